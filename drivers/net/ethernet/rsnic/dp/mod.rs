@@ -1,0 +1,8 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! The data path: kernel-free, `no_std`, safe Rust.
+//!
+//! Compiled into `rsnic.ko` and into the host crate `rsnic-core`. It talks to the hardware
+//! only through [`hw`].
+
+pub mod hw;

@@ -1,0 +1,7 @@
+//! Host test bed for rsnic's kernel-free code: DMA memory that both the driver side and the
+//! simulated device reach, plus what tests and benchmarks share.
+
+#![forbid(unsafe_code)]
+#![deny(missing_docs)]
+
+pub mod mem;

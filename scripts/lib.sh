@@ -1,0 +1,34 @@
+# Shared settings for rsnic's scripts. Source it; it sets no options of the caller's shell.
+# shellcheck shell=bash
+
+RSNIC_ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+RSNIC_CACHE=${RSNIC_CACHE:-/var/cache/rsnic}
+KERNEL_VARIANT=${KERNEL_VARIANT:-normal}
+LLVM_SUFFIX=${LLVM_SUFFIX:--14}
+export PATH="$HOME/.cargo/bin:$PATH"
+
+rsnic_log() { printf '[rsnic] %s\n' "$*" >&2; }
+rsnic_die() { printf '[rsnic] error: %s\n' "$*" >&2; exit 1; }
+
+# The Debian package that carries the kernel source, and its version (part of the cache key).
+rsnic_ksrc_version() {
+	dpkg-query -W -f='${Version}' linux-source-6.12 2>/dev/null || echo unknown
+}
+
+# Cache key of a test kernel: source version, config fragments, variant and toolchain.
+rsnic_kernel_key() {
+	{
+		rsnic_ksrc_version
+		echo "$KERNEL_VARIANT"
+		cat "$RSNIC_ROOT/scripts/kconfig/rsnic.config"
+		[ "$KERNEL_VARIANT" = debug ] && cat "$RSNIC_ROOT/scripts/kconfig/debug.config"
+		"clang$LLVM_SUFFIX" --version | head -n1
+		rustc --version
+		bindgen --version 2>/dev/null
+	} | sha256sum | cut -c1-16
+}
+
+# The build directory of the test kernel for $KERNEL_VARIANT (it may not be built yet).
+rsnic_kdir() {
+	echo "$RSNIC_CACHE/kernel/$KERNEL_VARIANT-$(rsnic_kernel_key)"
+}
