@@ -1,0 +1,28 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! rsnic: an Ethernet driver for work-queue NICs (ConnectX / mlx5 and MANA families), driving
+//! a simulated device through the same hardware interface a real one has.
+//!
+//! The crate root only declares modules: see `Documentation/networking/device_drivers/
+//! ethernet/rsnic.rst` for the layering.
+
+#[path = "../../../../rust/mod.rs"]
+pub mod ext;
+
+pub mod dp;
+pub mod sim;
+
+mod driver;
+mod link;
+mod port;
+
+use driver::Rsnic;
+use kernel::prelude::*;
+
+module! {
+    type: Rsnic,
+    name: "rsnic",
+    author: "rsnic developers",
+    description: "Ethernet driver for work-queue NICs (mlx5, MANA) over a simulated device",
+    license: "GPL",
+}

@@ -1,0 +1,19 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * Headers whose types and functions rsnic's Rust abstractions use. The kernel's own
+ * `bindings` crate in 6.12 lacks most of netdevice.h, so rsnic generates these at build time
+ * with the kernel's bindgen flags (see Kbuild).
+ */
+#include <linux/netdevice.h>
+#include <linux/etherdevice.h>
+#include <linux/ethtool.h>
+#include <linux/skbuff.h>
+#include <linux/if_ether.h>
+#include <linux/rtnetlink.h>
+#include <linux/platform_device.h>
+#include <linux/dma-mapping.h>
+#include <net/netdev_queues.h>
+#include <uapi/linux/ethtool.h>
+
+/* Prototypes of rust/helpers/*.c (static inline functions of the kernel, made callable). */
+#include "../helpers/rsnic_helpers.h"

@@ -1,0 +1,27 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * Out-of-line versions of the static inline kernel functions that rsnic's Rust abstractions
+ * call (bindgen cannot call static inline functions), and rsnic's module parameters (Rust
+ * modules gained parameters only after 6.12).
+ */
+#ifndef RSNIC_HELPERS_H
+#define RSNIC_HELPERS_H
+
+#include <linux/netdevice.h>
+#include <linux/skbuff.h>
+
+void *rsnic_helper_netdev_priv(const struct net_device *dev);
+void rsnic_helper_eth_hw_addr_random(struct net_device *dev);
+bool rsnic_helper_netif_carrier_ok(const struct net_device *dev);
+bool rsnic_helper_netif_running(const struct net_device *dev);
+void rsnic_helper_consume_skb(struct sk_buff *skb);
+void rsnic_helper_warn_skb_leak(void);
+unsigned int rsnic_helper_skb_headlen(const struct sk_buff *skb);
+void rsnic_helper_dev_hold(struct net_device *dev);
+void rsnic_helper_dev_put(struct net_device *dev);
+void rsnic_helper_kfree_skb_reason(struct sk_buff *skb, enum skb_drop_reason reason);
+
+unsigned int rsnic_helper_param_num_devs(void);
+unsigned int rsnic_helper_param_num_ports(void);
+
+#endif

@@ -1,0 +1,17 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! rsnic's abstraction layer: what would be upstream `kernel` crate code.
+//!
+//! The 6.12 `kernel` crate has no network-device abstractions, and an out-of-tree module
+//! cannot add modules to it, so rsnic compiles this layer into its own crate (the crate root
+//! declares it with a `#[path]`). All of rsnic's `unsafe` lives here, each block argued with a
+//! `// SAFETY:` comment; the driver under `drivers/` uses only the safe API.
+//!
+//! * [`bindings`]: generated at build time from `rust/bindings/rsnic_bindings.h`.
+//! * [`net`]: net_device registration and operations, ethtool operations, `SkBuff`.
+//! * [`params`]: the module parameters (declared in C: Rust modules gained parameters only
+//!   after 6.12).
+
+pub mod bindings;
+pub mod net;
+pub mod params;

@@ -1,0 +1,425 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! Network devices (`struct net_device`) and their operations (`struct net_device_ops`).
+//!
+//! C headers: [`include/linux/netdevice.h`](srctree/include/linux/netdevice.h),
+//! [`include/linux/etherdevice.h`](srctree/include/linux/etherdevice.h).
+//!
+//! A driver implements [`Operations`] (and [`super::ethtool::Operations`]) for a type and
+//! registers Ethernet devices with [`Registration::register`], handing over its per-device
+//! data ([`Operations::Data`]), which every callback then borrows. The tables the kernel calls
+//! are built at compile time from the implemented methods, as `kernel::net::phy` does.
+
+use super::super::bindings;
+use super::ethtool;
+use super::skb::SkBuff;
+use core::{ffi::c_void, marker::PhantomData, ptr::NonNull};
+use kernel::{
+    error::{from_result, to_result},
+    prelude::*,
+    str::CStr,
+    types::{AlwaysRefCounted, ForeignOwnable, Opaque},
+};
+
+/// A network device.
+///
+/// Wraps the kernel's `struct net_device`. Instances are only ever seen by reference: in an
+/// operation callback, through a [`Registration`], or through an [`kernel::types::ARef`] that
+/// holds a reference count (`dev_hold()`).
+///
+/// # Invariants
+///
+/// The wrapped `net_device` is valid (allocated and not yet freed) for as long as a
+/// `&Device` exists.
+#[repr(transparent)]
+pub struct Device(Opaque<bindings::net_device>);
+
+// SAFETY: the methods of `Device` are safe to call from any thread; the fields they touch are
+// accessed with the kernel's own synchronisation (carrier state is atomic, the MTU is
+// READ_ONCE/WRITE_ONCE).
+unsafe impl Send for Device {}
+// SAFETY: as for `Send`: shared references only call thread-safe kernel functions.
+unsafe impl Sync for Device {}
+
+impl Device {
+    /// Creates a reference from a raw pointer.
+    ///
+    /// # Safety
+    ///
+    /// `ptr` points to a valid `net_device` that stays valid for `'a`.
+    pub(crate) unsafe fn from_raw<'a>(ptr: *mut bindings::net_device) -> &'a Self {
+        // SAFETY: `Device` is a transparent wrapper of `net_device`; validity for `'a` is the
+        // caller's promise.
+        unsafe { &*ptr.cast::<Self>() }
+    }
+
+    fn as_ptr(&self) -> *mut bindings::net_device {
+        self.0.get()
+    }
+
+    /// The interface name (`dev->name`).
+    pub fn name(&self) -> &CStr {
+        // SAFETY: `name` is a NUL-terminated array inside the valid device (type invariant);
+        // it only changes under RTNL through a rename, which keeps it NUL-terminated.
+        unsafe { CStr::from_char_ptr((*self.as_ptr()).name.as_ptr()) }
+    }
+
+    /// Tells the stack that the link is up (`netif_carrier_on()`).
+    pub fn carrier_on(&self) {
+        // SAFETY: the device is valid (type invariant); the function may be called from any
+        // context.
+        unsafe { bindings::netif_carrier_on(self.as_ptr()) }
+    }
+
+    /// Tells the stack that the link is down (`netif_carrier_off()`).
+    pub fn carrier_off(&self) {
+        // SAFETY: as in `carrier_on`.
+        unsafe { bindings::netif_carrier_off(self.as_ptr()) }
+    }
+
+    /// Whether the stack sees the link up (`netif_carrier_ok()`).
+    pub fn carrier_ok(&self) -> bool {
+        // SAFETY: the device is valid (type invariant); this is an atomic bit test.
+        unsafe { bindings::rsnic_helper_netif_carrier_ok(self.as_ptr()) }
+    }
+
+    /// Whether the interface is administratively up (`netif_running()`).
+    pub fn is_running(&self) -> bool {
+        // SAFETY: the device is valid (type invariant); this is an atomic bit test.
+        unsafe { bindings::rsnic_helper_netif_running(self.as_ptr()) }
+    }
+
+    /// The current MTU (`READ_ONCE(dev->mtu)`).
+    pub fn mtu(&self) -> u32 {
+        // SAFETY: the device is valid (type invariant); the MTU is a plain integer written
+        // with WRITE_ONCE under RTNL, so a volatile read sees a whole value.
+        unsafe { core::ptr::addr_of!((*self.as_ptr()).mtu).read_volatile() }
+    }
+
+    /// The device's MAC address (`dev->dev_addr`).
+    pub fn mac(&self) -> [u8; 6] {
+        let mut mac = [0u8; 6];
+        // SAFETY: the device is valid (type invariant) and `dev_addr` points to at least
+        // ETH_ALEN bytes for an Ethernet device, set up by `alloc_etherdev_mqs()`.
+        unsafe {
+            let addr = (*self.as_ptr()).dev_addr;
+            if !addr.is_null() {
+                core::ptr::copy_nonoverlapping(addr, mac.as_mut_ptr(), mac.len());
+            }
+        }
+        mac
+    }
+}
+
+// SAFETY: `dev_hold()`/`dev_put()` keep the `net_device` allocated while the count is held,
+// which is exactly what `AlwaysRefCounted` asks for.
+unsafe impl AlwaysRefCounted for Device {
+    fn inc_ref(&self) {
+        // SAFETY: the device is valid (type invariant).
+        unsafe { bindings::rsnic_helper_dev_hold(self.as_ptr()) }
+    }
+
+    unsafe fn dec_ref(obj: NonNull<Self>) {
+        // SAFETY: the caller gives back a reference it held, so the device is still valid.
+        unsafe { bindings::rsnic_helper_dev_put(obj.as_ptr().cast()) }
+    }
+}
+
+/// What `ndo_start_xmit` did with a packet.
+pub enum TxOutcome {
+    /// The packet was taken (queued to hardware, or dropped and counted): `NETDEV_TX_OK`.
+    Ok,
+    /// The queue is full and the packet is handed back to be re-queued: `NETDEV_TX_BUSY`.
+    /// Drivers should stop their queue before it fills instead.
+    Busy(SkBuff),
+}
+
+/// Interface statistics reported through `ndo_get_stats64` (`struct rtnl_link_stats64`).
+#[derive(Debug, Default, Clone, Copy)]
+pub struct LinkStats64 {
+    /// Packets received.
+    pub rx_packets: u64,
+    /// Packets transmitted.
+    pub tx_packets: u64,
+    /// Bytes received.
+    pub rx_bytes: u64,
+    /// Bytes transmitted.
+    pub tx_bytes: u64,
+    /// Receive errors.
+    pub rx_errors: u64,
+    /// Transmit errors.
+    pub tx_errors: u64,
+    /// Received packets dropped (for example no buffer).
+    pub rx_dropped: u64,
+    /// Packets dropped on transmit.
+    pub tx_dropped: u64,
+}
+
+/// The per-device data a driver hands over at registration, borrowed by every callback.
+pub type Borrowed<'a, T> = <<T as Operations>::Data as ForeignOwnable>::Borrowed<'a>;
+
+/// Network device operations (`struct net_device_ops`).
+///
+/// Every method gets the device and a borrow of the driver's per-device data. Callbacks run
+/// in the contexts the kernel documents for the matching `ndo_*` (open, stop and change_mtu
+/// under RTNL; start_xmit with BH disabled, serialised per TX queue).
+#[vtable]
+pub trait Operations: Sized + 'static {
+    /// The per-device data stored in the device's private area.
+    type Data: ForeignOwnable + Send + Sync;
+
+    /// `ndo_open`: the interface is being brought up.
+    fn open(_dev: &Device, _data: Borrowed<'_, Self>) -> Result {
+        Err(super::eopnotsupp())
+    }
+
+    /// `ndo_stop`: the interface is being brought down.
+    fn stop(_dev: &Device, _data: Borrowed<'_, Self>) -> Result {
+        Err(super::eopnotsupp())
+    }
+
+    /// `ndo_start_xmit`: transmit `skb`. Mandatory.
+    fn start_xmit(skb: SkBuff, dev: &Device, data: Borrowed<'_, Self>) -> TxOutcome;
+
+    /// `ndo_get_stats64`: fill in the interface counters.
+    fn get_stats64(_dev: &Device, _data: Borrowed<'_, Self>, _stats: &mut LinkStats64) {}
+
+    /// `ndo_change_mtu`: `new_mtu` is already within the device's min/max. On success the
+    /// adapter stores it in the device.
+    fn change_mtu(_dev: &Device, _data: Borrowed<'_, Self>, _new_mtu: u32) -> Result {
+        Err(super::eopnotsupp())
+    }
+}
+
+/// Parameters of a new Ethernet device.
+#[derive(Debug, Clone, Copy)]
+pub struct Config {
+    /// Number of TX queues.
+    pub tx_queues: u32,
+    /// Number of RX queues.
+    pub rx_queues: u32,
+    /// Smallest MTU the device accepts.
+    pub min_mtu: u32,
+    /// Largest MTU the device accepts.
+    pub max_mtu: u32,
+}
+
+/// Splits a callback's `net_device` into the device and a borrow of the driver data.
+///
+/// # Safety
+///
+/// `dev` is a device registered by [`Registration::register`] for `T`, called back by the
+/// kernel between registration and the end of unregistration.
+pub(crate) unsafe fn split<'a, T: Operations>(
+    dev: *mut bindings::net_device,
+) -> (&'a Device, Borrowed<'a, T>) {
+    // SAFETY: the kernel passes a valid device to its callbacks and keeps it valid for the
+    // call.
+    let device = unsafe { Device::from_raw(dev) };
+    // SAFETY: `Registration::register` stored the pointer from `into_foreign` in the private
+    // area before registering; it is reclaimed with `from_foreign` only after
+    // `unregister_netdev()` returned, when no callback can run any more.
+    let data = unsafe {
+        let slot = bindings::rsnic_helper_netdev_priv(dev).cast::<*const c_void>();
+        T::Data::borrow(slot.read())
+    };
+    (device, data)
+}
+
+/// Builds the C operation tables for a driver type.
+struct Adapter<T>(PhantomData<T>);
+
+impl<T: Operations + ethtool::Operations> Adapter<T> {
+    const NDO: bindings::net_device_ops = {
+        // SAFETY: `net_device_ops` is a C struct of nullable function pointers and integers,
+        // for which all-zero bytes are a valid value (every callback absent).
+        let mut ops: bindings::net_device_ops = unsafe { core::mem::zeroed() };
+        ops.ndo_open = if T::HAS_OPEN { Some(Self::ndo_open) } else { None };
+        ops.ndo_stop = if T::HAS_STOP { Some(Self::ndo_stop) } else { None };
+        ops.ndo_start_xmit = Some(Self::ndo_start_xmit);
+        ops.ndo_get_stats64 = if T::HAS_GET_STATS64 {
+            Some(Self::ndo_get_stats64)
+        } else {
+            None
+        };
+        ops.ndo_change_mtu = if T::HAS_CHANGE_MTU {
+            Some(Self::ndo_change_mtu)
+        } else {
+            None
+        };
+        ops.ndo_validate_addr = Some(bindings::eth_validate_addr);
+        ops.ndo_set_mac_address = Some(bindings::eth_mac_addr);
+        ops
+    };
+
+    /// # Safety
+    ///
+    /// See [`split`].
+    unsafe fn split<'a>(dev: *mut bindings::net_device) -> (&'a Device, Borrowed<'a, T>) {
+        // SAFETY: forwarded from the caller.
+        unsafe { split::<T>(dev) }
+    }
+
+    unsafe extern "C" fn ndo_open(dev: *mut bindings::net_device) -> core::ffi::c_int {
+        from_result(|| {
+            // SAFETY: called by the kernel for a device registered for `T`.
+            let (dev, data) = unsafe { Self::split(dev) };
+            T::open(dev, data)?;
+            Ok(0)
+        })
+    }
+
+    unsafe extern "C" fn ndo_stop(dev: *mut bindings::net_device) -> core::ffi::c_int {
+        from_result(|| {
+            // SAFETY: called by the kernel for a device registered for `T`.
+            let (dev, data) = unsafe { Self::split(dev) };
+            T::stop(dev, data)?;
+            Ok(0)
+        })
+    }
+
+    unsafe extern "C" fn ndo_start_xmit(
+        skb: *mut bindings::sk_buff,
+        dev: *mut bindings::net_device,
+    ) -> bindings::netdev_tx_t {
+        // SAFETY: called by the kernel for a device registered for `T`.
+        let (dev, data) = unsafe { Self::split(dev) };
+        // SAFETY: the stack hands `ndo_start_xmit` one reference to a valid skb.
+        let Some(skb) = (unsafe { SkBuff::from_raw(skb) }) else {
+            return bindings::netdev_tx_NETDEV_TX_OK;
+        };
+        match T::start_xmit(skb, dev, data) {
+            TxOutcome::Ok => bindings::netdev_tx_NETDEV_TX_OK,
+            TxOutcome::Busy(skb) => {
+                // The stack keeps ownership of a packet refused with NETDEV_TX_BUSY.
+                let _ = skb.into_raw();
+                bindings::netdev_tx_NETDEV_TX_BUSY
+            }
+        }
+    }
+
+    unsafe extern "C" fn ndo_get_stats64(
+        dev: *mut bindings::net_device,
+        stats: *mut bindings::rtnl_link_stats64,
+    ) {
+        // SAFETY: called by the kernel for a device registered for `T`.
+        let (dev, data) = unsafe { Self::split(dev) };
+        let mut s = LinkStats64::default();
+        T::get_stats64(dev, data, &mut s);
+        // SAFETY: the kernel passes a valid, exclusively owned `rtnl_link_stats64`.
+        let out = unsafe { &mut *stats };
+        out.rx_packets = s.rx_packets;
+        out.tx_packets = s.tx_packets;
+        out.rx_bytes = s.rx_bytes;
+        out.tx_bytes = s.tx_bytes;
+        out.rx_errors = s.rx_errors;
+        out.tx_errors = s.tx_errors;
+        out.rx_dropped = s.rx_dropped;
+        out.tx_dropped = s.tx_dropped;
+    }
+
+    unsafe extern "C" fn ndo_change_mtu(
+        dev: *mut bindings::net_device,
+        new_mtu: core::ffi::c_int,
+    ) -> core::ffi::c_int {
+        from_result(|| {
+            // SAFETY: called by the kernel for a device registered for `T`.
+            let (device, data) = unsafe { Self::split(dev) };
+            let mtu = u32::try_from(new_mtu).map_err(|_| EINVAL)?;
+            T::change_mtu(device, data, mtu)?;
+            // SAFETY: `ndo_change_mtu` runs under RTNL, the lock that serialises MTU writes;
+            // the volatile write is the WRITE_ONCE readers pair with.
+            unsafe { core::ptr::addr_of_mut!((*dev).mtu).write_volatile(mtu) };
+            Ok(0)
+        })
+    }
+}
+
+/// A registered Ethernet device; unregistered and freed on drop.
+///
+/// # Invariants
+///
+/// `dev` points to a device allocated with `alloc_etherdev_mqs()` and registered with
+/// `register_netdev()`, whose private area holds a pointer from `T::Data::into_foreign()`.
+pub struct Registration<T: Operations + ethtool::Operations> {
+    dev: NonNull<bindings::net_device>,
+    _t: PhantomData<T>,
+}
+
+// SAFETY: the registration only owns the device; dropping it (unregistering) is allowed from
+// any process context, and `T::Data` is `Send + Sync`.
+unsafe impl<T: Operations + ethtool::Operations> Send for Registration<T> {}
+// SAFETY: shared references only hand out `&Device`, which is `Sync`.
+unsafe impl<T: Operations + ethtool::Operations> Sync for Registration<T> {}
+
+impl<T: Operations + ethtool::Operations> Registration<T> {
+    /// Allocates an Ethernet device with a random locally administered MAC address, stores
+    /// `data` in it and registers it. Takes RTNL: call it from process context without RTNL.
+    pub fn register(data: T::Data, config: &Config) -> Result<Self> {
+        if config.tx_queues == 0 || config.rx_queues == 0 || config.min_mtu > config.max_mtu {
+            return Err(EINVAL);
+        }
+        // SAFETY: plain allocation; the private area holds one pointer.
+        let ptr = unsafe {
+            bindings::alloc_etherdev_mqs(
+                core::mem::size_of::<*const c_void>() as _,
+                config.tx_queues,
+                config.rx_queues,
+            )
+        };
+        let dev = NonNull::new(ptr).ok_or(ENOMEM)?;
+        // SAFETY: `ptr` is a freshly allocated, not yet registered device that nobody else
+        // sees; its private area is large enough for one pointer; the op tables are
+        // `'static` constants.
+        unsafe {
+            bindings::rsnic_helper_netdev_priv(ptr)
+                .cast::<*const c_void>()
+                .write(data.into_foreign());
+            (*ptr).netdev_ops = &Adapter::<T>::NDO;
+            (*ptr).ethtool_ops = ethtool::Adapter::<T>::table();
+            (*ptr).min_mtu = config.min_mtu;
+            (*ptr).max_mtu = config.max_mtu;
+            bindings::rsnic_helper_eth_hw_addr_random(ptr);
+            // Carrier starts off: the driver turns it on when the link comes up.
+            bindings::netif_carrier_off(ptr);
+        }
+        // SAFETY: the device is fully set up.
+        let ret = to_result(unsafe { bindings::register_netdev(ptr) });
+        if let Err(e) = ret {
+            // SAFETY: registration failed, so no callback ran or will run; reclaim the data
+            // stored above and free the never-registered device.
+            unsafe {
+                let slot = bindings::rsnic_helper_netdev_priv(ptr).cast::<*const c_void>();
+                drop(T::Data::from_foreign(slot.read()));
+                bindings::free_netdev(ptr);
+            }
+            return Err(e);
+        }
+        Ok(Self {
+            dev,
+            _t: PhantomData,
+        })
+    }
+
+    /// The registered device.
+    pub fn device(&self) -> &Device {
+        // SAFETY: the device stays valid until `drop` (type invariant).
+        unsafe { Device::from_raw(self.dev.as_ptr()) }
+    }
+}
+
+impl<T: Operations + ethtool::Operations> Drop for Registration<T> {
+    fn drop(&mut self) {
+        let ptr = self.dev.as_ptr();
+        // SAFETY: the device is registered (type invariant). `unregister_netdev()` takes
+        // RTNL, stops the device and waits until no callback runs and every reference is put;
+        // after it, the private data can be reclaimed and the device freed.
+        unsafe {
+            bindings::unregister_netdev(ptr);
+            let slot = bindings::rsnic_helper_netdev_priv(ptr).cast::<*const c_void>();
+            let data = slot.read();
+            bindings::free_netdev(ptr);
+            drop(T::Data::from_foreign(data));
+        }
+    }
+}

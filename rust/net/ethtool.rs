@@ -1,0 +1,328 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! ethtool operations (`struct ethtool_ops`).
+//!
+//! C header: [`include/linux/ethtool.h`](srctree/include/linux/ethtool.h).
+//!
+//! A driver implements [`Operations`] for the same type as
+//! [`super::device::Operations`]. Private flags are declared as a list of names; the adapter
+//! reports them, their count and refuses unknown bits. Counters are reported as a list of
+//! names written through [`Strings`] and values written into a slice of the same length.
+
+use super::super::bindings;
+use super::device::{self, Borrowed, Device};
+use core::{ffi::c_int, fmt, marker::PhantomData};
+use kernel::{error::from_result, prelude::*, str::CStr};
+
+/// Length of one ethtool string (`ETH_GSTRING_LEN`).
+pub const GSTRING_LEN: usize = bindings::ETH_GSTRING_LEN as usize;
+
+/// Driver information reported by `ethtool -i` (`struct ethtool_drvinfo`).
+pub struct DrvInfo<'a>(&'a mut bindings::ethtool_drvinfo);
+
+fn copy_cstr(dst: &mut [kernel::ffi::c_char], src: &str) {
+    // Leave room for the terminating NUL; the ethtool core zeroed the struct.
+    let n = src.len().min(dst.len().saturating_sub(1));
+    for (d, s) in dst.iter_mut().zip(src.bytes().take(n)) {
+        *d = s;
+    }
+    if let Some(d) = dst.get_mut(n) {
+        *d = 0;
+    }
+}
+
+impl DrvInfo<'_> {
+    /// Sets the driver name (truncated to 31 bytes).
+    pub fn set_driver(&mut self, name: &str) {
+        copy_cstr(&mut self.0.driver, name);
+    }
+
+    /// Sets the driver version (truncated to 31 bytes).
+    pub fn set_version(&mut self, version: &str) {
+        copy_cstr(&mut self.0.version, version);
+    }
+
+    /// Sets the firmware version (truncated to 31 bytes).
+    pub fn set_fw_version(&mut self, version: &str) {
+        copy_cstr(&mut self.0.fw_version, version);
+    }
+
+    /// Sets the bus information (truncated to 31 bytes).
+    pub fn set_bus_info(&mut self, info: &str) {
+        copy_cstr(&mut self.0.bus_info, info);
+    }
+}
+
+/// Link settings reported by `ethtool <dev>` (`struct ethtool_link_ksettings`).
+pub struct LinkSettings<'a>(&'a mut bindings::ethtool_link_ksettings);
+
+impl LinkSettings<'_> {
+    /// Sets the speed in Mb/s.
+    pub fn set_speed(&mut self, mbps: u32) {
+        self.0.base.speed = mbps;
+    }
+
+    /// Sets full (`true`) or half duplex.
+    pub fn set_full_duplex(&mut self, full: bool) {
+        self.0.base.duplex = if full {
+            bindings::DUPLEX_FULL as u8
+        } else {
+            bindings::DUPLEX_HALF as u8
+        };
+    }
+
+    /// Reports the port as "other" (neither twisted pair nor fibre: a simulated wire).
+    pub fn set_port_other(&mut self) {
+        self.0.base.port = bindings::PORT_OTHER as u8;
+    }
+}
+
+/// Writes ethtool strings (`ETH_GSTRING_LEN` bytes each) into the buffer the ethtool core
+/// sized from the count the driver reported. Strings beyond that count are ignored.
+pub struct Strings<'a> {
+    cursor: *mut u8,
+    remaining: usize,
+    _buf: PhantomData<&'a mut [u8]>,
+}
+
+impl Strings<'_> {
+    /// Appends one string (truncated to `GSTRING_LEN - 1` bytes).
+    pub fn push(&mut self, s: &CStr) {
+        if self.remaining == 0 {
+            return;
+        }
+        self.remaining -= 1;
+        // SAFETY: `cursor` points into the core's buffer with room for `remaining + 1`
+        // strings of GSTRING_LEN bytes (invariant kept by `new` and this decrement);
+        // `ethtool_puts` writes exactly one such string and advances the cursor past it.
+        unsafe { bindings::ethtool_puts(&mut self.cursor, s.as_char_ptr()) };
+    }
+
+    /// Appends one formatted string (truncated to `GSTRING_LEN - 1` bytes), for per-queue
+    /// names such as `tx3_packets`.
+    pub fn push_fmt(&mut self, args: fmt::Arguments<'_>) {
+        let mut buf = StrBuf {
+            bytes: [0; GSTRING_LEN],
+            len: 0,
+        };
+        // A formatting error can only mean truncation, which is what we want.
+        let _ = fmt::write(&mut buf, args);
+        let end = buf.len.min(GSTRING_LEN - 1);
+        buf.bytes[end] = 0;
+        if let Ok(s) = CStr::from_bytes_with_nul(&buf.bytes[..=end]) {
+            self.push(s);
+        }
+    }
+}
+
+struct StrBuf {
+    bytes: [u8; GSTRING_LEN],
+    len: usize,
+}
+
+impl fmt::Write for StrBuf {
+    fn write_str(&mut self, s: &str) -> fmt::Result {
+        for b in s.bytes() {
+            // Keep one byte for the NUL; stop at embedded NULs.
+            if self.len + 1 >= GSTRING_LEN || b == 0 {
+                return Err(fmt::Error);
+            }
+            self.bytes[self.len] = b;
+            self.len += 1;
+        }
+        Ok(())
+    }
+}
+
+/// ethtool operations.
+#[vtable]
+pub trait Operations: device::Operations {
+    /// Names of the private flags, bit 0 first (at most 32).
+    const PRIV_FLAGS: &'static [&'static CStr] = &[];
+
+    /// `get_drvinfo`: fill in `ethtool -i`.
+    fn get_drvinfo(_dev: &Device, _data: Borrowed<'_, Self>, _info: &mut DrvInfo<'_>) {}
+
+    /// `get_link_ksettings`: report speed and duplex.
+    fn get_link_ksettings(
+        _dev: &Device,
+        _data: Borrowed<'_, Self>,
+        _ks: &mut LinkSettings<'_>,
+    ) -> Result {
+        Err(super::eopnotsupp())
+    }
+
+    /// `get_priv_flags`: the current private flags, one bit per [`Self::PRIV_FLAGS`] entry.
+    fn get_priv_flags(_dev: &Device, _data: Borrowed<'_, Self>) -> u32 {
+        0
+    }
+
+    /// `set_priv_flags`: `flags` only has bits of [`Self::PRIV_FLAGS`] (the adapter refuses
+    /// others with `EINVAL`).
+    fn set_priv_flags(_dev: &Device, _data: Borrowed<'_, Self>, _flags: u32) -> Result {
+        Err(super::eopnotsupp())
+    }
+
+    /// Number of counters reported by `ethtool -S`.
+    fn stats_count(_dev: &Device, _data: Borrowed<'_, Self>) -> usize {
+        0
+    }
+
+    /// Names of the counters, in order, exactly [`Self::stats_count`] of them.
+    fn stats_strings(_dev: &Device, _data: Borrowed<'_, Self>, _out: &mut Strings<'_>) {}
+
+    /// Values of the counters, in the order of their names; `out` has
+    /// [`Self::stats_count`] entries (zeroed).
+    fn stats_values(_dev: &Device, _data: Borrowed<'_, Self>, _out: &mut [u64]) {}
+}
+
+/// Builds the C `ethtool_ops` table for a driver type.
+pub(crate) struct Adapter<T>(PhantomData<T>);
+
+impl<T: Operations> Adapter<T> {
+    const OPS: bindings::ethtool_ops = {
+        // SAFETY: `ethtool_ops` is a C struct of nullable function pointers, integers and
+        // bitfields, for which all-zero bytes are a valid value (nothing supported).
+        let mut ops: bindings::ethtool_ops = unsafe { core::mem::zeroed() };
+        ops.get_link = Some(bindings::ethtool_op_get_link);
+        ops.get_drvinfo = Some(Self::get_drvinfo);
+        ops.get_link_ksettings = if T::HAS_GET_LINK_KSETTINGS {
+            Some(Self::get_link_ksettings)
+        } else {
+            None
+        };
+        ops.get_priv_flags = Some(Self::get_priv_flags);
+        ops.set_priv_flags = if T::HAS_SET_PRIV_FLAGS {
+            Some(Self::set_priv_flags)
+        } else {
+            None
+        };
+        ops.get_sset_count = Some(Self::get_sset_count);
+        ops.get_strings = Some(Self::get_strings);
+        ops.get_ethtool_stats = Some(Self::get_ethtool_stats);
+        ops
+    };
+
+    /// The table, for `net_device::ethtool_ops`.
+    pub(crate) const fn table() -> &'static bindings::ethtool_ops {
+        &Self::OPS
+    }
+
+    /// # Safety
+    ///
+    /// As [`device::Operations`] callbacks: `dev` is registered for `T`.
+    unsafe fn split<'a>(dev: *mut bindings::net_device) -> (&'a Device, Borrowed<'a, T>) {
+        // SAFETY: ethtool callbacks are called for a registered device (under RTNL), between
+        // registration and the end of unregistration, exactly like the ndo callbacks.
+        unsafe { device::split::<T>(dev) }
+    }
+
+    fn priv_mask() -> u32 {
+        match T::PRIV_FLAGS.len() {
+            0 => 0,
+            n if n >= 32 => u32::MAX,
+            n => (1u32 << n) - 1,
+        }
+    }
+
+    unsafe extern "C" fn get_drvinfo(
+        dev: *mut bindings::net_device,
+        info: *mut bindings::ethtool_drvinfo,
+    ) {
+        // SAFETY: called by the ethtool core for a device registered for `T`.
+        let (dev, data) = unsafe { Self::split(dev) };
+        // SAFETY: the core passes a valid, zeroed, exclusively owned `ethtool_drvinfo`.
+        let mut info = DrvInfo(unsafe { &mut *info });
+        T::get_drvinfo(dev, data, &mut info);
+    }
+
+    unsafe extern "C" fn get_link_ksettings(
+        dev: *mut bindings::net_device,
+        ks: *mut bindings::ethtool_link_ksettings,
+    ) -> c_int {
+        from_result(|| {
+            // SAFETY: called by the ethtool core for a device registered for `T`.
+            let (dev, data) = unsafe { Self::split(dev) };
+            // SAFETY: the core passes a valid, zeroed, exclusively owned struct.
+            let mut ks = LinkSettings(unsafe { &mut *ks });
+            T::get_link_ksettings(dev, data, &mut ks)?;
+            Ok(0)
+        })
+    }
+
+    unsafe extern "C" fn get_priv_flags(dev: *mut bindings::net_device) -> u32 {
+        // SAFETY: called by the ethtool core for a device registered for `T`.
+        let (dev, data) = unsafe { Self::split(dev) };
+        T::get_priv_flags(dev, data) & Self::priv_mask()
+    }
+
+    unsafe extern "C" fn set_priv_flags(dev: *mut bindings::net_device, flags: u32) -> c_int {
+        from_result(|| {
+            if flags & !Self::priv_mask() != 0 {
+                return Err(EINVAL);
+            }
+            // SAFETY: called by the ethtool core for a device registered for `T`.
+            let (dev, data) = unsafe { Self::split(dev) };
+            T::set_priv_flags(dev, data, flags)?;
+            Ok(0)
+        })
+    }
+
+    fn count(dev: &Device, data: Borrowed<'_, T>, sset: c_int) -> Option<usize> {
+        match u32::try_from(sset).ok()? {
+            bindings::ethtool_stringset_ETH_SS_PRIV_FLAGS => Some(T::PRIV_FLAGS.len().min(32)),
+            bindings::ethtool_stringset_ETH_SS_STATS => Some(T::stats_count(dev, data)),
+            _ => None,
+        }
+    }
+
+    unsafe extern "C" fn get_sset_count(dev: *mut bindings::net_device, sset: c_int) -> c_int {
+        // SAFETY: called by the ethtool core for a device registered for `T`.
+        let (dev, data) = unsafe { Self::split(dev) };
+        match Self::count(dev, data, sset) {
+            Some(n) => c_int::try_from(n).unwrap_or(c_int::MAX),
+            None => super::eopnotsupp().to_errno(),
+        }
+    }
+
+    unsafe extern "C" fn get_strings(dev: *mut bindings::net_device, sset: u32, buf: *mut u8) {
+        // SAFETY: called by the ethtool core for a device registered for `T`.
+        let (device, data) = unsafe { Self::split(dev) };
+        let Some(n) = Self::count(device, data, sset as c_int) else {
+            return;
+        };
+        let mut out = Strings {
+            cursor: buf,
+            remaining: n,
+            _buf: PhantomData,
+        };
+        if sset == bindings::ethtool_stringset_ETH_SS_PRIV_FLAGS {
+            for name in T::PRIV_FLAGS.iter().take(32) {
+                out.push(name);
+            }
+        } else {
+            // SAFETY: as above; the first borrow ended with `count`.
+            let (device, data) = unsafe { Self::split(dev) };
+            T::stats_strings(device, data, &mut out);
+        }
+    }
+
+    unsafe extern "C" fn get_ethtool_stats(
+        dev: *mut bindings::net_device,
+        stats: *mut bindings::ethtool_stats,
+        values: *mut u64,
+    ) {
+        // SAFETY: called by the ethtool core for a device registered for `T`.
+        let (dev, data) = unsafe { Self::split(dev) };
+        // SAFETY: the core allocated (zeroed) `n_stats` values, the count it got from our
+        // `get_sset_count` under the same RTNL hold, and owns them exclusively for the call.
+        let out = unsafe {
+            let n = (*stats).n_stats as usize;
+            if n == 0 || values.is_null() {
+                return;
+            }
+            core::slice::from_raw_parts_mut(values, n)
+        };
+        T::stats_values(dev, data, out);
+    }
+}

@@ -1,0 +1,19 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! Network devices.
+//!
+//! * [`device`]: `struct net_device`, its registration and its operations
+//!   (`net_device_ops`).
+//! * [`ethtool`]: `ethtool_ops`.
+//! * [`skb`]: `struct sk_buff`, owned and freed only explicitly.
+
+use kernel::error::Error;
+
+pub mod device;
+pub mod ethtool;
+pub mod skb;
+
+/// `-EOPNOTSUPP`, which the 6.12 `kernel::error::code` list lacks.
+pub fn eopnotsupp() -> Error {
+    Error::from_errno(-(super::bindings::EOPNOTSUPP as i32))
+}
