@@ -7,9 +7,9 @@
 //! declares it with a `#[path]`). All of rsnic's `unsafe` lives here, each block argued with a
 //! `// SAFETY:` comment; the driver under `drivers/` uses only the safe API.
 //!
-//! * [`bindings`]: generated at build time from `rust/bindings/rsnic_bindings.h`.
-//! * [`net`]: net_device registration and operations, ethtool operations, `SkBuff`.
-//! * [`params`]: the module parameters (declared in C: Rust modules gained parameters only
+//! * [`bindings`] — generated at build time from `rust/bindings/rsnic_bindings.h`.
+//! * [`net`] — net_device registration and operations, ethtool operations, `SkBuff`.
+//! * [`params`] — the module parameters (declared in C: Rust modules gained parameters only
 //!   after 6.12).
 
 pub mod bindings;

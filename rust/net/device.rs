@@ -234,8 +234,16 @@ impl<T: Operations + ethtool::Operations> Adapter<T> {
         // SAFETY: `net_device_ops` is a C struct of nullable function pointers and integers,
         // for which all-zero bytes are a valid value (every callback absent).
         let mut ops: bindings::net_device_ops = unsafe { core::mem::zeroed() };
-        ops.ndo_open = if T::HAS_OPEN { Some(Self::ndo_open) } else { None };
-        ops.ndo_stop = if T::HAS_STOP { Some(Self::ndo_stop) } else { None };
+        ops.ndo_open = if T::HAS_OPEN {
+            Some(Self::ndo_open)
+        } else {
+            None
+        };
+        ops.ndo_stop = if T::HAS_STOP {
+            Some(Self::ndo_stop)
+        } else {
+            None
+        };
         ops.ndo_start_xmit = Some(Self::ndo_start_xmit);
         ops.ndo_get_stats64 = if T::HAS_GET_STATS64 {
             Some(Self::ndo_get_stats64)
@@ -260,6 +268,9 @@ impl<T: Operations + ethtool::Operations> Adapter<T> {
         unsafe { split::<T>(dev) }
     }
 
+    /// # Safety
+    ///
+    /// Called by the kernel for a device registered for `T` (see [`split`]).
     unsafe extern "C" fn ndo_open(dev: *mut bindings::net_device) -> core::ffi::c_int {
         from_result(|| {
             // SAFETY: called by the kernel for a device registered for `T`.
@@ -269,6 +280,9 @@ impl<T: Operations + ethtool::Operations> Adapter<T> {
         })
     }
 
+    /// # Safety
+    ///
+    /// Called by the kernel for a device registered for `T` (see [`split`]).
     unsafe extern "C" fn ndo_stop(dev: *mut bindings::net_device) -> core::ffi::c_int {
         from_result(|| {
             // SAFETY: called by the kernel for a device registered for `T`.
@@ -278,6 +292,9 @@ impl<T: Operations + ethtool::Operations> Adapter<T> {
         })
     }
 
+    /// # Safety
+    ///
+    /// Called by the kernel for a device registered for `T` (see [`split`]).
     unsafe extern "C" fn ndo_start_xmit(
         skb: *mut bindings::sk_buff,
         dev: *mut bindings::net_device,
@@ -298,6 +315,9 @@ impl<T: Operations + ethtool::Operations> Adapter<T> {
         }
     }
 
+    /// # Safety
+    ///
+    /// Called by the kernel for a device registered for `T` (see [`split`]).
     unsafe extern "C" fn ndo_get_stats64(
         dev: *mut bindings::net_device,
         stats: *mut bindings::rtnl_link_stats64,
@@ -318,6 +338,9 @@ impl<T: Operations + ethtool::Operations> Adapter<T> {
         out.tx_dropped = s.tx_dropped;
     }
 
+    /// # Safety
+    ///
+    /// Called by the kernel for a device registered for `T` (see [`split`]).
     unsafe extern "C" fn ndo_change_mtu(
         dev: *mut bindings::net_device,
         new_mtu: core::ffi::c_int,

@@ -225,6 +225,9 @@ impl<T: Operations> Adapter<T> {
         }
     }
 
+    /// # Safety
+    ///
+    /// Called by the ethtool core for a device registered for `T`, with valid arguments.
     unsafe extern "C" fn get_drvinfo(
         dev: *mut bindings::net_device,
         info: *mut bindings::ethtool_drvinfo,
@@ -236,6 +239,9 @@ impl<T: Operations> Adapter<T> {
         T::get_drvinfo(dev, data, &mut info);
     }
 
+    /// # Safety
+    ///
+    /// Called by the ethtool core for a device registered for `T`, with valid arguments.
     unsafe extern "C" fn get_link_ksettings(
         dev: *mut bindings::net_device,
         ks: *mut bindings::ethtool_link_ksettings,
@@ -250,12 +256,18 @@ impl<T: Operations> Adapter<T> {
         })
     }
 
+    /// # Safety
+    ///
+    /// Called by the ethtool core for a device registered for `T`, with valid arguments.
     unsafe extern "C" fn get_priv_flags(dev: *mut bindings::net_device) -> u32 {
         // SAFETY: called by the ethtool core for a device registered for `T`.
         let (dev, data) = unsafe { Self::split(dev) };
         T::get_priv_flags(dev, data) & Self::priv_mask()
     }
 
+    /// # Safety
+    ///
+    /// Called by the ethtool core for a device registered for `T`, with valid arguments.
     unsafe extern "C" fn set_priv_flags(dev: *mut bindings::net_device, flags: u32) -> c_int {
         from_result(|| {
             if flags & !Self::priv_mask() != 0 {
@@ -276,6 +288,9 @@ impl<T: Operations> Adapter<T> {
         }
     }
 
+    /// # Safety
+    ///
+    /// Called by the ethtool core for a device registered for `T`, with valid arguments.
     unsafe extern "C" fn get_sset_count(dev: *mut bindings::net_device, sset: c_int) -> c_int {
         // SAFETY: called by the ethtool core for a device registered for `T`.
         let (dev, data) = unsafe { Self::split(dev) };
@@ -285,6 +300,9 @@ impl<T: Operations> Adapter<T> {
         }
     }
 
+    /// # Safety
+    ///
+    /// Called by the ethtool core for a device registered for `T`, with valid arguments.
     unsafe extern "C" fn get_strings(dev: *mut bindings::net_device, sset: u32, buf: *mut u8) {
         // SAFETY: called by the ethtool core for a device registered for `T`.
         let (device, data) = unsafe { Self::split(dev) };
@@ -307,6 +325,9 @@ impl<T: Operations> Adapter<T> {
         }
     }
 
+    /// # Safety
+    ///
+    /// Called by the ethtool core for a device registered for `T`, with valid arguments.
     unsafe extern "C" fn get_ethtool_stats(
         dev: *mut bindings::net_device,
         stats: *mut bindings::ethtool_stats,

@@ -2,10 +2,10 @@
 
 //! Network devices.
 //!
-//! * [`device`]: `struct net_device`, its registration and its operations
+//! * [`device`] — `struct net_device`, its registration and its operations
 //!   (`net_device_ops`).
-//! * [`ethtool`]: `ethtool_ops`.
-//! * [`skb`]: `struct sk_buff`, owned and freed only explicitly.
+//! * [`ethtool`] — `ethtool_ops`.
+//! * [`skb`] — `struct sk_buff`, owned and freed only explicitly.
 
 use kernel::error::Error;
 

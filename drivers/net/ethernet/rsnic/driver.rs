@@ -67,7 +67,7 @@ impl kernel::Module for Rsnic {
             pr_err!("num_devs={} is out of range 1..={}\n", num_devs, MAX_DEVS);
             return Err(EINVAL);
         }
-        if num_ports < 2 || num_ports > MAX_PORTS || num_ports % 2 != 0 {
+        if !(2..=MAX_PORTS).contains(&num_ports) || num_ports % 2 != 0 {
             pr_err!(
                 "num_ports={} must be even and within 2..={} (ports are wired in pairs)\n",
                 num_ports,

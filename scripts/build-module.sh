@@ -1,0 +1,31 @@
+#!/usr/bin/env bash
+# Builds rsnic.ko against KDIR (default: the test kernel of KERNEL_VARIANT) in
+# target/kbuild/<variant>/, a copy of the sources, so that builds for several kernels can sit
+# side by side and the source tree stays clean. rustfmt-checked, clippy (CLIPPY=1) clean,
+# warnings are errors. Prints the path of the module.
+set -euo pipefail
+. "$(dirname "$0")/lib.sh"
+
+kdir=${KDIR:-$(rsnic_kdir)}
+[ -f "$kdir/Module.symvers" ] || [ -f "$kdir/.config" ] ||
+	rsnic_die "KDIR=$kdir is not a configured kernel build directory"
+ksrc=$(sed -n 's/^KERNELSRC\s*:=\s*//p;s/^include \(.*\)\/Makefile$/\1/p' "$kdir/Makefile" 2>/dev/null | head -n1)
+[ -n "$ksrc" ] || ksrc=$kdir
+
+# rustfmt with the kernel's settings, over every file the kernel crate pulls in.
+rustfmt --check --edition 2021 --config-path "$ksrc/.rustfmt.toml" \
+	"$RSNIC_ROOT/drivers/net/ethernet/rsnic/rsnic_main.rs" >&2 ||
+	rsnic_die "rustfmt: run 'make fmt'"
+
+variant=${KDIR:+custom}
+variant=${variant:-$KERNEL_VARIANT}
+out="$RSNIC_ROOT/target/kbuild/$variant"
+mkdir -p "$out"
+rsync -a --delete --exclude /target --exclude /.git --exclude /host \
+	--exclude '/rust/bindings/bindings_generated.rs' --exclude '*.o' --exclude '*.ko' \
+	--exclude '.*.cmd' --filter 'P /rust/bindings/bindings_generated.rs' \
+	--filter 'P *.o' --filter 'P *.ko' --filter 'P .*.cmd' --filter 'P *.mod*' \
+	--filter 'P modules.order' --filter 'P Module.symvers' --filter 'P *.d' \
+	"$RSNIC_ROOT/" "$out/"
+make -C "$kdir" M="$out" LLVM="$LLVM_SUFFIX" CLIPPY="${CLIPPY:-1}" -j"$(nproc)" modules >&2
+echo "$out/rsnic.ko"

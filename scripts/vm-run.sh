@@ -1,0 +1,90 @@
+#!/usr/bin/env bash
+# Boots the rsnic test kernel in QEMU and runs one command inside it, with the host's root
+# mounted read-only (so the host's ip, ethtool, iperf3, python3 and this repository are
+# there) and fresh /tmp, /run, /proc, /sys and /dev.
+#
+#   scripts/vm-run.sh [--log FILE] COMMAND [ARGS...]
+#
+# COMMAND runs as root from the repository root, with RSNIC_ROOT, RSNIC_KO and
+# KERNEL_VARIANT set. Exits with COMMAND's status; 124 when the VM timed out
+# (RSNIC_VM_TIMEOUT seconds, default 900); 125 when the VM did not report a status.
+# Then scans the serial log for kernel reports (oops, BUG, WARNING, KASAN, lockdep,
+# kmemleak, panics) and fails (exit 3) if it finds one.
+set -uo pipefail
+. "$(dirname "$0")/lib.sh"
+
+log=""
+if [ "${1:-}" = "--log" ]; then log=$2; shift 2; fi
+[ $# -ge 1 ] || rsnic_die "usage: $0 [--log FILE] COMMAND [ARGS...]"
+
+kdir=$(rsnic_kdir)
+bzimage="$kdir/arch/x86/boot/bzImage"
+[ -f "$bzimage" ] || rsnic_die "no test kernel at $kdir: run 'make kernel KERNEL_VARIANT=$KERNEL_VARIANT'"
+ko="${RSNIC_KO:-$RSNIC_ROOT/target/kbuild/$KERNEL_VARIANT/rsnic.ko}"
+[ -f "$ko" ] || rsnic_die "no module at $ko: run 'make module KERNEL_VARIANT=$KERNEL_VARIANT'"
+
+# The initramfs: busybox and our /init, cached by content.
+busybox=$(command -v busybox || echo /bin/busybox)
+ikey=$( { sha256sum "$RSNIC_ROOT/scripts/vm/init"; sha256sum "$busybox"; } | sha256sum | cut -c1-16)
+initrd="$RSNIC_CACHE/initramfs-$ikey.cpio.gz"
+if [ ! -f "$initrd" ]; then
+	tmp=$(mktemp -d)
+	mkdir -p "$tmp"/{bin,proc,sys,dev,host}
+	cp "$busybox" "$tmp/bin/busybox"
+	install -m 0755 "$RSNIC_ROOT/scripts/vm/init" "$tmp/init"
+	(cd "$tmp" && find . | cpio -o -H newc --quiet | gzip -1) >"$initrd.tmp"
+	mv "$initrd.tmp" "$initrd"
+	rm -rf "$tmp"
+fi
+
+# The job: a script on the host that the guest runs through the 9p root.
+mkdir -p "$RSNIC_CACHE/jobs"
+job=$(mktemp "$RSNIC_CACHE/jobs/job-XXXXXX.sh")
+{
+	echo "export RSNIC_ROOT='$RSNIC_ROOT' RSNIC_KO='$ko' KERNEL_VARIANT='$KERNEL_VARIANT'"
+	echo "cd '$RSNIC_ROOT' || exit 126"
+	printf 'exec'
+	printf ' %q' "$@"
+	echo
+} >"$job"
+chmod 0644 "$job"
+
+[ -n "$log" ] || log="$RSNIC_ROOT/target/vm/$KERNEL_VARIANT-serial.log"
+mkdir -p "$(dirname "$log")"
+
+accel="-accel tcg"
+[ "${RSNIC_VM_ACCEL:-tcg}" = kvm ] && accel="-accel kvm"
+mem=1G
+[ "$KERNEL_VARIANT" = debug ] && mem=2G
+
+rsnic_log "booting $KERNEL_VARIANT kernel; serial log: $log"
+timeout --foreground "${RSNIC_VM_TIMEOUT:-900}" qemu-system-x86_64 \
+	$accel -cpu max -smp "${RSNIC_VM_CPUS:-2}" -m "$mem" \
+	-nographic -no-reboot -nic none \
+	-kernel "$bzimage" -initrd "$initrd" \
+	-append "console=ttyS0 panic=-1 loglevel=6 rsnic_job=$job" \
+	-virtfs local,path=/,mount_tag=hostroot,security_model=none,readonly=on,multidevs=remap \
+	</dev/null 2>&1 | tee "$log" | sed -u 's/\r$//' | grep -av '^\s*$' >&2
+qrc=${PIPESTATUS[0]}
+rm -f "$job"
+
+status=$(sed -n 's/.*RSNIC-VM-EXIT: \([0-9]*\).*/\1/p' "$log" | tail -n1)
+if [ "$qrc" = 124 ]; then
+	rsnic_log "the VM timed out after ${RSNIC_VM_TIMEOUT:-900} s"
+	status=124
+elif [ -z "$status" ]; then
+	rsnic_log "the VM did not report an exit status (crash or panic?)"
+	status=125
+fi
+
+# Kernel reports that fail a run whatever the tests said.
+reports='Oops|BUG:|WARNING:|KASAN|UBSAN|Kernel panic|kernel BUG|general protection fault|'
+reports+='possible circular locking|possible recursive locking|inconsistent lock state|'
+reports+='suspicious RCU usage|sleeping function called from invalid context|'
+reports+='unreferenced object|panicked at|hung_task|soft lockup|rcu_sched self-detected'
+if grep -aEq "$reports" "$log"; then
+	rsnic_log "the kernel log has reports:"
+	grep -aE "$reports" "$log" | head -n 20 >&2
+	[ "$status" = 0 ] && status=3
+fi
+exit "$status"

@@ -1,0 +1,31 @@
+#!/usr/bin/env bash
+# The two ports are wired back to back: carrier is up exactly when both ends are up. Link
+# down on one port drops carrier on its peer; link up restores it.
+set -eu
+. "$(dirname "$0")/lib.sh"
+
+load_rsnic
+mapfile -t ifs < <(rsnic_ifaces)
+a=${ifs[0]}
+b=${ifs[1]}
+assert_eq "$a carrier while down" 0 "$(carrier "$a")"
+ip link set "$a" up
+sleep 0.3
+assert_eq "$a carrier with peer down" 0 "$(carrier "$a")"
+ip link set "$b" up
+wait_for "carrier on both" eval '[ "$(carrier "$a")$(carrier "$b")" = 11 ]'
+assert_eq "carriers up" 11 "$(carrier "$a")$(carrier "$b")"
+ip link show "$a" | grep -q 'state UP' || fail "$a operstate not UP"
+
+for round in 1 2 3; do
+	ip link set "$a" down
+	wait_for "$b loses carrier" eval '[ "$(carrier "$b")" = 0 ]'
+	ip link set "$a" up
+	wait_for "carrier restored" eval '[ "$(carrier "$a")$(carrier "$b")" = 11 ]'
+	ip link set "$b" down
+	wait_for "$a loses carrier" eval '[ "$(carrier "$a")" = 0 ]'
+	ip link set "$b" up
+	wait_for "carrier restored" eval '[ "$(carrier "$a")$(carrier "$b")" = 11 ]'
+	echo "  round $round: down/up on either end toggles both carriers"
+done
+unload_rsnic

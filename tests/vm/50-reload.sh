@@ -1,0 +1,19 @@
+#!/usr/bin/env bash
+# Ten cycles of insmod, bring both ports up, flip a flag, rmmod: every cycle creates and
+# removes exactly the two ports and logs no warning (the runner fails the run on any
+# WARNING/BUG/KASAN/lockdep report, and checks kmemleak on the debug kernel).
+set -eu
+. "$(dirname "$0")/lib.sh"
+
+for cycle in $(seq 10); do
+	load_rsnic
+	mapfile -t ifs < <(rsnic_ifaces)
+	[ "${#ifs[@]}" = 2 ] || fail "cycle $cycle: ${#ifs[@]} interfaces"
+	ip link set "${ifs[0]}" up
+	ip link set "${ifs[1]}" up
+	ethtool --set-priv-flags "${ifs[0]}" tx_mpwqe off
+	unload_rsnic
+	echo "  cycle $cycle ok"
+done
+grep -q '^rsnic ' /proc/modules && fail "rsnic still loaded"
+exit 0

@@ -1,0 +1,66 @@
+# Helpers for rsnic's VM tests. Source it from a test script; RSNIC_KO names the module.
+# shellcheck shell=bash
+
+RSNIC_KO=${RSNIC_KO:-$RSNIC_ROOT/target/kbuild/${KERNEL_VARIANT:-normal}/rsnic.ko}
+
+fail() {
+	echo "FAIL: $*" >&2
+	exit 1
+}
+
+# assert_eq WHAT EXPECTED ACTUAL
+assert_eq() {
+	[ "$2" = "$3" ] || fail "$1: expected '$2', got '$3'"
+	echo "  $1 = $3"
+}
+
+# Loads rsnic with the given parameters and waits for its interfaces.
+load_rsnic() {
+	insmod "$RSNIC_KO" "$@" || fail "insmod rsnic $*"
+}
+
+unload_rsnic() {
+	rmmod rsnic || fail "rmmod rsnic"
+	[ -z "$(rsnic_ifaces)" ] || fail "interfaces left after rmmod: $(rsnic_ifaces)"
+}
+
+# The interfaces driven by rsnic, in ifindex order.
+rsnic_ifaces() {
+	local d
+	for d in /sys/class/net/*; do
+		[ -e "$d" ] || continue
+		if [ "$(ethtool -i "${d##*/}" 2>/dev/null | sed -n 's/^driver: //p')" = rsnic ]; then
+			echo "$(cat "$d/ifindex") ${d##*/}"
+		fi
+	done | sort -n | cut -d' ' -f2
+}
+
+# carrier IFACE: 1 when the stack sees the link up, 0 otherwise.
+carrier() {
+	cat "/sys/class/net/$1/carrier" 2>/dev/null || echo 0
+}
+
+# priv_flag IFACE FLAG: "on" or "off".
+priv_flag() {
+	ethtool --show-priv-flags "$1" | sed -n "s/^$2: *//p"
+}
+
+# wait_for DESCRIPTION COMMAND...: retries COMMAND for up to 5 s (carrier changes go
+# through the link watch work, which runs asynchronously).
+wait_for() {
+	local what=$1 i
+	shift
+	for i in $(seq 50); do
+		"$@" && return 0
+		sleep 0.1
+	done
+	fail "timed out waiting for: $what"
+}
+
+# dmesg lines since the last mark_dmesg.
+mark_dmesg() {
+	DMESG_MARK=$(dmesg | wc -l)
+}
+dmesg_since_mark() {
+	dmesg | tail -n +"$((${DMESG_MARK:-0} + 1))"
+}
