@@ -6,3 +6,4 @@
 //! only through [`hw`].
 
 pub mod hw;
+pub mod mlx5;

@@ -1,0 +1,14 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! The mlx5 (ConnectX) data path, driver side: WQE and CQE formats, the cyclic SQ with its
+//! staged xmit path and Enhanced MPWQE sessions, TX completion, the cyclic RQ with CQE
+//! decompression, and CQ arming. Facts: spec/hardware.md parts A, B, C and E.1.
+
+pub mod cq;
+pub mod cqe;
+pub mod hdr;
+pub mod rq;
+pub mod seg;
+pub mod sq;
+pub mod stats;
+pub mod tx;

@@ -1,0 +1,334 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! What the TX path needs from its caller, and stage 1 of the xmit path (spec B.1):
+//! the packet description ([`TxPacket`]), DMA mapping ([`TxDmaMap`]), the netdev TX queue
+//! with BQL ([`TxQueue`]), and the attribute calculation ([`tx_attr`], [`tx_wqe_attr`]).
+
+use super::hdr::{self, Headers, L2_MIN_INLINE, L4};
+use super::seg::{
+    ETH_L3_CSUM, ETH_L3_INNER_CSUM, ETH_L4_CSUM, ETH_L4_INNER_CSUM, INL_HDR_START_SZ,
+    MAX_TX_INLINE_BYTES, OPCODE_LSO, OPCODE_SEND, SEND_WQE_DS, TX_WQE_EMPTY_DS_COUNT, WQEBB_NUM_DS,
+    WQE_CTRL_DS_MASK,
+};
+use crate::dp::hw::DmaAddr;
+
+/// Minimum Ethernet frame length counted for BQL (`ETH_ZLEN`).
+pub const ETH_ZLEN: u32 = 60;
+
+/// The min-inline mode (`enum mlx5_inline_modes`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub enum InlineMode {
+    /// Nothing inlined.
+    None = 0,
+    /// L2 headers (at least 18 bytes).
+    L2 = 1,
+    /// Through the IP header.
+    Ip = 2,
+    /// Through the TCP/UDP header.
+    TcpUdp = 3,
+}
+
+/// A VLAN tag to insert.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct VlanTag {
+    /// Tag control information (PCP, DEI, VID).
+    pub tci: u16,
+    /// 802.1ad (S-VLAN, TPID 0x88a8) instead of 802.1Q.
+    pub dot1ad: bool,
+}
+
+/// Checksum offload request of a packet.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TxCsum {
+    /// No offload (`CHECKSUM_NONE` or already complete).
+    None,
+    /// `CHECKSUM_PARTIAL` on the outer headers.
+    Partial,
+    /// `CHECKSUM_PARTIAL` on the inner headers of an encapsulated packet.
+    PartialInner,
+}
+
+/// Segmentation offload request of a packet.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Gso {
+    /// MSS (`gso_size`).
+    pub size: u16,
+    /// Number of segments the packet becomes (`gso_segs`).
+    pub segs: u16,
+}
+
+/// A packet to transmit, as the data path sees it.
+///
+/// The kernel implements it for `sk_buff`, the host for plain buffers. The first
+/// `linear().len()` bytes are the linear part (`skb_headlen`); the rest is in
+/// [`TxPacket::nr_frags`] fragments.
+pub trait TxPacket {
+    /// Total length in bytes (`skb->len`).
+    fn pkt_len(&self) -> u32;
+    /// The linear part's bytes, for header parsing and inline copies.
+    fn linear(&self) -> &[u8];
+    /// Number of page fragments.
+    fn nr_frags(&self) -> usize;
+    /// Length of fragment `i`.
+    fn frag_len(&self, i: usize) -> u32;
+    /// Segmentation offload, if the packet is GSO.
+    fn gso(&self) -> Option<Gso> {
+        None
+    }
+    /// Checksum offload request.
+    fn csum(&self) -> TxCsum {
+        TxCsum::None
+    }
+    /// VLAN tag to insert (`skb_vlan_tag_present`).
+    fn vlan(&self) -> Option<VlanTag> {
+        None
+    }
+    /// Header offsets and lengths. The default parses [`TxPacket::linear`].
+    fn headers(&self) -> Headers {
+        hdr::parse(self.linear())
+    }
+}
+
+/// How a DMA mapping was made, so it can be undone the same way.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum DmaKind {
+    /// `dma_map_single` of (part of) the linear area.
+    #[default]
+    Single,
+    /// `skb_frag_dma_map` of a page fragment.
+    Page,
+}
+
+/// One DMA mapping kept until completion (an entry of the dma FIFO).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct DmaEntry {
+    /// Bus address.
+    pub addr: DmaAddr,
+    /// Length in bytes.
+    pub len: u32,
+    /// How it was mapped.
+    pub kind: DmaKind,
+}
+
+/// DMA mapping of packet data, and unmapping at completion.
+pub trait TxDmaMap<P> {
+    /// Maps `len` bytes of the linear part of `pkt` starting at `offset`. `None` = failure.
+    fn map_linear(&mut self, pkt: &P, offset: u32, len: u32) -> Option<DmaAddr>;
+    /// Maps fragment `index` of `pkt` (its whole length). `None` = failure.
+    fn map_frag(&mut self, pkt: &P, index: usize) -> Option<DmaAddr>;
+    /// Undoes one mapping.
+    fn unmap(&mut self, entry: DmaEntry);
+}
+
+/// The netdev TX queue the SQ feeds, with its byte queue limits.
+pub trait TxQueue {
+    /// Stops the queue (`netif_tx_stop_queue`).
+    fn stop(&mut self);
+    /// Wakes the queue (`netif_tx_wake_queue`).
+    fn wake(&mut self);
+    /// Whether the driver stopped the queue (`netif_tx_queue_stopped`).
+    fn is_stopped(&self) -> bool;
+    /// Accounts `bytes` sent (`__netdev_tx_sent_queue`); returns whether the doorbell must be
+    /// rung now: `!xmit_more`, or the queue is stopped (by the driver or by BQL).
+    fn sent(&mut self, bytes: u32, xmit_more: bool) -> bool;
+    /// Accounts completions (`netdev_tx_completed_queue`).
+    fn completed(&mut self, pkts: u32, bytes: u32);
+}
+
+/// Why a packet was handed back instead of queued.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TxRejectReason {
+    /// No room in the SQ: requeue it (`NETDEV_TX_BUSY`). Not counted as a drop.
+    Busy,
+    /// The SQ is in an error state.
+    SqError,
+    /// A DMA mapping failed.
+    MapError,
+    /// The packet description is inconsistent (headers not in the linear part, GSO without
+    /// an MSS or a transport header, ...).
+    Malformed,
+    /// The WQE would exceed the SQ's maximum WQE size.
+    TooManySegments,
+    /// The inline header would exceed the maximum inline size.
+    HeaderTooLong,
+}
+
+/// A packet handed back to the caller, who must free it (or requeue it on `Busy`).
+#[derive(Debug)]
+pub struct TxReject<P> {
+    /// The packet.
+    pub pkt: P,
+    /// Why.
+    pub reason: TxRejectReason,
+}
+
+/// Stage 1a result (`struct mlx5e_tx_attr`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct TxAttr {
+    /// WQE opcode: SEND or LSO.
+    pub opcode: u8,
+    /// MSS (LSO only, else 0).
+    pub mss: u16,
+    /// Inline header size taken from the packet (VLAN insertion not included).
+    pub ihs: u16,
+    /// Linear bytes after the inline header, sent by a data segment.
+    pub headlen: u32,
+    /// Bytes for BQL and the byte counter.
+    pub num_bytes: u32,
+    /// Packets for the packet counter (gso_segs for GSO, else 1).
+    pub segs: u16,
+    /// VLAN tag to insert, if any.
+    pub vlan: Option<VlanTag>,
+    /// Checksum request.
+    pub csum: TxCsum,
+    /// Fragments with a non-zero length (each gets a data segment).
+    pub nr_dsegs: u16,
+}
+
+impl TxAttr {
+    /// Eth-segment `cs_flags` for the checksum request.
+    #[inline(always)]
+    pub fn cs_flags(&self) -> u8 {
+        match self.csum {
+            TxCsum::None => 0,
+            TxCsum::Partial => ETH_L3_CSUM | ETH_L4_CSUM,
+            TxCsum::PartialInner => ETH_L3_CSUM | ETH_L3_INNER_CSUM | ETH_L4_INNER_CSUM,
+        }
+    }
+
+    /// Whether an SKB MPWQE can carry the packet: linear, no VLAN, nothing inlined, not GSO.
+    #[inline(always)]
+    pub fn mpwqe_eligible(&self) -> bool {
+        self.nr_dsegs == 0 && self.vlan.is_none() && self.ihs == 0 && self.opcode == OPCODE_SEND
+    }
+}
+
+/// Stage 1b result (`struct mlx5e_tx_wqe_attr`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct TxWqeAttr {
+    /// DS count of the whole WQE.
+    pub ds_cnt: u16,
+    /// DS units of inline header after the eth seg.
+    pub ds_cnt_inl: u16,
+    /// WQEBBs of the WQE.
+    pub num_wqebbs: u16,
+}
+
+fn min_inline(pkt_headlen: u32, h: &Headers, mode: InlineMode, has_vlan: bool) -> u32 {
+    let l2 = u32::from(h.network.unwrap_or(hdr::ETH_HLEN).max(L2_MIN_INLINE));
+    let ihs = match mode {
+        InlineMode::None => 0,
+        InlineMode::L2 => l2,
+        InlineMode::Ip => h.transport.map_or(l2, u32::from),
+        InlineMode::TcpUdp => {
+            if h.len == hdr::ETH_HLEN && !has_vlan {
+                u32::from(L2_MIN_INLINE)
+            } else {
+                u32::from(h.len)
+            }
+        }
+    };
+    ihs.min(pkt_headlen)
+}
+
+/// Stage 1a (`mlx5e_sq_xmit_prepare`): opcode, inline header size, MSS, BQL bytes.
+///
+/// `mode` is the SQ's min-inline mode; `vlan_need_l2_inline` raises it to L2 for tagged
+/// packets when the device cannot insert VLAN tags.
+pub fn tx_attr<P: TxPacket>(
+    pkt: &P,
+    mode: InlineMode,
+    vlan_need_l2_inline: bool,
+) -> Result<TxAttr, TxRejectReason> {
+    let len = pkt.pkt_len();
+    let linear = pkt.linear().len() as u32;
+    if linear > len {
+        return Err(TxRejectReason::Malformed);
+    }
+    let vlan = pkt.vlan();
+    let mut nr_dsegs: u16 = 0;
+    let mut frag_bytes: u64 = 0;
+    for i in 0..pkt.nr_frags() {
+        let fl = pkt.frag_len(i);
+        if fl != 0 {
+            nr_dsegs = nr_dsegs.saturating_add(1);
+        }
+        frag_bytes += u64::from(fl);
+    }
+    if u64::from(linear) + frag_bytes != u64::from(len) {
+        return Err(TxRejectReason::Malformed);
+    }
+    let h = pkt.headers();
+    let (opcode, mss, ihs, num_bytes, segs) = match pkt.gso() {
+        Some(g) => {
+            let thoff = h.transport.ok_or(TxRejectReason::Malformed)?;
+            let ihs = u32::from(thoff)
+                + match h.l4 {
+                    L4::Tcp(l) => u32::from(l),
+                    L4::Udp => 8,
+                    _ => return Err(TxRejectReason::Malformed),
+                };
+            if g.size == 0 || ihs > linear {
+                return Err(TxRejectReason::Malformed);
+            }
+            let segs = g.segs.max(1);
+            let nb = u64::from(len) + u64::from(segs - 1) * u64::from(ihs);
+            let nb = u32::try_from(nb).map_err(|_| TxRejectReason::Malformed)?;
+            (OPCODE_LSO, g.size, ihs, nb, segs)
+        }
+        None => {
+            let mode = if vlan.is_some() && vlan_need_l2_inline {
+                mode.max(InlineMode::L2)
+            } else {
+                mode
+            };
+            let ihs = min_inline(linear, &h, mode, vlan.is_some());
+            (OPCODE_SEND, 0, ihs, len.max(ETH_ZLEN), 1)
+        }
+    };
+    // The VLAN tag goes in after the two MAC addresses of the inline copy.
+    if vlan.is_some() && ihs > 0 && ihs < 12 {
+        return Err(TxRejectReason::Malformed);
+    }
+    let inl = ihs as usize + if vlan.is_some() && ihs > 0 { 4 } else { 0 };
+    if inl > MAX_TX_INLINE_BYTES {
+        return Err(TxRejectReason::HeaderTooLong);
+    }
+    Ok(TxAttr {
+        opcode,
+        mss,
+        ihs: ihs as u16,
+        headlen: linear - ihs,
+        num_bytes,
+        segs,
+        vlan,
+        csum: pkt.csum(),
+        nr_dsegs,
+    })
+}
+
+/// Stage 1b (`mlx5e_sq_calc_wqe_attr`): DS count and WQEBBs. Fails if the WQE would exceed
+/// `max_wqebbs` or the 6-bit DS field.
+pub fn tx_wqe_attr(attr: &TxAttr, max_wqebbs: u16) -> Result<TxWqeAttr, TxRejectReason> {
+    let mut ds_cnt = u32::from(TX_WQE_EMPTY_DS_COUNT);
+    let mut ds_cnt_inl = 0u32;
+    if attr.ihs > 0 {
+        let inl = (u32::from(attr.ihs) + if attr.vlan.is_some() { 4 } else { 0 })
+            .saturating_sub(INL_HDR_START_SZ as u32);
+        ds_cnt_inl = inl.div_ceil(SEND_WQE_DS as u32);
+        ds_cnt += ds_cnt_inl;
+    }
+    if attr.headlen > 0 {
+        ds_cnt += 1;
+    }
+    ds_cnt += u32::from(attr.nr_dsegs);
+    let num_wqebbs = ds_cnt.div_ceil(u32::from(WQEBB_NUM_DS));
+    if ds_cnt > WQE_CTRL_DS_MASK || num_wqebbs > u32::from(max_wqebbs) {
+        return Err(TxRejectReason::TooManySegments);
+    }
+    Ok(TxWqeAttr {
+        ds_cnt: ds_cnt as u16,
+        ds_cnt_inl: ds_cnt_inl as u16,
+        num_wqebbs: num_wqebbs as u16,
+    })
+}
