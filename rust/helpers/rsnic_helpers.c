@@ -55,6 +55,75 @@ void rsnic_helper_kfree_skb_reason(struct sk_buff *skb, enum skb_drop_reason rea
 	kfree_skb_reason(skb, reason);
 }
 
+struct netdev_queue *rsnic_helper_netdev_get_tx_queue(const struct net_device *dev,
+						      unsigned int index)
+{
+	return netdev_get_tx_queue(dev, index);
+}
+
+unsigned int rsnic_helper_num_tx_queues(const struct net_device *dev)
+{
+	return dev->num_tx_queues;
+}
+
+void rsnic_helper_netif_tx_stop_queue(struct netdev_queue *txq)
+{
+	netif_tx_stop_queue(txq);
+}
+
+void rsnic_helper_netif_tx_start_queue(struct netdev_queue *txq)
+{
+	netif_tx_start_queue(txq);
+}
+
+bool rsnic_helper_netif_xmit_stopped(const struct netdev_queue *txq)
+{
+	return netif_xmit_stopped(txq);
+}
+
+bool rsnic_helper_netdev_tx_sent_queue(struct netdev_queue *txq, unsigned int bytes,
+				       bool xmit_more)
+{
+	return __netdev_tx_sent_queue(txq, bytes, xmit_more);
+}
+
+void rsnic_helper_netdev_tx_completed_queue(struct netdev_queue *txq, unsigned int pkts,
+					    unsigned int bytes)
+{
+	netdev_tx_completed_queue(txq, pkts, bytes);
+}
+
+void rsnic_helper_netdev_tx_reset_queue(struct netdev_queue *txq)
+{
+	netdev_tx_reset_queue(txq);
+}
+
+bool rsnic_helper_netdev_xmit_more(void)
+{
+	return netdev_xmit_more();
+}
+
+u16 rsnic_helper_skb_get_queue_mapping(const struct sk_buff *skb)
+{
+	return skb_get_queue_mapping(skb);
+}
+
+void rsnic_helper_netif_napi_add(struct net_device *dev, struct napi_struct *napi,
+				 int (*poll)(struct napi_struct *, int))
+{
+	netif_napi_add(dev, napi, poll);
+}
+
+void rsnic_helper_netif_napi_del(struct napi_struct *napi)
+{
+	netif_napi_del(napi);
+}
+
+bool rsnic_helper_napi_schedule(struct napi_struct *napi)
+{
+	return napi_schedule(napi);
+}
+
 /* An SkBuff reached Drop: the Rust side leaks it and reports the bug loudly. */
 void rsnic_helper_warn_skb_leak(void)
 {

@@ -21,6 +21,27 @@ void rsnic_helper_dev_hold(struct net_device *dev);
 void rsnic_helper_dev_put(struct net_device *dev);
 void rsnic_helper_kfree_skb_reason(struct sk_buff *skb, enum skb_drop_reason reason);
 
+/* TX queues and BQL */
+struct netdev_queue *rsnic_helper_netdev_get_tx_queue(const struct net_device *dev,
+						      unsigned int index);
+unsigned int rsnic_helper_num_tx_queues(const struct net_device *dev);
+void rsnic_helper_netif_tx_stop_queue(struct netdev_queue *txq);
+void rsnic_helper_netif_tx_start_queue(struct netdev_queue *txq);
+bool rsnic_helper_netif_xmit_stopped(const struct netdev_queue *txq);
+bool rsnic_helper_netdev_tx_sent_queue(struct netdev_queue *txq, unsigned int bytes,
+				       bool xmit_more);
+void rsnic_helper_netdev_tx_completed_queue(struct netdev_queue *txq, unsigned int pkts,
+					    unsigned int bytes);
+void rsnic_helper_netdev_tx_reset_queue(struct netdev_queue *txq);
+bool rsnic_helper_netdev_xmit_more(void);
+u16 rsnic_helper_skb_get_queue_mapping(const struct sk_buff *skb);
+
+/* NAPI */
+void rsnic_helper_netif_napi_add(struct net_device *dev, struct napi_struct *napi,
+				 int (*poll)(struct napi_struct *, int));
+void rsnic_helper_netif_napi_del(struct napi_struct *napi);
+bool rsnic_helper_napi_schedule(struct napi_struct *napi);
+
 unsigned int rsnic_helper_param_num_devs(void);
 unsigned int rsnic_helper_param_num_ports(void);
 

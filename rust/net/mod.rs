@@ -5,12 +5,16 @@
 //! * [`device`] — `struct net_device`, its registration and its operations
 //!   (`net_device_ops`).
 //! * [`ethtool`] — `ethtool_ops`.
+//! * [`napi`] — NAPI contexts embedded in driver structures.
+//! * [`queue`] — TX queue control and byte queue limits (BQL).
 //! * [`skb`] — `struct sk_buff`, owned and freed only explicitly.
 
 use kernel::error::Error;
 
 pub mod device;
 pub mod ethtool;
+pub mod napi;
+pub mod queue;
 pub mod skb;
 
 /// `-EOPNOTSUPP`, which the 6.12 `kernel::error::code` list lacks.

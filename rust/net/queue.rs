@@ -1,0 +1,107 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! TX queues (`struct netdev_queue`): stop, wake and byte queue limits (BQL).
+//!
+//! C header: [`include/linux/netdevice.h`](srctree/include/linux/netdevice.h).
+//!
+//! Stopping and waking are atomic bit operations, callable from any context. BQL's two
+//! halves have the kernel's own rules: [`TxQueue::sent`] belongs to the transmit path (the
+//! queue's xmit lock is held), [`TxQueue::completed`] to the completion path, which the
+//! driver serialises per queue (one NAPI context per queue).
+
+use super::super::bindings;
+use super::device::Device;
+use kernel::types::Opaque;
+
+/// A TX queue of a network device.
+///
+/// # Invariants
+///
+/// The wrapped `netdev_queue` belongs to a device that stays valid while the reference is
+/// alive (it is obtained through a `&Device`).
+#[repr(transparent)]
+pub struct TxQueue(Opaque<bindings::netdev_queue>);
+
+// SAFETY: every method is either an atomic operation or follows the kernel's own
+// serialisation rules spelled out in the module documentation.
+unsafe impl Sync for TxQueue {}
+// SAFETY: as for `Sync`; a queue is not tied to a thread.
+unsafe impl Send for TxQueue {}
+
+impl Device {
+    /// TX queue `index`, if the device has that many.
+    pub fn tx_queue(&self, index: u32) -> Option<&TxQueue> {
+        let dev = self as *const Device as *mut bindings::net_device;
+        // SAFETY: the device is valid (type invariant of `Device`); `num_tx_queues` is fixed
+        // at allocation.
+        let n = unsafe { bindings::rsnic_helper_num_tx_queues(dev) };
+        if index >= n {
+            return None;
+        }
+        // SAFETY: `index` is below `num_tx_queues`, so the queue exists and lives as long as
+        // the device, which outlives `&self`.
+        Some(unsafe { &*bindings::rsnic_helper_netdev_get_tx_queue(dev, index).cast::<TxQueue>() })
+    }
+}
+
+impl TxQueue {
+    fn as_ptr(&self) -> *mut bindings::netdev_queue {
+        self.0.get()
+    }
+
+    /// Stops the queue: the stack sends no more packets to it (`netif_tx_stop_queue()`).
+    pub fn stop(&self) {
+        // SAFETY: the queue is valid (type invariant); this is an atomic bit set.
+        unsafe { bindings::rsnic_helper_netif_tx_stop_queue(self.as_ptr()) }
+    }
+
+    /// Starts the queue without scheduling it (`netif_tx_start_queue()`), before traffic.
+    pub fn start(&self) {
+        // SAFETY: the queue is valid (type invariant); this is an atomic bit clear.
+        unsafe { bindings::rsnic_helper_netif_tx_start_queue(self.as_ptr()) }
+    }
+
+    /// Wakes a stopped queue and schedules it (`netif_tx_wake_queue()`).
+    pub fn wake(&self) {
+        // SAFETY: the queue is valid (type invariant); callable from any context.
+        unsafe { bindings::netif_tx_wake_queue(self.as_ptr()) }
+    }
+
+    /// Whether the queue is stopped, by the driver or by BQL (`netif_xmit_stopped()`).
+    pub fn is_stopped(&self) -> bool {
+        // SAFETY: the queue is valid (type invariant); this reads the state bits.
+        unsafe { bindings::rsnic_helper_netif_xmit_stopped(self.as_ptr()) }
+    }
+
+    /// Accounts `bytes` handed to the hardware (`__netdev_tx_sent_queue()`). Returns whether
+    /// the driver must ring the doorbell now: `xmit_more` is false, or BQL stopped the queue.
+    /// Call it from the transmit path only.
+    pub fn sent(&self, bytes: u32, xmit_more: bool) -> bool {
+        // SAFETY: the queue is valid (type invariant); the caller is the transmit path, which
+        // the stack serialises per queue with the xmit lock.
+        unsafe { bindings::rsnic_helper_netdev_tx_sent_queue(self.as_ptr(), bytes, xmit_more) }
+    }
+
+    /// Accounts `pkts` packets and `bytes` bytes completed by the hardware
+    /// (`netdev_tx_completed_queue()`); may wake a queue BQL stopped. Call it from the
+    /// queue's completion path only (serialised per queue).
+    pub fn completed(&self, pkts: u32, bytes: u32) {
+        // SAFETY: the queue is valid (type invariant); completions are serialised per queue
+        // by the caller (its NAPI context).
+        unsafe { bindings::rsnic_helper_netdev_tx_completed_queue(self.as_ptr(), pkts, bytes) }
+    }
+
+    /// Resets BQL state (`netdev_tx_reset_queue()`), after the queue's packets were all freed
+    /// while it was quiesced.
+    pub fn reset(&self) {
+        // SAFETY: the queue is valid (type invariant); the caller quiesced it.
+        unsafe { bindings::rsnic_helper_netdev_tx_reset_queue(self.as_ptr()) }
+    }
+}
+
+/// Whether the stack has more packets for this queue right behind the current one
+/// (`netdev_xmit_more()`): the doorbell may wait. Meaningful inside `ndo_start_xmit`.
+pub fn xmit_more() -> bool {
+    // SAFETY: reads a per-CPU flag the stack sets around `ndo_start_xmit`.
+    unsafe { bindings::rsnic_helper_netdev_xmit_more() }
+}
