@@ -4,4 +4,13 @@
 //!
 //! It sees only what a real device sees: register writes, and host memory through
 //! [`crate::dp::hw::BusMemory`] by bus address. It raises interrupts through
-//! [`crate::dp::hw::InterruptSink`].
+//! [`crate::dp::hw::InterruptSink`]. It never holds driver state or a reference into driver
+//! memory, and it validates everything it reads.
+//!
+//! * [`mlx5`]: a ConnectX-like device (spec/hardware.md parts A–C).
+//! * [`pcie`]: the PCIe link accounting of `design.md` §5 that every model keeps.
+//! * [`pkt`]: what a NIC does to packets in hardware (parsing, checksums, segmentation, RSS).
+
+pub mod mlx5;
+pub mod pcie;
+pub mod pkt;

@@ -1,0 +1,970 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! The asynchronous part of the mlx5 model: SQ execution, packet delivery, RX, CQE writing
+//! (with compression) and interrupts. See the parent module for the rules it implements.
+
+use super::consts::*;
+use super::{CqCtx, Port, PortCounters, QueueState, RqCtx, SqCtx, WqeError};
+use super::{MAX_FRAME, MAX_QUEUES, MAX_RSS, MAX_SESSION, SQN_BASE, SQ_BURST};
+use crate::dp::hw::{BusMemory, DmaAddr, InterruptSink};
+use crate::sim::pcie::inbound_floor;
+use crate::sim::pkt::{self, L3, L4};
+
+/// Scratch buffers of the device.
+pub(super) struct Bufs<'a> {
+    /// Output frame (LSO segments).
+    pub(super) frame: &'a mut [u8],
+    /// Gathered packet or LSO super packet.
+    pub(super) gather: &'a mut [u8],
+    /// The WQE being executed.
+    pub(super) wqe: &'a mut [u8; 1024],
+}
+
+/// The device's view of the outside world.
+pub(super) struct Io<'a, M, I> {
+    pub(super) mem: &'a M,
+    pub(super) irq: &'a mut I,
+}
+
+#[inline]
+fn be16(b: &[u8], off: usize) -> u16 {
+    match b.get(off..off.wrapping_add(2)) {
+        Some(s) => u16::from_be_bytes([s[0], s[1]]),
+        None => 0,
+    }
+}
+
+#[inline]
+fn be32(b: &[u8], off: usize) -> u32 {
+    match b.get(off..off.wrapping_add(4)) {
+        Some(s) => u32::from_be_bytes([s[0], s[1], s[2], s[3]]),
+        None => 0,
+    }
+}
+
+#[inline]
+fn be64(b: &[u8], off: usize) -> u64 {
+    (u64::from(be32(b, off)) << 32) | u64::from(be32(b, off.wrapping_add(4)))
+}
+
+#[inline]
+fn put(b: &mut [u8], off: usize, src: &[u8]) {
+    if let Some(d) = b.get_mut(off..off.wrapping_add(src.len())) {
+        d.copy_from_slice(src);
+    }
+}
+
+/// Runs SQs round robin until no work is left or `budget` WQEs were executed, then closes
+/// compression sessions. Returns (WQEs executed, work left).
+pub(super) fn run<M: BusMemory, I: InterruptSink>(
+    ports: &mut [Port],
+    bufs: &mut Bufs<'_>,
+    io: &mut Io<'_, M, I>,
+    budget: usize,
+) -> (usize, bool) {
+    // Arm requests: CQEs may already be waiting at arm time.
+    for port in ports.iter_mut() {
+        let mut pending = core::mem::take(&mut port.arm_pending);
+        while pending != 0 {
+            let slot = pending.trailing_zeros() as usize;
+            pending &= pending - 1;
+            let Port { cqs, counters, .. } = port;
+            if let Some(cq) = cqs.get_mut(slot) {
+                check_arm(cq, counters, io);
+            }
+        }
+    }
+    let mut done = 0usize;
+    'outer: loop {
+        let mut progress = false;
+        for p in 0..ports.len() {
+            let mut sched = match ports.get(p) {
+                Some(pt) => pt.sq_doorbell | pt.sq_active,
+                None => 0,
+            };
+            while sched != 0 {
+                let slot = sched.trailing_zeros() as usize;
+                sched &= sched - 1;
+                if done >= budget {
+                    break 'outer;
+                }
+                let limit = SQ_BURST.min(budget - done);
+                let (n, moved) = run_sq(ports, p, slot, limit, bufs, io);
+                done += n;
+                progress |= moved;
+            }
+        }
+        if !progress {
+            break;
+        }
+    }
+    for port in ports.iter_mut() {
+        let Port { cqs, counters, .. } = port;
+        for cq in cqs.iter_mut() {
+            if cq.used && cq.sess.n > 0 {
+                flush_session(cq, counters, io);
+            }
+        }
+    }
+    let more = ports.iter().any(|p| p.sq_doorbell | p.sq_active != 0);
+    (done, more)
+}
+
+/// Reads a 32-bit big-endian doorbell-record word.
+fn read_dbr<M: BusMemory>(counters: &mut PortCounters, addr: DmaAddr, mem: &M) -> Option<u32> {
+    let mut b = [0u8; 4];
+    counters.pcie.dma_read(addr, 4);
+    counters.dbr_reads += 1;
+    match mem.dma_read(addr, &mut b) {
+        Ok(()) => Some(u32::from_be_bytes(b)),
+        Err(_) => {
+            counters.dma_faults += 1;
+            None
+        }
+    }
+}
+
+/// Executes up to `limit` WQEs of one SQ. Returns (WQEs executed, anything done).
+fn run_sq<M: BusMemory, I: InterruptSink>(
+    ports: &mut [Port],
+    p: usize,
+    slot: usize,
+    limit: usize,
+    bufs: &mut Bufs<'_>,
+    io: &mut Io<'_, M, I>,
+) -> (usize, bool) {
+    let bit = 1u64 << (slot % MAX_QUEUES);
+    let sqn = SQN_BASE + (p * MAX_QUEUES + slot) as u32;
+    let mut sq: SqCtx = {
+        let Some(port) = ports.get_mut(p) else {
+            return (0, false);
+        };
+        let Some(sq) = port.sqs.get(slot).copied() else {
+            return (0, false);
+        };
+        if !sq.used || sq.state != QueueState::Ready {
+            port.sq_doorbell &= !bit;
+            port.sq_active &= !bit;
+            return (0, false);
+        }
+        sq
+    };
+    let mut moved = false;
+    if let Some(port) = ports.get_mut(p) {
+        if port.sq_doorbell & bit != 0 {
+            port.sq_doorbell &= !bit;
+            moved = true;
+            if let Some(v) = read_dbr(&mut port.counters, sq.dbr.wrapping_add(4), io.mem) {
+                let pc = v as u16;
+                if u32::from(pc.wrapping_sub(sq.cc)) > 1u32 << sq.log_size {
+                    port.counters.dbr_invalid += 1;
+                } else {
+                    sq.pc = pc;
+                }
+            }
+        }
+    }
+    let mut n = 0;
+    while n < limit && sq.cc != sq.pc && sq.state == QueueState::Ready {
+        n += 1;
+        moved = true;
+        let wc = sq.cc;
+        let res = exec_wqe(ports, p, &sq, sqn, bufs, io);
+        let Some(port) = ports.get_mut(p) else {
+            break;
+        };
+        let Port { cqs, counters, .. } = port;
+        let Some(cq) = cqs.get_mut(usize::from(sq.cq)) else {
+            break;
+        };
+        match res {
+            Ok((nwqebbs, cqe)) => {
+                sq.cc = sq.cc.wrapping_add(nwqebbs);
+                counters.wqes += 1;
+                counters.wqebbs += u64::from(nwqebbs);
+                if cqe {
+                    counters.tx_cqes += 1;
+                    let mut c = [0u8; 64];
+                    put(&mut c, 56, &(sqn & 0xff_ffff).to_be_bytes());
+                    put(&mut c, 60, &wc.to_be_bytes());
+                    c[63] = CQE_REQ << 4;
+                    post_cqe(cq, counters, &c, None, io);
+                }
+            }
+            Err((e, opcode)) => {
+                counters.wqe_errors += 1;
+                counters.tx_err_cqes += 1;
+                sq.state = QueueState::Error;
+                let c = err_cqe(CQE_REQ_ERR, e.syndrome(), e.vendor_code(), opcode, sqn, wc);
+                post_cqe(cq, counters, &c, None, io);
+            }
+        }
+    }
+    if let Some(port) = ports.get_mut(p) {
+        if sq.cc != sq.pc && sq.state == QueueState::Ready {
+            port.sq_active |= bit;
+        } else {
+            port.sq_active &= !bit;
+        }
+        if sq.state != QueueState::Ready {
+            port.sq_doorbell &= !bit;
+        }
+        if let Some(s) = port.sqs.get_mut(slot) {
+            *s = sq;
+        }
+    }
+    (n, moved)
+}
+
+fn err_cqe(op: u8, synd: u8, vendor: u8, wqe_opcode: u8, qpn: u32, wc: u16) -> [u8; 64] {
+    let mut c = [0u8; 64];
+    c[54] = vendor;
+    c[55] = synd;
+    put(
+        &mut c,
+        56,
+        &((u32::from(wqe_opcode) << 24) | (qpn & 0xff_ffff)).to_be_bytes(),
+    );
+    put(&mut c, 60, &wc.to_be_bytes());
+    c[63] = op << 4;
+    c
+}
+
+/// The decoded eth segment.
+struct Eseg {
+    cs: u8,
+    /// outer L4, outer L3, inner L4, inner L3 offsets in 2-byte words.
+    swp: [u8; 4],
+    swp_flags: u8,
+    mss: u16,
+    /// (TPID, TCI) to insert.
+    vlan: Option<(u16, u16)>,
+    inline_sz: usize,
+}
+
+fn eseg(wqe: &[u8]) -> Eseg {
+    let ins = be16(wqe, 28);
+    let (vlan, inline_sz) = if ins & INSERT_VLAN != 0 {
+        let tpid = if ins & 1 != 0 { 0x88a8 } else { 0x8100 };
+        (Some((tpid, be16(wqe, 30))), 0)
+    } else {
+        (None, usize::from(ins))
+    };
+    Eseg {
+        cs: wqe.get(20).copied().unwrap_or(0),
+        swp: [
+            wqe.get(16).copied().unwrap_or(0),
+            wqe.get(17).copied().unwrap_or(0),
+            wqe.get(18).copied().unwrap_or(0),
+            wqe.get(19).copied().unwrap_or(0),
+        ],
+        swp_flags: wqe.get(21).copied().unwrap_or(0),
+        mss: be16(wqe, 22),
+        vlan,
+        inline_sz,
+    }
+}
+
+/// A gather entry of a send WQE.
+enum Seg {
+    /// Bytes inside the WQE at `off`.
+    Inline { off: usize, len: usize },
+    /// Bytes in host memory.
+    Data { addr: DmaAddr, len: usize },
+}
+
+/// Decodes the segment at DS index `at` of a WQE of `ds` DS. Returns it and the next index.
+fn next_seg(wqe: &[u8], at: usize, ds: usize) -> Result<(Seg, usize), WqeError> {
+    let off = at * DS;
+    let bc = be32(wqe, off);
+    if bc & INLINE_SEG != 0 {
+        let len = (bc & !INLINE_SEG) as usize;
+        if len == 0 {
+            return Err(WqeError::ZeroByteCount);
+        }
+        let need = (4 + len).div_ceil(DS);
+        if at + need > ds {
+            return Err(WqeError::BadInline);
+        }
+        Ok((Seg::Inline { off: off + 4, len }, at + need))
+    } else {
+        if bc == 0 {
+            return Err(WqeError::ZeroByteCount);
+        }
+        Ok((
+            Seg::Data {
+                addr: be64(wqe, off + 8),
+                len: bc as usize,
+            },
+            at + 1,
+        ))
+    }
+}
+
+/// Copies one segment to `dst[at..]`, reading host memory for a data segment.
+fn gather_seg<M: BusMemory>(
+    seg: &Seg,
+    wqe: &[u8],
+    dst: &mut [u8],
+    at: usize,
+    counters: &mut PortCounters,
+    mem: &M,
+) -> Result<usize, WqeError> {
+    match *seg {
+        Seg::Inline { off, len } => {
+            let src = wqe.get(off..off + len).ok_or(WqeError::BadInline)?;
+            let d = dst.get_mut(at..at + len).ok_or(WqeError::TooLong)?;
+            d.copy_from_slice(src);
+            Ok(len)
+        }
+        Seg::Data { addr, len } => {
+            let d = dst.get_mut(at..at + len).ok_or(WqeError::TooLong)?;
+            counters.pcie.dma_read(addr, len as u64);
+            mem.dma_read(addr, d).map_err(|_| WqeError::ReadFault)?;
+            Ok(len)
+        }
+    }
+}
+
+/// Inserts a VLAN tag after the MAC addresses of `buf[..len]`; returns the new length.
+fn insert_vlan(buf: &mut [u8], len: usize, tpid: u16, tci: u16) -> Result<usize, WqeError> {
+    if len < 12 {
+        return Err(WqeError::TooShort);
+    }
+    if len + 4 > buf.len() {
+        return Err(WqeError::TooLong);
+    }
+    buf.copy_within(12..len, 16);
+    put(buf, 12, &tpid.to_be_bytes());
+    put(buf, 14, &tci.to_be_bytes());
+    Ok(len + 4)
+}
+
+/// Checksum offload as the eth segment asks for it (inner first, the outer covers it).
+fn apply_csum(pkt: &mut [u8], e: &Eseg) {
+    if e.cs & (CS_L3_INNER | CS_L4_INNER) != 0 && e.swp[3] != 0 {
+        let h = pkt::headers_at(
+            pkt,
+            usize::from(e.swp[3]) * 2,
+            e.swp_flags & 0x01 != 0,
+            usize::from(e.swp[2]) * 2,
+            e.swp_flags & 0x02 != 0,
+        );
+        pkt::fill_checksums(pkt, &h, e.cs & CS_L3_INNER != 0, e.cs & CS_L4_INNER != 0);
+    }
+    if e.cs & (CS_L3 | CS_L4) != 0 {
+        let h = pkt::parse(pkt);
+        pkt::fill_checksums(pkt, &h, e.cs & CS_L3 != 0, e.cs & CS_L4 != 0);
+    }
+}
+
+/// Pads to the minimum frame size; returns the wire length.
+fn pad(buf: &mut [u8], len: usize) -> usize {
+    if len < pkt::MIN_FRAME {
+        if let Some(z) = buf.get_mut(len..pkt::MIN_FRAME) {
+            z.fill(0);
+            return pkt::MIN_FRAME;
+        }
+    }
+    len
+}
+
+/// Fetches, validates and executes the WQE at the SQ's consumer counter. Returns (WQEBBs,
+/// CQE requested) or (error, the WQE's opcode byte).
+fn exec_wqe<M: BusMemory, I: InterruptSink>(
+    ports: &mut [Port],
+    p: usize,
+    sq: &SqCtx,
+    sqn: u32,
+    bufs: &mut Bufs<'_>,
+    io: &mut Io<'_, M, I>,
+) -> Result<(u16, bool), (WqeError, u8)> {
+    let Bufs { frame, gather, wqe } = bufs;
+    let size = 1u32 << sq.log_size;
+    let ix = u32::from(sq.cc) & (size - 1);
+    let addr = sq.buf.wrapping_add(u64::from(ix) * WQEBB as u64);
+    {
+        let Some(port) = ports.get_mut(p) else {
+            return Err((WqeError::ReadFault, 0));
+        };
+        port.counters.pcie.dma_read(addr, WQEBB as u64);
+        if io.mem.dma_read(addr, &mut wqe[..WQEBB]).is_err() {
+            return Err((WqeError::ReadFault, 0));
+        }
+    }
+    let w0 = be32(&wqe[..], 0);
+    let opcode = w0 as u8;
+    let fail = |e: WqeError| (e, opcode);
+    let min_ds = match opcode {
+        OP_NOP => 1,
+        OP_SEND | OP_LSO => 2,
+        OP_ENHANCED_MPSW => 3,
+        _ => return Err(fail(WqeError::BadOpcode)),
+    };
+    if w0 >> 24 != 0 {
+        return Err(fail(WqeError::BadOpmod));
+    }
+    if (w0 >> 8) as u16 != sq.cc {
+        return Err(fail(WqeError::BadIndex));
+    }
+    let w1 = be32(&wqe[..], 4);
+    if w1 >> 8 != sqn {
+        return Err(fail(WqeError::BadSqn));
+    }
+    let ds = (w1 & 0x3f) as usize;
+    if ds < min_ds {
+        return Err(fail(WqeError::BadDsCount));
+    }
+    let fm_ce_se = wqe[11];
+    let nwqebbs = ds.div_ceil(4) as u32;
+    if nwqebbs > u32::from(sq.pc.wrapping_sub(sq.cc)) {
+        return Err(fail(WqeError::NotPosted));
+    }
+    if ix + nwqebbs > size {
+        return Err(fail(WqeError::CrossesRingEnd));
+    }
+    let bytes = ds * DS;
+    if bytes > WQEBB {
+        let Some(port) = ports.get_mut(p) else {
+            return Err(fail(WqeError::ReadFault));
+        };
+        let rest = addr.wrapping_add(WQEBB as u64);
+        port.counters.pcie.dma_read(rest, (bytes - WQEBB) as u64);
+        let dst = wqe
+            .get_mut(WQEBB..bytes)
+            .ok_or(fail(WqeError::BadDsCount))?;
+        io.mem
+            .dma_read(rest, dst)
+            .map_err(|_| fail(WqeError::ReadFault))?;
+    }
+    let w = wqe.get(..bytes).ok_or(fail(WqeError::BadDsCount))?;
+    let r = match opcode {
+        OP_NOP => {
+            if let Some(port) = ports.get_mut(p) {
+                port.counters.nop_wqes += 1;
+            }
+            Ok(())
+        }
+        OP_ENHANCED_MPSW => exec_mpwqe(ports, p, w, ds, gather, io),
+        _ => exec_regular(ports, p, w, ds, opcode == OP_LSO, frame, gather, io),
+    };
+    r.map_err(fail)?;
+    Ok((nwqebbs as u16, fm_ce_se & CQ_UPDATE != 0))
+}
+
+/// SEND or LSO.
+#[allow(clippy::too_many_arguments)]
+fn exec_regular<M: BusMemory, I: InterruptSink>(
+    ports: &mut [Port],
+    p: usize,
+    w: &[u8],
+    ds: usize,
+    lso: bool,
+    frame: &mut [u8],
+    gather: &mut [u8],
+    io: &mut Io<'_, M, I>,
+) -> Result<(), WqeError> {
+    let e = eseg(w);
+    if lso {
+        if e.mss == 0 {
+            return Err(WqeError::BadMss);
+        }
+        if e.inline_sz == 0 {
+            return Err(WqeError::LsoHeaders);
+        }
+    } else if e.mss != 0 {
+        return Err(WqeError::BadMss);
+    }
+    // The inline header starts at byte 30 (inline_hdr.start) and runs on into the next DS.
+    if 30 + e.inline_sz > ds * DS {
+        return Err(WqeError::BadInline);
+    }
+    let first = if e.inline_sz <= 2 {
+        2
+    } else {
+        2 + (e.inline_sz - 2).div_ceil(DS)
+    };
+    // Pass 1: structure and lengths, nothing read from host memory yet.
+    let vlan_len = if e.vlan.is_some() { 4 } else { 0 };
+    let mut total = e.inline_sz + vlan_len;
+    let mut at = first;
+    while at < ds {
+        let (seg, next) = next_seg(w, at, ds)?;
+        total = total.saturating_add(match seg {
+            Seg::Inline { len, .. } | Seg::Data { len, .. } => len,
+        });
+        at = next;
+    }
+    if total < pkt::ETH_HLEN {
+        return Err(WqeError::TooShort);
+    }
+    if total > gather.len() || (!lso && total > MAX_FRAME) {
+        return Err(WqeError::TooLong);
+    }
+    // Pass 2: gather.
+    let Some(port) = ports.get_mut(p) else {
+        return Ok(());
+    };
+    let mut len = e.inline_sz;
+    put(gather, 0, w.get(30..30 + len).unwrap_or(&[]));
+    let mut at = first;
+    while at < ds {
+        let (seg, next) = next_seg(w, at, ds)?;
+        len += gather_seg(&seg, w, gather, len, &mut port.counters, io.mem)?;
+        at = next;
+    }
+    let host_len = len;
+    if let Some((tpid, tci)) = e.vlan {
+        len = insert_vlan(gather, len, tpid, tci)?;
+    }
+    if !lso {
+        port.counters.send_wqes += 1;
+        port.counters.tx_floor_in_bytes += inbound_floor(host_len as u64);
+        let pktbuf = gather.get_mut(..len).ok_or(WqeError::TooLong)?;
+        apply_csum(pktbuf, &e);
+        let len = pad(gather, len);
+        deliver(ports, p, gather.get(..len).unwrap_or(&[]), io);
+        return Ok(());
+    }
+    // LSO: the inline part must hold every header.
+    let sup = gather.get(..len).ok_or(WqeError::TooLong)?;
+    let h = pkt::parse_gso(sup);
+    let hdr = h.l4_off + h.l4_hdr_len;
+    if h.l4 == L4::None || hdr > e.inline_sz {
+        return Err(WqeError::LsoHeaders);
+    }
+    let mss = usize::from(e.mss);
+    let payload = len - hdr;
+    if hdr + mss.min(payload) > MAX_FRAME || hdr + mss.min(payload) > frame.len() {
+        return Err(WqeError::TooLong);
+    }
+    let nseg = if payload == 0 {
+        1
+    } else {
+        payload.div_ceil(mss)
+    };
+    if nseg > usize::from(u16::MAX) {
+        return Err(WqeError::TooLong);
+    }
+    port.counters.lso_wqes += 1;
+    port.counters.tx_floor_in_bytes += inbound_floor(host_len as u64);
+    for i in 0..nseg {
+        let off = i * mss;
+        let chunk = mss.min(payload - off);
+        let seg_len = hdr + chunk;
+        put(frame, 0, sup.get(..hdr).unwrap_or(&[]));
+        put(
+            frame,
+            hdr,
+            sup.get(hdr + off..hdr + off + chunk).unwrap_or(&[]),
+        );
+        if let Some(s) = frame.get_mut(..seg_len) {
+            pkt::fix_segment(s, &h, i as u16, off as u32, i + 1 == nseg);
+        }
+        let wire = pad(frame, seg_len);
+        deliver(ports, p, frame.get(..wire).unwrap_or(&[]), io);
+    }
+    Ok(())
+}
+
+/// Enhanced multi-packet send WQE: one packet per segment after the eth segment.
+#[inline(never)]
+fn exec_mpwqe<M: BusMemory, I: InterruptSink>(
+    ports: &mut [Port],
+    p: usize,
+    w: &[u8],
+    ds: usize,
+    gather: &mut [u8],
+    io: &mut Io<'_, M, I>,
+) -> Result<(), WqeError> {
+    let e = eseg(w);
+    if e.inline_sz != 0 {
+        return Err(WqeError::BadInline);
+    }
+    if e.mss != 0 {
+        return Err(WqeError::BadMss);
+    }
+    let vlan_len = if e.vlan.is_some() { 4 } else { 0 };
+    // Pass 1: every packet's structure and length.
+    let mut at = 2;
+    while at < ds {
+        let (seg, next) = next_seg(w, at, ds)?;
+        let len = match seg {
+            Seg::Inline { len, .. } | Seg::Data { len, .. } => len,
+        } + vlan_len;
+        if len < pkt::ETH_HLEN {
+            return Err(WqeError::TooShort);
+        }
+        if len > MAX_FRAME || len > gather.len() {
+            return Err(WqeError::TooLong);
+        }
+        at = next;
+    }
+    if let Some(port) = ports.get_mut(p) {
+        port.counters.mpwqe_wqes += 1;
+    }
+    // Pass 2: send them in order.
+    let mut at = 2;
+    while at < ds {
+        let (seg, next) = next_seg(w, at, ds)?;
+        let Some(port) = ports.get_mut(p) else {
+            return Ok(());
+        };
+        let mut len = gather_seg(&seg, w, gather, 0, &mut port.counters, io.mem)?;
+        port.counters.mpwqe_pkts += 1;
+        port.counters.tx_floor_in_bytes += inbound_floor(len as u64);
+        if let Some((tpid, tci)) = e.vlan {
+            len = insert_vlan(gather, len, tpid, tci)?;
+        }
+        if let Some(pktbuf) = gather.get_mut(..len) {
+            apply_csum(pktbuf, &e);
+        }
+        let len = pad(gather, len);
+        deliver(ports, p, gather.get(..len).unwrap_or(&[]), io);
+        at = next;
+    }
+    Ok(())
+}
+
+/// Puts a frame on the wire of port `src`; it arrives at the peer port.
+fn deliver<M: BusMemory, I: InterruptSink>(
+    ports: &mut [Port],
+    src: usize,
+    frame: &[u8],
+    io: &mut Io<'_, M, I>,
+) {
+    let peer = src ^ 1;
+    let up =
+        ports.get(src).is_some_and(|p| p.link_up) && ports.get(peer).is_some_and(|p| p.link_up);
+    let Some(sp) = ports.get_mut(src) else {
+        return;
+    };
+    if !up {
+        sp.counters.tx_link_down_drops += 1;
+        return;
+    }
+    sp.counters.tx_packets += 1;
+    sp.counters.tx_bytes += frame.len() as u64;
+    if let Some(port) = ports.get_mut(peer) {
+        receive(port, frame, io);
+    }
+}
+
+/// The receive side of a port: RSS, RQ WQE, scatter, CQE.
+fn receive<M: BusMemory, I: InterruptSink>(port: &mut Port, frame: &[u8], io: &mut Io<'_, M, I>) {
+    let h = pkt::parse(frame);
+    let (hash, hash_type) = pkt::rss_hash(frame, &h);
+    let Port {
+        rqs,
+        cqs,
+        counters,
+        rss,
+        rss_len,
+        ..
+    } = port;
+    let n = (*rss_len).min(MAX_RSS);
+    if n == 0 {
+        counters.rx_no_rq_drops += 1;
+        return;
+    }
+    let slot = usize::from(rss.get(hash as usize % n).copied().unwrap_or(0));
+    let Some(rq) = rqs.get_mut(slot) else {
+        counters.rx_no_rq_drops += 1;
+        return;
+    };
+    if !rq.used || rq.state != QueueState::Ready {
+        counters.rx_no_rq_drops += 1;
+        return;
+    }
+    let Some(cq) = cqs.get_mut(usize::from(rq.cq)) else {
+        counters.rx_no_rq_drops += 1;
+        return;
+    };
+    let size = 1u32 << rq.log_size;
+    if rq.cc == rq.posted {
+        if let Some(v) = read_dbr(counters, rq.dbr, io.mem) {
+            let posted = v as u16;
+            if u32::from(posted.wrapping_sub(rq.cc)) > size {
+                counters.dbr_invalid += 1;
+            } else {
+                rq.posted = posted;
+            }
+        }
+    }
+    if rq.cc == rq.posted {
+        counters.rx_out_of_buffer += 1;
+        return;
+    }
+    let wc = rq.cc;
+    match scatter(rq, frame, counters, io.mem) {
+        Ok(()) => {
+            rq.cc = rq.cc.wrapping_add(1);
+            counters.rx_packets += 1;
+            counters.rx_bytes += frame.len() as u64;
+            counters.rx_cqes += 1;
+            let c = rx_cqe(frame, &h, hash, hash_type, wc);
+            post_cqe(cq, counters, &c, Some(slot as u8), io);
+        }
+        Err(synd) => {
+            rq.cc = rq.cc.wrapping_add(1);
+            if synd == SYND_LOCAL_PROT {
+                rq.state = QueueState::Error;
+                counters.rx_dma_faults += 1;
+            } else {
+                counters.rx_too_long += 1;
+            }
+            counters.rx_err_cqes += 1;
+            let c = err_cqe(CQE_RESP_ERR, synd, 0, 0, 0, wc);
+            post_cqe(cq, counters, &c, None, io);
+        }
+    }
+}
+
+/// Reads the RX WQE at the RQ's consumer counter and writes the frame into its buffers.
+/// Errors are syndromes.
+fn scatter<M: BusMemory>(
+    rq: &RqCtx,
+    frame: &[u8],
+    counters: &mut PortCounters,
+    mem: &M,
+) -> Result<(), u8> {
+    let size = 1u32 << rq.log_size;
+    let stride = 1usize << rq.log_stride;
+    let mut w = [0u8; 256];
+    let wbuf = w.get_mut(..stride).ok_or(SYND_LOCAL_LENGTH)?;
+    let ix = u32::from(rq.cc) & (size - 1);
+    let addr = rq.buf.wrapping_add(u64::from(ix) << rq.log_stride);
+    counters.pcie.dma_read(addr, stride as u64);
+    mem.dma_read(addr, wbuf).map_err(|_| SYND_LOCAL_PROT)?;
+    let nsegs = stride / DS;
+    let mut cap = 0usize;
+    let mut used = 0;
+    for i in 0..nsegs {
+        let len = (be32(wbuf, i * DS) & 0x7fff_ffff) as usize;
+        if len == 0 || be32(wbuf, i * DS + 4) == TERMINATE_LKEY {
+            break;
+        }
+        cap += len;
+        used += 1;
+    }
+    if frame.len() > cap {
+        return Err(SYND_LOCAL_LENGTH);
+    }
+    let mut off = 0;
+    for i in 0..used {
+        if off >= frame.len() {
+            break;
+        }
+        let len = (be32(wbuf, i * DS) & 0x7fff_ffff) as usize;
+        let a = be64(wbuf, i * DS + 8);
+        let n = len.min(frame.len() - off);
+        counters.pcie.dma_write(a, n as u64);
+        let src = frame.get(off..off + n).ok_or(SYND_LOCAL_LENGTH)?;
+        mem.dma_write(a, src).map_err(|_| SYND_LOCAL_PROT)?;
+        off += n;
+    }
+    Ok(())
+}
+
+fn rx_cqe(frame: &[u8], h: &pkt::Headers, hash: u32, hash_type: u8, wc: u16) -> [u8; 64] {
+    let mut c = [0u8; 64];
+    put(&mut c, 12, &hash.to_be_bytes());
+    c[16] = hash_type;
+    let csum = pkt::fold(pkt::sum16(frame.get(h.l2_len..).unwrap_or(&[]), 0));
+    put(&mut c, 20, &csum.to_be_bytes());
+    let (l3_ok, l4_ok) = pkt::verify_checksums(frame, h);
+    c[28] = L2_OK | if l3_ok { L3_OK } else { 0 } | if l4_ok { L4_OK } else { 0 };
+    let l3t: u8 = match h.l3 {
+        L3::Ipv6 => 1,
+        L3::Ipv4 => 2,
+        L3::None => 0,
+    };
+    let l4t: u8 = match h.l4 {
+        L4::Udp => 2,
+        L4::Tcp => {
+            let ack = frame.get(h.l4_off + 13).is_some_and(|f| f & 0x10 != 0);
+            let data = h.l3_end > h.l4_off + h.l4_hdr_len;
+            match (ack, data) {
+                (true, true) => 4,
+                (true, false) => 3,
+                _ => 1,
+            }
+        }
+        L4::None => 0,
+    };
+    c[29] = (l4t << 4) | (l3t << 2);
+    put(&mut c, 44, &(frame.len() as u32).to_be_bytes());
+    put(&mut c, 60, &wc.to_be_bytes());
+    c[63] = CQE_RESP_SEND << 4;
+    c
+}
+
+/// Reserves the next CQ index, checking room against set_ci. None: overrun (the CQ is now
+/// in error) or the CQ was already in error.
+fn reserve<M: BusMemory, I: InterruptSink>(
+    cq: &mut CqCtx,
+    counters: &mut PortCounters,
+    io: &mut Io<'_, M, I>,
+) -> Option<u32> {
+    let size = 1u32 << cq.log_size;
+    if cq.pi.wrapping_sub(cq.ci) & 0xff_ffff >= size {
+        if let Some(v) = read_dbr(counters, cq.dbr, io.mem) {
+            cq.ci = v & 0xff_ffff;
+        }
+        if cq.pi.wrapping_sub(cq.ci) & 0xff_ffff >= size {
+            counters.cq_overruns += 1;
+            flush_session(cq, counters, io);
+            cq.error = true;
+            return None;
+        }
+    }
+    let idx = cq.pi;
+    cq.pi = cq.pi.wrapping_add(1);
+    Some(idx)
+}
+
+/// Writes 64 bytes to CQ index `idx`.
+fn write_slot<M: BusMemory>(
+    cq: &mut CqCtx,
+    idx: u32,
+    bytes: &[u8; 64],
+    counters: &mut PortCounters,
+    mem: &M,
+) {
+    let mask = (1u32 << cq.log_size) - 1;
+    let addr = cq.buf.wrapping_add(u64::from(idx & mask) * 64);
+    counters.pcie.cqe_write();
+    counters.cq_slot_writes += 1;
+    if mem.dma_write(addr, bytes).is_err() {
+        counters.dma_faults += 1;
+        cq.error = true;
+    }
+}
+
+fn owner(cq: &CqCtx, idx: u32) -> u8 {
+    ((idx >> cq.log_size) & 1) as u8
+}
+
+/// All fields a basic-compression title carries for every CQE of the session.
+fn same_common(a: &[u8; 64], b: &[u8; 64]) -> bool {
+    a[..12] == b[..12]
+        && a[17..20] == b[17..20]
+        && a[22..44] == b[22..44]
+        && a[48..60] == b[48..60]
+        && a[62] == b[62]
+        && a[63] >> 4 == b[63] >> 4
+}
+
+/// Writes a CQE, or adds an RX CQE (`rq` = its RQ slot) to a compression session.
+fn post_cqe<M: BusMemory, I: InterruptSink>(
+    cq: &mut CqCtx,
+    counters: &mut PortCounters,
+    cqe: &[u8; 64],
+    rq: Option<u8>,
+    io: &mut Io<'_, M, I>,
+) {
+    if !cq.used || cq.error {
+        counters.cqes_lost += 1;
+        return;
+    }
+    if let (Some(rq), true) = (rq, cq.compress && cqe[63] >> 4 == CQE_RESP_SEND) {
+        let wc = be16(cqe, 60);
+        let s = &cq.sess;
+        let joins = s.n > 0
+            && s.n < MAX_SESSION
+            && s.rq == rq
+            && s.last_wc.wrapping_add(1) == wc
+            && same_common(&s.title, cqe);
+        if !joins && cq.sess.n > 0 {
+            flush_session(cq, counters, io);
+        }
+        let Some(idx) = reserve(cq, counters, io) else {
+            counters.cqes_lost += 1;
+            return;
+        };
+        if !joins {
+            cq.sess.n = 0;
+            cq.sess.start = idx;
+            cq.sess.rq = rq;
+            cq.sess.title = *cqe;
+            cq.sess.arr = [0; 64];
+        }
+        add_mini(cq, counters, io.mem, cqe);
+        return;
+    }
+    if cq.sess.n > 0 {
+        flush_session(cq, counters, io);
+    }
+    let Some(idx) = reserve(cq, counters, io) else {
+        counters.cqes_lost += 1;
+        return;
+    };
+    let mut c = *cqe;
+    c[63] = (c[63] & 0xfe) | owner(cq, idx);
+    write_slot(cq, idx, &c, counters, io.mem);
+    check_arm(cq, counters, io);
+}
+
+/// CQ index of mini-CQE array `j` of a session whose title is at `start`.
+fn array_slot(start: u32, j: u32) -> u32 {
+    start.wrapping_add(if j == 0 { 1 } else { 8 * j })
+}
+
+fn add_mini<M: BusMemory>(cq: &mut CqCtx, counters: &mut PortCounters, mem: &M, cqe: &[u8; 64]) {
+    let k = cq.sess.n;
+    let pos = (k % 8) as usize * 8;
+    let mut mini = [0u8; 8];
+    mini[..2].copy_from_slice(&cqe[20..22]); // check_sum
+    mini[4..].copy_from_slice(&cqe[44..48]); // byte_cnt
+    put(&mut cq.sess.arr, pos, &mini);
+    cq.sess.n = k + 1;
+    cq.sess.last_wc = be16(cqe, 60);
+    if k % 8 == 7 {
+        let arr = cq.sess.arr;
+        write_slot(cq, array_slot(cq.sess.start, k / 8), &arr, counters, mem);
+        cq.sess.arr = [0; 64];
+    }
+}
+
+/// Writes an open session: the last partial mini array, then the title (or a plain CQE for a
+/// session of one), then evaluates arming.
+fn flush_session<M: BusMemory, I: InterruptSink>(
+    cq: &mut CqCtx,
+    counters: &mut PortCounters,
+    io: &mut Io<'_, M, I>,
+) {
+    let n = cq.sess.n;
+    if n == 0 {
+        return;
+    }
+    let start = cq.sess.start;
+    let mut title = cq.sess.title;
+    if n >= 2 {
+        if (n - 1) % 8 != 7 {
+            let arr = cq.sess.arr;
+            write_slot(cq, array_slot(start, (n - 1) / 8), &arr, counters, io.mem);
+        }
+        put(&mut title, 44, &n.to_be_bytes());
+        title[63] = (title[63] & 0xf0) | (CQE_FORMAT_COMPRESSED << 2);
+        counters.compress_sessions += 1;
+        counters.compressed_cqes += u64::from(n);
+    }
+    title[63] = (title[63] & 0xfe) | owner(cq, start);
+    cq.sess.n = 0;
+    write_slot(cq, start, &title, counters, io.mem);
+    check_arm(cq, counters, io);
+}
+
+/// Raises the CQ's vector if it is armed and CQEs are visible beyond the armed consumer index.
+fn check_arm<M, I: InterruptSink>(
+    cq: &mut CqCtx,
+    counters: &mut PortCounters,
+    io: &mut Io<'_, M, I>,
+) {
+    if cq.used && cq.armed && cq.visible_pi() & 0xff_ffff != cq.arm_ci {
+        cq.armed = false;
+        counters.interrupts += 1;
+        counters.pcie.msix();
+        io.irq.raise(cq.vector);
+    }
+}

@@ -1,0 +1,1124 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! A simulated ConnectX (mlx5) Ethernet device.
+//!
+//! The device decodes the formats of spec/hardware.md parts A–C itself (this is an
+//! independent implementation of the spec and a cross-check of the driver's); it shares no
+//! code with the driver-side data path.
+//!
+//! # Ports and wiring
+//!
+//! A device has N ports (`ports.len()`, default 2 in the host test bed), wired back to back
+//! in pairs: port 2k ↔ port 2k+1. A packet sent on a port's SQ arrives at the peer port. A
+//! port without a peer (the last one of an odd count) drops what it sends. Each port has a
+//! link state ([`Device::set_link`], up after creation): a packet is dropped and counted in
+//! [`PortCounters::tx_link_down_drops`] of the sending port when either end is down.
+//!
+//! # Control path ("firmware commands")
+//!
+//! Plain calls expressed in hardware terms (bus addresses, log sizes, queue numbers):
+//! [`Device::create_cq`], [`Device::create_sq`], [`Device::create_rq`], their `destroy_*`,
+//! [`Device::reset_sq`] / [`Device::reset_rq`] (modify error → reset → ready, the counters
+//! restart at 0 as after creation), [`Device::set_rss`], [`Device::set_link`]. Errors are a
+//! [`CmdError`], never a panic. Tables have a fixed capacity of [`MAX_QUEUES`] SQs, RQs and CQs
+//! per port and [`MAX_RSS`] RSS entries per port; nothing allocates.
+//!
+//! Queue numbers encode the port and the table slot: `base + port * 64 + slot`, with the bases
+//! [`SQN_BASE`], [`RQN_BASE`] and [`CQN_BASE`] (disjoint ranges, so a number of the wrong kind
+//! is rejected). A queue's CQ must belong to the same port.
+//!
+//! The device does not initialise CQ buffers: like mlx5e (spec C.2) the driver fills every CQE
+//! with `op_own = 0xF1` before creating the CQ, so the first pass writes owner bit 0.
+//!
+//! # Register interface (BAR0)
+//!
+//! One 4 KiB UAR page per port at `port * 4096` ([`UAR_PAGE_SIZE`]):
+//!
+//! * UAR + 0x800 ([`SQ_DOORBELL`]): 64-bit SQ doorbell = the first 8 bytes of the ctrl segment
+//!   as they sit in memory (`opmod_idx_opcode` ‖ `qpn_ds`); the SQN is `qpn_ds` bits 31..8.
+//!   Only offset 0x800 is decoded (mlx5e does no BlueFlame and uses one bfreg).
+//! * UAR + 0x20 ([`CQ_ARM_DOORBELL`]): CQ arm = {BE32(sn<<28 | cmd | ci), BE32(cqn)}. `cmd`
+//!   REQ_NOT (0) and REQ_NOT_SOL (1<<24) both arm (the model has no solicited events).
+//!
+//! A register write only latches state (doorbell pending, arm request) and is accounted as
+//! one inbound TLP; [`Device::process`] does the work, as the hardware does asynchronously. A
+//! write to an unknown offset or port ([`Device::bad_mmio`]) or naming a queue that this
+//! port's UAR does not own ([`PortCounters::bad_doorbells`]) is counted, never a panic.
+//! 32-bit writes are unknown registers; 32-bit reads return all ones (a master abort) and count
+//! as bad too.
+//!
+//! # Engine
+//!
+//! [`Device::process`] runs until no SQ has work (or [`Device::process_budget`] until a WQE
+//! budget is spent). SQs with work are served round robin, [`SQ_BURST`] WQEs at a time.
+//!
+//! **SQ.** When a doorbell was rung, the device reads the SQ's doorbell record (db\[1\] =
+//! BE32(pc), a 4-byte DMA read) once, then consumes WQEs from its own consumer counter up to
+//! that `pc`. A `pc` more than the ring size ahead is ignored and counted
+//! ([`PortCounters::dbr_invalid`]).
+//!
+//! *Fetch granularity:* the device reads the first WQEBB of a WQE (64 bytes, one DMA read),
+//! learns the DS count from the ctrl segment, and if the WQE is larger reads the remaining
+//! `ds * 16 - 64` bytes in a second DMA read. A one-WQEBB WQE therefore costs one read request
+//! (24 B outbound) and one 64-byte completion (88 B inbound); an MPWQE of N packets costs
+//! about 16 B of descriptor per packet plus the overhead of ceil((2+N)*16/64) completions.
+//!
+//! *Validation*, in this order, each failure answered with an error CQE (opcode REQ_ERR 13,
+//! the syndrome of [`WqeError::syndrome`], the model's own reason in `vendor_err_synd`, see
+//! [`WqeError::vendor_code`]), after which the SQ enters the error state and stops (no flush
+//! CQEs; the driver resets it with [`Device::reset_sq`]):
+//! opcode ∈ {NOP, SEND, LSO, ENHANCED_MPSW}; opmod 0; WQE index == the device's consumer
+//! counter; SQN == this SQ; DS ≥ 1 (≥ 2 for SEND/LSO, ≥ 3 for MPWQE; the 6-bit field bounds
+//! it to 63 DS = 16 WQEBBs); the whole WQE posted (`num_wqebbs ≤ pc − cc`) and not crossing
+//! the end of the ring (stricter than hardware, which wraps: it catches a driver that forgot
+//! the NOP edge padding); the inline header (`inline_hdr.sz` bytes from byte 30 of the WQE)
+//! inside the WQE; SEND has mss 0, LSO mss ≠ 0 and an inline header; MPWQE has no inline header
+//! and mss 0; data segments have a non-zero byte count, inline segments a non-zero length that
+//! fits in the WQE; a SEND packet (and every MPWQE packet and LSO segment) is between 14 and
+//! [`MAX_FRAME`] bytes; an LSO super packet fits the gather buffer and its inline header
+//! holds the whole Ethernet/IP/TCP-or-UDP header; finally every data segment address is
+//! readable (else LOCAL_PROT). Structural checks all happen before any packet is sent; a read
+//! fault inside an MPWQE is found while gathering, so the packets before it have been sent.
+//! lkeys are not checked (the model has no memory-key table).
+//!
+//! `insert.type` and `inline_hdr.sz` share bytes 12–13 of the eth segment: bit 15 set means
+//! VLAN insertion (an 802.1Q tag, or 802.1ad if bit 0 is set, with `vlan_tci`), otherwise it
+//! is the inline header size. The packet is: inline header, then the segments in order, then
+//! the VLAN tag inserted after the MAC addresses. Checksum offload: `cs_flags` L3_CSUM/L4_CSUM
+//! fill the outer IPv4 header / TCP-UDP checksums (the outer headers are parsed); the inner
+//! flags use the SWP inner offsets (2-byte words) and SWP flags. LSO cuts the payload after the
+//! headers into `mss` pieces and fixes lengths, IPv4 ID, TCP sequence and flags and all
+//! checksums ([`crate::sim::pkt::fix_segment`]). Frames shorter than 60 bytes are zero-padded
+//! to 60 on the wire, as a MAC does. A TX CQE (opcode REQ 0, `wqe_counter` = the WQE's index,
+//! `sop_drop_qpn` = SQN) is written only for a WQE whose `fm_ce_se` asks for CQ_UPDATE.
+//!
+//! **RX.** The peer port hashes the packet (Toeplitz, [`crate::sim::pkt::RSS_KEY`], over the
+//! IP addresses and TCP/UDP ports) and picks `rss[hash % len]`; no table or a missing RQ
+//! drops ([`PortCounters::rx_no_rq_drops`]). The device caches the RQ's producer counter and
+//! reads the RQ doorbell record (db\[0\] = BE32(wqe_ctr)) again only when it has no known free
+//! WQE; still none ⇒ drop and count [`PortCounters::rx_out_of_buffer`]. Otherwise it reads the
+//! RX WQE (`stride` bytes of data segments; a segment with byte count 0 or the terminating
+//! lkey 0x100 ends the list; bit 31 of the byte count, HW_START_PADDING, is ignored), scatters
+//! the packet into its buffers and writes an RX CQE (opcode RESP_SEND 2, `byte_cnt`,
+//! `wqe_counter` = the RQ's 16-bit consumer counter, `rss_hash_result`/`rss_hash_type`,
+//! `hds_ip_ext` L2_OK|L3_OK|L4_OK as verified, `check_sum` = the ones' complement sum of the
+//! bytes after the L2 header). A packet longer than the WQE's buffers consumes the WQE and
+//! gets an error CQE (RESP_ERR 14, syndrome LOCAL_LENGTH; the RQ stays ready, mlx5e does not
+//! recover for it); a write fault gets RESP_ERR with LOCAL_PROT and puts the RQ in error.
+//!
+//! Beyond the spec's table, RX CQEs also carry `l4_l3_hdr_type` as ConnectX does: bits 6..4
+//! L4 type (1 TCP, 2 UDP; 3/4 for a TCP ACK without/with data), bits 3..2 L3 type (1 IPv6,
+//! 2 IPv4). No VLAN stripping, no timestamps, no LRO.
+//!
+//! **CQ.** The CQE for producer index `pi` goes to slot `pi & mask` with owner bit
+//! `(pi >> log_size) & 1`. Before using a slot the device checks room against its cached copy
+//! of the consumer index and re-reads the set_ci doorbell record (a 4-byte DMA read) only when
+//! the CQ looks full; still full ⇒ CQ overrun: counted, and the CQ enters the error state (later
+//! CQEs for it are lost and counted in [`PortCounters::cqes_lost`]).
+//!
+//! **CQE compression** (basic layout of spec C.5, per CQ at creation). Session rules of this
+//! model: consecutive RX completions (RESP_SEND) for the same CQ and RQ, produced within one
+//! `process` call, with consecutive `wqe_counter`s and identical fields apart from `byte_cnt`,
+//! `check_sum`, the RSS hash fields, `wqe_counter` and `op_own`, form one session of at most
+//! [`MAX_SESSION`] CQEs. A session of one is written as a plain CQE. A session of N ≥ 2 at CQ
+//! index c is written as: mini-CQE arrays (8 × 8 B, CSUM format: `check_sum` BE16, stride
+//! index 0, `byte_cnt` BE32) at slot c+1 for packets 0..7 and at slot c+8j for packets
+//! 8j..8j+7, written as each fills; then, last, the title at slot c: packet 0's CQE with
+//! `byte_cnt` = N and format 3 in `op_own`, with the owner bit of index c. A session ends at a
+//! non-matching CQE for the CQ, when full, and at the end of every `process` call. The
+//! session's indices are reserved (room-checked) as its CQEs arrive, but the producer index
+//! seen by arming stays at c until the title is written.
+//!
+//! **Interrupts.** An arm doorbell arms the CQ with its `ci`. An armed CQ raises its MSI-X
+//! vector once, as soon as its visible producer index differs from the armed `ci` (a new
+//! CQE written, or CQEs already pending at arm time), then disarms.
+//!
+//! **PCIe accounting** ([`crate::sim::pcie`], per port, [`Device::totals`] for the device):
+//! WQE and doorbell-record reads, packet-data reads (TX gather) and RX WQE reads are DMA reads;
+//! received data are DMA writes; each CQE or mini array is one 64-byte write; each interrupt
+//! one 4-byte write; each register write one inbound 8-byte TLP. Accesses that fault are
+//! accounted too (the transaction was on the bus). [`PortCounters::tx_floor_in_bytes`]
+//! accumulates [`crate::sim::pcie::inbound_floor`] of the bytes of every sent packet as the
+//! host holds them (headers once for LSO), the floor to compare inbound bytes with.
+
+mod engine;
+
+use crate::dp::hw::{BusMemory, DmaAddr, InterruptSink};
+use crate::sim::pcie::PcieCounters;
+use core::ops::DerefMut;
+
+/// SQs, RQs and CQs per port.
+pub const MAX_QUEUES: usize = 64;
+/// Maximum entries of a port's RSS table.
+pub const MAX_RSS: usize = 64;
+/// Maximum number of ports.
+pub const MAX_PORTS: usize = 64;
+/// Size of one UAR page; port p's page starts at `p * UAR_PAGE_SIZE` in BAR0.
+pub const UAR_PAGE_SIZE: u32 = 4096;
+/// Offset of the SQ doorbell (blue-flame register 0) in a UAR page.
+pub const SQ_DOORBELL: u32 = 0x800;
+/// Offset of the CQ arm doorbell in a UAR page.
+pub const CQ_ARM_DOORBELL: u32 = 0x20;
+/// First SQ number; SQN = `SQN_BASE + port * 64 + slot`.
+pub const SQN_BASE: u32 = 0x1000;
+/// First RQ number.
+pub const RQN_BASE: u32 = 0x2000;
+/// First CQ number.
+pub const CQN_BASE: u32 = 0x3000;
+/// Largest frame (without FCS) a port sends or receives.
+pub const MAX_FRAME: usize = 9728;
+/// Minimum scratch buffer for [`Device::new`]: a frame buffer plus a gather buffer of one frame.
+pub const MIN_SCRATCH: usize = 2 * MAX_FRAME;
+/// Scratch size that lets LSO carry a 64 KiB payload plus headers.
+pub const SCRATCH_LEN: usize = MAX_FRAME + 65536 + 1024;
+/// WQEs one SQ processes before the engine moves to the next SQ.
+pub const SQ_BURST: usize = 64;
+/// Maximum CQEs in one compression session.
+pub const MAX_SESSION: u32 = 64;
+
+/// mlx5 constants from spec/hardware.md parts A and C.
+pub mod consts {
+    /// WQE basic block.
+    pub const WQEBB: usize = 64;
+    /// DS unit.
+    pub const DS: usize = 16;
+    /// NOP opcode.
+    pub const OP_NOP: u8 = 0x00;
+    /// SEND opcode.
+    pub const OP_SEND: u8 = 0x0a;
+    /// LSO opcode.
+    pub const OP_LSO: u8 = 0x0e;
+    /// Enhanced multi-packet send WQE opcode.
+    pub const OP_ENHANCED_MPSW: u8 = 0x29;
+    /// `fm_ce_se` CQ_UPDATE.
+    pub const CQ_UPDATE: u8 = 0x08;
+    /// Inline segment flag in `byte_count`.
+    pub const INLINE_SEG: u32 = 0x8000_0000;
+    /// `insert.type` INSERT_VLAN.
+    pub const INSERT_VLAN: u16 = 0x8000;
+    /// cs_flags: inner L3 checksum.
+    pub const CS_L3_INNER: u8 = 0x10;
+    /// cs_flags: inner L4 checksum.
+    pub const CS_L4_INNER: u8 = 0x20;
+    /// cs_flags: L3 checksum.
+    pub const CS_L3: u8 = 0x40;
+    /// cs_flags: L4 checksum.
+    pub const CS_L4: u8 = 0x80;
+    /// CQE opcode: requester (TX) completion.
+    pub const CQE_REQ: u8 = 0;
+    /// CQE opcode: responder send (RX) completion.
+    pub const CQE_RESP_SEND: u8 = 2;
+    /// CQE opcode: requester error.
+    pub const CQE_REQ_ERR: u8 = 13;
+    /// CQE opcode: responder error.
+    pub const CQE_RESP_ERR: u8 = 14;
+    /// CQE opcode: invalid (initial buffer contents).
+    pub const CQE_INVALID: u8 = 15;
+    /// CQE format "compressed" (op_own bits 3..2).
+    pub const CQE_FORMAT_COMPRESSED: u8 = 3;
+    /// Syndrome LOCAL_LENGTH.
+    pub const SYND_LOCAL_LENGTH: u8 = 0x01;
+    /// Syndrome LOCAL_QP_OP.
+    pub const SYND_LOCAL_QP_OP: u8 = 0x02;
+    /// Syndrome LOCAL_PROT.
+    pub const SYND_LOCAL_PROT: u8 = 0x04;
+    /// The terminating lkey of an RX scatter list.
+    pub const TERMINATE_LKEY: u32 = 0x100;
+    /// hds_ip_ext: L2 ok.
+    pub const L2_OK: u8 = 0x01;
+    /// hds_ip_ext: L3 ok.
+    pub const L3_OK: u8 = 0x02;
+    /// hds_ip_ext: L4 ok.
+    pub const L4_OK: u8 = 0x04;
+}
+
+/// Why a control-path command failed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CmdError {
+    /// No such port.
+    BadPort,
+    /// A parameter is out of range or misaligned.
+    BadParam,
+    /// The port's table for this queue type is full.
+    NoResources,
+    /// No such queue (or a queue of another port).
+    NoSuchQueue,
+    /// The CQ is still used by an SQ or RQ.
+    Busy,
+}
+
+/// Why the device rejected a send WQE.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum WqeError {
+    /// Opcode not NOP/SEND/LSO/ENHANCED_MPSW.
+    BadOpcode,
+    /// opmod not 0.
+    BadOpmod,
+    /// WQE index differs from the device's consumer counter.
+    BadIndex,
+    /// SQN in the ctrl segment is not this SQ.
+    BadSqn,
+    /// DS count too small for the opcode.
+    BadDsCount,
+    /// The WQE extends past the doorbell record's producer counter.
+    NotPosted,
+    /// The WQE crosses the end of the ring.
+    CrossesRingEnd,
+    /// Inline header or inline segment does not fit the WQE, or is not allowed here.
+    BadInline,
+    /// A data segment with byte count 0, or an inline segment of length 0.
+    ZeroByteCount,
+    /// A packet shorter than an Ethernet header.
+    TooShort,
+    /// A packet longer than [`MAX_FRAME`] (or an LSO super packet longer than the gather buffer).
+    TooLong,
+    /// mss set on SEND/MPWQE, or 0 on LSO.
+    BadMss,
+    /// LSO without a complete, parsable header in the inline part.
+    LsoHeaders,
+    /// The WQE or a data segment address is not readable.
+    ReadFault,
+}
+
+impl WqeError {
+    /// The CQE syndrome (spec C.1).
+    pub fn syndrome(self) -> u8 {
+        use consts::*;
+        match self {
+            Self::BadOpcode | Self::BadOpmod | Self::BadIndex | Self::BadSqn => SYND_LOCAL_QP_OP,
+            Self::BadMss | Self::LsoHeaders => SYND_LOCAL_QP_OP,
+            Self::ReadFault => SYND_LOCAL_PROT,
+            Self::BadDsCount
+            | Self::NotPosted
+            | Self::CrossesRingEnd
+            | Self::BadInline
+            | Self::ZeroByteCount
+            | Self::TooShort
+            | Self::TooLong => SYND_LOCAL_LENGTH,
+        }
+    }
+
+    /// The model's own reason code, written to `vendor_err_synd` (byte 54): 1 + the variant's
+    /// position in this enum (BadOpcode = 1 … ReadFault = 14).
+    pub fn vendor_code(self) -> u8 {
+        self as u8 + 1
+    }
+}
+
+/// State of a work queue.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum QueueState {
+    /// Processing work.
+    Ready,
+    /// Stopped after an error; needs a reset.
+    Error,
+}
+
+/// Counters of one port (device-wide: [`Device::totals`]).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct PortCounters {
+    /// PCIe traffic of this port's queues.
+    pub pcie: PcieCounters,
+    /// Register writes accepted on this port's UAR (SQ + arm doorbells).
+    pub doorbells: u64,
+    /// SQ doorbell writes.
+    pub sq_doorbells: u64,
+    /// CQ arm doorbell writes.
+    pub arm_doorbells: u64,
+    /// Register writes naming a queue this UAR does not own.
+    pub bad_doorbells: u64,
+    /// Doorbell-record reads (SQ pc, RQ wqe_ctr, CQ set_ci).
+    pub dbr_reads: u64,
+    /// Doorbell records with an impossible producer counter.
+    pub dbr_invalid: u64,
+    /// WQEs executed successfully (all opcodes).
+    pub wqes: u64,
+    /// WQEBBs of those WQEs.
+    pub wqebbs: u64,
+    /// NOP WQEs.
+    pub nop_wqes: u64,
+    /// SEND WQEs.
+    pub send_wqes: u64,
+    /// LSO WQEs.
+    pub lso_wqes: u64,
+    /// Enhanced MPWQEs.
+    pub mpwqe_wqes: u64,
+    /// Packets carried by enhanced MPWQEs.
+    pub mpwqe_pkts: u64,
+    /// WQEs rejected with an error CQE.
+    pub wqe_errors: u64,
+    /// Packets put on the wire (LSO counts segments).
+    pub tx_packets: u64,
+    /// Bytes put on the wire (after VLAN insertion and padding).
+    pub tx_bytes: u64,
+    /// Packets dropped because this port or its peer is down (or has no peer).
+    pub tx_link_down_drops: u64,
+    /// Sum of [`crate::sim::pcie::inbound_floor`] over the host bytes of every sent packet.
+    pub tx_floor_in_bytes: u64,
+    /// TX completions written (REQ).
+    pub tx_cqes: u64,
+    /// TX error CQEs written (REQ_ERR).
+    pub tx_err_cqes: u64,
+    /// RX completions (RESP_SEND), compressed ones included.
+    pub rx_cqes: u64,
+    /// RX error CQEs (RESP_ERR).
+    pub rx_err_cqes: u64,
+    /// 64-byte CQ slot writes (CQEs, titles and mini arrays).
+    pub cq_slot_writes: u64,
+    /// Compression sessions written (N ≥ 2).
+    pub compress_sessions: u64,
+    /// CQEs carried by compression sessions.
+    pub compressed_cqes: u64,
+    /// CQ overruns detected.
+    pub cq_overruns: u64,
+    /// CQEs not written because their CQ is in error.
+    pub cqes_lost: u64,
+    /// Interrupts raised.
+    pub interrupts: u64,
+    /// Packets received into an RQ.
+    pub rx_packets: u64,
+    /// Bytes received into an RQ.
+    pub rx_bytes: u64,
+    /// Packets dropped: RQ had no posted WQE.
+    pub rx_out_of_buffer: u64,
+    /// Packets dropped: no RSS table or the RQ is missing or in error.
+    pub rx_no_rq_drops: u64,
+    /// Packets longer than the RX WQE's buffers.
+    pub rx_too_long: u64,
+    /// RX DMA write faults.
+    pub rx_dma_faults: u64,
+    /// Faults reading a doorbell record or writing a CQE.
+    pub dma_faults: u64,
+}
+
+macro_rules! add_counters {
+    ($dst:expr, $src:expr, $($f:ident),*) => {
+        $( $dst.$f = $dst.$f.wrapping_add($src.$f); )*
+    };
+}
+
+impl PortCounters {
+    /// Adds `o` into `self`.
+    pub fn add(&mut self, o: &PortCounters) {
+        self.pcie.add(&o.pcie);
+        add_counters!(
+            self,
+            o,
+            doorbells,
+            sq_doorbells,
+            arm_doorbells,
+            bad_doorbells,
+            dbr_reads,
+            dbr_invalid,
+            wqes,
+            wqebbs,
+            nop_wqes,
+            send_wqes,
+            lso_wqes,
+            mpwqe_wqes,
+            mpwqe_pkts,
+            wqe_errors,
+            tx_packets,
+            tx_bytes,
+            tx_link_down_drops,
+            tx_floor_in_bytes,
+            tx_cqes,
+            tx_err_cqes,
+            rx_cqes,
+            rx_err_cqes,
+            cq_slot_writes,
+            compress_sessions,
+            compressed_cqes,
+            cq_overruns,
+            cqes_lost,
+            interrupts,
+            rx_packets,
+            rx_bytes,
+            rx_out_of_buffer,
+            rx_no_rq_drops,
+            rx_too_long,
+            rx_dma_faults,
+            dma_faults
+        );
+    }
+}
+
+/// CQ creation parameters.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct CqConfig {
+    /// Port that owns the CQ.
+    pub port: usize,
+    /// Bus address of the CQE buffer (64-byte aligned, 2^log_size × 64 bytes).
+    pub buf: DmaAddr,
+    /// log2 of the number of CQEs (1..=22).
+    pub log_size: u8,
+    /// Bus address of the doorbell record (8-byte aligned): db\[0\] set_ci, db\[1\] arm.
+    pub dbr: DmaAddr,
+    /// MSI-X vector raised when armed.
+    pub vector: u16,
+    /// Basic CQE compression of RX completions.
+    pub compress: bool,
+}
+
+/// SQ creation parameters.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct SqConfig {
+    /// Port that owns the SQ.
+    pub port: usize,
+    /// Bus address of the ring (64-byte aligned, 2^log_size WQEBBs).
+    pub buf: DmaAddr,
+    /// log2 of the ring size in WQEBBs (0..=15).
+    pub log_size: u8,
+    /// Bus address of the doorbell record (8-byte aligned; db\[1\] is the producer counter).
+    pub dbr: DmaAddr,
+    /// Completion queue.
+    pub cqn: u32,
+}
+
+/// RQ (cyclic) creation parameters.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct RqConfig {
+    /// Port that owns the RQ.
+    pub port: usize,
+    /// Bus address of the ring (aligned to the stride, 2^log_size WQEs).
+    pub buf: DmaAddr,
+    /// log2 of the number of RX WQEs (0..=15).
+    pub log_size: u8,
+    /// log2 of the WQE stride in bytes (4..=8: 1 to 16 data segments).
+    pub log_stride: u8,
+    /// Bus address of the doorbell record (8-byte aligned; db\[0\] is wqe_ctr).
+    pub dbr: DmaAddr,
+    /// Completion queue.
+    pub cqn: u32,
+}
+
+#[derive(Clone, Copy)]
+struct SqCtx {
+    used: bool,
+    state: QueueState,
+    buf: DmaAddr,
+    log_size: u8,
+    dbr: DmaAddr,
+    cq: u8,
+    /// Device consumer counter: index of the next WQE expected.
+    cc: u16,
+    /// Producer counter last read from the doorbell record.
+    pc: u16,
+}
+
+impl SqCtx {
+    const EMPTY: Self = Self {
+        used: false,
+        state: QueueState::Ready,
+        buf: 0,
+        log_size: 0,
+        dbr: 0,
+        cq: 0,
+        cc: 0,
+        pc: 0,
+    };
+}
+
+#[derive(Clone, Copy)]
+struct RqCtx {
+    used: bool,
+    state: QueueState,
+    buf: DmaAddr,
+    log_size: u8,
+    log_stride: u8,
+    dbr: DmaAddr,
+    cq: u8,
+    cc: u16,
+    /// wqe_ctr last read from the doorbell record.
+    posted: u16,
+}
+
+impl RqCtx {
+    const EMPTY: Self = Self {
+        used: false,
+        state: QueueState::Ready,
+        buf: 0,
+        log_size: 0,
+        log_stride: 0,
+        dbr: 0,
+        cq: 0,
+        cc: 0,
+        posted: 0,
+    };
+}
+
+#[derive(Clone, Copy)]
+struct Session {
+    /// CQEs in the session (0 = none open).
+    n: u32,
+    /// CQ index of the title.
+    start: u32,
+    /// RQ slot the session belongs to.
+    rq: u8,
+    /// wqe_counter of the last CQE added.
+    last_wc: u16,
+    title: [u8; 64],
+    arr: [u8; 64],
+}
+
+#[derive(Clone, Copy)]
+struct CqCtx {
+    used: bool,
+    error: bool,
+    buf: DmaAddr,
+    log_size: u8,
+    dbr: DmaAddr,
+    vector: u16,
+    compress: bool,
+    /// Producer index (CQ indices reserved so far).
+    pi: u32,
+    /// Consumer index last read from set_ci.
+    ci: u32,
+    armed: bool,
+    arm_sn: u8,
+    arm_ci: u32,
+    /// SQs and RQs using this CQ.
+    users: u16,
+    sess: Session,
+}
+
+impl CqCtx {
+    const EMPTY: Self = Self {
+        used: false,
+        error: false,
+        buf: 0,
+        log_size: 0,
+        dbr: 0,
+        vector: 0,
+        compress: false,
+        pi: 0,
+        ci: 0,
+        armed: false,
+        arm_sn: 0,
+        arm_ci: 0,
+        users: 0,
+        sess: Session {
+            n: 0,
+            start: 0,
+            rq: 0,
+            last_wc: 0,
+            title: [0; 64],
+            arr: [0; 64],
+        },
+    };
+
+    /// Producer index as the driver can see it (a session's title not yet written hides it).
+    fn visible_pi(&self) -> u32 {
+        if self.sess.n > 0 {
+            self.sess.start
+        } else {
+            self.pi
+        }
+    }
+}
+
+/// State of one port: link, queue tables, RSS table, counters. Opaque; create with
+/// [`Port::new`] and hand a slice of them to [`Device::new`].
+pub struct Port {
+    link_up: bool,
+    sqs: [SqCtx; MAX_QUEUES],
+    rqs: [RqCtx; MAX_QUEUES],
+    cqs: [CqCtx; MAX_QUEUES],
+    rss: [u8; MAX_RSS],
+    rss_len: usize,
+    /// SQs with a doorbell whose record has not been read yet.
+    sq_doorbell: u64,
+    /// SQs with WQEs between cc and the last read pc.
+    sq_active: u64,
+    /// CQs with an arm request to evaluate.
+    arm_pending: u64,
+    counters: PortCounters,
+}
+
+impl Default for Port {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl Port {
+    /// A port with link up and no queues.
+    pub const fn new() -> Self {
+        Self {
+            link_up: true,
+            sqs: [SqCtx::EMPTY; MAX_QUEUES],
+            rqs: [RqCtx::EMPTY; MAX_QUEUES],
+            cqs: [CqCtx::EMPTY; MAX_QUEUES],
+            rss: [0; MAX_RSS],
+            rss_len: 0,
+            sq_doorbell: 0,
+            sq_active: 0,
+            arm_pending: 0,
+            counters: PortCounters {
+                pcie: PcieCounters {
+                    in_tlps: 0,
+                    in_bytes: 0,
+                    out_tlps: 0,
+                    out_bytes: 0,
+                },
+                doorbells: 0,
+                sq_doorbells: 0,
+                arm_doorbells: 0,
+                bad_doorbells: 0,
+                dbr_reads: 0,
+                dbr_invalid: 0,
+                wqes: 0,
+                wqebbs: 0,
+                nop_wqes: 0,
+                send_wqes: 0,
+                lso_wqes: 0,
+                mpwqe_wqes: 0,
+                mpwqe_pkts: 0,
+                wqe_errors: 0,
+                tx_packets: 0,
+                tx_bytes: 0,
+                tx_link_down_drops: 0,
+                tx_floor_in_bytes: 0,
+                tx_cqes: 0,
+                tx_err_cqes: 0,
+                rx_cqes: 0,
+                rx_err_cqes: 0,
+                cq_slot_writes: 0,
+                compress_sessions: 0,
+                compressed_cqes: 0,
+                cq_overruns: 0,
+                cqes_lost: 0,
+                interrupts: 0,
+                rx_packets: 0,
+                rx_bytes: 0,
+                rx_out_of_buffer: 0,
+                rx_no_rq_drops: 0,
+                rx_too_long: 0,
+                rx_dma_faults: 0,
+                dma_faults: 0,
+            },
+        }
+    }
+}
+
+/// The simulated device.
+///
+/// `P` holds the ports (the host passes a `Vec<Port>`/`Box<[Port]>`, the kernel a `KVec`);
+/// `B` is scratch memory for gathering and segmenting packets, at least [`MIN_SCRATCH`]
+/// bytes ([`SCRATCH_LEN`] to carry 64 KiB LSO payloads): the first [`MAX_FRAME`] bytes
+/// build output frames, the rest gathers a WQE's packet.
+pub struct Device<P, B> {
+    ports: P,
+    scratch: B,
+    wqe: [u8; 1024],
+    bad_mmio: u64,
+}
+
+fn split_qn(qn: u32, base: u32) -> Option<(usize, usize)> {
+    let rel = qn.checked_sub(base)? as usize;
+    let port = rel / MAX_QUEUES;
+    if port >= MAX_PORTS {
+        return None;
+    }
+    Some((port, rel % MAX_QUEUES))
+}
+
+fn make_qn(base: u32, port: usize, slot: usize) -> u32 {
+    base + (port * MAX_QUEUES + slot) as u32
+}
+
+impl<P, B> Device<P, B>
+where
+    P: DerefMut<Target = [Port]>,
+    B: DerefMut<Target = [u8]>,
+{
+    /// A device with `ports.len()` ports (1..=[`MAX_PORTS`]) and `scratch` (at least
+    /// [`MIN_SCRATCH`] bytes). Fails with [`CmdError::BadParam`] otherwise.
+    pub fn new(ports: P, scratch: B) -> Result<Self, CmdError> {
+        if ports.is_empty() || ports.len() > MAX_PORTS || scratch.len() < MIN_SCRATCH {
+            return Err(CmdError::BadParam);
+        }
+        Ok(Self {
+            ports,
+            scratch,
+            wqe: [0; 1024],
+            bad_mmio: 0,
+        })
+    }
+
+    /// Number of ports.
+    pub fn num_ports(&self) -> usize {
+        self.ports.len()
+    }
+
+    fn port_mut(&mut self, port: usize) -> Result<&mut Port, CmdError> {
+        self.ports.get_mut(port).ok_or(CmdError::BadPort)
+    }
+
+    /// Creates a CQ and returns its number.
+    pub fn create_cq(&mut self, cfg: &CqConfig) -> Result<u32, CmdError> {
+        if !(1..=22).contains(&cfg.log_size)
+            || !cfg.buf.is_multiple_of(64)
+            || !cfg.dbr.is_multiple_of(8)
+        {
+            return Err(CmdError::BadParam);
+        }
+        let port = self.port_mut(cfg.port)?;
+        let slot = port
+            .cqs
+            .iter()
+            .position(|c| !c.used)
+            .ok_or(CmdError::NoResources)?;
+        let cq = &mut port.cqs[slot];
+        *cq = CqCtx::EMPTY;
+        cq.used = true;
+        cq.buf = cfg.buf;
+        cq.log_size = cfg.log_size;
+        cq.dbr = cfg.dbr;
+        cq.vector = cfg.vector;
+        cq.compress = cfg.compress;
+        Ok(make_qn(CQN_BASE, cfg.port, slot))
+    }
+
+    fn cq_slot(&self, port: usize, cqn: u32) -> Result<usize, CmdError> {
+        let (p, slot) = split_qn(cqn, CQN_BASE).ok_or(CmdError::NoSuchQueue)?;
+        let ok = p == port
+            && self
+                .ports
+                .get(p)
+                .and_then(|pt| pt.cqs.get(slot))
+                .is_some_and(|c| c.used);
+        if ok {
+            Ok(slot)
+        } else {
+            Err(CmdError::NoSuchQueue)
+        }
+    }
+
+    /// Destroys a CQ that no SQ or RQ uses any more. An open compression session is discarded.
+    pub fn destroy_cq(&mut self, cqn: u32) -> Result<(), CmdError> {
+        let (p, _) = split_qn(cqn, CQN_BASE).ok_or(CmdError::NoSuchQueue)?;
+        let slot = self.cq_slot(p, cqn)?;
+        let port = self.port_mut(p)?;
+        if port.cqs[slot].users != 0 {
+            return Err(CmdError::Busy);
+        }
+        port.cqs[slot] = CqCtx::EMPTY;
+        port.arm_pending &= !(1u64 << slot);
+        Ok(())
+    }
+
+    /// Creates an SQ (ready, counters 0) and returns its number.
+    pub fn create_sq(&mut self, cfg: &SqConfig) -> Result<u32, CmdError> {
+        if cfg.log_size > 15 || !cfg.buf.is_multiple_of(64) || !cfg.dbr.is_multiple_of(8) {
+            return Err(CmdError::BadParam);
+        }
+        self.port_mut(cfg.port)?;
+        let cq = self.cq_slot(cfg.port, cfg.cqn)?;
+        let port = self.port_mut(cfg.port)?;
+        let slot = port
+            .sqs
+            .iter()
+            .position(|s| !s.used)
+            .ok_or(CmdError::NoResources)?;
+        port.sqs[slot] = SqCtx {
+            used: true,
+            state: QueueState::Ready,
+            buf: cfg.buf,
+            log_size: cfg.log_size,
+            dbr: cfg.dbr,
+            cq: cq as u8,
+            cc: 0,
+            pc: 0,
+        };
+        port.cqs[cq].users += 1;
+        Ok(make_qn(SQN_BASE, cfg.port, slot))
+    }
+
+    fn sq_loc(&self, sqn: u32) -> Result<(usize, usize), CmdError> {
+        let (p, slot) = split_qn(sqn, SQN_BASE).ok_or(CmdError::NoSuchQueue)?;
+        match self.ports.get(p).and_then(|pt| pt.sqs.get(slot)) {
+            Some(s) if s.used => Ok((p, slot)),
+            _ => Err(CmdError::NoSuchQueue),
+        }
+    }
+
+    fn rq_loc(&self, rqn: u32) -> Result<(usize, usize), CmdError> {
+        let (p, slot) = split_qn(rqn, RQN_BASE).ok_or(CmdError::NoSuchQueue)?;
+        match self.ports.get(p).and_then(|pt| pt.rqs.get(slot)) {
+            Some(r) if r.used => Ok((p, slot)),
+            _ => Err(CmdError::NoSuchQueue),
+        }
+    }
+
+    /// Destroys an SQ. WQEs not yet executed are abandoned.
+    pub fn destroy_sq(&mut self, sqn: u32) -> Result<(), CmdError> {
+        let (p, slot) = self.sq_loc(sqn)?;
+        let port = self.port_mut(p)?;
+        let cq = usize::from(port.sqs[slot].cq);
+        port.sqs[slot] = SqCtx::EMPTY;
+        port.sq_doorbell &= !(1u64 << slot);
+        port.sq_active &= !(1u64 << slot);
+        if let Some(c) = port.cqs.get_mut(cq) {
+            c.users = c.users.saturating_sub(1);
+        }
+        Ok(())
+    }
+
+    /// Resets an SQ to ready with its consumer counter at 0 (modify ERR → RST → RDY; the
+    /// driver restarts its producer counter at 0 too). Pending doorbells are forgotten.
+    pub fn reset_sq(&mut self, sqn: u32) -> Result<(), CmdError> {
+        let (p, slot) = self.sq_loc(sqn)?;
+        let port = self.port_mut(p)?;
+        let sq = &mut port.sqs[slot];
+        sq.state = QueueState::Ready;
+        sq.cc = 0;
+        sq.pc = 0;
+        port.sq_doorbell &= !(1u64 << slot);
+        port.sq_active &= !(1u64 << slot);
+        Ok(())
+    }
+
+    /// State of an SQ.
+    pub fn sq_state(&self, sqn: u32) -> Result<QueueState, CmdError> {
+        let (p, slot) = self.sq_loc(sqn)?;
+        Ok(self.ports[p].sqs[slot].state)
+    }
+
+    /// The device's consumer counter of an SQ (index of the next WQE it expects).
+    pub fn sq_consumer(&self, sqn: u32) -> Result<u16, CmdError> {
+        let (p, slot) = self.sq_loc(sqn)?;
+        Ok(self.ports[p].sqs[slot].cc)
+    }
+
+    /// Creates a cyclic RQ (ready, counters 0) and returns its number.
+    pub fn create_rq(&mut self, cfg: &RqConfig) -> Result<u32, CmdError> {
+        if cfg.log_size > 15
+            || !(4..=8).contains(&cfg.log_stride)
+            || !cfg.buf.is_multiple_of(1u64 << cfg.log_stride)
+            || !cfg.dbr.is_multiple_of(8)
+        {
+            return Err(CmdError::BadParam);
+        }
+        self.port_mut(cfg.port)?;
+        let cq = self.cq_slot(cfg.port, cfg.cqn)?;
+        let port = self.port_mut(cfg.port)?;
+        let slot = port
+            .rqs
+            .iter()
+            .position(|r| !r.used)
+            .ok_or(CmdError::NoResources)?;
+        port.rqs[slot] = RqCtx {
+            used: true,
+            state: QueueState::Ready,
+            buf: cfg.buf,
+            log_size: cfg.log_size,
+            log_stride: cfg.log_stride,
+            dbr: cfg.dbr,
+            cq: cq as u8,
+            cc: 0,
+            posted: 0,
+        };
+        port.cqs[cq].users += 1;
+        Ok(make_qn(RQN_BASE, cfg.port, slot))
+    }
+
+    /// Destroys an RQ; it is removed from the port's RSS table.
+    pub fn destroy_rq(&mut self, rqn: u32) -> Result<(), CmdError> {
+        let (p, slot) = self.rq_loc(rqn)?;
+        let port = self.port_mut(p)?;
+        let cq = usize::from(port.rqs[slot].cq);
+        port.rqs[slot] = RqCtx::EMPTY;
+        if let Some(c) = port.cqs.get_mut(cq) {
+            c.users = c.users.saturating_sub(1);
+        }
+        // Keep the table order, drop the entries of this RQ.
+        let mut w = 0;
+        for r in 0..port.rss_len.min(MAX_RSS) {
+            let e = port.rss[r];
+            if usize::from(e) != slot {
+                port.rss[w] = e;
+                w += 1;
+            }
+        }
+        port.rss_len = w;
+        Ok(())
+    }
+
+    /// Resets an RQ to ready with its counters at 0.
+    pub fn reset_rq(&mut self, rqn: u32) -> Result<(), CmdError> {
+        let (p, slot) = self.rq_loc(rqn)?;
+        let rq = &mut self.port_mut(p)?.rqs[slot];
+        rq.state = QueueState::Ready;
+        rq.cc = 0;
+        rq.posted = 0;
+        Ok(())
+    }
+
+    /// State of an RQ.
+    pub fn rq_state(&self, rqn: u32) -> Result<QueueState, CmdError> {
+        let (p, slot) = self.rq_loc(rqn)?;
+        Ok(self.ports[p].rqs[slot].state)
+    }
+
+    /// The device's consumer counter of an RQ (WQEs it has used).
+    pub fn rq_consumer(&self, rqn: u32) -> Result<u16, CmdError> {
+        let (p, slot) = self.rq_loc(rqn)?;
+        Ok(self.ports[p].rqs[slot].cc)
+    }
+
+    /// The producer index of a CQ (CQ indices used so far, compression sessions included).
+    pub fn cq_producer(&self, cqn: u32) -> Result<u32, CmdError> {
+        let (p, _) = split_qn(cqn, CQN_BASE).ok_or(CmdError::NoSuchQueue)?;
+        let slot = self.cq_slot(p, cqn)?;
+        Ok(self.ports[p].cqs[slot].pi)
+    }
+
+    /// Whether a CQ entered the error state (overrun or CQE write fault).
+    pub fn cq_in_error(&self, cqn: u32) -> Result<bool, CmdError> {
+        let (p, _) = split_qn(cqn, CQN_BASE).ok_or(CmdError::NoSuchQueue)?;
+        let slot = self.cq_slot(p, cqn)?;
+        Ok(self.ports[p].cqs[slot].error)
+    }
+
+    /// Sets a port's RSS indirection table (1..=[`MAX_RSS`] RQs of that port, repetitions
+    /// allowed; empty = drop everything). A packet with hash h goes to `rqns[h % len]`.
+    pub fn set_rss(&mut self, port: usize, rqns: &[u32]) -> Result<(), CmdError> {
+        if rqns.len() > MAX_RSS {
+            return Err(CmdError::BadParam);
+        }
+        let mut table = [0u8; MAX_RSS];
+        for (i, &rqn) in rqns.iter().enumerate() {
+            let (p, slot) = self.rq_loc(rqn)?;
+            if p != port {
+                return Err(CmdError::NoSuchQueue);
+            }
+            table[i] = slot as u8;
+        }
+        let pt = self.port_mut(port)?;
+        pt.rss = table;
+        pt.rss_len = rqns.len();
+        Ok(())
+    }
+
+    /// Sets a port's link state.
+    pub fn set_link(&mut self, port: usize, up: bool) -> Result<(), CmdError> {
+        self.port_mut(port)?.link_up = up;
+        Ok(())
+    }
+
+    /// A port's link state (false for a port that does not exist).
+    pub fn link_up(&self, port: usize) -> bool {
+        self.ports.get(port).is_some_and(|p| p.link_up)
+    }
+
+    /// Counters of one port.
+    pub fn counters(&self, port: usize) -> Option<&PortCounters> {
+        self.ports.get(port).map(|p| &p.counters)
+    }
+
+    /// Counters summed over all ports.
+    pub fn totals(&self) -> PortCounters {
+        let mut t = PortCounters::default();
+        for p in self.ports.iter() {
+            t.add(&p.counters);
+        }
+        t
+    }
+
+    /// Register accesses to unknown offsets or ports.
+    pub fn bad_mmio(&self) -> u64 {
+        self.bad_mmio
+    }
+
+    /// A 64-bit register write at `offset` in BAR0, bytes in bus (memory) order.
+    pub fn mmio_write64(&mut self, offset: u32, bytes: [u8; 8]) {
+        let page = (offset / UAR_PAGE_SIZE) as usize;
+        let reg = offset % UAR_PAGE_SIZE;
+        let Some(port) = self.ports.get_mut(page) else {
+            self.bad_mmio = self.bad_mmio.wrapping_add(1);
+            return;
+        };
+        let hi = u32::from_be_bytes([bytes[0], bytes[1], bytes[2], bytes[3]]);
+        let lo = u32::from_be_bytes([bytes[4], bytes[5], bytes[6], bytes[7]]);
+        match reg {
+            SQ_DOORBELL => {
+                port.counters.pcie.doorbell();
+                port.counters.sq_doorbells += 1;
+                match split_qn(lo >> 8, SQN_BASE) {
+                    Some((p, slot)) if p == page && port.sqs[slot].used => {
+                        port.counters.doorbells += 1;
+                        if port.sqs[slot].state == QueueState::Ready {
+                            port.sq_doorbell |= 1u64 << slot;
+                        }
+                    }
+                    _ => port.counters.bad_doorbells += 1,
+                }
+            }
+            CQ_ARM_DOORBELL => {
+                port.counters.pcie.doorbell();
+                port.counters.arm_doorbells += 1;
+                match split_qn(lo & 0xff_ffff, CQN_BASE) {
+                    Some((p, slot)) if p == page && port.cqs[slot].used => {
+                        port.counters.doorbells += 1;
+                        let cq = &mut port.cqs[slot];
+                        cq.armed = true;
+                        cq.arm_sn = ((hi >> 28) & 3) as u8;
+                        cq.arm_ci = hi & 0xff_ffff;
+                        port.arm_pending |= 1u64 << slot;
+                    }
+                    _ => port.counters.bad_doorbells += 1,
+                }
+            }
+            _ => {
+                port.counters.pcie.doorbell();
+                self.bad_mmio = self.bad_mmio.wrapping_add(1);
+            }
+        }
+    }
+
+    /// A 32-bit register write: no 32-bit register exists, so it is counted as bad.
+    pub fn mmio_write32(&mut self, _offset: u32, _value: u32) {
+        self.bad_mmio = self.bad_mmio.wrapping_add(1);
+    }
+
+    /// A 32-bit register read: no readable register exists; returns all ones (master abort)
+    /// and counts it as bad.
+    pub fn mmio_read32(&mut self, _offset: u32) -> u32 {
+        self.bad_mmio = self.bad_mmio.wrapping_add(1);
+        u32::MAX
+    }
+
+    /// Runs the device until it has no work: executes posted WQEs, delivers packets, writes
+    /// CQEs, raises interrupts. Returns the number of WQEs executed (good or bad).
+    pub fn process<M: BusMemory, I: InterruptSink>(&mut self, mem: &M, irq: &mut I) -> usize {
+        let mut n = 0;
+        loop {
+            let (done, more) = self.process_budget(mem, irq, usize::MAX);
+            n += done;
+            if !more {
+                return n;
+            }
+        }
+    }
+
+    /// Like [`Device::process`] but executes at most `budget` WQEs. Returns (WQEs executed,
+    /// whether work is left). Open compression sessions are always closed before returning.
+    pub fn process_budget<M: BusMemory, I: InterruptSink>(
+        &mut self,
+        mem: &M,
+        irq: &mut I,
+        budget: usize,
+    ) -> (usize, bool) {
+        let Some((frame, gather)) = self.scratch.split_at_mut_checked(MAX_FRAME) else {
+            return (0, false);
+        };
+        let mut bufs = engine::Bufs {
+            frame,
+            gather,
+            wqe: &mut self.wqe,
+        };
+        let mut io = engine::Io { mem, irq };
+        engine::run(&mut self.ports, &mut bufs, &mut io, budget)
+    }
+}
