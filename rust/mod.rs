@@ -8,10 +8,13 @@
 //! `// SAFETY:` comment; the driver under `drivers/` uses only the safe API.
 //!
 //! * [`bindings`] — generated at build time from `rust/bindings/rsnic_bindings.h`.
+//! * [`dma`] — a DMA-capable parent device, coherent buffers, streaming mappings, and the
+//!   simulated device's view of host memory.
 //! * [`net`] — net_device registration and operations, ethtool operations, `SkBuff`.
 //! * [`params`] — the module parameters (declared in C: Rust modules gained parameters only
 //!   after 6.12).
 
 pub mod bindings;
+pub mod dma;
 pub mod net;
 pub mod params;

@@ -8,6 +8,10 @@
 #include <linux/netdevice.h>
 #include <linux/etherdevice.h>
 #include <linux/skbuff.h>
+#include <linux/platform_device.h>
+#include <linux/dma-mapping.h>
+#include <linux/mm.h>
+#include <linux/io.h>
 #include "rsnic_helpers.h"
 
 void *rsnic_helper_netdev_priv(const struct net_device *dev)
@@ -106,6 +110,90 @@ bool rsnic_helper_netdev_xmit_more(void)
 u16 rsnic_helper_skb_get_queue_mapping(const struct sk_buff *skb)
 {
 	return skb_get_queue_mapping(skb);
+}
+
+struct platform_device *rsnic_helper_platform_device_register(const char *name, int id)
+{
+	return platform_device_register_simple(name, id, NULL, 0);
+}
+
+struct device *rsnic_helper_platform_device_dev(struct platform_device *pdev)
+{
+	return &pdev->dev;
+}
+
+int rsnic_helper_dma_setup(struct device *dev)
+{
+	return dma_coerce_mask_and_coherent(dev, DMA_BIT_MASK(64));
+}
+
+void *rsnic_helper_dma_alloc_coherent(struct device *dev, size_t size, dma_addr_t *dma)
+{
+	return dma_alloc_coherent(dev, size, dma, GFP_KERNEL);
+}
+
+void rsnic_helper_dma_free_coherent(struct device *dev, size_t size, void *cpu, dma_addr_t dma)
+{
+	dma_free_coherent(dev, size, cpu, dma);
+}
+
+dma_addr_t rsnic_helper_dma_map_single(struct device *dev, void *ptr, size_t size, int to_device)
+{
+	return dma_map_single(dev, ptr, size, to_device ? DMA_TO_DEVICE : DMA_FROM_DEVICE);
+}
+
+void rsnic_helper_dma_unmap_single(struct device *dev, dma_addr_t addr, size_t size,
+				   int to_device)
+{
+	dma_unmap_single(dev, addr, size, to_device ? DMA_TO_DEVICE : DMA_FROM_DEVICE);
+}
+
+dma_addr_t rsnic_helper_skb_frag_dma_map(struct device *dev, const struct sk_buff *skb,
+					 unsigned int frag, unsigned int *len)
+{
+	const skb_frag_t *f = &skb_shinfo(skb)->frags[frag];
+
+	*len = skb_frag_size(f);
+	return skb_frag_dma_map(dev, f, 0, *len, DMA_TO_DEVICE);
+}
+
+void rsnic_helper_dma_unmap_page(struct device *dev, dma_addr_t addr, size_t size,
+				 int to_device)
+{
+	dma_unmap_page(dev, addr, size, to_device ? DMA_TO_DEVICE : DMA_FROM_DEVICE);
+}
+
+int rsnic_helper_dma_mapping_error(struct device *dev, dma_addr_t addr)
+{
+	return dma_mapping_error(dev, addr);
+}
+
+void *rsnic_helper_skb_data(const struct sk_buff *skb)
+{
+	return skb->data;
+}
+
+unsigned int rsnic_helper_skb_nr_frags(const struct sk_buff *skb)
+{
+	return skb_shinfo(skb)->nr_frags;
+}
+
+/*
+ * The simulated device's view of host memory (no IOMMU: bus address == physical address).
+ * Returns the kernel mapping of [addr, addr + len) when every page of it is RAM in the
+ * direct map, NULL otherwise.
+ */
+void *rsnic_helper_phys_to_virt_checked(u64 addr, size_t len)
+{
+	u64 pfn, last;
+
+	if (!len || addr + len < addr)
+		return NULL;
+	last = (addr + len - 1) >> PAGE_SHIFT;
+	for (pfn = addr >> PAGE_SHIFT; pfn <= last; pfn++)
+		if (!pfn_valid(pfn) || PageHighMem(pfn_to_page(pfn)))
+			return NULL;
+	return phys_to_virt(addr);
 }
 
 void rsnic_helper_netif_napi_add(struct net_device *dev, struct napi_struct *napi,

@@ -9,6 +9,8 @@
 
 #include <linux/netdevice.h>
 #include <linux/skbuff.h>
+#include <linux/platform_device.h>
+#include <linux/dma-mapping.h>
 
 void *rsnic_helper_netdev_priv(const struct net_device *dev);
 void rsnic_helper_eth_hw_addr_random(struct net_device *dev);
@@ -35,6 +37,24 @@ void rsnic_helper_netdev_tx_completed_queue(struct netdev_queue *txq, unsigned i
 void rsnic_helper_netdev_tx_reset_queue(struct netdev_queue *txq);
 bool rsnic_helper_netdev_xmit_more(void);
 u16 rsnic_helper_skb_get_queue_mapping(const struct sk_buff *skb);
+
+/* DMA */
+struct platform_device *rsnic_helper_platform_device_register(const char *name, int id);
+struct device *rsnic_helper_platform_device_dev(struct platform_device *pdev);
+int rsnic_helper_dma_setup(struct device *dev);
+void *rsnic_helper_dma_alloc_coherent(struct device *dev, size_t size, dma_addr_t *dma);
+void rsnic_helper_dma_free_coherent(struct device *dev, size_t size, void *cpu, dma_addr_t dma);
+dma_addr_t rsnic_helper_dma_map_single(struct device *dev, void *ptr, size_t size, int to_device);
+void rsnic_helper_dma_unmap_single(struct device *dev, dma_addr_t addr, size_t size,
+				   int to_device);
+dma_addr_t rsnic_helper_skb_frag_dma_map(struct device *dev, const struct sk_buff *skb,
+					 unsigned int frag, unsigned int *len);
+void rsnic_helper_dma_unmap_page(struct device *dev, dma_addr_t addr, size_t size,
+				 int to_device);
+int rsnic_helper_dma_mapping_error(struct device *dev, dma_addr_t addr);
+void *rsnic_helper_skb_data(const struct sk_buff *skb);
+unsigned int rsnic_helper_skb_nr_frags(const struct sk_buff *skb);
+void *rsnic_helper_phys_to_virt_checked(u64 addr, size_t len);
 
 /* NAPI */
 void rsnic_helper_netif_napi_add(struct net_device *dev, struct napi_struct *napi,

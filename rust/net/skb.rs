@@ -68,6 +68,17 @@ impl SkBuff {
         ptr
     }
 
+    /// The raw pointer, for the C APIs of this layer.
+    pub(crate) fn as_raw(&self) -> *mut bindings::sk_buff {
+        self.0.as_ptr()
+    }
+
+    /// Number of page fragments (`skb_shinfo(skb)->nr_frags`).
+    pub fn nr_frags(&self) -> u32 {
+        // SAFETY: by the type invariant the skb is valid.
+        unsafe { bindings::rsnic_helper_skb_nr_frags(self.0.as_ptr()) }
+    }
+
     /// Total length in bytes (`skb->len`).
     pub fn len(&self) -> u32 {
         // SAFETY: by the type invariant the skb is valid; `len` is not changed by others while

@@ -1,0 +1,333 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! DMA: a DMA-capable parent device, coherent buffers, streaming mappings of packets, and the
+//! simulated device's view of host memory.
+//!
+//! C headers: [`include/linux/dma-mapping.h`](srctree/include/linux/dma-mapping.h),
+//! [`include/linux/platform_device.h`](srctree/include/linux/platform_device.h).
+//!
+//! Memory shared with a device is only ever accessed through copies (volatile, word-wise
+//! where aligned), never through Rust references, because the device may read or write it at
+//! any time.
+
+use super::bindings;
+use super::net::skb::SkBuff;
+use core::ptr::NonNull;
+use kernel::{error::to_result, prelude::*, str::CStr, sync::Arc};
+
+/// Copies `src` to device-shared memory at `dst` with volatile stores.
+///
+/// # Safety
+///
+/// `dst` is valid for writes of `src.len()` bytes.
+unsafe fn copy_to_shared(dst: *mut u8, src: &[u8]) {
+    let mut i = 0;
+    if (dst as usize) % 8 == 0 {
+        while i + 8 <= src.len() {
+            let mut w = [0u8; 8];
+            w.copy_from_slice(&src[i..i + 8]);
+            // SAFETY: in bounds (loop condition) and 8-byte aligned (`dst` aligned, `i` a
+            // multiple of 8); the caller guarantees validity.
+            unsafe {
+                dst.add(i)
+                    .cast::<u64>()
+                    .write_volatile(u64::from_ne_bytes(w))
+            };
+            i += 8;
+        }
+    }
+    while i < src.len() {
+        // SAFETY: `i < src.len()`; the caller guarantees validity.
+        unsafe { dst.add(i).write_volatile(src[i]) };
+        i += 1;
+    }
+}
+
+/// Copies device-shared memory at `src` into `dst` with volatile loads.
+///
+/// # Safety
+///
+/// `src` is valid for reads of `dst.len()` bytes.
+unsafe fn copy_from_shared(dst: &mut [u8], src: *const u8) {
+    let mut i = 0;
+    if (src as usize) % 8 == 0 {
+        while i + 8 <= dst.len() {
+            // SAFETY: in bounds and aligned as in `copy_to_shared`.
+            let w = unsafe { src.add(i).cast::<u64>().read_volatile() };
+            dst[i..i + 8].copy_from_slice(&w.to_ne_bytes());
+            i += 8;
+        }
+    }
+    while i < dst.len() {
+        // SAFETY: `i < dst.len()`; the caller guarantees validity.
+        dst[i] = unsafe { src.add(i).read_volatile() };
+        i += 1;
+    }
+}
+
+/// A platform device that parents a simulated NIC's net devices and owns its DMA
+/// configuration (64-bit mask, coherent). Unregistered on drop.
+///
+/// # Invariants
+///
+/// `pdev` is a registered platform device whose DMA mask was set up.
+pub struct DmaDevice {
+    pdev: NonNull<bindings::platform_device>,
+}
+
+// SAFETY: the DMA API may be used on a device from any thread.
+unsafe impl Send for DmaDevice {}
+// SAFETY: as for `Send`; `&DmaDevice` only calls thread-safe DMA functions.
+unsafe impl Sync for DmaDevice {}
+
+impl DmaDevice {
+    /// Registers platform device `name`.`id` and sets it up for 64-bit coherent DMA.
+    pub fn new(name: &'static CStr, id: i32) -> Result<Arc<Self>> {
+        // SAFETY: `name` is a valid NUL-terminated string that outlives the device.
+        let ptr =
+            unsafe { bindings::rsnic_helper_platform_device_register(name.as_char_ptr(), id) };
+        let ptr = kernel::error::from_err_ptr(ptr)?;
+        let pdev = NonNull::new(ptr).ok_or(ENOMEM)?;
+        let dev = Self { pdev };
+        // SAFETY: the device was just registered.
+        to_result(unsafe { bindings::rsnic_helper_dma_setup(dev.raw()) })?;
+        Ok(Arc::new(dev, GFP_KERNEL)?)
+    }
+
+    /// The `struct device`, for the C APIs of this layer.
+    pub(crate) fn raw(&self) -> *mut bindings::device {
+        // SAFETY: `pdev` is valid (type invariant).
+        unsafe { bindings::rsnic_helper_platform_device_dev(self.pdev.as_ptr()) }
+    }
+
+    /// Maps `len` bytes of `skb`'s linear data from `offset` for the device to read.
+    pub fn map_skb_head(&self, skb: &SkBuff, offset: u32, len: u32) -> Result<DmaMapping> {
+        if len == 0
+            || offset
+                .checked_add(len)
+                .map_or(true, |end| end > skb.headlen())
+        {
+            return Err(EINVAL);
+        }
+        // SAFETY: [offset, offset + len) is inside the skb's linear data (checked above),
+        // which stays allocated while the caller keeps the skb, i.e. until it unmaps.
+        let addr = unsafe {
+            let data = bindings::rsnic_helper_skb_data(skb.as_raw()).cast::<u8>();
+            bindings::rsnic_helper_dma_map_single(
+                self.raw(),
+                data.add(offset as usize).cast(),
+                len as usize,
+                1,
+            )
+        };
+        self.check(addr)?;
+        Ok(DmaMapping {
+            addr,
+            len,
+            page: false,
+        })
+    }
+
+    /// Maps fragment `frag` of `skb` for the device to read.
+    pub fn map_skb_frag(&self, skb: &SkBuff, frag: u32) -> Result<DmaMapping> {
+        if frag >= skb.nr_frags() {
+            return Err(EINVAL);
+        }
+        let mut len = 0u32;
+        // SAFETY: `frag` is below nr_frags (checked); the fragment's page is held by the skb
+        // until the caller unmaps.
+        let addr = unsafe {
+            bindings::rsnic_helper_skb_frag_dma_map(self.raw(), skb.as_raw(), frag, &mut len)
+        };
+        self.check(addr)?;
+        Ok(DmaMapping {
+            addr,
+            len,
+            page: true,
+        })
+    }
+
+    fn check(&self, addr: bindings::dma_addr_t) -> Result {
+        // SAFETY: plain query on our device.
+        if unsafe { bindings::rsnic_helper_dma_mapping_error(self.raw(), addr) } != 0 {
+            return Err(ENOMEM);
+        }
+        Ok(())
+    }
+
+    /// Ends a streaming mapping.
+    pub fn unmap(&self, mapping: DmaMapping) {
+        // SAFETY: `mapping` came from `map_skb_*` on this device (it is only made there and
+        // is consumed here, so it is unmapped once).
+        unsafe {
+            if mapping.page {
+                bindings::rsnic_helper_dma_unmap_page(
+                    self.raw(),
+                    mapping.addr,
+                    mapping.len as usize,
+                    1,
+                )
+            } else {
+                bindings::rsnic_helper_dma_unmap_single(
+                    self.raw(),
+                    mapping.addr,
+                    mapping.len as usize,
+                    1,
+                )
+            }
+        }
+    }
+}
+
+impl Drop for DmaDevice {
+    fn drop(&mut self) {
+        // SAFETY: registered in `new` (type invariant); every coherent buffer holds an `Arc`
+        // to us, so none is left.
+        unsafe { bindings::platform_device_unregister(self.pdev.as_ptr()) }
+    }
+}
+
+/// One streaming DMA mapping towards the device. Not `Copy`: [`DmaDevice::unmap`] consumes
+/// it, so it is unmapped at most once.
+#[derive(Debug)]
+pub struct DmaMapping {
+    addr: u64,
+    len: u32,
+    page: bool,
+}
+
+impl DmaMapping {
+    /// The bus address the device uses.
+    pub fn addr(&self) -> u64 {
+        self.addr
+    }
+
+    /// Length in bytes.
+    pub fn len(&self) -> u32 {
+        self.len
+    }
+
+    /// Whether the mapping is empty (never, for mappings made here).
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+}
+
+/// A DMA-coherent buffer, zeroed at allocation, freed on drop.
+///
+/// # Invariants
+///
+/// `cpu` is the kernel address of `size` bytes allocated with `dma_alloc_coherent()` on
+/// `dev`, at bus address `dma`.
+pub struct CoherentBuffer {
+    dev: Arc<DmaDevice>,
+    cpu: NonNull<u8>,
+    dma: u64,
+    size: usize,
+}
+
+// SAFETY: the buffer is plain memory; all access goes through volatile copies.
+unsafe impl Send for CoherentBuffer {}
+// SAFETY: as for `Send`.
+unsafe impl Sync for CoherentBuffer {}
+
+impl CoherentBuffer {
+    /// Allocates `size` bytes (zeroed) of coherent memory for `dev`.
+    pub fn alloc(dev: &Arc<DmaDevice>, size: usize) -> Result<Self> {
+        if size == 0 {
+            return Err(EINVAL);
+        }
+        let mut dma = 0;
+        // SAFETY: the device is set up for DMA; `dma` is a valid out-pointer.
+        let cpu = unsafe { bindings::rsnic_helper_dma_alloc_coherent(dev.raw(), size, &mut dma) };
+        let cpu = NonNull::new(cpu.cast::<u8>()).ok_or(ENOMEM)?;
+        Ok(Self {
+            dev: dev.clone(),
+            cpu,
+            dma,
+            size,
+        })
+    }
+
+    /// Bus address of byte 0.
+    pub fn dma_addr(&self) -> u64 {
+        self.dma
+    }
+
+    /// Size in bytes.
+    pub fn size(&self) -> usize {
+        self.size
+    }
+
+    fn in_bounds(&self, off: usize, len: usize) -> bool {
+        off.checked_add(len).is_some_and(|end| end <= self.size)
+    }
+
+    /// Copies `src` into the buffer at `off`; an access out of bounds is refused (false).
+    pub fn write(&self, off: usize, src: &[u8]) -> bool {
+        if !self.in_bounds(off, src.len()) {
+            return false;
+        }
+        // SAFETY: in bounds of the allocation (checked), which lives as long as `self`.
+        unsafe { copy_to_shared(self.cpu.as_ptr().add(off), src) };
+        true
+    }
+
+    /// Copies bytes at `off` into `dst`; an access out of bounds is refused (false) and
+    /// leaves `dst` unchanged.
+    pub fn read(&self, off: usize, dst: &mut [u8]) -> bool {
+        if !self.in_bounds(off, dst.len()) {
+            return false;
+        }
+        // SAFETY: in bounds of the allocation (checked), which lives as long as `self`.
+        unsafe { copy_from_shared(dst, self.cpu.as_ptr().add(off)) };
+        true
+    }
+}
+
+impl Drop for CoherentBuffer {
+    fn drop(&mut self) {
+        // SAFETY: allocated in `alloc` with these parameters (type invariant).
+        unsafe {
+            bindings::rsnic_helper_dma_free_coherent(
+                self.dev.raw(),
+                self.size,
+                self.cpu.as_ptr().cast(),
+                self.dma,
+            )
+        }
+    }
+}
+
+/// Host memory as the simulated device sees it: bus address = physical address (no IOMMU),
+/// restricted to RAM in the kernel's direct map. Every access is range-checked page by page;
+/// an access to anything else is refused, as an IOMMU fault would be.
+pub struct PhysBus;
+
+impl PhysBus {
+    /// DMA read of `dst.len()` bytes at bus address `addr`.
+    pub fn read(&self, addr: u64, dst: &mut [u8]) -> bool {
+        // SAFETY: the helper checks that the whole range is RAM in the direct map.
+        let p = unsafe { bindings::rsnic_helper_phys_to_virt_checked(addr, dst.len()) };
+        if p.is_null() {
+            return false;
+        }
+        // SAFETY: `p` maps `dst.len()` bytes of RAM (checked above). The device only uses
+        // addresses the driver handed it in descriptors, for memory the driver keeps mapped
+        // while the device may use it.
+        unsafe { copy_from_shared(dst, p.cast()) };
+        true
+    }
+
+    /// DMA write of `src` at bus address `addr`.
+    pub fn write(&self, addr: u64, src: &[u8]) -> bool {
+        // SAFETY: as in `read`.
+        let p = unsafe { bindings::rsnic_helper_phys_to_virt_checked(addr, src.len()) };
+        if p.is_null() {
+            return false;
+        }
+        // SAFETY: as in `read`.
+        unsafe { copy_to_shared(p.cast(), src) };
+        true
+    }
+}
