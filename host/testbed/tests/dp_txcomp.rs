@@ -244,6 +244,9 @@ impl Rng {
         self.0 ^= self.0 >> 27;
         self.0.wrapping_mul(0x2545_f491_4f6c_dd1d)
     }
+    fn one_in(&mut self, n: u64) -> bool {
+        self.next().is_multiple_of(n)
+    }
 }
 
 #[test]
@@ -253,7 +256,7 @@ fn garbage_cqs_never_release_twice() {
     for round in 0..200u32 {
         let mut env = Env::new(&mem);
         let mut p = sq_params(6);
-        p.mpwqe = round % 2 == 0;
+        p.mpwqe = round.is_multiple_of(2);
         let mut sq = make_sq(&env, p);
         let mut posted = HashSet::new();
         let mut released = HashSet::new();
@@ -261,7 +264,7 @@ fn garbage_cqs_never_release_twice() {
             let n = rng.next() % 40;
             for k in 0..n {
                 let id = round * 10_000 + step * 100 + k as u32;
-                let frags = if rng.next() % 3 == 0 {
+                let frags = if rng.one_in(3) {
                     vec![vec![1u8; 20]; (rng.next() % 5) as usize]
                 } else {
                     vec![]
@@ -272,7 +275,7 @@ fn garbage_cqs_never_release_twice() {
                     tcp4_frame(60 + (rng.next() % 200) as usize, 0),
                     frags,
                 );
-                match sq.xmit(pkt, rng.next() % 4 != 0, &mut env) {
+                match sq.xmit(pkt, !rng.one_in(4), &mut env) {
                     Ok(()) => {
                         posted.insert(id);
                     }
@@ -290,10 +293,10 @@ fn garbage_cqs_never_release_twice() {
                 for b in c.iter_mut() {
                     *b = rng.next() as u8;
                 }
-                if rng.next() % 2 == 0 {
+                if rng.one_in(2) {
                     let wc = sq.cc().wrapping_add((rng.next() % 70) as u16);
                     c[60..62].copy_from_slice(&wc.to_be_bytes());
-                    c[63] = (c[63] & 1) | if rng.next() % 4 == 0 { 0xd0 } else { 0 };
+                    c[63] = (c[63] & 1) | if rng.one_in(4) { 0xd0 } else { 0 };
                 }
                 cq.write(slot * 64, &c);
             }
