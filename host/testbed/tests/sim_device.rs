@@ -512,3 +512,146 @@ fn register_writes_to_unknown_places_are_counted() {
     assert_eq!(r.tb.counters(0).bad_doorbells, 1);
     assert_eq!(r.tb.counters(1).bad_doorbells, 1);
 }
+
+#[test]
+fn garbage_descriptors_and_records_never_panic_and_counters_balance() {
+    let mut seed = 0x9e37_79b9_7f4a_7c15u64;
+    let mut rnd = move || {
+        seed ^= seed << 13;
+        seed ^= seed >> 7;
+        seed ^= seed << 17;
+        seed
+    };
+    let mut seen = [0u64; 6];
+    for round in 0..150 {
+        let mut r = Rig::new(RigOpts {
+            sq_log: 3,
+            tx_cq_log: 1 + (round % 3) as u8,
+            rx_cq_log: 2,
+            rq_log: 3,
+            rx_buf: 256,
+            compress: round % 2 == 1,
+            rx_posted: (round % 9) as u16,
+        });
+        let data = r.tb.mem.alloc(4096);
+        let mut executed = 0;
+        for _ in 0..6 {
+            for i in 0..8u16 {
+                let mut w = [0u8; 64];
+                for b in w.iter_mut() {
+                    *b = rnd() as u8;
+                }
+                let idx = if rnd() % 16 == 0 {
+                    rnd() as u16
+                } else {
+                    r.pc.wrapping_add(i)
+                };
+                let seg = |rnd: &mut dyn FnMut() -> u64| {
+                    let len = 14 + (rnd() % 300) as u32;
+                    let len = match rnd() % 16 {
+                        0 => 0,
+                        1 => len | 0x8000_0000,
+                        2 => 5000,
+                        _ => len,
+                    };
+                    let addr = data.dma_addr() + if rnd() % 8 == 0 { 4000 } else { rnd() % 512 };
+                    dseg(len, 0, addr)
+                };
+                match rnd() % 6 {
+                    0 => w = [0; 64],
+                    1 => w[..16].copy_from_slice(&ctrl(OP_NOP, idx, r.sqn, 1, CQ_UPDATE)),
+                    2 | 3 => {
+                        w.fill(0);
+                        w[..16].copy_from_slice(&ctrl(OP_SEND, idx, r.sqn, 3, CQ_UPDATE));
+                        w[32..48].copy_from_slice(&seg(&mut rnd));
+                        if rnd() % 4 == 0 {
+                            w[20] = 0xc0; // checksum offload
+                        }
+                    }
+                    4 => {
+                        w.fill(0);
+                        w[..16].copy_from_slice(&ctrl(OP_MPSW, idx, r.sqn, 4, 0));
+                        w[32..48].copy_from_slice(&seg(&mut rnd));
+                        w[48..64].copy_from_slice(&seg(&mut rnd));
+                    }
+                    _ => {
+                        let ops = [OP_NOP, OP_SEND, OP_LSO, OP_MPSW, 0x25];
+                        let op = ops[(rnd() % 5) as usize];
+                        w[..16].copy_from_slice(&ctrl(
+                            op,
+                            idx,
+                            r.sqn,
+                            (rnd() % 64) as u8,
+                            CQ_UPDATE,
+                        ));
+                        w[28..30].copy_from_slice(&((rnd() % 40) as u16).to_be_bytes());
+                    }
+                }
+                let off = ((r.pc.wrapping_add(i) & 7) as usize) * 64;
+                r.sq.write(off, &w);
+            }
+            let adv = if rnd() % 8 == 0 {
+                (rnd() % 12) as u16
+            } else {
+                8
+            };
+            r.pc = r.pc.wrapping_add(adv);
+            r.sq_dbr.write_be32(4, r.pc as u32);
+            if rnd() % 8 == 0 {
+                r.rq_dbr.write_be32(0, rnd() as u32 & 0xffff);
+            } else {
+                r.post_rx((rnd() % 6) as u16);
+            }
+            if rnd() % 8 == 0 {
+                r.tx_cq.dbr.write_be32(0, rnd() as u32);
+            } else {
+                while r.tx_cq.poll().is_some() {}
+                r.tx_cq.update_ci();
+            }
+            while r.rx_cq.poll().is_some() {}
+            r.rx_cq.update_ci();
+            let mut db = [0u8; 8];
+            db[4..].copy_from_slice(&(r.sqn << 8).to_be_bytes());
+            r.bus.write64(0x800, db);
+            let mut arm = [0u8; 8];
+            arm[..4].copy_from_slice(&(rnd() as u32).to_be_bytes());
+            arm[4..].copy_from_slice(&r.rx_cq.cqn.to_be_bytes());
+            r.bus.write64(4096 + 0x20, arm);
+            r.bus
+                .write64((rnd() % 0x3000) as u32, (rnd()).to_be_bytes());
+            executed += r.tb.step();
+            if rnd() % 2 == 0 {
+                let _ = r.tb.device().reset_sq(r.sqn);
+                r.pc = 0;
+            }
+        }
+        let t = r.tb.counters(0);
+        let rx = r.tb.counters(1);
+        assert_eq!(t.wqes + t.wqe_errors, executed as u64);
+        assert_eq!(
+            t.tx_packets,
+            rx.rx_packets
+                + rx.rx_out_of_buffer
+                + rx.rx_no_rq_drops
+                + rx.rx_too_long
+                + rx.rx_dma_faults,
+            "every packet on the wire is received or dropped for a counted reason"
+        );
+        assert_eq!(rx.rx_cqes, rx.rx_packets);
+        for (acc, v) in seen.iter_mut().zip([
+            t.wqes,
+            t.wqe_errors,
+            t.tx_packets,
+            rx.rx_packets,
+            rx.compress_sessions,
+            t.cq_overruns,
+        ]) {
+            *acc += v;
+        }
+    }
+    eprintln!("wqes, errors, sent, received, sessions, overruns: {seen:?}");
+    assert!(
+        seen.iter().all(|&v| v > 0),
+        "every path was exercised: {seen:?}"
+    );
+}

@@ -170,32 +170,44 @@ fn run_sq<M: BusMemory, I: InterruptSink>(
         moved = true;
         let wc = sq.cc;
         let res = exec_wqe(ports, p, &sq, sqn, bufs, io);
-        let Some(port) = ports.get_mut(p) else {
-            break;
-        };
-        let Port { cqs, counters, .. } = port;
-        let Some(cq) = cqs.get_mut(usize::from(sq.cq)) else {
-            break;
-        };
-        match res {
-            Ok((nwqebbs, cqe)) => {
+        // The WQE is consumed (or the SQ stopped) whatever happens to its CQE.
+        let cqe = match res {
+            Ok((nwqebbs, want_cqe)) => {
                 sq.cc = sq.cc.wrapping_add(nwqebbs);
-                counters.wqes += 1;
-                counters.wqebbs += u64::from(nwqebbs);
-                if cqe {
-                    counters.tx_cqes += 1;
+                if let Some(port) = ports.get_mut(p) {
+                    port.counters.wqes += 1;
+                    port.counters.wqebbs += u64::from(nwqebbs);
+                    if want_cqe {
+                        port.counters.tx_cqes += 1;
+                    }
+                }
+                want_cqe.then(|| {
                     let mut c = [0u8; 64];
                     put(&mut c, 56, &(sqn & 0xff_ffff).to_be_bytes());
                     put(&mut c, 60, &wc.to_be_bytes());
                     c[63] = CQE_REQ << 4;
-                    post_cqe(cq, counters, &c, None, io);
-                }
+                    c
+                })
             }
             Err((e, opcode)) => {
-                counters.wqe_errors += 1;
-                counters.tx_err_cqes += 1;
                 sq.state = QueueState::Error;
-                let c = err_cqe(CQE_REQ_ERR, e.syndrome(), e.vendor_code(), opcode, sqn, wc);
+                if let Some(port) = ports.get_mut(p) {
+                    port.counters.wqe_errors += 1;
+                    port.counters.tx_err_cqes += 1;
+                }
+                Some(err_cqe(
+                    CQE_REQ_ERR,
+                    e.syndrome(),
+                    e.vendor_code(),
+                    opcode,
+                    sqn,
+                    wc,
+                ))
+            }
+        };
+        if let (Some(c), Some(port)) = (cqe, ports.get_mut(p)) {
+            let Port { cqs, counters, .. } = port;
+            if let Some(cq) = cqs.get_mut(usize::from(sq.cq)) {
                 post_cqe(cq, counters, &c, None, io);
             }
         }
@@ -744,7 +756,7 @@ fn scatter<M: BusMemory>(
         if len == 0 || be32(wbuf, i * DS + 4) == TERMINATE_LKEY {
             break;
         }
-        cap += len;
+        cap = cap.saturating_add(len);
         used += 1;
     }
     if frame.len() > cap {
