@@ -214,6 +214,10 @@ where
     pub fn decompress_left(&self) -> u32 {
         self.cqd.left
     }
+    /// The ring buffer.
+    pub fn ring(&self) -> &C {
+        &self.wq
+    }
     /// The completion queue.
     pub fn cq(&self) -> &Cq<C> {
         &self.cq
