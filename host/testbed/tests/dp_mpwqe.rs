@@ -367,3 +367,37 @@ fn switching_mpwqe_needs_an_idle_sq() {
     let sq64 = make_sq(&env, mp(6));
     assert_eq!(sq64.stop_room(), 60);
 }
+
+#[test]
+fn burst_of_32_rings_once() {
+    let mem = HostMemory::new();
+    let mut env = Env::new(&mem);
+    let mut sq = make_sq(&env, mp(7));
+    env.log.borrow_mut().clear();
+    for i in 0..32u32 {
+        sq.xmit(
+            Pkt::new(&mem, i, tcp4_frame(64, 0), vec![]),
+            i != 31,
+            &mut env,
+        )
+        .unwrap();
+    }
+    // One session of 32: ds = 34 -> 9 WQEBBs, one doorbell, one DBR write (pc = 9).
+    assert_eq!(
+        env.mmio_writes(),
+        vec![(UAR + 0x800, [0, 0, 0, 0x29, 0, 0x0a, 0xbc, 34])]
+    );
+    let dbr: Vec<Ev> = env
+        .log
+        .borrow()
+        .iter()
+        .filter(|e| matches!(e, Ev::Write("sq_dbr", ..)))
+        .cloned()
+        .collect();
+    assert_eq!(dbr, vec![Ev::Write("sq_dbr", 4, vec![0, 0, 0, 9])]);
+    assert_eq!(
+        (sq.stats.mpwqe_blks, sq.stats.wqes, sq.stats.doorbells),
+        (1, 1, 1)
+    );
+    assert_eq!(complete(&mut sq, &mut env, 0), (0..32).collect::<Vec<_>>());
+}
