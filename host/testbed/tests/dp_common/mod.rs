@@ -168,6 +168,8 @@ pub struct Env {
     pub rx_fail_after: Option<u32>,
     pub rx_allocs: u32,
     pub rx_recycled: Vec<u32>,
+    /// Forward register writes to a simulated device (end-to-end tests).
+    pub fwd: Option<rsnic_testbed::bus::RegisterBus>,
 }
 
 impl Env {
@@ -189,6 +191,7 @@ impl Env {
             rx_fail_after: None,
             rx_allocs: 0,
             rx_recycled: Vec::new(),
+            fwd: None,
         }
     }
     pub fn mmio_writes(&self) -> Vec<(u32, [u8; 8])> {
@@ -215,6 +218,9 @@ impl Env {
 impl Mmio for Env {
     fn write64(&self, offset: u32, bytes: [u8; 8]) {
         self.log.borrow_mut().push(Ev::Mmio64(offset, bytes));
+        if let Some(bus) = &self.fwd {
+            bus.write64(offset, bytes);
+        }
     }
     fn write32(&self, _offset: u32, _value: u32) {
         panic!("mlx5 data path never writes 32-bit registers");
