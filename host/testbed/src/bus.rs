@@ -26,20 +26,21 @@ use std::rc::Rc;
 use std::sync::atomic::{compiler_fence, Ordering};
 
 use rsnic_core::dp::hw::{Barriers, InterruptSink, Mmio};
-use rsnic_core::sim::mlx5::{Device, Port, PortCounters, SCRATCH_LEN};
+use rsnic_core::sim::mlx5::{Device, Port, PortCounters, QueueSet, MAX_QUEUES, SCRATCH_LEN};
 
 use crate::mem::HostMemory;
 
 /// The mlx5 device model with host storage.
-pub type HostMlx5 = Device<Vec<Port>, Vec<u8>>;
+pub type HostMlx5 = Device<Vec<Port>, Vec<QueueSet>, Vec<u8>>;
 
 /// The device shared between the test bed and its register buses.
 pub type SharedMlx5 = Rc<RefCell<HostMlx5>>;
 
 /// A device with `ports` ports (1..=64) and full-size scratch (64 KiB LSO).
 pub fn new_mlx5(ports: usize) -> HostMlx5 {
+    let queues = vec![QueueSet::EMPTY; ports * MAX_QUEUES];
     let ports: Vec<Port> = (0..ports).map(|_| Port::new()).collect();
-    Device::new(ports, vec![0u8; SCRATCH_LEN]).expect("valid port count")
+    Device::new(ports, queues, vec![0u8; SCRATCH_LEN]).expect("valid port count")
 }
 
 /// BAR0 of the simulated device as the driver sees it.

@@ -4,7 +4,7 @@
 //! (with compression) and interrupts. See the parent module for the rules it implements.
 
 use super::consts::*;
-use super::{CqCtx, Port, PortCounters, QueueState, RqCtx, SqCtx, WqeError};
+use super::{CqCtx, Port, PortCounters, QueueSet, QueueState, RqCtx, SqCtx, WqeError};
 use super::{MAX_FRAME, MAX_QUEUES, MAX_RSS, MAX_SESSION, SQN_BASE, SQ_BURST};
 use crate::dp::hw::{BusMemory, DmaAddr, InterruptSink};
 use crate::sim::pcie::inbound_floor;
@@ -58,19 +58,19 @@ fn put(b: &mut [u8], off: usize, src: &[u8]) {
 /// compression sessions. Returns (WQEs executed, work left).
 pub(super) fn run<M: BusMemory, I: InterruptSink>(
     ports: &mut [Port],
+    queues: &mut [QueueSet],
     bufs: &mut Bufs<'_>,
     io: &mut Io<'_, M, I>,
     budget: usize,
 ) -> (usize, bool) {
     // Arm requests: CQEs may already be waiting at arm time.
-    for port in ports.iter_mut() {
+    for (p, port) in ports.iter_mut().enumerate() {
         let mut pending = core::mem::take(&mut port.arm_pending);
         while pending != 0 {
             let slot = pending.trailing_zeros() as usize;
             pending &= pending - 1;
-            let Port { cqs, counters, .. } = port;
-            if let Some(cq) = cqs.get_mut(slot) {
-                check_arm(cq, counters, io);
+            if let Some(row) = queues.get_mut(p * MAX_QUEUES + slot) {
+                check_arm(&mut row.cq, &mut port.counters, io);
             }
         }
     }
@@ -89,7 +89,7 @@ pub(super) fn run<M: BusMemory, I: InterruptSink>(
                     break 'outer;
                 }
                 let limit = SQ_BURST.min(budget - done);
-                let (n, moved) = run_sq(ports, p, slot, limit, bufs, io);
+                let (n, moved) = run_sq(ports, queues, p, slot, limit, bufs, io);
                 done += n;
                 progress |= moved;
             }
@@ -98,11 +98,12 @@ pub(super) fn run<M: BusMemory, I: InterruptSink>(
             break;
         }
     }
-    for port in ports.iter_mut() {
-        let Port { cqs, counters, .. } = port;
-        for cq in cqs.iter_mut() {
-            if cq.used && cq.sess.n > 0 {
-                flush_session(cq, counters, io);
+    for (p, port) in ports.iter_mut().enumerate() {
+        for slot in 0..MAX_QUEUES {
+            if let Some(row) = queues.get_mut(p * MAX_QUEUES + slot) {
+                if row.cq.used && row.cq.sess.n > 0 {
+                    flush_session(&mut row.cq, &mut port.counters, io);
+                }
             }
         }
     }
@@ -127,6 +128,7 @@ fn read_dbr<M: BusMemory>(counters: &mut PortCounters, addr: DmaAddr, mem: &M) -
 /// Executes up to `limit` WQEs of one SQ. Returns (WQEs executed, anything done).
 fn run_sq<M: BusMemory, I: InterruptSink>(
     ports: &mut [Port],
+    queues: &mut [QueueSet],
     p: usize,
     slot: usize,
     limit: usize,
@@ -135,32 +137,28 @@ fn run_sq<M: BusMemory, I: InterruptSink>(
 ) -> (usize, bool) {
     let bit = 1u64 << (slot % MAX_QUEUES);
     let sqn = SQN_BASE + (p * MAX_QUEUES + slot) as u32;
-    let mut sq: SqCtx = {
-        let Some(port) = ports.get_mut(p) else {
-            return (0, false);
-        };
-        let Some(sq) = port.sqs.get(slot).copied() else {
-            return (0, false);
-        };
-        if !sq.used || sq.state != QueueState::Ready {
-            port.sq_doorbell &= !bit;
-            port.sq_active &= !bit;
-            return (0, false);
-        }
-        sq
+    let row = p * MAX_QUEUES + slot;
+    let Some(mut sq) = queues.get(row).map(|r| r.sq) else {
+        return (0, false);
     };
+    let Some(port) = ports.get_mut(p) else {
+        return (0, false);
+    };
+    if !sq.used || sq.state != QueueState::Ready {
+        port.sq_doorbell &= !bit;
+        port.sq_active &= !bit;
+        return (0, false);
+    }
     let mut moved = false;
-    if let Some(port) = ports.get_mut(p) {
-        if port.sq_doorbell & bit != 0 {
-            port.sq_doorbell &= !bit;
-            moved = true;
-            if let Some(v) = read_dbr(&mut port.counters, sq.dbr.wrapping_add(4), io.mem) {
-                let pc = v as u16;
-                if u32::from(pc.wrapping_sub(sq.cc)) > 1u32 << sq.log_size {
-                    port.counters.dbr_invalid += 1;
-                } else {
-                    sq.pc = pc;
-                }
+    if port.sq_doorbell & bit != 0 {
+        port.sq_doorbell &= !bit;
+        moved = true;
+        if let Some(v) = read_dbr(&mut port.counters, sq.dbr.wrapping_add(4), io.mem) {
+            let pc = v as u16;
+            if u32::from(pc.wrapping_sub(sq.cc)) > 1u32 << sq.log_size {
+                port.counters.dbr_invalid += 1;
+            } else {
+                sq.pc = pc;
             }
         }
     }
@@ -169,7 +167,7 @@ fn run_sq<M: BusMemory, I: InterruptSink>(
         n += 1;
         moved = true;
         let wc = sq.cc;
-        let res = exec_wqe(ports, p, &sq, sqn, bufs, io);
+        let res = exec_wqe(ports, queues, p, &sq, sqn, bufs, io);
         // The WQE is consumed (or the SQ stopped) whatever happens to its CQE.
         let cqe = match res {
             Ok((nwqebbs, want_cqe)) => {
@@ -205,11 +203,9 @@ fn run_sq<M: BusMemory, I: InterruptSink>(
                 ))
             }
         };
-        if let (Some(c), Some(port)) = (cqe, ports.get_mut(p)) {
-            let Port { cqs, counters, .. } = port;
-            if let Some(cq) = cqs.get_mut(usize::from(sq.cq)) {
-                post_cqe(cq, counters, &c, None, io);
-            }
+        let cq_row = p * MAX_QUEUES + usize::from(sq.cq);
+        if let (Some(c), Some(port), Some(r)) = (cqe, ports.get_mut(p), queues.get_mut(cq_row)) {
+            post_cqe(&mut r.cq, &mut port.counters, &c, None, io);
         }
     }
     if let Some(port) = ports.get_mut(p) {
@@ -221,9 +217,9 @@ fn run_sq<M: BusMemory, I: InterruptSink>(
         if sq.state != QueueState::Ready {
             port.sq_doorbell &= !bit;
         }
-        if let Some(s) = port.sqs.get_mut(slot) {
-            *s = sq;
-        }
+    }
+    if let Some(r) = queues.get_mut(row) {
+        r.sq = sq;
     }
     (n, moved)
 }
@@ -385,6 +381,7 @@ fn pad(buf: &mut [u8], len: usize) -> usize {
 /// CQE requested) or (error, the WQE's opcode byte).
 fn exec_wqe<M: BusMemory, I: InterruptSink>(
     ports: &mut [Port],
+    queues: &mut [QueueSet],
     p: usize,
     sq: &SqCtx,
     sqn: u32,
@@ -457,8 +454,8 @@ fn exec_wqe<M: BusMemory, I: InterruptSink>(
             }
             Ok(())
         }
-        OP_ENHANCED_MPSW => exec_mpwqe(ports, p, w, ds, gather, io),
-        _ => exec_regular(ports, p, w, ds, opcode == OP_LSO, frame, gather, io),
+        OP_ENHANCED_MPSW => exec_mpwqe(ports, queues, p, w, ds, gather, io),
+        _ => exec_regular(ports, queues, p, w, ds, opcode == OP_LSO, frame, gather, io),
     };
     r.map_err(fail)?;
     Ok((nwqebbs as u16, fm_ce_se & CQ_UPDATE != 0))
@@ -468,6 +465,7 @@ fn exec_wqe<M: BusMemory, I: InterruptSink>(
 #[allow(clippy::too_many_arguments)]
 fn exec_regular<M: BusMemory, I: InterruptSink>(
     ports: &mut [Port],
+    queues: &mut [QueueSet],
     p: usize,
     w: &[u8],
     ds: usize,
@@ -535,7 +533,7 @@ fn exec_regular<M: BusMemory, I: InterruptSink>(
         let pktbuf = gather.get_mut(..len).ok_or(WqeError::TooLong)?;
         apply_csum(pktbuf, &e);
         let len = pad(gather, len);
-        deliver(ports, p, gather.get(..len).unwrap_or(&[]), io);
+        deliver(ports, queues, p, gather.get(..len).unwrap_or(&[]), io);
         return Ok(());
     }
     // LSO: the inline part must hold every header.
@@ -574,7 +572,7 @@ fn exec_regular<M: BusMemory, I: InterruptSink>(
             pkt::fix_segment(s, &h, i as u16, off as u32, i + 1 == nseg);
         }
         let wire = pad(frame, seg_len);
-        deliver(ports, p, frame.get(..wire).unwrap_or(&[]), io);
+        deliver(ports, queues, p, frame.get(..wire).unwrap_or(&[]), io);
     }
     Ok(())
 }
@@ -583,6 +581,7 @@ fn exec_regular<M: BusMemory, I: InterruptSink>(
 #[inline(never)]
 fn exec_mpwqe<M: BusMemory, I: InterruptSink>(
     ports: &mut [Port],
+    queues: &mut [QueueSet],
     p: usize,
     w: &[u8],
     ds: usize,
@@ -632,7 +631,7 @@ fn exec_mpwqe<M: BusMemory, I: InterruptSink>(
             apply_csum(pktbuf, &e);
         }
         let len = pad(gather, len);
-        deliver(ports, p, gather.get(..len).unwrap_or(&[]), io);
+        deliver(ports, queues, p, gather.get(..len).unwrap_or(&[]), io);
         at = next;
     }
     Ok(())
@@ -641,6 +640,7 @@ fn exec_mpwqe<M: BusMemory, I: InterruptSink>(
 /// Puts a frame on the wire of port `src`; it arrives at the peer port.
 fn deliver<M: BusMemory, I: InterruptSink>(
     ports: &mut [Port],
+    queues: &mut [QueueSet],
     src: usize,
     frame: &[u8],
     io: &mut Io<'_, M, I>,
@@ -657,30 +657,29 @@ fn deliver<M: BusMemory, I: InterruptSink>(
     }
     sp.counters.tx_packets += 1;
     sp.counters.tx_bytes += frame.len() as u64;
-    if let Some(port) = ports.get_mut(peer) {
-        receive(port, frame, io);
+    let rows = queues.get_mut(peer * MAX_QUEUES..(peer + 1) * MAX_QUEUES);
+    if let (Some(port), Some(rows)) = (ports.get_mut(peer), rows) {
+        receive(port, rows, frame, io);
     }
 }
 
-/// The receive side of a port: RSS, RQ WQE, scatter, CQE.
-fn receive<M: BusMemory, I: InterruptSink>(port: &mut Port, frame: &[u8], io: &mut Io<'_, M, I>) {
+/// The receive side of a port (`rows` = its queue tables): RSS, RQ WQE, scatter, CQE.
+fn receive<M: BusMemory, I: InterruptSink>(
+    port: &mut Port,
+    rows: &mut [QueueSet],
+    frame: &[u8],
+    io: &mut Io<'_, M, I>,
+) {
     let h = pkt::parse(frame);
     let (hash, hash_type) = pkt::rss_hash(frame, &h);
-    let Port {
-        rqs,
-        cqs,
-        counters,
-        rss,
-        rss_len,
-        ..
-    } = port;
-    let n = (*rss_len).min(MAX_RSS);
+    let counters = &mut port.counters;
+    let n = port.rss_len.min(MAX_RSS);
     if n == 0 {
         counters.rx_no_rq_drops += 1;
         return;
     }
-    let slot = usize::from(rss.get(hash as usize % n).copied().unwrap_or(0));
-    let Some(rq) = rqs.get_mut(slot) else {
+    let slot = usize::from(port.rss.get(hash as usize % n).copied().unwrap_or(0));
+    let Some(mut rq) = rows.get(slot).map(|r| r.rq) else {
         counters.rx_no_rq_drops += 1;
         return;
     };
@@ -688,10 +687,6 @@ fn receive<M: BusMemory, I: InterruptSink>(port: &mut Port, frame: &[u8], io: &m
         counters.rx_no_rq_drops += 1;
         return;
     }
-    let Some(cq) = cqs.get_mut(usize::from(rq.cq)) else {
-        counters.rx_no_rq_drops += 1;
-        return;
-    };
     let size = 1u32 << rq.log_size;
     if rq.cc == rq.posted {
         if let Some(v) = read_dbr(counters, rq.dbr, io.mem) {
@@ -703,32 +698,37 @@ fn receive<M: BusMemory, I: InterruptSink>(port: &mut Port, frame: &[u8], io: &m
             }
         }
     }
-    if rq.cc == rq.posted {
+    let cqe = if rq.cc == rq.posted {
         counters.rx_out_of_buffer += 1;
-        return;
-    }
-    let wc = rq.cc;
-    match scatter(rq, frame, counters, io.mem) {
-        Ok(()) => {
-            rq.cc = rq.cc.wrapping_add(1);
-            counters.rx_packets += 1;
-            counters.rx_bytes += frame.len() as u64;
-            counters.rx_cqes += 1;
-            let c = rx_cqe(frame, &h, hash, hash_type, wc);
-            post_cqe(cq, counters, &c, Some(slot as u8), io);
-        }
-        Err(synd) => {
-            rq.cc = rq.cc.wrapping_add(1);
-            if synd == SYND_LOCAL_PROT {
-                rq.state = QueueState::Error;
-                counters.rx_dma_faults += 1;
-            } else {
-                counters.rx_too_long += 1;
+        None
+    } else {
+        let wc = rq.cc;
+        rq.cc = rq.cc.wrapping_add(1);
+        match scatter(&rq, wc, frame, counters, io.mem) {
+            Ok(()) => {
+                counters.rx_packets += 1;
+                counters.rx_bytes += frame.len() as u64;
+                counters.rx_cqes += 1;
+                Some((rx_cqe(frame, &h, hash, hash_type, wc), true))
             }
-            counters.rx_err_cqes += 1;
-            let c = err_cqe(CQE_RESP_ERR, synd, 0, 0, 0, wc);
-            post_cqe(cq, counters, &c, None, io);
+            Err(synd) => {
+                if synd == SYND_LOCAL_PROT {
+                    rq.state = QueueState::Error;
+                    counters.rx_dma_faults += 1;
+                } else {
+                    counters.rx_too_long += 1;
+                }
+                counters.rx_err_cqes += 1;
+                Some((err_cqe(CQE_RESP_ERR, synd, 0, 0, 0, wc), false))
+            }
         }
+    };
+    if let Some(r) = rows.get_mut(slot) {
+        r.rq = rq;
+    }
+    if let (Some((c, ok)), Some(r)) = (cqe, rows.get_mut(usize::from(rq.cq))) {
+        let key = ok.then_some(slot as u8);
+        post_cqe(&mut r.cq, counters, &c, key, io);
     }
 }
 
@@ -736,6 +736,7 @@ fn receive<M: BusMemory, I: InterruptSink>(port: &mut Port, frame: &[u8], io: &m
 /// Errors are syndromes.
 fn scatter<M: BusMemory>(
     rq: &RqCtx,
+    wc: u16,
     frame: &[u8],
     counters: &mut PortCounters,
     mem: &M,
@@ -744,7 +745,7 @@ fn scatter<M: BusMemory>(
     let stride = 1usize << rq.log_stride;
     let mut w = [0u8; 256];
     let wbuf = w.get_mut(..stride).ok_or(SYND_LOCAL_LENGTH)?;
-    let ix = u32::from(rq.cc) & (size - 1);
+    let ix = u32::from(wc) & (size - 1);
     let addr = rq.buf.wrapping_add(u64::from(ix) << rq.log_stride);
     counters.pcie.dma_read(addr, stride as u64);
     mem.dma_read(addr, wbuf).map_err(|_| SYND_LOCAL_PROT)?;

@@ -21,7 +21,9 @@
 //! [`Device::reset_sq`] / [`Device::reset_rq`] (modify error → reset → ready, the counters
 //! restart at 0 as after creation), [`Device::set_rss`], [`Device::set_link`]. Errors are a
 //! [`CmdError`], never a panic. Tables have a fixed capacity of [`MAX_QUEUES`] SQs, RQs and CQs
-//! per port and [`MAX_RSS`] RSS entries per port; nothing allocates.
+//! per port and [`MAX_RSS`] RSS entries per port; nothing allocates. The caller provides all
+//! storage as slices of small entries ([`Port`], about 400 B, and [`QueueSet`], about 240 B,
+//! 64 per port, plus scratch bytes), so no large value is ever built on a (kernel) stack.
 //!
 //! Queue numbers encode the port and the table slot: `base + port * 64 + slot`, with the bases
 //! [`SQN_BASE`], [`RQN_BASE`] and [`CQN_BASE`] (disjoint ranges, so a number of the wrong kind
@@ -617,13 +619,10 @@ impl CqCtx {
     }
 }
 
-/// State of one port: link, queue tables, RSS table, counters. Opaque; create with
-/// [`Port::new`] and hand a slice of them to [`Device::new`].
+/// State of one port: link, RSS table, work flags, counters (a few hundred bytes). Opaque;
+/// create with [`Port::new`] and hand a slice of them to [`Device::new`].
 pub struct Port {
     link_up: bool,
-    sqs: [SqCtx; MAX_QUEUES],
-    rqs: [RqCtx; MAX_QUEUES],
-    cqs: [CqCtx; MAX_QUEUES],
     rss: [u8; MAX_RSS],
     rss_len: usize,
     /// SQs with a doorbell whose record has not been read yet.
@@ -646,9 +645,6 @@ impl Port {
     pub const fn new() -> Self {
         Self {
             link_up: true,
-            sqs: [SqCtx::EMPTY; MAX_QUEUES],
-            rqs: [RqCtx::EMPTY; MAX_QUEUES],
-            cqs: [CqCtx::EMPTY; MAX_QUEUES],
             rss: [0; MAX_RSS],
             rss_len: 0,
             sq_doorbell: 0,
@@ -701,14 +697,41 @@ impl Port {
     }
 }
 
+/// One row of the queue tables: an SQ, an RQ and a CQ context (a few hundred bytes, so the
+/// tables can be built entry by entry without a large value on the stack). A device needs
+/// [`MAX_QUEUES`] of them per port; slot i of port p is entry `p * MAX_QUEUES + i`.
+#[derive(Clone, Copy)]
+pub struct QueueSet {
+    sq: SqCtx,
+    rq: RqCtx,
+    cq: CqCtx,
+}
+
+impl QueueSet {
+    /// An unused row.
+    pub const EMPTY: Self = Self {
+        sq: SqCtx::EMPTY,
+        rq: RqCtx::EMPTY,
+        cq: CqCtx::EMPTY,
+    };
+}
+
+impl Default for QueueSet {
+    fn default() -> Self {
+        Self::EMPTY
+    }
+}
+
 /// The simulated device.
 ///
-/// `P` holds the ports (the host passes a `Vec<Port>`/`Box<[Port]>`, the kernel a `KVec`);
-/// `B` is scratch memory for gathering and segmenting packets, at least [`MIN_SCRATCH`]
-/// bytes ([`SCRATCH_LEN`] to carry 64 KiB LSO payloads): the first [`MAX_FRAME`] bytes
-/// build output frames, the rest gathers a WQE's packet.
-pub struct Device<P, B> {
+/// `P` holds the ports and `Q` the queue tables (`ports.len() * MAX_QUEUES` entries of
+/// [`QueueSet::EMPTY`]); the host passes `Vec`s, the kernel `KVec`s. `B` is scratch memory
+/// for gathering and segmenting packets, at least [`MIN_SCRATCH`] bytes ([`SCRATCH_LEN`] to
+/// carry 64 KiB LSO payloads): the first [`MAX_FRAME`] bytes build output frames, the rest
+/// gathers a WQE's packet.
+pub struct Device<P, Q, B> {
     ports: P,
+    queues: Q,
     scratch: B,
     wqe: [u8; 1024],
     bad_mmio: u64,
@@ -727,19 +750,26 @@ fn make_qn(base: u32, port: usize, slot: usize) -> u32 {
     base + (port * MAX_QUEUES + slot) as u32
 }
 
-impl<P, B> Device<P, B>
+impl<P, Q, B> Device<P, Q, B>
 where
     P: DerefMut<Target = [Port]>,
+    Q: DerefMut<Target = [QueueSet]>,
     B: DerefMut<Target = [u8]>,
 {
-    /// A device with `ports.len()` ports (1..=[`MAX_PORTS`]) and `scratch` (at least
-    /// [`MIN_SCRATCH`] bytes). Fails with [`CmdError::BadParam`] otherwise.
-    pub fn new(ports: P, scratch: B) -> Result<Self, CmdError> {
-        if ports.is_empty() || ports.len() > MAX_PORTS || scratch.len() < MIN_SCRATCH {
+    /// A device with `ports.len()` ports (1..=[`MAX_PORTS`]), queue tables of at least
+    /// `ports.len() * MAX_QUEUES` entries and `scratch` of at least [`MIN_SCRATCH`] bytes.
+    /// Fails with [`CmdError::BadParam`] otherwise.
+    pub fn new(ports: P, queues: Q, scratch: B) -> Result<Self, CmdError> {
+        if ports.is_empty()
+            || ports.len() > MAX_PORTS
+            || queues.len() < ports.len() * MAX_QUEUES
+            || scratch.len() < MIN_SCRATCH
+        {
             return Err(CmdError::BadParam);
         }
         Ok(Self {
             ports,
+            queues,
             scratch,
             wqe: [0; 1024],
             bad_mmio: 0,
@@ -755,6 +785,28 @@ where
         self.ports.get_mut(port).ok_or(CmdError::BadPort)
     }
 
+    fn row(&self, port: usize, slot: usize) -> Option<&QueueSet> {
+        if slot >= MAX_QUEUES {
+            return None;
+        }
+        self.queues.get(port * MAX_QUEUES + slot)
+    }
+
+    fn row_mut(&mut self, port: usize, slot: usize) -> Result<&mut QueueSet, CmdError> {
+        if slot >= MAX_QUEUES {
+            return Err(CmdError::NoSuchQueue);
+        }
+        self.queues
+            .get_mut(port * MAX_QUEUES + slot)
+            .ok_or(CmdError::NoSuchQueue)
+    }
+
+    fn free_slot(&self, port: usize, used: impl Fn(&QueueSet) -> bool) -> Result<usize, CmdError> {
+        (0..MAX_QUEUES)
+            .find(|&i| self.row(port, i).is_some_and(|r| !used(r)))
+            .ok_or(CmdError::NoResources)
+    }
+
     /// Creates a CQ and returns its number.
     pub fn create_cq(&mut self, cfg: &CqConfig) -> Result<u32, CmdError> {
         if !(1..=22).contains(&cfg.log_size)
@@ -763,13 +815,9 @@ where
         {
             return Err(CmdError::BadParam);
         }
-        let port = self.port_mut(cfg.port)?;
-        let slot = port
-            .cqs
-            .iter()
-            .position(|c| !c.used)
-            .ok_or(CmdError::NoResources)?;
-        let cq = &mut port.cqs[slot];
+        self.port_mut(cfg.port)?;
+        let slot = self.free_slot(cfg.port, |r| r.cq.used)?;
+        let cq = &mut self.row_mut(cfg.port, slot)?.cq;
         *cq = CqCtx::EMPTY;
         cq.used = true;
         cq.buf = cfg.buf;
@@ -780,31 +828,47 @@ where
         Ok(make_qn(CQN_BASE, cfg.port, slot))
     }
 
-    fn cq_slot(&self, port: usize, cqn: u32) -> Result<usize, CmdError> {
+    fn cq_loc(&self, cqn: u32) -> Result<(usize, usize), CmdError> {
         let (p, slot) = split_qn(cqn, CQN_BASE).ok_or(CmdError::NoSuchQueue)?;
-        let ok = p == port
-            && self
-                .ports
-                .get(p)
-                .and_then(|pt| pt.cqs.get(slot))
-                .is_some_and(|c| c.used);
-        if ok {
-            Ok(slot)
-        } else {
-            Err(CmdError::NoSuchQueue)
+        match self.row(p, slot) {
+            Some(r) if r.cq.used && p < self.ports.len() => Ok((p, slot)),
+            _ => Err(CmdError::NoSuchQueue),
+        }
+    }
+
+    fn sq_loc(&self, sqn: u32) -> Result<(usize, usize), CmdError> {
+        let (p, slot) = split_qn(sqn, SQN_BASE).ok_or(CmdError::NoSuchQueue)?;
+        match self.row(p, slot) {
+            Some(r) if r.sq.used && p < self.ports.len() => Ok((p, slot)),
+            _ => Err(CmdError::NoSuchQueue),
+        }
+    }
+
+    fn rq_loc(&self, rqn: u32) -> Result<(usize, usize), CmdError> {
+        let (p, slot) = split_qn(rqn, RQN_BASE).ok_or(CmdError::NoSuchQueue)?;
+        match self.row(p, slot) {
+            Some(r) if r.rq.used && p < self.ports.len() => Ok((p, slot)),
+            _ => Err(CmdError::NoSuchQueue),
+        }
+    }
+
+    /// The CQ slot of `cqn` if it belongs to `port`.
+    fn cq_of_port(&self, port: usize, cqn: u32) -> Result<usize, CmdError> {
+        match self.cq_loc(cqn)? {
+            (p, slot) if p == port => Ok(slot),
+            _ => Err(CmdError::NoSuchQueue),
         }
     }
 
     /// Destroys a CQ that no SQ or RQ uses any more. An open compression session is discarded.
     pub fn destroy_cq(&mut self, cqn: u32) -> Result<(), CmdError> {
-        let (p, _) = split_qn(cqn, CQN_BASE).ok_or(CmdError::NoSuchQueue)?;
-        let slot = self.cq_slot(p, cqn)?;
-        let port = self.port_mut(p)?;
-        if port.cqs[slot].users != 0 {
+        let (p, slot) = self.cq_loc(cqn)?;
+        let row = self.row_mut(p, slot)?;
+        if row.cq.users != 0 {
             return Err(CmdError::Busy);
         }
-        port.cqs[slot] = CqCtx::EMPTY;
-        port.arm_pending &= !(1u64 << slot);
+        row.cq = CqCtx::EMPTY;
+        self.port_mut(p)?.arm_pending &= !(1u64 << slot);
         Ok(())
     }
 
@@ -814,14 +878,9 @@ where
             return Err(CmdError::BadParam);
         }
         self.port_mut(cfg.port)?;
-        let cq = self.cq_slot(cfg.port, cfg.cqn)?;
-        let port = self.port_mut(cfg.port)?;
-        let slot = port
-            .sqs
-            .iter()
-            .position(|s| !s.used)
-            .ok_or(CmdError::NoResources)?;
-        port.sqs[slot] = SqCtx {
+        let cq = self.cq_of_port(cfg.port, cfg.cqn)?;
+        let slot = self.free_slot(cfg.port, |r| r.sq.used)?;
+        self.row_mut(cfg.port, slot)?.sq = SqCtx {
             used: true,
             state: QueueState::Ready,
             buf: cfg.buf,
@@ -831,37 +890,26 @@ where
             cc: 0,
             pc: 0,
         };
-        port.cqs[cq].users += 1;
+        self.row_mut(cfg.port, cq)?.cq.users += 1;
         Ok(make_qn(SQN_BASE, cfg.port, slot))
     }
 
-    fn sq_loc(&self, sqn: u32) -> Result<(usize, usize), CmdError> {
-        let (p, slot) = split_qn(sqn, SQN_BASE).ok_or(CmdError::NoSuchQueue)?;
-        match self.ports.get(p).and_then(|pt| pt.sqs.get(slot)) {
-            Some(s) if s.used => Ok((p, slot)),
-            _ => Err(CmdError::NoSuchQueue),
-        }
-    }
-
-    fn rq_loc(&self, rqn: u32) -> Result<(usize, usize), CmdError> {
-        let (p, slot) = split_qn(rqn, RQN_BASE).ok_or(CmdError::NoSuchQueue)?;
-        match self.ports.get(p).and_then(|pt| pt.rqs.get(slot)) {
-            Some(r) if r.used => Ok((p, slot)),
-            _ => Err(CmdError::NoSuchQueue),
+    fn release_cq(&mut self, port: usize, cq: usize) {
+        if let Ok(r) = self.row_mut(port, cq) {
+            r.cq.users = r.cq.users.saturating_sub(1);
         }
     }
 
     /// Destroys an SQ. WQEs not yet executed are abandoned.
     pub fn destroy_sq(&mut self, sqn: u32) -> Result<(), CmdError> {
         let (p, slot) = self.sq_loc(sqn)?;
+        let row = self.row_mut(p, slot)?;
+        let cq = usize::from(row.sq.cq);
+        row.sq = SqCtx::EMPTY;
+        self.release_cq(p, cq);
         let port = self.port_mut(p)?;
-        let cq = usize::from(port.sqs[slot].cq);
-        port.sqs[slot] = SqCtx::EMPTY;
         port.sq_doorbell &= !(1u64 << slot);
         port.sq_active &= !(1u64 << slot);
-        if let Some(c) = port.cqs.get_mut(cq) {
-            c.users = c.users.saturating_sub(1);
-        }
         Ok(())
     }
 
@@ -869,11 +917,11 @@ where
     /// driver restarts its producer counter at 0 too). Pending doorbells are forgotten.
     pub fn reset_sq(&mut self, sqn: u32) -> Result<(), CmdError> {
         let (p, slot) = self.sq_loc(sqn)?;
-        let port = self.port_mut(p)?;
-        let sq = &mut port.sqs[slot];
+        let sq = &mut self.row_mut(p, slot)?.sq;
         sq.state = QueueState::Ready;
         sq.cc = 0;
         sq.pc = 0;
+        let port = self.port_mut(p)?;
         port.sq_doorbell &= !(1u64 << slot);
         port.sq_active &= !(1u64 << slot);
         Ok(())
@@ -882,13 +930,17 @@ where
     /// State of an SQ.
     pub fn sq_state(&self, sqn: u32) -> Result<QueueState, CmdError> {
         let (p, slot) = self.sq_loc(sqn)?;
-        Ok(self.ports[p].sqs[slot].state)
+        self.row(p, slot)
+            .map(|r| r.sq.state)
+            .ok_or(CmdError::NoSuchQueue)
     }
 
     /// The device's consumer counter of an SQ (index of the next WQE it expects).
     pub fn sq_consumer(&self, sqn: u32) -> Result<u16, CmdError> {
         let (p, slot) = self.sq_loc(sqn)?;
-        Ok(self.ports[p].sqs[slot].cc)
+        self.row(p, slot)
+            .map(|r| r.sq.cc)
+            .ok_or(CmdError::NoSuchQueue)
     }
 
     /// Creates a cyclic RQ (ready, counters 0) and returns its number.
@@ -901,14 +953,9 @@ where
             return Err(CmdError::BadParam);
         }
         self.port_mut(cfg.port)?;
-        let cq = self.cq_slot(cfg.port, cfg.cqn)?;
-        let port = self.port_mut(cfg.port)?;
-        let slot = port
-            .rqs
-            .iter()
-            .position(|r| !r.used)
-            .ok_or(CmdError::NoResources)?;
-        port.rqs[slot] = RqCtx {
+        let cq = self.cq_of_port(cfg.port, cfg.cqn)?;
+        let slot = self.free_slot(cfg.port, |r| r.rq.used)?;
+        self.row_mut(cfg.port, slot)?.rq = RqCtx {
             used: true,
             state: QueueState::Ready,
             buf: cfg.buf,
@@ -919,19 +966,18 @@ where
             cc: 0,
             posted: 0,
         };
-        port.cqs[cq].users += 1;
+        self.row_mut(cfg.port, cq)?.cq.users += 1;
         Ok(make_qn(RQN_BASE, cfg.port, slot))
     }
 
     /// Destroys an RQ; it is removed from the port's RSS table.
     pub fn destroy_rq(&mut self, rqn: u32) -> Result<(), CmdError> {
         let (p, slot) = self.rq_loc(rqn)?;
+        let row = self.row_mut(p, slot)?;
+        let cq = usize::from(row.rq.cq);
+        row.rq = RqCtx::EMPTY;
+        self.release_cq(p, cq);
         let port = self.port_mut(p)?;
-        let cq = usize::from(port.rqs[slot].cq);
-        port.rqs[slot] = RqCtx::EMPTY;
-        if let Some(c) = port.cqs.get_mut(cq) {
-            c.users = c.users.saturating_sub(1);
-        }
         // Keep the table order, drop the entries of this RQ.
         let mut w = 0;
         for r in 0..port.rss_len.min(MAX_RSS) {
@@ -948,7 +994,7 @@ where
     /// Resets an RQ to ready with its counters at 0.
     pub fn reset_rq(&mut self, rqn: u32) -> Result<(), CmdError> {
         let (p, slot) = self.rq_loc(rqn)?;
-        let rq = &mut self.port_mut(p)?.rqs[slot];
+        let rq = &mut self.row_mut(p, slot)?.rq;
         rq.state = QueueState::Ready;
         rq.cc = 0;
         rq.posted = 0;
@@ -958,27 +1004,33 @@ where
     /// State of an RQ.
     pub fn rq_state(&self, rqn: u32) -> Result<QueueState, CmdError> {
         let (p, slot) = self.rq_loc(rqn)?;
-        Ok(self.ports[p].rqs[slot].state)
+        self.row(p, slot)
+            .map(|r| r.rq.state)
+            .ok_or(CmdError::NoSuchQueue)
     }
 
     /// The device's consumer counter of an RQ (WQEs it has used).
     pub fn rq_consumer(&self, rqn: u32) -> Result<u16, CmdError> {
         let (p, slot) = self.rq_loc(rqn)?;
-        Ok(self.ports[p].rqs[slot].cc)
+        self.row(p, slot)
+            .map(|r| r.rq.cc)
+            .ok_or(CmdError::NoSuchQueue)
     }
 
     /// The producer index of a CQ (CQ indices used so far, compression sessions included).
     pub fn cq_producer(&self, cqn: u32) -> Result<u32, CmdError> {
-        let (p, _) = split_qn(cqn, CQN_BASE).ok_or(CmdError::NoSuchQueue)?;
-        let slot = self.cq_slot(p, cqn)?;
-        Ok(self.ports[p].cqs[slot].pi)
+        let (p, slot) = self.cq_loc(cqn)?;
+        self.row(p, slot)
+            .map(|r| r.cq.pi)
+            .ok_or(CmdError::NoSuchQueue)
     }
 
     /// Whether a CQ entered the error state (overrun or CQE write fault).
     pub fn cq_in_error(&self, cqn: u32) -> Result<bool, CmdError> {
-        let (p, _) = split_qn(cqn, CQN_BASE).ok_or(CmdError::NoSuchQueue)?;
-        let slot = self.cq_slot(p, cqn)?;
-        Ok(self.ports[p].cqs[slot].error)
+        let (p, slot) = self.cq_loc(cqn)?;
+        self.row(p, slot)
+            .map(|r| r.cq.error)
+            .ok_or(CmdError::NoSuchQueue)
     }
 
     /// Sets a port's RSS indirection table (1..=[`MAX_RSS`] RQs of that port, repetitions
@@ -1035,44 +1087,60 @@ where
     pub fn mmio_write64(&mut self, offset: u32, bytes: [u8; 8]) {
         let page = (offset / UAR_PAGE_SIZE) as usize;
         let reg = offset % UAR_PAGE_SIZE;
+        let hi = u32::from_be_bytes([bytes[0], bytes[1], bytes[2], bytes[3]]);
+        let lo = u32::from_be_bytes([bytes[4], bytes[5], bytes[6], bytes[7]]);
+        let (kind, qn) = match reg {
+            SQ_DOORBELL => (SQN_BASE, lo >> 8),
+            CQ_ARM_DOORBELL => (CQN_BASE, lo & 0xff_ffff),
+            _ => (0, 0),
+        };
+        // The queue must exist and belong to this UAR's port.
+        let slot = match split_qn(qn, kind) {
+            Some((p, slot)) if kind != 0 && p == page => self.row(p, slot).and_then(|r| {
+                let used = if kind == SQN_BASE {
+                    r.sq.used
+                } else {
+                    r.cq.used
+                };
+                used.then_some((slot, r.sq.state))
+            }),
+            _ => None,
+        };
         let Some(port) = self.ports.get_mut(page) else {
             self.bad_mmio = self.bad_mmio.wrapping_add(1);
             return;
         };
-        let hi = u32::from_be_bytes([bytes[0], bytes[1], bytes[2], bytes[3]]);
-        let lo = u32::from_be_bytes([bytes[4], bytes[5], bytes[6], bytes[7]]);
-        match reg {
-            SQ_DOORBELL => {
-                port.counters.pcie.doorbell();
+        port.counters.pcie.doorbell();
+        let mut arm = None;
+        match (kind, slot) {
+            (0, _) => self.bad_mmio = self.bad_mmio.wrapping_add(1),
+            (_, None) => {
+                port.counters.bad_doorbells += 1;
+                if kind == SQN_BASE {
+                    port.counters.sq_doorbells += 1;
+                } else {
+                    port.counters.arm_doorbells += 1;
+                }
+            }
+            (SQN_BASE, Some((slot, state))) => {
                 port.counters.sq_doorbells += 1;
-                match split_qn(lo >> 8, SQN_BASE) {
-                    Some((p, slot)) if p == page && port.sqs[slot].used => {
-                        port.counters.doorbells += 1;
-                        if port.sqs[slot].state == QueueState::Ready {
-                            port.sq_doorbell |= 1u64 << slot;
-                        }
-                    }
-                    _ => port.counters.bad_doorbells += 1,
+                port.counters.doorbells += 1;
+                if state == QueueState::Ready {
+                    port.sq_doorbell |= 1u64 << slot;
                 }
             }
-            CQ_ARM_DOORBELL => {
-                port.counters.pcie.doorbell();
+            (_, Some((slot, _))) => {
                 port.counters.arm_doorbells += 1;
-                match split_qn(lo & 0xff_ffff, CQN_BASE) {
-                    Some((p, slot)) if p == page && port.cqs[slot].used => {
-                        port.counters.doorbells += 1;
-                        let cq = &mut port.cqs[slot];
-                        cq.armed = true;
-                        cq.arm_sn = ((hi >> 28) & 3) as u8;
-                        cq.arm_ci = hi & 0xff_ffff;
-                        port.arm_pending |= 1u64 << slot;
-                    }
-                    _ => port.counters.bad_doorbells += 1,
-                }
+                port.counters.doorbells += 1;
+                port.arm_pending |= 1u64 << slot;
+                arm = Some(slot);
             }
-            _ => {
-                port.counters.pcie.doorbell();
-                self.bad_mmio = self.bad_mmio.wrapping_add(1);
+        }
+        if let Some(slot) = arm {
+            if let Ok(row) = self.row_mut(page, slot) {
+                row.cq.armed = true;
+                row.cq.arm_sn = ((hi >> 28) & 3) as u8;
+                row.cq.arm_ci = hi & 0xff_ffff;
             }
         }
     }
@@ -1119,6 +1187,12 @@ where
             wqe: &mut self.wqe,
         };
         let mut io = engine::Io { mem, irq };
-        engine::run(&mut self.ports, &mut bufs, &mut io, budget)
+        engine::run(
+            &mut self.ports,
+            &mut self.queues,
+            &mut bufs,
+            &mut io,
+            budget,
+        )
     }
 }
