@@ -120,7 +120,9 @@ impl BusMemory for HostMemory {
     fn dma_read(&self, addr: DmaAddr, dst: &mut [u8]) -> Result<(), DmaFault> {
         let (region, off) = self.find(addr, dst.len())?;
         dst.copy_from_slice(&region.data.borrow()[off..off + dst.len()]);
-        self.inner.dev_read.set(self.inner.dev_read.get() + dst.len() as u64);
+        self.inner
+            .dev_read
+            .set(self.inner.dev_read.get() + dst.len() as u64);
         Ok(())
     }
 

@@ -292,7 +292,7 @@ fn nop_padding_at_fragment_and_ring_edge() {
             )
             .unwrap();
             id += 1;
-            if sq.pc().is_multiple_of(16) {
+            if sq.pc() % 16 == 0 {
                 let last = sq.pc() - 1;
                 let got = complete_all(&mut sq, &mut env, last);
                 assert_eq!(got.len(), 16);

@@ -541,7 +541,7 @@ fn garbage_descriptors_and_records_never_panic_and_counters_balance() {
                 for b in w.iter_mut() {
                     *b = rnd() as u8;
                 }
-                let idx = if rnd().is_multiple_of(16) {
+                let idx = if rnd() % 16 == 0 {
                     rnd() as u16
                 } else {
                     r.pc.wrapping_add(i)
@@ -554,12 +554,7 @@ fn garbage_descriptors_and_records_never_panic_and_counters_balance() {
                         2 => 5000,
                         _ => len,
                     };
-                    let addr = data.dma_addr()
-                        + if rnd().is_multiple_of(8) {
-                            4000
-                        } else {
-                            rnd() % 512
-                        };
+                    let addr = data.dma_addr() + if rnd() % 8 == 0 { 4000 } else { rnd() % 512 };
                     dseg(len, 0, addr)
                 };
                 match rnd() % 6 {
@@ -569,7 +564,7 @@ fn garbage_descriptors_and_records_never_panic_and_counters_balance() {
                         w.fill(0);
                         w[..16].copy_from_slice(&ctrl(OP_SEND, idx, r.sqn, 3, CQ_UPDATE));
                         w[32..48].copy_from_slice(&seg(&mut rnd));
-                        if rnd().is_multiple_of(4) {
+                        if rnd() % 4 == 0 {
                             w[20] = 0xc0; // checksum offload
                         }
                     }
@@ -595,19 +590,19 @@ fn garbage_descriptors_and_records_never_panic_and_counters_balance() {
                 let off = ((r.pc.wrapping_add(i) & 7) as usize) * 64;
                 r.sq.write(off, &w);
             }
-            let adv = if rnd().is_multiple_of(8) {
+            let adv = if rnd() % 8 == 0 {
                 (rnd() % 12) as u16
             } else {
                 8
             };
             r.pc = r.pc.wrapping_add(adv);
             r.sq_dbr.write_be32(4, r.pc as u32);
-            if rnd().is_multiple_of(8) {
+            if rnd() % 8 == 0 {
                 r.rq_dbr.write_be32(0, rnd() as u32 & 0xffff);
             } else {
                 r.post_rx((rnd() % 6) as u16);
             }
-            if rnd().is_multiple_of(8) {
+            if rnd() % 8 == 0 {
                 r.tx_cq.dbr.write_be32(0, rnd() as u32);
             } else {
                 while r.tx_cq.poll().is_some() {}
@@ -625,7 +620,7 @@ fn garbage_descriptors_and_records_never_panic_and_counters_balance() {
             r.bus
                 .write64((rnd() % 0x3000) as u32, (rnd()).to_be_bytes());
             executed += r.tb.step();
-            if rnd().is_multiple_of(2) {
+            if rnd() % 2 == 0 {
                 let _ = r.tb.device().reset_sq(r.sqn);
                 r.pc = 0;
             }

@@ -9,6 +9,9 @@
 #[path = "../../../../rust/mod.rs"]
 pub mod ext;
 
+pub mod dp;
+pub mod sim;
+
 mod driver;
 mod link;
 mod port;

@@ -809,10 +809,7 @@ where
 
     /// Creates a CQ and returns its number.
     pub fn create_cq(&mut self, cfg: &CqConfig) -> Result<u32, CmdError> {
-        if !(1..=22).contains(&cfg.log_size)
-            || !cfg.buf.is_multiple_of(64)
-            || !cfg.dbr.is_multiple_of(8)
-        {
+        if !(1..=22).contains(&cfg.log_size) || cfg.buf % 64 != 0 || cfg.dbr % 8 != 0 {
             return Err(CmdError::BadParam);
         }
         self.port_mut(cfg.port)?;
@@ -874,7 +871,7 @@ where
 
     /// Creates an SQ (ready, counters 0) and returns its number.
     pub fn create_sq(&mut self, cfg: &SqConfig) -> Result<u32, CmdError> {
-        if cfg.log_size > 15 || !cfg.buf.is_multiple_of(64) || !cfg.dbr.is_multiple_of(8) {
+        if cfg.log_size > 15 || cfg.buf % 64 != 0 || cfg.dbr % 8 != 0 {
             return Err(CmdError::BadParam);
         }
         self.port_mut(cfg.port)?;
@@ -947,8 +944,8 @@ where
     pub fn create_rq(&mut self, cfg: &RqConfig) -> Result<u32, CmdError> {
         if cfg.log_size > 15
             || !(4..=8).contains(&cfg.log_stride)
-            || !cfg.buf.is_multiple_of(1u64 << cfg.log_stride)
-            || !cfg.dbr.is_multiple_of(8)
+            || cfg.buf % (1u64 << cfg.log_stride) != 0
+            || cfg.dbr % 8 != 0
         {
             return Err(CmdError::BadParam);
         }
@@ -1178,9 +1175,10 @@ where
         irq: &mut I,
         budget: usize,
     ) -> (usize, bool) {
-        let Some((frame, gather)) = self.scratch.split_at_mut_checked(MAX_FRAME) else {
+        if self.scratch.len() < MAX_FRAME {
             return (0, false);
-        };
+        }
+        let (frame, gather) = self.scratch.split_at_mut(MAX_FRAME);
         let mut bufs = engine::Bufs {
             frame,
             gather,
