@@ -10,13 +10,16 @@
 #   make hostcheck  cargo fmt/clippy/test of the kernel-free code
 #   make test       everything: host checks, module, VM tests on the normal and debug kernels
 #   make demo       the main job: boot the VM and show rsnic at work
+#   make bench      deterministic data-path figures (target/bench/datapath.csv)
+#   make fuzz       fuzz the data path against a hostile device (FUZZ_SECONDS per target)
+#   make miri       host tests of the kernel-free code under Miri
 #   make fmt        format all Rust sources
 
 SHELL := /bin/bash
 export KERNEL_VARIANT ?= normal
 TESTS ?= $(sort $(wildcard tests/vm/[0-9]*.sh))
 
-.PHONY: all setup kernel module vmtest hostcheck test demo fmt clean
+.PHONY: all setup kernel module vmtest hostcheck test demo bench fuzz miri fmt clean
 
 all: module
 
@@ -43,6 +46,15 @@ test: setup
 
 demo: setup kernel module
 	@scripts/vm-run.sh scripts/vm/demo.sh
+
+bench:
+	@scripts/bench.sh
+
+fuzz:
+	@scripts/fuzz.sh
+
+miri:
+	@scripts/miri.sh
 
 fmt:
 	cargo fmt --all
