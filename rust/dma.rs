@@ -179,6 +179,24 @@ impl DmaDevice {
     }
 }
 
+impl DmaDevice {
+    /// Ends a streaming mapping described by its address, length and kind, as a data path
+    /// keeps it in its own FIFO (`page` for fragment mappings).
+    ///
+    /// Unmapping what this device did not map is a driver bug that the DMA API's debug
+    /// checks report; it changes what the device may access, never CPU memory.
+    pub fn unmap_raw(&self, addr: u64, len: u32, page: bool) {
+        // SAFETY: see above: the DMA API tolerates (and reports) bad unmaps on this device.
+        unsafe {
+            if page {
+                bindings::rsnic_helper_dma_unmap_page(self.raw(), addr, len as usize, 1)
+            } else {
+                bindings::rsnic_helper_dma_unmap_single(self.raw(), addr, len as usize, 1)
+            }
+        }
+    }
+}
+
 impl Drop for DmaDevice {
     fn drop(&mut self) {
         // SAFETY: registered in `new` (type invariant); every coherent buffer holds an `Arc`

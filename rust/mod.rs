@@ -11,6 +11,7 @@
 //! * [`dma`] — a DMA-capable parent device, coherent buffers, streaming mappings, and the
 //!   simulated device's view of host memory.
 //! * [`net`] — net_device registration and operations, ethtool operations, `SkBuff`.
+//! * [`sync`] — memory barriers for device-shared memory, bottom-half guard.
 //! * [`params`] — the module parameters (declared in C: Rust modules gained parameters only
 //!   after 6.12).
 
@@ -18,3 +19,4 @@ pub mod bindings;
 pub mod dma;
 pub mod net;
 pub mod params;
+pub mod sync;

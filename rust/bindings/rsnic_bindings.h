@@ -13,6 +13,7 @@
 #include <linux/platform_device.h>
 #include <linux/dma-mapping.h>
 #include <net/netdev_queues.h>
+#include <net/page_pool/types.h>
 #include <uapi/linux/ethtool.h>
 
 /* Prototypes of rust/helpers/*.c (static inline functions of the kernel, made callable). */

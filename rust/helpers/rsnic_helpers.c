@@ -12,6 +12,9 @@
 #include <linux/dma-mapping.h>
 #include <linux/mm.h>
 #include <linux/io.h>
+#include <linux/if_vlan.h>
+#include <linux/bottom_half.h>
+#include <net/page_pool/helpers.h>
 #include "rsnic_helpers.h"
 
 void *rsnic_helper_netdev_priv(const struct net_device *dev)
@@ -194,6 +197,148 @@ void *rsnic_helper_phys_to_virt_checked(u64 addr, size_t len)
 		if (!pfn_valid(pfn) || PageHighMem(pfn_to_page(pfn)))
 			return NULL;
 	return phys_to_virt(addr);
+}
+
+void rsnic_helper_dma_wmb(void)
+{
+	dma_wmb();
+}
+
+void rsnic_helper_dma_rmb(void)
+{
+	dma_rmb();
+}
+
+void rsnic_helper_wmb(void)
+{
+	wmb();
+}
+
+void rsnic_helper_local_bh_disable(void)
+{
+	local_bh_disable();
+}
+
+void rsnic_helper_local_bh_enable(void)
+{
+	local_bh_enable();
+}
+
+unsigned int rsnic_helper_skb_frag_len(const struct sk_buff *skb, unsigned int frag)
+{
+	if (frag >= skb_shinfo(skb)->nr_frags)
+		return 0;
+	return skb_frag_size(&skb_shinfo(skb)->frags[frag]);
+}
+
+bool rsnic_helper_skb_is_gso(const struct sk_buff *skb)
+{
+	return skb_is_gso(skb);
+}
+
+unsigned int rsnic_helper_skb_gso_size(const struct sk_buff *skb)
+{
+	return skb_shinfo(skb)->gso_size;
+}
+
+unsigned int rsnic_helper_skb_gso_segs(const struct sk_buff *skb)
+{
+	return skb_shinfo(skb)->gso_segs;
+}
+
+bool rsnic_helper_skb_csum_partial(const struct sk_buff *skb)
+{
+	return skb->ip_summed == CHECKSUM_PARTIAL;
+}
+
+bool rsnic_helper_skb_encapsulation(const struct sk_buff *skb)
+{
+	return skb->encapsulation;
+}
+
+/* The VLAN tag to insert (TCI), or -1. 802.1ad is reported as -2 - TCI. */
+int rsnic_helper_skb_vlan_tag(const struct sk_buff *skb)
+{
+	if (!skb_vlan_tag_present(skb))
+		return -1;
+	if (skb->vlan_proto == htons(ETH_P_8021AD))
+		return -2 - (int)skb_vlan_tag_get(skb);
+	return skb_vlan_tag_get(skb);
+}
+
+struct page_pool *rsnic_helper_page_pool_create(struct device *dma_dev, struct net_device *dev,
+						unsigned int pool_size, unsigned int order,
+						unsigned int offset, unsigned int max_len)
+{
+	struct page_pool_params pp = {
+		.flags = PP_FLAG_DMA_MAP | PP_FLAG_DMA_SYNC_DEV,
+		.order = order,
+		.pool_size = pool_size,
+		.nid = NUMA_NO_NODE,
+		.dev = dma_dev,
+		.dma_dir = DMA_FROM_DEVICE,
+		.offset = offset,
+		.max_len = max_len,
+		.netdev = dev,
+	};
+
+	return page_pool_create(&pp);
+}
+
+void rsnic_helper_page_pool_destroy(struct page_pool *pool)
+{
+	page_pool_destroy(pool);
+}
+
+struct page *rsnic_helper_page_pool_alloc(struct page_pool *pool, u64 *dma)
+{
+	struct page *page = page_pool_alloc_pages(pool, GFP_ATOMIC | __GFP_NOWARN);
+
+	if (page)
+		*dma = page_pool_get_dma_addr(page);
+	return page;
+}
+
+void rsnic_helper_page_pool_put(struct page_pool *pool, struct page *page)
+{
+	page_pool_put_full_page(pool, page, false);
+}
+
+/*
+ * An skb around a received page: the packet starts at @offset and is @len bytes long. On
+ * failure the page goes back to the pool and NULL is returned.
+ */
+struct sk_buff *rsnic_helper_rx_build_skb(struct page_pool *pool, struct page *page,
+					  unsigned int offset, unsigned int len,
+					  unsigned int truesize)
+{
+	struct sk_buff *skb;
+
+	page_pool_dma_sync_for_cpu(pool, page, offset, len);
+	skb = napi_build_skb(page_address(page), truesize);
+	if (unlikely(!skb)) {
+		page_pool_put_full_page(pool, page, false);
+		return NULL;
+	}
+	skb_mark_for_recycle(skb);
+	skb_reserve(skb, offset);
+	skb_put(skb, len);
+	return skb;
+}
+
+void rsnic_helper_skb_rx_finish(struct sk_buff *skb, struct net_device *dev, bool csum_ok,
+				u32 hash, int hash_type, u16 queue)
+{
+	skb->ip_summed = csum_ok ? CHECKSUM_UNNECESSARY : CHECKSUM_NONE;
+	if (hash_type)
+		skb_set_hash(skb, hash, hash_type == 2 ? PKT_HASH_TYPE_L4 : PKT_HASH_TYPE_L3);
+	skb_record_rx_queue(skb, queue);
+	skb->protocol = eth_type_trans(skb, dev);
+}
+
+void rsnic_helper_napi_gro_receive(struct napi_struct *napi, struct sk_buff *skb)
+{
+	napi_gro_receive(napi, skb);
 }
 
 void rsnic_helper_netif_napi_add(struct net_device *dev, struct napi_struct *napi,

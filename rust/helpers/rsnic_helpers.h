@@ -56,6 +56,36 @@ void *rsnic_helper_skb_data(const struct sk_buff *skb);
 unsigned int rsnic_helper_skb_nr_frags(const struct sk_buff *skb);
 void *rsnic_helper_phys_to_virt_checked(u64 addr, size_t len);
 
+/* Barriers and bottom halves */
+void rsnic_helper_dma_wmb(void);
+void rsnic_helper_dma_rmb(void);
+void rsnic_helper_wmb(void);
+void rsnic_helper_local_bh_disable(void);
+void rsnic_helper_local_bh_enable(void);
+
+/* TX-side skb accessors */
+unsigned int rsnic_helper_skb_frag_len(const struct sk_buff *skb, unsigned int frag);
+bool rsnic_helper_skb_is_gso(const struct sk_buff *skb);
+unsigned int rsnic_helper_skb_gso_size(const struct sk_buff *skb);
+unsigned int rsnic_helper_skb_gso_segs(const struct sk_buff *skb);
+bool rsnic_helper_skb_csum_partial(const struct sk_buff *skb);
+bool rsnic_helper_skb_encapsulation(const struct sk_buff *skb);
+int rsnic_helper_skb_vlan_tag(const struct sk_buff *skb);
+
+/* RX: page pool pages and skbs built around them */
+struct page_pool *rsnic_helper_page_pool_create(struct device *dma_dev, struct net_device *dev,
+						unsigned int pool_size, unsigned int order,
+						unsigned int offset, unsigned int max_len);
+void rsnic_helper_page_pool_destroy(struct page_pool *pool);
+struct page *rsnic_helper_page_pool_alloc(struct page_pool *pool, u64 *dma);
+void rsnic_helper_page_pool_put(struct page_pool *pool, struct page *page);
+struct sk_buff *rsnic_helper_rx_build_skb(struct page_pool *pool, struct page *page,
+					  unsigned int offset, unsigned int len,
+					  unsigned int truesize);
+void rsnic_helper_skb_rx_finish(struct sk_buff *skb, struct net_device *dev, bool csum_ok,
+				u32 hash, int hash_type, u16 queue);
+void rsnic_helper_napi_gro_receive(struct napi_struct *napi, struct sk_buff *skb);
+
 /* NAPI */
 void rsnic_helper_netif_napi_add(struct net_device *dev, struct napi_struct *napi,
 				 int (*poll)(struct napi_struct *, int));

@@ -6,6 +6,7 @@
 //!   (`net_device_ops`).
 //! * [`ethtool`] — `ethtool_ops`.
 //! * [`napi`] — NAPI contexts embedded in driver structures.
+//! * [`page_pool`] — receive pages from a page pool.
 //! * [`queue`] — TX queue control and byte queue limits (BQL).
 //! * [`skb`] — `struct sk_buff`, owned and freed only explicitly.
 
@@ -14,6 +15,7 @@ use kernel::error::Error;
 pub mod device;
 pub mod ethtool;
 pub mod napi;
+pub mod page_pool;
 pub mod queue;
 pub mod skb;
 

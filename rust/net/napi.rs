@@ -12,6 +12,7 @@
 
 use super::super::bindings;
 use super::device::Device;
+use super::skb::SkBuff;
 use core::{
     ffi::c_int,
     marker::PhantomData,
@@ -148,6 +149,14 @@ impl<T: Poll> Napi<T> {
         }
         // SAFETY: the context is added; scheduling is allowed from any context.
         unsafe { bindings::rsnic_helper_napi_schedule(self.as_ptr()) }
+    }
+
+    /// Hands a received packet to GRO and the stack (`napi_gro_receive()`). Call it from the
+    /// poll callback.
+    pub fn gro_receive(&self, skb: SkBuff) {
+        // SAFETY: called from this context's poll (documented); the skb reference is handed
+        // over.
+        unsafe { bindings::rsnic_helper_napi_gro_receive(self.as_ptr(), skb.into_raw()) }
     }
 
     /// Ends a poll that did less than its budget (`napi_complete_done()`). Returns false

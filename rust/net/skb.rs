@@ -79,6 +79,90 @@ impl SkBuff {
         unsafe { bindings::rsnic_helper_skb_nr_frags(self.0.as_ptr()) }
     }
 
+    /// The linear part (`skb->data`, `skb_headlen()` bytes).
+    pub fn linear(&self) -> &[u8] {
+        // SAFETY: the linear area holds `headlen` initialised bytes and is not written by
+        // anyone else while we own the reference and hold `&self`.
+        unsafe {
+            let data = bindings::rsnic_helper_skb_data(self.0.as_ptr()).cast::<u8>();
+            core::slice::from_raw_parts(data, self.headlen() as usize)
+        }
+    }
+
+    /// Length of fragment `i` (0 if there is no such fragment).
+    pub fn frag_len(&self, i: u32) -> u32 {
+        // SAFETY: the skb is valid; the helper checks `i` against nr_frags.
+        unsafe { bindings::rsnic_helper_skb_frag_len(self.0.as_ptr(), i) }
+    }
+
+    /// Segmentation offload: `(gso_size, gso_segs)` when the skb is GSO.
+    pub fn gso(&self) -> Option<(u32, u32)> {
+        let p = self.0.as_ptr();
+        // SAFETY: the skb is valid (type invariant); these read its shared info.
+        unsafe {
+            if !bindings::rsnic_helper_skb_is_gso(p) {
+                return None;
+            }
+            Some((
+                bindings::rsnic_helper_skb_gso_size(p),
+                bindings::rsnic_helper_skb_gso_segs(p),
+            ))
+        }
+    }
+
+    /// Whether the stack asks for checksum offload (`CHECKSUM_PARTIAL`), and whether on the
+    /// inner headers of an encapsulated packet.
+    pub fn csum_partial(&self) -> Option<bool> {
+        let p = self.0.as_ptr();
+        // SAFETY: the skb is valid (type invariant).
+        unsafe {
+            if !bindings::rsnic_helper_skb_csum_partial(p) {
+                return None;
+            }
+            Some(bindings::rsnic_helper_skb_encapsulation(p))
+        }
+    }
+
+    /// VLAN tag to insert: `(tci, is_802_1ad)`.
+    pub fn vlan_tag(&self) -> Option<(u16, bool)> {
+        // SAFETY: the skb is valid (type invariant).
+        let v = unsafe { bindings::rsnic_helper_skb_vlan_tag(self.0.as_ptr()) };
+        match v {
+            -1 => None,
+            v if v >= 0 => Some((v as u16, false)),
+            v => Some(((-2 - v) as u16, true)),
+        }
+    }
+
+    /// The TX queue the stack picked (`skb_get_queue_mapping()`).
+    pub fn queue_mapping(&self) -> u16 {
+        // SAFETY: the skb is valid (type invariant).
+        unsafe { bindings::rsnic_helper_skb_get_queue_mapping(self.0.as_ptr()) }
+    }
+
+    /// Prepares a received skb for the stack: checksum status, RSS hash (`hash_type` 0 none,
+    /// 1 L3, 2 L4), RX queue, and `protocol` from the Ethernet header (which it pulls).
+    pub fn rx_finish(
+        &mut self,
+        dev: &super::device::Device,
+        csum_ok: bool,
+        hash: u32,
+        hash_type: u8,
+        queue: u16,
+    ) {
+        // SAFETY: the skb is valid and exclusively ours; `dev` is a valid device.
+        unsafe {
+            bindings::rsnic_helper_skb_rx_finish(
+                self.0.as_ptr(),
+                dev as *const super::device::Device as *mut bindings::net_device,
+                csum_ok,
+                hash,
+                i32::from(hash_type),
+                queue,
+            )
+        }
+    }
+
     /// Total length in bytes (`skb->len`).
     pub fn len(&self) -> u32 {
         // SAFETY: by the type invariant the skb is valid; `len` is not changed by others while
