@@ -6,3 +6,4 @@
 
 pub mod bus;
 pub mod mem;
+pub mod pair;

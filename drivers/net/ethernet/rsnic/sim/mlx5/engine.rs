@@ -397,6 +397,7 @@ fn exec_wqe<M: BusMemory, I: InterruptSink>(
             return Err((WqeError::ReadFault, 0));
         };
         port.counters.pcie.dma_read(addr, WQEBB as u64);
+        port.counters.wqe_bytes += WQEBB as u64;
         if io.mem.dma_read(addr, &mut wqe[..WQEBB]).is_err() {
             return Err((WqeError::ReadFault, 0));
         }
@@ -439,6 +440,7 @@ fn exec_wqe<M: BusMemory, I: InterruptSink>(
         };
         let rest = addr.wrapping_add(WQEBB as u64);
         port.counters.pcie.dma_read(rest, (bytes - WQEBB) as u64);
+        port.counters.wqe_bytes += (bytes - WQEBB) as u64;
         let dst = wqe
             .get_mut(WQEBB..bytes)
             .ok_or(fail(WqeError::BadDsCount))?;

@@ -337,6 +337,9 @@ pub struct PortCounters {
     pub wqes: u64,
     /// WQEBBs of those WQEs.
     pub wqebbs: u64,
+    /// Descriptor bytes fetched: the first WQEBB of every WQE plus the rest of its DS count
+    /// (failed fetches included, as the read was on the bus).
+    pub wqe_bytes: u64,
     /// NOP WQEs.
     pub nop_wqes: u64,
     /// SEND WQEs.
@@ -414,6 +417,7 @@ impl PortCounters {
             dbr_invalid,
             wqes,
             wqebbs,
+            wqe_bytes,
             nop_wqes,
             send_wqes,
             lso_wqes,
@@ -665,6 +669,7 @@ impl Port {
                 dbr_invalid: 0,
                 wqes: 0,
                 wqebbs: 0,
+                wqe_bytes: 0,
                 nop_wqes: 0,
                 send_wqes: 0,
                 lso_wqes: 0,
