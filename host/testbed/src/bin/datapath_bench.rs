@@ -1,0 +1,302 @@
+//! Deterministic data-path figures of the mlx5 SQ against the simulated ConnectX
+//! (design.md section 5). `scripts/bench.sh` (`make bench`) runs every configuration in its
+//! own process under callgrind and writes `target/bench/datapath.csv`.
+//!
+//! ```text
+//! datapath_bench [--packets N]                          every configuration, no instructions
+//! datapath_bench --one PATH SIZE BURST [--packets N]    one configuration, one ROW line
+//! ```
+//!
+//! PATH is `regular`, `mpwqe` or `mpwqe_inline`; SIZE the frame length in bytes (an
+//! Ethernet/IPv4/UDP frame without FCS); BURST the packets per doorbell (`xmit_more` on all
+//! but the last of each burst).
+//!
+//! Schedule, identical for every configuration: the device runs after every burst (it
+//! processes what the doorbell announced), the RQ of the peer port is polled empty after
+//! every device run, and TX completions are reaped every [`REAP_EVERY`] packets (and
+//! whenever the driver stopped the queue), so up to 512 packets are outstanding, as under
+//! load with interrupt moderation. [`WARMUP`] packets go first and are not measured.
+//!
+//! Figures are per packet, for the TX port (port 0) only: descriptor bytes the device fetched
+//! (WQEs and NOPs), modeled inbound PCIe bytes and the inbound floor of the packet data,
+//! outbound PCIe bytes (read requests, CQEs), SQ doorbell register writes and TX CQEs.
+//! Driver instructions are what callgrind counts inside [`bench_driver_xmit`] and
+//! [`bench_driver_tx_poll`] (toggle-collect on those two functions), divided by packets.
+
+use std::process::ExitCode;
+
+use rsnic_core::dp::mlx5::sq::TxPoll;
+use rsnic_core::dp::mlx5::tx::TxReject;
+use rsnic_testbed::pair::{HostEnv, HostSq, Pair, PairConfig, TxFrame, TxPkt};
+
+/// Packets sent before measuring.
+const WARMUP: u64 = 512;
+/// TX completions are reaped every this many packets.
+const REAP_EVERY: u64 = 512;
+/// Packets measured by default.
+const PACKETS: u64 = 4096;
+/// RX NAPI budget.
+const RX_BUDGET: u32 = 64;
+
+const PATHS: [&str; 3] = ["regular", "mpwqe", "mpwqe_inline"];
+const SIZES: [usize; 5] = [64, 128, 256, 512, 1500];
+const BURSTS: [u64; 2] = [1, 32];
+
+/// The driver's xmit, out of line so that callgrind can count exactly it.
+#[inline(never)]
+fn bench_driver_xmit(
+    sq: &mut HostSq,
+    pkt: TxPkt,
+    xmit_more: bool,
+    env: &mut HostEnv,
+) -> Result<(), TxReject<TxPkt>> {
+    sq.xmit(pkt, xmit_more, env)
+}
+
+/// The driver's TX completion poll, out of line for callgrind. Released packets are only
+/// collected here; the caller recycles them outside the measured function.
+#[inline(never)]
+fn bench_driver_tx_poll(sq: &mut HostSq, env: &mut HostEnv, done: &mut Vec<TxPkt>) -> TxPoll {
+    sq.poll_cq(env, |p| done.push(p))
+}
+
+/// Ethernet + IPv4 + UDP frame of `len` bytes (at least 42), lengths filled in.
+fn udp4_frame(len: usize) -> Vec<u8> {
+    let len = len.max(42);
+    let mut f = vec![0u8; len];
+    f[0..6].copy_from_slice(&[0x02, 0, 0, 0, 0, 0x02]);
+    f[6..12].copy_from_slice(&[0x02, 0, 0, 0, 0, 0x01]);
+    f[12..14].copy_from_slice(&[0x08, 0x00]);
+    f[14] = 0x45;
+    f[16..18].copy_from_slice(&((len - 14) as u16).to_be_bytes());
+    f[22] = 64;
+    f[23] = 17;
+    f[26..30].copy_from_slice(&[10, 0, 0, 1]);
+    f[30..34].copy_from_slice(&[10, 0, 0, 2]);
+    f[34..36].copy_from_slice(&9000u16.to_be_bytes());
+    f[36..38].copy_from_slice(&9001u16.to_be_bytes());
+    f[38..40].copy_from_slice(&((len - 34) as u16).to_be_bytes());
+    for (i, b) in f.iter_mut().enumerate().skip(42) {
+        *b = i as u8;
+    }
+    f
+}
+
+/// One configuration's figures, per packet.
+struct Row {
+    path: &'static str,
+    size: usize,
+    burst: u64,
+    desc: f64,
+    inbound: f64,
+    floor: f64,
+    outbound: f64,
+    doorbells: f64,
+    cqes: f64,
+    inlined: f64,
+}
+
+struct Runner {
+    p: Pair,
+    frame: TxFrame,
+    done: Vec<TxPkt>,
+    since_reap: u64,
+}
+
+impl Runner {
+    fn reap(&mut self, measured: bool) {
+        loop {
+            let r = if measured {
+                bench_driver_tx_poll(&mut self.p.sq, &mut self.p.env, &mut self.done)
+            } else {
+                let done = &mut self.done;
+                self.p.sq.poll_cq(&mut self.p.env, |x| done.push(x))
+            };
+            for pkt in self.done.drain(..) {
+                self.p.release(pkt);
+            }
+            if !r.busy {
+                break;
+            }
+        }
+        self.since_reap = 0;
+    }
+
+    fn device_and_rx(&mut self) {
+        self.p.run_device();
+        while !self.p.poll_rx(RX_BUDGET).is_empty() {}
+    }
+
+    fn send(&mut self, packets: u64, burst: u64, measured: bool) {
+        let mut sent = 0;
+        while sent < packets {
+            for k in 0..burst {
+                if self.p.tx_stopped() {
+                    self.device_and_rx();
+                    self.reap(measured);
+                    assert!(!self.p.tx_stopped(), "queue still stopped after a reap");
+                }
+                let pkt = self.p.make_pkt(&self.frame);
+                let id = pkt.id();
+                let more = k + 1 < burst;
+                let r = if measured {
+                    bench_driver_xmit(&mut self.p.sq, pkt, more, &mut self.p.env)
+                } else {
+                    self.p.sq.xmit(pkt, more, &mut self.p.env)
+                };
+                if let Err(e) = r {
+                    panic!("packet {id} rejected: {:?}", e.reason);
+                }
+                self.p.accepted(id);
+                sent += 1;
+                self.since_reap += 1;
+            }
+            self.device_and_rx();
+            if self.since_reap >= REAP_EVERY {
+                self.reap(measured);
+            }
+        }
+        // Everything out and completed.
+        self.device_and_rx();
+        self.reap(measured);
+        assert_eq!(self.p.tx_in_flight(), 0);
+    }
+}
+
+fn run_one(path: &'static str, size: usize, burst: u64, packets: u64) -> Row {
+    let (mpwqe, mpwqe_inline) = match path {
+        "regular" => (false, false),
+        "mpwqe" => (true, false),
+        _ => (true, true),
+    };
+    let p = Pair::new(PairConfig {
+        mpwqe,
+        mpwqe_inline,
+        cqe_compress: true,
+        track_dma: false,
+        ..PairConfig::default()
+    });
+    let mut r = Runner {
+        p,
+        frame: TxFrame::linear(udp4_frame(size)),
+        done: Vec::with_capacity(1024),
+        since_reap: 0,
+    };
+    r.send(WARMUP, burst, false);
+    let base = r.p.dev_tx();
+    let inl0 = r.p.drv_tx().inlnw;
+    r.send(packets, burst, true);
+    let c = r.p.dev_tx();
+    let d = r.p.drv_tx();
+    assert_eq!(
+        c.tx_packets - base.tx_packets,
+        packets,
+        "device sent every packet"
+    );
+    if let Err(e) = r.p.check_counters() {
+        panic!("counters do not balance: {e}");
+    }
+    let n = packets as f64;
+    let per = |a: u64, b: u64| (a - b) as f64 / n;
+    Row {
+        path,
+        size,
+        burst,
+        desc: per(c.wqe_bytes, base.wqe_bytes),
+        inbound: per(c.pcie.in_bytes, base.pcie.in_bytes),
+        floor: per(c.tx_floor_in_bytes, base.tx_floor_in_bytes),
+        outbound: per(c.pcie.out_bytes, base.pcie.out_bytes),
+        doorbells: per(c.sq_doorbells, base.sq_doorbells),
+        cqes: per(c.tx_cqes, base.tx_cqes),
+        inlined: per(d.inlnw, inl0),
+    }
+}
+
+fn row_csv(r: &Row) -> String {
+    format!(
+        "mlx5,{},{},{},{:.2},{:.2},{:.2},{:.2},{:.4},{:.4}",
+        r.path, r.size, r.burst, r.desc, r.inbound, r.floor, r.outbound, r.doorbells, r.cqes
+    )
+}
+
+fn usage() -> ExitCode {
+    eprintln!("usage: datapath_bench [--packets N] | --one PATH SIZE BURST [--packets N]");
+    ExitCode::from(2)
+}
+
+fn main() -> ExitCode {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let mut packets = PACKETS;
+    let mut one = None;
+    let mut i = 0;
+    while i < args.len() {
+        match args[i].as_str() {
+            "--packets" => {
+                let Some(n) = args.get(i + 1).and_then(|s| s.parse().ok()) else {
+                    return usage();
+                };
+                packets = n;
+                i += 2;
+            }
+            "--one" => {
+                let (Some(path), Some(size), Some(burst)) = (
+                    args.get(i + 1)
+                        .and_then(|s| PATHS.iter().find(|p| **p == s.as_str())),
+                    args.get(i + 2).and_then(|s| s.parse::<usize>().ok()),
+                    args.get(i + 3).and_then(|s| s.parse::<u64>().ok()),
+                ) else {
+                    return usage();
+                };
+                if !(42..=9000).contains(&size) || burst == 0 {
+                    return usage();
+                }
+                one = Some((*path, size, burst));
+                i += 4;
+            }
+            _ => return usage(),
+        }
+    }
+    if packets == 0 {
+        return usage();
+    }
+    if let Some((path, size, burst)) = one {
+        let r = run_one(path, size, burst, packets);
+        println!("ROW {}", row_csv(&r));
+        println!("INLINED {:.4}", r.inlined);
+        return ExitCode::SUCCESS;
+    }
+    println!(
+        "{:13} {:>5} {:>5} {:>9} {:>9} {:>9} {:>9} {:>9} {:>7} {:>8}",
+        "path",
+        "size",
+        "burst",
+        "desc/pkt",
+        "in/pkt",
+        "floor",
+        "out/pkt",
+        "db/pkt",
+        "cqe/pkt",
+        "inlined"
+    );
+    for size in SIZES {
+        for burst in BURSTS {
+            for path in PATHS {
+                let r = run_one(path, size, burst, packets);
+                println!(
+                    "{:13} {:5} {:5} {:9.2} {:9.2} {:9.2} {:9.2} {:9.4} {:7.4} {:8.3}",
+                    r.path,
+                    r.size,
+                    r.burst,
+                    r.desc,
+                    r.inbound,
+                    r.floor,
+                    r.outbound,
+                    r.doorbells,
+                    r.cqes,
+                    r.inlined
+                );
+            }
+        }
+    }
+    ExitCode::SUCCESS
+}

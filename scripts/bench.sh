@@ -1,0 +1,90 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# make bench: deterministic data-path figures of the mlx5 TX path against the simulated
+# ConnectX (design.md section 5). Every configuration (path x packet size x burst) runs in its
+# own process under callgrind, with instruction collection on only inside the driver's xmit
+# and TX-completion calls (bench_driver_xmit / bench_driver_tx_poll in
+# host/testbed/src/bin/datapath_bench.rs). Writes target/bench/datapath.csv and prints a
+# table.
+#
+#   BENCH_PACKETS=N   packets measured per configuration (default 4096)
+#   BENCH_JOBS=N      configurations run in parallel (default 2)
+set -euo pipefail
+
+ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+cd "$ROOT"
+export PATH="$HOME/.cargo/bin:$PATH"
+
+PACKETS=${BENCH_PACKETS:-4096}
+JOBS=${BENCH_JOBS:-2}
+PATHS=(regular mpwqe mpwqe_inline)
+SIZES=(64 128 256 512 1500)
+BURSTS=(1 32)
+
+command -v valgrind >/dev/null ||
+	{ echo "bench: valgrind is missing (make setup installs it)" >&2; exit 1; }
+command -v callgrind_annotate >/dev/null ||
+	{ echo "bench: callgrind_annotate is missing (package valgrind)" >&2; exit 1; }
+
+TARGET=${CARGO_TARGET_DIR:-$ROOT/target}
+cargo build --release --quiet -p rsnic-testbed --bin datapath_bench
+BIN=$TARGET/release/datapath_bench
+OUT=$ROOT/target/bench
+RUNS=$OUT/runs
+rm -rf "$RUNS"
+mkdir -p "$RUNS"
+
+run_one() {
+	local path=$1 size=$2 burst=$3 base="$RUNS/$1-$2-$3"
+	valgrind --tool=callgrind --collect-atstart=no \
+		--toggle-collect='*bench_driver_xmit*' --toggle-collect='*bench_driver_tx_poll*' \
+		--callgrind-out-file="$base.callgrind" \
+		"$BIN" --one "$path" "$size" "$burst" --packets "$PACKETS" >"$base.row" 2>"$base.log" ||
+		{ echo "bench: $path $size $burst failed, see $base.log" >&2; return 1; }
+}
+export -f run_one
+export BIN RUNS PACKETS
+
+for size in "${SIZES[@]}"; do
+	for burst in "${BURSTS[@]}"; do
+		for path in "${PATHS[@]}"; do
+			echo "$path $size $burst"
+		done
+	done
+done | xargs -P "$JOBS" -L 1 bash -c 'run_one "$@"' _
+
+# Inclusive instructions of one function in a callgrind output file.
+incl() {
+	callgrind_annotate --inclusive=yes "$1" 2>/dev/null |
+		awk -v f="$2" '!done && index($0, "::" f " [") { gsub(",", "", $1); print $1; done = 1 }'
+}
+
+CSV=$OUT/datapath.csv
+echo "family,path,pkt_size,burst,desc_bytes_per_pkt,inbound_bytes_per_pkt,inbound_floor_per_pkt,outbound_bytes_per_pkt,doorbells_per_pkt,cqes_per_pkt,instr_per_pkt" >"$CSV"
+printf '%-13s %5s %5s %9s %9s %9s %9s %8s %8s %9s %7s %7s %7s\n' \
+	path size burst desc/pkt in/pkt floor out/pkt db/pkt cqe/pkt instr/pkt xmit compl inlined
+for size in "${SIZES[@]}"; do
+	for burst in "${BURSTS[@]}"; do
+		for path in "${PATHS[@]}"; do
+			base="$RUNS/$path-$size-$burst"
+			row=$(sed -n 's/^ROW //p' "$base.row")
+			inl=$(sed -n 's/^INLINED //p' "$base.row")
+			total=$(awk '/^totals:/ { print $2 }' "$base.callgrind")
+			[ -n "$row" ] && [ -n "$total" ] || { echo "bench: no figures in $base.*" >&2; exit 1; }
+			x=$(incl "$base.callgrind" bench_driver_xmit)
+			c=$(incl "$base.callgrind" bench_driver_tx_poll)
+			instr=$(awk -v t="$total" -v n="$PACKETS" 'BEGIN { printf "%.1f", t / n }')
+			echo "$row,$instr" >>"$CSV"
+			IFS=, read -r _ p s b desc inb floor outb db cqe <<<"$row"
+			awk -v p="$p" -v s="$s" -v b="$b" -v d="$desc" -v i="$inb" -v f="$floor" \
+				-v o="$outb" -v db="$db" -v c="$cqe" -v t="$instr" -v x="${x:-0}" \
+				-v y="${c:-0}" -v n="$PACKETS" -v l="$inl" 'BEGIN {
+				printf "%-13s %5s %5s %9s %9s %9s %9s %8s %8s %9s %7.1f %7.1f %7s\n",
+					p, s, b, d, i, f, o, db, c, t, x / n, y / n, l }'
+		done
+	done
+done
+echo
+echo "packets per configuration: $PACKETS (after 512 warm-up packets); figures are per packet"
+echo "written: ${CSV#"$ROOT"/}"
