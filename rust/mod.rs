@@ -12,6 +12,7 @@
 //!   simulated device's view of host memory.
 //! * [`net`] — net_device registration and operations, ethtool operations, `SkBuff`.
 //! * [`sync`] — memory barriers for device-shared memory, bottom-half guard.
+//! * [`wq`] — a workqueue of one's own, flushed and destroyed by its owner.
 //! * [`params`] — the module parameters (declared in C: Rust modules gained parameters only
 //!   after 6.12).
 
@@ -20,3 +21,4 @@ pub mod dma;
 pub mod net;
 pub mod params;
 pub mod sync;
+pub mod wq;

@@ -11,6 +11,12 @@ pub fn num_devs() -> u32 {
     unsafe { bindings::rsnic_helper_param_num_devs() }
 }
 
+/// Number of online CPUs (`num_online_cpus()`).
+pub fn online_cpus() -> u32 {
+    // SAFETY: reads a global counter; no preconditions.
+    unsafe { bindings::rsnic_helper_num_online_cpus() }
+}
+
 /// `num_ports`: how many ports each simulated device has.
 pub fn num_ports() -> u32 {
     // SAFETY: as in `num_devs`.

@@ -29,6 +29,12 @@ pub fn wmb() {
     unsafe { bindings::rsnic_helper_wmb() }
 }
 
+/// Sleeps for at least `ms` milliseconds (`msleep()`). Process context.
+pub fn msleep(ms: u32) {
+    // SAFETY: sleeping has no memory-safety preconditions; callers are in process context.
+    unsafe { bindings::rsnic_helper_msleep(ms) }
+}
+
 /// Bottom halves (softirqs) are disabled on this CPU while the guard lives
 /// (`local_bh_disable()` / `local_bh_enable()`); softirqs raised meanwhile run when it drops.
 ///

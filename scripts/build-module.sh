@@ -21,11 +21,12 @@ variant=${KDIR:+custom}
 variant=${variant:-$KERNEL_VARIANT}
 out="$RSNIC_ROOT/target/kbuild/$variant"
 mkdir -p "$out"
+# Copy the sources, never build products (a stale *.mod from an in-place build would make
+# Kbuild link old objects). Excluded names in the copy are kept, so builds stay incremental.
 rsync -a --delete --exclude /target --exclude /.git --exclude /host \
-	--exclude '/rust/bindings/bindings_generated.rs' --exclude '*.o' --exclude '*.ko' \
-	--exclude '.*.cmd' --filter 'P /rust/bindings/bindings_generated.rs' \
-	--filter 'P *.o' --filter 'P *.ko' --filter 'P .*.cmd' --filter 'P *.mod*' \
-	--filter 'P modules.order' --filter 'P Module.symvers' --filter 'P *.d' \
+	--exclude '*.o' --exclude '*.ko' --exclude '*.mod' --exclude '*.mod.c' --exclude '.*.cmd' \
+	--exclude '*.d' --exclude modules.order --exclude Module.symvers \
+	--exclude bindings_generated.rs \
 	"$RSNIC_ROOT/" "$out/"
 make -C "$kdir" M="$out" LLVM="$LLVM_SUFFIX" CLIPPY="${CLIPPY:-1}" -j"$(nproc)" modules >&2
 echo "$out/rsnic.ko"

@@ -10,7 +10,7 @@ packages=(
 	linux-source-6.12 clang-14 lld-14 llvm-14 libclang-14-dev
 	qemu-system-x86 busybox-static
 	flex bison bc cpio kmod libelf-dev libssl-dev dwarves xz-utils rsync
-	ethtool iproute2 iperf3 socat python3-yaml valgrind
+	ethtool iproute2 iputils-ping procps iperf3 socat python3-yaml valgrind
 )
 
 sudo_cmd=()

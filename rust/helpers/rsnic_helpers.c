@@ -14,6 +14,8 @@
 #include <linux/io.h>
 #include <linux/if_vlan.h>
 #include <linux/bottom_half.h>
+#include <linux/workqueue.h>
+#include <linux/delay.h>
 #include <net/page_pool/helpers.h>
 #include "rsnic_helpers.h"
 
@@ -108,6 +110,26 @@ void rsnic_helper_netdev_tx_reset_queue(struct netdev_queue *txq)
 bool rsnic_helper_netdev_xmit_more(void)
 {
 	return netdev_xmit_more();
+}
+
+bool rsnic_helper_netif_tx_queue_stopped(const struct netdev_queue *txq)
+{
+	return netif_tx_queue_stopped(txq);
+}
+
+void rsnic_helper_netif_tx_disable(struct net_device *dev)
+{
+	netif_tx_disable(dev);
+}
+
+int rsnic_helper_set_real_num_queues(struct net_device *dev, unsigned int txq, unsigned int rxq)
+{
+	return netif_set_real_num_queues(dev, txq, rxq);
+}
+
+void rsnic_helper_msleep(unsigned int ms)
+{
+	msleep(ms);
 }
 
 u16 rsnic_helper_skb_get_queue_mapping(const struct sk_buff *skb)
@@ -341,6 +363,21 @@ void rsnic_helper_napi_gro_receive(struct napi_struct *napi, struct sk_buff *skb
 	napi_gro_receive(napi, skb);
 }
 
+struct workqueue_struct *rsnic_helper_alloc_workqueue(const char *name, int id)
+{
+	return alloc_workqueue("%s%d", WQ_UNBOUND, 1, name, id);
+}
+
+void rsnic_helper_flush_workqueue(struct workqueue_struct *wq)
+{
+	flush_workqueue(wq);
+}
+
+void rsnic_helper_destroy_workqueue(struct workqueue_struct *wq)
+{
+	destroy_workqueue(wq);
+}
+
 void rsnic_helper_netif_napi_add(struct net_device *dev, struct napi_struct *napi,
 				 int (*poll)(struct napi_struct *, int))
 {
@@ -371,6 +408,11 @@ static unsigned int num_ports = 2;
 module_param(num_ports, uint, 0444);
 MODULE_PARM_DESC(num_ports,
 		 "Ports per simulated device, wired back to back in pairs (2, 4, 6 or 8; default 2)");
+
+unsigned int rsnic_helper_num_online_cpus(void)
+{
+	return num_online_cpus();
+}
 
 unsigned int rsnic_helper_param_num_devs(void)
 {

@@ -36,6 +36,10 @@ void rsnic_helper_netdev_tx_completed_queue(struct netdev_queue *txq, unsigned i
 					    unsigned int bytes);
 void rsnic_helper_netdev_tx_reset_queue(struct netdev_queue *txq);
 bool rsnic_helper_netdev_xmit_more(void);
+bool rsnic_helper_netif_tx_queue_stopped(const struct netdev_queue *txq);
+void rsnic_helper_netif_tx_disable(struct net_device *dev);
+int rsnic_helper_set_real_num_queues(struct net_device *dev, unsigned int txq, unsigned int rxq);
+void rsnic_helper_msleep(unsigned int ms);
 u16 rsnic_helper_skb_get_queue_mapping(const struct sk_buff *skb);
 
 /* DMA */
@@ -86,6 +90,11 @@ void rsnic_helper_skb_rx_finish(struct sk_buff *skb, struct net_device *dev, boo
 				u32 hash, int hash_type, u16 queue);
 void rsnic_helper_napi_gro_receive(struct napi_struct *napi, struct sk_buff *skb);
 
+/* Workqueues */
+struct workqueue_struct *rsnic_helper_alloc_workqueue(const char *name, int id);
+void rsnic_helper_flush_workqueue(struct workqueue_struct *wq);
+void rsnic_helper_destroy_workqueue(struct workqueue_struct *wq);
+
 /* NAPI */
 void rsnic_helper_netif_napi_add(struct net_device *dev, struct napi_struct *napi,
 				 int (*poll)(struct napi_struct *, int));
@@ -93,6 +102,7 @@ void rsnic_helper_netif_napi_del(struct napi_struct *napi);
 bool rsnic_helper_napi_schedule(struct napi_struct *napi);
 
 unsigned int rsnic_helper_param_num_devs(void);
+unsigned int rsnic_helper_num_online_cpus(void);
 unsigned int rsnic_helper_param_num_ports(void);
 
 #endif

@@ -378,7 +378,13 @@ unsafe impl<T: Operations + ethtool::Operations> Sync for Registration<T> {}
 impl<T: Operations + ethtool::Operations> Registration<T> {
     /// Allocates an Ethernet device with a random locally administered MAC address, stores
     /// `data` in it and registers it. Takes RTNL: call it from process context without RTNL.
-    pub fn register(data: T::Data, config: &Config) -> Result<Self> {
+    ///
+    /// `parent`, if given, becomes the device's parent (`SET_NETDEV_DEV()`).
+    pub fn register(
+        data: T::Data,
+        config: &Config,
+        parent: Option<&super::super::dma::DmaDevice>,
+    ) -> Result<Self> {
         if config.tx_queues == 0 || config.rx_queues == 0 || config.min_mtu > config.max_mtu {
             return Err(EINVAL);
         }
@@ -400,6 +406,9 @@ impl<T: Operations + ethtool::Operations> Registration<T> {
                 .write(data.into_foreign());
             (*ptr).netdev_ops = &Adapter::<T>::NDO;
             (*ptr).ethtool_ops = ethtool::Adapter::<T>::table();
+            if let Some(parent) = parent {
+                (*ptr).dev.parent = parent.raw();
+            }
             (*ptr).min_mtu = config.min_mtu;
             (*ptr).max_mtu = config.max_mtu;
             bindings::rsnic_helper_eth_hw_addr_random(ptr);

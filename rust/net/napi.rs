@@ -99,10 +99,12 @@ impl<T: Poll> Napi<T> {
         self.inner.get()
     }
 
-    /// Adds the context to `dev` (`netif_napi_add()`), disabled. `self` must be the field of
-    /// a pinned `T` (guaranteed by `Pin`). The device must outlive the enclosing `T`: drop
-    /// `T` (or let [`Napi`]'s drop delete the context) before unregistering the device.
-    pub fn add(self: Pin<&Self>, dev: &Device) {
+    /// Adds the context to `dev` (`netif_napi_add()`), disabled. The device must outlive the
+    /// enclosing `T`: drop `T` (whose drop deletes the context) before unregistering it.
+    ///
+    /// A `Napi` only comes into being through [`Napi::new`]'s `PinInit`, and it is `!Unpin`,
+    /// so it sits at its final address inside a pinned `T` for its whole life.
+    pub fn add(&self, dev: &Device) {
         if self
             .state
             .compare_exchange(NEW, ADDED, Ordering::AcqRel, Ordering::Acquire)
@@ -111,8 +113,9 @@ impl<T: Poll> Napi<T> {
             return;
         }
         let dev = dev as *const Device as *mut bindings::net_device;
-        // SAFETY: `self` is pinned, so `inner` keeps its address until drop, which deletes
-        // the context; the device is valid; `poll_cb::<T>` matches the C signature.
+        // SAFETY: `self` is pinned (see above), so `inner` keeps its address until drop,
+        // which deletes the context; the device is valid; `poll_cb::<T>` matches the C
+        // signature.
         unsafe { bindings::rsnic_helper_netif_napi_add(dev, self.as_ptr(), Some(poll_cb::<T>)) }
     }
 

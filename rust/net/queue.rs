@@ -11,7 +11,7 @@
 
 use super::super::bindings;
 use super::device::Device;
-use kernel::types::Opaque;
+use kernel::{prelude::*, types::Opaque};
 
 /// A TX queue of a network device.
 ///
@@ -44,6 +44,24 @@ impl Device {
     }
 }
 
+impl Device {
+    /// Stops every TX queue and waits until no transmit is in progress on any
+    /// (`netif_tx_disable()`).
+    pub fn tx_disable(&self) {
+        // SAFETY: the device is valid; the function takes each queue's xmit lock.
+        unsafe { bindings::rsnic_helper_netif_tx_disable(self as *const Device as *mut _) }
+    }
+
+    /// Sets how many TX and RX queues are in use (`netif_set_real_num_queues()`). Under RTNL
+    /// when the device is registered (callers are `ndo_open` and ethtool, which hold it).
+    pub fn set_real_num_queues(&self, tx: u32, rx: u32) -> Result {
+        // SAFETY: the device is valid; RTNL is held by the callers (documented).
+        kernel::error::to_result(unsafe {
+            bindings::rsnic_helper_set_real_num_queues(self as *const Device as *mut _, tx, rx)
+        })
+    }
+}
+
 impl TxQueue {
     fn as_ptr(&self) -> *mut bindings::netdev_queue {
         self.0.get()
@@ -71,6 +89,13 @@ impl TxQueue {
     pub fn is_stopped(&self) -> bool {
         // SAFETY: the queue is valid (type invariant); this reads the state bits.
         unsafe { bindings::rsnic_helper_netif_xmit_stopped(self.as_ptr()) }
+    }
+
+    /// Whether the driver stopped the queue (`netif_tx_queue_stopped()`; BQL's own stop is
+    /// not included).
+    pub fn driver_stopped(&self) -> bool {
+        // SAFETY: the queue is valid (type invariant); this reads the state bits.
+        unsafe { bindings::rsnic_helper_netif_tx_queue_stopped(self.as_ptr()) }
     }
 
     /// Accounts `bytes` handed to the hardware (`__netdev_tx_sent_queue()`). Returns whether

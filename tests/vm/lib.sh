@@ -64,3 +64,37 @@ mark_dmesg() {
 dmesg_since_mark() {
 	dmesg | tail -n +"$((${DMESG_MARK:-0} + 1))"
 }
+
+# setup_pair: loads rsnic (extra insmod arguments allowed), moves the second port into
+# network namespace "peer", addresses both ends (10.10.0.1/24 and 10.10.0.2/24, fd00::1/64
+# and fd00::2/64) and waits for carrier. Sets A (host side) and B (in "peer").
+setup_pair() {
+	load_rsnic "$@"
+	mapfile -t _ifs < <(rsnic_ifaces)
+	A=${_ifs[0]}
+	B=${_ifs[1]}
+	ip netns add peer
+	ip link set "$B" netns peer
+	ip addr add 10.10.0.1/24 dev "$A"
+	ip -6 addr add fd00::1/64 dev "$A" nodad
+	ip netns exec peer ip addr add 10.10.0.2/24 dev "$B"
+	ip netns exec peer ip -6 addr add fd00::2/64 dev "$B" nodad
+	ip netns exec peer ip link set lo up
+	ip link set "$A" up
+	ip netns exec peer ip link set "$B" up
+	wait_for "carrier on $A" eval '[ "$(carrier "$A")" = 1 ]'
+}
+
+# teardown_pair: removes the namespace and unloads rsnic.
+teardown_pair() {
+	ip netns del peer 2>/dev/null
+	sleep 0.2
+	unload_rsnic
+}
+
+# stat IFACE NAME [NETNS]: one counter of ethtool -S.
+stat() {
+	local ns=()
+	[ -n "${3:-}" ] && ns=(ip netns exec "$3")
+	"${ns[@]}" ethtool -S "$1" | awk -v k="$2:" '$1 == k { print $2 }'
+}

@@ -2,31 +2,40 @@
 
 //! Module load and unload: the simulated devices and their ports.
 
-use crate::ext::{net::device::Registration, params};
+use crate::engine::{Engine, MAX_CHANNELS};
+use crate::ext::{dma::DmaDevice, net::device::Registration, params};
 use crate::link::Wire;
 use crate::port::{Port, PortOps, MAX_MTU, MIN_MTU};
-use kernel::{prelude::*, sync::Arc};
+use kernel::{c_str, prelude::*, sync::Arc};
 
 /// Most simulated devices one load may create.
 const MAX_DEVS: u32 = 8;
 /// Most ports per simulated device.
 const MAX_PORTS: u32 = 8;
+/// Most channels by default (as mlx5e: min(online CPUs, this)).
+const DEFAULT_MAX_CHANNELS: u32 = 4;
 
-/// One simulated device: its cables and its registered ports.
+/// One simulated device: its DMA parent, the device model, its cables and its ports.
 struct SimNic {
+    engine: Arc<Engine>,
     wires: KVec<Arc<Wire>>,
     ports: KVec<Registration<PortOps>>,
+    _dma: Arc<DmaDevice>,
 }
 
 impl SimNic {
-    fn new(index: u32, num_ports: u32) -> Result<Self> {
+    fn new(index: u32, num_ports: u32, channels: u32) -> Result<Self> {
+        let dma = DmaDevice::new(c_str!("rsnic-sim"), index as i32)?;
+        let engine = Engine::new(index as i32, num_ports as usize)?;
         let mut nic = SimNic {
+            engine: engine.clone(),
             wires: KVec::new(),
             ports: KVec::new(),
+            _dma: dma.clone(),
         };
         let config = crate::ext::net::device::Config {
-            tx_queues: 1,
-            rx_queues: 1,
+            tx_queues: MAX_CHANNELS as u32,
+            rx_queues: MAX_CHANNELS as u32,
             min_mtu: MIN_MTU,
             max_mtu: MAX_MTU,
         };
@@ -34,12 +43,27 @@ impl SimNic {
             let wire = Wire::new()?;
             nic.wires.push(wire.clone(), GFP_KERNEL)?;
             for side in 0..2 {
-                let port = Port::new(wire.clone(), side, index, pair * 2 + side as u32)?;
-                let reg = Registration::<PortOps>::register(port, &config)?;
+                let p = pair * 2 + side as u32;
+                let port = Port::new(
+                    wire.clone(),
+                    side,
+                    index,
+                    p,
+                    engine.clone(),
+                    dma.clone(),
+                    channels,
+                )?;
+                let reg = Registration::<PortOps>::register(port, &config, Some(&dma))?;
                 wire.attach(side, reg.device());
                 nic.ports.push(reg, GFP_KERNEL)?;
             }
         }
+        // Ports start administratively down: no link until both ends are up.
+        engine.with_model(|m| {
+            for p in 0..num_ports as usize {
+                let _ = m.set_link(p, false);
+            }
+        });
         Ok(nic)
     }
 }
@@ -50,7 +74,9 @@ impl Drop for SimNic {
         for wire in self.wires.iter() {
             wire.detach_all();
         }
-        // `ports` is dropped after this, unregistering every port.
+        // Unregister (closing channels), then stop the device's engine before it goes.
+        drop(core::mem::take(&mut self.ports));
+        self.engine.shutdown();
     }
 }
 
@@ -75,15 +101,17 @@ impl kernel::Module for Rsnic {
             );
             return Err(EINVAL);
         }
+        let channels = params::online_cpus().clamp(1, DEFAULT_MAX_CHANNELS);
         let mut nics = KVec::new();
         for i in 0..num_devs {
-            nics.push(SimNic::new(i, num_ports)?, GFP_KERNEL)?;
+            nics.push(SimNic::new(i, num_ports, channels)?, GFP_KERNEL)?;
         }
         pr_info!(
-            "version {}: {} simulated device(s), {} ports each\n",
+            "version {}: {} simulated device(s), {} ports each, {} channels per port\n",
             crate::port::DRV_VERSION,
             num_devs,
-            num_ports
+            num_ports,
+            channels
         );
         Ok(Rsnic { _nics: nics })
     }

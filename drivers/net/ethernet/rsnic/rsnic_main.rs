@@ -12,9 +12,13 @@ pub mod ext;
 pub mod dp;
 pub mod sim;
 
+mod channel;
 mod driver;
+mod engine;
+mod hw;
 mod link;
 mod port;
+mod stats;
 
 use driver::Rsnic;
 use kernel::prelude::*;
