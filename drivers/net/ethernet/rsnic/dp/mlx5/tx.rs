@@ -258,9 +258,9 @@ pub fn tx_attr<P: TxPacket>(
     if u64::from(linear) + frag_bytes != u64::from(len) {
         return Err(TxRejectReason::Malformed);
     }
-    let h = pkt.headers();
     let (opcode, mss, ihs, num_bytes, segs) = match pkt.gso() {
         Some(g) => {
+            let h = pkt.headers();
             let thoff = h.transport.ok_or(TxRejectReason::Malformed)?;
             let ihs = u32::from(thoff)
                 + match h.l4 {
@@ -282,7 +282,13 @@ pub fn tx_attr<P: TxPacket>(
             } else {
                 mode
             };
-            let ihs = min_inline(linear, &h, mode, vlan.is_some());
+            // Headers are parsed only when something is inlined (as mlx5e's
+            // `mlx5e_calc_min_inline`): the common case needs no parse at all.
+            let ihs = if mode == InlineMode::None {
+                0
+            } else {
+                min_inline(linear, &pkt.headers(), mode, vlan.is_some())
+            };
             (OPCODE_SEND, 0, ihs, len.max(ETH_ZLEN), 1)
         }
     };

@@ -108,6 +108,7 @@ where
 
     /// `mlx5e_tx_mpwqe_ensure_complete`: closes an open session without ringing (the next
     /// doorbell covers it). A session without packets is abandoned: it has no WQE to post.
+    #[inline(always)]
     pub(super) fn mpwqe_ensure_complete<E: TxQueue>(&mut self, env: &mut E) {
         match self.session {
             Some(s) if s.pkt_count == 0 => self.session = None,
