@@ -602,19 +602,18 @@ fn exec_mpwqe<M: BusMemory, I: InterruptSink>(
     let mut at = 2;
     while at < ds {
         let (seg, next) = next_seg(w, at, ds)?;
-        let len = match seg {
+        let host_len = match seg {
             Seg::Inline { len, .. } | Seg::Data { len, .. } => len,
-        } + vlan_len;
-        if len < pkt::ETH_HLEN {
+        };
+        let len = host_len + vlan_len;
+        // A tag goes in after the two MAC addresses: they must be there (insert_vlan).
+        if len < pkt::ETH_HLEN || (vlan_len != 0 && host_len < 12) {
             return Err(WqeError::TooShort);
         }
         if len > MAX_FRAME || len > gather.len() {
             return Err(WqeError::TooLong);
         }
         at = next;
-    }
-    if let Some(port) = ports.get_mut(p) {
-        port.counters.mpwqe_wqes += 1;
     }
     // Pass 2: send them in order.
     let mut at = 2;
@@ -635,6 +634,11 @@ fn exec_mpwqe<M: BusMemory, I: InterruptSink>(
         let len = pad(gather, len);
         deliver(ports, queues, p, gather.get(..len).unwrap_or(&[]), io);
         at = next;
+    }
+    // Counted once the whole WQE succeeded: a WQE that faults while gathering is a
+    // rejected WQE (`wqe_errors`), not a good one too.
+    if let Some(port) = ports.get_mut(p) {
+        port.counters.mpwqe_wqes += 1;
     }
     Ok(())
 }

@@ -333,7 +333,8 @@ pub struct PortCounters {
     pub dbr_reads: u64,
     /// Doorbell records with an impossible producer counter.
     pub dbr_invalid: u64,
-    /// WQEs executed successfully (all opcodes).
+    /// WQEs executed successfully (all opcodes): `nop_wqes + send_wqes + lso_wqes +
+    /// mpwqe_wqes`.
     pub wqes: u64,
     /// WQEBBs of those WQEs.
     pub wqebbs: u64,
@@ -346,7 +347,8 @@ pub struct PortCounters {
     pub send_wqes: u64,
     /// LSO WQEs.
     pub lso_wqes: u64,
-    /// Enhanced MPWQEs.
+    /// Enhanced MPWQEs executed successfully. One that faults while gathering counts in
+    /// `wqe_errors` only (the packets it sent before the fault count in `mpwqe_pkts`).
     pub mpwqe_wqes: u64,
     /// Packets carried by enhanced MPWQEs.
     pub mpwqe_pkts: u64,
