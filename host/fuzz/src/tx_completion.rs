@@ -1,0 +1,560 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! The driver-side SQ against a hostile device.
+//!
+//! The input configures an SQ (ring size, MPWQE with or without inlining, min-inline mode,
+//! device WQE size limit), then runs a program of operations: transmit packets of every
+//! shape (linear frames that MPWQE sessions carry, non-linear packets, GSO, VLAN, checksum
+//! requests, raw header bytes, DMA mapping failures), write CQEs into the CQ (plausible ones
+//! aimed at outstanding WQEs, and arbitrary bytes: owner bits, opcodes, `wqe_counter`s,
+//! syndromes, formats), poke single bytes, poll, recover (drain + reset), arm, switch MPWQE.
+//!
+//! Invariants checked:
+//! * nothing panics and no host DMA buffer is accessed out of bounds (`HostBuf` panics);
+//! * a packet is released at most once, only after it was accepted, never after it was
+//!   handed back by `xmit`; the poll's and the drain's packet counts match the releases;
+//! * `pc − cc` never exceeds the ring size; doorbells name this SQ at its register;
+//! * BQL never completes more bytes than were sent, DMA unmaps match earlier maps;
+//! * while the stack respects the stopped queue, `xmit` never answers `Busy` (the stop room
+//!   is enough);
+//! * at the end, after drain and reset, every accepted packet came back exactly once, every
+//!   mapping was undone, BQL balances, and the SQ works again: a new packet is completed by
+//!   a valid CQE.
+
+use std::collections::HashMap;
+
+use rsnic_core::dp::hw::{Barriers, Coherent, DmaAddr, Mmio};
+use rsnic_core::dp::mlx5::cq::{Cq, CQ_DOORBELL_OFFSET};
+use rsnic_core::dp::mlx5::cqe::{off, Cqe64, CQE_OP_OWN_INIT, CQE_REQ, CQE_REQ_ERR};
+use rsnic_core::dp::mlx5::sq::{Sq, SqParams, WqeInfo, BF_OFFSET};
+use rsnic_core::dp::mlx5::tx::{
+    DmaEntry, DmaKind, Gso, InlineMode, TxCsum, TxDmaMap, TxPacket, TxQueue, TxRejectReason,
+    VlanTag,
+};
+use rsnic_testbed::mem::{HostBuf, HostMemory};
+
+use crate::Input;
+
+const SQN: u32 = 0x00_0abc;
+const LKEY: u32 = 0x1234;
+const UAR: u32 = 0x4000;
+const CQN: u32 = 0x77;
+/// Upper bound of operations per input (keeps every run short).
+const MAX_OPS: usize = 400;
+
+/// A packet: a linear part (real bytes, parsed for headers) and fragment lengths.
+#[derive(Debug)]
+pub struct Pkt {
+    id: u32,
+    linear: Vec<u8>,
+    frags: Vec<u32>,
+    gso: Option<Gso>,
+    csum: TxCsum,
+    vlan: Option<VlanTag>,
+}
+
+impl TxPacket for Pkt {
+    fn pkt_len(&self) -> u32 {
+        self.linear.len() as u32 + self.frags.iter().sum::<u32>()
+    }
+    fn linear(&self) -> &[u8] {
+        &self.linear
+    }
+    fn nr_frags(&self) -> usize {
+        self.frags.len()
+    }
+    fn frag_len(&self, i: usize) -> u32 {
+        self.frags.get(i).copied().unwrap_or(0)
+    }
+    fn gso(&self) -> Option<Gso> {
+        self.gso
+    }
+    fn csum(&self) -> TxCsum {
+        self.csum
+    }
+    fn vlan(&self) -> Option<VlanTag> {
+        self.vlan
+    }
+}
+
+/// Bus address of a packet's linear part (fragment i at `+ (i + 1) << 17`).
+fn pkt_base(id: u32) -> DmaAddr {
+    0x10_0000_0000_0000 | (u64::from(id) << 24)
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum St {
+    InFlight,
+    Rejected,
+    Released,
+}
+
+/// Everything the SQ talks to: registers, barriers, DMA mapper, netdev queue with BQL.
+struct Env {
+    db_offset: u32,
+    maps: HashMap<DmaAddr, (u32, DmaKind)>,
+    map_calls: u32,
+    /// Fail the map call with this number.
+    fail_at: Option<u32>,
+    stopped: bool,
+    sent_bytes: u64,
+    completed_bytes: u64,
+}
+
+impl Mmio for Env {
+    fn write64(&self, offset: u32, bytes: [u8; 8]) {
+        let lo = u32::from_be_bytes([bytes[4], bytes[5], bytes[6], bytes[7]]);
+        if offset == UAR + CQ_DOORBELL_OFFSET {
+            assert_eq!(lo, CQN, "arm doorbell names another CQ");
+        } else {
+            assert_eq!(offset, self.db_offset, "doorbell at the wrong register");
+            assert_eq!(lo >> 8, SQN, "doorbell names another SQ");
+        }
+    }
+    fn write32(&self, _: u32, _: u32) {
+        panic!("the mlx5 SQ never writes 32-bit registers");
+    }
+    fn read32(&self, _: u32) -> u32 {
+        panic!("the mlx5 SQ never reads registers");
+    }
+}
+
+impl Barriers for Env {
+    fn dma_wmb(&self) {}
+    fn dma_rmb(&self) {}
+    fn wmb(&self) {}
+}
+
+impl Env {
+    fn map(&mut self, addr: DmaAddr, len: u32, kind: DmaKind) -> Option<DmaAddr> {
+        let n = self.map_calls;
+        self.map_calls += 1;
+        if self.fail_at == Some(n) {
+            return None;
+        }
+        assert!(
+            self.maps.insert(addr, (len, kind)).is_none(),
+            "address mapped twice"
+        );
+        Some(addr)
+    }
+}
+
+impl TxDmaMap<Pkt> for Env {
+    fn map_linear(&mut self, pkt: &Pkt, offset: u32, len: u32) -> Option<DmaAddr> {
+        assert!(
+            u64::from(offset) + u64::from(len) <= pkt.linear.len() as u64,
+            "map past the linear part"
+        );
+        self.map(pkt_base(pkt.id) + u64::from(offset), len, DmaKind::Single)
+    }
+    fn map_frag(&mut self, pkt: &Pkt, index: usize) -> Option<DmaAddr> {
+        let len = *pkt
+            .frags
+            .get(index)
+            .expect("map of a fragment that does not exist");
+        self.map(
+            pkt_base(pkt.id) + ((index as u64 + 1) << 17),
+            len,
+            DmaKind::Page,
+        )
+    }
+    fn unmap(&mut self, e: DmaEntry) {
+        let got = self
+            .maps
+            .remove(&e.addr)
+            .expect("unmap of an unmapped address");
+        assert_eq!(got, (e.len, e.kind), "unmap does not match its map");
+    }
+}
+
+impl TxQueue for Env {
+    fn stop(&mut self) {
+        assert!(!self.stopped, "stopped twice");
+        self.stopped = true;
+    }
+    fn wake(&mut self) {
+        assert!(self.stopped, "woken while running");
+        self.stopped = false;
+    }
+    fn is_stopped(&self) -> bool {
+        self.stopped
+    }
+    fn sent(&mut self, bytes: u32, xmit_more: bool) -> bool {
+        self.sent_bytes += u64::from(bytes);
+        !xmit_more || self.stopped
+    }
+    fn completed(&mut self, _pkts: u32, bytes: u32) {
+        self.completed_bytes += u64::from(bytes);
+        assert!(
+            self.completed_bytes <= self.sent_bytes,
+            "BQL: completed more bytes than were sent"
+        );
+    }
+}
+
+type FuzzSq = Sq<Pkt, HostBuf, Vec<WqeInfo<Pkt>>, Vec<Option<Pkt>>, Vec<DmaEntry>>;
+
+struct Harness {
+    sq: FuzzSq,
+    env: Env,
+    ring: HostBuf,
+    cqbuf: HostBuf,
+    cq_log: u8,
+    states: Vec<St>,
+    drained_bytes: u64,
+}
+
+/// Ethernet + IPv4 + TCP (20-byte header) + payload, `len` ≥ 54 bytes.
+fn tcp4_frame(len: usize, seed: u8) -> Vec<u8> {
+    let mut f = vec![0u8; len.max(54)];
+    f[0..6].copy_from_slice(&[2, 0, 0, 0, 0, 2]);
+    f[6..12].copy_from_slice(&[2, 0, 0, 0, 0, 1]);
+    f[12..14].copy_from_slice(&[0x08, 0x00]);
+    f[14] = 0x45;
+    f[23] = 6;
+    f[46] = 5 << 4;
+    for (i, b) in f.iter_mut().enumerate().skip(54) {
+        *b = seed.wrapping_add(i as u8);
+    }
+    f
+}
+
+/// Ring positions (free-running) of the WQEs between `cc` and `pc`, read back from the
+/// ctrl segments the driver wrote.
+fn wqe_starts(sq: &FuzzSq, ring: &HostBuf) -> Vec<u16> {
+    let mask = sq.size() - 1;
+    let mut v = Vec::new();
+    let mut c = sq.cc();
+    let pc = sq.pc();
+    while c != pc && v.len() <= usize::from(sq.size()) {
+        let ds = ring.read_u8(usize::from(c & mask) * 64 + 7) & 0x3f;
+        let nw = u16::from(ds).div_ceil(4).max(1);
+        v.push(c);
+        if nw > pc.wrapping_sub(c) {
+            break;
+        }
+        c = c.wrapping_add(nw);
+    }
+    v
+}
+
+impl Harness {
+    fn new(inp: &mut Input<'_>) -> Self {
+        let cfg = inp.u8();
+        let cfg2 = inp.u8();
+        let log_sz = 6 + (cfg & 1);
+        let max_sq_wqebbs = [16, 16, 8, 4, 2, 3, 15, 12][usize::from(cfg2 & 7)];
+        let p = SqParams {
+            log_sz,
+            sqn: SQN,
+            lkey: LKEY,
+            db_offset: UAR + BF_OFFSET,
+            dbr_off: 0,
+            min_inline: match (cfg >> 3) & 3 {
+                0 => InlineMode::None,
+                1 => InlineMode::L2,
+                2 => InlineMode::Ip,
+                _ => InlineMode::TcpUdp,
+            },
+            vlan_need_l2_inline: cfg & 0x20 != 0,
+            max_sq_wqebbs,
+            mpwqe: cfg & 2 != 0,
+            mpwqe_inline: cfg & 4 != 0,
+        };
+        let n = 1usize << log_sz;
+        let cq_log = log_sz + ((cfg2 >> 3) & 1);
+        let mem = HostMemory::new();
+        let ring = mem.alloc(n * 64);
+        let dbr = mem.alloc(8);
+        let cqbuf = mem.alloc((1usize << cq_log) * 64);
+        let cqdbr = mem.alloc(8);
+        let cq = Cq::new(cqbuf.clone(), cqdbr, 0, cq_log, CQN, UAR).expect("cq");
+        let sq = Sq::new(
+            p,
+            ring.clone(),
+            dbr,
+            cq,
+            (0..n).map(|_| WqeInfo::default()).collect(),
+            (0..4 * n).map(|_| None).collect(),
+            vec![DmaEntry::default(); 4 * n],
+        )
+        .expect("sq");
+        Self {
+            sq,
+            env: Env {
+                db_offset: UAR + BF_OFFSET,
+                maps: HashMap::new(),
+                map_calls: 0,
+                fail_at: None,
+                stopped: false,
+                sent_bytes: 0,
+                completed_bytes: 0,
+            },
+            ring,
+            cqbuf,
+            cq_log,
+            states: Vec::new(),
+            drained_bytes: 0,
+        }
+    }
+
+    fn new_pkt(&mut self, inp: &mut Input<'_>) -> (Pkt, bool) {
+        let kind = inp.u8();
+        let len = usize::from(inp.u16() % 1600);
+        let id = self.states.len() as u32;
+        let mut pkt = Pkt {
+            id,
+            linear: Vec::new(),
+            frags: Vec::new(),
+            gso: None,
+            csum: match (kind >> 4) & 3 {
+                0 | 1 => TxCsum::None,
+                2 => TxCsum::Partial,
+                _ => TxCsum::PartialInner,
+            },
+            vlan: (kind & 8 != 0).then(|| VlanTag {
+                tci: inp.u16(),
+                dot1ad: kind & 0x40 != 0,
+            }),
+        };
+        let nfrags = |inp: &mut Input<'_>| usize::from(inp.u8() % 20);
+        match kind & 3 {
+            // A linear frame: what MPWQE sessions carry.
+            0 => pkt.linear = tcp4_frame(len.max(14), kind),
+            // Headers in the linear part, payload in fragments.
+            1 => {
+                pkt.linear = tcp4_frame(54 + len % 200, kind);
+                for _ in 0..nfrags(inp) {
+                    pkt.frags.push(u32::from(inp.u16()));
+                }
+            }
+            // GSO.
+            2 => {
+                pkt.linear = tcp4_frame(54 + len % 1500, kind);
+                for _ in 0..nfrags(inp) {
+                    pkt.frags.push(u32::from(inp.u16()));
+                }
+                pkt.gso = Some(Gso {
+                    size: inp.u16(),
+                    segs: inp.u16(),
+                });
+            }
+            // Raw linear bytes: whatever the header parser makes of them.
+            _ => {
+                pkt.linear = inp.bytes(len % 300);
+                for _ in 0..nfrags(inp) % 4 {
+                    pkt.frags.push(u32::from(inp.u8()));
+                }
+            }
+        }
+        (pkt, kind & 4 != 0)
+    }
+
+    fn xmit(&mut self, pkt: Pkt, xmit_more: bool) -> Result<(), TxRejectReason> {
+        let id = pkt.id;
+        self.states.push(St::InFlight);
+        let was_stopped = self.env.stopped;
+        match self.sq.xmit(pkt, xmit_more, &mut self.env) {
+            Ok(()) => Ok(()),
+            Err(rej) => {
+                assert_eq!(rej.pkt.id, id, "xmit handed back another packet");
+                self.states[id as usize] = St::Rejected;
+                if rej.reason == TxRejectReason::Busy {
+                    assert!(was_stopped, "Busy although the queue was running");
+                }
+                Err(rej.reason)
+            }
+        }
+    }
+
+    fn release(states: &mut [St], p: Pkt) {
+        let st = states
+            .get_mut(p.id as usize)
+            .expect("released a packet that was never posted");
+        assert_eq!(*st, St::InFlight, "packet {} released twice", p.id);
+        *st = St::Released;
+    }
+
+    fn poll(&mut self) {
+        let mut n = 0u32;
+        let states = &mut self.states;
+        let r = self.sq.poll_cq(&mut self.env, |p| {
+            Self::release(states, p);
+            n += 1;
+        });
+        assert_eq!(r.packets, n, "poll reports other packets than it released");
+        assert!(r.cqes <= 128, "poll budget exceeded");
+    }
+
+    fn recover(&mut self) {
+        let mut n = 0u32;
+        let states = &mut self.states;
+        let (pk, by) = self.sq.drain(&mut self.env, |p| {
+            Self::release(states, p);
+            n += 1;
+        });
+        assert_eq!(pk, n, "drain reports other packets than it released");
+        self.drained_bytes += u64::from(by);
+        assert_eq!(self.sq.pc(), self.sq.cc(), "drain left WQEs");
+        assert_eq!(self.sq.outstanding_pkts(), 0, "drain left packets");
+        self.sq.reset().expect("reset after drain");
+        assert!(self.sq.error().is_none());
+        // The channel is activated again (`netif_tx_start_queue`).
+        self.env.stopped = false;
+    }
+
+    fn write_cqe(&self, ctr: u32, c: &Cqe64) {
+        let o = (ctr & ((1 << self.cq_log) - 1)) as usize * 64;
+        self.cqbuf.write(o, &c.0[..63]);
+        self.cqbuf.write(o + 63, &c.0[63..]);
+    }
+
+    /// A CQE that looks plausible: aimed at an outstanding WQE, with the right owner bit
+    /// most of the time.
+    fn structured_cqe(&mut self, inp: &mut Input<'_>) {
+        let starts = wqe_starts(&self.sq, &self.ring);
+        let sel = inp.u8();
+        let ctr = self.sq.cq().cc().wrapping_add(u32::from(sel & 3));
+        let owner = self.sq.cq().parity(ctr) ^ u8::from(sel & 4 != 0);
+        let opcode = match (sel >> 3) & 7 {
+            0..=3 => CQE_REQ,
+            4 | 5 => CQE_REQ_ERR,
+            _ => inp.u8() & 0xf,
+        };
+        let format = if sel & 0x80 != 0 { inp.u8() & 3 } else { 0 };
+        let wsel = inp.u8();
+        let pick = inp.u8();
+        let start = if starts.is_empty() {
+            self.sq.pc().wrapping_sub(1)
+        } else if pick >= 128 {
+            starts[starts.len() - 1]
+        } else {
+            starts[usize::from(pick) % starts.len()]
+        };
+        let wc = match wsel & 3 {
+            0 | 1 => start,
+            2 => start
+                .wrapping_add(u16::from((wsel >> 2) & 7))
+                .wrapping_sub(3),
+            _ => inp.u16(),
+        };
+        let mut c = Cqe64::default();
+        c.set_wqe_counter(wc);
+        c.set_sop_drop_qpn((u32::from(inp.u8()) << 24) | SQN);
+        if opcode == CQE_REQ_ERR {
+            c.set_syndrome(inp.u8(), inp.u8());
+        }
+        c.set_op_own(opcode, format, owner);
+        self.write_cqe(ctr, &c);
+    }
+
+    fn op(&mut self, inp: &mut Input<'_>) {
+        match inp.u8() % 16 {
+            0..=4 => {
+                let (pkt, xmit_more) = self.new_pkt(inp);
+                let f = inp.u8();
+                self.env.fail_at = (f & 0x80 != 0).then(|| self.env.map_calls + u32::from(f & 7));
+                // The stack does not transmit on a stopped queue.
+                if !self.env.stopped {
+                    let _ = self.xmit(pkt, xmit_more);
+                }
+                self.env.fail_at = None;
+            }
+            5..=7 => self.structured_cqe(inp),
+            8 => {
+                let slot = u32::from(inp.u8());
+                let mut c = Cqe64::default();
+                inp.fill(&mut c.0);
+                self.write_cqe(slot, &c);
+            }
+            9 => {
+                let slot = usize::from(inp.u8()) % (1 << self.cq_log);
+                let at = usize::from(inp.u8() % 64);
+                self.cqbuf.write(slot * 64 + at, &[inp.u8()]);
+            }
+            10..=12 => self.poll(),
+            13 => self.recover(),
+            14 => {
+                let cq = self.sq.cq_mut();
+                cq.event();
+                cq.arm(u32::from(inp.u8()) << 24, &self.env, &self.env);
+            }
+            _ => {
+                let b = inp.u8();
+                if b & 1 != 0 {
+                    let before = self.sq.stop_room();
+                    if self.sq.set_mpwqe(b & 2 != 0).is_err() {
+                        assert_eq!(self.sq.stop_room(), before);
+                    }
+                } else {
+                    self.sq.set_mpwqe_inline(b & 2 != 0);
+                }
+            }
+        }
+        let used = self.sq.pc().wrapping_sub(self.sq.cc());
+        assert!(used <= self.sq.size(), "pc − cc = {used} exceeds the ring");
+    }
+
+    fn finish(mut self) {
+        self.recover();
+        assert!(
+            !self.states.contains(&St::InFlight),
+            "a packet never came back"
+        );
+        assert!(self.env.maps.is_empty(), "DMA mappings leaked");
+        assert_eq!(
+            self.env.sent_bytes,
+            self.env.completed_bytes + self.drained_bytes,
+            "BQL does not balance"
+        );
+
+        // The SQ works again: one packet, one valid CQE for it.
+        let id = self.states.len() as u32;
+        let pkt = Pkt {
+            id,
+            linear: tcp4_frame(64, 1),
+            frags: Vec::new(),
+            gso: None,
+            csum: TxCsum::None,
+            vlan: None,
+        };
+        self.xmit(pkt, false).expect("xmit after recovery");
+        let starts = wqe_starts(&self.sq, &self.ring);
+        let last = *starts.last().expect("a WQE after recovery");
+        let ctr = self.sq.cq().cc();
+        let mut c = Cqe64::default();
+        c.set_wqe_counter(last);
+        c.set_op_own(CQE_REQ, 0, self.sq.cq().parity(ctr));
+        self.write_cqe(ctr, &c);
+        // Only this slot may be read: the rest of the CQ still holds the fuzzer's bytes,
+        // so make the next slot hardware-owned.
+        let next = ctr.wrapping_add(1);
+        let o = (next & ((1 << self.cq_log) - 1)) as usize * 64 + off::OP_OWN;
+        self.cqbuf.write(
+            o,
+            &[(CQE_OP_OWN_INIT & !1) | (self.sq.cq().parity(next) ^ 1)],
+        );
+        self.poll();
+        assert_eq!(
+            self.states[id as usize],
+            St::Released,
+            "the SQ does not complete after recovery"
+        );
+        assert!(self.sq.error().is_none());
+        self.recover();
+        assert!(self.env.maps.is_empty());
+    }
+}
+
+/// One fuzz input.
+pub fn run(data: &[u8]) {
+    let mut inp = Input::new(data);
+    let mut h = Harness::new(&mut inp);
+    let mut ops = 0;
+    while !inp.done() && ops < MAX_OPS {
+        h.op(&mut inp);
+        ops += 1;
+    }
+    h.finish();
+}
