@@ -35,37 +35,22 @@ pub fn msleep(ms: u32) {
     unsafe { bindings::rsnic_helper_msleep(ms) }
 }
 
-/// Bottom halves (softirqs) are disabled on this CPU while the guard lives
-/// (`local_bh_disable()` / `local_bh_enable()`); softirqs raised meanwhile run when it drops.
+/// Runs `f` with bottom halves (softirqs) disabled on this CPU (`local_bh_disable()` /
+/// `local_bh_enable()`); softirqs raised meanwhile run when `f` has returned.
 ///
-/// Take it before a lock that softirq code (transmit, NAPI) also takes, so that softirq
-/// cannot interrupt the holder on the same CPU; drop order (guard declared first, lock guard
-/// second) releases the lock before re-enabling bottom halves.
-pub struct BhGuard {
-    _not_send: core::marker::PhantomData<*const ()>,
-}
-
-impl BhGuard {
-    /// Disables bottom halves. Process or softirq context; nests.
-    pub fn new() -> Self {
-        // SAFETY: disabling bottom halves has no preconditions; `drop` re-enables them on
-        // this CPU (the guard is not `Send`).
-        unsafe { bindings::rsnic_helper_local_bh_disable() };
-        Self {
-            _not_send: core::marker::PhantomData,
-        }
-    }
-}
-
-impl Default for BhGuard {
-    fn default() -> Self {
-        Self::new()
-    }
-}
-
-impl Drop for BhGuard {
-    fn drop(&mut self) {
-        // SAFETY: paired with the disable in `new`, on the same CPU (not `Send`).
-        unsafe { bindings::rsnic_helper_local_bh_enable() }
-    }
+/// Use it around locks that softirq code (transmit, NAPI) also takes, so that a softirq
+/// cannot interrupt the holder on the same CPU. Everything `f` locks is released when `f`
+/// returns, before bottom halves come back: a closure cannot leak a guard past its end,
+/// which a scoped guard can (a lock guard in a block's tail expression outlives the block's
+/// locals).
+#[inline]
+pub fn with_bh<R>(f: impl FnOnce() -> R) -> R {
+    // SAFETY: disabling bottom halves has no preconditions; they are re-enabled below on
+    // the same CPU (nothing in between can migrate us: BH-disabled sections are not
+    // preempted).
+    unsafe { bindings::rsnic_helper_local_bh_disable() };
+    let r = f();
+    // SAFETY: paired with the disable above.
+    unsafe { bindings::rsnic_helper_local_bh_enable() };
+    r
 }

@@ -34,7 +34,7 @@ use crate::ext::{
         queue::TxQueue,
         skb::{DropReason, SkBuff},
     },
-    sync::BhGuard,
+    sync::with_bh,
 };
 use crate::hw::{KBarriers, KCoherent};
 use crate::sim::mlx5::{CmdError, CqConfig, RqConfig, SqConfig, UAR_PAGE_SIZE};
@@ -508,8 +508,7 @@ impl Channel {
         )?;
         ids.keep();
         if let Some(slot) = shared.txs.get(index as usize) {
-            let _bh = BhGuard::new();
-            *slot.lock() = Some(TxSide { sq, dropped: 0 });
+            with_bh(|| *slot.lock() = Some(TxSide { sq, dropped: 0 }));
         }
         Ok(ch)
     }
@@ -534,15 +533,16 @@ impl Channel {
 
     fn arm(&self) {
         let mmio = EngineMmio(&self.shared.engine);
-        let _bh = BhGuard::new();
-        if let Some(slot) = self.shared.txs.get(self.index as usize) {
-            if let Some(tx) = slot.lock().as_mut() {
-                tx.sq.cq_mut().arm(CQ_DB_REQ_NOT, &mmio, &KBarriers);
+        with_bh(|| {
+            if let Some(slot) = self.shared.txs.get(self.index as usize) {
+                if let Some(tx) = slot.lock().as_mut() {
+                    tx.sq.cq_mut().arm(CQ_DB_REQ_NOT, &mmio, &KBarriers);
+                }
             }
-        }
-        if let Some(rx) = self.rx.lock().as_mut() {
-            rx.rq.cq_mut().arm(CQ_DB_REQ_NOT, &mmio, &KBarriers);
-        }
+            if let Some(rx) = self.rx.lock().as_mut() {
+                rx.rq.cq_mut().arm(CQ_DB_REQ_NOT, &mmio, &KBarriers);
+            }
+        });
     }
 
     /// The channel's interrupt: schedule NAPI.
@@ -553,19 +553,20 @@ impl Channel {
     /// Counters, read under the channel's locks.
     pub(crate) fn stats(&self) -> ChannelStats {
         let mut s = ChannelStats::default();
-        let _bh = BhGuard::new();
-        if let Some(slot) = self.shared.txs.get(self.index as usize) {
-            if let Some(tx) = slot.lock().as_ref() {
-                s.tx = tx.sq.stats;
-                s.tx_dropped = tx.dropped;
-                s.arms += tx.sq.cq().arms();
+        with_bh(|| {
+            if let Some(slot) = self.shared.txs.get(self.index as usize) {
+                if let Some(tx) = slot.lock().as_ref() {
+                    s.tx = tx.sq.stats;
+                    s.tx_dropped = tx.dropped;
+                    s.arms += tx.sq.cq().arms();
+                }
             }
-        }
-        if let Some(rx) = self.rx.lock().as_ref() {
-            s.rx = rx.rq.stats;
-            s.rx_dropped = rx.dropped;
-            s.arms += rx.rq.cq().arms();
-        }
+            if let Some(rx) = self.rx.lock().as_ref() {
+                s.rx = rx.rq.stats;
+                s.rx_dropped = rx.dropped;
+                s.arms += rx.rq.cq().arms();
+            }
+        });
         s
     }
 
@@ -582,24 +583,21 @@ impl Channel {
         let slot = self.shared.txs.get(self.index as usize);
         // Let the device drain the SQ; reap its completions here (NAPI is off).
         for _ in 0..100 {
-            let done = {
-                let _bh = BhGuard::new();
-                match slot.map(|s| s.lock()) {
-                    Some(mut g) => match g.as_mut() {
-                        Some(tx) => {
-                            let mut env = TxEnv {
-                                mmio: EngineMmio(&self.shared.engine),
-                                dma: &self.shared.dma,
-                                txq,
-                            };
-                            tx.sq.poll_cq(&mut env, |p| p.0.consume());
-                            tx.sq.pc() == tx.sq.cc() || tx.sq.error().is_some()
-                        }
-                        None => true,
-                    },
+            let done = with_bh(|| match slot.map(|s| s.lock()) {
+                Some(mut g) => match g.as_mut() {
+                    Some(tx) => {
+                        let mut env = TxEnv {
+                            mmio: EngineMmio(&self.shared.engine),
+                            dma: &self.shared.dma,
+                            txq,
+                        };
+                        tx.sq.poll_cq(&mut env, |p| p.0.consume());
+                        tx.sq.pc() == tx.sq.cc() || tx.sq.error().is_some()
+                    }
                     None => true,
-                }
-            };
+                },
+                None => true,
+            });
             if done {
                 break;
             }
@@ -613,10 +611,7 @@ impl Channel {
         });
         let stats = self.stats();
         let mut final_stats = stats;
-        let tx = {
-            let _bh = BhGuard::new();
-            slot.and_then(|s| s.lock().take())
-        };
+        let tx = with_bh(|| slot.and_then(|s| s.lock().take()));
         if let Some(mut tx) = tx {
             let mut env = TxEnv {
                 mmio: EngineMmio(&self.shared.engine),
@@ -629,10 +624,7 @@ impl Channel {
             final_stats.tx_dropped += u64::from(pkts);
             txq.reset();
         }
-        let rx = {
-            let _bh = BhGuard::new();
-            self.rx.lock().take()
-        };
+        let rx = with_bh(|| self.rx.lock().take());
         if let Some(mut rx) = rx {
             let RxSide { rq, pool, .. } = &mut rx;
             rq.drain(&mut RxEnv { pool });

@@ -15,7 +15,7 @@
 
 use crate::channel::Channel;
 use crate::dp::hw::{InterruptSink, Mmio};
-use crate::ext::{sync::BhGuard, wq::OwnedQueue};
+use crate::ext::{sync::with_bh, wq::OwnedQueue};
 use crate::hw::KBus;
 use crate::sim::mlx5::{Device as SimDevice, Port as SimPort, QueueSet, MAX_QUEUES, SCRATCH_LEN};
 use core::sync::atomic::{AtomicBool, Ordering};
@@ -114,22 +114,22 @@ impl Engine {
 
     /// Runs `f` on the model with the lock held (control path: queue creation, counters).
     pub(crate) fn with_model<R>(&self, f: impl FnOnce(&mut Model) -> R) -> R {
-        let _bh = BhGuard::new();
-        let mut m = self.model.lock();
-        f(&mut m)
+        with_bh(|| {
+            let mut m = self.model.lock();
+            f(&mut m)
+        })
     }
 
     /// Routes `vector` to `channel` (or to nobody). With `None`, no delivery to the old
     /// channel is in progress or will happen once this returns.
     pub(crate) fn set_irq(&self, vector: usize, channel: Option<Arc<Channel>>) {
-        let old = {
-            let _bh = BhGuard::new();
+        let old = with_bh(|| {
             let mut t = self.irqs.lock();
             match t.get_mut(vector) {
                 Some(slot) => core::mem::replace(slot, channel),
                 None => channel,
             }
-        };
+        });
         // The old reference is dropped outside the lock (dropping a channel may sleep).
         drop(old);
     }
@@ -138,26 +138,26 @@ impl Engine {
     /// Returns whether work is left.
     fn slice(&self) -> bool {
         let mut sink = IrqSink { raised: [0; 2] };
-        let more = {
-            let _bh = BhGuard::new();
+        let more = with_bh(|| {
             let mut m = self.model.lock();
             m.process_budget(&KBus, &mut sink, SLICE_WQES).1
-        };
+        });
         if sink.raised != [0; 2] {
             // Deliver under the table lock so that `set_irq(v, None)` waits for us; NAPI
-            // softirqs raised here run when the BhGuard drops, after the lock.
-            let _bh = BhGuard::new();
-            let t = self.irqs.lock();
-            for (w, bits) in sink.raised.iter().enumerate() {
-                let mut b = *bits;
-                while b != 0 {
-                    let v = w * 64 + b.trailing_zeros() as usize;
-                    b &= b - 1;
-                    if let Some(Some(ch)) = t.get(v) {
-                        ch.interrupt();
+            // softirqs raised here run when bottom halves come back, after the lock.
+            with_bh(|| {
+                let t = self.irqs.lock();
+                for (w, bits) in sink.raised.iter().enumerate() {
+                    let mut b = *bits;
+                    while b != 0 {
+                        let v = w * 64 + b.trailing_zeros() as usize;
+                        b &= b - 1;
+                        if let Some(Some(ch)) = t.get(v) {
+                            ch.interrupt();
+                        }
                     }
                 }
-            }
+            });
         }
         more
     }
@@ -182,20 +182,15 @@ pub(crate) struct EngineMmio<'a>(pub(crate) &'a Arc<Engine>);
 
 impl Mmio for EngineMmio<'_> {
     fn write64(&self, offset: u32, bytes: [u8; 8]) {
-        {
-            let _bh = BhGuard::new();
-            self.0.model.lock().mmio_write64(offset, bytes);
-        }
+        with_bh(|| self.0.model.lock().mmio_write64(offset, bytes));
         self.0.kick_arc(self.0);
     }
 
     fn write32(&self, offset: u32, value: u32) {
-        let _bh = BhGuard::new();
-        self.0.model.lock().mmio_write32(offset, value);
+        with_bh(|| self.0.model.lock().mmio_write32(offset, value));
     }
 
     fn read32(&self, offset: u32) -> u32 {
-        let _bh = BhGuard::new();
-        self.0.model.lock().mmio_read32(offset)
+        with_bh(|| self.0.model.lock().mmio_read32(offset))
     }
 }

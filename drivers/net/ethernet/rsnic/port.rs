@@ -16,7 +16,7 @@ use crate::ext::{
         ethtool::{self, DrvInfo, LinkSettings, Strings},
         skb::SkBuff,
     },
-    sync::BhGuard,
+    sync::with_bh,
 };
 use crate::link::Wire;
 use crate::stats;
@@ -155,18 +155,14 @@ impl Port {
                 txq.start();
             }
         }
-        let _bh = BhGuard::new();
-        *self.chans.lock() = chans;
+        with_bh(|| *self.chans.lock() = chans);
         Ok(())
     }
 
     /// Stops the TX queues and closes every channel, keeping their counters.
     fn close_channels(&self, dev: &Device) {
         dev.tx_disable();
-        let chans = {
-            let _bh = BhGuard::new();
-            core::mem::take(&mut *self.chans.lock())
-        };
+        let chans = with_bh(|| core::mem::take(&mut *self.chans.lock()));
         let port = self.shared.port;
         self.shared.engine.with_model(|m| {
             let _ = m.set_rss(port, &[]);
@@ -178,10 +174,11 @@ impl Port {
     }
 
     fn add_totals(&self, index: u32, s: ChannelStats) {
-        let _bh = BhGuard::new();
-        if let Some(t) = self.totals.lock().get_mut(index as usize) {
-            stats::accumulate(t, &s);
-        }
+        with_bh(|| {
+            if let Some(t) = self.totals.lock().get_mut(index as usize) {
+                stats::accumulate(t, &s);
+            }
+        });
     }
 
     /// Applies new channel parameters: stores them, and reopens the channels if the
@@ -213,15 +210,16 @@ impl Port {
 
     /// Per-queue counters: closed channels' totals plus live channels.
     fn queue_stats(&self) -> [ChannelStats; MAX_CHANNELS] {
-        let _bh = BhGuard::new();
-        let mut q = *self.totals.lock();
-        for ch in self.chans.lock().iter() {
-            let s = ch.stats();
-            if let Some(t) = q.get_mut(ch.index() as usize) {
-                stats::accumulate(t, &s);
+        with_bh(|| {
+            let mut q = *self.totals.lock();
+            for ch in self.chans.lock().iter() {
+                let s = ch.stats();
+                if let Some(t) = q.get_mut(ch.index() as usize) {
+                    stats::accumulate(t, &s);
+                }
             }
-        }
-        q
+            q
+        })
     }
 
     fn sum_stats(&self) -> ChannelStats {
