@@ -13,8 +13,8 @@ use core::ops::DerefMut;
 use super::{Session, Sq, WqeInfo};
 use crate::dp::hw::{Barriers, Coherent, Mmio};
 use crate::dp::mlx5::seg::{
-    write_inline_seg, CtrlSeg, DataSeg, EthSeg, MPWQE_INLINE_MAX, OPCODE_ENHANCED_MPSW,
-    SEND_WQE_BB, SEND_WQE_DS, WQEBB_NUM_DS,
+    inline_seg_ds, write_inline_seg, CtrlSeg, DataSeg, EthSeg, MPWQE_INLINE_MAX,
+    OPCODE_ENHANCED_MPSW, SEND_WQE_BB, SEND_WQE_DS, WQEBB_NUM_DS,
 };
 use crate::dp::mlx5::stats::add;
 use crate::dp::mlx5::tx::{
@@ -151,7 +151,16 @@ where
             return Err(self.reject(pkt, TxRejectReason::Busy, xmit_more, env));
         };
         let seg_off = usize::from(s.pi) * SEND_WQE_BB + usize::from(s.ds_count) * SEND_WQE_DS;
-        if self.inline_on && len <= MPWQE_INLINE_MAX && pkt.linear().len() == len as usize {
+        let max_ds = self.max_mpw_wqebbs * WQEBB_NUM_DS;
+        // An inline segment must fit the room reserved for the session. The full check below
+        // keeps room for the largest one after every packet, but not for the first packet of
+        // a session when the session is small (`max_sq_wqebbs` < 5): then send it by
+        // address.
+        if self.inline_on
+            && len <= MPWQE_INLINE_MAX
+            && pkt.linear().len() == len as usize
+            && u32::from(s.ds_count) + inline_seg_ds(len) <= u32::from(max_ds)
+        {
             let ds = write_inline_seg(&self.wq, seg_off, pkt.linear());
             s.ds_count += ds as u8;
             add(&mut self.stats.inlnw, 1);
@@ -190,7 +199,6 @@ where
             crate::dp::mlx5::tx::TxCsum::PartialInner => add(&mut st.csum_partial_inner, 1),
         }
 
-        let max_ds = self.max_mpw_wqebbs * WQEBB_NUM_DS;
         let ds = u16::from(s.ds_count);
         let full = if self.inline_on {
             ds + 16 > max_ds
