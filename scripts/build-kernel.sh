@@ -12,7 +12,7 @@ case "$KERNEL_VARIANT" in normal | debug) ;; *) rsnic_die "KERNEL_VARIANT must b
 tarball=/usr/src/linux-source-6.12.tar.xz
 [ -f "$tarball" ] || rsnic_die "$tarball is missing: run scripts/setup.sh first"
 
-src="$RSNIC_CACHE/src/linux-source-6.12-$(rsnic_ksrc_version)"
+src=$(rsnic_ksrc)
 if [ ! -f "$src/.rsnic-extracted" ]; then
 	rsnic_log "extracting $tarball into $src"
 	rm -rf "$src" "$src.tmp"
@@ -25,6 +25,10 @@ fi
 
 kdir=$(rsnic_kdir)
 stamp="$kdir/.rsnic-built"
+# One build per directory at a time: a second caller waits, then reuses the result.
+mkdir -p "$RSNIC_CACHE/kernel"
+exec 9>"$RSNIC_CACHE/kernel/.lock-$(basename "$kdir")"
+flock 9
 make_k=(make -C "$src" O="$kdir" LLVM="$LLVM_SUFFIX" ARCH=x86_64)
 jobs=$(nproc)
 

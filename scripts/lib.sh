@@ -15,6 +15,11 @@ rsnic_ksrc_version() {
 	dpkg-query -W -f='${Version}' linux-source-6.12 2>/dev/null || echo unknown
 }
 
+# The extracted kernel source tree (also used in the VM for tools/net/ynl).
+rsnic_ksrc() {
+	echo "$RSNIC_CACHE/src/linux-source-6.12-$(rsnic_ksrc_version)"
+}
+
 # Cache key of a test kernel: source version, config fragments, variant and toolchain.
 rsnic_kernel_key() {
 	{

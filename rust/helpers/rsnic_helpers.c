@@ -378,6 +378,13 @@ void rsnic_helper_destroy_workqueue(struct workqueue_struct *wq)
 	destroy_workqueue(wq);
 }
 
+/* @msg has static storage (a Rust &'static CStr), as NL_SET_ERR_MSG requires. */
+void rsnic_helper_extack_msg(struct netlink_ext_ack *extack, const char *msg)
+{
+	if (extack)
+		extack->_msg = msg;
+}
+
 void rsnic_helper_netif_napi_add(struct net_device *dev, struct napi_struct *napi,
 				 int (*poll)(struct napi_struct *, int))
 {

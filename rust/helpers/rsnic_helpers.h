@@ -95,6 +95,9 @@ struct workqueue_struct *rsnic_helper_alloc_workqueue(const char *name, int id);
 void rsnic_helper_flush_workqueue(struct workqueue_struct *wq);
 void rsnic_helper_destroy_workqueue(struct workqueue_struct *wq);
 
+/* Netlink extended acks */
+void rsnic_helper_extack_msg(struct netlink_ext_ack *extack, const char *msg);
+
 /* NAPI */
 void rsnic_helper_netif_napi_add(struct net_device *dev, struct napi_struct *napi,
 				 int (*poll)(struct napi_struct *, int));

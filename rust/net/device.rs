@@ -155,6 +155,25 @@ pub struct LinkStats64 {
     pub tx_dropped: u64,
 }
 
+/// Per-queue counters reported through netlink qstats (`struct netdev_stat_ops`).
+#[derive(Debug, Default, Clone, Copy)]
+pub struct QueueStats {
+    /// Packets received.
+    pub rx_packets: u64,
+    /// Bytes received.
+    pub rx_bytes: u64,
+    /// RX buffer allocation failures.
+    pub rx_alloc_fail: u64,
+    /// Packets transmitted.
+    pub tx_packets: u64,
+    /// Bytes transmitted.
+    pub tx_bytes: u64,
+    /// Times the driver stopped the TX queue.
+    pub tx_stop: u64,
+    /// Times the driver woke the TX queue.
+    pub tx_wake: u64,
+}
+
 /// The per-device data a driver hands over at registration, borrowed by every callback.
 pub type Borrowed<'a, T> = <<T as Operations>::Data as ForeignOwnable>::Borrowed<'a>;
 
@@ -183,6 +202,17 @@ pub trait Operations: Sized + 'static {
 
     /// `ndo_get_stats64`: fill in the interface counters.
     fn get_stats64(_dev: &Device, _data: Borrowed<'_, Self>, _stats: &mut LinkStats64) {}
+
+    /// Counters of live queue `index` (netlink qstats, `get_queue_stats_rx/tx`).
+    fn queue_stats(_dev: &Device, _data: Borrowed<'_, Self>, _index: u32) -> QueueStats {
+        QueueStats::default()
+    }
+
+    /// Counters that belong to no live queue (`get_base_stats`): the device's history
+    /// beyond its live queues, so that queues plus base give the device totals.
+    fn base_stats(_dev: &Device, _data: Borrowed<'_, Self>) -> QueueStats {
+        QueueStats::default()
+    }
 
     /// `ndo_change_mtu`: `new_mtu` is already within the device's min/max. On success the
     /// adapter stores it in the device.
@@ -256,9 +286,76 @@ impl<T: Operations + ethtool::Operations> Adapter<T> {
             None
         };
         ops.ndo_validate_addr = Some(bindings::eth_validate_addr);
+        // `HAS_QUEUE_STATS` selects the `stat_ops` table below.
         ops.ndo_set_mac_address = Some(bindings::eth_mac_addr);
         ops
     };
+
+    const STAT_OPS: bindings::netdev_stat_ops = bindings::netdev_stat_ops {
+        get_queue_stats_rx: Some(Self::queue_stats_rx),
+        get_queue_stats_tx: Some(Self::queue_stats_tx),
+        get_base_stats: Some(Self::base_stats_cb),
+    };
+
+    /// # Safety
+    ///
+    /// Called by the netdev netlink core for a device registered for `T`, with valid
+    /// arguments.
+    unsafe extern "C" fn queue_stats_rx(
+        dev: *mut bindings::net_device,
+        idx: core::ffi::c_int,
+        rx: *mut bindings::netdev_queue_stats_rx,
+    ) {
+        // SAFETY: called for a device registered for `T`.
+        let (dev, data) = unsafe { Self::split(dev) };
+        let s = T::queue_stats(dev, data, idx as u32);
+        // SAFETY: the core passes a valid, exclusively owned struct.
+        let rx = unsafe { &mut *rx };
+        rx.packets = s.rx_packets;
+        rx.bytes = s.rx_bytes;
+        rx.alloc_fail = s.rx_alloc_fail;
+    }
+
+    /// # Safety
+    ///
+    /// As [`Self::queue_stats_rx`].
+    unsafe extern "C" fn queue_stats_tx(
+        dev: *mut bindings::net_device,
+        idx: core::ffi::c_int,
+        tx: *mut bindings::netdev_queue_stats_tx,
+    ) {
+        // SAFETY: called for a device registered for `T`.
+        let (dev, data) = unsafe { Self::split(dev) };
+        let s = T::queue_stats(dev, data, idx as u32);
+        // SAFETY: the core passes a valid, exclusively owned struct.
+        let tx = unsafe { &mut *tx };
+        tx.packets = s.tx_packets;
+        tx.bytes = s.tx_bytes;
+        tx.stop = s.tx_stop;
+        tx.wake = s.tx_wake;
+    }
+
+    /// # Safety
+    ///
+    /// As [`Self::queue_stats_rx`].
+    unsafe extern "C" fn base_stats_cb(
+        dev: *mut bindings::net_device,
+        rx: *mut bindings::netdev_queue_stats_rx,
+        tx: *mut bindings::netdev_queue_stats_tx,
+    ) {
+        // SAFETY: called for a device registered for `T`.
+        let (dev, data) = unsafe { Self::split(dev) };
+        let s = T::base_stats(dev, data);
+        // SAFETY: the core passes valid, exclusively owned structs.
+        let (rx, tx) = unsafe { (&mut *rx, &mut *tx) };
+        rx.packets = s.rx_packets;
+        rx.bytes = s.rx_bytes;
+        rx.alloc_fail = s.rx_alloc_fail;
+        tx.packets = s.tx_packets;
+        tx.bytes = s.tx_bytes;
+        tx.stop = s.tx_stop;
+        tx.wake = s.tx_wake;
+    }
 
     /// # Safety
     ///
@@ -406,6 +503,9 @@ impl<T: Operations + ethtool::Operations> Registration<T> {
                 .write(data.into_foreign());
             (*ptr).netdev_ops = &Adapter::<T>::NDO;
             (*ptr).ethtool_ops = ethtool::Adapter::<T>::table();
+            if T::HAS_QUEUE_STATS {
+                (*ptr).stat_ops = &Adapter::<T>::STAT_OPS;
+            }
             if let Some(parent) = parent {
                 (*ptr).dev.parent = parent.raw();
             }

@@ -77,6 +77,43 @@ impl LinkSettings<'_> {
     }
 }
 
+/// Where a refusal is explained to the user (`struct netlink_ext_ack`; absent on the ioctl
+/// path).
+pub struct ExtAck {
+    ptr: *mut bindings::netlink_ext_ack,
+}
+
+impl ExtAck {
+    /// Sets the message the user sees with the error (`NL_SET_ERR_MSG()`).
+    pub fn set_message(&mut self, msg: &'static CStr) {
+        // SAFETY: `ptr` is the core's extack for this call or NULL (the helper checks);
+        // `msg` has static storage, as the core keeps the pointer.
+        unsafe { bindings::rsnic_helper_extack_msg(self.ptr, msg.as_char_ptr()) }
+    }
+}
+
+/// Channel counts (`ethtool -l`): rsnic has only combined channels.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Channels {
+    /// Most combined channels.
+    pub max_combined: u32,
+    /// Combined channels in use.
+    pub combined: u32,
+}
+
+/// Ring sizes (`ethtool -g`).
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Rings {
+    /// Largest RX ring.
+    pub rx_max: u32,
+    /// Largest TX ring.
+    pub tx_max: u32,
+    /// RX ring size.
+    pub rx: u32,
+    /// TX ring size.
+    pub tx: u32,
+}
+
 /// Writes ethtool strings (`ETH_GSTRING_LEN` bytes each) into the buffer the ethtool core
 /// sized from the count the driver reported. Strings beyond that count are ignored.
 pub struct Strings<'a> {
@@ -163,6 +200,34 @@ pub trait Operations: device::Operations {
         Err(super::eopnotsupp())
     }
 
+    /// `get_channels`: channel counts.
+    fn get_channels(_dev: &Device, _data: Borrowed<'_, Self>) -> Channels {
+        Channels::default()
+    }
+
+    /// `set_channels`: use `combined` channels (the core checked it against the maximum;
+    /// separate RX/TX/other channels are refused by the adapter).
+    fn set_channels(_dev: &Device, _data: Borrowed<'_, Self>, _combined: u32) -> Result {
+        Err(super::eopnotsupp())
+    }
+
+    /// `get_ringparam`: ring sizes.
+    fn get_ringparam(_dev: &Device, _data: Borrowed<'_, Self>) -> Rings {
+        Rings::default()
+    }
+
+    /// `set_ringparam`: new RX and TX ring sizes (the core checked them against the
+    /// maxima); explain a refusal through `extack`.
+    fn set_ringparam(
+        _dev: &Device,
+        _data: Borrowed<'_, Self>,
+        _rx: u32,
+        _tx: u32,
+        _extack: &mut ExtAck,
+    ) -> Result {
+        Err(super::eopnotsupp())
+    }
+
     /// Number of counters reported by `ethtool -S`.
     fn stats_count(_dev: &Device, _data: Borrowed<'_, Self>) -> usize {
         0
@@ -200,6 +265,18 @@ impl<T: Operations> Adapter<T> {
         ops.get_sset_count = Some(Self::get_sset_count);
         ops.get_strings = Some(Self::get_strings);
         ops.get_ethtool_stats = Some(Self::get_ethtool_stats);
+        if T::HAS_GET_CHANNELS {
+            ops.get_channels = Some(Self::get_channels);
+        }
+        if T::HAS_SET_CHANNELS {
+            ops.set_channels = Some(Self::set_channels);
+        }
+        if T::HAS_GET_RINGPARAM {
+            ops.get_ringparam = Some(Self::get_ringparam);
+        }
+        if T::HAS_SET_RINGPARAM {
+            ops.set_ringparam = Some(Self::set_ringparam);
+        }
         ops
     };
 
@@ -345,5 +422,85 @@ impl<T: Operations> Adapter<T> {
             core::slice::from_raw_parts_mut(values, n)
         };
         T::stats_values(dev, data, out);
+    }
+
+    /// # Safety
+    ///
+    /// Called by the ethtool core for a device registered for `T`, with valid arguments.
+    unsafe extern "C" fn get_channels(
+        dev: *mut bindings::net_device,
+        ch: *mut bindings::ethtool_channels,
+    ) {
+        // SAFETY: called by the ethtool core for a device registered for `T`.
+        let (dev, data) = unsafe { Self::split(dev) };
+        let c = T::get_channels(dev, data);
+        // SAFETY: the core passes a valid, zeroed, exclusively owned struct.
+        let ch = unsafe { &mut *ch };
+        ch.max_combined = c.max_combined;
+        ch.combined_count = c.combined;
+    }
+
+    /// # Safety
+    ///
+    /// Called by the ethtool core for a device registered for `T`, with valid arguments.
+    unsafe extern "C" fn set_channels(
+        dev: *mut bindings::net_device,
+        ch: *mut bindings::ethtool_channels,
+    ) -> c_int {
+        from_result(|| {
+            // SAFETY: the core passes a valid struct for the call.
+            let ch = unsafe { &*ch };
+            if ch.rx_count != 0 || ch.tx_count != 0 || ch.other_count != 0 {
+                return Err(EINVAL);
+            }
+            // SAFETY: called by the ethtool core for a device registered for `T`.
+            let (dev, data) = unsafe { Self::split(dev) };
+            T::set_channels(dev, data, ch.combined_count)?;
+            Ok(0)
+        })
+    }
+
+    /// # Safety
+    ///
+    /// Called by the ethtool core for a device registered for `T`, with valid arguments.
+    unsafe extern "C" fn get_ringparam(
+        dev: *mut bindings::net_device,
+        ring: *mut bindings::ethtool_ringparam,
+        _kring: *mut bindings::kernel_ethtool_ringparam,
+        _extack: *mut bindings::netlink_ext_ack,
+    ) {
+        // SAFETY: called by the ethtool core for a device registered for `T`.
+        let (dev, data) = unsafe { Self::split(dev) };
+        let r = T::get_ringparam(dev, data);
+        // SAFETY: the core passes a valid, exclusively owned struct.
+        let ring = unsafe { &mut *ring };
+        ring.rx_max_pending = r.rx_max;
+        ring.tx_max_pending = r.tx_max;
+        ring.rx_pending = r.rx;
+        ring.tx_pending = r.tx;
+    }
+
+    /// # Safety
+    ///
+    /// Called by the ethtool core for a device registered for `T`, with valid arguments.
+    unsafe extern "C" fn set_ringparam(
+        dev: *mut bindings::net_device,
+        ring: *mut bindings::ethtool_ringparam,
+        _kring: *mut bindings::kernel_ethtool_ringparam,
+        extack: *mut bindings::netlink_ext_ack,
+    ) -> c_int {
+        from_result(|| {
+            // SAFETY: the core passes a valid struct for the call.
+            let ring = unsafe { &*ring };
+            let mut ack = ExtAck { ptr: extack };
+            if ring.rx_mini_pending != 0 || ring.rx_jumbo_pending != 0 {
+                ack.set_message(kernel::c_str!("rsnic has no mini or jumbo RX rings"));
+                return Err(EINVAL);
+            }
+            // SAFETY: called by the ethtool core for a device registered for `T`.
+            let (dev, data) = unsafe { Self::split(dev) };
+            T::set_ringparam(dev, data, ring.rx_pending, ring.tx_pending, &mut ack)?;
+            Ok(0)
+        })
     }
 }

@@ -98,3 +98,4 @@ stat() {
 	[ -n "${3:-}" ] && ns=(ip netns exec "$3")
 	"${ns[@]}" ethtool -S "$1" | awk -v k="$2:" '$1 == k { print $2 }'
 }
+

@@ -12,8 +12,8 @@ use crate::engine::{Engine, MAX_CHANNELS};
 use crate::ext::{
     dma::DmaDevice,
     net::{
-        device::{self, Device, LinkStats64, TxOutcome},
-        ethtool::{self, DrvInfo, LinkSettings, Strings},
+        device::{self, Device, LinkStats64, QueueStats, TxOutcome},
+        ethtool::{self, Channels, DrvInfo, ExtAck, LinkSettings, Rings, Strings},
         skb::SkBuff,
     },
     sync::with_bh,
@@ -22,7 +22,7 @@ use crate::link::Wire;
 use crate::stats;
 use core::sync::atomic::{AtomicU32, Ordering};
 use kernel::{
-    new_mutex, new_spinlock,
+    c_str, new_mutex, new_spinlock,
     prelude::*,
     str::{CStr, CString},
     sync::{Arc, ArcBorrow, Mutex, SpinLock},
@@ -38,9 +38,14 @@ pub(crate) const PFLAG_TX_MPWQE: u32 = 1 << 0;
 pub(crate) const MIN_MTU: u32 = 68;
 pub(crate) const MAX_MTU: u32 = 9600;
 
-/// Default ring sizes (log2): SQ in WQEBBs, RQ in WQEs.
+/// Ring sizes (log2): SQ in WQEBBs, RQ in WQEs. The SQ must hold the stop room of a full
+/// MPWQE session plus a largest WQE (60 WQEBBs), so at least 64.
 const DEFAULT_LOG_SQ: u8 = 10;
 const DEFAULT_LOG_RQ: u8 = 9;
+const MIN_LOG_SQ: u8 = 6;
+const MAX_LOG_SQ: u8 = 13;
+const MIN_LOG_RQ: u8 = 6;
+const MAX_LOG_RQ: u8 = 13;
 
 /// Reported link speed of the simulated wire, in Mb/s.
 const SPEED_MBPS: u32 = 100_000;
@@ -287,11 +292,40 @@ impl device::Operations for PortOps {
     fn change_mtu(dev: &Device, port: ArcBorrow<'_, Port>, new_mtu: u32) -> Result {
         port.reconfigure(dev, |p| p.mtu = new_mtu)
     }
+
+    fn queue_stats(_dev: &Device, port: ArcBorrow<'_, Port>, index: u32) -> QueueStats {
+        port.queue_stats()
+            .get(index as usize)
+            .map(to_queue_stats)
+            .unwrap_or_default()
+    }
+
+    fn base_stats(_dev: &Device, port: ArcBorrow<'_, Port>) -> QueueStats {
+        // Queues beyond the live ones (closed by a channel-count change) are the base.
+        let n = port.channel_count() as usize;
+        let mut base = ChannelStats::default();
+        for s in port.queue_stats().iter().skip(n) {
+            stats::accumulate(&mut base, s);
+        }
+        to_queue_stats(&base)
+    }
+}
+
+fn to_queue_stats(s: &ChannelStats) -> QueueStats {
+    QueueStats {
+        rx_packets: s.rx.packets,
+        rx_bytes: s.rx.bytes,
+        rx_alloc_fail: s.rx.buff_alloc_err,
+        tx_packets: s.tx.packets,
+        tx_bytes: s.tx.bytes,
+        tx_stop: s.tx.stopped,
+        tx_wake: s.tx.wake,
+    }
 }
 
 #[vtable]
 impl ethtool::Operations for PortOps {
-    const PRIV_FLAGS: &'static [&'static CStr] = &[kernel::c_str!("tx_mpwqe")];
+    const PRIV_FLAGS: &'static [&'static CStr] = &[c_str!("tx_mpwqe")];
 
     fn get_drvinfo(_dev: &Device, port: ArcBorrow<'_, Port>, info: &mut DrvInfo<'_>) {
         info.set_driver("rsnic");
@@ -321,6 +355,58 @@ impl ethtool::Operations for PortOps {
         port.reconfigure(dev, |p| p.mpwqe = flags & PFLAG_TX_MPWQE != 0)?;
         port.pflags.store(flags, Ordering::Relaxed);
         Ok(())
+    }
+
+    fn get_channels(_dev: &Device, port: ArcBorrow<'_, Port>) -> Channels {
+        Channels {
+            max_combined: MAX_CHANNELS as u32,
+            combined: port.channel_count(),
+        }
+    }
+
+    fn set_channels(dev: &Device, port: ArcBorrow<'_, Port>, combined: u32) -> Result {
+        if combined == 0 || combined as usize > MAX_CHANNELS {
+            return Err(EINVAL);
+        }
+        port.reconfigure(dev, |p| p.count = combined)
+    }
+
+    fn get_ringparam(_dev: &Device, port: ArcBorrow<'_, Port>) -> Rings {
+        let p = port.state.lock().params;
+        Rings {
+            rx_max: 1 << MAX_LOG_RQ,
+            tx_max: 1 << MAX_LOG_SQ,
+            rx: 1 << p.log_rq,
+            tx: 1 << p.log_sq,
+        }
+    }
+
+    fn set_ringparam(
+        dev: &Device,
+        port: ArcBorrow<'_, Port>,
+        rx: u32,
+        tx: u32,
+        extack: &mut ExtAck,
+    ) -> Result {
+        if rx < 1 << MIN_LOG_RQ {
+            extack.set_message(c_str!("RX ring size must be at least 64"));
+            return Err(EINVAL);
+        }
+        if tx < 1 << MIN_LOG_SQ {
+            extack.set_message(c_str!("TX ring size must be at least 64"));
+            return Err(EINVAL);
+        }
+        // Rounded up to a power of two, as mlx5e does.
+        let log = |n: u32| (32 - (n - 1).leading_zeros()) as u8;
+        let (log_rq, log_sq) = (log(rx), log(tx));
+        if log_rq > MAX_LOG_RQ || log_sq > MAX_LOG_SQ {
+            extack.set_message(c_str!("ring size above the maximum"));
+            return Err(EINVAL);
+        }
+        port.reconfigure(dev, |p| {
+            p.log_rq = log_rq;
+            p.log_sq = log_sq;
+        })
     }
 
     fn stats_count(_dev: &Device, port: ArcBorrow<'_, Port>) -> usize {
