@@ -6,4 +6,5 @@
 //! only through [`hw`].
 
 pub mod hw;
+pub mod mana;
 pub mod mlx5;

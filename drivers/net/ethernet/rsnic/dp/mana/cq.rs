@@ -1,0 +1,250 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! GDMA completion and event queues (spec D.3, D.4, D.6).
+//!
+//! Both start with `head = num` (so zeroed memory reads as "empty") and detect overflow with
+//! the 3 owner bits ([`owner_check`]). Doorbells carry `head mod (num << 3)`: the entry index
+//! plus 3 wrap bits.
+//!
+//! CQ re-arm rule of `mana_cq_handler` ([`Cq::napi_done`]): when a poll did less work than
+//! its budget the CQ is rung with arm = 1 (and NAPI completes); otherwise, once
+//! `4 × num_cqe` completions went by without a CQ doorbell, it is rung with arm = 0, because
+//! the hardware needs at least one CQ doorbell per 8 wraps.
+
+use super::fmt::{
+    cq_doorbell, eq_doorbell, owner_check, Cqe, Eqe, Owner, CQE_SIZE, EQE_COMPLETION, EQE_SIZE,
+};
+use crate::dp::hw::{Barriers, Coherent, Mmio};
+
+/// The owner bits say the device overwrote an entry the driver had not read.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Overflow;
+
+/// CQ/EQ doorbell counts.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct CqStats {
+    /// Doorbells with arm = 1.
+    pub arms: u64,
+    /// Doorbells with arm = 0.
+    pub updates: u64,
+    /// Overflows detected.
+    pub overflows: u64,
+}
+
+#[inline(always)]
+fn ring64<E: Mmio + Barriers>(env: &E, offset: u32, v: u64) {
+    env.wmb();
+    env.write64(offset, v.to_le_bytes());
+}
+
+/// A completion queue of 64-byte CQEs.
+pub struct Cq<C: Coherent> {
+    buf: C,
+    id: u32,
+    num: u32,
+    head: u32,
+    db_offset: u32,
+    work_since_db: u32,
+    /// Doorbell counts.
+    pub stats: CqStats,
+}
+
+impl<C: Coherent> Cq<C> {
+    /// A CQ of `num` entries (a power of two, 1..=2^24) over `buf`, with id `id` and its
+    /// doorbell register at BAR0 offset `db_offset`. Zeroes the entries. `None` if the
+    /// buffer is too small or `num` invalid.
+    pub fn new(buf: C, id: u32, num: u32, db_offset: u32) -> Option<Self> {
+        if !num.is_power_of_two() || num > 1 << 24 || buf.size() < num as usize * CQE_SIZE {
+            return None;
+        }
+        buf.zero(0, num as usize * CQE_SIZE);
+        Some(Self {
+            buf,
+            id: id & 0x00ff_ffff,
+            num,
+            head: num,
+            db_offset,
+            work_since_db: 0,
+            stats: CqStats::default(),
+        })
+    }
+
+    /// CQ id.
+    pub fn id(&self) -> u32 {
+        self.id
+    }
+    /// Number of entries.
+    #[inline(always)]
+    pub fn num(&self) -> u32 {
+        self.num
+    }
+    /// Consumer counter (starts at `num`).
+    #[inline(always)]
+    pub fn head(&self) -> u32 {
+        self.head
+    }
+    /// The CQE memory.
+    pub fn buffer(&self) -> &C {
+        &self.buf
+    }
+    /// Completions since the last CQ doorbell.
+    pub fn work_since_doorbell(&self) -> u32 {
+        self.work_since_db
+    }
+
+    /// Reads the CQE at `head` if it is valid (`mana_gd_read_cqe`) and consumes it.
+    #[inline(always)]
+    pub fn poll_one<B: Barriers>(&mut self, bar: &B) -> Result<Option<Cqe>, Overflow> {
+        let off = (self.head & (self.num - 1)) as usize * CQE_SIZE;
+        let owner = (self.buf.read_u8(off + 63) >> 5) & 7;
+        match owner_check(owner, self.head, self.num) {
+            Owner::Empty => Ok(None),
+            Owner::Overflow => {
+                self.stats.overflows = self.stats.overflows.wrapping_add(1);
+                Err(Overflow)
+            }
+            Owner::Valid => {
+                bar.dma_rmb();
+                let mut b = [0u8; 64];
+                self.buf.read(off, &mut b);
+                self.head = self.head.wrapping_add(1);
+                Ok(Some(Cqe::decode(&b)))
+            }
+        }
+    }
+
+    /// The tail pointer a CQ doorbell carries: `head mod (num << 3)`.
+    #[inline(always)]
+    pub fn doorbell_tail(&self) -> u32 {
+        self.head & ((self.num << 3) - 1)
+    }
+
+    /// Rings the CQ doorbell (`mana_gd_ring_cq`): `wmb()`, one 64-bit write.
+    #[inline(always)]
+    pub fn ring<E: Mmio + Barriers>(&mut self, arm: bool, env: &E) {
+        ring64(
+            env,
+            self.db_offset,
+            cq_doorbell(self.id, self.doorbell_tail(), arm),
+        );
+        if arm {
+            self.stats.arms = self.stats.arms.wrapping_add(1);
+        } else {
+            self.stats.updates = self.stats.updates.wrapping_add(1);
+        }
+        self.work_since_db = 0;
+    }
+
+    /// The end of a NAPI poll that did `work` of `budget` (`mana_cq_handler`). Returns
+    /// whether NAPI completes (the CQ was armed).
+    #[inline(always)]
+    pub fn napi_done<E: Mmio + Barriers>(&mut self, work: u32, budget: u32, env: &E) -> bool {
+        self.work_since_db = self.work_since_db.saturating_add(work);
+        if work < budget {
+            self.ring(true, env);
+            return true;
+        }
+        if self.work_since_db >= self.num.saturating_mul(4) {
+            self.ring(false, env);
+        }
+        false
+    }
+}
+
+/// Most EQEs handled per interrupt (`mana_gd_process_eq_events`).
+pub const EQ_EVENTS_PER_IRQ: u32 = 5;
+
+/// Result of one interrupt's EQ processing.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct EqPoll {
+    /// EQEs consumed.
+    pub events: u32,
+    /// Completion events among them.
+    pub completions: u32,
+    /// The EQ doorbell was rung (with arm = 1).
+    pub rang: bool,
+    /// An overflow was detected (nothing more was read).
+    pub overflow: bool,
+}
+
+/// An event queue of 16-byte EQEs.
+pub struct Eq<C: Coherent> {
+    buf: C,
+    id: u32,
+    num: u32,
+    head: u32,
+    db_offset: u32,
+    /// Doorbell counts.
+    pub stats: CqStats,
+    /// EQEs of a type other than COMPLETION.
+    pub unknown: u64,
+}
+
+impl<C: Coherent> Eq<C> {
+    /// An EQ of `num` entries (a power of two, 1..=2^24) with id `id` (16 bits) and its
+    /// doorbell at BAR0 offset `db_offset`. Zeroes the entries.
+    pub fn new(buf: C, id: u32, num: u32, db_offset: u32) -> Option<Self> {
+        if !num.is_power_of_two() || num > 1 << 24 || buf.size() < num as usize * EQE_SIZE {
+            return None;
+        }
+        buf.zero(0, num as usize * EQE_SIZE);
+        Some(Self {
+            buf,
+            id: id & 0xffff,
+            num,
+            head: num,
+            db_offset,
+            stats: CqStats::default(),
+            unknown: 0,
+        })
+    }
+
+    /// Consumer counter (starts at `num`).
+    pub fn head(&self) -> u32 {
+        self.head
+    }
+
+    /// Rings the EQ doorbell with arm = 1 and `head mod (num << 3)`.
+    pub fn arm<E: Mmio + Barriers>(&mut self, env: &E) {
+        let tail = self.head & ((self.num << 3) - 1);
+        ring64(env, self.db_offset, eq_doorbell(self.id, tail, true));
+        self.stats.arms = self.stats.arms.wrapping_add(1);
+    }
+
+    /// Handles one interrupt: up to [`EQ_EVENTS_PER_IRQ`] EQEs; `on_cq` gets the CQ id of
+    /// every completion event. Rings the EQ (arm = 1) if it read any; an empty first entry or
+    /// an overflow returns without ringing.
+    pub fn process<E: Mmio + Barriers>(&mut self, env: &E, mut on_cq: impl FnMut(u32)) -> EqPoll {
+        let mut r = EqPoll::default();
+        while r.events < EQ_EVENTS_PER_IRQ {
+            let off = (self.head & (self.num - 1)) as usize * EQE_SIZE;
+            let owner = (self.buf.read_u8(off + 15) >> 5) & 7;
+            match owner_check(owner, self.head, self.num) {
+                Owner::Empty => break,
+                Owner::Overflow => {
+                    self.stats.overflows = self.stats.overflows.wrapping_add(1);
+                    r.overflow = true;
+                    return r;
+                }
+                Owner::Valid => {}
+            }
+            env.dma_rmb();
+            let mut b = [0u8; 16];
+            self.buf.read(off, &mut b);
+            let e = Eqe::decode(&b);
+            self.head = self.head.wrapping_add(1);
+            r.events += 1;
+            if e.eqe_type == EQE_COMPLETION {
+                r.completions += 1;
+                on_cq(e.details[0] & 0x00ff_ffff);
+            } else {
+                self.unknown = self.unknown.wrapping_add(1);
+            }
+        }
+        if r.events > 0 {
+            self.arm(env);
+            r.rang = true;
+        }
+        r
+    }
+}

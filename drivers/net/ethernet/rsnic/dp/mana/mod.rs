@@ -1,0 +1,19 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! The MANA (GDMA) data path, driver side: formats ([`fmt`]), the work queue of 32-byte
+//! units with the SGL wrapping at the ring end ([`wq`]), CQs and EQs with 3 owner bits and
+//! the re-arm rules ([`cq`]), the SQ with short/long TX OOBs, checksum offload, TSO and
+//! doorbells batched by `xmit_more` ([`sq`]), and the RQ that re-posts without ringing and
+//! rings once per poll ([`rq`]). Facts: spec/hardware.md part D and E.3.
+//!
+//! The packet, DMA and TX-queue traits are mlx5's ([`crate::dp::mlx5::tx`]): they describe
+//! the kernel (skb, DMA API, netdev queue with BQL), not the hardware, so both families share
+//! them; receive buffers use [`crate::dp::mlx5::rq::RxBuffer`] and
+//! [`crate::dp::mlx5::rq::RxBufProvider`] for the same reason.
+
+pub mod cq;
+pub mod fmt;
+pub mod rq;
+pub mod sq;
+pub mod stats;
+pub mod wq;
