@@ -75,6 +75,24 @@ unsigned int rsnic_helper_num_tx_queues(const struct net_device *dev)
 	return dev->num_tx_queues;
 }
 
+/* Offloads a device supports, all on and user-switchable (ethtool -K). */
+void rsnic_helper_set_offloads(struct net_device *dev, bool sg, bool csum, bool tso, bool rxcsum)
+{
+	netdev_features_t f = 0;
+
+	if (sg)
+		f |= NETIF_F_SG;
+	if (csum)
+		f |= NETIF_F_IP_CSUM | NETIF_F_IPV6_CSUM;
+	if (tso)
+		f |= NETIF_F_TSO | NETIF_F_TSO6;
+	if (rxcsum)
+		f |= NETIF_F_RXCSUM;
+	dev->hw_features |= f;
+	dev->features |= f;
+	dev->vlan_features |= f & ~NETIF_F_RXCSUM;
+}
+
 void rsnic_helper_netif_tx_stop_queue(struct netdev_queue *txq)
 {
 	netif_tx_stop_queue(txq);

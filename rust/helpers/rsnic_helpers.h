@@ -27,6 +27,7 @@ void rsnic_helper_kfree_skb_reason(struct sk_buff *skb, enum skb_drop_reason rea
 struct netdev_queue *rsnic_helper_netdev_get_tx_queue(const struct net_device *dev,
 						      unsigned int index);
 unsigned int rsnic_helper_num_tx_queues(const struct net_device *dev);
+void rsnic_helper_set_offloads(struct net_device *dev, bool sg, bool csum, bool tso, bool rxcsum);
 void rsnic_helper_netif_tx_stop_queue(struct netdev_queue *txq);
 void rsnic_helper_netif_tx_start_queue(struct netdev_queue *txq);
 bool rsnic_helper_netif_xmit_stopped(const struct netdev_queue *txq);

@@ -232,6 +232,21 @@ pub struct Config {
     pub min_mtu: u32,
     /// Largest MTU the device accepts.
     pub max_mtu: u32,
+    /// Offloads the device implements (on by default, switchable with `ethtool -K`).
+    pub offloads: Offloads,
+}
+
+/// Offloads a device implements.
+#[derive(Debug, Default, Clone, Copy)]
+pub struct Offloads {
+    /// Scatter-gather: packets in page fragments (`NETIF_F_SG`).
+    pub sg: bool,
+    /// TCP/UDP checksums over IPv4 and IPv6 (`NETIF_F_IP_CSUM | NETIF_F_IPV6_CSUM`).
+    pub tx_csum: bool,
+    /// TCP segmentation over IPv4 and IPv6 (`NETIF_F_TSO | NETIF_F_TSO6`).
+    pub tso: bool,
+    /// Received checksums verified by the device (`NETIF_F_RXCSUM`).
+    pub rx_csum: bool,
 }
 
 /// Splits a callback's `net_device` into the device and a borrow of the driver data.
@@ -512,6 +527,8 @@ impl<T: Operations + ethtool::Operations> Registration<T> {
             (*ptr).min_mtu = config.min_mtu;
             (*ptr).max_mtu = config.max_mtu;
             bindings::rsnic_helper_eth_hw_addr_random(ptr);
+            let o = config.offloads;
+            bindings::rsnic_helper_set_offloads(ptr, o.sg, o.tx_csum, o.tso, o.rx_csum);
             // Carrier starts off: the driver turns it on when the link comes up.
             bindings::netif_carrier_off(ptr);
         }

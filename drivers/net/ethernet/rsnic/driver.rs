@@ -38,6 +38,14 @@ impl SimNic {
             rx_queues: MAX_CHANNELS as u32,
             min_mtu: MIN_MTU,
             max_mtu: MAX_MTU,
+            // The data path builds gather lists, checksum and LSO WQEs; the device executes
+            // them and verifies received checksums.
+            offloads: crate::ext::net::device::Offloads {
+                sg: true,
+                tx_csum: true,
+                tso: true,
+                rx_csum: true,
+            },
         };
         for pair in 0..num_ports / 2 {
             let wire = Wire::new()?;
