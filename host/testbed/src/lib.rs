@@ -5,5 +5,6 @@
 #![deny(missing_docs)]
 
 pub mod bus;
+pub mod mana_pair;
 pub mod mem;
 pub mod pair;

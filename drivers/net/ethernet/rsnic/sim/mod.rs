@@ -7,10 +7,12 @@
 //! [`crate::dp::hw::InterruptSink`]. It never holds driver state or a reference into driver
 //! memory, and it validates everything it reads.
 //!
+//! * [`mana`]: a MANA (GDMA) device (spec/hardware.md part D).
 //! * [`mlx5`]: a ConnectX-like device (spec/hardware.md parts A–C).
 //! * [`pcie`]: the PCIe link accounting of `design.md` §5 that every model keeps.
 //! * [`pkt`]: what a NIC does to packets in hardware (parsing, checksums, segmentation, RSS).
 
+pub mod mana;
 pub mod mlx5;
 pub mod pcie;
 pub mod pkt;

@@ -1,0 +1,670 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! The asynchronous part of the MANA model: SQ execution, delivery, RX, CQEs, EQEs and
+//! interrupts. See the parent module for the rules.
+
+use super::{Port, PortCounters, QueueSet, WqCtx, WqeError};
+use super::{CQ_ID_BASE, MAX_FRAME, MAX_QUEUES, MAX_RSS, RQ_ID_BASE, SQ_BURST, SQ_ID_BASE};
+use crate::dp::hw::{BusMemory, InterruptSink};
+use crate::sim::pcie::inbound_floor;
+use crate::sim::pkt::{self, L3, L4};
+
+/// The device's view of the outside world plus its scratch memory.
+pub(super) struct Io<'a, M, I> {
+    pub(super) mem: &'a M,
+    pub(super) irq: &'a mut I,
+    pub(super) frame: &'a mut [u8],
+    pub(super) gather: &'a mut [u8],
+}
+
+struct Bus<'a, M, I> {
+    mem: &'a M,
+    irq: &'a mut I,
+}
+
+const TX_OKAY: u8 = 32;
+const RX_OKAY: u8 = 1;
+const RX_TRUNCATED: u8 = 4;
+const CLIENT_COMPLETION: u32 = 1;
+const EQE_COMPLETION: u32 = 3;
+const MAX_SQE: u32 = 512;
+const MAX_RQE: u32 = 256;
+
+#[inline]
+fn le32(b: &[u8], off: usize) -> u32 {
+    match b.get(off..off.wrapping_add(4)) {
+        Some(s) => u32::from_le_bytes([s[0], s[1], s[2], s[3]]),
+        None => 0,
+    }
+}
+
+#[inline]
+fn put32(b: &mut [u8], off: usize, v: u32) {
+    if let Some(s) = b.get_mut(off..off.wrapping_add(4)) {
+        s.copy_from_slice(&v.to_le_bytes());
+    }
+}
+
+fn row(queues: &mut [QueueSet], p: usize, s: usize) -> Option<&mut QueueSet> {
+    if s >= MAX_QUEUES {
+        return None;
+    }
+    queues.get_mut(p * MAX_QUEUES + s)
+}
+
+/// Runs every SQ with work until none is left. Returns the TX WQEs executed.
+pub(super) fn run<M: BusMemory, I: InterruptSink>(
+    ports: &mut [Port],
+    queues: &mut [QueueSet],
+    io: &mut Io<'_, M, I>,
+) -> usize {
+    let mut bus = Bus {
+        mem: io.mem,
+        irq: &mut *io.irq,
+    };
+    let mut done = 0;
+    loop {
+        check_arms(ports, queues, &mut bus);
+        let mut progress = false;
+        for p in 0..ports.len() {
+            let mut work = ports.get(p).map_or(0, |x| x.sq_work);
+            while work != 0 {
+                let s = work.trailing_zeros() as usize;
+                work &= work - 1;
+                let mut n = 0;
+                while n < SQ_BURST && exec_wqe(ports, queues, p, s, &mut bus, io.frame, io.gather) {
+                    n += 1;
+                }
+                done += n;
+                progress |= n > 0;
+                let more = row(queues, p, s).is_some_and(|r| !r.sq.error && r.sq.cons != r.sq.tail);
+                if let Some(pt) = ports.get_mut(p) {
+                    if !more {
+                        pt.sq_work &= !(1 << s);
+                    }
+                }
+            }
+        }
+        if !progress {
+            check_arms(ports, queues, &mut bus);
+            return done;
+        }
+    }
+}
+
+/// Evaluates CQ and EQ arm requests: an event fires at once if entries are pending past the
+/// armed tail.
+fn check_arms<M: BusMemory, I: InterruptSink>(
+    ports: &mut [Port],
+    queues: &mut [QueueSet],
+    bus: &mut Bus<'_, M, I>,
+) {
+    for p in 0..ports.len() {
+        let Some(pt) = ports.get_mut(p) else {
+            continue;
+        };
+        let mut cqs = core::mem::take(&mut pt.cq_arm);
+        let mut eqs = core::mem::take(&mut pt.eq_arm);
+        while cqs != 0 {
+            let s = cqs.trailing_zeros() as usize;
+            cqs &= cqs - 1;
+            let pending = row(queues, p, s).is_some_and(|r| {
+                let c = &r.cq;
+                c.used && c.armed && (c.num.wrapping_add(c.pi) & ((c.num << 3) - 1)) != c.arm_tail
+            });
+            if pending {
+                cq_event(pt, queues, p, s, bus);
+            }
+        }
+        while eqs != 0 {
+            let s = eqs.trailing_zeros() as usize;
+            eqs &= eqs - 1;
+            let Some(r) = row(queues, p, s) else {
+                continue;
+            };
+            let e = &mut r.eq;
+            if e.used && e.armed && (e.num.wrapping_add(e.pi) & ((e.num << 3) - 1)) != e.arm_tail {
+                e.armed = false;
+                pt.counters.pcie.msix();
+                pt.counters.interrupts += 1;
+                bus.irq.raise(e.vector);
+            }
+        }
+    }
+}
+
+/// An armed CQ has a new CQE: disarm it and post an EQE to its EQ.
+fn cq_event<M: BusMemory, I: InterruptSink>(
+    pt: &mut Port,
+    queues: &mut [QueueSet],
+    p: usize,
+    s: usize,
+    bus: &mut Bus<'_, M, I>,
+) {
+    let Some(r) = row(queues, p, s) else {
+        return;
+    };
+    r.cq.armed = false;
+    let Some(e) = r.cq.eq else {
+        return;
+    };
+    let cq_id = CQ_ID_BASE + (p * MAX_QUEUES + s) as u32;
+    let Some(r) = row(queues, p, usize::from(e)) else {
+        return;
+    };
+    let eq = &mut r.eq;
+    if !eq.used {
+        return;
+    }
+    let idx = eq.pi & (eq.num - 1);
+    let owner = ((eq.pi / eq.num).wrapping_add(1)) & 7;
+    let mut b = [0u8; 16];
+    put32(&mut b, 0, cq_id);
+    put32(&mut b, 12, EQE_COMPLETION | (owner << 29));
+    let addr = eq.buf.wrapping_add(u64::from(idx) * 16);
+    pt.counters.pcie.dma_write(addr, 16);
+    if bus.mem.dma_write(addr, &b).is_err() {
+        pt.counters.dma_faults += 1;
+        return;
+    }
+    eq.pi = eq.pi.wrapping_add(1);
+    pt.counters.eqes += 1;
+    if eq.armed {
+        eq.armed = false;
+        pt.counters.pcie.msix();
+        pt.counters.interrupts += 1;
+        bus.irq.raise(eq.vector);
+    }
+}
+
+#[allow(clippy::too_many_arguments)]
+/// Writes one CQE to CQ slot `c` of port `p`, then fires the CQ's event if it is armed.
+fn write_cqe<M: BusMemory, I: InterruptSink>(
+    pt: &mut Port,
+    queues: &mut [QueueSet],
+    p: usize,
+    c: usize,
+    data: &[u8; 60],
+    wq_num: u32,
+    is_sq: bool,
+    bus: &mut Bus<'_, M, I>,
+) {
+    let Some(r) = row(queues, p, c) else {
+        return;
+    };
+    let cq = &mut r.cq;
+    if !cq.used {
+        return;
+    }
+    let idx = cq.pi & (cq.num - 1);
+    let owner = ((cq.pi / cq.num).wrapping_add(1)) & 7;
+    let mut b = [0u8; 64];
+    b[..60].copy_from_slice(data);
+    put32(
+        &mut b,
+        60,
+        (wq_num & 0x00ff_ffff) | (u32::from(is_sq) << 24) | (owner << 29),
+    );
+    let addr = cq.buf.wrapping_add(u64::from(idx) * 64);
+    pt.counters.pcie.cqe_write();
+    if bus.mem.dma_write(addr, &b).is_err() {
+        pt.counters.dma_faults += 1;
+        return;
+    }
+    cq.pi = cq.pi.wrapping_add(1);
+    cq.since_db = cq.since_db.saturating_add(1);
+    if cq.since_db == cq.num.saturating_mul(8).saturating_add(1) {
+        pt.counters.cq_db_overdue += 1;
+    }
+    if cq.armed {
+        cq_event(pt, queues, p, c, bus);
+    }
+}
+
+/// Reads `dst.len()` bytes of a ring at byte offset `off`, wrapping at `size`.
+fn read_ring<M: BusMemory>(
+    mem: &M,
+    c: &mut PortCounters,
+    q: &WqCtx,
+    off: u32,
+    dst: &mut [u8],
+) -> bool {
+    let mask = q.size - 1;
+    let start = off & mask;
+    let first = (dst.len() as u32).min(q.size - start) as usize;
+    let (a, b) = dst.split_at_mut(first);
+    let addr = q.buf.wrapping_add(u64::from(start));
+    c.pcie.dma_read(addr, a.len() as u64);
+    c.wqe_bytes += a.len() as u64;
+    if mem.dma_read(addr, a).is_err() {
+        return false;
+    }
+    if !b.is_empty() {
+        c.pcie.dma_read(q.buf, b.len() as u64);
+        c.wqe_bytes += b.len() as u64;
+        if mem.dma_read(q.buf, b).is_err() {
+            return false;
+        }
+    }
+    true
+}
+
+fn tx_cqe(cqe_type: u8, vendor: u32, wqe_off: u32) -> [u8; 60] {
+    let mut d = [0u8; 60];
+    put32(
+        &mut d,
+        0,
+        u32::from(cqe_type & 0x3f) | (CLIENT_COMPLETION << 6) | ((vendor & 0xff_ffff) << 8),
+    );
+    put32(&mut d, 8, (wqe_off / 32) << 5);
+    d
+}
+
+/// Executes the next WQE of SQ `s` of port `p`. Returns whether one was executed.
+#[allow(clippy::too_many_arguments)]
+fn exec_wqe<M: BusMemory, I: InterruptSink>(
+    ports: &mut [Port],
+    queues: &mut [QueueSet],
+    p: usize,
+    s: usize,
+    bus: &mut Bus<'_, M, I>,
+    frame: &mut [u8],
+    gather: &mut [u8],
+) -> bool {
+    let Some(sq) = row(queues, p, s).map(|r| r.sq) else {
+        return false;
+    };
+    if !sq.used || sq.error || sq.cons == sq.tail {
+        return false;
+    }
+    let sq_id = SQ_ID_BASE + (p * MAX_QUEUES + s) as u32;
+    let cq_id = CQ_ID_BASE + (p * MAX_QUEUES + usize::from(sq.cq)) as u32;
+    let avail = sq.tail.wrapping_sub(sq.cons);
+    let off = sq.cons & (sq.size - 1);
+    let Some(pt) = ports.get_mut(p) else {
+        return false;
+    };
+    pt.counters.wqes += 1;
+    let mut wqe = [0u8; MAX_SQE as usize];
+    let ok = read_ring(bus.mem, &mut pt.counters, &sq, sq.cons, &mut wqe[..32]);
+    let dw0 = le32(&wqe, 0);
+    let dw1 = le32(&wqe, 4);
+    let nsge = (dw1 & 0xff) as usize;
+    let oob = ((dw1 >> 8) & 7) as usize * 4;
+    let size = (8 + oob + 16 * nsge).div_ceil(32) as u32 * 32;
+    let structural = if !ok {
+        Some(WqeError::ReadFault)
+    } else if nsge == 0 || nsge > 30 {
+        Some(WqeError::BadNumSge)
+    } else if oob != 8 && oob != 24 {
+        Some(WqeError::BadOobSize)
+    } else if size > MAX_SQE || size > avail {
+        Some(WqeError::BadSize)
+    } else {
+        None
+    };
+    if let Some(e) = structural {
+        pt.counters.hc_tx_err_gdma += 1;
+        pt.counters.tx_wqe_errors += 1;
+        pt.counters.tx_err_cqes += 1;
+        pt.counters.tx_cqes += 1;
+        if let Some(r) = row(queues, p, s) {
+            r.sq.error = true;
+        }
+        let d = tx_cqe(e.cqe_type(), e as u32, off);
+        write_cqe(pt, queues, p, usize::from(sq.cq), &d, sq_id, true, bus);
+        return true;
+    }
+    let rest_ok = size <= 32
+        || read_ring(
+            bus.mem,
+            &mut pt.counters,
+            &sq,
+            sq.cons.wrapping_add(32),
+            &mut wqe[32..size as usize],
+        );
+    if let Some(r) = row(queues, p, s) {
+        r.sq.cons = sq.cons.wrapping_add(size);
+    }
+    let res = if rest_ok {
+        send_wqe(
+            ports, queues, p, &wqe, dw0, dw1, nsge, oob, cq_id, bus, frame, gather,
+        )
+    } else {
+        Err(WqeError::ReadFault)
+    };
+    let Some(pt) = ports.get_mut(p) else {
+        return true;
+    };
+    let d = match res {
+        Ok(()) => tx_cqe(TX_OKAY, 0, off),
+        Err(e) => {
+            let c = &mut pt.counters;
+            c.tx_wqe_errors += 1;
+            c.tx_err_cqes += 1;
+            match e.cqe_type() {
+                35 => c.hc_tx_err_inval_oob += 1,
+                34 => c.hc_tx_err_mtu_violation += 1,
+                _ => c.hc_tx_err_gdma += 1,
+            }
+            tx_cqe(e.cqe_type(), e as u32, off)
+        }
+    };
+    pt.counters.tx_cqes += 1;
+    write_cqe(pt, queues, p, usize::from(sq.cq), &d, sq_id, true, bus);
+    true
+}
+
+/// Validates the OOB, gathers the packet, applies the offloads and sends it.
+#[allow(clippy::too_many_arguments)]
+fn send_wqe<M: BusMemory, I: InterruptSink>(
+    ports: &mut [Port],
+    queues: &mut [QueueSet],
+    p: usize,
+    wqe: &[u8],
+    dw0: u32,
+    dw1: u32,
+    nsge: usize,
+    oob: usize,
+    cq_id: u32,
+    bus: &mut Bus<'_, M, I>,
+    frame: &mut [u8],
+    gather: &mut [u8],
+) -> Result<(), WqeError> {
+    let o0 = le32(wqe, 8);
+    let o1 = le32(wqe, 12);
+    let pkt_fmt = o0 & 3;
+    if (oob == 8 && pkt_fmt != 0) || (oob == 24 && pkt_fmt != 1) {
+        return Err(WqeError::BadPktFmt);
+    }
+    if o0 >> 8 != cq_id {
+        return Err(WqeError::BadVcq);
+    }
+    if o0 & (1 << 7) != 0 {
+        return Err(WqeError::SuppressCqe);
+    }
+    let oob_in_sgl = dw1 & (1 << 11) != 0;
+    if oob_in_sgl && nsge < 2 {
+        return Err(WqeError::OobInSgl);
+    }
+    let (iphdr, tcp, udp) = (o0 & (1 << 4) != 0, o0 & (1 << 5) != 0, o0 & (1 << 6) != 0);
+    let trans_off = (o1 & 0x3ff) as usize;
+    let vlan = if oob == 24 {
+        let o2 = le32(wqe, 16);
+        (o2 & (1 << 3) != 0)
+            .then_some((((o2 >> 16) & 7) << 13 | ((o2 >> 19) & 1) << 12 | (o2 >> 20)) as u16)
+    } else {
+        None
+    };
+    let mss = ((dw1 >> 16) & 0x3fff) as usize;
+    // Gather.
+    let mut len = 0usize;
+    let mut sge0 = 0usize;
+    let Some(pt) = ports.get_mut(p) else {
+        return Err(WqeError::ReadFault);
+    };
+    for i in 0..nsge {
+        let at = 8 + oob + 16 * i;
+        let addr = u64::from(le32(wqe, at)) | (u64::from(le32(wqe, at + 4)) << 32);
+        let sz = le32(wqe, at + 12) as usize;
+        if sz == 0 {
+            return Err(WqeError::ZeroSge);
+        }
+        if i == 0 {
+            sge0 = sz;
+        }
+        let Some(dst) = gather.get_mut(len..len.saturating_add(sz)) else {
+            return Err(WqeError::TooLong);
+        };
+        pt.counters.pcie.dma_read(addr, sz as u64);
+        if bus.mem.dma_read(addr, dst).is_err() {
+            return Err(WqeError::ReadFault);
+        }
+        len += sz;
+    }
+    if len < 14 {
+        return Err(WqeError::TooShort);
+    }
+    let Some(data) = gather.get(..len) else {
+        return Err(WqeError::TooLong);
+    };
+    if mss != 0 && oob_in_sgl {
+        let h = pkt::parse_gso(data);
+        let hl = h.l4_off + h.l4_hdr_len;
+        if h.l4 != L4::Tcp
+            || !tcp
+            || h.l4_off != trans_off
+            || hl != sge0
+            || ((dw0 >> 24) as usize) != (sge0 & 0xff)
+        {
+            return Err(WqeError::Tso);
+        }
+        let payload = len - hl;
+        if hl + mss.min(payload) + 4 > MAX_FRAME {
+            return Err(WqeError::TooLong);
+        }
+        pt.counters.tx_floor_in_bytes += inbound_floor(len as u64);
+        let nseg = payload.div_ceil(mss).max(1);
+        for i in 0..nseg {
+            let off = i * mss;
+            let sl = mss.min(payload - off.min(payload));
+            let n = hl + sl;
+            let (Some(dst), Some(hd), Some(pl)) = (
+                frame.get_mut(..n),
+                data.get(..hl),
+                data.get(hl + off..hl + off + sl),
+            ) else {
+                return Err(WqeError::TooLong);
+            };
+            dst[..hl].copy_from_slice(hd);
+            dst[hl..].copy_from_slice(pl);
+            pkt::fix_segment(dst, &h, i as u16, off as u32, i + 1 == nseg);
+            let wire = finish_frame(frame, n, vlan);
+            deliver(ports, queues, p, frame.get(..wire).unwrap_or(&[]), bus);
+        }
+        return Ok(());
+    }
+    if len + if vlan.is_some() { 4 } else { 0 } > MAX_FRAME {
+        return Err(WqeError::TooLong);
+    }
+    let Some(dst) = frame.get_mut(..len) else {
+        return Err(WqeError::TooLong);
+    };
+    dst.copy_from_slice(data);
+    if tcp || udp {
+        let h = pkt::parse(dst);
+        let want = if tcp { L4::Tcp } else { L4::Udp };
+        if h.l4 != want || h.l4_off != trans_off {
+            return Err(WqeError::Csum);
+        }
+        pkt::fill_checksums(dst, &h, iphdr, true);
+    } else if iphdr {
+        let h = pkt::parse(dst);
+        if h.l3 != L3::Ipv4 {
+            return Err(WqeError::Csum);
+        }
+        pkt::fill_checksums(dst, &h, true, false);
+    }
+    pt.counters.tx_floor_in_bytes += inbound_floor(len as u64);
+    let wire = finish_frame(frame, len, vlan);
+    deliver(ports, queues, p, frame.get(..wire).unwrap_or(&[]), bus);
+    Ok(())
+}
+
+/// Inserts the VLAN tag after the MACs and pads to 60 bytes. Returns the wire length.
+fn finish_frame(frame: &mut [u8], mut len: usize, vlan: Option<u16>) -> usize {
+    if let Some(tci) = vlan {
+        if len >= 12 && len + 4 <= frame.len() {
+            frame.copy_within(12..len, 16);
+            if let Some(t) = frame.get_mut(12..16) {
+                t.copy_from_slice(&[0x81, 0x00, (tci >> 8) as u8, tci as u8]);
+            }
+            len += 4;
+        }
+    }
+    let padded = len.max(pkt::MIN_FRAME).min(frame.len());
+    if let Some(pad) = frame.get_mut(len..padded) {
+        pad.fill(0);
+    }
+    padded.max(len.min(frame.len()))
+}
+
+/// Cast of a frame: 0 unicast, 1 broadcast, 2 multicast.
+fn cast(f: &[u8]) -> u8 {
+    match f.get(..6) {
+        Some(d) if d.iter().all(|&b| b == 0xff) => 1,
+        Some(d) if d[0] & 1 != 0 => 2,
+        _ => 0,
+    }
+}
+
+/// NDIS hash-type bits of the model (see the module documentation).
+fn hashtype(h: &pkt::Headers) -> u32 {
+    match (h.l3, h.l4) {
+        (L3::Ipv4, L4::Tcp) => 1 << 1,
+        (L3::Ipv4, L4::Udp) => 1 << 2,
+        (L3::Ipv4, L4::None) => 1 << 0,
+        (L3::Ipv6, L4::Tcp) => 1 << 4,
+        (L3::Ipv6, L4::Udp) => 1 << 5,
+        (L3::Ipv6, L4::None) => 1 << 3,
+        (L3::None, _) => 0,
+    }
+}
+
+/// Puts a frame on the wire from port `src` to its peer and receives it there.
+fn deliver<M: BusMemory, I: InterruptSink>(
+    ports: &mut [Port],
+    queues: &mut [QueueSet],
+    src: usize,
+    wire: &[u8],
+    bus: &mut Bus<'_, M, I>,
+) {
+    let peer = src ^ 1;
+    let up = |ports: &[Port], i: usize| ports.get(i).is_some_and(|x| x.link_up);
+    let ok = up(ports, src) && up(ports, peer);
+    let Some(sp) = ports.get_mut(src) else {
+        return;
+    };
+    if !ok {
+        sp.counters.tx_link_down_drops += 1;
+        return;
+    }
+    let c = &mut sp.counters;
+    c.hc_tx_bytes += wire.len() as u64;
+    match cast(wire) {
+        1 => c.hc_tx_bcast_pkts += 1,
+        2 => c.hc_tx_mcast_pkts += 1,
+        _ => c.hc_tx_ucast_pkts += 1,
+    }
+    let Some(pt) = ports.get_mut(peer) else {
+        return;
+    };
+    let h = pkt::parse(wire);
+    let (hash, _) = pkt::rss_hash(wire, &h);
+    if pt.rss_len == 0 {
+        pt.counters.rx_no_rq_drops += 1;
+        return;
+    }
+    let slot = usize::from(pt.rss[(hash as usize % pt.rss_len.min(MAX_RSS)) % MAX_RSS]);
+    let Some(rq) = row(queues, peer, slot).map(|r| r.rq) else {
+        pt.counters.rx_no_rq_drops += 1;
+        return;
+    };
+    if !rq.used || rq.error {
+        pt.counters.rx_no_rq_drops += 1;
+        return;
+    }
+    if rq.cons == rq.tail {
+        pt.counters.hc_rx_discards_no_wqe += 1;
+        return;
+    }
+    let avail = rq.tail.wrapping_sub(rq.cons);
+    let off = rq.cons & (rq.size - 1);
+    let mut wqe = [0u8; MAX_RQE as usize];
+    let ok = read_ring(bus.mem, &mut pt.counters, &rq, rq.cons, &mut wqe[..32]);
+    let dw1 = le32(&wqe, 4);
+    let nsge = (dw1 & 0xff) as usize;
+    let oob = ((dw1 >> 8) & 7) as usize * 4;
+    let size = (8 + oob + 16 * nsge).div_ceil(32) as u32 * 32;
+    let good = ok
+        && (1..=15).contains(&nsge)
+        && (oob == 0 || oob == 8)
+        && size <= MAX_RQE
+        && size <= avail
+        && (size <= 32
+            || read_ring(
+                bus.mem,
+                &mut pt.counters,
+                &rq,
+                rq.cons.wrapping_add(32),
+                &mut wqe[32..size as usize],
+            ));
+    if !good {
+        pt.counters.rx_wqe_errors += 1;
+        if let Some(r) = row(queues, peer, slot) {
+            r.rq.error = true;
+        }
+        return;
+    }
+    if let Some(r) = row(queues, peer, slot) {
+        r.rq.cons = rq.cons.wrapping_add(size);
+    }
+    // Scatter.
+    let cap: u64 = (0..nsge)
+        .map(|i| u64::from(le32(&wqe, 8 + oob + 16 * i + 12)))
+        .sum();
+    let mut truncated = cap < wire.len() as u64;
+    if !truncated {
+        let mut pos = 0usize;
+        for i in 0..nsge {
+            if pos >= wire.len() {
+                break;
+            }
+            let at = 8 + oob + 16 * i;
+            let addr = u64::from(le32(&wqe, at)) | (u64::from(le32(&wqe, at + 4)) << 32);
+            let n = (le32(&wqe, at + 12) as usize).min(wire.len() - pos);
+            pt.counters.pcie.dma_write(addr, n as u64);
+            let src = wire.get(pos..pos + n).unwrap_or(&[]);
+            if bus.mem.dma_write(addr, src).is_err() {
+                pt.counters.dma_faults += 1;
+                truncated = true;
+                break;
+            }
+            pos += n;
+        }
+    }
+    let mut d = [0u8; 60];
+    let c = &mut pt.counters;
+    let t = if truncated {
+        c.rx_truncated += 1;
+        RX_TRUNCATED
+    } else {
+        c.hc_rx_bytes += wire.len() as u64;
+        match cast(wire) {
+            1 => c.hc_rx_bcast_pkts += 1,
+            2 => c.hc_rx_mcast_pkts += 1,
+            _ => c.hc_rx_ucast_pkts += 1,
+        }
+        RX_OKAY
+    };
+    c.rx_cqes += 1;
+    put32(&mut d, 0, u32::from(t) | (CLIENT_COMPLETION << 6));
+    if !truncated {
+        let (l3_ok, l4_ok) = pkt::verify_checksums(wire, &h);
+        let mut f = hashtype(&h) << 16;
+        if h.l3 == L3::Ipv4 {
+            f |= if l3_ok { 1 << 25 } else { 1 << 26 };
+        }
+        match h.l4 {
+            L4::Tcp => f |= if l4_ok { 1 << 27 } else { 1 << 28 },
+            L4::Udp => f |= if l4_ok { 1 << 29 } else { 1 << 30 },
+            L4::None => {}
+        }
+        put32(&mut d, 4, f);
+        put32(&mut d, 16, hash);
+    }
+    put32(&mut d, 8, wire.len().min(0xffff) as u32);
+    put32(&mut d, 56, off);
+    let rq_id = RQ_ID_BASE + (peer * MAX_QUEUES + slot) as u32;
+    write_cqe(pt, queues, peer, usize::from(rq.cq), &d, rq_id, false, bus);
+}

@@ -1,0 +1,927 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! A simulated MANA (GDMA) Ethernet device (spec/hardware.md part D, counters E.3).
+//!
+//! Like [`crate::sim::mlx5`], the device decodes the formats itself (an independent reading
+//! of the spec and a cross-check of the driver's `dp::mana`); it shares no code with the
+//! driver side. It sees only register writes and host memory by bus address.
+//!
+//! # Ports and wiring
+//!
+//! N ports wired back to back in pairs (2k ↔ 2k+1); a packet sent on a port's SQ arrives at
+//! the peer, which spreads it over its RQs with RSS (Toeplitz over the IP addresses and
+//! TCP/UDP ports, [`crate::sim::pkt::rss_hash`], entry `hash % len` of the table). A port
+//! without a peer, or a link down at either end, drops and counts
+//! [`PortCounters::tx_link_down_drops`].
+//!
+//! # BAR0 layout (chosen by this model)
+//!
+//! * Page 0 holds read-only registers as a VF has them: 0x08 the doorbell page base (a u64 as
+//!   two u32 reads, low at 0x08, high at 0x0C) = [`DB_PAGE_BASE`], 0x10 the doorbell page size
+//!   = [`DB_PAGE_SIZE`].
+//! * Port p's doorbell page is at `DB_PAGE_BASE + p * DB_PAGE_SIZE`, with the queue offsets of
+//!   spec D.3: SQ 0x000, RQ 0x400, CQ 0x800, EQ 0xFF8. Each doorbell is one 64-bit
+//!   little-endian write of `union gdma_doorbell_entry`.
+//!
+//! A doorbell naming a queue the page's port does not own counts in
+//! [`PortCounters::bad_doorbells`]; any other unknown access counts in [`Device::bad_mmio`].
+//! **An RQ doorbell with a non-zero `wqe_cnt` is a device error**: it is counted in
+//! [`PortCounters::rq_db_wqe_cnt_errors`] and ignored (spec D.6: the hardware requires 0). An
+//! SQ/RQ `tail_ptr` more than the queue size ahead of the device's consumer offset, or not a
+//! multiple of 32, is counted in [`PortCounters::db_invalid`] and ignored.
+//!
+//! # Control path
+//!
+//! [`Device::create_eq`], [`Device::create_cq`], [`Device::create_sq`], [`Device::create_rq`]
+//! (queue memory: a power of two ≥ 4 KiB for SQ/RQ; `num` entries for CQ/EQ), their
+//! `destroy_*`, [`Device::set_rss`], [`Device::set_link`]. Ids are `base + port * 16 + slot`
+//! ([`SQ_ID_BASE`], [`RQ_ID_BASE`], [`CQ_ID_BASE`], [`EQ_ID_BASE`]). Storage is the caller's
+//! ([`Port`], [`QueueSet`], scratch bytes); nothing allocates, nothing panics.
+//!
+//! # Engine ([`Device::process`])
+//!
+//! **SQ.** After a doorbell, WQEs from the device's consumer offset to `tail_ptr` are
+//! executed in order. The device reads the first BU (header and inline OOB), then the rest of
+//! the WQE (the SGL wraps to the ring start). Structural checks: `num_sge` 1..=30, inline OOB
+//! 8 or 24 bytes, WQE ≤ 512 bytes and fully posted. A structural failure leaves the device
+//! unable to find the next WQE: it writes one error CQE (HDR_PROCESSING_ERROR, `vendor_err` =
+//! [`WqeError`] code), counts `hc_tx_err_gdma` and puts the SQ in error (it stops). Every other
+//! failure gets an error CQE for that WQE and the SQ goes on: OOB checks (`pkt_fmt` matching
+//! the OOB size, `vcq_num` = the SQ's CQ, `suppress_txcqe_gen` = 0, OOB_IN_SGL with ≥ 2 SGEs)
+//! → INVALID_OOB (`hc_tx_err_inval_oob`); an SGE of size 0 or an unreadable address →
+//! HDR_PROCESSING_ERROR (`hc_tx_err_gdma`); a frame shorter than 14 bytes or checksum/TSO
+//! requests that do not match the parsed headers → HDR_PROCESSING_ERROR; a frame (or TSO
+//! segment) longer than [`MAX_FRAME`] → MTU_DROP (`hc_tx_err_mtu_violation`).
+//!
+//! Offloads: `comp_tcp_csum` / `comp_udp_csum` fill the TCP/UDP checksum (the parsed L4
+//! header must be at `trans_off`), `comp_iphdr_csum` the IPv4 header checksum. TSO
+//! (`client_data_unit` = MSS ≠ 0 with `client_oob_in_sgl`): SGE0 must hold exactly the
+//! Ethernet/IP/TCP headers (`last_vbytes` = SGE0's size), the payload is cut into MSS pieces
+//! and each segment's lengths, IPv4 ID, sequence number, flags and checksums are fixed
+//! ([`crate::sim::pkt::fix_segment`]). The long OOB's `inject_vlan_pri_tag` inserts an 802.1Q
+//! tag (pcp, dei, vlan_id) after the MACs. Frames are zero-padded to 60 bytes on the wire.
+//! Every WQE gets exactly one TX CQE (TX_OKAY or the error type; `tx_wqe_offset` = the
+//! WQE's BU index in the ring, `wq_num` = SQ id, `is_sq` = 1).
+//!
+//! **RX.** The chosen RQ must have a posted WQE (consumer offset ≠ the last `tail_ptr`),
+//! else the packet is dropped and counted in **`hc_rx_discards_no_wqe`**. The WQE (1..=15
+//! SGEs, inline OOB 0 or 8 bytes, ≤ 256 bytes) is read, the packet scattered over its SGEs
+//! and an RX CQE written: RX_OKAY with `ppi[0].pkt_len`, `pkt_hash`, the NDIS hash type
+//! (bits: IPv4 0, TCP/IPv4 1, UDP/IPv4 2, IPv6 3, TCP/IPv6 4, UDP/IPv6 5 — the model's
+//! assignment), IP/TCP/UDP checksum ok/fail as verified, `rx_wqe_offset` = the WQE's byte
+//! offset; or RX_TRUNCATED when the SGEs are too small (the WQE is consumed). A malformed RX
+//! WQE drops the packet, counts `rx_wqe_errors` and puts the RQ in error (no CQE: the device
+//! cannot trust the WQE's size).
+//!
+//! **CQ/EQ.** The CQE with 0-based producer index `i` goes to slot `i mod num` with owner
+//! bits `(i / num + 1) & 7` (consumers start at `head = num`, so zeroed memory is empty). The
+//! device does not check CQ room (the driver sizes CQs for one CQE per WQE), but counts
+//! [`PortCounters::cq_db_overdue`] when more than 8 × num CQEs are written without a CQ
+//! doorbell (the hardware's "one CQ doorbell per 8 wraps"). A CQ doorbell with arm = 1 arms
+//! it; an armed CQ posts one EQE (type COMPLETION, `details[0]` = CQ id) to its EQ as soon as
+//! its producer index differs from the armed `tail_ptr` (a new CQE, or CQEs already pending),
+//! then disarms. EQEs use the same owner rule; an armed EQ raises its MSI-X vector for the
+//! next EQE (or at arm time if EQEs are pending) and disarms.
+//!
+//! **PCIe accounting** ([`crate::sim::pcie`], per port): doorbells inbound (8 B each); WQE and
+//! packet-data reads as DMA reads; received data as DMA writes; CQEs as 64-byte writes; EQEs
+//! as 16-byte DMA writes; MSI-X as 4-byte writes. [`PortCounters::tx_floor_in_bytes`] sums
+//! [`crate::sim::pcie::inbound_floor`] over the host bytes of every sent packet.
+
+mod engine;
+
+use crate::dp::hw::{BusMemory, DmaAddr, InterruptSink};
+use crate::sim::pcie::PcieCounters;
+use core::ops::DerefMut;
+
+/// SQs, RQs, CQs and EQs per port.
+pub const MAX_QUEUES: usize = 16;
+/// Maximum entries of a port's RSS table.
+pub const MAX_RSS: usize = 64;
+/// Maximum number of ports.
+pub const MAX_PORTS: usize = 64;
+/// BAR0 offset of port 0's doorbell page (register 0x08 reads it).
+pub const DB_PAGE_BASE: u32 = 0x1000;
+/// Size of a doorbell page (register 0x10 reads it).
+pub const DB_PAGE_SIZE: u32 = 0x1000;
+/// Register: doorbell page base, low 32 bits (VF layout).
+pub const REG_DB_PAGE_BASE: u32 = 0x08;
+/// Register: doorbell page size.
+pub const REG_DB_PAGE_SIZE: u32 = 0x10;
+/// SQ doorbell offset in a page.
+pub const DB_SQ: u32 = 0x000;
+/// RQ doorbell offset in a page.
+pub const DB_RQ: u32 = 0x400;
+/// CQ doorbell offset in a page.
+pub const DB_CQ: u32 = 0x800;
+/// EQ doorbell offset in a page.
+pub const DB_EQ: u32 = 0xFF8;
+/// First SQ id.
+pub const SQ_ID_BASE: u32 = 0x1000;
+/// First RQ id.
+pub const RQ_ID_BASE: u32 = 0x2000;
+/// First CQ id.
+pub const CQ_ID_BASE: u32 = 0x3000;
+/// First EQ id (EQ ids are 16 bits).
+pub const EQ_ID_BASE: u32 = 0x4000;
+/// Largest frame (without FCS) sent or received.
+pub const MAX_FRAME: usize = 9728;
+/// Minimum scratch for [`Device::new`]: an output frame and a gather buffer of one frame.
+pub const MIN_SCRATCH: usize = 2 * MAX_FRAME;
+/// Scratch that lets TSO carry a 64 KiB payload plus headers.
+pub const SCRATCH_LEN: usize = MAX_FRAME + 65536 + 1024;
+/// WQEs one SQ executes before the engine moves to the next.
+pub const SQ_BURST: usize = 64;
+
+/// Doorbell BAR0 offset of `reg` (one of the `DB_*` offsets) on `port`.
+pub const fn doorbell_offset(port: usize, reg: u32) -> u32 {
+    DB_PAGE_BASE + port as u32 * DB_PAGE_SIZE + reg
+}
+
+/// Why a control-path command failed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CmdError {
+    /// No such port.
+    BadPort,
+    /// A parameter is out of range or misaligned.
+    BadParam,
+    /// The port's table is full.
+    NoResources,
+    /// No such queue (or one of another port).
+    NoSuchQueue,
+    /// The queue is still used.
+    Busy,
+}
+
+/// Why the device rejected a TX WQE; the code goes to the CQE's `vendor_err`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum WqeError {
+    /// `num_sge` is 0 or above the maximum.
+    BadNumSge = 1,
+    /// The inline OOB size is not allowed.
+    BadOobSize,
+    /// The WQE is larger than the maximum or than what was posted.
+    BadSize,
+    /// `pkt_fmt` does not match the OOB size.
+    BadPktFmt,
+    /// `vcq_num` is not the SQ's CQ.
+    BadVcq,
+    /// `suppress_txcqe_gen` is set (the model always completes).
+    SuppressCqe,
+    /// OOB_IN_SGL with fewer than 2 SGEs.
+    OobInSgl,
+    /// An SGE of size 0.
+    ZeroSge,
+    /// An SGE address is not readable.
+    ReadFault,
+    /// Shorter than an Ethernet header.
+    TooShort,
+    /// Longer than [`MAX_FRAME`] (or the gather buffer).
+    TooLong,
+    /// A checksum request that does not match the headers.
+    Csum,
+    /// A TSO request that does not match the headers or SGE0.
+    Tso,
+}
+
+impl WqeError {
+    /// The TX CQE type reporting it.
+    pub fn cqe_type(self) -> u8 {
+        match self {
+            Self::BadPktFmt | Self::BadVcq | Self::SuppressCqe | Self::OobInSgl => 35,
+            Self::TooLong => 34,
+            _ => 37,
+        }
+    }
+}
+
+/// Counters of one port. `hc_*` are MANA's names (spec E.3); the rest are rsnic's.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct PortCounters {
+    /// PCIe traffic of this port.
+    pub pcie: PcieCounters,
+    /// Doorbells accepted on this port's page (all four kinds).
+    pub doorbells: u64,
+    /// SQ doorbells.
+    pub sq_doorbells: u64,
+    /// RQ doorbells (those with a non-zero wqe_cnt included).
+    pub rq_doorbells: u64,
+    /// CQ doorbells.
+    pub cq_doorbells: u64,
+    /// CQ doorbells with arm = 1.
+    pub cq_arms: u64,
+    /// EQ doorbells.
+    pub eq_doorbells: u64,
+    /// Doorbells naming a queue this port does not own.
+    pub bad_doorbells: u64,
+    /// RQ doorbells with a non-zero `wqe_cnt` (device error; the doorbell is ignored).
+    pub rq_db_wqe_cnt_errors: u64,
+    /// SQ/RQ doorbells with an impossible `tail_ptr` (ignored).
+    pub db_invalid: u64,
+    /// TX WQEs executed (good or bad).
+    pub wqes: u64,
+    /// Descriptor bytes fetched (TX and RX WQEs).
+    pub wqe_bytes: u64,
+    /// TX WQEs answered with an error CQE.
+    pub tx_wqe_errors: u64,
+    /// Packets put on the wire (TSO counts segments).
+    pub hc_tx_ucast_pkts: u64,
+    /// Broadcast packets sent.
+    pub hc_tx_bcast_pkts: u64,
+    /// Multicast packets sent.
+    pub hc_tx_mcast_pkts: u64,
+    /// Bytes put on the wire.
+    pub hc_tx_bytes: u64,
+    /// TX errors: invalid OOB.
+    pub hc_tx_err_inval_oob: u64,
+    /// TX errors: MTU violation.
+    pub hc_tx_err_mtu_violation: u64,
+    /// TX errors: GDMA-level (malformed WQE, SGE, read fault, headers).
+    pub hc_tx_err_gdma: u64,
+    /// Packets dropped because a link is down or there is no peer.
+    pub tx_link_down_drops: u64,
+    /// Sum of [`crate::sim::pcie::inbound_floor`] over the host bytes of every sent packet.
+    pub tx_floor_in_bytes: u64,
+    /// TX CQEs written (all types).
+    pub tx_cqes: u64,
+    /// TX error CQEs written.
+    pub tx_err_cqes: u64,
+    /// Unicast packets received into an RQ.
+    pub hc_rx_ucast_pkts: u64,
+    /// Broadcast packets received.
+    pub hc_rx_bcast_pkts: u64,
+    /// Multicast packets received.
+    pub hc_rx_mcast_pkts: u64,
+    /// Bytes received into an RQ.
+    pub hc_rx_bytes: u64,
+    /// Packets dropped because the RQ had no posted WQE.
+    pub hc_rx_discards_no_wqe: u64,
+    /// Packets dropped: no RSS table, or the RQ is missing or in error.
+    pub rx_no_rq_drops: u64,
+    /// Malformed RX WQEs (the RQ enters the error state).
+    pub rx_wqe_errors: u64,
+    /// RX CQEs written (RX_OKAY and RX_TRUNCATED).
+    pub rx_cqes: u64,
+    /// Truncated packets (RX_TRUNCATED CQEs).
+    pub rx_truncated: u64,
+    /// CQEs written more than 8 × num after the last CQ doorbell.
+    pub cq_db_overdue: u64,
+    /// EQEs written.
+    pub eqes: u64,
+    /// Interrupts raised.
+    pub interrupts: u64,
+    /// DMA faults (RX data, CQE, EQE or doorbell-unrelated reads).
+    pub dma_faults: u64,
+}
+
+impl PortCounters {
+    /// Packets received into RQs (all casts).
+    pub fn rx_packets(&self) -> u64 {
+        self.hc_rx_ucast_pkts + self.hc_rx_bcast_pkts + self.hc_rx_mcast_pkts
+    }
+    /// Packets sent (all casts).
+    pub fn tx_packets(&self) -> u64 {
+        self.hc_tx_ucast_pkts + self.hc_tx_bcast_pkts + self.hc_tx_mcast_pkts
+    }
+}
+
+#[derive(Clone, Copy)]
+struct WqCtx {
+    used: bool,
+    error: bool,
+    buf: DmaAddr,
+    size: u32,
+    cq: u8,
+    /// Consumer byte offset (free-running).
+    cons: u32,
+    /// Producer byte offset from the last accepted doorbell.
+    tail: u32,
+}
+
+impl WqCtx {
+    const EMPTY: Self = Self {
+        used: false,
+        error: false,
+        buf: 0,
+        size: 0,
+        cq: 0,
+        cons: 0,
+        tail: 0,
+    };
+}
+
+#[derive(Clone, Copy)]
+struct CqCtx {
+    used: bool,
+    buf: DmaAddr,
+    num: u32,
+    eq: Option<u8>,
+    /// CQEs written (0-based producer index).
+    pi: u32,
+    armed: bool,
+    arm_tail: u32,
+    since_db: u32,
+    users: u8,
+}
+
+impl CqCtx {
+    const EMPTY: Self = Self {
+        used: false,
+        buf: 0,
+        num: 0,
+        eq: None,
+        pi: 0,
+        armed: false,
+        arm_tail: 0,
+        since_db: 0,
+        users: 0,
+    };
+}
+
+#[derive(Clone, Copy)]
+struct EqCtx {
+    used: bool,
+    buf: DmaAddr,
+    num: u32,
+    vector: u16,
+    pi: u32,
+    armed: bool,
+    arm_tail: u32,
+    users: u8,
+}
+
+impl EqCtx {
+    const EMPTY: Self = Self {
+        used: false,
+        buf: 0,
+        num: 0,
+        vector: 0,
+        pi: 0,
+        armed: false,
+        arm_tail: 0,
+        users: 0,
+    };
+}
+
+/// One row of the queue tables (an SQ, an RQ, a CQ and an EQ context). A device needs
+/// [`MAX_QUEUES`] per port; slot i of port p is entry `p * MAX_QUEUES + i`.
+#[derive(Clone, Copy)]
+pub struct QueueSet {
+    sq: WqCtx,
+    rq: WqCtx,
+    cq: CqCtx,
+    eq: EqCtx,
+}
+
+impl QueueSet {
+    /// An unused row.
+    pub const EMPTY: Self = Self {
+        sq: WqCtx::EMPTY,
+        rq: WqCtx::EMPTY,
+        cq: CqCtx::EMPTY,
+        eq: EqCtx::EMPTY,
+    };
+}
+
+impl Default for QueueSet {
+    fn default() -> Self {
+        Self::EMPTY
+    }
+}
+
+/// State of one port: link, RSS table, pending work, counters.
+pub struct Port {
+    link_up: bool,
+    rss: [u8; MAX_RSS],
+    rss_len: usize,
+    /// SQs with posted work.
+    sq_work: u32,
+    /// CQs with an arm to evaluate.
+    cq_arm: u32,
+    /// EQs with an arm to evaluate.
+    eq_arm: u32,
+    counters: PortCounters,
+}
+
+impl Default for Port {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl Port {
+    /// A port with link up and no queues.
+    pub fn new() -> Self {
+        Self {
+            link_up: true,
+            rss: [0; MAX_RSS],
+            rss_len: 0,
+            sq_work: 0,
+            cq_arm: 0,
+            eq_arm: 0,
+            counters: PortCounters::default(),
+        }
+    }
+}
+
+/// The simulated device. `P` holds the ports, `Q` the queue tables (`ports.len() *
+/// MAX_QUEUES` rows), `B` scratch (at least [`MIN_SCRATCH`] bytes, [`SCRATCH_LEN`] for
+/// 64 KiB TSO).
+pub struct Device<P, Q, B> {
+    ports: P,
+    queues: Q,
+    scratch: B,
+    bad_mmio: u64,
+}
+
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Kind {
+    Sq,
+    Rq,
+    Cq,
+    Eq,
+}
+
+fn base(k: Kind) -> u32 {
+    match k {
+        Kind::Sq => SQ_ID_BASE,
+        Kind::Rq => RQ_ID_BASE,
+        Kind::Cq => CQ_ID_BASE,
+        Kind::Eq => EQ_ID_BASE,
+    }
+}
+
+fn split_id(id: u32, k: Kind) -> Option<(usize, usize)> {
+    let rel = id.checked_sub(base(k))? as usize;
+    let port = rel / MAX_QUEUES;
+    (port < MAX_PORTS).then_some((port, rel % MAX_QUEUES))
+}
+
+fn make_id(k: Kind, port: usize, slot: usize) -> u32 {
+    base(k) + (port * MAX_QUEUES + slot) as u32
+}
+
+fn used(r: &QueueSet, k: Kind) -> bool {
+    match k {
+        Kind::Sq => r.sq.used,
+        Kind::Rq => r.rq.used,
+        Kind::Cq => r.cq.used,
+        Kind::Eq => r.eq.used,
+    }
+}
+
+impl<P, Q, B> Device<P, Q, B>
+where
+    P: DerefMut<Target = [Port]>,
+    Q: DerefMut<Target = [QueueSet]>,
+    B: DerefMut<Target = [u8]>,
+{
+    /// A device with `ports.len()` ports (1..=[`MAX_PORTS`]).
+    pub fn new(ports: P, queues: Q, scratch: B) -> Result<Self, CmdError> {
+        if ports.is_empty()
+            || ports.len() > MAX_PORTS
+            || queues.len() < ports.len() * MAX_QUEUES
+            || scratch.len() < MIN_SCRATCH
+        {
+            return Err(CmdError::BadParam);
+        }
+        Ok(Self {
+            ports,
+            queues,
+            scratch,
+            bad_mmio: 0,
+        })
+    }
+
+    /// Number of ports.
+    pub fn num_ports(&self) -> usize {
+        self.ports.len()
+    }
+
+    fn row(&self, port: usize, slot: usize) -> Option<&QueueSet> {
+        if slot >= MAX_QUEUES || port >= self.ports.len() {
+            return None;
+        }
+        self.queues.get(port * MAX_QUEUES + slot)
+    }
+
+    fn row_mut(&mut self, port: usize, slot: usize) -> Option<&mut QueueSet> {
+        if slot >= MAX_QUEUES || port >= self.ports.len() {
+            return None;
+        }
+        self.queues.get_mut(port * MAX_QUEUES + slot)
+    }
+
+    fn loc(&self, id: u32, k: Kind) -> Result<(usize, usize), CmdError> {
+        let (p, s) = split_id(id, k).ok_or(CmdError::NoSuchQueue)?;
+        match self.row(p, s) {
+            Some(r) if used(r, k) => Ok((p, s)),
+            _ => Err(CmdError::NoSuchQueue),
+        }
+    }
+
+    fn alloc(&mut self, port: usize, k: Kind) -> Result<usize, CmdError> {
+        if port >= self.ports.len() {
+            return Err(CmdError::BadPort);
+        }
+        (0..MAX_QUEUES)
+            .find(|&s| self.row(port, s).is_some_and(|r| !used(r, k)))
+            .ok_or(CmdError::NoResources)
+    }
+
+    /// Creates an EQ of `num` 16-byte entries (a power of two, 2..=2^16) at `buf` that raises
+    /// MSI-X `vector`. It starts disarmed: the driver arms it with an EQ doorbell.
+    pub fn create_eq(
+        &mut self,
+        port: usize,
+        buf: DmaAddr,
+        num: u32,
+        vector: u16,
+    ) -> Result<u32, CmdError> {
+        if !num.is_power_of_two() || !(2..=1 << 16).contains(&num) || buf % 16 != 0 {
+            return Err(CmdError::BadParam);
+        }
+        let s = self.alloc(port, Kind::Eq)?;
+        let r = self.row_mut(port, s).ok_or(CmdError::NoSuchQueue)?;
+        r.eq = EqCtx {
+            used: true,
+            buf,
+            num,
+            vector,
+            ..EqCtx::EMPTY
+        };
+        Ok(make_id(Kind::Eq, port, s))
+    }
+
+    /// Creates a CQ of `num` 64-byte entries (a power of two, 2..=2^24) at `buf`, reporting
+    /// to EQ `eq` (of the same port) if given.
+    pub fn create_cq(
+        &mut self,
+        port: usize,
+        buf: DmaAddr,
+        num: u32,
+        eq: Option<u32>,
+    ) -> Result<u32, CmdError> {
+        if !num.is_power_of_two() || !(2..=1 << 24).contains(&num) || buf % 64 != 0 {
+            return Err(CmdError::BadParam);
+        }
+        let eq = match eq {
+            Some(id) => match self.loc(id, Kind::Eq)? {
+                (p, s) if p == port => Some(s),
+                _ => return Err(CmdError::NoSuchQueue),
+            },
+            None => None,
+        };
+        let s = self.alloc(port, Kind::Cq)?;
+        if let Some(e) = eq {
+            if let Some(r) = self.row_mut(port, e) {
+                r.eq.users += 1;
+            }
+        }
+        let r = self.row_mut(port, s).ok_or(CmdError::NoSuchQueue)?;
+        r.cq = CqCtx {
+            used: true,
+            buf,
+            num,
+            eq: eq.map(|e| e as u8),
+            ..CqCtx::EMPTY
+        };
+        Ok(make_id(Kind::Cq, port, s))
+    }
+
+    fn create_wq(
+        &mut self,
+        k: Kind,
+        port: usize,
+        buf: DmaAddr,
+        size: u32,
+        cq: u32,
+    ) -> Result<u32, CmdError> {
+        if !size.is_power_of_two() || size < 4096 || buf % 4096 != 0 {
+            return Err(CmdError::BadParam);
+        }
+        let c = match self.loc(cq, Kind::Cq)? {
+            (p, s) if p == port => s,
+            _ => return Err(CmdError::NoSuchQueue),
+        };
+        let s = self.alloc(port, k)?;
+        let ctx = WqCtx {
+            used: true,
+            buf,
+            size,
+            cq: c as u8,
+            ..WqCtx::EMPTY
+        };
+        let r = self.row_mut(port, s).ok_or(CmdError::NoSuchQueue)?;
+        if k == Kind::Sq {
+            r.sq = ctx;
+        } else {
+            r.rq = ctx;
+        }
+        if let Some(r) = self.row_mut(port, c) {
+            r.cq.users += 1;
+        }
+        Ok(make_id(k, port, s))
+    }
+
+    /// Creates an SQ of `size` bytes (a power of two ≥ 4 KiB, page aligned) completing to CQ
+    /// `cq` of the same port.
+    pub fn create_sq(
+        &mut self,
+        port: usize,
+        buf: DmaAddr,
+        size: u32,
+        cq: u32,
+    ) -> Result<u32, CmdError> {
+        self.create_wq(Kind::Sq, port, buf, size, cq)
+    }
+
+    /// Creates an RQ of `size` bytes completing to CQ `cq` of the same port.
+    pub fn create_rq(
+        &mut self,
+        port: usize,
+        buf: DmaAddr,
+        size: u32,
+        cq: u32,
+    ) -> Result<u32, CmdError> {
+        self.create_wq(Kind::Rq, port, buf, size, cq)
+    }
+
+    fn release_cq(&mut self, port: usize, c: usize) {
+        if let Some(r) = self.row_mut(port, c) {
+            r.cq.users = r.cq.users.saturating_sub(1);
+        }
+    }
+
+    /// Destroys an SQ; WQEs not executed are abandoned.
+    pub fn destroy_sq(&mut self, id: u32) -> Result<(), CmdError> {
+        let (p, s) = self.loc(id, Kind::Sq)?;
+        let c = self.row(p, s).map_or(0, |r| usize::from(r.sq.cq));
+        if let Some(r) = self.row_mut(p, s) {
+            r.sq = WqCtx::EMPTY;
+        }
+        self.release_cq(p, c);
+        if let Some(pt) = self.ports.get_mut(p) {
+            pt.sq_work &= !(1 << s);
+        }
+        Ok(())
+    }
+
+    /// Destroys an RQ; it leaves the port's RSS table.
+    pub fn destroy_rq(&mut self, id: u32) -> Result<(), CmdError> {
+        let (p, s) = self.loc(id, Kind::Rq)?;
+        let c = self.row(p, s).map_or(0, |r| usize::from(r.rq.cq));
+        if let Some(r) = self.row_mut(p, s) {
+            r.rq = WqCtx::EMPTY;
+        }
+        self.release_cq(p, c);
+        if let Some(pt) = self.ports.get_mut(p) {
+            let mut w = 0;
+            for i in 0..pt.rss_len.min(MAX_RSS) {
+                let e = pt.rss[i];
+                if usize::from(e) != s {
+                    pt.rss[w] = e;
+                    w += 1;
+                }
+            }
+            pt.rss_len = w;
+        }
+        Ok(())
+    }
+
+    /// Destroys a CQ no queue uses.
+    pub fn destroy_cq(&mut self, id: u32) -> Result<(), CmdError> {
+        let (p, s) = self.loc(id, Kind::Cq)?;
+        let (users, eq) = self.row(p, s).map_or((0, None), |r| (r.cq.users, r.cq.eq));
+        if users != 0 {
+            return Err(CmdError::Busy);
+        }
+        if let Some(r) = self.row_mut(p, s) {
+            r.cq = CqCtx::EMPTY;
+        }
+        if let Some(e) = eq.and_then(|e| self.row_mut(p, usize::from(e))) {
+            e.eq.users = e.eq.users.saturating_sub(1);
+        }
+        if let Some(pt) = self.ports.get_mut(p) {
+            pt.cq_arm &= !(1 << s);
+        }
+        Ok(())
+    }
+
+    /// Destroys an EQ no CQ uses.
+    pub fn destroy_eq(&mut self, id: u32) -> Result<(), CmdError> {
+        let (p, s) = self.loc(id, Kind::Eq)?;
+        if self.row(p, s).is_some_and(|r| r.eq.users != 0) {
+            return Err(CmdError::Busy);
+        }
+        if let Some(r) = self.row_mut(p, s) {
+            r.eq = EqCtx::EMPTY;
+        }
+        if let Some(pt) = self.ports.get_mut(p) {
+            pt.eq_arm &= !(1 << s);
+        }
+        Ok(())
+    }
+
+    /// Sets a port's RSS table (RQs of that port; empty drops everything).
+    pub fn set_rss(&mut self, port: usize, rqs: &[u32]) -> Result<(), CmdError> {
+        if rqs.len() > MAX_RSS {
+            return Err(CmdError::BadParam);
+        }
+        let mut t = [0u8; MAX_RSS];
+        for (i, &id) in rqs.iter().enumerate() {
+            match self.loc(id, Kind::Rq)? {
+                (p, s) if p == port => t[i] = s as u8,
+                _ => return Err(CmdError::NoSuchQueue),
+            }
+        }
+        let pt = self.ports.get_mut(port).ok_or(CmdError::BadPort)?;
+        pt.rss = t;
+        pt.rss_len = rqs.len();
+        Ok(())
+    }
+
+    /// Sets a port's link state.
+    pub fn set_link(&mut self, port: usize, up: bool) -> Result<(), CmdError> {
+        self.ports.get_mut(port).ok_or(CmdError::BadPort)?.link_up = up;
+        Ok(())
+    }
+
+    /// Whether an SQ or RQ is in the error state.
+    pub fn wq_in_error(&self, id: u32) -> Result<bool, CmdError> {
+        if let Ok((p, s)) = self.loc(id, Kind::Sq) {
+            return Ok(self.row(p, s).is_some_and(|r| r.sq.error));
+        }
+        let (p, s) = self.loc(id, Kind::Rq)?;
+        Ok(self.row(p, s).is_some_and(|r| r.rq.error))
+    }
+
+    /// The device's consumer byte offset of an SQ or RQ.
+    pub fn wq_consumer(&self, id: u32) -> Result<u32, CmdError> {
+        if let Ok((p, s)) = self.loc(id, Kind::Sq) {
+            return Ok(self.row(p, s).map_or(0, |r| r.sq.cons));
+        }
+        let (p, s) = self.loc(id, Kind::Rq)?;
+        Ok(self.row(p, s).map_or(0, |r| r.rq.cons))
+    }
+
+    /// CQEs written to a CQ so far.
+    pub fn cq_producer(&self, id: u32) -> Result<u32, CmdError> {
+        let (p, s) = self.loc(id, Kind::Cq)?;
+        Ok(self.row(p, s).map_or(0, |r| r.cq.pi))
+    }
+
+    /// Counters of one port.
+    pub fn counters(&self, port: usize) -> Option<&PortCounters> {
+        self.ports.get(port).map(|p| &p.counters)
+    }
+
+    /// Register accesses to unknown offsets.
+    pub fn bad_mmio(&self) -> u64 {
+        self.bad_mmio
+    }
+
+    /// A 64-bit register write at `offset`, bytes in bus order (a little-endian u64).
+    pub fn mmio_write64(&mut self, offset: u32, bytes: [u8; 8]) {
+        let Some(rel) = offset.checked_sub(DB_PAGE_BASE) else {
+            self.bad_mmio = self.bad_mmio.wrapping_add(1);
+            return;
+        };
+        let port = (rel / DB_PAGE_SIZE) as usize;
+        let reg = rel % DB_PAGE_SIZE;
+        let v = u64::from_le_bytes(bytes);
+        let lo = v as u32;
+        let hi = (v >> 32) as u32;
+        let kind = match reg {
+            DB_SQ => Kind::Sq,
+            DB_RQ => Kind::Rq,
+            DB_CQ => Kind::Cq,
+            DB_EQ => Kind::Eq,
+            _ => {
+                self.bad_mmio = self.bad_mmio.wrapping_add(1);
+                return;
+            }
+        };
+        if port >= self.ports.len() {
+            self.bad_mmio = self.bad_mmio.wrapping_add(1);
+            return;
+        }
+        let id = if kind == Kind::Eq {
+            lo & 0xffff
+        } else {
+            lo & 0x00ff_ffff
+        };
+        let slot = match split_id(id, kind) {
+            Some((p, s)) if p == port && self.row(p, s).is_some_and(|r| used(r, kind)) => Some(s),
+            _ => None,
+        };
+        let Some(pt) = self.ports.get_mut(port) else {
+            return;
+        };
+        let c = &mut pt.counters;
+        c.pcie.doorbell();
+        match kind {
+            Kind::Sq => c.sq_doorbells += 1,
+            Kind::Rq => c.rq_doorbells += 1,
+            Kind::Cq => c.cq_doorbells += 1,
+            Kind::Eq => c.eq_doorbells += 1,
+        }
+        let Some(s) = slot else {
+            c.bad_doorbells += 1;
+            return;
+        };
+        if kind == Kind::Rq && (lo >> 24) != 0 {
+            c.rq_db_wqe_cnt_errors += 1;
+            return;
+        }
+        c.doorbells += 1;
+        let arm = hi >> 31 != 0;
+        let tail31 = hi & 0x7fff_ffff;
+        if kind == Kind::Cq && arm {
+            c.cq_arms += 1;
+        }
+        let mut invalid = false;
+        let mut sq_work = false;
+        let Some(r) = self.queues.get_mut(port * MAX_QUEUES + s) else {
+            return;
+        };
+        match kind {
+            Kind::Sq | Kind::Rq => {
+                let q = if kind == Kind::Sq {
+                    &mut r.sq
+                } else {
+                    &mut r.rq
+                };
+                let ahead = hi.wrapping_sub(q.cons);
+                if ahead > q.size || hi % 32 != 0 {
+                    invalid = true;
+                } else {
+                    q.tail = hi;
+                    sq_work = kind == Kind::Sq && ahead > 0 && !q.error;
+                }
+            }
+            Kind::Cq => {
+                r.cq.since_db = 0;
+                if arm {
+                    r.cq.armed = true;
+                    r.cq.arm_tail = tail31;
+                }
+            }
+            Kind::Eq => {
+                if arm {
+                    r.eq.armed = true;
+                    r.eq.arm_tail = tail31;
+                }
+            }
+        }
+        let Some(pt) = self.ports.get_mut(port) else {
+            return;
+        };
+        if invalid {
+            pt.counters.db_invalid += 1;
+        }
+        if sq_work {
+            pt.sq_work |= 1 << s;
+        }
+        if kind == Kind::Cq && arm {
+            pt.cq_arm |= 1 << s;
+        }
+        if kind == Kind::Eq && arm {
+            pt.eq_arm |= 1 << s;
+        }
+    }
+
+    /// A 32-bit register write: no writable 32-bit register exists (counted as bad).
+    pub fn mmio_write32(&mut self, _offset: u32, _value: u32) {
+        self.bad_mmio = self.bad_mmio.wrapping_add(1);
+    }
+
+    /// A 32-bit register read: the doorbell page base (0x08 low, 0x0C high) and size (0x10);
+    /// anything else reads all ones and counts as bad.
+    pub fn mmio_read32(&mut self, offset: u32) -> u32 {
+        match offset {
+            REG_DB_PAGE_BASE => DB_PAGE_BASE,
+            0x0C => 0,
+            REG_DB_PAGE_SIZE => DB_PAGE_SIZE,
+            _ => {
+                self.bad_mmio = self.bad_mmio.wrapping_add(1);
+                u32::MAX
+            }
+        }
+    }
+
+    /// Runs the device until it has no work. Returns the TX WQEs executed.
+    pub fn process<M: BusMemory, I: InterruptSink>(&mut self, mem: &M, irq: &mut I) -> usize {
+        if self.scratch.len() < MIN_SCRATCH {
+            return 0;
+        }
+        let (frame, gather) = self.scratch.split_at_mut(MAX_FRAME);
+        let mut io = engine::Io {
+            mem,
+            irq,
+            frame,
+            gather,
+        };
+        engine::run(&mut self.ports, &mut self.queues, &mut io)
+    }
+}

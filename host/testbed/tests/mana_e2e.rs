@@ -1,0 +1,323 @@
+//! End-to-end: the dp/mana driver against the simulated MANA device, through the port pair.
+
+use proptest::prelude::*;
+use rsnic_core::dp::mana::fmt::Doorbell;
+use rsnic_core::dp::mana::fmt::DB_RQ;
+use rsnic_core::dp::mlx5::tx::{Gso, TxCsum, VlanTag};
+use rsnic_core::sim::pkt;
+use rsnic_testbed::mana_pair::{Frame, ManaConfig, ManaPair, RX_PORT, TX_PORT};
+
+/// Ethernet/IPv4/UDP frame of `len` bytes (≥ 42) with `tag` in the payload and port numbers
+/// from `flow` (so RSS spreads nothing: one RQ).
+fn udp4(len: usize, tag: u32) -> Vec<u8> {
+    let len = len.max(42);
+    let mut f = vec![0u8; len];
+    f[0..6].copy_from_slice(&[2, 0, 0, 0, 0, 2]);
+    f[6..12].copy_from_slice(&[2, 0, 0, 0, 0, 1]);
+    f[12..14].copy_from_slice(&[0x08, 0x00]);
+    f[14] = 0x45;
+    f[16..18].copy_from_slice(&((len - 14) as u16).to_be_bytes());
+    f[22] = 64;
+    f[23] = 17;
+    f[26..30].copy_from_slice(&[10, 0, 0, 1]);
+    f[30..34].copy_from_slice(&[10, 0, 0, 2]);
+    f[34..36].copy_from_slice(&1000u16.to_be_bytes());
+    f[36..38].copy_from_slice(&2000u16.to_be_bytes());
+    f[38..40].copy_from_slice(&((len - 34) as u16).to_be_bytes());
+    for (i, b) in f.iter_mut().enumerate().skip(42) {
+        *b = (i as u32 ^ tag) as u8;
+    }
+    if len >= 46 {
+        f[42..46].copy_from_slice(&tag.to_be_bytes());
+    }
+    f
+}
+
+/// Ethernet/IPv4/TCP frame with `payload` bytes.
+fn tcp4(payload: usize) -> Vec<u8> {
+    let len = 54 + payload;
+    let mut f = vec![0u8; len];
+    f[0..6].copy_from_slice(&[2, 0, 0, 0, 0, 2]);
+    f[6..12].copy_from_slice(&[2, 0, 0, 0, 0, 1]);
+    f[12..14].copy_from_slice(&[0x08, 0x00]);
+    f[14] = 0x45;
+    f[16..18].copy_from_slice(&((len - 14) as u16).to_be_bytes());
+    f[22] = 64;
+    f[23] = 6;
+    f[26..30].copy_from_slice(&[10, 0, 0, 1]);
+    f[30..34].copy_from_slice(&[10, 0, 0, 2]);
+    f[34..36].copy_from_slice(&1000u16.to_be_bytes());
+    f[36..38].copy_from_slice(&80u16.to_be_bytes());
+    f[38..42].copy_from_slice(&1000u32.to_be_bytes());
+    f[46] = 0x50;
+    f[47] = 0x18;
+    for (i, b) in f.iter_mut().enumerate().skip(54) {
+        *b = i as u8;
+    }
+    f
+}
+
+/// The frame with its IPv4 header checksum filled in (the stack's job without TSO).
+fn ipsum(mut v: Vec<u8>) -> Vec<u8> {
+    let h = pkt::parse(&v);
+    pkt::fill_checksums(&mut v, &h, true, false);
+    v
+}
+
+#[test]
+fn burst_of_32_rings_once_and_arrives() {
+    let mut p = ManaPair::new(ManaConfig::default());
+    let frames: Vec<Frame> = (0..32)
+        .map(|i| Frame::linear(udp4(64 + i, i as u32)))
+        .collect();
+    assert_eq!(p.send_burst(&frames), 32);
+    assert_eq!(p.drv_tx().doorbells, 1);
+    assert_eq!(p.run_device(), 32);
+    let t = p.poll_tx(64);
+    assert_eq!((t.cqes, t.packets), (32, 32));
+    let rx = p.poll_rx(64);
+    assert_eq!(rx.len(), 32);
+    for (f, r) in frames.iter().zip(&rx) {
+        assert_eq!(r.bytes, f.expected_wire());
+        // The frames carry no IPv4 header checksum: the device must say so.
+        assert!(!r.comp.ip_csum_ok && r.comp.csum_fail);
+    }
+    p.check_counters().unwrap();
+    assert_eq!(p.dev(TX_PORT).sq_doorbells, 1);
+}
+
+#[test]
+fn offloads_checksum_tso_vlan() {
+    let mut p = ManaPair::new(ManaConfig::default());
+    // UDP with checksum offload: the wire has a valid checksum.
+    let mut f = Frame::linear(ipsum(udp4(200, 7)));
+    f.csum = TxCsum::Partial;
+    // TCP with a fragment and checksum offload.
+    let b = ipsum(tcp4(300));
+    let mut g = Frame::linear(b[..100].to_vec());
+    g.frags = vec![b[100..].to_vec()];
+    g.csum = TxCsum::Partial;
+    // VLAN insertion: long OOB.
+    let mut v = Frame::linear(ipsum(udp4(80, 9)));
+    v.csum = TxCsum::Partial;
+    v.vlan = Some(VlanTag {
+        tci: 0xa123,
+        dot1ad: false,
+    });
+    // TSO: 3000 bytes of payload at MSS 1000, linear part longer than the headers.
+    let mut t = Frame::linear(tcp4(3000));
+    t.gso = Some(Gso {
+        size: 1000,
+        segs: 3,
+    });
+    for fr in [&f, &g, &v, &t] {
+        p.send_one(fr, false).unwrap();
+    }
+    let rx = p.settle(64);
+    assert_eq!(rx.len(), 6);
+    for r in &rx {
+        let h = pkt::parse(&r.bytes);
+        assert_eq!(
+            pkt::verify_checksums(&r.bytes, &h),
+            (true, true),
+            "{:?}",
+            r.comp
+        );
+        assert!(r.comp.l4_csum_ok && r.comp.ip_csum_ok && !r.comp.csum_fail);
+    }
+    assert_eq!(rx[2].bytes[12..16], [0x81, 0x00, 0xa1, 0x23]);
+    for (k, r) in rx[3..].iter().enumerate() {
+        assert_eq!(r.bytes.len(), 54 + 1000);
+        assert_eq!(
+            r.bytes[54..],
+            tcp4(3000)[54 + 1000 * k..54 + 1000 * (k + 1)]
+        );
+    }
+    let d = p.drv_tx();
+    assert_eq!((d.long_pkt_fmt, d.short_pkt_fmt), (1, 3));
+    assert_eq!((d.tso_packets, d.csum_partial), (1, 3));
+    p.check_counters().unwrap();
+}
+
+#[test]
+fn rq_doorbells_carry_wqe_cnt_zero_and_one_per_poll() {
+    let mut p = ManaPair::new(ManaConfig::default());
+    // Creation: one doorbell for the initial fill.
+    let init = p.env.rq_doorbell_log();
+    assert_eq!(init.len(), 1);
+    let mut polls_with_work = 0u64;
+    for round in 0..20u32 {
+        let n = 1 + (round as usize * 7) % 50;
+        let frames: Vec<Frame> = (0..n).map(|i| Frame::linear(udp4(60, i as u32))).collect();
+        assert_eq!(p.send_burst(&frames), n);
+        p.run_device();
+        p.poll_tx(256);
+        let budget = 1 + round % 16;
+        loop {
+            let before = p.env.counts().rq_doorbells;
+            let (got, r) = p.poll_rx_full(budget);
+            let rung = p.env.counts().rq_doorbells - before;
+            if r.work > 0 {
+                polls_with_work += 1;
+                assert_eq!(rung, 1, "a poll that read {} CQEs rang {rung}", r.work);
+                assert_eq!(got.len() as u32, r.work);
+            } else {
+                assert_eq!(rung, 0, "a poll that read nothing rang");
+                break;
+            }
+        }
+    }
+    let log = p.env.rq_doorbell_log();
+    assert_eq!(log.len() as u64, polls_with_work);
+    for v in init.iter().chain(&log) {
+        let d = Doorbell::decode(DB_RQ, *v).unwrap();
+        assert_eq!(d.wqe_cnt, 0);
+        assert_eq!(d.id, p.ids[2]);
+    }
+    let x = p.dev(RX_PORT);
+    assert_eq!(x.rq_doorbells, polls_with_work + 1);
+    assert_eq!(x.rq_db_wqe_cnt_errors, 0);
+    assert_eq!(x.hc_rx_discards_no_wqe, 0);
+    p.check_counters().unwrap();
+}
+
+#[test]
+fn ring_per_packet_rings_for_every_repost() {
+    let mut p = ManaPair::new(ManaConfig {
+        ring_per_packet: true,
+        ..ManaConfig::default()
+    });
+    p.env.rq_doorbell_log();
+    let frames: Vec<Frame> = (0..40).map(|i| Frame::linear(udp4(60, i))).collect();
+    p.send_burst(&frames);
+    p.run_device();
+    let (got, r) = p.poll_rx_full(64);
+    assert_eq!((got.len(), r.doorbells), (40, 40));
+    assert!(p
+        .env
+        .rq_doorbell_log()
+        .iter()
+        .all(|v| Doorbell::decode(DB_RQ, *v).unwrap().wqe_cnt == 0));
+    p.settle(64);
+    p.check_counters().unwrap();
+}
+
+#[test]
+fn rq_without_reposts_counts_discards_no_wqe() {
+    let mut p = ManaPair::new(ManaConfig {
+        rq_wqes: 128,
+        ..ManaConfig::default()
+    });
+    // 200 packets before any RX poll: 128 WQEs, the other 72 find none.
+    for chunk in 0..5 {
+        let frames: Vec<Frame> = (0..40)
+            .map(|i| Frame::linear(udp4(60, chunk * 40 + i)))
+            .collect();
+        assert_eq!(p.send_burst(&frames), 40);
+        p.run_device();
+        p.poll_tx(256);
+    }
+    assert_eq!(p.dev(RX_PORT).hc_rx_discards_no_wqe, 72);
+    let rx = p.settle(64);
+    assert_eq!(rx.len(), 128);
+    p.check_counters().unwrap();
+}
+
+#[test]
+fn queue_stops_and_wakes() {
+    let mut p = ManaPair::new(ManaConfig {
+        sq_size: 4096,
+        ..ManaConfig::default()
+    });
+    let frames: Vec<Frame> = (0..200).map(|i| Frame::linear(udp4(100, i))).collect();
+    let sent = p.send_burst(&frames);
+    // 128 BUs, stop when fewer than 512 bytes (16 BUs) are free: 113 one-BU WQEs.
+    assert_eq!(sent, 113);
+    assert!(p.tx_stopped());
+    assert_eq!(p.drv_tx().stop_queue, 1);
+    p.settle(64);
+    assert!(!p.tx_stopped());
+    assert_eq!(p.drv_tx().wake_queue, 1);
+    p.check_counters().unwrap();
+}
+
+#[derive(Debug, Clone)]
+struct Case {
+    frames: Vec<(usize, usize, bool)>,
+    bursts: Vec<usize>,
+    budget: u32,
+    per_packet: bool,
+}
+
+fn case() -> impl Strategy<Value = Case> {
+    (
+        prop::collection::vec((42usize..1500, 0usize..3, any::<bool>()), 1..300),
+        prop::collection::vec(1usize..64, 1..20),
+        1u32..300,
+        any::<bool>(),
+    )
+        .prop_map(|(frames, bursts, budget, per_packet)| Case {
+            frames,
+            bursts,
+            budget,
+            per_packet,
+        })
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(48))]
+
+    /// Random sizes, fragment counts, bursts and budgets: every packet arrives exactly
+    /// once, in order, byte-identical; TX completions come back in order (the pair checks);
+    /// all counters balance; RQ doorbells carry wqe_cnt = 0.
+    #[test]
+    fn every_packet_once_in_order(c in case()) {
+        let mut p = ManaPair::new(ManaConfig {
+            ring_per_packet: c.per_packet,
+            rq_wqes: 1024,
+            ..ManaConfig::default()
+        });
+        let frames: Vec<Frame> = c.frames.iter().enumerate().map(|(i, &(len, nfrag, csum))| {
+            let b = udp4(len, i as u32);
+            let mut f = Frame::linear(b.clone());
+            if nfrag > 0 && len > 60 {
+                let cut = 42 + (len - 42) / (nfrag + 1);
+                f.linear = b[..cut].to_vec();
+                f.frags = vec![b[cut..].to_vec()];
+                if nfrag > 1 {
+                    f.frags.push(Vec::new());
+                }
+            }
+            if csum {
+                f.csum = TxCsum::Partial;
+            }
+            f
+        }).collect();
+        let mut got = Vec::new();
+        let mut i = 0;
+        let mut k = 0;
+        while i < frames.len() {
+            let n = c.bursts[k % c.bursts.len()].min(frames.len() - i);
+            k += 1;
+            let sent = p.send_burst(&frames[i..i + n]);
+            i += sent;
+            p.run_device();
+            p.poll_tx(c.budget);
+            got.extend(p.poll_rx(c.budget));
+        }
+        got.extend(p.settle(c.budget));
+        prop_assert_eq!(got.len(), frames.len());
+        for (f, r) in frames.iter().zip(&got) {
+            let mut want = f.expected_wire();
+            if f.csum == TxCsum::Partial {
+                let h = pkt::parse(&want);
+                pkt::fill_checksums(&mut want, &h, false, true);
+            }
+            prop_assert_eq!(&r.bytes, &want);
+        }
+        prop_assert!(p.env.rq_doorbell_log().iter().all(|v| (v >> 24) & 0xff == 0));
+        if let Err(e) = p.check_counters() {
+            return Err(TestCaseError::fail(e));
+        }
+    }
+}
