@@ -6,7 +6,9 @@
 # own process under callgrind, with instruction collection on only inside the driver's xmit
 # and TX-completion calls (bench_driver_xmit / bench_driver_tx_poll in
 # host/testbed/src/bin/datapath_bench.rs). Writes target/bench/datapath.csv and prints a
-# table.
+# table. MANA rows (family mana) follow: the RX path with RQ doorbells batched per NAPI poll
+# (rx_db_batched) or rung per packet (rx_db_per_packet, pre-2023), at NAPI budgets 8/64/256,
+# instructions counted inside the driver's RX poll (bench_mana_rx_poll).
 #
 #   BENCH_PACKETS=N   packets measured per configuration (default 4096)
 #   BENCH_JOBS=N      configurations run in parallel (default 2)
@@ -46,6 +48,17 @@ run_one() {
 export -f run_one
 export BIN RUNS PACKETS
 
+MANA_PATHS=(rx_db_batched rx_db_per_packet)
+MANA_BUDGETS=(8 64 256)
+run_mana() {
+	local path=$1 budget=$2 base="$RUNS/mana-$1-$2"
+	valgrind --tool=callgrind --collect-atstart=no --toggle-collect='*bench_mana_rx_poll*' \
+		--callgrind-out-file="$base.callgrind" \
+		"$BIN" --mana "$path" "$budget" --packets "$PACKETS" >"$base.row" 2>"$base.log" ||
+		{ echo "bench: mana $path $budget failed, see $base.log" >&2; return 1; }
+}
+export -f run_mana
+
 for size in "${SIZES[@]}"; do
 	for burst in "${BURSTS[@]}"; do
 		for path in "${PATHS[@]}"; do
@@ -53,6 +66,11 @@ for size in "${SIZES[@]}"; do
 		done
 	done
 done | xargs -P "$JOBS" -L 1 bash -c 'run_one "$@"' _
+for path in "${MANA_PATHS[@]}"; do
+	for budget in "${MANA_BUDGETS[@]}"; do
+		echo "$path $budget"
+	done
+done | xargs -P "$JOBS" -L 1 bash -c 'run_mana "$@"' _
 
 # Inclusive instructions of one function in a callgrind output file.
 incl() {
@@ -61,7 +79,7 @@ incl() {
 }
 
 CSV=$OUT/datapath.csv
-echo "family,path,pkt_size,burst,desc_bytes_per_pkt,inbound_bytes_per_pkt,inbound_floor_per_pkt,outbound_bytes_per_pkt,doorbells_per_pkt,cqes_per_pkt,instr_per_pkt" >"$CSV"
+echo "family,path,pkt_size,burst,desc_bytes_per_pkt,inbound_bytes_per_pkt,inbound_floor_per_pkt,outbound_bytes_per_pkt,doorbells_per_pkt,cqes_per_pkt,instr_per_pkt,napi_budget,rx_doorbells_per_pkt" >"$CSV"
 printf '%-13s %5s %5s %9s %9s %9s %9s %8s %8s %9s %7s %7s %7s\n' \
 	path size burst desc/pkt in/pkt floor out/pkt db/pkt cqe/pkt instr/pkt xmit compl inlined
 for size in "${SIZES[@]}"; do
@@ -75,7 +93,8 @@ for size in "${SIZES[@]}"; do
 			x=$(incl "$base.callgrind" bench_driver_xmit)
 			c=$(incl "$base.callgrind" bench_driver_tx_poll)
 			instr=$(awk -v t="$total" -v n="$PACKETS" 'BEGIN { printf "%.1f", t / n }')
-			echo "$row,$instr" >>"$CSV"
+			rxdb=$(sed -n 's/^RXDB //p' "$base.row")
+			echo "$row,$instr,$rxdb" >>"$CSV"
 			IFS=, read -r _ p s b desc inb floor outb db cqe <<<"$row"
 			awk -v p="$p" -v s="$s" -v b="$b" -v d="$desc" -v i="$inb" -v f="$floor" \
 				-v o="$outb" -v db="$db" -v c="$cqe" -v t="$instr" -v x="${x:-0}" \
@@ -83,6 +102,24 @@ for size in "${SIZES[@]}"; do
 				printf "%-13s %5s %5s %9s %9s %9s %9s %8s %8s %9s %7.1f %7.1f %7s\n",
 					p, s, b, d, i, f, o, db, c, t, x / n, y / n, l }'
 		done
+	done
+done
+echo
+printf '%-17s %6s %9s %9s %9s %8s %8s %9s\n' \
+	"mana path" budget desc/pkt in/pkt out/pkt db/pkt rxdb/pkt instr/pkt
+for path in "${MANA_PATHS[@]}"; do
+	for budget in "${MANA_BUDGETS[@]}"; do
+		base="$RUNS/mana-$path-$budget"
+		row=$(sed -n 's/^ROW //p' "$base.row")
+		rxdb=$(sed -n 's/^RXDB //p' "$base.row")
+		total=$(awk '/^totals:/ { print $2 }' "$base.callgrind")
+		[ -n "$row" ] && [ -n "$rxdb" ] && [ -n "$total" ] ||
+			{ echo "bench: no figures in $base.*" >&2; exit 1; }
+		instr=$(awk -v t="$total" -v n="$PACKETS" 'BEGIN { printf "%.1f", t / n }')
+		echo "$row,$instr,$rxdb" >>"$CSV"
+		IFS=, read -r _ p _ _ desc inb _ outb db _ <<<"$row"
+		printf '%-17s %6s %9s %9s %9s %8s %8s %9s\n' \
+			"$p" "$budget" "$desc" "$inb" "$outb" "$db" "${rxdb#*,}" "$instr"
 	done
 done
 echo

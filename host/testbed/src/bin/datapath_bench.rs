@@ -5,7 +5,18 @@
 //! ```text
 //! datapath_bench [--packets N]                          every configuration, no instructions
 //! datapath_bench --one PATH SIZE BURST [--packets N]    one configuration, one ROW line
+//! datapath_bench --mana PATH BUDGET [--packets N]       one MANA RX configuration, one ROW line
 //! ```
+//!
+//! MANA rows (`--mana`, family `mana`): PATH is `rx_db_batched` (one RQ doorbell per NAPI
+//! poll that read completions, the 2023 behaviour) or `rx_db_per_packet` (one per re-posted
+//! WQE, the pre-2023 behaviour); BUDGET the NAPI budget. 64-byte UDP frames go from port 0 in
+//! bursts of 32 until 256 are waiting at port 1, whose RQ (512 WQEs) is then polled with the
+//! budget until empty. Figures are per packet for the RX port (port 1): RX WQE bytes fetched,
+//! inbound PCIe bytes (doorbells and WQE read completions), outbound bytes (read requests,
+//! packet data, CQEs, EQEs), all doorbells, RX CQEs, and RQ doorbells (`RXDB`); callgrind
+//! counts [`bench_mana_rx_poll`]. For mlx5 rows `RXDB` is the register writes to the RX
+//! port's UAR, which stay 0: the mlx5 RQ only writes its doorbell record.
 //!
 //! PATH is `regular`, `mpwqe` or `mpwqe_inline`; SIZE the frame length in bytes (an
 //! Ethernet/IPv4/UDP frame without FCS); BURST the packets per doorbell (`xmit_more` on all
@@ -25,8 +36,10 @@
 
 use std::process::ExitCode;
 
+use rsnic_core::dp::mana::rq::RxPoll;
 use rsnic_core::dp::mlx5::sq::TxPoll;
 use rsnic_core::dp::mlx5::tx::TxReject;
+use rsnic_testbed::mana_pair::{self, ManaConfig, ManaEnv, ManaPair, ManaRq};
 use rsnic_testbed::pair::{HostEnv, HostSq, Pair, PairConfig, TxFrame, TxPkt};
 
 /// Packets sent before measuring.
@@ -58,6 +71,88 @@ fn bench_driver_xmit(
 #[inline(never)]
 fn bench_driver_tx_poll(sq: &mut HostSq, env: &mut HostEnv, done: &mut Vec<TxPkt>) -> TxPoll {
     sq.poll_cq(env, |p| done.push(p))
+}
+
+/// The MANA driver's RX NAPI poll, out of line for callgrind. Delivered buffers are only
+/// collected here.
+#[inline(never)]
+fn bench_mana_rx_poll(
+    rq: &mut ManaRq,
+    budget: u32,
+    env: &mut ManaEnv,
+    out: &mut Vec<rsnic_testbed::pair::RxBuf>,
+) -> RxPoll {
+    rq.napi_poll(budget, env, |b, _| out.push(b))
+}
+
+const MANA_PATHS: [&str; 2] = ["rx_db_batched", "rx_db_per_packet"];
+const MANA_BUDGETS: [u32; 3] = [8, 64, 256];
+/// Packets waiting at the RX port before each round of polls.
+const MANA_BATCH: u64 = 256;
+
+/// One MANA RX configuration: (CSV row without instructions, RX doorbells per packet).
+fn run_mana(path: &'static str, budget: u32, packets: u64) -> (String, f64) {
+    let mut p = ManaPair::new(ManaConfig {
+        ring_per_packet: path == "rx_db_per_packet",
+        rq_wqes: 512,
+        sq_size: 512 * 32,
+        track_dma: false,
+    });
+    let frame = mana_pair::Frame::linear(udp4_frame(64));
+    let frames: Vec<_> = (0..32).map(|_| frame.clone()).collect();
+    let mut out = Vec::with_capacity(512);
+    let mut round = |p: &mut ManaPair, n: u64, measured: bool| {
+        let mut sent = 0;
+        while sent < n {
+            let mut waiting = 0;
+            while waiting < MANA_BATCH && sent < n {
+                let k = (n - sent).min(32) as usize;
+                assert_eq!(p.send_burst(&frames[..k]), k, "TX queue stopped");
+                p.run_device();
+                p.poll_tx(256);
+                waiting += k as u64;
+                sent += k as u64;
+            }
+            loop {
+                let r = if measured {
+                    bench_mana_rx_poll(&mut p.rq, budget, &mut p.env, &mut out)
+                } else {
+                    p.rq.napi_poll(budget, &mut p.env, |b, _| out.push(b))
+                };
+                for b in out.drain(..) {
+                    rsnic_core::dp::mlx5::rq::RxBufProvider::recycle(&mut p.env, b);
+                }
+                if r.work == 0 {
+                    break;
+                }
+            }
+        }
+    };
+    round(&mut p, WARMUP, false);
+    let b = p.dev(mana_pair::RX_PORT);
+    let d0 = p.drv_rx();
+    round(&mut p, packets, true);
+    let c = p.dev(mana_pair::RX_PORT);
+    let d = p.drv_rx();
+    assert_eq!(d.packets - d0.packets, packets, "every packet received");
+    assert_eq!(c.hc_rx_discards_no_wqe, 0);
+    let n = packets as f64;
+    let per = |a: u64, b: u64| (a - b) as f64 / n;
+    let rxdb = per(c.rq_doorbells, b.rq_doorbells);
+    let row = format!(
+        "mana,{},64,32,{:.2},{:.2},{:.2},{:.2},{:.4},{:.4}",
+        path,
+        per(c.wqe_bytes, b.wqe_bytes),
+        per(c.pcie.in_bytes, b.pcie.in_bytes),
+        0.0,
+        per(c.pcie.out_bytes, b.pcie.out_bytes),
+        per(
+            c.sq_doorbells + c.rq_doorbells + c.cq_doorbells + c.eq_doorbells,
+            b.sq_doorbells + b.rq_doorbells + b.cq_doorbells + b.eq_doorbells
+        ),
+        per(c.rx_cqes, b.rx_cqes),
+    );
+    (row, rxdb)
 }
 
 /// Ethernet + IPv4 + UDP frame of `len` bytes (at least 42), lengths filled in.
@@ -94,6 +189,7 @@ struct Row {
     doorbells: f64,
     cqes: f64,
     inlined: f64,
+    rx_db: f64,
 }
 
 struct Runner {
@@ -184,9 +280,11 @@ fn run_one(path: &'static str, size: usize, burst: u64, packets: u64) -> Row {
     };
     r.send(WARMUP, burst, false);
     let base = r.p.dev_tx();
+    let rx0 = r.p.dev_rx();
     let inl0 = r.p.drv_tx().inlnw;
     r.send(packets, burst, true);
     let c = r.p.dev_tx();
+    let rx1 = r.p.dev_rx();
     let d = r.p.drv_tx();
     assert_eq!(
         c.tx_packets - base.tx_packets,
@@ -209,6 +307,11 @@ fn run_one(path: &'static str, size: usize, burst: u64, packets: u64) -> Row {
         doorbells: per(c.sq_doorbells, base.sq_doorbells),
         cqes: per(c.tx_cqes, base.tx_cqes),
         inlined: per(d.inlnw, inl0),
+        // Register writes to the RX port's UAR: the mlx5 RQ has no MMIO doorbell.
+        rx_db: per(
+            rx1.doorbells + rx1.bad_doorbells,
+            rx0.doorbells + rx0.bad_doorbells,
+        ),
     }
 }
 
@@ -220,7 +323,10 @@ fn row_csv(r: &Row) -> String {
 }
 
 fn usage() -> ExitCode {
-    eprintln!("usage: datapath_bench [--packets N] | --one PATH SIZE BURST [--packets N]");
+    eprintln!(
+        "usage: datapath_bench [--packets N] | --one PATH SIZE BURST [--packets N] \
+         | --mana PATH BUDGET [--packets N]"
+    );
     ExitCode::from(2)
 }
 
@@ -228,6 +334,7 @@ fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let mut packets = PACKETS;
     let mut one = None;
+    let mut mana = None;
     let mut i = 0;
     while i < args.len() {
         match args[i].as_str() {
@@ -253,6 +360,20 @@ fn main() -> ExitCode {
                 one = Some((*path, size, burst));
                 i += 4;
             }
+            "--mana" => {
+                let (Some(path), Some(budget)) = (
+                    args.get(i + 1)
+                        .and_then(|s| MANA_PATHS.iter().find(|p| **p == s.as_str())),
+                    args.get(i + 2).and_then(|s| s.parse::<u32>().ok()),
+                ) else {
+                    return usage();
+                };
+                if budget == 0 {
+                    return usage();
+                }
+                mana = Some((*path, budget));
+                i += 3;
+            }
             _ => return usage(),
         }
     }
@@ -263,6 +384,13 @@ fn main() -> ExitCode {
         let r = run_one(path, size, burst, packets);
         println!("ROW {}", row_csv(&r));
         println!("INLINED {:.4}", r.inlined);
+        println!("RXDB {RX_BUDGET},{:.4}", r.rx_db);
+        return ExitCode::SUCCESS;
+    }
+    if let Some((path, budget)) = mana {
+        let (row, rxdb) = run_mana(path, budget, packets);
+        println!("ROW {row}");
+        println!("RXDB {budget},{rxdb:.4}");
         return ExitCode::SUCCESS;
     }
     println!(
@@ -296,6 +424,21 @@ fn main() -> ExitCode {
                     r.inlined
                 );
             }
+        }
+    }
+    println!();
+    println!(
+        "{:17} {:>6} {:>9} {:>9} {:>9} {:>9} {:>9}",
+        "mana path", "budget", "desc/pkt", "in/pkt", "out/pkt", "db/pkt", "rxdb/pkt"
+    );
+    for path in MANA_PATHS {
+        for budget in MANA_BUDGETS {
+            let (row, rxdb) = run_mana(path, budget, packets);
+            let f: Vec<&str> = row.split(',').collect();
+            println!(
+                "{:17} {:6} {:>9} {:>9} {:>9} {:>9} {:9.4}",
+                path, budget, f[4], f[5], f[7], f[8], rxdb
+            );
         }
     }
     ExitCode::SUCCESS
