@@ -5,7 +5,7 @@
 
 use super::consts::*;
 use super::{CqCtx, Port, PortCounters, QueueSet, QueueState, RqCtx, SqCtx, WqeError};
-use super::{MAX_FRAME, MAX_QUEUES, MAX_RSS, MAX_SESSION, SQN_BASE, SQ_BURST};
+use super::{MAX_FRAME, MAX_QUEUES, MAX_RSS, MAX_SESSION, PAUSE_THRESHOLD, SQN_BASE, SQ_BURST};
 use crate::dp::hw::{BusMemory, DmaAddr, InterruptSink};
 use crate::sim::pcie::inbound_floor;
 use crate::sim::pkt::{self, L3, L4};
@@ -74,12 +74,16 @@ pub(super) fn run<M: BusMemory, I: InterruptSink>(
             }
         }
     }
+    // Every run retries the SQs that flow control paused.
+    for port in ports.iter_mut() {
+        port.sq_paused = 0;
+    }
     let mut done = 0usize;
     'outer: loop {
         let mut progress = false;
         for p in 0..ports.len() {
             let mut sched = match ports.get(p) {
-                Some(pt) => pt.sq_doorbell | pt.sq_active,
+                Some(pt) => pt.sq_doorbell | (pt.sq_active & !pt.sq_paused),
                 None => 0,
             };
             while sched != 0 {
@@ -107,7 +111,10 @@ pub(super) fn run<M: BusMemory, I: InterruptSink>(
             }
         }
     }
-    let more = ports.iter().any(|p| p.sq_doorbell | p.sq_active != 0);
+    // Paused SQs wait for the next run (a register write), not for a busy loop.
+    let more = ports
+        .iter()
+        .any(|p| p.sq_doorbell | (p.sq_active & !p.sq_paused) != 0);
     (done, more)
 }
 
@@ -164,6 +171,13 @@ fn run_sq<M: BusMemory, I: InterruptSink>(
     }
     let mut n = 0;
     while n < limit && sq.cc != sq.pc && sq.state == QueueState::Ready {
+        if !peer_can_receive(ports, queues, p, io.mem) {
+            if let Some(port) = ports.get_mut(p) {
+                port.sq_paused |= bit;
+                port.counters.tx_pause += 1;
+            }
+            break;
+        }
         n += 1;
         moved = true;
         let wc = sq.cc;
@@ -644,6 +658,51 @@ fn exec_mpwqe<M: BusMemory, I: InterruptSink>(
 }
 
 /// Puts a frame on the wire of port `src`; it arrives at the peer port.
+/// 802.3x flow control: whether port `p` may transmit, i.e. flow control is off, the link
+/// is down (the packet will be dropped anyway), or every RQ in the peer's RSS table has at
+/// least `min(PAUSE_THRESHOLD, size / 2)` posted WQEs (re-reading the doorbell record of
+/// one that looks short).
+fn peer_can_receive<M: BusMemory>(
+    ports: &mut [Port],
+    queues: &mut [QueueSet],
+    p: usize,
+    mem: &M,
+) -> bool {
+    let peer = p ^ 1;
+    let pause = ports.get(p).is_some_and(|pt| pt.pause && pt.link_up);
+    let Some(pp) = ports.get_mut(peer) else {
+        return true;
+    };
+    if !pause || !pp.link_up {
+        return true;
+    }
+    let n = pp.rss_len.min(MAX_RSS);
+    for i in 0..n {
+        let slot = usize::from(pp.rss.get(i).copied().unwrap_or(0));
+        let Some(row) = queues.get_mut(peer * MAX_QUEUES + slot) else {
+            continue;
+        };
+        let rq = &mut row.rq;
+        if !rq.used || rq.state != QueueState::Ready {
+            continue;
+        }
+        let size = 1u32 << rq.log_size;
+        let need = PAUSE_THRESHOLD.min(size / 2).max(1);
+        if u32::from(rq.posted.wrapping_sub(rq.cc)) < need {
+            if let Some(v) = read_dbr(&mut pp.counters, rq.dbr, mem) {
+                let posted = v as u16;
+                if u32::from(posted.wrapping_sub(rq.cc)) <= size {
+                    rq.posted = posted;
+                }
+            }
+            if u32::from(rq.posted.wrapping_sub(rq.cc)) < need {
+                return false;
+            }
+        }
+    }
+    true
+}
+
 fn deliver<M: BusMemory, I: InterruptSink>(
     ports: &mut [Port],
     queues: &mut [QueueSet],

@@ -173,6 +173,9 @@ pub const MAX_FRAME: usize = 9728;
 pub const MIN_SCRATCH: usize = 2 * MAX_FRAME;
 /// Scratch size that lets LSO carry a 64 KiB payload plus headers.
 pub const SCRATCH_LEN: usize = MAX_FRAME + 65536 + 1024;
+/// Posted RX WQEs (capped at half the RQ) each RSS queue of the peer must have for a port
+/// to transmit while flow control is on: the most packets one MPWQE carries, rounded up.
+pub const PAUSE_THRESHOLD: u32 = 64;
 /// WQEs one SQ processes before the engine moves to the next SQ.
 pub const SQ_BURST: usize = 64;
 /// Maximum CQEs in one compression session.
@@ -388,6 +391,9 @@ pub struct PortCounters {
     pub rx_bytes: u64,
     /// Packets dropped: RQ had no posted WQE.
     pub rx_out_of_buffer: u64,
+    /// Times this port's transmit paused because the peer's receive queues were short of
+    /// posted WQEs (802.3x flow control, see [`Device::set_pause`]).
+    pub tx_pause: u64,
     /// Packets dropped: no RSS table or the RQ is missing or in error.
     pub rx_no_rq_drops: u64,
     /// Packets longer than the RX WQE's buffers.
@@ -443,6 +449,7 @@ impl PortCounters {
             rx_packets,
             rx_bytes,
             rx_out_of_buffer,
+            tx_pause,
             rx_no_rq_drops,
             rx_too_long,
             rx_dma_faults,
@@ -635,6 +642,10 @@ pub struct Port {
     sq_doorbell: u64,
     /// SQs with WQEs between cc and the last read pc.
     sq_active: u64,
+    /// SQs paused by flow control until the next engine run.
+    sq_paused: u64,
+    /// Honour the peer's pause (802.3x flow control).
+    pause: bool,
     /// CQs with an arm request to evaluate.
     arm_pending: u64,
     counters: PortCounters,
@@ -655,6 +666,8 @@ impl Port {
             rss_len: 0,
             sq_doorbell: 0,
             sq_active: 0,
+            sq_paused: 0,
+            pause: true,
             arm_pending: 0,
             counters: PortCounters {
                 pcie: PcieCounters {
@@ -695,6 +708,7 @@ impl Port {
                 rx_packets: 0,
                 rx_bytes: 0,
                 rx_out_of_buffer: 0,
+                tx_pause: 0,
                 rx_no_rq_drops: 0,
                 rx_too_long: 0,
                 rx_dma_faults: 0,
@@ -1060,6 +1074,18 @@ where
     /// Sets a port's link state.
     pub fn set_link(&mut self, port: usize, up: bool) -> Result<(), CmdError> {
         self.port_mut(port)?.link_up = up;
+        Ok(())
+    }
+
+    /// Turns 802.3x flow control on or off for `port`'s transmit direction (on after
+    /// creation). With it on, the port does not execute a WQE while any receive queue in its
+    /// peer's RSS table has fewer than [`PAUSE_THRESHOLD`] (at most half its size) posted
+    /// WQEs: the WQE stays posted and the SQ is retried on the next engine run (every
+    /// register write runs the engine; a driver re-arms its RX CQ after refilling). With it
+    /// off, a packet that finds no posted WQE is dropped and counted in
+    /// [`PortCounters::rx_out_of_buffer`].
+    pub fn set_pause(&mut self, port: usize, on: bool) -> Result<(), CmdError> {
+        self.port_mut(port)?.pause = on;
         Ok(())
     }
 
