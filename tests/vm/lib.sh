@@ -45,12 +45,13 @@ priv_flag() {
 	ethtool --show-priv-flags "$1" | sed -n "s/^$2: *//p"
 }
 
-# wait_for DESCRIPTION COMMAND...: retries COMMAND for up to 5 s (carrier changes go
-# through the link watch work, which runs asynchronously).
+# wait_for DESCRIPTION COMMAND...: retries COMMAND for up to 5 s, 20 s on the debug kernel
+# (carrier changes go through the link watch work, counters settle as packets drain).
 wait_for() {
-	local what=$1 i
+	local what=$1 i tries=50
 	shift
-	for i in $(seq 50); do
+	[ "${KERNEL_VARIANT:-normal}" = debug ] && tries=200
+	for i in $(seq "$tries"); do
 		"$@" && return 0
 		sleep 0.1
 	done
