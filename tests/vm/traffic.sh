@@ -1,0 +1,189 @@
+# Traffic helpers for rsnic's VM tests, make demo and the VM bench (iperf3, socat, pktgen,
+# counter snapshots). Source it after lib.sh.
+# shellcheck shell=bash
+
+# snap NAME IFACE [NETNS]: keeps IFACE's `ethtool -S` under NAME.
+snap() {
+	local ns=()
+	[ -n "${3:-}" ] && ns=(ip netns exec "$3")
+	"${ns[@]}" ethtool -S "$2" | awk '$1 ~ /:$/ { sub(":", "", $1); print $1, $2 }' >"/tmp/snap.$1"
+}
+
+# delta NAME0 NAME1 COUNTER: COUNTER in snapshot NAME1 minus COUNTER in snapshot NAME0.
+delta() {
+	local a b
+	a=$(awk -v k="$3" '$1 == k { print $2 }' "/tmp/snap.$1")
+	b=$(awk -v k="$3" '$1 == k { print $2 }' "/tmp/snap.$2")
+	echo $((${b:-0} - ${a:-0}))
+}
+
+# deltas NAME0 NAME1: "COUNTER DELTA" for every counter of snapshot NAME1.
+deltas() {
+	awk 'NR == FNR { a[$1] = $2; next } { print $1, $2 - a[$1] }' "/tmp/snap.$1" "/tmp/snap.$2"
+}
+
+# ratio NUM DEN [DIGITS]: NUM/DEN as a decimal ("-" when DEN is 0).
+ratio() {
+	awk -v n="$1" -v d="$2" -v p="${3:-2}" 'BEGIN { if (d == 0) print "-"; else printf "%.*f\n", p, n / d }'
+}
+
+# quiet_pair: no background traffic between A and B (no IPv6, static neighbours), so that
+# counter deltas count only the traffic a test makes.
+quiet_pair() {
+	local mac_a mac_b
+	mac_a=$(cat "/sys/class/net/$A/address")
+	mac_b=$(ip netns exec peer cat "/sys/class/net/$B/address")
+	sysctl -qw "net.ipv6.conf.$A.disable_ipv6=1"
+	ip netns exec peer sysctl -qw "net.ipv6.conf.$B.disable_ipv6=1"
+	ip neigh replace 10.10.0.2 lladdr "$mac_b" dev "$A" nud permanent
+	ip netns exec peer ip neigh replace 10.10.0.1 lladdr "$mac_a" dev "$B" nud permanent
+	MAC_B=$mac_b
+}
+
+# settled: A's driver and device TX agree, and everything A's device sent reached B's device
+# (received or dropped) and B's driver. Compares snapshots "s0" and "s1" (taken here).
+settled() {
+	snap s1a "$A"
+	snap s1b "$B" peer
+	local tx dtx drx rx drop
+	tx=$(delta s0a s1a tx_packets)
+	dtx=$(delta s0a s1a dev_tx_packets)
+	drx=$(delta s0b s1b dev_rx_packets)
+	rx=$(delta s0b s1b rx_packets)
+	drop=$(($(delta s0b s1b dev_rx_out_of_buffer) + $(delta s0b s1b dev_rx_no_rq_drops) +
+		$(delta s0b s1b dev_rx_too_long) + $(delta s0a s1a dev_tx_link_down_drops)))
+	[ "$tx" = "$dtx" ] && [ "$((drx + drop))" = "$dtx" ] && [ "$rx" = "$drx" ]
+}
+
+PKTGEN=/proc/net/pktgen
+
+# pktgen_run IFACE COUNT DST_IP DST_MAC [BURST] [PKT_SIZE]: sends COUNT UDP packets from
+# IFACE (one TX queue, queue 0) with kpktgend_0 and sets PG_SENT and PG_PPS from its result.
+pktgen_run() {
+	local dev=$1 count=$2 dst=$3 mac=$4 burst=${5:-32} size=${6:-60} c res
+	[ -d "$PKTGEN" ] || fail "no $PKTGEN (CONFIG_NET_PKTGEN)"
+	echo rem_device_all >"$PKTGEN/kpktgend_0"
+	echo "add_device $dev" >"$PKTGEN/kpktgend_0"
+	for c in "count $count" "pkt_size $size" "burst $burst" "delay 0" "clone_skb 0" \
+		"queue_map_min 0" "queue_map_max 0" "dst $dst" "dst_mac $mac"; do
+		echo "$c" >"$PKTGEN/$dev" || fail "pktgen $dev: '$c' refused"
+	done
+	echo start >"$PKTGEN/pgctrl"
+	res=$(cat "$PKTGEN/$dev")
+	PG_SENT=$(echo "$res" | sed -n 's/.*pkts-sofar: \([0-9]*\).*/\1/p')
+	PG_PPS=$(echo "$res" | sed -n 's/^ *\([0-9]*\)pps.*/\1/p')
+	PG_ERRORS=$(echo "$res" | sed -n 's/.*pkts-sofar: [0-9]*  errors: \([0-9]*\).*/\1/p')
+	echo rem_device_all >"$PKTGEN/kpktgend_0"
+	echo "$res" | grep -q 'Result: OK' || fail "pktgen $dev: $(echo "$res" | grep Result)"
+}
+
+# listening PORT [NETNS]: something listens on TCP PORT.
+listening() {
+	local ns=()
+	[ -n "${2:-}" ] && ns=(ip netns exec "$2")
+	"${ns[@]}" ss -Hltn "sport = :$1" | grep -q .
+}
+
+# iperf_server ADDR [NETNS]: a one-shot iperf3 server on ADDR:5201, daemonised.
+iperf_server() {
+	local ns=()
+	[ -n "${2:-}" ] && ns=(ip netns exec "$2")
+	"${ns[@]}" iperf3 -s -D -1 -B "$1" --logfile /tmp/iperf3-server.log
+	wait_for "iperf3 server on $1" listening 5201 "${2:-}"
+}
+
+# iperf_json FILE FIELD: a figure from iperf3 -J output: bps (receiver side for TCP, the
+# server's for UDP), lost_percent, lost, packets, retransmits.
+iperf_json() {
+	python3 - "$1" "$2" <<'EOF'
+import json, sys
+r = json.load(open(sys.argv[1]))
+if "error" in r:
+    print("error: " + r["error"]); sys.exit(0)
+e = r["end"]
+f = sys.argv[2]
+s = e.get("sum_received", e.get("sum", {}))
+v = {"bps": s.get("bits_per_second", 0),
+     "retransmits": e.get("sum_sent", {}).get("retransmits", 0)}
+if r["start"]["test_start"]["protocol"] == "UDP":
+    u = e.get("sum", {})
+    v.update(lost_percent=u.get("lost_percent", 0), lost=u.get("lost_packets", 0),
+             packets=u.get("packets", 0))
+x = v.get(f, 0)
+print(int(x) if f != "lost_percent" else "%.2f" % x)
+EOF
+}
+
+# transfer_check FROM_NS TO_NS TO_ADDR MB: sends MB megabytes of random data over TCP with
+# socat from namespace FROM_NS ("" = init) to a listener at TO_ADDR in TO_NS, compares sha256.
+transfer_check() {
+	local from=() to=() port=5600 want got
+	[ -n "$1" ] && from=(ip netns exec "$1")
+	[ -n "$2" ] && to=(ip netns exec "$2")
+	head -c "$(($4 * 1024 * 1024))" /dev/urandom >/tmp/xfer.src
+	rm -f /tmp/xfer.dst
+	"${to[@]}" socat -u "TCP-LISTEN:$port,bind=$3,reuseaddr" OPEN:/tmp/xfer.dst,creat,trunc &
+	local lpid=$!
+	wait_for "socat listener on $3" listening "$port" "$2"
+	timeout 120 "${from[@]}" socat -u OPEN:/tmp/xfer.src "TCP:$3:$port" ||
+		fail "socat transfer to $3 failed"
+	wait "$lpid" || fail "socat listener on $3 failed"
+	want=$(sha256sum </tmp/xfer.src | cut -d' ' -f1)
+	got=$(sha256sum </tmp/xfer.dst | cut -d' ' -f1)
+	[ "$want" = "$got" ] || fail "data corrupted on the way to $3 ($4 MB): sha256 $want != $got"
+	echo "  $4 MB to $3: sha256 ${got:0:16}... matches"
+}
+
+# On exit (pass or fail): stop what a test left running and remove namespace "peer", so
+# that the next test starts clean (the runner unloads rsnic).
+traffic_cleanup() {
+	local p
+	for p in $(jobs -p) $(ip netns pids peer 2>/dev/null); do kill "$p" 2>/dev/null || true; done
+	ip netns del peer 2>/dev/null || true
+}
+trap traffic_cleanup EXIT
+
+# pktgen_modes COUNT: pktgen from A to B (COUNT 64-byte UDP frames, burst 32, TX queue 0)
+# with tx_mpwqe on, then off; the deltas of both ends go to R[MODE.COUNTER] (A) and
+# R[MODE.B.COUNTER] (B), pktgen's figures to R[MODE.sent] and R[MODE.pps]. Needs quiet_pair.
+declare -A R
+pktgen_modes() {
+	local mode c
+	for mode in on off; do
+		ethtool --set-priv-flags "$A" tx_mpwqe "$mode"
+		wait_for "carrier on $A after tx_mpwqe $mode" eval '[ "$(carrier "$A")" = 1 ]'
+		snap s0a "$A"
+		snap s0b "$B" peer
+		pktgen_run "$A" "$1" 10.10.0.2 "$MAC_B" 32 60
+		wait_for "counters of A and B to settle" settled
+		R[$mode.sent]=$PG_SENT
+		R[$mode.pps]=$PG_PPS
+		while read -r c d; do R[$mode.$c]=$d; done < <(deltas s0a s1a)
+		while read -r c d; do R[$mode.B.$c]=$d; done < <(deltas s0b s1b)
+	done
+	ethtool --set-priv-flags "$A" tx_mpwqe on
+}
+
+# pktgen_table: the side-by-side table of pktgen_modes' figures.
+pktgen_table() {
+	local m
+	_row() { printf '  %-40s %12s %12s\n' "$@"; }
+	_per() { _row "$1" "$(ratio "${R[on.$2]}" "${R[on.$3]}" "$4")" "$(ratio "${R[off.$2]}" "${R[off.$3]}" "$4")"; }
+	_row "pktgen, 64 B UDP, burst 32, queue 0" "mpwqe on" "mpwqe off"
+	_row "----------------------------------------" "------------" "------------"
+	_row "packets sent (pktgen)" "${R[on.sent]}" "${R[off.sent]}"
+	_row "packets sent (A tx_packets)" "${R[on.tx_packets]}" "${R[off.tx_packets]}"
+	_row "packets received by the peer (B rx_packets)" "${R[on.B.rx_packets]}" "${R[off.B.rx_packets]}"
+	_row "peer drops, no RX buffer (B dev_rx_out_of_buffer)" "${R[on.B.dev_rx_out_of_buffer]}" "${R[off.B.dev_rx_out_of_buffer]}"
+	_row "MPWQE sessions (tx_mpwqe_blks)" "${R[on.tx_mpwqe_blks]}" "${R[off.tx_mpwqe_blks]}"
+	_row "packets in sessions (tx_mpwqe_pkts)" "${R[on.tx_mpwqe_pkts]}" "${R[off.tx_mpwqe_pkts]}"
+	_per "packets per session" tx_mpwqe_pkts tx_mpwqe_blks 1
+	_row "WQEs (dev_wqes, incl. NOPs)" "${R[on.dev_wqes]}" "${R[off.dev_wqes]}"
+	_row "SQ doorbells (dev_sq_doorbells)" "${R[on.dev_sq_doorbells]}" "${R[off.dev_sq_doorbells]}"
+	_per "SQ doorbells per packet" dev_sq_doorbells tx_packets 4
+	_per "inbound PCIe bytes per packet (modeled)" dev_pcie_in_bytes tx_packets 1
+	_per "  inbound floor per packet" dev_tx_floor_in_bytes tx_packets 1
+	_per "outbound PCIe bytes per packet (modeled)" dev_pcie_out_bytes tx_packets 1
+	_row "pktgen packets/s (emulated VM, indicative)" "${R[on.pps]}" "${R[off.pps]}"
+	unset -f _row _per
+}
