@@ -21,6 +21,7 @@ stage() {
 }
 
 stage "host: fmt, clippy, cargo test" make -s hostcheck
+stage "host: fuzz smoke (20 s per target)" env FUZZ_SECONDS=20 make -s fuzz
 for variant in ${RSNIC_TEST_VARIANTS:-normal debug}; do
 	export KERNEL_VARIANT=$variant
 	if stage "$variant: kernel" make -s kernel &&
