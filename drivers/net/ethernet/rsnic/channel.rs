@@ -39,6 +39,7 @@ use crate::ext::{
 use crate::hw::{KBarriers, KCoherent};
 use crate::sim::mlx5::{CmdError, CqConfig, RqConfig, SqConfig, UAR_PAGE_SIZE};
 use core::pin::Pin;
+use core::sync::atomic::{AtomicU64, Ordering};
 use kernel::{
     new_spinlock,
     prelude::*,
@@ -269,6 +270,8 @@ pub(crate) struct PortShared {
     pub(crate) port: usize,
     /// One slot per possible TX queue.
     pub(crate) txs: KVec<TxSlot>,
+    /// Packets handed to a TX queue whose channel was closed (dropped, counted).
+    pub(crate) dropped_closed: AtomicU64,
 }
 
 impl PortShared {
@@ -281,11 +284,15 @@ impl PortShared {
     pub(crate) fn xmit(&self, dev: &Device, skb: SkBuff) -> Result<(), SkBuff> {
         let q = u32::from(skb.queue_mapping());
         let (Some(slot), Some(txq)) = (self.txs.get(q as usize), dev.tx_queue(q)) else {
+            self.dropped_closed.fetch_add(1, Ordering::Relaxed);
             skb.drop_any(DropReason::DevReady);
             return Ok(());
         };
         let mut g = slot.lock();
         let Some(tx) = g.as_mut() else {
+            // The queue's channel is closed (the stack stops the queue first, so this is
+            // defensive); still counted.
+            self.dropped_closed.fetch_add(1, Ordering::Relaxed);
             skb.drop_any(DropReason::DevReady);
             return Ok(());
         };
@@ -570,13 +577,19 @@ impl Channel {
         s
     }
 
-    /// Tears the channel down: stops interrupts and NAPI, lets the device finish what was
-    /// posted (up to ~100 ms), destroys the device queues, then frees what is left. Packets
-    /// the device never sent are dropped and counted. Returns the final counters. Call after
-    /// the TX queues were disabled. Sleeps.
-    pub(crate) fn close(self: Arc<Self>) -> ChannelStats {
+    /// Stops the channel's interrupt and NAPI (waiting for a running poll), so nothing wakes
+    /// its TX queue any more. Sleeps.
+    pub(crate) fn quiesce(&self) {
         self.shared.engine.set_irq(self.vector, None);
         self.napi.disable();
+    }
+
+    /// Tears the channel down: lets the device finish what was posted (up to ~100 ms),
+    /// destroys the device queues, then frees what is left. Packets the device never sent
+    /// are dropped and counted. Returns the final counters. Call after [`Channel::quiesce`]
+    /// and after the TX queues were disabled. Sleeps.
+    pub(crate) fn close(self: Arc<Self>) -> ChannelStats {
+        self.quiesce();
         let Some(txq) = self.dev.tx_queue(self.index) else {
             return ChannelStats::default();
         };

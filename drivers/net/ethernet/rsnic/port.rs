@@ -20,7 +20,7 @@ use crate::ext::{
 };
 use crate::link::Wire;
 use crate::stats;
-use core::sync::atomic::{AtomicU32, Ordering};
+use core::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 use kernel::{
     c_str, new_mutex, new_spinlock,
     prelude::*,
@@ -97,6 +97,7 @@ impl Port {
                 dma,
                 port: port as usize,
                 txs,
+                dropped_closed: AtomicU64::new(0),
             },
             GFP_KERNEL,
         )?;
@@ -164,10 +165,14 @@ impl Port {
         Ok(())
     }
 
-    /// Stops the TX queues and closes every channel, keeping their counters.
+    /// Stops interrupts and NAPI (nothing may wake a TX queue after that), then the TX
+    /// queues, then closes every channel, keeping their counters.
     fn close_channels(&self, dev: &Device) {
-        dev.tx_disable();
         let chans = with_bh(|| core::mem::take(&mut *self.chans.lock()));
+        for ch in chans.iter() {
+            ch.quiesce();
+        }
+        dev.tx_disable();
         let port = self.shared.port;
         self.shared.engine.with_model(|m| {
             let _ = m.set_rss(port, &[]);
@@ -227,11 +232,15 @@ impl Port {
         })
     }
 
+    /// Device totals: every queue, plus what no queue took.
     fn sum_stats(&self) -> ChannelStats {
         let mut sum = ChannelStats::default();
         for s in self.queue_stats().iter() {
             stats::accumulate(&mut sum, s);
         }
+        sum.tx_dropped = sum
+            .tx_dropped
+            .wrapping_add(self.shared.dropped_closed.load(Ordering::Relaxed));
         sum
     }
 }
@@ -444,10 +453,7 @@ impl ethtool::Operations for PortOps {
     fn stats_values(_dev: &Device, port: ArcBorrow<'_, Port>, out: &mut [u64]) {
         let n = port.channel_count() as usize;
         let q = port.queue_stats();
-        let mut sum = ChannelStats::default();
-        for s in q.iter() {
-            stats::accumulate(&mut sum, s);
-        }
+        let sum = port.sum_stats();
         let p = port.shared.port;
         let dev = port
             .shared
