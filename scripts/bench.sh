@@ -12,6 +12,7 @@
 #
 #   BENCH_PACKETS=N   packets measured per configuration (default 4096)
 #   BENCH_JOBS=N      configurations run in parallel (default 2)
+#   BENCH_VM=0        skip the VM figures (scripts/bench-vm.sh) at the end
 set -euo pipefail
 
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -125,3 +126,12 @@ done
 echo
 echo "packets per configuration: $PACKETS (after 512 warm-up packets); figures are per packet"
 echo "written: ${CSV#"$ROOT"/}"
+
+# ---------------------------------------------------------------------------------------------
+# VM figures (scripts/bench-vm.sh): pktgen packet rates in the test VM, tx_mpwqe on vs off and
+# rsnic vs a veth pair, medians of interleaved rounds, appended to target/bench/vm.csv.
+# BENCH_VM=0 skips them.
+if [ "${BENCH_VM:-1}" != 0 ]; then
+	echo
+	"$ROOT/scripts/bench-vm.sh"
+fi

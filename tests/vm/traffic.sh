@@ -167,10 +167,10 @@ pktgen_modes() {
 # pktgen_table: the side-by-side table of pktgen_modes' figures.
 pktgen_table() {
 	local m
-	_row() { printf '  %-40s %12s %12s\n' "$@"; }
+	_row() { printf '  %-50s %12s %12s\n' "$@"; }
 	_per() { _row "$1" "$(ratio "${R[on.$2]}" "${R[on.$3]}" "$4")" "$(ratio "${R[off.$2]}" "${R[off.$3]}" "$4")"; }
 	_row "pktgen, 64 B UDP, burst 32, queue 0" "mpwqe on" "mpwqe off"
-	_row "----------------------------------------" "------------" "------------"
+	_row "--------------------------------------------------" "------------" "------------"
 	_row "packets sent (pktgen)" "${R[on.sent]}" "${R[off.sent]}"
 	_row "packets sent (A tx_packets)" "${R[on.tx_packets]}" "${R[off.tx_packets]}"
 	_row "packets received by the peer (B rx_packets)" "${R[on.B.rx_packets]}" "${R[off.B.rx_packets]}"

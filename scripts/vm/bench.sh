@@ -1,0 +1,70 @@
+#!/usr/bin/env bash
+# make bench, the VM part (run inside the test VM by scripts/bench-vm.sh): pktgen packet
+# rates of 64-byte UDP frames in interleaved rounds of
+#   rsnic_mpwqe_on    rsnic port A -> B (namespace peer), tx_mpwqe on,  burst 32
+#   rsnic_mpwqe_off   the same with tx_mpwqe off,                        burst 32
+#   rsnic_burst1      tx_mpwqe on, burst 1 (the burst veth allows)
+#   veth              a veth pair (one end in namespace vpeer),          burst 1
+# pktgen refuses bursts on veth (it clears IFF_TX_SKB_SHARING), hence rsnic_burst1 for a
+# like-for-like rsnic/veth ratio. Prints one line per run, prefixed "RSNIC-BENCH run", for the
+# host to pick out of the serial log; the host computes medians and ratios.
+#
+#   BENCH_VM_ROUNDS=N   rounds (default 5)
+#   BENCH_VM_COUNT=N    packets per burst-32 run (default 100000; burst-1 runs a quarter)
+set -eu
+. "$RSNIC_ROOT/tests/vm/lib.sh"
+. "$RSNIC_ROOT/tests/vm/traffic.sh"
+
+ROUNDS=${BENCH_VM_ROUNDS:-5}
+COUNT=${BENCH_VM_COUNT:-100000}
+
+setup_pair
+quiet_pair
+ip netns add vpeer
+ip link add vA type veth peer name vB netns vpeer
+ip addr add 10.20.0.1/24 dev vA
+ip netns exec vpeer ip addr add 10.20.0.2/24 dev vB
+ip netns exec vpeer ip link set vB up
+ip link set vA up
+VMAC_B=$(ip netns exec vpeer cat /sys/class/net/vB/address)
+sysctl -qw net.ipv6.conf.vA.disable_ipv6=1
+sleep 0.5
+
+echo "RSNIC-BENCH info kernel=$(uname -r) variant=${KERNEL_VARIANT:-normal} cpus=$(nproc)" \
+	"count=$COUNT rounds=$ROUNDS pkt_size=60"
+
+# run CONFIG DEV DST MAC BURST [tx_mpwqe]
+run() {
+	local cfg=$1 dev=$2 dst=$3 mac=$4 burst=$5 flag=${6:-}
+	if [ -n "$flag" ] && [ "$(priv_flag "$dev" tx_mpwqe)" != "$flag" ]; then
+		ethtool --set-priv-flags "$dev" tx_mpwqe "$flag"
+		wait_for "carrier on $dev" eval '[ "$(carrier "$dev")" = 1 ]'
+		sleep 0.2
+	fi
+	# Burst-1 runs are many times slower on rsnic (a doorbell and a device kick per packet):
+	# a quarter of the packets keeps the round short.
+	local n=$COUNT
+	[ "$burst" = 1 ] && n=$((COUNT / 4))
+	pktgen_run "$dev" "$n" "$dst" "$mac" "$burst" 60
+	echo "RSNIC-BENCH run round=$round config=$cfg burst=$burst count=$n sent=$PG_SENT pps=$PG_PPS errors=$PG_ERRORS"
+	sleep 0.3 # let the receiving side drain before the next run
+}
+
+configs=(
+	"rsnic_mpwqe_on $A 10.10.0.2 $MAC_B 32 on"
+	"rsnic_mpwqe_off $A 10.10.0.2 $MAC_B 32 off"
+	"rsnic_burst1 $A 10.10.0.2 $MAC_B 1 on"
+	"veth vA 10.20.0.2 $VMAC_B 1"
+)
+# Interleaved rounds; each round starts one configuration later than the one before, so
+# that no configuration always follows the same other one.
+for round in $(seq "$ROUNDS"); do
+	for k in $(seq 0 $((${#configs[@]} - 1))); do
+		# shellcheck disable=SC2086
+		run ${configs[$(((round - 1 + k) % ${#configs[@]}))]}
+	done
+done
+echo "RSNIC-BENCH done"
+ip link del vA
+ip netns del vpeer
+teardown_pair
