@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# ethtool -l/-L and -g/-G: values out of range are refused with a message; channel and ring
-# changes under an iperf3 stream keep it alive; afterwards ndo_get_stats64, netlink qstats
+# ethtool -l/-L and -g/-G: values out of range are refused with a message; channel, ring
+# and MTU changes under an iperf3 stream keep it alive; afterwards ndo_get_stats64, netlink qstats
 # (per queue + base) and ethtool -S agree.
 set -eu
 . "$(dirname "$0")/lib.sh"
@@ -29,7 +29,7 @@ assert_eq "rx ring rounded up to a power of two" 512 \
 ip netns exec peer iperf3 -s -1 -B 10.10.0.2 >/dev/null &
 srv=$!
 sleep 1
-iperf3 -c 10.10.0.2 -t 14 -i 0 >/tmp/iperf.out 2>&1 &
+iperf3 -c 10.10.0.2 -t 17 -i 0 >/tmp/iperf.out 2>&1 &
 cli=$!
 sleep 1
 for step in "-L $A combined 1" "-G $A rx 256 tx 512" "-L $A combined 4" \
@@ -40,6 +40,11 @@ for step in "-L $A combined 1" "-G $A rx 256 tx 512" "-L $A combined 4" \
 	sleep 1.5
 done
 ip netns exec peer ethtool -L "$B" combined 3
+for mtu in 4000 9000 1500; do
+	ip link set "$A" mtu "$mtu"
+	echo "  mtu $mtu on $A under traffic"
+	sleep 1
+done
 wait "$cli" || { cat /tmp/iperf.out; fail "iperf3 did not survive the changes"; }
 wait "$srv" || true
 grep -E "sender|receiver" /tmp/iperf.out
