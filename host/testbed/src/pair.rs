@@ -528,6 +528,14 @@ impl Pair {
     /// Panics if the configuration is out of range (a test bug).
     pub fn new(cfg: PairConfig) -> Self {
         let tb = Testbed::new();
+        // The pair checks the data path's drop-and-count accounting: a starved RQ drops
+        // (rx_out_of_buffer) instead of pausing the sender. Flow control has its own test
+        // (sim_device::flow_control_pauses_instead_of_dropping).
+        for port in 0..2 {
+            tb.device()
+                .set_pause(port, false)
+                .expect("the test bed has two ports");
+        }
         let mem = tb.mem.clone();
         let mut env = HostEnv::new(&mem, tb.bus(), cfg.track_dma);
         let (sn, rn) = (1usize << cfg.sq_log_sz, 1usize << cfg.rq_log_sz);
