@@ -5,12 +5,8 @@
 # packet went in an MPWQE session (tx_mpwqe_pkts), with it off none did; at most one SQ
 # doorbell per 16 packets.
 #
-# KNOWN TO FAIL (device model, reported to the lead): B's device drops part of the flood for
-# lack of RX buffers (dev_rx_out_of_buffer), so "B rx_packets = pktgen sent" fails. The
-# engine runs up to SLICE_WQES = 256 WQEs per slice with the model lock held and bottom
-# halves off, and raises interrupts only after the slice: with MPWQE a slice carries up to
-# 256 x 32 = 8192 packets into B's 512-entry RQ before B's NAPI can refill it, and there is no
-# link-level flow control (pause) that would hold A's SQ instead of dropping.
+# With 802.3x flow control on (the default since 05d2057), the peer's device stalls A's SQ
+# instead of dropping when B's RQ runs low, so every packet must arrive.
 set -eu
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/traffic.sh"
