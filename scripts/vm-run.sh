@@ -63,8 +63,9 @@ timeout --foreground "${RSNIC_VM_TIMEOUT:-900}" qemu-system-x86_64 \
 	$accel -cpu max -smp "${RSNIC_VM_CPUS:-2}" -m "$mem" \
 	-nographic -no-reboot -nic none \
 	-kernel "$bzimage" -initrd "$initrd" \
-	-append "console=ttyS0 panic=-1 loglevel=6 rsnic_job=$job" \
+	-append "console=ttyS0 panic=-1 loglevel=6 rsnic_job=$job rsnic_root=$RSNIC_ROOT" \
 	-virtfs local,path=/,mount_tag=hostroot,security_model=none,readonly=on,multidevs=remap \
+	-virtfs "local,path=$RSNIC_ROOT,mount_tag=rsnicroot,security_model=none,readonly=on,multidevs=remap" \
 	</dev/null 2>&1 | tee "$log" | sed -u 's/\r$//' | grep -av '^\s*$' >&2
 qrc=${PIPESTATUS[0]}
 rm -f "$job"
