@@ -99,7 +99,9 @@ iperf_json() {
 import json, sys
 r = json.load(open(sys.argv[1]))
 if "error" in r:
-    print("error: " + r["error"]); sys.exit(0)
+    # Numbers stay numbers for the callers' arithmetic; the reason goes to stderr.
+    print("iperf3 reported: " + r["error"], file=sys.stderr)
+    print(0); sys.exit(0)
 e = r["end"]
 f = sys.argv[2]
 s = e.get("sum_received", e.get("sum", {}))
