@@ -156,9 +156,11 @@ impl Port {
         for ch in chans.iter() {
             ch.activate();
         }
+        // Wake, not just start: after a reopen under traffic the qdisc holds packets and
+        // must be rescheduled, or they wait for TCP's retransmit timer.
         for i in 0..p.count {
             if let Some(txq) = dev.tx_queue(i) {
-                txq.start();
+                txq.wake();
             }
         }
         with_bh(|| *self.chans.lock() = chans);
