@@ -271,6 +271,21 @@ pub(crate) unsafe fn split<'a, T: Operations>(
     (device, data)
 }
 
+/// Writes the RX counters rsnic collects (the core leaves the others unreported).
+fn fill_rx(rx: &mut bindings::netdev_queue_stats_rx, s: &QueueStats) {
+    rx.packets = s.rx_packets;
+    rx.bytes = s.rx_bytes;
+    rx.alloc_fail = s.rx_alloc_fail;
+}
+
+/// Writes the TX counters rsnic collects.
+fn fill_tx(tx: &mut bindings::netdev_queue_stats_tx, s: &QueueStats) {
+    tx.packets = s.tx_packets;
+    tx.bytes = s.tx_bytes;
+    tx.stop = s.tx_stop;
+    tx.wake = s.tx_wake;
+}
+
 /// Builds the C operation tables for a driver type.
 struct Adapter<T>(PhantomData<T>);
 
@@ -325,10 +340,7 @@ impl<T: Operations + ethtool::Operations> Adapter<T> {
         let (dev, data) = unsafe { Self::split(dev) };
         let s = T::queue_stats(dev, data, idx as u32);
         // SAFETY: the core passes a valid, exclusively owned struct.
-        let rx = unsafe { &mut *rx };
-        rx.packets = s.rx_packets;
-        rx.bytes = s.rx_bytes;
-        rx.alloc_fail = s.rx_alloc_fail;
+        fill_rx(unsafe { &mut *rx }, &s);
     }
 
     /// # Safety
@@ -343,11 +355,7 @@ impl<T: Operations + ethtool::Operations> Adapter<T> {
         let (dev, data) = unsafe { Self::split(dev) };
         let s = T::queue_stats(dev, data, idx as u32);
         // SAFETY: the core passes a valid, exclusively owned struct.
-        let tx = unsafe { &mut *tx };
-        tx.packets = s.tx_packets;
-        tx.bytes = s.tx_bytes;
-        tx.stop = s.tx_stop;
-        tx.wake = s.tx_wake;
+        fill_tx(unsafe { &mut *tx }, &s);
     }
 
     /// # Safety
@@ -363,13 +371,8 @@ impl<T: Operations + ethtool::Operations> Adapter<T> {
         let s = T::base_stats(dev, data);
         // SAFETY: the core passes valid, exclusively owned structs.
         let (rx, tx) = unsafe { (&mut *rx, &mut *tx) };
-        rx.packets = s.rx_packets;
-        rx.bytes = s.rx_bytes;
-        rx.alloc_fail = s.rx_alloc_fail;
-        tx.packets = s.tx_packets;
-        tx.bytes = s.tx_bytes;
-        tx.stop = s.tx_stop;
-        tx.wake = s.tx_wake;
+        fill_rx(rx, &s);
+        fill_tx(tx, &s);
     }
 
     /// # Safety
