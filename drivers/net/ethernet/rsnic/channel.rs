@@ -616,12 +616,16 @@ impl Channel {
             }
             crate::ext::sync::msleep(1);
         }
-        self.shared.engine.with_model(|m| {
-            let _ = m.destroy_sq(self.sqn);
-            let _ = m.destroy_rq(self.rqn);
-            let _ = m.destroy_cq(self.tx_cqn);
-            let _ = m.destroy_cq(self.rx_cqn);
-        });
+        // The device stops touching the channel's memory: queues first, then their CQs.
+        drop(DeviceQueues::of(
+            &self.shared.engine,
+            [
+                (Queue::Cq, self.tx_cqn),
+                (Queue::Cq, self.rx_cqn),
+                (Queue::Sq, self.sqn),
+                (Queue::Rq, self.rqn),
+            ],
+        ));
         let stats = self.stats();
         let mut final_stats = stats;
         let tx = with_bh(|| slot.and_then(|s| s.lock().take()));
@@ -726,6 +730,14 @@ impl DeviceQueues {
         Self {
             engine: engine.clone(),
             made: [(None, 0); 4],
+        }
+    }
+
+    /// The four queues of an open channel, in creation order (destroyed in reverse on drop).
+    fn of(engine: &Arc<Engine>, made: [(Queue, u32); 4]) -> Self {
+        Self {
+            engine: engine.clone(),
+            made: made.map(|(kind, qn)| (Some(kind), qn)),
         }
     }
 
