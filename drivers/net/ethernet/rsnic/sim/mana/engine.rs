@@ -3,8 +3,9 @@
 //! The asynchronous part of the MANA model: SQ execution, delivery, RX, CQEs, EQEs and
 //! interrupts. See the parent module for the rules.
 
-use super::{Port, PortCounters, QueueSet, WqCtx, WqeError};
-use super::{CQ_ID_BASE, MAX_FRAME, MAX_QUEUES, MAX_RSS, RQ_ID_BASE, SQ_BURST, SQ_ID_BASE};
+use super::{Cursor, Port, PortCounters, QueueSet, WqCtx, WqeError};
+use super::{CQ_ID_BASE, MAX_FRAME, MAX_QUEUES, MAX_RSS, RQ_ID_BASE};
+use super::{SQ_BURST, SQ_ID_BASE};
 use crate::dp::hw::{BusMemory, InterruptSink};
 use crate::sim::pcie::inbound_floor;
 use crate::sim::pkt::{self, L3, L4};
@@ -52,44 +53,111 @@ fn row(queues: &mut [QueueSet], p: usize, s: usize) -> Option<&mut QueueSet> {
     queues.get_mut(p * MAX_QUEUES + s)
 }
 
-/// Runs every SQ with work until none is left. Returns the TX WQEs executed.
+/// Runs the SQs with work, round robin from the cursor, until none is left or `budget` WQEs
+/// were executed. Returns (TX WQEs executed, whether an SQ has work).
 pub(super) fn run<M: BusMemory, I: InterruptSink>(
     ports: &mut [Port],
     queues: &mut [QueueSet],
+    rr: &mut Cursor,
     io: &mut Io<'_, M, I>,
-) -> usize {
+    budget: usize,
+) -> (usize, bool) {
     let mut bus = Bus {
         mem: io.mem,
         irq: &mut *io.irq,
     };
-    let mut done = 0;
-    loop {
-        check_arms(ports, queues, &mut bus);
-        let mut progress = false;
-        for p in 0..ports.len() {
-            let mut work = ports.get(p).map_or(0, |x| x.sq_work);
-            while work != 0 {
-                let s = work.trailing_zeros() as usize;
-                work &= work - 1;
-                let mut n = 0;
-                while n < SQ_BURST && exec_wqe(ports, queues, p, s, &mut bus, io.frame, io.gather) {
-                    n += 1;
-                }
-                done += n;
-                progress |= n > 0;
-                let more = row(queues, p, s).is_some_and(|r| !r.sq.error && r.sq.cons != r.sq.tail);
-                if let Some(pt) = ports.get_mut(p) {
-                    if !more {
-                        pt.sq_work &= !(1 << s);
-                    }
-                }
-            }
+    // Arm requests latched by doorbells: entries may already be pending.
+    check_arms(ports, queues, &mut bus);
+    let total = ports.len() * MAX_QUEUES;
+    let mut done = 0usize;
+    while done < budget {
+        let Some(i) = next_ready(ports, rr.next) else {
+            break;
+        };
+        if i != rr.next {
+            rr.next = i;
+            rr.used = 0;
         }
-        if !progress {
-            check_arms(ports, queues, &mut bus);
-            return done;
+        let (p, s) = (i / MAX_QUEUES, i % MAX_QUEUES);
+        let limit = SQ_BURST.saturating_sub(rr.used).min(budget - done);
+        let n = serve_sq(ports, queues, p, s, limit, &mut bus, io.frame, io.gather);
+        done += n;
+        rr.used += n;
+        // Every pass either executes a WQE or takes the SQ out of the ready set (its work
+        // bit cleared), so the loop ends.
+        if !ready(ports, p, s) || rr.used >= SQ_BURST {
+            rr.next = (i + 1) % total.max(1);
+            rr.used = 0;
         }
     }
+    let more = ports.iter().any(|pt| pt.sq_work != 0);
+    (done, more)
+}
+
+/// Whether SQ slot `s` of port `p` has work.
+fn ready(ports: &[Port], p: usize, s: usize) -> bool {
+    ports
+        .get(p)
+        .is_some_and(|pt| pt.sq_work >> (s % MAX_QUEUES) & 1 != 0)
+}
+
+/// The first ready SQ at global index `from` (`port * MAX_QUEUES + slot`) or after it,
+/// wrapping around once.
+fn next_ready(ports: &[Port], from: usize) -> Option<usize> {
+    let n = ports.len();
+    if n == 0 {
+        return None;
+    }
+    let from = from % (n * MAX_QUEUES);
+    let (p0, s0) = (from / MAX_QUEUES, from % MAX_QUEUES);
+    let at_or_after = u32::MAX << s0;
+    for k in 0..=n {
+        let p = (p0 + k) % n;
+        let bits = ports.get(p).map_or(0, |pt| pt.sq_work);
+        let bits = if k == 0 {
+            bits & at_or_after
+        } else if k == n {
+            bits & !at_or_after
+        } else {
+            bits
+        };
+        if bits != 0 {
+            return Some(p * MAX_QUEUES + bits.trailing_zeros() as usize);
+        }
+    }
+    None
+}
+
+/// Executes up to `limit` WQEs of SQ slot `s` of port `p`, stopping early when it runs out
+/// of work (work bit cleared). Returns the WQEs executed.
+#[allow(clippy::too_many_arguments)]
+fn serve_sq<M: BusMemory, I: InterruptSink>(
+    ports: &mut [Port],
+    queues: &mut [QueueSet],
+    p: usize,
+    s: usize,
+    limit: usize,
+    bus: &mut Bus<'_, M, I>,
+    frame: &mut [u8],
+    gather: &mut [u8],
+) -> usize {
+    let bit = 1u32 << (s % MAX_QUEUES);
+    let has_wqe = |queues: &mut [QueueSet]| {
+        row(queues, p, s).is_some_and(|r| r.sq.used && !r.sq.error && r.sq.cons != r.sq.tail)
+    };
+    let mut n = 0;
+    while n < limit && has_wqe(queues) {
+        if !exec_wqe(ports, queues, p, s, bus, frame, gather) {
+            break;
+        }
+        n += 1;
+    }
+    if !has_wqe(queues) {
+        if let Some(pt) = ports.get_mut(p) {
+            pt.sq_work &= !bit;
+        }
+    }
+    n
 }
 
 /// Evaluates CQ and EQ arm requests: an event fires at once if entries are pending past the

@@ -34,11 +34,22 @@
 //!
 //! [`Device::create_eq`], [`Device::create_cq`], [`Device::create_sq`], [`Device::create_rq`]
 //! (queue memory: a power of two ≥ 4 KiB for SQ/RQ; `num` entries for CQ/EQ), their
-//! `destroy_*`, [`Device::set_rss`], [`Device::set_link`]. Ids are `base + port * 16 + slot`
-//! ([`SQ_ID_BASE`], [`RQ_ID_BASE`], [`CQ_ID_BASE`], [`EQ_ID_BASE`]). Storage is the caller's
-//! ([`Port`], [`QueueSet`], scratch bytes); nothing allocates, nothing panics.
+//! `destroy_*`, [`Device::set_rss`], [`Device::set_link`]. Ids are
+//! `base + port * 16 + slot` ([`SQ_ID_BASE`], [`RQ_ID_BASE`], [`CQ_ID_BASE`],
+//! [`EQ_ID_BASE`]). Storage is the caller's ([`Port`], [`QueueSet`], scratch bytes); nothing
+//! allocates, nothing panics.
 //!
-//! # Engine ([`Device::process`])
+//! # Engine ([`Device::process`], [`Device::process_budget`])
+//!
+//! A register write only latches state (SQ/RQ tail, arm request); the engine does the work,
+//! as the hardware does asynchronously. [`Device::process`] runs until no SQ has work;
+//! [`Device::process_budget`] executes at most a budget of TX WQEs and says whether work is
+//! left (for a caller that runs the model on a workqueue and yields between runs). Each run
+//! first evaluates the latched CQ/EQ arm requests (also with a budget of 0). SQs with work
+//! are served round robin in the order (port, slot), [`SQ_BURST`] WQEs at a time; the
+//! position, including the part of a burst already used, persists across runs, so a series
+//! of budgeted runs executes the WQEs in the same order, and writes the same CQEs, EQEs,
+//! interrupts and counters, as one unbudgeted run.
 //!
 //! **SQ.** After a doorbell, WQEs from the device's consumer offset to `tail_ptr` are
 //! executed in order. The device reads the first BU (header and inline OOB), then the rest of
@@ -432,6 +443,17 @@ pub struct Device<P, Q, B> {
     queues: Q,
     scratch: B,
     bad_mmio: u64,
+    rr: Cursor,
+}
+
+/// The engine's round-robin position, kept across runs so that budgeted runs serve the SQs
+/// in the same order as one unbudgeted run.
+#[derive(Clone, Copy, Default)]
+struct Cursor {
+    /// Global index (`port * MAX_QUEUES + slot`) of the SQ served next.
+    next: usize,
+    /// WQEs of that SQ's current burst already executed.
+    used: usize,
 }
 
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -490,6 +512,7 @@ where
             queues,
             scratch,
             bad_mmio: 0,
+            rr: Cursor::default(),
         })
     }
 
@@ -912,8 +935,28 @@ where
 
     /// Runs the device until it has no work. Returns the TX WQEs executed.
     pub fn process<M: BusMemory, I: InterruptSink>(&mut self, mem: &M, irq: &mut I) -> usize {
+        let mut n = 0usize;
+        loop {
+            let (done, more) = self.process_budget(mem, irq, usize::MAX);
+            n = n.saturating_add(done);
+            if !more {
+                return n;
+            }
+        }
+    }
+
+    /// Like [`Device::process`] but executes at most `budget` TX WQEs (over all SQs, round
+    /// robin, at most [`SQ_BURST`] per SQ in a row). CQ and EQ arm requests are evaluated
+    /// even with a budget of 0. Returns (TX WQEs executed, whether an SQ still has work).
+    /// Repeated calls produce the same device-visible results as one [`Device::process`].
+    pub fn process_budget<M: BusMemory, I: InterruptSink>(
+        &mut self,
+        mem: &M,
+        irq: &mut I,
+        budget: usize,
+    ) -> (usize, bool) {
         if self.scratch.len() < MIN_SCRATCH {
-            return 0;
+            return (0, false);
         }
         let (frame, gather) = self.scratch.split_at_mut(MAX_FRAME);
         let mut io = engine::Io {
@@ -922,6 +965,12 @@ where
             frame,
             gather,
         };
-        engine::run(&mut self.ports, &mut self.queues, &mut io)
+        engine::run(
+            &mut self.ports,
+            &mut self.queues,
+            &mut self.rr,
+            &mut io,
+            budget,
+        )
     }
 }
