@@ -1,11 +1,13 @@
-//! The simulated MANA device's budgeted engine runs ([`Device::process_budget`]): hand-built
-//! SQs for the scheduling rules, the driver/device pair for what arrives at the receiver.
+//! The simulated MANA device's budgeted engine runs ([`Device::process_budget`]) and 802.3x
+//! flow control ([`Device::set_pause`]): hand-built SQs for the scheduling rules, the
+//! driver/device pair for what arrives at the receiver.
 //!
 //! [`Device::process_budget`]: rsnic_core::sim::mana::Device::process_budget
+//! [`Device::set_pause`]: rsnic_core::sim::mana::Device::set_pause
 
 use rsnic_core::dp::hw::Coherent;
 use rsnic_core::dp::mana::fmt::*;
-use rsnic_core::sim::mana::{doorbell_offset, PortCounters, SQ_BURST};
+use rsnic_core::sim::mana::{doorbell_offset, CmdError, PortCounters, PAUSE_THRESHOLD, SQ_BURST};
 use rsnic_testbed::bus::IrqLog;
 use rsnic_testbed::mana_pair::{
     new_mana, Frame, HostMana, ManaConfig, ManaPair, RxFrame, RX_PORT, TX_PORT,
@@ -411,4 +413,150 @@ fn napi_polls_between_small_budgeted_runs_lose_nothing() {
     assert_received(&got, &f);
     assert_eq!(p.dev(RX_PORT).hc_rx_discards_no_wqe, 0);
     p.check_counters().unwrap();
+}
+
+/// A pair whose RQ is smaller than the bursts sent to it, flow control `pause` on the TX port.
+fn small_rq_pair(pause: bool) -> ManaPair {
+    let p = ManaPair::new(ManaConfig {
+        sq_size: 1024 * 32,
+        rq_wqes: 128,
+        ..ManaConfig::default()
+    });
+    p.dev.borrow_mut().set_pause(TX_PORT, pause).unwrap();
+    assert_eq!(p.dev.borrow().pause(TX_PORT), pause);
+    p
+}
+
+/// WQEs the TX port executes before it pauses, with the RQ of `small_rq_pair` full and not
+/// refilled: the posted count must stay at `min(PAUSE_THRESHOLD, wqes / 2)` or above.
+fn before_pause() -> usize {
+    let wqes = 128;
+    wqes - PAUSE_THRESHOLD.min(wqes as u32 / 2) as usize + 1
+}
+
+#[test]
+fn with_pause_a_burst_larger_than_the_peer_rq_arrives_whole() {
+    let f = frames(400);
+    let mut runs = Vec::new();
+    for budget in [None, Some(1), Some(10)] {
+        let mut p = small_rq_pair(true);
+        assert!(f.len() > p.config().rq_wqes as usize);
+        assert_eq!(p.send_burst(&f), f.len());
+        let got = settle(&mut p, budget);
+        assert_received(&got, &f);
+        let (tx, rx) = (p.dev(TX_PORT), p.dev(RX_PORT));
+        assert_eq!(rx.hc_rx_discards_no_wqe, 0);
+        assert!(tx.tx_pause > 0, "the receiver was short of buffers");
+        assert_eq!(tx.tx_packets(), f.len() as u64);
+        p.check_counters().unwrap();
+        runs.push((budget, got, tx, rx));
+    }
+    let (_, got0, tx0, rx0) = &runs[0];
+    for (b, got, tx, rx) in &runs[1..] {
+        assert_eq!((got, tx, rx), (got0, tx0, rx0), "budget {b:?}");
+    }
+}
+
+#[test]
+fn without_pause_the_same_burst_loses_packets_counted_as_no_wqe_discards() {
+    let f = frames(400);
+    let mut p = small_rq_pair(false);
+    assert_eq!(p.send_burst(&f), f.len());
+    let got = settle(&mut p, None);
+    let (tx, rx) = (p.dev(TX_PORT), p.dev(RX_PORT));
+    assert_eq!(tx.tx_pause, 0);
+    assert_eq!(tx.tx_packets(), f.len() as u64);
+    assert!(rx.hc_rx_discards_no_wqe > 0);
+    assert_eq!(
+        got.len() as u64 + rx.hc_rx_discards_no_wqe,
+        f.len() as u64,
+        "every packet either received or counted"
+    );
+    // One device run with no refills in between: the first RQ-full arrive.
+    assert_eq!(got.len(), p.config().rq_wqes as usize);
+    assert_received(&got, &f[..got.len()]);
+    p.check_counters().unwrap();
+}
+
+#[test]
+fn a_paused_sq_waits_for_a_register_write_and_does_not_spin() {
+    let f = frames(200);
+    let mut p = small_rq_pair(true);
+    assert_eq!(p.send_burst(&f), f.len());
+    p.env.flush_mmio();
+    let step = |p: &mut ManaPair| {
+        p.dev
+            .borrow_mut()
+            .process_budget(&p.mem, &mut p.irqs, usize::MAX)
+    };
+    let paused_at = before_pause();
+    assert!(f.len() - paused_at > p.config().rq_wqes as usize / 2);
+    assert_eq!(
+        step(&mut p),
+        (paused_at, false),
+        "paused: no work to report"
+    );
+    let c = p.dev(TX_PORT);
+    assert_eq!((c.tx_pause, c.wqes), (1, paused_at as u64));
+    // No register write: the SQ is not retried.
+    assert_eq!(step(&mut p), (0, false));
+    assert_eq!(p.dev(TX_PORT).tx_pause, 1);
+    // A doorbell that posts nothing new: retried, paused again.
+    p.rq.ring(&p.env);
+    assert_eq!(p.run_device(), 0);
+    assert_eq!(p.dev(TX_PORT).tx_pause, 2);
+    // The receiver polls and re-posts (its doorbell ends the pause).
+    let got = p.poll_rx(64);
+    assert_eq!(got.len(), 64);
+    let n = p.run_device();
+    assert!(
+        n > 0 && n < f.len() - paused_at,
+        "resumed, and paused again"
+    );
+    let mut all = got;
+    all.extend(settle(&mut p, None));
+    assert_received(&all, &f);
+    assert_eq!(p.dev(RX_PORT).hc_rx_discards_no_wqe, 0);
+    p.check_counters().unwrap();
+}
+
+#[test]
+fn pause_does_not_block_when_a_link_is_down() {
+    // The link goes down while the SQ is paused: the rest is sent and dropped at once.
+    let f = frames(100);
+    let mut p = small_rq_pair(true);
+    assert_eq!(p.send_burst(&f), f.len());
+    let paused_at = before_pause();
+    assert_eq!(p.run_device(), paused_at);
+    assert_eq!(p.dev(TX_PORT).tx_pause, 1);
+    p.dev.borrow_mut().set_link(RX_PORT, false).unwrap();
+    assert_eq!(p.run_device(), f.len() - paused_at);
+    let tx = p.dev(TX_PORT);
+    assert_eq!(tx.tx_link_down_drops, (f.len() - paused_at) as u64);
+    assert_eq!(tx.tx_pause, 1, "not paused again");
+    p.dev.borrow_mut().set_link(RX_PORT, true).unwrap();
+    let got = settle(&mut p, None);
+    assert_received(&got, &f[..paused_at]);
+    p.check_counters().unwrap();
+
+    // The TX link down from the start: nothing pauses although the RQ runs short.
+    let mut p = small_rq_pair(true);
+    p.dev.borrow_mut().set_link(TX_PORT, false).unwrap();
+    assert_eq!(p.send_burst(&f), f.len());
+    assert_eq!(p.run_device(), f.len());
+    let (tx, rx) = (p.dev(TX_PORT), p.dev(RX_PORT));
+    assert_eq!((tx.tx_pause, tx.tx_packets()), (0, 0));
+    assert_eq!(tx.tx_link_down_drops, f.len() as u64);
+    assert_eq!((rx.rx_packets(), rx.hc_rx_discards_no_wqe), (0, 0));
+    assert!(settle(&mut p, None).is_empty());
+    p.check_counters().unwrap();
+}
+
+#[test]
+fn set_pause_checks_the_port() {
+    let mut d = new_mana(2);
+    assert_eq!(d.set_pause(2, true), Err(CmdError::BadPort));
+    assert!(!d.pause(0) && !d.pause(1), "off by default");
+    d.set_pause(1, true).unwrap();
+    assert!(d.pause(1) && !d.pause(0));
 }

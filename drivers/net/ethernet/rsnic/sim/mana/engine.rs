@@ -4,7 +4,7 @@
 //! interrupts. See the parent module for the rules.
 
 use super::{Cursor, Port, PortCounters, QueueSet, WqCtx, WqeError};
-use super::{CQ_ID_BASE, MAX_FRAME, MAX_QUEUES, MAX_RSS, RQ_ID_BASE};
+use super::{CQ_ID_BASE, MAX_FRAME, MAX_QUEUES, MAX_RSS, PAUSE_THRESHOLD, RQ_ID_BASE};
 use super::{SQ_BURST, SQ_ID_BASE};
 use crate::dp::hw::{BusMemory, InterruptSink};
 use crate::sim::pcie::inbound_floor;
@@ -30,6 +30,8 @@ const CLIENT_COMPLETION: u32 = 1;
 const EQE_COMPLETION: u32 = 3;
 const MAX_SQE: u32 = 512;
 const MAX_RQE: u32 = 256;
+/// Bytes of a basic unit (the size of a 1-BU WQE).
+const BU: u32 = 32;
 
 #[inline]
 fn le32(b: &[u8], off: usize) -> u32 {
@@ -53,8 +55,8 @@ fn row(queues: &mut [QueueSet], p: usize, s: usize) -> Option<&mut QueueSet> {
     queues.get_mut(p * MAX_QUEUES + s)
 }
 
-/// Runs the SQs with work, round robin from the cursor, until none is left or `budget` WQEs
-/// were executed. Returns (TX WQEs executed, whether an SQ has work).
+/// Runs the SQs with work, round robin from the cursor, until none is ready or `budget` WQEs
+/// were executed. Returns (TX WQEs executed, whether an SQ that is not paused has work).
 pub(super) fn run<M: BusMemory, I: InterruptSink>(
     ports: &mut [Port],
     queues: &mut [QueueSet],
@@ -84,21 +86,22 @@ pub(super) fn run<M: BusMemory, I: InterruptSink>(
         done += n;
         rr.used += n;
         // Every pass either executes a WQE or takes the SQ out of the ready set (its work
-        // bit cleared), so the loop ends.
+        // bit cleared or its pause bit set), so the loop ends.
         if !ready(ports, p, s) || rr.used >= SQ_BURST {
             rr.next = (i + 1) % total.max(1);
             rr.used = 0;
         }
     }
-    let more = ports.iter().any(|pt| pt.sq_work != 0);
+    // Paused SQs wait for the next register write, not for a busy loop.
+    let more = ports.iter().any(|pt| pt.sq_work & !pt.sq_paused != 0);
     (done, more)
 }
 
-/// Whether SQ slot `s` of port `p` has work.
+/// Whether SQ slot `s` of port `p` has work and is not paused.
 fn ready(ports: &[Port], p: usize, s: usize) -> bool {
     ports
         .get(p)
-        .is_some_and(|pt| pt.sq_work >> (s % MAX_QUEUES) & 1 != 0)
+        .is_some_and(|pt| (pt.sq_work & !pt.sq_paused) >> (s % MAX_QUEUES) & 1 != 0)
 }
 
 /// The first ready SQ at global index `from` (`port * MAX_QUEUES + slot`) or after it,
@@ -113,7 +116,7 @@ fn next_ready(ports: &[Port], from: usize) -> Option<usize> {
     let at_or_after = u32::MAX << s0;
     for k in 0..=n {
         let p = (p0 + k) % n;
-        let bits = ports.get(p).map_or(0, |pt| pt.sq_work);
+        let bits = ports.get(p).map_or(0, |pt| pt.sq_work & !pt.sq_paused);
         let bits = if k == 0 {
             bits & at_or_after
         } else if k == n {
@@ -128,8 +131,9 @@ fn next_ready(ports: &[Port], from: usize) -> Option<usize> {
     None
 }
 
-/// Executes up to `limit` WQEs of SQ slot `s` of port `p`, stopping early when it runs out
-/// of work (work bit cleared). Returns the WQEs executed.
+/// Executes up to `limit` WQEs of SQ slot `s` of port `p`, stopping early when flow control
+/// pauses it (pause bit set, [`PortCounters::tx_pause`] counted) or it runs out of work
+/// (work bit cleared). Returns the WQEs executed.
 #[allow(clippy::too_many_arguments)]
 fn serve_sq<M: BusMemory, I: InterruptSink>(
     ports: &mut [Port],
@@ -147,6 +151,13 @@ fn serve_sq<M: BusMemory, I: InterruptSink>(
     };
     let mut n = 0;
     while n < limit && has_wqe(queues) {
+        if !peer_can_receive(ports, queues, p) {
+            if let Some(pt) = ports.get_mut(p) {
+                pt.sq_paused |= bit;
+                pt.counters.tx_pause += 1;
+            }
+            break;
+        }
         if !exec_wqe(ports, queues, p, s, bus, frame, gather) {
             break;
         }
@@ -158,6 +169,38 @@ fn serve_sq<M: BusMemory, I: InterruptSink>(
         }
     }
     n
+}
+
+/// 802.3x flow control: whether port `p` may execute its next TX WQE. True when flow control
+/// is off for `p`, either link is down (the packet is dropped and counted anyway), `p` has no
+/// peer, or every usable RQ (created, not in error) in the peer's RSS table has at least
+/// `min(PAUSE_THRESHOLD, wqes / 2)` posted WQEs, counting WQEs as 32-byte BUs of the bytes
+/// between the device's consumer offset and the last accepted doorbell `tail_ptr`.
+fn peer_can_receive(ports: &[Port], queues: &[QueueSet], p: usize) -> bool {
+    let on = ports.get(p).is_some_and(|pt| pt.pause && pt.link_up);
+    let Some(pp) = ports.get(p ^ 1) else {
+        return true;
+    };
+    if !on || !pp.link_up {
+        return true;
+    }
+    for i in 0..pp.rss_len.min(MAX_RSS) {
+        let slot = usize::from(pp.rss.get(i).copied().unwrap_or(0));
+        if slot >= MAX_QUEUES {
+            continue;
+        }
+        let Some(rq) = queues.get((p ^ 1) * MAX_QUEUES + slot).map(|r| &r.rq) else {
+            continue;
+        };
+        if !rq.used || rq.error {
+            continue;
+        }
+        let need = PAUSE_THRESHOLD.min(rq.size / BU / 2).max(1);
+        if rq.tail.wrapping_sub(rq.cons) / BU < need {
+            return false;
+        }
+    }
+    true
 }
 
 /// Evaluates CQ and EQ arm requests: an event fires at once if entries are pending past the

@@ -34,7 +34,7 @@
 //!
 //! [`Device::create_eq`], [`Device::create_cq`], [`Device::create_sq`], [`Device::create_rq`]
 //! (queue memory: a power of two ≥ 4 KiB for SQ/RQ; `num` entries for CQ/EQ), their
-//! `destroy_*`, [`Device::set_rss`], [`Device::set_link`]. Ids are
+//! `destroy_*`, [`Device::set_rss`], [`Device::set_link`], [`Device::set_pause`]. Ids are
 //! `base + port * 16 + slot` ([`SQ_ID_BASE`], [`RQ_ID_BASE`], [`CQ_ID_BASE`],
 //! [`EQ_ID_BASE`]). Storage is the caller's ([`Port`], [`QueueSet`], scratch bytes); nothing
 //! allocates, nothing panics.
@@ -42,14 +42,29 @@
 //! # Engine ([`Device::process`], [`Device::process_budget`])
 //!
 //! A register write only latches state (SQ/RQ tail, arm request); the engine does the work,
-//! as the hardware does asynchronously. [`Device::process`] runs until no SQ has work;
-//! [`Device::process_budget`] executes at most a budget of TX WQEs and says whether work is
-//! left (for a caller that runs the model on a workqueue and yields between runs). Each run
-//! first evaluates the latched CQ/EQ arm requests (also with a budget of 0). SQs with work
-//! are served round robin in the order (port, slot), [`SQ_BURST`] WQEs at a time; the
-//! position, including the part of a burst already used, persists across runs, so a series
-//! of budgeted runs executes the WQEs in the same order, and writes the same CQEs, EQEs,
-//! interrupts and counters, as one unbudgeted run.
+//! as the hardware does asynchronously. [`Device::process`] runs until no SQ that is not
+//! paused has work; [`Device::process_budget`] executes at most a budget of TX WQEs and says
+//! whether work is left (for a caller that runs the model on a workqueue and yields between
+//! runs). Each run first evaluates the latched CQ/EQ arm requests (also with a budget of 0).
+//! SQs with work are served round robin in the order (port, slot), [`SQ_BURST`] WQEs at a
+//! time; the position, including the part of a burst already used, persists across runs, so
+//! a series of budgeted runs executes the WQEs in the same order, and writes the same CQEs,
+//! EQEs, interrupts and counters, as one unbudgeted run.
+//!
+//! **Flow control** ([`Device::set_pause`], off by default). A model of 802.3x PAUSE frames
+//! sent by a receiver short of buffers, as in [`crate::sim::mlx5`]: with it on for port p and
+//! both links up, before each TX WQE of p the device checks every usable RQ (created, not in
+//! error) in the peer's RSS table; if one has fewer than `min(`[`PAUSE_THRESHOLD`]`, wqes /
+//! 2)` posted WQEs, the SQ does not execute the WQE, pauses and counts
+//! [`PortCounters::tx_pause`]. Posted WQEs are `(tail_ptr − consumer offset) / 32` and `wqes`
+//! is the ring size / 32, i.e. WQEs are counted as 1-BU WQEs (the driver's 1-SGE RX WQEs;
+//! larger WQEs make the count optimistic). Since RX doorbells carry only `tail_ptr`
+//! (`wqe_cnt` = 0), the device learns of re-posted WQEs only at a doorbell: a paused SQ stays
+//! paused, and the engine reports no work for it, until the next register write (or
+//! [`Device::set_pause`], [`Device::set_link`], [`Device::set_rss`], [`Device::destroy_rq`]);
+//! the run after it retries the SQ. The check is per WQE: a TSO WQE whose segments outnumber
+//! the posted WQEs still overruns the RQ. With flow control off, a link down or an empty peer
+//! RSS table, nothing pauses and packets are dropped and counted as described here.
 //!
 //! **SQ.** After a doorbell, WQEs from the device's consumer offset to `tail_ptr` are
 //! executed in order. The device reads the first BU (header and inline OOB), then the rest of
@@ -143,6 +158,9 @@ pub const MIN_SCRATCH: usize = 2 * MAX_FRAME;
 pub const SCRATCH_LEN: usize = MAX_FRAME + 65536 + 1024;
 /// WQEs one SQ executes before the engine moves to the next.
 pub const SQ_BURST: usize = 64;
+/// Posted WQEs (capped at half the RQ) each RQ in the peer's RSS table must have for a port
+/// to execute a TX WQE while flow control is on ([`Device::set_pause`]).
+pub const PAUSE_THRESHOLD: u32 = 64;
 
 /// Doorbell BAR0 offset of `reg` (one of the `DB_*` offsets) on `port`.
 pub const fn doorbell_offset(port: usize, reg: u32) -> u32 {
@@ -251,6 +269,9 @@ pub struct PortCounters {
     pub hc_tx_err_gdma: u64,
     /// Packets dropped because a link is down or there is no peer.
     pub tx_link_down_drops: u64,
+    /// Times an SQ of this port paused because an RQ of the peer was short of posted WQEs
+    /// (802.3x flow control, see [`Device::set_pause`]).
+    pub tx_pause: u64,
     /// Sum of [`crate::sim::pcie::inbound_floor`] over the host bytes of every sent packet.
     pub tx_floor_in_bytes: u64,
     /// TX CQEs written (all types).
@@ -407,6 +428,10 @@ pub struct Port {
     rss_len: usize,
     /// SQs with posted work.
     sq_work: u32,
+    /// SQs paused by flow control until the next register write.
+    sq_paused: u32,
+    /// Honour the peer's pause (802.3x flow control on this port's transmit direction).
+    pause: bool,
     /// CQs with an arm to evaluate.
     cq_arm: u32,
     /// EQs with an arm to evaluate.
@@ -421,13 +446,15 @@ impl Default for Port {
 }
 
 impl Port {
-    /// A port with link up and no queues.
+    /// A port with link up, flow control off and no queues.
     pub fn new() -> Self {
         Self {
             link_up: true,
             rss: [0; MAX_RSS],
             rss_len: 0,
             sq_work: 0,
+            sq_paused: 0,
+            pause: false,
             cq_arm: 0,
             eq_arm: 0,
             counters: PortCounters::default(),
@@ -686,6 +713,7 @@ where
         self.release_cq(p, c);
         if let Some(pt) = self.ports.get_mut(p) {
             pt.sq_work &= !(1 << s);
+            pt.sq_paused &= !(1 << s);
         }
         Ok(())
     }
@@ -709,6 +737,7 @@ where
             }
             pt.rss_len = w;
         }
+        self.resume();
         Ok(())
     }
 
@@ -761,13 +790,42 @@ where
         let pt = self.ports.get_mut(port).ok_or(CmdError::BadPort)?;
         pt.rss = t;
         pt.rss_len = rqs.len();
+        self.resume();
         Ok(())
     }
 
     /// Sets a port's link state.
     pub fn set_link(&mut self, port: usize, up: bool) -> Result<(), CmdError> {
         self.ports.get_mut(port).ok_or(CmdError::BadPort)?.link_up = up;
+        self.resume();
         Ok(())
+    }
+
+    /// Turns 802.3x flow control on or off for `port`'s transmit direction (off after
+    /// creation). With it on and both links up, the port's SQs do not execute their next WQE
+    /// while any usable RQ in the peer's RSS table has fewer than `min(`[`PAUSE_THRESHOLD`]`,
+    /// wqes / 2)` posted WQEs: the WQE stays posted, the SQ pauses (counted in
+    /// [`PortCounters::tx_pause`]) until the next register write, and an engine run then
+    /// retries it. With it off, a packet that finds no posted RX WQE is dropped and counted in
+    /// [`PortCounters::hc_rx_discards_no_wqe`].
+    pub fn set_pause(&mut self, port: usize, on: bool) -> Result<(), CmdError> {
+        self.ports.get_mut(port).ok_or(CmdError::BadPort)?.pause = on;
+        self.resume();
+        Ok(())
+    }
+
+    /// Whether flow control is on for `port`'s transmit direction (false for a port that does
+    /// not exist).
+    pub fn pause(&self, port: usize) -> bool {
+        self.ports.get(port).is_some_and(|p| p.pause)
+    }
+
+    /// Lifts every flow-control pause: the next engine run retries the paused SQs. Called on
+    /// every register write and on the commands that can end a pause.
+    fn resume(&mut self) {
+        for pt in self.ports.iter_mut() {
+            pt.sq_paused = 0;
+        }
     }
 
     /// Whether an SQ or RQ is in the error state.
@@ -806,6 +864,7 @@ where
 
     /// A 64-bit register write at `offset`, bytes in bus order (a little-endian u64).
     pub fn mmio_write64(&mut self, offset: u32, bytes: [u8; 8]) {
+        self.resume();
         let Some(rel) = offset.checked_sub(DB_PAGE_BASE) else {
             self.bad_mmio = self.bad_mmio.wrapping_add(1);
             return;
@@ -916,6 +975,7 @@ where
 
     /// A 32-bit register write: no writable 32-bit register exists (counted as bad).
     pub fn mmio_write32(&mut self, _offset: u32, _value: u32) {
+        self.resume();
         self.bad_mmio = self.bad_mmio.wrapping_add(1);
     }
 
@@ -933,7 +993,8 @@ where
         }
     }
 
-    /// Runs the device until it has no work. Returns the TX WQEs executed.
+    /// Runs the device until it has no work (SQs paused by flow control wait for the next
+    /// register write). Returns the TX WQEs executed.
     pub fn process<M: BusMemory, I: InterruptSink>(&mut self, mem: &M, irq: &mut I) -> usize {
         let mut n = 0usize;
         loop {
@@ -947,8 +1008,9 @@ where
 
     /// Like [`Device::process`] but executes at most `budget` TX WQEs (over all SQs, round
     /// robin, at most [`SQ_BURST`] per SQ in a row). CQ and EQ arm requests are evaluated
-    /// even with a budget of 0. Returns (TX WQEs executed, whether an SQ still has work).
-    /// Repeated calls produce the same device-visible results as one [`Device::process`].
+    /// even with a budget of 0. Returns (TX WQEs executed, whether an SQ that is not paused
+    /// still has work). Repeated calls produce the same device-visible results as one
+    /// [`Device::process`].
     pub fn process_budget<M: BusMemory, I: InterruptSink>(
         &mut self,
         mem: &M,
