@@ -3,6 +3,7 @@
 //! rsnic's module parameters, declared with `module_param()` in `rust/helpers/rsnic_helpers.c`.
 
 use super::bindings;
+use kernel::str::CStr;
 
 /// `num_devs`: how many simulated devices to create.
 pub fn num_devs() -> u32 {
@@ -21,4 +22,13 @@ pub fn online_cpus() -> u32 {
 pub fn num_ports() -> u32 {
     // SAFETY: as in `num_devs`.
     unsafe { bindings::rsnic_helper_param_num_ports() }
+}
+
+/// `family`: the family of each simulated device, as given (`mlx5`, `mana`, or a
+/// comma-separated list).
+pub fn family() -> &'static CStr {
+    // SAFETY: the helper returns the parameter's string (or a literal ""), NUL-terminated.
+    // The parameter is read-only after load (mode 0444), so the string is neither changed
+    // nor freed while the module runs, and the module's code does not outlive it.
+    unsafe { CStr::from_char_ptr(bindings::rsnic_helper_param_family()) }
 }

@@ -13,6 +13,10 @@
 #include <linux/mm.h>
 #include <linux/io.h>
 #include <linux/if_vlan.h>
+#include <linux/ip.h>
+#include <linux/ipv6.h>
+#include <linux/tcp.h>
+#include <net/ip6_checksum.h>
 #include <linux/bottom_half.h>
 #include <linux/workqueue.h>
 #include <linux/delay.h>
@@ -434,6 +438,11 @@ module_param(num_ports, uint, 0444);
 MODULE_PARM_DESC(num_ports,
 		 "Ports per simulated device, wired back to back in pairs (2, 4, 6 or 8; default 2)");
 
+static char *family = "mlx5";
+module_param(family, charp, 0444);
+MODULE_PARM_DESC(family,
+		 "Family of each simulated device: mlx5 or mana, or a comma-separated list, one per device (the last repeats; default mlx5)");
+
 unsigned int rsnic_helper_num_online_cpus(void)
 {
 	return num_online_cpus();
@@ -447,4 +456,44 @@ unsigned int rsnic_helper_param_num_devs(void)
 unsigned int rsnic_helper_param_num_ports(void)
 {
 	return num_ports;
+}
+
+const char *rsnic_helper_param_family(void)
+{
+	return family ? family : "";
+}
+
+/*
+ * TSO header preparation for NICs that fill in per-segment lengths and checksums from a
+ * pseudo-header sum without the length (MANA): clear the IPv4 total length and header
+ * checksum (IPv6: the payload length) and seed the TCP checksum with the pseudo-header
+ * sum over the addresses and protocol only. Unshares the header first. Returns 0 or a
+ * negative errno; -EPROTONOSUPPORT for a packet that is neither IPv4 nor IPv6 TCP.
+ */
+int rsnic_helper_skb_tso_pseudo_prep(struct sk_buff *skb)
+{
+	int err;
+
+	if (!skb_is_gso(skb) || !skb_transport_header_was_set(skb))
+		return -EPROTONOSUPPORT;
+	err = skb_cow_head(skb, 0);
+	if (err)
+		return err;
+	if (skb->protocol == htons(ETH_P_IP)) {
+		struct iphdr *ip = ip_hdr(skb);
+
+		if (ip->protocol != IPPROTO_TCP)
+			return -EPROTONOSUPPORT;
+		ip->tot_len = 0;
+		ip->check = 0;
+		tcp_hdr(skb)->check = ~csum_tcpudp_magic(ip->saddr, ip->daddr, 0, IPPROTO_TCP, 0);
+	} else if (skb->protocol == htons(ETH_P_IPV6)) {
+		struct ipv6hdr *ip6 = ipv6_hdr(skb);
+
+		ip6->payload_len = 0;
+		tcp_hdr(skb)->check = ~csum_ipv6_magic(&ip6->saddr, &ip6->daddr, 0, IPPROTO_TCP, 0);
+	} else {
+		return -EPROTONOSUPPORT;
+	}
+	return 0;
 }

@@ -108,5 +108,8 @@ bool rsnic_helper_napi_schedule(struct napi_struct *napi);
 unsigned int rsnic_helper_param_num_devs(void);
 unsigned int rsnic_helper_num_online_cpus(void);
 unsigned int rsnic_helper_param_num_ports(void);
+int rsnic_helper_skb_tso_pseudo_prep(struct sk_buff *skb);
+/* The `family` parameter: a NUL-terminated string, fixed after load (0444). */
+const char *rsnic_helper_param_family(void);
 
 #endif

@@ -41,18 +41,22 @@ pub unsafe trait HasNapi {
 }
 
 /// Implements [`HasNapi`] for a structure with a `Napi<Self>` field:
-/// `impl_has_napi!(Channel, napi);`
+/// `impl_has_napi!(Channel, napi);`, or for a generic one
+/// `impl_has_napi!(impl{F: Family} Channel<F>, napi);`
 #[macro_export]
 macro_rules! impl_has_napi {
-    ($type:ty, $field:ident) => {
+    (impl{$($g:tt)*} $type:ty, $field:ident) => {
         // SAFETY: the offset is computed by the compiler for a field whose type is checked
         // below to be `Napi<Self>`.
-        unsafe impl $crate::ext::net::napi::HasNapi for $type {
+        unsafe impl<$($g)*> $crate::ext::net::napi::HasNapi for $type {
             fn napi_offset() -> usize {
-                const _: fn(&$type) -> &$crate::ext::net::napi::Napi<$type> = |s| &s.$field;
+                let _: fn(&$type) -> &$crate::ext::net::napi::Napi<$type> = |s| &s.$field;
                 ::core::mem::offset_of!($type, $field)
             }
         }
+    };
+    ($type:ty, $field:ident) => {
+        $crate::impl_has_napi!(impl{} $type, $field);
     };
 }
 

@@ -123,6 +123,19 @@ impl SkBuff {
         }
     }
 
+    /// Prepares a TSO packet's headers for a NIC that computes per-segment lengths and
+    /// checksums from a length-less pseudo-header sum (MANA): unshares the header, clears
+    /// the IPv4 total length and header checksum (IPv6: the payload length) and seeds the
+    /// TCP checksum with the pseudo-header sum of addresses and protocol. Fails with
+    /// `ENOMEM` if the header cannot be unshared, `EPROTONOSUPPORT` if the packet is not
+    /// TCP over IPv4 or IPv6 GSO.
+    pub fn tso_pseudo_prepare(&mut self) -> kernel::error::Result {
+        // SAFETY: the skb is valid (type invariant) and ours; the helper only writes the
+        // packet's own (unshared) headers, which the stack set for a GSO packet.
+        let r = unsafe { bindings::rsnic_helper_skb_tso_pseudo_prep(self.0.as_ptr()) };
+        kernel::error::to_result(r)
+    }
+
     /// VLAN tag to insert: `(tci, is_802_1ad)`.
     pub fn vlan_tag(&self) -> Option<(u16, bool)> {
         // SAFETY: the skb is valid (type invariant).
