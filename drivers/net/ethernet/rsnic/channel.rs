@@ -1,26 +1,28 @@
 // SPDX-License-Identifier: GPL-2.0
 
 //! Channels: each has an SQ with its TX CQ, an RQ with its RX CQ, one NAPI context and one
-//! interrupt vector, as an mlx5e channel does.
+//! interrupt vector, as an mlx5e channel does; generic over the device [`Family`].
 //!
 //! The SQ of queue `i` lives in the port's TX slot `i` ([`TxSlot`]), where `ndo_start_xmit`
 //! finds it; the rest lives in the [`Channel`], which NAPI polls. The slot's spinlock
 //! serialises the transmit path and the TX completion walk of NAPI (mlx5e needs no lock
-//! there because its producer and consumer counters are split by hand; the data path's `Sq`
-//! keeps both in one `&mut` structure, which the lock stands for).
+//! there because its producer and consumer counters are split by hand; the data path's SQs
+//! keep both in one `&mut` structure, which the lock stands for).
 //!
 //! NAPI reaps the TX CQ first (also with budget 0), then the RX CQ within the budget, hands
-//! packets to GRO, re-posts RX buffers with one doorbell-record write per poll, and re-arms
-//! both CQs when it completes.
+//! packets to GRO, re-posts RX buffers with one doorbell per poll (mlx5: a doorbell-record
+//! write; MANA: an RQ doorbell with `wqe_cnt = 0`), and re-arms both CQs when it completes.
+//! While it keeps polling, the family rings the CQ doorbells its hardware needs anyway (MANA:
+//! at least one per 8 wraps of a CQ).
+//!
+//! MANA's interrupt goes through an event queue: the channel's vector handler reads the EQ
+//! ([`Family::irq_handle`]) before scheduling NAPI.
 
-use crate::dp::hw::{Barriers, Coherent, DmaAddr, Mmio};
+use crate::dp::hw::{Barriers, DmaAddr, Mmio};
 use crate::dp::mlx5::{
-    cq::{Cq, CQ_DB_REQ_NOT},
-    rq::{Rq, RqParams, RxBufProvider, RxBuffer, RxCompletion},
-    sq::{Sq, SqParams, WqeInfo, BF_OFFSET},
-    stats::{RxStats, TxStats},
+    rq::{RxBufProvider, RxBuffer},
     tx::{
-        DmaEntry, DmaKind, Gso, InlineMode, TxCsum, TxDmaMap, TxPacket, TxQueue as DpTxQueue,
+        DmaEntry, DmaKind, Gso, TxCsum, TxDmaMap, TxPacket, TxQueue as DpTxQueue, TxRejectReason,
         VlanTag,
     },
 };
@@ -36,8 +38,8 @@ use crate::ext::{
     },
     sync::with_bh,
 };
-use crate::hw::{KBarriers, KCoherent};
-use crate::sim::mlx5::{CmdError, CqConfig, RqConfig, SqConfig, UAR_PAGE_SIZE};
+use crate::family::{Family, OpenCtx, RxMeta};
+use crate::hw::KBarriers;
 use core::pin::Pin;
 use core::sync::atomic::{AtomicU64, Ordering};
 use kernel::{
@@ -53,7 +55,7 @@ pub(crate) const RX_HEADROOM: u32 = 64 + 2;
 /// Bytes the skb needs after the packet data (`skb_shared_info`, rounded up).
 const RX_TAILROOM: u32 = 384;
 /// Memory key put in data segments (the simulated device does not check keys).
-const LKEY: u32 = 0;
+pub(crate) const LKEY: u32 = 0;
 
 /// Parameters a set of channels is built with; changing any of them reopens the channels.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -66,18 +68,18 @@ pub(crate) struct ChannelParams {
     pub(crate) log_rq: u8,
     /// MTU the RX buffers are sized for.
     pub(crate) mtu: u32,
-    /// Enhanced MPWQE for eligible packets (private flag `tx_mpwqe`).
-    pub(crate) mpwqe: bool,
+    /// The family's private flags (mlx5: `tx_mpwqe`; MANA: `rx_db_per_packet`).
+    pub(crate) pflags: u32,
 }
 
 impl ChannelParams {
     /// Bytes the device may write into one RX buffer (frame with two VLAN tags).
-    fn rx_buf_len(&self) -> u32 {
+    pub(crate) fn rx_buf_len(&self) -> u32 {
         self.mtu + 14 + 8
     }
 
     /// Page order of RX buffers.
-    fn rx_order(&self) -> u32 {
+    pub(crate) fn rx_order(&self) -> u32 {
         let need = RX_HEADROOM + self.rx_buf_len() + RX_TAILROOM;
         let mut order = 0;
         while (kernel::page::PAGE_SIZE as u32) << order < need {
@@ -135,17 +137,15 @@ impl RxBuffer for RxPage {
     }
 }
 
-type KSq = Sq<TxSkb, KCoherent, KVec<WqeInfo<TxSkb>>, KVec<Option<TxSkb>>, KVec<DmaEntry>>;
-type KRq = Rq<RxPage, KCoherent, KVec<Option<RxPage>>>;
-
-/// What the SQ needs from the kernel while it transmits or completes.
-struct TxEnv<'a> {
-    mmio: EngineMmio<'a>,
-    dma: &'a DmaDevice,
-    txq: &'a TxQueue,
+/// What an SQ needs from the kernel while it transmits or completes: the registers, the DMA
+/// API and the netdev TX queue (BQL).
+pub(crate) struct TxEnv<'a, F: Family> {
+    pub(crate) mmio: EngineMmio<'a, F>,
+    pub(crate) dma: &'a DmaDevice,
+    pub(crate) txq: &'a TxQueue,
 }
 
-impl Mmio for TxEnv<'_> {
+impl<F: Family> Mmio for TxEnv<'_, F> {
     fn write64(&self, offset: u32, bytes: [u8; 8]) {
         self.mmio.write64(offset, bytes);
     }
@@ -159,7 +159,7 @@ impl Mmio for TxEnv<'_> {
     }
 }
 
-impl Barriers for TxEnv<'_> {
+impl<F: Family> Barriers for TxEnv<'_, F> {
     fn dma_wmb(&self) {
         KBarriers.dma_wmb();
     }
@@ -173,7 +173,7 @@ impl Barriers for TxEnv<'_> {
     }
 }
 
-impl TxDmaMap<TxSkb> for TxEnv<'_> {
+impl<F: Family> TxDmaMap<TxSkb> for TxEnv<'_, F> {
     fn map_linear(&mut self, pkt: &TxSkb, offset: u32, len: u32) -> Option<DmaAddr> {
         self.dma
             .map_skb_head(&pkt.0, offset, len)
@@ -194,7 +194,7 @@ impl TxDmaMap<TxSkb> for TxEnv<'_> {
     }
 }
 
-impl DpTxQueue for TxEnv<'_> {
+impl<F: Family> DpTxQueue for TxEnv<'_, F> {
     fn stop(&mut self) {
         self.txq.stop();
     }
@@ -216,12 +216,27 @@ impl DpTxQueue for TxEnv<'_> {
     }
 }
 
-/// What the RQ needs from the kernel: barriers and the page pool.
-struct RxEnv<'a> {
-    pool: &'a PagePool,
+/// What an RQ needs from the kernel: barriers, the page pool and (MANA) the registers.
+pub(crate) struct RxEnv<'a, F: Family> {
+    pub(crate) pool: &'a PagePool,
+    pub(crate) mmio: EngineMmio<'a, F>,
 }
 
-impl Barriers for RxEnv<'_> {
+impl<F: Family> Mmio for RxEnv<'_, F> {
+    fn write64(&self, offset: u32, bytes: [u8; 8]) {
+        self.mmio.write64(offset, bytes);
+    }
+
+    fn write32(&self, offset: u32, value: u32) {
+        self.mmio.write32(offset, value);
+    }
+
+    fn read32(&self, offset: u32) -> u32 {
+        self.mmio.read32(offset)
+    }
+}
+
+impl<F: Family> Barriers for RxEnv<'_, F> {
     fn dma_wmb(&self) {
         KBarriers.dma_wmb();
     }
@@ -235,7 +250,7 @@ impl Barriers for RxEnv<'_> {
     }
 }
 
-impl RxBufProvider<RxPage> for RxEnv<'_> {
+impl<F: Family> RxBufProvider<RxPage> for RxEnv<'_, F> {
     fn alloc(&mut self) -> Option<RxPage> {
         self.pool.alloc()
     }
@@ -245,41 +260,35 @@ impl RxBufProvider<RxPage> for RxEnv<'_> {
     }
 }
 
-/// The transmit side of a channel: its SQ (with the TX CQ inside).
-pub(crate) struct TxSide {
-    sq: KSq,
-    /// Packets the stack handed over that were dropped (not queued).
-    pub(crate) dropped: u64,
+/// The transmit side of a channel: its SQ (with the TX CQ inside). The SQ counts the
+/// packets it refuses (`dropped`); packets still queued at close are counted by the channel.
+pub(crate) struct TxSide<F: Family> {
+    sq: F::Sq,
 }
 
 /// A port's TX slot: the SQ of one TX queue, if its channel is open.
-pub(crate) type TxSlot = Pin<KBox<SpinLock<Option<TxSide>>>>;
+pub(crate) type TxSlot<F> = Pin<KBox<SpinLock<Option<TxSide<F>>>>>;
 
 /// A new, empty TX slot.
-pub(crate) fn new_tx_slot() -> Result<TxSlot> {
+pub(crate) fn new_tx_slot<F: Family>() -> Result<TxSlot<F>> {
     KBox::pin_init(new_spinlock!(None, "rsnic::TxSlot"), GFP_KERNEL)
 }
 
 /// What a port shares with its channels and its transmit path.
-pub(crate) struct PortShared {
+pub(crate) struct PortShared<F: Family> {
     /// The simulated device.
-    pub(crate) engine: Arc<Engine>,
+    pub(crate) engine: Arc<Engine<F>>,
     /// The device's DMA parent.
     pub(crate) dma: Arc<DmaDevice>,
-    /// Index of the port on its device (UAR page, queue ownership).
+    /// Index of the port on its device (doorbell page, queue ownership).
     pub(crate) port: usize,
     /// One slot per possible TX queue.
-    pub(crate) txs: KVec<TxSlot>,
+    pub(crate) txs: KVec<TxSlot<F>>,
     /// Packets handed to a TX queue whose channel was closed (dropped, counted).
     pub(crate) dropped_closed: AtomicU64,
 }
 
-impl PortShared {
-    /// BAR0 offset of the port's UAR page.
-    fn uar(&self) -> u32 {
-        self.port as u32 * UAR_PAGE_SIZE
-    }
-
+impl<F: Family> PortShared<F> {
     /// Transmits `skb` on its TX queue. Called from `ndo_start_xmit`.
     pub(crate) fn xmit(&self, dev: &Device, skb: SkBuff) -> Result<(), SkBuff> {
         let q = u32::from(skb.queue_mapping());
@@ -302,220 +311,152 @@ impl PortShared {
             txq,
         };
         let more = crate::ext::net::queue::xmit_more();
-        match tx.sq.xmit(TxSkb(skb), more, &mut env) {
+        match F::xmit(&mut tx.sq, TxSkb(skb), more, &mut env) {
             Ok(()) => Ok(()),
             Err(rej) => {
-                use crate::dp::mlx5::tx::TxRejectReason as R;
-                match rej.reason {
-                    R::Busy => Err(rej.pkt.0),
-                    R::MapError => {
-                        tx.dropped += 1;
-                        rej.pkt.0.drop_any(DropReason::NoMem);
-                        Ok(())
-                    }
-                    R::SqError => {
-                        tx.dropped += 1;
-                        rej.pkt.0.drop_any(DropReason::DevReady);
-                        Ok(())
-                    }
-                    R::Malformed | R::TooManySegments | R::HeaderTooLong => {
-                        tx.dropped += 1;
-                        rej.pkt.0.drop_any(DropReason::PktTooBig);
-                        Ok(())
-                    }
-                }
+                let reason = match rej.reason {
+                    TxRejectReason::Busy => return Err(rej.pkt.0),
+                    TxRejectReason::MapError => DropReason::NoMem,
+                    TxRejectReason::SqError => DropReason::DevReady,
+                    TxRejectReason::Malformed
+                    | TxRejectReason::TooManySegments
+                    | TxRejectReason::HeaderTooLong => DropReason::PktTooBig,
+                };
+                // The SQ counted the refusal in its `dropped`.
+                rej.pkt.0.drop_any(reason);
+                Ok(())
             }
         }
     }
 }
 
 /// The receive side of a channel.
-struct RxSide {
-    rq: KRq,
+struct RxSide<F: Family> {
+    rx: F::Rx,
     pool: PagePool,
     /// Received packets the stack could not take (no skb).
     dropped: u64,
 }
 
-/// One channel: NAPI, the receive side, and the way to the transmit side.
+/// One channel: NAPI, the receive side, the interrupt state, and the way to the transmit
+/// side.
 #[pin_data]
-pub(crate) struct Channel {
+pub(crate) struct Channel<F: Family> {
     #[pin]
-    napi: Napi<Channel>,
+    napi: Napi<Channel<F>>,
     #[pin]
-    rx: SpinLock<Option<RxSide>>,
-    shared: Arc<PortShared>,
+    rx: SpinLock<Option<RxSide<F>>>,
+    #[pin]
+    irq: SpinLock<F::Irq>,
+    shared: Arc<PortShared<F>>,
     dev: ARef<Device>,
     index: u32,
     vector: usize,
-    /// Device queue numbers, for teardown.
-    sqn: u32,
     rqn: u32,
-    tx_cqn: u32,
-    rx_cqn: u32,
+    /// Device queues, for teardown.
+    queues: F::Queues,
 }
 
-crate::impl_has_napi!(Channel, napi);
+crate::impl_has_napi!(impl{F: Family} Channel<F>, napi);
 
 /// Counters of one channel, read under its locks.
-#[derive(Default, Clone, Copy)]
-pub(crate) struct ChannelStats {
-    pub(crate) tx: TxStats,
-    pub(crate) rx: RxStats,
+pub(crate) struct ChannelStats<F: Family> {
+    /// The SQ's counters.
+    pub(crate) tx: F::TxStats,
+    /// The RQ's counters.
+    pub(crate) rx: F::RxStats,
+    /// Packets still queued when the channel closed (dropped).
     pub(crate) tx_dropped: u64,
+    /// Received packets the stack could not take (no skb).
     pub(crate) rx_dropped: u64,
+    /// CQ arms of both CQs.
     pub(crate) arms: u64,
 }
 
-impl Channel {
+impl<F: Family> Clone for ChannelStats<F> {
+    fn clone(&self) -> Self {
+        *self
+    }
+}
+
+impl<F: Family> Copy for ChannelStats<F> {}
+
+impl<F: Family> Default for ChannelStats<F> {
+    fn default() -> Self {
+        Self {
+            tx: Default::default(),
+            rx: Default::default(),
+            tx_dropped: 0,
+            rx_dropped: 0,
+            arms: 0,
+        }
+    }
+}
+
+impl<F: Family> ChannelStats<F> {
+    /// Adds `b` into `self`, counter by counter (wrapping, like the counters themselves).
+    pub(crate) fn accumulate(&mut self, b: &Self) {
+        F::accumulate(self, b);
+        self.tx_dropped = self.tx_dropped.wrapping_add(b.tx_dropped);
+        self.rx_dropped = self.rx_dropped.wrapping_add(b.rx_dropped);
+        self.arms = self.arms.wrapping_add(b.arms);
+    }
+}
+
+impl<F: Family> Channel<F> {
     /// Creates the device queues, the data-path structures and NAPI of channel `index`,
     /// posts its RX buffers and fills TX slot `index`. Interrupts are routed and CQs armed by
     /// [`Channel::activate`].
     pub(crate) fn open(
         dev: &Device,
-        shared: &Arc<PortShared>,
+        shared: &Arc<PortShared<F>>,
         index: u32,
         p: &ChannelParams,
     ) -> Result<Arc<Self>> {
-        let port = shared.port;
-        let vector = port * MAX_CHANNELS + index as usize;
-        let uar = shared.uar();
-        let dma = &shared.dma;
-        // Doorbell records: SQ at 0, RQ at 8, TX CQ at 16, RX CQ at 24.
-        let dbr = KCoherent::alloc(dma, 64)?;
-        let nsq = 1usize << p.log_sq;
-        let nrq = 1usize << p.log_rq;
-
-        let tx_cq_buf = KCoherent::alloc(dma, nsq * 64)?;
-        let rx_cq_buf = KCoherent::alloc(dma, nrq * 64)?;
-        let sq_buf = KCoherent::alloc(dma, nsq * 64)?;
-        let rq_buf = KCoherent::alloc(dma, nrq * 16)?;
-
-        // Device queues first (CQs before the queues that complete on them); `ids` destroys
-        // whatever exists if a later step fails.
-        let mut ids = DeviceQueues::new(&shared.engine);
-        let dbr_addr = dbr.dma_addr();
-        let (tx_cq_addr, rx_cq_addr) = (tx_cq_buf.dma_addr(), rx_cq_buf.dma_addr());
-        let tx_cqn = ids.create(
-            |m| {
-                m.create_cq(&CqConfig {
-                    port,
-                    buf: tx_cq_addr,
-                    log_size: p.log_sq,
-                    dbr: dbr_addr + 16,
-                    vector: vector as u16,
-                    compress: false,
-                })
-            },
-            Queue::Cq,
-        )?;
-        let rx_cqn = ids.create(
-            |m| {
-                m.create_cq(&CqConfig {
-                    port,
-                    buf: rx_cq_addr,
-                    log_size: p.log_rq,
-                    dbr: dbr_addr + 24,
-                    vector: vector as u16,
-                    compress: false,
-                })
-            },
-            Queue::Cq,
-        )?;
-        // The CQ buffers get their initial owner bytes (0xF1) before any WQE is posted.
-        let tx_cq =
-            Cq::new(tx_cq_buf, dbr.clone(), 16, p.log_sq, tx_cqn, uar).map_err(|_| EINVAL)?;
-        let rx_cq =
-            Cq::new(rx_cq_buf, dbr.clone(), 24, p.log_rq, rx_cqn, uar).map_err(|_| EINVAL)?;
-        let (sq_addr, rq_addr) = (sq_buf.dma_addr(), rq_buf.dma_addr());
-        let sqn = ids.create(
-            |m| {
-                m.create_sq(&SqConfig {
-                    port,
-                    buf: sq_addr,
-                    log_size: p.log_sq,
-                    dbr: dbr_addr,
-                    cqn: tx_cqn,
-                })
-            },
-            Queue::Sq,
-        )?;
-        let rqn = ids.create(
-            |m| {
-                m.create_rq(&RqConfig {
-                    port,
-                    buf: rq_addr,
-                    log_size: p.log_rq,
-                    log_stride: 4,
-                    dbr: dbr_addr + 8,
-                    cqn: rx_cqn,
-                })
-            },
-            Queue::Rq,
-        )?;
-        let sq = Sq::new(
-            SqParams {
-                log_sz: p.log_sq,
-                sqn,
-                lkey: LKEY,
-                db_offset: uar + BF_OFFSET,
-                dbr_off: 0,
-                min_inline: InlineMode::None,
-                vlan_need_l2_inline: false,
-                max_sq_wqebbs: 16,
-                mpwqe: p.mpwqe,
-                mpwqe_inline: false,
-            },
-            sq_buf,
-            dbr.clone(),
-            tx_cq,
-            filled(nsq, WqeInfo::default)?,
-            filled(4 * nsq, || None)?,
-            filled(4 * nsq, DmaEntry::default)?,
-        )
-        .map_err(|_| EINVAL)?;
+        let vector = shared.port * MAX_CHANNELS + index as usize;
         let pool = PagePool::new(
-            dma,
+            &shared.dma,
             dev,
-            nrq as u32,
+            1u32 << p.log_rq,
             p.rx_order(),
             RX_HEADROOM,
             p.rx_buf_len(),
         )?;
-        let mut rq = Rq::new(
-            RqParams {
-                log_sz: p.log_rq,
-                buf_size: p.rx_buf_len(),
-                lkey: LKEY,
-                dbr_off: 8,
-                wqe_bulk: 8,
+        // `guard` destroys the device queues made so far if a later step fails.
+        let mut guard = DeviceQueues::<F>::new(&shared.engine);
+        let opened = F::open(
+            &OpenCtx {
+                engine: &shared.engine,
+                dma: &shared.dma,
+                port: shared.port,
+                vector,
+                pool: &pool,
             },
-            rq_buf,
-            dbr,
-            rx_cq,
-            filled(nrq, || None)?,
-        )
-        .map_err(|_| EINVAL)?;
-        rq.post(&mut RxEnv { pool: &pool });
-
+            &mut guard.queues,
+            p,
+        )?;
+        let queues = guard.queues;
         let ch = Arc::pin_init(
             pin_init!(Self {
                 napi <- Napi::new(),
-                rx <- new_spinlock!(Some(RxSide { rq, pool, dropped: 0 }), "rsnic::Channel::rx"),
+                rx <- new_spinlock!(
+                    Some(RxSide { rx: opened.rx, pool, dropped: 0 }),
+                    "rsnic::Channel::rx"
+                ),
+                irq <- new_spinlock!(opened.irq, "rsnic::Channel::irq"),
                 shared: shared.clone(),
                 dev: ARef::from(dev),
                 index,
                 vector,
-                sqn,
-                rqn,
-                tx_cqn,
-                rx_cqn,
+                rqn: opened.rqn,
+                queues,
             }),
             GFP_KERNEL,
         )?;
-        ids.keep();
+        guard.keep();
         if let Some(slot) = shared.txs.get(index as usize) {
-            with_bh(|| *slot.lock() = Some(TxSide { sq, dropped: 0 }));
+            let tx = TxSide { sq: opened.sq };
+            with_bh(|| *slot.lock() = Some(tx));
         }
         Ok(ch)
     }
@@ -530,11 +471,13 @@ impl Channel {
         self.rqn
     }
 
-    /// Adds and enables NAPI, routes the interrupt, arms both CQs.
+    /// Adds and enables NAPI, routes and arms the interrupt, arms both CQs.
     pub(crate) fn activate(self: &Arc<Self>) {
         self.napi.add(&self.dev);
         self.shared.engine.set_irq(self.vector, Some(self.clone()));
         self.napi.enable();
+        let mmio = EngineMmio(&self.shared.engine);
+        with_bh(|| F::irq_start(&mut self.irq.lock(), &mmio));
         self.arm();
     }
 
@@ -543,35 +486,40 @@ impl Channel {
         with_bh(|| {
             if let Some(slot) = self.shared.txs.get(self.index as usize) {
                 if let Some(tx) = slot.lock().as_mut() {
-                    tx.sq.cq_mut().arm(CQ_DB_REQ_NOT, &mmio, &KBarriers);
+                    F::arm_tx(&mut tx.sq, &mmio);
                 }
             }
             if let Some(rx) = self.rx.lock().as_mut() {
-                rx.rq.cq_mut().arm(CQ_DB_REQ_NOT, &mmio, &KBarriers);
+                F::arm_rx(&mut rx.rx, &mmio);
             }
         });
     }
 
-    /// The channel's interrupt: schedule NAPI.
+    /// The channel's interrupt (bottom halves are disabled): read the interrupt state, then
+    /// schedule NAPI.
     pub(crate) fn interrupt(&self) {
-        self.napi.schedule();
+        let mmio = EngineMmio(&self.shared.engine);
+        if F::irq_handle(&mut self.irq.lock(), &mmio) {
+            self.napi.schedule();
+        }
     }
 
     /// Counters, read under the channel's locks.
-    pub(crate) fn stats(&self) -> ChannelStats {
-        let mut s = ChannelStats::default();
+    pub(crate) fn stats(&self) -> ChannelStats<F> {
+        let mut s = ChannelStats::<F>::default();
         with_bh(|| {
             if let Some(slot) = self.shared.txs.get(self.index as usize) {
                 if let Some(tx) = slot.lock().as_ref() {
-                    s.tx = tx.sq.stats;
-                    s.tx_dropped = tx.dropped;
-                    s.arms += tx.sq.cq().arms();
+                    let (t, arms) = F::tx_stats(&tx.sq);
+                    s.tx = t;
+                    s.arms = s.arms.wrapping_add(arms);
                 }
             }
             if let Some(rx) = self.rx.lock().as_ref() {
-                s.rx = rx.rq.stats;
+                let (r, arms) = F::rx_stats(&rx.rx);
+                s.rx = r;
                 s.rx_dropped = rx.dropped;
-                s.arms += rx.rq.cq().arms();
+                s.arms = s.arms.wrapping_add(arms);
             }
         });
         s
@@ -588,7 +536,7 @@ impl Channel {
     /// destroys the device queues, then frees what is left. Packets the device never sent
     /// are dropped and counted. Returns the final counters. Call after [`Channel::quiesce`]
     /// and after the TX queues were disabled. Sleeps.
-    pub(crate) fn close(self: Arc<Self>) -> ChannelStats {
+    pub(crate) fn close(self: Arc<Self>) -> ChannelStats<F> {
         self.quiesce();
         let Some(txq) = self.dev.tx_queue(self.index) else {
             return ChannelStats::default();
@@ -604,8 +552,7 @@ impl Channel {
                             dma: &self.shared.dma,
                             txq,
                         };
-                        tx.sq.poll_cq(&mut env, |p| p.0.consume());
-                        tx.sq.pc() == tx.sq.cc() || tx.sq.error().is_some()
+                        F::tx_reap(&mut tx.sq, &mut env, |p| p.0.consume()).idle
                     }
                     None => true,
                 },
@@ -617,15 +564,7 @@ impl Channel {
             crate::ext::sync::msleep(1);
         }
         // The device stops touching the channel's memory: queues first, then their CQs.
-        drop(DeviceQueues::of(
-            &self.shared.engine,
-            [
-                (Queue::Cq, self.tx_cqn),
-                (Queue::Cq, self.rx_cqn),
-                (Queue::Sq, self.sqn),
-                (Queue::Rq, self.rqn),
-            ],
-        ));
+        drop(DeviceQueues::<F>::of(&self.shared.engine, self.queues));
         let stats = self.stats();
         let mut final_stats = stats;
         let tx = with_bh(|| slot.and_then(|s| s.lock().take()));
@@ -635,25 +574,30 @@ impl Channel {
                 dma: &self.shared.dma,
                 txq,
             };
-            let (pkts, _) = tx
-                .sq
-                .drain(&mut env, |p| p.0.drop_any(DropReason::DevReady));
+            let pkts = F::tx_drain(&mut tx.sq, &mut env, |p| p.0.drop_any(DropReason::DevReady));
             final_stats.tx_dropped += u64::from(pkts);
             txq.reset();
         }
         let rx = with_bh(|| self.rx.lock().take());
         if let Some(mut rx) = rx {
-            let RxSide { rq, pool, .. } = &mut rx;
-            rq.drain(&mut RxEnv { pool });
+            let RxSide { rx, pool, .. } = &mut rx;
+            F::rx_drain(
+                rx,
+                &mut RxEnv {
+                    pool,
+                    mmio: EngineMmio(&self.shared.engine),
+                },
+            );
         }
         final_stats
     }
 }
 
-impl Poll for Channel {
+impl<F: Family> Poll for Channel<F> {
     fn poll(&self, napi: &Napi<Self>, budget: i32) -> i32 {
         let mmio = EngineMmio(&self.shared.engine);
         let mut tx_busy = false;
+        let mut tx_cqes = 0;
         if let (Some(slot), Some(txq)) = (
             self.shared.txs.get(self.index as usize),
             self.dev.tx_queue(self.index),
@@ -664,123 +608,83 @@ impl Poll for Channel {
                     dma: &self.shared.dma,
                     txq,
                 };
-                let r = tx.sq.poll_cq(&mut env, |p| p.0.napi_consume(budget));
+                let r = F::tx_reap(&mut tx.sq, &mut env, |p| p.0.napi_consume(budget));
                 tx_busy = r.busy;
+                tx_cqes = r.cqes;
             }
         }
         if budget <= 0 {
             return 0;
         }
-        let mut work = 0i32;
-        if let Some(rx) = self.rx.lock().as_mut() {
-            let RxSide { rq, pool, dropped } = rx;
+        let mut work = 0u32;
+        if let Some(side) = self.rx.lock().as_mut() {
+            let RxSide { rx, pool, dropped } = side;
             let dev: &Device = &self.dev;
             let queue = self.index as u16;
-            let r = rq.napi_poll(
+            work = F::rx_poll(
+                rx,
+                &mut RxEnv { pool, mmio },
                 budget as u32,
-                &mut RxEnv { pool },
-                |page, c: &RxCompletion| {
-                    match pool.build_skb(page, c.len) {
-                        Some(mut skb) => {
-                            // hds_ip_ext: bit 1 L3_OK, bit 2 L4_OK.
-                            let csum_ok = c.hds_ip_ext & 0x6 == 0x6;
-                            let hash_type = if c.hash_type >> 6 != 0 {
-                                2
-                            } else if (c.hash_type >> 2) & 3 != 0 {
-                                1
-                            } else {
-                                0
-                            };
-                            skb.rx_finish(dev, csum_ok, c.hash, hash_type, queue);
-                            napi.gro_receive(skb);
-                        }
-                        None => *dropped += 1,
+                |page, m: &RxMeta| match pool.build_skb(page, m.len) {
+                    Some(mut skb) => {
+                        skb.rx_finish(dev, m.csum_ok, m.hash, m.hash_type, queue);
+                        napi.gro_receive(skb);
                     }
+                    None => *dropped += 1,
                 },
             );
-            work = r.work as i32;
         }
-        if tx_busy || work >= budget {
+        if tx_busy || work >= budget as u32 {
+            // NAPI polls again: give the CQs the doorbells the hardware needs meanwhile.
+            if let Some(slot) = self.shared.txs.get(self.index as usize) {
+                if let Some(tx) = slot.lock().as_mut() {
+                    F::tx_continue(&mut tx.sq, tx_cqes, &mmio);
+                }
+            }
+            if let Some(side) = self.rx.lock().as_mut() {
+                F::rx_continue(&mut side.rx, work, &mmio);
+            }
             return budget;
         }
-        if napi.complete_done(work) {
+        if napi.complete_done(work as i32) {
             self.arm();
         }
-        work
+        work as i32
     }
 }
 
-/// Kinds of device queue.
-#[derive(Clone, Copy)]
-enum Queue {
-    Sq,
-    Rq,
-    Cq,
+/// Device queues of a channel that is not finished yet (or is being closed): destroyed on
+/// drop unless kept, so a failed open leaves nothing behind in the device.
+struct DeviceQueues<F: Family> {
+    engine: Arc<Engine<F>>,
+    queues: F::Queues,
+    keep: bool,
 }
 
-/// Device queues created for a channel that is not finished yet: destroyed on drop unless
-/// kept, so a failed open leaves nothing behind in the device.
-struct DeviceQueues {
-    engine: Arc<Engine>,
-    made: [(Option<Queue>, u32); 4],
-}
+impl<F: Family> DeviceQueues<F> {
+    fn new(engine: &Arc<Engine<F>>) -> Self {
+        Self::of(engine, F::Queues::default())
+    }
 
-impl DeviceQueues {
-    fn new(engine: &Arc<Engine>) -> Self {
+    /// The queues of an open channel (destroyed on drop).
+    fn of(engine: &Arc<Engine<F>>, queues: F::Queues) -> Self {
         Self {
             engine: engine.clone(),
-            made: [(None, 0); 4],
+            queues,
+            keep: false,
         }
-    }
-
-    /// The four queues of an open channel, in creation order (destroyed in reverse on drop).
-    fn of(engine: &Arc<Engine>, made: [(Queue, u32); 4]) -> Self {
-        Self {
-            engine: engine.clone(),
-            made: made.map(|(kind, qn)| (Some(kind), qn)),
-        }
-    }
-
-    /// Runs a creation command and remembers the queue it made.
-    fn create(
-        &mut self,
-        f: impl FnOnce(&mut crate::engine::Model) -> core::result::Result<u32, CmdError>,
-        kind: Queue,
-    ) -> Result<u32> {
-        let qn = self.engine.with_model(f).map_err(|_| EINVAL)?;
-        if let Some(slot) = self.made.iter_mut().find(|m| m.0.is_none()) {
-            *slot = (Some(kind), qn);
-        }
-        Ok(qn)
     }
 
     fn keep(mut self) {
-        self.made = [(None, 0); 4];
+        self.keep = true;
     }
 }
 
-impl Drop for DeviceQueues {
+impl<F: Family> Drop for DeviceQueues<F> {
     fn drop(&mut self) {
-        let made = self.made;
-        self.engine.with_model(|m| {
-            // Queues before their CQs.
-            for (kind, qn) in made.iter().rev() {
-                let _ = match kind {
-                    Some(Queue::Sq) => m.destroy_sq(*qn),
-                    Some(Queue::Rq) => m.destroy_rq(*qn),
-                    Some(Queue::Cq) => m.destroy_cq(*qn),
-                    None => Ok(()),
-                };
-            }
-        });
+        if !self.keep {
+            let q = self.queues;
+            self.engine.with_model(|m| F::destroy(m, &q));
+        }
     }
-}
-
-/// A vector of `n` values made by `f`.
-fn filled<T>(n: usize, mut f: impl FnMut() -> T) -> Result<KVec<T>> {
-    let mut v = KVec::with_capacity(n, GFP_KERNEL)?;
-    for _ in 0..n {
-        v.push(f(), GFP_KERNEL)?;
-    }
-    Ok(v)
 }

@@ -1,9 +1,15 @@
 // SPDX-License-Identifier: GPL-2.0
 
 //! Module load and unload: the simulated devices and their ports.
+//!
+//! The `family` module parameter chooses each device's family: `family=mana` makes every
+//! device a MANA one, `family=mlx5,mana` makes device 0 a ConnectX and device 1 (and any
+//! later one) a MANA; the last entry repeats. Both families run at once, each device with
+//! its own engine, workqueue and ports.
 
 use crate::engine::{Engine, MAX_CHANNELS};
 use crate::ext::{dma::DmaDevice, net::device::Registration, params};
+use crate::family::{mana::Mana, mlx5::Mlx5, Family};
 use crate::link::Wire;
 use crate::port::{Port, PortOps, MAX_MTU, MIN_MTU};
 use kernel::{c_str, prelude::*, sync::Arc};
@@ -15,18 +21,19 @@ const MAX_PORTS: u32 = 8;
 /// Most channels by default (as mlx5e: min(online CPUs, this)).
 const DEFAULT_MAX_CHANNELS: u32 = 4;
 
-/// One simulated device: its DMA parent, the device model, its cables and its ports.
-struct SimNic {
-    engine: Arc<Engine>,
+/// One simulated device of family `F`: its DMA parent, the device model, its cables and its
+/// ports.
+struct SimNic<F: Family> {
+    engine: Arc<Engine<F>>,
     wires: KVec<Arc<Wire>>,
-    ports: KVec<Registration<PortOps>>,
+    ports: KVec<Registration<PortOps<F>>>,
     _dma: Arc<DmaDevice>,
 }
 
-impl SimNic {
+impl<F: Family> SimNic<F> {
     fn new(index: u32, num_ports: u32, channels: u32) -> Result<Self> {
         let dma = DmaDevice::new(c_str!("rsnic-sim"), index as i32)?;
-        let engine = Engine::new(index as i32, num_ports as usize)?;
+        let engine = Engine::<F>::new(index as i32, num_ports as usize)?;
         let mut nic = SimNic {
             engine: engine.clone(),
             wires: KVec::new(),
@@ -38,8 +45,8 @@ impl SimNic {
             rx_queues: MAX_CHANNELS as u32,
             min_mtu: MIN_MTU,
             max_mtu: MAX_MTU,
-            // The data path builds gather lists, checksum and LSO WQEs; the device executes
-            // them and verifies received checksums.
+            // The data paths build gather lists, checksum and LSO WQEs; the devices execute
+            // them and verify received checksums.
             offloads: crate::ext::net::device::Offloads {
                 sg: true,
                 tx_csum: true,
@@ -52,7 +59,7 @@ impl SimNic {
             nic.wires.push(wire.clone(), GFP_KERNEL)?;
             for side in 0..2 {
                 let p = pair * 2 + side as u32;
-                let port = Port::new(
+                let port = Port::<F>::new(
                     wire.clone(),
                     side,
                     index,
@@ -61,22 +68,16 @@ impl SimNic {
                     dma.clone(),
                     channels,
                 )?;
-                let reg = Registration::<PortOps>::register(port, &config, Some(&dma))?;
+                let reg = Registration::<PortOps<F>>::register(port, &config, Some(&dma))?;
                 wire.attach(side, reg.device());
                 nic.ports.push(reg, GFP_KERNEL)?;
             }
         }
-        // Ports start administratively down: no link until both ends are up.
-        engine.with_model(|m| {
-            for p in 0..num_ports as usize {
-                let _ = m.set_link(p, false);
-            }
-        });
         Ok(nic)
     }
 }
 
-impl Drop for SimNic {
+impl<F: Family> Drop for SimNic<F> {
     fn drop(&mut self) {
         // Release the cables' device references first: unregistering waits for them.
         for wire in self.wires.iter() {
@@ -88,9 +89,42 @@ impl Drop for SimNic {
     }
 }
 
+/// The family names of the `family` parameter, one per device (the last one repeats).
+fn families(param: &[u8], num_devs: u32) -> Result<KVec<&'static str>> {
+    let mut names = KVec::new();
+    for item in param.split(|&b| b == b',') {
+        let name = match item {
+            b"mlx5" => Mlx5::NAME,
+            b"mana" => Mana::NAME,
+            _ => {
+                pr_err!(
+                    "family: unknown family {:?} (use mlx5, mana, or a comma-separated list)\n",
+                    core::str::from_utf8(item).unwrap_or("?")
+                );
+                return Err(EINVAL);
+            }
+        };
+        names.push(name, GFP_KERNEL)?;
+    }
+    if names.len() > num_devs as usize {
+        pr_err!(
+            "family lists {} devices but num_devs={}\n",
+            names.len(),
+            num_devs
+        );
+        return Err(EINVAL);
+    }
+    while names.len() < num_devs as usize {
+        let last = names.last().copied().unwrap_or(Mlx5::NAME);
+        names.push(last, GFP_KERNEL)?;
+    }
+    Ok(names)
+}
+
 /// The module: every simulated device it created.
 pub(crate) struct Rsnic {
-    _nics: KVec<SimNic>,
+    _mlx5: KVec<SimNic<Mlx5>>,
+    _mana: KVec<SimNic<Mana>>,
 }
 
 impl kernel::Module for Rsnic {
@@ -109,10 +143,17 @@ impl kernel::Module for Rsnic {
             );
             return Err(EINVAL);
         }
+        let fams = families(params::family().as_bytes(), num_devs)?;
         let channels = params::online_cpus().clamp(1, DEFAULT_MAX_CHANNELS);
-        let mut nics = KVec::new();
-        for i in 0..num_devs {
-            nics.push(SimNic::new(i, num_ports, channels)?, GFP_KERNEL)?;
+        let (mut mlx5, mut mana) = (KVec::new(), KVec::new());
+        for (i, fam) in fams.iter().enumerate() {
+            let i = i as u32;
+            if *fam == Mana::NAME {
+                mana.push(SimNic::new(i, num_ports, channels)?, GFP_KERNEL)?;
+            } else {
+                mlx5.push(SimNic::new(i, num_ports, channels)?, GFP_KERNEL)?;
+            }
+            pr_info!("device {}: family {}\n", i, fam);
         }
         pr_info!(
             "version {}: {} simulated device(s), {} ports each, {} channels per port\n",
@@ -121,6 +162,9 @@ impl kernel::Module for Rsnic {
             num_ports,
             channels
         );
-        Ok(Rsnic { _nics: nics })
+        Ok(Rsnic {
+            _mlx5: mlx5,
+            _mana: mana,
+        })
     }
 }

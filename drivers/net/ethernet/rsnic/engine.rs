@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 
-//! The simulated ConnectX running inside the kernel.
+//! The simulated device (ConnectX or MANA, per [`Family`]) running inside the kernel.
 //!
-//! The device model of `sim::mlx5` sits behind the same hardware boundary as a real NIC: the
+//! The device model (`sim::mlx5` or `sim::mana`) sits behind the same hardware boundary as a real NIC: the
 //! driver writes registers ([`EngineMmio`]), the model reads and writes host memory by bus
 //! address ([`crate::hw::KBus`]) and raises MSI-X vectors. A register write only latches
 //! state in the model (as a doorbell does in hardware) and queues the engine's work item on
@@ -14,10 +14,10 @@
 //! rung from the transmit path and NAPI (softirq); slices keep the hold time short.
 
 use crate::channel::Channel;
-use crate::dp::hw::{InterruptSink, Mmio};
+use crate::dp::hw::{Barriers, InterruptSink, Mmio};
 use crate::ext::{sync::with_bh, wq::OwnedQueue};
-use crate::hw::KBus;
-use crate::sim::mlx5::{Device as SimDevice, Port as SimPort, QueueSet, MAX_QUEUES, SCRATCH_LEN};
+use crate::family::Family;
+use crate::hw::KBarriers;
 use core::sync::atomic::{AtomicBool, Ordering};
 use kernel::{
     c_str, new_spinlock, new_work,
@@ -25,9 +25,6 @@ use kernel::{
     sync::{Arc, SpinLock},
     workqueue::{Work, WorkItem},
 };
-
-/// The model with the kernel's storage.
-pub(crate) type Model = SimDevice<KVec<SimPort>, KVVec<QueueSet>, KVVec<u8>>;
 
 /// Most channels per port; vector `port * MAX_CHANNELS + channel`.
 pub(crate) const MAX_CHANNELS: usize = 8;
@@ -37,7 +34,7 @@ pub(crate) const SLICE_WQES: usize = 256;
 const SLICES_PER_RUN: usize = 16;
 
 /// Vectors raised during one slice, delivered after it.
-struct IrqSink {
+pub(crate) struct IrqSink {
     raised: [u64; 2],
 }
 
@@ -52,26 +49,26 @@ impl InterruptSink for IrqSink {
 
 /// One simulated device: the model, its interrupt routing and its workqueue.
 #[pin_data]
-pub(crate) struct Engine {
+pub(crate) struct Engine<F: Family> {
     #[pin]
-    model: SpinLock<Model>,
+    model: SpinLock<F::Model>,
     /// The channel whose NAPI each vector schedules.
     #[pin]
-    irqs: SpinLock<KVec<Option<Arc<Channel>>>>,
+    irqs: SpinLock<KVec<Option<Arc<Channel<F>>>>>,
     #[pin]
-    work: Work<Engine>,
+    work: Work<Engine<F>>,
     wq: OwnedQueue,
     stopped: AtomicBool,
 }
 
 kernel::impl_has_work! {
-    impl HasWork<Self> for Engine { self.work }
+    impl{F: Family} HasWork<Self> for Engine<F> { self.work }
 }
 
-impl WorkItem for Engine {
-    type Pointer = Arc<Engine>;
+impl<F: Family> WorkItem for Engine<F> {
+    type Pointer = Arc<Engine<F>>;
 
-    fn run(this: Arc<Engine>) {
+    fn run(this: Arc<Engine<F>>) {
         for _ in 0..SLICES_PER_RUN {
             if !this.slice() {
                 return;
@@ -82,19 +79,13 @@ impl WorkItem for Engine {
     }
 }
 
-impl Engine {
+impl<F: Family> Engine<F> {
     /// A device with `ports` ports and its workqueue `rsnic-sim<id>`.
     pub(crate) fn new(id: i32, ports: usize) -> Result<Arc<Self>> {
-        let mut p = KVec::with_capacity(ports, GFP_KERNEL)?;
-        for _ in 0..ports {
-            p.push(SimPort::new(), GFP_KERNEL)?;
+        let mut model = F::new_model(ports)?;
+        for p in 0..ports {
+            F::init_port(&mut model, p);
         }
-        let mut q = KVVec::with_capacity(ports * MAX_QUEUES, GFP_KERNEL)?;
-        for _ in 0..ports * MAX_QUEUES {
-            q.push(QueueSet::EMPTY, GFP_KERNEL)?;
-        }
-        let scratch = KVVec::from_elem(0u8, SCRATCH_LEN, GFP_KERNEL)?;
-        let model = Model::new(p, q, scratch).map_err(|_| EINVAL)?;
         let mut irqs = KVec::with_capacity(ports * MAX_CHANNELS, GFP_KERNEL)?;
         for _ in 0..ports * MAX_CHANNELS {
             irqs.push(None, GFP_KERNEL)?;
@@ -113,7 +104,7 @@ impl Engine {
     }
 
     /// Runs `f` on the model with the lock held (control path: queue creation, counters).
-    pub(crate) fn with_model<R>(&self, f: impl FnOnce(&mut Model) -> R) -> R {
+    pub(crate) fn with_model<R>(&self, f: impl FnOnce(&mut F::Model) -> R) -> R {
         with_bh(|| {
             let mut m = self.model.lock();
             f(&mut m)
@@ -122,7 +113,7 @@ impl Engine {
 
     /// Routes `vector` to `channel` (or to nobody). With `None`, no delivery to the old
     /// channel is in progress or will happen once this returns.
-    pub(crate) fn set_irq(&self, vector: usize, channel: Option<Arc<Channel>>) {
+    pub(crate) fn set_irq(&self, vector: usize, channel: Option<Arc<Channel<F>>>) {
         let old = with_bh(|| {
             let mut t = self.irqs.lock();
             match t.get_mut(vector) {
@@ -140,7 +131,7 @@ impl Engine {
         let mut sink = IrqSink { raised: [0; 2] };
         let more = with_bh(|| {
             let mut m = self.model.lock();
-            m.process_budget(&KBus, &mut sink, SLICE_WQES).1
+            F::run(&mut m, &mut sink, SLICE_WQES).1
         });
         if sink.raised != [0; 2] {
             // Deliver under the table lock so that `set_irq(v, None)` waits for us; NAPI
@@ -162,7 +153,13 @@ impl Engine {
         more
     }
 
-    fn kick_arc(&self, this: &Arc<Engine>) {
+    /// Queues a run of the device (after a control command that may unblock work, e.g. a
+    /// link or RSS change ending a flow-control pause).
+    pub(crate) fn kick(self: &Arc<Self>) {
+        self.kick_arc(self);
+    }
+
+    fn kick_arc(&self, this: &Arc<Engine<F>>) {
         if !self.stopped.load(Ordering::Acquire) {
             let _ = self.wq.queue().enqueue(this.clone());
         }
@@ -177,20 +174,41 @@ impl Engine {
 }
 
 /// The register window (BAR0) of an engine, as the data path writes it.
-#[derive(Clone, Copy)]
-pub(crate) struct EngineMmio<'a>(pub(crate) &'a Arc<Engine>);
+pub(crate) struct EngineMmio<'a, F: Family>(pub(crate) &'a Arc<Engine<F>>);
 
-impl Mmio for EngineMmio<'_> {
+impl<F: Family> Clone for EngineMmio<'_, F> {
+    fn clone(&self) -> Self {
+        *self
+    }
+}
+
+impl<F: Family> Copy for EngineMmio<'_, F> {}
+
+impl<F: Family> Mmio for EngineMmio<'_, F> {
     fn write64(&self, offset: u32, bytes: [u8; 8]) {
-        with_bh(|| self.0.model.lock().mmio_write64(offset, bytes));
+        with_bh(|| F::mmio_write64(&mut self.0.model.lock(), offset, bytes));
         self.0.kick_arc(self.0);
     }
 
     fn write32(&self, offset: u32, value: u32) {
-        with_bh(|| self.0.model.lock().mmio_write32(offset, value));
+        with_bh(|| F::mmio_write32(&mut self.0.model.lock(), offset, value));
     }
 
     fn read32(&self, offset: u32) -> u32 {
-        with_bh(|| self.0.model.lock().mmio_read32(offset))
+        with_bh(|| F::mmio_read32(&mut self.0.model.lock(), offset))
+    }
+}
+
+impl<F: Family> Barriers for EngineMmio<'_, F> {
+    fn dma_wmb(&self) {
+        KBarriers.dma_wmb();
+    }
+
+    fn dma_rmb(&self) {
+        KBarriers.dma_rmb();
+    }
+
+    fn wmb(&self) {
+        KBarriers.wmb();
     }
 }

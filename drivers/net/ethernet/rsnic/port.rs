@@ -6,6 +6,9 @@
 //! down. A change of their parameters (MTU, `tx_mpwqe`) on a running interface closes and
 //! reopens them under RTNL, as mlx5e's channel switch does; packets the device had not sent
 //! by then are dropped and counted in `tx_queue_dropped`.
+//!
+//! Everything here is generic over the device [`Family`]: ring limits, private flags and
+//! counter names come from it.
 
 use crate::channel::{new_tx_slot, Channel, ChannelParams, ChannelStats, PortShared};
 use crate::engine::{Engine, MAX_CHANNELS};
@@ -18,8 +21,9 @@ use crate::ext::{
     },
     sync::with_bh,
 };
+use crate::family::{Family, Summary};
 use crate::link::Wire;
-use crate::stats;
+use core::marker::PhantomData;
 use core::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 use kernel::{
     c_str, new_mutex, new_spinlock,
@@ -31,21 +35,9 @@ use kernel::{
 /// Driver version reported by `ethtool -i`.
 pub(crate) const DRV_VERSION: &str = "0.2.0";
 
-/// Private flag bit: the multi-packet TX WQE (MPWQE) path.
-pub(crate) const PFLAG_TX_MPWQE: u32 = 1 << 0;
-
 /// Smallest and largest MTU a port accepts.
 pub(crate) const MIN_MTU: u32 = 68;
 pub(crate) const MAX_MTU: u32 = 9600;
-
-/// Ring sizes (log2): SQ in WQEBBs, RQ in WQEs. The SQ must hold the stop room of a full
-/// MPWQE session plus a largest WQE (60 WQEBBs), so at least 64.
-const DEFAULT_LOG_SQ: u8 = 10;
-const DEFAULT_LOG_RQ: u8 = 9;
-const MIN_LOG_SQ: u8 = 6;
-const MAX_LOG_SQ: u8 = 13;
-const MIN_LOG_RQ: u8 = 6;
-const MAX_LOG_RQ: u8 = 13;
 
 /// Reported link speed of the simulated wire, in Mb/s.
 const SPEED_MBPS: u32 = 100_000;
@@ -59,37 +51,37 @@ struct PortState {
 
 /// State of one port, shared by its callbacks.
 #[pin_data]
-pub(crate) struct Port {
+pub(crate) struct Port<F: Family> {
     wire: Arc<Wire>,
     side: usize,
     bus_info: CString,
     pflags: AtomicU32,
-    shared: Arc<PortShared>,
+    shared: Arc<PortShared<F>>,
     #[pin]
     state: Mutex<PortState>,
     /// Live channels (for counters, read from any context).
     #[pin]
-    chans: SpinLock<KVec<Arc<Channel>>>,
+    chans: SpinLock<KVec<Arc<Channel<F>>>>,
     /// Final counters of closed channels, per queue.
     #[pin]
-    totals: SpinLock<[ChannelStats; MAX_CHANNELS]>,
+    totals: SpinLock<[ChannelStats<F>; MAX_CHANNELS]>,
 }
 
-impl Port {
+impl<F: Family> Port<F> {
     /// Port `port` of device `dev_index`, on end `side` of `wire`.
     pub(crate) fn new(
         wire: Arc<Wire>,
         side: usize,
         dev_index: u32,
         port: u32,
-        engine: Arc<Engine>,
+        engine: Arc<Engine<F>>,
         dma: Arc<DmaDevice>,
         channels: u32,
     ) -> Result<Arc<Self>> {
         let bus_info = CString::try_from_fmt(kernel::fmt!("rsnic-sim{}:port{}", dev_index, port))?;
         let mut txs = KVec::with_capacity(MAX_CHANNELS, GFP_KERNEL)?;
         for _ in 0..MAX_CHANNELS {
-            txs.push(new_tx_slot()?, GFP_KERNEL)?;
+            txs.push(new_tx_slot::<F>()?, GFP_KERNEL)?;
         }
         let shared = Arc::new(
             PortShared {
@@ -103,17 +95,17 @@ impl Port {
         )?;
         let params = ChannelParams {
             count: channels.clamp(1, MAX_CHANNELS as u32),
-            log_sq: DEFAULT_LOG_SQ,
-            log_rq: DEFAULT_LOG_RQ,
+            log_sq: F::SQ_RING.default,
+            log_rq: F::RQ_RING.default,
             mtu: 1500,
-            mpwqe: true,
+            pflags: F::DEFAULT_PFLAGS,
         };
         Arc::pin_init(
             pin_init!(Self {
                 wire,
                 side,
                 bus_info,
-                pflags: AtomicU32::new(PFLAG_TX_MPWQE),
+                pflags: AtomicU32::new(F::DEFAULT_PFLAGS),
                 shared,
                 state <- new_mutex!(PortState { params, open: false }, "rsnic::Port::state"),
                 chans <- new_spinlock!(KVec::new(), "rsnic::Port::chans"),
@@ -151,8 +143,8 @@ impl Port {
         let port = self.shared.port;
         self.shared
             .engine
-            .with_model(|m| m.set_rss(port, &rqns))
-            .map_err(|_| EINVAL)?;
+            .with_model(|m| F::set_rss(m, port, &rqns))?;
+        self.shared.engine.kick();
         for ch in chans.iter() {
             ch.activate();
         }
@@ -177,7 +169,7 @@ impl Port {
         dev.tx_disable();
         let port = self.shared.port;
         self.shared.engine.with_model(|m| {
-            let _ = m.set_rss(port, &[]);
+            let _ = F::set_rss(m, port, &[]);
         });
         for ch in chans.into_iter() {
             let i = ch.index();
@@ -185,10 +177,10 @@ impl Port {
         }
     }
 
-    fn add_totals(&self, index: u32, s: ChannelStats) {
+    fn add_totals(&self, index: u32, s: ChannelStats<F>) {
         with_bh(|| {
             if let Some(t) = self.totals.lock().get_mut(index as usize) {
-                stats::accumulate(t, &s);
+                t.accumulate(&s);
             }
         });
     }
@@ -221,13 +213,13 @@ impl Port {
     }
 
     /// Per-queue counters: closed channels' totals plus live channels.
-    fn queue_stats(&self) -> [ChannelStats; MAX_CHANNELS] {
+    fn queue_stats(&self) -> [ChannelStats<F>; MAX_CHANNELS] {
         with_bh(|| {
             let mut q = *self.totals.lock();
             for ch in self.chans.lock().iter() {
                 let s = ch.stats();
                 if let Some(t) = q.get_mut(ch.index() as usize) {
-                    stats::accumulate(t, &s);
+                    t.accumulate(&s);
                 }
             }
             q
@@ -235,10 +227,10 @@ impl Port {
     }
 
     /// Device totals: every queue, plus what no queue took.
-    fn sum_stats(&self) -> ChannelStats {
-        let mut sum = ChannelStats::default();
+    fn sum_stats(&self) -> ChannelStats<F> {
+        let mut sum = ChannelStats::<F>::default();
         for s in self.queue_stats().iter() {
-            stats::accumulate(&mut sum, s);
+            sum.accumulate(s);
         }
         sum.tx_dropped = sum
             .tx_dropped
@@ -247,33 +239,30 @@ impl Port {
     }
 }
 
-/// The operations of a port.
-pub(crate) struct PortOps;
+/// The operations of a port of family `F`.
+pub(crate) struct PortOps<F>(PhantomData<F>);
 
 #[vtable]
-impl device::Operations for PortOps {
-    type Data = Arc<Port>;
+impl<F: Family> device::Operations for PortOps<F> {
+    type Data = Arc<Port<F>>;
 
-    fn open(dev: &Device, port: ArcBorrow<'_, Port>) -> Result {
+    fn open(dev: &Device, port: ArcBorrow<'_, Port<F>>) -> Result {
         let mut st = port.state.lock();
         let params = st.params;
         port.open_channels(dev, &params)?;
         st.open = true;
         let p = port.shared.port;
-        port.shared.engine.with_model(|m| {
-            let _ = m.set_link(p, true);
-        });
+        port.shared.engine.with_model(|m| F::set_link(m, p, true));
+        port.shared.engine.kick();
         port.wire.set_admin(port.side, true);
         Ok(())
     }
 
-    fn stop(dev: &Device, port: ArcBorrow<'_, Port>) -> Result {
+    fn stop(dev: &Device, port: ArcBorrow<'_, Port<F>>) -> Result {
         let mut st = port.state.lock();
         port.wire.set_admin(port.side, false);
         let p = port.shared.port;
-        port.shared.engine.with_model(|m| {
-            let _ = m.set_link(p, false);
-        });
+        port.shared.engine.with_model(|m| F::set_link(m, p, false));
         if st.open {
             port.close_channels(dev);
             st.open = false;
@@ -281,67 +270,68 @@ impl device::Operations for PortOps {
         Ok(())
     }
 
-    fn start_xmit(skb: SkBuff, dev: &Device, port: ArcBorrow<'_, Port>) -> TxOutcome {
+    fn start_xmit(skb: SkBuff, dev: &Device, port: ArcBorrow<'_, Port<F>>) -> TxOutcome {
         match port.shared.xmit(dev, skb) {
             Ok(()) => TxOutcome::Ok,
             Err(skb) => TxOutcome::Busy(skb),
         }
     }
 
-    fn get_stats64(_dev: &Device, port: ArcBorrow<'_, Port>, s: &mut LinkStats64) {
-        let sum = port.sum_stats();
-        s.tx_packets = sum.tx.packets;
-        s.tx_bytes = sum.tx.bytes;
-        s.tx_dropped = sum.tx.dropped + sum.tx_dropped;
-        s.rx_packets = sum.rx.packets;
-        s.rx_bytes = sum.rx.bytes;
+    fn get_stats64(_dev: &Device, port: ArcBorrow<'_, Port<F>>, s: &mut LinkStats64) {
+        let sum = F::summary(&port.sum_stats());
+        s.tx_packets = sum.tx_packets;
+        s.tx_bytes = sum.tx_bytes;
+        s.tx_dropped = sum.tx_dropped;
+        s.rx_packets = sum.rx_packets;
+        s.rx_bytes = sum.rx_bytes;
         s.rx_dropped = sum.rx_dropped;
-        s.rx_errors = sum.rx.wqe_err;
-        s.tx_errors = sum.tx.cqe_err;
+        s.rx_errors = sum.rx_errors;
+        s.tx_errors = sum.tx_errors;
     }
 
-    fn change_mtu(dev: &Device, port: ArcBorrow<'_, Port>, new_mtu: u32) -> Result {
+    fn change_mtu(dev: &Device, port: ArcBorrow<'_, Port<F>>, new_mtu: u32) -> Result {
         port.reconfigure(dev, |p| p.mtu = new_mtu)
     }
 
-    fn queue_stats(_dev: &Device, port: ArcBorrow<'_, Port>, index: u32) -> QueueStats {
+    fn queue_stats(_dev: &Device, port: ArcBorrow<'_, Port<F>>, index: u32) -> QueueStats {
         port.queue_stats()
             .get(index as usize)
             .map(to_queue_stats)
             .unwrap_or_default()
     }
 
-    fn base_stats(_dev: &Device, port: ArcBorrow<'_, Port>) -> QueueStats {
+    fn base_stats(_dev: &Device, port: ArcBorrow<'_, Port<F>>) -> QueueStats {
         // Queues beyond the live ones (closed by a channel-count change) are the base.
         let n = port.channel_count() as usize;
-        let mut base = ChannelStats::default();
+        let mut base = ChannelStats::<F>::default();
         for s in port.queue_stats().iter().skip(n) {
-            stats::accumulate(&mut base, s);
+            base.accumulate(s);
         }
         to_queue_stats(&base)
     }
 }
 
-fn to_queue_stats(s: &ChannelStats) -> QueueStats {
+fn to_queue_stats<F: Family>(s: &ChannelStats<F>) -> QueueStats {
+    let s: Summary = F::summary(s);
     QueueStats {
-        rx_packets: s.rx.packets,
-        rx_bytes: s.rx.bytes,
-        rx_alloc_fail: s.rx.buff_alloc_err,
-        tx_packets: s.tx.packets,
-        tx_bytes: s.tx.bytes,
-        tx_stop: s.tx.stopped,
-        tx_wake: s.tx.wake,
+        rx_packets: s.rx_packets,
+        rx_bytes: s.rx_bytes,
+        rx_alloc_fail: s.rx_alloc_fail,
+        tx_packets: s.tx_packets,
+        tx_bytes: s.tx_bytes,
+        tx_stop: s.tx_stop,
+        tx_wake: s.tx_wake,
     }
 }
 
 #[vtable]
-impl ethtool::Operations for PortOps {
-    const PRIV_FLAGS: &'static [&'static CStr] = &[c_str!("tx_mpwqe")];
+impl<F: Family> ethtool::Operations for PortOps<F> {
+    const PRIV_FLAGS: &'static [&'static CStr] = F::PRIV_FLAGS;
 
-    fn get_drvinfo(_dev: &Device, port: ArcBorrow<'_, Port>, info: &mut DrvInfo<'_>) {
+    fn get_drvinfo(_dev: &Device, port: ArcBorrow<'_, Port<F>>, info: &mut DrvInfo<'_>) {
         info.set_driver("rsnic");
         info.set_version(DRV_VERSION);
-        info.set_fw_version("sim-mlx5");
+        info.set_fw_version(F::FW_VERSION);
         if let Ok(bus) = port.bus_info.to_str() {
             info.set_bus_info(bus);
         }
@@ -349,7 +339,7 @@ impl ethtool::Operations for PortOps {
 
     fn get_link_ksettings(
         _dev: &Device,
-        _port: ArcBorrow<'_, Port>,
+        _port: ArcBorrow<'_, Port<F>>,
         ks: &mut LinkSettings<'_>,
     ) -> Result {
         ks.set_speed(SPEED_MBPS);
@@ -358,35 +348,35 @@ impl ethtool::Operations for PortOps {
         Ok(())
     }
 
-    fn get_priv_flags(_dev: &Device, port: ArcBorrow<'_, Port>) -> u32 {
+    fn get_priv_flags(_dev: &Device, port: ArcBorrow<'_, Port<F>>) -> u32 {
         port.pflags.load(Ordering::Relaxed)
     }
 
-    fn set_priv_flags(dev: &Device, port: ArcBorrow<'_, Port>, flags: u32) -> Result {
-        port.reconfigure(dev, |p| p.mpwqe = flags & PFLAG_TX_MPWQE != 0)?;
+    fn set_priv_flags(dev: &Device, port: ArcBorrow<'_, Port<F>>, flags: u32) -> Result {
+        port.reconfigure(dev, |p| p.pflags = flags)?;
         port.pflags.store(flags, Ordering::Relaxed);
         Ok(())
     }
 
-    fn get_channels(_dev: &Device, port: ArcBorrow<'_, Port>) -> Channels {
+    fn get_channels(_dev: &Device, port: ArcBorrow<'_, Port<F>>) -> Channels {
         Channels {
             max_combined: MAX_CHANNELS as u32,
             combined: port.channel_count(),
         }
     }
 
-    fn set_channels(dev: &Device, port: ArcBorrow<'_, Port>, combined: u32) -> Result {
+    fn set_channels(dev: &Device, port: ArcBorrow<'_, Port<F>>, combined: u32) -> Result {
         if combined == 0 || combined as usize > MAX_CHANNELS {
             return Err(EINVAL);
         }
         port.reconfigure(dev, |p| p.count = combined)
     }
 
-    fn get_ringparam(_dev: &Device, port: ArcBorrow<'_, Port>) -> Rings {
+    fn get_ringparam(_dev: &Device, port: ArcBorrow<'_, Port<F>>) -> Rings {
         let p = port.state.lock().params;
         Rings {
-            rx_max: 1 << MAX_LOG_RQ,
-            tx_max: 1 << MAX_LOG_SQ,
+            rx_max: 1 << F::RQ_RING.max,
+            tx_max: 1 << F::SQ_RING.max,
             rx: 1 << p.log_rq,
             tx: 1 << p.log_sq,
         }
@@ -394,23 +384,23 @@ impl ethtool::Operations for PortOps {
 
     fn set_ringparam(
         dev: &Device,
-        port: ArcBorrow<'_, Port>,
+        port: ArcBorrow<'_, Port<F>>,
         rx: u32,
         tx: u32,
         extack: &mut ExtAck,
     ) -> Result {
-        if rx < 1 << MIN_LOG_RQ {
-            extack.set_message(c_str!("RX ring size must be at least 64"));
+        if rx < 1 << F::RQ_RING.min {
+            extack.set_message(c_str!("RX ring size below the minimum (see ethtool -g)"));
             return Err(EINVAL);
         }
-        if tx < 1 << MIN_LOG_SQ {
-            extack.set_message(c_str!("TX ring size must be at least 64"));
+        if tx < 1 << F::SQ_RING.min {
+            extack.set_message(c_str!("TX ring size below the minimum (see ethtool -g)"));
             return Err(EINVAL);
         }
         // Rounded up to a power of two, as mlx5e does.
         let log = |n: u32| (32 - (n - 1).leading_zeros()) as u8;
         let (log_rq, log_sq) = (log(rx), log(tx));
-        if log_rq > MAX_LOG_RQ || log_sq > MAX_LOG_SQ {
+        if log_rq > F::RQ_RING.max || log_sq > F::SQ_RING.max {
             extack.set_message(c_str!("ring size above the maximum"));
             return Err(EINVAL);
         }
@@ -420,56 +410,44 @@ impl ethtool::Operations for PortOps {
         })
     }
 
-    fn stats_count(_dev: &Device, port: ArcBorrow<'_, Port>) -> usize {
+    fn stats_count(_dev: &Device, port: ArcBorrow<'_, Port<F>>) -> usize {
         let n = port.channel_count() as usize;
-        stats::GLOBAL.len()
-            + stats::DEVICE.len()
-            + n * (stats::TXQ.len() + stats::RXQ.len() + stats::CH.len())
+        F::GLOBAL.len() + F::DEVICE.len() + n * (F::TXQ.len() + F::RXQ.len() + F::CH.len())
     }
 
-    fn stats_strings(_dev: &Device, port: ArcBorrow<'_, Port>, out: &mut Strings<'_>) {
-        for (name, _) in stats::GLOBAL {
+    fn stats_strings(_dev: &Device, port: ArcBorrow<'_, Port<F>>, out: &mut Strings<'_>) {
+        for (name, _) in F::GLOBAL {
             out.push_fmt(format_args!("{}", name));
         }
-        for (name, _) in stats::DEVICE {
+        for (name, _) in F::DEVICE {
             out.push_fmt(format_args!("{}", name));
         }
         let n = port.channel_count();
-        for i in 0..n {
-            for (name, _) in stats::TXQ {
-                out.push_fmt(format_args!("tx{}_{}", i, name));
-            }
-        }
-        for i in 0..n {
-            for (name, _) in stats::RXQ {
-                out.push_fmt(format_args!("rx{}_{}", i, name));
-            }
-        }
-        for i in 0..n {
-            for (name, _) in stats::CH {
-                out.push_fmt(format_args!("ch{}_{}", i, name));
+        let sep = F::QUEUE_INFIX;
+        for (dir, table) in [("tx", F::TXQ), ("rx", F::RXQ), ("ch", F::CH)] {
+            for i in 0..n {
+                for (name, _) in table {
+                    out.push_fmt(format_args!("{}{}{}_{}", dir, sep, i, name));
+                }
             }
         }
     }
 
-    fn stats_values(_dev: &Device, port: ArcBorrow<'_, Port>, out: &mut [u64]) {
+    fn stats_values(_dev: &Device, port: ArcBorrow<'_, Port<F>>, out: &mut [u64]) {
         let n = port.channel_count() as usize;
         let q = port.queue_stats();
         let sum = port.sum_stats();
         let p = port.shared.port;
-        let dev = port
-            .shared
-            .engine
-            .with_model(|m| m.counters(p).copied().unwrap_or_default());
+        let dev = port.shared.engine.with_model(|m| F::counters(m, p));
         let mut it = out.iter_mut();
         let mut put = |v: u64| {
             if let Some(o) = it.next() {
                 *o = v;
             }
         };
-        stats::GLOBAL.iter().for_each(|(_, f)| put(f(&sum)));
-        stats::DEVICE.iter().for_each(|(_, f)| put(f(&dev)));
-        for table in [stats::TXQ, stats::RXQ, stats::CH] {
+        F::GLOBAL.iter().for_each(|(_, f)| put(f(&sum)));
+        F::DEVICE.iter().for_each(|(_, f)| put(f(&dev)));
+        for table in [F::TXQ, F::RXQ, F::CH] {
             for s in q.iter().take(n) {
                 table.iter().for_each(|(_, f)| put(f(s)));
             }

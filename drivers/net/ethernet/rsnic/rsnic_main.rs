@@ -15,10 +15,10 @@ pub mod sim;
 mod channel;
 mod driver;
 mod engine;
+mod family;
 mod hw;
 mod link;
 mod port;
-mod stats;
 
 use driver::Rsnic;
 use kernel::prelude::*;

@@ -139,15 +139,22 @@ impl<C: Coherent> Cq<C> {
     /// whether NAPI completes (the CQ was armed).
     #[inline(always)]
     pub fn napi_done<E: Mmio + Barriers>(&mut self, work: u32, budget: u32, env: &E) -> bool {
-        self.work_since_db = self.work_since_db.saturating_add(work);
         if work < budget {
             self.ring(true, env);
             return true;
         }
+        self.keep_polling(work, env);
+        false
+    }
+
+    /// NAPI goes on polling after `work` completions: rings with arm = 0 once `4 × num`
+    /// completions went by without a CQ doorbell (at least one per 8 wraps).
+    #[inline(always)]
+    pub fn keep_polling<E: Mmio + Barriers>(&mut self, work: u32, env: &E) {
+        self.work_since_db = self.work_since_db.saturating_add(work);
         if self.work_since_db >= self.num.saturating_mul(4) {
             self.ring(false, env);
         }
-        false
     }
 }
 

@@ -1,0 +1,238 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! Device families: what differs between a ConnectX (mlx5) port and a MANA (GDMA) port.
+//!
+//! The channel, NAPI, port, ethtool and engine machinery is written once, generic over a
+//! [`Family`]; each family supplies its device model, its queues (SQ with its TX CQ, RQ with
+//! its RX CQ, and for MANA the event queue behind the interrupt) and its counter names. Every
+//! call is resolved at compile time (monomorphised): there is no function pointer on the
+//! transmit or NAPI path. The counter tables of `ethtool -S` are function pointers, read on
+//! the control path only.
+
+pub(crate) mod mana;
+pub(crate) mod mlx5;
+
+use crate::channel::{ChannelParams, ChannelStats, RxEnv, TxEnv, TxSkb};
+use crate::dp::mlx5::tx::TxReject;
+use crate::engine::{EngineMmio, IrqSink};
+use crate::ext::net::page_pool::{PagePool, RxPage};
+use kernel::{prelude::*, str::CStr, sync::Arc};
+
+/// Ring size limits of a family, as log2 of the number of entries (WQEs for MANA, WQEBBs
+/// for the mlx5 SQ).
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct RingLimits {
+    /// Smallest size.
+    pub(crate) min: u8,
+    /// Size at load.
+    pub(crate) default: u8,
+    /// Largest size.
+    pub(crate) max: u8,
+}
+
+/// What a receive completion says about a packet, in the stack's terms.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct RxMeta {
+    /// Packet length.
+    pub(crate) len: u32,
+    /// The device verified the L3 and L4 checksums (`CHECKSUM_UNNECESSARY`).
+    pub(crate) csum_ok: bool,
+    /// RSS hash.
+    pub(crate) hash: u32,
+    /// Hash type: 0 none, 1 L3, 2 L4.
+    pub(crate) hash_type: u8,
+}
+
+/// The counters every family has, for `ndo_get_stats64` and the netdev queue stats.
+#[derive(Clone, Copy, Debug, Default)]
+pub(crate) struct Summary {
+    pub(crate) tx_packets: u64,
+    pub(crate) tx_bytes: u64,
+    pub(crate) tx_dropped: u64,
+    pub(crate) tx_errors: u64,
+    pub(crate) tx_stop: u64,
+    pub(crate) tx_wake: u64,
+    pub(crate) rx_packets: u64,
+    pub(crate) rx_bytes: u64,
+    pub(crate) rx_dropped: u64,
+    pub(crate) rx_errors: u64,
+    pub(crate) rx_alloc_fail: u64,
+}
+
+/// Result of reaping a TX CQ.
+#[derive(Clone, Copy, Debug, Default)]
+pub(crate) struct TxReaped {
+    /// CQEs were left for the next poll (the poll's limit was hit).
+    pub(crate) busy: bool,
+    /// Nothing is outstanding any more, or the SQ stopped in an error state.
+    pub(crate) idle: bool,
+    /// CQEs read.
+    pub(crate) cqes: u32,
+}
+
+/// The queues of a channel, just opened.
+pub(crate) struct Opened<F: Family> {
+    /// The SQ with its TX CQ (goes to the port's TX slot).
+    pub(crate) sq: F::Sq,
+    /// The RQ with its RX CQ, buffers posted.
+    pub(crate) rx: F::Rx,
+    /// Interrupt state (MANA: the event queue).
+    pub(crate) irq: F::Irq,
+    /// Device RQ id (for the RSS table).
+    pub(crate) rqn: u32,
+}
+
+/// Where a channel is being opened.
+pub(crate) struct OpenCtx<'a, F: Family> {
+    /// The device's engine (model commands, registers).
+    pub(crate) engine: &'a Arc<crate::engine::Engine<F>>,
+    /// The DMA parent.
+    pub(crate) dma: &'a Arc<crate::ext::dma::DmaDevice>,
+    /// Index of the port on its device.
+    pub(crate) port: usize,
+    /// MSI-X vector of the channel.
+    pub(crate) vector: usize,
+    /// The channel's page pool (RX buffers).
+    pub(crate) pool: &'a PagePool,
+}
+
+/// A counter getter of `ethtool -S` (control path only).
+pub(crate) type Get<T> = fn(&T) -> u64;
+
+/// One device family. See the module documentation.
+pub(crate) trait Family: Sized + Send + Sync + 'static {
+    /// Name of the family in the `family` module parameter.
+    const NAME: &'static str;
+    /// What `ethtool -i` reports as firmware version.
+    const FW_VERSION: &'static str;
+    /// Private flags (`ethtool --show-priv-flags`), bit 0 first.
+    const PRIV_FLAGS: &'static [&'static CStr];
+    /// Private flags at load.
+    const DEFAULT_PFLAGS: u32;
+    /// SQ ring limits.
+    const SQ_RING: RingLimits;
+    /// RQ ring limits.
+    const RQ_RING: RingLimits;
+    /// Per-queue counter names: `tx<N>_x` (mlx5, infix "") or `tx_<N>_x` (MANA, infix "_").
+    const QUEUE_INFIX: &'static str;
+
+    /// The simulated device.
+    type Model: Send;
+    /// The device's counters of one port.
+    type DevCounters: Copy + Default;
+    /// The transmit queue with its CQ, as the TX slot holds it.
+    type Sq: Send;
+    /// The receive queue with its CQ.
+    type Rx: Send;
+    /// Per-channel interrupt state.
+    type Irq: Send;
+    /// Ids of a channel's device queues, for teardown (unused ones `None`).
+    type Queues: Copy + Default + Send + Sync;
+    /// Per-SQ counters.
+    type TxStats: Copy + Default + Send;
+    /// Per-RQ counters.
+    type RxStats: Copy + Default + Send;
+
+    /// Device-wide sums over the port's queues.
+    const GLOBAL: &'static [(&'static str, Get<ChannelStats<Self>>)];
+    /// The device's counters of the port.
+    const DEVICE: &'static [(&'static str, Get<Self::DevCounters>)];
+    /// Per TX queue.
+    const TXQ: &'static [(&'static str, Get<ChannelStats<Self>>)];
+    /// Per RX queue.
+    const RXQ: &'static [(&'static str, Get<ChannelStats<Self>>)];
+    /// Per channel (`ch<N>_x`).
+    const CH: &'static [(&'static str, Get<ChannelStats<Self>>)];
+
+    /// A device with `ports` ports.
+    fn new_model(ports: usize) -> Result<Self::Model>;
+    /// Puts a new port in its initial state: link down, flow control on.
+    fn init_port(m: &mut Self::Model, port: usize);
+    /// Runs the device for at most `budget` WQEs; returns (WQEs, work left).
+    fn run(m: &mut Self::Model, irq: &mut IrqSink, budget: usize) -> (usize, bool);
+    /// A 64-bit register write (doorbells).
+    fn mmio_write64(m: &mut Self::Model, offset: u32, bytes: [u8; 8]);
+    /// A 32-bit register write.
+    fn mmio_write32(m: &mut Self::Model, offset: u32, value: u32);
+    /// A 32-bit register read.
+    fn mmio_read32(m: &mut Self::Model, offset: u32) -> u32;
+    /// Link state of a port.
+    fn set_link(m: &mut Self::Model, port: usize, up: bool);
+    /// The port's RSS table.
+    fn set_rss(m: &mut Self::Model, port: usize, rqns: &[u32]) -> Result;
+    /// The device's counters of a port.
+    fn counters(m: &Self::Model, port: usize) -> Self::DevCounters;
+
+    /// Creates a channel's device queues (recording each in `queues` as it is made, so a
+    /// failure can destroy what exists) and its data-path structures, and posts RX buffers.
+    fn open(
+        ctx: &OpenCtx<'_, Self>,
+        queues: &mut Self::Queues,
+        p: &ChannelParams,
+    ) -> Result<Opened<Self>>;
+    /// Destroys the device queues in `queues` (queues before their CQs, CQs before EQs).
+    fn destroy(m: &mut Self::Model, queues: &Self::Queues);
+
+    /// Transmits one packet; the doorbell is rung when `more` is false or the queue stops.
+    fn xmit(
+        sq: &mut Self::Sq,
+        pkt: TxSkb,
+        more: bool,
+        env: &mut TxEnv<'_, Self>,
+    ) -> core::result::Result<(), TxReject<TxSkb>>;
+    /// Reaps TX completions, releasing completed packets to `release`.
+    fn tx_reap(
+        sq: &mut Self::Sq,
+        env: &mut TxEnv<'_, Self>,
+        release: impl FnMut(TxSkb),
+    ) -> TxReaped;
+    /// Releases every outstanding packet (the device no longer runs the SQ). Returns how
+    /// many.
+    fn tx_drain(sq: &mut Self::Sq, env: &mut TxEnv<'_, Self>, release: impl FnMut(TxSkb)) -> u32;
+    /// Polls the RX CQ for up to `budget` packets and re-posts buffers (one RQ doorbell per
+    /// poll). Returns the work done (CQEs read).
+    fn rx_poll(
+        rx: &mut Self::Rx,
+        env: &mut RxEnv<'_, Self>,
+        budget: u32,
+        deliver: impl FnMut(RxPage, &RxMeta),
+    ) -> u32;
+    /// Gives every posted RX buffer back.
+    fn rx_drain(rx: &mut Self::Rx, env: &mut RxEnv<'_, Self>);
+    /// Arms the TX CQ (NAPI completed).
+    fn arm_tx(sq: &mut Self::Sq, mmio: &EngineMmio<'_, Self>);
+    /// Arms the RX CQ (NAPI completed).
+    fn arm_rx(rx: &mut Self::Rx, mmio: &EngineMmio<'_, Self>);
+    /// NAPI goes on polling after `work` TX CQEs: CQ doorbells the hardware needs anyway.
+    fn tx_continue(sq: &mut Self::Sq, work: u32, mmio: &EngineMmio<'_, Self>);
+    /// NAPI goes on polling after `work` RX CQEs: CQ doorbells the hardware needs anyway.
+    fn rx_continue(rx: &mut Self::Rx, work: u32, mmio: &EngineMmio<'_, Self>);
+    /// Arms the interrupt state when the channel starts.
+    fn irq_start(irq: &mut Self::Irq, mmio: &EngineMmio<'_, Self>);
+    /// The channel's vector fired: returns whether NAPI must be scheduled.
+    fn irq_handle(irq: &mut Self::Irq, mmio: &EngineMmio<'_, Self>) -> bool;
+    /// TX counters and CQ arms.
+    fn tx_stats(sq: &Self::Sq) -> (Self::TxStats, u64);
+    /// RX counters and CQ arms.
+    fn rx_stats(rx: &Self::Rx) -> (Self::RxStats, u64);
+
+    /// The family-independent counters.
+    fn summary(s: &ChannelStats<Self>) -> Summary;
+    /// Adds the family counters of `b` into `a`.
+    fn accumulate(a: &mut ChannelStats<Self>, b: &ChannelStats<Self>);
+}
+
+/// A vector of `n` values made by `f`.
+pub(crate) fn filled<T>(n: usize, mut f: impl FnMut() -> T) -> Result<KVec<T>> {
+    let mut v = KVec::with_capacity(n, GFP_KERNEL)?;
+    for _ in 0..n {
+        v.push(f(), GFP_KERNEL)?;
+    }
+    Ok(v)
+}
+
+/// Adds `b` into `a`, wrapping like the counters.
+#[inline]
+pub(crate) fn wadd(a: &mut u64, b: u64) {
+    *a = a.wrapping_add(b);
+}

@@ -1,0 +1,457 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! The ConnectX (mlx5) family: `dp::mlx5` queues on the simulated ConnectX (`sim::mlx5`).
+//!
+//! A channel has an SQ with its TX CQ and an RQ with its RX CQ; the doorbell records of all
+//! four share one coherent page (SQ at 0, RQ at 8, TX CQ at 16, RX CQ at 24). CQEs raise the
+//! channel's vector directly (no event queue). Counters carry mlx5e's names.
+
+use super::{Family, Get, OpenCtx, Opened, RingLimits, RxMeta, Summary, TxReaped};
+use crate::channel::{ChannelParams, ChannelStats, RxEnv, TxEnv, TxSkb, LKEY};
+use crate::dp::hw::Coherent;
+use crate::dp::mlx5::{
+    cq::{Cq, CQ_DB_REQ_NOT},
+    rq::{Rq, RqParams, RxCompletion},
+    sq::{Sq, SqParams, WqeInfo, BF_OFFSET},
+    stats::{RxStats, TxStats},
+    tx::{DmaEntry, InlineMode, TxReject},
+};
+use crate::engine::{EngineMmio, IrqSink};
+use crate::ext::net::page_pool::RxPage;
+use crate::family::{filled, wadd};
+use crate::hw::{KBarriers, KBus, KCoherent};
+use crate::sim::mlx5::{
+    CqConfig, Device, Port, PortCounters, QueueSet, RqConfig, SqConfig, MAX_QUEUES, SCRATCH_LEN,
+    UAR_PAGE_SIZE,
+};
+use kernel::{c_str, prelude::*, str::CStr};
+
+/// Private flag bit: the multi-packet TX WQE (MPWQE) path.
+pub(crate) const PFLAG_TX_MPWQE: u32 = 1 << 0;
+
+/// The mlx5 family.
+pub(crate) struct Mlx5;
+
+type KSq = Sq<TxSkb, KCoherent, KVec<WqeInfo<TxSkb>>, KVec<Option<TxSkb>>, KVec<DmaEntry>>;
+type KRq = Rq<RxPage, KCoherent, KVec<Option<RxPage>>>;
+
+/// Device queue numbers of a channel.
+#[derive(Clone, Copy, Default)]
+pub(crate) struct Queues {
+    tx_cq: Option<u32>,
+    rx_cq: Option<u32>,
+    sq: Option<u32>,
+    rq: Option<u32>,
+}
+
+/// Records a queue the device made.
+fn made(
+    slot: &mut Option<u32>,
+    r: core::result::Result<u32, crate::sim::mlx5::CmdError>,
+) -> Result<u32> {
+    let qn = r.map_err(|_| EINVAL)?;
+    *slot = Some(qn);
+    Ok(qn)
+}
+
+/// The RSS hash type of a CQE (`rss_hash_type`): L4 when the TCP/UDP ports were hashed, L3
+/// when only addresses were.
+fn hash_type(c: &RxCompletion) -> u8 {
+    if c.hash_type >> 6 != 0 {
+        2
+    } else if (c.hash_type >> 2) & 3 != 0 {
+        1
+    } else {
+        0
+    }
+}
+
+impl Family for Mlx5 {
+    const NAME: &'static str = "mlx5";
+    const FW_VERSION: &'static str = "sim-mlx5";
+    const PRIV_FLAGS: &'static [&'static CStr] = &[c_str!("tx_mpwqe")];
+    const DEFAULT_PFLAGS: u32 = PFLAG_TX_MPWQE;
+    // The SQ must hold the stop room of a full MPWQE session plus a largest WQE (60
+    // WQEBBs), so at least 64 WQEBBs.
+    const SQ_RING: RingLimits = RingLimits {
+        min: 6,
+        default: 10,
+        max: 13,
+    };
+    const RQ_RING: RingLimits = RingLimits {
+        min: 6,
+        default: 9,
+        max: 13,
+    };
+    const QUEUE_INFIX: &'static str = "";
+
+    type Model = Device<KVec<Port>, KVVec<QueueSet>, KVVec<u8>>;
+    type DevCounters = PortCounters;
+    type Sq = KSq;
+    type Rx = KRq;
+    type Irq = ();
+    type Queues = Queues;
+    type TxStats = TxStats;
+    type RxStats = RxStats;
+
+    const GLOBAL: &'static [(&'static str, Get<ChannelStats<Self>>)] = &[
+        ("tx_packets", |s| s.tx.packets),
+        ("tx_bytes", |s| s.tx.bytes),
+        ("tx_mpwqe_blks", |s| s.tx.mpwqe_blks),
+        ("tx_mpwqe_pkts", |s| s.tx.mpwqe_pkts),
+        ("tx_xmit_more", |s| s.tx.xmit_more),
+        ("tx_nop", |s| s.tx.nop),
+        ("tx_queue_stopped", |s| s.tx.stopped),
+        ("tx_queue_wake", |s| s.tx.wake),
+        ("tx_queue_dropped", |s| s.tx.dropped + s.tx_dropped),
+        ("tx_cqes", |s| s.tx.cqes),
+        ("tx_cqe_err", |s| s.tx.cqe_err),
+        ("tx_wqes", |s| s.tx.wqes),
+        ("tx_doorbells", |s| s.tx.doorbells),
+        ("rx_packets", |s| s.rx.packets),
+        ("rx_bytes", |s| s.rx.bytes),
+        ("rx_wqe_err", |s| s.rx.wqe_err),
+        ("rx_buff_alloc_err", |s| s.rx.buff_alloc_err),
+        ("rx_cqe_compress_blks", |s| s.rx.cqe_compress_blks),
+        ("rx_cqe_compress_pkts", |s| s.rx.cqe_compress_pkts),
+        ("rx_dropped", |s| s.rx_dropped),
+        ("rx_dbr_writes", |s| s.rx.dbr_writes),
+        ("rx_polls", |s| s.rx.polls),
+    ];
+
+    const DEVICE: &'static [(&'static str, Get<PortCounters>)] = &[
+        ("dev_doorbells", |c| c.doorbells),
+        ("dev_sq_doorbells", |c| c.sq_doorbells),
+        ("dev_arm_doorbells", |c| c.arm_doorbells),
+        ("dev_bad_doorbells", |c| c.bad_doorbells),
+        ("dev_dbr_reads", |c| c.dbr_reads),
+        ("dev_wqes", |c| c.wqes),
+        ("dev_wqebbs", |c| c.wqebbs),
+        ("dev_wqe_bytes", |c| c.wqe_bytes),
+        ("dev_mpwqe_wqes", |c| c.mpwqe_wqes),
+        ("dev_mpwqe_pkts", |c| c.mpwqe_pkts),
+        ("dev_wqe_errors", |c| c.wqe_errors),
+        ("dev_tx_packets", |c| c.tx_packets),
+        ("dev_tx_bytes", |c| c.tx_bytes),
+        ("dev_tx_link_down_drops", |c| c.tx_link_down_drops),
+        ("dev_tx_cqes", |c| c.tx_cqes),
+        ("dev_rx_packets", |c| c.rx_packets),
+        ("dev_rx_bytes", |c| c.rx_bytes),
+        ("dev_rx_cqes", |c| c.rx_cqes),
+        ("dev_rx_out_of_buffer", |c| c.rx_out_of_buffer),
+        ("dev_tx_pause", |c| c.tx_pause),
+        ("dev_rx_no_rq_drops", |c| c.rx_no_rq_drops),
+        ("dev_rx_too_long", |c| c.rx_too_long),
+        ("dev_cq_overruns", |c| c.cq_overruns),
+        ("dev_interrupts", |c| c.interrupts),
+        ("dev_dma_faults", |c| c.dma_faults),
+        ("dev_pcie_in_tlps", |c| c.pcie.in_tlps),
+        ("dev_pcie_in_bytes", |c| c.pcie.in_bytes),
+        ("dev_pcie_out_tlps", |c| c.pcie.out_tlps),
+        ("dev_pcie_out_bytes", |c| c.pcie.out_bytes),
+        ("dev_tx_floor_in_bytes", |c| c.tx_floor_in_bytes),
+    ];
+
+    const TXQ: &'static [(&'static str, Get<ChannelStats<Self>>)] = &[
+        ("packets", |s| s.tx.packets),
+        ("bytes", |s| s.tx.bytes),
+        ("mpwqe_blks", |s| s.tx.mpwqe_blks),
+        ("mpwqe_pkts", |s| s.tx.mpwqe_pkts),
+        ("xmit_more", |s| s.tx.xmit_more),
+        ("nop", |s| s.tx.nop),
+        ("stopped", |s| s.tx.stopped),
+        ("wake", |s| s.tx.wake),
+        ("dropped", |s| s.tx.dropped + s.tx_dropped),
+        ("cqes", |s| s.tx.cqes),
+        ("cqe_err", |s| s.tx.cqe_err),
+        ("doorbells", |s| s.tx.doorbells),
+    ];
+
+    const RXQ: &'static [(&'static str, Get<ChannelStats<Self>>)] = &[
+        ("packets", |s| s.rx.packets),
+        ("bytes", |s| s.rx.bytes),
+        ("wqe_err", |s| s.rx.wqe_err),
+        ("buff_alloc_err", |s| s.rx.buff_alloc_err),
+        ("cqe_compress_blks", |s| s.rx.cqe_compress_blks),
+        ("cqe_compress_pkts", |s| s.rx.cqe_compress_pkts),
+    ];
+
+    const CH: &'static [(&'static str, Get<ChannelStats<Self>>)] =
+        &[("arm", |s| s.arms), ("poll", |s| s.rx.polls)];
+
+    fn new_model(ports: usize) -> Result<Self::Model> {
+        let mut p = KVec::with_capacity(ports, GFP_KERNEL)?;
+        for _ in 0..ports {
+            p.push(Port::new(), GFP_KERNEL)?;
+        }
+        let mut q = KVVec::with_capacity(ports * MAX_QUEUES, GFP_KERNEL)?;
+        for _ in 0..ports * MAX_QUEUES {
+            q.push(QueueSet::EMPTY, GFP_KERNEL)?;
+        }
+        let scratch = KVVec::from_elem(0u8, SCRATCH_LEN, GFP_KERNEL)?;
+        Device::new(p, q, scratch).map_err(|_| EINVAL)
+    }
+
+    fn init_port(m: &mut Self::Model, port: usize) {
+        // Flow control is on by default in the model.
+        let _ = m.set_link(port, false);
+    }
+
+    fn run(m: &mut Self::Model, irq: &mut IrqSink, budget: usize) -> (usize, bool) {
+        m.process_budget(&KBus, irq, budget)
+    }
+
+    fn mmio_write64(m: &mut Self::Model, offset: u32, bytes: [u8; 8]) {
+        m.mmio_write64(offset, bytes);
+    }
+
+    fn mmio_write32(m: &mut Self::Model, offset: u32, value: u32) {
+        m.mmio_write32(offset, value);
+    }
+
+    fn mmio_read32(m: &mut Self::Model, offset: u32) -> u32 {
+        m.mmio_read32(offset)
+    }
+
+    fn set_link(m: &mut Self::Model, port: usize, up: bool) {
+        let _ = m.set_link(port, up);
+    }
+
+    fn set_rss(m: &mut Self::Model, port: usize, rqns: &[u32]) -> Result {
+        m.set_rss(port, rqns).map_err(|_| EINVAL)
+    }
+
+    fn counters(m: &Self::Model, port: usize) -> PortCounters {
+        m.counters(port).copied().unwrap_or_default()
+    }
+
+    fn open(ctx: &OpenCtx<'_, Self>, q: &mut Queues, p: &ChannelParams) -> Result<Opened<Self>> {
+        let port = ctx.port;
+        let uar = port as u32 * UAR_PAGE_SIZE;
+        let dma = ctx.dma;
+        // Doorbell records: SQ at 0, RQ at 8, TX CQ at 16, RX CQ at 24.
+        let dbr = KCoherent::alloc(dma, 64)?;
+        let nsq = 1usize << p.log_sq;
+        let nrq = 1usize << p.log_rq;
+        let tx_cq_buf = KCoherent::alloc(dma, nsq * 64)?;
+        let rx_cq_buf = KCoherent::alloc(dma, nrq * 64)?;
+        let sq_buf = KCoherent::alloc(dma, nsq * 64)?;
+        let rq_buf = KCoherent::alloc(dma, nrq * 16)?;
+        let dbr_addr = dbr.dma_addr();
+        let vector = ctx.vector as u16;
+
+        // Device queues, CQs before the queues that complete on them.
+        let cq_cfg = |buf: &KCoherent, log_size: u8, dbr_off: u64| CqConfig {
+            port,
+            buf: buf.dma_addr(),
+            log_size,
+            dbr: dbr_addr + dbr_off,
+            vector,
+            compress: false,
+        };
+        let tx_cqn = made(
+            &mut q.tx_cq,
+            ctx.engine
+                .with_model(|m| m.create_cq(&cq_cfg(&tx_cq_buf, p.log_sq, 16))),
+        )?;
+        let rx_cqn = made(
+            &mut q.rx_cq,
+            ctx.engine
+                .with_model(|m| m.create_cq(&cq_cfg(&rx_cq_buf, p.log_rq, 24))),
+        )?;
+        // The CQ buffers get their initial owner bytes (0xF1) before any WQE is posted.
+        let tx_cq =
+            Cq::new(tx_cq_buf, dbr.clone(), 16, p.log_sq, tx_cqn, uar).map_err(|_| EINVAL)?;
+        let rx_cq =
+            Cq::new(rx_cq_buf, dbr.clone(), 24, p.log_rq, rx_cqn, uar).map_err(|_| EINVAL)?;
+        let (sq_addr, rq_addr) = (sq_buf.dma_addr(), rq_buf.dma_addr());
+        let sqn = made(
+            &mut q.sq,
+            ctx.engine.with_model(|m| {
+                m.create_sq(&SqConfig {
+                    port,
+                    buf: sq_addr,
+                    log_size: p.log_sq,
+                    dbr: dbr_addr,
+                    cqn: tx_cqn,
+                })
+            }),
+        )?;
+        let rqn = made(
+            &mut q.rq,
+            ctx.engine.with_model(|m| {
+                m.create_rq(&RqConfig {
+                    port,
+                    buf: rq_addr,
+                    log_size: p.log_rq,
+                    log_stride: 4,
+                    dbr: dbr_addr + 8,
+                    cqn: rx_cqn,
+                })
+            }),
+        )?;
+        let sq = Sq::new(
+            SqParams {
+                log_sz: p.log_sq,
+                sqn,
+                lkey: LKEY,
+                db_offset: uar + BF_OFFSET,
+                dbr_off: 0,
+                min_inline: InlineMode::None,
+                vlan_need_l2_inline: false,
+                max_sq_wqebbs: 16,
+                mpwqe: p.pflags & PFLAG_TX_MPWQE != 0,
+                mpwqe_inline: false,
+            },
+            sq_buf,
+            dbr.clone(),
+            tx_cq,
+            filled(nsq, WqeInfo::default)?,
+            filled(4 * nsq, || None)?,
+            filled(4 * nsq, DmaEntry::default)?,
+        )
+        .map_err(|_| EINVAL)?;
+        let mut rq = Rq::new(
+            RqParams {
+                log_sz: p.log_rq,
+                buf_size: p.rx_buf_len(),
+                lkey: LKEY,
+                dbr_off: 8,
+                wqe_bulk: 8,
+            },
+            rq_buf,
+            dbr,
+            rx_cq,
+            filled(nrq, || None)?,
+        )
+        .map_err(|_| EINVAL)?;
+        rq.post(&mut RxEnv {
+            pool: ctx.pool,
+            mmio: EngineMmio(ctx.engine),
+        });
+        Ok(Opened {
+            sq,
+            rx: rq,
+            irq: (),
+            rqn,
+        })
+    }
+
+    fn destroy(m: &mut Self::Model, q: &Queues) {
+        // Queues before their CQs.
+        if let Some(n) = q.rq {
+            let _ = m.destroy_rq(n);
+        }
+        if let Some(n) = q.sq {
+            let _ = m.destroy_sq(n);
+        }
+        for n in [q.rx_cq, q.tx_cq].into_iter().flatten() {
+            let _ = m.destroy_cq(n);
+        }
+    }
+
+    #[inline(always)]
+    fn xmit(
+        sq: &mut KSq,
+        pkt: TxSkb,
+        more: bool,
+        env: &mut TxEnv<'_, Self>,
+    ) -> core::result::Result<(), TxReject<TxSkb>> {
+        sq.xmit(pkt, more, env)
+    }
+
+    #[inline(always)]
+    fn tx_reap(sq: &mut KSq, env: &mut TxEnv<'_, Self>, release: impl FnMut(TxSkb)) -> TxReaped {
+        let r = sq.poll_cq(env, release);
+        TxReaped {
+            busy: r.busy,
+            idle: sq.pc() == sq.cc() || sq.error().is_some(),
+            cqes: r.cqes,
+        }
+    }
+
+    fn tx_drain(sq: &mut KSq, env: &mut TxEnv<'_, Self>, release: impl FnMut(TxSkb)) -> u32 {
+        sq.drain(env, release).0
+    }
+
+    #[inline(always)]
+    fn rx_poll(
+        rq: &mut KRq,
+        env: &mut RxEnv<'_, Self>,
+        budget: u32,
+        mut deliver: impl FnMut(RxPage, &RxMeta),
+    ) -> u32 {
+        rq.napi_poll(budget, env, |page, c: &RxCompletion| {
+            let m = RxMeta {
+                len: c.len,
+                // hds_ip_ext: bit 1 L3_OK, bit 2 L4_OK.
+                csum_ok: c.hds_ip_ext & 0x6 == 0x6,
+                hash: c.hash,
+                hash_type: hash_type(c),
+            };
+            deliver(page, &m)
+        })
+        .work
+    }
+
+    fn rx_drain(rq: &mut KRq, env: &mut RxEnv<'_, Self>) {
+        rq.drain(env);
+    }
+
+    fn arm_tx(sq: &mut KSq, mmio: &EngineMmio<'_, Self>) {
+        sq.cq_mut().arm(CQ_DB_REQ_NOT, mmio, &KBarriers);
+    }
+
+    fn arm_rx(rq: &mut KRq, mmio: &EngineMmio<'_, Self>) {
+        rq.cq_mut().arm(CQ_DB_REQ_NOT, mmio, &KBarriers);
+    }
+
+    // The consumer index is in the doorbell record, which every poll updates: no register
+    // write is needed while NAPI keeps polling.
+    fn tx_continue(_sq: &mut KSq, _work: u32, _mmio: &EngineMmio<'_, Self>) {}
+
+    fn rx_continue(_rq: &mut KRq, _work: u32, _mmio: &EngineMmio<'_, Self>) {}
+
+    fn irq_start(_irq: &mut (), _mmio: &EngineMmio<'_, Self>) {}
+
+    fn irq_handle(_irq: &mut (), _mmio: &EngineMmio<'_, Self>) -> bool {
+        true
+    }
+
+    fn tx_stats(sq: &KSq) -> (TxStats, u64) {
+        (sq.stats, sq.cq().arms())
+    }
+
+    fn rx_stats(rq: &KRq) -> (RxStats, u64) {
+        (rq.stats, rq.cq().arms())
+    }
+
+    fn summary(s: &ChannelStats<Self>) -> Summary {
+        Summary {
+            tx_packets: s.tx.packets,
+            tx_bytes: s.tx.bytes,
+            tx_dropped: s.tx.dropped + s.tx_dropped,
+            tx_errors: s.tx.cqe_err,
+            tx_stop: s.tx.stopped,
+            tx_wake: s.tx.wake,
+            rx_packets: s.rx.packets,
+            rx_bytes: s.rx.bytes,
+            rx_dropped: s.rx_dropped,
+            rx_errors: s.rx.wqe_err,
+            rx_alloc_fail: s.rx.buff_alloc_err,
+        }
+    }
+
+    fn accumulate(a: &mut ChannelStats<Self>, b: &ChannelStats<Self>) {
+        macro_rules! sum {
+            ($side:ident; $($g:ident),+) => {
+                $( wadd(&mut a.$side.$g, b.$side.$g); )+
+            };
+        }
+        sum!(tx; packets, bytes, tso_packets, tso_bytes, added_vlan_packets, csum_none,
+            csum_partial, csum_partial_inner, nop, mpwqe_blks, mpwqe_pkts, inlnw, xmit_more,
+            stopped, wake, dropped, busy, cqes, cqe_err, cqe_bad, wqes, doorbells);
+        sum!(rx; packets, bytes, wqe_err, buff_alloc_err, cqe_compress_blks, cqe_compress_pkts,
+            cqes, cqe_bad, dbr_writes, polls);
+    }
+}
