@@ -3,7 +3,8 @@
 #
 # make bench, the VM figures (design.md section 5, "Packet rate in the VM"): boots the test
 # VM, runs scripts/vm/bench.sh there (pktgen, 64-byte UDP, interleaved rounds of rsnic with
-# tx_mpwqe on and off at burst 32, rsnic and a veth pair at burst 1), picks its
+# tx_mpwqe on and off at burst 32, rsnic and a veth pair at burst 1, a MANA pair with RX
+# doorbells batched and per packet at burst 32), picks its
 # "RSNIC-BENCH" lines out of the serial log, prints the median and spread (min-max) of
 # packets/s per configuration and the ratios, and appends rows to target/bench/vm.csv.
 # Packet rates in an emulated (TCG) VM on a shared machine are only meaningful relative to
@@ -35,7 +36,10 @@ if [ "$rc" != 0 ] || ! grep -q '^done' <<<"$lines"; then
 fi
 
 CSV=$OUT/vm.csv
-[ -s "$CSV" ] || echo "date,commit,kernel,variant,config,burst,rounds,count,median_pps,min_pps,max_pps,ratio_vs_mpwqe_off,ratio_vs_veth" >"$CSV"
+# The header names the columns; an older file with a different header is kept aside.
+HDR="date,commit,kernel,variant,config,burst,rounds,count,median_pps,min_pps,max_pps,ratio_vs_mpwqe_off,ratio_vs_veth,ratio_vs_rx_db_per_packet"
+if [ -s "$CSV" ] && [ "$(head -n1 "$CSV")" != "$HDR" ]; then mv "$CSV" "$CSV.old"; fi
+[ -s "$CSV" ] || echo "$HDR" >"$CSV"
 commit=$(git -C "$RSNIC_ROOT" rev-parse --short HEAD 2>/dev/null || echo unknown)
 git -C "$RSNIC_ROOT" diff --quiet HEAD -- drivers rust 2>/dev/null || commit="$commit+dirty"
 
@@ -52,7 +56,8 @@ for line in open(sys.argv[3]):
     elif kind == "run":
         runs.setdefault(d["config"], []).append((int(d["round"]), int(d["burst"]), int(d["pps"])))
         counts[d["config"]] = d.get("count", info.get("count"))
-order = ["rsnic_mpwqe_on", "rsnic_mpwqe_off", "rsnic_burst1", "veth"]
+order = ["rsnic_mpwqe_on", "rsnic_mpwqe_off", "rsnic_burst1", "veth",
+         "mana_rx_db_batched", "mana_rx_db_per_packet"]
 med = {c: statistics.median(p for _, _, p in runs[c]) for c in order if c in runs}
 def per_round(a, b):
     # Median of the per-round ratios: each round's runs sit next to each other in time.
@@ -63,7 +68,7 @@ def per_round(a, b):
 date = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
 print("VM packet rates: pktgen, 64-byte UDP, %s rounds, %s packets per burst-32 run (a quarter at burst 1), %s (%s), %s vCPUs, emulated (TCG)"
       % (info.get("rounds"), info.get("count"), info.get("kernel"), info.get("variant"), info.get("cpus")))
-print("%-17s %5s %12s %12s %12s %9s %9s" % ("config", "burst", "median pps", "min pps", "max pps", "spread", "vs veth"))
+print("%-22s %5s %12s %12s %12s %9s %9s" % ("config", "burst", "median pps", "min pps", "max pps", "spread", "vs veth"))
 rows = []
 for c in order:
     if c not in runs:
@@ -71,11 +76,12 @@ for c in order:
     p = [x for _, _, x in runs[c]]
     burst = runs[c][0][1]
     vs_off = "%.3f" % (med[c] / med["rsnic_mpwqe_off"]) if c.startswith("rsnic_mpwqe") else ""
-    vs_veth = "%.3f" % (med[c] / med["veth"]) if c != "veth" and "veth" in med else ""
+    vs_veth = "%.3f" % (med[c] / med["veth"]) if c.startswith("rsnic") and "veth" in med else ""
+    vs_pp = "%.3f" % (med[c] / med["mana_rx_db_per_packet"]) if c.startswith("mana") else ""
     spread = "%.0f%%" % (100 * (max(p) - min(p)) / med[c]) if med[c] else "-"
-    print("%-17s %5d %12.0f %12d %12d %9s %9s" % (c, burst, med[c], min(p), max(p), spread, vs_veth or "-"))
+    print("%-22s %5d %12.0f %12d %12d %9s %9s" % (c, burst, med[c], min(p), max(p), spread, vs_veth or "-"))
     rows.append(",".join(str(v) for v in (date, commit, info.get("kernel"), info.get("variant"), c, burst,
-                 len(p), counts.get(c), "%.0f" % med[c], min(p), max(p), vs_off, vs_veth)))
+                 len(p), counts.get(c), "%.0f" % med[c], min(p), max(p), vs_off, vs_veth, vs_pp)))
 print()
 def show(label, a, b):
     if a in med and b in med:
@@ -83,6 +89,7 @@ def show(label, a, b):
 show("ratio tx_mpwqe on/off (burst 32):", "rsnic_mpwqe_on", "rsnic_mpwqe_off")
 show("ratio rsnic/veth (burst 1, tx_mpwqe on):", "rsnic_burst1", "veth")
 show("ratio rsnic burst 32 (mpwqe on)/veth burst 1:", "rsnic_mpwqe_on", "veth")
+show("ratio MANA RX doorbells batched/per packet:", "mana_rx_db_batched", "mana_rx_db_per_packet")
 with open(csv, "a") as f:
     for r in rows:
         f.write(r + "\n")

@@ -42,7 +42,7 @@ mkdir -p "$RSNIC_CACHE/jobs"
 job=$(mktemp "$RSNIC_CACHE/jobs/job-XXXXXX.sh")
 {
 	echo "export RSNIC_ROOT='$RSNIC_ROOT' RSNIC_KO='$ko' KERNEL_VARIANT='$KERNEL_VARIANT'"
-	echo "export RSNIC_KSRC='$(rsnic_ksrc)'"
+	echo "export RSNIC_KSRC='$(rsnic_ksrc)' RSNIC_FAMILIES='${RSNIC_FAMILIES:-mlx5 mana}'"
 	echo "cd '$RSNIC_ROOT' || exit 126"
 	printf 'exec'
 	printf ' %q' "$@"

@@ -5,6 +5,9 @@
 #   rsnic_mpwqe_off   the same with tx_mpwqe off,                        burst 32
 #   rsnic_burst1      tx_mpwqe on, burst 1 (the burst veth allows)
 #   veth              a veth pair (one end in namespace vpeer),          burst 1
+#   mana_rx_db_batched     MANA port C -> D (namespace mpeer), D rings its RQ doorbell once
+#                          per NAPI poll (rx_db_per_packet off),           burst 32
+#   mana_rx_db_per_packet  the same with one RQ doorbell per re-posted WQE on D
 # pktgen refuses bursts on veth (it clears IFF_TX_SKB_SHARING), hence rsnic_burst1 for a
 # like-for-like rsnic/veth ratio. Prints one line per run, prefixed "RSNIC-BENCH run", for the
 # host to pick out of the serial log; the host computes medians and ratios.
@@ -18,8 +21,23 @@ set -eu
 ROUNDS=${BENCH_VM_ROUNDS:-5}
 COUNT=${BENCH_VM_COUNT:-100000}
 
-setup_pair
+# Device 0 is a ConnectX (ports A, B), device 1 a MANA (ports C, D).
+setup_pair num_devs=2 family=mlx5,mana
 quiet_pair
+mapfile -t _all < <(rsnic_ifaces)
+C=${_all[2]}
+D=${_all[3]}
+ip netns add mpeer
+ip link set "$D" netns mpeer
+ip addr add 10.30.0.1/24 dev "$C"
+ip netns exec mpeer ip addr add 10.30.0.2/24 dev "$D"
+sysctl -qw "net.ipv6.conf.$C.disable_ipv6=1"
+ip netns exec mpeer sysctl -qw "net.ipv6.conf.$D.disable_ipv6=1"
+ip link set "$C" up
+ip netns exec mpeer ip link set "$D" up
+MMAC_D=$(ip netns exec mpeer cat "/sys/class/net/$D/address")
+ip neigh replace 10.30.0.2 lladdr "$MMAC_D" dev "$C" nud permanent
+wait_for "carrier on $C" eval '[ "$(carrier "$C")" = 1 ]'
 ip netns add vpeer
 ip link add vA type veth peer name vB netns vpeer
 ip addr add 10.20.0.1/24 dev vA
@@ -33,11 +51,14 @@ sleep 0.5
 echo "RSNIC-BENCH info kernel=$(uname -r) variant=${KERNEL_VARIANT:-normal} cpus=$(nproc)" \
 	"count=$COUNT rounds=$ROUNDS pkt_size=60"
 
-# run CONFIG DEV DST MAC BURST [tx_mpwqe]
+# run CONFIG DEV DST MAC BURST [FLAG VALUE [FLAGDEV NETNS]]: FLAG is set on FLAGDEV (in
+# NETNS; default DEV) first.
 run() {
-	local cfg=$1 dev=$2 dst=$3 mac=$4 burst=$5 flag=${6:-}
-	if [ -n "$flag" ] && [ "$(priv_flag "$dev" tx_mpwqe)" != "$flag" ]; then
-		ethtool --set-priv-flags "$dev" tx_mpwqe "$flag"
+	local cfg=$1 dev=$2 dst=$3 mac=$4 burst=$5 flag=${6:-} val=${7:-} fdev=${8:-$2} fns=${9:-}
+	local ns=()
+	[ -n "$fns" ] && ns=(ip netns exec "$fns")
+	if [ -n "$flag" ] && [ "$("${ns[@]}" ethtool --show-priv-flags "$fdev" | sed -n "s/^$flag: *//p")" != "$val" ]; then
+		"${ns[@]}" ethtool --set-priv-flags "$fdev" "$flag" "$val"
 		wait_for "carrier on $dev" eval '[ "$(carrier "$dev")" = 1 ]'
 		sleep 0.2
 	fi
@@ -51,10 +72,12 @@ run() {
 }
 
 configs=(
-	"rsnic_mpwqe_on $A 10.10.0.2 $MAC_B 32 on"
-	"rsnic_mpwqe_off $A 10.10.0.2 $MAC_B 32 off"
-	"rsnic_burst1 $A 10.10.0.2 $MAC_B 1 on"
+	"rsnic_mpwqe_on $A 10.10.0.2 $MAC_B 32 tx_mpwqe on"
+	"rsnic_mpwqe_off $A 10.10.0.2 $MAC_B 32 tx_mpwqe off"
+	"rsnic_burst1 $A 10.10.0.2 $MAC_B 1 tx_mpwqe on"
 	"veth vA 10.20.0.2 $VMAC_B 1"
+	"mana_rx_db_batched $C 10.30.0.2 $MMAC_D 32 rx_db_per_packet off $D mpeer"
+	"mana_rx_db_per_packet $C 10.30.0.2 $MMAC_D 32 rx_db_per_packet on $D mpeer"
 )
 # Interleaved rounds; each round starts one configuration later than the one before, so
 # that no configuration always follows the same other one.
@@ -67,4 +90,5 @@ done
 echo "RSNIC-BENCH done"
 ip link del vA
 ip netns del vpeer
+ip netns del mpeer
 teardown_pair

@@ -1,9 +1,19 @@
 #!/usr/bin/env bash
-# The main job, inside the VM: load rsnic, put its second port in network namespace "peer",
-# bring both up and show them (carrier, ethtool information); ping both ways, a short iperf3
-# burst, then pktgen (64-byte UDP, burst 32) with tx_mpwqe on and then off, and a
-# side-by-side table of what the counters (ethtool -S) say about the two TX paths.
+# The main job, inside the VM, once per device family (RSNIC_FAMILIES, default "mlx5 mana"):
+# load rsnic, put its second port in network namespace "peer", bring both up and show them
+# (carrier, ethtool information); ping both ways, a short iperf3 burst, then pktgen
+# (64-byte UDP, burst 32) in both settings of the family's private flag (mlx5: tx_mpwqe on,
+# then off; MANA: RX doorbells batched, then per packet), and a side-by-side table of what
+# the counters (ethtool -S) say about the two.
 set -eu
+if [ -z "${RSNIC_FAMILY:-}" ]; then
+	for fam in ${RSNIC_FAMILIES:-mlx5 mana}; do
+		echo
+		echo "################ family $fam ################"
+		RSNIC_FAMILY=$fam bash "$0" || exit 1
+	done
+	exit 0
+fi
 . "$RSNIC_ROOT/tests/vm/lib.sh"
 . "$RSNIC_ROOT/tests/vm/traffic.sh"
 
@@ -47,7 +57,7 @@ for dir in "$A->$B" "$B->$A"; do
 done
 
 echo
-echo "== pktgen: $PKTS x 64-byte UDP (burst 32) from $A to $B, tx_mpwqe on, then off"
+echo "== pktgen: $PKTS x 64-byte UDP (burst 32) from $A to $B, $PFLAG ${PFLAG_MODES% *}, then ${PFLAG_MODES#* }"
 quiet_pair
 sleep 0.5
 pktgen_modes "$PKTS"
@@ -55,13 +65,13 @@ echo
 pktgen_table
 echo
 echo "  Figures are ethtool -S deltas of the sending port $A (B: the receiving port)."
-echo "  Doorbells: SQ doorbell register writes; PCIe bytes: the device model's TLP"
+echo "  Doorbells: doorbell register writes; PCIe bytes: the device model's TLP"
 echo "  accounting (design.md section 5); floor: packet data plus the TLP overhead of"
 echo "  carrying it."
 
 echo
 echo "== $A counters after the demo (non-zero, port totals)"
-ethtool -S "$A" | awk '$1 !~ /^(tx|rx|ch)[0-9]/ && $2 != 0'
+ethtool -S "$A" | awk '$1 !~ /^(tx|rx|ch)_?[0-9]/ && $2 != 0'
 
 echo
 echo "== link down on $A: both carriers drop"

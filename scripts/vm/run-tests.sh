@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
-# Runs inside the test VM: each VM test script in turn, then (on a kmemleak kernel) a leak
-# scan. Prints "ok - NAME" or "not ok - NAME" per test and a closing "N passed, N failed".
+# Runs inside the test VM: each VM test script in turn, once per device family in
+# RSNIC_FAMILIES (default "mlx5 mana"; the script sees RSNIC_FAMILY), then (on a kmemleak
+# kernel) a leak scan. Prints "ok - FAMILY/NAME" or "not ok - FAMILY/NAME" per test (exit 77
+# is a skip: a test that runs in one family's pass only) and a closing "N passed, N failed".
 # Each test script is a plain bash script that exits 0 when it passes; it can be run alone.
 set -u
 cd "$RSNIC_ROOT" || exit 1
@@ -9,20 +11,27 @@ kmemleak=/sys/kernel/debug/kmemleak
 
 pass=0
 fail=0
-for t in "$@"; do
-	name=$(basename "$t" .sh)
-	echo "=== RUN $name"
-	timeout 600 bash "$t"
-	rc=$?
-	if [ "$rc" = 0 ]; then
-		echo "ok - $name"
-		pass=$((pass + 1))
-	else
-		echo "not ok - $name (exit $rc)"
-		fail=$((fail + 1))
-	fi
-	# Leave a clean slate for the next test whatever this one did.
-	rmmod rsnic 2>/dev/null
+skip=0
+for fam in ${RSNIC_FAMILIES:-mlx5 mana}; do
+	export RSNIC_FAMILY=$fam
+	for t in "$@"; do
+		name=$fam/$(basename "$t" .sh)
+		echo "=== RUN $name"
+		timeout 600 bash "$t"
+		rc=$?
+		if [ "$rc" = 0 ]; then
+			echo "ok - $name"
+			pass=$((pass + 1))
+		elif [ "$rc" = 77 ]; then
+			echo "ok - $name # SKIP runs in another family's pass"
+			skip=$((skip + 1))
+		else
+			echo "not ok - $name (exit $rc)"
+			fail=$((fail + 1))
+		fi
+		# Leave a clean slate for the next test whatever this one did.
+		rmmod rsnic 2>/dev/null
+	done
 done
 
 if [ -w "$kmemleak" ]; then
@@ -42,5 +51,5 @@ if [ -w "$kmemleak" ]; then
 	fi
 fi
 
-echo "vm: $pass passed, $fail failed"
+echo "vm: $pass passed, $fail failed, $skip skipped"
 [ "$fail" = 0 ]

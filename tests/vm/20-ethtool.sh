@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# ethtool -i, link settings, private flags: tx_mpwqe is listed, on by default, and
-# round-trips off and on; an unknown flag or a bad value is refused and changes nothing.
+# ethtool -i, link settings, private flags: the family's flag (mlx5 tx_mpwqe, on by default;
+# MANA rx_db_per_packet, off) is listed, has its default, and round-trips; the other
+# family's flag, an unknown flag or a bad value is refused and changes nothing.
 set -eu
 . "$(dirname "$0")/lib.sh"
 
@@ -14,25 +15,30 @@ modver=$(sed -n 's/.*version \([0-9.]*\):.*/\1/p' <(dmesg | grep 'rsnic: version
 assert_eq "version matches the module's" "$modver" "$(echo "$info" | sed -n 's/^version: //p')"
 echo "$info" | grep -q '^bus-info: rsnic-sim0:port0$' || fail "bus-info"
 ethtool "$dev" | grep -q 'Speed: 100000Mb/s' || fail "speed not reported"
+assert_eq "firmware names the family" "sim-$RSNIC_FAMILY" "$(echo "$info" | sed -n 's/^firmware-version: //p')"
 
 ethtool --show-priv-flags "$dev"
 assert_eq "flag count" 1 "$(ethtool --show-priv-flags "$dev" | grep -Ec '^[a-z0-9_]+: (on|off)$')"
-assert_eq "tx_mpwqe default" on "$(priv_flag "$dev" tx_mpwqe)"
-ethtool --set-priv-flags "$dev" tx_mpwqe off
-assert_eq "tx_mpwqe after off" off "$(priv_flag "$dev" tx_mpwqe)"
-assert_eq "peer unaffected" on "$(priv_flag "${ifs[1]}" tx_mpwqe)"
-ethtool --set-priv-flags "$dev" tx_mpwqe on
-assert_eq "tx_mpwqe after on" on "$(priv_flag "$dev" tx_mpwqe)"
+other=$([ "$PFLAG_DEFAULT" = on ] && echo off || echo on)
+other_flag=$([ "$PFLAG" = tx_mpwqe ] && echo rx_db_per_packet || echo tx_mpwqe)
+assert_eq "$PFLAG default" "$PFLAG_DEFAULT" "$(priv_flag "$dev" "$PFLAG")"
+ethtool --set-priv-flags "$dev" "$PFLAG" "$other"
+assert_eq "$PFLAG after $other" "$other" "$(priv_flag "$dev" "$PFLAG")"
+assert_eq "peer unaffected" "$PFLAG_DEFAULT" "$(priv_flag "${ifs[1]}" "$PFLAG")"
+ethtool --set-priv-flags "$dev" "$PFLAG" "$PFLAG_DEFAULT"
+assert_eq "$PFLAG back to $PFLAG_DEFAULT" "$PFLAG_DEFAULT" "$(priv_flag "$dev" "$PFLAG")"
 
-if ethtool --set-priv-flags "$dev" no_such_flag on 2>/tmp/err; then
-	fail "an unknown private flag was accepted"
-fi
-echo "  unknown flag refused: $(cat /tmp/err)"
-if ethtool --set-priv-flags "$dev" tx_mpwqe maybe 2>/tmp/err; then
+for bad in no_such_flag "$other_flag"; do
+	if ethtool --set-priv-flags "$dev" "$bad" on 2>/tmp/err; then
+		fail "private flag $bad was accepted"
+	fi
+	echo "  flag $bad refused: $(cat /tmp/err)"
+done
+if ethtool --set-priv-flags "$dev" "$PFLAG" maybe 2>/tmp/err; then
 	fail "a bad flag value was accepted"
 fi
 echo "  bad value refused: $(head -n1 /tmp/err)"
-assert_eq "tx_mpwqe unchanged by refused calls" on "$(priv_flag "$dev" tx_mpwqe)"
+assert_eq "$PFLAG unchanged by refused calls" "$PFLAG_DEFAULT" "$(priv_flag "$dev" "$PFLAG")"
 
 ethtool -S "$dev" | grep -q 'tx_queue_dropped: ' || fail "ethtool -S lacks tx_queue_dropped"
 unload_rsnic

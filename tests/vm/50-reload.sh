@@ -11,7 +11,7 @@ for cycle in $(seq 10); do
 	[ "${#ifs[@]}" = 2 ] || fail "cycle $cycle: ${#ifs[@]} interfaces"
 	ip link set "${ifs[0]}" up
 	ip link set "${ifs[1]}" up
-	ethtool --set-priv-flags "${ifs[0]}" tx_mpwqe off
+	ethtool --set-priv-flags "${ifs[0]}" "$PFLAG" "$([ "$PFLAG_DEFAULT" = on ] && echo off || echo on)"
 	unload_rsnic
 	echo "  cycle $cycle ok"
 done

@@ -28,5 +28,5 @@ wait_for "A's TX and B's RX counters to balance" balanced
 echo "  A sent $tx_a (device: $dev_tx_a), B received $rx_b (device: $dev_rx_b)"
 [ "$tx_a" -ge 45 ] || fail "too few packets sent: $tx_a"
 assert_eq "no TX drops" 0 "$(stat "$A" tx_queue_dropped)"
-assert_eq "no device errors" 0 "$(stat "$A" dev_wqe_errors)"
+assert_eq "no device errors" 0 "$(stat "$A" "$C_WQE_ERR")"
 teardown_pair

@@ -37,8 +37,8 @@ for dir in a_to_b b_to_a; do
 	lost=$(iperf_json "/tmp/udp-$dir.json" lost)
 	pkts=$(iperf_json "/tmp/udp-$dir.json" packets)
 	echo "  UDP $dir at 4 Mbit/s: $((bps / 1000)) kbit/s, lost $lost of $pkts datagrams" \
-		"(device drops for lack of RX buffers: A $(delta u0a u1a dev_rx_out_of_buffer)," \
-		"B $(delta u0b u1b dev_rx_out_of_buffer); socket buffer overflows since boot:" \
+		"(device drops for lack of RX buffers: A $(delta u0a u1a "$C_NOWQE")," \
+		"B $(delta u0b u1b "$C_NOWQE"); socket buffer overflows since boot:" \
 		"here $(nstat -az UdpRcvbufErrors | awk '$1 == "UdpRcvbufErrors" { print $2 }')," \
 		"peer $(ip netns exec peer nstat -az UdpRcvbufErrors | awk '$1 == "UdpRcvbufErrors" { print $2 }'))"
 	[ "$bps" -gt 0 ] 2>/dev/null || fail "UDP $dir: no throughput ($bps)"
@@ -99,6 +99,12 @@ PY
 udp_check "" peer 10.10.0.2
 udp_check peer "" 10.10.0.1
 
-assert_eq "no device errors on A" 0 "$(stat "$A" dev_wqe_errors)"
-assert_eq "no device errors on B" 0 "$(stat "$B" dev_wqe_errors peer)"
+assert_eq "no device errors on A" 0 "$(stat "$A" "$C_WQE_ERR")"
+assert_eq "no device errors on B" 0 "$(stat "$B" "$C_WQE_ERR" peer)"
+if [ "$RSNIC_FAMILY" = mana ]; then
+	# The TCP streams went out as TSO WQEs (OOB in the SGL, headers prepared for the NIC).
+	tso=$(stat "$A" tx_tso_packets)
+	echo "  A's TSO packets: $tso"
+	[ "$tso" -gt 0 ] || fail "no TSO packet on A"
+fi
 teardown_pair

@@ -24,11 +24,11 @@ snap s1a "$A"
 snap s1b "$B" peer
 # At least the 10 jumbo echo requests and replies went through the device, nothing was
 # too long for it.
-big=$(($(delta s0a s1a dev_tx_bytes) / $(delta s0a s1a dev_tx_packets)))
+big=$(($(delta s0a s1a "$C_TX_BYTES") / $(delta s0a s1a dev_tx_packets)))
 echo "  A sent $(delta s0a s1a dev_tx_packets) packets, $big bytes on average"
 [ "$big" -gt 4000 ] || fail "A's packets are not jumbo ($big bytes on average)"
-assert_eq "B too-long drops" 0 "$(delta s0b s1b dev_rx_too_long)"
-assert_eq "A too-long drops" 0 "$(delta s0a s1a dev_rx_too_long)"
+assert_eq "B too-long drops" 0 "$(delta s0b s1b "$C_TOO_LONG")"
+assert_eq "A too-long drops" 0 "$(delta s0a s1a "$C_TOO_LONG")"
 
 iperf_server 10.10.0.2 peer
 timeout 60 iperf3 -c 10.10.0.2 -t 3 -M 8948 -J >/tmp/tcp9000.json || fail "iperf3 at MTU 9000"

@@ -18,7 +18,7 @@ expect_refused() {
 expect_refused ethtool -L "$A" combined 9
 expect_refused ethtool -L "$A" combined 0
 expect_refused ethtool -G "$A" rx 32
-grep -q "at least 64" /tmp/err || fail "no extack message for a too small ring"
+grep -q "below the minimum" /tmp/err || fail "no extack message for a too small ring"
 expect_refused ethtool -G "$A" tx 16384
 expect_refused ethtool -G "$A" rx 100000
 ethtool -G "$A" rx 300

@@ -3,6 +3,32 @@
 
 RSNIC_KO=${RSNIC_KO:-$RSNIC_ROOT/target/kbuild/${KERNEL_VARIANT:-normal}/rsnic.ko}
 
+# The family the tests run on (the runner runs the suite once per family). The few counters
+# and the private flag whose names differ between the families:
+#   PFLAG          the family's private flag, PFLAG_DEFAULT its value at load, PFLAG_MODES
+#                  the two values pktgen compares (default first)
+#   C_NOWQE        device drops for lack of a posted RX WQE
+#   C_TOO_LONG     device drops of frames longer than the RX buffer
+#   C_WQE_ERR      TX WQEs the device refused
+#   C_TX_BYTES     bytes the device put on the wire
+RSNIC_FAMILY=${RSNIC_FAMILY:-mlx5}
+case $RSNIC_FAMILY in
+mlx5)
+	PFLAG=tx_mpwqe PFLAG_DEFAULT=on PFLAG_MODES="on off"
+	C_NOWQE=dev_rx_out_of_buffer C_TOO_LONG=dev_rx_too_long C_WQE_ERR=dev_wqe_errors
+	C_TX_BYTES=dev_tx_bytes
+	;;
+mana)
+	PFLAG=rx_db_per_packet PFLAG_DEFAULT=off PFLAG_MODES="off on"
+	C_NOWQE=hc_rx_discards_no_wqe C_TOO_LONG=dev_rx_truncated C_WQE_ERR=dev_tx_wqe_errors
+	C_TX_BYTES=hc_tx_bytes
+	;;
+*)
+	echo "unknown RSNIC_FAMILY=$RSNIC_FAMILY" >&2
+	exit 1
+	;;
+esac
+
 fail() {
 	echo "FAIL: $*" >&2
 	exit 1
@@ -14,9 +40,11 @@ assert_eq() {
 	echo "  $1 = $3"
 }
 
-# Loads rsnic with the given parameters and waits for its interfaces.
+# Loads rsnic with the given parameters (family=$RSNIC_FAMILY unless they name a family).
 load_rsnic() {
-	insmod "$RSNIC_KO" "$@" || fail "insmod rsnic $*"
+	local fam=(family="$RSNIC_FAMILY")
+	case " $* " in *" family="*) fam=() ;; esac
+	insmod "$RSNIC_KO" "${fam[@]}" "$@" || fail "insmod rsnic ${fam[*]} $*"
 }
 
 unload_rsnic() {

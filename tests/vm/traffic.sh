@@ -50,8 +50,8 @@ settled() {
 	dtx=$(delta s0a s1a dev_tx_packets)
 	drx=$(delta s0b s1b dev_rx_packets)
 	rx=$(delta s0b s1b rx_packets)
-	drop=$(($(delta s0b s1b dev_rx_out_of_buffer) + $(delta s0b s1b dev_rx_no_rq_drops) +
-		$(delta s0b s1b dev_rx_too_long) + $(delta s0a s1a dev_tx_link_down_drops)))
+	drop=$(($(delta s0b s1b "$C_NOWQE") + $(delta s0b s1b dev_rx_no_rq_drops) +
+		$(delta s0b s1b "$C_TOO_LONG") + $(delta s0a s1a dev_tx_link_down_drops)))
 	[ "$tx" = "$dtx" ] && [ "$((drx + drop))" = "$dtx" ] && [ "$rx" = "$drx" ]
 }
 
@@ -146,14 +146,17 @@ traffic_cleanup() {
 trap traffic_cleanup EXIT
 
 # pktgen_modes COUNT: pktgen from A to B (COUNT 64-byte UDP frames, burst 32, TX queue 0)
-# with tx_mpwqe on, then off; the deltas of both ends go to R[MODE.COUNTER] (A) and
-# R[MODE.B.COUNTER] (B), pktgen's figures to R[MODE.sent] and R[MODE.pps]. Needs quiet_pair.
+# with the family's private flag ($PFLAG) set to each of $PFLAG_MODES on both ports (mlx5:
+# tx_mpwqe on, then off, which matters on A; MANA: rx_db_per_packet off, then on, which
+# matters on B); the deltas of both ends go to R[MODE.COUNTER] (A) and R[MODE.B.COUNTER]
+# (B), pktgen's figures to R[MODE.sent] and R[MODE.pps]. Needs quiet_pair.
 declare -A R
 pktgen_modes() {
 	local mode c
-	for mode in on off; do
-		ethtool --set-priv-flags "$A" tx_mpwqe "$mode"
-		wait_for "carrier on $A after tx_mpwqe $mode" eval '[ "$(carrier "$A")" = 1 ]'
+	for mode in $PFLAG_MODES; do
+		ethtool --set-priv-flags "$A" "$PFLAG" "$mode"
+		ip netns exec peer ethtool --set-priv-flags "$B" "$PFLAG" "$mode"
+		wait_for "carrier on $A after $PFLAG $mode" eval '[ "$(carrier "$A")" = 1 ]'
 		snap s0a "$A"
 		snap s0b "$B" peer
 		pktgen_run "$A" "$1" 10.10.0.2 "$MAC_B" 32 60
@@ -163,29 +166,48 @@ pktgen_modes() {
 		while read -r c d; do R[$mode.$c]=$d; done < <(deltas s0a s1a)
 		while read -r c d; do R[$mode.B.$c]=$d; done < <(deltas s0b s1b)
 	done
-	ethtool --set-priv-flags "$A" tx_mpwqe on
+	ethtool --set-priv-flags "$A" "$PFLAG" "$PFLAG_DEFAULT"
+	ip netns exec peer ethtool --set-priv-flags "$B" "$PFLAG" "$PFLAG_DEFAULT"
 }
 
 # pktgen_table: the side-by-side table of pktgen_modes' figures.
 pktgen_table() {
-	local m
+	local m1 m2
+	read -r m1 m2 <<<"$PFLAG_MODES"
 	_row() { printf '  %-50s %12s %12s\n' "$@"; }
-	_per() { _row "$1" "$(ratio "${R[on.$2]}" "${R[on.$3]}" "$4")" "$(ratio "${R[off.$2]}" "${R[off.$3]}" "$4")"; }
-	_row "pktgen, 64 B UDP, burst 32, queue 0" "mpwqe on" "mpwqe off"
+	_both() { _row "$1" "${R[$m1.$2]}" "${R[$m2.$2]}"; }
+	_per() { _row "$1" "$(ratio "${R[$m1.$2]}" "${R[$m1.$3]}" "$4")" "$(ratio "${R[$m2.$2]}" "${R[$m2.$3]}" "$4")"; }
+	if [ "$RSNIC_FAMILY" = mana ]; then
+		_row "pktgen, 64 B UDP, burst 32, queue 0 (MANA)" "RX db batched" "RX db per pkt"
+	else
+		_row "pktgen, 64 B UDP, burst 32, queue 0" "mpwqe on" "mpwqe off"
+	fi
 	_row "--------------------------------------------------" "------------" "------------"
-	_row "packets sent (pktgen)" "${R[on.sent]}" "${R[off.sent]}"
-	_row "packets sent (A tx_packets)" "${R[on.tx_packets]}" "${R[off.tx_packets]}"
-	_row "packets received by the peer (B rx_packets)" "${R[on.B.rx_packets]}" "${R[off.B.rx_packets]}"
-	_row "peer drops, no RX buffer (B dev_rx_out_of_buffer)" "${R[on.B.dev_rx_out_of_buffer]}" "${R[off.B.dev_rx_out_of_buffer]}"
-	_row "MPWQE sessions (tx_mpwqe_blks)" "${R[on.tx_mpwqe_blks]}" "${R[off.tx_mpwqe_blks]}"
-	_row "packets in sessions (tx_mpwqe_pkts)" "${R[on.tx_mpwqe_pkts]}" "${R[off.tx_mpwqe_pkts]}"
-	_per "packets per session" tx_mpwqe_pkts tx_mpwqe_blks 1
-	_row "WQEs (dev_wqes, incl. NOPs)" "${R[on.dev_wqes]}" "${R[off.dev_wqes]}"
-	_row "SQ doorbells (dev_sq_doorbells)" "${R[on.dev_sq_doorbells]}" "${R[off.dev_sq_doorbells]}"
-	_per "SQ doorbells per packet" dev_sq_doorbells tx_packets 4
-	_per "inbound PCIe bytes per packet (modeled)" dev_pcie_in_bytes tx_packets 1
-	_per "  inbound floor per packet" dev_tx_floor_in_bytes tx_packets 1
-	_per "outbound PCIe bytes per packet (modeled)" dev_pcie_out_bytes tx_packets 1
-	_row "pktgen packets/s (emulated VM, indicative)" "${R[on.pps]}" "${R[off.pps]}"
-	unset -f _row _per
+	_both "packets sent (pktgen)" sent
+	_both "packets sent (A tx_packets)" tx_packets
+	_both "packets received by the peer (B rx_packets)" B.rx_packets
+	_both "peer drops, no RX WQE (B $C_NOWQE)" "B.$C_NOWQE"
+	if [ "$RSNIC_FAMILY" = mana ]; then
+		_both "B NAPI polls that read CQEs (rx_polls_with_work)" B.rx_polls_with_work
+		_both "B RQ doorbells, driver (rx_doorbells)" B.rx_doorbells
+		_both "B RQ doorbells, device (dev_rq_doorbells)" B.dev_rq_doorbells
+		_both "B RQ doorbells with wqe_cnt != 0" B.dev_rq_db_wqe_cnt_errors
+		_per "B RQ doorbells per packet" B.rx_doorbells B.rx_packets 4
+		_per "B inbound PCIe bytes per packet (modeled)" B.dev_pcie_in_bytes B.rx_packets 1
+		_per "B outbound PCIe bytes per packet (modeled)" B.dev_pcie_out_bytes B.rx_packets 1
+		_both "A SQ doorbells (dev_sq_doorbells)" dev_sq_doorbells
+		_per "A SQ doorbells per packet" dev_sq_doorbells tx_packets 4
+	else
+		_both "MPWQE sessions (tx_mpwqe_blks)" tx_mpwqe_blks
+		_both "packets in sessions (tx_mpwqe_pkts)" tx_mpwqe_pkts
+		_per "packets per session" tx_mpwqe_pkts tx_mpwqe_blks 1
+		_both "WQEs (dev_wqes, incl. NOPs)" dev_wqes
+		_both "SQ doorbells (dev_sq_doorbells)" dev_sq_doorbells
+		_per "SQ doorbells per packet" dev_sq_doorbells tx_packets 4
+		_per "inbound PCIe bytes per packet (modeled)" dev_pcie_in_bytes tx_packets 1
+		_per "  inbound floor per packet" dev_tx_floor_in_bytes tx_packets 1
+		_per "outbound PCIe bytes per packet (modeled)" dev_pcie_out_bytes tx_packets 1
+	fi
+	_both "pktgen packets/s (emulated VM, indicative)" pps
+	unset -f _row _both _per
 }
