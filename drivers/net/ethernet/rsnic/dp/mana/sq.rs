@@ -9,7 +9,8 @@
 //! TSO (TCP only): `is_outer_ipv4/6`, `comp_iphdr_csum`, `comp_tcp_csum`, `trans_off`,
 //! `client_data_unit = gso_size`, flags OOB_IN_SGL | PAD_BY_SGE0 (`client_oob_in_sgl = 1`,
 //! `last_vbytes` = SGE0's size), and SGE0 holds only the headers: the linear part is split
-//! into two SGEs of the same mapping when it is longer than the headers. (The stack's
+//! into two SGEs of the same mapping when it is longer than the headers; a TSO packet
+//! without payload is rejected as malformed, since OOB_IN_SGL needs a second SGE. (The stack's
 //! header preparation for TSO, clearing IPv4 `tot_len`/`check` and seeding the TCP
 //! pseudo-header checksum, is the caller's: packets are read-only here.)
 //!
@@ -222,6 +223,11 @@ fn plan<P: TxPacket>(pkt: &P, p: &SqParams) -> Result<Plan, TxRejectReason> {
                 oob.comp_iphdr_csum = true;
                 oob.comp_tcp_csum = true;
                 let nsge = 1 + usize::from(linear > ihs) + nfrag;
+                // OOB_IN_SGL needs a second SGE (spec D.2): a TSO packet without payload
+                // would be a WQE the device rejects.
+                if nsge < 2 {
+                    return Err(TxRejectReason::Malformed);
+                }
                 return finish(oob, long, Some((g.size, ihs)), nsge, linear);
             }
             (Some(_), _) => return Err(TxRejectReason::Malformed),
