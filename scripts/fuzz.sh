@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
-# Fuzzes the hardware boundary in both directions (host/fuzz, cargo-fuzz + libFuzzer):
-# the driver-side SQ and RQ against a hostile device (tx_completion, rx_completion) and the
-# simulated device against a hostile driver (device_wqe).
+# Fuzzes the hardware boundary in both directions (host/fuzz, cargo-fuzz + libFuzzer), for
+# both families: the driver-side SQ and RQ against a hostile device (mlx5: tx_completion,
+# rx_completion; MANA: mana_tx_completion, mana_rx_completion) and the simulated device
+# against a hostile driver (mlx5: device_wqe; MANA: mana_device_wqe).
 #
 #   FUZZ_SECONDS=60        run time per target (libFuzzer -max_total_time)
-#   FUZZ_TARGETS="a b"     which targets (default: all three)
+#   FUZZ_TARGETS="a b"     which targets (default: all six)
 #
 # Each target starts from its committed seeds (host/fuzz/seeds/<target>/) plus the working
 # corpus of earlier runs (host/fuzz/corpus/<target>/, not committed). Builds are optimised
@@ -16,7 +17,7 @@ set -euo pipefail
 cd "$RSNIC_ROOT"
 
 FUZZ_SECONDS=${FUZZ_SECONDS:-60}
-read -r -a targets <<<"${FUZZ_TARGETS:-tx_completion rx_completion device_wqe}"
+read -r -a targets <<<"${FUZZ_TARGETS:-tx_completion rx_completion device_wqe mana_tx_completion mana_rx_completion mana_device_wqe}"
 fuzz_dir=host/fuzz
 logs=$fuzz_dir/target/logs
 flags=(--fuzz-dir "$fuzz_dir" -O -a -s none)

@@ -215,7 +215,405 @@ def dev_seeds():
     write("device_wqe", "faults", p)
 
 
+# ---- mana_tx_completion ----------------------------------------------------------------
+# header: cfg (bit 0 queue 4/8 KiB, bits 1-2 CQ size factor 1/2/4, bits 3-4 vport offset:
+# 2 → u8 follows, 3 → u16 follows, above 255 means long OOBs).
+# op % 16: 0..4 xmit, 5..7 structured CQE, 8 raw CQE, 9 poke, 10,11 poll, 12 NAPI poll,
+# 13 recover, 14 CQ doorbell, 15 burst of linear frames.
+
+def mtx_pkt(kind, shape=0, length=100, vlan=None, frags=(), gso=None, raw=b"", fail=None):
+    """kind bits: 0-1 shape (0 linear, 1 frags, 2 TSO, 3 raw), 2 xmit_more, 3 VLAN,
+    4-5 csum (2 partial); shape bits: 0-1 L3 (0 v4, 1 v6, 2 ARP), 2-3 L4 (0 TCP, 1 UDP,
+    2 GRE), 4-7 TCP option words, 7 in-band tag."""
+    b = [0, kind, shape] + list(u16(length))
+    if kind & 8:
+        b += list(u16(vlan))
+    k = kind & 3
+    if k in (1, 2):
+        b += [len(frags)]
+        for f in frags:
+            b += [2] + list(u16(f - 1))  # 1 + u16 % 4096
+        if k == 2:
+            mss, segs = gso
+            b += [2] + list(u16(mss - 1)) + list(u16(segs))  # 1 + u16 % 9000
+    elif k == 3:
+        b += list(raw[: length % 300]) + [0]
+    return b + [0x80 | fail if fail is not None else 0]
+
+
+def mtx_cqe(k=0, typ=None, owner=None, wq=None, not_sq=False, vendor=None):
+    """A structured TX CQE k slots after the consumer. typ: None TX_OKAY, ('err', i) error
+    33+i, ('any', t), ('rx', i) RX type 1+i. owner: None valid, 'stale', or a value.
+    wq: None this SQ, 'other' (SQ id ^ 1), or an id."""
+    sel = k
+    extra = []
+    if owner == "stale":
+        sel |= 2 << 2
+    elif owner is not None:
+        sel |= 3 << 2
+        extra.append(owner)
+    if typ is not None:
+        sel |= {"err": 4, "any": 5, "rx": 6}[typ[0]] << 4
+        extra.append(typ[1])
+    sel2 = 0
+    if wq == "other":
+        sel2 = 5
+    elif wq is not None:
+        sel2 = 6
+    if not_sq:
+        sel2 |= 0x18
+    if vendor is not None:
+        sel |= 0x80
+    b = [5, sel, sel2] + extra
+    if wq not in (None, "other"):
+        b += list(u32(wq))
+    if vendor is not None:
+        b += list(u32(vendor))
+    return b
+
+
+MTX_POLL = [10]
+MTX_RECOVER = [13]
+
+
+def mtx_napi(budget):
+    return [12, budget]
+
+
+def mtx_burst(n, length=60):
+    return [15, n - 1, length - 60]
+
+
+def mana_tx_seeds():
+    t = "mana_tx_completion"
+    # A burst of 32 with xmit_more (one doorbell), completed one CQE at a time, then a
+    # NAPI round that arms the CQ.
+    p = [0] + mtx_burst(32)
+    for _ in range(32):
+        p += mtx_cqe() + MTX_POLL
+    p += mtx_napi(64)
+    write(t, "burst", p)
+
+    # Every packet shape on a port whose vport offset needs long OOBs, good and error
+    # completions, an unknown type, recovery and more traffic.
+    p = [3 << 3] + list(u16(44))
+    p += mtx_pkt(0 | 8 | (2 << 4), shape=0x04, length=300, vlan=0x6123)  # UDP csum + VLAN
+    p += mtx_pkt(1 | 4, shape=0x21, length=80, frags=[1000, 2000, 3000])  # v6 TCP opts
+    p += mtx_pkt(2 | 4 | (2 << 4), shape=0x80, length=120, frags=[1448] * 6, gso=(1448, 7))
+    p += mtx_pkt(2, shape=0x00, length=54, gso=(1000, 1))  # TSO without payload
+    p += mtx_pkt(0 | (2 << 4), shape=0x08, length=100)  # csum of GRE: rejected
+    p += mtx_pkt(3, length=40, raw=bytes(range(40)))
+    p += mtx_pkt(1, length=60, frags=[500, 500, 500], fail=2)  # map failure
+    p += mtx_cqe() + mtx_cqe(k=1, typ=("err", 4)) + mtx_cqe(k=2, typ=("any", 60)) + MTX_POLL
+    p += mtx_cqe(typ=("err", 0), vendor=0x1234) + mtx_napi(1) + mtx_napi(64)
+    p += MTX_RECOVER + mtx_burst(8) + mtx_cqe() + MTX_POLL
+    write(t, "shapes", p)
+
+    # Hostile completions: another queue, an RQ's, an overflow, one with nothing
+    # outstanding, raw bytes, a poke; each followed by recovery.
+    p = [1 | (1 << 1)] + mtx_burst(4)
+    p += mtx_cqe(wq="other") + MTX_POLL + MTX_POLL + MTX_RECOVER + mtx_burst(4)
+    p += mtx_cqe(not_sq=True) + MTX_POLL + MTX_RECOVER + mtx_burst(4)
+    p += mtx_cqe(owner=5) + MTX_POLL + MTX_RECOVER + mtx_burst(2)
+    p += mtx_cqe() + mtx_cqe(k=1) + mtx_cqe(k=2) + MTX_POLL + MTX_RECOVER
+    p += mtx_burst(3) + [8, 0] + [0x5A] * 64 + [9, 0, 63, 0x20] + MTX_POLL
+    p += [14, 1] + MTX_RECOVER
+    write(t, "hostile", p)
+
+    # Fill a 4 KiB ring with 30-SGE TSO packets until the queue stops, then complete
+    # everything: the queue wakes.
+    p = [0]
+    for i in range(10):
+        p += mtx_pkt(2 | 4 | (2 << 4), length=200, frags=[1000] * 28, gso=(1400, 21))
+    p += mtx_burst(1)
+    for i in range(8):
+        p += mtx_cqe()
+        p += MTX_POLL
+    p += mtx_napi(8) + mtx_burst(16)
+    write(t, "full-ring", p)
+
+
+# ---- mana_rx_completion ----------------------------------------------------------------
+# header: cfg (bit 0 queue 4/8 KiB, bit 1 CQ of 2 × the WQEs, bits 2-3 buffer size: 2 → u16
+# follows, 3 → u8 follows, else 1518; bit 4 doorbell per packet), then the fill failures
+# (u8 >> 4).
+# op % 16: 0,1 fill, 2..6 structured CQE, 7 raw CQE, 8 poke, 9..11 poll, 12,13 NAPI poll,
+# 14 recover, 15 doorbell mode or CQ doorbell.
+
+def mrx_cqe(k=0, typ=None, owner=None, wq=None, is_sq=False, length=60, flags=None):
+    """typ: None RX_OKAY, 'trunc', ('coal', i) COALESCED/FENCE, ('any', t), 'tx'.
+    length: an int (1..=buf size), 'buf', 'buf+1', 0 or ('any', v)."""
+    sel = k
+    extra = []
+    if owner == "stale":
+        sel |= 2 << 2
+    elif owner is not None:
+        sel |= 3 << 2
+        extra.append(owner)
+    if typ == "trunc":
+        sel |= 4 << 4
+    elif typ == "tx":
+        sel |= 7 << 4
+    elif typ is not None:
+        sel |= {"coal": 5, "any": 6}[typ[0]] << 4
+        extra.append(typ[1])
+    sel2 = 0
+    if wq == "other":
+        sel2 = 5
+    elif wq is not None:
+        sel2 = 6
+    if is_sq:
+        sel2 |= 0x18
+    if flags is not None:
+        sel |= 0x80
+    b = [2, sel, sel2] + extra
+    if wq not in (None, "other"):
+        b += list(u32(wq))
+    if length == "buf":
+        b += [4]
+    elif length == "buf+1":
+        b += [5]
+    elif length == 0:
+        b += [6]
+    elif isinstance(length, tuple):
+        b += [7] + list(u16(length[1]))
+    else:
+        b += [0] + list(u16(length - 1))
+    if flags is not None:
+        b += list(u32(flags[0])) + list(u32(flags[1]))
+    return b
+
+
+def mrx_poll(budget, fail=0):
+    return [9, budget, fail << 6]
+
+
+def mrx_napi(budget, fail=0):
+    if budget >= 70:
+        return [12, 0x80] + list(u16(budget)) + [fail << 6]
+    return [12, budget, fail << 6]
+
+
+def mana_rx_seeds():
+    t = "mana_rx_completion"
+    # Batched doorbells: CQEs of every length, NAPI rounds at budgets 8 and 64.
+    p = [0, 0]
+    for i in range(40):
+        p += mrx_cqe(k=i % 4 if i % 8 < 4 else 0, length=60 + 37 * i,
+                     flags=(0x2A1B0000, 0xCAFE) if i % 5 == 0 else None)
+        if i % 4 == 3:
+            p += mrx_napi(8)
+    p += mrx_napi(64) + mrx_napi(64)
+    write(t, "batched", p)
+
+    # One doorbell per packet (pre-2023), 8 KiB RQ and a CQ of twice its size; drops:
+    # truncated, coalesced, fence, oversize, zero length, allocation failures.
+    p = [1 | 2 | 0x10, 0]
+    p += mrx_cqe() + mrx_cqe(k=1, typ="trunc") + mrx_cqe(k=2, typ=("coal", 0))
+    p += mrx_cqe(k=3, typ=("coal", 1)) + mrx_poll(10)
+    p += mrx_cqe(length="buf") + mrx_cqe(k=1, length="buf+1") + mrx_cqe(k=2, length=0)
+    p += mrx_cqe(k=3, typ=("any", 9)) + mrx_napi(3, fail=1) + mrx_napi(64)
+    p += [15, 1] + mrx_cqe() + mrx_cqe(k=1) + mrx_napi(1) + mrx_napi(500)
+    write(t, "per-packet", p)
+
+    # Hostile: a queue that is not ours, an SQ's CQE, an overflow, raw bytes, pokes; the
+    # fill fails half way; recovery.
+    p = [2 << 2] + list(u16(99)) + [0x80]
+    p += [0, 0] + mrx_cqe() + mrx_poll(1) + mrx_cqe(wq="other") + mrx_poll(5) + [14]
+    p += mrx_cqe(is_sq=True) + mrx_napi(64) + [14]
+    p += mrx_cqe(owner=6) + mrx_poll(4) + [14]
+    p += mrx_cqe(typ="tx") + [7, 3] + [0xC3] * 64 + [8, 0, 63, 0x20] + mrx_napi(64) + [14]
+    p += [15, 3] + mrx_cqe() + mrx_napi(64) + [15, 0]
+    write(t, "hostile", p)
+
+    # The CQ wraps several times (owner bits of later passes), tiny buffers.
+    p = [3 << 2, 30, 0]
+    for i in range(80):
+        p += mrx_cqe(k=0, length=1 + i % 31) + mrx_cqe(k=1, length=31)
+        p += mrx_cqe(k=2, length=2) + mrx_cqe(k=3, length=3) + mrx_napi(64)
+    write(t, "wrap", p)
+
+
+# ---- mana_device_wqe -------------------------------------------------------------------
+# header: cfg (EQ and CQ sizes), cfg2 (bit 0 SQ1 8 KiB, bit 1 RQ0 8 KiB, bits 2-3 RSS:
+# 0 RQ0, 1 RQ0+RQ1, 2 none), then 4 × u16 TX packet lengths (14 + v % 4096).
+# op % 20: 0..3 TX WQE, 4 raw 32 bytes, 5..7 SQ doorbell, 8,9 run (budget, 0 = to the
+# end), 10 CQ doorbell, 11 EQ doorbell, 12 RX WQE, 13 RQ doorbell, 14 any register,
+# 15 packet bytes, 16 unmap, 17 link/RSS/pause, 18 skip, 19 resync.
+
+def mdev_wqe(q, pkt, long=False, tso=None, flags=0, extra=(), nsge=None, oob=None,
+             cq_sel=None, pkt_fmt=None, offl=None, suppress=None, trans=None, vlan=None,
+             first=None):
+    """A TX WQE on SQ q carrying packet buffer pkt (whole). extra: (len_bytes, addr_bytes)
+    pairs; tso: (cdu_sel, value) with cdu_sel 2 → 1 + v % 9000."""
+    sel = q | (4 if long else 0) | (8 if tso else 0) | (pkt << 4)
+    f = flags
+    if oob is not None:
+        f |= 0x40
+    if first is not None:
+        f |= 0x01
+    if nsge is not None:
+        f |= 0x20
+    if cq_sel is not None:
+        f |= 0x08
+    if pkt_fmt is not None:
+        f |= 0x10
+    if offl is not None:
+        f |= 0x04
+    if suppress is not None:
+        f |= 0x80
+    b = [0, sel, f]
+    if oob is not None:
+        b += [oob]
+    if extra:
+        b += [7, len(extra)]
+    else:
+        b += [0]
+    for lb, ab in extra:
+        b += lb + ab
+    if first is not None:
+        b += first
+    if nsge is not None:
+        b += [nsge]
+    if tso:
+        b += [tso[0]] + (list(u16(tso[1])) if tso[0] % 4 != 0 else [])
+    if cq_sel is not None:
+        b += [cq_sel]
+    if pkt_fmt is not None:
+        b += [pkt_fmt]
+    if offl is not None:
+        b += [offl]
+    if suppress is not None:
+        b += [suppress]
+    if trans is None:
+        b += [1]
+    else:
+        b += [0] + list(u16(trans))
+    if (oob is None and long) or oob == 6:
+        if vlan is None:
+            b += [0]
+        else:
+            b += [1] + list(u16(vlan))
+    return b
+
+
+def mdev_ring(kind_op, q, sel=0, page=None, ident=None, tail=None, wqe_cnt=None):
+    """kind_op: 5 SQ, 13 RQ, 10 CQ, 11 EQ. sel bits 0-2 tail mode, 3 CQ arm, 4 EQ no-arm."""
+    sel2 = q | (0xC0 if wqe_cnt else 0)
+    b = [kind_op]
+    s = sel
+    ex = []
+    if kind_op == 11:
+        ex.append(0)  # EQ tail delta
+    if page is not None:
+        s |= 0x80
+        ex.append(page)
+    if ident == "other":
+        s |= 2 << 5
+    elif ident is not None:
+        s |= 3 << 5
+    b += [s, sel2] + ex
+    if ident not in (None, "other"):
+        b += list(u32(ident))
+    if tail is not None:
+        b += tail
+    if wqe_cnt:
+        b += [wqe_cnt]
+    return b
+
+
+def mdev_run(budget=0):
+    return [8, budget]
+
+
+def mdev_rx_simple(q, k):
+    return [12, q | (k << 3)]
+
+
+def dev_len(kind, v=0):
+    """seg_len encodings: 'u16' 14 + v % 1600, 'pkt' whole packet k=v, 'u8', 'big'."""
+    return {"u16": [0] + list(u16(v)), "pkt": [3 | (v << 4)], "u8": [4, v],
+            "jumbo": [5, v], "huge": [6] + list(u16(v))}[kind]
+
+
+def dev_addr(kind, v=0, off=0):
+    """addr encodings: 'pkt' buffer v + off, 'ring', 'guard', 'low', 'high', 'freed'."""
+    sel = {"pkt": v, "ring": 4, "guard": 6, "low": 7, "high": 8, "freed": 9}[kind]
+    return [sel] + list(u16(off))
+
+
+def mana_dev_seeds():
+    t = "mana_device_wqe"
+    lens = list(u16(100)) + list(u16(1500)) + list(u16(60)) + list(u16(3000))
+    # EQs of 8, TX and RX CQs of 16 entries; RSS: RQ0 only (0) or RQ0 and RQ1 (1).
+    setup = [0x5A, 0x00] + lens
+    setup2 = [0x5A, 0x04] + lens
+
+    # Plain sends from both SQs of port 0, received by RQ0 at port 1; arms and events.
+    p = list(setup)
+    p += mdev_ring(10, 0, sel=8) + mdev_ring(10, 1, sel=8) + mdev_ring(11, 0) + mdev_ring(11, 1)
+    for k in range(4):
+        p += mdev_wqe(k % 2, k)
+    p += mdev_ring(5, 0) + mdev_ring(5, 1) + mdev_run()
+    for k in range(4):
+        p += mdev_rx_simple(0, k)
+    p += mdev_ring(13, 0) + mdev_ring(10, 0, sel=8) + mdev_ring(10, 1, sel=8) + mdev_run()
+    write(t, "send", p)
+
+    # Offloads: VLAN insertion (long OOB), TSO, checksum; SQ2 (port 1 → port 0, no RSS)
+    # and SQ3 (no peer); budgeted runs.
+    p = list(setup)
+    p += mdev_wqe(0, 1, long=True, vlan=0x2005, offl=0x30)
+    p += mdev_wqe(0, 3, tso=(2, 1399), offl=0x34)
+    p += mdev_wqe(1, 0, offl=0x20) + mdev_wqe(2, 1) + mdev_wqe(3, 2)
+    p += mdev_ring(5, 0) + mdev_ring(5, 1) + mdev_ring(5, 2) + mdev_ring(5, 3)
+    p += mdev_run(1) + mdev_run(2) + mdev_run()
+    write(t, "offloads", p)
+
+    # Errors the SQ survives: reads of the guard page and of freed memory, wrong pkt_fmt,
+    # vcq, suppressed CQE, a zero SGE, a frame too long; doorbells with misaligned or far
+    # tails, on the wrong page, for other ports' queues, RQ doorbells with wqe_cnt != 0,
+    # raw registers, an unmapped packet, a link down.
+    p = list(setup)
+    p += mdev_wqe(0, 0, extra=[(dev_len("u16", 200), dev_addr("guard", off=16))])
+    p += mdev_wqe(0, 1, extra=[(dev_len("u16", 100), dev_addr("freed"))])
+    p += mdev_wqe(0, 2, pkt_fmt=1) + mdev_wqe(0, 2, cq_sel=1) + mdev_wqe(0, 2, suppress=0)
+    p += mdev_wqe(0, 2, first=[0, 4, 0])  # first SGE size 0
+    p += mdev_wqe(0, 0, extra=[(dev_len("jumbo", 3), dev_addr("pkt", 1))])
+    p += mdev_ring(5, 0) + mdev_run()
+    p += mdev_wqe(0, 0) + mdev_ring(5, 0, sel=6, tail=[7])
+    p += mdev_ring(5, 0, sel=7, tail=list(u32(0x10000))) + mdev_ring(5, 0, page=2)
+    p += mdev_ring(5, 0, ident="other") + mdev_ring(5, 0) + mdev_run()
+    p += mdev_rx_simple(0, 1) + mdev_ring(13, 0, wqe_cnt=1) + mdev_ring(13, 0, page=0)
+    p += mdev_ring(13, 0, ident=0x2011) + mdev_ring(13, 0)
+    p += [14, 0] + list(u16(0x1400)) + list(u32(1)) + list(u32(2))
+    p += [14, 6] + list(u16(0x08)) + [14, 6] + list(u16(0x10)) + [14, 6] + list(u16(0x44))
+    p += [14, 4] + list(u16(0x1000)) + list(u32(5))
+    p += [16, 0] + mdev_wqe(0, 0) + mdev_ring(5, 0) + mdev_run()
+    p += [17, 0x00] + mdev_wqe(0, 1) + mdev_ring(5, 0) + mdev_run() + [17, 0x40]
+    write(t, "faults", p)
+
+    # Flow control on port 0 with RQ1 empty, then a malformed RX WQE; structural errors
+    # (num_sge 0, an OOB of 20 bytes) stop SQ1 and SQ0.
+    p = list(setup2)
+    p += [17, 0x4A]  # pause on for port 0
+    for k in range(6):
+        p += mdev_wqe(0, k % 4)
+    p += mdev_ring(5, 0) + mdev_run()
+    p += mdev_rx_simple(1, 0) + mdev_rx_simple(1, 1) + mdev_ring(13, 1) + mdev_run()
+    p += [17, 0x02] + mdev_run()  # pause off
+    p += [12, 0x07, 0] + mdev_ring(13, 1) + mdev_wqe(0, 1) + mdev_wqe(0, 2) + mdev_ring(5, 0)
+    p += mdev_run()
+    p += mdev_wqe(1, 0, nsge=0) + mdev_ring(5, 1) + mdev_run()
+    p += mdev_wqe(0, 0, oob=5) + mdev_ring(5, 0) + mdev_run()
+    p += mdev_wqe(0, 0) + mdev_ring(5, 0) + mdev_run()
+    write(t, "structural", p)
+
+
 if __name__ == "__main__":
     tx_seeds()
     rx_seeds()
     dev_seeds()
+    mana_tx_seeds()
+    mana_rx_seeds()
+    mana_dev_seeds()

@@ -8,6 +8,10 @@
 //!   compressed sessions and mini-CQE arrays.
 //! * [`device_wqe`]: the simulated ConnectX while a hostile driver writes arbitrary WQEs,
 //!   doorbell records and doorbells.
+//! * [`mana_tx_completion`], [`mana_rx_completion`]: the driver-side MANA SQ and RQ while a
+//!   hostile device writes arbitrary CQEs.
+//! * [`mana_device_wqe`]: the simulated MANA device while a hostile driver writes arbitrary
+//!   WQEs and doorbells.
 //!
 //! Each harness is a plain function of the fuzzer's bytes (`run(data)`), so the same code
 //! runs under libFuzzer (`fuzz_targets/`), as a unit test over the seed corpus, and under
@@ -18,6 +22,9 @@
 #![forbid(unsafe_code)]
 
 pub mod device_wqe;
+pub mod mana_device_wqe;
+pub mod mana_rx_completion;
+pub mod mana_tx_completion;
 pub mod rx_completion;
 pub mod tx_completion;
 
@@ -121,11 +128,29 @@ mod tests {
     }
 
     #[test]
+    fn mana_tx_completion_seeds() {
+        assert!(run_seeds("mana_tx_completion", mana_tx_completion::run) > 0);
+    }
+
+    #[test]
+    fn mana_rx_completion_seeds() {
+        assert!(run_seeds("mana_rx_completion", mana_rx_completion::run) > 0);
+    }
+
+    #[test]
+    fn mana_device_wqe_seeds() {
+        assert!(run_seeds("mana_device_wqe", mana_device_wqe::run) > 0);
+    }
+
+    #[test]
     fn empty_and_short_inputs() {
         for data in [&[][..], &[0], &[0xff; 3], &[0x55; 40]] {
             tx_completion::run(data);
             rx_completion::run(data);
             device_wqe::run(data);
+            mana_tx_completion::run(data);
+            mana_rx_completion::run(data);
+            mana_device_wqe::run(data);
         }
     }
 }
