@@ -15,8 +15,15 @@
 //! budget until empty. Figures are per packet for the RX port (port 1): RX WQE bytes fetched,
 //! inbound PCIe bytes (doorbells and WQE read completions), outbound bytes (read requests,
 //! packet data, CQEs, EQEs), all doorbells, RX CQEs, and RQ doorbells (`RXDB`); callgrind
-//! counts [`bench_mana_rx_poll`]. For mlx5 rows `RXDB` is the register writes to the RX
-//! port's UAR, which stay 0: the mlx5 RQ only writes its doorbell record.
+//! counts [`bench_mana_rx_poll`]. For mlx5 rows `RXDB` is the RQ's doorbell-record writes
+//! per packet (the driver's `dbr_writes`): the mlx5 RQ has no MMIO doorbell, it announces
+//! re-posted WQEs by writing its doorbell record, once per refill of at least `wqe_bulk`
+//! WQEs.
+//!
+//! Output of `--one` and `--mana`: `ROW` with the CSV fields up to `cqes_per_pkt`, then
+//! `RXDB BUDGET,VALUE`, the fields `napi_budget` and `rx_doorbells_per_pkt` (the RX NAPI
+//! budget, [`RX_BUDGET`] for mlx5 rows); `scripts/bench.sh` writes every CSV row as
+//! `ROW,instr_per_pkt,RXDB`.
 //!
 //! PATH is `regular`, `mpwqe` or `mpwqe_inline`; SIZE the frame length in bytes (an
 //! Ethernet/IPv4/UDP frame without FCS); BURST the packets per doorbell (`xmit_more` on all
@@ -281,11 +288,18 @@ fn run_one(path: &'static str, size: usize, burst: u64, packets: u64) -> Row {
     r.send(WARMUP, burst, false);
     let base = r.p.dev_tx();
     let rx0 = r.p.dev_rx();
+    let rx_dbr0 = r.p.drv_rx().dbr_writes;
     let inl0 = r.p.drv_tx().inlnw;
     r.send(packets, burst, true);
     let c = r.p.dev_tx();
     let rx1 = r.p.dev_rx();
+    let rx_dbr1 = r.p.drv_rx().dbr_writes;
     let d = r.p.drv_tx();
+    assert_eq!(
+        rx1.doorbells + rx1.bad_doorbells,
+        rx0.doorbells + rx0.bad_doorbells,
+        "a register write to the RX port's UAR (the mlx5 RQ has no MMIO doorbell)"
+    );
     assert_eq!(
         c.tx_packets - base.tx_packets,
         packets,
@@ -307,11 +321,8 @@ fn run_one(path: &'static str, size: usize, burst: u64, packets: u64) -> Row {
         doorbells: per(c.sq_doorbells, base.sq_doorbells),
         cqes: per(c.tx_cqes, base.tx_cqes),
         inlined: per(d.inlnw, inl0),
-        // Register writes to the RX port's UAR: the mlx5 RQ has no MMIO doorbell.
-        rx_db: per(
-            rx1.doorbells + rx1.bad_doorbells,
-            rx0.doorbells + rx0.bad_doorbells,
-        ),
+        // The RQ's doorbell-record writes: the mlx5 RQ has no MMIO doorbell.
+        rx_db: per(rx_dbr1, rx_dbr0),
     }
 }
 
@@ -394,7 +405,7 @@ fn main() -> ExitCode {
         return ExitCode::SUCCESS;
     }
     println!(
-        "{:13} {:>5} {:>5} {:>9} {:>9} {:>9} {:>9} {:>9} {:>7} {:>8}",
+        "{:13} {:>5} {:>5} {:>9} {:>9} {:>9} {:>9} {:>9} {:>7} {:>8} {:>8}",
         "path",
         "size",
         "burst",
@@ -404,14 +415,15 @@ fn main() -> ExitCode {
         "out/pkt",
         "db/pkt",
         "cqe/pkt",
-        "inlined"
+        "inlined",
+        "rxdb/pkt"
     );
     for size in SIZES {
         for burst in BURSTS {
             for path in PATHS {
                 let r = run_one(path, size, burst, packets);
                 println!(
-                    "{:13} {:5} {:5} {:9.2} {:9.2} {:9.2} {:9.2} {:9.4} {:7.4} {:8.3}",
+                    "{:13} {:5} {:5} {:9.2} {:9.2} {:9.2} {:9.2} {:9.4} {:7.4} {:8.3} {:8.4}",
                     r.path,
                     r.size,
                     r.burst,
@@ -421,7 +433,8 @@ fn main() -> ExitCode {
                     r.outbound,
                     r.doorbells,
                     r.cqes,
-                    r.inlined
+                    r.inlined,
+                    r.rx_db
                 );
             }
         }
