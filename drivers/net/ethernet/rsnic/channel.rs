@@ -39,7 +39,6 @@ use crate::ext::{
     sync::with_bh,
 };
 use crate::family::{Family, OpenCtx, RxMeta};
-use crate::hw::KBarriers;
 use core::pin::Pin;
 use core::sync::atomic::{AtomicU64, Ordering};
 use kernel::{
@@ -137,40 +136,49 @@ impl RxBuffer for RxPage {
     }
 }
 
+/// Implements [`Mmio`] and [`Barriers`] for an environment with an `mmio` field: registers
+/// through the engine, the kernel's barriers.
+macro_rules! via_engine_mmio {
+    ($env:ident) => {
+        impl<F: Family> Mmio for $env<'_, F> {
+            fn write64(&self, offset: u32, bytes: [u8; 8]) {
+                self.mmio.write64(offset, bytes);
+            }
+
+            fn write32(&self, offset: u32, value: u32) {
+                self.mmio.write32(offset, value);
+            }
+
+            fn read32(&self, offset: u32) -> u32 {
+                self.mmio.read32(offset)
+            }
+        }
+
+        impl<F: Family> Barriers for $env<'_, F> {
+            fn dma_wmb(&self) {
+                self.mmio.dma_wmb();
+            }
+
+            fn dma_rmb(&self) {
+                self.mmio.dma_rmb();
+            }
+
+            fn wmb(&self) {
+                self.mmio.wmb();
+            }
+        }
+    };
+}
+
+via_engine_mmio!(TxEnv);
+via_engine_mmio!(RxEnv);
+
 /// What an SQ needs from the kernel while it transmits or completes: the registers, the DMA
 /// API and the netdev TX queue (BQL).
 pub(crate) struct TxEnv<'a, F: Family> {
     pub(crate) mmio: EngineMmio<'a, F>,
     pub(crate) dma: &'a DmaDevice,
     pub(crate) txq: &'a TxQueue,
-}
-
-impl<F: Family> Mmio for TxEnv<'_, F> {
-    fn write64(&self, offset: u32, bytes: [u8; 8]) {
-        self.mmio.write64(offset, bytes);
-    }
-
-    fn write32(&self, offset: u32, value: u32) {
-        self.mmio.write32(offset, value);
-    }
-
-    fn read32(&self, offset: u32) -> u32 {
-        self.mmio.read32(offset)
-    }
-}
-
-impl<F: Family> Barriers for TxEnv<'_, F> {
-    fn dma_wmb(&self) {
-        KBarriers.dma_wmb();
-    }
-
-    fn dma_rmb(&self) {
-        KBarriers.dma_rmb();
-    }
-
-    fn wmb(&self) {
-        KBarriers.wmb();
-    }
 }
 
 impl<F: Family> TxDmaMap<TxSkb> for TxEnv<'_, F> {
@@ -220,34 +228,6 @@ impl<F: Family> DpTxQueue for TxEnv<'_, F> {
 pub(crate) struct RxEnv<'a, F: Family> {
     pub(crate) pool: &'a PagePool,
     pub(crate) mmio: EngineMmio<'a, F>,
-}
-
-impl<F: Family> Mmio for RxEnv<'_, F> {
-    fn write64(&self, offset: u32, bytes: [u8; 8]) {
-        self.mmio.write64(offset, bytes);
-    }
-
-    fn write32(&self, offset: u32, value: u32) {
-        self.mmio.write32(offset, value);
-    }
-
-    fn read32(&self, offset: u32) -> u32 {
-        self.mmio.read32(offset)
-    }
-}
-
-impl<F: Family> Barriers for RxEnv<'_, F> {
-    fn dma_wmb(&self) {
-        KBarriers.dma_wmb();
-    }
-
-    fn dma_rmb(&self) {
-        KBarriers.dma_rmb();
-    }
-
-    fn wmb(&self) {
-        KBarriers.wmb();
-    }
 }
 
 impl<F: Family> RxBufProvider<RxPage> for RxEnv<'_, F> {

@@ -222,6 +222,70 @@ pub(crate) trait Family: Sized + Send + Sync + 'static {
     fn accumulate(a: &mut ChannelStats<Self>, b: &ChannelStats<Self>);
 }
 
+/// The part of a [`Family`] implementation that only forwards to the family's simulated
+/// device (`sim::mlx5` and `sim::mana` have the same control interface): the model type, its
+/// construction with the kernel's storage, and its registers, engine and port commands.
+/// Expands inside `impl Family for ...`; the argument is the sim module's path.
+macro_rules! sim_model_glue {
+    ($($sim:ident)::+) => {
+        type Model = $($sim)::+::Device<
+            KVec<$($sim)::+::Port>,
+            KVVec<$($sim)::+::QueueSet>,
+            KVVec<u8>,
+        >;
+        type DevCounters = $($sim)::+::PortCounters;
+
+        fn new_model(ports: usize) -> Result<Self::Model> {
+            let mut p = KVec::with_capacity(ports, GFP_KERNEL)?;
+            for _ in 0..ports {
+                p.push($($sim)::+::Port::new(), GFP_KERNEL)?;
+            }
+            let n = ports * $($sim)::+::MAX_QUEUES;
+            let mut q = KVVec::with_capacity(n, GFP_KERNEL)?;
+            for _ in 0..n {
+                q.push($($sim)::+::QueueSet::EMPTY, GFP_KERNEL)?;
+            }
+            let scratch = KVVec::from_elem(0u8, $($sim)::+::SCRATCH_LEN, GFP_KERNEL)?;
+            $($sim)::+::Device::new(p, q, scratch).map_err(|_| EINVAL)
+        }
+
+        fn init_port(m: &mut Self::Model, port: usize) {
+            let _ = m.set_link(port, false);
+            // Back-pressure between the wired ports instead of drops.
+            let _ = m.set_pause(port, true);
+        }
+
+        fn run(m: &mut Self::Model, irq: &mut IrqSink, budget: usize) -> (usize, bool) {
+            m.process_budget(&crate::hw::KBus, irq, budget)
+        }
+
+        fn mmio_write64(m: &mut Self::Model, offset: u32, bytes: [u8; 8]) {
+            m.mmio_write64(offset, bytes);
+        }
+
+        fn mmio_write32(m: &mut Self::Model, offset: u32, value: u32) {
+            m.mmio_write32(offset, value);
+        }
+
+        fn mmio_read32(m: &mut Self::Model, offset: u32) -> u32 {
+            m.mmio_read32(offset)
+        }
+
+        fn set_link(m: &mut Self::Model, port: usize, up: bool) {
+            let _ = m.set_link(port, up);
+        }
+
+        fn set_rss(m: &mut Self::Model, port: usize, rqns: &[u32]) -> Result {
+            m.set_rss(port, rqns).map_err(|_| EINVAL)
+        }
+
+        fn counters(m: &Self::Model, port: usize) -> Self::DevCounters {
+            m.counters(port).copied().unwrap_or_default()
+        }
+    };
+}
+pub(crate) use sim_model_glue;
+
 /// A vector of `n` values made by `f`.
 pub(crate) fn filled<T>(n: usize, mut f: impl FnMut() -> T) -> Result<KVec<T>> {
     let mut v = KVec::with_capacity(n, GFP_KERNEL)?;

@@ -28,8 +28,8 @@ use crate::dp::mlx5::tx::{DmaEntry, TxReject, TxRejectReason};
 use crate::engine::{EngineMmio, IrqSink};
 use crate::ext::net::page_pool::RxPage;
 use crate::family::{filled, wadd};
-use crate::hw::{KBus, KCoherent};
-use crate::sim::mana::{Device, Port, PortCounters, QueueSet, MAX_QUEUES, SCRATCH_LEN};
+use crate::hw::KCoherent;
+use crate::sim::mana::PortCounters;
 use kernel::{c_str, prelude::*, str::CStr};
 
 /// Private flag bit: ring the RQ doorbell for every re-posted WQE (the pre-2023 behaviour,
@@ -106,8 +106,6 @@ impl Family for Mana {
     };
     const QUEUE_INFIX: &'static str = "_";
 
-    type Model = Device<KVec<Port>, KVVec<QueueSet>, KVVec<u8>>;
-    type DevCounters = PortCounters;
     type Sq = KSq;
     type Rx = KRq;
     type Irq = Eq<KCoherent>;
@@ -224,52 +222,7 @@ impl Family for Mana {
     const CH: &'static [(&'static str, Get<ChannelStats<Self>>)] =
         &[("arm", |s| s.arms), ("poll", |s| s.rx.polls)];
 
-    fn new_model(ports: usize) -> Result<Self::Model> {
-        let mut p = KVec::with_capacity(ports, GFP_KERNEL)?;
-        for _ in 0..ports {
-            p.push(Port::new(), GFP_KERNEL)?;
-        }
-        let mut q = KVVec::with_capacity(ports * MAX_QUEUES, GFP_KERNEL)?;
-        for _ in 0..ports * MAX_QUEUES {
-            q.push(QueueSet::EMPTY, GFP_KERNEL)?;
-        }
-        let scratch = KVVec::from_elem(0u8, SCRATCH_LEN, GFP_KERNEL)?;
-        Device::new(p, q, scratch).map_err(|_| EINVAL)
-    }
-
-    fn init_port(m: &mut Self::Model, port: usize) {
-        let _ = m.set_link(port, false);
-        // Back-pressure between the wired ports, as for the ConnectX model.
-        let _ = m.set_pause(port, true);
-    }
-
-    fn run(m: &mut Self::Model, irq: &mut IrqSink, budget: usize) -> (usize, bool) {
-        m.process_budget(&KBus, irq, budget)
-    }
-
-    fn mmio_write64(m: &mut Self::Model, offset: u32, bytes: [u8; 8]) {
-        m.mmio_write64(offset, bytes);
-    }
-
-    fn mmio_write32(m: &mut Self::Model, offset: u32, value: u32) {
-        m.mmio_write32(offset, value);
-    }
-
-    fn mmio_read32(m: &mut Self::Model, offset: u32) -> u32 {
-        m.mmio_read32(offset)
-    }
-
-    fn set_link(m: &mut Self::Model, port: usize, up: bool) {
-        let _ = m.set_link(port, up);
-    }
-
-    fn set_rss(m: &mut Self::Model, port: usize, rqns: &[u32]) -> Result {
-        m.set_rss(port, rqns).map_err(|_| EINVAL)
-    }
-
-    fn counters(m: &Self::Model, port: usize) -> PortCounters {
-        m.counters(port).copied().unwrap_or_default()
-    }
+    super::sim_model_glue!(crate::sim::mana);
 
     fn open(ctx: &OpenCtx<'_, Self>, q: &mut Queues, p: &ChannelParams) -> Result<Opened<Self>> {
         let port = ctx.port;

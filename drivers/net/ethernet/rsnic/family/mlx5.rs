@@ -19,11 +19,8 @@ use crate::dp::mlx5::{
 use crate::engine::{EngineMmio, IrqSink};
 use crate::ext::net::page_pool::RxPage;
 use crate::family::{filled, wadd};
-use crate::hw::{KBarriers, KBus, KCoherent};
-use crate::sim::mlx5::{
-    CqConfig, Device, Port, PortCounters, QueueSet, RqConfig, SqConfig, MAX_QUEUES, SCRATCH_LEN,
-    UAR_PAGE_SIZE,
-};
+use crate::hw::{KBarriers, KCoherent};
+use crate::sim::mlx5::{CqConfig, PortCounters, RqConfig, SqConfig, UAR_PAGE_SIZE};
 use kernel::{c_str, prelude::*, str::CStr};
 
 /// Private flag bit: the multi-packet TX WQE (MPWQE) path.
@@ -85,8 +82,6 @@ impl Family for Mlx5 {
     };
     const QUEUE_INFIX: &'static str = "";
 
-    type Model = Device<KVec<Port>, KVVec<QueueSet>, KVVec<u8>>;
-    type DevCounters = PortCounters;
     type Sq = KSq;
     type Rx = KRq;
     type Irq = ();
@@ -179,51 +174,7 @@ impl Family for Mlx5 {
     const CH: &'static [(&'static str, Get<ChannelStats<Self>>)] =
         &[("arm", |s| s.arms), ("poll", |s| s.rx.polls)];
 
-    fn new_model(ports: usize) -> Result<Self::Model> {
-        let mut p = KVec::with_capacity(ports, GFP_KERNEL)?;
-        for _ in 0..ports {
-            p.push(Port::new(), GFP_KERNEL)?;
-        }
-        let mut q = KVVec::with_capacity(ports * MAX_QUEUES, GFP_KERNEL)?;
-        for _ in 0..ports * MAX_QUEUES {
-            q.push(QueueSet::EMPTY, GFP_KERNEL)?;
-        }
-        let scratch = KVVec::from_elem(0u8, SCRATCH_LEN, GFP_KERNEL)?;
-        Device::new(p, q, scratch).map_err(|_| EINVAL)
-    }
-
-    fn init_port(m: &mut Self::Model, port: usize) {
-        // Flow control is on by default in the model.
-        let _ = m.set_link(port, false);
-    }
-
-    fn run(m: &mut Self::Model, irq: &mut IrqSink, budget: usize) -> (usize, bool) {
-        m.process_budget(&KBus, irq, budget)
-    }
-
-    fn mmio_write64(m: &mut Self::Model, offset: u32, bytes: [u8; 8]) {
-        m.mmio_write64(offset, bytes);
-    }
-
-    fn mmio_write32(m: &mut Self::Model, offset: u32, value: u32) {
-        m.mmio_write32(offset, value);
-    }
-
-    fn mmio_read32(m: &mut Self::Model, offset: u32) -> u32 {
-        m.mmio_read32(offset)
-    }
-
-    fn set_link(m: &mut Self::Model, port: usize, up: bool) {
-        let _ = m.set_link(port, up);
-    }
-
-    fn set_rss(m: &mut Self::Model, port: usize, rqns: &[u32]) -> Result {
-        m.set_rss(port, rqns).map_err(|_| EINVAL)
-    }
-
-    fn counters(m: &Self::Model, port: usize) -> PortCounters {
-        m.counters(port).copied().unwrap_or_default()
-    }
+    super::sim_model_glue!(crate::sim::mlx5);
 
     fn open(ctx: &OpenCtx<'_, Self>, q: &mut Queues, p: &ChannelParams) -> Result<Opened<Self>> {
         let port = ctx.port;
