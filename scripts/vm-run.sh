@@ -7,7 +7,8 @@
 #
 # COMMAND runs as root from the repository root, with RSNIC_ROOT, RSNIC_KO and
 # KERNEL_VARIANT set. Exits with COMMAND's status; 124 when the VM timed out
-# (RSNIC_VM_TIMEOUT seconds, default 900); 125 when the VM did not report a status.
+# (RSNIC_VM_TIMEOUT seconds, default 1200, 2400 on the debug kernel); 125 when the VM did
+# not report a status.
 # Then scans the serial log for kernel reports (oops, BUG, WARNING, KASAN, lockdep,
 # kmemleak, panics) and fails (exit 3) if it finds one.
 set -uo pipefail
@@ -62,7 +63,8 @@ mem=1G
 # the boot CPU) but routes PCI interrupts through SeaBIOS's PIR table: under KASAN and TCG
 # the AML interpreter times out evaluating _PRT, which left virtio without interrupts.
 rsnic_log "booting $KERNEL_VARIANT kernel; serial log: $log"
-timeout --foreground "${RSNIC_VM_TIMEOUT:-900}" qemu-system-x86_64 \
+vm_timeout=${RSNIC_VM_TIMEOUT:-$([ "$KERNEL_VARIANT" = debug ] && echo 2400 || echo 1200)}
+timeout --foreground "$vm_timeout" qemu-system-x86_64 \
 	$accel -cpu max -smp "${RSNIC_VM_CPUS:-2}" -m "$mem" \
 	-nographic -no-reboot -nic none \
 	-kernel "$bzimage" -initrd "$initrd" \
@@ -75,7 +77,7 @@ rm -f "$job"
 
 status=$(sed -n 's/.*RSNIC-VM-EXIT: \([0-9]*\).*/\1/p' "$log" | tail -n1)
 if [ "$qrc" = 124 ]; then
-	rsnic_log "the VM timed out after ${RSNIC_VM_TIMEOUT:-900} s"
+	rsnic_log "the VM timed out after $vm_timeout s"
 	status=124
 elif [ -z "$status" ]; then
 	rsnic_log "the VM did not report an exit status (crash or panic?)"

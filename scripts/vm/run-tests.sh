@@ -2,7 +2,8 @@
 # Runs inside the test VM: each VM test script in turn, once per device family in
 # RSNIC_FAMILIES (default "mlx5 mana"; the script sees RSNIC_FAMILY), then (on a kmemleak
 # kernel) a leak scan. Prints "ok - FAMILY/NAME" or "not ok - FAMILY/NAME" per test (exit 77
-# is a skip: a test that runs in one family's pass only) and a closing "N passed, N failed".
+# is a skip: a test that runs in one family's pass only, on one kernel or in both) and a
+# closing "N passed, N failed, N skipped".
 # Each test script is a plain bash script that exits 0 when it passes; it can be run alone.
 set -u
 cd "$RSNIC_ROOT" || exit 1
@@ -17,16 +18,18 @@ for fam in ${RSNIC_FAMILIES:-mlx5 mana}; do
 	for t in "$@"; do
 		name=$fam/$(basename "$t" .sh)
 		echo "=== RUN $name"
+		t0=$(date +%s)
 		timeout 600 bash "$t"
 		rc=$?
+		secs=$(($(date +%s) - t0))
 		if [ "$rc" = 0 ]; then
-			echo "ok - $name"
+			echo "ok - $name (${secs} s)"
 			pass=$((pass + 1))
 		elif [ "$rc" = 77 ]; then
-			echo "ok - $name # SKIP runs in another family's pass"
+			echo "ok - $name # SKIP runs in another pass (${secs} s)"
 			skip=$((skip + 1))
 		else
-			echo "not ok - $name (exit $rc)"
+			echo "not ok - $name (exit $rc, ${secs} s)"
 			fail=$((fail + 1))
 		fi
 		# Leave a clean slate for the next test whatever this one did.

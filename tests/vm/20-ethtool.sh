@@ -4,6 +4,7 @@
 # family's flag, an unknown flag or a bad value is refused and changes nothing.
 set -eu
 . "$(dirname "$0")/lib.sh"
+one_family_on_debug
 
 load_rsnic
 mapfile -t ifs < <(rsnic_ifaces)

@@ -3,6 +3,7 @@
 # down on one port drops carrier on its peer; link up restores it.
 set -eu
 . "$(dirname "$0")/lib.sh"
+one_family_on_debug
 
 load_rsnic
 mapfile -t ifs < <(rsnic_ifaces)

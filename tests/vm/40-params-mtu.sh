@@ -3,6 +3,7 @@
 # within 68..9600 are accepted, outside are refused.
 set -eu
 . "$(dirname "$0")/lib.sh"
+one_family_on_debug
 
 load_rsnic num_devs=2 num_ports=4
 assert_eq "interfaces for 2 devices x 4 ports" 8 "$(rsnic_ifaces | wc -l)"

@@ -10,7 +10,7 @@
 # MANA (rx_db_per_packet off, then on): every RQ doorbell carried wqe_cnt = 0 (the device
 # counts the others as errors); batched, B's driver rang exactly one RQ doorbell per NAPI
 # poll that read completions, and the device saw exactly those; per packet, one per
-# completion; batching rang fewer.
+# completion; batching rang fewer. No CQ went 8 wraps without a CQ doorbell.
 #
 # With flow control on in the device model, the peer's device stalls A's SQ instead of
 # dropping when B's RQ runs low, so every packet must arrive.
@@ -55,6 +55,9 @@ for mode in $PFLAG_MODES; do
 			"${R[$mode.B.rx_doorbells]}" "${R[$mode.B.dev_rq_doorbells]}"
 		[ "${R[$mode.B.rx_doorbells]}" -gt 0 ] ||
 			{ echo "  FAIL: [$mode] no RQ doorbell"; errs=$((errs + 1)); }
+		# At least one CQ doorbell per 8 wraps of every CQ, on both ports.
+		check "[$mode] A CQEs written 8 wraps after a CQ doorbell" 0 "${R[$mode.dev_cq_db_overdue]}"
+		check "[$mode] B CQEs written 8 wraps after a CQ doorbell" 0 "${R[$mode.B.dev_cq_db_overdue]}"
 		;;
 	esac
 	case "$RSNIC_FAMILY.$mode" in

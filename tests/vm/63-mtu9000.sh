@@ -3,6 +3,7 @@
 # next size up refused locally), TCP with 9000-byte frames both ways with data integrity.
 set -eu
 . "$(dirname "$0")/lib.sh"
+one_family_on_debug
 . "$(dirname "$0")/traffic.sh"
 
 setup_pair

@@ -40,6 +40,17 @@ assert_eq() {
 	echo "  $1 = $3"
 }
 
+# one_family_on_debug: on the debug kernel, ends the test as skipped (exit 77) unless the
+# family is mlx5. For tests of family-independent code (ports, ethtool, carrier, MTU,
+# reopening): the debug kernel's sanitizers see that code in the mlx5 pass, and the normal
+# kernel runs them for both families. Keeps the debug suite's time in bounds.
+one_family_on_debug() {
+	if [ "${KERNEL_VARIANT:-normal}" = debug ] && [ "$RSNIC_FAMILY" != mlx5 ]; then
+		echo "  family-independent code: on the debug kernel it runs in the mlx5 pass"
+		exit 77
+	fi
+}
+
 # Loads rsnic with the given parameters (family=$RSNIC_FAMILY unless they name a family).
 load_rsnic() {
 	local fam=(family="$RSNIC_FAMILY")
