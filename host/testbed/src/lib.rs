@@ -5,6 +5,7 @@
 #![deny(missing_docs)]
 
 pub mod bus;
+pub mod glue;
 pub mod mana_pair;
 pub mod mem;
 pub mod pair;

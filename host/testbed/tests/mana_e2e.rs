@@ -78,7 +78,7 @@ fn burst_of_32_rings_once_and_arrives() {
     let rx = p.poll_rx(64);
     assert_eq!(rx.len(), 32);
     for (f, r) in frames.iter().zip(&rx) {
-        assert_eq!(r.bytes, f.expected_wire());
+        assert_eq!(r.bytes, f.expected_wire_8021q());
         // The frames carry no IPv4 header checksum: the device must say so.
         assert!(!r.comp.ip_csum_ok && r.comp.csum_fail);
     }
@@ -308,7 +308,7 @@ proptest! {
         got.extend(p.settle(c.budget));
         prop_assert_eq!(got.len(), frames.len());
         for (f, r) in frames.iter().zip(&got) {
-            let mut want = f.expected_wire();
+            let mut want = f.expected_wire_8021q();
             if f.csum == TxCsum::Partial {
                 let h = pkt::parse(&want);
                 pkt::fill_checksums(&mut want, &h, false, true);

@@ -347,7 +347,7 @@ fn pair_state(p: &mut ManaPair) -> ([PortCounters; 2], Vec<u16>) {
 fn assert_received(got: &[RxFrame], sent: &[Frame]) {
     assert_eq!(got.len(), sent.len());
     for (i, (g, f)) in got.iter().zip(sent).enumerate() {
-        assert_eq!(g.bytes, f.expected_wire(), "frame {i}");
+        assert_eq!(g.bytes, f.expected_wire_8021q(), "frame {i}");
     }
 }
 

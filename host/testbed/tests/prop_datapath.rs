@@ -113,6 +113,7 @@ prop_compose! {
             frags,
             csum,
             vlan: vlan.map(|(tci, dot1ad)| VlanTag { tci, dot1ad }),
+            gso: None,
         };
         Spec { frame, kind }
     }

@@ -216,7 +216,7 @@ impl Runner {
                 self.p.sq.poll_cq(&mut self.p.env, |x| done.push(x))
             };
             for pkt in self.done.drain(..) {
-                self.p.release(pkt);
+                self.p.tx.release(pkt);
             }
             if !r.busy {
                 break;
@@ -239,7 +239,7 @@ impl Runner {
                     self.reap(measured);
                     assert!(!self.p.tx_stopped(), "queue still stopped after a reap");
                 }
-                let pkt = self.p.make_pkt(&self.frame);
+                let pkt = self.p.tx.make_pkt(&self.frame);
                 let id = pkt.id();
                 let more = k + 1 < burst;
                 let r = if measured {
@@ -250,7 +250,7 @@ impl Runner {
                 if let Err(e) = r {
                     panic!("packet {id} rejected: {:?}", e.reason);
                 }
-                self.p.accepted(id);
+                self.p.tx.accepted(id);
                 sent += 1;
                 self.since_reap += 1;
             }
