@@ -6,21 +6,8 @@
 //!
 //! `cargo test -p rsnic-testbed --test dp_e2e -- --nocapture` prints the table.
 
+use rsnic_testbed::fixtures::udp4_frame;
 use rsnic_testbed::pair::{Pair, PairConfig, TxFrame};
-
-/// Ethernet + IPv4 + UDP + payload; total `len` bytes (at least 42).
-fn udp4_frame(len: usize, seed: u8) -> Vec<u8> {
-    let mut f = vec![0u8; len.max(42)];
-    f[0..6].copy_from_slice(&[0x02, 0, 0, 0, 0, 0x02]);
-    f[6..12].copy_from_slice(&[0x02, 0, 0, 0, 0, 0x01]);
-    f[12..14].copy_from_slice(&[0x08, 0x00]);
-    f[14] = 0x45;
-    f[23] = 17;
-    for (i, b) in f.iter_mut().enumerate().skip(42) {
-        *b = seed.wrapping_add(i as u8);
-    }
-    f
-}
 
 struct Figures {
     pkts: u64,

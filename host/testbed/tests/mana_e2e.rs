@@ -5,29 +5,20 @@ use rsnic_core::dp::mana::fmt::Doorbell;
 use rsnic_core::dp::mana::fmt::DB_RQ;
 use rsnic_core::dp::mlx5::tx::{Gso, TxCsum, VlanTag};
 use rsnic_core::sim::pkt;
+use rsnic_testbed::fixtures::Ipv4Frame;
 use rsnic_testbed::mana_pair::{Frame, ManaConfig, ManaPair, RX_PORT, TX_PORT};
 
-/// Ethernet/IPv4/UDP frame of `len` bytes (≥ 42) with `tag` in the payload and port numbers
-/// from `flow` (so RSS spreads nothing: one RQ).
+/// Ethernet/IPv4/UDP frame of `len` bytes (≥ 42) with `tag` in the payload and fixed port
+/// numbers (so RSS spreads nothing: one RQ).
 fn udp4(len: usize, tag: u32) -> Vec<u8> {
-    let len = len.max(42);
-    let mut f = vec![0u8; len];
-    f[0..6].copy_from_slice(&[2, 0, 0, 0, 0, 2]);
-    f[6..12].copy_from_slice(&[2, 0, 0, 0, 0, 1]);
-    f[12..14].copy_from_slice(&[0x08, 0x00]);
-    f[14] = 0x45;
-    f[16..18].copy_from_slice(&((len - 14) as u16).to_be_bytes());
-    f[22] = 64;
-    f[23] = 17;
-    f[26..30].copy_from_slice(&[10, 0, 0, 1]);
-    f[30..34].copy_from_slice(&[10, 0, 0, 2]);
-    f[34..36].copy_from_slice(&1000u16.to_be_bytes());
-    f[36..38].copy_from_slice(&2000u16.to_be_bytes());
-    f[38..40].copy_from_slice(&((len - 34) as u16).to_be_bytes());
-    for (i, b) in f.iter_mut().enumerate().skip(42) {
-        *b = (i as u32 ^ tag) as u8;
-    }
-    if len >= 46 {
+    let mut f = Ipv4Frame::udp(len)
+        .lengths()
+        .ttl(64)
+        .addrs()
+        .ports(1000, 2000)
+        .payload(|i| (i as u32 ^ tag) as u8)
+        .build();
+    if f.len() >= 46 {
         f[42..46].copy_from_slice(&tag.to_be_bytes());
     }
     f
@@ -35,26 +26,15 @@ fn udp4(len: usize, tag: u32) -> Vec<u8> {
 
 /// Ethernet/IPv4/TCP frame with `payload` bytes.
 fn tcp4(payload: usize) -> Vec<u8> {
-    let len = 54 + payload;
-    let mut f = vec![0u8; len];
-    f[0..6].copy_from_slice(&[2, 0, 0, 0, 0, 2]);
-    f[6..12].copy_from_slice(&[2, 0, 0, 0, 0, 1]);
-    f[12..14].copy_from_slice(&[0x08, 0x00]);
-    f[14] = 0x45;
-    f[16..18].copy_from_slice(&((len - 14) as u16).to_be_bytes());
-    f[22] = 64;
-    f[23] = 6;
-    f[26..30].copy_from_slice(&[10, 0, 0, 1]);
-    f[30..34].copy_from_slice(&[10, 0, 0, 2]);
-    f[34..36].copy_from_slice(&1000u16.to_be_bytes());
-    f[36..38].copy_from_slice(&80u16.to_be_bytes());
-    f[38..42].copy_from_slice(&1000u32.to_be_bytes());
-    f[46] = 0x50;
-    f[47] = 0x18;
-    for (i, b) in f.iter_mut().enumerate().skip(54) {
-        *b = i as u8;
-    }
-    f
+    Ipv4Frame::tcp(54 + payload)
+        .lengths()
+        .ttl(64)
+        .addrs()
+        .ports(1000, 80)
+        .seq(1000)
+        .flags(0x18)
+        .payload(|i| i as u8)
+        .build()
 }
 
 /// The frame with its IPv4 header checksum filled in (the stack's job without TSO).

@@ -2,29 +2,19 @@
 //! mana_rx_completion and mana_device_wqe).
 
 use rsnic_core::dp::mlx5::tx::{Gso, TxCsum, TxRejectReason};
+use rsnic_testbed::fixtures::Ipv4Frame;
 use rsnic_testbed::mana_pair::{Frame, ManaConfig, ManaPair, TX_PORT};
 
 /// Ethernet/IPv4/TCP frame with `payload` bytes after the 54 bytes of headers.
 fn tcp4(payload: usize) -> Vec<u8> {
-    let len = 54 + payload;
-    let mut f = vec![0u8; len];
-    f[0..6].copy_from_slice(&[2, 0, 0, 0, 0, 2]);
-    f[6..12].copy_from_slice(&[2, 0, 0, 0, 0, 1]);
-    f[12..14].copy_from_slice(&[0x08, 0x00]);
-    f[14] = 0x45;
-    f[16..18].copy_from_slice(&((len - 14) as u16).to_be_bytes());
-    f[22] = 64;
-    f[23] = 6;
-    f[26..30].copy_from_slice(&[10, 0, 0, 1]);
-    f[30..34].copy_from_slice(&[10, 0, 0, 2]);
-    f[34..36].copy_from_slice(&1000u16.to_be_bytes());
-    f[36..38].copy_from_slice(&80u16.to_be_bytes());
-    f[46] = 0x50;
-    f[47] = 0x18;
-    for (i, b) in f.iter_mut().enumerate().skip(54) {
-        *b = i as u8;
-    }
-    f
+    Ipv4Frame::tcp(54 + payload)
+        .lengths()
+        .ttl(64)
+        .addrs()
+        .ports(1000, 80)
+        .flags(0x18)
+        .payload(|i| i as u8)
+        .build()
 }
 
 fn tso(linear: Vec<u8>, frags: Vec<Vec<u8>>) -> Frame {

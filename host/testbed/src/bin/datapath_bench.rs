@@ -46,6 +46,7 @@ use std::process::ExitCode;
 use rsnic_core::dp::mana::rq::RxPoll;
 use rsnic_core::dp::mlx5::sq::TxPoll;
 use rsnic_core::dp::mlx5::tx::TxReject;
+use rsnic_testbed::fixtures::Ipv4Frame;
 use rsnic_testbed::mana_pair::{self, ManaConfig, ManaEnv, ManaPair, ManaRq};
 use rsnic_testbed::pair::{HostEnv, HostSq, Pair, PairConfig, TxFrame, TxPkt};
 
@@ -164,24 +165,13 @@ fn run_mana(path: &'static str, budget: u32, packets: u64) -> (String, f64) {
 
 /// Ethernet + IPv4 + UDP frame of `len` bytes (at least 42), lengths filled in.
 fn udp4_frame(len: usize) -> Vec<u8> {
-    let len = len.max(42);
-    let mut f = vec![0u8; len];
-    f[0..6].copy_from_slice(&[0x02, 0, 0, 0, 0, 0x02]);
-    f[6..12].copy_from_slice(&[0x02, 0, 0, 0, 0, 0x01]);
-    f[12..14].copy_from_slice(&[0x08, 0x00]);
-    f[14] = 0x45;
-    f[16..18].copy_from_slice(&((len - 14) as u16).to_be_bytes());
-    f[22] = 64;
-    f[23] = 17;
-    f[26..30].copy_from_slice(&[10, 0, 0, 1]);
-    f[30..34].copy_from_slice(&[10, 0, 0, 2]);
-    f[34..36].copy_from_slice(&9000u16.to_be_bytes());
-    f[36..38].copy_from_slice(&9001u16.to_be_bytes());
-    f[38..40].copy_from_slice(&((len - 34) as u16).to_be_bytes());
-    for (i, b) in f.iter_mut().enumerate().skip(42) {
-        *b = i as u8;
-    }
-    f
+    Ipv4Frame::udp(len)
+        .lengths()
+        .ttl(64)
+        .addrs()
+        .ports(9000, 9001)
+        .payload(|i| i as u8)
+        .build()
 }
 
 /// One configuration's figures, per packet.

@@ -15,6 +15,8 @@ use rsnic_core::dp::mlx5::sq::{Sq, SqParams, WqeInfo, BF_OFFSET};
 use rsnic_core::dp::mlx5::tx::{
     DmaEntry, DmaKind, Gso, InlineMode, TxCsum, TxDmaMap, TxPacket, TxQueue, VlanTag,
 };
+#[allow(unused_imports)]
+pub use rsnic_testbed::fixtures::{tcp4_frame, udp4_frame, write_cqe};
 use rsnic_testbed::mem::{HostBuf, HostMemory};
 
 /// One observable event, in program order.
@@ -373,46 +375,10 @@ pub fn make_rq(env: &Env, log_sz: u8, buf_size: u32, wqe_bulk: u16) -> TestRq {
     .unwrap()
 }
 
-/// Writes a CQE the way the device would: body first, op_own last.
-pub fn write_cqe(buf: &impl Coherent, slot: usize, c: &Cqe64) {
-    buf.write(slot * 64, &c.0[..63]);
-    buf.write(slot * 64 + 63, &c.0[63..]);
-}
-
 /// A TX completion CQE for `wqe_counter`, with the owner bit of pass `pass`.
 pub fn tx_cqe(opcode: u8, wqe_counter: u16, owner: u8) -> Cqe64 {
     let mut c = Cqe64::default();
     c.set_wqe_counter(wqe_counter);
     c.set_op_own(opcode, 0, owner);
     c
-}
-
-/// Ethernet + IPv4 + TCP (no options) + payload; total `len` bytes.
-pub fn tcp4_frame(len: usize, seed: u8) -> Vec<u8> {
-    let mut f = vec![0u8; len.max(54)];
-    f[0..6].copy_from_slice(&[0x02, 0, 0, 0, 0, 0x02]);
-    f[6..12].copy_from_slice(&[0x02, 0, 0, 0, 0, 0x01]);
-    f[12..14].copy_from_slice(&[0x08, 0x00]);
-    f[14] = 0x45;
-    f[23] = 6;
-    f[14 + 20 + 12] = 5 << 4;
-    for (i, b) in f.iter_mut().enumerate().skip(54) {
-        *b = seed.wrapping_add(i as u8);
-    }
-    f.truncate(len.max(54));
-    f
-}
-
-/// Ethernet + IPv4 + UDP + payload.
-pub fn udp4_frame(len: usize, seed: u8) -> Vec<u8> {
-    let mut f = vec![0u8; len.max(42)];
-    f[0..6].copy_from_slice(&[0x02, 0, 0, 0, 0, 0x02]);
-    f[6..12].copy_from_slice(&[0x02, 0, 0, 0, 0, 0x01]);
-    f[12..14].copy_from_slice(&[0x08, 0x00]);
-    f[14] = 0x45;
-    f[23] = 17;
-    for (i, b) in f.iter_mut().enumerate().skip(42) {
-        *b = seed.wrapping_add(i as u8);
-    }
-    f
 }
