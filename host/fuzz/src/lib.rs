@@ -19,9 +19,14 @@
 //! the code under test or an out-of-bounds access of a host DMA buffer (`HostBuf` panics)
 //! is a crash for libFuzzer.
 
+//!
+//! What the driver-side harnesses share is in [`env`](mod@env); every harness runs the same
+//! way ([`drive`]).
+
 #![forbid(unsafe_code)]
 
 pub mod device_wqe;
+pub mod env;
 pub mod mana_device_wqe;
 pub mod mana_rx_completion;
 pub mod mana_tx_completion;
@@ -86,6 +91,36 @@ impl<'a> Input<'a> {
         self.fill(&mut v);
         v
     }
+}
+
+/// A harness: built from the first bytes of the input, then one operation at a time while
+/// input lasts, then a final check.
+pub trait Harness: Sized {
+    /// Upper bound of operations per input (keeps every run short).
+    const MAX_OPS: usize;
+    /// The harness, configured by the first bytes.
+    fn new(inp: &mut Input<'_>) -> Self;
+    /// One operation.
+    fn op(&mut self, inp: &mut Input<'_>);
+    /// What is checked when the input is used up.
+    fn finish(self);
+}
+
+/// Runs harness `H` over one fuzz input.
+pub fn drive<H: Harness>(data: &[u8]) {
+    let mut inp = Input::new(data);
+    let mut h = H::new(&mut inp);
+    let mut ops = 0;
+    while !inp.done() && ops < H::MAX_OPS {
+        h.op(&mut inp);
+        ops += 1;
+    }
+    h.finish();
+}
+
+/// The little-endian u32 at `at` of `b`.
+pub fn le32(b: &[u8], at: usize) -> u32 {
+    u32::from_le_bytes([b[at], b[at + 1], b[at + 2], b[at + 3]])
 }
 
 /// Runs every seed file of `host/fuzz/seeds/<target>/` through `f` (used by the unit tests

@@ -30,15 +30,16 @@
 //! * at the end (drain, then a new RQ) every buffer came back, and the new RQ delivers a
 //!   valid CQE's buffer with one doorbell.
 
-use std::cell::RefCell;
-
-use rsnic_core::dp::hw::{Barriers, Coherent, DmaAddr, Mmio};
+use rsnic_core::dp::hw::Coherent;
 use rsnic_core::dp::mana::cq::Cq;
-use rsnic_core::dp::mana::rq::{Rq, RqParams, RxCompletion};
-use rsnic_core::dp::mlx5::rq::{RxBufProvider, RxBuffer};
+use rsnic_core::dp::mana::rq::{Rq, RqParams};
 use rsnic_testbed::mem::{HostBuf, HostMemory};
 
-use crate::Input;
+use crate::env::{
+    buf_addr, mana_cqe, mana_owner, pick_len, poke_cq, raw_cqe, write_mana_cqe, Env, RxBuf,
+    RxSt as St,
+};
+use crate::{le32, Input};
 
 /// RQ id.
 pub const RQ_ID: u32 = 0x00_2011;
@@ -49,96 +50,9 @@ const MKEY: u32 = 0x99;
 pub const RQ_DB: u32 = 0x2400;
 /// CQ doorbell register (page 1, CQ offset 0x800).
 pub const CQ_DB: u32 = 0x2800;
-const MAX_OPS: usize = 400;
 const RX_OKAY: u8 = 1;
 
-/// A receive buffer (the fuzzer plays the device: nothing is written into it).
-#[derive(Debug)]
-pub struct RxBuf {
-    id: u32,
-}
-
-/// Bus address of buffer `id`.
-fn buf_addr(id: u32) -> DmaAddr {
-    0x20_0000_0000_0000 | (u64::from(id) << 16)
-}
-
-impl RxBuffer for RxBuf {
-    fn dma_addr(&self) -> DmaAddr {
-        buf_addr(self.id)
-    }
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum St {
-    Held,
-    Delivered,
-    Recycled,
-}
-
-struct Env {
-    states: Vec<St>,
-    /// Buffers in the `Held` state.
-    held: usize,
-    /// Fail the next allocations while > 0.
-    fail_allocs: u32,
-    /// Register writes of the current operation: (offset, value).
-    writes: RefCell<Vec<(u32, u64)>>,
-}
-
-impl Mmio for Env {
-    fn write64(&self, offset: u32, bytes: [u8; 8]) {
-        self.writes
-            .borrow_mut()
-            .push((offset, u64::from_le_bytes(bytes)));
-    }
-    fn write32(&self, _: u32, _: u32) {
-        panic!("the MANA RQ never writes 32-bit registers");
-    }
-    fn read32(&self, _: u32) -> u32 {
-        panic!("the MANA RQ never reads registers");
-    }
-}
-
-impl Barriers for Env {
-    fn dma_wmb(&self) {}
-    fn dma_rmb(&self) {}
-    fn wmb(&self) {}
-}
-
-impl RxBufProvider<RxBuf> for Env {
-    fn alloc(&mut self) -> Option<RxBuf> {
-        if self.fail_allocs > 0 {
-            self.fail_allocs -= 1;
-            return None;
-        }
-        let id = self.states.len() as u32;
-        self.states.push(St::Held);
-        self.held += 1;
-        Some(RxBuf { id })
-    }
-    fn recycle(&mut self, buf: RxBuf) {
-        let st = self
-            .states
-            .get_mut(buf.id as usize)
-            .expect("recycled a buffer that was never allocated");
-        assert_eq!(*st, St::Held, "buffer {} recycled but not held", buf.id);
-        *st = St::Recycled;
-        self.held -= 1;
-    }
-}
-
-impl Env {
-    fn held(&self) -> usize {
-        self.held
-    }
-}
-
 type FuzzRq = Rq<RxBuf, HostBuf, Vec<Option<RxBuf>>>;
-
-fn le32(b: &[u8], at: usize) -> u32 {
-    u32::from_le_bytes([b[at], b[at + 1], b[at + 2], b[at + 3]])
-}
 
 struct Harness {
     rq: FuzzRq,
@@ -191,60 +105,8 @@ fn build(
 }
 
 impl Harness {
-    fn new(inp: &mut Input<'_>) -> Self {
-        let cfg = inp.u8();
-        let queue_size = 4096u32 << (cfg & 1);
-        let n = queue_size / 32;
-        // MANA sizes the RX CQ for one more entry (the fence), so the next power of two.
-        let cq_num = n << ((cfg >> 1) & 1);
-        let buf_size = match (cfg >> 2) & 3 {
-            0 | 1 => 1514 + 4,
-            2 => 1 + u32::from(inp.u16() % 9100),
-            _ => 1 + u32::from(inp.u8() % 64),
-        };
-        let per_packet = cfg & 0x10 != 0;
-        let (rq, ring, cqbuf) = build(queue_size, cq_num, buf_size, per_packet);
-        let mut h = Self {
-            rq,
-            env: Env {
-                states: Vec::new(),
-                held: 0,
-                fail_allocs: 0,
-                writes: RefCell::new(Vec::new()),
-            },
-            ring,
-            cqbuf,
-            queue_size,
-            cq_num,
-            buf_size,
-            last_rq_tail: None,
-            was_error: false,
-            rq_dbs_seen: 0,
-            rq_dbs_total: 0,
-            rq_mode: per_packet,
-            seen: Vec::new(),
-            epoch: 0,
-        };
-        h.env.fail_allocs = u32::from(inp.u8() >> 4);
-        h.rq.fill(&mut h.env);
-        h.env.fail_allocs = 0;
-        h.check(true);
-        h
-    }
-
     fn write_cqe(&self, ctr: u32, b: &[u8; 64]) {
-        let o = (ctr & (self.cq_num - 1)) as usize * 64;
-        self.cqbuf.write(o, b);
-    }
-
-    fn pick_len(&self, sel: u8, inp: &mut Input<'_>) -> u32 {
-        match sel & 7 {
-            0..=3 => 1 + u32::from(inp.u16()) % self.buf_size,
-            4 => self.buf_size,
-            5 => self.buf_size + 1,
-            6 => 0,
-            _ => u32::from(inp.u16()),
-        }
+        write_mana_cqe(&self.cqbuf, self.cq_num, ctr, b);
     }
 
     /// A CQE that looks plausible: at the consumer or a little beyond, mostly for this RQ
@@ -253,12 +115,7 @@ impl Harness {
         let sel = inp.u8();
         let sel2 = inp.u8();
         let ctr = self.rq.cq().head().wrapping_add(u32::from(sel & 3));
-        let good = (ctr / self.cq_num) & 7;
-        let owner = match (sel >> 2) & 3 {
-            0 | 1 => good,
-            2 => good.wrapping_sub(1) & 7,
-            _ => u32::from(inp.u8()) & 7,
-        };
+        let owner = mana_owner(sel, ctr, self.cq_num, inp);
         let typ = match (sel >> 4) & 7 {
             0..=3 => RX_OKAY,
             4 => 4,
@@ -272,10 +129,8 @@ impl Harness {
             _ => inp.u32() & 0x00ff_ffff,
         };
         let is_sq = sel2 & 0x18 == 0x18;
-        let len = self.pick_len(inp.u8(), inp);
-        let mut b = [0u8; 64];
-        let dw0 = u32::from(typ) | (1 << 6);
-        b[0..4].copy_from_slice(&dw0.to_le_bytes());
+        let len = pick_len(inp.u8(), self.buf_size, inp, |inp| u32::from(inp.u16()));
+        let mut b = mana_cqe(typ, 0, wq_num, is_sq, owner);
         if sel & 0x80 != 0 {
             // Checksum, hash type and VLAN bits.
             b[4..8].copy_from_slice(&inp.u32().to_le_bytes());
@@ -283,32 +138,15 @@ impl Harness {
         }
         b[8..12].copy_from_slice(&len.to_le_bytes());
         b[56..60].copy_from_slice(&(self.rq.wq().tail() * 32).to_le_bytes());
-        let info = wq_num | (u32::from(is_sq) << 24) | (owner << 29);
-        b[60..64].copy_from_slice(&info.to_le_bytes());
         self.write_cqe(ctr, &b);
-    }
-
-    fn deliver(env: &mut Env, buf_size: u32, b: RxBuf, c: &RxCompletion) {
-        let st = env
-            .states
-            .get_mut(b.id as usize)
-            .expect("delivered a buffer that was never allocated");
-        assert_eq!(*st, St::Held, "buffer {} delivered but not held", b.id);
-        *st = St::Delivered;
-        env.held -= 1;
-        assert!(
-            (1..=buf_size).contains(&c.len),
-            "delivered length {} outside 1..={buf_size}",
-            c.len
-        );
     }
 
     /// Register writes of the current operation, checked; returns (RQ doorbells, CQ arms).
     fn take_writes(&mut self) -> (u32, u32) {
-        let writes = std::mem::take(&mut *self.env.writes.borrow_mut());
         let (mut rq, mut arms) = (0, 0);
         let mut last_cq = None;
-        for (o, v) in writes {
+        for (o, b) in self.env.take_writes() {
+            let v = u64::from_le_bytes(b);
             let lo = v as u32;
             let hi = (v >> 32) as u32;
             match o {
@@ -366,7 +204,7 @@ impl Harness {
         assert!(r.delivered <= r.work, "more deliveries than CQEs");
         assert_eq!(r.delivered as usize, got.len(), "deliveries vs reported");
         for (b, c) in got.drain(..) {
-            Self::deliver(env, *buf_size, b, &c);
+            env.deliver(b, c.len, *buf_size);
         }
         assert_eq!(r.error, self.rq.error());
         if self.was_error {
@@ -401,10 +239,10 @@ impl Harness {
     }
 
     fn recover(&mut self) {
-        let before = self.env.held();
+        let before = self.env.held;
         let n = self.rq.drain(&mut self.env);
         assert_eq!(n as usize, before, "drain returned other buffers than held");
-        assert_eq!(self.env.held(), 0, "buffers held after the drain");
+        assert_eq!(self.env.held, 0, "buffers held after the drain");
         assert_eq!(self.rq.posted(), 0);
         self.rq_dbs_seen += self.rq.stats.doorbells;
         let (rq, ring, cqbuf) = build(self.queue_size, self.cq_num, self.buf_size, self.rq_mode);
@@ -424,8 +262,7 @@ impl Harness {
         assert!(posted <= n, "{posted} WQEs posted in a ring of {n}");
         assert_eq!(self.rq.posted(), posted);
         assert_eq!(
-            self.env.held(),
-            posted as usize,
+            self.env.held, posted as usize,
             "buffers held != posted WQEs"
         );
         let mut ring = vec![0u8; self.queue_size as usize];
@@ -437,7 +274,7 @@ impl Harness {
         key_size[4..8].copy_from_slice(&self.buf_size.to_le_bytes());
         // A mark per buffer: the epoch of the last check that found it in the ring.
         self.epoch += 1;
-        self.seen.resize(self.env.states.len(), 0);
+        self.seen.resize(self.env.bufs.len(), 0);
         for k in 0..posted {
             let slot = (wq.tail().wrapping_add(k) & (n - 1)) as usize * 32;
             let w = &ring[slot..slot + 32];
@@ -447,7 +284,7 @@ impl Harness {
             let id = ((addr & !0x20_0000_0000_0000) >> 16) as usize;
             assert_eq!(buf_addr(id as u32), addr, "RX SGE address of no buffer");
             assert_eq!(
-                self.env.states.get(id),
+                self.env.bufs.get(id),
                 Some(&St::Held),
                 "a posted WQE names buffer {id}, which the RQ does not hold"
             );
@@ -481,6 +318,46 @@ impl Harness {
             );
         }
     }
+}
+
+impl crate::Harness for Harness {
+    const MAX_OPS: usize = 400;
+
+    fn new(inp: &mut Input<'_>) -> Self {
+        let cfg = inp.u8();
+        let queue_size = 4096u32 << (cfg & 1);
+        let n = queue_size / 32;
+        // MANA sizes the RX CQ for one more entry (the fence), so the next power of two.
+        let cq_num = n << ((cfg >> 1) & 1);
+        let buf_size = match (cfg >> 2) & 3 {
+            0 | 1 => 1514 + 4,
+            2 => 1 + u32::from(inp.u16() % 9100),
+            _ => 1 + u32::from(inp.u8() % 64),
+        };
+        let per_packet = cfg & 0x10 != 0;
+        let (rq, ring, cqbuf) = build(queue_size, cq_num, buf_size, per_packet);
+        let mut h = Self {
+            rq,
+            env: Env::default(),
+            ring,
+            cqbuf,
+            queue_size,
+            cq_num,
+            buf_size,
+            last_rq_tail: None,
+            was_error: false,
+            rq_dbs_seen: 0,
+            rq_dbs_total: 0,
+            rq_mode: per_packet,
+            seen: Vec::new(),
+            epoch: 0,
+        };
+        h.env.fail_allocs = u32::from(inp.u8() >> 4);
+        h.rq.fill(&mut h.env);
+        h.env.fail_allocs = 0;
+        h.check(true);
+        h
+    }
 
     fn op(&mut self, inp: &mut Input<'_>) {
         self.was_error = self.rq.error().is_some();
@@ -493,16 +370,10 @@ impl Harness {
             }
             2..=6 => self.structured_cqe(inp),
             7 => {
-                let slot = u32::from(inp.u8());
-                let mut c = [0u8; 64];
-                inp.fill(&mut c);
+                let (slot, c) = raw_cqe(inp);
                 self.write_cqe(slot, &c);
             }
-            8 => {
-                let slot = usize::from(inp.u8()) % self.cq_num as usize;
-                let at = usize::from(inp.u8() % 64);
-                self.cqbuf.write(slot * 64 + at, &[inp.u8()]);
-            }
+            8 => poke_cq(&self.cqbuf, self.cq_num as usize, inp),
             9..=11 => {
                 let budget = u32::from(inp.u8() % 70);
                 self.env.fail_allocs = u32::from(inp.u8() >> 6);
@@ -536,17 +407,13 @@ impl Harness {
     }
 
     fn finish(mut self) {
-        assert_eq!(
-            self.env.held,
-            self.env.states.iter().filter(|s| **s == St::Held).count(),
-            "held count"
-        );
+        assert_eq!(self.env.held, self.env.held_count(), "held count");
         self.was_error = false;
         self.recover();
         self.check(true);
         let first_new = self
             .env
-            .states
+            .bufs
             .iter()
             .position(|s| *s == St::Held)
             .expect("the new RQ holds buffers");
@@ -558,21 +425,18 @@ impl Harness {
         // One valid CQE for the first WQE.
         let ctr = self.rq.cq().head();
         let len = self.buf_size.min(60);
-        let mut b = [0u8; 64];
-        b[0..4].copy_from_slice(&(u32::from(RX_OKAY) | (1 << 6)).to_le_bytes());
+        let mut b = mana_cqe(RX_OKAY, 0, RQ_ID, false, (ctr / self.cq_num) & 7);
         b[8..12].copy_from_slice(&len.to_le_bytes());
-        let info = RQ_ID | (((ctr / self.cq_num) & 7) << 29);
-        b[60..64].copy_from_slice(&info.to_le_bytes());
         self.write_cqe(ctr, &b);
         assert_eq!(self.poll(1, false), 1, "no delivery after recovery");
-        assert_eq!(self.env.states[first_new], St::Delivered);
+        assert_eq!(self.env.bufs[first_new], St::Delivered);
         assert!(self.rq.error().is_none());
         self.check(true);
         self.recover();
         let n = self.rq.drain(&mut self.env);
         assert_eq!(n, self.queue_size / 32);
         assert!(
-            !self.env.states.contains(&St::Held),
+            !self.env.bufs.contains(&St::Held),
             "a buffer never came back"
         );
     }
@@ -580,12 +444,5 @@ impl Harness {
 
 /// One fuzz input.
 pub fn run(data: &[u8]) {
-    let mut inp = Input::new(data);
-    let mut h = Harness::new(&mut inp);
-    let mut ops = 0;
-    while !inp.done() && ops < MAX_OPS {
-        h.op(&mut inp);
-        ops += 1;
-    }
-    h.finish();
+    crate::drive::<Harness>(data);
 }

@@ -37,18 +37,18 @@
 //! * at the end (drain, then a new SQ, as a channel reopen does) the SQ works: a packet is
 //!   completed by a valid CQE.
 
-use std::cell::RefCell;
-use std::collections::{HashMap, VecDeque};
+use std::collections::VecDeque;
 
-use rsnic_core::dp::hw::{Barriers, Coherent, DmaAddr, Mmio};
+use rsnic_core::dp::hw::Coherent;
 use rsnic_core::dp::mana::cq::Cq;
 use rsnic_core::dp::mana::sq::{Sq, SqParams, TxPending, STOP_ROOM, TX_POLL_MAX};
-use rsnic_core::dp::mlx5::tx::{
-    DmaEntry, DmaKind, Gso, TxCsum, TxDmaMap, TxPacket, TxQueue, TxRejectReason, VlanTag,
-};
+use rsnic_core::dp::mlx5::tx::{DmaEntry, Gso, TxCsum, TxPacket, TxRejectReason, VlanTag};
 use rsnic_testbed::mem::{HostBuf, HostMemory};
 
-use crate::Input;
+use crate::env::{
+    mana_cqe, mana_owner, poke_cq, raw_cqe, release, write_mana_cqe, Env, Pkt, TxSt as St,
+};
+use crate::{le32, Input};
 
 /// SQ id (24 bits, with bits above 10 set so that `vsq_frame` is not zero).
 pub const SQ_ID: u32 = 0x12_3456;
@@ -59,7 +59,6 @@ const MKEY: u32 = 0x77;
 pub const SQ_DB: u32 = 0x1000;
 /// CQ doorbell register (page 0, CQ offset 0x800).
 pub const CQ_DB: u32 = 0x1800;
-const MAX_OPS: usize = 400;
 const TX_OKAY: u8 = 32;
 
 /// Packet header shape the harness builds (and therefore knows).
@@ -75,169 +74,6 @@ pub struct Layout {
     pub ipv4: Option<bool>,
 }
 
-/// A packet: a linear part (real bytes, parsed for headers) and fragment lengths.
-#[derive(Debug)]
-pub struct Pkt {
-    id: u32,
-    linear: Vec<u8>,
-    frags: Vec<u32>,
-    gso: Option<Gso>,
-    csum: TxCsum,
-    vlan: Option<VlanTag>,
-}
-
-impl TxPacket for Pkt {
-    fn pkt_len(&self) -> u32 {
-        self.linear.len() as u32 + self.frags.iter().sum::<u32>()
-    }
-    fn linear(&self) -> &[u8] {
-        &self.linear
-    }
-    fn nr_frags(&self) -> usize {
-        self.frags.len()
-    }
-    fn frag_len(&self, i: usize) -> u32 {
-        self.frags.get(i).copied().unwrap_or(0)
-    }
-    fn gso(&self) -> Option<Gso> {
-        self.gso
-    }
-    fn csum(&self) -> TxCsum {
-        self.csum
-    }
-    fn vlan(&self) -> Option<VlanTag> {
-        self.vlan
-    }
-}
-
-/// Bus address of a packet's linear part (fragment i at `+ (i + 1) << 17`).
-fn pkt_base(id: u32) -> DmaAddr {
-    0x10_0000_0000_0000 | (u64::from(id) << 24)
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum St {
-    InFlight,
-    Rejected,
-    Released,
-}
-
-/// Everything the SQ talks to: registers, barriers, DMA mapper, netdev queue with BQL.
-struct Env {
-    maps: HashMap<DmaAddr, (u32, DmaKind)>,
-    map_calls: u32,
-    /// Fail the map call with this number.
-    fail_at: Option<u32>,
-    stopped: bool,
-    /// Woken during the current operation.
-    woke: bool,
-    sent_bytes: u64,
-    sent_pkts: u64,
-    completed_bytes: u64,
-    completed_pkts: u64,
-    /// Register writes of the current operation: (offset, value).
-    writes: RefCell<Vec<(u32, u64)>>,
-}
-
-impl Mmio for Env {
-    fn write64(&self, offset: u32, bytes: [u8; 8]) {
-        self.writes
-            .borrow_mut()
-            .push((offset, u64::from_le_bytes(bytes)));
-    }
-    fn write32(&self, _: u32, _: u32) {
-        panic!("the MANA SQ never writes 32-bit registers");
-    }
-    fn read32(&self, _: u32) -> u32 {
-        panic!("the MANA SQ never reads registers");
-    }
-}
-
-impl Barriers for Env {
-    fn dma_wmb(&self) {}
-    fn dma_rmb(&self) {}
-    fn wmb(&self) {}
-}
-
-impl Env {
-    fn map(&mut self, addr: DmaAddr, len: u32, kind: DmaKind) -> Option<DmaAddr> {
-        let n = self.map_calls;
-        self.map_calls += 1;
-        if self.fail_at == Some(n) {
-            return None;
-        }
-        assert!(
-            self.maps.insert(addr, (len, kind)).is_none(),
-            "address mapped twice"
-        );
-        Some(addr)
-    }
-
-    /// Whether `[addr, addr + len)` lies inside one live mapping.
-    fn mapped(&self, addr: DmaAddr, len: u32) -> bool {
-        self.maps
-            .iter()
-            .any(|(&base, &(l, _))| addr >= base && addr + u64::from(len) <= base + u64::from(l))
-    }
-}
-
-impl TxDmaMap<Pkt> for Env {
-    fn map_linear(&mut self, pkt: &Pkt, offset: u32, len: u32) -> Option<DmaAddr> {
-        assert!(
-            u64::from(offset) + u64::from(len) <= pkt.linear.len() as u64,
-            "map past the linear part"
-        );
-        self.map(pkt_base(pkt.id) + u64::from(offset), len, DmaKind::Single)
-    }
-    fn map_frag(&mut self, pkt: &Pkt, index: usize) -> Option<DmaAddr> {
-        let len = *pkt
-            .frags
-            .get(index)
-            .expect("map of a fragment that does not exist");
-        assert!(len != 0, "map of an empty fragment");
-        self.map(
-            pkt_base(pkt.id) + ((index as u64 + 1) << 17),
-            len,
-            DmaKind::Page,
-        )
-    }
-    fn unmap(&mut self, e: DmaEntry) {
-        let got = self
-            .maps
-            .remove(&e.addr)
-            .expect("unmap of an unmapped address");
-        assert_eq!(got, (e.len, e.kind), "unmap does not match its map");
-    }
-}
-
-impl TxQueue for Env {
-    fn stop(&mut self) {
-        assert!(!self.stopped, "stopped twice");
-        self.stopped = true;
-    }
-    fn wake(&mut self) {
-        assert!(self.stopped, "woken while running");
-        self.stopped = false;
-        self.woke = true;
-    }
-    fn is_stopped(&self) -> bool {
-        self.stopped
-    }
-    fn sent(&mut self, bytes: u32, xmit_more: bool) -> bool {
-        self.sent_bytes += u64::from(bytes);
-        self.sent_pkts += 1;
-        !xmit_more || self.stopped
-    }
-    fn completed(&mut self, pkts: u32, bytes: u32) {
-        self.completed_bytes += u64::from(bytes);
-        self.completed_pkts += u64::from(pkts);
-        assert!(
-            self.completed_bytes <= self.sent_bytes && self.completed_pkts <= self.sent_pkts,
-            "BQL: completed more than was sent"
-        );
-    }
-}
-
 type FuzzSq = Sq<Pkt, HostBuf, Vec<TxPending<Pkt>>, Vec<DmaEntry>>;
 
 /// What the harness knows about a packet it offers.
@@ -251,6 +87,21 @@ struct Offer {
     vlan: Option<VlanTag>,
     /// Headers the harness built (None: raw bytes).
     layout: Option<Layout>,
+}
+
+impl Offer {
+    /// What the harness knows of `pkt`, whose headers it built as `layout` (if it did).
+    fn of(pkt: &Pkt, layout: Option<Layout>) -> Self {
+        Self {
+            len: pkt.pkt_len(),
+            linear: pkt.linear.len() as u32,
+            frags: pkt.frags.clone(),
+            gso: pkt.gso,
+            csum: pkt.csum,
+            vlan: pkt.vlan,
+            layout,
+        }
+    }
 }
 
 /// An accepted packet, in FIFO order.
@@ -333,10 +184,6 @@ pub fn build_frame(
     (f, layout)
 }
 
-fn le32(b: &[u8], at: usize) -> u32 {
-    u32::from_le_bytes([b[at], b[at + 1], b[at + 2], b[at + 3]])
-}
-
 /// Sizes of the CQ relative to the number of BUs of the SQ.
 const CQ_FACTORS: [u32; 3] = [1, 2, 4];
 
@@ -383,44 +230,6 @@ fn build(queue_size: u32, cq_num: u32, vp_offset: u16) -> (FuzzSq, HostBuf, Host
 }
 
 impl Harness {
-    fn new(inp: &mut Input<'_>) -> Self {
-        let cfg = inp.u8();
-        let queue_size = 4096u32 << (cfg & 1);
-        let cq_num = queue_size / 32 * CQ_FACTORS[usize::from((cfg >> 1) & 3) % 3];
-        let vp_offset = match (cfg >> 3) & 3 {
-            0 | 1 => 0,
-            2 => u16::from(inp.u8()),
-            _ => 256 + inp.u16() % 0xf00,
-        };
-        let (sq, ring, cqbuf) = build(queue_size, cq_num, vp_offset);
-        Self {
-            sq,
-            env: Env {
-                maps: HashMap::new(),
-                map_calls: 0,
-                fail_at: None,
-                stopped: false,
-                woke: false,
-                sent_bytes: 0,
-                sent_pkts: 0,
-                completed_bytes: 0,
-                completed_pkts: 0,
-                writes: RefCell::new(Vec::new()),
-            },
-            ring,
-            cqbuf,
-            queue_size,
-            cq_num,
-            vp_offset,
-            states: Vec::new(),
-            fifo: VecDeque::new(),
-            drained_bytes: 0,
-            drained_pkts: 0,
-            last_sq_tail: None,
-            was_error: false,
-        }
-    }
-
     fn new_pkt(&mut self, inp: &mut Input<'_>) -> (Pkt, Offer, bool) {
         let kind = inp.u8();
         let shape = inp.u8();
@@ -495,15 +304,7 @@ impl Harness {
             csum,
             vlan,
         };
-        let offer = Offer {
-            len: pkt.pkt_len(),
-            linear: pkt.linear.len() as u32,
-            frags: pkt.frags.clone(),
-            gso,
-            csum,
-            vlan,
-            layout,
-        };
+        let offer = Offer::of(&pkt, layout);
         (pkt, offer, kind & 4 != 0)
     }
 
@@ -713,11 +514,7 @@ impl Harness {
     }
 
     fn release(states: &mut [St], fifo: &mut VecDeque<Posted>, p: Pkt) -> Posted {
-        let st = states
-            .get_mut(p.id as usize)
-            .expect("released a packet that was never posted");
-        assert_eq!(*st, St::InFlight, "packet {} released twice", p.id);
-        *st = St::Released;
+        release(states, p.id);
         let front = fifo.pop_front().expect("released with nothing outstanding");
         assert_eq!(front.id, p.id, "completion out of FIFO order");
         front
@@ -779,10 +576,9 @@ impl Harness {
     /// CQ doorbells of the current operation (with arm = `arm`).
     fn cq_doorbells(&self, arm: bool) -> usize {
         self.env
-            .writes
-            .borrow()
+            .writes()
             .iter()
-            .filter(|(o, v)| *o == CQ_DB && (v >> 63 != 0) == arm)
+            .filter(|(o, b)| *o == CQ_DB && (u64::from_le_bytes(*b) >> 63 != 0) == arm)
             .count()
     }
 
@@ -823,8 +619,7 @@ impl Harness {
     }
 
     fn write_cqe(&self, ctr: u32, b: &[u8; 64]) {
-        let o = (ctr & (self.cq_num - 1)) as usize * 64;
-        self.cqbuf.write(o, b);
+        write_mana_cqe(&self.cqbuf, self.cq_num, ctr, b);
     }
 
     /// A CQE that looks plausible: at the consumer or a little beyond, mostly for this SQ
@@ -833,12 +628,7 @@ impl Harness {
         let sel = inp.u8();
         let sel2 = inp.u8();
         let ctr = self.sq.cq().head().wrapping_add(u32::from(sel & 3));
-        let good = (ctr / self.cq_num) & 7;
-        let owner = match (sel >> 2) & 3 {
-            0 | 1 => good,
-            2 => good.wrapping_sub(1) & 7,
-            _ => u32::from(inp.u8()) & 7,
-        };
+        let owner = mana_owner(sel, ctr, self.cq_num, inp);
         let typ = match (sel >> 4) & 7 {
             0..=3 => TX_OKAY,
             4 => 33 + inp.u8() % 9,
@@ -852,20 +642,16 @@ impl Harness {
             _ => inp.u32() & 0x00ff_ffff,
         };
         let is_sq = sel2 & 0x18 != 0x18;
-        let mut b = [0u8; 64];
         let vendor = if sel & 0x80 != 0 { inp.u32() } else { 0 };
-        let dw0 = u32::from(typ) | (1 << 6) | (vendor << 8);
-        b[0..4].copy_from_slice(&dw0.to_le_bytes());
+        let mut b = mana_cqe(typ, vendor, wq_num, is_sq, owner);
         b[8..12].copy_from_slice(&(self.sq.wq().tail() << 5).to_le_bytes());
-        let info = wq_num | (u32::from(is_sq) << 24) | (owner << 29);
-        b[60..64].copy_from_slice(&info.to_le_bytes());
         self.write_cqe(ctr, &b);
     }
 
     fn check_writes(&mut self) {
-        let writes = std::mem::take(&mut *self.env.writes.borrow_mut());
         let mut last_cq = None;
-        for (o, v) in writes {
+        for (o, b) in self.env.take_writes() {
+            let v = u64::from_le_bytes(b);
             let lo = v as u32;
             let hi = (v >> 32) as u32;
             match o {
@@ -943,6 +729,37 @@ impl Harness {
             );
         }
     }
+}
+
+impl crate::Harness for Harness {
+    const MAX_OPS: usize = 400;
+
+    fn new(inp: &mut Input<'_>) -> Self {
+        let cfg = inp.u8();
+        let queue_size = 4096u32 << (cfg & 1);
+        let cq_num = queue_size / 32 * CQ_FACTORS[usize::from((cfg >> 1) & 3) % 3];
+        let vp_offset = match (cfg >> 3) & 3 {
+            0 | 1 => 0,
+            2 => u16::from(inp.u8()),
+            _ => 256 + inp.u16() % 0xf00,
+        };
+        let (sq, ring, cqbuf) = build(queue_size, cq_num, vp_offset);
+        Self {
+            sq,
+            env: Env::default(),
+            ring,
+            cqbuf,
+            queue_size,
+            cq_num,
+            vp_offset,
+            states: Vec::new(),
+            fifo: VecDeque::new(),
+            drained_bytes: 0,
+            drained_pkts: 0,
+            last_sq_tail: None,
+            was_error: false,
+        }
+    }
 
     fn op(&mut self, inp: &mut Input<'_>) {
         self.env.woke = false;
@@ -951,7 +768,7 @@ impl Harness {
             0..=4 => {
                 let (pkt, offer, xmit_more) = self.new_pkt(inp);
                 let f = inp.u8();
-                self.env.fail_at = (f & 0x80 != 0).then(|| self.env.map_calls + u32::from(f & 7));
+                self.env.fail_map(f);
                 // The stack does not transmit on a stopped queue.
                 if !self.env.stopped {
                     self.xmit(pkt, &offer, xmit_more);
@@ -963,16 +780,10 @@ impl Harness {
             }
             5..=7 => self.structured_cqe(inp),
             8 => {
-                let slot = u32::from(inp.u8());
-                let mut c = [0u8; 64];
-                inp.fill(&mut c);
+                let (slot, c) = raw_cqe(inp);
                 self.write_cqe(slot, &c);
             }
-            9 => {
-                let slot = usize::from(inp.u8()) % self.cq_num as usize;
-                let at = usize::from(inp.u8() % 64);
-                self.cqbuf.write(slot * 64 + at, &[inp.u8()]);
-            }
+            9 => poke_cq(&self.cqbuf, self.cq_num as usize, inp),
             10 | 11 => self.poll(None),
             12 => {
                 let budget = u32::from(inp.u8());
@@ -994,23 +805,8 @@ impl Harness {
                     }
                     let id = self.states.len() as u32;
                     let (linear, layout) = build_frame(0, 1, 0, false, len, k);
-                    let pkt = Pkt {
-                        id,
-                        linear,
-                        frags: Vec::new(),
-                        gso: None,
-                        csum: TxCsum::Partial,
-                        vlan: None,
-                    };
-                    let offer = Offer {
-                        len: pkt.pkt_len(),
-                        linear: pkt.pkt_len(),
-                        frags: Vec::new(),
-                        gso: None,
-                        csum: TxCsum::Partial,
-                        vlan: None,
-                        layout: Some(layout),
-                    };
+                    let pkt = Pkt::linear(id, linear, TxCsum::Partial);
+                    let offer = Offer::of(&pkt, Some(layout));
                     self.xmit(pkt, &offer, k + 1 < n);
                 }
             }
@@ -1041,30 +837,12 @@ impl Harness {
         // The new SQ works: one packet, one valid CQE for it.
         let id = self.states.len() as u32;
         let (linear, layout) = build_frame(0, 0, 0, false, 64, 1);
-        let pkt = Pkt {
-            id,
-            linear,
-            frags: Vec::new(),
-            gso: None,
-            csum: TxCsum::None,
-            vlan: None,
-        };
-        let offer = Offer {
-            len: 64,
-            linear: 64,
-            frags: Vec::new(),
-            gso: None,
-            csum: TxCsum::None,
-            vlan: None,
-            layout: Some(layout),
-        };
+        let pkt = Pkt::linear(id, linear, TxCsum::None);
+        let offer = Offer::of(&pkt, Some(layout));
         self.xmit(pkt, &offer, false);
         self.check();
         let ctr = self.sq.cq().head();
-        let mut b = [0u8; 64];
-        b[0..4].copy_from_slice(&(u32::from(TX_OKAY) | (1 << 6)).to_le_bytes());
-        let info = SQ_ID | (1 << 24) | (((ctr / self.cq_num) & 7) << 29);
-        b[60..64].copy_from_slice(&info.to_le_bytes());
+        let b = mana_cqe(TX_OKAY, 0, SQ_ID, true, (ctr / self.cq_num) & 7);
         self.write_cqe(ctr, &b);
         self.poll(None);
         self.check();
@@ -1081,12 +859,5 @@ impl Harness {
 
 /// One fuzz input.
 pub fn run(data: &[u8]) {
-    let mut inp = Input::new(data);
-    let mut h = Harness::new(&mut inp);
-    let mut ops = 0;
-    while !inp.done() && ops < MAX_OPS {
-        h.op(&mut inp);
-        ops += 1;
-    }
-    h.finish();
+    crate::drive::<Harness>(data);
 }

@@ -14,184 +14,30 @@
 //! * a packet is released at most once, only after it was accepted, never after it was
 //!   handed back by `xmit`; the poll's and the drain's packet counts match the releases;
 //! * `pc − cc` never exceeds the ring size; doorbells name this SQ at its register;
-//! * BQL never completes more bytes than were sent, DMA unmaps match earlier maps;
+//! * the environment's own checks ([`Env`]): DMA maps and unmaps balance, no empty
+//!   fragment is mapped, the queue is never stopped twice or woken while running, BQL never
+//!   completes more than was sent;
 //! * while the stack respects the stopped queue, `xmit` never answers `Busy` (the stop room
 //!   is enough);
 //! * at the end, after drain and reset, every accepted packet came back exactly once, every
 //!   mapping was undone, BQL balances, and the SQ works again: a new packet is completed by
 //!   a valid CQE.
 
-use std::collections::HashMap;
-
-use rsnic_core::dp::hw::{Barriers, Coherent, DmaAddr, Mmio};
+use rsnic_core::dp::hw::Coherent;
 use rsnic_core::dp::mlx5::cq::{Cq, CQ_DOORBELL_OFFSET};
-use rsnic_core::dp::mlx5::cqe::{off, Cqe64, CQE_OP_OWN_INIT, CQE_REQ, CQE_REQ_ERR};
+use rsnic_core::dp::mlx5::cqe::{Cqe64, CQE_REQ, CQE_REQ_ERR};
 use rsnic_core::dp::mlx5::sq::{Sq, SqParams, WqeInfo, BF_OFFSET};
-use rsnic_core::dp::mlx5::tx::{
-    DmaEntry, DmaKind, Gso, InlineMode, TxCsum, TxDmaMap, TxPacket, TxQueue, TxRejectReason,
-    VlanTag,
-};
+use rsnic_core::dp::mlx5::tx::{DmaEntry, Gso, InlineMode, TxCsum, TxRejectReason, VlanTag};
+use rsnic_testbed::fixtures::tcp4_frame;
 use rsnic_testbed::mem::{HostBuf, HostMemory};
 
+use crate::env::{poke_cq, raw_cqe, release, Env, Mlx5Cq, Pkt, TxSt as St};
 use crate::Input;
 
 const SQN: u32 = 0x00_0abc;
 const LKEY: u32 = 0x1234;
 const UAR: u32 = 0x4000;
 const CQN: u32 = 0x77;
-/// Upper bound of operations per input (keeps every run short).
-const MAX_OPS: usize = 400;
-
-/// A packet: a linear part (real bytes, parsed for headers) and fragment lengths.
-#[derive(Debug)]
-pub struct Pkt {
-    id: u32,
-    linear: Vec<u8>,
-    frags: Vec<u32>,
-    gso: Option<Gso>,
-    csum: TxCsum,
-    vlan: Option<VlanTag>,
-}
-
-impl TxPacket for Pkt {
-    fn pkt_len(&self) -> u32 {
-        self.linear.len() as u32 + self.frags.iter().sum::<u32>()
-    }
-    fn linear(&self) -> &[u8] {
-        &self.linear
-    }
-    fn nr_frags(&self) -> usize {
-        self.frags.len()
-    }
-    fn frag_len(&self, i: usize) -> u32 {
-        self.frags.get(i).copied().unwrap_or(0)
-    }
-    fn gso(&self) -> Option<Gso> {
-        self.gso
-    }
-    fn csum(&self) -> TxCsum {
-        self.csum
-    }
-    fn vlan(&self) -> Option<VlanTag> {
-        self.vlan
-    }
-}
-
-/// Bus address of a packet's linear part (fragment i at `+ (i + 1) << 17`).
-fn pkt_base(id: u32) -> DmaAddr {
-    0x10_0000_0000_0000 | (u64::from(id) << 24)
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum St {
-    InFlight,
-    Rejected,
-    Released,
-}
-
-/// Everything the SQ talks to: registers, barriers, DMA mapper, netdev queue with BQL.
-struct Env {
-    db_offset: u32,
-    maps: HashMap<DmaAddr, (u32, DmaKind)>,
-    map_calls: u32,
-    /// Fail the map call with this number.
-    fail_at: Option<u32>,
-    stopped: bool,
-    sent_bytes: u64,
-    completed_bytes: u64,
-}
-
-impl Mmio for Env {
-    fn write64(&self, offset: u32, bytes: [u8; 8]) {
-        let lo = u32::from_be_bytes([bytes[4], bytes[5], bytes[6], bytes[7]]);
-        if offset == UAR + CQ_DOORBELL_OFFSET {
-            assert_eq!(lo, CQN, "arm doorbell names another CQ");
-        } else {
-            assert_eq!(offset, self.db_offset, "doorbell at the wrong register");
-            assert_eq!(lo >> 8, SQN, "doorbell names another SQ");
-        }
-    }
-    fn write32(&self, _: u32, _: u32) {
-        panic!("the mlx5 SQ never writes 32-bit registers");
-    }
-    fn read32(&self, _: u32) -> u32 {
-        panic!("the mlx5 SQ never reads registers");
-    }
-}
-
-impl Barriers for Env {
-    fn dma_wmb(&self) {}
-    fn dma_rmb(&self) {}
-    fn wmb(&self) {}
-}
-
-impl Env {
-    fn map(&mut self, addr: DmaAddr, len: u32, kind: DmaKind) -> Option<DmaAddr> {
-        let n = self.map_calls;
-        self.map_calls += 1;
-        if self.fail_at == Some(n) {
-            return None;
-        }
-        assert!(
-            self.maps.insert(addr, (len, kind)).is_none(),
-            "address mapped twice"
-        );
-        Some(addr)
-    }
-}
-
-impl TxDmaMap<Pkt> for Env {
-    fn map_linear(&mut self, pkt: &Pkt, offset: u32, len: u32) -> Option<DmaAddr> {
-        assert!(
-            u64::from(offset) + u64::from(len) <= pkt.linear.len() as u64,
-            "map past the linear part"
-        );
-        self.map(pkt_base(pkt.id) + u64::from(offset), len, DmaKind::Single)
-    }
-    fn map_frag(&mut self, pkt: &Pkt, index: usize) -> Option<DmaAddr> {
-        let len = *pkt
-            .frags
-            .get(index)
-            .expect("map of a fragment that does not exist");
-        self.map(
-            pkt_base(pkt.id) + ((index as u64 + 1) << 17),
-            len,
-            DmaKind::Page,
-        )
-    }
-    fn unmap(&mut self, e: DmaEntry) {
-        let got = self
-            .maps
-            .remove(&e.addr)
-            .expect("unmap of an unmapped address");
-        assert_eq!(got, (e.len, e.kind), "unmap does not match its map");
-    }
-}
-
-impl TxQueue for Env {
-    fn stop(&mut self) {
-        assert!(!self.stopped, "stopped twice");
-        self.stopped = true;
-    }
-    fn wake(&mut self) {
-        assert!(self.stopped, "woken while running");
-        self.stopped = false;
-    }
-    fn is_stopped(&self) -> bool {
-        self.stopped
-    }
-    fn sent(&mut self, bytes: u32, xmit_more: bool) -> bool {
-        self.sent_bytes += u64::from(bytes);
-        !xmit_more || self.stopped
-    }
-    fn completed(&mut self, _pkts: u32, bytes: u32) {
-        self.completed_bytes += u64::from(bytes);
-        assert!(
-            self.completed_bytes <= self.sent_bytes,
-            "BQL: completed more bytes than were sent"
-        );
-    }
-}
 
 type FuzzSq = Sq<Pkt, HostBuf, Vec<WqeInfo<Pkt>>, Vec<Option<Pkt>>, Vec<DmaEntry>>;
 
@@ -203,21 +49,6 @@ struct Harness {
     cq_log: u8,
     states: Vec<St>,
     drained_bytes: u64,
-}
-
-/// Ethernet + IPv4 + TCP (20-byte header) + payload, `len` ≥ 54 bytes.
-fn tcp4_frame(len: usize, seed: u8) -> Vec<u8> {
-    let mut f = vec![0u8; len.max(54)];
-    f[0..6].copy_from_slice(&[2, 0, 0, 0, 0, 2]);
-    f[6..12].copy_from_slice(&[2, 0, 0, 0, 0, 1]);
-    f[12..14].copy_from_slice(&[0x08, 0x00]);
-    f[14] = 0x45;
-    f[23] = 6;
-    f[46] = 5 << 4;
-    for (i, b) in f.iter_mut().enumerate().skip(54) {
-        *b = seed.wrapping_add(i as u8);
-    }
-    f
 }
 
 /// Ring positions (free-running) of the WQEs between `cc` and `pc`, read back from the
@@ -240,65 +71,6 @@ fn wqe_starts(sq: &FuzzSq, ring: &HostBuf) -> Vec<u16> {
 }
 
 impl Harness {
-    fn new(inp: &mut Input<'_>) -> Self {
-        let cfg = inp.u8();
-        let cfg2 = inp.u8();
-        let log_sz = 6 + (cfg & 1);
-        let max_sq_wqebbs = [16, 16, 8, 4, 2, 3, 15, 12][usize::from(cfg2 & 7)];
-        let p = SqParams {
-            log_sz,
-            sqn: SQN,
-            lkey: LKEY,
-            db_offset: UAR + BF_OFFSET,
-            dbr_off: 0,
-            min_inline: match (cfg >> 3) & 3 {
-                0 => InlineMode::None,
-                1 => InlineMode::L2,
-                2 => InlineMode::Ip,
-                _ => InlineMode::TcpUdp,
-            },
-            vlan_need_l2_inline: cfg & 0x20 != 0,
-            max_sq_wqebbs,
-            mpwqe: cfg & 2 != 0,
-            mpwqe_inline: cfg & 4 != 0,
-        };
-        let n = 1usize << log_sz;
-        let cq_log = log_sz + ((cfg2 >> 3) & 1);
-        let mem = HostMemory::new();
-        let ring = mem.alloc(n * 64);
-        let dbr = mem.alloc(8);
-        let cqbuf = mem.alloc((1usize << cq_log) * 64);
-        let cqdbr = mem.alloc(8);
-        let cq = Cq::new(cqbuf.clone(), cqdbr, 0, cq_log, CQN, UAR).expect("cq");
-        let sq = Sq::new(
-            p,
-            ring.clone(),
-            dbr,
-            cq,
-            (0..n).map(|_| WqeInfo::default()).collect(),
-            (0..4 * n).map(|_| None).collect(),
-            vec![DmaEntry::default(); 4 * n],
-        )
-        .expect("sq");
-        Self {
-            sq,
-            env: Env {
-                db_offset: UAR + BF_OFFSET,
-                maps: HashMap::new(),
-                map_calls: 0,
-                fail_at: None,
-                stopped: false,
-                sent_bytes: 0,
-                completed_bytes: 0,
-            },
-            ring,
-            cqbuf,
-            cq_log,
-            states: Vec::new(),
-            drained_bytes: 0,
-        }
-    }
-
     fn new_pkt(&mut self, inp: &mut Input<'_>) -> (Pkt, bool) {
         let kind = inp.u8();
         let len = usize::from(inp.u16() % 1600);
@@ -368,19 +140,11 @@ impl Harness {
         }
     }
 
-    fn release(states: &mut [St], p: Pkt) {
-        let st = states
-            .get_mut(p.id as usize)
-            .expect("released a packet that was never posted");
-        assert_eq!(*st, St::InFlight, "packet {} released twice", p.id);
-        *st = St::Released;
-    }
-
     fn poll(&mut self) {
         let mut n = 0u32;
         let states = &mut self.states;
         let r = self.sq.poll_cq(&mut self.env, |p| {
-            Self::release(states, p);
+            release(states, p.id);
             n += 1;
         });
         assert_eq!(r.packets, n, "poll reports other packets than it released");
@@ -391,7 +155,7 @@ impl Harness {
         let mut n = 0u32;
         let states = &mut self.states;
         let (pk, by) = self.sq.drain(&mut self.env, |p| {
-            Self::release(states, p);
+            release(states, p.id);
             n += 1;
         });
         assert_eq!(pk, n, "drain reports other packets than it released");
@@ -404,10 +168,26 @@ impl Harness {
         self.env.stopped = false;
     }
 
-    fn write_cqe(&self, ctr: u32, c: &Cqe64) {
-        let o = (ctr & ((1 << self.cq_log) - 1)) as usize * 64;
-        self.cqbuf.write(o, &c.0[..63]);
-        self.cqbuf.write(o + 63, &c.0[63..]);
+    /// The CQ as the hostile device writes it.
+    fn hw_cq(&self) -> Mlx5Cq<'_> {
+        Mlx5Cq {
+            buf: &self.cqbuf,
+            log: self.cq_log,
+        }
+    }
+
+    /// The register writes since the last check: arm doorbells name the CQ, doorbells name
+    /// this SQ at its register.
+    fn check_writes(&self) {
+        for (offset, b) in self.env.take_writes() {
+            let lo = u32::from_be_bytes([b[4], b[5], b[6], b[7]]);
+            if offset == UAR + CQ_DOORBELL_OFFSET {
+                assert_eq!(lo, CQN, "arm doorbell names another CQ");
+            } else {
+                assert_eq!(offset, UAR + BF_OFFSET, "doorbell at the wrong register");
+                assert_eq!(lo >> 8, SQN, "doorbell names another SQ");
+            }
+        }
     }
 
     /// A CQE that looks plausible: aimed at an outstanding WQE, with the right owner bit
@@ -446,7 +226,62 @@ impl Harness {
             c.set_syndrome(inp.u8(), inp.u8());
         }
         c.set_op_own(opcode, format, owner);
-        self.write_cqe(ctr, &c);
+        self.hw_cq().write(ctr, &c);
+    }
+}
+
+impl crate::Harness for Harness {
+    const MAX_OPS: usize = 400;
+
+    fn new(inp: &mut Input<'_>) -> Self {
+        let cfg = inp.u8();
+        let cfg2 = inp.u8();
+        let log_sz = 6 + (cfg & 1);
+        let max_sq_wqebbs = [16, 16, 8, 4, 2, 3, 15, 12][usize::from(cfg2 & 7)];
+        let p = SqParams {
+            log_sz,
+            sqn: SQN,
+            lkey: LKEY,
+            db_offset: UAR + BF_OFFSET,
+            dbr_off: 0,
+            min_inline: match (cfg >> 3) & 3 {
+                0 => InlineMode::None,
+                1 => InlineMode::L2,
+                2 => InlineMode::Ip,
+                _ => InlineMode::TcpUdp,
+            },
+            vlan_need_l2_inline: cfg & 0x20 != 0,
+            max_sq_wqebbs,
+            mpwqe: cfg & 2 != 0,
+            mpwqe_inline: cfg & 4 != 0,
+        };
+        let n = 1usize << log_sz;
+        let cq_log = log_sz + ((cfg2 >> 3) & 1);
+        let mem = HostMemory::new();
+        let ring = mem.alloc(n * 64);
+        let dbr = mem.alloc(8);
+        let cqbuf = mem.alloc((1usize << cq_log) * 64);
+        let cqdbr = mem.alloc(8);
+        let cq = Cq::new(cqbuf.clone(), cqdbr, 0, cq_log, CQN, UAR).expect("cq");
+        let sq = Sq::new(
+            p,
+            ring.clone(),
+            dbr,
+            cq,
+            (0..n).map(|_| WqeInfo::default()).collect(),
+            (0..4 * n).map(|_| None).collect(),
+            vec![DmaEntry::default(); 4 * n],
+        )
+        .expect("sq");
+        Self {
+            sq,
+            env: Env::default(),
+            ring,
+            cqbuf,
+            cq_log,
+            states: Vec::new(),
+            drained_bytes: 0,
+        }
     }
 
     fn op(&mut self, inp: &mut Input<'_>) {
@@ -454,7 +289,7 @@ impl Harness {
             0..=4 => {
                 let (pkt, xmit_more) = self.new_pkt(inp);
                 let f = inp.u8();
-                self.env.fail_at = (f & 0x80 != 0).then(|| self.env.map_calls + u32::from(f & 7));
+                self.env.fail_map(f);
                 // The stack does not transmit on a stopped queue.
                 if !self.env.stopped {
                     let _ = self.xmit(pkt, xmit_more);
@@ -463,16 +298,10 @@ impl Harness {
             }
             5..=7 => self.structured_cqe(inp),
             8 => {
-                let slot = u32::from(inp.u8());
-                let mut c = Cqe64::default();
-                inp.fill(&mut c.0);
-                self.write_cqe(slot, &c);
+                let (slot, c) = raw_cqe(inp);
+                self.hw_cq().write(slot, &Cqe64(c));
             }
-            9 => {
-                let slot = usize::from(inp.u8()) % (1 << self.cq_log);
-                let at = usize::from(inp.u8() % 64);
-                self.cqbuf.write(slot * 64 + at, &[inp.u8()]);
-            }
+            9 => poke_cq(&self.cqbuf, 1 << self.cq_log, inp),
             10..=12 => self.poll(),
             13 => self.recover(),
             14 => {
@@ -494,6 +323,7 @@ impl Harness {
         }
         let used = self.sq.pc().wrapping_sub(self.sq.cc());
         assert!(used <= self.sq.size(), "pc − cc = {used} exceeds the ring");
+        self.check_writes();
     }
 
     fn finish(mut self) {
@@ -511,14 +341,7 @@ impl Harness {
 
         // The SQ works again: one packet, one valid CQE for it.
         let id = self.states.len() as u32;
-        let pkt = Pkt {
-            id,
-            linear: tcp4_frame(64, 1),
-            frags: Vec::new(),
-            gso: None,
-            csum: TxCsum::None,
-            vlan: None,
-        };
+        let pkt = Pkt::linear(id, tcp4_frame(64, 1), TxCsum::None);
         self.xmit(pkt, false).expect("xmit after recovery");
         let starts = wqe_starts(&self.sq, &self.ring);
         let last = *starts.last().expect("a WQE after recovery");
@@ -526,15 +349,9 @@ impl Harness {
         let mut c = Cqe64::default();
         c.set_wqe_counter(last);
         c.set_op_own(CQE_REQ, 0, self.sq.cq().parity(ctr));
-        self.write_cqe(ctr, &c);
-        // Only this slot may be read: the rest of the CQ still holds the fuzzer's bytes,
-        // so make the next slot hardware-owned.
+        self.hw_cq().write(ctr, &c);
         let next = ctr.wrapping_add(1);
-        let o = (next & ((1 << self.cq_log) - 1)) as usize * 64 + off::OP_OWN;
-        self.cqbuf.write(
-            o,
-            &[(CQE_OP_OWN_INIT & !1) | (self.sq.cq().parity(next) ^ 1)],
-        );
+        self.hw_cq().hw_owned(next, self.sq.cq().parity(next));
         self.poll();
         assert_eq!(
             self.states[id as usize],
@@ -544,17 +361,11 @@ impl Harness {
         assert!(self.sq.error().is_none());
         self.recover();
         assert!(self.env.maps.is_empty());
+        self.check_writes();
     }
 }
 
 /// One fuzz input.
 pub fn run(data: &[u8]) {
-    let mut inp = Input::new(data);
-    let mut h = Harness::new(&mut inp);
-    let mut ops = 0;
-    while !inp.done() && ops < MAX_OPS {
-        h.op(&mut inp);
-        ops += 1;
-    }
-    h.finish();
+    crate::drive::<Harness>(data);
 }
