@@ -23,19 +23,17 @@
 //!   drop, every received frame or RX error has a CQE, every interrupt was raised;
 //! * an SQ in the error state executes nothing until it is reset.
 
-use std::cell::{Cell, RefCell};
-
-use rsnic_core::dp::hw::{BusMemory, Coherent, DmaAddr, DmaFault, InterruptSink};
+use rsnic_core::dp::hw::{Coherent, DmaAddr};
 use rsnic_core::sim::mlx5::{
     CqConfig, PortCounters, QueueState, RqConfig, SqConfig, CQ_ARM_DOORBELL, SQ_DOORBELL,
     UAR_PAGE_SIZE,
 };
 use rsnic_testbed::bus::{new_mlx5, HostMlx5};
-use rsnic_testbed::mem::{HostBuf, HostMemory};
+use rsnic_testbed::mem::HostBuf;
 
+use crate::device::{tcp4_frame, Checked, Irqs, Targets};
 use crate::Input;
 
-const MAX_OPS: usize = 300;
 const OP_NOP: u8 = 0x00;
 const OP_SEND: u8 = 0x0a;
 const OP_LSO: u8 = 0x0e;
@@ -43,94 +41,6 @@ const OP_MPSW: u8 = 0x29;
 const CQ_UPDATE: u8 = 0x08;
 const RX_BUFS: usize = 8;
 const RX_BUF_SIZE: usize = 2048;
-
-struct Region {
-    base: DmaAddr,
-    len: usize,
-    dev_writes: bool,
-    live: bool,
-    name: &'static str,
-}
-
-/// The device's view of host memory, with an independent check of every access that
-/// succeeds (what an IOMMU would enforce).
-struct Checked {
-    mem: HostMemory,
-    regions: RefCell<Vec<Region>>,
-    faults: Cell<u64>,
-}
-
-impl Checked {
-    fn add(&self, buf: &HostBuf, dev_writes: bool, name: &'static str) {
-        self.regions.borrow_mut().push(Region {
-            base: buf.dma_addr(),
-            len: buf.size(),
-            dev_writes,
-            live: true,
-            name,
-        });
-    }
-
-    fn unmap(&self, buf: &HostBuf) {
-        self.mem.free(buf);
-        for r in self.regions.borrow_mut().iter_mut() {
-            if r.base == buf.dma_addr() {
-                r.live = false;
-            }
-        }
-    }
-
-    fn check(&self, addr: DmaAddr, len: usize, write: bool) {
-        let regions = self.regions.borrow();
-        let r = regions
-            .iter()
-            .find(|r| {
-                r.live
-                    && addr >= r.base
-                    && addr
-                        .checked_add(len as u64)
-                        .is_some_and(|end| end <= r.base + r.len as u64)
-            })
-            .unwrap_or_else(|| panic!("DMA {addr:#x}+{len} outside every mapped region succeeded"));
-        assert!(
-            !write || r.dev_writes,
-            "the device wrote {len} bytes at {addr:#x} into {}",
-            r.name
-        );
-    }
-}
-
-impl BusMemory for Checked {
-    fn dma_read(&self, addr: DmaAddr, dst: &mut [u8]) -> Result<(), DmaFault> {
-        let r = self.mem.dma_read(addr, dst);
-        match r {
-            Ok(()) => self.check(addr, dst.len(), false),
-            Err(_) => self.faults.set(self.faults.get() + 1),
-        }
-        r
-    }
-
-    fn dma_write(&self, addr: DmaAddr, src: &[u8]) -> Result<(), DmaFault> {
-        let r = self.mem.dma_write(addr, src);
-        match r {
-            Ok(()) => self.check(addr, src.len(), true),
-            Err(_) => self.faults.set(self.faults.get() + 1),
-        }
-        r
-    }
-}
-
-#[derive(Default)]
-struct Irqs {
-    raised: u64,
-}
-
-impl InterruptSink for Irqs {
-    fn raise(&mut self, vector: u16) {
-        assert!(vector < 4, "interrupt on a vector no CQ uses");
-        self.raised += 1;
-    }
-}
 
 struct SqH {
     sqn: u32,
@@ -160,28 +70,6 @@ struct Harness {
     executed: u64,
 }
 
-fn tcp4_frame(len: usize) -> Vec<u8> {
-    let mut f = vec![0u8; len];
-    let hdr: [u8; 54] = {
-        let mut h = [0u8; 54];
-        h[0..6].copy_from_slice(&[2, 0, 0, 0, 0, 2]);
-        h[6..12].copy_from_slice(&[2, 0, 0, 0, 0, 1]);
-        h[12..14].copy_from_slice(&[0x08, 0x00]);
-        h[14] = 0x45;
-        h[16..18].copy_from_slice(&((len.max(54) - 14) as u16).to_be_bytes());
-        h[22] = 64;
-        h[23] = 6;
-        h[46] = 5 << 4;
-        h
-    };
-    let n = len.min(54);
-    f[..n].copy_from_slice(&hdr[..n]);
-    for (i, b) in f.iter_mut().enumerate().skip(54) {
-        *b = i as u8;
-    }
-    f
-}
-
 fn init_cq(buf: &HostBuf) {
     for i in 0..buf.size() / 64 {
         buf.write(i * 64 + 62, &[0xff, 0xf1]);
@@ -189,160 +77,13 @@ fn init_cq(buf: &HostBuf) {
 }
 
 impl Harness {
-    fn new(inp: &mut Input<'_>) -> Self {
-        let cfg = inp.u8();
-        let cfg2 = inp.u8();
-        let mem = Checked {
-            mem: HostMemory::new(),
-            regions: RefCell::new(Vec::new()),
-            faults: Cell::new(0),
-        };
-        let alloc = |len: usize, dev_writes: bool, name: &'static str| {
-            let b = mem.mem.alloc(len);
-            mem.add(&b, dev_writes, name);
-            b
-        };
-        let mut dev = new_mlx5(2);
-
-        let tx_cq_log = 2 + cfg % 5;
-        let tx_cq = alloc(64 << tx_cq_log, true, "tx cq");
-        init_cq(&tx_cq);
-        let tx_cq_dbr = alloc(8, false, "tx cq dbr");
-        let tx_cqn = dev
-            .create_cq(&CqConfig {
-                port: 0,
-                buf: tx_cq.dma_addr(),
-                log_size: tx_cq_log,
-                dbr: tx_cq_dbr.dma_addr(),
-                vector: 0,
-                compress: false,
-            })
-            .expect("tx cq");
-        let mut mk_sq = |log: u8, name: &'static str| {
-            let ring = alloc(64 << log, false, name);
-            let dbr = alloc(8, false, "sq dbr");
-            let sqn = dev
-                .create_sq(&SqConfig {
-                    port: 0,
-                    buf: ring.dma_addr(),
-                    log_size: log,
-                    dbr: dbr.dma_addr(),
-                    cqn: tx_cqn,
-                })
-                .expect("sq");
-            SqH {
-                sqn,
-                ring,
-                dbr,
-                log,
-                pc: 0,
-            }
-        };
-        let sqs = [mk_sq(6, "sq0 ring"), mk_sq(cfg2 % 7, "sq1 ring")];
-
-        let rx_cq_log = 2 + (cfg >> 3) % 5;
-        let rx_cq = alloc(64 << rx_cq_log, true, "rx cq");
-        init_cq(&rx_cq);
-        let rx_cq_dbr = alloc(8, false, "rx cq dbr");
-        let rx_cqn = dev
-            .create_cq(&CqConfig {
-                port: 1,
-                buf: rx_cq.dma_addr(),
-                log_size: rx_cq_log,
-                dbr: rx_cq_dbr.dma_addr(),
-                vector: 1,
-                compress: cfg & 0x80 != 0,
-            })
-            .expect("rx cq");
-        let rq_log = 1 + (cfg2 >> 3) % 3;
-        let rq_ring = alloc(16 << rq_log, false, "rq ring");
-        let rq_dbr = alloc(8, false, "rq dbr");
-        let rx_bufs: Vec<HostBuf> = (0..RX_BUFS)
-            .map(|_| alloc(RX_BUF_SIZE, true, "rx buf"))
-            .collect();
-        for i in 0..1usize << rq_log {
-            let mut w = [0u8; 16];
-            w[0..4].copy_from_slice(&(RX_BUF_SIZE as u32 | 0x8000_0000).to_be_bytes());
-            w[8..16].copy_from_slice(&rx_bufs[i % RX_BUFS].dma_addr().to_be_bytes());
-            rq_ring.write(i * 16, &w);
-        }
-        let rqn = dev
-            .create_rq(&RqConfig {
-                port: 1,
-                buf: rq_ring.dma_addr(),
-                log_size: rq_log,
-                log_stride: 4,
-                dbr: rq_dbr.dma_addr(),
-                cqn: rx_cqn,
-            })
-            .expect("rq");
-        dev.set_rss(1, &[rqn]).expect("rss");
-        rq_dbr.write_be32(0, u32::from(inp.u8()) % (1 << rq_log));
-
-        let pkts = (0..4)
-            .map(|_| {
-                let len = 14 + usize::from(inp.u16() % 4096);
-                let b = alloc(len, false, "tx packet");
-                b.write(0, &tcp4_frame(len));
-                b
-            })
-            .collect();
-        let gone = alloc(256, false, "freed");
-        let freed = gone.dma_addr();
-        mem.unmap(&gone);
-
-        Self {
-            dev,
-            mem,
-            irqs: Irqs::default(),
-            sqs,
-            tx_cqn,
-            tx_cq_dbr,
-            rx_cqn,
-            rx_cq_dbr,
-            rqn,
-            rq_ring,
-            rq_dbr,
-            rq_log,
-            rx_bufs,
-            pkts,
-            freed,
-            executed: 0,
-        }
-    }
-
-    /// A bus address for a data segment or an RX WQE: good, straddling, unmapped or wild.
-    fn addr(&self, inp: &mut Input<'_>) -> DmaAddr {
-        let sel = inp.u8();
-        let off = u64::from(inp.u16());
-        match sel % 12 {
-            0..=3 => {
-                let b = &self.pkts[usize::from(sel % 4)];
-                b.dma_addr() + off % (b.size() as u64 + 8)
-            }
-            4 => self.sqs[0].ring.dma_addr() + off % 4096,
-            5 => self.rx_bufs[usize::from(sel >> 4) % RX_BUFS].dma_addr() + off % 2100,
-            6 => {
-                // The guard page after a packet buffer.
-                let b = &self.pkts[0];
-                (b.dma_addr() + b.size() as u64).div_ceil(4096) * 4096 + off % 4096
-            }
-            7 => off,
-            8 => u64::MAX - off,
-            9 => self.freed + off % 300,
-            _ => inp.u64(),
-        }
-    }
-
-    fn seg_len(&self, inp: &mut Input<'_>) -> u32 {
-        let sel = inp.u8();
-        match sel % 8 {
-            0..=2 => 14 + u32::from(inp.u16() % 1600),
-            3 => self.pkts[usize::from(sel >> 4) % 4].size() as u32,
-            4 => u32::from(inp.u8()),
-            5 => 9728 + u32::from(inp.u8() % 4),
-            6 => 60_000 + u32::from(inp.u16()),
-            _ => inp.u32(),
+    /// What the hostile driver points the device at.
+    fn targets(&self) -> Targets<'_> {
+        Targets {
+            pkts: &self.pkts,
+            rx_bufs: &self.rx_bufs,
+            ring: &self.sqs[0].ring,
+            freed: self.freed,
         }
     }
 
@@ -392,7 +133,7 @@ impl Harness {
             };
             if isel % 8 != 6 {
                 w[28..30].copy_from_slice(&(inline_sz as u16).to_be_bytes());
-                let hdr = tcp4_frame(inline_sz.max(54));
+                let hdr = tcp4_frame(inline_sz.max(54), false);
                 let end = (30 + inline_sz).min(w.len());
                 w[30..end].copy_from_slice(&hdr[..end - 30]);
             }
@@ -411,13 +152,13 @@ impl Harness {
                     let len = usize::from(inp.u8()) % 200;
                     let bc = 0x8000_0000u32 | len as u32;
                     w[at..at + 4].copy_from_slice(&bc.to_be_bytes());
-                    let data = tcp4_frame(len.max(54));
+                    let data = tcp4_frame(len.max(54), false);
                     let end = (at + 4 + len).min(w.len());
                     w[at + 4..end].copy_from_slice(&data[..end - at - 4]);
                     ds += (4 + len).div_ceil(16);
                 } else {
-                    let len = self.seg_len(inp);
-                    let addr = self.addr(inp);
+                    let len = self.targets().seg_len(inp, 4);
+                    let addr = self.targets().addr(inp);
                     w[at..at + 4].copy_from_slice(&len.to_be_bytes());
                     w[at + 4..at + 8].copy_from_slice(&0x1234u32.to_be_bytes());
                     w[at + 8..at + 16].copy_from_slice(&addr.to_be_bytes());
@@ -547,15 +288,13 @@ impl Harness {
             let addr = match (sel >> 4) % 4 {
                 0 | 1 => self.rx_bufs[usize::from(sel) % RX_BUFS].dma_addr(),
                 _ => {
-                    let a = self.addr(inp);
+                    let a = self.targets().addr(inp);
                     // Only RX buffers and faulting addresses: the harness does not hand the
                     // device its rings as receive buffers.
-                    if self.mem.regions.borrow().iter().any(|r| {
-                        r.live && !r.dev_writes && a >= r.base && a < r.base + r.len as u64 + 4096
-                    }) {
-                        self.freed
-                    } else {
+                    if self.mem.writable_or_unmapped(a) {
                         a
+                    } else {
+                        self.freed
                     }
                 }
             };
@@ -615,7 +354,8 @@ impl Harness {
         );
         assert_eq!(t.tx_err_cqes, t.wqe_errors, "an error without error CQE");
         assert_eq!(
-            t.interrupts, self.irqs.raised,
+            t.interrupts,
+            self.irqs.raised.iter().sum::<u64>(),
             "interrupts counted != raised"
         );
         let p0: PortCounters = *self.dev.counters(0).expect("port 0");
@@ -644,6 +384,116 @@ impl Harness {
             0,
             "traffic in the wrong direction"
         );
+    }
+}
+
+impl crate::Harness for Harness {
+    const MAX_OPS: usize = 300;
+
+    fn new(inp: &mut Input<'_>) -> Self {
+        let cfg = inp.u8();
+        let cfg2 = inp.u8();
+        let mem = Checked::default();
+        let alloc =
+            |len: usize, dev_writes: bool, name: &'static str| mem.alloc(len, dev_writes, name);
+        let mut dev = new_mlx5(2);
+
+        let tx_cq_log = 2 + cfg % 5;
+        let tx_cq = alloc(64 << tx_cq_log, true, "tx cq");
+        init_cq(&tx_cq);
+        let tx_cq_dbr = alloc(8, false, "tx cq dbr");
+        let tx_cqn = dev
+            .create_cq(&CqConfig {
+                port: 0,
+                buf: tx_cq.dma_addr(),
+                log_size: tx_cq_log,
+                dbr: tx_cq_dbr.dma_addr(),
+                vector: 0,
+                compress: false,
+            })
+            .expect("tx cq");
+        let mut mk_sq = |log: u8, name: &'static str| {
+            let ring = alloc(64 << log, false, name);
+            let dbr = alloc(8, false, "sq dbr");
+            let sqn = dev
+                .create_sq(&SqConfig {
+                    port: 0,
+                    buf: ring.dma_addr(),
+                    log_size: log,
+                    dbr: dbr.dma_addr(),
+                    cqn: tx_cqn,
+                })
+                .expect("sq");
+            SqH {
+                sqn,
+                ring,
+                dbr,
+                log,
+                pc: 0,
+            }
+        };
+        let sqs = [mk_sq(6, "sq0 ring"), mk_sq(cfg2 % 7, "sq1 ring")];
+
+        let rx_cq_log = 2 + (cfg >> 3) % 5;
+        let rx_cq = alloc(64 << rx_cq_log, true, "rx cq");
+        init_cq(&rx_cq);
+        let rx_cq_dbr = alloc(8, false, "rx cq dbr");
+        let rx_cqn = dev
+            .create_cq(&CqConfig {
+                port: 1,
+                buf: rx_cq.dma_addr(),
+                log_size: rx_cq_log,
+                dbr: rx_cq_dbr.dma_addr(),
+                vector: 1,
+                compress: cfg & 0x80 != 0,
+            })
+            .expect("rx cq");
+        let rq_log = 1 + (cfg2 >> 3) % 3;
+        let rq_ring = alloc(16 << rq_log, false, "rq ring");
+        let rq_dbr = alloc(8, false, "rq dbr");
+        let rx_bufs: Vec<HostBuf> = (0..RX_BUFS)
+            .map(|_| alloc(RX_BUF_SIZE, true, "rx buf"))
+            .collect();
+        for i in 0..1usize << rq_log {
+            let mut w = [0u8; 16];
+            w[0..4].copy_from_slice(&(RX_BUF_SIZE as u32 | 0x8000_0000).to_be_bytes());
+            w[8..16].copy_from_slice(&rx_bufs[i % RX_BUFS].dma_addr().to_be_bytes());
+            rq_ring.write(i * 16, &w);
+        }
+        let rqn = dev
+            .create_rq(&RqConfig {
+                port: 1,
+                buf: rq_ring.dma_addr(),
+                log_size: rq_log,
+                log_stride: 4,
+                dbr: rq_dbr.dma_addr(),
+                cqn: rx_cqn,
+            })
+            .expect("rq");
+        dev.set_rss(1, &[rqn]).expect("rss");
+        rq_dbr.write_be32(0, u32::from(inp.u8()) % (1 << rq_log));
+
+        let pkts = mem.packets(inp, false);
+        let freed = mem.freed();
+
+        Self {
+            dev,
+            mem,
+            irqs: Irqs::new(4),
+            sqs,
+            tx_cqn,
+            tx_cq_dbr,
+            rx_cqn,
+            rx_cq_dbr,
+            rqn,
+            rq_ring,
+            rq_dbr,
+            rq_log,
+            rx_bufs,
+            pkts,
+            freed,
+            executed: 0,
+        }
     }
 
     fn op(&mut self, inp: &mut Input<'_>) {
@@ -679,15 +529,7 @@ impl Harness {
                     _ => assert_eq!(self.dev.mmio_read32(offset), u32::MAX),
                 }
             }
-            15 => {
-                // Packet data changes under the device's feet.
-                let b = &self.pkts[usize::from(inp.u8() % 4)];
-                let at = usize::from(inp.u16()) % b.size();
-                let n = usize::from(inp.u8() % 16);
-                let v = inp.bytes(n);
-                let n = v.len().min(b.size() - at);
-                b.write(at, &v[..n]);
-            }
+            15 => self.targets().scribble(inp),
             16 => {
                 let k = usize::from(inp.u8() % 4);
                 let b = self.pkts[k].clone();
@@ -727,20 +569,16 @@ impl Harness {
             }
         }
     }
+
+    fn finish(mut self) {
+        // Let the device finish whatever is pending.
+        let mut last = Input::new(&[0]);
+        self.process(&mut last);
+        self.check();
+    }
 }
 
 /// One fuzz input.
 pub fn run(data: &[u8]) {
-    let mut inp = Input::new(data);
-    let mut h = Harness::new(&mut inp);
-    let mut ops = 0;
-    while !inp.done() && ops < MAX_OPS {
-        h.op(&mut inp);
-        ops += 1;
-    }
-    // Let the device finish whatever is pending.
-    let mut last = Input::new(&[0]);
-    h.process(&mut last);
-    h.check();
-    let _ = h.mem.faults.get();
+    crate::drive::<Harness>(data);
 }

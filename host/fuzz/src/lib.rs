@@ -20,11 +20,12 @@
 //! is a crash for libFuzzer.
 
 //!
-//! What the driver-side harnesses share is in [`env`](mod@env); every harness runs the same
-//! way ([`drive`]).
+//! What the harnesses share is in [`env`](mod@env) (the driver-side ones) and [`device`] (the
+//! device-side ones); every harness runs the same way ([`drive`]).
 
 #![forbid(unsafe_code)]
 
+pub mod device;
 pub mod device_wqe;
 pub mod env;
 pub mod mana_device_wqe;

@@ -38,124 +38,21 @@
 //!   (counted by reason), RX CQEs = received + truncated = CQEs in the RX CQ, interrupts
 //!   counted = raised, a run executes at most its budget.
 
-use std::cell::{Cell, RefCell};
-
-use rsnic_core::dp::hw::{BusMemory, Coherent, DmaAddr, DmaFault, InterruptSink};
+use rsnic_core::dp::hw::{Coherent, DmaAddr};
 use rsnic_core::sim::mana::{
     doorbell_offset, PortCounters, DB_CQ, DB_EQ, DB_PAGE_BASE, DB_PAGE_SIZE, DB_RQ, DB_SQ,
 };
 use rsnic_testbed::mana_pair::{new_mana, HostMana};
-use rsnic_testbed::mem::{HostBuf, HostMemory};
+use rsnic_testbed::mem::HostBuf;
 
-use crate::Input;
+use crate::device::{Checked, Irqs, Targets};
+use crate::{le32, Input};
 
-const MAX_OPS: usize = 300;
 const PORTS: usize = 3;
 const RX_BUFS: usize = 8;
 const RX_BUF_SIZE: usize = 2048;
 const TX_OKAY: u32 = 32;
 const HDR_PROCESSING_ERROR: u32 = 37;
-
-struct Region {
-    base: DmaAddr,
-    len: usize,
-    dev_writes: bool,
-    live: bool,
-    name: &'static str,
-}
-
-/// The device's view of host memory, with an independent check of every access that
-/// succeeds (what an IOMMU would enforce).
-struct Checked {
-    mem: HostMemory,
-    regions: RefCell<Vec<Region>>,
-    faults: Cell<u64>,
-}
-
-impl Checked {
-    fn alloc(&self, len: usize, dev_writes: bool, name: &'static str) -> HostBuf {
-        let b = self.mem.alloc(len);
-        self.regions.borrow_mut().push(Region {
-            base: b.dma_addr(),
-            len: b.size(),
-            dev_writes,
-            live: true,
-            name,
-        });
-        b
-    }
-
-    fn unmap(&self, buf: &HostBuf) {
-        self.mem.free(buf);
-        for r in self.regions.borrow_mut().iter_mut() {
-            if r.base == buf.dma_addr() {
-                r.live = false;
-            }
-        }
-    }
-
-    fn check(&self, addr: DmaAddr, len: usize, write: bool) {
-        let regions = self.regions.borrow();
-        let r = regions
-            .iter()
-            .find(|r| {
-                r.live
-                    && addr >= r.base
-                    && addr
-                        .checked_add(len as u64)
-                        .is_some_and(|end| end <= r.base + r.len as u64)
-            })
-            .unwrap_or_else(|| panic!("DMA {addr:#x}+{len} outside every mapped region succeeded"));
-        assert!(
-            !write || r.dev_writes,
-            "the device wrote {len} bytes at {addr:#x} into {}",
-            r.name
-        );
-    }
-
-    /// Whether the device may write at `addr` (or the access faults): the harness never
-    /// hands the device its rings or packets as receive buffers.
-    fn writable_or_unmapped(&self, addr: DmaAddr) -> bool {
-        !self.regions.borrow().iter().any(|r| {
-            r.live && !r.dev_writes && addr >= r.base && addr < r.base + r.len as u64 + 4096
-        })
-    }
-}
-
-impl BusMemory for Checked {
-    fn dma_read(&self, addr: DmaAddr, dst: &mut [u8]) -> Result<(), DmaFault> {
-        let r = self.mem.dma_read(addr, dst);
-        match r {
-            Ok(()) => self.check(addr, dst.len(), false),
-            Err(_) => self.faults.set(self.faults.get() + 1),
-        }
-        r
-    }
-
-    fn dma_write(&self, addr: DmaAddr, src: &[u8]) -> Result<(), DmaFault> {
-        let r = self.mem.dma_write(addr, src);
-        match r {
-            Ok(()) => self.check(addr, src.len(), true),
-            Err(_) => self.faults.set(self.faults.get() + 1),
-        }
-        r
-    }
-}
-
-#[derive(Default)]
-struct Irqs {
-    raised: [u64; 2],
-}
-
-impl InterruptSink for Irqs {
-    fn raise(&mut self, vector: u16) {
-        let v = self
-            .raised
-            .get_mut(usize::from(vector))
-            .unwrap_or_else(|| panic!("interrupt on vector {vector}, which no EQ uses"));
-        *v += 1;
-    }
-}
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Kind {
@@ -251,33 +148,6 @@ struct Harness {
     rss: usize,
 }
 
-fn le32(b: &[u8], at: usize) -> u32 {
-    u32::from_le_bytes([b[at], b[at + 1], b[at + 2], b[at + 3]])
-}
-
-/// Ethernet + IPv4 + TCP + payload of `len` bytes (lengths filled in), or the first bytes
-/// of one.
-fn tcp4_frame(len: usize) -> Vec<u8> {
-    let mut f = vec![0u8; len];
-    let mut h = [0u8; 54];
-    h[0..6].copy_from_slice(&[2, 0, 0, 0, 0, 2]);
-    h[6..12].copy_from_slice(&[2, 0, 0, 0, 0, 1]);
-    h[12..14].copy_from_slice(&[0x08, 0x00]);
-    h[14] = 0x45;
-    h[16..18].copy_from_slice(&((len.max(54) - 14) as u16).to_be_bytes());
-    h[22] = 64;
-    h[23] = 6;
-    h[26..30].copy_from_slice(&[10, 0, 0, 1]);
-    h[30..34].copy_from_slice(&[10, 0, 0, 2]);
-    h[46] = 5 << 4;
-    let n = len.min(54);
-    f[..n].copy_from_slice(&h[..n]);
-    for (i, b) in f.iter_mut().enumerate().skip(54) {
-        *b = i as u8;
-    }
-    f
-}
-
 /// Writes `bytes` into a ring at byte offset `off`, wrapping at the end.
 fn ring_write(ring: &HostBuf, size: u32, off: u32, bytes: &[u8]) {
     for (i, chunk) in bytes.chunks(16).enumerate() {
@@ -305,118 +175,6 @@ fn wqe_at(ring: &HostBuf, size: u32, off: u32, tx: bool) -> (u32, bool) {
 }
 
 impl Harness {
-    fn new(inp: &mut Input<'_>) -> Self {
-        let cfg = inp.u8();
-        let cfg2 = inp.u8();
-        let mem = Checked {
-            mem: HostMemory::new(),
-            regions: RefCell::new(Vec::new()),
-            faults: Cell::new(0),
-        };
-        let mut dev = new_mana(PORTS);
-        let mut eqs = Vec::new();
-        let mut cqs: Vec<CqH> = Vec::new();
-        for port in 0..2 {
-            let num = 2u32 << ((cfg >> (2 * port)) & 3);
-            let buf = mem.alloc(num as usize * 16, true, "eq");
-            let id = dev
-                .create_eq(port, buf.dma_addr(), num, port as u16)
-                .expect("eq");
-            eqs.push(EqH { id, port, num });
-        }
-        let mut mk_cq = |dev: &mut HostMana, port: usize, num: u32, eq: Option<u32>, tx| {
-            let buf = mem.alloc(num as usize * 64, true, "cq");
-            let id = dev.create_cq(port, buf.dma_addr(), num, eq).expect("cq");
-            cqs.push(CqH {
-                id,
-                port,
-                buf,
-                num,
-                tx,
-            });
-            cqs.len() - 1
-        };
-        let c0 = mk_cq(&mut dev, 0, 8 << ((cfg >> 4) & 3), Some(eqs[0].id), true);
-        let c1 = mk_cq(&mut dev, 1, 8 << ((cfg >> 6) & 3), Some(eqs[1].id), false);
-        let c2 = mk_cq(&mut dev, 1, 16, None, true);
-        let c3 = mk_cq(&mut dev, 2, 16, None, true);
-        let mut sqs = Vec::new();
-        let mut rqs = Vec::new();
-        let mk_wq = |dev: &mut HostMana, kind: Kind, port: usize, size: u32, cq: usize| {
-            let name = if kind == Kind::Sq {
-                "sq ring"
-            } else {
-                "rq ring"
-            };
-            let ring = mem.alloc(size as usize, false, name);
-            let cq_id = cqs[cq].id;
-            let id = if kind == Kind::Sq {
-                dev.create_sq(port, ring.dma_addr(), size, cq_id)
-            } else {
-                dev.create_rq(port, ring.dma_addr(), size, cq_id)
-            }
-            .expect("wq");
-            Wq {
-                id,
-                port,
-                ring,
-                size,
-                head: 0,
-                tail: 0,
-                cq,
-            }
-        };
-        sqs.push(mk_wq(&mut dev, Kind::Sq, 0, 4096, c0));
-        sqs.push(mk_wq(&mut dev, Kind::Sq, 0, 4096 << (cfg2 & 1), c0));
-        sqs.push(mk_wq(&mut dev, Kind::Sq, 1, 4096, c2));
-        sqs.push(mk_wq(&mut dev, Kind::Sq, 2, 4096, c3));
-        rqs.push(mk_wq(&mut dev, Kind::Rq, 1, 4096 << ((cfg2 >> 1) & 1), c1));
-        rqs.push(mk_wq(&mut dev, Kind::Rq, 1, 4096, c1));
-        let rss = usize::from((cfg2 >> 2) & 3) % 3;
-        let rx_bufs: Vec<HostBuf> = (0..RX_BUFS)
-            .map(|_| mem.alloc(RX_BUF_SIZE, true, "rx buf"))
-            .collect();
-        let pkts = (0..4)
-            .map(|_| {
-                let len = 14 + usize::from(inp.u16() % 4096);
-                let b = mem.alloc(len, false, "tx packet");
-                b.write(0, &tcp4_frame(len));
-                b
-            })
-            .collect();
-        let gone = mem.alloc(256, false, "freed");
-        let freed = gone.dma_addr();
-        mem.unmap(&gone);
-        let mut h = Self {
-            dev,
-            mem,
-            irqs: Irqs::default(),
-            sqs,
-            rqs,
-            cqs,
-            eqs,
-            rx_bufs,
-            pkts,
-            freed,
-            expect: [DbCounts::default(); PORTS],
-            bad_mmio: 0,
-            executed: 0,
-            pause: [false; PORTS],
-            rss,
-        };
-        h.apply_rss();
-        // Every RX WQE of the first RQ posted and announced.
-        for _ in 0..h.rqs[0].size / 32 {
-            h.rx_wqe_simple(0, 0);
-        }
-        let (id, head) = (h.rqs[0].id, h.rqs[0].head);
-        h.write64(
-            doorbell_offset(1, DB_RQ),
-            u64::from(id) | (u64::from(head) << 32),
-        );
-        h
-    }
-
     fn apply_rss(&mut self) {
         let t: Vec<u32> = match self.rss {
             0 => vec![self.rqs[0].id],
@@ -426,38 +184,13 @@ impl Harness {
         self.dev.set_rss(1, &t).expect("rss");
     }
 
-    /// A bus address for an SGE: good, straddling, unmapped or wild.
-    fn addr(&self, inp: &mut Input<'_>) -> DmaAddr {
-        let sel = inp.u8();
-        let off = u64::from(inp.u16());
-        match sel % 12 {
-            0..=3 => {
-                let b = &self.pkts[usize::from(sel % 4)];
-                b.dma_addr() + off % (b.size() as u64 + 8)
-            }
-            4 => self.sqs[0].ring.dma_addr() + off % 4096,
-            5 => self.rx_bufs[usize::from(sel >> 4) % RX_BUFS].dma_addr() + off % 2100,
-            6 => {
-                // The guard page after a packet buffer.
-                let b = &self.pkts[0];
-                (b.dma_addr() + b.size() as u64).div_ceil(4096) * 4096 + off % 4096
-            }
-            7 => off,
-            8 => u64::MAX - off,
-            9 => self.freed + off % 300,
-            _ => inp.u64(),
-        }
-    }
-
-    fn seg_len(&self, inp: &mut Input<'_>) -> u32 {
-        let sel = inp.u8();
-        match sel % 8 {
-            0..=2 => 14 + u32::from(inp.u16() % 1600),
-            3 => self.pkts[usize::from(sel >> 4) % 4].size() as u32,
-            4 => u32::from(inp.u8()),
-            5 => 9728 + u32::from(inp.u8() % 8),
-            6 => 60_000 + u32::from(inp.u16()),
-            _ => inp.u32(),
+    /// What the hostile driver points the device at.
+    fn targets(&self) -> Targets<'_> {
+        Targets {
+            pkts: &self.pkts,
+            rx_bufs: &self.rx_bufs,
+            ring: &self.sqs[0].ring,
+            freed: self.freed,
         }
     }
 
@@ -488,16 +221,16 @@ impl Harness {
             _ => inp.u8() % 32,
         };
         for _ in 0..extra {
-            let len = self.seg_len(inp);
-            let addr = self.addr(inp);
+            let len = self.targets().seg_len(inp, 8);
+            let addr = self.targets().addr(inp);
             sges.push((addr, len));
         }
         if flags & 0x01 != 0 {
             // Replace the first SGE's address or size.
             if inp.bool() {
-                sges[0].0 = self.addr(inp);
+                sges[0].0 = self.targets().addr(inp);
             } else {
-                sges[0].1 = self.seg_len(inp);
+                sges[0].1 = self.targets().seg_len(inp, 8);
             }
         }
         let nsge = if flags & 0x20 != 0 {
@@ -614,7 +347,7 @@ impl Harness {
                         + u64::from(inp.u16() % 2048) * u64::from(s >> 7)
                 }
                 _ => {
-                    let a = self.addr(inp);
+                    let a = self.targets().addr(inp);
                     if self.mem.writable_or_unmapped(a) {
                         a
                     } else {
@@ -1023,6 +756,109 @@ impl Harness {
         }
         assert_eq!(self.dev.bad_mmio(), self.bad_mmio, "bad_mmio");
     }
+}
+
+impl crate::Harness for Harness {
+    const MAX_OPS: usize = 300;
+
+    fn new(inp: &mut Input<'_>) -> Self {
+        let cfg = inp.u8();
+        let cfg2 = inp.u8();
+        let mem = Checked::default();
+        let mut dev = new_mana(PORTS);
+        let mut eqs = Vec::new();
+        let mut cqs: Vec<CqH> = Vec::new();
+        for port in 0..2 {
+            let num = 2u32 << ((cfg >> (2 * port)) & 3);
+            let buf = mem.alloc(num as usize * 16, true, "eq");
+            let id = dev
+                .create_eq(port, buf.dma_addr(), num, port as u16)
+                .expect("eq");
+            eqs.push(EqH { id, port, num });
+        }
+        let mut mk_cq = |dev: &mut HostMana, port: usize, num: u32, eq: Option<u32>, tx| {
+            let buf = mem.alloc(num as usize * 64, true, "cq");
+            let id = dev.create_cq(port, buf.dma_addr(), num, eq).expect("cq");
+            cqs.push(CqH {
+                id,
+                port,
+                buf,
+                num,
+                tx,
+            });
+            cqs.len() - 1
+        };
+        let c0 = mk_cq(&mut dev, 0, 8 << ((cfg >> 4) & 3), Some(eqs[0].id), true);
+        let c1 = mk_cq(&mut dev, 1, 8 << ((cfg >> 6) & 3), Some(eqs[1].id), false);
+        let c2 = mk_cq(&mut dev, 1, 16, None, true);
+        let c3 = mk_cq(&mut dev, 2, 16, None, true);
+        let mut sqs = Vec::new();
+        let mut rqs = Vec::new();
+        let mk_wq = |dev: &mut HostMana, kind: Kind, port: usize, size: u32, cq: usize| {
+            let name = if kind == Kind::Sq {
+                "sq ring"
+            } else {
+                "rq ring"
+            };
+            let ring = mem.alloc(size as usize, false, name);
+            let cq_id = cqs[cq].id;
+            let id = if kind == Kind::Sq {
+                dev.create_sq(port, ring.dma_addr(), size, cq_id)
+            } else {
+                dev.create_rq(port, ring.dma_addr(), size, cq_id)
+            }
+            .expect("wq");
+            Wq {
+                id,
+                port,
+                ring,
+                size,
+                head: 0,
+                tail: 0,
+                cq,
+            }
+        };
+        sqs.push(mk_wq(&mut dev, Kind::Sq, 0, 4096, c0));
+        sqs.push(mk_wq(&mut dev, Kind::Sq, 0, 4096 << (cfg2 & 1), c0));
+        sqs.push(mk_wq(&mut dev, Kind::Sq, 1, 4096, c2));
+        sqs.push(mk_wq(&mut dev, Kind::Sq, 2, 4096, c3));
+        rqs.push(mk_wq(&mut dev, Kind::Rq, 1, 4096 << ((cfg2 >> 1) & 1), c1));
+        rqs.push(mk_wq(&mut dev, Kind::Rq, 1, 4096, c1));
+        let rss = usize::from((cfg2 >> 2) & 3) % 3;
+        let rx_bufs: Vec<HostBuf> = (0..RX_BUFS)
+            .map(|_| mem.alloc(RX_BUF_SIZE, true, "rx buf"))
+            .collect();
+        let pkts = mem.packets(inp, true);
+        let freed = mem.freed();
+        let mut h = Self {
+            dev,
+            mem,
+            irqs: Irqs::new(2),
+            sqs,
+            rqs,
+            cqs,
+            eqs,
+            rx_bufs,
+            pkts,
+            freed,
+            expect: [DbCounts::default(); PORTS],
+            bad_mmio: 0,
+            executed: 0,
+            pause: [false; PORTS],
+            rss,
+        };
+        h.apply_rss();
+        // Every RX WQE of the first RQ posted and announced.
+        for _ in 0..h.rqs[0].size / 32 {
+            h.rx_wqe_simple(0, 0);
+        }
+        let (id, head) = (h.rqs[0].id, h.rqs[0].head);
+        h.write64(
+            doorbell_offset(1, DB_RQ),
+            u64::from(id) | (u64::from(head) << 32),
+        );
+        h
+    }
 
     fn op(&mut self, inp: &mut Input<'_>) {
         match inp.u8() % 20 {
@@ -1073,15 +909,7 @@ impl Harness {
                     }
                 }
             }
-            15 => {
-                // Packet data changes under the device's feet.
-                let b = &self.pkts[usize::from(inp.u8() % 4)];
-                let at = usize::from(inp.u16()) % b.size();
-                let n = usize::from(inp.u8() % 16);
-                let v = inp.bytes(n);
-                let n = v.len().min(b.size() - at);
-                b.write(at, &v[..n]);
-            }
+            15 => self.targets().scribble(inp),
             16 => {
                 let k = usize::from(inp.u8() % 12);
                 let b = if k < 4 {
@@ -1134,19 +962,15 @@ impl Harness {
         }
         self.check();
     }
+
+    fn finish(mut self) {
+        // Let the device finish whatever is pending.
+        let mut last = Input::new(&[0]);
+        self.process(&mut last);
+    }
 }
 
 /// One fuzz input.
 pub fn run(data: &[u8]) {
-    let mut inp = Input::new(data);
-    let mut h = Harness::new(&mut inp);
-    let mut ops = 0;
-    while !inp.done() && ops < MAX_OPS {
-        h.op(&mut inp);
-        ops += 1;
-    }
-    // Let the device finish whatever is pending.
-    let mut last = Input::new(&[0]);
-    h.process(&mut last);
-    let _ = h.mem.faults.get();
+    crate::drive::<Harness>(data);
 }
