@@ -28,6 +28,39 @@ def write(target, name, data):
         f.write(bytes(data))
 
 
+def frag_list(frags, enc=u16):
+    """A fragment count byte, then each fragment length as `enc` encodes it."""
+    b = [len(frags)]
+    for f in frags:
+        b += list(enc(f))
+    return b
+
+
+def mana_cqe_head(op, k, owner, typ_sel, typ_byte, wq, other_kind, bit7):
+    """The part every structured MANA CQE op shares (src/env.rs mana_owner and the harnesses'
+    structured_cqe): sel (k slots after the consumer, owner bits 2-3, type selector bits 4-6,
+    bit 7 for the op's extras), sel2 (the queue, and 0x18 for a CQE of the other kind),
+    then the bytes read in that order: the owner bits, the type, the queue id.
+    owner: None valid, 'stale', or a value; wq: None this queue, 'other' (its id ^ 1), or an
+    id."""
+    sel = k | (typ_sel << 4) | (0x80 if bit7 else 0)
+    extra = []
+    if owner == "stale":
+        sel |= 2 << 2
+    elif owner is not None:
+        sel |= 3 << 2
+        extra.append(owner)
+    if typ_byte is not None:
+        extra.append(typ_byte)
+    sel2 = 0 if wq is None else 5 if wq == "other" else 6
+    if other_kind:
+        sel2 |= 0x18
+    b = [op, sel, sel2] + extra
+    if wq not in (None, "other"):
+        b += list(u32(wq))
+    return b
+
+
 # ---- tx_completion ---------------------------------------------------------------------
 # op % 16: 0..4 xmit, 5..7 structured CQE, 8 raw CQE, 9 poke, 10..12 poll, 13 recover,
 # 14 arm, 15 mpwqe switches.
@@ -42,17 +75,13 @@ def tx_linear(length, more=False, vlan=None, csum=0):
 
 def tx_frags(frags, more=False, fail=None):
     kind = 1 | (4 if more else 0)
-    b = [1, kind] + list(u16(100)) + [len(frags)]
-    for f in frags:
-        b += list(u16(f))
+    b = [1, kind] + list(u16(100)) + frag_list(frags)
     return b + [0x80 | fail if fail is not None else 0]
 
 
 def tx_gso(frags, mss, segs, more=False):
     kind = 2 | (4 if more else 0) | (2 << 4)
-    b = [2, kind] + list(u16(1000)) + [len(frags)]
-    for f in frags:
-        b += list(u16(f))
+    b = [2, kind] + list(u16(1000)) + frag_list(frags)
     return b + list(u16(mss)) + list(u16(segs)) + [0]
 
 
@@ -230,9 +259,7 @@ def mtx_pkt(kind, shape=0, length=100, vlan=None, frags=(), gso=None, raw=b"", f
         b += list(u16(vlan))
     k = kind & 3
     if k in (1, 2):
-        b += [len(frags)]
-        for f in frags:
-            b += [2] + list(u16(f - 1))  # 1 + u16 % 4096
+        b += frag_list(frags, lambda f: [2] + list(u16(f - 1)))  # 1 + u16 % 4096
         if k == 2:
             mss, segs = gso
             b += [2] + list(u16(mss - 1)) + list(u16(segs))  # 1 + u16 % 9000
@@ -243,30 +270,10 @@ def mtx_pkt(kind, shape=0, length=100, vlan=None, frags=(), gso=None, raw=b"", f
 
 def mtx_cqe(k=0, typ=None, owner=None, wq=None, not_sq=False, vendor=None):
     """A structured TX CQE k slots after the consumer. typ: None TX_OKAY, ('err', i) error
-    33+i, ('any', t), ('rx', i) RX type 1+i. owner: None valid, 'stale', or a value.
-    wq: None this SQ, 'other' (SQ id ^ 1), or an id."""
-    sel = k
-    extra = []
-    if owner == "stale":
-        sel |= 2 << 2
-    elif owner is not None:
-        sel |= 3 << 2
-        extra.append(owner)
-    if typ is not None:
-        sel |= {"err": 4, "any": 5, "rx": 6}[typ[0]] << 4
-        extra.append(typ[1])
-    sel2 = 0
-    if wq == "other":
-        sel2 = 5
-    elif wq is not None:
-        sel2 = 6
-    if not_sq:
-        sel2 |= 0x18
-    if vendor is not None:
-        sel |= 0x80
-    b = [5, sel, sel2] + extra
-    if wq not in (None, "other"):
-        b += list(u32(wq))
+    33+i, ('any', t), ('rx', i) RX type 1+i. owner, wq: as mana_cqe_head."""
+    typ_sel = 0 if typ is None else {"err": 4, "any": 5, "rx": 6}[typ[0]]
+    typ_byte = None if typ is None else typ[1]
+    b = mana_cqe_head(5, k, owner, typ_sel, typ_byte, wq, not_sq, vendor is not None)
     if vendor is not None:
         b += list(u32(vendor))
     return b
@@ -342,33 +349,13 @@ def mana_tx_seeds():
 
 def mrx_cqe(k=0, typ=None, owner=None, wq=None, is_sq=False, length=60, flags=None):
     """typ: None RX_OKAY, 'trunc', ('coal', i) COALESCED/FENCE, ('any', t), 'tx'.
-    length: an int (1..=buf size), 'buf', 'buf+1', 0 or ('any', v)."""
-    sel = k
-    extra = []
-    if owner == "stale":
-        sel |= 2 << 2
-    elif owner is not None:
-        sel |= 3 << 2
-        extra.append(owner)
-    if typ == "trunc":
-        sel |= 4 << 4
-    elif typ == "tx":
-        sel |= 7 << 4
-    elif typ is not None:
-        sel |= {"coal": 5, "any": 6}[typ[0]] << 4
-        extra.append(typ[1])
-    sel2 = 0
-    if wq == "other":
-        sel2 = 5
-    elif wq is not None:
-        sel2 = 6
-    if is_sq:
-        sel2 |= 0x18
-    if flags is not None:
-        sel |= 0x80
-    b = [2, sel, sel2] + extra
-    if wq not in (None, "other"):
-        b += list(u32(wq))
+    length: an int (1..=buf size), 'buf', 'buf+1', 0 or ('any', v). owner, wq: as
+    mana_cqe_head."""
+    if typ is None or isinstance(typ, str):
+        typ_sel, typ_byte = {None: 0, "trunc": 4, "tx": 7}[typ], None
+    else:
+        typ_sel, typ_byte = {"coal": 5, "any": 6}[typ[0]], typ[1]
+    b = mana_cqe_head(2, k, owner, typ_sel, typ_byte, wq, is_sq, flags is not None)
     if length == "buf":
         b += [4]
     elif length == "buf+1":
@@ -447,21 +434,12 @@ def mdev_wqe(q, pkt, long=False, tso=None, flags=0, extra=(), nsge=None, oob=Non
     """A TX WQE on SQ q carrying packet buffer pkt (whole). extra: (len_bytes, addr_bytes)
     pairs; tso: (cdu_sel, value) with cdu_sel 2 → 1 + v % 9000."""
     sel = q | (4 if long else 0) | (8 if tso else 0) | (pkt << 4)
+    # Each override sets its flag bit; the harness then reads its byte(s).
     f = flags
-    if oob is not None:
-        f |= 0x40
-    if first is not None:
-        f |= 0x01
-    if nsge is not None:
-        f |= 0x20
-    if cq_sel is not None:
-        f |= 0x08
-    if pkt_fmt is not None:
-        f |= 0x10
-    if offl is not None:
-        f |= 0x04
-    if suppress is not None:
-        f |= 0x80
+    for v, bit in ((oob, 0x40), (first, 0x01), (nsge, 0x20), (cq_sel, 0x08), (pkt_fmt, 0x10),
+                   (offl, 0x04), (suppress, 0x80)):
+        if v is not None:
+            f |= bit
     b = [0, sel, f]
     if oob is not None:
         b += [oob]
@@ -477,14 +455,9 @@ def mdev_wqe(q, pkt, long=False, tso=None, flags=0, extra=(), nsge=None, oob=Non
         b += [nsge]
     if tso:
         b += [tso[0]] + (list(u16(tso[1])) if tso[0] % 4 != 0 else [])
-    if cq_sel is not None:
-        b += [cq_sel]
-    if pkt_fmt is not None:
-        b += [pkt_fmt]
-    if offl is not None:
-        b += [offl]
-    if suppress is not None:
-        b += [suppress]
+    for v in (cq_sel, pkt_fmt, offl, suppress):
+        if v is not None:
+            b += [v]
     if trans is None:
         b += [1]
     else:
