@@ -79,5 +79,16 @@ if [ "$RSNIC_FAMILY" = mana ]; then
 		errs=$((errs + 1))
 	fi
 fi
+# The flag changes reopened A's channels with its TX queue stopped by flow control; closing
+# reaps completions with the queue disabled and must not wake it: every counted wake
+# follows a counted stop.
+stops=$(stat "$A" "$C_STOPS")
+wakes=$(stat "$A" "$C_WAKES")
+if [ "$stops" -gt 0 ] && [ "$wakes" -le "$stops" ]; then
+	echo "  ok: A's TX queue woke $wakes times after $stops stops"
+else
+	echo "  FAIL: A's TX queue: $stops stops, $wakes wakes"
+	errs=$((errs + 1))
+fi
 [ "$errs" = 0 ] || fail "$errs pktgen checks failed"
 teardown_pair

@@ -11,18 +11,18 @@ RSNIC_KO=${RSNIC_KO:-$RSNIC_ROOT/target/kbuild/${KERNEL_VARIANT:-normal}/rsnic.k
 #   C_TOO_LONG     device drops of frames longer than the RX buffer
 #   C_WQE_ERR      TX WQEs the device refused
 #   C_TX_BYTES     bytes the device put on the wire
-#   C_STOPS        TX queue stops by the driver
+#   C_STOPS        TX queue stops by the driver, C_WAKES its wakes
 RSNIC_FAMILY=${RSNIC_FAMILY:-mlx5}
 case $RSNIC_FAMILY in
 mlx5)
 	PFLAG=tx_mpwqe PFLAG_DEFAULT=on PFLAG_MODES="on off"
 	C_NOWQE=dev_rx_out_of_buffer C_TOO_LONG=dev_rx_too_long C_WQE_ERR=dev_wqe_errors
-	C_TX_BYTES=dev_tx_bytes C_STOPS=tx_queue_stopped
+	C_TX_BYTES=dev_tx_bytes C_STOPS=tx_queue_stopped C_WAKES=tx_queue_wake
 	;;
 mana)
 	PFLAG=rx_db_per_packet PFLAG_DEFAULT=off PFLAG_MODES="off on"
 	C_NOWQE=hc_rx_discards_no_wqe C_TOO_LONG=dev_rx_truncated C_WQE_ERR=dev_tx_wqe_errors
-	C_TX_BYTES=hc_tx_bytes C_STOPS=stop_queue
+	C_TX_BYTES=hc_tx_bytes C_STOPS=stop_queue C_WAKES=wake_queue
 	;;
 *)
 	echo "unknown RSNIC_FAMILY=$RSNIC_FAMILY" >&2

@@ -179,6 +179,9 @@ pub(crate) struct TxEnv<'a, F: Family> {
     pub(crate) mmio: EngineMmio<'a, F>,
     pub(crate) dma: &'a DmaDevice,
     pub(crate) txq: &'a TxQueue,
+    /// The channel is closing: its TX queue was disabled and must stay so (completions
+    /// reaped during teardown do not wake it).
+    pub(crate) closing: bool,
 }
 
 impl<F: Family> TxDmaMap<TxSkb> for TxEnv<'_, F> {
@@ -208,11 +211,13 @@ impl<F: Family> DpTxQueue for TxEnv<'_, F> {
     }
 
     fn wake(&mut self) {
-        self.txq.wake();
+        if !self.closing {
+            self.txq.wake();
+        }
     }
 
     fn is_stopped(&self) -> bool {
-        self.txq.driver_stopped()
+        !self.closing && self.txq.driver_stopped()
     }
 
     fn sent(&mut self, bytes: u32, xmit_more: bool) -> bool {
@@ -289,6 +294,7 @@ impl<F: Family> PortShared<F> {
             mmio: EngineMmio(&self.engine),
             dma: &self.dma,
             txq,
+            closing: false,
         };
         let more = crate::ext::net::queue::xmit_more();
         match F::xmit(&mut tx.sq, TxSkb(skb), more, &mut env) {
@@ -531,6 +537,7 @@ impl<F: Family> Channel<F> {
                             mmio: EngineMmio(&self.shared.engine),
                             dma: &self.shared.dma,
                             txq,
+                            closing: true,
                         };
                         F::tx_reap(&mut tx.sq, &mut env, |p| p.0.consume()).idle
                     }
@@ -553,6 +560,7 @@ impl<F: Family> Channel<F> {
                 mmio: EngineMmio(&self.shared.engine),
                 dma: &self.shared.dma,
                 txq,
+                closing: true,
             };
             let pkts = F::tx_drain(&mut tx.sq, &mut env, |p| p.0.drop_any(DropReason::DevReady));
             final_stats.tx_dropped += u64::from(pkts);
@@ -587,6 +595,7 @@ impl<F: Family> Poll for Channel<F> {
                     mmio,
                     dma: &self.shared.dma,
                     txq,
+                    closing: false,
                 };
                 let r = F::tx_reap(&mut tx.sq, &mut env, |p| p.0.napi_consume(budget));
                 tx_busy = r.busy;
