@@ -47,7 +47,7 @@ echo "$lines" >"$OUT/vm-runs.txt"
 python3 - "$CSV" "$commit" "$OUT/vm-runs.txt" <<'PY'
 import statistics, sys, time
 csv, commit = sys.argv[1], sys.argv[2]
-info, runs, counts = {}, {}, {}
+info, runs, counts, delivered = {}, {}, {}, {}
 for line in open(sys.argv[3]):
     kind, *kv = line.split()
     d = dict(x.split("=", 1) for x in kv)
@@ -55,6 +55,9 @@ for line in open(sys.argv[3]):
         info = d
     elif kind == "run":
         runs.setdefault(d["config"], []).append((int(d["round"]), int(d["burst"]), int(d["pps"])))
+        if "received" in d and int(d["sent"]):
+            got = int(d["received"]) / int(d["sent"])
+            delivered[d["config"]] = min(delivered.get(d["config"], 1.0), got)
         counts[d["config"]] = d.get("count", info.get("count"))
 order = ["rsnic_mpwqe_on", "rsnic_mpwqe_off", "rsnic_burst1", "veth",
          "mana_rx_db_batched", "mana_rx_db_per_packet"]
@@ -68,7 +71,7 @@ def per_round(a, b):
 date = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
 print("VM packet rates: pktgen, 64-byte UDP, %s rounds, %s packets per burst-32 run (a quarter at burst 1), %s (%s), %s vCPUs, emulated (TCG)"
       % (info.get("rounds"), info.get("count"), info.get("kernel"), info.get("variant"), info.get("cpus")))
-print("%-22s %5s %12s %12s %12s %9s %9s" % ("config", "burst", "median pps", "min pps", "max pps", "spread", "vs veth"))
+print("%-22s %5s %12s %12s %12s %9s %9s %10s" % ("config", "burst", "median pps", "min pps", "max pps", "spread", "vs veth", "delivered"))
 rows = []
 for c in order:
     if c not in runs:
@@ -79,9 +82,11 @@ for c in order:
     vs_veth = "%.3f" % (med[c] / med["veth"]) if c.startswith("rsnic") and "veth" in med else ""
     vs_pp = "%.3f" % (med[c] / med["mana_rx_db_per_packet"]) if c.startswith("mana") else ""
     spread = "%.0f%%" % (100 * (max(p) - min(p)) / med[c]) if med[c] else "-"
-    print("%-22s %5d %12.0f %12d %12d %9s %9s" % (c, burst, med[c], min(p), max(p), spread, vs_veth or "-"))
+    dl = "%.1f%%" % (100 * delivered[c]) if c in delivered else "-"
+    print("%-22s %5d %12.0f %12d %12d %9s %9s %10s" % (c, burst, med[c], min(p), max(p), spread, vs_veth or "-", dl))
     rows.append(",".join(str(v) for v in (date, commit, info.get("kernel"), info.get("variant"), c, burst,
                  len(p), counts.get(c), "%.0f" % med[c], min(p), max(p), vs_off, vs_veth, vs_pp)))
+print("(delivered: the smallest share of a run's packets that the receiving port counted)")
 print()
 def show(label, a, b):
     if a in med and b in med:

@@ -24,9 +24,12 @@ COUNT=${BENCH_VM_COUNT:-100000}
 # Device 0 is a ConnectX (ports A, B), device 1 a MANA (ports C, D).
 setup_pair num_devs=2 family=mlx5,mana
 quiet_pair
-mapfile -t _all < <(rsnic_ifaces)
-C=${_all[2]}
-D=${_all[3]}
+mapfile -t _mana < <(for i in $(rsnic_ifaces); do
+	[ "$(ethtool -i "$i" | sed -n 's/^firmware-version: //p')" = sim-mana ] && echo "$i"
+done)
+[ "${#_mana[@]}" = 2 ] || fail "expected 2 MANA ports, found: ${_mana[*]}"
+C=${_mana[0]}
+D=${_mana[1]}
 ip netns add mpeer
 ip link set "$D" netns mpeer
 ip addr add 10.30.0.1/24 dev "$C"
@@ -51,12 +54,18 @@ sleep 0.5
 echo "RSNIC-BENCH info kernel=$(uname -r) variant=${KERNEL_VARIANT:-normal} cpus=$(nproc)" \
 	"count=$COUNT rounds=$ROUNDS pkt_size=60"
 
-# run CONFIG DEV DST MAC BURST [FLAG VALUE [FLAGDEV NETNS]]: FLAG is set on FLAGDEV (in
-# NETNS; default DEV) first.
+# rx_count DEV NETNS: DEV's received packets (ndo_get_stats64) in NETNS.
+rx_count() {
+	ip netns exec "$2" cat "/sys/class/net/$1/statistics/rx_packets"
+}
+
+# run CONFIG DEV DST MAC BURST RXDEV RXNS [FLAG VALUE tx|rx]: pktgen from DEV to RXDEV (in
+# namespace RXNS); FLAG is set first on the sending (tx) or receiving (rx) port. Reports
+# the packets RXDEV received too (so that a rate is never that of a flood nobody took).
 run() {
-	local cfg=$1 dev=$2 dst=$3 mac=$4 burst=$5 flag=${6:-} val=${7:-} fdev=${8:-$2} fns=${9:-}
-	local ns=()
-	[ -n "$fns" ] && ns=(ip netns exec "$fns")
+	local cfg=$1 dev=$2 dst=$3 mac=$4 burst=$5 rxdev=$6 rxns=$7 flag=${8:-} val=${9:-} side=${10:-tx}
+	local ns=() fdev=$dev
+	[ "$side" = rx ] && ns=(ip netns exec "$rxns") && fdev=$rxdev
 	if [ -n "$flag" ] && [ "$("${ns[@]}" ethtool --show-priv-flags "$fdev" | sed -n "s/^$flag: *//p")" != "$val" ]; then
 		"${ns[@]}" ethtool --set-priv-flags "$fdev" "$flag" "$val"
 		wait_for "carrier on $dev" eval '[ "$(carrier "$dev")" = 1 ]'
@@ -64,20 +73,22 @@ run() {
 	fi
 	# Burst-1 runs are many times slower on rsnic (a doorbell and a device kick per packet):
 	# a quarter of the packets keeps the round short.
-	local n=$COUNT
+	local n=$COUNT rx0
 	[ "$burst" = 1 ] && n=$((COUNT / 4))
+	rx0=$(rx_count "$rxdev" "$rxns")
 	pktgen_run "$dev" "$n" "$dst" "$mac" "$burst" 60
-	echo "RSNIC-BENCH run round=$round config=$cfg burst=$burst count=$n sent=$PG_SENT pps=$PG_PPS errors=$PG_ERRORS"
-	sleep 0.3 # let the receiving side drain before the next run
+	sleep 0.3 # let the receiving side drain before counting and before the next run
+	echo "RSNIC-BENCH run round=$round config=$cfg burst=$burst count=$n sent=$PG_SENT" \
+		"received=$(($(rx_count "$rxdev" "$rxns") - rx0)) pps=$PG_PPS errors=$PG_ERRORS"
 }
 
 configs=(
-	"rsnic_mpwqe_on $A 10.10.0.2 $MAC_B 32 tx_mpwqe on"
-	"rsnic_mpwqe_off $A 10.10.0.2 $MAC_B 32 tx_mpwqe off"
-	"rsnic_burst1 $A 10.10.0.2 $MAC_B 1 tx_mpwqe on"
-	"veth vA 10.20.0.2 $VMAC_B 1"
-	"mana_rx_db_batched $C 10.30.0.2 $MMAC_D 32 rx_db_per_packet off $D mpeer"
-	"mana_rx_db_per_packet $C 10.30.0.2 $MMAC_D 32 rx_db_per_packet on $D mpeer"
+	"rsnic_mpwqe_on $A 10.10.0.2 $MAC_B 32 $B peer tx_mpwqe on tx"
+	"rsnic_mpwqe_off $A 10.10.0.2 $MAC_B 32 $B peer tx_mpwqe off tx"
+	"rsnic_burst1 $A 10.10.0.2 $MAC_B 1 $B peer tx_mpwqe on tx"
+	"veth vA 10.20.0.2 $VMAC_B 1 vB vpeer"
+	"mana_rx_db_batched $C 10.30.0.2 $MMAC_D 32 $D mpeer rx_db_per_packet off rx"
+	"mana_rx_db_per_packet $C 10.30.0.2 $MMAC_D 32 $D mpeer rx_db_per_packet on rx"
 )
 # Interleaved rounds; each round starts one configuration later than the one before, so
 # that no configuration always follows the same other one.
