@@ -176,8 +176,11 @@ via_engine_mmio!(RxEnv);
 /// What an SQ needs from the kernel while it transmits or completes: the registers, the DMA
 /// API and the netdev TX queue (BQL).
 pub(crate) struct TxEnv<'a, F: Family> {
+    /// The device's registers.
     pub(crate) mmio: EngineMmio<'a, F>,
+    /// DMA mapping of the packets.
     pub(crate) dma: &'a DmaDevice,
+    /// The netdev TX queue (stop/wake, BQL).
     pub(crate) txq: &'a TxQueue,
     /// The channel is closing: its TX queue was disabled and must stay so (completions
     /// reaped during teardown do not wake it).
@@ -231,7 +234,9 @@ impl<F: Family> DpTxQueue for TxEnv<'_, F> {
 
 /// What an RQ needs from the kernel: barriers, the page pool and (MANA) the registers.
 pub(crate) struct RxEnv<'a, F: Family> {
+    /// Where RX buffers come from and go back to.
     pub(crate) pool: &'a PagePool,
+    /// The device's registers (MANA rings its RQ doorbell through them).
     pub(crate) mmio: EngineMmio<'a, F>,
 }
 

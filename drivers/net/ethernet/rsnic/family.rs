@@ -46,16 +46,27 @@ pub(crate) struct RxMeta {
 /// The counters every family has, for `ndo_get_stats64` and the netdev queue stats.
 #[derive(Clone, Copy, Debug, Default)]
 pub(crate) struct Summary {
+    /// Packets queued for transmission.
     pub(crate) tx_packets: u64,
+    /// Bytes queued for transmission.
     pub(crate) tx_bytes: u64,
+    /// Packets dropped on the transmit side (refused, or still queued at close).
     pub(crate) tx_dropped: u64,
+    /// Error completions of sent packets.
     pub(crate) tx_errors: u64,
+    /// TX queue stops by the driver.
     pub(crate) tx_stop: u64,
+    /// TX queue wakes by the completion path.
     pub(crate) tx_wake: u64,
+    /// Packets handed to the stack.
     pub(crate) rx_packets: u64,
+    /// Bytes handed to the stack.
     pub(crate) rx_bytes: u64,
+    /// Received packets dropped by the driver.
     pub(crate) rx_dropped: u64,
+    /// Receive errors (bad or unhandled completions).
     pub(crate) rx_errors: u64,
+    /// Receive buffer allocation failures.
     pub(crate) rx_alloc_fail: u64,
 }
 
