@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # Runs the host tests of the kernel-free code under Miri: the library tests of
-# rsnic-testbed and its dp_* and sim_* integration tests (the driver-side data path, the
-# simulated device and the host DMA arena they meet in). Heavy tests scale their iteration
-# counts down under cfg(miri); they still check the same things. Extra Miri flags can be
-# given in MIRIFLAGS.
+# rsnic-testbed and its dp_*, sim_* and mana_* integration tests (the driver-side data paths
+# of both families, the simulated devices and the host DMA arena they meet in). Heavy tests
+# scale their iteration counts down under cfg(miri); they still check the same things. Extra
+# Miri flags can be given in MIRIFLAGS.
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 cd "$RSNIC_ROOT"
@@ -17,6 +17,7 @@ for c in miri rust-src; do
 done
 
 start=$(date +%s)
-rsnic_log "miri: rsnic-testbed lib, dp_* and sim_* tests"
-nice cargo +nightly miri test --quiet -p rsnic-testbed --lib --test 'dp_*' --test 'sim_*'
-echo "miri ok - rsnic-testbed lib, dp_*, sim_* in $(($(date +%s) - start))s"
+rsnic_log "miri: rsnic-testbed lib, dp_*, sim_* and mana_* tests"
+nice cargo +nightly miri test --quiet -p rsnic-testbed --lib --test 'dp_*' --test 'sim_*' \
+	--test 'mana_*'
+echo "miri ok - rsnic-testbed lib, dp_*, sim_*, mana_* in $(($(date +%s) - start))s"
