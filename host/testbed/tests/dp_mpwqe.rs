@@ -5,7 +5,6 @@
 mod dp_common;
 
 use dp_common::*;
-use rsnic_core::dp::mlx5::cqe::CQE_REQ;
 use rsnic_core::dp::mlx5::sq::stop_room;
 use rsnic_core::dp::mlx5::tx::{Gso, InlineMode, TxCsum, TxRejectReason, VlanTag};
 use rsnic_testbed::mem::HostMemory;
@@ -14,26 +13,6 @@ fn mp(log_sz: u8) -> rsnic_core::dp::mlx5::sq::SqParams {
     let mut p = sq_params(log_sz);
     p.mpwqe = true;
     p
-}
-
-fn dseg(len: u32, addr: u64) -> Vec<u8> {
-    let mut v = len.to_be_bytes().to_vec();
-    v.extend_from_slice(&LKEY.to_be_bytes());
-    v.extend_from_slice(&addr.to_be_bytes());
-    v
-}
-
-fn complete(sq: &mut TestSq, env: &mut Env, wqe: u16) -> Vec<u32> {
-    let cc = sq.cq().cc();
-    let slot = (cc & (sq.cq().size() - 1)) as usize;
-    write_cqe(
-        sq.cq().buffer(),
-        slot,
-        &tx_cqe(CQE_REQ, wqe, sq.cq().parity(cc)),
-    );
-    let mut ids = Vec::new();
-    sq.poll_cq(env, |p| ids.push(p.id));
-    ids
 }
 
 #[test]
@@ -75,7 +54,7 @@ fn session_start_add_close_and_ring() {
     );
     // BQL bytes are skb->len (no 60-byte minimum).
     assert_eq!(env.bql_inflight, 100 + 60 + 1500);
-    assert_eq!(complete(&mut sq, &mut env, 0), vec![0, 1, 2]);
+    assert_eq!(complete_all(&mut sq, &mut env, 0), vec![0, 1, 2]);
     assert_eq!(env.bql_inflight, 0);
     assert!(env.maps.is_empty());
 }
@@ -103,7 +82,7 @@ fn restart_on_eseg_mismatch() {
         vec![(UAR + 0x800, [0, 0, 1, 0x29, 0, 0x0a, 0xbc, 3])]
     );
     assert_eq!(sq.pc(), 2);
-    assert_eq!(complete(&mut sq, &mut env, 1), vec![0, 1]);
+    assert_eq!(complete_all(&mut sq, &mut env, 1), vec![0, 1]);
 }
 
 #[test]
@@ -135,7 +114,10 @@ fn full_session_closes_and_next_one_starts() {
         env.mmio_writes(),
         vec![(UAR + 0x800, [0, 0, 15, 0x29, 0, 0x0a, 0xbc, 4])]
     );
-    assert_eq!(complete(&mut sq, &mut env, 15), (0..60).collect::<Vec<_>>());
+    assert_eq!(
+        complete_all(&mut sq, &mut env, 15),
+        (0..60).collect::<Vec<_>>()
+    );
     assert!(env.maps.is_empty());
 }
 
@@ -197,7 +179,7 @@ fn fallback_closes_session_without_ringing() {
         assert_eq!(w[11], 0x08, "the regular WQE carries the doorbell");
         assert_eq!(env.mmio_writes().len(), before + 1);
         expect_pc = sq.pc();
-        let got = complete(&mut sq, &mut env, reg);
+        let got = complete_all(&mut sq, &mut env, reg);
         assert_eq!(got, (next - 3..next).collect::<Vec<_>>());
     }
     assert_eq!(sq.stats.mpwqe_blks, 3);
@@ -240,7 +222,7 @@ fn dropped_packet_at_burst_end_still_rings_open_session() {
         env.mmio_writes(),
         vec![(UAR + 0x800, [0, 0, 0, 0x29, 0, 0x0a, 0xbc, 3])]
     );
-    assert_eq!(complete(&mut sq, &mut env, 0), vec![0]);
+    assert_eq!(complete_all(&mut sq, &mut env, 0), vec![0]);
     assert!(env.maps.is_empty());
 }
 
@@ -254,7 +236,7 @@ fn session_start_pads_to_the_fragment_edge() {
         let p = Pkt::new(&mem, i, tcp4_frame(60, 0), vec![vec![0; 10]]);
         sq.xmit(p, i != 49, &mut env).unwrap();
     }
-    assert_eq!(complete(&mut sq, &mut env, 49).len(), 50);
+    assert_eq!(complete_all(&mut sq, &mut env, 49).len(), 50);
     // A session needs 15 contiguous WQEBBs; only 14 remain in the fragment.
     sq.xmit(
         Pkt::new(&mem, 100, tcp4_frame(60, 0), vec![]),
@@ -276,7 +258,7 @@ fn session_start_pads_to_the_fragment_edge() {
         vec![0, 0, 64, 0x29, 0, 0x0a, 0xbc, 3]
     );
     assert_eq!(sq.pc(), 65);
-    assert_eq!(complete(&mut sq, &mut env, 64), vec![100]);
+    assert_eq!(complete_all(&mut sq, &mut env, 64), vec![100]);
     assert_eq!(sq.cc(), 65);
 }
 
@@ -329,7 +311,7 @@ fn inline_switch_with_hysteresis() {
     // the 12th packet in a new session at 46 (ds 6, 2 WQEBBs).
     assert_eq!((pc0, sq.pc()), (34, 48));
     // A CQE pointing inside a WQE (47) is refused; the one for its start (46) works.
-    let got = complete(&mut sq, &mut env, 46);
+    let got = complete_all(&mut sq, &mut env, 46);
     assert_eq!(got.len(), 142);
     assert!(sq.error().is_none());
     sq.xmit(Pkt::new(&mem, 999, frame.clone(), vec![]), false, &mut env)
@@ -353,7 +335,7 @@ fn switching_mpwqe_needs_an_idle_sq() {
     )
     .unwrap();
     assert!(sq.set_mpwqe(true).is_err());
-    assert_eq!(complete(&mut sq, &mut env, 0), vec![0]);
+    assert_eq!(complete_all(&mut sq, &mut env, 0), vec![0]);
     sq.set_mpwqe(true).unwrap();
     assert_eq!(sq.stop_room(), 60);
     sq.xmit(
@@ -399,5 +381,8 @@ fn burst_of_32_rings_once() {
         (sq.stats.mpwqe_blks, sq.stats.wqes, sq.stats.doorbells),
         (1, 1, 1)
     );
-    assert_eq!(complete(&mut sq, &mut env, 0), (0..32).collect::<Vec<_>>());
+    assert_eq!(
+        complete_all(&mut sq, &mut env, 0),
+        (0..32).collect::<Vec<_>>()
+    );
 }

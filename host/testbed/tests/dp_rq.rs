@@ -25,9 +25,8 @@ fn rx_cqe(wqe_counter: u16, len: u32) -> Cqe64 {
 }
 
 /// Writes `c` at CQ counter `ctr` with that pass's owner bit.
-fn put(rq: &TestRq, ctr: u32, mut c: Cqe64) {
-    c.0[63] = (c.0[63] & !1) | rq.cq().parity(ctr);
-    write_cqe(rq.cq().buffer(), (ctr & (rq.cq().size() - 1)) as usize, &c);
+fn put(rq: &TestRq, ctr: u32, c: Cqe64) {
+    put_cqe(rq.cq(), ctr, c);
 }
 
 fn dbr_writes(env: &Env) -> Vec<Vec<u8>> {

@@ -5,32 +5,9 @@
 mod dp_common;
 
 use dp_common::*;
-use rsnic_core::dp::mlx5::cqe::CQE_REQ;
 use rsnic_core::dp::mlx5::sq::stop_room;
 use rsnic_core::dp::mlx5::tx::{Gso, InlineMode, TxCsum, TxRejectReason, VlanTag};
 use rsnic_testbed::mem::HostMemory;
-
-fn be32(v: u32) -> [u8; 4] {
-    v.to_be_bytes()
-}
-
-fn dseg(len: u32, addr: u64) -> Vec<u8> {
-    let mut v = be32(len).to_vec();
-    v.extend_from_slice(&be32(LKEY));
-    v.extend_from_slice(&addr.to_be_bytes());
-    v
-}
-
-/// Completes everything posted so far with one CQE for the newest WQE.
-fn complete_all(sq: &mut TestSq, env: &mut Env, last_wqe: u16) -> Vec<u32> {
-    let cc = sq.cq().cc();
-    let slot = (cc & (sq.cq().size() - 1)) as usize;
-    let owner = sq.cq().parity(cc);
-    write_cqe(sq.cq().buffer(), slot, &tx_cqe(CQE_REQ, last_wqe, owner));
-    let mut ids = Vec::new();
-    sq.poll_cq(env, |p| ids.push(p.id));
-    ids
-}
 
 #[test]
 fn linear_send_no_inline_and_doorbell_sequence() {

@@ -13,13 +13,9 @@ use rsnic_core::dp::mlx5::sq::SqError;
 use rsnic_core::dp::mlx5::tx::{TxCsum, TxRejectReason};
 use rsnic_testbed::mem::HostMemory;
 
+/// The k-th CQE from the current consumer counter, with the right owner bit.
 fn put(sq: &TestSq, k: u32, c: Cqe64) {
-    // k-th CQE from the current consumer counter, with the right owner bit.
-    let ctr = sq.cq().cc() + k;
-    let mut c = c;
-    let op = c.0[63];
-    c.0[63] = (op & !1) | sq.cq().parity(ctr);
-    write_cqe(sq.cq().buffer(), (ctr & (sq.cq().size() - 1)) as usize, &c);
+    put_cqe(sq.cq(), sq.cq().cc() + k, c);
 }
 
 fn poll(sq: &mut TestSq, env: &mut Env) -> (Vec<u32>, rsnic_core::dp::mlx5::sq::TxPoll) {

@@ -9,7 +9,7 @@ use std::rc::Rc;
 
 use rsnic_core::dp::hw::{Barriers, Coherent, DmaAddr, Mmio};
 use rsnic_core::dp::mlx5::cq::Cq;
-use rsnic_core::dp::mlx5::cqe::Cqe64;
+use rsnic_core::dp::mlx5::cqe::{Cqe64, CQE_REQ};
 use rsnic_core::dp::mlx5::rq::{Rq, RqParams, RxBufProvider, RxBuffer};
 use rsnic_core::dp::mlx5::sq::{Sq, SqParams, WqeInfo, BF_OFFSET};
 use rsnic_core::dp::mlx5::tx::{
@@ -373,6 +373,30 @@ pub fn make_rq(env: &Env, log_sz: u8, buf_size: u32, wqe_bulk: u16) -> TestRq {
         (0..n).map(|_| None).collect(),
     )
     .unwrap()
+}
+
+/// A data segment (spec A.4): byte count, the driver's lkey, address.
+pub fn dseg(len: u32, addr: u64) -> Vec<u8> {
+    let mut v = len.to_be_bytes().to_vec();
+    v.extend_from_slice(&LKEY.to_be_bytes());
+    v.extend_from_slice(&addr.to_be_bytes());
+    v
+}
+
+/// Writes CQE `c` at counter `ctr` of `cq` with the owner bit of that pass.
+pub fn put_cqe(cq: &Cq<LBuf>, ctr: u32, mut c: Cqe64) {
+    c.0[63] = (c.0[63] & !1) | cq.parity(ctr);
+    write_cqe(cq.buffer(), (ctr & (cq.size() - 1)) as usize, &c);
+}
+
+/// Completes everything posted so far with one CQE for the newest WQE (`last_wqe`); returns
+/// the ids of the packets handed back.
+pub fn complete_all(sq: &mut TestSq, env: &mut Env, last_wqe: u16) -> Vec<u32> {
+    let cc = sq.cq().cc();
+    put_cqe(sq.cq(), cc, tx_cqe(CQE_REQ, last_wqe, 0));
+    let mut ids = Vec::new();
+    sq.poll_cq(env, |p| ids.push(p.id));
+    ids
 }
 
 /// A TX completion CQE for `wqe_counter`, with the owner bit of pass `pass`.
