@@ -1,7 +1,7 @@
 //! Pieces the host tests (`tests/`), the benchmark and the fuzz harnesses (`host/fuzz`)
 //! share: test frames built field by field ([`Ipv4Frame`], with the minimal frames
-//! [`tcp4_frame`] and [`udp4_frame`]) and CQE writes the way a device does them
-//! ([`write_cqe`]).
+//! [`tcp4_frame`] and [`udp4_frame`] and the flow's [`tcp4_segment`]) and CQE writes the way
+//! a device does them ([`write_cqe`]).
 //!
 //! ```
 //! use rsnic_testbed::fixtures::Ipv4Frame;
@@ -125,6 +125,21 @@ pub fn tcp4_frame(len: usize, seed: u8) -> Vec<u8> {
 pub fn udp4_frame(len: usize, seed: u8) -> Vec<u8> {
     Ipv4Frame::udp(len)
         .payload(|i| seed.wrapping_add(i as u8))
+        .build()
+}
+
+/// A TCP segment of one flow with `payload` bytes (each its offset in the frame) after the
+/// 54 of the headers: 10.0.0.1:1000 → 10.0.0.2:80, sequence number 1000, PSH|ACK, TTL 64,
+/// lengths filled in.
+pub fn tcp4_segment(payload: usize) -> Vec<u8> {
+    Ipv4Frame::tcp(54 + payload)
+        .lengths()
+        .ttl(64)
+        .addrs()
+        .ports(1000, 80)
+        .seq(1000)
+        .flags(0x18)
+        .payload(|i| i as u8)
         .build()
 }
 

@@ -5,7 +5,7 @@ use rsnic_core::dp::mana::fmt::Doorbell;
 use rsnic_core::dp::mana::fmt::DB_RQ;
 use rsnic_core::dp::mlx5::tx::{Gso, TxCsum, VlanTag};
 use rsnic_core::sim::pkt;
-use rsnic_testbed::fixtures::Ipv4Frame;
+use rsnic_testbed::fixtures::{tcp4_segment, Ipv4Frame};
 use rsnic_testbed::mana_pair::{Frame, ManaConfig, ManaPair, RX_PORT, TX_PORT};
 
 /// Ethernet/IPv4/UDP frame of `len` bytes (≥ 42) with `tag` in the payload and fixed port
@@ -22,19 +22,6 @@ fn udp4(len: usize, tag: u32) -> Vec<u8> {
         f[42..46].copy_from_slice(&tag.to_be_bytes());
     }
     f
-}
-
-/// Ethernet/IPv4/TCP frame with `payload` bytes.
-fn tcp4(payload: usize) -> Vec<u8> {
-    Ipv4Frame::tcp(54 + payload)
-        .lengths()
-        .ttl(64)
-        .addrs()
-        .ports(1000, 80)
-        .seq(1000)
-        .flags(0x18)
-        .payload(|i| i as u8)
-        .build()
 }
 
 /// The frame with its IPv4 header checksum filled in (the stack's job without TSO).
@@ -73,7 +60,7 @@ fn offloads_checksum_tso_vlan() {
     let mut f = Frame::linear(ipsum(udp4(200, 7)));
     f.csum = TxCsum::Partial;
     // TCP with a fragment and checksum offload.
-    let b = ipsum(tcp4(300));
+    let b = ipsum(tcp4_segment(300));
     let mut g = Frame::linear(b[..100].to_vec());
     g.frags = vec![b[100..].to_vec()];
     g.csum = TxCsum::Partial;
@@ -85,7 +72,7 @@ fn offloads_checksum_tso_vlan() {
         dot1ad: false,
     });
     // TSO: 3000 bytes of payload at MSS 1000, linear part longer than the headers.
-    let mut t = Frame::linear(tcp4(3000));
+    let mut t = Frame::linear(tcp4_segment(3000));
     t.gso = Some(Gso {
         size: 1000,
         segs: 3,
@@ -110,7 +97,7 @@ fn offloads_checksum_tso_vlan() {
         assert_eq!(r.bytes.len(), 54 + 1000);
         assert_eq!(
             r.bytes[54..],
-            tcp4(3000)[54 + 1000 * k..54 + 1000 * (k + 1)]
+            tcp4_segment(3000)[54 + 1000 * k..54 + 1000 * (k + 1)]
         );
     }
     let d = p.drv_tx();

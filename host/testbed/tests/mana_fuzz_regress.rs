@@ -2,20 +2,8 @@
 //! mana_rx_completion and mana_device_wqe).
 
 use rsnic_core::dp::mlx5::tx::{Gso, TxCsum, TxRejectReason};
-use rsnic_testbed::fixtures::Ipv4Frame;
+use rsnic_testbed::fixtures::tcp4_segment;
 use rsnic_testbed::mana_pair::{Frame, ManaConfig, ManaPair, TX_PORT};
-
-/// Ethernet/IPv4/TCP frame with `payload` bytes after the 54 bytes of headers.
-fn tcp4(payload: usize) -> Vec<u8> {
-    Ipv4Frame::tcp(54 + payload)
-        .lengths()
-        .ttl(64)
-        .addrs()
-        .ports(1000, 80)
-        .flags(0x18)
-        .payload(|i| i as u8)
-        .build()
-}
 
 fn tso(linear: Vec<u8>, frags: Vec<Vec<u8>>) -> Frame {
     let mut f = Frame::linear(linear);
@@ -36,8 +24,8 @@ fn tso(linear: Vec<u8>, frags: Vec<Vec<u8>>) -> Frame {
 #[test]
 fn tso_without_payload_is_rejected_not_posted() {
     let mut p = ManaPair::new(ManaConfig::default());
-    let empty_frag = tso(tcp4(0), vec![Vec::new()]);
-    for f in [tso(tcp4(0), Vec::new()), empty_frag] {
+    let empty_frag = tso(tcp4_segment(0), vec![Vec::new()]);
+    for f in [tso(tcp4_segment(0), Vec::new()), empty_frag] {
         let head = p.sq.wq().head();
         assert_eq!(p.send_one(&f, false), Err(TxRejectReason::Malformed));
         assert_eq!(p.sq.wq().head(), head, "nothing posted");
@@ -47,8 +35,8 @@ fn tso_without_payload_is_rejected_not_posted() {
     assert_eq!(p.drv_tx().dropped, 2);
 
     // With payload, in the linear part or in a fragment, TSO goes through: SGE0 = headers.
-    let whole = tso(tcp4(1500), Vec::new());
-    let split = tso(tcp4(0), vec![tcp4(1500)[54..].to_vec()]);
+    let whole = tso(tcp4_segment(1500), Vec::new());
+    let split = tso(tcp4_segment(0), vec![tcp4_segment(1500)[54..].to_vec()]);
     for f in [&whole, &split] {
         p.send_one(f, false).unwrap();
     }
