@@ -161,18 +161,18 @@ pub fn tcp4_frame(len: usize, addrs: bool) -> Vec<u8> {
 }
 
 /// What the hostile driver points the device at.
-pub struct Targets<'a> {
+pub struct Targets {
     /// The packet buffers ([`Checked::packets`]).
-    pub pkts: &'a [HostBuf],
+    pub pkts: Vec<HostBuf>,
     /// The receive buffers.
-    pub rx_bufs: &'a [HostBuf],
+    pub rx_bufs: Vec<HostBuf>,
     /// A ring (read-only for the device).
-    pub ring: &'a HostBuf,
+    pub ring: HostBuf,
     /// [`Checked::freed`].
     pub freed: DmaAddr,
 }
 
-impl Targets<'_> {
+impl Targets {
     /// A bus address for a data segment, an SGE or an RX WQE: good, straddling, unmapped or
     /// wild.
     pub fn addr(&self, inp: &mut Input<'_>) -> DmaAddr {

@@ -23,7 +23,7 @@
 //!   drop, every received frame or RX error has a CQE, every interrupt was raised;
 //! * an SQ in the error state executes nothing until it is reset.
 
-use rsnic_core::dp::hw::{Coherent, DmaAddr};
+use rsnic_core::dp::hw::Coherent;
 use rsnic_core::sim::mlx5::{
     CqConfig, PortCounters, QueueState, RqConfig, SqConfig, CQ_ARM_DOORBELL, SQ_DOORBELL,
     UAR_PAGE_SIZE,
@@ -64,9 +64,8 @@ struct Harness {
     rq_ring: HostBuf,
     rq_dbr: HostBuf,
     rq_log: u8,
-    rx_bufs: Vec<HostBuf>,
-    pkts: Vec<HostBuf>,
-    freed: DmaAddr,
+    /// Packet and receive buffers, what the hostile driver points the device at.
+    t: Targets,
     executed: u64,
 }
 
@@ -77,16 +76,6 @@ fn init_cq(buf: &HostBuf) {
 }
 
 impl Harness {
-    /// What the hostile driver points the device at.
-    fn targets(&self) -> Targets<'_> {
-        Targets {
-            pkts: &self.pkts,
-            rx_bufs: &self.rx_bufs,
-            ring: &self.sqs[0].ring,
-            freed: self.freed,
-        }
-    }
-
     /// Builds a plausible WQE at the SQ's "driver" producer counter, or somewhere else.
     fn structured_wqe(&mut self, inp: &mut Input<'_>) {
         let sel = inp.u8();
@@ -157,8 +146,8 @@ impl Harness {
                     w[at + 4..end].copy_from_slice(&data[..end - at - 4]);
                     ds += (4 + len).div_ceil(16);
                 } else {
-                    let len = self.targets().seg_len(inp, 4);
-                    let addr = self.targets().addr(inp);
+                    let len = self.t.seg_len(inp, 4);
+                    let addr = self.t.addr(inp);
                     w[at..at + 4].copy_from_slice(&len.to_be_bytes());
                     w[at + 4..at + 8].copy_from_slice(&0x1234u32.to_be_bytes());
                     w[at + 8..at + 16].copy_from_slice(&addr.to_be_bytes());
@@ -286,15 +275,15 @@ impl Harness {
             w[0..4].copy_from_slice(&len.to_be_bytes());
             w[4..8].copy_from_slice(&inp.u32().to_be_bytes());
             let addr = match (sel >> 4) % 4 {
-                0 | 1 => self.rx_bufs[usize::from(sel) % RX_BUFS].dma_addr(),
+                0 | 1 => self.t.rx_bufs[usize::from(sel) % RX_BUFS].dma_addr(),
                 _ => {
-                    let a = self.targets().addr(inp);
+                    let a = self.t.addr(inp);
                     // Only RX buffers and faulting addresses: the harness does not hand the
                     // device its rings as receive buffers.
                     if self.mem.writable_or_unmapped(a) {
                         a
                     } else {
-                        self.freed
+                        self.t.freed
                     }
                 }
             };
@@ -475,6 +464,7 @@ impl crate::Harness for Harness {
 
         let pkts = mem.packets(inp, false);
         let freed = mem.freed();
+        let ring = sqs[0].ring.clone();
 
         Self {
             dev,
@@ -489,9 +479,12 @@ impl crate::Harness for Harness {
             rq_ring,
             rq_dbr,
             rq_log,
-            rx_bufs,
-            pkts,
-            freed,
+            t: Targets {
+                pkts,
+                rx_bufs,
+                ring,
+                freed,
+            },
             executed: 0,
         }
     }
@@ -529,10 +522,10 @@ impl crate::Harness for Harness {
                     _ => assert_eq!(self.dev.mmio_read32(offset), u32::MAX),
                 }
             }
-            15 => self.targets().scribble(inp),
+            15 => self.t.scribble(inp),
             16 => {
                 let k = usize::from(inp.u8() % 4);
-                let b = self.pkts[k].clone();
+                let b = self.t.pkts[k].clone();
                 self.mem.unmap(&b);
             }
             17 => {

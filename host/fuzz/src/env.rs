@@ -205,6 +205,27 @@ impl Env {
         std::mem::take(&mut *self.writes.borrow_mut())
     }
 
+    /// After the final drain: every packet handed to `xmit` (`states`) came back, no DMA
+    /// mapping is left, and BQL balances: completed plus drained is what was sent, in bytes
+    /// and in packets.
+    pub fn check_all_back(&self, states: &[TxSt], drained_bytes: u64, drained_pkts: u64) {
+        assert!(
+            !states.contains(&TxSt::InFlight),
+            "a packet never came back"
+        );
+        assert!(self.maps.is_empty(), "DMA mappings leaked");
+        assert_eq!(
+            self.sent_bytes,
+            self.completed_bytes + drained_bytes,
+            "BQL bytes do not balance"
+        );
+        assert_eq!(
+            self.sent_pkts,
+            self.completed_pkts + drained_pkts,
+            "BQL packets do not balance"
+        );
+    }
+
     /// Buffers in the `Held` state, counted one by one.
     pub fn held_count(&self) -> usize {
         self.bufs.iter().filter(|s| **s == RxSt::Held).count()

@@ -38,7 +38,7 @@
 //!   (counted by reason), RX CQEs = received + truncated = CQEs in the RX CQ, interrupts
 //!   counted = raised, a run executes at most its budget.
 
-use rsnic_core::dp::hw::{Coherent, DmaAddr};
+use rsnic_core::dp::hw::Coherent;
 use rsnic_core::sim::mana::{
     doorbell_offset, PortCounters, DB_CQ, DB_EQ, DB_PAGE_BASE, DB_PAGE_SIZE, DB_RQ, DB_SQ,
 };
@@ -138,9 +138,8 @@ struct Harness {
     rqs: Vec<Wq>,
     cqs: Vec<CqH>,
     eqs: Vec<EqH>,
-    rx_bufs: Vec<HostBuf>,
-    pkts: Vec<HostBuf>,
-    freed: DmaAddr,
+    /// Packet and receive buffers, what the hostile driver points the device at.
+    t: Targets,
     expect: [DbCounts; PORTS],
     bad_mmio: u64,
     executed: u64,
@@ -184,16 +183,6 @@ impl Harness {
         self.dev.set_rss(1, &t).expect("rss");
     }
 
-    /// What the hostile driver points the device at.
-    fn targets(&self) -> Targets<'_> {
-        Targets {
-            pkts: &self.pkts,
-            rx_bufs: &self.rx_bufs,
-            ring: &self.sqs[0].ring,
-            freed: self.freed,
-        }
-    }
-
     /// Builds a TX WQE at an SQ's producer offset (mostly plausible).
     fn structured_wqe(&mut self, inp: &mut Input<'_>) {
         let sel = inp.u8();
@@ -208,7 +197,7 @@ impl Harness {
         // SGEs: (address, size).
         let mut sges: Vec<(u64, u32)> = Vec::new();
         let k = usize::from(sel >> 4) % 4;
-        let pkt = (self.pkts[k].dma_addr(), self.pkts[k].size() as u32);
+        let pkt = (self.t.pkts[k].dma_addr(), self.t.pkts[k].size() as u32);
         if tso && pkt.1 > 54 {
             sges.push((pkt.0, 54));
             sges.push((pkt.0 + 54, pkt.1 - 54));
@@ -221,16 +210,16 @@ impl Harness {
             _ => inp.u8() % 32,
         };
         for _ in 0..extra {
-            let len = self.targets().seg_len(inp, 8);
-            let addr = self.targets().addr(inp);
+            let len = self.t.seg_len(inp, 8);
+            let addr = self.t.addr(inp);
             sges.push((addr, len));
         }
         if flags & 0x01 != 0 {
             // Replace the first SGE's address or size.
             if inp.bool() {
-                sges[0].0 = self.targets().addr(inp);
+                sges[0].0 = self.t.addr(inp);
             } else {
-                sges[0].1 = self.targets().seg_len(inp, 8);
+                sges[0].1 = self.t.seg_len(inp, 8);
             }
         }
         let nsge = if flags & 0x20 != 0 {
@@ -309,7 +298,7 @@ impl Harness {
     fn rx_wqe_simple(&mut self, q: usize, k: usize) {
         let mut w = [0u8; 32];
         w[4..8].copy_from_slice(&(1u32 | (2 << 8)).to_le_bytes());
-        let b = &self.rx_bufs[k % RX_BUFS];
+        let b = &self.t.rx_bufs[k % RX_BUFS];
         w[16..24].copy_from_slice(&b.dma_addr().to_le_bytes());
         w[24..28].copy_from_slice(&0x77u32.to_le_bytes());
         w[28..32].copy_from_slice(&(RX_BUF_SIZE as u32).to_le_bytes());
@@ -343,15 +332,15 @@ impl Harness {
             let s = inp.u8();
             let addr = match s & 3 {
                 0 | 1 => {
-                    self.rx_bufs[usize::from(s >> 2) % RX_BUFS].dma_addr()
+                    self.t.rx_bufs[usize::from(s >> 2) % RX_BUFS].dma_addr()
                         + u64::from(inp.u16() % 2048) * u64::from(s >> 7)
                 }
                 _ => {
-                    let a = self.targets().addr(inp);
+                    let a = self.t.addr(inp);
                     if self.mem.writable_or_unmapped(a) {
                         a
                     } else {
-                        self.freed
+                        self.t.freed
                     }
                 }
             };
@@ -830,6 +819,7 @@ impl crate::Harness for Harness {
             .collect();
         let pkts = mem.packets(inp, true);
         let freed = mem.freed();
+        let ring = sqs[0].ring.clone();
         let mut h = Self {
             dev,
             mem,
@@ -838,9 +828,12 @@ impl crate::Harness for Harness {
             rqs,
             cqs,
             eqs,
-            rx_bufs,
-            pkts,
-            freed,
+            t: Targets {
+                pkts,
+                rx_bufs,
+                ring,
+                freed,
+            },
             expect: [DbCounts::default(); PORTS],
             bad_mmio: 0,
             executed: 0,
@@ -909,13 +902,13 @@ impl crate::Harness for Harness {
                     }
                 }
             }
-            15 => self.targets().scribble(inp),
+            15 => self.t.scribble(inp),
             16 => {
                 let k = usize::from(inp.u8() % 12);
                 let b = if k < 4 {
-                    self.pkts[k].clone()
+                    self.t.pkts[k].clone()
                 } else {
-                    self.rx_bufs[k - 4].clone()
+                    self.t.rx_bufs[k - 4].clone()
                 };
                 self.mem.unmap(&b);
             }

@@ -818,21 +818,8 @@ impl crate::Harness for Harness {
         self.was_error = false;
         self.recover();
         self.check();
-        assert!(
-            !self.states.contains(&St::InFlight),
-            "a packet never came back"
-        );
-        assert!(self.env.maps.is_empty(), "DMA mappings leaked");
-        assert_eq!(
-            self.env.sent_bytes,
-            self.env.completed_bytes + self.drained_bytes,
-            "BQL bytes do not balance"
-        );
-        assert_eq!(
-            self.env.sent_pkts,
-            self.env.completed_pkts + self.drained_pkts,
-            "BQL packets do not balance"
-        );
+        self.env
+            .check_all_back(&self.states, self.drained_bytes, self.drained_pkts);
 
         // The new SQ works: one packet, one valid CQE for it.
         let id = self.states.len() as u32;

@@ -20,8 +20,8 @@
 //! * while the stack respects the stopped queue, `xmit` never answers `Busy` (the stop room
 //!   is enough);
 //! * at the end, after drain and reset, every accepted packet came back exactly once, every
-//!   mapping was undone, BQL balances, and the SQ works again: a new packet is completed by
-//!   a valid CQE.
+//!   mapping was undone, BQL balances (bytes and packets), and the SQ works again: a new
+//!   packet is completed by a valid CQE.
 
 use rsnic_core::dp::hw::Coherent;
 use rsnic_core::dp::mlx5::cq::{Cq, CQ_DOORBELL_OFFSET};
@@ -49,6 +49,7 @@ struct Harness {
     cq_log: u8,
     states: Vec<St>,
     drained_bytes: u64,
+    drained_pkts: u64,
 }
 
 /// Ring positions (free-running) of the WQEs between `cc` and `pc`, read back from the
@@ -160,6 +161,7 @@ impl Harness {
         });
         assert_eq!(pk, n, "drain reports other packets than it released");
         self.drained_bytes += u64::from(by);
+        self.drained_pkts += u64::from(pk);
         assert_eq!(self.sq.pc(), self.sq.cc(), "drain left WQEs");
         assert_eq!(self.sq.outstanding_pkts(), 0, "drain left packets");
         self.sq.reset().expect("reset after drain");
@@ -281,6 +283,7 @@ impl crate::Harness for Harness {
             cq_log,
             states: Vec::new(),
             drained_bytes: 0,
+            drained_pkts: 0,
         }
     }
 
@@ -328,16 +331,8 @@ impl crate::Harness for Harness {
 
     fn finish(mut self) {
         self.recover();
-        assert!(
-            !self.states.contains(&St::InFlight),
-            "a packet never came back"
-        );
-        assert!(self.env.maps.is_empty(), "DMA mappings leaked");
-        assert_eq!(
-            self.env.sent_bytes,
-            self.env.completed_bytes + self.drained_bytes,
-            "BQL does not balance"
-        );
+        self.env
+            .check_all_back(&self.states, self.drained_bytes, self.drained_pkts);
 
         // The SQ works again: one packet, one valid CQE for it.
         let id = self.states.len() as u32;
