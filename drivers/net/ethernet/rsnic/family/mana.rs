@@ -27,7 +27,7 @@ use crate::dp::mana::{
 use crate::dp::mlx5::tx::{DmaEntry, TxReject, TxRejectReason};
 use crate::engine::{EngineMmio, IrqSink};
 use crate::ext::net::page_pool::RxPage;
-use crate::family::{filled, wadd};
+use crate::family::{filled, made, wadd};
 use crate::hw::KCoherent;
 use crate::sim::mana::PortCounters;
 use kernel::{c_str, prelude::*, str::CStr};
@@ -57,16 +57,6 @@ pub(crate) struct Queues {
     rx_cq: Option<u32>,
     sq: Option<u32>,
     rq: Option<u32>,
-}
-
-/// Records a queue the device made.
-fn made(
-    slot: &mut Option<u32>,
-    r: core::result::Result<u32, crate::sim::mana::CmdError>,
-) -> Result<u32> {
-    let id = r.map_err(|_| EINVAL)?;
-    *slot = Some(id);
-    Ok(id)
 }
 
 /// NDIS hash-type bits hashing TCP or UDP ports (TCP/UDP over IPv4, IPv6 and IPv6-ex).

@@ -18,7 +18,7 @@ use crate::dp::mlx5::{
 };
 use crate::engine::{EngineMmio, IrqSink};
 use crate::ext::net::page_pool::RxPage;
-use crate::family::{filled, wadd};
+use crate::family::{filled, made, wadd};
 use crate::hw::{KBarriers, KCoherent};
 use crate::sim::mlx5::{CqConfig, PortCounters, RqConfig, SqConfig, UAR_PAGE_SIZE};
 use kernel::{c_str, prelude::*, str::CStr};
@@ -39,16 +39,6 @@ pub(crate) struct Queues {
     rx_cq: Option<u32>,
     sq: Option<u32>,
     rq: Option<u32>,
-}
-
-/// Records a queue the device made.
-fn made(
-    slot: &mut Option<u32>,
-    r: core::result::Result<u32, crate::sim::mlx5::CmdError>,
-) -> Result<u32> {
-    let qn = r.map_err(|_| EINVAL)?;
-    *slot = Some(qn);
-    Ok(qn)
 }
 
 /// The RSS hash type of a CQE (`rss_hash_type`): L4 when the TCP/UDP ports were hashed, L3
