@@ -151,7 +151,7 @@ fn serve_sq<M: BusMemory, I: InterruptSink>(
     };
     let mut n = 0;
     while n < limit && has_wqe(queues) {
-        if !peer_can_receive(ports, queues, p) {
+        if !receiver_has_room(ports, queues, p) {
             if let Some(pt) = ports.get_mut(p) {
                 pt.sq_paused |= bit;
                 pt.counters.tx_pause += 1;
@@ -171,25 +171,40 @@ fn serve_sq<M: BusMemory, I: InterruptSink>(
     n
 }
 
+/// The port that receives what port `p` transmits: `p` itself in loopback (the frame turns
+/// around before the wire, so no link state or peer matters), else its peer when both links
+/// are up. None: the frame is dropped (a link is down, or `p` has no peer).
+fn rx_port(ports: &[Port], p: usize) -> Option<usize> {
+    let pt = ports.get(p)?;
+    if pt.loopback {
+        return Some(p);
+    }
+    let peer = p ^ 1;
+    (pt.link_up && ports.get(peer)?.link_up).then_some(peer)
+}
+
 /// 802.3x flow control: whether port `p` may execute its next TX WQE. True when flow control
-/// is off for `p`, either link is down (the packet is dropped and counted anyway), `p` has no
-/// peer, or every usable RQ (created, not in error) in the peer's RSS table has at least
+/// is off for `p`, its frames have no receiver (a link is down or `p` has no peer: the packet
+/// is dropped and counted anyway), or every usable RQ (created, not in error) in the
+/// receiver's RSS table ([`rx_port`]: the peer, or `p` itself in loopback) has at least
 /// `min(PAUSE_THRESHOLD, wqes / 2)` posted WQEs, counting WQEs as 32-byte BUs of the bytes
 /// between the device's consumer offset and the last accepted doorbell `tail_ptr`.
-fn peer_can_receive(ports: &[Port], queues: &[QueueSet], p: usize) -> bool {
-    let on = ports.get(p).is_some_and(|pt| pt.pause && pt.link_up);
-    let Some(pp) = ports.get(p ^ 1) else {
-        return true;
-    };
-    if !on || !pp.link_up {
+fn receiver_has_room(ports: &[Port], queues: &[QueueSet], p: usize) -> bool {
+    if !ports.get(p).is_some_and(|pt| pt.pause) {
         return true;
     }
+    let Some(rx) = rx_port(ports, p) else {
+        return true;
+    };
+    let Some(pp) = ports.get(rx) else {
+        return true;
+    };
     for i in 0..pp.rss_len.min(MAX_RSS) {
         let slot = usize::from(pp.rss.get(i).copied().unwrap_or(0));
         if slot >= MAX_QUEUES {
             continue;
         }
-        let Some(rq) = queues.get((p ^ 1) * MAX_QUEUES + slot).map(|r| &r.rq) else {
+        let Some(rq) = queues.get(rx * MAX_QUEUES + slot).map(|r| &r.rq) else {
             continue;
         };
         if !rq.used || rq.error {
@@ -642,7 +657,8 @@ fn hashtype(h: &pkt::Headers) -> u32 {
     }
 }
 
-/// Puts a frame on the wire from port `src` to its peer and receives it there.
+/// Transmits a frame from port `src`: over the wire to its peer, or to `src`'s own receive
+/// side in loopback ([`rx_port`]), and receives it there.
 fn deliver<M: BusMemory, I: InterruptSink>(
     ports: &mut [Port],
     queues: &mut [QueueSet],
@@ -650,16 +666,14 @@ fn deliver<M: BusMemory, I: InterruptSink>(
     wire: &[u8],
     bus: &mut Bus<'_, M, I>,
 ) {
-    let peer = src ^ 1;
-    let up = |ports: &[Port], i: usize| ports.get(i).is_some_and(|x| x.link_up);
-    let ok = up(ports, src) && up(ports, peer);
+    let dst = rx_port(ports, src);
     let Some(sp) = ports.get_mut(src) else {
         return;
     };
-    if !ok {
+    let Some(dst) = dst else {
         sp.counters.tx_link_down_drops += 1;
         return;
-    }
+    };
     let c = &mut sp.counters;
     c.hc_tx_bytes += wire.len() as u64;
     match cast(wire) {
@@ -667,7 +681,22 @@ fn deliver<M: BusMemory, I: InterruptSink>(
         2 => c.hc_tx_mcast_pkts += 1,
         _ => c.hc_tx_ucast_pkts += 1,
     }
-    let Some(pt) = ports.get_mut(peer) else {
+    if dst == src {
+        c.loopback_packets += 1;
+        c.loopback_bytes += wire.len() as u64;
+    }
+    receive(ports, queues, dst, wire, bus);
+}
+
+/// The receive side of port `rx`: RSS, RQ WQE, scatter, RX CQE.
+fn receive<M: BusMemory, I: InterruptSink>(
+    ports: &mut [Port],
+    queues: &mut [QueueSet],
+    rx: usize,
+    wire: &[u8],
+    bus: &mut Bus<'_, M, I>,
+) {
+    let Some(pt) = ports.get_mut(rx) else {
         return;
     };
     let h = pkt::parse(wire);
@@ -677,7 +706,7 @@ fn deliver<M: BusMemory, I: InterruptSink>(
         return;
     }
     let slot = usize::from(pt.rss[(hash as usize % pt.rss_len.min(MAX_RSS)) % MAX_RSS]);
-    let Some(rq) = row(queues, peer, slot).map(|r| r.rq) else {
+    let Some(rq) = row(queues, rx, slot).map(|r| r.rq) else {
         pt.counters.rx_no_rq_drops += 1;
         return;
     };
@@ -712,12 +741,12 @@ fn deliver<M: BusMemory, I: InterruptSink>(
             ));
     if !good {
         pt.counters.rx_wqe_errors += 1;
-        if let Some(r) = row(queues, peer, slot) {
+        if let Some(r) = row(queues, rx, slot) {
             r.rq.error = true;
         }
         return;
     }
-    if let Some(r) = row(queues, peer, slot) {
+    if let Some(r) = row(queues, rx, slot) {
         r.rq.cons = rq.cons.wrapping_add(size);
     }
     // Scatter.
@@ -776,6 +805,6 @@ fn deliver<M: BusMemory, I: InterruptSink>(
     }
     put32(&mut d, 8, wire.len().min(0xffff) as u32);
     put32(&mut d, 56, off);
-    let rq_id = RQ_ID_BASE + (peer * MAX_QUEUES + slot) as u32;
-    write_cqe(pt, queues, peer, usize::from(rq.cq), &d, rq_id, false, bus);
+    let rq_id = RQ_ID_BASE + (rx * MAX_QUEUES + slot) as u32;
+    write_cqe(pt, queues, rx, usize::from(rq.cq), &d, rq_id, false, bus);
 }

@@ -14,6 +14,21 @@
 //! without a peer, or a link down at either end, drops and counts
 //! [`PortCounters::tx_link_down_drops`].
 //!
+//! **Loopback** ([`Device::set_loopback`], off after creation; what `ethtool -K <dev> loopback
+//! on`, `NETIF_F_LOOPBACK`, asks for). A port in loopback delivers every frame it transmits
+//! to its own receive side instead of its peer: RSS, RQ selection, RX CQEs and RX counters
+//! exactly as for a frame from the wire. The model follows ConnectX's internal loopback: the
+//! frame turns around inside the device, before the wire, so neither end's link state
+//! matters (a looped port carries traffic to itself while it or its peer is down, and a port
+//! without a peer loops too), the peer sees nothing, and the link state reported by the
+//! model does not change. Looped frames count in the sender's `hc_tx_*` counters (they left
+//! its SQs) and in [`PortCounters::loopback_packets`] / [`PortCounters::loopback_bytes`], so
+//! the peer's receive outcomes balance `tx_packets() − loopback_packets`. The switch governs
+//! the port's transmit direction only: what its peer sends still arrives when both links
+//! are up. It applies from the next frame the engine sends: a WQE already executed was
+//! delivered under the old setting, so toggling between runs loses nothing. Flow control
+//! follows the frames: a looping port pauses on its own RQs (see below).
+//!
 //! # BAR0 layout (chosen by this model)
 //!
 //! * Page 0 holds read-only registers as a VF has them: 0x08 the doorbell page base (a u64 as
@@ -34,7 +49,8 @@
 //!
 //! [`Device::create_eq`], [`Device::create_cq`], [`Device::create_sq`], [`Device::create_rq`]
 //! (queue memory: a power of two ≥ 4 KiB for SQ/RQ; `num` entries for CQ/EQ), their
-//! `destroy_*`, [`Device::set_rss`], [`Device::set_link`], [`Device::set_pause`]. Ids are
+//! `destroy_*`, [`Device::set_rss`], [`Device::set_link`], [`Device::set_pause`],
+//! [`Device::set_loopback`]. Ids are
 //! `base + port * 16 + slot` ([`SQ_ID_BASE`], [`RQ_ID_BASE`], [`CQ_ID_BASE`],
 //! [`EQ_ID_BASE`]). Storage is the caller's ([`Port`], [`QueueSet`], scratch bytes); nothing
 //! allocates, nothing panics.
@@ -53,16 +69,19 @@
 //!
 //! **Flow control** ([`Device::set_pause`], off by default). A model of 802.3x PAUSE frames
 //! sent by a receiver short of buffers, as in [`crate::sim::mlx5`]: with it on for port p and
-//! both links up, before each TX WQE of p the device checks every usable RQ (created, not in
-//! error) in the peer's RSS table; if one has fewer than `min(`[`PAUSE_THRESHOLD`]`, wqes /
+//! a receiver for p's frames (the peer with both links up, or p itself in loopback whatever
+//! the links), before each TX WQE of p the device checks every usable RQ (created, not in
+//! error) in the receiver's RSS table; if one has fewer than `min(`[`PAUSE_THRESHOLD`]`, wqes /
 //! 2)` posted WQEs, the SQ does not execute the WQE, pauses and counts
 //! [`PortCounters::tx_pause`]. Posted WQEs are `(tail_ptr − consumer offset) / 32` and `wqes`
 //! is the ring size / 32, i.e. WQEs are counted as 1-BU WQEs (the driver's 1-SGE RX WQEs;
 //! larger WQEs make the count optimistic). Since RX doorbells carry only `tail_ptr`
 //! (`wqe_cnt` = 0), the device learns of re-posted WQEs only at a doorbell: a paused SQ stays
 //! paused, and the engine reports no work for it, until the next register write (or
-//! [`Device::set_pause`], [`Device::set_link`], [`Device::set_rss`], [`Device::destroy_rq`]);
-//! the run after it retries the SQ. The check is per WQE: a TSO WQE whose segments outnumber
+//! [`Device::set_pause`], [`Device::set_link`], [`Device::set_loopback`], [`Device::set_rss`],
+//! [`Device::destroy_rq`]); the run after it retries the SQ. A looping port that pauses on
+//! itself cannot deadlock: its receive side never waits for its transmit side, and the RQ
+//! doorbell of the driver's refill ends the pause. The check is per WQE: a TSO WQE whose segments outnumber
 //! the posted WQEs still overruns the RQ. With flow control off, a link down or an empty peer
 //! RSS table, nothing pauses and packets are dropped and counted as described here.
 //!
@@ -89,7 +108,8 @@
 //! Every WQE gets exactly one TX CQE (TX_OKAY or the error type; `tx_wqe_offset` = the
 //! WQE's BU index in the ring, `wq_num` = SQ id, `is_sq` = 1).
 //!
-//! **RX.** The chosen RQ must have a posted WQE (consumer offset ≠ the last `tail_ptr`),
+//! **RX.** The receiving port (the peer, or the sender in loopback) picks an RQ with RSS.
+//! The chosen RQ must have a posted WQE (consumer offset ≠ the last `tail_ptr`),
 //! else the packet is dropped and counted in **`hc_rx_discards_no_wqe`**. The WQE (1..=15
 //! SGEs, inline OOB 0 or 8 bytes, ≤ 256 bytes) is read, the packet scattered over its SGEs
 //! and an RX CQE written: RX_OKAY with `ppi[0].pkt_len`, `pkt_hash`, the NDIS hash type
@@ -158,8 +178,9 @@ pub const MIN_SCRATCH: usize = 2 * MAX_FRAME;
 pub const SCRATCH_LEN: usize = MAX_FRAME + 65536 + 1024;
 /// WQEs one SQ executes before the engine moves to the next.
 pub const SQ_BURST: usize = 64;
-/// Posted WQEs (capped at half the RQ) each RQ in the peer's RSS table must have for a port
-/// to execute a TX WQE while flow control is on ([`Device::set_pause`]).
+/// Posted WQEs (capped at half the RQ) each RQ in the receiver's RSS table (the peer's, or
+/// the port's own in loopback) must have for a port to execute a TX WQE while flow control is
+/// on ([`Device::set_pause`]).
 pub const PAUSE_THRESHOLD: u32 = 64;
 
 /// Doorbell BAR0 offset of `reg` (one of the `DB_*` offsets) on `port`.
@@ -253,13 +274,13 @@ pub struct PortCounters {
     pub wqe_bytes: u64,
     /// TX WQEs answered with an error CQE.
     pub tx_wqe_errors: u64,
-    /// Packets put on the wire (TSO counts segments).
+    /// Unicast packets transmitted (TSO counts segments): put on the wire or looped back.
     pub hc_tx_ucast_pkts: u64,
     /// Broadcast packets sent.
     pub hc_tx_bcast_pkts: u64,
     /// Multicast packets sent.
     pub hc_tx_mcast_pkts: u64,
-    /// Bytes put on the wire.
+    /// Bytes transmitted (on the wire or looped back).
     pub hc_tx_bytes: u64,
     /// TX errors: invalid OOB.
     pub hc_tx_err_inval_oob: u64,
@@ -267,7 +288,12 @@ pub struct PortCounters {
     pub hc_tx_err_mtu_violation: u64,
     /// TX errors: GDMA-level (malformed WQE, SGE, read fault, headers).
     pub hc_tx_err_gdma: u64,
-    /// Packets dropped because a link is down or there is no peer.
+    /// Packets of the `hc_tx_*_pkts` looped back to this port's receive side instead of the
+    /// wire ([`Device::set_loopback`]).
+    pub loopback_packets: u64,
+    /// Bytes of `hc_tx_bytes` looped back.
+    pub loopback_bytes: u64,
+    /// Packets dropped because a link is down or there is no peer (never a looped packet).
     pub tx_link_down_drops: u64,
     /// Times an SQ of this port paused because an RQ of the peer was short of posted WQEs
     /// (802.3x flow control, see [`Device::set_pause`]).
@@ -432,6 +458,8 @@ pub struct Port {
     sq_paused: u32,
     /// Honour the peer's pause (802.3x flow control on this port's transmit direction).
     pause: bool,
+    /// Deliver transmitted frames to this port's own receive side ([`Device::set_loopback`]).
+    loopback: bool,
     /// CQs with an arm to evaluate.
     cq_arm: u32,
     /// EQs with an arm to evaluate.
@@ -455,6 +483,7 @@ impl Port {
             sq_work: 0,
             sq_paused: 0,
             pause: false,
+            loopback: false,
             cq_arm: 0,
             eq_arm: 0,
             counters: PortCounters::default(),
@@ -794,7 +823,7 @@ where
         Ok(())
     }
 
-    /// Sets a port's link state.
+    /// Sets a port's link state (the wire's: frames a port loops back ignore it).
     pub fn set_link(&mut self, port: usize, up: bool) -> Result<(), CmdError> {
         self.ports.get_mut(port).ok_or(CmdError::BadPort)?.link_up = up;
         self.resume();
@@ -803,8 +832,9 @@ where
 
     /// Turns 802.3x flow control on or off for `port`'s transmit direction (off after
     /// creation). With it on and both links up, the port's SQs do not execute their next WQE
-    /// while any usable RQ in the peer's RSS table has fewer than `min(`[`PAUSE_THRESHOLD`]`,
-    /// wqes / 2)` posted WQEs: the WQE stays posted, the SQ pauses (counted in
+    /// while any usable RQ in the peer's RSS table (its own in loopback, whatever the links)
+    /// has fewer than `min(`[`PAUSE_THRESHOLD`]`, wqes / 2)` posted WQEs: the WQE stays
+    /// posted, the SQ pauses (counted in
     /// [`PortCounters::tx_pause`]) until the next register write, and an engine run then
     /// retries it. With it off, a packet that finds no posted RX WQE is dropped and counted in
     /// [`PortCounters::hc_rx_discards_no_wqe`].
@@ -818,6 +848,23 @@ where
     /// not exist).
     pub fn pause(&self, port: usize) -> bool {
         self.ports.get(port).is_some_and(|p| p.pause)
+    }
+
+    /// Turns internal loopback on or off for `port` (off after creation): with it on, every
+    /// frame the port transmits is delivered to its own receive side (RSS, RQs, RX CQEs and
+    /// counters as for a frame from the wire) instead of its peer, whatever the link states,
+    /// and counted in [`PortCounters::loopback_packets`]. Off restores the wire. Lifts
+    /// flow-control pauses (the receiver changed). See the module documentation ("Ports and
+    /// wiring"). [`CmdError::BadPort`] for a port that does not exist.
+    pub fn set_loopback(&mut self, port: usize, on: bool) -> Result<(), CmdError> {
+        self.ports.get_mut(port).ok_or(CmdError::BadPort)?.loopback = on;
+        self.resume();
+        Ok(())
+    }
+
+    /// Whether `port` is in loopback (false for a port that does not exist).
+    pub fn loopback(&self, port: usize) -> bool {
+        self.ports.get(port).is_some_and(|p| p.loopback)
     }
 
     /// Lifts every flow-control pause: the next engine run retries the paused SQs. Called on

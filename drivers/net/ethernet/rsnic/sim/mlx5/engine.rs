@@ -171,7 +171,7 @@ fn run_sq<M: BusMemory, I: InterruptSink>(
     }
     let mut n = 0;
     while n < limit && sq.cc != sq.pc && sq.state == QueueState::Ready {
-        if !peer_can_receive(ports, queues, p, io.mem) {
+        if !receiver_has_room(ports, queues, p, io.mem) {
             if let Some(port) = ports.get_mut(p) {
                 port.sq_paused |= bit;
                 port.counters.tx_pause += 1;
@@ -657,29 +657,42 @@ fn exec_mpwqe<M: BusMemory, I: InterruptSink>(
     Ok(())
 }
 
-/// Puts a frame on the wire of port `src`; it arrives at the peer port.
-/// 802.3x flow control: whether port `p` may transmit, i.e. flow control is off, the link
-/// is down (the packet will be dropped anyway), or every RQ in the peer's RSS table has at
-/// least `min(PAUSE_THRESHOLD, size / 2)` posted WQEs (re-reading the doorbell record of
-/// one that looks short).
-fn peer_can_receive<M: BusMemory>(
+/// The port that receives what port `p` transmits: `p` itself in loopback (the frame turns
+/// around before the wire, so no link state or peer matters), else its peer when both links
+/// are up. None: the frame is dropped (a link is down, or `p` has no peer).
+fn rx_port(ports: &[Port], p: usize) -> Option<usize> {
+    let pt = ports.get(p)?;
+    if pt.loopback {
+        return Some(p);
+    }
+    let peer = p ^ 1;
+    (pt.link_up && ports.get(peer)?.link_up).then_some(peer)
+}
+
+/// 802.3x flow control: whether port `p` may transmit, i.e. flow control is off, its frames
+/// have no receiver (a link is down: the packet will be dropped anyway), or every RQ in the
+/// receiver's RSS table ([`rx_port`]: the peer, or `p` itself in loopback) has at least
+/// `min(PAUSE_THRESHOLD, size / 2)` posted WQEs (re-reading the doorbell record of one that
+/// looks short).
+fn receiver_has_room<M: BusMemory>(
     ports: &mut [Port],
     queues: &mut [QueueSet],
     p: usize,
     mem: &M,
 ) -> bool {
-    let peer = p ^ 1;
-    let pause = ports.get(p).is_some_and(|pt| pt.pause && pt.link_up);
-    let Some(pp) = ports.get_mut(peer) else {
-        return true;
-    };
-    if !pause || !pp.link_up {
+    if !ports.get(p).is_some_and(|pt| pt.pause) {
         return true;
     }
+    let Some(rx) = rx_port(ports, p) else {
+        return true;
+    };
+    let Some(pp) = ports.get_mut(rx) else {
+        return true;
+    };
     let n = pp.rss_len.min(MAX_RSS);
     for i in 0..n {
         let slot = usize::from(pp.rss.get(i).copied().unwrap_or(0));
-        let Some(row) = queues.get_mut(peer * MAX_QUEUES + slot) else {
+        let Some(row) = queues.get_mut(rx * MAX_QUEUES + slot) else {
             continue;
         };
         let rq = &mut row.rq;
@@ -703,6 +716,8 @@ fn peer_can_receive<M: BusMemory>(
     true
 }
 
+/// Transmits a frame from port `src`: to the peer port over the wire, or to `src`'s own
+/// receive side in loopback ([`rx_port`]).
 fn deliver<M: BusMemory, I: InterruptSink>(
     ports: &mut [Port],
     queues: &mut [QueueSet],
@@ -710,20 +725,22 @@ fn deliver<M: BusMemory, I: InterruptSink>(
     frame: &[u8],
     io: &mut Io<'_, M, I>,
 ) {
-    let peer = src ^ 1;
-    let up =
-        ports.get(src).is_some_and(|p| p.link_up) && ports.get(peer).is_some_and(|p| p.link_up);
+    let dst = rx_port(ports, src);
     let Some(sp) = ports.get_mut(src) else {
         return;
     };
-    if !up {
+    let Some(dst) = dst else {
         sp.counters.tx_link_down_drops += 1;
         return;
-    }
+    };
     sp.counters.tx_packets += 1;
     sp.counters.tx_bytes += frame.len() as u64;
-    let rows = queues.get_mut(peer * MAX_QUEUES..(peer + 1) * MAX_QUEUES);
-    if let (Some(port), Some(rows)) = (ports.get_mut(peer), rows) {
+    if dst == src {
+        sp.counters.loopback_packets += 1;
+        sp.counters.loopback_bytes += frame.len() as u64;
+    }
+    let rows = queues.get_mut(dst * MAX_QUEUES..(dst + 1) * MAX_QUEUES);
+    if let (Some(port), Some(rows)) = (ports.get_mut(dst), rows) {
         receive(port, rows, frame, io);
     }
 }

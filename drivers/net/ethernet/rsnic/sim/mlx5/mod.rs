@@ -14,12 +14,29 @@
 //! link state ([`Device::set_link`], up after creation): a packet is dropped and counted in
 //! [`PortCounters::tx_link_down_drops`] of the sending port when either end is down.
 //!
+//! **Loopback** ([`Device::set_loopback`], off after creation; what `ethtool -K <dev> loopback
+//! on`, `NETIF_F_LOOPBACK`, asks for). A port in loopback delivers every frame it transmits
+//! to its own receive side instead of its peer: RSS, RQ selection, RX CQEs and RX counters
+//! exactly as for a frame that arrived from the wire. As ConnectX's internal loopback, the
+//! frame turns around inside the device, before the MAC and the wire: neither end's link
+//! state matters (a looped port carries traffic to itself while it or its peer is down, and
+//! a port without a peer loops too), the peer sees nothing, and the carrier the driver sees
+//! ([`Device::link_up`]) does not change. Looped frames count in the sender's
+//! [`PortCounters::tx_packets`] / [`PortCounters::tx_bytes`] (they left its SQs) and also in
+//! [`PortCounters::loopback_packets`] / [`PortCounters::loopback_bytes`], so the peer's
+//! receive outcomes balance `tx_packets − loopback_packets`. The switch governs the port's
+//! transmit direction only: frames its peer sends still arrive when both links are up. It
+//! takes effect for the next frame the engine sends; a WQE already executed was delivered
+//! under the old setting, so toggling between runs loses nothing. Flow control
+//! ([`Device::set_pause`]) follows the frames: a looping port pauses on its own RQs.
+//!
 //! # Control path ("firmware commands")
 //!
 //! Plain calls expressed in hardware terms (bus addresses, log sizes, queue numbers):
 //! [`Device::create_cq`], [`Device::create_sq`], [`Device::create_rq`], their `destroy_*`,
 //! [`Device::reset_sq`] / [`Device::reset_rq`] (modify error → reset → ready, the counters
-//! restart at 0 as after creation), [`Device::set_rss`], [`Device::set_link`]. Errors are a
+//! restart at 0 as after creation), [`Device::set_rss`], [`Device::set_link`],
+//! [`Device::set_pause`], [`Device::set_loopback`]. Errors are a
 //! [`CmdError`], never a panic. Tables have a fixed capacity of [`MAX_QUEUES`] SQs, RQs and CQs
 //! per port and [`MAX_RSS`] RSS entries per port; nothing allocates. The caller provides all
 //! storage as slices of small entries ([`Port`], about 400 B, and [`QueueSet`], about 240 B,
@@ -94,7 +111,7 @@
 //! to 60 on the wire, as a MAC does. A TX CQE (opcode REQ 0, `wqe_counter` = the WQE's index,
 //! `sop_drop_qpn` = SQN) is written only for a WQE whose `fm_ce_se` asks for CQ_UPDATE.
 //!
-//! **RX.** The peer port hashes the packet (Toeplitz, [`crate::sim::pkt::RSS_KEY`], over the
+//! **RX.** The receiving port (the peer, or the sender itself in loopback) hashes the packet (Toeplitz, [`crate::sim::pkt::RSS_KEY`], over the
 //! IP addresses and TCP/UDP ports) and picks `rss[hash % len]`; no table or a missing RQ
 //! drops ([`PortCounters::rx_no_rq_drops`]). The device caches the RQ's producer counter and
 //! reads the RQ doorbell record (db\[0\] = BE32(wqe_ctr)) again only when it has no known free
@@ -173,8 +190,9 @@ pub const MAX_FRAME: usize = 9728;
 pub const MIN_SCRATCH: usize = 2 * MAX_FRAME;
 /// Scratch size that lets LSO carry a 64 KiB payload plus headers.
 pub const SCRATCH_LEN: usize = MAX_FRAME + 65536 + 1024;
-/// Posted RX WQEs (capped at half the RQ) each RSS queue of the peer must have for a port
-/// to transmit while flow control is on: the most packets one MPWQE carries, rounded up.
+/// Posted RX WQEs (capped at half the RQ) each RSS queue of the receiving port (the peer, or
+/// the port itself in loopback) must have for a port to transmit while flow control is on:
+/// the most packets one MPWQE carries, rounded up.
 pub const PAUSE_THRESHOLD: u32 = 64;
 /// WQEs one SQ processes before the engine moves to the next SQ.
 pub const SQ_BURST: usize = 64;
@@ -357,11 +375,18 @@ pub struct PortCounters {
     pub mpwqe_pkts: u64,
     /// WQEs rejected with an error CQE.
     pub wqe_errors: u64,
-    /// Packets put on the wire (LSO counts segments).
+    /// Packets transmitted (LSO counts segments): put on the wire, or looped back to this
+    /// port's own receive side (those also count in `loopback_packets`).
     pub tx_packets: u64,
-    /// Bytes put on the wire (after VLAN insertion and padding).
+    /// Bytes transmitted (after VLAN insertion and padding), looped ones included.
     pub tx_bytes: u64,
-    /// Packets dropped because this port or its peer is down (or has no peer).
+    /// Packets of `tx_packets` looped back to this port's receive side instead of the wire
+    /// ([`Device::set_loopback`]).
+    pub loopback_packets: u64,
+    /// Bytes of `tx_bytes` looped back.
+    pub loopback_bytes: u64,
+    /// Packets dropped because this port or its peer is down (or has no peer); never a looped
+    /// packet.
     pub tx_link_down_drops: u64,
     /// Sum of [`crate::sim::pcie::inbound_floor`] over the host bytes of every sent packet.
     pub tx_floor_in_bytes: u64,
@@ -434,6 +459,8 @@ impl PortCounters {
             wqe_errors,
             tx_packets,
             tx_bytes,
+            loopback_packets,
+            loopback_bytes,
             tx_link_down_drops,
             tx_floor_in_bytes,
             tx_cqes,
@@ -646,6 +673,8 @@ pub struct Port {
     sq_paused: u64,
     /// Honour the peer's pause (802.3x flow control).
     pause: bool,
+    /// Deliver transmitted frames to this port's own receive side ([`Device::set_loopback`]).
+    loopback: bool,
     /// CQs with an arm request to evaluate.
     arm_pending: u64,
     counters: PortCounters,
@@ -668,6 +697,7 @@ impl Port {
             sq_active: 0,
             sq_paused: 0,
             pause: true,
+            loopback: false,
             arm_pending: 0,
             counters: PortCounters {
                 pcie: PcieCounters {
@@ -693,6 +723,8 @@ impl Port {
                 wqe_errors: 0,
                 tx_packets: 0,
                 tx_bytes: 0,
+                loopback_packets: 0,
+                loopback_bytes: 0,
                 tx_link_down_drops: 0,
                 tx_floor_in_bytes: 0,
                 tx_cqes: 0,
@@ -1071,7 +1103,7 @@ where
         Ok(())
     }
 
-    /// Sets a port's link state.
+    /// Sets a port's link state (the wire's: frames a port loops back ignore it).
     pub fn set_link(&mut self, port: usize, up: bool) -> Result<(), CmdError> {
         self.port_mut(port)?.link_up = up;
         Ok(())
@@ -1084,9 +1116,30 @@ where
     /// register write runs the engine; a driver re-arms its RX CQ after refilling). With it
     /// off, a packet that finds no posted WQE is dropped and counted in
     /// [`PortCounters::rx_out_of_buffer`].
+    ///
+    /// In loopback ([`Device::set_loopback`]) the receiver is the port itself: it pauses on
+    /// its own RSS table's queues, whatever the link states. That cannot deadlock the port:
+    /// its receive side never waits for its transmit side (RX CQEs, interrupts and the
+    /// driver's refills go on while its SQs wait), and the next engine run retries them.
     pub fn set_pause(&mut self, port: usize, on: bool) -> Result<(), CmdError> {
         self.port_mut(port)?.pause = on;
         Ok(())
+    }
+
+    /// Turns internal loopback on or off for `port` (off after creation): with it on, every
+    /// frame the port transmits is delivered to its own receive side (RSS, RQs, RX CQEs and
+    /// counters as for a frame from the wire) instead of its peer, whatever the link states,
+    /// and counted in [`PortCounters::loopback_packets`]. Off restores the wire. See the
+    /// module documentation ("Ports and wiring") for the rules. [`CmdError::BadPort`] for a
+    /// port that does not exist.
+    pub fn set_loopback(&mut self, port: usize, on: bool) -> Result<(), CmdError> {
+        self.port_mut(port)?.loopback = on;
+        Ok(())
+    }
+
+    /// Whether `port` is in loopback (false for a port that does not exist).
+    pub fn loopback(&self, port: usize) -> bool {
+        self.ports.get(port).is_some_and(|p| p.loopback)
     }
 
     /// A port's link state (false for a port that does not exist).
