@@ -185,7 +185,8 @@ def rx_seeds():
 
 # ---- device_wqe ------------------------------------------------------------------------
 # op % 20: 0..4 structured WQE, 5 raw WQEBB, 6..8 ring, 9,10 process, 11 arm, 12 set_ci,
-# 13 RX post, 14 raw register, 15 packet bytes, 16 unmap, 17 control, 18 skip, 19 resync.
+# 13 RX post, 14 raw register, 15 packet bytes, 16 unmap, 17 control (reset, link or
+# loopback, RSS), 18 skip, 19 resync.
 
 OP_NOP, OP_SEND, OP_LSO, OP_MPSW = 0, 1, 3, 4  # the harness's opcode selectors
 
@@ -242,6 +243,18 @@ def dev_seeds():
     p += wqe(0, OP_SEND, [("data", whole(1), 1, 0)]) + ring(0) + process()
     p += [5, 0, 0] + [0x11] * 64 + [6, 0x08, 3] + list(u32(0)) + [0] + process()
     write("device_wqe", "faults", p)
+
+    # Loopback on port 0: its frames turn around to its own receive side (no RSS table
+    # there: dropped and counted) whatever the links; off again, they reach port 1.
+    p = list(setup) + [13, 0, 17, 0x1A]  # loopback on for port 0
+    for k in range(3):
+        p += wqe(0, OP_SEND, [("data", whole(k), k, 0)])
+    p += wqe(1, OP_MPSW, [("data", whole(0), 0, 0), ("data", whole(2), 2, 0)])
+    p += ring(0) + ring(1) + process(2) + process() + [17, 0x06]  # port 1 link down
+    p += wqe(0, OP_SEND, [("data", whole(1), 1, 0)]) + ring(0) + process()
+    p += [17, 0x12, 17, 0x0E]  # loopback off, port 1 link up
+    p += wqe(0, OP_SEND, [("data", whole(2), 2, 0)]) + ring(0) + process()
+    write("device_wqe", "loopback", p)
 
 
 # ---- mana_tx_completion ----------------------------------------------------------------
@@ -426,7 +439,7 @@ def mana_rx_seeds():
 # 0 RQ0, 1 RQ0+RQ1, 2 none), then 4 × u16 TX packet lengths (14 + v % 4096).
 # op % 20: 0..3 TX WQE, 4 raw 32 bytes, 5..7 SQ doorbell, 8,9 run (budget, 0 = to the
 # end), 10 CQ doorbell, 11 EQ doorbell, 12 RX WQE, 13 RQ doorbell, 14 any register,
-# 15 packet bytes, 16 unmap, 17 link/RSS/pause, 18 skip, 19 resync.
+# 15 packet bytes, 16 unmap, 17 link/RSS/pause/loopback, 18 skip, 19 resync.
 
 def mdev_wqe(q, pkt, long=False, tso=None, flags=0, extra=(), nsge=None, oob=None,
              cq_sel=None, pkt_fmt=None, offl=None, suppress=None, trans=None, vlan=None,
@@ -581,6 +594,24 @@ def mana_dev_seeds():
     p += mdev_wqe(0, 0, oob=5) + mdev_ring(5, 0) + mdev_run()
     p += mdev_wqe(0, 0) + mdev_ring(5, 0) + mdev_run()
     write(t, "structural", p)
+
+    # Loopback: port 1 (flow control on) sends to its own RQs and pauses on RQ1 while it is
+    # short; with flow control off the frames land there; off again they go to port 0 (no
+    # RSS, dropped); port 2 (no peer) loops too.
+    p = list(setup2)
+    p += [17, 0x43, 17, 0x42]  # port 1: loopback on, pause on
+    for k in range(3):
+        p += mdev_rx_simple(1, k)
+    p += mdev_ring(13, 1)
+    for k in range(6):
+        p += mdev_wqe(2, k % 4)
+    p += mdev_ring(5, 2) + mdev_run()
+    for k in range(4):
+        p += mdev_rx_simple(1, k)
+    p += mdev_ring(13, 1) + mdev_run(2) + [17, 0x06] + mdev_run()  # pause off
+    p += [17, 0x07] + mdev_wqe(2, 0) + mdev_ring(5, 2) + mdev_run()  # loopback off
+    p += [17, 0x47] + mdev_wqe(3, 1) + mdev_ring(5, 3) + mdev_run()  # port 2 loops
+    write(t, "loopback", p)
 
 
 if __name__ == "__main__":

@@ -9,8 +9,8 @@
 //! across their ends, into guard pages, into unmapped or freed memory, or anywhere; and raw
 //! bytes), write doorbell records with any producer counter, ring doorbells at any register
 //! with any queue number, arm CQs, move (or not) the CQ consumer indices, post RX WQEs with
-//! hostile addresses and lengths, unmap buffers, reset queues, toggle links and RSS, and let
-//! the device run with a WQE budget.
+//! hostile addresses and lengths, unmap buffers, reset queues, toggle links, loopback and
+//! RSS, and let the device run with a WQE budget.
 //!
 //! Invariants checked:
 //! * nothing panics;
@@ -19,8 +19,10 @@
 //!   TX packet data);
 //! * counters balance: WQEs executed = good (`wqes`) + rejected (`wqe_errors`), good = NOP +
 //!   SEND + LSO + MPWQE, every rejection wrote (or lost) an error CQE, every TX CQE was
-//!   written or counted lost, every frame that reached port 1 was received or counted as a
-//!   drop, every received frame or RX error has a CQE, every interrupt was raised;
+//!   written or counted lost, every frame port 0 put on the wire reached port 1 and was
+//!   received or counted as a drop there, every frame port 0 looped back was counted as a
+//!   drop at its own receive side (it has no RSS table), every received frame or RX error
+//!   has a CQE, every interrupt was raised;
 //! * an SQ in the error state executes nothing until it is reset.
 
 use rsnic_core::dp::hw::Coherent;
@@ -354,15 +356,24 @@ impl Harness {
             p0.cq_slot_writes + p0.cqes_lost,
             "TX CQEs neither written nor lost"
         );
-        assert_eq!(
-            p1.rx_packets
-                + p1.rx_out_of_buffer
-                + p1.rx_no_rq_drops
-                + p1.rx_too_long
-                + p1.rx_dma_faults,
-            p0.tx_packets,
-            "frames sent by port 0 != frames port 1 received or dropped"
+        let rx_outcomes = |c: &PortCounters| {
+            c.rx_packets + c.rx_out_of_buffer + c.rx_no_rq_drops + c.rx_too_long + c.rx_dma_faults
+        };
+        assert!(
+            p0.loopback_packets <= p0.tx_packets && p0.loopback_bytes <= p0.tx_bytes,
+            "more looped than sent: {p0:?}"
         );
+        assert_eq!(
+            rx_outcomes(&p1),
+            p0.tx_packets - p0.loopback_packets,
+            "frames port 0 put on the wire != frames port 1 received or dropped"
+        );
+        assert_eq!(
+            (rx_outcomes(&p0), p0.rx_no_rq_drops),
+            (p0.loopback_packets, p0.loopback_packets),
+            "frames port 0 looped != its receive drops (it has no RSS table)"
+        );
+        assert_eq!(p1.loopback_packets, 0, "port 1 sends nothing");
         assert_eq!(
             p1.rx_cqes + p1.rx_err_cqes,
             p1.rx_packets + p1.rx_too_long + p1.rx_dma_faults,
@@ -543,7 +554,11 @@ impl crate::Harness for Harness {
                     }
                     2 => {
                         let port = usize::from((sel >> 2) & 1);
-                        self.dev.set_link(port, sel & 8 != 0).expect("link");
+                        if sel & 0x10 != 0 {
+                            self.dev.set_loopback(port, sel & 8 != 0).expect("loopback");
+                        } else {
+                            self.dev.set_link(port, sel & 8 != 0).expect("link");
+                        }
                     }
                     _ => {
                         let t: &[u32] = if sel & 4 != 0 { &[self.rqn] } else { &[] };

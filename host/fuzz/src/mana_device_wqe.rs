@@ -13,8 +13,8 @@
 //! doorbells (SQ/RQ `tail_ptr` at the producer, beyond it, misaligned or anywhere; RQ
 //! doorbells with a non-zero `wqe_cnt`; ids of other queues and other ports' queues; other
 //! ports' pages), ring CQs and EQs with any tail and arm bit, write any register and read
-//! any, change packet bytes, unmap buffers, toggle links, RSS and flow control, and let the
-//! device run (to the end or with a budget).
+//! any, change packet bytes, unmap buffers, toggle links, RSS, flow control and loopback,
+//! and let the device run (to the end or with a budget).
 //!
 //! Invariants checked:
 //! * nothing panics;
@@ -34,8 +34,9 @@
 //!   `wqe_cnt` or an invalid tail announces nothing); every consumed RX WQE gets exactly one
 //!   RX CQE (RX_OKAY or RX_TRUNCATED) naming the RQ and the WQE's offset;
 //! * counters balance: WQEs = TX CQEs = CQEs in the TX CQs, errors = error CQEs = their
-//!   three kinds, frames a port sent = frames its peer received, truncated or dropped
-//!   (counted by reason), RX CQEs = received + truncated = CQEs in the RX CQ, interrupts
+//!   three kinds, frames a port received, truncated or dropped (counted by reason) = frames
+//!   it looped back + frames its peer put on the wire (a port without a peer puts none),
+//!   RX CQEs = received + truncated = CQEs in the RX CQ, interrupts
 //!   counted = raised, a run executes at most its budget.
 
 use rsnic_core::dp::hw::Coherent;
@@ -722,21 +723,31 @@ impl Harness {
                 .map(|q| u64::from(self.dev.cq_producer(q.id).expect("cq")))
                 .sum();
             assert_eq!(rx_cq, c.rx_cqes, "port {p}: RX CQEs counted vs in the CQs");
+            assert!(
+                c.loopback_packets <= c.tx_packets() && c.loopback_bytes <= c.hc_tx_bytes,
+                "port {p} looped more than it sent: {c:?}"
+            );
             let peer = p ^ 1;
-            if peer < PORTS {
+            let wire = if peer < PORTS {
                 let x = self.counters(peer);
+                x.tx_packets() - x.loopback_packets
+            } else {
                 assert_eq!(
                     c.tx_packets(),
-                    x.rx_packets()
-                        + x.rx_truncated
-                        + x.hc_rx_discards_no_wqe
-                        + x.rx_no_rq_drops
-                        + x.rx_wqe_errors,
-                    "frames sent by port {p} != frames port {peer} received or dropped"
+                    c.loopback_packets,
+                    "port {p} has no peer but put frames on a wire"
                 );
-            } else {
-                assert_eq!(c.tx_packets(), 0, "port {p} has no peer but sent frames");
-            }
+                0
+            };
+            assert_eq!(
+                c.rx_packets()
+                    + c.rx_truncated
+                    + c.hc_rx_discards_no_wqe
+                    + c.rx_no_rq_drops
+                    + c.rx_wqe_errors,
+                c.loopback_packets + wire,
+                "frames port {p} received or dropped != looped + from its peer's wire"
+            );
             if p < 2 {
                 assert_eq!(c.interrupts, self.irqs.raised[p], "port {p}: interrupts");
             } else {
@@ -921,9 +932,14 @@ impl crate::Harness for Harness {
                         self.rss = usize::from(sel >> 4) % 3;
                         self.apply_rss();
                     }
-                    _ => {
+                    2 => {
                         self.pause[port] = sel & 0x40 != 0;
                         self.dev.set_pause(port, self.pause[port]).expect("pause");
+                    }
+                    _ => {
+                        let on = sel & 0x40 != 0;
+                        self.dev.set_loopback(port, on).expect("loopback");
+                        assert_eq!(self.dev.loopback(port), on);
                     }
                 }
             }
