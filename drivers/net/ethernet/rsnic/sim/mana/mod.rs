@@ -50,10 +50,9 @@
 //! [`Device::create_eq`], [`Device::create_cq`], [`Device::create_sq`], [`Device::create_rq`]
 //! (queue memory: a power of two ≥ 4 KiB for SQ/RQ; `num` entries for CQ/EQ), their
 //! `destroy_*`, [`Device::set_rss`], [`Device::set_link`], [`Device::set_pause`],
-//! [`Device::set_loopback`]. Ids are
-//! `base + port * 16 + slot` ([`SQ_ID_BASE`], [`RQ_ID_BASE`], [`CQ_ID_BASE`],
-//! [`EQ_ID_BASE`]). Storage is the caller's ([`Port`], [`QueueSet`], scratch bytes); nothing
-//! allocates, nothing panics.
+//! [`Device::set_loopback`]. Ids are `base + port * 16 + slot` ([`SQ_ID_BASE`], [`RQ_ID_BASE`],
+//! [`CQ_ID_BASE`], [`EQ_ID_BASE`]). Storage is the caller's ([`Port`], [`QueueSet`], scratch
+//! bytes); nothing allocates, nothing panics.
 //!
 //! # Engine ([`Device::process`], [`Device::process_budget`])
 //!
@@ -68,22 +67,22 @@
 //! EQEs, interrupts and counters, as one unbudgeted run.
 //!
 //! **Flow control** ([`Device::set_pause`], off by default). A model of 802.3x PAUSE frames
-//! sent by a receiver short of buffers, as in [`crate::sim::mlx5`]: with it on for port p and
-//! a receiver for p's frames (the peer with both links up, or p itself in loopback whatever
-//! the links), before each TX WQE of p the device checks every usable RQ (created, not in
-//! error) in the receiver's RSS table; if one has fewer than `min(`[`PAUSE_THRESHOLD`]`, wqes /
-//! 2)` posted WQEs, the SQ does not execute the WQE, pauses and counts
-//! [`PortCounters::tx_pause`]. Posted WQEs are `(tail_ptr − consumer offset) / 32` and `wqes`
-//! is the ring size / 32, i.e. WQEs are counted as 1-BU WQEs (the driver's 1-SGE RX WQEs;
-//! larger WQEs make the count optimistic). Since RX doorbells carry only `tail_ptr`
-//! (`wqe_cnt` = 0), the device learns of re-posted WQEs only at a doorbell: a paused SQ stays
-//! paused, and the engine reports no work for it, until the next register write (or
-//! [`Device::set_pause`], [`Device::set_link`], [`Device::set_loopback`], [`Device::set_rss`],
-//! [`Device::destroy_rq`]); the run after it retries the SQ. A looping port that pauses on
-//! itself cannot deadlock: its receive side never waits for its transmit side, and the RQ
-//! doorbell of the driver's refill ends the pause. The check is per WQE: a TSO WQE whose segments outnumber
-//! the posted WQEs still overruns the RQ. With flow control off, a link down or an empty peer
-//! RSS table, nothing pauses and packets are dropped and counted as described here.
+//! sent by a receiver short of buffers, as in [`crate::sim::mlx5`]: with it on for port p and a
+//! receiver for p's frames (the peer with both links up, or p itself in loopback whatever the
+//! links), before each TX WQE of p the device checks every usable RQ (created, not in error) in
+//! the receiver's RSS table; if one has fewer than `min(`[`PAUSE_THRESHOLD`]`, wqes / 2)`
+//! posted WQEs, the SQ does not execute the WQE, pauses and counts [`PortCounters::tx_pause`].
+//! Posted WQEs are `(tail_ptr − consumer offset) / 32` and `wqes` is the ring size / 32, i.e.
+//! WQEs are counted as 1-BU WQEs (the driver's 1-SGE RX WQEs; larger WQEs make the count
+//! optimistic). Since RX doorbells carry only `tail_ptr` (`wqe_cnt` = 0), the device learns of
+//! re-posted WQEs only at a doorbell: a paused SQ stays paused, and the engine reports no work
+//! for it, until the next register write (or [`Device::set_pause`], [`Device::set_link`],
+//! [`Device::set_loopback`], [`Device::set_rss`], [`Device::destroy_rq`]); the run after it
+//! retries the SQ. A looping port that pauses on itself cannot deadlock: its receive side never
+//! waits for its transmit side, and the RQ doorbell of the driver's refill ends the pause. The
+//! check is per WQE: a TSO WQE whose segments outnumber the posted WQEs still overruns the RQ.
+//! With flow control off, a link down or an empty peer RSS table, nothing pauses and packets
+//! are dropped and counted as described here.
 //!
 //! **SQ.** After a doorbell, WQEs from the device's consumer offset to `tail_ptr` are
 //! executed in order. The device reads the first BU (header and inline OOB), then the rest of
@@ -109,8 +108,8 @@
 //! WQE's BU index in the ring, `wq_num` = SQ id, `is_sq` = 1).
 //!
 //! **RX.** The receiving port (the peer, or the sender in loopback) picks an RQ with RSS.
-//! The chosen RQ must have a posted WQE (consumer offset ≠ the last `tail_ptr`),
-//! else the packet is dropped and counted in **`hc_rx_discards_no_wqe`**. The WQE (1..=15
+//! The chosen RQ must have a posted WQE (consumer offset ≠ the last `tail_ptr`), else the
+//! packet is dropped and counted in **`hc_rx_discards_no_wqe`**. The WQE (1..=15
 //! SGEs, inline OOB 0 or 8 bytes, ≤ 256 bytes) is read, the packet scattered over its SGEs
 //! and an RX CQE written: RX_OKAY with `ppi[0].pkt_len`, `pkt_hash`, the NDIS hash type
 //! (bits: IPv4 0, TCP/IPv4 1, UDP/IPv4 2, IPv6 3, TCP/IPv6 4, UDP/IPv6 5 — the model's
@@ -295,8 +294,8 @@ pub struct PortCounters {
     pub loopback_bytes: u64,
     /// Packets dropped because a link is down or there is no peer (never a looped packet).
     pub tx_link_down_drops: u64,
-    /// Times an SQ of this port paused because an RQ of the peer was short of posted WQEs
-    /// (802.3x flow control, see [`Device::set_pause`]).
+    /// Times an SQ of this port paused because an RQ of the receiver (the peer, or this port
+    /// in loopback) was short of posted WQEs (802.3x flow control, see [`Device::set_pause`]).
     pub tx_pause: u64,
     /// Sum of [`crate::sim::pcie::inbound_floor`] over the host bytes of every sent packet.
     pub tx_floor_in_bytes: u64,
@@ -833,11 +832,10 @@ where
     /// Turns 802.3x flow control on or off for `port`'s transmit direction (off after
     /// creation). With it on and both links up, the port's SQs do not execute their next WQE
     /// while any usable RQ in the peer's RSS table (its own in loopback, whatever the links)
-    /// has fewer than `min(`[`PAUSE_THRESHOLD`]`, wqes / 2)` posted WQEs: the WQE stays
-    /// posted, the SQ pauses (counted in
-    /// [`PortCounters::tx_pause`]) until the next register write, and an engine run then
-    /// retries it. With it off, a packet that finds no posted RX WQE is dropped and counted in
-    /// [`PortCounters::hc_rx_discards_no_wqe`].
+    /// has fewer than `min(`[`PAUSE_THRESHOLD`]`, wqes / 2)` posted WQEs: the WQE stays posted,
+    /// the SQ pauses (counted in [`PortCounters::tx_pause`]) until the next register write, and
+    /// an engine run then retries it. With it off, a packet that finds no posted RX WQE is
+    /// dropped and counted in [`PortCounters::hc_rx_discards_no_wqe`].
     pub fn set_pause(&mut self, port: usize, on: bool) -> Result<(), CmdError> {
         self.ports.get_mut(port).ok_or(CmdError::BadPort)?.pause = on;
         self.resume();

@@ -111,19 +111,20 @@
 //! to 60 on the wire, as a MAC does. A TX CQE (opcode REQ 0, `wqe_counter` = the WQE's index,
 //! `sop_drop_qpn` = SQN) is written only for a WQE whose `fm_ce_se` asks for CQ_UPDATE.
 //!
-//! **RX.** The receiving port (the peer, or the sender itself in loopback) hashes the packet (Toeplitz, [`crate::sim::pkt::RSS_KEY`], over the
-//! IP addresses and TCP/UDP ports) and picks `rss[hash % len]`; no table or a missing RQ
-//! drops ([`PortCounters::rx_no_rq_drops`]). The device caches the RQ's producer counter and
-//! reads the RQ doorbell record (db\[0\] = BE32(wqe_ctr)) again only when it has no known free
-//! WQE; still none ⇒ drop and count [`PortCounters::rx_out_of_buffer`]. Otherwise it reads the
-//! RX WQE (`stride` bytes of data segments; a segment with byte count 0 or the terminating
-//! lkey 0x100 ends the list; bit 31 of the byte count, HW_START_PADDING, is ignored), scatters
-//! the packet into its buffers and writes an RX CQE (opcode RESP_SEND 2, `byte_cnt`,
-//! `wqe_counter` = the RQ's 16-bit consumer counter, `rss_hash_result`/`rss_hash_type`,
-//! `hds_ip_ext` L2_OK|L3_OK|L4_OK as verified, `check_sum` = the ones' complement sum of the
-//! bytes after the L2 header). A packet longer than the WQE's buffers consumes the WQE and
-//! gets an error CQE (RESP_ERR 14, syndrome LOCAL_LENGTH; the RQ stays ready, mlx5e does not
-//! recover for it); a write fault gets RESP_ERR with LOCAL_PROT and puts the RQ in error.
+//! **RX.** The receiving port (the peer, or the sender itself in loopback) hashes the packet
+//! (Toeplitz, [`crate::sim::pkt::RSS_KEY`], over the IP addresses and TCP/UDP ports) and picks
+//! `rss[hash % len]`; no table or a missing RQ drops ([`PortCounters::rx_no_rq_drops`]). The
+//! device caches the RQ's producer counter and reads the RQ doorbell record (db\[0\] =
+//! BE32(wqe_ctr)) again only when it has no known free WQE; still none ⇒ drop and count
+//! [`PortCounters::rx_out_of_buffer`]. Otherwise it reads the RX WQE (`stride` bytes of data
+//! segments; a segment with byte count 0 or the terminating lkey 0x100 ends the list; bit 31 of
+//! the byte count, HW_START_PADDING, is ignored), scatters the packet into its buffers and
+//! writes an RX CQE (opcode RESP_SEND 2, `byte_cnt`, `wqe_counter` = the RQ's 16-bit consumer
+//! counter, `rss_hash_result`/`rss_hash_type`, `hds_ip_ext` L2_OK|L3_OK|L4_OK as verified,
+//! `check_sum` = the ones' complement sum of the bytes after the L2 header). A packet longer
+//! than the WQE's buffers consumes the WQE and gets an error CQE (RESP_ERR 14, syndrome
+//! LOCAL_LENGTH; the RQ stays ready, mlx5e does not recover for it); a write fault gets
+//! RESP_ERR with LOCAL_PROT and puts the RQ in error.
 //!
 //! Beyond the spec's table, RX CQEs also carry `l4_l3_hdr_type` as ConnectX does: bits 6..4
 //! L4 type (1 TCP, 2 UDP; 3/4 for a TCP ACK without/with data), bits 3..2 L3 type (1 IPv6,
@@ -416,8 +417,9 @@ pub struct PortCounters {
     pub rx_bytes: u64,
     /// Packets dropped: RQ had no posted WQE.
     pub rx_out_of_buffer: u64,
-    /// Times this port's transmit paused because the peer's receive queues were short of
-    /// posted WQEs (802.3x flow control, see [`Device::set_pause`]).
+    /// Times this port's transmit paused because the receiver's queues (the peer's, or its
+    /// own in loopback) were short of posted WQEs (802.3x flow control, see
+    /// [`Device::set_pause`]).
     pub tx_pause: u64,
     /// Packets dropped: no RSS table or the RQ is missing or in error.
     pub rx_no_rq_drops: u64,
