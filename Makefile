@@ -41,8 +41,8 @@ setup-bench:
 kernel:
 	@scripts/build-kernel.sh >/dev/null
 
-module:
-	@if [ -z "$(KDIR)" ]; then scripts/build-kernel.sh >/dev/null; fi
+# The test kernel only when no KDIR is given (once per make run, shared with demo/vmtest).
+module: $(if $(KDIR),,kernel)
 	@KDIR="$(KDIR)" scripts/build-module.sh
 
 vmtest: setup-test kernel module
@@ -57,7 +57,7 @@ test: setup-test
 	@scripts/test.sh
 
 demo: setup-base kernel module
-	@scripts/vm-run.sh scripts/vm/demo.sh
+	@RSNIC_VM_QUIET_BOOT=1 scripts/vm-run.sh scripts/vm/demo.sh
 
 bench: setup-bench
 	@scripts/bench.sh
