@@ -2,7 +2,9 @@
 #
 # rsnic: user-facing targets. Kbuild (next to this file) is what the kernel build reads.
 #
-#   make setup      install what is needed (Debian packages, rust-src, bindgen-cli)
+#   make setup      install everything below needs (scripts/setup.sh); the targets install
+#                   their own part: setup-base (demo), setup-test (test, vmtest, fuzz, miri:
+#                   nightly, Miri, cargo-fuzz, test-only packages), setup-bench (valgrind)
 #   make kernel     build or reuse the Rust-enabled 6.12 test kernel (KERNEL_VARIANT=debug
 #                   for KASAN, lockdep, kmemleak)
 #   make module     build rsnic.ko (against KDIR=... if given, else the test kernel)
@@ -19,21 +21,31 @@ SHELL := /bin/bash
 export KERNEL_VARIANT ?= normal
 TESTS ?= $(sort $(wildcard tests/vm/[0-9]*.sh))
 
-.PHONY: all setup kernel module vmtest hostcheck test demo bench fuzz miri fmt clean
+.PHONY: all setup setup-base setup-test setup-bench kernel module vmtest hostcheck test demo \
+	bench fuzz miri fmt clean
 
 all: module
 
 setup:
-	@scripts/setup.sh
+	@scripts/setup.sh base test bench
+
+setup-base:
+	@scripts/setup.sh base
+
+setup-test:
+	@scripts/setup.sh test
+
+setup-bench:
+	@scripts/setup.sh bench
 
 kernel:
 	@scripts/build-kernel.sh >/dev/null
 
-module:
-	@if [ -z "$(KDIR)" ]; then scripts/build-kernel.sh >/dev/null; fi
+# The test kernel only when no KDIR is given (once per make run, shared with demo/vmtest).
+module: $(if $(KDIR),,kernel)
 	@KDIR="$(KDIR)" scripts/build-module.sh
 
-vmtest: kernel module
+vmtest: setup-test kernel module
 	@scripts/vm-run.sh scripts/vm/run-tests.sh $(TESTS)
 
 hostcheck:
@@ -41,19 +53,19 @@ hostcheck:
 	cargo clippy --workspace --all-targets --quiet -- -D warnings
 	cargo test --workspace --quiet
 
-test: setup
+test: setup-test
 	@scripts/test.sh
 
-demo: setup kernel module
-	@scripts/vm-run.sh scripts/vm/demo.sh
+demo: setup-base kernel module
+	@RSNIC_VM_QUIET_BOOT=1 scripts/vm-run.sh scripts/vm/demo.sh
 
-bench:
+bench: setup-bench
 	@scripts/bench.sh
 
-fuzz:
+fuzz: setup-test
 	@scripts/fuzz.sh
 
-miri:
+miri: setup-test
 	@scripts/miri.sh
 
 fmt:

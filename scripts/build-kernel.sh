@@ -3,7 +3,9 @@
 # configured from tinyconfig plus scripts/kconfig/rsnic.config (and debug.config for
 # KERNEL_VARIANT=debug). The build directory lives in $RSNIC_CACHE, keyed on the source
 # version, the fragments, the variant and the toolchain, so a second run takes seconds.
-# Prints the build directory (usable as KDIR) on stdout.
+# Prints the build directory (usable as KDIR) on stdout, a few progress lines on stderr; the
+# build's own output goes to $RSNIC_CACHE/logs/kernel-<variant>-<key>.log (its last lines
+# are shown if it fails; RSNIC_VERBOSE=1 shows all of it as it comes).
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 
@@ -13,6 +15,10 @@ tarball=/usr/src/linux-source-6.12.tar.xz
 [ -f "$tarball" ] || rsnic_die "$tarball is missing: run scripts/setup.sh first"
 
 src=$(rsnic_ksrc)
+# One extraction at a time: a second caller would remove the first one's half-done tree.
+mkdir -p "$(dirname "$src")"
+exec 8>"$src.lock"
+flock 8
 if [ ! -f "$src/.rsnic-extracted" ]; then
 	rsnic_log "extracting $tarball into $src"
 	rm -rf "$src" "$src.tmp"
@@ -22,27 +28,38 @@ if [ ! -f "$src/.rsnic-extracted" ]; then
 	rmdir "$src.tmp"
 	touch "$src/.rsnic-extracted"
 fi
+exec 8>&-
 
 kdir=$(rsnic_kdir)
 stamp="$kdir/.rsnic-built"
+mkdir -p "$RSNIC_CACHE/kernel" "$RSNIC_CACHE/logs"
+log="$RSNIC_CACHE/logs/kernel-$(basename "$kdir").log"
 # One build per directory at a time: a second caller waits, then reuses the result.
-mkdir -p "$RSNIC_CACHE/kernel"
 exec 9>"$RSNIC_CACHE/kernel/.lock-$(basename "$kdir")"
-flock 9
+if ! flock -n 9; then
+	rsnic_log "waiting for another build of the $KERNEL_VARIANT kernel to finish (log: $log)"
+	flock 9
+fi
 make_k=(make -C "$src" O="$kdir" LLVM="$LLVM_SUFFIX" ARCH=x86_64)
 jobs=$(nproc)
 
 if [ -f "$stamp" ] && [ -f "$kdir/arch/x86/boot/bzImage" ]; then
 	rsnic_log "reusing cached $KERNEL_VARIANT kernel in $kdir"
 else
-	rsnic_log "building the $KERNEL_VARIANT test kernel in $kdir (a few minutes on 2 cores)"
+	start=$(date +%s)
+	rsnic_log "building the $KERNEL_VARIANT test kernel (log: $log)"
+	rsnic_log "  in $kdir; configuring"
 	mkdir -p "$kdir"
-	"${make_k[@]}" -s rustavailable >&2
-	"${make_k[@]}" -s tinyconfig >&2
+	: >"$log"
+	rsnic_logged "$log" "${make_k[@]}" -s rustavailable
+	rsnic_logged "$log" "${make_k[@]}" -s tinyconfig
 	frags=("$RSNIC_ROOT/scripts/kconfig/rsnic.config")
 	[ "$KERNEL_VARIANT" = debug ] && frags+=("$RSNIC_ROOT/scripts/kconfig/debug.config")
-	(cd "$kdir" && "$src/scripts/kconfig/merge_config.sh" -m -O "$kdir" "$kdir/.config" "${frags[@]}" >&2)
-	"${make_k[@]}" -s olddefconfig >&2
+	# merge_config.sh reports every symbol a fragment sets again ("Value of ... is
+	# redefined"): that is the point of a fragment, so it stays in the log.
+	(cd "$kdir" && rsnic_logged "$log" "$src/scripts/kconfig/merge_config.sh" -m -O "$kdir" \
+		"$kdir/.config" "${frags[@]}")
+	rsnic_logged "$log" "${make_k[@]}" -s olddefconfig
 	# Every fragment line must have survived olddefconfig (a dependency we missed would
 	# silently drop it).
 	missing=0
@@ -57,10 +74,12 @@ else
 			esac
 		done <"$f"
 	done
-	[ "$missing" = 0 ] || rsnic_die "the config fragments did not apply cleanly"
-	"${make_k[@]}" -j"$jobs" bzImage modules_prepare >&2
+	[ "$missing" = 0 ] || rsnic_die "the config fragments did not apply cleanly (log: $log)"
+	rsnic_log "  compiling with $jobs jobs (20 minutes or more on 2 cores)"
+	rsnic_logged "$log" "${make_k[@]}" -j"$jobs" bzImage modules_prepare
 	# Kernel modules of the test kernel itself (none are needed today, but keep it honest).
-	"${make_k[@]}" -j"$jobs" modules >&2 || true
+	"${make_k[@]}" -j"$jobs" modules >>"$log" 2>&1 || rsnic_log "  (make modules failed, ignored; see $log)"
 	touch "$stamp"
+	rsnic_log "built the $KERNEL_VARIANT test kernel in $((($(date +%s) - start) / 60)) min"
 fi
 echo "$kdir"

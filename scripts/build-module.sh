@@ -2,7 +2,9 @@
 # Builds rsnic.ko against KDIR (default: the test kernel of KERNEL_VARIANT) in
 # target/kbuild/<variant>/, a copy of the sources, so that builds for several kernels can sit
 # side by side and the source tree stays clean. rustfmt-checked, clippy (CLIPPY=1) clean,
-# warnings are errors. Prints the path of the module.
+# warnings are errors. Prints the path of the module; Kbuild's output goes to
+# target/kbuild/module-<variant>.log (its last lines are shown if the build fails;
+# RSNIC_VERBOSE=1 shows all of it as it comes).
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 
@@ -28,5 +30,12 @@ rsync -a --delete --exclude /target --exclude /.git --exclude /host \
 	--exclude '*.d' --exclude modules.order --exclude Module.symvers \
 	--exclude bindings_generated.rs \
 	"$RSNIC_ROOT/" "$out/"
-make -C "$kdir" M="$out" LLVM="$LLVM_SUFFIX" CLIPPY="${CLIPPY:-1}" -j"$(nproc)" modules >&2
+log="$RSNIC_ROOT/target/kbuild/module-$variant.log"
+what="the $variant test kernel"
+[ -z "${KDIR:-}" ] || what=$kdir
+rsnic_log "building rsnic.ko for $what (log: ${log#"$RSNIC_ROOT"/})"
+: >"$log"
+# Compiler errors come before make's own closing lines: show more of the log than usual.
+RSNIC_LOG_TAIL=${RSNIC_LOG_TAIL:-100} rsnic_logged "$log" \
+	make -C "$kdir" M="$out" LLVM="$LLVM_SUFFIX" CLIPPY="${CLIPPY:-1}" -j"$(nproc)" modules
 echo "$out/rsnic.ko"

@@ -10,6 +10,27 @@ export PATH="$HOME/.cargo/bin:$PATH"
 rsnic_log() { printf '[rsnic] %s\n' "$*" >&2; }
 rsnic_die() { printf '[rsnic] error: %s\n' "$*" >&2; exit 1; }
 
+# rsnic_logged LOG COMMAND...: runs COMMAND with its output (stdout and stderr) appended to
+# LOG, so that a long build shows only rsnic's own progress lines. On failure prints the
+# last lines of LOG (RSNIC_LOG_TAIL, default 40) and its path, and returns COMMAND's status.
+# RSNIC_VERBOSE=1 also copies the output to stderr as it comes.
+rsnic_logged() {
+	local log=$1 rc=0
+	shift
+	if [ "${RSNIC_VERBOSE:-0}" = 1 ]; then
+		# (in an if, so that errexit in the caller does not end it with the pipeline)
+		if "$@" 2>&1 | tee -a "$log" >&2; then rc=${PIPESTATUS[0]}; else rc=${PIPESTATUS[0]}; fi
+	else
+		"$@" >>"$log" 2>&1 || rc=$?
+	fi
+	if [ "$rc" != 0 ]; then
+		rsnic_log "failed (exit $rc): $*"
+		tail -n "${RSNIC_LOG_TAIL:-40}" "$log" | sed 's/^/  | /' >&2
+		rsnic_log "full log: $log"
+	fi
+	return "$rc"
+}
+
 # The Debian package that carries the kernel source, and its version (part of the cache key).
 rsnic_ksrc_version() {
 	dpkg-query -W -f='${Version}' linux-source-6.12 2>/dev/null || echo unknown

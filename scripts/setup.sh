@@ -1,62 +1,101 @@
 #!/usr/bin/env bash
-# Installs what rsnic needs on a Debian bookworm machine, idempotently: Debian packages,
-# rustup's rust-src component and bindgen-cli at a pinned version; for make fuzz and
-# make miri the nightly toolchain with miri and rust-src, and cargo-fuzz at a pinned
-# version. Run as root or with sudo available. Fast when everything is already there.
+# Installs what rsnic needs on a Debian bookworm machine, idempotently, in parts:
+#
+#   scripts/setup.sh [base] [test] [bench]     (no argument: all three)
+#
+#   base   what make demo, kernel, module and hostcheck use: Debian packages (kernel source
+#          and build tools, LLVM 14, QEMU, busybox, the network tools the demo runs in the
+#          VM), rustup's rust-src, rustfmt and clippy, bindgen-cli at a pinned version
+#   test   what only make test, vmtest, fuzz and miri use: the nightly toolchain with miri
+#          and rust-src, cargo-fuzz at a pinned version, and the Debian packages that only
+#          tests use (socat; python3-yaml for the kernel's ynl; libbpf, libxdp, bpftool and
+#          xdp-tools for the XDP/AF_XDP tests)
+#   bench  what only make bench uses: valgrind (callgrind)
+#
+# base is always installed. Run as root or with sudo available. Prints nothing when
+# everything is already there (it then takes about a second); what it installs is named
+# on stderr, and the installers' output goes to $RSNIC_CACHE/logs/setup.log.
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 
 BINDGEN_VERSION=0.72.1
 CARGO_FUZZ_VERSION=0.13.2
-packages=(
+base_packages=(
 	linux-source-6.12 clang-14 lld-14 llvm-14 libclang-14-dev
 	qemu-system-x86 busybox-static
 	flex bison bc cpio kmod libelf-dev libssl-dev dwarves xz-utils rsync
-	ethtool iproute2 iputils-ping procps iperf3 socat python3-yaml valgrind
+	ethtool iproute2 iputils-ping procps iperf3 python3
 )
+test_packages=(socat python3-yaml libbpf-dev libxdp-dev bpftool xdp-tools)
+bench_packages=(valgrind)
+
+parts=("$@")
+[ ${#parts[@]} -gt 0 ] || parts=(base test bench)
+want_test=0
+want_bench=0
+for p in "${parts[@]}"; do
+	case $p in
+	base) ;;
+	test) want_test=1 ;;
+	bench) want_bench=1 ;;
+	all) want_test=1 want_bench=1 ;;
+	*) rsnic_die "usage: $0 [base] [test] [bench]" ;;
+	esac
+done
 
 sudo_cmd=()
 [ "$(id -u)" = 0 ] || sudo_cmd=(sudo)
+mkdir -p "$RSNIC_CACHE/logs" || rsnic_die "cannot create $RSNIC_CACHE/logs (RSNIC_CACHE= names another place)"
+log=$RSNIC_CACHE/logs/setup.log
 
+# logged COMMAND...: runs COMMAND with its output appended to the set-up log.
+logged() {
+	echo "### $(date '+%F %T') $*" >>"$log"
+	rsnic_logged "$log" "$@"
+}
+
+packages=("${base_packages[@]}")
+[ "$want_test" = 0 ] || packages+=("${test_packages[@]}")
+[ "$want_bench" = 0 ] || packages+=("${bench_packages[@]}")
 missing=()
 for p in "${packages[@]}"; do
 	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
 done
 if [ ${#missing[@]} -gt 0 ]; then
-	rsnic_log "installing Debian packages: ${missing[*]}"
-	"${sudo_cmd[@]}" apt-get update -qq
-	DEBIAN_FRONTEND=noninteractive "${sudo_cmd[@]}" apt-get install -y -qq "${missing[@]}" >/dev/null
+	rsnic_log "installing Debian packages: ${missing[*]} (log: $log)"
+	logged "${sudo_cmd[@]}" apt-get update -q
+	logged "${sudo_cmd[@]}" env DEBIAN_FRONTEND=noninteractive apt-get install -y -q "${missing[@]}"
 fi
 
 command -v rustup >/dev/null || rsnic_die "rustup is required (the Rust toolchain comes from rustup)"
-if ! rustup component list --installed 2>/dev/null | grep -q '^rust-src'; then
-	rsnic_log "adding rustup component rust-src"
-	rustup component add rust-src
-fi
-for c in rustfmt clippy; do
-	rustup component list --installed 2>/dev/null | grep -q "^$c" || rustup component add "$c"
+installed=$(rustup component list --installed 2>/dev/null)
+for c in rust-src rustfmt clippy; do
+	if ! grep -q "^$c" <<<"$installed"; then
+		rsnic_log "adding rustup component $c"
+		logged rustup component add "$c"
+	fi
 done
 
 if [ "$(bindgen --version 2>/dev/null | awk '{print $2}')" != "$BINDGEN_VERSION" ]; then
-	rsnic_log "installing bindgen-cli $BINDGEN_VERSION"
-	cargo install --locked --quiet "bindgen-cli@$BINDGEN_VERSION"
+	rsnic_log "installing bindgen-cli $BINDGEN_VERSION, a few minutes (log: $log)"
+	logged cargo install --locked "bindgen-cli@$BINDGEN_VERSION"
 fi
 
-# make fuzz and make miri: the nightly toolchain with miri and rust-src, and cargo-fuzz.
-if ! rustup run nightly rustc --version >/dev/null 2>&1; then
-	rsnic_log "installing the nightly toolchain (fuzzing, Miri)"
-	rustup toolchain install nightly --profile minimal
-fi
-for c in miri rust-src; do
-	if ! rustup component list --toolchain nightly --installed 2>/dev/null | grep -q "^$c"; then
-		rsnic_log "adding nightly component $c"
-		rustup component add --toolchain nightly "$c"
+if [ "$want_test" = 1 ]; then
+	# make fuzz and make miri: the nightly toolchain with miri and rust-src, and cargo-fuzz.
+	if ! rustup run nightly rustc --version >/dev/null 2>&1; then
+		rsnic_log "installing the nightly toolchain (fuzzing, Miri)"
+		logged rustup toolchain install nightly --profile minimal
 	fi
-done
-if [ "$(cargo fuzz --version 2>/dev/null | awk '{print $2}')" != "$CARGO_FUZZ_VERSION" ]; then
-	rsnic_log "installing cargo-fuzz $CARGO_FUZZ_VERSION"
-	cargo install --locked --quiet "cargo-fuzz@$CARGO_FUZZ_VERSION"
+	installed=$(rustup component list --toolchain nightly --installed 2>/dev/null)
+	for c in miri rust-src; do
+		if ! grep -q "^$c" <<<"$installed"; then
+			rsnic_log "adding nightly component $c"
+			logged rustup component add --toolchain nightly "$c"
+		fi
+	done
+	if [ "$(cargo fuzz --version 2>/dev/null | awk '{print $2}')" != "$CARGO_FUZZ_VERSION" ]; then
+		rsnic_log "installing cargo-fuzz $CARGO_FUZZ_VERSION, a few minutes (log: $log)"
+		logged cargo install --locked "cargo-fuzz@$CARGO_FUZZ_VERSION"
+	fi
 fi
-
-mkdir -p "$RSNIC_CACHE"
-rsnic_log "setup complete"

@@ -11,6 +11,9 @@
 # not report a status.
 # Then scans the serial log for kernel reports (oops, BUG, WARNING, KASAN, lockdep,
 # kmemleak, panics) and fails (exit 3) if it finds one.
+# The console is copied to stderr without blank lines and terminal control sequences;
+# RSNIC_VM_QUIET_BOOT=1 leaves out the firmware's and kernel's boot messages before the
+# job starts (they stay in the serial log, whose tail is shown if the job never starts).
 set -uo pipefail
 . "$(dirname "$0")/lib.sh"
 
@@ -62,7 +65,14 @@ mem=1G
 # acpi=noirq: the kernel takes the CPUs from the ACPI MADT (SeaBIOS's MP table lists only
 # the boot CPU) but routes PCI interrupts through SeaBIOS's PIR table: under KASAN and TCG
 # the AML interpreter times out evaluating _PRT, which left virtio without interrupts.
-rsnic_log "booting $KERNEL_VARIANT kernel; serial log: $log"
+quiet_boot=${RSNIC_VM_QUIET_BOOT:-0}
+show=(cat)
+boot_note=""
+if [ "$quiet_boot" = 1 ]; then
+	show=(sed -u '0,/rsnic-vm: running/d')
+	boot_note=" (boot messages only there)"
+fi
+rsnic_log "booting $KERNEL_VARIANT kernel; serial log: $log$boot_note"
 vm_timeout=${RSNIC_VM_TIMEOUT:-$([ "$KERNEL_VARIANT" = debug ] && echo 2400 || echo 1200)}
 timeout --foreground "$vm_timeout" qemu-system-x86_64 \
 	$accel -cpu max -smp "${RSNIC_VM_CPUS:-2}" -m "$mem" \
@@ -71,7 +81,9 @@ timeout --foreground "$vm_timeout" qemu-system-x86_64 \
 	-append "console=ttyS0 panic=-1 loglevel=6 acpi=noirq rsnic_job=$job rsnic_root=$RSNIC_ROOT" \
 	-virtfs local,path=/,mount_tag=hostroot,security_model=none,readonly=on,multidevs=remap \
 	-virtfs "local,path=$RSNIC_ROOT,mount_tag=rsnicroot,security_model=none,readonly=on,multidevs=remap" \
-	</dev/null 2>&1 | tee "$log" | sed -u 's/\r$//' | grep -av '^\s*$' >&2
+	</dev/null 2>&1 | tee "$log" |
+	sed -u -e 's/\r$//' -e 's/\x1b\[[0-9;?]*[A-Za-z]//g' -e 's/\x1b[A-Za-z]//g' |
+	grep -av --line-buffered '^\s*$' | "${show[@]}" >&2
 qrc=${PIPESTATUS[0]}
 rm -f "$job"
 
@@ -82,6 +94,10 @@ if [ "$qrc" = 124 ]; then
 elif [ -z "$status" ]; then
 	rsnic_log "the VM did not report an exit status (crash or panic?)"
 	status=125
+fi
+if [ "$quiet_boot" = 1 ] && [ "$status" != 0 ] && ! grep -aq 'rsnic-vm: running' "$log"; then
+	rsnic_log "the job did not start; the serial log ends with:"
+	tr -d '\r' <"$log" | tail -n 30 >&2
 fi
 
 # Kernel reports that fail a run whatever the tests said.
