@@ -7,7 +7,8 @@
 //! shape (linear frames that MPWQE sessions carry, non-linear packets, GSO, VLAN, checksum
 //! requests, raw header bytes, DMA mapping failures), write CQEs into the CQ (plausible ones
 //! aimed at outstanding WQEs, and arbitrary bytes: owner bits, opcodes, `wqe_counter`s,
-//! syndromes, formats), poke single bytes, poll, recover (drain + reset), arm, switch MPWQE.
+//! syndromes, formats), poke single bytes, poll, recover (drain + reset), arm, switch MPWQE,
+//! flush (close the session and ring, as the XDP SQs do once per batch).
 //!
 //! Invariants checked:
 //! * nothing panics and no host DMA buffer is accessed out of bounds (`HostBuf` panics);
@@ -314,7 +315,10 @@ impl crate::Harness for Harness {
             }
             _ => {
                 let b = inp.u8();
-                if b & 1 != 0 {
+                if b & 4 != 0 {
+                    // The XDP SQs' batch doorbell (one per NAPI poll or ndo_xdp_xmit batch).
+                    self.sq.flush(&mut self.env);
+                } else if b & 1 != 0 {
                     let before = self.sq.stop_room();
                     if self.sq.set_mpwqe(b & 2 != 0).is_err() {
                         assert_eq!(self.sq.stop_room(), before);

@@ -496,6 +496,16 @@ where
         self.ring_pending(env);
     }
 
+    /// Closes an open MPWQE session and rings the doorbell for everything posted since the
+    /// last one, if anything was (`mlx5e_xmit_xdp_doorbell`): for callers that post with
+    /// `xmit_more` set and ring once per batch (XDP SQs: once per NAPI poll or per
+    /// `ndo_xdp_xmit` batch).
+    pub fn flush<E: Mmio + Barriers + TxQueue>(&mut self, env: &mut E) {
+        if self.error.is_none() {
+            self.tx_flush(env);
+        }
+    }
+
     fn reject<E>(
         &mut self,
         pkt: P,
