@@ -128,6 +128,38 @@ impl DmaDevice {
         })
     }
 
+    /// Maps `len` bytes of an XDP frame's data from `offset` for the device to read
+    /// (`dma_map_single()`).
+    pub fn map_xdp_frame(
+        &self,
+        frame: &super::net::xdp::XdpFrame,
+        offset: u32,
+        len: u32,
+    ) -> Result<DmaMapping> {
+        let data = frame.data();
+        let bytes = data
+            .get(offset as usize..)
+            .and_then(|d| d.get(..len as usize))
+            .filter(|b| !b.is_empty())
+            .ok_or(EINVAL)?;
+        // SAFETY: `bytes` lies inside the frame's data, which stays allocated while the
+        // caller keeps the frame, i.e. until it unmaps (it returns the frame after that).
+        let addr = unsafe {
+            bindings::rsnic_helper_dma_map_single(
+                self.raw(),
+                bytes.as_ptr() as *mut core::ffi::c_void,
+                bytes.len(),
+                1,
+            )
+        };
+        self.check(addr)?;
+        Ok(DmaMapping {
+            addr,
+            len,
+            page: false,
+        })
+    }
+
     /// Maps fragment `frag` of `skb` for the device to read.
     pub fn map_skb_frag(&self, skb: &SkBuff, frag: u32) -> Result<DmaMapping> {
         if frag >= skb.nr_frags() {

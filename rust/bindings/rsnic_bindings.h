@@ -14,6 +14,9 @@
 #include <linux/dma-mapping.h>
 #include <net/netdev_queues.h>
 #include <net/page_pool/types.h>
+#include <net/xdp.h>
+#include <linux/bpf.h>
+#include <uapi/linux/netdev.h>
 #include <uapi/linux/ethtool.h>
 
 /* Prototypes of rust/helpers/*.c (static inline functions of the kernel, made callable). */

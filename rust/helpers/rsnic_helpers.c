@@ -21,6 +21,10 @@
 #include <linux/workqueue.h>
 #include <linux/delay.h>
 #include <net/page_pool/helpers.h>
+#include <net/xdp.h>
+#include <linux/filter.h>
+#include <linux/bpf.h>
+#include <linux/bpf_trace.h>
 #include "rsnic_helpers.h"
 
 void *rsnic_helper_netdev_priv(const struct net_device *dev)
@@ -95,6 +99,18 @@ void rsnic_helper_set_offloads(struct net_device *dev, bool sg, bool csum, bool 
 	dev->hw_features |= f;
 	dev->features |= f;
 	dev->vlan_features |= f & ~NETIF_F_RXCSUM;
+}
+
+/* Offloads that are available but off by default (ethtool -K turns them on). */
+void rsnic_helper_set_offloads_off(struct net_device *dev, bool loopback)
+{
+	if (loopback)
+		dev->hw_features |= NETIF_F_LOOPBACK;
+}
+
+bool rsnic_helper_features_loopback(u64 features)
+{
+	return features & NETIF_F_LOOPBACK;
 }
 
 void rsnic_helper_netif_tx_stop_queue(struct netdev_queue *txq)
@@ -312,7 +328,8 @@ int rsnic_helper_skb_vlan_tag(const struct sk_buff *skb)
 
 struct page_pool *rsnic_helper_page_pool_create(struct device *dma_dev, struct net_device *dev,
 						unsigned int pool_size, unsigned int order,
-						unsigned int offset, unsigned int max_len)
+						unsigned int offset, unsigned int max_len,
+						bool bidirectional)
 {
 	struct page_pool_params pp = {
 		.flags = PP_FLAG_DMA_MAP | PP_FLAG_DMA_SYNC_DEV,
@@ -320,7 +337,8 @@ struct page_pool *rsnic_helper_page_pool_create(struct device *dma_dev, struct n
 		.pool_size = pool_size,
 		.nid = NUMA_NO_NODE,
 		.dev = dma_dev,
-		.dma_dir = DMA_FROM_DEVICE,
+		/* XDP_TX sends received pages back out: the device reads them too. */
+		.dma_dir = bidirectional ? DMA_BIDIRECTIONAL : DMA_FROM_DEVICE,
 		.offset = offset,
 		.max_len = max_len,
 		.netdev = dev,
@@ -358,6 +376,11 @@ struct sk_buff *rsnic_helper_rx_build_skb(struct page_pool *pool, struct page *p
 {
 	struct sk_buff *skb;
 
+	/* The skb's shared info goes at the end of the page: the packet must end before it. */
+	if (unlikely(offset + len + SKB_DATA_ALIGN(sizeof(struct skb_shared_info)) > truesize)) {
+		page_pool_put_full_page(pool, page, false);
+		return NULL;
+	}
 	page_pool_dma_sync_for_cpu(pool, page, offset, len);
 	skb = napi_build_skb(page_address(page), truesize);
 	if (unlikely(!skb)) {
@@ -496,4 +519,128 @@ int rsnic_helper_skb_tso_pseudo_prep(struct sk_buff *skb)
 		return -EPROTONOSUPPORT;
 	}
 	return 0;
+}
+
+/*
+ * XDP: runs @prog on the frame the device wrote at @headroom in @page (a page-pool page of
+ * @frame_sz bytes), as a driver's RX path does. Returns the action with the frame's new
+ * offset and length in *data_off and *data_len (head and tail adjustments). XDP_REDIRECT is
+ * carried out here, inside the xdp_buff's lifetime: on success the page belongs to the
+ * target, on failure the exception is traced and RSNIC_XDP_REDIRECT_FAILED returned (the
+ * page is still the caller's). ABORTED and unknown actions are traced (unknown ones warned
+ * about) and returned as XDP_ABORTED.
+ */
+u32 rsnic_helper_xdp_run(struct bpf_prog *prog, struct xdp_rxq_info *rxq,
+			 struct page_pool *pool, struct page *page, u32 headroom, u32 len,
+			 u32 frame_sz, u32 *data_off, u32 *data_len)
+{
+	void *va = page_address(page);
+	struct xdp_buff xdp;
+	u32 act;
+
+	page_pool_dma_sync_for_cpu(pool, page, headroom, len);
+	xdp_init_buff(&xdp, frame_sz, rxq);
+	xdp_prepare_buff(&xdp, va, headroom, len, true);
+	act = bpf_prog_run_xdp(prog, &xdp);
+	*data_off = xdp.data - va;
+	*data_len = xdp.data_end - xdp.data;
+	switch (act) {
+	case XDP_PASS:
+	case XDP_TX:
+	case XDP_DROP:
+		return act;
+	case XDP_REDIRECT:
+		if (unlikely(xdp_do_redirect(rxq->dev, &xdp, prog))) {
+			trace_xdp_exception(rxq->dev, prog, act);
+			return RSNIC_XDP_REDIRECT_FAILED;
+		}
+		return XDP_REDIRECT;
+	default:
+		bpf_warn_invalid_xdp_action(rxq->dev, prog, act);
+		fallthrough;
+	case XDP_ABORTED:
+		trace_xdp_exception(rxq->dev, prog, act);
+		return XDP_ABORTED;
+	}
+}
+
+int rsnic_helper_xdp_rxq_reg(struct xdp_rxq_info *rxq, struct net_device *dev, u32 queue,
+			     struct page_pool *pool)
+{
+	int err = xdp_rxq_info_reg(rxq, dev, queue, 0);
+
+	if (err)
+		return err;
+	err = xdp_rxq_info_reg_mem_model(rxq, MEM_TYPE_PAGE_POOL, pool);
+	if (err)
+		xdp_rxq_info_unreg(rxq);
+	return err;
+}
+
+void rsnic_helper_xdp_rxq_unreg(struct xdp_rxq_info *rxq)
+{
+	xdp_rxq_info_unreg(rxq);
+}
+
+void rsnic_helper_bpf_prog_inc(struct bpf_prog *prog)
+{
+	bpf_prog_inc(prog);
+}
+
+void rsnic_helper_bpf_prog_put(struct bpf_prog *prog)
+{
+	bpf_prog_put(prog);
+}
+
+void *rsnic_helper_page_address(struct page *page)
+{
+	return page_address(page);
+}
+
+void rsnic_helper_page_pool_sync_for_device(struct page_pool *pool, u64 dma, u32 len)
+{
+	dma_sync_single_for_device(pool->p.dev, dma, len, page_pool_get_dma_dir(pool));
+}
+
+/*
+ * An skb for transmission from a frame redirected to us (as mana_xdp_xmit_fm does): the
+ * frame's data from the Ethernet header on, on TX queue @queue. NULL (the frame still the
+ * caller's) if no skb could be had.
+ */
+struct sk_buff *rsnic_helper_xdp_frame_to_skb(struct xdp_frame *frame, struct net_device *dev,
+					      u16 queue)
+{
+	struct sk_buff *skb = xdp_build_skb_from_frame(frame, dev);
+
+	if (unlikely(!skb))
+		return NULL;
+	/* xdp_build_skb_from_frame() ran eth_type_trans(), which pulled the header. */
+	__skb_push(skb, ETH_HLEN);
+	skb_set_queue_mapping(skb, queue);
+	return skb;
+}
+
+void rsnic_helper_skb_set_queue_mapping(struct sk_buff *skb, u16 queue)
+{
+	skb_set_queue_mapping(skb, queue);
+}
+
+void rsnic_helper_netif_tx_lock(struct netdev_queue *txq)
+{
+	__netif_tx_lock(txq, smp_processor_id());
+}
+
+void rsnic_helper_netif_tx_unlock(struct netdev_queue *txq)
+{
+	__netif_tx_unlock(txq);
+}
+
+unsigned int rsnic_helper_smp_processor_id(void)
+{
+	return raw_smp_processor_id();
+}
+
+void rsnic_helper_set_xdp_features(struct net_device *dev, u32 features)
+{
+	xdp_set_features_flag(dev, features);
 }

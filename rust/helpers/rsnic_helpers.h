@@ -28,6 +28,8 @@ struct netdev_queue *rsnic_helper_netdev_get_tx_queue(const struct net_device *d
 						      unsigned int index);
 unsigned int rsnic_helper_num_tx_queues(const struct net_device *dev);
 void rsnic_helper_set_offloads(struct net_device *dev, bool sg, bool csum, bool tso, bool rxcsum);
+void rsnic_helper_set_offloads_off(struct net_device *dev, bool loopback);
+bool rsnic_helper_features_loopback(u64 features);
 void rsnic_helper_netif_tx_stop_queue(struct netdev_queue *txq);
 void rsnic_helper_netif_tx_start_queue(struct netdev_queue *txq);
 bool rsnic_helper_netif_xmit_stopped(const struct netdev_queue *txq);
@@ -80,7 +82,8 @@ int rsnic_helper_skb_vlan_tag(const struct sk_buff *skb);
 /* RX: page pool pages and skbs built around them */
 struct page_pool *rsnic_helper_page_pool_create(struct device *dma_dev, struct net_device *dev,
 						unsigned int pool_size, unsigned int order,
-						unsigned int offset, unsigned int max_len);
+						unsigned int offset, unsigned int max_len,
+						bool bidirectional);
 void rsnic_helper_page_pool_destroy(struct page_pool *pool);
 struct page *rsnic_helper_page_pool_alloc(struct page_pool *pool, u64 *dma);
 void rsnic_helper_page_pool_put(struct page_pool *pool, struct page *page);
@@ -104,6 +107,30 @@ void rsnic_helper_netif_napi_add(struct net_device *dev, struct napi_struct *nap
 				 int (*poll)(struct napi_struct *, int));
 void rsnic_helper_netif_napi_del(struct napi_struct *napi);
 bool rsnic_helper_napi_schedule(struct napi_struct *napi);
+
+/* XDP */
+struct bpf_prog;
+struct xdp_frame;
+struct xdp_rxq_info;
+/* rsnic_helper_xdp_run's result for a redirect that failed (traced; the page stays ours). */
+#define RSNIC_XDP_REDIRECT_FAILED 0x100
+u32 rsnic_helper_xdp_run(struct bpf_prog *prog, struct xdp_rxq_info *rxq,
+			 struct page_pool *pool, struct page *page, u32 headroom, u32 len,
+			 u32 frame_sz, u32 *data_off, u32 *data_len);
+int rsnic_helper_xdp_rxq_reg(struct xdp_rxq_info *rxq, struct net_device *dev, u32 queue,
+			     struct page_pool *pool);
+void rsnic_helper_xdp_rxq_unreg(struct xdp_rxq_info *rxq);
+void rsnic_helper_bpf_prog_inc(struct bpf_prog *prog);
+void rsnic_helper_bpf_prog_put(struct bpf_prog *prog);
+void *rsnic_helper_page_address(struct page *page);
+void rsnic_helper_page_pool_sync_for_device(struct page_pool *pool, u64 dma, u32 len);
+struct sk_buff *rsnic_helper_xdp_frame_to_skb(struct xdp_frame *frame, struct net_device *dev,
+					      u16 queue);
+void rsnic_helper_skb_set_queue_mapping(struct sk_buff *skb, u16 queue);
+void rsnic_helper_netif_tx_lock(struct netdev_queue *txq);
+void rsnic_helper_netif_tx_unlock(struct netdev_queue *txq);
+unsigned int rsnic_helper_smp_processor_id(void);
+void rsnic_helper_set_xdp_features(struct net_device *dev, u32 features);
 
 unsigned int rsnic_helper_param_num_devs(void);
 unsigned int rsnic_helper_num_online_cpus(void);

@@ -11,8 +11,9 @@
 //! are built at compile time from the implemented methods, as `kernel::net::phy` does.
 
 use super::super::bindings;
-use super::ethtool;
+use super::ethtool::{self, ExtAck};
 use super::skb::SkBuff;
+use super::xdp::{BpfProg, XdpFrames};
 use core::{ffi::c_void, marker::PhantomData, ptr::NonNull};
 use kernel::{
     error::{from_result, to_result},
@@ -219,6 +220,34 @@ pub trait Operations: Sized + 'static {
     fn change_mtu(_dev: &Device, _data: Borrowed<'_, Self>, _new_mtu: u32) -> Result {
         Err(super::eopnotsupp())
     }
+
+    /// `ndo_bpf` with `XDP_SETUP_PROG` (under RTNL): attach `prog` to the receive path,
+    /// replacing the current program, or detach it (`None`). The driver keeps `prog` (its
+    /// own reference) on success; explain a refusal in `extack`.
+    fn xdp_setup(
+        _dev: &Device,
+        _data: Borrowed<'_, Self>,
+        _prog: Option<BpfProg>,
+        _extack: &mut ExtAck,
+    ) -> Result {
+        Err(super::eopnotsupp())
+    }
+
+    /// `ndo_set_features` (under RTNL): apply the features the user asked for. On success
+    /// the core records them.
+    fn set_features(_dev: &Device, _data: Borrowed<'_, Self>, _features: Features) -> Result {
+        Ok(())
+    }
+
+    /// `ndo_xdp_xmit` (bottom halves disabled, any CPU): transmit frames redirected from
+    /// another device, taken in order from `frames`; ring the doorbell when `flush` is set.
+    fn xdp_xmit(
+        _dev: &Device,
+        _data: Borrowed<'_, Self>,
+        _frames: &mut XdpFrames<'_>,
+        _flush: bool,
+    ) {
+    }
 }
 
 /// Parameters of a new Ethernet device.
@@ -234,6 +263,8 @@ pub struct Config {
     pub max_mtu: u32,
     /// Offloads the device implements (on by default, switchable with `ethtool -K`).
     pub offloads: Offloads,
+    /// XDP features (`xdp_features`, bits of [`super::xdp::features`]).
+    pub xdp_features: u32,
 }
 
 /// Offloads a device implements.
@@ -247,6 +278,16 @@ pub struct Offloads {
     pub tso: bool,
     /// Received checksums verified by the device (`NETIF_F_RXCSUM`).
     pub rx_csum: bool,
+    /// The device can loop transmitted frames back to its own receive side
+    /// (`NETIF_F_LOOPBACK`; off by default).
+    pub loopback: bool,
+}
+
+/// Features a driver acts on when `ethtool -K` changes them (`ndo_set_features`).
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+pub struct Features {
+    /// `NETIF_F_LOOPBACK`.
+    pub loopback: bool,
 }
 
 /// Splits a callback's `net_device` into the device and a borrow of the driver data.
@@ -316,6 +357,21 @@ impl<T: Operations + ethtool::Operations> Adapter<T> {
             None
         };
         ops.ndo_validate_addr = Some(bindings::eth_validate_addr);
+        ops.ndo_set_features = if T::HAS_SET_FEATURES {
+            Some(Self::ndo_set_features)
+        } else {
+            None
+        };
+        ops.ndo_bpf = if T::HAS_XDP_SETUP {
+            Some(Self::ndo_bpf)
+        } else {
+            None
+        };
+        ops.ndo_xdp_xmit = if T::HAS_XDP_XMIT {
+            Some(Self::ndo_xdp_xmit)
+        } else {
+            None
+        };
         // `HAS_QUEUE_STATS` selects the `stat_ops` table below.
         ops.ndo_set_mac_address = Some(bindings::eth_mac_addr);
         ops
@@ -456,6 +512,86 @@ impl<T: Operations + ethtool::Operations> Adapter<T> {
     /// # Safety
     ///
     /// Called by the kernel for a device registered for `T` (see [`split`]).
+    unsafe extern "C" fn ndo_set_features(
+        dev: *mut bindings::net_device,
+        features: bindings::netdev_features_t,
+    ) -> core::ffi::c_int {
+        from_result(|| {
+            // SAFETY: called by the kernel for a device registered for `T`.
+            let (dev, data) = unsafe { Self::split(dev) };
+            // SAFETY: a pure bit test.
+            let loopback = unsafe { bindings::rsnic_helper_features_loopback(features) };
+            T::set_features(dev, data, Features { loopback })?;
+            Ok(0)
+        })
+    }
+
+    /// # Safety
+    ///
+    /// Called by the kernel for a device registered for `T` (see [`split`]), with a valid
+    /// `netdev_bpf`.
+    unsafe extern "C" fn ndo_bpf(
+        dev: *mut bindings::net_device,
+        bpf: *mut bindings::netdev_bpf,
+    ) -> core::ffi::c_int {
+        from_result(|| {
+            // SAFETY: called by the kernel for a device registered for `T`.
+            let (dev, data) = unsafe { Self::split(dev) };
+            // SAFETY: the core passes a valid command structure for the call.
+            let bpf = unsafe { &mut *bpf };
+            match bpf.command {
+                bindings::bpf_netdev_command_XDP_SETUP_PROG => {
+                    // SAFETY: for XDP_SETUP_PROG the union holds `prog` and `extack`.
+                    let (raw, extack) = unsafe {
+                        (
+                            bpf.__bindgen_anon_1.__bindgen_anon_1.prog,
+                            bpf.__bindgen_anon_1.__bindgen_anon_1.extack,
+                        )
+                    };
+                    let mut ack = ExtAck::from_raw(extack);
+                    // The core moved one reference into the driver (dev_xdp_install). The
+                    // driver gets its own reference; the core's is put once the driver took
+                    // the program, and the core puts it itself on failure.
+                    // SAFETY: `raw` is the live program the core holds a reference on.
+                    let prog = NonNull::new(raw).map(|p| unsafe { BpfProg::inc(p) });
+                    T::xdp_setup(dev, data, prog, &mut ack)?;
+                    if let Some(p) = NonNull::new(raw) {
+                        // SAFETY: the core's moved reference, now owned by nobody else.
+                        unsafe { bindings::rsnic_helper_bpf_prog_put(p.as_ptr()) };
+                    }
+                    Ok(0)
+                }
+                _ => Err(EINVAL),
+            }
+        })
+    }
+
+    /// # Safety
+    ///
+    /// Called by the kernel for a device registered for `T` (see [`split`]), with `n` valid
+    /// frames.
+    unsafe extern "C" fn ndo_xdp_xmit(
+        dev: *mut bindings::net_device,
+        n: core::ffi::c_int,
+        frames: *mut *mut bindings::xdp_frame,
+        flags: u32,
+    ) -> core::ffi::c_int {
+        if flags & !bindings::XDP_XMIT_FLUSH != 0 || n < 0 || frames.is_null() {
+            return EINVAL.to_errno();
+        }
+        // SAFETY: called by the kernel for a device registered for `T`.
+        let (dev, data) = unsafe { Self::split(dev) };
+        // SAFETY: the core passes an array of `n` frames it owns until we report them sent.
+        let slice = unsafe { core::slice::from_raw_parts(frames, n as usize) };
+        // SAFETY: as above.
+        let mut batch = unsafe { XdpFrames::new(slice) };
+        T::xdp_xmit(dev, data, &mut batch, flags & bindings::XDP_XMIT_FLUSH != 0);
+        batch.kept() as core::ffi::c_int
+    }
+
+    /// # Safety
+    ///
+    /// Called by the kernel for a device registered for `T` (see [`split`]).
     unsafe extern "C" fn ndo_change_mtu(
         dev: *mut bindings::net_device,
         new_mtu: core::ffi::c_int,
@@ -532,6 +668,10 @@ impl<T: Operations + ethtool::Operations> Registration<T> {
             bindings::rsnic_helper_eth_hw_addr_random(ptr);
             let o = config.offloads;
             bindings::rsnic_helper_set_offloads(ptr, o.sg, o.tx_csum, o.tso, o.rx_csum);
+            bindings::rsnic_helper_set_offloads_off(ptr, o.loopback);
+            if config.xdp_features != 0 {
+                bindings::rsnic_helper_set_xdp_features(ptr, config.xdp_features);
+            }
             // Carrier starts off: the driver turns it on when the link comes up.
             bindings::netif_carrier_off(ptr);
         }

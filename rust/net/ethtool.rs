@@ -84,6 +84,11 @@ pub struct ExtAck {
 }
 
 impl ExtAck {
+    /// Wraps the core's extack of a callback (or NULL).
+    pub(crate) fn from_raw(ptr: *mut bindings::netlink_ext_ack) -> Self {
+        Self { ptr }
+    }
+
     /// Sets the message the user sees with the error (`NL_SET_ERR_MSG()`).
     pub fn set_message(&mut self, msg: &'static CStr) {
         // SAFETY: `ptr` is the core's extack for this call or NULL (the helper checks);

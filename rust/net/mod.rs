@@ -9,6 +9,7 @@
 //! * [`page_pool`] — receive pages from a page pool.
 //! * [`queue`] — TX queue control and byte queue limits (BQL).
 //! * [`skb`] — `struct sk_buff`, owned and freed only explicitly.
+//! * [`xdp`] — XDP programs, their RX queue info, redirected frames.
 
 use kernel::error::Error;
 
@@ -18,6 +19,7 @@ pub mod napi;
 pub mod page_pool;
 pub mod queue;
 pub mod skb;
+pub mod xdp;
 
 /// `-EOPNOTSUPP`, which the 6.12 `kernel::error::code` list lacks.
 pub fn eopnotsupp() -> Error {

@@ -41,6 +41,10 @@ unsafe impl Sync for PagePool {}
 pub struct RxPage {
     page: NonNull<bindings::page>,
     dma: u64,
+    /// Bytes of the page (`PAGE_SIZE << order` of its pool).
+    size: u32,
+    /// Where the device writes a packet in the page (its pool's headroom).
+    offset: u32,
 }
 
 // SAFETY: a page reference may move between CPUs.
@@ -52,7 +56,35 @@ impl RxPage {
         self.dma
     }
 
-    fn into_raw(self) -> *mut bindings::page {
+    /// Bus address where the device writes a packet (after the pool's headroom).
+    pub fn buf_dma_addr(&self) -> u64 {
+        self.dma + u64::from(self.offset)
+    }
+
+    /// `len` bytes of the page from `off` (for example a frame an XDP program built), or
+    /// `None` if they do not lie inside the page.
+    pub fn data(&self, off: u32, len: u32) -> Option<&[u8]> {
+        if off.checked_add(len)? > self.size {
+            return None;
+        }
+        // SAFETY: pool pages are lowmem pages with a kernel mapping (`page_address()` is
+        // valid); `off + len` lies inside the page (checked); we own the page (type
+        // invariant) and the device does not write a page it does not have posted, so the
+        // bytes are not changed while borrowed.
+        unsafe {
+            let va = bindings::rsnic_helper_page_address(self.page.as_ptr()).cast::<u8>();
+            Some(core::slice::from_raw_parts(
+                va.add(off as usize),
+                len as usize,
+            ))
+        }
+    }
+
+    pub(crate) fn as_raw(&self) -> *mut bindings::page {
+        self.page.as_ptr()
+    }
+
+    pub(crate) fn into_raw(self) -> *mut bindings::page {
         let p = self.page.as_ptr();
         core::mem::forget(self);
         p
@@ -69,7 +101,8 @@ impl Drop for RxPage {
 
 impl PagePool {
     /// A pool of pages of `PAGE_SIZE << order` bytes for `dev`, mapped on `dma`. The device
-    /// writes packets at `offset` (the headroom), at most `max_len` bytes.
+    /// writes packets at `offset` (the headroom), at most `max_len` bytes. `bidirectional`
+    /// maps the pages for the device to read too (XDP_TX sends received pages back out).
     pub fn new(
         dma: &DmaDevice,
         dev: &Device,
@@ -77,6 +110,7 @@ impl PagePool {
         order: u32,
         offset: u32,
         max_len: u32,
+        bidirectional: bool,
     ) -> Result<Self> {
         let page_size = (kernel::page::PAGE_SIZE as u32) << order;
         if offset
@@ -95,6 +129,7 @@ impl PagePool {
                 order,
                 offset,
                 max_len,
+                bidirectional,
             )
         };
         let pool = from_err_ptr(pool)?;
@@ -110,7 +145,44 @@ impl PagePool {
         let mut dma = 0u64;
         // SAFETY: the pool is valid (type invariant); `dma` is a valid out-pointer.
         let page = unsafe { bindings::rsnic_helper_page_pool_alloc(self.pool.as_ptr(), &mut dma) };
-        NonNull::new(page).map(|page| RxPage { page, dma })
+        NonNull::new(page).map(|page| RxPage {
+            page,
+            dma,
+            size: self.truesize,
+            offset: self.offset,
+        })
+    }
+
+    /// Where the device writes packets in a page (the headroom).
+    pub fn offset(&self) -> u32 {
+        self.offset
+    }
+
+    /// Bytes of each page.
+    pub fn truesize(&self) -> u32 {
+        self.truesize
+    }
+
+    pub(crate) fn as_raw(&self) -> *mut bindings::page_pool {
+        self.pool.as_ptr()
+    }
+
+    /// Makes the CPU's writes to `len` bytes at `off` of `page` visible to the device
+    /// before it reads them (XDP_TX of a frame a program may have rewritten). Out-of-page
+    /// ranges are ignored.
+    pub fn sync_for_device(&self, page: &RxPage, off: u32, len: u32) {
+        if off.checked_add(len).map_or(true, |end| end > page.size) {
+            return;
+        }
+        // SAFETY: the pool is valid (type invariant) and mapped the page (one pool per RQ:
+        // callers only pass pages of this pool); the range lies inside the page's mapping.
+        unsafe {
+            bindings::rsnic_helper_page_pool_sync_for_device(
+                self.pool.as_ptr(),
+                page.dma + u64::from(off),
+                len,
+            )
+        }
     }
 
     /// Gives a page back to the pool.
@@ -124,7 +196,14 @@ impl PagePool {
     /// that returns the page to the pool when freed. `None` (the page recycled) when no skb
     /// could be allocated or `len` does not fit.
     pub fn build_skb(&self, page: RxPage, len: u32) -> Option<SkBuff> {
-        if len == 0 || self.offset.saturating_add(len) > self.truesize {
+        self.build_skb_at(page, self.offset, len)
+    }
+
+    /// As [`PagePool::build_skb`], with the packet at `offset` in the page (after an XDP
+    /// program moved its head). `offset` must leave room for `NET_SKB_PAD`-free headers:
+    /// the skb's head is the page itself.
+    pub fn build_skb_at(&self, page: RxPage, offset: u32, len: u32) -> Option<SkBuff> {
+        if len == 0 || offset.saturating_add(len) > self.truesize {
             self.recycle(page);
             return None;
         }
@@ -134,7 +213,7 @@ impl PagePool {
             bindings::rsnic_helper_rx_build_skb(
                 self.pool.as_ptr(),
                 page.into_raw(),
-                self.offset,
+                offset,
                 len,
                 self.truesize,
             )

@@ -124,6 +124,36 @@ impl TxQueue {
     }
 }
 
+/// A TX queue's xmit lock held (`__netif_tx_lock()`), released on drop. Taken by a driver
+/// that transmits outside `ndo_start_xmit` (XDP_TX through the stack's queue, as MANA does),
+/// so it is serialised with the stack's own transmit path.
+pub struct TxLockGuard<'a>(&'a TxQueue);
+
+impl TxQueue {
+    /// Takes the queue's xmit lock. Call with bottom halves disabled (NAPI), as the stack
+    /// takes it from softirq context too; the caller must not hold it already.
+    pub fn lock(&self) -> TxLockGuard<'_> {
+        // SAFETY: the queue is valid (type invariant); bottom halves are disabled (caller's
+        // contract), so no softirq on this CPU can try to take it meanwhile.
+        unsafe { bindings::rsnic_helper_netif_tx_lock(self.as_ptr()) };
+        TxLockGuard(self)
+    }
+}
+
+impl Drop for TxLockGuard<'_> {
+    fn drop(&mut self) {
+        // SAFETY: taken in `TxQueue::lock` by this CPU and held since.
+        unsafe { bindings::rsnic_helper_netif_tx_unlock(self.0.as_ptr()) }
+    }
+}
+
+/// The CPU this code runs on (`raw_smp_processor_id()`): a hint for picking a queue, which
+/// stays right only while preemption (or bottom halves) are disabled.
+pub fn this_cpu() -> u32 {
+    // SAFETY: reads the per-CPU CPU number.
+    unsafe { bindings::rsnic_helper_smp_processor_id() }
+}
+
 /// Whether the stack has more packets for this queue right behind the current one
 /// (`netdev_xmit_more()`): the doorbell may wait. Meaningful inside `ndo_start_xmit`.
 pub fn xmit_more() -> bool {

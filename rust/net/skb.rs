@@ -153,6 +153,12 @@ impl SkBuff {
         unsafe { bindings::rsnic_helper_skb_get_queue_mapping(self.0.as_ptr()) }
     }
 
+    /// Sets the TX queue the skb goes out on (`skb_set_queue_mapping()`).
+    pub fn set_queue_mapping(&mut self, queue: u16) {
+        // SAFETY: the skb is valid and exclusively ours (type invariant).
+        unsafe { bindings::rsnic_helper_skb_set_queue_mapping(self.0.as_ptr(), queue) }
+    }
+
     /// Prepares a received skb for the stack: checksum status, RSS hash (`hash_type` 0 none,
     /// 1 L3, 2 L4), RX queue, and `protocol` from the Ethernet header (which it pulls).
     pub fn rx_finish(

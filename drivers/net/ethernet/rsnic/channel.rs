@@ -35,12 +35,14 @@ use crate::ext::{
         page_pool::{PagePool, RxPage},
         queue::TxQueue,
         skb::{DropReason, SkBuff},
+        xdp::{self as kxdp, BpfProg, Verdict, XdpFrames, XdpRxq, XDP_PACKET_HEADROOM},
     },
     sync::with_bh,
 };
 use crate::family::{Family, OpenCtx, RxMeta};
+use crate::xdp::{XdpEnv, XdpSqKind, XdpStats, XdpTx};
 use core::pin::Pin;
-use core::sync::atomic::{AtomicU64, Ordering};
+use core::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 use kernel::{
     new_spinlock,
     prelude::*,
@@ -49,7 +51,7 @@ use kernel::{
 };
 
 /// Headroom before received packets (`NET_SKB_PAD + NET_IP_ALIGN`, so the IP header is
-/// aligned).
+/// aligned); with an XDP program attached, [`XDP_PACKET_HEADROOM`].
 pub(crate) const RX_HEADROOM: u32 = 64 + 2;
 /// Bytes the skb needs after the packet data (`skb_shared_info`, rounded up).
 const RX_TAILROOM: u32 = 384;
@@ -69,9 +71,27 @@ pub(crate) struct ChannelParams {
     pub(crate) mtu: u32,
     /// The family's private flags (mlx5: `tx_mpwqe`; MANA: `rx_db_per_packet`).
     pub(crate) pflags: u32,
+    /// An XDP program is attached: RX buffers have [`XDP_PACKET_HEADROOM`], one page each,
+    /// mapped for the device to read too (XDP_TX), and mlx5 channels get an XDP_TX SQ.
+    pub(crate) xdp: bool,
 }
 
 impl ChannelParams {
+    /// Headroom the device leaves before each received packet.
+    pub(crate) fn rx_headroom(&self) -> u32 {
+        if self.xdp {
+            XDP_PACKET_HEADROOM
+        } else {
+            RX_HEADROOM
+        }
+    }
+
+    /// Largest MTU whose frames fit one page with XDP's headroom and the skb's tailroom
+    /// (XDP programs see one linear buffer).
+    pub(crate) fn max_xdp_mtu() -> u32 {
+        kernel::page::PAGE_SIZE as u32 - XDP_PACKET_HEADROOM - RX_TAILROOM - (14 + 8)
+    }
+
     /// Bytes the device may write into one RX buffer (frame with two VLAN tags).
     pub(crate) fn rx_buf_len(&self) -> u32 {
         self.mtu + 14 + 8
@@ -79,7 +99,7 @@ impl ChannelParams {
 
     /// Page order of RX buffers.
     pub(crate) fn rx_order(&self) -> u32 {
-        let need = RX_HEADROOM + self.rx_buf_len() + RX_TAILROOM;
+        let need = self.rx_headroom() + self.rx_buf_len() + RX_TAILROOM;
         let mut order = 0;
         while (kernel::page::PAGE_SIZE as u32) << order < need {
             order += 1;
@@ -132,7 +152,7 @@ impl TxPacket for TxSkb {
 
 impl RxBuffer for RxPage {
     fn dma_addr(&self) -> DmaAddr {
-        RxPage::dma_addr(self) + u64::from(RX_HEADROOM)
+        self.buf_dma_addr()
     }
 }
 
@@ -254,6 +274,8 @@ impl<F: Family> RxBufProvider<RxPage> for RxEnv<'_, F> {
 /// packets it refuses (`dropped`); packets still queued at close are counted by the channel.
 pub(crate) struct TxSide<F: Family> {
     sq: F::Sq,
+    /// Redirected frames sent through this SQ as skbs (families without XDP SQs).
+    xdp_xmit: u64,
 }
 
 /// A port's TX slot: the SQ of one TX queue, if its channel is open.
@@ -262,6 +284,36 @@ pub(crate) type TxSlot<F> = Pin<KBox<SpinLock<Option<TxSide<F>>>>>;
 /// A new, empty TX slot.
 pub(crate) fn new_tx_slot<F: Family>() -> Result<TxSlot<F>> {
     KBox::pin_init(new_spinlock!(None, "rsnic::TxSlot"), GFP_KERNEL)
+}
+
+/// An XDP SQ with its state.
+pub(crate) struct XdpSqSide<F: Family> {
+    sq: F::XdpSq,
+    /// Past the stop room: frames are refused until completions free room.
+    full: bool,
+    /// Frames were posted since the last doorbell.
+    posted: bool,
+    /// Refusals (full ring, other errors) of this SQ.
+    stats: XdpStats,
+}
+
+impl<F: Family> XdpSqSide<F> {
+    fn new(sq: F::XdpSq) -> Self {
+        Self {
+            sq,
+            full: false,
+            posted: false,
+            stats: XdpStats::default(),
+        }
+    }
+}
+
+/// A port's slot for the `ndo_xdp_xmit` SQ of one channel (families with XDP SQs).
+pub(crate) type XdpSlot<F> = Pin<KBox<SpinLock<Option<XdpSqSide<F>>>>>;
+
+/// A new, empty XDP slot.
+pub(crate) fn new_xdp_slot<F: Family>() -> Result<XdpSlot<F>> {
+    KBox::pin_init(new_spinlock!(None, "rsnic::XdpSlot"), GFP_KERNEL)
 }
 
 /// What a port shares with its channels and its transmit path.
@@ -274,6 +326,10 @@ pub(crate) struct PortShared<F: Family> {
     pub(crate) port: usize,
     /// One slot per possible TX queue.
     pub(crate) txs: KVec<TxSlot<F>>,
+    /// One `ndo_xdp_xmit` SQ slot per possible channel.
+    pub(crate) xdp_txs: KVec<XdpSlot<F>>,
+    /// Channels open (the queues `ndo_xdp_xmit` spreads frames over; 0 when down).
+    pub(crate) live: AtomicU32,
     /// Packets handed to a TX queue whose channel was closed (dropped, counted).
     pub(crate) dropped_closed: AtomicU64,
 }
@@ -282,7 +338,55 @@ impl<F: Family> PortShared<F> {
     /// Transmits `skb` on its TX queue. Called from `ndo_start_xmit`.
     pub(crate) fn xmit(&self, dev: &Device, skb: SkBuff) -> Result<(), SkBuff> {
         let q = u32::from(skb.queue_mapping());
-        let (Some(slot), Some(txq)) = (self.txs.get(q as usize), dev.tx_queue(q)) else {
+        let Some(txq) = dev.tx_queue(q) else {
+            self.dropped_closed.fetch_add(1, Ordering::Relaxed);
+            skb.drop_any(DropReason::DevReady);
+            return Ok(());
+        };
+        let more = crate::ext::net::queue::xmit_more();
+        self.xmit_on(txq, q, skb, more, |_| ())
+    }
+
+    /// Transmits `skb` on TX queue `q` outside `ndo_start_xmit` (XDP_TX and redirected
+    /// frames of families without XDP SQs, as mana does): under the queue's xmit lock,
+    /// doorbell rung. A refusal drops the skb (counted by the SQ). `on_sent` runs under the
+    /// TX slot's lock when the SQ took the packet. Returns whether it did.
+    pub(crate) fn xmit_xdp_skb(
+        &self,
+        dev: &Device,
+        q: u32,
+        skb: SkBuff,
+        on_sent: impl FnOnce(&mut TxSide<F>),
+    ) -> bool {
+        let Some(txq) = dev.tx_queue(q) else {
+            self.dropped_closed.fetch_add(1, Ordering::Relaxed);
+            skb.drop_any(DropReason::DevReady);
+            return false;
+        };
+        let _xmit_lock = txq.lock();
+        let mut sent = false;
+        match self.xmit_on(txq, q, skb, false, |side| {
+            sent = true;
+            on_sent(side)
+        }) {
+            Ok(()) => sent,
+            Err(skb) => {
+                // No room: the SQ counted it busy; an XDP frame is not requeued.
+                skb.drop_any(DropReason::DevReady);
+                false
+            }
+        }
+    }
+
+    fn xmit_on(
+        &self,
+        txq: &TxQueue,
+        q: u32,
+        skb: SkBuff,
+        more: bool,
+        on_sent: impl FnOnce(&mut TxSide<F>),
+    ) -> Result<(), SkBuff> {
+        let Some(slot) = self.txs.get(q as usize) else {
             self.dropped_closed.fetch_add(1, Ordering::Relaxed);
             skb.drop_any(DropReason::DevReady);
             return Ok(());
@@ -301,9 +405,11 @@ impl<F: Family> PortShared<F> {
             txq,
             closing: false,
         };
-        let more = crate::ext::net::queue::xmit_more();
         match F::xmit(&mut tx.sq, TxSkb(skb), more, &mut env) {
-            Ok(()) => Ok(()),
+            Ok(()) => {
+                on_sent(tx);
+                Ok(())
+            }
             Err(rej) => {
                 let reason = match rej.reason {
                     TxRejectReason::Busy => return Err(rej.pkt.0),
@@ -319,12 +425,101 @@ impl<F: Family> PortShared<F> {
             }
         }
     }
+
+    /// `ndo_xdp_xmit`: sends frames redirected from another device on the queue of this
+    /// CPU (modulo the open channels); rings once for the batch when `flush` is set.
+    pub(crate) fn xdp_xmit(&self, dev: &Device, frames: &mut XdpFrames<'_>, flush: bool) {
+        let live = self.live.load(Ordering::Acquire);
+        if live == 0 {
+            if let Some(f) = frames.next() {
+                frames.give_back(f);
+            }
+            return;
+        }
+        let q = crate::ext::net::queue::this_cpu() % live;
+        if !F::XDP_SQS {
+            self.xdp_xmit_skbs(dev, q, frames);
+            return;
+        }
+        let slot = self.xdp_txs.get(q as usize);
+        let mut g = slot.map(|s| s.lock());
+        let Some(side) = g.as_mut().and_then(|g| g.as_mut()) else {
+            // The channel is closing: the core frees the frames.
+            if let Some(f) = frames.next() {
+                frames.give_back(f);
+            }
+            return;
+        };
+        let XdpSqSide {
+            sq,
+            full,
+            posted,
+            stats,
+        } = side;
+        let mut env = XdpEnv {
+            mmio: EngineMmio(&self.engine),
+            dma: &self.dma,
+            pool: None,
+            kind: XdpSqKind::Redirect,
+            full,
+        };
+        while let Some(f) = frames.next() {
+            if *env.full {
+                stats.xmit_full += 1;
+                frames.give_back(f);
+                break;
+            }
+            match F::xdp_sq_xmit(sq, XdpTx::Frame(f), &mut env) {
+                Ok(()) => *posted = true,
+                Err(rej) => {
+                    if rej.reason == TxRejectReason::Busy {
+                        stats.xmit_full += 1;
+                    } else {
+                        stats.xmit_err += 1;
+                    }
+                    match rej.pkt {
+                        XdpTx::Frame(f) => frames.give_back(f),
+                        other => other.release(None),
+                    }
+                    break;
+                }
+            }
+        }
+        if flush && *posted {
+            F::xdp_sq_flush(sq, &mut env);
+            *posted = false;
+        }
+    }
+
+    /// `ndo_xdp_xmit` without XDP SQs (mana_xdp_xmit): each frame becomes an skb sent on
+    /// TX queue `q`.
+    fn xdp_xmit_skbs(&self, dev: &Device, q: u32, frames: &mut XdpFrames<'_>) {
+        while let Some(f) = frames.next() {
+            match f.into_tx_skb(dev, q as u16) {
+                Ok(skb) => {
+                    self.xmit_xdp_skb(dev, q, skb, |side| side.xdp_xmit += 1);
+                }
+                Err(f) => {
+                    frames.give_back(f);
+                    break;
+                }
+            }
+        }
+    }
 }
 
 /// The receive side of a channel.
 struct RxSide<F: Family> {
     rx: F::Rx,
     pool: PagePool,
+    /// The queue's `xdp_rxq_info` (registered while the channel exists).
+    rxq: XdpRxq,
+    /// The attached XDP program, if any.
+    prog: Option<BpfProg>,
+    /// The XDP_TX SQ (families with XDP SQs, while a program is attached).
+    xdpsq: Option<XdpSqSide<F>>,
+    /// XDP action counters.
+    xdp: XdpStats,
     /// Received packets the stack could not take (no skb).
     dropped: u64,
 }
@@ -356,11 +551,17 @@ pub(crate) struct ChannelStats<F: Family> {
     pub(crate) tx: F::TxStats,
     /// The RQ's counters.
     pub(crate) rx: F::RxStats,
+    /// The XDP_TX SQ's counters.
+    pub(crate) xdpsq: F::TxStats,
+    /// The `ndo_xdp_xmit` SQ's counters.
+    pub(crate) xdp_rd: F::TxStats,
+    /// XDP action and refusal counters.
+    pub(crate) xdp: XdpStats,
     /// Packets still queued when the channel closed (dropped).
     pub(crate) tx_dropped: u64,
     /// Received packets the stack could not take (no skb).
     pub(crate) rx_dropped: u64,
-    /// CQ arms of both CQs.
+    /// CQ arms of the channel's CQs.
     pub(crate) arms: u64,
 }
 
@@ -377,6 +578,9 @@ impl<F: Family> Default for ChannelStats<F> {
         Self {
             tx: Default::default(),
             rx: Default::default(),
+            xdpsq: Default::default(),
+            xdp_rd: Default::default(),
+            xdp: Default::default(),
             tx_dropped: 0,
             rx_dropped: 0,
             arms: 0,
@@ -388,21 +592,129 @@ impl<F: Family> ChannelStats<F> {
     /// Adds `b` into `self`, counter by counter (wrapping, like the counters themselves).
     pub(crate) fn accumulate(&mut self, b: &Self) {
         F::accumulate(self, b);
+        self.xdp.accumulate(&b.xdp);
         self.tx_dropped = self.tx_dropped.wrapping_add(b.tx_dropped);
         self.rx_dropped = self.rx_dropped.wrapping_add(b.rx_dropped);
         self.arms = self.arms.wrapping_add(b.arms);
     }
 }
 
+/// What a channel does with one received packet when a program is attached (XDP_TX goes
+/// to the XDP_TX SQ, or through the regular SQ as an skb for families without XDP SQs).
+struct XdpRx<'a, F: Family> {
+    ch: &'a Channel<F>,
+    napi: &'a Napi<Channel<F>>,
+    pool: &'a PagePool,
+    rxq: &'a XdpRxq,
+    prog: &'a BpfProg,
+    xdpsq: Option<&'a mut XdpSqSide<F>>,
+    xdp: &'a mut XdpStats,
+    dropped: &'a mut u64,
+    /// A frame was redirected in this poll: flush before it ends.
+    redirected: bool,
+}
+
+impl<F: Family> XdpRx<'_, F> {
+    #[inline]
+    fn rx(&mut self, page: RxPage, m: &RxMeta) {
+        match self.rxq.run(self.prog, self.pool, page, m.len) {
+            Verdict::Pass { page, off, len } => {
+                self.xdp.pass += 1;
+                // Checksum status and hash no longer describe a frame the program changed
+                // (mlx5e keeps them; we keep them only when the frame kept its length and
+                // place).
+                let intact = off == self.pool.offset() && len == m.len;
+                self.ch.deliver(
+                    self.napi,
+                    self.pool,
+                    page,
+                    off,
+                    len,
+                    m,
+                    intact,
+                    self.dropped,
+                );
+            }
+            Verdict::Tx { page, off, len } => {
+                self.xdp.tx += 1;
+                self.tx(page, off, len);
+            }
+            Verdict::Drop(page) => {
+                self.xdp.drop += 1;
+                self.pool.recycle(page);
+            }
+            Verdict::Aborted(page) => {
+                self.xdp.drop += 1;
+                self.xdp.aborted += 1;
+                self.pool.recycle(page);
+            }
+            Verdict::Redirected => {
+                self.xdp.redirect += 1;
+                self.redirected = true;
+            }
+        }
+    }
+
+    /// XDP_TX of a frame in `page`.
+    fn tx(&mut self, page: RxPage, off: u32, len: u32) {
+        let shared = &self.ch.shared;
+        match self.xdpsq.as_deref_mut() {
+            Some(side) => {
+                let XdpSqSide {
+                    sq, full, posted, ..
+                } = side;
+                if *full {
+                    self.xdp.tx_full += 1;
+                    self.pool.recycle(page);
+                    return;
+                }
+                let mut env = XdpEnv {
+                    mmio: EngineMmio(&shared.engine),
+                    dma: &shared.dma,
+                    pool: Some(self.pool),
+                    kind: XdpSqKind::Tx,
+                    full,
+                };
+                match F::xdp_sq_xmit(sq, XdpTx::Page { page, off, len }, &mut env) {
+                    Ok(()) => *posted = true,
+                    Err(rej) => {
+                        if rej.reason == TxRejectReason::Busy {
+                            self.xdp.tx_full += 1;
+                        } else {
+                            self.xdp.tx_err += 1;
+                        }
+                        rej.pkt.release(Some(self.pool));
+                    }
+                }
+            }
+            None => {
+                // As mana_xdp_tx: an skb through the channel's own TX queue.
+                let q = self.ch.index;
+                match self.pool.build_skb_at(page, off, len) {
+                    Some(mut skb) => {
+                        skb.set_queue_mapping(q as u16);
+                        if !shared.xmit_xdp_skb(&self.ch.dev, q, skb, |_| ()) {
+                            self.xdp.tx_err += 1;
+                        }
+                    }
+                    None => self.xdp.tx_err += 1,
+                }
+            }
+        }
+    }
+}
+
 impl<F: Family> Channel<F> {
     /// Creates the device queues, the data-path structures and NAPI of channel `index`,
-    /// posts its RX buffers and fills TX slot `index`. Interrupts are routed and CQs armed by
+    /// posts its RX buffers and fills TX slot `index` (and its XDP slot). With `prog`, the
+    /// channel runs it on every received packet. Interrupts are routed and CQs armed by
     /// [`Channel::activate`].
     pub(crate) fn open(
         dev: &Device,
         shared: &Arc<PortShared<F>>,
         index: u32,
         p: &ChannelParams,
+        prog: Option<&BpfProg>,
     ) -> Result<Arc<Self>> {
         let vector = shared.port * MAX_CHANNELS + index as usize;
         let pool = PagePool::new(
@@ -410,30 +722,40 @@ impl<F: Family> Channel<F> {
             dev,
             1u32 << p.log_rq,
             p.rx_order(),
-            RX_HEADROOM,
+            p.rx_headroom(),
             p.rx_buf_len(),
+            p.xdp,
         )?;
+        let rxq = XdpRxq::new(dev, index, &pool)?;
         // `guard` destroys the device queues made so far if a later step fails.
         let mut guard = DeviceQueues::<F>::new(&shared.engine);
-        let opened = F::open(
-            &OpenCtx {
-                engine: &shared.engine,
-                dma: &shared.dma,
-                port: shared.port,
-                vector,
-                pool: &pool,
-            },
-            &mut guard.queues,
-            p,
-        )?;
+        let ctx = OpenCtx {
+            engine: &shared.engine,
+            dma: &shared.dma,
+            port: shared.port,
+            vector,
+            pool: &pool,
+        };
+        let opened = F::open(&ctx, &mut guard.queues, p)?;
+        let xdpsq = match prog {
+            Some(_) => F::xdp_sq_open(&ctx, &mut guard.queues, p, XdpSqKind::Tx)?,
+            None => None,
+        };
+        let xdp_rd = F::xdp_sq_open(&ctx, &mut guard.queues, p, XdpSqKind::Redirect)?;
         let queues = guard.queues;
+        let rx_side = RxSide {
+            rx: opened.rx,
+            pool,
+            rxq,
+            prog: prog.map(BpfProg::clone_ref),
+            xdpsq: xdpsq.map(XdpSqSide::new),
+            xdp: XdpStats::default(),
+            dropped: 0,
+        };
         let ch = Arc::pin_init(
             pin_init!(Self {
                 napi <- Napi::new(),
-                rx <- new_spinlock!(
-                    Some(RxSide { rx: opened.rx, pool, dropped: 0 }),
-                    "rsnic::Channel::rx"
-                ),
+                rx <- new_spinlock!(Some(rx_side), "rsnic::Channel::rx"),
                 irq <- new_spinlock!(opened.irq, "rsnic::Channel::irq"),
                 shared: shared.clone(),
                 dev: ARef::from(dev),
@@ -446,8 +768,14 @@ impl<F: Family> Channel<F> {
         )?;
         guard.keep();
         if let Some(slot) = shared.txs.get(index as usize) {
-            let tx = TxSide { sq: opened.sq };
+            let tx = TxSide {
+                sq: opened.sq,
+                xdp_xmit: 0,
+            };
             with_bh(|| *slot.lock() = Some(tx));
+        }
+        if let (Some(slot), Some(sq)) = (shared.xdp_txs.get(index as usize), xdp_rd) {
+            with_bh(|| *slot.lock() = Some(XdpSqSide::new(sq)));
         }
         Ok(ch)
     }
@@ -460,6 +788,18 @@ impl<F: Family> Channel<F> {
     /// Device RQ number (for the RSS table).
     pub(crate) fn rqn(&self) -> u32 {
         self.rqn
+    }
+
+    /// Replaces the attached XDP program by `prog` (same attach state: the channel keeps
+    /// its queues). The old program is put after the RX lock is released.
+    pub(crate) fn swap_prog(&self, prog: &BpfProg) {
+        let old = with_bh(|| {
+            self.rx
+                .lock()
+                .as_mut()
+                .and_then(|side| side.prog.replace(prog.clone_ref()))
+        });
+        drop(old);
     }
 
     /// Adds and enables NAPI, routes and arms the interrupt, arms both CQs.
@@ -480,8 +820,16 @@ impl<F: Family> Channel<F> {
                     F::arm_tx(&mut tx.sq, &mmio);
                 }
             }
+            if let Some(slot) = self.shared.xdp_txs.get(self.index as usize) {
+                if let Some(x) = slot.lock().as_mut() {
+                    F::xdp_sq_arm(&mut x.sq, &mmio);
+                }
+            }
             if let Some(rx) = self.rx.lock().as_mut() {
                 F::arm_rx(&mut rx.rx, &mmio);
+                if let Some(x) = rx.xdpsq.as_mut() {
+                    F::xdp_sq_arm(&mut x.sq, &mmio);
+                }
             }
         });
     }
@@ -503,6 +851,15 @@ impl<F: Family> Channel<F> {
                 if let Some(tx) = slot.lock().as_ref() {
                     let (t, arms) = F::tx_stats(&tx.sq);
                     s.tx = t;
+                    s.xdp.xmit += tx.xdp_xmit;
+                    s.arms = s.arms.wrapping_add(arms);
+                }
+            }
+            if let Some(slot) = self.shared.xdp_txs.get(self.index as usize) {
+                if let Some(x) = slot.lock().as_ref() {
+                    let (t, arms) = F::xdp_sq_stats(&x.sq);
+                    s.xdp_rd = t;
+                    s.xdp.accumulate(&x.stats);
                     s.arms = s.arms.wrapping_add(arms);
                 }
             }
@@ -510,7 +867,13 @@ impl<F: Family> Channel<F> {
                 let (r, arms) = F::rx_stats(&rx.rx);
                 s.rx = r;
                 s.rx_dropped = rx.dropped;
+                s.xdp.accumulate(&rx.xdp);
                 s.arms = s.arms.wrapping_add(arms);
+                if let Some(x) = rx.xdpsq.as_ref() {
+                    let (t, arms) = F::xdp_sq_stats(&x.sq);
+                    s.xdpsq = t;
+                    s.arms = s.arms.wrapping_add(arms);
+                }
             }
         });
         s
@@ -523,6 +886,50 @@ impl<F: Family> Channel<F> {
         self.napi.disable();
     }
 
+    /// Reaps the TX-side completions of a closing channel (NAPI is off). Returns whether
+    /// every SQ is idle.
+    fn reap_closing(&self, txq: &TxQueue, xdp_rd: &mut Option<XdpSqSide<F>>) -> bool {
+        let shared = &self.shared;
+        with_bh(|| {
+            let mut idle = true;
+            if let Some(slot) = shared.txs.get(self.index as usize) {
+                if let Some(tx) = slot.lock().as_mut() {
+                    let mut env = TxEnv {
+                        mmio: EngineMmio(&shared.engine),
+                        dma: &shared.dma,
+                        txq,
+                        closing: true,
+                    };
+                    idle &= F::tx_reap(&mut tx.sq, &mut env, |p| p.0.consume()).idle;
+                }
+            }
+            if let Some(x) = xdp_rd.as_mut() {
+                let mut env = XdpEnv {
+                    mmio: EngineMmio(&shared.engine),
+                    dma: &shared.dma,
+                    pool: None,
+                    kind: XdpSqKind::Redirect,
+                    full: &mut x.full,
+                };
+                idle &= F::xdp_sq_reap(&mut x.sq, &mut env, |f| f.release(None)).idle;
+            }
+            if let Some(rx) = self.rx.lock().as_mut() {
+                if let Some(x) = rx.xdpsq.as_mut() {
+                    let pool = &rx.pool;
+                    let mut env = XdpEnv {
+                        mmio: EngineMmio(&shared.engine),
+                        dma: &shared.dma,
+                        pool: Some(pool),
+                        kind: XdpSqKind::Tx,
+                        full: &mut x.full,
+                    };
+                    idle &= F::xdp_sq_reap(&mut x.sq, &mut env, |f| f.release(Some(pool))).idle;
+                }
+            }
+            idle
+        })
+    }
+
     /// Tears the channel down: lets the device finish what was posted (up to ~100 ms),
     /// destroys the device queues, then frees what is left. Packets the device never sent
     /// are dropped and counted. Returns the final counters. Call after [`Channel::quiesce`]
@@ -533,32 +940,49 @@ impl<F: Family> Channel<F> {
             return ChannelStats::default();
         };
         let slot = self.shared.txs.get(self.index as usize);
-        // Let the device drain the SQ; reap its completions here (NAPI is off).
+        // No more redirected frames on this channel: its XDP SQ leaves the port's slot.
+        let mut xdp_rd = with_bh(|| {
+            self.shared
+                .xdp_txs
+                .get(self.index as usize)
+                .and_then(|s| s.lock().take())
+        });
+        if let Some(x) = xdp_rd.as_mut() {
+            // Frames posted without a flush still go out.
+            let mut env = XdpEnv {
+                mmio: EngineMmio(&self.shared.engine),
+                dma: &self.shared.dma,
+                pool: None,
+                kind: XdpSqKind::Redirect,
+                full: &mut x.full,
+            };
+            with_bh(|| F::xdp_sq_flush(&mut x.sq, &mut env));
+        }
+        // Let the device drain the SQs; reap their completions here (NAPI is off).
         for _ in 0..100 {
-            let done = with_bh(|| match slot.map(|s| s.lock()) {
-                Some(mut g) => match g.as_mut() {
-                    Some(tx) => {
-                        let mut env = TxEnv {
-                            mmio: EngineMmio(&self.shared.engine),
-                            dma: &self.shared.dma,
-                            txq,
-                            closing: true,
-                        };
-                        F::tx_reap(&mut tx.sq, &mut env, |p| p.0.consume()).idle
-                    }
-                    None => true,
-                },
-                None => true,
-            });
-            if done {
+            if self.reap_closing(txq, &mut xdp_rd) {
                 break;
             }
             crate::ext::sync::msleep(1);
         }
         // The device stops touching the channel's memory: queues first, then their CQs.
         drop(DeviceQueues::<F>::of(&self.shared.engine, self.queues));
-        let stats = self.stats();
-        let mut final_stats = stats;
+        let mut final_stats = self.stats();
+        if let Some(x) = xdp_rd.as_mut() {
+            let (t, arms) = F::xdp_sq_stats(&x.sq);
+            final_stats.xdp_rd = t;
+            final_stats.xdp.accumulate(&x.stats);
+            final_stats.arms = final_stats.arms.wrapping_add(arms);
+            let mut env = XdpEnv {
+                mmio: EngineMmio(&self.shared.engine),
+                dma: &self.shared.dma,
+                pool: None,
+                kind: XdpSqKind::Redirect,
+                full: &mut x.full,
+            };
+            let n = with_bh(|| F::xdp_sq_drain(&mut x.sq, &mut env, |f| f.release(None)));
+            final_stats.xdp.xmit_err += u64::from(n);
+        }
         let tx = with_bh(|| slot.and_then(|s| s.lock().take()));
         if let Some(mut tx) = tx {
             let mut env = TxEnv {
@@ -573,7 +997,21 @@ impl<F: Family> Channel<F> {
         }
         let rx = with_bh(|| self.rx.lock().take());
         if let Some(mut rx) = rx {
-            let RxSide { rx, pool, .. } = &mut rx;
+            let RxSide {
+                rx, pool, xdpsq, ..
+            } = &mut rx;
+            let pool: &PagePool = pool;
+            if let Some(x) = xdpsq.as_mut() {
+                let mut env = XdpEnv {
+                    mmio: EngineMmio(&self.shared.engine),
+                    dma: &self.shared.dma,
+                    pool: Some(pool),
+                    kind: XdpSqKind::Tx,
+                    full: &mut x.full,
+                };
+                let n = with_bh(|| F::xdp_sq_drain(&mut x.sq, &mut env, |f| f.release(Some(pool))));
+                final_stats.xdp.tx_err += u64::from(n);
+            }
             F::rx_drain(
                 rx,
                 &mut RxEnv {
@@ -583,6 +1021,35 @@ impl<F: Family> Channel<F> {
             );
         }
         final_stats
+    }
+
+    /// Hands a received packet at `off`, `len` bytes, to GRO. `meta_valid`: the device's
+    /// checksum and hash still describe it.
+    #[allow(clippy::too_many_arguments)]
+    #[inline]
+    fn deliver(
+        &self,
+        napi: &Napi<Self>,
+        pool: &PagePool,
+        page: RxPage,
+        off: u32,
+        len: u32,
+        m: &RxMeta,
+        meta_valid: bool,
+        dropped: &mut u64,
+    ) {
+        match pool.build_skb_at(page, off, len) {
+            Some(mut skb) => {
+                let (csum_ok, hash, hash_type) = if meta_valid {
+                    (m.csum_ok, m.hash, m.hash_type)
+                } else {
+                    (false, 0, 0)
+                };
+                skb.rx_finish(&self.dev, csum_ok, hash, hash_type, self.index as u16);
+                napi.gro_receive(skb);
+            }
+            None => *dropped += 1,
+        }
     }
 }
 
@@ -607,26 +1074,90 @@ impl<F: Family> Poll for Channel<F> {
                 tx_cqes = r.cqes;
             }
         }
+        if let Some(slot) = self.shared.xdp_txs.get(self.index as usize) {
+            if let Some(x) = slot.lock().as_mut() {
+                let mut env = XdpEnv {
+                    mmio,
+                    dma: &self.shared.dma,
+                    pool: None,
+                    kind: XdpSqKind::Redirect,
+                    full: &mut x.full,
+                };
+                tx_busy |= F::xdp_sq_reap(&mut x.sq, &mut env, |f| f.release(None)).busy;
+            }
+        }
         if budget <= 0 {
             return 0;
         }
         let mut work = 0u32;
         if let Some(side) = self.rx.lock().as_mut() {
-            let RxSide { rx, pool, dropped } = side;
-            let dev: &Device = &self.dev;
-            let queue = self.index as u16;
-            work = F::rx_poll(
+            let RxSide {
                 rx,
-                &mut RxEnv { pool, mmio },
-                budget as u32,
-                |page, m: &RxMeta| match pool.build_skb(page, m.len) {
-                    Some(mut skb) => {
-                        skb.rx_finish(dev, m.csum_ok, m.hash, m.hash_type, queue);
-                        napi.gro_receive(skb);
+                pool,
+                rxq,
+                prog,
+                xdpsq,
+                xdp,
+                dropped,
+            } = side;
+            let pool: &PagePool = pool;
+            if let Some(x) = xdpsq.as_mut() {
+                let mut env = XdpEnv {
+                    mmio,
+                    dma: &self.shared.dma,
+                    pool: Some(pool),
+                    kind: XdpSqKind::Tx,
+                    full: &mut x.full,
+                };
+                tx_busy |= F::xdp_sq_reap(&mut x.sq, &mut env, |f| f.release(Some(pool))).busy;
+            }
+            match prog.as_ref() {
+                None => {
+                    work = F::rx_poll(
+                        rx,
+                        &mut RxEnv { pool, mmio },
+                        budget as u32,
+                        |page, m: &RxMeta| {
+                            let off = pool.offset();
+                            self.deliver(napi, pool, page, off, m.len, m, true, dropped)
+                        },
+                    );
+                }
+                Some(prog) => {
+                    let mut x = XdpRx {
+                        ch: self,
+                        napi,
+                        pool,
+                        rxq,
+                        prog,
+                        xdpsq: xdpsq.as_mut(),
+                        xdp,
+                        dropped,
+                        redirected: false,
+                    };
+                    work = F::rx_poll(
+                        rx,
+                        &mut RxEnv { pool, mmio },
+                        budget as u32,
+                        |page, m: &RxMeta| x.rx(page, m),
+                    );
+                    if x.redirected {
+                        kxdp::flush();
                     }
-                    None => *dropped += 1,
-                },
-            );
+                    // One XDP_TX doorbell per poll.
+                    if let Some(sq) = xdpsq.as_mut().filter(|s| s.posted) {
+                        let mut env = XdpEnv {
+                            mmio,
+                            dma: &self.shared.dma,
+                            pool: Some(pool),
+                            kind: XdpSqKind::Tx,
+                            full: &mut sq.full,
+                        };
+                        F::xdp_sq_flush(&mut sq.sq, &mut env);
+                        sq.posted = false;
+                    }
+                }
+            }
         }
         if tx_busy || work >= budget as u32 {
             // NAPI polls again: give the CQs the doorbells the hardware needs meanwhile.

@@ -52,6 +52,14 @@ impl<F: Family> SimNic<F> {
                 tx_csum: true,
                 tso: true,
                 rx_csum: true,
+                // Internal loopback (ethtool -K <dev> loopback on), as ConnectX has.
+                loopback: true,
+            },
+            // Native XDP (drop, pass, tx, redirect) on every RX queue, and frames redirected
+            // from other devices (ndo_xdp_xmit).
+            xdp_features: {
+                use crate::ext::net::xdp::features::{BASIC, NDO_XMIT, REDIRECT};
+                BASIC | REDIRECT | NDO_XMIT
             },
         };
         for pair in 0..num_ports / 2 {

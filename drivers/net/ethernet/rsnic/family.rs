@@ -13,9 +13,10 @@ pub(crate) mod mana;
 pub(crate) mod mlx5;
 
 use crate::channel::{ChannelParams, ChannelStats, RxEnv, TxEnv, TxSkb};
-use crate::dp::mlx5::tx::TxReject;
+use crate::dp::mlx5::tx::{TxReject, TxRejectReason};
 use crate::engine::{EngineMmio, IrqSink};
 use crate::ext::net::page_pool::{PagePool, RxPage};
+use crate::xdp::{XdpEnv, XdpSqKind, XdpTx};
 use kernel::{prelude::*, str::CStr, sync::Arc};
 
 /// Ring size limits of a family, as log2 of the number of entries (WQEs for MANA, WQEBBs
@@ -126,6 +127,9 @@ pub(crate) trait Family: Sized + Send + Sync + 'static {
     const RQ_RING: RingLimits;
     /// Per-queue counter names: `tx<N>_x` (mlx5, infix "") or `tx_<N>_x` (MANA, infix "_").
     const QUEUE_INFIX: &'static str;
+    /// Whether channels have XDP SQs ([`Family::xdp_sq_open`]); without them, XDP_TX and
+    /// redirected frames go out through the regular SQ as skbs.
+    const XDP_SQS: bool;
 
     /// The simulated device.
     type Model: Send;
@@ -143,6 +147,8 @@ pub(crate) trait Family: Sized + Send + Sync + 'static {
     type TxStats: Copy + Default + Send;
     /// Per-RQ counters.
     type RxStats: Copy + Default + Send;
+    /// An XDP SQ with its CQ (see [`crate::xdp`]); families without XDP SQs use `()`.
+    type XdpSq: Send;
 
     /// Device-wide sums over the port's queues.
     const GLOBAL: &'static [(&'static str, Get<ChannelStats<Self>>)];
@@ -171,6 +177,8 @@ pub(crate) trait Family: Sized + Send + Sync + 'static {
     fn set_link(m: &mut Self::Model, port: usize, up: bool);
     /// The port's RSS table.
     fn set_rss(m: &mut Self::Model, port: usize, rqns: &[u32]) -> Result;
+    /// Internal loopback of a port: its transmitted frames go to its own receive side.
+    fn set_loopback(m: &mut Self::Model, port: usize, on: bool) -> Result;
     /// The device's counters of a port.
     fn counters(m: &Self::Model, port: usize) -> Self::DevCounters;
 
@@ -226,6 +234,56 @@ pub(crate) trait Family: Sized + Send + Sync + 'static {
     fn tx_stats(sq: &Self::Sq) -> (Self::TxStats, u64);
     /// RX counters and CQ arms.
     fn rx_stats(rx: &Self::Rx) -> (Self::RxStats, u64);
+
+    /// Creates an XDP SQ of `kind` with its CQ on the channel's vector, recording its
+    /// device queues in `queues`. `None`: the family has no XDP SQs (XDP_TX and redirected
+    /// frames go out through the regular SQ as skbs).
+    fn xdp_sq_open(
+        _ctx: &OpenCtx<'_, Self>,
+        _queues: &mut Self::Queues,
+        _p: &ChannelParams,
+        _kind: XdpSqKind,
+    ) -> Result<Option<Self::XdpSq>> {
+        Ok(None)
+    }
+    /// Posts one frame on an XDP SQ without ringing.
+    fn xdp_sq_xmit(
+        _sq: &mut Self::XdpSq,
+        frame: XdpTx,
+        _env: &mut XdpEnv<'_, Self>,
+    ) -> core::result::Result<(), TxReject<XdpTx>> {
+        Err(TxReject {
+            pkt: frame,
+            reason: TxRejectReason::SqError,
+        })
+    }
+    /// Rings the XDP SQ's doorbell for what was posted (once per NAPI poll or batch).
+    fn xdp_sq_flush(_sq: &mut Self::XdpSq, _env: &mut XdpEnv<'_, Self>) {}
+    /// Reaps the XDP SQ's completions.
+    fn xdp_sq_reap(
+        _sq: &mut Self::XdpSq,
+        _env: &mut XdpEnv<'_, Self>,
+        _release: impl FnMut(XdpTx),
+    ) -> TxReaped {
+        TxReaped {
+            idle: true,
+            ..TxReaped::default()
+        }
+    }
+    /// Releases every frame still on the XDP SQ (the device no longer runs it).
+    fn xdp_sq_drain(
+        _sq: &mut Self::XdpSq,
+        _env: &mut XdpEnv<'_, Self>,
+        _release: impl FnMut(XdpTx),
+    ) -> u32 {
+        0
+    }
+    /// Arms the XDP SQ's CQ (NAPI completed).
+    fn xdp_sq_arm(_sq: &mut Self::XdpSq, _mmio: &EngineMmio<'_, Self>) {}
+    /// The XDP SQ's counters and CQ arms.
+    fn xdp_sq_stats(_sq: &Self::XdpSq) -> (Self::TxStats, u64) {
+        (Self::TxStats::default(), 0)
+    }
 
     /// The family-independent counters.
     fn summary(s: &ChannelStats<Self>) -> Summary;
@@ -288,6 +346,10 @@ macro_rules! sim_model_glue {
 
         fn set_rss(m: &mut Self::Model, port: usize, rqns: &[u32]) -> Result {
             m.set_rss(port, rqns).map_err(|_| EINVAL)
+        }
+
+        fn set_loopback(m: &mut Self::Model, port: usize, on: bool) -> Result {
+            m.set_loopback(port, on).map_err(|_| EINVAL)
         }
 
         fn counters(m: &Self::Model, port: usize) -> Self::DevCounters {

@@ -10,14 +10,15 @@
 //! Everything here is generic over the device [`Family`]: ring limits, private flags and
 //! counter names come from it.
 
-use crate::channel::{new_tx_slot, Channel, ChannelParams, ChannelStats, PortShared};
+use crate::channel::{new_tx_slot, new_xdp_slot, Channel, ChannelParams, ChannelStats, PortShared};
 use crate::engine::{Engine, MAX_CHANNELS};
 use crate::ext::{
     dma::DmaDevice,
     net::{
-        device::{self, Device, LinkStats64, QueueStats, TxOutcome},
+        device::{self, Device, Features, LinkStats64, QueueStats, TxOutcome},
         ethtool::{self, Channels, DrvInfo, ExtAck, LinkSettings, Rings, Strings},
         skb::SkBuff,
+        xdp::{BpfProg, XdpFrames},
     },
     sync::with_bh,
 };
@@ -47,6 +48,8 @@ struct PortState {
     params: ChannelParams,
     /// Channels while the interface is up.
     open: bool,
+    /// The attached XDP program (`params.xdp` says whether there is one).
+    prog: Option<BpfProg>,
 }
 
 /// State of one port, shared by its callbacks.
@@ -64,7 +67,9 @@ pub(crate) struct Port<F: Family> {
     chans: SpinLock<KVec<Arc<Channel<F>>>>,
     /// Final counters of closed channels, per queue.
     #[pin]
-    totals: SpinLock<[ChannelStats<F>; MAX_CHANNELS]>,
+    /// (On the heap: a `ChannelStats` is several hundred bytes, too many for the stack
+    /// times eight.)
+    totals: SpinLock<KVec<ChannelStats<F>>>,
 }
 
 impl<F: Family> Port<F> {
@@ -80,8 +85,10 @@ impl<F: Family> Port<F> {
     ) -> Result<Arc<Self>> {
         let bus_info = CString::try_from_fmt(kernel::fmt!("rsnic-sim{}:port{}", dev_index, port))?;
         let mut txs = KVec::with_capacity(MAX_CHANNELS, GFP_KERNEL)?;
+        let mut xdp_txs = KVec::with_capacity(MAX_CHANNELS, GFP_KERNEL)?;
         for _ in 0..MAX_CHANNELS {
             txs.push(new_tx_slot::<F>()?, GFP_KERNEL)?;
+            xdp_txs.push(new_xdp_slot::<F>()?, GFP_KERNEL)?;
         }
         let shared = Arc::new(
             PortShared {
@@ -89,16 +96,23 @@ impl<F: Family> Port<F> {
                 dma,
                 port: port as usize,
                 txs,
+                xdp_txs,
+                live: AtomicU32::new(0),
                 dropped_closed: AtomicU64::new(0),
             },
             GFP_KERNEL,
         )?;
+        let mut totals = KVec::with_capacity(MAX_CHANNELS, GFP_KERNEL)?;
+        for _ in 0..MAX_CHANNELS {
+            totals.push(ChannelStats::default(), GFP_KERNEL)?;
+        }
         let params = ChannelParams {
             count: channels.clamp(1, MAX_CHANNELS as u32),
             log_sq: F::SQ_RING.default,
             log_rq: F::RQ_RING.default,
             mtu: 1500,
             pflags: F::DEFAULT_PFLAGS,
+            xdp: false,
         };
         Arc::pin_init(
             pin_init!(Self {
@@ -107,9 +121,12 @@ impl<F: Family> Port<F> {
                 bus_info,
                 pflags: AtomicU32::new(F::DEFAULT_PFLAGS),
                 shared,
-                state <- new_mutex!(PortState { params, open: false }, "rsnic::Port::state"),
+                state <- new_mutex!(
+                    PortState { params, open: false, prog: None },
+                    "rsnic::Port::state"
+                ),
                 chans <- new_spinlock!(KVec::new(), "rsnic::Port::chans"),
-                totals <- new_spinlock!([ChannelStats::default(); MAX_CHANNELS], "rsnic::Port::totals"),
+                totals <- new_spinlock!(totals, "rsnic::Port::totals"),
             }),
             GFP_KERNEL,
         )
@@ -120,13 +137,14 @@ impl<F: Family> Port<F> {
         self.state.lock().params.count
     }
 
-    /// Opens `p.count` channels and starts their TX queues.
-    fn open_channels(&self, dev: &Device, p: &ChannelParams) -> Result {
+    /// Opens `p.count` channels (running `prog` on received packets, if given) and starts
+    /// their TX queues.
+    fn open_channels(&self, dev: &Device, p: &ChannelParams, prog: Option<&BpfProg>) -> Result {
         dev.set_real_num_queues(p.count, p.count)?;
         let mut chans = KVec::with_capacity(p.count as usize, GFP_KERNEL)?;
         let mut rqns = KVec::with_capacity(p.count as usize, GFP_KERNEL)?;
         for i in 0..p.count {
-            match Channel::open(dev, &self.shared, i, p) {
+            match Channel::open(dev, &self.shared, i, p, prog) {
                 Ok(ch) => {
                     rqns.push(ch.rqn(), GFP_KERNEL)?;
                     chans.push(ch, GFP_KERNEL)?;
@@ -148,6 +166,7 @@ impl<F: Family> Port<F> {
         for ch in chans.iter() {
             ch.activate();
         }
+        self.shared.live.store(p.count, Ordering::Release);
         // Wake, not just start: after a reopen under traffic the qdisc holds packets and
         // must be rescheduled, or they wait for TCP's retransmit timer.
         for i in 0..p.count {
@@ -162,6 +181,7 @@ impl<F: Family> Port<F> {
     /// Stops interrupts and NAPI (nothing may wake a TX queue after that), then the TX
     /// queues, then closes every channel, keeping their counters.
     fn close_channels(&self, dev: &Device) {
+        self.shared.live.store(0, Ordering::Release);
         let chans = with_bh(|| core::mem::take(&mut *self.chans.lock()));
         for ch in chans.iter() {
             ch.quiesce();
@@ -189,37 +209,80 @@ impl<F: Family> Port<F> {
     /// interface is up.
     fn reconfigure(&self, dev: &Device, f: impl FnOnce(&mut ChannelParams)) -> Result {
         let mut st = self.state.lock();
-        let old = st.params;
-        let mut new = old;
+        let mut new = st.params;
         f(&mut new);
+        let prog = st.prog.as_ref().map(BpfProg::clone_ref);
+        self.reconfigure_locked(&mut st, dev, new, prog)
+    }
+
+    /// As [`Port::reconfigure`] with the state locked, installing `prog` as the attached
+    /// program (reopening the channels if `new` differs from the current parameters).
+    fn reconfigure_locked(
+        &self,
+        st: &mut PortState,
+        dev: &Device,
+        new: ChannelParams,
+        prog: Option<BpfProg>,
+    ) -> Result {
+        let old = st.params;
         if new == old {
+            st.prog = prog;
             return Ok(());
         }
         if st.open {
             self.close_channels(dev);
-            if let Err(e) = self.open_channels(dev, &new) {
+            if let Err(e) = self.open_channels(dev, &new, prog.as_ref()) {
                 // Back to what worked.
                 pr_err!(
                     "{}: reopening channels failed ({:?}); restoring\n",
                     dev.name(),
                     e
                 );
-                self.open_channels(dev, &old)?;
+                self.open_channels(dev, &old, st.prog.as_ref())?;
                 return Err(e);
             }
         }
         st.params = new;
+        st.prog = prog;
         Ok(())
     }
 
-    /// Per-queue counters: closed channels' totals plus live channels.
-    fn queue_stats(&self) -> [ChannelStats<F>; MAX_CHANNELS] {
+    /// Attaches, replaces or detaches the XDP program. Attaching or detaching reopens the
+    /// channels (buffers get XDP's headroom, mlx5 channels an XDP_TX SQ); a replacement is
+    /// swapped into the running channels.
+    fn xdp_setup(&self, dev: &Device, prog: Option<BpfProg>, extack: &mut ExtAck) -> Result {
+        let mut st = self.state.lock();
+        let mut new = st.params;
+        new.xdp = prog.is_some();
+        if new.xdp && new.mtu > ChannelParams::max_xdp_mtu() {
+            extack.set_message(c_str!(
+                "MTU too large for XDP: a frame must fit one page (see rsnic.rst)"
+            ));
+            return Err(EINVAL);
+        }
+        if new == st.params {
+            if let Some(p) = prog.as_ref() {
+                // The port still holds the old program, so no channel puts the last
+                // reference here.
+                with_bh(|| {
+                    for ch in self.chans.lock().iter() {
+                        ch.swap_prog(p);
+                    }
+                });
+            }
+            st.prog = prog;
+            return Ok(());
+        }
+        self.reconfigure_locked(&mut st, dev, new, prog)
+    }
+
+    /// Counters of queue `i`: its closed channels' totals plus its live channel.
+    fn queue_stats(&self, i: usize) -> ChannelStats<F> {
         with_bh(|| {
-            let mut q = *self.totals.lock();
+            let mut q = self.totals.lock().get(i).copied().unwrap_or_default();
             for ch in self.chans.lock().iter() {
-                let s = ch.stats();
-                if let Some(t) = q.get_mut(ch.index() as usize) {
-                    t.accumulate(&s);
+                if ch.index() as usize == i {
+                    q.accumulate(&ch.stats());
                 }
             }
             q
@@ -229,8 +292,8 @@ impl<F: Family> Port<F> {
     /// Device totals: every queue, plus what no queue took.
     fn sum_stats(&self) -> ChannelStats<F> {
         let mut sum = ChannelStats::<F>::default();
-        for s in self.queue_stats().iter() {
-            sum.accumulate(s);
+        for i in 0..MAX_CHANNELS {
+            sum.accumulate(&self.queue_stats(i));
         }
         sum.tx_dropped = sum
             .tx_dropped
@@ -249,7 +312,7 @@ impl<F: Family> device::Operations for PortOps<F> {
     fn open(dev: &Device, port: ArcBorrow<'_, Port<F>>) -> Result {
         let mut st = port.state.lock();
         let params = st.params;
-        port.open_channels(dev, &params)?;
+        port.open_channels(dev, &params, st.prog.as_ref())?;
         st.open = true;
         let p = port.shared.port;
         port.shared.engine.with_model(|m| F::set_link(m, p, true));
@@ -290,22 +353,59 @@ impl<F: Family> device::Operations for PortOps<F> {
     }
 
     fn change_mtu(dev: &Device, port: ArcBorrow<'_, Port<F>>, new_mtu: u32) -> Result {
+        if port.state.lock().params.xdp && new_mtu > ChannelParams::max_xdp_mtu() {
+            pr_err!(
+                "{}: MTU {} too large with an XDP program attached (at most {})\n",
+                dev.name(),
+                new_mtu,
+                ChannelParams::max_xdp_mtu()
+            );
+            return Err(EINVAL);
+        }
         port.reconfigure(dev, |p| p.mtu = new_mtu)
     }
 
+    fn set_features(_dev: &Device, port: ArcBorrow<'_, Port<F>>, f: Features) -> Result {
+        let p = port.shared.port;
+        port.shared
+            .engine
+            .with_model(|m| F::set_loopback(m, p, f.loopback))?;
+        // A pause may have ended (the frames' receiver changed).
+        port.shared.engine.kick();
+        Ok(())
+    }
+
+    fn xdp_setup(
+        dev: &Device,
+        port: ArcBorrow<'_, Port<F>>,
+        prog: Option<BpfProg>,
+        extack: &mut ExtAck,
+    ) -> Result {
+        port.xdp_setup(dev, prog, extack)
+    }
+
+    fn xdp_xmit(
+        dev: &Device,
+        port: ArcBorrow<'_, Port<F>>,
+        frames: &mut XdpFrames<'_>,
+        flush: bool,
+    ) {
+        port.shared.xdp_xmit(dev, frames, flush);
+    }
+
     fn queue_stats(_dev: &Device, port: ArcBorrow<'_, Port<F>>, index: u32) -> QueueStats {
-        port.queue_stats()
-            .get(index as usize)
-            .map(to_queue_stats)
-            .unwrap_or_default()
+        if index as usize >= MAX_CHANNELS {
+            return QueueStats::default();
+        }
+        to_queue_stats(&port.queue_stats(index as usize))
     }
 
     fn base_stats(_dev: &Device, port: ArcBorrow<'_, Port<F>>) -> QueueStats {
         // Queues beyond the live ones (closed by a channel-count change) are the base.
         let n = port.channel_count() as usize;
         let mut base = ChannelStats::<F>::default();
-        for s in port.queue_stats().iter().skip(n) {
-            base.accumulate(s);
+        for i in n..MAX_CHANNELS {
+            base.accumulate(&port.queue_stats(i));
         }
         to_queue_stats(&base)
     }
@@ -435,7 +535,6 @@ impl<F: Family> ethtool::Operations for PortOps<F> {
 
     fn stats_values(_dev: &Device, port: ArcBorrow<'_, Port<F>>, out: &mut [u64]) {
         let n = port.channel_count() as usize;
-        let q = port.queue_stats();
         let sum = port.sum_stats();
         let p = port.shared.port;
         let dev = port.shared.engine.with_model(|m| F::counters(m, p));
@@ -448,8 +547,9 @@ impl<F: Family> ethtool::Operations for PortOps<F> {
         F::GLOBAL.iter().for_each(|(_, f)| put(f(&sum)));
         F::DEVICE.iter().for_each(|(_, f)| put(f(&dev)));
         for table in [F::TXQ, F::RXQ, F::CH] {
-            for s in q.iter().take(n) {
-                table.iter().for_each(|(_, f)| put(f(s)));
+            for i in 0..n {
+                let s = port.queue_stats(i);
+                table.iter().for_each(|(_, f)| put(f(&s)));
             }
         }
     }

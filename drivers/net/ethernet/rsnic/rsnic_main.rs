@@ -19,6 +19,7 @@ mod family;
 mod hw;
 mod link;
 mod port;
+mod xdp;
 
 use driver::Rsnic;
 use kernel::prelude::*;

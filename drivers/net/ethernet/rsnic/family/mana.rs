@@ -94,6 +94,7 @@ impl Family for Mana {
         default: 9,
         max: 13,
     };
+    const XDP_SQS: bool = false;
     const QUEUE_INFIX: &'static str = "_";
 
     type Sq = KSq;
@@ -102,6 +103,8 @@ impl Family for Mana {
     type Queues = Queues;
     type TxStats = TxStats;
     type RxStats = RxStats;
+    // As upstream mana: XDP_TX and redirected frames go out through the regular SQ as skbs.
+    type XdpSq = ();
 
     const GLOBAL: &'static [(&'static str, Get<ChannelStats<Self>>)] = &[
         // MANA's names.
@@ -134,6 +137,14 @@ impl Family for Mana {
         ("rx_polls", |s| s.rx.polls),
         ("rx_polls_with_work", |s| s.rx.polls_with_work),
         ("cqe_bad", |s| s.tx.cqe_bad + s.rx.cqe_bad),
+        // XDP (mana's names; rx_xdp_aborted, rx_xdp_pass and rx_xdp_tx_err are rsnic's).
+        ("rx_xdp_drop", |s| s.xdp.drop),
+        ("rx_xdp_tx", |s| s.xdp.tx),
+        ("rx_xdp_redirect", |s| s.xdp.redirect),
+        ("tx_xdp_xmit", |s| s.xdp.xmit),
+        ("rx_xdp_aborted", |s| s.xdp.aborted),
+        ("rx_xdp_pass", |s| s.xdp.pass),
+        ("rx_xdp_tx_err", |s| s.xdp.tx_err),
     ];
 
     const DEVICE: &'static [(&'static str, Get<PortCounters>)] = &[
@@ -199,6 +210,7 @@ impl Family for Mana {
         ("dropped", |s| s.tx.dropped + s.tx_dropped),
         ("cqes", |s| s.tx.cqes),
         ("doorbells", |s| s.tx.doorbells),
+        ("xdp_xmit", |s| s.xdp.xmit),
     ];
 
     const RXQ: &'static [(&'static str, Get<ChannelStats<Self>>)] = &[
@@ -207,6 +219,9 @@ impl Family for Mana {
         ("cqes", |s| s.rx.cqes),
         ("doorbells", |s| s.rx.doorbells),
         ("polls_with_work", |s| s.rx.polls_with_work),
+        ("xdp_drop", |s| s.xdp.drop),
+        ("xdp_tx", |s| s.xdp.tx),
+        ("xdp_redirect", |s| s.xdp.redirect),
     ];
 
     const CH: &'static [(&'static str, Get<ChannelStats<Self>>)] =

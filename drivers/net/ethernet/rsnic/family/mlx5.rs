@@ -21,6 +21,7 @@ use crate::ext::net::page_pool::RxPage;
 use crate::family::{filled, made, wadd};
 use crate::hw::{KBarriers, KCoherent};
 use crate::sim::mlx5::{CqConfig, PortCounters, RqConfig, SqConfig, UAR_PAGE_SIZE};
+use crate::xdp::{XdpEnv, XdpSqKind, XdpTx};
 use kernel::{c_str, prelude::*, str::CStr};
 
 /// Private flag bit: the multi-packet TX WQE (MPWQE) path.
@@ -31,6 +32,7 @@ pub(crate) struct Mlx5;
 
 type KSq = Sq<TxSkb, KCoherent, KVec<WqeInfo<TxSkb>>, KVec<Option<TxSkb>>, KVec<DmaEntry>>;
 type KRq = Rq<RxPage, KCoherent, KVec<Option<RxPage>>>;
+type KXdpSq = Sq<XdpTx, KCoherent, KVec<WqeInfo<XdpTx>>, KVec<Option<XdpTx>>, KVec<DmaEntry>>;
 
 /// Device queue numbers of a channel.
 #[derive(Clone, Copy, Default)]
@@ -39,6 +41,12 @@ pub(crate) struct Queues {
     rx_cq: Option<u32>,
     sq: Option<u32>,
     rq: Option<u32>,
+    /// The XDP_TX SQ and its CQ (while a program is attached).
+    xdp_tx_cq: Option<u32>,
+    xdp_tx_sq: Option<u32>,
+    /// The ndo_xdp_xmit SQ and its CQ.
+    xdp_rd_cq: Option<u32>,
+    xdp_rd_sq: Option<u32>,
 }
 
 /// The RSS hash type of a CQE (`rss_hash_type`): L4 when the TCP/UDP ports were hashed, L3
@@ -70,6 +78,7 @@ impl Family for Mlx5 {
         default: 9,
         max: 13,
     };
+    const XDP_SQS: bool = true;
     const QUEUE_INFIX: &'static str = "";
 
     type Sq = KSq;
@@ -78,6 +87,7 @@ impl Family for Mlx5 {
     type Queues = Queues;
     type TxStats = TxStats;
     type RxStats = RxStats;
+    type XdpSq = KXdpSq;
 
     const GLOBAL: &'static [(&'static str, Get<ChannelStats<Self>>)] = &[
         ("tx_packets", |s| s.tx.packets),
@@ -102,6 +112,27 @@ impl Family for Mlx5 {
         ("rx_dropped", |s| s.rx_dropped),
         ("rx_dbr_writes", |s| s.rx.dbr_writes),
         ("rx_polls", |s| s.rx.polls),
+        // XDP (mlx5e's names; rx_xdp_aborted, rx_xdp_pass and the doorbells are rsnic's).
+        ("rx_xdp_drop", |s| s.xdp.drop),
+        ("rx_xdp_redirect", |s| s.xdp.redirect),
+        ("rx_xdp_tx_xmit", |s| s.xdpsq.packets),
+        ("rx_xdp_tx_mpwqe", |s| s.xdpsq.mpwqe_blks),
+        ("rx_xdp_tx_inlnw", |s| s.xdpsq.inlnw),
+        ("rx_xdp_tx_nops", |s| s.xdpsq.nop),
+        ("rx_xdp_tx_full", |s| s.xdp.tx_full),
+        ("rx_xdp_tx_err", |s| s.xdp.tx_err),
+        ("rx_xdp_tx_cqe", |s| s.xdpsq.cqes),
+        ("tx_xdp_xmit", |s| s.xdp_rd.packets),
+        ("tx_xdp_mpwqe", |s| s.xdp_rd.mpwqe_blks),
+        ("tx_xdp_inlnw", |s| s.xdp_rd.inlnw),
+        ("tx_xdp_nops", |s| s.xdp_rd.nop),
+        ("tx_xdp_full", |s| s.xdp.xmit_full),
+        ("tx_xdp_err", |s| s.xdp.xmit_err),
+        ("tx_xdp_cqes", |s| s.xdp_rd.cqes),
+        ("rx_xdp_aborted", |s| s.xdp.aborted),
+        ("rx_xdp_pass", |s| s.xdp.pass),
+        ("rx_xdp_tx_doorbells", |s| s.xdpsq.doorbells),
+        ("tx_xdp_doorbells", |s| s.xdp_rd.doorbells),
     ];
 
     const DEVICE: &'static [(&'static str, Get<PortCounters>)] = &[
@@ -150,6 +181,12 @@ impl Family for Mlx5 {
         ("cqes", |s| s.tx.cqes),
         ("cqe_err", |s| s.tx.cqe_err),
         ("doorbells", |s| s.tx.doorbells),
+        ("xdp_xmit", |s| s.xdp_rd.packets),
+        ("xdp_mpwqe", |s| s.xdp_rd.mpwqe_blks),
+        ("xdp_inlnw", |s| s.xdp_rd.inlnw),
+        ("xdp_full", |s| s.xdp.xmit_full),
+        ("xdp_err", |s| s.xdp.xmit_err),
+        ("xdp_cqes", |s| s.xdp_rd.cqes),
     ];
 
     const RXQ: &'static [(&'static str, Get<ChannelStats<Self>>)] = &[
@@ -159,6 +196,15 @@ impl Family for Mlx5 {
         ("buff_alloc_err", |s| s.rx.buff_alloc_err),
         ("cqe_compress_blks", |s| s.rx.cqe_compress_blks),
         ("cqe_compress_pkts", |s| s.rx.cqe_compress_pkts),
+        ("xdp_drop", |s| s.xdp.drop),
+        ("xdp_redirect", |s| s.xdp.redirect),
+        ("xdp_tx_xmit", |s| s.xdpsq.packets),
+        ("xdp_tx_mpwqe", |s| s.xdpsq.mpwqe_blks),
+        ("xdp_tx_inlnw", |s| s.xdpsq.inlnw),
+        ("xdp_tx_nops", |s| s.xdpsq.nop),
+        ("xdp_tx_full", |s| s.xdp.tx_full),
+        ("xdp_tx_err", |s| s.xdp.tx_err),
+        ("xdp_tx_cqes", |s| s.xdpsq.cqes),
     ];
 
     const CH: &'static [(&'static str, Get<ChannelStats<Self>>)] =
@@ -283,10 +329,13 @@ impl Family for Mlx5 {
         if let Some(n) = q.rq {
             let _ = m.destroy_rq(n);
         }
-        if let Some(n) = q.sq {
+        for n in [q.sq, q.xdp_tx_sq, q.xdp_rd_sq].into_iter().flatten() {
             let _ = m.destroy_sq(n);
         }
-        for n in [q.rx_cq, q.tx_cq].into_iter().flatten() {
+        for n in [q.rx_cq, q.tx_cq, q.xdp_tx_cq, q.xdp_rd_cq]
+            .into_iter()
+            .flatten()
+        {
             let _ = m.destroy_cq(n);
         }
     }
@@ -359,6 +408,119 @@ impl Family for Mlx5 {
         true
     }
 
+    fn xdp_sq_open(
+        ctx: &OpenCtx<'_, Self>,
+        q: &mut Queues,
+        p: &ChannelParams,
+        kind: XdpSqKind,
+    ) -> Result<Option<KXdpSq>> {
+        let (cq_slot, sq_slot) = match kind {
+            XdpSqKind::Tx => (&mut q.xdp_tx_cq, &mut q.xdp_tx_sq),
+            XdpSqKind::Redirect => (&mut q.xdp_rd_cq, &mut q.xdp_rd_sq),
+        };
+        let port = ctx.port;
+        let uar = port as u32 * UAR_PAGE_SIZE;
+        // Doorbell records: SQ at 0, CQ at 16.
+        let dbr = KCoherent::alloc(ctx.dma, 64)?;
+        let n = 1usize << p.log_sq;
+        let cq_buf = KCoherent::alloc(ctx.dma, n * 64)?;
+        let sq_buf = KCoherent::alloc(ctx.dma, n * 64)?;
+        let cqn = made(
+            cq_slot,
+            ctx.engine.with_model(|m| {
+                m.create_cq(&CqConfig {
+                    port,
+                    buf: cq_buf.dma_addr(),
+                    log_size: p.log_sq,
+                    dbr: dbr.dma_addr() + 16,
+                    vector: ctx.vector as u16,
+                    compress: false,
+                })
+            }),
+        )?;
+        let cq = Cq::new(cq_buf, dbr.clone(), 16, p.log_sq, cqn, uar).map_err(|_| EINVAL)?;
+        let sq_addr = sq_buf.dma_addr();
+        let sqn = made(
+            sq_slot,
+            ctx.engine.with_model(|m| {
+                m.create_sq(&SqConfig {
+                    port,
+                    buf: sq_addr,
+                    log_size: p.log_sq,
+                    dbr: dbr.dma_addr(),
+                    cqn,
+                })
+            }),
+        )?;
+        // mlx5e's XDP SQs: Enhanced MPWQE sessions with small frames inlined while the
+        // ring is busy (the inline watermarks).
+        let sq = Sq::new(
+            SqParams {
+                log_sz: p.log_sq,
+                sqn,
+                lkey: LKEY,
+                db_offset: uar + BF_OFFSET,
+                dbr_off: 0,
+                min_inline: InlineMode::None,
+                vlan_need_l2_inline: false,
+                max_sq_wqebbs: 16,
+                mpwqe: true,
+                mpwqe_inline: true,
+            },
+            sq_buf,
+            dbr,
+            cq,
+            filled(n, WqeInfo::default)?,
+            filled(4 * n, || None)?,
+            filled(4 * n, DmaEntry::default)?,
+        )
+        .map_err(|_| EINVAL)?;
+        Ok(Some(sq))
+    }
+
+    #[inline(always)]
+    fn xdp_sq_xmit(
+        sq: &mut KXdpSq,
+        frame: XdpTx,
+        env: &mut XdpEnv<'_, Self>,
+    ) -> core::result::Result<(), TxReject<XdpTx>> {
+        sq.xmit(frame, true, env)
+    }
+
+    fn xdp_sq_flush(sq: &mut KXdpSq, env: &mut XdpEnv<'_, Self>) {
+        sq.flush(env);
+    }
+
+    #[inline(always)]
+    fn xdp_sq_reap(
+        sq: &mut KXdpSq,
+        env: &mut XdpEnv<'_, Self>,
+        release: impl FnMut(XdpTx),
+    ) -> TxReaped {
+        let r = sq.poll_cq(env, release);
+        TxReaped {
+            busy: r.busy,
+            idle: sq.pc() == sq.cc() || sq.error().is_some(),
+            cqes: r.cqes,
+        }
+    }
+
+    fn xdp_sq_drain(
+        sq: &mut KXdpSq,
+        env: &mut XdpEnv<'_, Self>,
+        release: impl FnMut(XdpTx),
+    ) -> u32 {
+        sq.drain(env, release).0
+    }
+
+    fn xdp_sq_arm(sq: &mut KXdpSq, mmio: &EngineMmio<'_, Self>) {
+        sq.cq_mut().arm(CQ_DB_REQ_NOT, mmio, &KBarriers);
+    }
+
+    fn xdp_sq_stats(sq: &KXdpSq) -> (TxStats, u64) {
+        (sq.stats, sq.cq().arms())
+    }
+
     fn tx_stats(sq: &KSq) -> (TxStats, u64) {
         (sq.stats, sq.cq().arms())
     }
@@ -389,9 +551,42 @@ impl Family for Mlx5 {
                 $( wadd(&mut a.$side.$g, b.$side.$g); )+
             };
         }
-        sum!(tx; packets, bytes, tso_packets, tso_bytes, added_vlan_packets, csum_none,
-            csum_partial, csum_partial_inner, nop, mpwqe_blks, mpwqe_pkts, inlnw, xmit_more,
-            stopped, wake, dropped, busy, cqes, cqe_err, cqe_bad, wqes, doorbells);
+        for side in [0, 1, 2] {
+            let (a, b) = match side {
+                0 => (&mut a.tx, &b.tx),
+                1 => (&mut a.xdpsq, &b.xdpsq),
+                _ => (&mut a.xdp_rd, &b.xdp_rd),
+            };
+            macro_rules! tx {
+                ($($g:ident),+) => {
+                    $( wadd(&mut a.$g, b.$g); )+
+                };
+            }
+            tx!(
+                packets,
+                bytes,
+                tso_packets,
+                tso_bytes,
+                added_vlan_packets,
+                csum_none,
+                csum_partial,
+                csum_partial_inner,
+                nop,
+                mpwqe_blks,
+                mpwqe_pkts,
+                inlnw,
+                xmit_more,
+                stopped,
+                wake,
+                dropped,
+                busy,
+                cqes,
+                cqe_err,
+                cqe_bad,
+                wqes,
+                doorbells
+            );
+        }
         sum!(rx; packets, bytes, wqe_err, buff_alloc_err, cqe_compress_blks, cqe_compress_pkts,
             cqes, cqe_bad, dbr_writes, polls);
     }

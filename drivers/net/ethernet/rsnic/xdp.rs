@@ -1,0 +1,228 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! XDP on a channel: what an XDP transmit queue carries, what it needs from the kernel, and
+//! the counters of the receive side's XDP actions.
+//!
+//! A ConnectX channel has two XDP SQs, as an mlx5e channel does: one for `XDP_TX` (frames
+//! the channel's own program sends back, posted from its NAPI poll with one doorbell per
+//! poll) and one for `ndo_xdp_xmit` (frames redirected from other devices, one doorbell per
+//! batch). Both are ordinary `dp::mlx5` SQs over [`XdpTx`] packets, so they use the
+//! Enhanced MPWQE sessions of the skb path with small frames inlined (the inline
+//! watermarks of `dp::mlx5::sq`). A MANA channel has none: as upstream mana does,
+//! `XDP_TX` and redirected frames go out through the regular SQ as skbs.
+
+use crate::dp::hw::{Barriers, DmaAddr, Mmio};
+use crate::dp::mlx5::tx::{DmaEntry, TxDmaMap, TxPacket, TxQueue as DpTxQueue};
+use crate::engine::EngineMmio;
+use crate::ext::{
+    dma::DmaDevice,
+    net::{
+        page_pool::{PagePool, RxPage},
+        xdp::XdpFrame,
+    },
+};
+use crate::family::{wadd, Family};
+
+/// A frame on an XDP SQ.
+pub(crate) enum XdpTx {
+    /// `XDP_TX`: a page of the channel's own page pool, the frame at `off`.
+    Page {
+        /// The page (goes back to the pool at completion).
+        page: RxPage,
+        /// Offset of the frame in the page.
+        off: u32,
+        /// Frame length.
+        len: u32,
+    },
+    /// A frame redirected from another device (`ndo_xdp_xmit`).
+    Frame(XdpFrame),
+}
+
+impl XdpTx {
+    /// Gives the frame back where it came from: the page to `pool`, a redirected frame to
+    /// its memory model (from a NAPI poll).
+    pub(crate) fn release(self, pool: Option<&PagePool>) {
+        match self {
+            XdpTx::Page { page, .. } => match pool {
+                Some(pool) => pool.recycle(page),
+                // Pages only reach the XDP_TX SQ, whose release passes its pool; a page
+                // without one is leaked with a warning rather than put in a wrong pool.
+                None => drop(page),
+            },
+            XdpTx::Frame(f) => f.return_napi(),
+        }
+    }
+}
+
+impl TxPacket for XdpTx {
+    fn pkt_len(&self) -> u32 {
+        match self {
+            XdpTx::Page { len, .. } => *len,
+            XdpTx::Frame(f) => f.len(),
+        }
+    }
+
+    // A page range that is not inside its page reads as empty, which the attribute stage
+    // refuses as malformed (length mismatch): nothing out of the page is ever sent.
+    fn linear(&self) -> &[u8] {
+        match self {
+            XdpTx::Page { page, off, len } => page.data(*off, *len).unwrap_or(&[]),
+            XdpTx::Frame(f) => f.data(),
+        }
+    }
+
+    fn nr_frags(&self) -> usize {
+        0
+    }
+
+    fn frag_len(&self, _i: usize) -> u32 {
+        0
+    }
+}
+
+/// Which of a channel's XDP SQs an environment drives.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub(crate) enum XdpSqKind {
+    /// The `XDP_TX` SQ: pages of the channel's pool, already mapped by the pool.
+    Tx,
+    /// The `ndo_xdp_xmit` SQ: redirected frames, mapped and unmapped here.
+    Redirect,
+}
+
+/// What an XDP SQ needs from the kernel: registers, the DMA API and the pool, and a
+/// stand-in for the netdev TX queue (XDP SQs have no BQL and no stack queue: a full ring
+/// drops the frame).
+pub(crate) struct XdpEnv<'a, F: Family> {
+    /// The device's registers.
+    pub(crate) mmio: EngineMmio<'a, F>,
+    /// DMA mapping of redirected frames.
+    pub(crate) dma: &'a DmaDevice,
+    /// The channel's page pool (XDP_TX pages are synced for the device through it).
+    pub(crate) pool: Option<&'a PagePool>,
+    /// Which SQ.
+    pub(crate) kind: XdpSqKind,
+    /// The ring is past its stop room.
+    pub(crate) full: &'a mut bool,
+}
+
+impl<F: Family> Mmio for XdpEnv<'_, F> {
+    fn write64(&self, offset: u32, bytes: [u8; 8]) {
+        self.mmio.write64(offset, bytes);
+    }
+
+    fn write32(&self, offset: u32, value: u32) {
+        self.mmio.write32(offset, value);
+    }
+
+    fn read32(&self, offset: u32) -> u32 {
+        self.mmio.read32(offset)
+    }
+}
+
+impl<F: Family> Barriers for XdpEnv<'_, F> {
+    fn dma_wmb(&self) {
+        self.mmio.dma_wmb();
+    }
+
+    fn dma_rmb(&self) {
+        self.mmio.dma_rmb();
+    }
+
+    fn wmb(&self) {
+        self.mmio.wmb();
+    }
+}
+
+impl<F: Family> TxDmaMap<XdpTx> for XdpEnv<'_, F> {
+    fn map_linear(&mut self, pkt: &XdpTx, offset: u32, len: u32) -> Option<DmaAddr> {
+        match (pkt, self.kind) {
+            (XdpTx::Page { page, off, .. }, XdpSqKind::Tx) => {
+                let at = off.checked_add(offset)?;
+                page.data(at, len)?;
+                self.pool?.sync_for_device(page, at, len);
+                Some(page.dma_addr() + u64::from(at))
+            }
+            (XdpTx::Frame(f), XdpSqKind::Redirect) => self
+                .dma
+                .map_xdp_frame(f, offset, len)
+                .ok()
+                .map(|m| m.addr()),
+            // Each SQ carries one kind of frame; anything else fails to map (dropped).
+            _ => None,
+        }
+    }
+
+    fn map_frag(&mut self, _pkt: &XdpTx, _index: usize) -> Option<DmaAddr> {
+        None
+    }
+
+    fn unmap(&mut self, entry: DmaEntry) {
+        // XDP_TX pages stay mapped by their pool.
+        if self.kind == XdpSqKind::Redirect {
+            self.dma.unmap_raw(entry.addr, entry.len, false);
+        }
+    }
+}
+
+impl<F: Family> DpTxQueue for XdpEnv<'_, F> {
+    fn stop(&mut self) {
+        *self.full = true;
+    }
+
+    fn wake(&mut self) {
+        *self.full = false;
+    }
+
+    fn is_stopped(&self) -> bool {
+        *self.full
+    }
+
+    // The caller rings explicitly (once per NAPI poll or per ndo_xdp_xmit batch).
+    fn sent(&mut self, _bytes: u32, _xmit_more: bool) -> bool {
+        false
+    }
+
+    fn completed(&mut self, _pkts: u32, _bytes: u32) {}
+}
+
+/// Counters of the XDP actions on one RX queue (kept by the channel, family-independent).
+#[derive(Clone, Copy, Debug, Default)]
+pub(crate) struct XdpStats {
+    /// Frames the program dropped, aborted on, or failed to redirect (`rx_xdp_drop`).
+    pub(crate) drop: u64,
+    /// Of those, `XDP_ABORTED`, unknown actions and failed redirects (traced).
+    pub(crate) aborted: u64,
+    /// Frames redirected (`rx_xdp_redirect`).
+    pub(crate) redirect: u64,
+    /// Frames the program passed to the stack.
+    pub(crate) pass: u64,
+    /// `XDP_TX` verdicts (MANA's `rx_xdp_tx`; mlx5 counts what the XDP SQ took in its own
+    /// counters).
+    pub(crate) tx: u64,
+    /// `XDP_TX` frames dropped: the XDP SQ was full (`rx_xdp_tx_full`).
+    pub(crate) tx_full: u64,
+    /// `XDP_TX` frames dropped for another reason (`rx_xdp_tx_err`).
+    pub(crate) tx_err: u64,
+    /// Frames taken by `ndo_xdp_xmit` on this channel's queue (`tx_xdp_xmit` on MANA).
+    pub(crate) xmit: u64,
+    /// Redirected frames refused: the XDP SQ was full (`tx_xdp_full`).
+    pub(crate) xmit_full: u64,
+    /// Redirected frames refused for another reason (`tx_xdp_err`).
+    pub(crate) xmit_err: u64,
+}
+
+impl XdpStats {
+    /// Adds `b` into `self`.
+    pub(crate) fn accumulate(&mut self, b: &Self) {
+        wadd(&mut self.drop, b.drop);
+        wadd(&mut self.aborted, b.aborted);
+        wadd(&mut self.redirect, b.redirect);
+        wadd(&mut self.pass, b.pass);
+        wadd(&mut self.tx, b.tx);
+        wadd(&mut self.tx_full, b.tx_full);
+        wadd(&mut self.tx_err, b.tx_err);
+        wadd(&mut self.xmit, b.xmit);
+        wadd(&mut self.xmit_full, b.xmit_full);
+        wadd(&mut self.xmit_err, b.xmit_err);
+    }
+}
