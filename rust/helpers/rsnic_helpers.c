@@ -25,6 +25,7 @@
 #include <linux/filter.h>
 #include <linux/bpf.h>
 #include <linux/bpf_trace.h>
+#include <net/xdp_sock_drv.h>
 #include "rsnic_helpers.h"
 
 void *rsnic_helper_netdev_priv(const struct net_device *dev)
@@ -643,4 +644,155 @@ unsigned int rsnic_helper_smp_processor_id(void)
 void rsnic_helper_set_xdp_features(struct net_device *dev, u32 features)
 {
 	xdp_set_features_flag(dev, features);
+}
+
+/*
+ * AF_XDP zero-copy: the XSK buffer pool of a queue (include/net/xdp_sock_drv.h).
+ */
+int rsnic_helper_xsk_pool_dma_map(struct xsk_buff_pool *pool, struct device *dev)
+{
+	return xsk_pool_dma_map(pool, dev, 0);
+}
+
+void rsnic_helper_xsk_pool_dma_unmap(struct xsk_buff_pool *pool)
+{
+	xsk_pool_dma_unmap(pool, 0);
+}
+
+u32 rsnic_helper_xsk_pool_rx_frame_size(struct xsk_buff_pool *pool)
+{
+	return xsk_pool_get_rx_frame_size(pool);
+}
+
+u32 rsnic_helper_xsk_pool_headroom(struct xsk_buff_pool *pool)
+{
+	return xsk_pool_get_headroom(pool);
+}
+
+/* Registers @rxq for the XSK RQ of queue @queue: memory model XSK buffer pool. */
+int rsnic_helper_xsk_rxq_reg(struct xdp_rxq_info *rxq, struct net_device *dev, u32 queue,
+			     struct xsk_buff_pool *pool)
+{
+	int err = xdp_rxq_info_reg(rxq, dev, queue, 0);
+
+	if (err)
+		return err;
+	err = xdp_rxq_info_reg_mem_model(rxq, MEM_TYPE_XSK_BUFF_POOL, NULL);
+	if (err) {
+		xdp_rxq_info_unreg(rxq);
+		return err;
+	}
+	xsk_pool_set_rxq_info(pool, rxq);
+	return 0;
+}
+
+struct xdp_buff *rsnic_helper_xsk_buff_alloc(struct xsk_buff_pool *pool, u64 *dma)
+{
+	struct xdp_buff *xdp = xsk_buff_alloc(pool);
+
+	if (xdp)
+		*dma = xsk_buff_xdp_get_dma(xdp);
+	return xdp;
+}
+
+void rsnic_helper_xsk_buff_free(struct xdp_buff *xdp)
+{
+	xsk_buff_free(xdp);
+}
+
+/*
+ * Runs @prog (if any: without one the frame passes) on the XSK buffer @xdp into which
+ * the device wrote @len bytes. As
+ * rsnic_helper_xdp_run: XDP_REDIRECT is carried out here (on success the buffer is in the
+ * socket's RX ring, or wherever it went); ABORTED and unknown actions are traced.
+ */
+u32 rsnic_helper_xsk_run(struct bpf_prog *prog, struct xdp_buff *xdp, u32 len)
+{
+	u32 act;
+
+	xsk_buff_set_size(xdp, len);
+	xsk_buff_dma_sync_for_cpu(xdp);
+	if (!prog)
+		return XDP_PASS;
+	act = bpf_prog_run_xdp(prog, xdp);
+	switch (act) {
+	case XDP_PASS:
+	case XDP_TX:
+	case XDP_DROP:
+		return act;
+	case XDP_REDIRECT:
+		if (unlikely(xdp_do_redirect(xdp->rxq->dev, xdp, prog))) {
+			trace_xdp_exception(xdp->rxq->dev, prog, act);
+			return RSNIC_XDP_REDIRECT_FAILED;
+		}
+		return XDP_REDIRECT;
+	default:
+		bpf_warn_invalid_xdp_action(xdp->rxq->dev, prog, act);
+		fallthrough;
+	case XDP_ABORTED:
+		trace_xdp_exception(xdp->rxq->dev, prog, act);
+		return XDP_ABORTED;
+	}
+}
+
+/* A copy of the XSK buffer's frame in a new skb (the buffer itself is not freed). */
+struct sk_buff *rsnic_helper_xsk_copy_skb(struct napi_struct *napi, struct xdp_buff *xdp)
+{
+	u32 len = xdp->data_end - xdp->data;
+	struct sk_buff *skb = napi_alloc_skb(napi, len);
+
+	if (unlikely(!skb))
+		return NULL;
+	skb_put_data(skb, xdp->data, len);
+	return skb;
+}
+
+/* A copy of the XSK buffer's frame as an xdp_frame (for XDP_TX); the buffer is freed. */
+struct xdp_frame *rsnic_helper_xsk_to_frame(struct xdp_buff *xdp)
+{
+	struct xdp_frame *f = xdp_convert_zc_to_xdp_frame(xdp);
+
+	xsk_buff_free(xdp);
+	return f;
+}
+
+/*
+ * The next TX descriptor of the socket, with the bus address and CPU address of its data
+ * (synced for the device). false when the TX ring is empty.
+ */
+bool rsnic_helper_xsk_tx_peek(struct xsk_buff_pool *pool, u64 *dma, void **data, u32 *len)
+{
+	struct xdp_desc desc;
+
+	if (!xsk_tx_peek_desc(pool, &desc))
+		return false;
+	*dma = xsk_buff_raw_get_dma(pool, desc.addr);
+	*data = xsk_buff_raw_get_data(pool, desc.addr);
+	*len = desc.len;
+	xsk_buff_raw_dma_sync_for_device(pool, *dma, desc.len);
+	return true;
+}
+
+void rsnic_helper_xsk_tx_release(struct xsk_buff_pool *pool)
+{
+	xsk_tx_release(pool);
+}
+
+void rsnic_helper_xsk_tx_completed(struct xsk_buff_pool *pool, u32 n)
+{
+	xsk_tx_completed(pool, n);
+}
+
+void rsnic_helper_xsk_need_wakeup(struct xsk_buff_pool *pool, bool rx, bool set)
+{
+	if (!xsk_uses_need_wakeup(pool))
+		return;
+	if (rx && set)
+		xsk_set_rx_need_wakeup(pool);
+	else if (rx)
+		xsk_clear_rx_need_wakeup(pool);
+	else if (set)
+		xsk_set_tx_need_wakeup(pool);
+	else
+		xsk_clear_tx_need_wakeup(pool);
 }

@@ -131,6 +131,23 @@ void rsnic_helper_netif_tx_lock(struct netdev_queue *txq);
 void rsnic_helper_netif_tx_unlock(struct netdev_queue *txq);
 unsigned int rsnic_helper_smp_processor_id(void);
 void rsnic_helper_set_xdp_features(struct net_device *dev, u32 features);
+struct xsk_buff_pool;
+struct xdp_buff;
+int rsnic_helper_xsk_pool_dma_map(struct xsk_buff_pool *pool, struct device *dev);
+void rsnic_helper_xsk_pool_dma_unmap(struct xsk_buff_pool *pool);
+u32 rsnic_helper_xsk_pool_rx_frame_size(struct xsk_buff_pool *pool);
+u32 rsnic_helper_xsk_pool_headroom(struct xsk_buff_pool *pool);
+int rsnic_helper_xsk_rxq_reg(struct xdp_rxq_info *rxq, struct net_device *dev, u32 queue,
+			     struct xsk_buff_pool *pool);
+struct xdp_buff *rsnic_helper_xsk_buff_alloc(struct xsk_buff_pool *pool, u64 *dma);
+void rsnic_helper_xsk_buff_free(struct xdp_buff *xdp);
+u32 rsnic_helper_xsk_run(struct bpf_prog *prog, struct xdp_buff *xdp, u32 len);
+struct sk_buff *rsnic_helper_xsk_copy_skb(struct napi_struct *napi, struct xdp_buff *xdp);
+struct xdp_frame *rsnic_helper_xsk_to_frame(struct xdp_buff *xdp);
+bool rsnic_helper_xsk_tx_peek(struct xsk_buff_pool *pool, u64 *dma, void **data, u32 *len);
+void rsnic_helper_xsk_tx_release(struct xsk_buff_pool *pool);
+void rsnic_helper_xsk_tx_completed(struct xsk_buff_pool *pool, u32 n);
+void rsnic_helper_xsk_need_wakeup(struct xsk_buff_pool *pool, bool rx, bool set);
 
 unsigned int rsnic_helper_param_num_devs(void);
 unsigned int rsnic_helper_num_online_cpus(void);

@@ -14,6 +14,7 @@ use super::super::bindings;
 use super::ethtool::{self, ExtAck};
 use super::skb::SkBuff;
 use super::xdp::{BpfProg, XdpFrames};
+use super::xsk::XskPool;
 use core::{ffi::c_void, marker::PhantomData, ptr::NonNull};
 use kernel::{
     error::{from_result, to_result},
@@ -233,6 +234,24 @@ pub trait Operations: Sized + 'static {
         Err(super::eopnotsupp())
     }
 
+    /// `ndo_bpf` with `XDP_SETUP_XSK_POOL` (under RTNL): an AF_XDP zero-copy socket
+    /// registers `pool` for queue `queue` (`Some`), or unregisters it (`None`). On return
+    /// from an unregistration the driver must not use the pool any more (see
+    /// [`super::xsk`]).
+    fn xsk_setup(
+        _dev: &Device,
+        _data: Borrowed<'_, Self>,
+        _pool: Option<XskPool>,
+        _queue: u32,
+    ) -> Result {
+        Err(super::eopnotsupp())
+    }
+
+    /// `ndo_xsk_wakeup`: the socket of queue `queue` has new work (any CPU).
+    fn xsk_wakeup(_dev: &Device, _data: Borrowed<'_, Self>, _queue: u32) -> Result {
+        Err(super::eopnotsupp())
+    }
+
     /// `ndo_set_features` (under RTNL): apply the features the user asked for. On success
     /// the core records them.
     fn set_features(_dev: &Device, _data: Borrowed<'_, Self>, _features: Features) -> Result {
@@ -364,6 +383,11 @@ impl<T: Operations + ethtool::Operations> Adapter<T> {
         };
         ops.ndo_bpf = if T::HAS_XDP_SETUP {
             Some(Self::ndo_bpf)
+        } else {
+            None
+        };
+        ops.ndo_xsk_wakeup = if T::HAS_XSK_WAKEUP {
+            Some(Self::ndo_xsk_wakeup)
         } else {
             None
         };
@@ -561,8 +585,37 @@ impl<T: Operations + ethtool::Operations> Adapter<T> {
                     }
                     Ok(0)
                 }
+                bindings::bpf_netdev_command_XDP_SETUP_XSK_POOL => {
+                    // SAFETY: for XDP_SETUP_XSK_POOL the union holds `xsk`.
+                    let (raw, queue) = unsafe {
+                        (
+                            bpf.__bindgen_anon_1.xsk.pool,
+                            bpf.__bindgen_anon_1.xsk.queue_id,
+                        )
+                    };
+                    // SAFETY: the core registers (non-NULL) or unregisters the queue's pool.
+                    let pool = NonNull::new(raw).map(|p| unsafe { XskPool::from_raw(p) });
+                    T::xsk_setup(dev, data, pool, u32::from(queue))?;
+                    Ok(0)
+                }
                 _ => Err(EINVAL),
             }
+        })
+    }
+
+    /// # Safety
+    ///
+    /// Called by the kernel for a device registered for `T` (see [`split`]).
+    unsafe extern "C" fn ndo_xsk_wakeup(
+        dev: *mut bindings::net_device,
+        queue: u32,
+        _flags: u32,
+    ) -> core::ffi::c_int {
+        from_result(|| {
+            // SAFETY: called by the kernel for a device registered for `T`.
+            let (dev, data) = unsafe { Self::split(dev) };
+            T::xsk_wakeup(dev, data, queue)?;
+            Ok(0)
         })
     }
 

@@ -10,6 +10,7 @@
 //! * [`queue`] — TX queue control and byte queue limits (BQL).
 //! * [`skb`] — `struct sk_buff`, owned and freed only explicitly.
 //! * [`xdp`] — XDP programs, their RX queue info, redirected frames.
+//! * [`xsk`] — AF_XDP zero-copy: XSK buffer pools, their buffers and TX descriptors.
 
 use kernel::error::Error;
 
@@ -20,6 +21,7 @@ pub mod page_pool;
 pub mod queue;
 pub mod skb;
 pub mod xdp;
+pub mod xsk;
 
 /// `-EOPNOTSUPP`, which the 6.12 `kernel::error::code` list lacks.
 pub fn eopnotsupp() -> Error {

@@ -103,6 +103,10 @@ impl<T: Poll> Napi<T> {
         self.inner.get()
     }
 
+    pub(crate) fn as_raw(&self) -> *mut bindings::napi_struct {
+        self.as_ptr()
+    }
+
     /// Adds the context to `dev` (`netif_napi_add()`), disabled. The device must outlive the
     /// enclosing `T`: drop `T` (whose drop deletes the context) before unregistering it.
     ///

@@ -77,6 +77,10 @@ impl BpfProg {
         unsafe { Self::inc(self.0) }
     }
 
+    pub(crate) fn as_raw(&self) -> *mut bindings::bpf_prog {
+        self.0.as_ptr()
+    }
+
     /// Whether `self` and `other` are the same program.
     pub fn same(&self, other: &BpfProg) -> bool {
         self.0 == other.0
@@ -238,6 +242,15 @@ pub struct XdpFrame(NonNull<bindings::xdp_frame>);
 unsafe impl Send for XdpFrame {}
 
 impl XdpFrame {
+    /// Takes ownership of a frame.
+    ///
+    /// # Safety
+    ///
+    /// `f` is a valid frame nobody else owns.
+    pub(crate) unsafe fn from_raw(f: NonNull<bindings::xdp_frame>) -> Self {
+        Self(f)
+    }
+
     /// The frame's bytes, from the Ethernet header on.
     pub fn data(&self) -> &[u8] {
         // SAFETY: the frame is valid (type invariant): `data` points to `len` bytes in its

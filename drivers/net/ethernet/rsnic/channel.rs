@@ -35,12 +35,13 @@ use crate::ext::{
         page_pool::{PagePool, RxPage},
         queue::TxQueue,
         skb::{DropReason, SkBuff},
-        xdp::{self as kxdp, BpfProg, Verdict, XdpFrames, XdpRxq, XDP_PACKET_HEADROOM},
+        xdp::{self as kxdp, BpfProg, Verdict, XdpFrame, XdpFrames, XdpRxq, XDP_PACKET_HEADROOM},
+        xsk::{XskPool, XskRxq, XskVerdict},
     },
     sync::with_bh,
 };
-use crate::family::{Family, OpenCtx, RxMeta};
-use crate::xdp::{XdpEnv, XdpSqKind, XdpStats, XdpTx};
+use crate::family::{Family, OpenCtx, RxMeta, TxReaped};
+use crate::xdp::{XdpEnv, XdpSqKind, XdpStats, XdpTx, XskRxEnv, XskStats};
 use core::pin::Pin;
 use core::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 use kernel::{
@@ -74,6 +75,9 @@ pub(crate) struct ChannelParams {
     /// An XDP program is attached: RX buffers have [`XDP_PACKET_HEADROOM`], one page each,
     /// mapped for the device to read too (XDP_TX), and mlx5 channels get an XDP_TX SQ.
     pub(crate) xdp: bool,
+    /// Channels whose queue has an AF_XDP zero-copy pool (bit per channel): they get an
+    /// XSK RQ (which takes the channel's place in the RSS table), an XSK SQ and an ICO SQ.
+    pub(crate) xsk: u8,
 }
 
 impl ChannelParams {
@@ -295,6 +299,8 @@ pub(crate) struct XdpSqSide<F: Family> {
     posted: bool,
     /// Refusals (full ring, other errors) of this SQ.
     stats: XdpStats,
+    /// Wake-up NOPs posted (the ICO SQ).
+    wakeups: u64,
 }
 
 impl<F: Family> XdpSqSide<F> {
@@ -304,6 +310,7 @@ impl<F: Family> XdpSqSide<F> {
             full: false,
             posted: false,
             stats: XdpStats::default(),
+            wakeups: 0,
         }
     }
 }
@@ -455,6 +462,7 @@ impl<F: Family> PortShared<F> {
             full,
             posted,
             stats,
+            ..
         } = side;
         let mut env = XdpEnv {
             mmio: EngineMmio(&self.engine),
@@ -491,6 +499,48 @@ impl<F: Family> PortShared<F> {
         }
     }
 
+    /// Sends one frame on the `ndo_xdp_xmit` SQ of channel `q` and rings (XDP_TX of a frame
+    /// copied out of an XSK buffer); through the regular SQ as an skb for families without
+    /// XDP SQs. Called from that channel's NAPI poll.
+    pub(crate) fn xdp_tx_frame(&self, dev: &Device, q: u32, f: XdpFrame) {
+        if !F::XDP_SQS {
+            match f.into_tx_skb(dev, q as u16) {
+                Ok(skb) => {
+                    self.xmit_xdp_skb(dev, q, skb, |_| ());
+                }
+                Err(f) => f.return_napi(),
+            }
+            return;
+        }
+        let slot = self.xdp_txs.get(q as usize);
+        let mut g = slot.map(|s| s.lock());
+        let Some(side) = g.as_mut().and_then(|g| g.as_mut()) else {
+            f.return_napi();
+            return;
+        };
+        let XdpSqSide {
+            sq, full, stats, ..
+        } = side;
+        let mut env = XdpEnv {
+            mmio: EngineMmio(&self.engine),
+            dma: &self.dma,
+            pool: None,
+            kind: XdpSqKind::Redirect,
+            full,
+        };
+        match F::xdp_sq_xmit(sq, XdpTx::Frame(f), &mut env) {
+            Ok(()) => F::xdp_sq_flush(sq, &mut env),
+            Err(rej) => {
+                if rej.reason == TxRejectReason::Busy {
+                    stats.xmit_full += 1;
+                } else {
+                    stats.xmit_err += 1;
+                }
+                rej.pkt.release(None);
+            }
+        }
+    }
+
     /// `ndo_xdp_xmit` without XDP SQs (mana_xdp_xmit): each frame becomes an skb sent on
     /// TX queue `q`.
     fn xdp_xmit_skbs(&self, dev: &Device, q: u32, frames: &mut XdpFrames<'_>) {
@@ -520,8 +570,24 @@ struct RxSide<F: Family> {
     xdpsq: Option<XdpSqSide<F>>,
     /// XDP action counters.
     xdp: XdpStats,
+    /// AF_XDP zero-copy queues, while a pool is registered for the channel's queue.
+    xsk: Option<XskSide<F>>,
     /// Received packets the stack could not take (no skb).
     dropped: u64,
+}
+
+/// A channel's AF_XDP zero-copy queues (polled in its NAPI, under the RX lock).
+struct XskSide<F: Family> {
+    pool: XskPool,
+    rxq: XskRxq,
+    rq: F::XskRx,
+    rqn: u32,
+    /// The XSK SQ: descriptors from the socket's TX ring.
+    sq: XdpSqSide<F>,
+    /// TX descriptors taken from the ring but not sent; reported complete once the SQ is
+    /// idle, so the completion ring keeps the order in which descriptors were taken.
+    tx_lost: u32,
+    stats: XskStats,
 }
 
 /// One channel: NAPI, the receive side, the interrupt state, and the way to the transmit
@@ -534,6 +600,10 @@ pub(crate) struct Channel<F: Family> {
     rx: SpinLock<Option<RxSide<F>>>,
     #[pin]
     irq: SpinLock<F::Irq>,
+    /// The internal control SQ for `ndo_xsk_wakeup` NOPs (with AF_XDP zero-copy; userspace
+    /// may kick from any CPU, hence its own lock).
+    #[pin]
+    ico: SpinLock<Option<XdpSqSide<F>>>,
     shared: Arc<PortShared<F>>,
     dev: ARef<Device>,
     index: u32,
@@ -557,6 +627,12 @@ pub(crate) struct ChannelStats<F: Family> {
     pub(crate) xdp_rd: F::TxStats,
     /// XDP action and refusal counters.
     pub(crate) xdp: XdpStats,
+    /// The XSK RQ's counters.
+    pub(crate) xsk_rx: F::RxStats,
+    /// The XSK SQ's counters.
+    pub(crate) xsk_sq: F::TxStats,
+    /// AF_XDP zero-copy counters.
+    pub(crate) xsk: XskStats,
     /// Packets still queued when the channel closed (dropped).
     pub(crate) tx_dropped: u64,
     /// Received packets the stack could not take (no skb).
@@ -581,6 +657,9 @@ impl<F: Family> Default for ChannelStats<F> {
             xdpsq: Default::default(),
             xdp_rd: Default::default(),
             xdp: Default::default(),
+            xsk_rx: Default::default(),
+            xsk_sq: Default::default(),
+            xsk: Default::default(),
             tx_dropped: 0,
             rx_dropped: 0,
             arms: 0,
@@ -593,6 +672,7 @@ impl<F: Family> ChannelStats<F> {
     pub(crate) fn accumulate(&mut self, b: &Self) {
         F::accumulate(self, b);
         self.xdp.accumulate(&b.xdp);
+        self.xsk.accumulate(&b.xsk);
         self.tx_dropped = self.tx_dropped.wrapping_add(b.tx_dropped);
         self.rx_dropped = self.rx_dropped.wrapping_add(b.rx_dropped);
         self.arms = self.arms.wrapping_add(b.arms);
@@ -715,6 +795,7 @@ impl<F: Family> Channel<F> {
         index: u32,
         p: &ChannelParams,
         prog: Option<&BpfProg>,
+        xsk_pool: Option<XskPool>,
     ) -> Result<Arc<Self>> {
         let vector = shared.port * MAX_CHANNELS + index as usize;
         let pool = PagePool::new(
@@ -742,7 +823,41 @@ impl<F: Family> Channel<F> {
             None => None,
         };
         let xdp_rd = F::xdp_sq_open(&ctx, &mut guard.queues, p, XdpSqKind::Redirect)?;
+        let (xsk, ico) = match xsk_pool {
+            Some(pool) if F::XSK_ZC => {
+                let sq = F::xdp_sq_open(&ctx, &mut guard.queues, p, XdpSqKind::Xsk)?;
+                let ico = F::xdp_sq_open(&ctx, &mut guard.queues, p, XdpSqKind::Ico)?;
+                let rxq = XskRxq::new(dev, index, &pool)?;
+                // Frames up to the MTU fit (checked when the pool was registered).
+                let buf_size = pool.rx_frame_size().min(p.rx_buf_len());
+                let mut env = XskRxEnv {
+                    pool,
+                    mmio: EngineMmio(&shared.engine),
+                    alloc_failed: false,
+                };
+                // The last fallible step: it posts the buffers the fill ring has now.
+                let rq = F::xsk_rq_open(&ctx, &mut guard.queues, p, buf_size, &mut env)?;
+                match (sq, ico, rq) {
+                    (Some(sq), Some(ico), Some((rq, rqn))) => (
+                        Some(XskSide {
+                            pool,
+                            rxq,
+                            rq,
+                            rqn,
+                            sq: XdpSqSide::new(sq),
+                            tx_lost: 0,
+                            stats: XskStats::default(),
+                        }),
+                        Some(XdpSqSide::new(ico)),
+                    ),
+                    _ => return Err(EINVAL),
+                }
+            }
+            _ => (None, None),
+        };
         let queues = guard.queues;
+        // With AF_XDP zero-copy, the XSK RQ takes the channel's place in the RSS table.
+        let rqn = xsk.as_ref().map_or(opened.rqn, |x| x.rqn);
         let rx_side = RxSide {
             rx: opened.rx,
             pool,
@@ -750,6 +865,7 @@ impl<F: Family> Channel<F> {
             prog: prog.map(BpfProg::clone_ref),
             xdpsq: xdpsq.map(XdpSqSide::new),
             xdp: XdpStats::default(),
+            xsk,
             dropped: 0,
         };
         let ch = Arc::pin_init(
@@ -757,11 +873,12 @@ impl<F: Family> Channel<F> {
                 napi <- Napi::new(),
                 rx <- new_spinlock!(Some(rx_side), "rsnic::Channel::rx"),
                 irq <- new_spinlock!(opened.irq, "rsnic::Channel::irq"),
+                ico <- new_spinlock!(ico, "rsnic::Channel::ico"),
                 shared: shared.clone(),
                 dev: ARef::from(dev),
                 index,
                 vector,
-                rqn: opened.rqn,
+                rqn,
                 queues,
             }),
             GFP_KERNEL,
@@ -830,8 +947,42 @@ impl<F: Family> Channel<F> {
                 if let Some(x) = rx.xdpsq.as_mut() {
                     F::xdp_sq_arm(&mut x.sq, &mmio);
                 }
+                if let Some(x) = rx.xsk.as_mut() {
+                    F::xsk_rx_arm(&mut x.rq, &mmio);
+                    F::xdp_sq_arm(&mut x.sq.sq, &mmio);
+                }
+            }
+            if let Some(ico) = self.ico.lock().as_mut() {
+                F::xdp_sq_arm(&mut ico.sq, &mmio);
             }
         });
+    }
+
+    /// `ndo_xsk_wakeup`: a NOP on the ICO SQ, whose completion raises the channel's
+    /// interrupt, so NAPI runs where the channel's interrupt is handled (mlx5e's
+    /// `mlx5e_trigger_irq`). Any CPU.
+    pub(crate) fn xsk_wakeup(&self) -> Result {
+        with_bh(|| {
+            let mut g = self.ico.lock();
+            let Some(ico) = g.as_mut() else {
+                return Err(ENXIO);
+            };
+            let XdpSqSide {
+                sq, full, wakeups, ..
+            } = ico;
+            let mut env = XdpEnv {
+                mmio: EngineMmio(&self.shared.engine),
+                dma: &self.shared.dma,
+                pool: None,
+                kind: XdpSqKind::Ico,
+                full,
+            };
+            // A full ICO ring means wake-ups are already pending: NAPI will run.
+            if F::xdp_sq_nop(sq, &mut env) {
+                *wakeups += 1;
+            }
+            Ok(())
+        })
     }
 
     /// The channel's interrupt (bottom halves are disabled): read the interrupt state, then
@@ -874,6 +1025,19 @@ impl<F: Family> Channel<F> {
                     s.xdpsq = t;
                     s.arms = s.arms.wrapping_add(arms);
                 }
+                if let Some(x) = rx.xsk.as_ref() {
+                    let (r, arms) = F::xsk_rx_stats(&x.rq);
+                    let (t, arms2) = F::xdp_sq_stats(&x.sq.sq);
+                    s.xsk_rx = r;
+                    s.xsk_sq = t;
+                    s.xsk.accumulate(&x.stats);
+                    s.arms = s.arms.wrapping_add(arms).wrapping_add(arms2);
+                }
+            }
+            if let Some(ico) = self.ico.lock().as_ref() {
+                let (_, arms) = F::xdp_sq_stats(&ico.sq);
+                s.xsk.wakeups = s.xsk.wakeups.wrapping_add(ico.wakeups);
+                s.arms = s.arms.wrapping_add(arms);
             }
         });
         s
@@ -925,9 +1089,140 @@ impl<F: Family> Channel<F> {
                     };
                     idle &= F::xdp_sq_reap(&mut x.sq, &mut env, |f| f.release(Some(pool))).idle;
                 }
+                if let Some(x) = rx.xsk.as_mut() {
+                    idle &= self.xsk_tx_reap(x, EngineMmio(&shared.engine)).idle;
+                }
+            }
+            if let Some(ico) = self.ico.lock().as_mut() {
+                let mut env = XdpEnv {
+                    mmio: EngineMmio(&shared.engine),
+                    dma: &shared.dma,
+                    pool: None,
+                    kind: XdpSqKind::Ico,
+                    full: &mut ico.full,
+                };
+                idle &= F::xdp_sq_reap(&mut ico.sq, &mut env, |f| f.release(None)).idle;
             }
             idle
         })
+    }
+
+    /// Reaps the XSK SQ's completions and reports them to the socket's completion ring, in
+    /// the order the descriptors were taken.
+    fn xsk_tx_reap(&self, x: &mut XskSide<F>, mmio: EngineMmio<'_, F>) -> TxReaped {
+        let mut done = 0u32;
+        let mut env = XdpEnv {
+            mmio,
+            dma: &self.shared.dma,
+            pool: None,
+            kind: XdpSqKind::Xsk,
+            full: &mut x.sq.full,
+        };
+        let r = F::xdp_sq_reap(&mut x.sq.sq, &mut env, |f| {
+            done += 1;
+            f.release(None)
+        });
+        if r.idle && x.tx_lost > 0 {
+            // Nothing in flight: the descriptors that were never sent come last.
+            done += x.tx_lost;
+            x.tx_lost = 0;
+        }
+        x.pool.tx_completed(done);
+        r
+    }
+
+    /// One NAPI round of the AF_XDP zero-copy queues: TX completions, new descriptors from
+    /// the socket's TX ring (up to `budget`, one doorbell), need_wakeup flags, then up to
+    /// `budget` received frames through the program. Returns (RX work, TX busy).
+    fn xsk_poll(
+        &self,
+        napi: &Napi<Self>,
+        x: &mut XskSide<F>,
+        prog: Option<&BpfProg>,
+        budget: u32,
+        mmio: EngineMmio<'_, F>,
+        redirected: &mut bool,
+    ) -> (u32, bool) {
+        let reaped = self.xsk_tx_reap(x, mmio);
+        let XskSide {
+            pool,
+            rxq,
+            rq,
+            sq,
+            tx_lost,
+            stats,
+            ..
+        } = x;
+        let pool = *pool;
+        let mut env = XdpEnv {
+            mmio,
+            dma: &self.shared.dma,
+            pool: None,
+            kind: XdpSqKind::Xsk,
+            full: &mut sq.full,
+        };
+        let (mut sent, mut peeked) = (0u32, false);
+        while sent < budget && !*env.full {
+            let Some(d) = pool.tx_peek() else {
+                break;
+            };
+            peeked = true;
+            match F::xdp_sq_xmit(&mut sq.sq, XdpTx::Xsk(d), &mut env) {
+                Ok(()) => {
+                    sent += 1;
+                    sq.posted = true;
+                }
+                Err(rej) => {
+                    stats.tx_err += 1;
+                    *tx_lost += 1;
+                    rej.pkt.release(None);
+                }
+            }
+        }
+        if peeked {
+            pool.tx_release();
+        }
+        if sq.posted {
+            F::xdp_sq_flush(&mut sq.sq, &mut env);
+            sq.posted = false;
+        }
+        let tx_busy = reaped.busy || sent >= budget || *env.full;
+        // The socket must kick us when we stopped for lack of descriptors (mlx5e: set
+        // need_wakeup unless busy).
+        pool.need_wakeup(false, !tx_busy);
+
+        let dev: &Device = &self.dev;
+        let queue = self.index as u16;
+        let mut renv = XskRxEnv {
+            pool,
+            mmio,
+            alloc_failed: false,
+        };
+        let work = F::xsk_rx_poll(rq, &mut renv, budget, |buf, m: &RxMeta| {
+            match rxq.run(prog, napi, buf, m.len) {
+                XskVerdict::Redirected => {
+                    stats.xdp_redirect += 1;
+                    *redirected = true;
+                }
+                XskVerdict::Drop | XskVerdict::Aborted => stats.xdp_drop += 1,
+                XskVerdict::Pass(Some(mut skb)) => {
+                    stats.pass += 1;
+                    skb.rx_finish(dev, m.csum_ok, m.hash, m.hash_type, queue);
+                    napi.gro_receive(skb);
+                }
+                XskVerdict::Tx(Some(f)) => {
+                    stats.xdp_tx += 1;
+                    self.shared.xdp_tx_frame(dev, self.index, f);
+                }
+                XskVerdict::Pass(None) | XskVerdict::Tx(None) => stats.copy_err += 1,
+            }
+        });
+        if renv.alloc_failed {
+            stats.alloc_err += 1;
+        }
+        // The socket must refill and kick us when its fill ring ran dry.
+        pool.need_wakeup(true, renv.alloc_failed);
+        (work, tx_busy)
     }
 
     /// Tears the channel down: lets the device finish what was posted (up to ~100 ms),
@@ -998,7 +1293,11 @@ impl<F: Family> Channel<F> {
         let rx = with_bh(|| self.rx.lock().take());
         if let Some(mut rx) = rx {
             let RxSide {
-                rx, pool, xdpsq, ..
+                rx,
+                pool,
+                xdpsq,
+                xsk,
+                ..
             } = &mut rx;
             let pool: &PagePool = pool;
             if let Some(x) = xdpsq.as_mut() {
@@ -1011,6 +1310,25 @@ impl<F: Family> Channel<F> {
                 };
                 let n = with_bh(|| F::xdp_sq_drain(&mut x.sq, &mut env, |f| f.release(Some(pool))));
                 final_stats.xdp.tx_err += u64::from(n);
+            }
+            if let Some(mut x) = xsk.take() {
+                // The socket gets every descriptor back (as completed, in order) and every
+                // posted buffer returns to its pool before the pool is let go.
+                let mut env = XdpEnv {
+                    mmio: EngineMmio(&self.shared.engine),
+                    dma: &self.shared.dma,
+                    pool: None,
+                    kind: XdpSqKind::Xsk,
+                    full: &mut x.sq.full,
+                };
+                let n = with_bh(|| F::xdp_sq_drain(&mut x.sq.sq, &mut env, |f| f.release(None)));
+                x.pool.tx_completed(n + x.tx_lost);
+                let mut renv = XskRxEnv {
+                    pool: x.pool,
+                    mmio: EngineMmio(&self.shared.engine),
+                    alloc_failed: false,
+                };
+                with_bh(|| F::xsk_rx_drain(&mut x.rq, &mut renv));
             }
             F::rx_drain(
                 rx,
@@ -1098,6 +1416,7 @@ impl<F: Family> Poll for Channel<F> {
                 prog,
                 xdpsq,
                 xdp,
+                xsk,
                 dropped,
             } = side;
             let pool: &PagePool = pool;
@@ -1158,6 +1477,26 @@ impl<F: Family> Poll for Channel<F> {
                     }
                 }
             }
+            if let Some(x) = xsk.as_mut() {
+                let mut redirected = false;
+                let left = (budget as u32).saturating_sub(work);
+                let (w, busy) = self.xsk_poll(napi, x, prog.as_ref(), left, mmio, &mut redirected);
+                if redirected {
+                    kxdp::flush();
+                }
+                work += w;
+                tx_busy |= busy;
+            }
+        }
+        if let Some(ico) = self.ico.lock().as_mut() {
+            let mut env = XdpEnv {
+                mmio,
+                dma: &self.shared.dma,
+                pool: None,
+                kind: XdpSqKind::Ico,
+                full: &mut ico.full,
+            };
+            F::xdp_sq_reap(&mut ico.sq, &mut env, |f| f.release(None));
         }
         if tx_busy || work >= budget as u32 {
             // NAPI polls again: give the CQs the doorbells the hardware needs meanwhile.

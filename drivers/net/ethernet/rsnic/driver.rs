@@ -55,11 +55,12 @@ impl<F: Family> SimNic<F> {
                 // Internal loopback (ethtool -K <dev> loopback on), as ConnectX has.
                 loopback: true,
             },
-            // Native XDP (drop, pass, tx, redirect) on every RX queue, and frames redirected
-            // from other devices (ndo_xdp_xmit).
+            // Native XDP (drop, pass, tx, redirect) on every RX queue, frames redirected
+            // from other devices (ndo_xdp_xmit), and AF_XDP zero-copy where the family has
+            // it.
             xdp_features: {
-                use crate::ext::net::xdp::features::{BASIC, NDO_XMIT, REDIRECT};
-                BASIC | REDIRECT | NDO_XMIT
+                use crate::ext::net::xdp::features::{BASIC, NDO_XMIT, REDIRECT, XSK_ZEROCOPY};
+                BASIC | REDIRECT | NDO_XMIT | if F::XSK_ZC { XSK_ZEROCOPY } else { 0 }
             },
         };
         for pair in 0..num_ports / 2 {

@@ -16,7 +16,8 @@ use crate::channel::{ChannelParams, ChannelStats, RxEnv, TxEnv, TxSkb};
 use crate::dp::mlx5::tx::{TxReject, TxRejectReason};
 use crate::engine::{EngineMmio, IrqSink};
 use crate::ext::net::page_pool::{PagePool, RxPage};
-use crate::xdp::{XdpEnv, XdpSqKind, XdpTx};
+use crate::ext::net::xsk::XskBuf;
+use crate::xdp::{XdpEnv, XdpSqKind, XdpTx, XskRxEnv};
 use kernel::{prelude::*, str::CStr, sync::Arc};
 
 /// Ring size limits of a family, as log2 of the number of entries (WQEs for MANA, WQEBBs
@@ -130,6 +131,9 @@ pub(crate) trait Family: Sized + Send + Sync + 'static {
     /// Whether channels have XDP SQs ([`Family::xdp_sq_open`]); without them, XDP_TX and
     /// redirected frames go out through the regular SQ as skbs.
     const XDP_SQS: bool;
+    /// Whether channels support AF_XDP zero-copy ([`Family::xsk_rq_open`] and XDP SQs of
+    /// kinds `Xsk` and `Ico`).
+    const XSK_ZC: bool = false;
 
     /// The simulated device.
     type Model: Send;
@@ -149,6 +153,8 @@ pub(crate) trait Family: Sized + Send + Sync + 'static {
     type RxStats: Copy + Default + Send;
     /// An XDP SQ with its CQ (see [`crate::xdp`]); families without XDP SQs use `()`.
     type XdpSq: Send;
+    /// An XSK RQ (AF_XDP zero-copy) with its CQ; families without zero-copy use `()`.
+    type XskRx: Send;
 
     /// Device-wide sums over the port's queues.
     const GLOBAL: &'static [(&'static str, Get<ChannelStats<Self>>)];
@@ -257,6 +263,10 @@ pub(crate) trait Family: Sized + Send + Sync + 'static {
             reason: TxRejectReason::SqError,
         })
     }
+    /// Posts a NOP on the XDP SQ (an ICO SQ's wake-up) and rings; `false` if it had no room.
+    fn xdp_sq_nop(_sq: &mut Self::XdpSq, _env: &mut XdpEnv<'_, Self>) -> bool {
+        false
+    }
     /// Rings the XDP SQ's doorbell for what was posted (once per NAPI poll or batch).
     fn xdp_sq_flush(_sq: &mut Self::XdpSq, _env: &mut XdpEnv<'_, Self>) {}
     /// Reaps the XDP SQ's completions.
@@ -283,6 +293,36 @@ pub(crate) trait Family: Sized + Send + Sync + 'static {
     /// The XDP SQ's counters and CQ arms.
     fn xdp_sq_stats(_sq: &Self::XdpSq) -> (Self::TxStats, u64) {
         (Self::TxStats::default(), 0)
+    }
+
+    /// Creates an XSK RQ of `buf_size`-byte buffers with its CQ on the channel's vector and
+    /// posts buffers from the pool (as many as the fill ring has). Returns it with its device
+    /// RQ id.
+    fn xsk_rq_open(
+        _ctx: &OpenCtx<'_, Self>,
+        _queues: &mut Self::Queues,
+        _p: &ChannelParams,
+        _buf_size: u32,
+        _env: &mut XskRxEnv<'_, Self>,
+    ) -> Result<Option<(Self::XskRx, u32)>> {
+        Ok(None)
+    }
+    /// Polls the XSK RQ for up to `budget` frames and re-posts buffers from the pool.
+    fn xsk_rx_poll(
+        _rx: &mut Self::XskRx,
+        _env: &mut XskRxEnv<'_, Self>,
+        _budget: u32,
+        _deliver: impl FnMut(XskBuf, &RxMeta),
+    ) -> u32 {
+        0
+    }
+    /// Frees every posted buffer of the XSK RQ.
+    fn xsk_rx_drain(_rx: &mut Self::XskRx, _env: &mut XskRxEnv<'_, Self>) {}
+    /// Arms the XSK RQ's CQ.
+    fn xsk_rx_arm(_rx: &mut Self::XskRx, _mmio: &EngineMmio<'_, Self>) {}
+    /// The XSK RQ's counters and CQ arms.
+    fn xsk_rx_stats(_rx: &Self::XskRx) -> (Self::RxStats, u64) {
+        (Self::RxStats::default(), 0)
     }
 
     /// The family-independent counters.

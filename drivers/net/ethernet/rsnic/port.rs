@@ -19,6 +19,7 @@ use crate::ext::{
         ethtool::{self, Channels, DrvInfo, ExtAck, LinkSettings, Rings, Strings},
         skb::SkBuff,
         xdp::{BpfProg, XdpFrames},
+        xsk::XskPool,
     },
     sync::with_bh,
 };
@@ -50,6 +51,8 @@ struct PortState {
     open: bool,
     /// The attached XDP program (`params.xdp` says whether there is one).
     prog: Option<BpfProg>,
+    /// AF_XDP zero-copy pools by queue (`params.xsk` has a bit for each), DMA-mapped.
+    xsk: [Option<XskPool>; MAX_CHANNELS],
 }
 
 /// State of one port, shared by its callbacks.
@@ -113,6 +116,7 @@ impl<F: Family> Port<F> {
             mtu: 1500,
             pflags: F::DEFAULT_PFLAGS,
             xdp: false,
+            xsk: 0,
         };
         Arc::pin_init(
             pin_init!(Self {
@@ -122,7 +126,12 @@ impl<F: Family> Port<F> {
                 pflags: AtomicU32::new(F::DEFAULT_PFLAGS),
                 shared,
                 state <- new_mutex!(
-                    PortState { params, open: false, prog: None },
+                    PortState {
+                        params,
+                        open: false,
+                        prog: None,
+                        xsk: [None; MAX_CHANNELS],
+                    },
                     "rsnic::Port::state"
                 ),
                 chans <- new_spinlock!(KVec::new(), "rsnic::Port::chans"),
@@ -139,12 +148,23 @@ impl<F: Family> Port<F> {
 
     /// Opens `p.count` channels (running `prog` on received packets, if given) and starts
     /// their TX queues.
-    fn open_channels(&self, dev: &Device, p: &ChannelParams, prog: Option<&BpfProg>) -> Result {
+    fn open_channels(
+        &self,
+        dev: &Device,
+        p: &ChannelParams,
+        prog: Option<&BpfProg>,
+        xsk: &[Option<XskPool>; MAX_CHANNELS],
+    ) -> Result {
         dev.set_real_num_queues(p.count, p.count)?;
         let mut chans = KVec::with_capacity(p.count as usize, GFP_KERNEL)?;
         let mut rqns = KVec::with_capacity(p.count as usize, GFP_KERNEL)?;
         for i in 0..p.count {
-            match Channel::open(dev, &self.shared, i, p, prog) {
+            let pool = xsk
+                .get(i as usize)
+                .copied()
+                .flatten()
+                .filter(|_| p.xsk & (1 << i) != 0);
+            match Channel::open(dev, &self.shared, i, p, prog, pool) {
                 Ok(ch) => {
                     rqns.push(ch.rqn(), GFP_KERNEL)?;
                     chans.push(ch, GFP_KERNEL)?;
@@ -231,14 +251,14 @@ impl<F: Family> Port<F> {
         }
         if st.open {
             self.close_channels(dev);
-            if let Err(e) = self.open_channels(dev, &new, prog.as_ref()) {
+            if let Err(e) = self.open_channels(dev, &new, prog.as_ref(), &st.xsk) {
                 // Back to what worked.
                 pr_err!(
                     "{}: reopening channels failed ({:?}); restoring\n",
                     dev.name(),
                     e
                 );
-                self.open_channels(dev, &old, st.prog.as_ref())?;
+                self.open_channels(dev, &old, st.prog.as_ref(), &st.xsk)?;
                 return Err(e);
             }
         }
@@ -274,6 +294,86 @@ impl<F: Family> Port<F> {
             return Ok(());
         }
         self.reconfigure_locked(&mut st, dev, new, prog)
+    }
+
+    /// Registers (`Some`) or unregisters (`None`) the AF_XDP zero-copy pool of queue `q`.
+    /// Registration checks the pool against the port (frame size against the MTU), maps it
+    /// and reopens the channels with an XSK RQ, XSK SQ and ICO SQ on channel `q`;
+    /// unregistration reopens them without and unmaps the pool, so the driver no longer
+    /// touches it when this returns.
+    fn xsk_setup(&self, dev: &Device, pool: Option<XskPool>, q: u32) -> Result {
+        if !F::XSK_ZC {
+            return Err(crate::ext::net::eopnotsupp());
+        }
+        let qi = q as usize;
+        if qi >= MAX_CHANNELS {
+            return Err(EINVAL);
+        }
+        let mut st = self.state.lock();
+        let mut new = st.params;
+        match pool {
+            Some(pool) => {
+                if st.xsk[qi].is_some() {
+                    return Err(EBUSY);
+                }
+                if q >= st.params.count {
+                    pr_err!("{}: AF_XDP queue {} is not a channel\n", dev.name(), q);
+                    return Err(EINVAL);
+                }
+                if pool.rx_frame_size() < st.params.rx_buf_len() {
+                    pr_err!(
+                        "{}: AF_XDP frames of {} bytes cannot hold {}-byte frames (MTU {}): use larger UMEM chunks or a smaller MTU\n",
+                        dev.name(),
+                        pool.rx_frame_size(),
+                        st.params.rx_buf_len(),
+                        st.params.mtu
+                    );
+                    return Err(EINVAL);
+                }
+                pool.dma_map(&self.shared.dma)?;
+                st.xsk[qi] = Some(pool);
+                new.xsk |= 1 << q;
+                let prog = st.prog.as_ref().map(BpfProg::clone_ref);
+                if let Err(e) = self.reconfigure_locked(&mut st, dev, new, prog) {
+                    st.xsk[qi] = None;
+                    pool.dma_unmap();
+                    return Err(e);
+                }
+                Ok(())
+            }
+            None => {
+                let Some(old) = st.xsk[qi] else {
+                    return Ok(());
+                };
+                new.xsk &= !(1 << q);
+                let prog = st.prog.as_ref().map(BpfProg::clone_ref);
+                st.xsk[qi] = None;
+                // Reopening without the pool cannot be refused: if it fails, the channels
+                // stay closed (reconfigure_locked restores the old parameters, whose
+                // channel `q` would use the pool again, so close them instead).
+                if let Err(e) = self.reconfigure_locked(&mut st, dev, new, prog) {
+                    pr_err!(
+                        "{}: reopening channels without AF_XDP failed ({:?})\n",
+                        dev.name(),
+                        e
+                    );
+                    self.close_channels(dev);
+                    st.open = false;
+                    st.params = new;
+                }
+                old.dma_unmap();
+                Ok(())
+            }
+        }
+    }
+
+    /// `ndo_xsk_wakeup` for queue `q`.
+    fn xsk_wakeup(&self, q: u32) -> Result {
+        let ch = with_bh(|| self.chans.lock().iter().find(|c| c.index() == q).cloned());
+        match ch {
+            Some(ch) => ch.xsk_wakeup(),
+            None => Err(ENXIO),
+        }
     }
 
     /// Counters of queue `i`: its closed channels' totals plus its live channel.
@@ -312,7 +412,7 @@ impl<F: Family> device::Operations for PortOps<F> {
     fn open(dev: &Device, port: ArcBorrow<'_, Port<F>>) -> Result {
         let mut st = port.state.lock();
         let params = st.params;
-        port.open_channels(dev, &params, st.prog.as_ref())?;
+        port.open_channels(dev, &params, st.prog.as_ref(), &st.xsk)?;
         st.open = true;
         let p = port.shared.port;
         port.shared.engine.with_model(|m| F::set_link(m, p, true));
@@ -353,6 +453,25 @@ impl<F: Family> device::Operations for PortOps<F> {
     }
 
     fn change_mtu(dev: &Device, port: ArcBorrow<'_, Port<F>>, new_mtu: u32) -> Result {
+        {
+            let st = port.state.lock();
+            let mut p = st.params;
+            p.mtu = new_mtu;
+            if let Some(pool) = st
+                .xsk
+                .iter()
+                .flatten()
+                .find(|x| x.rx_frame_size() < p.rx_buf_len())
+            {
+                pr_err!(
+                    "{}: MTU {} does not fit the {}-byte frames of a bound AF_XDP socket\n",
+                    dev.name(),
+                    new_mtu,
+                    pool.rx_frame_size()
+                );
+                return Err(EINVAL);
+            }
+        }
         if port.state.lock().params.xdp && new_mtu > ChannelParams::max_xdp_mtu() {
             pr_err!(
                 "{}: MTU {} too large with an XDP program attached (at most {})\n",
@@ -382,6 +501,19 @@ impl<F: Family> device::Operations for PortOps<F> {
         extack: &mut ExtAck,
     ) -> Result {
         port.xdp_setup(dev, prog, extack)
+    }
+
+    fn xsk_setup(
+        dev: &Device,
+        port: ArcBorrow<'_, Port<F>>,
+        pool: Option<XskPool>,
+        queue: u32,
+    ) -> Result {
+        port.xsk_setup(dev, pool, queue)
+    }
+
+    fn xsk_wakeup(_dev: &Device, port: ArcBorrow<'_, Port<F>>, queue: u32) -> Result {
+        port.xsk_wakeup(queue)
     }
 
     fn xdp_xmit(
@@ -468,6 +600,13 @@ impl<F: Family> ethtool::Operations for PortOps<F> {
     fn set_channels(dev: &Device, port: ArcBorrow<'_, Port<F>>, combined: u32) -> Result {
         if combined == 0 || combined as usize > MAX_CHANNELS {
             return Err(EINVAL);
+        }
+        if port.state.lock().params.xsk != 0 {
+            pr_err!(
+                "{}: the channel count cannot change while AF_XDP zero-copy sockets are bound\n",
+                dev.name()
+            );
+            return Err(EBUSY);
         }
         port.reconfigure(dev, |p| p.count = combined)
     }

@@ -12,6 +12,7 @@
 //! `XDP_TX` and redirected frames go out through the regular SQ as skbs.
 
 use crate::dp::hw::{Barriers, DmaAddr, Mmio};
+use crate::dp::mlx5::rq::{RxBufProvider, RxBuffer};
 use crate::dp::mlx5::tx::{DmaEntry, TxDmaMap, TxPacket, TxQueue as DpTxQueue};
 use crate::engine::EngineMmio;
 use crate::ext::{
@@ -19,6 +20,7 @@ use crate::ext::{
     net::{
         page_pool::{PagePool, RxPage},
         xdp::XdpFrame,
+        xsk::{XskBuf, XskPool, XskTxDesc},
     },
 };
 use crate::family::{wadd, Family};
@@ -34,8 +36,12 @@ pub(crate) enum XdpTx {
         /// Frame length.
         len: u32,
     },
-    /// A frame redirected from another device (`ndo_xdp_xmit`).
+    /// A frame redirected from another device (`ndo_xdp_xmit`), or copied out of an XSK
+    /// buffer for XDP_TX.
     Frame(XdpFrame),
+    /// An AF_XDP zero-copy TX descriptor (the XSK SQ): completed in order through the
+    /// pool, nothing to free.
+    Xsk(XskTxDesc),
 }
 
 impl XdpTx {
@@ -50,6 +56,8 @@ impl XdpTx {
                 None => drop(page),
             },
             XdpTx::Frame(f) => f.return_napi(),
+            // Counted by the caller, who reports completions to the pool in order.
+            XdpTx::Xsk(_) => {}
         }
     }
 }
@@ -59,6 +67,7 @@ impl TxPacket for XdpTx {
         match self {
             XdpTx::Page { len, .. } => *len,
             XdpTx::Frame(f) => f.len(),
+            XdpTx::Xsk(d) => d.len(),
         }
     }
 
@@ -68,6 +77,7 @@ impl TxPacket for XdpTx {
         match self {
             XdpTx::Page { page, off, len } => page.data(*off, *len).unwrap_or(&[]),
             XdpTx::Frame(f) => f.data(),
+            XdpTx::Xsk(d) => d.data(),
         }
     }
 
@@ -87,6 +97,10 @@ pub(crate) enum XdpSqKind {
     Tx,
     /// The `ndo_xdp_xmit` SQ: redirected frames, mapped and unmapped here.
     Redirect,
+    /// The XSK SQ: descriptors of an AF_XDP socket's UMEM, mapped by the pool.
+    Xsk,
+    /// The internal control (ICO) SQ: NOPs only (`ndo_xsk_wakeup`).
+    Ico,
 }
 
 /// What an XDP SQ needs from the kernel: registers, the DMA API and the pool, and a
@@ -147,6 +161,10 @@ impl<F: Family> TxDmaMap<XdpTx> for XdpEnv<'_, F> {
                 .map_xdp_frame(f, offset, len)
                 .ok()
                 .map(|m| m.addr()),
+            // The pool mapped the whole UMEM.
+            (XdpTx::Xsk(d), XdpSqKind::Xsk) => (u64::from(offset) + u64::from(len)
+                <= u64::from(d.len()))
+            .then(|| d.dma_addr() + u64::from(offset)),
             // Each SQ carries one kind of frame; anything else fails to map (dropped).
             _ => None,
         }
@@ -224,5 +242,99 @@ impl XdpStats {
         wadd(&mut self.xmit, b.xmit);
         wadd(&mut self.xmit_full, b.xmit_full);
         wadd(&mut self.xmit_err, b.xmit_err);
+    }
+}
+
+impl RxBuffer for XskBuf {
+    fn dma_addr(&self) -> DmaAddr {
+        XskBuf::dma_addr(self)
+    }
+}
+
+/// What an XSK RQ needs from the kernel: buffers from the socket's fill ring, the registers
+/// and barriers.
+pub(crate) struct XskRxEnv<'a, F: Family> {
+    /// The queue's XSK buffer pool.
+    pub(crate) pool: XskPool,
+    /// The device's registers.
+    pub(crate) mmio: EngineMmio<'a, F>,
+    /// The fill ring ran dry during this round (the socket must be woken to refill it).
+    pub(crate) alloc_failed: bool,
+}
+
+impl<F: Family> RxBufProvider<XskBuf> for XskRxEnv<'_, F> {
+    fn alloc(&mut self) -> Option<XskBuf> {
+        let b = self.pool.alloc();
+        if b.is_none() {
+            self.alloc_failed = true;
+        }
+        b
+    }
+
+    fn recycle(&mut self, buf: XskBuf) {
+        buf.free();
+    }
+}
+
+impl<F: Family> Mmio for XskRxEnv<'_, F> {
+    fn write64(&self, offset: u32, bytes: [u8; 8]) {
+        self.mmio.write64(offset, bytes);
+    }
+
+    fn write32(&self, offset: u32, value: u32) {
+        self.mmio.write32(offset, value);
+    }
+
+    fn read32(&self, offset: u32) -> u32 {
+        self.mmio.read32(offset)
+    }
+}
+
+impl<F: Family> Barriers for XskRxEnv<'_, F> {
+    fn dma_wmb(&self) {
+        self.mmio.dma_wmb();
+    }
+
+    fn dma_rmb(&self) {
+        self.mmio.dma_rmb();
+    }
+
+    fn wmb(&self) {
+        self.mmio.wmb();
+    }
+}
+
+/// Counters of a channel's AF_XDP zero-copy queues (mlx5e's `rx_xsk_*`, `tx_xsk_*`).
+#[derive(Clone, Copy, Debug, Default)]
+pub(crate) struct XskStats {
+    /// Frames the program redirected (into the socket).
+    pub(crate) xdp_redirect: u64,
+    /// Frames dropped by the program, aborted or failed to redirect.
+    pub(crate) xdp_drop: u64,
+    /// Frames copied into skbs for the stack (XDP_PASS, or no program).
+    pub(crate) pass: u64,
+    /// XDP_TX verdicts (copied out of the UMEM and sent on the redirect SQ).
+    pub(crate) xdp_tx: u64,
+    /// XDP_PASS or XDP_TX frames lost for lack of memory.
+    pub(crate) copy_err: u64,
+    /// Rounds in which the fill ring ran dry (`rx_xsk_buff_alloc_err`).
+    pub(crate) alloc_err: u64,
+    /// TX descriptors the XSK SQ could not take (`tx_xsk_err`).
+    pub(crate) tx_err: u64,
+    /// NOPs posted by `ndo_xsk_wakeup` on the ICO SQ.
+    pub(crate) wakeups: u64,
+}
+
+impl XskStats {
+    /// Adds `b` into `self`.
+    pub(crate) fn accumulate(&mut self, b: &Self) {
+        wadd(&mut self.xdp_redirect, b.xdp_redirect);
+        wadd(&mut self.xdp_drop, b.xdp_drop);
+        wadd(&mut self.pass, b.pass);
+        wadd(&mut self.xdp_tx, b.xdp_tx);
+        wadd(&mut self.copy_err, b.copy_err);
+        wadd(&mut self.alloc_err, b.alloc_err);
+        wadd(&mut self.tx_err, b.tx_err);
+        wadd(&mut self.wakeups, b.wakeups);
     }
 }

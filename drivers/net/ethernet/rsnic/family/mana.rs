@@ -105,6 +105,7 @@ impl Family for Mana {
     type RxStats = RxStats;
     // As upstream mana: XDP_TX and redirected frames go out through the regular SQ as skbs.
     type XdpSq = ();
+    type XskRx = ();
 
     const GLOBAL: &'static [(&'static str, Get<ChannelStats<Self>>)] = &[
         // MANA's names.

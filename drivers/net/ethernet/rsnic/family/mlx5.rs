@@ -18,10 +18,11 @@ use crate::dp::mlx5::{
 };
 use crate::engine::{EngineMmio, IrqSink};
 use crate::ext::net::page_pool::RxPage;
+use crate::ext::net::xsk::XskBuf;
 use crate::family::{filled, made, wadd};
 use crate::hw::{KBarriers, KCoherent};
 use crate::sim::mlx5::{CqConfig, PortCounters, RqConfig, SqConfig, UAR_PAGE_SIZE};
-use crate::xdp::{XdpEnv, XdpSqKind, XdpTx};
+use crate::xdp::{XdpEnv, XdpSqKind, XdpTx, XskRxEnv};
 use kernel::{c_str, prelude::*, str::CStr};
 
 /// Private flag bit: the multi-packet TX WQE (MPWQE) path.
@@ -33,6 +34,7 @@ pub(crate) struct Mlx5;
 type KSq = Sq<TxSkb, KCoherent, KVec<WqeInfo<TxSkb>>, KVec<Option<TxSkb>>, KVec<DmaEntry>>;
 type KRq = Rq<RxPage, KCoherent, KVec<Option<RxPage>>>;
 type KXdpSq = Sq<XdpTx, KCoherent, KVec<WqeInfo<XdpTx>>, KVec<Option<XdpTx>>, KVec<DmaEntry>>;
+type KXskRq = Rq<XskBuf, KCoherent, KVec<Option<XskBuf>>>;
 
 /// Device queue numbers of a channel.
 #[derive(Clone, Copy, Default)]
@@ -47,6 +49,13 @@ pub(crate) struct Queues {
     /// The ndo_xdp_xmit SQ and its CQ.
     xdp_rd_cq: Option<u32>,
     xdp_rd_sq: Option<u32>,
+    /// AF_XDP zero-copy: the XSK SQ, the ICO SQ, the XSK RQ, and their CQs.
+    xsk_sq_cq: Option<u32>,
+    xsk_sq: Option<u32>,
+    ico_cq: Option<u32>,
+    ico_sq: Option<u32>,
+    xsk_rq_cq: Option<u32>,
+    xsk_rq: Option<u32>,
 }
 
 /// The RSS hash type of a CQE (`rss_hash_type`): L4 when the TCP/UDP ports were hashed, L3
@@ -79,6 +88,7 @@ impl Family for Mlx5 {
         max: 13,
     };
     const XDP_SQS: bool = true;
+    const XSK_ZC: bool = true;
     const QUEUE_INFIX: &'static str = "";
 
     type Sq = KSq;
@@ -88,6 +98,7 @@ impl Family for Mlx5 {
     type TxStats = TxStats;
     type RxStats = RxStats;
     type XdpSq = KXdpSq;
+    type XskRx = KXskRq;
 
     const GLOBAL: &'static [(&'static str, Get<ChannelStats<Self>>)] = &[
         ("tx_packets", |s| s.tx.packets),
@@ -133,6 +144,24 @@ impl Family for Mlx5 {
         ("rx_xdp_pass", |s| s.xdp.pass),
         ("rx_xdp_tx_doorbells", |s| s.xdpsq.doorbells),
         ("tx_xdp_doorbells", |s| s.xdp_rd.doorbells),
+        // AF_XDP zero-copy (mlx5e's names; the wakeups and copies are rsnic's).
+        ("rx_xsk_packets", |s| s.xsk_rx.packets),
+        ("rx_xsk_bytes", |s| s.xsk_rx.bytes),
+        ("rx_xsk_xdp_drop", |s| s.xsk.xdp_drop),
+        ("rx_xsk_xdp_redirect", |s| s.xsk.xdp_redirect),
+        ("rx_xsk_xdp_tx", |s| s.xsk.xdp_tx),
+        ("rx_xsk_pass", |s| s.xsk.pass),
+        ("rx_xsk_copy_err", |s| s.xsk.copy_err),
+        ("rx_xsk_wqe_err", |s| s.xsk_rx.wqe_err),
+        ("rx_xsk_buff_alloc_err", |s| s.xsk.alloc_err),
+        ("tx_xsk_xmit", |s| s.xsk_sq.packets),
+        ("tx_xsk_mpwqe", |s| s.xsk_sq.mpwqe_blks),
+        ("tx_xsk_inlnw", |s| s.xsk_sq.inlnw),
+        ("tx_xsk_full", |s| s.xsk_sq.stopped),
+        ("tx_xsk_err", |s| s.xsk.tx_err),
+        ("tx_xsk_cqes", |s| s.xsk_sq.cqes),
+        ("tx_xsk_doorbells", |s| s.xsk_sq.doorbells),
+        ("xsk_wakeups", |s| s.xsk.wakeups),
     ];
 
     const DEVICE: &'static [(&'static str, Get<PortCounters>)] = &[
@@ -187,6 +216,8 @@ impl Family for Mlx5 {
         ("xdp_full", |s| s.xdp.xmit_full),
         ("xdp_err", |s| s.xdp.xmit_err),
         ("xdp_cqes", |s| s.xdp_rd.cqes),
+        ("xsk_xmit", |s| s.xsk_sq.packets),
+        ("xsk_cqes", |s| s.xsk_sq.cqes),
     ];
 
     const RXQ: &'static [(&'static str, Get<ChannelStats<Self>>)] = &[
@@ -205,6 +236,10 @@ impl Family for Mlx5 {
         ("xdp_tx_full", |s| s.xdp.tx_full),
         ("xdp_tx_err", |s| s.xdp.tx_err),
         ("xdp_tx_cqes", |s| s.xdpsq.cqes),
+        ("xsk_packets", |s| s.xsk_rx.packets),
+        ("xsk_xdp_redirect", |s| s.xsk.xdp_redirect),
+        ("xsk_xdp_drop", |s| s.xsk.xdp_drop),
+        ("xsk_buff_alloc_err", |s| s.xsk.alloc_err),
     ];
 
     const CH: &'static [(&'static str, Get<ChannelStats<Self>>)] =
@@ -326,15 +361,26 @@ impl Family for Mlx5 {
 
     fn destroy(m: &mut Self::Model, q: &Queues) {
         // Queues before their CQs.
-        if let Some(n) = q.rq {
+        for n in [q.rq, q.xsk_rq].into_iter().flatten() {
             let _ = m.destroy_rq(n);
         }
-        for n in [q.sq, q.xdp_tx_sq, q.xdp_rd_sq].into_iter().flatten() {
-            let _ = m.destroy_sq(n);
-        }
-        for n in [q.rx_cq, q.tx_cq, q.xdp_tx_cq, q.xdp_rd_cq]
+        for n in [q.sq, q.xdp_tx_sq, q.xdp_rd_sq, q.xsk_sq, q.ico_sq]
             .into_iter()
             .flatten()
+        {
+            let _ = m.destroy_sq(n);
+        }
+        for n in [
+            q.rx_cq,
+            q.tx_cq,
+            q.xdp_tx_cq,
+            q.xdp_rd_cq,
+            q.xsk_sq_cq,
+            q.ico_cq,
+            q.xsk_rq_cq,
+        ]
+        .into_iter()
+        .flatten()
         {
             let _ = m.destroy_cq(n);
         }
@@ -417,12 +463,20 @@ impl Family for Mlx5 {
         let (cq_slot, sq_slot) = match kind {
             XdpSqKind::Tx => (&mut q.xdp_tx_cq, &mut q.xdp_tx_sq),
             XdpSqKind::Redirect => (&mut q.xdp_rd_cq, &mut q.xdp_rd_sq),
+            XdpSqKind::Xsk => (&mut q.xsk_sq_cq, &mut q.xsk_sq),
+            XdpSqKind::Ico => (&mut q.ico_cq, &mut q.ico_sq),
         };
         let port = ctx.port;
         let uar = port as u32 * UAR_PAGE_SIZE;
         // Doorbell records: SQ at 0, CQ at 16.
         let dbr = KCoherent::alloc(ctx.dma, 64)?;
-        let n = 1usize << p.log_sq;
+        // The ICO SQ only carries wake-up NOPs: the smallest ring.
+        let log_sq = if kind == XdpSqKind::Ico {
+            Self::SQ_RING.min
+        } else {
+            p.log_sq
+        };
+        let n = 1usize << log_sq;
         let cq_buf = KCoherent::alloc(ctx.dma, n * 64)?;
         let sq_buf = KCoherent::alloc(ctx.dma, n * 64)?;
         let cqn = made(
@@ -431,14 +485,14 @@ impl Family for Mlx5 {
                 m.create_cq(&CqConfig {
                     port,
                     buf: cq_buf.dma_addr(),
-                    log_size: p.log_sq,
+                    log_size: log_sq,
                     dbr: dbr.dma_addr() + 16,
                     vector: ctx.vector as u16,
                     compress: false,
                 })
             }),
         )?;
-        let cq = Cq::new(cq_buf, dbr.clone(), 16, p.log_sq, cqn, uar).map_err(|_| EINVAL)?;
+        let cq = Cq::new(cq_buf, dbr.clone(), 16, log_sq, cqn, uar).map_err(|_| EINVAL)?;
         let sq_addr = sq_buf.dma_addr();
         let sqn = made(
             sq_slot,
@@ -446,7 +500,7 @@ impl Family for Mlx5 {
                 m.create_sq(&SqConfig {
                     port,
                     buf: sq_addr,
-                    log_size: p.log_sq,
+                    log_size: log_sq,
                     dbr: dbr.dma_addr(),
                     cqn,
                 })
@@ -456,7 +510,7 @@ impl Family for Mlx5 {
         // ring is busy (the inline watermarks).
         let sq = Sq::new(
             SqParams {
-                log_sz: p.log_sq,
+                log_sz: log_sq,
                 sqn,
                 lkey: LKEY,
                 db_offset: uar + BF_OFFSET,
@@ -464,8 +518,8 @@ impl Family for Mlx5 {
                 min_inline: InlineMode::None,
                 vlan_need_l2_inline: false,
                 max_sq_wqebbs: 16,
-                mpwqe: true,
-                mpwqe_inline: true,
+                mpwqe: kind != XdpSqKind::Ico,
+                mpwqe_inline: kind != XdpSqKind::Ico,
             },
             sq_buf,
             dbr,
@@ -485,6 +539,10 @@ impl Family for Mlx5 {
         env: &mut XdpEnv<'_, Self>,
     ) -> core::result::Result<(), TxReject<XdpTx>> {
         sq.xmit(frame, true, env)
+    }
+
+    fn xdp_sq_nop(sq: &mut KXdpSq, env: &mut XdpEnv<'_, Self>) -> bool {
+        sq.nop(env)
     }
 
     fn xdp_sq_flush(sq: &mut KXdpSq, env: &mut XdpEnv<'_, Self>) {
@@ -521,6 +579,98 @@ impl Family for Mlx5 {
         (sq.stats, sq.cq().arms())
     }
 
+    fn xsk_rq_open(
+        ctx: &OpenCtx<'_, Self>,
+        q: &mut Queues,
+        p: &ChannelParams,
+        buf_size: u32,
+        env: &mut XskRxEnv<'_, Self>,
+    ) -> Result<Option<(KXskRq, u32)>> {
+        let port = ctx.port;
+        let uar = port as u32 * UAR_PAGE_SIZE;
+        // Doorbell records: RQ at 0, CQ at 16.
+        let dbr = KCoherent::alloc(ctx.dma, 64)?;
+        let n = 1usize << p.log_rq;
+        let cq_buf = KCoherent::alloc(ctx.dma, n * 64)?;
+        let rq_buf = KCoherent::alloc(ctx.dma, n * 16)?;
+        let cqn = made(
+            &mut q.xsk_rq_cq,
+            ctx.engine.with_model(|m| {
+                m.create_cq(&CqConfig {
+                    port,
+                    buf: cq_buf.dma_addr(),
+                    log_size: p.log_rq,
+                    dbr: dbr.dma_addr() + 16,
+                    vector: ctx.vector as u16,
+                    compress: false,
+                })
+            }),
+        )?;
+        let cq = Cq::new(cq_buf, dbr.clone(), 16, p.log_rq, cqn, uar).map_err(|_| EINVAL)?;
+        let rq_addr = rq_buf.dma_addr();
+        let rqn = made(
+            &mut q.xsk_rq,
+            ctx.engine.with_model(|m| {
+                m.create_rq(&RqConfig {
+                    port,
+                    buf: rq_addr,
+                    log_size: p.log_rq,
+                    log_stride: 4,
+                    dbr: dbr.dma_addr(),
+                    cqn,
+                })
+            }),
+        )?;
+        let mut rq = Rq::new(
+            RqParams {
+                log_sz: p.log_rq,
+                buf_size,
+                lkey: LKEY,
+                dbr_off: 0,
+                wqe_bulk: 8,
+            },
+            rq_buf,
+            dbr,
+            cq,
+            filled(n, || None)?,
+        )
+        .map_err(|_| EINVAL)?;
+        // Posts what the fill ring has now; the rest follows as the socket refills it.
+        rq.post(env);
+        Ok(Some((rq, rqn)))
+    }
+
+    #[inline(always)]
+    fn xsk_rx_poll(
+        rq: &mut KXskRq,
+        env: &mut XskRxEnv<'_, Self>,
+        budget: u32,
+        mut deliver: impl FnMut(XskBuf, &RxMeta),
+    ) -> u32 {
+        rq.napi_poll(budget, env, |buf, c: &RxCompletion| {
+            let m = RxMeta {
+                len: c.len,
+                csum_ok: c.hds_ip_ext & 0x6 == 0x6,
+                hash: c.hash,
+                hash_type: hash_type(c),
+            };
+            deliver(buf, &m)
+        })
+        .work
+    }
+
+    fn xsk_rx_drain(rq: &mut KXskRq, env: &mut XskRxEnv<'_, Self>) {
+        rq.drain(env);
+    }
+
+    fn xsk_rx_arm(rq: &mut KXskRq, mmio: &EngineMmio<'_, Self>) {
+        rq.cq_mut().arm(CQ_DB_REQ_NOT, mmio, &KBarriers);
+    }
+
+    fn xsk_rx_stats(rq: &KXskRq) -> (RxStats, u64) {
+        (rq.stats, rq.cq().arms())
+    }
+
     fn tx_stats(sq: &KSq) -> (TxStats, u64) {
         (sq.stats, sq.cq().arms())
     }
@@ -546,48 +696,65 @@ impl Family for Mlx5 {
     }
 
     fn accumulate(a: &mut ChannelStats<Self>, b: &ChannelStats<Self>) {
-        macro_rules! sum {
-            ($side:ident; $($g:ident),+) => {
-                $( wadd(&mut a.$side.$g, b.$side.$g); )+
-            };
-        }
-        for side in [0, 1, 2] {
-            let (a, b) = match side {
-                0 => (&mut a.tx, &b.tx),
-                1 => (&mut a.xdpsq, &b.xdpsq),
-                _ => (&mut a.xdp_rd, &b.xdp_rd),
-            };
-            macro_rules! tx {
-                ($($g:ident),+) => {
-                    $( wadd(&mut a.$g, b.$g); )+
-                };
-            }
-            tx!(
-                packets,
-                bytes,
-                tso_packets,
-                tso_bytes,
-                added_vlan_packets,
-                csum_none,
-                csum_partial,
-                csum_partial_inner,
-                nop,
-                mpwqe_blks,
-                mpwqe_pkts,
-                inlnw,
-                xmit_more,
-                stopped,
-                wake,
-                dropped,
-                busy,
-                cqes,
-                cqe_err,
-                cqe_bad,
-                wqes,
-                doorbells
-            );
-        }
-        sum!(rx; packets, bytes, wqe_err, buff_alloc_err, cqe_compress_blks, cqe_compress_pkts,
-            cqes, cqe_bad, dbr_writes, polls);
+        add_tx(&mut a.tx, &b.tx);
+        add_tx(&mut a.xdpsq, &b.xdpsq);
+        add_tx(&mut a.xdp_rd, &b.xdp_rd);
+        add_tx(&mut a.xsk_sq, &b.xsk_sq);
+        add_rx(&mut a.rx, &b.rx);
+        add_rx(&mut a.xsk_rx, &b.xsk_rx);
     }
+}
+
+/// Adds the SQ counters `b` into `a`.
+fn add_tx(a: &mut TxStats, b: &TxStats) {
+    macro_rules! sum {
+        ($($g:ident),+) => {
+            $( wadd(&mut a.$g, b.$g); )+
+        };
+    }
+    sum!(
+        packets,
+        bytes,
+        tso_packets,
+        tso_bytes,
+        added_vlan_packets,
+        csum_none,
+        csum_partial,
+        csum_partial_inner,
+        nop,
+        mpwqe_blks,
+        mpwqe_pkts,
+        inlnw,
+        xmit_more,
+        stopped,
+        wake,
+        dropped,
+        busy,
+        cqes,
+        cqe_err,
+        cqe_bad,
+        wqes,
+        doorbells
+    );
+}
+
+/// Adds the RQ counters `b` into `a`.
+fn add_rx(a: &mut RxStats, b: &RxStats) {
+    macro_rules! sum {
+        ($($g:ident),+) => {
+            $( wadd(&mut a.$g, b.$g); )+
+        };
+    }
+    sum!(
+        packets,
+        bytes,
+        wqe_err,
+        buff_alloc_err,
+        cqe_compress_blks,
+        cqe_compress_pkts,
+        cqes,
+        cqe_bad,
+        dbr_writes,
+        polls
+    );
 }

@@ -496,6 +496,20 @@ where
         self.ring_pending(env);
     }
 
+    /// Posts a NOP WQE and rings for it (and anything posted before): its completion makes
+    /// the CQ raise an event, which is how mlx5e's `ndo_xsk_wakeup` gets NAPI to run on the
+    /// channel's CPU (a NOP on the internal control SQ). `false` when the ring has no room.
+    pub fn nop<E: Mmio + Barriers + TxQueue>(&mut self, env: &mut E) -> bool {
+        if self.error.is_some() || !self.has_room_for(1) {
+            return false;
+        }
+        self.mpwqe_ensure_complete(env);
+        self.post_nop();
+        add(&mut self.stats.nop, 1);
+        self.ring_pending(env);
+        true
+    }
+
     /// Closes an open MPWQE session and rings the doorbell for everything posted since the
     /// last one, if anything was (`mlx5e_xmit_xdp_doorbell`): for callers that post with
     /// `xmit_more` set and ring once per batch (XDP SQs: once per NAPI poll or per
