@@ -189,6 +189,8 @@ impl Family for Mana {
         ("dev_interrupts", |c| c.interrupts),
         ("dev_dma_faults", |c| c.dma_faults),
         ("dev_tx_pause", |c| c.tx_pause),
+        ("dev_loopback_packets", |c| c.loopback_packets),
+        ("dev_loopback_bytes", |c| c.loopback_bytes),
         ("dev_pcie_in_tlps", |c| c.pcie.in_tlps),
         ("dev_pcie_in_bytes", |c| c.pcie.in_bytes),
         ("dev_pcie_out_tlps", |c| c.pcie.out_tlps),

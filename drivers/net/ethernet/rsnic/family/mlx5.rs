@@ -185,6 +185,8 @@ impl Family for Mlx5 {
         ("dev_rx_cqes", |c| c.rx_cqes),
         ("dev_rx_out_of_buffer", |c| c.rx_out_of_buffer),
         ("dev_tx_pause", |c| c.tx_pause),
+        ("dev_loopback_packets", |c| c.loopback_packets),
+        ("dev_loopback_bytes", |c| c.loopback_bytes),
         ("dev_rx_no_rq_drops", |c| c.rx_no_rq_drops),
         ("dev_rx_too_long", |c| c.rx_too_long),
         ("dev_cq_overruns", |c| c.cq_overruns),
