@@ -9,13 +9,15 @@
 # the same frames in udp_rcv), picks its
 # "RSNIC-BENCH" lines out of the serial log, prints the median and spread (min-max) of
 # packets/s per configuration and the ratios, and appends rows to target/bench/vm.csv; the
-# receive-side figures (receiver's rate, CPU time per received packet on the receive CPU and
-# in softirq, ratios XDP_DROP / stack drop) go to target/bench/vm-xdp.csv.
+# receive-side figures (CPU time per received packet at a fixed offered rate, in softirq and
+# in all, ratios XDP_DROP / stack drop) go to target/bench/vm-xdp.csv.
 # Packet rates in an emulated (TCG) VM on a shared machine are only meaningful relative to
 # each other within one run.
 #
 #   BENCH_VM_ROUNDS=N   rounds (default 5)
 #   BENCH_VM_COUNT=N    packets per run (default 100000)
+#   BENCH_VM_RX_COUNT=N, BENCH_VM_RX_RATE=N   frames per receive-side run and their offered
+#                       rate in frames/s (defaults 40000 and 4000; see scripts/vm/bench.sh)
 #   BENCH_VM_ONLY=RE    run only the configurations whose name matches the regex RE
 #   RSNIC_KO=PATH       the module to load (default: build target/kbuild/<variant>/rsnic.ko)
 # The XDP_DROP program is built here into target/bench/xdp_drop.o with clang (LLVM_SUFFIX).
@@ -53,6 +55,7 @@ rsnic_log "VM bench: pktgen rates, ${BENCH_VM_ROUNDS:-5} interleaved rounds (ser
 rc=0
 scripts/vm-run.sh --log "$LOG" env BENCH_VM_ROUNDS="${BENCH_VM_ROUNDS:-5}" \
 	BENCH_VM_COUNT="${BENCH_VM_COUNT:-100000}" BENCH_XDP_OBJ="$XDP_OBJ" \
+	BENCH_VM_RX_COUNT="${BENCH_VM_RX_COUNT:-40000}" BENCH_VM_RX_RATE="${BENCH_VM_RX_RATE:-4000}" \
 	BENCH_VM_ONLY="${BENCH_VM_ONLY:-}" scripts/vm/bench.sh >/dev/null 2>&1 || rc=$?
 lines=$(tr -d '\r' <"$LOG" | sed -n 's/^RSNIC-BENCH //p')
 if [ "$rc" != 0 ] || ! grep -q '^done' <<<"$lines"; then
@@ -131,6 +134,7 @@ hz = int(info.get("clk_tck", 100))
 def cpustat(v):
     # "cpu:F,..;cpu0:F,..": user nice system idle iowait irq softirq steal, in 1/clk_tck s.
     return {k: [int(x) for x in f.split(",")] for k, f in (c.split(":") for c in v.split(";"))}
+busy = lambda x: sum(x) - x[3] - x[4]
 xr = {}
 for line in open(sys.argv[3]):
     kind, *kv = line.split()
@@ -139,86 +143,84 @@ for line in open(sys.argv[3]):
         continue
     s0, s1 = cpustat(d["stat0"]), cpustat(d["stat1"])
     dt = {k: [b - a for a, b in zip(s0[k], s1[k])] for k in s0}
-    rxc = dt["cpu" + d["rx_cpu"]]
+    rxc, al = dt["cpu" + d["rx_cpu"]], dt["cpu"]
     n, w = int(d["rx_window"]), int(d["window_ns"]) / 1e9
     if not n or not w:
         continue
-    busy = lambda x: sum(x) - x[3] - x[4]
     got = int(d["received"])
     # Where the frames were dropped: by the program, or by the stack in udp_rcv.
     dropped = int(d["xdp_drop"]) if "xdp_drop" in d["config"] else int(d.get("udp_noports", 0))
     xr.setdefault(d["config"], []).append({
         "round": int(d["round"]), "rx_pps": n / w, "pg_pps": int(d["pps"]),
-        # Utilisation of the RX CPU: busy / (busy + idle) as the guest counted them; the wall
-        # time is not the base, as a vCPU the host does not run counts no ticks.
-        "rxcpu_us": busy(rxc) * 1e6 / hz / n, "rxcpu_share": busy(rxc) / max(sum(rxc), 1),
-        "vcpu_share": sum(dt["cpu"]) / hz / w / len([k for k in dt if k != "cpu"]),
-        "sirq_us": dt["cpu"][6] * 1e6 / hz / n,
+        "busy_us": busy(al) * 1e6 / hz / n, "sirq_us": al[6] * 1e6 / hz / n,
+        # Utilisation of the run's CPU: busy / (busy + idle) as the guest counted them; the
+        # wall time is not the base, as a vCPU the host does not run counts no ticks.
+        "util": busy(rxc) / max(sum(rxc), 1), "vcpu": sum(rxc) / hz / w,
         "ppp": got / max(int(d["rx_polls"]), 1), "dropped": dropped / got if got else 0.0})
 if xr:
     def mm(c, k):
         v = [r[k] for r in xr[c]]
         return statistics.median(v), min(v), max(v)
-    def pr(a, b, k):
-        # Median of the per-round ratios a/b.
+    def pr(a, b, k, op=lambda x, y: x / y):
+        # Median of the per-round ratios (or differences) of a and b.
         ra = {r["round"]: r[k] for r in xr.get(a, [])}
         rb = {r["round"]: r[k] for r in xr.get(b, [])}
-        x = [ra[i] / rb[i] for i in ra if i in rb and rb[i]]
+        x = [op(ra[i], rb[i]) for i in ra if i in rb and rb[i]]
         return statistics.median(x) if x else None
     print()
     print("VM receive side: XDP_DROP at the receiving port against no program (the stack builds an skb")
-    print("and drops it in udp_rcv: no socket on port 9); pktgen 64-byte UDP, burst 32, %s packets per"
-          % info.get("count"))
-    print("run, pktgen on CPU 0, the device model and the NAPI polls it schedules on CPU %s."
-          % (int(info.get("cpus", 2)) - 1))
-    print("rx pps: packets the receiving port counted / the pktgen run's wall time; rx-CPU: busy time")
-    print("of that CPU per received packet (device model, receiver's RX, sender's TX completions) and")
-    print("its utilisation (busy / busy + idle); softirq: softirq time of all CPUs per packet (NAPI);")
-    print("CPU times from /proc/stat, tick-sampled at the guest's HZ (time the host did not run a vCPU")
-    print("counts nowhere: vCPU = counted time / wall time); pkt/poll: packets per receiver NAPI poll;")
-    print("dropped: the smallest share of a run's packets counted where it should be dropped")
-    print("(rx_xdp_drop, or Udp NoPorts).")
-    print("%-16s %8s %15s %6s %18s %5s %18s %8s %7s %5s %9s %7s" % ("config", "rx pps",
-          "(min-max)", "spread", "rx-CPU us/pkt", "util", "softirq us/pkt", "pkt/poll", "pktgen",
-          "vCPU", "delivered", "dropped"))
+    print("and drops it in udp_rcv: no socket on port 9); pktgen 64-byte UDP, burst 32, %s frames per"
+          % info.get("rx_count"))
+    print("run offered at %s frames/s; pktgen, the device model and the NAPI polls on CPU 0."
+          % info.get("rx_rate"))
+    print("Per received packet, CPU time of the VM (/proc/stat, tick-sampled at the guest's HZ; time")
+    print("the host did not run the vCPU counts nowhere): softirq = NAPI (the receiver's RX path and")
+    print("the sender's TX completions); busy = all of it (also pktgen, the sender's xmit and the")
+    print("device model, the same work in every configuration). rx pps: packets the receiver counted /")
+    print("wall time (the offered rate when it kept up); util: CPU 0 busy / (busy + idle); vCPU: CPU 0")
+    print("counted time / wall time; pkt/poll: packets per receiver NAPI poll; dropped: the smallest")
+    print("share of a run's packets counted where it should be dropped (rx_xdp_drop, or Udp NoPorts).")
+    print("%-16s %19s %19s %6s %5s %5s %8s %7s %9s %7s" % ("config", "softirq us/pkt",
+          "busy us/pkt", "rx pps", "util", "vCPU", "pkt/poll", "pktgen", "delivered", "dropped"))
     xrows = []
     for f, m in xcfgs:
         c = "%s_%s" % (f, m)
         if c not in xr:
             continue
-        rx, rc, sq, pg = mm(c, "rx_pps"), mm(c, "rxcpu_us"), mm(c, "sirq_us"), mm(c, "pg_pps")
-        sh, pp = mm(c, "rxcpu_share"), mm(c, "ppp")
+        sq, bz, rx, pg = mm(c, "sirq_us"), mm(c, "busy_us"), mm(c, "rx_pps"), mm(c, "pg_pps")
+        ut, vc, pp = mm(c, "util"), mm(c, "vcpu"), mm(c, "ppp")
         dl = "%.1f%%" % (100 * delivered[c]) if c in delivered else "-"
         dr = "%.1f%%" % (100 * min(r["dropped"] for r in xr[c]))
-        print("%-16s %8.0f %15s %5.0f%% %18s %4.0f%% %18s %8.1f %7.0f %4.0f%% %9s %7s" % (
-            c, rx[0], "(%.0f-%.0f)" % rx[1:], 100 * (rx[2] - rx[1]) / rx[0],
-            "%.1f (%.1f-%.1f)" % rc, 100 * sh[0], "%.1f (%.1f-%.1f)" % sq, pp[0], pg[0],
-            100 * mm(c, "vcpu_share")[0], dl, dr))
+        print("%-16s %19s %19s %6.0f %4.0f%% %4.0f%% %8.1f %7.0f %9s %7s" % (
+            c, "%.2f (%.2f-%.2f)" % sq, "%.2f (%.2f-%.2f)" % bz, rx[0], 100 * ut[0],
+            100 * vc[0], pp[0], pg[0], dl, dr))
         stack = "%s_stack_drop" % f
         ratios = ["", "", ""]
         if m == "xdp_drop" and stack in xr:
-            ratios = ["%.3f" % pr(c, stack, "rx_pps"), "%.3f" % pr(stack, c, "rxcpu_us"),
-                      "%.3f" % pr(stack, c, "sirq_us")]
+            ratios = ["%.3f" % pr(stack, c, "sirq_us"), "%.3f" % pr(stack, c, "busy_us"),
+                      "%.2f" % pr(stack, c, "busy_us", lambda x, y: x - y)]
         xrows.append(",".join(str(v) for v in [
             date, commit, info.get("kernel"), info.get("variant"), c, f, m, len(xr[c]),
-            counts.get(c), "%.0f" % rx[0], "%.0f" % rx[1], "%.0f" % rx[2], "%.2f" % rc[0],
-            "%.2f" % rc[1], "%.2f" % rc[2], "%.3f" % sh[0], "%.2f" % sq[0], "%.2f" % sq[1],
-            "%.2f" % sq[2], "%.1f" % pp[0], "%.0f" % pg[0]] + ratios))
+            info.get("rx_count"), info.get("rx_rate"), "%.2f" % sq[0], "%.2f" % sq[1],
+            "%.2f" % sq[2], "%.2f" % bz[0], "%.2f" % bz[1], "%.2f" % bz[2], "%.0f" % rx[0],
+            "%.3f" % ut[0], "%.3f" % vc[0], "%.1f" % pp[0]] + ratios))
     print()
     for f in ("mlx5", "mana"):
         a, b = "%s_xdp_drop" % f, "%s_stack_drop" % f
         if a in xr and b in xr:
-            for label, k, x, y in (("rx pps, XDP_DROP / stack drop:", "rx_pps", a, b),
-                                   ("rx-CPU per packet, stack drop / XDP_DROP:", "rxcpu_us", b, a),
-                                   ("softirq per packet, stack drop / XDP_DROP:", "sirq_us", b, a)):
-                print("%-4s %-43s %6.3f   (median of per-round ratios %.3f)"
-                      % (f, label, mm(x, k)[0] / mm(y, k)[0], pr(x, y, k)))
-    XHDR = ("date,commit,kernel,variant,config,family,receiver,rounds,count,median_rx_pps,"
-            "min_rx_pps,max_rx_pps,median_rxcpu_us_per_pkt,min_rxcpu_us_per_pkt,"
-            "max_rxcpu_us_per_pkt,median_rxcpu_util,median_softirq_us_per_pkt,"
-            "min_softirq_us_per_pkt,max_softirq_us_per_pkt,median_pkts_per_poll,"
-            "median_pktgen_pps,ratio_rx_pps_vs_stack,ratio_stack_rxcpu_per_pkt,"
-            "ratio_stack_softirq_per_pkt")
+            for label, k in (("softirq per packet, stack drop / XDP_DROP:", "sirq_us"),
+                             ("busy CPU per packet, stack drop / XDP_DROP:", "busy_us")):
+                print("%-4s %-44s %6.3f   (median of per-round ratios %.3f)"
+                      % (f, label, mm(b, k)[0] / mm(a, k)[0], pr(b, a, k)))
+            print("%-4s %-44s %6.2f   (median of per-round differences %.2f)"
+                  % (f, "busy us per packet, stack drop - XDP_DROP:",
+                     mm(b, "busy_us")[0] - mm(a, "busy_us")[0],
+                     pr(b, a, "busy_us", lambda x, y: x - y)))
+    XHDR = ("date,commit,kernel,variant,config,family,receiver,rounds,count,offered_pps,"
+            "median_softirq_us_per_pkt,min_softirq_us_per_pkt,max_softirq_us_per_pkt,"
+            "median_busy_us_per_pkt,min_busy_us_per_pkt,max_busy_us_per_pkt,median_rx_pps,"
+            "median_cpu_util,median_vcpu_share,median_pkts_per_poll,"
+            "ratio_stack_softirq_per_pkt,ratio_stack_busy_per_pkt,diff_stack_busy_us_per_pkt")
     try:
         old = open(xcsv).readline().strip()
     except OSError:
@@ -232,6 +234,6 @@ if xr:
             fx.write(XHDR + "\n")
         for r in xrows:
             fx.write(r + "\n")
-    print("(ratios in target/bench/vm-xdp.csv: medians of the per-round ratios)")
+    print("(ratios and differences in target/bench/vm-xdp.csv: medians of the per-round values)")
     print("appended: target/bench/vm-xdp.csv (%d rows)" % len(xrows))
 PY

@@ -18,17 +18,23 @@
 # like-for-like rsnic/veth ratio. Prints one line per run, prefixed "RSNIC-BENCH run", for the
 # host to pick out of the serial log; the host computes medians and ratios.
 #
-# A receive-side run measures the receiver, not pktgen: the sender (pktgen, CPU 0) and the
-# receive side (the device model's work and the NAPI polls it schedules, confined to the last
-# CPU for the run) get a CPU each; a monitor process in the receiver's namespace, started
-# once, reads the receiving port's rx_packets and the CPU times of /proc/stat (all CPUs and
-# each) just before pktgen starts and just after it returns. The run line reports the packets
-# the receiver counted in that window, the window's length and the CPU times (NAPI polls run
-# in softirq context: B's receive path and A's TX completions). pktgen's own rate is reported
-# too (the sender's).
+# A receive-side run measures CPU time per received packet at a fixed offered rate, not
+# pktgen's rate (the sender's): pktgen sends BENCH_VM_RX_COUNT frames at BENCH_VM_RX_RATE
+# frames/s (bursts of 32 with a sleep between them, so it never spins on a stopped queue),
+# and everything runs on CPU 0: pktgen's thread, the simulated device (its unbound workqueue
+# is confined there for the run) and the NAPI polls the device schedules. One CPU, so no
+# time is lost spinning on the device model's lock against another vCPU that the host has
+# stopped. A monitor process in the receiver's namespace, started once, reads the receiving
+# port's rx_packets and the CPU times of /proc/stat (all CPUs and each) just before pktgen
+# starts and right after it ends. The run line reports the packets the receiver counted in
+# that window, the window's length and the CPU times: the softirq time is the NAPI polls
+# (the receiver's RX path, the sender's TX completions), the rest of the busy time is
+# pktgen, the sender's xmit and the device model, the same work in both configurations.
 #
 #   BENCH_VM_ROUNDS=N   rounds (default 5)
 #   BENCH_VM_COUNT=N    packets per burst-32 run (default 100000; burst-1 runs a quarter)
+#   BENCH_VM_RX_COUNT=N  frames per receive-side run (default 40000)
+#   BENCH_VM_RX_RATE=N   their offered rate, frames/s (default 4000)
 #   BENCH_XDP_OBJ=PATH  the XDP_DROP program (built on the host by scripts/bench-vm.sh);
 #                       without it the *_xdp_drop and *_stack_drop configurations are left out
 #   BENCH_VM_ONLY=RE    run only the configurations whose name matches the regex RE
@@ -38,6 +44,8 @@ set -eu
 
 ROUNDS=${BENCH_VM_ROUNDS:-5}
 COUNT=${BENCH_VM_COUNT:-100000}
+RX_COUNT=${BENCH_VM_RX_COUNT:-40000}
+RX_RATE=${BENCH_VM_RX_RATE:-4000}
 
 # Device 0 is a ConnectX (ports A, B), device 1 a MANA (ports C, D).
 setup_pair num_devs=2 family=mlx5,mana
@@ -71,11 +79,48 @@ sleep 0.5
 
 echo "RSNIC-BENCH info kernel=$(uname -r) variant=${KERNEL_VARIANT:-normal} cpus=$(nproc)" \
 	"clk_tck=$(getconf CLK_TCK)" \
-	"count=$COUNT rounds=$ROUNDS pkt_size=60"
+	"count=$COUNT rounds=$ROUNDS pkt_size=60 rx_count=$RX_COUNT rx_rate=$RX_RATE"
 
 # rx_count DEV NETNS: DEV's received packets (ndo_get_stats64) in NETNS.
 rx_count() {
 	ip netns exec "$2" cat "/sys/class/net/$1/statistics/rx_packets"
+}
+
+# pg_run DEV COUNT DST MAC BURST [MON [DELAY]]: pktgen_run of tests/vm/traffic.sh (COUNT
+# 60-byte UDP frames from DEV, TX queue 0, kpktgend_0, DELAY ns between bursts, default 0;
+# sets PG_SENT, PG_PPS, PG_ERRORS), except that it
+# waits for the run's end: "start" returns at once when kpktgend_0 has not taken the run up
+# within 125 ms (pktgen_run_all_threads), which happens when the host starves the VM. A run
+# that ended short (pktgen stops on a signal to the writer of "start") fails. With MON, the
+# snapshots of that monitor right before "start" and right after the end go to PG_S0 and
+# PG_S1.
+pg_run() {
+	local dev=$1 count=$2 dst=$3 mac=$4 burst=$5 mon=${6:-} delay=${7:-0} c res line i
+	[ -d "$PKTGEN" ] || fail "no $PKTGEN (CONFIG_NET_PKTGEN)"
+	echo rem_device_all >"$PKTGEN/kpktgend_0"
+	echo "add_device $dev" >"$PKTGEN/kpktgend_0"
+	for c in "count $count" "pkt_size 60" "burst $burst" "delay $delay" "clone_skb 0" \
+		"queue_map_min 0" "queue_map_max 0" "dst $dst" "dst_mac $mac"; do
+		echo "$c" >"$PKTGEN/$dev" || fail "pktgen $dev: '$c' refused"
+	done
+	[ -z "$mon" ] || mon_snap "$mon" PG_S0
+	echo start >"$PKTGEN/pgctrl"
+	# The result of a finished run: "Result: OK: <usec>(c<usec>+d<usec>) usec, <pkts> ...".
+	for ((i = 0; i < 6000; i++)); do
+		while read -r line; do
+			case $line in "Result: OK: "[0-9]*"(c"*) break 2 ;; esac
+		done <"$PKTGEN/$dev"
+		sleep 0.05
+	done
+	[ -z "$mon" ] || mon_snap "$mon" PG_S1
+	res=$(cat "$PKTGEN/$dev")
+	echo rem_device_all >"$PKTGEN/kpktgend_0"
+	[ "$i" -lt 6000 ] || fail "pktgen $dev: no result after 300 s: $(echo "$res" | grep Result)"
+	[ "$i" = 0 ] || echo "  (pktgen $dev: start returned before the run ended, waited $i x 50 ms)" >&2
+	PG_SENT=$(echo "$res" | sed -n 's/.*pkts-sofar: \([0-9]*\).*/\1/p')
+	PG_PPS=$(echo "$res" | sed -n 's/^ *\([0-9]*\)pps.*/\1/p')
+	PG_ERRORS=$(echo "$res" | sed -n 's/.*pkts-sofar: [0-9]*  errors: \([0-9]*\).*/\1/p')
+	[ "$PG_SENT" -ge "$count" ] || fail "pktgen $dev stopped after $PG_SENT of $count packets"
 }
 
 # set_flag DEV RXDEV RXNS FLAG VALUE tx|rx: sets private flag FLAG to VALUE on the sending
@@ -102,7 +147,7 @@ run() {
 	local n=$COUNT rx0
 	[ "$burst" = 1 ] && n=$((COUNT / 4))
 	rx0=$(rx_count "$rxdev" "$rxns")
-	pktgen_run "$dev" "$n" "$dst" "$mac" "$burst" 60
+	pg_run "$dev" "$n" "$dst" "$mac" "$burst"
 	sleep 0.3 # let the receiving side drain before counting and before the next run
 	echo "RSNIC-BENCH run round=$round config=$cfg burst=$burst count=$n sent=$PG_SENT" \
 		"received=$(($(rx_count "$rxdev" "$rxns") - rx0)) pps=$PG_PPS errors=$PG_ERRORS"
@@ -167,24 +212,22 @@ xdp_set() {
 	sleep 0.2
 }
 
-# The CPU the receive side runs on during a receive-side run: the last one. pktgen's thread
-# (kpktgend_0) is bound to CPU 0; the simulated device runs on an unbound workqueue, and the
-# NAPI polls it schedules (the receiver's RX, the sender's TX completions) run where it runs.
-# For these runs the unbound workqueues are confined to RX_CPU, so that the sender and the
-# receive side (device model plus receiving driver and stack) each have a CPU of their own;
-# the receive side is the one that saturates, and its CPU time is counted apart.
-RX_CPU=$(($(nproc) - 1))
+# The CPU of a receive-side run: pktgen's thread (kpktgend_0) is bound to CPU 0; the simulated
+# device runs on an unbound workqueue, and the NAPI polls it schedules (the receiver's RX,
+# the sender's TX completions) run where it runs. For the run the unbound workqueues are
+# confined to CPU 0 as well.
+RX_CPU=0
 WQ_MASK=/sys/devices/virtual/workqueue/cpumask
 
-# run_rx CONFIG DEV DST MAC RXDEV RXNS MON xdp|stack FLAG VALUE tx|rx: pktgen (burst 32)
-# from DEV to RXDEV in RXNS, RXDEV with the XDP_DROP program attached (xdp) or none (stack);
+# run_rx CONFIG DEV DST MAC RXDEV RXNS MON xdp|stack FLAG VALUE tx|rx: pktgen (burst 32,
+# RX_COUNT frames at RX_RATE frames/s) from DEV to RXDEV in RXNS, RXDEV with the XDP_DROP program attached (xdp) or none (stack);
 # the monitor MON snapshots RXDEV's rx_packets and the CPU times right before pktgen starts
 # and right after it returns. Reports the receiver's NAPI polls (rx_polls) and the drops
 # where they happened (rx_xdp_drop, or Udp NoPorts and the ICMP port-unreachables the stack
 # sent, rate-limited).
 run_rx() {
 	local cfg=$1 dev=$2 dst=$3 mac=$4 rxdev=$5 rxns=$6 mon=$7 mode=$8
-	local n=$COUNT c res rx0 s0 s1 d0 d1 u0 u1 i0 i1 p0 p1 dropped mask t0 t1 r0 r1 st0 st1
+	local n=$RX_COUNT c rx0 d0 d1 u0 u1 i0 i1 p0 p1 dropped mask t0 t1 r0 r1 st0 st1
 	set_flag "$dev" "$rxdev" "$rxns" "$9" "${10}" "${11}"
 	[ "$mode" = xdp ] && xdp_set "$rxns" "$rxdev" on
 	rx0=$(rx_count "$rxdev" "$rxns")
@@ -194,26 +237,11 @@ run_rx() {
 	# child ending while "start" is written signals the shell, and pktgen stops on a signal.)
 	c=$(udp_noports "$rxns")
 	read -r u0 i0 <<<"$c"
-	echo rem_device_all >"$PKTGEN/kpktgend_0"
-	echo "add_device $dev" >"$PKTGEN/kpktgend_0"
-	for c in "count $n" "pkt_size 60" "burst 32" "delay 0" "clone_skb 0" \
-		"queue_map_min 0" "queue_map_max 0" "dst $dst" "dst_mac $mac"; do
-		echo "$c" >"$PKTGEN/$dev" || fail "pktgen $dev: '$c' refused"
-	done
 	mask=$(cat "$WQ_MASK")
 	printf '%x\n' $((1 << RX_CPU)) >"$WQ_MASK"
-	mon_snap "$mon" s0
-	echo start >"$PKTGEN/pgctrl"
-	mon_snap "$mon" s1
+	pg_run "$dev" "$n" "$dst" "$mac" 32 "$mon" $((32 * 1000000000 / RX_RATE))
 	echo "$mask" >"$WQ_MASK"
-	res=$(cat "$PKTGEN/$dev")
-	echo rem_device_all >"$PKTGEN/kpktgend_0"
-	echo "$res" | grep -q 'Result: OK' || fail "pktgen $dev: $(echo "$res" | grep Result)"
-	PG_SENT=$(echo "$res" | sed -n 's/.*pkts-sofar: \([0-9]*\).*/\1/p')
-	PG_PPS=$(echo "$res" | sed -n 's/^ *\([0-9]*\)pps.*/\1/p')
-	PG_ERRORS=$(echo "$res" | sed -n 's/.*pkts-sofar: [0-9]*  errors: \([0-9]*\).*/\1/p')
 	sleep 0.3 # let the receiving side drain before counting and before the next run
-	[ "$PG_SENT" -ge "$n" ] || fail "pktgen $dev stopped after $PG_SENT of $n packets"
 	d1=$(stat "$rxdev" rx_xdp_drop "$rxns")
 	p1=$(stat "$rxdev" rx_polls "$rxns")
 	c=$(udp_noports "$rxns")
@@ -224,8 +252,8 @@ run_rx() {
 	else
 		dropped="udp_noports=$((u1 - u0)) icmp_unreach=$((i1 - i0)) xdp_drop=$((d1 - d0))"
 	fi
-	read -r t0 r0 st0 <<<"$s0"
-	read -r t1 r1 st1 <<<"$s1"
+	read -r t0 r0 st0 <<<"$PG_S0"
+	read -r t1 r1 st1 <<<"$PG_S1"
 	echo "RSNIC-BENCH run round=$round config=$cfg burst=32 count=$n sent=$PG_SENT" \
 		"received=$(($(rx_count "$rxdev" "$rxns") - rx0)) pps=$PG_PPS errors=$PG_ERRORS" \
 		"window_ns=$((t1 - t0)) rx_window=$((r1 - r0)) rx_cpu=$RX_CPU stat0=$st0 stat1=$st1" \
