@@ -88,16 +88,27 @@ rx_count() {
 
 # pg_run DEV COUNT DST MAC BURST [MON [DELAY]]: pktgen_run of tests/vm/traffic.sh (COUNT
 # 60-byte UDP frames from DEV, TX queue 0, kpktgend_0, DELAY ns between bursts, default 0;
-# sets PG_SENT, PG_PPS, PG_ERRORS), except that it
-# waits for the run's end: "start" returns at once when kpktgend_0 has not taken the run up
-# within 125 ms (pktgen_run_all_threads), which happens when the host starves the VM. A run
-# that ended short (pktgen stops on a signal to the writer of "start") fails. With MON, the
-# snapshots of that monitor right before "start" and right after the end go to PG_S0 and
-# PG_S1.
+# sets PG_SENT, PG_PPS, PG_ERRORS), except that it waits for the thread to drop the previous
+# device before adding one, and for the run's end: "rem_device_all" and "start" give the
+# thread 125 ms to act and return whether it did or not, which a VM that the host starves
+# overruns. A run that ended short (pktgen stops on a signal to the writer of "start")
+# fails. With MON, the snapshots of that monitor right before "start" and right after the
+# end go to PG_S0 and PG_S1.
 pg_run() {
 	local dev=$1 count=$2 dst=$3 mac=$4 burst=$5 mon=${6:-} delay=${7:-0} c res line i
 	[ -d "$PKTGEN" ] || fail "no $PKTGEN (CONFIG_NET_PKTGEN)"
 	echo rem_device_all >"$PKTGEN/kpktgend_0"
+	# rem_device_all only asks the thread; it gives it 125 ms. A thread that is late removes
+	# the device added next, while it runs: wait until the thread has no device.
+	for ((i = 0; i < 600; i++)); do
+		c=0
+		while read -r line; do
+			case $line in "Running:"?* | "Stopped:"?*) c=1 ;; esac
+		done <"$PKTGEN/kpktgend_0"
+		[ "$c" = 0 ] && break
+		sleep 0.05
+	done
+	[ "$c" = 0 ] || fail "kpktgend_0 kept its devices after rem_device_all"
 	echo "add_device $dev" >"$PKTGEN/kpktgend_0"
 	for c in "count $count" "pkt_size 60" "burst $burst" "delay $delay" "clone_skb 0" \
 		"queue_map_min 0" "queue_map_max 0" "dst $dst" "dst_mac $mac"; do
