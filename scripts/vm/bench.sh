@@ -97,15 +97,17 @@ rx_count() {
 pg_run() {
 	local dev=$1 count=$2 dst=$3 mac=$4 burst=$5 mon=${6:-} delay=${7:-0} c res line i
 	[ -d "$PKTGEN" ] || fail "no $PKTGEN (CONFIG_NET_PKTGEN)"
-	echo rem_device_all >"$PKTGEN/kpktgend_0"
-	# rem_device_all only asks the thread; it gives it 125 ms. A thread that is late removes
-	# the device added next, while it runs: wait until the thread has no device.
+	# rem_device_all only sets a flag for the thread and gives it 125 ms. A thread that acts
+	# later removes the device added next, while it runs. So: ask only when the thread has a
+	# device, and wait until it has none (every rem_device_all here is sent while a device
+	# is listed, so an empty list means no request is pending).
 	for ((i = 0; i < 600; i++)); do
 		c=0
 		while read -r line; do
 			case $line in "Running:"?* | "Stopped:"?*) c=1 ;; esac
 		done <"$PKTGEN/kpktgend_0"
 		[ "$c" = 0 ] && break
+		[ "$i" = 0 ] && echo rem_device_all >"$PKTGEN/kpktgend_0"
 		sleep 0.05
 	done
 	[ "$c" = 0 ] || fail "kpktgend_0 kept its devices after rem_device_all"
