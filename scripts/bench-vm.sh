@@ -4,15 +4,23 @@
 # make bench, the VM figures (design.md section 5, "Packet rate in the VM"): boots the test
 # VM, runs scripts/vm/bench.sh there (pktgen, 64-byte UDP, interleaved rounds of rsnic with
 # tx_mpwqe on and off at burst 32, rsnic and a veth pair at burst 1, a MANA pair with RX
-# doorbells batched and per packet at burst 32), picks its
+# doorbells batched and per packet at burst 32, and the receive-side configurations: each
+# family's receiving port with an XDP_DROP program against no program, the stack dropping
+# the same frames in udp_rcv), picks its
 # "RSNIC-BENCH" lines out of the serial log, prints the median and spread (min-max) of
-# packets/s per configuration and the ratios, and appends rows to target/bench/vm.csv.
+# packets/s per configuration and the ratios, and appends rows to target/bench/vm.csv; the
+# receive-side figures (CPU time per received packet at a fixed offered rate, in softirq and
+# in all, ratios XDP_DROP / stack drop) go to target/bench/vm-xdp.csv.
 # Packet rates in an emulated (TCG) VM on a shared machine are only meaningful relative to
 # each other within one run.
 #
 #   BENCH_VM_ROUNDS=N   rounds (default 5)
 #   BENCH_VM_COUNT=N    packets per run (default 100000)
+#   BENCH_VM_RX_COUNT=N, BENCH_VM_RX_RATE=N   frames per receive-side run and their offered
+#                       rate in frames/s (defaults 40000 and 4000; see scripts/vm/bench.sh)
+#   BENCH_VM_ONLY=RE    run only the configurations whose name matches the regex RE
 #   RSNIC_KO=PATH       the module to load (default: build target/kbuild/<variant>/rsnic.ko)
+# The XDP_DROP program is built here into target/bench/xdp_drop.o with clang (LLVM_SUFFIX).
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 cd "$RSNIC_ROOT"
@@ -23,12 +31,32 @@ scripts/build-kernel.sh >/dev/null
 
 OUT=$RSNIC_ROOT/target/bench
 mkdir -p "$OUT"
+# The XDP_DROP program of the receive-side configurations, built here (the guest sees the
+# host's root read-only). Only the kernel's UAPI header is needed.
+XDP_SRC=$OUT/xdp_drop.c
+XDP_OBJ=$OUT/xdp_drop.o
+cat >"$XDP_SRC" <<'EOF'
+// SPDX-License-Identifier: GPL-2.0
+/* make bench: drops every frame at the driver (XDP_DROP). */
+#include <linux/bpf.h>
+
+__attribute__((section("xdp"), used)) int xdp_drop(struct xdp_md *ctx)
+{
+	return XDP_DROP;
+}
+
+__attribute__((section("license"), used)) char _license[] = "GPL";
+EOF
+"clang$LLVM_SUFFIX" -O2 -target bpf -I/usr/include/x86_64-linux-gnu -c "$XDP_SRC" -o "$XDP_OBJ" ||
+	rsnic_die "could not build $XDP_OBJ with clang$LLVM_SUFFIX"
 LOG=$OUT/vm-serial.log
 rsnic_log "VM bench: pktgen rates, ${BENCH_VM_ROUNDS:-5} interleaved rounds (serial log: ${LOG#"$RSNIC_ROOT"/})"
 # The guest's environment is rebuilt from scratch: pass the knobs on its command line.
 rc=0
 scripts/vm-run.sh --log "$LOG" env BENCH_VM_ROUNDS="${BENCH_VM_ROUNDS:-5}" \
-	BENCH_VM_COUNT="${BENCH_VM_COUNT:-100000}" scripts/vm/bench.sh >/dev/null 2>&1 || rc=$?
+	BENCH_VM_COUNT="${BENCH_VM_COUNT:-100000}" BENCH_XDP_OBJ="$XDP_OBJ" \
+	BENCH_VM_RX_COUNT="${BENCH_VM_RX_COUNT:-40000}" BENCH_VM_RX_RATE="${BENCH_VM_RX_RATE:-4000}" \
+	BENCH_VM_ONLY="${BENCH_VM_ONLY:-}" scripts/vm/bench.sh >/dev/null 2>&1 || rc=$?
 lines=$(tr -d '\r' <"$LOG" | sed -n 's/^RSNIC-BENCH //p')
 if [ "$rc" != 0 ] || ! grep -q '^done' <<<"$lines"; then
 	tr -d '\r' <"$LOG" | tail -n 30 >&2
@@ -99,4 +127,113 @@ with open(csv, "a") as f:
     for r in rows:
         f.write(r + "\n")
 print("appended: target/bench/vm.csv (%d rows)" % len(rows))
+# Receive-side configurations: XDP_DROP against the stack's drop, per family.
+xcsv = csv.replace("vm.csv", "vm-xdp.csv")
+xcfgs = [(f, m) for f in ("mlx5", "mana") for m in ("xdp_drop", "stack_drop")]
+hz = int(info.get("clk_tck", 100))
+def cpustat(v):
+    # "cpu:F,..;cpu0:F,..": user nice system idle iowait irq softirq steal, in 1/clk_tck s.
+    return {k: [int(x) for x in f.split(",")] for k, f in (c.split(":") for c in v.split(";"))}
+busy = lambda x: sum(x) - x[3] - x[4]
+xr = {}
+for line in open(sys.argv[3]):
+    kind, *kv = line.split()
+    d = dict(x.split("=", 1) for x in kv)
+    if kind != "run" or "window_ns" not in d:
+        continue
+    s0, s1 = cpustat(d["stat0"]), cpustat(d["stat1"])
+    dt = {k: [b - a for a, b in zip(s0[k], s1[k])] for k in s0}
+    rxc, al = dt["cpu" + d["rx_cpu"]], dt["cpu"]
+    n, w = int(d["rx_window"]), int(d["window_ns"]) / 1e9
+    if not n or not w:
+        continue
+    got = int(d["received"])
+    # Where the frames were dropped: by the program, or by the stack in udp_rcv.
+    dropped = int(d["xdp_drop"]) if "xdp_drop" in d["config"] else int(d.get("udp_noports", 0))
+    xr.setdefault(d["config"], []).append({
+        "round": int(d["round"]), "rx_pps": n / w, "pg_pps": int(d["pps"]),
+        "busy_us": busy(al) * 1e6 / hz / n, "sirq_us": al[6] * 1e6 / hz / n,
+        # Utilisation of the run's CPU: busy / (busy + idle) as the guest counted them; the
+        # wall time is not the base, as a vCPU the host does not run counts no ticks.
+        "util": busy(rxc) / max(sum(rxc), 1), "vcpu": sum(rxc) / hz / w,
+        "ppp": got / max(int(d["rx_polls"]), 1), "dropped": dropped / got if got else 0.0})
+if xr:
+    def mm(c, k):
+        v = [r[k] for r in xr[c]]
+        return statistics.median(v), min(v), max(v)
+    def pr(a, b, k, op=lambda x, y: x / y):
+        # Median of the per-round ratios (or differences) of a and b.
+        ra = {r["round"]: r[k] for r in xr.get(a, [])}
+        rb = {r["round"]: r[k] for r in xr.get(b, [])}
+        x = [op(ra[i], rb[i]) for i in ra if i in rb and rb[i]]
+        return statistics.median(x) if x else None
+    print()
+    print("VM receive side: XDP_DROP at the receiving port against no program (the stack builds an skb")
+    print("and drops it in udp_rcv: no socket on port 9); pktgen 64-byte UDP, burst 32, %s frames per"
+          % info.get("rx_count"))
+    print("run offered at %s frames/s; pktgen, the device model and the NAPI polls on CPU 0."
+          % info.get("rx_rate"))
+    print("Per received packet, CPU time of the VM (/proc/stat, tick-sampled at the guest's HZ; time")
+    print("the host did not run the vCPU counts nowhere): softirq = NAPI (the receiver's RX path and")
+    print("the sender's TX completions); busy = all of it (also pktgen, the sender's xmit and the")
+    print("device model, the same work in every configuration). rx pps: packets the receiver counted /")
+    print("wall time (the offered rate when it kept up); util: CPU 0 busy / (busy + idle); vCPU: CPU 0")
+    print("counted time / wall time; pkt/poll: packets per receiver NAPI poll; dropped: the smallest")
+    print("share of a run's packets counted where it should be dropped (rx_xdp_drop, or Udp NoPorts).")
+    print("%-16s %19s %19s %6s %5s %5s %8s %7s %9s %7s" % ("config", "softirq us/pkt",
+          "busy us/pkt", "rx pps", "util", "vCPU", "pkt/poll", "pktgen", "delivered", "dropped"))
+    xrows = []
+    for f, m in xcfgs:
+        c = "%s_%s" % (f, m)
+        if c not in xr:
+            continue
+        sq, bz, rx, pg = mm(c, "sirq_us"), mm(c, "busy_us"), mm(c, "rx_pps"), mm(c, "pg_pps")
+        ut, vc, pp = mm(c, "util"), mm(c, "vcpu"), mm(c, "ppp")
+        dl = "%.1f%%" % (100 * delivered[c]) if c in delivered else "-"
+        dr = "%.1f%%" % (100 * min(r["dropped"] for r in xr[c]))
+        print("%-16s %19s %19s %6.0f %4.0f%% %4.0f%% %8.1f %7.0f %9s %7s" % (
+            c, "%.2f (%.2f-%.2f)" % sq, "%.2f (%.2f-%.2f)" % bz, rx[0], 100 * ut[0],
+            100 * vc[0], pp[0], pg[0], dl, dr))
+        stack = "%s_stack_drop" % f
+        ratios = ["", "", ""]
+        if m == "xdp_drop" and stack in xr:
+            ratios = ["%.3f" % pr(stack, c, "sirq_us"), "%.3f" % pr(stack, c, "busy_us"),
+                      "%.2f" % pr(stack, c, "busy_us", lambda x, y: x - y)]
+        xrows.append(",".join(str(v) for v in [
+            date, commit, info.get("kernel"), info.get("variant"), c, f, m, len(xr[c]),
+            info.get("rx_count"), info.get("rx_rate"), "%.2f" % sq[0], "%.2f" % sq[1],
+            "%.2f" % sq[2], "%.2f" % bz[0], "%.2f" % bz[1], "%.2f" % bz[2], "%.0f" % rx[0],
+            "%.3f" % ut[0], "%.3f" % vc[0], "%.1f" % pp[0]] + ratios))
+    print()
+    for f in ("mlx5", "mana"):
+        a, b = "%s_xdp_drop" % f, "%s_stack_drop" % f
+        if a in xr and b in xr:
+            for label, k in (("softirq per packet, stack drop / XDP_DROP:", "sirq_us"),
+                             ("busy CPU per packet, stack drop / XDP_DROP:", "busy_us")):
+                print("%-4s %-44s %6.3f   (median of per-round ratios %.3f)"
+                      % (f, label, mm(b, k)[0] / mm(a, k)[0], pr(b, a, k)))
+            print("%-4s %-44s %6.2f   (median of per-round differences %.2f)"
+                  % (f, "busy us per packet, stack drop - XDP_DROP:",
+                     mm(b, "busy_us")[0] - mm(a, "busy_us")[0],
+                     pr(b, a, "busy_us", lambda x, y: x - y)))
+    XHDR = ("date,commit,kernel,variant,config,family,receiver,rounds,count,offered_pps,"
+            "median_softirq_us_per_pkt,min_softirq_us_per_pkt,max_softirq_us_per_pkt,"
+            "median_busy_us_per_pkt,min_busy_us_per_pkt,max_busy_us_per_pkt,median_rx_pps,"
+            "median_cpu_util,median_vcpu_share,median_pkts_per_poll,"
+            "ratio_stack_softirq_per_pkt,ratio_stack_busy_per_pkt,diff_stack_busy_us_per_pkt")
+    try:
+        old = open(xcsv).readline().strip()
+    except OSError:
+        old = None
+    if old is not None and old != XHDR:
+        import os
+        os.replace(xcsv, xcsv + ".old")
+        old = None
+    with open(xcsv, "a") as fx:
+        if old is None:
+            fx.write(XHDR + "\n")
+        for r in xrows:
+            fx.write(r + "\n")
+    print("(ratios and differences in target/bench/vm-xdp.csv: medians of the per-round values)")
+    print("appended: target/bench/vm-xdp.csv (%d rows)" % len(xrows))
 PY

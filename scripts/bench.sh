@@ -8,7 +8,10 @@
 # host/testbed/src/bin/datapath_bench.rs). Writes target/bench/datapath.csv and prints a
 # table. MANA rows (family mana) follow: the RX path with RQ doorbells batched per NAPI poll
 # (rx_db_batched) or rung per packet (rx_db_per_packet, pre-2023), at NAPI budgets 8/64/256,
-# instructions counted inside the driver's RX poll (bench_mana_rx_poll).
+# instructions counted inside the driver's RX poll (bench_mana_rx_poll). XDP rows (paths
+# xdp_mpwqe, xdp_mpwqe_inline; 64-byte frames, bursts 1 and 32) come last: the SQ
+# as the driver's XDP SQs use it (every frame posted with xmit_more, one Sq::flush per burst,
+# no BQL), instructions counted inside bench_xdp_xmit / bench_xdp_flush / bench_xdp_tx_poll.
 #
 #   BENCH_PACKETS=N   packets measured per configuration (default 4096)
 #   BENCH_JOBS=N      configurations run in parallel (default 2)
@@ -49,6 +52,18 @@ run_one() {
 export -f run_one
 export BIN RUNS PACKETS
 
+XDP_PATHS=(xdp_mpwqe xdp_mpwqe_inline)
+XDP_SIZE=64
+run_xdp() {
+	local path=$1 size=$2 burst=$3 base="$RUNS/$1-$2-$3"
+	valgrind --tool=callgrind --collect-atstart=no --toggle-collect='*bench_xdp_xmit*' \
+		--toggle-collect='*bench_xdp_flush*' --toggle-collect='*bench_xdp_tx_poll*' \
+		--callgrind-out-file="$base.callgrind" \
+		"$BIN" --xdp "$path" "$size" "$burst" --packets "$PACKETS" >"$base.row" 2>"$base.log" ||
+		{ echo "bench: $path $size $burst failed, see $base.log" >&2; return 1; }
+}
+export -f run_xdp
+
 MANA_PATHS=(rx_db_batched rx_db_per_packet)
 MANA_BUDGETS=(8 64 256)
 run_mana() {
@@ -67,6 +82,11 @@ for size in "${SIZES[@]}"; do
 		done
 	done
 done | xargs -P "$JOBS" -L 1 bash -c 'run_one "$@"' _
+for burst in "${BURSTS[@]}"; do
+	for path in "${XDP_PATHS[@]}"; do
+		echo "$path $XDP_SIZE $burst"
+	done
+done | xargs -P "$JOBS" -L 1 bash -c 'run_xdp "$@"' _
 for path in "${MANA_PATHS[@]}"; do
 	for budget in "${MANA_BUDGETS[@]}"; do
 		echo "$path $budget"
@@ -123,6 +143,35 @@ for path in "${MANA_PATHS[@]}"; do
 			"$p" "$budget" "$desc" "$inb" "$outb" "$db" "${rxdb#*,}" "$instr"
 	done
 done
+echo
+printf '%-17s %5s %5s %9s %9s %9s %9s %8s %8s %9s %7s %7s %7s %7s %5s\n' \
+	"xdp path" size burst desc/pkt in/pkt floor out/pkt db/pkt cqe/pkt instr/pkt xmit flush \
+	compl inlined full
+for burst in "${BURSTS[@]}"; do
+	for path in "${XDP_PATHS[@]}"; do
+		base="$RUNS/$path-$XDP_SIZE-$burst"
+		row=$(sed -n 's/^ROW //p' "$base.row")
+		inl=$(sed -n 's/^INLINED //p' "$base.row")
+		full=$(sed -n 's/^FULL //p' "$base.row")
+		rxdb=$(sed -n 's/^RXDB //p' "$base.row")
+		total=$(awk '/^totals:/ { print $2 }' "$base.callgrind")
+		[ -n "$row" ] && [ -n "$rxdb" ] && [ -n "$total" ] ||
+			{ echo "bench: no figures in $base.*" >&2; exit 1; }
+		x=$(incl "$base.callgrind" bench_xdp_xmit)
+		f=$(incl "$base.callgrind" bench_xdp_flush)
+		c=$(incl "$base.callgrind" bench_xdp_tx_poll)
+		instr=$(awk -v t="$total" -v n="$PACKETS" 'BEGIN { printf "%.1f", t / n }')
+		echo "$row,$instr,$rxdb" >>"$CSV"
+		IFS=, read -r _ p s b desc inb floor outb db cqe <<<"$row"
+		awk -v p="$p" -v s="$s" -v b="$b" -v d="$desc" -v i="$inb" -v fl="$floor" \
+			-v o="$outb" -v db="$db" -v c="$cqe" -v t="$instr" -v x="${x:-0}" -v f="${f:-0}" \
+			-v y="${c:-0}" -v n="$PACKETS" -v l="$inl" -v full="$full" 'BEGIN {
+			printf "%-17s %5s %5s %9s %9s %9s %9s %8s %8s %9s %7.1f %7.1f %7.1f %7s %5s\n",
+				p, s, b, d, i, fl, o, db, c, t, x / n, f / n, y / n, l, full }'
+	done
+done
+echo "(xdp: every frame posted with xmit_more, one flush per burst, no BQL; full: times the"
+echo " ring was full before a frame, where the bench flushed and reaped instead of dropping)"
 echo
 echo "packets per configuration: $PACKETS (after 512 warm-up packets); figures are per packet"
 echo "written: ${CSV#"$ROOT"/}"

@@ -6,7 +6,20 @@
 //! datapath_bench [--packets N]                          every configuration, no instructions
 //! datapath_bench --one PATH SIZE BURST [--packets N]    one configuration, one ROW line
 //! datapath_bench --mana PATH BUDGET [--packets N]       one MANA RX configuration, one ROW line
+//! datapath_bench --xdp PATH SIZE BURST [--packets N]    one XDP SQ configuration, one ROW line
 //! ```
+//!
+//! XDP rows (`--xdp`, family `mlx5`): the SQ as the driver's XDP SQs use it (`xdp.rs`,
+//! `family/mlx5.rs` `xdp_sq_open`): a second SQ on the TX port (the pair's own stays idle)
+//! with Enhanced MPWQE on, every frame posted with `xmit_more` set, one
+//! [`Sq::flush`](rsnic_core::dp::mlx5::sq::Sq::flush) (close the session, one doorbell) per
+//! burst of BURST frames, as the driver flushes once per NAPI poll or `ndo_xdp_xmit` batch,
+//! and the driver's XDP TX queue ([`XdpHostEnv`]): no BQL, no stack queue, a full ring only
+//! sets a flag. PATH is `xdp_mpwqe` (inline off) or `xdp_mpwqe_inline` (inline on, the
+//! driver's setting). The schedule and the figures are those of `--one`; callgrind counts
+//! [`bench_xdp_xmit`], [`bench_xdp_flush`] and [`bench_xdp_tx_poll`]. When the ring is full
+//! before a frame, the driver would drop frames until its next poll; the bench flushes, runs
+//! the device and reaps instead, and prints how often (`FULL`).
 //!
 //! MANA rows (`--mana`, family `mana`): PATH is `rx_db_batched` (one RQ doorbell per NAPI
 //! poll that read completions, the 2023 behaviour) or `rx_db_per_packet` (one per re-posted
@@ -43,12 +56,16 @@
 
 use std::process::ExitCode;
 
+use rsnic_core::dp::hw::{Barriers, Coherent, DmaAddr, Mmio};
 use rsnic_core::dp::mana::rq::RxPoll;
-use rsnic_core::dp::mlx5::sq::TxPoll;
-use rsnic_core::dp::mlx5::tx::TxReject;
+use rsnic_core::dp::mlx5::cq::Cq;
+use rsnic_core::dp::mlx5::sq::{Sq, SqParams, TxPoll, WqeInfo};
+use rsnic_core::dp::mlx5::tx::{DmaEntry, InlineMode, TxDmaMap, TxPacket, TxQueue, TxReject};
+use rsnic_core::sim::mlx5::{CqConfig, SqConfig, SQ_DOORBELL, UAR_PAGE_SIZE};
 use rsnic_testbed::fixtures::Ipv4Frame;
 use rsnic_testbed::mana_pair::{self, ManaConfig, ManaEnv, ManaPair, ManaRq};
-use rsnic_testbed::pair::{HostEnv, HostSq, Pair, PairConfig, TxFrame, TxPkt};
+use rsnic_testbed::mem::HostBuf;
+use rsnic_testbed::pair::{HostEnv, HostSq, Pair, PairConfig, TxFrame, TxPkt, LKEY, TX_PORT};
 
 /// Packets sent before measuring.
 const WARMUP: u64 = 512;
@@ -60,6 +77,9 @@ const PACKETS: u64 = 4096;
 const RX_BUDGET: u32 = 64;
 
 const PATHS: [&str; 3] = ["regular", "mpwqe", "mpwqe_inline"];
+const XDP_PATHS: [&str; 2] = ["xdp_mpwqe", "xdp_mpwqe_inline"];
+/// Frame size of the XDP rows in the table without arguments.
+const XDP_SIZE: usize = 64;
 const SIZES: [usize; 5] = [64, 128, 256, 512, 1500];
 const BURSTS: [u64; 2] = [1, 32];
 
@@ -316,6 +336,369 @@ fn run_one(path: &'static str, size: usize, burst: u64, packets: u64) -> Row {
     }
 }
 
+/// A frame on the bench's XDP SQ: a host packet under its own type, so that the XDP SQ is
+/// its own instantiation of the SQ code, as the driver's `Sq<XdpTx, ..>` is. (The skb rows'
+/// `Sq<TxPkt, ..>` is then compiled exactly as without the XDP rows: sharing it, with a second
+/// environment type or only a second caller of its flush, changed the compiler's inlining of
+/// the shared code and moved the skb rows' instruction counts.)
+struct XdpPkt(TxPkt);
+
+impl TxPacket for XdpPkt {
+    #[inline]
+    fn pkt_len(&self) -> u32 {
+        self.0.pkt_len()
+    }
+    #[inline]
+    fn linear(&self) -> &[u8] {
+        self.0.linear()
+    }
+    #[inline]
+    fn nr_frags(&self) -> usize {
+        self.0.nr_frags()
+    }
+    #[inline]
+    fn frag_len(&self, i: usize) -> u32 {
+        self.0.frag_len(i)
+    }
+}
+
+/// The driver-side XDP SQ with host storage.
+type XdpSq = Sq<XdpPkt, HostBuf, Vec<WqeInfo<XdpPkt>>, Vec<Option<XdpPkt>>, Vec<DmaEntry>>;
+
+/// An XDP SQ's environment (`XdpEnv` in the driver's `xdp.rs`) over the host one: the
+/// registers, barriers and DMA mapping of [`HostEnv`], the TX queue of an XDP SQ. XDP SQs
+/// have no BQL and no stack queue: `sent` never asks for a doorbell (the caller flushes)
+/// and a full ring only sets `full`.
+struct XdpHostEnv<'a> {
+    env: &'a mut HostEnv,
+    full: &'a mut bool,
+}
+
+impl Mmio for XdpHostEnv<'_> {
+    #[inline]
+    fn write64(&self, offset: u32, bytes: [u8; 8]) {
+        self.env.write64(offset, bytes);
+    }
+    #[inline]
+    fn write32(&self, offset: u32, value: u32) {
+        self.env.write32(offset, value);
+    }
+    #[inline]
+    fn read32(&self, offset: u32) -> u32 {
+        self.env.read32(offset)
+    }
+}
+
+impl Barriers for XdpHostEnv<'_> {
+    #[inline]
+    fn dma_wmb(&self) {
+        self.env.dma_wmb();
+    }
+    #[inline]
+    fn dma_rmb(&self) {
+        self.env.dma_rmb();
+    }
+    #[inline]
+    fn wmb(&self) {
+        self.env.wmb();
+    }
+}
+
+impl TxDmaMap<XdpPkt> for XdpHostEnv<'_> {
+    #[inline]
+    fn map_linear(&mut self, pkt: &XdpPkt, offset: u32, len: u32) -> Option<DmaAddr> {
+        self.env.map_linear(&pkt.0, offset, len)
+    }
+    #[inline]
+    fn map_frag(&mut self, pkt: &XdpPkt, index: usize) -> Option<DmaAddr> {
+        self.env.map_frag(&pkt.0, index)
+    }
+    #[inline]
+    fn unmap(&mut self, entry: DmaEntry) {
+        self.env.unmap(entry);
+    }
+}
+
+impl TxQueue for XdpHostEnv<'_> {
+    #[inline]
+    fn stop(&mut self) {
+        *self.full = true;
+    }
+    #[inline]
+    fn wake(&mut self) {
+        *self.full = false;
+    }
+    #[inline]
+    fn is_stopped(&self) -> bool {
+        *self.full
+    }
+    // The caller rings explicitly, once per burst.
+    #[inline]
+    fn sent(&mut self, _bytes: u32, _xmit_more: bool) -> bool {
+        false
+    }
+    #[inline]
+    fn completed(&mut self, _pkts: u32, _bytes: u32) {}
+}
+
+/// The XDP SQ's post of one frame (`xmit_more` always set), out of line for callgrind.
+#[inline(never)]
+fn bench_xdp_xmit(
+    sq: &mut XdpSq,
+    pkt: XdpPkt,
+    env: &mut XdpHostEnv<'_>,
+) -> Result<(), TxReject<XdpPkt>> {
+    sq.xmit(pkt, true, env)
+}
+
+/// The XDP SQ's flush at the end of a burst (close the session, ring once), out of line.
+#[inline(never)]
+fn bench_xdp_flush(sq: &mut XdpSq, env: &mut XdpHostEnv<'_>) {
+    sq.flush(env)
+}
+
+/// The XDP SQ's completion poll, out of line for callgrind.
+#[inline(never)]
+fn bench_xdp_tx_poll(sq: &mut XdpSq, env: &mut XdpHostEnv<'_>, done: &mut Vec<XdpPkt>) -> TxPoll {
+    sq.poll_cq(env, |p| done.push(p))
+}
+
+/// Creates an XDP SQ (and its CQ) of `2^log_sz` WQEBBs on the TX port of `p`, next to the
+/// pair's own SQ (which stays idle), with the driver's XDP SQ parameters (`xdp_sq_open`):
+/// Enhanced MPWQE on, `inline` for `mpwqe_inline`.
+fn xdp_sq(p: &Pair, log_sz: u8, inline: bool) -> XdpSq {
+    let mem = &p.tb.mem;
+    let n = 1usize << log_sz;
+    let (cq_buf, cq_dbr) = (mem.alloc(n * 64), mem.alloc(8));
+    let cqn =
+        p.tb.device()
+            .create_cq(&CqConfig {
+                port: TX_PORT,
+                buf: cq_buf.dma_addr(),
+                log_size: log_sz,
+                dbr: cq_dbr.dma_addr(),
+                vector: 0,
+                compress: false,
+            })
+            .expect("create XDP CQ");
+    let uar = TX_PORT as u32 * UAR_PAGE_SIZE;
+    let cq = Cq::new(cq_buf, cq_dbr, 0, log_sz, cqn, uar).expect("XDP CQ");
+    let (wq, dbr) = (mem.alloc(n * 64), mem.alloc(8));
+    let sqn =
+        p.tb.device()
+            .create_sq(&SqConfig {
+                port: TX_PORT,
+                buf: wq.dma_addr(),
+                log_size: log_sz,
+                dbr: dbr.dma_addr(),
+                cqn,
+            })
+            .expect("create XDP SQ");
+    Sq::new(
+        SqParams {
+            log_sz,
+            sqn,
+            lkey: LKEY,
+            db_offset: uar + SQ_DOORBELL,
+            dbr_off: 0,
+            min_inline: InlineMode::None,
+            vlan_need_l2_inline: false,
+            max_sq_wqebbs: 16,
+            mpwqe: true,
+            mpwqe_inline: inline,
+        },
+        wq,
+        dbr,
+        cq,
+        (0..n).map(|_| WqeInfo::default()).collect(),
+        (0..4 * n).map(|_| None).collect(),
+        vec![DmaEntry::default(); 4 * n],
+    )
+    .expect("XDP SQ")
+}
+
+/// The XDP SQ usage pattern on the port pair: the schedule of [`Runner`], with every frame
+/// posted with `xmit_more` and one flush per burst.
+struct XdpRunner {
+    p: Pair,
+    sq: XdpSq,
+    frame: TxFrame,
+    done: Vec<XdpPkt>,
+    since_reap: u64,
+    /// The XDP SQ is past its stop room (the driver's `XdpSqSide::full`).
+    full: bool,
+    /// Times the ring was full before a frame (flushed and reaped there).
+    full_events: u64,
+}
+
+impl XdpRunner {
+    fn flush(&mut self, measured: bool) {
+        let mut env = XdpHostEnv {
+            env: &mut self.p.env,
+            full: &mut self.full,
+        };
+        if measured {
+            bench_xdp_flush(&mut self.sq, &mut env);
+        } else {
+            self.sq.flush(&mut env);
+        }
+    }
+
+    fn reap(&mut self, measured: bool) {
+        loop {
+            let mut env = XdpHostEnv {
+                env: &mut self.p.env,
+                full: &mut self.full,
+            };
+            let r = if measured {
+                bench_xdp_tx_poll(&mut self.sq, &mut env, &mut self.done)
+            } else {
+                let done = &mut self.done;
+                self.sq.poll_cq(&mut env, |x| done.push(x))
+            };
+            for pkt in self.done.drain(..) {
+                self.p.tx.release(pkt.0);
+            }
+            if !r.busy {
+                break;
+            }
+        }
+        self.since_reap = 0;
+    }
+
+    fn device_and_rx(&mut self) {
+        self.p.run_device();
+        while !self.p.poll_rx(RX_BUDGET).is_empty() {}
+    }
+
+    fn send(&mut self, packets: u64, burst: u64, measured: bool) {
+        let mut sent = 0;
+        while sent < packets {
+            for _ in 0..burst {
+                if self.full {
+                    // The ring is past its stop room. The driver's XDP SQ would drop frames
+                    // until its next NAPI poll reaps; the bench rings what is posted and
+                    // reaps, so that every configuration sends every frame. Counted: the
+                    // figures describe the usage pattern only while this stays rare.
+                    self.full_events += 1;
+                    self.flush(measured);
+                    self.device_and_rx();
+                    self.reap(measured);
+                    assert!(!self.full, "XDP SQ still full after a reap");
+                }
+                let pkt = XdpPkt(self.p.tx.make_pkt(&self.frame));
+                let id = pkt.0.id();
+                let mut env = XdpHostEnv {
+                    env: &mut self.p.env,
+                    full: &mut self.full,
+                };
+                let r = if measured {
+                    bench_xdp_xmit(&mut self.sq, pkt, &mut env)
+                } else {
+                    self.sq.xmit(pkt, true, &mut env)
+                };
+                if let Err(e) = r {
+                    panic!("frame {id} rejected: {:?}", e.reason);
+                }
+                self.p.tx.accepted(id);
+                sent += 1;
+                self.since_reap += 1;
+            }
+            self.flush(measured);
+            self.device_and_rx();
+            if self.since_reap >= REAP_EVERY {
+                self.reap(measured);
+            }
+        }
+        self.device_and_rx();
+        self.reap(measured);
+        assert_eq!(self.p.tx_in_flight(), 0);
+    }
+}
+
+/// One XDP SQ configuration: the row, and how often the ring was full before a frame.
+fn run_xdp(path: &'static str, size: usize, burst: u64, packets: u64) -> (Row, u64) {
+    let cfg = PairConfig {
+        cqe_compress: true,
+        track_dma: false,
+        ..PairConfig::default()
+    };
+    let p = Pair::new(cfg);
+    let sq = xdp_sq(&p, cfg.sq_log_sz, path == "xdp_mpwqe_inline");
+    let mut r = XdpRunner {
+        p,
+        sq,
+        frame: TxFrame::linear(udp4_frame(size)),
+        done: Vec::with_capacity(1024),
+        since_reap: 0,
+        full: false,
+        full_events: 0,
+    };
+    r.send(WARMUP, burst, false);
+    let base = r.p.dev_tx();
+    let rx_dbr0 = r.p.drv_rx().dbr_writes;
+    let d0 = r.sq.stats;
+    let full0 = r.full_events;
+    r.send(packets, burst, true);
+    let c = r.p.dev_tx();
+    let x = r.p.dev_rx();
+    let rx_dbr1 = r.p.drv_rx().dbr_writes;
+    let d = r.sq.stats;
+    let e = r.p.env.counts();
+    // The balances of Pair::check_counters that apply (the pair's own SQ is idle, and an
+    // XDP SQ reports nothing to BQL).
+    assert_eq!(r.p.drv_tx().packets, 0, "the pair's own SQ stays idle");
+    assert_eq!(
+        c.tx_packets - base.tx_packets,
+        packets,
+        "device sent every frame"
+    );
+    assert_eq!(d.packets - d0.packets, packets, "driver posted every frame");
+    assert_eq!(
+        d.xmit_more - d0.xmit_more,
+        packets,
+        "every frame posted with xmit_more"
+    );
+    assert_eq!(d.doorbells, c.sq_doorbells, "driver vs device doorbells");
+    assert_eq!(
+        d.doorbells, e.sq_doorbells,
+        "driver vs host doorbell writes"
+    );
+    assert_eq!(
+        c.tx_cqes + c.tx_err_cqes,
+        d.cqes,
+        "device vs driver TX CQEs"
+    );
+    assert_eq!(d.mpwqe_pkts, c.mpwqe_pkts, "MPWQE packets");
+    assert_eq!(d.wqes, c.wqes - c.nop_wqes, "WQEs");
+    assert_eq!(d.nop, c.nop_wqes, "NOPs");
+    assert_eq!((c.wqe_errors, d.cqe_bad), (0, 0), "errors");
+    assert_eq!(e.maps, e.unmaps, "DMA maps vs unmaps");
+    assert_eq!(e.bql_sent_pkts, 0, "an XDP SQ reports nothing to BQL");
+    assert_eq!(
+        x.rx_packets + x.rx_out_of_buffer + x.rx_no_rq_drops + x.rx_too_long,
+        c.tx_packets,
+        "every frame reached the RX port"
+    );
+    assert_eq!(r.p.tx_in_flight(), 0);
+    let n = packets as f64;
+    let per = |a: u64, b: u64| (a - b) as f64 / n;
+    let row = Row {
+        path,
+        size,
+        burst,
+        desc: per(c.wqe_bytes, base.wqe_bytes),
+        inbound: per(c.pcie.in_bytes, base.pcie.in_bytes),
+        floor: per(c.tx_floor_in_bytes, base.tx_floor_in_bytes),
+        outbound: per(c.pcie.out_bytes, base.pcie.out_bytes),
+        doorbells: per(c.sq_doorbells, base.sq_doorbells),
+        cqes: per(c.tx_cqes, base.tx_cqes),
+        inlined: per(d.inlnw, d0.inlnw),
+        rx_db: per(rx_dbr1, rx_dbr0),
+    };
+    (row, r.full_events - full0)
+}
+
 fn row_csv(r: &Row) -> String {
     format!(
         "mlx5,{},{},{},{:.2},{:.2},{:.2},{:.2},{:.4},{:.4}",
@@ -326,7 +709,7 @@ fn row_csv(r: &Row) -> String {
 fn usage() -> ExitCode {
     eprintln!(
         "usage: datapath_bench [--packets N] | --one PATH SIZE BURST [--packets N] \
-         | --mana PATH BUDGET [--packets N]"
+         | --mana PATH BUDGET [--packets N] | --xdp PATH SIZE BURST [--packets N]"
     );
     ExitCode::from(2)
 }
@@ -336,6 +719,7 @@ fn main() -> ExitCode {
     let mut packets = PACKETS;
     let mut one = None;
     let mut mana = None;
+    let mut xdp = None;
     let mut i = 0;
     while i < args.len() {
         match args[i].as_str() {
@@ -359,6 +743,21 @@ fn main() -> ExitCode {
                     return usage();
                 }
                 one = Some((*path, size, burst));
+                i += 4;
+            }
+            "--xdp" => {
+                let (Some(path), Some(size), Some(burst)) = (
+                    args.get(i + 1)
+                        .and_then(|s| XDP_PATHS.iter().find(|p| **p == s.as_str())),
+                    args.get(i + 2).and_then(|s| s.parse::<usize>().ok()),
+                    args.get(i + 3).and_then(|s| s.parse::<u64>().ok()),
+                ) else {
+                    return usage();
+                };
+                if !(42..=3434).contains(&size) || burst == 0 {
+                    return usage();
+                }
+                xdp = Some((*path, size, burst));
                 i += 4;
             }
             "--mana" => {
@@ -386,6 +785,14 @@ fn main() -> ExitCode {
         println!("ROW {}", row_csv(&r));
         println!("INLINED {:.4}", r.inlined);
         println!("RXDB {RX_BUDGET},{:.4}", r.rx_db);
+        return ExitCode::SUCCESS;
+    }
+    if let Some((path, size, burst)) = xdp {
+        let (r, full) = run_xdp(path, size, burst, packets);
+        println!("ROW {}", row_csv(&r));
+        println!("INLINED {:.4}", r.inlined);
+        println!("RXDB {RX_BUDGET},{:.4}", r.rx_db);
+        println!("FULL {full}");
         return ExitCode::SUCCESS;
     }
     if let Some((path, budget)) = mana {
@@ -427,6 +834,30 @@ fn main() -> ExitCode {
                     r.rx_db
                 );
             }
+        }
+    }
+    for burst in BURSTS {
+        for path in XDP_PATHS {
+            let (r, full) = run_xdp(path, XDP_SIZE, burst, packets);
+            println!(
+                "{:13} {:5} {:5} {:9.2} {:9.2} {:9.2} {:9.2} {:9.4} {:7.4} {:8.3} {:8.4}{}",
+                r.path,
+                r.size,
+                r.burst,
+                r.desc,
+                r.inbound,
+                r.floor,
+                r.outbound,
+                r.doorbells,
+                r.cqes,
+                r.inlined,
+                r.rx_db,
+                if full > 0 {
+                    format!("  (ring full {full}x)")
+                } else {
+                    String::new()
+                }
+            );
         }
     }
     println!();
