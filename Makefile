@@ -19,7 +19,7 @@ SHELL := /bin/bash
 export KERNEL_VARIANT ?= normal
 TESTS ?= $(sort $(wildcard tests/vm/[0-9]*.sh))
 
-.PHONY: all setup kernel module vmtest hostcheck test demo bench fuzz miri fmt clean
+.PHONY: all setup kernel module xdp-tools vmtest hostcheck test demo bench fuzz miri fmt clean
 
 all: module
 
@@ -33,7 +33,10 @@ module:
 	@if [ -z "$(KDIR)" ]; then scripts/build-kernel.sh >/dev/null; fi
 	@KDIR="$(KDIR)" scripts/build-module.sh
 
-vmtest: kernel module
+xdp-tools:
+	@scripts/build-xdp-tools.sh
+
+vmtest: kernel module xdp-tools
 	@scripts/vm-run.sh scripts/vm/run-tests.sh $(TESTS)
 
 hostcheck:
