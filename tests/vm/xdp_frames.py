@@ -63,15 +63,24 @@ def ip_csum(h):
     return ~s & 0xFFFF
 
 
-def pattern(seq, n):
-    x = ((seq + 1) * 0x9E3779B97F4A7C15) & M64
-    out = bytearray()
+def _stream(n):
+    x, out = 0x9E3779B97F4A7C15, bytearray()
     while len(out) < n:
         x ^= (x << 13) & M64
         x ^= x >> 7
         x ^= (x << 17) & M64
         out += x.to_bytes(8, "little")
-    return bytes(out[:n])
+    return int.from_bytes(out[:n], "little")
+
+
+MAX_LEN = 9000
+T = _stream(MAX_LEN)
+
+
+def pattern(seq, n):
+    s = (((seq + 1) * 0x9E3779B97F4A7C15) & M64).to_bytes(8, "little") * (n // 8 + 1)
+    t = T & ((1 << (8 * n)) - 1)
+    return (t ^ int.from_bytes(s[:n], "little")).to_bytes(n, "little")
 
 
 def build(length, seq, dst, src, ip_src, ip_dst):

@@ -7,10 +7,12 @@
  *   IPv4      0x45, TOS 0, total length, id = seq & 0xffff, DF, TTL 64, UDP, header
  *             checksum, src, dst (default 10.10.0.1 -> 10.10.0.2)
  *   UDP       source port 40000, destination port TF_UDP_PORT (9999), length, checksum 0
- *   payload   "RSNICTST", seq (8 bytes, big-endian), then pattern bytes: with
- *             x = (seq + 1) * 0x9e3779b97f4a7c15 (mod 2^64), each 8-byte block is x after
- *             one xorshift step (x ^= x << 13; x ^= x >> 7; x ^= x << 17), little-endian;
- *             the last block is cut at the frame's end
+ *   payload   "RSNICTST", seq (8 bytes, big-endian), then pattern bytes p[i] = T[i] ^
+ *             S[i % 8]: S is (seq + 1) * 0x9e3779b97f4a7c15 (mod 2^64), little-endian; T is
+ *             one stream for all frames, 8-byte blocks of x, little-endian, x starting at
+ *             0x9e3779b97f4a7c15 and taking one xorshift step (x ^= x << 13; x ^= x >> 7;
+ *             x ^= x << 17) before each block (T does not repeat: a byte moved within the
+ *             frame shows; S differs per frame: a byte of another frame shows)
  *
  * A frame is TF_MIN_LEN (60) bytes or longer, so no device pads it: its length is part of
  * what the receiver checks (14 + the IPv4 total length). A receiver rebuilds the frame it
@@ -62,9 +64,22 @@ static inline uint16_t tf_ip_csum(const uint8_t *h)
 /* Builds the test frame with sequence number seq, len bytes long, into buf. */
 static inline void tf_build(uint8_t *buf, uint32_t len, uint64_t seq, const struct tf_addrs *a)
 {
+	static uint8_t t[TF_MAX_LEN];
+	static int t_ready;
 	uint8_t *ip = buf + TF_ETH_HLEN, *udp = ip + 20;
-	uint64_t x = (seq + 1) * 0x9e3779b97f4a7c15ULL;
+	uint64_t x = 0x9e3779b97f4a7c15ULL, sd = (seq + 1) * 0x9e3779b97f4a7c15ULL;
 	uint32_t off, i;
+
+	if (!t_ready) {
+		for (off = 0; off < TF_MAX_LEN; off += 8) {
+			x ^= x << 13;
+			x ^= x >> 7;
+			x ^= x << 17;
+			for (i = 0; i < 8; i++)
+				t[off + i] = (uint8_t)(x >> (8 * i));
+		}
+		t_ready = 1;
+	}
 
 	memcpy(buf, a->dst, 6);
 	memcpy(buf + 6, a->src, 6);
@@ -87,13 +102,8 @@ static inline void tf_build(uint8_t *buf, uint32_t len, uint64_t seq, const stru
 	memcpy(buf + TF_HDR_LEN, TF_MAGIC, 8);
 	for (i = 0; i < 8; i++)
 		buf[TF_SEQ_OFF + i] = (uint8_t)(seq >> (56 - 8 * i));
-	for (off = TF_PAT_OFF; off < len; off += 8) {
-		x ^= x << 13;
-		x ^= x >> 7;
-		x ^= x << 17;
-		for (i = 0; i < 8 && off + i < len; i++)
-			buf[off + i] = (uint8_t)(x >> (8 * i));
-	}
+	for (off = TF_PAT_OFF, i = 0; off < len; off++, i++)
+		buf[off] = t[i] ^ (uint8_t)(sd >> (8 * (i % 8)));
 }
 
 /* Whether frame p of len bytes is a test frame (the rest decides whether it is intact). */
