@@ -1,0 +1,187 @@
+# Helpers for rsnic's XDP VM tests (90-92): the XDP tools (built on the host by
+# `make xdp-tools` into target/xdp/), the family's XDP counter names, the native-XDP check
+# that skips a test until the driver has XDP, captures and counter balances. Source it
+# after lib.sh and traffic.sh.
+# shellcheck shell=bash
+
+XDP_DIR=$RSNIC_ROOT/target/xdp
+XDPCTL=$XDP_DIR/rsnic-xdp
+XSK=$XDP_DIR/rsnic-xsk
+XDP_FRAMES=$RSNIC_ROOT/tests/vm/xdp_frames.py
+XDP_FEATURES=$RSNIC_ROOT/tests/vm/xdp_features.py
+
+# The XDP counters of ethtool -S (sums over the queues) whose names differ by family:
+#   XC_DROP       frames dropped by XDP: XDP_DROP, XDP_ABORTED, failed redirects
+#   XC_ABORTED    of those, the XDP_ABORTED ones
+#   XC_REDIRECT   frames an XDP program redirected (to another device or an AF_XDP socket)
+#   XC_TX         frames XDP_TX sent back out of their port
+#   XC_TX_LOST    XDP_TX frames the port could not send (a list, summed; empty: none)
+#   XC_XMIT       frames the port sent for redirects from elsewhere (ndo_xdp_xmit)
+#   XC_XMIT_LOST  frames ndo_xdp_xmit could not send (a list, summed; empty: none)
+#   XC_MORE       more counters that must exist, printed with the figures
+# The device's own counters (both families): C_DEV_RX frames the device delivered to the
+# port's RX queues, C_DEV_TX frames it put on the wire.
+XC_DROP=rx_xdp_drop XC_ABORTED=rx_xdp_aborted XC_REDIRECT=rx_xdp_redirect XC_XMIT=tx_xdp_xmit
+C_DEV_RX=dev_rx_packets C_DEV_TX=dev_tx_packets
+case $RSNIC_FAMILY in
+mlx5)
+	XC_TX=rx_xdp_tx_xmit XC_TX_LOST="rx_xdp_tx_full rx_xdp_tx_err"
+	XC_XMIT_LOST="tx_xdp_full tx_xdp_err"
+	XC_MORE="rx_xdp_tx_mpwqe rx_xdp_tx_inlnw rx_xdp_tx_cqe tx_xdp_mpwqe tx_xdp_inlnw tx_xdp_cqes"
+	;;
+mana)
+	XC_TX=rx_xdp_tx XC_TX_LOST="" XC_XMIT_LOST="" XC_MORE=""
+	;;
+esac
+XC_ALL="$XC_DROP $XC_ABORTED $XC_REDIRECT $XC_TX $XC_TX_LOST $XC_XMIT $XC_XMIT_LOST $XC_MORE"
+
+# nsx NETNS COMMAND...: COMMAND in namespace NETNS ("" = this one).
+nsx() {
+	local ns=$1
+	shift
+	if [ -n "$ns" ]; then ip netns exec "$ns" "$@"; else "$@"; fi
+}
+
+# mac IFACE [NETNS]
+mac() {
+	nsx "${2:-}" cat "/sys/class/net/$1/address"
+}
+
+# xdp_tools_or_skip: the test needs the XDP tools; skips (with the reason) without them.
+xdp_tools_or_skip() {
+	local f
+	[ ! -e "$XDP_DIR/MISSING" ] || skip "XDP tools not built: $(cat "$XDP_DIR/MISSING")"
+	for f in "$XDPCTL" "$XSK" "$XDP_DIR"/xdp_{drop,pass,aborted,tx,pass_adjust,redirect,xsk}.o; do
+		[ -e "$f" ] || skip "XDP tools not built: no $f (make xdp-tools)"
+	done
+}
+
+# xdp_features IFACE [NETNS]: "xdp=F,... xsk=F,... zc_max_segs=N" (netlink dev-get).
+xdp_features() {
+	nsx "${2:-}" python3 "$XDP_FEATURES" "$1"
+}
+
+# has_xdp_feature FEATURES FLAG: FLAG is among the xdp= flags of an xdp_features line.
+has_xdp_feature() {
+	local f
+	f=$(sed -n 's/^xdp=\([^ ]*\).*/\1/p' <<<"$1")
+	case ",$f," in *",$2,"*) return 0 ;; esac
+	return 1
+}
+
+# xdp_native_or_skip IFACE [NETNS]: native XDP must attach on IFACE (ip link ... xdpdrv).
+# A driver without XDP (EOPNOTSUPP, no xdp-features "basic") skips the test with the
+# reason; any other refusal, or features that disagree with what attach did, fails it.
+xdp_native_or_skip() {
+	local dev=$1 ns=${2:-} feats out
+	feats=$(xdp_features "$dev" "$ns")
+	echo "  $dev offers: $feats"
+	if out=$(nsx "$ns" ip link set dev "$dev" xdpdrv obj "$XDP_DIR/xdp_pass.o" sec xdp 2>&1); then
+		nsx "$ns" ip link set dev "$dev" xdpdrv off
+		has_xdp_feature "$feats" basic ||
+			fail "native XDP attached on $dev, but xdp-features lacks basic ($feats)"
+		return 0
+	fi
+	case $out in
+	*"does not support XDP in native mode"* | *"Operation not supported"*)
+		if has_xdp_feature "$feats" basic; then
+			fail "$dev advertises native XDP ($feats) but refused it: $out"
+		fi
+		skip "no XDP support (native XDP on $dev refused: $(echo "$out" | head -n1))"
+		;;
+	esac
+	fail "native XDP on $dev failed: $out"
+}
+
+# xdp_counters_or_fail IFACE [NETNS]: every XDP counter of the family is in ethtool -S
+# (a missing one would read as 0 in the deltas and hide a wrong balance).
+xdp_counters_or_fail() {
+	local c all
+	all=$(nsx "${2:-}" ethtool -S "$1")
+	for c in $XC_ALL; do
+		grep -q "^ *$c: " <<<"$all" || fail "$1: no counter $c in ethtool -S"
+	done
+}
+
+# xdp_attach IFACE NETNS PROG: native XDP with ip link (as a user would), PROG a program of
+# target/xdp without .o.
+xdp_attach() {
+	nsx "$2" ip link set dev "$1" xdpdrv obj "$XDP_DIR/$3.o" sec xdp ||
+		fail "ip link set dev $1 xdpdrv obj $3.o failed"
+}
+
+xdp_detach() {
+	nsx "$2" ip link set dev "$1" xdpdrv off || fail "detaching XDP from $1 failed"
+}
+
+# kv KEY LINE: the value of KEY=VALUE in a line of key=value fields.
+kv() {
+	awk -v k="$1=" '{ for (i = 1; i <= NF; i++) if (index($i, k) == 1) { print substr($i, length(k) + 1); exit } }' <<<"$2"
+}
+
+# prog_count IFACE NETNS KEY: packets, bytes or acted of the attached program's counters.
+prog_count() {
+	kv "$3" "$(nsx "$2" "$XDPCTL" count "$1")"
+}
+
+# dsum S0 S1 COUNTERS: the sum of the COUNTERS' deltas between snapshots S0 and S1.
+dsum() {
+	local c n=0
+	for c in $3; do n=$((n + $(delta "$1" "$2" "$c"))); done
+	echo "$n"
+}
+
+# cap_start NAME IFACE NETNS ARGS...: a capture of test frames on IFACE (xdp_frames.py
+# capture ARGS) in the background, ready when this returns; cap_wait NAME waits for it and
+# sets CAP to its result line.
+declare -A CAP_PIDS
+cap_start() {
+	local name=$1 dev=$2 ns=$3
+	shift 3
+	rm -f "/tmp/cap.$name.ready"
+	nsx "$ns" python3 "$XDP_FRAMES" capture "$dev" --ready "/tmp/cap.$name.ready" "$@" \
+		>"/tmp/cap.$name" 2>&1 &
+	CAP_PIDS[$name]=$!
+	wait_for "capture $name on $dev" test -e "/tmp/cap.$name.ready"
+}
+cap_wait() {
+	wait "${CAP_PIDS[$1]}" || fail "capture $1: $(cat "/tmp/cap.$1")"
+	CAP=$(tail -n1 "/tmp/cap.$1")
+}
+
+# send_frames IFACE NETNS ARGS...: xdp_frames.py send; sets SENT.
+send_frames() {
+	local dev=$1 ns=$2 out
+	shift 2
+	out=$(nsx "$ns" python3 "$XDP_FRAMES" send "$dev" "$@") || fail "sending frames on $dev: $out"
+	SENT=$(kv sent "$out")
+}
+
+# check_capture WHAT COUNT: the capture result CAP has exactly COUNT test frames, all
+# intact, in order, none still encapsulated.
+check_capture() {
+	echo "  $1: $CAP"
+	assert_eq "$1: frames" "$2" "$(kv frames "$CAP")"
+	assert_eq "$1: mismatching frames" 0 "$(kv mismatches "$CAP")"
+	assert_eq "$1: sequence gaps" 0 "$(kv gaps "$CAP")"
+	assert_eq "$1: reordered frames" 0 "$(kv reordered "$CAP")"
+	assert_eq "$1: frames still encapsulated" 0 "$(kv encap "$CAP")"
+}
+
+# no_kernel_reports: no warning, BUG or oops in dmesg since mark_dmesg.
+no_kernel_reports() {
+	local r
+	r=$(dmesg_since_mark | grep -E 'WARNING:|BUG:|Oops|general protection|KASAN|refcount_t' || true)
+	[ -z "$r" ] || fail "kernel reports: $r"
+}
+
+# The namespaces and interfaces a test made go on exit, with traffic.sh's cleanup.
+XDP_NETNS=""
+XDP_LINKS=""
+xdp_cleanup() {
+	local n
+	traffic_cleanup
+	for n in $XDP_NETNS; do ip netns del "$n" 2>/dev/null || true; done
+	for n in $XDP_LINKS; do ip link del "$n" 2>/dev/null || true; done
+}
+trap xdp_cleanup EXIT
