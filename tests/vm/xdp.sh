@@ -8,7 +8,6 @@ XDP_DIR=$RSNIC_ROOT/target/xdp
 XDPCTL=$XDP_DIR/rsnic-xdp
 XSK=$XDP_DIR/rsnic-xsk
 XDP_FRAMES=$RSNIC_ROOT/tests/vm/xdp_frames.py
-XDP_FEATURES=$RSNIC_ROOT/tests/vm/xdp_features.py
 
 # The XDP counters of ethtool -S (sums over the queues) whose names differ by family:
 #   XC_DROP       frames dropped by XDP: XDP_DROP, XDP_ABORTED, failed redirects
@@ -58,7 +57,7 @@ xdp_tools_or_skip() {
 
 # xdp_features IFACE [NETNS]: "xdp=F,... xsk=F,... zc_max_segs=N" (netlink dev-get).
 xdp_features() {
-	nsx "${2:-}" python3 "$XDP_FEATURES" "$1"
+	nsx "${2:-}" "$XDPCTL" features "$1"
 }
 
 # has_xdp_feature FEATURES FLAG: FLAG is among the xdp= flags of an xdp_features line.

@@ -11,12 +11,18 @@
  *   rsnic-xdp detach DEV [--mode drv|skb]
  *   rsnic-xdp count DEV [--mode drv|skb]
  *   rsnic-xdp query DEV
+ *   rsnic-xdp features DEV
  *
  * attach fails if a program is attached in that mode already, unless --replace (then the
  * old program is swapped for the new one in one step, XDP_FLAGS_REPLACE). count prints
  * "packets=N bytes=N acted=N prog=NAME id=N mode=M", the sums over the CPUs of the
  * attached program's "counts" map (xdp_count.h); query prints "mode=M id=N prog=NAME" or
- * "mode=none". The default mode is drv (native XDP). Errors name the errno.
+ * "mode=none". features prints what the device offers, from the netdev generic netlink
+ * family: "xdp=F,... xsk=F,... zc_max_segs=N" with the flag names of the netdev spec
+ * (basic, redirect, ndo-xmit, xsk-zerocopy, hw-offload, rx-sg, ndo-xmit-sg; xsk:
+ * tx-timestamp, tx-checksum), "-" for none; zc_max_segs is 0 unless the kernel reports it
+ * (it does for zero-copy capable devices). The default mode is drv (native XDP). Errors
+ * name the errno.
  */
 #include <errno.h>
 #include <getopt.h>
@@ -29,7 +35,10 @@
 #include <bpf/bpf.h>
 #include <bpf/btf.h>
 #include <bpf/libbpf.h>
+#include <linux/genetlink.h>
 #include <linux/if_link.h>
+#include <linux/netlink.h>
+#include <sys/socket.h>
 
 #include "progs/xdp_count.h"
 
@@ -45,8 +54,9 @@ static void usage(void)
 		"                 [--dst-mac MAC --src-mac MAC]\n"
 		"       %s detach DEV [--mode drv|skb]\n"
 		"       %s count DEV [--mode drv|skb]\n"
-		"       %s query DEV\n",
-		prog_name, prog_name, prog_name, prog_name);
+		"       %s query DEV\n"
+		"       %s features DEV\n",
+		prog_name, prog_name, prog_name, prog_name, prog_name);
 	exit(2);
 }
 
@@ -363,6 +373,151 @@ static int cmd_query(const char *dev)
 	return 0;
 }
 
+/*
+ * features: the netdev generic netlink family's dev-get (uapi linux/netdev.h of 6.3 and
+ * later; the build host's headers may be older, so the numbers are here).
+ */
+#define NETDEV_CMD_DEV_GET 1
+#define NETDEV_A_DEV_IFINDEX 1
+#define NETDEV_A_DEV_XDP_FEATURES 3
+#define NETDEV_A_DEV_XDP_ZC_MAX_SEGS 4
+#define NETDEV_A_DEV_XSK_FEATURES 6
+
+struct nl_req {
+	struct nlmsghdr nh;
+	struct genlmsghdr gh;
+	char attrs[64];
+};
+
+static void nl_put(struct nl_req *r, __u16 type, const void *data, __u16 len)
+{
+	struct nlattr *a = (struct nlattr *)((char *)r + NLMSG_ALIGN(r->nh.nlmsg_len));
+
+	a->nla_type = type;
+	a->nla_len = NLA_HDRLEN + len;
+	memcpy((char *)a + NLA_HDRLEN, data, len);
+	r->nh.nlmsg_len = NLMSG_ALIGN(r->nh.nlmsg_len) + NLA_ALIGN(a->nla_len);
+}
+
+/* Sends r on fd and calls cb for each attribute of the answer; returns 0 or -errno. */
+static int nl_call(int fd, struct nl_req *r, void (*cb)(const struct nlattr *, void *), void *arg)
+{
+	static char buf[8192];
+	struct nlmsghdr *nh;
+	ssize_t n;
+
+	if (send(fd, r, r->nh.nlmsg_len, 0) < 0)
+		return -errno;
+	n = recv(fd, buf, sizeof(buf), 0);
+	if (n < 0)
+		return -errno;
+	for (nh = (struct nlmsghdr *)buf; NLMSG_OK(nh, n); nh = NLMSG_NEXT(nh, n)) {
+		struct nlattr *a;
+		int len;
+
+		if (nh->nlmsg_type == NLMSG_ERROR) {
+			int err = ((struct nlmsgerr *)NLMSG_DATA(nh))->error;
+
+			if (err)
+				return err;
+			continue;
+		}
+		len = nh->nlmsg_len - NLMSG_LENGTH(GENL_HDRLEN);
+		a = (struct nlattr *)((char *)NLMSG_DATA(nh) + GENL_HDRLEN);
+		while (len >= (int)NLA_HDRLEN && a->nla_len >= NLA_HDRLEN && a->nla_len <= len) {
+			cb(a, arg);
+			len -= NLA_ALIGN(a->nla_len);
+			a = (struct nlattr *)((char *)a + NLA_ALIGN(a->nla_len));
+		}
+	}
+	return 0;
+}
+
+static void family_id_cb(const struct nlattr *a, void *arg)
+{
+	if ((a->nla_type & NLA_TYPE_MASK) == CTRL_ATTR_FAMILY_ID)
+		memcpy(arg, (const char *)a + NLA_HDRLEN, sizeof(__u16));
+}
+
+struct dev_features {
+	__u64 xdp, xsk;
+	__u32 zc_max_segs;
+};
+
+static void features_cb(const struct nlattr *a, void *arg)
+{
+	struct dev_features *f = arg;
+	const char *d = (const char *)a + NLA_HDRLEN;
+
+	switch (a->nla_type & NLA_TYPE_MASK) {
+	case NETDEV_A_DEV_XDP_FEATURES:
+		memcpy(&f->xdp, d, sizeof(f->xdp));
+		break;
+	case NETDEV_A_DEV_XSK_FEATURES:
+		memcpy(&f->xsk, d, sizeof(f->xsk));
+		break;
+	case NETDEV_A_DEV_XDP_ZC_MAX_SEGS:
+		memcpy(&f->zc_max_segs, d, sizeof(f->zc_max_segs));
+		break;
+	}
+}
+
+static void print_flags(const char *key, __u64 v, const char *const *names, int n)
+{
+	int i, first = 1;
+
+	printf("%s=", key);
+	for (i = 0; i < n; i++) {
+		if (v & (1ULL << i)) {
+			printf("%s%s", first ? "" : ",", names[i]);
+			first = 0;
+		}
+	}
+	if (first)
+		printf("-");
+}
+
+static int cmd_features(const char *dev)
+{
+	static const char *const xdp_names[] = { "basic", "redirect", "ndo-xmit", "xsk-zerocopy",
+						 "hw-offload", "rx-sg", "ndo-xmit-sg" };
+	static const char *const xsk_names[] = { "tx-timestamp", "tx-checksum" };
+	__u32 ifindex = (__u32)ifindex_of(dev);
+	struct dev_features f = {};
+	struct nl_req r;
+	__u16 id = 0;
+	int fd, err;
+
+	fd = socket(AF_NETLINK, SOCK_RAW | SOCK_CLOEXEC, NETLINK_GENERIC);
+	if (fd < 0)
+		die_err(errno, "open a generic netlink socket%s%s", "", "");
+	memset(&r, 0, sizeof(r));
+	r.nh.nlmsg_len = NLMSG_LENGTH(GENL_HDRLEN);
+	r.nh.nlmsg_type = GENL_ID_CTRL;
+	r.nh.nlmsg_flags = NLM_F_REQUEST;
+	r.gh.cmd = CTRL_CMD_GETFAMILY;
+	r.gh.version = 1;
+	nl_put(&r, CTRL_ATTR_FAMILY_NAME, "netdev", sizeof("netdev"));
+	err = nl_call(fd, &r, family_id_cb, &id);
+	if (err || !id)
+		die_err(err ? err : ENOENT, "find the netdev netlink family%s%s", "", "");
+	memset(&r, 0, sizeof(r));
+	r.nh.nlmsg_len = NLMSG_LENGTH(GENL_HDRLEN);
+	r.nh.nlmsg_type = id;
+	r.nh.nlmsg_flags = NLM_F_REQUEST;
+	r.gh.cmd = NETDEV_CMD_DEV_GET;
+	r.gh.version = 1;
+	nl_put(&r, NETDEV_A_DEV_IFINDEX, &ifindex, sizeof(ifindex));
+	err = nl_call(fd, &r, features_cb, &f);
+	if (err)
+		die_err(err, "netdev dev-get for %s%s", dev, "");
+	close(fd);
+	print_flags("xdp", f.xdp, xdp_names, 7);
+	print_flags(" xsk", f.xsk, xsk_names, 2);
+	printf(" zc_max_segs=%u\n", f.zc_max_segs);
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	static const struct option longopts[] = {
@@ -435,6 +590,8 @@ int main(int argc, char **argv)
 		return cmd_count(dev, o.mode);
 	if (!strcmp(cmd, "query"))
 		return cmd_query(dev);
+	if (!strcmp(cmd, "features"))
+		return cmd_features(dev);
 	usage();
 	return 2;
 }

@@ -32,7 +32,7 @@ for p in a0 a1 b0 b1; do
 done
 mark_dmesg
 t0=$(date +%s%N)
-echo "  a1 offers: $(xdp_features a1) (xdp_features.py: $((($(date +%s%N) - t0) / 1000000)) ms)"
+echo "  a1 offers: $(xdp_features a1) (rsnic-xdp features: $((($(date +%s%N) - t0) / 1000000)) ms)"
 has_xdp_feature "$(xdp_features a1)" basic || fail "veth a1 does not advertise basic XDP"
 xdp_native_or_skip a1
 "$XDPCTL" attach a0 "$XDP_DIR/xdp_pass.o" >/dev/null
