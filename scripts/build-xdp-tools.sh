@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Builds the XDP test programs (tests/xdp/progs/*.c, clang -target bpf, no CO-RE: the test
-# kernel has no vmlinux BTF) and the tools rsnic-xdp and rsnic-xsk (gcc, libbpf, libxdp)
-# into target/xdp/, for the VM tests (the VM sees the repository read-only, so they are
-# built here, before it boots). Rebuilds only what is older than its sources; warnings are
+# kernel has no vmlinux BTF) and the tools rsnic-xdp, rsnic-xsk and rsnic-frames (gcc,
+# libbpf, libxdp) into target/xdp/, for the VM tests (the VM sees the repository read-only,
+# so they are built here, before it boots). Rebuilds only what is older than its sources; warnings are
 # errors. Without the Debian packages it needs (libbpf-dev, libxdp-dev) it builds nothing,
 # says so and writes the reason to target/xdp/MISSING: the XDP VM tests then skip with it.
 set -euo pipefail
@@ -49,6 +49,11 @@ cflags=(-O2 -g -Wall -Wextra -Werror -I"$src")
 if stale "$out/rsnic-xdp" "$src/rsnic-xdp.c" "$src/progs/xdp_count.h"; then
 	gcc "${cflags[@]}" -o "$out/rsnic-xdp.tmp" "$src/rsnic-xdp.c" -lbpf
 	mv "$out/rsnic-xdp.tmp" "$out/rsnic-xdp"
+	built=$((built + 1))
+fi
+if stale "$out/rsnic-frames" "$src/rsnic-frames.c" "$src/testframe.h" "$src/progs/xdp_encap.h"; then
+	gcc "${cflags[@]}" -o "$out/rsnic-frames.tmp" "$src/rsnic-frames.c"
+	mv "$out/rsnic-frames.tmp" "$out/rsnic-frames"
 	built=$((built + 1))
 fi
 if stale "$out/rsnic-xsk" "$src/rsnic-xsk.c" "$src/testframe.h"; then

@@ -52,20 +52,29 @@ snap_all() { # NAME: snapshots NAME.<port> of the four rsnic ports
 	local p
 	for p in "${P[@]}"; do snap "$1.$p" "$p"; done
 }
-d() { # PORT COUNTER: delta between snapshots r0 and r1
-	delta "r0.$1" "r1.$1" "$2"
+# Per port, the deltas between snapshots r0 and r1 (taken by redirect_settled).
+for p in "${P[@]}"; do declare -A "D_$p"; done
+d() { # PORT COUNTER
+	local -n _d=D_$1
+	echo "${_d[$2]:-0}"
+}
+dmap_all() {
+	local p
+	snap_all r1
+	for p in "${P[@]}"; do dmap "D_$p" "r0.$p" "r1.$p"; done
 }
 
 # redirect_settled rsnic|veth: P3 received all P2's device sent, P2's device sent all that
 # ndo_xdp_xmit took, and (rsnic: P1 is the redirecting port) P1's device got all P0 sent
 # and P1 accounted for each.
 redirect_settled() {
-	snap_all r1
-	[ "$(d "$P3" "$C_DEV_RX")" = "$(d "$P2" "$C_DEV_TX")" ] &&
-		[ "$(d "$P2" "$C_DEV_TX")" = "$(d "$P2" "$XC_XMIT")" ] || return 1
+	dmap_all
+	local -n _0=D_$P0 _1=D_$P1 _2=D_$P2 _3=D_$P3
+	[ "${_3[$C_DEV_RX]}" = "${_2[$C_DEV_TX]}" ] && [ "${_2[$C_DEV_TX]}" = "${_2[$XC_XMIT]:-0}" ] ||
+		return 1
 	[ "$1" = rsnic ] || return 0
-	[ "$(d "$P1" "$C_DEV_RX")" = "$(d "$P0" "$C_DEV_TX")" ] &&
-		[ "$(d "$P1" "$C_DEV_RX")" = $(($(d "$P1" rx_packets) + $(d "$P1" "$XC_REDIRECT") + $(d "$P1" "$XC_DROP"))) ]
+	[ "${_1[$C_DEV_RX]}" = "${_0[$C_DEV_TX]}" ] &&
+		[ "${_1[$C_DEV_RX]}" = $((_1[rx_packets] + _1[$XC_REDIRECT] + _1[$XC_DROP])) ]
 }
 
 # xmit_checks WHAT REDIRECTED: P2 sent (tx_xdp_xmit) what was redirected to it, or counted

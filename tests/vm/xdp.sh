@@ -7,7 +7,7 @@
 XDP_DIR=$RSNIC_ROOT/target/xdp
 XDPCTL=$XDP_DIR/rsnic-xdp
 XSK=$XDP_DIR/rsnic-xsk
-XDP_FRAMES=$RSNIC_ROOT/tests/vm/xdp_frames.py
+FRAMES=$XDP_DIR/rsnic-frames
 
 # The XDP counters of ethtool -S (sums over the queues) whose names differ by family:
 #   XC_DROP       frames dropped by XDP: XDP_DROP, XDP_ABORTED, failed redirects
@@ -50,7 +50,7 @@ mac() {
 xdp_tools_or_skip() {
 	local f
 	[ ! -e "$XDP_DIR/MISSING" ] || skip "XDP tools not built: $(cat "$XDP_DIR/MISSING")"
-	for f in "$XDPCTL" "$XSK" "$XDP_DIR"/xdp_{drop,pass,aborted,tx,pass_adjust,redirect,xsk}.o; do
+	for f in "$XDPCTL" "$XSK" "$FRAMES" "$XDP_DIR"/xdp_{drop,pass,aborted,tx,pass_adjust,redirect,xsk}.o; do
 		[ -e "$f" ] || skip "XDP tools not built: no $f (make xdp-tools)"
 	done
 }
@@ -113,14 +113,42 @@ xdp_detach() {
 	nsx "$2" ip link set dev "$1" xdpdrv off || fail "detaching XDP from $1 failed"
 }
 
-# kv KEY LINE: the value of KEY=VALUE in a line of key=value fields.
+# kv KEY LINE: the value of KEY=VALUE in a line of key=value fields (no process: they
+# cost a tenth of a second each in the TCG VM).
 kv() {
-	awk -v k="$1=" '{ for (i = 1; i <= NF; i++) if (index($i, k) == 1) { print substr($i, length(k) + 1); exit } }' <<<"$2"
+	local w
+	for w in $2; do
+		if [ "${w%%=*}" = "$1" ]; then
+			echo "${w#*=}"
+			return
+		fi
+	done
 }
 
-# prog_count IFACE NETNS KEY: packets, bytes or acted of the attached program's counters.
+# prog_counts IFACE NETNS: the attached program's counters into PC_PACKETS, PC_ACTED.
+prog_counts() {
+	local line w
+	line=$(nsx "$2" "$XDPCTL" count "$1") || fail "no program counters on $1"
+	for w in $line; do
+		case $w in
+		packets=*) PC_PACKETS=${w#*=} ;;
+		acted=*) PC_ACTED=${w#*=} ;;
+		esac
+	done
+}
+
+# prog_count IFACE NETNS KEY: one of them (packets, bytes or acted).
 prog_count() {
 	kv "$3" "$(nsx "$2" "$XDPCTL" count "$1")"
+}
+
+# dmap ARRAY S0 S1: ARRAY (associative) gets every counter's delta between snapshots S0 and
+# S1 of traffic.sh's snap, in one awk.
+dmap() {
+	local -n _dm=$1
+	local c v
+	_dm=()
+	while read -r c v; do _dm[$c]=$v; done < <(deltas "$2" "$3")
 }
 
 # dsum S0 S1 COUNTERS: the sum of the COUNTERS' deltas between snapshots S0 and S1.
@@ -130,7 +158,7 @@ dsum() {
 	echo "$n"
 }
 
-# cap_start NAME IFACE NETNS ARGS...: a capture of test frames on IFACE (xdp_frames.py
+# cap_start NAME IFACE NETNS ARGS...: a capture of test frames on IFACE (rsnic-frames
 # capture ARGS) in the background, ready when this returns; cap_wait NAME waits for it and
 # sets CAP to its result line.
 declare -A CAP_PIDS
@@ -138,7 +166,7 @@ cap_start() {
 	local name=$1 dev=$2 ns=$3
 	shift 3
 	rm -f "/tmp/cap.$name.ready"
-	nsx "$ns" python3 "$XDP_FRAMES" capture "$dev" --ready "/tmp/cap.$name.ready" "$@" \
+	nsx "$ns" "$FRAMES" capture "$dev" --ready-file "/tmp/cap.$name.ready" "$@" \
 		>"/tmp/cap.$name" 2>&1 &
 	CAP_PIDS[$name]=$!
 	wait_for "capture $name on $dev" test -e "/tmp/cap.$name.ready"
@@ -148,11 +176,11 @@ cap_wait() {
 	CAP=$(tail -n1 "/tmp/cap.$1")
 }
 
-# send_frames IFACE NETNS ARGS...: xdp_frames.py send; sets SENT.
+# send_frames IFACE NETNS ARGS...: rsnic-frames send; sets SENT.
 send_frames() {
 	local dev=$1 ns=$2 out
 	shift 2
-	out=$(nsx "$ns" python3 "$XDP_FRAMES" send "$dev" "$@") || fail "sending frames on $dev: $out"
+	out=$(nsx "$ns" "$FRAMES" send "$dev" "$@") || fail "sending frames on $dev: $out"
 	SENT=$(kv sent "$out")
 }
 

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * rsnic's test frame, built and checked byte for byte by rsnic-xsk (here) and by
- * tests/vm/xdp_frames.py (which must stay in step with this file):
+ * rsnic's test frame, built and checked byte for byte by rsnic-xsk (AF_XDP) and
+ * rsnic-frames (packet sockets):
  *
  *   Ethernet  dst, src, EtherType 0x0800
  *   IPv4      0x45, TOS 0, total length, id = seq & 0xffff, DF, TTL 64, UDP, header

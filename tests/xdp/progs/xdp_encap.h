@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * The test encapsulation that xdp_pass_adjust strips (tests/vm/xdp_frames.py builds it):
+ * The test encapsulation that xdp_pass_adjust strips (rsnic-frames send --encap builds it):
  *
  *   outer Ethernet header, EtherType ENCAP_ETH_P (0x88b5, IEEE local experimental)
  *   struct encap_hdr: magic "RXEN", trailer_len (big-endian), two reserved bytes
