@@ -141,7 +141,8 @@ xdp_veth_sent() { # the frames vy's program saw since a0
 "$XDPCTL" attach vy "$XDP_DIR/xdp_redirect.o" --redirect-dev "$P2" \
 	--dst-mac "${MAC[$P3]}" --src-mac "${MAC[$P2]}"
 what="vy -> $P2 frames"
-a0=$(prog_count vy "" packets)
+prog_counts vy ""
+a0=$PC_PACKETS r0=$PC_ACTED
 snap_all r0
 cap_start vr "$P3" "" --count "$NF" --seq0 "$seq0" --timeout 30 \
 	--expect-dst "${MAC[$P3]}" --expect-src "${MAC[$P2]}"
@@ -150,7 +151,7 @@ cap_wait vr
 wait_for "[$what] vy's program to see every frame" xdp_veth_sent "$NF"
 wait_for "[$what] counters to settle" redirect_settled veth
 check_capture "[$what] at $P3" "$NF"
-assert_eq "[$what] frames vy's program redirected" "$NF" "$(($(prog_count vy "" acted) - a0))"
+assert_eq "[$what] frames vy's program redirected" "$NF" "$(($(prog_count vy "" acted) - r0))"
 xmit_checks "$what" "$NF"
 assert_eq "[$what] nothing lost" "$NF" "$(d "$P2" "$XC_XMIT")"
 seq0=$((seq0 + NF))
