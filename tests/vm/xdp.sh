@@ -202,6 +202,109 @@ no_kernel_reports() {
 	[ -z "$r" ] || fail "kernel reports: $r"
 }
 
+# AF_XDP helpers (92, 93): A and B as setup_pair makes them, MAC_A and MAC_B their MAC
+# addresses, N frames per rxdrop run, NL per l2fwd run.
+declare -A XSK_PIDS
+# xsk_start NAME NETNS ARGS...: rsnic-xsk ARGS in the background, returns once its socket
+# is bound and fed by its XDP program; xsk_wait NAME waits for it and sets XR to its result.
+xsk_start() {
+	local name=$1 ns=$2
+	shift 2
+	rm -f "/tmp/xsk.$name.ready"
+	nsx "$ns" "$XSK" "$@" --ready-file "/tmp/xsk.$name.ready" >"/tmp/xsk.$name" 2>"/tmp/xsk.$name.err" &
+	XSK_PIDS[$name]=$!
+	for _ in $(seq 100); do
+		[ -e "/tmp/xsk.$name.ready" ] && return 0
+		kill -0 "${XSK_PIDS[$name]}" 2>/dev/null || break
+		sleep 0.1
+	done
+	fail "rsnic-xsk $name did not start: $(cat "/tmp/xsk.$name.err")"
+}
+xsk_wait() {
+	wait "${XSK_PIDS[$1]}" || fail "rsnic-xsk $1 failed: $(cat "/tmp/xsk.$1.err")"
+	XR=$(grep '^rsnic-xsk:' "/tmp/xsk.$1" | tail -n1)
+	[ -n "$XR" ] || fail "rsnic-xsk $1 printed no result: $(cat "/tmp/xsk.$1.err")"
+}
+# xsk_tx NETNS ARGS...: rsnic-xsk txonly in the foreground; sets XT.
+xsk_tx() {
+	local ns=$1
+	shift
+	XT=$(nsx "$ns" "$XSK" txonly "$@" 2>/tmp/xsk.tx.err | grep '^rsnic-xsk:') ||
+		fail "rsnic-xsk txonly $*: $(cat /tmp/xsk.tx.err)"
+}
+summary() { # WHAT LINE
+	echo "  [$1] $(kv bind "$2") bind, need_wakeup $(kv need_wakeup "$2"):" \
+		"$(kv packets "$2") packets in $(kv seconds "$2") s ($(kv pps "$2") pps)," \
+		"socket drops $(kv rx_dropped "$2") + ring full $(kv rx_ring_full "$2")"
+}
+
+# rx_checks WHAT SENT: the receiving socket's result XR accounts for all SENT frames: each
+# arrived intact, in order, or was counted as dropped by the socket (at most 1 %).
+rx_checks() {
+	local what=$1 sent=$2 got drops
+	got=$(kv frames "$XR")
+	drops=$(($(kv rx_dropped "$XR") + $(kv rx_ring_full "$XR")))
+	summary "$what, received" "$XR"
+	assert_eq "[$what] frames received + dropped by the socket" "$sent" $((got + drops))
+	assert_eq "[$what] mismatching frames" 0 "$(kv mismatches "$XR")"
+	assert_eq "[$what] reordered frames" 0 "$(kv reordered "$XR")"
+	assert_eq "[$what] sequence gaps = socket drops" "$drops" "$(kv gaps "$XR")"
+	assert_eq "[$what] frames that are not test frames" 0 "$(kv foreign "$XR")"
+	[ $((drops * 100)) -le "$sent" ] || fail "[$what] the socket dropped $drops of $sent frames"
+}
+
+# rxdrop_run WHAT XDPMODE RXARGS -- TXARGS: txonly on A (N frames) -> rxdrop on B.
+rxdrop_run() {
+	local what=$1 mode=$2 rx=() tx=()
+	shift 2
+	while [ "$1" != -- ]; do rx+=("$1"); shift; done
+	shift
+	tx=("$@")
+	xsk_start rx peer rxdrop -i "$B" "$mode" -n "$N" -d 60 --verify \
+		--expect-dst "$MAC_B" --expect-src "$MAC_A" "${rx[@]}"
+	xsk_tx "" -i "$A" -n "$N" --dst-mac "$MAC_B" -s 60:1514 -d 60 "${tx[@]}"
+	summary "$what, sent" "$XT"
+	assert_eq "[$what] frames txonly sent" "$N" "$(kv packets "$XT")"
+	xsk_wait rx
+	rx_checks "$what" "$N"
+}
+
+# l2fwd_run WHAT XDPMODE ARGS...: txonly on A (NL frames) -> l2fwd on B -> capture on A.
+l2fwd_run() {
+	local what=$1 mode=$2 fwd
+	shift 2
+	cap_start l2 "$A" "" --count "$NL" --timeout 60 --expect-dst "$MAC_A" --expect-src "$MAC_B"
+	xsk_start fwd peer l2fwd -i "$B" "$mode" -n "$NL" -d 60 --verify \
+		--expect-dst "$MAC_B" --expect-src "$MAC_A" "$@"
+	xsk_tx "" -i "$A" -n "$NL" --dst-mac "$MAC_B" -s 60:1514 -d 60 -c
+	assert_eq "[$what] frames txonly sent" "$NL" "$(kv packets "$XT")"
+	xsk_wait fwd
+	rx_checks "$what" "$NL"
+	fwd=$(kv packets "$XR")
+	cap_wait l2
+	check_capture "[$what] back at A, MACs swapped" "$fwd"
+}
+
+# zc_check B_FEATURES: with B advertising xsk-zerocopy (or ZC_EXPECTED=1) sets ZC=1;
+# otherwise a zero-copy bind on B must be refused with a message naming XDP_ZEROCOPY, and
+# a bind without a mode flag must fall back to copy mode (ZC=0).
+zc_check() {
+	local rc=0
+	ZC=0
+	has_xdp_feature "$1" xsk-zerocopy && ZC=1
+	if [ "${ZC_EXPECTED:-0}" = 1 ] && [ "$ZC" = 0 ]; then
+		fail "ZC_EXPECTED=1 but $B does not advertise xsk-zerocopy ($1)"
+	fi
+	[ "$ZC" = 0 ] || return 0
+	ip netns exec peer "$XSK" rxdrop -i "$B" -z -n 1 -d 1 >/dev/null 2>/tmp/zc.err || rc=$?
+	echo "  zero-copy bind on $B (not advertised): exit $rc: $(cat /tmp/zc.err)"
+	assert_eq "zero-copy bind refused (rsnic-xsk exit 3)" 3 "$rc"
+	grep -q 'XDP_ZEROCOPY refused' /tmp/zc.err || fail "the refusal does not name XDP_ZEROCOPY"
+	ip netns exec peer "$XSK" rxdrop -i "$B" -S -n 1 -d 0.5 >/tmp/zc.out 2>&1 ||
+		fail "bind without a mode flag failed: $(cat /tmp/zc.out)"
+	assert_eq "bind without a mode flag" copy "$(kv bind "$(grep '^rsnic-xsk:' /tmp/zc.out)")"
+}
+
 # The namespaces and interfaces a test made go on exit, with traffic.sh's cleanup.
 XDP_NETNS=""
 XDP_LINKS=""
