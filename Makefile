@@ -21,8 +21,8 @@ SHELL := /bin/bash
 export KERNEL_VARIANT ?= normal
 TESTS ?= $(sort $(wildcard tests/vm/[0-9]*.sh))
 
-.PHONY: all setup setup-base setup-test setup-bench kernel module vmtest hostcheck test demo \
-	bench fuzz miri fmt clean
+.PHONY: all setup setup-base setup-test setup-bench kernel module xdp-tools vmtest hostcheck \
+	test demo bench fuzz miri fmt clean
 
 all: module
 
@@ -45,7 +45,10 @@ kernel:
 module: $(if $(KDIR),,kernel)
 	@KDIR="$(KDIR)" scripts/build-module.sh
 
-vmtest: setup-test kernel module
+xdp-tools: setup-test
+	@scripts/build-xdp-tools.sh
+
+vmtest: setup-test kernel module xdp-tools
 	@scripts/vm-run.sh scripts/vm/run-tests.sh $(TESTS)
 
 hostcheck:

@@ -2,7 +2,8 @@
 # Runs inside the test VM: each VM test script in turn, once per device family in
 # RSNIC_FAMILIES (default "mlx5 mana"; the script sees RSNIC_FAMILY), then (on a kmemleak
 # kernel) a leak scan. Prints "ok - FAMILY/NAME" or "not ok - FAMILY/NAME" per test (exit 77
-# is a skip: a test that runs in one family's pass only, on one kernel or in both) and a
+# is a skip: a test that runs in one family's pass only, on one kernel or in both, or one
+# whose feature is missing; lib.sh's skip REASON puts the reason on the line) and a
 # closing "N passed, N failed, N skipped".
 # Each test script is a plain bash script that exits 0 when it passes; it can be run alone.
 set -u
@@ -19,6 +20,8 @@ for fam in ${RSNIC_FAMILIES:-mlx5 mana}; do
 		name=$fam/$(basename "$t" .sh)
 		echo "=== RUN $name"
 		t0=$(date +%s)
+		export RSNIC_SKIP_FILE=/tmp/rsnic-skip-reason
+		rm -f "$RSNIC_SKIP_FILE"
 		timeout 600 bash "$t"
 		rc=$?
 		secs=$(($(date +%s) - t0))
@@ -26,7 +29,7 @@ for fam in ${RSNIC_FAMILIES:-mlx5 mana}; do
 			echo "ok - $name (${secs} s)"
 			pass=$((pass + 1))
 		elif [ "$rc" = 77 ]; then
-			echo "ok - $name # SKIP runs in another pass (${secs} s)"
+			echo "ok - $name # SKIP $(cat "$RSNIC_SKIP_FILE" 2>/dev/null || echo runs in another pass) (${secs} s)"
 			skip=$((skip + 1))
 		else
 			echo "not ok - $name (exit $rc, ${secs} s)"

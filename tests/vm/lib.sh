@@ -35,6 +35,13 @@ fail() {
 	exit 1
 }
 
+# skip REASON: ends the test as skipped (exit 77); the runner prints REASON on its line.
+skip() {
+	echo "ok # skip: $*"
+	if [ -n "${RSNIC_SKIP_FILE:-}" ]; then echo "$*" >"$RSNIC_SKIP_FILE"; fi
+	exit 77
+}
+
 # assert_eq WHAT EXPECTED ACTUAL
 assert_eq() {
 	[ "$2" = "$3" ] || fail "$1: expected '$2', got '$3'"

@@ -1,0 +1,74 @@
+#!/usr/bin/env bash
+# AF_XDP on rsnic ports with native XDP (ip link ... xdpdrv obj xdp_xsk.o on B, namespace
+# "peer", which has one channel so that every frame reaches the socket's queue): txonly on
+# A -> rxdrop on B in copy mode, need_wakeup on and off, and A -> l2fwd on B -> A (frames
+# back with the MAC addresses swapped); every received frame checked byte for byte against
+# the test frame rebuilt from its sequence number, each one received intact or counted as
+# dropped by the socket. B's counters: its device delivered = rx_xdp_redirect (to the
+# socket) + rx_xdp_drop (frames the socket had no room for), the stack got none, the
+# program saw every frame. Zero-copy (rxdrop, l2fwd, need_wakeup on and off; txonly from
+# A when A offers it too) when B advertises xsk-zerocopy or ZC_EXPECTED=1 demands it;
+# otherwise a zero-copy bind must be refused with a message naming XDP_ZEROCOPY.
+# Skips ("no XDP support") while rsnic refuses native XDP with EOPNOTSUPP; copy mode over
+# generic XDP is test 93.
+set -euo pipefail
+. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/traffic.sh"
+. "$(dirname "$0")/xdp.sh"
+
+debug=$([ "${KERNEL_VARIANT:-normal}" = debug ] && echo 1 || echo 0)
+N=${XSK_COUNT:-$([ "$debug" = 1 ] && echo 1000 || echo 5000)}
+NL=${XSK_L2FWD_COUNT:-$([ "$debug" = 1 ] && echo 500 || echo 2000)}
+
+xdp_tools_or_skip
+setup_pair
+quiet_pair
+ip netns exec peer ethtool -L "$B" combined 1
+wait_for "carrier on $A" eval '[ "$(carrier "$A")" = 1 ]'
+mark_dmesg
+MAC_A=$(mac "$A")
+xdp_native_or_skip "$B" peer
+xdp_counters_or_fail "$B" peer
+feats=$(xdp_features "$B" peer)
+zc_check "$feats"
+xdp_attach "$B" peer xdp_xsk
+for wake in on off; do
+	w=()
+	[ "$wake" = on ] || w=(--no-need-wakeup)
+	what="copy, native XDP, need_wakeup $wake"
+	snap n0b "$B" peer
+	p0=$(prog_count "$B" peer packets)
+	rxdrop_run "$what" -N -c "${w[@]}" -- -c "${w[@]}"
+	wait_for "[$what] B's counters to settle" eval \
+		'snap n1b "$B" peer; [ "$(delta n0b n1b "$C_DEV_RX")" = "$N" ]'
+	drops=$(($(kv rx_dropped "$XR") + $(kv rx_ring_full "$XR")))
+	assert_eq "[$what] B's device delivered" "$N" "$(delta n0b n1b "$C_DEV_RX")"
+	assert_eq "[$what] B $XC_REDIRECT (to the socket)" "$(kv frames "$XR")" "$(delta n0b n1b "$XC_REDIRECT")"
+	assert_eq "[$what] B $XC_DROP (the socket's drops)" "$drops" "$(delta n0b n1b "$XC_DROP")"
+	assert_eq "[$what] B rx_packets" 0 "$(delta n0b n1b rx_packets)"
+	assert_eq "[$what] frames the program saw" "$N" $(($(prog_count "$B" peer packets) - p0))
+done
+snap n0b "$B" peer
+l2fwd_run "l2fwd copy, native XDP" -N -c
+snap n1b "$B" peer
+assert_eq "[l2fwd copy, native XDP] B $XC_REDIRECT" "$(kv frames "$XR")" "$(delta n0b n1b "$XC_REDIRECT")"
+assert_eq "[l2fwd copy, native XDP] B rx_packets" 0 "$(delta n0b n1b rx_packets)"
+
+if [ "$ZC" = 1 ]; then
+	echo "  $B advertises zero-copy: zc_max_segs $(kv zc_max_segs "$feats")"
+	for wake in on off; do
+		w=()
+		[ "$wake" = on ] || w=(--no-need-wakeup)
+		rxdrop_run "zero-copy rxdrop, need_wakeup $wake" -N -z "${w[@]}" -- -c
+		assert_eq "zero-copy rxdrop bound in zero-copy mode" zerocopy "$(kv bind "$XR")"
+	done
+	l2fwd_run "l2fwd zero-copy" -N -z
+	assert_eq "zero-copy l2fwd bound in zero-copy mode" zerocopy "$(kv bind "$XR")"
+	if has_xdp_feature "$(xdp_features "$A")" xsk-zerocopy; then
+		rxdrop_run "zero-copy txonly on A" -N -c -- -z
+		assert_eq "zero-copy txonly bound in zero-copy mode" zerocopy "$(kv bind "$XT")"
+	fi
+fi
+xdp_detach "$B" peer
+no_kernel_reports
+teardown_pair
