@@ -316,11 +316,13 @@ run_mode() {
 	shift 2
 	[ "$bp" = 1 ] && tag+=" busy-poll"
 	t0=$(date +%s)
+	reset_port # no program left by another mode (generic and native XDP exclude each other)
 	snap m0 "$A"
 	mark_dmesg
 	if [ "$#" = "${#names[@]}" ]; then
 		run_xsk "$X_MAIN" "$mode" "$A" "$bp" all
 		echo "  $tag: the suite in one run: exit $RC, $SECS s"
+		[ -n "${RES[${names[0]}]:-}" ] || sed 's/^/      | /' /tmp/xsk.out | head -n 12
 		# A run that ended early (the suite exits on a set-up error) goes on one by one.
 		for n in "$@"; do [ -n "${RES[$n]:-}" ] || todo+=("$n"); done
 		[ "${#todo[@]}" = 0 ] || echo "  $tag: one by one from ${todo[0]} on"
@@ -353,6 +355,7 @@ for mode in $XSK_MODES; do
 		if [[ " $features " != *" xsk-zerocopy "* ]]; then
 			# The suite decides for itself by binding a socket with XDP_ZEROCOPY: it must
 			# refuse the mode cleanly (and the port keep working, which the drv runs show).
+			reset_port
 			timeout -k 5 "$RUN_TIMEOUT" "$X" -i "$A" -i "$A" -m zc -t 0 >/tmp/xsk.out 2>&1
 			rc=$?
 			msg="xdp_features has no xsk-zerocopy (AF_XDP zero-copy not in rsnic yet)"
