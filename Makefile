@@ -51,6 +51,12 @@ xdp-tools: setup-test
 vmtest: setup-test kernel module xdp-tools
 	@scripts/vm-run.sh scripts/vm/run-tests.sh $(TESTS)
 
+# The kernel's AF_XDP suite (xskxceiver, built on the host) when TESTS has its VM test.
+.PHONY: xskxceiver
+vmtest: $(if $(filter %/93-xskxceiver.sh,$(TESTS)),xskxceiver)
+xskxceiver: kernel
+	@scripts/build-xskxceiver.sh >/dev/null
+
 hostcheck:
 	cargo fmt --all --check
 	cargo clippy --workspace --all-targets --quiet -- -D warnings
