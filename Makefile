@@ -53,7 +53,7 @@ vmtest: setup-test kernel module xdp-tools
 
 # The kernel's AF_XDP suite (xskxceiver, built on the host) when TESTS has its VM test.
 .PHONY: xskxceiver
-vmtest: $(if $(filter %/93-xskxceiver.sh,$(TESTS)),xskxceiver)
+vmtest: $(if $(filter %/94-xskxceiver.sh,$(TESTS)),xskxceiver)
 xskxceiver: kernel
 	@scripts/build-xskxceiver.sh >/dev/null
 

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Builds the kernel's own AF_XDP test suite, xskxceiver (tools/testing/selftests/bpf of the
-# 6.12 source that the test kernel is built from), for tests/vm/93-xskxceiver.sh. Prints the
+# 6.12 source that the test kernel is built from), for tests/vm/94-xskxceiver.sh. Prints the
 # path of the binary (target/xsk/xskxceiver; RSNIC_XSK_DIR= overrides the directory).
 #
 # Nothing from the kernel tree is copied into the repository: everything is compiled from

@@ -39,7 +39,7 @@
 #   XSK_BUDGET     seconds after which no further subtest starts (default 500)
 # On the debug kernel: the relaxed binary throughout, seven subtests, no busy-poll pass.
 # The VM gets no environment from make: pass them with env, e.g.
-#   scripts/vm-run.sh env XSK_BUSY_POLL=all scripts/vm/run-tests.sh tests/vm/93-xskxceiver.sh
+#   scripts/vm-run.sh env XSK_BUSY_POLL=all scripts/vm/run-tests.sh tests/vm/94-xskxceiver.sh
 set -u
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/traffic.sh"
