@@ -668,6 +668,17 @@ impl<F: Family> Default for ChannelStats<F> {
 }
 
 impl<F: Family> ChannelStats<F> {
+    /// Packets the regular RQ handed to the stack: what it received minus what an XDP
+    /// program consumed (as mlx5e and mana count `rx_packets`).
+    pub(crate) fn rx_stack_packets(&self) -> u64 {
+        F::rx_packets(&self.rx).wrapping_sub(self.xdp.consumed())
+    }
+
+    /// Bytes of [`ChannelStats::rx_stack_packets`].
+    pub(crate) fn rx_stack_bytes(&self) -> u64 {
+        F::rx_bytes(&self.rx).wrapping_sub(self.xdp.consumed_bytes)
+    }
+
     /// Adds `b` into `self`, counter by counter (wrapping, like the counters themselves).
     pub(crate) fn accumulate(&mut self, b: &Self) {
         F::accumulate(self, b);
@@ -697,7 +708,11 @@ struct XdpRx<'a, F: Family> {
 impl<F: Family> XdpRx<'_, F> {
     #[inline]
     fn rx(&mut self, page: RxPage, m: &RxMeta) {
-        match self.rxq.run(self.prog, self.pool, page, m.len) {
+        let v = self.rxq.run(self.prog, self.pool, page, m.len);
+        if !matches!(v, Verdict::Pass { .. }) {
+            self.xdp.consumed_bytes += u64::from(m.len);
+        }
+        match v {
             Verdict::Pass { page, off, len } => {
                 self.xdp.pass += 1;
                 // Checksum status and hash no longer describe a frame the program changed

@@ -325,6 +325,11 @@ pub(crate) trait Family: Sized + Send + Sync + 'static {
         (Self::RxStats::default(), 0)
     }
 
+    /// Packets an RQ received (whatever became of them).
+    fn rx_packets(s: &Self::RxStats) -> u64;
+    /// Bytes an RQ received.
+    fn rx_bytes(s: &Self::RxStats) -> u64;
+
     /// The family-independent counters.
     fn summary(s: &ChannelStats<Self>) -> Summary;
     /// Adds the family counters of `b` into `a`.

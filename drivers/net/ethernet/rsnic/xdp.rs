@@ -221,6 +221,9 @@ pub(crate) struct XdpStats {
     pub(crate) tx_full: u64,
     /// `XDP_TX` frames dropped for another reason (`rx_xdp_tx_err`).
     pub(crate) tx_err: u64,
+    /// Bytes of the frames a program consumed (dropped, redirected, sent back): what the RQ
+    /// received but the stack never saw.
+    pub(crate) consumed_bytes: u64,
     /// Frames taken by `ndo_xdp_xmit` on this channel's queue (`tx_xdp_xmit` on MANA).
     pub(crate) xmit: u64,
     /// Redirected frames refused: the XDP SQ was full (`tx_xdp_full`).
@@ -230,6 +233,12 @@ pub(crate) struct XdpStats {
 }
 
 impl XdpStats {
+    /// Frames a program consumed: dropped (aborted included), redirected, or sent back
+    /// (`XDP_TX`, whether or not the XDP SQ took them).
+    pub(crate) fn consumed(&self) -> u64 {
+        self.drop.wrapping_add(self.redirect).wrapping_add(self.tx)
+    }
+
     /// Adds `b` into `self`.
     pub(crate) fn accumulate(&mut self, b: &Self) {
         wadd(&mut self.drop, b.drop);
@@ -239,6 +248,7 @@ impl XdpStats {
         wadd(&mut self.tx, b.tx);
         wadd(&mut self.tx_full, b.tx_full);
         wadd(&mut self.tx_err, b.tx_err);
+        wadd(&mut self.consumed_bytes, b.consumed_bytes);
         wadd(&mut self.xmit, b.xmit);
         wadd(&mut self.xmit_full, b.xmit_full);
         wadd(&mut self.xmit_err, b.xmit_err);

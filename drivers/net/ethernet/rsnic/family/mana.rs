@@ -127,8 +127,8 @@ impl Family for Mana {
         ("tx_cqes", |s| s.tx.cqes),
         ("tx_wqes", |s| s.tx.wqes),
         ("tx_doorbells", |s| s.tx.doorbells),
-        ("rx_packets", |s| s.rx.packets),
-        ("rx_bytes", |s| s.rx.bytes),
+        ("rx_packets", |s| s.rx_stack_packets()),
+        ("rx_bytes", |s| s.rx_stack_bytes()),
         ("rx_buff_alloc_err", |s| s.rx.rx_dropped),
         ("rx_truncated", |s| s.rx.rx_truncated),
         ("rx_dropped", |s| s.rx_dropped),
@@ -217,8 +217,8 @@ impl Family for Mana {
     ];
 
     const RXQ: &'static [(&'static str, Get<ChannelStats<Self>>)] = &[
-        ("packets", |s| s.rx.packets),
-        ("bytes", |s| s.rx.bytes),
+        ("packets", |s| s.rx_stack_packets()),
+        ("bytes", |s| s.rx_stack_bytes()),
         ("cqes", |s| s.rx.cqes),
         ("doorbells", |s| s.rx.doorbells),
         ("polls_with_work", |s| s.rx.polls_with_work),
@@ -435,6 +435,14 @@ impl Family for Mana {
         (rq.stats, rq.cq().stats.arms)
     }
 
+    fn rx_packets(s: &RxStats) -> u64 {
+        s.packets
+    }
+
+    fn rx_bytes(s: &RxStats) -> u64 {
+        s.bytes
+    }
+
     fn summary(s: &ChannelStats<Self>) -> Summary {
         Summary {
             tx_packets: s.tx.packets,
@@ -443,8 +451,8 @@ impl Family for Mana {
             tx_errors: s.tx.tx_cqe_err + s.tx.tx_cqe_unknown_type,
             tx_stop: s.tx.stop_queue,
             tx_wake: s.tx.wake_queue,
-            rx_packets: s.rx.packets,
-            rx_bytes: s.rx.bytes,
+            rx_packets: s.rx_stack_packets(),
+            rx_bytes: s.rx_stack_bytes(),
             rx_dropped: s.rx_dropped + s.rx.rx_dropped + s.rx.rx_truncated,
             rx_errors: s.rx.rx_coalesced_err + s.rx.rx_cqe_unknown_type + s.rx.cqe_bad,
             rx_alloc_fail: s.rx.rx_dropped,

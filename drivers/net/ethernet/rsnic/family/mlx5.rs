@@ -114,8 +114,8 @@ impl Family for Mlx5 {
         ("tx_cqe_err", |s| s.tx.cqe_err),
         ("tx_wqes", |s| s.tx.wqes),
         ("tx_doorbells", |s| s.tx.doorbells),
-        ("rx_packets", |s| s.rx.packets),
-        ("rx_bytes", |s| s.rx.bytes),
+        ("rx_packets", |s| s.rx_stack_packets()),
+        ("rx_bytes", |s| s.rx_stack_bytes()),
         ("rx_wqe_err", |s| s.rx.wqe_err),
         ("rx_buff_alloc_err", |s| s.rx.buff_alloc_err),
         ("rx_cqe_compress_blks", |s| s.rx.cqe_compress_blks),
@@ -223,8 +223,8 @@ impl Family for Mlx5 {
     ];
 
     const RXQ: &'static [(&'static str, Get<ChannelStats<Self>>)] = &[
-        ("packets", |s| s.rx.packets),
-        ("bytes", |s| s.rx.bytes),
+        ("packets", |s| s.rx_stack_packets()),
+        ("bytes", |s| s.rx_stack_bytes()),
         ("wqe_err", |s| s.rx.wqe_err),
         ("buff_alloc_err", |s| s.rx.buff_alloc_err),
         ("cqe_compress_blks", |s| s.rx.cqe_compress_blks),
@@ -681,6 +681,14 @@ impl Family for Mlx5 {
         (rq.stats, rq.cq().arms())
     }
 
+    fn rx_packets(s: &RxStats) -> u64 {
+        s.packets
+    }
+
+    fn rx_bytes(s: &RxStats) -> u64 {
+        s.bytes
+    }
+
     fn summary(s: &ChannelStats<Self>) -> Summary {
         Summary {
             tx_packets: s.tx.packets,
@@ -689,8 +697,8 @@ impl Family for Mlx5 {
             tx_errors: s.tx.cqe_err,
             tx_stop: s.tx.stopped,
             tx_wake: s.tx.wake,
-            rx_packets: s.rx.packets,
-            rx_bytes: s.rx.bytes,
+            rx_packets: s.rx_stack_packets(),
+            rx_bytes: s.rx_stack_bytes(),
             rx_dropped: s.rx_dropped,
             rx_errors: s.rx.wqe_err,
             rx_alloc_fail: s.rx.buff_alloc_err,
