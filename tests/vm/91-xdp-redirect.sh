@@ -159,7 +159,7 @@ what="vy -> $P2 flood"
 # veth drops what does not fit vy's ring (6.12): what vy's program redirected counts.
 r0=$(prog_count vy "" acted)
 snap_all r0
-pktgen_run vx "$COUNT" 10.10.0.2 "${MAC[vy]}" 32 60
+pktgen_run vx "$COUNT" 10.10.0.2 "${MAC[vy]}" 1 60 # veth refuses burst > 1
 veth_flood_settled() { # vy's program is done and P2, P3 settled
 	local n
 	n=$(prog_count vy "" acted)

@@ -369,6 +369,35 @@ fn flow_control_pauses_instead_of_dropping() {
 }
 
 #[test]
+fn a_nop_executes_while_the_port_is_paused() {
+    // The driver wakes its own NAPI with a NOP (AF_XDP wake-up: refill an RQ that is short of
+    // buffers). Pause frames stop what goes on the wire, not a NOP: a paused NOP would wait
+    // for the very buffers it is there to bring (a port in loopback deadlocks on itself).
+    let mut r = Rig::new(RigOpts {
+        rx_posted: 0,
+        ..RigOpts::default()
+    });
+    let nop = ctrl(OP_NOP, 0, r.sqn, 1, CQ_UPDATE);
+    r.post(&nop);
+    r.ring(&nop);
+    r.tb.step();
+    let e = r
+        .tx_cq
+        .poll()
+        .expect("the NOP completes although the peer's RQ is empty");
+    assert_eq!((cqe_opcode(&e), cqe_wqe_counter(&e)), (0, 0));
+    assert_eq!(r.tb.counters(0).nop_wqes, 1);
+    assert_eq!(r.tb.counters(0).tx_pause, 0);
+    // A SEND behind it still waits.
+    let (_, c) = r.post_send(&udp4_csum_frame(50, 3), CQ_UPDATE);
+    r.ring(&c);
+    r.tb.step();
+    assert!(r.tx_cq.poll().is_none(), "the SEND is paused");
+    assert_eq!(r.tb.counters(0).tx_pause, 1);
+    assert_eq!(r.tb.counters(0).tx_packets, 0);
+}
+
+#[test]
 fn link_down_drops_on_the_sender() {
     let mut r = Rig::new(RigOpts::default());
     r.tb.device().set_link(1, false).unwrap();

@@ -171,7 +171,10 @@ fn run_sq<M: BusMemory, I: InterruptSink>(
     }
     let mut n = 0;
     while n < limit && sq.cc != sq.pc && sq.state == QueueState::Ready {
-        if !receiver_has_room(ports, queues, p, io.mem) {
+        // Pause frames stop what goes on the wire; a NOP (the driver's wake-up of its own
+        // NAPI, e.g. to refill an RQ that is short of buffers) still executes, or a port in
+        // loopback would wait for the buffers the NOP is there to bring.
+        if !receiver_has_room(ports, queues, p, io.mem) && !next_is_nop(&sq, io.mem) {
             if let Some(port) = ports.get_mut(p) {
                 port.sq_paused |= bit;
                 port.counters.tx_pause += 1;
@@ -236,6 +239,15 @@ fn run_sq<M: BusMemory, I: InterruptSink>(
         r.sq = sq;
     }
     (n, moved)
+}
+
+/// Whether the WQE at `sq`'s consumer index is a NOP (read without counting it: the WQE is
+/// fetched and counted when it executes).
+fn next_is_nop<M: BusMemory>(sq: &SqCtx, mem: &M) -> bool {
+    let ix = u32::from(sq.cc) & ((1u32 << sq.log_size) - 1);
+    let mut w0 = [0u8; 4];
+    mem.dma_read(sq.buf.wrapping_add(u64::from(ix) * WQEBB as u64), &mut w0)
+        .is_ok_and(|()| w0[3] == OP_NOP)
 }
 
 fn err_cqe(op: u8, synd: u8, vendor: u8, wqe_opcode: u8, qpn: u32, wc: u16) -> [u8; 64] {
