@@ -6,8 +6,9 @@
 # drv mode, i.e. AF_XDP copy mode behind rsnic's native XDP (XDP_REDIRECT into an XSKMAP),
 # all subtests in one run; then, as test_xsk.sh does, busy-poll mode (`-b`), for a subset
 # (the whole suite twice takes longer than the VM suite can spend on one test).
-# zc mode runs when the port advertises xsk-zerocopy in xdp_features; until rsnic has
-# zero-copy it is skipped, once the suite has confirmed that its XDP_ZEROCOPY bind fails.
+# zc mode runs when the port advertises xsk-zerocopy in xdp_features (ConnectX); where it
+# does not (MANA) it is skipped, once the suite has confirmed that its XDP_ZEROCOPY bind
+# fails cleanly.
 #
 # Each subtest's result is printed. The suite exits on a set-up error; the subtests after
 # it then run one by one (`-t N`). A subtest that fails on rsnic runs again on a veth pair
@@ -382,7 +383,7 @@ for mode in $XSK_MODES; do
 			reset_port
 			timeout -k 5 "$RUN_TIMEOUT" "$X" -i "$A" -i "$A" -m zc -t 0 >/tmp/xsk.out 2>&1
 			rc=$?
-			msg="xdp_features has no xsk-zerocopy (AF_XDP zero-copy not in rsnic yet)"
+			msg="xdp_features has no xsk-zerocopy (no AF_XDP zero-copy on $RSNIC_FAMILY)"
 			if grep -q 'zero-copy mode not supported' /tmp/xsk.out; then
 				result zc 0 "(all)" SKIP "$msg; xskxceiver -m zc agrees: its XDP_ZEROCOPY bind was refused"
 			else

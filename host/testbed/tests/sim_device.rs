@@ -398,6 +398,50 @@ fn a_nop_executes_while_the_port_is_paused() {
 }
 
 #[test]
+fn a_receiver_short_of_buffers_holds_its_sender_only_so_long() {
+    // One RX WQE posted, below the pause threshold, and the receiver posts no more (an
+    // AF_XDP socket that stopped filling its fill ring). Stall prevention: after PAUSE_STORM
+    // pauses in a row the port transmits and the receiver uses what it has, then drops.
+    use rsnic_core::sim::mlx5::PAUSE_STORM;
+    let mut r = Rig::new(RigOpts {
+        rx_posted: 1,
+        ..RigOpts::default()
+    });
+    let frame = udp4_csum_frame(50, 3);
+    let (_, c) = r.post_send(&frame, CQ_UPDATE);
+    r.ring(&c);
+    for _ in 0..PAUSE_STORM {
+        r.tb.step();
+    }
+    assert!(
+        r.tx_cq.poll().is_none(),
+        "paused until the streak is long enough"
+    );
+    assert_eq!(r.tb.counters(0).tx_pause, u64::from(PAUSE_STORM));
+    assert_eq!(r.tb.counters(0).pause_storms, 0);
+    r.tb.step();
+    assert!(r.tx_cq.poll().is_some());
+    assert!(r.rx_cq.poll().is_some(), "the one posted buffer takes it");
+    assert_eq!(r.tb.counters(0).pause_storms, 1);
+    // Still short: the next frame is not paused but dropped for want of a buffer.
+    let (_, c) = r.post_send(&frame, CQ_UPDATE);
+    r.ring(&c);
+    r.tb.step();
+    assert!(r.tx_cq.poll().is_some());
+    assert_eq!(r.tb.counters(1).rx_out_of_buffer, 1);
+    assert_eq!(r.tb.counters(0).tx_pause, u64::from(PAUSE_STORM));
+    // The receiver posts again: pause is honoured from scratch.
+    let rq_size = 1u32 << RigOpts::default().rq_log;
+    r.post_rx(rq_size.min(128) as u16);
+    let (_, c) = r.post_send(&frame, CQ_UPDATE);
+    r.ring(&c);
+    r.tb.step();
+    assert!(r.rx_cq.poll().is_some());
+    assert_eq!(r.tb.counters(0).pause_storms, 1);
+    assert_eq!(r.tb.counters(1).rx_out_of_buffer, 1);
+}
+
+#[test]
 fn link_down_drops_on_the_sender() {
     let mut r = Rig::new(RigOpts::default());
     r.tb.device().set_link(1, false).unwrap();

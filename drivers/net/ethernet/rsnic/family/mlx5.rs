@@ -185,6 +185,7 @@ impl Family for Mlx5 {
         ("dev_rx_cqes", |c| c.rx_cqes),
         ("dev_rx_out_of_buffer", |c| c.rx_out_of_buffer),
         ("dev_tx_pause", |c| c.tx_pause),
+        ("dev_tx_pause_storm", |c| c.pause_storms),
         ("dev_loopback_packets", |c| c.loopback_packets),
         ("dev_loopback_bytes", |c| c.loopback_bytes),
         ("dev_rx_no_rq_drops", |c| c.rx_no_rq_drops),

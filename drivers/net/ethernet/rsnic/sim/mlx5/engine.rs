@@ -5,7 +5,8 @@
 
 use super::consts::*;
 use super::{CqCtx, Port, PortCounters, QueueSet, QueueState, RqCtx, SqCtx, WqeError};
-use super::{MAX_FRAME, MAX_QUEUES, MAX_RSS, MAX_SESSION, PAUSE_THRESHOLD, SQN_BASE, SQ_BURST};
+use super::{MAX_FRAME, MAX_QUEUES, MAX_RSS, MAX_SESSION, SQN_BASE, SQ_BURST};
+use super::{PAUSE_STORM, PAUSE_THRESHOLD};
 use crate::dp::hw::{BusMemory, DmaAddr, InterruptSink};
 use crate::sim::pcie::inbound_floor;
 use crate::sim::pkt::{self, L3, L4};
@@ -174,12 +175,23 @@ fn run_sq<M: BusMemory, I: InterruptSink>(
         // Pause frames stop what goes on the wire; a NOP (the driver's wake-up of its own
         // NAPI, e.g. to refill an RQ that is short of buffers) still executes, or a port in
         // loopback would wait for the buffers the NOP is there to bring.
-        if !receiver_has_room(ports, queues, p, io.mem) && !next_is_nop(&sq, io.mem) {
-            if let Some(port) = ports.get_mut(p) {
+        let room = receiver_has_room(ports, queues, p, io.mem);
+        let Some(port) = ports.get_mut(p) else {
+            break;
+        };
+        if room {
+            port.pause_streak = 0;
+            port.pause_storm = false;
+        } else if !port.pause_storm && !next_is_nop(&sq, io.mem) {
+            if port.pause_streak < PAUSE_STORM {
+                port.pause_streak += 1;
                 port.sq_paused |= bit;
                 port.counters.tx_pause += 1;
+                break;
             }
-            break;
+            // Stall prevention: stop honouring pause until the receiver has room again.
+            port.pause_storm = true;
+            port.counters.pause_storms += 1;
         }
         n += 1;
         moved = true;

@@ -195,6 +195,15 @@ pub const SCRATCH_LEN: usize = MAX_FRAME + 65536 + 1024;
 /// the port itself in loopback) must have for a port to transmit while flow control is on:
 /// the most packets one MPWQE carries, rounded up.
 pub const PAUSE_THRESHOLD: u32 = 64;
+
+/// Pauses in a row (an SQ of the port retried while its receiver stayed short of posted
+/// WQEs) after which the port stops honouring pause until the receiver has room again, as
+/// ConnectX's device-stall prevention does (`ethtool --set-tunable DEV pfc-prevention-tout`):
+/// the frames go out and a receiver still short of buffers drops them
+/// ([`PortCounters::rx_out_of_buffer`]). Without it a receiver that stops posting (an
+/// AF_XDP socket whose fill ring stays empty) would hold its sender, or in loopback its own
+/// port, forever. Counted in [`PortCounters::pause_storms`].
+pub const PAUSE_STORM: u32 = 1024;
 /// WQEs one SQ processes before the engine moves to the next SQ.
 pub const SQ_BURST: usize = 64;
 /// Maximum CQEs in one compression session.
@@ -421,6 +430,8 @@ pub struct PortCounters {
     /// own in loopback) were short of posted WQEs (802.3x flow control, see
     /// [`Device::set_pause`]).
     pub tx_pause: u64,
+    /// Times this port stopped honouring pause after [`PAUSE_STORM`] pauses in a row.
+    pub pause_storms: u64,
     /// Packets dropped: no RSS table or the RQ is missing or in error.
     pub rx_no_rq_drops: u64,
     /// Packets longer than the RX WQE's buffers.
@@ -479,6 +490,7 @@ impl PortCounters {
             rx_bytes,
             rx_out_of_buffer,
             tx_pause,
+            pause_storms,
             rx_no_rq_drops,
             rx_too_long,
             rx_dma_faults,
@@ -675,6 +687,10 @@ pub struct Port {
     sq_paused: u64,
     /// Honour the peer's pause (802.3x flow control).
     pause: bool,
+    /// Pauses in a row without the receiver getting room (see [`PAUSE_STORM`]).
+    pause_streak: u32,
+    /// Pause is not honoured until the receiver has room again (see [`PAUSE_STORM`]).
+    pause_storm: bool,
     /// Deliver transmitted frames to this port's own receive side ([`Device::set_loopback`]).
     loopback: bool,
     /// CQs with an arm request to evaluate.
@@ -699,6 +715,8 @@ impl Port {
             sq_active: 0,
             sq_paused: 0,
             pause: true,
+            pause_streak: 0,
+            pause_storm: false,
             loopback: false,
             arm_pending: 0,
             counters: PortCounters {
@@ -743,6 +761,7 @@ impl Port {
                 rx_bytes: 0,
                 rx_out_of_buffer: 0,
                 tx_pause: 0,
+                pause_storms: 0,
                 rx_no_rq_drops: 0,
                 rx_too_long: 0,
                 rx_dma_faults: 0,
