@@ -22,11 +22,23 @@ stage() {
 
 stage "host: fmt, clippy, cargo test" make -s hostcheck
 stage "host: fuzz smoke (20 s per target)" env FUZZ_SECONDS=20 make -s fuzz
+# The debug kernel (KASAN, lockdep, kmemleak, about 3x slower under TCG) runs a
+# representative subset: load and unload, reload cycles, traffic through the stack (ping,
+# pktgen with MPWQE on and off), unload under traffic, every XDP action and AF_XDP copy and
+# zero-copy, on both families. The normal kernel runs every test.
+# RSNIC_DEBUG_TESTS="all" (or a list of test names) changes the subset.
+debug_tests=${RSNIC_DEBUG_TESTS:-10-ports 50-reload 60-ping 62-pktgen 65-rmmod-traffic 90-xdp-actions 92-afxdp}
 for variant in ${RSNIC_TEST_VARIANTS:-normal debug}; do
 	export KERNEL_VARIANT=$variant
+	tests=()
+	if [ "$variant" = debug ] && [ "$debug_tests" != all ]; then
+		list=""
+		for t in $debug_tests; do list+=" tests/vm/$t.sh"; done
+		tests=("TESTS=${list# }")
+	fi
 	if stage "$variant: kernel" make -s kernel &&
 		stage "$variant: module (rustfmt, CLIPPY=1, -Dwarnings)" make -s module >/dev/null; then
-		stage "$variant: VM tests" make -s vmtest
+		stage "$variant: VM tests" make -s vmtest "${tests[@]}"
 	fi
 done
 echo "stages: $pass passed, $fail failed"
