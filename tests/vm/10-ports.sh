@@ -3,6 +3,7 @@
 # with a random locally administered MAC and sane MTU limits; unloading removes them.
 set -eu
 . "$(dirname "$0")/lib.sh"
+one_family_on_debug
 
 load_rsnic
 mapfile -t ifs < <(rsnic_ifaces)

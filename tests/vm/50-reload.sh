@@ -1,12 +1,13 @@
 #!/usr/bin/env bash
-# Ten cycles (four on the debug kernel, where each takes 10-20 s) of insmod, bring both ports
+# Ten cycles (two on the debug kernel, where each takes 10-20 s) of insmod, bring both ports
 # up, flip a flag, rmmod: every cycle creates and removes exactly the two ports and logs no
 # warning (the runner fails the run on any WARNING/BUG/KASAN/lockdep report, and checks
 # kmemleak on the debug kernel).
 set -eu
 . "$(dirname "$0")/lib.sh"
+one_family_on_debug
 
-CYCLES=${CYCLES:-$([ "${KERNEL_VARIANT:-normal}" = debug ] && echo 4 || echo 10)}
+CYCLES=${CYCLES:-$([ "${KERNEL_VARIANT:-normal}" = debug ] && echo 2 || echo 10)}
 for cycle in $(seq "$CYCLES"); do
 	load_rsnic
 	mapfile -t ifs < <(rsnic_ifaces)

@@ -19,7 +19,7 @@ set -eu
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/traffic.sh"
 
-COUNT=${PKTGEN_COUNT:-20000}
+COUNT=${PKTGEN_COUNT:-$([ "${KERNEL_VARIANT:-normal}" = debug ] && echo 5000 || echo 20000)}
 setup_pair
 quiet_pair
 sleep 0.5

@@ -5,6 +5,7 @@
 set -eu
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/traffic.sh"
+one_family_on_debug
 
 setup_pair
 iperf_server 10.10.0.2 peer
