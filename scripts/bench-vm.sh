@@ -49,13 +49,19 @@ __attribute__((section("license"), used)) char _license[] = "GPL";
 EOF
 "clang$LLVM_SUFFIX" -O2 -target bpf -I/usr/include/x86_64-linux-gnu -c "$XDP_SRC" -o "$XDP_OBJ" ||
 	rsnic_die "could not build $XDP_OBJ with clang$LLVM_SUFFIX"
+# The AF_XDP tool and its XDP program (tests/xdp) for the AF_XDP rows; left out if they
+# cannot be built here.
+XSK_TOOL=$RSNIC_ROOT/target/xdp/rsnic-xsk
+scripts/build-xdp-tools.sh >/dev/null
+[ -x "$XSK_TOOL" ] && [ ! -e "$RSNIC_ROOT/target/xdp/MISSING" ] || XSK_TOOL=""
 LOG=$OUT/vm-serial.log
 rsnic_log "VM bench: pktgen rates, ${BENCH_VM_ROUNDS:-5} interleaved rounds (serial log: ${LOG#"$RSNIC_ROOT"/})"
 # The guest's environment is rebuilt from scratch: pass the knobs on its command line.
 rc=0
 scripts/vm-run.sh --log "$LOG" env BENCH_VM_ROUNDS="${BENCH_VM_ROUNDS:-5}" \
-	BENCH_VM_COUNT="${BENCH_VM_COUNT:-100000}" BENCH_XDP_OBJ="$XDP_OBJ" \
+	BENCH_VM_COUNT="${BENCH_VM_COUNT:-100000}" BENCH_XDP_OBJ="$XDP_OBJ" BENCH_XSK="$XSK_TOOL" \
 	BENCH_VM_RX_COUNT="${BENCH_VM_RX_COUNT:-40000}" BENCH_VM_RX_RATE="${BENCH_VM_RX_RATE:-4000}" \
+	BENCH_VM_XSK_TX_COUNT="${BENCH_VM_XSK_TX_COUNT:-50000}" \
 	BENCH_VM_ONLY="${BENCH_VM_ONLY:-}" scripts/vm/bench.sh >/dev/null 2>&1 || rc=$?
 lines=$(tr -d '\r' <"$LOG" | sed -n 's/^RSNIC-BENCH //p')
 if [ "$rc" != 0 ] || ! grep -q '^done' <<<"$lines"; then
@@ -130,6 +136,7 @@ print("appended: target/bench/vm.csv (%d rows)" % len(rows))
 # Receive-side configurations: XDP_DROP against the stack's drop, per family.
 xcsv = csv.replace("vm.csv", "vm-xdp.csv")
 xcfgs = [(f, m) for f in ("mlx5", "mana") for m in ("xdp_drop", "stack_drop")]
+xcfgs += [("mlx5", "xsk_%s_%s" % (t, b)) for t in ("rxdrop", "l2fwd") for b in ("zc", "copy")]
 hz = int(info.get("clk_tck", 100))
 def cpustat(v):
     # "cpu:F,..;cpu0:F,..": user nice system idle iowait irq softirq steal, in 1/clk_tck s.
@@ -149,7 +156,12 @@ for line in open(sys.argv[3]):
         continue
     got = int(d["received"])
     # Where the frames were dropped: by the program, or by the stack in udp_rcv.
-    dropped = int(d["xdp_drop"]) if "xdp_drop" in d["config"] else int(d.get("udp_noports", 0))
+    if "xsk_rx" in d:
+        dropped = int(d["xsk_rx"])  # taken by the AF_XDP sockets
+    elif "xdp_drop" in d["config"]:
+        dropped = int(d["xdp_drop"])
+    else:
+        dropped = int(d.get("udp_noports", 0))
     xr.setdefault(d["config"], []).append({
         "round": int(d["round"]), "rx_pps": n / w, "pg_pps": int(d["pps"]),
         "busy_us": busy(al) * 1e6 / hz / n, "sirq_us": al[6] * 1e6 / hz / n,
@@ -195,8 +207,10 @@ if xr:
             c, "%.2f (%.2f-%.2f)" % sq, "%.2f (%.2f-%.2f)" % bz, rx[0], 100 * ut[0],
             100 * vc[0], pp[0], pg[0], dl, dr))
         stack = "%s_stack_drop" % f
+        if m.endswith("_zc"):
+            stack = c[:-3] + "_copy"  # zero-copy rows: the ratios are copy / zero-copy
         ratios = ["", "", ""]
-        if m == "xdp_drop" and stack in xr:
+        if (m == "xdp_drop" or m.endswith("_zc")) and stack in xr:
             ratios = ["%.3f" % pr(stack, c, "sirq_us"), "%.3f" % pr(stack, c, "busy_us"),
                       "%.2f" % pr(stack, c, "busy_us", lambda x, y: x - y)]
         xrows.append(",".join(str(v) for v in [
@@ -205,17 +219,23 @@ if xr:
             "%.2f" % sq[2], "%.2f" % bz[0], "%.2f" % bz[1], "%.2f" % bz[2], "%.0f" % rx[0],
             "%.3f" % ut[0], "%.3f" % vc[0], "%.1f" % pp[0]] + ratios))
     print()
+    def compare(who, a, b, what):
+        # Per packet, b against a: ratios of softirq and busy CPU, difference of busy CPU.
+        if a not in xr or b not in xr:
+            return
+        for label, k in (("softirq per packet, %s:" % what, "sirq_us"),
+                         ("busy CPU per packet, %s:" % what, "busy_us")):
+            print("%-16s %-46s %6.3f   (median of per-round ratios %.3f)"
+                  % (who, label, mm(b, k)[0] / mm(a, k)[0], pr(b, a, k)))
+        print("%-16s %-46s %6.2f   (median of per-round differences %.2f)"
+              % (who, "busy us per packet, %s:" % what.replace("/", "-"),
+                 mm(b, "busy_us")[0] - mm(a, "busy_us")[0],
+                 pr(b, a, "busy_us", lambda x, y: x - y)))
     for f in ("mlx5", "mana"):
-        a, b = "%s_xdp_drop" % f, "%s_stack_drop" % f
-        if a in xr and b in xr:
-            for label, k in (("softirq per packet, stack drop / XDP_DROP:", "sirq_us"),
-                             ("busy CPU per packet, stack drop / XDP_DROP:", "busy_us")):
-                print("%-4s %-44s %6.3f   (median of per-round ratios %.3f)"
-                      % (f, label, mm(b, k)[0] / mm(a, k)[0], pr(b, a, k)))
-            print("%-4s %-44s %6.2f   (median of per-round differences %.2f)"
-                  % (f, "busy us per packet, stack drop - XDP_DROP:",
-                     mm(b, "busy_us")[0] - mm(a, "busy_us")[0],
-                     pr(b, a, "busy_us", lambda x, y: x - y)))
+        compare(f, "%s_xdp_drop" % f, "%s_stack_drop" % f, "stack drop / XDP_DROP")
+    for t in ("rxdrop", "l2fwd"):
+        compare("mlx5 AF_XDP " + t, "mlx5_xsk_%s_zc" % t, "mlx5_xsk_%s_copy" % t,
+                "copy / zero-copy")
     XHDR = ("date,commit,kernel,variant,config,family,receiver,rounds,count,offered_pps,"
             "median_softirq_us_per_pkt,min_softirq_us_per_pkt,max_softirq_us_per_pkt,"
             "median_busy_us_per_pkt,min_busy_us_per_pkt,max_busy_us_per_pkt,median_rx_pps,"
@@ -234,6 +254,31 @@ if xr:
             fx.write(XHDR + "\n")
         for r in xrows:
             fx.write(r + "\n")
-    print("(ratios and differences in target/bench/vm-xdp.csv: medians of the per-round values)")
+    print("(ratios and differences in target/bench/vm-xdp.csv: medians of the per-round values;")
+    print(" for the AF_XDP rows: copy mode / zero-copy, rsnic-xsk pinned to CPU 0 with the rest)")
     print("appended: target/bench/vm-xdp.csv (%d rows)" % len(xrows))
+# AF_XDP txonly: the tool's own rate, zero-copy against copy.
+tx = {}
+for line in open(sys.argv[3]):
+    kind, *kv = line.split()
+    d = dict(x.split("=", 1) for x in kv)
+    if kind == "xsktx" and d.get("pps"):
+        tx.setdefault(d["config"], {})[int(d["round"])] = (int(d["pps"]), d.get("bind"))
+if tx:
+    print()
+    print("VM AF_XDP txonly (rsnic-xsk, 64-byte frames, %s per run, queue 0 of the ConnectX port, as"
+          % info.get("xsk_tx_count", "?"))
+    print("fast as it goes; the peer drops them with XDP_DROP); packets/s first to last completion:")
+    for c in ("mlx5_xsk_txonly_zc", "mlx5_xsk_txonly_copy"):
+        if c in tx:
+            p = [v[0] for v in tx[c].values()]
+            m = statistics.median(p)
+            print("%-22s bound %-9s median %8.0f pps  min %8d  max %8d  spread %3.0f%%" % (
+                c, sorted({v[1] for v in tx[c].values()})[0], m, min(p), max(p),
+                100 * (max(p) - min(p)) / m if m else 0))
+    a, b = tx.get("mlx5_xsk_txonly_zc", {}), tx.get("mlx5_xsk_txonly_copy", {})
+    r = [a[i][0] / b[i][0] for i in a if i in b and b[i][0]]
+    if r:
+        print("ratio txonly zero-copy / copy: %.3f (median of per-round ratios; min %.3f, max %.3f)"
+              % (statistics.median(r), min(r), max(r)))
 PY

@@ -10,7 +10,8 @@
 #          and rust-src, cargo-fuzz at a pinned version, and the Debian packages that only
 #          tests use (socat; python3-yaml for the kernel's ynl; libbpf, libxdp, bpftool and
 #          xdp-tools for the XDP/AF_XDP tests)
-#   bench  what only make bench uses: valgrind (callgrind)
+#   bench  what only make bench uses: valgrind (callgrind); libbpf and libxdp for the AF_XDP
+#          tool of the VM bench
 #
 # base is always installed. Run as root or with sudo available. Prints nothing when
 # everything is already there (it then takes about a second); what it installs is named
@@ -27,7 +28,7 @@ base_packages=(
 	ethtool iproute2 iputils-ping procps iperf3 python3
 )
 test_packages=(socat python3-yaml libbpf-dev libxdp-dev bpftool xdp-tools)
-bench_packages=(valgrind)
+bench_packages=(valgrind libbpf-dev libxdp-dev)
 
 parts=("$@")
 [ ${#parts[@]} -gt 0 ] || parts=(base test bench)

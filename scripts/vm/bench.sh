@@ -35,6 +35,11 @@
 #   BENCH_VM_COUNT=N    packets per burst-32 run (default 100000; burst-1 runs a quarter)
 #   BENCH_VM_RX_COUNT=N  frames per receive-side run (default 40000)
 #   BENCH_VM_RX_RATE=N   their offered rate, frames/s (default 4000)
+#   BENCH_VM_XSK_TX_COUNT=N  frames per AF_XDP txonly run (default 50000)
+#   BENCH_XSK=PATH      rsnic-xsk (tests/xdp, built by scripts/build-xdp-tools.sh): the AF_XDP
+#                       configurations mlx5_xsk_{rxdrop,l2fwd}_{zc,copy} (receive side, as
+#                       the XDP_DROP ones) and mlx5_xsk_txonly_{zc,copy} (the tool's rate);
+#                       left out without it
 #   BENCH_XDP_OBJ=PATH  the XDP_DROP program (built on the host by scripts/bench-vm.sh);
 #                       without it the *_xdp_drop and *_stack_drop configurations are left out
 #   BENCH_VM_ONLY=RE    run only the configurations whose name matches the regex RE
@@ -46,6 +51,7 @@ ROUNDS=${BENCH_VM_ROUNDS:-5}
 COUNT=${BENCH_VM_COUNT:-100000}
 RX_COUNT=${BENCH_VM_RX_COUNT:-40000}
 RX_RATE=${BENCH_VM_RX_RATE:-4000}
+XSK_TX_COUNT=${BENCH_VM_XSK_TX_COUNT:-50000}
 
 # Device 0 is a ConnectX (ports A, B), device 1 a MANA (ports C, D).
 setup_pair num_devs=2 family=mlx5,mana
@@ -79,11 +85,16 @@ sleep 0.5
 
 echo "RSNIC-BENCH info kernel=$(uname -r) variant=${KERNEL_VARIANT:-normal} cpus=$(nproc)" \
 	"clk_tck=$(getconf CLK_TCK)" \
-	"count=$COUNT rounds=$ROUNDS pkt_size=60 rx_count=$RX_COUNT rx_rate=$RX_RATE"
+	"count=$COUNT rounds=$ROUNDS pkt_size=60 rx_count=$RX_COUNT rx_rate=$RX_RATE" \
+	"xsk_tx_count=$XSK_TX_COUNT"
 
-# rx_count DEV NETNS: DEV's received packets (ndo_get_stats64) in NETNS.
+# rx_count DEV NETNS: the frames DEV's device delivered (dev_rx_packets: the stack's, the
+# XDP programs' and the AF_XDP sockets'), or DEV's rx_packets (a veth).
 rx_count() {
-	ip netns exec "$2" cat "/sys/class/net/$1/statistics/rx_packets"
+	local n
+	n=$(ip netns exec "$2" ethtool -S "$1" 2>/dev/null | awk '$1 == "dev_rx_packets:" { print $2 }')
+	[ -n "$n" ] || n=$(ip netns exec "$2" cat "/sys/class/net/$1/statistics/rx_packets")
+	echo "$n"
 }
 
 mkfifo /tmp/nap.fifo
@@ -176,15 +187,24 @@ run() {
 # STAT being the cpu lines of /proc/stat as "cpu:F,..;cpu0:F,..;.." (fields user nice system
 # idle iowait irq softirq steal, in USER_HZ), all read back to back. Started once per
 # namespace, so a snapshot costs a pipe round trip, not a process start.
+# RX_PACKETS is the port's dev_rx_packets (every frame its device delivered, also those an
+# XDP program or an AF_XDP socket took, which rx_packets, the stack's count, leaves out),
+# read with ethtool before the clock and the CPU times (its cost falls in the window of the
+# snapshot that ends a run, the same few milliseconds in every configuration).
 cat >/tmp/rxmon.py <<'PY'
-import sys, time
-rx = open("/sys/class/net/%s/statistics/rx_packets" % sys.argv[1])
+import subprocess, sys, time
+def rx(dev):
+    out = subprocess.run(["ethtool", "-S", dev], capture_output=True, text=True).stdout
+    for line in out.splitlines():
+        k, _, v = line.strip().partition(":")
+        if k == "dev_rx_packets":
+            return v.strip()
+    return open("/sys/class/net/%s/statistics/rx_packets" % dev).read().strip()
 st = open("/proc/stat")
 for _ in sys.stdin:
-    rx.seek(0)
+    r = rx(sys.argv[1])
     st.seek(0)
     t = time.monotonic_ns()
-    r = rx.read().strip()
     cpus = [l.split() for l in st.read().splitlines() if l.startswith("cpu")]
     print(t, r, ";".join("%s:%s" % (c[0], ",".join(c[1:9])) for c in cpus), flush=True)
 PY
@@ -229,6 +249,41 @@ xdp_set() {
 	sleep 0.2
 }
 
+# xsk_on NS DEV rxdrop|l2fwd z|c: rsnic-xsk (BENCH_XSK) in MODE on every RX queue of DEV
+# (pktgen's one flow lands on one of them), bound in zero-copy (z) or copy (c) mode behind
+# the native XDP program it attaches, pinned to RX_CPU; returns once every socket is bound.
+# xsk_off stops them and sets XSK_RX to the packets they received.
+XSK_TOOL=${BENCH_XSK:-}
+XSK_PIDS=()
+xsk_on() {
+	local xns=$1 xdev=$2 xmode=$3 bind=-$4 nq q i
+	nq=$(ip netns exec "$xns" sh -c "ls -d /sys/class/net/$xdev/queues/rx-*" | wc -l)
+	XSK_PIDS=()
+	for ((q = 0; q < nq; q++)); do
+		rm -f "/tmp/bx.$q.ready"
+		ip netns exec "$xns" taskset -c "$RX_CPU" "$XSK_TOOL" "$xmode" -i "$xdev" -q "$q" "$bind" \
+			-d 100000 --ready-file "/tmp/bx.$q.ready" >"/tmp/bx.$q" 2>"/tmp/bx.$q.err" &
+		XSK_PIDS+=($!)
+		for ((i = 0; i < 100; i++)); do
+			[ -e "/tmp/bx.$q.ready" ] && break
+			kill -0 "${XSK_PIDS[$q]}" 2>/dev/null || fail "rsnic-xsk $xmode on $xdev queue $q: $(cat "/tmp/bx.$q.err")"
+			sleep 0.1
+		done
+		[ -e "/tmp/bx.$q.ready" ] || fail "rsnic-xsk $xmode on $xdev queue $q did not start"
+	done
+}
+xsk_off() {
+	local q n
+	kill -INT "${XSK_PIDS[@]}"
+	XSK_RX=0
+	for q in "${!XSK_PIDS[@]}"; do
+		wait "${XSK_PIDS[$q]}" || fail "rsnic-xsk on queue $q: $(cat "/tmp/bx.$q.err")"
+		n=$(sed -n 's/^rsnic-xsk: .* received=\([0-9]*\).*/\1/p' "/tmp/bx.$q")
+		[ -n "$n" ] || fail "rsnic-xsk on queue $q printed no result"
+		XSK_RX=$((XSK_RX + n))
+	done
+}
+
 # The CPU of a receive-side run: pktgen's thread (kpktgend_0) is bound to CPU 0; the simulated
 # device runs on an unbound workqueue, and the NAPI polls it schedules (the receiver's RX,
 # the sender's TX completions) run where it runs. For the run the unbound workqueues are
@@ -236,17 +291,24 @@ xdp_set() {
 RX_CPU=0
 WQ_MASK=/sys/devices/virtual/workqueue/cpumask
 
-# run_rx CONFIG DEV DST MAC RXDEV RXNS MON xdp|stack FLAG VALUE tx|rx: pktgen (burst 32,
-# RX_COUNT frames at RX_RATE frames/s) from DEV to RXDEV in RXNS, RXDEV with the XDP_DROP program attached (xdp) or none (stack);
+# run_rx CONFIG DEV DST MAC RXDEV RXNS MON MODE FLAG VALUE tx|rx: pktgen (burst 32,
+# RX_COUNT frames at RX_RATE frames/s) from DEV to RXDEV in RXNS, RXDEV with the XDP_DROP
+# program attached (MODE xdp), none (stack), or AF_XDP sockets (xsk-rxdrop-z, xsk-rxdrop-c,
+# xsk-l2fwd-z, xsk-l2fwd-c: rsnic-xsk rxdrop or l2fwd, zero-copy or copy; l2fwd sends every
+# frame back to DEV);
 # the monitor MON snapshots RXDEV's rx_packets and the CPU times right before pktgen starts
 # and right after it returns. Reports the receiver's NAPI polls (rx_polls) and the drops
 # where they happened (rx_xdp_drop, or Udp NoPorts and the ICMP port-unreachables the stack
 # sent, rate-limited).
 run_rx() {
 	local cfg=$1 dev=$2 dst=$3 mac=$4 rxdev=$5 rxns=$6 mon=$7 mode=$8
-	local n=$RX_COUNT c rx0 d0 d1 u0 u1 i0 i1 p0 p1 dropped mask t0 t1 r0 r1 st0 st1
+	local n=$RX_COUNT c rx0 d0 d1 u0 u1 i0 i1 p0 p1 dropped mask t0 t1 r0 r1 st0 st1 xm xb
 	set_flag "$dev" "$rxdev" "$rxns" "$9" "${10}" "${11}"
 	[ "$mode" = xdp ] && xdp_set "$rxns" "$rxdev" on
+	if [ "${mode:0:4}" = xsk- ]; then
+		IFS=- read -r _ xm xb <<<"$mode"
+		xsk_on "$rxns" "$rxdev" "$xm" "$xb"
+	fi
 	rx0=$(rx_count "$rxdev" "$rxns")
 	d0=$(stat "$rxdev" rx_xdp_drop "$rxns")
 	p0=$(stat "$rxdev" rx_polls "$rxns")
@@ -266,6 +328,9 @@ run_rx() {
 	if [ "$mode" = xdp ]; then
 		dropped="xdp_drop=$((d1 - d0))"
 		xdp_set "$rxns" "$rxdev" off
+	elif [ "${mode:0:4}" = xsk- ]; then
+		xsk_off
+		dropped="xsk_rx=$XSK_RX xdp_drop=$((d1 - d0))"
 	else
 		dropped="udp_noports=$((u1 - u0)) icmp_unreach=$((i1 - i0)) xdp_drop=$((d1 - d0))"
 	fi
@@ -275,6 +340,22 @@ run_rx() {
 		"received=$(($(rx_count "$rxdev" "$rxns") - rx0)) pps=$PG_PPS errors=$PG_ERRORS" \
 		"window_ns=$((t1 - t0)) rx_window=$((r1 - r0)) rx_cpu=$RX_CPU stat0=$st0 stat1=$st1" \
 		"rx_polls=$((p1 - p0)) $dropped"
+}
+
+# run_xsktx CONFIG z|c: rsnic-xsk txonly from A's queue 0 (XSK_TX_COUNT 64-byte frames, as
+# fast as it goes), zero-copy or copy, pinned to RX_CPU; B drops them with the XDP_DROP
+# program. Reports the tool's rate (first to last completion).
+run_xsktx() {
+	local cfg=$1 bind=-$2 line
+	xdp_set peer "$B" on
+	line=$(taskset -c "$RX_CPU" "$XSK_TOOL" txonly -i "$A" -q 0 "$bind" -n "$XSK_TX_COUNT" \
+		-s 64 --dst-mac "$MAC_B" 2>/tmp/bx.tx.err | grep '^rsnic-xsk:') ||
+		fail "rsnic-xsk txonly $bind on $A: $(cat /tmp/bx.tx.err)"
+	xdp_set peer "$B" off
+	echo "RSNIC-BENCH xsktx round=$round config=$cfg count=$XSK_TX_COUNT" \
+		"pps=$(echo "$line" | sed -n 's/.* pps=\([0-9]*\).*/\1/p')" \
+		"packets=$(echo "$line" | sed -n 's/.* packets=\([0-9]*\).*/\1/p')" \
+		"bind=$(echo "$line" | sed -n 's/.* bind=\([a-z-]*\).*/\1/p')"
 }
 
 configs=(
@@ -295,6 +376,15 @@ if [ -n "$XDP_OBJ" ]; then
 		"run_rx mlx5_stack_drop $A 10.10.0.2 $MAC_B $B peer peer stack tx_mpwqe on tx"
 		"run_rx mana_xdp_drop $C 10.30.0.2 $MMAC_D $D mpeer mpeer xdp rx_db_per_packet off rx"
 		"run_rx mana_stack_drop $C 10.30.0.2 $MMAC_D $D mpeer mpeer stack rx_db_per_packet off rx"
+	)
+	# AF_XDP, zero-copy against copy (ConnectX: MANA has copy mode only).
+	[ -z "$XSK_TOOL" ] || configs+=(
+		"run_rx mlx5_xsk_rxdrop_zc $A 10.10.0.2 $MAC_B $B peer peer xsk-rxdrop-z tx_mpwqe on tx"
+		"run_rx mlx5_xsk_rxdrop_copy $A 10.10.0.2 $MAC_B $B peer peer xsk-rxdrop-c tx_mpwqe on tx"
+		"run_rx mlx5_xsk_l2fwd_zc $A 10.10.0.2 $MAC_B $B peer peer xsk-l2fwd-z tx_mpwqe on tx"
+		"run_rx mlx5_xsk_l2fwd_copy $A 10.10.0.2 $MAC_B $B peer peer xsk-l2fwd-c tx_mpwqe on tx"
+		"run_xsktx mlx5_xsk_txonly_zc z"
+		"run_xsktx mlx5_xsk_txonly_copy c"
 	)
 fi
 if [ -n "${BENCH_VM_ONLY:-}" ]; then
