@@ -24,12 +24,12 @@ stage "host: fmt, clippy, cargo test" make -s hostcheck
 stage "host: fuzz smoke (20 s per target)" env FUZZ_SECONDS=20 make -s fuzz
 # The debug kernel (KASAN, lockdep, kmemleak; 3-5x slower under TCG) runs a representative
 # subset: on both families pktgen through each data path (MPWQE on and off, RX doorbells
-# batched and per packet) and three XDP actions (drop, pass after head/tail moves, tx); on
-# ConnectX only (code shared by the families, see one_family_on_debug in tests/vm/lib.sh)
-# load/unload, reload cycles, unload under traffic and AF_XDP in copy and zero-copy modes.
+# batched and per packet); on ConnectX only (code shared by the families, see
+# one_family_on_debug in tests/vm/lib.sh) load/unload, unload under traffic, three XDP
+# actions (drop, pass after head/tail moves, tx) and AF_XDP in copy and zero-copy modes.
 # The normal kernel runs every test on both families.
 # RSNIC_DEBUG_TESTS="all" (or a list of test names) changes the subset.
-debug_tests=${RSNIC_DEBUG_TESTS:-10-ports 50-reload 62-pktgen 65-rmmod-traffic 90-xdp-actions 92-afxdp}
+debug_tests=${RSNIC_DEBUG_TESTS:-10-ports 62-pktgen 65-rmmod-traffic 90-xdp-actions 92-afxdp}
 for variant in ${RSNIC_TEST_VARIANTS:-normal debug}; do
 	export KERNEL_VARIANT=$variant
 	tests=()

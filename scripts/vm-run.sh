@@ -7,7 +7,7 @@
 #
 # COMMAND runs as root from the repository root, with RSNIC_ROOT, RSNIC_KO and
 # KERNEL_VARIANT set. Exits with COMMAND's status; 124 when the VM timed out
-# (RSNIC_VM_TIMEOUT seconds, default 1200, 2400 on the debug kernel); 125 when the VM did
+# (RSNIC_VM_TIMEOUT seconds, default 2400); 125 when the VM did
 # not report a status.
 # Then scans the serial log for kernel reports (oops, BUG, WARNING, KASAN, lockdep,
 # kmemleak, panics) and fails (exit 3) if it finds one.
@@ -73,7 +73,7 @@ if [ "$quiet_boot" = 1 ]; then
 	boot_note=" (boot messages only there)"
 fi
 rsnic_log "booting $KERNEL_VARIANT kernel; serial log: $log$boot_note"
-vm_timeout=${RSNIC_VM_TIMEOUT:-$([ "$KERNEL_VARIANT" = debug ] && echo 2400 || echo 1200)}
+vm_timeout=${RSNIC_VM_TIMEOUT:-2400}
 timeout --foreground "$vm_timeout" qemu-system-x86_64 \
 	$accel -cpu max -smp "${RSNIC_VM_CPUS:-2}" -m "$mem" \
 	-nographic -no-reboot -nic none \
