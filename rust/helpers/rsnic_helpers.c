@@ -114,6 +114,11 @@ bool rsnic_helper_features_loopback(u64 features)
 	return features & NETIF_F_LOOPBACK;
 }
 
+bool rsnic_helper_features_rxcsum(u64 features)
+{
+	return features & NETIF_F_RXCSUM;
+}
+
 void rsnic_helper_netif_tx_stop_queue(struct netdev_queue *txq)
 {
 	netif_tx_stop_queue(txq);

@@ -30,6 +30,7 @@ unsigned int rsnic_helper_num_tx_queues(const struct net_device *dev);
 void rsnic_helper_set_offloads(struct net_device *dev, bool sg, bool csum, bool tso, bool rxcsum);
 void rsnic_helper_set_offloads_off(struct net_device *dev, bool loopback);
 bool rsnic_helper_features_loopback(u64 features);
+bool rsnic_helper_features_rxcsum(u64 features);
 void rsnic_helper_netif_tx_stop_queue(struct netdev_queue *txq);
 void rsnic_helper_netif_tx_start_queue(struct netdev_queue *txq);
 bool rsnic_helper_netif_xmit_stopped(const struct netdev_queue *txq);

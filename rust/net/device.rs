@@ -307,6 +307,8 @@ pub struct Offloads {
 pub struct Features {
     /// `NETIF_F_LOOPBACK`.
     pub loopback: bool,
+    /// `NETIF_F_RXCSUM`: report the device's receive checksum verdict to the stack.
+    pub rx_csum: bool,
 }
 
 /// Splits a callback's `net_device` into the device and a borrow of the driver data.
@@ -545,7 +547,9 @@ impl<T: Operations + ethtool::Operations> Adapter<T> {
             let (dev, data) = unsafe { Self::split(dev) };
             // SAFETY: a pure bit test.
             let loopback = unsafe { bindings::rsnic_helper_features_loopback(features) };
-            T::set_features(dev, data, Features { loopback })?;
+            // SAFETY: a pure bit test.
+            let rx_csum = unsafe { bindings::rsnic_helper_features_rxcsum(features) };
+            T::set_features(dev, data, Features { loopback, rx_csum })?;
             Ok(0)
         })
     }

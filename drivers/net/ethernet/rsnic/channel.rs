@@ -43,7 +43,7 @@ use crate::ext::{
 use crate::family::{Family, OpenCtx, RxMeta, TxReaped};
 use crate::xdp::{XdpEnv, XdpSqKind, XdpStats, XdpTx, XskRxEnv, XskStats};
 use core::pin::Pin;
-use core::sync::atomic::{AtomicU32, AtomicU64, Ordering};
+use core::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
 use kernel::{
     new_spinlock,
     prelude::*,
@@ -339,6 +339,10 @@ pub(crate) struct PortShared<F: Family> {
     pub(crate) live: AtomicU32,
     /// Packets handed to a TX queue whose channel was closed (dropped, counted).
     pub(crate) dropped_closed: AtomicU64,
+    /// `NETIF_F_RXCSUM` (`ethtool -K <dev> rx on|off`): the device's checksum verdict is
+    /// passed on to the stack (`CHECKSUM_UNNECESSARY`); when off, every packet goes up
+    /// `CHECKSUM_NONE` and the stack verifies it, as mlx5e does.
+    pub(crate) rx_csum: AtomicBool,
 }
 
 impl<F: Family> PortShared<F> {
@@ -572,8 +576,19 @@ struct RxSide<F: Family> {
     xdp: XdpStats,
     /// AF_XDP zero-copy queues, while a pool is registered for the channel's queue.
     xsk: Option<XskSide<F>>,
+    /// What happened to the packets handed to the stack.
+    counts: RxCounts,
+}
+
+/// Per-RQ counts of the packets the driver hands to the stack.
+#[derive(Clone, Copy, Default)]
+struct RxCounts {
     /// Received packets the stack could not take (no skb).
     dropped: u64,
+    /// Handed up `CHECKSUM_UNNECESSARY` (the device verified the L3 and L4 checksums).
+    csum_unnecessary: u64,
+    /// Handed up `CHECKSUM_NONE` (no verdict, a changed frame, or `rx` off).
+    csum_none: u64,
 }
 
 /// A channel's AF_XDP zero-copy queues (polled in its NAPI, under the RX lock).
@@ -637,6 +652,10 @@ pub(crate) struct ChannelStats<F: Family> {
     pub(crate) tx_dropped: u64,
     /// Received packets the stack could not take (no skb).
     pub(crate) rx_dropped: u64,
+    /// Packets handed to the stack `CHECKSUM_UNNECESSARY` (mlx5e `rx_csum_unnecessary`).
+    pub(crate) rx_csum_unnecessary: u64,
+    /// Packets handed to the stack `CHECKSUM_NONE` (mlx5e `rx_csum_none`).
+    pub(crate) rx_csum_none: u64,
     /// CQ arms of the channel's CQs.
     pub(crate) arms: u64,
 }
@@ -662,6 +681,8 @@ impl<F: Family> Default for ChannelStats<F> {
             xsk: Default::default(),
             tx_dropped: 0,
             rx_dropped: 0,
+            rx_csum_unnecessary: 0,
+            rx_csum_none: 0,
             arms: 0,
         }
     }
@@ -686,6 +707,8 @@ impl<F: Family> ChannelStats<F> {
         self.xsk.accumulate(&b.xsk);
         self.tx_dropped = self.tx_dropped.wrapping_add(b.tx_dropped);
         self.rx_dropped = self.rx_dropped.wrapping_add(b.rx_dropped);
+        self.rx_csum_unnecessary = self.rx_csum_unnecessary.wrapping_add(b.rx_csum_unnecessary);
+        self.rx_csum_none = self.rx_csum_none.wrapping_add(b.rx_csum_none);
         self.arms = self.arms.wrapping_add(b.arms);
     }
 }
@@ -700,7 +723,7 @@ struct XdpRx<'a, F: Family> {
     prog: &'a BpfProg,
     xdpsq: Option<&'a mut XdpSqSide<F>>,
     xdp: &'a mut XdpStats,
-    dropped: &'a mut u64,
+    counts: &'a mut RxCounts,
     /// A frame was redirected in this poll: flush before it ends.
     redirected: bool,
 }
@@ -719,16 +742,8 @@ impl<F: Family> XdpRx<'_, F> {
                 // (mlx5e keeps them; we keep them only when the frame kept its length and
                 // place).
                 let intact = off == self.pool.offset() && len == m.len;
-                self.ch.deliver(
-                    self.napi,
-                    self.pool,
-                    page,
-                    off,
-                    len,
-                    m,
-                    intact,
-                    self.dropped,
-                );
+                self.ch
+                    .deliver(self.napi, self.pool, page, off, len, m, intact, self.counts);
             }
             Verdict::Tx { page, off, len } => {
                 self.xdp.tx += 1;
@@ -881,7 +896,7 @@ impl<F: Family> Channel<F> {
             xdpsq: xdpsq.map(XdpSqSide::new),
             xdp: XdpStats::default(),
             xsk,
-            dropped: 0,
+            counts: RxCounts::default(),
         };
         let ch = Arc::pin_init(
             pin_init!(Self {
@@ -1032,7 +1047,9 @@ impl<F: Family> Channel<F> {
             if let Some(rx) = self.rx.lock().as_ref() {
                 let (r, arms) = F::rx_stats(&rx.rx);
                 s.rx = r;
-                s.rx_dropped = rx.dropped;
+                s.rx_dropped = rx.counts.dropped;
+                s.rx_csum_unnecessary = rx.counts.csum_unnecessary;
+                s.rx_csum_none = rx.counts.csum_none;
                 s.xdp.accumulate(&rx.xdp);
                 s.arms = s.arms.wrapping_add(arms);
                 if let Some(x) = rx.xdpsq.as_ref() {
@@ -1149,6 +1166,7 @@ impl<F: Family> Channel<F> {
     /// One NAPI round of the AF_XDP zero-copy queues: TX completions, new descriptors from
     /// the socket's TX ring (up to `budget`, one doorbell), need_wakeup flags, then up to
     /// `budget` received frames through the program. Returns (RX work, TX busy).
+    #[allow(clippy::too_many_arguments)]
     fn xsk_poll(
         &self,
         napi: &Napi<Self>,
@@ -1157,6 +1175,7 @@ impl<F: Family> Channel<F> {
         budget: u32,
         mmio: EngineMmio<'_, F>,
         redirected: &mut bool,
+        counts: &mut RxCounts,
     ) -> (u32, bool) {
         let reaped = self.xsk_tx_reap(x, mmio);
         let XskSide {
@@ -1222,7 +1241,8 @@ impl<F: Family> Channel<F> {
                 XskVerdict::Drop | XskVerdict::Aborted => stats.xdp_drop += 1,
                 XskVerdict::Pass(Some(mut skb)) => {
                     stats.pass += 1;
-                    skb.rx_finish(dev, m.csum_ok, m.hash, m.hash_type, queue);
+                    let csum_ok = self.csum_ok(m, counts);
+                    skb.rx_finish(dev, csum_ok, m.hash, m.hash_type, queue);
                     napi.gro_receive(skb);
                 }
                 XskVerdict::Tx(Some(f)) => {
@@ -1369,20 +1389,34 @@ impl<F: Family> Channel<F> {
         len: u32,
         m: &RxMeta,
         meta_valid: bool,
-        dropped: &mut u64,
+        counts: &mut RxCounts,
     ) {
         match pool.build_skb_at(page, off, len) {
             Some(mut skb) => {
                 let (csum_ok, hash, hash_type) = if meta_valid {
-                    (m.csum_ok, m.hash, m.hash_type)
+                    (self.csum_ok(m, counts), m.hash, m.hash_type)
                 } else {
+                    counts.csum_none += 1;
                     (false, 0, 0)
                 };
                 skb.rx_finish(&self.dev, csum_ok, hash, hash_type, self.index as u16);
                 napi.gro_receive(skb);
             }
-            None => *dropped += 1,
+            None => counts.dropped += 1,
         }
+    }
+
+    /// Whether a packet goes up `CHECKSUM_UNNECESSARY`: the device verified it and the
+    /// user left `rx` checksumming on. Counts the verdict.
+    #[inline(always)]
+    fn csum_ok(&self, m: &RxMeta, counts: &mut RxCounts) -> bool {
+        let ok = m.csum_ok && self.shared.rx_csum.load(Ordering::Relaxed);
+        if ok {
+            counts.csum_unnecessary += 1;
+        } else {
+            counts.csum_none += 1;
+        }
+        ok
     }
 }
 
@@ -1432,7 +1466,7 @@ impl<F: Family> Poll for Channel<F> {
                 xdpsq,
                 xdp,
                 xsk,
-                dropped,
+                counts,
             } = side;
             let pool: &PagePool = pool;
             if let Some(x) = xdpsq.as_mut() {
@@ -1453,7 +1487,7 @@ impl<F: Family> Poll for Channel<F> {
                         budget as u32,
                         |page, m: &RxMeta| {
                             let off = pool.offset();
-                            self.deliver(napi, pool, page, off, m.len, m, true, dropped)
+                            self.deliver(napi, pool, page, off, m.len, m, true, counts)
                         },
                     );
                 }
@@ -1466,7 +1500,7 @@ impl<F: Family> Poll for Channel<F> {
                         prog,
                         xdpsq: xdpsq.as_mut(),
                         xdp,
-                        dropped,
+                        counts,
                         redirected: false,
                     };
                     work = F::rx_poll(
@@ -1495,7 +1529,8 @@ impl<F: Family> Poll for Channel<F> {
             if let Some(x) = xsk.as_mut() {
                 let mut redirected = false;
                 let left = (budget as u32).saturating_sub(work);
-                let (w, busy) = self.xsk_poll(napi, x, prog.as_ref(), left, mmio, &mut redirected);
+                let (w, busy) =
+                    self.xsk_poll(napi, x, prog.as_ref(), left, mmio, &mut redirected, counts);
                 if redirected {
                     kxdp::flush();
                 }

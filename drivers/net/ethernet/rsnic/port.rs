@@ -26,7 +26,7 @@ use crate::ext::{
 use crate::family::{Family, Summary};
 use crate::link::Wire;
 use core::marker::PhantomData;
-use core::sync::atomic::{AtomicU32, AtomicU64, Ordering};
+use core::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
 use kernel::{
     c_str, new_mutex, new_spinlock,
     prelude::*,
@@ -102,6 +102,8 @@ impl<F: Family> Port<F> {
                 xdp_txs,
                 live: AtomicU32::new(0),
                 dropped_closed: AtomicU64::new(0),
+                // The device registers with NETIF_F_RXCSUM on (driver.rs: offloads).
+                rx_csum: AtomicBool::new(true),
             },
             GFP_KERNEL,
         )?;
@@ -489,6 +491,8 @@ impl<F: Family> device::Operations for PortOps<F> {
         port.shared
             .engine
             .with_model(|m| F::set_loopback(m, p, f.loopback))?;
+        // Read by NAPI per packet; takes effect from the next packet on.
+        port.shared.rx_csum.store(f.rx_csum, Ordering::Relaxed);
         // A pause may have ended (the frames' receiver changed).
         port.shared.engine.kick();
         Ok(())

@@ -132,6 +132,8 @@ impl Family for Mana {
         ("rx_buff_alloc_err", |s| s.rx.rx_dropped),
         ("rx_truncated", |s| s.rx.rx_truncated),
         ("rx_dropped", |s| s.rx_dropped),
+        ("rx_csum_unnecessary", |s| s.rx_csum_unnecessary),
+        ("rx_csum_none", |s| s.rx_csum_none),
         ("rx_cqes", |s| s.rx.cqes),
         ("rx_wqes", |s| s.rx.wqes),
         ("rx_doorbells", |s| s.rx.doorbells),
@@ -219,6 +221,8 @@ impl Family for Mana {
     const RXQ: &'static [(&'static str, Get<ChannelStats<Self>>)] = &[
         ("packets", |s| s.rx_stack_packets()),
         ("bytes", |s| s.rx_stack_bytes()),
+        ("csum_unnecessary", |s| s.rx_csum_unnecessary),
+        ("csum_none", |s| s.rx_csum_none),
         ("cqes", |s| s.rx.cqes),
         ("doorbells", |s| s.rx.doorbells),
         ("polls_with_work", |s| s.rx.polls_with_work),

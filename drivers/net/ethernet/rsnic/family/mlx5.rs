@@ -121,6 +121,8 @@ impl Family for Mlx5 {
         ("rx_cqe_compress_blks", |s| s.rx.cqe_compress_blks),
         ("rx_cqe_compress_pkts", |s| s.rx.cqe_compress_pkts),
         ("rx_dropped", |s| s.rx_dropped),
+        ("rx_csum_unnecessary", |s| s.rx_csum_unnecessary),
+        ("rx_csum_none", |s| s.rx_csum_none),
         ("rx_dbr_writes", |s| s.rx.dbr_writes),
         ("rx_polls", |s| s.rx.polls),
         // XDP (mlx5e's names; rx_xdp_aborted, rx_xdp_pass and the doorbells are rsnic's).
@@ -226,6 +228,8 @@ impl Family for Mlx5 {
     const RXQ: &'static [(&'static str, Get<ChannelStats<Self>>)] = &[
         ("packets", |s| s.rx_stack_packets()),
         ("bytes", |s| s.rx_stack_bytes()),
+        ("csum_unnecessary", |s| s.rx_csum_unnecessary),
+        ("csum_none", |s| s.rx_csum_none),
         ("wqe_err", |s| s.rx.wqe_err),
         ("buff_alloc_err", |s| s.rx.buff_alloc_err),
         ("cqe_compress_blks", |s| s.rx.cqe_compress_blks),
