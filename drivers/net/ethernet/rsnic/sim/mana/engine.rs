@@ -4,7 +4,7 @@
 //! interrupts. See the parent module for the rules.
 
 use super::{Cursor, Port, PortCounters, QueueSet, WqCtx, WqeError};
-use super::{CQ_ID_BASE, MAX_FRAME, MAX_QUEUES, MAX_RSS, PAUSE_THRESHOLD, RQ_ID_BASE};
+use super::{CQ_ID_BASE, MAX_FRAME, MAX_QUEUES, MAX_RSS, PAUSE_STORM, PAUSE_THRESHOLD, RQ_ID_BASE};
 use super::{SQ_BURST, SQ_ID_BASE};
 use crate::dp::hw::{BusMemory, InterruptSink};
 use crate::sim::pcie::inbound_floor;
@@ -151,12 +151,23 @@ fn serve_sq<M: BusMemory, I: InterruptSink>(
     };
     let mut n = 0;
     while n < limit && has_wqe(queues) {
-        if !receiver_has_room(ports, queues, p) {
-            if let Some(pt) = ports.get_mut(p) {
+        let room = receiver_has_room(ports, queues, p);
+        let Some(pt) = ports.get_mut(p) else {
+            break;
+        };
+        if room {
+            pt.pause_streak = 0;
+            pt.pause_storm = false;
+        } else if !pt.pause_storm {
+            if pt.pause_streak < PAUSE_STORM {
+                pt.pause_streak += 1;
                 pt.sq_paused |= bit;
                 pt.counters.tx_pause += 1;
+                break;
             }
-            break;
+            // Stall prevention: stop honouring pause until the receiver has room again.
+            pt.pause_storm = true;
+            pt.counters.tx_pause_storms += 1;
         }
         if !exec_wqe(ports, queues, p, s, bus, frame, gather) {
             break;

@@ -81,6 +81,10 @@
 //! retries the SQ. A looping port that pauses on itself cannot deadlock: its receive side never
 //! waits for its transmit side, and the RQ doorbell of the driver's refill ends the pause. The
 //! check is per WQE: a TSO WQE whose segments outnumber the posted WQEs still overruns the RQ.
+//! Stall prevention: after [`PAUSE_STORM`] pauses in a row (a receiver that stopped posting,
+//! such as an AF_XDP socket whose fill ring stays empty) the port stops honouring pause until
+//! the receiver has room again, counted in [`PortCounters::tx_pause_storms`]; what the
+//! receiver has no WQE for is then dropped (`hc_rx_discards_no_wqe`).
 //! With flow control off, a link down or an empty peer RSS table, nothing pauses and packets
 //! are dropped and counted as described here.
 //!
@@ -139,8 +143,9 @@ use crate::dp::hw::{BusMemory, DmaAddr, InterruptSink};
 use crate::sim::pcie::PcieCounters;
 use core::ops::DerefMut;
 
-/// SQs, RQs, CQs and EQs per port.
-pub const MAX_QUEUES: usize = 16;
+/// SQs, RQs, CQs and EQs per port (a driver channel with AF_XDP zero-copy has two SQs, two
+/// RQs and four CQs; the queue bitmaps of a [`Port`] are 32 bits wide).
+pub const MAX_QUEUES: usize = 32;
 /// Maximum entries of a port's RSS table.
 pub const MAX_RSS: usize = 64;
 /// Maximum number of ports.
@@ -181,6 +186,14 @@ pub const SQ_BURST: usize = 64;
 /// the port's own in loopback) must have for a port to execute a TX WQE while flow control is
 /// on ([`Device::set_pause`]).
 pub const PAUSE_THRESHOLD: u32 = 64;
+/// Pauses in a row (an SQ of the port retried while its receiver stayed short of posted
+/// WQEs) after which the port stops honouring pause until the receiver has room again, as
+/// the device-stall prevention of NICs with pause frames does: the frames go out and a
+/// receiver still short of buffers drops them ([`PortCounters::hc_rx_discards_no_wqe`]).
+/// Without it a receiver that stops posting (an AF_XDP socket whose fill ring stays empty)
+/// would hold its sender, or in loopback its own port, forever. Counted in
+/// [`PortCounters::tx_pause_storms`].
+pub const PAUSE_STORM: u32 = 1024;
 
 /// Doorbell BAR0 offset of `reg` (one of the `DB_*` offsets) on `port`.
 pub const fn doorbell_offset(port: usize, reg: u32) -> u32 {
@@ -297,6 +310,8 @@ pub struct PortCounters {
     /// Times an SQ of this port paused because an RQ of the receiver (the peer, or this port
     /// in loopback) was short of posted WQEs (802.3x flow control, see [`Device::set_pause`]).
     pub tx_pause: u64,
+    /// Times this port stopped honouring pause after [`PAUSE_STORM`] pauses in a row.
+    pub tx_pause_storms: u64,
     /// Sum of [`crate::sim::pcie::inbound_floor`] over the host bytes of every sent packet.
     pub tx_floor_in_bytes: u64,
     /// TX CQEs written (all types).
@@ -457,6 +472,10 @@ pub struct Port {
     sq_paused: u32,
     /// Honour the peer's pause (802.3x flow control on this port's transmit direction).
     pause: bool,
+    /// Pauses in a row without the receiver getting room (see [`PAUSE_STORM`]).
+    pause_streak: u32,
+    /// Pause is not honoured until the receiver has room again (see [`PAUSE_STORM`]).
+    pause_storm: bool,
     /// Deliver transmitted frames to this port's own receive side ([`Device::set_loopback`]).
     loopback: bool,
     /// CQs with an arm to evaluate.
@@ -482,6 +501,8 @@ impl Port {
             sq_work: 0,
             sq_paused: 0,
             pause: false,
+            pause_streak: 0,
+            pause_storm: false,
             loopback: false,
             cq_arm: 0,
             eq_arm: 0,
