@@ -18,6 +18,10 @@
 //! buffer; COALESCED (`rx_coalesced_err`), FENCE and unknown types (`rx_cqe_unknown_type`)
 //! return without re-posting, as upstream. A CQE for another queue, a CQE while nothing is
 //! posted, or an owner-bit overflow puts the RQ in an error state (it stops consuming).
+//!
+//! [`Rq::poll_refill`] is the variant for AF_XDP zero-copy, whose buffers come from the
+//! socket's fill ring: a received buffer is always delivered, and the free WQEs are
+//! refilled at the end of the poll from whatever the ring has (one doorbell if any).
 
 use core::ops::DerefMut;
 
@@ -237,6 +241,30 @@ where
         &mut self,
         budget: u32,
         env: &mut E,
+        deliver: impl FnMut(B, &RxCompletion),
+    ) -> RxPoll {
+        self.poll_with::<E, false>(budget, env, deliver)
+    }
+
+    /// [`Rq::poll`] for buffers from a source that may run dry (AF_XDP zero-copy: the
+    /// socket's fill ring), as mlx5e's XSK RQ: every received buffer is delivered (none is
+    /// held back for want of a fresh one), then the free WQEs are refilled from `env` with
+    /// one doorbell if anything was posted ([`Rq::fill`]). While the source is dry the RQ
+    /// runs short and the device discards (`hc_rx_discards_no_wqe`) or pauses its sender.
+    pub fn poll_refill<E: Mmio + Barriers + RxBufProvider<B>>(
+        &mut self,
+        budget: u32,
+        env: &mut E,
+        deliver: impl FnMut(B, &RxCompletion),
+    ) -> RxPoll {
+        self.poll_with::<E, true>(budget, env, deliver)
+    }
+
+    #[inline(always)]
+    fn poll_with<E: Mmio + Barriers + RxBufProvider<B>, const REFILL: bool>(
+        &mut self,
+        budget: u32,
+        env: &mut E,
         mut deliver: impl FnMut(B, &RxCompletion),
     ) -> RxPoll {
         add(&mut self.stats.polls, 1);
@@ -287,21 +315,29 @@ where
                 continue;
             };
             let len = u32::from(oob.pkt_len);
+            let c = RxCompletion {
+                len,
+                hash: oob.pkt_hash,
+                hashtype: oob.hashtype,
+                ip_csum_ok: oob.ip_csum_ok,
+                l4_csum_ok: oob.tcp_csum_ok || oob.udp_csum_ok,
+                csum_fail: oob.ip_csum_fail || oob.tcp_csum_fail || oob.udp_csum_fail,
+                vlan: oob.vlantag_present.then_some(oob.vlan_id),
+            };
             let mut keep = Some(old);
             if oob.hdr.cqe_type == CQE_RX_TRUNCATED {
                 add(&mut self.stats.rx_truncated, 1);
             } else if len == 0 || len > self.p.buf_size {
                 add(&mut self.stats.cqe_bad, 1);
+            } else if REFILL {
+                // The slot is refilled at the end of the poll.
+                if let Some(b) = keep.take() {
+                    add(&mut self.stats.packets, 1);
+                    add(&mut self.stats.bytes, u64::from(len));
+                    r.delivered += 1;
+                    deliver(b, &c);
+                }
             } else if let Some(fresh) = env.alloc() {
-                let c = RxCompletion {
-                    len,
-                    hash: oob.pkt_hash,
-                    hashtype: oob.hashtype,
-                    ip_csum_ok: oob.ip_csum_ok,
-                    l4_csum_ok: oob.tcp_csum_ok || oob.udp_csum_ok,
-                    csum_fail: oob.ip_csum_fail || oob.tcp_csum_fail || oob.udp_csum_fail,
-                    vlan: oob.vlantag_present.then_some(oob.vlan_id),
-                };
                 if let Some(b) = keep.replace(fresh) {
                     add(&mut self.stats.packets, 1);
                     add(&mut self.stats.bytes, u64::from(len));
@@ -316,16 +352,19 @@ where
                     env.recycle(b);
                 }
             }
-            if self.p.ring_per_packet {
+            if self.p.ring_per_packet && !REFILL {
                 self.ring(env);
             }
         }
         add(&mut self.stats.cqes, u64::from(r.work));
         if r.work > 0 {
             add(&mut self.stats.polls_with_work, 1);
-            if !self.p.ring_per_packet {
+            if !self.p.ring_per_packet && !REFILL {
                 self.ring(env);
             }
+        }
+        if REFILL && self.error.is_none() {
+            self.fill(env);
         }
         r.doorbells = self.stats.doorbells.wrapping_sub(db0) as u32;
         r.error = self.error;
