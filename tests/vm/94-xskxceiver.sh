@@ -6,9 +6,9 @@
 # drv mode, i.e. AF_XDP copy mode behind rsnic's native XDP (XDP_REDIRECT into an XSKMAP),
 # all subtests in one run; then, as test_xsk.sh does, busy-poll mode (`-b`), for a subset
 # (the whole suite twice takes longer than the VM suite can spend on one test).
-# zc mode runs when the port advertises xsk-zerocopy in xdp_features (ConnectX); where it
-# does not (MANA) it is skipped, once the suite has confirmed that its XDP_ZEROCOPY bind
-# fails cleanly.
+# zc mode runs when the port advertises xsk-zerocopy in xdp_features (both families); where
+# it does not it is skipped, once the suite has confirmed that its XDP_ZEROCOPY bind fails
+# cleanly.
 #
 # Each subtest's result is printed. The suite exits on a set-up error; the subtests after
 # it then run one by one (`-t N`). A subtest that fails on rsnic runs again on a veth pair

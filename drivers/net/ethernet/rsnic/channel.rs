@@ -76,7 +76,8 @@ pub(crate) struct ChannelParams {
     /// mapped for the device to read too (XDP_TX), and mlx5 channels get an XDP_TX SQ.
     pub(crate) xdp: bool,
     /// Channels whose queue has an AF_XDP zero-copy pool (bit per channel): they get an
-    /// XSK RQ (which takes the channel's place in the RSS table), an XSK SQ and an ICO SQ.
+    /// XSK RQ (which takes the channel's place in the RSS table), an XSK SQ and (mlx5) an
+    /// ICO SQ.
     pub(crate) xsk: u8,
 }
 
@@ -615,10 +616,14 @@ pub(crate) struct Channel<F: Family> {
     rx: SpinLock<Option<RxSide<F>>>,
     #[pin]
     irq: SpinLock<F::Irq>,
-    /// The internal control SQ for `ndo_xsk_wakeup` NOPs (with AF_XDP zero-copy; userspace
-    /// may kick from any CPU, hence its own lock).
+    /// The internal control SQ for `ndo_xsk_wakeup` NOPs (with AF_XDP zero-copy, families
+    /// with a NOP WQE; userspace may kick from any CPU, hence its own lock).
     #[pin]
     ico: SpinLock<Option<XdpSqSide<F>>>,
+    /// The channel has AF_XDP zero-copy queues.
+    xsk_zc: bool,
+    /// `ndo_xsk_wakeup` calls that scheduled NAPI directly (families without an ICO SQ).
+    napi_wakeups: AtomicU64,
     shared: Arc<PortShared<F>>,
     dev: ARef<Device>,
     index: u32,
@@ -867,8 +872,9 @@ impl<F: Family> Channel<F> {
                 };
                 // The last fallible step: it posts the buffers the fill ring has now.
                 let rq = F::xsk_rq_open(&ctx, &mut guard.queues, p, buf_size, &mut env)?;
+                // Without an ICO SQ (no NOP WQE, MANA) wake-ups schedule NAPI directly.
                 match (sq, ico, rq) {
-                    (Some(sq), Some(ico), Some((rq, rqn))) => (
+                    (Some(sq), ico, Some((rq, rqn))) => (
                         Some(XskSide {
                             pool,
                             rxq,
@@ -878,7 +884,7 @@ impl<F: Family> Channel<F> {
                             tx_lost: 0,
                             stats: XskStats::default(),
                         }),
-                        Some(XdpSqSide::new(ico)),
+                        ico.map(XdpSqSide::new),
                     ),
                     _ => return Err(EINVAL),
                 }
@@ -888,6 +894,7 @@ impl<F: Family> Channel<F> {
         let queues = guard.queues;
         // With AF_XDP zero-copy, the XSK RQ takes the channel's place in the RSS table.
         let rqn = xsk.as_ref().map_or(opened.rqn, |x| x.rqn);
+        let xsk_zc = xsk.is_some();
         let rx_side = RxSide {
             rx: opened.rx,
             pool,
@@ -904,6 +911,8 @@ impl<F: Family> Channel<F> {
                 rx <- new_spinlock!(Some(rx_side), "rsnic::Channel::rx"),
                 irq <- new_spinlock!(opened.irq, "rsnic::Channel::irq"),
                 ico <- new_spinlock!(ico, "rsnic::Channel::ico"),
+                xsk_zc,
+                napi_wakeups: AtomicU64::new(0),
                 shared: shared.clone(),
                 dev: ARef::from(dev),
                 index,
@@ -990,10 +999,19 @@ impl<F: Family> Channel<F> {
 
     /// `ndo_xsk_wakeup`: a NOP on the ICO SQ, whose completion raises the channel's
     /// interrupt, so NAPI runs where the channel's interrupt is handled (mlx5e's
-    /// `mlx5e_trigger_irq`). Any CPU.
+    /// `mlx5e_trigger_irq`). Families without a NOP WQE (MANA) schedule the channel's NAPI
+    /// here instead, on the calling CPU (a poll already running is marked missed and polls
+    /// again). Any CPU.
     pub(crate) fn xsk_wakeup(&self) -> Result {
         with_bh(|| {
             let mut g = self.ico.lock();
+            if g.is_none() && self.xsk_zc {
+                drop(g);
+                // Bottom halves are off: the softirq runs when they are enabled again.
+                self.napi.schedule();
+                self.napi_wakeups.fetch_add(1, Ordering::Relaxed);
+                return Ok(());
+            }
             let Some(ico) = g.as_mut() else {
                 return Err(ENXIO);
             };
@@ -1072,6 +1090,10 @@ impl<F: Family> Channel<F> {
                 s.arms = s.arms.wrapping_add(arms);
             }
         });
+        s.xsk.wakeups = s
+            .xsk
+            .wakeups
+            .wrapping_add(self.napi_wakeups.load(Ordering::Relaxed));
         s
     }
 

@@ -131,8 +131,9 @@ pub(crate) trait Family: Sized + Send + Sync + 'static {
     /// Whether channels have XDP SQs ([`Family::xdp_sq_open`]); without them, XDP_TX and
     /// redirected frames go out through the regular SQ as skbs.
     const XDP_SQS: bool;
-    /// Whether channels support AF_XDP zero-copy ([`Family::xsk_rq_open`] and XDP SQs of
-    /// kinds `Xsk` and `Ico`).
+    /// Whether channels support AF_XDP zero-copy ([`Family::xsk_rq_open`] and an XDP SQ of
+    /// kind `Xsk`; an ICO SQ for wake-up NOPs if the family opens one, else `ndo_xsk_wakeup`
+    /// schedules NAPI directly).
     const XSK_ZC: bool = false;
 
     /// The simulated device.
@@ -151,7 +152,8 @@ pub(crate) trait Family: Sized + Send + Sync + 'static {
     type TxStats: Copy + Default + Send;
     /// Per-RQ counters.
     type RxStats: Copy + Default + Send;
-    /// An XDP SQ with its CQ (see [`crate::xdp`]); families without XDP SQs use `()`.
+    /// An XDP SQ with its CQ (see [`crate::xdp`]); families without XDP SQs use `()`
+    /// (MANA has only the XSK SQ).
     type XdpSq: Send;
     /// An XSK RQ (AF_XDP zero-copy) with its CQ; families without zero-copy use `()`.
     type XskRx: Send;
@@ -242,8 +244,9 @@ pub(crate) trait Family: Sized + Send + Sync + 'static {
     fn rx_stats(rx: &Self::Rx) -> (Self::RxStats, u64);
 
     /// Creates an XDP SQ of `kind` with its CQ on the channel's vector, recording its
-    /// device queues in `queues`. `None`: the family has no XDP SQs (XDP_TX and redirected
-    /// frames go out through the regular SQ as skbs).
+    /// device queues in `queues`. `None`: the family has no XDP SQ of that kind (`Tx`,
+    /// `Redirect`: XDP_TX and redirected frames go out through the regular SQ as skbs;
+    /// `Ico`: no NOP WQE, wake-ups schedule NAPI directly).
     fn xdp_sq_open(
         _ctx: &OpenCtx<'_, Self>,
         _queues: &mut Self::Queues,

@@ -9,7 +9,10 @@
 //! batch). Both are ordinary `dp::mlx5` SQs over [`XdpTx`] packets, so they use the
 //! Enhanced MPWQE sessions of the skb path with small frames inlined (the inline
 //! watermarks of `dp::mlx5::sq`). A MANA channel has none: as upstream mana does,
-//! `XDP_TX` and redirected frames go out through the regular SQ as skbs.
+//! `XDP_TX` and redirected frames go out through the regular SQ as skbs. With AF_XDP
+//! zero-copy both families add an XSK SQ (descriptors of the socket's TX ring) and an XSK
+//! RQ; ConnectX also an ICO SQ for wake-up NOPs, while MANA, which has no NOP WQE,
+//! schedules NAPI directly from `ndo_xsk_wakeup`.
 
 use crate::dp::hw::{Barriers, DmaAddr, Mmio};
 use crate::dp::mlx5::rq::{RxBufProvider, RxBuffer};

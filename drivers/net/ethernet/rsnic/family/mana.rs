@@ -13,6 +13,15 @@
 //! at least once per 8 wraps while it keeps polling; the EQ is re-armed by every interrupt
 //! that read events. Counters carry MANA's names (`stop_queue`, `hc_rx_discards_no_wqe`,
 //! `tx_<N>_packets`, ...) plus rsnic's exact doorbell and PCIe-model counts.
+//!
+//! AF_XDP zero-copy (beyond upstream mana, which has none): a channel whose queue has an XSK
+//! pool also gets an XSK SQ and an XSK RQ, each with its CQ on the channel's EQ; the XSK RQ
+//! takes the channel's place in the RSS table. The XSK RQ is filled from the socket's fill
+//! ring at open and refilled at the end of every NAPI poll (a received buffer is always
+//! delivered, [`Rq::poll_refill`]); the XSK SQ carries one short-OOB WQE per descriptor of
+//! the socket's TX ring, rung once per poll. MANA has no NOP WQE, so there is no ICO SQ:
+//! `ndo_xsk_wakeup` schedules the channel's NAPI directly. Counters: mlx5e's `rx_xsk_*`,
+//! `tx_xsk_*` names.
 
 use super::{Family, Get, OpenCtx, Opened, RingLimits, RxMeta, Summary, TxReaped};
 use crate::channel::{ChannelParams, ChannelStats, RxEnv, TxEnv, TxSkb, LKEY};
@@ -27,9 +36,11 @@ use crate::dp::mana::{
 use crate::dp::mlx5::tx::{DmaEntry, TxReject, TxRejectReason};
 use crate::engine::{EngineMmio, IrqSink};
 use crate::ext::net::page_pool::RxPage;
+use crate::ext::net::xsk::XskBuf;
 use crate::family::{filled, made, wadd};
 use crate::hw::KCoherent;
 use crate::sim::mana::PortCounters;
+use crate::xdp::{XdpEnv, XdpSqKind, XdpTx, XskRxEnv};
 use kernel::{c_str, prelude::*, str::CStr};
 
 /// Private flag bit: ring the RQ doorbell for every re-posted WQE (the pre-2023 behaviour,
@@ -40,7 +51,7 @@ pub(crate) const PFLAG_RX_DB_PER_PACKET: u32 = 1 << 0;
 const REG_DB_PAGE_OFFSET: u32 = 0x08;
 /// VF register: size of a doorbell page (`GDMA_REG_DB_PAGE_SIZE`).
 const REG_DB_PAGE_SIZE: u32 = 0x10;
-/// Entries of a channel's EQ (two CQs post at most one event each per arm).
+/// Entries of a channel's EQ (its CQs, at most four, post at most one event each per arm).
 const EQ_ENTRIES: u32 = 64;
 
 /// The MANA family.
@@ -48,6 +59,8 @@ pub(crate) struct Mana;
 
 type KSq = Sq<TxSkb, KCoherent, KVec<TxPending<TxSkb>>, KVec<DmaEntry>>;
 type KRq = Rq<RxPage, KCoherent, KVec<Option<RxPage>>>;
+type KXskSq = Sq<XdpTx, KCoherent, KVec<TxPending<XdpTx>>, KVec<DmaEntry>>;
+type KXskRq = Rq<XskBuf, KCoherent, KVec<Option<XskBuf>>>;
 
 /// Device queue ids of a channel.
 #[derive(Clone, Copy, Default)]
@@ -57,6 +70,11 @@ pub(crate) struct Queues {
     rx_cq: Option<u32>,
     sq: Option<u32>,
     rq: Option<u32>,
+    /// AF_XDP zero-copy: the XSK SQ, the XSK RQ, and their CQs (on the channel's EQ).
+    xsk_sq_cq: Option<u32>,
+    xsk_sq: Option<u32>,
+    xsk_rq_cq: Option<u32>,
+    xsk_rq: Option<u32>,
 }
 
 /// NDIS hash-type bits hashing TCP or UDP ports (TCP/UDP over IPv4, IPv6 and IPv6-ex).
@@ -78,6 +96,18 @@ fn meta(c: &RxCompletion) -> RxMeta {
     }
 }
 
+/// BAR0 offset of the port's doorbell page, as a VF finds it.
+fn db_page(ctx: &OpenCtx<'_, Mana>) -> Result<u32> {
+    let mmio = EngineMmio(ctx.engine);
+    mmio.read32(REG_DB_PAGE_OFFSET)
+        .checked_add(
+            (ctx.port as u32)
+                .checked_mul(mmio.read32(REG_DB_PAGE_SIZE))
+                .ok_or(EINVAL)?,
+        )
+        .ok_or(EINVAL)
+}
+
 impl Family for Mana {
     const NAME: &'static str = "mana";
     const FW_VERSION: &'static str = "sim-mana";
@@ -95,6 +125,9 @@ impl Family for Mana {
         max: 13,
     };
     const XDP_SQS: bool = false;
+    // An XSK RQ and an XSK SQ; no ICO SQ (MANA has no NOP WQE): `ndo_xsk_wakeup` schedules
+    // the channel's NAPI directly.
+    const XSK_ZC: bool = true;
     const QUEUE_INFIX: &'static str = "_";
 
     type Sq = KSq;
@@ -103,9 +136,10 @@ impl Family for Mana {
     type Queues = Queues;
     type TxStats = TxStats;
     type RxStats = RxStats;
-    // As upstream mana: XDP_TX and redirected frames go out through the regular SQ as skbs.
-    type XdpSq = ();
-    type XskRx = ();
+    // As upstream mana, XDP_TX and redirected frames go out through the regular SQ as skbs;
+    // the only XDP SQ is the XSK SQ of AF_XDP zero-copy.
+    type XdpSq = KXskSq;
+    type XskRx = KXskRq;
 
     const GLOBAL: &'static [(&'static str, Get<ChannelStats<Self>>)] = &[
         // MANA's names.
@@ -148,6 +182,25 @@ impl Family for Mana {
         ("rx_xdp_aborted", |s| s.xdp.aborted),
         ("rx_xdp_pass", |s| s.xdp.pass),
         ("rx_xdp_tx_err", |s| s.xdp.tx_err),
+        // AF_XDP zero-copy (mlx5e's names, as upstream mana has none).
+        ("rx_xsk_packets", |s| s.xsk_rx.packets),
+        ("rx_xsk_bytes", |s| s.xsk_rx.bytes),
+        ("rx_xsk_xdp_drop", |s| s.xsk.xdp_drop),
+        ("rx_xsk_xdp_redirect", |s| s.xsk.xdp_redirect),
+        ("rx_xsk_xdp_tx", |s| s.xsk.xdp_tx),
+        ("rx_xsk_pass", |s| s.xsk.pass),
+        ("rx_xsk_copy_err", |s| s.xsk.copy_err),
+        ("rx_xsk_truncated", |s| s.xsk_rx.rx_truncated),
+        ("rx_xsk_buff_alloc_err", |s| s.xsk.alloc_err),
+        ("rx_xsk_cqes", |s| s.xsk_rx.cqes),
+        ("rx_xsk_doorbells", |s| s.xsk_rx.doorbells),
+        ("tx_xsk_xmit", |s| s.xsk_sq.packets),
+        ("tx_xsk_full", |s| s.xsk_sq.stop_queue),
+        ("tx_xsk_err", |s| s.xsk.tx_err),
+        ("tx_xsk_cqe_err", |s| s.xsk_sq.tx_cqe_err),
+        ("tx_xsk_cqes", |s| s.xsk_sq.cqes),
+        ("tx_xsk_doorbells", |s| s.xsk_sq.doorbells),
+        ("xsk_wakeups", |s| s.xsk.wakeups),
     ];
 
     const DEVICE: &'static [(&'static str, Get<PortCounters>)] = &[
@@ -191,6 +244,7 @@ impl Family for Mana {
         ("dev_interrupts", |c| c.interrupts),
         ("dev_dma_faults", |c| c.dma_faults),
         ("dev_tx_pause", |c| c.tx_pause),
+        ("dev_tx_pause_storm", |c| c.tx_pause_storms),
         ("dev_loopback_packets", |c| c.loopback_packets),
         ("dev_loopback_bytes", |c| c.loopback_bytes),
         ("dev_pcie_in_tlps", |c| c.pcie.in_tlps),
@@ -216,6 +270,8 @@ impl Family for Mana {
         ("cqes", |s| s.tx.cqes),
         ("doorbells", |s| s.tx.doorbells),
         ("xdp_xmit", |s| s.xdp.xmit),
+        ("xsk_xmit", |s| s.xsk_sq.packets),
+        ("xsk_cqes", |s| s.xsk_sq.cqes),
     ];
 
     const RXQ: &'static [(&'static str, Get<ChannelStats<Self>>)] = &[
@@ -229,6 +285,10 @@ impl Family for Mana {
         ("xdp_drop", |s| s.xdp.drop),
         ("xdp_tx", |s| s.xdp.tx),
         ("xdp_redirect", |s| s.xdp.redirect),
+        ("xsk_packets", |s| s.xsk_rx.packets),
+        ("xsk_xdp_redirect", |s| s.xsk.xdp_redirect),
+        ("xsk_xdp_drop", |s| s.xsk.xdp_drop),
+        ("xsk_buff_alloc_err", |s| s.xsk.alloc_err),
     ];
 
     const CH: &'static [(&'static str, Get<ChannelStats<Self>>)] =
@@ -240,15 +300,7 @@ impl Family for Mana {
         let port = ctx.port;
         let dma = ctx.dma;
         let mmio = EngineMmio(ctx.engine);
-        // The doorbell page of this port, as a VF finds it.
-        let page = mmio
-            .read32(REG_DB_PAGE_OFFSET)
-            .checked_add(
-                (port as u32)
-                    .checked_mul(mmio.read32(REG_DB_PAGE_SIZE))
-                    .ok_or(EINVAL)?,
-            )
-            .ok_or(EINVAL)?;
+        let page = db_page(ctx)?;
         let nsq = 1u32 << p.log_sq;
         let nrq = 1u32 << p.log_rq;
         let (sq_size, rq_size) = (nsq * BU_SIZE, nrq * BU_SIZE);
@@ -338,13 +390,16 @@ impl Family for Mana {
 
     fn destroy(m: &mut Self::Model, q: &Queues) {
         // Queues before their CQs, CQs before the EQ.
-        if let Some(id) = q.rq {
+        for id in [q.rq, q.xsk_rq].into_iter().flatten() {
             let _ = m.destroy_rq(id);
         }
-        if let Some(id) = q.sq {
+        for id in [q.sq, q.xsk_sq].into_iter().flatten() {
             let _ = m.destroy_sq(id);
         }
-        for id in [q.rx_cq, q.tx_cq].into_iter().flatten() {
+        for id in [q.rx_cq, q.tx_cq, q.xsk_rq_cq, q.xsk_sq_cq]
+            .into_iter()
+            .flatten()
+        {
             let _ = m.destroy_cq(id);
         }
         if let Some(id) = q.eq {
@@ -435,6 +490,173 @@ impl Family for Mana {
         (sq.stats, sq.cq().stats.arms)
     }
 
+    fn xdp_sq_open(
+        ctx: &OpenCtx<'_, Self>,
+        q: &mut Queues,
+        p: &ChannelParams,
+        kind: XdpSqKind,
+    ) -> Result<Option<KXskSq>> {
+        // Only the XSK SQ: XDP_TX and redirected frames take the regular SQ as skbs, and
+        // there is no ICO SQ (no NOP WQE: `ndo_xsk_wakeup` schedules NAPI itself).
+        if kind != XdpSqKind::Xsk {
+            return Ok(None);
+        }
+        let port = ctx.port;
+        let page = db_page(ctx)?;
+        let eq_id = q.eq.ok_or(EINVAL)?;
+        let nsq = 1u32 << p.log_sq;
+        let sq_size = nsq * BU_SIZE;
+        let cq_buf = KCoherent::alloc(ctx.dma, nsq as usize * 64)?;
+        let sq_buf = KCoherent::alloc(ctx.dma, sq_size as usize)?;
+        let (cq_addr, sq_addr) = (cq_buf.dma_addr(), sq_buf.dma_addr());
+        // The CQ reports to the channel's EQ, like the others: one interrupt, one NAPI.
+        let cq_id = made(
+            &mut q.xsk_sq_cq,
+            ctx.engine
+                .with_model(|m| m.create_cq(port, cq_addr, nsq, Some(eq_id))),
+        )?;
+        let cq = Cq::new(cq_buf, cq_id, nsq, page + DB_CQ).ok_or(EINVAL)?;
+        let sq_id = made(
+            &mut q.xsk_sq,
+            ctx.engine
+                .with_model(|m| m.create_sq(port, sq_addr, sq_size, cq_id)),
+        )?;
+        let sq = Sq::new(
+            SqParams {
+                queue_size: sq_size,
+                sq_id,
+                cq_id,
+                mkey: LKEY,
+                db_offset: page + DB_SQ,
+                vp_offset: 0,
+            },
+            sq_buf,
+            cq,
+            filled(nsq as usize, TxPending::default)?,
+            filled(2 * nsq as usize, DmaEntry::default)?,
+        )
+        .map_err(|_| EINVAL)?;
+        Ok(Some(sq))
+    }
+
+    #[inline(always)]
+    fn xdp_sq_xmit(
+        sq: &mut KXskSq,
+        frame: XdpTx,
+        env: &mut XdpEnv<'_, Self>,
+    ) -> core::result::Result<(), TxReject<XdpTx>> {
+        // One short-OOB WQE with one SGE in the UMEM; the caller rings once per batch.
+        sq.xmit(frame, true, env)
+    }
+
+    fn xdp_sq_flush(sq: &mut KXskSq, env: &mut XdpEnv<'_, Self>) {
+        sq.ring(env);
+    }
+
+    #[inline(always)]
+    fn xdp_sq_reap(
+        sq: &mut KXskSq,
+        env: &mut XdpEnv<'_, Self>,
+        release: impl FnMut(XdpTx),
+    ) -> TxReaped {
+        let r = sq.poll_cq(env, release);
+        // The CQ doorbell the hardware needs while NAPI keeps polling (the channel's
+        // tx_continue covers the regular SQ only); the arm at completion resets it.
+        sq.cq_mut().keep_polling(r.cqes, env);
+        let max = sq.cq().num().saturating_mul(4).min(TX_POLL_MAX);
+        TxReaped {
+            busy: r.error.is_none() && r.cqes >= max,
+            idle: sq.outstanding() == 0 || sq.error().is_some(),
+            cqes: r.cqes,
+        }
+    }
+
+    fn xdp_sq_drain(
+        sq: &mut KXskSq,
+        env: &mut XdpEnv<'_, Self>,
+        release: impl FnMut(XdpTx),
+    ) -> u32 {
+        sq.drain(env, release).0
+    }
+
+    fn xdp_sq_arm(sq: &mut KXskSq, mmio: &EngineMmio<'_, Self>) {
+        sq.cq_mut().ring(true, mmio);
+    }
+
+    fn xdp_sq_stats(sq: &KXskSq) -> (TxStats, u64) {
+        (sq.stats, sq.cq().stats.arms)
+    }
+
+    fn xsk_rq_open(
+        ctx: &OpenCtx<'_, Self>,
+        q: &mut Queues,
+        p: &ChannelParams,
+        buf_size: u32,
+        env: &mut XskRxEnv<'_, Self>,
+    ) -> Result<Option<(KXskRq, u32)>> {
+        let port = ctx.port;
+        let page = db_page(ctx)?;
+        let eq_id = q.eq.ok_or(EINVAL)?;
+        let nrq = 1u32 << p.log_rq;
+        let rq_size = nrq * BU_SIZE;
+        let cq_buf = KCoherent::alloc(ctx.dma, nrq as usize * 64)?;
+        let rq_buf = KCoherent::alloc(ctx.dma, rq_size as usize)?;
+        let (cq_addr, rq_addr) = (cq_buf.dma_addr(), rq_buf.dma_addr());
+        let cq_id = made(
+            &mut q.xsk_rq_cq,
+            ctx.engine
+                .with_model(|m| m.create_cq(port, cq_addr, nrq, Some(eq_id))),
+        )?;
+        let cq = Cq::new(cq_buf, cq_id, nrq, page + DB_CQ).ok_or(EINVAL)?;
+        let rq_id = made(
+            &mut q.xsk_rq,
+            ctx.engine
+                .with_model(|m| m.create_rq(port, rq_addr, rq_size, cq_id)),
+        )?;
+        let mut rq = Rq::new(
+            RqParams {
+                queue_size: rq_size,
+                rq_id,
+                mkey: LKEY,
+                buf_size,
+                db_offset: page + DB_RQ,
+                ring_per_packet: false,
+            },
+            rq_buf,
+            cq,
+            filled(nrq as usize, || None)?,
+        )
+        .map_err(|_| EINVAL)?;
+        // Posts what the fill ring has now (one doorbell); the rest follows in NAPI as the
+        // socket refills it.
+        rq.fill(env);
+        Ok(Some((rq, rq_id)))
+    }
+
+    #[inline(always)]
+    fn xsk_rx_poll(
+        rq: &mut KXskRq,
+        env: &mut XskRxEnv<'_, Self>,
+        budget: u32,
+        mut deliver: impl FnMut(XskBuf, &RxMeta),
+    ) -> u32 {
+        let r = rq.poll_refill(budget, env, |buf, c: &RxCompletion| deliver(buf, &meta(c)));
+        rq.cq_mut().keep_polling(r.work, env);
+        r.work
+    }
+
+    fn xsk_rx_drain(rq: &mut KXskRq, env: &mut XskRxEnv<'_, Self>) {
+        rq.drain(env);
+    }
+
+    fn xsk_rx_arm(rq: &mut KXskRq, mmio: &EngineMmio<'_, Self>) {
+        rq.cq_mut().ring(true, mmio);
+    }
+
+    fn xsk_rx_stats(rq: &KXskRq) -> (RxStats, u64) {
+        (rq.stats, rq.cq().stats.arms)
+    }
+
     fn rx_stats(rq: &KRq) -> (RxStats, u64) {
         (rq.stats, rq.cq().stats.arms)
     }
@@ -474,5 +696,10 @@ impl Family for Mana {
             xmit_more, busy, dropped, cqes, cqe_bad, cq_overflow, wqes, bus, doorbells);
         sum!(rx; packets, bytes, rx_coalesced_err, rx_cqe_unknown_type, rx_truncated, rx_dropped,
             cqes, cqe_bad, cq_overflow, wqes, doorbells, polls, polls_with_work);
+        sum!(xsk_sq; packets, bytes, short_pkt_fmt, long_pkt_fmt, mana_map_err, stop_queue,
+            wake_queue, tx_cqe_err, tx_cqe_unknown_type, busy, dropped, cqes, cqe_bad, cq_overflow,
+            wqes, bus, doorbells);
+        sum!(xsk_rx; packets, bytes, rx_coalesced_err, rx_cqe_unknown_type, rx_truncated,
+            rx_dropped, cqes, cqe_bad, cq_overflow, wqes, doorbells, polls, polls_with_work);
     }
 }
