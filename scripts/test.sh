@@ -7,15 +7,16 @@ cd "$RSNIC_ROOT"
 
 pass=0
 fail=0
+# Each stage's result with its wall time, so that the command's budget can be watched.
 stage() {
-	local name=$1
+	local name=$1 t0=$SECONDS
 	shift
 	rsnic_log "stage: $name"
 	if "$@"; then
-		echo "stage ok - $name"
+		echo "stage ok - $name ($((SECONDS - t0)) s)"
 		pass=$((pass + 1))
 	else
-		echo "stage not ok - $name"
+		echo "stage not ok - $name ($((SECONDS - t0)) s)"
 		fail=$((fail + 1))
 	fi
 }
@@ -43,5 +44,5 @@ for variant in ${RSNIC_TEST_VARIANTS:-normal debug}; do
 		stage "$variant: VM tests" make -s vmtest "${tests[@]}"
 	fi
 done
-echo "stages: $pass passed, $fail failed"
+echo "stages: $pass passed, $fail failed ($SECONDS s)"
 [ "$fail" = 0 ]
