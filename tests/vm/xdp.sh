@@ -185,11 +185,15 @@ cap_wait() {
 	CAP=$(tail -n1 "/tmp/cap.$1")
 }
 
-# send_frames IFACE NETNS ARGS...: rsnic-frames send; sets SENT.
+# send_frames IFACE NETNS ARGS...: rsnic-frames send; sets SENT. The sender is pinned to
+# CPU 0: its packet socket bypasses the qdisc, so the TX queue follows the sending CPU
+# (packet_pick_tx_queue), and a sender that migrated mid-run would split the frames over
+# two SQs, which the device serves in turn: reordered on the wire, as on any multi-queue
+# NIC, and the receivers' order checks would fail for a reason that is not the driver's.
 send_frames() {
 	local dev=$1 ns=$2 out
 	shift 2
-	out=$(nsx "$ns" "$FRAMES" send "$dev" "$@") || fail "sending frames on $dev: $out"
+	out=$(nsx "$ns" taskset -c 0 "$FRAMES" send "$dev" "$@") || fail "sending frames on $dev: $out"
 	SENT=$(kv sent "$out")
 }
 
