@@ -315,7 +315,8 @@ where
                 continue;
             };
             let len = u32::from(oob.pkt_len);
-            let c = RxCompletion {
+            // What the stack needs of the CQE, built only for a packet that is delivered.
+            let completion = || RxCompletion {
                 len,
                 hash: oob.pkt_hash,
                 hashtype: oob.hashtype,
@@ -335,14 +336,14 @@ where
                     add(&mut self.stats.packets, 1);
                     add(&mut self.stats.bytes, u64::from(len));
                     r.delivered += 1;
-                    deliver(b, &c);
+                    deliver(b, &completion());
                 }
             } else if let Some(fresh) = env.alloc() {
                 if let Some(b) = keep.replace(fresh) {
                     add(&mut self.stats.packets, 1);
                     add(&mut self.stats.bytes, u64::from(len));
                     r.delivered += 1;
-                    deliver(b, &c);
+                    deliver(b, &completion());
                 }
             } else {
                 add(&mut self.stats.rx_dropped, 1);
