@@ -22,10 +22,10 @@
 # socket's counters 1 ms after the last packet they expect, which a loaded TCG guest can
 # miss (on veth too, under the debug kernel). Otherwise the subtest runs alone on rsnic, with
 # the port's `ethtool -S` deltas and the kernel log: a pass there is PASS-ALONE; a transfer
-# timeout runs it once more with the suite's 3 s transfer timeout raised (xskxceiver-relaxed:
-# a port behind a simulated device under QEMU TCG can be slower than that without losing a
-# packet): PASS-RELAXED. Only a subtest that still fails fails this test, with all of that
-# printed.
+# timeout (or a failed STAT_RX_FULL / STAT_FILL_EMPTY) runs it once more with the suite's 3 s
+# transfer timeout and 1 ms settle raised (xskxceiver-relaxed: a port behind a simulated
+# device under QEMU TCG can be slower than that without losing a packet): PASS-RELAXED.
+# Only a subtest that still fails fails this test, with all of that printed.
 #
 # The suite's own skips stay skips, with its reason: unaligned-mode subtests need huge pages
 # (the test kernel has no CONFIG_HUGETLBFS), multi-buffer ones need NETDEV_XDP_ACT_RX_SG
@@ -296,6 +296,11 @@ failed() {
 	show_out "$name"
 	echo "    $A ethtool -S deltas: $(moved)"
 	dmesg_since_mark | sed 's/^/      dmesg| /' | head -n 20
+	# The statistics subtests' 1 ms settle is a timeout too (see the top).
+	local why="the suite's 3 s transfer timeout ran out"
+	case $name in
+	STAT_RX_FULL | STAT_FILL_EMPTY) TMO[$name]=1 why="the counter was not there 1 ms after the last packet" ;;
+	esac
 	if [ "${RES[$name]}" = FAIL ] && [ "${TMO[$name]}" = 1 ] && [ "$X_MAIN" != "$XR" ]; then
 		reset_port
 		snap x0 "$A"
@@ -304,7 +309,7 @@ failed() {
 		snap x1 "$A"
 		if [ "${RES[$name]}" = PASS ]; then
 			result "$mode" "$bp" "$name" PASS-RELAXED \
-				"the suite's 3 s transfer timeout ran out; passes in $SECS s with a longer one"
+				"$why; passes in $SECS s with the longer timeout and settle"
 			echo "    $A ethtool -S deltas of the relaxed run: $(moved)"
 			return
 		fi
