@@ -3,7 +3,12 @@
 //! The mlx5 (ConnectX) data path, driver side: WQE and CQE formats, the cyclic SQ with its
 //! staged xmit path and Enhanced MPWQE sessions, TX completion, the cyclic RQ with CQE
 //! decompression, and CQ arming. Facts: spec/hardware.md parts A, B, C and E.1.
+//!
+//! The control plane crosses the same boundary: the command interface ([`cmd`]: command
+//! queue, command formats, bring-up and teardown), from
+//! include/linux/mlx5/mlx5_ifc.h and mlx5/core/cmd.c, eq.c, main.c.
 
+pub mod cmd;
 pub mod cq;
 pub mod cqe;
 pub mod hdr;

@@ -1,0 +1,353 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! Function-level commands: ENABLE_HCA / DISABLE_HCA (main.c `mlx5_core_enable_hca`),
+//! QUERY_ISSI / SET_ISSI (`mlx5_core_set_issi`), QUERY_HCA_CAP (fw.c `mlx5_core_get_caps_mode`
+//! for the general and Ethernet-offload capabilities), INIT_HCA / TEARDOWN_HCA (fw.c
+//! `mlx5_cmd_init_hca`, `mlx5_cmd_teardown_hca`).
+
+use super::{fits, op, output, start, Field, FormatError};
+
+/// `enable_hca_in` / `disable_hca_in` length.
+pub const ENABLE_HCA_IN_LEN: usize = 16;
+/// `enable_hca_out` / `disable_hca_out` length (0x60 bits).
+pub const ENABLE_HCA_OUT_LEN: usize = 12;
+/// `query_issi_in` length.
+pub const QUERY_ISSI_IN_LEN: usize = 16;
+/// `query_issi_out` length (0x380 bits).
+pub const QUERY_ISSI_OUT_LEN: usize = 112;
+/// `set_issi_in` length.
+pub const SET_ISSI_IN_LEN: usize = 16;
+/// `set_issi_out` length.
+pub const SET_ISSI_OUT_LEN: usize = 16;
+/// `query_hca_cap_in` length.
+pub const QUERY_HCA_CAP_IN_LEN: usize = 16;
+/// `query_hca_cap_out` length: 16-byte header + `hca_cap_union` (0x8000 bits).
+pub const QUERY_HCA_CAP_OUT_LEN: usize = 16 + 4096;
+/// `init_hca_in` length (0x100 bits).
+pub const INIT_HCA_IN_LEN: usize = 32;
+/// `init_hca_out` length.
+pub const INIT_HCA_OUT_LEN: usize = 16;
+/// `teardown_hca_in` length.
+pub const TEARDOWN_HCA_IN_LEN: usize = 16;
+/// `teardown_hca_out` length.
+pub const TEARDOWN_HCA_OUT_LEN: usize = 16;
+
+/// `enable_hca_in.function_id` / `disable_hca_in.function_id`: bit 0x50, 16 bits.
+pub const ENABLE_HCA_FUNCTION_ID: Field = Field::new(0x50, 16);
+/// `query_issi_out.current_issi`: bit 0x50, 16 bits.
+pub const QUERY_ISSI_CURRENT: Field = Field::new(0x50, 16);
+/// `query_issi_out.supported_issi_dw0`: bit 0x360, 32 bits (bit i: ISSI i supported).
+pub const QUERY_ISSI_SUPPORTED_DW0: Field = Field::new(0x360, 32);
+/// `set_issi_in.current_issi`: bit 0x50, 16 bits.
+pub const SET_ISSI_CURRENT: Field = Field::new(0x50, 16);
+/// `teardown_hca_in.profile`: bit 0x50, 16 bits.
+pub const TEARDOWN_HCA_PROFILE: Field = Field::new(0x50, 16);
+/// `teardown_hca_out.state`: bit 0x7f, 1 bit (force-close profile only).
+pub const TEARDOWN_HCA_STATE: Field = Field::new(0x7f, 1);
+
+/// `TEARDOWN_HCA` profile: graceful close (`MLX5_TEARDOWN_HCA_IN_PROFILE_GRACEFUL_CLOSE`).
+pub const TEARDOWN_PROFILE_GRACEFUL: u16 = 0;
+/// The interface step rsnic sets (`mlx5_core_set_issi`: 1 when supported).
+pub const ISSI_1: u16 = 1;
+
+/// `query_hca_cap_out.capability`: bit 0x80 (byte 16).
+pub const CAP_BASE: usize = 0x80;
+/// QUERY_HCA_CAP op_mod bit 0: current values (`HCA_CAP_OPMOD_GET_CUR`); 0 = maximum.
+pub const HCA_CAP_OPMOD_GET_CUR: u16 = 1;
+/// Capability type: general device caps (`MLX5_CAP_GENERAL`).
+pub const CAP_GENERAL: u16 = 0;
+/// Capability type: Ethernet offload caps (`MLX5_CAP_ETHERNET_OFFLOADS`).
+pub const CAP_ETHERNET_OFFLOADS: u16 = 1;
+
+/// Fields of `struct mlx5_ifc_cmd_hca_cap_bits` (bit offsets inside the capability).
+pub mod gen {
+    use super::Field;
+    /// `log_max_cq_sz`: bit 0xc8, 8 bits.
+    pub const LOG_MAX_CQ_SZ: Field = Field::new(0xc8, 8);
+    /// `log_max_cq`: bit 0xdb, 5 bits.
+    pub const LOG_MAX_CQ: Field = Field::new(0xdb, 5);
+    /// `log_max_eq_sz`: bit 0xe0, 8 bits.
+    pub const LOG_MAX_EQ_SZ: Field = Field::new(0xe0, 8);
+    /// `log_max_eq`: bit 0xfc, 4 bits.
+    pub const LOG_MAX_EQ: Field = Field::new(0xfc, 4);
+    /// `vport_counters`: bit 0x181, 1 bit.
+    pub const VPORT_COUNTERS: Field = Field::new(0x181, 1);
+    /// `port_type`: bit 0x1b6, 2 bits (1 = Ethernet).
+    pub const PORT_TYPE: Field = Field::new(0x1b6, 2);
+    /// `num_ports`: bit 0x1b8, 8 bits.
+    pub const NUM_PORTS: Field = Field::new(0x1b8, 8);
+    /// `cqe_version`: bit 0x1fc, 4 bits.
+    pub const CQE_VERSION: Field = Field::new(0x1fc, 4);
+    /// `eth_net_offloads`: bit 0x21c, 1 bit.
+    pub const ETH_NET_OFFLOADS: Field = Field::new(0x21c, 1);
+    /// `uar_sz`: bit 0x24a, 6 bits.
+    pub const UAR_SZ: Field = Field::new(0x24a, 6);
+    /// `log_pg_sz`: bit 0x258, 8 bits.
+    pub const LOG_PG_SZ: Field = Field::new(0x258, 8);
+    /// `log_max_transport_domain`: bit 0x323, 5 bits.
+    pub const LOG_MAX_TRANSPORT_DOMAIN: Field = Field::new(0x323, 5);
+    /// `log_max_pd`: bit 0x32b, 5 bits.
+    pub const LOG_MAX_PD: Field = Field::new(0x32b, 5);
+    /// `log_max_rq`: bit 0x363, 5 bits.
+    pub const LOG_MAX_RQ: Field = Field::new(0x363, 5);
+    /// `log_max_sq`: bit 0x36b, 5 bits.
+    pub const LOG_MAX_SQ: Field = Field::new(0x36b, 5);
+    /// `log_max_tir`: bit 0x373, 5 bits.
+    pub const LOG_MAX_TIR: Field = Field::new(0x373, 5);
+    /// `log_max_tis`: bit 0x37b, 5 bits.
+    pub const LOG_MAX_TIS: Field = Field::new(0x37b, 5);
+    /// `log_max_rqt`: bit 0x38b, 5 bits.
+    pub const LOG_MAX_RQT: Field = Field::new(0x38b, 5);
+    /// `log_max_rqt_size`: bit 0x393, 5 bits.
+    pub const LOG_MAX_RQT_SIZE: Field = Field::new(0x393, 5);
+    /// `log_max_wq_sz`: bit 0x3db, 5 bits.
+    pub const LOG_MAX_WQ_SZ: Field = Field::new(0x3db, 5);
+    /// `max_num_eqs`: bit 0x470, 16 bits.
+    pub const MAX_NUM_EQS: Field = Field::new(0x470, 16);
+    /// `cqe_compression`: bit 0x5bf, 1 bit.
+    pub const CQE_COMPRESSION: Field = Field::new(0x5bf, 1);
+    /// `cqe_compression_max_num`: bit 0x5d0, 16 bits.
+    pub const CQE_COMPRESSION_MAX_NUM: Field = Field::new(0x5d0, 16);
+}
+
+/// Fields of `struct mlx5_ifc_per_protocol_networking_offload_caps_bits` (bit offsets inside
+/// the capability).
+pub mod eth {
+    use super::Field;
+    /// `csum_cap`: bit 0x00, 1 bit.
+    pub const CSUM_CAP: Field = Field::new(0x00, 1);
+    /// `vlan_cap`: bit 0x01, 1 bit.
+    pub const VLAN_CAP: Field = Field::new(0x01, 1);
+    /// `max_lso_cap`: bit 0x0b, 5 bits (log2 of the largest LSO).
+    pub const MAX_LSO_CAP: Field = Field::new(0x0b, 5);
+    /// `multi_pkt_send_wqe`: bit 0x10, 2 bits.
+    pub const MULTI_PKT_SEND_WQE: Field = Field::new(0x10, 2);
+    /// `wqe_inline_mode`: bit 0x12, 2 bits (`MLX5_CAP_INLINE_MODE_*`).
+    pub const WQE_INLINE_MODE: Field = Field::new(0x12, 2);
+    /// `rss_ind_tbl_cap`: bit 0x14, 4 bits.
+    pub const RSS_IND_TBL_CAP: Field = Field::new(0x14, 4);
+    /// `enhanced_multi_pkt_send_wqe`: bit 0x1a, 1 bit.
+    pub const ENHANCED_MULTI_PKT_SEND_WQE: Field = Field::new(0x1a, 1);
+}
+
+/// `wqe_inline_mode` capability: L2 headers must be inlined (`MLX5_CAP_INLINE_MODE_L2`).
+pub const CAP_INLINE_MODE_L2: u8 = 0;
+/// `wqe_inline_mode` capability: the vport context says (`MLX5_CAP_INLINE_MODE_VPORT_CONTEXT`).
+pub const CAP_INLINE_MODE_VPORT_CONTEXT: u8 = 1;
+/// `wqe_inline_mode` capability: no inline needed (`MLX5_CAP_INLINE_MODE_NOT_REQUIRED`).
+pub const CAP_INLINE_MODE_NOT_REQUIRED: u8 = 2;
+
+/// Minimum inline mode of TX WQEs (`MLX5_INLINE_MODE_*`).
+pub const INLINE_MODE_NONE: u8 = 0;
+/// Inline the L2 header.
+pub const INLINE_MODE_L2: u8 = 1;
+/// Inline up to the IP header.
+pub const INLINE_MODE_IP: u8 = 2;
+/// Inline up to the TCP/UDP header.
+pub const INLINE_MODE_TCP_UDP: u8 = 3;
+
+/// The device capabilities rsnic uses (current values).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct DevCaps {
+    /// `log_max_cq_sz`.
+    pub log_max_cq_sz: u8,
+    /// `log_max_cq`.
+    pub log_max_cq: u8,
+    /// `log_max_eq_sz`.
+    pub log_max_eq_sz: u8,
+    /// `log_max_eq`.
+    pub log_max_eq: u8,
+    /// `log_max_wq_sz`.
+    pub log_max_wq_sz: u8,
+    /// `log_max_sq`.
+    pub log_max_sq: u8,
+    /// `log_max_rq`.
+    pub log_max_rq: u8,
+    /// `log_max_tir`.
+    pub log_max_tir: u8,
+    /// `log_max_tis`.
+    pub log_max_tis: u8,
+    /// `log_max_rqt`.
+    pub log_max_rqt: u8,
+    /// `log_max_rqt_size`.
+    pub log_max_rqt_size: u8,
+    /// `log_max_pd`.
+    pub log_max_pd: u8,
+    /// `log_max_transport_domain`.
+    pub log_max_transport_domain: u8,
+    /// `max_num_eqs`.
+    pub max_num_eqs: u16,
+    /// `uar_sz`.
+    pub uar_sz: u8,
+    /// `log_pg_sz`.
+    pub log_pg_sz: u8,
+    /// `num_ports`.
+    pub num_ports: u8,
+    /// `port_type` (1 = Ethernet).
+    pub port_type: u8,
+    /// `cqe_version`.
+    pub cqe_version: u8,
+    /// `eth_net_offloads`.
+    pub eth_net_offloads: bool,
+    /// `vport_counters`.
+    pub vport_counters: bool,
+    /// `cqe_compression`.
+    pub cqe_compression: bool,
+    /// `cqe_compression_max_num`.
+    pub cqe_compression_max_num: u16,
+    /// Ethernet `csum_cap`.
+    pub csum_cap: bool,
+    /// Ethernet `vlan_cap`.
+    pub vlan_cap: bool,
+    /// Ethernet `max_lso_cap` (log2 bytes).
+    pub max_lso_cap: u8,
+    /// Ethernet `wqe_inline_mode` (`CAP_INLINE_MODE_*`).
+    pub wqe_inline_mode: u8,
+    /// Ethernet `multi_pkt_send_wqe`.
+    pub multi_pkt_send_wqe: u8,
+    /// Ethernet `enhanced_multi_pkt_send_wqe`.
+    pub enhanced_multi_pkt_send_wqe: bool,
+    /// Ethernet `rss_ind_tbl_cap`.
+    pub rss_ind_tbl_cap: u8,
+}
+
+/// `port_type` of an Ethernet function.
+pub const PORT_TYPE_ETH: u8 = 1;
+
+impl DevCaps {
+    /// `mlx5_query_min_inline` without the vport query: the minimum inline mode, or `None`
+    /// when the NIC vport context holds it (`CAP_INLINE_MODE_VPORT_CONTEXT`).
+    pub fn min_inline_from_caps(&self) -> Option<u8> {
+        match self.wqe_inline_mode {
+            CAP_INLINE_MODE_L2 => Some(INLINE_MODE_L2),
+            CAP_INLINE_MODE_VPORT_CONTEXT => None,
+            _ => Some(INLINE_MODE_NONE),
+        }
+    }
+
+    /// Enhanced multi-packet send WQEs are supported (`MLX5_CAP_ETH(enhanced_multi_pkt_send_wqe)`).
+    pub fn has_enhanced_mpwqe(&self) -> bool {
+        self.enhanced_multi_pkt_send_wqe
+    }
+}
+
+/// ENABLE_HCA for function 0.
+pub fn enable_hca(buf: &mut [u8]) -> Result<usize, FormatError> {
+    start(buf, ENABLE_HCA_IN_LEN, op::ENABLE_HCA, 0)?;
+    Ok(ENABLE_HCA_IN_LEN)
+}
+
+/// DISABLE_HCA for function 0.
+pub fn disable_hca(buf: &mut [u8]) -> Result<usize, FormatError> {
+    start(buf, ENABLE_HCA_IN_LEN, op::DISABLE_HCA, 0)?;
+    Ok(ENABLE_HCA_IN_LEN)
+}
+
+/// QUERY_ISSI.
+pub fn query_issi(buf: &mut [u8]) -> Result<usize, FormatError> {
+    start(buf, QUERY_ISSI_IN_LEN, op::QUERY_ISSI, 0)?;
+    Ok(QUERY_ISSI_IN_LEN)
+}
+
+/// The QUERY_ISSI answer.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Issi {
+    /// `current_issi`.
+    pub current: u16,
+    /// `supported_issi_dw0`: bit i set when ISSI i is supported.
+    pub supported: u32,
+}
+
+impl Issi {
+    /// ISSI 1 is supported (`sup_issi & (1 << 1)`).
+    pub fn supports_1(&self) -> bool {
+        self.supported & (1 << ISSI_1) != 0
+    }
+}
+
+/// Parses QUERY_ISSI's output.
+pub fn parse_query_issi(out: &[u8]) -> Result<Issi, FormatError> {
+    let o = output(out, QUERY_ISSI_OUT_LEN)?;
+    Ok(Issi {
+        current: QUERY_ISSI_CURRENT.get(o) as u16,
+        supported: QUERY_ISSI_SUPPORTED_DW0.get32(o),
+    })
+}
+
+/// SET_ISSI `issi`.
+pub fn set_issi(buf: &mut [u8], issi: u16) -> Result<usize, FormatError> {
+    let b = start(buf, SET_ISSI_IN_LEN, op::SET_ISSI, 0)?;
+    SET_ISSI_CURRENT.set(b, u64::from(issi));
+    Ok(SET_ISSI_IN_LEN)
+}
+
+/// QUERY_HCA_CAP of `cap_type` (`CAP_GENERAL`, `CAP_ETHERNET_OFFLOADS`), current values:
+/// `op_mod = (cap_type << 1) | HCA_CAP_OPMOD_GET_CUR`.
+pub fn query_hca_cap(buf: &mut [u8], cap_type: u16) -> Result<usize, FormatError> {
+    fits(u64::from(cap_type), 15)?;
+    start(
+        buf,
+        QUERY_HCA_CAP_IN_LEN,
+        op::QUERY_HCA_CAP,
+        (cap_type << 1) | HCA_CAP_OPMOD_GET_CUR,
+    )?;
+    Ok(QUERY_HCA_CAP_IN_LEN)
+}
+
+/// Reads the general capabilities of a QUERY_HCA_CAP(`CAP_GENERAL`) output into `caps`.
+pub fn parse_general_caps(out: &[u8], caps: &mut DevCaps) -> Result<(), FormatError> {
+    let o = output(out, QUERY_HCA_CAP_OUT_LEN)?;
+    let g = |f: Field| f.at(CAP_BASE).get(o);
+    caps.log_max_cq_sz = g(gen::LOG_MAX_CQ_SZ) as u8;
+    caps.log_max_cq = g(gen::LOG_MAX_CQ) as u8;
+    caps.log_max_eq_sz = g(gen::LOG_MAX_EQ_SZ) as u8;
+    caps.log_max_eq = g(gen::LOG_MAX_EQ) as u8;
+    caps.log_max_wq_sz = g(gen::LOG_MAX_WQ_SZ) as u8;
+    caps.log_max_sq = g(gen::LOG_MAX_SQ) as u8;
+    caps.log_max_rq = g(gen::LOG_MAX_RQ) as u8;
+    caps.log_max_tir = g(gen::LOG_MAX_TIR) as u8;
+    caps.log_max_tis = g(gen::LOG_MAX_TIS) as u8;
+    caps.log_max_rqt = g(gen::LOG_MAX_RQT) as u8;
+    caps.log_max_rqt_size = g(gen::LOG_MAX_RQT_SIZE) as u8;
+    caps.log_max_pd = g(gen::LOG_MAX_PD) as u8;
+    caps.log_max_transport_domain = g(gen::LOG_MAX_TRANSPORT_DOMAIN) as u8;
+    caps.max_num_eqs = g(gen::MAX_NUM_EQS) as u16;
+    caps.uar_sz = g(gen::UAR_SZ) as u8;
+    caps.log_pg_sz = g(gen::LOG_PG_SZ) as u8;
+    caps.num_ports = g(gen::NUM_PORTS) as u8;
+    caps.port_type = g(gen::PORT_TYPE) as u8;
+    caps.cqe_version = g(gen::CQE_VERSION) as u8;
+    caps.eth_net_offloads = g(gen::ETH_NET_OFFLOADS) != 0;
+    caps.vport_counters = g(gen::VPORT_COUNTERS) != 0;
+    caps.cqe_compression = g(gen::CQE_COMPRESSION) != 0;
+    caps.cqe_compression_max_num = g(gen::CQE_COMPRESSION_MAX_NUM) as u16;
+    Ok(())
+}
+
+/// Reads the Ethernet offload capabilities of a QUERY_HCA_CAP(`CAP_ETHERNET_OFFLOADS`)
+/// output into `caps`.
+pub fn parse_eth_caps(out: &[u8], caps: &mut DevCaps) -> Result<(), FormatError> {
+    let o = output(out, QUERY_HCA_CAP_OUT_LEN)?;
+    let g = |f: Field| f.at(CAP_BASE).get(o);
+    caps.csum_cap = g(eth::CSUM_CAP) != 0;
+    caps.vlan_cap = g(eth::VLAN_CAP) != 0;
+    caps.max_lso_cap = g(eth::MAX_LSO_CAP) as u8;
+    caps.multi_pkt_send_wqe = g(eth::MULTI_PKT_SEND_WQE) as u8;
+    caps.wqe_inline_mode = g(eth::WQE_INLINE_MODE) as u8;
+    caps.rss_ind_tbl_cap = g(eth::RSS_IND_TBL_CAP) as u8;
+    caps.enhanced_multi_pkt_send_wqe = g(eth::ENHANCED_MULTI_PKT_SEND_WQE) != 0;
+    Ok(())
+}
+
+/// INIT_HCA (no software owner id).
+pub fn init_hca(buf: &mut [u8]) -> Result<usize, FormatError> {
+    start(buf, INIT_HCA_IN_LEN, op::INIT_HCA, 0)?;
+    Ok(INIT_HCA_IN_LEN)
+}
+
+/// TEARDOWN_HCA with the graceful profile.
+pub fn teardown_hca(buf: &mut [u8]) -> Result<usize, FormatError> {
+    let b = start(buf, TEARDOWN_HCA_IN_LEN, op::TEARDOWN_HCA, 0)?;
+    TEARDOWN_HCA_PROFILE.set(b, u64::from(TEARDOWN_PROFILE_GRACEFUL));
+    Ok(TEARDOWN_HCA_IN_LEN)
+}

@@ -1,0 +1,267 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! The ConnectX command interface, driver side: the command queue in DMA memory
+//! ([`queue`], mlx5/core/cmd.c), typed builders and parsers for the commands rsnic sends
+//! ([`hca`], [`res`], [`vport`]; layouts from include/linux/mlx5/mlx5_ifc.h, callers in
+//! main.c, fw.c, uar.c, eq.c, en_main.c, port.c, vport.c) and the bring-up / teardown
+//! sequence of main.c as a pollable state machine ([`seq`]).
+//!
+//! Builders write a command input into a caller buffer (zeroed first, sized by the
+//! `*_IN_LEN` constants) and return its length; parsers read a completed output (of the
+//! `*_OUT_LEN` length posted). Status and syndrome are checked by [`queue::CmdQueue::poll`]
+//! before a parser runs; parsers still check every length and range they rely on.
+
+pub mod field;
+pub mod hca;
+pub mod queue;
+pub mod res;
+pub mod seq;
+pub mod vport;
+
+pub use field::Field;
+pub use queue::{CmdError, CmdErrorKind, CmdPoll, CmdQueue};
+
+/// Command opcodes (`MLX5_CMD_OP_*`, mlx5_ifc.h).
+pub mod op {
+    /// QUERY_HCA_CAP.
+    pub const QUERY_HCA_CAP: u16 = 0x100;
+    /// INIT_HCA.
+    pub const INIT_HCA: u16 = 0x102;
+    /// TEARDOWN_HCA.
+    pub const TEARDOWN_HCA: u16 = 0x103;
+    /// ENABLE_HCA.
+    pub const ENABLE_HCA: u16 = 0x104;
+    /// DISABLE_HCA.
+    pub const DISABLE_HCA: u16 = 0x105;
+    /// QUERY_ISSI.
+    pub const QUERY_ISSI: u16 = 0x10a;
+    /// SET_ISSI.
+    pub const SET_ISSI: u16 = 0x10b;
+    /// CREATE_EQ.
+    pub const CREATE_EQ: u16 = 0x301;
+    /// DESTROY_EQ.
+    pub const DESTROY_EQ: u16 = 0x302;
+    /// CREATE_CQ.
+    pub const CREATE_CQ: u16 = 0x400;
+    /// DESTROY_CQ.
+    pub const DESTROY_CQ: u16 = 0x401;
+    /// QUERY_VPORT_STATE.
+    pub const QUERY_VPORT_STATE: u16 = 0x750;
+    /// QUERY_NIC_VPORT_CONTEXT.
+    pub const QUERY_NIC_VPORT_CONTEXT: u16 = 0x754;
+    /// MODIFY_NIC_VPORT_CONTEXT.
+    pub const MODIFY_NIC_VPORT_CONTEXT: u16 = 0x755;
+    /// QUERY_VPORT_COUNTER.
+    pub const QUERY_VPORT_COUNTER: u16 = 0x770;
+    /// ALLOC_PD.
+    pub const ALLOC_PD: u16 = 0x800;
+    /// DEALLOC_PD.
+    pub const DEALLOC_PD: u16 = 0x801;
+    /// ALLOC_UAR.
+    pub const ALLOC_UAR: u16 = 0x802;
+    /// DEALLOC_UAR.
+    pub const DEALLOC_UAR: u16 = 0x803;
+    /// ACCESS_REG.
+    pub const ACCESS_REG: u16 = 0x805;
+    /// ALLOC_TRANSPORT_DOMAIN.
+    pub const ALLOC_TRANSPORT_DOMAIN: u16 = 0x816;
+    /// DEALLOC_TRANSPORT_DOMAIN.
+    pub const DEALLOC_TRANSPORT_DOMAIN: u16 = 0x817;
+    /// CREATE_TIR.
+    pub const CREATE_TIR: u16 = 0x900;
+    /// DESTROY_TIR.
+    pub const DESTROY_TIR: u16 = 0x902;
+    /// CREATE_SQ.
+    pub const CREATE_SQ: u16 = 0x904;
+    /// MODIFY_SQ.
+    pub const MODIFY_SQ: u16 = 0x905;
+    /// DESTROY_SQ.
+    pub const DESTROY_SQ: u16 = 0x906;
+    /// QUERY_SQ.
+    pub const QUERY_SQ: u16 = 0x907;
+    /// CREATE_RQ.
+    pub const CREATE_RQ: u16 = 0x908;
+    /// MODIFY_RQ.
+    pub const MODIFY_RQ: u16 = 0x909;
+    /// DESTROY_RQ.
+    pub const DESTROY_RQ: u16 = 0x90a;
+    /// QUERY_RQ.
+    pub const QUERY_RQ: u16 = 0x90b;
+    /// CREATE_TIS.
+    pub const CREATE_TIS: u16 = 0x912;
+    /// DESTROY_TIS.
+    pub const DESTROY_TIS: u16 = 0x914;
+    /// CREATE_RQT.
+    pub const CREATE_RQT: u16 = 0x916;
+    /// MODIFY_RQT.
+    pub const MODIFY_RQT: u16 = 0x917;
+    /// DESTROY_RQT.
+    pub const DESTROY_RQT: u16 = 0x918;
+}
+
+/// The upstream name of an opcode (`mlx5_command_str`), for error messages.
+pub fn opcode_name(opcode: u16) -> &'static str {
+    match opcode {
+        op::QUERY_HCA_CAP => "QUERY_HCA_CAP",
+        op::INIT_HCA => "INIT_HCA",
+        op::TEARDOWN_HCA => "TEARDOWN_HCA",
+        op::ENABLE_HCA => "ENABLE_HCA",
+        op::DISABLE_HCA => "DISABLE_HCA",
+        op::QUERY_ISSI => "QUERY_ISSI",
+        op::SET_ISSI => "SET_ISSI",
+        op::CREATE_EQ => "CREATE_EQ",
+        op::DESTROY_EQ => "DESTROY_EQ",
+        op::CREATE_CQ => "CREATE_CQ",
+        op::DESTROY_CQ => "DESTROY_CQ",
+        op::QUERY_VPORT_STATE => "QUERY_VPORT_STATE",
+        op::QUERY_NIC_VPORT_CONTEXT => "QUERY_NIC_VPORT_CONTEXT",
+        op::MODIFY_NIC_VPORT_CONTEXT => "MODIFY_NIC_VPORT_CONTEXT",
+        op::QUERY_VPORT_COUNTER => "QUERY_VPORT_COUNTER",
+        op::ALLOC_PD => "ALLOC_PD",
+        op::DEALLOC_PD => "DEALLOC_PD",
+        op::ALLOC_UAR => "ALLOC_UAR",
+        op::DEALLOC_UAR => "DEALLOC_UAR",
+        op::ACCESS_REG => "ACCESS_REG",
+        op::ALLOC_TRANSPORT_DOMAIN => "ALLOC_TRANSPORT_DOMAIN",
+        op::DEALLOC_TRANSPORT_DOMAIN => "DEALLOC_TRANSPORT_DOMAIN",
+        op::CREATE_TIR => "CREATE_TIR",
+        op::DESTROY_TIR => "DESTROY_TIR",
+        op::CREATE_SQ => "CREATE_SQ",
+        op::MODIFY_SQ => "MODIFY_SQ",
+        op::DESTROY_SQ => "DESTROY_SQ",
+        op::QUERY_SQ => "QUERY_SQ",
+        op::CREATE_RQ => "CREATE_RQ",
+        op::MODIFY_RQ => "MODIFY_RQ",
+        op::DESTROY_RQ => "DESTROY_RQ",
+        op::QUERY_RQ => "QUERY_RQ",
+        op::CREATE_TIS => "CREATE_TIS",
+        op::DESTROY_TIS => "DESTROY_TIS",
+        op::CREATE_RQT => "CREATE_RQT",
+        op::MODIFY_RQT => "MODIFY_RQT",
+        op::DESTROY_RQT => "DESTROY_RQT",
+        _ => "unknown command opcode",
+    }
+}
+
+/// Errors building a command input or reading a command output.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FormatError {
+    /// The caller's buffer is shorter than the command needs.
+    BufferTooSmall {
+        /// Bytes needed.
+        need: usize,
+        /// Bytes given.
+        have: usize,
+    },
+    /// A parameter does not fit its field or breaks a rule of the command (alignment of a
+    /// buffer, list too long, value out of range).
+    BadParam,
+}
+
+/// Fields of the common command headers (`mbox_in`, `mbox_out`).
+pub mod hdr {
+    use super::Field;
+
+    /// `mbox_in.opcode`: bit 0x00, 16 bits.
+    pub const OPCODE: Field = Field::new(0x00, 16);
+    /// `mbox_in.uid`: bit 0x10, 16 bits.
+    pub const UID: Field = Field::new(0x10, 16);
+    /// `mbox_in.op_mod`: bit 0x30, 16 bits.
+    pub const OP_MOD: Field = Field::new(0x30, 16);
+    /// `mbox_out.status`: bit 0x00, 8 bits.
+    pub const STATUS: Field = Field::new(0x00, 8);
+    /// `mbox_out.syndrome`: bit 0x20, 32 bits.
+    pub const SYNDROME: Field = Field::new(0x20, 32);
+    /// The 24-bit object number most create outputs and destroy inputs carry at bit 0x48
+    /// (`uar`, `pd`, `transport_domain`, `cqn`, `tisn`, `sqn`, `rqn`, `rqtn`, `tirn`).
+    pub const OBJ_NUM: Field = Field::new(0x48, 24);
+    /// Length of the common headers.
+    pub const LEN: usize = 16;
+}
+
+/// Zeroes `buf[..len]` and writes the input header (`opcode`, `op_mod`); returns the slice.
+pub(crate) fn start(
+    buf: &mut [u8],
+    len: usize,
+    opcode: u16,
+    op_mod: u16,
+) -> Result<&mut [u8], FormatError> {
+    let have = buf.len();
+    let b = buf
+        .get_mut(..len)
+        .ok_or(FormatError::BufferTooSmall { need: len, have })?;
+    b.fill(0);
+    hdr::OPCODE.set(b, u64::from(opcode));
+    hdr::OP_MOD.set(b, u64::from(op_mod));
+    Ok(b)
+}
+
+/// Checks that a completed output is at least `len` bytes; returns the slice.
+pub(crate) fn output(out: &[u8], len: usize) -> Result<&[u8], FormatError> {
+    out.get(..len).ok_or(FormatError::BufferTooSmall {
+        need: len,
+        have: out.len(),
+    })
+}
+
+/// Checks that `v` fits in `width` bits.
+pub(crate) fn fits(v: u64, width: u32) -> Result<u64, FormatError> {
+    if width < 64 && v >> width != 0 {
+        Err(FormatError::BadParam)
+    } else {
+        Ok(v)
+    }
+}
+
+/// A 16-byte command with only an opcode, op_mod and a 24-bit object number at bit 0x48
+/// (the DEALLOC_* and DESTROY_* commands); returns its length.
+pub(crate) fn obj_cmd(buf: &mut [u8], opcode: u16, obj: u32) -> Result<usize, FormatError> {
+    fits(u64::from(obj), 24)?;
+    let b = start(buf, hdr::LEN, opcode, 0)?;
+    hdr::OBJ_NUM.set(b, u64::from(obj));
+    Ok(hdr::LEN)
+}
+
+/// Reads the 24-bit object number at bit 0x48 of a 16-byte create / alloc output.
+pub(crate) fn obj_out(out: &[u8]) -> Result<u32, FormatError> {
+    Ok(hdr::OBJ_NUM.get32(output(out, hdr::LEN)?))
+}
+
+/// The physical address list (`cmd_pas` entries: BE64 addresses of 4 KiB pages) of a
+/// contiguous DMA buffer, as `mlx5_fill_page_array` writes it with `log_page_size = 0`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Pas {
+    /// Bus address of the buffer; must be 4 KiB aligned (`page_offset` 0).
+    pub addr: u64,
+    /// Size of the buffer in bytes.
+    pub size: usize,
+}
+
+/// Page size of PAS entries (`MLX5_ADAPTER_PAGE_SIZE`).
+pub const PAS_PAGE: usize = 4096;
+
+impl Pas {
+    /// Number of 4 KiB pages (entries).
+    pub const fn npages(&self) -> usize {
+        if self.size == 0 {
+            1
+        } else {
+            self.size.div_ceil(PAS_PAGE)
+        }
+    }
+
+    /// Writes the entries at byte `off` of `b` (which must hold them).
+    pub(crate) fn write(&self, b: &mut [u8], off: usize) -> Result<(), FormatError> {
+        if self.addr & (PAS_PAGE as u64 - 1) != 0 {
+            return Err(FormatError::BadParam);
+        }
+        for i in 0..self.npages() {
+            let a = self.addr + (i * PAS_PAGE) as u64;
+            let o = off + i * 8;
+            b.get_mut(o..o + 8)
+                .ok_or(FormatError::BadParam)?
+                .copy_from_slice(&a.to_be_bytes());
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,381 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! Vport and port commands: QUERY/MODIFY_NIC_VPORT_CONTEXT (vport.c
+//! `mlx5_query_nic_vport_mac_address`, `mlx5_modify_nic_vport_mtu`,
+//! `mlx5_modify_nic_vport_mac_address`, `mlx5_query_nic_vport_min_inline`),
+//! QUERY_VPORT_STATE (`mlx5_query_vport_state`), ACCESS_REG for PAOS / PPLR / PFCC (port.c
+//! `mlx5_access_reg`, `mlx5_set_port_admin_status`, `mlx5_query_port_oper_status`,
+//! `mlx5_set_port_pause`) and QUERY_VPORT_COUNTER (`mlx5_core_query_vport_counter`).
+
+use super::{fits, op, output, start, Field, FormatError};
+
+/// `query_nic_vport_context_in` length.
+pub const QUERY_NIC_VPORT_CONTEXT_IN_LEN: usize = 16;
+/// `query_nic_vport_context_out` length (0x880 bits).
+pub const QUERY_NIC_VPORT_CONTEXT_OUT_LEN: usize = 272;
+/// `modify_nic_vport_context_in` length (0x1000 bits).
+pub const MODIFY_NIC_VPORT_CONTEXT_IN_LEN: usize = 512;
+/// `modify_nic_vport_context_out` length.
+pub const MODIFY_NIC_VPORT_CONTEXT_OUT_LEN: usize = 16;
+
+/// `query_nic_vport_context_out.nic_vport_context`: bit 0x80.
+pub const QUERY_NVC: usize = 0x80;
+/// `modify_nic_vport_context_in.nic_vport_context`: bit 0x800.
+pub const MODIFY_NVC: usize = 0x800;
+/// `nic_vport_context.min_wqe_inline_mode`: bit 0x05, 3 bits.
+pub const NVC_MIN_WQE_INLINE_MODE: Field = Field::new(0x05, 3);
+/// `nic_vport_context.mtu`: bit 0x130, 16 bits.
+pub const NVC_MTU: Field = Field::new(0x130, 16);
+/// `nic_vport_context.permanent_address` (`mac_address_layout`): bit 0x7a0; the six MAC
+/// bytes are its bytes 2..8 (`mac_addr_47_32`, `mac_addr_31_0`).
+pub const NVC_PERMANENT_ADDRESS: usize = 0x7a0;
+/// `modify_nic_vport_context_in.field_select.min_inline`: bit 0x78, 1 bit.
+pub const FIELD_SELECT_MIN_INLINE: Field = Field::new(0x78, 1);
+/// `modify_nic_vport_context_in.field_select.mtu`: bit 0x79, 1 bit.
+pub const FIELD_SELECT_MTU: Field = Field::new(0x79, 1);
+/// `modify_nic_vport_context_in.field_select.permanent_address`: bit 0x7c, 1 bit.
+pub const FIELD_SELECT_PERMANENT_ADDRESS: Field = Field::new(0x7c, 1);
+
+/// Byte offset of the MAC in a nic_vport_context that starts at bit `nvc`.
+const fn mac_offset(nvc: usize) -> usize {
+    (nvc + NVC_PERMANENT_ADDRESS) / 8 + 2
+}
+
+/// QUERY_NIC_VPORT_CONTEXT of the function's own vport.
+pub fn query_nic_vport_context(buf: &mut [u8]) -> Result<usize, FormatError> {
+    start(
+        buf,
+        QUERY_NIC_VPORT_CONTEXT_IN_LEN,
+        op::QUERY_NIC_VPORT_CONTEXT,
+        0,
+    )?;
+    Ok(QUERY_NIC_VPORT_CONTEXT_IN_LEN)
+}
+
+/// What rsnic reads of the NIC vport context.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct NicVportContext {
+    /// `permanent_address`.
+    pub mac: [u8; 6],
+    /// `mtu` (the hardware MTU: Ethernet header, one VLAN tag and FCS included, as mlx5e's
+    /// `MLX5E_SW2HW_MTU` computes it; the caller converts).
+    pub mtu: u16,
+    /// `min_wqe_inline_mode`.
+    pub min_wqe_inline_mode: u8,
+}
+
+/// Parses QUERY_NIC_VPORT_CONTEXT's output.
+pub fn parse_query_nic_vport_context(out: &[u8]) -> Result<NicVportContext, FormatError> {
+    let o = output(out, QUERY_NIC_VPORT_CONTEXT_OUT_LEN)?;
+    let m = mac_offset(QUERY_NVC);
+    let mut mac = [0u8; 6];
+    mac.copy_from_slice(&o[m..m + 6]);
+    Ok(NicVportContext {
+        mac,
+        mtu: NVC_MTU.at(QUERY_NVC).get(o) as u16,
+        min_wqe_inline_mode: NVC_MIN_WQE_INLINE_MODE.at(QUERY_NVC).get8(o),
+    })
+}
+
+/// MODIFY_NIC_VPORT_CONTEXT: the MTU (`field_select.mtu`).
+pub fn modify_nic_vport_mtu(buf: &mut [u8], mtu: u16) -> Result<usize, FormatError> {
+    let b = start(
+        buf,
+        MODIFY_NIC_VPORT_CONTEXT_IN_LEN,
+        op::MODIFY_NIC_VPORT_CONTEXT,
+        0,
+    )?;
+    FIELD_SELECT_MTU.set(b, 1);
+    NVC_MTU.at(MODIFY_NVC).set(b, u64::from(mtu));
+    Ok(MODIFY_NIC_VPORT_CONTEXT_IN_LEN)
+}
+
+/// MODIFY_NIC_VPORT_CONTEXT: the permanent MAC (`field_select.permanent_address`).
+pub fn modify_nic_vport_mac(buf: &mut [u8], mac: &[u8; 6]) -> Result<usize, FormatError> {
+    let b = start(
+        buf,
+        MODIFY_NIC_VPORT_CONTEXT_IN_LEN,
+        op::MODIFY_NIC_VPORT_CONTEXT,
+        0,
+    )?;
+    FIELD_SELECT_PERMANENT_ADDRESS.set(b, 1);
+    let m = mac_offset(MODIFY_NVC);
+    b[m..m + 6].copy_from_slice(mac);
+    Ok(MODIFY_NIC_VPORT_CONTEXT_IN_LEN)
+}
+
+/// `query_vport_state_in` / `_out` length.
+pub const QUERY_VPORT_STATE_LEN: usize = 16;
+/// `query_vport_state_out.admin_state`: bit 0x78, 4 bits.
+pub const VPORT_ADMIN_STATE: Field = Field::new(0x78, 4);
+/// `query_vport_state_out.state`: bit 0x7c, 4 bits.
+pub const VPORT_STATE: Field = Field::new(0x7c, 4);
+/// `state`: down (`MLX5_VPORT_STATE_DOWN`).
+pub const VPORT_STATE_DOWN: u8 = 0;
+/// `state`: up (`MLX5_VPORT_STATE_UP`).
+pub const VPORT_STATE_UP: u8 = 1;
+
+/// QUERY_VPORT_STATE of the function's own vport (`MLX5_VPORT_STATE_OP_MOD_VNIC_VPORT`).
+pub fn query_vport_state(buf: &mut [u8]) -> Result<usize, FormatError> {
+    start(buf, QUERY_VPORT_STATE_LEN, op::QUERY_VPORT_STATE, 0)?;
+    Ok(QUERY_VPORT_STATE_LEN)
+}
+
+/// The QUERY_VPORT_STATE answer.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct VportState {
+    /// `state` (operational).
+    pub state: u8,
+    /// `admin_state`.
+    pub admin_state: u8,
+}
+
+impl VportState {
+    /// The vport is operationally up.
+    pub fn is_up(&self) -> bool {
+        self.state == VPORT_STATE_UP
+    }
+}
+
+/// Parses QUERY_VPORT_STATE's output.
+pub fn parse_query_vport_state(out: &[u8]) -> Result<VportState, FormatError> {
+    let o = output(out, QUERY_VPORT_STATE_LEN)?;
+    Ok(VportState {
+        state: VPORT_STATE.get8(o),
+        admin_state: VPORT_ADMIN_STATE.get8(o),
+    })
+}
+
+// ---------------------------------------------------------------------------------------
+// ACCESS_REG
+
+/// `access_register_in.register_id`: bit 0x50, 16 bits.
+pub const ACCESS_REG_REGISTER_ID: Field = Field::new(0x50, 16);
+/// `access_register_in.argument`: bit 0x60, 32 bits.
+pub const ACCESS_REG_ARGUMENT: Field = Field::new(0x60, 32);
+/// Byte offset of `register_data` in `access_register_in` and `_out`.
+pub const ACCESS_REG_DATA: usize = 16;
+/// ACCESS_REG op_mod: write (`!write` in `mlx5_access_reg`).
+pub const ACCESS_REG_WRITE: u16 = 0;
+/// ACCESS_REG op_mod: read.
+pub const ACCESS_REG_READ: u16 = 1;
+
+/// Register id of PAOS, port administrative and operational status (`MLX5_REG_PAOS`).
+pub const REG_PAOS: u16 = 0x5006;
+/// Register id of PFCC, port flow control (`MLX5_REG_PFCC`).
+pub const REG_PFCC: u16 = 0x5007;
+/// Register id of PPLR, port physical loopback (not named in 6.12's mlx5 driver.h; the
+/// PRM id, as mlxsw's `MLXSW_REG_PPLR_ID`).
+pub const REG_PPLR: u16 = 0x5018;
+
+/// `paos_reg` length (0x80 bits).
+pub const PAOS_LEN: usize = 16;
+/// `pplr_reg` length (0x40 bits).
+pub const PPLR_LEN: usize = 8;
+/// `pfcc_reg` length (0x100 bits).
+pub const PFCC_LEN: usize = 32;
+
+/// `paos_reg.local_port` / `pplr_reg.local_port` / `pfcc_reg.local_port`: bit 0x08, 8 bits.
+pub const REG_LOCAL_PORT: Field = Field::new(0x08, 8);
+/// `paos_reg.admin_status`: bit 0x14, 4 bits.
+pub const PAOS_ADMIN_STATUS: Field = Field::new(0x14, 4);
+/// `paos_reg.oper_status`: bit 0x1c, 4 bits.
+pub const PAOS_OPER_STATUS: Field = Field::new(0x1c, 4);
+/// `paos_reg.ase` (admin state update enable): bit 0x20, 1 bit.
+pub const PAOS_ASE: Field = Field::new(0x20, 1);
+/// `pplr_reg.lb_cap`: bit 0x28, 8 bits.
+pub const PPLR_LB_CAP: Field = Field::new(0x28, 8);
+/// `pplr_reg.lb_en`: bit 0x38, 8 bits.
+pub const PPLR_LB_EN: Field = Field::new(0x38, 8);
+/// `pfcc_reg.pptx` (global pause TX): bit 0x40, 1 bit.
+pub const PFCC_PPTX: Field = Field::new(0x40, 1);
+/// `pfcc_reg.pprx` (global pause RX): bit 0x60, 1 bit.
+pub const PFCC_PPRX: Field = Field::new(0x60, 1);
+
+/// Port status up (`MLX5_PORT_UP`).
+pub const PORT_UP: u8 = 1;
+/// Port status down (`MLX5_PORT_DOWN`).
+pub const PORT_DOWN: u8 = 2;
+/// `lb_en` bit: PHY local (internal) loopback (mlxsw `MLXSW_REG_PPLR_LB_TYPE_BIT_PHY_LOCAL`).
+pub const PPLR_LB_PHY_LOCAL: u8 = 1 << 1;
+
+/// Input / output length of ACCESS_REG for a register of `reg_len` bytes.
+pub const fn access_reg_len(reg_len: usize) -> usize {
+    ACCESS_REG_DATA + reg_len
+}
+
+fn access_reg(
+    buf: &mut [u8],
+    reg_id: u16,
+    reg_len: usize,
+    op_mod: u16,
+) -> Result<&mut [u8], FormatError> {
+    let b = start(buf, access_reg_len(reg_len), op::ACCESS_REG, op_mod)?;
+    ACCESS_REG_REGISTER_ID.set(b, u64::from(reg_id));
+    ACCESS_REG_ARGUMENT.set(b, 0);
+    let data = &mut b[ACCESS_REG_DATA..];
+    REG_LOCAL_PORT.set(data, 1);
+    Ok(data)
+}
+
+/// PAOS write: administrative status `status` (`PORT_UP` / `PORT_DOWN`), `ase` set
+/// (`mlx5_set_port_admin_status`).
+pub fn paos_set_admin(buf: &mut [u8], status: u8) -> Result<usize, FormatError> {
+    fits(u64::from(status), 4)?;
+    let d = access_reg(buf, REG_PAOS, PAOS_LEN, ACCESS_REG_WRITE)?;
+    PAOS_ADMIN_STATUS.set(d, u64::from(status));
+    PAOS_ASE.set(d, 1);
+    Ok(access_reg_len(PAOS_LEN))
+}
+
+/// PAOS read of local port 1.
+pub fn paos_query(buf: &mut [u8]) -> Result<usize, FormatError> {
+    access_reg(buf, REG_PAOS, PAOS_LEN, ACCESS_REG_READ)?;
+    Ok(access_reg_len(PAOS_LEN))
+}
+
+/// The PAOS answer.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Paos {
+    /// `admin_status`.
+    pub admin_status: u8,
+    /// `oper_status`.
+    pub oper_status: u8,
+}
+
+/// Parses a PAOS read (ACCESS_REG output).
+pub fn parse_paos(out: &[u8]) -> Result<Paos, FormatError> {
+    let o = output(out, access_reg_len(PAOS_LEN))?;
+    let d = &o[ACCESS_REG_DATA..];
+    Ok(Paos {
+        admin_status: PAOS_ADMIN_STATUS.get8(d),
+        oper_status: PAOS_OPER_STATUS.get8(d),
+    })
+}
+
+/// PPLR write: internal (PHY local) loopback on or off.
+pub fn pplr_set_loopback(buf: &mut [u8], on: bool) -> Result<usize, FormatError> {
+    let d = access_reg(buf, REG_PPLR, PPLR_LEN, ACCESS_REG_WRITE)?;
+    PPLR_LB_EN.set(d, if on { u64::from(PPLR_LB_PHY_LOCAL) } else { 0 });
+    Ok(access_reg_len(PPLR_LEN))
+}
+
+/// PPLR read.
+pub fn pplr_query(buf: &mut [u8]) -> Result<usize, FormatError> {
+    access_reg(buf, REG_PPLR, PPLR_LEN, ACCESS_REG_READ)?;
+    Ok(access_reg_len(PPLR_LEN))
+}
+
+/// Parses a PPLR read: `lb_en`.
+pub fn parse_pplr(out: &[u8]) -> Result<u8, FormatError> {
+    let o = output(out, access_reg_len(PPLR_LEN))?;
+    Ok(PPLR_LB_EN.get8(&o[ACCESS_REG_DATA..]))
+}
+
+/// PFCC write: global pause (`mlx5_set_port_pause`).
+pub fn pfcc_set_pause(buf: &mut [u8], rx: bool, tx: bool) -> Result<usize, FormatError> {
+    let d = access_reg(buf, REG_PFCC, PFCC_LEN, ACCESS_REG_WRITE)?;
+    PFCC_PPTX.set(d, u64::from(tx));
+    PFCC_PPRX.set(d, u64::from(rx));
+    Ok(access_reg_len(PFCC_LEN))
+}
+
+/// PFCC read.
+pub fn pfcc_query(buf: &mut [u8]) -> Result<usize, FormatError> {
+    access_reg(buf, REG_PFCC, PFCC_LEN, ACCESS_REG_READ)?;
+    Ok(access_reg_len(PFCC_LEN))
+}
+
+/// Parses a PFCC read: (rx pause, tx pause).
+pub fn parse_pfcc(out: &[u8]) -> Result<(bool, bool), FormatError> {
+    let o = output(out, access_reg_len(PFCC_LEN))?;
+    let d = &o[ACCESS_REG_DATA..];
+    Ok((PFCC_PPRX.flag(d), PFCC_PPTX.flag(d)))
+}
+
+// ---------------------------------------------------------------------------------------
+// QUERY_VPORT_COUNTER
+
+/// `query_vport_counter_in` length (0x100 bits).
+pub const QUERY_VPORT_COUNTER_IN_LEN: usize = 32;
+/// `query_vport_counter_out` length (0x1080 bits).
+pub const QUERY_VPORT_COUNTER_OUT_LEN: usize = 528;
+
+/// Byte offsets of the `traffic_counter` pairs (packets BE64, then octets BE64) in
+/// `query_vport_counter_out`.
+pub mod counter {
+    /// `received_errors` (bit 0x80).
+    pub const RECEIVED_ERRORS: usize = 0x10;
+    /// `transmit_errors` (bit 0x100).
+    pub const TRANSMIT_ERRORS: usize = 0x20;
+    /// `received_eth_broadcast` (bit 0x380).
+    pub const RX_ETH_BROADCAST: usize = 0x70;
+    /// `transmitted_eth_broadcast` (bit 0x400).
+    pub const TX_ETH_BROADCAST: usize = 0x80;
+    /// `received_eth_unicast` (bit 0x480).
+    pub const RX_ETH_UNICAST: usize = 0x90;
+    /// `transmitted_eth_unicast` (bit 0x500).
+    pub const TX_ETH_UNICAST: usize = 0xa0;
+    /// `received_eth_multicast` (bit 0x580).
+    pub const RX_ETH_MULTICAST: usize = 0xb0;
+    /// `transmitted_eth_multicast` (bit 0x600).
+    pub const TX_ETH_MULTICAST: usize = 0xc0;
+}
+
+/// One `traffic_counter`.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Traffic {
+    /// `packets`.
+    pub packets: u64,
+    /// `octets`.
+    pub octets: u64,
+}
+
+/// The Ethernet counters of QUERY_VPORT_COUNTER.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct VportCounters {
+    /// `received_errors`.
+    pub rx_errors: Traffic,
+    /// `transmit_errors`.
+    pub tx_errors: Traffic,
+    /// `received_eth_unicast`.
+    pub rx_unicast: Traffic,
+    /// `transmitted_eth_unicast`.
+    pub tx_unicast: Traffic,
+    /// `received_eth_multicast`.
+    pub rx_multicast: Traffic,
+    /// `transmitted_eth_multicast`.
+    pub tx_multicast: Traffic,
+    /// `received_eth_broadcast`.
+    pub rx_broadcast: Traffic,
+    /// `transmitted_eth_broadcast`.
+    pub tx_broadcast: Traffic,
+}
+
+/// QUERY_VPORT_COUNTER of the function's own vport, not clearing.
+pub fn query_vport_counter(buf: &mut [u8]) -> Result<usize, FormatError> {
+    start(buf, QUERY_VPORT_COUNTER_IN_LEN, op::QUERY_VPORT_COUNTER, 0)?;
+    Ok(QUERY_VPORT_COUNTER_IN_LEN)
+}
+
+fn traffic(o: &[u8], at: usize) -> Traffic {
+    Traffic {
+        packets: Field::new(at * 8, 64).get(o),
+        octets: Field::new(at * 8 + 64, 64).get(o),
+    }
+}
+
+/// Parses QUERY_VPORT_COUNTER's output.
+pub fn parse_query_vport_counter(out: &[u8]) -> Result<VportCounters, FormatError> {
+    let o = output(out, QUERY_VPORT_COUNTER_OUT_LEN)?;
+    Ok(VportCounters {
+        rx_errors: traffic(o, counter::RECEIVED_ERRORS),
+        tx_errors: traffic(o, counter::TRANSMIT_ERRORS),
+        rx_unicast: traffic(o, counter::RX_ETH_UNICAST),
+        tx_unicast: traffic(o, counter::TX_ETH_UNICAST),
+        rx_multicast: traffic(o, counter::RX_ETH_MULTICAST),
+        tx_multicast: traffic(o, counter::TX_ETH_MULTICAST),
+        rx_broadcast: traffic(o, counter::RX_ETH_BROADCAST),
+        tx_broadcast: traffic(o, counter::TX_ETH_BROADCAST),
+    })
+}
