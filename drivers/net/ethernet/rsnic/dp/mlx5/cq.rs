@@ -180,9 +180,18 @@ impl<C: Coherent> Cq<C> {
         bar.wmb();
     }
 
-    /// Counts one completion event (the EQ handler's `arm_sn++`).
+    /// Counts one completion event: the EQ handler's `++cq->arm_sn` (eq.c
+    /// `mlx5_eq_comp_int`), called once per completion EQE naming this CQ
+    /// ([`super::eq::Eq::poll_completions`]). The next [`Cq::arm`] carries the new sequence
+    /// number, so the device can tell an arm request issued after this event from a stale
+    /// one.
     pub fn event(&mut self) {
         self.arm_sn = self.arm_sn.wrapping_add(1);
+    }
+
+    /// The arm sequence number (its low 2 bits go into the arm doorbell).
+    pub fn arm_sn(&self) -> u8 {
+        self.arm_sn
     }
 
     /// Arms the CQ (`mlx5_cq_arm`): arm DBR word, `wmb()`, then one 64-bit write of

@@ -5,12 +5,13 @@
 //! decompression, and CQ arming. Facts: spec/hardware.md parts A, B, C and E.1.
 //!
 //! The control plane crosses the same boundary: the command interface ([`cmd`]: command
-//! queue, command formats, bring-up and teardown), from
+//! queue, command formats, bring-up and teardown) and event queues ([`eq`]), from
 //! include/linux/mlx5/mlx5_ifc.h and mlx5/core/cmd.c, eq.c, main.c.
 
 pub mod cmd;
 pub mod cq;
 pub mod cqe;
+pub mod eq;
 pub mod hdr;
 pub mod rq;
 pub mod seg;
