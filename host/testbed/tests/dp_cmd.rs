@@ -1338,3 +1338,123 @@ fn teardown_records_failures_and_skips_cleanup_after_teardown_hca_fails() {
     assert_eq!(e.opcode, 0x801);
     assert_eq!(e.status(), Some((5, 7)));
 }
+
+// ---------------------------------------------------------------------------------------
+// Property: whatever command of the bring-up fails (bad status or delivery error), after
+// however many polls the device answers, the teardown leaves the device as it found it.
+
+/// The device's view of what the function holds.
+#[derive(Debug, Default)]
+struct DevState {
+    enabled: bool,
+    initialized: bool,
+    uars: Vec<u32>,
+    pds: Vec<u32>,
+    tds: Vec<u32>,
+    next: u32,
+}
+
+fn obj_of(cmd: &cx_common::Cmd) -> u32 {
+    u32::from_be_bytes([0, cmd.input[9], cmd.input[10], cmd.input[11]])
+}
+
+/// A stateful responder: `fail` = (command index, status, delivery) to fail.
+fn stateful_answer(
+    st: &mut DevState,
+    cmd: &cx_common::Cmd,
+    n: usize,
+    fail: (usize, u8, u8),
+) -> (Vec<u8>, u8) {
+    if n == fail.0 {
+        return (out_hdr(cmd.outlen, fail.1, 0x5a), fail.2);
+    }
+    let mut out = out_hdr(cmd.outlen, 0, 0);
+    match (cmd.opcode(), cmd.op_mod()) {
+        (0x104, _) => st.enabled = true,
+        (0x105, _) => st.enabled = false,
+        (0x102, _) => st.initialized = true,
+        (0x103, _) => st.initialized = false,
+        (0x10a, _) => out[0x6f] = 0x03,
+        (0x100, 0x01) => out = general_caps_out(),
+        (0x100, _) => out = eth_caps_out(false),
+        (op @ (0x802 | 0x800 | 0x816), _) => {
+            st.next += 1;
+            let id = st.next;
+            match op {
+                0x802 => st.uars.push(id),
+                0x800 => st.pds.push(id),
+                _ => st.tds.push(id),
+            }
+            out[0x0b] = id as u8;
+        }
+        (op @ (0x803 | 0x801 | 0x817), _) => {
+            let id = obj_of(cmd);
+            let list = match op {
+                0x803 => &mut st.uars,
+                0x801 => &mut st.pds,
+                _ => &mut st.tds,
+            };
+            let at = list
+                .iter()
+                .position(|&x| x == id)
+                .expect("freeing what exists");
+            list.remove(at);
+        }
+        _ => {}
+    }
+    (out, 0)
+}
+
+proptest::proptest! {
+    #[test]
+    fn teardown_undoes_any_partial_bring_up(
+        fail_at in 0usize..14,
+        status in 1u8..0x52,
+        delivery in proptest::prop_oneof![proptest::strategy::Just(0u8), 1u8..0x11],
+        delays in proptest::collection::vec(0u8..3, 32),
+    ) {
+        let mut r = rig_with(FakeBar::default(), 16);
+        let mut st = DevState::default();
+        let mut b = Bringup::new();
+        let mut out = vec![0u8; SEQ_OUT_LEN];
+        let mut n = 0;
+        let mut wait = 0u8;
+        let mut failed = false;
+        for _ in 0..200 {
+            match b.poll(&mut r.q, &r.bar, &NoBarriers, &mut out) {
+                Ok(Progress::Done) => break,
+                Ok(Progress::Pending) => {}
+                Err(_) => {
+                    failed = true;
+                    break;
+                }
+            }
+            if wait > 0 {
+                wait -= 1;
+                continue;
+            }
+            if let Some(cmd) = take(&r.mem, &r.bar) {
+                let (o, d) = stateful_answer(&mut st, &cmd, n, (fail_at, status, delivery));
+                complete(&r.mem, &r.bar, &cmd, &o, d);
+                wait = delays[n % delays.len()];
+                n += 1;
+            }
+        }
+        // Ten commands in a full bring-up: a failure index beyond them never fires.
+        proptest::prop_assert_eq!(failed, fail_at < 10);
+        let mut t = Teardown::new(b.resources());
+        let mut small = [0u8; 16];
+        for _ in 0..200 {
+            if t.poll(&mut r.q, &r.bar, &NoBarriers, &mut small) == Progress::Done {
+                break;
+            }
+            if let Some(cmd) = take(&r.mem, &r.bar) {
+                let (o, d) = stateful_answer(&mut st, &cmd, usize::MAX, (0, 0, 0));
+                complete(&r.mem, &r.bar, &cmd, &o, d);
+            }
+        }
+        proptest::prop_assert!(t.first_error().is_none());
+        proptest::prop_assert!(!st.enabled && !st.initialized, "{:?}", st);
+        proptest::prop_assert!(st.uars.is_empty() && st.pds.is_empty() && st.tds.is_empty());
+    }
+}
