@@ -849,8 +849,8 @@ fn enable_writes_the_queue_address_then_waits_for_initializing() {
     assert_eq!(r.q.poll_ready(&r.bar), Ok(false));
     assert_eq!(r.q.poll_ready(&r.bar), Ok(true));
     assert!(r.q.is_up());
-    assert_eq!(CmdQueue::<HostBuf>::fw_rev(&r.bar), (16, 7, 1000));
-    assert_eq!(CmdQueue::<HostBuf>::health_counter(&r.bar), 42);
+    assert_eq!(queue::fw_rev(&r.bar), (16, 7, 1000));
+    assert_eq!(queue::health_counter(&r.bar), 42);
 }
 
 #[test]

@@ -441,6 +441,19 @@ pub struct CmdQueue<C: Coherent> {
     posted: u64,
 }
 
+/// Reads the firmware version from the initialization segment: (major, minor, subminor), as
+/// main.c's `fw_rev_maj`, `fw_rev_min`, `fw_rev_sub`.
+pub fn fw_rev<M: Mmio>(mmio: &M) -> (u16, u16, u16) {
+    let r = mmio.read32(ISEG_FW_REV);
+    let s = mmio.read32(ISEG_CMDIF_REV_FW_SUB);
+    ((r & 0xffff) as u16, (r >> 16) as u16, (s & 0xffff) as u16)
+}
+
+/// Reads the health counter (it advances while firmware runs; health.c polls it).
+pub fn health_counter<M: Mmio>(mmio: &M) -> u32 {
+    mmio.read32(ISEG_HEALTH_COUNTER)
+}
+
 /// Number of mailbox blocks that carry `len` bytes beyond the inline 16.
 pub const fn mbox_blocks(len: usize) -> usize {
     if len <= CMD_INLINE_LEN {
@@ -473,18 +486,6 @@ impl<C: Coherent> CmdQueue<C> {
             pending: None,
             posted: 0,
         })
-    }
-
-    /// Reads the firmware version: (major, minor, subminor) as `fw_rev_maj/min/sub`.
-    pub fn fw_rev<M: Mmio>(mmio: &M) -> (u16, u16, u16) {
-        let r = mmio.read32(ISEG_FW_REV);
-        let s = mmio.read32(ISEG_CMDIF_REV_FW_SUB);
-        ((r & 0xffff) as u16, (r >> 16) as u16, (s & 0xffff) as u16)
-    }
-
-    /// Reads the health counter (it advances while firmware runs).
-    pub fn health_counter<M: Mmio>(mmio: &M) -> u32 {
-        mmio.read32(ISEG_HEALTH_COUNTER)
     }
 
     /// `mlx5_cmd_enable`: checks the interface revision and the queue geometry, then writes
