@@ -12,6 +12,10 @@
 //!   hostile device writes arbitrary CQEs.
 //! * [`mana_device_wqe`]: the simulated MANA device while a hostile driver writes arbitrary
 //!   WQEs and doorbells.
+//! * [`cmd_output`]: the driver-side ConnectX command queue, command parsers and bring-up
+//!   while a hostile device answers commands with arbitrary bytes.
+//! * [`eqe`]: the driver-side ConnectX event queue while a hostile device writes arbitrary
+//!   EQEs.
 //!
 //! Each harness is a plain function of the fuzzer's bytes (`run(data)`), so the same code
 //! runs under libFuzzer (`fuzz_targets/`), as a unit test over the seed corpus, and under
@@ -25,9 +29,12 @@
 
 #![forbid(unsafe_code)]
 
+pub mod cmd_output;
+pub mod cx_bar;
 pub mod device;
 pub mod device_wqe;
 pub mod env;
+pub mod eqe;
 pub mod mana_device_wqe;
 pub mod mana_rx_completion;
 pub mod mana_tx_completion;
@@ -179,6 +186,16 @@ mod tests {
     }
 
     #[test]
+    fn cmd_output_seeds() {
+        assert!(run_seeds("cmd_output", cmd_output::run) > 0);
+    }
+
+    #[test]
+    fn eqe_seeds() {
+        assert!(run_seeds("eqe", eqe::run) > 0);
+    }
+
+    #[test]
     fn empty_and_short_inputs() {
         for data in [&[][..], &[0], &[0xff; 3], &[0x55; 40]] {
             tx_completion::run(data);
@@ -187,6 +204,8 @@ mod tests {
             mana_tx_completion::run(data);
             mana_rx_completion::run(data);
             mana_device_wqe::run(data);
+            cmd_output::run(data);
+            eqe::run(data);
         }
     }
 }

@@ -1405,7 +1405,18 @@ fn stateful_answer(
     (out, 0)
 }
 
+/// 64 cases; under Miri 2, and no regression file (Miri's isolation has no file system).
+fn prop_config() -> proptest::prelude::ProptestConfig {
+    let mut c = proptest::prelude::ProptestConfig::with_cases(if cfg!(miri) { 2 } else { 64 });
+    if cfg!(miri) {
+        c.failure_persistence = None;
+    }
+    c
+}
+
 proptest::proptest! {
+    #![proptest_config(prop_config())]
+
     #[test]
     fn teardown_undoes_any_partial_bring_up(
         fail_at in 0usize..14,

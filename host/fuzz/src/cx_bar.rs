@@ -1,0 +1,63 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! A ConnectX BAR for the control-plane harnesses: the initialization segment registers the
+//! command queue reads, and a log of doorbell writes.
+
+use std::cell::{Cell, RefCell};
+
+use rsnic_core::dp::hw::{Barriers, DmaAddr, Mmio};
+
+/// BAR0 with `cmdif_rev` 5, 32 entries of 64 bytes, ready as soon as the address is written.
+#[derive(Default)]
+pub struct CxBar {
+    addr_h: Cell<u32>,
+    addr_l: Cell<Option<u32>>,
+    /// 32-bit writes (offset, value).
+    pub w32: RefCell<Vec<(u32, u32)>>,
+    /// 64-bit writes (offset, bytes).
+    pub w64: RefCell<Vec<(u32, [u8; 8])>>,
+}
+
+impl CxBar {
+    /// The command queue page's bus address, once written.
+    pub fn cmdq_addr(&self) -> Option<DmaAddr> {
+        self.addr_l
+            .get()
+            .map(|l| (u64::from(self.addr_h.get()) << 32) | u64::from(l & !0xfff))
+    }
+}
+
+impl Mmio for CxBar {
+    fn write64(&self, offset: u32, bytes: [u8; 8]) {
+        self.w64.borrow_mut().push((offset, bytes));
+    }
+
+    fn write32(&self, offset: u32, value: u32) {
+        match offset {
+            0x010 => self.addr_h.set(value),
+            0x014 => self.addr_l.set(Some(value)),
+            _ => self.w32.borrow_mut().push((offset, value)),
+        }
+    }
+
+    fn read32(&self, offset: u32) -> u32 {
+        match offset {
+            0x004 => 5 << 16,
+            0x014 => (5 << 4) | 6,
+            0x1fc => {
+                if self.addr_l.get().is_some() {
+                    0
+                } else {
+                    1 << 31
+                }
+            }
+            _ => 0,
+        }
+    }
+}
+
+impl Barriers for CxBar {
+    fn dma_wmb(&self) {}
+    fn dma_rmb(&self) {}
+    fn wmb(&self) {}
+}
