@@ -60,7 +60,7 @@ pub const CAP_GENERAL: u16 = 0;
 pub const CAP_ETHERNET_OFFLOADS: u16 = 1;
 
 /// Fields of `struct mlx5_ifc_cmd_hca_cap_bits` (bit offsets inside the capability).
-pub mod gen {
+pub mod general {
     use super::Field;
     /// `log_max_cq_sz`: bit 0xc8, 8 bits.
     pub const LOG_MAX_CQ_SZ: Field = Field::new(0xc8, 8);
@@ -298,29 +298,29 @@ pub fn query_hca_cap(buf: &mut [u8], cap_type: u16) -> Result<usize, FormatError
 pub fn parse_general_caps(out: &[u8], caps: &mut DevCaps) -> Result<(), FormatError> {
     let o = output(out, QUERY_HCA_CAP_OUT_LEN)?;
     let g = |f: Field| f.at(CAP_BASE).get(o);
-    caps.log_max_cq_sz = g(gen::LOG_MAX_CQ_SZ) as u8;
-    caps.log_max_cq = g(gen::LOG_MAX_CQ) as u8;
-    caps.log_max_eq_sz = g(gen::LOG_MAX_EQ_SZ) as u8;
-    caps.log_max_eq = g(gen::LOG_MAX_EQ) as u8;
-    caps.log_max_wq_sz = g(gen::LOG_MAX_WQ_SZ) as u8;
-    caps.log_max_sq = g(gen::LOG_MAX_SQ) as u8;
-    caps.log_max_rq = g(gen::LOG_MAX_RQ) as u8;
-    caps.log_max_tir = g(gen::LOG_MAX_TIR) as u8;
-    caps.log_max_tis = g(gen::LOG_MAX_TIS) as u8;
-    caps.log_max_rqt = g(gen::LOG_MAX_RQT) as u8;
-    caps.log_max_rqt_size = g(gen::LOG_MAX_RQT_SIZE) as u8;
-    caps.log_max_pd = g(gen::LOG_MAX_PD) as u8;
-    caps.log_max_transport_domain = g(gen::LOG_MAX_TRANSPORT_DOMAIN) as u8;
-    caps.max_num_eqs = g(gen::MAX_NUM_EQS) as u16;
-    caps.uar_sz = g(gen::UAR_SZ) as u8;
-    caps.log_pg_sz = g(gen::LOG_PG_SZ) as u8;
-    caps.num_ports = g(gen::NUM_PORTS) as u8;
-    caps.port_type = g(gen::PORT_TYPE) as u8;
-    caps.cqe_version = g(gen::CQE_VERSION) as u8;
-    caps.eth_net_offloads = g(gen::ETH_NET_OFFLOADS) != 0;
-    caps.vport_counters = g(gen::VPORT_COUNTERS) != 0;
-    caps.cqe_compression = g(gen::CQE_COMPRESSION) != 0;
-    caps.cqe_compression_max_num = g(gen::CQE_COMPRESSION_MAX_NUM) as u16;
+    caps.log_max_cq_sz = g(general::LOG_MAX_CQ_SZ) as u8;
+    caps.log_max_cq = g(general::LOG_MAX_CQ) as u8;
+    caps.log_max_eq_sz = g(general::LOG_MAX_EQ_SZ) as u8;
+    caps.log_max_eq = g(general::LOG_MAX_EQ) as u8;
+    caps.log_max_wq_sz = g(general::LOG_MAX_WQ_SZ) as u8;
+    caps.log_max_sq = g(general::LOG_MAX_SQ) as u8;
+    caps.log_max_rq = g(general::LOG_MAX_RQ) as u8;
+    caps.log_max_tir = g(general::LOG_MAX_TIR) as u8;
+    caps.log_max_tis = g(general::LOG_MAX_TIS) as u8;
+    caps.log_max_rqt = g(general::LOG_MAX_RQT) as u8;
+    caps.log_max_rqt_size = g(general::LOG_MAX_RQT_SIZE) as u8;
+    caps.log_max_pd = g(general::LOG_MAX_PD) as u8;
+    caps.log_max_transport_domain = g(general::LOG_MAX_TRANSPORT_DOMAIN) as u8;
+    caps.max_num_eqs = g(general::MAX_NUM_EQS) as u16;
+    caps.uar_sz = g(general::UAR_SZ) as u8;
+    caps.log_pg_sz = g(general::LOG_PG_SZ) as u8;
+    caps.num_ports = g(general::NUM_PORTS) as u8;
+    caps.port_type = g(general::PORT_TYPE) as u8;
+    caps.cqe_version = g(general::CQE_VERSION) as u8;
+    caps.eth_net_offloads = g(general::ETH_NET_OFFLOADS) != 0;
+    caps.vport_counters = g(general::VPORT_COUNTERS) != 0;
+    caps.cqe_compression = g(general::CQE_COMPRESSION) != 0;
+    caps.cqe_compression_max_num = g(general::CQE_COMPRESSION_MAX_NUM) as u16;
     Ok(())
 }
 
