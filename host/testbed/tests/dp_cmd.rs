@@ -1177,12 +1177,18 @@ fn run_device(r: &Rig, fail: Option<u16>, log: &mut Vec<u16>) {
     let Some(cmd) = take(&r.mem, &r.bar) else {
         return;
     };
-    let opc = cmd.opcode();
-    log.push(opc);
-    if Some(opc) == fail {
+    if Some(cmd.opcode()) == fail {
+        log.push(cmd.opcode());
         complete(&r.mem, &r.bar, &cmd, &out_hdr(cmd.outlen, 0x03, 0xbad), 0);
         return;
     }
+    run_device_answer(r, &cmd, log);
+}
+
+/// The good answer to one command of the bring-up / teardown.
+fn run_device_answer(r: &Rig, cmd: &cx_common::Cmd, log: &mut Vec<u16>) {
+    let opc = cmd.opcode();
+    log.push(opc);
     let out = match (opc, cmd.op_mod()) {
         (0x10a, _) => sparse(112, &[(0x6f, 0x03)]), // ISSI 0 and 1 supported
         (0x100, 0x01) => general_caps_out(),
@@ -1202,7 +1208,7 @@ fn run_device(r: &Rig, fail: Option<u16>, log: &mut Vec<u16>) {
         ),
         _ => out_hdr(cmd.outlen, 0, 0),
     };
-    complete(&r.mem, &r.bar, &cmd, &out, 0);
+    complete(&r.mem, &r.bar, cmd, &out, 0);
 }
 
 fn bring_up(r: &mut Rig, fail: Option<u16>) -> (Bringup, Result<(), CmdErrorKind>, Vec<u16>) {
@@ -1274,6 +1280,46 @@ fn a_failed_step_stops_bring_up_and_teardown_undoes_only_what_exists() {
     // No TD, no PD: DEALLOC_UAR, TEARDOWN_HCA, DISABLE_HCA.
     assert_eq!(log, vec![0x803, 0x103, 0x105]);
     assert_eq!(t.first_error(), None);
+}
+
+#[test]
+fn a_uar_outside_the_bar_window_is_refused_and_given_back() {
+    for bad_uar in [0u8, 0xff] {
+        let mut r = rig_with(FakeBar::default(), 16);
+        let mut b = Bringup::new();
+        let mut out = vec![0u8; SEQ_OUT_LEN];
+        let mut err = None;
+        let mut log = Vec::new();
+        for _ in 0..100 {
+            match b.poll(&mut r.q, &r.bar, &NoBarriers, &mut out) {
+                Ok(Progress::Done) => break,
+                Ok(Progress::Pending) => {}
+                Err(e) => {
+                    err = Some(e);
+                    break;
+                }
+            }
+            let Some(cmd) = take(&r.mem, &r.bar) else {
+                continue;
+            };
+            if cmd.opcode() == 0x802 {
+                // alloc_uar_out.uar: 0 (the init segment's page) or 0x100 (past 1 MiB)
+                let o = if bad_uar == 0 {
+                    out_hdr(16, 0, 0)
+                } else {
+                    sparse(16, &[(0x0a, 0x01)])
+                };
+                complete(&r.mem, &r.bar, &cmd, &o, 0);
+                continue;
+            }
+            run_device_answer(&r, &cmd, &mut log);
+        }
+        let e = err.expect("refused");
+        assert_eq!((e.opcode, e.kind), (0x802, CmdErrorKind::BadOutput));
+        let (_, log) = tear_down(&mut r, &b);
+        // The UAR is given back before the HCA goes down.
+        assert_eq!(log, vec![0x803, 0x103, 0x105]);
+    }
 }
 
 #[test]

@@ -33,6 +33,11 @@ use crate::dp::hw::{Barriers, Coherent, Mmio};
 
 /// Output buffer a bring-up or teardown poll needs (the longest output: QUERY_HCA_CAP).
 pub const SEQ_OUT_LEN: usize = hca::QUERY_HCA_CAP_OUT_LEN;
+/// UAR pages in a function's BAR window (1 MiB of 4 KiB pages). Page 0 holds the
+/// initialization segment, so ALLOC_UAR must give an index in `1..UAR_PAGES`; anything
+/// else is refused as a malformed output (the doorbells would land outside the window or
+/// on the command registers).
+pub const UAR_PAGES: u32 = 256;
 /// Longest input of the sequences (INIT_HCA).
 const SEQ_IN_LEN: usize = 32;
 
@@ -220,7 +225,13 @@ impl Bringup {
                 Step::AllocUar
             }
             Step::AllocUar => {
-                self.res.uar = Some(res::parse_alloc_uar(out).map_err(&bad)?);
+                let uar = res::parse_alloc_uar(out).map_err(&bad)?;
+                if uar == 0 || uar >= UAR_PAGES {
+                    // The device handed out a UAR the driver cannot use: give it back.
+                    self.res.uar = Some(uar);
+                    return Err(bad(FormatError::BadParam));
+                }
+                self.res.uar = Some(uar);
                 Step::AllocPd
             }
             Step::AllocPd => {
