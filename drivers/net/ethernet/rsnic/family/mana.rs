@@ -83,8 +83,8 @@ const NDIS_HASH_L4: u16 = (1 << 1) | (1 << 2) | (1 << 4) | (1 << 5) | (1 << 7) |
 fn meta(c: &RxCompletion) -> RxMeta {
     RxMeta {
         len: c.len,
-        // IPv4 reports the header checksum too; a failure of any checked sum clears it.
-        csum_ok: c.l4_csum_ok && !c.csum_fail,
+        // As mana_rx_skb: the IP header and the L4 checksum verified.
+        csum_ok: c.csum_unnecessary(),
         hash: c.hash,
         hash_type: if c.hashtype & NDIS_HASH_L4 != 0 {
             2
@@ -145,7 +145,7 @@ impl Family for Mana {
         // MANA's names.
         ("stop_queue", |s| s.tx.stop_queue),
         ("wake_queue", |s| s.tx.wake_queue),
-        ("tx_cqe_err", |s| s.tx.tx_cqe_err),
+        ("tx_cq_err", |s| s.tx.tx_cqe_err),
         ("tx_cqe_unknown_type", |s| s.tx.tx_cqe_unknown_type),
         ("rx_coalesced_err", |s| s.rx.rx_coalesced_err),
         ("rx_cqe_unknown_type", |s| s.rx.rx_cqe_unknown_type),

@@ -73,6 +73,12 @@ impl<C: Coherent> Cq<C> {
     pub fn id(&self) -> u32 {
         self.id
     }
+    /// Sets the id and doorbell offset the device gave after creation (the HWC's CQ learns
+    /// them from the init events).
+    pub fn set_id(&mut self, id: u32, db_offset: u32) {
+        self.id = id & 0x00ff_ffff;
+        self.db_offset = db_offset;
+    }
     /// Number of entries.
     #[inline(always)]
     pub fn num(&self) -> u32 {
@@ -211,6 +217,28 @@ impl<C: Coherent> Eq<C> {
         self.head
     }
 
+    /// EQ id.
+    pub fn id(&self) -> u32 {
+        self.id
+    }
+
+    /// Number of entries.
+    pub fn num(&self) -> u32 {
+        self.num
+    }
+
+    /// The EQE memory.
+    pub fn buffer(&self) -> &C {
+        &self.buf
+    }
+
+    /// Sets the id (16 bits) and doorbell offset the device gave after creation (the
+    /// HWC's EQ learns them from its first init event, a MANA EQ from GDMA_CREATE_QUEUE).
+    pub fn set_id(&mut self, id: u32, db_offset: u32) {
+        self.id = id & 0xffff;
+        self.db_offset = db_offset;
+    }
+
     /// Rings the EQ doorbell with arm = 1 and `head mod (num << 3)`.
     pub fn arm<E: Mmio + Barriers>(&mut self, env: &E) {
         let tail = self.head & ((self.num << 3) - 1);
@@ -218,40 +246,75 @@ impl<C: Coherent> Eq<C> {
         self.stats.arms = self.stats.arms.wrapping_add(1);
     }
 
-    /// Handles one interrupt: up to [`EQ_EVENTS_PER_IRQ`] EQEs; `on_cq` gets the CQ id of
-    /// every completion event. Rings the EQ (arm = 1) if it read any; an empty first entry or
-    /// an overflow returns without ringing.
-    pub fn process<E: Mmio + Barriers>(&mut self, env: &E, mut on_cq: impl FnMut(u32)) -> EqPoll {
+    /// Reads the EQE at `head` if it is valid and consumes it (`Ok(None)`: empty; `Err`: the
+    /// owner bits say the device lapped the driver, nothing was consumed).
+    pub fn next_event<B: Barriers>(&mut self, bar: &B) -> Result<Option<Eqe>, Overflow> {
+        let off = (self.head & (self.num - 1)) as usize * EQE_SIZE;
+        let owner = (self.buf.read_u8(off + 15) >> 5) & 7;
+        match owner_check(owner, self.head, self.num) {
+            Owner::Empty => Ok(None),
+            Owner::Overflow => {
+                self.stats.overflows = self.stats.overflows.wrapping_add(1);
+                Err(Overflow)
+            }
+            Owner::Valid => {
+                bar.dma_rmb();
+                let mut b = [0u8; 16];
+                self.buf.read(off, &mut b);
+                self.head = self.head.wrapping_add(1);
+                Ok(Some(Eqe::decode(&b)))
+            }
+        }
+    }
+
+    /// Handles one interrupt (`mana_gd_process_eq_events`): up to [`EQ_EVENTS_PER_IRQ`]
+    /// EQEs, each given to `on_event`. An empty first entry returns without ringing; after
+    /// anything else (EQEs read, or an overflow, which ends the loop as upstream's `break`
+    /// does) the EQ is rung with arm = 1, so an EQ that overflowed keeps interrupting.
+    pub fn process_events<E: Mmio + Barriers>(
+        &mut self,
+        env: &E,
+        mut on_event: impl FnMut(&Eqe),
+    ) -> EqPoll {
         let mut r = EqPoll::default();
         while r.events < EQ_EVENTS_PER_IRQ {
-            let off = (self.head & (self.num - 1)) as usize * EQE_SIZE;
-            let owner = (self.buf.read_u8(off + 15) >> 5) & 7;
-            match owner_check(owner, self.head, self.num) {
-                Owner::Empty => break,
-                Owner::Overflow => {
-                    self.stats.overflows = self.stats.overflows.wrapping_add(1);
-                    r.overflow = true;
-                    return r;
+            match self.next_event(env) {
+                Ok(None) => {
+                    if r.events == 0 {
+                        return r;
+                    }
+                    break;
                 }
-                Owner::Valid => {}
+                Err(Overflow) => {
+                    r.overflow = true;
+                    break;
+                }
+                Ok(Some(e)) => {
+                    r.events += 1;
+                    if e.eqe_type == EQE_COMPLETION {
+                        r.completions += 1;
+                    }
+                    on_event(&e);
+                }
             }
-            env.dma_rmb();
-            let mut b = [0u8; 16];
-            self.buf.read(off, &mut b);
-            let e = Eqe::decode(&b);
-            self.head = self.head.wrapping_add(1);
-            r.events += 1;
+        }
+        self.arm(env);
+        r.rang = true;
+        r
+    }
+
+    /// Handles one interrupt: [`Eq::process_events`] where `on_cq` gets the CQ id of every
+    /// completion event; other events count in [`Eq::unknown`].
+    pub fn process<E: Mmio + Barriers>(&mut self, env: &E, mut on_cq: impl FnMut(u32)) -> EqPoll {
+        let mut unknown = 0u64;
+        let r = self.process_events(env, |e| {
             if e.eqe_type == EQE_COMPLETION {
-                r.completions += 1;
                 on_cq(e.details[0] & 0x00ff_ffff);
             } else {
-                self.unknown = self.unknown.wrapping_add(1);
+                unknown += 1;
             }
-        }
-        if r.events > 0 {
-            self.arm(env);
-            r.rang = true;
-        }
+        });
+        self.unknown = self.unknown.wrapping_add(unknown);
         r
     }
 }

@@ -73,6 +73,16 @@ pub struct RxCompletion {
     pub vlan: Option<u16>,
 }
 
+impl RxCompletion {
+    /// Whether the stack may skip checksum verification (`CHECKSUM_UNNECESSARY`), as
+    /// `mana_rx_skb` decides: the IP header checksum verified (`rx_iphdr_csum_succeed`) and
+    /// the TCP or UDP checksum verified, and (rsnic's stricter addition) no checked sum
+    /// failed.
+    pub fn csum_unnecessary(&self) -> bool {
+        self.ip_csum_ok && self.l4_csum_ok && !self.csum_fail
+    }
+}
+
 /// Why the RQ stopped consuming.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum RqError {

@@ -803,8 +803,12 @@ fn receive<M: BusMemory, I: InterruptSink>(
     if !truncated {
         let (l3_ok, l4_ok) = pkt::verify_checksums(wire, &h);
         let mut f = hashtype(&h) << 16;
-        if h.l3 == L3::Ipv4 {
-            f |= if l3_ok { 1 << 25 } else { 1 << 26 };
+        // rx_iphdr_csum_succeed/failed: the IPv4 header checksum; an IPv6 header has none
+        // and is reported good (the driver needs the bit for CHECKSUM_UNNECESSARY).
+        match h.l3 {
+            L3::Ipv4 => f |= if l3_ok { 1 << 25 } else { 1 << 26 },
+            L3::Ipv6 => f |= 1 << 25,
+            L3::None => {}
         }
         match h.l4 {
             L4::Tcp => f |= if l4_ok { 1 << 27 } else { 1 << 28 },

@@ -117,7 +117,7 @@
 //! SGEs, inline OOB 0 or 8 bytes, ≤ 256 bytes) is read, the packet scattered over its SGEs
 //! and an RX CQE written: RX_OKAY with `ppi[0].pkt_len`, `pkt_hash`, the NDIS hash type
 //! (bits: IPv4 0, TCP/IPv4 1, UDP/IPv4 2, IPv6 3, TCP/IPv6 4, UDP/IPv6 5 — the model's
-//! assignment), IP/TCP/UDP checksum ok/fail as verified, `rx_wqe_offset` = the WQE's byte
+//! assignment), IP/TCP/UDP checksum ok/fail as verified (an IPv6 header, which has no checksum, reports IP ok), `rx_wqe_offset` = the WQE's byte
 //! offset; or RX_TRUNCATED when the SGEs are too small (the WQE is consumed). A malformed RX
 //! WQE drops the packet, counts `rx_wqe_errors` and puts the RQ in error (no CQE: the device
 //! cannot trust the WQE's size).
