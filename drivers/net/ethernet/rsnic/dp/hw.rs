@@ -94,6 +94,13 @@ pub trait Mmio {
     fn write32(&self, offset: u32, value: u32);
     /// One 32-bit register read at `offset` from the start of BAR0 (`readl`).
     fn read32(&self, offset: u32) -> u32;
+
+    /// A 64-bit register read at `offset` (`readq`, e.g. MANA's `GDMA_REG_DB_PAGE_OFFSET`).
+    /// The default reads the low dword, then the high one; an implementation may do one
+    /// 64-bit access.
+    fn read64(&self, offset: u32) -> u64 {
+        u64::from(self.read32(offset)) | (u64::from(self.read32(offset.wrapping_add(4))) << 32)
+    }
 }
 
 /// Memory-ordering barriers between the driver, its DMA memory and the device.

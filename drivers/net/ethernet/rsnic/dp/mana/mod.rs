@@ -6,6 +6,11 @@
 //! doorbells batched by `xmit_more` ([`sq`]), and the RQ that re-posts without ringing and
 //! rings once per poll ([`rq`]). Facts: spec/hardware.md part D and E.3.
 //!
+//! The control path (6.12 `gdma_main.c`, `shm_channel.c`, `hw_channel.c`, `mana_en.c`): the
+//! GDMA and MANA request and response layouts ([`gdma_req`]), the shared memory channel that
+//! sets up the hardware channel ([`smc`]), the hardware channel itself ([`hwc`]) and the
+//! probe-time sequence as steps the kernel glue drives with sleeps ([`probe`]).
+//!
 //! The packet, DMA and TX-queue traits are mlx5's ([`crate::dp::mlx5::tx`]): they describe
 //! the kernel (skb, DMA API, netdev queue with BQL), not the hardware, so both families share
 //! them; receive buffers use [`crate::dp::mlx5::rq::RxBuffer`] and
@@ -13,7 +18,11 @@
 
 pub mod cq;
 pub mod fmt;
+pub mod gdma_req;
+pub mod hwc;
+pub mod probe;
 pub mod rq;
+pub mod smc;
 pub mod sq;
 pub mod stats;
 pub mod wq;
