@@ -26,6 +26,7 @@ struct Bus<'a, M, I> {
 const TX_OKAY: u8 = 32;
 const RX_OKAY: u8 = 1;
 const RX_TRUNCATED: u8 = 4;
+const RX_OBJECT_FENCE: u8 = 3;
 const CLIENT_COMPLETION: u32 = 1;
 const EQE_COMPLETION: u32 = 3;
 const MAX_SQE: u32 = 512;
@@ -42,7 +43,7 @@ fn le32(b: &[u8], off: usize) -> u32 {
 }
 
 #[inline]
-fn put32(b: &mut [u8], off: usize, v: u32) {
+pub(super) fn put32(b: &mut [u8], off: usize, v: u32) {
     if let Some(s) = b.get_mut(off..off.wrapping_add(4)) {
         s.copy_from_slice(&v.to_le_bytes());
     }
@@ -286,7 +287,7 @@ fn cq_event<M: BusMemory, I: InterruptSink>(
         return;
     };
     let cq_id = CQ_ID_BASE + (p * MAX_QUEUES + s) as u32;
-    let Some(r) = row(queues, p, usize::from(e)) else {
+    let Some(r) = queues.get_mut(usize::from(e)) else {
         return;
     };
     let eq = &mut r.eq;
@@ -312,6 +313,72 @@ fn cq_event<M: BusMemory, I: InterruptSink>(
         pt.counters.interrupts += 1;
         bus.irq.raise(eq.vector);
     }
+}
+
+/// Writes an EQE of type `ty` to the EQ in global row `g` (counted on port `p`) and raises
+/// its vector if it is armed (the control path's GDMA_EQE_TEST_EVENT).
+#[allow(clippy::too_many_arguments)]
+pub(super) fn eqe_to<M: BusMemory, I: InterruptSink>(
+    ports: &mut [Port],
+    queues: &mut [QueueSet],
+    p: usize,
+    g: usize,
+    details: [u32; 3],
+    ty: u32,
+    mem: &M,
+    irq: &mut I,
+) {
+    let (Some(pt), Some(r)) = (ports.get_mut(p), queues.get_mut(g)) else {
+        return;
+    };
+    let eq = &mut r.eq;
+    if !eq.used {
+        return;
+    }
+    let idx = eq.pi & (eq.num - 1);
+    let owner = ((eq.pi / eq.num).wrapping_add(1)) & 7;
+    let mut b = [0u8; 16];
+    put32(&mut b, 0, details[0]);
+    put32(&mut b, 4, details[1]);
+    put32(&mut b, 8, details[2]);
+    put32(&mut b, 12, (ty & 0xff) | (owner << 29));
+    let addr = eq.buf.wrapping_add(u64::from(idx) * 16);
+    pt.counters.pcie.dma_write(addr, 16);
+    if mem.dma_write(addr, &b).is_err() {
+        pt.counters.dma_faults += 1;
+        return;
+    }
+    eq.pi = eq.pi.wrapping_add(1);
+    pt.counters.eqes += 1;
+    if eq.armed {
+        eq.armed = false;
+        pt.counters.pcie.msix();
+        pt.counters.interrupts += 1;
+        irq.raise(eq.vector);
+    }
+}
+
+/// Writes an RX_OBJECT_FENCE CQE for RQ `rq_id` to CQ slot `c` of port `p` (MANA_FENCE_RQ).
+pub(super) fn rx_fence_cqe<M: BusMemory, I: InterruptSink>(
+    ports: &mut [Port],
+    queues: &mut [QueueSet],
+    p: usize,
+    c: usize,
+    rq_id: u32,
+    mem: &M,
+    irq: &mut I,
+) {
+    let mut d = [0u8; 60];
+    put32(
+        &mut d,
+        0,
+        u32::from(RX_OBJECT_FENCE) | (CLIENT_COMPLETION << 6),
+    );
+    let Some(pt) = ports.get_mut(p) else {
+        return;
+    };
+    let mut bus = Bus { mem, irq };
+    write_cqe(pt, queues, p, c, &d, rq_id, false, &mut bus);
 }
 
 #[allow(clippy::too_many_arguments)]

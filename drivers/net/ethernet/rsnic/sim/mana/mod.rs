@@ -45,7 +45,75 @@
 //! SQ/RQ `tail_ptr` more than the queue size ahead of the device's consumer offset, or not a
 //! multiple of 32, is counted in [`PortCounters::db_invalid`] and ignored.
 //!
-//! # Control path
+//! # Control path through the hardware channel ([`hwc`](self))
+//!
+//! The device side of 6.12's `shm_channel.c`, `hw_channel.c` and the GDMA/MANA requests
+//! (`gdma.h`, `mana.h`), with layouts read from the headers independently of `dp::mana`.
+//!
+//! **Registers.** 0x08/0x0C `GDMA_REG_DB_PAGE_OFFSET` (64-bit, read as two dwords), 0x10
+//! `GDMA_REG_DB_PAGE_SIZE`, 0x18/0x1C `GDMA_REG_SHM_OFFSET` = [`SMC_BASE`]: the SMC window of
+//! eight dwords. Writing its last dword hands it to the device (bit 31 reads set, "PF owns")
+//! until the next engine run executes the message and writes the response header
+//! (direction 1, status: 0 ok, 1 unsupported version/direction/`reset_vf`, 2 bad MSI-X
+//! index, 3 wrong state such as ESTABLISH twice). Writes while it is busy are ignored and
+//! counted. ESTABLISH_HWC takes the EQ, CQ, RQ and SQ page frames (48 + 4 bits each) and the
+//! EQ's MSI-X index; the HWC queues are 4 KiB each; the EQ and CQ start armed (the driver
+//! cannot ring them before it knows their ids). The device then writes INIT_EQ_ID_DB (EQ id
+//! [`HWC_EQ_ID`], doorbell page [`HWC_DB_ID`]), INIT_DATA for the CQ, RQ and SQ ids, queue
+//! depth, max request/response ([`HWC_MAX_MSG`]), [`MAX_NUM_CQS`], pdid and gpa_mkey, and
+//! INIT_DONE. DESTROY_HWC takes the HWC down.
+//!
+//! **HWC.** An SQ doorbell on page [`HWC_DB_ID`] makes the next run execute the posted WQEs:
+//! each must be 2 BUs with one SGE, a 24-byte `hwc_tx_oob` naming the HWC SQ and CQ, the
+//! HWC memory key and at most 4 KiB; a malformed one stops the HWC SQ with an error CQE
+//! (`vendor_err` 1). The request is read from host memory (page lists and indirection
+//! tables entry by entry), executed, the SQ completed (`is_sq` = 1) and the response written
+//! into the buffer of the next posted HWC RQ WQE, completed with `hwc_rx_oob`
+//! (`wqe_offset`, `tx_oob_data_size` = the response length). With no RQ WQE posted the
+//! response is dropped and counted ([`HwcCounters::no_rx_wqe`]). CQ → EQE → MSI-X follow
+//! the arming rules of the data path.
+//!
+//! **Requests** (codes of `enum gdma_request_type` and `enum mana_command_code`):
+//! VERIFY_VF_DRIVER_VERSION, QUERY_MAX_RESOURCES, LIST_DEVICES (HWC and MANA
+//! [`MANA_DEV_ID`], with a hole between them), REGISTER_DEVICE (pdid [`MANA_PDID`],
+//! gpa_mkey [`MANA_MKEY`], db_id [`MANA_DB_ID`]), DEREGISTER_DEVICE, GENERATE_TEST_EQE,
+//! CREATE_QUEUE and DISABLE_QUEUE for EQs (an EQ lives in the rows of the first port with a
+//! free slot and serves CQs of every port), CREATE_DMA_REGION / DMA_REGION_ADD_PAGES /
+//! DESTROY_DMA_REGION (4 KiB pages that must be contiguous: the model keeps one base
+//! address; a queue created over a region owns it until the queue is destroyed),
+//! MANA_QUERY_DEV_CONFIG (v1 or v2 response), MANA_QUERY_VPORT_CONFIG (vport p = port p,
+//! MAC [`vport_mac`], handle [`VPORT_HANDLE_BASE`] + p), MANA_CONFIG_VPORT_TX,
+//! MANA_CREATE_WQ_OBJ / MANA_DESTROY_WQ_OBJ (the SQ or RQ and its CQ over two regions),
+//! MANA_CONFIG_VPORT_RX (version 2: RX on/off, RSS on/off, default RQ, hash key — kept, the
+//! model hashes with its fixed key —, indirection table of at most [`MAX_RSS`] RQ objects),
+//! MANA_FENCE_RQ (an RX_OBJECT_FENCE CQE on the RQ's CQ) and MANA_QUERY_GF_STAT (the sums
+//! over all ports of the counters the model keeps; `reported_stats` says which).
+//!
+//! After REGISTER_DEVICE every queue's doorbells must use page [`MANA_DB_ID`] (before it,
+//! port p's queues use page p, as the Rust API's users do).
+//!
+//! **Statuses** (`gdma_resp_hdr.status`; NTSTATUS values, the convention
+//! `GDMA_STATUS_MORE_ENTRIES` = 0x105 comes from; the hardware's own codes are not public).
+//! A failure response is only the 32-byte header (`msg_size` 32), with `hwc_msg_id`,
+//! `dev_id` and `activity_id` echoed:
+//!
+//! | status | when |
+//! |---|---|
+//! | [`STATUS_INVALID_PARAMETER`] 0xC000000D | a request shorter than its header, `hdr_type` ≠ 0, `req.msg_size` ≠ the bytes sent, request and response codes differ, a length that does not match the struct (or its list), a field out of range (sizes, alignment, pdid, doorbell page, TRI_STATE values, MSI-X index) |
+//! | [`STATUS_INVALID_DEVICE_REQUEST`] 0xC0000010 | an unknown code |
+//! | [`STATUS_REVISION_MISMATCH`] 0xC0000059 | a request version other than 1 (2 for CONFIG_VPORT_RX), protocol or MANA major version not supported |
+//! | [`STATUS_NO_SUCH_DEVICE`] 0xC000000E | a `dev_id` that is not the one the request needs (zero/HWC for function-level requests, [`MANA_DEV_ID`] for device and MANA ones) |
+//! | [`STATUS_INVALID_DEVICE_STATE`] 0xC0000184 | a MANA request before REGISTER_DEVICE, an SQ object before CONFIG_VPORT_TX |
+//! | [`STATUS_INVALID_HANDLE`] 0xC0000008 | an unknown region, vport, WQ object or queue id (also one of another vport) |
+//! | [`STATUS_OBJECT_NAME_COLLISION`] 0xC0000035 | REGISTER_DEVICE twice |
+//! | [`STATUS_DEVICE_BUSY`] 0x80000011 | destroying a region a queue owns, an EQ with CQs, an RQ in an enabled steering table; DEREGISTER_DEVICE with regions alive; a region used twice |
+//! | [`STATUS_INSUFFICIENT_RESOURCES`] 0xC000009A | no free queue slot or region entry |
+//! | [`STATUS_NOT_SUPPORTED`] 0xC00000BB | CREATE/DISABLE_QUEUE of a type other than EQ, a page type other than 4K or an offset in page, non-contiguous region pages, CQ moderation, CQE coalescing, more than [`MAX_RSS`] indirection entries |
+//! | [`STATUS_BUFFER_TOO_SMALL`] 0xC0000023 | `req.resp.msg_size` smaller than the response |
+//!
+//! [`Device::hwc_fail`] makes a chosen code fail with a chosen status (fault injection).
+//!
+//! # Control path (Rust API)
 //!
 //! [`Device::create_eq`], [`Device::create_cq`], [`Device::create_sq`], [`Device::create_rq`]
 //! (queue memory: a power of two ≥ 4 KiB for SQ/RQ; `num` entries for CQ/EQ), their
@@ -138,6 +206,17 @@
 //! [`crate::sim::pcie::inbound_floor`] over the host bytes of every sent packet.
 
 mod engine;
+mod hwc;
+
+pub use hwc::vport_mac;
+pub use hwc::{HwcCounters, Region, Steer};
+pub use hwc::{HWC_CQ_ID, HWC_DB_ID, HWC_DEV_ID, HWC_EQ_ID, HWC_MAX_MSG, HWC_MKEY, HWC_PDID};
+pub use hwc::{HWC_QUEUE_DEPTH, HWC_RQ_ID, HWC_SQ_ID, MANA_DB_ID, MANA_DEV_ID, MANA_MKEY};
+pub use hwc::{MANA_PDID, MAX_MSIX, MAX_NUM_CQS, REGIONS_PER_ROW, SMC_BASE, VPORT_HANDLE_BASE};
+pub use hwc::{STATUS_BUFFER_TOO_SMALL, STATUS_DEVICE_BUSY, STATUS_INSUFFICIENT_RESOURCES};
+pub use hwc::{STATUS_INVALID_DEVICE_REQUEST, STATUS_INVALID_DEVICE_STATE, STATUS_INVALID_HANDLE};
+pub use hwc::{STATUS_INVALID_PARAMETER, STATUS_NOT_SUPPORTED, STATUS_NO_SUCH_DEVICE};
+pub use hwc::{STATUS_OBJECT_NAME_COLLISION, STATUS_REVISION_MISMATCH, STATUS_SUCCESS};
 
 use crate::dp::hw::{BusMemory, DmaAddr, InterruptSink};
 use crate::sim::pcie::PcieCounters;
@@ -158,6 +237,11 @@ pub const DB_PAGE_SIZE: u32 = 0x1000;
 pub const REG_DB_PAGE_BASE: u32 = 0x08;
 /// Register: doorbell page size.
 pub const REG_DB_PAGE_SIZE: u32 = 0x10;
+/// Register: BAR0 offset of the SMC window, low 32 bits (`GDMA_REG_SHM_OFFSET`; 0x1C reads
+/// the high half, 0).
+pub const REG_SHM_OFFSET: u32 = 0x18;
+/// Doorbell pages in BAR0 (page p at `DB_PAGE_BASE + p * DB_PAGE_SIZE`).
+pub const DB_PAGES: u32 = MAX_PORTS as u32;
 /// SQ doorbell offset in a page.
 pub const DB_SQ: u32 = 0x000;
 /// RQ doorbell offset in a page.
@@ -387,7 +471,9 @@ struct CqCtx {
     used: bool,
     buf: DmaAddr,
     num: u32,
-    eq: Option<u8>,
+    /// The EQ it reports to: its global row index (`port * MAX_QUEUES + slot`; an EQ created
+    /// through the HWC may live in another port's rows).
+    eq: Option<u16>,
     /// CQEs written (0-based producer index).
     pi: u32,
     armed: bool,
@@ -419,7 +505,8 @@ struct EqCtx {
     pi: u32,
     armed: bool,
     arm_tail: u32,
-    users: u8,
+    /// CQs reporting to it (of any port).
+    users: u16,
 }
 
 impl EqCtx {
@@ -443,6 +530,8 @@ pub struct QueueSet {
     rq: WqCtx,
     cq: CqCtx,
     eq: EqCtx,
+    /// A share of the device's DMA region table (GDMA_CREATE_DMA_REGION).
+    regions: [Region; REGIONS_PER_ROW],
 }
 
 impl QueueSet {
@@ -452,6 +541,7 @@ impl QueueSet {
         rq: WqCtx::EMPTY,
         cq: CqCtx::EMPTY,
         eq: EqCtx::EMPTY,
+        regions: [Region::EMPTY; REGIONS_PER_ROW],
     };
 }
 
@@ -483,6 +573,10 @@ pub struct Port {
     /// EQs with an arm to evaluate.
     eq_arm: u32,
     counters: PortCounters,
+    /// MANA_CONFIG_VPORT_TX configured the vport.
+    vport_tx: bool,
+    /// RX steering as MANA_CONFIG_VPORT_RX set it.
+    steer: Steer,
 }
 
 impl Default for Port {
@@ -507,6 +601,8 @@ impl Port {
             cq_arm: 0,
             eq_arm: 0,
             counters: PortCounters::default(),
+            vport_tx: false,
+            steer: Steer::EMPTY,
         }
     }
 }
@@ -520,6 +616,7 @@ pub struct Device<P, Q, B> {
     scratch: B,
     bad_mmio: u64,
     rr: Cursor,
+    hwc: hwc::HwcDev,
 }
 
 /// The engine's round-robin position, kept across runs so that budgeted runs serve the SQs
@@ -589,6 +686,7 @@ where
             scratch,
             bad_mmio: 0,
             rr: Cursor::default(),
+            hwc: hwc::HwcDev::new(),
         })
     }
 
@@ -666,15 +764,37 @@ where
         }
         let eq = match eq {
             Some(id) => match self.loc(id, Kind::Eq)? {
-                (p, s) if p == port => Some(s),
+                (p, _) if p == port => Some(id),
                 _ => return Err(CmdError::NoSuchQueue),
             },
             None => None,
         };
+        self.create_cq_on(port, buf, num, eq)
+    }
+
+    /// Creates a CQ reporting to EQ `eq` of any port (the HWC path: MANA EQs are shared by
+    /// the vports).
+    fn create_cq_on(
+        &mut self,
+        port: usize,
+        buf: DmaAddr,
+        num: u32,
+        eq: Option<u32>,
+    ) -> Result<u32, CmdError> {
+        if !num.is_power_of_two() || !(2..=1 << 24).contains(&num) || buf % 64 != 0 {
+            return Err(CmdError::BadParam);
+        }
+        let eq = match eq {
+            Some(id) => {
+                let (p, s) = self.loc(id, Kind::Eq)?;
+                Some(p * MAX_QUEUES + s)
+            }
+            None => None,
+        };
         let s = self.alloc(port, Kind::Cq)?;
-        if let Some(e) = eq {
-            if let Some(r) = self.row_mut(port, e) {
-                r.eq.users += 1;
+        if let Some(g) = eq {
+            if let Some(r) = self.queues.get_mut(g) {
+                r.eq.users = r.eq.users.saturating_add(1);
             }
         }
         let r = self.row_mut(port, s).ok_or(CmdError::NoSuchQueue)?;
@@ -682,7 +802,7 @@ where
             used: true,
             buf,
             num,
-            eq: eq.map(|e| e as u8),
+            eq: eq.map(|g| g as u16),
             ..CqCtx::EMPTY
         };
         Ok(make_id(Kind::Cq, port, s))
@@ -800,7 +920,7 @@ where
         if let Some(r) = self.row_mut(p, s) {
             r.cq = CqCtx::EMPTY;
         }
-        if let Some(e) = eq.and_then(|e| self.row_mut(p, usize::from(e))) {
+        if let Some(e) = eq.and_then(|g| self.queues.get_mut(usize::from(g))) {
             e.eq.users = e.eq.users.saturating_sub(1);
         }
         if let Some(pt) = self.ports.get_mut(p) {
@@ -935,9 +1055,16 @@ where
             self.bad_mmio = self.bad_mmio.wrapping_add(1);
             return;
         };
-        let port = (rel / DB_PAGE_SIZE) as usize;
+        let page = rel / DB_PAGE_SIZE;
         let reg = rel % DB_PAGE_SIZE;
         let v = u64::from_le_bytes(bytes);
+        if page >= DB_PAGES {
+            self.bad_mmio = self.bad_mmio.wrapping_add(1);
+            return;
+        }
+        if self.hwc_doorbell(page, reg, v) {
+            return;
+        }
         let lo = v as u32;
         let hi = (v >> 32) as u32;
         let kind = match reg {
@@ -950,17 +1077,36 @@ where
                 return;
             }
         };
-        if port >= self.ports.len() {
-            self.bad_mmio = self.bad_mmio.wrapping_add(1);
-            return;
-        }
         let id = if kind == Kind::Eq {
             lo & 0xffff
         } else {
             lo & 0x00ff_ffff
         };
+        // A queue's doorbells go to its port's page (page p for port p), or after
+        // GDMA_REGISTER_DEVICE to the registered page for every port. Counted on the queue's
+        // port when the page is right, else on the page's port.
+        let registered = self.hwc.registered();
+        let page_ok = |p: usize| {
+            if registered {
+                page == MANA_DB_ID
+            } else {
+                page as usize == p
+            }
+        };
+        let port = match split_id(id, kind) {
+            Some((p, _)) if p < self.ports.len() && page_ok(p) => p,
+            _ => page as usize,
+        };
+        if port >= self.ports.len() {
+            self.bad_mmio = self.bad_mmio.wrapping_add(1);
+            return;
+        }
         let slot = match split_id(id, kind) {
-            Some((p, s)) if p == port && self.row(p, s).is_some_and(|r| used(r, kind)) => Some(s),
+            Some((p, s))
+                if p == port && page_ok(p) && self.row(p, s).is_some_and(|r| used(r, kind)) =>
+            {
+                Some(s)
+            }
             _ => None,
         };
         let Some(pt) = self.ports.get_mut(port) else {
@@ -1039,19 +1185,26 @@ where
         }
     }
 
-    /// A 32-bit register write: no writable 32-bit register exists (counted as bad).
-    pub fn mmio_write32(&mut self, _offset: u32, _value: u32) {
+    /// A 32-bit register write: the SMC window's dwords; anything else counts as bad.
+    pub fn mmio_write32(&mut self, offset: u32, value: u32) {
         self.resume();
-        self.bad_mmio = self.bad_mmio.wrapping_add(1);
+        if !self.smc_write(offset, value) {
+            self.bad_mmio = self.bad_mmio.wrapping_add(1);
+        }
     }
 
     /// A 32-bit register read: the doorbell page base (0x08 low, 0x0C high) and size (0x10);
     /// anything else reads all ones and counts as bad.
     pub fn mmio_read32(&mut self, offset: u32) -> u32 {
+        if let Some(v) = self.smc_read(offset) {
+            return v;
+        }
         match offset {
             REG_DB_PAGE_BASE => DB_PAGE_BASE,
             0x0C => 0,
             REG_DB_PAGE_SIZE => DB_PAGE_SIZE,
+            REG_SHM_OFFSET => SMC_BASE,
+            0x1C => 0,
             _ => {
                 self.bad_mmio = self.bad_mmio.wrapping_add(1);
                 u32::MAX
@@ -1086,6 +1239,7 @@ where
         if self.scratch.len() < MIN_SCRATCH {
             return (0, false);
         }
+        self.hwc_run(mem, irq);
         let (frame, gather) = self.scratch.split_at_mut(MAX_FRAME);
         let mut io = engine::Io {
             mem,
