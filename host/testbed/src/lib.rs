@@ -7,6 +7,7 @@
 pub mod bus;
 pub mod fixtures;
 pub mod glue;
+pub mod mana_hwc;
 pub mod mana_pair;
 pub mod mem;
 pub mod pair;

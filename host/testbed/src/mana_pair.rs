@@ -25,13 +25,14 @@ use std::rc::Rc;
 
 use rsnic_core::dp::hw::Coherent;
 use rsnic_core::dp::mana::cq::{Cq, Eq};
+use rsnic_core::dp::mana::gdma_req::{self as req, RxSteer};
 use rsnic_core::dp::mana::rq::{Rq, RqParams, RxCompletion, RxPoll};
 use rsnic_core::dp::mana::sq::{Sq, SqParams, TxPending, TxPoll};
 use rsnic_core::dp::mana::stats::{RxStats, TxStats};
 use rsnic_core::dp::mlx5::tx::{DmaEntry, TxQueue, TxRejectReason};
 use rsnic_core::sim::mana::{
-    doorbell_offset, Device, Port, PortCounters, QueueSet, DB_CQ, DB_EQ, DB_RQ, DB_SQ, MAX_QUEUES,
-    SCRATCH_LEN,
+    doorbell_offset, Device, Port, PortCounters, QueueSet, DB_CQ, DB_EQ, DB_RQ, DB_SQ, MANA_DB_ID,
+    MAX_QUEUES, SCRATCH_LEN,
 };
 
 use crate::bus::IrqLog;
@@ -39,6 +40,7 @@ use crate::glue::{Balance, Bar0, Doorbell, Env, TxBook};
 pub use crate::glue::{
     EnvCounts as ManaCounts, RxBuf, TxFrame as Frame, TxPkt as ManaPkt, BUF_SIZE, RX_PORT, TX_PORT,
 };
+use crate::mana_hwc::HwcHost;
 use crate::mem::{HostBuf, HostMemory};
 
 /// The MANA device model with host storage.
@@ -57,7 +59,7 @@ pub const MKEY: u32 = 0x77;
 
 /// BAR0 of the pair's MANA device behind [`ManaEnv`]: the SQ doorbell of [`TX_PORT`], the
 /// RQ doorbell of [`RX_PORT`] and both ports' CQ doorbells are counted.
-pub struct ManaBar(Rc<RefCell<HostMana>>);
+pub struct ManaBar(pub Rc<RefCell<HostMana>>);
 
 impl Bar0 for ManaBar {
     fn write64(&self, offset: u32, bytes: [u8; 8]) {
@@ -71,7 +73,11 @@ impl Bar0 for ManaBar {
     }
     #[inline]
     fn doorbell(offset: u32) -> Option<Doorbell> {
-        if offset == doorbell_offset(TX_PORT, DB_SQ) {
+        // The second SQ offset is the registered doorbell page of a device set up through
+        // the HWC (page MANA_DB_ID = RX_PORT, where the legacy layout has no SQ).
+        if offset == doorbell_offset(TX_PORT, DB_SQ)
+            || offset == doorbell_offset(MANA_DB_ID as usize, DB_SQ)
+        {
             Some(Doorbell::Sq)
         } else if offset == doorbell_offset(RX_PORT, DB_RQ) {
             Some(Doorbell::Rq)
@@ -399,5 +405,124 @@ impl ManaPair {
         );
         b.floor(t.pcie.in_bytes, t.tx_floor_in_bytes);
         b.finish()
+    }
+}
+
+/// What a pair set up through the HWC created, for its teardown.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct HwcObjects {
+    /// The TX port's SQ object.
+    pub sq: req::WqObj,
+    /// The RX port's RQ object.
+    pub rq: req::WqObj,
+    /// CONFIG_VPORT_TX's answer for the TX port.
+    pub vport_tx: req::VportTx,
+}
+
+/// The RSS key a pair set up through the HWC configures.
+pub const HWC_PAIR_KEY: [u8; 40] = [0x6d; 40];
+
+impl ManaPair {
+    /// The pair built as the driver does it through the hardware: the probe over the SMC and
+    /// the HWC (two MANA EQs), CONFIG_VPORT_TX on both vports, the SQ and RQ as WQ objects
+    /// over DMA regions, RX steering with MANA_CONFIG_VPORT_RX (64 entries, all the RQ), and
+    /// every doorbell on the page GDMA_REGISTER_DEVICE returned. The control side is
+    /// returned for teardown.
+    pub fn new_hwc(cfg: ManaConfig) -> (Self, HwcHost, HwcObjects) {
+        let mut h = HwcHost::new(new_mana(2));
+        let mut eqs = h.alloc_eqs(2);
+        h.probe(&mut eqs, 4096).expect("probe");
+        let rx_eq = eqs.pop().expect("EQ");
+        let tx_eq = eqs.pop().expect("EQ");
+        let vport_tx = h.config_vport_tx(TX_PORT).expect("vport TX");
+        h.config_vport_tx(RX_PORT).expect("vport RX port TX");
+        let mem = h.mem.clone();
+        let tcq_n = cfg.sq_size / 32;
+        let tcq_buf = mem.alloc(tcq_n as usize * 64);
+        let sq_ring = mem.alloc(cfg.sq_size as usize);
+        let so = h
+            .create_wq_obj(TX_PORT, req::GDMA_SQ, &sq_ring, &tcq_buf, tx_eq.id())
+            .expect("SQ object");
+        let rcq_n = (cfg.rq_wqes + 1).next_power_of_two();
+        let rcq_buf = mem.alloc(rcq_n as usize * 64);
+        let rq_size = cfg.rq_wqes * 32;
+        let rq_ring = mem.alloc(rq_size as usize);
+        let ro = h
+            .create_wq_obj(RX_PORT, req::GDMA_RQ, &rq_ring, &rcq_buf, rx_eq.id())
+            .expect("RQ object");
+        let tab = vec![ro.handle; 64];
+        let vport = h.info.vports[RX_PORT].vport;
+        h.simple(req::MANA_CONFIG_VPORT_RX, |b, who| {
+            req::config_vport_rx(
+                b,
+                who,
+                &RxSteer {
+                    vport,
+                    rx_enable: req::TRI_STATE_TRUE,
+                    rss_enable: req::TRI_STATE_TRUE,
+                    update_default_rxobj: true,
+                    update_hashkey: true,
+                    update_indir_tab: true,
+                    default_rxobj: ro.handle,
+                    hashkey: &HWC_PAIR_KEY,
+                    indir_tab: &tab,
+                },
+            )
+        })
+        .expect("RX steering");
+        let page = h.info.db_page;
+        let mkey = h.info.reg.gpa_mkey;
+        let mut env = ManaEnv::new(&mem, ManaBar(h.dev.clone()), cfg.track_dma);
+        let n = (cfg.sq_size / 32) as usize;
+        let sq = Sq::new(
+            SqParams {
+                queue_size: cfg.sq_size,
+                sq_id: so.wq_id,
+                cq_id: so.cq_id,
+                mkey,
+                db_offset: page + DB_SQ,
+                vp_offset: vport_tx.tx_vport_offset,
+            },
+            sq_ring,
+            Cq::new(tcq_buf, so.cq_id, tcq_n, page + DB_CQ).expect("TX CQ"),
+            (0..n).map(|_| TxPending::default()).collect(),
+            vec![DmaEntry::default(); 2 * n],
+        )
+        .expect("SQ");
+        let mut rq = Rq::new(
+            RqParams {
+                queue_size: rq_size,
+                rq_id: ro.wq_id,
+                mkey,
+                buf_size: BUF_SIZE as u32,
+                db_offset: page + DB_RQ,
+                ring_per_packet: cfg.ring_per_packet,
+            },
+            rq_ring,
+            Cq::new(rcq_buf, ro.cq_id, rcq_n, page + DB_CQ).expect("RX CQ"),
+            (0..cfg.rq_wqes).map(|_| None).collect(),
+        )
+        .expect("RQ");
+        rq.fill(&mut env);
+        let pair = Self {
+            tx: TxBook::new(&mem),
+            mem,
+            dev: h.dev.clone(),
+            irqs: IrqLog::default(),
+            env,
+            sq,
+            rq,
+            tx_eq,
+            rx_eq,
+            ids: [so.wq_id, so.cq_id, ro.wq_id, ro.cq_id],
+            cfg,
+            rx_delivered: 0,
+        };
+        let objs = HwcObjects {
+            sq: so,
+            rq: ro,
+            vport_tx,
+        };
+        (pair, h, objs)
     }
 }

@@ -1,0 +1,586 @@
+//! The MANA control path end to end: probe over the SMC and the HWC, vports and queues as
+//! WQ objects, traffic, teardown; every effect on the device goes through BAR0 registers,
+//! DMA memory and interrupts.
+
+use rsnic_core::dp::mana::gdma_req::{self as req, Caller, MsgError};
+use rsnic_core::dp::mana::hwc::HwcError;
+use rsnic_core::dp::mana::probe::{ProbeErrorKind, Stage};
+use rsnic_core::sim::mana::{
+    self as sim, HWC_EQ_ID, MANA_DB_ID, MANA_DEV_ID, MANA_MKEY, MANA_PDID,
+};
+use rsnic_testbed::mana_hwc::{CallError, HwcHost};
+use rsnic_testbed::mana_pair::{new_mana, Frame, ManaConfig, ManaPair, HWC_PAIR_KEY, RX_PORT};
+
+fn probed() -> (
+    HwcHost,
+    Vec<rsnic_core::dp::mana::cq::Eq<rsnic_testbed::mem::HostBuf>>,
+) {
+    let mut h = HwcHost::new(new_mana(2));
+    let mut eqs = h.alloc_eqs(2);
+    h.probe(&mut eqs, 4096).expect("probe");
+    (h, eqs)
+}
+
+#[test]
+fn probe_learns_everything_through_the_hwc() {
+    let (h, eqs) = probed();
+    let i = &h.info;
+    assert_eq!(i.mana.as_u32(), MANA_DEV_ID);
+    assert_eq!(i.reg.pdid, MANA_PDID);
+    assert_eq!(i.reg.gpa_mkey, MANA_MKEY);
+    assert_eq!(i.reg.db_id, MANA_DB_ID);
+    // The doorbell page: GDMA_REG_DB_PAGE_OFFSET + db_id × GDMA_REG_DB_PAGE_SIZE.
+    assert_eq!(
+        i.db_page,
+        sim::DB_PAGE_BASE + MANA_DB_ID * sim::DB_PAGE_SIZE
+    );
+    assert_eq!(i.num_vports, 2);
+    assert_eq!(i.dev.max_num_vports, 2);
+    assert_eq!(i.dev.adapter_mtu as usize, sim::MAX_FRAME);
+    assert_eq!(i.max.max_msix, sim::MAX_MSIX);
+    assert_eq!(i.max_num_queues, 2);
+    for (p, v) in i.vports[..2].iter().enumerate() {
+        assert_eq!(v.mac, sim::vport_mac(p));
+        assert_eq!(v.vport, sim::VPORT_HANDLE_BASE + p as u64);
+        assert_eq!(v.indir_table_size, sim::MAX_RSS as u32);
+    }
+    // Both EQs got ids; the HWC is up and saw every request succeed.
+    assert!(eqs.iter().all(|e| e.id() >= sim::EQ_ID_BASE));
+    assert_ne!(eqs[0].id(), eqs[1].id());
+    let d = h.dev.borrow();
+    assert!(d.hwc_up());
+    let c = d.hwc_counters();
+    assert_eq!(c.failed, 0);
+    assert_eq!(c.bad_wqes, 0);
+    assert_eq!(c.no_rx_wqe, 0);
+    assert_eq!(d.bad_mmio(), 0);
+    // 2 HWC test + verify + max res + list + register + 2 × (region, create, test) + dev
+    // config + 2 vports.
+    assert_eq!(c.requests, 1 + 3 + 1 + 2 * 3 + 1 + 2);
+    assert_eq!(h.hwc.stats.bad_completions, 0);
+    // The MANA EQs use vectors 1 and 2, the HWC 0.
+    assert!(h.irqs.raised.contains(&0) && h.irqs.raised.contains(&1));
+    assert!(h.irqs.raised.contains(&2));
+}
+
+#[test]
+fn probe_with_small_requests_uses_add_pages() {
+    let mut h = HwcHost::new(new_mana(1));
+    let mut eqs = h.alloc_eqs(1);
+    // 88 bytes: 64 + 8 × 3, three pages in CREATE_DMA_REGION, then ADD_PAGES requests of
+    // 56 + 8 × 4: the 8 pages of an EQ go as 3 + 4 + 1.
+    h.probe(&mut eqs, 88).expect("probe");
+    assert_eq!(h.info.num_vports, 1);
+    // 1 HWC test, 4 GDMA, region + 2 ADD_PAGES, create, test, config, vport.
+    assert_eq!(
+        h.dev.borrow().hwc_counters().requests,
+        1 + 4 + 3 + 2 + 1 + 1
+    );
+}
+
+#[test]
+fn pair_through_hwc_carries_traffic_and_tears_down() {
+    let (mut p, mut h, o) = ManaPair::new_hwc(ManaConfig::default());
+    let frames: Vec<Frame> = (0..100)
+        .map(|i| Frame::linear(vec![(i % 251) as u8; 60 + i]))
+        .collect();
+    assert_eq!(p.send_burst(&frames), 100);
+    let rx = p.settle(64);
+    assert_eq!(rx.len(), 100);
+    p.check_counters().unwrap();
+    // Every data doorbell went to the registered page, none was refused.
+    let t = p.dev(0);
+    let x = p.dev(RX_PORT);
+    assert_eq!(t.bad_doorbells + x.bad_doorbells, 0);
+    assert!(t.sq_doorbells > 0 && x.rq_doorbells > 0);
+    assert_eq!(h.dev.borrow().vport_hashkey(RX_PORT), Some(HWC_PAIR_KEY));
+
+    // The counters come back through MANA_QUERY_GF_STAT (function-wide sums).
+    let who = h.mana();
+    let r = h
+        .request(|b| req::query_gf_stat(b, who, req::GF_STAT_ALL))
+        .unwrap();
+    let g = req::parse_query_gf_stat(&r, who).unwrap();
+    assert_eq!(
+        g.hc_tx_ucast_pkts + g.hc_tx_bcast_pkts + g.hc_tx_mcast_pkts,
+        100
+    );
+    assert_eq!(
+        g.hc_rx_ucast_pkts + g.hc_rx_bcast_pkts + g.hc_rx_mcast_pkts,
+        100
+    );
+    assert_eq!(g.hc_rx_bytes, x.hc_rx_bytes);
+    assert_eq!(g.hc_tx_bytes, t.hc_tx_bytes);
+    assert_eq!(g.rx_discards_no_wqe, 0);
+    assert_ne!(g.reported & 1, 0);
+    assert_eq!(
+        g.reported & (1 << 4),
+        0,
+        "ucast bytes are not kept by the model"
+    );
+
+    // Teardown as mana_dealloc_queues: RX off, fence, destroy RQ and SQ objects.
+    let vport = h.info.vports[RX_PORT].vport;
+    let key = [0u8; 40];
+    let tab = [0u64; 64];
+    h.simple(req::MANA_CONFIG_VPORT_RX, |b, who| {
+        req::config_vport_rx(
+            b,
+            who,
+            &req::RxSteer {
+                vport,
+                rx_enable: req::TRI_STATE_FALSE,
+                rss_enable: req::TRI_STATE_UNKNOWN,
+                update_default_rxobj: false,
+                update_hashkey: false,
+                update_indir_tab: false,
+                default_rxobj: 0,
+                hashkey: &key,
+                indir_tab: &tab,
+            },
+        )
+    })
+    .unwrap();
+    // With RX off, frames are dropped by the device, not delivered.
+    assert_eq!(p.send_burst(&frames[..3]), 3);
+    assert!(p.settle(64).is_empty());
+    assert_eq!(p.dev(RX_PORT).rx_no_rq_drops, 3);
+    // The fence CQE arrives on the RQ's CQ.
+    h.simple(req::MANA_FENCE_RQ, |b, who| {
+        req::fence_rq(b, who, o.rq.handle)
+    })
+    .unwrap();
+    let (_, poll) = p.poll_rx_full(64);
+    assert_eq!((poll.work, poll.delivered), (1, 0));
+    h.simple(req::MANA_DESTROY_WQ_OBJ, |b, who| {
+        req::destroy_wq_obj(b, who, req::GDMA_RQ, o.rq.handle)
+    })
+    .unwrap();
+    h.simple(req::MANA_DESTROY_WQ_OBJ, |b, who| {
+        req::destroy_wq_obj(b, who, req::GDMA_SQ, o.sq.handle)
+    })
+    .unwrap();
+    // Twice: the object is gone.
+    let e = h.simple(req::MANA_DESTROY_WQ_OBJ, |b, who| {
+        req::destroy_wq_obj(b, who, req::GDMA_SQ, o.sq.handle)
+    });
+    assert_eq!(
+        e,
+        Err(CallError::Hwc(HwcError::Status(sim::STATUS_INVALID_HANDLE)))
+    );
+    // The EQs: DISABLE_QUEUE, then deregister and tear the HWC down over the SMC.
+    for id in [p.tx_eq.id(), p.rx_eq.id()] {
+        let dev = h.info.mana;
+        let r = h
+            .request(|b| req::disable_queue(b, dev, req::GDMA_EQ, id))
+            .unwrap();
+        req::parse_general(&r, req::GDMA_DISABLE_QUEUE, None).unwrap();
+    }
+    let dev = h.info.mana;
+    let r = h
+        .request(|b| {
+            req::general(
+                b,
+                req::GDMA_DEREGISTER_DEVICE,
+                req::RESP_HDR_SIZE,
+                Caller {
+                    dev_id: dev,
+                    activity_id: 0,
+                },
+            )
+        })
+        .unwrap();
+    req::parse_general(&r, req::GDMA_DEREGISTER_DEVICE, None).unwrap();
+    let base = h.hwc.regs().smc_base().unwrap();
+    rsnic_core::dp::mana::smc::write_destroy(&h.env, base);
+    h.run();
+    assert!(rsnic_core::dp::mana::smc::poll_idle(&h.env, base));
+    rsnic_core::dp::mana::smc::read_response(
+        &h.env,
+        base,
+        rsnic_core::dp::mana::smc::SMC_MSG_DESTROY_HWC,
+    )
+    .unwrap();
+    let d = h.dev.borrow();
+    assert!(!d.hwc_up());
+    assert_eq!(d.bad_mmio(), 0);
+}
+
+#[test]
+fn failing_request_fails_the_probe_at_its_stage() {
+    for (code, stage) in [
+        (req::GDMA_VERIFY_VF_DRIVER_VERSION, Stage::VerifyVersion),
+        (req::GDMA_QUERY_MAX_RESOURCES, Stage::QueryMaxResources),
+        (req::GDMA_LIST_DEVICES, Stage::ListDevices),
+        (req::GDMA_REGISTER_DEVICE, Stage::RegisterDevice),
+        (req::GDMA_CREATE_DMA_REGION, Stage::CreateEqs),
+        (req::GDMA_CREATE_QUEUE, Stage::CreateEqs),
+        (req::MANA_QUERY_DEV_CONFIG, Stage::QueryDevConfig),
+        (req::MANA_QUERY_VPORT_CONFIG, Stage::QueryVports),
+    ] {
+        let mut d = new_mana(1);
+        d.hwc_fail(code, 0xC000_0001);
+        let mut h = HwcHost::new(d);
+        let mut eqs = h.alloc_eqs(1);
+        let e = h.probe(&mut eqs, 4096).unwrap_err();
+        assert_eq!(e.stage, stage, "code {code:#x}");
+        assert_eq!(
+            e.kind,
+            ProbeErrorKind::Msg(MsgError::Status(0xC000_0001)),
+            "code {code:#x}"
+        );
+    }
+}
+
+#[test]
+fn hwc_test_event_targets_the_hwc_eq() {
+    let (mut h, _eqs) = probed();
+    let r = h
+        .request(|b| req::generate_test_eqe(b, req::DevId::HWC, HWC_EQ_ID))
+        .unwrap();
+    req::parse_general(&r, req::GDMA_GENERATE_TEST_EQE, None).unwrap();
+    h.hwc.process_events(&h.env);
+    assert!(h.hwc.take_test_event());
+    // Another queue id on the HWC's dev_id is unknown.
+    let e = h.request(|b| req::generate_test_eqe(b, req::DevId::HWC, HWC_EQ_ID + 1));
+    assert_eq!(
+        e,
+        Err(CallError::Hwc(HwcError::Status(sim::STATUS_INVALID_HANDLE)))
+    );
+}
+
+fn status(r: Result<Vec<u8>, CallError>) -> u32 {
+    match r {
+        Ok(_) => 0,
+        Err(CallError::Hwc(HwcError::Status(s))) => s,
+        Err(e) => panic!("no status: {e:?}"),
+    }
+}
+
+fn build(f: impl FnOnce(&mut [u8]) -> Result<usize, MsgError>) -> Vec<u8> {
+    let mut b = vec![0u8; 4096];
+    let n = f(&mut b).unwrap();
+    b.truncate(n);
+    b
+}
+
+#[test]
+fn device_refuses_malformed_requests_with_a_status() {
+    let (mut h, eqs) = probed();
+    let who = h.mana();
+    let good = build(|b| req::query_vport_config(b, who, 0));
+    assert_eq!(status(h.call(&good)), 0);
+    // Unknown code (in both headers).
+    let mut r = good.clone();
+    r[4..8].copy_from_slice(&0x20099u32.to_le_bytes());
+    r[20..24].copy_from_slice(&0x20099u32.to_le_bytes());
+    assert_eq!(status(h.call(&r)), sim::STATUS_INVALID_DEVICE_REQUEST);
+    // Request and expected-response codes differ.
+    let mut r = good.clone();
+    r[20] = 0x07;
+    assert_eq!(status(h.call(&r)), sim::STATUS_INVALID_PARAMETER);
+    // msg_size is not what was sent.
+    let mut r = good.clone();
+    r[12] = 48;
+    assert_eq!(status(h.call(&r)), sim::STATUS_INVALID_PARAMETER);
+    // Sent with a trailing byte (msg_size says so, the struct does not).
+    let mut r = good.clone();
+    r.push(0);
+    r[12] = 45;
+    assert_eq!(status(h.call(&r)), sim::STATUS_INVALID_PARAMETER);
+    // hdr_type not standard.
+    let mut r = good.clone();
+    r[0] = 1;
+    assert_eq!(status(h.call(&r)), sim::STATUS_INVALID_PARAMETER);
+    // Version 2 of a version-1 request.
+    let mut r = good.clone();
+    r[8] = 2;
+    assert_eq!(status(h.call(&r)), sim::STATUS_REVISION_MISMATCH);
+    // Unknown dev_id.
+    let mut r = good.clone();
+    r[34] = 7;
+    assert_eq!(status(h.call(&r)), sim::STATUS_NO_SUCH_DEVICE);
+    // vport index out of range.
+    let mut r = good.clone();
+    r[40] = 2;
+    assert_eq!(status(h.call(&r)), sim::STATUS_INVALID_PARAMETER);
+    // Expected response smaller than the response.
+    let mut r = good.clone();
+    r[28] = 63;
+    assert_eq!(status(h.call(&r)), sim::STATUS_BUFFER_TOO_SMALL);
+    // Registered twice.
+    let mana = h.info.mana;
+    let reg = build(|b| {
+        req::general(
+            b,
+            req::GDMA_REGISTER_DEVICE,
+            req::REGISTER_DEVICE_RESP_SIZE,
+            Caller {
+                dev_id: mana,
+                activity_id: 0,
+            },
+        )
+    });
+    assert_eq!(status(h.call(&reg)), sim::STATUS_OBJECT_NAME_COLLISION);
+    // DEREGISTER with the EQs' regions alive.
+    let dereg = build(|b| {
+        req::general(
+            b,
+            req::GDMA_DEREGISTER_DEVICE,
+            req::RESP_HDR_SIZE,
+            Caller {
+                dev_id: mana,
+                activity_id: 0,
+            },
+        )
+    });
+    assert_eq!(status(h.call(&dereg)), sim::STATUS_DEVICE_BUSY);
+    // A failure response is only the header, with the message id and ids echoed.
+    let mut r = good.clone();
+    r[8] = 3;
+    let id = h.hwc.send(&h.env, &r).unwrap();
+    h.run();
+    h.hwc.process_events(&h.env);
+    let mut out = [0u8; 64];
+    assert_eq!(
+        h.hwc.take_response(&h.env, id, &mut out),
+        Some(Err(HwcError::Status(sim::STATUS_REVISION_MISMATCH)))
+    );
+    // Regions: misaligned and non-contiguous pages, unknown handles.
+    let buf = h.mem.alloc(0x2000);
+    let base = rsnic_core::dp::hw::Coherent::dma_addr(&buf);
+    let mut c = build(|b| req::create_dma_region(b, base, 0x2000).map(|x| x.0));
+    c[72..80].copy_from_slice(&(base + 0x3000).to_le_bytes());
+    assert_eq!(status(h.call(&c)), sim::STATUS_NOT_SUPPORTED);
+    c[72..80].copy_from_slice(&(base + 0x1004).to_le_bytes());
+    assert_eq!(status(h.call(&c)), sim::STATUS_INVALID_PARAMETER);
+    let d = build(|b| req::destroy_dma_region(b, 0x5200_0000_0000_0063));
+    assert_eq!(status(h.call(&d)), sim::STATUS_INVALID_HANDLE);
+    // An EQ over a region: the region is owned until the EQ is disabled, then gone.
+    let eqbuf = h.mem.alloc(0x8000);
+    let rh = h.region(&eqbuf, 4096).unwrap();
+    let spec = req::EqSpec {
+        dev_id: mana,
+        pdid: h.info.reg.pdid,
+        doorbell: h.info.reg.db_id,
+        region: rh,
+        queue_size: 0x8000,
+        log2_throttle_limit: 3,
+        msix_index: 3,
+    };
+    let mut bad = spec;
+    bad.doorbell = 0;
+    assert_eq!(
+        status(h.request(|b| req::create_eq(b, &bad))),
+        sim::STATUS_INVALID_PARAMETER
+    );
+    bad = spec;
+    bad.queue_size = 0x4000;
+    assert_eq!(
+        status(h.request(|b| req::create_eq(b, &bad))),
+        sim::STATUS_INVALID_PARAMETER
+    );
+    let r = h.request(|b| req::create_eq(b, &spec)).unwrap();
+    let eq = req::parse_create_queue(&r).unwrap();
+    assert_eq!(
+        status(h.request(|b| req::create_eq(b, &spec))),
+        sim::STATUS_DEVICE_BUSY,
+        "a region used twice"
+    );
+    assert_eq!(
+        status(h.request(|b| req::destroy_dma_region(b, rh))),
+        sim::STATUS_DEVICE_BUSY
+    );
+    // An EQ serving a CQ cannot be disabled.
+    h.config_vport_tx(0).unwrap();
+    let (w, c) = (h.mem.alloc(0x1000), h.mem.alloc(0x1000));
+    let o = h.create_wq_obj(0, req::GDMA_SQ, &w, &c, eq).unwrap();
+    assert_eq!(
+        status(h.request(|b| req::disable_queue(b, mana, req::GDMA_EQ, eq))),
+        sim::STATUS_DEVICE_BUSY
+    );
+    h.simple(req::MANA_DESTROY_WQ_OBJ, |b, who| {
+        req::destroy_wq_obj(b, who, req::GDMA_SQ, o.handle)
+    })
+    .unwrap();
+    assert_eq!(
+        status(h.request(|b| req::disable_queue(b, mana, req::GDMA_EQ, eq))),
+        0
+    );
+    assert_eq!(
+        status(h.request(|b| req::destroy_dma_region(b, rh))),
+        sim::STATUS_INVALID_HANDLE
+    );
+    assert_eq!(
+        status(h.request(|b| req::disable_queue(b, mana, req::GDMA_EQ, eq))),
+        sim::STATUS_INVALID_HANDLE
+    );
+    // WQ objects: an SQ before CONFIG_VPORT_TX, an unknown EQ, a wrong type.
+    let (w, c) = (h.mem.alloc(0x1000), h.mem.alloc(0x1000));
+    assert_eq!(
+        h.create_wq_obj(1, req::GDMA_SQ, &w, &c, eqs[0].id()),
+        Err(CallError::Hwc(HwcError::Status(
+            sim::STATUS_INVALID_DEVICE_STATE
+        )))
+    );
+    let (w, c) = (h.mem.alloc(0x1000), h.mem.alloc(0x1000));
+    assert_eq!(
+        h.create_wq_obj(1, req::GDMA_RQ, &w, &c, 0x4fff),
+        Err(CallError::Hwc(HwcError::Status(sim::STATUS_INVALID_HANDLE)))
+    );
+    // Steering: an RQ of another vport; an RQ in an enabled table cannot be destroyed.
+    let (w, c) = (h.mem.alloc(0x1000), h.mem.alloc(0x1000));
+    let rq0 = h
+        .create_wq_obj(0, req::GDMA_RQ, &w, &c, eqs[0].id())
+        .unwrap();
+    const KEY: [u8; 40] = [1u8; 40];
+    fn steer(vport: u64, tab: &[u64], rx: u32) -> req::RxSteer<'_> {
+        req::RxSteer {
+            vport,
+            rx_enable: rx,
+            rss_enable: req::TRI_STATE_TRUE,
+            update_default_rxobj: false,
+            update_hashkey: false,
+            update_indir_tab: true,
+            default_rxobj: 0,
+            hashkey: &KEY,
+            indir_tab: tab,
+        }
+    }
+    let v1 = h.info.vports[1].vport;
+    let v0 = h.info.vports[0].vport;
+    let tab = [rq0.handle; 4];
+    let who = h.mana();
+    assert_eq!(
+        status(h.request(|b| req::config_vport_rx(b, who, &steer(v1, &tab, 1)))),
+        sim::STATUS_INVALID_HANDLE
+    );
+    let who = h.mana();
+    assert_eq!(
+        status(h.request(|b| req::config_vport_rx(b, who, &steer(v0, &tab, 1)))),
+        0
+    );
+    let who = h.mana();
+    let big = [rq0.handle; 128];
+    assert_eq!(
+        status(h.request(|b| req::config_vport_rx(b, who, &steer(v0, &big, 1)))),
+        sim::STATUS_NOT_SUPPORTED
+    );
+    let who = h.mana();
+    let mut r = build(|b| req::config_vport_rx(b, who, &steer(v0, &tab, 1)));
+    r[52] = 2; // rx_enable neither TRUE, FALSE nor UNKNOWN
+    assert_eq!(status(h.call(&r)), sim::STATUS_INVALID_PARAMETER);
+    let who = h.mana();
+    let mut r = build(|b| req::config_vport_rx(b, who, &steer(v0, &tab, 1)));
+    r[8] = 1; // CONFIG_VPORT_RX needs the version-2 layout
+    assert_eq!(status(h.call(&r)), sim::STATUS_REVISION_MISMATCH);
+    let e = h.simple(req::MANA_DESTROY_WQ_OBJ, |b, who| {
+        req::destroy_wq_obj(b, who, req::GDMA_RQ, rq0.handle)
+    });
+    assert_eq!(
+        e,
+        Err(CallError::Hwc(HwcError::Status(sim::STATUS_DEVICE_BUSY)))
+    );
+    let who = h.mana();
+    assert_eq!(
+        status(h.request(|b| req::config_vport_rx(b, who, &steer(v0, &tab, 0)))),
+        0
+    );
+    // Wrong wq_type for the handle, then the right one.
+    let e = h.simple(req::MANA_DESTROY_WQ_OBJ, |b, who| {
+        req::destroy_wq_obj(b, who, req::GDMA_SQ, rq0.handle)
+    });
+    assert_eq!(
+        e,
+        Err(CallError::Hwc(HwcError::Status(
+            sim::STATUS_INVALID_PARAMETER
+        )))
+    );
+    h.simple(req::MANA_DESTROY_WQ_OBJ, |b, who| {
+        req::destroy_wq_obj(b, who, req::GDMA_RQ, rq0.handle)
+    })
+    .unwrap();
+    let d = h.dev.borrow();
+    assert!(d.hwc_counters().failed > 20);
+    assert_eq!(d.hwc_counters().bad_wqes, 0);
+}
+
+#[test]
+fn mana_requests_before_registration_are_refused() {
+    let mut d = new_mana(1);
+    d.hwc_fail(req::GDMA_REGISTER_DEVICE, 0xC000_0001);
+    let mut h = HwcHost::new(d);
+    let mut eqs = h.alloc_eqs(1);
+    assert_eq!(
+        h.probe(&mut eqs, 4096).unwrap_err().stage,
+        Stage::RegisterDevice
+    );
+    h.info.mana = req::DevId::from_u32(MANA_DEV_ID);
+    let who = h.mana();
+    let r = h.request(|b| req::query_dev_config(b, who));
+    assert_eq!(
+        r,
+        Err(CallError::Hwc(HwcError::Status(
+            sim::STATUS_INVALID_DEVICE_STATE
+        )))
+    );
+    let r = h.request(|b| req::general(b, req::GDMA_LIST_DEVICES, 296, who));
+    assert_eq!(
+        r,
+        Err(CallError::Hwc(HwcError::Status(sim::STATUS_NO_SUCH_DEVICE)))
+    );
+}
+
+#[test]
+fn smc_refuses_a_second_establish_and_unknown_messages() {
+    let (h, _eqs) = probed();
+    let base = h.hwc.regs().smc_base().unwrap();
+    use rsnic_core::dp::mana::smc;
+    let w = smc::establish_words(&h.hwc.addrs(), 0).unwrap();
+    smc::write(&h.env, base, &w);
+    // Busy until the device runs.
+    assert!(!smc::poll_idle(&h.env, base));
+    let mut h = h;
+    h.run();
+    assert_eq!(
+        smc::read_response(&h.env, base, smc::SMC_MSG_ESTABLISH_HWC),
+        Err(smc::SmcError::Status(3))
+    );
+    rsnic_core::dp::hw::Mmio::write32(&h.env, base + 28, 5); // msg_type 5
+    h.run();
+    assert_eq!(
+        smc::read_response(&h.env, base, 5),
+        Err(smc::SmcError::Status(3))
+    );
+    assert_eq!(h.dev.borrow().hwc_counters().smc_errors, 2);
+    assert!(h.dev.borrow().hwc_up());
+}
+
+#[test]
+fn eq_that_overflowed_is_still_rearmed() {
+    use rsnic_core::dp::hw::Coherent;
+    use rsnic_core::dp::mana::cq::Eq;
+    use rsnic_testbed::mana_pair::{ManaBar, ManaEnv};
+    use std::cell::RefCell;
+    use std::rc::Rc;
+    let mem = rsnic_testbed::mem::HostMemory::new();
+    let dev = Rc::new(RefCell::new(new_mana(1)));
+    let env = ManaEnv::new(&mem, ManaBar(dev.clone()), false);
+    let buf = mem.alloc(64 * 16);
+    let id = dev
+        .borrow_mut()
+        .create_eq(0, buf.dma_addr(), 64, 0)
+        .unwrap();
+    let mut eq = Eq::new(buf.clone(), id, 64, sim::doorbell_offset(0, sim::DB_EQ)).unwrap();
+    // An empty EQ: no doorbell (mana_gd_process_eq_events returns at i == 0).
+    let r = eq.process(&env, |_| {});
+    assert!(!r.rang && r.events == 0);
+    // Entry 0 with owner bits 3 while 1 is expected: the device lapped the driver.
+    buf.write(15, &[3 << 5]);
+    let r = eq.process(&env, |_| {});
+    assert!(r.overflow && r.rang, "{r:?}");
+    env.flush_mmio();
+    let c = *dev.borrow().counters(0).unwrap();
+    assert_eq!((c.eq_doorbells, c.bad_doorbells), (1, 0));
+    assert_eq!(eq.stats.overflows, 1);
+}

@@ -1,0 +1,863 @@
+//! Golden bytes of the MANA control messages, written by hand from the 6.12 headers
+//! (`gdma.h`, `mana.h`, `hw_channel.h`), checked against the driver's builders and parsers
+//! (`dp::mana::gdma_req`, `smc`) and against the device model, which receives the very same
+//! request bytes over the HWC and must answer with the golden response bytes.
+//!
+//! Every vector lists its non-zero fields as (byte offset, little-endian bytes) with the
+//! field's name; the rest is zero.
+
+use rsnic_core::dp::mana::gdma_req::{self as req, Caller, DevId, MsgError};
+use rsnic_core::dp::mana::smc;
+use rsnic_core::sim::mana as sim;
+use rsnic_testbed::mana_hwc::{CallError, HwcHost};
+use rsnic_testbed::mana_pair::new_mana;
+
+fn v(len: usize, fields: &[(usize, &[u8])]) -> Vec<u8> {
+    let mut b = vec![0u8; len];
+    for (off, bytes) in fields {
+        b[*off..*off + bytes.len()].copy_from_slice(bytes);
+    }
+    b
+}
+
+const fn l16(x: u16) -> [u8; 2] {
+    x.to_le_bytes()
+}
+const fn l32(x: u32) -> [u8; 4] {
+    x.to_le_bytes()
+}
+const fn l64(x: u64) -> [u8; 8] {
+    x.to_le_bytes()
+}
+
+const MANA: Caller = Caller {
+    dev_id: DevId { ty: 2, instance: 1 },
+    activity_id: 0x55,
+};
+
+fn built(f: impl FnOnce(&mut [u8]) -> Result<usize, MsgError>) -> Vec<u8> {
+    let mut b = vec![0xAAu8; 4096];
+    let n = f(&mut b).unwrap();
+    b.truncate(n);
+    b
+}
+
+// ---------------------------------------------------------------------------------------
+// Requests.
+
+fn verify_req() -> Vec<u8> {
+    v(
+        640,
+        &[
+            (4, &l32(1)),       // req.msg_type = GDMA_VERIFY_VF_DRIVER_VERSION
+            (8, &l16(1)),       // req.msg_version = GDMA_MESSAGE_V1
+            (12, &l32(640)),    // req.msg_size = sizeof(gdma_verify_ver_req)
+            (20, &l32(1)),      // resp.msg_type
+            (24, &l16(1)),      // resp.msg_version
+            (28, &l32(72)),     // resp.msg_size = sizeof(gdma_verify_ver_resp)
+            (40, &l64(1)),      // protocol_ver_min = GDMA_PROTOCOL_FIRST
+            (48, &l64(1)),      // protocol_ver_max = GDMA_PROTOCOL_LAST
+            (56, &l64(0x825)),  // gd_drv_cap_flags1: bits 0, 2, 5, 11 (no 3: HWC timeout)
+            (96, &l32(0x10)),   // os_type = Linux
+            (104, &l32(6)),     // os_ver_major
+            (108, &l32(12)),    // os_ver_minor
+            (112, &l32(118)),   // os_ver_build
+            (128, b"Linux"),    // os_ver_str1
+            (256, b"6.12.118"), // os_ver_str2
+            (384, b"#1 SMP"),   // os_ver_str3
+        ],
+    )
+}
+
+fn general_req(code: u32, resp_size: u32, dev: u32) -> Vec<u8> {
+    v(
+        40,
+        &[
+            (4, &l32(code)),       // req.msg_type
+            (8, &l16(1)),          // req.msg_version
+            (12, &l32(40)),        // req.msg_size = sizeof(gdma_general_req)
+            (20, &l32(code)),      // resp.msg_type
+            (24, &l16(1)),         // resp.msg_version
+            (28, &l32(resp_size)), // resp.msg_size
+            (32, &l32(dev)),       // dev_id
+        ],
+    )
+}
+
+#[test]
+fn request_golden_vectors() {
+    let os = req::OsInfo {
+        major: 6,
+        minor: 12,
+        build: 118,
+        sysname: b"Linux",
+        release: b"6.12.118",
+        version: b"#1 SMP",
+    };
+    assert_eq!(built(|b| req::verify_vf_version(b, &os)), verify_req());
+    assert_eq!(
+        built(|b| req::general(b, 2, 72, Caller::GDMA)),
+        general_req(2, 72, 0) // GDMA_QUERY_MAX_RESOURCES
+    );
+    assert_eq!(
+        built(|b| req::general(b, 3, 296, Caller::GDMA)),
+        general_req(3, 296, 0) // GDMA_LIST_DEVICES
+    );
+    let mana_dev = Caller {
+        dev_id: MANA.dev_id,
+        activity_id: 0,
+    };
+    assert_eq!(
+        built(|b| req::general(b, 4, 44, mana_dev)),
+        general_req(4, 44, 0x0001_0002) // GDMA_REGISTER_DEVICE, dev_id {type 2, instance 1}
+    );
+    assert_eq!(
+        built(|b| req::generate_test_eqe(b, MANA.dev_id, 0x4000)),
+        v(
+            44,
+            &[
+                (4, &l32(10)),           // GDMA_GENERATE_TEST_EQE
+                (8, &l16(1)),            // msg_version
+                (12, &l32(44)),          // msg_size
+                (20, &l32(10)),          // resp.msg_type
+                (24, &l16(1)),           // resp.msg_version
+                (28, &l32(32)),          // resp.msg_size = gdma_general_resp
+                (32, &l32(0x0001_0002)), // dev_id
+                (40, &l32(0x4000)),      // queue_index
+            ]
+        )
+    );
+    let spec = req::EqSpec {
+        dev_id: MANA.dev_id,
+        pdid: 2,
+        doorbell: 1,
+        region: 0x5200_0001_0000_0001,
+        queue_size: 0x8000,
+        log2_throttle_limit: 3,
+        msix_index: 1,
+    };
+    assert_eq!(
+        built(|b| req::create_eq(b, &spec)),
+        v(
+            96,
+            &[
+                (4, &l32(12)),                     // GDMA_CREATE_QUEUE
+                (8, &l16(1)),                      // msg_version
+                (12, &l32(96)),                    // msg_size
+                (20, &l32(12)),                    // resp.msg_type
+                (24, &l16(1)),                     // resp.msg_version
+                (28, &l32(36)),                    // resp.msg_size
+                (32, &l32(0x0001_0002)),           // dev_id
+                (40, &l32(4)),                     // type = GDMA_EQ
+                (48, &l32(2)),                     // pdid
+                (52, &l32(1)),                     // doolbell_id
+                (56, &l64(0x5200_0001_0000_0001)), // gdma_region
+                (68, &l32(0x8000)),                // queue_size
+                (72, &l32(3)),                     // log2_throttle_limit
+                (76, &l32(1)),                     // eq_pci_msix_index
+            ]
+        )
+    );
+    assert_eq!(
+        built(|b| req::disable_queue(b, MANA.dev_id, req::GDMA_EQ, 0x4001)),
+        v(
+            52,
+            &[
+                (4, &l32(13)),           // GDMA_DISABLE_QUEUE
+                (8, &l16(1)),            // msg_version
+                (12, &l32(52)),          // msg_size
+                (20, &l32(13)),          // resp.msg_type
+                (24, &l16(1)),           // resp.msg_version
+                (28, &l32(32)),          // resp.msg_size
+                (32, &l32(0x0001_0002)), // dev_id
+                (40, &l32(4)),           // type = GDMA_EQ
+                (44, &l32(0x4001)),      // queue_index
+                (48, &l32(1)),           // alloc_res_id_on_creation
+            ]
+        )
+    );
+    let mut small = vec![0u8; 64 + 16];
+    let (n, listed) = req::create_dma_region(&mut small, 0x1_0000_3000, 0x4000).unwrap();
+    assert_eq!((n, listed), (80, 2));
+    assert_eq!(
+        small,
+        v(
+            80,
+            &[
+                (4, &l32(25)),             // GDMA_CREATE_DMA_REGION
+                (8, &l16(1)),              // msg_version
+                (12, &l32(80)),            // msg_size = 64 + 8 × 2
+                (20, &l32(25)),            // resp.msg_type
+                (24, &l16(1)),             // resp.msg_version
+                (28, &l32(40)),            // resp.msg_size
+                (40, &l64(0x4000)),        // length
+                (56, &l32(4)),             // page_count
+                (60, &l32(2)),             // page_addr_list_len
+                (64, &l64(0x1_0000_3000)), // page_addr_list[0]
+                (72, &l64(0x1_0000_4000)), // page_addr_list[1]
+            ]
+        )
+    );
+    let mut small = vec![0u8; 56 + 16];
+    let (n, listed) = req::dma_region_add_pages(&mut small, 0x77, 0x1_0000_3000, 2, 4).unwrap();
+    assert_eq!((n, listed), (72, 2));
+    assert_eq!(
+        small,
+        v(
+            72,
+            &[
+                (4, &l32(26)),             // GDMA_DMA_REGION_ADD_PAGES
+                (8, &l16(1)),              // msg_version
+                (12, &l32(72)),            // msg_size = 56 + 8 × 2
+                (20, &l32(26)),            // resp.msg_type
+                (24, &l16(1)),             // resp.msg_version
+                (28, &l32(32)),            // resp.msg_size
+                (40, &l64(0x77)),          // dma_region_handle
+                (48, &l32(2)),             // page_addr_list_len
+                (56, &l64(0x1_0000_5000)), // page 2
+                (64, &l64(0x1_0000_6000)), // page 3
+            ]
+        )
+    );
+    assert_eq!(
+        built(|b| req::destroy_dma_region(b, 0x77)),
+        v(
+            48,
+            &[
+                (4, &l32(27)),    // GDMA_DESTROY_DMA_REGION
+                (8, &l16(1)),     // msg_version
+                (12, &l32(48)),   // msg_size
+                (20, &l32(27)),   // resp.msg_type
+                (24, &l16(1)),    // resp.msg_version
+                (28, &l32(32)),   // resp.msg_size
+                (40, &l64(0x77)), // dma_region_handle
+            ]
+        )
+    );
+    assert_eq!(built(|b| req::query_dev_config(b, MANA)), dev_config_req());
+    assert_eq!(
+        built(|b| req::query_vport_config(b, MANA, 1)),
+        vport_config_req()
+    );
+    assert_eq!(
+        built(|b| req::config_vport_tx(b, MANA, 0x7670_0000_0001, 2, 1)),
+        vport_tx_req()
+    );
+    let spec = req::WqObjSpec {
+        vport: 0x7670_0000_0001,
+        wq_type: req::GDMA_RQ,
+        wq_region: 0x11,
+        cq_region: 0x22,
+        wq_size: 0x4000,
+        cq_size: 0x10000,
+        cq_moderation_ctx_id: 0,
+        cq_parent_eq: 0x4001,
+    };
+    assert_eq!(
+        built(|b| req::create_wq_obj(b, MANA, &spec)),
+        v(
+            88,
+            &[
+                (4, &l32(0x20004)),           // MANA_CREATE_WQ_OBJ
+                (8, &l16(1)),                 // msg_version
+                (12, &l32(88)),               // msg_size
+                (20, &l32(0x20004)),          // resp.msg_type
+                (24, &l16(1)),                // resp.msg_version
+                (28, &l32(48)),               // resp.msg_size
+                (32, &l32(0x0001_0002)),      // dev_id
+                (36, &l32(0x55)),             // activity_id
+                (40, &l64(0x7670_0000_0001)), // vport
+                (48, &l32(2)),                // wq_type = GDMA_RQ
+                (56, &l64(0x11)),             // wq_gdma_region
+                (64, &l64(0x22)),             // cq_gdma_region
+                (72, &l32(0x4000)),           // wq_size
+                (76, &l32(0x10000)),          // cq_size
+                (84, &l32(0x4001)),           // cq_parent_qid
+            ]
+        )
+    );
+    assert_eq!(
+        built(|b| req::destroy_wq_obj(b, MANA, req::GDMA_SQ, 0x99)),
+        v(
+            56,
+            &[
+                (4, &l32(0x20005)),      // MANA_DESTROY_WQ_OBJ
+                (8, &l16(1)),            // msg_version
+                (12, &l32(56)),          // msg_size
+                (20, &l32(0x20005)),     // resp.msg_type
+                (24, &l16(1)),           // resp.msg_version
+                (28, &l32(32)),          // resp.msg_size
+                (32, &l32(0x0001_0002)), // dev_id
+                (36, &l32(0x55)),        // activity_id
+                (40, &l32(1)),           // wq_type = GDMA_SQ
+                (48, &l64(0x99)),        // wq_obj_handle
+            ]
+        )
+    );
+    assert_eq!(
+        built(|b| req::fence_rq(b, MANA, 0x98)),
+        v(
+            48,
+            &[
+                (4, &l32(0x20006)),      // MANA_FENCE_RQ
+                (8, &l16(1)),            // msg_version
+                (12, &l32(48)),          // msg_size
+                (20, &l32(0x20006)),     // resp.msg_type
+                (24, &l16(1)),           // resp.msg_version
+                (28, &l32(32)),          // resp.msg_size
+                (32, &l32(0x0001_0002)), // dev_id
+                (36, &l32(0x55)),        // activity_id
+                (40, &l64(0x98)),        // wq_obj_handle
+            ]
+        )
+    );
+    let key = [0x6du8; 40];
+    let tab = [0x98u64, 0x97];
+    let steer = req::RxSteer {
+        vport: 0x7670_0000_0001,
+        rx_enable: req::TRI_STATE_TRUE,
+        rss_enable: req::TRI_STATE_UNKNOWN,
+        update_default_rxobj: true,
+        update_hashkey: true,
+        update_indir_tab: true,
+        default_rxobj: 0x98,
+        hashkey: &key,
+        indir_tab: &tab,
+    };
+    assert_eq!(
+        built(|b| req::config_vport_rx(b, MANA, &steer)),
+        v(
+            136,
+            &[
+                (4, &l32(0x20007)),           // MANA_CONFIG_VPORT_RX
+                (8, &l16(2)),                 // req.msg_version = GDMA_MESSAGE_V2
+                (12, &l32(136)),              // msg_size = 120 + 8 × 2
+                (20, &l32(0x20007)),          // resp.msg_type
+                (24, &l16(1)),                // resp.msg_version
+                (28, &l32(32)),               // resp.msg_size
+                (32, &l32(0x0001_0002)),      // dev_id
+                (36, &l32(0x55)),             // activity_id
+                (40, &l64(0x7670_0000_0001)), // vport
+                (48, &l16(2)),                // num_indir_entries
+                (50, &l16(120)),              // indir_tab_offset
+                (52, &l32(1)),                // rx_enable = TRI_STATE_TRUE
+                (56, &l32(u32::MAX)),         // rss_enable = TRI_STATE_UNKNOWN
+                (60, &[1, 1, 1]),             // update_default_rxobj, _hashkey, _indir_tab
+                (64, &l64(0x98)),             // default_rxobj
+                (72, &[0x6d; 40]),            // hashkey
+                (120, &l64(0x98)),            // indir_tab[0]
+                (128, &l64(0x97)),            // indir_tab[1]
+            ]
+        )
+    );
+    assert_eq!(
+        built(|b| req::query_gf_stat(b, MANA, req::GF_STAT_ALL)),
+        gf_stat_req()
+    );
+}
+
+fn dev_config_req() -> Vec<u8> {
+    v(
+        88,
+        &[
+            (4, &l32(0x20001)),      // MANA_QUERY_DEV_CONFIG
+            (8, &l16(1)),            // msg_version
+            (12, &l32(88)),          // msg_size
+            (20, &l32(0x20001)),     // resp.msg_type
+            (24, &l16(2)),           // resp.msg_version = GDMA_MESSAGE_V2
+            (28, &l32(80)),          // resp.msg_size
+            (32, &l32(0x0001_0002)), // dev_id
+            (36, &l32(0x55)),        // activity_id
+            (76, &l32(1)),           // proto_minor_ver (major 0 at 72)
+            (80, &l32(1)),           // proto_micro_ver
+        ],
+    )
+}
+
+fn vport_config_req() -> Vec<u8> {
+    v(
+        44,
+        &[
+            (4, &l32(0x20008)),      // MANA_QUERY_VPORT_CONFIG
+            (8, &l16(1)),            // msg_version
+            (12, &l32(44)),          // msg_size
+            (20, &l32(0x20008)),     // resp.msg_type
+            (24, &l16(1)),           // resp.msg_version
+            (28, &l32(64)),          // resp.msg_size
+            (32, &l32(0x0001_0002)), // dev_id
+            (36, &l32(0x55)),        // activity_id
+            (40, &l32(1)),           // vport_index
+        ],
+    )
+}
+
+fn vport_tx_req() -> Vec<u8> {
+    v(
+        56,
+        &[
+            (4, &l32(0x20003)),           // MANA_CONFIG_VPORT_TX
+            (8, &l16(1)),                 // msg_version
+            (12, &l32(56)),               // msg_size
+            (20, &l32(0x20003)),          // resp.msg_type
+            (24, &l16(1)),                // resp.msg_version
+            (28, &l32(36)),               // resp.msg_size
+            (32, &l32(0x0001_0002)),      // dev_id
+            (36, &l32(0x55)),             // activity_id
+            (40, &l64(0x7670_0000_0001)), // vport
+            (48, &l32(2)),                // pdid
+            (52, &l32(1)),                // doorbell_pageid
+        ],
+    )
+}
+
+fn gf_stat_req() -> Vec<u8> {
+    v(
+        48,
+        &[
+            (4, &l32(0x20002)),      // MANA_QUERY_GF_STAT
+            (8, &l16(1)),            // msg_version
+            (12, &l32(48)),          // msg_size
+            (20, &l32(0x20002)),     // resp.msg_type
+            (24, &l16(2)),           // resp.msg_version = GDMA_MESSAGE_V2
+            (28, &l32(256)),         // resp.msg_size
+            (32, &l32(0x0001_0002)), // dev_id
+            (36, &l32(0x55)),        // activity_id
+            (40, &l64(0x7ff_ffff)),  // req_stats: every STATISTICS_FLAGS_* (bits 0..26)
+        ],
+    )
+}
+
+// ---------------------------------------------------------------------------------------
+// Responses.
+
+/// The header of a response: msg_type, msg_version, msg_size, dev_id, activity_id, status.
+fn resp_hdr(
+    code: u32,
+    ver: u16,
+    size: u32,
+    dev: u32,
+    act: u32,
+    status: u32,
+) -> Vec<(usize, Vec<u8>)> {
+    vec![
+        (4, l32(code).to_vec()),    // response.msg_type
+        (8, l16(ver).to_vec()),     // response.msg_version
+        (12, l32(size).to_vec()),   // response.msg_size
+        (16, l32(dev).to_vec()),    // dev_id
+        (20, l32(act).to_vec()),    // activity_id
+        (24, l32(status).to_vec()), // status
+    ]
+}
+
+fn rv(len: usize, hdr: Vec<(usize, Vec<u8>)>, body: &[(usize, &[u8])]) -> Vec<u8> {
+    let mut b = vec![0u8; len];
+    for (o, x) in hdr.iter() {
+        b[*o..*o + x.len()].copy_from_slice(x);
+    }
+    for (o, x) in body {
+        b[*o..*o + x.len()].copy_from_slice(x);
+    }
+    b
+}
+
+fn max_res_resp() -> Vec<u8> {
+    rv(
+        72,
+        resp_hdr(2, 1, 72, 0, 0, 0),
+        &[
+            (36, &l32(32)), // max_sq: 2 ports × 16
+            (40, &l32(32)), // max_rq
+            (44, &l32(32)), // max_cq
+            (48, &l32(32)), // max_eq
+            (52, &l32(64)), // max_db: doorbell pages
+            (68, &l32(65)), // max_msix
+        ],
+    )
+}
+
+fn list_resp() -> Vec<u8> {
+    rv(
+        296,
+        resp_hdr(3, 1, 296, 0, 0, 0),
+        &[
+            (32, &l32(2)),           // num_of_devs
+            (40, &l32(1)),           // devs[0] = HWC {type 1, instance 0}
+            (48, &l32(0x0001_0002)), // devs[2] = MANA {type 2, instance 1}; devs[1] a hole
+        ],
+    )
+}
+
+fn dev_config_resp() -> Vec<u8> {
+    rv(
+        80,
+        resp_hdr(0x20001, 2, 80, 0x0001_0002, 0x55, 0),
+        &[
+            (64, &l16(2)),    // max_num_vports
+            (68, &l32(32)),   // max_num_eqs
+            (72, &l16(9728)), // adapter_mtu (v2)
+        ],
+    )
+}
+
+fn vport_config_resp() -> Vec<u8> {
+    rv(
+        64,
+        resp_hdr(0x20008, 1, 64, 0x0001_0002, 0x55, 0),
+        &[
+            (32, &l32(16)),                              // max_num_sq
+            (36, &l32(16)),                              // max_num_rq
+            (40, &l32(64)),                              // num_indirection_ent
+            (48, &[0x02, 0x6d, 0x61, 0x6e, 0x00, 0x01]), // mac_addr of vport 1
+            (56, &l64(0x7670_0000_0001)),                // vport handle
+        ],
+    )
+}
+
+fn vport_tx_resp() -> Vec<u8> {
+    rv(
+        36,
+        resp_hdr(0x20003, 1, 36, 0x0001_0002, 0x55, 0),
+        &[
+            (32, &l16(1)), // tx_vport_offset (the model: the vport index)
+            (34, &[1]),    // short_form_allowed
+        ],
+    )
+}
+
+#[test]
+fn response_golden_vectors_parse() {
+    let r = rv(
+        72,
+        resp_hdr(1, 1, 72, 0, 0, 0),
+        &[(32, &l64(1)), (40, &l64(0x8))], // gdma_protocol_ver, pf_cap_flags1
+    );
+    let p = req::parse_verify_vf_version(&r).unwrap();
+    assert_eq!((p.gdma_protocol_ver, p.pf_cap_flags1), (1, 8));
+    let m = req::parse_query_max_resources(&max_res_resp()).unwrap();
+    assert_eq!(
+        (m.max_sq, m.max_rq, m.max_cq, m.max_eq, m.max_db, m.max_msix),
+        (32, 32, 32, 32, 64, 65)
+    );
+    let l = req::parse_list_devices(&list_resp()).unwrap();
+    assert_eq!(l.mana, Some(DevId { ty: 2, instance: 1 }));
+    assert!(l.hwc);
+    assert_eq!(l.found, 2);
+    let r = rv(
+        44,
+        resp_hdr(4, 1, 44, 0, 0, 0),
+        &[(32, &l32(2)), (36, &l32(0x4d4e)), (40, &l32(1))], // pdid, gpa_mkey, db_id
+    );
+    let g = req::parse_register_device(&r).unwrap();
+    assert_eq!((g.pdid, g.gpa_mkey, g.db_id), (2, 0x4d4e, 1));
+    let r = rv(36, resp_hdr(12, 1, 36, 0, 0, 0), &[(32, &l32(0x4003))]); // queue_index
+    assert_eq!(req::parse_create_queue(&r), Ok(0x4003));
+    let r = rv(40, resp_hdr(25, 1, 40, 0, 0, 0), &[(32, &l64(0x5201))]); // handle
+    assert_eq!(req::parse_create_dma_region(&r), Ok(0x5201));
+    let d = req::parse_query_dev_config(&dev_config_resp(), MANA).unwrap();
+    assert_eq!(
+        (d.max_num_vports, d.max_num_eqs, d.adapter_mtu),
+        (2, 32, 9728)
+    );
+    // Version 1: 72 bytes, no adapter_mtu (ETH_FRAME_LEN).
+    let r1 = rv(
+        72,
+        resp_hdr(0x20001, 1, 72, 0x0001_0002, 0x55, 0),
+        &[(64, &l16(3))], // max_num_vports
+    );
+    let d = req::parse_query_dev_config(&r1, MANA).unwrap();
+    assert_eq!((d.max_num_vports, d.adapter_mtu), (3, 1514));
+    let c = req::parse_query_vport_config(&vport_config_resp(), MANA).unwrap();
+    assert_eq!(c.mac, [0x02, 0x6d, 0x61, 0x6e, 0, 1]);
+    assert_eq!(
+        (c.max_num_sq, c.max_num_rq, c.indir_table_size),
+        (16, 16, 64)
+    );
+    assert_eq!(c.vport, 0x7670_0000_0001);
+    let t = req::parse_config_vport_tx(&vport_tx_resp(), MANA).unwrap();
+    assert_eq!((t.tx_vport_offset, t.short_form_allowed), (1, true));
+    let r = rv(
+        48,
+        resp_hdr(0x20004, 1, 48, 0x0001_0002, 0x55, 0),
+        &[
+            (32, &l32(0x2011)),
+            (36, &l32(0x3011)),
+            (40, &l64(0x5751_0002_0000_2011)),
+        ],
+    ); // wq_id, cq_id, wq_obj
+    let o = req::parse_create_wq_obj(&r, MANA).unwrap();
+    assert_eq!(
+        (o.wq_id, o.cq_id, o.handle),
+        (0x2011, 0x3011, 0x5751_0002_0000_2011)
+    );
+    let mut fields: Vec<(usize, Vec<u8>)> = Vec::new();
+    fields.push((32, l64(0x7ff_ffff).to_vec())); // reported_stats
+    for i in 0..27 {
+        fields.push((40 + 8 * i, l64(100 + i as u64).to_vec())); // field i = 100 + i
+    }
+    let body: Vec<(usize, &[u8])> = fields.iter().map(|(o, x)| (*o, x.as_slice())).collect();
+    let r = rv(256, resp_hdr(0x20002, 2, 256, 0x0001_0002, 0x55, 0), &body);
+    let s = req::parse_query_gf_stat(&r, MANA).unwrap();
+    assert_eq!(s.rx_discards_no_wqe, 100); // at 40
+    assert_eq!(s.hc_rx_bcast_pkts, 105); // at 80
+    assert_eq!(s.hc_rx_mcast_pkts, 107); // at 96
+    assert_eq!(s.tx_err_inval_oob, 118); // at 184
+    assert_eq!(s.hc_tx_bytes, 119); // at 192
+    assert_eq!(s.tx_err_gdma, 126); // at 248
+    let r = rv(32, resp_hdr(0x20006, 1, 32, 0x0001_0002, 0x55, 0), &[]);
+    assert_eq!(
+        req::parse_general(&r, req::MANA_FENCE_RQ, Some(MANA)),
+        Ok(())
+    );
+}
+
+#[test]
+fn response_checks_refuse_what_upstream_refuses() {
+    let good = vport_tx_resp();
+    let p = |r: &[u8]| req::parse_config_vport_tx(r, MANA);
+    assert!(p(&good).is_ok());
+    assert_eq!(p(&good[..31]), Err(MsgError::Short));
+    assert_eq!(p(&good[..35]), Err(MsgError::Short));
+    let mut r = good.clone();
+    r[24] = 0x0d; // status
+    assert_eq!(p(&r), Err(MsgError::Status(0x0d)));
+    let mut r = good.clone();
+    r[4] = 0x04; // msg_type 0x20004
+    assert_eq!(p(&r), Err(MsgError::WrongCode(0x20004)));
+    let mut r = good.clone();
+    r[8] = 0; // msg_version 0
+    assert_eq!(p(&r), Err(MsgError::BadVersion(0)));
+    let mut r = good.clone();
+    r[12] = 35; // msg_size < sizeof
+    assert_eq!(p(&r), Err(MsgError::BadSize(35)));
+    let mut r = good.clone();
+    r[20] = 0x56; // activity_id
+    assert_eq!(p(&r), Err(MsgError::Mismatch));
+    let mut r = good.clone();
+    r[18] = 2; // dev_id instance 2
+    assert_eq!(p(&r), Err(MsgError::Mismatch));
+    // Impossible values.
+    let r = rv(40, resp_hdr(25, 1, 40, 0, 0, 0), &[]); // region handle 0
+    assert_eq!(req::parse_create_dma_region(&r), Err(MsgError::BadValue));
+    let r = rv(
+        44,
+        resp_hdr(4, 1, 44, 0, 0, 0),
+        &[(32, &l32(u32::MAX))], // pdid = INVALID_PDID
+    );
+    assert_eq!(req::parse_register_device(&r), Err(MsgError::BadValue));
+    let r = rv(
+        48,
+        resp_hdr(0x20004, 1, 48, 0x0001_0002, 0x55, 0),
+        &[(40, &l64(u64::MAX))], // wq_obj = INVALID_MANA_HANDLE
+    );
+    assert_eq!(req::parse_create_wq_obj(&r, MANA), Err(MsgError::BadValue));
+    let r = rv(64, resp_hdr(0x20008, 1, 64, 0x0001_0002, 0x55, 0), &[]); // no SQ, no RQ
+    assert_eq!(
+        req::parse_query_vport_config(&r, MANA),
+        Err(MsgError::BadValue)
+    );
+    // A v2 dev config response of 72 bytes is short.
+    let r = rv(
+        72,
+        resp_hdr(0x20001, 2, 72, 0x0001_0002, 0x55, 0),
+        &[(64, &l16(1))],
+    );
+    assert_eq!(req::parse_query_dev_config(&r, MANA), Err(MsgError::Short));
+    // A table size that is not a power of two falls back to 64.
+    let r = rv(
+        64,
+        resp_hdr(0x20008, 1, 64, 0x0001_0002, 0x55, 0),
+        &[(32, &l32(1)), (36, &l32(1)), (40, &l32(48))],
+    );
+    assert_eq!(
+        req::parse_query_vport_config(&r, MANA)
+            .unwrap()
+            .indir_table_size,
+        64
+    );
+    // LIST_DEVICES: num_of_devs bounds the walk; entries after it are ignored.
+    let r = rv(
+        296,
+        resp_hdr(3, 1, 296, 0, 0, 0),
+        &[(32, &l32(1)), (40, &l32(1)), (44, &l32(0x0001_0002))],
+    );
+    assert_eq!(req::parse_list_devices(&r).unwrap().mana, None);
+    // Builders refuse what upstream would not send.
+    let mut b = [0u8; 4096];
+    assert_eq!(
+        req::create_dma_region(&mut b, 0x1000, 0x3000),
+        Err(MsgError::BadArgument)
+    );
+    assert_eq!(
+        req::create_dma_region(&mut b, 0x1001, 0x4000),
+        Err(MsgError::BadArgument)
+    );
+    assert_eq!(
+        req::create_dma_region(&mut b[..70], 0x1000, 0x4000),
+        Err(MsgError::BufferTooSmall)
+    );
+    assert_eq!(
+        req::general(&mut b[..39], 2, 72, Caller::GDMA),
+        Err(MsgError::BufferTooSmall)
+    );
+}
+
+#[test]
+fn smc_golden_vectors() {
+    let a = smc::HwcAddrs {
+        eq: 0x1_2345_6000,
+        cq: 0xf000_0000_0000_1000,
+        rq: 0x2000,
+        sq: 0x3000,
+    };
+    let w = smc::establish_words(&a, 0x0102).unwrap();
+    let mut b = [0u8; 32];
+    for (i, d) in w.iter().enumerate() {
+        b[4 * i..4 * i + 4].copy_from_slice(&d.to_le_bytes());
+    }
+    let want = v(
+        32,
+        &[
+            (0, &[0x56, 0x34, 0x12, 0x00, 0x00, 0x00]), // EQ frame 0x123456, low 48 bits
+            (6, &[0x01, 0x00, 0x00, 0x00, 0x00, 0x00]), // CQ frame 0xf_0000_0000_0001: low 48 = 1
+            (12, &[0x02, 0, 0, 0, 0, 0]),               // RQ frame 2
+            (18, &[0x03, 0, 0, 0, 0, 0]),               // SQ frame 3
+            (24, &l16(0x00f0)),                         // high 4 bits: CQ's 0xf in bits 4..7
+            (26, &l16(0x0102)),                         // EQ MSI-X index
+            (28, &l32(1)),                              // hdr: msg_type ESTABLISH_HWC
+        ],
+    );
+    assert_eq!(b.to_vec(), want);
+    assert_eq!(smc::request_header(2, false), 2); // DESTROY_HWC
+    assert_eq!(smc::request_header(1, true), 1 | 1 << 24); // reset_vf bit 24
+    assert_eq!(smc::check_response(0x81, 1), Ok(())); // type 1, direction 1
+    assert_eq!(
+        smc::check_response(0x01, 1),
+        Err(smc::SmcError::Protocol(1))
+    );
+    assert_eq!(
+        smc::check_response(0x82, 1),
+        Err(smc::SmcError::Protocol(0x82))
+    );
+    assert_eq!(
+        smc::check_response(0x89, 1),
+        Err(smc::SmcError::Protocol(0x89))
+    ); // ver 1
+    assert_eq!(smc::check_response(0x381, 1), Err(smc::SmcError::Status(3)));
+    assert_eq!(
+        smc::establish_words(&smc::HwcAddrs { eq: 0x1001, ..a }, 0),
+        Err(smc::SmcError::BadAddress)
+    );
+}
+
+// ---------------------------------------------------------------------------------------
+// The same vectors on the device side.
+
+fn probed() -> HwcHost {
+    let mut h = HwcHost::new(new_mana(2));
+    let mut eqs = h.alloc_eqs(2);
+    h.probe(&mut eqs, 4096).unwrap();
+    h
+}
+
+#[test]
+fn device_answers_golden_requests_with_golden_responses() {
+    let mut h = probed();
+    assert_eq!(h.call(&general_req(2, 72, 0)).unwrap(), max_res_resp());
+    assert_eq!(h.call(&general_req(3, 296, 0)).unwrap(), list_resp());
+    assert_eq!(h.call(&dev_config_req()).unwrap(), dev_config_resp());
+    assert_eq!(h.call(&vport_config_req()).unwrap(), vport_config_resp());
+    assert_eq!(h.call(&vport_tx_req()).unwrap(), vport_tx_resp());
+    // Verify: gdma_protocol_ver 1, no PF capability flags.
+    assert_eq!(
+        h.call(&verify_req()).unwrap(),
+        rv(72, resp_hdr(1, 1, 72, 0, 0, 0), &[(32, &l64(1))])
+    );
+    // GF stats: nothing moved yet; reported_stats = the counters the model keeps.
+    let r = h.call(&gf_stat_req()).unwrap();
+    assert_eq!(
+        r[..32],
+        rv(32, resp_hdr(0x20002, 2, 256, 0x0001_0002, 0x55, 0), &[])[..]
+    );
+    assert_eq!(r.len(), 256);
+    // STATISTICS_FLAGS of rx_discards_nowqe, hc_rx_bytes/ucast/mcast/bcast pkts,
+    // mtu_violation, inval_oob, hc_tx_bytes/ucast/mcast/bcast pkts, tx_err_gdma.
+    let kept: u64 = 0x1
+        | 0x4
+        | 0x8
+        | 0x20
+        | 0x80
+        | 0x2_0000
+        | 0x4_0000
+        | 0x8_0000
+        | 0x10_0000
+        | 0x40_0000
+        | 0x100_0000
+        | 0x400_0000;
+    assert_eq!(r[32..40], l64(kept));
+    assert!(r[40..].iter().all(|&x| x == 0));
+    // A region of two pages, then one more with ADD_PAGES, then destroyed.
+    let buf = h.mem.alloc(0x3000);
+    let base = rsnic_core::dp::hw::Coherent::dma_addr(&buf);
+    let mut create = v(
+        72,
+        &[
+            (4, &l32(25)),      // GDMA_CREATE_DMA_REGION
+            (8, &l16(1)),       // msg_version
+            (12, &l32(72)),     // msg_size = 64 + 8
+            (20, &l32(25)),     // resp.msg_type
+            (24, &l16(1)),      // resp.msg_version
+            (28, &l32(40)),     // resp.msg_size
+            (40, &l64(0x3000)), // length
+            (56, &l32(3)),      // page_count
+            (60, &l32(1)),      // page_addr_list_len
+        ],
+    );
+    create[64..72].copy_from_slice(&l64(base)); // page_addr_list[0]
+    let r = h.call(&create).unwrap();
+    assert_eq!(r[..32], rv(32, resp_hdr(25, 1, 40, 0, 0, 0), &[])[..]);
+    let handle = u64::from_le_bytes(r[32..40].try_into().unwrap());
+    assert_ne!(handle, 0);
+    let mut add = v(
+        72,
+        &[
+            (4, &l32(26)),  // GDMA_DMA_REGION_ADD_PAGES
+            (8, &l16(1)),   // msg_version
+            (12, &l32(72)), // msg_size = 56 + 8 × 2
+            (20, &l32(26)), // resp.msg_type
+            (24, &l16(1)),  // resp.msg_version
+            (28, &l32(32)), // resp.msg_size
+            (48, &l32(2)),  // page_addr_list_len
+        ],
+    );
+    add[40..48].copy_from_slice(&l64(handle)); // dma_region_handle
+    add[56..64].copy_from_slice(&l64(base + 0x1000)); // page 1
+    add[64..72].copy_from_slice(&l64(base + 0x2000)); // page 2
+    assert_eq!(
+        h.call(&add).unwrap(),
+        rv(32, resp_hdr(26, 1, 32, 0, 0, 0), &[])
+    );
+    // A third ADD_PAGES has nothing left to add.
+    let e = h.call(&add);
+    assert_eq!(
+        e,
+        Err(CallError::Hwc(rsnic_core::dp::mana::hwc::HwcError::Status(
+            sim::STATUS_INVALID_PARAMETER
+        )))
+    );
+    let mut destroy = v(
+        48,
+        &[
+            (4, &l32(27)),  // GDMA_DESTROY_DMA_REGION
+            (8, &l16(1)),   // msg_version
+            (12, &l32(48)), // msg_size
+            (20, &l32(27)), // resp.msg_type
+            (24, &l16(1)),  // resp.msg_version
+            (28, &l32(32)), // resp.msg_size
+        ],
+    );
+    destroy[40..48].copy_from_slice(&l64(handle)); // dma_region_handle
+    assert_eq!(
+        h.call(&destroy).unwrap(),
+        rv(32, resp_hdr(27, 1, 32, 0, 0, 0), &[])
+    );
+}
