@@ -16,6 +16,8 @@
 //!   while a hostile device answers commands with arbitrary bytes.
 //! * [`eqe`]: the driver-side ConnectX event queue while a hostile device writes arbitrary
 //!   EQEs.
+//! * [`mana_hwc`]: the driver-side MANA hardware channel and response parsers while a
+//!   hostile device writes arbitrary EQEs, CQEs and responses.
 //!
 //! Each harness is a plain function of the fuzzer's bytes (`run(data)`), so the same code
 //! runs under libFuzzer (`fuzz_targets/`), as a unit test over the seed corpus, and under
@@ -36,6 +38,7 @@ pub mod device_wqe;
 pub mod env;
 pub mod eqe;
 pub mod mana_device_wqe;
+pub mod mana_hwc;
 pub mod mana_rx_completion;
 pub mod mana_tx_completion;
 pub mod rx_completion;
@@ -196,6 +199,11 @@ mod tests {
     }
 
     #[test]
+    fn mana_hwc_seeds() {
+        assert!(run_seeds("mana_hwc", mana_hwc::run) > 0);
+    }
+
+    #[test]
     fn empty_and_short_inputs() {
         for data in [&[][..], &[0], &[0xff; 3], &[0x55; 40]] {
             tx_completion::run(data);
@@ -206,6 +214,7 @@ mod tests {
             mana_device_wqe::run(data);
             cmd_output::run(data);
             eqe::run(data);
+            mana_hwc::run(data);
         }
     }
 }

@@ -585,6 +585,9 @@ impl<C: Coherent> Hwc<C> {
                     }
                 }
                 EQE_TEST_EVENT => self.test_event = self.init.eq_id,
+                // Once the channel runs, its ids and sizes are fixed: later init events
+                // are ignored (upstream would apply them).
+                _ if self.ready => self.stats.unknown_events += 1,
                 _ => self.on_init_event(&e),
             }
         }
