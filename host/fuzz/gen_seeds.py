@@ -614,6 +614,27 @@ def mana_dev_seeds():
     write(t, "loopback", p)
 
 
+# --- mana_hwc (src/mana_hwc.rs) -----------------------------------------------------------
+
+
+def mana_hwc_seeds():
+    t = "mana_hwc"
+    p = [0, 0, 0, 0]  # INIT_EQ_ID_DB: EQ 0x10, doorbell page 0
+    for typ, extra in [(1, []), (2, []), (3, []), (4, [1]), (5, [0x10, 0]), (6, [0x10, 0]),
+                       (7, []), (8, [0, 0, 0, 1]), (9, [0, 0, 0x48, 0x57])]:
+        p += [0, 0, 1, typ] + extra  # INIT_DATA: CQ, RQ, SQ ids, depth, sizes, CQs, pdid, mkey
+    p += [0, 0, 2]  # INIT_DONE
+    p += [1, 1, 1, 2]  # three interrupts, finish_init
+    p += [3, 0, 40] + [0] * 40  # a 40-byte request
+    p += [4, 0, 32, 1, 0] + [0] * 32 + [1, 0, 1, 1, 1]  # its response, SQ and RQ CQEs, EQE
+    p += [1, 6, 1, 1, 0]  # interrupt, take into 256 bytes
+    p += [3, 0, 48] + [0] * 48  # another request
+    p += [4, 0x10, 0x00, 0, 3, 0xC0, 0, 0, 0x0D] + [0] * 32 + [0, 0x7F, 0x22, 0, 0, 1, 0, 0, 0]
+    p += [1, 6, 1, 0, 64, 7, 8, 0, 0x80]  # hostile answer, take, abandon, parse
+    write(t, "handshake", p)
+    write(t, "hostile", list(range(256)) * 2)
+
+
 if __name__ == "__main__":
     tx_seeds()
     rx_seeds()
@@ -621,3 +642,4 @@ if __name__ == "__main__":
     mana_tx_seeds()
     mana_rx_seeds()
     mana_dev_seeds()
+    mana_hwc_seeds()
