@@ -361,7 +361,7 @@ impl Harness for H {
             }
             7 => {
                 if let Some(id) = self.inflight.take() {
-                    self.hwc.abandon(id);
+                    self.hwc.abandon(&self.env, id);
                 }
             }
             8 => {

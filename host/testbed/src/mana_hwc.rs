@@ -163,7 +163,7 @@ impl HwcHost {
                 return Ok(out);
             }
         }
-        self.hwc.abandon(id);
+        self.hwc.abandon(&self.env, id);
         Err(CallError::Timeout)
     }
 

@@ -96,13 +96,15 @@ fn meta(c: &RxCompletion) -> RxMeta {
     }
 }
 
-/// BAR0 offset of the port's doorbell page, as a VF finds it.
+/// BAR0 offset of the port's doorbell page, as a VF finds it (mana_gd_init_vf_regs: the
+/// page offset is a 64-bit register, the size the low 16 bits of its register).
 fn db_page(ctx: &OpenCtx<'_, Mana>) -> Result<u32> {
     let mmio = EngineMmio(ctx.engine);
-    mmio.read32(REG_DB_PAGE_OFFSET)
+    u32::try_from(mmio.read64(REG_DB_PAGE_OFFSET))
+        .map_err(|_| EINVAL)?
         .checked_add(
             (ctx.port as u32)
-                .checked_mul(mmio.read32(REG_DB_PAGE_SIZE))
+                .checked_mul(mmio.read32(REG_DB_PAGE_SIZE) & 0xffff)
                 .ok_or(EINVAL)?,
         )
         .ok_or(EINVAL)

@@ -525,19 +525,16 @@ impl<C: Coherent> Hwc<C> {
         Some(r)
     }
 
-    /// Forgets message `id` (the caller timed out). Its response, if one comes, is refused
-    /// and its buffer re-posted.
-    pub fn abandon(&mut self, id: u16) {
+    /// Forgets message `id` (the caller timed out). A response that already arrived has
+    /// its buffer re-posted; one that comes later is refused (and its buffer re-posted).
+    pub fn abandon<E: Mmio + Barriers>(&mut self, env: &E, id: u16) {
         let Some(s) = self.slots.get_mut(usize::from(id)) else {
             return;
         };
         let done = s.done;
         *s = Slot::default();
         if let Some(Ok((k, _))) = done {
-            if let Some(h) = self.resp_held.get_mut(k) {
-                *h = false;
-            }
-            let _ = self.post_rx(k);
+            self.repost(env, k);
         }
     }
 
