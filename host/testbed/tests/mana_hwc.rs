@@ -584,3 +584,84 @@ fn eq_that_overflowed_is_still_rearmed() {
     assert_eq!((c.eq_doorbells, c.bad_doorbells), (1, 0));
     assert_eq!(eq.stats.overflows, 1);
 }
+
+#[test]
+fn channel_refuses_what_upstream_refuses() {
+    use rsnic_core::dp::mana::hwc::{GdmaRegs, Hwc, HwcBuffers};
+    // Before the init events: not ready.
+    let fresh = HwcHost::new(new_mana(1));
+    let mem = &fresh.mem;
+    let mut hwc = Hwc::new(
+        HwcBuffers {
+            eq: mem.alloc(4096),
+            cq: mem.alloc(4096),
+            rq: mem.alloc(4096),
+            sq: mem.alloc(4096),
+            req: mem.alloc(4096),
+            resp: mem.alloc(4096),
+        },
+        GdmaRegs::read(&fresh.env),
+    )
+    .unwrap();
+    assert_eq!(hwc.send(&fresh.env, &[0u8; 40]), Err(HwcError::NotReady));
+    assert_eq!(hwc.finish_init(&fresh.env), Err(HwcError::BadInit));
+    // Too small a message buffer.
+    let small = HwcBuffers {
+        eq: mem.alloc(4096),
+        cq: mem.alloc(4096),
+        rq: mem.alloc(4096),
+        sq: mem.alloc(4096),
+        req: mem.alloc(4095),
+        resp: mem.alloc(4096),
+    };
+    assert!(matches!(
+        Hwc::new(small, GdmaRegs::read(&fresh.env)),
+        Err(HwcError::BadBuffer)
+    ));
+
+    let (mut h, _eqs) = probed();
+    let env = &h.env;
+    // Shorter than a request header, longer than the channel carries.
+    assert_eq!(h.hwc.send(env, &[0u8; 39]), Err(HwcError::BadRequest));
+    assert_eq!(h.hwc.send(env, &vec![0u8; 4097]), Err(HwcError::BadRequest));
+    // One message in flight (depth 1).
+    let who = h.mana();
+    let r = build(|b| req::query_vport_config(b, who, 0));
+    let id = h.hwc.send(&h.env, &r).unwrap();
+    assert_eq!(h.hwc.send(&h.env, &r), Err(HwcError::Busy));
+    let mut out = [0u8; 64];
+    assert_eq!(h.hwc.take_response(&h.env, id, &mut out), None);
+    assert_eq!(
+        h.hwc.take_response(&h.env, id + 1, &mut out),
+        Some(Err(HwcError::NotInFlight))
+    );
+    h.run();
+    h.hwc.process_events(&h.env);
+    // The 64-byte response does not fit 63 bytes (mana_hwc_verify_resp_msg: -EPROTO)...
+    assert_eq!(
+        h.hwc.take_response(&h.env, id, &mut out[..63]),
+        Some(Err(HwcError::BadLength(64)))
+    );
+    // ... and the message id and the RQ buffer are free again: the next request works.
+    let who = h.mana();
+    let r = h.request(|b| req::query_vport_config(b, who, 1)).unwrap();
+    assert_eq!(
+        req::parse_query_vport_config(&r, who).unwrap().mac,
+        sim::vport_mac(1)
+    );
+    // A timed-out caller abandons: its late response is refused, the channel goes on.
+    let who = h.mana();
+    let r = build(|b| req::query_vport_config(b, who, 0));
+    let id = h.hwc.send(&h.env, &r).unwrap();
+    h.hwc.abandon(&h.env, id);
+    h.run();
+    h.hwc.process_events(&h.env);
+    assert_eq!(h.hwc.stats.bad_completions, 1);
+    let who = h.mana();
+    let r = h.request(|b| req::query_dev_config(b, who)).unwrap();
+    assert_eq!(
+        req::parse_query_dev_config(&r, who).unwrap().max_num_vports,
+        2
+    );
+    assert_eq!(h.dev.borrow().hwc_counters().no_rx_wqe, 0);
+}
