@@ -24,7 +24,8 @@
 //!   the per-port doorbell counters (per kind, accepted, `bad_doorbells`,
 //!   `rq_db_wqe_cnt_errors` = exactly the RQ doorbells with a non-zero `wqe_cnt` naming a
 //!   queue of the page's port, `db_invalid`, CQ arms) and `bad_mmio` match exactly; register
-//!   reads return the doorbell page base and size, all ones elsewhere;
+//!   reads return the doorbell page base and size and the SMC offset, all ones elsewhere
+//!   (the SMC window itself, the control path's, is left to the `mana_hwc` tests);
 //! * every executed TX WQE gets exactly one TX CQE, in ring order, naming its SQ and its
 //!   WQE's offset, with the owner bits of its slot (the CQEs of one run are checked entry by
 //!   entry against a walk of the ring); a structural error is the SQ's last CQE
@@ -41,7 +42,7 @@
 
 use rsnic_core::dp::hw::Coherent;
 use rsnic_core::sim::mana::{
-    doorbell_offset, PortCounters, DB_CQ, DB_EQ, DB_PAGE_BASE, DB_PAGE_SIZE, DB_RQ, DB_SQ,
+    doorbell_offset, PortCounters, DB_CQ, DB_EQ, DB_PAGE_BASE, DB_PAGE_SIZE, DB_RQ, DB_SQ, SMC_BASE,
 };
 use rsnic_testbed::mana_pair::{new_mana, HostMana};
 use rsnic_testbed::mem::HostBuf;
@@ -884,11 +885,17 @@ impl crate::Harness for Harness {
             14 => {
                 // Any register, any bytes.
                 let sel = inp.u8();
-                let offset = if sel & 1 != 0 {
+                let mut offset = if sel & 1 != 0 {
                     inp.u32()
                 } else {
                     u32::from(inp.u16() % 0x5000)
                 };
+                // The SMC window belongs to the control path (HWC set-up), which
+                // prop_mana_hwc and the mana_hwc tests cover: keep this harness's writes
+                // out of it.
+                if (SMC_BASE..SMC_BASE + 32).contains(&offset) {
+                    offset = offset.wrapping_add(32);
+                }
                 match (sel >> 1) & 3 {
                     0 | 1 => {
                         let v = inp.u64();
@@ -904,6 +911,8 @@ impl crate::Harness for Harness {
                             0x08 => DB_PAGE_BASE,
                             0x0c => 0,
                             0x10 => DB_PAGE_SIZE,
+                            0x18 => SMC_BASE,
+                            0x1c => 0,
                             _ => {
                                 self.bad_mmio += 1;
                                 u32::MAX
