@@ -31,14 +31,16 @@
 //!
 //! # BAR0 layout (chosen by this model)
 //!
-//! * Page 0 holds read-only registers as a VF has them: 0x08 the doorbell page base (a u64 as
-//!   two u32 reads, low at 0x08, high at 0x0C) = [`DB_PAGE_BASE`], 0x10 the doorbell page size
-//!   = [`DB_PAGE_SIZE`].
-//! * Port p's doorbell page is at `DB_PAGE_BASE + p * DB_PAGE_SIZE`, with the queue offsets of
-//!   spec D.3: SQ 0x000, RQ 0x400, CQ 0x800, EQ 0xFF8. Each doorbell is one 64-bit
-//!   little-endian write of `union gdma_doorbell_entry`.
+//! * Page 0 holds the registers a VF has: 0x08 the doorbell page base (a u64 as two u32
+//!   reads, low at 0x08, high at 0x0C) = [`DB_PAGE_BASE`], 0x10 the doorbell page size =
+//!   [`DB_PAGE_SIZE`], 0x18 the SMC window's offset (a u64, high at 0x1C) = [`SMC_BASE`], and
+//!   the SMC window itself (eight dwords, see below).
+//! * Doorbell page p is at `DB_PAGE_BASE + p * DB_PAGE_SIZE` ([`DB_PAGES`] pages), with the
+//!   queue offsets of spec D.3: SQ 0x000, RQ 0x400, CQ 0x800, EQ 0xFF8. Each doorbell is one
+//!   64-bit little-endian write of `union gdma_doorbell_entry`. Port p's queues use page p
+//!   until GDMA_REGISTER_DEVICE, then page [`MANA_DB_ID`]; the HWC's use page [`HWC_DB_ID`].
 //!
-//! A doorbell naming a queue the page's port does not own counts in
+//! A doorbell naming a queue that does not use the page counts in the page's port's
 //! [`PortCounters::bad_doorbells`]; any other unknown access counts in [`Device::bad_mmio`].
 //! **An RQ doorbell with a non-zero `wqe_cnt` is a device error**: it is counted in
 //! [`PortCounters::rq_db_wqe_cnt_errors`] and ignored (spec D.6: the hardware requires 0). An
