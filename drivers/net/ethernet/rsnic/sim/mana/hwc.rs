@@ -771,8 +771,9 @@ where
                 _ => Ok(()),
             })
         };
-        let mut body = [0u8; RESP_MAX];
-        let r = r.and_then(|()| self.dispatch(code, m, resp_ver, irq, &mut body));
+        // The body goes straight after the header's place (no second buffer on the stack).
+        out.fill(0);
+        let r = r.and_then(|()| self.dispatch(code, m, resp_ver, irq, &mut out[32..]));
         match r {
             Err(s) => header_only(h, m.len, s, out),
             Ok(blen) => {
@@ -786,7 +787,6 @@ where
                     1
                 };
                 resp_header(h, ver, total, 0, out);
-                out[32..total].copy_from_slice(&body[..blen]);
                 total
             }
         }
@@ -839,7 +839,7 @@ where
         m: &Msg<'_, M>,
         resp_ver: u16,
         irq: &mut I,
-        b: &mut [u8; RESP_MAX],
+        b: &mut [u8],
     ) -> Exec {
         let h = &m.head;
         let len = m.len;
@@ -983,7 +983,9 @@ where
                     pt.vport_tx = true;
                 }
                 p16(b, 0, p as u16);
-                b[2] = 1;
+                if let Some(x) = b.get_mut(2) {
+                    *x = 1;
+                }
                 Ok(4)
             }
             0x20004 => self.create_wq_obj(h, len, b),
@@ -1021,7 +1023,9 @@ where
                 put32(b, 0, MAX_QUEUES as u32);
                 put32(b, 4, MAX_QUEUES as u32);
                 put32(b, 8, MAX_RSS as u32);
-                b[16..22].copy_from_slice(&vport_mac(p));
+                if let Some(d) = b.get_mut(16..22) {
+                    d.copy_from_slice(&vport_mac(p));
+                }
                 p64(b, 24, VPORT_HANDLE_BASE + p as u64);
                 Ok(32)
             }
