@@ -465,10 +465,10 @@ fn max_res_resp() -> Vec<u8> {
         72,
         resp_hdr(2, 1, 72, 0, 0, 0),
         &[
-            (36, &l32(32)), // max_sq: 2 ports × 16
-            (40, &l32(32)), // max_rq
-            (44, &l32(32)), // max_cq
-            (48, &l32(32)), // max_eq
+            (36, &l32(64)), // max_sq: 2 ports × 32
+            (40, &l32(64)), // max_rq
+            (44, &l32(64)), // max_cq
+            (48, &l32(64)), // max_eq
             (52, &l32(64)), // max_db: doorbell pages
             (68, &l32(65)), // max_msix
         ],
@@ -493,7 +493,7 @@ fn dev_config_resp() -> Vec<u8> {
         resp_hdr(0x20001, 2, 80, 0x0001_0002, 0x55, 0),
         &[
             (64, &l16(2)),    // max_num_vports
-            (68, &l32(32)),   // max_num_eqs
+            (68, &l32(64)),   // max_num_eqs
             (72, &l16(9728)), // adapter_mtu (v2)
         ],
     )
@@ -504,8 +504,8 @@ fn vport_config_resp() -> Vec<u8> {
         64,
         resp_hdr(0x20008, 1, 64, 0x0001_0002, 0x55, 0),
         &[
-            (32, &l32(16)),                              // max_num_sq
-            (36, &l32(16)),                              // max_num_rq
+            (32, &l32(32)),                              // max_num_sq
+            (36, &l32(32)),                              // max_num_rq
             (40, &l32(64)),                              // num_indirection_ent
             (48, &[0x02, 0x6d, 0x61, 0x6e, 0x00, 0x01]), // mac_addr of vport 1
             (56, &l64(0x7670_0000_0001)),                // vport handle
@@ -536,7 +536,7 @@ fn response_golden_vectors_parse() {
     let m = req::parse_query_max_resources(&max_res_resp()).unwrap();
     assert_eq!(
         (m.max_sq, m.max_rq, m.max_cq, m.max_eq, m.max_db, m.max_msix),
-        (32, 32, 32, 32, 64, 65)
+        (64, 64, 64, 64, 64, 65)
     );
     let l = req::parse_list_devices(&list_resp()).unwrap();
     assert_eq!(l.mana, Some(DevId { ty: 2, instance: 1 }));
@@ -556,7 +556,7 @@ fn response_golden_vectors_parse() {
     let d = req::parse_query_dev_config(&dev_config_resp(), MANA).unwrap();
     assert_eq!(
         (d.max_num_vports, d.max_num_eqs, d.adapter_mtu),
-        (2, 32, 9728)
+        (2, 64, 9728)
     );
     // Version 1: 72 bytes, no adapter_mtu (ETH_FRAME_LEN).
     let r1 = rv(
@@ -570,7 +570,7 @@ fn response_golden_vectors_parse() {
     assert_eq!(c.mac, [0x02, 0x6d, 0x61, 0x6e, 0, 1]);
     assert_eq!(
         (c.max_num_sq, c.max_num_rq, c.indir_table_size),
-        (16, 16, 64)
+        (32, 32, 64)
     );
     assert_eq!(c.vport, 0x7670_0000_0001);
     let t = req::parse_config_vport_tx(&vport_tx_resp(), MANA).unwrap();
