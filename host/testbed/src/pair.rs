@@ -43,7 +43,7 @@ use rsnic_core::dp::mlx5::sq::{Sq, SqParams, TxPoll, WqeInfo};
 use rsnic_core::dp::mlx5::stats::{RxStats, TxStats};
 use rsnic_core::dp::mlx5::tx::{DmaEntry, InlineMode, TxQueue, TxRejectReason};
 use rsnic_core::sim::mlx5::{
-    CqConfig, PortCounters, RqConfig, SqConfig, SQ_DOORBELL, UAR_PAGE_SIZE,
+    api_uar_offset, CqConfig, PortCounters, RqConfig, SqConfig, SQ_DOORBELL,
 };
 
 use crate::bus::{RegisterBus, Testbed};
@@ -79,7 +79,7 @@ impl Bar0 for PairBar {
     }
     #[inline]
     fn doorbell(offset: u32) -> Option<Doorbell> {
-        (offset == SQ_DOORBELL + TX_PORT as u32 * UAR_PAGE_SIZE).then_some(Doorbell::Sq)
+        (offset == SQ_DOORBELL + api_uar_offset(TX_PORT)).then_some(Doorbell::Sq)
     }
 }
 
@@ -189,7 +189,7 @@ impl Pair {
             0,
             cfg.sq_log_sz,
             tcqn,
-            TX_PORT as u32 * UAR_PAGE_SIZE,
+            api_uar_offset(TX_PORT),
         )
         .expect("TX CQ");
         let (wq, sq_dbr) = (coherent(&mem, sn * 64), coherent(&mem, 8));
@@ -208,7 +208,7 @@ impl Pair {
                 log_sz: cfg.sq_log_sz,
                 sqn,
                 lkey: LKEY,
-                db_offset: TX_PORT as u32 * UAR_PAGE_SIZE + SQ_DOORBELL,
+                db_offset: api_uar_offset(TX_PORT) + SQ_DOORBELL,
                 dbr_off: 0,
                 min_inline: cfg.min_inline,
                 vlan_need_l2_inline: false,
@@ -243,7 +243,7 @@ impl Pair {
             0,
             cfg.rq_log_sz,
             rcqn,
-            RX_PORT as u32 * UAR_PAGE_SIZE,
+            api_uar_offset(RX_PORT),
         )
         .expect("RX CQ");
         let (rwq, rq_dbr) = (coherent(&mem, rn * 16), coherent(&mem, 8));

@@ -10,7 +10,7 @@ fn arm(r: &Rig, port: usize, cq: &Cq, sn: u32) {
     let mut b = [0u8; 8];
     b[..4].copy_from_slice(&((sn << 28) | (cq.cc & 0xff_ffff)).to_be_bytes());
     b[4..].copy_from_slice(&cq.cqn.to_be_bytes());
-    r.bus.write64(port as u32 * 4096 + 0x20, b);
+    r.bus.write64(api_uar_offset(port) + 0x20, b);
 }
 
 #[test]

@@ -614,14 +614,15 @@ fn register_writes_to_unknown_places_are_counted() {
     r.bus.write64(0x900, [0; 8]);
     r.bus.write64(7 * 4096 + 0x800, [0; 8]);
     r.bus.write32(0x800, 1);
-    assert_eq!(r.bus.read32(0), u32::MAX);
+    assert_eq!(r.bus.read32(0x800), u32::MAX);
     assert_eq!(r.tb.device().bad_mmio(), 4);
     // A doorbell naming port 1's queue number space on port 0's UAR, and an unknown SQN.
     r.bus.write64(
-        0x800,
+        api_uar_offset(0) + 0x800,
         ctrl(OP_NOP, 0, r.sqn + 5, 1, 0)[..8].try_into().unwrap(),
     );
-    r.bus.write64(0x1000 + 0x20, [0, 0, 0, 0, 0, 0, 0, 1]);
+    r.bus
+        .write64(api_uar_offset(1) + 0x20, [0, 0, 0, 0, 0, 0, 0, 1]);
     assert_eq!(r.tb.counters(0).bad_doorbells, 1);
     assert_eq!(r.tb.counters(1).bad_doorbells, 1);
 }
@@ -728,11 +729,11 @@ fn garbage_descriptors_and_records_never_panic_and_counters_balance() {
             r.rx_cq.update_ci();
             let mut db = [0u8; 8];
             db[4..].copy_from_slice(&(r.sqn << 8).to_be_bytes());
-            r.bus.write64(0x800, db);
+            r.bus.write64(api_uar_offset(0) + 0x800, db);
             let mut arm = [0u8; 8];
             arm[..4].copy_from_slice(&(rnd() as u32).to_be_bytes());
             arm[4..].copy_from_slice(&r.rx_cq.cqn.to_be_bytes());
-            r.bus.write64(4096 + 0x20, arm);
+            r.bus.write64(api_uar_offset(1) + 0x20, arm);
             r.bus
                 .write64((rnd() % 0x3000) as u32, (rnd()).to_be_bytes());
             executed += r.tb.step();

@@ -20,7 +20,7 @@ use rsnic_core::dp::mana::fmt::{
     CQE_TX_OKAY, DB_CQ, DB_RQ, DB_SQ,
 };
 use rsnic_core::sim::mana::{self, doorbell_offset};
-use rsnic_core::sim::mlx5::{self, RqConfig, SqConfig, SQ_DOORBELL, UAR_PAGE_SIZE};
+use rsnic_core::sim::mlx5::{self, api_uar_offset, RqConfig, SqConfig, SQ_DOORBELL};
 use rsnic_testbed::bus::{IrqLog, RegisterBus, Testbed};
 use rsnic_testbed::mana_pair::{new_mana, HostMana};
 use rsnic_testbed::mem::{HostBuf, HostMemory};
@@ -145,8 +145,7 @@ impl Mlx5 {
         x.sq_dbr.write_be32(4, u32::from(x.pc));
         let mut b = [0u8; 8];
         b.copy_from_slice(&w[..8]);
-        self.bus
-            .write64(port as u32 * UAR_PAGE_SIZE + SQ_DOORBELL, b);
+        self.bus.write64(api_uar_offset(port) + SQ_DOORBELL, b);
     }
 }
 
@@ -243,8 +242,7 @@ impl Family for Mlx5 {
         x.sq_dbr.write_be32(4, u32::from(x.pc));
         let mut b = [0u8; 8];
         b.copy_from_slice(&last[..8]);
-        self.bus
-            .write64(port as u32 * UAR_PAGE_SIZE + SQ_DOORBELL, b);
+        self.bus.write64(api_uar_offset(port) + SQ_DOORBELL, b);
     }
 
     fn run(&mut self) -> usize {

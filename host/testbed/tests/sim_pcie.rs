@@ -91,7 +91,7 @@ fn one_send_then_another_with_an_armed_rx_cq() {
     let mut b = [0u8; 8];
     b[..4].copy_from_slice(&1u32.to_be_bytes()); // ci = 1: the CQE already seen
     b[4..].copy_from_slice(&r.rx_cq.cqn.to_be_bytes());
-    r.bus.write64(4096 + 0x20, b);
+    r.bus.write64(api_uar_offset(1) + 0x20, b);
     let (_, c) = r.post_send(&frame, CQ_UPDATE);
     r.ring(&c);
     r.tb.step();

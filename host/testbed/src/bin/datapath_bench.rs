@@ -61,7 +61,7 @@ use rsnic_core::dp::mana::rq::RxPoll;
 use rsnic_core::dp::mlx5::cq::Cq;
 use rsnic_core::dp::mlx5::sq::{Sq, SqParams, TxPoll, WqeInfo};
 use rsnic_core::dp::mlx5::tx::{DmaEntry, InlineMode, TxDmaMap, TxPacket, TxQueue, TxReject};
-use rsnic_core::sim::mlx5::{CqConfig, SqConfig, SQ_DOORBELL, UAR_PAGE_SIZE};
+use rsnic_core::sim::mlx5::{api_uar_offset, CqConfig, SqConfig, SQ_DOORBELL};
 use rsnic_testbed::fixtures::Ipv4Frame;
 use rsnic_testbed::mana_pair::{self, ManaConfig, ManaEnv, ManaPair, ManaRq};
 use rsnic_testbed::mem::HostBuf;
@@ -481,7 +481,7 @@ fn xdp_sq(p: &Pair, log_sz: u8, inline: bool) -> XdpSq {
                 compress: false,
             })
             .expect("create XDP CQ");
-    let uar = TX_PORT as u32 * UAR_PAGE_SIZE;
+    let uar = api_uar_offset(TX_PORT);
     let cq = Cq::new(cq_buf, cq_dbr, 0, log_sz, cqn, uar).expect("XDP CQ");
     let (wq, dbr) = (mem.alloc(n * 64), mem.alloc(8));
     let sqn =

@@ -5,6 +5,7 @@
 #![allow(dead_code)]
 
 use rsnic_core::dp::hw::{Coherent, Mmio};
+pub use rsnic_core::sim::mlx5::api_uar_offset;
 use rsnic_core::sim::mlx5::{CqConfig, RqConfig, SqConfig};
 use rsnic_testbed::bus::{RegisterBus, Testbed};
 use rsnic_testbed::mem::HostBuf;
@@ -261,7 +262,7 @@ impl Rig {
         self.sq_dbr.write_be32(4, self.pc as u32);
         let mut b = [0u8; 8];
         b.copy_from_slice(&ctrl[..8]);
-        self.bus.write64(0x800, b);
+        self.bus.write64(api_uar_offset(0) + 0x800, b);
     }
 
     /// A SEND WQE: ctrl, eth (no inline), one data segment pointing at `buf`.

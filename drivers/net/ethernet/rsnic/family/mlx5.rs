@@ -21,7 +21,7 @@ use crate::ext::net::page_pool::RxPage;
 use crate::ext::net::xsk::XskBuf;
 use crate::family::{filled, made, wadd};
 use crate::hw::{KBarriers, KCoherent};
-use crate::sim::mlx5::{CqConfig, PortCounters, RqConfig, SqConfig, UAR_PAGE_SIZE};
+use crate::sim::mlx5::{api_uar_offset, CqConfig, PortCounters, RqConfig, SqConfig};
 use crate::xdp::{XdpEnv, XdpSqKind, XdpTx, XskRxEnv};
 use kernel::{c_str, prelude::*, str::CStr};
 
@@ -256,7 +256,7 @@ impl Family for Mlx5 {
 
     fn open(ctx: &OpenCtx<'_, Self>, q: &mut Queues, p: &ChannelParams) -> Result<Opened<Self>> {
         let port = ctx.port;
-        let uar = port as u32 * UAR_PAGE_SIZE;
+        let uar = api_uar_offset(port);
         let dma = ctx.dma;
         // Doorbell records: SQ at 0, RQ at 8, TX CQ at 16, RX CQ at 24.
         let dbr = KCoherent::alloc(dma, 64)?;
@@ -474,7 +474,7 @@ impl Family for Mlx5 {
             XdpSqKind::Ico => (&mut q.ico_cq, &mut q.ico_sq),
         };
         let port = ctx.port;
-        let uar = port as u32 * UAR_PAGE_SIZE;
+        let uar = api_uar_offset(port);
         // Doorbell records: SQ at 0, CQ at 16.
         let dbr = KCoherent::alloc(ctx.dma, 64)?;
         // The ICO SQ only carries wake-up NOPs: the smallest ring.
@@ -594,7 +594,7 @@ impl Family for Mlx5 {
         env: &mut XskRxEnv<'_, Self>,
     ) -> Result<Option<(KXskRq, u32)>> {
         let port = ctx.port;
-        let uar = port as u32 * UAR_PAGE_SIZE;
+        let uar = api_uar_offset(port);
         // Doorbell records: RQ at 0, CQ at 16.
         let dbr = KCoherent::alloc(ctx.dma, 64)?;
         let n = 1usize << p.log_rq;

@@ -328,6 +328,11 @@ pub fn toeplitz(key: &[u8], input: &[u8]) -> u32 {
 /// destination port]) with [`RSS_KEY`], and the CQE `rss_hash_type` byte (bits 3..2: 1 IPv4,
 /// 2 IPv6; bits 7..6: 1 TCP, 2 UDP). Non-IP packets hash to 0 with type 0.
 pub fn rss_hash(pkt: &[u8], h: &Headers) -> (u32, u8) {
+    rss_hash_key(pkt, h, &RSS_KEY)
+}
+
+/// [`rss_hash`] under the Toeplitz key `key` (a TIR's `rx_hash_toeplitz_key`).
+pub fn rss_hash_key(pkt: &[u8], h: &Headers, key: &[u8; 40]) -> (u32, u8) {
     let mut tuple = [0u8; 36];
     let (addrs, ip_type) = match h.l3 {
         L3::Ipv4 => (pkt.get(h.l3_off + 12..h.l3_off + 20), 1u8),
@@ -350,10 +355,7 @@ pub fn rss_hash(pkt: &[u8], h: &Headers) -> (u32, u8) {
             n += 4;
         }
     }
-    (
-        toeplitz(&RSS_KEY, &tuple[..n]),
-        (ip_type << 2) | (l4_type << 6),
-    )
+    (toeplitz(key, &tuple[..n]), (ip_type << 2) | (l4_type << 6))
 }
 
 /// Rewrites the headers of one TCP/UDP segmentation output segment in place.

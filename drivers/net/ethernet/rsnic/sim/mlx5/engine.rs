@@ -25,6 +25,8 @@ pub(super) struct Bufs<'a> {
 pub(super) struct Io<'a, M, I> {
     pub(super) mem: &'a M,
     pub(super) irq: &'a mut I,
+    /// The device executes ENHANCED_MPSW WQEs ([`super::Caps::mpwqe`]).
+    pub(super) mpwqe: bool,
 }
 
 #[inline]
@@ -446,7 +448,7 @@ fn exec_wqe<M: BusMemory, I: InterruptSink>(
     let min_ds = match opcode {
         OP_NOP => 1,
         OP_SEND | OP_LSO => 2,
-        OP_ENHANCED_MPSW => 3,
+        OP_ENHANCED_MPSW if io.mpwqe => 3,
         _ => return Err(fail(WqeError::BadOpcode)),
     };
     if w0 >> 24 != 0 {
@@ -487,6 +489,14 @@ fn exec_wqe<M: BusMemory, I: InterruptSink>(
             .map_err(|_| fail(WqeError::ReadFault))?;
     }
     let w = wqe.get(..bytes).ok_or(fail(WqeError::BadDsCount))?;
+    // An SQ with a minimum inline mode (sqc.min_wqe_inline_mode, at least L2) needs the
+    // Ethernet header inline: a SEND/LSO without it, and an MPWQE (which carries none), are
+    // refused. Modes IP and TCP/UDP are enforced as L2.
+    if sq.min_inline != 0
+        && ((opcode == OP_ENHANCED_MPSW) || (opcode != OP_NOP && eseg(w).inline_sz < pkt::ETH_HLEN))
+    {
+        return Err(fail(WqeError::BadInline));
+    }
     let r = match opcode {
         OP_NOP => {
             if let Some(port) = ports.get_mut(p) {
@@ -759,6 +769,7 @@ fn deliver<M: BusMemory, I: InterruptSink>(
     };
     sp.counters.tx_packets += 1;
     sp.counters.tx_bytes += frame.len() as u64;
+    sp.func.vport.tx(frame);
     if dst == src {
         sp.counters.loopback_packets += 1;
         sp.counters.loopback_bytes += frame.len() as u64;
@@ -777,8 +788,9 @@ fn receive<M: BusMemory, I: InterruptSink>(
     io: &mut Io<'_, M, I>,
 ) {
     let h = pkt::parse(frame);
-    let (hash, hash_type) = pkt::rss_hash(frame, &h);
+    let (hash, hash_type) = pkt::rss_hash_key(frame, &h, &port.rss_key);
     let counters = &mut port.counters;
+    let vport = &mut port.func.vport;
     let n = port.rss_len.min(MAX_RSS);
     if n == 0 {
         counters.rx_no_rq_drops += 1;
@@ -812,6 +824,7 @@ fn receive<M: BusMemory, I: InterruptSink>(
         rq.cc = rq.cc.wrapping_add(1);
         match scatter(&rq, wc, frame, counters, io.mem) {
             Ok(()) => {
+                vport.rx(frame);
                 counters.rx_packets += 1;
                 counters.rx_bytes += frame.len() as u64;
                 counters.rx_cqes += 1;
@@ -1074,7 +1087,9 @@ fn flush_session<M: BusMemory, I: InterruptSink>(
     check_arm(cq, counters, io);
 }
 
-/// Raises the CQ's vector if it is armed and CQEs are visible beyond the armed consumer index.
+/// Fires an armed CQ whose CQEs are visible beyond the armed consumer index, then disarms
+/// it: a CQ that names an EQ owes it a completion EQE (written after the engine run, see
+/// `eq::completions`); one made through the Rust API raises its vector directly.
 fn check_arm<M, I: InterruptSink>(
     cq: &mut CqCtx,
     counters: &mut PortCounters,
@@ -1082,6 +1097,10 @@ fn check_arm<M, I: InterruptSink>(
 ) {
     if cq.used && cq.armed && cq.visible_pi() & 0xff_ffff != cq.arm_ci {
         cq.armed = false;
+        if cq.eq != 0 {
+            cq.eqe_owed = true;
+            return;
+        }
         counters.interrupts += 1;
         counters.pcie.msix();
         io.irq.raise(cq.vector);

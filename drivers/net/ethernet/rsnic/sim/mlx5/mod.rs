@@ -161,7 +161,10 @@
 //! accumulates [`crate::sim::pcie::inbound_floor`] of the bytes of every sent packet as the
 //! host holds them (headers once for LSO), the floor to compare inbound bytes with.
 
+pub mod cmd;
 mod engine;
+mod eq;
+pub mod ifc;
 
 use crate::dp::hw::{BusMemory, DmaAddr, InterruptSink};
 use crate::sim::pcie::PcieCounters;
@@ -173,8 +176,27 @@ pub const MAX_QUEUES: usize = 64;
 pub const MAX_RSS: usize = 64;
 /// Maximum number of ports.
 pub const MAX_PORTS: usize = 64;
-/// Size of one UAR page; port p's page starts at `p * UAR_PAGE_SIZE` in BAR0.
+/// Size of one port's (PCI function's) window in BAR0: port p's starts at
+/// `p * FUNC_BAR_SIZE`, with the initialization segment at its offset 0.
+pub const FUNC_BAR_SIZE: u32 = 0x10_0000;
+/// Size of one UAR page; UAR page u of port p starts at [`uar_offset`]`(p, u)`.
 pub const UAR_PAGE_SIZE: u32 = 4096;
+/// First UAR index ALLOC_UAR hands out (pages 0 and 1 hold the initialization segment).
+pub const FIRST_UAR: u32 = 8;
+/// UAR pages ALLOC_UAR hands out per function ([`FIRST_UAR`] ..
+/// `FIRST_UAR + MAX_UARS`).
+pub const MAX_UARS: u32 = 64;
+/// The UAR page of queues created through the Rust API (transitional; never handed out by
+/// ALLOC_UAR).
+pub const API_UAR: u32 = 2;
+/// Offset of the EQ doorbell "update consumer index and arm" in a UAR page (32-bit,
+/// `eqn << 24 | ci`).
+pub const EQ_ARM_DOORBELL: u32 = 0x40;
+/// Offset of the EQ doorbell "update consumer index" (no arm).
+pub const EQ_CI_DOORBELL: u32 = 0x48;
+/// MSI-X vectors per function: EQ `intr` v of port p raises device vector
+/// `p * MAX_VECTORS + v`.
+pub const MAX_VECTORS: u32 = 64;
 /// Offset of the SQ doorbell (blue-flame register 0) in a UAR page.
 pub const SQ_DOORBELL: u32 = 0x800;
 /// Offset of the CQ arm doorbell in a UAR page.
@@ -185,6 +207,18 @@ pub const SQN_BASE: u32 = 0x1000;
 pub const RQN_BASE: u32 = 0x2000;
 /// First CQ number.
 pub const CQN_BASE: u32 = 0x3000;
+/// First TIS number (same encoding as queues).
+pub const TISN_BASE: u32 = 0x4000;
+/// First RQT number.
+pub const RQTN_BASE: u32 = 0x5000;
+/// First TIR number.
+pub const TIRN_BASE: u32 = 0x6000;
+/// First PD number.
+pub const PD_BASE: u32 = 0x7000;
+/// First transport domain number.
+pub const TD_BASE: u32 = 0x8000;
+/// First EQ number; EQ numbers are per function (8 bits): `EQN_BASE + slot`.
+pub const EQN_BASE: u32 = 0x40;
 /// Largest frame (without FCS) a port sends or receives.
 pub const MAX_FRAME: usize = 9728;
 /// Minimum scratch buffer for [`Device::new`]: a frame buffer plus a gather buffer of one frame.
@@ -341,6 +375,8 @@ impl WqeError {
 /// State of a work queue.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum QueueState {
+    /// Created or reset by command: doorbells are ignored, no work is done.
+    Reset,
     /// Processing work.
     Ready,
     /// Stopped after an error; needs a reset.
@@ -440,6 +476,22 @@ pub struct PortCounters {
     pub rx_dma_faults: u64,
     /// Faults reading a doorbell record or writing a CQE.
     pub dma_faults: u64,
+    /// Commands executed (delivered, whatever their status).
+    pub commands: u64,
+    /// Commands answered with a status other than OK.
+    pub cmd_errors: u64,
+    /// Command entries answered with a delivery error.
+    pub cmd_delivery_errors: u64,
+    /// EQ doorbell writes (arm and ci).
+    pub eq_doorbells: u64,
+    /// EQEs written.
+    pub eqes: u64,
+    /// EQ overruns detected (the EQ is in error from then on).
+    pub eq_overruns: u64,
+    /// EQEs not written because their EQ is in error.
+    pub eqes_lost: u64,
+    /// PORT_CHANGE events (operational state changes reported).
+    pub port_events: u64,
 }
 
 macro_rules! add_counters {
@@ -449,6 +501,64 @@ macro_rules! add_counters {
 }
 
 impl PortCounters {
+    /// All zero.
+    pub const ZERO: Self = Self {
+        pcie: PcieCounters {
+            in_tlps: 0,
+            in_bytes: 0,
+            out_tlps: 0,
+            out_bytes: 0,
+        },
+        doorbells: 0,
+        sq_doorbells: 0,
+        arm_doorbells: 0,
+        bad_doorbells: 0,
+        dbr_reads: 0,
+        dbr_invalid: 0,
+        wqes: 0,
+        wqebbs: 0,
+        wqe_bytes: 0,
+        nop_wqes: 0,
+        send_wqes: 0,
+        lso_wqes: 0,
+        mpwqe_wqes: 0,
+        mpwqe_pkts: 0,
+        wqe_errors: 0,
+        tx_packets: 0,
+        tx_bytes: 0,
+        loopback_packets: 0,
+        loopback_bytes: 0,
+        tx_link_down_drops: 0,
+        tx_floor_in_bytes: 0,
+        tx_cqes: 0,
+        tx_err_cqes: 0,
+        rx_cqes: 0,
+        rx_err_cqes: 0,
+        cq_slot_writes: 0,
+        compress_sessions: 0,
+        compressed_cqes: 0,
+        cq_overruns: 0,
+        cqes_lost: 0,
+        interrupts: 0,
+        rx_packets: 0,
+        rx_bytes: 0,
+        rx_out_of_buffer: 0,
+        tx_pause: 0,
+        pause_storms: 0,
+        rx_no_rq_drops: 0,
+        rx_too_long: 0,
+        rx_dma_faults: 0,
+        dma_faults: 0,
+        commands: 0,
+        cmd_errors: 0,
+        cmd_delivery_errors: 0,
+        eq_doorbells: 0,
+        eqes: 0,
+        eq_overruns: 0,
+        eqes_lost: 0,
+        port_events: 0,
+    };
+
     /// Adds `o` into `self`.
     pub fn add(&mut self, o: &PortCounters) {
         self.pcie.add(&o.pcie);
@@ -494,7 +604,15 @@ impl PortCounters {
             rx_no_rq_drops,
             rx_too_long,
             rx_dma_faults,
-            dma_faults
+            dma_faults,
+            commands,
+            cmd_errors,
+            cmd_delivery_errors,
+            eq_doorbells,
+            eqes,
+            eq_overruns,
+            eqes_lost,
+            port_events
         );
     }
 }
@@ -549,17 +667,27 @@ pub struct RqConfig {
 }
 
 #[derive(Clone, Copy)]
-struct SqCtx {
-    used: bool,
-    state: QueueState,
-    buf: DmaAddr,
-    log_size: u8,
-    dbr: DmaAddr,
-    cq: u8,
+pub(super) struct SqCtx {
+    pub(super) used: bool,
+    pub(super) state: QueueState,
+    pub(super) buf: DmaAddr,
+    pub(super) log_size: u8,
+    pub(super) dbr: DmaAddr,
+    pub(super) cq: u8,
     /// Device consumer counter: index of the next WQE expected.
-    cc: u16,
+    pub(super) cc: u16,
     /// Producer counter last read from the doorbell record.
-    pc: u16,
+    pub(super) pc: u16,
+    /// UAR page (index in the function's window) whose doorbell rings this SQ.
+    pub(super) uar: u16,
+    /// TIS slot + 1 (0: none, an SQ made through the Rust API).
+    pub(super) tis: u8,
+    /// PD slot + 1 (0: none).
+    pub(super) pd: u8,
+    /// `sqc.min_wqe_inline_mode`.
+    pub(super) min_inline: u8,
+    /// `sqc.flush_in_error_en` (recorded).
+    pub(super) flush: bool,
 }
 
 impl SqCtx {
@@ -572,21 +700,32 @@ impl SqCtx {
         cq: 0,
         cc: 0,
         pc: 0,
+        uar: 0,
+        tis: 0,
+        pd: 0,
+        min_inline: 0,
+        flush: false,
     };
 }
 
 #[derive(Clone, Copy)]
-struct RqCtx {
-    used: bool,
-    state: QueueState,
-    buf: DmaAddr,
-    log_size: u8,
-    log_stride: u8,
-    dbr: DmaAddr,
-    cq: u8,
-    cc: u16,
+pub(super) struct RqCtx {
+    pub(super) used: bool,
+    pub(super) state: QueueState,
+    pub(super) buf: DmaAddr,
+    pub(super) log_size: u8,
+    pub(super) log_stride: u8,
+    pub(super) dbr: DmaAddr,
+    pub(super) cq: u8,
+    pub(super) cc: u16,
     /// wqe_ctr last read from the doorbell record.
-    posted: u16,
+    pub(super) posted: u16,
+    /// PD slot + 1 (0: none).
+    pub(super) pd: u8,
+    /// `rqc.flush_in_error_en` (recorded).
+    pub(super) flush: bool,
+    /// RQTs naming this RQ.
+    pub(super) users: u16,
 }
 
 impl RqCtx {
@@ -600,42 +739,52 @@ impl RqCtx {
         cq: 0,
         cc: 0,
         posted: 0,
+        pd: 0,
+        flush: false,
+        users: 0,
     };
 }
 
 #[derive(Clone, Copy)]
-struct Session {
+pub(super) struct Session {
     /// CQEs in the session (0 = none open).
-    n: u32,
+    pub(super) n: u32,
     /// CQ index of the title.
-    start: u32,
+    pub(super) start: u32,
     /// RQ slot the session belongs to.
-    rq: u8,
+    pub(super) rq: u8,
     /// wqe_counter of the last CQE added.
-    last_wc: u16,
-    title: [u8; 64],
-    arr: [u8; 64],
+    pub(super) last_wc: u16,
+    pub(super) title: [u8; 64],
+    pub(super) arr: [u8; 64],
 }
 
 #[derive(Clone, Copy)]
-struct CqCtx {
-    used: bool,
-    error: bool,
-    buf: DmaAddr,
-    log_size: u8,
-    dbr: DmaAddr,
-    vector: u16,
-    compress: bool,
+pub(super) struct CqCtx {
+    pub(super) used: bool,
+    pub(super) error: bool,
+    pub(super) buf: DmaAddr,
+    pub(super) log_size: u8,
+    pub(super) dbr: DmaAddr,
+    /// Vector raised directly when `eq` is 0 (CQs made through the Rust API).
+    pub(super) vector: u16,
+    /// EQ slot + 1 that gets this CQ's completion EQEs (0: raise `vector` directly).
+    pub(super) eq: u8,
+    /// UAR page whose arm doorbell arms this CQ.
+    pub(super) uar: u16,
+    pub(super) compress: bool,
     /// Producer index (CQ indices reserved so far).
-    pi: u32,
+    pub(super) pi: u32,
     /// Consumer index last read from set_ci.
-    ci: u32,
-    armed: bool,
-    arm_sn: u8,
-    arm_ci: u32,
+    pub(super) ci: u32,
+    pub(super) armed: bool,
+    pub(super) arm_sn: u8,
+    pub(super) arm_ci: u32,
+    /// Fired while naming an EQ: a completion EQE is owed to it.
+    pub(super) eqe_owed: bool,
     /// SQs and RQs using this CQ.
-    users: u16,
-    sess: Session,
+    pub(super) users: u16,
+    pub(super) sess: Session,
 }
 
 impl CqCtx {
@@ -646,12 +795,15 @@ impl CqCtx {
         log_size: 0,
         dbr: 0,
         vector: 0,
+        eq: 0,
+        uar: 0,
         compress: false,
         pi: 0,
         ci: 0,
         armed: false,
         arm_sn: 0,
         arm_ci: 0,
+        eqe_owed: false,
         users: 0,
         sess: Session {
             n: 0,
@@ -664,7 +816,7 @@ impl CqCtx {
     };
 
     /// Producer index as the driver can see it (a session's title not yet written hides it).
-    fn visible_pi(&self) -> u32 {
+    pub(super) fn visible_pi(&self) -> u32 {
         if self.sess.n > 0 {
             self.sess.start
         } else {
@@ -673,12 +825,88 @@ impl CqCtx {
     }
 }
 
-/// State of one port: link, RSS table, work flags, counters (a few hundred bytes). Opaque;
-/// create with [`Port::new`] and hand a slice of them to [`Device::new`].
+/// An event queue (eq.c semantics, see the module documentation).
+#[derive(Clone, Copy)]
+pub(super) struct EqCtx {
+    pub(super) used: bool,
+    /// Overrun: nothing more is written until the EQ is destroyed.
+    pub(super) error: bool,
+    pub(super) buf: DmaAddr,
+    pub(super) log_size: u8,
+    pub(super) uar: u16,
+    /// MSI-X vector index within the function.
+    pub(super) intr: u16,
+    /// Producer index (EQEs written).
+    pub(super) pi: u32,
+    /// Consumer index from the last EQ doorbell (24 bits).
+    pub(super) ci: u32,
+    pub(super) armed: bool,
+    /// `event_bitmask` has MLX5_EVENT_TYPE_PORT_CHANGE.
+    pub(super) port_events: bool,
+    /// CQs naming this EQ.
+    pub(super) users: u16,
+}
+
+impl EqCtx {
+    const EMPTY: Self = Self {
+        used: false,
+        error: false,
+        buf: 0,
+        log_size: 0,
+        uar: 0,
+        intr: 0,
+        pi: 0,
+        ci: 0,
+        armed: false,
+        port_events: false,
+        users: 0,
+    };
+}
+
+/// A transport interface send object.
+#[derive(Clone, Copy)]
+pub(super) struct TisCtx {
+    pub(super) used: bool,
+    /// Transport domain slot.
+    pub(super) td: u8,
+    /// SQs naming this TIS.
+    pub(super) users: u16,
+}
+
+/// An RQ table.
+#[derive(Clone, Copy)]
+pub(super) struct RqtCtx {
+    pub(super) used: bool,
+    pub(super) max: u16,
+    pub(super) len: u16,
+    /// RQ slots.
+    pub(super) rqs: [u8; MAX_RSS],
+    /// TIRs naming this RQT.
+    pub(super) users: u16,
+}
+
+/// A transport interface receive object.
+#[derive(Clone, Copy)]
+pub(super) struct TirCtx {
+    pub(super) used: bool,
+    /// Indirect (RSS through `rqt`) or direct (`inline_rq`).
+    pub(super) indirect: bool,
+    pub(super) rqt: u8,
+    pub(super) inline_rq: u8,
+    pub(super) td: u8,
+    pub(super) key: [u8; 40],
+}
+
+/// State of one port: link, RSS table, work flags, counters, and the function's command
+/// interface state. Opaque; create with [`Port::new`] and hand a slice of them to
+/// [`Device::new`].
 pub struct Port {
+    /// The port's administrative state (PAOS, or [`Device::set_link`] from the device host).
     link_up: bool,
     rss: [u8; MAX_RSS],
     rss_len: usize,
+    /// Toeplitz key of the dispatching TIR ([`crate::sim::pkt::RSS_KEY`] by default).
+    rss_key: [u8; 40],
     /// SQs with a doorbell whose record has not been read yet.
     sq_doorbell: u64,
     /// SQs with WQEs between cc and the last read pc.
@@ -695,7 +923,10 @@ pub struct Port {
     loopback: bool,
     /// CQs with an arm request to evaluate.
     arm_pending: u64,
+    /// EQs with an arm request to evaluate.
+    eq_arm_pending: u64,
     counters: PortCounters,
+    func: cmd::Func,
 }
 
 impl Default for Port {
@@ -705,12 +936,13 @@ impl Default for Port {
 }
 
 impl Port {
-    /// A port with link up and no queues.
+    /// A port with link up and no queues, its function disabled (no command queue yet).
     pub const fn new() -> Self {
         Self {
             link_up: true,
             rss: [0; MAX_RSS],
             rss_len: 0,
+            rss_key: crate::sim::pkt::RSS_KEY,
             sq_doorbell: 0,
             sq_active: 0,
             sq_paused: 0,
@@ -719,66 +951,26 @@ impl Port {
             pause_storm: false,
             loopback: false,
             arm_pending: 0,
-            counters: PortCounters {
-                pcie: PcieCounters {
-                    in_tlps: 0,
-                    in_bytes: 0,
-                    out_tlps: 0,
-                    out_bytes: 0,
-                },
-                doorbells: 0,
-                sq_doorbells: 0,
-                arm_doorbells: 0,
-                bad_doorbells: 0,
-                dbr_reads: 0,
-                dbr_invalid: 0,
-                wqes: 0,
-                wqebbs: 0,
-                wqe_bytes: 0,
-                nop_wqes: 0,
-                send_wqes: 0,
-                lso_wqes: 0,
-                mpwqe_wqes: 0,
-                mpwqe_pkts: 0,
-                wqe_errors: 0,
-                tx_packets: 0,
-                tx_bytes: 0,
-                loopback_packets: 0,
-                loopback_bytes: 0,
-                tx_link_down_drops: 0,
-                tx_floor_in_bytes: 0,
-                tx_cqes: 0,
-                tx_err_cqes: 0,
-                rx_cqes: 0,
-                rx_err_cqes: 0,
-                cq_slot_writes: 0,
-                compress_sessions: 0,
-                compressed_cqes: 0,
-                cq_overruns: 0,
-                cqes_lost: 0,
-                interrupts: 0,
-                rx_packets: 0,
-                rx_bytes: 0,
-                rx_out_of_buffer: 0,
-                tx_pause: 0,
-                pause_storms: 0,
-                rx_no_rq_drops: 0,
-                rx_too_long: 0,
-                rx_dma_faults: 0,
-                dma_faults: 0,
-            },
+            eq_arm_pending: 0,
+            counters: PortCounters::ZERO,
+            func: cmd::Func::NEW,
         }
     }
 }
 
-/// One row of the queue tables: an SQ, an RQ and a CQ context (a few hundred bytes, so the
-/// tables can be built entry by entry without a large value on the stack). A device needs
-/// [`MAX_QUEUES`] of them per port; slot i of port p is entry `p * MAX_QUEUES + i`.
+/// One row of the queue tables: an SQ, an RQ, a CQ, an EQ, a TIS, an RQT and a TIR context
+/// (under a kilobyte, so the tables can be built entry by entry without a large value on the
+/// stack). A device needs [`MAX_QUEUES`] of them per port; slot i of port p is entry
+/// `p * MAX_QUEUES + i`.
 #[derive(Clone, Copy)]
 pub struct QueueSet {
     sq: SqCtx,
     rq: RqCtx,
     cq: CqCtx,
+    eq: EqCtx,
+    tis: TisCtx,
+    rqt: RqtCtx,
+    tir: TirCtx,
 }
 
 impl QueueSet {
@@ -787,6 +979,27 @@ impl QueueSet {
         sq: SqCtx::EMPTY,
         rq: RqCtx::EMPTY,
         cq: CqCtx::EMPTY,
+        eq: EqCtx::EMPTY,
+        tis: TisCtx {
+            used: false,
+            td: 0,
+            users: 0,
+        },
+        rqt: RqtCtx {
+            used: false,
+            max: 0,
+            len: 0,
+            rqs: [0; MAX_RSS],
+            users: 0,
+        },
+        tir: TirCtx {
+            used: false,
+            indirect: false,
+            rqt: 0,
+            inline_rq: 0,
+            td: 0,
+            key: [0; 40],
+        },
     };
 }
 
@@ -796,22 +1009,75 @@ impl Default for QueueSet {
     }
 }
 
+/// What the device supports, given by the device host at creation ([`Device::with_caps`]);
+/// reported through QUERY_HCA_CAP and enforced by the model.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Caps {
+    /// Enhanced multi-packet send WQEs (`enhanced_multi_pkt_send_wqe`): without it an
+    /// ENHANCED_MPSW WQE gets an error CQE (bad opcode) and `allow_multi_pkt_send_wqe` in an
+    /// SQ context is refused.
+    pub mpwqe: bool,
+    /// Minimum WQE inline mode the device requires (0 none, 1 L2, 2 IP, 3 TCP/UDP): an SQ
+    /// created with a lower `min_wqe_inline_mode` is refused (BAD_PARAM). Reported as
+    /// `wqe_inline_mode` = 0 (L2 required) when 1, 2 (not required) when 0, 1 (vport
+    /// context) otherwise; QUERY_NIC_VPORT_CONTEXT returns the mode itself.
+    pub min_inline: u8,
+    /// Basic CQE compression (`cqe_compression`): without it `cqe_comp_en` is refused.
+    pub cqe_compression: bool,
+    /// log2 of the largest CQ (CQEs), at most 22.
+    pub log_max_cq_sz: u8,
+    /// log2 of the largest SQ/RQ (WQEs / WQEBBs), at most 15.
+    pub log_max_wq_sz: u8,
+    /// log2 of the largest EQ (EQEs), at most 22.
+    pub log_max_eq_sz: u8,
+    /// log2 of the largest RQ table, at most log2([`MAX_RSS`]).
+    pub log_max_rqt_size: u8,
+}
+
+impl Caps {
+    /// Everything the model implements.
+    pub const FULL: Self = Self {
+        mpwqe: true,
+        min_inline: 0,
+        cqe_compression: true,
+        log_max_cq_sz: 22,
+        log_max_wq_sz: 15,
+        log_max_eq_sz: 22,
+        log_max_rqt_size: 6,
+    };
+
+    fn sane(&self) -> bool {
+        self.min_inline <= 3
+            && (1..=22).contains(&self.log_max_cq_sz)
+            && self.log_max_wq_sz <= 15
+            && (1..=22).contains(&self.log_max_eq_sz)
+            && (1usize << self.log_max_rqt_size) <= MAX_RSS
+    }
+}
+
+impl Default for Caps {
+    fn default() -> Self {
+        Self::FULL
+    }
+}
+
 /// The simulated device.
 ///
 /// `P` holds the ports and `Q` the queue tables (`ports.len() * MAX_QUEUES` entries of
 /// [`QueueSet::EMPTY`]); the host passes `Vec`s, the kernel `KVec`s. `B` is scratch memory
 /// for gathering and segmenting packets, at least [`MIN_SCRATCH`] bytes ([`SCRATCH_LEN`] to
 /// carry 64 KiB LSO payloads): the first [`MAX_FRAME`] bytes build output frames, the rest
-/// gathers a WQE's packet.
+/// gathers a WQE's packet; the command processor borrows it before the engine runs.
 pub struct Device<P, Q, B> {
     ports: P,
     queues: Q,
     scratch: B,
     wqe: [u8; 1024],
     bad_mmio: u64,
+    caps: Caps,
 }
 
-fn split_qn(qn: u32, base: u32) -> Option<(usize, usize)> {
+pub(super) fn split_qn(qn: u32, base: u32) -> Option<(usize, usize)> {
     let rel = qn.checked_sub(base)? as usize;
     let port = rel / MAX_QUEUES;
     if port >= MAX_PORTS {
@@ -820,53 +1086,46 @@ fn split_qn(qn: u32, base: u32) -> Option<(usize, usize)> {
     Some((port, rel % MAX_QUEUES))
 }
 
-fn make_qn(base: u32, port: usize, slot: usize) -> u32 {
+pub(super) fn make_qn(base: u32, port: usize, slot: usize) -> u32 {
     base + (port * MAX_QUEUES + slot) as u32
 }
 
-impl<P, Q, B> Device<P, Q, B>
-where
-    P: DerefMut<Target = [Port]>,
-    Q: DerefMut<Target = [QueueSet]>,
-    B: DerefMut<Target = [u8]>,
-{
-    /// A device with `ports.len()` ports (1..=[`MAX_PORTS`]), queue tables of at least
-    /// `ports.len() * MAX_QUEUES` entries and `scratch` of at least [`MIN_SCRATCH`] bytes.
-    /// Fails with [`CmdError::BadParam`] otherwise.
-    pub fn new(ports: P, queues: Q, scratch: B) -> Result<Self, CmdError> {
-        if ports.is_empty()
-            || ports.len() > MAX_PORTS
-            || queues.len() < ports.len() * MAX_QUEUES
-            || scratch.len() < MIN_SCRATCH
-        {
-            return Err(CmdError::BadParam);
-        }
-        Ok(Self {
-            ports,
-            queues,
-            scratch,
-            wqe: [0; 1024],
-            bad_mmio: 0,
-        })
-    }
+/// BAR0 offset of UAR page `uar` of port (function) `port`.
+pub const fn uar_offset(port: usize, uar: u32) -> u32 {
+    port as u32 * FUNC_BAR_SIZE + uar * UAR_PAGE_SIZE
+}
 
-    /// Number of ports.
-    pub fn num_ports(&self) -> usize {
-        self.ports.len()
-    }
+/// BAR0 offset of the UAR page that rings the queues created through the Rust API
+/// ([`Device::create_cq`], [`Device::create_sq`]) of `port`: page [`API_UAR`] of its window.
+/// Transitional, for the driver that still creates its queues through the Rust API.
+pub const fn api_uar_offset(port: usize) -> u32 {
+    uar_offset(port, API_UAR)
+}
 
-    fn port_mut(&mut self, port: usize) -> Result<&mut Port, CmdError> {
+fn row(q: &[QueueSet], port: usize, slot: usize) -> Option<&QueueSet> {
+    if slot >= MAX_QUEUES {
+        return None;
+    }
+    q.get(port * MAX_QUEUES + slot)
+}
+
+/// The tables of a device, borrowed apart from its scratch memory so that the command
+/// processor can use both.
+pub(super) struct Tables<'a> {
+    pub(super) ports: &'a mut [Port],
+    pub(super) queues: &'a mut [QueueSet],
+}
+
+impl Tables<'_> {
+    pub(super) fn port_mut(&mut self, port: usize) -> Result<&mut Port, CmdError> {
         self.ports.get_mut(port).ok_or(CmdError::BadPort)
     }
 
-    fn row(&self, port: usize, slot: usize) -> Option<&QueueSet> {
-        if slot >= MAX_QUEUES {
-            return None;
-        }
-        self.queues.get(port * MAX_QUEUES + slot)
+    pub(super) fn row(&self, port: usize, slot: usize) -> Option<&QueueSet> {
+        row(self.queues, port, slot)
     }
 
-    fn row_mut(&mut self, port: usize, slot: usize) -> Result<&mut QueueSet, CmdError> {
+    pub(super) fn row_mut(&mut self, port: usize, slot: usize) -> Result<&mut QueueSet, CmdError> {
         if slot >= MAX_QUEUES {
             return Err(CmdError::NoSuchQueue);
         }
@@ -875,19 +1134,60 @@ where
             .ok_or(CmdError::NoSuchQueue)
     }
 
-    fn free_slot(&self, port: usize, used: impl Fn(&QueueSet) -> bool) -> Result<usize, CmdError> {
+    pub(super) fn free_slot(
+        &self,
+        port: usize,
+        used: impl Fn(&QueueSet) -> bool,
+    ) -> Result<usize, CmdError> {
         (0..MAX_QUEUES)
             .find(|&i| self.row(port, i).is_some_and(|r| !used(r)))
             .ok_or(CmdError::NoResources)
     }
 
-    /// Creates a CQ and returns its number.
-    pub fn create_cq(&mut self, cfg: &CqConfig) -> Result<u32, CmdError> {
+    /// (port, slot) of an object number of kind `base` that `used` says exists.
+    pub(super) fn loc(
+        &self,
+        qn: u32,
+        base: u32,
+        used: impl Fn(&QueueSet) -> bool,
+    ) -> Result<(usize, usize), CmdError> {
+        let (p, slot) = split_qn(qn, base).ok_or(CmdError::NoSuchQueue)?;
+        match self.row(p, slot) {
+            Some(r) if used(r) && p < self.ports.len() => Ok((p, slot)),
+            _ => Err(CmdError::NoSuchQueue),
+        }
+    }
+
+    pub(super) fn cq_loc(&self, cqn: u32) -> Result<(usize, usize), CmdError> {
+        self.loc(cqn, CQN_BASE, |r| r.cq.used)
+    }
+
+    pub(super) fn sq_loc(&self, sqn: u32) -> Result<(usize, usize), CmdError> {
+        self.loc(sqn, SQN_BASE, |r| r.sq.used)
+    }
+
+    pub(super) fn rq_loc(&self, rqn: u32) -> Result<(usize, usize), CmdError> {
+        self.loc(rqn, RQN_BASE, |r| r.rq.used)
+    }
+
+    /// The CQ slot of `cqn` if it belongs to `port`.
+    pub(super) fn cq_of_port(&self, port: usize, cqn: u32) -> Result<usize, CmdError> {
+        match self.cq_loc(cqn)? {
+            (p, slot) if p == port => Ok(slot),
+            _ => Err(CmdError::NoSuchQueue),
+        }
+    }
+
+    /// Creates a CQ in `uar` signalling through EQ slot `eq` (+1; 0 = `cfg.vector`).
+    pub(super) fn create_cq(&mut self, cfg: &CqConfig, uar: u16, eq: u8) -> Result<u32, CmdError> {
         if !(1..=22).contains(&cfg.log_size) || cfg.buf % 64 != 0 || cfg.dbr % 8 != 0 {
             return Err(CmdError::BadParam);
         }
         self.port_mut(cfg.port)?;
         let slot = self.free_slot(cfg.port, |r| r.cq.used)?;
+        if eq != 0 {
+            self.row_mut(cfg.port, usize::from(eq - 1))?.eq.users += 1;
+        }
         let cq = &mut self.row_mut(cfg.port, slot)?.cq;
         *cq = CqCtx::EMPTY;
         cq.used = true;
@@ -895,56 +1195,37 @@ where
         cq.log_size = cfg.log_size;
         cq.dbr = cfg.dbr;
         cq.vector = cfg.vector;
+        cq.eq = eq;
+        cq.uar = uar;
         cq.compress = cfg.compress;
         Ok(make_qn(CQN_BASE, cfg.port, slot))
     }
 
-    fn cq_loc(&self, cqn: u32) -> Result<(usize, usize), CmdError> {
-        let (p, slot) = split_qn(cqn, CQN_BASE).ok_or(CmdError::NoSuchQueue)?;
-        match self.row(p, slot) {
-            Some(r) if r.cq.used && p < self.ports.len() => Ok((p, slot)),
-            _ => Err(CmdError::NoSuchQueue),
-        }
-    }
-
-    fn sq_loc(&self, sqn: u32) -> Result<(usize, usize), CmdError> {
-        let (p, slot) = split_qn(sqn, SQN_BASE).ok_or(CmdError::NoSuchQueue)?;
-        match self.row(p, slot) {
-            Some(r) if r.sq.used && p < self.ports.len() => Ok((p, slot)),
-            _ => Err(CmdError::NoSuchQueue),
-        }
-    }
-
-    fn rq_loc(&self, rqn: u32) -> Result<(usize, usize), CmdError> {
-        let (p, slot) = split_qn(rqn, RQN_BASE).ok_or(CmdError::NoSuchQueue)?;
-        match self.row(p, slot) {
-            Some(r) if r.rq.used && p < self.ports.len() => Ok((p, slot)),
-            _ => Err(CmdError::NoSuchQueue),
-        }
-    }
-
-    /// The CQ slot of `cqn` if it belongs to `port`.
-    fn cq_of_port(&self, port: usize, cqn: u32) -> Result<usize, CmdError> {
-        match self.cq_loc(cqn)? {
-            (p, slot) if p == port => Ok(slot),
-            _ => Err(CmdError::NoSuchQueue),
-        }
-    }
-
-    /// Destroys a CQ that no SQ or RQ uses any more. An open compression session is discarded.
-    pub fn destroy_cq(&mut self, cqn: u32) -> Result<(), CmdError> {
+    pub(super) fn destroy_cq(&mut self, cqn: u32) -> Result<(), CmdError> {
         let (p, slot) = self.cq_loc(cqn)?;
         let row = self.row_mut(p, slot)?;
         if row.cq.users != 0 {
             return Err(CmdError::Busy);
         }
+        let eq = row.cq.eq;
         row.cq = CqCtx::EMPTY;
-        self.port_mut(p)?.arm_pending &= !(1u64 << slot);
+        if eq != 0 {
+            if let Ok(r) = self.row_mut(p, usize::from(eq - 1)) {
+                r.eq.users = r.eq.users.saturating_sub(1);
+            }
+        }
+        let port = self.port_mut(p)?;
+        port.arm_pending &= !(1u64 << slot);
         Ok(())
     }
 
-    /// Creates an SQ (ready, counters 0) and returns its number.
-    pub fn create_sq(&mut self, cfg: &SqConfig) -> Result<u32, CmdError> {
+    /// Creates an SQ in `state`; `extra` carries what only commands set.
+    pub(super) fn create_sq(
+        &mut self,
+        cfg: &SqConfig,
+        state: QueueState,
+        extra: SqCtx,
+    ) -> Result<u32, CmdError> {
         if cfg.log_size > 15 || cfg.buf % 64 != 0 || cfg.dbr % 8 != 0 {
             return Err(CmdError::BadParam);
         }
@@ -953,15 +1234,21 @@ where
         let slot = self.free_slot(cfg.port, |r| r.sq.used)?;
         self.row_mut(cfg.port, slot)?.sq = SqCtx {
             used: true,
-            state: QueueState::Ready,
+            state,
             buf: cfg.buf,
             log_size: cfg.log_size,
             dbr: cfg.dbr,
             cq: cq as u8,
             cc: 0,
             pc: 0,
+            ..extra
         };
         self.row_mut(cfg.port, cq)?.cq.users += 1;
+        if extra.tis != 0 {
+            self.row_mut(cfg.port, usize::from(extra.tis - 1))?
+                .tis
+                .users += 1;
+        }
         Ok(make_qn(SQN_BASE, cfg.port, slot))
     }
 
@@ -971,51 +1258,51 @@ where
         }
     }
 
-    /// Destroys an SQ. WQEs not yet executed are abandoned.
-    pub fn destroy_sq(&mut self, sqn: u32) -> Result<(), CmdError> {
+    pub(super) fn destroy_sq(&mut self, sqn: u32) -> Result<(), CmdError> {
         let (p, slot) = self.sq_loc(sqn)?;
         let row = self.row_mut(p, slot)?;
         let cq = usize::from(row.sq.cq);
+        let tis = row.sq.tis;
         row.sq = SqCtx::EMPTY;
         self.release_cq(p, cq);
+        if tis != 0 {
+            if let Ok(r) = self.row_mut(p, usize::from(tis - 1)) {
+                r.tis.users = r.tis.users.saturating_sub(1);
+            }
+        }
         let port = self.port_mut(p)?;
         port.sq_doorbell &= !(1u64 << slot);
         port.sq_active &= !(1u64 << slot);
         Ok(())
     }
 
-    /// Resets an SQ to ready with its consumer counter at 0 (modify ERR → RST → RDY; the
-    /// driver restarts its producer counter at 0 too). Pending doorbells are forgotten.
-    pub fn reset_sq(&mut self, sqn: u32) -> Result<(), CmdError> {
+    /// Puts an SQ in `state`; RST and RDY restart its counters at 0.
+    pub(super) fn set_sq_state(&mut self, sqn: u32, state: QueueState) -> Result<(), CmdError> {
         let (p, slot) = self.sq_loc(sqn)?;
         let sq = &mut self.row_mut(p, slot)?.sq;
-        sq.state = QueueState::Ready;
-        sq.cc = 0;
-        sq.pc = 0;
-        let port = self.port_mut(p)?;
-        port.sq_doorbell &= !(1u64 << slot);
-        port.sq_active &= !(1u64 << slot);
+        let old = sq.state;
+        sq.state = state;
+        if state != QueueState::Error && old != QueueState::Ready {
+            sq.cc = 0;
+            sq.pc = 0;
+        }
+        // Leaving or entering RDY: pending doorbells are forgotten.
+        if state != QueueState::Ready || old != QueueState::Ready {
+            let port = self.port_mut(p)?;
+            port.sq_doorbell &= !(1u64 << slot);
+            port.sq_active &= !(1u64 << slot);
+        }
         Ok(())
     }
 
-    /// State of an SQ.
-    pub fn sq_state(&self, sqn: u32) -> Result<QueueState, CmdError> {
-        let (p, slot) = self.sq_loc(sqn)?;
-        self.row(p, slot)
-            .map(|r| r.sq.state)
-            .ok_or(CmdError::NoSuchQueue)
-    }
-
-    /// The device's consumer counter of an SQ (index of the next WQE it expects).
-    pub fn sq_consumer(&self, sqn: u32) -> Result<u16, CmdError> {
-        let (p, slot) = self.sq_loc(sqn)?;
-        self.row(p, slot)
-            .map(|r| r.sq.cc)
-            .ok_or(CmdError::NoSuchQueue)
-    }
-
-    /// Creates a cyclic RQ (ready, counters 0) and returns its number.
-    pub fn create_rq(&mut self, cfg: &RqConfig) -> Result<u32, CmdError> {
+    /// Creates a cyclic RQ in `state`.
+    pub(super) fn create_rq(
+        &mut self,
+        cfg: &RqConfig,
+        state: QueueState,
+        pd: u8,
+        flush: bool,
+    ) -> Result<u32, CmdError> {
         if cfg.log_size > 15
             || !(4..=8).contains(&cfg.log_stride)
             || cfg.buf % (1u64 << cfg.log_stride) != 0
@@ -1028,7 +1315,7 @@ where
         let slot = self.free_slot(cfg.port, |r| r.rq.used)?;
         self.row_mut(cfg.port, slot)?.rq = RqCtx {
             used: true,
-            state: QueueState::Ready,
+            state,
             buf: cfg.buf,
             log_size: cfg.log_size,
             log_stride: cfg.log_stride,
@@ -1036,13 +1323,15 @@ where
             cq: cq as u8,
             cc: 0,
             posted: 0,
+            pd,
+            flush,
+            users: 0,
         };
         self.row_mut(cfg.port, cq)?.cq.users += 1;
         Ok(make_qn(RQN_BASE, cfg.port, slot))
     }
 
-    /// Destroys an RQ; it is removed from the port's RSS table.
-    pub fn destroy_rq(&mut self, rqn: u32) -> Result<(), CmdError> {
+    pub(super) fn destroy_rq(&mut self, rqn: u32) -> Result<(), CmdError> {
         let (p, slot) = self.rq_loc(rqn)?;
         let row = self.row_mut(p, slot)?;
         let cq = usize::from(row.rq.cq);
@@ -1062,51 +1351,19 @@ where
         Ok(())
     }
 
-    /// Resets an RQ to ready with its counters at 0.
-    pub fn reset_rq(&mut self, rqn: u32) -> Result<(), CmdError> {
+    /// Puts an RQ in `state`; RST and RDY from another state restart its counters at 0.
+    pub(super) fn set_rq_state(&mut self, rqn: u32, state: QueueState) -> Result<(), CmdError> {
         let (p, slot) = self.rq_loc(rqn)?;
         let rq = &mut self.row_mut(p, slot)?.rq;
-        rq.state = QueueState::Ready;
-        rq.cc = 0;
-        rq.posted = 0;
+        if state != QueueState::Error && rq.state != QueueState::Ready {
+            rq.cc = 0;
+            rq.posted = 0;
+        }
+        rq.state = state;
         Ok(())
     }
 
-    /// State of an RQ.
-    pub fn rq_state(&self, rqn: u32) -> Result<QueueState, CmdError> {
-        let (p, slot) = self.rq_loc(rqn)?;
-        self.row(p, slot)
-            .map(|r| r.rq.state)
-            .ok_or(CmdError::NoSuchQueue)
-    }
-
-    /// The device's consumer counter of an RQ (WQEs it has used).
-    pub fn rq_consumer(&self, rqn: u32) -> Result<u16, CmdError> {
-        let (p, slot) = self.rq_loc(rqn)?;
-        self.row(p, slot)
-            .map(|r| r.rq.cc)
-            .ok_or(CmdError::NoSuchQueue)
-    }
-
-    /// The producer index of a CQ (CQ indices used so far, compression sessions included).
-    pub fn cq_producer(&self, cqn: u32) -> Result<u32, CmdError> {
-        let (p, slot) = self.cq_loc(cqn)?;
-        self.row(p, slot)
-            .map(|r| r.cq.pi)
-            .ok_or(CmdError::NoSuchQueue)
-    }
-
-    /// Whether a CQ entered the error state (overrun or CQE write fault).
-    pub fn cq_in_error(&self, cqn: u32) -> Result<bool, CmdError> {
-        let (p, slot) = self.cq_loc(cqn)?;
-        self.row(p, slot)
-            .map(|r| r.cq.error)
-            .ok_or(CmdError::NoSuchQueue)
-    }
-
-    /// Sets a port's RSS indirection table (1..=[`MAX_RSS`] RQs of that port, repetitions
-    /// allowed; empty = drop everything). A packet with hash h goes to `rqns[h % len]`.
-    pub fn set_rss(&mut self, port: usize, rqns: &[u32]) -> Result<(), CmdError> {
+    pub(super) fn set_rss(&mut self, port: usize, rqns: &[u32]) -> Result<(), CmdError> {
         if rqns.len() > MAX_RSS {
             return Err(CmdError::BadParam);
         }
@@ -1123,10 +1380,182 @@ where
         pt.rss_len = rqns.len();
         Ok(())
     }
+}
 
-    /// Sets a port's link state (the wire's: frames a port loops back ignore it).
+impl<P, Q, B> Device<P, Q, B>
+where
+    P: DerefMut<Target = [Port]>,
+    Q: DerefMut<Target = [QueueSet]>,
+    B: DerefMut<Target = [u8]>,
+{
+    /// A device with `ports.len()` ports (1..=[`MAX_PORTS`]), queue tables of at least
+    /// `ports.len() * MAX_QUEUES` entries and `scratch` of at least [`MIN_SCRATCH`] bytes,
+    /// with every capability of the model ([`Caps::FULL`]). Fails with
+    /// [`CmdError::BadParam`] otherwise.
+    pub fn new(ports: P, queues: Q, scratch: B) -> Result<Self, CmdError> {
+        Self::with_caps(ports, queues, scratch, Caps::FULL)
+    }
+
+    /// Like [`Device::new`] with the capabilities `caps` (which must be within what the
+    /// model implements, [`Caps::FULL`]).
+    pub fn with_caps(ports: P, queues: Q, scratch: B, caps: Caps) -> Result<Self, CmdError> {
+        if ports.is_empty()
+            || ports.len() > MAX_PORTS
+            || queues.len() < ports.len() * MAX_QUEUES
+            || scratch.len() < MIN_SCRATCH
+            || !caps.sane()
+        {
+            return Err(CmdError::BadParam);
+        }
+        Ok(Self {
+            ports,
+            queues,
+            scratch,
+            wqe: [0; 1024],
+            bad_mmio: 0,
+            caps,
+        })
+    }
+
+    /// The capabilities the device was created with.
+    pub fn caps(&self) -> Caps {
+        self.caps
+    }
+
+    /// Number of ports.
+    pub fn num_ports(&self) -> usize {
+        self.ports.len()
+    }
+
+    fn tables(&mut self) -> Tables<'_> {
+        Tables {
+            ports: &mut self.ports,
+            queues: &mut self.queues,
+        }
+    }
+
+    fn tables_ref(&self) -> (&[Port], &[QueueSet]) {
+        (&self.ports, &self.queues)
+    }
+
+    fn loc(&self, qn: u32, base: u32, used: fn(&QueueSet) -> bool) -> Result<&QueueSet, CmdError> {
+        let (ports, queues) = self.tables_ref();
+        let (p, slot) = split_qn(qn, base).ok_or(CmdError::NoSuchQueue)?;
+        match row(queues, p, slot) {
+            Some(r) if used(r) && p < ports.len() => Ok(r),
+            _ => Err(CmdError::NoSuchQueue),
+        }
+    }
+
+    /// Creates a CQ and returns its number (Rust API: the device host's back door, used by
+    /// test fixtures and, transitionally, by the driver). The CQ is armed through the port's
+    /// [`API_UAR`] page and raises `cfg.vector` directly, without an EQ.
+    pub fn create_cq(&mut self, cfg: &CqConfig) -> Result<u32, CmdError> {
+        self.tables().create_cq(cfg, API_UAR as u16, 0)
+    }
+
+    /// Destroys a CQ that no SQ or RQ uses any more. An open compression session is discarded.
+    pub fn destroy_cq(&mut self, cqn: u32) -> Result<(), CmdError> {
+        self.tables().destroy_cq(cqn)
+    }
+
+    /// Creates an SQ (ready, counters 0, rung through the port's [`API_UAR`] page) and
+    /// returns its number.
+    pub fn create_sq(&mut self, cfg: &SqConfig) -> Result<u32, CmdError> {
+        let extra = SqCtx {
+            uar: API_UAR as u16,
+            ..SqCtx::EMPTY
+        };
+        self.tables().create_sq(cfg, QueueState::Ready, extra)
+    }
+
+    /// Destroys an SQ. WQEs not yet executed are abandoned.
+    pub fn destroy_sq(&mut self, sqn: u32) -> Result<(), CmdError> {
+        self.tables().destroy_sq(sqn)
+    }
+
+    /// Resets an SQ to ready with its consumer counter at 0 (modify ERR → RST → RDY; the
+    /// driver restarts its producer counter at 0 too). Pending doorbells are forgotten.
+    pub fn reset_sq(&mut self, sqn: u32) -> Result<(), CmdError> {
+        let mut t = self.tables();
+        t.set_sq_state(sqn, QueueState::Reset)?;
+        t.set_sq_state(sqn, QueueState::Ready)
+    }
+
+    /// State of an SQ.
+    pub fn sq_state(&self, sqn: u32) -> Result<QueueState, CmdError> {
+        self.loc(sqn, SQN_BASE, |r| r.sq.used).map(|r| r.sq.state)
+    }
+
+    /// The device's consumer counter of an SQ (index of the next WQE it expects).
+    pub fn sq_consumer(&self, sqn: u32) -> Result<u16, CmdError> {
+        self.loc(sqn, SQN_BASE, |r| r.sq.used).map(|r| r.sq.cc)
+    }
+
+    /// Creates a cyclic RQ (ready, counters 0) and returns its number.
+    pub fn create_rq(&mut self, cfg: &RqConfig) -> Result<u32, CmdError> {
+        self.tables().create_rq(cfg, QueueState::Ready, 0, false)
+    }
+
+    /// Destroys an RQ; it is removed from the port's RSS table. An RQ that an RQT names
+    /// (made by command) is busy.
+    pub fn destroy_rq(&mut self, rqn: u32) -> Result<(), CmdError> {
+        if self.loc(rqn, RQN_BASE, |r| r.rq.used)?.rq.users != 0 {
+            return Err(CmdError::Busy);
+        }
+        self.tables().destroy_rq(rqn)
+    }
+
+    /// Resets an RQ to ready with its counters at 0.
+    pub fn reset_rq(&mut self, rqn: u32) -> Result<(), CmdError> {
+        let mut t = self.tables();
+        t.set_rq_state(rqn, QueueState::Reset)?;
+        t.set_rq_state(rqn, QueueState::Ready)
+    }
+
+    /// State of an RQ.
+    pub fn rq_state(&self, rqn: u32) -> Result<QueueState, CmdError> {
+        self.loc(rqn, RQN_BASE, |r| r.rq.used).map(|r| r.rq.state)
+    }
+
+    /// The device's consumer counter of an RQ (WQEs it has used).
+    pub fn rq_consumer(&self, rqn: u32) -> Result<u16, CmdError> {
+        self.loc(rqn, RQN_BASE, |r| r.rq.used).map(|r| r.rq.cc)
+    }
+
+    /// The producer index of a CQ (CQ indices used so far, compression sessions included).
+    pub fn cq_producer(&self, cqn: u32) -> Result<u32, CmdError> {
+        self.loc(cqn, CQN_BASE, |r| r.cq.used).map(|r| r.cq.pi)
+    }
+
+    /// Whether a CQ entered the error state (overrun or CQE write fault).
+    pub fn cq_in_error(&self, cqn: u32) -> Result<bool, CmdError> {
+        self.loc(cqn, CQN_BASE, |r| r.cq.used).map(|r| r.cq.error)
+    }
+
+    /// Whether EQ `eqn` of `port` exists and is in error (overrun or EQE write fault).
+    pub fn eq_in_error(&self, port: usize, eqn: u32) -> Result<bool, CmdError> {
+        let slot = eqn.wrapping_sub(EQN_BASE) as usize;
+        match row(&self.queues, port, slot) {
+            Some(r) if r.eq.used && port < self.ports.len() => Ok(r.eq.error),
+            _ => Err(CmdError::NoSuchQueue),
+        }
+    }
+
+    /// Sets a port's RSS indirection table (1..=[`MAX_RSS`] RQs of that port, repetitions
+    /// allowed; empty = drop everything). A packet with hash h goes to `rqns[h % len]`.
+    /// Device-host back door: the command path configures RSS with CREATE_RQT/CREATE_TIR;
+    /// whichever writes last wins.
+    pub fn set_rss(&mut self, port: usize, rqns: &[u32]) -> Result<(), CmdError> {
+        self.tables().set_rss(port, rqns)
+    }
+
+    /// Sets a port's administrative link state (what PAOS admin_status also sets; the
+    /// device host's side of the wire). A port's operational state is up when its own and
+    /// its peer's administrative states are up (in loopback: its own); changes are reported
+    /// as PORT_CHANGE events. Frames a port loops back ignore it.
     pub fn set_link(&mut self, port: usize, up: bool) -> Result<(), CmdError> {
-        self.port_mut(port)?.link_up = up;
+        self.tables().port_mut(port)?.link_up = up;
         Ok(())
     }
 
@@ -1136,14 +1565,14 @@ where
     /// WQEs: the WQE stays posted and the SQ is retried on the next engine run (every
     /// register write runs the engine; a driver re-arms its RX CQ after refilling). With it
     /// off, a packet that finds no posted WQE is dropped and counted in
-    /// [`PortCounters::rx_out_of_buffer`].
+    /// [`PortCounters::rx_out_of_buffer`]. PFCC `pprx` sets the same switch.
     ///
     /// In loopback ([`Device::set_loopback`]) the receiver is the port itself: it pauses on
     /// its own RSS table's queues, whatever the link states. That cannot deadlock the port:
     /// its receive side never waits for its transmit side (RX CQEs, interrupts and the
     /// driver's refills go on while its SQs wait), and the next engine run retries them.
     pub fn set_pause(&mut self, port: usize, on: bool) -> Result<(), CmdError> {
-        self.port_mut(port)?.pause = on;
+        self.tables().port_mut(port)?.pause = on;
         Ok(())
     }
 
@@ -1152,9 +1581,9 @@ where
     /// counters as for a frame from the wire) instead of its peer, whatever the link states,
     /// and counted in [`PortCounters::loopback_packets`]. Off restores the wire. See the
     /// module documentation ("Ports and wiring") for the rules. [`CmdError::BadPort`] for a
-    /// port that does not exist.
+    /// port that does not exist. PPLR `lb_en` sets the same switch.
     pub fn set_loopback(&mut self, port: usize, on: bool) -> Result<(), CmdError> {
-        self.port_mut(port)?.loopback = on;
+        self.tables().port_mut(port)?.loopback = on;
         Ok(())
     }
 
@@ -1163,9 +1592,22 @@ where
         self.ports.get(port).is_some_and(|p| p.loopback)
     }
 
-    /// A port's link state (false for a port that does not exist).
+    /// A port's administrative link state (false for a port that does not exist).
     pub fn link_up(&self, port: usize) -> bool {
         self.ports.get(port).is_some_and(|p| p.link_up)
+    }
+
+    /// A port's operational state: its administrative state and its peer's are up (in
+    /// loopback: its own is up).
+    pub fn oper_up(&self, port: usize) -> bool {
+        cmd::oper_up(&self.ports, port)
+    }
+
+    /// Asks the device to fail every command of `opcode` on `port` with status INT_ERR and
+    /// syndrome [`cmd::synd::INJECTED`] (None: stop). A device-host fault knob.
+    pub fn fail_command(&mut self, port: usize, opcode: Option<u16>) -> Result<(), CmdError> {
+        self.tables().port_mut(port)?.func.fail_opcode = opcode.map_or(0, u32::from);
+        Ok(())
     }
 
     /// Counters of one port.
@@ -1187,82 +1629,128 @@ where
         self.bad_mmio
     }
 
-    /// A 64-bit register write at `offset` in BAR0, bytes in bus (memory) order.
+    /// A 64-bit register write at `offset` in BAR0, bytes in bus (memory) order: the SQ
+    /// doorbell and the CQ arm doorbell of a UAR page.
     pub fn mmio_write64(&mut self, offset: u32, bytes: [u8; 8]) {
-        let page = (offset / UAR_PAGE_SIZE) as usize;
+        let port = (offset / FUNC_BAR_SIZE) as usize;
+        let page = (offset % FUNC_BAR_SIZE) / UAR_PAGE_SIZE;
         let reg = offset % UAR_PAGE_SIZE;
+        let known_page = self
+            .ports
+            .get(port)
+            .is_some_and(|p| page == API_UAR || p.func.uar_allocated(page));
+        if !known_page || (reg != SQ_DOORBELL && reg != CQ_ARM_DOORBELL) {
+            self.bad_mmio = self.bad_mmio.wrapping_add(1);
+            return;
+        }
         let hi = u32::from_be_bytes([bytes[0], bytes[1], bytes[2], bytes[3]]);
         let lo = u32::from_be_bytes([bytes[4], bytes[5], bytes[6], bytes[7]]);
-        let (kind, qn) = match reg {
-            SQ_DOORBELL => (SQN_BASE, lo >> 8),
-            CQ_ARM_DOORBELL => (CQN_BASE, lo & 0xff_ffff),
-            _ => (0, 0),
+        let sq = reg == SQ_DOORBELL;
+        let (kind, qn) = if sq {
+            (SQN_BASE, lo >> 8)
+        } else {
+            (CQN_BASE, lo & 0xff_ffff)
         };
-        // The queue must exist and belong to this UAR's port.
+        // The queue must exist, belong to this function and to this UAR page.
         let slot = match split_qn(qn, kind) {
-            Some((p, slot)) if kind != 0 && p == page => self.row(p, slot).and_then(|r| {
-                let used = if kind == SQN_BASE {
-                    r.sq.used
+            Some((p, slot)) if p == port => row(&self.queues, p, slot).and_then(|r| {
+                let (used, uar) = if sq {
+                    (r.sq.used, r.sq.uar)
                 } else {
-                    r.cq.used
+                    (r.cq.used, r.cq.uar)
                 };
-                used.then_some((slot, r.sq.state))
+                (used && u32::from(uar) == page).then_some((slot, r.sq.state))
             }),
             _ => None,
         };
-        let Some(port) = self.ports.get_mut(page) else {
-            self.bad_mmio = self.bad_mmio.wrapping_add(1);
+        let Some(pt) = self.ports.get_mut(port) else {
             return;
         };
-        port.counters.pcie.doorbell();
-        let mut arm = None;
-        match (kind, slot) {
-            (0, _) => self.bad_mmio = self.bad_mmio.wrapping_add(1),
-            (_, None) => {
-                port.counters.bad_doorbells += 1;
-                if kind == SQN_BASE {
-                    port.counters.sq_doorbells += 1;
+        pt.counters.pcie.doorbell();
+        if sq {
+            pt.counters.sq_doorbells += 1;
+        } else {
+            pt.counters.arm_doorbells += 1;
+        }
+        let Some((slot, state)) = slot else {
+            pt.counters.bad_doorbells += 1;
+            return;
+        };
+        pt.counters.doorbells += 1;
+        if sq {
+            if state == QueueState::Ready {
+                pt.sq_doorbell |= 1u64 << slot;
+            }
+            return;
+        }
+        pt.arm_pending |= 1u64 << slot;
+        if let Some(r) = self.queues.get_mut(port * MAX_QUEUES + slot) {
+            r.cq.armed = true;
+            r.cq.arm_sn = ((hi >> 28) & 3) as u8;
+            r.cq.arm_ci = hi & 0xff_ffff;
+        }
+    }
+
+    /// A 32-bit register write (the register's value): the initialization segment's command
+    /// queue address and doorbell, and the EQ doorbells of a UAR page.
+    pub fn mmio_write32(&mut self, offset: u32, value: u32) {
+        let port = (offset / FUNC_BAR_SIZE) as usize;
+        let within = offset % FUNC_BAR_SIZE;
+        let page = within / UAR_PAGE_SIZE;
+        let ok = match self.ports.get_mut(port) {
+            Some(pt) if page < FIRST_UAR => pt.func.iseg_write(within, value, &mut pt.counters),
+            Some(pt) if pt.func.uar_allocated(page) => {
+                let reg = within % UAR_PAGE_SIZE;
+                if reg == EQ_ARM_DOORBELL || reg == EQ_CI_DOORBELL {
+                    pt.counters.pcie.doorbell();
+                    pt.counters.eq_doorbells += 1;
+                    let slot = (value >> 24).wrapping_sub(EQN_BASE) as usize;
+                    match row(&self.queues, port, slot) {
+                        Some(r) if r.eq.used && u32::from(r.eq.uar) == page => {
+                            pt.counters.doorbells += 1;
+                            if let Some(r) = self.queues.get_mut(port * MAX_QUEUES + slot) {
+                                r.eq.ci = value & 0xff_ffff;
+                                if reg == EQ_ARM_DOORBELL {
+                                    r.eq.armed = true;
+                                    pt.eq_arm_pending |= 1u64 << slot;
+                                }
+                            }
+                        }
+                        _ => pt.counters.bad_doorbells += 1,
+                    }
+                    true
                 } else {
-                    port.counters.arm_doorbells += 1;
+                    false
                 }
             }
-            (SQN_BASE, Some((slot, state))) => {
-                port.counters.sq_doorbells += 1;
-                port.counters.doorbells += 1;
-                if state == QueueState::Ready {
-                    port.sq_doorbell |= 1u64 << slot;
-                }
-            }
-            (_, Some((slot, _))) => {
-                port.counters.arm_doorbells += 1;
-                port.counters.doorbells += 1;
-                port.arm_pending |= 1u64 << slot;
-                arm = Some(slot);
-            }
-        }
-        if let Some(slot) = arm {
-            if let Ok(row) = self.row_mut(page, slot) {
-                row.cq.armed = true;
-                row.cq.arm_sn = ((hi >> 28) & 3) as u8;
-                row.cq.arm_ci = hi & 0xff_ffff;
-            }
+            _ => false,
+        };
+        if !ok {
+            self.bad_mmio = self.bad_mmio.wrapping_add(1);
         }
     }
 
-    /// A 32-bit register write: no 32-bit register exists, so it is counted as bad.
-    pub fn mmio_write32(&mut self, _offset: u32, _value: u32) {
-        self.bad_mmio = self.bad_mmio.wrapping_add(1);
+    /// A 32-bit register read (the register's value) of the initialization segment; anything
+    /// else returns all ones (master abort) and counts as bad.
+    pub fn mmio_read32(&mut self, offset: u32) -> u32 {
+        let port = (offset / FUNC_BAR_SIZE) as usize;
+        let within = offset % FUNC_BAR_SIZE;
+        match self
+            .ports
+            .get(port)
+            .and_then(|pt| pt.func.iseg_read(within))
+        {
+            Some(v) => v,
+            None => {
+                self.bad_mmio = self.bad_mmio.wrapping_add(1);
+                u32::MAX
+            }
+        }
     }
 
-    /// A 32-bit register read: no readable register exists; returns all ones (master abort)
-    /// and counts it as bad.
-    pub fn mmio_read32(&mut self, _offset: u32) -> u32 {
-        self.bad_mmio = self.bad_mmio.wrapping_add(1);
-        u32::MAX
-    }
-
-    /// Runs the device until it has no work: executes posted WQEs, delivers packets, writes
-    /// CQEs, raises interrupts. Returns the number of WQEs executed (good or bad).
+    /// Runs the device until it has no work: executes commands and posted WQEs, delivers
+    /// packets, writes CQEs and EQEs, raises interrupts. Returns the number of WQEs executed
+    /// (good or bad).
     pub fn process<M: BusMemory, I: InterruptSink>(&mut self, mem: &M, irq: &mut I) -> usize {
         let mut n = 0;
         loop {
@@ -1275,15 +1763,24 @@ where
     }
 
     /// Like [`Device::process`] but executes at most `budget` WQEs. Returns (WQEs executed,
-    /// whether work is left). Open compression sessions are always closed before returning.
+    /// whether work is left). Rung commands all execute first; open compression sessions
+    /// are always closed before returning.
     pub fn process_budget<M: BusMemory, I: InterruptSink>(
         &mut self,
         mem: &M,
         irq: &mut I,
         budget: usize,
     ) -> (usize, bool) {
-        if self.scratch.len() < MAX_FRAME {
+        if self.scratch.len() < MIN_SCRATCH {
             return (0, false);
+        }
+        {
+            let mut t = Tables {
+                ports: &mut self.ports,
+                queues: &mut self.queues,
+            };
+            cmd::run(&mut t, &self.caps, &mut self.scratch, mem);
+            eq::port_events(&mut t, mem, irq);
         }
         let (frame, gather) = self.scratch.split_at_mut(MAX_FRAME);
         let mut bufs = engine::Bufs {
@@ -1291,13 +1788,23 @@ where
             gather,
             wqe: &mut self.wqe,
         };
-        let mut io = engine::Io { mem, irq };
-        engine::run(
+        let mut io = engine::Io {
+            mem,
+            irq,
+            mpwqe: self.caps.mpwqe,
+        };
+        let r = engine::run(
             &mut self.ports,
             &mut self.queues,
             &mut bufs,
             &mut io,
             budget,
-        )
+        );
+        let mut t = Tables {
+            ports: &mut self.ports,
+            queues: &mut self.queues,
+        };
+        eq::completions(&mut t, mem, irq);
+        r
     }
 }

@@ -1,0 +1,1782 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! The command interface of the model: the initialization segment's registers, the command
+//! queue processor and the commands (see the parent module's "Control plane" section).
+//!
+//! Every failure is a delivery status (in the entry's `status_own`) or a command status and
+//! a syndrome (in the output header); [`synd`] lists the syndromes.
+
+use super::ifc::{self, delivery, get, get64, iseg, layout, mbox, op, set, set64, status};
+use super::{
+    make_qn, split_qn, Caps, CqConfig, PortCounters, QueueState, RqConfig, SqConfig, SqCtx, Tables,
+    API_UAR, CQN_BASE, EQN_BASE, FIRST_UAR, MAX_QUEUES, MAX_RSS, MAX_SESSION, MAX_UARS,
+    MAX_VECTORS, PD_BASE, RQN_BASE, RQTN_BASE, SQN_BASE, TD_BASE, TIRN_BASE, TISN_BASE,
+};
+use crate::dp::hw::{BusMemory, DmaAddr};
+
+/// The syndromes of failed commands: one per check, so a failure names the check.
+pub mod synd {
+    /// Unknown opcode (BAD_OP).
+    pub const UNKNOWN_OPCODE: u32 = 0x01;
+    /// op_mod not allowed for this opcode (BAD_OP).
+    pub const BAD_OP_MOD: u32 = 0x02;
+    /// Command not allowed in the HCA's state (BAD_SYS_STATE).
+    pub const WRONG_HCA_STATE: u32 = 0x03;
+    /// inlen below the command's input size (BAD_INPUT_LEN).
+    pub const INPUT_TOO_SHORT: u32 = 0x04;
+    /// outlen below the command's output size (BAD_OUTPUT_LEN).
+    pub const OUTPUT_TOO_SHORT: u32 = 0x05;
+    /// Failed on request of the device host ([`crate::sim::mlx5::Device::fail_command`];
+    /// INT_ERR).
+    pub const INJECTED: u32 = 0x06;
+    /// ENABLE/DISABLE_HCA: function_id or embedded_cpu_function not 0 (BAD_PARAM).
+    pub const FUNCTION_ID: u32 = 0x10;
+    /// SET_ISSI: an ISSI other than 0 or 1 (BAD_PARAM).
+    pub const ISSI: u32 = 0x11;
+    /// QUERY_HCA_CAP: a capability type other than general (0) or Ethernet (1) (BAD_PARAM).
+    pub const CAP_TYPE: u32 = 0x12;
+    /// other_function / other_vport set (BAD_PARAM).
+    pub const OTHER_FUNCTION: u32 = 0x13;
+    /// TEARDOWN_HCA: profile not graceful (BAD_PARAM).
+    pub const TEARDOWN_PROFILE: u32 = 0x14;
+    /// ALLOC_UAR/PD/TRANSPORT_DOMAIN: table full (NO_RESOURCES).
+    pub const NO_ALLOC: u32 = 0x20;
+    /// A UAR index this function did not allocate (BAD_RESOURCE).
+    pub const BAD_UAR: u32 = 0x21;
+    /// A PD this function did not allocate (BAD_RESOURCE).
+    pub const BAD_PD: u32 = 0x22;
+    /// A transport domain this function did not allocate (BAD_RESOURCE).
+    pub const BAD_TD: u32 = 0x23;
+    /// DEALLOC of a UAR, PD or transport domain an object still uses (RESOURCE_BUSY).
+    pub const ALLOC_IN_USE: u32 = 0x24;
+    /// EQ: log_eq_size 0 or above log_max_eq_sz (BAD_PARAM).
+    pub const EQ_SIZE: u32 = 0x30;
+    /// EQ: intr beyond the function's vectors (BAD_PARAM).
+    pub const EQ_INTR: u32 = 0x31;
+    /// A page_offset other than 0 (BAD_PARAM).
+    pub const PAGE_OFFSET: u32 = 0x32;
+    /// pas\[0\] not aligned to the page size (BAD_PARAM).
+    pub const PAS_ALIGN: u32 = 0x33;
+    /// pas\[i\] != pas\[0\] + i × page size: the model needs contiguous pages (BAD_PARAM).
+    pub const PAS_NOT_CONTIGUOUS: u32 = 0x34;
+    /// inlen too short for the PAS list the queue size needs (BAD_INPUT_LEN).
+    pub const PAS_TOO_SHORT: u32 = 0x35;
+    /// log_page_size above 16 (BAD_PARAM).
+    pub const LOG_PAGE_SIZE: u32 = 0x36;
+    /// No free EQ (NO_RESOURCES).
+    pub const NO_EQ: u32 = 0x37;
+    /// An EQ number of no EQ of this function (BAD_RESOURCE).
+    pub const BAD_EQ: u32 = 0x38;
+    /// DESTROY_EQ of an EQ a CQ names (RESOURCE_BUSY).
+    pub const EQ_IN_USE: u32 = 0x39;
+    /// CQ: cqe_sz not 64 bytes (BAD_PARAM).
+    pub const CQE_SIZE: u32 = 0x40;
+    /// CQ: log_cq_size 0 or above log_max_cq_sz (BAD_PARAM).
+    pub const CQ_SIZE: u32 = 0x41;
+    /// CQ: cqe_comp_en without the capability, a layout other than basic, or a mini CQE
+    /// format other than CSUM (1) / CSUM_STRIDX (3) (BAD_PARAM).
+    pub const CQE_COMPRESSION: u32 = 0x42;
+    /// A doorbell record not 8-byte aligned (BAD_PARAM).
+    pub const DBR_ALIGN: u32 = 0x43;
+    /// No free CQ (NO_RESOURCES).
+    pub const NO_CQ: u32 = 0x44;
+    /// A CQ number of no CQ of this function (BAD_RESOURCE).
+    pub const BAD_CQ: u32 = 0x45;
+    /// DESTROY_CQ of a CQ an SQ or RQ uses (RESOURCE_BUSY).
+    pub const CQ_IN_USE: u32 = 0x46;
+    /// A TIS number of no TIS of this function, or tis_lst_sz != 1 (BAD_RESOURCE).
+    pub const BAD_TIS: u32 = 0x50;
+    /// No free TIS (NO_RESOURCES).
+    pub const NO_TIS: u32 = 0x51;
+    /// DESTROY_TIS of a TIS an SQ names (RESOURCE_BUSY).
+    pub const TIS_IN_USE: u32 = 0x52;
+    /// CREATE_SQ/RQ: state not RST (BAD_PARAM).
+    pub const CREATE_STATE: u32 = 0x60;
+    /// wq_type not cyclic (BAD_PARAM).
+    pub const WQ_TYPE: u32 = 0x61;
+    /// log_wq_stride not 6 (SQ) or outside 4..=8 (RQ) (BAD_PARAM).
+    pub const WQ_STRIDE: u32 = 0x62;
+    /// log_wq_sz above log_max_wq_sz (BAD_PARAM).
+    pub const WQ_SIZE: u32 = 0x63;
+    /// min_wqe_inline_mode below what the device requires (BAD_PARAM).
+    pub const MIN_INLINE: u32 = 0x64;
+    /// allow_multi_pkt_send_wqe without enhanced MPWQE support (BAD_PARAM).
+    pub const MULTI_PKT: u32 = 0x65;
+    /// No free SQ (NO_RESOURCES).
+    pub const NO_SQ: u32 = 0x66;
+    /// An SQ number of no SQ of this function (BAD_RESOURCE).
+    pub const BAD_SQ: u32 = 0x67;
+    /// MODIFY: the current state in the input is not the queue's state (BAD_RES_STATE).
+    pub const CUR_STATE: u32 = 0x68;
+    /// MODIFY: a transition other than RST→RDY, RDY→ERR, ERR→RST (BAD_RES_STATE).
+    pub const TRANSITION: u32 = 0x69;
+    /// MODIFY: modify_bitmask not 0 (BAD_PARAM).
+    pub const MODIFY_BITMASK: u32 = 0x6a;
+    /// CREATE_RQ: mem_rq_type not inline (BAD_PARAM).
+    pub const MEM_RQ_TYPE: u32 = 0x6b;
+    /// No free RQ (NO_RESOURCES).
+    pub const NO_RQ: u32 = 0x6c;
+    /// An RQ number of no RQ of this function (BAD_RESOURCE).
+    pub const BAD_RQ: u32 = 0x6d;
+    /// DESTROY_RQ of an RQ an RQT or a direct TIR names (RESOURCE_BUSY).
+    pub const RQ_IN_USE: u32 = 0x6e;
+    /// RQT: sizes 0, actual > max, or max above the capability (BAD_PARAM).
+    pub const RQT_SIZE: u32 = 0x70;
+    /// RQT: list_q_type or rq_vhca_id_format not 0 (BAD_PARAM).
+    pub const RQT_FORMAT: u32 = 0x71;
+    /// No free RQT (NO_RESOURCES).
+    pub const NO_RQT: u32 = 0x72;
+    /// An RQT number of no RQT of this function (BAD_RESOURCE).
+    pub const BAD_RQT: u32 = 0x73;
+    /// DESTROY_RQT of an RQT a TIR names (RESOURCE_BUSY).
+    pub const RQT_IN_USE: u32 = 0x74;
+    /// MODIFY_RQT without bitmask.rqn_list (BAD_PARAM).
+    pub const RQT_BITMASK: u32 = 0x75;
+    /// TIR: disp_type other than direct (0) or indirect (1) (BAD_PARAM).
+    pub const TIR_DISP_TYPE: u32 = 0x80;
+    /// TIR: an indirect TIR whose rx_hash_fn is not Toeplitz, or symmetric (BAD_PARAM).
+    pub const TIR_HASH: u32 = 0x81;
+    /// No free TIR (NO_RESOURCES).
+    pub const NO_TIR: u32 = 0x82;
+    /// A TIR number of no TIR of this function (BAD_RESOURCE).
+    pub const BAD_TIR: u32 = 0x83;
+    /// MODIFY_NIC_VPORT_CONTEXT: a field_select bit other than mtu / permanent_address
+    /// (BAD_PARAM).
+    pub const FIELD_SELECT: u32 = 0x90;
+    /// MTU outside 64..=MAX_FRAME + 4 (BAD_PARAM).
+    pub const MTU: u32 = 0x91;
+    /// A multicast permanent address (BAD_PARAM).
+    pub const MAC: u32 = 0x92;
+    /// ACCESS_REG: a register the model does not implement (BAD_PARAM).
+    pub const REGISTER_ID: u32 = 0xa0;
+    /// ACCESS_REG: local_port not 1 (BAD_PARAM).
+    pub const LOCAL_PORT: u32 = 0xa1;
+    /// PAOS: admin_status neither up (1) nor down (2) (BAD_PARAM).
+    pub const ADMIN_STATUS: u32 = 0xa2;
+    /// PPLR: lb_en other than 0 or phy local loopback (2) (BAD_PARAM).
+    pub const LOOPBACK_MODE: u32 = 0xa3;
+    /// ACCESS_REG: inlen/outlen shorter than header + register (BAD_INPUT_LEN /
+    /// BAD_OUTPUT_LEN).
+    pub const REG_LENGTH: u32 = 0xa4;
+}
+
+/// Longest command message (inlen, outlen) the model accepts: 16 inline bytes plus 2048
+/// mailboxes (1 MiB).
+pub const MAX_MSG: usize = 16 + 2048 * mbox::DATA_SIZE;
+/// Scratch bytes the processor keeps of an input (the rest of a long PAS list is streamed).
+const IN_BUF: usize = 4096;
+/// Scratch bytes of an output (the largest output, QUERY_HCA_CAP, is 0x1010).
+const OUT_BUF: usize = 0x1010;
+/// Entries of the command queue (log_cmdq_size 5).
+pub const CMDQ_ENTRIES: u32 = 32;
+/// `fw_rev`: 16.35 (minor in bits 31..16, major in 15..0).
+pub const FW_REV: u32 = (35 << 16) | 16;
+/// Sub-minor firmware version in `cmdif_rev_fw_sub` bits 15..0.
+pub const FW_SUB: u32 = 1000;
+
+/// State of the HCA (function).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum Hca {
+    Disabled,
+    Enabled,
+    Initialized,
+}
+
+/// Traffic counters of QUERY_VPORT_COUNTER, by destination address class.
+#[derive(Clone, Copy)]
+pub(super) struct Vport {
+    /// rx ucast/mcast/bcast, tx ucast/mcast/bcast: (packets, octets).
+    pub(super) c: [(u64, u64); 6],
+}
+
+impl Vport {
+    const ZERO: Self = Self { c: [(0, 0); 6] };
+
+    fn class(frame: &[u8]) -> usize {
+        match frame.get(..6) {
+            Some(d) if d.iter().all(|&b| b == 0xff) => 2,
+            Some(d) if d[0] & 1 != 0 => 1,
+            _ => 0,
+        }
+    }
+
+    /// Counts a received frame.
+    pub(super) fn rx(&mut self, frame: &[u8]) {
+        let e = &mut self.c[Self::class(frame)];
+        e.0 = e.0.wrapping_add(1);
+        e.1 = e.1.wrapping_add(frame.len() as u64);
+    }
+
+    /// Counts a transmitted frame.
+    pub(super) fn tx(&mut self, frame: &[u8]) {
+        let e = &mut self.c[3 + Self::class(frame)];
+        e.0 = e.0.wrapping_add(1);
+        e.1 = e.1.wrapping_add(frame.len() as u64);
+    }
+}
+
+/// The command-interface state of one function (port).
+pub(super) struct Func {
+    pub(super) hca: Hca,
+    issi: u16,
+    cmdq_h: u32,
+    cmdq_l: u32,
+    cmdq_set: bool,
+    /// Entries rung and not executed yet.
+    pending: u32,
+    health: u32,
+    /// UARs allocated: bit i = index FIRST_UAR + i.
+    uars: u64,
+    pds: u64,
+    tds: u64,
+    /// Hardware MTU of the NIC vport context.
+    mtu: u16,
+    mac: [u8; 6],
+    /// PFCC pptx (recorded); pprx is the port's `pause`.
+    pptx: bool,
+    /// TIR slot + 1 that dispatches received frames (0: none).
+    pub(super) rss_tir: u8,
+    /// Operational state last reported by a PORT_CHANGE event.
+    pub(super) oper_reported: bool,
+    pub(super) vport: Vport,
+    vport_base: Vport,
+    /// Opcode every command of which fails (0: none).
+    pub(super) fail_opcode: u32,
+}
+
+impl Func {
+    pub(super) const NEW: Self = Self {
+        hca: Hca::Disabled,
+        issi: 0,
+        cmdq_h: 0,
+        cmdq_l: 0,
+        cmdq_set: false,
+        pending: 0,
+        health: 0,
+        uars: 0,
+        pds: 0,
+        tds: 0,
+        mtu: 1522,
+        mac: [0x02, 0, 0, 0, 0, 0],
+        pptx: true,
+        rss_tir: 0,
+        oper_reported: false,
+        vport: Vport::ZERO,
+        vport_base: Vport::ZERO,
+        fail_opcode: 0,
+    };
+
+    /// Whether UAR page `page` was allocated by ALLOC_UAR.
+    pub(super) fn uar_allocated(&self, page: u32) -> bool {
+        (FIRST_UAR..FIRST_UAR + MAX_UARS).contains(&page)
+            && self.uars & (1u64 << (page - FIRST_UAR)) != 0
+    }
+
+    /// A write to the initialization segment at `off`; false for a register that does not
+    /// take writes.
+    pub(super) fn iseg_write(&mut self, off: u32, value: u32, c: &mut PortCounters) -> bool {
+        match off {
+            iseg::CMDQ_ADDR_H => self.cmdq_h = value,
+            iseg::CMDQ_ADDR_L_SZ => {
+                self.cmdq_l = value & !0xfff;
+                self.cmdq_set = true;
+            }
+            iseg::CMD_DBELL if self.cmdq_set => {
+                c.pcie.doorbell();
+                c.doorbells += 1;
+                self.pending |= value;
+            }
+            _ => return false,
+        }
+        true
+    }
+
+    /// A read of the initialization segment at `off`; None for no readable register.
+    pub(super) fn iseg_read(&self, off: u32) -> Option<u32> {
+        Some(match off {
+            iseg::FW_REV => FW_REV,
+            iseg::CMDIF_REV_FW_SUB => (iseg::CMD_IF_REV << 16) | FW_SUB,
+            iseg::CMDQ_ADDR_H => self.cmdq_h,
+            // nic_interface 0 (full driver) in bits 9..8, log size 5, log stride 6.
+            iseg::CMDQ_ADDR_L_SZ => self.cmdq_l | (5 << 4) | 6,
+            iseg::INITIALIZING => {
+                if self.cmdq_set {
+                    0
+                } else {
+                    1 << 31
+                }
+            }
+            iseg::HEALTH_FW_VER => FW_REV,
+            o if (iseg::HEALTH..iseg::HEALTH + 0x40).contains(&o) && o % 4 == 0 => 0,
+            iseg::HEALTH_COUNTER => self.health,
+            _ => return None,
+        })
+    }
+
+    fn cmdq(&self) -> DmaAddr {
+        (u64::from(self.cmdq_h) << 32) | u64::from(self.cmdq_l)
+    }
+}
+
+/// A port's operational state: its administrative state and its peer's are up (its own
+/// only when it loops back; a port without a peer is down).
+pub(super) fn oper_up(ports: &[super::Port], p: usize) -> bool {
+    let Some(pt) = ports.get(p) else {
+        return false;
+    };
+    if pt.loopback {
+        return pt.link_up;
+    }
+    pt.link_up && ports.get(p ^ 1).is_some_and(|q| q.link_up)
+}
+
+type Fail = (u8, u32);
+type CmdResult = Result<(), Fail>;
+
+fn be32(b: &[u8], off: usize) -> u32 {
+    match b.get(off..off + 4) {
+        Some(s) => u32::from_be_bytes([s[0], s[1], s[2], s[3]]),
+        None => 0,
+    }
+}
+
+/// A mailbox chain, walked forward with a cursor.
+struct Chain {
+    first: DmaAddr,
+    idx: usize,
+    addr: DmaAddr,
+}
+
+impl Chain {
+    fn new(first: DmaAddr) -> Self {
+        Self {
+            first,
+            idx: 0,
+            addr: first,
+        }
+    }
+
+    /// Bus address of block `idx` (the chain was validated up to it).
+    fn block<M: BusMemory>(
+        &mut self,
+        mem: &M,
+        idx: usize,
+        c: &mut PortCounters,
+    ) -> Option<DmaAddr> {
+        if idx < self.idx {
+            self.idx = 0;
+            self.addr = self.first;
+        }
+        while self.idx < idx {
+            let mut n = [0u8; 8];
+            c.pcie.dma_read(self.addr + mbox::NEXT as u64, 8);
+            mem.dma_read(self.addr.wrapping_add(mbox::NEXT as u64), &mut n)
+                .ok()?;
+            self.addr = u64::from_be_bytes(n);
+            self.idx += 1;
+        }
+        Some(self.addr)
+    }
+}
+
+/// Checks `n` blocks of a chain: alignment, readability, block numbers and tokens.
+fn walk<M: BusMemory>(
+    mem: &M,
+    first: DmaAddr,
+    n: usize,
+    token: u8,
+    ptr_err: u8,
+    c: &mut PortCounters,
+) -> Result<(), u8> {
+    let mut addr = first;
+    for k in 0..n {
+        if addr == 0 || addr % 8 != 0 {
+            return Err(ptr_err);
+        }
+        let mut t = [0u8; 16];
+        c.pcie.dma_read(addr.wrapping_add(mbox::NEXT as u64), 16);
+        if mem
+            .dma_read(addr.wrapping_add(mbox::NEXT as u64), &mut t)
+            .is_err()
+        {
+            return Err(ptr_err);
+        }
+        if be32(&t, 8) as usize != k {
+            return Err(delivery::BAD_BLK_NUM_ERR);
+        }
+        if t[mbox::TOKEN - mbox::NEXT] != token {
+            return Err(delivery::TOK_ERR);
+        }
+        let mut a = [0u8; 8];
+        a.copy_from_slice(&t[..8]);
+        addr = u64::from_be_bytes(a);
+    }
+    Ok(())
+}
+
+fn blocks(len: usize) -> usize {
+    len.saturating_sub(layout::INLINE).div_ceil(mbox::DATA_SIZE)
+}
+
+/// Copies message bytes `[from, from + dst.len())` (from ≥ 16) out of the chain.
+fn chain_read<M: BusMemory>(
+    ch: &mut Chain,
+    mem: &M,
+    from: usize,
+    dst: &mut [u8],
+    c: &mut PortCounters,
+) -> bool {
+    let mut done = 0;
+    while done < dst.len() {
+        let o = from + done - layout::INLINE;
+        let (bi, within) = (o / mbox::DATA_SIZE, o % mbox::DATA_SIZE);
+        let n = (mbox::DATA_SIZE - within).min(dst.len() - done);
+        let Some(addr) = ch.block(mem, bi, c) else {
+            return false;
+        };
+        let a = addr.wrapping_add(within as u64);
+        c.pcie.dma_read(a, n as u64);
+        if mem.dma_read(a, &mut dst[done..done + n]).is_err() {
+            return false;
+        }
+        done += n;
+    }
+    true
+}
+
+/// Writes `src` as message bytes `[from, ...)` (from ≥ 16) into the chain.
+fn chain_write<M: BusMemory>(
+    ch: &mut Chain,
+    mem: &M,
+    from: usize,
+    src: &[u8],
+    c: &mut PortCounters,
+) -> bool {
+    let mut done = 0;
+    while done < src.len() {
+        let o = from + done - layout::INLINE;
+        let (bi, within) = (o / mbox::DATA_SIZE, o % mbox::DATA_SIZE);
+        let n = (mbox::DATA_SIZE - within).min(src.len() - done);
+        let Some(addr) = ch.block(mem, bi, c) else {
+            return false;
+        };
+        let a = addr.wrapping_add(within as u64);
+        c.pcie.dma_write(a, n as u64);
+        if mem.dma_write(a, &src[done..done + n]).is_err() {
+            return false;
+        }
+        done += n;
+    }
+    true
+}
+
+/// Executes the rung command entries of every function.
+pub(super) fn run<M: BusMemory>(t: &mut Tables<'_>, caps: &Caps, scratch: &mut [u8], mem: &M) {
+    for p in 0..t.ports.len() {
+        let Some(pt) = t.ports.get_mut(p) else {
+            continue;
+        };
+        pt.func.health = pt.func.health.wrapping_add(1);
+        let mut pending = core::mem::take(&mut pt.func.pending);
+        while pending != 0 {
+            let i = pending.trailing_zeros();
+            pending &= pending - 1;
+            exec_entry(t, caps, scratch, mem, p, i);
+        }
+    }
+}
+
+fn exec_entry<M: BusMemory>(
+    t: &mut Tables<'_>,
+    caps: &Caps,
+    scratch: &mut [u8],
+    mem: &M,
+    p: usize,
+    i: u32,
+) {
+    let Some(pt) = t.ports.get_mut(p) else {
+        return;
+    };
+    let base = pt
+        .func
+        .cmdq()
+        .wrapping_add(u64::from(i) * layout::SIZE as u64);
+    let c = &mut pt.counters;
+    let mut ent = [0u8; layout::SIZE];
+    c.pcie.dma_read(base, layout::SIZE as u64);
+    if mem.dma_read(base, &mut ent).is_err() {
+        c.dma_faults += 1;
+        c.cmd_delivery_errors += 1;
+        return;
+    }
+    if ent[layout::STATUS_OWN] & 1 == 0 {
+        // Software still owns the entry: nothing to execute, nothing to write.
+        c.cmd_delivery_errors += 1;
+        return;
+    }
+    let token = ent[layout::TOKEN];
+    let inlen = be32(&ent, layout::INLEN) as usize;
+    let outlen = be32(&ent, layout::OUTLEN) as usize;
+    let in_ptr = get64(&ent, layout::IN_PTR);
+    let out_ptr = get64(&ent, layout::OUT_PTR);
+    let checked = if ent[layout::TYPE] != layout::PCI_CMD_XPORT {
+        Err(delivery::CMD_DESCR_ERR)
+    } else if !(8..=MAX_MSG).contains(&inlen) {
+        Err(delivery::IN_LENGTH_ERR)
+    } else if !(8..=MAX_MSG).contains(&outlen) {
+        Err(delivery::OUT_LENGTH_ERR)
+    } else {
+        walk(
+            mem,
+            in_ptr,
+            blocks(inlen),
+            token,
+            delivery::IN_PTR_ALIGN_ERR,
+            c,
+        )
+        .and_then(|()| {
+            walk(
+                mem,
+                out_ptr,
+                blocks(outlen),
+                token,
+                delivery::OUT_PTR_ALIGN_ERR,
+                c,
+            )
+        })
+    };
+    if let Err(d) = checked {
+        c.cmd_delivery_errors += 1;
+        let st = [d << 1];
+        c.pcie.dma_write(base + layout::STATUS_OWN as u64, 1);
+        if mem
+            .dma_write(base.wrapping_add(layout::STATUS_OWN as u64), &st)
+            .is_err()
+        {
+            c.dma_faults += 1;
+        }
+        return;
+    }
+    c.commands += 1;
+    let (inb, rest) = scratch.split_at_mut(IN_BUF);
+    let Some(outb) = rest.get_mut(..OUT_BUF) else {
+        return;
+    };
+    let n = inlen.min(IN_BUF);
+    inb[..layout::INLINE].copy_from_slice(&ent[layout::IN..layout::IN + layout::INLINE]);
+    let mut inch = Chain::new(in_ptr);
+    let mut fail = None;
+    if n > layout::INLINE
+        && !chain_read(
+            &mut inch,
+            mem,
+            layout::INLINE,
+            &mut inb[layout::INLINE..n],
+            c,
+        )
+    {
+        // The chain was readable a moment ago; report it like an unreadable pointer.
+        fail = Some(delivery::IN_PTR_ALIGN_ERR);
+    }
+    let mut delivery_status = delivery::OK;
+    if let Some(d) = fail {
+        delivery_status = d;
+        c.cmd_delivery_errors += 1;
+        c.commands -= 1;
+    } else {
+        inb[n..IN_BUF].fill(0);
+        outb.fill(0);
+        let mut cx = Cx {
+            t,
+            caps,
+            p,
+            inp: &inb[..],
+            inlen,
+            outlen,
+            chain: inch,
+            out: &mut outb[..],
+            mem,
+        };
+        if let Err((st, sy)) = cx.dispatch() {
+            cx.out.fill(0);
+            set(cx.out, ifc::OUT_STATUS, u32::from(st));
+            set(cx.out, ifc::OUT_SYNDROME, sy);
+            if let Some(pt) = cx.t.ports.get_mut(p) {
+                pt.counters.cmd_errors += 1;
+            }
+        }
+    }
+    let Some(pt) = t.ports.get_mut(p) else {
+        return;
+    };
+    let c = &mut pt.counters;
+    let mut ok = true;
+    if delivery_status == delivery::OK {
+        let m = outlen.min(OUT_BUF);
+        if m > layout::INLINE {
+            let mut och = Chain::new(out_ptr);
+            ok &= chain_write(&mut och, mem, layout::INLINE, &outb[layout::INLINE..m], c);
+        }
+        let k = m.min(layout::INLINE);
+        c.pcie.dma_write(base + layout::OUT as u64, k as u64);
+        ok &= mem
+            .dma_write(base.wrapping_add(layout::OUT as u64), &outb[..k])
+            .is_ok();
+    }
+    c.pcie.dma_write(base + layout::STATUS_OWN as u64, 1);
+    ok &= mem
+        .dma_write(
+            base.wrapping_add(layout::STATUS_OWN as u64),
+            &[delivery_status << 1],
+        )
+        .is_ok();
+    if !ok {
+        c.dma_faults += 1;
+    }
+}
+
+/// Bad parameter.
+const fn bad(s: u32) -> Fail {
+    (status::BAD_PARAM, s)
+}
+
+/// One command being executed.
+struct Cx<'a, 'b, M> {
+    t: &'a mut Tables<'b>,
+    caps: &'a Caps,
+    p: usize,
+    inp: &'a [u8],
+    inlen: usize,
+    outlen: usize,
+    chain: Chain,
+    out: &'a mut [u8],
+    mem: &'a M,
+}
+
+/// Which HCA states a command is allowed in.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum When {
+    Disabled,
+    Enabled,
+    /// Enabled or initialized.
+    Up,
+    Initialized,
+}
+
+/// (opcode, input size, output size, state) of every command the model implements.
+const CMDS: &[(u16, usize, usize, When)] = &[
+    (op::ENABLE_HCA, 0x10, 0xc, When::Disabled),
+    (op::DISABLE_HCA, 0x10, 0xc, When::Enabled),
+    (op::QUERY_ISSI, 0x10, 0x70, When::Up),
+    (op::SET_ISSI, 0x10, 0x10, When::Enabled),
+    (op::QUERY_HCA_CAP, 0x10, 0x1010, When::Up),
+    (op::INIT_HCA, 0x20, 0x10, When::Enabled),
+    (op::TEARDOWN_HCA, 0x10, 0x10, When::Initialized),
+    (op::ALLOC_UAR, 0x10, 0x10, When::Initialized),
+    (op::DEALLOC_UAR, 0x10, 0x10, When::Initialized),
+    (op::ALLOC_PD, 0x10, 0x10, When::Initialized),
+    (op::DEALLOC_PD, 0x10, 0x10, When::Initialized),
+    (op::ALLOC_TRANSPORT_DOMAIN, 0x10, 0x10, When::Initialized),
+    (op::DEALLOC_TRANSPORT_DOMAIN, 0x10, 0x10, When::Initialized),
+    (op::CREATE_EQ, 0x110, 0x10, When::Initialized),
+    (op::DESTROY_EQ, 0x10, 0x10, When::Initialized),
+    (op::CREATE_CQ, 0x110, 0x10, When::Initialized),
+    (op::DESTROY_CQ, 0x10, 0x10, When::Initialized),
+    (op::CREATE_TIS, 0xc0, 0x10, When::Initialized),
+    (op::DESTROY_TIS, 0x10, 0x10, When::Initialized),
+    (op::CREATE_SQ, 0x110, 0x10, When::Initialized),
+    (op::MODIFY_SQ, 0x110, 0x10, When::Initialized),
+    (op::DESTROY_SQ, 0x10, 0x10, When::Initialized),
+    (op::QUERY_SQ, 0x10, 0x110, When::Initialized),
+    (op::CREATE_RQ, 0x110, 0x10, When::Initialized),
+    (op::MODIFY_RQ, 0x110, 0x10, When::Initialized),
+    (op::DESTROY_RQ, 0x10, 0x10, When::Initialized),
+    (op::QUERY_RQ, 0x10, 0x110, When::Initialized),
+    (op::CREATE_RQT, 0x110, 0x10, When::Initialized),
+    (op::MODIFY_RQT, 0x110, 0x10, When::Initialized),
+    (op::DESTROY_RQT, 0x10, 0x10, When::Initialized),
+    (op::CREATE_TIR, 0x110, 0x10, When::Initialized),
+    (op::DESTROY_TIR, 0x10, 0x10, When::Initialized),
+    (op::QUERY_NIC_VPORT_CONTEXT, 0x10, 0x110, When::Initialized),
+    (op::MODIFY_NIC_VPORT_CONTEXT, 0x200, 0x10, When::Initialized),
+    (op::QUERY_VPORT_STATE, 0x10, 0x10, When::Initialized),
+    (op::ACCESS_REG, 0x10, 0x10, When::Initialized),
+    (op::QUERY_VPORT_COUNTER, 0x20, 0x210, When::Initialized),
+];
+
+/// Queue states as the command interface encodes them.
+fn state_code(s: QueueState) -> u32 {
+    match s {
+        QueueState::Reset => ifc::wq::STATE_RST,
+        QueueState::Ready => ifc::wq::STATE_RDY,
+        QueueState::Error => ifc::wq::STATE_ERR,
+    }
+}
+
+impl<M: BusMemory> Cx<'_, '_, M> {
+    fn g(&self, f: ifc::Fld) -> u32 {
+        get(self.inp, f)
+    }
+
+    fn port(&mut self) -> &mut super::Port {
+        // PANIC: `p` indexes a port: `run` only executes the entries of existing ports.
+        &mut self.t.ports[self.p]
+    }
+
+    fn dispatch(&mut self) -> CmdResult {
+        let opcode = self.g(ifc::IN_OPCODE);
+        let op_mod = self.g(ifc::IN_OP_MOD);
+        let Some(&(_, min_in, min_out, when)) = CMDS.iter().find(|e| u32::from(e.0) == opcode)
+        else {
+            return Err((status::BAD_OP, synd::UNKNOWN_OPCODE));
+        };
+        if self.port().func.fail_opcode == opcode {
+            return Err((status::INT_ERR, synd::INJECTED));
+        }
+        let hca = self.port().func.hca;
+        let ok = match when {
+            When::Disabled => hca == Hca::Disabled,
+            When::Enabled => hca == Hca::Enabled,
+            When::Up => hca != Hca::Disabled,
+            When::Initialized => hca == Hca::Initialized,
+        };
+        if !ok {
+            return Err((status::BAD_SYS_STATE, synd::WRONG_HCA_STATE));
+        }
+        let op_mod_ok = match opcode as u16 {
+            op::QUERY_HCA_CAP => true,
+            op::ACCESS_REG => op_mod <= 1,
+            _ => op_mod == 0,
+        };
+        if !op_mod_ok {
+            return Err((status::BAD_OP, synd::BAD_OP_MOD));
+        }
+        if self.inlen < min_in {
+            return Err((status::BAD_INPUT_LEN, synd::INPUT_TOO_SHORT));
+        }
+        if self.outlen < min_out {
+            return Err((status::BAD_OUTPUT_LEN, synd::OUTPUT_TOO_SHORT));
+        }
+        match opcode as u16 {
+            op::ENABLE_HCA | op::DISABLE_HCA => {
+                if self.g(ifc::hca::FUNCTION_ID) != 0
+                    || self.g(ifc::hca::EMBEDDED_CPU_FUNCTION) != 0
+                {
+                    return Err(bad(synd::FUNCTION_ID));
+                }
+                self.port().func.hca = if opcode as u16 == op::ENABLE_HCA {
+                    Hca::Enabled
+                } else {
+                    Hca::Disabled
+                };
+                Ok(())
+            }
+            op::QUERY_ISSI => {
+                let issi = u32::from(self.port().func.issi);
+                set(self.out, ifc::hca::QUERY_ISSI_CURRENT, issi);
+                set(self.out, ifc::hca::QUERY_ISSI_SUPPORTED_DW0, 0b11);
+                Ok(())
+            }
+            op::SET_ISSI => {
+                let v = self.g(ifc::hca::SET_ISSI_CURRENT);
+                if v > 1 {
+                    return Err(bad(synd::ISSI));
+                }
+                self.port().func.issi = v as u16;
+                Ok(())
+            }
+            op::QUERY_HCA_CAP => self.query_hca_cap(op_mod),
+            op::INIT_HCA => {
+                let p = self.p;
+                let up = oper_up(self.t.ports, p);
+                let f = &mut self.port().func;
+                f.hca = Hca::Initialized;
+                f.oper_reported = up;
+                Ok(())
+            }
+            op::TEARDOWN_HCA => {
+                if self.g(ifc::hca::TEARDOWN_PROFILE) != 0 {
+                    return Err(bad(synd::TEARDOWN_PROFILE));
+                }
+                self.teardown();
+                Ok(())
+            }
+            op::ALLOC_UAR => self.alloc(0),
+            op::ALLOC_PD => self.alloc(1),
+            op::ALLOC_TRANSPORT_DOMAIN => self.alloc(2),
+            op::DEALLOC_UAR => self.dealloc(0),
+            op::DEALLOC_PD => self.dealloc(1),
+            op::DEALLOC_TRANSPORT_DOMAIN => self.dealloc(2),
+            op::CREATE_EQ => self.create_eq(),
+            op::DESTROY_EQ => self.destroy_eq(),
+            op::CREATE_CQ => self.create_cq(),
+            op::DESTROY_CQ => {
+                let (p, slot) = self.own(ifc::OBJ_NUM, CQN_BASE, |r| r.cq.used, synd::BAD_CQ)?;
+                self.t
+                    .destroy_cq(super::make_qn(CQN_BASE, p, slot))
+                    .map_err(|_| (status::RESOURCE_BUSY, synd::CQ_IN_USE))
+            }
+            op::CREATE_TIS => self.create_tis(),
+            op::DESTROY_TIS => {
+                let (_, slot) = self.own(ifc::OBJ_NUM, TISN_BASE, |r| r.tis.used, synd::BAD_TIS)?;
+                let tis = self.row(slot).tis;
+                if tis.users != 0 {
+                    return Err((status::RESOURCE_BUSY, synd::TIS_IN_USE));
+                }
+                self.row(slot).tis.used = false;
+                Ok(())
+            }
+            op::CREATE_SQ => self.create_sq(),
+            op::MODIFY_SQ => self.modify_wq(true),
+            op::DESTROY_SQ => {
+                let (p, slot) = self.own(ifc::OBJ_NUM, SQN_BASE, |r| r.sq.used, synd::BAD_SQ)?;
+                self.t
+                    .destroy_sq(make_qn(SQN_BASE, p, slot))
+                    .map_err(|_| (status::BAD_RESOURCE, synd::BAD_SQ))
+            }
+            op::QUERY_SQ => self.query_wq(true),
+            op::CREATE_RQ => self.create_rq(),
+            op::MODIFY_RQ => self.modify_wq(false),
+            op::DESTROY_RQ => {
+                let (p, slot) = self.own(ifc::OBJ_NUM, RQN_BASE, |r| r.rq.used, synd::BAD_RQ)?;
+                if self.row(slot).rq.users != 0 {
+                    return Err((status::RESOURCE_BUSY, synd::RQ_IN_USE));
+                }
+                self.t
+                    .destroy_rq(make_qn(RQN_BASE, p, slot))
+                    .map_err(|_| (status::BAD_RESOURCE, synd::BAD_RQ))
+            }
+            op::QUERY_RQ => self.query_wq(false),
+            op::CREATE_RQT => self.rqt(None),
+            op::MODIFY_RQT => {
+                if self.g(ifc::rqt::MODIFY_BITMASK_RQN_LIST) != 1 {
+                    return Err(bad(synd::RQT_BITMASK));
+                }
+                let (_, slot) = self.own(ifc::OBJ_NUM, RQTN_BASE, |r| r.rqt.used, synd::BAD_RQT)?;
+                self.rqt(Some(slot))
+            }
+            op::DESTROY_RQT => {
+                let (_, slot) = self.own(ifc::OBJ_NUM, RQTN_BASE, |r| r.rqt.used, synd::BAD_RQT)?;
+                if self.row(slot).rqt.users != 0 {
+                    return Err((status::RESOURCE_BUSY, synd::RQT_IN_USE));
+                }
+                self.set_rqt_refs(slot, false);
+                self.row(slot).rqt.used = false;
+                Ok(())
+            }
+            op::CREATE_TIR => self.create_tir(),
+            op::DESTROY_TIR => {
+                let (_, slot) = self.own(ifc::OBJ_NUM, TIRN_BASE, |r| r.tir.used, synd::BAD_TIR)?;
+                self.destroy_tir(slot);
+                Ok(())
+            }
+            op::QUERY_NIC_VPORT_CONTEXT => {
+                if self.g(ifc::vport::OTHER_VPORT) != 0 {
+                    return Err(bad(synd::OTHER_FUNCTION));
+                }
+                let (mtu, mac) = {
+                    let f = &self.port().func;
+                    (f.mtu, f.mac)
+                };
+                let min_inline = u32::from(self.caps.min_inline);
+                let ctx = &mut self.out[ifc::vport::CTX_QUERY..];
+                set(ctx, ifc::fld(0x5, 3), min_inline);
+                set(ctx, ifc::vport::MTU, u32::from(mtu));
+                let a = ifc::vport::PERMANENT_ADDRESS + 2;
+                ctx[a..a + 6].copy_from_slice(&mac);
+                Ok(())
+            }
+            op::MODIFY_NIC_VPORT_CONTEXT => self.modify_vport(),
+            op::QUERY_VPORT_STATE => {
+                if self.g(ifc::vport::OTHER_VPORT) != 0 {
+                    return Err(bad(synd::OTHER_FUNCTION));
+                }
+                let p = self.p;
+                let up = oper_up(self.t.ports, p);
+                let admin = self.port().link_up;
+                set(self.out, ifc::vport::STATE_OPER, u32::from(up));
+                set(self.out, ifc::vport::STATE_ADMIN, u32::from(admin));
+                Ok(())
+            }
+            op::ACCESS_REG => self.access_reg(op_mod),
+            op::QUERY_VPORT_COUNTER => self.query_vport_counter(),
+            _ => Err((status::BAD_OP, synd::UNKNOWN_OPCODE)),
+        }
+    }
+
+    fn row(&mut self, slot: usize) -> &mut super::QueueSet {
+        // PANIC: the tables hold MAX_QUEUES rows per port (checked by `Device::new`).
+        let i = self.p * MAX_QUEUES + slot.min(MAX_QUEUES - 1);
+        &mut self.t.queues[i]
+    }
+
+    /// (port, slot) of the object numbered by field `f` of kind `base` if this function owns
+    /// it; BAD_RESOURCE with `s` otherwise.
+    fn own(
+        &self,
+        f: ifc::Fld,
+        base: u32,
+        used: fn(&super::QueueSet) -> bool,
+        s: u32,
+    ) -> Result<(usize, usize), Fail> {
+        let n = self.g(f);
+        match self.t.loc(n, base, used) {
+            Ok((p, slot)) if p == self.p => Ok((p, slot)),
+            _ => Err((status::BAD_RESOURCE, s)),
+        }
+    }
+
+    fn query_hca_cap(&mut self, op_mod: u32) -> CmdResult {
+        if self.g(ifc::hca::CAP_OTHER_FUNCTION) != 0 {
+            return Err(bad(synd::OTHER_FUNCTION));
+        }
+        let caps = *self.caps;
+        let cap = &mut self.out[ifc::hca::CAP_OFF..];
+        match op_mod >> 1 {
+            0 => {
+                use ifc::gen_cap::*;
+                set(cap, LOG_MAX_CQ_SZ, u32::from(caps.log_max_cq_sz));
+                set(cap, LOG_MAX_CQ, 6);
+                set(cap, LOG_MAX_EQ_SZ, u32::from(caps.log_max_eq_sz));
+                set(cap, LOG_MAX_EQ, 6);
+                set(cap, VPORT_COUNTERS, 1);
+                set(cap, PORT_TYPE, 1);
+                set(cap, NUM_PORTS, 1);
+                set(cap, LOG_MAX_MSG, 20);
+                set(cap, ETH_NET_OFFLOADS, 1);
+                set(cap, LOG_PG_SZ, 12);
+                set(cap, LOG_MAX_TRANSPORT_DOMAIN, 6);
+                set(cap, LOG_MAX_PD, 6);
+                set(cap, LOG_MAX_RQ, 6);
+                set(cap, LOG_MAX_SQ, 6);
+                set(cap, LOG_MAX_TIR, 6);
+                set(cap, LOG_MAX_TIS, 6);
+                set(cap, LOG_MAX_RQT, 6);
+                set(cap, LOG_MAX_RQT_SIZE, u32::from(caps.log_max_rqt_size));
+                set(cap, LOG_MAX_WQ_SZ, u32::from(caps.log_max_wq_sz));
+                set(cap, MAX_NUM_EQS, MAX_QUEUES as u32);
+                set(cap, CQE_COMPRESSION, u32::from(caps.cqe_compression));
+                set(cap, CQE_COMPRESSION_MAX_NUM, MAX_SESSION);
+            }
+            1 => {
+                use ifc::eth_cap::*;
+                set(cap, CSUM_CAP, 1);
+                set(cap, MAX_LSO_CAP, 16);
+                let mode = match caps.min_inline {
+                    0 => 2,
+                    1 => 0,
+                    _ => 1,
+                };
+                set(cap, WQE_INLINE_MODE, mode);
+                set(cap, RSS_IND_TBL_CAP, u32::from(caps.log_max_rqt_size));
+                set(cap, ENHANCED_MULTI_PKT_SEND_WQE, u32::from(caps.mpwqe));
+                set(cap, SWP, 1);
+            }
+            _ => return Err(bad(synd::CAP_TYPE)),
+        }
+        Ok(())
+    }
+
+    /// Frees every object of the function (TEARDOWN_HCA, as firmware does).
+    fn teardown(&mut self) {
+        let p = self.p;
+        for slot in 0..MAX_QUEUES {
+            let r = *self.row(slot);
+            if r.sq.used {
+                let _ = self.t.destroy_sq(make_qn(SQN_BASE, p, slot));
+            }
+        }
+        for slot in 0..MAX_QUEUES {
+            let r = self.row(slot);
+            r.tir.used = false;
+            r.rqt = super::QueueSet::EMPTY.rqt;
+            r.rq.users = 0;
+            r.tis = super::QueueSet::EMPTY.tis;
+            if r.rq.used {
+                let _ = self.t.destroy_rq(make_qn(RQN_BASE, p, slot));
+            }
+        }
+        for slot in 0..MAX_QUEUES {
+            if self.row(slot).cq.used {
+                self.row(slot).cq.users = 0;
+                let _ = self.t.destroy_cq(make_qn(CQN_BASE, p, slot));
+            }
+            self.row(slot).eq = super::QueueSet::EMPTY.eq;
+        }
+        let pt = self.port();
+        pt.rss_len = 0;
+        pt.rss_key = crate::sim::pkt::RSS_KEY;
+        pt.eq_arm_pending = 0;
+        let f = &mut pt.func;
+        f.uars = 0;
+        f.pds = 0;
+        f.tds = 0;
+        f.rss_tir = 0;
+        f.hca = Hca::Enabled;
+    }
+
+    /// ALLOC_UAR (0), ALLOC_PD (1), ALLOC_TRANSPORT_DOMAIN (2).
+    fn alloc(&mut self, kind: usize) -> CmdResult {
+        let f = &mut self.port().func;
+        let map = match kind {
+            0 => &mut f.uars,
+            1 => &mut f.pds,
+            _ => &mut f.tds,
+        };
+        let free = (!*map).trailing_zeros();
+        if free >= 64 {
+            return Err((status::NO_RESOURCES, synd::NO_ALLOC));
+        }
+        *map |= 1u64 << free;
+        let p = self.p;
+        let n = match kind {
+            0 => FIRST_UAR + free,
+            1 => make_qn(PD_BASE, p, free as usize),
+            _ => make_qn(TD_BASE, p, free as usize),
+        };
+        set(self.out, ifc::OBJ_NUM, n);
+        Ok(())
+    }
+
+    /// The slot of an allocated UAR/PD/TD number `n`, or BAD_RESOURCE.
+    fn alloc_slot(&mut self, kind: usize, n: u32) -> Result<usize, Fail> {
+        let p = self.p;
+        let f = &self.port().func;
+        let (slot, map, s) = match kind {
+            0 => (n.wrapping_sub(FIRST_UAR) as usize, f.uars, synd::BAD_UAR),
+            1 => match split_qn(n, PD_BASE) {
+                Some((q, slot)) if q == p => (slot, f.pds, synd::BAD_PD),
+                _ => (64, 0, synd::BAD_PD),
+            },
+            _ => match split_qn(n, TD_BASE) {
+                Some((q, slot)) if q == p => (slot, f.tds, synd::BAD_TD),
+                _ => (64, 0, synd::BAD_TD),
+            },
+        };
+        if slot < 64 && map & (1u64 << slot) != 0 {
+            Ok(slot)
+        } else {
+            Err((status::BAD_RESOURCE, s))
+        }
+    }
+
+    fn dealloc(&mut self, kind: usize) -> CmdResult {
+        let n = self.g(ifc::OBJ_NUM);
+        let slot = self.alloc_slot(kind, n)?;
+        // In use by any object of this function?
+        let busy = (0..MAX_QUEUES).any(|i| {
+            let r = *self.row(i);
+            match kind {
+                0 => {
+                    let u = (slot as u32 + FIRST_UAR) as u16;
+                    (r.sq.used && r.sq.uar == u)
+                        || (r.cq.used && r.cq.uar == u)
+                        || (r.eq.used && r.eq.uar == u)
+                }
+                1 => {
+                    let d = slot as u8 + 1;
+                    (r.sq.used && r.sq.pd == d) || (r.rq.used && r.rq.pd == d)
+                }
+                _ => {
+                    (r.tis.used && usize::from(r.tis.td) == slot)
+                        || (r.tir.used && usize::from(r.tir.td) == slot)
+                }
+            }
+        });
+        if busy {
+            return Err((status::RESOURCE_BUSY, synd::ALLOC_IN_USE));
+        }
+        let f = &mut self.port().func;
+        let map = match kind {
+            0 => &mut f.uars,
+            1 => &mut f.pds,
+            _ => &mut f.tds,
+        };
+        *map &= !(1u64 << slot);
+        Ok(())
+    }
+
+    /// Reads input bytes at `off` (beyond the scratch copy: from the mailboxes).
+    fn read_in(&mut self, off: usize, dst: &mut [u8]) -> bool {
+        if let Some(s) = self.inp.get(off..off + dst.len()) {
+            if off + dst.len() <= self.inlen {
+                dst.copy_from_slice(s);
+                return true;
+            }
+        }
+        if off + dst.len() > self.inlen || off < layout::INLINE {
+            return false;
+        }
+        let p = self.p;
+        let c = &mut self.t.ports[p].counters;
+        chain_read(&mut self.chain, self.mem, off, dst, c)
+    }
+
+    /// Checks a PAS list at `pas` for `bytes` of queue in pages of 4 KiB << `log_pg`.
+    /// Returns the queue's bus address.
+    fn pas(&mut self, pas: usize, bytes: u64, log_pg: u32, offset: u32) -> Result<DmaAddr, Fail> {
+        if offset != 0 {
+            return Err(bad(synd::PAGE_OFFSET));
+        }
+        if log_pg > 16 {
+            return Err(bad(synd::LOG_PAGE_SIZE));
+        }
+        let pg = 4096u64 << log_pg;
+        let n = bytes.div_ceil(pg).max(1) as usize;
+        if self.inlen < pas + 8 * n {
+            return Err((status::BAD_INPUT_LEN, synd::PAS_TOO_SHORT));
+        }
+        let mut b = [0u8; 8];
+        if !self.read_in(pas, &mut b) {
+            return Err((status::BAD_INPUT_LEN, synd::PAS_TOO_SHORT));
+        }
+        let first = u64::from_be_bytes(b);
+        if first % pg != 0 || first == 0 {
+            return Err(bad(synd::PAS_ALIGN));
+        }
+        for i in 1..n {
+            if !self.read_in(pas + 8 * i, &mut b) {
+                return Err((status::BAD_INPUT_LEN, synd::PAS_TOO_SHORT));
+            }
+            if u64::from_be_bytes(b) != first.wrapping_add(i as u64 * pg) {
+                return Err(bad(synd::PAS_NOT_CONTIGUOUS));
+            }
+        }
+        Ok(first)
+    }
+
+    fn uar_field(&mut self, f: ifc::Fld) -> Result<u16, Fail> {
+        let u = self.g(f);
+        if self.port().func.uar_allocated(u) {
+            Ok(u as u16)
+        } else {
+            Err((status::BAD_RESOURCE, synd::BAD_UAR))
+        }
+    }
+
+    fn create_eq(&mut self) -> CmdResult {
+        use ifc::eq::*;
+        let log = self.g(LOG_EQ_SIZE);
+        if log == 0 || log > u32::from(self.caps.log_max_eq_sz) {
+            return Err(bad(synd::EQ_SIZE));
+        }
+        let intr = self.g(INTR);
+        if intr >= MAX_VECTORS {
+            return Err(bad(synd::EQ_INTR));
+        }
+        let uar = self.uar_field(UAR_PAGE)?;
+        let buf = self.pas(
+            PAS,
+            64u64 << log,
+            self.g(LOG_PAGE_SIZE),
+            self.g(PAGE_OFFSET),
+        )?;
+        let mask = get64(self.inp, EVENT_BITMASK);
+        let p = self.p;
+        let slot = self
+            .t
+            .free_slot(p, |r| r.eq.used)
+            .map_err(|_| (status::NO_RESOURCES, synd::NO_EQ))?;
+        self.row(slot).eq = super::EqCtx {
+            used: true,
+            error: false,
+            buf,
+            log_size: log as u8,
+            uar,
+            intr: intr as u16,
+            pi: 0,
+            ci: 0,
+            armed: false,
+            port_events: mask & (1u64 << ifc::eqe::TYPE_PORT_CHANGE) != 0,
+            users: 0,
+        };
+        set(self.out, ifc::EQ_NUMBER, EQN_BASE + slot as u32);
+        Ok(())
+    }
+
+    fn eq_slot(&mut self, eqn: u32) -> Result<usize, Fail> {
+        let slot = eqn.wrapping_sub(EQN_BASE) as usize;
+        if slot < MAX_QUEUES && self.row(slot).eq.used {
+            Ok(slot)
+        } else {
+            Err((status::BAD_RESOURCE, synd::BAD_EQ))
+        }
+    }
+
+    fn destroy_eq(&mut self) -> CmdResult {
+        let slot = self.eq_slot(self.g(ifc::EQ_NUMBER))?;
+        if self.row(slot).eq.users != 0 {
+            return Err((status::RESOURCE_BUSY, synd::EQ_IN_USE));
+        }
+        self.row(slot).eq = super::QueueSet::EMPTY.eq;
+        self.port().eq_arm_pending &= !(1u64 << slot);
+        Ok(())
+    }
+
+    fn create_cq(&mut self) -> CmdResult {
+        use ifc::cq::*;
+        if self.g(CQE_SZ) != 0 {
+            return Err(bad(synd::CQE_SIZE));
+        }
+        let log = self.g(LOG_CQ_SIZE);
+        if log == 0 || log > u32::from(self.caps.log_max_cq_sz) {
+            return Err(bad(synd::CQ_SIZE));
+        }
+        let comp = self.g(CQE_COMP_EN) != 0;
+        if comp
+            && (!self.caps.cqe_compression
+                || self.g(CQE_COMPRESSION_LAYOUT) != 0
+                || !matches!(self.g(MINI_CQE_RES_FORMAT), 1 | 3))
+        {
+            return Err(bad(synd::CQE_COMPRESSION));
+        }
+        let uar = self.uar_field(UAR_PAGE)?;
+        let eq = self.eq_slot(self.g(C_EQN))?;
+        let dbr = get64(self.inp, DBR_ADDR);
+        if dbr % 8 != 0 {
+            return Err(bad(synd::DBR_ALIGN));
+        }
+        let buf = self.pas(
+            PAS,
+            64u64 << log,
+            self.g(LOG_PAGE_SIZE),
+            self.g(PAGE_OFFSET),
+        )?;
+        let cfg = CqConfig {
+            port: self.p,
+            buf,
+            log_size: log as u8,
+            dbr,
+            vector: 0,
+            compress: comp,
+        };
+        let cqn = self
+            .t
+            .create_cq(&cfg, uar, eq as u8 + 1)
+            .map_err(|_| (status::NO_RESOURCES, synd::NO_CQ))?;
+        set(self.out, ifc::OBJ_NUM, cqn);
+        Ok(())
+    }
+
+    fn td_field(&mut self, f: ifc::Fld) -> Result<u8, Fail> {
+        let n = self.g(f);
+        self.alloc_slot(2, n).map(|s| s as u8)
+    }
+
+    fn create_tis(&mut self) -> CmdResult {
+        let td = self.td_field(ifc::tis::TRANSPORT_DOMAIN)?;
+        let p = self.p;
+        let slot = self
+            .t
+            .free_slot(p, |r| r.tis.used)
+            .map_err(|_| (status::NO_RESOURCES, synd::NO_TIS))?;
+        self.row(slot).tis = super::TisCtx {
+            used: true,
+            td,
+            users: 0,
+        };
+        set(self.out, ifc::OBJ_NUM, make_qn(TISN_BASE, p, slot));
+        Ok(())
+    }
+
+    /// The common WQ fields: (pd slot + 1, dbr, log_wq_sz, bus address of the ring).
+    fn wq_common(&mut self, log_stride: u32) -> Result<(u8, DmaAddr, u32, DmaAddr), Fail> {
+        use ifc::wq::*;
+        if self.g(STATE) != STATE_RST {
+            return Err(bad(synd::CREATE_STATE));
+        }
+        if self.g(WQ_TYPE) != 1 {
+            return Err(bad(synd::WQ_TYPE));
+        }
+        let pd = self.alloc_slot(1, self.g(PD))? as u8 + 1;
+        let dbr = get64(self.inp, DBR_ADDR);
+        if dbr % 8 != 0 {
+            return Err(bad(synd::DBR_ALIGN));
+        }
+        let log = self.g(LOG_WQ_SZ);
+        if log > u32::from(self.caps.log_max_wq_sz) {
+            return Err(bad(synd::WQ_SIZE));
+        }
+        let bytes = 1u64 << (log + log_stride);
+        let buf = self.pas(PAS, bytes, self.g(LOG_WQ_PG_SZ), self.g(PAGE_OFFSET))?;
+        Ok((pd, dbr, log, buf))
+    }
+
+    /// The CQ of a queue: must be this function's.
+    fn cq_field(&mut self) -> Result<u32, Fail> {
+        let cqn = self.g(ifc::wq::CQN);
+        match self.t.cq_loc(cqn) {
+            Ok((p, _)) if p == self.p => Ok(cqn),
+            _ => Err((status::BAD_RESOURCE, synd::BAD_CQ)),
+        }
+    }
+
+    fn create_sq(&mut self) -> CmdResult {
+        use ifc::wq::*;
+        if self.g(LOG_WQ_STRIDE) != 6 {
+            return Err(bad(synd::WQ_STRIDE));
+        }
+        let min_inline = self.g(SQ_MIN_WQE_INLINE_MODE);
+        if min_inline < u32::from(self.caps.min_inline) || min_inline > 3 {
+            return Err(bad(synd::MIN_INLINE));
+        }
+        if self.g(SQ_ALLOW_MULTI_PKT) != 0 && !self.caps.mpwqe {
+            return Err(bad(synd::MULTI_PKT));
+        }
+        let cqn = self.cq_field()?;
+        let tisn = self.g(SQ_TIS_NUM_0);
+        let tis = match self.t.loc(tisn, TISN_BASE, |r| r.tis.used) {
+            Ok((p, slot)) if p == self.p && self.g(SQ_TIS_LST_SZ) == 1 => slot,
+            _ => return Err((status::BAD_RESOURCE, synd::BAD_TIS)),
+        };
+        let uar = self.uar_field(UAR_PAGE)?;
+        let (pd, dbr, log, buf) = self.wq_common(6)?;
+        let cfg = SqConfig {
+            port: self.p,
+            buf,
+            log_size: log as u8,
+            dbr,
+            cqn,
+        };
+        let extra = SqCtx {
+            uar,
+            tis: tis as u8 + 1,
+            pd,
+            min_inline: min_inline as u8,
+            flush: self.g(SQ_FLUSH_IN_ERROR_EN) != 0,
+            ..SqCtx::EMPTY
+        };
+        let sqn = self
+            .t
+            .create_sq(&cfg, QueueState::Reset, extra)
+            .map_err(|_| (status::NO_RESOURCES, synd::NO_SQ))?;
+        set(self.out, ifc::OBJ_NUM, sqn);
+        Ok(())
+    }
+
+    fn create_rq(&mut self) -> CmdResult {
+        use ifc::wq::*;
+        if self.g(RQ_MEM_RQ_TYPE) != 0 {
+            return Err(bad(synd::MEM_RQ_TYPE));
+        }
+        let stride = self.g(LOG_WQ_STRIDE);
+        if !(4..=8).contains(&stride) {
+            return Err(bad(synd::WQ_STRIDE));
+        }
+        let cqn = self.cq_field()?;
+        let (pd, dbr, log, buf) = self.wq_common(stride)?;
+        let cfg = RqConfig {
+            port: self.p,
+            buf,
+            log_size: log as u8,
+            log_stride: stride as u8,
+            dbr,
+            cqn,
+        };
+        let flush = self.g(RQ_FLUSH_IN_ERROR_EN) != 0;
+        let rqn = self
+            .t
+            .create_rq(&cfg, QueueState::Reset, pd, flush)
+            .map_err(|_| (status::NO_RESOURCES, synd::NO_RQ))?;
+        set(self.out, ifc::OBJ_NUM, rqn);
+        Ok(())
+    }
+
+    fn modify_wq(&mut self, sq: bool) -> CmdResult {
+        use ifc::wq::*;
+        let (base, bad_q) = if sq {
+            (SQN_BASE, synd::BAD_SQ)
+        } else {
+            (RQN_BASE, synd::BAD_RQ)
+        };
+        let used: fn(&super::QueueSet) -> bool = if sq { |r| r.sq.used } else { |r| r.rq.used };
+        let (p, slot) = self.own(MODIFY_QN, base, used, bad_q)?;
+        if get64(self.inp, 0x10) != 0 {
+            return Err(bad(synd::MODIFY_BITMASK));
+        }
+        let cur = if sq {
+            self.row(slot).sq.state
+        } else {
+            self.row(slot).rq.state
+        };
+        if self.g(MODIFY_CUR_STATE) != state_code(cur) {
+            return Err((status::BAD_RES_STATE, synd::CUR_STATE));
+        }
+        let next = match (cur, self.g(STATE)) {
+            (QueueState::Reset, STATE_RDY) => QueueState::Ready,
+            (QueueState::Ready, STATE_ERR) => QueueState::Error,
+            (QueueState::Error, STATE_RST) => QueueState::Reset,
+            _ => return Err((status::BAD_RES_STATE, synd::TRANSITION)),
+        };
+        let qn = make_qn(base, p, slot);
+        let r = if sq {
+            self.t.set_sq_state(qn, next)
+        } else {
+            self.t.set_rq_state(qn, next)
+        };
+        r.map_err(|_| (status::BAD_RESOURCE, bad_q))
+    }
+
+    fn query_wq(&mut self, sq: bool) -> CmdResult {
+        use ifc::wq::*;
+        let (base, bad_q) = if sq {
+            (SQN_BASE, synd::BAD_SQ)
+        } else {
+            (RQN_BASE, synd::BAD_RQ)
+        };
+        let used: fn(&super::QueueSet) -> bool = if sq { |r| r.sq.used } else { |r| r.rq.used };
+        let (p, slot) = self.own(ifc::OBJ_NUM, base, used, bad_q)?;
+        let r = *self.row(slot);
+        let o = &mut *self.out;
+        if sq {
+            let q = r.sq;
+            set(o, STATE, state_code(q.state));
+            set(o, CQN, make_qn(CQN_BASE, p, usize::from(q.cq)));
+            set(o, SQ_MIN_WQE_INLINE_MODE, u32::from(q.min_inline));
+            set(o, SQ_FLUSH_IN_ERROR_EN, u32::from(q.flush));
+            if q.tis != 0 {
+                set(o, SQ_TIS_LST_SZ, 1);
+                set(
+                    o,
+                    SQ_TIS_NUM_0,
+                    make_qn(TISN_BASE, p, usize::from(q.tis - 1)),
+                );
+            }
+            if q.pd != 0 {
+                set(o, PD, make_qn(PD_BASE, p, usize::from(q.pd - 1)));
+            }
+            set(o, UAR_PAGE, u32::from(q.uar));
+            set(o, LOG_WQ_STRIDE, 6);
+            set(o, LOG_WQ_SZ, u32::from(q.log_size));
+            set(o, HW_COUNTER, u32::from(q.cc));
+            set(o, SW_COUNTER, u32::from(q.pc));
+            set(o, WQ_TYPE, 1);
+            set64(o, DBR_ADDR, q.dbr);
+        } else {
+            let q = r.rq;
+            set(o, STATE, state_code(q.state));
+            set(o, CQN, make_qn(CQN_BASE, p, usize::from(q.cq)));
+            set(o, RQ_FLUSH_IN_ERROR_EN, u32::from(q.flush));
+            if q.pd != 0 {
+                set(o, PD, make_qn(PD_BASE, p, usize::from(q.pd - 1)));
+            }
+            set(o, LOG_WQ_STRIDE, u32::from(q.log_stride));
+            set(o, LOG_WQ_SZ, u32::from(q.log_size));
+            set(o, HW_COUNTER, u32::from(q.cc));
+            set(o, SW_COUNTER, u32::from(q.posted));
+            set(o, WQ_TYPE, 1);
+            set64(o, DBR_ADDR, q.dbr);
+        }
+        Ok(())
+    }
+
+    /// Adds (`on`) or drops the RQ references of RQT `slot`.
+    fn set_rqt_refs(&mut self, slot: usize, on: bool) {
+        let r = self.row(slot).rqt;
+        for &rq in r.rqs.iter().take(usize::from(r.len)) {
+            let q = &mut self.row(usize::from(rq)).rq;
+            q.users = if on {
+                q.users.saturating_add(1)
+            } else {
+                q.users.saturating_sub(1)
+            };
+        }
+    }
+
+    /// CREATE_RQT (`existing` None) or MODIFY_RQT of RQT `existing`.
+    fn rqt(&mut self, existing: Option<usize>) -> CmdResult {
+        use ifc::rqt::*;
+        if self.g(LIST_Q_TYPE) != 0 || self.g(RQ_VHCA_ID_FORMAT) != 0 {
+            return Err(bad(synd::RQT_FORMAT));
+        }
+        let actual = self.g(RQT_ACTUAL_SIZE) as usize;
+        let max = match existing {
+            Some(s) => usize::from(self.row(s).rqt.max),
+            None => self.g(RQT_MAX_SIZE) as usize,
+        };
+        let cap = 1usize << self.caps.log_max_rqt_size;
+        if actual == 0 || actual > max || max > cap {
+            return Err(bad(synd::RQT_SIZE));
+        }
+        if self.inlen < RQ_NUM + 4 * actual {
+            return Err((status::BAD_INPUT_LEN, synd::INPUT_TOO_SHORT));
+        }
+        let mut rqs = [0u8; MAX_RSS];
+        for (i, e) in rqs.iter_mut().enumerate().take(actual) {
+            let mut b = [0u8; 4];
+            if !self.read_in(RQ_NUM + 4 * i, &mut b) {
+                return Err((status::BAD_INPUT_LEN, synd::INPUT_TOO_SHORT));
+            }
+            let rqn = u32::from_be_bytes(b) & 0xff_ffff;
+            match self.t.rq_loc(rqn) {
+                Ok((p, slot)) if p == self.p => *e = slot as u8,
+                _ => return Err((status::BAD_RESOURCE, synd::BAD_RQ)),
+            }
+        }
+        let p = self.p;
+        let slot = match existing {
+            Some(s) => {
+                self.set_rqt_refs(s, false);
+                s
+            }
+            None => self
+                .t
+                .free_slot(p, |r| r.rqt.used)
+                .map_err(|_| (status::NO_RESOURCES, synd::NO_RQT))?,
+        };
+        let users = self.row(slot).rqt.users;
+        self.row(slot).rqt = super::RqtCtx {
+            used: true,
+            max: max as u16,
+            len: actual as u16,
+            rqs,
+            users,
+        };
+        self.set_rqt_refs(slot, true);
+        if existing.is_none() {
+            set(self.out, ifc::OBJ_NUM, make_qn(RQTN_BASE, p, slot));
+        }
+        self.refresh_rss();
+        Ok(())
+    }
+
+    /// Copies the dispatching TIR's RQT and key into the port's RSS state.
+    fn refresh_rss(&mut self) {
+        let tir = self.port().func.rss_tir;
+        if tir == 0 {
+            return;
+        }
+        let t = self.row(usize::from(tir - 1)).tir;
+        let q = self.row(usize::from(t.rqt)).rqt;
+        let pt = self.port();
+        pt.rss = q.rqs;
+        pt.rss_len = usize::from(q.len).min(MAX_RSS);
+        pt.rss_key = t.key;
+    }
+
+    fn create_tir(&mut self) -> CmdResult {
+        use ifc::tir::*;
+        let indirect = match self.g(DISP_TYPE) {
+            0 => false,
+            1 => true,
+            _ => return Err(bad(synd::TIR_DISP_TYPE)),
+        };
+        let td = self.td_field(TRANSPORT_DOMAIN)?;
+        let (rqt, inline_rq) = if indirect {
+            if self.g(RX_HASH_FN) != 2 || self.g(RX_HASH_SYMMETRIC) != 0 {
+                return Err(bad(synd::TIR_HASH));
+            }
+            let (_, s) = self.own(INDIRECT_TABLE, RQTN_BASE, |r| r.rqt.used, synd::BAD_RQT)?;
+            (s, 0)
+        } else {
+            let (_, s) = self.own(INLINE_RQN, RQN_BASE, |r| r.rq.used, synd::BAD_RQ)?;
+            (0, s)
+        };
+        let p = self.p;
+        let slot = self
+            .t
+            .free_slot(p, |r| r.tir.used)
+            .map_err(|_| (status::NO_RESOURCES, synd::NO_TIR))?;
+        let mut key = [0u8; 40];
+        key.copy_from_slice(&self.inp[TOEPLITZ_KEY..TOEPLITZ_KEY + 40]);
+        self.row(slot).tir = super::TirCtx {
+            used: true,
+            indirect,
+            rqt: rqt as u8,
+            inline_rq: inline_rq as u8,
+            td,
+            key,
+        };
+        if indirect {
+            self.row(rqt).rqt.users += 1;
+        } else {
+            let q = &mut self.row(inline_rq).rq;
+            q.users = q.users.saturating_add(1);
+        }
+        if indirect && self.port().func.rss_tir == 0 {
+            self.port().func.rss_tir = slot as u8 + 1;
+            self.refresh_rss();
+        }
+        set(self.out, ifc::OBJ_NUM, make_qn(TIRN_BASE, p, slot));
+        Ok(())
+    }
+
+    fn destroy_tir(&mut self, slot: usize) {
+        let t = self.row(slot).tir;
+        if t.indirect {
+            let r = &mut self.row(usize::from(t.rqt)).rqt;
+            r.users = r.users.saturating_sub(1);
+        } else {
+            let q = &mut self.row(usize::from(t.inline_rq)).rq;
+            q.users = q.users.saturating_sub(1);
+        }
+        self.row(slot).tir.used = false;
+        if usize::from(self.port().func.rss_tir) == slot + 1 {
+            // The next indirect TIR (lowest slot) takes over; none: received frames drop.
+            let next = (0..MAX_QUEUES).find(|&i| {
+                let r = self.row(i).tir;
+                r.used && r.indirect
+            });
+            self.port().func.rss_tir = next.map_or(0, |i| i as u8 + 1);
+            if next.is_none() {
+                let pt = self.port();
+                pt.rss_len = 0;
+                pt.rss_key = crate::sim::pkt::RSS_KEY;
+            }
+            self.refresh_rss();
+        }
+    }
+
+    fn modify_vport(&mut self) -> CmdResult {
+        use ifc::vport::*;
+        if self.g(OTHER_VPORT) != 0 {
+            return Err(bad(synd::OTHER_FUNCTION));
+        }
+        let fs = self.g(FIELD_SELECT);
+        let known = (1u32 << (31 - (FS_MTU.bit - 0x60)))
+            | (1u32 << (31 - (FS_PERMANENT_ADDRESS.bit - 0x60)));
+        if fs & !known != 0 {
+            return Err(bad(synd::FIELD_SELECT));
+        }
+        let ctx = &self.inp[CTX_MODIFY..];
+        let mtu = get(ctx, MTU);
+        let a = PERMANENT_ADDRESS + 2;
+        let mut mac = [0u8; 6];
+        mac.copy_from_slice(&ctx[a..a + 6]);
+        let set_mtu = self.g(FS_MTU) != 0;
+        let set_mac = self.g(FS_PERMANENT_ADDRESS) != 0;
+        if set_mtu && !(64..=(super::MAX_FRAME as u32 + 4)).contains(&mtu) {
+            return Err(bad(synd::MTU));
+        }
+        if set_mac && mac[0] & 1 != 0 {
+            return Err(bad(synd::MAC));
+        }
+        let f = &mut self.port().func;
+        if set_mtu {
+            f.mtu = mtu as u16;
+        }
+        if set_mac {
+            f.mac = mac;
+        }
+        Ok(())
+    }
+
+    fn access_reg(&mut self, op_mod: u32) -> CmdResult {
+        use ifc::reg::*;
+        let id = self.g(REGISTER_ID);
+        let len = match id {
+            PAOS => PAOS_LEN,
+            PFCC => PFCC_LEN,
+            PPLR => PPLR_LEN,
+            _ => return Err(bad(synd::REGISTER_ID)),
+        };
+        if self.inlen < DATA + len {
+            return Err((status::BAD_INPUT_LEN, synd::REG_LENGTH));
+        }
+        if self.outlen < DATA + len {
+            return Err((status::BAD_OUTPUT_LEN, synd::REG_LENGTH));
+        }
+        let r = &self.inp[DATA..DATA + len];
+        if get(r, LOCAL_PORT) != 1 {
+            return Err(bad(synd::LOCAL_PORT));
+        }
+        if op_mod == OP_WRITE {
+            match id {
+                PAOS => {
+                    if get(r, PAOS_ASE) != 0 {
+                        let up = match get(r, PAOS_ADMIN_STATUS) {
+                            PORT_UP => true,
+                            PORT_DOWN => false,
+                            _ => return Err(bad(synd::ADMIN_STATUS)),
+                        };
+                        self.port().link_up = up;
+                    }
+                }
+                PPLR => {
+                    let on = match get(r, PPLR_LB_EN) {
+                        0 => false,
+                        PPLR_LB_LOCAL => true,
+                        _ => return Err(bad(synd::LOOPBACK_MODE)),
+                    };
+                    self.port().loopback = on;
+                }
+                _ => {
+                    let (tx, rx) = (get(r, PFCC_PPTX) != 0, get(r, PFCC_PPRX) != 0);
+                    let pt = self.port();
+                    pt.func.pptx = tx;
+                    pt.pause = rx;
+                }
+            }
+        }
+        // Both directions answer with the register's (new) contents.
+        let p = self.p;
+        let oper = oper_up(self.t.ports, p);
+        let pt = &self.t.ports[p];
+        let o = &mut self.out[DATA..DATA + len];
+        set(o, LOCAL_PORT, 1);
+        match id {
+            PAOS => {
+                let st = |up: bool| if up { PORT_UP } else { PORT_DOWN };
+                set(o, PAOS_ADMIN_STATUS, st(pt.link_up));
+                set(o, PAOS_OPER_STATUS, st(oper));
+            }
+            PPLR => {
+                set(o, PPLR_LB_CAP, PPLR_LB_LOCAL);
+                set(o, PPLR_LB_EN, if pt.loopback { PPLR_LB_LOCAL } else { 0 });
+            }
+            _ => {
+                set(o, PFCC_PPTX, u32::from(pt.func.pptx));
+                set(o, PFCC_PPRX, u32::from(pt.pause));
+            }
+        }
+        Ok(())
+    }
+
+    fn query_vport_counter(&mut self) -> CmdResult {
+        use ifc::vport::*;
+        if self.g(CNT_OTHER_VPORT) != 0 {
+            return Err(bad(synd::OTHER_FUNCTION));
+        }
+        let clear = self.g(CNT_CLEAR) != 0;
+        let pt = self.port();
+        let (v, b) = (pt.func.vport, pt.func.vport_base);
+        let c = pt.counters;
+        if clear {
+            pt.func.vport_base = v;
+        }
+        let o = &mut *self.out;
+        let d = |i: usize| {
+            (
+                v.c[i].0.wrapping_sub(b.c[i].0),
+                v.c[i].1.wrapping_sub(b.c[i].1),
+            )
+        };
+        for (i, off) in [
+            CNT_RX_UCAST,
+            CNT_RX_MCAST,
+            CNT_RX_BCAST,
+            CNT_TX_UCAST,
+            CNT_TX_MCAST,
+            CNT_TX_BCAST,
+        ]
+        .into_iter()
+        .enumerate()
+        {
+            let (pk, oc) = d(i);
+            set64(o, off, pk);
+            set64(o, off + 8, oc);
+        }
+        set64(
+            o,
+            CNT_RX_ERRORS,
+            c.rx_too_long.wrapping_add(c.rx_dma_faults),
+        );
+        set64(o, CNT_TX_ERRORS, c.wqe_errors);
+        set64(o, CNT_LOCAL_LB, c.loopback_packets);
+        set64(o, CNT_LOCAL_LB + 8, c.loopback_bytes);
+        Ok(())
+    }
+}
+
+// The API's UAR page is never one ALLOC_UAR hands out.
+const _: () = assert!(API_UAR < FIRST_UAR);

@@ -1,0 +1,142 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! Event queues: completion EQEs for CQs that name an EQ, PORT_CHANGE EQEs, EQ arming and
+//! overrun (see the parent module's "Event queues" section).
+
+use super::cmd::oper_up;
+use super::ifc::eqe;
+use super::{make_qn, PortCounters, Tables, CQN_BASE, MAX_QUEUES, MAX_VECTORS};
+use crate::dp::hw::{BusMemory, InterruptSink};
+
+/// Writes one EQE to EQ `slot` of port `p`; raises the EQ's vector if it is armed.
+fn post<M: BusMemory, I: InterruptSink>(
+    t: &mut Tables<'_>,
+    p: usize,
+    slot: usize,
+    mut e: [u8; eqe::SIZE],
+    mem: &M,
+    irq: &mut I,
+) {
+    let Some(pt) = t.ports.get_mut(p) else {
+        return;
+    };
+    let Some(row) = t.queues.get_mut(p * MAX_QUEUES + slot) else {
+        return;
+    };
+    let c: &mut PortCounters = &mut pt.counters;
+    let eq = &mut row.eq;
+    if !eq.used {
+        return;
+    }
+    if eq.error {
+        c.eqes_lost += 1;
+        return;
+    }
+    let size = 1u32 << eq.log_size;
+    if eq.pi.wrapping_sub(eq.ci) & 0xff_ffff >= size {
+        // No room: as hardware, the EQ goes to error and gets nothing more.
+        eq.error = true;
+        c.eq_overruns += 1;
+        c.eqes_lost += 1;
+        return;
+    }
+    let idx = eq.pi;
+    // eq.c next_eqe_sw: software owns the EQE at index i when owner == (i >> log_size) & 1.
+    e[eqe::OWNER] = ((idx >> eq.log_size) & 1) as u8;
+    let addr = eq
+        .buf
+        .wrapping_add(u64::from(idx & (size - 1)) * eqe::SIZE as u64);
+    c.pcie.cqe_write();
+    if mem.dma_write(addr, &e).is_err() {
+        c.dma_faults += 1;
+        eq.error = true;
+        return;
+    }
+    eq.pi = eq.pi.wrapping_add(1) & 0xff_ffff;
+    c.eqes += 1;
+    check_arm(eq, p, c, irq);
+}
+
+/// Raises an armed EQ's vector if EQEs lie beyond its consumer index, then disarms it.
+fn check_arm<I: InterruptSink>(eq: &mut super::EqCtx, p: usize, c: &mut PortCounters, irq: &mut I) {
+    if eq.used && eq.armed && eq.pi & 0xff_ffff != eq.ci & 0xff_ffff {
+        eq.armed = false;
+        c.interrupts += 1;
+        c.pcie.msix();
+        irq.raise((p as u32 * MAX_VECTORS + u32::from(eq.intr)) as u16);
+    }
+}
+
+/// Completion EQEs owed by CQs that fired, then EQ arm requests.
+pub(super) fn completions<M: BusMemory, I: InterruptSink>(
+    t: &mut Tables<'_>,
+    mem: &M,
+    irq: &mut I,
+) {
+    for p in 0..t.ports.len() {
+        for slot in 0..MAX_QUEUES {
+            let Some(r) = t.queues.get_mut(p * MAX_QUEUES + slot) else {
+                break;
+            };
+            if !(r.cq.used && r.cq.eqe_owed) {
+                continue;
+            }
+            r.cq.eqe_owed = false;
+            let eq = usize::from(r.cq.eq).wrapping_sub(1);
+            let mut e = [0u8; eqe::SIZE];
+            e[eqe::TYPE] = eqe::TYPE_COMP;
+            let cqn = make_qn(CQN_BASE, p, slot) & 0xff_ffff;
+            e[eqe::COMP_CQN..eqe::COMP_CQN + 4].copy_from_slice(&cqn.to_be_bytes());
+            post(t, p, eq, e, mem, irq);
+        }
+        let Some(pt) = t.ports.get_mut(p) else {
+            continue;
+        };
+        let mut pending = core::mem::take(&mut pt.eq_arm_pending);
+        while pending != 0 {
+            let slot = pending.trailing_zeros() as usize;
+            pending &= pending - 1;
+            if let Some(r) = t.queues.get_mut(p * MAX_QUEUES + slot) {
+                check_arm(&mut r.eq, p, &mut pt.counters, irq);
+            }
+        }
+    }
+}
+
+/// PORT_CHANGE EQEs for every initialized function whose operational state changed since
+/// the last report, to each of its EQs that asked for port events.
+pub(super) fn port_events<M: BusMemory, I: InterruptSink>(
+    t: &mut Tables<'_>,
+    mem: &M,
+    irq: &mut I,
+) {
+    for p in 0..t.ports.len() {
+        let up = oper_up(t.ports, p);
+        let Some(pt) = t.ports.get_mut(p) else {
+            continue;
+        };
+        if pt.func.hca != super::cmd::Hca::Initialized || pt.func.oper_reported == up {
+            continue;
+        }
+        pt.func.oper_reported = up;
+        pt.counters.port_events += 1;
+        let mut e = [0u8; eqe::SIZE];
+        e[eqe::TYPE] = eqe::TYPE_PORT_CHANGE;
+        e[eqe::SUB_TYPE] = if up {
+            eqe::SUBTYPE_ACTIVE
+        } else {
+            eqe::SUBTYPE_DOWN
+        };
+        // mlx5_eqe_port_state.port: the port number (1) in bits 7..4.
+        e[eqe::PORT] = 1 << 4;
+        for slot in 0..MAX_QUEUES {
+            let wants = t
+                .queues
+                .get(p * MAX_QUEUES + slot)
+                .is_some_and(|r| r.eq.used && r.eq.port_events);
+            if wants {
+                post(t, p, slot, e, mem, irq);
+            }
+        }
+    }
+}

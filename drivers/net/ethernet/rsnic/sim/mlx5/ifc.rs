@@ -1,0 +1,682 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! The command-interface layouts the model reads and writes, from the 6.12 headers
+//! (`include/linux/mlx5/mlx5_ifc.h`, `device.h`), written as bit positions.
+//!
+//! mlx5_ifc describes every structure as big-endian bit strings: `u8 foo[0x10]` is a 16-bit
+//! field, and bit 0 is the most significant bit of byte 0. A [`Fld`] holds a field's absolute
+//! bit offset inside the command input or output it belongs to (the struct and the offset are
+//! given in each comment) and its width; [`get`] and [`set`] do what `MLX5_GET`/`MLX5_SET` do
+//! (every field of at most 32 bits lies inside one big-endian dword). 64-bit fields are read
+//! with [`get64`] at their byte offset.
+//!
+//! This is the device model's own transcription; it shares nothing with the driver's.
+
+/// A field: absolute bit offset and width in bits (1..=32, inside one dword).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Fld {
+    /// Bit offset from the start of the structure (bit 0 = MSB of byte 0).
+    pub bit: usize,
+    /// Width in bits.
+    pub len: usize,
+}
+
+/// A field at bit `bit`, `len` bits wide.
+pub const fn fld(bit: usize, len: usize) -> Fld {
+    Fld { bit, len }
+}
+
+/// Reads a field (0 if it lies outside `b`).
+pub fn get(b: &[u8], f: Fld) -> u32 {
+    let dw = (f.bit / 32) * 4;
+    let Some(s) = b.get(dw..dw + 4) else {
+        return 0;
+    };
+    let v = u32::from_be_bytes([s[0], s[1], s[2], s[3]]);
+    let shift = 32 - f.len - (f.bit % 32);
+    let mask = if f.len >= 32 {
+        u32::MAX
+    } else {
+        (1u32 << f.len) - 1
+    };
+    (v >> shift) & mask
+}
+
+/// Writes a field (nothing if it lies outside `b`); extra bits of `v` are dropped.
+pub fn set(b: &mut [u8], f: Fld, v: u32) {
+    let dw = (f.bit / 32) * 4;
+    let Some(s) = b.get_mut(dw..dw + 4) else {
+        return;
+    };
+    let old = u32::from_be_bytes([s[0], s[1], s[2], s[3]]);
+    let shift = 32 - f.len - (f.bit % 32);
+    let mask = if f.len >= 32 {
+        u32::MAX
+    } else {
+        ((1u32 << f.len) - 1) << shift
+    };
+    let new = (old & !mask) | ((v << shift) & mask);
+    s.copy_from_slice(&new.to_be_bytes());
+}
+
+/// Reads a big-endian 64-bit value at byte `off` (0 if outside `b`).
+pub fn get64(b: &[u8], off: usize) -> u64 {
+    match b.get(off..off + 8) {
+        Some(s) => {
+            let mut a = [0u8; 8];
+            a.copy_from_slice(s);
+            u64::from_be_bytes(a)
+        }
+        None => 0,
+    }
+}
+
+/// Writes a big-endian 64-bit value at byte `off`.
+pub fn set64(b: &mut [u8], off: usize, v: u64) {
+    if let Some(s) = b.get_mut(off..off + 8) {
+        s.copy_from_slice(&v.to_be_bytes());
+    }
+}
+
+/// `struct mlx5_init_seg` (device.h): byte offsets of the registers in a function's window.
+pub mod iseg {
+    /// `fw_rev` (RO).
+    pub const FW_REV: u32 = 0x000;
+    /// `cmdif_rev_fw_sub` (RO): cmdif_rev in bits 31..16.
+    pub const CMDIF_REV_FW_SUB: u32 = 0x004;
+    /// `cmdq_addr_h` (RW).
+    pub const CMDQ_ADDR_H: u32 = 0x010;
+    /// `cmdq_addr_l_sz` (RW): address bits 31..12, nic_interface 9..8, log size 7..4,
+    /// log stride 3..0.
+    pub const CMDQ_ADDR_L_SZ: u32 = 0x014;
+    /// `cmd_dbell` (WO): bit i rings entry i.
+    pub const CMD_DBELL: u32 = 0x018;
+    /// `initializing` (RO): bit 31 set while the device is not ready for commands.
+    pub const INITIALIZING: u32 = 0x1fc;
+    /// `health` buffer (`struct health_buffer`, 0x40 bytes, RO).
+    pub const HEALTH: u32 = 0x200;
+    /// `health.fw_ver` inside the health buffer.
+    pub const HEALTH_FW_VER: u32 = 0x230;
+    /// `health_counter` (RO).
+    pub const HEALTH_COUNTER: u32 = 0x1010;
+    /// cmd.c `CMD_IF_REV`.
+    pub const CMD_IF_REV: u32 = 5;
+}
+
+/// `struct mlx5_cmd_layout` (device.h): a 64-byte command queue entry, byte offsets.
+pub mod layout {
+    /// `type` (must be `MLX5_PCI_CMD_XPORT`).
+    pub const TYPE: usize = 0x00;
+    /// `inlen` (BE32).
+    pub const INLEN: usize = 0x04;
+    /// `in_ptr` (BE64).
+    pub const IN_PTR: usize = 0x08;
+    /// `in[4]`: the first 16 bytes of the input.
+    pub const IN: usize = 0x10;
+    /// `out[4]`: the first 16 bytes of the output.
+    pub const OUT: usize = 0x20;
+    /// `out_ptr` (BE64).
+    pub const OUT_PTR: usize = 0x30;
+    /// `outlen` (BE32).
+    pub const OUTLEN: usize = 0x38;
+    /// `token`.
+    pub const TOKEN: usize = 0x3c;
+    /// `sig`.
+    pub const SIG: usize = 0x3d;
+    /// `status_own`: delivery status in bits 7..1, ownership in bit 0.
+    pub const STATUS_OWN: usize = 0x3f;
+    /// Entry size.
+    pub const SIZE: usize = 64;
+    /// `MLX5_PCI_CMD_XPORT`.
+    pub const PCI_CMD_XPORT: u8 = 7;
+    /// Inline bytes of input and output.
+    pub const INLINE: usize = 16;
+}
+
+/// `struct mlx5_cmd_prot_block` (device.h): a 576-byte mailbox, byte offsets.
+pub mod mbox {
+    /// `data[MLX5_CMD_DATA_BLOCK_SIZE]`.
+    pub const DATA_SIZE: usize = 512;
+    /// `next` (BE64): bus address of the next block.
+    pub const NEXT: usize = 560;
+    /// `block_num` (BE32).
+    pub const BLOCK_NUM: usize = 568;
+    /// `token`.
+    pub const TOKEN: usize = 573;
+    /// Block size.
+    pub const SIZE: usize = 576;
+}
+
+/// Delivery status of `status_own` bits 7..1 (cmd.c `MLX5_CMD_DELIVERY_STAT_*`).
+pub mod delivery {
+    /// OK.
+    pub const OK: u8 = 0x0;
+    /// Signature error (not generated: signatures are not checked).
+    pub const SIGNAT_ERR: u8 = 0x1;
+    /// A mailbox's token differs from the entry's.
+    pub const TOK_ERR: u8 = 0x2;
+    /// A mailbox's block number is out of sequence.
+    pub const BAD_BLK_NUM_ERR: u8 = 0x3;
+    /// Output pointer misaligned, null when needed, or not writable.
+    pub const OUT_PTR_ALIGN_ERR: u8 = 0x4;
+    /// Input pointer misaligned, null when needed, or not readable.
+    pub const IN_PTR_ALIGN_ERR: u8 = 0x5;
+    /// Internal error.
+    pub const FW_ERR: u8 = 0x6;
+    /// Input length too small for a header or larger than the model accepts.
+    pub const IN_LENGTH_ERR: u8 = 0x7;
+    /// Output length too small for a header or larger than the model accepts.
+    pub const OUT_LENGTH_ERR: u8 = 0x8;
+    /// Reserved field not clear.
+    pub const RES_FLD_NOT_CLR_ERR: u8 = 0x9;
+    /// Bad command descriptor (the entry's `type`).
+    pub const CMD_DESCR_ERR: u8 = 0x10;
+}
+
+/// Command status of the output header (device.h `MLX5_CMD_STAT_*`).
+pub mod status {
+    /// OK.
+    pub const OK: u8 = 0x0;
+    /// Internal error.
+    pub const INT_ERR: u8 = 0x1;
+    /// Bad operation (unknown opcode or op_mod).
+    pub const BAD_OP: u8 = 0x2;
+    /// Bad parameter.
+    pub const BAD_PARAM: u8 = 0x3;
+    /// Bad system state (command not allowed in the HCA's state).
+    pub const BAD_SYS_STATE: u8 = 0x4;
+    /// Bad resource (a number that names no object of this function).
+    pub const BAD_RESOURCE: u8 = 0x5;
+    /// Resource busy (in use, or created twice).
+    pub const RESOURCE_BUSY: u8 = 0x6;
+    /// Limits exceeded.
+    pub const LIM_ERR: u8 = 0x8;
+    /// Bad resource state (a state transition that is not allowed).
+    pub const BAD_RES_STATE: u8 = 0x9;
+    /// Bad index.
+    pub const IX_ERR: u8 = 0xa;
+    /// No resources (a table is full).
+    pub const NO_RESOURCES: u8 = 0xf;
+    /// Bad input length.
+    pub const BAD_INPUT_LEN: u8 = 0x50;
+    /// Bad output length.
+    pub const BAD_OUTPUT_LEN: u8 = 0x51;
+}
+
+/// Opcodes (mlx5_ifc.h `MLX5_CMD_OP_*`).
+pub mod op {
+    /// QUERY_HCA_CAP.
+    pub const QUERY_HCA_CAP: u16 = 0x100;
+    /// INIT_HCA.
+    pub const INIT_HCA: u16 = 0x102;
+    /// TEARDOWN_HCA.
+    pub const TEARDOWN_HCA: u16 = 0x103;
+    /// ENABLE_HCA.
+    pub const ENABLE_HCA: u16 = 0x104;
+    /// DISABLE_HCA.
+    pub const DISABLE_HCA: u16 = 0x105;
+    /// QUERY_ISSI.
+    pub const QUERY_ISSI: u16 = 0x10a;
+    /// SET_ISSI.
+    pub const SET_ISSI: u16 = 0x10b;
+    /// CREATE_EQ.
+    pub const CREATE_EQ: u16 = 0x301;
+    /// DESTROY_EQ.
+    pub const DESTROY_EQ: u16 = 0x302;
+    /// CREATE_CQ.
+    pub const CREATE_CQ: u16 = 0x400;
+    /// DESTROY_CQ.
+    pub const DESTROY_CQ: u16 = 0x401;
+    /// QUERY_VPORT_STATE.
+    pub const QUERY_VPORT_STATE: u16 = 0x750;
+    /// QUERY_NIC_VPORT_CONTEXT.
+    pub const QUERY_NIC_VPORT_CONTEXT: u16 = 0x754;
+    /// MODIFY_NIC_VPORT_CONTEXT.
+    pub const MODIFY_NIC_VPORT_CONTEXT: u16 = 0x755;
+    /// QUERY_VPORT_COUNTER.
+    pub const QUERY_VPORT_COUNTER: u16 = 0x770;
+    /// ALLOC_PD.
+    pub const ALLOC_PD: u16 = 0x800;
+    /// DEALLOC_PD.
+    pub const DEALLOC_PD: u16 = 0x801;
+    /// ALLOC_UAR.
+    pub const ALLOC_UAR: u16 = 0x802;
+    /// DEALLOC_UAR.
+    pub const DEALLOC_UAR: u16 = 0x803;
+    /// ACCESS_REG.
+    pub const ACCESS_REG: u16 = 0x805;
+    /// ALLOC_TRANSPORT_DOMAIN.
+    pub const ALLOC_TRANSPORT_DOMAIN: u16 = 0x816;
+    /// DEALLOC_TRANSPORT_DOMAIN.
+    pub const DEALLOC_TRANSPORT_DOMAIN: u16 = 0x817;
+    /// CREATE_TIR.
+    pub const CREATE_TIR: u16 = 0x900;
+    /// DESTROY_TIR.
+    pub const DESTROY_TIR: u16 = 0x902;
+    /// CREATE_SQ.
+    pub const CREATE_SQ: u16 = 0x904;
+    /// MODIFY_SQ.
+    pub const MODIFY_SQ: u16 = 0x905;
+    /// DESTROY_SQ.
+    pub const DESTROY_SQ: u16 = 0x906;
+    /// QUERY_SQ.
+    pub const QUERY_SQ: u16 = 0x907;
+    /// CREATE_RQ.
+    pub const CREATE_RQ: u16 = 0x908;
+    /// MODIFY_RQ.
+    pub const MODIFY_RQ: u16 = 0x909;
+    /// DESTROY_RQ.
+    pub const DESTROY_RQ: u16 = 0x90a;
+    /// QUERY_RQ.
+    pub const QUERY_RQ: u16 = 0x90b;
+    /// CREATE_TIS.
+    pub const CREATE_TIS: u16 = 0x912;
+    /// DESTROY_TIS.
+    pub const DESTROY_TIS: u16 = 0x914;
+    /// CREATE_RQT.
+    pub const CREATE_RQT: u16 = 0x916;
+    /// MODIFY_RQT.
+    pub const MODIFY_RQT: u16 = 0x917;
+    /// DESTROY_RQT.
+    pub const DESTROY_RQT: u16 = 0x918;
+}
+
+use self::fld as f;
+
+/// Every `*_in` header: `opcode` at bit 0x0 (16 bits).
+pub const IN_OPCODE: Fld = f(0x0, 0x10);
+/// Every `*_in` header: `op_mod` at bit 0x30 (16 bits).
+pub const IN_OP_MOD: Fld = f(0x30, 0x10);
+/// Every `*_out` header: `status` at bit 0x0 (8 bits).
+pub const OUT_STATUS: Fld = f(0x0, 0x8);
+/// Every `*_out` header: `syndrome` at bit 0x20 (32 bits).
+pub const OUT_SYNDROME: Fld = f(0x20, 0x20);
+/// The 24-bit object number of `alloc_uar_out.uar`, `alloc_pd_out.pd`,
+/// `alloc_transport_domain_out.transport_domain`, `create_cq_out.cqn`, `create_sq_out.sqn`,
+/// `create_rq_out.rqn`, `create_tis_out.tisn`, `create_rqt_out.rqtn`,
+/// `create_tir_out.tirn`: bit 0x48 (24 bits); and of the same-named input fields of
+/// `dealloc_*_in`/`destroy_*_in`/`query_{sq,rq}_in`/`modify_rqt_in` (bit 0x48).
+pub const OBJ_NUM: Fld = f(0x48, 0x18);
+/// `create_eq_out.eq_number` / `destroy_eq_in.eq_number`: bit 0x58 (8 bits).
+pub const EQ_NUMBER: Fld = f(0x58, 0x8);
+
+/// `enable_hca_in` / `disable_hca_in`.
+pub mod hca {
+    use super::{fld as f, Fld};
+    /// `embedded_cpu_function`: bit 0x40.
+    pub const EMBEDDED_CPU_FUNCTION: Fld = f(0x40, 1);
+    /// `function_id`: bit 0x50 (16 bits).
+    pub const FUNCTION_ID: Fld = f(0x50, 0x10);
+    /// `teardown_hca_in.profile`: bit 0x50 (16 bits).
+    pub const TEARDOWN_PROFILE: Fld = f(0x50, 0x10);
+    /// `query_issi_out.current_issi`: bit 0x50 (16 bits).
+    pub const QUERY_ISSI_CURRENT: Fld = f(0x50, 0x10);
+    /// `query_issi_out.supported_issi_dw0`: bit 0x360 (byte 0x6c, 32 bits).
+    pub const QUERY_ISSI_SUPPORTED_DW0: Fld = f(0x360, 0x20);
+    /// `set_issi_in.current_issi`: bit 0x50 (16 bits).
+    pub const SET_ISSI_CURRENT: Fld = f(0x50, 0x10);
+    /// `query_hca_cap_in.other_function`: bit 0x40.
+    pub const CAP_OTHER_FUNCTION: Fld = f(0x40, 1);
+    /// `query_hca_cap_out.capability`: byte 0x10 (bit 0x80); the union is 0x1000 bytes.
+    pub const CAP_OFF: usize = 0x10;
+    /// Size of `hca_cap_union`.
+    pub const CAP_SIZE: usize = 0x1000;
+}
+
+/// `cmd_hca_cap` fields, bit offsets inside the capability (add `8 * CAP_OFF` for the output).
+pub mod gen_cap {
+    use super::{fld as f, Fld};
+    /// `log_max_cq_sz`: bit 0xc8 (8).
+    pub const LOG_MAX_CQ_SZ: Fld = f(0xc8, 8);
+    /// `log_max_cq`: bit 0xdb (5).
+    pub const LOG_MAX_CQ: Fld = f(0xdb, 5);
+    /// `log_max_eq_sz`: bit 0xe0 (8).
+    pub const LOG_MAX_EQ_SZ: Fld = f(0xe0, 8);
+    /// `log_max_eq`: bit 0xfc (4).
+    pub const LOG_MAX_EQ: Fld = f(0xfc, 4);
+    /// `vport_counters`: bit 0x181 (1).
+    pub const VPORT_COUNTERS: Fld = f(0x181, 1);
+    /// `port_type`: bit 0x1b6 (2); 1 = Ethernet.
+    pub const PORT_TYPE: Fld = f(0x1b6, 2);
+    /// `num_ports`: bit 0x1b8 (8).
+    pub const NUM_PORTS: Fld = f(0x1b8, 8);
+    /// `log_max_msg`: bit 0x1c3 (5).
+    pub const LOG_MAX_MSG: Fld = f(0x1c3, 5);
+    /// `eth_net_offloads`: bit 0x21c (1).
+    pub const ETH_NET_OFFLOADS: Fld = f(0x21c, 1);
+    /// `uar_sz`: bit 0x24a (6): log2 of the UAR area in 4 KiB pages... (model: log2 pages
+    /// of a function window).
+    pub const UAR_SZ: Fld = f(0x24a, 6);
+    /// `log_pg_sz`: bit 0x258 (8).
+    pub const LOG_PG_SZ: Fld = f(0x258, 8);
+    /// `log_max_transport_domain`: bit 0x323 (5).
+    pub const LOG_MAX_TRANSPORT_DOMAIN: Fld = f(0x323, 5);
+    /// `log_max_pd`: bit 0x32b (5).
+    pub const LOG_MAX_PD: Fld = f(0x32b, 5);
+    /// `log_max_rq`: bit 0x363 (5).
+    pub const LOG_MAX_RQ: Fld = f(0x363, 5);
+    /// `log_max_sq`: bit 0x36b (5).
+    pub const LOG_MAX_SQ: Fld = f(0x36b, 5);
+    /// `log_max_tir`: bit 0x373 (5).
+    pub const LOG_MAX_TIR: Fld = f(0x373, 5);
+    /// `log_max_tis`: bit 0x37b (5).
+    pub const LOG_MAX_TIS: Fld = f(0x37b, 5);
+    /// `log_max_rqt`: bit 0x38b (5).
+    pub const LOG_MAX_RQT: Fld = f(0x38b, 5);
+    /// `log_max_rqt_size`: bit 0x393 (5).
+    pub const LOG_MAX_RQT_SIZE: Fld = f(0x393, 5);
+    /// `log_max_wq_sz`: bit 0x3db (5).
+    pub const LOG_MAX_WQ_SZ: Fld = f(0x3db, 5);
+    /// `max_num_eqs`: bit 0x470 (16).
+    pub const MAX_NUM_EQS: Fld = f(0x470, 0x10);
+    /// `cqe_compression`: bit 0x5bf (1).
+    pub const CQE_COMPRESSION: Fld = f(0x5bf, 1);
+    /// `cqe_compression_max_num`: bit 0x5d0 (16).
+    pub const CQE_COMPRESSION_MAX_NUM: Fld = f(0x5d0, 0x10);
+}
+
+/// `per_protocol_networking_offload_caps` fields, bit offsets inside the capability.
+pub mod eth_cap {
+    use super::{fld as f, Fld};
+    /// `csum_cap`: bit 0x0.
+    pub const CSUM_CAP: Fld = f(0x0, 1);
+    /// `vlan_cap`: bit 0x1.
+    pub const VLAN_CAP: Fld = f(0x1, 1);
+    /// `max_lso_cap`: bit 0xb (5).
+    pub const MAX_LSO_CAP: Fld = f(0xb, 5);
+    /// `multi_pkt_send_wqe`: bit 0x10 (2).
+    pub const MULTI_PKT_SEND_WQE: Fld = f(0x10, 2);
+    /// `wqe_inline_mode`: bit 0x12 (2): 0 L2, 1 vport context, 2 not required.
+    pub const WQE_INLINE_MODE: Fld = f(0x12, 2);
+    /// `rss_ind_tbl_cap`: bit 0x14 (4).
+    pub const RSS_IND_TBL_CAP: Fld = f(0x14, 4);
+    /// `enhanced_multi_pkt_send_wqe`: bit 0x1a (1).
+    pub const ENHANCED_MULTI_PKT_SEND_WQE: Fld = f(0x1a, 1);
+    /// `swp`: bit 0x20 (1).
+    pub const SWP: Fld = f(0x20, 1);
+}
+
+/// `create_eq_in` (eqc at byte 0x10).
+pub mod eq {
+    use super::{fld as f, Fld};
+    /// `eq_context_entry.status`: bit 0x80 (4).
+    pub const STATUS: Fld = f(0x80, 4);
+    /// `eq_context_entry.oi`: bit 0x8e (1).
+    pub const OI: Fld = f(0x8e, 1);
+    /// `eq_context_entry.st`: bit 0x94 (4).
+    pub const ST: Fld = f(0x94, 4);
+    /// `eq_context_entry.page_offset`: bit 0xd4 (6).
+    pub const PAGE_OFFSET: Fld = f(0xd4, 6);
+    /// `eq_context_entry.log_eq_size`: bit 0xe3 (5).
+    pub const LOG_EQ_SIZE: Fld = f(0xe3, 5);
+    /// `eq_context_entry.uar_page`: bit 0xe8 (24).
+    pub const UAR_PAGE: Fld = f(0xe8, 0x18);
+    /// `eq_context_entry.intr`: bit 0x134 (12).
+    pub const INTR: Fld = f(0x134, 0xc);
+    /// `eq_context_entry.log_page_size`: bit 0x143 (5).
+    pub const LOG_PAGE_SIZE: Fld = f(0x143, 5);
+    /// `event_bitmask[0]` (BE64): byte 0x58 (bit 0x2c0); `event_bitmask` is 4 × 64 bits.
+    pub const EVENT_BITMASK: usize = 0x58;
+    /// `pas[]`: byte 0x110.
+    pub const PAS: usize = 0x110;
+}
+
+/// `create_cq_in` (cqc at byte 0x10).
+pub mod cq {
+    use super::{fld as f, Fld};
+    /// `cq_context.status`: bit 0x80 (4).
+    pub const STATUS: Fld = f(0x80, 4);
+    /// `cq_context.cqe_sz`: bit 0x88 (3); 0 = 64 bytes.
+    pub const CQE_SZ: Fld = f(0x88, 3);
+    /// `cq_context.cqe_comp_en`: bit 0x91 (1).
+    pub const CQE_COMP_EN: Fld = f(0x91, 1);
+    /// `cq_context.mini_cqe_res_format`: bit 0x92 (2).
+    pub const MINI_CQE_RES_FORMAT: Fld = f(0x92, 2);
+    /// `cq_context.cqe_compression_layout`: bit 0x9e (2); 0 = basic.
+    pub const CQE_COMPRESSION_LAYOUT: Fld = f(0x9e, 2);
+    /// `cq_context.page_offset`: bit 0xd4 (6).
+    pub const PAGE_OFFSET: Fld = f(0xd4, 6);
+    /// `cq_context.log_cq_size`: bit 0xe3 (5).
+    pub const LOG_CQ_SIZE: Fld = f(0xe3, 5);
+    /// `cq_context.uar_page`: bit 0xe8 (24).
+    pub const UAR_PAGE: Fld = f(0xe8, 0x18);
+    /// `cq_context.c_eqn_or_apu_element`: bit 0x120 (32).
+    pub const C_EQN: Fld = f(0x120, 0x20);
+    /// `cq_context.log_page_size`: bit 0x143 (5).
+    pub const LOG_PAGE_SIZE: Fld = f(0x143, 5);
+    /// `cq_context.dbr_addr` (BE64): byte 0x48 (bit 0x240).
+    pub const DBR_ADDR: usize = 0x48;
+    /// `pas[]`: byte 0x110.
+    pub const PAS: usize = 0x110;
+}
+
+/// `sqc`/`rqc` and their `wq`, as placed in `create_sq_in`/`create_rq_in`/`modify_*_in`/
+/// `query_*_out` (the context at byte 0x20 in all of them).
+pub mod wq {
+    use super::{fld as f, Fld};
+    /// `modify_sq_in.sq_state` / `modify_rq_in.rq_state`: bit 0x40 (4): the current state.
+    pub const MODIFY_CUR_STATE: Fld = f(0x40, 4);
+    /// `modify_sq_in.sqn` / `modify_rq_in.rqn`: bit 0x48 (24).
+    pub const MODIFY_QN: Fld = f(0x48, 0x18);
+    /// `ctx.flush_in_error_en` of sqc: bit 0x103 (1).
+    pub const SQ_FLUSH_IN_ERROR_EN: Fld = f(0x103, 1);
+    /// `ctx.allow_multi_pkt_send_wqe` of sqc: bit 0x104 (1).
+    pub const SQ_ALLOW_MULTI_PKT: Fld = f(0x104, 1);
+    /// `ctx.min_wqe_inline_mode` of sqc: bit 0x105 (3).
+    pub const SQ_MIN_WQE_INLINE_MODE: Fld = f(0x105, 3);
+    /// `ctx.state` (sqc and rqc): bit 0x108 (4).
+    pub const STATE: Fld = f(0x108, 4);
+    /// `ctx.cqn` (sqc and rqc): bit 0x148 (24).
+    pub const CQN: Fld = f(0x148, 0x18);
+    /// `ctx.tis_lst_sz` of sqc: bit 0x200 (16).
+    pub const SQ_TIS_LST_SZ: Fld = f(0x200, 0x10);
+    /// `ctx.tis_num_0` of sqc: bit 0x268 (24).
+    pub const SQ_TIS_NUM_0: Fld = f(0x268, 0x18);
+    /// `ctx.mem_rq_type` of rqc: bit 0x104 (4); 0 = inline.
+    pub const RQ_MEM_RQ_TYPE: Fld = f(0x104, 4);
+    /// `ctx.flush_in_error_en` of rqc: bit 0x10d (1).
+    pub const RQ_FLUSH_IN_ERROR_EN: Fld = f(0x10d, 1);
+    /// `ctx.wq.wq_type`: bit 0x280 (4); 1 = cyclic.
+    pub const WQ_TYPE: Fld = f(0x280, 4);
+    /// `ctx.wq.page_offset`: bit 0x2ab (5).
+    pub const PAGE_OFFSET: Fld = f(0x2ab, 5);
+    /// `ctx.wq.pd`: bit 0x2c8 (24).
+    pub const PD: Fld = f(0x2c8, 0x18);
+    /// `ctx.wq.uar_page`: bit 0x2e8 (24).
+    pub const UAR_PAGE: Fld = f(0x2e8, 0x18);
+    /// `ctx.wq.dbr_addr` (BE64): byte 0x60 (bit 0x300).
+    pub const DBR_ADDR: usize = 0x60;
+    /// `ctx.wq.hw_counter`: bit 0x340 (32).
+    pub const HW_COUNTER: Fld = f(0x340, 0x20);
+    /// `ctx.wq.sw_counter`: bit 0x360 (32).
+    pub const SW_COUNTER: Fld = f(0x360, 0x20);
+    /// `ctx.wq.log_wq_stride`: bit 0x38c (4).
+    pub const LOG_WQ_STRIDE: Fld = f(0x38c, 4);
+    /// `ctx.wq.log_wq_pg_sz`: bit 0x393 (5).
+    pub const LOG_WQ_PG_SZ: Fld = f(0x393, 5);
+    /// `ctx.wq.log_wq_sz`: bit 0x39b (5).
+    pub const LOG_WQ_SZ: Fld = f(0x39b, 5);
+    /// `ctx.wq.pas[]`: byte 0x110.
+    pub const PAS: usize = 0x110;
+    /// `MLX5_SQC_STATE_RST` / `MLX5_RQC_STATE_RST`.
+    pub const STATE_RST: u32 = 0;
+    /// `*_STATE_RDY`.
+    pub const STATE_RDY: u32 = 1;
+    /// `*_STATE_ERR`.
+    pub const STATE_ERR: u32 = 3;
+}
+
+/// `create_tis_in` (tisc at byte 0x20).
+pub mod tis {
+    use super::{fld as f, Fld};
+    /// `ctx.prio`: bit 0x10c (4).
+    pub const PRIO: Fld = f(0x10c, 4);
+    /// `ctx.transport_domain`: bit 0x228 (24).
+    pub const TRANSPORT_DOMAIN: Fld = f(0x228, 0x18);
+}
+
+/// `create_rqt_in` / `modify_rqt_in` (rqtc at byte 0x20).
+pub mod rqt {
+    use super::{fld as f, Fld};
+    /// `modify_rqt_in.bitmask.rqn_list`: bit 0xbf (1).
+    pub const MODIFY_BITMASK_RQN_LIST: Fld = f(0xbf, 1);
+    /// `rqt_context.list_q_type`: bit 0x1a5 (3).
+    pub const LIST_Q_TYPE: Fld = f(0x1a5, 3);
+    /// `rqt_context.rqt_max_size`: bit 0x1b0 (16).
+    pub const RQT_MAX_SIZE: Fld = f(0x1b0, 0x10);
+    /// `rqt_context.rq_vhca_id_format`: bit 0x1c0 (1).
+    pub const RQ_VHCA_ID_FORMAT: Fld = f(0x1c0, 1);
+    /// `rqt_context.rqt_actual_size`: bit 0x1d0 (16).
+    pub const RQT_ACTUAL_SIZE: Fld = f(0x1d0, 0x10);
+    /// `rqt_context.rq_num[]`: byte 0x110, 4 bytes each, rq_num in bits 23..0.
+    pub const RQ_NUM: usize = 0x110;
+}
+
+/// `create_tir_in` (tirc at byte 0x20).
+pub mod tir {
+    use super::{fld as f, Fld};
+    /// `ctx.disp_type`: bit 0x120 (4); 0 direct, 1 indirect.
+    pub const DISP_TYPE: Fld = f(0x120, 4);
+    /// `ctx.inline_rqn`: bit 0x1e8 (24).
+    pub const INLINE_RQN: Fld = f(0x1e8, 0x18);
+    /// `ctx.rx_hash_symmetric`: bit 0x200 (1).
+    pub const RX_HASH_SYMMETRIC: Fld = f(0x200, 1);
+    /// `ctx.indirect_table`: bit 0x208 (24).
+    pub const INDIRECT_TABLE: Fld = f(0x208, 0x18);
+    /// `ctx.rx_hash_fn`: bit 0x220 (4); 2 = Toeplitz.
+    pub const RX_HASH_FN: Fld = f(0x220, 4);
+    /// `ctx.transport_domain`: bit 0x228 (24).
+    pub const TRANSPORT_DOMAIN: Fld = f(0x228, 0x18);
+    /// `ctx.rx_hash_toeplitz_key`: byte 0x48 (bit 0x240), 40 bytes.
+    pub const TOEPLITZ_KEY: usize = 0x48;
+    /// `ctx.rx_hash_field_selector_outer`: bit 0x380 (32).
+    pub const FIELD_SELECTOR_OUTER: Fld = f(0x380, 0x20);
+}
+
+/// `query_nic_vport_context_*` / `modify_nic_vport_context_in`.
+pub mod vport {
+    use super::{fld as f, Fld};
+    /// `*_in.other_vport`: bit 0x40 (1).
+    pub const OTHER_VPORT: Fld = f(0x40, 1);
+    /// `*_in.vport_number`: bit 0x50 (16).
+    pub const VPORT_NUMBER: Fld = f(0x50, 0x10);
+    /// `modify_nic_vport_context_in.field_select.mtu`: bit 0x79.
+    pub const FS_MTU: Fld = f(0x79, 1);
+    /// `modify_nic_vport_context_in.field_select.permanent_address`: bit 0x7c.
+    pub const FS_PERMANENT_ADDRESS: Fld = f(0x7c, 1);
+    /// `modify_nic_vport_context_in.field_select` (all 32 bits): bit 0x60.
+    pub const FIELD_SELECT: Fld = f(0x60, 0x20);
+    /// Byte offset of `nic_vport_context` in `query_nic_vport_context_out`.
+    pub const CTX_QUERY: usize = 0x10;
+    /// Byte offset of `nic_vport_context` in `modify_nic_vport_context_in`.
+    pub const CTX_MODIFY: usize = 0x100;
+    /// `nic_vport_context.mtu`: bit 0x130 (16) inside the context.
+    pub const MTU: Fld = f(0x130, 0x10);
+    /// `nic_vport_context.permanent_address`: byte 0xf4 (8 bytes, MAC in the last 6).
+    pub const PERMANENT_ADDRESS: usize = 0xf4;
+    /// `query_vport_state_out.admin_state`: bit 0x78 (4).
+    pub const STATE_ADMIN: Fld = f(0x78, 4);
+    /// `query_vport_state_out.state`: bit 0x7c (4).
+    pub const STATE_OPER: Fld = f(0x7c, 4);
+    /// `query_vport_counter_in.other_vport`: bit 0x40.
+    pub const CNT_OTHER_VPORT: Fld = f(0x40, 1);
+    /// `query_vport_counter_in.clear`: bit 0xc0.
+    pub const CNT_CLEAR: Fld = f(0xc0, 1);
+    /// `query_vport_counter_out.received_errors.packets` (BE64): byte 0x10.
+    pub const CNT_RX_ERRORS: usize = 0x10;
+    /// `transmit_errors.packets`: byte 0x20.
+    pub const CNT_TX_ERRORS: usize = 0x20;
+    /// `received_eth_broadcast.packets`: byte 0x70 (octets at +8).
+    pub const CNT_RX_BCAST: usize = 0x70;
+    /// `transmitted_eth_broadcast.packets`: byte 0x80.
+    pub const CNT_TX_BCAST: usize = 0x80;
+    /// `received_eth_unicast.packets`: byte 0x90.
+    pub const CNT_RX_UCAST: usize = 0x90;
+    /// `transmitted_eth_unicast.packets`: byte 0xa0.
+    pub const CNT_TX_UCAST: usize = 0xa0;
+    /// `received_eth_multicast.packets`: byte 0xb0.
+    pub const CNT_RX_MCAST: usize = 0xb0;
+    /// `transmitted_eth_multicast.packets`: byte 0xc0.
+    pub const CNT_TX_MCAST: usize = 0xc0;
+    /// `local_loopback.packets`: byte 0xd0.
+    pub const CNT_LOCAL_LB: usize = 0xd0;
+    /// `MLX5_VPORT_ADMIN_STATE_DOWN` / vport state down.
+    pub const STATE_DOWN: u32 = 0;
+    /// `MLX5_VPORT_ADMIN_STATE_UP` / vport state up.
+    pub const STATE_UP: u32 = 1;
+}
+
+/// `access_register_in`/`_out` and the registers the model implements.
+pub mod reg {
+    use super::{fld as f, Fld};
+    /// `access_register_in.register_id`: bit 0x50 (16).
+    pub const REGISTER_ID: Fld = f(0x50, 0x10);
+    /// `access_register_in.argument`: bit 0x60 (32).
+    pub const ARGUMENT: Fld = f(0x60, 0x20);
+    /// `register_data` of both: byte 0x10.
+    pub const DATA: usize = 0x10;
+    /// `op_mod` of a write (`!write` in port.c).
+    pub const OP_WRITE: u32 = 0;
+    /// `op_mod` of a read.
+    pub const OP_READ: u32 = 1;
+    /// `MLX5_REG_PAOS`.
+    pub const PAOS: u32 = 0x5006;
+    /// `MLX5_REG_PFCC`.
+    pub const PFCC: u32 = 0x5007;
+    /// PPLR (port physical loopback register).
+    pub const PPLR: u32 = 0x5018;
+    /// `paos_reg` size in bytes.
+    pub const PAOS_LEN: usize = 0x10;
+    /// `pfcc_reg` size in bytes.
+    pub const PFCC_LEN: usize = 0x20;
+    /// `pplr_reg` size in bytes.
+    pub const PPLR_LEN: usize = 0x8;
+    /// `paos_reg.local_port`: bit 0x8 (8), inside the register.
+    pub const LOCAL_PORT: Fld = f(0x8, 8);
+    /// `paos_reg.admin_status`: bit 0x14 (4).
+    pub const PAOS_ADMIN_STATUS: Fld = f(0x14, 4);
+    /// `paos_reg.oper_status`: bit 0x1c (4).
+    pub const PAOS_OPER_STATUS: Fld = f(0x1c, 4);
+    /// `paos_reg.ase`: bit 0x20 (1).
+    pub const PAOS_ASE: Fld = f(0x20, 1);
+    /// `MLX5_PORT_UP`.
+    pub const PORT_UP: u32 = 1;
+    /// `MLX5_PORT_DOWN`.
+    pub const PORT_DOWN: u32 = 2;
+    /// `pplr_reg.lb_cap`: bit 0x28 (8).
+    pub const PPLR_LB_CAP: Fld = f(0x28, 8);
+    /// `pplr_reg.lb_en`: bit 0x38 (8).
+    pub const PPLR_LB_EN: Fld = f(0x38, 8);
+    /// The model's internal loopback in `lb_en`/`lb_cap`: "phy local loopback" (bit 1).
+    pub const PPLR_LB_LOCAL: u32 = 0x2;
+    /// `pfcc_reg.pptx`: bit 0x40 (1).
+    pub const PFCC_PPTX: Fld = f(0x40, 1);
+    /// `pfcc_reg.pprx`: bit 0x60 (1).
+    pub const PFCC_PPRX: Fld = f(0x60, 1);
+}
+
+/// `struct mlx5_eqe` (device.h), byte offsets.
+pub mod eqe {
+    /// `type`.
+    pub const TYPE: usize = 1;
+    /// `sub_type`.
+    pub const SUB_TYPE: usize = 3;
+    /// `data` (union ev_data).
+    pub const DATA: usize = 0x20;
+    /// `data.comp.cqn` (BE32, 24 bits).
+    pub const COMP_CQN: usize = 0x38;
+    /// `data.port.port` (port number in bits 7..4, as mlx5_ib reads it).
+    pub const PORT: usize = 0x28;
+    /// `owner`.
+    pub const OWNER: usize = 0x3f;
+    /// EQE size.
+    pub const SIZE: usize = 64;
+    /// `MLX5_EVENT_TYPE_COMP`.
+    pub const TYPE_COMP: u8 = 0x00;
+    /// `MLX5_EVENT_TYPE_PORT_CHANGE`.
+    pub const TYPE_PORT_CHANGE: u8 = 0x09;
+    /// `MLX5_PORT_CHANGE_SUBTYPE_DOWN`.
+    pub const SUBTYPE_DOWN: u8 = 1;
+    /// `MLX5_PORT_CHANGE_SUBTYPE_ACTIVE`.
+    pub const SUBTYPE_ACTIVE: u8 = 4;
+}
