@@ -26,7 +26,7 @@ use std::rc::Rc;
 use std::sync::atomic::{compiler_fence, Ordering};
 
 use rsnic_core::dp::hw::{Barriers, InterruptSink, Mmio};
-use rsnic_core::sim::mlx5::{Device, Port, PortCounters, QueueSet, MAX_QUEUES, SCRATCH_LEN};
+use rsnic_core::sim::mlx5::{Caps, Device, Port, PortCounters, QueueSet, MAX_QUEUES, SCRATCH_LEN};
 
 use crate::mem::HostMemory;
 
@@ -38,9 +38,14 @@ pub type SharedMlx5 = Rc<RefCell<HostMlx5>>;
 
 /// A device with `ports` ports (1..=64) and full-size scratch (64 KiB LSO).
 pub fn new_mlx5(ports: usize) -> HostMlx5 {
+    new_mlx5_with_caps(ports, Caps::FULL)
+}
+
+/// [`new_mlx5`] with the capabilities `caps`.
+pub fn new_mlx5_with_caps(ports: usize, caps: Caps) -> HostMlx5 {
     let queues = vec![QueueSet::EMPTY; ports * MAX_QUEUES];
     let ports: Vec<Port> = (0..ports).map(|_| Port::new()).collect();
-    Device::new(ports, queues, vec![0u8; SCRATCH_LEN]).expect("valid port count")
+    Device::with_caps(ports, queues, vec![0u8; SCRATCH_LEN], caps).expect("valid device")
 }
 
 /// BAR0 of the simulated device as the driver sees it.
@@ -119,9 +124,14 @@ impl Testbed {
 
     /// `ports` ports, wired 0↔1, 2↔3, …
     pub fn with_ports(ports: usize) -> Self {
+        Self::with_caps(ports, Caps::FULL)
+    }
+
+    /// `ports` ports with the capabilities `caps`.
+    pub fn with_caps(ports: usize, caps: Caps) -> Self {
         Self {
             mem: HostMemory::new(),
-            dev: Rc::new(RefCell::new(new_mlx5(ports))),
+            dev: Rc::new(RefCell::new(new_mlx5_with_caps(ports, caps))),
             irqs: IrqLog::default(),
         }
     }

@@ -1,0 +1,863 @@
+//! The simulated ConnectX's command interface, driven purely through registers and DMA
+//! memory by a hand-written host (tests/cx_util): golden byte vectors from the 6.12 mlx5_ifc
+//! layouts, every validation's status and syndrome, a whole bring-up / traffic / teardown,
+//! and seeded random command sequences.
+
+mod cx_util;
+mod sim_util;
+
+use cx_util::*;
+use rsnic_core::dp::hw::{Coherent, Mmio};
+use rsnic_core::sim::mlx5::cmd::synd;
+use rsnic_core::sim::mlx5::Caps;
+use sim_util::{ctrl, dseg, eseg, udp4_frame, CQ_UPDATE, OP_MPSW, OP_SEND};
+
+const ST_BAD_OP: u8 = 0x2;
+const ST_BAD_PARAM: u8 = 0x3;
+const ST_BAD_SYS_STATE: u8 = 0x4;
+const ST_BAD_RESOURCE: u8 = 0x5;
+const ST_BUSY: u8 = 0x6;
+const ST_BAD_RES_STATE: u8 = 0x9;
+const ST_BAD_IN_LEN: u8 = 0x50;
+const ST_BAD_OUT_LEN: u8 = 0x51;
+
+fn expect(o: Out, status: u8, syndrome: u32) {
+    assert_eq!(
+        (o.status(), o.syndrome()),
+        (status, syndrome),
+        "status/syndrome"
+    );
+}
+
+#[test]
+fn initialization_segment_registers() {
+    let tb = rsnic_testbed::bus::Testbed::new();
+    let bus = tb.bus();
+    // fw_rev: minor in 31..16, major in 15..0; cmdif_rev 5 in 31..16 (cmd.c CMD_IF_REV).
+    assert_eq!(bus.read32(0x000), (35 << 16) | 16);
+    assert_eq!(bus.read32(0x004) >> 16, 5);
+    assert_eq!(bus.read32(FUNC + 0x004) >> 16, 5, "second function");
+    assert_eq!(bus.read32(0x1fc) >> 31, 1, "initializing");
+    // A doorbell before the queue address is a bad register write.
+    bus.write32(0x018, 1);
+    assert_eq!(tb.device().bad_mmio(), 1);
+    bus.write32(0x010, 0x1);
+    bus.write32(0x014, 0x2345_6000);
+    assert_eq!(bus.read32(0x010), 1);
+    // Address bits, nic_interface 0, log_cmdq_size 5 (bits 7..4), log_cmdq_stride 6.
+    assert_eq!(bus.read32(0x014), 0x2345_6056);
+    assert_eq!(bus.read32(0x1fc), 0);
+    let h0 = bus.read32(0x1010);
+    drop(bus);
+    let mut tb = tb;
+    tb.step();
+    assert_eq!(tb.bus().read32(0x1010), h0 + 1, "health counter advances");
+    // Reserved offsets read as a master abort.
+    assert_eq!(tb.bus().read32(0x100), u32::MAX);
+}
+
+#[test]
+fn golden_enable_hca_entry_and_output() {
+    let mut h = Host::new(0);
+    // ENABLE_HCA input: opcode 0x0104 at bytes 0..2, op_mod 0, function_id 0.
+    let input = [0x01, 0x04, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0];
+    let e = Entry {
+        typ: 7,
+        inlen: 16,
+        in_ptr: 0,
+        inline_in: input,
+        out_ptr: 0,
+        outlen: 12,
+        token: 0x5a,
+        status_own: 1,
+    };
+    let b = e.bytes();
+    // mlx5_cmd_layout: type @0, inlen @4 (BE), in[] @0x10, outlen @0x38, token @0x3c,
+    // status_own @0x3f.
+    assert_eq!(b[0], 7);
+    assert_eq!(&b[4..8], &[0, 0, 0, 16]);
+    assert_eq!(&b[0x10..0x12], &[0x01, 0x04]);
+    assert_eq!(&b[0x38..0x3c], &[0, 0, 0, 12]);
+    assert_eq!(b[0x3c], 0x5a);
+    assert_eq!(b[0x3f], 1);
+    let got = h.ring_entry(&e);
+    assert_eq!(got[0x3f], 0, "delivery OK, owned by software");
+    assert_eq!(&got[0x20..0x30], &[0u8; 16], "status OK, syndrome 0");
+    assert_eq!(
+        &got[..0x20],
+        &b[..0x20],
+        "the device writes only out[] and status_own"
+    );
+    assert_eq!(&got[0x30..0x3f], &b[0x30..0x3f]);
+}
+
+#[test]
+fn golden_query_issi_and_hca_caps() {
+    let mut h = Host::new(0);
+    h.exec(&cmd_in(0x104, 0, 16), 12).ok();
+    let issi = h.exec(&cmd_in(0x10a, 0, 16), 0x70).ok();
+    // query_issi_out.current_issi (bit 0x50) = 0; supported_issi_dw0 at byte 0x6c = 0b11.
+    assert_eq!(&issi.b[0x08..0x0c], &[0, 0, 0, 0]);
+    assert_eq!(&issi.b[0x6c..0x70], &[0, 0, 0, 3]);
+    // QUERY_HCA_CAP general, current (op_mod = 0 << 1 | 1); capability at byte 0x10.
+    let g = h.exec(&cmd_in(0x100, 1, 16), 0x1010).ok();
+    let c = &g.b[0x10..];
+    assert_eq!(c[0x19], 22, "log_max_cq_sz (bit 0xc8)");
+    assert_eq!(c[0x1b] & 0x1f, 6, "log_max_cq (bit 0xdb)");
+    assert_eq!(c[0x1c], 22, "log_max_eq_sz (bit 0xe0)");
+    assert_eq!(c[0x36] & 0x03, 1, "port_type Ethernet (bit 0x1b6)");
+    assert_eq!(c[0x43] & 0x08, 0x08, "eth_net_offloads (bit 0x21c)");
+    assert_eq!(c[0x6c] & 0x1f, 6, "log_max_rq (bit 0x363)");
+    assert_eq!(c[0x72] & 0x1f, 6, "log_max_rqt_size (bit 0x393)");
+    assert_eq!(c[0x7b] & 0x1f, 15, "log_max_wq_sz (bit 0x3db)");
+    assert_eq!(c[0xb7] & 0x01, 1, "cqe_compression (bit 0x5bf)");
+    // Ethernet offloads (op_mod = 1 << 1 | 1).
+    let e = h.exec(&cmd_in(0x100, 3, 16), 0x1010).ok();
+    let c = &e.b[0x10..];
+    assert_eq!(c[0] & 0x80, 0x80, "csum_cap (bit 0)");
+    assert_eq!(c[1] & 0x1f, 16, "max_lso_cap (bit 0xb)");
+    assert_eq!(
+        (c[2] >> 4) & 3,
+        2,
+        "wqe_inline_mode NOT_REQUIRED (bit 0x12)"
+    );
+    assert_eq!(c[2] & 0x0f, 6, "rss_ind_tbl_cap (bit 0x14)");
+    assert_eq!(c[3] & 0x20, 0x20, "enhanced_multi_pkt_send_wqe (bit 0x1a)");
+    // An unknown capability type.
+    expect(
+        h.exec(&cmd_in(0x100, 5 << 1 | 1, 16), 0x1010),
+        ST_BAD_PARAM,
+        synd::CAP_TYPE,
+    );
+}
+
+#[test]
+fn caps_are_reported_and_enforced() {
+    let caps = Caps {
+        mpwqe: false,
+        min_inline: 1,
+        cqe_compression: false,
+        ..Caps::FULL
+    };
+    let mut h = Host::with_caps(0, caps);
+    h.bring_up();
+    let e = h.exec(&cmd_in(0x100, 3, 16), 0x1010).ok();
+    assert_eq!(e.b[0x13] & 0x20, 0, "no enhanced MPWQE");
+    assert_eq!((e.b[0x12] >> 4) & 3, 0, "wqe_inline_mode L2");
+    let g = h.exec(&cmd_in(0x100, 1, 16), 0x1010).ok();
+    assert_eq!(g.b[0x10 + 0xb7] & 1, 0, "no CQE compression");
+    let uar = h.alloc(0x802);
+    let pd = h.alloc(0x800);
+    let td = h.alloc(0x816);
+    let eq = h.create_eq(4, uar, 0, 0).unwrap();
+    expect(
+        h.create_cq(4, uar, eq.eqn, true).err().unwrap(),
+        ST_BAD_PARAM,
+        synd::CQE_COMPRESSION,
+    );
+    let cq = h.create_cq(4, uar, eq.eqn, false).unwrap();
+    let tis = h.exec(&tis_in(td), 16).ok().obj();
+    let buf = h.tb.mem.alloc(4096);
+    let dbr = h.tb.mem.alloc(8);
+    let mut i = sq_in(cq.cqn, tis, pd, uar, dbr.dma_addr(), 6, buf.dma_addr());
+    expect(h.exec(&i, 16), ST_BAD_PARAM, synd::MIN_INLINE);
+    put(&mut i, 0x105, 3, 1); // sqc.min_wqe_inline_mode = L2
+    put(&mut i, 0x104, 1, 1); // sqc.allow_multi_pkt_send_wqe
+    expect(h.exec(&i, 16), ST_BAD_PARAM, synd::MULTI_PKT);
+    put(&mut i, 0x104, 1, 0);
+    let sqn = h.exec(&i, 16).ok().obj();
+    h.exec(&modify_in(0x905, sqn, 0, 1), 16).ok();
+    // A SEND without an inline Ethernet header: error CQE, SQ in error.
+    let data = h.tb.mem.alloc_from(&udp4_frame(20, 1, 2));
+    let mut w = Vec::new();
+    w.extend_from_slice(&ctrl(OP_SEND, 0, sqn, 3, CQ_UPDATE));
+    w.extend_from_slice(&eseg(0, 0, 0, [0, 0]));
+    w.extend_from_slice(&dseg(62, 0, data.dma_addr()));
+    buf.write(0, &w);
+    dbr.write_be32(4, 1);
+    h.bus
+        .write64(uar * 4096 + 0x800, w[..8].try_into().unwrap());
+    h.step();
+    let mut cq = cq;
+    let c = cq.poll().expect("error CQE");
+    assert_eq!(c[63] >> 4, 13, "REQ_ERR");
+    let q = h.exec(&obj_in(0x907, sqn), 0x110).ok();
+    assert_eq!(getf(&q.b, 0x108, 4), 3, "sqc.state ERR");
+    // Recovery ERR -> RST -> RDY; then an MPWQE is a bad opcode on this device.
+    h.exec(&modify_in(0x905, sqn, 3, 0), 16).ok();
+    h.exec(&modify_in(0x905, sqn, 0, 1), 16).ok();
+    let mut w = Vec::new();
+    w.extend_from_slice(&ctrl(OP_MPSW, 0, sqn, 3, CQ_UPDATE));
+    w.extend_from_slice(&eseg(0, 0, 0, [0, 0]));
+    w.extend_from_slice(&dseg(62, 0, data.dma_addr()));
+    buf.write(0, &w);
+    dbr.write_be32(4, 1);
+    h.bus
+        .write64(uar * 4096 + 0x800, w[..8].try_into().unwrap());
+    h.step();
+    let c = cq.poll().expect("error CQE");
+    assert_eq!(c[63] >> 4, 13, "REQ_ERR");
+    assert_eq!(c[54], 1, "vendor reason: bad opcode");
+}
+
+/// A function set up with UAR, PD, TD, an EQ (vector `intr`, port events) and a CQ.
+struct Func {
+    uar: u32,
+    pd: u32,
+    td: u32,
+    eq: Eq,
+    cq: Cq,
+}
+
+fn func(h: &mut Host, port: usize, intr: u16) -> Func {
+    h.port = port;
+    h.bring_up();
+    let uar = h.alloc(0x802);
+    assert_eq!(uar, 8, "first UAR index");
+    let pd = h.alloc(0x800);
+    let td = h.alloc(0x816);
+    let eq = h.create_eq(6, uar, intr, 1 << 9).unwrap();
+    h.eq_doorbell(&eq, true);
+    let cq = h.create_cq(6, uar, eq.eqn, false).unwrap();
+    Func {
+        uar,
+        pd,
+        td,
+        eq,
+        cq,
+    }
+}
+
+#[test]
+fn bring_up_channels_traffic_and_teardown_through_commands() {
+    let mut h = Host::new(0);
+    let mut f0 = func(&mut h, 0, 3);
+    let mut f1 = func(&mut h, 1, 5);
+    // Port 0: TIS + SQ.
+    h.port = 0;
+    let tis = h.exec(&tis_in(f0.td), 16).ok().obj();
+    let sq = h.tb.mem.alloc(4096);
+    let sq_dbr = h.tb.mem.alloc(8);
+    let sqn = h
+        .exec(
+            &sq_in(
+                f0.cq.cqn,
+                tis,
+                f0.pd,
+                f0.uar,
+                sq_dbr.dma_addr(),
+                6,
+                sq.dma_addr(),
+            ),
+            16,
+        )
+        .ok()
+        .obj();
+    let q = h.exec(&obj_in(0x907, sqn), 0x110).ok();
+    assert_eq!(getf(&q.b, 0x108, 4), 0, "created in RST");
+    h.exec(&modify_in(0x905, sqn, 0, 1), 16).ok();
+    // Port 1: RQ + RQT + TIR.
+    h.port = 1;
+    let rq = h.tb.mem.alloc(1024);
+    let rq_dbr = h.tb.mem.alloc(8);
+    let rqn = h
+        .exec(
+            &rq_in(f1.cq.cqn, f1.pd, rq_dbr.dma_addr(), 4, 6, rq.dma_addr()),
+            16,
+        )
+        .ok()
+        .obj();
+    h.exec(&modify_in(0x909, rqn, 0, 1), 16).ok();
+    let rqtn = h.exec(&rqt_in(&[rqn]), 16).ok().obj();
+    let key = [0x6du8; 40];
+    let tirn = h.exec(&tir_in(rqtn, f1.td, &key), 16).ok().obj();
+    let rx_buf = h.tb.mem.alloc(2048);
+    // All 64 WQEs posted (flow control holds the sender while fewer than 32 are).
+    for i in 0..64 {
+        rq.write(i * 16, &dseg(2048 | 0x8000_0000, 0x1234, rx_buf.dma_addr()));
+    }
+    rq_dbr.write_be32(0, 64);
+    // Arm both CQs; EQs are armed already.
+    h.port = 0;
+    h.cq_arm(&f0.cq, f0.uar, 0);
+    h.port = 1;
+    h.cq_arm(&f1.cq, f1.uar, 0);
+    h.tb.take_irqs();
+    // One SEND on port 0's SQ through its UAR page.
+    let frame = udp4_frame(100, 7, 9);
+    let data = h.tb.mem.alloc_from(&frame);
+    let mut w = Vec::new();
+    w.extend_from_slice(&ctrl(OP_SEND, 0, sqn, 3, CQ_UPDATE));
+    w.extend_from_slice(&eseg(0, 0, 0, [0, 0]));
+    w.extend_from_slice(&dseg(frame.len() as u32, 0, data.dma_addr()));
+    sq.write(0, &w);
+    sq_dbr.write_be32(4, 1);
+    h.bus
+        .write64(f0.uar * 4096 + 0x800, w[..8].try_into().unwrap());
+    h.step();
+    let tx = f0.cq.poll().expect("TX CQE");
+    assert_eq!(tx[63] >> 4, 0, "REQ");
+    let rx = f1.cq.poll().expect("RX CQE");
+    assert_eq!(rx[63] >> 4, 2, "RESP_SEND");
+    assert_eq!(&rx_buf.to_vec()[..frame.len()], &frame[..]);
+    // CQ -> completion EQE (type 0, cqn at byte 0x38) -> EQ vector (function * 64 + intr).
+    let e0 = f0.eq.poll().expect("EQE port 0");
+    assert_eq!(e0[1], 0, "MLX5_EVENT_TYPE_COMP");
+    assert_eq!(
+        u32::from_be_bytes(e0[0x38..0x3c].try_into().unwrap()),
+        f0.cq.cqn
+    );
+    assert_eq!(e0[63] & 1, 0, "first pass owner 0");
+    let e1 = f1.eq.poll().expect("EQE port 1");
+    assert_eq!(
+        u32::from_be_bytes(e1[0x38..0x3c].try_into().unwrap()),
+        f1.cq.cqn
+    );
+    assert!(f0.eq.poll().is_none());
+    let mut irqs = h.tb.take_irqs();
+    irqs.sort();
+    assert_eq!(irqs, vec![3, 64 + 5]);
+    // Counters by command.
+    h.port = 0;
+    let c = h.exec(&cmd_in(0x770, 0, 0x20), 0x210).ok();
+    assert_eq!(
+        u64::from_be_bytes(c.b[0xa0..0xa8].try_into().unwrap()),
+        1,
+        "tx ucast"
+    );
+    assert_eq!(
+        u64::from_be_bytes(c.b[0xa8..0xb0].try_into().unwrap()),
+        frame.len() as u64
+    );
+    h.port = 1;
+    let c = h.exec(&cmd_in(0x770, 0, 0x20), 0x210).ok();
+    assert_eq!(
+        u64::from_be_bytes(c.b[0x90..0x98].try_into().unwrap()),
+        1,
+        "rx ucast"
+    );
+    let q = h.exec(&obj_in(0x90b, rqn), 0x110).ok();
+    assert_eq!(getf(&q.b, 0x108, 4), 1, "RQ RDY");
+    assert_eq!(getf(&q.b, 0x340, 32), 1, "hw_counter: one WQE used");
+    // Teardown: objects in use are refused, then everything goes in order.
+    expect(h.exec(&obj_in(0x90a, rqn), 16), ST_BUSY, synd::RQ_IN_USE);
+    expect(h.exec(&obj_in(0x918, rqtn), 16), ST_BUSY, synd::RQT_IN_USE);
+    expect(
+        h.exec(&obj_in(0x401, f1.cq.cqn), 16),
+        ST_BUSY,
+        synd::CQ_IN_USE,
+    );
+    h.exec(&obj_in(0x902, tirn), 16).ok();
+    h.exec(&obj_in(0x918, rqtn), 16).ok();
+    h.exec(&obj_in(0x90a, rqn), 16).ok();
+    expect(
+        h.exec(&obj_in(0x90a, rqn), 16),
+        ST_BAD_RESOURCE,
+        synd::BAD_RQ,
+    );
+    let mut d = cmd_in(0x302, 0, 16);
+    put(&mut d, 0x58, 8, u64::from(f1.eq.eqn));
+    expect(h.exec(&d, 16), ST_BUSY, synd::EQ_IN_USE);
+    h.exec(&obj_in(0x401, f1.cq.cqn), 16).ok();
+    h.exec(&d, 16).ok();
+    expect(h.exec(&obj_in(0x803, f1.uar), 16), 0, 0);
+    h.exec(&cmd_in(0x103, 0, 16), 16).ok();
+    h.exec(&cmd_in(0x105, 0, 16), 12).ok();
+    h.port = 0;
+    expect(
+        h.exec(&obj_in(0x401, f0.cq.cqn), 16),
+        ST_BUSY,
+        synd::CQ_IN_USE,
+    );
+    expect(h.exec(&obj_in(0x914, tis), 16), ST_BUSY, synd::TIS_IN_USE);
+    expect(
+        h.exec(&obj_in(0x817, f0.td), 16),
+        ST_BUSY,
+        synd::ALLOC_IN_USE,
+    );
+    h.exec(&obj_in(0x906, sqn), 16).ok();
+    expect(
+        h.exec(&obj_in(0x906, sqn), 16),
+        ST_BAD_RESOURCE,
+        synd::BAD_SQ,
+    );
+    // TEARDOWN_HCA frees the rest, as firmware does.
+    h.exec(&cmd_in(0x103, 0, 16), 16).ok();
+    expect(
+        h.exec(&obj_in(0x401, f0.cq.cqn), 16),
+        ST_BAD_SYS_STATE,
+        synd::WRONG_HCA_STATE,
+    );
+    h.exec(&cmd_in(0x102, 0, 0x20), 16).ok();
+    expect(
+        h.exec(&obj_in(0x401, f0.cq.cqn), 16),
+        ST_BAD_RESOURCE,
+        synd::BAD_CQ,
+    );
+    let t = h.tb.totals();
+    assert_eq!(t.cmd_delivery_errors, 0);
+    assert!(t.commands > 40);
+    let _ = &mut f0.eq;
+}
+
+#[test]
+fn delivery_errors() {
+    let mut h = Host::new(0);
+    let token = 9;
+    let good = |h: &Host, input: &[u8], outlen: usize| {
+        let inb = chain(&h.tb, input.len(), token);
+        let outb = chain(&h.tb, outlen, token);
+        for (i, b) in inb.iter().enumerate() {
+            let from = 16 + i * 512;
+            b.write(0, &input[from..input.len().min(from + 512)]);
+        }
+        let mut inline_in = [0u8; 16];
+        inline_in.copy_from_slice(&input[..16]);
+        (
+            Entry {
+                typ: 7,
+                inlen: input.len() as u32,
+                in_ptr: inb.first().map_or(0, |b| b.dma_addr()),
+                inline_in,
+                out_ptr: outb.first().map_or(0, |b| b.dma_addr()),
+                outlen: outlen as u32,
+                token,
+                status_own: 1,
+            },
+            inb,
+            outb,
+        )
+    };
+    let issi = cmd_in(0x10a, 0, 16);
+    let long = cmd_in(0x10a, 0, 600); // two input mailboxes
+                                      // Bad type: MLX5_CMD_DELIVERY_STAT_CMD_DESCR_ERR.
+    let (mut e, _i, _o) = good(&h, &issi, 0x70);
+    e.typ = 3;
+    assert_eq!(h.ring_entry(&e)[63], 0x10 << 1);
+    // Lengths below a header.
+    let (mut e, _i, _o) = good(&h, &issi, 0x70);
+    e.inlen = 4;
+    assert_eq!(h.ring_entry(&e)[63], 0x7 << 1);
+    let (mut e, _i, _o) = good(&h, &issi, 0x70);
+    e.outlen = 4;
+    assert_eq!(h.ring_entry(&e)[63], 0x8 << 1);
+    let (mut e, _i, _o) = good(&h, &issi, 0x70);
+    e.inlen = 0x7fff_ffff;
+    assert_eq!(h.ring_entry(&e)[63], 0x7 << 1);
+    // Input pointers: null, misaligned.
+    let (mut e, _i, _o) = good(&h, &long, 0x70);
+    e.in_ptr = 0;
+    assert_eq!(h.ring_entry(&e)[63], 0x5 << 1);
+    let (mut e, _i, _o) = good(&h, &long, 0x70);
+    e.in_ptr += 4;
+    assert_eq!(h.ring_entry(&e)[63], 0x5 << 1);
+    // Output pointer unmapped.
+    let (mut e, _i, _o) = good(&h, &issi, 0x70);
+    e.out_ptr = 0x40;
+    assert_eq!(h.ring_entry(&e)[63], 0x4 << 1);
+    // Token of the second input block wrong; block numbers out of order.
+    let (e, i, _o) = good(&h, &long, 0x70);
+    i[1].write(MB_TOKEN, &[token + 1]);
+    assert_eq!(h.ring_entry(&e)[63], 0x2 << 1);
+    let (e, i, _o) = good(&h, &long, 0x70);
+    i[1].write(MB_BLOCK_NUM, &7u32.to_be_bytes());
+    assert_eq!(h.ring_entry(&e)[63], 0x3 << 1);
+    let (e, _i, o) = good(&h, &issi, 0x70);
+    o[0].write(MB_TOKEN, &[0]);
+    assert_eq!(h.ring_entry(&e)[63], 0x2 << 1);
+    // An entry software still owns is not executed or written.
+    let (mut e, _i, _o) = good(&h, &issi, 0x70);
+    e.status_own = 0;
+    let got = h.ring_entry(&e);
+    assert_eq!(got, e.bytes());
+    assert_eq!(h.tb.counters(0).cmd_delivery_errors, 11);
+    assert_eq!(h.tb.counters(0).commands, 0);
+    // A good one still works afterwards (ENABLE_HCA, then QUERY_ISSI over two blocks).
+    h.exec(&cmd_in(0x104, 0, 16), 12).ok();
+    let (e, _i, o) = good(&h, &long, 0x70);
+    assert_eq!(h.ring_entry(&e)[63], 0);
+    let mut b = [0u8; 4];
+    o[0].read(0x6c - 16, &mut b);
+    assert_eq!(b, [0, 0, 0, 3]);
+}
+
+#[test]
+fn command_errors_carry_status_and_syndrome() {
+    let mut h = Host::new(0);
+    expect(
+        h.exec(&cmd_in(0x999, 0, 16), 16),
+        ST_BAD_OP,
+        synd::UNKNOWN_OPCODE,
+    );
+    expect(
+        h.exec(&cmd_in(0x102, 0, 0x20), 16),
+        ST_BAD_SYS_STATE,
+        synd::WRONG_HCA_STATE,
+    );
+    expect(
+        h.exec(&cmd_in(0x104, 1, 16), 12),
+        ST_BAD_OP,
+        synd::BAD_OP_MOD,
+    );
+    let mut i = cmd_in(0x104, 0, 16);
+    put(&mut i, 0x50, 16, 3); // function_id
+    expect(h.exec(&i, 12), ST_BAD_PARAM, synd::FUNCTION_ID);
+    h.exec(&cmd_in(0x104, 0, 16), 12).ok();
+    expect(
+        h.exec(&cmd_in(0x104, 0, 16), 12),
+        ST_BAD_SYS_STATE,
+        synd::WRONG_HCA_STATE,
+    );
+    expect(
+        h.exec(&cmd_in(0x100, 1, 16), 16),
+        ST_BAD_OUT_LEN,
+        synd::OUTPUT_TOO_SHORT,
+    );
+    expect(
+        h.exec(&cmd_in(0x102, 0, 16), 16),
+        ST_BAD_IN_LEN,
+        synd::INPUT_TOO_SHORT,
+    );
+    let mut i = cmd_in(0x10b, 0, 16);
+    put(&mut i, 0x50, 16, 2);
+    expect(h.exec(&i, 16), ST_BAD_PARAM, synd::ISSI);
+    expect(
+        h.exec(&cmd_in(0x400, 0, 0x110), 16),
+        ST_BAD_SYS_STATE,
+        synd::WRONG_HCA_STATE,
+    );
+    h.exec(&cmd_in(0x102, 0, 0x20), 16).ok();
+    let mut t = cmd_in(0x103, 0, 16);
+    put(&mut t, 0x50, 16, 1); // profile: force close
+    expect(h.exec(&t, 16), ST_BAD_PARAM, synd::TEARDOWN_PROFILE);
+    expect(
+        h.exec(&cmd_in(0x105, 0, 16), 12),
+        ST_BAD_SYS_STATE,
+        synd::WRONG_HCA_STATE,
+    );
+    let uar = h.alloc(0x802);
+    let pd = h.alloc(0x800);
+    let td = h.alloc(0x816);
+    expect(
+        h.exec(&obj_in(0x803, 77), 16),
+        ST_BAD_RESOURCE,
+        synd::BAD_UAR,
+    );
+    // EQs.
+    let b = h.tb.mem.alloc(4096).dma_addr();
+    expect(
+        h.exec(&eq_in(0, uar, 0, 0, b), 16),
+        ST_BAD_PARAM,
+        synd::EQ_SIZE,
+    );
+    expect(
+        h.exec(&eq_in(4, uar, 64, 0, b), 16),
+        ST_BAD_PARAM,
+        synd::EQ_INTR,
+    );
+    expect(
+        h.exec(&eq_in(4, 9, 0, 0, b), 16),
+        ST_BAD_RESOURCE,
+        synd::BAD_UAR,
+    );
+    expect(
+        h.exec(&eq_in(4, uar, 0, 0, b + 64), 16),
+        ST_BAD_PARAM,
+        synd::PAS_ALIGN,
+    );
+    let mut i = eq_in(4, uar, 0, 0, b);
+    i.truncate(0x110);
+    expect(h.exec(&i, 16), ST_BAD_IN_LEN, synd::PAS_TOO_SHORT);
+    let mut i = eq_in(4, uar, 0, 0, b);
+    put(&mut i, 0xd4, 6, 1); // page_offset
+    expect(h.exec(&i, 16), ST_BAD_PARAM, synd::PAGE_OFFSET);
+    let eq = h.create_eq(4, uar, 0, 0).unwrap();
+    // CQs.
+    let cb = h.tb.mem.alloc(2 * 4096);
+    let dbr = h.tb.mem.alloc(8).dma_addr();
+    let mut i = cq_in(7, uar, eq.eqn, false, cb.dma_addr(), dbr);
+    expect(h.exec(&i, 16), 0, 0); // two contiguous pages
+    i[0x118..0x120].copy_from_slice(&(cb.dma_addr() + 3 * 4096).to_be_bytes());
+    expect(h.exec(&i, 16), ST_BAD_PARAM, synd::PAS_NOT_CONTIGUOUS);
+    let i = cq_in(4, uar, eq.eqn + 1, false, cb.dma_addr(), dbr);
+    expect(h.exec(&i, 16), ST_BAD_RESOURCE, synd::BAD_EQ);
+    let i = cq_in(4, uar, eq.eqn, false, cb.dma_addr(), dbr + 4);
+    expect(h.exec(&i, 16), ST_BAD_PARAM, synd::DBR_ALIGN);
+    let mut i = cq_in(4, uar, eq.eqn, false, cb.dma_addr(), dbr);
+    put(&mut i, 0xe3, 5, 23); // log_cq_size above log_max_cq_sz
+    expect(h.exec(&i, 16), ST_BAD_PARAM, synd::CQ_SIZE);
+    let mut i = cq_in(4, uar, eq.eqn, false, cb.dma_addr(), dbr);
+    put(&mut i, 0x88, 3, 1); // cqe_sz 128
+    expect(h.exec(&i, 16), ST_BAD_PARAM, synd::CQE_SIZE);
+    let cq = h.create_cq(4, uar, eq.eqn, true).unwrap();
+    // SQs.
+    let tis = h.exec(&tis_in(td), 16).ok().obj();
+    expect(h.exec(&tis_in(td + 1), 16), ST_BAD_RESOURCE, synd::BAD_TD);
+    let sb = h.tb.mem.alloc(4096).dma_addr();
+    let sd = h.tb.mem.alloc(8).dma_addr();
+    let ok = sq_in(cq.cqn, tis, pd, uar, sd, 6, sb);
+    let mut i = ok.clone();
+    put(&mut i, 0x108, 4, 1);
+    expect(h.exec(&i, 16), ST_BAD_PARAM, synd::CREATE_STATE);
+    let mut i = ok.clone();
+    put(&mut i, 0x280, 4, 0);
+    expect(h.exec(&i, 16), ST_BAD_PARAM, synd::WQ_TYPE);
+    let mut i = ok.clone();
+    put(&mut i, 0x38c, 4, 7);
+    expect(h.exec(&i, 16), ST_BAD_PARAM, synd::WQ_STRIDE);
+    let mut i = ok.clone();
+    put(&mut i, 0x39b, 5, 16);
+    expect(h.exec(&i, 16), ST_BAD_PARAM, synd::WQ_SIZE);
+    let i = sq_in(cq.cqn + 1, tis, pd, uar, sd, 6, sb);
+    expect(h.exec(&i, 16), ST_BAD_RESOURCE, synd::BAD_CQ);
+    let i = sq_in(cq.cqn, tis + 1, pd, uar, sd, 6, sb);
+    expect(h.exec(&i, 16), ST_BAD_RESOURCE, synd::BAD_TIS);
+    let i = sq_in(cq.cqn, tis, pd + 1, uar, sd, 6, sb);
+    expect(h.exec(&i, 16), ST_BAD_RESOURCE, synd::BAD_PD);
+    let sqn = h.exec(&ok, 16).ok().obj();
+    // State machine.
+    expect(
+        h.exec(&modify_in(0x905, sqn, 1, 3), 16),
+        ST_BAD_RES_STATE,
+        synd::CUR_STATE,
+    );
+    expect(
+        h.exec(&modify_in(0x905, sqn, 0, 3), 16),
+        ST_BAD_RES_STATE,
+        synd::TRANSITION,
+    );
+    h.exec(&modify_in(0x905, sqn, 0, 1), 16).ok();
+    h.exec(&modify_in(0x905, sqn, 1, 3), 16).ok();
+    expect(
+        h.exec(&modify_in(0x905, sqn, 3, 1), 16),
+        ST_BAD_RES_STATE,
+        synd::TRANSITION,
+    );
+    h.exec(&modify_in(0x905, sqn, 3, 0), 16).ok();
+    let mut i = modify_in(0x905, sqn, 0, 1);
+    i[0x17] = 1; // modify_bitmask
+    expect(h.exec(&i, 16), ST_BAD_PARAM, synd::MODIFY_BITMASK);
+    expect(
+        h.exec(&modify_in(0x905, 0xff_ffff, 0, 1), 16),
+        ST_BAD_RESOURCE,
+        synd::BAD_SQ,
+    );
+    expect(
+        h.exec(&obj_in(0x907, 0x1234), 0x110),
+        ST_BAD_RESOURCE,
+        synd::BAD_SQ,
+    );
+    // RQs, RQTs, TIRs.
+    let rb = h.tb.mem.alloc(4096).dma_addr();
+    let mut i = rq_in(cq.cqn, pd, sd, 4, 6, rb);
+    put(&mut i, 0x104, 4, 1); // mem_rq_type RMP
+    expect(h.exec(&i, 16), ST_BAD_PARAM, synd::MEM_RQ_TYPE);
+    expect(
+        h.exec(&rq_in(cq.cqn, pd, sd, 9, 6, rb), 16),
+        ST_BAD_PARAM,
+        synd::WQ_STRIDE,
+    );
+    let rqn = h.exec(&rq_in(cq.cqn, pd, sd, 4, 6, rb), 16).ok().obj();
+    expect(h.exec(&rqt_in(&[]), 16), ST_BAD_PARAM, synd::RQT_SIZE);
+    expect(
+        h.exec(&rqt_in(&[rqn + 1]), 16),
+        ST_BAD_RESOURCE,
+        synd::BAD_RQ,
+    );
+    let big: Vec<u32> = vec![rqn; 65];
+    expect(h.exec(&rqt_in(&big), 16), ST_BAD_PARAM, synd::RQT_SIZE);
+    let rqtn = h.exec(&rqt_in(&[rqn; 64]), 16).ok().obj();
+    let key = [1u8; 40];
+    let mut i = tir_in(rqtn, td, &key);
+    put(&mut i, 0x220, 4, 1); // XOR8
+    expect(h.exec(&i, 16), ST_BAD_PARAM, synd::TIR_HASH);
+    let mut i = tir_in(rqtn, td, &key);
+    put(&mut i, 0x120, 4, 2);
+    expect(h.exec(&i, 16), ST_BAD_PARAM, synd::TIR_DISP_TYPE);
+    expect(
+        h.exec(&tir_in(rqtn + 1, td, &key), 16),
+        ST_BAD_RESOURCE,
+        synd::BAD_RQT,
+    );
+    let tir = h.exec(&tir_in(rqtn, td, &key), 16).ok().obj();
+    let mut m = cmd_in(0x917, 0, 0x114);
+    put(&mut m, 0x48, 24, u64::from(rqtn));
+    put(&mut m, 0x1d0, 16, 1);
+    m[0x110..0x114].copy_from_slice(&rqn.to_be_bytes());
+    expect(h.exec(&m, 16), ST_BAD_PARAM, synd::RQT_BITMASK);
+    put(&mut m, 0xbf, 1, 1); // bitmask.rqn_list
+    h.exec(&m, 16).ok();
+    expect(
+        h.exec(&obj_in(0x902, tir + 1), 16),
+        ST_BAD_RESOURCE,
+        synd::BAD_TIR,
+    );
+    // Vport context and registers.
+    let mut v = cmd_in(0x755, 0, 0x200);
+    put(&mut v, 0x7b, 1, 1); // field_select.promisc
+    expect(h.exec(&v, 16), ST_BAD_PARAM, synd::FIELD_SELECT);
+    let mut v = cmd_in(0x755, 0, 0x200);
+    put(&mut v, 0x79, 1, 1); // field_select.mtu
+    put(&mut v, 0x930, 16, 20_000); // nic_vport_context.mtu
+    expect(h.exec(&v, 16), ST_BAD_PARAM, synd::MTU);
+    put(&mut v, 0x930, 16, 9018);
+    put(&mut v, 0x7c, 1, 1); // field_select.permanent_address
+    v[0x1f6..0x1fc].copy_from_slice(&[0x02, 0xaa, 0xbb, 0xcc, 0xdd, 0xee]);
+    h.exec(&v, 16).ok();
+    let q = h.exec(&cmd_in(0x754, 0, 16), 0x110).ok();
+    assert_eq!(getf(&q.b, 0x80 + 0x130, 16), 9018, "mtu");
+    assert_eq!(&q.b[0x106..0x10c], &[0x02, 0xaa, 0xbb, 0xcc, 0xdd, 0xee]);
+    let mut v = cmd_in(0x754, 0, 16);
+    put(&mut v, 0x40, 1, 1); // other_vport
+    expect(h.exec(&v, 0x110), ST_BAD_PARAM, synd::OTHER_FUNCTION);
+    expect(
+        h.exec(&reg_in(0x5001, false, &[0; 16]), 32),
+        ST_BAD_PARAM,
+        synd::REGISTER_ID,
+    );
+    let mut r = paos(3);
+    expect(
+        h.exec(&reg_in(0x5006, true, &r), 32),
+        ST_BAD_PARAM,
+        synd::ADMIN_STATUS,
+    );
+    put(&mut r, 0x8, 8, 2);
+    expect(
+        h.exec(&reg_in(0x5006, true, &r), 32),
+        ST_BAD_PARAM,
+        synd::LOCAL_PORT,
+    );
+    expect(
+        h.exec(&reg_in(0x5006, true, &paos(1)[..8]), 32),
+        ST_BAD_IN_LEN,
+        synd::REG_LENGTH,
+    );
+    expect(
+        h.exec(&reg_in(0x5006, false, &paos(1)), 24),
+        ST_BAD_OUT_LEN,
+        synd::REG_LENGTH,
+    );
+    let mut pl = vec![0u8; 8];
+    put(&mut pl, 0x8, 8, 1);
+    put(&mut pl, 0x38, 8, 4); // external loopback
+    expect(
+        h.exec(&reg_in(0x5018, true, &pl), 24),
+        ST_BAD_PARAM,
+        synd::LOOPBACK_MODE,
+    );
+    // Injected failure.
+    h.tb.device().fail_command(0, Some(0x802)).unwrap();
+    expect(h.exec(&cmd_in(0x802, 0, 16), 16), 0x1, synd::INJECTED);
+    h.tb.device().fail_command(0, None).unwrap();
+    h.alloc(0x802);
+    assert_eq!(h.tb.counters(0).cmd_delivery_errors, 0);
+}
+
+/// An SQ (RDY) of function `port` on its CQ: (sqn, ring, doorbell record).
+fn make_sq(
+    h: &mut Host,
+    f: &Func,
+) -> (
+    u32,
+    rsnic_testbed::mem::HostBuf,
+    rsnic_testbed::mem::HostBuf,
+) {
+    let tis = h.exec(&tis_in(f.td), 16).ok().obj();
+    let sq = h.tb.mem.alloc(4096);
+    let dbr = h.tb.mem.alloc(8);
+    let sqn = h
+        .exec(
+            &sq_in(f.cq.cqn, tis, f.pd, f.uar, dbr.dma_addr(), 6, sq.dma_addr()),
+            16,
+        )
+        .ok()
+        .obj();
+    h.exec(&modify_in(0x905, sqn, 0, 1), 16).ok();
+    (sqn, sq, dbr)
+}
+
+/// Posts SEND WQE `pc` (no CQE requested) carrying `frame` and rings it.
+fn send(
+    h: &mut Host,
+    f: &Func,
+    sq: &(
+        u32,
+        rsnic_testbed::mem::HostBuf,
+        rsnic_testbed::mem::HostBuf,
+    ),
+    pc: u16,
+    frame: &[u8],
+) {
+    let data = h.tb.mem.alloc_from(frame);
+    let mut w = Vec::new();
+    w.extend_from_slice(&ctrl(OP_SEND, pc, sq.0, 3, 0));
+    w.extend_from_slice(&eseg(0, 0, 0, [0, 0]));
+    w.extend_from_slice(&dseg(frame.len() as u32, 0, data.dma_addr()));
+    sq.1.write((usize::from(pc) % 64) * 64, &w);
+    sq.2.write_be32(4, u32::from(pc) + 1);
+    h.bus
+        .write64(h.reg(f.uar * 4096 + 0x800), w[..8].try_into().unwrap());
+    h.step();
+}
+
+#[test]
+fn rss_follows_the_first_indirect_tir_and_its_key() {
+    let mut h = Host::new(1);
+    let mut f = func(&mut h, 1, 0);
+    let mut rqns = Vec::new();
+    for _ in 0..4 {
+        let rq = h.tb.mem.alloc(1024);
+        let dbr = h.tb.mem.alloc(8);
+        let rqn = h
+            .exec(
+                &rq_in(f.cq.cqn, f.pd, dbr.dma_addr(), 4, 6, rq.dma_addr()),
+                16,
+            )
+            .ok()
+            .obj();
+        h.exec(&modify_in(0x909, rqn, 0, 1), 16).ok();
+        for i in 0..64 {
+            let b = h.tb.mem.alloc(2048);
+            rq.write(i * 16, &dseg(2048, 0, b.dma_addr()));
+        }
+        dbr.write_be32(0, 64);
+        rqns.push((rqn, rq, dbr));
+    }
+    let list: Vec<u32> = rqns.iter().map(|r| r.0).collect();
+    let rqtn = h.exec(&rqt_in(&list), 16).ok().obj();
+    // Port 1 loops back to itself (PPLR lb_en = phy local loopback).
+    let mut pl = vec![0u8; 8];
+    put(&mut pl, 0x8, 8, 1);
+    put(&mut pl, 0x38, 8, 2);
+    let r = h.exec(&reg_in(0x5018, true, &pl), 24).ok();
+    assert_eq!(r.b[16 + 7], 2, "lb_en");
+    assert_eq!(r.b[16 + 5], 2, "lb_cap");
+    assert!(h.tb.device().loopback(1));
+    let sq = make_sq(&mut h, &f);
+    // No TIR yet: dropped.
+    send(&mut h, &f, &sq, 0, &udp4_frame(10, 1, 2));
+    assert_eq!(h.tb.counters(1).rx_no_rq_drops, 1);
+    let key = rsnic_core::sim::pkt::RSS_KEY;
+    let tir = h.exec(&tir_in(rqtn, f.td, &key), 16).ok().obj();
+    h.exec(&tir_in(rqtn, f.td, &[0; 40]), 16).ok();
+    let mut pc = 1;
+    for sport in 0..8u16 {
+        let frame = udp4_frame(10, 1000 + sport, 2);
+        send(&mut h, &f, &sq, pc, &frame);
+        pc += 1;
+        let c = f.cq.poll().expect("RX CQE");
+        let hash = u32::from_be_bytes(c[12..16].try_into().unwrap());
+        // Toeplitz over src/dst address and ports (IPv4 UDP).
+        let mut t = Vec::new();
+        t.extend_from_slice(&frame[26..34]);
+        t.extend_from_slice(&frame[34..38]);
+        assert_eq!(hash, rsnic_core::sim::pkt::toeplitz(&key, &t));
+        assert_ne!(hash, 0);
+    }
+    // The first TIR goes: the second (an all-zero key) takes over.
+    h.exec(&obj_in(0x902, tir), 16).ok();
+    send(&mut h, &f, &sq, pc, &udp4_frame(10, 5, 6));
+    let c = f.cq.poll().expect("RX CQE");
+    assert_eq!(&c[12..16], &[0, 0, 0, 0], "hash under a zero key");
+    let _ = &mut f.eq;
+}
