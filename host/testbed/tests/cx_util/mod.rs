@@ -263,6 +263,24 @@ impl Host {
         self.exec(&cmd_in(opcode, 0, 16), 16).ok().obj()
     }
 
+    /// Raw register accesses.
+    pub fn bus_write32(&self, off: u32, v: u32) {
+        self.bus.write32(off, v);
+    }
+    pub fn bus_write64(&self, off: u32, v: [u8; 8]) {
+        self.bus.write64(off, v);
+    }
+    pub fn bus_read32(&self, off: u32) -> u32 {
+        self.bus.read32(off)
+    }
+
+    /// Writes this function's command queue address again.
+    pub fn reset_cmdq(&mut self) {
+        let a = self.qs[self.port].dma_addr();
+        self.bus.write32(self.reg(0x10), (a >> 32) as u32);
+        self.bus.write32(self.reg(0x14), a as u32);
+    }
+
     /// Runs the device.
     pub fn step(&mut self) {
         self.tb.step();
