@@ -30,41 +30,138 @@
 //! under the old setting, so toggling between runs loses nothing. Flow control
 //! ([`Device::set_pause`]) follows the frames: a looping port pauses on its own RQs.
 //!
-//! # Control path ("firmware commands")
+//! # Control plane: command interface and event queues
 //!
-//! Plain calls expressed in hardware terms (bus addresses, log sizes, queue numbers):
+//! Each port is one PCI function with its own window of [`FUNC_BAR_SIZE`] bytes in BAR0
+//! (port p at `p * FUNC_BAR_SIZE`); every offset below is relative to the window. The layouts
+//! are the 6.12 headers' (`include/linux/mlx5/mlx5_ifc.h`, `device.h`), transcribed in
+//! [`ifc`] as big-endian bit positions.
+//!
+//! **Initialization segment** (`struct mlx5_init_seg`, 32-bit registers carrying their
+//! numeric value): `fw_rev` @0x000 and `cmdif_rev_fw_sub` @0x004 (cmdif_rev 5 in bits 31..16)
+//! read only; `cmdq_addr_h` @0x010 and `cmdq_addr_l_sz` @0x014 take the command queue's bus
+//! address (reads return the address with log_cmdq_size 5 in bits 7..4 and log_cmdq_stride 6
+//! in bits 3..0); `cmd_dbell` @0x018: bit i rings entry i; `initializing` @0x1fc has bit 31
+//! set until `cmdq_addr_l_sz` was written; the health buffer @0x200 reads 0 (fw_ver aside)
+//! and `health_counter` @0x1010 advances on every engine run. Other offsets of pages 0..7 are
+//! bad register accesses.
+//!
+//! **Command queue** (cmd.c, polling): 32 entries of 64 bytes (`mlx5_cmd_layout`). A rung
+//! entry executes the next time the device runs ([`Device::process`]: commands first, then
+//! events, then WQEs). Delivery checks, in order, answered in `status_own` bits 7..1 with
+//! cmd.c's `MLX5_CMD_DELIVERY_STAT_*`: an entry software still owns (bit 0 clear) is skipped
+//! untouched; `type` ≠ 7 → CMD_DESCR_ERR; `inlen` < 8 or > [`cmd::MAX_MSG`] → IN_LENGTH_ERR;
+//! `outlen` likewise → OUT_LENGTH_ERR; then the input and output mailbox chains
+//! (`mlx5_cmd_prot_block`, as many blocks as the length needs beyond the 16 inline bytes):
+//! a null, misaligned (not 8-byte) or unreadable block → IN_PTR_ALIGN_ERR / OUT_PTR_ALIGN_ERR,
+//! a `block_num` out of sequence → BAD_BLK_NUM_ERR, a `token` other than the entry's →
+//! TOK_ERR. Signatures are not checked. A delivered command gets its output (16 inline bytes,
+//! the rest through the output mailboxes, at most 0x1010 bytes written) and then
+//! `status_own` = 0. Inputs are copied into the scratch buffer (4 KiB); longer PAS lists are
+//! streamed from the mailboxes. Nothing allocates.
+//!
+//! **Command checks**, answered with the output header's status (byte 0) and a syndrome
+//! (bytes 4..8) naming the check ([`cmd::synd`] lists them all): unknown opcode → BAD_OP;
+//! injected failure ([`Device::fail_command`]) → INT_ERR; wrong HCA state → BAD_SYS_STATE;
+//! op_mod not allowed → BAD_OP; `inlen`/`outlen` below the command's structure size →
+//! BAD_INPUT_LEN / BAD_OUTPUT_LEN; then the command's own parameters (BAD_PARAM), object
+//! numbers of no object of this function (BAD_RESOURCE), objects in use (RESOURCE_BUSY),
+//! state transitions (BAD_RES_STATE), full tables (NO_RESOURCES).
+//!
+//! **HCA state**: DISABLED —ENABLE_HCA→ ENABLED (QUERY_ISSI, SET_ISSI 0/1, QUERY_HCA_CAP,
+//! DISABLE_HCA) —INIT_HCA→ INITIALIZED (every other command) —TEARDOWN_HCA (profile 0)→
+//! ENABLED. TEARDOWN_HCA frees every object of the function, as firmware does.
+//!
+//! **Objects** (per function, [`MAX_QUEUES`] of each kind): UAR indices from [`FIRST_UAR`]
+//! ([`MAX_UARS`] of them); PDs, transport domains, TISs, RQTs, TIRs numbered like queues
+//! (`base + port * 64 + slot`, bases [`PD_BASE`], [`TD_BASE`], [`TISN_BASE`], [`RQTN_BASE`],
+//! [`TIRN_BASE`]); SQs, RQs and CQs keep [`SQN_BASE`], [`RQN_BASE`], [`CQN_BASE`]; EQ numbers
+//! are `EQN_BASE + slot` ([`EQN_BASE`], 8 bits, per function). Queue memory comes as a PAS
+//! list: the model requires page-aligned, *contiguous* pages (`pas[i] = pas[0] + i × page
+//! size`, page size 4 KiB << log_page_size, page_offset 0), else BAD_PARAM; the list must be
+//! as long as the queue needs (BAD_INPUT_LEN). CREATE_CQ names an EQ (`c_eqn`) and a UAR;
+//! CREATE_SQ a CQ, a TIS (`tis_lst_sz` 1), a PD and a UAR, with `log_wq_stride` 6; CREATE_RQ
+//! a CQ and a PD, cyclic, `log_wq_stride` 4..=8. SQs and RQs are created in RST; MODIFY
+//! (current state in the input header) allows RST→RDY, RDY→ERR and ERR→RST (counters restart
+//! at 0), anything else is BAD_RES_STATE; a WQE error puts an SQ in ERR (an RX write fault an
+//! RQ); QUERY_SQ/RQ report the state, the CQ and the counters. A CQ with an SQ or RQ, an EQ
+//! with a CQ, a TIS with an SQ, an RQT with a TIR, an RQ in an RQT or direct TIR, a UAR/PD/TD
+//! an object names: RESOURCE_BUSY.
+//!
+//! **RSS**: the model has no flow tables. The first indirect TIR (Toeplitz, not symmetric)
+//! created on a function dispatches its received frames: its RQT's RQs form the port's RSS
+//! table and its `rx_hash_toeplitz_key` is the hash key (`rx_hash_field_selector_outer` is
+//! not used: TCP/UDP hash the 4-tuple, other IP the address pair). MODIFY_RQT updates it;
+//! when that TIR is destroyed the lowest-numbered remaining indirect TIR takes over, or
+//! frames are dropped ([`PortCounters::rx_no_rq_drops`]). [`Device::set_rss`] remains as the
+//! device host's back door (whichever writes last wins).
+//!
+//! **Port**: QUERY/MODIFY_NIC_VPORT_CONTEXT carry the MTU (64..=[`MAX_FRAME`] + 4, recorded,
+//! not enforced) and the permanent MAC (unicast); QUERY_VPORT_STATE the administrative and
+//! operational states; ACCESS_REG implements PAOS (admin_status up 1 / down 2 when `ase`;
+//! oper_status), PPLR (`lb_en` 0 or 2 = phy local loopback, [`Device::set_loopback`]), PFCC
+//! (`pprx` = [`Device::set_pause`], `pptx` recorded), local_port 1, reads and writes both
+//! answer with the register's contents. QUERY_VPORT_COUNTER reports unicast / multicast /
+//! broadcast packets and octets by destination address, received errors (too long + DMA
+//! faults), transmit errors (rejected WQEs) and local loopback; `clear` restarts them.
+//!
+//! **Capabilities** ([`Caps`], given at creation by the device host): QUERY_HCA_CAP reports
+//! them (general and Ethernet offload capabilities, current = maximum) and the model
+//! enforces them (see [`Caps`]).
+//!
+//! **Event queues** (eq.c): CREATE_EQ gives a ring of 2^log_eq_size 64-byte EQEs, a UAR page,
+//! an MSI-X vector `intr` < [`MAX_VECTORS`] (device vector `port * MAX_VECTORS + intr`) and
+//! `event_bitmask[0]`; bit 9 (PORT_CHANGE) subscribes it to port events. The EQE for producer
+//! index i goes to slot `i mod size` with `owner = (i >> log_eq_size) & 1`: the driver fills
+//! every owner byte with 1 (init_eq_buf) and reads an EQE as its own when `(owner ^ (cc >>
+//! log_eq_size)) & 1 == 0` (next_eqe_sw). UAR + 0x40 ([`EQ_ARM_DOORBELL`]) takes `eqn << 24 |
+//! ci` and arms, UAR + 0x48 ([`EQ_CI_DOORBELL`]) only updates ci. An armed EQ raises its
+//! vector once an EQE lies beyond ci, then disarms. An EQE that finds the ring full (producer
+//! − ci = size) overruns the EQ: it is in error until destroyed and later EQEs are lost
+//! ([`PortCounters::eq_overruns`], [`PortCounters::eqes_lost`]). A CQ made by CREATE_CQ
+//! that fires (armed, a CQE beyond the armed ci) writes a completion EQE (type 0, `cqn` at
+//! byte 0x38) to its EQ after the engine run, instead of raising a vector; the CQ arm
+//! doorbell's `arm_sn` is recorded only (hardware uses it to drop a stale arm: the model
+//! serves every arm request). A function's operational state is up when its administrative
+//! state (PAOS, [`Device::set_link`]) and its peer's are up (in loopback: its own); after
+//! INIT_HCA every change writes a PORT_CHANGE EQE (type 0x09, sub_type 4 ACTIVE / 1 DOWN,
+//! port 1 in bits 7..4 of `data.port.port`) to each of the function's EQs that asked for it.
+//!
+//! # Rust API (the device host's back door)
+//!
 //! [`Device::create_cq`], [`Device::create_sq`], [`Device::create_rq`], their `destroy_*`,
-//! [`Device::reset_sq`] / [`Device::reset_rq`] (modify error → reset → ready, the counters
-//! restart at 0 as after creation), [`Device::set_rss`], [`Device::set_link`],
-//! [`Device::set_pause`], [`Device::set_loopback`]. Errors are a
-//! [`CmdError`], never a panic. Tables have a fixed capacity of [`MAX_QUEUES`] SQs, RQs and CQs
-//! per port and [`MAX_RSS`] RSS entries per port; nothing allocates. The caller provides all
-//! storage as slices of small entries ([`Port`], about 400 B, and [`QueueSet`], about 240 B,
+//! [`Device::reset_sq`] / [`Device::reset_rq`] (ERR → RST → RDY, counters at 0),
+//! [`Device::set_rss`], [`Device::set_link`], [`Device::set_pause`],
+//! [`Device::set_loopback`] remain for the test fixtures and, transitionally, for the driver
+//! until it switches to commands. Queues made this way are ready at once, rung through UAR
+//! page [`API_UAR`] of their port ([`api_uar_offset`]), and their CQs raise
+//! [`CqConfig::vector`] directly, without an EQ. Errors are a [`CmdError`], never a panic.
+//! Tables have a fixed capacity of [`MAX_QUEUES`] objects of each kind per port and
+//! [`MAX_RSS`] RSS entries per port; nothing allocates. The caller provides all storage as
+//! slices of small entries ([`Port`], under a kilobyte, and [`QueueSet`], under a kilobyte,
 //! 64 per port, plus scratch bytes), so no large value is ever built on a (kernel) stack.
+//! A queue's CQ must belong to the same port.
 //!
-//! Queue numbers encode the port and the table slot: `base + port * 64 + slot`, with the bases
-//! [`SQN_BASE`], [`RQN_BASE`] and [`CQN_BASE`] (disjoint ranges, so a number of the wrong kind
-//! is rejected). A queue's CQ must belong to the same port.
+//! The device does not initialise CQ or EQ buffers: like mlx5e (spec C.2) the driver fills
+//! every CQE with `op_own = 0xF1` before creating the CQ, so the first pass writes owner bit
+//! 0; eq.c fills EQE owner bytes with 1.
 //!
-//! The device does not initialise CQ buffers: like mlx5e (spec C.2) the driver fills every CQE
-//! with `op_own = 0xF1` before creating the CQ, so the first pass writes owner bit 0.
-//!
-//! # Register interface (BAR0)
-//!
-//! One 4 KiB UAR page per port at `port * 4096` ([`UAR_PAGE_SIZE`]):
+//! # Doorbells (UAR pages)
 //!
 //! * UAR + 0x800 ([`SQ_DOORBELL`]): 64-bit SQ doorbell = the first 8 bytes of the ctrl segment
 //!   as they sit in memory (`opmod_idx_opcode` ‖ `qpn_ds`); the SQN is `qpn_ds` bits 31..8.
-//!   Only offset 0x800 is decoded (mlx5e does no BlueFlame and uses one bfreg).
+//!   Only offset 0x800 is decoded (mlx5e does no BlueFlame and uses one bfreg). An SQ in RST
+//!   or ERR ignores it.
 //! * UAR + 0x20 ([`CQ_ARM_DOORBELL`]): CQ arm = {BE32(sn<<28 | cmd | ci), BE32(cqn)}. `cmd`
 //!   REQ_NOT (0) and REQ_NOT_SOL (1<<24) both arm (the model has no solicited events).
+//! * UAR + 0x40 / 0x48: the EQ doorbells above (32-bit).
 //!
 //! A register write only latches state (doorbell pending, arm request) and is accounted as
 //! one inbound TLP; [`Device::process`] does the work, as the hardware does asynchronously. A
-//! write to an unknown offset or port ([`Device::bad_mmio`]) or naming a queue that this
-//! port's UAR does not own ([`PortCounters::bad_doorbells`]) is counted, never a panic.
-//! 32-bit writes are unknown registers; 32-bit reads return all ones (a master abort) and count
-//! as bad too.
+//! write to an unknown offset, port or UAR page that was not allocated ([`Device::bad_mmio`])
+//! or naming a queue that is not this function's and this UAR page's
+//! ([`PortCounters::bad_doorbells`]) is counted, never a panic. Unknown 32-bit reads return
+//! all ones (a master abort) and count as bad too.
 //!
 //! # Engine
 //!
@@ -149,9 +246,10 @@
 //! session's indices are reserved (room-checked) as its CQEs arrive, but the producer index
 //! seen by arming stays at c until the title is written.
 //!
-//! **Interrupts.** An arm doorbell arms the CQ with its `ci`. An armed CQ raises its MSI-X
-//! vector once, as soon as its visible producer index differs from the armed `ci` (a new
-//! CQE written, or CQEs already pending at arm time), then disarms.
+//! **Interrupts.** An arm doorbell arms the CQ with its `ci`. An armed CQ fires once, as soon
+//! as its visible producer index differs from the armed `ci` (a new CQE written, or CQEs
+//! already pending at arm time), then disarms: a completion EQE to its EQ (CQs made by
+//! command), or its MSI-X vector directly (CQs made through the Rust API).
 //!
 //! **PCIe accounting** ([`crate::sim::pcie`], per port, [`Device::totals`] for the device):
 //! WQE and doorbell-record reads, packet-data reads (TX gather) and RX WQE reads are DMA reads;
