@@ -2,12 +2,13 @@
 # Fuzzes the hardware boundary in both directions (host/fuzz, cargo-fuzz + libFuzzer), for
 # both families: the driver-side SQ and RQ against a hostile device (mlx5: tx_completion,
 # rx_completion; MANA: mana_tx_completion, mana_rx_completion, and the control path's
-# mana_hwc) and the simulated device against a hostile driver (mlx5: device_wqe; MANA:
-# mana_device_wqe); the ConnectX control plane, driver side, against a hostile device
-# (cmd_output: command queue, command parsers and bring-up; eqe: event queues).
+# mana_hwc) and the simulated device against a hostile driver (mlx5: device_wqe,
+# device_cmd; MANA: mana_device_wqe); the ConnectX control plane, driver side, against a
+# hostile device (cmd_output: command queue, command parsers and bring-up; eqe: event
+# queues).
 #
 #   FUZZ_SECONDS=60        run time per target (libFuzzer -max_total_time)
-#   FUZZ_TARGETS="a b"     which targets (default: all nine)
+#   FUZZ_TARGETS="a b"     which targets (default: all ten)
 #
 # Each target starts from its committed seeds (host/fuzz/seeds/<target>/) plus the working
 # corpus of earlier runs (host/fuzz/corpus/<target>/, not committed). Builds are optimised
@@ -19,7 +20,7 @@ set -euo pipefail
 cd "$RSNIC_ROOT"
 
 FUZZ_SECONDS=${FUZZ_SECONDS:-60}
-read -r -a targets <<<"${FUZZ_TARGETS:-tx_completion rx_completion device_wqe mana_tx_completion mana_rx_completion mana_device_wqe cmd_output eqe mana_hwc}"
+read -r -a targets <<<"${FUZZ_TARGETS:-tx_completion rx_completion device_wqe device_cmd mana_tx_completion mana_rx_completion mana_device_wqe cmd_output eqe mana_hwc}"
 fuzz_dir=host/fuzz
 logs=$fuzz_dir/target/logs
 flags=(--fuzz-dir "$fuzz_dir" -O -a -s none)

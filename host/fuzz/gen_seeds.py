@@ -635,7 +635,62 @@ def mana_hwc_seeds():
     write(t, "hostile", list(range(256)) * 2)
 
 
+# ---- device_cmd ------------------------------------------------------------------------
+# new: mpwqe, min_inline, cqe_compression; op % 8: 0..4 command, 5 register, 6 link,
+# 7 fail_command. A command reads: function, opcode index, length selector (+ u8/u16),
+# op_mod selector, field count (+ fields), 9 object-number selectors, queue-memory flag
+# (+ u8 u16 u8 u8), output selector (+ u16), token, corruption bits (+ their bytes), ring
+# selector.
+
+CMD_OPS = [0x104, 0x105, 0x10a, 0x10b, 0x100, 0x102, 0x103, 0x802, 0x803, 0x800, 0x801,
+           0x816, 0x817, 0x301, 0x302, 0x400, 0x401, 0x912, 0x914, 0x904, 0x905, 0x906,
+           0x907, 0x908, 0x909, 0x90a, 0x90b, 0x916, 0x917, 0x918, 0x900, 0x902, 0x754,
+           0x755, 0x750, 0x805, 0x770, 0x999]
+
+
+def cmd(op, lensel=0, f=0, outsel=0, objs=(), qmem=None, corrupt=0, token=1):
+    b = [0, f, CMD_OPS.index(op), lensel, 1, 0]
+    for k in range(9):
+        b += [0, objs[k] if k < len(objs) else 0] if k < len(objs) else [1]
+    if qmem is None:
+        b += [0]
+    else:
+        b += [1, qmem[0]] + list(u16(0)) + [qmem[1], qmem[2]]
+    b += [outsel, token, corrupt]
+    if corrupt & 0x01:
+        b += [1, 0x77]
+    b += [1]
+    return b
+
+
+def cmd_seeds():
+    t = "device_cmd"
+    up = [1, 0, 1]
+    for f in (0, 1):
+        up += cmd(0x104, f=f) + cmd(0x10a, f=f, outsel=1) + cmd(0x100, f=f, outsel=2)
+        up += cmd(0x102, lensel=1, f=f) + cmd(0x802, f=f) + cmd(0x800, f=f) + cmd(0x816, f=f)
+    write(t, "bringup", up)
+    p = list(up)
+    p += cmd(0x301, lensel=4, objs=(0, 1), qmem=(0, 4, 0))
+    p += cmd(0x400, lensel=4, objs=(0, 1, 2), qmem=(1, 4, 0))
+    p += cmd(0x912, lensel=2) + cmd(0x904, lensel=4, qmem=(2, 0, 4))
+    p += [6, 1, 0, 6, 1, 1]  # port 1 down and up
+    write(t, "queues", p)
+    p = list(up) + cmd(0x10a, corrupt=0x01, lensel=3, outsel=1)
+    p += cmd(0x10a, corrupt=0x08 | 0x10, outsel=1) + [3, 0x11, 0x22, 0x33, 0x44]
+    p += [5, 0, 0, 0, 0x18, 0, 0, 0, 0, 1] + [7, 0, 1, 5] + cmd(0x102, lensel=1)
+    write(t, "corrupt", p)
+    rnd = 0x1234567
+    for n in range(2):
+        b = []
+        for _ in range(700):
+            rnd = (rnd * 1103515245 + 12345) & 0x7FFFFFFF
+            b.append((rnd >> 16) & 0xFF)
+        write(t, "random%d" % n, up + b)
+
+
 if __name__ == "__main__":
+    cmd_seeds()
     tx_seeds()
     rx_seeds()
     dev_seeds()

@@ -8,6 +8,8 @@
 //!   compressed sessions and mini-CQE arrays.
 //! * [`device_wqe`]: the simulated ConnectX while a hostile driver writes arbitrary WQEs,
 //!   doorbell records and doorbells.
+//! * [`device_cmd`]: the simulated ConnectX's command interface while a hostile driver
+//!   writes arbitrary command entries, mailbox chains, command inputs and registers.
 //! * [`mana_tx_completion`], [`mana_rx_completion`]: the driver-side MANA SQ and RQ while a
 //!   hostile device writes arbitrary CQEs.
 //! * [`mana_device_wqe`]: the simulated MANA device while a hostile driver writes arbitrary
@@ -34,6 +36,7 @@
 pub mod cmd_output;
 pub mod cx_bar;
 pub mod device;
+pub mod device_cmd;
 pub mod device_wqe;
 pub mod env;
 pub mod eqe;
@@ -169,6 +172,11 @@ mod tests {
     }
 
     #[test]
+    fn device_cmd_seeds() {
+        assert!(run_seeds("device_cmd", device_cmd::run) > 0);
+    }
+
+    #[test]
     fn device_wqe_seeds() {
         assert!(run_seeds("device_wqe", device_wqe::run) > 0);
     }
@@ -209,6 +217,7 @@ mod tests {
             tx_completion::run(data);
             rx_completion::run(data);
             device_wqe::run(data);
+            device_cmd::run(data);
             mana_tx_completion::run(data);
             mana_rx_completion::run(data);
             mana_device_wqe::run(data);
