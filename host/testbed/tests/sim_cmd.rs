@@ -861,3 +861,123 @@ fn rss_follows_the_first_indirect_tir_and_its_key() {
     assert_eq!(&c[12..16], &[0, 0, 0, 0], "hash under a zero key");
     let _ = &mut f.eq;
 }
+
+/// The input builders against literal bytes: each field's byte position worked out by hand
+/// from mlx5_ifc.h (bit offset / 8, and the bits inside the byte for narrow fields).
+#[test]
+fn golden_create_inputs_byte_by_byte() {
+    // create_cq_in: log_cq_size bit 0xe3 = byte 0x1c bits 4..0; uar_page bit 0xe8 = bytes
+    // 0x1d..0x20; c_eqn bit 0x120 = bytes 0x24..0x28; cqe_comp_en bit 0x91 = byte 0x12 0x40;
+    // mini_cqe_res_format bit 0x92 = byte 0x12 bits 5..4; dbr_addr byte 0x48; pas[0] 0x110.
+    let i = cq_in(6, 0x12_3456, 0x41, true, 0x1_0000_2000, 0xabc0);
+    let mut want = vec![0u8; 0x118];
+    want[0] = 0x04; // opcode 0x400
+    want[0x12] = 0x40 | 0x10;
+    want[0x1c] = 6;
+    want[0x1d..0x20].copy_from_slice(&[0x12, 0x34, 0x56]);
+    want[0x27] = 0x41;
+    want[0x48..0x50].copy_from_slice(&0xabc0u64.to_be_bytes());
+    want[0x110..0x118].copy_from_slice(&0x1_0000_2000u64.to_be_bytes());
+    assert_eq!(i, want);
+    // create_eq_in: log_eq_size byte 0x1c, uar_page 0x1d..0x20, intr bit 0x134 = byte 0x26
+    // bits 3..0 and byte 0x27; event_bitmask[0] bytes 0x58..0x60 (bit 9 = byte 0x5e 0x02).
+    let i = eq_in(6, 9, 0x1a5, 1 << 9, 0x2_0000_0000);
+    let mut want = vec![0u8; 0x118];
+    want[0..2].copy_from_slice(&[0x03, 0x01]);
+    want[0x1c] = 6;
+    want[0x1f] = 9;
+    want[0x26] = 0x01;
+    want[0x27] = 0xa5;
+    want[0x5e] = 0x02;
+    want[0x110..0x118].copy_from_slice(&0x2_0000_0000u64.to_be_bytes());
+    assert_eq!(i, want);
+    // create_sq_in (sqc at 0x20, wq at 0x50): cqn bit 0x148 = bytes 0x29..0x2c; tis_lst_sz
+    // bytes 0x40..0x42; tis_num_0 bytes 0x4d..0x50; wq_type byte 0x50 high nibble; pd bytes
+    // 0x59..0x5c; uar_page bytes 0x5d..0x60; dbr_addr 0x60; log_wq_stride byte 0x71 low
+    // nibble; log_wq_sz byte 0x73 bits 4..0.
+    let i = sq_in(0x3001, 0x4002, 0x7003, 8, 0x5000, 6, 0x9000);
+    let mut want = vec![0u8; 0x118];
+    want[0..2].copy_from_slice(&[0x09, 0x04]);
+    want[0x29..0x2c].copy_from_slice(&[0x00, 0x30, 0x01]);
+    want[0x40..0x42].copy_from_slice(&[0, 1]);
+    want[0x4d..0x50].copy_from_slice(&[0x00, 0x40, 0x02]);
+    want[0x50] = 0x10;
+    want[0x59..0x5c].copy_from_slice(&[0x00, 0x70, 0x03]);
+    want[0x5f] = 8;
+    want[0x60..0x68].copy_from_slice(&0x5000u64.to_be_bytes());
+    want[0x71] = 6;
+    want[0x73] = 6;
+    want[0x110..0x118].copy_from_slice(&0x9000u64.to_be_bytes());
+    assert_eq!(i, want);
+    // modify_sq_in: sq_state bit 0x40 = byte 8 high nibble, sqn bytes 9..0xc, new state
+    // (ctx.state bit 0x108) byte 0x21 high nibble.
+    let i = modify_in(0x905, 0x1005, 3, 0);
+    assert_eq!(&i[..0x22], &{
+        let mut w = [0u8; 0x22];
+        w[0..2].copy_from_slice(&[0x09, 0x05]);
+        w[8] = 0x30;
+        w[9..0xc].copy_from_slice(&[0x00, 0x10, 0x05]);
+        w
+    });
+    // create_tir_in (tirc at 0x20): disp_type byte 0x24 high nibble; indirect_table bytes
+    // 0x41..0x44; rx_hash_fn byte 0x44 high nibble; transport_domain bytes 0x45..0x48;
+    // Toeplitz key bytes 0x48..0x70.
+    let i = tir_in(0x5001, 0x8002, &[0xee; 40]);
+    let mut want = vec![0u8; 0x110];
+    want[0..2].copy_from_slice(&[0x09, 0x00]);
+    want[0x24] = 0x10;
+    want[0x41..0x44].copy_from_slice(&[0x00, 0x50, 0x01]);
+    want[0x44] = 0x20;
+    want[0x45..0x48].copy_from_slice(&[0x00, 0x80, 0x02]);
+    want[0x48..0x70].fill(0xee);
+    assert_eq!(i, want);
+    // create_rqt_in (rqtc at 0x20): rqt_max_size bytes 0x36..0x38, rqt_actual_size bytes
+    // 0x3a..0x3c, rq_num[] from 0x110.
+    let i = rqt_in(&[0x2001, 0x2002]);
+    let mut want = vec![0u8; 0x118];
+    want[0..2].copy_from_slice(&[0x09, 0x16]);
+    want[0x37] = 2;
+    want[0x3b] = 2;
+    want[0x110..0x118].copy_from_slice(&[0, 0, 0x20, 0x01, 0, 0, 0x20, 0x02]);
+    assert_eq!(i, want);
+    // PAOS: local_port byte 1, admin_status byte 2 low nibble, ase byte 4 bit 7.
+    assert_eq!(paos(2), {
+        let mut w = vec![0u8; 16];
+        w[1] = 1;
+        w[2] = 2;
+        w[4] = 0x80;
+        w
+    });
+    // And the device's answers to them, byte by byte.
+    let mut h = Host::new(0);
+    h.bring_up();
+    let uar = h.alloc(0x802);
+    let o = h.exec(&cmd_in(0x802, 0, 16), 16).ok();
+    assert_eq!(
+        &o.b,
+        &[0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, uar as u8 + 1, 0, 0, 0, 0]
+    );
+    let pd = h.exec(&cmd_in(0x800, 0, 16), 16).ok();
+    assert_eq!(
+        &pd.b[8..12],
+        &[0, 0, 0x70, 0x00],
+        "alloc_pd_out.pd (bit 0x48)"
+    );
+    let eq = h
+        .exec(&eq_in(4, uar, 0, 0, h.tb.mem.alloc(4096).dma_addr()), 16)
+        .ok();
+    assert_eq!(
+        &eq.b[8..12],
+        &[0, 0, 0, 0x40],
+        "create_eq_out.eq_number (bit 0x58)"
+    );
+    let st = h.exec(&cmd_in(0x750, 0, 16), 16).ok();
+    // query_vport_state_out: admin_state byte 0xf high nibble, state low nibble.
+    assert_eq!(st.b[0xf], 0x11);
+    let r = h.exec(&reg_in(0x5006, false, &paos(0)), 32).ok();
+    assert_eq!(
+        &r.b[16..21],
+        &[0, 1, 1, 1, 0],
+        "PAOS: local_port, admin, oper up"
+    );
+}
