@@ -684,9 +684,11 @@ fn command_errors_carry_status_and_syndrome() {
     put(&mut m, 0x48, 24, u64::from(rqtn));
     put(&mut m, 0x1d0, 16, 1);
     m[0x110..0x114].copy_from_slice(&rqn.to_be_bytes());
-    expect(h.exec(&m, 16), ST_BAD_PARAM, synd::RQT_BITMASK);
+    h.exec(&m, 16).ok(); // bitmask.rqn_list not required
     put(&mut m, 0xbf, 1, 1); // bitmask.rqn_list
     h.exec(&m, 16).ok();
+    put(&mut m, 0xbe, 1, 1); // an unknown bitmask bit
+    expect(h.exec(&m, 16), ST_BAD_PARAM, synd::RQT_BITMASK);
     expect(
         h.exec(&obj_in(0x902, tir + 1), 16),
         ST_BAD_RESOURCE,
@@ -739,7 +741,7 @@ fn command_errors_carry_status_and_syndrome() {
     );
     let mut pl = vec![0u8; 8];
     put(&mut pl, 0x8, 8, 1);
-    put(&mut pl, 0x38, 8, 4); // external loopback
+    put(&mut pl, 0x38, 8, 8); // no such loopback mode
     expect(
         h.exec(&reg_in(0x5018, true, &pl), 24),
         ST_BAD_PARAM,

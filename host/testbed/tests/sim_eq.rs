@@ -140,6 +140,16 @@ fn loopback_port_follows_its_own_admin_state() {
     h.exec(&reg_in(0x5018, true, &pl), 24).ok();
     assert_eq!(eq.poll().expect("down")[3], 1);
     assert_eq!(vport_state(&mut h), (1, 0));
+    // local_port 0 (the contract's zero) and phy remote loopback (1) turn it on as well.
+    let mut pl = vec![0u8; 8];
+    put(&mut pl, 0x38, 8, 1);
+    let r = h.exec(&reg_in(0x5018, true, &pl), 24).ok();
+    assert_eq!(
+        (r.b[16 + 1], r.b[16 + 7]),
+        (1, 1),
+        "local_port 1, lb_en as written"
+    );
+    assert!(h.tb.device().loopback(0));
 }
 
 #[test]

@@ -84,7 +84,7 @@ pub mod synd {
     pub const BAD_CQ: u32 = 0x45;
     /// DESTROY_CQ of a CQ an SQ or RQ uses (RESOURCE_BUSY).
     pub const CQ_IN_USE: u32 = 0x46;
-    /// A TIS number of no TIS of this function, or tis_lst_sz != 1 (BAD_RESOURCE).
+    /// A TIS number of no TIS of this function (BAD_RESOURCE).
     pub const BAD_TIS: u32 = 0x50;
     /// No free TIS (NO_RESOURCES).
     pub const NO_TIS: u32 = 0x51;
@@ -130,7 +130,7 @@ pub mod synd {
     pub const BAD_RQT: u32 = 0x73;
     /// DESTROY_RQT of an RQT a TIR names (RESOURCE_BUSY).
     pub const RQT_IN_USE: u32 = 0x74;
-    /// MODIFY_RQT without bitmask.rqn_list (BAD_PARAM).
+    /// MODIFY_RQT with modify bitmask bits other than rqn_list (BAD_PARAM).
     pub const RQT_BITMASK: u32 = 0x75;
     /// TIR: disp_type other than direct (0) or indirect (1) (BAD_PARAM).
     pub const TIR_DISP_TYPE: u32 = 0x80;
@@ -149,11 +149,12 @@ pub mod synd {
     pub const MAC: u32 = 0x92;
     /// ACCESS_REG: a register the model does not implement (BAD_PARAM).
     pub const REGISTER_ID: u32 = 0xa0;
-    /// ACCESS_REG: local_port not 1 (BAD_PARAM).
+    /// ACCESS_REG: local_port above 1 (BAD_PARAM).
     pub const LOCAL_PORT: u32 = 0xa1;
     /// PAOS: admin_status neither up (1) nor down (2) (BAD_PARAM).
     pub const ADMIN_STATUS: u32 = 0xa2;
-    /// PPLR: lb_en other than 0 or phy local loopback (2) (BAD_PARAM).
+    /// PPLR: lb_en with bits other than phy remote (1), phy local (2) and external local
+    /// (4) loopback (BAD_PARAM).
     pub const LOOPBACK_MODE: u32 = 0xa3;
     /// ACCESS_REG: inlen/outlen shorter than header + register (BAD_INPUT_LEN /
     /// BAD_OUTPUT_LEN).
@@ -234,6 +235,8 @@ pub(super) struct Func {
     mac: [u8; 6],
     /// PFCC pptx (recorded); pprx is the port's `pause`.
     pptx: bool,
+    /// PPLR lb_en last written (reported while loopback is on).
+    lb_en: u8,
     /// TIR slot + 1 that dispatches received frames (0: none).
     pub(super) rss_tir: u8,
     /// Operational state last reported by a PORT_CHANGE event.
@@ -259,6 +262,7 @@ impl Func {
         mtu: 1522,
         mac: [0x02, 0, 0, 0, 0, 0],
         pptx: true,
+        lb_en: 0,
         rss_tir: 0,
         oper_reported: false,
         vport: Vport::ZERO,
@@ -849,7 +853,9 @@ impl<M: BusMemory> Cx<'_, '_, M> {
             op::QUERY_RQ => self.query_wq(false),
             op::CREATE_RQT => self.rqt(None),
             op::MODIFY_RQT => {
-                if self.g(ifc::rqt::MODIFY_BITMASK_RQN_LIST) != 1 {
+                // bitmask.rqn_list is not required (the contract leaves it 0): the list is
+                // what MODIFY_RQT changes. Other bitmask bits are refused.
+                if get64(self.inp, 0x10) & !1 != 0 {
                     return Err(bad(synd::RQT_BITMASK));
                 }
                 let (_, slot) = self.own(ifc::OBJ_NUM, RQTN_BASE, |r| r.rqt.used, synd::BAD_RQT)?;
@@ -1325,8 +1331,9 @@ impl<M: BusMemory> Cx<'_, '_, M> {
         }
         let cqn = self.cq_field()?;
         let tisn = self.g(SQ_TIS_NUM_0);
+        // tis_lst_sz is not checked: the contract leaves it 0, mlx5e writes 1.
         let tis = match self.t.loc(tisn, TISN_BASE, |r| r.tis.used) {
-            Ok((p, slot)) if p == self.p && self.g(SQ_TIS_LST_SZ) == 1 => slot,
+            Ok((p, slot)) if p == self.p => slot,
             _ => return Err((status::BAD_RESOURCE, synd::BAD_TIS)),
         };
         let uar = self.uar_field(UAR_PAGE)?;
@@ -1677,7 +1684,8 @@ impl<M: BusMemory> Cx<'_, '_, M> {
             return Err((status::BAD_OUTPUT_LEN, synd::REG_LENGTH));
         }
         let r = &self.inp[DATA..DATA + len];
-        if get(r, LOCAL_PORT) != 1 {
+        // local_port 1 (mlx5 core), or 0 (the contract leaves it 0): the function's port.
+        if get(r, LOCAL_PORT) > 1 {
             return Err(bad(synd::LOCAL_PORT));
         }
         if op_mod == OP_WRITE {
@@ -1693,12 +1701,14 @@ impl<M: BusMemory> Cx<'_, '_, M> {
                     }
                 }
                 PPLR => {
-                    let on = match get(r, PPLR_LB_EN) {
-                        0 => false,
-                        PPLR_LB_LOCAL => true,
-                        _ => return Err(bad(synd::LOOPBACK_MODE)),
-                    };
-                    self.port().loopback = on;
+                    // Any of the PRM's loopback modes (phy remote 1, phy local 2, external
+                    // local 4) turns the model's one internal loopback on.
+                    let en = get(r, PPLR_LB_EN);
+                    if en & !PPLR_LB_ANY != 0 {
+                        return Err(bad(synd::LOOPBACK_MODE));
+                    }
+                    self.port().loopback = en != 0;
+                    self.port().func.lb_en = en as u8;
                 }
                 _ => {
                     let (tx, rx) = (get(r, PFCC_PPTX) != 0, get(r, PFCC_PPRX) != 0);
@@ -1722,7 +1732,13 @@ impl<M: BusMemory> Cx<'_, '_, M> {
             }
             PPLR => {
                 set(o, PPLR_LB_CAP, PPLR_LB_LOCAL);
-                set(o, PPLR_LB_EN, if pt.loopback { PPLR_LB_LOCAL } else { 0 });
+                // The mode last written, or phy local when the device host turned it on.
+                let en = match (pt.loopback, pt.func.lb_en) {
+                    (false, _) => 0,
+                    (true, 0) => PPLR_LB_LOCAL,
+                    (true, m) => u32::from(m),
+                };
+                set(o, PPLR_LB_EN, en);
             }
             _ => {
                 set(o, PFCC_PPTX, u32::from(pt.func.pptx));

@@ -74,6 +74,12 @@ pub(super) fn completions<M: BusMemory, I: InterruptSink>(
     irq: &mut I,
 ) {
     for p in 0..t.ports.len() {
+        let Some(pt) = t.ports.get(p) else {
+            continue;
+        };
+        if pt.eq_cqs == 0 && pt.eq_arm_pending == 0 {
+            continue;
+        }
         for slot in 0..MAX_QUEUES {
             let Some(r) = t.queues.get_mut(p * MAX_QUEUES + slot) else {
                 break;

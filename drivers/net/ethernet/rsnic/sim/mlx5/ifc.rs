@@ -647,8 +647,10 @@ pub mod reg {
     pub const PPLR_LB_CAP: Fld = f(0x28, 8);
     /// `pplr_reg.lb_en`: bit 0x38 (8).
     pub const PPLR_LB_EN: Fld = f(0x38, 8);
-    /// The model's internal loopback in `lb_en`/`lb_cap`: "phy local loopback" (bit 1).
+    /// The model's internal loopback in `lb_cap`: "phy local loopback" (bit 1).
     pub const PPLR_LB_LOCAL: u32 = 0x2;
+    /// The `lb_en` bits that turn it on: phy remote (1), phy local (2), external local (4).
+    pub const PPLR_LB_ANY: u32 = 0x7;
     /// `pfcc_reg.pptx`: bit 0x40 (1).
     pub const PFCC_PPTX: Fld = f(0x40, 1);
     /// `pfcc_reg.pprx`: bit 0x60 (1).

@@ -80,7 +80,7 @@
 //! list: the model requires page-aligned, *contiguous* pages (`pas[i] = pas[0] + i × page
 //! size`, page size 4 KiB << log_page_size, page_offset 0), else BAD_PARAM; the list must be
 //! as long as the queue needs (BAD_INPUT_LEN). CREATE_CQ names an EQ (`c_eqn`) and a UAR;
-//! CREATE_SQ a CQ, a TIS (`tis_lst_sz` 1), a PD and a UAR, with `log_wq_stride` 6; CREATE_RQ
+//! CREATE_SQ a CQ, a TIS (`tis_num_0`; `tis_lst_sz` is not checked), a PD and a UAR, with `log_wq_stride` 6; CREATE_RQ
 //! a CQ and a PD, cyclic, `log_wq_stride` 4..=8. SQs and RQs are created in RST; MODIFY
 //! (current state in the input header) allows RST→RDY, RDY→ERR and ERR→RST (counters restart
 //! at 0), anything else is BAD_RES_STATE; a WQE error puts an SQ in ERR (an RX write fault an
@@ -91,7 +91,8 @@
 //! **RSS**: the model has no flow tables. The first indirect TIR (Toeplitz, not symmetric)
 //! created on a function dispatches its received frames: its RQT's RQs form the port's RSS
 //! table and its `rx_hash_toeplitz_key` is the hash key (`rx_hash_field_selector_outer` is
-//! not used: TCP/UDP hash the 4-tuple, other IP the address pair). MODIFY_RQT updates it;
+//! not used: TCP/UDP hash the 4-tuple, other IP the address pair). MODIFY_RQT (the RQ list;
+//! `bitmask.rqn_list` is not required) updates it;
 //! when that TIR is destroyed the lowest-numbered remaining indirect TIR takes over, or
 //! frames are dropped ([`PortCounters::rx_no_rq_drops`]). [`Device::set_rss`] remains as the
 //! device host's back door (whichever writes last wins).
@@ -99,8 +100,9 @@
 //! **Port**: QUERY/MODIFY_NIC_VPORT_CONTEXT carry the MTU (64..=[`MAX_FRAME`] + 4, recorded,
 //! not enforced) and the permanent MAC (unicast); QUERY_VPORT_STATE the administrative and
 //! operational states; ACCESS_REG implements PAOS (admin_status up 1 / down 2 when `ase`;
-//! oper_status), PPLR (`lb_en` 0 or 2 = phy local loopback, [`Device::set_loopback`]), PFCC
-//! (`pprx` = [`Device::set_pause`], `pptx` recorded), local_port 1, reads and writes both
+//! oper_status), PPLR (`lb_en` 0 = off, any of the loopback bits 1/2/4 = the model's one
+//! internal loopback, [`Device::set_loopback`]; `lb_cap` = 2, phy local), PFCC (`pprx` =
+//! [`Device::set_pause`], `pptx` recorded), local_port 1 (or 0), reads and writes both
 //! answer with the register's contents. QUERY_VPORT_COUNTER reports unicast / multicast /
 //! broadcast packets and octets by destination address, received errors (too long + DMA
 //! faults), transmit errors (rejected WQEs) and local loopback; `clear` restarts them.
@@ -1023,6 +1025,8 @@ pub struct Port {
     arm_pending: u64,
     /// EQs with an arm request to evaluate.
     eq_arm_pending: u64,
+    /// CQs that name an EQ (0: the EQ pass after an engine run has nothing to look at).
+    eq_cqs: u16,
     counters: PortCounters,
     func: cmd::Func,
 }
@@ -1050,6 +1054,7 @@ impl Port {
             loopback: false,
             arm_pending: 0,
             eq_arm_pending: 0,
+            eq_cqs: 0,
             counters: PortCounters::ZERO,
             func: cmd::Func::NEW,
         }
@@ -1285,6 +1290,7 @@ impl Tables<'_> {
         let slot = self.free_slot(cfg.port, |r| r.cq.used)?;
         if eq != 0 {
             self.row_mut(cfg.port, usize::from(eq - 1))?.eq.users += 1;
+            self.port_mut(cfg.port)?.eq_cqs += 1;
         }
         let cq = &mut self.row_mut(cfg.port, slot)?.cq;
         *cq = CqCtx::EMPTY;
@@ -1313,6 +1319,9 @@ impl Tables<'_> {
             }
         }
         let port = self.port_mut(p)?;
+        if eq != 0 {
+            port.eq_cqs = port.eq_cqs.saturating_sub(1);
+        }
         port.arm_pending &= !(1u64 << slot);
         Ok(())
     }
