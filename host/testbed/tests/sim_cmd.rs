@@ -695,6 +695,13 @@ fn command_errors_carry_status_and_syndrome() {
         synd::BAD_TIR,
     );
     // Vport context and registers.
+    let q = h.exec(&cmd_in(0x754, 0, 16), 0x110).ok();
+    assert_eq!(getf(&q.b, 0x80 + 0x130, 16), 1522, "default hardware MTU");
+    assert_eq!(
+        &q.b[0x106..0x10c],
+        &[0x02, 0, 0, 0, 0, 0x01],
+        "default MAC of port 0"
+    );
     let mut v = cmd_in(0x755, 0, 0x200);
     put(&mut v, 0x7b, 1, 1); // field_select.promisc
     expect(h.exec(&v, 16), ST_BAD_PARAM, synd::FIELD_SELECT);

@@ -8,7 +8,8 @@
 //! memory, and it validates everything it reads.
 //!
 //! * [`mana`]: a MANA (GDMA) device (spec/hardware.md part D).
-//! * [`mlx5`]: a ConnectX-like device (spec/hardware.md parts A–C).
+//! * [`mlx5`]: a ConnectX-like device (spec/hardware.md parts A–C), with the ConnectX
+//!   command interface and event queues of the 6.12 mlx5 headers.
 //! * [`pcie`]: the PCIe link accounting of `design.md` §5 that every model keeps.
 //! * [`pkt`]: what a NIC does to packets in hardware (parsing, checksums, segmentation, RSS).
 

@@ -270,6 +270,11 @@ impl Func {
         fail_opcode: 0,
     };
 
+    /// Gives the function of port `i` its default permanent MAC, 02:00:00:00:00:(i + 1).
+    pub(super) fn set_port_index(&mut self, i: usize) {
+        self.mac[5] = (i + 1) as u8;
+    }
+
     /// Whether UAR page `page` was allocated by ALLOC_UAR.
     pub(super) fn uar_allocated(&self, page: u32) -> bool {
         (FIRST_UAR..FIRST_UAR + MAX_UARS).contains(&page)

@@ -98,7 +98,8 @@
 //! device host's back door (whichever writes last wins).
 //!
 //! **Port**: QUERY/MODIFY_NIC_VPORT_CONTEXT carry the MTU (64..=[`MAX_FRAME`] + 4, recorded,
-//! not enforced) and the permanent MAC (unicast); QUERY_VPORT_STATE the administrative and
+//! not enforced; 1522 at first) and the permanent MAC (unicast; `02:00:00:00:00:<port + 1>`
+//! at first); QUERY_VPORT_STATE the administrative and
 //! operational states; ACCESS_REG implements PAOS (admin_status up 1 / down 2 when `ase`;
 //! oper_status), PPLR (`lb_en` 0 = off, any of the loopback bits 1/2/4 = the model's one
 //! internal loopback, [`Device::set_loopback`]; `lb_cap` = 2, phy local), PFCC (`pprx` =
@@ -1505,7 +1506,7 @@ where
 
     /// Like [`Device::new`] with the capabilities `caps` (which must be within what the
     /// model implements, [`Caps::FULL`]).
-    pub fn with_caps(ports: P, queues: Q, scratch: B, caps: Caps) -> Result<Self, CmdError> {
+    pub fn with_caps(mut ports: P, queues: Q, scratch: B, caps: Caps) -> Result<Self, CmdError> {
         if ports.is_empty()
             || ports.len() > MAX_PORTS
             || queues.len() < ports.len() * MAX_QUEUES
@@ -1513,6 +1514,9 @@ where
             || !caps.sane()
         {
             return Err(CmdError::BadParam);
+        }
+        for (i, p) in ports.iter_mut().enumerate() {
+            p.func.set_port_index(i);
         }
         Ok(Self {
             ports,
