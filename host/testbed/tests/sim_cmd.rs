@@ -990,3 +990,13 @@ fn golden_create_inputs_byte_by_byte() {
         "PAOS: local_port, admin, oper up"
     );
 }
+
+/// The kernel builds its tables entry by entry on its stack: every entry stays small.
+#[test]
+fn table_entries_stay_small() {
+    use rsnic_core::sim::mlx5::{Port, QueueSet};
+    let (p, q) = (size_of::<Port>(), size_of::<QueueSet>());
+    assert!(p < 1024, "Port is {p} bytes");
+    assert!(q < 1024, "QueueSet is {q} bytes");
+    println!("Port {p} B, QueueSet {q} B");
+}
