@@ -593,17 +593,19 @@ fn exec_entry<M: BusMemory>(
         c.cmd_delivery_errors += 1;
         c.commands -= 1;
     } else {
-        inb[n..IN_BUF].fill(0);
-        outb.fill(0);
+        // The command sees exactly its input (fields beyond inlen read as 0) and writes at
+        // most outlen bytes: nothing stale from an earlier command.
+        let m = outlen.min(OUT_BUF);
+        outb[..m].fill(0);
         let mut cx = Cx {
             t,
             caps,
             p,
-            inp: &inb[..],
+            inp: &inb[..n],
             inlen,
             outlen,
             chain: inch,
-            out: &mut outb[..],
+            out: &mut outb[..m],
             mem,
         };
         if let Err((st, sy)) = cx.dispatch() {
@@ -890,11 +892,13 @@ impl<M: BusMemory> Cx<'_, '_, M> {
                     (f.mtu, f.mac)
                 };
                 let min_inline = u32::from(self.caps.min_inline);
-                let ctx = &mut self.out[ifc::vport::CTX_QUERY..];
+                let ctx = self.out.get_mut(ifc::vport::CTX_QUERY..).unwrap_or_default();
                 set(ctx, ifc::fld(0x5, 3), min_inline);
                 set(ctx, ifc::vport::MTU, u32::from(mtu));
                 let a = ifc::vport::PERMANENT_ADDRESS + 2;
-                ctx[a..a + 6].copy_from_slice(&mac);
+                if let Some(d) = ctx.get_mut(a..a + 6) {
+                    d.copy_from_slice(&mac);
+                }
                 Ok(())
             }
             op::MODIFY_NIC_VPORT_CONTEXT => self.modify_vport(),
@@ -942,7 +946,7 @@ impl<M: BusMemory> Cx<'_, '_, M> {
             return Err(bad(synd::OTHER_FUNCTION));
         }
         let caps = *self.caps;
-        let cap = &mut self.out[ifc::hca::CAP_OFF..];
+        let cap = self.out.get_mut(ifc::hca::CAP_OFF..).unwrap_or_default();
         match op_mod >> 1 {
             0 => {
                 use ifc::gen_cap::*;
@@ -1590,7 +1594,9 @@ impl<M: BusMemory> Cx<'_, '_, M> {
             .free_slot(p, |r| r.tir.used)
             .map_err(|_| (status::NO_RESOURCES, synd::NO_TIR))?;
         let mut key = [0u8; 40];
-        key.copy_from_slice(&self.inp[TOEPLITZ_KEY..TOEPLITZ_KEY + 40]);
+        if let Some(k) = self.inp.get(TOEPLITZ_KEY..TOEPLITZ_KEY + 40) {
+            key.copy_from_slice(k);
+        }
         self.row(slot).tir = super::TirCtx {
             used: true,
             indirect,
@@ -1650,11 +1656,13 @@ impl<M: BusMemory> Cx<'_, '_, M> {
         if fs & !known != 0 {
             return Err(bad(synd::FIELD_SELECT));
         }
-        let ctx = &self.inp[CTX_MODIFY..];
+        let ctx = self.inp.get(CTX_MODIFY..).unwrap_or_default();
         let mtu = get(ctx, MTU);
         let a = PERMANENT_ADDRESS + 2;
         let mut mac = [0u8; 6];
-        mac.copy_from_slice(&ctx[a..a + 6]);
+        if let Some(s) = ctx.get(a..a + 6) {
+            mac.copy_from_slice(s);
+        }
         let set_mtu = self.g(FS_MTU) != 0;
         let set_mac = self.g(FS_PERMANENT_ADDRESS) != 0;
         if set_mtu && !(64..=(super::MAX_FRAME as u32 + 4)).contains(&mtu) {
@@ -1688,7 +1696,7 @@ impl<M: BusMemory> Cx<'_, '_, M> {
         if self.outlen < DATA + len {
             return Err((status::BAD_OUTPUT_LEN, synd::REG_LENGTH));
         }
-        let r = &self.inp[DATA..DATA + len];
+        let r = self.inp.get(DATA..DATA + len).unwrap_or_default();
         // local_port 1 (mlx5 core), or 0 (the contract leaves it 0): the function's port.
         if get(r, LOCAL_PORT) > 1 {
             return Err(bad(synd::LOCAL_PORT));
@@ -1727,7 +1735,10 @@ impl<M: BusMemory> Cx<'_, '_, M> {
         let p = self.p;
         let oper = oper_up(self.t.ports, p);
         let pt = &self.t.ports[p];
-        let o = &mut self.out[DATA..DATA + len];
+        let o = match self.out.get_mut(DATA..DATA + len) {
+            Some(o) => o,
+            None => return Ok(()),
+        };
         set(o, LOCAL_PORT, 1);
         match id {
             PAOS => {
