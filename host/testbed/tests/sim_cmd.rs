@@ -1000,3 +1000,19 @@ fn table_entries_stay_small() {
     assert!(q < 1024, "QueueSet is {q} bytes");
     println!("Port {p} B, QueueSet {q} B");
 }
+
+/// A command queue at an address that maps to nothing, or at the very top of the bus
+/// address space: every rung entry is a counted fault, never a panic.
+#[test]
+fn command_queue_anywhere_never_panics() {
+    let mut tb = rsnic_testbed::bus::Testbed::new();
+    let bus = tb.bus();
+    for (h, l) in [(0xffff_ffffu32, 0xffff_f000u32), (0, 0), (0x1234, 0x5000)] {
+        bus.write32(0x10, h);
+        bus.write32(0x14, l);
+        bus.write32(0x18, u32::MAX);
+        tb.step();
+    }
+    assert_eq!(tb.counters(0).cmd_delivery_errors, 3 * 32);
+    assert_eq!(tb.counters(0).commands, 0);
+}

@@ -378,7 +378,8 @@ impl Chain {
         }
         while self.idx < idx {
             let mut n = [0u8; 8];
-            c.pcie.dma_read(self.addr + mbox::NEXT as u64, 8);
+            c.pcie
+                .dma_read(self.addr.wrapping_add(mbox::NEXT as u64), 8);
             mem.dma_read(self.addr.wrapping_add(mbox::NEXT as u64), &mut n)
                 .ok()?;
             self.addr = u64::from_be_bytes(n);
@@ -557,7 +558,8 @@ fn exec_entry<M: BusMemory>(
     if let Err(d) = checked {
         c.cmd_delivery_errors += 1;
         let st = [d << 1];
-        c.pcie.dma_write(base + layout::STATUS_OWN as u64, 1);
+        c.pcie
+            .dma_write(base.wrapping_add(layout::STATUS_OWN as u64), 1);
         if mem
             .dma_write(base.wrapping_add(layout::STATUS_OWN as u64), &st)
             .is_err()
@@ -629,12 +631,14 @@ fn exec_entry<M: BusMemory>(
             ok &= chain_write(&mut och, mem, layout::INLINE, &outb[layout::INLINE..m], c);
         }
         let k = m.min(layout::INLINE);
-        c.pcie.dma_write(base + layout::OUT as u64, k as u64);
+        c.pcie
+            .dma_write(base.wrapping_add(layout::OUT as u64), k as u64);
         ok &= mem
             .dma_write(base.wrapping_add(layout::OUT as u64), &outb[..k])
             .is_ok();
     }
-    c.pcie.dma_write(base + layout::STATUS_OWN as u64, 1);
+    c.pcie
+        .dma_write(base.wrapping_add(layout::STATUS_OWN as u64), 1);
     ok &= mem
         .dma_write(
             base.wrapping_add(layout::STATUS_OWN as u64),
@@ -892,7 +896,10 @@ impl<M: BusMemory> Cx<'_, '_, M> {
                     (f.mtu, f.mac)
                 };
                 let min_inline = u32::from(self.caps.min_inline);
-                let ctx = self.out.get_mut(ifc::vport::CTX_QUERY..).unwrap_or_default();
+                let ctx = self
+                    .out
+                    .get_mut(ifc::vport::CTX_QUERY..)
+                    .unwrap_or_default();
                 set(ctx, ifc::fld(0x5, 3), min_inline);
                 set(ctx, ifc::vport::MTU, u32::from(mtu));
                 let a = ifc::vport::PERMANENT_ADDRESS + 2;

@@ -1196,7 +1196,9 @@ pub(super) fn make_qn(base: u32, port: usize, slot: usize) -> u32 {
 
 /// BAR0 offset of UAR page `uar` of port (function) `port`.
 pub const fn uar_offset(port: usize, uar: u32) -> u32 {
-    port as u32 * FUNC_BAR_SIZE + uar * UAR_PAGE_SIZE
+    (port as u32)
+        .wrapping_mul(FUNC_BAR_SIZE)
+        .wrapping_add(uar.wrapping_mul(UAR_PAGE_SIZE))
 }
 
 /// BAR0 offset of the UAR page that rings the queues created through the Rust API
