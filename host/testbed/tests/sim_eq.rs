@@ -237,7 +237,12 @@ fn random_command_sequences_never_panic_and_stay_consistent() {
             h.step();
         }
     }
-    assert!(statuses.contains(&0) && statuses.len() > 4, "{statuses:?}");
+    // Miri's 40 rounds reach fewer distinct answers than the full run.
+    let want = if cfg!(miri) { 2 } else { 5 };
+    assert!(
+        statuses.contains(&0) && statuses.len() >= want,
+        "{statuses:?}"
+    );
     // Both functions can always be torn down and brought back to a clean state.
     for p in 0..2 {
         h.port = p;
