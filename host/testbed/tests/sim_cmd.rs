@@ -1016,3 +1016,105 @@ fn command_queue_anywhere_never_panics() {
     assert_eq!(tb.counters(0).cmd_delivery_errors, 3 * 32);
     assert_eq!(tb.counters(0).commands, 0);
 }
+
+/// Doorbells must come through the UAR page the queue was created with; vport counters
+/// split traffic by destination class and `clear` restarts them; an SQ that hits a WQE
+/// error reports ERR through QUERY_SQ and recovers with ERR -> RST -> RDY (counters at 0).
+#[test]
+fn uar_ownership_counters_and_sq_recovery() {
+    let mut h = Host::new(0);
+    let mut f = func(&mut h, 0, 1);
+    let uar2 = h.alloc(0x802);
+    let sq = make_sq(&mut h, &f);
+    // The SQ's doorbell on another allocated UAR page, and on the Rust API's page.
+    let w = ctrl(OP_SEND, 0, sq.0, 3, 0);
+    h.bus
+        .write64(uar2 * 4096 + 0x800, w[..8].try_into().unwrap());
+    h.bus.write64(2 * 4096 + 0x800, w[..8].try_into().unwrap());
+    // A page that was never allocated is not a register at all.
+    h.bus.write64(30 * 4096 + 0x800, w[..8].try_into().unwrap());
+    h.step();
+    let c = h.tb.counters(0);
+    assert_eq!(c.bad_doorbells, 2);
+    assert_eq!(h.tb.device().bad_mmio(), 1);
+    assert_eq!(c.wqes, 0);
+    // Port 0 loops back to itself (PPLR) and receives through one RQ.
+    let mut pl = vec![0u8; 8];
+    put(&mut pl, 0x8, 8, 1);
+    put(&mut pl, 0x38, 8, 2);
+    h.exec(&reg_in(0x5018, true, &pl), 24).ok();
+    let rq = h.tb.mem.alloc(1024);
+    let dbr = h.tb.mem.alloc(8);
+    let rqn = h
+        .exec(
+            &rq_in(f.cq.cqn, f.pd, dbr.dma_addr(), 4, 6, rq.dma_addr()),
+            16,
+        )
+        .ok()
+        .obj();
+    h.exec(&modify_in(0x909, rqn, 0, 1), 16).ok();
+    for i in 0..64 {
+        let b = h.tb.mem.alloc(2048);
+        rq.write(i * 16, &dseg(2048, 0, b.dma_addr()));
+    }
+    dbr.write_be32(0, 64);
+    let rqtn = h.exec(&rqt_in(&[rqn]), 16).ok().obj();
+    h.exec(&tir_in(rqtn, f.td, &[1; 40]), 16).ok();
+    let mut uni = udp4_frame(30, 1, 2);
+    let mut multi = uni.clone();
+    multi[0] = 0x01;
+    let mut bcast = uni.clone();
+    bcast[..6].fill(0xff);
+    for (pc, fr) in [&uni, &multi, &bcast, &bcast].into_iter().enumerate() {
+        send(&mut h, &f, &sq, pc as u16, fr);
+    }
+    let q = |h: &mut Host, clear: bool| {
+        let mut i = cmd_in(0x770, 0, 0x20);
+        put(&mut i, 0xc0, 1, u64::from(clear)); // clear
+        let o = h.exec(&i, 0x210).ok();
+        let at = |off: usize| u64::from_be_bytes(o.b[off..off + 8].try_into().unwrap());
+        // rx ucast/mcast/bcast, tx ucast/mcast/bcast packets, local loopback packets.
+        [
+            at(0x90),
+            at(0xb0),
+            at(0x70),
+            at(0xa0),
+            at(0xc0),
+            at(0x80),
+            at(0xd0),
+        ]
+    };
+    assert_eq!(q(&mut h, true), [1, 1, 2, 1, 1, 2, 4]);
+    assert_eq!(
+        q(&mut h, false),
+        [0, 0, 0, 0, 0, 0, 4],
+        "cleared (loopback is not)"
+    );
+    // A WQE error: the SQ goes to ERR, QUERY_SQ says so, recovery restarts it at 0.
+    uni[0] = 0x02;
+    let data = h.tb.mem.alloc_from(&uni);
+    let mut bad = Vec::new();
+    bad.extend_from_slice(&ctrl(0x7f, 4, sq.0, 3, CQ_UPDATE));
+    bad.extend_from_slice(&eseg(0, 0, 0, [0, 0]));
+    bad.extend_from_slice(&dseg(uni.len() as u32, 0, data.dma_addr()));
+    sq.1.write(4 * 64, &bad);
+    sq.2.write_be32(4, 5);
+    h.bus
+        .write64(f.uar * 4096 + 0x800, bad[..8].try_into().unwrap());
+    h.step();
+    while let Some(c) = f.cq.poll() {
+        if c[63] >> 4 == 13 {
+            break;
+        }
+    }
+    let s = h.exec(&obj_in(0x907, sq.0), 0x110).ok();
+    assert_eq!(getf(&s.b, 0x108, 4), 3, "ERR");
+    assert_eq!(getf(&s.b, 0x340, 32), 4, "hw_counter stops at the bad WQE");
+    h.exec(&modify_in(0x905, sq.0, 3, 0), 16).ok();
+    h.exec(&modify_in(0x905, sq.0, 0, 1), 16).ok();
+    let s = h.exec(&obj_in(0x907, sq.0), 0x110).ok();
+    assert_eq!((getf(&s.b, 0x108, 4), getf(&s.b, 0x340, 32)), (1, 0));
+    send(&mut h, &f, &sq, 0, &uni);
+    assert_eq!(q(&mut h, false)[0], 1, "traffic again after recovery");
+    let _ = &mut f.eq;
+}
