@@ -7,7 +7,7 @@ mod cx_util;
 mod sim_util;
 
 use cx_util::*;
-use rsnic_core::dp::hw::Coherent;
+use rsnic_core::dp::hw::{Coherent, Mmio};
 use rsnic_core::sim::mlx5::cmd::synd;
 
 /// Brings up function `port` with an EQ of 2^log entries for port events on vector `intr`.
@@ -260,4 +260,78 @@ fn random_command_sequences_never_panic_and_stay_consistent() {
             }
         }
     }
+}
+
+/// A CQ made by command with CQE compression: a session of RX completions is one title
+/// (format 3) plus a mini-CQE array, and the armed CQ gives its EQ one completion EQE.
+#[test]
+fn compressed_rx_session_on_a_command_cq_gives_one_completion_eqe() {
+    use sim_util::{ctrl, dseg, eseg, udp4_frame, OP_SEND};
+    let mut h = Host::new(0);
+    h.bring_up();
+    let uar = h.alloc(0x802);
+    let pd = h.alloc(0x800);
+    let td = h.alloc(0x816);
+    let mut eq = h.create_eq(4, uar, 9, 0).unwrap();
+    h.eq_doorbell(&eq, true);
+    let tx_cq = h.create_cq(6, uar, eq.eqn, false).unwrap();
+    let mut rx_cq = h.create_cq(6, uar, eq.eqn, true).unwrap();
+    let mut pl = vec![0u8; 8];
+    put(&mut pl, 0x8, 8, 1);
+    put(&mut pl, 0x38, 8, 2);
+    h.exec(&reg_in(0x5018, true, &pl), 24).ok();
+    let rq = h.tb.mem.alloc(1024);
+    let rdbr = h.tb.mem.alloc(8);
+    let rqn = h
+        .exec(
+            &rq_in(rx_cq.cqn, pd, rdbr.dma_addr(), 4, 6, rq.dma_addr()),
+            16,
+        )
+        .ok()
+        .obj();
+    h.exec(&modify_in(0x909, rqn, 0, 1), 16).ok();
+    for i in 0..64 {
+        let b = h.tb.mem.alloc(2048);
+        rq.write(i * 16, &dseg(2048, 0, b.dma_addr()));
+    }
+    rdbr.write_be32(0, 64);
+    let rqtn = h.exec(&rqt_in(&[rqn]), 16).ok().obj();
+    h.exec(&tir_in(rqtn, td, &[3; 40]), 16).ok();
+    let tis = h.exec(&tis_in(td), 16).ok().obj();
+    let sq = h.tb.mem.alloc(4096);
+    let sdbr = h.tb.mem.alloc(8);
+    let sqn = h
+        .exec(
+            &sq_in(tx_cq.cqn, tis, pd, uar, sdbr.dma_addr(), 6, sq.dma_addr()),
+            16,
+        )
+        .ok()
+        .obj();
+    h.exec(&modify_in(0x905, sqn, 0, 1), 16).ok();
+    h.cq_arm(&rx_cq, uar, 0);
+    let frame = udp4_frame(40, 1, 2);
+    let data = h.tb.mem.alloc_from(&frame);
+    for pc in 0..4u16 {
+        let mut w = Vec::new();
+        w.extend_from_slice(&ctrl(OP_SEND, pc, sqn, 3, 0));
+        w.extend_from_slice(&eseg(0, 0, 0, [0, 0]));
+        w.extend_from_slice(&dseg(frame.len() as u32, 0, data.dma_addr()));
+        sq.write(usize::from(pc) * 64, &w);
+    }
+    sdbr.write_be32(4, 4);
+    let first = ctrl(OP_SEND, 0, sqn, 3, 0);
+    h.bus
+        .write64(uar * 4096 + 0x800, first[..8].try_into().unwrap());
+    h.step();
+    let title = rx_cq.poll().expect("title");
+    assert_eq!((title[63] >> 2) & 3, 3, "compressed format");
+    assert_eq!(u32::from_be_bytes(title[44..48].try_into().unwrap()), 4);
+    let e = eq.poll().expect("one completion EQE");
+    assert_eq!(e[1], 0);
+    assert_eq!(
+        u32::from_be_bytes(e[0x38..0x3c].try_into().unwrap()),
+        rx_cq.cqn
+    );
+    assert!(eq.poll().is_none(), "the CQ disarmed after one event");
+    assert_eq!(h.tb.take_irqs(), vec![9]);
 }
