@@ -1130,6 +1130,7 @@ impl<M: BusMemory> Cx<'_, '_, M> {
             return false;
         }
         let p = self.p;
+        // PANIC: `p` indexes a port (see `Cx::port`).
         let c = &mut self.t.ports[p].counters;
         chain_read(&mut self.chain, self.mem, off, dst, c)
     }
@@ -1741,6 +1742,7 @@ impl<M: BusMemory> Cx<'_, '_, M> {
         // Both directions answer with the register's (new) contents.
         let p = self.p;
         let oper = oper_up(self.t.ports, p);
+        // PANIC: `p` indexes a port (see `Cx::port`).
         let pt = &self.t.ports[p];
         let o = match self.out.get_mut(DATA..DATA + len) {
             Some(o) => o,
