@@ -1,0 +1,236 @@
+//! The driver's ConnectX control plane (`dp::mlx5::cmd`, `dp::mlx5::eq`) against the
+//! simulated ConnectX (`sim::mlx5`), through registers and DMA memory only.
+//!
+//! The two sides were written independently from the 6.12 mlx5_ifc.h layouts (sim/ shares
+//! no format code with dp/); these tests check that they agree: the bring-up and teardown
+//! sequence of main.c, the capabilities the device was configured with, a failed command
+//! reported with its opcode, and port-change events through an event queue.
+
+use rsnic_core::dp::hw::{Barriers, Coherent, Mmio};
+use rsnic_core::dp::mlx5::cmd::res::{self, CreateEq, EVENT_TYPE_PORT_CHANGE};
+use rsnic_core::dp::mlx5::cmd::seq::{Bringup, Progress, Resources, Teardown, SEQ_OUT_LEN};
+use rsnic_core::dp::mlx5::cmd::vport::{self, PORT_DOWN, PORT_UP};
+use rsnic_core::dp::mlx5::cmd::{CmdError, CmdPoll, CmdQueue, Pas};
+use rsnic_core::dp::mlx5::eq::{Eq, Event};
+use rsnic_core::sim::mlx5::{Caps, FUNC_BAR_SIZE};
+use rsnic_testbed::bus::{RegisterBus, Testbed};
+use rsnic_testbed::mem::HostBuf;
+
+/// One function's BAR0 window, as the driver of that function sees it.
+#[derive(Clone)]
+struct Func {
+    bus: RegisterBus,
+    base: u32,
+}
+
+impl Mmio for Func {
+    fn write64(&self, offset: u32, bytes: [u8; 8]) {
+        self.bus.write64(self.base + offset, bytes);
+    }
+
+    fn write32(&self, offset: u32, value: u32) {
+        self.bus.write32(self.base + offset, value);
+    }
+
+    fn read32(&self, offset: u32) -> u32 {
+        self.bus.read32(self.base + offset)
+    }
+}
+
+impl Barriers for Func {
+    fn dma_wmb(&self) {}
+    fn dma_rmb(&self) {}
+    fn wmb(&self) {}
+}
+
+/// The driver of one function: its BAR window and its command queue.
+struct Driver {
+    f: Func,
+    q: CmdQueue<HostBuf>,
+}
+
+impl Driver {
+    fn new(tb: &Testbed, port: u32) -> Self {
+        let f = Func {
+            bus: tb.bus(),
+            base: port * FUNC_BAR_SIZE,
+        };
+        // The command page and 16 mailbox slots of 1 KiB (the longest command rsnic sends,
+        // QUERY_HCA_CAP's output, takes 9).
+        let q = CmdQueue::new(tb.mem.alloc(4096), tb.mem.alloc(16 * 1024)).unwrap();
+        Self { f, q }
+    }
+
+    /// Runs one command to completion, letting the device run between polls.
+    fn exec(&mut self, tb: &mut Testbed, input: &[u8], out: &mut [u8]) -> Result<usize, CmdError> {
+        let outlen = out.len();
+        self.q.post(input, outlen, &self.f, &self.f)?;
+        for _ in 0..4 {
+            if let CmdPoll::Done(n) = self.q.poll(&self.f, out)? {
+                return Ok(n);
+            }
+            tb.step();
+        }
+        panic!("the device never completed the command");
+    }
+}
+
+fn bring_up(tb: &mut Testbed, d: &mut Driver) -> (Bringup, Result<(), CmdError>) {
+    let mut b = Bringup::new();
+    let mut out = vec![0u8; SEQ_OUT_LEN];
+    for _ in 0..200 {
+        match b.poll(&mut d.q, &d.f, &d.f, &mut out) {
+            Ok(Progress::Done) => return (b, Ok(())),
+            Ok(Progress::Pending) => {
+                tb.step();
+            }
+            Err(e) => return (b, Err(e)),
+        }
+    }
+    panic!("bring-up did not finish");
+}
+
+fn tear_down(tb: &mut Testbed, d: &mut Driver, res: &Resources) -> Teardown {
+    let mut t = Teardown::new(res);
+    let mut out = vec![0u8; 64];
+    for _ in 0..200 {
+        if t.poll(&mut d.q, &d.f, &d.f, &mut out) == Progress::Done {
+            return t;
+        }
+        tb.step();
+    }
+    panic!("teardown did not finish");
+}
+
+#[test]
+fn the_driver_brings_both_functions_up_and_down() {
+    let mut tb = Testbed::new();
+    for port in 0..2 {
+        let mut d = Driver::new(&tb, port);
+        let (b, r) = bring_up(&mut tb, &mut d);
+        r.unwrap_or_else(|e| panic!("port {port}: {e}"));
+        let res = *b.resources();
+        assert!(res.hca_enabled && res.hca_initialized);
+        assert_eq!(
+            res.issi, 1,
+            "the device supports ISSI 1 and the driver sets it"
+        );
+        assert!(res.caps.has_enhanced_mpwqe());
+        // wqe_inline_mode NOT_REQUIRED: no minimum (MLX5_INLINE_MODE_NONE).
+        assert_eq!(res.min_inline_mode(), 0);
+        let uar = res.uar.expect("a UAR");
+        assert!(uar >= 8 && uar * 4096 < FUNC_BAR_SIZE, "UAR {uar}");
+        assert!(res.pd.is_some() && res.td.is_some());
+        // The model gives each port its own MAC.
+        assert_ne!(res.vport.mac, [0; 6]);
+        let t = tear_down(&mut tb, &mut d, &res);
+        assert_eq!(t.first_error(), None);
+    }
+    assert_eq!(tb.device().bad_mmio(), 0);
+}
+
+#[test]
+fn the_driver_reads_the_caps_the_device_was_given() {
+    let caps = Caps {
+        mpwqe: false,
+        min_inline: 1,
+        ..Caps::FULL
+    };
+    let mut tb = Testbed::with_caps(2, caps);
+    let mut d = Driver::new(&tb, 0);
+    let (b, r) = bring_up(&mut tb, &mut d);
+    r.unwrap();
+    let res = *b.resources();
+    assert!(!res.caps.has_enhanced_mpwqe(), "no enhanced MPWQE");
+    assert_eq!(res.min_inline_mode(), 1, "L2 headers inline");
+    assert_eq!(tear_down(&mut tb, &mut d, &res).first_error(), None);
+}
+
+#[test]
+fn a_failed_command_stops_the_bring_up_with_its_opcode() {
+    for opcode in [0x104u16, 0x100, 0x102, 0x802, 0x816] {
+        let mut tb = Testbed::new();
+        tb.device().fail_command(0, Some(opcode)).unwrap();
+        let mut d = Driver::new(&tb, 0);
+        let (b, r) = bring_up(&mut tb, &mut d);
+        let e = r.expect_err("the injected failure");
+        assert_eq!(e.opcode, opcode, "{e}");
+        let msg = format!("{e}");
+        assert!(msg.contains(&format!("(0x{opcode:x})")), "{msg}");
+        // What was made is undone, and the device takes a new bring-up afterwards.
+        let res = *b.resources();
+        tear_down(&mut tb, &mut d, &res);
+        tb.device().fail_command(0, None).unwrap();
+        let mut d = Driver::new(&tb, 0);
+        let (_, r) = bring_up(&mut tb, &mut d);
+        r.unwrap_or_else(|e| panic!("after a failed {opcode:#x}: {e}"));
+    }
+}
+
+#[test]
+fn port_changes_arrive_on_the_event_queue() {
+    let mut tb = Testbed::new();
+    let mut d0 = Driver::new(&tb, 0);
+    let mut d1 = Driver::new(&tb, 1);
+    let (b0, r) = bring_up(&mut tb, &mut d0);
+    r.unwrap();
+    let (_b1, r) = bring_up(&mut tb, &mut d1);
+    r.unwrap();
+    let uar = b0.resources().uar.unwrap();
+    // An async EQ of 64 EQEs on port 0 for port-change events, vector 0.
+    let log = 6;
+    let ring = tb.mem.alloc(64 << log);
+    // init_eq_buf: every owner byte starts at 1.
+    for i in 0..(1usize << log) {
+        ring.write(i * 64 + 63, &[1]);
+    }
+    let p = CreateEq {
+        log_eq_size: log,
+        uar_page: uar,
+        intr: 0,
+        event_bitmask: 1 << EVENT_TYPE_PORT_CHANGE,
+        pas: Pas {
+            addr: ring.dma_addr(),
+            size: ring.size(),
+        },
+    };
+    let mut inp = vec![0u8; res::create_eq_len(&p)];
+    let n = res::create_eq(&mut inp, &p).unwrap();
+    let mut out = [0u8; res::SHORT_LEN];
+    d0.exec(&mut tb, &inp[..n], &mut out).unwrap();
+    let eqn = res::parse_create_eq(&out).unwrap();
+    let mut eq = Eq::new(ring, log, eqn, uar * 4096).unwrap();
+    eq.update_ci(true, &d0.f, &d0.f);
+    tb.take_irqs();
+
+    // The model's ports come out of reset with their admin state up (as a ConnectX port
+    // whose firmware brings the link up by itself), so the wired pair is up already.
+    assert!(tb.device().oper_up(0));
+    let mut reg = vec![0u8; vport::access_reg_len(vport::PAOS_LEN)];
+    let mut out = vec![0u8; vport::access_reg_len(vport::PAOS_LEN)];
+    // The peer's admin state goes down, then up: port 0 hears of both through its EQ.
+    for (admin, up) in [(PORT_DOWN, false), (PORT_UP, true)] {
+        let n = vport::paos_set_admin(&mut reg, admin).unwrap();
+        d1.exec(&mut tb, &reg[..n], &mut out).unwrap();
+        tb.step();
+        assert_eq!(
+            tb.take_irqs(),
+            vec![0],
+            "the armed EQ raised its vector (port 0, intr 0)"
+        );
+        let mut seen = Vec::new();
+        eq.poll(16, &d0.f, &d0.f, |e| seen.push(e));
+        assert_eq!(seen.len(), 1, "{seen:?}");
+        assert_eq!(seen[0].link_up(), Some(up), "{seen:?}");
+        // The event names the function's own port (port_num 1 of a one-port function).
+        assert!(
+            matches!(seen[0], Event::PortChange { port: 1, .. }),
+            "{seen:?}"
+        );
+        assert_eq!(tb.device().oper_up(0), up);
+    }
+    // Nothing more: the poll re-armed the EQ and no event is pending.
+    tb.step();
+    assert!(tb.take_irqs().is_empty());
+    assert_eq!(eq.stats().unknown, 0);
+}
