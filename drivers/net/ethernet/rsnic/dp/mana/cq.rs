@@ -20,6 +20,38 @@ use crate::dp::hw::{Barriers, Coherent, Mmio};
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Overflow;
 
+/// Reads the `N`-byte entry at `*head` of a ring of `num` entries if its owner bits (bits
+/// 7..5 of byte `N - 1`, the same place in a CQE and an EQE) say the device wrote it in the
+/// current lap, and consumes it (`mana_gd_read_cqe`, and the EQ walk of
+/// `mana_gd_process_eq_events`). `Err` when the device lapped the driver: nothing consumed,
+/// counted in `overflows`.
+#[inline(always)]
+fn read_entry<const N: usize, C: Coherent, B: Barriers>(
+    buf: &C,
+    head: &mut u32,
+    num: u32,
+    overflows: &mut u64,
+    bar: &B,
+) -> Result<Option<[u8; N]>, Overflow> {
+    let off = (*head & (num - 1)) as usize * N;
+    let owner = (buf.read_u8(off + N - 1) >> 5) & 7;
+    match owner_check(owner, *head, num) {
+        Owner::Empty => Ok(None),
+        Owner::Overflow => {
+            *overflows = overflows.wrapping_add(1);
+            Err(Overflow)
+        }
+        Owner::Valid => {
+            // Read the entry only after its owner bits.
+            bar.dma_rmb();
+            let mut b = [0u8; N];
+            buf.read(off, &mut b);
+            *head = head.wrapping_add(1);
+            Ok(Some(b))
+        }
+    }
+}
+
 /// CQ/EQ doorbell counts.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct CqStats {
@@ -101,22 +133,14 @@ impl<C: Coherent> Cq<C> {
     /// Reads the CQE at `head` if it is valid (`mana_gd_read_cqe`) and consumes it.
     #[inline(always)]
     pub fn poll_one<B: Barriers>(&mut self, bar: &B) -> Result<Option<Cqe>, Overflow> {
-        let off = (self.head & (self.num - 1)) as usize * CQE_SIZE;
-        let owner = (self.buf.read_u8(off + 63) >> 5) & 7;
-        match owner_check(owner, self.head, self.num) {
-            Owner::Empty => Ok(None),
-            Owner::Overflow => {
-                self.stats.overflows = self.stats.overflows.wrapping_add(1);
-                Err(Overflow)
-            }
-            Owner::Valid => {
-                bar.dma_rmb();
-                let mut b = [0u8; 64];
-                self.buf.read(off, &mut b);
-                self.head = self.head.wrapping_add(1);
-                Ok(Some(Cqe::decode(&b)))
-            }
-        }
+        let e = read_entry::<CQE_SIZE, _, _>(
+            &self.buf,
+            &mut self.head,
+            self.num,
+            &mut self.stats.overflows,
+            bar,
+        )?;
+        Ok(e.map(|b| Cqe::decode(&b)))
     }
 
     /// The tail pointer a CQ doorbell carries: `head mod (num << 3)`.
@@ -249,22 +273,14 @@ impl<C: Coherent> Eq<C> {
     /// Reads the EQE at `head` if it is valid and consumes it (`Ok(None)`: empty; `Err`: the
     /// owner bits say the device lapped the driver, nothing was consumed).
     pub fn next_event<B: Barriers>(&mut self, bar: &B) -> Result<Option<Eqe>, Overflow> {
-        let off = (self.head & (self.num - 1)) as usize * EQE_SIZE;
-        let owner = (self.buf.read_u8(off + 15) >> 5) & 7;
-        match owner_check(owner, self.head, self.num) {
-            Owner::Empty => Ok(None),
-            Owner::Overflow => {
-                self.stats.overflows = self.stats.overflows.wrapping_add(1);
-                Err(Overflow)
-            }
-            Owner::Valid => {
-                bar.dma_rmb();
-                let mut b = [0u8; 16];
-                self.buf.read(off, &mut b);
-                self.head = self.head.wrapping_add(1);
-                Ok(Some(Eqe::decode(&b)))
-            }
-        }
+        let e = read_entry::<EQE_SIZE, _, _>(
+            &self.buf,
+            &mut self.head,
+            self.num,
+            &mut self.stats.overflows,
+            bar,
+        )?;
+        Ok(e.map(|b| Eqe::decode(&b)))
     }
 
     /// Handles one interrupt (`mana_gd_process_eq_events`): up to [`EQ_EVENTS_PER_IRQ`]
