@@ -32,3 +32,16 @@ pub fn family() -> &'static CStr {
     // nor freed while the module runs, and the module's code does not outlive it.
     unsafe { CStr::from_char_ptr(bindings::rsnic_helper_param_family()) }
 }
+
+/// `sim_fail_cmd`: a ConnectX command opcode every simulated ConnectX function fails (a
+/// device-host knob for the driver's error path), or 0.
+pub fn sim_fail_cmd() -> u32 {
+    // SAFETY: as in `num_devs`.
+    unsafe { bindings::rsnic_helper_param_sim_fail_cmd() }
+}
+
+/// `sim_mpwqe`: whether simulated ConnectX devices report enhanced MPWQE in their caps.
+pub fn sim_mpwqe() -> bool {
+    // SAFETY: as in `num_devs`.
+    unsafe { bindings::rsnic_helper_param_sim_mpwqe() }
+}

@@ -31,7 +31,7 @@ stage "host: fuzz smoke (10 s per target)" env FUZZ_SECONDS=10 make -s fuzz
 # actions (drop, pass after head/tail moves, tx) and AF_XDP in copy and zero-copy modes.
 # The normal kernel runs every test on both families.
 # RSNIC_DEBUG_TESTS="all" (or a list of test names) changes the subset.
-debug_tests=${RSNIC_DEBUG_TESTS:-10-ports 62-pktgen 65-rmmod-traffic 90-xdp-actions 92-afxdp}
+debug_tests=${RSNIC_DEBUG_TESTS:-10-ports 15-bringup 62-pktgen 65-rmmod-traffic 90-xdp-actions 92-afxdp}
 for variant in ${RSNIC_TEST_VARIANTS:-normal debug}; do
 	export KERNEL_VARIANT=$variant
 	tests=()

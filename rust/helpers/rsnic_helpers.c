@@ -38,6 +38,11 @@ void rsnic_helper_eth_hw_addr_random(struct net_device *dev)
 	eth_hw_addr_random(dev);
 }
 
+void rsnic_helper_eth_hw_addr_set(struct net_device *dev, const u8 *addr)
+{
+	eth_hw_addr_set(dev, addr);
+}
+
 bool rsnic_helper_netif_carrier_ok(const struct net_device *dev)
 {
 	return netif_carrier_ok(dev);
@@ -472,6 +477,16 @@ module_param(family, charp, 0444);
 MODULE_PARM_DESC(family,
 		 "Family of each simulated device: mlx5 or mana, or a comma-separated list, one per device (the last repeats; default mlx5)");
 
+static unsigned int sim_fail_cmd;
+module_param(sim_fail_cmd, uint, 0444);
+MODULE_PARM_DESC(sim_fail_cmd,
+		 "Device host: a ConnectX command opcode that every simulated ConnectX function fails with BAD_PARAM (e.g. 0x104, ENABLE_HCA), to exercise the driver's error path; 0 (default) for none");
+
+static bool sim_mpwqe = true;
+module_param(sim_mpwqe, bool, 0444);
+MODULE_PARM_DESC(sim_mpwqe,
+		 "Device host: simulated ConnectX devices report enhanced multi-packet send WQEs in their capabilities (default Y)");
+
 unsigned int rsnic_helper_num_online_cpus(void)
 {
 	return num_online_cpus();
@@ -490,6 +505,16 @@ unsigned int rsnic_helper_param_num_ports(void)
 const char *rsnic_helper_param_family(void)
 {
 	return family ? family : "";
+}
+
+unsigned int rsnic_helper_param_sim_fail_cmd(void)
+{
+	return sim_fail_cmd;
+}
+
+bool rsnic_helper_param_sim_mpwqe(void)
+{
+	return sim_mpwqe;
 }
 
 /*

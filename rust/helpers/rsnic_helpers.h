@@ -14,6 +14,7 @@
 
 void *rsnic_helper_netdev_priv(const struct net_device *dev);
 void rsnic_helper_eth_hw_addr_random(struct net_device *dev);
+void rsnic_helper_eth_hw_addr_set(struct net_device *dev, const u8 *addr);
 bool rsnic_helper_netif_carrier_ok(const struct net_device *dev);
 bool rsnic_helper_netif_running(const struct net_device *dev);
 void rsnic_helper_consume_skb(struct sk_buff *skb);
@@ -156,5 +157,9 @@ unsigned int rsnic_helper_param_num_ports(void);
 int rsnic_helper_skb_tso_pseudo_prep(struct sk_buff *skb);
 /* The `family` parameter: a NUL-terminated string, fixed after load (0444). */
 const char *rsnic_helper_param_family(void);
+/* The device host's `sim_fail_cmd` parameter: an opcode, or 0. */
+unsigned int rsnic_helper_param_sim_fail_cmd(void);
+/* The device host's `sim_mpwqe` parameter. */
+bool rsnic_helper_param_sim_mpwqe(void);
 
 #endif

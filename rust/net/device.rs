@@ -284,6 +284,9 @@ pub struct Config {
     pub offloads: Offloads,
     /// XDP features (`xdp_features`, bits of [`super::xdp::features`]).
     pub xdp_features: u32,
+    /// The permanent MAC address the device reported, or `None` for a random one
+    /// (`eth_hw_addr_random`). A multicast address is refused (`EINVAL`).
+    pub mac: Option<[u8; 6]>,
 }
 
 /// Offloads a device implements.
@@ -696,6 +699,9 @@ impl<T: Operations + ethtool::Operations> Registration<T> {
         if config.tx_queues == 0 || config.rx_queues == 0 || config.min_mtu > config.max_mtu {
             return Err(EINVAL);
         }
+        if matches!(config.mac, Some(m) if m[0] & 1 != 0 || m == [0; 6]) {
+            return Err(EINVAL);
+        }
         // SAFETY: plain allocation; the private area holds one pointer.
         let ptr = unsafe {
             bindings::alloc_etherdev_mqs(
@@ -722,7 +728,11 @@ impl<T: Operations + ethtool::Operations> Registration<T> {
             }
             (*ptr).min_mtu = config.min_mtu;
             (*ptr).max_mtu = config.max_mtu;
-            bindings::rsnic_helper_eth_hw_addr_random(ptr);
+            match &config.mac {
+                // `eth_hw_addr_set` copies `dev_addr_len` (ETH_ALEN) bytes from the array.
+                Some(mac) => bindings::rsnic_helper_eth_hw_addr_set(ptr, mac.as_ptr()),
+                None => bindings::rsnic_helper_eth_hw_addr_random(ptr),
+            }
             let o = config.offloads;
             bindings::rsnic_helper_set_offloads(ptr, o.sg, o.tx_csum, o.tso, o.rx_csum);
             bindings::rsnic_helper_set_offloads_off(ptr, o.loopback);

@@ -27,3 +27,8 @@ pub mod xsk;
 pub fn eopnotsupp() -> Error {
     Error::from_errno(-(super::bindings::EOPNOTSUPP as i32))
 }
+
+/// `-ETIMEDOUT`, which the 6.12 `kernel::error::code` list lacks.
+pub fn etimedout() -> Error {
+    Error::from_errno(-(super::bindings::ETIMEDOUT as i32))
+}

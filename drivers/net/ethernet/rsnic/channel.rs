@@ -332,6 +332,8 @@ pub(crate) struct PortShared<F: Family> {
     pub(crate) dma: Arc<DmaDevice>,
     /// Index of the port on its device (doorbell page, queue ownership).
     pub(crate) port: usize,
+    /// The port's function, brought up by the driver at probe.
+    pub(crate) func: Arc<F::Func>,
     /// One slot per possible TX queue.
     pub(crate) txs: KVec<TxSlot<F>>,
     /// One `ndo_xdp_xmit` SQ slot per possible channel.

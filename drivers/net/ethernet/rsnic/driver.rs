@@ -11,7 +11,7 @@ use crate::engine::{Engine, MAX_CHANNELS};
 use crate::ext::{dma::DmaDevice, net::device::Registration, params};
 use crate::family::{mana::Mana, mlx5::Mlx5, Family};
 use crate::link::Wire;
-use crate::port::{Port, PortOps, MAX_MTU, MIN_MTU};
+use crate::port::{Port, PortDevice, PortOps, MAX_MTU, MIN_MTU};
 use kernel::{c_str, prelude::*, sync::Arc};
 
 /// Most simulated devices one load may create.
@@ -26,6 +26,8 @@ const DEFAULT_MAX_CHANNELS: u32 = 4;
 struct SimNic<F: Family> {
     engine: Arc<Engine<F>>,
     wires: KVec<Arc<Wire>>,
+    /// The ports' functions, brought up, in port order (torn down after the ports are gone).
+    funcs: KVec<Arc<F::Func>>,
     ports: KVec<Registration<PortOps<F>>>,
     _dma: Arc<DmaDevice>,
 }
@@ -37,10 +39,11 @@ impl<F: Family> SimNic<F> {
         let mut nic = SimNic {
             engine: engine.clone(),
             wires: KVec::new(),
+            funcs: KVec::new(),
             ports: KVec::new(),
             _dma: dma.clone(),
         };
-        let config = crate::ext::net::device::Config {
+        let mut config = crate::ext::net::device::Config {
             tx_queues: MAX_CHANNELS as u32,
             rx_queues: MAX_CHANNELS as u32,
             min_mtu: MIN_MTU,
@@ -62,19 +65,27 @@ impl<F: Family> SimNic<F> {
                 use crate::ext::net::xdp::features::{BASIC, NDO_XMIT, REDIRECT, XSK_ZEROCOPY};
                 BASIC | REDIRECT | NDO_XMIT | if F::XSK_ZC { XSK_ZEROCOPY } else { 0 }
             },
+            mac: None,
         };
         for pair in 0..num_ports / 2 {
             let wire = Wire::new()?;
             nic.wires.push(wire.clone(), GFP_KERNEL)?;
             for side in 0..2 {
                 let p = pair * 2 + side as u32;
+                // Probe: bring the function up through the device's control interface.
+                let func = F::bring_up(&engine, &dma, index, p as usize)?;
+                nic.funcs.push(func.clone(), GFP_KERNEL)?;
+                config.mac = F::permanent_mac(&func);
                 let port = Port::<F>::new(
                     wire.clone(),
                     side,
                     index,
                     p,
-                    engine.clone(),
-                    dma.clone(),
+                    PortDevice {
+                        engine: engine.clone(),
+                        dma: dma.clone(),
+                        func,
+                    },
                     channels,
                 )?;
                 let reg = Registration::<PortOps<F>>::register(port, &config, Some(&dma))?;
@@ -92,8 +103,12 @@ impl<F: Family> Drop for SimNic<F> {
         for wire in self.wires.iter() {
             wire.detach_all();
         }
-        // Unregister (closing channels), then stop the device's engine before it goes.
+        // Unregister (closing channels), tear the functions down through the control
+        // interface, then stop the device's engine before it goes.
         drop(core::mem::take(&mut self.ports));
+        for (p, func) in self.funcs.iter().enumerate() {
+            F::tear_down(&self.engine, func, p);
+        }
         self.engine.shutdown();
     }
 }

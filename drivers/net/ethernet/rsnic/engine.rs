@@ -85,6 +85,7 @@ impl<F: Family> Engine<F> {
         let mut model = F::new_model(ports)?;
         for p in 0..ports {
             F::init_port(&mut model, p);
+            F::host_config(&mut model, id as u32, p);
         }
         let mut irqs = KVec::with_capacity(ports * MAX_CHANNELS, GFP_KERNEL)?;
         for _ in 0..ports * MAX_CHANNELS {
@@ -192,6 +193,8 @@ impl<F: Family> Mmio for EngineMmio<'_, F> {
 
     fn write32(&self, offset: u32, value: u32) {
         with_bh(|| F::mmio_write32(&mut self.0.model.lock(), offset, value));
+        // A command doorbell (or an EQ doorbell) gives the device work, as a doorbell does.
+        self.0.kick_arc(self.0);
     }
 
     fn read32(&self, offset: u32) -> u32 {

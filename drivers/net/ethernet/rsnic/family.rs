@@ -138,6 +138,9 @@ pub(crate) trait Family: Sized + Send + Sync + 'static {
 
     /// The simulated device.
     type Model: Send;
+    /// The control state of one port's function after bring-up (ConnectX: its command queue
+    /// and what bring-up created and learnt; MANA: nothing yet).
+    type Func: Send + Sync;
     /// The device's counters of one port.
     type DevCounters: Copy + Default;
     /// The transmit queue with its CQ, as the TX slot holds it.
@@ -189,6 +192,32 @@ pub(crate) trait Family: Sized + Send + Sync + 'static {
     fn set_loopback(m: &mut Self::Model, port: usize, on: bool) -> Result;
     /// The device's counters of a port.
     fn counters(m: &Self::Model, port: usize) -> Self::DevCounters;
+
+    /// Device-host configuration of port `port` of device `dev` on a new model (what the
+    /// hardware would come with: factory MAC, capabilities, fault knobs).
+    fn host_config(_m: &mut Self::Model, _dev: u32, _port: usize) {}
+    /// Brings port `port`'s function up through the device's control interface, logging
+    /// which step failed (probe fails with its errno). Sleeps.
+    fn bring_up(
+        engine: &Arc<crate::engine::Engine<Self>>,
+        dma: &Arc<crate::ext::dma::DmaDevice>,
+        dev: u32,
+        port: usize,
+    ) -> Result<Arc<Self::Func>>;
+    /// Undoes [`Family::bring_up`] (at removal; failures are logged). Sleeps.
+    fn tear_down(engine: &Arc<crate::engine::Engine<Self>>, func: &Self::Func, port: usize);
+    /// The permanent MAC address the function reported (`None`: a random one).
+    fn permanent_mac(_func: &Self::Func) -> Option<[u8; 6]> {
+        None
+    }
+    /// The private flags a new port starts with, given what the device can do.
+    fn default_pflags(_func: &Self::Func) -> u32 {
+        Self::DEFAULT_PFLAGS
+    }
+    /// Why the device cannot run with private flags `flags` (`None`: it can).
+    fn refuse_pflags(_func: &Self::Func, _flags: u32) -> Option<&'static str> {
+        None
+    }
 
     /// Creates a channel's device queues (recording each in `queues` as it is made, so a
     /// failure can destroy what exists) and its data-path structures, and posts RX buffers.
@@ -342,9 +371,10 @@ pub(crate) trait Family: Sized + Send + Sync + 'static {
 /// The part of a [`Family`] implementation that only forwards to the family's simulated
 /// device (`sim::mlx5` and `sim::mana` have the same control interface): the model type, its
 /// construction with the kernel's storage, and its registers, engine and port commands.
-/// Expands inside `impl Family for ...`; the argument is the sim module's path.
+/// Expands inside `impl Family for ...`; the arguments are the sim module's path and the
+/// model's constructor (ports, queue sets, scratch).
 macro_rules! sim_model_glue {
-    ($($sim:ident)::+) => {
+    ($($sim:ident)::+, $ctor:expr) => {
         type Model = $($sim)::+::Device<
             KVec<$($sim)::+::Port>,
             KVVec<$($sim)::+::QueueSet>,
@@ -363,7 +393,8 @@ macro_rules! sim_model_glue {
                 q.push($($sim)::+::QueueSet::EMPTY, GFP_KERNEL)?;
             }
             let scratch = KVVec::from_elem(0u8, $($sim)::+::SCRATCH_LEN, GFP_KERNEL)?;
-            $($sim)::+::Device::new(p, q, scratch).map_err(|_| EINVAL)
+            let ctor = $ctor;
+            ctor(p, q, scratch).map_err(|_| EINVAL)
         }
 
         fn init_port(m: &mut Self::Model, port: usize) {

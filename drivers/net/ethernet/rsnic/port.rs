@@ -75,6 +75,16 @@ pub(crate) struct Port<F: Family> {
     totals: SpinLock<KVec<ChannelStats<F>>>,
 }
 
+/// What a port reaches its device through.
+pub(crate) struct PortDevice<F: Family> {
+    /// The device (registers, queue commands).
+    pub(crate) engine: Arc<Engine<F>>,
+    /// The DMA parent.
+    pub(crate) dma: Arc<DmaDevice>,
+    /// The port's function, brought up.
+    pub(crate) func: Arc<F::Func>,
+}
+
 impl<F: Family> Port<F> {
     /// Port `port` of device `dev_index`, on end `side` of `wire`.
     pub(crate) fn new(
@@ -82,10 +92,11 @@ impl<F: Family> Port<F> {
         side: usize,
         dev_index: u32,
         port: u32,
-        engine: Arc<Engine<F>>,
-        dma: Arc<DmaDevice>,
+        hw: PortDevice<F>,
         channels: u32,
     ) -> Result<Arc<Self>> {
+        let PortDevice { engine, dma, func } = hw;
+        let pflags = F::default_pflags(&func);
         let bus_info = CString::try_from_fmt(kernel::fmt!("rsnic-sim{}:port{}", dev_index, port))?;
         let mut txs = KVec::with_capacity(MAX_CHANNELS, GFP_KERNEL)?;
         let mut xdp_txs = KVec::with_capacity(MAX_CHANNELS, GFP_KERNEL)?;
@@ -98,6 +109,7 @@ impl<F: Family> Port<F> {
                 engine,
                 dma,
                 port: port as usize,
+                func,
                 txs,
                 xdp_txs,
                 live: AtomicU32::new(0),
@@ -116,7 +128,7 @@ impl<F: Family> Port<F> {
             log_sq: F::SQ_RING.default,
             log_rq: F::RQ_RING.default,
             mtu: 1500,
-            pflags: F::DEFAULT_PFLAGS,
+            pflags,
             xdp: false,
             xsk: 0,
         };
@@ -125,7 +137,7 @@ impl<F: Family> Port<F> {
                 wire,
                 side,
                 bus_info,
-                pflags: AtomicU32::new(F::DEFAULT_PFLAGS),
+                pflags: AtomicU32::new(pflags),
                 shared,
                 state <- new_mutex!(
                     PortState {
@@ -589,6 +601,12 @@ impl<F: Family> ethtool::Operations for PortOps<F> {
     }
 
     fn set_priv_flags(dev: &Device, port: ArcBorrow<'_, Port<F>>, flags: u32) -> Result {
+        // (ethtool's set_priv_flags has no extack: the reason goes to the kernel log, as
+        // mlx5e's "Failed setting private flags" does.)
+        if let Some(why) = F::refuse_pflags(&port.shared.func, flags) {
+            pr_err!("{}: {}\n", dev.name(), why);
+            return Err(crate::ext::net::eopnotsupp());
+        }
         port.reconfigure(dev, |p| p.pflags = flags)?;
         port.pflags.store(flags, Ordering::Relaxed);
         Ok(())

@@ -41,7 +41,7 @@ use crate::family::{filled, made, wadd};
 use crate::hw::KCoherent;
 use crate::sim::mana::PortCounters;
 use crate::xdp::{XdpEnv, XdpSqKind, XdpTx, XskRxEnv};
-use kernel::{c_str, prelude::*, str::CStr};
+use kernel::{c_str, prelude::*, str::CStr, sync::Arc};
 
 /// Private flag bit: ring the RQ doorbell for every re-posted WQE (the pre-2023 behaviour,
 /// kept only to measure what batching saves).
@@ -296,7 +296,22 @@ impl Family for Mana {
     const CH: &'static [(&'static str, Get<ChannelStats<Self>>)] =
         &[("arm", |s| s.arms), ("poll", |s| s.rx.polls)];
 
-    super::sim_model_glue!(crate::sim::mana);
+    super::sim_model_glue!(crate::sim::mana, crate::sim::mana::Device::new);
+
+    // The MANA function's bring-up over the hardware channel (dp::mana::probe) is not wired
+    // into the kernel yet: the port has no control state, its MAC is random.
+    type Func = ();
+
+    fn bring_up(
+        _engine: &Arc<crate::engine::Engine<Self>>,
+        _dma: &Arc<crate::ext::dma::DmaDevice>,
+        _dev: u32,
+        _port: usize,
+    ) -> Result<Arc<()>> {
+        Ok(Arc::new((), GFP_KERNEL)?)
+    }
+
+    fn tear_down(_engine: &Arc<crate::engine::Engine<Self>>, _func: &(), _port: usize) {}
 
     fn open(ctx: &OpenCtx<'_, Self>, q: &mut Queues, p: &ChannelParams) -> Result<Opened<Self>> {
         let port = ctx.port;

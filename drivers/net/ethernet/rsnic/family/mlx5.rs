@@ -23,7 +23,33 @@ use crate::family::{filled, made, wadd};
 use crate::hw::{KBarriers, KCoherent};
 use crate::sim::mlx5::{api_uar_offset, CqConfig, PortCounters, RqConfig, SqConfig};
 use crate::xdp::{XdpEnv, XdpSqKind, XdpTx, XskRxEnv};
-use kernel::{c_str, prelude::*, str::CStr};
+use kernel::{c_str, prelude::*, str::CStr, sync::Arc};
+
+mod ctrl;
+
+/// The capabilities the device host gives a simulated ConnectX (`sim_mpwqe`).
+fn host_caps() -> crate::sim::mlx5::Caps {
+    crate::sim::mlx5::Caps {
+        mpwqe: crate::ext::params::sim_mpwqe(),
+        ..crate::sim::mlx5::Caps::FULL
+    }
+}
+
+/// The permanent MAC the device host burns into port `port` of device `dev`: locally
+/// administered, 02:52:53 ("RS"), then device and port.
+fn factory_mac(dev: u32, port: usize) -> [u8; 6] {
+    [0x02, 0x52, 0x53, 0x00, dev as u8, port as u8 + 1]
+}
+
+/// The errno of a failed command, as `mlx5_cmd_check` gives it.
+fn cmd_errno(e: &crate::dp::mlx5::cmd::CmdError) -> Error {
+    use crate::dp::mlx5::cmd::{queue::status_to_errno, CmdErrorKind};
+    match e.kind {
+        CmdErrorKind::Status { status, .. } => Error::from_errno(status_to_errno(status)),
+        CmdErrorKind::Timeout => crate::ext::net::etimedout(),
+        _ => EIO,
+    }
+}
 
 /// Private flag bit: the multi-packet TX WQE (MPWQE) path.
 pub(crate) const PFLAG_TX_MPWQE: u32 = 1 << 0;
@@ -252,7 +278,62 @@ impl Family for Mlx5 {
     const CH: &'static [(&'static str, Get<ChannelStats<Self>>)] =
         &[("arm", |s| s.arms), ("poll", |s| s.rx.polls)];
 
-    super::sim_model_glue!(crate::sim::mlx5);
+    super::sim_model_glue!(crate::sim::mlx5, |p, q, s| {
+        crate::sim::mlx5::Device::with_caps(p, q, s, host_caps())
+    });
+
+    type Func = ctrl::Func;
+
+    fn host_config(m: &mut Self::Model, dev: u32, port: usize) {
+        let _ = m.set_permanent_mac(port, factory_mac(dev, port));
+        let op = crate::ext::params::sim_fail_cmd();
+        if op != 0 {
+            let _ = m.fail_command(port, u16::try_from(op).ok());
+        }
+    }
+
+    fn bring_up(
+        engine: &Arc<crate::engine::Engine<Self>>,
+        dma: &Arc<crate::ext::dma::DmaDevice>,
+        dev: u32,
+        port: usize,
+    ) -> Result<Arc<ctrl::Func>> {
+        ctrl::Func::bring_up(engine, dma, port).map_err(|e| match e {
+            ctrl::BringupError::Cmd(e) => {
+                pr_err!("device {} port {}: bring-up failed: {}\n", dev, port, e);
+                cmd_errno(&e)
+            }
+            ctrl::BringupError::Kernel(e) => e,
+        })
+    }
+
+    fn tear_down(engine: &Arc<crate::engine::Engine<Self>>, func: &ctrl::Func, port: usize) {
+        if let Some(e) = func.tear_down(engine, port) {
+            pr_warn!("port {}: teardown: {}\n", port, e);
+        }
+    }
+
+    fn permanent_mac(func: &ctrl::Func) -> Option<[u8; 6]> {
+        Some(func.resources().vport.mac)
+    }
+
+    fn default_pflags(func: &ctrl::Func) -> u32 {
+        if func.resources().caps.has_enhanced_mpwqe() {
+            PFLAG_TX_MPWQE
+        } else {
+            0
+        }
+    }
+
+    fn refuse_pflags(func: &ctrl::Func, flags: u32) -> Option<&'static str> {
+        if flags & PFLAG_TX_MPWQE != 0 && !func.resources().caps.has_enhanced_mpwqe() {
+            return Some(
+                "tx_mpwqe: the device has no enhanced multi-packet send WQE \
+                 (enhanced_multi_pkt_send_wqe is 0 in its capabilities)",
+            );
+        }
+        None
+    }
 
     fn open(ctx: &OpenCtx<'_, Self>, q: &mut Queues, p: &ChannelParams) -> Result<Opened<Self>> {
         let port = ctx.port;

@@ -275,6 +275,11 @@ impl Func {
         self.mac[5] = (i + 1) as u8;
     }
 
+    /// Replaces the function's permanent MAC (a device-host setting).
+    pub(super) fn set_permanent_mac(&mut self, mac: [u8; 6]) {
+        self.mac = mac;
+    }
+
     /// Whether UAR page `page` was allocated by ALLOC_UAR.
     pub(super) fn uar_allocated(&self, page: u32) -> bool {
         (FIRST_UAR..FIRST_UAR + MAX_UARS).contains(&page)

@@ -1723,6 +1723,18 @@ where
         Ok(())
     }
 
+    /// Burns `mac` into `port` as its permanent address, the one QUERY_NIC_VPORT_CONTEXT
+    /// reports (a device-host setting, as a NIC's factory MAC is; by default port `i` has
+    /// 02:00:00:00:00:(i + 1), the same on every device). A multicast or all-zero address is
+    /// refused.
+    pub fn set_permanent_mac(&mut self, port: usize, mac: [u8; 6]) -> Result<(), CmdError> {
+        if mac[0] & 1 != 0 || mac == [0; 6] {
+            return Err(CmdError::BadParam);
+        }
+        self.tables().port_mut(port)?.func.set_permanent_mac(mac);
+        Ok(())
+    }
+
     /// Counters of one port.
     pub fn counters(&self, port: usize) -> Option<&PortCounters> {
         self.ports.get(port).map(|p| &p.counters)

@@ -234,6 +234,9 @@ pub enum CmdErrorKind {
     BadOutput,
     /// The device lacks something the driver needs (an Ethernet port, Ethernet offloads).
     Unsupported,
+    /// The device did not complete the command (or leave `initializing`) within the
+    /// caller's timeout.
+    Timeout,
 }
 
 /// A failed command, with what a `dev_err` needs: opcode, op_mod, and what went wrong.
@@ -391,6 +394,7 @@ impl fmt::Display for CmdError {
             ),
             CmdErrorKind::BadOutput => f.write_str("malformed output"),
             CmdErrorKind::Unsupported => f.write_str("device lacks a required capability"),
+            CmdErrorKind::Timeout => f.write_str("timed out"),
         }
     }
 }
@@ -579,6 +583,22 @@ impl<C: Coherent> CmdQueue<C> {
     pub fn abandon(&mut self) {
         self.pending = None;
         self.state = State::Dead;
+    }
+
+    /// Gives up on the outstanding command after the caller's timeout, as
+    /// [`CmdQueue::abandon`], and returns the [`CmdErrorKind::Timeout`] error naming it (an
+    /// interface error if nothing was outstanding: `initializing` never cleared).
+    pub fn time_out(&mut self) -> CmdError {
+        let e = match self.pending {
+            Some(p) => CmdError {
+                opcode: p.opcode,
+                op_mod: p.op_mod,
+                kind: CmdErrorKind::Timeout,
+            },
+            None => CmdError::iface(CmdErrorKind::Timeout),
+        };
+        self.abandon();
+        e
     }
 
     fn next_token(&mut self) -> u8 {

@@ -1,0 +1,83 @@
+#!/usr/bin/env bash
+# The ConnectX function's bring-up through the command interface (commands in DMA memory,
+# the command doorbell, the initialization segment), as a host driver does it at probe:
+#   - the MAC address each port gets is the one QUERY_NIC_VPORT_CONTEXT reported (the device
+#     host burns 02:52:53:00:<device>:<port + 1> into the simulated device; a driver that made
+#     its own would show another);
+#   - a command the device fails (the device host's sim_fail_cmd knob) makes insmod fail with
+#     the command's name, opcode, status and syndrome in the kernel log, leaves no interface
+#     behind, and what bring-up had made is undone: the next load works. One command early in
+#     the sequence (ENABLE_HCA), one late (ALLOC_TRANSPORT_DOMAIN, after UAR and PD);
+#   - a failing teardown command (DISABLE_HCA) is reported at rmmod, which still completes;
+#   - a device without enhanced MPWQE in its capabilities (sim_mpwqe=0) starts with tx_mpwqe
+#     off, refuses to turn it on (EOPNOTSUPP, the reason in the log), and carries traffic.
+# MANA: its bring-up over the hardware channel is not in the kernel yet (skipped).
+set -eu
+. "$(dirname "$0")/lib.sh"
+[ "$RSNIC_FAMILY" = mlx5 ] || skip "the MANA bring-up over the HWC is not wired into the kernel yet"
+
+# The MACs the device reported.
+load_rsnic num_devs=2
+mapfile -t ifs < <(rsnic_ifaces)
+[ "${#ifs[@]}" = 4 ] || fail "${#ifs[@]} interfaces, expected 4"
+i=0
+for dev in 0 1; do
+	for port in 1 2; do
+		assert_eq "${ifs[$i]} MAC" "02:52:53:00:0$dev:0$port" "$(cat "/sys/class/net/${ifs[$i]}/address")"
+		i=$((i + 1))
+	done
+done
+unload_rsnic
+
+# A failed bring-up command.
+for cmd in "0x104 ENABLE_HCA" "0x816 ALLOC_TRANSPORT_DOMAIN"; do
+	op=${cmd%% *} name=${cmd#* }
+	mark_dmesg
+	if insmod "$RSNIC_KO" family=mlx5 sim_fail_cmd="$op" 2>/tmp/insmod.err; then
+		fail "insmod with $name failing succeeded"
+	fi
+	echo "  insmod with $name ($op) failing: $(cat /tmp/insmod.err)"
+	grep -q '^rsnic ' /proc/modules && fail "rsnic loaded although $name failed"
+	[ -z "$(rsnic_ifaces)" ] || fail "interfaces left after a failed probe: $(rsnic_ifaces)"
+	msg=$(dmesg_since_mark | grep "bring-up failed" || true)
+	echo "  log: ${msg#*] }"
+	case $msg in
+	*"$name($op) op_mod(0x0) failed: status "*"syndrome (0x"*) ;;
+	*) fail "no bring-up failure naming $name($op) with its status and syndrome in the log" ;;
+	esac
+	dmesg_since_mark | grep -q "undoing a failed bring-up" &&
+		fail "undoing the failed bring-up reported an error: $(dmesg_since_mark | grep undoing)"
+	# What the failed bring-up made was undone: the function comes up again.
+	load_rsnic
+	[ "$(rsnic_ifaces | wc -l)" = 2 ] || fail "after a failed $name: $(rsnic_ifaces | wc -l) interfaces"
+	unload_rsnic
+done
+
+# A failed teardown command: reported, rmmod completes.
+mark_dmesg
+load_rsnic sim_fail_cmd=0x105
+[ "$(rsnic_ifaces | wc -l)" = 2 ] || fail "DISABLE_HCA failing: $(rsnic_ifaces | wc -l) interfaces"
+unload_rsnic
+msg=$(dmesg_since_mark | grep "teardown:" || true)
+echo "  log: ${msg#*] }"
+case $msg in
+*"DISABLE_HCA(0x105)"*) ;;
+*) fail "no teardown failure naming DISABLE_HCA(0x105) in the log" ;;
+esac
+
+# A device without enhanced MPWQE.
+setup_pair sim_mpwqe=0
+assert_eq "$A tx_mpwqe at load" off "$(priv_flag "$A" tx_mpwqe)"
+mark_dmesg
+if ethtool --set-priv-flags "$A" tx_mpwqe on 2>/tmp/ethtool.err; then
+	fail "tx_mpwqe on was accepted by a device without enhanced MPWQE"
+fi
+echo "  ethtool --set-priv-flags $A tx_mpwqe on: $(cat /tmp/ethtool.err)"
+assert_eq "$A tx_mpwqe after the refusal" off "$(priv_flag "$A" tx_mpwqe)"
+dmesg_since_mark | grep -q "$A: tx_mpwqe: the device has no enhanced multi-packet send WQE" ||
+	fail "no reason for the refusal in the log"
+ping -c 20 -i 0.05 -W 2 -q 10.10.0.2 >/tmp/ping.out || fail "ping without MPWQE: $(cat /tmp/ping.out)"
+echo "  $(grep -o '[0-9]* received' /tmp/ping.out) of 20 without MPWQE"
+assert_eq "$A tx_mpwqe_blks" 0 "$(stat "$A" tx_mpwqe_blks)"
+teardown_pair
+exit 0
