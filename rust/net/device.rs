@@ -728,6 +728,9 @@ impl<T: Operations + ethtool::Operations> Registration<T> {
             }
             (*ptr).min_mtu = config.min_mtu;
             (*ptr).max_mtu = config.max_mtu;
+            // No carrier until the driver says so (before registration this only sets the
+            // state bit).
+            bindings::netif_carrier_off(ptr);
             match &config.mac {
                 // `eth_hw_addr_set` copies `dev_addr_len` (ETH_ALEN) bytes from the array.
                 Some(mac) => bindings::rsnic_helper_eth_hw_addr_set(ptr, mac.as_ptr()),

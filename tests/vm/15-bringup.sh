@@ -8,6 +8,13 @@
 #     the command's name, opcode, status and syndrome in the kernel log, leaves no interface
 #     behind, and what bring-up had made is undone: the next load works. One command early in
 #     the sequence (ENABLE_HCA), one late (ALLOC_TRANSPORT_DOMAIN, after UAR and PD);
+#   - the bring-up ends with the function's async EQ (CREATE_EQ, also failed once); the
+#     carrier follows the device's port-change events: with the peer down, internal loopback
+#     (PPLR) brings the port's operational state, and so its carrier, up and down (the cable
+#     model of link.rs, which MANA still uses, knows nothing of loopback). Both ends up/down
+#     are tests/vm/30-carrier.sh;
+#   - `ip link set up` sets the port's admin state by command (ACCESS_REG PAOS): when that
+#     command fails, the error reaches the user and the log names it;
 #   - a failing teardown command (DISABLE_HCA) is reported at rmmod, which still completes;
 #   - a device without enhanced MPWQE in its capabilities (sim_mpwqe=0) starts with tx_mpwqe
 #     off, refuses to turn it on (EOPNOTSUPP, the reason in the log), and carries traffic.
@@ -30,7 +37,7 @@ done
 unload_rsnic
 
 # A failed bring-up command.
-for cmd in "0x104 ENABLE_HCA" "0x816 ALLOC_TRANSPORT_DOMAIN"; do
+for cmd in "0x104 ENABLE_HCA" "0x816 ALLOC_TRANSPORT_DOMAIN" "0x301 CREATE_EQ"; do
 	op=${cmd%% *} name=${cmd#* }
 	mark_dmesg
 	if insmod "$RSNIC_KO" family=mlx5 sim_fail_cmd="$op" 2>/tmp/insmod.err; then
@@ -52,6 +59,35 @@ for cmd in "0x104 ENABLE_HCA" "0x816 ALLOC_TRANSPORT_DOMAIN"; do
 	[ "$(rsnic_ifaces | wc -l)" = 2 ] || fail "after a failed $name: $(rsnic_ifaces | wc -l) interfaces"
 	unload_rsnic
 done
+
+# The carrier from port-change events: loopback with the peer down.
+load_rsnic
+mapfile -t ifs < <(rsnic_ifaces)
+a=${ifs[0]}
+ip link set "$a" up
+sleep 0.3
+assert_eq "$a carrier, peer down" 0 "$(carrier "$a")"
+ethtool -K "$a" loopback on
+wait_for "$a carrier with loopback on" eval '[ "$(carrier "$a")" = 1 ]'
+echo "  $a carrier with the peer down and loopback on = 1"
+ethtool -K "$a" loopback off
+wait_for "$a carrier with loopback off" eval '[ "$(carrier "$a")" = 0 ]'
+echo "  $a carrier after loopback off = 0"
+unload_rsnic
+
+# A failed admin-state command at ndo_open.
+load_rsnic sim_fail_cmd=0x805
+mapfile -t ifs < <(rsnic_ifaces)
+mark_dmesg
+if ip link set "${ifs[0]}" up 2>/tmp/ip.err; then
+	fail "ip link set up succeeded although ACCESS_REG fails"
+fi
+echo "  ip link set ${ifs[0]} up: $(cat /tmp/ip.err)"
+msg=$(dmesg_since_mark | grep "ACCESS_REG(0x805)" || true)
+[ -n "$msg" ] || fail "no ACCESS_REG(0x805) failure in the log"
+echo "  log: ${msg#*] }"
+ip link show "${ifs[0]}" | grep -q "state DOWN" || fail "${ifs[0]} is not down after the failed open"
+unload_rsnic
 
 # A failed teardown command: reported, rmmod completes.
 mark_dmesg

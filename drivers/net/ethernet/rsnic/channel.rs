@@ -26,7 +26,7 @@ use crate::dp::mlx5::{
         VlanTag,
     },
 };
-use crate::engine::{Engine, EngineMmio, MAX_CHANNELS};
+use crate::engine::{Engine, EngineMmio, VECTORS_PER_PORT};
 use crate::ext::{
     dma::DmaDevice,
     net::{
@@ -834,7 +834,7 @@ impl<F: Family> Channel<F> {
         prog: Option<&BpfProg>,
         xsk_pool: Option<XskPool>,
     ) -> Result<Arc<Self>> {
-        let vector = shared.port * MAX_CHANNELS + index as usize;
+        let vector = shared.port * VECTORS_PER_PORT + index as usize;
         let pool = PagePool::new(
             &shared.dma,
             dev,

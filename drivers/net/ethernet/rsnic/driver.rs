@@ -7,8 +7,8 @@
 //! later one) a MANA; the last entry repeats. Both families run at once, each device with
 //! its own engine, workqueue and ports.
 
-use crate::engine::{Engine, MAX_CHANNELS};
-use crate::ext::{dma::DmaDevice, net::device::Registration, params};
+use crate::engine::{Engine, EngineMmio, MAX_CHANNELS};
+use crate::ext::{dma::DmaDevice, net::device::Registration, params, sync::with_bh};
 use crate::family::{mana::Mana, mlx5::Mlx5, Family};
 use crate::link::Wire;
 use crate::port::{Port, PortDevice, PortOps, MAX_MTU, MIN_MTU};
@@ -84,12 +84,18 @@ impl<F: Family> SimNic<F> {
                     PortDevice {
                         engine: engine.clone(),
                         dma: dma.clone(),
-                        func,
+                        func: func.clone(),
                     },
                     channels,
                 )?;
                 let reg = Registration::<PortOps<F>>::register(port, &config, Some(&dma))?;
                 wire.attach(side, reg.device());
+                // The function's events reach the port now: route its async vector, then
+                // take whatever was posted before (the EQ raised its vector once and waits
+                // for a re-arm).
+                F::func_attach(&func, Some(reg.device()));
+                engine.set_func_irq(p as usize, Some(func.clone()));
+                with_bh(|| F::func_irq(&func, &EngineMmio(&engine)));
                 nic.ports.push(reg, GFP_KERNEL)?;
             }
         }
@@ -102,6 +108,10 @@ impl<F: Family> Drop for SimNic<F> {
         // Release the cables' device references first: unregistering waits for them.
         for wire in self.wires.iter() {
             wire.detach_all();
+        }
+        for (p, func) in self.funcs.iter().enumerate() {
+            drop(self.engine.set_func_irq(p, None));
+            F::func_attach(func, None);
         }
         // Unregister (closing channels), tear the functions down through the control
         // interface, then stop the device's engine before it goes.

@@ -26,8 +26,17 @@ use kernel::{
     workqueue::{Work, WorkItem},
 };
 
-/// Most channels per port; vector `port * MAX_CHANNELS + channel`.
+/// Most channels per port; channel `c` of port `p` has MSI-X vector
+/// `p * VECTORS_PER_PORT + c`.
 pub(crate) const MAX_CHANNELS: usize = 8;
+/// MSI-X vectors of each port's function (the device's vector `port * VECTORS_PER_PORT +
+/// intr`, as the ConnectX model numbers them).
+pub(crate) const VECTORS_PER_PORT: usize = 64;
+/// The vector index (`intr`) of a function's asynchronous events (port changes): the one
+/// after the channels'.
+pub(crate) const ASYNC_INTR: usize = MAX_CHANNELS;
+/// Most ports a device may have (the vectors the interrupt sink can hold).
+pub(crate) const MAX_PORTS: usize = 8;
 /// WQEs the model executes per slice before the lock is released.
 pub(crate) const SLICE_WQES: usize = 256;
 /// Slices per work run before the work re-queues itself (lets other work run).
@@ -35,7 +44,7 @@ const SLICES_PER_RUN: usize = 16;
 
 /// Vectors raised during one slice, delivered after it.
 pub(crate) struct IrqSink {
-    raised: [u64; 2],
+    raised: [u64; MAX_PORTS * VECTORS_PER_PORT / 64],
 }
 
 impl InterruptSink for IrqSink {
@@ -52,9 +61,13 @@ impl InterruptSink for IrqSink {
 pub(crate) struct Engine<F: Family> {
     #[pin]
     model: SpinLock<F::Model>,
-    /// The channel whose NAPI each vector schedules.
+    /// The channel whose NAPI each channel vector schedules (`port * MAX_CHANNELS +
+    /// channel`).
     #[pin]
     irqs: SpinLock<KVec<Option<Arc<Channel<F>>>>>,
+    /// The function whose event handler each port's [`ASYNC_INTR`] vector runs.
+    #[pin]
+    funcs: SpinLock<KVec<Option<Arc<F::Func>>>>,
     #[pin]
     work: Work<Engine<F>>,
     wq: OwnedQueue,
@@ -65,12 +78,18 @@ kernel::impl_has_work! {
     impl{F: Family} HasWork<Self> for Engine<F> { self.work }
 }
 
+/// The slot in the channel table of device vector `vector`, if it is a channel's.
+fn channel_slot(vector: usize) -> Option<usize> {
+    let (port, intr) = (vector / VECTORS_PER_PORT, vector % VECTORS_PER_PORT);
+    (intr < MAX_CHANNELS).then_some(port * MAX_CHANNELS + intr)
+}
+
 impl<F: Family> WorkItem for Engine<F> {
     type Pointer = Arc<Engine<F>>;
 
     fn run(this: Arc<Engine<F>>) {
         for _ in 0..SLICES_PER_RUN {
-            if !this.slice() {
+            if !Engine::slice(&this) {
                 return;
             }
         }
@@ -87,15 +106,23 @@ impl<F: Family> Engine<F> {
             F::init_port(&mut model, p);
             F::host_config(&mut model, id as u32, p);
         }
+        if ports > MAX_PORTS {
+            return Err(EINVAL);
+        }
         let mut irqs = KVec::with_capacity(ports * MAX_CHANNELS, GFP_KERNEL)?;
         for _ in 0..ports * MAX_CHANNELS {
             irqs.push(None, GFP_KERNEL)?;
+        }
+        let mut funcs = KVec::with_capacity(ports, GFP_KERNEL)?;
+        for _ in 0..ports {
+            funcs.push(None, GFP_KERNEL)?;
         }
         let wq = OwnedQueue::new(c_str!("rsnic-sim"), id)?;
         Arc::pin_init(
             pin_init!(Self {
                 model <- new_spinlock!(model, "rsnic::Engine::model"),
                 irqs <- new_spinlock!(irqs, "rsnic::Engine::irqs"),
+                funcs <- new_spinlock!(funcs, "rsnic::Engine::funcs"),
                 work <- new_work!("rsnic::Engine::work"),
                 wq,
                 stopped: AtomicBool::new(false),
@@ -112,12 +139,13 @@ impl<F: Family> Engine<F> {
         })
     }
 
-    /// Routes `vector` to `channel` (or to nobody). With `None`, no delivery to the old
-    /// channel is in progress or will happen once this returns.
+    /// Routes channel vector `vector` (`port * VECTORS_PER_PORT + channel`) to `channel`
+    /// (or to nobody). With `None`, no delivery to the old channel is in progress or will
+    /// happen once this returns.
     pub(crate) fn set_irq(&self, vector: usize, channel: Option<Arc<Channel<F>>>) {
         let old = with_bh(|| {
             let mut t = self.irqs.lock();
-            match t.get_mut(vector) {
+            match channel_slot(vector).and_then(|i| t.get_mut(i)) {
                 Some(slot) => core::mem::replace(slot, channel),
                 None => channel,
             }
@@ -126,25 +154,51 @@ impl<F: Family> Engine<F> {
         drop(old);
     }
 
+    /// Routes port `port`'s [`ASYNC_INTR`] vector to `func`'s event handler
+    /// ([`Family::func_irq`]), or to nobody. Returns the function that was routed before. With
+    /// `None`, no delivery to the old function is in progress or will happen once this
+    /// returns.
+    pub(crate) fn set_func_irq(
+        &self,
+        port: usize,
+        func: Option<Arc<F::Func>>,
+    ) -> Option<Arc<F::Func>> {
+        with_bh(|| {
+            let mut t = self.funcs.lock();
+            match t.get_mut(port) {
+                Some(slot) => core::mem::replace(slot, func),
+                None => func,
+            }
+        })
+    }
+
     /// One slice: runs the model for up to [`SLICE_WQES`] WQEs, then delivers interrupts.
     /// Returns whether work is left.
-    fn slice(&self) -> bool {
-        let mut sink = IrqSink { raised: [0; 2] };
+    fn slice(this: &Arc<Self>) -> bool {
+        let mut sink = IrqSink {
+            raised: [0; MAX_PORTS * VECTORS_PER_PORT / 64],
+        };
         let more = with_bh(|| {
-            let mut m = self.model.lock();
+            let mut m = this.model.lock();
             F::run(&mut m, &mut sink, SLICE_WQES).1
         });
-        if sink.raised != [0; 2] {
-            // Deliver under the table lock so that `set_irq(v, None)` waits for us; NAPI
-            // softirqs raised here run when bottom halves come back, after the lock.
+        if sink.raised.iter().any(|&w| w != 0) {
+            // Deliver under the table locks so that `set_irq(v, None)` and
+            // `set_func_irq(p, None)` wait for us; NAPI softirqs raised here run when bottom
+            // halves come back, after the locks.
             with_bh(|| {
-                let t = self.irqs.lock();
+                let t = this.irqs.lock();
+                let funcs = this.funcs.lock();
                 for (w, bits) in sink.raised.iter().enumerate() {
                     let mut b = *bits;
                     while b != 0 {
                         let v = w * 64 + b.trailing_zeros() as usize;
                         b &= b - 1;
-                        if let Some(Some(ch)) = t.get(v) {
+                        if v % VECTORS_PER_PORT == ASYNC_INTR {
+                            if let Some(Some(f)) = funcs.get(v / VECTORS_PER_PORT) {
+                                F::func_irq(f, &EngineMmio(this));
+                            }
+                        } else if let Some(Some(ch)) = channel_slot(v).and_then(|i| t.get(i)) {
                             ch.interrupt();
                         }
                     }

@@ -206,6 +206,26 @@ pub(crate) trait Family: Sized + Send + Sync + 'static {
     ) -> Result<Arc<Self::Func>>;
     /// Undoes [`Family::bring_up`] (at removal; failures are logged). Sleeps.
     fn tear_down(engine: &Arc<crate::engine::Engine<Self>>, func: &Self::Func, port: usize);
+    /// The function's asynchronous event vector fired (interrupt-like context: cannot
+    /// sleep).
+    fn func_irq(_func: &Arc<Self::Func>, _mmio: &EngineMmio<'_, Self>) {}
+    /// Gives the function its netdev, for the carrier (`None` before unregistering: the
+    /// reference is dropped).
+    fn func_attach(_func: &Self::Func, _dev: Option<&crate::ext::net::device::Device>) {}
+    /// Whether the carrier follows the device's port-change events (else the driver's
+    /// model of the cable, `link.rs`, sets it).
+    const CARRIER_FROM_EVENTS: bool = false;
+    /// Sets the port's administrative state (`ndo_open`/`ndo_stop`). Sleeps.
+    fn set_admin(
+        engine: &Arc<crate::engine::Engine<Self>>,
+        _func: &Arc<Self::Func>,
+        port: usize,
+        up: bool,
+    ) -> Result {
+        engine.with_model(|m| Self::set_link(m, port, up));
+        engine.kick();
+        Ok(())
+    }
     /// The permanent MAC address the function reported (`None`: a random one).
     fn permanent_mac(_func: &Self::Func) -> Option<[u8; 6]> {
         None

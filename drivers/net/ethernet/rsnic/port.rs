@@ -427,19 +427,30 @@ impl<F: Family> device::Operations for PortOps<F> {
         let mut st = port.state.lock();
         let params = st.params;
         port.open_channels(dev, &params, st.prog.as_ref(), &st.xsk)?;
-        st.open = true;
         let p = port.shared.port;
-        port.shared.engine.with_model(|m| F::set_link(m, p, true));
-        port.shared.engine.kick();
-        port.wire.set_admin(port.side, true);
+        if let Err(e) = F::set_admin(&port.shared.engine, &port.shared.func, p, true) {
+            port.close_channels(dev);
+            return Err(e);
+        }
+        st.open = true;
+        if !F::CARRIER_FROM_EVENTS {
+            port.wire.set_admin(port.side, true);
+        }
         Ok(())
     }
 
     fn stop(dev: &Device, port: ArcBorrow<'_, Port<F>>) -> Result {
         let mut st = port.state.lock();
-        port.wire.set_admin(port.side, false);
+        if F::CARRIER_FROM_EVENTS {
+            dev.carrier_off();
+        } else {
+            port.wire.set_admin(port.side, false);
+        }
         let p = port.shared.port;
-        port.shared.engine.with_model(|m| F::set_link(m, p, false));
+        if let Err(e) = F::set_admin(&port.shared.engine, &port.shared.func, p, false) {
+            // The interface goes down regardless; the device may keep the link up.
+            pr_err!("{}: setting the port down failed: {:?}\n", dev.name(), e);
+        }
         if st.open {
             port.close_channels(dev);
             st.open = false;

@@ -307,10 +307,32 @@ impl Family for Mlx5 {
         })
     }
 
-    fn tear_down(engine: &Arc<crate::engine::Engine<Self>>, func: &ctrl::Func, port: usize) {
-        if let Some(e) = func.tear_down(engine, port) {
+    fn tear_down(_engine: &Arc<crate::engine::Engine<Self>>, func: &ctrl::Func, port: usize) {
+        if let Some(e) = func.tear_down() {
             pr_warn!("port {}: teardown: {}\n", port, e);
         }
+    }
+
+    fn func_irq(func: &Arc<ctrl::Func>, mmio: &EngineMmio<'_, Self>) {
+        func.irq(mmio);
+    }
+
+    fn func_attach(func: &ctrl::Func, dev: Option<&crate::ext::net::device::Device>) {
+        func.attach(dev);
+    }
+
+    const CARRIER_FROM_EVENTS: bool = true;
+
+    fn set_admin(
+        _engine: &Arc<crate::engine::Engine<Self>>,
+        func: &Arc<ctrl::Func>,
+        port: usize,
+        up: bool,
+    ) -> Result {
+        func.set_admin(up).map_err(|e| {
+            pr_err!("port {}: {}\n", port, e);
+            cmd_errno(&e)
+        })
     }
 
     fn permanent_mac(func: &ctrl::Func) -> Option<[u8; 6]> {
