@@ -846,13 +846,14 @@ impl<F: Family> Channel<F> {
         )?;
         let rxq = XdpRxq::new(dev, index, &pool)?;
         // `guard` destroys the device queues made so far if a later step fails.
-        let mut guard = DeviceQueues::<F>::new(&shared.engine);
+        let mut guard = DeviceQueues::<F>::new(shared);
         let ctx = OpenCtx {
             engine: &shared.engine,
             dma: &shared.dma,
             port: shared.port,
             vector,
             pool: &pool,
+            func: &shared.func,
         };
         let opened = F::open(&ctx, &mut guard.queues, p)?;
         let xdpsq = match prog {
@@ -1320,7 +1321,7 @@ impl<F: Family> Channel<F> {
             crate::ext::sync::msleep(1);
         }
         // The device stops touching the channel's memory: queues first, then their CQs.
-        drop(DeviceQueues::<F>::of(&self.shared.engine, self.queues));
+        drop(DeviceQueues::<F>::of(&self.shared, self.queues));
         let mut final_stats = self.stats();
         if let Some(x) = xdp_rd.as_mut() {
             let (t, arms) = F::xdp_sq_stats(&x.sq);
@@ -1595,19 +1596,21 @@ impl<F: Family> Poll for Channel<F> {
 /// drop unless kept, so a failed open leaves nothing behind in the device.
 struct DeviceQueues<F: Family> {
     engine: Arc<Engine<F>>,
+    func: Arc<F::Func>,
     queues: F::Queues,
     keep: bool,
 }
 
 impl<F: Family> DeviceQueues<F> {
-    fn new(engine: &Arc<Engine<F>>) -> Self {
-        Self::of(engine, F::Queues::default())
+    fn new(shared: &PortShared<F>) -> Self {
+        Self::of(shared, F::Queues::default())
     }
 
-    /// The queues of an open channel (destroyed on drop).
-    fn of(engine: &Arc<Engine<F>>, queues: F::Queues) -> Self {
+    /// The queues of an open channel (destroyed on drop, which sleeps).
+    fn of(shared: &PortShared<F>, queues: F::Queues) -> Self {
         Self {
-            engine: engine.clone(),
+            engine: shared.engine.clone(),
+            func: shared.func.clone(),
             queues,
             keep: false,
         }
@@ -1621,8 +1624,7 @@ impl<F: Family> DeviceQueues<F> {
 impl<F: Family> Drop for DeviceQueues<F> {
     fn drop(&mut self) {
         if !self.keep {
-            let q = self.queues;
-            self.engine.with_model(|m| F::destroy(m, &q));
+            F::destroy(&self.engine, &self.func, &self.queues);
         }
     }
 }

@@ -107,6 +107,8 @@ pub(crate) struct OpenCtx<'a, F: Family> {
     pub(crate) vector: usize,
     /// The channel's page pool (RX buffers).
     pub(crate) pool: &'a PagePool,
+    /// The port's function (queue commands).
+    pub(crate) func: &'a Arc<F::Func>,
 }
 
 /// A counter getter of `ethtool -S` (control path only).
@@ -247,7 +249,21 @@ pub(crate) trait Family: Sized + Send + Sync + 'static {
         p: &ChannelParams,
     ) -> Result<Opened<Self>>;
     /// Destroys the device queues in `queues` (queues before their CQs, CQs before EQs).
-    fn destroy(m: &mut Self::Model, queues: &Self::Queues);
+    /// Sleeps.
+    fn destroy(
+        engine: &Arc<crate::engine::Engine<Self>>,
+        func: &Arc<Self::Func>,
+        queues: &Self::Queues,
+    );
+    /// Steers received frames over the RQs `rqns` (an empty list: none). Sleeps.
+    fn apply_rss(
+        engine: &Arc<crate::engine::Engine<Self>>,
+        _func: &Arc<Self::Func>,
+        port: usize,
+        rqns: &[u32],
+    ) -> Result {
+        engine.with_model(|m| Self::set_rss(m, port, rqns))
+    }
 
     /// Transmits one packet; the doorbell is rung when `more` is false or the queue stops.
     fn xmit(

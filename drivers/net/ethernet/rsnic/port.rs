@@ -193,9 +193,13 @@ impl<F: Family> Port<F> {
             }
         }
         let port = self.shared.port;
-        self.shared
-            .engine
-            .with_model(|m| F::set_rss(m, port, &rqns))?;
+        if let Err(e) = F::apply_rss(&self.shared.engine, &self.shared.func, port, &rqns) {
+            for ch in chans.into_iter() {
+                let i = ch.index();
+                self.add_totals(i, ch.close());
+            }
+            return Err(e);
+        }
         self.shared.engine.kick();
         for ch in chans.iter() {
             ch.activate();
@@ -222,9 +226,7 @@ impl<F: Family> Port<F> {
         }
         dev.tx_disable();
         let port = self.shared.port;
-        self.shared.engine.with_model(|m| {
-            let _ = F::set_rss(m, port, &[]);
-        });
+        let _ = F::apply_rss(&self.shared.engine, &self.shared.func, port, &[]);
         for ch in chans.into_iter() {
             let i = ch.index();
             self.add_totals(i, ch.close());

@@ -405,23 +405,25 @@ impl Family for Mana {
         })
     }
 
-    fn destroy(m: &mut Self::Model, q: &Queues) {
-        // Queues before their CQs, CQs before the EQ.
-        for id in [q.rq, q.xsk_rq].into_iter().flatten() {
-            let _ = m.destroy_rq(id);
-        }
-        for id in [q.sq, q.xsk_sq].into_iter().flatten() {
-            let _ = m.destroy_sq(id);
-        }
-        for id in [q.rx_cq, q.tx_cq, q.xsk_rq_cq, q.xsk_sq_cq]
-            .into_iter()
-            .flatten()
-        {
-            let _ = m.destroy_cq(id);
-        }
-        if let Some(id) = q.eq {
-            let _ = m.destroy_eq(id);
-        }
+    fn destroy(engine: &Arc<crate::engine::Engine<Self>>, _func: &Arc<()>, q: &Queues) {
+        engine.with_model(|m| {
+            // Queues before their CQs, CQs before the EQ.
+            for id in [q.rq, q.xsk_rq].into_iter().flatten() {
+                let _ = m.destroy_rq(id);
+            }
+            for id in [q.sq, q.xsk_sq].into_iter().flatten() {
+                let _ = m.destroy_sq(id);
+            }
+            for id in [q.rx_cq, q.tx_cq, q.xsk_rq_cq, q.xsk_sq_cq]
+                .into_iter()
+                .flatten()
+            {
+                let _ = m.destroy_cq(id);
+            }
+            if let Some(id) = q.eq {
+                let _ = m.destroy_eq(id);
+            }
+        });
     }
 
     #[inline(always)]

@@ -3,25 +3,28 @@
 //! The ConnectX (mlx5) family: `dp::mlx5` queues on the simulated ConnectX (`sim::mlx5`).
 //!
 //! A channel has an SQ with its TX CQ and an RQ with its RX CQ; the doorbell records of all
-//! four share one coherent page (SQ at 0, RQ at 8, TX CQ at 16, RX CQ at 24). CQEs raise the
-//! channel's vector directly (no event queue). Counters carry mlx5e's names.
+//! four share one coherent page (SQ at 0, RQ at 8, TX CQ at 16, RX CQ at 24). Every queue is
+//! made and destroyed by command (`ctrl`); the CQs complete on the channel's completion EQ,
+//! which raises the channel's vector. Counters carry mlx5e's names.
 
 use super::{Family, Get, OpenCtx, Opened, RingLimits, RxMeta, Summary, TxReaped};
 use crate::channel::{ChannelParams, ChannelStats, RxEnv, TxEnv, TxSkb, LKEY};
 use crate::dp::hw::Coherent;
 use crate::dp::mlx5::{
+    cmd::res,
     cq::{Cq, CQ_DB_REQ_NOT},
+    eq::Eq,
     rq::{Rq, RqParams, RxCompletion},
     sq::{Sq, SqParams, WqeInfo, BF_OFFSET},
     stats::{RxStats, TxStats},
     tx::{DmaEntry, InlineMode, TxReject},
 };
-use crate::engine::{EngineMmio, IrqSink};
+use crate::engine::{EngineMmio, IrqSink, VECTORS_PER_PORT};
 use crate::ext::net::page_pool::RxPage;
 use crate::ext::net::xsk::XskBuf;
-use crate::family::{filled, made, wadd};
+use crate::family::{filled, wadd};
 use crate::hw::{KBarriers, KCoherent};
-use crate::sim::mlx5::{api_uar_offset, CqConfig, PortCounters, RqConfig, SqConfig};
+use crate::sim::mlx5::PortCounters;
 use crate::xdp::{XdpEnv, XdpSqKind, XdpTx, XskRxEnv};
 use kernel::{c_str, prelude::*, str::CStr, sync::Arc};
 
@@ -41,15 +44,7 @@ fn factory_mac(dev: u32, port: usize) -> [u8; 6] {
     [0x02, 0x52, 0x53, 0x00, dev as u8, port as u8 + 1]
 }
 
-/// The errno of a failed command, as `mlx5_cmd_check` gives it.
-fn cmd_errno(e: &crate::dp::mlx5::cmd::CmdError) -> Error {
-    use crate::dp::mlx5::cmd::{queue::status_to_errno, CmdErrorKind};
-    match e.kind {
-        CmdErrorKind::Status { status, .. } => Error::from_errno(status_to_errno(status)),
-        CmdErrorKind::Timeout => crate::ext::net::etimedout(),
-        _ => EIO,
-    }
-}
+use ctrl::cmd_errno;
 
 /// Private flag bit: the multi-packet TX WQE (MPWQE) path.
 pub(crate) const PFLAG_TX_MPWQE: u32 = 1 << 0;
@@ -61,6 +56,18 @@ type KSq = Sq<TxSkb, KCoherent, KVec<WqeInfo<TxSkb>>, KVec<Option<TxSkb>>, KVec<
 type KRq = Rq<RxPage, KCoherent, KVec<Option<RxPage>>>;
 type KXdpSq = Sq<XdpTx, KCoherent, KVec<WqeInfo<XdpTx>>, KVec<Option<XdpTx>>, KVec<DmaEntry>>;
 type KXskRq = Rq<XskBuf, KCoherent, KVec<Option<XskBuf>>>;
+type KEq = Eq<KCoherent>;
+
+/// Most EQEs one interrupt consumes (`MLX5_EQ_POLLING_BUDGET` is 128; a channel's EQ holds
+/// at most one per CQ between interrupts).
+const COMP_EQ_BUDGET: u32 = 64;
+
+/// Records in `slot` the object a create command made (so a failed open destroys it).
+fn rec(slot: &mut Option<u32>, r: Result<u32>) -> Result<u32> {
+    let n = r?;
+    *slot = Some(n);
+    Ok(n)
+}
 
 /// Device queue numbers of a channel.
 #[derive(Clone, Copy, Default)]
@@ -75,6 +82,8 @@ pub(crate) struct Queues {
     /// The ndo_xdp_xmit SQ and its CQ.
     xdp_rd_cq: Option<u32>,
     xdp_rd_sq: Option<u32>,
+    /// The channel's completion EQ.
+    eq: Option<u8>,
     /// AF_XDP zero-copy: the XSK SQ, the ICO SQ, the XSK RQ, and their CQs.
     xsk_sq_cq: Option<u32>,
     xsk_sq: Option<u32>,
@@ -119,7 +128,7 @@ impl Family for Mlx5 {
 
     type Sq = KSq;
     type Rx = KRq;
-    type Irq = ();
+    type Irq = KEq;
     type Queues = Queues;
     type TxStats = TxStats;
     type RxStats = RxStats;
@@ -358,9 +367,14 @@ impl Family for Mlx5 {
     }
 
     fn open(ctx: &OpenCtx<'_, Self>, q: &mut Queues, p: &ChannelParams) -> Result<Opened<Self>> {
-        let port = ctx.port;
-        let uar = api_uar_offset(port);
+        let func = ctx.func;
+        let uar = func.uar_offset();
         let dma = ctx.dma;
+        // The channel's completion EQ, on its vector (mlx5e: one per channel's IRQ).
+        let intr = (ctx.vector % VECTORS_PER_PORT) as u16;
+        let (eqn, ring) = func.create_comp_eq(dma, intr)?;
+        q.eq = Some(eqn);
+        let eq = Eq::new(ring, ctrl::COMP_EQ_LOG, eqn, uar).map_err(|_| EINVAL)?;
         // Doorbell records: SQ at 0, RQ at 8, TX CQ at 16, RX CQ at 24.
         let dbr = KCoherent::alloc(dma, 64)?;
         let nsq = 1usize << p.log_sq;
@@ -370,58 +384,31 @@ impl Family for Mlx5 {
         let sq_buf = KCoherent::alloc(dma, nsq * 64)?;
         let rq_buf = KCoherent::alloc(dma, nrq * 16)?;
         let dbr_addr = dbr.dma_addr();
-        let vector = ctx.vector as u16;
 
-        // Device queues, CQs before the queues that complete on them.
-        let cq_cfg = |buf: &KCoherent, log_size: u8, dbr_off: u64| CqConfig {
-            port,
-            buf: buf.dma_addr(),
-            log_size,
-            dbr: dbr_addr + dbr_off,
-            vector,
-            compress: false,
-        };
-        let tx_cqn = made(
+        // Device queues by command, CQs before the queues that complete on them (the CQ
+        // buffers get their initial owner bytes from `Cq::new`, before any WQE is posted).
+        let tx_cqn = rec(
             &mut q.tx_cq,
-            ctx.engine
-                .with_model(|m| m.create_cq(&cq_cfg(&tx_cq_buf, p.log_sq, 16))),
+            func.create_cq(&tx_cq_buf, p.log_sq, dbr_addr + 16, eqn),
         )?;
-        let rx_cqn = made(
+        let rx_cqn = rec(
             &mut q.rx_cq,
-            ctx.engine
-                .with_model(|m| m.create_cq(&cq_cfg(&rx_cq_buf, p.log_rq, 24))),
+            func.create_cq(&rx_cq_buf, p.log_rq, dbr_addr + 24, eqn),
         )?;
-        // The CQ buffers get their initial owner bytes (0xF1) before any WQE is posted.
         let tx_cq =
             Cq::new(tx_cq_buf, dbr.clone(), 16, p.log_sq, tx_cqn, uar).map_err(|_| EINVAL)?;
         let rx_cq =
             Cq::new(rx_cq_buf, dbr.clone(), 24, p.log_rq, rx_cqn, uar).map_err(|_| EINVAL)?;
-        let (sq_addr, rq_addr) = (sq_buf.dma_addr(), rq_buf.dma_addr());
-        let sqn = made(
+        let sqn = rec(
             &mut q.sq,
-            ctx.engine.with_model(|m| {
-                m.create_sq(&SqConfig {
-                    port,
-                    buf: sq_addr,
-                    log_size: p.log_sq,
-                    dbr: dbr_addr,
-                    cqn: tx_cqn,
-                })
-            }),
+            func.create_sq(&sq_buf, p.log_sq, dbr_addr, tx_cqn),
         )?;
-        let rqn = made(
+        func.ready_sq(sqn)?;
+        let rqn = rec(
             &mut q.rq,
-            ctx.engine.with_model(|m| {
-                m.create_rq(&RqConfig {
-                    port,
-                    buf: rq_addr,
-                    log_size: p.log_rq,
-                    log_stride: 4,
-                    dbr: dbr_addr + 8,
-                    cqn: rx_cqn,
-                })
-            }),
+            func.create_rq(&rq_buf, p.log_rq, 4, dbr_addr + 8, rx_cqn),
         )?;
+        func.ready_rq(rqn)?;
         let sq = Sq::new(
             SqParams {
                 log_sz: p.log_sq,
@@ -464,21 +451,21 @@ impl Family for Mlx5 {
         Ok(Opened {
             sq,
             rx: rq,
-            irq: (),
+            irq: eq,
             rqn,
         })
     }
 
-    fn destroy(m: &mut Self::Model, q: &Queues) {
-        // Queues before their CQs.
+    fn destroy(_engine: &Arc<crate::engine::Engine<Self>>, func: &Arc<ctrl::Func>, q: &Queues) {
+        // Queues before their CQs, CQs before the EQ.
         for n in [q.rq, q.xsk_rq].into_iter().flatten() {
-            let _ = m.destroy_rq(n);
+            func.destroy(|b| res::destroy_rq(b, n));
         }
         for n in [q.sq, q.xdp_tx_sq, q.xdp_rd_sq, q.xsk_sq, q.ico_sq]
             .into_iter()
             .flatten()
         {
-            let _ = m.destroy_sq(n);
+            func.destroy(|b| res::destroy_sq(b, n));
         }
         for n in [
             q.rx_cq,
@@ -492,8 +479,20 @@ impl Family for Mlx5 {
         .into_iter()
         .flatten()
         {
-            let _ = m.destroy_cq(n);
+            func.destroy(|b| res::destroy_cq(b, n));
         }
+        if let Some(n) = q.eq {
+            func.destroy(|b| res::destroy_eq(b, n));
+        }
+    }
+
+    fn apply_rss(
+        _engine: &Arc<crate::engine::Engine<Self>>,
+        func: &Arc<ctrl::Func>,
+        _port: usize,
+        rqns: &[u32],
+    ) -> Result {
+        func.set_rss(rqns)
     }
 
     #[inline(always)]
@@ -558,9 +557,14 @@ impl Family for Mlx5 {
 
     fn rx_continue(_rq: &mut KRq, _work: u32, _mmio: &EngineMmio<'_, Self>) {}
 
-    fn irq_start(_irq: &mut (), _mmio: &EngineMmio<'_, Self>) {}
+    fn irq_start(eq: &mut KEq, mmio: &EngineMmio<'_, Self>) {
+        eq.update_ci(true, mmio, mmio);
+    }
 
-    fn irq_handle(_irq: &mut (), _mmio: &EngineMmio<'_, Self>) -> bool {
+    /// `mlx5_eq_comp_int`: consume the completion EQEs and re-arm the EQ. Every CQ on the
+    /// EQ is the channel's, and NAPI polls them all: the EQEs' CQ numbers need no lookup.
+    fn irq_handle(eq: &mut KEq, mmio: &EngineMmio<'_, Self>) -> bool {
+        eq.poll(COMP_EQ_BUDGET, mmio, mmio, |_| {});
         true
     }
 
@@ -576,8 +580,9 @@ impl Family for Mlx5 {
             XdpSqKind::Xsk => (&mut q.xsk_sq_cq, &mut q.xsk_sq),
             XdpSqKind::Ico => (&mut q.ico_cq, &mut q.ico_sq),
         };
-        let port = ctx.port;
-        let uar = api_uar_offset(port);
+        let func = ctx.func;
+        let uar = func.uar_offset();
+        let eqn = q.eq.ok_or(EINVAL)?;
         // Doorbell records: SQ at 0, CQ at 16.
         let dbr = KCoherent::alloc(ctx.dma, 64)?;
         // The ICO SQ only carries wake-up NOPs: the smallest ring.
@@ -589,33 +594,16 @@ impl Family for Mlx5 {
         let n = 1usize << log_sq;
         let cq_buf = KCoherent::alloc(ctx.dma, n * 64)?;
         let sq_buf = KCoherent::alloc(ctx.dma, n * 64)?;
-        let cqn = made(
+        let cqn = rec(
             cq_slot,
-            ctx.engine.with_model(|m| {
-                m.create_cq(&CqConfig {
-                    port,
-                    buf: cq_buf.dma_addr(),
-                    log_size: log_sq,
-                    dbr: dbr.dma_addr() + 16,
-                    vector: ctx.vector as u16,
-                    compress: false,
-                })
-            }),
+            func.create_cq(&cq_buf, log_sq, dbr.dma_addr() + 16, eqn),
         )?;
         let cq = Cq::new(cq_buf, dbr.clone(), 16, log_sq, cqn, uar).map_err(|_| EINVAL)?;
-        let sq_addr = sq_buf.dma_addr();
-        let sqn = made(
+        let sqn = rec(
             sq_slot,
-            ctx.engine.with_model(|m| {
-                m.create_sq(&SqConfig {
-                    port,
-                    buf: sq_addr,
-                    log_size: log_sq,
-                    dbr: dbr.dma_addr(),
-                    cqn,
-                })
-            }),
+            func.create_sq(&sq_buf, log_sq, dbr.dma_addr(), cqn),
         )?;
+        func.ready_sq(sqn)?;
         // mlx5e's XDP SQs: Enhanced MPWQE sessions with small frames inlined while the
         // ring is busy (the inline watermarks).
         let sq = Sq::new(
@@ -696,41 +684,24 @@ impl Family for Mlx5 {
         buf_size: u32,
         env: &mut XskRxEnv<'_, Self>,
     ) -> Result<Option<(KXskRq, u32)>> {
-        let port = ctx.port;
-        let uar = api_uar_offset(port);
+        let func = ctx.func;
+        let uar = func.uar_offset();
+        let eqn = q.eq.ok_or(EINVAL)?;
         // Doorbell records: RQ at 0, CQ at 16.
         let dbr = KCoherent::alloc(ctx.dma, 64)?;
         let n = 1usize << p.log_rq;
         let cq_buf = KCoherent::alloc(ctx.dma, n * 64)?;
         let rq_buf = KCoherent::alloc(ctx.dma, n * 16)?;
-        let cqn = made(
+        let cqn = rec(
             &mut q.xsk_rq_cq,
-            ctx.engine.with_model(|m| {
-                m.create_cq(&CqConfig {
-                    port,
-                    buf: cq_buf.dma_addr(),
-                    log_size: p.log_rq,
-                    dbr: dbr.dma_addr() + 16,
-                    vector: ctx.vector as u16,
-                    compress: false,
-                })
-            }),
+            func.create_cq(&cq_buf, p.log_rq, dbr.dma_addr() + 16, eqn),
         )?;
         let cq = Cq::new(cq_buf, dbr.clone(), 16, p.log_rq, cqn, uar).map_err(|_| EINVAL)?;
-        let rq_addr = rq_buf.dma_addr();
-        let rqn = made(
+        let rqn = rec(
             &mut q.xsk_rq,
-            ctx.engine.with_model(|m| {
-                m.create_rq(&RqConfig {
-                    port,
-                    buf: rq_addr,
-                    log_size: p.log_rq,
-                    log_stride: 4,
-                    dbr: dbr.dma_addr(),
-                    cqn,
-                })
-            }),
+            func.create_rq(&rq_buf, p.log_rq, 4, dbr.dma_addr(), cqn),
         )?;
+        func.ready_rq(rqn)?;
         let mut rq = Rq::new(
             RqParams {
                 log_sz: p.log_rq,

@@ -107,6 +107,47 @@ impl Barriers for FuncBar<'_> {
     }
 }
 
+/// The RSS objects: RQT and indirect TIR.
+#[derive(Clone, Copy)]
+struct Rss {
+    rqtn: u32,
+    tirn: u32,
+}
+
+/// The Toeplitz key of the port's TIR: the example key of Microsoft's RSS specification
+/// (mlx5e fills a random one with `netdev_rss_key_fill`; a fixed one keeps the spreading
+/// of the VM tests' flows the same from run to run).
+const RSS_KEY: [u8; res::TOEPLITZ_KEY_LEN] = [
+    0x6d, 0x5a, 0x56, 0xda, 0x25, 0x5b, 0x0e, 0xc2, 0x41, 0x67, 0x25, 0x3d, 0x43, 0xa3, 0x8f, 0xb0,
+    0xd0, 0xca, 0x2b, 0xcb, 0xae, 0x7b, 0x30, 0xb4, 0x77, 0xcb, 0x2d, 0xa3, 0x80, 0x30, 0xf2, 0x0c,
+    0x6a, 0x42, 0xb7, 0x3b, 0xbe, 0xac, 0x01, 0xfa,
+];
+/// log2 of a channel's completion EQ (one EQE per armed CQ between two interrupts: a
+/// channel has at most seven CQs).
+pub(crate) const COMP_EQ_LOG: u8 = 6;
+/// Most RQs in the RSS table (`rqt_max_size`): one per channel.
+const RQT_MAX: u16 = crate::engine::MAX_CHANNELS as u16;
+
+/// The errno of a failed command, as `mlx5_cmd_check` gives it.
+pub(crate) fn cmd_errno(e: &CmdError) -> Error {
+    match e.kind {
+        CmdErrorKind::Status { status, .. } => {
+            Error::from_errno(crate::dp::mlx5::cmd::queue::status_to_errno(status))
+        }
+        CmdErrorKind::Timeout => crate::ext::net::etimedout(),
+        _ => EIO,
+    }
+}
+
+/// A ring of EQEs with every owner bit at 1 (`init_eq_buf`: hardware owned).
+fn eq_ring(dma: &Arc<DmaDevice>, log: u8) -> Result<KCoherent> {
+    let ring = KCoherent::alloc(dma, 64 << log)?;
+    for i in 0..(1usize << log) {
+        ring.write(i * 64 + 63, &[1]);
+    }
+    Ok(ring)
+}
+
 /// The async EQ and the netdev whose carrier its events set.
 struct Events {
     eq: Option<Eq<KCoherent>>,
@@ -130,6 +171,11 @@ pub(crate) struct Func {
     wq: OwnedQueue,
     /// Teardown began: the carrier work does nothing any more.
     stopping: AtomicBool,
+    /// The TIS every SQ of the port sends through.
+    tisn: u32,
+    /// The RSS table and the TIR that dispatches through it (while channels are open).
+    #[pin]
+    rss: Mutex<Option<Rss>>,
 }
 
 kernel::impl_has_work! {
@@ -200,18 +246,31 @@ impl Func {
             }
         };
         let res = *b.resources();
-        let eq = match r.map_err(BringupError::Cmd) {
-            Ok(()) => create_async_eq(&mut q, &bar, dma, &res),
-            Err(e) => Err(e),
-        };
-        let eq = match eq {
-            Ok(eq) => eq,
-            Err(e) => {
-                if let Some(te) = tear_down(&mut q, &bar, &res) {
-                    pr_warn!("port {}: undoing a failed bring-up: {}\n", port, te);
-                }
-                return Err(e);
+        let mut eq = None;
+        let mut tisn = None;
+        let r = r.map_err(BringupError::Cmd).and_then(|()| {
+            eq = Some(create_async_eq(&mut q, &bar, dma, &res)?);
+            // mlx5e_create_tises: the TIS of the port's SQs, in its transport domain.
+            let mut inp = [0u8; res::CREATE_TIS_IN_LEN];
+            let mut out = [0u8; res::SHORT_LEN];
+            let n = res::create_tis(&mut inp, res.td.unwrap_or(0)).map_err(bad_format)?;
+            run_cmd(&mut q, &bar, &inp[..n], &mut out).map_err(BringupError::Cmd)?;
+            tisn = Some(res::parse_create_tis(&out).map_err(bad_format)?);
+            Ok(())
+        });
+        if let Err(e) = r {
+            let mut first = None;
+            if let Some(eq) = eq {
+                first = destroy_obj(&mut q, &bar, |b| res::destroy_eq(b, eq.eqn())).err();
             }
+            let te = first.or(tear_down(&mut q, &bar, &res));
+            if let Some(te) = te {
+                pr_warn!("port {}: undoing a failed bring-up: {}\n", port, te);
+            }
+            return Err(e);
+        }
+        let (Some(eq), Some(tisn)) = (eq, tisn) else {
+            return Err(BringupError::Kernel(EINVAL));
         };
         let wq = OwnedQueue::new(c_str!("rsnic-ctl"), port as i32)?;
         Arc::pin_init(
@@ -224,6 +283,8 @@ impl Func {
                 work <- new_work!("rsnic::mlx5::Func::work"),
                 wq,
                 stopping: AtomicBool::new(false),
+                tisn,
+                rss <- new_mutex!(None, "rsnic::mlx5::Func::rss"),
             }),
             GFP_KERNEL,
         )
@@ -234,6 +295,228 @@ impl Func {
     pub(crate) fn exec(&self, input: &[u8], out: &mut [u8]) -> Result<usize, CmdError> {
         let bar = FuncBar::new(&self.engine, self.port);
         run_cmd(&mut self.cmd.lock(), &bar, input, out)
+    }
+
+    /// The offset of the function's UAR page in the device's registers (doorbells of the
+    /// port's queues and EQs).
+    pub(crate) fn uar_offset(&self) -> u32 {
+        FuncBar::new(&self.engine, self.port).base + self.res.uar.unwrap_or(0) * 4096
+    }
+
+    /// Runs the command `build` writes into an `inlen`-byte buffer and returns its output of
+    /// `outlen` bytes. A failure is logged with the port and the command. Sleeps.
+    fn cmd(
+        &self,
+        inlen: usize,
+        outlen: usize,
+        build: impl FnOnce(&mut [u8]) -> core::result::Result<usize, crate::dp::mlx5::cmd::FormatError>,
+    ) -> Result<KVec<u8>> {
+        let mut inp = KVec::from_elem(0u8, inlen, GFP_KERNEL)?;
+        let mut out = KVec::from_elem(0u8, outlen, GFP_KERNEL)?;
+        let n = build(&mut inp).map_err(|e| {
+            pr_err!(
+                "port {}: a command does not fit its format: {:?}\n",
+                self.port,
+                e
+            );
+            EINVAL
+        })?;
+        self.exec(&inp[..n], &mut out).map_err(|e| {
+            pr_err!("port {}: {}\n", self.port, e);
+            cmd_errno(&e)
+        })?;
+        Ok(out)
+    }
+
+    /// The object number a create command returned.
+    fn created(
+        &self,
+        out: &[u8],
+        parse: impl FnOnce(&[u8]) -> core::result::Result<u32, crate::dp::mlx5::cmd::FormatError>,
+    ) -> Result<u32> {
+        parse(out).map_err(|_| {
+            pr_err!(
+                "port {}: a create command returned a malformed output\n",
+                self.port
+            );
+            EIO
+        })
+    }
+
+    /// CREATE_EQ for a channel's completions on vector `intr` of the function: returns the
+    /// EQ number and the ring (the caller records the number before anything can fail).
+    pub(crate) fn create_comp_eq(
+        &self,
+        dma: &Arc<DmaDevice>,
+        intr: u16,
+    ) -> Result<(u8, KCoherent)> {
+        let ring = eq_ring(dma, COMP_EQ_LOG)?;
+        let p = CreateEq {
+            log_eq_size: COMP_EQ_LOG,
+            uar_page: self.res.uar.unwrap_or(0),
+            intr,
+            event_bitmask: 0,
+            pas: Pas {
+                addr: ring.dma_addr(),
+                size: ring.size(),
+            },
+        };
+        let out = self.cmd(res::create_eq_len(&p), res::SHORT_LEN, |b| {
+            res::create_eq(b, &p)
+        })?;
+        let eqn = res::parse_create_eq(&out).map_err(|_| EIO)?;
+        Ok((eqn, ring))
+    }
+
+    /// CREATE_CQ of `2^log` CQEs in `buf`, doorbell record at bus address `dbr`, completion
+    /// events to EQ `eqn`.
+    pub(crate) fn create_cq(&self, buf: &KCoherent, log: u8, dbr: u64, eqn: u8) -> Result<u32> {
+        let p = res::CreateCq {
+            log_cq_size: log,
+            uar_page: self.res.uar.unwrap_or(0),
+            c_eqn: eqn,
+            dbr_addr: dbr,
+            cqe_comp_en: false,
+            mini_cqe_res_format: 0,
+            pas: Pas {
+                addr: buf.dma_addr(),
+                size: buf.size(),
+            },
+        };
+        let out = self.cmd(res::create_cq_len(&p), res::SHORT_LEN, |b| {
+            res::create_cq(b, &p)
+        })?;
+        self.created(&out, res::parse_create_cq)
+    }
+
+    /// CREATE_SQ (in RST) of `2^log` WQEBBs in `buf` completing on `cqn`, through the port's
+    /// TIS; [`Func::ready_sq`] moves it to RDY.
+    pub(crate) fn create_sq(&self, buf: &KCoherent, log: u8, dbr: u64, cqn: u32) -> Result<u32> {
+        let p = res::CreateSq {
+            cqn,
+            tisn: self.tisn,
+            min_wqe_inline_mode: 0,
+            wq: res::Wq {
+                pd: self.res.pd.unwrap_or(0),
+                uar_page: self.res.uar.unwrap_or(0),
+                dbr_addr: dbr,
+                log_wq_stride: res::SQ_LOG_WQ_STRIDE,
+                log_wq_sz: log,
+                pas: Pas {
+                    addr: buf.dma_addr(),
+                    size: buf.size(),
+                },
+            },
+        };
+        let out = self.cmd(res::create_sq_len(&p), res::SHORT_LEN, |b| {
+            res::create_sq(b, &p)
+        })?;
+        self.created(&out, res::parse_create_sq)
+    }
+
+    /// MODIFY_SQ RST -> RDY.
+    pub(crate) fn ready_sq(&self, sqn: u32) -> Result {
+        self.cmd(res::MODIFY_Q_IN_LEN, res::OUT_LEN, |b| {
+            res::modify_sq(b, sqn, res::QState::Rst, res::QState::Rdy)
+        })?;
+        Ok(())
+    }
+
+    /// CREATE_RQ (in RST) of `2^log` WQEs of `2^log_stride` bytes in `buf` completing on
+    /// `cqn`; [`Func::ready_rq`] moves it to RDY.
+    pub(crate) fn create_rq(
+        &self,
+        buf: &KCoherent,
+        log: u8,
+        log_stride: u8,
+        dbr: u64,
+        cqn: u32,
+    ) -> Result<u32> {
+        let p = res::CreateRq {
+            cqn,
+            wq: res::Wq {
+                pd: self.res.pd.unwrap_or(0),
+                uar_page: 0,
+                dbr_addr: dbr,
+                log_wq_stride: log_stride,
+                log_wq_sz: log,
+                pas: Pas {
+                    addr: buf.dma_addr(),
+                    size: buf.size(),
+                },
+            },
+        };
+        let out = self.cmd(res::create_rq_len(&p), res::SHORT_LEN, |b| {
+            res::create_rq(b, &p)
+        })?;
+        self.created(&out, res::parse_create_rq)
+    }
+
+    /// MODIFY_RQ RST -> RDY.
+    pub(crate) fn ready_rq(&self, rqn: u32) -> Result {
+        self.cmd(res::MODIFY_Q_IN_LEN, res::OUT_LEN, |b| {
+            res::modify_rq(b, rqn, res::QState::Rst, res::QState::Rdy)
+        })?;
+        Ok(())
+    }
+
+    /// Destroys an object (DESTROY_RQ/SQ/CQ/EQ): errors are logged and otherwise ignored, as
+    /// mlx5e's destroy paths do.
+    pub(crate) fn destroy(
+        &self,
+        build: impl FnOnce(&mut [u8]) -> core::result::Result<usize, crate::dp::mlx5::cmd::FormatError>,
+    ) {
+        let _ = self.cmd(res::SHORT_LEN, res::OUT_LEN, build);
+    }
+
+    /// Steers received frames over `rqns` (RSS, Toeplitz over the IPv4 addresses and TCP
+    /// ports, mlx5e's indirect TIR): CREATE_RQT and CREATE_TIR the first time, MODIFY_RQT
+    /// after; an empty list destroys both (nothing is received). Sleeps.
+    pub(crate) fn set_rss(&self, rqns: &[u32]) -> Result {
+        let mut rss = self.rss.lock();
+        if rqns.is_empty() {
+            if let Some(r) = rss.take() {
+                self.destroy(|b| res::destroy_tir(b, r.tirn));
+                self.destroy(|b| res::destroy_rqt(b, r.rqtn));
+            }
+            return Ok(());
+        }
+        if let Some(r) = *rss {
+            self.cmd(res::rqt_len(rqns.len()), res::OUT_LEN, |b| {
+                res::modify_rqt(b, r.rqtn, RQT_MAX, rqns)
+            })?;
+            return Ok(());
+        }
+        let out = self.cmd(res::rqt_len(rqns.len()), res::SHORT_LEN, |b| {
+            res::create_rqt(b, RQT_MAX, rqns)
+        })?;
+        let rqtn = self.created(&out, res::parse_create_rqt)?;
+        let t = res::CreateTir {
+            transport_domain: self.res.td.unwrap_or(0),
+            rqtn,
+            key: RSS_KEY,
+            l3_prot_type: res::L3_PROT_IPV4,
+            l4_prot_type: res::L4_PROT_TCP,
+            selected_fields: res::HASH_SEL_SRC_IP
+                | res::HASH_SEL_DST_IP
+                | res::HASH_SEL_L4_SPORT
+                | res::HASH_SEL_L4_DPORT,
+        };
+        let tirn = self
+            .cmd(res::CREATE_TIR_IN_LEN, res::SHORT_LEN, |b| {
+                res::create_tir(b, &t)
+            })
+            .and_then(|out| self.created(&out, res::parse_create_tir));
+        match tirn {
+            Ok(tirn) => {
+                *rss = Some(Rss { rqtn, tirn });
+                Ok(())
+            }
+            Err(e) => {
+                self.destroy(|b| res::destroy_rqt(b, rqtn));
+                Err(e)
+            }
+        }
     }
 
     /// Sets the port's administrative state (PAOS, as `mlx5_set_port_admin_status`); when
@@ -289,16 +572,24 @@ impl Func {
         self.stopping.store(true, Ordering::Release);
         self.wq.flush();
         let bar = FuncBar::new(&self.engine, self.port);
+        let rss = self.rss.lock().take();
         let mut q = self.cmd.lock();
-        let eq = with_bh(|| self.events.lock().eq.take());
         let mut first = None;
+        let mut record = |r: Result<(), CmdError>| {
+            if first.is_none() {
+                first = r.err();
+            }
+        };
+        if let Some(rss) = rss {
+            record(destroy_obj(&mut q, &bar, |b| res::destroy_tir(b, rss.tirn)));
+            record(destroy_obj(&mut q, &bar, |b| res::destroy_rqt(b, rss.rqtn)));
+        }
+        record(destroy_obj(&mut q, &bar, |b| {
+            res::destroy_tis(b, self.tisn)
+        }));
+        let eq = with_bh(|| self.events.lock().eq.take());
         if let Some(eq) = eq {
-            let mut inp = [0u8; res::SHORT_LEN];
-            let mut out = [0u8; res::SHORT_LEN];
-            let r = res::destroy_eq(&mut inp, eq.eqn())
-                .map_err(|_| CmdError::iface(CmdErrorKind::BadOutput))
-                .and_then(|n| run_cmd(&mut q, &bar, &inp[..n], &mut out));
-            first = r.err();
+            record(destroy_obj(&mut q, &bar, |b| res::destroy_eq(b, eq.eqn())));
             // The ring is freed only now that the device has stopped writing it.
             drop(eq);
         }
@@ -328,6 +619,23 @@ fn run_cmd(
     }
 }
 
+/// A command's format was refused by its builder (a driver bug).
+fn bad_format(_: crate::dp::mlx5::cmd::FormatError) -> BringupError {
+    BringupError::Cmd(CmdError::iface(CmdErrorKind::BadOutput))
+}
+
+/// Runs a DESTROY_* command `build` writes, on `q`.
+fn destroy_obj(
+    q: &mut CmdQueue<KCoherent>,
+    bar: &FuncBar<'_>,
+    build: impl FnOnce(&mut [u8]) -> core::result::Result<usize, crate::dp::mlx5::cmd::FormatError>,
+) -> Result<(), CmdError> {
+    let mut inp = [0u8; res::SHORT_LEN];
+    let mut out = [0u8; res::OUT_LEN];
+    let n = build(&mut inp).map_err(|_| CmdError::iface(CmdErrorKind::BadOutput))?;
+    run_cmd(q, bar, &inp[..n], &mut out).map(|_| ())
+}
+
 /// Creates the function's async EQ (port-change events on vector [`ASYNC_INTR`]), armed.
 fn create_async_eq(
     q: &mut CmdQueue<KCoherent>,
@@ -335,13 +643,9 @@ fn create_async_eq(
     dma: &Arc<DmaDevice>,
     r: &Resources,
 ) -> core::result::Result<Eq<KCoherent>, BringupError> {
-    let bad = |_| BringupError::Cmd(CmdError::iface(CmdErrorKind::BadOutput));
+    let bad = bad_format;
     let uar = r.uar.ok_or(BringupError::Kernel(EINVAL))?;
-    let ring = KCoherent::alloc(dma, 64 << ASYNC_EQ_LOG)?;
-    // `init_eq_buf`: every EQE's owner bit starts at 1 (hardware owned).
-    for i in 0..(1usize << ASYNC_EQ_LOG) {
-        ring.write(i * 64 + 63, &[1]);
-    }
+    let ring = eq_ring(dma, ASYNC_EQ_LOG)?;
     let p = CreateEq {
         log_eq_size: ASYNC_EQ_LOG,
         uar_page: uar,
