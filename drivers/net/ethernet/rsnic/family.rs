@@ -255,6 +255,15 @@ pub(crate) trait Family: Sized + Send + Sync + 'static {
         func: &Arc<Self::Func>,
         queues: &Self::Queues,
     );
+    /// Internal loopback of the port on or off (`ethtool -K <dev> loopback`). Sleeps.
+    fn apply_loopback(
+        engine: &Arc<crate::engine::Engine<Self>>,
+        _func: &Arc<Self::Func>,
+        port: usize,
+        on: bool,
+    ) -> Result {
+        engine.with_model(|m| Self::set_loopback(m, port, on))
+    }
     /// Steers received frames over the RQs `rqns` (an empty list: none). Sleeps.
     fn apply_rss(
         engine: &Arc<crate::engine::Engine<Self>>,

@@ -62,6 +62,8 @@ pub(crate) struct Port<F: Family> {
     side: usize,
     bus_info: CString,
     pflags: AtomicU32,
+    /// Internal loopback as last set on the device (off at load).
+    loopback: AtomicBool,
     shared: Arc<PortShared<F>>,
     #[pin]
     state: Mutex<PortState>,
@@ -138,6 +140,7 @@ impl<F: Family> Port<F> {
                 side,
                 bus_info,
                 pflags: AtomicU32::new(pflags),
+                loopback: AtomicBool::new(false),
                 shared,
                 state <- new_mutex!(
                     PortState {
@@ -513,9 +516,11 @@ impl<F: Family> device::Operations for PortOps<F> {
 
     fn set_features(_dev: &Device, port: ArcBorrow<'_, Port<F>>, f: Features) -> Result {
         let p = port.shared.port;
-        port.shared
-            .engine
-            .with_model(|m| F::set_loopback(m, p, f.loopback))?;
+        // Only a change reaches the device (set_features runs for every feature change).
+        if port.loopback.load(Ordering::Relaxed) != f.loopback {
+            F::apply_loopback(&port.shared.engine, &port.shared.func, p, f.loopback)?;
+            port.loopback.store(f.loopback, Ordering::Relaxed);
+        }
         // Read by NAPI per packet; takes effect from the next packet on.
         port.shared.rx_csum.store(f.rx_csum, Ordering::Relaxed);
         // A pause may have ended (the frames' receiver changed).

@@ -486,6 +486,15 @@ impl Family for Mlx5 {
         }
     }
 
+    fn apply_loopback(
+        _engine: &Arc<crate::engine::Engine<Self>>,
+        func: &Arc<ctrl::Func>,
+        _port: usize,
+        on: bool,
+    ) -> Result {
+        func.set_loopback(on)
+    }
+
     fn apply_rss(
         _engine: &Arc<crate::engine::Engine<Self>>,
         func: &Arc<ctrl::Func>,

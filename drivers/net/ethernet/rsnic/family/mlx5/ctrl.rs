@@ -519,6 +519,14 @@ impl Func {
         }
     }
 
+    /// Internal loopback on or off: ACCESS_REG of the PRM's PPLR register, PHY local
+    /// loopback (the register mlxsw writes for `ethtool -K loopback`). Sleeps.
+    pub(crate) fn set_loopback(&self, on: bool) -> Result {
+        let len = vport::access_reg_len(vport::PPLR_LEN);
+        self.cmd(len, len, |b| vport::pplr_set_loopback(b, on))?;
+        Ok(())
+    }
+
     /// Sets the port's administrative state (PAOS, as `mlx5_set_port_admin_status`); when
     /// it goes up, the carrier work runs (as `mlx5e_open` queues `update_carrier_work`).
     /// Sleeps.
