@@ -8,6 +8,7 @@
 //! `// SAFETY:` comment; the driver under `drivers/` uses only the safe API.
 //!
 //! * [`bindings`] — generated at build time from `rust/bindings/rsnic_bindings.h`.
+//! * [`debugfs`] — read-only debugfs files whose contents Rust code writes.
 //! * [`dma`] — a DMA-capable parent device, coherent buffers, streaming mappings, and the
 //!   simulated device's view of host memory.
 //! * [`net`] — net_device registration and operations, ethtool operations, `SkBuff`.
@@ -17,6 +18,7 @@
 //!   after 6.12).
 
 pub mod bindings;
+pub mod debugfs;
 pub mod dma;
 pub mod net;
 pub mod params;

@@ -45,3 +45,10 @@ pub fn sim_mpwqe() -> bool {
     // SAFETY: as in `num_devs`.
     unsafe { bindings::rsnic_helper_param_sim_mpwqe() }
 }
+
+/// `sim_min_inline`: the minimum TX inline mode simulated ConnectX devices require (values
+/// above 3 are taken as 3).
+pub fn sim_min_inline() -> u8 {
+    // SAFETY: as in `num_devs`.
+    unsafe { bindings::rsnic_helper_param_sim_min_inline() }.min(3) as u8
+}

@@ -31,6 +31,9 @@ stage "host: fuzz smoke (10 s per target)" env FUZZ_SECONDS=10 make -s fuzz
 # actions (drop, pass after head/tail moves, tx) and AF_XDP in copy and zero-copy modes.
 # The normal kernel runs every test on both families.
 # RSNIC_DEBUG_TESTS="all" (or a list of test names) changes the subset.
+# The module build, its progress lines kept out of the stage list (its log is named on
+# failure).
+module_quiet() { make -s module >/dev/null; }
 debug_tests=${RSNIC_DEBUG_TESTS:-10-ports 15-bringup 62-pktgen 65-rmmod-traffic 90-xdp-actions 92-afxdp}
 for variant in ${RSNIC_TEST_VARIANTS:-normal debug}; do
 	export KERNEL_VARIANT=$variant
@@ -41,7 +44,7 @@ for variant in ${RSNIC_TEST_VARIANTS:-normal debug}; do
 		tests=("TESTS=${list# }")
 	fi
 	if stage "$variant: kernel" make -s kernel &&
-		stage "$variant: module (rustfmt, CLIPPY=1, -Dwarnings)" make -s module >/dev/null; then
+		stage "$variant: module (rustfmt, CLIPPY=1, -Dwarnings)" module_quiet; then
 		stage "$variant: VM tests" make -s vmtest "${tests[@]}"
 	fi
 done

@@ -18,6 +18,8 @@
 #include <linux/bpf.h>
 #include <uapi/linux/netdev.h>
 #include <uapi/linux/ethtool.h>
+#include <linux/debugfs.h>
+#include <linux/seq_file.h>
 
 /* Prototypes of rust/helpers/*.c (static inline functions of the kernel, made callable). */
 #include "../helpers/rsnic_helpers.h"

@@ -26,6 +26,8 @@
 #include <linux/bpf.h>
 #include <linux/bpf_trace.h>
 #include <net/xdp_sock_drv.h>
+#include <linux/debugfs.h>
+#include <linux/seq_file.h>
 #include "rsnic_helpers.h"
 
 void *rsnic_helper_netdev_priv(const struct net_device *dev)
@@ -487,6 +489,16 @@ module_param(sim_mpwqe, bool, 0444);
 MODULE_PARM_DESC(sim_mpwqe,
 		 "Device host: simulated ConnectX devices report enhanced multi-packet send WQEs in their capabilities (default Y)");
 
+static unsigned int sim_min_inline;
+module_param(sim_min_inline, uint, 0444);
+MODULE_PARM_DESC(sim_min_inline,
+		 "Device host: the minimum TX inline mode simulated ConnectX devices require (0 none, default; 1 L2; 2 IP; 3 TCP/UDP): WQEs without the headers inline are refused");
+
+unsigned int rsnic_helper_param_sim_min_inline(void)
+{
+	return sim_min_inline;
+}
+
 unsigned int rsnic_helper_num_online_cpus(void)
 {
 	return num_online_cpus();
@@ -825,4 +837,18 @@ void rsnic_helper_xsk_need_wakeup(struct xsk_buff_pool *pool, bool rx, bool set)
 		xsk_set_tx_need_wakeup(pool);
 	else
 		xsk_clear_tx_need_wakeup(pool);
+}
+
+/* debugfs files shown by Rust (rust/debugfs.rs): the seq_file's private data is theirs. */
+int rsnic_rust_debugfs_show(struct seq_file *m, void *data);
+
+static int rsnic_debugfs_show(struct seq_file *m, void *unused)
+{
+	return rsnic_rust_debugfs_show(m, m->private);
+}
+DEFINE_SHOW_ATTRIBUTE(rsnic_debugfs);
+
+struct dentry *rsnic_helper_debugfs_show_file(const char *name, struct dentry *parent, void *data)
+{
+	return debugfs_create_file(name, 0444, parent, data, &rsnic_debugfs_fops);
 }

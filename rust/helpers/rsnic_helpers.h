@@ -161,5 +161,10 @@ const char *rsnic_helper_param_family(void);
 unsigned int rsnic_helper_param_sim_fail_cmd(void);
 /* The device host's `sim_mpwqe` parameter. */
 bool rsnic_helper_param_sim_mpwqe(void);
+/* The device host's `sim_min_inline` parameter: a minimum inline mode, 0..3. */
+unsigned int rsnic_helper_param_sim_min_inline(void);
+
+/* A read-only debugfs file whose show operation is rsnic_rust_debugfs_show(m, data). */
+struct dentry *rsnic_helper_debugfs_show_file(const char *name, struct dentry *parent, void *data);
 
 #endif

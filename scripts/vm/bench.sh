@@ -92,7 +92,7 @@ echo "RSNIC-BENCH info kernel=$(uname -r) variant=${KERNEL_VARIANT:-normal} cpus
 # XDP programs' and the AF_XDP sockets'), or DEV's rx_packets (a veth).
 rx_count() {
 	local n
-	n=$(ip netns exec "$2" ethtool -S "$1" 2>/dev/null | awk '$1 == "dev_rx_packets:" { print $2 }')
+	n=$(counters "$1" "$2" 2>/dev/null | awk '$1 == "dev_rx_packets:" { print $2 }')
 	[ -n "$n" ] || n=$(ip netns exec "$2" cat "/sys/class/net/$1/statistics/rx_packets")
 	echo "$n"
 }

@@ -64,14 +64,15 @@ pktgen_modes "$PKTS"
 echo
 pktgen_table
 echo
-echo "  Figures are ethtool -S deltas of the sending port $A (B: the receiving port)."
+echo "  Figures are counter deltas of the sending port $A (B: the receiving port): ethtool -S,"
+echo "  and for dev_* the device model's own counts in $(model_counters_file "$A")."
 echo "  Doorbells: doorbell register writes; PCIe bytes: the device model's TLP"
 echo "  accounting (design.md section 5); floor: packet data plus the TLP overhead of"
 echo "  carrying it."
 
 echo
-echo "== $A counters after the demo (non-zero, port totals)"
-ethtool -S "$A" | awk '$1 !~ /^(tx|rx|ch)_?[0-9]/ && $2 != 0'
+echo "== $A counters after the demo (non-zero, port totals; dev_*: the device model's)"
+counters "$A" | awk '$1 !~ /^(tx|rx|ch)_?[0-9]/ && $2 != 0'
 
 echo
 echo "== link down on $A: both carriers drop"

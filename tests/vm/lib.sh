@@ -12,17 +12,23 @@ RSNIC_KO=${RSNIC_KO:-$RSNIC_ROOT/target/kbuild/${KERNEL_VARIANT:-normal}/rsnic.k
 #   C_WQE_ERR      TX WQEs the device refused
 #   C_TX_BYTES     bytes the device put on the wire
 #   C_STOPS        TX queue stops by the driver, C_WAKES its wakes
+#   C_HW_TX        the hardware counters (ethtool -S, from the device's control interface)
+#                  whose sum is the packets the port sent, C_HW_RX the packets it received
 RSNIC_FAMILY=${RSNIC_FAMILY:-mlx5}
 case $RSNIC_FAMILY in
 mlx5)
 	PFLAG=tx_mpwqe PFLAG_DEFAULT=on PFLAG_MODES="on off"
 	C_NOWQE=dev_rx_out_of_buffer C_TOO_LONG=dev_rx_too_long C_WQE_ERR=dev_wqe_errors
 	C_TX_BYTES=dev_tx_bytes C_STOPS=tx_queue_stopped C_WAKES=tx_queue_wake
+	C_HW_TX="tx_vport_unicast_packets tx_vport_multicast_packets tx_vport_broadcast_packets"
+	C_HW_RX="rx_vport_unicast_packets rx_vport_multicast_packets rx_vport_broadcast_packets"
 	;;
 mana)
 	PFLAG=rx_db_per_packet PFLAG_DEFAULT=off PFLAG_MODES="off on"
 	C_NOWQE=hc_rx_discards_no_wqe C_TOO_LONG=dev_rx_truncated C_WQE_ERR=dev_tx_wqe_errors
 	C_TX_BYTES=hc_tx_bytes C_STOPS=stop_queue C_WAKES=wake_queue
+	C_HW_TX="hc_tx_ucast_pkts hc_tx_mcast_pkts hc_tx_bcast_pkts"
+	C_HW_RX="hc_rx_ucast_pkts hc_rx_mcast_pkts hc_rx_bcast_pkts"
 	;;
 *)
 	echo "unknown RSNIC_FAMILY=$RSNIC_FAMILY" >&2
@@ -142,10 +148,38 @@ teardown_pair() {
 	unload_rsnic
 }
 
-# stat IFACE NAME [NETNS]: one counter of ethtool -S.
+# model_counters_file IFACE [NETNS]: the debugfs file where the device host shows the
+# device model's own counters of IFACE's port (dev_*: doorbells, WQEs, modeled PCIe bytes,
+# drops), found by the port's bus-info (rsnic-sim<N>:port<P>).
+model_counters_file() {
+	local ns=() bus
+	[ -n "${2:-}" ] && ns=(ip netns exec "$2")
+	bus=$("${ns[@]}" ethtool -i "$1" | awk '$1 == "bus-info:" { print $2 }')
+	echo "/sys/kernel/debug/rsnic/${bus%%:*}/${bus#*:}/counters"
+}
+
+# counters IFACE [NETNS]: IFACE's `ethtool -S` (what the driver reports, hardware counters
+# from the device's control interface included) followed by the device model's counters
+# (dev_*), in ethtool's format.
+counters() {
+	local ns=() f
+	[ -n "${2:-}" ] && ns=(ip netns exec "$2")
+	local line
+	"${ns[@]}" ethtool -S "$1"
+	f=$(model_counters_file "$1" "${2:-}")
+	[ -r "$f" ] || return 0
+	# Read by the shell: a process costs a tenth of a second in the TCG VM.
+	while IFS= read -r line; do echo "$line"; done <"$f"
+}
+
+# sum_of "NAME ..." < counters: the sum of the named counters.
+sum_of() {
+	awk -v names=" $1 " 'index(names, " " substr($1, 1, length($1) - 1) " ") { n += $2 }
+		END { print n + 0 }'
+}
+
+# stat IFACE NAME [NETNS]: one counter of counters().
 stat() {
-	local ns=()
-	[ -n "${3:-}" ] && ns=(ip netns exec "$3")
-	"${ns[@]}" ethtool -S "$1" | awk -v k="$2:" '$1 == k { print $2 }'
+	counters "$1" "${3:-}" | awk -v k="$2:" '$1 == k { print $2 }'
 }
 

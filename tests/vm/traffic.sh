@@ -2,11 +2,10 @@
 # counter snapshots). Source it after lib.sh.
 # shellcheck shell=bash
 
-# snap NAME IFACE [NETNS]: keeps IFACE's `ethtool -S` under NAME.
+# snap NAME IFACE [NETNS]: keeps IFACE's counters (`ethtool -S` and the device model's,
+# see counters in lib.sh) under NAME.
 snap() {
-	local ns=()
-	[ -n "${3:-}" ] && ns=(ip netns exec "$3")
-	"${ns[@]}" ethtool -S "$2" | awk '$1 ~ /:$/ { sub(":", "", $1); print $1, $2 }' >"/tmp/snap.$1"
+	counters "$2" "${3:-}" | awk '$1 ~ /:$/ { sub(":", "", $1); print $1, $2 }' >"/tmp/snap.$1"
 }
 
 # delta NAME0 NAME1 COUNTER: COUNTER in snapshot NAME1 minus COUNTER in snapshot NAME0.

@@ -8,11 +8,13 @@
 //! its own engine, workqueue and ports.
 
 use crate::engine::{Engine, EngineMmio, MAX_CHANNELS};
+use crate::ext::debugfs::{Dir, SeqFile, Show, ShowFile};
 use crate::ext::{dma::DmaDevice, net::device::Registration, params, sync::with_bh};
 use crate::family::{mana::Mana, mlx5::Mlx5, Family};
 use crate::link::Wire;
 use crate::port::{Port, PortDevice, PortOps, MAX_MTU, MIN_MTU};
-use kernel::{c_str, prelude::*, sync::Arc};
+use core::fmt::Write;
+use kernel::{c_str, fmt, prelude::*, str::CString, sync::Arc};
 
 /// Most simulated devices one load may create.
 const MAX_DEVS: u32 = 8;
@@ -29,11 +31,31 @@ struct SimNic<F: Family> {
     /// The ports' functions, brought up, in port order (torn down after the ports are gone).
     funcs: KVec<Arc<F::Func>>,
     ports: KVec<Registration<PortOps<F>>>,
+    /// The device host's debugfs files (`rsnic/rsnic-sim<N>/port<P>/counters`).
+    debugfs: KVec<ShowFile<ModelCounters<F>>>,
     _dma: Arc<DmaDevice>,
 }
 
+/// A port's `counters` file in debugfs: the device model's own counts (doorbells, WQEs,
+/// modeled PCIe bytes, drops), one `name: value` line each as `ethtool -S` prints them. They
+/// are the device host's view, for tests and the bench; the driver shows what the device
+/// reports through its control interface.
+struct ModelCounters<F: Family> {
+    engine: Arc<Engine<F>>,
+    port: usize,
+}
+
+impl<F: Family> Show for ModelCounters<F> {
+    fn show(&self, out: &mut SeqFile<'_>) {
+        let c = self.engine.with_model(|m| F::model_counters(m, self.port));
+        for (name, get) in F::MODEL_COUNTERS {
+            let _ = writeln!(out, "     {}: {}", name, get(&c));
+        }
+    }
+}
+
 impl<F: Family> SimNic<F> {
-    fn new(index: u32, num_ports: u32, channels: u32) -> Result<Self> {
+    fn new(index: u32, num_ports: u32, channels: u32, debugfs: &Arc<Dir>) -> Result<Self> {
         let dma = DmaDevice::new(c_str!("rsnic-sim"), index as i32)?;
         let engine = Engine::<F>::new(index as i32, num_ports as usize)?;
         let mut nic = SimNic {
@@ -41,8 +63,22 @@ impl<F: Family> SimNic<F> {
             wires: KVec::new(),
             funcs: KVec::new(),
             ports: KVec::new(),
+            debugfs: KVec::new(),
             _dma: dma.clone(),
         };
+        let dir = debugfs.subdir(&CString::try_from_fmt(fmt!("rsnic-sim{}", index))?)?;
+        for p in 0..num_ports as usize {
+            let file = dir
+                .subdir(&CString::try_from_fmt(fmt!("port{}", p))?)?
+                .show_file(
+                    c_str!("counters"),
+                    ModelCounters {
+                        engine: engine.clone(),
+                        port: p,
+                    },
+                )?;
+            nic.debugfs.push(file, GFP_KERNEL)?;
+        }
         let mut config = crate::ext::net::device::Config {
             tx_queues: MAX_CHANNELS as u32,
             rx_queues: MAX_CHANNELS as u32,
@@ -105,6 +141,7 @@ impl<F: Family> SimNic<F> {
 
 impl<F: Family> Drop for SimNic<F> {
     fn drop(&mut self) {
+        drop(core::mem::take(&mut self.debugfs));
         // Release the cables' device references first: unregistering waits for them.
         for wire in self.wires.iter() {
             wire.detach_all();
@@ -159,6 +196,8 @@ fn families(param: &[u8], num_devs: u32) -> Result<KVec<&'static str>> {
 pub(crate) struct Rsnic {
     _mlx5: KVec<SimNic<Mlx5>>,
     _mana: KVec<SimNic<Mana>>,
+    /// `/sys/kernel/debug/rsnic`, the device host's (removed after the devices' files).
+    _debugfs: Arc<Dir>,
 }
 
 impl kernel::Module for Rsnic {
@@ -180,12 +219,13 @@ impl kernel::Module for Rsnic {
         let fams = families(params::family().as_bytes(), num_devs)?;
         let channels = params::online_cpus().clamp(1, DEFAULT_MAX_CHANNELS);
         let (mut mlx5, mut mana) = (KVec::new(), KVec::new());
+        let debugfs = Dir::root(c_str!("rsnic"))?;
         for (i, fam) in fams.iter().enumerate() {
             let i = i as u32;
             if *fam == Mana::NAME {
-                mana.push(SimNic::new(i, num_ports, channels)?, GFP_KERNEL)?;
+                mana.push(SimNic::new(i, num_ports, channels, &debugfs)?, GFP_KERNEL)?;
             } else {
-                mlx5.push(SimNic::new(i, num_ports, channels)?, GFP_KERNEL)?;
+                mlx5.push(SimNic::new(i, num_ports, channels, &debugfs)?, GFP_KERNEL)?;
             }
             pr_info!("device {}: family {}\n", i, fam);
         }
@@ -199,6 +239,7 @@ impl kernel::Module for Rsnic {
         Ok(Rsnic {
             _mlx5: mlx5,
             _mana: mana,
+            _debugfs: debugfs,
         })
     }
 }

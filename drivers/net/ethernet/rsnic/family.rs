@@ -143,8 +143,13 @@ pub(crate) trait Family: Sized + Send + Sync + 'static {
     /// The control state of one port's function after bring-up (ConnectX: its command queue
     /// and what bring-up created and learnt; MANA: nothing yet).
     type Func: Send + Sync;
-    /// The device's counters of one port.
-    type DevCounters: Copy + Default;
+    /// The device model's own counters of one port (doorbells, WQEs, modeled PCIe bytes:
+    /// what a real device does not count). The device host shows them in debugfs
+    /// (`rsnic/<device>/port<N>/counters`), never the driver.
+    type ModelCounters: Copy + Default;
+    /// The port's hardware counters, as the device reports them through its control
+    /// interface (ConnectX: QUERY_VPORT_COUNTER).
+    type HwCounters: Copy + Default + Send;
     /// The transmit queue with its CQ, as the TX slot holds it.
     type Sq: Send;
     /// The receive queue with its CQ.
@@ -165,8 +170,10 @@ pub(crate) trait Family: Sized + Send + Sync + 'static {
 
     /// Device-wide sums over the port's queues.
     const GLOBAL: &'static [(&'static str, Get<ChannelStats<Self>>)];
-    /// The device's counters of the port.
-    const DEVICE: &'static [(&'static str, Get<Self::DevCounters>)];
+    /// The model's counters of a port, by name, for the device host's debugfs file.
+    const MODEL_COUNTERS: &'static [(&'static str, Get<Self::ModelCounters>)];
+    /// The port's hardware counters in `ethtool -S`, with the family's upstream names.
+    const HW: &'static [(&'static str, Get<Self::HwCounters>)];
     /// Per TX queue.
     const TXQ: &'static [(&'static str, Get<ChannelStats<Self>>)];
     /// Per RX queue.
@@ -192,8 +199,14 @@ pub(crate) trait Family: Sized + Send + Sync + 'static {
     fn set_rss(m: &mut Self::Model, port: usize, rqns: &[u32]) -> Result;
     /// Internal loopback of a port: its transmitted frames go to its own receive side.
     fn set_loopback(m: &mut Self::Model, port: usize, on: bool) -> Result;
-    /// The device's counters of a port.
-    fn counters(m: &Self::Model, port: usize) -> Self::DevCounters;
+    /// The model's counters of a port (device host only).
+    fn model_counters(m: &Self::Model, port: usize) -> Self::ModelCounters;
+    /// Asks the device for the port's hardware counters (`ethtool -S`). Sleeps.
+    fn query_counters(
+        engine: &Arc<crate::engine::Engine<Self>>,
+        func: &Arc<Self::Func>,
+        port: usize,
+    ) -> Result<Self::HwCounters>;
 
     /// Device-host configuration of port `port` of device `dev` on a new model (what the
     /// hardware would come with: factory MAC, capabilities, fault knobs).
@@ -425,7 +438,7 @@ macro_rules! sim_model_glue {
             KVVec<$($sim)::+::QueueSet>,
             KVVec<u8>,
         >;
-        type DevCounters = $($sim)::+::PortCounters;
+        type ModelCounters = $($sim)::+::PortCounters;
 
         fn new_model(ports: usize) -> Result<Self::Model> {
             let mut p = KVec::with_capacity(ports, GFP_KERNEL)?;
@@ -476,7 +489,7 @@ macro_rules! sim_model_glue {
             m.set_loopback(port, on).map_err(|_| EINVAL)
         }
 
-        fn counters(m: &Self::Model, port: usize) -> Self::DevCounters {
+        fn model_counters(m: &Self::Model, port: usize) -> Self::ModelCounters {
             m.counters(port).copied().unwrap_or_default()
         }
     };

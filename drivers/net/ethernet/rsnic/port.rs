@@ -45,7 +45,7 @@ pub(crate) const MAX_MTU: u32 = 9600;
 const SPEED_MBPS: u32 = 100_000;
 
 /// Configuration and live channels, changed under RTNL.
-struct PortState {
+struct PortState<F: Family> {
     params: ChannelParams,
     /// Channels while the interface is up.
     open: bool,
@@ -53,6 +53,8 @@ struct PortState {
     prog: Option<BpfProg>,
     /// AF_XDP zero-copy pools by queue (`params.xsk` has a bit for each), DMA-mapped.
     xsk: [Option<XskPool>; MAX_CHANNELS],
+    /// The hardware counters the device last reported (shown again if a query fails).
+    hw: F::HwCounters,
 }
 
 /// State of one port, shared by its callbacks.
@@ -66,7 +68,7 @@ pub(crate) struct Port<F: Family> {
     loopback: AtomicBool,
     shared: Arc<PortShared<F>>,
     #[pin]
-    state: Mutex<PortState>,
+    state: Mutex<PortState<F>>,
     /// Live channels (for counters, read from any context).
     #[pin]
     chans: SpinLock<KVec<Arc<Channel<F>>>>,
@@ -148,6 +150,7 @@ impl<F: Family> Port<F> {
                         open: false,
                         prog: None,
                         xsk: [None; MAX_CHANNELS],
+                        hw: F::HwCounters::default(),
                     },
                     "rsnic::Port::state"
                 ),
@@ -258,7 +261,7 @@ impl<F: Family> Port<F> {
     /// program (reopening the channels if `new` differs from the current parameters).
     fn reconfigure_locked(
         &self,
-        st: &mut PortState,
+        st: &mut PortState<F>,
         dev: &Device,
         new: ChannelParams,
         prog: Option<BpfProg>,
@@ -691,14 +694,14 @@ impl<F: Family> ethtool::Operations for PortOps<F> {
 
     fn stats_count(_dev: &Device, port: ArcBorrow<'_, Port<F>>) -> usize {
         let n = port.channel_count() as usize;
-        F::GLOBAL.len() + F::DEVICE.len() + n * (F::TXQ.len() + F::RXQ.len() + F::CH.len())
+        F::GLOBAL.len() + F::HW.len() + n * (F::TXQ.len() + F::RXQ.len() + F::CH.len())
     }
 
     fn stats_strings(_dev: &Device, port: ArcBorrow<'_, Port<F>>, out: &mut Strings<'_>) {
         for (name, _) in F::GLOBAL {
             out.push_fmt(format_args!("{}", name));
         }
-        for (name, _) in F::DEVICE {
+        for (name, _) in F::HW {
             out.push_fmt(format_args!("{}", name));
         }
         let n = port.channel_count();
@@ -716,7 +719,16 @@ impl<F: Family> ethtool::Operations for PortOps<F> {
         let n = port.channel_count() as usize;
         let sum = port.sum_stats();
         let p = port.shared.port;
-        let dev = port.shared.engine.with_model(|m| F::counters(m, p));
+        // Asked of the device on every read (a command; this context may sleep), as
+        // mlx5e's stats update does; a failed query shows the last values.
+        let hw = {
+            let mut st = port.state.lock();
+            // A failure was logged by the family, with the command.
+            if let Ok(c) = F::query_counters(&port.shared.engine, &port.shared.func, p) {
+                st.hw = c;
+            }
+            st.hw
+        };
         let mut it = out.iter_mut();
         let mut put = |v: u64| {
             if let Some(o) = it.next() {
@@ -724,7 +736,7 @@ impl<F: Family> ethtool::Operations for PortOps<F> {
             }
         };
         F::GLOBAL.iter().for_each(|(_, f)| put(f(&sum)));
-        F::DEVICE.iter().for_each(|(_, f)| put(f(&dev)));
+        F::HW.iter().for_each(|(_, f)| put(f(&hw)));
         for table in [F::TXQ, F::RXQ, F::CH] {
             for i in 0..n {
                 let s = port.queue_stats(i);

@@ -29,6 +29,7 @@ use crate::dp::hw::{Coherent, Mmio};
 use crate::dp::mana::{
     cq::{Cq, Eq},
     fmt::{BU_SIZE, DB_CQ, DB_EQ, DB_RQ, DB_SQ, EQE_SIZE},
+    gdma_req::GfStats,
     rq::{Rq, RqParams, RxCompletion},
     sq::{Sq, SqParams, TxPending, TX_POLL_MAX},
     stats::{RxStats, TxStats},
@@ -205,9 +206,9 @@ impl Family for Mana {
         ("xsk_wakeups", |s| s.xsk.wakeups),
     ];
 
-    const DEVICE: &'static [(&'static str, Get<PortCounters>)] = &[
-        // MANA's names (hardware counters).
-        ("hc_rx_discards_no_wqe", |c| c.hc_rx_discards_no_wqe),
+    // MANA's hardware counters (`mana_ethtool_stats`' `hc_*`).
+    const HW: &'static [(&'static str, Get<GfStats>)] = &[
+        ("hc_rx_discards_no_wqe", |c| c.rx_discards_no_wqe),
         ("hc_rx_bytes", |c| c.hc_rx_bytes),
         ("hc_rx_ucast_pkts", |c| c.hc_rx_ucast_pkts),
         ("hc_rx_bcast_pkts", |c| c.hc_rx_bcast_pkts),
@@ -216,10 +217,12 @@ impl Family for Mana {
         ("hc_tx_ucast_pkts", |c| c.hc_tx_ucast_pkts),
         ("hc_tx_bcast_pkts", |c| c.hc_tx_bcast_pkts),
         ("hc_tx_mcast_pkts", |c| c.hc_tx_mcast_pkts),
-        ("hc_tx_err_inval_oob", |c| c.hc_tx_err_inval_oob),
-        ("hc_tx_err_mtu_violation", |c| c.hc_tx_err_mtu_violation),
-        ("hc_tx_err_gdma", |c| c.hc_tx_err_gdma),
-        // rsnic's device-model counters.
+        ("hc_tx_err_inval_oob", |c| c.tx_err_inval_oob),
+        ("hc_tx_err_mtu_violation", |c| c.tx_err_mtu_violation),
+        ("hc_tx_err_gdma", |c| c.tx_err_gdma),
+    ];
+
+    const MODEL_COUNTERS: &'static [(&'static str, Get<PortCounters>)] = &[
         ("dev_tx_packets", |c| c.tx_packets()),
         ("dev_rx_packets", |c| c.rx_packets()),
         ("dev_doorbells", |c| c.doorbells),
@@ -301,6 +304,32 @@ impl Family for Mana {
     // The MANA function's bring-up over the hardware channel (dp::mana::probe) is not wired
     // into the kernel yet: the port has no control state, its MAC is random.
     type Func = ();
+    type HwCounters = GfStats;
+
+    // Until MANA_QUERY_GF_STAT goes over the hardware channel in the kernel (with the rest of
+    // MANA's control path), the hardware counters are read from the model.
+    fn query_counters(
+        engine: &Arc<crate::engine::Engine<Self>>,
+        _func: &Arc<()>,
+        port: usize,
+    ) -> Result<GfStats> {
+        let c = engine.with_model(|m| Self::model_counters(m, port));
+        Ok(GfStats {
+            rx_discards_no_wqe: c.hc_rx_discards_no_wqe,
+            hc_rx_bytes: c.hc_rx_bytes,
+            hc_rx_ucast_pkts: c.hc_rx_ucast_pkts,
+            hc_rx_bcast_pkts: c.hc_rx_bcast_pkts,
+            hc_rx_mcast_pkts: c.hc_rx_mcast_pkts,
+            hc_tx_bytes: c.hc_tx_bytes,
+            hc_tx_ucast_pkts: c.hc_tx_ucast_pkts,
+            hc_tx_bcast_pkts: c.hc_tx_bcast_pkts,
+            hc_tx_mcast_pkts: c.hc_tx_mcast_pkts,
+            tx_err_inval_oob: c.hc_tx_err_inval_oob,
+            tx_err_mtu_violation: c.hc_tx_err_mtu_violation,
+            tx_err_gdma: c.hc_tx_err_gdma,
+            ..GfStats::default()
+        })
+    }
 
     fn bring_up(
         _engine: &Arc<crate::engine::Engine<Self>>,

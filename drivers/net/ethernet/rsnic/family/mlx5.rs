@@ -11,13 +11,13 @@ use super::{Family, Get, OpenCtx, Opened, RingLimits, RxMeta, Summary, TxReaped}
 use crate::channel::{ChannelParams, ChannelStats, RxEnv, TxEnv, TxSkb, LKEY};
 use crate::dp::hw::Coherent;
 use crate::dp::mlx5::{
-    cmd::res,
+    cmd::{res, vport::VportCounters},
     cq::{Cq, CQ_DB_REQ_NOT},
     eq::Eq,
     rq::{Rq, RqParams, RxCompletion},
     sq::{Sq, SqParams, WqeInfo, BF_OFFSET},
     stats::{RxStats, TxStats},
-    tx::{DmaEntry, InlineMode, TxReject},
+    tx::{DmaEntry, TxReject},
 };
 use crate::engine::{EngineMmio, IrqSink, VECTORS_PER_PORT};
 use crate::ext::net::page_pool::RxPage;
@@ -30,10 +30,12 @@ use kernel::{c_str, prelude::*, str::CStr, sync::Arc};
 
 mod ctrl;
 
-/// The capabilities the device host gives a simulated ConnectX (`sim_mpwqe`).
+/// The capabilities the device host gives a simulated ConnectX (`sim_mpwqe`,
+/// `sim_min_inline`).
 fn host_caps() -> crate::sim::mlx5::Caps {
     crate::sim::mlx5::Caps {
         mpwqe: crate::ext::params::sim_mpwqe(),
+        min_inline: crate::ext::params::sim_min_inline(),
         ..crate::sim::mlx5::Caps::FULL
     }
 }
@@ -201,7 +203,7 @@ impl Family for Mlx5 {
         ("xsk_wakeups", |s| s.xsk.wakeups),
     ];
 
-    const DEVICE: &'static [(&'static str, Get<PortCounters>)] = &[
+    const MODEL_COUNTERS: &'static [(&'static str, Get<PortCounters>)] = &[
         ("dev_doorbells", |c| c.doorbells),
         ("dev_sq_doorbells", |c| c.sq_doorbells),
         ("dev_arm_doorbells", |c| c.arm_doorbells),
@@ -235,6 +237,22 @@ impl Family for Mlx5 {
         ("dev_pcie_out_tlps", |c| c.pcie.out_tlps),
         ("dev_pcie_out_bytes", |c| c.pcie.out_bytes),
         ("dev_tx_floor_in_bytes", |c| c.tx_floor_in_bytes),
+    ];
+
+    // mlx5e's vport counters (`vport_stats_desc`), from QUERY_VPORT_COUNTER.
+    const HW: &'static [(&'static str, Get<VportCounters>)] = &[
+        ("rx_vport_unicast_packets", |c| c.rx_unicast.packets),
+        ("rx_vport_unicast_bytes", |c| c.rx_unicast.octets),
+        ("tx_vport_unicast_packets", |c| c.tx_unicast.packets),
+        ("tx_vport_unicast_bytes", |c| c.tx_unicast.octets),
+        ("rx_vport_multicast_packets", |c| c.rx_multicast.packets),
+        ("rx_vport_multicast_bytes", |c| c.rx_multicast.octets),
+        ("tx_vport_multicast_packets", |c| c.tx_multicast.packets),
+        ("tx_vport_multicast_bytes", |c| c.tx_multicast.octets),
+        ("rx_vport_broadcast_packets", |c| c.rx_broadcast.packets),
+        ("rx_vport_broadcast_bytes", |c| c.rx_broadcast.octets),
+        ("tx_vport_broadcast_packets", |c| c.tx_broadcast.packets),
+        ("tx_vport_broadcast_bytes", |c| c.tx_broadcast.octets),
     ];
 
     const TXQ: &'static [(&'static str, Get<ChannelStats<Self>>)] = &[
@@ -292,6 +310,15 @@ impl Family for Mlx5 {
     });
 
     type Func = ctrl::Func;
+    type HwCounters = VportCounters;
+
+    fn query_counters(
+        _engine: &Arc<crate::engine::Engine<Self>>,
+        func: &Arc<ctrl::Func>,
+        _port: usize,
+    ) -> Result<VportCounters> {
+        func.query_counters()
+    }
 
     fn host_config(m: &mut Self::Model, dev: u32, port: usize) {
         let _ = m.set_permanent_mac(port, factory_mac(dev, port));
@@ -416,7 +443,7 @@ impl Family for Mlx5 {
                 lkey: LKEY,
                 db_offset: uar + BF_OFFSET,
                 dbr_off: 0,
-                min_inline: InlineMode::None,
+                min_inline: func.min_inline(),
                 vlan_need_l2_inline: false,
                 max_sq_wqebbs: 16,
                 mpwqe: p.pflags & PFLAG_TX_MPWQE != 0,
@@ -622,7 +649,7 @@ impl Family for Mlx5 {
                 lkey: LKEY,
                 db_offset: uar + BF_OFFSET,
                 dbr_off: 0,
-                min_inline: InlineMode::None,
+                min_inline: func.min_inline(),
                 vlan_need_l2_inline: false,
                 max_sq_wqebbs: 16,
                 mpwqe: kind != XdpSqKind::Ico,

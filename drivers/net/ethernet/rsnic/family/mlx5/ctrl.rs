@@ -25,6 +25,7 @@ use crate::dp::mlx5::cmd::{
     vport, CmdError, CmdErrorKind, CmdPoll, CmdQueue, Pas,
 };
 use crate::dp::mlx5::eq::Eq;
+use crate::dp::mlx5::tx::InlineMode;
 use crate::engine::{Engine, EngineMmio, ASYNC_INTR};
 use crate::ext::{
     dma::DmaDevice,
@@ -395,7 +396,9 @@ impl Func {
         let p = res::CreateSq {
             cqn,
             tisn: self.tisn,
-            min_wqe_inline_mode: 0,
+            // Always the mode the device asked for (mlx5e sets it when the caps defer to the
+            // vport context; a device that requires it by caps ignores the field).
+            min_wqe_inline_mode: self.res.min_inline_mode(),
             wq: res::Wq {
                 pd: self.res.pd.unwrap_or(0),
                 uar_page: self.res.uar.unwrap_or(0),
@@ -517,6 +520,34 @@ impl Func {
                 Err(e)
             }
         }
+    }
+
+    /// The minimum inline mode every TX WQE must honour (`mlx5_query_min_inline`: the caps,
+    /// or the vport context when the caps defer to it).
+    pub(crate) fn min_inline(&self) -> InlineMode {
+        match self.res.min_inline_mode() {
+            0 => InlineMode::None,
+            1 => InlineMode::L2,
+            2 => InlineMode::Ip,
+            _ => InlineMode::TcpUdp,
+        }
+    }
+
+    /// The vport's traffic counters (QUERY_VPORT_COUNTER, not clearing, as
+    /// `mlx5e_update_vport_counters`). Sleeps.
+    pub(crate) fn query_counters(&self) -> Result<vport::VportCounters> {
+        let out = self.cmd(
+            vport::QUERY_VPORT_COUNTER_IN_LEN,
+            vport::QUERY_VPORT_COUNTER_OUT_LEN,
+            vport::query_vport_counter,
+        )?;
+        vport::parse_query_vport_counter(&out).map_err(|_| {
+            pr_err!(
+                "port {}: QUERY_VPORT_COUNTER returned a malformed output\n",
+                self.port
+            );
+            EIO
+        })
     }
 
     /// Internal loopback on or off: ACCESS_REG of the PRM's PPLR register, PHY local

@@ -1,0 +1,183 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! Read-only debugfs files whose contents Rust code writes (`debugfs_create_dir()`,
+//! `debugfs_create_file()` with a `seq_file` show operation).
+//!
+//! The 6.12 `kernel` crate has no debugfs. A [`Dir`] is removed when the last reference to it
+//! goes (what is created in it holds one); a [`ShowFile`] owns the object its show operation
+//! reads and removes its entry before freeing it. debugfs makes removal wait for readers that are inside the file's
+//! operations, so the object outlives every call of [`Show::show`].
+//!
+//! When debugfs is off (or creation fails) the dentry is an error pointer, which every
+//! debugfs function accepts and ignores: the files are a diagnostic aid, never a reason to
+//! fail.
+
+use super::bindings;
+use core::{ffi::c_void, fmt};
+use kernel::{prelude::*, str::CStr, sync::Arc};
+
+/// What a debugfs file shows: called for each read of the file (process context; may
+/// sleep).
+pub trait Show: Send + Sync + 'static {
+    /// Writes the file's contents.
+    fn show(&self, out: &mut SeqFile<'_>);
+}
+
+/// The `seq_file` a [`Show::show`] writes into (`seq_write()`; output beyond the buffer is
+/// retried by the seq_file core with a larger one).
+pub struct SeqFile<'a> {
+    m: &'a mut bindings::seq_file,
+}
+
+impl fmt::Write for SeqFile<'_> {
+    fn write_str(&mut self, s: &str) -> fmt::Result {
+        // SAFETY: `self.m` is the live seq_file of the current show call; `s` is valid for
+        // `s.len()` bytes, which seq_write copies.
+        unsafe { bindings::seq_write(self.m, s.as_ptr().cast(), s.len()) };
+        Ok(())
+    }
+}
+
+/// A debugfs directory, removed on drop. Shared ([`Arc`]) because what is created in it
+/// holds a reference: a directory goes only after its files and subdirectories.
+///
+/// # Invariants
+///
+/// `dentry` was returned by `debugfs_create_dir()` (possibly an error pointer) and is removed
+/// only in `drop`; `_parent`, if any, is the directory it was created in.
+pub struct Dir {
+    dentry: *mut bindings::dentry,
+    _parent: Option<Arc<Dir>>,
+}
+
+// SAFETY: a dentry pointer may be used and removed from any thread.
+unsafe impl Send for Dir {}
+// SAFETY: `Dir` exposes no interior state.
+unsafe impl Sync for Dir {}
+
+impl Dir {
+    /// Creates `name` at the top of debugfs.
+    pub fn root(name: &CStr) -> Result<Arc<Self>> {
+        Self::create(name, None)
+    }
+
+    /// Creates the directory `name` in this one.
+    pub fn subdir(self: &Arc<Self>, name: &CStr) -> Result<Arc<Self>> {
+        Self::create(name, Some(self.clone()))
+    }
+
+    fn create(name: &CStr, parent: Option<Arc<Dir>>) -> Result<Arc<Self>> {
+        let p = parent.as_ref().map_or(core::ptr::null_mut(), |d| d.dentry);
+        // SAFETY: `name` is a valid C string; `p` is null (the root) or the dentry of a live
+        // directory, kept alive by the reference the new one holds (an error pointer is
+        // accepted and yields an error pointer).
+        let dentry = unsafe { bindings::debugfs_create_dir(name.as_char_ptr(), p) };
+        Ok(Arc::new(
+            Self {
+                dentry,
+                _parent: parent,
+            },
+            GFP_KERNEL,
+        )?)
+    }
+
+    /// Creates the read-only file `name` in this directory, showing `data`.
+    pub fn show_file<T: Show>(self: &Arc<Self>, name: &CStr, data: T) -> Result<ShowFile<T>> {
+        let entry = KBox::new(
+            Entry {
+                show: show_entry::<T>,
+                data,
+            },
+            GFP_KERNEL,
+        )?;
+        let private = (&*entry as *const Entry<T>).cast_mut().cast::<c_void>();
+        // SAFETY: `name` is a valid C string, `self.dentry` the dentry of this live directory
+        // (or an error pointer, which debugfs accepts); `private` points to an `Entry` (with
+        // `show` first, as `rsnic_rust_debugfs_show` reads it) that stays valid until the
+        // entry is removed (`ShowFile::drop` removes it before freeing `entry`).
+        let dentry = unsafe {
+            bindings::rsnic_helper_debugfs_show_file(name.as_char_ptr(), self.dentry, private)
+        };
+        Ok(ShowFile {
+            dentry,
+            _entry: entry,
+            _dir: self.clone(),
+        })
+    }
+}
+
+/// A file's private data: its show operation first, then the object it shows.
+#[repr(C)]
+struct Entry<T> {
+    show: unsafe fn(*const c_void, &mut SeqFile<'_>),
+    data: T,
+}
+
+/// The show operation of an `Entry<T>`.
+///
+/// # Safety
+///
+/// `entry` points to a live `Entry<T>`.
+unsafe fn show_entry<T: Show>(entry: *const c_void, out: &mut SeqFile<'_>) {
+    // SAFETY: per the function's contract.
+    let entry = unsafe { &*entry.cast::<Entry<T>>() };
+    entry.data.show(out);
+}
+
+impl Drop for Dir {
+    fn drop(&mut self) {
+        // SAFETY: `dentry` came from `debugfs_create_dir()` (type invariant) and is still in
+        // debugfs: its parent is alive (we hold it) and everything created in it holds a
+        // reference to it, so it is empty now. Removing an error pointer does nothing.
+        unsafe { bindings::debugfs_remove(self.dentry) };
+    }
+}
+
+/// A read-only debugfs file and the object it shows.
+///
+/// # Invariants
+///
+/// `dentry` was returned by `rsnic_helper_debugfs_show_file()` in `_dir` with `_data`'s inner
+/// `_entry` as its private data.
+pub struct ShowFile<T: Show> {
+    dentry: *mut bindings::dentry,
+    _entry: KBox<Entry<T>>,
+    _dir: Arc<Dir>,
+}
+
+// SAFETY: as for `Dir`; the shown object is `Send + Sync` (`Show`'s bounds).
+unsafe impl<T: Show> Send for ShowFile<T> {}
+// SAFETY: as for `Send`.
+unsafe impl<T: Show> Sync for ShowFile<T> {}
+
+impl<T: Show> Drop for ShowFile<T> {
+    fn drop(&mut self) {
+        // SAFETY: `dentry` came from debugfs (type invariant) and its directory is alive (we
+        // hold it). `debugfs_remove()` waits for the readers inside the file's operations, so
+        // none touches `_entry` afterwards, which is freed after this.
+        unsafe { bindings::debugfs_remove(self.dentry) };
+    }
+}
+
+/// The show operation of every [`ShowFile`] (called by the C side's `seq_file` glue).
+///
+/// # Safety
+///
+/// `m` is a live seq_file inside a show call, `private` the private pointer a
+/// [`Dir::show_file`] passed, whose entry has not been removed.
+#[no_mangle]
+pub unsafe extern "C" fn rsnic_rust_debugfs_show(
+    m: *mut bindings::seq_file,
+    private: *mut c_void,
+) -> core::ffi::c_int {
+    // SAFETY: per the function's contract, `private` points to the live `Entry` of a
+    // `ShowFile` (entries are removed, and readers drained, before it is freed), whose first
+    // field is its show operation (`repr(C)`).
+    let show = unsafe { *private.cast::<unsafe fn(*const c_void, &mut SeqFile<'_>)>() };
+    // SAFETY: `m` is the live seq_file of this call, used by nothing else meanwhile.
+    let m = unsafe { &mut *m };
+    let mut out = SeqFile { m };
+    // SAFETY: `show` is `show_entry::<T>` for the `Entry<T>` that `private` points to.
+    unsafe { show(private, &mut out) };
+    0
+}
