@@ -9,7 +9,7 @@
 #                   for KASAN, lockdep, kmemleak)
 #   make module     build rsnic.ko (against KDIR=... if given, else the test kernel)
 #   make vmtest     boot the test kernel in QEMU and run the VM tests (TESTS=... to choose)
-#   make hostcheck  cargo fmt/clippy/test of the kernel-free code
+#   make hostcheck  the layering rules (scripts/check-layers.sh), cargo fmt/clippy/test of the kernel-free code
 #   make test       everything: host checks, module, VM tests on the normal and debug kernels
 #   make demo       the main job: boot the VM and show rsnic at work
 #   make bench      deterministic data-path figures (target/bench/datapath.csv)
@@ -58,6 +58,7 @@ xskxceiver: kernel
 	@scripts/build-xskxceiver.sh >/dev/null
 
 hostcheck:
+	@scripts/check-layers.sh
 	cargo fmt --all --check
 	cargo clippy --workspace --all-targets --quiet -- -D warnings
 	cargo test --workspace --quiet

@@ -48,9 +48,9 @@ macro_rules! impl_has_napi {
     (impl{$($g:tt)*} $type:ty, $field:ident) => {
         // SAFETY: the offset is computed by the compiler for a field whose type is checked
         // below to be `Napi<Self>`.
-        unsafe impl<$($g)*> $crate::ext::net::napi::HasNapi for $type {
+        unsafe impl<$($g)*> $crate::kernel_ext::net::napi::HasNapi for $type {
             fn napi_offset() -> usize {
-                let _: fn(&$type) -> &$crate::ext::net::napi::Napi<$type> = |s| &s.$field;
+                let _: fn(&$type) -> &$crate::kernel_ext::net::napi::Napi<$type> = |s| &s.$field;
                 ::core::mem::offset_of!($type, $field)
             }
         }

@@ -18,16 +18,14 @@
 //! MANA's interrupt goes through an event queue: the channel's vector handler reads the EQ
 //! ([`Family::irq_handle`]) before scheduling NAPI.
 
+use crate::bus::{Bar, Function, IrqHandler};
 use crate::dp::hw::{Barriers, DmaAddr, Mmio};
-use crate::dp::mlx5::{
-    rq::{RxBufProvider, RxBuffer},
-    tx::{
-        DmaEntry, DmaKind, Gso, TxCsum, TxDmaMap, TxPacket, TxQueue as DpTxQueue, TxRejectReason,
-        VlanTag,
-    },
+use crate::dp::pkt::{
+    DmaEntry, DmaKind, Gso, RxBufProvider, RxBuffer, TxCsum, TxDmaMap, TxPacket,
+    TxQueue as DpTxQueue, TxRejectReason, VlanTag,
 };
-use crate::engine::{Engine, EngineMmio, VECTORS_PER_PORT};
-use crate::ext::{
+use crate::family::{Family, OpenCtx, RxMeta, TxReaped};
+use crate::kernel_ext::{
     dma::DmaDevice,
     net::{
         device::Device,
@@ -40,7 +38,6 @@ use crate::ext::{
     },
     sync::with_bh,
 };
-use crate::family::{Family, OpenCtx, RxMeta, TxReaped};
 use crate::xdp::{XdpEnv, XdpSqKind, XdpStats, XdpTx, XskRxEnv, XskStats};
 use core::pin::Pin;
 use core::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
@@ -161,11 +158,14 @@ impl RxBuffer for RxPage {
     }
 }
 
-/// Implements [`Mmio`] and [`Barriers`] for an environment with an `mmio` field: registers
-/// through the engine, the kernel's barriers.
-macro_rules! via_engine_mmio {
+/// Most channels per port; channel `c` interrupts on its function's vector `c`.
+pub(crate) const MAX_CHANNELS: usize = 8;
+
+/// Implements [`Mmio`] and [`Barriers`] for an environment with an `mmio` field: the
+/// function's registers, the kernel's barriers.
+macro_rules! via_bar {
     ($env:ident) => {
-        impl<F: Family> Mmio for $env<'_, F> {
+        impl Mmio for $env<'_> {
             fn write64(&self, offset: u32, bytes: [u8; 8]) {
                 self.mmio.write64(offset, bytes);
             }
@@ -179,7 +179,7 @@ macro_rules! via_engine_mmio {
             }
         }
 
-        impl<F: Family> Barriers for $env<'_, F> {
+        impl Barriers for $env<'_> {
             fn dma_wmb(&self) {
                 self.mmio.dma_wmb();
             }
@@ -195,14 +195,14 @@ macro_rules! via_engine_mmio {
     };
 }
 
-via_engine_mmio!(TxEnv);
-via_engine_mmio!(RxEnv);
+via_bar!(TxEnv);
+via_bar!(RxEnv);
 
 /// What an SQ needs from the kernel while it transmits or completes: the registers, the DMA
 /// API and the netdev TX queue (BQL).
-pub(crate) struct TxEnv<'a, F: Family> {
+pub(crate) struct TxEnv<'a> {
     /// The device's registers.
-    pub(crate) mmio: EngineMmio<'a, F>,
+    pub(crate) mmio: Bar<'a>,
     /// DMA mapping of the packets.
     pub(crate) dma: &'a DmaDevice,
     /// The netdev TX queue (stop/wake, BQL).
@@ -212,7 +212,7 @@ pub(crate) struct TxEnv<'a, F: Family> {
     pub(crate) closing: bool,
 }
 
-impl<F: Family> TxDmaMap<TxSkb> for TxEnv<'_, F> {
+impl TxDmaMap<TxSkb> for TxEnv<'_> {
     fn map_linear(&mut self, pkt: &TxSkb, offset: u32, len: u32) -> Option<DmaAddr> {
         self.dma
             .map_skb_head(&pkt.0, offset, len)
@@ -233,7 +233,7 @@ impl<F: Family> TxDmaMap<TxSkb> for TxEnv<'_, F> {
     }
 }
 
-impl<F: Family> DpTxQueue for TxEnv<'_, F> {
+impl DpTxQueue for TxEnv<'_> {
     fn stop(&mut self) {
         self.txq.stop();
     }
@@ -258,14 +258,14 @@ impl<F: Family> DpTxQueue for TxEnv<'_, F> {
 }
 
 /// What an RQ needs from the kernel: barriers, the page pool and (MANA) the registers.
-pub(crate) struct RxEnv<'a, F: Family> {
+pub(crate) struct RxEnv<'a> {
     /// Where RX buffers come from and go back to.
     pub(crate) pool: &'a PagePool,
     /// The device's registers (MANA rings its RQ doorbell through them).
-    pub(crate) mmio: EngineMmio<'a, F>,
+    pub(crate) mmio: Bar<'a>,
 }
 
-impl<F: Family> RxBufProvider<RxPage> for RxEnv<'_, F> {
+impl RxBufProvider<RxPage> for RxEnv<'_> {
     fn alloc(&mut self) -> Option<RxPage> {
         self.pool.alloc()
     }
@@ -326,8 +326,8 @@ pub(crate) fn new_xdp_slot<F: Family>() -> Result<XdpSlot<F>> {
 
 /// What a port shares with its channels and its transmit path.
 pub(crate) struct PortShared<F: Family> {
-    /// The simulated device.
-    pub(crate) engine: Arc<Engine<F>>,
+    /// The port's function on the bus (registers, vectors).
+    pub(crate) hw: Arc<Function>,
     /// The device's DMA parent.
     pub(crate) dma: Arc<DmaDevice>,
     /// Index of the port on its device (doorbell page, queue ownership).
@@ -357,7 +357,7 @@ impl<F: Family> PortShared<F> {
             skb.drop_any(DropReason::DevReady);
             return Ok(());
         };
-        let more = crate::ext::net::queue::xmit_more();
+        let more = crate::kernel_ext::net::queue::xmit_more();
         self.xmit_on(txq, q, skb, more, |_| ())
     }
 
@@ -414,7 +414,7 @@ impl<F: Family> PortShared<F> {
             return Ok(());
         };
         let mut env = TxEnv {
-            mmio: EngineMmio(&self.engine),
+            mmio: self.hw.bar(),
             dma: &self.dma,
             txq,
             closing: false,
@@ -450,7 +450,7 @@ impl<F: Family> PortShared<F> {
             }
             return;
         }
-        let q = crate::ext::net::queue::this_cpu() % live;
+        let q = crate::kernel_ext::net::queue::this_cpu() % live;
         if !F::XDP_SQS {
             self.xdp_xmit_skbs(dev, q, frames);
             return;
@@ -472,7 +472,7 @@ impl<F: Family> PortShared<F> {
             ..
         } = side;
         let mut env = XdpEnv {
-            mmio: EngineMmio(&self.engine),
+            mmio: self.hw.bar(),
             dma: &self.dma,
             pool: None,
             kind: XdpSqKind::Redirect,
@@ -529,7 +529,7 @@ impl<F: Family> PortShared<F> {
             sq, full, stats, ..
         } = side;
         let mut env = XdpEnv {
-            mmio: EngineMmio(&self.engine),
+            mmio: self.hw.bar(),
             dma: &self.dma,
             pool: None,
             kind: XdpSqKind::Redirect,
@@ -629,7 +629,7 @@ pub(crate) struct Channel<F: Family> {
     shared: Arc<PortShared<F>>,
     dev: ARef<Device>,
     index: u32,
-    vector: usize,
+    intr: usize,
     rqn: u32,
     /// Device queues, for teardown.
     queues: F::Queues,
@@ -786,7 +786,7 @@ impl<F: Family> XdpRx<'_, F> {
                     return;
                 }
                 let mut env = XdpEnv {
-                    mmio: EngineMmio(&shared.engine),
+                    mmio: shared.hw.bar(),
                     dma: &shared.dma,
                     pool: Some(self.pool),
                     kind: XdpSqKind::Tx,
@@ -834,7 +834,11 @@ impl<F: Family> Channel<F> {
         prog: Option<&BpfProg>,
         xsk_pool: Option<XskPool>,
     ) -> Result<Arc<Self>> {
-        let vector = shared.port * VECTORS_PER_PORT + index as usize;
+        // Channel `index` interrupts on the function's vector `index`.
+        let intr = index as usize;
+        if intr >= shared.hw.num_vectors() {
+            return Err(EINVAL);
+        }
         let pool = PagePool::new(
             &shared.dma,
             dev,
@@ -848,10 +852,10 @@ impl<F: Family> Channel<F> {
         // `guard` destroys the device queues made so far if a later step fails.
         let mut guard = DeviceQueues::<F>::new(shared);
         let ctx = OpenCtx {
-            engine: &shared.engine,
+            hw: &shared.hw,
             dma: &shared.dma,
             port: shared.port,
-            vector,
+            intr,
             pool: &pool,
             func: &shared.func,
         };
@@ -870,7 +874,7 @@ impl<F: Family> Channel<F> {
                 let buf_size = pool.rx_frame_size().min(p.rx_buf_len());
                 let mut env = XskRxEnv {
                     pool,
-                    mmio: EngineMmio(&shared.engine),
+                    mmio: shared.hw.bar(),
                     alloc_failed: false,
                 };
                 // The last fallible step: it posts the buffers the fill ring has now.
@@ -919,7 +923,7 @@ impl<F: Family> Channel<F> {
                 shared: shared.clone(),
                 dev: ARef::from(dev),
                 index,
-                vector,
+                intr,
                 rqn,
                 queues,
             }),
@@ -964,15 +968,22 @@ impl<F: Family> Channel<F> {
     /// Adds and enables NAPI, routes and arms the interrupt, arms both CQs.
     pub(crate) fn activate(self: &Arc<Self>) {
         self.napi.add(&self.dev);
-        self.shared.engine.set_irq(self.vector, Some(self.clone()));
+        if let Err(e) = self.shared.hw.request_irq(self.intr, self.clone()) {
+            pr_err!(
+                "{}: channel {}: no interrupt: {:?}\n",
+                self.dev.name(),
+                self.index,
+                e
+            );
+        }
         self.napi.enable();
-        let mmio = EngineMmio(&self.shared.engine);
+        let mmio = self.shared.hw.bar();
         with_bh(|| F::irq_start(&mut self.irq.lock(), &mmio));
         self.arm();
     }
 
     fn arm(&self) {
-        let mmio = EngineMmio(&self.shared.engine);
+        let mmio = self.shared.hw.bar();
         with_bh(|| {
             if let Some(slot) = self.shared.txs.get(self.index as usize) {
                 if let Some(tx) = slot.lock().as_mut() {
@@ -1022,7 +1033,7 @@ impl<F: Family> Channel<F> {
                 sq, full, wakeups, ..
             } = ico;
             let mut env = XdpEnv {
-                mmio: EngineMmio(&self.shared.engine),
+                mmio: self.shared.hw.bar(),
                 dma: &self.shared.dma,
                 pool: None,
                 kind: XdpSqKind::Ico,
@@ -1038,8 +1049,8 @@ impl<F: Family> Channel<F> {
 
     /// The channel's interrupt (bottom halves are disabled): read the interrupt state, then
     /// schedule NAPI.
-    pub(crate) fn interrupt(&self) {
-        let mmio = EngineMmio(&self.shared.engine);
+    fn interrupt(&self) {
+        let mmio = self.shared.hw.bar();
         if F::irq_handle(&mut self.irq.lock(), &mmio) {
             self.napi.schedule();
         }
@@ -1103,7 +1114,7 @@ impl<F: Family> Channel<F> {
     /// Stops the channel's interrupt and NAPI (waiting for a running poll), so nothing wakes
     /// its TX queue any more. Sleeps.
     pub(crate) fn quiesce(&self) {
-        self.shared.engine.set_irq(self.vector, None);
+        self.shared.hw.free_irq(self.intr);
         self.napi.disable();
     }
 
@@ -1116,7 +1127,7 @@ impl<F: Family> Channel<F> {
             if let Some(slot) = shared.txs.get(self.index as usize) {
                 if let Some(tx) = slot.lock().as_mut() {
                     let mut env = TxEnv {
-                        mmio: EngineMmio(&shared.engine),
+                        mmio: shared.hw.bar(),
                         dma: &shared.dma,
                         txq,
                         closing: true,
@@ -1126,7 +1137,7 @@ impl<F: Family> Channel<F> {
             }
             if let Some(x) = xdp_rd.as_mut() {
                 let mut env = XdpEnv {
-                    mmio: EngineMmio(&shared.engine),
+                    mmio: shared.hw.bar(),
                     dma: &shared.dma,
                     pool: None,
                     kind: XdpSqKind::Redirect,
@@ -1138,7 +1149,7 @@ impl<F: Family> Channel<F> {
                 if let Some(x) = rx.xdpsq.as_mut() {
                     let pool = &rx.pool;
                     let mut env = XdpEnv {
-                        mmio: EngineMmio(&shared.engine),
+                        mmio: shared.hw.bar(),
                         dma: &shared.dma,
                         pool: Some(pool),
                         kind: XdpSqKind::Tx,
@@ -1147,12 +1158,12 @@ impl<F: Family> Channel<F> {
                     idle &= F::xdp_sq_reap(&mut x.sq, &mut env, |f| f.release(Some(pool))).idle;
                 }
                 if let Some(x) = rx.xsk.as_mut() {
-                    idle &= self.xsk_tx_reap(x, EngineMmio(&shared.engine)).idle;
+                    idle &= self.xsk_tx_reap(x, shared.hw.bar()).idle;
                 }
             }
             if let Some(ico) = self.ico.lock().as_mut() {
                 let mut env = XdpEnv {
-                    mmio: EngineMmio(&shared.engine),
+                    mmio: shared.hw.bar(),
                     dma: &shared.dma,
                     pool: None,
                     kind: XdpSqKind::Ico,
@@ -1166,7 +1177,7 @@ impl<F: Family> Channel<F> {
 
     /// Reaps the XSK SQ's completions and reports them to the socket's completion ring, in
     /// the order the descriptors were taken.
-    fn xsk_tx_reap(&self, x: &mut XskSide<F>, mmio: EngineMmio<'_, F>) -> TxReaped {
+    fn xsk_tx_reap(&self, x: &mut XskSide<F>, mmio: Bar<'_>) -> TxReaped {
         let mut done = 0u32;
         let mut env = XdpEnv {
             mmio,
@@ -1198,7 +1209,7 @@ impl<F: Family> Channel<F> {
         x: &mut XskSide<F>,
         prog: Option<&BpfProg>,
         budget: u32,
-        mmio: EngineMmio<'_, F>,
+        mmio: Bar<'_>,
         redirected: &mut bool,
         counts: &mut RxCounts,
     ) -> (u32, bool) {
@@ -1305,7 +1316,7 @@ impl<F: Family> Channel<F> {
         if let Some(x) = xdp_rd.as_mut() {
             // Frames posted without a flush still go out.
             let mut env = XdpEnv {
-                mmio: EngineMmio(&self.shared.engine),
+                mmio: self.shared.hw.bar(),
                 dma: &self.shared.dma,
                 pool: None,
                 kind: XdpSqKind::Redirect,
@@ -1318,7 +1329,7 @@ impl<F: Family> Channel<F> {
             if self.reap_closing(txq, &mut xdp_rd) {
                 break;
             }
-            crate::ext::sync::msleep(1);
+            crate::kernel_ext::sync::msleep(1);
         }
         // The device stops touching the channel's memory: queues first, then their CQs.
         drop(DeviceQueues::<F>::of(&self.shared, self.queues));
@@ -1329,7 +1340,7 @@ impl<F: Family> Channel<F> {
             final_stats.xdp.accumulate(&x.stats);
             final_stats.arms = final_stats.arms.wrapping_add(arms);
             let mut env = XdpEnv {
-                mmio: EngineMmio(&self.shared.engine),
+                mmio: self.shared.hw.bar(),
                 dma: &self.shared.dma,
                 pool: None,
                 kind: XdpSqKind::Redirect,
@@ -1341,7 +1352,7 @@ impl<F: Family> Channel<F> {
         let tx = with_bh(|| slot.and_then(|s| s.lock().take()));
         if let Some(mut tx) = tx {
             let mut env = TxEnv {
-                mmio: EngineMmio(&self.shared.engine),
+                mmio: self.shared.hw.bar(),
                 dma: &self.shared.dma,
                 txq,
                 closing: true,
@@ -1362,7 +1373,7 @@ impl<F: Family> Channel<F> {
             let pool: &PagePool = pool;
             if let Some(x) = xdpsq.as_mut() {
                 let mut env = XdpEnv {
-                    mmio: EngineMmio(&self.shared.engine),
+                    mmio: self.shared.hw.bar(),
                     dma: &self.shared.dma,
                     pool: Some(pool),
                     kind: XdpSqKind::Tx,
@@ -1375,7 +1386,7 @@ impl<F: Family> Channel<F> {
                 // The socket gets every descriptor back (as completed, in order) and every
                 // posted buffer returns to its pool before the pool is let go.
                 let mut env = XdpEnv {
-                    mmio: EngineMmio(&self.shared.engine),
+                    mmio: self.shared.hw.bar(),
                     dma: &self.shared.dma,
                     pool: None,
                     kind: XdpSqKind::Xsk,
@@ -1385,7 +1396,7 @@ impl<F: Family> Channel<F> {
                 x.pool.tx_completed(n + x.tx_lost);
                 let mut renv = XskRxEnv {
                     pool: x.pool,
-                    mmio: EngineMmio(&self.shared.engine),
+                    mmio: self.shared.hw.bar(),
                     alloc_failed: false,
                 };
                 with_bh(|| F::xsk_rx_drain(&mut x.rq, &mut renv));
@@ -1394,7 +1405,7 @@ impl<F: Family> Channel<F> {
                 rx,
                 &mut RxEnv {
                     pool,
-                    mmio: EngineMmio(&self.shared.engine),
+                    mmio: self.shared.hw.bar(),
                 },
             );
         }
@@ -1447,7 +1458,7 @@ impl<F: Family> Channel<F> {
 
 impl<F: Family> Poll for Channel<F> {
     fn poll(&self, napi: &Napi<Self>, budget: i32) -> i32 {
-        let mmio = EngineMmio(&self.shared.engine);
+        let mmio = self.shared.hw.bar();
         let mut tx_busy = false;
         let mut tx_cqes = 0;
         if let (Some(slot), Some(txq)) = (
@@ -1595,7 +1606,7 @@ impl<F: Family> Poll for Channel<F> {
 /// Device queues of a channel that is not finished yet (or is being closed): destroyed on
 /// drop unless kept, so a failed open leaves nothing behind in the device.
 struct DeviceQueues<F: Family> {
-    engine: Arc<Engine<F>>,
+    hw: Arc<Function>,
     func: Arc<F::Func>,
     queues: F::Queues,
     keep: bool,
@@ -1609,7 +1620,7 @@ impl<F: Family> DeviceQueues<F> {
     /// The queues of an open channel (destroyed on drop, which sleeps).
     fn of(shared: &PortShared<F>, queues: F::Queues) -> Self {
         Self {
-            engine: shared.engine.clone(),
+            hw: shared.hw.clone(),
             func: shared.func.clone(),
             queues,
             keep: false,
@@ -1624,7 +1635,13 @@ impl<F: Family> DeviceQueues<F> {
 impl<F: Family> Drop for DeviceQueues<F> {
     fn drop(&mut self) {
         if !self.keep {
-            F::destroy(&self.engine, &self.func, &self.queues);
+            F::destroy(&self.hw, &self.func, &self.queues);
         }
+    }
+}
+
+impl<F: Family> IrqHandler for Channel<F> {
+    fn irq(&self) {
+        self.interrupt();
     }
 }

@@ -1,92 +1,49 @@
 // SPDX-License-Identifier: GPL-2.0
 
-//! Module load and unload: the simulated devices and their ports.
+//! Module load and unload: the one place that wires devices to ports.
 //!
-//! The `family` module parameter chooses each device's family: `family=mana` makes every
-//! device a MANA one, `family=mlx5,mana` makes device 0 a ConnectX and device 1 (and any
-//! later one) a MANA; the last entry repeats. Both families run at once, each device with
-//! its own engine, workqueue and ports.
+//! The device host (`host/`) creates the simulated devices the module parameters ask for and
+//! offers their functions on the bus; for each function the driver of its family brings it
+//! up (probe), makes its port and registers the netdev, and undoes all of it at unload. Ports
+//! are wired in pairs (ports 0 and 1 of a device share a cable, 2 and 3, ...). Both families
+//! can run at once (`family=mlx5,mana`), each device with its own engine and ports.
 
-use crate::engine::{Engine, EngineMmio, MAX_CHANNELS};
-use crate::ext::debugfs::{Dir, SeqFile, Show, ShowFile};
-use crate::ext::{dma::DmaDevice, net::device::Registration, params, sync::with_bh};
+use crate::bus::{Function, Kind};
+use crate::channel::MAX_CHANNELS;
 use crate::family::{mana::Mana, mlx5::Mlx5, Family};
+use crate::host::{Host, SimDevice};
+use crate::kernel_ext::{net::device::Registration, params};
 use crate::link::Wire;
-use crate::port::{Port, PortDevice, PortOps, MAX_MTU, MIN_MTU};
-use core::fmt::Write;
-use kernel::{c_str, fmt, prelude::*, str::CString, sync::Arc};
+use crate::port::{Port, PortOps, MAX_MTU, MIN_MTU};
+use kernel::{prelude::*, sync::Arc};
 
-/// Most simulated devices one load may create.
-const MAX_DEVS: u32 = 8;
-/// Most ports per simulated device.
-const MAX_PORTS: u32 = 8;
 /// Most channels by default (as mlx5e: min(online CPUs, this)).
 const DEFAULT_MAX_CHANNELS: u32 = 4;
 
-/// One simulated device of family `F`: its DMA parent, the device model, its cables and its
-/// ports.
-struct SimNic<F: Family> {
-    engine: Arc<Engine<F>>,
+/// The driver bound to one device of family `F`: its cables, functions and ports.
+struct Bound<F: Family> {
     wires: KVec<Arc<Wire>>,
-    /// The ports' functions, brought up, in port order (torn down after the ports are gone).
-    funcs: KVec<Arc<F::Func>>,
+    /// The functions, brought up, in port order (torn down after the ports are gone).
+    funcs: KVec<(Arc<Function>, Arc<F::Func>)>,
     ports: KVec<Registration<PortOps<F>>>,
-    /// The device host's debugfs files (`rsnic/rsnic-sim<N>/port<P>/counters`).
-    debugfs: KVec<ShowFile<ModelCounters<F>>>,
-    _dma: Arc<DmaDevice>,
 }
 
-/// A port's `counters` file in debugfs: the device model's own counts (doorbells, WQEs,
-/// modeled PCIe bytes, drops), one `name: value` line each as `ethtool -S` prints them. They
-/// are the device host's view, for tests and the bench; the driver shows what the device
-/// reports through its control interface.
-struct ModelCounters<F: Family> {
-    engine: Arc<Engine<F>>,
-    port: usize,
-}
-
-impl<F: Family> Show for ModelCounters<F> {
-    fn show(&self, out: &mut SeqFile<'_>) {
-        let c = self.engine.with_model(|m| F::model_counters(m, self.port));
-        for (name, get) in F::MODEL_COUNTERS {
-            let _ = writeln!(out, "     {}: {}", name, get(&c));
-        }
-    }
-}
-
-impl<F: Family> SimNic<F> {
-    fn new(index: u32, num_ports: u32, channels: u32, debugfs: &Arc<Dir>) -> Result<Self> {
-        let dma = DmaDevice::new(c_str!("rsnic-sim"), index as i32)?;
-        let engine = Engine::<F>::new(index as i32, num_ports as usize)?;
-        let mut nic = SimNic {
-            engine: engine.clone(),
+impl<F: Family> Bound<F> {
+    /// Probes every function of `dev` and registers its ports.
+    fn bind(dev: &SimDevice, channels: u32) -> Result<Self> {
+        let mut b = Bound {
             wires: KVec::new(),
             funcs: KVec::new(),
             ports: KVec::new(),
-            debugfs: KVec::new(),
-            _dma: dma.clone(),
         };
-        let dir = debugfs.subdir(&CString::try_from_fmt(fmt!("rsnic-sim{}", index))?)?;
-        for p in 0..num_ports as usize {
-            let file = dir
-                .subdir(&CString::try_from_fmt(fmt!("port{}", p))?)?
-                .show_file(
-                    c_str!("counters"),
-                    ModelCounters {
-                        engine: engine.clone(),
-                        port: p,
-                    },
-                )?;
-            nic.debugfs.push(file, GFP_KERNEL)?;
-        }
-        let mut config = crate::ext::net::device::Config {
+        let mut config = crate::kernel_ext::net::device::Config {
             tx_queues: MAX_CHANNELS as u32,
             rx_queues: MAX_CHANNELS as u32,
             min_mtu: MIN_MTU,
             max_mtu: MAX_MTU,
             // The data paths build gather lists, checksum and LSO WQEs; the devices execute
             // them and verify received checksums.
-            offloads: crate::ext::net::device::Offloads {
+            offloads: crate::kernel_ext::net::device::Offloads {
                 sg: true,
                 tx_csum: true,
                 tso: true,
@@ -98,148 +55,86 @@ impl<F: Family> SimNic<F> {
             // from other devices (ndo_xdp_xmit), and AF_XDP zero-copy where the family has
             // it.
             xdp_features: {
-                use crate::ext::net::xdp::features::{BASIC, NDO_XMIT, REDIRECT, XSK_ZEROCOPY};
+                use crate::kernel_ext::net::xdp::features::{
+                    BASIC, NDO_XMIT, REDIRECT, XSK_ZEROCOPY,
+                };
                 BASIC | REDIRECT | NDO_XMIT | if F::XSK_ZC { XSK_ZEROCOPY } else { 0 }
             },
             mac: None,
         };
-        for pair in 0..num_ports / 2 {
+        for pair in dev.functions().chunks(2) {
             let wire = Wire::new()?;
-            nic.wires.push(wire.clone(), GFP_KERNEL)?;
-            for side in 0..2 {
-                let p = pair * 2 + side as u32;
+            b.wires.push(wire.clone(), GFP_KERNEL)?;
+            for (side, hw) in pair.iter().enumerate() {
                 // Probe: bring the function up through the device's control interface.
-                let func = F::bring_up(&engine, &dma, index, p as usize)?;
-                nic.funcs.push(func.clone(), GFP_KERNEL)?;
+                let func = F::bring_up(hw)?;
+                b.funcs.push((hw.clone(), func.clone()), GFP_KERNEL)?;
                 config.mac = F::permanent_mac(&func);
-                let port = Port::<F>::new(
-                    wire.clone(),
-                    side,
-                    index,
-                    p,
-                    PortDevice {
-                        engine: engine.clone(),
-                        dma: dma.clone(),
-                        func: func.clone(),
-                    },
-                    channels,
-                )?;
-                let reg = Registration::<PortOps<F>>::register(port, &config, Some(&dma))?;
+                let port = Port::<F>::new(wire.clone(), side, hw.clone(), func.clone(), channels)?;
+                let reg = Registration::<PortOps<F>>::register(port, &config, Some(hw.dma()))?;
                 wire.attach(side, reg.device());
-                // The function's events reach the port now: route its async vector, then
-                // take whatever was posted before (the EQ raised its vector once and waits
-                // for a re-arm).
-                F::func_attach(&func, Some(reg.device()));
-                engine.set_func_irq(p as usize, Some(func.clone()));
-                with_bh(|| F::func_irq(&func, &EngineMmio(&engine)));
-                nic.ports.push(reg, GFP_KERNEL)?;
+                // The function's events reach the port now.
+                F::func_attach(hw, &func, Some(reg.device()));
+                b.ports.push(reg, GFP_KERNEL)?;
             }
         }
-        Ok(nic)
+        Ok(b)
     }
 }
 
-impl<F: Family> Drop for SimNic<F> {
+impl<F: Family> Drop for Bound<F> {
     fn drop(&mut self) {
-        drop(core::mem::take(&mut self.debugfs));
         // Release the cables' device references first: unregistering waits for them.
         for wire in self.wires.iter() {
             wire.detach_all();
         }
-        for (p, func) in self.funcs.iter().enumerate() {
-            drop(self.engine.set_func_irq(p, None));
-            F::func_attach(func, None);
+        for (hw, func) in self.funcs.iter() {
+            F::func_attach(hw, func, None);
         }
-        // Unregister (closing channels), tear the functions down through the control
-        // interface, then stop the device's engine before it goes.
+        // Unregister (closing channels), then tear the functions down through the control
+        // interface.
         drop(core::mem::take(&mut self.ports));
-        for (p, func) in self.funcs.iter().enumerate() {
-            F::tear_down(&self.engine, func, p);
+        for (hw, func) in self.funcs.iter() {
+            F::tear_down(hw, func);
         }
-        self.engine.shutdown();
     }
 }
 
-/// The family names of the `family` parameter, one per device (the last one repeats).
-fn families(param: &[u8], num_devs: u32) -> Result<KVec<&'static str>> {
-    let mut names = KVec::new();
-    for item in param.split(|&b| b == b',') {
-        let name = match item {
-            b"mlx5" => Mlx5::NAME,
-            b"mana" => Mana::NAME,
-            _ => {
-                pr_err!(
-                    "family: unknown family {:?} (use mlx5, mana, or a comma-separated list)\n",
-                    core::str::from_utf8(item).unwrap_or("?")
-                );
-                return Err(EINVAL);
-            }
-        };
-        names.push(name, GFP_KERNEL)?;
-    }
-    if names.len() > num_devs as usize {
-        pr_err!(
-            "family lists {} devices but num_devs={}\n",
-            names.len(),
-            num_devs
-        );
-        return Err(EINVAL);
-    }
-    while names.len() < num_devs as usize {
-        let last = names.last().copied().unwrap_or(Mlx5::NAME);
-        names.push(last, GFP_KERNEL)?;
-    }
-    Ok(names)
-}
-
-/// The module: every simulated device it created.
+/// The module: the devices and the driver bound to them.
 pub(crate) struct Rsnic {
-    _mlx5: KVec<SimNic<Mlx5>>,
-    _mana: KVec<SimNic<Mana>>,
-    /// `/sys/kernel/debug/rsnic`, the device host's (removed after the devices' files).
-    _debugfs: Arc<Dir>,
+    // Dropped in this order: the driver lets go of the functions, then the devices go.
+    _mlx5: KVec<Bound<Mlx5>>,
+    _mana: KVec<Bound<Mana>>,
+    _host: Host,
 }
 
 impl kernel::Module for Rsnic {
     fn init(_module: &'static ThisModule) -> Result<Self> {
-        let num_devs = params::num_devs();
-        let num_ports = params::num_ports();
-        if num_devs == 0 || num_devs > MAX_DEVS {
-            pr_err!("num_devs={} is out of range 1..={}\n", num_devs, MAX_DEVS);
-            return Err(EINVAL);
-        }
-        if !(2..=MAX_PORTS).contains(&num_ports) || num_ports % 2 != 0 {
-            pr_err!(
-                "num_ports={} must be even and within 2..={} (ports are wired in pairs)\n",
-                num_ports,
-                MAX_PORTS
-            );
-            return Err(EINVAL);
-        }
-        let fams = families(params::family().as_bytes(), num_devs)?;
+        let host = Host::new()?;
         let channels = params::online_cpus().clamp(1, DEFAULT_MAX_CHANNELS);
         let (mut mlx5, mut mana) = (KVec::new(), KVec::new());
-        let debugfs = Dir::root(c_str!("rsnic"))?;
-        for (i, fam) in fams.iter().enumerate() {
-            let i = i as u32;
-            if *fam == Mana::NAME {
-                mana.push(SimNic::new(i, num_ports, channels, &debugfs)?, GFP_KERNEL)?;
-            } else {
-                mlx5.push(SimNic::new(i, num_ports, channels, &debugfs)?, GFP_KERNEL)?;
+        for (i, dev) in host.devices().iter().enumerate() {
+            match dev.kind() {
+                Kind::Mlx5 => mlx5.push(Bound::bind(dev, channels)?, GFP_KERNEL)?,
+                Kind::Mana => mana.push(Bound::bind(dev, channels)?, GFP_KERNEL)?,
             }
-            pr_info!("device {}: family {}\n", i, fam);
+            let name = match dev.kind() {
+                Kind::Mlx5 => Mlx5::NAME,
+                Kind::Mana => Mana::NAME,
+            };
+            pr_info!("device {}: family {}\n", i, name);
         }
         pr_info!(
             "version {}: {} simulated device(s), {} ports each, {} channels per port\n",
             crate::port::DRV_VERSION,
-            num_devs,
-            num_ports,
+            host.devices().len(),
+            params::num_ports(),
             channels
         );
         Ok(Rsnic {
             _mlx5: mlx5,
             _mana: mana,
-            _debugfs: debugfs,
+            _host: host,
         })
     }
 }

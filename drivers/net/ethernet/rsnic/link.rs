@@ -7,7 +7,7 @@
 //! RTNL (`ndo_open`/`ndo_stop`), which orders the updates; the mutex protects the state
 //! against the teardown path, which runs without RTNL.
 
-use crate::ext::net::device::Device;
+use crate::kernel_ext::net::device::Device;
 use kernel::{
     new_mutex,
     prelude::*,

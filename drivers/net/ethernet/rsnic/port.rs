@@ -10,10 +10,11 @@
 //! Everything here is generic over the device [`Family`]: ring limits, private flags and
 //! counter names come from it.
 
+use crate::bus::Function;
+use crate::channel::MAX_CHANNELS;
 use crate::channel::{new_tx_slot, new_xdp_slot, Channel, ChannelParams, ChannelStats, PortShared};
-use crate::engine::{Engine, MAX_CHANNELS};
-use crate::ext::{
-    dma::DmaDevice,
+use crate::family::{Family, Summary};
+use crate::kernel_ext::{
     net::{
         device::{self, Device, Features, LinkStats64, QueueStats, TxOutcome},
         ethtool::{self, Channels, DrvInfo, ExtAck, LinkSettings, Rings, Strings},
@@ -23,7 +24,6 @@ use crate::ext::{
     },
     sync::with_bh,
 };
-use crate::family::{Family, Summary};
 use crate::link::Wire;
 use core::marker::PhantomData;
 use core::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
@@ -79,29 +79,19 @@ pub(crate) struct Port<F: Family> {
     totals: SpinLock<KVec<ChannelStats<F>>>,
 }
 
-/// What a port reaches its device through.
-pub(crate) struct PortDevice<F: Family> {
-    /// The device (registers, queue commands).
-    pub(crate) engine: Arc<Engine<F>>,
-    /// The DMA parent.
-    pub(crate) dma: Arc<DmaDevice>,
-    /// The port's function, brought up.
-    pub(crate) func: Arc<F::Func>,
-}
-
 impl<F: Family> Port<F> {
-    /// Port `port` of device `dev_index`, on end `side` of `wire`.
+    /// The port of function `hw`, brought up as `func`, on end `side` of `wire`.
     pub(crate) fn new(
         wire: Arc<Wire>,
         side: usize,
-        dev_index: u32,
-        port: u32,
-        hw: PortDevice<F>,
+        hw: Arc<Function>,
+        func: Arc<F::Func>,
         channels: u32,
     ) -> Result<Arc<Self>> {
-        let PortDevice { engine, dma, func } = hw;
         let pflags = F::default_pflags(&func);
-        let bus_info = CString::try_from_fmt(kernel::fmt!("rsnic-sim{}:port{}", dev_index, port))?;
+        let bus_info =
+            CString::try_from_fmt(kernel::fmt!("rsnic-sim{}:port{}", hw.device(), hw.index()))?;
+        let (dma, port) = (hw.dma().clone(), hw.index());
         let mut txs = KVec::with_capacity(MAX_CHANNELS, GFP_KERNEL)?;
         let mut xdp_txs = KVec::with_capacity(MAX_CHANNELS, GFP_KERNEL)?;
         for _ in 0..MAX_CHANNELS {
@@ -110,9 +100,9 @@ impl<F: Family> Port<F> {
         }
         let shared = Arc::new(
             PortShared {
-                engine,
+                hw,
                 dma,
-                port: port as usize,
+                port,
                 func,
                 txs,
                 xdp_txs,
@@ -198,15 +188,13 @@ impl<F: Family> Port<F> {
                 }
             }
         }
-        let port = self.shared.port;
-        if let Err(e) = F::apply_rss(&self.shared.engine, &self.shared.func, port, &rqns) {
+        if let Err(e) = F::apply_rss(&self.shared.hw, &self.shared.func, &rqns) {
             for ch in chans.into_iter() {
                 let i = ch.index();
                 self.add_totals(i, ch.close());
             }
             return Err(e);
         }
-        self.shared.engine.kick();
         for ch in chans.iter() {
             ch.activate();
         }
@@ -231,8 +219,7 @@ impl<F: Family> Port<F> {
             ch.quiesce();
         }
         dev.tx_disable();
-        let port = self.shared.port;
-        let _ = F::apply_rss(&self.shared.engine, &self.shared.func, port, &[]);
+        let _ = F::apply_rss(&self.shared.hw, &self.shared.func, &[]);
         for ch in chans.into_iter() {
             let i = ch.index();
             self.add_totals(i, ch.close());
@@ -325,7 +312,7 @@ impl<F: Family> Port<F> {
     /// touches it when this returns.
     fn xsk_setup(&self, dev: &Device, pool: Option<XskPool>, q: u32) -> Result {
         if !F::XSK_ZC {
-            return Err(crate::ext::net::eopnotsupp());
+            return Err(crate::kernel_ext::net::eopnotsupp());
         }
         let qi = q as usize;
         if qi >= MAX_CHANNELS {
@@ -435,8 +422,7 @@ impl<F: Family> device::Operations for PortOps<F> {
         let mut st = port.state.lock();
         let params = st.params;
         port.open_channels(dev, &params, st.prog.as_ref(), &st.xsk)?;
-        let p = port.shared.port;
-        if let Err(e) = F::set_admin(&port.shared.engine, &port.shared.func, p, true) {
+        if let Err(e) = F::set_admin(&port.shared.hw, &port.shared.func, true) {
             port.close_channels(dev);
             return Err(e);
         }
@@ -454,8 +440,7 @@ impl<F: Family> device::Operations for PortOps<F> {
         } else {
             port.wire.set_admin(port.side, false);
         }
-        let p = port.shared.port;
-        if let Err(e) = F::set_admin(&port.shared.engine, &port.shared.func, p, false) {
+        if let Err(e) = F::set_admin(&port.shared.hw, &port.shared.func, false) {
             // The interface goes down regardless; the device may keep the link up.
             pr_err!("{}: setting the port down failed: {:?}\n", dev.name(), e);
         }
@@ -518,16 +503,13 @@ impl<F: Family> device::Operations for PortOps<F> {
     }
 
     fn set_features(_dev: &Device, port: ArcBorrow<'_, Port<F>>, f: Features) -> Result {
-        let p = port.shared.port;
         // Only a change reaches the device (set_features runs for every feature change).
         if port.loopback.load(Ordering::Relaxed) != f.loopback {
-            F::apply_loopback(&port.shared.engine, &port.shared.func, p, f.loopback)?;
+            F::apply_loopback(&port.shared.hw, &port.shared.func, f.loopback)?;
             port.loopback.store(f.loopback, Ordering::Relaxed);
         }
         // Read by NAPI per packet; takes effect from the next packet on.
         port.shared.rx_csum.store(f.rx_csum, Ordering::Relaxed);
-        // A pause may have ended (the frames' receiver changed).
-        port.shared.engine.kick();
         Ok(())
     }
 
@@ -626,7 +608,7 @@ impl<F: Family> ethtool::Operations for PortOps<F> {
         // mlx5e's "Failed setting private flags" does.)
         if let Some(why) = F::refuse_pflags(&port.shared.func, flags) {
             pr_err!("{}: {}\n", dev.name(), why);
-            return Err(crate::ext::net::eopnotsupp());
+            return Err(crate::kernel_ext::net::eopnotsupp());
         }
         port.reconfigure(dev, |p| p.pflags = flags)?;
         port.pflags.store(flags, Ordering::Relaxed);
@@ -718,13 +700,12 @@ impl<F: Family> ethtool::Operations for PortOps<F> {
     fn stats_values(_dev: &Device, port: ArcBorrow<'_, Port<F>>, out: &mut [u64]) {
         let n = port.channel_count() as usize;
         let sum = port.sum_stats();
-        let p = port.shared.port;
         // Asked of the device on every read (a command; this context may sleep), as
         // mlx5e's stats update does; a failed query shows the last values.
         let hw = {
             let mut st = port.state.lock();
             // A failure was logged by the family, with the command.
-            if let Ok(c) = F::query_counters(&port.shared.engine, &port.shared.func, p) {
+            if let Ok(c) = F::query_counters(&port.shared.hw, &port.shared.func) {
                 st.hw = c;
             }
             st.hw

@@ -7,16 +7,17 @@
 //! ethernet/rsnic.rst` for the layering.
 
 #[path = "../../../../rust/mod.rs"]
-pub mod ext;
+pub mod kernel_ext;
 
 pub mod dp;
 pub mod sim;
 
+mod bus;
 mod channel;
 mod driver;
-mod engine;
 mod family;
-mod hw;
+mod host;
+mod kdma;
 mod link;
 mod port;
 mod xdp;

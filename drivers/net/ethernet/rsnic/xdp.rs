@@ -14,11 +14,12 @@
 //! RQ; ConnectX also an ICO SQ for wake-up NOPs, while MANA, which has no NOP WQE,
 //! schedules NAPI directly from `ndo_xsk_wakeup`.
 
+use crate::bus::Bar;
 use crate::dp::hw::{Barriers, DmaAddr, Mmio};
-use crate::dp::mlx5::rq::{RxBufProvider, RxBuffer};
-use crate::dp::mlx5::tx::{DmaEntry, TxDmaMap, TxPacket, TxQueue as DpTxQueue};
-use crate::engine::EngineMmio;
-use crate::ext::{
+use crate::dp::pkt::{DmaEntry, TxDmaMap, TxPacket, TxQueue as DpTxQueue};
+use crate::dp::pkt::{RxBufProvider, RxBuffer};
+use crate::family::wadd;
+use crate::kernel_ext::{
     dma::DmaDevice,
     net::{
         page_pool::{PagePool, RxPage},
@@ -26,7 +27,6 @@ use crate::ext::{
         xsk::{XskBuf, XskPool, XskTxDesc},
     },
 };
-use crate::family::{wadd, Family};
 
 /// A frame on an XDP SQ.
 pub(crate) enum XdpTx {
@@ -109,9 +109,9 @@ pub(crate) enum XdpSqKind {
 /// What an XDP SQ needs from the kernel: registers, the DMA API and the pool, and a
 /// stand-in for the netdev TX queue (XDP SQs have no BQL and no stack queue: a full ring
 /// drops the frame).
-pub(crate) struct XdpEnv<'a, F: Family> {
+pub(crate) struct XdpEnv<'a> {
     /// The device's registers.
-    pub(crate) mmio: EngineMmio<'a, F>,
+    pub(crate) mmio: Bar<'a>,
     /// DMA mapping of redirected frames.
     pub(crate) dma: &'a DmaDevice,
     /// The channel's page pool (XDP_TX pages are synced for the device through it).
@@ -122,7 +122,7 @@ pub(crate) struct XdpEnv<'a, F: Family> {
     pub(crate) full: &'a mut bool,
 }
 
-impl<F: Family> Mmio for XdpEnv<'_, F> {
+impl Mmio for XdpEnv<'_> {
     fn write64(&self, offset: u32, bytes: [u8; 8]) {
         self.mmio.write64(offset, bytes);
     }
@@ -136,7 +136,7 @@ impl<F: Family> Mmio for XdpEnv<'_, F> {
     }
 }
 
-impl<F: Family> Barriers for XdpEnv<'_, F> {
+impl Barriers for XdpEnv<'_> {
     fn dma_wmb(&self) {
         self.mmio.dma_wmb();
     }
@@ -150,7 +150,7 @@ impl<F: Family> Barriers for XdpEnv<'_, F> {
     }
 }
 
-impl<F: Family> TxDmaMap<XdpTx> for XdpEnv<'_, F> {
+impl TxDmaMap<XdpTx> for XdpEnv<'_> {
     fn map_linear(&mut self, pkt: &XdpTx, offset: u32, len: u32) -> Option<DmaAddr> {
         match (pkt, self.kind) {
             (XdpTx::Page { page, off, .. }, XdpSqKind::Tx) => {
@@ -185,7 +185,7 @@ impl<F: Family> TxDmaMap<XdpTx> for XdpEnv<'_, F> {
     }
 }
 
-impl<F: Family> DpTxQueue for XdpEnv<'_, F> {
+impl DpTxQueue for XdpEnv<'_> {
     fn stop(&mut self) {
         *self.full = true;
     }
@@ -266,16 +266,16 @@ impl RxBuffer for XskBuf {
 
 /// What an XSK RQ needs from the kernel: buffers from the socket's fill ring, the registers
 /// and barriers.
-pub(crate) struct XskRxEnv<'a, F: Family> {
+pub(crate) struct XskRxEnv<'a> {
     /// The queue's XSK buffer pool.
     pub(crate) pool: XskPool,
     /// The device's registers.
-    pub(crate) mmio: EngineMmio<'a, F>,
+    pub(crate) mmio: Bar<'a>,
     /// The fill ring ran dry during this round (the socket must be woken to refill it).
     pub(crate) alloc_failed: bool,
 }
 
-impl<F: Family> RxBufProvider<XskBuf> for XskRxEnv<'_, F> {
+impl RxBufProvider<XskBuf> for XskRxEnv<'_> {
     fn alloc(&mut self) -> Option<XskBuf> {
         let b = self.pool.alloc();
         if b.is_none() {
@@ -289,7 +289,7 @@ impl<F: Family> RxBufProvider<XskBuf> for XskRxEnv<'_, F> {
     }
 }
 
-impl<F: Family> Mmio for XskRxEnv<'_, F> {
+impl Mmio for XskRxEnv<'_> {
     fn write64(&self, offset: u32, bytes: [u8; 8]) {
         self.mmio.write64(offset, bytes);
     }
@@ -303,7 +303,7 @@ impl<F: Family> Mmio for XskRxEnv<'_, F> {
     }
 }
 
-impl<F: Family> Barriers for XskRxEnv<'_, F> {
+impl Barriers for XskRxEnv<'_> {
     fn dma_wmb(&self) {
         self.mmio.dma_wmb();
     }

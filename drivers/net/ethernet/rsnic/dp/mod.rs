@@ -5,6 +5,8 @@
 //! Compiled into `rsnic.ko` and into the host crate `rsnic-core`. It talks to the hardware
 //! only through [`hw`].
 
+pub mod hdr;
 pub mod hw;
 pub mod mana;
 pub mod mlx5;
+pub mod pkt;

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 
-//! The MANA (GDMA) family: `dp::mana` queues on the simulated MANA device (`sim::mana`).
+//! The MANA (GDMA) family: `dp::mana` queues on a MANA function of the bus.
 //!
 //! A channel has an event queue on its vector, an SQ with its TX CQ and an RQ with its RX
 //! CQ; both CQs report to the EQ. The driver finds its doorbell page through the VF
@@ -23,7 +23,10 @@
 //! `ndo_xsk_wakeup` schedules the channel's NAPI directly. Counters: mlx5e's `rx_xsk_*`,
 //! `tx_xsk_*` names.
 
-use super::{Family, Get, OpenCtx, Opened, RingLimits, RxMeta, Summary, TxReaped};
+use super::{
+    Control, DataPath, Family, Get, OpenCtx, Opened, RingLimits, RxMeta, Summary, TxReaped,
+};
+use crate::bus::{Bar, Function};
 use crate::channel::{ChannelParams, ChannelStats, RxEnv, TxEnv, TxSkb, LKEY};
 use crate::dp::hw::{Coherent, Mmio};
 use crate::dp::mana::{
@@ -34,13 +37,11 @@ use crate::dp::mana::{
     sq::{Sq, SqParams, TxPending, TX_POLL_MAX},
     stats::{RxStats, TxStats},
 };
-use crate::dp::mlx5::tx::{DmaEntry, TxReject, TxRejectReason};
-use crate::engine::{EngineMmio, IrqSink};
-use crate::ext::net::page_pool::RxPage;
-use crate::ext::net::xsk::XskBuf;
+use crate::dp::pkt::{DmaEntry, TxReject, TxRejectReason};
 use crate::family::{filled, made, wadd};
-use crate::hw::KCoherent;
-use crate::sim::mana::PortCounters;
+use crate::kdma::KCoherent;
+use crate::kernel_ext::net::page_pool::RxPage;
+use crate::kernel_ext::net::xsk::XskBuf;
 use crate::xdp::{XdpEnv, XdpSqKind, XdpTx, XskRxEnv};
 use kernel::{c_str, prelude::*, str::CStr, sync::Arc};
 
@@ -100,7 +101,7 @@ fn meta(c: &RxCompletion) -> RxMeta {
 /// BAR0 offset of the port's doorbell page, as a VF finds it (mana_gd_init_vf_regs: the
 /// page offset is a 64-bit register, the size the low 16 bits of its register).
 fn db_page(ctx: &OpenCtx<'_, Mana>) -> Result<u32> {
-    let mmio = EngineMmio(ctx.engine);
+    let mmio = ctx.hw.bar();
     u32::try_from(mmio.read64(REG_DB_PAGE_OFFSET))
         .map_err(|_| EINVAL)?
         .checked_add(
@@ -109,6 +110,24 @@ fn db_page(ctx: &OpenCtx<'_, Mana>) -> Result<u32> {
                 .ok_or(EINVAL)?,
         )
         .ok_or(EINVAL)
+}
+
+/// What the device host's side door answered (see [`Function::mana_sideband`]: MANA's
+/// queues, RSS and link state do not go through the hardware channel in the kernel yet);
+/// `EINVAL` for a device of another family or a refusal.
+fn sideband<E>(r: Option<core::result::Result<(), E>>) -> Result {
+    match r {
+        Some(Ok(())) => Ok(()),
+        _ => Err(EINVAL),
+    }
+}
+
+/// A queue the side door created, as a command result for [`made`].
+fn queue<E>(r: Option<core::result::Result<u32, E>>) -> core::result::Result<u32, ()> {
+    match r {
+        Some(Ok(id)) => Ok(id),
+        _ => Err(()),
+    }
 }
 
 impl Family for Mana {
@@ -132,17 +151,6 @@ impl Family for Mana {
     // the channel's NAPI directly.
     const XSK_ZC: bool = true;
     const QUEUE_INFIX: &'static str = "_";
-
-    type Sq = KSq;
-    type Rx = KRq;
-    type Irq = Eq<KCoherent>;
-    type Queues = Queues;
-    type TxStats = TxStats;
-    type RxStats = RxStats;
-    // As upstream mana, XDP_TX and redirected frames go out through the regular SQ as skbs;
-    // the only XDP SQ is the XSK SQ of AF_XDP zero-copy.
-    type XdpSq = KXskSq;
-    type XskRx = KXskRq;
 
     const GLOBAL: &'static [(&'static str, Get<ChannelStats<Self>>)] = &[
         // MANA's names.
@@ -222,43 +230,6 @@ impl Family for Mana {
         ("hc_tx_err_gdma", |c| c.tx_err_gdma),
     ];
 
-    const MODEL_COUNTERS: &'static [(&'static str, Get<PortCounters>)] = &[
-        ("dev_tx_packets", |c| c.tx_packets()),
-        ("dev_rx_packets", |c| c.rx_packets()),
-        ("dev_doorbells", |c| c.doorbells),
-        ("dev_sq_doorbells", |c| c.sq_doorbells),
-        ("dev_rq_doorbells", |c| c.rq_doorbells),
-        ("dev_cq_doorbells", |c| c.cq_doorbells),
-        ("dev_cq_arms", |c| c.cq_arms),
-        ("dev_eq_doorbells", |c| c.eq_doorbells),
-        ("dev_bad_doorbells", |c| c.bad_doorbells),
-        ("dev_rq_db_wqe_cnt_errors", |c| c.rq_db_wqe_cnt_errors),
-        ("dev_db_invalid", |c| c.db_invalid),
-        ("dev_wqes", |c| c.wqes),
-        ("dev_wqe_bytes", |c| c.wqe_bytes),
-        ("dev_tx_wqe_errors", |c| c.tx_wqe_errors),
-        ("dev_tx_link_down_drops", |c| c.tx_link_down_drops),
-        ("dev_tx_cqes", |c| c.tx_cqes),
-        ("dev_tx_err_cqes", |c| c.tx_err_cqes),
-        ("dev_rx_no_rq_drops", |c| c.rx_no_rq_drops),
-        ("dev_rx_wqe_errors", |c| c.rx_wqe_errors),
-        ("dev_rx_cqes", |c| c.rx_cqes),
-        ("dev_rx_truncated", |c| c.rx_truncated),
-        ("dev_cq_db_overdue", |c| c.cq_db_overdue),
-        ("dev_eqes", |c| c.eqes),
-        ("dev_interrupts", |c| c.interrupts),
-        ("dev_dma_faults", |c| c.dma_faults),
-        ("dev_tx_pause", |c| c.tx_pause),
-        ("dev_tx_pause_storm", |c| c.tx_pause_storms),
-        ("dev_loopback_packets", |c| c.loopback_packets),
-        ("dev_loopback_bytes", |c| c.loopback_bytes),
-        ("dev_pcie_in_tlps", |c| c.pcie.in_tlps),
-        ("dev_pcie_in_bytes", |c| c.pcie.in_bytes),
-        ("dev_pcie_out_tlps", |c| c.pcie.out_tlps),
-        ("dev_pcie_out_bytes", |c| c.pcie.out_bytes),
-        ("dev_tx_floor_in_bytes", |c| c.tx_floor_in_bytes),
-    ];
-
     const TXQ: &'static [(&'static str, Get<ChannelStats<Self>>)] = &[
         ("packets", |s| s.tx.packets),
         ("bytes", |s| s.tx.bytes),
@@ -299,7 +270,43 @@ impl Family for Mana {
     const CH: &'static [(&'static str, Get<ChannelStats<Self>>)] =
         &[("arm", |s| s.arms), ("poll", |s| s.rx.polls)];
 
-    super::sim_model_glue!(crate::sim::mana, crate::sim::mana::Device::new);
+    fn summary(s: &ChannelStats<Self>) -> Summary {
+        Summary {
+            tx_packets: s.tx.packets,
+            tx_bytes: s.tx.bytes,
+            tx_dropped: s.tx.dropped + s.tx_dropped,
+            tx_errors: s.tx.tx_cqe_err + s.tx.tx_cqe_unknown_type,
+            tx_stop: s.tx.stop_queue,
+            tx_wake: s.tx.wake_queue,
+            rx_packets: s.rx_stack_packets(),
+            rx_bytes: s.rx_stack_bytes(),
+            rx_dropped: s.rx_dropped + s.rx.rx_dropped + s.rx.rx_truncated,
+            rx_errors: s.rx.rx_coalesced_err + s.rx.rx_cqe_unknown_type + s.rx.cqe_bad,
+            rx_alloc_fail: s.rx.rx_dropped,
+        }
+    }
+
+    fn accumulate(a: &mut ChannelStats<Self>, b: &ChannelStats<Self>) {
+        macro_rules! sum {
+            ($side:ident; $($g:ident),+) => {
+                $( wadd(&mut a.$side.$g, b.$side.$g); )+
+            };
+        }
+        sum!(tx; packets, bytes, tso_packets, tso_bytes, short_pkt_fmt, long_pkt_fmt,
+            csum_partial, mana_map_err, stop_queue, wake_queue, tx_cqe_err, tx_cqe_unknown_type,
+            xmit_more, busy, dropped, cqes, cqe_bad, cq_overflow, wqes, bus, doorbells);
+        sum!(rx; packets, bytes, rx_coalesced_err, rx_cqe_unknown_type, rx_truncated, rx_dropped,
+            cqes, cqe_bad, cq_overflow, wqes, doorbells, polls, polls_with_work);
+        sum!(xsk_sq; packets, bytes, short_pkt_fmt, long_pkt_fmt, mana_map_err, stop_queue,
+            wake_queue, tx_cqe_err, tx_cqe_unknown_type, busy, dropped, cqes, cqe_bad, cq_overflow,
+            wqes, bus, doorbells);
+        sum!(xsk_rx; packets, bytes, rx_coalesced_err, rx_cqe_unknown_type, rx_truncated,
+            rx_dropped, cqes, cqe_bad, cq_overflow, wqes, doorbells, polls, polls_with_work);
+    }
+}
+
+impl Control for Mana {
+    type Queues = Queues;
 
     // The MANA function's bring-up over the hardware channel (dp::mana::probe) is not wired
     // into the kernel yet: the port has no control state, its MAC is random.
@@ -308,12 +315,11 @@ impl Family for Mana {
 
     // Until MANA_QUERY_GF_STAT goes over the hardware channel in the kernel (with the rest of
     // MANA's control path), the hardware counters are read from the model.
-    fn query_counters(
-        engine: &Arc<crate::engine::Engine<Self>>,
-        _func: &Arc<()>,
-        port: usize,
-    ) -> Result<GfStats> {
-        let c = engine.with_model(|m| Self::model_counters(m, port));
+    fn query_counters(hw: &Arc<Function>, _func: &Arc<()>) -> Result<GfStats> {
+        let c = hw
+            .mana_sideband(|m, port, _| m.counters(port).copied())
+            .flatten()
+            .ok_or(EINVAL)?;
         Ok(GfStats {
             rx_discards_no_wqe: c.hc_rx_discards_no_wqe,
             hc_rx_bytes: c.hc_rx_bytes,
@@ -331,21 +337,27 @@ impl Family for Mana {
         })
     }
 
-    fn bring_up(
-        _engine: &Arc<crate::engine::Engine<Self>>,
-        _dma: &Arc<crate::ext::dma::DmaDevice>,
-        _dev: u32,
-        _port: usize,
-    ) -> Result<Arc<()>> {
+    fn bring_up(_hw: &Arc<Function>) -> Result<Arc<()>> {
         Ok(Arc::new((), GFP_KERNEL)?)
     }
 
-    fn tear_down(_engine: &Arc<crate::engine::Engine<Self>>, _func: &(), _port: usize) {}
+    fn tear_down(_hw: &Arc<Function>, _func: &()) {}
+
+    fn set_admin(hw: &Arc<Function>, _func: &Arc<()>, up: bool) -> Result {
+        sideband(hw.mana_sideband(|m, port, _| m.set_link(port, up)))
+    }
+
+    fn apply_loopback(hw: &Arc<Function>, _func: &Arc<()>, on: bool) -> Result {
+        sideband(hw.mana_sideband(|m, port, _| m.set_loopback(port, on)))
+    }
+
+    fn apply_rss(hw: &Arc<Function>, _func: &Arc<()>, rqns: &[u32]) -> Result {
+        sideband(hw.mana_sideband(|m, port, _| m.set_rss(port, rqns)))
+    }
 
     fn open(ctx: &OpenCtx<'_, Self>, q: &mut Queues, p: &ChannelParams) -> Result<Opened<Self>> {
-        let port = ctx.port;
         let dma = ctx.dma;
-        let mmio = EngineMmio(ctx.engine);
+        let mmio = ctx.hw.bar();
         let page = db_page(ctx)?;
         let nsq = 1u32 << p.log_sq;
         let nrq = 1u32 << p.log_rq;
@@ -361,37 +373,46 @@ impl Family for Mana {
             rx_cq_buf.dma_addr(),
         );
         let (sq_addr, rq_addr) = (sq_buf.dma_addr(), rq_buf.dma_addr());
-        let vector = ctx.vector as u16;
+        let intr = ctx.intr;
 
         // EQ, then the CQs reporting to it, then the queues completing on them. The entries
         // are zeroed (empty to the owner-bit check) before the device can write them.
         let eq_id = made(
             &mut q.eq,
-            ctx.engine
-                .with_model(|m| m.create_eq(port, eq_addr, EQ_ENTRIES, vector)),
+            queue(ctx.hw.mana_sideband(|m, port, vbase| {
+                m.create_eq(port, eq_addr, EQ_ENTRIES, (vbase + intr) as u16)
+            })),
         )?;
         let eq = Eq::new(eq_buf, eq_id, EQ_ENTRIES, page + DB_EQ).ok_or(EINVAL)?;
         let tx_cq_id = made(
             &mut q.tx_cq,
-            ctx.engine
-                .with_model(|m| m.create_cq(port, tx_cq_addr, nsq, Some(eq_id))),
+            queue(
+                ctx.hw
+                    .mana_sideband(|m, port, _| m.create_cq(port, tx_cq_addr, nsq, Some(eq_id))),
+            ),
         )?;
         let tx_cq = Cq::new(tx_cq_buf, tx_cq_id, nsq, page + DB_CQ).ok_or(EINVAL)?;
         let rx_cq_id = made(
             &mut q.rx_cq,
-            ctx.engine
-                .with_model(|m| m.create_cq(port, rx_cq_addr, nrq, Some(eq_id))),
+            queue(
+                ctx.hw
+                    .mana_sideband(|m, port, _| m.create_cq(port, rx_cq_addr, nrq, Some(eq_id))),
+            ),
         )?;
         let rx_cq = Cq::new(rx_cq_buf, rx_cq_id, nrq, page + DB_CQ).ok_or(EINVAL)?;
         let sq_id = made(
             &mut q.sq,
-            ctx.engine
-                .with_model(|m| m.create_sq(port, sq_addr, sq_size, tx_cq_id)),
+            queue(
+                ctx.hw
+                    .mana_sideband(|m, port, _| m.create_sq(port, sq_addr, sq_size, tx_cq_id)),
+            ),
         )?;
         let rq_id = made(
             &mut q.rq,
-            ctx.engine
-                .with_model(|m| m.create_rq(port, rq_addr, rq_size, rx_cq_id)),
+            queue(
+                ctx.hw
+                    .mana_sideband(|m, port, _| m.create_rq(port, rq_addr, rq_size, rx_cq_id)),
+            ),
         )?;
         let sq = Sq::new(
             SqParams {
@@ -434,8 +455,8 @@ impl Family for Mana {
         })
     }
 
-    fn destroy(engine: &Arc<crate::engine::Engine<Self>>, _func: &Arc<()>, q: &Queues) {
-        engine.with_model(|m| {
+    fn destroy(hw: &Arc<Function>, _func: &Arc<()>, q: &Queues) {
+        hw.mana_sideband(|m, _, _| {
             // Queues before their CQs, CQs before the EQ.
             for id in [q.rq, q.xsk_rq].into_iter().flatten() {
                 let _ = m.destroy_rq(id);
@@ -455,89 +476,6 @@ impl Family for Mana {
         });
     }
 
-    #[inline(always)]
-    fn xmit(
-        sq: &mut KSq,
-        mut pkt: TxSkb,
-        more: bool,
-        env: &mut TxEnv<'_, Self>,
-    ) -> core::result::Result<(), TxReject<TxSkb>> {
-        // TSO: the hardware wants the IPv4 total length and header checksum cleared and the
-        // TCP checksum seeded with the length-less pseudo-header sum (mana_start_xmit).
-        if pkt.0.gso().is_some() && pkt.0.tso_pseudo_prepare().is_err() {
-            sq.stats.dropped = sq.stats.dropped.wrapping_add(1);
-            // What was queued with xmit_more must not wait for this packet.
-            sq.ring(env);
-            return Err(TxReject {
-                pkt,
-                reason: TxRejectReason::MapError,
-            });
-        }
-        sq.xmit(pkt, more, env)
-    }
-
-    #[inline(always)]
-    fn tx_reap(sq: &mut KSq, env: &mut TxEnv<'_, Self>, release: impl FnMut(TxSkb)) -> TxReaped {
-        let r = sq.poll_cq(env, release);
-        let max = sq.cq().num().saturating_mul(4).min(TX_POLL_MAX);
-        TxReaped {
-            busy: r.error.is_none() && r.cqes >= max,
-            idle: sq.outstanding() == 0 || sq.error().is_some(),
-            cqes: r.cqes,
-        }
-    }
-
-    fn tx_drain(sq: &mut KSq, env: &mut TxEnv<'_, Self>, release: impl FnMut(TxSkb)) -> u32 {
-        sq.drain(env, release).0
-    }
-
-    #[inline(always)]
-    fn rx_poll(
-        rq: &mut KRq,
-        env: &mut RxEnv<'_, Self>,
-        budget: u32,
-        mut deliver: impl FnMut(RxPage, &RxMeta),
-    ) -> u32 {
-        rq.poll(budget, env, |page, c: &RxCompletion| {
-            deliver(page, &meta(c))
-        })
-        .work
-    }
-
-    fn rx_drain(rq: &mut KRq, env: &mut RxEnv<'_, Self>) {
-        rq.drain(env);
-    }
-
-    fn arm_tx(sq: &mut KSq, mmio: &EngineMmio<'_, Self>) {
-        sq.cq_mut().ring(true, mmio);
-    }
-
-    fn arm_rx(rq: &mut KRq, mmio: &EngineMmio<'_, Self>) {
-        rq.cq_mut().ring(true, mmio);
-    }
-
-    fn tx_continue(sq: &mut KSq, work: u32, mmio: &EngineMmio<'_, Self>) {
-        sq.cq_mut().keep_polling(work, mmio);
-    }
-
-    fn rx_continue(rq: &mut KRq, work: u32, mmio: &EngineMmio<'_, Self>) {
-        rq.cq_mut().keep_polling(work, mmio);
-    }
-
-    fn irq_start(eq: &mut Eq<KCoherent>, mmio: &EngineMmio<'_, Self>) {
-        eq.arm(mmio);
-    }
-
-    fn irq_handle(eq: &mut Eq<KCoherent>, mmio: &EngineMmio<'_, Self>) -> bool {
-        // Both CQs of the channel report to this EQ and share its NAPI context.
-        let r = eq.process(mmio, |_cq| {});
-        r.completions > 0 || r.overflow
-    }
-
-    fn tx_stats(sq: &KSq) -> (TxStats, u64) {
-        (sq.stats, sq.cq().stats.arms)
-    }
-
     fn xdp_sq_open(
         ctx: &OpenCtx<'_, Self>,
         q: &mut Queues,
@@ -549,7 +487,6 @@ impl Family for Mana {
         if kind != XdpSqKind::Xsk {
             return Ok(None);
         }
-        let port = ctx.port;
         let page = db_page(ctx)?;
         let eq_id = q.eq.ok_or(EINVAL)?;
         let nsq = 1u32 << p.log_sq;
@@ -560,14 +497,18 @@ impl Family for Mana {
         // The CQ reports to the channel's EQ, like the others: one interrupt, one NAPI.
         let cq_id = made(
             &mut q.xsk_sq_cq,
-            ctx.engine
-                .with_model(|m| m.create_cq(port, cq_addr, nsq, Some(eq_id))),
+            queue(
+                ctx.hw
+                    .mana_sideband(|m, port, _| m.create_cq(port, cq_addr, nsq, Some(eq_id))),
+            ),
         )?;
         let cq = Cq::new(cq_buf, cq_id, nsq, page + DB_CQ).ok_or(EINVAL)?;
         let sq_id = made(
             &mut q.xsk_sq,
-            ctx.engine
-                .with_model(|m| m.create_sq(port, sq_addr, sq_size, cq_id)),
+            queue(
+                ctx.hw
+                    .mana_sideband(|m, port, _| m.create_sq(port, sq_addr, sq_size, cq_id)),
+            ),
         )?;
         let sq = Sq::new(
             SqParams {
@@ -587,62 +528,13 @@ impl Family for Mana {
         Ok(Some(sq))
     }
 
-    #[inline(always)]
-    fn xdp_sq_xmit(
-        sq: &mut KXskSq,
-        frame: XdpTx,
-        env: &mut XdpEnv<'_, Self>,
-    ) -> core::result::Result<(), TxReject<XdpTx>> {
-        // One short-OOB WQE with one SGE in the UMEM; the caller rings once per batch.
-        sq.xmit(frame, true, env)
-    }
-
-    fn xdp_sq_flush(sq: &mut KXskSq, env: &mut XdpEnv<'_, Self>) {
-        sq.ring(env);
-    }
-
-    #[inline(always)]
-    fn xdp_sq_reap(
-        sq: &mut KXskSq,
-        env: &mut XdpEnv<'_, Self>,
-        release: impl FnMut(XdpTx),
-    ) -> TxReaped {
-        let r = sq.poll_cq(env, release);
-        // The CQ doorbell the hardware needs while NAPI keeps polling (the channel's
-        // tx_continue covers the regular SQ only); the arm at completion resets it.
-        sq.cq_mut().keep_polling(r.cqes, env);
-        let max = sq.cq().num().saturating_mul(4).min(TX_POLL_MAX);
-        TxReaped {
-            busy: r.error.is_none() && r.cqes >= max,
-            idle: sq.outstanding() == 0 || sq.error().is_some(),
-            cqes: r.cqes,
-        }
-    }
-
-    fn xdp_sq_drain(
-        sq: &mut KXskSq,
-        env: &mut XdpEnv<'_, Self>,
-        release: impl FnMut(XdpTx),
-    ) -> u32 {
-        sq.drain(env, release).0
-    }
-
-    fn xdp_sq_arm(sq: &mut KXskSq, mmio: &EngineMmio<'_, Self>) {
-        sq.cq_mut().ring(true, mmio);
-    }
-
-    fn xdp_sq_stats(sq: &KXskSq) -> (TxStats, u64) {
-        (sq.stats, sq.cq().stats.arms)
-    }
-
     fn xsk_rq_open(
         ctx: &OpenCtx<'_, Self>,
         q: &mut Queues,
         p: &ChannelParams,
         buf_size: u32,
-        env: &mut XskRxEnv<'_, Self>,
+        env: &mut XskRxEnv<'_>,
     ) -> Result<Option<(KXskRq, u32)>> {
-        let port = ctx.port;
         let page = db_page(ctx)?;
         let eq_id = q.eq.ok_or(EINVAL)?;
         let nrq = 1u32 << p.log_rq;
@@ -652,14 +544,18 @@ impl Family for Mana {
         let (cq_addr, rq_addr) = (cq_buf.dma_addr(), rq_buf.dma_addr());
         let cq_id = made(
             &mut q.xsk_rq_cq,
-            ctx.engine
-                .with_model(|m| m.create_cq(port, cq_addr, nrq, Some(eq_id))),
+            queue(
+                ctx.hw
+                    .mana_sideband(|m, port, _| m.create_cq(port, cq_addr, nrq, Some(eq_id))),
+            ),
         )?;
         let cq = Cq::new(cq_buf, cq_id, nrq, page + DB_CQ).ok_or(EINVAL)?;
         let rq_id = made(
             &mut q.xsk_rq,
-            ctx.engine
-                .with_model(|m| m.create_rq(port, rq_addr, rq_size, cq_id)),
+            queue(
+                ctx.hw
+                    .mana_sideband(|m, port, _| m.create_rq(port, rq_addr, rq_size, cq_id)),
+            ),
         )?;
         let mut rq = Rq::new(
             RqParams {
@@ -680,11 +576,146 @@ impl Family for Mana {
         rq.fill(env);
         Ok(Some((rq, rq_id)))
     }
+}
+
+impl DataPath for Mana {
+    type Sq = KSq;
+    type Rx = KRq;
+    type Irq = Eq<KCoherent>;
+    type TxStats = TxStats;
+    type RxStats = RxStats;
+    // As upstream mana, XDP_TX and redirected frames go out through the regular SQ as skbs;
+    // the only XDP SQ is the XSK SQ of AF_XDP zero-copy.
+    type XdpSq = KXskSq;
+    type XskRx = KXskRq;
+
+    #[inline(always)]
+    fn xmit(
+        sq: &mut KSq,
+        mut pkt: TxSkb,
+        more: bool,
+        env: &mut TxEnv<'_>,
+    ) -> core::result::Result<(), TxReject<TxSkb>> {
+        // TSO: the hardware wants the IPv4 total length and header checksum cleared and the
+        // TCP checksum seeded with the length-less pseudo-header sum (mana_start_xmit).
+        if pkt.0.gso().is_some() && pkt.0.tso_pseudo_prepare().is_err() {
+            sq.stats.dropped = sq.stats.dropped.wrapping_add(1);
+            // What was queued with xmit_more must not wait for this packet.
+            sq.ring(env);
+            return Err(TxReject {
+                pkt,
+                reason: TxRejectReason::MapError,
+            });
+        }
+        sq.xmit(pkt, more, env)
+    }
+
+    #[inline(always)]
+    fn tx_reap(sq: &mut KSq, env: &mut TxEnv<'_>, release: impl FnMut(TxSkb)) -> TxReaped {
+        let r = sq.poll_cq(env, release);
+        let max = sq.cq().num().saturating_mul(4).min(TX_POLL_MAX);
+        TxReaped {
+            busy: r.error.is_none() && r.cqes >= max,
+            idle: sq.outstanding() == 0 || sq.error().is_some(),
+            cqes: r.cqes,
+        }
+    }
+
+    fn tx_drain(sq: &mut KSq, env: &mut TxEnv<'_>, release: impl FnMut(TxSkb)) -> u32 {
+        sq.drain(env, release).0
+    }
+
+    #[inline(always)]
+    fn rx_poll(
+        rq: &mut KRq,
+        env: &mut RxEnv<'_>,
+        budget: u32,
+        mut deliver: impl FnMut(RxPage, &RxMeta),
+    ) -> u32 {
+        rq.poll(budget, env, |page, c: &RxCompletion| {
+            deliver(page, &meta(c))
+        })
+        .work
+    }
+
+    fn rx_drain(rq: &mut KRq, env: &mut RxEnv<'_>) {
+        rq.drain(env);
+    }
+
+    fn arm_tx(sq: &mut KSq, mmio: &Bar<'_>) {
+        sq.cq_mut().ring(true, mmio);
+    }
+
+    fn arm_rx(rq: &mut KRq, mmio: &Bar<'_>) {
+        rq.cq_mut().ring(true, mmio);
+    }
+
+    fn tx_continue(sq: &mut KSq, work: u32, mmio: &Bar<'_>) {
+        sq.cq_mut().keep_polling(work, mmio);
+    }
+
+    fn rx_continue(rq: &mut KRq, work: u32, mmio: &Bar<'_>) {
+        rq.cq_mut().keep_polling(work, mmio);
+    }
+
+    fn irq_start(eq: &mut Eq<KCoherent>, mmio: &Bar<'_>) {
+        eq.arm(mmio);
+    }
+
+    fn irq_handle(eq: &mut Eq<KCoherent>, mmio: &Bar<'_>) -> bool {
+        // Both CQs of the channel report to this EQ and share its NAPI context.
+        let r = eq.process(mmio, |_cq| {});
+        r.completions > 0 || r.overflow
+    }
+
+    fn tx_stats(sq: &KSq) -> (TxStats, u64) {
+        (sq.stats, sq.cq().stats.arms)
+    }
+
+    #[inline(always)]
+    fn xdp_sq_xmit(
+        sq: &mut KXskSq,
+        frame: XdpTx,
+        env: &mut XdpEnv<'_>,
+    ) -> core::result::Result<(), TxReject<XdpTx>> {
+        // One short-OOB WQE with one SGE in the UMEM; the caller rings once per batch.
+        sq.xmit(frame, true, env)
+    }
+
+    fn xdp_sq_flush(sq: &mut KXskSq, env: &mut XdpEnv<'_>) {
+        sq.ring(env);
+    }
+
+    #[inline(always)]
+    fn xdp_sq_reap(sq: &mut KXskSq, env: &mut XdpEnv<'_>, release: impl FnMut(XdpTx)) -> TxReaped {
+        let r = sq.poll_cq(env, release);
+        // The CQ doorbell the hardware needs while NAPI keeps polling (the channel's
+        // tx_continue covers the regular SQ only); the arm at completion resets it.
+        sq.cq_mut().keep_polling(r.cqes, env);
+        let max = sq.cq().num().saturating_mul(4).min(TX_POLL_MAX);
+        TxReaped {
+            busy: r.error.is_none() && r.cqes >= max,
+            idle: sq.outstanding() == 0 || sq.error().is_some(),
+            cqes: r.cqes,
+        }
+    }
+
+    fn xdp_sq_drain(sq: &mut KXskSq, env: &mut XdpEnv<'_>, release: impl FnMut(XdpTx)) -> u32 {
+        sq.drain(env, release).0
+    }
+
+    fn xdp_sq_arm(sq: &mut KXskSq, mmio: &Bar<'_>) {
+        sq.cq_mut().ring(true, mmio);
+    }
+
+    fn xdp_sq_stats(sq: &KXskSq) -> (TxStats, u64) {
+        (sq.stats, sq.cq().stats.arms)
+    }
 
     #[inline(always)]
     fn xsk_rx_poll(
         rq: &mut KXskRq,
-        env: &mut XskRxEnv<'_, Self>,
+        env: &mut XskRxEnv<'_>,
         budget: u32,
         mut deliver: impl FnMut(XskBuf, &RxMeta),
     ) -> u32 {
@@ -693,11 +724,11 @@ impl Family for Mana {
         r.work
     }
 
-    fn xsk_rx_drain(rq: &mut KXskRq, env: &mut XskRxEnv<'_, Self>) {
+    fn xsk_rx_drain(rq: &mut KXskRq, env: &mut XskRxEnv<'_>) {
         rq.drain(env);
     }
 
-    fn xsk_rx_arm(rq: &mut KXskRq, mmio: &EngineMmio<'_, Self>) {
+    fn xsk_rx_arm(rq: &mut KXskRq, mmio: &Bar<'_>) {
         rq.cq_mut().ring(true, mmio);
     }
 
@@ -715,39 +746,5 @@ impl Family for Mana {
 
     fn rx_bytes(s: &RxStats) -> u64 {
         s.bytes
-    }
-
-    fn summary(s: &ChannelStats<Self>) -> Summary {
-        Summary {
-            tx_packets: s.tx.packets,
-            tx_bytes: s.tx.bytes,
-            tx_dropped: s.tx.dropped + s.tx_dropped,
-            tx_errors: s.tx.tx_cqe_err + s.tx.tx_cqe_unknown_type,
-            tx_stop: s.tx.stop_queue,
-            tx_wake: s.tx.wake_queue,
-            rx_packets: s.rx_stack_packets(),
-            rx_bytes: s.rx_stack_bytes(),
-            rx_dropped: s.rx_dropped + s.rx.rx_dropped + s.rx.rx_truncated,
-            rx_errors: s.rx.rx_coalesced_err + s.rx.rx_cqe_unknown_type + s.rx.cqe_bad,
-            rx_alloc_fail: s.rx.rx_dropped,
-        }
-    }
-
-    fn accumulate(a: &mut ChannelStats<Self>, b: &ChannelStats<Self>) {
-        macro_rules! sum {
-            ($side:ident; $($g:ident),+) => {
-                $( wadd(&mut a.$side.$g, b.$side.$g); )+
-            };
-        }
-        sum!(tx; packets, bytes, tso_packets, tso_bytes, short_pkt_fmt, long_pkt_fmt,
-            csum_partial, mana_map_err, stop_queue, wake_queue, tx_cqe_err, tx_cqe_unknown_type,
-            xmit_more, busy, dropped, cqes, cqe_bad, cq_overflow, wqes, bus, doorbells);
-        sum!(rx; packets, bytes, rx_coalesced_err, rx_cqe_unknown_type, rx_truncated, rx_dropped,
-            cqes, cqe_bad, cq_overflow, wqes, doorbells, polls, polls_with_work);
-        sum!(xsk_sq; packets, bytes, short_pkt_fmt, long_pkt_fmt, mana_map_err, stop_queue,
-            wake_queue, tx_cqe_err, tx_cqe_unknown_type, busy, dropped, cqes, cqe_bad, cq_overflow,
-            wqes, bus, doorbells);
-        sum!(xsk_rx; packets, bytes, rx_coalesced_err, rx_cqe_unknown_type, rx_truncated,
-            rx_dropped, cqes, cqe_bad, cq_overflow, wqes, doorbells, polls, polls_with_work);
     }
 }

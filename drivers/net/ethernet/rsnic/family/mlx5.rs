@@ -1,13 +1,16 @@
 // SPDX-License-Identifier: GPL-2.0
 
-//! The ConnectX (mlx5) family: `dp::mlx5` queues on the simulated ConnectX (`sim::mlx5`).
+//! The ConnectX (mlx5) family: `dp::mlx5` queues on a ConnectX function of the bus.
 //!
 //! A channel has an SQ with its TX CQ and an RQ with its RX CQ; the doorbell records of all
 //! four share one coherent page (SQ at 0, RQ at 8, TX CQ at 16, RX CQ at 24). Every queue is
 //! made and destroyed by command (`ctrl`); the CQs complete on the channel's completion EQ,
 //! which raises the channel's vector. Counters carry mlx5e's names.
 
-use super::{Family, Get, OpenCtx, Opened, RingLimits, RxMeta, Summary, TxReaped};
+use super::{
+    Control, DataPath, Family, Get, OpenCtx, Opened, RingLimits, RxMeta, Summary, TxReaped,
+};
+use crate::bus::{Bar, Function};
 use crate::channel::{ChannelParams, ChannelStats, RxEnv, TxEnv, TxSkb, LKEY};
 use crate::dp::hw::Coherent;
 use crate::dp::mlx5::{
@@ -17,34 +20,16 @@ use crate::dp::mlx5::{
     rq::{Rq, RqParams, RxCompletion},
     sq::{Sq, SqParams, WqeInfo, BF_OFFSET},
     stats::{RxStats, TxStats},
-    tx::{DmaEntry, TxReject},
 };
-use crate::engine::{EngineMmio, IrqSink, VECTORS_PER_PORT};
-use crate::ext::net::page_pool::RxPage;
-use crate::ext::net::xsk::XskBuf;
+use crate::dp::pkt::{DmaEntry, TxReject};
 use crate::family::{filled, wadd};
-use crate::hw::{KBarriers, KCoherent};
-use crate::sim::mlx5::PortCounters;
+use crate::kdma::{KBarriers, KCoherent};
+use crate::kernel_ext::net::page_pool::RxPage;
+use crate::kernel_ext::net::xsk::XskBuf;
 use crate::xdp::{XdpEnv, XdpSqKind, XdpTx, XskRxEnv};
 use kernel::{c_str, prelude::*, str::CStr, sync::Arc};
 
 mod ctrl;
-
-/// The capabilities the device host gives a simulated ConnectX (`sim_mpwqe`,
-/// `sim_min_inline`).
-fn host_caps() -> crate::sim::mlx5::Caps {
-    crate::sim::mlx5::Caps {
-        mpwqe: crate::ext::params::sim_mpwqe(),
-        min_inline: crate::ext::params::sim_min_inline(),
-        ..crate::sim::mlx5::Caps::FULL
-    }
-}
-
-/// The permanent MAC the device host burns into port `port` of device `dev`: locally
-/// administered, 02:52:53 ("RS"), then device and port.
-fn factory_mac(dev: u32, port: usize) -> [u8; 6] {
-    [0x02, 0x52, 0x53, 0x00, dev as u8, port as u8 + 1]
-}
 
 use ctrl::cmd_errno;
 
@@ -128,15 +113,6 @@ impl Family for Mlx5 {
     const XSK_ZC: bool = true;
     const QUEUE_INFIX: &'static str = "";
 
-    type Sq = KSq;
-    type Rx = KRq;
-    type Irq = KEq;
-    type Queues = Queues;
-    type TxStats = TxStats;
-    type RxStats = RxStats;
-    type XdpSq = KXdpSq;
-    type XskRx = KXskRq;
-
     const GLOBAL: &'static [(&'static str, Get<ChannelStats<Self>>)] = &[
         ("tx_packets", |s| s.tx.packets),
         ("tx_bytes", |s| s.tx.bytes),
@@ -201,42 +177,6 @@ impl Family for Mlx5 {
         ("tx_xsk_cqes", |s| s.xsk_sq.cqes),
         ("tx_xsk_doorbells", |s| s.xsk_sq.doorbells),
         ("xsk_wakeups", |s| s.xsk.wakeups),
-    ];
-
-    const MODEL_COUNTERS: &'static [(&'static str, Get<PortCounters>)] = &[
-        ("dev_doorbells", |c| c.doorbells),
-        ("dev_sq_doorbells", |c| c.sq_doorbells),
-        ("dev_arm_doorbells", |c| c.arm_doorbells),
-        ("dev_bad_doorbells", |c| c.bad_doorbells),
-        ("dev_dbr_reads", |c| c.dbr_reads),
-        ("dev_wqes", |c| c.wqes),
-        ("dev_wqebbs", |c| c.wqebbs),
-        ("dev_wqe_bytes", |c| c.wqe_bytes),
-        ("dev_mpwqe_wqes", |c| c.mpwqe_wqes),
-        ("dev_mpwqe_pkts", |c| c.mpwqe_pkts),
-        ("dev_wqe_errors", |c| c.wqe_errors),
-        ("dev_tx_packets", |c| c.tx_packets),
-        ("dev_tx_bytes", |c| c.tx_bytes),
-        ("dev_tx_link_down_drops", |c| c.tx_link_down_drops),
-        ("dev_tx_cqes", |c| c.tx_cqes),
-        ("dev_rx_packets", |c| c.rx_packets),
-        ("dev_rx_bytes", |c| c.rx_bytes),
-        ("dev_rx_cqes", |c| c.rx_cqes),
-        ("dev_rx_out_of_buffer", |c| c.rx_out_of_buffer),
-        ("dev_tx_pause", |c| c.tx_pause),
-        ("dev_tx_pause_storm", |c| c.pause_storms),
-        ("dev_loopback_packets", |c| c.loopback_packets),
-        ("dev_loopback_bytes", |c| c.loopback_bytes),
-        ("dev_rx_no_rq_drops", |c| c.rx_no_rq_drops),
-        ("dev_rx_too_long", |c| c.rx_too_long),
-        ("dev_cq_overruns", |c| c.cq_overruns),
-        ("dev_interrupts", |c| c.interrupts),
-        ("dev_dma_faults", |c| c.dma_faults),
-        ("dev_pcie_in_tlps", |c| c.pcie.in_tlps),
-        ("dev_pcie_in_bytes", |c| c.pcie.in_bytes),
-        ("dev_pcie_out_tlps", |c| c.pcie.out_tlps),
-        ("dev_pcie_out_bytes", |c| c.pcie.out_bytes),
-        ("dev_tx_floor_in_bytes", |c| c.tx_floor_in_bytes),
     ];
 
     // mlx5e's vport counters (`vport_stats_desc`), from QUERY_VPORT_COUNTER.
@@ -305,74 +245,29 @@ impl Family for Mlx5 {
     const CH: &'static [(&'static str, Get<ChannelStats<Self>>)] =
         &[("arm", |s| s.arms), ("poll", |s| s.rx.polls)];
 
-    super::sim_model_glue!(crate::sim::mlx5, |p, q, s| {
-        crate::sim::mlx5::Device::with_caps(p, q, s, host_caps())
-    });
-
-    type Func = ctrl::Func;
-    type HwCounters = VportCounters;
-
-    fn query_counters(
-        _engine: &Arc<crate::engine::Engine<Self>>,
-        func: &Arc<ctrl::Func>,
-        _port: usize,
-    ) -> Result<VportCounters> {
-        func.query_counters()
-    }
-
-    fn host_config(m: &mut Self::Model, dev: u32, port: usize) {
-        let _ = m.set_permanent_mac(port, factory_mac(dev, port));
-        let op = crate::ext::params::sim_fail_cmd();
-        if op != 0 {
-            let _ = m.fail_command(port, u16::try_from(op).ok());
+    fn summary(s: &ChannelStats<Self>) -> Summary {
+        Summary {
+            tx_packets: s.tx.packets,
+            tx_bytes: s.tx.bytes,
+            tx_dropped: s.tx.dropped + s.tx_dropped,
+            tx_errors: s.tx.cqe_err,
+            tx_stop: s.tx.stopped,
+            tx_wake: s.tx.wake,
+            rx_packets: s.rx_stack_packets(),
+            rx_bytes: s.rx_stack_bytes(),
+            rx_dropped: s.rx_dropped,
+            rx_errors: s.rx.wqe_err,
+            rx_alloc_fail: s.rx.buff_alloc_err,
         }
     }
 
-    fn bring_up(
-        engine: &Arc<crate::engine::Engine<Self>>,
-        dma: &Arc<crate::ext::dma::DmaDevice>,
-        dev: u32,
-        port: usize,
-    ) -> Result<Arc<ctrl::Func>> {
-        ctrl::Func::bring_up(engine, dma, port).map_err(|e| match e {
-            ctrl::BringupError::Cmd(e) => {
-                pr_err!("device {} port {}: bring-up failed: {}\n", dev, port, e);
-                cmd_errno(&e)
-            }
-            ctrl::BringupError::Kernel(e) => e,
-        })
-    }
-
-    fn tear_down(_engine: &Arc<crate::engine::Engine<Self>>, func: &ctrl::Func, port: usize) {
-        if let Some(e) = func.tear_down() {
-            pr_warn!("port {}: teardown: {}\n", port, e);
-        }
-    }
-
-    fn func_irq(func: &Arc<ctrl::Func>, mmio: &EngineMmio<'_, Self>) {
-        func.irq(mmio);
-    }
-
-    fn func_attach(func: &ctrl::Func, dev: Option<&crate::ext::net::device::Device>) {
-        func.attach(dev);
-    }
-
-    const CARRIER_FROM_EVENTS: bool = true;
-
-    fn set_admin(
-        _engine: &Arc<crate::engine::Engine<Self>>,
-        func: &Arc<ctrl::Func>,
-        port: usize,
-        up: bool,
-    ) -> Result {
-        func.set_admin(up).map_err(|e| {
-            pr_err!("port {}: {}\n", port, e);
-            cmd_errno(&e)
-        })
-    }
-
-    fn permanent_mac(func: &ctrl::Func) -> Option<[u8; 6]> {
-        Some(func.resources().vport.mac)
+    fn accumulate(a: &mut ChannelStats<Self>, b: &ChannelStats<Self>) {
+        add_tx(&mut a.tx, &b.tx);
+        add_tx(&mut a.xdpsq, &b.xdpsq);
+        add_tx(&mut a.xdp_rd, &b.xdp_rd);
+        add_tx(&mut a.xsk_sq, &b.xsk_sq);
+        add_rx(&mut a.rx, &b.rx);
+        add_rx(&mut a.xsk_rx, &b.xsk_rx);
     }
 
     fn default_pflags(func: &ctrl::Func) -> u32 {
@@ -381,6 +276,59 @@ impl Family for Mlx5 {
         } else {
             0
         }
+    }
+}
+
+impl Control for Mlx5 {
+    type Queues = Queues;
+
+    type Func = ctrl::Func;
+    type HwCounters = VportCounters;
+
+    fn query_counters(_hw: &Arc<Function>, func: &Arc<ctrl::Func>) -> Result<VportCounters> {
+        func.query_counters()
+    }
+
+    fn bring_up(hw: &Arc<Function>) -> Result<Arc<ctrl::Func>> {
+        ctrl::Func::bring_up(hw).map_err(|e| match e {
+            ctrl::BringupError::Cmd(e) => {
+                pr_err!(
+                    "device {} port {}: bring-up failed: {}\n",
+                    hw.device(),
+                    hw.index(),
+                    e
+                );
+                cmd_errno(&e)
+            }
+            ctrl::BringupError::Kernel(e) => e,
+        })
+    }
+
+    fn tear_down(hw: &Arc<Function>, func: &ctrl::Func) {
+        if let Some(e) = func.tear_down() {
+            pr_warn!("port {}: teardown: {}\n", hw.index(), e);
+        }
+    }
+
+    fn func_attach(
+        _hw: &Arc<Function>,
+        func: &Arc<ctrl::Func>,
+        dev: Option<&crate::kernel_ext::net::device::Device>,
+    ) {
+        func.attach(dev);
+    }
+
+    const CARRIER_FROM_EVENTS: bool = true;
+
+    fn set_admin(hw: &Arc<Function>, func: &Arc<ctrl::Func>, up: bool) -> Result {
+        func.set_admin(up).map_err(|e| {
+            pr_err!("port {}: {}\n", hw.index(), e);
+            cmd_errno(&e)
+        })
+    }
+
+    fn permanent_mac(func: &ctrl::Func) -> Option<[u8; 6]> {
+        Some(func.resources().vport.mac)
     }
 
     fn refuse_pflags(func: &ctrl::Func, flags: u32) -> Option<&'static str> {
@@ -398,7 +346,7 @@ impl Family for Mlx5 {
         let uar = func.uar_offset();
         let dma = ctx.dma;
         // The channel's completion EQ, on its vector (mlx5e: one per channel's IRQ).
-        let intr = (ctx.vector % VECTORS_PER_PORT) as u16;
+        let intr = ctx.intr as u16;
         let (eqn, ring) = func.create_comp_eq(dma, intr)?;
         q.eq = Some(eqn);
         let eq = Eq::new(ring, ctrl::COMP_EQ_LOG, eqn, uar).map_err(|_| EINVAL)?;
@@ -473,7 +421,7 @@ impl Family for Mlx5 {
         .map_err(|_| EINVAL)?;
         rq.post(&mut RxEnv {
             pool: ctx.pool,
-            mmio: EngineMmio(ctx.engine),
+            mmio: ctx.hw.bar(),
         });
         Ok(Opened {
             sq,
@@ -483,7 +431,7 @@ impl Family for Mlx5 {
         })
     }
 
-    fn destroy(_engine: &Arc<crate::engine::Engine<Self>>, func: &Arc<ctrl::Func>, q: &Queues) {
+    fn destroy(_hw: &Arc<Function>, func: &Arc<ctrl::Func>, q: &Queues) {
         // Queues before their CQs, CQs before the EQ.
         for n in [q.rq, q.xsk_rq].into_iter().flatten() {
             func.destroy(|b| res::destroy_rq(b, n));
@@ -513,95 +461,12 @@ impl Family for Mlx5 {
         }
     }
 
-    fn apply_loopback(
-        _engine: &Arc<crate::engine::Engine<Self>>,
-        func: &Arc<ctrl::Func>,
-        _port: usize,
-        on: bool,
-    ) -> Result {
+    fn apply_loopback(_hw: &Arc<Function>, func: &Arc<ctrl::Func>, on: bool) -> Result {
         func.set_loopback(on)
     }
 
-    fn apply_rss(
-        _engine: &Arc<crate::engine::Engine<Self>>,
-        func: &Arc<ctrl::Func>,
-        _port: usize,
-        rqns: &[u32],
-    ) -> Result {
+    fn apply_rss(_hw: &Arc<Function>, func: &Arc<ctrl::Func>, rqns: &[u32]) -> Result {
         func.set_rss(rqns)
-    }
-
-    #[inline(always)]
-    fn xmit(
-        sq: &mut KSq,
-        pkt: TxSkb,
-        more: bool,
-        env: &mut TxEnv<'_, Self>,
-    ) -> core::result::Result<(), TxReject<TxSkb>> {
-        sq.xmit(pkt, more, env)
-    }
-
-    #[inline(always)]
-    fn tx_reap(sq: &mut KSq, env: &mut TxEnv<'_, Self>, release: impl FnMut(TxSkb)) -> TxReaped {
-        let r = sq.poll_cq(env, release);
-        TxReaped {
-            busy: r.busy,
-            idle: sq.pc() == sq.cc() || sq.error().is_some(),
-            cqes: r.cqes,
-        }
-    }
-
-    fn tx_drain(sq: &mut KSq, env: &mut TxEnv<'_, Self>, release: impl FnMut(TxSkb)) -> u32 {
-        sq.drain(env, release).0
-    }
-
-    #[inline(always)]
-    fn rx_poll(
-        rq: &mut KRq,
-        env: &mut RxEnv<'_, Self>,
-        budget: u32,
-        mut deliver: impl FnMut(RxPage, &RxMeta),
-    ) -> u32 {
-        rq.napi_poll(budget, env, |page, c: &RxCompletion| {
-            let m = RxMeta {
-                len: c.len,
-                // hds_ip_ext: bit 1 L3_OK, bit 2 L4_OK.
-                csum_ok: c.hds_ip_ext & 0x6 == 0x6,
-                hash: c.hash,
-                hash_type: hash_type(c),
-            };
-            deliver(page, &m)
-        })
-        .work
-    }
-
-    fn rx_drain(rq: &mut KRq, env: &mut RxEnv<'_, Self>) {
-        rq.drain(env);
-    }
-
-    fn arm_tx(sq: &mut KSq, mmio: &EngineMmio<'_, Self>) {
-        sq.cq_mut().arm(CQ_DB_REQ_NOT, mmio, &KBarriers);
-    }
-
-    fn arm_rx(rq: &mut KRq, mmio: &EngineMmio<'_, Self>) {
-        rq.cq_mut().arm(CQ_DB_REQ_NOT, mmio, &KBarriers);
-    }
-
-    // The consumer index is in the doorbell record, which every poll updates: no register
-    // write is needed while NAPI keeps polling.
-    fn tx_continue(_sq: &mut KSq, _work: u32, _mmio: &EngineMmio<'_, Self>) {}
-
-    fn rx_continue(_rq: &mut KRq, _work: u32, _mmio: &EngineMmio<'_, Self>) {}
-
-    fn irq_start(eq: &mut KEq, mmio: &EngineMmio<'_, Self>) {
-        eq.update_ci(true, mmio, mmio);
-    }
-
-    /// `mlx5_eq_comp_int`: consume the completion EQEs and re-arm the EQ. Every CQ on the
-    /// EQ is the channel's, and NAPI polls them all: the EQEs' CQ numbers need no lookup.
-    fn irq_handle(eq: &mut KEq, mmio: &EngineMmio<'_, Self>) -> bool {
-        eq.poll(COMP_EQ_BUDGET, mmio, mmio, |_| {});
-        true
     }
 
     fn xdp_sq_open(
@@ -666,59 +531,12 @@ impl Family for Mlx5 {
         Ok(Some(sq))
     }
 
-    #[inline(always)]
-    fn xdp_sq_xmit(
-        sq: &mut KXdpSq,
-        frame: XdpTx,
-        env: &mut XdpEnv<'_, Self>,
-    ) -> core::result::Result<(), TxReject<XdpTx>> {
-        sq.xmit(frame, true, env)
-    }
-
-    fn xdp_sq_nop(sq: &mut KXdpSq, env: &mut XdpEnv<'_, Self>) -> bool {
-        sq.nop(env)
-    }
-
-    fn xdp_sq_flush(sq: &mut KXdpSq, env: &mut XdpEnv<'_, Self>) {
-        sq.flush(env);
-    }
-
-    #[inline(always)]
-    fn xdp_sq_reap(
-        sq: &mut KXdpSq,
-        env: &mut XdpEnv<'_, Self>,
-        release: impl FnMut(XdpTx),
-    ) -> TxReaped {
-        let r = sq.poll_cq(env, release);
-        TxReaped {
-            busy: r.busy,
-            idle: sq.pc() == sq.cc() || sq.error().is_some(),
-            cqes: r.cqes,
-        }
-    }
-
-    fn xdp_sq_drain(
-        sq: &mut KXdpSq,
-        env: &mut XdpEnv<'_, Self>,
-        release: impl FnMut(XdpTx),
-    ) -> u32 {
-        sq.drain(env, release).0
-    }
-
-    fn xdp_sq_arm(sq: &mut KXdpSq, mmio: &EngineMmio<'_, Self>) {
-        sq.cq_mut().arm(CQ_DB_REQ_NOT, mmio, &KBarriers);
-    }
-
-    fn xdp_sq_stats(sq: &KXdpSq) -> (TxStats, u64) {
-        (sq.stats, sq.cq().arms())
-    }
-
     fn xsk_rq_open(
         ctx: &OpenCtx<'_, Self>,
         q: &mut Queues,
         p: &ChannelParams,
         buf_size: u32,
-        env: &mut XskRxEnv<'_, Self>,
+        env: &mut XskRxEnv<'_>,
     ) -> Result<Option<(KXskRq, u32)>> {
         let func = ctx.func;
         let uar = func.uar_offset();
@@ -756,11 +574,133 @@ impl Family for Mlx5 {
         rq.post(env);
         Ok(Some((rq, rqn)))
     }
+}
+
+impl DataPath for Mlx5 {
+    type Sq = KSq;
+    type Rx = KRq;
+    type Irq = KEq;
+    type TxStats = TxStats;
+    type RxStats = RxStats;
+    type XdpSq = KXdpSq;
+    type XskRx = KXskRq;
+
+    #[inline(always)]
+    fn xmit(
+        sq: &mut KSq,
+        pkt: TxSkb,
+        more: bool,
+        env: &mut TxEnv<'_>,
+    ) -> core::result::Result<(), TxReject<TxSkb>> {
+        sq.xmit(pkt, more, env)
+    }
+
+    #[inline(always)]
+    fn tx_reap(sq: &mut KSq, env: &mut TxEnv<'_>, release: impl FnMut(TxSkb)) -> TxReaped {
+        let r = sq.poll_cq(env, release);
+        TxReaped {
+            busy: r.busy,
+            idle: sq.pc() == sq.cc() || sq.error().is_some(),
+            cqes: r.cqes,
+        }
+    }
+
+    fn tx_drain(sq: &mut KSq, env: &mut TxEnv<'_>, release: impl FnMut(TxSkb)) -> u32 {
+        sq.drain(env, release).0
+    }
+
+    #[inline(always)]
+    fn rx_poll(
+        rq: &mut KRq,
+        env: &mut RxEnv<'_>,
+        budget: u32,
+        mut deliver: impl FnMut(RxPage, &RxMeta),
+    ) -> u32 {
+        rq.napi_poll(budget, env, |page, c: &RxCompletion| {
+            let m = RxMeta {
+                len: c.len,
+                // hds_ip_ext: bit 1 L3_OK, bit 2 L4_OK.
+                csum_ok: c.hds_ip_ext & 0x6 == 0x6,
+                hash: c.hash,
+                hash_type: hash_type(c),
+            };
+            deliver(page, &m)
+        })
+        .work
+    }
+
+    fn rx_drain(rq: &mut KRq, env: &mut RxEnv<'_>) {
+        rq.drain(env);
+    }
+
+    fn arm_tx(sq: &mut KSq, mmio: &Bar<'_>) {
+        sq.cq_mut().arm(CQ_DB_REQ_NOT, mmio, &KBarriers);
+    }
+
+    fn arm_rx(rq: &mut KRq, mmio: &Bar<'_>) {
+        rq.cq_mut().arm(CQ_DB_REQ_NOT, mmio, &KBarriers);
+    }
+
+    // The consumer index is in the doorbell record, which every poll updates: no register
+    // write is needed while NAPI keeps polling.
+    fn tx_continue(_sq: &mut KSq, _work: u32, _mmio: &Bar<'_>) {}
+
+    fn rx_continue(_rq: &mut KRq, _work: u32, _mmio: &Bar<'_>) {}
+
+    fn irq_start(eq: &mut KEq, mmio: &Bar<'_>) {
+        eq.update_ci(true, mmio, mmio);
+    }
+
+    /// `mlx5_eq_comp_int`: consume the completion EQEs and re-arm the EQ. Every CQ on the
+    /// EQ is the channel's, and NAPI polls them all: the EQEs' CQ numbers need no lookup.
+    fn irq_handle(eq: &mut KEq, mmio: &Bar<'_>) -> bool {
+        eq.poll(COMP_EQ_BUDGET, mmio, mmio, |_| {});
+        true
+    }
+
+    #[inline(always)]
+    fn xdp_sq_xmit(
+        sq: &mut KXdpSq,
+        frame: XdpTx,
+        env: &mut XdpEnv<'_>,
+    ) -> core::result::Result<(), TxReject<XdpTx>> {
+        sq.xmit(frame, true, env)
+    }
+
+    fn xdp_sq_nop(sq: &mut KXdpSq, env: &mut XdpEnv<'_>) -> bool {
+        sq.nop(env)
+    }
+
+    fn xdp_sq_flush(sq: &mut KXdpSq, env: &mut XdpEnv<'_>) {
+        sq.flush(env);
+    }
+
+    #[inline(always)]
+    fn xdp_sq_reap(sq: &mut KXdpSq, env: &mut XdpEnv<'_>, release: impl FnMut(XdpTx)) -> TxReaped {
+        let r = sq.poll_cq(env, release);
+        TxReaped {
+            busy: r.busy,
+            idle: sq.pc() == sq.cc() || sq.error().is_some(),
+            cqes: r.cqes,
+        }
+    }
+
+    fn xdp_sq_drain(sq: &mut KXdpSq, env: &mut XdpEnv<'_>, release: impl FnMut(XdpTx)) -> u32 {
+        sq.drain(env, release).0
+    }
+
+    fn xdp_sq_arm(sq: &mut KXdpSq, mmio: &Bar<'_>) {
+        sq.cq_mut().arm(CQ_DB_REQ_NOT, mmio, &KBarriers);
+    }
+
+    fn xdp_sq_stats(sq: &KXdpSq) -> (TxStats, u64) {
+        (sq.stats, sq.cq().arms())
+    }
 
     #[inline(always)]
     fn xsk_rx_poll(
         rq: &mut KXskRq,
-        env: &mut XskRxEnv<'_, Self>,
+        env: &mut XskRxEnv<'_>,
         budget: u32,
         mut deliver: impl FnMut(XskBuf, &RxMeta),
     ) -> u32 {
@@ -776,11 +716,11 @@ impl Family for Mlx5 {
         .work
     }
 
-    fn xsk_rx_drain(rq: &mut KXskRq, env: &mut XskRxEnv<'_, Self>) {
+    fn xsk_rx_drain(rq: &mut KXskRq, env: &mut XskRxEnv<'_>) {
         rq.drain(env);
     }
 
-    fn xsk_rx_arm(rq: &mut KXskRq, mmio: &EngineMmio<'_, Self>) {
+    fn xsk_rx_arm(rq: &mut KXskRq, mmio: &Bar<'_>) {
         rq.cq_mut().arm(CQ_DB_REQ_NOT, mmio, &KBarriers);
     }
 
@@ -802,31 +742,6 @@ impl Family for Mlx5 {
 
     fn rx_bytes(s: &RxStats) -> u64 {
         s.bytes
-    }
-
-    fn summary(s: &ChannelStats<Self>) -> Summary {
-        Summary {
-            tx_packets: s.tx.packets,
-            tx_bytes: s.tx.bytes,
-            tx_dropped: s.tx.dropped + s.tx_dropped,
-            tx_errors: s.tx.cqe_err,
-            tx_stop: s.tx.stopped,
-            tx_wake: s.tx.wake,
-            rx_packets: s.rx_stack_packets(),
-            rx_bytes: s.rx_stack_bytes(),
-            rx_dropped: s.rx_dropped,
-            rx_errors: s.rx.wqe_err,
-            rx_alloc_fail: s.rx.buff_alloc_err,
-        }
-    }
-
-    fn accumulate(a: &mut ChannelStats<Self>, b: &ChannelStats<Self>) {
-        add_tx(&mut a.tx, &b.tx);
-        add_tx(&mut a.xdpsq, &b.xdpsq);
-        add_tx(&mut a.xdp_rd, &b.xdp_rd);
-        add_tx(&mut a.xsk_sq, &b.xsk_sq);
-        add_rx(&mut a.rx, &b.rx);
-        add_rx(&mut a.xsk_rx, &b.xsk_rx);
     }
 }
 

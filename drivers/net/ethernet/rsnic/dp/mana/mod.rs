@@ -11,10 +11,9 @@
 //! sets up the hardware channel ([`smc`]), the hardware channel itself ([`hwc`]) and the
 //! probe-time sequence as steps the kernel glue drives with sleeps ([`probe`]).
 //!
-//! The packet, DMA and TX-queue traits are mlx5's ([`crate::dp::mlx5::tx`]): they describe
-//! the kernel (skb, DMA API, netdev queue with BQL), not the hardware, so both families share
-//! them; receive buffers use [`crate::dp::mlx5::rq::RxBuffer`] and
-//! [`crate::dp::mlx5::rq::RxBufProvider`] for the same reason.
+//! The packet, DMA, TX-queue and receive-buffer traits are the family-neutral ones of
+//! [`crate::dp::pkt`]: they describe the kernel (skb, DMA API, netdev queue with BQL,
+//! page_pool), not the hardware.
 
 pub mod cq;
 pub mod fmt;

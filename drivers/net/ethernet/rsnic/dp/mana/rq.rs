@@ -34,7 +34,7 @@ use super::sq::SetupError;
 use super::stats::{add, RxStats};
 use super::wq::Wq;
 use crate::dp::hw::{Barriers, Coherent, Mmio};
-use crate::dp::mlx5::rq::{RxBufProvider, RxBuffer};
+use crate::dp::pkt::{RxBufProvider, RxBuffer};
 
 /// RQ parameters.
 #[derive(Debug, Clone, Copy)]

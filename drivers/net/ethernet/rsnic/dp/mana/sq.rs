@@ -33,9 +33,9 @@ use super::fmt::{
 };
 use super::stats::{add, TxStats};
 use super::wq::Wq;
+use crate::dp::hdr::{self, L4};
 use crate::dp::hw::{Barriers, Coherent, Mmio};
-use crate::dp::mlx5::hdr::{self, L4};
-use crate::dp::mlx5::tx::{
+use crate::dp::pkt::{
     DmaEntry, DmaKind, TxCsum, TxDmaMap, TxPacket, TxQueue, TxReject, TxRejectReason,
 };
 

@@ -12,7 +12,8 @@ pub mod cmd;
 pub mod cq;
 pub mod cqe;
 pub mod eq;
-pub mod hdr;
+// Re-exported: the header parser lived here before both families shared it.
+pub use crate::dp::hdr;
 pub mod rq;
 pub mod seg;
 pub mod sq;

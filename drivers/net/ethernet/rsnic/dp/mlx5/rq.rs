@@ -19,7 +19,9 @@ use super::cq::{Cq, NotIdle, QueueSetupError};
 use super::cqe::{Cqe64, MiniCqe8, CQE_FORMAT_COMPRESSED, CQE_RESP_SEND, MINI_CQE_ARRAY_SIZE};
 use super::seg::{DataSeg, SEND_WQE_DS};
 use super::stats::{add, RxStats};
-use crate::dp::hw::{Barriers, Coherent, DmaAddr};
+use crate::dp::hw::{Barriers, Coherent};
+// Re-exported: the buffer traits lived here before both families shared them.
+pub use crate::dp::pkt::{RxBufProvider, RxBuffer};
 
 /// `MLX5_HW_START_PADDING`, ORed into every RX data segment's byte count.
 pub const HW_START_PADDING: u32 = 0x8000_0000;
@@ -27,20 +29,6 @@ pub const HW_START_PADDING: u32 = 0x8000_0000;
 pub const RQ_LOG_SIZE_MIN: u8 = 1;
 /// Largest RQ log size.
 pub const RQ_LOG_SIZE_MAX: u8 = 15;
-
-/// A receive buffer.
-pub trait RxBuffer {
-    /// Bus address the device writes the packet to (headroom included).
-    fn dma_addr(&self) -> DmaAddr;
-}
-
-/// Where receive buffers come from and go back to.
-pub trait RxBufProvider<B> {
-    /// A fresh buffer of at least the RQ's buffer size, or `None`.
-    fn alloc(&mut self) -> Option<B>;
-    /// Takes back a buffer the RQ does not deliver (error CQE, teardown).
-    fn recycle(&mut self, buf: B);
-}
 
 /// RQ parameters.
 #[derive(Debug, Clone, Copy)]

@@ -609,9 +609,9 @@ where
             if let Some(tag) = attr.vlan {
                 // Inline copy: MACs (12) | TPID | TCI | the rest of the headers.
                 let tpid: u16 = if tag.dot1ad {
-                    super::hdr::ETH_P_8021AD
+                    crate::dp::hdr::ETH_P_8021AD
                 } else {
-                    super::hdr::ETH_P_8021Q
+                    crate::dp::hdr::ETH_P_8021Q
                 };
                 let t = tpid.to_be_bytes();
                 let v = tag.tci.to_be_bytes();

@@ -17,7 +17,9 @@
 //! (`mlx5e_update_carrier`). Every change of the state posts an event, so the last query
 //! sees the last state.
 
-use crate::dp::hw::{Barriers, Coherent, Mmio};
+use crate::bus::{Bar, Function, IrqHandler};
+use crate::channel::MAX_CHANNELS;
+use crate::dp::hw::Coherent;
 use crate::dp::mlx5::cmd::{
     queue::{CMDQ_PAGE_SIZE, MBOX_STRIDE},
     res::{self, CreateEq, EVENT_TYPE_PORT_CHANGE},
@@ -26,14 +28,13 @@ use crate::dp::mlx5::cmd::{
 };
 use crate::dp::mlx5::eq::Eq;
 use crate::dp::mlx5::tx::InlineMode;
-use crate::engine::{Engine, EngineMmio, ASYNC_INTR};
-use crate::ext::{
+use crate::kdma::KCoherent;
+use crate::kernel_ext::{
     dma::DmaDevice,
     net::device::Device,
     sync::{msleep, with_bh},
     wq::OwnedQueue,
 };
-use crate::hw::KCoherent;
 use core::sync::atomic::{AtomicBool, Ordering};
 use kernel::{
     c_str, new_mutex, new_spinlock, new_work,
@@ -42,8 +43,6 @@ use kernel::{
     types::ARef,
     workqueue::{Work, WorkItem},
 };
-
-use super::Mlx5;
 
 /// How long the driver waits for one command, in milliseconds (cmd.c's default command
 /// timeout is 60 s for firmware that may be busy; the device here answers within a few
@@ -57,56 +56,6 @@ const ASYNC_EQ_LOG: u8 = 6;
 /// Most EQEs one interrupt consumes (`MLX5_EQ_POLLING_BUDGET` is 128; port changes are
 /// rare).
 const ASYNC_EQ_BUDGET: u32 = 64;
-
-/// The register window of one function: the device's BAR seen from the function's base
-/// (each port is a PCI function with its own window).
-#[derive(Clone, Copy)]
-pub(crate) struct FuncBar<'a> {
-    bar: EngineMmio<'a, Mlx5>,
-    base: u32,
-}
-
-impl<'a> FuncBar<'a> {
-    /// The window of `port` on `engine`.
-    pub(crate) fn new(engine: &'a Arc<Engine<Mlx5>>, port: usize) -> Self {
-        Self::at(EngineMmio(engine), port)
-    }
-
-    /// The window of `port` in the device's registers `bar`.
-    pub(crate) fn at(bar: EngineMmio<'a, Mlx5>, port: usize) -> Self {
-        // The device host lays the functions' windows out back to back.
-        let base = crate::sim::mlx5::FUNC_BAR_SIZE * port as u32;
-        Self { bar, base }
-    }
-}
-
-impl Mmio for FuncBar<'_> {
-    fn write64(&self, offset: u32, bytes: [u8; 8]) {
-        self.bar.write64(self.base + offset, bytes);
-    }
-
-    fn write32(&self, offset: u32, value: u32) {
-        self.bar.write32(self.base + offset, value);
-    }
-
-    fn read32(&self, offset: u32) -> u32 {
-        self.bar.read32(self.base + offset)
-    }
-}
-
-impl Barriers for FuncBar<'_> {
-    fn dma_wmb(&self) {
-        self.bar.dma_wmb();
-    }
-
-    fn dma_rmb(&self) {
-        self.bar.dma_rmb();
-    }
-
-    fn wmb(&self) {
-        self.bar.wmb();
-    }
-}
 
 /// The RSS objects: RQT and indirect TIR.
 #[derive(Clone, Copy)]
@@ -127,7 +76,9 @@ const RSS_KEY: [u8; res::TOEPLITZ_KEY_LEN] = [
 /// channel has at most seven CQs).
 pub(crate) const COMP_EQ_LOG: u8 = 6;
 /// Most RQs in the RSS table (`rqt_max_size`): one per channel.
-const RQT_MAX: u16 = crate::engine::MAX_CHANNELS as u16;
+const RQT_MAX: u16 = MAX_CHANNELS as u16;
+/// The function's vector of its async EQ (port changes): the one after the channels'.
+pub(crate) const ASYNC_INTR: usize = MAX_CHANNELS;
 
 /// The errno of a failed command, as `mlx5_cmd_check` gives it.
 pub(crate) fn cmd_errno(e: &CmdError) -> Error {
@@ -135,7 +86,7 @@ pub(crate) fn cmd_errno(e: &CmdError) -> Error {
         CmdErrorKind::Status { status, .. } => {
             Error::from_errno(crate::dp::mlx5::cmd::queue::status_to_errno(status))
         }
-        CmdErrorKind::Timeout => crate::ext::net::etimedout(),
+        CmdErrorKind::Timeout => crate::kernel_ext::net::etimedout(),
         _ => EIO,
     }
 }
@@ -162,7 +113,7 @@ pub(crate) struct Func {
     #[pin]
     cmd: Mutex<CmdQueue<KCoherent>>,
     res: Resources,
-    engine: Arc<Engine<Mlx5>>,
+    hw: Arc<Function>,
     port: usize,
     #[pin]
     events: SpinLock<Events>,
@@ -223,16 +174,13 @@ impl Func {
     /// Brings the function of `port` up (main.c's order, see `dp::mlx5::cmd::seq`) and
     /// creates its async EQ for port-change events, armed. On a failure, undoes what was
     /// done and returns the failed command, which the caller reports. Sleeps.
-    pub(crate) fn bring_up(
-        engine: &Arc<Engine<Mlx5>>,
-        dma: &Arc<DmaDevice>,
-        port: usize,
-    ) -> core::result::Result<Arc<Self>, BringupError> {
+    pub(crate) fn bring_up(hw: &Arc<Function>) -> core::result::Result<Arc<Self>, BringupError> {
+        let (dma, port) = (hw.dma(), hw.index());
         let alloc = |size| KCoherent::alloc(dma, size).map_err(BringupError::Kernel);
         let mut q = CmdQueue::new(alloc(CMDQ_PAGE_SIZE)?, alloc(MBOX_SLOTS * MBOX_STRIDE)?)
             .map_err(BringupError::Cmd)?;
         let mut out = KVec::from_elem(0u8, SEQ_OUT_LEN, GFP_KERNEL).map_err(|_| ENOMEM)?;
-        let bar = FuncBar::new(engine, port);
+        let bar = hw.bar();
         let mut b = Bringup::new();
         let mut waited = 0;
         let r = loop {
@@ -278,7 +226,7 @@ impl Func {
             pin_init!(Self {
                 cmd <- new_mutex!(q, "rsnic::mlx5::Func::cmd"),
                 res,
-                engine: engine.clone(),
+                hw: hw.clone(),
                 port,
                 events <- new_spinlock!(Events { eq: Some(eq), dev: None }, "rsnic::mlx5::Func::events"),
                 work <- new_work!("rsnic::mlx5::Func::work"),
@@ -294,14 +242,14 @@ impl Func {
 
     /// Runs one command to completion (sleeps; 5 s at most).
     pub(crate) fn exec(&self, input: &[u8], out: &mut [u8]) -> Result<usize, CmdError> {
-        let bar = FuncBar::new(&self.engine, self.port);
+        let bar = self.hw.bar();
         run_cmd(&mut self.cmd.lock(), &bar, input, out)
     }
 
     /// The offset of the function's UAR page in the device's registers (doorbells of the
     /// port's queues and EQs).
     pub(crate) fn uar_offset(&self) -> u32 {
-        FuncBar::new(&self.engine, self.port).base + self.res.uar.unwrap_or(0) * 4096
+        self.res.uar.unwrap_or(0) * 4096
     }
 
     /// Runs the command `build` writes into an `inlen`-byte buffer and returns its output of
@@ -581,16 +529,33 @@ impl Func {
         }
     }
 
-    /// Gives the function its netdev (`None`: drops the reference).
-    pub(crate) fn attach(&self, dev: Option<&Device>) {
+    /// Gives the function its netdev and takes its events on the async vector, then takes
+    /// what was posted before (the EQ raised its vector once and waits for a re-arm). With
+    /// `None`: releases the vector, then drops the netdev reference.
+    pub(crate) fn attach(self: &Arc<Self>, dev: Option<&Device>) {
+        let on = dev.is_some();
+        if !on {
+            self.hw.free_irq(ASYNC_INTR);
+        }
         let old = with_bh(|| core::mem::replace(&mut self.events.lock().dev, dev.map(ARef::from)));
         drop(old);
+        if on {
+            match Arc::new(AsyncIrq(self.clone()), GFP_KERNEL) {
+                Ok(h) => {
+                    if let Err(e) = self.hw.request_irq(ASYNC_INTR, h) {
+                        pr_err!("port {}: no async event vector: {:?}\n", self.port, e);
+                    }
+                }
+                Err(_) => pr_err!("port {}: no memory for the event handler\n", self.port),
+            }
+            with_bh(|| self.irq());
+        }
     }
 
     /// The async vector fired: consumes the EQEs, re-arms the EQ, and queues the carrier
     /// work if a port changed. Interrupt-like context (does not sleep).
-    pub(crate) fn irq(self: &Arc<Self>, mmio: &EngineMmio<'_, Mlx5>) {
-        let bar = FuncBar::at(*mmio, self.port);
+    fn irq(self: &Arc<Self>) {
+        let bar = self.hw.bar();
         let mut changed = false;
         with_bh(|| {
             if let Some(eq) = self.events.lock().eq.as_mut() {
@@ -610,7 +575,7 @@ impl Func {
     pub(crate) fn tear_down(&self) -> Option<CmdError> {
         self.stopping.store(true, Ordering::Release);
         self.wq.flush();
-        let bar = FuncBar::new(&self.engine, self.port);
+        let bar = self.hw.bar();
         let rss = self.rss.lock().take();
         let mut q = self.cmd.lock();
         let mut first = None;
@@ -640,7 +605,7 @@ impl Func {
 /// Runs one command on `q` to completion, sleeping between polls.
 fn run_cmd(
     q: &mut CmdQueue<KCoherent>,
-    bar: &FuncBar<'_>,
+    bar: &Bar<'_>,
     input: &[u8],
     out: &mut [u8],
 ) -> Result<usize, CmdError> {
@@ -666,7 +631,7 @@ fn bad_format(_: crate::dp::mlx5::cmd::FormatError) -> BringupError {
 /// Runs a DESTROY_* command `build` writes, on `q`.
 fn destroy_obj(
     q: &mut CmdQueue<KCoherent>,
-    bar: &FuncBar<'_>,
+    bar: &Bar<'_>,
     build: impl FnOnce(&mut [u8]) -> core::result::Result<usize, crate::dp::mlx5::cmd::FormatError>,
 ) -> Result<(), CmdError> {
     let mut inp = [0u8; res::SHORT_LEN];
@@ -678,7 +643,7 @@ fn destroy_obj(
 /// Creates the function's async EQ (port-change events on vector [`ASYNC_INTR`]), armed.
 fn create_async_eq(
     q: &mut CmdQueue<KCoherent>,
-    bar: &FuncBar<'_>,
+    bar: &Bar<'_>,
     dma: &Arc<DmaDevice>,
     r: &Resources,
 ) -> core::result::Result<Eq<KCoherent>, BringupError> {
@@ -706,7 +671,7 @@ fn create_async_eq(
 }
 
 /// Runs a teardown of what `res` records to its end, sleeping between polls.
-fn tear_down(q: &mut CmdQueue<KCoherent>, bar: &FuncBar<'_>, res: &Resources) -> Option<CmdError> {
+fn tear_down(q: &mut CmdQueue<KCoherent>, bar: &Bar<'_>, res: &Resources) -> Option<CmdError> {
     let mut t = Teardown::new(res);
     let mut out = [0u8; 64];
     let mut waited = 0;
@@ -732,5 +697,14 @@ pub(crate) enum BringupError {
 impl From<Error> for BringupError {
     fn from(e: Error) -> Self {
         Self::Kernel(e)
+    }
+}
+
+/// The handler of a function's async vector.
+struct AsyncIrq(Arc<Func>);
+
+impl IrqHandler for AsyncIrq {
+    fn irq(&self) {
+        self.0.irq();
     }
 }

@@ -1,11 +1,11 @@
 // SPDX-License-Identifier: GPL-2.0
 
-//! The kernel's side of the hardware boundary (`dp::hw`): coherent DMA buffers, barriers and
-//! the device's view of host memory.
+//! The data path's memory traits (`dp::hw`) on the kernel: coherent DMA buffers and the
+//! kernel's barriers.
 
-use crate::dp::hw::{Barriers, BusMemory, Coherent, DmaAddr, DmaFault};
-use crate::ext::dma::{CoherentBuffer, DmaDevice, PhysBus};
-use crate::ext::sync;
+use crate::dp::hw::{Barriers, Coherent, DmaAddr};
+use crate::kernel_ext::dma::{CoherentBuffer, DmaDevice};
+use crate::kernel_ext::sync;
 use kernel::{prelude::*, sync::Arc};
 
 /// A DMA-coherent buffer, shareable: several queues keep their doorbell records in one page.
@@ -72,32 +72,5 @@ impl Barriers for KBarriers {
     #[inline]
     fn wmb(&self) {
         sync::wmb();
-    }
-}
-
-/// Host memory as the simulated device reaches it.
-pub(crate) struct KBus;
-
-impl BusMemory for KBus {
-    fn dma_read(&self, addr: DmaAddr, dst: &mut [u8]) -> Result<(), DmaFault> {
-        if PhysBus.read(addr, dst) {
-            Ok(())
-        } else {
-            Err(DmaFault {
-                addr,
-                len: dst.len(),
-            })
-        }
-    }
-
-    fn dma_write(&self, addr: DmaAddr, src: &[u8]) -> Result<(), DmaFault> {
-        if PhysBus.write(addr, src) {
-            Ok(())
-        } else {
-            Err(DmaFault {
-                addr,
-                len: src.len(),
-            })
-        }
     }
 }

@@ -1,0 +1,490 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! The device host: the simulated devices the module creates, running inside the kernel.
+//!
+//! It knows nothing of the driver. It creates the devices the module parameters ask for
+//! (`num_devs`, `num_ports`, `family`, and the `sim_*` knobs that configure or fail them),
+//! runs each device's model (`sim::mlx5` or `sim::mana`) on the device's own workqueue
+//! ([`Engine`]), lets it reach host memory by bus address only ([`KBus`]), delivers the
+//! MSI-X vectors it raises to the handlers registered on them, and offers each device's
+//! functions on the bus ([`crate::bus::Function`]), which the driver binds. It also shows
+//! each port's model counters (doorbells, WQEs, modeled PCIe bytes, drops: what a real device
+//! would not report) in debugfs, `rsnic/rsnic-sim<N>/port<P>/counters`.
+//!
+//! A register write only latches state in the model (as a doorbell does in hardware) and
+//! queues the engine's work item; the work runs the model in slices of [`SLICE_WQES`] WQEs,
+//! then delivers the interrupts raised meanwhile. The transmit path never runs the model
+//! itself. The model is behind a spinlock taken with bottom halves disabled, because
+//! doorbells are rung from the transmit path and NAPI (softirq); slices keep the hold time
+//! short.
+
+mod counters;
+
+use crate::bus::{Function, IrqHandler, Kind};
+use crate::dp::hw::{BusMemory, DmaAddr, DmaFault, InterruptSink};
+use crate::kernel_ext::debugfs::{Dir, ShowFile};
+use crate::kernel_ext::dma::{DmaDevice, PhysBus};
+use crate::kernel_ext::{params, sync::with_bh, wq::OwnedQueue};
+use crate::sim;
+use core::sync::atomic::{AtomicBool, Ordering};
+use kernel::{
+    c_str, fmt, new_spinlock, new_work,
+    prelude::*,
+    str::CString,
+    sync::{Arc, SpinLock},
+    workqueue::{Work, WorkItem},
+};
+
+/// MSI-X vectors of each function: the model raises vector `function * VECTORS_PER_FUNCTION
+/// + intr` for the function's vector `intr`.
+pub(crate) const VECTORS_PER_FUNCTION: usize = 64;
+/// Most functions (ports) a device may have.
+pub(crate) const MAX_FUNCTIONS: usize = 8;
+/// WQEs the model executes per slice before the lock is released.
+pub(crate) const SLICE_WQES: usize = 256;
+/// Slices per work run before the work re-queues itself (lets other work run).
+const SLICES_PER_RUN: usize = 16;
+
+/// A simulated ConnectX with the kernel's storage.
+pub(crate) type Mlx5Model =
+    sim::mlx5::Device<KVec<sim::mlx5::Port>, KVVec<sim::mlx5::QueueSet>, KVVec<u8>>;
+/// A simulated MANA with the kernel's storage.
+pub(crate) type ManaModel =
+    sim::mana::Device<KVec<sim::mana::Port>, KVVec<sim::mana::QueueSet>, KVVec<u8>>;
+
+/// The device's view of host memory: DMA by bus address (physical, no IOMMU).
+pub(crate) struct KBus;
+
+impl BusMemory for KBus {
+    fn dma_read(&self, addr: DmaAddr, dst: &mut [u8]) -> Result<(), DmaFault> {
+        if PhysBus.read(addr, dst) {
+            Ok(())
+        } else {
+            Err(DmaFault {
+                addr,
+                len: dst.len(),
+            })
+        }
+    }
+
+    fn dma_write(&self, addr: DmaAddr, src: &[u8]) -> Result<(), DmaFault> {
+        if PhysBus.write(addr, src) {
+            Ok(())
+        } else {
+            Err(DmaFault {
+                addr,
+                len: src.len(),
+            })
+        }
+    }
+}
+
+/// Vectors raised during one slice, delivered after it.
+struct IrqSink {
+    raised: [u64; MAX_FUNCTIONS * VECTORS_PER_FUNCTION / 64],
+}
+
+impl InterruptSink for IrqSink {
+    fn raise(&mut self, vector: u16) {
+        let v = usize::from(vector);
+        if let Some(w) = self.raised.get_mut(v / 64) {
+            *w |= 1u64 << (v % 64);
+        }
+    }
+}
+
+/// A device model of either family (dispatched by `match`: no function pointer on the
+/// doorbell path). Each engine holds one, allocated once: the variants' sizes do not matter.
+#[allow(clippy::large_enum_variant)]
+enum Model {
+    Mlx5(Mlx5Model),
+    Mana(ManaModel),
+}
+
+/// The model's storage: ports, queue sets, scratch.
+macro_rules! storage {
+    ($sim:ident, $ports:expr) => {{
+        let mut p = KVec::with_capacity($ports, GFP_KERNEL)?;
+        for _ in 0..$ports {
+            p.push(sim::$sim::Port::new(), GFP_KERNEL)?;
+        }
+        let n = $ports * sim::$sim::MAX_QUEUES;
+        let mut q = KVVec::with_capacity(n, GFP_KERNEL)?;
+        for _ in 0..n {
+            q.push(sim::$sim::QueueSet::EMPTY, GFP_KERNEL)?;
+        }
+        (
+            p,
+            q,
+            KVVec::from_elem(0u8, sim::$sim::SCRATCH_LEN, GFP_KERNEL)?,
+        )
+    }};
+}
+
+/// The permanent MAC the device host burns into port `port` of ConnectX device `dev`:
+/// locally administered, 02:52:53 ("RS"), then device and port.
+fn mlx5_factory_mac(dev: u32, port: usize) -> [u8; 6] {
+    [0x02, 0x52, 0x53, 0x00, dev as u8, port as u8 + 1]
+}
+
+impl Model {
+    /// A device of `kind` with `ports` ports, configured as device `dev` (what the hardware
+    /// comes with: factory MACs, capabilities, the fault knobs), each port's link down with
+    /// flow control on (back-pressure between the wired ports instead of drops).
+    fn new(kind: Kind, ports: usize, dev: u32) -> Result<Self> {
+        let mut m = match kind {
+            Kind::Mlx5 => {
+                let (p, q, s) = storage!(mlx5, ports);
+                let caps = sim::mlx5::Caps {
+                    mpwqe: params::sim_mpwqe(),
+                    min_inline: params::sim_min_inline(),
+                    ..sim::mlx5::Caps::FULL
+                };
+                let mut m = sim::mlx5::Device::with_caps(p, q, s, caps).map_err(|_| EINVAL)?;
+                let op = params::sim_fail_cmd();
+                for port in 0..ports {
+                    let _ = m.set_permanent_mac(port, mlx5_factory_mac(dev, port));
+                    if op != 0 {
+                        let _ = m.fail_command(port, u16::try_from(op).ok());
+                    }
+                }
+                Model::Mlx5(m)
+            }
+            Kind::Mana => {
+                let (p, q, s) = storage!(mana, ports);
+                Model::Mana(sim::mana::Device::new(p, q, s).map_err(|_| EINVAL)?)
+            }
+        };
+        for port in 0..ports {
+            match &mut m {
+                Model::Mlx5(d) => {
+                    let _ = d.set_link(port, false);
+                    let _ = d.set_pause(port, true);
+                }
+                Model::Mana(d) => {
+                    let _ = d.set_link(port, false);
+                    let _ = d.set_pause(port, true);
+                }
+            }
+        }
+        Ok(m)
+    }
+
+    /// Runs the device for at most `budget` WQEs; returns whether work is left.
+    fn run(&mut self, irq: &mut IrqSink, budget: usize) -> bool {
+        match self {
+            Model::Mlx5(m) => m.process_budget(&KBus, irq, budget).1,
+            Model::Mana(m) => m.process_budget(&KBus, irq, budget).1,
+        }
+    }
+}
+
+/// One simulated device: the model, the handlers of its vectors and its workqueue.
+#[pin_data]
+pub(crate) struct Engine {
+    kind: Kind,
+    #[pin]
+    model: SpinLock<Model>,
+    /// The handler of each vector (`function * VECTORS_PER_FUNCTION + intr`).
+    #[pin]
+    handlers: SpinLock<KVec<Option<Arc<dyn IrqHandler>>>>,
+    #[pin]
+    work: Work<Engine>,
+    wq: OwnedQueue,
+    stopped: AtomicBool,
+}
+
+kernel::impl_has_work! {
+    impl HasWork<Self> for Engine { self.work }
+}
+
+impl WorkItem for Engine {
+    type Pointer = Arc<Engine>;
+
+    fn run(this: Arc<Engine>) {
+        for _ in 0..SLICES_PER_RUN {
+            if !this.slice() {
+                return;
+            }
+        }
+        // More work left: let other work items run, then continue.
+        this.kick();
+    }
+}
+
+impl Engine {
+    /// A device of `kind` with `ports` ports and its workqueue `rsnic-sim<id>`.
+    fn new(kind: Kind, id: u32, ports: usize) -> Result<Arc<Self>> {
+        if ports > MAX_FUNCTIONS {
+            return Err(EINVAL);
+        }
+        let model = Model::new(kind, ports, id)?;
+        let n = ports * VECTORS_PER_FUNCTION;
+        let mut handlers = KVec::with_capacity(n, GFP_KERNEL)?;
+        for _ in 0..n {
+            handlers.push(None, GFP_KERNEL)?;
+        }
+        let wq = OwnedQueue::new(c_str!("rsnic-sim"), id as i32)?;
+        Arc::pin_init(
+            pin_init!(Self {
+                kind,
+                model <- new_spinlock!(model, "rsnic::Engine::model"),
+                handlers <- new_spinlock!(handlers, "rsnic::Engine::handlers"),
+                work <- new_work!("rsnic::Engine::work"),
+                wq,
+                stopped: AtomicBool::new(false),
+            }),
+            GFP_KERNEL,
+        )
+    }
+
+    /// The device's family.
+    pub(crate) fn kind(&self) -> Kind {
+        self.kind
+    }
+
+    /// A 64-bit register write (doorbells): latched by the model, then the engine runs.
+    #[inline]
+    pub(crate) fn mmio_write64(self: &Arc<Self>, offset: u32, bytes: [u8; 8]) {
+        with_bh(|| match &mut *self.model.lock() {
+            Model::Mlx5(m) => m.mmio_write64(offset, bytes),
+            Model::Mana(m) => m.mmio_write64(offset, bytes),
+        });
+        self.kick();
+    }
+
+    /// A 32-bit register write (a command or EQ doorbell gives the device work, as a
+    /// doorbell does).
+    pub(crate) fn mmio_write32(self: &Arc<Self>, offset: u32, value: u32) {
+        with_bh(|| match &mut *self.model.lock() {
+            Model::Mlx5(m) => m.mmio_write32(offset, value),
+            Model::Mana(m) => m.mmio_write32(offset, value),
+        });
+        self.kick();
+    }
+
+    /// A 32-bit register read.
+    pub(crate) fn mmio_read32(&self, offset: u32) -> u32 {
+        with_bh(|| match &mut *self.model.lock() {
+            Model::Mlx5(m) => m.mmio_read32(offset),
+            Model::Mana(m) => m.mmio_read32(offset),
+        })
+    }
+
+    /// Runs `f` on a MANA model (see [`Function::mana_sideband`]), then lets the engine run
+    /// (a link or RSS change may end a flow-control pause).
+    pub(crate) fn with_mana<R>(self: &Arc<Self>, f: impl FnOnce(&mut ManaModel) -> R) -> Option<R> {
+        let r = with_bh(|| match &mut *self.model.lock() {
+            Model::Mana(m) => Some(f(m)),
+            Model::Mlx5(_) => None,
+        });
+        self.kick();
+        r
+    }
+
+    /// Sets (or clears) the handler of function `func`'s vector `intr`. With `None`, no
+    /// delivery to the old handler is in progress or will happen once this returns; its
+    /// reference is dropped outside the lock.
+    pub(crate) fn set_handler(
+        &self,
+        func: usize,
+        intr: usize,
+        h: Option<Arc<dyn IrqHandler>>,
+    ) -> Result {
+        if intr >= VECTORS_PER_FUNCTION {
+            return Err(EINVAL);
+        }
+        let old = with_bh(|| {
+            let mut t = self.handlers.lock();
+            match t.get_mut(func * VECTORS_PER_FUNCTION + intr) {
+                Some(slot) => Ok(core::mem::replace(slot, h)),
+                None => Err(EINVAL),
+            }
+        })?;
+        drop(old);
+        Ok(())
+    }
+
+    /// One slice: runs the model for up to [`SLICE_WQES`] WQEs, then delivers interrupts.
+    /// Returns whether work is left.
+    fn slice(&self) -> bool {
+        let mut sink = IrqSink {
+            raised: [0; MAX_FUNCTIONS * VECTORS_PER_FUNCTION / 64],
+        };
+        let more = with_bh(|| self.model.lock().run(&mut sink, SLICE_WQES));
+        if sink.raised.iter().any(|&w| w != 0) {
+            // Deliver under the table lock so that `set_handler(.., None)` waits for us;
+            // NAPI softirqs raised here run when bottom halves come back, after the lock.
+            with_bh(|| {
+                let t = self.handlers.lock();
+                for (w, bits) in sink.raised.iter().enumerate() {
+                    let mut b = *bits;
+                    while b != 0 {
+                        let v = w * 64 + b.trailing_zeros() as usize;
+                        b &= b - 1;
+                        if let Some(Some(h)) = t.get(v) {
+                            h.irq();
+                        }
+                    }
+                }
+            });
+        }
+        more
+    }
+
+    /// Queues a run of the device.
+    pub(crate) fn kick(self: &Arc<Self>) {
+        if !self.stopped.load(Ordering::Acquire) {
+            let _ = self.wq.queue().enqueue(self.clone());
+        }
+    }
+
+    /// Stops the engine: no more work is queued, and what was queued has finished when this
+    /// returns. Sleeps.
+    fn shutdown(&self) {
+        self.stopped.store(true, Ordering::Release);
+        self.wq.flush();
+    }
+}
+
+/// One simulated device with its functions and debugfs files.
+pub(crate) struct SimDevice {
+    engine: Arc<Engine>,
+    funcs: KVec<Arc<Function>>,
+    _debugfs: KVec<ShowFile<counters::PortCounters>>,
+}
+
+impl SimDevice {
+    fn new(kind: Kind, index: u32, ports: usize, debugfs: &Arc<Dir>) -> Result<Self> {
+        let dma = DmaDevice::new(c_str!("rsnic-sim"), index as i32)?;
+        let engine = Engine::new(kind, index, ports)?;
+        let dir = debugfs.subdir(&CString::try_from_fmt(fmt!("rsnic-sim{}", index))?)?;
+        let mut funcs = KVec::with_capacity(ports, GFP_KERNEL)?;
+        let mut files = KVec::with_capacity(ports, GFP_KERNEL)?;
+        for p in 0..ports {
+            // ConnectX: each port is a function with its own register window, laid out
+            // back to back; MANA: one function's registers, its vports are the ports.
+            let base = match kind {
+                Kind::Mlx5 => sim::mlx5::FUNC_BAR_SIZE * p as u32,
+                Kind::Mana => 0,
+            };
+            funcs.push(
+                Function::new(engine.clone(), dma.clone(), index, p, base)?,
+                GFP_KERNEL,
+            )?;
+            let file = dir
+                .subdir(&CString::try_from_fmt(fmt!("port{}", p))?)?
+                .show_file(
+                    c_str!("counters"),
+                    counters::PortCounters {
+                        engine: engine.clone(),
+                        port: p,
+                    },
+                )?;
+            files.push(file, GFP_KERNEL)?;
+        }
+        Ok(Self {
+            engine,
+            funcs,
+            _debugfs: files,
+        })
+    }
+
+    /// The device's family.
+    pub(crate) fn kind(&self) -> Kind {
+        self.engine.kind()
+    }
+
+    /// The device's functions (ports), in order.
+    pub(crate) fn functions(&self) -> &[Arc<Function>] {
+        &self.funcs
+    }
+}
+
+impl Drop for SimDevice {
+    fn drop(&mut self) {
+        // The driver has let go of the functions; stop the engine before the model goes.
+        self.engine.shutdown();
+    }
+}
+
+/// Every simulated device of the module, created from its parameters.
+pub(crate) struct Host {
+    devices: KVec<SimDevice>,
+    /// `/sys/kernel/debug/rsnic` (removed after the devices' files).
+    _debugfs: Arc<Dir>,
+}
+
+/// Most simulated devices one load may create.
+const MAX_DEVS: u32 = 8;
+
+impl Host {
+    /// Creates the devices the module parameters describe: `num_devs` devices of
+    /// `num_ports` ports (wired in pairs), of the families `family` names.
+    pub(crate) fn new() -> Result<Self> {
+        let num_devs = params::num_devs();
+        let num_ports = params::num_ports();
+        if num_devs == 0 || num_devs > MAX_DEVS {
+            pr_err!("num_devs={} is out of range 1..={}\n", num_devs, MAX_DEVS);
+            return Err(EINVAL);
+        }
+        if !(2..=MAX_FUNCTIONS as u32).contains(&num_ports) || num_ports % 2 != 0 {
+            pr_err!(
+                "num_ports={} must be even and within 2..={} (ports are wired in pairs)\n",
+                num_ports,
+                MAX_FUNCTIONS
+            );
+            return Err(EINVAL);
+        }
+        let kinds = families(params::family().as_bytes(), num_devs)?;
+        let debugfs = Dir::root(c_str!("rsnic"))?;
+        let mut devices = KVec::with_capacity(kinds.len(), GFP_KERNEL)?;
+        for (i, kind) in kinds.iter().enumerate() {
+            devices.push(
+                SimDevice::new(*kind, i as u32, num_ports as usize, &debugfs)?,
+                GFP_KERNEL,
+            )?;
+        }
+        Ok(Self {
+            devices,
+            _debugfs: debugfs,
+        })
+    }
+
+    /// The devices, in order.
+    pub(crate) fn devices(&self) -> &[SimDevice] {
+        &self.devices
+    }
+}
+
+/// The families of the `family` parameter, one per device (the last one repeats).
+fn families(param: &[u8], num_devs: u32) -> Result<KVec<Kind>> {
+    let mut kinds = KVec::new();
+    for item in param.split(|&b| b == b',') {
+        let kind = match item {
+            b"mlx5" => Kind::Mlx5,
+            b"mana" => Kind::Mana,
+            _ => {
+                pr_err!(
+                    "family: unknown family {:?} (use mlx5, mana, or a comma-separated list)\n",
+                    core::str::from_utf8(item).unwrap_or("?")
+                );
+                return Err(EINVAL);
+            }
+        };
+        kinds.push(kind, GFP_KERNEL)?;
+    }
+    if kinds.len() > num_devs as usize {
+        pr_err!(
+            "family lists {} devices but num_devs={}\n",
+            kinds.len(),
+            num_devs
+        );
+        return Err(EINVAL);
+    }
+    while kinds.len() < num_devs as usize {
+        let last = kinds.last().copied().unwrap_or(Kind::Mlx5);
+        kinds.push(last, GFP_KERNEL)?;
+    }
+    Ok(kinds)
+}
