@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# 100 toggles (25 on the debug kernel) of the family's private flag (mlx5 tx_mpwqe, MANA
+# 50 toggles (25 on the debug kernel) of the family's private flag (mlx5 tx_mpwqe, MANA
 # rx_db_per_packet; each reopens A's channels) during one iperf3 TCP stream from A to B: the
 # stream survives them (iperf3 exits 0), the toggles all happen while it runs, the stream
 # makes progress during them, and the flag ends where it started. The rates before and
@@ -11,9 +11,9 @@ set -eu
 one_family_on_debug
 . "$(dirname "$0")/traffic.sh"
 
-# 100 toggles; 25 on the debug kernel, where each takes seconds under KASAN and lockdep
+# 50 toggles; 25 on the debug kernel, where each takes seconds under KASAN and lockdep
 # (its purpose there is the sanitizers' view of reopening under traffic, not the count).
-TOGGLES=${TOGGLES:-$([ "${KERNEL_VARIANT:-normal}" = debug ] && echo 25 || echo 100)}
+TOGGLES=${TOGGLES:-$([ "${KERNEL_VARIANT:-normal}" = debug ] && echo 25 || echo 50)}
 
 setup_pair
 OTHER=$([ "$PFLAG_DEFAULT" = on ] && echo off || echo on)

@@ -20,8 +20,8 @@ set -euo pipefail
 one_family_on_debug
 
 debug=$([ "${KERNEL_VARIANT:-normal}" = debug ] && echo 1 || echo 0)
-N=${XSK_COUNT:-$([ "$debug" = 1 ] && echo 1000 || echo 5000)}
-NL=${XSK_L2FWD_COUNT:-$([ "$debug" = 1 ] && echo 500 || echo 2000)}
+N=${XSK_COUNT:-$([ "$debug" = 1 ] && echo 500 || echo 5000)}
+NL=${XSK_L2FWD_COUNT:-$([ "$debug" = 1 ] && echo 250 || echo 2000)}
 
 xdp_tools_or_skip
 setup_pair

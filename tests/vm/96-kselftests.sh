@@ -1,0 +1,57 @@
+#!/usr/bin/env bash
+# The kernel's own driver selftests (tools/testing/selftests/drivers/net of the 6.12 tree,
+# run in tree): ping.py (IPv4, IPv6 and TCP both ways), stats.py (standard ethtool stats,
+# qstats against rtnl stats, qstats per queue) and queues.py (queue counts over netlink),
+# with NETIF = port A and the remote end = port B in network namespace "peer", as NIC
+# vendors run them against real devices. A test the suite skips or marks XFAIL for a
+# reason of its own (a feature rsnic does not offer, e.g. pause frames) counts as such; a
+# failure fails this test. Each script's KTAP summary is printed.
+set -euo pipefail
+. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/traffic.sh"
+# Family-independent code (ethtool, qstats, netdev ops): the mlx5 pass on the debug kernel.
+one_family_on_debug
+
+KSRC=${RSNIC_KSRC:-$(ls -d /var/cache/rsnic/src/linux-source-6.12-* 2>/dev/null | head -n1)}
+KSFT=$KSRC/tools/testing/selftests/drivers/net
+[ -d "$KSFT" ] || skip "no kernel selftests at $KSFT"
+python3 -c 'import yaml' 2>/dev/null || skip "python3-yaml is missing (make setup-test)"
+
+setup_pair
+cat >/tmp/net.config <<EOF
+NETIF=$A
+LOCAL_V4=10.10.0.1
+REMOTE_V4=10.10.0.2
+LOCAL_V6=fd00::1
+REMOTE_V6=fd00::2
+REMOTE_TYPE=netns
+REMOTE_ARGS=peer
+EOF
+# The suite reads net.config next to the scripts; the tree is read-only here, so the scripts
+# run from a scratch copy of the drivers/net directory that points back into the tree.
+W=/tmp/ksft/tools/testing/selftests/drivers/net
+rm -rf /tmp/ksft
+mkdir -p "$W" /tmp/ksft/tools/testing/selftests
+ln -s "$KSRC/tools/testing/selftests/net" /tmp/ksft/tools/testing/selftests/net
+ln -s "$KSRC/tools/net" /tmp/ksft/tools/net
+ln -s "$KSRC/Documentation" /tmp/ksft/Documentation
+cp -r "$KSFT/lib" "$KSFT"/{ping,stats,queues}.py "$W/"
+cp /tmp/net.config "$W/net.config"
+
+failed=""
+for t in ping stats queues; do
+	echo "  -- $t.py"
+	if (cd "$W" && timeout 300 python3 "./$t.py") >"/tmp/ksft.$t" 2>&1; then
+		rc=0
+	else
+		rc=$?
+	fi
+	grep -E '^(ok|not ok) ' "/tmp/ksft.$t" | sed 's/^/    /'
+	grep -E '^# Totals' "/tmp/ksft.$t" | sed 's/^/    /' || true
+	if [ "$rc" != 0 ] || grep -q '^not ok ' "/tmp/ksft.$t"; then
+		failed+=" $t.py"
+		tail -n 30 "/tmp/ksft.$t" | sed 's/^/    | /'
+	fi
+done
+teardown_pair
+[ -z "$failed" ] || fail "kernel selftests failed:$failed"
