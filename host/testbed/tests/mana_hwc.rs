@@ -4,7 +4,7 @@
 
 use rsnic_core::dp::mana::gdma_req::{self as req, Caller, MsgError};
 use rsnic_core::dp::mana::hwc::HwcError;
-use rsnic_core::dp::mana::probe::{ProbeErrorKind, Stage};
+use rsnic_core::dp::mana::probe::{Action, Probe, ProbeConfig, ProbeErrorKind, Stage, MAX_VPORTS};
 use rsnic_core::sim::mana::{
     self as sim, HWC_EQ_ID, MANA_DB_ID, MANA_DEV_ID, MANA_MKEY, MANA_PDID,
 };
@@ -61,6 +61,20 @@ fn probe_learns_everything_through_the_hwc() {
     // The MANA EQs use vectors 1 and 2, the HWC 0.
     assert!(h.irqs.raised.contains(&0) && h.irqs.raised.contains(&1));
     assert!(h.irqs.raised.contains(&2));
+}
+
+#[test]
+fn query_vport_config_reports_the_mac_the_device_host_set() {
+    let mut dev = new_mana(2);
+    let mac = [0x02, 0x4d, 0x41, 0x00, 0x03, 0x02];
+    dev.set_permanent_mac(1, mac).unwrap();
+    assert!(dev.set_permanent_mac(2, mac).is_err());
+    let mut h = HwcHost::new(dev);
+    let mut eqs = h.alloc_eqs(1);
+    h.probe(&mut eqs, 4096).expect("probe");
+    // Port 0 keeps the model's default, port 1 reports the one set.
+    assert_eq!(h.info.vports[0].mac, sim::vport_mac(0));
+    assert_eq!(h.info.vports[1].mac, mac);
 }
 
 #[test]
@@ -230,6 +244,85 @@ fn failing_request_fails_the_probe_at_its_stage() {
             "code {code:#x}"
         );
     }
+}
+
+/// Runs a probe of a one-port device whose request `code` fails, to its failure; returns
+/// the host and the probe as the failure left them.
+fn failed_probe(code: u32) -> (HwcHost, Probe<'static>) {
+    let mut d = new_mana(1);
+    d.hwc_fail(code, 0xC000_0001);
+    let mut h = HwcHost::new(d);
+    let mut eqs = h.alloc_eqs(2);
+    let mut s = vec![0u8; 4096];
+    let mut p = Probe::new(ProbeConfig {
+        msix: 64,
+        max_vports: MAX_VPORTS,
+        os: req::OsInfo::default(),
+        max_region_request: 0,
+    });
+    for _ in 0..10_000 {
+        match p.step(&h.env, &mut h.hwc, &mut eqs, &mut s) {
+            Action::Wait => h.run(),
+            Action::Done => panic!("probe with {code:#x} failing succeeded"),
+            Action::Failed(_) => return (h, p),
+        }
+    }
+    panic!("probe with {code:#x} failing did not end");
+}
+
+#[test]
+fn failed_probe_says_what_to_undo() {
+    // (code, EQs created, region pending, registered)
+    for (code, eqs, region, reg) in [
+        (req::GDMA_REGISTER_DEVICE, 0, false, false),
+        (req::GDMA_CREATE_QUEUE, 0, true, true),
+        (req::MANA_QUERY_VPORT_CONFIG, 2, false, true),
+    ] {
+        let (mut h, p) = failed_probe(code);
+        assert_eq!(p.last_request(), Some(code));
+        assert_ne!(req::request_name(code), "UNKNOWN");
+        assert_eq!(p.eqs_created(), eqs, "code {code:#x}");
+        assert_eq!(p.pending_region().is_some(), region, "code {code:#x}");
+        assert_eq!(p.registered(), reg, "code {code:#x}");
+        // Undoing exactly that leaves the device with nothing: DEREGISTER_DEVICE refuses
+        // while a region is alive.
+        if let Some(r) = p.pending_region() {
+            let r = h.request(|b| req::destroy_dma_region(b, r)).unwrap();
+            req::parse_general(&r, req::GDMA_DESTROY_DMA_REGION, None).unwrap();
+        }
+        if reg {
+            let mana = p.info().mana;
+            if eqs > 0 {
+                // Still registered with EQs alive: refused.
+                let who = Caller {
+                    dev_id: mana,
+                    activity_id: 0,
+                };
+                let e = h.request(|b| {
+                    req::general(b, req::GDMA_DEREGISTER_DEVICE, req::RESP_HDR_SIZE, who)
+                });
+                assert_eq!(
+                    e,
+                    Err(CallError::Hwc(HwcError::Status(sim::STATUS_DEVICE_BUSY)))
+                );
+            }
+            for id in sim::EQ_ID_BASE..sim::EQ_ID_BASE + eqs as u32 {
+                let r = h
+                    .request(|b| req::disable_queue(b, mana, req::GDMA_EQ, id))
+                    .unwrap();
+                req::parse_general(&r, req::GDMA_DISABLE_QUEUE, None).unwrap();
+            }
+            let who = Caller {
+                dev_id: mana,
+                activity_id: 0,
+            };
+            let r = h
+                .request(|b| req::general(b, req::GDMA_DEREGISTER_DEVICE, req::RESP_HDR_SIZE, who))
+                .unwrap();
+            req::parse_general(&r, req::GDMA_DEREGISTER_DEVICE, None).unwrap();
+        }
+    }
+    assert_eq!(req::request_name(0x7777), "UNKNOWN");
 }
 
 #[test]

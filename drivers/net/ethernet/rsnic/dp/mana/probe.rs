@@ -182,6 +182,10 @@ pub struct Probe<'a> {
     region: u64,
     pages_done: u32,
     vport: usize,
+    /// The code of the request sent last.
+    last_req: Option<u32>,
+    /// REGISTER_DEVICE succeeded.
+    registered: bool,
     resp: [u8; RESP_BUF],
 }
 
@@ -200,6 +204,8 @@ impl<'a> Probe<'a> {
             region: 0,
             pages_done: 0,
             vport: 0,
+            last_req: None,
+            registered: false,
             resp: [0; RESP_BUF],
         }
     }
@@ -212,6 +218,36 @@ impl<'a> Probe<'a> {
     /// What the probe learnt (complete once [`Action::Done`] was returned).
     pub fn info(&self) -> &ProbeInfo {
         &self.info
+    }
+
+    /// The code of the request sent last (the one a failure in an HWC stage is about), or
+    /// `None` before the first (SMC and HWC init stages).
+    pub fn last_request(&self) -> Option<u32> {
+        self.last_req
+    }
+
+    /// Whether GDMA_REGISTER_DEVICE succeeded (the device must be deregistered on the way
+    /// back).
+    pub fn registered(&self) -> bool {
+        self.registered
+    }
+
+    /// How many of the caller's EQs the device created (GDMA_CREATE_QUEUE answered), from
+    /// the first: the ones to disable on the way back.
+    pub fn eqs_created(&self) -> usize {
+        match self.stage {
+            Stage::CreateEqs if self.eq_step == EqStep::Test => self.eq + 1,
+            Stage::CreateEqs => self.eq,
+            Stage::QueryDevConfig | Stage::QueryVports | Stage::Done => self.eq,
+            _ => 0,
+        }
+    }
+
+    /// The DMA region the device created for an EQ that does not own it yet (the probe
+    /// stopped between CREATE_DMA_REGION and CREATE_QUEUE): the one to destroy on the way
+    /// back.
+    pub fn pending_region(&self) -> Option<u64> {
+        (self.region != req::GDMA_INVALID_DMA_REGION).then_some(self.region)
     }
 
     /// The `Caller` of the next MANA request (`mana_send_request`: the MANA `dev_id` and a
@@ -264,6 +300,9 @@ impl<'a> Probe<'a> {
         scratch: &[u8],
     ) -> Result<bool, ProbeErrorKind> {
         let id = hwc.send(env, scratch).map_err(ProbeErrorKind::Hwc)?;
+        self.last_req = scratch
+            .get(4..8)
+            .map(|c| u32::from_le_bytes([c[0], c[1], c[2], c[3]]));
         self.sub = Sub::Resp(id);
         Ok(true)
     }
@@ -437,6 +476,7 @@ impl<'a> Probe<'a> {
                 };
                 let r = req::parse_register_device(&self.resp[..n]).map_err(Msg)?;
                 self.info.reg = r;
+                self.registered = true;
                 self.info.db_page = hwc
                     .regs()
                     .doorbell_page(r.db_id)

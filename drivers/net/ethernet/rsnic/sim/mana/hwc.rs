@@ -1023,8 +1023,13 @@ where
                 put32(b, 0, MAX_QUEUES as u32);
                 put32(b, 4, MAX_QUEUES as u32);
                 put32(b, 8, MAX_RSS as u32);
+                let mac = self
+                    .ports
+                    .get(p)
+                    .and_then(|x| x.mac)
+                    .unwrap_or(vport_mac(p));
                 if let Some(d) = b.get_mut(16..22) {
-                    d.copy_from_slice(&vport_mac(p));
+                    d.copy_from_slice(&mac);
                 }
                 p64(b, 24, VPORT_HANDLE_BASE + p as u64);
                 Ok(32)

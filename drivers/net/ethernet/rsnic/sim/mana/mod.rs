@@ -84,7 +84,7 @@
 //! DESTROY_DMA_REGION (4 KiB pages that must be contiguous: the model keeps one base
 //! address; a queue created over a region owns it until the queue is destroyed),
 //! MANA_QUERY_DEV_CONFIG (v1 or v2 response), MANA_QUERY_VPORT_CONFIG (vport p = port p,
-//! MAC [`vport_mac`], handle [`VPORT_HANDLE_BASE`] + p), MANA_CONFIG_VPORT_TX,
+//! MAC [`vport_mac`] unless the device host set one with [`Device::set_permanent_mac`], handle [`VPORT_HANDLE_BASE`] + p), MANA_CONFIG_VPORT_TX,
 //! MANA_CREATE_WQ_OBJ / MANA_DESTROY_WQ_OBJ (the SQ or RQ and its CQ over two regions),
 //! MANA_CONFIG_VPORT_RX (version 2: RX on/off, RSS on/off, default RQ, hash key — kept, the
 //! model hashes with its fixed key —, indirection table of at most [`MAX_RSS`] RQ objects),
@@ -579,6 +579,8 @@ pub struct Port {
     vport_tx: bool,
     /// RX steering as MANA_CONFIG_VPORT_RX set it.
     steer: Steer,
+    /// The vport's permanent MAC ([`Device::set_permanent_mac`]; `None`: [`vport_mac`]).
+    mac: Option<[u8; 6]>,
 }
 
 impl Default for Port {
@@ -605,6 +607,7 @@ impl Port {
             counters: PortCounters::default(),
             vport_tx: false,
             steer: Steer::EMPTY,
+            mac: None,
         }
     }
 }
@@ -1000,6 +1003,13 @@ where
     pub fn set_loopback(&mut self, port: usize, on: bool) -> Result<(), CmdError> {
         self.ports.get_mut(port).ok_or(CmdError::BadPort)?.loopback = on;
         self.resume();
+        Ok(())
+    }
+
+    /// Sets the permanent MAC address MANA_QUERY_VPORT_CONFIG reports for `port`'s vport (what
+    /// the device host burns in; [`vport_mac`] until then).
+    pub fn set_permanent_mac(&mut self, port: usize, mac: [u8; 6]) -> Result<(), CmdError> {
+        self.ports.get_mut(port).ok_or(CmdError::BadPort)?.mac = Some(mac);
         Ok(())
     }
 
