@@ -40,6 +40,13 @@ pub fn sim_fail_cmd() -> u32 {
     unsafe { bindings::rsnic_helper_param_sim_fail_cmd() }
 }
 
+/// `sim_fail_req`: a MANA hardware-channel request code every simulated MANA device fails (a
+/// device-host knob for the driver's error path), or 0.
+pub fn sim_fail_req() -> u32 {
+    // SAFETY: as in `num_devs`.
+    unsafe { bindings::rsnic_helper_param_sim_fail_req() }
+}
+
 /// `sim_mpwqe`: whether simulated ConnectX devices report enhanced MPWQE in their caps.
 pub fn sim_mpwqe() -> bool {
     // SAFETY: as in `num_devs`.

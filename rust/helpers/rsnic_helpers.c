@@ -484,6 +484,11 @@ module_param(sim_fail_cmd, uint, 0444);
 MODULE_PARM_DESC(sim_fail_cmd,
 		 "Device host: a ConnectX command opcode that every simulated ConnectX function fails with BAD_PARAM (e.g. 0x104, ENABLE_HCA), to exercise the driver's error path; 0 (default) for none");
 
+static unsigned int sim_fail_req;
+module_param(sim_fail_req, uint, 0444);
+MODULE_PARM_DESC(sim_fail_req,
+		 "Device host: a MANA hardware-channel request code (GDMA or MANA, e.g. 0x4 REGISTER_DEVICE, 0x20008 QUERY_VPORT_CONFIG) that every simulated MANA device fails with STATUS_INVALID_PARAMETER, to exercise the driver's error path; 0 (default) for none");
+
 static bool sim_mpwqe = true;
 module_param(sim_mpwqe, bool, 0444);
 MODULE_PARM_DESC(sim_mpwqe,
@@ -522,6 +527,11 @@ const char *rsnic_helper_param_family(void)
 unsigned int rsnic_helper_param_sim_fail_cmd(void)
 {
 	return sim_fail_cmd;
+}
+
+unsigned int rsnic_helper_param_sim_fail_req(void)
+{
+	return sim_fail_req;
 }
 
 bool rsnic_helper_param_sim_mpwqe(void)

@@ -159,6 +159,8 @@ int rsnic_helper_skb_tso_pseudo_prep(struct sk_buff *skb);
 const char *rsnic_helper_param_family(void);
 /* The device host's `sim_fail_cmd` parameter: an opcode, or 0. */
 unsigned int rsnic_helper_param_sim_fail_cmd(void);
+/* The device host's `sim_fail_req` parameter: a MANA HWC request code, or 0. */
+unsigned int rsnic_helper_param_sim_fail_req(void);
 /* The device host's `sim_mpwqe` parameter. */
 bool rsnic_helper_param_sim_mpwqe(void);
 /* The device host's `sim_min_inline` parameter: a minimum inline mode, 0..3. */

@@ -28,6 +28,12 @@ pub fn eopnotsupp() -> Error {
     Error::from_errno(-(super::bindings::EOPNOTSUPP as i32))
 }
 
+/// `-EPROTO`, which the 6.12 `kernel::error::code` list lacks (MANA: a request the device
+/// answered with a failure status).
+pub fn eproto() -> Error {
+    Error::from_errno(-(super::bindings::EPROTO as i32))
+}
+
 /// `-ETIMEDOUT`, which the 6.12 `kernel::error::code` list lacks.
 pub fn etimedout() -> Error {
     Error::from_errno(-(super::bindings::ETIMEDOUT as i32))

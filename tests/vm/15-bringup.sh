@@ -19,15 +19,85 @@
 #   - a failing teardown command (DISABLE_HCA) is reported at rmmod, which still completes;
 #   - a device without enhanced MPWQE in its capabilities (sim_mpwqe=0) starts with tx_mpwqe
 #     off, refuses to turn it on (EOPNOTSUPP, the reason in the log), and carries traffic.
-# MANA: its bring-up over the hardware channel is not in the kernel yet (skipped).
+# MANA: the device is brought up over its hardware channel (SMC ESTABLISH_HWC, the HWC,
+# the GDMA requests, REGISTER_DEVICE, the EQs, QUERY_DEV_CONFIG, QUERY_VPORT_CONFIG per port):
+#   - each port's MAC is the one QUERY_VPORT_CONFIG reported (the device host burns
+#     02:4d:41:00:<device>:<port + 1> into the simulated device);
+#   - a request the device fails (the device host's sim_fail_req knob) makes insmod fail with
+#     the request's name, code and status in the log, leaves no interface, and what the
+#     probe had made is undone (EQs, the DMA region, the registration, the HWC): the next
+#     load works. One request before REGISTER_DEVICE (REGISTER_DEVICE itself), one between
+#     an EQ's DMA region and its queue (CREATE_QUEUE), one after the EQs (QUERY_VPORT_CONFIG);
+#   - a failing teardown request (DEREGISTER_DEVICE) is reported at rmmod, which completes.
 # On the debug kernel (where each load takes 10-20 s) the unwinding paths only: the late
 # bring-up failure (CREATE_EQ, which undoes everything before it), the failed ACCESS_REG
 # and the failed teardown, under KASAN and kmemleak.
 set -eu
 . "$(dirname "$0")/lib.sh"
-[ "$RSNIC_FAMILY" = mlx5 ] || skip "the MANA bring-up over the HWC is not wired into the kernel yet"
 full=1
 [ "${KERNEL_VARIANT:-normal}" = debug ] && full=
+
+if [ "$RSNIC_FAMILY" = mana ]; then
+	# The MACs the device reported.
+	if [ -n "$full" ]; then
+		load_rsnic num_devs=2
+		mapfile -t ifs < <(rsnic_ifaces)
+		[ "${#ifs[@]}" = 4 ] || fail "${#ifs[@]} interfaces, expected 4"
+		i=0
+		for dev in 0 1; do
+			for port in 1 2; do
+				assert_eq "${ifs[$i]} MAC" "02:4d:41:00:0$dev:0$port" \
+					"$(cat "/sys/class/net/${ifs[$i]}/address")"
+				i=$((i + 1))
+			done
+		done
+		unload_rsnic
+	fi
+
+	# A failed bring-up request.
+	reqs=("0x4 GDMA_REGISTER_DEVICE" "0xc GDMA_CREATE_QUEUE" "0x20008 MANA_QUERY_VPORT_CONFIG")
+	[ -n "$full" ] || reqs=("0x20008 MANA_QUERY_VPORT_CONFIG")
+	for r in "${reqs[@]}"; do
+		code=${r%% *} name=${r#* }
+		mark_dmesg
+		if insmod "$RSNIC_KO" family=mana sim_fail_req="$code" 2>/tmp/insmod.err; then
+			fail "insmod with $name failing succeeded"
+		fi
+		echo "  insmod with $name ($code) failing: $(cat /tmp/insmod.err)"
+		grep -q '^rsnic ' /proc/modules && fail "rsnic loaded although $name failed"
+		[ -z "$(rsnic_ifaces)" ] || fail "interfaces left after a failed probe: $(rsnic_ifaces)"
+		msg=$(dmesg_since_mark | grep "bring-up failed" || true)
+		echo "  log: ${msg#*] }"
+		case $msg in
+		*"$name($code) failed: status 0xc000000d"*) ;;
+		*) fail "no bring-up failure naming $name($code) with its status in the log" ;;
+		esac
+		dmesg_since_mark | grep -q "undoing a failed bring-up" &&
+			fail "undoing the failed bring-up reported an error: $(dmesg_since_mark | grep undoing)"
+		# A normal load and removal: the teardown (DISABLE_QUEUE, DEREGISTER_DEVICE, which
+		# the device refuses while a DMA region is alive, DESTROY_HWC) reports nothing.
+		load_rsnic
+		[ "$(rsnic_ifaces | wc -l)" = 2 ] || fail "after a failed $name: $(rsnic_ifaces | wc -l) interfaces"
+		unload_rsnic
+		dmesg_since_mark | grep "teardown:" && fail "a normal removal reported a teardown failure"
+	done
+
+	# A failed teardown request: reported, rmmod completes, the next load works.
+	mark_dmesg
+	load_rsnic sim_fail_req=0x5
+	[ "$(rsnic_ifaces | wc -l)" = 2 ] || fail "DEREGISTER_DEVICE failing: $(rsnic_ifaces | wc -l) interfaces"
+	unload_rsnic
+	msg=$(dmesg_since_mark | grep "teardown:" || true)
+	echo "  log: ${msg#*] }"
+	case $msg in
+	*"GDMA_DEREGISTER_DEVICE(0x5) failed: status 0xc000000d"*) ;;
+	*) fail "no teardown failure naming GDMA_DEREGISTER_DEVICE(0x5) in the log" ;;
+	esac
+	load_rsnic
+	[ "$(rsnic_ifaces | wc -l)" = 2 ] || fail "after a failed teardown: $(rsnic_ifaces | wc -l) interfaces"
+	unload_rsnic
+	exit 0
+fi
 
 # The MACs the device reported.
 if [ -n "$full" ]; then

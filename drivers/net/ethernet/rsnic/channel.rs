@@ -330,8 +330,6 @@ pub(crate) struct PortShared<F: Family> {
     pub(crate) hw: Arc<Function>,
     /// The device's DMA parent.
     pub(crate) dma: Arc<DmaDevice>,
-    /// Index of the port on its device (doorbell page, queue ownership).
-    pub(crate) port: usize,
     /// The port's function, brought up by the driver at probe.
     pub(crate) func: Arc<F::Func>,
     /// One slot per possible TX queue.
@@ -854,7 +852,6 @@ impl<F: Family> Channel<F> {
         let ctx = OpenCtx {
             hw: &shared.hw,
             dma: &shared.dma,
-            port: shared.port,
             intr,
             pool: &pool,
             func: &shared.func,

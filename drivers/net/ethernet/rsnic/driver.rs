@@ -62,12 +62,15 @@ impl<F: Family> Bound<F> {
             },
             mac: None,
         };
+        // The functions brought up so far, in order (MANA's share their device's channel).
+        let mut up = KVec::new();
         for pair in dev.functions().chunks(2) {
             let wire = Wire::new()?;
             b.wires.push(wire.clone(), GFP_KERNEL)?;
             for (side, hw) in pair.iter().enumerate() {
                 // Probe: bring the function up through the device's control interface.
-                let func = F::bring_up(hw)?;
+                let func = F::bring_up_after(hw, &up)?;
+                up.push(func.clone(), GFP_KERNEL)?;
                 b.funcs.push((hw.clone(), func.clone()), GFP_KERNEL)?;
                 config.mac = F::permanent_mac(&func);
                 let port = Port::<F>::new(wire.clone(), side, hw.clone(), func.clone(), channels)?;

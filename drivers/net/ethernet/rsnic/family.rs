@@ -103,8 +103,6 @@ pub(crate) struct OpenCtx<'a, F: Control> {
     pub(crate) hw: &'a Arc<Function>,
     /// The DMA parent.
     pub(crate) dma: &'a Arc<crate::kernel_ext::dma::DmaDevice>,
-    /// Index of the port on its device.
-    pub(crate) port: usize,
     /// The function's vector of the channel (its interrupt).
     pub(crate) intr: usize,
     /// The channel's page pool (RX buffers).
@@ -244,7 +242,8 @@ pub(crate) trait DataPath: Sized + Send + Sync + 'static {
 /// (process context; may sleep unless said otherwise).
 pub(crate) trait Control: DataPath {
     /// The control state of one port's function after bring-up (ConnectX: its command queue
-    /// and what bring-up created and learnt; MANA: nothing yet).
+    /// and what bring-up created and learnt; MANA: the device's hardware channel, shared by
+    /// its ports, and the vport's configuration).
     type Func: Send + Sync;
     /// The port's hardware counters, as the device reports them through its control
     /// interface (ConnectX: QUERY_VPORT_COUNTER).
@@ -258,6 +257,14 @@ pub(crate) trait Control: DataPath {
     /// Brings port `port`'s function up through the device's control interface, logging
     /// which step failed (probe fails with its errno). Sleeps.
     fn bring_up(hw: &Arc<Function>) -> Result<Arc<Self::Func>>;
+    /// [`Control::bring_up`] of function `hw` on a device whose functions before it are up
+    /// as `earlier` (in order). A family whose ports share one control channel (MANA: one
+    /// hardware channel per device, a vport per port) brings the device up with the first
+    /// and hands it on; by default each function is brought up on its own. Sleeps.
+    fn bring_up_after(hw: &Arc<Function>, earlier: &[Arc<Self::Func>]) -> Result<Arc<Self::Func>> {
+        let _ = earlier;
+        Self::bring_up(hw)
+    }
     /// Undoes [`Family::bring_up`] (at removal; failures are logged). Sleeps.
     fn tear_down(hw: &Arc<Function>, func: &Self::Func);
     /// Gives the function its netdev, for the carrier, and lets its events in (`None` before

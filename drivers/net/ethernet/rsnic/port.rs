@@ -91,7 +91,7 @@ impl<F: Family> Port<F> {
         let pflags = F::default_pflags(&func);
         let bus_info =
             CString::try_from_fmt(kernel::fmt!("rsnic-sim{}:port{}", hw.device(), hw.index()))?;
-        let (dma, port) = (hw.dma().clone(), hw.index());
+        let dma = hw.dma().clone();
         let mut txs = KVec::with_capacity(MAX_CHANNELS, GFP_KERNEL)?;
         let mut xdp_txs = KVec::with_capacity(MAX_CHANNELS, GFP_KERNEL)?;
         for _ in 0..MAX_CHANNELS {
@@ -102,7 +102,6 @@ impl<F: Family> Port<F> {
             PortShared {
                 hw,
                 dma,
-                port,
                 func,
                 txs,
                 xdp_txs,

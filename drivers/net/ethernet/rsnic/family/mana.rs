@@ -2,9 +2,15 @@
 
 //! The MANA (GDMA) family: `dp::mana` queues on a MANA function of the bus.
 //!
+//! The device is brought up over its hardware channel at probe and taken down at removal
+//! (`ctrl`, see there): SMC ESTABLISH_HWC, the HWC, VERIFY_VF_DRIVER_VERSION,
+//! QUERY_MAX_RESOURCES, LIST_DEVICES, REGISTER_DEVICE, the MANA EQs, QUERY_DEV_CONFIG and
+//! QUERY_VPORT_CONFIG per port, whose MAC the port takes. Every queue's doorbells then go to
+//! the page REGISTER_DEVICE gave.
+//!
 //! A channel has an event queue on its vector, an SQ with its TX CQ and an RQ with its RX
-//! CQ; both CQs report to the EQ. The driver finds its doorbell page through the VF
-//! registers (page base at 0x08, page size at 0x10; port `p` uses page `p`).
+//! CQ; both CQs report to the EQ. The channels' queues and the RSS table are still created
+//! through the device host's side door into the model (not yet by HWC request).
 //!
 //! Doorbells: the SQ is rung by `xmit_more` with BQL (beyond upstream MANA, which rings per
 //! packet); the RQ is rung once per NAPI poll that read completions, with `wqe_cnt = 0`
@@ -28,7 +34,7 @@ use super::{
 };
 use crate::bus::{Bar, Function};
 use crate::channel::{ChannelParams, ChannelStats, RxEnv, TxEnv, TxSkb, LKEY};
-use crate::dp::hw::{Coherent, Mmio};
+use crate::dp::hw::Coherent;
 use crate::dp::mana::{
     cq::{Cq, Eq},
     fmt::{BU_SIZE, DB_CQ, DB_EQ, DB_RQ, DB_SQ, EQE_SIZE},
@@ -45,14 +51,12 @@ use crate::kernel_ext::net::xsk::XskBuf;
 use crate::xdp::{XdpEnv, XdpSqKind, XdpTx, XskRxEnv};
 use kernel::{c_str, prelude::*, str::CStr, sync::Arc};
 
+mod ctrl;
+
 /// Private flag bit: ring the RQ doorbell for every re-posted WQE (the pre-2023 behaviour,
 /// kept only to measure what batching saves).
 pub(crate) const PFLAG_RX_DB_PER_PACKET: u32 = 1 << 0;
 
-/// VF register: BAR0 offset of the doorbell pages (`GDMA_REG_DB_PAGE_OFFSET`).
-const REG_DB_PAGE_OFFSET: u32 = 0x08;
-/// VF register: size of a doorbell page (`GDMA_REG_DB_PAGE_SIZE`).
-const REG_DB_PAGE_SIZE: u32 = 0x10;
 /// Entries of a channel's EQ (its CQs, at most four, post at most one event each per arm).
 const EQ_ENTRIES: u32 = 64;
 
@@ -98,18 +102,10 @@ fn meta(c: &RxCompletion) -> RxMeta {
     }
 }
 
-/// BAR0 offset of the port's doorbell page, as a VF finds it (mana_gd_init_vf_regs: the
-/// page offset is a 64-bit register, the size the low 16 bits of its register).
+/// BAR0 offset of the doorbell page every queue uses: the one GDMA_REGISTER_DEVICE gave
+/// (`db_id`, at `GDMA_REG_DB_PAGE_OFFSET + db_id × GDMA_REG_DB_PAGE_SIZE`).
 fn db_page(ctx: &OpenCtx<'_, Mana>) -> Result<u32> {
-    let mmio = ctx.hw.bar();
-    u32::try_from(mmio.read64(REG_DB_PAGE_OFFSET))
-        .map_err(|_| EINVAL)?
-        .checked_add(
-            (ctx.port as u32)
-                .checked_mul(mmio.read32(REG_DB_PAGE_SIZE) & 0xffff)
-                .ok_or(EINVAL)?,
-        )
-        .ok_or(EINVAL)
+    Ok(ctx.func.db_page())
 }
 
 /// What the device host's side door answered (see [`Function::mana_sideband`]: MANA's
@@ -308,14 +304,12 @@ impl Family for Mana {
 impl Control for Mana {
     type Queues = Queues;
 
-    // The MANA function's bring-up over the hardware channel (dp::mana::probe) is not wired
-    // into the kernel yet: the port has no control state, its MAC is random.
-    type Func = ();
+    type Func = ctrl::Func;
     type HwCounters = GfStats;
 
     // Until MANA_QUERY_GF_STAT goes over the hardware channel in the kernel (with the rest of
     // MANA's control path), the hardware counters are read from the model.
-    fn query_counters(hw: &Arc<Function>, _func: &Arc<()>) -> Result<GfStats> {
+    fn query_counters(hw: &Arc<Function>, _func: &Arc<ctrl::Func>) -> Result<GfStats> {
         let c = hw
             .mana_sideband(|m, port, _| m.counters(port).copied())
             .flatten()
@@ -337,21 +331,53 @@ impl Control for Mana {
         })
     }
 
-    fn bring_up(_hw: &Arc<Function>) -> Result<Arc<()>> {
-        Ok(Arc::new((), GFP_KERNEL)?)
+    fn bring_up(hw: &Arc<Function>) -> Result<Arc<ctrl::Func>> {
+        Self::bring_up_after(hw, &[])
     }
 
-    fn tear_down(_hw: &Arc<Function>, _func: &()) {}
+    fn bring_up_after(hw: &Arc<Function>, earlier: &[Arc<ctrl::Func>]) -> Result<Arc<ctrl::Func>> {
+        // One hardware channel per device: its first function brings the device up, the
+        // others are vports of it.
+        let dev = hw.device();
+        let gdma = match earlier.first() {
+            Some(f) => f.gdma().clone(),
+            None => ctrl::Gdma::probe(hw).map_err(|e| match e {
+                ctrl::ProbeFailure::Ctl(e) => {
+                    pr_err!("device {}: bring-up failed: {}\n", dev, e);
+                    e.errno()
+                }
+                ctrl::ProbeFailure::Kernel(e) => e,
+            })?,
+        };
+        ctrl::Func::new(gdma.clone(), hw.index()).inspect_err(|_| {
+            // Nobody else holds the device: take it down again.
+            if earlier.is_empty() {
+                if let Some(e) = gdma.tear_down() {
+                    pr_warn!("device {}: teardown: {}\n", dev, e);
+                }
+            }
+        })
+    }
 
-    fn set_admin(hw: &Arc<Function>, _func: &Arc<()>, up: bool) -> Result {
+    fn tear_down(hw: &Arc<Function>, func: &ctrl::Func) {
+        if let Some(e) = func.tear_down() {
+            pr_warn!("port {}: teardown: {}\n", hw.index(), e);
+        }
+    }
+
+    fn permanent_mac(func: &ctrl::Func) -> Option<[u8; 6]> {
+        Some(func.vport().mac)
+    }
+
+    fn set_admin(hw: &Arc<Function>, _func: &Arc<ctrl::Func>, up: bool) -> Result {
         sideband(hw.mana_sideband(|m, port, _| m.set_link(port, up)))
     }
 
-    fn apply_loopback(hw: &Arc<Function>, _func: &Arc<()>, on: bool) -> Result {
+    fn apply_loopback(hw: &Arc<Function>, _func: &Arc<ctrl::Func>, on: bool) -> Result {
         sideband(hw.mana_sideband(|m, port, _| m.set_loopback(port, on)))
     }
 
-    fn apply_rss(hw: &Arc<Function>, _func: &Arc<()>, rqns: &[u32]) -> Result {
+    fn apply_rss(hw: &Arc<Function>, _func: &Arc<ctrl::Func>, rqns: &[u32]) -> Result {
         sideband(hw.mana_sideband(|m, port, _| m.set_rss(port, rqns)))
     }
 
@@ -455,7 +481,7 @@ impl Control for Mana {
         })
     }
 
-    fn destroy(hw: &Arc<Function>, _func: &Arc<()>, q: &Queues) {
+    fn destroy(hw: &Arc<Function>, _func: &Arc<ctrl::Func>, q: &Queues) {
         hw.mana_sideband(|m, _, _| {
             // Queues before their CQs, CQs before the EQ.
             for id in [q.rq, q.xsk_rq].into_iter().flatten() {

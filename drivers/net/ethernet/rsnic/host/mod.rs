@@ -127,6 +127,12 @@ fn mlx5_factory_mac(dev: u32, port: usize) -> [u8; 6] {
     [0x02, 0x52, 0x53, 0x00, dev as u8, port as u8 + 1]
 }
 
+/// The MAC address the device host burns into port `port` of MANA device `dev`:
+/// 02:4d:41:00:<dev>:<port + 1> ("MA", locally administered).
+fn mana_factory_mac(dev: u32, port: usize) -> [u8; 6] {
+    [0x02, 0x4d, 0x41, 0x00, dev as u8, port as u8 + 1]
+}
+
 impl Model {
     /// A device of `kind` with `ports` ports, configured as device `dev` (what the hardware
     /// comes with: factory MACs, capabilities, the fault knobs), each port's link down with
@@ -152,7 +158,15 @@ impl Model {
             }
             Kind::Mana => {
                 let (p, q, s) = storage!(mana, ports);
-                Model::Mana(sim::mana::Device::new(p, q, s).map_err(|_| EINVAL)?)
+                let mut m = sim::mana::Device::new(p, q, s).map_err(|_| EINVAL)?;
+                for port in 0..ports {
+                    let _ = m.set_permanent_mac(port, mana_factory_mac(dev, port));
+                }
+                let code = params::sim_fail_req();
+                if code != 0 {
+                    m.hwc_fail(code, sim::mana::STATUS_INVALID_PARAMETER);
+                }
+                Model::Mana(m)
             }
         };
         for port in 0..ports {
