@@ -154,9 +154,10 @@ pub(crate) struct Gdma {
     /// The device's (first) function: MANA's registers are the device's.
     hw: Arc<Function>,
     dev: u32,
+    /// The channel and its state (boxed, as the probe's results: they stay off the stack).
     #[pin]
-    ctl: Mutex<Ctl>,
-    info: ProbeInfo,
+    ctl: Mutex<KBox<Ctl>>,
+    info: KBox<ProbeInfo>,
     /// Ports whose function is up on the device (the last one down takes the device down).
     ports_up: AtomicUsize,
 }
@@ -321,15 +322,21 @@ impl Gdma {
             let eq = Eq::new(ring, 0, EQ_SIZE / EQE_SIZE as u32, 0).ok_or(EINVAL)?;
             eqs.push(eq, GFP_KERNEL)?;
         }
-        let mut ctl = Ctl {
-            hwc,
-            eqs,
-            eqs_created: 0,
-            registered: false,
-            established: false,
-            buf: KVec::from_elem(0u8, HWC_MAX_MSG, GFP_KERNEL)?,
-            resp: KVec::from_elem(0u8, HWC_MAX_MSG, GFP_KERNEL)?,
-        };
+        let mut ctl = KBox::new(
+            Ctl {
+                hwc,
+                eqs,
+                eqs_created: 0,
+                registered: false,
+                established: false,
+                buf: KVec::from_elem(0u8, HWC_MAX_MSG, GFP_KERNEL)?,
+                resp: KVec::from_elem(0u8, HWC_MAX_MSG, GFP_KERNEL)?,
+            },
+            GFP_KERNEL,
+        )?;
+        let c: &mut Ctl = &mut ctl;
+        // Where what the probe learns is kept, allocated before anything is done on the device.
+        let mut info = KBox::new(ProbeInfo::default(), GFP_KERNEL)?;
         // The probe keeps a response buffer and what it learnt: off the stack.
         let mut p = KBox::new(
             Probe::new(ProbeConfig {
@@ -341,9 +348,9 @@ impl Gdma {
             GFP_KERNEL,
         )?;
         let mut waited = 0;
-        let mut mark = progress(&p, &ctl.hwc.stats);
+        let mut mark = progress(&p, &c.hwc.stats);
         let r = loop {
-            match p.step(&env, &mut ctl.hwc, &mut ctl.eqs[..], &mut ctl.buf[..]) {
+            match p.step(&env, &mut c.hwc, &mut c.eqs[..], &mut c.buf[..]) {
                 Action::Done => break Ok(()),
                 Action::Failed(e) => {
                     let cause = match e.kind {
@@ -355,7 +362,7 @@ impl Gdma {
                     break Err(probe_error(&p, e.stage, cause));
                 }
                 Action::Wait => {
-                    let now = progress(&p, &ctl.hwc.stats);
+                    let now = progress(&p, &c.hwc.stats);
                     if now != mark {
                         mark = now;
                         waited = 0;
@@ -368,16 +375,16 @@ impl Gdma {
                 }
             }
         };
-        ctl.established = p.stage() != Stage::SmcSetup;
-        ctl.registered = p.registered();
-        ctl.eqs_created = p.eqs_created();
+        c.established = p.stage() != Stage::SmcSetup;
+        c.registered = p.registered();
+        c.eqs_created = p.eqs_created();
         if let Err(e) = r {
-            if let Some(u) = ctl.undo(&env, p.info().mana, p.pending_region()) {
+            if let Some(u) = c.undo(&env, p.info().mana, p.pending_region()) {
                 pr_warn!("device {}: undoing a failed bring-up: {}\n", dev, u);
             }
             return Err(ProbeFailure::Ctl(e));
         }
-        let info = *p.info();
+        *info = *p.info();
         Arc::pin_init(
             pin_init!(Self {
                 hw: hw.clone(),
