@@ -37,48 +37,60 @@ set -eu
 full=1
 [ "${KERNEL_VARIANT:-normal}" = debug ] && full=
 
+# factory_macs PREFIX: with two devices loaded, each port has PREFIX:<device>:<port + 1>,
+# the MAC the device host burned in and the device reported.
+factory_macs() {
+	local i=0 dev port
+	load_rsnic num_devs=2
+	mapfile -t ifs < <(rsnic_ifaces)
+	[ "${#ifs[@]}" = 4 ] || fail "${#ifs[@]} interfaces, expected 4"
+	for dev in 0 1; do
+		for port in 1 2; do
+			assert_eq "${ifs[$i]} MAC" "$1:0$dev:0$port" "$(cat "/sys/class/net/${ifs[$i]}/address")"
+			i=$((i + 1))
+		done
+	done
+	unload_rsnic
+}
+
+# failed_bringup KNOB=VALUE NAME LOGPAT: insmod with the device host failing NAME fails,
+# leaves no module and no interface, logs a bring-up failure matching LOGPAT (a case
+# pattern) and nothing about undoing it; then a normal load and removal work.
+failed_bringup() {
+	local knob=$1 name=$2 pat=$3 msg
+	mark_dmesg
+	if insmod "$RSNIC_KO" family="$RSNIC_FAMILY" "$knob" 2>/tmp/insmod.err; then
+		fail "insmod with $name failing succeeded"
+	fi
+	echo "  insmod with $name ($knob) failing: $(cat /tmp/insmod.err)"
+	grep -q '^rsnic ' /proc/modules && fail "rsnic loaded although $name failed"
+	[ -z "$(rsnic_ifaces)" ] || fail "interfaces left after a failed probe: $(rsnic_ifaces)"
+	msg=$(dmesg_since_mark | grep "bring-up failed" || true)
+	echo "  log: ${msg#*] }"
+	# shellcheck disable=SC2254 # $pat is a pattern
+	case $msg in
+	$pat) ;;
+	*) fail "no bring-up failure naming $name with its status in the log" ;;
+	esac
+	dmesg_since_mark | grep -q "undoing a failed bring-up" &&
+		fail "undoing the failed bring-up reported an error: $(dmesg_since_mark | grep undoing)"
+	# What the failed bring-up made was undone: the device comes up again, and goes.
+	load_rsnic
+	[ "$(rsnic_ifaces | wc -l)" = 2 ] || fail "after a failed $name: $(rsnic_ifaces | wc -l) interfaces"
+	unload_rsnic
+}
+
 if [ "$RSNIC_FAMILY" = mana ]; then
 	# The MACs the device reported.
-	if [ -n "$full" ]; then
-		load_rsnic num_devs=2
-		mapfile -t ifs < <(rsnic_ifaces)
-		[ "${#ifs[@]}" = 4 ] || fail "${#ifs[@]} interfaces, expected 4"
-		i=0
-		for dev in 0 1; do
-			for port in 1 2; do
-				assert_eq "${ifs[$i]} MAC" "02:4d:41:00:0$dev:0$port" \
-					"$(cat "/sys/class/net/${ifs[$i]}/address")"
-				i=$((i + 1))
-			done
-		done
-		unload_rsnic
-	fi
+	[ -z "$full" ] || factory_macs 02:4d:41:00
 
-	# A failed bring-up request.
+	# A failed bring-up request. The teardown after each (DISABLE_QUEUE, DEREGISTER_DEVICE,
+	# which the device refuses while a DMA region is alive, DESTROY_HWC) reports nothing.
 	reqs=("0x4 GDMA_REGISTER_DEVICE" "0xc GDMA_CREATE_QUEUE" "0x20008 MANA_QUERY_VPORT_CONFIG")
 	[ -n "$full" ] || reqs=("0x20008 MANA_QUERY_VPORT_CONFIG")
 	for r in "${reqs[@]}"; do
 		code=${r%% *} name=${r#* }
-		mark_dmesg
-		if insmod "$RSNIC_KO" family=mana sim_fail_req="$code" 2>/tmp/insmod.err; then
-			fail "insmod with $name failing succeeded"
-		fi
-		echo "  insmod with $name ($code) failing: $(cat /tmp/insmod.err)"
-		grep -q '^rsnic ' /proc/modules && fail "rsnic loaded although $name failed"
-		[ -z "$(rsnic_ifaces)" ] || fail "interfaces left after a failed probe: $(rsnic_ifaces)"
-		msg=$(dmesg_since_mark | grep "bring-up failed" || true)
-		echo "  log: ${msg#*] }"
-		case $msg in
-		*"$name($code) failed: status 0xc000000d"*) ;;
-		*) fail "no bring-up failure naming $name($code) with its status in the log" ;;
-		esac
-		dmesg_since_mark | grep -q "undoing a failed bring-up" &&
-			fail "undoing the failed bring-up reported an error: $(dmesg_since_mark | grep undoing)"
-		# A normal load and removal: the teardown (DISABLE_QUEUE, DEREGISTER_DEVICE, which
-		# the device refuses while a DMA region is alive, DESTROY_HWC) reports nothing.
-		load_rsnic
-		[ "$(rsnic_ifaces | wc -l)" = 2 ] || fail "after a failed $name: $(rsnic_ifaces | wc -l) interfaces"
-		unload_rsnic
+		failed_bringup "sim_fail_req=$code" "$name" "*$name($code) failed: status 0xc000000d*"
 		dmesg_since_mark | grep "teardown:" && fail "a normal removal reported a teardown failure"
 	done
 
@@ -100,44 +112,14 @@ if [ "$RSNIC_FAMILY" = mana ]; then
 fi
 
 # The MACs the device reported.
-if [ -n "$full" ]; then
-load_rsnic num_devs=2
-mapfile -t ifs < <(rsnic_ifaces)
-[ "${#ifs[@]}" = 4 ] || fail "${#ifs[@]} interfaces, expected 4"
-i=0
-for dev in 0 1; do
-	for port in 1 2; do
-		assert_eq "${ifs[$i]} MAC" "02:52:53:00:0$dev:0$port" "$(cat "/sys/class/net/${ifs[$i]}/address")"
-		i=$((i + 1))
-	done
-done
-unload_rsnic
-fi
+[ -z "$full" ] || factory_macs 02:52:53:00
 
 # A failed bring-up command.
 cmds=("0x104 ENABLE_HCA" "0x816 ALLOC_TRANSPORT_DOMAIN" "0x301 CREATE_EQ")
 [ -n "$full" ] || cmds=("0x301 CREATE_EQ")
 for cmd in "${cmds[@]}"; do
 	op=${cmd%% *} name=${cmd#* }
-	mark_dmesg
-	if insmod "$RSNIC_KO" family=mlx5 sim_fail_cmd="$op" 2>/tmp/insmod.err; then
-		fail "insmod with $name failing succeeded"
-	fi
-	echo "  insmod with $name ($op) failing: $(cat /tmp/insmod.err)"
-	grep -q '^rsnic ' /proc/modules && fail "rsnic loaded although $name failed"
-	[ -z "$(rsnic_ifaces)" ] || fail "interfaces left after a failed probe: $(rsnic_ifaces)"
-	msg=$(dmesg_since_mark | grep "bring-up failed" || true)
-	echo "  log: ${msg#*] }"
-	case $msg in
-	*"$name($op) op_mod(0x0) failed: status "*"syndrome (0x"*) ;;
-	*) fail "no bring-up failure naming $name($op) with its status and syndrome in the log" ;;
-	esac
-	dmesg_since_mark | grep -q "undoing a failed bring-up" &&
-		fail "undoing the failed bring-up reported an error: $(dmesg_since_mark | grep undoing)"
-	# What the failed bring-up made was undone: the function comes up again.
-	load_rsnic
-	[ "$(rsnic_ifaces | wc -l)" = 2 ] || fail "after a failed $name: $(rsnic_ifaces | wc -l) interfaces"
-	unload_rsnic
+	failed_bringup "sim_fail_cmd=$op" "$name" "*$name($op) op_mod(0x0) failed: status *syndrome (0x*"
 done
 
 # The carrier from port-change events: loopback with the peer down.
