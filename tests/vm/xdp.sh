@@ -29,7 +29,7 @@ mlx5)
 	XC_MORE="rx_xdp_tx_mpwqe rx_xdp_tx_inlnw rx_xdp_tx_cqe tx_xdp_mpwqe tx_xdp_inlnw tx_xdp_cqes"
 	;;
 mana)
-	XC_TX=rx_xdp_tx XC_TX_LOST="" XC_XMIT_LOST="" XC_MORE=""
+	XC_TX=rx_xdp_tx XC_TX_LOST="" XC_XMIT_LOST="tx_xdp_full tx_xdp_err" XC_MORE=""
 	;;
 esac
 XC_ALL="$XC_DROP $XC_ABORTED $XC_REDIRECT $XC_TX $XC_TX_LOST $XC_XMIT $XC_XMIT_LOST $XC_MORE"

@@ -281,6 +281,10 @@ pub(crate) struct TxSide<F: Family> {
     sq: F::Sq,
     /// Redirected frames sent through this SQ as skbs (families without XDP SQs).
     xdp_xmit: u64,
+    /// Redirected frames dropped because the SQ was full (`tx_xdp_full`).
+    xdp_xmit_full: u64,
+    /// Redirected frames the SQ refused for another reason (`tx_xdp_err`).
+    xdp_xmit_err: u64,
 }
 
 /// A port's TX slot: the SQ of one TX queue, if its channel is open.
@@ -356,19 +360,19 @@ impl<F: Family> PortShared<F> {
             return Ok(());
         };
         let more = crate::kernel_ext::net::queue::xmit_more();
-        self.xmit_on(txq, q, skb, more, |_| ())
+        self.xmit_on(txq, q, skb, more, |_, _| ())
     }
 
     /// Transmits `skb` on TX queue `q` outside `ndo_start_xmit` (XDP_TX and redirected
     /// frames of families without XDP SQs, as mana does): under the queue's xmit lock,
-    /// doorbell rung. A refusal drops the skb (counted by the SQ). `on_sent` runs under the
-    /// TX slot's lock when the SQ took the packet. Returns whether it did.
+    /// doorbell rung. A refusal drops the skb (counted by the SQ). `on_done` runs under the
+    /// TX slot's lock with what the SQ did with the packet. Returns whether the SQ took it.
     pub(crate) fn xmit_xdp_skb(
         &self,
         dev: &Device,
         q: u32,
         skb: SkBuff,
-        on_sent: impl FnOnce(&mut TxSide<F>),
+        on_done: impl FnOnce(&mut TxSide<F>, Result<(), TxRejectReason>),
     ) -> bool {
         let Some(txq) = dev.tx_queue(q) else {
             self.dropped_closed.fetch_add(1, Ordering::Relaxed);
@@ -377,9 +381,9 @@ impl<F: Family> PortShared<F> {
         };
         let _xmit_lock = txq.lock();
         let mut sent = false;
-        match self.xmit_on(txq, q, skb, false, |side| {
-            sent = true;
-            on_sent(side)
+        match self.xmit_on(txq, q, skb, false, |side, r| {
+            sent = r.is_ok();
+            on_done(side, r)
         }) {
             Ok(()) => sent,
             Err(skb) => {
@@ -396,7 +400,7 @@ impl<F: Family> PortShared<F> {
         q: u32,
         skb: SkBuff,
         more: bool,
-        on_sent: impl FnOnce(&mut TxSide<F>),
+        on_done: impl FnOnce(&mut TxSide<F>, Result<(), TxRejectReason>),
     ) -> Result<(), SkBuff> {
         let Some(slot) = self.txs.get(q as usize) else {
             self.dropped_closed.fetch_add(1, Ordering::Relaxed);
@@ -419,10 +423,11 @@ impl<F: Family> PortShared<F> {
         };
         match F::xmit(&mut tx.sq, TxSkb(skb), more, &mut env) {
             Ok(()) => {
-                on_sent(tx);
+                on_done(tx, Ok(()));
                 Ok(())
             }
             Err(rej) => {
+                on_done(tx, Err(rej.reason));
                 let reason = match rej.reason {
                     TxRejectReason::Busy => return Err(rej.pkt.0),
                     TxRejectReason::MapError => DropReason::NoMem,
@@ -511,7 +516,7 @@ impl<F: Family> PortShared<F> {
         if !F::XDP_SQS {
             match f.into_tx_skb(dev, q as u16) {
                 Ok(skb) => {
-                    self.xmit_xdp_skb(dev, q, skb, |_| ());
+                    self.xmit_xdp_skb(dev, q, skb, |_, _| ());
                 }
                 Err(f) => f.return_napi(),
             }
@@ -552,7 +557,13 @@ impl<F: Family> PortShared<F> {
         while let Some(f) = frames.next() {
             match f.into_tx_skb(dev, q as u16) {
                 Ok(skb) => {
-                    self.xmit_xdp_skb(dev, q, skb, |side| side.xdp_xmit += 1);
+                    // A frame the SQ cannot take is dropped here (it is an skb now) and
+                    // counted, as mlx5e counts its XDP SQ's refusals.
+                    self.xmit_xdp_skb(dev, q, skb, |side, r| match r {
+                        Ok(()) => side.xdp_xmit += 1,
+                        Err(TxRejectReason::Busy) => side.xdp_xmit_full += 1,
+                        Err(_) => side.xdp_xmit_err += 1,
+                    });
                 }
                 Err(f) => {
                     frames.give_back(f);
@@ -808,7 +819,7 @@ impl<F: Family> XdpRx<'_, F> {
                 match self.pool.build_skb_at(page, off, len) {
                     Some(mut skb) => {
                         skb.set_queue_mapping(q as u16);
-                        if !shared.xmit_xdp_skb(&self.ch.dev, q, skb, |_| ()) {
+                        if !shared.xmit_xdp_skb(&self.ch.dev, q, skb, |_, _| ()) {
                             self.xdp.tx_err += 1;
                         }
                     }
@@ -931,6 +942,8 @@ impl<F: Family> Channel<F> {
             let tx = TxSide {
                 sq: opened.sq,
                 xdp_xmit: 0,
+                xdp_xmit_full: 0,
+                xdp_xmit_err: 0,
             };
             with_bh(|| *slot.lock() = Some(tx));
         }
@@ -1062,6 +1075,8 @@ impl<F: Family> Channel<F> {
                     let (t, arms) = F::tx_stats(&tx.sq);
                     s.tx = t;
                     s.xdp.xmit += tx.xdp_xmit;
+                    s.xdp.xmit_full += tx.xdp_xmit_full;
+                    s.xdp.xmit_err += tx.xdp_xmit_err;
                     s.arms = s.arms.wrapping_add(arms);
                 }
             }

@@ -181,11 +181,14 @@ impl Family for Mana {
         ("rx_polls", |s| s.rx.polls),
         ("rx_polls_with_work", |s| s.rx.polls_with_work),
         ("cqe_bad", |s| s.tx.cqe_bad + s.rx.cqe_bad),
-        // XDP (mana's names; rx_xdp_aborted, rx_xdp_pass and rx_xdp_tx_err are rsnic's).
+        // XDP (mana's names; rx_xdp_aborted, rx_xdp_pass, rx_xdp_tx_err and tx_xdp_full/err
+        // are rsnic's).
         ("rx_xdp_drop", |s| s.xdp.drop),
         ("rx_xdp_tx", |s| s.xdp.tx),
         ("rx_xdp_redirect", |s| s.xdp.redirect),
         ("tx_xdp_xmit", |s| s.xdp.xmit),
+        ("tx_xdp_full", |s| s.xdp.xmit_full),
+        ("tx_xdp_err", |s| s.xdp.xmit_err),
         ("rx_xdp_aborted", |s| s.xdp.aborted),
         ("rx_xdp_pass", |s| s.xdp.pass),
         ("rx_xdp_tx_err", |s| s.xdp.tx_err),
