@@ -28,6 +28,9 @@
 #     probe had made is undone (EQs, the DMA region, the registration, the HWC): the next
 #     load works. One request before REGISTER_DEVICE (REGISTER_DEVICE itself), one between
 #     an EQ's DMA region and its queue (CREATE_QUEUE), one after the EQs (QUERY_VPORT_CONFIG);
+#   - the channels' queues and RSS are HWC requests: with MANA_CREATE_WQ_OBJ or
+#     MANA_CONFIG_VPORT_RX failing, `ip link set up` fails with the request named, and what
+#     the open made is destroyed;
 #   - a failing teardown request (DEREGISTER_DEVICE) is reported at rmmod, which completes.
 # On the debug kernel (where each load takes 10-20 s) the unwinding paths only: the late
 # bring-up failure (CREATE_EQ, which undoes everything before it), the failed ACCESS_REG
@@ -92,6 +95,31 @@ if [ "$RSNIC_FAMILY" = mana ]; then
 		code=${r%% *} name=${r#* }
 		failed_bringup "sim_fail_req=$code" "$name" "*$name($code) failed: status 0xc000000d*"
 		dmesg_since_mark | grep "teardown:" && fail "a normal removal reported a teardown failure"
+	done
+
+	# The channels' queues and RSS are HWC requests: with MANA_CREATE_WQ_OBJ (the SQ and RQ
+	# objects) or MANA_CONFIG_VPORT_RX (RSS) failing, the device comes up (its bring-up
+	# makes neither) but opening an interface fails with the request named in the log, and
+	# what the open had made is destroyed (DEREGISTER_DEVICE at rmmod, which the device
+	# refuses while a queue's DMA region is alive, reports nothing).
+	reqs=("0x20004 MANA_CREATE_WQ_OBJ" "0x20007 MANA_CONFIG_VPORT_RX")
+	[ -n "$full" ] || reqs=("0x20004 MANA_CREATE_WQ_OBJ")
+	for r in "${reqs[@]}"; do
+		code=${r%% *} name=${r#* }
+		load_rsnic sim_fail_req="$code"
+		mapfile -t ifs < <(rsnic_ifaces)
+		[ "${#ifs[@]}" = 2 ] || fail "$name failing: ${#ifs[@]} interfaces after load"
+		mark_dmesg
+		if ip link set "${ifs[0]}" up 2>/tmp/ip.err; then
+			fail "ip link set up succeeded although $name fails"
+		fi
+		echo "  ip link set ${ifs[0]} up with $name failing: $(cat /tmp/ip.err)"
+		msg=$(dmesg_since_mark | grep "$name($code) failed: status 0xc000000d" || true)
+		[ -n "$msg" ] || fail "no $name($code) failure in the log"
+		echo "  log: ${msg#*] }"
+		ip link show "${ifs[0]}" | grep -q "state DOWN" || fail "${ifs[0]} is not down after the failed open"
+		unload_rsnic
+		dmesg_since_mark | grep "teardown:" && fail "the removal after a failed open reported a teardown failure"
 	done
 
 	# A failed teardown request: reported, rmmod completes, the next load works.

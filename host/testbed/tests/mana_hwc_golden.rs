@@ -465,12 +465,12 @@ fn max_res_resp() -> Vec<u8> {
         72,
         resp_hdr(2, 1, 72, 0, 0, 0),
         &[
-            (36, &l32(64)), // max_sq: 2 ports × 32
-            (40, &l32(64)), // max_rq
-            (44, &l32(64)), // max_cq
-            (48, &l32(64)), // max_eq
-            (52, &l32(64)), // max_db: doorbell pages
-            (68, &l32(65)), // max_msix
+            (36, &l32(64)),   // max_sq: 2 ports × 32
+            (40, &l32(64)),   // max_rq
+            (44, &l32(64)),   // max_cq
+            (48, &l32(64)),   // max_eq
+            (52, &l32(64)),   // max_db: doorbell pages
+            (68, &l32(4096)), // max_msix: 64 per port (the model's 64 ports)
         ],
     )
 }
@@ -536,7 +536,7 @@ fn response_golden_vectors_parse() {
     let m = req::parse_query_max_resources(&max_res_resp()).unwrap();
     assert_eq!(
         (m.max_sq, m.max_rq, m.max_cq, m.max_eq, m.max_db, m.max_msix),
-        (64, 64, 64, 64, 64, 65)
+        (64, 64, 64, 64, 64, 4096)
     );
     let l = req::parse_list_devices(&list_resp()).unwrap();
     assert_eq!(l.mana, Some(DevId { ty: 2, instance: 1 }));

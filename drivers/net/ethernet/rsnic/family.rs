@@ -379,14 +379,6 @@ pub(crate) trait Family: Control {
     }
 }
 
-/// Records in `slot` the queue a device command made (so a failed open can destroy it) and
-/// returns its id; a command error becomes `EINVAL`.
-pub(crate) fn made<E>(slot: &mut Option<u32>, r: core::result::Result<u32, E>) -> Result<u32> {
-    let id = r.map_err(|_| EINVAL)?;
-    *slot = Some(id);
-    Ok(id)
-}
-
 /// A vector of `n` values made by `f`.
 pub(crate) fn filled<T>(n: usize, mut f: impl FnMut() -> T) -> Result<KVec<T>> {
     let mut v = KVec::with_capacity(n, GFP_KERNEL)?;

@@ -9,8 +9,11 @@
 //! the page REGISTER_DEVICE gave.
 //!
 //! A channel has an event queue on its vector, an SQ with its TX CQ and an RQ with its RX
-//! CQ; both CQs report to the EQ. The channels' queues and the RSS table are still created
-//! through the device host's side door into the model (not yet by HWC request).
+//! CQ; both CQs report to the EQ. All are created and destroyed by HWC request when the
+//! channel opens and closes (GDMA_CREATE_QUEUE over a DMA region for the EQ,
+//! MANA_CREATE_WQ_OBJ for each queue with its CQ, MANA_DESTROY_WQ_OBJ, DISABLE_QUEUE), and
+//! the RSS table is MANA_CONFIG_VPORT_RX. The link state and loopback still go through the
+//! model's Rust API (the model has no request for them).
 //!
 //! Doorbells: the SQ is rung by `xmit_more` with BQL (beyond upstream MANA, which rings per
 //! packet); the RQ is rung once per NAPI poll that read completions, with `wqe_cnt = 0`
@@ -34,7 +37,7 @@ use super::{
 };
 use crate::bus::{Bar, Function};
 use crate::channel::{ChannelParams, ChannelStats, RxEnv, TxEnv, TxSkb, LKEY};
-use crate::dp::hw::Coherent;
+use crate::dp::mana::gdma_req::{GDMA_RQ, GDMA_SQ};
 use crate::dp::mana::{
     cq::{Cq, Eq},
     fmt::{BU_SIZE, DB_CQ, DB_EQ, DB_RQ, DB_SQ, EQE_SIZE},
@@ -44,7 +47,7 @@ use crate::dp::mana::{
     stats::{RxStats, TxStats},
 };
 use crate::dp::pkt::{DmaEntry, TxReject, TxRejectReason};
-use crate::family::{filled, made, wadd};
+use crate::family::{filled, wadd};
 use crate::kdma::KCoherent;
 use crate::kernel_ext::net::page_pool::RxPage;
 use crate::kernel_ext::net::xsk::XskBuf;
@@ -57,8 +60,9 @@ mod ctrl;
 /// kept only to measure what batching saves).
 pub(crate) const PFLAG_RX_DB_PER_PACKET: u32 = 1 << 0;
 
-/// Entries of a channel's EQ (its CQs, at most four, post at most one event each per arm).
-const EQ_ENTRIES: u32 = 64;
+/// Entries of a channel's EQ: one 4 KiB page, the smallest GDMA queue (its CQs, at most
+/// four, post at most one event each per arm).
+const EQ_ENTRIES: u32 = 4096 / EQE_SIZE as u32;
 
 /// The MANA family.
 pub(crate) struct Mana;
@@ -68,19 +72,16 @@ type KRq = Rq<RxPage, KCoherent, KVec<Option<RxPage>>>;
 type KXskSq = Sq<XdpTx, KCoherent, KVec<TxPending<XdpTx>>, KVec<DmaEntry>>;
 type KXskRq = Rq<XskBuf, KCoherent, KVec<Option<XskBuf>>>;
 
-/// Device queue ids of a channel.
+/// A channel's device queues: the EQ's id and the WQ objects' handles (an SQ or RQ object
+/// carries its CQ).
 #[derive(Clone, Copy, Default)]
 pub(crate) struct Queues {
     eq: Option<u32>,
-    tx_cq: Option<u32>,
-    rx_cq: Option<u32>,
-    sq: Option<u32>,
-    rq: Option<u32>,
-    /// AF_XDP zero-copy: the XSK SQ, the XSK RQ, and their CQs (on the channel's EQ).
-    xsk_sq_cq: Option<u32>,
-    xsk_sq: Option<u32>,
-    xsk_rq_cq: Option<u32>,
-    xsk_rq: Option<u32>,
+    sq: Option<u64>,
+    rq: Option<u64>,
+    /// AF_XDP zero-copy: the XSK SQ and the XSK RQ (their CQs on the channel's EQ).
+    xsk_sq: Option<u64>,
+    xsk_rq: Option<u64>,
 }
 
 /// NDIS hash-type bits hashing TCP or UDP ports (TCP/UDP over IPv4, IPv6 and IPv6-ex).
@@ -108,6 +109,14 @@ fn db_page(ctx: &OpenCtx<'_, Mana>) -> Result<u32> {
     Ok(ctx.func.db_page())
 }
 
+/// The device's MSI-X index of vector `intr` of port function `hw`, for GDMA_CREATE_QUEUE.
+/// A MANA device has one MSI-X table for all its vports; each port's function is given a
+/// window of `num_vectors()` of it, port p's from p × `num_vectors()` (the HWC's index 0 is
+/// port 0's first).
+fn msix_index(hw: &Function, intr: usize) -> u32 {
+    (hw.index() * hw.num_vectors() + intr) as u32
+}
+
 /// What the device host's side door answered (see [`Function::mana_sideband`]: MANA's
 /// queues, RSS and link state do not go through the hardware channel in the kernel yet);
 /// `EINVAL` for a device of another family or a refusal.
@@ -115,14 +124,6 @@ fn sideband<E>(r: Option<core::result::Result<(), E>>) -> Result {
     match r {
         Some(Ok(())) => Ok(()),
         _ => Err(EINVAL),
-    }
-}
-
-/// A queue the side door created, as a command result for [`made`].
-fn queue<E>(r: Option<core::result::Result<u32, E>>) -> core::result::Result<u32, ()> {
-    match r {
-        Some(Ok(id)) => Ok(id),
-        _ => Err(()),
     }
 }
 
@@ -380,12 +381,13 @@ impl Control for Mana {
         sideband(hw.mana_sideband(|m, port, _| m.set_loopback(port, on)))
     }
 
-    fn apply_rss(hw: &Arc<Function>, _func: &Arc<ctrl::Func>, rqns: &[u32]) -> Result {
-        sideband(hw.mana_sideband(|m, port, _| m.set_rss(port, rqns)))
+    fn apply_rss(_hw: &Arc<Function>, func: &Arc<ctrl::Func>, rqns: &[u32]) -> Result {
+        func.set_rss(rqns)
     }
 
     fn open(ctx: &OpenCtx<'_, Self>, q: &mut Queues, p: &ChannelParams) -> Result<Opened<Self>> {
         let dma = ctx.dma;
+        let func = ctx.func;
         let mmio = ctx.hw.bar();
         let page = db_page(ctx)?;
         let nsq = 1u32 << p.log_sq;
@@ -396,53 +398,20 @@ impl Control for Mana {
         let rx_cq_buf = KCoherent::alloc(dma, nrq as usize * 64)?;
         let sq_buf = KCoherent::alloc(dma, sq_size as usize)?;
         let rq_buf = KCoherent::alloc(dma, rq_size as usize)?;
-        let (eq_addr, tx_cq_addr, rx_cq_addr) = (
-            eq_buf.dma_addr(),
-            tx_cq_buf.dma_addr(),
-            rx_cq_buf.dma_addr(),
-        );
-        let (sq_addr, rq_addr) = (sq_buf.dma_addr(), rq_buf.dma_addr());
-        let intr = ctx.intr;
 
-        // EQ, then the CQs reporting to it, then the queues completing on them. The entries
-        // are zeroed (empty to the owner-bit check) before the device can write them.
-        let eq_id = made(
-            &mut q.eq,
-            queue(ctx.hw.mana_sideband(|m, port, vbase| {
-                m.create_eq(port, eq_addr, EQ_ENTRIES, (vbase + intr) as u16)
-            })),
-        )?;
+        // By HWC request: the EQ on the channel's vector, then the SQ and the RQ objects
+        // with their CQs reporting to it. The entries are zeroed (empty to the owner-bit
+        // check) before the device can write them.
+        let eq_id = func.create_eq(&eq_buf, msix_index(ctx.hw, ctx.intr))?;
+        q.eq = Some(eq_id);
         let eq = Eq::new(eq_buf, eq_id, EQ_ENTRIES, page + DB_EQ).ok_or(EINVAL)?;
-        let tx_cq_id = made(
-            &mut q.tx_cq,
-            queue(
-                ctx.hw
-                    .mana_sideband(|m, port, _| m.create_cq(port, tx_cq_addr, nsq, Some(eq_id))),
-            ),
-        )?;
-        let tx_cq = Cq::new(tx_cq_buf, tx_cq_id, nsq, page + DB_CQ).ok_or(EINVAL)?;
-        let rx_cq_id = made(
-            &mut q.rx_cq,
-            queue(
-                ctx.hw
-                    .mana_sideband(|m, port, _| m.create_cq(port, rx_cq_addr, nrq, Some(eq_id))),
-            ),
-        )?;
-        let rx_cq = Cq::new(rx_cq_buf, rx_cq_id, nrq, page + DB_CQ).ok_or(EINVAL)?;
-        let sq_id = made(
-            &mut q.sq,
-            queue(
-                ctx.hw
-                    .mana_sideband(|m, port, _| m.create_sq(port, sq_addr, sq_size, tx_cq_id)),
-            ),
-        )?;
-        let rq_id = made(
-            &mut q.rq,
-            queue(
-                ctx.hw
-                    .mana_sideband(|m, port, _| m.create_rq(port, rq_addr, rq_size, rx_cq_id)),
-            ),
-        )?;
+        let so = func.create_wq(GDMA_SQ, &sq_buf, &tx_cq_buf, eq_id)?;
+        q.sq = Some(so.handle);
+        let tx_cq = Cq::new(tx_cq_buf, so.cq_id, nsq, page + DB_CQ).ok_or(EINVAL)?;
+        let ro = func.create_wq(GDMA_RQ, &rq_buf, &rx_cq_buf, eq_id)?;
+        q.rq = Some(ro.handle);
+        let rx_cq = Cq::new(rx_cq_buf, ro.cq_id, nrq, page + DB_CQ).ok_or(EINVAL)?;
+        let (sq_id, tx_cq_id, rq_id) = (so.wq_id, so.cq_id, ro.wq_id);
         let sq = Sq::new(
             SqParams {
                 queue_size: sq_size,
@@ -450,7 +419,7 @@ impl Control for Mana {
                 cq_id: tx_cq_id,
                 mkey: LKEY,
                 db_offset: page + DB_SQ,
-                vp_offset: 0,
+                vp_offset: func.tx_vp_offset(),
             },
             sq_buf,
             tx_cq,
@@ -484,25 +453,17 @@ impl Control for Mana {
         })
     }
 
-    fn destroy(hw: &Arc<Function>, _func: &Arc<ctrl::Func>, q: &Queues) {
-        hw.mana_sideband(|m, _, _| {
-            // Queues before their CQs, CQs before the EQ.
-            for id in [q.rq, q.xsk_rq].into_iter().flatten() {
-                let _ = m.destroy_rq(id);
-            }
-            for id in [q.sq, q.xsk_sq].into_iter().flatten() {
-                let _ = m.destroy_sq(id);
-            }
-            for id in [q.rx_cq, q.tx_cq, q.xsk_rq_cq, q.xsk_sq_cq]
-                .into_iter()
-                .flatten()
-            {
-                let _ = m.destroy_cq(id);
-            }
-            if let Some(id) = q.eq {
-                let _ = m.destroy_eq(id);
-            }
-        });
+    fn destroy(_hw: &Arc<Function>, func: &Arc<ctrl::Func>, q: &Queues) {
+        // The WQ objects (each with its CQ), then the EQ their CQs report to.
+        for h in [q.rq, q.xsk_rq].into_iter().flatten() {
+            func.destroy_wq(GDMA_RQ, h);
+        }
+        for h in [q.sq, q.xsk_sq].into_iter().flatten() {
+            func.destroy_wq(GDMA_SQ, h);
+        }
+        if let Some(id) = q.eq {
+            func.destroy_eq(id);
+        }
     }
 
     fn xdp_sq_open(
@@ -522,23 +483,11 @@ impl Control for Mana {
         let sq_size = nsq * BU_SIZE;
         let cq_buf = KCoherent::alloc(ctx.dma, nsq as usize * 64)?;
         let sq_buf = KCoherent::alloc(ctx.dma, sq_size as usize)?;
-        let (cq_addr, sq_addr) = (cq_buf.dma_addr(), sq_buf.dma_addr());
         // The CQ reports to the channel's EQ, like the others: one interrupt, one NAPI.
-        let cq_id = made(
-            &mut q.xsk_sq_cq,
-            queue(
-                ctx.hw
-                    .mana_sideband(|m, port, _| m.create_cq(port, cq_addr, nsq, Some(eq_id))),
-            ),
-        )?;
+        let o = ctx.func.create_wq(GDMA_SQ, &sq_buf, &cq_buf, eq_id)?;
+        q.xsk_sq = Some(o.handle);
+        let (sq_id, cq_id) = (o.wq_id, o.cq_id);
         let cq = Cq::new(cq_buf, cq_id, nsq, page + DB_CQ).ok_or(EINVAL)?;
-        let sq_id = made(
-            &mut q.xsk_sq,
-            queue(
-                ctx.hw
-                    .mana_sideband(|m, port, _| m.create_sq(port, sq_addr, sq_size, cq_id)),
-            ),
-        )?;
         let sq = Sq::new(
             SqParams {
                 queue_size: sq_size,
@@ -546,7 +495,7 @@ impl Control for Mana {
                 cq_id,
                 mkey: LKEY,
                 db_offset: page + DB_SQ,
-                vp_offset: 0,
+                vp_offset: ctx.func.tx_vp_offset(),
             },
             sq_buf,
             cq,
@@ -570,22 +519,10 @@ impl Control for Mana {
         let rq_size = nrq * BU_SIZE;
         let cq_buf = KCoherent::alloc(ctx.dma, nrq as usize * 64)?;
         let rq_buf = KCoherent::alloc(ctx.dma, rq_size as usize)?;
-        let (cq_addr, rq_addr) = (cq_buf.dma_addr(), rq_buf.dma_addr());
-        let cq_id = made(
-            &mut q.xsk_rq_cq,
-            queue(
-                ctx.hw
-                    .mana_sideband(|m, port, _| m.create_cq(port, cq_addr, nrq, Some(eq_id))),
-            ),
-        )?;
+        let o = ctx.func.create_wq(GDMA_RQ, &rq_buf, &cq_buf, eq_id)?;
+        q.xsk_rq = Some(o.handle);
+        let (rq_id, cq_id) = (o.wq_id, o.cq_id);
         let cq = Cq::new(cq_buf, cq_id, nrq, page + DB_CQ).ok_or(EINVAL)?;
-        let rq_id = made(
-            &mut q.xsk_rq,
-            queue(
-                ctx.hw
-                    .mana_sideband(|m, port, _| m.create_rq(port, rq_addr, rq_size, cq_id)),
-            ),
-        )?;
         let mut rq = Rq::new(
             RqParams {
                 queue_size: rq_size,

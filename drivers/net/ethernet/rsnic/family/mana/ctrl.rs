@@ -3,12 +3,15 @@
 //! The kernel glue of a MANA device's control plane: its hardware channel (HWC) in coherent
 //! DMA memory, established through the shared memory channel (SMC) and driven by
 //! `dp::mana::probe` with sleeping polls (process context only), the bring-up of
-//! `mana_gd_probe` + `mana_probe` at probe and the teardown of `mana_remove` +
-//! `mana_gd_remove` at removal.
+//! `mana_gd_probe` + `mana_probe` at probe, the teardown of `mana_remove` +
+//! `mana_gd_remove` at removal, and the requests of the channels' queues and RSS
+//! (`mana_create_eq`'s GDMA_CREATE_QUEUE over a DMA region, MANA_CREATE_WQ_OBJ,
+//! MANA_DESTROY_WQ_OBJ, DISABLE_QUEUE, MANA_CONFIG_VPORT_RX) while the device runs.
 //!
 //! A MANA device has one hardware channel and several vports (one per port here), so the
 //! device is brought up once, with port 0 ([`Gdma::probe`]); every port's [`Func`] holds the
-//! device ([`Gdma`]) and the configuration QUERY_VPORT_CONFIG gave its vport, and the last
+//! device ([`Gdma`]) and the configuration QUERY_VPORT_CONFIG gave its vport (configured for
+//! transmission by MANA_CONFIG_VPORT_TX when the port is brought up), and the last
 //! port torn down takes the device down: DISABLE_QUEUE for each EQ the probe created (the
 //! queue owns its DMA region, which goes with it), DEREGISTER_DEVICE, then DESTROY_HWC
 //! through the SMC (`mana_destroy_eq`, `mana_gd_deregister_device`,
@@ -24,6 +27,7 @@
 
 use crate::bus::{Bar, Function};
 use crate::channel::MAX_CHANNELS;
+use crate::dp::hw::Coherent;
 use crate::dp::mana::{
     cq::Eq,
     fmt::EQE_SIZE,
@@ -47,6 +51,9 @@ use kernel::{
 /// device; this one answers within a few engine runs, so a request that takes seconds is
 /// lost, not slow).
 pub(crate) const REQ_TIMEOUT_MS: u32 = 5_000;
+
+/// RQ objects a device has at most: an RQ and an XSK RQ per channel of each port.
+const RQ_OBJS: usize = 2 * MAX_CHANNELS * MAX_VPORTS;
 
 /// What the driver tells VERIFY_VF_DRIVER_VERSION about the OS.
 const OS: req::OsInfo<'static> = req::OsInfo {
@@ -146,6 +153,10 @@ struct Ctl {
     /// Request and response buffers.
     buf: KVec<u8>,
     resp: KVec<u8>,
+    /// The `activity_id` of the last MANA request (`mana_send_request`'s counter).
+    activity: u32,
+    /// The RQ objects alive: (RQ id, handle), for the RSS table ([`RQ_OBJS`] slots).
+    rqs: KVec<Option<(u32, u64)>>,
 }
 
 /// One MANA device after bring-up: its hardware channel, its EQs and what the probe learnt.
@@ -165,8 +176,31 @@ pub(crate) struct Gdma {
 /// One port's function: the device it is a vport of, and the vport's configuration.
 pub(crate) struct Func {
     gdma: Arc<Gdma>,
+    port: usize,
     vport: VportConfig,
+    /// CONFIG_VPORT_TX's `tx_vport_offset` (the SQs' OOB `vp_offset`).
+    tx_vp_offset: u16,
 }
+
+/// A work queue object the device created (MANA_CREATE_WQ_OBJ): the SQ or RQ with its CQ.
+#[derive(Clone, Copy)]
+pub(crate) struct WqObj {
+    /// SQ or RQ id (doorbells, CQEs).
+    pub(crate) wq_id: u32,
+    /// The CQ's id.
+    pub(crate) cq_id: u32,
+    /// The object's handle (destroy, RSS).
+    pub(crate) handle: u64,
+}
+
+/// The Toeplitz key CONFIG_VPORT_RX gives the vport: the example key of Microsoft's RSS
+/// specification (mana fills a random one with `netdev_rss_key_fill`; the model hashes with
+/// its own fixed key whatever it is given).
+const RSS_KEY: [u8; req::MANA_HASH_KEY_SIZE] = [
+    0x6d, 0x5a, 0x56, 0xda, 0x25, 0x5b, 0x0e, 0xc2, 0x41, 0x67, 0x25, 0x3d, 0x43, 0xa3, 0x8f, 0xb0,
+    0xd0, 0xca, 0x2b, 0xcb, 0xae, 0x7b, 0x30, 0xb4, 0x77, 0xcb, 0x2d, 0xa3, 0x80, 0x30, 0xf2, 0x0c,
+    0x6a, 0x42, 0xb7, 0x3b, 0xbe, 0xac, 0x01, 0xfa,
+];
 
 /// A progress marker of the probe: a change means the device answered something.
 fn progress(p: &Probe<'_>, s: &HwcStats) -> (Stage, u64, u64, u64) {
@@ -212,10 +246,76 @@ impl Ctl {
         code: u32,
         build: impl FnOnce(&mut [u8]) -> Result<usize, MsgError>,
     ) -> Result<(), CtlError> {
+        self.request(env, code, build, |r| req::parse_general(r, code, None))
+    }
+
+    /// The `Caller` of the next MANA request on `mana` (a fresh `activity_id`).
+    fn caller(&mut self, mana: DevId) -> Caller {
+        self.activity = self.activity.wrapping_add(1);
+        Caller {
+            dev_id: mana,
+            activity_id: self.activity,
+        }
+    }
+
+    /// Builds a request with `build`, calls it and hands the response to `parse`. Sleeps.
+    fn request<T>(
+        &mut self,
+        env: &Bar<'_>,
+        code: u32,
+        build: impl FnOnce(&mut [u8]) -> Result<usize, MsgError>,
+        parse: impl FnOnce(&[u8]) -> Result<T, MsgError>,
+    ) -> Result<T, CtlError> {
         let n = build(&mut self.buf[..]).map_err(|e| CtlError::req(code, Cause::Msg(e)))?;
         let len = self.call(env, n)?;
-        let resp = self.resp.get(..len).unwrap_or(&[]);
-        req::parse_general(resp, code, None).map_err(|e| CtlError::req(code, Cause::Msg(e)))
+        parse(self.resp.get(..len).unwrap_or(&[])).map_err(|e| CtlError::req(code, Cause::Msg(e)))
+    }
+
+    /// Registers `buf` (whole 4 KiB pages, contiguous) as a DMA region
+    /// (`mana_gd_create_dma_region`: CREATE_DMA_REGION, then DMA_REGION_ADD_PAGES while
+    /// pages are left). A region left half listed is destroyed. Sleeps.
+    fn region(&mut self, env: &Bar<'_>, buf: &KCoherent) -> Result<u64, CtlError> {
+        let (base, len) = (buf.dma_addr(), buf.size() as u32);
+        let pages = len / req::MANA_PAGE_SIZE;
+        let mut done = 0;
+        let h = self.request(
+            env,
+            req::GDMA_CREATE_DMA_REGION,
+            |b| {
+                let (n, k) = req::create_dma_region(b, base, len)?;
+                done = k;
+                Ok(n)
+            },
+            req::parse_create_dma_region,
+        )?;
+        while done < pages {
+            let code = req::GDMA_DMA_REGION_ADD_PAGES;
+            let mut listed = 0;
+            let r = self.request(
+                env,
+                code,
+                |b| {
+                    let (n, k) = req::dma_region_add_pages(b, h, base, done, pages)?;
+                    listed = k;
+                    Ok(n)
+                },
+                |r| req::parse_general(r, code, None),
+            );
+            if let Err(e) = r {
+                self.destroy_region(env, h);
+                return Err(e);
+            }
+            done += listed;
+        }
+        Ok(h)
+    }
+
+    /// DESTROY_DMA_REGION; a failure is logged. Sleeps.
+    fn destroy_region(&mut self, env: &Bar<'_>, h: u64) {
+        let code = req::GDMA_DESTROY_DMA_REGION;
+        if let Err(e) = self.simple(env, code, |b| req::destroy_dma_region(b, h)) {
+            pr_warn!("{}\n", e);
+        }
     }
 
     /// Undoes what the probe did, in `mana_remove` / `mana_gd_remove`'s order: DISABLE_QUEUE
@@ -331,6 +431,8 @@ impl Gdma {
                 established: false,
                 buf: KVec::from_elem(0u8, HWC_MAX_MSG, GFP_KERNEL)?,
                 resp: KVec::from_elem(0u8, HWC_MAX_MSG, GFP_KERNEL)?,
+                activity: 0,
+                rqs: KVec::from_elem(None, RQ_OBJS, GFP_KERNEL)?,
             },
             GFP_KERNEL,
         )?;
@@ -444,8 +546,9 @@ impl From<kernel::alloc::AllocError> for ProbeFailure {
 }
 
 impl Func {
-    /// Port `port`'s function on `gdma` (its vport `port`); `ENODEV` if the device has no
-    /// such vport.
+    /// Port `port`'s function on `gdma` (its vport `port`, configured for transmission with
+    /// CONFIG_VPORT_TX as `mana_cfg_vport` does); `ENODEV` if the device has no such vport.
+    /// Sleeps.
     pub(crate) fn new(gdma: Arc<Gdma>, port: usize) -> Result<Arc<Self>> {
         if port >= gdma.info.num_vports {
             pr_err!(
@@ -457,10 +560,28 @@ impl Func {
             return Err(ENODEV);
         }
         let vport = gdma.info.vports.get(port).copied().ok_or(ENODEV)?;
+        let (pdid, db) = (gdma.info.reg.pdid, gdma.info.reg.db_id);
+        let tx = {
+            let env = gdma.hw.bar();
+            let mut ctl = gdma.ctl.lock();
+            let who = ctl.caller(gdma.info.mana);
+            ctl.request(
+                &env,
+                req::MANA_CONFIG_VPORT_TX,
+                |b| req::config_vport_tx(b, who, vport.vport, pdid, db),
+                |r| req::parse_config_vport_tx(r, who),
+            )
+        };
+        let tx = tx.map_err(|e| {
+            pr_err!("device {} port {}: {}\n", gdma.dev, port, e);
+            e.errno()
+        })?;
         let f = Arc::new(
             Self {
                 gdma: gdma.clone(),
+                port,
                 vport,
+                tx_vp_offset: tx.tx_vport_offset,
             },
             GFP_KERNEL,
         )?;
@@ -481,6 +602,203 @@ impl Func {
     /// BAR0 offset of the doorbell page REGISTER_DEVICE gave (every queue's doorbells).
     pub(crate) fn db_page(&self) -> u32 {
         self.gdma.info.db_page
+    }
+
+    /// CONFIG_VPORT_TX's `tx_vport_offset`.
+    pub(crate) fn tx_vp_offset(&self) -> u16 {
+        self.tx_vp_offset
+    }
+
+    /// Runs `f` on the channel (one request at a time); a failure is logged with the port
+    /// and becomes its errno. Sleeps.
+    fn with_ctl<T>(
+        &self,
+        f: impl FnOnce(&mut Ctl, &Bar<'_>, DevId) -> Result<T, CtlError>,
+    ) -> Result<T> {
+        let env = self.gdma.hw.bar();
+        let r = f(&mut self.gdma.ctl.lock(), &env, self.gdma.info.mana);
+        r.map_err(|e| {
+            pr_err!("port {}: {}\n", self.port, e);
+            e.errno()
+        })
+    }
+
+    /// An EQ over `buf` raising MSI-X index `msix` (`mana_create_eq` for one queue:
+    /// CREATE_DMA_REGION, GDMA_CREATE_QUEUE; the queue owns the region from then on).
+    /// Returns its id. Sleeps.
+    pub(crate) fn create_eq(&self, buf: &KCoherent, msix: u32) -> Result<u32> {
+        let info = &self.gdma.info;
+        self.with_ctl(|ctl, env, mana| {
+            let region = ctl.region(env, buf)?;
+            let spec = req::EqSpec {
+                dev_id: mana,
+                pdid: info.reg.pdid,
+                doorbell: info.reg.db_id,
+                region,
+                queue_size: buf.size() as u32,
+                log2_throttle_limit: crate::dp::mana::probe::LOG2_EQ_THROTTLE,
+                msix_index: msix,
+            };
+            let code = req::GDMA_CREATE_QUEUE;
+            let r = ctl.request(
+                env,
+                code,
+                |b| req::create_eq(b, &spec),
+                req::parse_create_queue,
+            );
+            if r.is_err() {
+                ctl.destroy_region(env, region);
+            }
+            r
+        })
+    }
+
+    /// DISABLE_QUEUE of EQ `id` (its region goes with it); a failure is logged. Sleeps.
+    pub(crate) fn destroy_eq(&self, id: u32) {
+        let _ = self.with_ctl(|ctl, env, mana| {
+            ctl.simple(env, req::GDMA_DISABLE_QUEUE, |b| {
+                req::disable_queue(b, mana, req::GDMA_EQ, id)
+            })
+        });
+    }
+
+    /// An SQ (`wq_type` [`req::GDMA_SQ`]) or RQ over `wq` with its CQ over `cq`, reporting
+    /// to EQ `eq` (`mana_create_wq_obj`: a DMA region for each, then MANA_CREATE_WQ_OBJ).
+    /// Sleeps.
+    pub(crate) fn create_wq(
+        &self,
+        wq_type: u32,
+        wq: &KCoherent,
+        cq: &KCoherent,
+        eq: u32,
+    ) -> Result<WqObj> {
+        let vport = self.vport.vport;
+        self.with_ctl(|ctl, env, mana| {
+            let wr = ctl.region(env, wq)?;
+            let cr = match ctl.region(env, cq) {
+                Ok(r) => r,
+                Err(e) => {
+                    ctl.destroy_region(env, wr);
+                    return Err(e);
+                }
+            };
+            let spec = req::WqObjSpec {
+                vport,
+                wq_type,
+                wq_region: wr,
+                cq_region: cr,
+                wq_size: wq.size() as u32,
+                cq_size: cq.size() as u32,
+                cq_moderation_ctx_id: 0,
+                cq_parent_eq: eq,
+            };
+            let who = ctl.caller(mana);
+            let r = ctl.request(
+                env,
+                req::MANA_CREATE_WQ_OBJ,
+                |b| req::create_wq_obj(b, who, &spec),
+                |r| req::parse_create_wq_obj(r, who),
+            );
+            let o = match r {
+                Ok(o) => o,
+                Err(e) => {
+                    ctl.destroy_region(env, cr);
+                    ctl.destroy_region(env, wr);
+                    return Err(e);
+                }
+            };
+            if wq_type == req::GDMA_RQ {
+                match ctl.rqs.iter_mut().find(|x| x.is_none()) {
+                    Some(x) => *x = Some((o.wq_id, o.handle)),
+                    None => {
+                        // Not reachable by RSS without its entry: destroy it again.
+                        let who = ctl.caller(mana);
+                        let _ = ctl.simple(env, req::MANA_DESTROY_WQ_OBJ, |b| {
+                            req::destroy_wq_obj(b, who, wq_type, o.handle)
+                        });
+                        return Err(CtlError::req(
+                            req::MANA_CREATE_WQ_OBJ,
+                            Cause::Probe(ProbeErrorKind::Limits),
+                        ));
+                    }
+                }
+            }
+            Ok(WqObj {
+                wq_id: o.wq_id,
+                cq_id: o.cq_id,
+                handle: o.handle,
+            })
+        })
+    }
+
+    /// MANA_DESTROY_WQ_OBJ of an SQ or RQ object (its CQ and both regions go with it); a
+    /// failure is logged. Sleeps.
+    pub(crate) fn destroy_wq(&self, wq_type: u32, handle: u64) {
+        let _ = self.with_ctl(|ctl, env, mana| {
+            for x in ctl.rqs.iter_mut() {
+                if x.is_some_and(|(_, h)| h == handle) {
+                    *x = None;
+                }
+            }
+            let who = ctl.caller(mana);
+            ctl.simple(env, req::MANA_DESTROY_WQ_OBJ, |b| {
+                req::destroy_wq_obj(b, who, wq_type, handle)
+            })
+        });
+    }
+
+    /// Steers the vport's received frames over the RQs `rqns` (MANA_CONFIG_VPORT_RX as
+    /// `mana_config_rss` does: RX and RSS on, the hash key, the indirection table of their
+    /// objects, the first as default); an empty list turns RX off. Sleeps.
+    pub(crate) fn set_rss(&self, rqns: &[u32]) -> Result {
+        let vport = self.vport.vport;
+        self.with_ctl(|ctl, env, mana| {
+            let bad = CtlError::req(req::MANA_CONFIG_VPORT_RX, Cause::Msg(MsgError::BadArgument));
+            // One entry per RQ (the model's table takes `hash % entries`, as its Rust API
+            // did); off, the table is not updated but the request carries one entry.
+            let mut tab = [0u64; MAX_CHANNELS];
+            if rqns.len() > tab.len() {
+                return Err(bad);
+            }
+            for (t, rqn) in tab.iter_mut().zip(rqns) {
+                *t = ctl
+                    .rqs
+                    .iter()
+                    .flatten()
+                    .find(|&&(id, _)| id == *rqn)
+                    .map(|&(_, h)| h)
+                    .ok_or(bad)?;
+            }
+            let on = !rqns.is_empty();
+            let tab = &tab[..rqns.len().max(1)];
+            let steer = req::RxSteer {
+                vport,
+                rx_enable: if on {
+                    req::TRI_STATE_TRUE
+                } else {
+                    req::TRI_STATE_FALSE
+                },
+                rss_enable: if on {
+                    req::TRI_STATE_TRUE
+                } else {
+                    req::TRI_STATE_UNKNOWN
+                },
+                update_default_rxobj: on,
+                update_hashkey: on,
+                update_indir_tab: on,
+                default_rxobj: tab.first().copied().unwrap_or(0),
+                hashkey: &RSS_KEY,
+                indir_tab: tab,
+            };
+            let who = ctl.caller(mana);
+            let code = req::MANA_CONFIG_VPORT_RX;
+            ctl.request(
+                env,
+                code,
+                |b| req::config_vport_rx(b, who, &steer),
+                |r| req::parse_general(r, code, Some(who)),
+            )
+        })
     }
 
     /// The port's function goes down; the last one takes the device down. Sleeps.

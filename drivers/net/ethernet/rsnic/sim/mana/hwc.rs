@@ -72,8 +72,9 @@ pub const HWC_QUEUE_DEPTH: u32 = 1;
 pub const HWC_MAX_MSG: u32 = 4096;
 /// `max_num_cqs` (HWC_INIT_DATA_MAX_NUM_CQS): every CQ id is below it.
 pub const MAX_NUM_CQS: u32 = super::CQ_ID_BASE + (super::MAX_PORTS * MAX_QUEUES) as u32;
-/// MSI-X vectors (QUERY_MAX_RESOURCES `max_msix`).
-pub const MAX_MSIX: u32 = 65;
+/// MSI-X vectors (QUERY_MAX_RESOURCES `max_msix`): 64 per port, as the device host numbers
+/// them (port p's from p × 64; the HWC's index 0 is port 0's first).
+pub const MAX_MSIX: u32 = 64 * super::MAX_PORTS as u32;
 /// DMA regions per queue-table row (the region table lives in the rows).
 pub const REGIONS_PER_ROW: usize = 4;
 /// First vport handle (vport p is `VPORT_HANDLE_BASE + p`).
