@@ -12,24 +12,36 @@ ip netns exec peer ping -6 -c 5 -i 0.2 -W 2 fd00::1
 ping -c 20 -i 0.01 -s 1400 -W 2 10.10.0.2 >/dev/null
 counters "$A" | grep -E '^\s+(tx|rx|dev|hc)_[a-z_]+: ' | head -80
 
+# The hardware counters count A's port (HW_SCOPE port) or A's device (HW_SCOPE device: A and B
+# are ports of the same device, so they count both).
+same_device=
+dev_dir() { dirname "$(dirname "$(model_counters_file "$@")")"; } # the port's device in debugfs
+[ "$HW_SCOPE" = device ] && [ "$(dev_dir "$A")" = "$(dev_dir "$B" peer)" ] && same_device=1
 # Background IPv6 traffic (MLD, router solicitations) may be in flight: compare once the
 # counters of both ends are consistent, within 5 s.
 balanced() {
-	local a b
+	local a b c
 	a=$(counters "$A")
 	b=$(counters "$B" peer)
-	tx_a=$(echo "$a" | awk '$1 == "tx_packets:" {print $2}')
-	dev_tx_a=$(echo "$a" | awk '$1 == "dev_tx_packets:" {print $2}')
+	c() { awk -v k="$1:" '$1 == k {print $2}'; }
+	tx_a=$(echo "$a" | c tx_packets)
+	dev_tx_a=$(echo "$a" | c dev_tx_packets)
 	hw_tx_a=$(echo "$a" | sum_of "$C_HW_TX")
-	rx_b=$(echo "$b" | awk '$1 == "rx_packets:" {print $2}')
-	dev_rx_b=$(echo "$b" | awk '$1 == "dev_rx_packets:" {print $2}')
+	rx_b=$(echo "$b" | c rx_packets)
+	dev_rx_b=$(echo "$b" | c dev_rx_packets)
 	hw_rx_b=$(echo "$b" | sum_of "$C_HW_RX")
+	want_hw_tx=$dev_tx_a want_hw_rx=$dev_rx_b
+	if [ -n "$same_device" ]; then
+		want_hw_tx=$((dev_tx_a + $(echo "$b" | c dev_tx_packets)))
+		want_hw_rx=$((dev_rx_b + $(echo "$a" | c dev_rx_packets)))
+	fi
 	[ "$tx_a" = "$dev_tx_a" ] && [ "$dev_tx_a" = "$dev_rx_b" ] && [ "$rx_b" = "$dev_rx_b" ] &&
-		[ "$hw_tx_a" = "$dev_tx_a" ] && [ "$hw_rx_b" = "$dev_rx_b" ]
+		[ "$hw_tx_a" = "$want_hw_tx" ] && [ "$hw_rx_b" = "$want_hw_rx" ]
 }
 wait_for "A's TX and B's RX counters to balance" balanced
 echo "  A sent $tx_a (device model: $dev_tx_a, hardware counters: $hw_tx_a)," \
-	"B received $rx_b (device model: $dev_rx_b, hardware counters: $hw_rx_b)"
+	"B received $rx_b (device model: $dev_rx_b, hardware counters: $hw_rx_b)" \
+	"${same_device:+(the hardware counters count the device: ports A and B together)}"
 [ "$hw_tx_a" -gt 0 ] || fail "the hardware counters ($C_HW_TX) are not in ethtool -S"
 [ "$tx_a" -ge 45 ] || fail "too few packets sent: $tx_a"
 assert_eq "no TX drops" 0 "$(stat "$A" tx_queue_dropped)"

@@ -14,6 +14,8 @@ RSNIC_KO=${RSNIC_KO:-$RSNIC_ROOT/target/kbuild/${KERNEL_VARIANT:-normal}/rsnic.k
 #   C_STOPS        TX queue stops by the driver, C_WAKES its wakes
 #   C_HW_TX        the hardware counters (ethtool -S, from the device's control interface)
 #                  whose sum is the packets the port sent, C_HW_RX the packets it received
+#   HW_SCOPE       what C_HW_* count: "port" (ConnectX's vport counters) or "device" (MANA's
+#                  MANA_QUERY_GF_STAT answers for the device: the sums over its ports)
 RSNIC_FAMILY=${RSNIC_FAMILY:-mlx5}
 case $RSNIC_FAMILY in
 mlx5)
@@ -22,13 +24,15 @@ mlx5)
 	C_TX_BYTES=dev_tx_bytes C_STOPS=tx_queue_stopped C_WAKES=tx_queue_wake
 	C_HW_TX="tx_vport_unicast_packets tx_vport_multicast_packets tx_vport_broadcast_packets"
 	C_HW_RX="rx_vport_unicast_packets rx_vport_multicast_packets rx_vport_broadcast_packets"
+	HW_SCOPE=port
 	;;
 mana)
 	PFLAG=rx_db_per_packet PFLAG_DEFAULT=off PFLAG_MODES="off on"
-	C_NOWQE=hc_rx_discards_no_wqe C_TOO_LONG=dev_rx_truncated C_WQE_ERR=dev_tx_wqe_errors
-	C_TX_BYTES=hc_tx_bytes C_STOPS=stop_queue C_WAKES=wake_queue
+	C_NOWQE=dev_rx_discards_no_wqe C_TOO_LONG=dev_rx_truncated C_WQE_ERR=dev_tx_wqe_errors
+	C_TX_BYTES=dev_tx_bytes C_STOPS=stop_queue C_WAKES=wake_queue
 	C_HW_TX="hc_tx_ucast_pkts hc_tx_mcast_pkts hc_tx_bcast_pkts"
 	C_HW_RX="hc_rx_ucast_pkts hc_rx_mcast_pkts hc_rx_bcast_pkts"
+	HW_SCOPE=device
 	;;
 *)
 	echo "unknown RSNIC_FAMILY=$RSNIC_FAMILY" >&2

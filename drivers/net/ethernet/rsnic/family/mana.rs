@@ -311,28 +311,10 @@ impl Control for Mana {
     type Func = ctrl::Func;
     type HwCounters = GfStats;
 
-    // Until MANA_QUERY_GF_STAT goes over the hardware channel in the kernel (with the rest of
-    // MANA's control path), the hardware counters are read from the model.
-    fn query_counters(hw: &Arc<Function>, _func: &Arc<ctrl::Func>) -> Result<GfStats> {
-        let c = hw
-            .mana_sideband(|m, port, _| m.counters(port).copied())
-            .flatten()
-            .ok_or(EINVAL)?;
-        Ok(GfStats {
-            rx_discards_no_wqe: c.hc_rx_discards_no_wqe,
-            hc_rx_bytes: c.hc_rx_bytes,
-            hc_rx_ucast_pkts: c.hc_rx_ucast_pkts,
-            hc_rx_bcast_pkts: c.hc_rx_bcast_pkts,
-            hc_rx_mcast_pkts: c.hc_rx_mcast_pkts,
-            hc_tx_bytes: c.hc_tx_bytes,
-            hc_tx_ucast_pkts: c.hc_tx_ucast_pkts,
-            hc_tx_bcast_pkts: c.hc_tx_bcast_pkts,
-            hc_tx_mcast_pkts: c.hc_tx_mcast_pkts,
-            tx_err_inval_oob: c.hc_tx_err_inval_oob,
-            tx_err_mtu_violation: c.hc_tx_err_mtu_violation,
-            tx_err_gdma: c.hc_tx_err_gdma,
-            ..GfStats::default()
-        })
+    // MANA_QUERY_GF_STAT over the HWC: the device's counters, summed over its vports as
+    // upstream's `hc_*` are (a function per VF there, usually one vport).
+    fn query_counters(_hw: &Arc<Function>, func: &Arc<ctrl::Func>) -> Result<GfStats> {
+        func.query_gf_stat()
     }
 
     fn bring_up(hw: &Arc<Function>) -> Result<Arc<ctrl::Func>> {

@@ -86,6 +86,10 @@ const MLX5: &[Counter<sim::mlx5::PortCounters>] = &[
 const MANA: &[Counter<sim::mana::PortCounters>] = &[
     ("dev_tx_packets", |c| c.tx_packets()),
     ("dev_rx_packets", |c| c.rx_packets()),
+    // This port's share of the device's `hc_*` counters (MANA_QUERY_GF_STAT answers for the
+    // whole device).
+    ("dev_tx_bytes", |c| c.hc_tx_bytes),
+    ("dev_rx_discards_no_wqe", |c| c.hc_rx_discards_no_wqe),
     ("dev_doorbells", |c| c.doorbells),
     ("dev_sq_doorbells", |c| c.sq_doorbells),
     ("dev_rq_doorbells", |c| c.rq_doorbells),

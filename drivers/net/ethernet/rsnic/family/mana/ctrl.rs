@@ -653,6 +653,20 @@ impl Func {
         })
     }
 
+    /// The device's counters (MANA_QUERY_GF_STAT for every counter, as `mana_query_gf_stats`
+    /// asks): the function's, so the sums over all its vports. Sleeps.
+    pub(crate) fn query_gf_stat(&self) -> Result<req::GfStats> {
+        self.with_ctl(|ctl, env, mana| {
+            let who = ctl.caller(mana);
+            ctl.request(
+                env,
+                req::MANA_QUERY_GF_STAT,
+                |b| req::query_gf_stat(b, who, req::GF_STAT_ALL),
+                |r| req::parse_query_gf_stat(r, who),
+            )
+        })
+    }
+
     /// DISABLE_QUEUE of EQ `id` (its region goes with it); a failure is logged. Sleeps.
     pub(crate) fn destroy_eq(&self, id: u32) {
         let _ = self.with_ctl(|ctl, env, mana| {
