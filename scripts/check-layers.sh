@@ -2,7 +2,7 @@
 # The layering rules of Documentation/networking/device_drivers/ethernet/rsnic-layers.rst,
 # checked on the sources (comments aside): each part may use only what is below it or
 # beside it on its side of the hardware line. Prints every violation; fails if there is one.
-#   driver  channel.rs port.rs xdp.rs family.rs family/ kdma.rs link.rs: not the device
+#   driver  channel.rs port.rs xdp.rs family.rs family/ kdma.rs: not the device
 #           model (sim/) nor its host (host/); the device through bus.rs only
 #   host/   not the driver (channel, port, xdp, family, link, driver)
 #   bus.rs  the boundary's kernel side, implemented by the host: not the driver
@@ -24,7 +24,7 @@ rule() {
 	fi
 }
 
-driver=(channel.rs port.rs xdp.rs family.rs kdma.rs link.rs $(find family -name '*.rs'))
+driver=(channel.rs port.rs xdp.rs family.rs kdma.rs $(find family -name '*.rs'))
 rule '\b(crate::)?(sim|host)::' "${driver[@]}"
 rule 'crate::(channel|port|xdp|family|link|driver)\b' $(find host -name '*.rs') bus.rs
 rule '\bkernel::|crate::(sim|host|kernel_ext|channel|port|family|bus)\b' $(find dp -name '*.rs')

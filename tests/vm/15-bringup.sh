@@ -10,9 +10,8 @@
 #     the sequence (ENABLE_HCA), one late (ALLOC_TRANSPORT_DOMAIN, after UAR and PD);
 #   - the bring-up ends with the function's async EQ (CREATE_EQ, also failed once); the
 #     carrier follows the device's port-change events: with the peer down, internal loopback
-#     (PPLR) brings the port's operational state, and so its carrier, up and down (the cable
-#     model of link.rs, which MANA still uses, knows nothing of loopback). Both ends up/down
-#     are tests/vm/30-carrier.sh;
+#     (PPLR) brings the port's operational state, and so its carrier, up and down. Both ends
+#     up/down are tests/vm/30-carrier.sh;
 #   - `ip link set up` sets the port's admin state by command (ACCESS_REG PAOS), `ethtool -K
 #     loopback` the PPLR register: when ACCESS_REG fails, the error reaches the user and the
 #     log names it;

@@ -7,6 +7,7 @@
 //! field's name; the rest is zero.
 
 use rsnic_core::dp::mana::gdma_req::{self as req, Caller, DevId, MsgError};
+use rsnic_core::dp::mana::hwc::HwcError;
 use rsnic_core::dp::mana::smc;
 use rsnic_core::sim::mana as sim;
 use rsnic_testbed::mana_hwc::{CallError, HwcHost};
@@ -859,5 +860,59 @@ fn device_answers_golden_requests_with_golden_responses() {
     assert_eq!(
         h.call(&destroy).unwrap(),
         rv(32, resp_hdr(27, 1, 32, 0, 0, 0), &[])
+    );
+}
+
+/// RSNIC_SET_LOOPBACK (rsnic's request, not MANA's): its bytes, and the device turning the
+/// vport's internal loopback on and off, refusing a bad flag or an unknown vport.
+#[test]
+fn set_loopback_request() {
+    let vport0 = 0x7670_0000_0000u64; // VPORT_HANDLE_BASE: vport 0
+    assert_eq!(
+        built(|b| req::set_loopback(b, MANA, vport0 + 1, true)),
+        v(
+            56,
+            &[
+                (4, &l32(0x2F001)),      // RSNIC_SET_LOOPBACK
+                (8, &l16(1)),            // msg_version
+                (12, &l32(56)),          // msg_size
+                (20, &l32(0x2F001)),     // resp.msg_type
+                (24, &l16(1)),           // resp.msg_version
+                (28, &l32(32)),          // resp.msg_size
+                (32, &l32(0x0001_0002)), // dev_id
+                (36, &l32(0x55)),        // activity_id
+                (40, &l64(vport0 + 1)),  // vport
+                (48, &l32(1)),           // enable
+            ]
+        )
+    );
+    let mut h = probed();
+    let status = |r: &[u8]| u32::from_le_bytes(r[24..28].try_into().unwrap());
+    let r = h
+        .request(|b| req::set_loopback(b, MANA, vport0 + 1, true))
+        .unwrap();
+    assert_eq!(status(&r), 0);
+    assert!(req::parse_general(&r, req::RSNIC_SET_LOOPBACK, Some(MANA)).is_ok());
+    assert!(h.dev.borrow().loopback(1));
+    assert!(!h.dev.borrow().loopback(0));
+    let r = h
+        .request(|b| req::set_loopback(b, MANA, vport0 + 1, false))
+        .unwrap();
+    assert_eq!(status(&r), 0);
+    assert!(!h.dev.borrow().loopback(1));
+    // enable must be 0 or 1 (STATUS_INVALID_PARAMETER); the vport must exist
+    // (STATUS_INVALID_HANDLE).
+    let mut bad = built(|b| req::set_loopback(b, MANA, vport0, true));
+    bad[48] = 2;
+    assert_eq!(
+        h.call(&bad),
+        Err(CallError::Hwc(HwcError::Status(
+            sim::STATUS_INVALID_PARAMETER
+        )))
+    );
+    assert!(!h.dev.borrow().loopback(0));
+    assert_eq!(
+        h.request(|b| req::set_loopback(b, MANA, vport0 + 9, true)),
+        Err(CallError::Hwc(HwcError::Status(sim::STATUS_INVALID_HANDLE)))
     );
 }

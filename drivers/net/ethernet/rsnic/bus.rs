@@ -107,19 +107,6 @@ impl Function {
     pub(crate) fn free_irq(&self, intr: usize) {
         let _ = self.engine.set_handler(self.index, intr, None);
     }
-
-    /// The device host's side door into a MANA model, for what MANA's driver does not yet do
-    /// through its hardware channel (its queues, RSS and link state; issue 10). The closure
-    /// gets the model, the function's port on it and the model's number of the function's
-    /// vector 0. `None` on another family. Not part of any real bus: it goes away with the
-    /// last caller.
-    pub(crate) fn mana_sideband<R>(
-        &self,
-        f: impl FnOnce(&mut crate::host::ManaModel, usize, usize) -> R,
-    ) -> Option<R> {
-        let base = self.index * crate::host::VECTORS_PER_FUNCTION;
-        self.engine.with_mana(|m| f(m, self.index, base))
-    }
 }
 
 /// A function's register window (BAR0), as the data path writes it: a doorbell is a

@@ -4,8 +4,8 @@
 //!
 //! The device host (`host/`) creates the simulated devices the module parameters ask for and
 //! offers their functions on the bus; for each function the driver of its family brings it
-//! up (probe), makes its port and registers the netdev, and undoes all of it at unload. Ports
-//! are wired in pairs (ports 0 and 1 of a device share a cable, 2 and 3, ...). Both families
+//! up (probe), makes its port and registers the netdev, and undoes all of it at unload. The
+//! device wires its ports in pairs (ports 0 and 1 share a cable, 2 and 3, ...). Both families
 //! can run at once (`family=mlx5,mana`), each device with its own engine and ports.
 
 use crate::bus::{Function, Kind};
@@ -13,16 +13,14 @@ use crate::channel::MAX_CHANNELS;
 use crate::family::{mana::Mana, mlx5::Mlx5, Family};
 use crate::host::{Host, SimDevice};
 use crate::kernel_ext::{net::device::Registration, params};
-use crate::link::Wire;
 use crate::port::{Port, PortOps, MAX_MTU, MIN_MTU};
 use kernel::{prelude::*, sync::Arc};
 
 /// Most channels by default (as mlx5e: min(online CPUs, this)).
 const DEFAULT_MAX_CHANNELS: u32 = 4;
 
-/// The driver bound to one device of family `F`: its cables, functions and ports.
+/// The driver bound to one device of family `F`: its functions and ports.
 struct Bound<F: Family> {
-    wires: KVec<Arc<Wire>>,
     /// The functions, brought up, in port order (torn down after the ports are gone).
     funcs: KVec<(Arc<Function>, Arc<F::Func>)>,
     ports: KVec<Registration<PortOps<F>>>,
@@ -32,7 +30,6 @@ impl<F: Family> Bound<F> {
     /// Probes every function of `dev` and registers its ports.
     fn bind(dev: &SimDevice, channels: u32) -> Result<Self> {
         let mut b = Bound {
-            wires: KVec::new(),
             funcs: KVec::new(),
             ports: KVec::new(),
         };
@@ -64,22 +61,17 @@ impl<F: Family> Bound<F> {
         };
         // The functions brought up so far, in order (MANA's share their device's channel).
         let mut up = KVec::new();
-        for pair in dev.functions().chunks(2) {
-            let wire = Wire::new()?;
-            b.wires.push(wire.clone(), GFP_KERNEL)?;
-            for (side, hw) in pair.iter().enumerate() {
-                // Probe: bring the function up through the device's control interface.
-                let func = F::bring_up_after(hw, &up)?;
-                up.push(func.clone(), GFP_KERNEL)?;
-                b.funcs.push((hw.clone(), func.clone()), GFP_KERNEL)?;
-                config.mac = F::permanent_mac(&func);
-                let port = Port::<F>::new(wire.clone(), side, hw.clone(), func.clone(), channels)?;
-                let reg = Registration::<PortOps<F>>::register(port, &config, Some(hw.dma()))?;
-                wire.attach(side, reg.device());
-                // The function's events reach the port now.
-                F::func_attach(hw, &func, Some(reg.device()));
-                b.ports.push(reg, GFP_KERNEL)?;
-            }
+        for hw in dev.functions().iter() {
+            // Probe: bring the function up through the device's control interface.
+            let func = F::bring_up_after(hw, &up)?;
+            up.push(func.clone(), GFP_KERNEL)?;
+            b.funcs.push((hw.clone(), func.clone()), GFP_KERNEL)?;
+            config.mac = F::permanent_mac(&func);
+            let port = Port::<F>::new(hw.clone(), func.clone(), channels)?;
+            let reg = Registration::<PortOps<F>>::register(port, &config, Some(hw.dma()))?;
+            // The function's events reach the port now.
+            F::func_attach(hw, &func, Some(reg.device()));
+            b.ports.push(reg, GFP_KERNEL)?;
         }
         Ok(b)
     }
@@ -87,10 +79,6 @@ impl<F: Family> Bound<F> {
 
 impl<F: Family> Drop for Bound<F> {
     fn drop(&mut self) {
-        // Release the cables' device references first: unregistering waits for them.
-        for wire in self.wires.iter() {
-            wire.detach_all();
-        }
         for (hw, func) in self.funcs.iter() {
             F::func_attach(hw, func, None);
         }

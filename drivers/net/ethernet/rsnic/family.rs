@@ -275,8 +275,8 @@ pub(crate) trait Control: DataPath {
         _dev: Option<&crate::kernel_ext::net::device::Device>,
     ) {
     }
-    /// Whether the carrier follows the device's port-change events (else the driver's
-    /// model of the cable, `link.rs`, sets it).
+    /// Whether the carrier follows the device's port-change events (else it is on while the
+    /// interface is up, as upstream mana has it: MANA reports no link changes).
     const CARRIER_FROM_EVENTS: bool = false;
     /// Sets the port's administrative state (`ndo_open`/`ndo_stop`). Sleeps.
     fn set_admin(hw: &Arc<Function>, func: &Arc<Self::Func>, up: bool) -> Result;

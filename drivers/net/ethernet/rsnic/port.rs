@@ -24,7 +24,6 @@ use crate::kernel_ext::{
     },
     sync::with_bh,
 };
-use crate::link::Wire;
 use core::marker::PhantomData;
 use core::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
 use kernel::{
@@ -60,8 +59,6 @@ struct PortState<F: Family> {
 /// State of one port, shared by its callbacks.
 #[pin_data]
 pub(crate) struct Port<F: Family> {
-    wire: Arc<Wire>,
-    side: usize,
     bus_info: CString,
     pflags: AtomicU32,
     /// Internal loopback as last set on the device (off at load).
@@ -80,14 +77,8 @@ pub(crate) struct Port<F: Family> {
 }
 
 impl<F: Family> Port<F> {
-    /// The port of function `hw`, brought up as `func`, on end `side` of `wire`.
-    pub(crate) fn new(
-        wire: Arc<Wire>,
-        side: usize,
-        hw: Arc<Function>,
-        func: Arc<F::Func>,
-        channels: u32,
-    ) -> Result<Arc<Self>> {
+    /// The port of function `hw`, brought up as `func`.
+    pub(crate) fn new(hw: Arc<Function>, func: Arc<F::Func>, channels: u32) -> Result<Arc<Self>> {
         let pflags = F::default_pflags(&func);
         let bus_info =
             CString::try_from_fmt(kernel::fmt!("rsnic-sim{}:port{}", hw.device(), hw.index()))?;
@@ -127,8 +118,6 @@ impl<F: Family> Port<F> {
         };
         Arc::pin_init(
             pin_init!(Self {
-                wire,
-                side,
                 bus_info,
                 pflags: AtomicU32::new(pflags),
                 loopback: AtomicBool::new(false),
@@ -427,18 +416,15 @@ impl<F: Family> device::Operations for PortOps<F> {
         }
         st.open = true;
         if !F::CARRIER_FROM_EVENTS {
-            port.wire.set_admin(port.side, true);
+            // As upstream mana: the carrier is on while the interface is up.
+            dev.carrier_on();
         }
         Ok(())
     }
 
     fn stop(dev: &Device, port: ArcBorrow<'_, Port<F>>) -> Result {
         let mut st = port.state.lock();
-        if F::CARRIER_FROM_EVENTS {
-            dev.carrier_off();
-        } else {
-            port.wire.set_admin(port.side, false);
-        }
+        dev.carrier_off();
         if let Err(e) = F::set_admin(&port.shared.hw, &port.shared.func, false) {
             // The interface goes down regardless; the device may keep the link up.
             pr_err!("{}: setting the port down failed: {:?}\n", dev.name(), e);

@@ -18,7 +18,6 @@ mod driver;
 mod family;
 mod host;
 mod kdma;
-mod link;
 mod port;
 mod xdp;
 

@@ -117,16 +117,6 @@ fn msix_index(hw: &Function, intr: usize) -> u32 {
     (hw.index() * hw.num_vectors() + intr) as u32
 }
 
-/// What the device host's side door answered (see [`Function::mana_sideband`]: MANA's
-/// queues, RSS and link state do not go through the hardware channel in the kernel yet);
-/// `EINVAL` for a device of another family or a refusal.
-fn sideband<E>(r: Option<core::result::Result<(), E>>) -> Result {
-    match r {
-        Some(Ok(())) => Ok(()),
-        _ => Err(EINVAL),
-    }
-}
-
 impl Family for Mana {
     const NAME: &'static str = "mana";
     const FW_VERSION: &'static str = "sim-mana";
@@ -355,12 +345,15 @@ impl Control for Mana {
         Some(func.vport().mac)
     }
 
-    fn set_admin(hw: &Arc<Function>, _func: &Arc<ctrl::Func>, up: bool) -> Result {
-        sideband(hw.mana_sideband(|m, port, _| m.set_link(port, up)))
+    // MANA has no administrative state (mana_open and mana_close send no request): the
+    // vport receives while CONFIG_VPORT_RX has RX on (`apply_rss`), and the carrier is on
+    // while the interface is up.
+    fn set_admin(_hw: &Arc<Function>, _func: &Arc<ctrl::Func>, _up: bool) -> Result {
+        Ok(())
     }
 
-    fn apply_loopback(hw: &Arc<Function>, _func: &Arc<ctrl::Func>, on: bool) -> Result {
-        sideband(hw.mana_sideband(|m, port, _| m.set_loopback(port, on)))
+    fn apply_loopback(_hw: &Arc<Function>, func: &Arc<ctrl::Func>, on: bool) -> Result {
+        func.set_loopback(on)
     }
 
     fn apply_rss(_hw: &Arc<Function>, func: &Arc<ctrl::Func>, rqns: &[u32]) -> Result {

@@ -176,7 +176,8 @@ impl Model {
                     let _ = d.set_pause(port, true);
                 }
                 Model::Mana(d) => {
-                    let _ = d.set_link(port, false);
+                    // A MANA vport's link is always up (the virtual switch): it receives
+                    // while its driver has RX on (MANA_CONFIG_VPORT_RX).
                     let _ = d.set_pause(port, true);
                 }
             }
@@ -283,17 +284,6 @@ impl Engine {
             Model::Mlx5(m) => m.mmio_read32(offset),
             Model::Mana(m) => m.mmio_read32(offset),
         })
-    }
-
-    /// Runs `f` on a MANA model (see [`Function::mana_sideband`]), then lets the engine run
-    /// (a link or RSS change may end a flow-control pause).
-    pub(crate) fn with_mana<R>(self: &Arc<Self>, f: impl FnOnce(&mut ManaModel) -> R) -> Option<R> {
-        let r = with_bh(|| match &mut *self.model.lock() {
-            Model::Mana(m) => Some(f(m)),
-            Model::Mlx5(_) => None,
-        });
-        self.kick();
-        r
     }
 
     /// Sets (or clears) the handler of function `func`'s vector `intr`. With `None`, no

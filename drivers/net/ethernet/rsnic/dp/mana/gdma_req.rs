@@ -90,6 +90,9 @@ pub const MANA_FENCE_RQ: u32 = 0x20006;
 pub const MANA_CONFIG_VPORT_RX: u32 = 0x20007;
 /// `MANA_QUERY_VPORT_CONFIG`.
 pub const MANA_QUERY_VPORT_CONFIG: u32 = 0x20008;
+/// rsnic's own request, not MANA's (upstream MANA has no internal loopback): a vport's
+/// internal loopback on or off, in a code range upstream does not use.
+pub const RSNIC_SET_LOOPBACK: u32 = 0x2F001;
 
 /// The name of request `code` as upstream spells it (for logs), or `"UNKNOWN"`.
 pub fn request_name(code: u32) -> &'static str {
@@ -113,6 +116,7 @@ pub fn request_name(code: u32) -> &'static str {
         MANA_FENCE_RQ => "MANA_FENCE_RQ",
         MANA_CONFIG_VPORT_RX => "MANA_CONFIG_VPORT_RX",
         MANA_QUERY_VPORT_CONFIG => "MANA_QUERY_VPORT_CONFIG",
+        RSNIC_SET_LOOPBACK => "RSNIC_SET_LOOPBACK",
         _ => "UNKNOWN",
     }
 }
@@ -1187,6 +1191,22 @@ pub fn fence_rq(buf: &mut [u8], who: Caller, handle: u64) -> Result<usize, MsgEr
     let b = start(buf, FENCE_RQ_REQ_SIZE, MANA_FENCE_RQ, RESP_HDR_SIZE, who)?;
     put64(b, 40, handle);
     Ok(FENCE_RQ_REQ_SIZE)
+}
+
+/// [`RSNIC_SET_LOOPBACK`]'s request: vport 40, enable 48 (u32: 0 or 1), reserved to 56;
+/// the response is the header alone.
+pub fn set_loopback(buf: &mut [u8], who: Caller, vport: u64, on: bool) -> Result<usize, MsgError> {
+    const SET_LOOPBACK_REQ_SIZE: usize = 56;
+    let b = start(
+        buf,
+        SET_LOOPBACK_REQ_SIZE,
+        RSNIC_SET_LOOPBACK,
+        RESP_HDR_SIZE,
+        who,
+    )?;
+    put64(b, 40, vport);
+    put32(b, 48, u32::from(on));
+    Ok(SET_LOOPBACK_REQ_SIZE)
 }
 
 /// The RX steering of a vport (`mana_cfg_vport_steering`'s arguments and port state).

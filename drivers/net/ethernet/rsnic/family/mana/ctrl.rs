@@ -653,6 +653,21 @@ impl Func {
         })
     }
 
+    /// The vport's internal loopback on or off (RSNIC_SET_LOOPBACK: rsnic's request, the
+    /// model's feature; upstream MANA has none). Sleeps.
+    pub(crate) fn set_loopback(&self, on: bool) -> Result {
+        let vport = self.vport.vport;
+        self.with_ctl(|ctl, env, mana| {
+            let who = ctl.caller(mana);
+            ctl.request(
+                env,
+                req::RSNIC_SET_LOOPBACK,
+                |b| req::set_loopback(b, who, vport, on),
+                |r| req::parse_general(r, req::RSNIC_SET_LOOPBACK, Some(who)),
+            )
+        })
+    }
+
     /// The device's counters (MANA_QUERY_GF_STAT for every counter, as `mana_query_gf_stats`
     /// asks): the function's, so the sums over all its vports. Sleeps.
     pub(crate) fn query_gf_stat(&self) -> Result<req::GfStats> {

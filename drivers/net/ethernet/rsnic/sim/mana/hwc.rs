@@ -1014,6 +1014,18 @@ where
                 Ok(0)
             }
             0x20007 => self.config_vport_rx(m, b),
+            // RSNIC_SET_LOOPBACK (rsnic's, not MANA's): vport 40, enable 48 (0 or 1).
+            0x2F001 => {
+                expect_len(len, 56)?;
+                let p = self.vport(g64(h, 40))?;
+                let on = match g32(h, 48) {
+                    0 => false,
+                    1 => true,
+                    _ => return Err(STATUS_INVALID_PARAMETER),
+                };
+                self.set_loopback(p, on).map_err(st)?;
+                Ok(0)
+            }
             // MANA_QUERY_VPORT_CONFIG: vport_index 40.
             0x20008 => {
                 expect_len(len, 44)?;
@@ -1487,7 +1499,7 @@ fn check_pages<M: BusMemory>(
 }
 
 fn known(code: u32) -> bool {
-    matches!(code, 1..=5 | 10 | 12 | 13 | 25..=27 | 0x20001..=0x20008)
+    matches!(code, 1..=5 | 10 | 12 | 13 | 25..=27 | 0x20001..=0x20008 | 0x2F001)
 }
 
 /// Writes the response header (`struct gdma_resp_hdr`): the request's code, `hwc_msg_id`,

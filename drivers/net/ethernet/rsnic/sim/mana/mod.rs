@@ -89,7 +89,9 @@
 //! MANA_CONFIG_VPORT_RX (version 2: RX on/off, RSS on/off, default RQ, hash key — kept, the
 //! model hashes with its fixed key —, indirection table of at most [`MAX_RSS`] RQ objects),
 //! MANA_FENCE_RQ (an RX_OBJECT_FENCE CQE on the RQ's CQ) and MANA_QUERY_GF_STAT (the sums
-//! over all ports of the counters the model keeps; `reported_stats` says which).
+//! over all ports of the counters the model keeps; `reported_stats` says which), and
+//! rsnic's own RSNIC_SET_LOOPBACK (0x2F001: vport 40, enable 48 as 0 or 1; internal
+//! loopback, which MANA does not have).
 //!
 //! After REGISTER_DEVICE every queue's doorbells must use page [`MANA_DB_ID`] (before it,
 //! port p's queues use page p, as the Rust API's users do).
