@@ -156,9 +156,9 @@ teardown_pair() {
 # device model's own counters of IFACE's port (dev_*: doorbells, WQEs, modeled PCIe bytes,
 # drops), found by the port's bus-info (rsnic-sim<N>:port<P>).
 model_counters_file() {
-	local ns=() bus
+	local ns=() k v bus=
 	[ -n "${2:-}" ] && ns=(ip netns exec "$2")
-	bus=$("${ns[@]}" ethtool -i "$1" | awk '$1 == "bus-info:" { print $2 }')
+	while read -r k v; do [ "$k" = bus-info: ] && bus=$v; done < <("${ns[@]}" ethtool -i "$1")
 	echo "/sys/kernel/debug/rsnic/${bus%%:*}/${bus#*:}/counters"
 }
 
@@ -184,6 +184,12 @@ sum_of() {
 
 # stat IFACE NAME [NETNS]: one counter of counters().
 stat() {
-	counters "$1" "${3:-}" | awk -v k="$2:" '$1 == k { print $2 }'
+	local k v
+	while read -r k v; do
+		if [ "$k" = "$2:" ]; then
+			echo "$v"
+			return
+		fi
+	done < <(counters "$1" "${3:-}")
 }
 
