@@ -11,6 +11,7 @@
 #   make vmtest     boot the test kernel in QEMU and run the VM tests (TESTS=... to choose)
 #   make hostcheck  the layering rules (scripts/check-layers.sh), cargo fmt/clippy/test of the kernel-free code
 #   make test       everything: host checks, module, VM tests on the normal and debug kernels
+#   make test-debug every VM test on the debug kernel (the test command runs a subset there)
 #   make demo       the main job: boot the VM and show rsnic at work
 #   make bench      deterministic data-path figures (target/bench/datapath.csv)
 #   make fuzz       fuzz the data path against a hostile device (FUZZ_SECONDS per target)
@@ -22,7 +23,7 @@ export KERNEL_VARIANT ?= normal
 TESTS ?= $(sort $(wildcard tests/vm/[0-9]*.sh))
 
 .PHONY: all setup setup-base setup-test setup-bench kernel module xdp-tools vmtest hostcheck \
-	test demo bench fuzz miri fmt clean
+	test test-debug demo bench fuzz miri fmt clean
 
 all: module
 
@@ -65,6 +66,9 @@ hostcheck:
 
 test: setup-test
 	@scripts/test.sh
+
+test-debug: setup-test
+	@$(MAKE) -s KERNEL_VARIANT=debug kernel module vmtest
 
 demo: setup-base kernel module
 	@RSNIC_VM_QUIET_BOOT=1 scripts/vm-run.sh scripts/vm/demo.sh

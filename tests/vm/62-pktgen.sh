@@ -20,6 +20,9 @@ set -eu
 . "$(dirname "$0")/traffic.sh"
 
 COUNT=${PKTGEN_COUNT:-$([ "${KERNEL_VARIANT:-normal}" = debug ] && echo 5000 || echo 20000)}
+# The debug kernel is there for its sanitizers, not for the comparison: the default setting
+# only (each process costs seconds there; the normal kernel runs both).
+[ "${KERNEL_VARIANT:-normal}" = debug ] && PFLAG_MODES=$PFLAG_DEFAULT
 setup_pair
 quiet_pair
 sleep 0.5
@@ -71,7 +74,7 @@ for mode in $PFLAG_MODES; do
 		"${R[on.B.rx_cqes]}" "${R[on.B.rx_doorbells]}" ;;
 	esac
 done
-if [ "$RSNIC_FAMILY" = mana ]; then
+if [ "$RSNIC_FAMILY" = mana ] && [ "$PFLAG_MODES" != "$PFLAG_DEFAULT" ]; then
 	if [ "${R[off.B.rx_doorbells]}" -lt "${R[on.B.rx_doorbells]}" ]; then
 		echo "  ok: batched RQ doorbells ${R[off.B.rx_doorbells]} < per-packet ${R[on.B.rx_doorbells]}"
 	else
@@ -84,7 +87,8 @@ fi
 # follows a counted stop.
 stops=$(stat "$A" "$C_STOPS")
 wakes=$(stat "$A" "$C_WAKES")
-if [ "$stops" -gt 0 ] && [ "$wakes" -le "$stops" ]; then
+# (With one setting, nothing reopened: no stop is needed, but no wake may lack one.)
+if [ "$wakes" -le "$stops" ] && { [ "$stops" -gt 0 ] || [ "$PFLAG_MODES" = "$PFLAG_DEFAULT" ]; }; then
 	echo "  ok: A's TX queue woke $wakes times after $stops stops"
 else
 	echo "  FAIL: A's TX queue: $stops stops, $wakes wakes"

@@ -185,11 +185,12 @@ sum_of() {
 # stat IFACE NAME [NETNS]: one counter of counters().
 stat() {
 	local k v
+	counters "$1" "${3:-}" >/tmp/stat.raw
 	while read -r k v; do
 		if [ "$k" = "$2:" ]; then
 			echo "$v"
 			return
 		fi
-	done < <(counters "$1" "${3:-}")
+	done </tmp/stat.raw
 }
 

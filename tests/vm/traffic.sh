@@ -6,9 +6,11 @@
 # see counters in lib.sh) under NAME.
 snap() {
 	local k v
+	# Through a file: the shell reads a pipe a byte per system call, a file by blocks.
+	counters "$2" "${3:-}" >"/tmp/snap.$1.raw"
 	while read -r k v; do
 		case $k in *:) echo "${k%:} ${v%% *}" ;; esac
-	done < <(counters "$2" "${3:-}") >"/tmp/snap.$1"
+	done <"/tmp/snap.$1.raw" >"/tmp/snap.$1"
 }
 
 # snap_get NAME COUNTER: COUNTER in snapshot NAME (0 if absent). Read by the shell: a
@@ -59,8 +61,10 @@ settled() {
 	snap s1b "$B" peer
 	local -A da db
 	local k v tx dtx drx rx drop
-	while read -r k v; do da[$k]=$v; done < <(deltas s0a s1a)
-	while read -r k v; do db[$k]=$v; done < <(deltas s0b s1b)
+	deltas s0a s1a >/tmp/deltas.a
+	deltas s0b s1b >/tmp/deltas.b
+	while read -r k v; do da[$k]=$v; done </tmp/deltas.a
+	while read -r k v; do db[$k]=$v; done </tmp/deltas.b
 	tx=${da[tx_packets]:-0} dtx=${da[dev_tx_packets]:-0}
 	drx=${db[dev_rx_packets]:-0} rx=${db[rx_packets]:-0}
 	drop=$((${db[$C_NOWQE]:-0} + ${db[dev_rx_no_rq_drops]:-0} + ${db[$C_TOO_LONG]:-0} +
@@ -176,8 +180,10 @@ pktgen_modes() {
 		wait_for "counters of A and B to settle" settled
 		R[$mode.sent]=$PG_SENT
 		R[$mode.pps]=$PG_PPS
-		while read -r c d; do R[$mode.$c]=$d; done < <(deltas s0a s1a)
-		while read -r c d; do R[$mode.B.$c]=$d; done < <(deltas s0b s1b)
+		deltas s0a s1a >/tmp/deltas.a
+		deltas s0b s1b >/tmp/deltas.b
+		while read -r c d; do R[$mode.$c]=$d; done </tmp/deltas.a
+		while read -r c d; do R[$mode.B.$c]=$d; done </tmp/deltas.b
 	done
 	ethtool --set-priv-flags "$A" "$PFLAG" "$PFLAG_DEFAULT"
 	ip netns exec peer ethtool --set-priv-flags "$B" "$PFLAG" "$PFLAG_DEFAULT"
@@ -188,8 +194,9 @@ pktgen_table() {
 	local m1 m2
 	read -r m1 m2 <<<"$PFLAG_MODES"
 	_row() { printf '  %-50s %12s %12s\n' "$@"; }
-	_both() { _row "$1" "${R[$m1.$2]}" "${R[$m2.$2]}"; }
-	_per() { _row "$1" "$(ratio "${R[$m1.$2]}" "${R[$m1.$3]}" "$4")" "$(ratio "${R[$m2.$2]}" "${R[$m2.$3]}" "$4")"; }
+	# One mode only (the debug kernel): "-" in the second column.
+	_both() { _row "$1" "${R[$m1.$2]:--}" "${R[$m2.$2]:--}"; }
+	_per() { _row "$1" "$(ratio "${R[$m1.$2]:-0}" "${R[$m1.$3]:-0}" "$4")" "$(ratio "${R[$m2.$2]:-0}" "${R[$m2.$3]:-0}" "$4")"; }
 	if [ "$RSNIC_FAMILY" = mana ]; then
 		_row "pktgen, 64 B UDP, burst 32, queue 0 (MANA)" "RX db batched" "RX db per pkt"
 	else
