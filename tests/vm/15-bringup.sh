@@ -82,6 +82,21 @@ failed_bringup() {
 	unload_rsnic
 }
 
+# failed_open IFACE NAME GREP: `ip link set IFACE up` with the device failing NAME fails,
+# logs a line matching GREP, and leaves IFACE down.
+failed_open() {
+	local ifc=$1 name=$2 pat=$3 msg
+	mark_dmesg
+	if ip link set "$ifc" up 2>/tmp/ip.err; then
+		fail "ip link set up succeeded although $name fails"
+	fi
+	echo "  ip link set $ifc up with $name failing: $(cat /tmp/ip.err)"
+	msg=$(dmesg_since_mark | grep "$pat" || true)
+	[ -n "$msg" ] || fail "no $name failure in the log"
+	echo "  log: ${msg#*] }"
+	ip link show "$ifc" | grep -q "state DOWN" || fail "$ifc is not down after the failed open"
+}
+
 if [ "$RSNIC_FAMILY" = mana ]; then
 	# The MACs the device reported.
 	[ -z "$full" ] || factory_macs 02:4d:41:00
@@ -108,15 +123,7 @@ if [ "$RSNIC_FAMILY" = mana ]; then
 		load_rsnic sim_fail_req="$code"
 		mapfile -t ifs < <(rsnic_ifaces)
 		[ "${#ifs[@]}" = 2 ] || fail "$name failing: ${#ifs[@]} interfaces after load"
-		mark_dmesg
-		if ip link set "${ifs[0]}" up 2>/tmp/ip.err; then
-			fail "ip link set up succeeded although $name fails"
-		fi
-		echo "  ip link set ${ifs[0]} up with $name failing: $(cat /tmp/ip.err)"
-		msg=$(dmesg_since_mark | grep "$name($code) failed: status 0xc000000d" || true)
-		[ -n "$msg" ] || fail "no $name($code) failure in the log"
-		echo "  log: ${msg#*] }"
-		ip link show "${ifs[0]}" | grep -q "state DOWN" || fail "${ifs[0]} is not down after the failed open"
+		failed_open "${ifs[0]}" "$name" "$name($code) failed: status 0xc000000d"
 		unload_rsnic
 		dmesg_since_mark | grep "teardown:" && fail "the removal after a failed open reported a teardown failure"
 	done
@@ -169,15 +176,7 @@ fi
 # A failed admin-state command at ndo_open.
 load_rsnic sim_fail_cmd=0x805
 mapfile -t ifs < <(rsnic_ifaces)
-mark_dmesg
-if ip link set "${ifs[0]}" up 2>/tmp/ip.err; then
-	fail "ip link set up succeeded although ACCESS_REG fails"
-fi
-echo "  ip link set ${ifs[0]} up: $(cat /tmp/ip.err)"
-msg=$(dmesg_since_mark | grep "ACCESS_REG(0x805)" || true)
-[ -n "$msg" ] || fail "no ACCESS_REG(0x805) failure in the log"
-echo "  log: ${msg#*] }"
-ip link show "${ifs[0]}" | grep -q "state DOWN" || fail "${ifs[0]} is not down after the failed open"
+failed_open "${ifs[0]}" ACCESS_REG "ACCESS_REG(0x805)"
 # Loopback is the PPLR register, an ACCESS_REG too: refused, and the feature stays off.
 if ethtool -K "${ifs[0]}" loopback on 2>/tmp/ethtool.err; then
 	fail "loopback on succeeded although ACCESS_REG fails"
