@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 
-//! Read-only debugfs files whose contents Rust code writes (`debugfs_create_dir()`,
-//! `debugfs_create_file()` with a `seq_file` show operation).
+//! debugfs files of Rust code (`debugfs_create_dir()`, `debugfs_create_file()`): read-only
+//! ones whose contents a `seq_file` show operation writes, and write-only ones whose writes
+//! a store operation parses (knobs, netdevsim-style).
 //!
 //! The 6.12 `kernel` crate has no debugfs. A [`Dir`] is removed when the last reference to it
 //! goes (what is created in it holds one); a [`ShowFile`] owns the object its show operation
@@ -21,6 +22,13 @@ use kernel::{prelude::*, str::CStr, sync::Arc};
 pub trait Show: Send + Sync + 'static {
     /// Writes the file's contents.
     fn show(&self, out: &mut SeqFile<'_>);
+}
+
+/// What a write-only debugfs file does with a write: called once per `write()` with its
+/// bytes (at most 127; process context; may sleep). An error is the write's result.
+pub trait Store: Send + Sync + 'static {
+    /// Handles one write.
+    fn store(&self, input: &[u8]) -> Result;
 }
 
 /// The `seq_file` a [`Show::show`] writes into (`seq_write()`; output beyond the buffer is
@@ -103,6 +111,102 @@ impl Dir {
             _entry: entry,
             _dir: self.clone(),
         })
+    }
+}
+
+impl Dir {
+    /// Creates the write-only file `name` in this directory, whose writes go to `data`.
+    pub fn store_file<T: Store>(self: &Arc<Self>, name: &CStr, data: T) -> Result<StoreFile<T>> {
+        let entry = KBox::new(
+            StoreEntry {
+                store: store_entry::<T>,
+                data,
+            },
+            GFP_KERNEL,
+        )?;
+        let private = (&*entry as *const StoreEntry<T>)
+            .cast_mut()
+            .cast::<c_void>();
+        // SAFETY: as in `show_file`: `name` is a valid C string, `self.dentry` this live
+        // directory's dentry (or an error pointer); `private` points to a `StoreEntry` (with
+        // `store` first, as `rsnic_rust_debugfs_store` reads it) that stays valid until the
+        // entry is removed (`StoreFile::drop` removes it before freeing `entry`).
+        let dentry = unsafe {
+            bindings::rsnic_helper_debugfs_store_file(name.as_char_ptr(), self.dentry, private)
+        };
+        Ok(StoreFile {
+            dentry,
+            _entry: entry,
+            _dir: self.clone(),
+        })
+    }
+}
+
+/// A store file's private data: its store operation first, then the object it feeds.
+#[repr(C)]
+struct StoreEntry<T> {
+    store: unsafe fn(*const c_void, &[u8]) -> Result,
+    data: T,
+}
+
+/// The store operation of a `StoreEntry<T>`.
+///
+/// # Safety
+///
+/// `entry` points to a live `StoreEntry<T>`.
+unsafe fn store_entry<T: Store>(entry: *const c_void, input: &[u8]) -> Result {
+    // SAFETY: per the function's contract.
+    let entry = unsafe { &*entry.cast::<StoreEntry<T>>() };
+    entry.data.store(input)
+}
+
+/// A write-only debugfs file and the object its writes go to.
+///
+/// # Invariants
+///
+/// `dentry` was returned by `rsnic_helper_debugfs_store_file()` in `_dir` with `_entry` as
+/// its private data.
+pub struct StoreFile<T: Store> {
+    dentry: *mut bindings::dentry,
+    _entry: KBox<StoreEntry<T>>,
+    _dir: Arc<Dir>,
+}
+
+// SAFETY: as for `Dir`; the object is `Send + Sync` (`Store`'s bounds).
+unsafe impl<T: Store> Send for StoreFile<T> {}
+// SAFETY: as for `Send`.
+unsafe impl<T: Store> Sync for StoreFile<T> {}
+
+impl<T: Store> Drop for StoreFile<T> {
+    fn drop(&mut self) {
+        // SAFETY: as for `ShowFile`: `debugfs_remove()` waits for the writers inside the
+        // file's operations, so none touches `_entry` afterwards.
+        unsafe { bindings::debugfs_remove(self.dentry) };
+    }
+}
+
+/// The write operation of every [`StoreFile`] (called by the C side's glue with the bytes it
+/// copied from user space). Returns 0 or a negative errno.
+///
+/// # Safety
+///
+/// `private` is the private pointer a [`Dir::store_file`] passed, whose entry has not been
+/// removed; `buf` points to `len` readable bytes.
+#[no_mangle]
+pub unsafe extern "C" fn rsnic_rust_debugfs_store(
+    private: *mut c_void,
+    buf: *const core::ffi::c_char,
+    len: usize,
+) -> core::ffi::c_int {
+    // SAFETY: per the function's contract, `private` points to the live `StoreEntry` of a
+    // `StoreFile`, whose first field is its store operation (`repr(C)`).
+    let store = unsafe { *private.cast::<unsafe fn(*const c_void, &[u8]) -> Result>() };
+    // SAFETY: `buf` is valid for `len` bytes for the duration of the call (contract).
+    let input = unsafe { core::slice::from_raw_parts(buf.cast::<u8>(), len) };
+    // SAFETY: `store` is `store_entry::<T>` for the `StoreEntry<T>` `private` points to.
+    match unsafe { store(private, input) } {
+        Ok(()) => 0,
+        Err(e) => e.to_errno(),
     }
 }
 

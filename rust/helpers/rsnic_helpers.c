@@ -27,6 +27,7 @@
 #include <linux/bpf_trace.h>
 #include <net/xdp_sock_drv.h>
 #include <linux/debugfs.h>
+#include <linux/uaccess.h>
 #include <linux/seq_file.h>
 #include "rsnic_helpers.h"
 
@@ -693,6 +694,11 @@ unsigned int rsnic_helper_smp_processor_id(void)
 	return raw_smp_processor_id();
 }
 
+void rsnic_helper_set_watchdog_timeo(struct net_device *dev, u32 ms)
+{
+	dev->watchdog_timeo = msecs_to_jiffies(ms);
+}
+
 void rsnic_helper_set_xdp_features(struct net_device *dev, u32 features)
 {
 	xdp_set_features_flag(dev, features);
@@ -861,4 +867,39 @@ DEFINE_SHOW_ATTRIBUTE(rsnic_debugfs);
 struct dentry *rsnic_helper_debugfs_show_file(const char *name, struct dentry *parent, void *data)
 {
 	return debugfs_create_file(name, 0444, parent, data, &rsnic_debugfs_fops);
+}
+
+/* Write-only debugfs files whose writes Rust parses (rust/debugfs.rs): at most
+ * RSNIC_DEBUGFS_STORE_MAX - 1 bytes in one write, copied and NUL-terminated here. */
+int rsnic_rust_debugfs_store(void *data, const char *buf, size_t len);
+
+#define RSNIC_DEBUGFS_STORE_MAX 128
+
+static ssize_t rsnic_debugfs_store_write(struct file *file, const char __user *ubuf,
+					 size_t len, loff_t *ppos)
+{
+	char buf[RSNIC_DEBUGFS_STORE_MAX];
+	int ret;
+
+	if (*ppos != 0 || len >= sizeof(buf))
+		return -EINVAL;
+	if (copy_from_user(buf, ubuf, len))
+		return -EFAULT;
+	buf[len] = 0;
+	ret = rsnic_rust_debugfs_store(file->private_data, buf, len);
+	if (ret < 0)
+		return ret;
+	*ppos += len;
+	return len;
+}
+
+static const struct file_operations rsnic_debugfs_store_fops = {
+	.owner = THIS_MODULE,
+	.open = simple_open,
+	.write = rsnic_debugfs_store_write,
+};
+
+struct dentry *rsnic_helper_debugfs_store_file(const char *name, struct dentry *parent, void *data)
+{
+	return debugfs_create_file(name, 0200, parent, data, &rsnic_debugfs_store_fops);
 }

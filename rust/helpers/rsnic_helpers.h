@@ -132,6 +132,8 @@ void rsnic_helper_skb_set_queue_mapping(struct sk_buff *skb, u16 queue);
 void rsnic_helper_netif_tx_lock(struct netdev_queue *txq);
 void rsnic_helper_netif_tx_unlock(struct netdev_queue *txq);
 unsigned int rsnic_helper_smp_processor_id(void);
+/* dev->watchdog_timeo = msecs_to_jiffies(ms). */
+void rsnic_helper_set_watchdog_timeo(struct net_device *dev, u32 ms);
 void rsnic_helper_set_xdp_features(struct net_device *dev, u32 features);
 struct xsk_buff_pool;
 struct xdp_buff;
@@ -168,5 +170,7 @@ unsigned int rsnic_helper_param_sim_min_inline(void);
 
 /* A read-only debugfs file whose show operation is rsnic_rust_debugfs_show(m, data). */
 struct dentry *rsnic_helper_debugfs_show_file(const char *name, struct dentry *parent, void *data);
+/* A write-only debugfs file whose writes go to rsnic_rust_debugfs_store(data, buf, len). */
+struct dentry *rsnic_helper_debugfs_store_file(const char *name, struct dentry *parent, void *data);
 
 #endif

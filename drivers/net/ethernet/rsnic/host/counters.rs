@@ -58,6 +58,8 @@ const MLX5: &[Counter<sim::mlx5::PortCounters>] = &[
     ("dev_mpwqe_wqes", |c| c.mpwqe_wqes),
     ("dev_mpwqe_pkts", |c| c.mpwqe_pkts),
     ("dev_wqe_errors", |c| c.wqe_errors),
+    ("dev_faults_injected", |c| c.faults_injected),
+    ("dev_irqs_lost", |c| c.irqs_lost),
     ("dev_tx_packets", |c| c.tx_packets),
     ("dev_tx_bytes", |c| c.tx_bytes),
     ("dev_tx_link_down_drops", |c| c.tx_link_down_drops),

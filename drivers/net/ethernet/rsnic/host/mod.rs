@@ -19,10 +19,11 @@
 //! short.
 
 mod counters;
+mod inject;
 
 use crate::bus::{Function, IrqHandler, Kind};
 use crate::dp::hw::{BusMemory, DmaAddr, DmaFault, InterruptSink};
-use crate::kernel_ext::debugfs::{Dir, ShowFile};
+use crate::kernel_ext::debugfs::{Dir, ShowFile, StoreFile};
 use crate::kernel_ext::dma::{DmaDevice, PhysBus};
 use crate::kernel_ext::{params, sync::with_bh, wq::OwnedQueue};
 use crate::sim;
@@ -356,6 +357,7 @@ pub(crate) struct SimDevice {
     engine: Arc<Engine>,
     funcs: KVec<Arc<Function>>,
     _debugfs: KVec<ShowFile<counters::PortCounters>>,
+    _inject: KVec<StoreFile<inject::PortInject>>,
 }
 
 impl SimDevice {
@@ -365,6 +367,7 @@ impl SimDevice {
         let dir = debugfs.subdir(&CString::try_from_fmt(fmt!("rsnic-sim{}", index))?)?;
         let mut funcs = KVec::with_capacity(ports, GFP_KERNEL)?;
         let mut files = KVec::with_capacity(ports, GFP_KERNEL)?;
+        let mut knobs = KVec::with_capacity(ports, GFP_KERNEL)?;
         for p in 0..ports {
             // ConnectX: each port is a function with its own register window, laid out
             // back to back; MANA: one function's registers, its vports are the ports.
@@ -376,21 +379,29 @@ impl SimDevice {
                 Function::new(engine.clone(), dma.clone(), index, p, base)?,
                 GFP_KERNEL,
             )?;
-            let file = dir
-                .subdir(&CString::try_from_fmt(fmt!("port{}", p))?)?
-                .show_file(
-                    c_str!("counters"),
-                    counters::PortCounters {
-                        engine: engine.clone(),
-                        port: p,
-                    },
-                )?;
+            let pdir = dir.subdir(&CString::try_from_fmt(fmt!("port{}", p))?)?;
+            let file = pdir.show_file(
+                c_str!("counters"),
+                counters::PortCounters {
+                    engine: engine.clone(),
+                    port: p,
+                },
+            )?;
             files.push(file, GFP_KERNEL)?;
+            let knob = pdir.store_file(
+                c_str!("inject"),
+                inject::PortInject {
+                    engine: engine.clone(),
+                    port: p,
+                },
+            )?;
+            knobs.push(knob, GFP_KERNEL)?;
         }
         Ok(Self {
             engine,
             funcs,
             _debugfs: files,
+            _inject: knobs,
         })
     }
 

@@ -86,6 +86,8 @@ pub(super) fn run<M: BusMemory, I: InterruptSink>(
         let mut progress = false;
         for p in 0..ports.len() {
             let mut sched = match ports.get(p) {
+                // A stalled transmit engine (injected fault) leaves its doorbells latched.
+                Some(pt) if pt.faults.tx_stall => 0,
                 Some(pt) => pt.sq_doorbell | (pt.sq_active & !pt.sq_paused),
                 None => 0,
             };
@@ -117,7 +119,7 @@ pub(super) fn run<M: BusMemory, I: InterruptSink>(
     // Paused SQs wait for the next run (a register write), not for a busy loop.
     let more = ports
         .iter()
-        .any(|p| p.sq_doorbell | (p.sq_active & !p.sq_paused) != 0);
+        .any(|p| !p.faults.tx_stall && p.sq_doorbell | (p.sq_active & !p.sq_paused) != 0);
     (done, more)
 }
 
@@ -198,7 +200,17 @@ fn run_sq<M: BusMemory, I: InterruptSink>(
         n += 1;
         moved = true;
         let wc = sq.cc;
-        let res = exec_wqe(ports, queues, p, &sq, sqn, bufs, io);
+        let injected = ports.get_mut(p).and_then(|pt| pt.faults.tx_err.take());
+        let res = match injected {
+            None => exec_wqe(ports, queues, p, &sq, sqn, bufs, io)
+                .map_err(|(e, opcode)| (e.syndrome(), e.vendor_code(), opcode)),
+            Some(synd) => {
+                if let Some(pt) = ports.get_mut(p) {
+                    pt.counters.faults_injected += 1;
+                }
+                Err((synd, 0, 0))
+            }
+        };
         // The WQE is consumed (or the SQ stopped) whatever happens to its CQE.
         let cqe = match res {
             Ok((nwqebbs, want_cqe)) => {
@@ -218,20 +230,13 @@ fn run_sq<M: BusMemory, I: InterruptSink>(
                     c
                 })
             }
-            Err((e, opcode)) => {
+            Err((synd, vendor, opcode)) => {
                 sq.state = QueueState::Error;
                 if let Some(port) = ports.get_mut(p) {
                     port.counters.wqe_errors += 1;
                     port.counters.tx_err_cqes += 1;
                 }
-                Some(err_cqe(
-                    CQE_REQ_ERR,
-                    e.syndrome(),
-                    e.vendor_code(),
-                    opcode,
-                    sqn,
-                    wc,
-                ))
+                Some(err_cqe(CQE_REQ_ERR, synd, vendor, opcode, sqn, wc))
             }
         };
         let cq_row = p * MAX_QUEUES + usize::from(sq.cq);
@@ -822,16 +827,28 @@ fn receive<M: BusMemory, I: InterruptSink>(
     } else {
         let wc = rq.cc;
         rq.cc = rq.cc.wrapping_add(1);
-        match scatter(&rq, wc, frame, counters, io.mem) {
+        let injected = port.faults.rx_err.take();
+        let bad_wc = injected.is_none() && core::mem::take(&mut port.faults.rx_bad_wc);
+        if injected.is_some() || bad_wc {
+            counters.faults_injected += 1;
+        }
+        match injected.map_or_else(|| scatter(&rq, wc, frame, counters, io.mem), Err) {
             Ok(()) => {
                 vport.rx(frame);
                 counters.rx_packets += 1;
                 counters.rx_bytes += frame.len() as u64;
                 counters.rx_cqes += 1;
-                Some((rx_cqe(frame, &h, hash, hash_type, wc), true))
+                // A corrupt CQE (injected): it names a WQE the driver does not expect.
+                let named = if bad_wc { wc.wrapping_add(7) } else { wc };
+                Some((rx_cqe(frame, &h, hash, hash_type, named), !bad_wc))
             }
             Err(synd) => {
-                if synd == SYND_LOCAL_PROT {
+                if injected.is_some() {
+                    // A completion error stops the RQ, but for LOCAL_LENGTH.
+                    if synd != SYND_LOCAL_LENGTH {
+                        rq.state = QueueState::Error;
+                    }
+                } else if synd == SYND_LOCAL_PROT {
                     rq.state = QueueState::Error;
                     counters.rx_dma_faults += 1;
                 } else {

@@ -24,6 +24,7 @@ fn post<M: BusMemory, I: InterruptSink>(
         return;
     };
     let c: &mut PortCounters = &mut pt.counters;
+    let lose = &mut pt.faults.drop_irqs;
     let eq = &mut row.eq;
     if !eq.used {
         return;
@@ -54,13 +55,27 @@ fn post<M: BusMemory, I: InterruptSink>(
     }
     eq.pi = eq.pi.wrapping_add(1) & 0xff_ffff;
     c.eqes += 1;
-    check_arm(eq, p, c, irq);
+    check_arm(eq, p, c, lose, irq);
 }
 
 /// Raises an armed EQ's vector if EQEs lie beyond its consumer index, then disarms it.
-fn check_arm<I: InterruptSink>(eq: &mut super::EqCtx, p: usize, c: &mut PortCounters, irq: &mut I) {
+/// While `lose` is not 0 (an injected fault), the interrupt is lost instead: the EQ
+/// disarms as if it had fired, and nothing reaches the host.
+fn check_arm<I: InterruptSink>(
+    eq: &mut super::EqCtx,
+    p: usize,
+    c: &mut PortCounters,
+    lose: &mut u32,
+    irq: &mut I,
+) {
     if eq.used && eq.armed && eq.pi & 0xff_ffff != eq.ci & 0xff_ffff {
         eq.armed = false;
+        if *lose > 0 {
+            *lose -= 1;
+            c.faults_injected += 1;
+            c.irqs_lost += 1;
+            return;
+        }
         c.interrupts += 1;
         c.pcie.msix();
         irq.raise((p as u32 * MAX_VECTORS + u32::from(eq.intr)) as u16);
@@ -103,7 +118,13 @@ pub(super) fn completions<M: BusMemory, I: InterruptSink>(
             let slot = pending.trailing_zeros() as usize;
             pending &= pending - 1;
             if let Some(r) = t.queues.get_mut(p * MAX_QUEUES + slot) {
-                check_arm(&mut r.eq, p, &mut pt.counters, irq);
+                check_arm(
+                    &mut r.eq,
+                    p,
+                    &mut pt.counters,
+                    &mut pt.faults.drop_irqs,
+                    irq,
+                );
             }
         }
     }

@@ -555,6 +555,10 @@ pub struct PortCounters {
     pub cq_overruns: u64,
     /// CQEs not written because their CQ is in error.
     pub cqes_lost: u64,
+    /// Faults the device host injected that took effect ([`Device::inject`]).
+    pub faults_injected: u64,
+    /// Interrupts lost to an injected fault ([`Fault::DropIrqs`]).
+    pub irqs_lost: u64,
     /// Interrupts raised.
     pub interrupts: u64,
     /// Packets received into an RQ.
@@ -640,6 +644,8 @@ impl PortCounters {
         compressed_cqes: 0,
         cq_overruns: 0,
         cqes_lost: 0,
+        faults_injected: 0,
+        irqs_lost: 0,
         interrupts: 0,
         rx_packets: 0,
         rx_bytes: 0,
@@ -696,6 +702,8 @@ impl PortCounters {
             compressed_cqes,
             cq_overruns,
             cqes_lost,
+            faults_injected,
+            irqs_lost,
             interrupts,
             rx_packets,
             rx_bytes,
@@ -1030,6 +1038,40 @@ pub struct Port {
     eq_cqs: u16,
     counters: PortCounters,
     func: cmd::Func,
+    /// Faults waiting for the event they apply to ([`Device::inject`]).
+    faults: Faults,
+}
+
+/// A fault the device host injects into a port ([`Device::inject`]), for tests of the
+/// driver's recovery: each applies once, to the next event of its kind on the port.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Fault {
+    /// The next WQE any SQ of the port executes fails: an error CQE (REQ_ERR) with this
+    /// syndrome, and the SQ enters the error state.
+    TxErrCqe(u8),
+    /// The next frame the port receives completes with an error CQE (RESP_ERR) with this
+    /// syndrome; the RQ enters the error state (but for LOCAL_LENGTH, as for a frame too
+    /// long).
+    RxErrCqe(u8),
+    /// The next RX CQE of the port carries a wrong `wqe_counter` (a corrupt CQE: the RQ
+    /// goes on as if nothing happened).
+    RxBadWqeCounter,
+    /// The next N interrupts of the port's EQs are lost: each EQ disarms as if it had
+    /// fired, and its vector is not raised (the EQEs wait until the driver polls the EQ).
+    DropIrqs(u32),
+    /// The port's SQs execute nothing (their doorbells are latched) until one of them goes
+    /// through RST, as a hung transmit engine.
+    TxStall,
+}
+
+/// The faults waiting on a port.
+#[derive(Clone, Copy, Debug, Default)]
+struct Faults {
+    tx_err: Option<u8>,
+    rx_err: Option<u8>,
+    rx_bad_wc: bool,
+    drop_irqs: u32,
+    tx_stall: bool,
 }
 
 impl Default for Port {
@@ -1058,6 +1100,13 @@ impl Port {
             eq_cqs: 0,
             counters: PortCounters::ZERO,
             func: cmd::Func::NEW,
+            faults: Faults {
+                tx_err: None,
+                rx_err: None,
+                rx_bad_wc: false,
+                drop_irqs: 0,
+                tx_stall: false,
+            },
         }
     }
 }
@@ -1401,6 +1450,10 @@ impl Tables<'_> {
             let port = self.port_mut(p)?;
             port.sq_doorbell &= !(1u64 << slot);
             port.sq_active &= !(1u64 << slot);
+            // A reset restarts a stalled transmit engine (injected fault).
+            if state == QueueState::Reset {
+                port.faults.tx_stall = false;
+            }
         }
         Ok(())
     }
@@ -1733,6 +1786,22 @@ where
         }
         self.tables().port_mut(port)?.func.set_permanent_mac(mac);
         Ok(())
+    }
+
+    /// Arms `fault` on port `port` (it replaces one of the same kind still waiting).
+    /// Returns `false` if there is no such port.
+    pub fn inject(&mut self, port: usize, fault: Fault) -> bool {
+        let Some(p) = self.ports.get_mut(port) else {
+            return false;
+        };
+        match fault {
+            Fault::TxErrCqe(s) => p.faults.tx_err = Some(s),
+            Fault::RxErrCqe(s) => p.faults.rx_err = Some(s),
+            Fault::RxBadWqeCounter => p.faults.rx_bad_wc = true,
+            Fault::DropIrqs(n) => p.faults.drop_irqs = n,
+            Fault::TxStall => p.faults.tx_stall = true,
+        }
+        true
     }
 
     /// Counters of one port.

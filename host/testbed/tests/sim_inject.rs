@@ -1,0 +1,93 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! Fault injection into the simulated ConnectX (`Device::inject`, debugfs `inject` in the
+//! kernel): each fault applies once, to the next event of its kind, and the driver's queues
+//! see it as they would see the hardware's fault.
+
+use rsnic_core::dp::mlx5::cqe::{SYND_LOCAL_PROT, SYND_LOCAL_QP_OP};
+use rsnic_core::dp::mlx5::rq::RqError;
+use rsnic_core::dp::mlx5::sq::SqError;
+use rsnic_core::sim::mlx5::Fault;
+use rsnic_testbed::pair::{Pair, PairConfig, TxFrame, RX_PORT, TX_PORT};
+
+fn frame(seq: u8) -> TxFrame {
+    let mut f = vec![0u8; 60];
+    f[..6].copy_from_slice(&[0x02, 0, 0, 0, 0, 2]);
+    f[6..12].copy_from_slice(&[0x02, 0, 0, 0, 0, 1]);
+    f[12..14].copy_from_slice(&[0x88, 0xb5]);
+    f[14] = seq;
+    TxFrame::linear(f)
+}
+
+#[test]
+fn tx_err_fails_the_next_wqe_once() {
+    let mut p = Pair::new(PairConfig::default());
+    assert!(p
+        .tb
+        .device()
+        .inject(TX_PORT, Fault::TxErrCqe(SYND_LOCAL_QP_OP)));
+    p.send_one(&frame(0), false).unwrap();
+    p.run_device();
+    let r = p.poll_tx();
+    assert_eq!(
+        r.error,
+        Some(SqError::ReqErr {
+            syndrome: SYND_LOCAL_QP_OP,
+            vendor: 0,
+            wqe_counter: 0
+        })
+    );
+    let c = p.dev_tx();
+    assert_eq!((c.faults_injected, c.tx_err_cqes, c.tx_packets), (1, 1, 0));
+    assert!(p.poll_rx(64).is_empty(), "the failed WQE sent nothing");
+}
+
+#[test]
+fn rx_faults_stop_the_rq_once() {
+    let mut p = Pair::new(PairConfig::default());
+    // An error CQE that stops the RQ.
+    assert!(p
+        .tb
+        .device()
+        .inject(RX_PORT, Fault::RxErrCqe(SYND_LOCAL_PROT)));
+    p.send_one(&frame(0), false).unwrap();
+    p.run_device();
+    assert!(p.poll_rx(64).is_empty());
+    assert_eq!(
+        p.rq.error(),
+        Some(RqError::ErrCqe {
+            syndrome: SYND_LOCAL_PROT,
+            wqe_counter: 0
+        })
+    );
+    let c = p.dev_rx();
+    assert_eq!((c.faults_injected, c.rx_err_cqes), (1, 1));
+    // The device's RQ is in error now: the next frame is dropped there.
+    p.send_one(&frame(1), false).unwrap();
+    p.run_device();
+    assert_eq!(p.dev_rx().rx_no_rq_drops, 1);
+}
+
+#[test]
+fn rx_bad_wqe_counter_is_a_corrupt_cqe() {
+    let mut p = Pair::new(PairConfig::default());
+    p.send_one(&frame(0), false).unwrap();
+    p.run_device();
+    assert_eq!(p.poll_rx(64).len(), 1);
+    assert!(p.tb.device().inject(RX_PORT, Fault::RxBadWqeCounter));
+    p.send_one(&frame(1), false).unwrap();
+    p.run_device();
+    assert!(p.poll_rx(64).is_empty());
+    assert_eq!(
+        p.rq.error(),
+        Some(RqError::BadWqeCounter {
+            got: 8,
+            expected: 1
+        })
+    );
+    assert_eq!(p.dev_rx().faults_injected, 1);
+    assert!(
+        !p.tb.device().inject(9, Fault::RxBadWqeCounter),
+        "no port 9"
+    );
+}
