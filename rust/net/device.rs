@@ -258,6 +258,12 @@ pub trait Operations: Sized + 'static {
         Ok(())
     }
 
+    /// `ndo_tx_timeout`: TX queue `queue` has been stopped for longer than the device's
+    /// watchdog timeout ([`Config::watchdog_timeo_ms`]). Called from the netdev watchdog's
+    /// timer (softirq) with every TX queue's xmit lock held: it must not sleep nor take
+    /// a queue's xmit lock; recovery that sleeps goes to a work item.
+    fn tx_timeout(_dev: &Device, _data: Borrowed<'_, Self>, _queue: u32) {}
+
     /// `ndo_xdp_xmit` (bottom halves disabled, any CPU): transmit frames redirected from
     /// another device, taken in order from `frames`; ring the doorbell when `flush` is set.
     fn xdp_xmit(
@@ -284,6 +290,9 @@ pub struct Config {
     pub offloads: Offloads,
     /// XDP features (`xdp_features`, bits of [`super::xdp::features`]).
     pub xdp_features: u32,
+    /// How long a TX queue may stay stopped before the watchdog calls
+    /// [`Operations::tx_timeout`] (`watchdog_timeo`, in ms; 0: the core's default, 5 s).
+    pub watchdog_timeo_ms: u32,
     /// The permanent MAC address the device reported, or `None` for a random one
     /// (`eth_hw_addr_random`). A multicast address is refused (`EINVAL`).
     pub mac: Option<[u8; 6]>,
@@ -398,6 +407,11 @@ impl<T: Operations + ethtool::Operations> Adapter<T> {
         };
         ops.ndo_xdp_xmit = if T::HAS_XDP_XMIT {
             Some(Self::ndo_xdp_xmit)
+        } else {
+            None
+        };
+        ops.ndo_tx_timeout = if T::HAS_TX_TIMEOUT {
+            Some(Self::ndo_tx_timeout)
         } else {
             None
         };
@@ -536,6 +550,16 @@ impl<T: Operations + ethtool::Operations> Adapter<T> {
         out.tx_errors = s.tx_errors;
         out.rx_dropped = s.rx_dropped;
         out.tx_dropped = s.tx_dropped;
+    }
+
+    /// # Safety
+    ///
+    /// Called by the kernel's netdev watchdog for a device registered for `T` (see
+    /// [`split`]).
+    unsafe extern "C" fn ndo_tx_timeout(dev: *mut bindings::net_device, queue: core::ffi::c_uint) {
+        // SAFETY: called by the kernel for a device registered for `T`.
+        let (dev, data) = unsafe { Self::split(dev) };
+        T::tx_timeout(dev, data, queue);
     }
 
     /// # Safety
@@ -728,6 +752,9 @@ impl<T: Operations + ethtool::Operations> Registration<T> {
             }
             (*ptr).min_mtu = config.min_mtu;
             (*ptr).max_mtu = config.max_mtu;
+            if config.watchdog_timeo_ms != 0 {
+                bindings::rsnic_helper_set_watchdog_timeo(ptr, config.watchdog_timeo_ms);
+            }
             // No carrier until the driver says so (before registration this only sets the
             // state bit).
             bindings::netif_carrier_off(ptr);

@@ -347,6 +347,7 @@ impl crate::Harness for Harness {
         let ctr = self.sq.cq().cc();
         let mut c = Cqe64::default();
         c.set_wqe_counter(last);
+        c.set_sop_drop_qpn(SQN);
         c.set_op_own(CQE_REQ, 0, self.sq.cq().parity(ctr));
         self.hw_cq().write(ctr, &c);
         let next = ctr.wrapping_add(1);

@@ -8,7 +8,7 @@ use dp_common::*;
 use rsnic_core::dp::hw::Coherent;
 use rsnic_core::dp::mlx5::cqe::{
     Cqe64, MiniCqe8, CQE_FORMAT_COMPRESSED, CQE_L3_OK, CQE_L4_OK, CQE_RESP_ERR, CQE_RESP_SEND,
-    SYND_LOCAL_LENGTH,
+    SYND_LOCAL_LENGTH, SYND_LOCAL_PROT,
 };
 use rsnic_core::dp::mlx5::rq::{RqError, RxCompletion};
 use rsnic_testbed::mem::HostMemory;
@@ -380,4 +380,78 @@ fn garbage_rx_cqs_never_deliver_twice() {
         assert_eq!(len as u32, env.rx_allocs);
         assert!(n <= 16);
     }
+}
+
+/// An RQ stopped on a fault must not leave CQEs in its CQ: a CQ armed with CQEs beyond its
+/// consumer index fires at once, and NAPI and the interrupt would chase each other forever.
+/// The poll of a stopped RQ consumes what the device wrote (without touching a buffer), so
+/// the arm that follows is past it.
+#[test]
+fn stopped_rq_consumes_its_cqes_so_the_arm_does_not_fire_again() {
+    let mem = HostMemory::new();
+    let mut env = Env::new(&mem);
+    let mut rq = make_rq(&env, 4, 256, 1);
+    rq.post(&mut env);
+    // A corrupt CQE (wrong wqe_counter), then three more the device goes on writing.
+    put(&rq, 0, rx_cqe(5, 64));
+    for i in 1..4 {
+        put(&rq, i, rx_cqe(i as u16, 64));
+    }
+    let (got, work) = napi(&mut rq, &mut env, 64);
+    assert!(got.is_empty() && work == 1);
+    assert!(matches!(
+        rq.error(),
+        Some(RqError::BadWqeCounter { got: 5, .. })
+    ));
+    // The next poll (NAPI runs again, or the interrupt fired) consumes the rest.
+    let (got, work) = napi(&mut rq, &mut env, 64);
+    assert!(got.is_empty() && work == 0);
+    assert_eq!(rq.cq().cc(), 4, "every CQE the device wrote is consumed");
+    assert_eq!(rq.stats.cqe_discarded, 3);
+    assert!(
+        env.rx_recycled.is_empty(),
+        "no buffer is touched before the drain"
+    );
+    // Nothing left: another poll consumes nothing.
+    napi(&mut rq, &mut env, 64);
+    assert_eq!((rq.cq().cc(), rq.stats.cqe_discarded), (4, 3));
+    // Recovery: drain, reset, post again.
+    assert_eq!(rq.drain(&mut env), 16);
+    rq.reset().unwrap();
+    assert_eq!(rq.post(&mut env), 16);
+    put(&rq, 4, rx_cqe(0, 64));
+    let (got, _) = napi(&mut rq, &mut env, 64);
+    assert_eq!(got.len(), 1);
+    assert!(rq.error().is_none());
+}
+
+/// An error CQE whose syndrome stops the device's RQ (LOCAL_PROT) stops the RQ for
+/// recovery; LOCAL_LENGTH (a frame too long) does not.
+#[test]
+fn error_cqe_syndromes_that_need_recovery_stop_the_rq() {
+    let mem = HostMemory::new();
+    let mut env = Env::new(&mem);
+    let mut rq = make_rq(&env, 4, 256, 1);
+    rq.post(&mut env);
+    let mut e = rx_cqe(0, 0);
+    e.set_op_own(CQE_RESP_ERR, 0, 0);
+    e.set_syndrome(SYND_LOCAL_LENGTH, 0);
+    put(&rq, 0, e);
+    let mut e = rx_cqe(1, 0);
+    e.set_op_own(CQE_RESP_ERR, 0, 0);
+    e.set_syndrome(SYND_LOCAL_PROT, 0);
+    put(&rq, 1, e);
+    put(&rq, 2, rx_cqe(2, 64));
+    let (got, work) = napi(&mut rq, &mut env, 64);
+    assert!(got.is_empty());
+    assert_eq!(work, 2);
+    assert_eq!(rq.stats.wqe_err, 2);
+    assert_eq!(
+        rq.error(),
+        Some(RqError::ErrCqe {
+            syndrome: SYND_LOCAL_PROT,
+            wqe_counter: 1
+        })
+    );
+    assert_eq!(env.rx_recycled, vec![0, 1]);
 }

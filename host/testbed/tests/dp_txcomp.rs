@@ -231,6 +231,47 @@ fn hostile_wqe_counters_and_opcodes() {
     assert_eq!(r.error, Some(SqError::BadOpcode { opcode: 2 }));
 }
 
+/// A CQE that names another SQ releases nothing: the SQ stops for recovery, and after the
+/// CQEs are discarded and the SQ is drained and reset, it works again.
+#[test]
+fn cqe_for_another_sq_stops_the_sq() {
+    let mem = HostMemory::new();
+    let mut env = Env::new(&mem);
+    let mut sq = make_sq(&env, sq_params(6));
+    for i in 0..2u32 {
+        sq.xmit(
+            Pkt::new(&mem, i, tcp4_frame(60, 0), vec![]),
+            false,
+            &mut env,
+        )
+        .unwrap();
+    }
+    let mut c = tx_cqe(CQE_REQ, 1, 0);
+    c.set_sop_drop_qpn(SQN + 1);
+    put(&sq, 0, c);
+    put(&sq, 1, tx_cqe(CQE_REQ, 1, 0));
+    let (ids, r) = poll(&mut sq, &mut env);
+    assert!(ids.is_empty());
+    assert_eq!(r.error, Some(SqError::BadSqn { sqn: SQN + 1 }));
+    assert_eq!(sq.stats.cqe_bad, 1);
+    // Recovery: drain (both packets back), discard the CQE left, reset.
+    let mut rest = Vec::new();
+    sq.drain(&mut env, |p| rest.push(p.id));
+    assert_eq!(rest, vec![0, 1]);
+    assert_eq!(sq.discard_cqes(&env), 1);
+    sq.reset().unwrap();
+    assert!(sq.error().is_none());
+    sq.xmit(
+        Pkt::new(&mem, 2, tcp4_frame(60, 0), vec![]),
+        false,
+        &mut env,
+    )
+    .unwrap();
+    put(&sq, 0, tx_cqe(CQE_REQ, 0, 0));
+    let (ids, r) = poll(&mut sq, &mut env);
+    assert_eq!((ids, r.error), (vec![2], None));
+}
+
 /// xorshift64*: deterministic garbage.
 struct Rng(u64);
 impl Rng {

@@ -24,7 +24,7 @@ use crate::dp::pkt::{
     DmaEntry, DmaKind, Gso, RxBufProvider, RxBuffer, TxCsum, TxDmaMap, TxPacket,
     TxQueue as DpTxQueue, TxRejectReason, VlanTag,
 };
-use crate::family::{Family, OpenCtx, RxMeta, TxReaped};
+use crate::family::{Family, OpenCtx, QueueFault, RxMeta, TxReaped};
 use crate::kernel_ext::{
     dma::DmaDevice,
     net::{
@@ -37,15 +37,17 @@ use crate::kernel_ext::{
         xsk::{XskPool, XskRxq, XskVerdict},
     },
     sync::with_bh,
+    wq::OwnedQueue,
 };
 use crate::xdp::{XdpEnv, XdpSqKind, XdpStats, XdpTx, XskRxEnv, XskStats};
 use core::pin::Pin;
 use core::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
 use kernel::{
-    new_spinlock,
+    new_mutex, new_spinlock, new_work,
     prelude::*,
-    sync::{Arc, SpinLock},
+    sync::{Arc, Mutex, SpinLock},
     types::ARef,
+    workqueue::{Work, WorkItem},
 };
 
 /// Headroom before received packets (`NET_SKB_PAD + NET_IP_ALIGN`, so the IP header is
@@ -348,6 +350,9 @@ pub(crate) struct PortShared<F: Family> {
     /// passed on to the stack (`CHECKSUM_UNNECESSARY`); when off, every packet goes up
     /// `CHECKSUM_NONE` and the stack verifies it, as mlx5e does.
     pub(crate) rx_csum: AtomicBool,
+    /// Where the channels' queue recovery runs (commands sleep); flushed when a channel
+    /// closes.
+    pub(crate) wq: OwnedQueue,
 }
 
 impl<F: Family> PortShared<F> {
@@ -642,9 +647,52 @@ pub(crate) struct Channel<F: Family> {
     rqn: u32,
     /// Device queues, for teardown.
     queues: F::Queues,
+    /// Queue recovery ([`Channel::recover`]), on the port's `wq`.
+    #[pin]
+    recover_work: Work<Channel<F>>,
+    /// Queues waiting for recovery ([`RECOVER_TX`], [`RECOVER_RX`]); set by NAPI, cleared by
+    /// the recovery when the queue is back.
+    recover_req: AtomicU32,
+    /// Held by a recovery and by `close`; `true` once the channel is closing (recovery
+    /// does nothing any more).
+    #[pin]
+    recover_lock: Mutex<bool>,
+    /// Recoveries of the SQ and the RQ (`tx<N>_recover`, `rx<N>_recover`).
+    tx_recover: AtomicU64,
+    rx_recover: AtomicU64,
+    /// Packets an SQ recovery dropped (in flight when the SQ failed).
+    tx_recover_dropped: AtomicU64,
+    /// TX watchdog timeouts (`tx_timeout`), those recovered (`tx_timeout_recovered`), and
+    /// of those the lost interrupts (`ch_eq_rearm`: EQEs found waiting without one).
+    tx_timeouts: AtomicU64,
+    tx_timeouts_recovered: AtomicU64,
+    eq_rearms: AtomicU64,
+    /// The channel itself while it is active (from `activate` to `close`), for queueing
+    /// its recovery from NAPI, which has only `&self`.
+    #[pin]
+    me: SpinLock<Option<Arc<Channel<F>>>>,
 }
 
 crate::impl_has_napi!(impl{F: Family} Channel<F>, napi);
+
+kernel::impl_has_work! {
+    impl{F: Family} HasWork<Self> for Channel<F> { self.recover_work }
+}
+
+/// [`Channel::recover_req`]: the SQ waits for recovery.
+const RECOVER_TX: u32 = 1 << 0;
+/// [`Channel::recover_req`]: the RQ waits for recovery.
+const RECOVER_RX: u32 = 1 << 1;
+/// [`Channel::recover_req`]: the TX watchdog fired on the channel's queue.
+const RECOVER_TIMEOUT: u32 = 1 << 2;
+
+impl<F: Family> WorkItem for Channel<F> {
+    type Pointer = Arc<Channel<F>>;
+
+    fn run(this: Arc<Channel<F>>) {
+        this.recover();
+    }
+}
 
 /// Counters of one channel, read under its locks.
 pub(crate) struct ChannelStats<F: Family> {
@@ -674,6 +722,16 @@ pub(crate) struct ChannelStats<F: Family> {
     pub(crate) rx_csum_none: u64,
     /// CQ arms of the channel's CQs.
     pub(crate) arms: u64,
+    /// SQ recoveries (mlx5e `tx<N>_recover`).
+    pub(crate) tx_recover: u64,
+    /// RQ recoveries (mlx5e `rx<N>_recover`).
+    pub(crate) rx_recover: u64,
+    /// TX watchdog timeouts on the channel's queue.
+    pub(crate) tx_timeout: u64,
+    /// Timeouts recovered (a lost interrupt found, or the SQ reset).
+    pub(crate) tx_timeout_recovered: u64,
+    /// Lost interrupts found by a timeout (mlx5e `ch_eq_rearm`).
+    pub(crate) eq_rearm: u64,
 }
 
 impl<F: Family> Clone for ChannelStats<F> {
@@ -700,6 +758,11 @@ impl<F: Family> Default for ChannelStats<F> {
             rx_csum_unnecessary: 0,
             rx_csum_none: 0,
             arms: 0,
+            tx_recover: 0,
+            rx_recover: 0,
+            tx_timeout: 0,
+            tx_timeout_recovered: 0,
+            eq_rearm: 0,
         }
     }
 }
@@ -726,6 +789,13 @@ impl<F: Family> ChannelStats<F> {
         self.rx_csum_unnecessary = self.rx_csum_unnecessary.wrapping_add(b.rx_csum_unnecessary);
         self.rx_csum_none = self.rx_csum_none.wrapping_add(b.rx_csum_none);
         self.arms = self.arms.wrapping_add(b.arms);
+        self.tx_recover = self.tx_recover.wrapping_add(b.tx_recover);
+        self.rx_recover = self.rx_recover.wrapping_add(b.rx_recover);
+        self.tx_timeout = self.tx_timeout.wrapping_add(b.tx_timeout);
+        self.tx_timeout_recovered = self
+            .tx_timeout_recovered
+            .wrapping_add(b.tx_timeout_recovered);
+        self.eq_rearm = self.eq_rearm.wrapping_add(b.eq_rearm);
     }
 }
 
@@ -934,6 +1004,16 @@ impl<F: Family> Channel<F> {
                 intr,
                 rqn,
                 queues,
+                recover_work <- new_work!("rsnic::Channel::recover"),
+                recover_req: AtomicU32::new(0),
+                recover_lock <- new_mutex!(false, "rsnic::Channel::recover"),
+                tx_recover: AtomicU64::new(0),
+                rx_recover: AtomicU64::new(0),
+                tx_recover_dropped: AtomicU64::new(0),
+                tx_timeouts: AtomicU64::new(0),
+                tx_timeouts_recovered: AtomicU64::new(0),
+                eq_rearms: AtomicU64::new(0),
+                me <- new_spinlock!(None, "rsnic::Channel::me"),
             }),
             GFP_KERNEL,
         )?;
@@ -977,6 +1057,7 @@ impl<F: Family> Channel<F> {
 
     /// Adds and enables NAPI, routes and arms the interrupt, arms both CQs.
     pub(crate) fn activate(self: &Arc<Self>) {
+        with_bh(|| *self.me.lock() = Some(self.clone()));
         self.napi.add(&self.dev);
         if let Err(e) = self.shared.hw.request_irq(self.intr, self.clone()) {
             pr_err!(
@@ -1120,6 +1201,14 @@ impl<F: Family> Channel<F> {
             .xsk
             .wakeups
             .wrapping_add(self.napi_wakeups.load(Ordering::Relaxed));
+        s.tx_recover = self.tx_recover.load(Ordering::Relaxed);
+        s.rx_recover = self.rx_recover.load(Ordering::Relaxed);
+        s.tx_timeout = self.tx_timeouts.load(Ordering::Relaxed);
+        s.tx_timeout_recovered = self.tx_timeouts_recovered.load(Ordering::Relaxed);
+        s.eq_rearm = self.eq_rearms.load(Ordering::Relaxed);
+        s.tx_dropped = s
+            .tx_dropped
+            .wrapping_add(self.tx_recover_dropped.load(Ordering::Relaxed));
         s
     }
 
@@ -1313,7 +1402,13 @@ impl<F: Family> Channel<F> {
     /// are dropped and counted. Returns the final counters. Call after [`Channel::quiesce`]
     /// and after the TX queues were disabled. Sleeps.
     pub(crate) fn close(self: Arc<Self>) -> ChannelStats<F> {
+        // No recovery from now on (one running finishes first); with NAPI off none is
+        // requested any more, and what was queued has run when the flush returns.
+        *self.recover_lock.lock() = true;
         self.quiesce();
+        self.shared.wq.flush();
+        // The reference `activate` took (a cycle until now).
+        drop(with_bh(|| self.me.lock().take()));
         let Some(txq) = self.dev.tx_queue(self.index) else {
             return ChannelStats::default();
         };
@@ -1473,6 +1568,8 @@ impl<F: Family> Poll for Channel<F> {
         let mmio = self.shared.hw.bar();
         let mut tx_busy = false;
         let mut tx_cqes = 0;
+        let mut tx_fault = false;
+        let mut rx_fault = false;
         if let (Some(slot), Some(txq)) = (
             self.shared.txs.get(self.index as usize),
             self.dev.tx_queue(self.index),
@@ -1487,6 +1584,12 @@ impl<F: Family> Poll for Channel<F> {
                 let r = F::tx_reap(&mut tx.sq, &mut env, |p| p.0.napi_consume(budget));
                 tx_busy = r.busy;
                 tx_cqes = r.cqes;
+                tx_fault = r.idle && F::tx_fault(&tx.sq).is_some();
+            }
+            if tx_fault {
+                // The queue stays stopped (packets wait in the qdisc) until the SQ is back.
+                txq.stop();
+                self.request_recovery(RECOVER_TX);
             }
         }
         if let Some(slot) = self.shared.xdp_txs.get(self.index as usize) {
@@ -1585,6 +1688,10 @@ impl<F: Family> Poll for Channel<F> {
                 work += w;
                 tx_busy |= busy;
             }
+            rx_fault = F::rx_fault(rx).is_some();
+        }
+        if rx_fault {
+            self.request_recovery(RECOVER_RX);
         }
         if let Some(ico) = self.ico.lock().as_mut() {
             let mut env = XdpEnv {
@@ -1612,6 +1719,208 @@ impl<F: Family> Poll for Channel<F> {
             self.arm();
         }
         work as i32
+    }
+}
+
+impl<F: Family> Channel<F> {
+    /// Asks for the recovery of a queue that stopped on a fault (`what`: [`RECOVER_TX`],
+    /// [`RECOVER_RX`]); the first request queues the work, later ones until it is back do
+    /// nothing. Any context.
+    #[cold]
+    fn request_recovery(&self, what: u32) {
+        if self.recover_req.fetch_or(what, Ordering::AcqRel) & what != 0 {
+            return;
+        }
+        if let Some(me) = self.me.lock().clone() {
+            // Already queued (for the other queue): that run sees this request too.
+            let _ = self.shared.wq.queue().enqueue(me);
+        }
+    }
+
+    /// The recovery work: brings back the queues NAPI found stopped on a fault, as mlx5e's
+    /// error-CQE recovery does (`mlx5e_tx_reporter_err_cqe_recover`, RQ recovery). Process
+    /// context; sleeps (commands).
+    fn recover(&self) {
+        let closing = self.recover_lock.lock();
+        if *closing {
+            return;
+        }
+        let req = self.recover_req.load(Ordering::Acquire);
+        if req & RECOVER_TIMEOUT != 0 {
+            self.recover_timeout();
+        }
+        if req & RECOVER_TX != 0 {
+            self.recover_tx();
+        }
+        if req & RECOVER_RX != 0 {
+            self.recover_rx();
+        }
+        drop(closing);
+    }
+
+    /// `ndo_tx_timeout` of the channel's queue (the watchdog's timer, every xmit lock
+    /// held): counted, the recovery queued.
+    pub(crate) fn tx_timeout(&self) {
+        self.tx_timeouts.fetch_add(1, Ordering::Relaxed);
+        self.request_recovery(RECOVER_TIMEOUT);
+    }
+
+    /// TX timeout recovery, as mlx5e's (`mlx5e_tx_reporter_timeout_recover`): first a lost
+    /// interrupt (events waiting on the channel's EQ: consumed, the EQ re-armed, NAPI
+    /// scheduled, which re-arms the CQs); otherwise the SQ is stuck and is reset as after an
+    /// error CQE.
+    fn recover_timeout(&self) {
+        self.recover_req
+            .fetch_and(!RECOVER_TIMEOUT, Ordering::AcqRel);
+        let mmio = self.shared.hw.bar();
+        let eqes = with_bh(|| F::irq_recover(&mut self.irq.lock(), &mmio));
+        if eqes > 0 {
+            self.eq_rearms.fetch_add(1, Ordering::Relaxed);
+            self.tx_timeouts_recovered.fetch_add(1, Ordering::Relaxed);
+            pr_err!(
+                "{}: sq{}: transmit timeout: {} events waited without an interrupt: EQ re-armed, NAPI scheduled\n",
+                self.dev.name(),
+                self.index,
+                eqes
+            );
+            with_bh(|| self.napi.schedule());
+            return;
+        }
+        let (Some(slot), Some(_)) = (
+            self.shared.txs.get(self.index as usize),
+            self.dev.tx_queue(self.index),
+        ) else {
+            return;
+        };
+        let fault = with_bh(|| slot.lock().as_ref().and_then(|t| F::tx_fault(&t.sq)));
+        let fault = fault.unwrap_or(QueueFault {
+            what: "transmit timeout, no lost interrupt",
+            syndrome: 0,
+            wqe_counter: 0,
+        });
+        if self.reset_sq(&fault).is_ok() {
+            self.tx_timeouts_recovered.fetch_add(1, Ordering::Relaxed);
+        }
+    }
+
+    /// Logs a fault and the step of its recovery that failed, if one did (once per
+    /// recovery: faults do not repeat without a recovery in between).
+    fn log_fault(&self, queue: &str, f: &QueueFault, r: &Result) {
+        match r {
+            Ok(()) => pr_err!(
+                "{}: {}{}: {} (syndrome {:#04x}, wqe_counter {}): queue recovered\n",
+                self.dev.name(),
+                queue,
+                self.index,
+                f.what,
+                f.syndrome,
+                f.wqe_counter
+            ),
+            Err(e) => pr_err!(
+                "{}: {}{}: {} (syndrome {:#04x}, wqe_counter {}): recovery failed ({:?}), the queue stays stopped\n",
+                self.dev.name(),
+                queue,
+                self.index,
+                f.what,
+                f.syndrome,
+                f.wqe_counter,
+                e
+            ),
+        }
+    }
+
+    /// SQ recovery: the SQ to RST (the device stops reading it), every packet still in
+    /// flight dropped and counted, producer and consumer state and the doorbell record
+    /// reset, BQL reset, the SQ to RDY, the queue woken. The queue has been stopped since
+    /// NAPI found the fault.
+    fn recover_tx(&self) {
+        let Some(slot) = self.shared.txs.get(self.index as usize) else {
+            return;
+        };
+        match with_bh(|| slot.lock().as_ref().and_then(|t| F::tx_fault(&t.sq))) {
+            // A failed reset is logged; the queue stays stopped (the watchdog tries again).
+            Some(fault) => {
+                let _ = self.reset_sq(&fault);
+            }
+            None => {
+                self.recover_req.fetch_and(!RECOVER_TX, Ordering::AcqRel);
+            }
+        }
+    }
+
+    /// Resets the SQ (see [`Channel::recover_tx`]) for `fault`, logs it, and wakes the
+    /// queue if it worked.
+    fn reset_sq(&self, fault: &QueueFault) -> Result {
+        let (Some(slot), Some(txq)) = (
+            self.shared.txs.get(self.index as usize),
+            self.dev.tx_queue(self.index),
+        ) else {
+            return Err(ENXIO);
+        };
+        let r = F::queue_to_reset(&self.shared.hw, &self.shared.func, &self.queues, true).and_then(
+            |()| {
+                let dropped = with_bh(|| {
+                    // The stack's transmit path is kept out (the queue is stopped too).
+                    let _xmit = txq.lock();
+                    let mut s = slot.lock();
+                    let tx = s.as_mut()?;
+                    let mut env = TxEnv {
+                        mmio: self.shared.hw.bar(),
+                        dma: &self.shared.dma,
+                        txq,
+                        closing: true,
+                    };
+                    let n =
+                        F::tx_drain(&mut tx.sq, &mut env, |p| p.0.drop_any(DropReason::DevReady));
+                    F::tx_reset(&mut tx.sq).then_some(n)
+                })
+                .ok_or(EIO)?;
+                self.tx_recover_dropped
+                    .fetch_add(u64::from(dropped), Ordering::Relaxed);
+                txq.reset();
+                F::queue_to_ready(&self.shared.hw, &self.shared.func, &self.queues, true)
+            },
+        );
+        self.log_fault("sq", fault, &r);
+        if r.is_ok() {
+            self.tx_recover.fetch_add(1, Ordering::Relaxed);
+            self.recover_req.fetch_and(!RECOVER_TX, Ordering::AcqRel);
+            txq.wake();
+        }
+        r
+    }
+
+    /// RQ recovery: the RQ to RST (through ERR if the device has not stopped it), the CQEs
+    /// written meanwhile discarded, every posted buffer back to the page pool, the RQ reset
+    /// and refilled, then RDY, and NAPI scheduled.
+    fn recover_rx(&self) {
+        let Some(fault) = with_bh(|| self.rx.lock().as_ref().and_then(|r| F::rx_fault(&r.rx)))
+        else {
+            self.recover_req.fetch_and(!RECOVER_RX, Ordering::AcqRel);
+            return;
+        };
+        let r = F::queue_to_reset(&self.shared.hw, &self.shared.func, &self.queues, false)
+            .and_then(|()| {
+                with_bh(|| {
+                    let mut s = self.rx.lock();
+                    let side = s.as_mut()?;
+                    let mut env = RxEnv {
+                        pool: &side.pool,
+                        mmio: self.shared.hw.bar(),
+                    };
+                    F::rx_discard(&mut side.rx, &mut env);
+                    F::rx_drain(&mut side.rx, &mut env);
+                    F::rx_reset(&mut side.rx, &mut env).then_some(())
+                })
+                .ok_or(EIO)?;
+                F::queue_to_ready(&self.shared.hw, &self.shared.func, &self.queues, false)
+            });
+        self.log_fault("rq", &fault, &r);
+        if r.is_ok() {
+            self.rx_recover.fetch_add(1, Ordering::Relaxed);
+            self.recover_req.fetch_and(!RECOVER_RX, Ordering::AcqRel);
+            with_bh(|| self.napi.schedule());
+        }
     }
 }
 

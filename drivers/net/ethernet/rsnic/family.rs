@@ -85,6 +85,17 @@ pub(crate) struct TxReaped {
     pub(crate) cqes: u32,
 }
 
+/// Why a queue stopped: what the device reported or what broke the protocol, for the log.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct QueueFault {
+    /// What happened ("error CQE", "bad wqe_counter", ...).
+    pub(crate) what: &'static str,
+    /// The CQE's syndrome (0 when the driver found the fault).
+    pub(crate) syndrome: u8,
+    /// The WQE counter the CQE named.
+    pub(crate) wqe_counter: u16,
+}
+
 /// The queues of a channel, just opened.
 pub(crate) struct Opened<F: DataPath> {
     /// The SQ with its TX CQ (goes to the port's TX slot).
@@ -167,6 +178,10 @@ pub(crate) trait DataPath: Sized + Send + Sync + 'static {
     fn irq_start(irq: &mut Self::Irq, mmio: &Bar<'_>);
     /// The channel's vector fired: returns whether NAPI must be scheduled.
     fn irq_handle(irq: &mut Self::Irq, mmio: &Bar<'_>) -> bool;
+    /// Looks for events that waited without an interrupt (a lost interrupt: the TX
+    /// watchdog fired): consumes them and re-arms, as the interrupt would have. Returns how
+    /// many there were (NAPI must then be scheduled).
+    fn irq_recover(irq: &mut Self::Irq, mmio: &Bar<'_>) -> u32;
     /// TX counters and CQ arms.
     fn tx_stats(sq: &Self::Sq) -> (Self::TxStats, u64);
     /// RX counters and CQ arms.
@@ -229,6 +244,31 @@ pub(crate) trait DataPath: Sized + Send + Sync + 'static {
     /// The XSK RQ's counters and CQ arms.
     fn xsk_rx_stats(_rx: &Self::XskRx) -> (Self::RxStats, u64) {
         (Self::RxStats::default(), 0)
+    }
+
+    /// The fault that stopped the SQ (an error CQE, or a CQE that broke the protocol), if
+    /// any: the channel then recovers the SQ ([`Control::queue_to_reset`]).
+    fn tx_fault(_sq: &Self::Sq) -> Option<QueueFault> {
+        None
+    }
+    /// Resets a drained SQ's producer and consumer state, its error and its doorbell record
+    /// after recovery; `false` if packets are still outstanding.
+    fn tx_reset(_sq: &mut Self::Sq) -> bool {
+        false
+    }
+    /// The fault that stopped the RQ, if any (see [`DataPath::tx_fault`]).
+    fn rx_fault(_rx: &Self::Rx) -> Option<QueueFault> {
+        None
+    }
+    /// Consumes and discards the CQEs of an RQ that stopped on a fault (its buffers are
+    /// taken back by [`DataPath::rx_drain`]), so that the CQ is armed past them and does
+    /// not fire again at once. Returns how many.
+    fn rx_discard(_rx: &mut Self::Rx, _env: &mut RxEnv<'_>) -> u32 {
+        0
+    }
+    /// Resets a drained RQ after recovery (as [`DataPath::tx_reset`]) and posts buffers.
+    fn rx_reset(_rx: &mut Self::Rx, _env: &mut RxEnv<'_>) -> bool {
+        false
     }
 
     /// Packets an RQ received (whatever became of them).
@@ -304,6 +344,28 @@ pub(crate) trait Control: DataPath {
     fn apply_loopback(hw: &Arc<Function>, func: &Arc<Self::Func>, on: bool) -> Result;
     /// Steers received frames over the RQs `rqns` (an empty list: none). Sleeps.
     fn apply_rss(hw: &Arc<Function>, func: &Arc<Self::Func>, rqns: &[u32]) -> Result;
+
+    /// Moves the channel's regular SQ (`sq`) or RQ to the reset state, through the error
+    /// state if the device has not put it there, for recovery: the device no longer touches
+    /// the queue when this returns. Families that do not recover a queue return
+    /// `EOPNOTSUPP`. Sleeps.
+    fn queue_to_reset(
+        _hw: &Arc<Function>,
+        _func: &Arc<Self::Func>,
+        _queues: &Self::Queues,
+        _sq: bool,
+    ) -> Result {
+        Err(crate::kernel_ext::net::eopnotsupp())
+    }
+    /// Moves the queue [`Control::queue_to_reset`] reset back to ready. Sleeps.
+    fn queue_to_ready(
+        _hw: &Arc<Function>,
+        _func: &Arc<Self::Func>,
+        _queues: &Self::Queues,
+        _sq: bool,
+    ) -> Result {
+        Err(crate::kernel_ext::net::eopnotsupp())
+    }
 
     /// Creates an XDP SQ of `kind` with its CQ on the channel's vector, recording its
     /// device queues in `queues`. `None`: the family has no XDP SQ of that kind (`Tx`,

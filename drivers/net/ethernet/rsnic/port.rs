@@ -23,6 +23,7 @@ use crate::kernel_ext::{
         xsk::XskPool,
     },
     sync::with_bh,
+    wq::OwnedQueue,
 };
 use core::marker::PhantomData;
 use core::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
@@ -89,6 +90,11 @@ impl<F: Family> Port<F> {
             txs.push(new_tx_slot::<F>()?, GFP_KERNEL)?;
             xdp_txs.push(new_xdp_slot::<F>()?, GFP_KERNEL)?;
         }
+        // Queue recovery of the port's channels (one per port: `rsnic_recover<dev*8+port>`).
+        let wq = OwnedQueue::new(
+            c_str!("rsnic_recover"),
+            (hw.device() as usize * 8 + hw.index()) as i32,
+        )?;
         let shared = Arc::new(
             PortShared {
                 hw,
@@ -100,6 +106,7 @@ impl<F: Family> Port<F> {
                 dropped_closed: AtomicU64::new(0),
                 // The device registers with NETIF_F_RXCSUM on (driver.rs: offloads).
                 rx_csum: AtomicBool::new(true),
+                wq,
             },
             GFP_KERNEL,
         )?;
@@ -192,6 +199,13 @@ impl<F: Family> Port<F> {
         for i in 0..p.count {
             if let Some(txq) = dev.tx_queue(i) {
                 txq.wake();
+            }
+        }
+        // Queues beyond the channels are started too, as mlx5e starts them all: the stack
+        // sends nothing there, and a queue left stopped would trip the TX watchdog.
+        for i in p.count..MAX_CHANNELS as u32 {
+            if let Some(txq) = dev.tx_queue(i) {
+                txq.start();
             }
         }
         with_bh(|| *self.chans.lock() = chans);
@@ -373,6 +387,16 @@ impl<F: Family> Port<F> {
         }
     }
 
+    /// `ndo_tx_timeout` for queue `q` (watchdog timer, every xmit lock held): the channel
+    /// queues its recovery. Under the channels' lock, so no reference outlives it here.
+    fn tx_timeout(&self, q: u32) {
+        with_bh(|| {
+            if let Some(ch) = self.chans.lock().iter().find(|c| c.index() == q) {
+                ch.tx_timeout();
+            }
+        });
+    }
+
     /// Counters of queue `i`: its closed channels' totals plus its live channel.
     fn queue_stats(&self, i: usize) -> ChannelStats<F> {
         with_bh(|| {
@@ -518,6 +542,10 @@ impl<F: Family> device::Operations for PortOps<F> {
 
     fn xsk_wakeup(_dev: &Device, port: ArcBorrow<'_, Port<F>>, queue: u32) -> Result {
         port.xsk_wakeup(queue)
+    }
+
+    fn tx_timeout(_dev: &Device, port: ArcBorrow<'_, Port<F>>, queue: u32) {
+        port.tx_timeout(queue);
     }
 
     fn xdp_xmit(

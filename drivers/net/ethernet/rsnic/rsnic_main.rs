@@ -6,6 +6,9 @@
 //! The crate root only declares modules: see `Documentation/networking/device_drivers/
 //! ethernet/rsnic.rst` for the layering.
 
+// `pin_init!` of a channel (every field of `channel::Channel`) expands past the default 128.
+#![recursion_limit = "256"]
+
 #[path = "../../../../rust/mod.rs"]
 pub mod kernel_ext;
 

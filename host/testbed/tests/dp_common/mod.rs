@@ -403,6 +403,7 @@ pub fn complete_all(sq: &mut TestSq, env: &mut Env, last_wqe: u16) -> Vec<u32> {
 pub fn tx_cqe(opcode: u8, wqe_counter: u16, owner: u8) -> Cqe64 {
     let mut c = Cqe64::default();
     c.set_wqe_counter(wqe_counter);
+    c.set_sop_drop_qpn(SQN);
     c.set_op_own(opcode, 0, owner);
     c
 }

@@ -147,6 +147,10 @@ impl Family for Mana {
         ("tx_cqe_unknown_type", |s| s.tx.tx_cqe_unknown_type),
         ("rx_coalesced_err", |s| s.rx.rx_coalesced_err),
         ("rx_cqe_unknown_type", |s| s.rx.rx_cqe_unknown_type),
+        // The TX watchdog (rsnic's; upstream mana has no ndo_tx_timeout).
+        ("tx_timeout", |s| s.tx_timeout),
+        ("tx_timeout_recovered", |s| s.tx_timeout_recovered),
+        ("ch_eq_rearm", |s| s.eq_rearm),
         // rsnic's sums over the queues.
         ("tx_packets", |s| s.tx.packets),
         ("tx_bytes", |s| s.tx.bytes),
@@ -607,6 +611,11 @@ impl DataPath for Mana {
         // Both CQs of the channel report to this EQ and share its NAPI context.
         let r = eq.process(mmio, |_cq| {});
         r.completions > 0 || r.overflow
+    }
+
+    fn irq_recover(eq: &mut Eq<KCoherent>, mmio: &Bar<'_>) -> u32 {
+        let r = eq.process(mmio, |_cq| {});
+        r.completions + u32::from(r.overflow)
     }
 
     fn tx_stats(sq: &KSq) -> (TxStats, u64) {

@@ -8,7 +8,8 @@
 //! which raises the channel's vector. Counters carry mlx5e's names.
 
 use super::{
-    Control, DataPath, Family, Get, OpenCtx, Opened, RingLimits, RxMeta, Summary, TxReaped,
+    Control, DataPath, Family, Get, OpenCtx, Opened, QueueFault, RingLimits, RxMeta, Summary,
+    TxReaped,
 };
 use crate::bus::{Bar, Function};
 use crate::channel::{ChannelParams, ChannelStats, RxEnv, TxEnv, TxSkb, LKEY};
@@ -17,8 +18,8 @@ use crate::dp::mlx5::{
     cmd::{res, vport::VportCounters},
     cq::{Cq, CQ_DB_REQ_NOT},
     eq::Eq,
-    rq::{Rq, RqParams, RxCompletion},
-    sq::{Sq, SqParams, WqeInfo, BF_OFFSET},
+    rq::{Rq, RqError, RqParams, RxCompletion},
+    sq::{Sq, SqError, SqParams, WqeInfo, BF_OFFSET},
     stats::{RxStats, TxStats},
 };
 use crate::dp::pkt::{DmaEntry, TxReject};
@@ -125,11 +126,18 @@ impl Family for Mlx5 {
         ("tx_queue_dropped", |s| s.tx.dropped + s.tx_dropped),
         ("tx_cqes", |s| s.tx.cqes),
         ("tx_cqe_err", |s| s.tx.cqe_err),
+        ("tx_recover", |s| s.tx_recover),
+        ("tx_timeout", |s| s.tx_timeout),
+        ("tx_timeout_recovered", |s| s.tx_timeout_recovered),
+        ("ch_eq_rearm", |s| s.eq_rearm),
         ("tx_wqes", |s| s.tx.wqes),
         ("tx_doorbells", |s| s.tx.doorbells),
         ("rx_packets", |s| s.rx_stack_packets()),
         ("rx_bytes", |s| s.rx_stack_bytes()),
         ("rx_wqe_err", |s| s.rx.wqe_err),
+        ("rx_recover", |s| s.rx_recover),
+        ("rx_cqe_bad", |s| s.rx.cqe_bad),
+        ("rx_cqe_discarded", |s| s.rx.cqe_discarded),
         ("rx_buff_alloc_err", |s| s.rx.buff_alloc_err),
         ("rx_cqe_compress_blks", |s| s.rx.cqe_compress_blks),
         ("rx_cqe_compress_pkts", |s| s.rx.cqe_compress_pkts),
@@ -207,6 +215,7 @@ impl Family for Mlx5 {
         ("dropped", |s| s.tx.dropped + s.tx_dropped),
         ("cqes", |s| s.tx.cqes),
         ("cqe_err", |s| s.tx.cqe_err),
+        ("recover", |s| s.tx_recover),
         ("doorbells", |s| s.tx.doorbells),
         ("xdp_xmit", |s| s.xdp_rd.packets),
         ("xdp_mpwqe", |s| s.xdp_rd.mpwqe_blks),
@@ -224,6 +233,7 @@ impl Family for Mlx5 {
         ("csum_unnecessary", |s| s.rx_csum_unnecessary),
         ("csum_none", |s| s.rx_csum_none),
         ("wqe_err", |s| s.rx.wqe_err),
+        ("recover", |s| s.rx_recover),
         ("buff_alloc_err", |s| s.rx.buff_alloc_err),
         ("cqe_compress_blks", |s| s.rx.cqe_compress_blks),
         ("cqe_compress_pkts", |s| s.rx.cqe_compress_pkts),
@@ -242,8 +252,11 @@ impl Family for Mlx5 {
         ("xsk_buff_alloc_err", |s| s.xsk.alloc_err),
     ];
 
-    const CH: &'static [(&'static str, Get<ChannelStats<Self>>)] =
-        &[("arm", |s| s.arms), ("poll", |s| s.rx.polls)];
+    const CH: &'static [(&'static str, Get<ChannelStats<Self>>)] = &[
+        ("arm", |s| s.arms),
+        ("poll", |s| s.rx.polls),
+        ("eq_rearm", |s| s.eq_rearm),
+    ];
 
     fn summary(s: &ChannelStats<Self>) -> Summary {
         Summary {
@@ -429,6 +442,19 @@ impl Control for Mlx5 {
             irq: eq,
             rqn,
         })
+    }
+
+    fn queue_to_reset(_hw: &Arc<Function>, func: &Arc<ctrl::Func>, q: &Queues, sq: bool) -> Result {
+        let qn = if sq { q.sq } else { q.rq };
+        func.queue_to_reset(sq, qn.ok_or(EINVAL)?)
+    }
+
+    fn queue_to_ready(_hw: &Arc<Function>, func: &Arc<ctrl::Func>, q: &Queues, sq: bool) -> Result {
+        match (sq, q.sq, q.rq) {
+            (true, Some(n), _) => func.ready_sq(n),
+            (false, _, Some(n)) => func.ready_rq(n),
+            _ => Err(EINVAL),
+        }
     }
 
     fn destroy(_hw: &Arc<Function>, func: &Arc<ctrl::Func>, q: &Queues) {
@@ -633,6 +659,75 @@ impl DataPath for Mlx5 {
         rq.drain(env);
     }
 
+    fn tx_fault(sq: &KSq) -> Option<QueueFault> {
+        sq.error().map(|e| match e {
+            SqError::ReqErr {
+                syndrome,
+                wqe_counter,
+                ..
+            } => QueueFault {
+                what: "error CQE",
+                syndrome,
+                wqe_counter,
+            },
+            SqError::BadWqeCounter { wqe_counter } => QueueFault {
+                what: "CQE with a bad wqe_counter",
+                syndrome: 0,
+                wqe_counter,
+            },
+            SqError::BadOpcode { opcode } => QueueFault {
+                what: "CQE with a bad opcode",
+                syndrome: opcode,
+                wqe_counter: 0,
+            },
+            SqError::BadSqn { .. } => QueueFault {
+                what: "CQE naming another SQ",
+                syndrome: 0,
+                wqe_counter: 0,
+            },
+        })
+    }
+
+    fn tx_reset(sq: &mut KSq) -> bool {
+        sq.discard_cqes(&KBarriers);
+        sq.reset().is_ok()
+    }
+
+    fn rx_fault(rq: &KRq) -> Option<QueueFault> {
+        rq.error().map(|e| match e {
+            RqError::ErrCqe {
+                syndrome,
+                wqe_counter,
+            } => QueueFault {
+                what: "error CQE",
+                syndrome,
+                wqe_counter,
+            },
+            RqError::BadWqeCounter { got, .. } => QueueFault {
+                what: "CQE with a bad wqe_counter",
+                syndrome: 0,
+                wqe_counter: got,
+            },
+            RqError::BadSession { count } => QueueFault {
+                what: "compressed session too long",
+                syndrome: 0,
+                wqe_counter: count as u16,
+            },
+        })
+    }
+
+    fn rx_discard(rq: &mut KRq, env: &mut RxEnv<'_>) -> u32 {
+        rq.discard_cqes(env)
+    }
+
+    fn rx_reset(rq: &mut KRq, env: &mut RxEnv<'_>) -> bool {
+        if rq.reset().is_err() {
+            return false;
+        }
+        rq.post(env);
+        true
+    }
+
     fn arm_tx(sq: &mut KSq, mmio: &Bar<'_>) {
         sq.cq_mut().arm(CQ_DB_REQ_NOT, mmio, &KBarriers);
     }
@@ -656,6 +751,11 @@ impl DataPath for Mlx5 {
     fn irq_handle(eq: &mut KEq, mmio: &Bar<'_>) -> bool {
         eq.poll(COMP_EQ_BUDGET, mmio, mmio, |_| {});
         true
+    }
+
+    /// `mlx5_eq_poll_irq_disabled`, as mlx5e's TX timeout recovery uses it.
+    fn irq_recover(eq: &mut KEq, mmio: &Bar<'_>) -> u32 {
+        eq.poll(COMP_EQ_BUDGET, mmio, mmio, |_| {})
     }
 
     #[inline(always)]
@@ -795,6 +895,7 @@ fn add_rx(a: &mut RxStats, b: &RxStats) {
         cqes,
         cqe_bad,
         dbr_writes,
-        polls
+        polls,
+        cqe_discarded
     );
 }

@@ -16,7 +16,10 @@
 use core::ops::DerefMut;
 
 use super::cq::{Cq, NotIdle, QueueSetupError};
-use super::cqe::{Cqe64, MiniCqe8, CQE_FORMAT_COMPRESSED, CQE_RESP_SEND, MINI_CQE_ARRAY_SIZE};
+use super::cqe::{
+    Cqe64, MiniCqe8, CQE_FORMAT_COMPRESSED, CQE_RESP_ERR, CQE_RESP_SEND, MINI_CQE_ARRAY_SIZE,
+    SYND_LOCAL_PROT, SYND_LOCAL_QP_OP, SYND_WR_FLUSH,
+};
 use super::seg::{DataSeg, SEND_WQE_DS};
 use super::stats::{add, RxStats};
 use crate::dp::hw::{Barriers, Coherent};
@@ -81,6 +84,21 @@ pub enum RqError {
         /// The claimed count.
         count: u32,
     },
+    /// An error CQE whose syndrome leaves the device's RQ in the error state
+    /// (`cqe_syndrome_needs_recover`: LOCAL_QP_OP, LOCAL_PROT, WR_FLUSH).
+    ErrCqe {
+        /// `syndrome`.
+        syndrome: u8,
+        /// `wqe_counter` of the failed WQE.
+        wqe_counter: u16,
+    },
+}
+
+/// Whether an RX error CQE's syndrome leaves the RQ in error, so that it must be recovered
+/// (mlx5e's `cqe_syndrome_needs_recover`). LOCAL_LENGTH (a frame longer than the buffer) does
+/// not: the RQ goes on.
+pub fn syndrome_needs_recover(syndrome: u8) -> bool {
+    matches!(syndrome, SYND_LOCAL_QP_OP | SYND_LOCAL_PROT | SYND_WR_FLUSH)
 }
 
 /// Result of one poll.
@@ -281,6 +299,14 @@ where
         if cqe.opcode() != CQE_RESP_SEND {
             add(&mut self.stats.wqe_err, 1);
             env.recycle(buf);
+            if cqe.opcode() == CQE_RESP_ERR && syndrome_needs_recover(cqe.syndrome()) {
+                // The device stopped the RQ: stop consuming until it is recovered.
+                self.error.get_or_insert(RqError::ErrCqe {
+                    syndrome: cqe.syndrome(),
+                    wqe_counter: wc,
+                });
+                return false;
+            }
             return true;
         }
         let len = cqe.byte_cnt();
@@ -358,6 +384,10 @@ where
     ) -> u32 {
         add(&mut self.stats.polls, 1);
         if self.error.is_some() {
+            // Stopped on a fault: what the device writes meanwhile is discarded, so the CQ
+            // is armed past it (else an armed CQ with CQEs beyond its consumer index fires
+            // again at once, and NAPI and the interrupt chase each other).
+            self.discard_cqes(env);
             return 0;
         }
         let c0 = self.cq.cc();
@@ -432,6 +462,30 @@ where
         }
         self.cc = self.wqe_ctr;
         self.cqd = Decomp::default();
+        n
+    }
+
+    /// Consumes every CQE the device has written, without looking at it or touching a
+    /// buffer: for an RQ that stopped on a fault (its buffers go back with [`Rq::drain`]),
+    /// so that the CQ is armed past them and does not fire again at once. An open
+    /// compressed session is forgotten. Writes set_ci if anything was consumed; returns how
+    /// many CQEs. Does nothing while the RQ has no error.
+    pub fn discard_cqes<E: Barriers>(&mut self, env: &E) -> u32 {
+        if self.error.is_none() {
+            return 0;
+        }
+        self.cqd = Decomp::default();
+        let start = self.cq.cc();
+        // At most one pass over the CQ: a device that keeps writing cannot hold us here.
+        while self.cq.cc().wrapping_sub(start) < self.cq.size() && self.cq.peek(env).is_some() {
+            self.cq.pop(1);
+        }
+        let n = self.cq.cc().wrapping_sub(start);
+        if n != 0 {
+            add(&mut self.stats.cqes, u64::from(n));
+            add(&mut self.stats.cqe_discarded, u64::from(n));
+            self.cq.update_ci(env);
+        }
         n
     }
 

@@ -125,6 +125,11 @@ pub enum SqError {
         /// The opcode the device wrote.
         opcode: u8,
     },
+    /// A CQE that names another SQ (`sop_drop_qpn`'s low 24 bits).
+    BadSqn {
+        /// The SQ number the device wrote.
+        sqn: u32,
+    },
 }
 
 /// Result of one TX CQ poll.
@@ -787,8 +792,8 @@ where
     /// each releases every WQE from `cc` through its `wqe_counter`. Updates set_ci, reports
     /// completions to BQL, wakes the queue when there is room again.
     ///
-    /// A CQE whose `wqe_counter` is not the start of an outstanding WQE, or whose opcode is
-    /// neither REQ nor REQ_ERR, is a device error: counted in `cqe_bad`, the walk stops and
+    /// A CQE whose `wqe_counter` is not the start of an outstanding WQE, whose opcode is
+    /// neither REQ nor REQ_ERR, or that names another SQ, is a device error: counted in `cqe_bad`, the walk stops and
     /// the SQ enters the error state. Nothing is ever released twice.
     pub fn poll_cq<E>(&mut self, env: &mut E, mut release: impl FnMut(P)) -> TxPoll
     where
@@ -807,6 +812,13 @@ where
             if opcode != CQE_REQ && opcode != CQE_REQ_ERR {
                 add(&mut self.stats.cqe_bad, 1);
                 self.error.get_or_insert(SqError::BadOpcode { opcode });
+                break;
+            }
+            // The CQ is this SQ's alone: a CQE naming another SQ is the device's error.
+            let sqn = cqe.err_qpn();
+            if sqn != self.p.sqn & 0x00ff_ffff {
+                add(&mut self.stats.cqe_bad, 1);
+                self.error.get_or_insert(SqError::BadSqn { sqn });
                 break;
             }
             if wc.wrapping_sub(sqcc) >= self.pc.wrapping_sub(sqcc) {
@@ -899,6 +911,23 @@ where
         let left = self.dma_pc.wrapping_sub(self.dma_cc);
         self.pop_dma(left, map);
         (pk, by)
+    }
+
+    /// Consumes every CQE left in the CQ without looking at it: recovery, once the device's
+    /// SQ is in RST (it writes no more) and the SQ was drained, so that no CQE of the old
+    /// numbering is read against the reset one. Writes set_ci if anything was consumed;
+    /// returns how many CQEs.
+    pub fn discard_cqes<E: Barriers>(&mut self, env: &E) -> u32 {
+        let start = self.cq.cc();
+        while self.cq.cc().wrapping_sub(start) < self.cq.size() && self.cq.peek(env).is_some() {
+            self.cq.pop(1);
+        }
+        let n = self.cq.cc().wrapping_sub(start);
+        if n != 0 {
+            add(&mut self.stats.cqes, u64::from(n));
+            self.cq.update_ci(env);
+        }
+        n
     }
 
     /// Resets an empty SQ after recovery (`mlx5e_reset_txqsq_cc_pc`): counters to 0, error

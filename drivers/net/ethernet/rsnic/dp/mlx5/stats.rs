@@ -82,4 +82,6 @@ pub struct RxStats {
     pub dbr_writes: u64,
     /// Poll calls; rsnic-specific.
     pub polls: u64,
+    /// CQEs discarded while the RQ was stopped on a fault; rsnic-specific.
+    pub cqe_discarded: u64,
 }

@@ -411,6 +411,36 @@ impl Func {
         Ok(())
     }
 
+    /// Moves an SQ (`sq`) or RQ to RST for recovery (mlx5e's `mlx5e_tx_reporter_err_cqe_recover`
+    /// and RQ recovery): QUERY_SQ/RQ for its state; RDY (the driver found the fault, the
+    /// device did not stop the queue) goes to ERR first; then ERR -> RST. The device no
+    /// longer touches the queue's ring when this returns. Sleeps.
+    pub(crate) fn queue_to_reset(&self, sq: bool, qn: u32) -> Result {
+        let out = self.cmd(res::SHORT_LEN, res::QUERY_Q_OUT_LEN, |b| {
+            if sq {
+                res::query_sq(b, qn)
+            } else {
+                res::query_rq(b, qn)
+            }
+        })?;
+        let modify = |cur, next| {
+            self.cmd(res::MODIFY_Q_IN_LEN, res::OUT_LEN, |b| {
+                if sq {
+                    res::modify_sq(b, qn, cur, next)
+                } else {
+                    res::modify_rq(b, qn, cur, next)
+                }
+            })
+            .map(|_| ())
+        };
+        match res::parse_query_q_state(&out).map_err(|_| EIO)? {
+            res::QState::Rst => return Ok(()),
+            res::QState::Rdy => modify(res::QState::Rdy, res::QState::Err)?,
+            res::QState::Err => {}
+        }
+        modify(res::QState::Err, res::QState::Rst)
+    }
+
     /// Destroys an object (DESTROY_RQ/SQ/CQ/EQ): errors are logged and otherwise ignored, as
     /// mlx5e's destroy paths do.
     pub(crate) fn destroy(

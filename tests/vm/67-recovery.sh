@@ -1,0 +1,113 @@
+#!/usr/bin/env bash
+# Recovery from device faults, injected through the device host's debugfs knob
+# (rsnic/rsnic-sim<N>/port<P>/inject, see rsnic.rst "Faults"), each during a TCP transfer
+# that must arrive intact:
+#   tx_err              the next WQE of A fails with an error CQE: the SQ is stopped, moved
+#                       ERR -> RST, drained (in-flight packets dropped and counted), reset
+#                       and moved RST -> RDY, the queue woken (tx_recover, tx_cqe_err);
+#   rx_err              the next frame B receives completes with an error CQE (LOCAL_PROT)
+#                       and the device stops the RQ: the RQ is recovered (rx_recover);
+#   rx_bad_wqe_counter  a corrupt RX CQE on B: the driver stops the RQ itself (the device
+#                       does not), discards what the device writes meanwhile, and recovers
+#                       it through RDY -> ERR -> RST -> RDY; B does not poll in a loop
+#                       meanwhile or after (the CQ re-arm loop, host-tested in dp_rq.rs);
+#   drop_irqs, tx_stall the TX watchdog's two recoveries (see below).
+# Each fault is logged once, naming the queue and the syndrome. Malformed knob writes are
+# refused with EINVAL. MANA queues are not recovered (rsnic.rst explains why they need no
+# recovery today), so the test is ConnectX's.
+set -eu
+. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/traffic.sh"
+trap traffic_cleanup EXIT
+
+[ "$RSNIC_FAMILY" = mlx5 ] || skip "fault injection and queue recovery are ConnectX's (rsnic.rst, Faults)"
+setup_pair
+knob() { echo "$(dirname "$(model_counters_file "$@")")/inject"; }
+IA=$(knob "$A")
+IB=$(knob "$B" peer)
+[ -w "$IA" ] && [ -w "$IB" ] || fail "no inject knob at $IA / $IB"
+
+for bad in " " "bogus" "tx_err 0x1ff" "tx_err 1 2" "rx_bad_wqe_counter 3" "drop_irqs" "drop_irqs -1"; do
+	if printf '%s\n' "$bad" >"$IA" 2>/dev/null; then fail "the knob accepted '$bad'"; fi
+done
+echo "  malformed writes refused"
+
+# fault IFACE NETNS KNOB COMMAND QUEUE COUNTER N: injects COMMAND, sends 2 MB A -> B, waits
+# for COUNTER (tx_recover or rx_recover) of IFACE to reach N, checks the device took the
+# fault and the log names it once.
+fault() {
+	local dev=$1 ns=$2 k=$3 cmd=$4 q=$5 counter=$6 n=$7 logs
+	snap f0 "$dev" "$ns"
+	mark_dmesg
+	echo "$cmd" >"$k"
+	transfer_check "" peer 10.10.0.2 2
+	wait_for "$counter = $n on $dev" eval '[ "$(stat "$dev" "$counter" "$ns")" = "$n" ]'
+	snap f1 "$dev" "$ns"
+	assert_eq "$cmd: faults the device injected" 1 "$(delta f0 f1 dev_faults_injected)"
+	logs=$(dmesg_since_mark | grep -c ": $q[0-9]*: .*: queue recovered" || true)
+	assert_eq "$cmd: recoveries logged" 1 "$logs"
+	dmesg_since_mark | grep ": $q[0-9]*: " | head -n 1
+}
+
+fault "$A" "" "$IA" "tx_err 0x02" sq tx_recover 1
+assert_eq "tx_err: error CQEs A's driver saw" 1 "$(delta f0 f1 tx_cqe_err)"
+echo "  tx_err: packets dropped by the recovery: $(delta f0 f1 tx_queue_dropped)"
+
+fault "$B" peer "$IB" "rx_err" rq rx_recover 1
+assert_eq "rx_err: error CQEs B's driver saw" 1 "$(delta f0 f1 rx_wqe_err)"
+
+fault "$B" peer "$IB" "rx_bad_wqe_counter" rq rx_recover 2
+assert_eq "rx_bad_wqe_counter: corrupt CQEs B's driver found" 1 "$(delta f0 f1 rx_cqe_bad)"
+echo "  rx_bad_wqe_counter: CQEs discarded until the RQ was back: $(delta f0 f1 rx_cqe_discarded)"
+# Idle now: B's NAPI does not run (a CQ re-armed behind unconsumed CQEs fires at once, and
+# would keep NAPI polling).
+p0=$(stat "$B" rx_polls peer)
+sleep 2
+p1=$(stat "$B" rx_polls peer)
+echo "  B's RX polls over 2 idle seconds: $((p1 - p0))"
+[ $((p1 - p0)) -lt 20 ] || fail "B polled $((p1 - p0)) times in 2 idle seconds (interrupt loop)"
+
+# The TX watchdog (ndo_tx_timeout after 15 s of a stopped queue), on one channel so that
+# the fault hits the queue pktgen uses (queue 0):
+#   drop_irqs 1  A's next interrupt is lost: its EQ stays disarmed, the channel deaf; the
+#                SQ fills and the queue stops. The timeout finds the events waiting on the
+#                EQ, consumes them and re-arms it, NAPI runs (ch_eq_rearm).
+#   tx_stall     A's transmit engine hangs: no lost interrupt this time, so the SQ is reset
+#                (RDY -> ERR -> RST -> RDY); what was in flight is dropped and counted.
+# pktgen hands every packet over; each one reaches B or is counted as dropped.
+quiet_pair
+combined=$(ethtool -l "$A" | awk '/^Combined:/ { n = $2 } END { print n }')
+ethtool -L "$A" combined 1
+timeout_case() {
+	local cmd=$1 n=3200
+	snap t0a "$A"
+	snap t0b "$B" peer
+	mark_dmesg
+	echo "$cmd" >"$IA"
+	pktgen_run "$A" "$n" 10.10.0.2 "$MAC_B" 32
+	wait_for "$cmd: tx_timeout_recovered" eval '[ "$(stat "$A" tx_timeout_recovered)" -ge "$((TR + 1))" ]'
+	TR=$((TR + 1))
+	sleep 0.3
+	snap t1a "$A"
+	snap t1b "$B" peer
+	assert_eq "$cmd: packets pktgen handed over" "$n" "$PG_SENT"
+	assert_eq "$cmd: transmit timeouts" 1 "$(delta t0a t1a tx_timeout)"
+	assert_eq "$cmd: handed over = received by B + dropped by A" "$PG_SENT" \
+		$(($(delta t0b t1b dev_rx_packets) + $(delta t0a t1a tx_queue_dropped)))
+	echo "  $cmd: dropped by the recovery: $(delta t0a t1a tx_queue_dropped)"
+	dmesg_since_mark | grep -E "NETDEV WATCHDOG|: sq0: " | head -n 3
+}
+TR=$(stat "$A" tx_timeout_recovered)
+timeout_case "drop_irqs 1"
+assert_eq "drop_irqs: lost interrupts found" 1 "$(delta t0a t1a ch_eq_rearm)"
+assert_eq "drop_irqs: interrupts the device lost" 1 "$(delta t0a t1a dev_irqs_lost)"
+assert_eq "drop_irqs: SQ resets" 0 "$(delta t0a t1a tx_recover)"
+timeout_case "tx_stall"
+assert_eq "tx_stall: lost interrupts found" 0 "$(delta t0a t1a ch_eq_rearm)"
+assert_eq "tx_stall: SQ resets" 1 "$(delta t0a t1a tx_recover)"
+ethtool -L "$A" combined "$combined"
+
+# Everything works as before, both ways.
+ping -c 3 -i 0.2 -W 2 10.10.0.2 >/dev/null
+ip netns exec peer ping -c 3 -i 0.2 -W 2 10.10.0.1 >/dev/null
+transfer_check peer "" 10.10.0.1 2
