@@ -23,7 +23,7 @@ export KERNEL_VARIANT ?= normal
 TESTS ?= $(sort $(wildcard tests/vm/[0-9]*.sh))
 
 .PHONY: all setup setup-base setup-test setup-bench kernel module xdp-tools vmtest hostcheck \
-	test test-debug demo bench fuzz miri fmt clean
+	test test-debug demo bench fuzz soak miri fmt clean
 
 all: module
 
@@ -78,6 +78,10 @@ bench: setup-bench
 
 fuzz: setup-test
 	@scripts/fuzz.sh
+
+# A chaos soak of the recovery paths (SOAK_SECONDS, default 600; not part of make test).
+soak: setup-test kernel module
+	@scripts/vm-run.sh env SOAK_SECONDS=$(or $(SOAK_SECONDS),600) tests/soak/chaos.sh
 
 miri: setup-test
 	@scripts/miri.sh

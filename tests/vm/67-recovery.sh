@@ -5,13 +5,17 @@
 #   tx_err              the next WQE of A fails with an error CQE: the SQ is stopped, moved
 #                       ERR -> RST, drained (in-flight packets dropped and counted), reset
 #                       and moved RST -> RDY, the queue woken (tx_recover, tx_cqe_err);
+#   tx_bad_sqn          a TX CQE naming another SQ: the SQ is recovered the same way;
+#   rx_bad_byte_count   an RX CQE claiming more bytes than the buffer: counted, dropped, the
+#                       RQ goes on;
 #   rx_err              the next frame B receives completes with an error CQE (LOCAL_PROT)
 #                       and the device stops the RQ: the RQ is recovered (rx_recover);
 #   rx_bad_wqe_counter  a corrupt RX CQE on B: the driver stops the RQ itself (the device
 #                       does not), discards what the device writes meanwhile, and recovers
 #                       it through RDY -> ERR -> RST -> RDY; B does not poll in a loop
 #                       meanwhile or after (the CQ re-arm loop, host-tested in dp_rq.rs);
-#   drop_irqs, tx_stall the TX watchdog's two recoveries (see below).
+#   drop_irqs, tx_stall the TX watchdog's two recoveries (see below);
+#   cmd_fail            a recovery whose command fails, retried by the watchdog.
 # Each fault is logged once, naming the queue and the syndrome. Malformed knob writes are
 # refused with EINVAL. MANA queues are not recovered (rsnic.rst explains why they need no
 # recovery today), so the test is ConnectX's.
@@ -52,6 +56,18 @@ fault() {
 fault "$A" "" "$IA" "tx_err 0x02" sq tx_recover 1
 assert_eq "tx_err: error CQEs A's driver saw" 1 "$(delta f0 f1 tx_cqe_err)"
 echo "  tx_err: packets dropped by the recovery: $(delta f0 f1 tx_queue_dropped)"
+
+fault "$A" "" "$IA" "tx_bad_sqn" sq tx_recover 2
+assert_eq "tx_bad_sqn: error CQEs A's driver saw" 0 "$(delta f0 f1 tx_cqe_err)"
+
+# A byte count larger than any buffer: that packet is dropped and counted, the RQ goes on.
+snap f0 "$B" peer
+echo rx_bad_byte_count >"$IB"
+transfer_check "" peer 10.10.0.2 2
+snap f1 "$B" peer
+assert_eq "rx_bad_byte_count: faults the device injected" 1 "$(delta f0 f1 dev_faults_injected)"
+assert_eq "rx_bad_byte_count: corrupt CQEs B's driver found" 1 "$(delta f0 f1 rx_cqe_bad)"
+assert_eq "rx_bad_byte_count: RQ recoveries" 0 "$(delta f0 f1 rx_recover)"
 
 fault "$B" peer "$IB" "rx_err" rq rx_recover 1
 assert_eq "rx_err: error CQEs B's driver saw" 1 "$(delta f0 f1 rx_wqe_err)"
@@ -105,6 +121,25 @@ assert_eq "drop_irqs: SQ resets" 0 "$(delta t0a t1a tx_recover)"
 timeout_case "tx_stall"
 assert_eq "tx_stall: lost interrupts found" 0 "$(delta t0a t1a ch_eq_rearm)"
 assert_eq "tx_stall: SQ resets" 1 "$(delta t0a t1a tx_recover)"
+
+# A recovery whose command fails (MODIFY_SQ, 0x905) is logged and leaves the queue stopped;
+# the watchdog tries again 15 s later and recovers it once the command works.
+snap t0a "$A"
+mark_dmesg
+echo "cmd_fail 0x905" >"$IA"
+echo "tx_err" >"$IA"
+ping -c 1 -W 1 10.10.0.2 >/dev/null || true
+wait_for "a failed recovery logged" eval 'dmesg_since_mark | grep -q "sq0: .*recovery failed"'
+echo "cmd_fail 0" >"$IA"
+for _ in $(seq 400); do
+	[ "$(stat "$A" tx_timeout_recovered)" -gt "$TR" ] && break
+	sleep 0.1
+done
+snap t1a "$A"
+assert_eq "cmd_fail: transmit timeouts" 1 "$(delta t0a t1a tx_timeout)"
+assert_eq "cmd_fail: recovered by the watchdog" 1 "$(delta t0a t1a tx_timeout_recovered)"
+assert_eq "cmd_fail: SQ resets" 1 "$(delta t0a t1a tx_recover)"
+dmesg_since_mark | grep -E "sq0: " | head -n 3
 ethtool -L "$A" combined "$combined"
 
 # Everything works as before, both ways.

@@ -91,3 +91,31 @@ fn rx_bad_wqe_counter_is_a_corrupt_cqe() {
         "no port 9"
     );
 }
+
+#[test]
+fn corrupt_cqes_are_caught_by_the_driver() {
+    let mut p = Pair::new(PairConfig::default());
+    // An RX CQE claiming 1 MiB is counted and its buffer recycled; the RQ goes on.
+    assert!(p.tb.device().inject(RX_PORT, Fault::RxBadByteCount));
+    p.send_one(&frame(0), false).unwrap();
+    p.run_device();
+    assert!(p.poll_rx(64).is_empty());
+    assert_eq!(p.drv_rx().cqe_bad, 1);
+    assert!(
+        p.rq.error().is_none(),
+        "a bad byte count does not stop the RQ"
+    );
+    assert_eq!(p.dev_rx().faults_injected, 1);
+    // A TX CQE naming another SQ: nothing released, the SQ stops for recovery.
+    assert!(p.tb.device().inject(TX_PORT, Fault::TxBadSqn));
+    p.send_one(&frame(1), false).unwrap();
+    p.run_device();
+    assert_eq!(p.poll_rx(64).len(), 1, "the frame itself went out");
+    let r = p.poll_tx();
+    assert!(matches!(r.error, Some(SqError::BadSqn { .. })), "{r:?}");
+    assert_eq!(
+        r.packets, 1,
+        "frame 0's CQE was good, frame 1's names another SQ"
+    );
+    assert_eq!(p.tx_in_flight(), 1);
+}

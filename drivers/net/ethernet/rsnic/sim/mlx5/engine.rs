@@ -222,9 +222,17 @@ fn run_sq<M: BusMemory, I: InterruptSink>(
                         port.counters.tx_cqes += 1;
                     }
                 }
+                // A corrupt CQE (injected) names another SQ.
+                let mut named = sqn;
+                if let Some(pt) = ports.get_mut(p).filter(|_| want_cqe) {
+                    if core::mem::take(&mut pt.faults.tx_bad_sqn) {
+                        pt.counters.faults_injected += 1;
+                        named = sqn ^ 0x40;
+                    }
+                }
                 want_cqe.then(|| {
                     let mut c = [0u8; 64];
-                    put(&mut c, 56, &(sqn & 0xff_ffff).to_be_bytes());
+                    put(&mut c, 56, &(named & 0xff_ffff).to_be_bytes());
                     put(&mut c, 60, &wc.to_be_bytes());
                     c[63] = CQE_REQ << 4;
                     c
@@ -829,7 +837,8 @@ fn receive<M: BusMemory, I: InterruptSink>(
         rq.cc = rq.cc.wrapping_add(1);
         let injected = port.faults.rx_err.take();
         let bad_wc = injected.is_none() && core::mem::take(&mut port.faults.rx_bad_wc);
-        if injected.is_some() || bad_wc {
+        let bad_len = injected.is_none() && !bad_wc && core::mem::take(&mut port.faults.rx_bad_len);
+        if injected.is_some() || bad_wc || bad_len {
             counters.faults_injected += 1;
         }
         match injected.map_or_else(|| scatter(&rq, wc, frame, counters, io.mem), Err) {
@@ -840,7 +849,11 @@ fn receive<M: BusMemory, I: InterruptSink>(
                 counters.rx_cqes += 1;
                 // A corrupt CQE (injected): it names a WQE the driver does not expect.
                 let named = if bad_wc { wc.wrapping_add(7) } else { wc };
-                Some((rx_cqe(frame, &h, hash, hash_type, named), !bad_wc))
+                let mut c = rx_cqe(frame, &h, hash, hash_type, named);
+                if bad_len {
+                    put(&mut c, 44, &0x0010_0000u32.to_be_bytes());
+                }
+                Some((c, !(bad_wc || bad_len)))
             }
             Err(synd) => {
                 if injected.is_some() {

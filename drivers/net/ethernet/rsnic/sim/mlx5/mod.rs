@@ -1062,6 +1062,11 @@ pub enum Fault {
     /// The port's SQs execute nothing (their doorbells are latched) until one of them goes
     /// through RST, as a hung transmit engine.
     TxStall,
+    /// The next TX CQE of the port names another SQ (a corrupt CQE).
+    TxBadSqn,
+    /// The next RX CQE of the port claims more bytes than any buffer holds (a corrupt
+    /// CQE).
+    RxBadByteCount,
 }
 
 /// The faults waiting on a port.
@@ -1072,6 +1077,8 @@ struct Faults {
     rx_bad_wc: bool,
     drop_irqs: u32,
     tx_stall: bool,
+    tx_bad_sqn: bool,
+    rx_bad_len: bool,
 }
 
 impl Default for Port {
@@ -1106,6 +1113,8 @@ impl Port {
                 rx_bad_wc: false,
                 drop_irqs: 0,
                 tx_stall: false,
+                tx_bad_sqn: false,
+                rx_bad_len: false,
             },
         }
     }
@@ -1800,6 +1809,8 @@ where
             Fault::RxBadWqeCounter => p.faults.rx_bad_wc = true,
             Fault::DropIrqs(n) => p.faults.drop_irqs = n,
             Fault::TxStall => p.faults.tx_stall = true,
+            Fault::TxBadSqn => p.faults.tx_bad_sqn = true,
+            Fault::RxBadByteCount => p.faults.rx_bad_len = true,
         }
         true
     }
