@@ -136,7 +136,8 @@ print("appended: target/bench/vm.csv (%d rows)" % len(rows))
 # Receive-side configurations: XDP_DROP against the stack's drop, per family.
 xcsv = csv.replace("vm.csv", "vm-xdp.csv")
 xcfgs = [(f, m) for f in ("mlx5", "mana") for m in ("xdp_drop", "stack_drop")]
-xcfgs += [("mlx5", "xsk_%s_%s" % (t, b)) for t in ("rxdrop", "l2fwd") for b in ("zc", "copy")]
+xcfgs += [(f, "xsk_%s_%s" % (t, b)) for f in ("mlx5", "mana") for t in ("rxdrop", "l2fwd")
+          for b in ("zc", "copy")]
 hz = int(info.get("clk_tck", 100))
 def cpustat(v):
     # "cpu:F,..;cpu0:F,..": user nice system idle iowait irq softirq steal, in 1/clk_tck s.
@@ -233,9 +234,10 @@ if xr:
                  pr(b, a, "busy_us", lambda x, y: x - y)))
     for f in ("mlx5", "mana"):
         compare(f, "%s_xdp_drop" % f, "%s_stack_drop" % f, "stack drop / XDP_DROP")
-    for t in ("rxdrop", "l2fwd"):
-        compare("mlx5 AF_XDP " + t, "mlx5_xsk_%s_zc" % t, "mlx5_xsk_%s_copy" % t,
-                "copy / zero-copy")
+    for f in ("mlx5", "mana"):
+        for t in ("rxdrop", "l2fwd"):
+            compare("%s AF_XDP %s" % (f, t), "%s_xsk_%s_zc" % (f, t), "%s_xsk_%s_copy" % (f, t),
+                    "copy / zero-copy")
     XHDR = ("date,commit,kernel,variant,config,family,receiver,rounds,count,offered_pps,"
             "median_softirq_us_per_pkt,min_softirq_us_per_pkt,max_softirq_us_per_pkt,"
             "median_busy_us_per_pkt,min_busy_us_per_pkt,max_busy_us_per_pkt,median_rx_pps,"
@@ -266,19 +268,21 @@ for line in open(sys.argv[3]):
         tx.setdefault(d["config"], {})[int(d["round"])] = (int(d["pps"]), d.get("bind"))
 if tx:
     print()
-    print("VM AF_XDP txonly (rsnic-xsk, 64-byte frames, %s per run, queue 0 of the ConnectX port, as"
+    print("VM AF_XDP txonly (rsnic-xsk, 64-byte frames, %s per run, queue 0 of the sending port, as"
           % info.get("xsk_tx_count", "?"))
     print("fast as it goes; the peer drops them with XDP_DROP); packets/s first to last completion:")
-    for c in ("mlx5_xsk_txonly_zc", "mlx5_xsk_txonly_copy"):
-        if c in tx:
-            p = [v[0] for v in tx[c].values()]
-            m = statistics.median(p)
-            print("%-22s bound %-9s median %8.0f pps  min %8d  max %8d  spread %3.0f%%" % (
-                c, sorted({v[1] for v in tx[c].values()})[0], m, min(p), max(p),
-                100 * (max(p) - min(p)) / m if m else 0))
-    a, b = tx.get("mlx5_xsk_txonly_zc", {}), tx.get("mlx5_xsk_txonly_copy", {})
-    r = [a[i][0] / b[i][0] for i in a if i in b and b[i][0]]
-    if r:
-        print("ratio txonly zero-copy / copy: %.3f (median of per-round ratios; min %.3f, max %.3f)"
-              % (statistics.median(r), min(r), max(r)))
+    for f in ("mlx5", "mana"):
+        for c in ("%s_xsk_txonly_zc" % f, "%s_xsk_txonly_copy" % f):
+            if c in tx:
+                p = [v[0] for v in tx[c].values()]
+                m = statistics.median(p)
+                print("%-22s bound %-9s median %8.0f pps  min %8d  max %8d  spread %3.0f%%" % (
+                    c, sorted({v[1] for v in tx[c].values()})[0], m, min(p), max(p),
+                    100 * (max(p) - min(p)) / m if m else 0))
+    for f in ("mlx5", "mana"):
+        a, b = tx.get("%s_xsk_txonly_zc" % f, {}), tx.get("%s_xsk_txonly_copy" % f, {})
+        r = [a[i][0] / b[i][0] for i in a if i in b and b[i][0]]
+        if r:
+            print("%s ratio txonly zero-copy / copy: %.3f (median of per-round ratios; min %.3f,"
+                  " max %.3f)" % (f, statistics.median(r), min(r), max(r)))
 PY

@@ -37,9 +37,9 @@
 #   BENCH_VM_RX_RATE=N   their offered rate, frames/s (default 4000)
 #   BENCH_VM_XSK_TX_COUNT=N  frames per AF_XDP txonly run (default 50000)
 #   BENCH_XSK=PATH      rsnic-xsk (tests/xdp, built by scripts/build-xdp-tools.sh): the AF_XDP
-#                       configurations mlx5_xsk_{rxdrop,l2fwd}_{zc,copy} (receive side, as
-#                       the XDP_DROP ones) and mlx5_xsk_txonly_{zc,copy} (the tool's rate);
-#                       left out without it
+#                       configurations {mlx5,mana}_xsk_{rxdrop,l2fwd}_{zc,copy} (receive
+#                       side, as the XDP_DROP ones) and {mlx5,mana}_xsk_txonly_{zc,copy} (the
+#                       tool's rate); left out without it
 #   BENCH_XDP_OBJ=PATH  the XDP_DROP program (built on the host by scripts/bench-vm.sh);
 #                       without it the *_xdp_drop and *_stack_drop configurations are left out
 #   BENCH_VM_ONLY=RE    run only the configurations whose name matches the regex RE
@@ -189,20 +189,25 @@ run() {
 # namespace, so a snapshot costs a pipe round trip, not a process start.
 # RX_PACKETS is the port's dev_rx_packets (every frame its device delivered, also those an
 # XDP program or an AF_XDP socket took, which rx_packets, the stack's count, leaves out),
-# read with ethtool before the clock and the CPU times (its cost falls in the window of the
-# snapshot that ends a run, the same few milliseconds in every configuration).
+# read from the device host's debugfs (model_counters_file) before the clock and the CPU
+# times (its cost falls in the window of the snapshot that ends a run, the same few
+# milliseconds in every configuration).
 cat >/tmp/rxmon.py <<'PY'
-import subprocess, sys, time
-def rx(dev):
-    out = subprocess.run(["ethtool", "-S", dev], capture_output=True, text=True).stdout
-    for line in out.splitlines():
-        k, _, v = line.strip().partition(":")
-        if k == "dev_rx_packets":
-            return v.strip()
+import sys, time
+def rx(dev, path):
+    # The device model's count (every frame, whatever XDP or AF_XDP did with it), from the
+    # device host's debugfs; a veth has only its netdev counter.
+    try:
+        for line in open(path):
+            k, _, v = line.strip().partition(":")
+            if k == "dev_rx_packets":
+                return v.strip()
+    except OSError:
+        pass
     return open("/sys/class/net/%s/statistics/rx_packets" % dev).read().strip()
 st = open("/proc/stat")
 for _ in sys.stdin:
-    r = rx(sys.argv[1])
+    r = rx(sys.argv[1], sys.argv[2])
     st.seek(0)
     t = time.monotonic_ns()
     cpus = [l.split() for l in st.read().splitlines() if l.startswith("cpu")]
@@ -212,9 +217,13 @@ PY
 # MON_OUT[NAME].
 declare -A MON_IN MON_OUT
 mon_start() {
-	local name=$1 dev=$2 mns=$3 fin fout
+	local name=$1 dev=$2 mns=$3 fin fout file ns=()
+	file=$(model_counters_file "$dev" "$mns")
 	mkfifo "/tmp/mon-$name.in" "/tmp/mon-$name.out"
-	ip netns exec "$mns" python3 -u /tmp/rxmon.py "$dev" <"/tmp/mon-$name.in" >"/tmp/mon-$name.out" &
+	# In the namespace only without the device host's file: `ip netns exec` mounts a fresh
+	# /sys, which hides debugfs.
+	[ -r "$file" ] || ns=(ip netns exec "$mns")
+	"${ns[@]}" python3 -u /tmp/rxmon.py "$dev" "$file" <"/tmp/mon-$name.in" >"/tmp/mon-$name.out" &
 	exec {fin}>"/tmp/mon-$name.in" {fout}<"/tmp/mon-$name.out"
 	MON_IN[$name]=$fin
 	MON_OUT[$name]=$fout
@@ -342,16 +351,17 @@ run_rx() {
 		"rx_polls=$((p1 - p0)) $dropped"
 }
 
-# run_xsktx CONFIG z|c: rsnic-xsk txonly from A's queue 0 (XSK_TX_COUNT 64-byte frames, as
-# fast as it goes), zero-copy or copy, pinned to RX_CPU; B drops them with the XDP_DROP
-# program. Reports the tool's rate (first to last completion).
+# run_xsktx CONFIG z|c DEV MAC PEERDEV PEERNS: rsnic-xsk txonly from DEV's queue 0
+# (XSK_TX_COUNT 64-byte frames to MAC, as fast as it goes), zero-copy or copy, pinned to
+# RX_CPU; PEERDEV in PEERNS drops them with the XDP_DROP program. Reports the tool's rate
+# (first to last completion).
 run_xsktx() {
-	local cfg=$1 bind=-$2 line
-	xdp_set peer "$B" on
-	line=$(taskset -c "$RX_CPU" "$XSK_TOOL" txonly -i "$A" -q 0 "$bind" -n "$XSK_TX_COUNT" \
-		-s 64 --dst-mac "$MAC_B" 2>/tmp/bx.tx.err | grep '^rsnic-xsk:') ||
-		fail "rsnic-xsk txonly $bind on $A: $(cat /tmp/bx.tx.err)"
-	xdp_set peer "$B" off
+	local cfg=$1 bind=-$2 dev=$3 mac=$4 pdev=$5 pns=$6 line
+	xdp_set "$pns" "$pdev" on
+	line=$(taskset -c "$RX_CPU" "$XSK_TOOL" txonly -i "$dev" -q 0 "$bind" -n "$XSK_TX_COUNT" \
+		-s 64 --dst-mac "$mac" 2>/tmp/bx.tx.err | grep '^rsnic-xsk:') ||
+		fail "rsnic-xsk txonly $bind on $dev: $(cat /tmp/bx.tx.err)"
+	xdp_set "$pns" "$pdev" off
 	echo "RSNIC-BENCH xsktx round=$round config=$cfg count=$XSK_TX_COUNT" \
 		"pps=$(echo "$line" | sed -n 's/.* pps=\([0-9]*\).*/\1/p')" \
 		"packets=$(echo "$line" | sed -n 's/.* packets=\([0-9]*\).*/\1/p')" \
@@ -377,14 +387,20 @@ if [ -n "$XDP_OBJ" ]; then
 		"run_rx mana_xdp_drop $C 10.30.0.2 $MMAC_D $D mpeer mpeer xdp rx_db_per_packet off rx"
 		"run_rx mana_stack_drop $C 10.30.0.2 $MMAC_D $D mpeer mpeer stack rx_db_per_packet off rx"
 	)
-	# AF_XDP, zero-copy against copy (ConnectX: MANA has copy mode only).
+	# AF_XDP, zero-copy against copy, on both families.
 	[ -z "$XSK_TOOL" ] || configs+=(
 		"run_rx mlx5_xsk_rxdrop_zc $A 10.10.0.2 $MAC_B $B peer peer xsk-rxdrop-z tx_mpwqe on tx"
 		"run_rx mlx5_xsk_rxdrop_copy $A 10.10.0.2 $MAC_B $B peer peer xsk-rxdrop-c tx_mpwqe on tx"
 		"run_rx mlx5_xsk_l2fwd_zc $A 10.10.0.2 $MAC_B $B peer peer xsk-l2fwd-z tx_mpwqe on tx"
 		"run_rx mlx5_xsk_l2fwd_copy $A 10.10.0.2 $MAC_B $B peer peer xsk-l2fwd-c tx_mpwqe on tx"
-		"run_xsktx mlx5_xsk_txonly_zc z"
-		"run_xsktx mlx5_xsk_txonly_copy c"
+		"run_xsktx mlx5_xsk_txonly_zc z $A $MAC_B $B peer"
+		"run_xsktx mlx5_xsk_txonly_copy c $A $MAC_B $B peer"
+		"run_rx mana_xsk_rxdrop_zc $C 10.30.0.2 $MMAC_D $D mpeer mpeer xsk-rxdrop-z rx_db_per_packet off rx"
+		"run_rx mana_xsk_rxdrop_copy $C 10.30.0.2 $MMAC_D $D mpeer mpeer xsk-rxdrop-c rx_db_per_packet off rx"
+		"run_rx mana_xsk_l2fwd_zc $C 10.30.0.2 $MMAC_D $D mpeer mpeer xsk-l2fwd-z rx_db_per_packet off rx"
+		"run_rx mana_xsk_l2fwd_copy $C 10.30.0.2 $MMAC_D $D mpeer mpeer xsk-l2fwd-c rx_db_per_packet off rx"
+		"run_xsktx mana_xsk_txonly_zc z $C $MMAC_D $D mpeer"
+		"run_xsktx mana_xsk_txonly_copy c $C $MMAC_D $D mpeer"
 	)
 fi
 if [ -n "${BENCH_VM_ONLY:-}" ]; then
