@@ -163,6 +163,22 @@ impl<C: Coherent> Cq<C> {
         self.cc = self.cc.wrapping_add(n);
     }
 
+    /// Consumes every CQE software owns, without reading its body (a queue stopped on a
+    /// fault, or one being reset), at most one pass over the CQ so a device that keeps
+    /// writing cannot hold the caller; writes set_ci if anything was consumed. Returns how
+    /// many.
+    pub fn discard<B: Barriers>(&mut self, bar: &B) -> u32 {
+        let start = self.cc;
+        while self.cc.wrapping_sub(start) < self.size() && self.peek(bar).is_some() {
+            self.pop(1);
+        }
+        let n = self.cc.wrapping_sub(start);
+        if n != 0 {
+            self.update_ci(bar);
+        }
+        n
+    }
+
     /// Rewrites `op_own` of the `n` slots from counter `from` to the parity of each slot's
     /// pass (`mlx5e_cqes_update_owner`), so they read as HW-owned on the next pass.
     pub fn update_owner(&self, from: u32, n: u32) {

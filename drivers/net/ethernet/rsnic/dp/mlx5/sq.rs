@@ -918,15 +918,8 @@ where
     /// numbering is read against the reset one. Writes set_ci if anything was consumed;
     /// returns how many CQEs.
     pub fn discard_cqes<E: Barriers>(&mut self, env: &E) -> u32 {
-        let start = self.cq.cc();
-        while self.cq.cc().wrapping_sub(start) < self.cq.size() && self.cq.peek(env).is_some() {
-            self.cq.pop(1);
-        }
-        let n = self.cq.cc().wrapping_sub(start);
-        if n != 0 {
-            add(&mut self.stats.cqes, u64::from(n));
-            self.cq.update_ci(env);
-        }
+        let n = self.cq.discard(env);
+        add(&mut self.stats.cqes, u64::from(n));
         n
     }
 
