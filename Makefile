@@ -15,6 +15,8 @@
 #   make demo       the main job: boot the VM and show rsnic at work
 #   make bench      deterministic data-path figures (target/bench/datapath.csv)
 #   make fuzz       fuzz the data path against a hostile device (FUZZ_SECONDS per target)
+#   make soak       a chaos soak of the recovery paths (SOAK_SECONDS); soak-xdp-swap: XDP
+#                   programs swapped under traffic (tests/soak/xdp-swap.sh)
 #   make miri       host tests of the kernel-free code under Miri
 #   make fmt        format all Rust sources
 
@@ -23,7 +25,7 @@ export KERNEL_VARIANT ?= normal
 TESTS ?= $(sort $(wildcard tests/vm/[0-9]*.sh))
 
 .PHONY: all setup setup-base setup-test setup-bench kernel module xdp-tools vmtest hostcheck \
-	test test-debug demo bench fuzz soak miri fmt clean
+	test test-debug demo bench fuzz soak soak-xdp-swap miri fmt clean
 
 all: module
 
@@ -82,6 +84,14 @@ fuzz: setup-test
 # A chaos soak of the recovery paths (SOAK_SECONDS, default 600; not part of make test).
 soak: setup-test kernel module
 	@scripts/vm-run.sh env SOAK_SECONDS=$(or $(SOAK_SECONDS),600) tests/soak/chaos.sh
+
+# XDP programs swapped under traffic (tests/soak/xdp-swap.sh; XDP_SWAP_DEV=rsnic|veth,
+# XDP_SWAP_PIN=1|0, XDP_SWAP_SECONDS): the emulator's cross-modifying-code race, and that
+# 90-xdp-actions' pinning avoids it.
+soak-xdp-swap: setup-test kernel module xdp-tools
+	@scripts/vm-run.sh env XDP_SWAP_SECONDS=$(or $(XDP_SWAP_SECONDS),300) \
+		XDP_SWAP_DEV=$(or $(XDP_SWAP_DEV),rsnic) XDP_SWAP_PIN=$(or $(XDP_SWAP_PIN),1) \
+		tests/soak/xdp-swap.sh
 
 miri: setup-test
 	@scripts/miri.sh

@@ -14,6 +14,9 @@
 # The console is copied to stderr without blank lines and terminal control sequences;
 # RSNIC_VM_QUIET_BOOT=1 leaves out the firmware's and kernel's boot messages before the
 # job starts (they stay in the serial log, whose tail is shown if the job never starts).
+# For experiments: RSNIC_VM_CPUS (2), RSNIC_VM_CPU (the -cpu model, max), RSNIC_VM_TCG
+# (TCG options, e.g. thread=single: one host thread for all vCPUs; see rsnic.rst, "Testing
+# under TCG").
 set -uo pipefail
 . "$(dirname "$0")/lib.sh"
 
@@ -57,7 +60,7 @@ chmod 0644 "$job"
 [ -n "$log" ] || log="$RSNIC_ROOT/target/vm/$KERNEL_VARIANT-serial.log"
 mkdir -p "$(dirname "$log")"
 
-accel="-accel tcg"
+accel="-accel tcg${RSNIC_VM_TCG:+,$RSNIC_VM_TCG}"
 [ "${RSNIC_VM_ACCEL:-tcg}" = kvm ] && accel="-accel kvm"
 mem=1G
 [ "$KERNEL_VARIANT" = debug ] && mem=2G
@@ -75,7 +78,7 @@ fi
 rsnic_log "booting $KERNEL_VARIANT kernel; serial log: $log$boot_note"
 vm_timeout=${RSNIC_VM_TIMEOUT:-2400}
 timeout --foreground "$vm_timeout" qemu-system-x86_64 \
-	$accel -cpu max -smp "${RSNIC_VM_CPUS:-2}" -m "$mem" \
+	$accel -cpu "${RSNIC_VM_CPU:-max}" -smp "${RSNIC_VM_CPUS:-2}" -m "$mem" \
 	-nographic -no-reboot -nic none \
 	-kernel "$bzimage" -initrd "$initrd" \
 	-append "console=ttyS0 panic=-1 loglevel=6 acpi=noirq rsnic_job=$job rsnic_root=$RSNIC_ROOT" \

@@ -196,7 +196,25 @@ printf '  %-44s' "pktgen packets/s (emulated VM, indicative)"
 for act in $ACTS; do printf ' %11s' "${F[$act.pps]}"; done
 echo
 
-# Attach, replace and detach on both ports under an iperf3 stream.
+# Attach, replace and detach on both ports under an iperf3 stream, on one vCPU. Every
+# program change rewrites the kernel's BPF dispatcher with text_poke_bp(), and QEMU's
+# multi-threaded TCG (7.2) does not honour x86 cross-modifying code: a vCPU running XDP at
+# that moment can execute the transient int3 after the patch completed ("Oops: int3" in
+# bpf_dispatcher_xdp_func, a panic). The emulator's doing, not the driver's: a veth pair
+# panics the same way without rsnic loaded (rsnic.rst, "Testing under TCG"). So the
+# simulated device's work (an unbound workqueue; the NAPI polls and their XDP runs follow
+# it), iperf3 and the commands that swap programs (children of this shell) run on CPU 0;
+# NAPI still runs between the steps of each swap, and within them where BHs are enabled.
+WQ_MASK=/sys/devices/virtual/workqueue/cpumask
+wq_mask0=$(cat "$WQ_MASK")
+cpus0=$(taskset -pc $$ | sed 's/.*: //')
+unpin() {
+	echo "$wq_mask0" >"$WQ_MASK"
+	taskset -pc "$cpus0" $$ >/dev/null
+}
+trap 'unpin; xdp_cleanup' EXIT
+echo 1 >"$WQ_MASK"
+taskset -pc 0 $$ >/dev/null
 iperf_server 10.10.0.2 peer
 secs=$([ "$debug" = 1 ] && echo 12 || echo 8)
 iperf3 -c 10.10.0.2 -t "$secs" -J >/tmp/xdp-iperf.json &
@@ -218,6 +236,7 @@ while [ "$(date +%s)" -lt "$t_end" ]; do
 	cycles=$((cycles + 1))
 done
 wait "$cli" || fail "iperf3 failed while XDP programs came and went: $(iperf_json /tmp/xdp-iperf.json bps)"
+unpin
 # One Python start for both figures (each costs seconds in the TCG VM).
 read -r bps retrans < <(python3 -c 'import json, sys
 e = json.load(open(sys.argv[1]))["end"]
