@@ -14,14 +14,15 @@ kmemleak=/sys/kernel/debug/kmemleak
 pass=0
 fail=0
 skip=0
+failed=""
 for fam in ${RSNIC_FAMILIES:-mlx5 mana}; do
 	export RSNIC_FAMILY=$fam
 	for t in "$@"; do
 		name=$fam/$(basename "$t" .sh)
 		echo "=== RUN $name"
 		t0=$(date +%s)
-		export RSNIC_SKIP_FILE=/tmp/rsnic-skip-reason
-		rm -f "$RSNIC_SKIP_FILE"
+		export RSNIC_SKIP_FILE=/tmp/rsnic-skip-reason RSNIC_FAIL_FILE=/tmp/rsnic-fail-reason
+		rm -f "$RSNIC_SKIP_FILE" "$RSNIC_FAIL_FILE"
 		timeout 600 bash "$t"
 		rc=$?
 		secs=$(($(date +%s) - t0))
@@ -34,6 +35,19 @@ for fam in ${RSNIC_FAMILIES:-mlx5 mana}; do
 		else
 			echo "not ok - $name (exit $rc, ${secs} s)"
 			fail=$((fail + 1))
+			why=$(head -n1 "$RSNIC_FAIL_FILE" 2>/dev/null | cut -c1-200)
+			failed+=$'\n'"  $name (exit $rc, ${secs} s)${why:+: $why}"
+			if [ "$rc" = 124 ]; then
+				# Timed out: where the tasks still blocked (state D) wait, and the kernel
+				# log's tail.
+				for st in /proc/[0-9]*/stat; do
+					read -r _ comm state _ <"$st" 2>/dev/null || continue
+					[ "$state" = D ] || continue
+					echo "  blocked: ${st%/stat} $comm"
+					sed 's/^/    /' "${st%/stat}/stack" 2>/dev/null
+				done
+				dmesg | tail -n 40 | sed 's/^/  dmesg: /'
+			fi
 		fi
 		# Leave a clean slate for the next test whatever this one did.
 		rmmod rsnic 2>/dev/null
@@ -57,5 +71,7 @@ if [ -w "$kmemleak" ]; then
 	fi
 fi
 
+# The failures again, last, where a log's tail shows them.
+[ -z "$failed" ] || echo "vm: failed:$failed"
 echo "vm: $pass passed, $fail failed, $skip skipped"
 [ "$fail" = 0 ]

@@ -42,6 +42,7 @@ esac
 
 fail() {
 	echo "FAIL: $*" >&2
+	if [ -n "${RSNIC_FAIL_FILE:-}" ]; then echo "$*" >>"$RSNIC_FAIL_FILE"; fi
 	exit 1
 }
 
