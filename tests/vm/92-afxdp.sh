@@ -35,6 +35,11 @@ xdp_counters_or_fail "$B" peer
 feats=$(xdp_features "$B" peer)
 zc_check "$feats"
 xdp_attach "$B" peer xdp_xsk
+# What B's counters did when they did not settle: the nonzero deltas.
+settle_diag() {
+	echo "  B's counters that moved (n0b -> n1b):"
+	deltas n0b n1b | awk '$2 != 0 { print "    " $1, $2 }'
+}
 # need_wakeup on and off in each mode; on the debug kernel one each (copy on, zero-copy off).
 copy_wake="on off"
 zc_wake="on off"
@@ -46,7 +51,7 @@ for wake in $copy_wake; do
 	snap n0b "$B" peer
 	p0=$(prog_count "$B" peer packets)
 	rxdrop_run "$what" -N -c "${w[@]}" -- -c "${w[@]}"
-	wait_for "[$what] B's counters to settle" eval \
+	WAIT_DIAG=settle_diag wait_for "[$what] B's counters to settle" eval \
 		'snap n1b "$B" peer; [ "$(delta n0b n1b "$C_DEV_RX")" = "$N" ]'
 	drops=$(($(kv rx_dropped "$XR") + $(kv rx_ring_full "$XR")))
 	assert_eq "[$what] B's device delivered" "$N" "$(delta n0b n1b "$C_DEV_RX")"

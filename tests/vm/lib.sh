@@ -115,6 +115,8 @@ wait_for() {
 		"$@" && return 0
 		sleep 0.1
 	done
+	# A test may name a command that shows what it was waiting on.
+	[ -z "${WAIT_DIAG:-}" ] || $WAIT_DIAG >&2
 	fail "timed out waiting for: $what"
 }
 
@@ -169,12 +171,17 @@ model_counters_file() {
 counters() {
 	local ns=() f
 	[ -n "${2:-}" ] && ns=(ip netns exec "$2")
-	local line
 	"${ns[@]}" ethtool -S "$1"
 	f=$(model_counters_file "$1" "${2:-}")
 	[ -r "$f" ] || return 0
-	# Read by the shell: a process costs a tenth of a second in the TCG VM.
-	while IFS= read -r line; do echo "$line"; done <"$f"
+	# Read by the shell (a process costs a tenth of a second in the TCG VM), in one pass:
+	# `read` in a loop would seek back after each line, and a seek in a seq_file makes the
+	# device host write the file anew, with the counters of that moment: a line could then
+	# be cut where a counter before it grew a digit (a baseline off by thousands, and a
+	# settle wait that never ends). mapfile reads the file through, in blocks.
+	local -a lines
+	mapfile -t lines <"$f"
+	printf '%s\n' "${lines[@]}"
 }
 
 # sum_of "NAME ..." < counters: the sum of the named counters.
