@@ -202,7 +202,14 @@ pub struct EqPoll {
     pub rang: bool,
     /// An overflow was detected (nothing more was read).
     pub overflow: bool,
+    /// Completion events naming a CQ that does not report to this EQ (counted in
+    /// [`Eq::bad_cq`]; included in `completions`).
+    pub bad_cq: u32,
 }
+
+/// Most CQs reporting to one EQ ([`Eq::expect_cqs`]): a channel's TX and RX CQs and the
+/// CQs of its AF_XDP zero-copy SQ and RQ.
+pub const EQ_MAX_CQS: usize = 4;
 
 /// An event queue of 16-byte EQEs.
 pub struct Eq<C: Coherent> {
@@ -215,6 +222,13 @@ pub struct Eq<C: Coherent> {
     pub stats: CqStats,
     /// EQEs of a type other than COMPLETION.
     pub unknown: u64,
+    /// The CQ ids whose completion events this EQ expects ([`Eq::expect_cqs`]).
+    cqs: [u32; EQ_MAX_CQS],
+    /// How many of `cqs` are set.
+    ncqs: usize,
+    /// Completion events naming a CQ not in `cqs` (a corrupt EQE; the driver does not trust
+    /// the device's ids).
+    pub bad_cq: u64,
 }
 
 impl<C: Coherent> Eq<C> {
@@ -233,7 +247,24 @@ impl<C: Coherent> Eq<C> {
             db_offset,
             stats: CqStats::default(),
             unknown: 0,
+            cqs: [0; EQ_MAX_CQS],
+            ncqs: 0,
+            bad_cq: 0,
         })
+    }
+
+    /// Sets the CQs that report to this EQ (ids as the device gave them, 24 bits); a
+    /// completion event for any other id counts in [`Eq::bad_cq`]. `false` (nothing
+    /// changed) for more than [`EQ_MAX_CQS`].
+    pub fn expect_cqs(&mut self, ids: &[u32]) -> bool {
+        let Some(dst) = self.cqs.get_mut(..ids.len()) else {
+            return false;
+        };
+        for (d, id) in dst.iter_mut().zip(ids) {
+            *d = id & 0x00ff_ffff;
+        }
+        self.ncqs = ids.len();
+        true
     }
 
     /// Consumer counter (starts at `num`).
@@ -320,17 +351,28 @@ impl<C: Coherent> Eq<C> {
     }
 
     /// Handles one interrupt: [`Eq::process_events`] where `on_cq` gets the CQ id of every
-    /// completion event; other events count in [`Eq::unknown`].
+    /// completion event for a CQ the EQ expects ([`Eq::expect_cqs`]); a completion event
+    /// for another id counts in [`Eq::bad_cq`] and [`EqPoll::bad_cq`] (upstream mana drops
+    /// it with a warning), other events in [`Eq::unknown`].
     pub fn process<E: Mmio + Barriers>(&mut self, env: &E, mut on_cq: impl FnMut(u32)) -> EqPoll {
         let mut unknown = 0u64;
-        let r = self.process_events(env, |e| {
+        let mut bad = 0u32;
+        let (cqs, ncqs) = (self.cqs, self.ncqs);
+        let mut r = self.process_events(env, |e| {
             if e.eqe_type == EQE_COMPLETION {
-                on_cq(e.details[0] & 0x00ff_ffff);
+                let id = e.details[0] & 0x00ff_ffff;
+                if cqs.iter().take(ncqs).any(|&c| c == id) {
+                    on_cq(id);
+                } else {
+                    bad += 1;
+                }
             } else {
                 unknown += 1;
             }
         });
         self.unknown = self.unknown.wrapping_add(unknown);
+        self.bad_cq = self.bad_cq.wrapping_add(u64::from(bad));
+        r.bad_cq = bad;
         r
     }
 }

@@ -4,8 +4,8 @@
 //! interrupts. See the parent module for the rules.
 
 use super::{Cursor, Port, PortCounters, QueueSet, WqCtx, WqeError};
+use super::{BAD_CQ_ID, SQ_BURST, SQ_ID_BASE};
 use super::{CQ_ID_BASE, MAX_FRAME, MAX_QUEUES, MAX_RSS, PAUSE_STORM, PAUSE_THRESHOLD, RQ_ID_BASE};
-use super::{SQ_BURST, SQ_ID_BASE};
 use crate::dp::hw::{BusMemory, InterruptSink};
 use crate::sim::pcie::inbound_floor;
 use crate::sim::pkt::{self, L3, L4};
@@ -263,9 +263,8 @@ fn check_arms<M: BusMemory, I: InterruptSink>(
             let e = &mut r.eq;
             if e.used && e.armed && (e.num.wrapping_add(e.pi) & ((e.num << 3) - 1)) != e.arm_tail {
                 e.armed = false;
-                pt.counters.pcie.msix();
-                pt.counters.interrupts += 1;
-                bus.irq.raise(e.vector);
+                let v = e.vector;
+                fire(pt, v, bus);
             }
         }
     }
@@ -286,7 +285,11 @@ fn cq_event<M: BusMemory, I: InterruptSink>(
     let Some(e) = r.cq.eq else {
         return;
     };
-    let cq_id = CQ_ID_BASE + (p * MAX_QUEUES + s) as u32;
+    let mut cq_id = CQ_ID_BASE + (p * MAX_QUEUES + s) as u32;
+    if core::mem::take(&mut pt.faults.eqe_bad_cq) {
+        pt.counters.faults_injected += 1;
+        cq_id = BAD_CQ_ID;
+    }
     let Some(r) = queues.get_mut(usize::from(e)) else {
         return;
     };
@@ -309,10 +312,23 @@ fn cq_event<M: BusMemory, I: InterruptSink>(
     pt.counters.eqes += 1;
     if eq.armed {
         eq.armed = false;
-        pt.counters.pcie.msix();
-        pt.counters.interrupts += 1;
-        bus.irq.raise(eq.vector);
+        let v = eq.vector;
+        fire(pt, v, bus);
     }
+}
+
+/// Raises the MSI-X `vector` of a channel EQ that fired (the caller disarmed it), unless an
+/// injected fault ([`crate::sim::mana::Fault::DropIrqs`]) loses the interrupt.
+fn fire<M: BusMemory, I: InterruptSink>(pt: &mut Port, vector: u16, bus: &mut Bus<'_, M, I>) {
+    if pt.faults.drop_irqs > 0 {
+        pt.faults.drop_irqs -= 1;
+        pt.counters.faults_injected += 1;
+        pt.counters.irqs_lost += 1;
+        return;
+    }
+    pt.counters.pcie.msix();
+    pt.counters.interrupts += 1;
+    bus.irq.raise(vector);
 }
 
 /// Writes an EQE of type `ty` to the EQ in global row `g` (counted on port `p`) and raises
@@ -530,28 +546,35 @@ fn exec_wqe<M: BusMemory, I: InterruptSink>(
     if let Some(r) = row(queues, p, s) {
         r.sq.cons = sq.cons.wrapping_add(size);
     }
-    let res = if rest_ok {
+    let injected = ports.get_mut(p).and_then(|pt| pt.faults.tx_err.take());
+    let res = if let Some(t) = injected {
+        if let Some(pt) = ports.get_mut(p) {
+            pt.counters.faults_injected += 1;
+        }
+        Err((t, 0))
+    } else if rest_ok {
         send_wqe(
             ports, queues, p, &wqe, dw0, dw1, nsge, oob, cq_id, bus, frame, gather,
         )
+        .map_err(|e| (e.cqe_type(), e as u32))
     } else {
-        Err(WqeError::ReadFault)
+        Err((WqeError::ReadFault.cqe_type(), WqeError::ReadFault as u32))
     };
     let Some(pt) = ports.get_mut(p) else {
         return true;
     };
     let d = match res {
         Ok(()) => tx_cqe(TX_OKAY, 0, off),
-        Err(e) => {
+        Err((t, vendor)) => {
             let c = &mut pt.counters;
             c.tx_wqe_errors += 1;
             c.tx_err_cqes += 1;
-            match e.cqe_type() {
+            match t {
                 35 => c.hc_tx_err_inval_oob += 1,
                 34 => c.hc_tx_err_mtu_violation += 1,
                 _ => c.hc_tx_err_gdma += 1,
             }
-            tx_cqe(e.cqe_type(), e as u32, off)
+            tx_cqe(t, vendor, off)
         }
     };
     pt.counters.tx_cqes += 1;
@@ -832,6 +855,10 @@ fn receive<M: BusMemory, I: InterruptSink>(
         .map(|i| u64::from(le32(&wqe, 8 + oob + 16 * i + 12)))
         .sum();
     let mut truncated = cap < wire.len() as u64;
+    if core::mem::take(&mut pt.faults.rx_trunc) {
+        pt.counters.faults_injected += 1;
+        truncated = true;
+    }
     if !truncated {
         let mut pos = 0usize;
         for i in 0..nsge {

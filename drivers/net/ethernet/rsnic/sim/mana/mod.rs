@@ -204,6 +204,12 @@
 //! then disarms. EQEs use the same owner rule; an armed EQ raises its MSI-X vector for the
 //! next EQE (or at arm time if EQEs are pending) and disarms.
 //!
+//! **Faults** ([`Device::inject`], for tests of the driver): an error CQE of a chosen type
+//! for the next TX WQE (the packet is not sent, the SQ goes on), RX_TRUNCATED for the next
+//! received frame, lost interrupts (the EQ disarms, the vector is not raised) and a
+//! completion EQE naming a CQ id no CQ has ([`BAD_CQ_ID`]). Each applies once and counts in
+//! [`PortCounters::faults_injected`] when it takes effect.
+//!
 //! **PCIe accounting** ([`crate::sim::pcie`], per port): doorbells inbound (8 B each); WQE and
 //! packet-data reads as DMA reads; received data as DMA writes; CQEs as 64-byte writes; EQEs
 //! as 16-byte DMA writes; MSI-X as 4-byte writes. [`PortCounters::tx_floor_in_bytes`] sums
@@ -432,6 +438,10 @@ pub struct PortCounters {
     pub interrupts: u64,
     /// DMA faults (RX data, CQE, EQE or doorbell-unrelated reads).
     pub dma_faults: u64,
+    /// Injected faults that took effect ([`Device::inject`]).
+    pub faults_injected: u64,
+    /// Interrupts lost to an injected fault ([`Fault::DropIrqs`]).
+    pub irqs_lost: u64,
 }
 
 impl PortCounters {
@@ -583,7 +593,41 @@ pub struct Port {
     steer: Steer,
     /// The vport's permanent MAC ([`Device::set_permanent_mac`]; `None`: [`vport_mac`]).
     mac: Option<[u8; 6]>,
+    /// Faults waiting to take effect ([`Device::inject`]).
+    pub(super) faults: Faults,
 }
+
+/// A fault for [`Device::inject`], for tests of the driver's handling of device errors. Each
+/// applies once, to the next event of its kind on the port, and counts in
+/// [`PortCounters::faults_injected`] when it takes effect.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Fault {
+    /// The next WQE any SQ of the port executes completes with a CQE of this type (1..=63
+    /// but not TX_OKAY, 32: a TX error type 33..=41 or one the driver does not know) and
+    /// `vendor_err` 0; the packet is not sent
+    /// and the SQ goes on, as for a WQE the device refuses.
+    TxErrCqe(u8),
+    /// The next frame the port receives into an RQ completes with RX_TRUNCATED (MANA's RX
+    /// error CQE): the WQE is consumed, nothing is delivered.
+    RxTruncated,
+    /// The next N interrupts of the port's channel EQs (completion events and EQ arms) are
+    /// lost: the EQ disarms as if it had fired and its vector is not raised.
+    DropIrqs(u32),
+    /// The next completion EQE of the port names a CQ id that no CQ has (a corrupt EQE).
+    EqeBadCq,
+}
+
+/// The faults waiting on a port.
+#[derive(Debug, Clone, Copy, Default)]
+pub(super) struct Faults {
+    pub(super) tx_err: Option<u8>,
+    pub(super) rx_trunc: bool,
+    pub(super) drop_irqs: u32,
+    pub(super) eqe_bad_cq: bool,
+}
+
+/// CQ id a corrupt completion EQE names ([`Fault::EqeBadCq`]): no CQ of the device has it.
+pub const BAD_CQ_ID: u32 = 0x00ff_fffe;
 
 impl Default for Port {
     fn default() -> Self {
@@ -610,6 +654,12 @@ impl Port {
             vport_tx: false,
             steer: Steer::EMPTY,
             mac: None,
+            faults: Faults {
+                tx_err: None,
+                rx_trunc: false,
+                drop_irqs: 0,
+                eqe_bad_cq: false,
+            },
         }
     }
 }
@@ -1055,6 +1105,22 @@ where
     /// Counters of one port.
     pub fn counters(&self, port: usize) -> Option<&PortCounters> {
         self.ports.get(port).map(|p| &p.counters)
+    }
+
+    /// Arms `fault` on `port` (replacing one of the same kind still waiting). `false` for a
+    /// port that does not exist or a TX error type that is TX_OKAY or out of range.
+    pub fn inject(&mut self, port: usize, fault: Fault) -> bool {
+        let Some(p) = self.ports.get_mut(port) else {
+            return false;
+        };
+        match fault {
+            Fault::TxErrCqe(t) if t == 0 || t == 32 || t > 0x3f => return false,
+            Fault::TxErrCqe(t) => p.faults.tx_err = Some(t),
+            Fault::RxTruncated => p.faults.rx_trunc = true,
+            Fault::DropIrqs(n) => p.faults.drop_irqs = n,
+            Fault::EqeBadCq => p.faults.eqe_bad_cq = true,
+        }
+        true
     }
 
     /// Register accesses to unknown offsets.
