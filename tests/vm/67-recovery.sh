@@ -18,13 +18,13 @@
 #   cmd_fail            a recovery whose command fails, retried by the watchdog.
 # Each fault is logged once, naming the queue and the syndrome. Malformed knob writes are
 # refused with EINVAL. MANA queues are not recovered (rsnic.rst explains why they need no
-# recovery today), so the test is ConnectX's.
+# recovery today), so the test is ConnectX's; MANA's faults are 68-mana-faults'.
 set -eu
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/traffic.sh"
 trap traffic_cleanup EXIT
 
-[ "$RSNIC_FAMILY" = mlx5 ] || skip "fault injection and queue recovery are ConnectX's (rsnic.rst, Faults)"
+[ "$RSNIC_FAMILY" = mlx5 ] || skip "ConnectX's queue recovery (MANA's faults: 68-mana-faults)"
 setup_pair
 knob() { echo "$(dirname "$(model_counters_file "$@")")/inject"; }
 IA=$(knob "$A")

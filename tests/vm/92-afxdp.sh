@@ -80,6 +80,12 @@ if [ "$ZC" = 1 ]; then
 		rxdrop_run "zero-copy txonly on A" -N -c -- -z
 		assert_eq "zero-copy txonly bound in zero-copy mode" zerocopy "$(kv bind "$XT")"
 	fi
+	if [ "$RSNIC_FAMILY" = mana ]; then
+		# Every completion event named one of the channel's CQs, the XSK SQ's and RQ's
+		# included (the EQE CQ-id check; 68-mana-faults injects a corrupt one).
+		assert_eq "zero-copy: corrupt EQEs on A and B" 0 \
+			$(($(stat "$A" eqe_bad_cq) + $(stat "$B" eqe_bad_cq peer)))
+	fi
 fi
 xdp_detach "$B" peer
 no_kernel_reports

@@ -667,6 +667,8 @@ pub(crate) struct Channel<F: Family> {
     tx_timeouts: AtomicU64,
     tx_timeouts_recovered: AtomicU64,
     eq_rearms: AtomicU64,
+    /// A corrupt event (one naming a queue the channel does not have) was logged.
+    eq_bad_logged: AtomicBool,
     /// The channel itself while it is active (from `activate` to `close`), for queueing
     /// its recovery from NAPI, which has only `&self`.
     #[pin]
@@ -732,6 +734,8 @@ pub(crate) struct ChannelStats<F: Family> {
     pub(crate) tx_timeout_recovered: u64,
     /// Lost interrupts found by a timeout (mlx5e `ch_eq_rearm`).
     pub(crate) eq_rearm: u64,
+    /// Events naming a queue the channel does not have ([`crate::family::DataPath::irq_bad_events`]).
+    pub(crate) eq_bad_events: u64,
 }
 
 impl<F: Family> Clone for ChannelStats<F> {
@@ -763,6 +767,7 @@ impl<F: Family> Default for ChannelStats<F> {
             tx_timeout: 0,
             tx_timeout_recovered: 0,
             eq_rearm: 0,
+            eq_bad_events: 0,
         }
     }
 }
@@ -796,6 +801,7 @@ impl<F: Family> ChannelStats<F> {
             .tx_timeout_recovered
             .wrapping_add(b.tx_timeout_recovered);
         self.eq_rearm = self.eq_rearm.wrapping_add(b.eq_rearm);
+        self.eq_bad_events = self.eq_bad_events.wrapping_add(b.eq_bad_events);
     }
 }
 
@@ -977,6 +983,8 @@ impl<F: Family> Channel<F> {
             _ => (None, None),
         };
         let queues = guard.queues;
+        let mut irq = opened.irq;
+        F::irq_bind(&mut irq, &queues);
         // With AF_XDP zero-copy, the XSK RQ takes the channel's place in the RSS table.
         let rqn = xsk.as_ref().map_or(opened.rqn, |x| x.rqn);
         let xsk_zc = xsk.is_some();
@@ -994,7 +1002,7 @@ impl<F: Family> Channel<F> {
             pin_init!(Self {
                 napi <- Napi::new(),
                 rx <- new_spinlock!(Some(rx_side), "rsnic::Channel::rx"),
-                irq <- new_spinlock!(opened.irq, "rsnic::Channel::irq"),
+                irq <- new_spinlock!(irq, "rsnic::Channel::irq"),
                 ico <- new_spinlock!(ico, "rsnic::Channel::ico"),
                 xsk_zc,
                 napi_wakeups: AtomicU64::new(0),
@@ -1013,6 +1021,7 @@ impl<F: Family> Channel<F> {
                 tx_timeouts: AtomicU64::new(0),
                 tx_timeouts_recovered: AtomicU64::new(0),
                 eq_rearms: AtomicU64::new(0),
+                eq_bad_logged: AtomicBool::new(false),
                 me <- new_spinlock!(None, "rsnic::Channel::me"),
             }),
             GFP_KERNEL,
@@ -1142,8 +1151,20 @@ impl<F: Family> Channel<F> {
     /// schedule NAPI.
     fn interrupt(&self) {
         let mmio = self.shared.hw.bar();
-        if F::irq_handle(&mut self.irq.lock(), &mmio) {
+        let (schedule, bad) = {
+            let mut irq = self.irq.lock();
+            (F::irq_handle(&mut irq, &mmio), F::irq_bad_events(&irq))
+        };
+        if schedule {
             self.napi.schedule();
+        }
+        // The first corrupt event of the channel is logged; all are counted.
+        if bad != 0 && !self.eq_bad_logged.swap(true, Ordering::Relaxed) {
+            pr_err!(
+                "{}: ch{}: an event named a queue the channel does not have (counted in eqe_bad_cq): ignored, the channel's queues polled\n",
+                self.dev.name(),
+                self.index
+            );
         }
     }
 
@@ -1206,6 +1227,7 @@ impl<F: Family> Channel<F> {
         s.tx_timeout = self.tx_timeouts.load(Ordering::Relaxed);
         s.tx_timeout_recovered = self.tx_timeouts_recovered.load(Ordering::Relaxed);
         s.eq_rearm = self.eq_rearms.load(Ordering::Relaxed);
+        s.eq_bad_events = with_bh(|| F::irq_bad_events(&self.irq.lock()));
         s.tx_dropped = s
             .tx_dropped
             .wrapping_add(self.tx_recover_dropped.load(Ordering::Relaxed));

@@ -182,6 +182,11 @@ pub(crate) trait DataPath: Sized + Send + Sync + 'static {
     /// watchdog fired): consumes them and re-arms, as the interrupt would have. Returns how
     /// many there were (NAPI must then be scheduled).
     fn irq_recover(irq: &mut Self::Irq, mmio: &Bar<'_>) -> u32;
+    /// Events that named a queue the channel does not have (a corrupt event; MANA's EQE CQ
+    /// id check).
+    fn irq_bad_events(_irq: &Self::Irq) -> u64 {
+        0
+    }
     /// TX counters and CQ arms.
     fn tx_stats(sq: &Self::Sq) -> (Self::TxStats, u64);
     /// RX counters and CQ arms.
@@ -344,6 +349,10 @@ pub(crate) trait Control: DataPath {
     fn apply_loopback(hw: &Arc<Function>, func: &Arc<Self::Func>, on: bool) -> Result;
     /// Steers received frames over the RQs `rqns` (an empty list: none). Sleeps.
     fn apply_rss(hw: &Arc<Function>, func: &Arc<Self::Func>, rqns: &[u32]) -> Result;
+
+    /// Tells the channel's interrupt state which device queues report to it, once they are
+    /// all made (MANA: the CQ ids its EQ's completion events may name).
+    fn irq_bind(_irq: &mut Self::Irq, _queues: &Self::Queues) {}
 
     /// Moves the channel's regular SQ (`sq`) or RQ to the reset state, through the error
     /// state if the device has not put it there, for recovery: the device no longer touches

@@ -39,7 +39,7 @@ use crate::bus::{Bar, Function};
 use crate::channel::{ChannelParams, ChannelStats, RxEnv, TxEnv, TxSkb, LKEY};
 use crate::dp::mana::gdma_req::{GDMA_RQ, GDMA_SQ};
 use crate::dp::mana::{
-    cq::{Cq, Eq},
+    cq::{Cq, Eq, EQ_MAX_CQS},
     fmt::{BU_SIZE, DB_CQ, DB_EQ, DB_RQ, DB_SQ, EQE_SIZE},
     gdma_req::GfStats,
     rq::{Rq, RqParams, RxCompletion},
@@ -82,6 +82,20 @@ pub(crate) struct Queues {
     /// AF_XDP zero-copy: the XSK SQ and the XSK RQ (their CQs on the channel's EQ).
     xsk_sq: Option<u64>,
     xsk_rq: Option<u64>,
+    /// The CQ ids of the WQ objects above, as the device gave them (the EQ's completion
+    /// events may name only these).
+    cqs: [u32; EQ_MAX_CQS],
+    /// How many of `cqs` are set.
+    ncqs: usize,
+}
+
+impl Queues {
+    /// Records the CQ of a WQ object made on the channel's EQ.
+    fn add_cq(&mut self, id: u32) -> Result {
+        *self.cqs.get_mut(self.ncqs).ok_or(EINVAL)? = id;
+        self.ncqs += 1;
+        Ok(())
+    }
 }
 
 /// NDIS hash-type bits hashing TCP or UDP ports (TCP/UDP over IPv4, IPv6 and IPv6-ex).
@@ -151,6 +165,9 @@ impl Family for Mana {
         ("tx_timeout", |s| s.tx_timeout),
         ("tx_timeout_recovered", |s| s.tx_timeout_recovered),
         ("ch_eq_rearm", |s| s.eq_rearm),
+        // Completion events naming a CQ that is not the channel's (rsnic's; upstream mana
+        // warns once).
+        ("eqe_bad_cq", |s| s.eq_bad_events),
         // rsnic's sums over the queues.
         ("tx_packets", |s| s.tx.packets),
         ("tx_bytes", |s| s.tx.bytes),
@@ -386,9 +403,11 @@ impl Control for Mana {
         let eq = Eq::new(eq_buf, eq_id, EQ_ENTRIES, page + DB_EQ).ok_or(EINVAL)?;
         let so = func.create_wq(GDMA_SQ, &sq_buf, &tx_cq_buf, eq_id)?;
         q.sq = Some(so.handle);
+        q.add_cq(so.cq_id)?;
         let tx_cq = Cq::new(tx_cq_buf, so.cq_id, nsq, page + DB_CQ).ok_or(EINVAL)?;
         let ro = func.create_wq(GDMA_RQ, &rq_buf, &rx_cq_buf, eq_id)?;
         q.rq = Some(ro.handle);
+        q.add_cq(ro.cq_id)?;
         let rx_cq = Cq::new(rx_cq_buf, ro.cq_id, nrq, page + DB_CQ).ok_or(EINVAL)?;
         let (sq_id, tx_cq_id, rq_id) = (so.wq_id, so.cq_id, ro.wq_id);
         let sq = Sq::new(
@@ -432,6 +451,11 @@ impl Control for Mana {
         })
     }
 
+    fn irq_bind(eq: &mut Eq<KCoherent>, q: &Queues) {
+        // At most EQ_MAX_CQS by construction (`Queues::add_cq`).
+        eq.expect_cqs(q.cqs.get(..q.ncqs).unwrap_or(&[]));
+    }
+
     fn destroy(_hw: &Arc<Function>, func: &Arc<ctrl::Func>, q: &Queues) {
         // The WQ objects (each with its CQ), then the EQ their CQs report to.
         for h in [q.rq, q.xsk_rq].into_iter().flatten() {
@@ -465,6 +489,7 @@ impl Control for Mana {
         // The CQ reports to the channel's EQ, like the others: one interrupt, one NAPI.
         let o = ctx.func.create_wq(GDMA_SQ, &sq_buf, &cq_buf, eq_id)?;
         q.xsk_sq = Some(o.handle);
+        q.add_cq(o.cq_id)?;
         let (sq_id, cq_id) = (o.wq_id, o.cq_id);
         let cq = Cq::new(cq_buf, cq_id, nsq, page + DB_CQ).ok_or(EINVAL)?;
         let sq = Sq::new(
@@ -500,6 +525,7 @@ impl Control for Mana {
         let rq_buf = KCoherent::alloc(ctx.dma, rq_size as usize)?;
         let o = ctx.func.create_wq(GDMA_RQ, &rq_buf, &cq_buf, eq_id)?;
         q.xsk_rq = Some(o.handle);
+        q.add_cq(o.cq_id)?;
         let (rq_id, cq_id) = (o.wq_id, o.cq_id);
         let cq = Cq::new(cq_buf, cq_id, nrq, page + DB_CQ).ok_or(EINVAL)?;
         let mut rq = Rq::new(
@@ -608,9 +634,17 @@ impl DataPath for Mana {
     }
 
     fn irq_handle(eq: &mut Eq<KCoherent>, mmio: &Bar<'_>) -> bool {
-        // Both CQs of the channel report to this EQ and share its NAPI context.
+        // Every CQ of the channel reports to this EQ and shares its NAPI context. A
+        // completion event naming another CQ is counted (`eqe_bad_cq`) and not dispatched;
+        // NAPI is scheduled all the same: it polls every CQ of the channel, so a corrupt id
+        // cannot leave a completion unseen and the channel deaf (upstream mana drops the
+        // event, and the CQ it meant stays disarmed).
         let r = eq.process(mmio, |_cq| {});
         r.completions > 0 || r.overflow
+    }
+
+    fn irq_bad_events(eq: &Eq<KCoherent>) -> u64 {
+        eq.bad_cq
     }
 
     fn irq_recover(eq: &mut Eq<KCoherent>, mmio: &Bar<'_>) -> u32 {

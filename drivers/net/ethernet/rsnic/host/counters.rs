@@ -115,6 +115,8 @@ const MANA: &[Counter<sim::mana::PortCounters>] = &[
     ("dev_eqes", |c| c.eqes),
     ("dev_interrupts", |c| c.interrupts),
     ("dev_dma_faults", |c| c.dma_faults),
+    ("dev_faults_injected", |c| c.faults_injected),
+    ("dev_irqs_lost", |c| c.irqs_lost),
     ("dev_tx_pause", |c| c.tx_pause),
     ("dev_tx_pause_storm", |c| c.tx_pause_storms),
     ("dev_loopback_packets", |c| c.loopback_packets),

@@ -2,25 +2,26 @@
 
 //! Fault injection into a port of a device model, from debugfs
 //! (`rsnic/rsnic-sim<N>/port<P>/inject`, write-only, netdevsim-style): one command per
-//! write, for tests of the driver's recovery. ConnectX only; MANA refuses with
-//! `EOPNOTSUPP`.
+//! write, for tests of the driver's recovery. A command the port's family does not model is
+//! refused with `EOPNOTSUPP`.
 //!
-//! | command | fault ([`sim::mlx5::Fault`]) |
-//! |---|---|
-//! | `tx_err [SYND]` | the next WQE any SQ of the port executes fails: REQ_ERR CQE with syndrome SYND (default 0x02, LOCAL_QP_OP), the SQ enters ERR |
-//! | `rx_err [SYND]` | the next frame the port receives completes with a RESP_ERR CQE with syndrome SYND (default 0x04, LOCAL_PROT); the RQ enters ERR (not for 0x01, LOCAL_LENGTH) |
-//! | `rx_bad_wqe_counter` | the next RX CQE names a WQE the driver does not expect (a corrupt CQE) |
-//! | `drop_irqs N` | the next N interrupts of the port's EQs are lost (each EQ disarms as if it had fired) |
-//! | `tx_stall` | the port's SQs execute nothing until one of them is reset (a hung transmit engine) |
-//! | `tx_bad_sqn` | the next TX CQE of the port names another SQ (a corrupt CQE) |
-//! | `rx_bad_byte_count` | the next RX CQE claims 1 MiB (more than any buffer: a corrupt CQE) |
-//! | `cmd_fail OPCODE` | every command of OPCODE on the port fails (status INT_ERR, syndrome INJECTED) until `cmd_fail 0` |
+//! | command | ConnectX fault ([`sim::mlx5::Fault`]) | MANA fault ([`sim::mana::Fault`]) |
+//! |---|---|---|
+//! | `tx_err [SYND]` | the next WQE any SQ of the port executes fails: REQ_ERR CQE with syndrome SYND (default 0x02, LOCAL_QP_OP), the SQ enters ERR | the next WQE any SQ of the port executes completes with CQE type SYND (default 37, HDR_PROCESSING_ERROR; not 32, TX_OKAY), the packet is not sent, the SQ goes on |
+//! | `rx_err [SYND]` | the next frame the port receives completes with a RESP_ERR CQE with syndrome SYND (default 0x04, LOCAL_PROT); the RQ enters ERR (not for 0x01, LOCAL_LENGTH) | (no SYND) the next frame completes with RX_TRUNCATED |
+//! | `rx_bad_wqe_counter` | the next RX CQE names a WQE the driver does not expect (a corrupt CQE) | - |
+//! | `drop_irqs N` | the next N interrupts of the port's EQs are lost (each EQ disarms as if it had fired) | the same, for the port's channel EQs |
+//! | `tx_stall` | the port's SQs execute nothing until one of them is reset (a hung transmit engine) | - |
+//! | `tx_bad_sqn` | the next TX CQE of the port names another SQ (a corrupt CQE) | - |
+//! | `rx_bad_byte_count` | the next RX CQE claims 1 MiB (more than any buffer: a corrupt CQE) | - |
+//! | `eqe_bad_cq` | - | the next completion EQE of the port names a CQ id no CQ has (a corrupt EQE) |
+//! | `cmd_fail OPCODE` | every command of OPCODE on the port fails (status INT_ERR, syndrome INJECTED) until `cmd_fail 0` | - |
 //!
 //! Numbers are decimal or `0x` hexadecimal. A command arms its fault (replacing one of the
 //! same kind still waiting); the port's `dev_faults_injected` counter (debugfs `counters`)
 //! counts the faults that took effect.
 
-use super::{Engine, Model};
+use super::{Engine, ManaModel, Mlx5Model, Model};
 use crate::kernel_ext::debugfs::Store;
 use crate::kernel_ext::sync::with_bh;
 use crate::sim;
@@ -41,10 +42,16 @@ fn byte(s: &[u8]) -> Option<u8> {
     }
 }
 
-/// What a command asks of the model.
+/// A parsed command, before the port's family gives it a meaning.
 enum Knob {
-    /// A one-shot fault.
-    Fault(sim::mlx5::Fault),
+    TxErr(Option<u8>),
+    RxErr(Option<u8>),
+    RxBadWqeCounter,
+    DropIrqs(u32),
+    TxStall,
+    TxBadSqn,
+    RxBadByteCount,
+    EqeBadCq,
     /// Fail every command of this opcode (0: none).
     CmdFail(u16),
 }
@@ -54,54 +61,85 @@ fn parse(input: &[u8]) -> Result<Knob> {
     let mut words = input
         .split(|b| b.is_ascii_whitespace())
         .filter(|w| !w.is_empty());
-    let cmd = words.next().ok_or(EINVAL)?;
+    let word = words.next().ok_or(EINVAL)?;
     let arg = words.next();
     if words.next().is_some() {
         return Err(EINVAL);
     }
-    let synd = |default| match arg {
-        None => Ok(default),
-        Some(a) => byte(a).ok_or(EINVAL),
-    };
+    let synd = || arg.map(|a| byte(a).ok_or(EINVAL)).transpose();
     let count = || {
         arg.and_then(|a| core::str::from_utf8(a).ok())
             .and_then(|a| a.parse::<u32>().ok())
             .ok_or(EINVAL)
     };
-    use sim::mlx5::consts::{SYND_LOCAL_PROT, SYND_LOCAL_QP_OP};
-    use sim::mlx5::Fault;
-    let fault = match cmd {
-        b"tx_err" => Fault::TxErrCqe(synd(SYND_LOCAL_QP_OP)?),
-        b"rx_err" => Fault::RxErrCqe(synd(SYND_LOCAL_PROT)?),
-        b"rx_bad_wqe_counter" if arg.is_none() => Fault::RxBadWqeCounter,
-        b"drop_irqs" => Fault::DropIrqs(count()?),
-        b"tx_stall" if arg.is_none() => Fault::TxStall,
-        b"tx_bad_sqn" if arg.is_none() => Fault::TxBadSqn,
-        b"rx_bad_byte_count" if arg.is_none() => Fault::RxBadByteCount,
-        b"cmd_fail" => {
-            let op = arg
-                .and_then(|a| core::str::from_utf8(a).ok())
+    Ok(match word {
+        b"tx_err" => Knob::TxErr(synd()?),
+        b"rx_err" => Knob::RxErr(synd()?),
+        b"rx_bad_wqe_counter" if arg.is_none() => Knob::RxBadWqeCounter,
+        b"drop_irqs" => Knob::DropIrqs(count()?),
+        b"tx_stall" if arg.is_none() => Knob::TxStall,
+        b"tx_bad_sqn" if arg.is_none() => Knob::TxBadSqn,
+        b"rx_bad_byte_count" if arg.is_none() => Knob::RxBadByteCount,
+        b"eqe_bad_cq" if arg.is_none() => Knob::EqeBadCq,
+        b"cmd_fail" => Knob::CmdFail(
+            arg.and_then(|a| core::str::from_utf8(a).ok())
                 .and_then(|a| match a.strip_prefix("0x") {
                     Some(h) => u16::from_str_radix(h, 16).ok(),
                     None => a.parse().ok(),
                 })
-                .ok_or(EINVAL)?;
-            return Ok(Knob::CmdFail(op));
-        }
+                .ok_or(EINVAL)?,
+        ),
         _ => return Err(EINVAL),
+    })
+}
+
+/// Arms `cmd` on port `port` of a ConnectX model. `Ok(false)`: no such port.
+fn mlx5(m: &mut Mlx5Model, port: usize, cmd: Knob) -> Result<bool> {
+    use sim::mlx5::consts::{SYND_LOCAL_PROT, SYND_LOCAL_QP_OP};
+    use sim::mlx5::Fault;
+    let fault = match cmd {
+        Knob::TxErr(s) => Fault::TxErrCqe(s.unwrap_or(SYND_LOCAL_QP_OP)),
+        Knob::RxErr(s) => Fault::RxErrCqe(s.unwrap_or(SYND_LOCAL_PROT)),
+        Knob::RxBadWqeCounter => Fault::RxBadWqeCounter,
+        Knob::DropIrqs(n) => Fault::DropIrqs(n),
+        Knob::TxStall => Fault::TxStall,
+        Knob::TxBadSqn => Fault::TxBadSqn,
+        Knob::RxBadByteCount => Fault::RxBadByteCount,
+        Knob::CmdFail(op) => return Ok(m.fail_command(port, (op != 0).then_some(op)).is_ok()),
+        Knob::EqeBadCq => return Err(crate::kernel_ext::net::eopnotsupp()),
     };
-    Ok(Knob::Fault(fault))
+    Ok(m.inject(port, fault))
+}
+
+/// Arms `cmd` on port `port` of a MANA model. `Ok(false)`: no such port.
+fn mana(m: &mut ManaModel, port: usize, cmd: Knob) -> Result<bool> {
+    use sim::mana::Fault;
+    /// CQE_TX_HDR_PROCESSING_ERROR.
+    const TX_ERR_DEFAULT: u8 = 37;
+    let fault = match cmd {
+        Knob::TxErr(Some(32)) | Knob::TxErr(Some(0x40..)) | Knob::TxErr(Some(0)) => {
+            return Err(EINVAL)
+        }
+        Knob::TxErr(t) => Fault::TxErrCqe(t.unwrap_or(TX_ERR_DEFAULT)),
+        Knob::RxErr(None) => Fault::RxTruncated,
+        Knob::RxErr(Some(_)) => return Err(EINVAL),
+        Knob::DropIrqs(n) => Fault::DropIrqs(n),
+        Knob::EqeBadCq => Fault::EqeBadCq,
+        Knob::RxBadWqeCounter
+        | Knob::TxStall
+        | Knob::TxBadSqn
+        | Knob::RxBadByteCount
+        | Knob::CmdFail(_) => return Err(crate::kernel_ext::net::eopnotsupp()),
+    };
+    Ok(m.inject(port, fault))
 }
 
 impl Store for PortInject {
     fn store(&self, input: &[u8]) -> Result {
-        let knob = parse(input)?;
+        let cmd = parse(input)?;
         let armed = with_bh(|| match &mut *self.engine.model.lock() {
-            Model::Mlx5(m) => Ok(match knob {
-                Knob::Fault(f) => m.inject(self.port, f),
-                Knob::CmdFail(op) => m.fail_command(self.port, (op != 0).then_some(op)).is_ok(),
-            }),
-            Model::Mana(_) => Err(crate::kernel_ext::net::eopnotsupp()),
+            Model::Mlx5(m) => mlx5(m, self.port, cmd),
+            Model::Mana(m) => mana(m, self.port, cmd),
         })?;
         if armed {
             Ok(())

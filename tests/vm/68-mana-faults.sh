@@ -1,0 +1,123 @@
+#!/usr/bin/env bash
+# MANA device faults, injected through the device host's debugfs knob
+# (rsnic/rsnic-sim<N>/port<P>/inject, see rsnic.rst "Fault injection"), each under a pktgen
+# stream from A to B in which every packet must reach B's stack or be counted as dropped
+# exactly once:
+#   tx_err [TYPE]  the next WQE of A completes with an error CQE (default 37,
+#                  HDR_PROCESSING_ERROR): that packet is not sent, counted in tx_cq_err;
+#                  a type the driver does not know counts in tx_cqe_unknown_type; the SQ
+#                  goes on, as upstream mana's does;
+#   rx_err         the next frame B receives completes with RX_TRUNCATED: counted in
+#                  rx_truncated, its buffer posted again;
+#   eqe_bad_cq     the next completion EQE of A names a CQ id A's channel does not have:
+#                  counted in eqe_bad_cq and logged once, NAPI polls the channel's CQs all
+#                  the same, so nothing waits;
+#   drop_irqs 1    A's next interrupt is lost: the TX queue fills and stops, the TX watchdog
+#                  (15 s) finds the event waiting on the EQ and re-arms it (ch_eq_rearm).
+# ConnectX's faults and queue recovery are 67-recovery's.
+set -eu
+. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/traffic.sh"
+trap traffic_cleanup EXIT
+
+[ "$RSNIC_FAMILY" = mana ] || skip "MANA's faults (ConnectX's are 67-recovery's)"
+setup_pair
+knob() { echo "$(dirname "$(model_counters_file "$@")")/inject"; }
+IA=$(knob "$A")
+IB=$(knob "$B" peer)
+[ -w "$IA" ] && [ -w "$IB" ] || fail "no inject knob at $IA / $IB"
+
+# Malformed commands: EINVAL; commands of faults the MANA model does not have: EOPNOTSUPP.
+refused() {
+	local err
+	err=$( { printf '%s\n' "$2" >"$IA"; } 2>&1) && fail "the knob accepted '$2'"
+	case $err in *"$1"*) ;; *) fail "'$2': expected '$1', got '$err'" ;; esac
+}
+for bad in "bogus" "tx_err 32" "tx_err 0x40" "tx_err 1 2" "rx_err 4" "eqe_bad_cq 1" "drop_irqs"; do
+	refused "Invalid argument" "$bad"
+done
+for other in "tx_stall" "tx_bad_sqn" "rx_bad_wqe_counter" "rx_bad_byte_count" "cmd_fail 0x905"; do
+	refused "not supported" "$other"
+done
+echo "  malformed commands refused (EINVAL), ConnectX-only faults refused (EOPNOTSUPP)"
+
+quiet_pair
+N=2048
+# Where a packet pktgen handed to A's driver can end: B's stack, or one of these drops.
+DROPS="tx_cq_err tx_cqe_unknown_type tx_queue_dropped"
+B_DROPS="rx_truncated"
+# accounted: every packet of the run is in B's rx_packets or counted dropped; snapshots
+# p1a/p1b hold the counters then.
+accounted() {
+	local n c
+	snap p1a "$A"
+	snap p1b "$B" peer
+	n=$(delta p0b p1b rx_packets)
+	for c in $DROPS; do n=$((n + $(delta p0a p1a "$c"))); done
+	for c in $B_DROPS; do n=$((n + $(delta p0b p1b "$c"))); done
+	[ "$n" = "$PG_SENT" ]
+}
+# pg_case KNOB COMMAND: arms COMMAND, runs pktgen (N packets, queue 0) and waits until every
+# packet it handed over (PG_SENT: pktgen finishes a burst of 32 that crosses N, so up to 31
+# more) is accounted for.
+pg_case() {
+	snap p0a "$A"
+	snap p0b "$B" peer
+	mark_dmesg
+	echo "$2" >"$1"
+	pktgen_run "$A" "$N" 10.10.0.2 "$MAC_B" 32
+	[ "$PG_SENT" -ge "$N" ] || fail "$2: pktgen handed over $PG_SENT of $N packets"
+	wait_for "$2: every packet received by B or counted dropped" accounted
+	assert_eq "$2: faults the devices injected" 1 \
+		$(($(delta p0a p1a dev_faults_injected) + $(delta p0b p1b dev_faults_injected)))
+	assert_eq "$2: B's driver = B's device" "$(delta p0b p1b dev_rx_packets)" \
+		"$(delta p0b p1b rx_packets)"
+}
+
+pg_case "$IA" "tx_err"
+assert_eq "tx_err: error CQEs A's driver saw" 1 "$(delta p0a p1a tx_cq_err)"
+assert_eq "tx_err: received by B" $((PG_SENT - 1)) "$(delta p0b p1b rx_packets)"
+assert_eq "tx_err: device's error CQEs" 1 "$(delta p0a p1a dev_tx_err_cqes)"
+
+pg_case "$IA" "tx_err 50"
+assert_eq "tx_err 50: CQEs of an unknown type" 1 "$(delta p0a p1a tx_cqe_unknown_type)"
+assert_eq "tx_err 50: error CQEs" 0 "$(delta p0a p1a tx_cq_err)"
+
+pg_case "$IB" "rx_err"
+assert_eq "rx_err: truncated frames B's driver dropped" 1 "$(delta p0b p1b rx_truncated)"
+assert_eq "rx_err: truncated frames B's device wrote" 1 "$(delta p0b p1b dev_rx_truncated)"
+assert_eq "rx_err: frames B's device had no WQE for" 0 "$(delta p0b p1b dev_rx_discards_no_wqe)"
+
+pg_case "$IA" "eqe_bad_cq"
+assert_eq "eqe_bad_cq: corrupt EQEs A's driver found" 1 "$(delta p0a p1a eqe_bad_cq)"
+assert_eq "eqe_bad_cq: received by B" "$PG_SENT" "$(delta p0b p1b rx_packets)"
+logs=$(dmesg_since_mark | grep -c "ch[0-9]*: an event named a queue" || true)
+assert_eq "eqe_bad_cq: logged" 1 "$logs"
+# A second one is counted, not logged again.
+pg_case "$IA" "eqe_bad_cq"
+assert_eq "eqe_bad_cq again: corrupt EQEs" 1 "$(delta p0a p1a eqe_bad_cq)"
+assert_eq "eqe_bad_cq again: logged" 0 "$(dmesg_since_mark | grep -c "an event named a queue" || true)"
+
+# The TX watchdog on one channel, so that the lost interrupt is the one of pktgen's queue 0.
+combined=$(ethtool -l "$A" | awk '/^Combined:/ { n = $2 } END { print n }')
+ethtool -L "$A" combined 1
+TR=$(stat "$A" tx_timeout_recovered)
+N=3200
+snap p0a "$A"
+snap p0b "$B" peer
+mark_dmesg
+echo "drop_irqs 1" >"$IA"
+pktgen_run "$A" "$N" 10.10.0.2 "$MAC_B" 32
+wait_for "drop_irqs: tx_timeout_recovered" eval '[ "$(stat "$A" tx_timeout_recovered)" -ge "$((TR + 1))" ]'
+wait_for "drop_irqs: every packet received by B or counted dropped" accounted
+assert_eq "drop_irqs: interrupts the device lost" 1 "$(delta p0a p1a dev_irqs_lost)"
+assert_eq "drop_irqs: transmit timeouts" 1 "$(delta p0a p1a tx_timeout)"
+assert_eq "drop_irqs: lost interrupts found" 1 "$(delta p0a p1a ch_eq_rearm)"
+assert_eq "drop_irqs: received by B" "$PG_SENT" "$(delta p0b p1b rx_packets)"
+dmesg_since_mark | grep -E "NETDEV WATCHDOG|: sq0: " | head -n 3
+ethtool -L "$A" combined "$combined"
+
+# Everything works as before, both ways.
+ping -c 3 -i 0.2 -W 2 10.10.0.2 >/dev/null
+ip netns exec peer ping -c 3 -i 0.2 -W 2 10.10.0.1 >/dev/null
+transfer_check peer "" 10.10.0.1 2
