@@ -6,6 +6,8 @@
 #                       ERR -> RST, drained (in-flight packets dropped and counted), reset
 #                       and moved RST -> RDY, the queue woken (tx_recover, tx_cqe_err);
 #   tx_bad_sqn          a TX CQE naming another SQ: the SQ is recovered the same way;
+#   dma_read_fault      the device's read of A's next packet faults (LOCAL_PROT): the SQ is
+#                       recovered the same way;
 #   rx_bad_byte_count   an RX CQE claiming more bytes than the buffer: counted, dropped, the
 #                       RQ goes on;
 #   rx_err              the next frame B receives completes with an error CQE (LOCAL_PROT)
@@ -59,6 +61,10 @@ echo "  tx_err: packets dropped by the recovery: $(delta f0 f1 tx_queue_dropped)
 
 fault "$A" "" "$IA" "tx_bad_sqn" sq tx_recover 2
 assert_eq "tx_bad_sqn: error CQEs A's driver saw" 0 "$(delta f0 f1 tx_cqe_err)"
+
+fault "$A" "" "$IA" "dma_read_fault" sq tx_recover 3
+assert_eq "dma_read_fault: error CQEs A's driver saw" 1 "$(delta f0 f1 tx_cqe_err)"
+assert_eq "dma_read_fault: DMA faults A's device took" 1 "$(delta f0 f1 dev_dma_faults)"
 
 # A byte count larger than any buffer: that packet is dropped and counted, the RQ goes on.
 snap f0 "$B" peer

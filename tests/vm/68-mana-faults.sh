@@ -7,6 +7,8 @@
 #                  HDR_PROCESSING_ERROR): that packet is not sent, counted in tx_cq_err;
 #                  a type the driver does not know counts in tx_cqe_unknown_type; the SQ
 #                  goes on, as upstream mana's does;
+#   dma_read_fault the device's read of A's next packet faults: an error CQE
+#                  (HDR_PROCESSING_ERROR) for that packet, counted in tx_cq_err;
 #   rx_err         the next frame B receives completes with RX_TRUNCATED: counted in
 #                  rx_truncated, its buffer posted again;
 #   eqe_bad_cq     the next completion EQE of A names a CQ id A's channel does not have:
@@ -33,7 +35,8 @@ refused() {
 	err=$( { printf '%s\n' "$2" >"$IA"; } 2>&1) && fail "the knob accepted '$2'"
 	case $err in *"$1"*) ;; *) fail "'$2': expected '$1', got '$err'" ;; esac
 }
-for bad in "bogus" "tx_err 32" "tx_err 0x40" "tx_err 1 2" "rx_err 4" "eqe_bad_cq 1" "drop_irqs"; do
+for bad in "bogus" "tx_err 32" "tx_err 0x40" "tx_err 1 2" "rx_err 4" "eqe_bad_cq 1" "drop_irqs" \
+	"dma_read_fault 1"; do
 	refused "Invalid argument" "$bad"
 done
 for other in "tx_stall" "tx_bad_sqn" "rx_bad_wqe_counter" "rx_bad_byte_count" "cmd_fail 0x905"; do
@@ -82,6 +85,11 @@ assert_eq "tx_err: device's error CQEs" 1 "$(delta p0a p1a dev_tx_err_cqes)"
 pg_case "$IA" "tx_err 50"
 assert_eq "tx_err 50: CQEs of an unknown type" 1 "$(delta p0a p1a tx_cqe_unknown_type)"
 assert_eq "tx_err 50: error CQEs" 0 "$(delta p0a p1a tx_cq_err)"
+
+pg_case "$IA" "dma_read_fault"
+assert_eq "dma_read_fault: error CQEs A's driver saw" 1 "$(delta p0a p1a tx_cq_err)"
+assert_eq "dma_read_fault: DMA faults A's device took" 1 "$(delta p0a p1a dev_dma_faults)"
+assert_eq "dma_read_fault: received by B" $((PG_SENT - 1)) "$(delta p0b p1b rx_packets)"
 
 pg_case "$IB" "rx_err"
 assert_eq "rx_err: truncated frames B's driver dropped" 1 "$(delta p0b p1b rx_truncated)"

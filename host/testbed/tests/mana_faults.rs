@@ -75,6 +75,22 @@ fn tx_cqe_of_a_type_the_driver_does_not_know_is_counted_apart() {
 }
 
 #[test]
+fn a_dma_read_fault_costs_that_packet_only() {
+    let mut p = ManaPair::new(ManaConfig::default());
+    assert!(p.dev.borrow_mut().inject(TX_PORT, Fault::DmaReadFault));
+    assert_eq!(p.send_burst(&frames(4, 1)), 4);
+    assert_eq!(numbers(&p.settle(64)), vec![1, 2, 3]);
+    let (d, t) = (p.drv_tx(), p.dev(TX_PORT));
+    assert_eq!((d.tx_cqe_err, d.cqe_bad), (1, 0));
+    assert_eq!(
+        (t.faults_injected, t.dma_faults, t.hc_tx_err_gdma),
+        (1, 1, 1)
+    );
+    assert_eq!(p.tx_in_flight(), 0);
+    assert!(p.sq.error().is_none());
+}
+
+#[test]
 fn rx_truncated_costs_that_packet_only_and_its_buffer_is_posted_again() {
     let mut p = ManaPair::new(ManaConfig::default());
     let wqes = p.config().rq_wqes as usize;

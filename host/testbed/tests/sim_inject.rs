@@ -119,3 +119,24 @@ fn corrupt_cqes_are_caught_by_the_driver() {
     );
     assert_eq!(p.tx_in_flight(), 1);
 }
+
+#[test]
+fn a_dma_read_fault_fails_the_next_packet_read_once() {
+    let mut p = Pair::new(PairConfig::default());
+    assert!(p.tb.device().inject(TX_PORT, Fault::DmaReadFault));
+    p.send_one(&frame(0), false).unwrap();
+    p.run_device();
+    let r = p.poll_tx();
+    assert_eq!(
+        r.error,
+        Some(SqError::ReqErr {
+            syndrome: SYND_LOCAL_PROT,
+            // The model's WqeError code (ReadFault = 14) in the vendor syndrome.
+            vendor: 14,
+            wqe_counter: 0
+        })
+    );
+    let c = p.dev_tx();
+    assert_eq!((c.faults_injected, c.dma_faults, c.tx_packets), (1, 1, 0));
+    assert!(p.poll_rx(64).is_empty(), "the faulted WQE sent nothing");
+}

@@ -14,6 +14,7 @@
 //! | `tx_stall` | the port's SQs execute nothing until one of them is reset (a hung transmit engine) | - |
 //! | `tx_bad_sqn` | the next TX CQE of the port names another SQ (a corrupt CQE) | - |
 //! | `rx_bad_byte_count` | the next RX CQE claims 1 MiB (more than any buffer: a corrupt CQE) | - |
+//! | `dma_read_fault` | the next read of packet data by an SQ of the port faults: the WQE fails with LOCAL_PROT, the SQ enters ERR | the same fault: the WQE completes with HDR_PROCESSING_ERROR, the SQ goes on |
 //! | `eqe_bad_cq` | - | the next completion EQE of the port names a CQ id no CQ has (a corrupt EQE) |
 //! | `cmd_fail OPCODE` | every command of OPCODE on the port fails (status INT_ERR, syndrome INJECTED) until `cmd_fail 0` | - |
 //!
@@ -52,6 +53,7 @@ enum Knob {
     TxBadSqn,
     RxBadByteCount,
     EqeBadCq,
+    DmaReadFault,
     /// Fail every command of this opcode (0: none).
     CmdFail(u16),
 }
@@ -81,6 +83,7 @@ fn parse(input: &[u8]) -> Result<Knob> {
         b"tx_bad_sqn" if arg.is_none() => Knob::TxBadSqn,
         b"rx_bad_byte_count" if arg.is_none() => Knob::RxBadByteCount,
         b"eqe_bad_cq" if arg.is_none() => Knob::EqeBadCq,
+        b"dma_read_fault" if arg.is_none() => Knob::DmaReadFault,
         b"cmd_fail" => Knob::CmdFail(
             arg.and_then(|a| core::str::from_utf8(a).ok())
                 .and_then(|a| match a.strip_prefix("0x") {
@@ -105,6 +108,7 @@ fn mlx5(m: &mut Mlx5Model, port: usize, cmd: Knob) -> Result<bool> {
         Knob::TxStall => Fault::TxStall,
         Knob::TxBadSqn => Fault::TxBadSqn,
         Knob::RxBadByteCount => Fault::RxBadByteCount,
+        Knob::DmaReadFault => Fault::DmaReadFault,
         Knob::CmdFail(op) => return Ok(m.fail_command(port, (op != 0).then_some(op)).is_ok()),
         Knob::EqeBadCq => return Err(crate::kernel_ext::net::eopnotsupp()),
     };
@@ -125,6 +129,7 @@ fn mana(m: &mut ManaModel, port: usize, cmd: Knob) -> Result<bool> {
         Knob::RxErr(Some(_)) => return Err(EINVAL),
         Knob::DropIrqs(n) => Fault::DropIrqs(n),
         Knob::EqeBadCq => Fault::EqeBadCq,
+        Knob::DmaReadFault => Fault::DmaReadFault,
         Knob::RxBadWqeCounter
         | Knob::TxStall
         | Knob::TxBadSqn

@@ -644,6 +644,11 @@ fn send_wqe<M: BusMemory, I: InterruptSink>(
             return Err(WqeError::TooLong);
         };
         pt.counters.pcie.dma_read(addr, sz as u64);
+        if core::mem::take(&mut pt.faults.dma_read) {
+            pt.counters.faults_injected += 1;
+            pt.counters.dma_faults += 1;
+            return Err(WqeError::ReadFault);
+        }
         if bus.mem.dma_read(addr, dst).is_err() {
             return Err(WqeError::ReadFault);
         }

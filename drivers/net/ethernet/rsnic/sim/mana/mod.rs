@@ -207,7 +207,8 @@
 //! **Faults** ([`Device::inject`], for tests of the driver): an error CQE of a chosen type
 //! for the next TX WQE (the packet is not sent, the SQ goes on), RX_TRUNCATED for the next
 //! received frame, lost interrupts (the EQ disarms, the vector is not raised) and a
-//! completion EQE naming a CQ id no CQ has ([`BAD_CQ_ID`]). Each applies once and counts in
+//! completion EQE naming a CQ id no CQ has ([`BAD_CQ_ID`]), a fault on the next read of packet
+//! data (the WQE completes with HDR_PROCESSING_ERROR). Each applies once and counts in
 //! [`PortCounters::faults_injected`] when it takes effect.
 //!
 //! **PCIe accounting** ([`crate::sim::pcie`], per port): doorbells inbound (8 B each); WQE and
@@ -615,6 +616,9 @@ pub enum Fault {
     DropIrqs(u32),
     /// The next completion EQE of the port names a CQ id that no CQ has (a corrupt EQE).
     EqeBadCq,
+    /// The next read of packet data by an SQ of the port faults (as an unmapped address
+    /// would): that WQE completes with HDR_PROCESSING_ERROR, the SQ goes on.
+    DmaReadFault,
 }
 
 /// The faults waiting on a port.
@@ -624,6 +628,7 @@ pub(super) struct Faults {
     pub(super) rx_trunc: bool,
     pub(super) drop_irqs: u32,
     pub(super) eqe_bad_cq: bool,
+    pub(super) dma_read: bool,
 }
 
 /// CQ id a corrupt completion EQE names ([`Fault::EqeBadCq`]): no CQ of the device has it.
@@ -659,6 +664,7 @@ impl Port {
                 rx_trunc: false,
                 drop_irqs: 0,
                 eqe_bad_cq: false,
+                dma_read: false,
             },
         }
     }
@@ -1119,6 +1125,7 @@ where
             Fault::RxTruncated => p.faults.rx_trunc = true,
             Fault::DropIrqs(n) => p.faults.drop_irqs = n,
             Fault::EqeBadCq => p.faults.eqe_bad_cq = true,
+            Fault::DmaReadFault => p.faults.dma_read = true,
         }
         true
     }

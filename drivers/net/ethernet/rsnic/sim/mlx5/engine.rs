@@ -362,13 +362,14 @@ fn next_seg(wqe: &[u8], at: usize, ds: usize) -> Result<(Seg, usize), WqeError> 
     }
 }
 
-/// Copies one segment to `dst[at..]`, reading host memory for a data segment.
+/// Copies one segment to `dst[at..]`, reading host memory for a data segment (a read that
+/// faults, or an injected [`super::Fault::DmaReadFault`], is [`WqeError::ReadFault`]).
 fn gather_seg<M: BusMemory>(
     seg: &Seg,
     wqe: &[u8],
     dst: &mut [u8],
     at: usize,
-    counters: &mut PortCounters,
+    port: &mut Port,
     mem: &M,
 ) -> Result<usize, WqeError> {
     match *seg {
@@ -380,7 +381,12 @@ fn gather_seg<M: BusMemory>(
         }
         Seg::Data { addr, len } => {
             let d = dst.get_mut(at..at + len).ok_or(WqeError::TooLong)?;
-            counters.pcie.dma_read(addr, len as u64);
+            port.counters.pcie.dma_read(addr, len as u64);
+            if core::mem::take(&mut port.faults.dma_read) {
+                port.counters.faults_injected += 1;
+                port.counters.dma_faults += 1;
+                return Err(WqeError::ReadFault);
+            }
             mem.dma_read(addr, d).map_err(|_| WqeError::ReadFault)?;
             Ok(len)
         }
@@ -583,7 +589,7 @@ fn exec_regular<M: BusMemory, I: InterruptSink>(
     let mut at = first;
     while at < ds {
         let (seg, next) = next_seg(w, at, ds)?;
-        len += gather_seg(&seg, w, gather, len, &mut port.counters, io.mem)?;
+        len += gather_seg(&seg, w, gather, len, port, io.mem)?;
         at = next;
     }
     let host_len = len;
@@ -683,7 +689,7 @@ fn exec_mpwqe<M: BusMemory, I: InterruptSink>(
         let Some(port) = ports.get_mut(p) else {
             return Ok(());
         };
-        let mut len = gather_seg(&seg, w, gather, 0, &mut port.counters, io.mem)?;
+        let mut len = gather_seg(&seg, w, gather, 0, port, io.mem)?;
         port.counters.mpwqe_pkts += 1;
         port.counters.tx_floor_in_bytes += inbound_floor(len as u64);
         if let Some((tpid, tci)) = e.vlan {

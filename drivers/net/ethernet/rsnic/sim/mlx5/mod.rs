@@ -1067,6 +1067,9 @@ pub enum Fault {
     /// The next RX CQE of the port claims more bytes than any buffer holds (a corrupt
     /// CQE).
     RxBadByteCount,
+    /// The next read of packet data by an SQ of the port faults (as an unmapped address
+    /// would): the WQE fails with LOCAL_PROT and the SQ enters the error state.
+    DmaReadFault,
 }
 
 /// The faults waiting on a port.
@@ -1079,6 +1082,7 @@ struct Faults {
     tx_stall: bool,
     tx_bad_sqn: bool,
     rx_bad_len: bool,
+    dma_read: bool,
 }
 
 impl Default for Port {
@@ -1115,6 +1119,7 @@ impl Port {
                 tx_stall: false,
                 tx_bad_sqn: false,
                 rx_bad_len: false,
+                dma_read: false,
             },
         }
     }
@@ -1811,6 +1816,7 @@ where
             Fault::TxStall => p.faults.tx_stall = true,
             Fault::TxBadSqn => p.faults.tx_bad_sqn = true,
             Fault::RxBadByteCount => p.faults.rx_bad_len = true,
+            Fault::DmaReadFault => p.faults.dma_read = true,
         }
         true
     }
