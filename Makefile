@@ -15,7 +15,7 @@
 #   make demo       the main job: boot the VM and show rsnic at work
 #   make bench      deterministic data-path figures (target/bench/datapath.csv)
 #   make fuzz       fuzz the data path against a hostile device (FUZZ_SECONDS per target)
-#   make soak       a chaos soak of the recovery paths (SOAK_SECONDS); soak-xdp-swap: XDP
+#   make soak       a chaos soak of the fault handling, both families (SOAK_SECONDS); soak-xdp-swap: XDP
 #                   programs swapped under traffic (tests/soak/xdp-swap.sh)
 #   make miri       host tests of the kernel-free code under Miri
 #   make fmt        format all Rust sources
@@ -81,9 +81,12 @@ bench: setup-bench
 fuzz: setup-test
 	@scripts/fuzz.sh
 
-# A chaos soak of the recovery paths (SOAK_SECONDS, default 600; not part of make test).
+# A chaos soak of the fault handling (SOAK_SECONDS per family, default 300; SOAK_FAMILIES,
+# default "mlx5 mana"; not part of make test).
 soak: setup-test kernel module
-	@scripts/vm-run.sh env SOAK_SECONDS=$(or $(SOAK_SECONDS),600) tests/soak/chaos.sh
+	@RSNIC_VM_TIMEOUT=$(or $(RSNIC_VM_TIMEOUT),4000) scripts/vm-run.sh env \
+		SOAK_SECONDS=$(or $(SOAK_SECONDS),300) SOAK_FAMILIES="$(or $(SOAK_FAMILIES),mlx5 mana)" \
+		tests/soak/chaos.sh
 
 # XDP programs swapped under traffic (tests/soak/xdp-swap.sh; XDP_SWAP_DEV=rsnic|veth,
 # XDP_SWAP_PIN=1|0, XDP_SWAP_SECONDS): the emulator's cross-modifying-code race, and that
