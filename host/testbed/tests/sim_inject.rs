@@ -140,3 +140,37 @@ fn a_dma_read_fault_fails_the_next_packet_read_once() {
     assert_eq!((c.faults_injected, c.dma_faults, c.tx_packets), (1, 1, 0));
     assert!(p.poll_rx(64).is_empty(), "the faulted WQE sent nothing");
 }
+
+#[test]
+fn rx_err_cqes_stop_the_rq_only_for_the_syndromes_mlx5e_recovers() {
+    use rsnic_core::dp::mlx5::cqe::{SYND_LOCAL_LENGTH, SYND_LOCAL_QP_OP, SYND_WR_FLUSH};
+    // Syndromes after which the RQ goes on (mlx5e does not recover for them): the next
+    // frame is delivered.
+    for synd in [SYND_LOCAL_LENGTH, 0x10, 0x13, 0x22] {
+        let mut p = Pair::new(PairConfig::default());
+        assert!(p.tb.device().inject(RX_PORT, Fault::RxErrCqe(synd)));
+        p.send_one(&frame(0), false).unwrap();
+        p.run_device();
+        assert!(
+            p.poll_rx(64).is_empty(),
+            "syndrome {synd:#x}: the frame was lost"
+        );
+        assert!(p.rq.error().is_none(), "syndrome {synd:#x}");
+        p.send_one(&frame(1), false).unwrap();
+        p.run_device();
+        p.poll_tx();
+        let rx = p.poll_rx(64);
+        assert_eq!(rx.len(), 1, "syndrome {synd:#x}: the RQ stopped");
+        assert_eq!(rx[0].bytes[14], 1);
+        assert_eq!(p.dev_rx().rx_no_rq_drops, 0);
+    }
+    // The three that stop it.
+    for synd in [SYND_LOCAL_QP_OP, SYND_LOCAL_PROT, SYND_WR_FLUSH] {
+        let mut p = Pair::new(PairConfig::default());
+        assert!(p.tb.device().inject(RX_PORT, Fault::RxErrCqe(synd)));
+        p.send_one(&frame(0), false).unwrap();
+        p.run_device();
+        assert!(p.poll_rx(64).is_empty());
+        assert!(p.rq.error().is_some(), "syndrome {synd:#x}");
+    }
+}

@@ -8,7 +8,7 @@
 //! | command | ConnectX fault ([`sim::mlx5::Fault`]) | MANA fault ([`sim::mana::Fault`]) |
 //! |---|---|---|
 //! | `tx_err [SYND]` | the next WQE any SQ of the port executes fails: REQ_ERR CQE with syndrome SYND (default 0x02, LOCAL_QP_OP), the SQ enters ERR | the next WQE any SQ of the port executes completes with CQE type SYND (default 37, HDR_PROCESSING_ERROR; not 32, TX_OKAY), the packet is not sent, the SQ goes on |
-//! | `rx_err [SYND]` | the next frame the port receives completes with a RESP_ERR CQE with syndrome SYND (default 0x04, LOCAL_PROT); the RQ enters ERR (not for 0x01, LOCAL_LENGTH) | (no SYND) the next frame completes with RX_TRUNCATED |
+//! | `rx_err [SYND]` | the next frame the port receives completes with a RESP_ERR CQE with syndrome SYND (default 0x04, LOCAL_PROT); the RQ enters ERR for 0x02, 0x04 and 0x05 (LOCAL_QP_OP, LOCAL_PROT, WR_FLUSH), any other syndrome completes the WQE and the RQ goes on | (no SYND) the next frame completes with RX_TRUNCATED |
 //! | `rx_bad_wqe_counter` | the next RX CQE names a WQE the driver does not expect (a corrupt CQE) | - |
 //! | `drop_irqs N` | the next N interrupts of the port's EQs are lost (each EQ disarms as if it had fired) | the same, for the port's channel EQs |
 //! | `tx_stall` | the port's SQs execute nothing until one of them is reset (a hung transmit engine) | - |

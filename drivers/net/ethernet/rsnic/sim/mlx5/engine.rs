@@ -863,8 +863,9 @@ fn receive<M: BusMemory, I: InterruptSink>(
             }
             Err(synd) => {
                 if injected.is_some() {
-                    // A completion error stops the RQ, but for LOCAL_LENGTH.
-                    if synd != SYND_LOCAL_LENGTH {
+                    // The syndromes that stop the RQ (mlx5e's cqe_syndrome_needs_recover);
+                    // any other consumes the WQE and the RQ goes on.
+                    if matches!(synd, SYND_LOCAL_QP_OP | SYND_LOCAL_PROT | SYND_WR_FLUSH) {
                         rq.state = QueueState::Error;
                     }
                 } else if synd == SYND_LOCAL_PROT {

@@ -390,6 +390,8 @@ pub mod consts {
     pub const SYND_LOCAL_QP_OP: u8 = 0x02;
     /// Syndrome LOCAL_PROT.
     pub const SYND_LOCAL_PROT: u8 = 0x04;
+    /// Syndrome WR_FLUSH.
+    pub const SYND_WR_FLUSH: u8 = 0x05;
     /// The terminating lkey of an RX scatter list.
     pub const TERMINATE_LKEY: u32 = 0x100;
     /// hds_ip_ext: L2 ok.
@@ -1050,8 +1052,9 @@ pub enum Fault {
     /// syndrome, and the SQ enters the error state.
     TxErrCqe(u8),
     /// The next frame the port receives completes with an error CQE (RESP_ERR) with this
-    /// syndrome; the RQ enters the error state (but for LOCAL_LENGTH, as for a frame too
-    /// long).
+    /// syndrome; the RQ enters the error state for LOCAL_QP_OP, LOCAL_PROT and WR_FLUSH (the
+    /// syndromes after which mlx5e recovers the RQ); for any other (LOCAL_LENGTH, as for a
+    /// frame too long, or a remote error) the WQE is consumed and the RQ goes on.
     RxErrCqe(u8),
     /// The next RX CQE of the port carries a wrong `wqe_counter` (a corrupt CQE: the RQ
     /// goes on as if nothing happened).
