@@ -15,6 +15,7 @@
 #   make demo       the main job: boot the VM and show rsnic at work
 #   make bench      deterministic data-path figures (target/bench/datapath.csv)
 #   make fuzz       fuzz the data path against a hostile device (FUZZ_SECONDS per target)
+#   make host-soak  the host chaos soak: 10^7 packets per family with random faults (in make test)
 #   make soak       a chaos soak of the fault handling, both families (SOAK_SECONDS); soak-xdp-swap: XDP
 #                   programs swapped under traffic (tests/soak/xdp-swap.sh)
 #   make miri       host tests of the kernel-free code under Miri
@@ -25,7 +26,7 @@ export KERNEL_VARIANT ?= normal
 TESTS ?= $(sort $(wildcard tests/vm/[0-9]*.sh))
 
 .PHONY: all setup setup-base setup-test setup-bench kernel module xdp-tools vmtest hostcheck \
-	test test-debug demo bench fuzz soak soak-xdp-swap miri fmt clean
+	host-soak test test-debug demo bench fuzz soak soak-xdp-swap miri fmt clean
 
 all: module
 
@@ -65,6 +66,11 @@ hostcheck:
 	cargo fmt --all --check
 	cargo clippy --workspace --all-targets --quiet -- -D warnings
 	cargo test --workspace --quiet
+
+# The host chaos soak (host/testbed/src/chaos.rs): RSNIC_CHAOS_PACKETS per family (default
+# 10^7; 1e8 for the long run), RSNIC_CHAOS_SEED; release build. Part of make test.
+host-soak:
+	cargo test --release --quiet -p rsnic-testbed --test chaos_soak -- --ignored --nocapture
 
 test: setup-test
 	@scripts/test.sh

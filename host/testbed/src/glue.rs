@@ -482,6 +482,20 @@ impl<B: Bar0> Env<B> {
         std::mem::take(&mut self.rq_log.borrow_mut())
     }
 
+    /// `netdev_tx_reset_queue` after a queue recovery dropped what was in flight: the BQL
+    /// bytes and packets sent and not completed are forgotten (counted as completed, so
+    /// that [`Env::check_host`] still balances). Returns the (packets, bytes) forgotten.
+    pub fn reset_bql(&mut self) -> (u64, u64) {
+        let c = &mut self.counts;
+        let forgot = (
+            c.bql_sent_pkts - c.bql_done_pkts,
+            c.bql_sent_bytes - c.bql_done_bytes,
+        );
+        c.bql_done_pkts = c.bql_sent_pkts;
+        c.bql_done_bytes = c.bql_sent_bytes;
+        forgot
+    }
+
     /// Live DMA mappings (0 when nothing is in flight; always 0 without DMA tracking).
     pub fn live_mappings(&self) -> usize {
         self.live.as_ref().map_or(0, HashMap::len)

@@ -5,6 +5,7 @@
 #![deny(missing_docs)]
 
 pub mod bus;
+pub mod chaos;
 pub mod fixtures;
 pub mod glue;
 pub mod mana_hwc;

@@ -43,7 +43,7 @@ use rsnic_core::dp::mlx5::sq::{Sq, SqParams, TxPoll, WqeInfo};
 use rsnic_core::dp::mlx5::stats::{RxStats, TxStats};
 use rsnic_core::dp::mlx5::tx::{DmaEntry, InlineMode, TxQueue, TxRejectReason};
 use rsnic_core::sim::mlx5::{
-    api_uar_offset, CqConfig, PortCounters, RqConfig, SqConfig, SQ_DOORBELL,
+    api_uar_offset, CqConfig, PortCounters, QueueState, RqConfig, SqConfig, SQ_DOORBELL,
 };
 
 use crate::bus::{RegisterBus, Testbed};
@@ -147,6 +147,53 @@ pub struct Pair {
     /// The host side of TX: packet buffers, packets in flight.
     pub tx: TxBook,
     rx_delivered: u64,
+    /// Device numbers of the SQ and the RQ.
+    qn: (u32, u32),
+    recovery: RecoveryCounts,
+}
+
+/// What one SQ recovery ([`Pair::recover_tx`]) did.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct TxRecovery {
+    /// Packets released without a completion and counted dropped (channel.rs
+    /// `tx_recover_dropped`): everything still in flight when the SQ stopped.
+    pub dropped: u32,
+    /// Of those, the packets whose WQEs the device never executed (between its consumer
+    /// counter and the driver's producer counter when the SQ went to RST): the rest went on
+    /// the wire, only their completions were lost. Counted in WQEBBs, which is packets for
+    /// one-WQEBB WQEs (no MPWQE, no inline headers, linear packets).
+    pub abandoned: u32,
+    /// CQEs left in the TX CQ and discarded.
+    pub cqes_discarded: u32,
+}
+
+/// What one RQ recovery ([`Pair::recover_rx`]) did.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct RxRecovery {
+    /// CQEs the device wrote after the fault, discarded with their packets (also counted
+    /// in the driver's `cqe_discarded`).
+    pub cqes_discarded: u32,
+    /// Posted buffers given back to the pool.
+    pub buffers_drained: u32,
+    /// Buffers posted again.
+    pub reposted: u32,
+}
+
+/// Recoveries a pair ran, summed.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct RecoveryCounts {
+    /// SQ recoveries (`tx_recover`).
+    pub tx_recover: u64,
+    /// RQ recoveries (`rx_recover`).
+    pub rx_recover: u64,
+    /// Packets SQ recoveries dropped (`tx_recover_dropped`).
+    pub tx_recover_dropped: u64,
+    /// Of those, packets the device never executed ([`TxRecovery::abandoned`]).
+    pub tx_recover_abandoned: u64,
+    /// TX CQEs SQ recoveries discarded.
+    pub tx_cqes_discarded: u64,
+    /// RX CQEs RQ recoveries discarded ([`RxRecovery::cqes_discarded`]).
+    pub rx_cqes_discarded: u64,
 }
 
 fn coherent(mem: &HostMemory, len: usize) -> HostBuf {
@@ -282,7 +329,109 @@ impl Pair {
             cfg,
             tx: TxBook::new(&mem),
             rx_delivered: 0,
+            qn: (sqn, rqn),
+            recovery: RecoveryCounts::default(),
         }
+    }
+
+    /// The device's numbers of the SQ and the RQ.
+    pub fn queue_numbers(&self) -> (u32, u32) {
+        self.qn
+    }
+
+    /// Recoveries run so far.
+    pub fn recovery_counts(&self) -> RecoveryCounts {
+        self.recovery
+    }
+
+    /// SQ recovery, in the order of the driver's (`Channel::reset_sq` in channel.rs with
+    /// `family/mlx5.rs`'s `tx_drain` and `tx_reset`): the device SQ to RST, every packet in
+    /// flight released as dropped (in order, through [`TxBook::release`]), the CQEs left
+    /// discarded, the SQ reset (counters and doorbell record 0), BQL reset, the SQ to RDY,
+    /// the queue woken. Call it when the SQ reports an error, or for a transmit timeout.
+    ///
+    /// The device's RST and RDY steps are one back-door call ([`Device::reset_sq`]) made
+    /// first: the device does not run until the caller next runs it, so nothing it could do
+    /// between the two steps is lost.
+    ///
+    /// Panics if a step fails (the SQ not idle after the drain, or BQL not matching what
+    /// was dropped): a driver bug.
+    ///
+    /// [`Device::reset_sq`]: rsnic_core::sim::mlx5::Device::reset_sq
+    pub fn recover_tx(&mut self) -> TxRecovery {
+        self.env.flush_mmio();
+        let sqn = self.qn.0;
+        let (state, dev_cc) = {
+            let d = self.tb.device();
+            (
+                d.sq_state(sqn).expect("the pair's SQ"),
+                d.sq_consumer(sqn).expect("the pair's SQ"),
+            )
+        };
+        // A WQE that failed stopped the SQ without being consumed; its packet came back
+        // with its error CQE.
+        let failed = u16::from(state == QueueState::Error);
+        let abandoned = self
+            .sq
+            .pc()
+            .wrapping_sub(dev_cc)
+            .wrapping_sub(failed)
+            .min(self.sq.pc().wrapping_sub(self.sq.cc()));
+        self.tb.device().reset_sq(sqn).expect("reset the pair's SQ");
+        let mut drained = Vec::new();
+        let (pkts, bytes) = self.sq.drain(&mut self.env, |p| drained.push(p));
+        for p in drained {
+            self.tx.release(p);
+        }
+        let cqes = self.sq.discard_cqes(&self.env);
+        self.sq.reset().expect("the SQ is idle after the drain");
+        let forgot = self.env.reset_bql();
+        assert_eq!(
+            forgot,
+            (u64::from(pkts), u64::from(bytes)),
+            "BQL in flight vs what the SQ recovery dropped"
+        );
+        self.env.wake();
+        let r = TxRecovery {
+            dropped: pkts,
+            abandoned: u32::from(abandoned),
+            cqes_discarded: cqes,
+        };
+        let c = &mut self.recovery;
+        c.tx_recover += 1;
+        c.tx_recover_dropped += u64::from(r.dropped);
+        c.tx_recover_abandoned += u64::from(r.abandoned);
+        c.tx_cqes_discarded += u64::from(r.cqes_discarded);
+        r
+    }
+
+    /// RQ recovery, in the order of the driver's (`Channel::recover_rx` in channel.rs with
+    /// `family/mlx5.rs`'s `rx_discard`, `rx_drain` and `rx_reset`): the device RQ to RST, the
+    /// CQEs written meanwhile discarded, every posted buffer back to the pool, the RQ reset
+    /// and refilled, the RQ to RDY. Call it when the RQ reports an error.
+    ///
+    /// The device's RST and RDY steps are one back-door call ([`Device::reset_rq`]) made
+    /// first, as in [`Pair::recover_tx`]. Panics if the RQ is not idle after the drain.
+    ///
+    /// [`Device::reset_rq`]: rsnic_core::sim::mlx5::Device::reset_rq
+    pub fn recover_rx(&mut self) -> RxRecovery {
+        self.env.flush_mmio();
+        self.tb
+            .device()
+            .reset_rq(self.qn.1)
+            .expect("reset the pair's RQ");
+        let cqes = self.rq.discard_cqes(&self.env);
+        let drained = self.rq.drain(&mut self.env);
+        self.rq.reset().expect("the RQ is idle after the drain");
+        let posted = self.rq.post(&mut self.env);
+        let r = RxRecovery {
+            cqes_discarded: cqes,
+            buffers_drained: drained,
+            reposted: posted,
+        };
+        self.recovery.rx_recover += 1;
+        self.recovery.rx_cqes_discarded += u64::from(cqes);
+        r
     }
 
     /// The configuration.
