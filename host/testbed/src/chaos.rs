@@ -343,6 +343,134 @@ struct Armed {
     since: u64,
 }
 
+/// What both families' soaks keep: the generator, the ledger, where the run is, the fault
+/// waiting to take effect.
+struct Core {
+    family: &'static str,
+    rng: Rng,
+    led: Ledger,
+    seed: u64,
+    round: u64,
+    armed: Option<Armed>,
+    /// A fault took effect this round: probe the queues after it.
+    fired: bool,
+    max_polls: u32,
+    not_accepted: u64,
+}
+
+impl Core {
+    fn new(family: &'static str, seed: u64) -> Self {
+        Self {
+            family,
+            rng: Rng::new(seed),
+            led: Ledger::default(),
+            seed,
+            round: 0,
+            armed: None,
+            fired: false,
+            max_polls: 0,
+            not_accepted: 0,
+        }
+    }
+
+    fn fail(&self, what: &str) -> String {
+        format!(
+            "{} soak, seed {:#x}, round {}: {what}",
+            self.family, self.seed, self.round
+        )
+    }
+
+    /// Whether a fault is still armed (no new one then); an error if it has waited more
+    /// than [`FAULT_PATIENCE`] rounds. `names`: the family's fault names.
+    fn still_armed(&self, names: &[&str]) -> Result<bool, String> {
+        match self.armed {
+            Some(a) if self.round - a.since > FAULT_PATIENCE => Err(self.fail(&format!(
+                "fault {} armed in round {} never took effect",
+                names[a.kind], a.since
+            ))),
+            a => Ok(a.is_some()),
+        }
+    }
+
+    /// Enters the received frames in the ledger; returns their sequence numbers.
+    fn deliver<C>(&mut self, frames: Vec<crate::glue::RxFrame<C>>) -> Result<Vec<u64>, String> {
+        let mut seqs = Vec::with_capacity(frames.len());
+        for f in frames {
+            seqs.push(self.led.deliver(&f.bytes).map_err(|e| self.fail(&e))?);
+        }
+        Ok(seqs)
+    }
+
+    /// The report, with what only the family knows.
+    fn report(
+        &self,
+        drops: Vec<(&'static str, u64)>,
+        faults: Vec<(&'static str, u64)>,
+        recoveries: Vec<(&'static str, u64)>,
+    ) -> ChaosReport {
+        ChaosReport {
+            family: self.family,
+            seed: self.seed,
+            rounds: self.round,
+            accepted: self.led.accepted,
+            delivered: self.led.delivered,
+            drops,
+            faults,
+            recoveries,
+            max_service_polls: self.max_polls,
+            not_accepted: self.not_accepted,
+        }
+    }
+}
+
+/// A family's soak: what the shared parts ([`Soak::send`], [`Soak::probe`]) need of it.
+trait Soak {
+    fn core(&mut self) -> &mut Core;
+    fn tx_stopped(&self) -> bool;
+    /// Sends one packet (`more`: xmit_more); whether the driver accepted it.
+    fn send_one(&mut self, f: &TxFrame, more: bool) -> bool;
+    /// The queue stopped in the middle of a burst: the stack keeps the rest.
+    fn burst_cut(&mut self) {}
+    /// One service poll (device, TX completions, RX); the sequence numbers delivered.
+    fn service_poll(&mut self) -> Result<Vec<u64>, String>;
+
+    /// Hands `n` numbered packets to the driver as one burst.
+    fn send(&mut self, n: u64) {
+        for i in 0..n {
+            if self.tx_stopped() {
+                self.burst_cut();
+                self.core().not_accepted += n - i;
+                return;
+            }
+            let f = TxFrame::linear(seq_frame(self.core().led.accepted));
+            if self.send_one(&f, i + 1 < n) {
+                self.core().led.accepted += 1;
+            } else {
+                self.core().not_accepted += 1;
+            }
+        }
+    }
+
+    /// One packet must get through within [`SERVICE_POLL_BOUND`] polls.
+    fn probe(&mut self) -> Result<(), String> {
+        let seq = self.core().led.accepted;
+        self.send(1);
+        if self.core().led.accepted != seq + 1 {
+            return Err(self.core().fail("the queue refused a packet after a fault"));
+        }
+        for polls in 1..=SERVICE_POLL_BOUND {
+            if self.service_poll()?.contains(&seq) {
+                let c = self.core();
+                c.max_polls = c.max_polls.max(polls);
+                return Ok(());
+            }
+        }
+        Err(self.core().fail(&format!(
+            "packet {seq} not delivered within {SERVICE_POLL_BOUND} polls after a fault"
+        )))
+    }
+}
+
 // ---------------------------------------------------------------------------------------
 // mlx5
 
@@ -367,16 +495,27 @@ const MLX5_SYNDROMES: [u8; 5] = [
 
 struct Mlx5Soak {
     p: Pair,
-    rng: Rng,
-    led: Ledger,
-    seed: u64,
-    round: u64,
-    armed: Option<Armed>,
+    c: Core,
     faults: [u64; MLX5_FAULTS.len()],
     timeouts: u64,
-    fired: bool,
-    max_polls: u32,
-    not_accepted: u64,
+}
+
+impl Soak for Mlx5Soak {
+    fn core(&mut self) -> &mut Core {
+        &mut self.c
+    }
+    fn tx_stopped(&self) -> bool {
+        self.p.tx_stopped()
+    }
+    fn send_one(&mut self, f: &TxFrame, more: bool) -> bool {
+        self.p.send_one(f, more).is_ok()
+    }
+    fn service_poll(&mut self) -> Result<Vec<u64>, String> {
+        self.p.run_device();
+        self.p.poll_tx();
+        let got = self.p.poll_rx(64);
+        self.c.deliver(got)
+    }
 }
 
 impl Mlx5Soak {
@@ -385,20 +524,14 @@ impl Mlx5Soak {
     }
 
     fn maybe_arm(&mut self) -> Result<(), String> {
-        if let Some(a) = self.armed {
-            if self.round - a.since > FAULT_PATIENCE {
-                return Err(self.fail(&format!(
-                    "fault {} armed in round {} never took effect",
-                    MLX5_FAULTS[a.kind], a.since
-                )));
-            }
+        if self.c.still_armed(&MLX5_FAULTS)? {
             return Ok(());
         }
-        if !self.rng.one_in(FAULT_ODDS) {
+        if !self.c.rng.one_in(FAULT_ODDS) {
             return Ok(());
         }
-        let kind = self.rng.range(0, MLX5_FAULTS.len() as u64 - 1) as usize;
-        let synd = MLX5_SYNDROMES[self.rng.range(0, MLX5_SYNDROMES.len() as u64 - 1) as usize];
+        let kind = self.c.rng.range(0, MLX5_FAULTS.len() as u64 - 1) as usize;
+        let synd = MLX5_SYNDROMES[self.c.rng.range(0, MLX5_SYNDROMES.len() as u64 - 1) as usize];
         let (port, fault) = match kind {
             0 => (TX_PORT, Mlx5Fault::TxErrCqe(synd)),
             1 => (RX_PORT, Mlx5Fault::RxErrCqe(synd)),
@@ -411,41 +544,12 @@ impl Mlx5Soak {
         let base = self.injected();
         assert!(self.p.tb.device().inject(port, fault), "the pair's ports");
         self.faults[kind] += 1;
-        self.armed = Some(Armed {
+        self.c.armed = Some(Armed {
             kind,
             until: (kind != 3).then_some(base + 1),
-            since: self.round,
+            since: self.c.round,
         });
         Ok(())
-    }
-
-    fn fail(&self, what: &str) -> String {
-        format!(
-            "mlx5 soak, seed {:#x}, round {}: {what}",
-            self.seed, self.round
-        )
-    }
-
-    fn deliver(&mut self, frames: Vec<crate::pair::RxFrame>) -> Result<Vec<u64>, String> {
-        let mut seqs = Vec::with_capacity(frames.len());
-        for f in frames {
-            seqs.push(self.led.deliver(&f.bytes).map_err(|e| self.fail(&e))?);
-        }
-        Ok(seqs)
-    }
-
-    fn send(&mut self, n: u64) {
-        for i in 0..n {
-            if self.p.tx_stopped() {
-                self.not_accepted += n - i;
-                return;
-            }
-            let f = TxFrame::linear(seq_frame(self.led.accepted));
-            match self.p.send_one(&f, i + 1 < n) {
-                Ok(_) => self.led.accepted += 1,
-                Err(_) => self.not_accepted += 1,
-            }
-        }
     }
 
     /// Runs everything until nothing moves, recovering stopped queues (and a stuck SQ: the
@@ -453,31 +557,31 @@ impl Mlx5Soak {
     fn quiesce(&mut self) -> Result<(), String> {
         for _ in 0..QUIESCE_PASSES {
             let got = self.p.settle(64);
-            self.deliver(got)?;
+            self.c.deliver(got)?;
             if self.p.sq.error().is_some() {
                 self.p.recover_tx();
-                self.fired = true;
+                self.c.fired = true;
                 continue;
             }
             if self.p.rq.error().is_some() {
                 self.p.recover_rx();
-                self.fired = true;
+                self.c.fired = true;
                 continue;
             }
             if self.p.tx_in_flight() > 0 {
                 // Transmit timeout: the SQ made no progress on a quiet pair.
                 self.timeouts += 1;
-                match self.armed {
-                    Some(a) if a.until.is_none() => self.armed = None,
-                    _ => return Err(self.fail("transmit timeout without a stall armed")),
+                match self.c.armed {
+                    Some(a) if a.until.is_none() => self.c.armed = None,
+                    _ => return Err(self.c.fail("transmit timeout without a stall armed")),
                 }
                 self.p.recover_tx();
-                self.fired = true;
+                self.c.fired = true;
                 continue;
             }
             return Ok(());
         }
-        Err(self.fail("the pair does not go quiet"))
+        Err(self.c.fail("the pair does not go quiet"))
     }
 
     fn check(&mut self) -> Result<(), String> {
@@ -489,7 +593,7 @@ impl Mlx5Soak {
         );
         let rc = self.p.recovery_counts();
         let e = self.p.env.counts();
-        let led = &self.led;
+        let led = &self.c.led;
         let mut c = Check(Vec::new());
         // TX: every accepted packet came back exactly once (TxBook checks each release).
         c.eq("TX in flight", self.p.tx_in_flight() as u64, 0);
@@ -556,48 +660,27 @@ impl Mlx5Soak {
             e.rx_recycled + led.delivered + u64::from(self.p.rq.outstanding()),
         );
         c.eq("RX buffer allocation failures", r.buff_alloc_err, 0);
-        c.finish("mlx5", self.seed, self.round)
-    }
-
-    /// One packet must get through within [`SERVICE_POLL_BOUND`] polls.
-    fn probe(&mut self) -> Result<(), String> {
-        let seq = self.led.accepted;
-        self.send(1);
-        if self.led.accepted != seq + 1 {
-            return Err(self.fail("the queue refused a packet after recovery"));
-        }
-        for polls in 1..=SERVICE_POLL_BOUND {
-            self.p.run_device();
-            self.p.poll_tx();
-            let got = self.p.poll_rx(64);
-            if self.deliver(got)?.contains(&seq) {
-                self.max_polls = self.max_polls.max(polls);
-                return Ok(());
-            }
-        }
-        Err(self.fail(&format!(
-            "packet {seq} not delivered within {SERVICE_POLL_BOUND} polls after a fault"
-        )))
+        c.finish("mlx5", self.c.seed, self.c.round)
     }
 
     fn round(&mut self) -> Result<(), String> {
-        self.round += 1;
+        self.c.round += 1;
         self.maybe_arm()?;
-        let n = burst(&mut self.rng);
+        let n = burst(&mut self.c.rng);
         self.send(n);
-        for _ in 0..self.rng.range(0, 4) {
-            match self.rng.range(0, 2) {
+        for _ in 0..self.c.rng.range(0, 4) {
+            match self.c.rng.range(0, 2) {
                 0 => {
-                    let b = self.rng.range(1, 96) as usize;
+                    let b = self.c.rng.range(1, 96) as usize;
                     self.p.run_device_budget(b);
                 }
                 1 => {
                     self.p.poll_tx();
                 }
                 _ => {
-                    let b = self.rng.range(1, 96) as u32;
+                    let b = self.c.rng.range(1, 96) as u32;
                     let got = self.p.poll_rx(b);
-                    self.deliver(got)?;
+                    self.c.deliver(got)?;
                 }
             }
         }
@@ -605,14 +688,14 @@ impl Mlx5Soak {
         self.check()?;
         if let Some(Armed {
             until: Some(until), ..
-        }) = self.armed
+        }) = self.c.armed
         {
             if self.injected() >= until {
-                self.armed = None;
-                self.fired = true;
+                self.c.armed = None;
+                self.c.fired = true;
             }
         }
-        if std::mem::take(&mut self.fired) {
+        if std::mem::take(&mut self.c.fired) {
             self.probe()?;
         }
         Ok(())
@@ -620,23 +703,16 @@ impl Mlx5Soak {
 
     fn report(&self) -> ChaosReport {
         let rc = self.p.recovery_counts();
-        ChaosReport {
-            family: "mlx5",
-            seed: self.seed,
-            rounds: self.round,
-            accepted: self.led.accepted,
-            delivered: self.led.delivered,
-            drops: mlx5_drops(&self.p),
-            faults: MLX5_FAULTS.iter().copied().zip(self.faults).collect(),
-            recoveries: vec![
+        self.c.report(
+            mlx5_drops(&self.p),
+            MLX5_FAULTS.iter().copied().zip(self.faults).collect(),
+            vec![
                 ("sq_recover", rc.tx_recover),
                 ("rq_recover", rc.rx_recover),
                 ("tx_timeout", self.timeouts),
                 ("tx_recover_dropped", rc.tx_recover_dropped),
             ],
-            max_service_polls: self.max_polls,
-            not_accepted: self.not_accepted,
-        }
+        )
     }
 }
 
@@ -667,18 +743,11 @@ pub fn soak_mlx5(cfg: &ChaosConfig) -> Result<ChaosReport, String> {
     });
     let mut s = Mlx5Soak {
         p,
-        rng: Rng::new(cfg.seed),
-        led: Ledger::default(),
-        seed: cfg.seed,
-        round: 0,
-        armed: None,
+        c: Core::new("mlx5", cfg.seed),
         faults: [0; MLX5_FAULTS.len()],
         timeouts: 0,
-        fired: false,
-        max_polls: 0,
-        not_accepted: 0,
     };
-    while s.led.accepted < cfg.packets {
+    while s.c.led.accepted < cfg.packets {
         s.round()?;
     }
     Ok(s.report())
@@ -700,68 +769,71 @@ const NAPI_BUDGET: u32 = 64;
 
 struct ManaSoak {
     p: ManaPair,
-    rng: Rng,
-    led: Ledger,
-    seed: u64,
-    round: u64,
-    armed: Option<Armed>,
+    c: Core,
     faults: [u64; MANA_FAULTS.len()],
     napi_tx: bool,
     napi_rx: bool,
     irq_recovered: u64,
     bad_cq_events: u64,
     bad_cq_fired: u64,
-    fired: bool,
-    max_polls: u32,
-    not_accepted: u64,
+}
+
+impl Soak for ManaSoak {
+    fn core(&mut self) -> &mut Core {
+        &mut self.c
+    }
+    fn tx_stopped(&self) -> bool {
+        self.p.tx_stopped()
+    }
+    fn send_one(&mut self, f: &TxFrame, more: bool) -> bool {
+        self.p.send_one(f, more).is_ok()
+    }
+    fn burst_cut(&mut self) {
+        // Announce what was posted.
+        self.p.sq.ring(&self.p.env);
+    }
+    fn service_poll(&mut self) -> Result<Vec<u64>, String> {
+        Ok(self.poll()?.0)
+    }
 }
 
 impl ManaSoak {
-    fn fail(&self, what: &str) -> String {
-        format!(
-            "mana soak, seed {:#x}, round {}: {what}",
-            self.seed, self.round
-        )
-    }
-
     fn injected(&self) -> u64 {
         self.p.dev(TX_PORT).faults_injected + self.p.dev(RX_PORT).faults_injected
     }
 
     fn maybe_arm(&mut self) -> Result<(), String> {
-        if let Some(a) = self.armed {
-            if self.round - a.since > FAULT_PATIENCE {
-                return Err(self.fail(&format!(
-                    "fault {} armed in round {} never took effect",
-                    MANA_FAULTS[a.kind], a.since
-                )));
-            }
+        if self.c.still_armed(&MANA_FAULTS)? {
             return Ok(());
         }
-        if !self.rng.one_in(FAULT_ODDS) {
+        if !self.c.rng.one_in(FAULT_ODDS) {
             return Ok(());
         }
-        let kind = self.rng.range(0, MANA_FAULTS.len() as u64 - 1) as usize;
-        let port = if self.rng.one_in(2) { TX_PORT } else { RX_PORT };
+        let kind = self.c.rng.range(0, MANA_FAULTS.len() as u64 - 1) as usize;
+        let port = if self.c.rng.one_in(2) {
+            TX_PORT
+        } else {
+            RX_PORT
+        };
         let mut n = 1;
         let (port, fault) = match kind {
             0 => {
                 // Mostly the TX error types the driver knows, sometimes one it does not.
-                let t = if self.rng.one_in(4) {
+                let t = if self.c.rng.one_in(4) {
                     loop {
-                        let t = self.rng.range(1, 63) as u8;
+                        let t = self.c.rng.range(1, 63) as u8;
                         if t != 32 && !(33..=41).contains(&t) {
                             break t;
                         }
                     }
                 } else {
-                    self.rng.range(33, 41) as u8
+                    self.c.rng.range(33, 41) as u8
                 };
                 (TX_PORT, ManaFault::TxErrCqe(t))
             }
             1 => (RX_PORT, ManaFault::RxTruncated),
             2 => {
-                n = self.rng.range(1, 3);
+                n = self.c.rng.range(1, 3);
                 (port, ManaFault::DropIrqs(n as u32))
             }
             3 => (port, ManaFault::EqeBadCq),
@@ -770,36 +842,12 @@ impl ManaSoak {
         let base = self.injected();
         assert!(self.p.dev.borrow_mut().inject(port, fault), "valid fault");
         self.faults[kind] += 1;
-        self.armed = Some(Armed {
+        self.c.armed = Some(Armed {
             kind,
             until: Some(base + n),
-            since: self.round,
+            since: self.c.round,
         });
         Ok(())
-    }
-
-    fn deliver(&mut self, frames: Vec<crate::mana_pair::RxFrame>) -> Result<Vec<u64>, String> {
-        let mut seqs = Vec::with_capacity(frames.len());
-        for f in frames {
-            seqs.push(self.led.deliver(&f.bytes).map_err(|e| self.fail(&e))?);
-        }
-        Ok(seqs)
-    }
-
-    fn send(&mut self, n: u64) {
-        for i in 0..n {
-            if self.p.tx_stopped() {
-                // The stack keeps the rest; announce what was posted.
-                self.p.sq.ring(&self.p.env);
-                self.not_accepted += n - i;
-                return;
-            }
-            let f = TxFrame::linear(seq_frame(self.led.accepted));
-            match self.p.send_one(&f, i + 1 < n) {
-                Ok(_) => self.led.accepted += 1,
-                Err(_) => self.not_accepted += 1,
-            }
-        }
     }
 
     /// An interrupt on `vector`: its EQ processed (`mana_gd_process_eq_events`), NAPI
@@ -841,7 +889,7 @@ impl ManaSoak {
         if self.napi_rx {
             moved = true;
             let (got, r) = self.p.poll_rx_full(NAPI_BUDGET);
-            seqs = self.deliver(got)?;
+            seqs = self.c.deliver(got)?;
             self.napi_rx = !r.completed;
         }
         Ok((seqs, moved))
@@ -856,7 +904,7 @@ impl ManaSoak {
             while self.poll()?.1 {
                 spins += 1;
                 if spins > 1 << 20 {
-                    return Err(self.fail("the pair never goes quiet"));
+                    return Err(self.c.fail("the pair never goes quiet"));
                 }
             }
             let a = self.p.tx_eq.process(&self.p.env, |_| {});
@@ -869,11 +917,13 @@ impl ManaSoak {
                 continue;
             }
             if self.p.tx_in_flight() > 0 {
-                return Err(self.fail("packets in flight on a quiet pair with no events waiting"));
+                return Err(self
+                    .c
+                    .fail("packets in flight on a quiet pair with no events waiting"));
             }
             return Ok(());
         }
-        Err(self.fail("the pair does not go quiet"))
+        Err(self.c.fail("the pair does not go quiet"))
     }
 
     fn check(&mut self) -> Result<(), String> {
@@ -884,7 +934,7 @@ impl ManaSoak {
             self.p.dev(RX_PORT),
         );
         let e = self.p.env.counts();
-        let led = &self.led;
+        let led = &self.c.led;
         let mut c = Check(Vec::new());
         c.eq("TX in flight", self.p.tx_in_flight() as u64, 0);
         c.eq(
@@ -962,32 +1012,15 @@ impl ManaSoak {
             e.rx_allocs,
             e.rx_recycled + led.delivered + u64::from(self.p.rq.posted()),
         );
-        c.finish("mana", self.seed, self.round)
-    }
-
-    fn probe(&mut self) -> Result<(), String> {
-        let seq = self.led.accepted;
-        self.send(1);
-        if self.led.accepted != seq + 1 {
-            return Err(self.fail("the queue refused a packet after a fault"));
-        }
-        for polls in 1..=SERVICE_POLL_BOUND {
-            if self.poll()?.0.contains(&seq) {
-                self.max_polls = self.max_polls.max(polls);
-                return Ok(());
-            }
-        }
-        Err(self.fail(&format!(
-            "packet {seq} not delivered within {SERVICE_POLL_BOUND} polls after a fault"
-        )))
+        c.finish("mana", self.c.seed, self.c.round)
     }
 
     fn round(&mut self) -> Result<(), String> {
-        self.round += 1;
+        self.c.round += 1;
         self.maybe_arm()?;
-        let n = burst(&mut self.rng);
+        let n = burst(&mut self.c.rng);
         self.send(n);
-        for _ in 0..self.rng.range(0, 3) {
+        for _ in 0..self.c.rng.range(0, 3) {
             self.poll()?;
         }
         self.quiesce()?;
@@ -995,37 +1028,30 @@ impl ManaSoak {
             kind,
             until: Some(until),
             ..
-        }) = self.armed
+        }) = self.c.armed
         {
             if self.injected() >= until {
-                self.armed = None;
-                self.fired = true;
+                self.c.armed = None;
+                self.c.fired = true;
                 self.bad_cq_fired += u64::from(kind == 3);
             }
         }
         self.check()?;
-        if std::mem::take(&mut self.fired) {
+        if std::mem::take(&mut self.c.fired) {
             self.probe()?;
         }
         Ok(())
     }
 
     fn report(&self) -> ChaosReport {
-        ChaosReport {
-            family: "mana",
-            seed: self.seed,
-            rounds: self.round,
-            accepted: self.led.accepted,
-            delivered: self.led.delivered,
-            drops: mana_drops(&self.p),
-            faults: MANA_FAULTS.iter().copied().zip(self.faults).collect(),
-            recoveries: vec![
+        self.c.report(
+            mana_drops(&self.p),
+            MANA_FAULTS.iter().copied().zip(self.faults).collect(),
+            vec![
                 ("irq_recover", self.irq_recovered),
                 ("eqe_bad_cq", self.bad_cq_events),
             ],
-            max_service_polls: self.max_polls,
-            not_accepted: self.not_accepted,
-        }
+        )
     }
 }
 
@@ -1057,11 +1083,7 @@ pub fn soak_mana(cfg: &ChaosConfig) -> Result<ChaosReport, String> {
     p.rx_eq.arm(&p.env);
     let mut s = ManaSoak {
         p,
-        rng: Rng::new(cfg.seed),
-        led: Ledger::default(),
-        seed: cfg.seed,
-        round: 0,
-        armed: None,
+        c: Core::new("mana", cfg.seed),
         faults: [0; MANA_FAULTS.len()],
         // The first NAPI rounds arm the CQs.
         napi_tx: true,
@@ -1069,12 +1091,9 @@ pub fn soak_mana(cfg: &ChaosConfig) -> Result<ChaosReport, String> {
         irq_recovered: 0,
         bad_cq_events: 0,
         bad_cq_fired: 0,
-        fired: false,
-        max_polls: 0,
-        not_accepted: 0,
     };
     s.quiesce()?;
-    while s.led.accepted < cfg.packets {
+    while s.c.led.accepted < cfg.packets {
         s.round()?;
     }
     Ok(s.report())
