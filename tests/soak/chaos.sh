@@ -33,6 +33,21 @@ TOTAL=0
 # kmemleak (debug kernel): forget what boot left, so that the scan at the end sees the soak.
 [ -w /sys/kernel/debug/kmemleak ] && echo clear >/sys/kernel/debug/kmemleak
 
+# tcp_round LABEL FAULT...: picks one of the FAULTs and a port at random (sets F and P,
+# "a" or "b"), injects it a moment into a 4 MB checksummed TCP transfer each way, so that
+# it lands under load, and waits for both transfers.
+tcp_round() {
+	local label=$1 k
+	shift
+	F=${*:$((RANDOM % $# + 1)):1}
+	if ((RANDOM % 2)); then P=a k=$KNOB_A; else P=b k=$KNOB_B; fi
+	echo "round $label: $F on port ${P^^}"
+	(sleep "0.$((RANDOM % 10))" && echo "$F" >"$k") &
+	transfer_check "" peer 10.10.0.2 4 >/dev/null
+	transfer_check peer "" 10.10.0.1 4 >/dev/null
+	wait
+}
+
 soak_mlx5() {
 	RSNIC_FAMILY=mlx5
 	setup_pair
@@ -54,15 +69,8 @@ soak_mlx5() {
 	injected=0
 	end=$((SECONDS + DURATION))
 	while [ "$SECONDS" -lt "$end" ]; do
-		f=${FAULTS[$((RANDOM % ${#FAULTS[@]}))]}
-		if ((RANDOM % 2)); then p=a k=$KNOB_A; else p=b k=$KNOB_B; fi
-		echo "round $rounds: $f on port ${p^^}"
-		# Injected a moment into the transfer, so it lands under load.
-		(sleep "0.$((RANDOM % 10))" && echo "$f" >"$k") &
-		transfer_check "" peer 10.10.0.2 4 >/dev/null
-		transfer_check peer "" 10.10.0.1 4 >/dev/null
-		wait
-		WANT[${p}_${KIND[$f]}]=$((WANT[${p}_${KIND[$f]}] + 1))
+		tcp_round "$rounds" "${FAULTS[@]}"
+		WANT[${P}_${KIND[$F]}]=$((WANT[${P}_${KIND[$F]}] + 1))
 		injected=$((injected + 1))
 		rounds=$((rounds + 1))
 	done
@@ -127,15 +135,9 @@ soak_mana() {
 		want[${p}_${COUNTER[$f]}]=$((want[${p}_${COUNTER[$f]}] + 1))
 		packets=$((packets + PG_SENT))
 		injected=$((injected + 1))
-		# A TCP transfer each way with one fault on a random port, a moment into it.
-		f=${tcp[$((RANDOM % ${#tcp[@]}))]}
-		if ((RANDOM % 2)); then p=a k=$KNOB_A; else p=b k=$KNOB_B; fi
-		echo "round $rounds: TCP, $f on port ${p^^}"
-		(sleep "0.$((RANDOM % 10))" && echo "$f" >"$k") &
-		transfer_check "" peer 10.10.0.2 4 >/dev/null
-		transfer_check peer "" 10.10.0.1 4 >/dev/null
-		wait
-		want[${p}_${COUNTER[$f]}]=$((want[${p}_${COUNTER[$f]}] + 1))
+		# A TCP transfer each way with one fault on a random port.
+		tcp_round "$rounds, TCP" "${tcp[@]}"
+		want[${P}_${COUNTER[$F]}]=$((want[${P}_${COUNTER[$F]}] + 1))
 		injected=$((injected + 1))
 		rounds=$((rounds + 1))
 	done
