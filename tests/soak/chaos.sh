@@ -28,7 +28,6 @@ RSNIC_FAMILY=mlx5
 trap traffic_cleanup EXIT
 
 DURATION=${SOAK_SECONDS:-300}
-knob() { echo "$(dirname "$(model_counters_file "$@")")/inject"; }
 TOTAL=0
 # kmemleak (debug kernel): forget what boot left, so that the scan at the end sees the soak.
 [ -w /sys/kernel/debug/kmemleak ] && echo clear >/sys/kernel/debug/kmemleak
@@ -51,8 +50,8 @@ tcp_round() {
 soak_mlx5() {
 	RSNIC_FAMILY=mlx5
 	setup_pair
-	KNOB_A=$(knob "$A")
-	KNOB_B=$(knob "$B" peer)
+	KNOB_A=$(inject_knob "$A")
+	KNOB_B=$(inject_knob "$B" peer)
 	# fault kind: what it must have caused on the port it hit (tx: an SQ recovery; rx: an RQ
 	# recovery; wc: an RQ recovery of a CQE the driver found corrupt, also in rx_cqe_bad; len:
 	# rx_cqe_bad only).
@@ -102,8 +101,8 @@ soak_mana() {
 	RSNIC_FAMILY=mana
 	setup_pair
 	quiet_pair
-	KNOB_A=$(knob "$A")
-	KNOB_B=$(knob "$B" peer)
+	KNOB_A=$(inject_knob "$A")
+	KNOB_B=$(inject_knob "$B" peer)
 	# fault: the counter it must have moved on the port it hit.
 	declare -A COUNTER=(
 		["tx_err"]=tx_cq_err ["tx_err 33"]=tx_cq_err ["tx_err 50"]=tx_cqe_unknown_type

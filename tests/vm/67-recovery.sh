@@ -28,9 +28,8 @@ trap traffic_cleanup EXIT
 
 [ "$RSNIC_FAMILY" = mlx5 ] || skip "ConnectX's queue recovery (MANA's faults: 68-mana-faults)"
 setup_pair
-knob() { echo "$(dirname "$(model_counters_file "$@")")/inject"; }
-IA=$(knob "$A")
-IB=$(knob "$B" peer)
+IA=$(inject_knob "$A")
+IB=$(inject_knob "$B" peer)
 [ -w "$IA" ] && [ -w "$IB" ] || fail "no inject knob at $IA / $IB"
 
 for bad in " " "bogus" "tx_err 0x1ff" "tx_err 1 2" "rx_bad_wqe_counter 3" "drop_irqs" "drop_irqs -1"; do

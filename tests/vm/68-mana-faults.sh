@@ -24,9 +24,8 @@ trap traffic_cleanup EXIT
 
 [ "$RSNIC_FAMILY" = mana ] || skip "MANA's faults (ConnectX's are 67-recovery's)"
 setup_pair
-knob() { echo "$(dirname "$(model_counters_file "$@")")/inject"; }
-IA=$(knob "$A")
-IB=$(knob "$B" peer)
+IA=$(inject_knob "$A")
+IB=$(inject_knob "$B" peer)
 [ -w "$IA" ] && [ -w "$IB" ] || fail "no inject knob at $IA / $IB"
 
 # Malformed commands: EINVAL; commands of faults the MANA model does not have: EOPNOTSUPP.

@@ -165,6 +165,12 @@ model_counters_file() {
 	echo "/sys/kernel/debug/rsnic/${bus%%:*}/${bus#*:}/counters"
 }
 
+# inject_knob IFACE [NETNS]: the device host's fault-injection file of IFACE's port
+# (rsnic.rst, "Fault injection"), beside its counters.
+inject_knob() {
+	echo "$(dirname "$(model_counters_file "$@")")/inject"
+}
+
 # counters IFACE [NETNS]: IFACE's `ethtool -S` (what the driver reports, hardware counters
 # from the device's control interface included) followed by the device model's counters
 # (dev_*), in ethtool's format.

@@ -19,27 +19,36 @@ fn frame(seq: u8) -> TxFrame {
     TxFrame::linear(f)
 }
 
-#[test]
-fn tx_err_fails_the_next_wqe_once() {
+/// Injects `fault` on the TX port, sends one frame and checks that its WQE failed with
+/// `syndrome`/`vendor`, sent nothing, and stopped the SQ; returns the TX port's counters.
+fn tx_fault_fails_the_next_wqe(
+    fault: Fault,
+    syndrome: u8,
+    vendor: u8,
+) -> rsnic_core::sim::mlx5::PortCounters {
     let mut p = Pair::new(PairConfig::default());
-    assert!(p
-        .tb
-        .device()
-        .inject(TX_PORT, Fault::TxErrCqe(SYND_LOCAL_QP_OP)));
+    assert!(p.tb.device().inject(TX_PORT, fault));
     p.send_one(&frame(0), false).unwrap();
     p.run_device();
     let r = p.poll_tx();
     assert_eq!(
         r.error,
         Some(SqError::ReqErr {
-            syndrome: SYND_LOCAL_QP_OP,
-            vendor: 0,
+            syndrome,
+            vendor,
             wqe_counter: 0
         })
     );
+    assert!(p.poll_rx(64).is_empty(), "the failed WQE sent nothing");
     let c = p.dev_tx();
     assert_eq!((c.faults_injected, c.tx_err_cqes, c.tx_packets), (1, 1, 0));
-    assert!(p.poll_rx(64).is_empty(), "the failed WQE sent nothing");
+    c
+}
+
+#[test]
+fn tx_err_fails_the_next_wqe_once() {
+    let c = tx_fault_fails_the_next_wqe(Fault::TxErrCqe(SYND_LOCAL_QP_OP), SYND_LOCAL_QP_OP, 0);
+    assert_eq!(c.dma_faults, 0);
 }
 
 #[test]
@@ -122,23 +131,9 @@ fn corrupt_cqes_are_caught_by_the_driver() {
 
 #[test]
 fn a_dma_read_fault_fails_the_next_packet_read_once() {
-    let mut p = Pair::new(PairConfig::default());
-    assert!(p.tb.device().inject(TX_PORT, Fault::DmaReadFault));
-    p.send_one(&frame(0), false).unwrap();
-    p.run_device();
-    let r = p.poll_tx();
-    assert_eq!(
-        r.error,
-        Some(SqError::ReqErr {
-            syndrome: SYND_LOCAL_PROT,
-            // The model's WqeError code (ReadFault = 14) in the vendor syndrome.
-            vendor: 14,
-            wqe_counter: 0
-        })
-    );
-    let c = p.dev_tx();
-    assert_eq!((c.faults_injected, c.dma_faults, c.tx_packets), (1, 1, 0));
-    assert!(p.poll_rx(64).is_empty(), "the faulted WQE sent nothing");
+    // LOCAL_PROT, with the model's WqeError code (ReadFault = 14) as the vendor syndrome.
+    let c = tx_fault_fails_the_next_wqe(Fault::DmaReadFault, SYND_LOCAL_PROT, 14);
+    assert_eq!(c.dma_faults, 1);
 }
 
 #[test]
