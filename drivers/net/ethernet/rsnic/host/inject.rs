@@ -121,9 +121,6 @@ fn mana(m: &mut ManaModel, port: usize, cmd: Knob) -> Result<bool> {
     /// CQE_TX_HDR_PROCESSING_ERROR.
     const TX_ERR_DEFAULT: u8 = 37;
     let fault = match cmd {
-        Knob::TxErr(Some(32)) | Knob::TxErr(Some(0x40..)) | Knob::TxErr(Some(0)) => {
-            return Err(EINVAL)
-        }
         Knob::TxErr(t) => Fault::TxErrCqe(t.unwrap_or(TX_ERR_DEFAULT)),
         Knob::RxErr(None) => Fault::RxTruncated,
         Knob::RxErr(Some(_)) => return Err(EINVAL),
@@ -136,7 +133,16 @@ fn mana(m: &mut ManaModel, port: usize, cmd: Knob) -> Result<bool> {
         | Knob::RxBadByteCount
         | Knob::CmdFail(_) => return Err(crate::kernel_ext::net::eopnotsupp()),
     };
-    Ok(m.inject(port, fault))
+    if m.counters(port).is_none() {
+        return Ok(false);
+    }
+    // The model refuses what the port cannot take (a TX CQE type that is TX_OKAY or out of
+    // range).
+    if m.inject(port, fault) {
+        Ok(true)
+    } else {
+        Err(EINVAL)
+    }
 }
 
 impl Store for PortInject {
