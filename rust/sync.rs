@@ -54,3 +54,23 @@ pub fn with_bh<R>(f: impl FnOnce() -> R) -> R {
     unsafe { bindings::rsnic_helper_local_bh_enable() };
     r
 }
+
+/// Runs `f` with the routing netlink lock held (`rtnl_lock()` / `rtnl_unlock()`), as the
+/// network stack holds it around `ndo_open`, `ndo_stop` and the ethtool operations. Process
+/// context; sleeps.
+///
+/// C header: [`include/linux/rtnetlink.h`](srctree/include/linux/rtnetlink.h).
+///
+/// Nothing that waits for the caller may hold RTNL: a work item that takes it must not be
+/// flushed or cancelled under RTNL.
+pub fn with_rtnl<R>(f: impl FnOnce() -> R) -> R {
+    // SAFETY: a sleeping lock with no preconditions beyond process context, which callers
+    // are in; it is released below by the same task.
+    unsafe { bindings::rtnl_lock() };
+    let r = f();
+    // SAFETY: paired with the lock above; `f` cannot keep anything that needs the lock past
+    // its return except by contract of the types it hands out, none of which are RTNL
+    // guards.
+    unsafe { bindings::rtnl_unlock() };
+    r
+}

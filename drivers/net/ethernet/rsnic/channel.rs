@@ -39,6 +39,7 @@ use crate::kernel_ext::{
     sync::with_bh,
     wq::OwnedQueue,
 };
+use crate::port::{PortReset, Reopen};
 use crate::xdp::{XdpEnv, XdpSqKind, XdpStats, XdpTx, XskRxEnv, XskStats};
 use core::pin::Pin;
 use core::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
@@ -353,9 +354,26 @@ pub(crate) struct PortShared<F: Family> {
     /// Where the channels' queue recovery runs (commands sleep); flushed when a channel
     /// closes.
     pub(crate) wq: OwnedQueue,
+    /// Reopening the channels after a fault no queue reset covers.
+    pub(crate) reset: Arc<PortReset<F>>,
+    /// Where [`PortShared::reset`] runs (it closes channels, so not on `wq`).
+    pub(crate) reset_wq: OwnedQueue,
 }
 
 impl<F: Family> PortShared<F> {
+    /// Asks for the port's channels to be closed and opened again (as `ethtool -L` with the
+    /// same count does) after a fault on channel `ch` that no queue reset covers. Returns
+    /// whether this request queued the reopen (one waits at a time, and covers every fault
+    /// before it runs). Any context.
+    #[cold]
+    pub(crate) fn request_reopen(&self, ch: u32, why: Reopen) -> bool {
+        if !self.reset.arm(ch, why) {
+            return false;
+        }
+        let _ = self.reset_wq.queue().enqueue(self.reset.clone());
+        true
+    }
+
     /// Transmits `skb` on its TX queue. Called from `ndo_start_xmit`.
     pub(crate) fn xmit(&self, dev: &Device, skb: SkBuff) -> Result<(), SkBuff> {
         let q = u32::from(skb.queue_mapping());
@@ -669,6 +687,8 @@ pub(crate) struct Channel<F: Family> {
     eq_rearms: AtomicU64,
     /// A corrupt event (one naming a queue the channel does not have) was logged.
     eq_bad_logged: AtomicBool,
+    /// Reopens of the port's channels this channel asked for (see [`ChannelStats::reopen`]).
+    reopens: AtomicU64,
     /// The channel itself while it is active (from `activate` to `close`), for queueing
     /// its recovery from NAPI, which has only `&self`.
     #[pin]
@@ -736,6 +756,9 @@ pub(crate) struct ChannelStats<F: Family> {
     pub(crate) eq_rearm: u64,
     /// Events naming a queue the channel does not have ([`crate::family::DataPath::irq_bad_events`]).
     pub(crate) eq_bad_events: u64,
+    /// Reopens of the port's channels this channel's faults caused (`ch<N>_reopen`): a
+    /// fault no queue reset covers ([`PortShared::request_reopen`]).
+    pub(crate) reopen: u64,
 }
 
 impl<F: Family> Clone for ChannelStats<F> {
@@ -768,6 +791,7 @@ impl<F: Family> Default for ChannelStats<F> {
             tx_timeout_recovered: 0,
             eq_rearm: 0,
             eq_bad_events: 0,
+            reopen: 0,
         }
     }
 }
@@ -802,6 +826,7 @@ impl<F: Family> ChannelStats<F> {
             .wrapping_add(b.tx_timeout_recovered);
         self.eq_rearm = self.eq_rearm.wrapping_add(b.eq_rearm);
         self.eq_bad_events = self.eq_bad_events.wrapping_add(b.eq_bad_events);
+        self.reopen = self.reopen.wrapping_add(b.reopen);
     }
 }
 
@@ -1022,6 +1047,7 @@ impl<F: Family> Channel<F> {
                 tx_timeouts_recovered: AtomicU64::new(0),
                 eq_rearms: AtomicU64::new(0),
                 eq_bad_logged: AtomicBool::new(false),
+                reopens: AtomicU64::new(0),
                 me <- new_spinlock!(None, "rsnic::Channel::me"),
             }),
             GFP_KERNEL,
@@ -1228,6 +1254,7 @@ impl<F: Family> Channel<F> {
         s.tx_timeout_recovered = self.tx_timeouts_recovered.load(Ordering::Relaxed);
         s.eq_rearm = self.eq_rearms.load(Ordering::Relaxed);
         s.eq_bad_events = with_bh(|| F::irq_bad_events(&self.irq.lock()));
+        s.reopen = self.reopens.load(Ordering::Relaxed);
         s.tx_dropped = s
             .tx_dropped
             .wrapping_add(self.tx_recover_dropped.load(Ordering::Relaxed));
@@ -1592,6 +1619,8 @@ impl<F: Family> Poll for Channel<F> {
         let mut tx_cqes = 0;
         let mut tx_fault = false;
         let mut rx_fault = false;
+        // A fault on a queue that is not reset in place (XDP, XSK, ICO).
+        let mut reopen = None;
         if let (Some(slot), Some(txq)) = (
             self.shared.txs.get(self.index as usize),
             self.dev.tx_queue(self.index),
@@ -1624,6 +1653,9 @@ impl<F: Family> Poll for Channel<F> {
                     full: &mut x.full,
                 };
                 tx_busy |= F::xdp_sq_reap(&mut x.sq, &mut env, |f| f.release(None)).busy;
+                if F::xdp_sq_fault(&x.sq) {
+                    reopen = Some(Reopen::XdpSqFault);
+                }
             }
         }
         if budget <= 0 {
@@ -1651,6 +1683,9 @@ impl<F: Family> Poll for Channel<F> {
                     full: &mut x.full,
                 };
                 tx_busy |= F::xdp_sq_reap(&mut x.sq, &mut env, |f| f.release(Some(pool))).busy;
+                if F::xdp_sq_fault(&x.sq) {
+                    reopen = Some(Reopen::XdpSqFault);
+                }
             }
             match prog.as_ref() {
                 None => {
@@ -1709,6 +1744,11 @@ impl<F: Family> Poll for Channel<F> {
                 }
                 work += w;
                 tx_busy |= busy;
+                if F::xdp_sq_fault(&x.sq.sq) {
+                    reopen = Some(Reopen::XdpSqFault);
+                } else if F::xsk_rx_fault(&x.rq) {
+                    reopen = Some(Reopen::XskRqFault);
+                }
             }
             rx_fault = F::rx_fault(rx).is_some();
         }
@@ -1724,6 +1764,12 @@ impl<F: Family> Poll for Channel<F> {
                 full: &mut ico.full,
             };
             F::xdp_sq_reap(&mut ico.sq, &mut env, |f| f.release(None));
+            if F::xdp_sq_fault(&ico.sq) {
+                reopen = Some(Reopen::XdpSqFault);
+            }
+        }
+        if let Some(why) = reopen {
+            self.request_reopen(why);
         }
         if tx_busy || work >= budget as u32 {
             // NAPI polls again: give the CQs the doorbells the hardware needs meanwhile.
@@ -1756,6 +1802,16 @@ impl<F: Family> Channel<F> {
         if let Some(me) = self.me.lock().clone() {
             // Already queued (for the other queue): that run sees this request too.
             let _ = self.shared.wq.queue().enqueue(me);
+        }
+    }
+
+    /// Asks for the port's channels to be reopened for a fault of this channel no queue
+    /// reset covers, counting it (`ch<N>_reopen`) if this request is the one queued. Any
+    /// context.
+    #[cold]
+    fn request_reopen(&self, why: Reopen) {
+        if self.shared.request_reopen(self.index, why) {
+            self.reopens.fetch_add(1, Ordering::Relaxed);
         }
     }
 
@@ -1815,6 +1871,16 @@ impl<F: Family> Channel<F> {
             return;
         };
         let fault = with_bh(|| slot.lock().as_ref().and_then(|t| F::tx_fault(&t.sq)));
+        if !F::QUEUE_RESET {
+            // The reopen brings the SQ back, faulted or stuck (a fault already asked for it).
+            self.tx_timeouts_recovered.fetch_add(1, Ordering::Relaxed);
+            self.request_reopen(if fault.is_some() {
+                Reopen::SqFault
+            } else {
+                Reopen::TxTimeout
+            });
+            return;
+        }
         let fault = fault.unwrap_or(QueueFault {
             what: "transmit timeout, no lost interrupt",
             syndrome: 0,
@@ -1851,6 +1917,17 @@ impl<F: Family> Channel<F> {
         }
     }
 
+    /// Logs a fault whose recovery is the reopen of the port's channels.
+    fn log_reopen(&self, queue: &str, f: &QueueFault) {
+        pr_err!(
+            "{}: {}{}: {}: the queue is stopped until the channels are reopened\n",
+            self.dev.name(),
+            queue,
+            self.index,
+            f.what
+        );
+    }
+
     /// SQ recovery: the SQ to RST (the device stops reading it), every packet still in
     /// flight dropped and counted, producer and consumer state and the doorbell record
     /// reset, BQL reset, the SQ to RDY, the queue woken. The queue has been stopped since
@@ -1861,8 +1938,14 @@ impl<F: Family> Channel<F> {
         };
         match with_bh(|| slot.lock().as_ref().and_then(|t| F::tx_fault(&t.sq))) {
             // A failed reset is logged; the queue stays stopped (the watchdog tries again).
-            Some(fault) => {
+            Some(fault) if F::QUEUE_RESET => {
                 let _ = self.reset_sq(&fault);
+            }
+            // The reopen closes this channel: nothing more to do here.
+            Some(fault) => {
+                self.log_reopen("sq", &fault);
+                self.recover_req.fetch_and(!RECOVER_TX, Ordering::AcqRel);
+                self.request_reopen(Reopen::SqFault);
             }
             None => {
                 self.recover_req.fetch_and(!RECOVER_TX, Ordering::AcqRel);
@@ -1921,6 +2004,12 @@ impl<F: Family> Channel<F> {
             self.recover_req.fetch_and(!RECOVER_RX, Ordering::AcqRel);
             return;
         };
+        if !F::QUEUE_RESET {
+            self.log_reopen("rq", &fault);
+            self.recover_req.fetch_and(!RECOVER_RX, Ordering::AcqRel);
+            self.request_reopen(Reopen::RqFault);
+            return;
+        }
         let r = F::queue_to_reset(&self.shared.hw, &self.shared.func, &self.queues, false)
             .and_then(|()| {
                 with_bh(|| {

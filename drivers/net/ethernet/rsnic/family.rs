@@ -265,6 +265,16 @@ pub(crate) trait DataPath: Sized + Send + Sync + 'static {
     fn rx_fault(_rx: &Self::Rx) -> Option<QueueFault> {
         None
     }
+    /// Whether an XDP SQ (XDP_TX, redirect, XSK or ICO) stopped on a fault. No family
+    /// resets these queues one by one (mlx5e does not either): the port's channels are
+    /// reopened.
+    fn xdp_sq_fault(_sq: &Self::XdpSq) -> bool {
+        false
+    }
+    /// Whether an XSK RQ stopped on a fault (recovered as [`DataPath::xdp_sq_fault`]).
+    fn xsk_rx_fault(_rx: &Self::XskRx) -> bool {
+        false
+    }
     /// Consumes and discards the CQEs of an RQ that stopped on a fault (its buffers are
     /// taken back by [`DataPath::rx_drain`]), so that the CQ is armed past them and does
     /// not fire again at once. Returns how many.
@@ -353,6 +363,11 @@ pub(crate) trait Control: DataPath {
     /// Tells the channel's interrupt state which device queues report to it, once they are
     /// all made (MANA: the CQ ids its EQ's completion events may name).
     fn irq_bind(_irq: &mut Self::Irq, _queues: &Self::Queues) {}
+
+    /// Whether the family resets a regular SQ or RQ in place after a fault
+    /// ([`Control::queue_to_reset`], [`Control::queue_to_ready`]). A family that does not
+    /// recovers from such a fault by reopening the port's channels.
+    const QUEUE_RESET: bool = false;
 
     /// Moves the channel's regular SQ (`sq`) or RQ to the reset state, through the error
     /// state if the device has not put it there, for recovery: the device no longer touches

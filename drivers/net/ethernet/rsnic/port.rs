@@ -22,16 +22,18 @@ use crate::kernel_ext::{
         xdp::{BpfProg, XdpFrames},
         xsk::XskPool,
     },
-    sync::with_bh,
+    sync::{with_bh, with_rtnl},
     wq::OwnedQueue,
 };
 use core::marker::PhantomData;
 use core::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
 use kernel::{
-    c_str, new_mutex, new_spinlock,
+    c_str, new_mutex, new_spinlock, new_work,
     prelude::*,
     str::{CStr, CString},
     sync::{Arc, ArcBorrow, Mutex, SpinLock},
+    types::ARef,
+    workqueue::{Work, WorkItem},
 };
 
 /// Driver version reported by `ethtool -i`.
@@ -43,6 +45,112 @@ pub(crate) const MAX_MTU: u32 = 9600;
 
 /// Reported link speed of the simulated wire, in Mb/s.
 const SPEED_MBPS: u32 = 100_000;
+
+/// Why a port's channels are reopened ([`PortShared::request_reopen`]): a fault on a queue
+/// that is not reset in place.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[repr(u32)]
+pub(crate) enum Reopen {
+    /// The regular SQ stopped on a fault, and the family has no in-place reset.
+    SqFault = 1,
+    /// The regular RQ stopped on a fault, and the family has no in-place reset.
+    RqFault,
+    /// The TX watchdog fired with no lost interrupt, and the family has no SQ reset.
+    TxTimeout,
+    /// An XDP SQ (XDP_TX, redirect, XSK or ICO) stopped on a fault.
+    XdpSqFault,
+    /// The XSK RQ stopped on a fault.
+    XskRqFault,
+}
+
+impl Reopen {
+    fn from_u32(v: u32) -> Option<Self> {
+        [
+            Self::SqFault,
+            Self::RqFault,
+            Self::TxTimeout,
+            Self::XdpSqFault,
+            Self::XskRqFault,
+        ]
+        .into_iter()
+        .find(|r| *r as u32 == v)
+    }
+
+    fn what(self) -> &'static str {
+        match self {
+            Self::SqFault => "SQ fault",
+            Self::RqFault => "RQ fault",
+            Self::TxTimeout => "transmit timeout, no lost interrupt",
+            Self::XdpSqFault => "XDP SQ fault",
+            Self::XskRqFault => "XSK RQ fault",
+        }
+    }
+}
+
+/// The reopen of a port's channels after a fault no queue reset covers, as mlx5e reopens
+/// its channels from a work item under RTNL. Runs on the port's `reset_wq` (not the
+/// channels' recovery queue, which closing a channel flushes).
+///
+/// Lifetimes: the port and its device are reachable only while the interface is up
+/// (`target`, set by `ndo_open` and cleared by `ndo_stop`, both under RTNL); the work takes
+/// RTNL before it looks, so it never sees a device being unregistered, and it drops its
+/// reference to the port before RTNL is released, while the netdev's own reference still
+/// exists (that one goes only after `unregister_netdev`): the port is never freed here.
+/// Nothing waits for this work under RTNL (the queue is destroyed when the port's shared
+/// state goes, after unregistration).
+#[pin_data]
+pub(crate) struct PortReset<F: Family> {
+    #[pin]
+    work: Work<PortReset<F>>,
+    /// The pending request, `(reason << 16) | channel` (0: none); one at a time.
+    req: AtomicU32,
+    /// The port and its device while the interface is up (a reference cycle until
+    /// `ndo_stop`).
+    #[pin]
+    target: Mutex<Option<(Arc<Port<F>>, ARef<Device>)>>,
+}
+
+kernel::impl_has_work! {
+    impl{F: Family} HasWork<Self> for PortReset<F> { self.work }
+}
+
+impl<F: Family> PortReset<F> {
+    /// An idle reset with no port attached.
+    pub(crate) fn new() -> Result<Arc<Self>> {
+        Arc::pin_init(
+            pin_init!(Self {
+                work <- new_work!("rsnic::PortReset::work"),
+                req: AtomicU32::new(0),
+                target <- new_mutex!(None, "rsnic::PortReset::target"),
+            }),
+            GFP_KERNEL,
+        )
+    }
+
+    /// Records a request from channel `ch`; `false` if one is already waiting (that reopen
+    /// covers this fault too). Any context.
+    pub(crate) fn arm(&self, ch: u32, why: Reopen) -> bool {
+        let code = ((why as u32) << 16) | (ch & 0xffff);
+        self.req
+            .compare_exchange(0, code, Ordering::AcqRel, Ordering::Acquire)
+            .is_ok()
+    }
+}
+
+impl<F: Family> WorkItem for PortReset<F> {
+    type Pointer = Arc<PortReset<F>>;
+
+    fn run(this: Arc<PortReset<F>>) {
+        with_rtnl(|| {
+            let code = this.req.load(Ordering::Acquire);
+            let target = this.target.lock().clone();
+            match (target, Reopen::from_u32(code >> 16)) {
+                (Some((port, dev)), Some(why)) => port.reopen(&dev, code & 0xffff, why, &this.req),
+                _ => this.req.store(0, Ordering::Release),
+            }
+        });
+    }
+}
 
 /// Configuration and live channels, changed under RTNL.
 struct PortState<F: Family> {
@@ -95,6 +203,11 @@ impl<F: Family> Port<F> {
             c_str!("rsnic_recover"),
             (hw.device() as usize * 8 + hw.index()) as i32,
         )?;
+        // Reopens of its channels (`rsnic_reset<dev*8+port>`): see [`PortReset`].
+        let reset_wq = OwnedQueue::new(
+            c_str!("rsnic_reset"),
+            (hw.device() as usize * 8 + hw.index()) as i32,
+        )?;
         let shared = Arc::new(
             PortShared {
                 hw,
@@ -107,6 +220,8 @@ impl<F: Family> Port<F> {
                 // The device registers with NETIF_F_RXCSUM on (driver.rs: offloads).
                 rx_csum: AtomicBool::new(true),
                 wq,
+                reset: PortReset::new()?,
+                reset_wq,
             },
             GFP_KERNEL,
         )?;
@@ -278,6 +393,34 @@ impl<F: Family> Port<F> {
         Ok(())
     }
 
+    /// Reopens the channels after a fault on channel `ch` no queue reset covers
+    /// ([`PortReset`]), and clears the request `req` once the old channels are closed
+    /// (what they asked for until then is this reopen; a fault of the new ones asks again).
+    /// Under RTNL.
+    fn reopen(&self, dev: &Device, ch: u32, why: Reopen, req: &AtomicU32) {
+        let st = self.state.lock();
+        if !st.open {
+            req.store(0, Ordering::Release);
+            return;
+        }
+        pr_err!(
+            "{}: ch{}: {}: reopening the channels\n",
+            dev.name(),
+            ch,
+            why.what()
+        );
+        self.close_channels(dev);
+        req.store(0, Ordering::Release);
+        let p = st.params;
+        if let Err(e) = self.open_channels(dev, &p, st.prog.as_ref(), &st.xsk) {
+            pr_err!(
+                "{}: reopening the channels failed ({:?}): none until the interface is set down and up\n",
+                dev.name(),
+                e
+            );
+        }
+    }
+
     /// Attaches, replaces or detaches the XDP program. Attaching or detaching reopens the
     /// channels (buffers get XDP's headroom, mlx5 channels an XDP_TX SQ); a replacement is
     /// swapped into the running channels.
@@ -439,6 +582,7 @@ impl<F: Family> device::Operations for PortOps<F> {
             return Err(e);
         }
         st.open = true;
+        *port.shared.reset.target.lock() = Some((port.into(), ARef::from(dev)));
         if !F::CARRIER_FROM_EVENTS {
             // As upstream mana: the carrier is on while the interface is up.
             dev.carrier_on();
@@ -447,6 +591,8 @@ impl<F: Family> device::Operations for PortOps<F> {
     }
 
     fn stop(dev: &Device, port: ArcBorrow<'_, Port<F>>) -> Result {
+        // No reopen from now on; one waiting for RTNL finds nothing to do.
+        drop(port.shared.reset.target.lock().take());
         let mut st = port.state.lock();
         dev.carrier_off();
         if let Err(e) = F::set_admin(&port.shared.hw, &port.shared.func, false) {

@@ -33,7 +33,8 @@
 //! `tx_xsk_*` names.
 
 use super::{
-    Control, DataPath, Family, Get, OpenCtx, Opened, RingLimits, RxMeta, Summary, TxReaped,
+    Control, DataPath, Family, Get, OpenCtx, Opened, QueueFault, RingLimits, RxMeta, Summary,
+    TxReaped,
 };
 use crate::bus::{Bar, Function};
 use crate::channel::{ChannelParams, ChannelStats, RxEnv, TxEnv, TxSkb, LKEY};
@@ -42,8 +43,8 @@ use crate::dp::mana::{
     cq::{Cq, Eq, EQ_MAX_CQS},
     fmt::{BU_SIZE, DB_CQ, DB_EQ, DB_RQ, DB_SQ, EQE_SIZE},
     gdma_req::GfStats,
-    rq::{Rq, RqParams, RxCompletion},
-    sq::{Sq, SqParams, TxPending, TX_POLL_MAX},
+    rq::{Rq, RqError, RqParams, RxCompletion},
+    sq::{Sq, SqError, SqParams, TxPending, TX_POLL_MAX},
     stats::{RxStats, TxStats},
 };
 use crate::dp::pkt::{DmaEntry, TxReject, TxRejectReason};
@@ -165,6 +166,8 @@ impl Family for Mana {
         ("tx_timeout", |s| s.tx_timeout),
         ("tx_timeout_recovered", |s| s.tx_timeout_recovered),
         ("ch_eq_rearm", |s| s.eq_rearm),
+        // Reopens of the channels after a fault no queue reset covers (rsnic's).
+        ("ch_reopen", |s| s.reopen),
         // Completion events naming a CQ that is not the channel's (rsnic's; upstream mana
         // warns once).
         ("eqe_bad_cq", |s| s.eq_bad_events),
@@ -193,6 +196,9 @@ impl Family for Mana {
         ("rx_polls", |s| s.rx.polls),
         ("rx_polls_with_work", |s| s.rx.polls_with_work),
         ("cqe_bad", |s| s.tx.cqe_bad + s.rx.cqe_bad),
+        ("rx_cqe_discarded", |s| {
+            s.rx.cqe_discarded + s.xsk_rx.cqe_discarded
+        }),
         // XDP (mana's names; rx_xdp_aborted, rx_xdp_pass, rx_xdp_tx_err and tx_xdp_full/err
         // are rsnic's).
         ("rx_xdp_drop", |s| s.xdp.drop),
@@ -278,8 +284,11 @@ impl Family for Mana {
         ("xsk_buff_alloc_err", |s| s.xsk.alloc_err),
     ];
 
-    const CH: &'static [(&'static str, Get<ChannelStats<Self>>)] =
-        &[("arm", |s| s.arms), ("poll", |s| s.rx.polls)];
+    const CH: &'static [(&'static str, Get<ChannelStats<Self>>)] = &[
+        ("arm", |s| s.arms),
+        ("poll", |s| s.rx.polls),
+        ("reopen", |s| s.reopen),
+    ];
 
     fn summary(s: &ChannelStats<Self>) -> Summary {
         Summary {
@@ -307,12 +316,13 @@ impl Family for Mana {
             csum_partial, mana_map_err, stop_queue, wake_queue, tx_cqe_err, tx_cqe_unknown_type,
             xmit_more, busy, dropped, cqes, cqe_bad, cq_overflow, wqes, bus, doorbells);
         sum!(rx; packets, bytes, rx_coalesced_err, rx_cqe_unknown_type, rx_truncated, rx_dropped,
-            cqes, cqe_bad, cq_overflow, wqes, doorbells, polls, polls_with_work);
+            cqes, cqe_bad, cq_overflow, cqe_discarded, wqes, doorbells, polls, polls_with_work);
         sum!(xsk_sq; packets, bytes, short_pkt_fmt, long_pkt_fmt, mana_map_err, stop_queue,
             wake_queue, tx_cqe_err, tx_cqe_unknown_type, busy, dropped, cqes, cqe_bad, cq_overflow,
             wqes, bus, doorbells);
         sum!(xsk_rx; packets, bytes, rx_coalesced_err, rx_cqe_unknown_type, rx_truncated,
-            rx_dropped, cqes, cqe_bad, cq_overflow, wqes, doorbells, polls, polls_with_work);
+            rx_dropped, cqes, cqe_bad, cq_overflow, cqe_discarded, wqes, doorbells, polls,
+            polls_with_work);
     }
 }
 
@@ -645,6 +655,67 @@ impl DataPath for Mana {
 
     fn irq_bad_events(eq: &Eq<KCoherent>) -> u64 {
         eq.bad_cq
+    }
+
+    // A MANA SQ or RQ stops only on a CQE that breaks the protocol (one naming another
+    // queue, one with nothing outstanding) or on a CQ overflow: the driver's finding, not an
+    // error the device reports (error CQEs complete their WQE and the queue goes on). The
+    // family has no in-place reset (`QUEUE_RESET` is false): the port's channels are
+    // reopened, which destroys and re-creates every WQ object through the HWC.
+    fn tx_fault(sq: &KSq) -> Option<QueueFault> {
+        sq.error().map(|e| match e {
+            SqError::WrongQueue { is_sq, .. } => QueueFault {
+                what: if is_sq {
+                    "TX CQE naming another SQ"
+                } else {
+                    "TX CQE naming an RQ"
+                },
+                syndrome: 0,
+                wqe_counter: 0,
+            },
+            SqError::Unexpected => QueueFault {
+                what: "TX CQE with no WQE outstanding",
+                syndrome: 0,
+                wqe_counter: 0,
+            },
+            SqError::CqOverflow => QueueFault {
+                what: "TX CQ overflow",
+                syndrome: 0,
+                wqe_counter: 0,
+            },
+        })
+    }
+
+    fn rx_fault(rq: &KRq) -> Option<QueueFault> {
+        rq.error().map(|e| match e {
+            RqError::WrongQueue { is_sq, .. } => QueueFault {
+                what: if is_sq {
+                    "RX CQE naming an SQ"
+                } else {
+                    "RX CQE naming another RQ"
+                },
+                syndrome: 0,
+                wqe_counter: 0,
+            },
+            RqError::Unexpected => QueueFault {
+                what: "RX CQE with no WQE posted",
+                syndrome: 0,
+                wqe_counter: 0,
+            },
+            RqError::CqOverflow => QueueFault {
+                what: "RX CQ overflow",
+                syndrome: 0,
+                wqe_counter: 0,
+            },
+        })
+    }
+
+    fn xdp_sq_fault(sq: &KXskSq) -> bool {
+        sq.error().is_some()
+    }
+
+    fn xsk_rx_fault(rq: &KXskRq) -> bool {
+        rq.error().is_some()
     }
 
     fn irq_recover(eq: &mut Eq<KCoherent>, mmio: &Bar<'_>) -> u32 {

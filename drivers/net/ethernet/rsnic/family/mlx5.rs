@@ -130,6 +130,8 @@ impl Family for Mlx5 {
         ("tx_timeout", |s| s.tx_timeout),
         ("tx_timeout_recovered", |s| s.tx_timeout_recovered),
         ("ch_eq_rearm", |s| s.eq_rearm),
+        // Reopens of the channels after a fault no queue reset covers (rsnic's).
+        ("ch_reopen", |s| s.reopen),
         ("tx_wqes", |s| s.tx.wqes),
         ("tx_doorbells", |s| s.tx.doorbells),
         ("rx_packets", |s| s.rx_stack_packets()),
@@ -256,6 +258,7 @@ impl Family for Mlx5 {
         ("arm", |s| s.arms),
         ("poll", |s| s.rx.polls),
         ("eq_rearm", |s| s.eq_rearm),
+        ("reopen", |s| s.reopen),
     ];
 
     fn summary(s: &ChannelStats<Self>) -> Summary {
@@ -443,6 +446,8 @@ impl Control for Mlx5 {
             rqn,
         })
     }
+
+    const QUEUE_RESET: bool = true;
 
     fn queue_to_reset(_hw: &Arc<Function>, func: &Arc<ctrl::Func>, q: &Queues, sq: bool) -> Result {
         let qn = if sq { q.sq } else { q.rq };
@@ -691,6 +696,14 @@ impl DataPath for Mlx5 {
     fn tx_reset(sq: &mut KSq) -> bool {
         sq.discard_cqes(&KBarriers);
         sq.reset().is_ok()
+    }
+
+    fn xdp_sq_fault(sq: &KXdpSq) -> bool {
+        sq.error().is_some()
+    }
+
+    fn xsk_rx_fault(rq: &KXskRq) -> bool {
+        rq.error().is_some()
     }
 
     fn rx_fault(rq: &KRq) -> Option<QueueFault> {

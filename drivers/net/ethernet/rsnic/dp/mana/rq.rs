@@ -395,7 +395,15 @@ where
     }
 
     /// Gives every posted buffer back (teardown, once the device no longer writes to them).
-    pub fn drain<E: RxBufProvider<B>>(&mut self, env: &mut E) -> u32 {
+    pub fn drain<E: RxBufProvider<B> + Barriers>(&mut self, env: &mut E) -> u32 {
+        if self.error.is_some() {
+            // What the device completed after the RQ stopped was never read: counted, as
+            // the frames are lost (the driver stopped trusting the CQ).
+            while let Ok(Some(_)) = self.cq.poll_one(env) {
+                add(&mut self.stats.cqes, 1);
+                add(&mut self.stats.cqe_discarded, 1);
+            }
+        }
         let mut n = 0;
         for slot in self.bufs.iter_mut() {
             if let Some(b) = slot.take() {

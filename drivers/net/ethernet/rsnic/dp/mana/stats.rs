@@ -78,6 +78,9 @@ pub struct RxStats {
     pub cqe_bad: u64,
     /// CQ overflows seen through the owner bits; rsnic-specific.
     pub cq_overflow: u64,
+    /// CQEs written after the RQ stopped on a fault, consumed unread when it closed (their
+    /// frames are lost); rsnic-specific.
+    pub cqe_discarded: u64,
     /// WQEs posted; rsnic-specific.
     pub wqes: u64,
     /// RQ doorbell register writes; rsnic-specific.
