@@ -2,11 +2,19 @@
 //! makes of them: an error CQE costs its packet only (counted) and the SQ goes on, a truncated
 //! frame costs its packet only and its buffer is posted again, a lost interrupt leaves its
 //! events on the EQ for the next look, and an EQE naming a CQ that is not the EQ's is counted
-//! and not dispatched.
+//! and not dispatched. A CQE naming another WQ stops the queue (counted); a stalled transmit
+//! engine and a stopped data path hold everything until a WQ object of the port is destroyed
+//! (MANA's queue recovery); an injected request failure comes back as an error status.
 
+use rsnic_core::dp::hw::Coherent;
 use rsnic_core::dp::mana::fmt::{CQE_TX_OKAY, CQE_TX_VPORT_DISABLED};
-use rsnic_core::sim::mana::{Fault, BAD_CQ_ID};
-use rsnic_testbed::mana_pair::{Frame, ManaConfig, ManaPair, RX_PORT, TX_PORT};
+use rsnic_core::dp::mana::gdma_req as req;
+use rsnic_core::dp::mana::hwc::HwcError;
+use rsnic_core::dp::mana::rq::RqError;
+use rsnic_core::dp::mana::sq::SqError;
+use rsnic_core::sim::mana::{CmdError, Fault, BAD_CQ_ID, BAD_WQ_ID, STATUS_INTERNAL_ERROR};
+use rsnic_testbed::mana_hwc::{CallError, HwcHost};
+use rsnic_testbed::mana_pair::{new_mana, Frame, ManaConfig, ManaPair, RX_PORT, TX_PORT};
 
 fn frames(n: usize, tag: u8) -> Vec<Frame> {
     (0..n)
@@ -173,4 +181,237 @@ fn an_eqe_naming_a_foreign_cq_is_counted_and_not_dispatched() {
     assert_eq!((r.completions, r.bad_cq), (1, 0));
     assert_eq!(seen, vec![p.ids[1]]);
     assert_eq!(p.tx_eq.bad_cq, 1);
+}
+
+#[test]
+fn tx_bad_sqn_names_another_wq_and_the_sq_stops() {
+    let mut p = ManaPair::new(ManaConfig::default());
+    assert!(p.dev.borrow_mut().inject(TX_PORT, Fault::TxBadWqId));
+    assert_eq!(p.send_burst(&frames(2, 1)), 2);
+    // The frames went out; the first CQE names WQ BAD_WQ_ID and the SQ stops at it.
+    assert_eq!(numbers(&p.settle(64)), vec![0, 1]);
+    assert_eq!(
+        p.sq.error(),
+        Some(SqError::WrongQueue {
+            wq_num: BAD_WQ_ID,
+            is_sq: true
+        })
+    );
+    assert_eq!(p.drv_tx().cqe_bad, 1);
+    assert_eq!(
+        p.tx_in_flight(),
+        2,
+        "nothing released after the corrupt CQE"
+    );
+    // Otherwise the CQEs are what they would have been (TX_OKAY), and the fault applied
+    // once.
+    let t = p.dev(TX_PORT);
+    assert_eq!((t.faults_injected, t.tx_cqes, t.tx_err_cqes), (1, 2, 0));
+    assert_ne!(p.ids[0], BAD_WQ_ID);
+}
+
+#[test]
+fn rx_bad_rqn_names_another_wq_and_the_rq_stops() {
+    let mut p = ManaPair::new(ManaConfig::default());
+    assert!(p.dev.borrow_mut().inject(RX_PORT, Fault::RxBadWqId));
+    assert_eq!(p.send_burst(&frames(2, 1)), 2);
+    assert!(p.settle(64).is_empty());
+    assert_eq!(
+        p.rq.error(),
+        Some(RqError::WrongQueue {
+            wq_num: BAD_WQ_ID,
+            is_sq: false
+        })
+    );
+    assert_eq!(p.drv_rx().cqe_bad, 1);
+    let x = p.dev(RX_PORT);
+    assert_eq!((x.faults_injected, x.rx_cqes, x.rx_packets()), (1, 2, 2));
+    assert_eq!(p.tx_in_flight(), 0, "the transmit side is not concerned");
+    assert_eq!(p.drv_tx().cqe_bad, 0);
+}
+
+/// A spare SQ object on vport `port` of a pair set up through the HWC, to be destroyed as
+/// the driver's recovery (reopening the channels) destroys its WQ objects. Returns it with
+/// its two buffers (kept alive as long as the object).
+fn spare_sq(
+    h: &mut HwcHost,
+    port: usize,
+    eq: u32,
+) -> (
+    req::WqObj,
+    rsnic_testbed::mem::HostBuf,
+    rsnic_testbed::mem::HostBuf,
+) {
+    let (wq, cq) = (h.mem.alloc(4096), h.mem.alloc(4096));
+    let o = h
+        .create_wq_obj(port, req::GDMA_SQ, &wq, &cq, eq)
+        .expect("spare SQ object");
+    (o, wq, cq)
+}
+
+fn destroy_sq_obj(h: &mut HwcHost, o: &req::WqObj) {
+    h.simple(req::MANA_DESTROY_WQ_OBJ, |b, who| {
+        req::destroy_wq_obj(b, who, req::GDMA_SQ, o.handle)
+    })
+    .expect("MANA_DESTROY_WQ_OBJ");
+}
+
+#[test]
+fn tx_stall_holds_the_wqes_until_an_sq_of_the_port_is_destroyed() {
+    let (mut p, mut h, _) = ManaPair::new_hwc(ManaConfig::default());
+    let (spare, _wq, _cq) = spare_sq(&mut h, TX_PORT, p.tx_eq.id());
+    assert!(p.dev.borrow_mut().inject(TX_PORT, Fault::TxStall));
+    assert_eq!(p.send_burst(&frames(8, 1)), 8);
+    assert!(p.settle(64).is_empty());
+    let t = p.dev(TX_PORT);
+    assert!(t.sq_doorbells > 0, "the doorbells were accepted");
+    assert_eq!((t.wqes, t.tx_cqes), (0, 0), "nothing executed, no CQE");
+    assert_eq!(p.tx_in_flight(), 8);
+    // Still nothing on a later run; a stall is not counted (as ConnectX's).
+    assert_eq!(p.run_device(), 0);
+    assert_eq!(p.dev(TX_PORT).faults_injected, 0);
+    // MANA's recovery destroys the port's WQ objects: the first SQ destroyed ends the
+    // stall, and the other SQ's posted WQEs execute.
+    destroy_sq_obj(&mut h, &spare);
+    assert_eq!(numbers(&p.settle(64)), (0..8).collect::<Vec<u8>>());
+    assert_eq!(p.tx_in_flight(), 0);
+    assert_eq!(p.dev(TX_PORT).wqes, 8);
+    assert!(p.sq.error().is_none());
+}
+
+#[test]
+fn a_stall_ends_only_when_an_sq_of_its_own_port_is_destroyed() {
+    let (mut p, mut h, _) = ManaPair::new_hwc(ManaConfig::default());
+    let (other, _wq, _cq) = spare_sq(&mut h, RX_PORT, p.rx_eq.id());
+    let (own, _wq2, _cq2) = spare_sq(&mut h, TX_PORT, p.tx_eq.id());
+    assert!(p.dev.borrow_mut().inject(TX_PORT, Fault::TxStall));
+    assert_eq!(p.send_burst(&frames(2, 1)), 2);
+    // Another port's SQ: still stalled.
+    destroy_sq_obj(&mut h, &other);
+    assert!(p.settle(64).is_empty());
+    assert_eq!(p.dev(TX_PORT).wqes, 0);
+    destroy_sq_obj(&mut h, &own);
+    assert_eq!(p.settle(64).len(), 2);
+}
+
+#[test]
+fn cmd_fail_fails_every_request_of_the_type_until_cleared() {
+    let mut h = HwcHost::new(new_mana(2));
+    let mut eqs = h.alloc_eqs(2);
+    h.probe(&mut eqs, 4096).expect("probe");
+    h.dev
+        .borrow_mut()
+        .fail_request(Some(req::MANA_CONFIG_VPORT_TX))
+        .unwrap();
+    // Every request of the type, whichever vport it names: the driver reads the failure
+    // status from the response header (-EPROTO upstream).
+    for vport in [TX_PORT, RX_PORT] {
+        assert_eq!(
+            h.config_vport_tx(vport),
+            Err(CallError::Hwc(HwcError::Status(STATUS_INTERNAL_ERROR))),
+            "vport {vport}"
+        );
+    }
+    // Other requests are answered.
+    let who = h.mana();
+    let r = h
+        .request(|b| req::query_gf_stat(b, who, req::GF_STAT_ALL))
+        .unwrap();
+    req::parse_query_gf_stat(&r, who).unwrap();
+    assert_eq!(h.dev.borrow().hwc_counters().failed, 2);
+    // `cmd_fail 0`: the requests work again.
+    h.dev.borrow_mut().fail_request(None).unwrap();
+    h.config_vport_tx(TX_PORT).expect("after cmd_fail 0");
+    assert_eq!(h.dev.borrow().hwc_counters().failed, 2);
+    // A code the device does not execute (a ConnectX opcode) is refused.
+    let mut d = h.dev.borrow_mut();
+    assert_eq!(d.fail_request(Some(0x905)), Err(CmdError::BadParam));
+    assert_eq!(d.fail_request(Some(0)), Err(CmdError::BadParam));
+}
+
+#[test]
+fn dev_stop_holds_the_transmit_side_and_its_events_until_a_wq_is_destroyed() {
+    let mut p = ManaPair::new(ManaConfig::default());
+    // NAPI's last empty polls armed the CQs; the EQs are not armed.
+    p.settle(64);
+    p.take_irqs();
+    // A completion whose EQE waits on the (unarmed) TX EQ.
+    assert_eq!(p.send_burst(&frames(1, 0)), 1);
+    assert_eq!(p.run_device(), 1);
+    assert!(!p.take_irqs().contains(&0));
+    let t0 = p.dev(TX_PORT);
+    assert_eq!((t0.wqes, t0.tx_cqes, t0.eqes), (1, 1, 1));
+
+    assert!(p.dev.borrow_mut().inject(TX_PORT, Fault::DevStop));
+    // Arming the EQ would raise its vector at once (an EQE is pending); the port is hung.
+    p.tx_eq.arm(&p.env);
+    assert_eq!(p.send_burst(&frames(4, 1)), 4);
+    assert_eq!(p.run_device(), 0, "no WQE executed");
+    assert!(!p.take_irqs().contains(&0), "no interrupt");
+    let t = p.dev(TX_PORT);
+    assert!(
+        t.sq_doorbells > t0.sq_doorbells,
+        "the doorbells were accepted"
+    );
+    assert_eq!(
+        (t.wqes, t.tx_cqes, t.eqes, t.interrupts, t.faults_injected),
+        (1, 1, 1, t0.interrupts, 1)
+    );
+    // The completion written before the stop is there; nothing after it.
+    assert_eq!(numbers(&p.settle(64)), vec![0]);
+    assert_eq!(p.tx_in_flight(), 4);
+    assert_eq!(p.dev(TX_PORT).faults_injected, 1, "counted once");
+
+    // A WQ object of the port destroyed (here an extra SQ through the device's API): the
+    // data path runs again, the waiting EQ arm fires and the held WQEs execute.
+    let buf = p.mem.alloc(4096);
+    let spare = p
+        .dev
+        .borrow_mut()
+        .create_sq(TX_PORT, buf.dma_addr(), 4096, p.ids[1])
+        .expect("an SQ can be made while the data path hangs");
+    p.dev.borrow_mut().destroy_sq(spare).unwrap();
+    assert_eq!(p.run_device(), 4);
+    assert!(p.take_irqs().contains(&0), "the arm that waited fired");
+    assert_eq!(numbers(&p.settle(64)), vec![0, 1, 2, 3]);
+    assert_eq!(p.tx_in_flight(), 0);
+    assert!(p.sq.error().is_none());
+    assert_eq!(p.dev(TX_PORT).faults_injected, 1);
+}
+
+#[test]
+fn dev_stop_drops_what_arrives_while_the_hwc_goes_on() {
+    let (mut p, mut h, o) = ManaPair::new_hwc(ManaConfig::default());
+    let (spare, _wq, _cq) = spare_sq(&mut h, RX_PORT, p.rx_eq.id());
+    assert!(p.dev.borrow_mut().inject(RX_PORT, Fault::DevStop));
+    assert_eq!(p.send_burst(&frames(4, 1)), 4);
+    assert!(p.settle(64).is_empty());
+    let (t, x) = (p.dev(TX_PORT), p.dev(RX_PORT));
+    assert_eq!(t.tx_packets(), 4, "the sending port is not stopped");
+    assert_eq!(p.tx_in_flight(), 0);
+    assert_eq!(
+        (
+            x.rx_stopped,
+            x.rx_cqes,
+            x.rx_packets(),
+            x.hc_rx_discards_no_wqe
+        ),
+        (4, 0, 0, 0)
+    );
+    assert_eq!(x.faults_injected, 1);
+    // The control path is alive: requests are answered. The fence's CQE, data path, is not
+    // written.
+    h.simple(req::MANA_FENCE_RQ, |b, who| {
+        req::fence_rq(b, who, o.rq.handle)
+    })
+    .expect("MANA_FENCE_RQ is answered");
+    let (_, poll) = p.poll_rx_full(64);
+    assert_eq!(poll.work, 0, "no CQE");
+    // MANA's recovery destroys the port's WQ objects: the first one ends the stop.
+    destroy_sq_obj(&mut h, &spare);
+    assert_eq!(p.send_burst(&frames(4, 2)), 4);
+    assert_eq!(numbers(&p.settle(64)), vec![0, 1, 2, 3]);
+    assert!(p.rq.error().is_none());
+    let x = p.dev(RX_PORT);
+    assert_eq!((x.rx_stopped, x.rx_packets(), x.faults_injected), (4, 4, 1));
 }

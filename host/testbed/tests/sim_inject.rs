@@ -2,12 +2,17 @@
 
 //! Fault injection into the simulated ConnectX (`Device::inject`, debugfs `inject` in the
 //! kernel): each fault applies once, to the next event of its kind, and the driver's queues
-//! see it as they would see the hardware's fault.
+//! see it as they would see the hardware's fault. A stopped data path (`dev_stop`) holds
+//! everything until a queue of the port is reset, while commands keep working.
 
+use rsnic_core::dp::hw::Coherent;
+use rsnic_core::dp::mlx5::cmd::seq::{Bringup, Progress, SEQ_OUT_LEN};
+use rsnic_core::dp::mlx5::cmd::CmdQueue;
 use rsnic_core::dp::mlx5::cqe::{SYND_LOCAL_PROT, SYND_LOCAL_QP_OP};
 use rsnic_core::dp::mlx5::rq::RqError;
 use rsnic_core::dp::mlx5::sq::SqError;
-use rsnic_core::sim::mlx5::Fault;
+use rsnic_core::sim::mlx5::{CqConfig, Fault, SqConfig};
+use rsnic_testbed::bus::Testbed;
 use rsnic_testbed::pair::{Pair, PairConfig, TxFrame, RX_PORT, TX_PORT};
 
 fn frame(seq: u8) -> TxFrame {
@@ -168,4 +173,148 @@ fn rx_err_cqes_stop_the_rq_only_for_the_syndromes_mlx5e_recovers() {
         assert!(p.poll_rx(64).is_empty());
         assert!(p.rq.error().is_some(), "syndrome {synd:#x}");
     }
+}
+
+#[test]
+fn dev_stop_holds_the_sq_and_its_interrupts_until_a_reset() {
+    let mut p = Pair::new(PairConfig::default());
+    // A completion on each port, not polled yet.
+    p.send_one(&frame(0), false).unwrap();
+    assert_eq!(p.run_device(), 1);
+    p.take_irqs();
+    assert!(p.tb.device().inject(TX_PORT, Fault::DevStop));
+    // Arming the CQs would interrupt at once (each has a CQE beyond its consumer index):
+    // only the RX port, which is not stopped, does.
+    p.arm();
+    for i in 1..=4 {
+        p.send_one(&frame(i), i < 4).unwrap();
+    }
+    assert_eq!(p.run_device(), 0, "no WQE executed");
+    assert_eq!(p.take_irqs(), vec![1], "no interrupt from the stopped port");
+    let c = p.dev_tx();
+    assert!(c.sq_doorbells >= 2, "the doorbell was latched");
+    assert_eq!(
+        (c.wqes, c.tx_cqes, c.interrupts, c.faults_injected),
+        (1, 1, 0, 1)
+    );
+    assert_eq!(p.run_device(), 0);
+    assert_eq!(p.dev_tx().faults_injected, 1, "counted once");
+    // What completed before the stop is there, nothing after it.
+    assert_eq!(p.poll_tx().packets, 1);
+    assert_eq!(p.poll_rx(64).len(), 1);
+    assert_eq!(p.tx_in_flight(), 4);
+    // The driver's recovery (RDY -> ERR -> RST -> RDY) ends the stop: the held WQEs are
+    // dropped with the reset, the waiting arm is evaluated, and traffic flows again.
+    let r = p.recover_tx();
+    assert_eq!((r.dropped, r.abandoned), (4, 4));
+    p.send_one(&frame(9), false).unwrap();
+    assert_eq!(p.run_device(), 1);
+    assert!(p.take_irqs().contains(&0), "the arm that waited fired");
+    assert_eq!(p.poll_tx().packets, 1);
+    let rx = p.poll_rx(64);
+    assert_eq!(rx.len(), 1);
+    assert_eq!(rx[0].bytes[14], 9);
+    assert_eq!(p.tx_in_flight(), 0);
+}
+
+#[test]
+fn dev_stop_drops_what_arrives_until_the_rq_is_reset() {
+    let mut p = Pair::new(PairConfig::default());
+    assert!(p.tb.device().inject(RX_PORT, Fault::DevStop));
+    for i in 0..3 {
+        p.send_one(&frame(i), i < 2).unwrap();
+    }
+    assert_eq!(p.run_device(), 3, "the sending port is not stopped");
+    assert_eq!(p.poll_tx().packets, 3);
+    assert!(p.poll_rx(64).is_empty());
+    let x = p.dev_rx();
+    assert_eq!(
+        (x.rx_stopped, x.rx_packets, x.rx_cqes, x.rx_out_of_buffer),
+        (3, 0, 0, 0)
+    );
+    assert_eq!(x.faults_injected, 1);
+    assert!(p.rq.error().is_none());
+    // An RQ reset (the driver's RQ recovery) ends the stop.
+    p.recover_rx();
+    p.send_one(&frame(7), false).unwrap();
+    p.run_device();
+    p.poll_tx();
+    let rx = p.poll_rx(64);
+    assert_eq!(rx.len(), 1);
+    assert_eq!(rx[0].bytes[14], 7);
+    assert_eq!(p.dev_rx().rx_stopped, 3);
+}
+
+/// A spare SQ (with its CQ) on `port`, made through the device's API.
+fn spare_sq(p: &Pair, port: usize) -> u32 {
+    let mem = &p.tb.mem;
+    let (cq, cq_dbr, wq, dbr) = (
+        mem.alloc(64 * 64),
+        mem.alloc(8),
+        mem.alloc(64 * 64),
+        mem.alloc(8),
+    );
+    let mut d = p.tb.device();
+    let cqn = d
+        .create_cq(&CqConfig {
+            port,
+            buf: cq.dma_addr(),
+            log_size: 6,
+            dbr: cq_dbr.dma_addr(),
+            vector: 0,
+            compress: false,
+        })
+        .unwrap();
+    d.create_sq(&SqConfig {
+        port,
+        buf: wq.dma_addr(),
+        log_size: 6,
+        dbr: dbr.dma_addr(),
+        cqn,
+    })
+    .unwrap()
+}
+
+#[test]
+fn dev_stop_ends_when_a_queue_of_the_port_is_destroyed() {
+    let mut p = Pair::new(PairConfig::default());
+    let (other, own) = (spare_sq(&p, RX_PORT), spare_sq(&p, TX_PORT));
+    assert!(p.tb.device().inject(TX_PORT, Fault::DevStop));
+    p.send_one(&frame(0), false).unwrap();
+    assert_eq!(p.run_device(), 0);
+    // Another port's SQ destroyed: still stopped.
+    p.tb.device().destroy_sq(other).unwrap();
+    assert_eq!(p.run_device(), 0);
+    // One of the port's own: the data path runs again, the held WQE executes.
+    p.tb.device().destroy_sq(own).unwrap();
+    assert_eq!(p.run_device(), 1);
+    assert_eq!(p.poll_tx().packets, 1);
+    assert_eq!(p.poll_rx(64).len(), 1);
+    assert_eq!(p.dev_tx().faults_injected, 1);
+}
+
+#[test]
+fn commands_keep_working_while_the_data_path_is_stopped() {
+    let mut tb = Testbed::new();
+    assert!(tb.device().inject(0, Fault::DevStop));
+    let bus = tb.bus();
+    let mut q = CmdQueue::new(tb.mem.alloc(4096), tb.mem.alloc(16 * 1024)).unwrap();
+    let mut b = Bringup::new();
+    let mut out = vec![0u8; SEQ_OUT_LEN];
+    let mut done = false;
+    for _ in 0..200 {
+        match b.poll(&mut q, &bus, &bus, &mut out) {
+            Ok(Progress::Done) => {
+                done = true;
+                break;
+            }
+            Ok(Progress::Pending) => {
+                tb.step();
+            }
+            Err(e) => panic!("a command failed on a stopped port: {e}"),
+        }
+    }
+    assert!(done, "the bring-up finished");
+    assert!(b.resources().hca_initialized);
+    assert_eq!(tb.counters(0).cmd_errors, 0);
 }

@@ -11,16 +11,19 @@
 //! | `rx_err [SYND]` | the next frame the port receives completes with a RESP_ERR CQE with syndrome SYND (default 0x04, LOCAL_PROT); the RQ enters ERR for 0x02, 0x04 and 0x05 (LOCAL_QP_OP, LOCAL_PROT, WR_FLUSH), any other syndrome completes the WQE and the RQ goes on | (no SYND) the next frame completes with RX_TRUNCATED |
 //! | `rx_bad_wqe_counter` | the next RX CQE names a WQE the driver does not expect (a corrupt CQE) | - |
 //! | `drop_irqs N` | the next N interrupts of the port's EQs are lost (each EQ disarms as if it had fired) | the same, for the port's channel EQs |
-//! | `tx_stall` | the port's SQs execute nothing until one of them is reset (a hung transmit engine) | - |
-//! | `tx_bad_sqn` | the next TX CQE of the port names another SQ (a corrupt CQE) | - |
+//! | `tx_stall` | the port's SQs execute nothing until one of them is reset (a hung transmit engine) | the port's SQs execute nothing (doorbells accepted, no CQE) until an SQ of the port is destroyed (MANA_DESTROY_WQ_OBJ) |
+//! | `tx_bad_sqn` | the next TX CQE of the port names another SQ (a corrupt CQE) | the next TX CQE of the port names WQ id 0xfffffd, which no WQ has (a corrupt CQE) |
+//! | `rx_bad_rqn` | - | the next RX CQE of a frame the port receives names WQ id 0xfffffd (a corrupt CQE) |
 //! | `rx_bad_byte_count` | the next RX CQE claims 1 MiB (more than any buffer: a corrupt CQE) | - |
 //! | `dma_read_fault` | the next read of packet data by an SQ of the port faults: the WQE fails with LOCAL_PROT, the SQ enters ERR | the same fault: the WQE completes with HDR_PROCESSING_ERROR, the SQ goes on |
 //! | `eqe_bad_cq` | - | the next completion EQE of the port names a CQ id no CQ has (a corrupt EQE) |
-//! | `cmd_fail OPCODE` | every command of OPCODE on the port fails (status INT_ERR, syndrome INJECTED) until `cmd_fail 0` | - |
+//! | `cmd_fail OPCODE` | every command of OPCODE on the port fails (status INT_ERR, syndrome INJECTED) until `cmd_fail 0` | (OPCODE: a request type the device executes, else `EINVAL`) every HWC request of that type fails (status 0xC00000E5, STATUS_INTERNAL_ERROR, a header-only response) until `cmd_fail 0`; device-wide (the HWC is the device's), whichever port's file set it, and it replaces the `sim_fail_req` module parameter's failure |
+//! | `dev_stop` | the port's data path hangs: no WQE executed, frames arriving dropped (`dev_rx_stopped`), no CQE, EQE or interrupt, until an SQ or RQ of the port goes to RST (MODIFY_SQ/MODIFY_RQ) or is destroyed; commands keep working | the same, until a WQ object (SQ or RQ) of the port is destroyed (MANA_DESTROY_WQ_OBJ); the HWC keeps working |
 //!
 //! Numbers are decimal or `0x` hexadecimal. A command arms its fault (replacing one of the
 //! same kind still waiting); the port's `dev_faults_injected` counter (debugfs `counters`)
-//! counts the faults that took effect.
+//! counts the faults that took effect (`dev_stop` once, at the first WQE, frame or CQE it
+//! holds back; `tx_stall` and `cmd_fail` are not counted).
 
 use super::{Engine, ManaModel, Mlx5Model, Model};
 use crate::kernel_ext::debugfs::Store;
@@ -51,11 +54,13 @@ enum Knob {
     DropIrqs(u32),
     TxStall,
     TxBadSqn,
+    RxBadRqn,
     RxBadByteCount,
     EqeBadCq,
     DmaReadFault,
-    /// Fail every command of this opcode (0: none).
-    CmdFail(u16),
+    /// Fail every command (ConnectX) or HWC request (MANA) of this code (0: none).
+    CmdFail(u32),
+    DevStop,
 }
 
 /// Parses one command.
@@ -81,13 +86,15 @@ fn parse(input: &[u8]) -> Result<Knob> {
         b"drop_irqs" => Knob::DropIrqs(count()?),
         b"tx_stall" if arg.is_none() => Knob::TxStall,
         b"tx_bad_sqn" if arg.is_none() => Knob::TxBadSqn,
+        b"rx_bad_rqn" if arg.is_none() => Knob::RxBadRqn,
         b"rx_bad_byte_count" if arg.is_none() => Knob::RxBadByteCount,
         b"eqe_bad_cq" if arg.is_none() => Knob::EqeBadCq,
         b"dma_read_fault" if arg.is_none() => Knob::DmaReadFault,
+        b"dev_stop" if arg.is_none() => Knob::DevStop,
         b"cmd_fail" => Knob::CmdFail(
             arg.and_then(|a| core::str::from_utf8(a).ok())
                 .and_then(|a| match a.strip_prefix("0x") {
-                    Some(h) => u16::from_str_radix(h, 16).ok(),
+                    Some(h) => u32::from_str_radix(h, 16).ok(),
                     None => a.parse().ok(),
                 })
                 .ok_or(EINVAL)?,
@@ -109,8 +116,13 @@ fn mlx5(m: &mut Mlx5Model, port: usize, cmd: Knob) -> Result<bool> {
         Knob::TxBadSqn => Fault::TxBadSqn,
         Knob::RxBadByteCount => Fault::RxBadByteCount,
         Knob::DmaReadFault => Fault::DmaReadFault,
-        Knob::CmdFail(op) => return Ok(m.fail_command(port, (op != 0).then_some(op)).is_ok()),
-        Knob::EqeBadCq => return Err(crate::kernel_ext::net::eopnotsupp()),
+        Knob::DevStop => Fault::DevStop,
+        Knob::CmdFail(op) => {
+            // ConnectX opcodes are 16 bits.
+            let op = u16::try_from(op).map_err(|_| EINVAL)?;
+            return Ok(m.fail_command(port, (op != 0).then_some(op)).is_ok());
+        }
+        Knob::EqeBadCq | Knob::RxBadRqn => return Err(crate::kernel_ext::net::eopnotsupp()),
     };
     Ok(m.inject(port, fault))
 }
@@ -127,11 +139,24 @@ fn mana(m: &mut ManaModel, port: usize, cmd: Knob) -> Result<bool> {
         Knob::DropIrqs(n) => Fault::DropIrqs(n),
         Knob::EqeBadCq => Fault::EqeBadCq,
         Knob::DmaReadFault => Fault::DmaReadFault,
-        Knob::RxBadWqeCounter
-        | Knob::TxStall
-        | Knob::TxBadSqn
-        | Knob::RxBadByteCount
-        | Knob::CmdFail(_) => return Err(crate::kernel_ext::net::eopnotsupp()),
+        Knob::TxStall => Fault::TxStall,
+        Knob::TxBadSqn => Fault::TxBadWqId,
+        Knob::RxBadRqn => Fault::RxBadWqId,
+        Knob::DevStop => Fault::DevStop,
+        Knob::CmdFail(code) => {
+            if m.counters(port).is_none() {
+                return Ok(false);
+            }
+            // The HWC is the device's: the failure is device-wide. A code the device does
+            // not execute is refused.
+            return m
+                .fail_request((code != 0).then_some(code))
+                .map(|()| true)
+                .map_err(|_| EINVAL);
+        }
+        Knob::RxBadWqeCounter | Knob::RxBadByteCount => {
+            return Err(crate::kernel_ext::net::eopnotsupp())
+        }
     };
     if m.counters(port).is_none() {
         return Ok(false);

@@ -4,7 +4,7 @@
 //! interrupts. See the parent module for the rules.
 
 use super::{Cursor, Port, PortCounters, QueueSet, WqCtx, WqeError};
-use super::{BAD_CQ_ID, SQ_BURST, SQ_ID_BASE};
+use super::{BAD_CQ_ID, BAD_WQ_ID, SQ_BURST, SQ_ID_BASE};
 use super::{CQ_ID_BASE, MAX_FRAME, MAX_QUEUES, MAX_RSS, PAUSE_STORM, PAUSE_THRESHOLD, RQ_ID_BASE};
 use crate::dp::hw::{BusMemory, InterruptSink};
 use crate::sim::pcie::inbound_floor;
@@ -57,7 +57,8 @@ fn row(queues: &mut [QueueSet], p: usize, s: usize) -> Option<&mut QueueSet> {
 }
 
 /// Runs the SQs with work, round robin from the cursor, until none is ready or `budget` WQEs
-/// were executed. Returns (TX WQEs executed, whether an SQ that is not paused has work).
+/// were executed. Returns (TX WQEs executed, whether an SQ that may execute has work; see
+/// [`runnable`]).
 pub(super) fn run<M: BusMemory, I: InterruptSink>(
     ports: &mut [Port],
     queues: &mut [QueueSet],
@@ -71,6 +72,12 @@ pub(super) fn run<M: BusMemory, I: InterruptSink>(
     };
     // Arm requests latched by doorbells: entries may already be pending.
     check_arms(ports, queues, &mut bus);
+    // A stopped port holding posted WQEs back: the fault took effect.
+    for pt in ports.iter_mut() {
+        if pt.stopped() && pt.sq_work != 0 {
+            pt.stop_hit();
+        }
+    }
     let total = ports.len() * MAX_QUEUES;
     let mut done = 0usize;
     while done < budget {
@@ -93,16 +100,27 @@ pub(super) fn run<M: BusMemory, I: InterruptSink>(
             rr.used = 0;
         }
     }
-    // Paused SQs wait for the next register write, not for a busy loop.
-    let more = ports.iter().any(|pt| pt.sq_work & !pt.sq_paused != 0);
+    // Paused SQs wait for the next register write, not for a busy loop; those of a stalled
+    // or stopped port for the end of the fault.
+    let more = ports.iter().any(|pt| runnable(pt) != 0);
     (done, more)
 }
 
-/// Whether SQ slot `s` of port `p` has work and is not paused.
+/// The SQ slots of a port that may execute: with work, not paused, the port neither stalled
+/// ([`crate::sim::mana::Fault::TxStall`]) nor stopped ([`crate::sim::mana::Fault::DevStop`]).
+fn runnable(pt: &Port) -> u32 {
+    if pt.faults.tx_stall || pt.stopped() {
+        0
+    } else {
+        pt.sq_work & !pt.sq_paused
+    }
+}
+
+/// Whether SQ slot `s` of port `p` may execute (see [`runnable`]).
 fn ready(ports: &[Port], p: usize, s: usize) -> bool {
     ports
         .get(p)
-        .is_some_and(|pt| (pt.sq_work & !pt.sq_paused) >> (s % MAX_QUEUES) & 1 != 0)
+        .is_some_and(|pt| runnable(pt) >> (s % MAX_QUEUES) & 1 != 0)
 }
 
 /// The first ready SQ at global index `from` (`port * MAX_QUEUES + slot`) or after it,
@@ -117,7 +135,7 @@ fn next_ready(ports: &[Port], from: usize) -> Option<usize> {
     let at_or_after = u32::MAX << s0;
     for k in 0..=n {
         let p = (p0 + k) % n;
-        let bits = ports.get(p).map_or(0, |pt| pt.sq_work & !pt.sq_paused);
+        let bits = ports.get(p).map_or(0, runnable);
         let bits = if k == 0 {
             bits & at_or_after
         } else if k == n {
@@ -231,14 +249,14 @@ fn receiver_has_room(ports: &[Port], queues: &[QueueSet], p: usize) -> bool {
 }
 
 /// Evaluates CQ and EQ arm requests: an event fires at once if entries are pending past the
-/// armed tail.
+/// armed tail. A stopped port's requests wait for the end of the stop.
 fn check_arms<M: BusMemory, I: InterruptSink>(
     ports: &mut [Port],
     queues: &mut [QueueSet],
     bus: &mut Bus<'_, M, I>,
 ) {
     for p in 0..ports.len() {
-        let Some(pt) = ports.get_mut(p) else {
+        let Some(pt) = ports.get_mut(p).filter(|pt| !pt.stopped()) else {
             continue;
         };
         let mut cqs = core::mem::take(&mut pt.cq_arm);
@@ -398,7 +416,8 @@ pub(super) fn rx_fence_cqe<M: BusMemory, I: InterruptSink>(
 }
 
 #[allow(clippy::too_many_arguments)]
-/// Writes one CQE to CQ slot `c` of port `p`, then fires the CQ's event if it is armed.
+/// Writes one CQE to CQ slot `c` of port `p`, then fires the CQ's event if it is armed. A
+/// stopped port writes nothing.
 fn write_cqe<M: BusMemory, I: InterruptSink>(
     pt: &mut Port,
     queues: &mut [QueueSet],
@@ -409,6 +428,10 @@ fn write_cqe<M: BusMemory, I: InterruptSink>(
     is_sq: bool,
     bus: &mut Bus<'_, M, I>,
 ) {
+    if pt.stopped() {
+        pt.stop_hit();
+        return;
+    }
     let Some(r) = row(queues, p, c) else {
         return;
     };
@@ -467,6 +490,17 @@ fn read_ring<M: BusMemory>(
         }
     }
     true
+}
+
+/// The WQ id a CQE names: `id`, or [`BAD_WQ_ID`] if a corrupt CQE was injected (`armed`,
+/// taken and counted).
+fn named_wq(armed: &mut bool, c: &mut PortCounters, id: u32) -> u32 {
+    if core::mem::take(armed) {
+        c.faults_injected += 1;
+        BAD_WQ_ID
+    } else {
+        id
+    }
 }
 
 fn tx_cqe(cqe_type: u8, vendor: u32, wqe_off: u32) -> [u8; 60] {
@@ -532,7 +566,8 @@ fn exec_wqe<M: BusMemory, I: InterruptSink>(
             r.sq.error = true;
         }
         let d = tx_cqe(e.cqe_type(), e as u32, off);
-        write_cqe(pt, queues, p, usize::from(sq.cq), &d, sq_id, true, bus);
+        let wq = named_wq(&mut pt.faults.tx_bad_wq, &mut pt.counters, sq_id);
+        write_cqe(pt, queues, p, usize::from(sq.cq), &d, wq, true, bus);
         return true;
     }
     let rest_ok = size <= 32
@@ -578,7 +613,8 @@ fn exec_wqe<M: BusMemory, I: InterruptSink>(
         }
     };
     pt.counters.tx_cqes += 1;
-    write_cqe(pt, queues, p, usize::from(sq.cq), &d, sq_id, true, bus);
+    let wq = named_wq(&mut pt.faults.tx_bad_wq, &mut pt.counters, sq_id);
+    write_cqe(pt, queues, p, usize::from(sq.cq), &d, wq, true, bus);
     true
 }
 
@@ -794,7 +830,8 @@ fn deliver<M: BusMemory, I: InterruptSink>(
     receive(ports, queues, dst, wire, bus);
 }
 
-/// The receive side of port `rx`: RSS, RQ WQE, scatter, RX CQE.
+/// The receive side of port `rx`: RSS, RQ WQE, scatter, RX CQE. A stopped port drops the
+/// frame.
 fn receive<M: BusMemory, I: InterruptSink>(
     ports: &mut [Port],
     queues: &mut [QueueSet],
@@ -805,6 +842,11 @@ fn receive<M: BusMemory, I: InterruptSink>(
     let Some(pt) = ports.get_mut(rx) else {
         return;
     };
+    if pt.stopped() {
+        pt.counters.rx_stopped += 1;
+        pt.stop_hit();
+        return;
+    }
     let h = pkt::parse(wire);
     let (hash, _) = pkt::rss_hash(wire, &h);
     if pt.rss_len == 0 {
@@ -920,5 +962,6 @@ fn receive<M: BusMemory, I: InterruptSink>(
     put32(&mut d, 8, wire.len().min(0xffff) as u32);
     put32(&mut d, 56, off);
     let rq_id = RQ_ID_BASE + (rx * MAX_QUEUES + slot) as u32;
-    write_cqe(pt, queues, rx, usize::from(rq.cq), &d, rq_id, false, bus);
+    let wq = named_wq(&mut pt.faults.rx_bad_wq, &mut pt.counters, rq_id);
+    write_cqe(pt, queues, rx, usize::from(rq.cq), &d, wq, false, bus);
 }

@@ -24,6 +24,9 @@ pub const STATUS_NO_SUCH_DEVICE: u32 = 0xC000_000E;
 pub const STATUS_INVALID_DEVICE_REQUEST: u32 = 0xC000_0010;
 /// The expected response size (`req.hdr.resp.msg_size`) is smaller than the response.
 pub const STATUS_BUFFER_TOO_SMALL: u32 = 0xC000_0023;
+/// An injected failure ([`Device::fail_request`]): NTSTATUS's internal error, as ConnectX's
+/// INT_ERR for its injected command failures.
+pub const STATUS_INTERNAL_ERROR: u32 = 0xC000_00E5;
 /// An object created twice (REGISTER_DEVICE twice).
 pub const STATUS_OBJECT_NAME_COLLISION: u32 = 0xC000_0035;
 /// A message or protocol version the model does not speak.
@@ -370,6 +373,23 @@ where
     /// driver's error paths (what a debugfs knob of the device host would set).
     pub fn hwc_fail(&mut self, code: u32, status: u32) {
         self.hwc.fail = (status != 0).then_some((code, status));
+    }
+
+    /// Makes every later request of type `code` (a `gdma_request_type` or
+    /// `mana_command_code` the device executes) fail with [`STATUS_INTERNAL_ERROR`], a
+    /// header-only response, until it is called with `None` (the device host's `cmd_fail`
+    /// knob). The HWC is the device's, so the failure is device-wide: it replaces (or with
+    /// `None` clears) any failure set before, [`Device::hwc_fail`]'s included. A request
+    /// that fails an earlier check (a malformed header, a wrong `dev_id`, a version) gets
+    /// that check's status instead. [`CmdError::BadParam`] for a code the device does not
+    /// execute.
+    pub fn fail_request(&mut self, code: Option<u32>) -> Result<(), CmdError> {
+        self.hwc.fail = match code {
+            None => None,
+            Some(c) if known(c) => Some((c, STATUS_INTERNAL_ERROR)),
+            Some(_) => return Err(CmdError::BadParam),
+        };
+        Ok(())
     }
 
     /// The vport's RSS hash key as CONFIG_VPORT_RX last set it (the model hashes with its

@@ -115,6 +115,8 @@
 //! | [`STATUS_NOT_SUPPORTED`] 0xC00000BB | CREATE/DISABLE_QUEUE of a type other than EQ, a page type other than 4K or an offset in page, non-contiguous region pages, CQ moderation, CQE coalescing, more than [`MAX_RSS`] indirection entries |
 //! | [`STATUS_BUFFER_TOO_SMALL`] 0xC0000023 | `req.resp.msg_size` smaller than the response |
 //!
+//! | [`STATUS_INTERNAL_ERROR`] 0xC00000E5 | an injected failure ([`Device::fail_request`], the device host's `cmd_fail` knob) |
+//!
 //! [`Device::hwc_fail`] makes a chosen code fail with a chosen status (fault injection).
 //!
 //! # Control path (Rust API)
@@ -130,7 +132,7 @@
 //!
 //! A register write only latches state (SQ/RQ tail, arm request); the engine does the work,
 //! as the hardware does asynchronously. [`Device::process`] runs until no SQ that is not
-//! paused has work; [`Device::process_budget`] executes at most a budget of TX WQEs and says
+//! paused (or held by [`Fault::TxStall`] or [`Fault::DevStop`]) has work; [`Device::process_budget`] executes at most a budget of TX WQEs and says
 //! whether work is left (for a caller that runs the model on a workqueue and yields between
 //! runs). Each run first evaluates the latched CQ/EQ arm requests (also with a budget of 0).
 //! SQs with work are served round robin in the order (port, slot), [`SQ_BURST`] WQEs at a
@@ -208,8 +210,15 @@
 //! for the next TX WQE (the packet is not sent, the SQ goes on), RX_TRUNCATED for the next
 //! received frame, lost interrupts (the EQ disarms, the vector is not raised) and a
 //! completion EQE naming a CQ id no CQ has ([`BAD_CQ_ID`]), a fault on the next read of packet
-//! data (the WQE completes with HDR_PROCESSING_ERROR). Each applies once and counts in
-//! [`PortCounters::faults_injected`] when it takes effect.
+//! data (the WQE completes with HDR_PROCESSING_ERROR), a TX or RX CQE naming a WQ id no WQ has
+//! ([`BAD_WQ_ID`]). Each applies once and counts in [`PortCounters::faults_injected`] when it
+//! takes effect. Two last until the driver destroys a WQ object of the port (an SQ for the
+//! first; MANA has no queue reset, its driver re-creates the queues): a hung transmit engine
+//! ([`Fault::TxStall`]: SQ doorbells are accepted, nothing is executed) and a hung data path
+//! ([`Fault::DevStop`]: nothing executed, frames arriving dropped and counted in
+//! [`PortCounters::rx_stopped`], no CQE, no EQE, no interrupt for the port's queues, while the
+//! HWC goes on answering). [`Device::fail_request`] makes every request of a type fail with
+//! [`STATUS_INTERNAL_ERROR`] until it is called with `None`.
 //!
 //! **PCIe accounting** ([`crate::sim::pcie`], per port): doorbells inbound (8 B each); WQE and
 //! packet-data reads as DMA reads; received data as DMA writes; CQEs as 64-byte writes; EQEs
@@ -225,7 +234,8 @@ pub use hwc::{HWC_CQ_ID, HWC_DB_ID, HWC_DEV_ID, HWC_EQ_ID, HWC_MAX_MSG, HWC_MKEY
 pub use hwc::{HWC_QUEUE_DEPTH, HWC_RQ_ID, HWC_SQ_ID, MANA_DB_ID, MANA_DEV_ID, MANA_MKEY};
 pub use hwc::{MANA_PDID, MAX_MSIX, MAX_NUM_CQS, REGIONS_PER_ROW, SMC_BASE, VPORT_HANDLE_BASE};
 pub use hwc::{STATUS_BUFFER_TOO_SMALL, STATUS_DEVICE_BUSY, STATUS_INSUFFICIENT_RESOURCES};
-pub use hwc::{STATUS_INVALID_DEVICE_REQUEST, STATUS_INVALID_DEVICE_STATE, STATUS_INVALID_HANDLE};
+pub use hwc::{STATUS_INTERNAL_ERROR, STATUS_INVALID_DEVICE_REQUEST};
+pub use hwc::{STATUS_INVALID_DEVICE_STATE, STATUS_INVALID_HANDLE};
 pub use hwc::{STATUS_INVALID_PARAMETER, STATUS_NOT_SUPPORTED, STATUS_NO_SUCH_DEVICE};
 pub use hwc::{STATUS_OBJECT_NAME_COLLISION, STATUS_REVISION_MISMATCH, STATUS_SUCCESS};
 
@@ -443,6 +453,9 @@ pub struct PortCounters {
     pub faults_injected: u64,
     /// Interrupts lost to an injected fault ([`Fault::DropIrqs`]).
     pub irqs_lost: u64,
+    /// Frames that arrived while the port's data path was stopped ([`Fault::DevStop`]),
+    /// dropped.
+    pub rx_stopped: u64,
 }
 
 impl PortCounters {
@@ -600,7 +613,8 @@ pub struct Port {
 
 /// A fault for [`Device::inject`], for tests of the driver's handling of device errors. Each
 /// applies once, to the next event of its kind on the port, and counts in
-/// [`PortCounters::faults_injected`] when it takes effect.
+/// [`PortCounters::faults_injected`] when it takes effect; [`Fault::TxStall`] and
+/// [`Fault::DevStop`] last until the driver destroys a WQ object of the port.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Fault {
     /// The next WQE any SQ of the port executes completes with a CQE of this type (1..=63
@@ -619,6 +633,27 @@ pub enum Fault {
     /// The next read of packet data by an SQ of the port faults (as an unmapped address
     /// would): that WQE completes with HDR_PROCESSING_ERROR, the SQ goes on.
     DmaReadFault,
+    /// The port's SQs execute nothing (their doorbells are accepted; no WQE executed, no
+    /// CQE) until an SQ of the port is destroyed (MANA_DESTROY_WQ_OBJ, or
+    /// [`Device::destroy_sq`]): a hung transmit engine. As ConnectX's, whose reset clears it;
+    /// not counted in [`PortCounters::faults_injected`] (ConnectX's is not either). The
+    /// other SQs' WQEs execute after the destruction.
+    TxStall,
+    /// The next TX CQE of the port (good or error) names WQ id [`BAD_WQ_ID`] (a corrupt CQE);
+    /// otherwise it is what it would have been.
+    TxBadWqId,
+    /// The next RX CQE of a frame the port receives (RX_OKAY or RX_TRUNCATED; not the
+    /// fence's) names WQ id [`BAD_WQ_ID`] (a corrupt CQE).
+    RxBadWqId,
+    /// The port's whole data path hangs: no WQE of any of its SQs is executed (doorbells are
+    /// accepted), frames arriving at the port are dropped and counted in
+    /// [`PortCounters::rx_stopped`], no CQE is written to its CQs (MANA_FENCE_RQ's neither),
+    /// no completion EQE posted for them, no CQ or EQ arm of the port evaluated (it waits),
+    /// no interrupt raised, until a WQ object of the port (an SQ or an RQ) is destroyed.
+    /// The HWC goes on (requests, responses, their EQEs, and GENERATE_TEST_EQE's test
+    /// event: the control path is alive). Counted in [`PortCounters::faults_injected`] once,
+    /// the first time the port holds something back (a WQE, a frame, a CQE).
+    DevStop,
 }
 
 /// The faults waiting on a port.
@@ -629,10 +664,21 @@ pub(super) struct Faults {
     pub(super) drop_irqs: u32,
     pub(super) eqe_bad_cq: bool,
     pub(super) dma_read: bool,
+    /// The SQs execute nothing ([`Fault::TxStall`]).
+    pub(super) tx_stall: bool,
+    pub(super) tx_bad_wq: bool,
+    pub(super) rx_bad_wq: bool,
+    /// The data path is stopped ([`Fault::DevStop`]).
+    pub(super) dev_stop: bool,
+    /// The stop held something back (it was counted).
+    pub(super) dev_stop_hit: bool,
 }
 
 /// CQ id a corrupt completion EQE names ([`Fault::EqeBadCq`]): no CQ of the device has it.
 pub const BAD_CQ_ID: u32 = 0x00ff_fffe;
+/// WQ id a corrupt TX or RX CQE names ([`Fault::TxBadWqId`], [`Fault::RxBadWqId`]): no SQ or
+/// RQ of the device (nor the HWC's) has it.
+pub const BAD_WQ_ID: u32 = 0x00ff_fffd;
 
 impl Default for Port {
     fn default() -> Self {
@@ -665,8 +711,36 @@ impl Port {
                 drop_irqs: 0,
                 eqe_bad_cq: false,
                 dma_read: false,
+                tx_stall: false,
+                tx_bad_wq: false,
+                rx_bad_wq: false,
+                dev_stop: false,
+                dev_stop_hit: false,
             },
         }
+    }
+
+    /// Whether the port's data path is stopped ([`Fault::DevStop`]).
+    fn stopped(&self) -> bool {
+        self.faults.dev_stop
+    }
+
+    /// The stopped port held something back: the fault took effect (counted once).
+    fn stop_hit(&mut self) {
+        if !self.faults.dev_stop_hit {
+            self.faults.dev_stop_hit = true;
+            self.counters.faults_injected += 1;
+        }
+    }
+
+    /// A WQ object of the port was destroyed (`sq`: an SQ): the driver's recovery ends a
+    /// stop, and a stall if it was an SQ.
+    fn wq_destroyed(&mut self, sq: bool) {
+        if sq {
+            self.faults.tx_stall = false;
+        }
+        self.faults.dev_stop = false;
+        self.faults.dev_stop_hit = false;
     }
 }
 
@@ -935,7 +1009,8 @@ where
         }
     }
 
-    /// Destroys an SQ; WQEs not executed are abandoned.
+    /// Destroys an SQ; WQEs not executed are abandoned. Ends a [`Fault::TxStall`] or
+    /// [`Fault::DevStop`] of its port (the other SQs' posted WQEs execute at the next run).
     pub fn destroy_sq(&mut self, id: u32) -> Result<(), CmdError> {
         let (p, s) = self.loc(id, Kind::Sq)?;
         let c = self.row(p, s).map_or(0, |r| usize::from(r.sq.cq));
@@ -946,11 +1021,12 @@ where
         if let Some(pt) = self.ports.get_mut(p) {
             pt.sq_work &= !(1 << s);
             pt.sq_paused &= !(1 << s);
+            pt.wq_destroyed(true);
         }
         Ok(())
     }
 
-    /// Destroys an RQ; it leaves the port's RSS table.
+    /// Destroys an RQ; it leaves the port's RSS table. Ends a [`Fault::DevStop`] of its port.
     pub fn destroy_rq(&mut self, id: u32) -> Result<(), CmdError> {
         let (p, s) = self.loc(id, Kind::Rq)?;
         let c = self.row(p, s).map_or(0, |r| usize::from(r.rq.cq));
@@ -968,6 +1044,7 @@ where
                 }
             }
             pt.rss_len = w;
+            pt.wq_destroyed(false);
         }
         self.resume();
         Ok(())
@@ -1113,8 +1190,9 @@ where
         self.ports.get(port).map(|p| &p.counters)
     }
 
-    /// Arms `fault` on `port` (replacing one of the same kind still waiting). `false` for a
-    /// port that does not exist or a TX error type that is TX_OKAY or out of range.
+    /// Arms `fault` on `port` (replacing one of the same kind still waiting; a port already
+    /// stopped stays stopped). `false` for a port that does not exist or a TX error type that
+    /// is TX_OKAY or out of range.
     pub fn inject(&mut self, port: usize, fault: Fault) -> bool {
         let Some(p) = self.ports.get_mut(port) else {
             return false;
@@ -1126,6 +1204,10 @@ where
             Fault::DropIrqs(n) => p.faults.drop_irqs = n,
             Fault::EqeBadCq => p.faults.eqe_bad_cq = true,
             Fault::DmaReadFault => p.faults.dma_read = true,
+            Fault::TxStall => p.faults.tx_stall = true,
+            Fault::TxBadWqId => p.faults.tx_bad_wq = true,
+            Fault::RxBadWqId => p.faults.rx_bad_wq = true,
+            Fault::DevStop => p.faults.dev_stop = true,
         }
         true
     }
@@ -1300,7 +1382,8 @@ where
     }
 
     /// Runs the device until it has no work (SQs paused by flow control wait for the next
-    /// register write). Returns the TX WQEs executed.
+    /// register write, those of a stalled or stopped port for the end of the fault). Returns
+    /// the TX WQEs executed.
     pub fn process<M: BusMemory, I: InterruptSink>(&mut self, mem: &M, irq: &mut I) -> usize {
         let mut n = 0usize;
         loop {
@@ -1314,9 +1397,9 @@ where
 
     /// Like [`Device::process`] but executes at most `budget` TX WQEs (over all SQs, round
     /// robin, at most [`SQ_BURST`] per SQ in a row). CQ and EQ arm requests are evaluated
-    /// even with a budget of 0. Returns (TX WQEs executed, whether an SQ that is not paused
-    /// still has work). Repeated calls produce the same device-visible results as one
-    /// [`Device::process`].
+    /// even with a budget of 0 (not those of a stopped port). Returns (TX WQEs executed,
+    /// whether an SQ that is not paused, stalled or stopped still has work). Repeated calls
+    /// produce the same device-visible results as one [`Device::process`].
     pub fn process_budget<M: BusMemory, I: InterruptSink>(
         &mut self,
         mem: &M,

@@ -66,8 +66,12 @@ pub(super) fn run<M: BusMemory, I: InterruptSink>(
     io: &mut Io<'_, M, I>,
     budget: usize,
 ) -> (usize, bool) {
-    // Arm requests: CQEs may already be waiting at arm time.
+    // Arm requests: CQEs may already be waiting at arm time. Those of a stopped port wait
+    // for the end of the stop.
     for (p, port) in ports.iter_mut().enumerate() {
+        if port.stopped() {
+            continue;
+        }
         let mut pending = core::mem::take(&mut port.arm_pending);
         while pending != 0 {
             let slot = pending.trailing_zeros() as usize;
@@ -77,17 +81,22 @@ pub(super) fn run<M: BusMemory, I: InterruptSink>(
             }
         }
     }
-    // Every run retries the SQs that flow control paused.
+    // Every run retries the SQs that flow control paused. A stopped port holding posted
+    // work back: the fault took effect.
     for port in ports.iter_mut() {
         port.sq_paused = 0;
+        if port.stopped() && port.sq_doorbell | port.sq_active != 0 {
+            port.stop_hit();
+        }
     }
     let mut done = 0usize;
     'outer: loop {
         let mut progress = false;
         for p in 0..ports.len() {
             let mut sched = match ports.get(p) {
-                // A stalled transmit engine (injected fault) leaves its doorbells latched.
-                Some(pt) if pt.faults.tx_stall => 0,
+                // A stalled transmit engine or a stopped data path (injected faults) leaves
+                // its doorbells latched.
+                Some(pt) if pt.faults.tx_stall || pt.stopped() => 0,
                 Some(pt) => pt.sq_doorbell | (pt.sq_active & !pt.sq_paused),
                 None => 0,
             };
@@ -117,9 +126,9 @@ pub(super) fn run<M: BusMemory, I: InterruptSink>(
         }
     }
     // Paused SQs wait for the next run (a register write), not for a busy loop.
-    let more = ports
-        .iter()
-        .any(|p| !p.faults.tx_stall && p.sq_doorbell | (p.sq_active & !p.sq_paused) != 0);
+    let more = ports.iter().any(|p| {
+        !p.faults.tx_stall && !p.stopped() && p.sq_doorbell | (p.sq_active & !p.sq_paused) != 0
+    });
     (done, more)
 }
 
@@ -799,13 +808,19 @@ fn deliver<M: BusMemory, I: InterruptSink>(
     }
 }
 
-/// The receive side of a port (`rows` = its queue tables): RSS, RQ WQE, scatter, CQE.
+/// The receive side of a port (`rows` = its queue tables): RSS, RQ WQE, scatter, CQE. A
+/// stopped port drops the frame.
 fn receive<M: BusMemory, I: InterruptSink>(
     port: &mut Port,
     rows: &mut [QueueSet],
     frame: &[u8],
     io: &mut Io<'_, M, I>,
 ) {
+    if port.stopped() {
+        port.counters.rx_stopped += 1;
+        port.stop_hit();
+        return;
+    }
     let h = pkt::parse(frame);
     let (hash, hash_type) = pkt::rss_hash_key(frame, &h, &port.rss_key);
     let counters = &mut port.counters;

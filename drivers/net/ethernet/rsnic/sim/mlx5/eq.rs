@@ -82,7 +82,8 @@ fn check_arm<I: InterruptSink>(
     }
 }
 
-/// Completion EQEs owed by CQs that fired, then EQ arm requests.
+/// Completion EQEs owed by CQs that fired, then EQ arm requests (those of a stopped port
+/// wait for the end of the stop).
 pub(super) fn completions<M: BusMemory, I: InterruptSink>(
     t: &mut Tables<'_>,
     mem: &M,
@@ -92,7 +93,7 @@ pub(super) fn completions<M: BusMemory, I: InterruptSink>(
         let Some(pt) = t.ports.get(p) else {
             continue;
         };
-        if pt.eq_cqs == 0 && pt.eq_arm_pending == 0 {
+        if (pt.eq_cqs == 0 && pt.eq_arm_pending == 0) || pt.stopped() {
             continue;
         }
         for slot in 0..MAX_QUEUES {
@@ -131,7 +132,8 @@ pub(super) fn completions<M: BusMemory, I: InterruptSink>(
 }
 
 /// PORT_CHANGE EQEs for every initialized function whose operational state changed since
-/// the last report, to each of its EQs that asked for port events.
+/// the last report, to each of its EQs that asked for port events (a stopped port reports
+/// after the stop).
 pub(super) fn port_events<M: BusMemory, I: InterruptSink>(
     t: &mut Tables<'_>,
     mem: &M,
@@ -142,7 +144,10 @@ pub(super) fn port_events<M: BusMemory, I: InterruptSink>(
         let Some(pt) = t.ports.get_mut(p) else {
             continue;
         };
-        if pt.func.hca != super::cmd::Hca::Initialized || pt.func.oper_reported == up {
+        if pt.func.hca != super::cmd::Hca::Initialized
+            || pt.func.oper_reported == up
+            || pt.stopped()
+        {
             continue;
         }
         pt.func.oper_reported = up;

@@ -599,6 +599,9 @@ pub struct PortCounters {
     pub eqes_lost: u64,
     /// PORT_CHANGE events (operational state changes reported).
     pub port_events: u64,
+    /// Frames that arrived while the port's data path was stopped ([`Fault::DevStop`]),
+    /// dropped.
+    pub rx_stopped: u64,
 }
 
 macro_rules! add_counters {
@@ -666,6 +669,7 @@ impl PortCounters {
         eq_overruns: 0,
         eqes_lost: 0,
         port_events: 0,
+        rx_stopped: 0,
     };
 
     /// Adds `o` into `self`.
@@ -723,7 +727,8 @@ impl PortCounters {
             eqes,
             eq_overruns,
             eqes_lost,
-            port_events
+            port_events,
+            rx_stopped
         );
     }
 }
@@ -1045,7 +1050,8 @@ pub struct Port {
 }
 
 /// A fault the device host injects into a port ([`Device::inject`]), for tests of the
-/// driver's recovery: each applies once, to the next event of its kind on the port.
+/// driver's recovery: each applies once, to the next event of its kind on the port
+/// ([`Fault::TxStall`] and [`Fault::DevStop`] last until the driver resets a queue).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Fault {
     /// The next WQE any SQ of the port executes fails: an error CQE (REQ_ERR) with this
@@ -1073,6 +1079,15 @@ pub enum Fault {
     /// The next read of packet data by an SQ of the port faults (as an unmapped address
     /// would): the WQE fails with LOCAL_PROT and the SQ enters the error state.
     DmaReadFault,
+    /// The port's whole data path hangs: no WQE of any of its SQs is executed (doorbells are
+    /// latched), frames arriving at the port are dropped and counted in
+    /// [`PortCounters::rx_stopped`], no CQE is written, no CQ or EQ arm of the port is
+    /// evaluated (it waits), no EQE (completion or PORT_CHANGE: a change is reported after
+    /// the stop) and no interrupt, until an SQ or RQ of the port goes to RST (MODIFY_SQ /
+    /// MODIFY_RQ, [`Device::reset_sq`], [`Device::reset_rq`]) or is destroyed. Commands keep
+    /// working (the control path is alive). Counted in [`PortCounters::faults_injected`]
+    /// once, the first time the port holds something back (a WQE or a frame).
+    DevStop,
 }
 
 /// The faults waiting on a port.
@@ -1086,6 +1101,10 @@ struct Faults {
     tx_bad_sqn: bool,
     rx_bad_len: bool,
     dma_read: bool,
+    /// The data path is stopped ([`Fault::DevStop`]).
+    dev_stop: bool,
+    /// The stop held something back (it was counted).
+    dev_stop_hit: bool,
 }
 
 impl Default for Port {
@@ -1123,8 +1142,29 @@ impl Port {
                 tx_bad_sqn: false,
                 rx_bad_len: false,
                 dma_read: false,
+                dev_stop: false,
+                dev_stop_hit: false,
             },
         }
+    }
+
+    /// Whether the port's data path is stopped ([`Fault::DevStop`]).
+    fn stopped(&self) -> bool {
+        self.faults.dev_stop
+    }
+
+    /// The stopped port held something back: the fault took effect (counted once).
+    fn stop_hit(&mut self) {
+        if !self.faults.dev_stop_hit {
+            self.faults.dev_stop_hit = true;
+            self.counters.faults_injected += 1;
+        }
+    }
+
+    /// The driver reset (RST) or destroyed a queue of the port: a stop ends.
+    fn restart(&mut self) {
+        self.faults.dev_stop = false;
+        self.faults.dev_stop_hit = false;
     }
 }
 
@@ -1449,10 +1489,12 @@ impl Tables<'_> {
         let port = self.port_mut(p)?;
         port.sq_doorbell &= !(1u64 << slot);
         port.sq_active &= !(1u64 << slot);
+        port.restart();
         Ok(())
     }
 
-    /// Puts an SQ in `state`; RST and RDY restart its counters at 0.
+    /// Puts an SQ in `state`; RST and RDY restart its counters at 0. RST ends a stall or a
+    /// stop of the port ([`Fault::TxStall`], [`Fault::DevStop`]).
     pub(super) fn set_sq_state(&mut self, sqn: u32, state: QueueState) -> Result<(), CmdError> {
         let (p, slot) = self.sq_loc(sqn)?;
         let sq = &mut self.row_mut(p, slot)?.sq;
@@ -1467,9 +1509,11 @@ impl Tables<'_> {
             let port = self.port_mut(p)?;
             port.sq_doorbell &= !(1u64 << slot);
             port.sq_active &= !(1u64 << slot);
-            // A reset restarts a stalled transmit engine (injected fault).
+            // A reset restarts a stalled transmit engine and a stopped data path (injected
+            // faults).
             if state == QueueState::Reset {
                 port.faults.tx_stall = false;
+                port.restart();
             }
         }
         Ok(())
@@ -1528,10 +1572,12 @@ impl Tables<'_> {
             }
         }
         port.rss_len = w;
+        port.restart();
         Ok(())
     }
 
-    /// Puts an RQ in `state`; RST and RDY from another state restart its counters at 0.
+    /// Puts an RQ in `state`; RST and RDY from another state restart its counters at 0. RST
+    /// ends a stop of the port ([`Fault::DevStop`]).
     pub(super) fn set_rq_state(&mut self, rqn: u32, state: QueueState) -> Result<(), CmdError> {
         let (p, slot) = self.rq_loc(rqn)?;
         let rq = &mut self.row_mut(p, slot)?.rq;
@@ -1540,6 +1586,9 @@ impl Tables<'_> {
             rq.posted = 0;
         }
         rq.state = state;
+        if state == QueueState::Reset {
+            self.port_mut(p)?.restart();
+        }
         Ok(())
     }
 
@@ -1805,8 +1854,8 @@ where
         Ok(())
     }
 
-    /// Arms `fault` on port `port` (it replaces one of the same kind still waiting).
-    /// Returns `false` if there is no such port.
+    /// Arms `fault` on port `port` (it replaces one of the same kind still waiting; a port
+    /// already stopped stays stopped). Returns `false` if there is no such port.
     pub fn inject(&mut self, port: usize, fault: Fault) -> bool {
         let Some(p) = self.ports.get_mut(port) else {
             return false;
@@ -1820,6 +1869,7 @@ where
             Fault::TxBadSqn => p.faults.tx_bad_sqn = true,
             Fault::RxBadByteCount => p.faults.rx_bad_len = true,
             Fault::DmaReadFault => p.faults.dma_read = true,
+            Fault::DevStop => p.faults.dev_stop = true,
         }
         true
     }
