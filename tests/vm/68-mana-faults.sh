@@ -16,7 +16,9 @@
 #                  the same, so nothing waits;
 #   drop_irqs 1    A's next interrupt is lost: the TX queue fills and stops, the TX watchdog
 #                  (15 s) finds the event waiting on the EQ and re-arms it (ch_eq_rearm).
-# ConnectX's faults and queue recovery are 67-recovery's.
+# The faults MANA recovers by reopening the channels (corrupt CQEs, a stalled SQ, a stopped
+# device, a failing HWC request) are 69-reopen's; ConnectX's faults and queue recovery are
+# 67-recovery's.
 set -eu
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/traffic.sh"
@@ -35,10 +37,10 @@ refused() {
 	case $err in *"$1"*) ;; *) fail "'$2': expected '$1', got '$err'" ;; esac
 }
 for bad in "bogus" "tx_err 32" "tx_err 0x40" "tx_err 1 2" "rx_err 4" "eqe_bad_cq 1" "drop_irqs" \
-	"dma_read_fault 1"; do
+	"dma_read_fault 1" "cmd_fail 0x905" "dev_stop 1"; do
 	refused "Invalid argument" "$bad"
 done
-for other in "tx_stall" "tx_bad_sqn" "rx_bad_wqe_counter" "rx_bad_byte_count" "cmd_fail 0x905"; do
+for other in "rx_bad_wqe_counter" "rx_bad_byte_count"; do
 	refused "not supported" "$other"
 done
 echo "  malformed commands refused (EINVAL), ConnectX-only faults refused (EOPNOTSUPP)"

@@ -689,6 +689,8 @@ pub(crate) struct Channel<F: Family> {
     eq_bad_logged: AtomicBool,
     /// Reopens of the port's channels this channel asked for (see [`ChannelStats::reopen`]).
     reopens: AtomicU64,
+    /// This channel asked for a reopen (it asks once: the reopen closes it).
+    reopen_asked: AtomicBool,
     /// The channel itself while it is active (from `activate` to `close`), for queueing
     /// its recovery from NAPI, which has only `&self`.
     #[pin]
@@ -1048,6 +1050,7 @@ impl<F: Family> Channel<F> {
                 eq_rearms: AtomicU64::new(0),
                 eq_bad_logged: AtomicBool::new(false),
                 reopens: AtomicU64::new(0),
+                reopen_asked: AtomicBool::new(false),
                 me <- new_spinlock!(None, "rsnic::Channel::me"),
             }),
             GFP_KERNEL,
@@ -1489,6 +1492,15 @@ impl<F: Family> Channel<F> {
         }
         // The device stops touching the channel's memory: queues first, then their CQs.
         drop(DeviceQueues::<F>::of(&self.shared, self.queues));
+        // Completions it wrote until then are packets it sent (a device that had stopped
+        // may have gone on meanwhile): reaped, not dropped below. A queue stopped on a
+        // fault reaps nothing (its CQ is not trusted). A reap takes at most 512 CQEs; 64
+        // cover the largest ring.
+        for _ in 0..64 {
+            if self.reap_closing(txq, &mut xdp_rd) {
+                break;
+            }
+        }
         let mut final_stats = self.stats();
         if let Some(x) = xdp_rd.as_mut() {
             let (t, arms) = F::xdp_sq_stats(&x.sq);
@@ -1556,6 +1568,8 @@ impl<F: Family> Channel<F> {
                     alloc_failed: false,
                 };
                 with_bh(|| F::xsk_rx_drain(&mut x.rq, &mut renv));
+                // What the drain counted (CQEs of a stopped RQ it consumed unread).
+                final_stats.xsk_rx = F::xsk_rx_stats(&x.rq).0;
             }
             F::rx_drain(
                 rx,
@@ -1564,6 +1578,7 @@ impl<F: Family> Channel<F> {
                     mmio: self.shared.hw.bar(),
                 },
             );
+            final_stats.rx = F::rx_stats(rx).0;
         }
         final_stats
     }
@@ -1769,7 +1784,7 @@ impl<F: Family> Poll for Channel<F> {
             }
         }
         if let Some(why) = reopen {
-            self.request_reopen(why);
+            self.request_reopen(why, None);
         }
         if tx_busy || work >= budget as u32 {
             // NAPI polls again: give the CQs the doorbells the hardware needs meanwhile.
@@ -1806,10 +1821,17 @@ impl<F: Family> Channel<F> {
     }
 
     /// Asks for the port's channels to be reopened for a fault of this channel no queue
-    /// reset covers, counting it (`ch<N>_reopen`) if this request is the one queued. Any
-    /// context.
+    /// reset covers (`queue`: the stopped queue and its fault, logged), once per channel:
+    /// the reopen closes it. Counted (`ch<N>_reopen`) if this request is the one queued
+    /// (another channel's may be waiting already, and covers this fault). Any context.
     #[cold]
-    fn request_reopen(&self, why: Reopen) {
+    fn request_reopen(&self, why: Reopen, queue: Option<(&str, &QueueFault)>) {
+        if self.reopen_asked.swap(true, Ordering::AcqRel) {
+            return;
+        }
+        if let Some((q, f)) = queue {
+            self.log_reopen(q, f);
+        }
         if self.shared.request_reopen(self.index, why) {
             self.reopens.fetch_add(1, Ordering::Relaxed);
         }
@@ -1874,11 +1896,10 @@ impl<F: Family> Channel<F> {
         if !F::QUEUE_RESET {
             // The reopen brings the SQ back, faulted or stuck (a fault already asked for it).
             self.tx_timeouts_recovered.fetch_add(1, Ordering::Relaxed);
-            self.request_reopen(if fault.is_some() {
-                Reopen::SqFault
-            } else {
-                Reopen::TxTimeout
-            });
+            match fault {
+                Some(f) => self.request_reopen(Reopen::SqFault, Some(("sq", &f))),
+                None => self.request_reopen(Reopen::TxTimeout, None),
+            }
             return;
         }
         let fault = fault.unwrap_or(QueueFault {
@@ -1941,12 +1962,9 @@ impl<F: Family> Channel<F> {
             Some(fault) if F::QUEUE_RESET => {
                 let _ = self.reset_sq(&fault);
             }
-            // The reopen closes this channel: nothing more to do here.
-            Some(fault) => {
-                self.log_reopen("sq", &fault);
-                self.recover_req.fetch_and(!RECOVER_TX, Ordering::AcqRel);
-                self.request_reopen(Reopen::SqFault);
-            }
+            // The reopen closes this channel: nothing more to do here, and the request bit
+            // stays set, so that later polls do not queue this again.
+            Some(fault) => self.request_reopen(Reopen::SqFault, Some(("sq", &fault))),
             None => {
                 self.recover_req.fetch_and(!RECOVER_TX, Ordering::AcqRel);
             }
@@ -2005,9 +2023,8 @@ impl<F: Family> Channel<F> {
             return;
         };
         if !F::QUEUE_RESET {
-            self.log_reopen("rq", &fault);
-            self.recover_req.fetch_and(!RECOVER_RX, Ordering::AcqRel);
-            self.request_reopen(Reopen::RqFault);
+            // As for the SQ: the request bit stays set until the reopen closes the channel.
+            self.request_reopen(Reopen::RqFault, Some(("rq", &fault)));
             return;
         }
         let r = F::queue_to_reset(&self.shared.hw, &self.shared.func, &self.queues, false)

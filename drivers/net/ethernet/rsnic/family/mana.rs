@@ -196,6 +196,9 @@ impl Family for Mana {
         ("rx_polls", |s| s.rx.polls),
         ("rx_polls_with_work", |s| s.rx.polls_with_work),
         ("cqe_bad", |s| s.tx.cqe_bad + s.rx.cqe_bad),
+        ("tx_cqe_discarded", |s| {
+            s.tx.cqe_discarded + s.xsk_sq.cqe_discarded
+        }),
         ("rx_cqe_discarded", |s| {
             s.rx.cqe_discarded + s.xsk_rx.cqe_discarded
         }),
@@ -314,12 +317,13 @@ impl Family for Mana {
         }
         sum!(tx; packets, bytes, tso_packets, tso_bytes, short_pkt_fmt, long_pkt_fmt,
             csum_partial, mana_map_err, stop_queue, wake_queue, tx_cqe_err, tx_cqe_unknown_type,
-            xmit_more, busy, dropped, cqes, cqe_bad, cq_overflow, wqes, bus, doorbells);
+            xmit_more, busy, dropped, cqes, cqe_bad, cq_overflow, cqe_discarded, wqes, bus,
+            doorbells);
         sum!(rx; packets, bytes, rx_coalesced_err, rx_cqe_unknown_type, rx_truncated, rx_dropped,
             cqes, cqe_bad, cq_overflow, cqe_discarded, wqes, doorbells, polls, polls_with_work);
         sum!(xsk_sq; packets, bytes, short_pkt_fmt, long_pkt_fmt, mana_map_err, stop_queue,
             wake_queue, tx_cqe_err, tx_cqe_unknown_type, busy, dropped, cqes, cqe_bad, cq_overflow,
-            wqes, bus, doorbells);
+            cqe_discarded, wqes, bus, doorbells);
         sum!(xsk_rx; packets, bytes, rx_coalesced_err, rx_cqe_unknown_type, rx_truncated,
             rx_dropped, cqes, cqe_bad, cq_overflow, cqe_discarded, wqes, doorbells, polls,
             polls_with_work);

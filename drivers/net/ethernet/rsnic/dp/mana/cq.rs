@@ -143,6 +143,21 @@ impl<C: Coherent> Cq<C> {
         Ok(e.map(|b| Cqe::decode(&b)))
     }
 
+    /// Consumes the valid CQEs without decoding them (a queue stopped on a fault), at most
+    /// one pass over the CQ so a device that keeps writing cannot hold the caller; stops at
+    /// an overflow. The next arm then covers them: an armed CQ with CQEs beyond its head
+    /// fires again at once. Returns how many.
+    pub fn discard<B: Barriers>(&mut self, bar: &B) -> u32 {
+        let mut n = 0;
+        while n < self.num {
+            match self.poll_one(bar) {
+                Ok(Some(_)) => n += 1,
+                _ => break,
+            }
+        }
+        n
+    }
+
     /// The tail pointer a CQ doorbell carries: `head mod (num << 3)`.
     #[inline(always)]
     pub fn doorbell_tail(&self) -> u32 {

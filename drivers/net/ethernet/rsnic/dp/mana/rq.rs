@@ -279,6 +279,16 @@ where
     ) -> RxPoll {
         add(&mut self.stats.polls, 1);
         let mut r = RxPoll::default();
+        if self.error.is_some() {
+            // Stopped on a fault: what the device writes meanwhile is consumed unread and
+            // counted (the frames are lost), so the CQ is armed past it (an armed CQ with
+            // CQEs beyond its head fires again at once: NAPI and the interrupt would chase
+            // each other until the channels are reopened).
+            let n = self.cq.discard(env);
+            add(&mut self.stats.cqes, u64::from(n));
+            add(&mut self.stats.cqe_discarded, u64::from(n));
+            return r;
+        }
         let db0 = self.stats.doorbells;
         while r.work < budget && self.error.is_none() {
             let cqe = match self.cq.poll_one(env) {
@@ -399,10 +409,9 @@ where
         if self.error.is_some() {
             // What the device completed after the RQ stopped was never read: counted, as
             // the frames are lost (the driver stopped trusting the CQ).
-            while let Ok(Some(_)) = self.cq.poll_one(env) {
-                add(&mut self.stats.cqes, 1);
-                add(&mut self.stats.cqe_discarded, 1);
-            }
+            let n = self.cq.discard(env);
+            add(&mut self.stats.cqes, u64::from(n));
+            add(&mut self.stats.cqe_discarded, u64::from(n));
         }
         let mut n = 0;
         for slot in self.bufs.iter_mut() {

@@ -554,6 +554,11 @@ where
     {
         let mut r = TxPoll::default();
         if self.error.is_some() {
+            // Stopped on a fault: what the device writes meanwhile is consumed unread (its
+            // packets are dropped when the channels are reopened), so the CQ is armed past it.
+            let n = self.cq.discard(env);
+            add(&mut self.stats.cqes, u64::from(n));
+            add(&mut self.stats.cqe_discarded, u64::from(n));
             r.error = self.error;
             return r;
         }

@@ -48,6 +48,8 @@ pub struct TxStats {
     pub cqe_bad: u64,
     /// CQ overflows seen through the owner bits; rsnic-specific.
     pub cq_overflow: u64,
+    /// CQEs written after the SQ stopped on a fault, consumed unread; rsnic-specific.
+    pub cqe_discarded: u64,
     /// WQEs posted; rsnic-specific.
     pub wqes: u64,
     /// BUs posted; rsnic-specific.
@@ -78,8 +80,8 @@ pub struct RxStats {
     pub cqe_bad: u64,
     /// CQ overflows seen through the owner bits; rsnic-specific.
     pub cq_overflow: u64,
-    /// CQEs written after the RQ stopped on a fault, consumed unread when it closed (their
-    /// frames are lost); rsnic-specific.
+    /// CQEs written after the RQ stopped on a fault, consumed unread (their frames are
+    /// lost); rsnic-specific.
     pub cqe_discarded: u64,
     /// WQEs posted; rsnic-specific.
     pub wqes: u64,
