@@ -19,8 +19,9 @@
 #   drop_irqs, tx_stall the TX watchdog's two recoveries (see below);
 #   cmd_fail            a recovery whose command fails, retried by the watchdog.
 # Each fault is logged once, naming the queue and the syndrome. Malformed knob writes are
-# refused with EINVAL. MANA queues are not recovered (rsnic.rst explains why they need no
-# recovery today), so the test is ConnectX's; MANA's faults are 68-mana-faults'.
+# refused with EINVAL. MANA has no in-place queue reset (its stopped queues are recovered by
+# reopening the channels: 69-reopen), so the test is ConnectX's; MANA's faults are
+# 68-mana-faults' and 69-reopen's.
 set -eu
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/traffic.sh"

@@ -30,10 +30,14 @@
 //!   the last one delivered is a duplicate or a reordering, and fails the soak.
 //! * `accepted == delivered + dropped`, where `dropped` is the sum of the specific drop
 //!   counters of the report ([`ChaosReport::drops`]), each counting one packet once: device
-//!   and driver counters of the family, and for mlx5 the packets an SQ recovery released
-//!   whose WQEs the device never executed ([`crate::pair::TxRecovery::abandoned`]). The
-//!   family's own balances are checked with it (device TX vs wire vs RX, CQEs, driver vs
-//!   device per queue).
+//!   and driver counters of the family, and the packets a recovery released whose WQEs the
+//!   device never executed (mlx5: [`crate::pair::TxRecovery::abandoned`]; MANA:
+//!   [`crate::mana_pair::Reopened::tx_abandoned`], and [`crate::mana_pair::Reopened::tx_failed`]
+//!   for those it executed with an error CQE the driver never processed). A packet a
+//!   recovery dropped whose WQE the device did execute went on the wire: it is accounted
+//!   where the receiver put it (delivered, or one of the RX drop counters). The family's
+//!   own balances are checked with it (device TX vs wire vs RX, CQEs, driver vs device per
+//!   queue).
 //! * No buffer freed twice or lost: [`crate::glue::TxBook`] panics on a TX packet handed
 //!   back twice or out of order, and at every check nothing is in flight and every
 //!   accepted packet came back exactly once; DMA tracking ([`crate::glue::Env`] with
@@ -49,21 +53,33 @@
 //! mlx5 ([`rsnic_core::sim::mlx5::Fault`]): `TxErrCqe`, `RxErrCqe` (syndromes LOCAL_QP_OP,
 //! LOCAL_PROT, WR_FLUSH, which stop the RQ, and LOCAL_LENGTH and 0x10, which do not),
 //! `RxBadWqeCounter`,
-//! `TxStall`, `TxBadSqn`, `RxBadByteCount`, `DmaReadFault`. A stopped SQ or RQ is recovered
-//! as the driver does ([`crate::pair::Pair::recover_tx`], [`crate::pair::Pair::recover_rx`]);
-//! `TxStall` by the transmit watchdog, modelled at the end of every round: packets in flight
-//! on a quiet pair without an SQ error is a transmit timeout, and the SQ is reset. `DropIrqs`
+//! `TxStall`, `TxBadSqn`, `RxBadByteCount`, `DmaReadFault`, `DevStop` (on the TX port). A
+//! stopped SQ or RQ is recovered as the driver does ([`crate::pair::Pair::recover_tx`],
+//! [`crate::pair::Pair::recover_rx`]); `TxStall` and `DevStop` by the transmit watchdog,
+//! modelled at the end of every round: packets in flight on a quiet pair without an SQ error
+//! is a transmit timeout, and the SQ is reset (its RST restarts the port). Frames a stopped
+//! port drops are the device's `rx_stopped`. `DevStop` is armed on the TX port only: that is
+//! what the driver can find (the pair's RX port has no SQ, so no watchdog would notice it
+//! stopped; the frames the RX port's stop would drop are counted all the same). `DropIrqs`
 //! is left out: the mlx5 pair's CQs raise vectors directly, without an EQ, and the model
 //! loses only EQ interrupts; the pair polls instead.
 //!
 //! MANA ([`rsnic_core::sim::mana::Fault`]): `TxErrCqe` (a TX error type 33..=41, or one the
-//! driver does not know), `RxTruncated`, `DropIrqs(1..=3)`, `EqeBadCq`, `DmaReadFault`. The
+//! driver does not know), `RxTruncated`, `DropIrqs(1..=3)`, `EqeBadCq`, `DmaReadFault`,
+//! `TxBadWqId` and `RxBadWqId` (a CQE naming a WQ no WQ has: the inject knob's `tx_bad_sqn`
+//! and `rx_bad_rqn`), `TxStall` and `DevStop` (on the TX port, for the reason given for
+//! mlx5). MANA has no queue reset: an SQ or RQ that stopped on a CQE breaking the protocol
+//! (`error()` some) is recovered by reopening the channels ([`ManaPair::reopen`]), and so is
+//! a transmit timeout, the watchdog having found no lost interrupt (`TxStall`, `DevStop`:
+//! destroying the WQ objects ends both). The
 //! MANA pair runs interrupt-driven here: both EQs armed, an interrupt processes its EQ and
 //! schedules NAPI for any completion event, NAPI polls until a poll does less than its
 //! budget and re-arms the CQ. A lost interrupt leaves the EQ disarmed; the transmit
 //! watchdog's `irq_recover` (the channel's EQs, both here, as one channel's EQ serves its
 //! SQ and RQ in the driver) finds the events waiting, re-arms and schedules NAPI; the soak
-//! checks it never recovers more interrupts than the device lost.
+//! checks it never recovers more interrupts than the device lost. A stopped queue's NAPI
+//! consumes its CQEs unread (`cqe_discarded`), so the pair goes quiet; the recovery work
+//! (the reopen) runs once it has, with the reopens counted by cause.
 
 use std::fmt;
 
@@ -356,11 +372,14 @@ struct Core {
     fired: bool,
     max_polls: u32,
     not_accepted: u64,
+    /// Every fault drawn is of this kind (index in the family's fault list).
+    only: Option<usize>,
 }
 
 impl Core {
     fn new(family: &'static str, seed: u64) -> Self {
         Self {
+            only: None,
             family,
             rng: Rng::new(seed),
             led: Ledger::default(),
@@ -389,6 +408,14 @@ impl Core {
                 names[a.kind], a.since
             ))),
             a => Ok(a.is_some()),
+        }
+    }
+
+    /// The kind of the next fault, of `kinds`.
+    fn draw(&mut self, kinds: usize) -> usize {
+        match self.only {
+            Some(k) => k,
+            None => self.rng.range(0, kinds as u64 - 1) as usize,
         }
     }
 
@@ -474,7 +501,9 @@ trait Soak {
 // ---------------------------------------------------------------------------------------
 // mlx5
 
-const MLX5_FAULTS: [&str; 7] = [
+/// The mlx5 soak's fault kinds, in the report's order (names of
+/// [`rsnic_core::sim::mlx5::Fault`]).
+pub const MLX5_FAULTS: [&str; 8] = [
     "TxErrCqe",
     "RxErrCqe",
     "RxBadWqeCounter",
@@ -482,7 +511,11 @@ const MLX5_FAULTS: [&str; 7] = [
     "TxBadSqn",
     "RxBadByteCount",
     "DmaReadFault",
+    "DevStop",
 ];
+/// mlx5 faults the transmit watchdog recovers (nothing else reports them).
+const MLX5_TX_STALL: usize = 3;
+const MLX5_DEV_STOP: usize = 7;
 /// RX error syndromes drawn: the three that stop the RQ, LOCAL_LENGTH, and a remote error
 /// (0x10) that, like LOCAL_LENGTH, completes the WQE and leaves the RQ going.
 const MLX5_SYNDROMES: [u8; 5] = [
@@ -530,7 +563,7 @@ impl Mlx5Soak {
         if !self.c.rng.one_in(FAULT_ODDS) {
             return Ok(());
         }
-        let kind = self.c.rng.range(0, MLX5_FAULTS.len() as u64 - 1) as usize;
+        let kind = self.c.draw(MLX5_FAULTS.len());
         let synd = MLX5_SYNDROMES[self.c.rng.range(0, MLX5_SYNDROMES.len() as u64 - 1) as usize];
         let (port, fault) = match kind {
             0 => (TX_PORT, Mlx5Fault::TxErrCqe(synd)),
@@ -539,14 +572,16 @@ impl Mlx5Soak {
             3 => (TX_PORT, Mlx5Fault::TxStall),
             4 => (TX_PORT, Mlx5Fault::TxBadSqn),
             5 => (RX_PORT, Mlx5Fault::RxBadByteCount),
-            _ => (TX_PORT, Mlx5Fault::DmaReadFault),
+            6 => (TX_PORT, Mlx5Fault::DmaReadFault),
+            _ => (TX_PORT, Mlx5Fault::DevStop),
         };
         let base = self.injected();
         assert!(self.p.tb.device().inject(port, fault), "the pair's ports");
         self.faults[kind] += 1;
         self.c.armed = Some(Armed {
             kind,
-            until: (kind != 3).then_some(base + 1),
+            // A stall is not counted; a stop is, when it first holds a WQE back.
+            until: (kind != MLX5_TX_STALL).then_some(base + 1),
             since: self.c.round,
         });
         Ok(())
@@ -569,11 +604,17 @@ impl Mlx5Soak {
                 continue;
             }
             if self.p.tx_in_flight() > 0 {
-                // Transmit timeout: the SQ made no progress on a quiet pair.
+                // Transmit timeout: the SQ made no progress on a quiet pair. A stall took
+                // effect now; a stop took effect (counted) when it held a WQE back.
                 self.timeouts += 1;
                 match self.c.armed {
-                    Some(a) if a.until.is_none() => self.c.armed = None,
-                    _ => return Err(self.c.fail("transmit timeout without a stall armed")),
+                    Some(a) if a.kind == MLX5_TX_STALL => self.c.armed = None,
+                    Some(a) if a.kind == MLX5_DEV_STOP => {}
+                    _ => {
+                        return Err(self
+                            .c
+                            .fail("transmit timeout without a stall or a stop armed"))
+                    }
                 }
                 self.p.recover_tx();
                 self.c.fired = true;
@@ -627,7 +668,12 @@ impl Mlx5Soak {
         c.eq(
             "device TX vs RX + RX drops",
             t.tx_packets,
-            x.rx_packets + x.rx_out_of_buffer + x.rx_no_rq_drops + x.rx_err_cqes,
+            x.rx_packets + x.rx_out_of_buffer + x.rx_no_rq_drops + x.rx_err_cqes + x.rx_stopped,
+        );
+        c.eq(
+            "frames arriving at the TX port",
+            t.rx_stopped + t.rx_packets,
+            0,
         );
         // Driver RX.
         c.eq(
@@ -726,6 +772,7 @@ fn mlx5_drops(p: &Pair) -> Vec<(&'static str, u64)> {
         ("sq_recover.abandoned", rc.tx_recover_abandoned),
         ("dev.rx_out_of_buffer", x.rx_out_of_buffer),
         ("dev.rx_no_rq_drops", x.rx_no_rq_drops),
+        ("dev.rx_stopped", x.rx_stopped),
         ("dev.rx_err_cqes", x.rx_err_cqes),
         ("drv.rx_cqe_bad", r.cqe_bad),
         ("drv.rx_cqe_discarded", r.cqe_discarded),
@@ -735,6 +782,24 @@ fn mlx5_drops(p: &Pair) -> Vec<(&'static str, u64)> {
 /// The mlx5 soak: [`Pair`] with a 256-WQEBB SQ and a 128-WQE RQ (bursts overrun both), DMA
 /// tracked. Returns the report, or the first violation (with seed and round).
 pub fn soak_mlx5(cfg: &ChaosConfig) -> Result<ChaosReport, String> {
+    mlx5_run(cfg, None)
+}
+
+/// [`soak_mlx5`] with every fault of the kind named `fault` (one of [`MLX5_FAULTS`]): one
+/// recovery exercised many times. Panics on a name not in the list.
+pub fn soak_mlx5_only(cfg: &ChaosConfig, fault: &str) -> Result<ChaosReport, String> {
+    mlx5_run(cfg, Some(kind_of(&MLX5_FAULTS, fault)))
+}
+
+/// The index of `fault` in `kinds`.
+fn kind_of(kinds: &[&str], fault: &str) -> usize {
+    kinds
+        .iter()
+        .position(|k| *k == fault)
+        .unwrap_or_else(|| panic!("no fault {fault} in {kinds:?}"))
+}
+
+fn mlx5_run(cfg: &ChaosConfig, only: Option<usize>) -> Result<ChaosReport, String> {
     let p = Pair::new(PairConfig {
         sq_log_sz: 8,
         rq_log_sz: 7,
@@ -743,7 +808,10 @@ pub fn soak_mlx5(cfg: &ChaosConfig) -> Result<ChaosReport, String> {
     });
     let mut s = Mlx5Soak {
         p,
-        c: Core::new("mlx5", cfg.seed),
+        c: Core {
+            only,
+            ..Core::new("mlx5", cfg.seed)
+        },
         faults: [0; MLX5_FAULTS.len()],
         timeouts: 0,
     };
@@ -756,13 +824,24 @@ pub fn soak_mlx5(cfg: &ChaosConfig) -> Result<ChaosReport, String> {
 // ---------------------------------------------------------------------------------------
 // MANA
 
-const MANA_FAULTS: [&str; 5] = [
+/// The MANA soak's fault kinds, in the report's order (names of
+/// [`rsnic_core::sim::mana::Fault`]).
+pub const MANA_FAULTS: [&str; 9] = [
     "TxErrCqe",
     "RxTruncated",
     "DropIrqs",
     "EqeBadCq",
     "DmaReadFault",
+    "TxBadWqId",
+    "RxBadWqId",
+    "TxStall",
+    "DevStop",
 ];
+const MANA_EQE_BAD_CQ: usize = 3;
+const MANA_TX_BAD_WQ: usize = 5;
+const MANA_RX_BAD_WQ: usize = 6;
+const MANA_TX_STALL: usize = 7;
+const MANA_DEV_STOP: usize = 8;
 
 /// NAPI budget of the MANA soak.
 const NAPI_BUDGET: u32 = 64;
@@ -776,6 +855,13 @@ struct ManaSoak {
     irq_recovered: u64,
     bad_cq_events: u64,
     bad_cq_fired: u64,
+    /// Corrupt TX and RX CQEs the device wrote (`TxBadWqId`, `RxBadWqId` that took effect).
+    bad_wq_fired: [u64; 2],
+    /// Reopens for a stopped SQ, for a stopped RQ.
+    reopen_sq: u64,
+    reopen_rq: u64,
+    /// Transmit timeouts (each reopens the channels).
+    timeouts: u64,
 }
 
 impl Soak for ManaSoak {
@@ -809,7 +895,7 @@ impl ManaSoak {
         if !self.c.rng.one_in(FAULT_ODDS) {
             return Ok(());
         }
-        let kind = self.c.rng.range(0, MANA_FAULTS.len() as u64 - 1) as usize;
+        let kind = self.c.draw(MANA_FAULTS.len());
         let port = if self.c.rng.one_in(2) {
             TX_PORT
         } else {
@@ -836,15 +922,21 @@ impl ManaSoak {
                 n = self.c.rng.range(1, 3);
                 (port, ManaFault::DropIrqs(n as u32))
             }
-            3 => (port, ManaFault::EqeBadCq),
-            _ => (TX_PORT, ManaFault::DmaReadFault),
+            MANA_EQE_BAD_CQ => (port, ManaFault::EqeBadCq),
+            4 => (TX_PORT, ManaFault::DmaReadFault),
+            MANA_TX_BAD_WQ => (TX_PORT, ManaFault::TxBadWqId),
+            MANA_RX_BAD_WQ => (RX_PORT, ManaFault::RxBadWqId),
+            MANA_TX_STALL => (TX_PORT, ManaFault::TxStall),
+            _ => (TX_PORT, ManaFault::DevStop),
         };
         let base = self.injected();
         assert!(self.p.dev.borrow_mut().inject(port, fault), "valid fault");
         self.faults[kind] += 1;
         self.c.armed = Some(Armed {
             kind,
-            until: Some(base + n),
+            // A stall is not counted (it took effect when the watchdog finds it); a stop
+            // is, when it first holds a WQE back.
+            until: (kind != MANA_TX_STALL).then_some(base + n),
             since: self.c.round,
         });
         Ok(())
@@ -895,9 +987,20 @@ impl ManaSoak {
         Ok((seqs, moved))
     }
 
+    /// The channels reopened ([`ManaPair::reopen`]); NAPI's first rounds arm the new CQs,
+    /// as at the start.
+    fn reopen(&mut self) {
+        self.p.reopen();
+        self.napi_tx = true;
+        self.napi_rx = true;
+        self.c.fired = true;
+    }
+
     /// Runs everything until nothing moves; then the transmit watchdog's look at the EQs
     /// (`irq_recover`): events waiting without an interrupt are consumed, the EQ re-armed
-    /// and NAPI scheduled.
+    /// and NAPI scheduled. Then the recovery work: a queue NAPI found stopped on a fault
+    /// reopens the channels, and so does a transmit timeout the EQs do not explain (packets
+    /// in flight on a quiet pair with no event waiting: a stalled or stopped TX port).
     fn quiesce(&mut self) -> Result<(), String> {
         for _ in 0..QUIESCE_PASSES {
             let mut spins = 0u64;
@@ -916,10 +1019,27 @@ impl ManaSoak {
                 self.napi_rx = true;
                 continue;
             }
+            let (sq, rq) = (self.p.sq.error().is_some(), self.p.rq.error().is_some());
+            if sq || rq {
+                self.reopen_sq += u64::from(sq);
+                self.reopen_rq += u64::from(rq);
+                self.reopen();
+                continue;
+            }
             if self.p.tx_in_flight() > 0 {
-                return Err(self
-                    .c
-                    .fail("packets in flight on a quiet pair with no events waiting"));
+                self.timeouts += 1;
+                match self.c.armed {
+                    Some(a) if a.kind == MANA_TX_STALL => self.c.armed = None,
+                    Some(a) if a.kind == MANA_DEV_STOP => {}
+                    _ => {
+                        return Err(self.c.fail(
+                            "packets in flight on a quiet pair with no events waiting, \
+                             no stall or stop armed",
+                        ))
+                    }
+                }
+                self.reopen();
+                continue;
             }
             return Ok(());
         }
@@ -927,15 +1047,18 @@ impl ManaSoak {
     }
 
     fn check(&mut self) -> Result<(), String> {
-        let (d, r, t, x) = (
+        let (d, r, t, x, o) = (
             self.p.drv_tx(),
             self.p.drv_rx(),
             self.p.dev(TX_PORT),
             self.p.dev(RX_PORT),
+            self.p.reopen_counts(),
         );
         let e = self.p.env.counts();
         let led = &self.c.led;
         let mut c = Check(Vec::new());
+        // TX: every accepted packet came back exactly once, by a completion or dropped by a
+        // reopen.
         c.eq("TX in flight", self.p.tx_in_flight() as u64, 0);
         c.eq(
             "TX handed back vs accepted",
@@ -944,38 +1067,101 @@ impl ManaSoak {
         );
         c.eq("driver TX packets vs accepted", d.packets, led.accepted);
         c.eq(
-            "accepted vs device TX + error CQEs",
+            "TX completions + dropped by reopens vs accepted",
+            d.cqes - d.cqe_bad - d.cqe_discarded + o.tx_dropped,
             led.accepted,
-            t.tx_packets() + d.tx_cqe_err + d.tx_cqe_unknown_type,
+        );
+        // Device TX: each WQE executed (sent, or an error CQE) or abandoned by a reopen.
+        c.eq(
+            "driver TX WQEs vs device WQEs + abandoned",
+            d.wqes,
+            t.wqes + o.tx_abandoned,
         );
         c.eq(
-            "device TX error CQEs vs driver",
-            t.tx_err_cqes,
-            d.tx_cqe_err + d.tx_cqe_unknown_type,
+            "accepted vs device TX + error CQEs + abandoned",
+            led.accepted,
+            t.tx_packets() + t.tx_err_cqes + o.tx_abandoned,
         );
-        c.eq("device TX CQEs vs driver", t.tx_cqes, d.cqes);
+        c.eq(
+            "device TX error CQEs vs driver + failed at reopens",
+            t.tx_err_cqes,
+            d.tx_cqe_err + d.tx_cqe_unknown_type + o.tx_failed,
+        );
+        c.eq(
+            "device TX CQEs vs driver + unread at reopens",
+            t.tx_cqes,
+            d.cqes + o.tx_cqes_unread,
+        );
+        // The wire.
         c.eq(
             "device TX vs RX + RX drops",
             t.tx_packets(),
-            x.rx_packets() + x.hc_rx_discards_no_wqe + x.rx_no_rq_drops + x.rx_truncated,
+            x.rx_packets()
+                + x.hc_rx_discards_no_wqe
+                + x.rx_no_rq_drops
+                + x.rx_truncated
+                + x.rx_stopped,
         );
         c.eq(
-            "device RX vs driver delivered + dropped",
+            "frames arriving at the TX port",
+            t.rx_packets() + t.rx_truncated + t.rx_stopped,
+            0,
+        );
+        // Driver RX: a frame in an RQ WQE is delivered, dropped by the driver, lost with a
+        // corrupt CQE, or discarded unread by a stopped RQ.
+        c.eq(
+            "device RX vs driver delivered + dropped + corrupt + discarded",
             x.rx_packets(),
-            r.packets + r.rx_dropped,
+            r.packets + r.rx_dropped + r.cqe_bad + r.cqe_discarded + o.rx_cqes_unread,
         );
         c.eq("device vs driver truncated", x.rx_truncated, r.rx_truncated);
-        c.eq("device RX CQEs vs driver", x.rx_cqes, r.cqes);
-        c.eq("driver RX packets vs delivered", r.packets, led.delivered);
         c.eq(
-            "protocol errors",
-            d.cqe_bad + r.cqe_bad + r.rx_cqe_unknown_type + r.rx_coalesced_err,
+            "device RX CQEs vs driver + unread at reopens",
+            x.rx_cqes,
+            r.cqes + o.rx_cqes_unread,
+        );
+        c.eq(
+            "RX CQEs a reopen left unread (NAPI polled the RQ empty first)",
+            o.rx_cqes_unread,
+            0,
+        );
+        c.eq("driver RX packets vs delivered", r.packets, led.delivered);
+        // Protocol errors: exactly the corrupt CQEs the device wrote, each costing one
+        // reopen.
+        c.eq(
+            "corrupt TX CQEs: driver vs TxBadWqId that took effect",
+            d.cqe_bad,
+            self.bad_wq_fired[0],
+        );
+        c.eq(
+            "corrupt RX CQEs: driver vs RxBadWqId that took effect",
+            r.cqe_bad,
+            self.bad_wq_fired[1],
+        );
+        c.eq(
+            "other protocol errors",
+            r.rx_cqe_unknown_type + r.rx_coalesced_err + d.cq_overflow + r.cq_overflow,
             0,
         );
         c.eq(
             "queue errors",
             u64::from(self.p.sq.error().is_some()) + u64::from(self.p.rq.error().is_some()),
             0,
+        );
+        c.eq(
+            "SQ reopens vs corrupt TX CQEs",
+            self.reopen_sq,
+            self.bad_wq_fired[0],
+        );
+        c.eq(
+            "RQ reopens vs corrupt RX CQEs",
+            self.reopen_rq,
+            self.bad_wq_fired[1],
+        );
+        c.eq(
+            "reopens vs stopped queues + transmit timeouts",
+            o.reopens,
+            self.reopen_sq + self.reopen_rq + self.timeouts,
         );
         let drops = mana_drops(&self.p);
         c.eq(
@@ -1012,6 +1198,11 @@ impl ManaSoak {
             e.rx_allocs,
             e.rx_recycled + led.delivered + u64::from(self.p.rq.posted()),
         );
+        c.eq(
+            "device DMA faults vs DmaReadFault that took effect",
+            t.dma_faults + x.dma_faults,
+            self.faults[4] - u64::from(matches!(self.c.armed, Some(a) if a.kind == 4)),
+        );
         c.finish("mana", self.c.seed, self.c.round)
     }
 
@@ -1033,7 +1224,9 @@ impl ManaSoak {
             if self.injected() >= until {
                 self.c.armed = None;
                 self.c.fired = true;
-                self.bad_cq_fired += u64::from(kind == 3);
+                self.bad_cq_fired += u64::from(kind == MANA_EQE_BAD_CQ);
+                self.bad_wq_fired[0] += u64::from(kind == MANA_TX_BAD_WQ);
+                self.bad_wq_fired[1] += u64::from(kind == MANA_RX_BAD_WQ);
             }
         }
         self.check()?;
@@ -1044,26 +1237,37 @@ impl ManaSoak {
     }
 
     fn report(&self) -> ChaosReport {
+        let o = self.p.reopen_counts();
         self.c.report(
             mana_drops(&self.p),
             MANA_FAULTS.iter().copied().zip(self.faults).collect(),
             vec![
                 ("irq_recover", self.irq_recovered),
                 ("eqe_bad_cq", self.bad_cq_events),
+                ("reopen", o.reopens),
+                ("reopen.sq_fault", self.reopen_sq),
+                ("reopen.rq_fault", self.reopen_rq),
+                ("tx_timeout", self.timeouts),
+                ("tx_queue_dropped", o.tx_dropped),
             ],
         )
     }
 }
 
 fn mana_drops(p: &ManaPair) -> Vec<(&'static str, u64)> {
-    let (d, r, x) = (p.drv_tx(), p.drv_rx(), p.dev(RX_PORT));
+    let (d, r, x, o) = (p.drv_tx(), p.drv_rx(), p.dev(RX_PORT), p.reopen_counts());
     vec![
         ("drv.tx_cqe_err", d.tx_cqe_err),
         ("drv.tx_cqe_unknown_type", d.tx_cqe_unknown_type),
+        ("reopen.tx_abandoned", o.tx_abandoned),
+        ("reopen.tx_failed", o.tx_failed),
         ("dev.hc_rx_discards_no_wqe", x.hc_rx_discards_no_wqe),
         ("dev.rx_no_rq_drops", x.rx_no_rq_drops),
+        ("dev.rx_stopped", x.rx_stopped),
         ("drv.rx_truncated", r.rx_truncated),
         ("drv.rx_dropped", r.rx_dropped),
+        ("drv.rx_cqe_bad", r.cqe_bad),
+        ("drv.rx_cqe_discarded", r.cqe_discarded),
     ]
 }
 
@@ -1071,6 +1275,16 @@ fn mana_drops(p: &ManaPair) -> Vec<(&'static str, u64)> {
 /// overrun both), DMA tracked, interrupt-driven. Returns the report, or the first violation
 /// (with seed and round).
 pub fn soak_mana(cfg: &ChaosConfig) -> Result<ChaosReport, String> {
+    mana_run(cfg, None)
+}
+
+/// [`soak_mana`] with every fault of the kind named `fault` (one of [`MANA_FAULTS`]): one
+/// recovery exercised many times. Panics on a name not in the list.
+pub fn soak_mana_only(cfg: &ChaosConfig, fault: &str) -> Result<ChaosReport, String> {
+    mana_run(cfg, Some(kind_of(&MANA_FAULTS, fault)))
+}
+
+fn mana_run(cfg: &ChaosConfig, only: Option<usize>) -> Result<ChaosReport, String> {
     let mut p = ManaPair::new(ManaConfig {
         rq_wqes: 128,
         track_dma: true,
@@ -1083,7 +1297,10 @@ pub fn soak_mana(cfg: &ChaosConfig) -> Result<ChaosReport, String> {
     p.rx_eq.arm(&p.env);
     let mut s = ManaSoak {
         p,
-        c: Core::new("mana", cfg.seed),
+        c: Core {
+            only,
+            ..Core::new("mana", cfg.seed)
+        },
         faults: [0; MANA_FAULTS.len()],
         // The first NAPI rounds arm the CQs.
         napi_tx: true,
@@ -1091,6 +1308,10 @@ pub fn soak_mana(cfg: &ChaosConfig) -> Result<ChaosReport, String> {
         irq_recovered: 0,
         bad_cq_events: 0,
         bad_cq_fired: 0,
+        bad_wq_fired: [0; 2],
+        reopen_sq: 0,
+        reopen_rq: 0,
+        timeouts: 0,
     };
     s.quiesce()?;
     while s.c.led.accepted < cfg.packets {

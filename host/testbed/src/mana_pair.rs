@@ -19,6 +19,13 @@
 //! program order and handed to the device when it next runs (or its counters are read).
 //! Every RQ doorbell value the driver writes is also logged ([`ManaEnv::rq_doorbell_log`]).
 //! A [`Frame`]'s VLAN tag goes on the wire as 802.1Q ([`Frame::expected_wire_8021q`]).
+//!
+//! MANA has no queue reset: a queue that stopped on a CQE breaking the protocol, or a
+//! transmit watchdog that found no lost interrupt, is recovered by reopening the channels.
+//! [`ManaPair::reopen`] (direct model calls) and [`ManaPair::reopen_hwc`] (through the HWC)
+//! do what the driver's reopen does to the pair's queues and say what became of everything
+//! in flight ([`Reopened`]); the driver counters ([`ManaPair::drv_tx`], [`ManaPair::drv_rx`])
+//! are summed over the queues closed, as the driver's port totals are.
 
 use std::cell::RefCell;
 use std::rc::Rc;
@@ -40,7 +47,7 @@ use crate::glue::{Balance, Bar0, Doorbell, Env, TxBook};
 pub use crate::glue::{
     EnvCounts as ManaCounts, RxBuf, TxFrame as Frame, TxPkt as ManaPkt, BUF_SIZE, RX_PORT, TX_PORT,
 };
-use crate::mana_hwc::HwcHost;
+use crate::mana_hwc::{CallError, HwcHost};
 use crate::mem::{HostBuf, HostMemory};
 
 /// The MANA device model with host storage.
@@ -151,6 +158,199 @@ pub struct ManaPair {
     /// The host side of TX: packet buffers, packets in flight.
     pub tx: TxBook,
     rx_delivered: u64,
+    layout: Layout,
+    /// Device counters when the current queues were created.
+    base: Base,
+    /// Driver counters of the queues closed by reopens.
+    closed_tx: TxStats,
+    closed_rx: RxStats,
+    reopens: ReopenCounts,
+}
+
+/// How the pair's queues are keyed and where they ring: the legacy doorbell pages of a pair
+/// built with direct model calls, or the page GDMA_REGISTER_DEVICE returned to one built
+/// through the HWC.
+#[derive(Debug, Clone, Copy)]
+struct Layout {
+    mkey: u32,
+    sq_db: u32,
+    rq_db: u32,
+    tx_cq_db: u32,
+    rx_cq_db: u32,
+    vp_offset: u16,
+    /// Built through the HWC ([`ManaPair::new_hwc`]).
+    hwc: bool,
+}
+
+/// The device counters a reopen's accounting starts from (the pair's queues are the only
+/// ones of their ports, so the port counters are theirs).
+#[derive(Debug, Clone, Copy, Default)]
+struct Base {
+    /// TX WQEs executed ([`TX_PORT`]).
+    wqes: u64,
+    /// TX error CQEs written.
+    tx_err_cqes: u64,
+    /// TX CQEs written.
+    tx_cqes: u64,
+    /// RX CQEs written ([`RX_PORT`]).
+    rx_cqes: u64,
+}
+
+/// The memory of one set of queues (fresh for every open, as the driver allocates it).
+struct QueueBufs {
+    tcq: HostBuf,
+    sq: HostBuf,
+    rcq: HostBuf,
+    rq: HostBuf,
+}
+
+fn tcq_entries(cfg: &ManaConfig) -> u32 {
+    cfg.sq_size / 32
+}
+
+fn rcq_entries(cfg: &ManaConfig) -> u32 {
+    (cfg.rq_wqes + 1).next_power_of_two()
+}
+
+impl QueueBufs {
+    fn alloc(mem: &HostMemory, cfg: &ManaConfig) -> Self {
+        let tcq = mem.alloc(tcq_entries(cfg) as usize * 64);
+        let sq = mem.alloc(cfg.sq_size as usize);
+        let rcq = mem.alloc(rcq_entries(cfg) as usize * 64);
+        let rq = mem.alloc(cfg.rq_wqes as usize * 32);
+        Self { tcq, sq, rcq, rq }
+    }
+
+    /// The driver's SQ and RQ over these buffers, with the device ids `[sq, tx cq, rq, rx
+    /// cq]`; nothing posted.
+    fn build(self, cfg: &ManaConfig, l: &Layout, ids: [u32; 4]) -> (ManaSq, ManaRq) {
+        let [sqid, tcq, rqid, rcq] = ids;
+        let n = (cfg.sq_size / 32) as usize;
+        let sq = Sq::new(
+            SqParams {
+                queue_size: cfg.sq_size,
+                sq_id: sqid,
+                cq_id: tcq,
+                mkey: l.mkey,
+                db_offset: l.sq_db,
+                vp_offset: l.vp_offset,
+            },
+            self.sq,
+            Cq::new(self.tcq, tcq, tcq_entries(cfg), l.tx_cq_db).expect("TX CQ"),
+            (0..n).map(|_| TxPending::default()).collect(),
+            vec![DmaEntry::default(); 2 * n],
+        )
+        .expect("SQ");
+        let rq = Rq::new(
+            RqParams {
+                queue_size: cfg.rq_wqes * 32,
+                rq_id: rqid,
+                mkey: l.mkey,
+                buf_size: BUF_SIZE as u32,
+                db_offset: l.rq_db,
+                ring_per_packet: cfg.ring_per_packet,
+            },
+            self.rq,
+            Cq::new(self.rcq, rcq, rcq_entries(cfg), l.rx_cq_db).expect("RX CQ"),
+            (0..cfg.rq_wqes).map(|_| None).collect(),
+        )
+        .expect("RQ");
+        (sq, rq)
+    }
+}
+
+/// What one reopen ([`ManaPair::reopen`], [`ManaPair::reopen_hwc`]) did with what was in
+/// flight. Every TX packet in flight is dropped (`tx_dropped`), and of those the device
+/// either never executed the WQE (`tx_abandoned`), executed it with an error CQE the driver
+/// never processed (`tx_failed`: not sent), or sent the frame, whose fate is then the
+/// receiver's; the device's counters tell which, since the pair's SQ and RQ are the only
+/// queues of their ports.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Reopened {
+    /// Packets released without a completion and counted dropped (the driver's
+    /// `tx_queue_dropped`): everything in flight when the SQ closed.
+    pub tx_dropped: u32,
+    /// Of those, packets whose WQE the device never executed (a stalled or stopped port, or
+    /// WQEs not rung).
+    pub tx_abandoned: u32,
+    /// Of those, packets whose WQE the device executed with an error CQE the driver never
+    /// processed (never sent).
+    pub tx_failed: u32,
+    /// TX CQEs the stopped SQ consumed unread (the driver's `cqe_discarded` of the SQ):
+    /// completions of packets among `tx_dropped`.
+    pub tx_cqes_discarded: u32,
+    /// TX CQEs the device wrote that the driver never consumed (gone with the CQ).
+    pub tx_cqes_unread: u32,
+    /// RX CQEs the stopped RQ consumed unread, in its polls and at its drain (the driver's
+    /// `cqe_discarded` of the RQ): their frames are lost.
+    pub rx_cqes_discarded: u32,
+    /// RX CQEs an RQ not in error left unread when it closed: completions NAPI had not
+    /// polled yet; the drain recycles their buffers and no driver counter has them (the
+    /// frames are lost, counted only by the device as received).
+    pub rx_cqes_unread: u32,
+    /// Posted RX buffers given back to the pool.
+    pub rx_buffers_drained: u32,
+    /// Buffers posted in the new RQ.
+    pub rx_posted: u32,
+}
+
+/// Reopens a pair ran, summed ([`Reopened`]'s fields).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct ReopenCounts {
+    /// Reopens.
+    pub reopens: u64,
+    /// [`Reopened::tx_dropped`].
+    pub tx_dropped: u64,
+    /// [`Reopened::tx_abandoned`].
+    pub tx_abandoned: u64,
+    /// [`Reopened::tx_failed`].
+    pub tx_failed: u64,
+    /// [`Reopened::tx_cqes_discarded`].
+    pub tx_cqes_discarded: u64,
+    /// [`Reopened::tx_cqes_unread`].
+    pub tx_cqes_unread: u64,
+    /// [`Reopened::rx_cqes_discarded`].
+    pub rx_cqes_discarded: u64,
+    /// [`Reopened::rx_cqes_unread`].
+    pub rx_cqes_unread: u64,
+    /// [`Reopened::rx_buffers_drained`].
+    pub rx_buffers_drained: u64,
+}
+
+impl ReopenCounts {
+    fn add(&mut self, r: &Reopened) {
+        self.reopens += 1;
+        self.tx_dropped += u64::from(r.tx_dropped);
+        self.tx_abandoned += u64::from(r.tx_abandoned);
+        self.tx_failed += u64::from(r.tx_failed);
+        self.tx_cqes_discarded += u64::from(r.tx_cqes_discarded);
+        self.tx_cqes_unread += u64::from(r.tx_cqes_unread);
+        self.rx_cqes_discarded += u64::from(r.rx_cqes_discarded);
+        self.rx_cqes_unread += u64::from(r.rx_cqes_unread);
+        self.rx_buffers_drained += u64::from(r.rx_buffers_drained);
+    }
+}
+
+/// `a += b` field by field (the struct is destructured whole: a new counter must be added
+/// here).
+macro_rules! sum_stats {
+    ($ty:ident, $a:expr, $b:expr; $($f:ident),* $(,)?) => {{
+        let $ty { $($f),* } = $b;
+        $( $a.$f = $a.$f.wrapping_add($f); )*
+    }};
+}
+
+fn add_tx(a: &mut TxStats, b: TxStats) {
+    sum_stats!(TxStats, a, b; packets, bytes, tso_packets, tso_bytes, short_pkt_fmt,
+        long_pkt_fmt, csum_partial, mana_map_err, stop_queue, wake_queue, tx_cqe_err,
+        tx_cqe_unknown_type, xmit_more, busy, dropped, cqes, cqe_bad, cq_overflow, cqe_discarded,
+        wqes, bus, doorbells);
+}
+
+fn add_rx(a: &mut RxStats, b: RxStats) {
+    sum_stats!(RxStats, a, b; packets, bytes, rx_coalesced_err, rx_cqe_unknown_type,
+        rx_truncated, rx_dropped, cqes, cqe_bad, cq_overflow, cqe_discarded, wqes, doorbells,
+        polls, polls_with_work);
 }
 
 impl ManaPair {
@@ -167,61 +367,24 @@ impl ManaPair {
         let mut d = dev.borrow_mut();
         let teq = d.create_eq(TX_PORT, teq_buf.dma_addr(), eq_num, 0).unwrap();
         let req = d.create_eq(RX_PORT, req_buf.dma_addr(), eq_num, 1).unwrap();
-        let tcq_n = cfg.sq_size / 32;
-        let tcq_buf = mem.alloc(tcq_n as usize * 64);
-        let tcq = d
-            .create_cq(TX_PORT, tcq_buf.dma_addr(), tcq_n, Some(teq))
-            .unwrap();
-        let sq_ring = mem.alloc(cfg.sq_size as usize);
-        let sqid = d
-            .create_sq(TX_PORT, sq_ring.dma_addr(), cfg.sq_size, tcq)
-            .unwrap();
-        let rcq_n = (cfg.rq_wqes + 1).next_power_of_two();
-        let rcq_buf = mem.alloc(rcq_n as usize * 64);
-        let rcq = d
-            .create_cq(RX_PORT, rcq_buf.dma_addr(), rcq_n, Some(req))
-            .unwrap();
-        let rq_size = cfg.rq_wqes * 32;
-        let rq_ring = mem.alloc(rq_size as usize);
-        let rqid = d
-            .create_rq(RX_PORT, rq_ring.dma_addr(), rq_size, rcq)
-            .unwrap();
-        d.set_rss(RX_PORT, &[rqid]).unwrap();
+        let bufs = QueueBufs::alloc(&mem, &cfg);
+        let ids = create_direct(&mut d, &cfg, &bufs, teq, req);
         drop(d);
-        let n = (cfg.sq_size / 32) as usize;
-        let sq = Sq::new(
-            SqParams {
-                queue_size: cfg.sq_size,
-                sq_id: sqid,
-                cq_id: tcq,
-                mkey: MKEY,
-                db_offset: doorbell_offset(TX_PORT, DB_SQ),
-                vp_offset: 0,
-            },
-            sq_ring,
-            Cq::new(tcq_buf, tcq, tcq_n, doorbell_offset(TX_PORT, DB_CQ)).unwrap(),
-            (0..n).map(|_| TxPending::default()).collect(),
-            vec![DmaEntry::default(); 2 * n],
-        )
-        .expect("SQ");
-        let mut rq = Rq::new(
-            RqParams {
-                queue_size: rq_size,
-                rq_id: rqid,
-                mkey: MKEY,
-                buf_size: BUF_SIZE as u32,
-                db_offset: doorbell_offset(RX_PORT, DB_RQ),
-                ring_per_packet: cfg.ring_per_packet,
-            },
-            rq_ring,
-            Cq::new(rcq_buf, rcq, rcq_n, doorbell_offset(RX_PORT, DB_CQ)).unwrap(),
-            (0..cfg.rq_wqes).map(|_| None).collect(),
-        )
-        .expect("RQ");
+        let layout = Layout {
+            mkey: MKEY,
+            sq_db: doorbell_offset(TX_PORT, DB_SQ),
+            rq_db: doorbell_offset(RX_PORT, DB_RQ),
+            tx_cq_db: doorbell_offset(TX_PORT, DB_CQ),
+            rx_cq_db: doorbell_offset(RX_PORT, DB_CQ),
+            vp_offset: 0,
+            hwc: false,
+        };
+        let (sq, mut rq) = bufs.build(&cfg, &layout, ids);
         rq.fill(&mut env);
+        dev.borrow_mut().set_rss(RX_PORT, &[ids[2]]).unwrap();
         let tx_eq = Eq::new(teq_buf, teq, eq_num, doorbell_offset(TX_PORT, DB_EQ)).unwrap();
         let rx_eq = Eq::new(req_buf, req, eq_num, doorbell_offset(RX_PORT, DB_EQ)).unwrap();
-        Self {
+        let mut p = Self {
             tx: TxBook::new(&mem),
             mem,
             dev,
@@ -231,10 +394,17 @@ impl ManaPair {
             rq,
             tx_eq,
             rx_eq,
-            ids: [sqid, tcq, rqid, rcq],
+            ids,
             cfg,
             rx_delivered: 0,
-        }
+            layout,
+            base: Base::default(),
+            closed_tx: TxStats::default(),
+            closed_rx: RxStats::default(),
+            reopens: ReopenCounts::default(),
+        };
+        p.base = p.base_now();
+        p
     }
 
     /// The configuration.
@@ -333,13 +503,22 @@ impl ManaPair {
     pub fn tx_in_flight(&self) -> usize {
         self.tx.in_flight()
     }
-    /// Driver TX counters.
+    /// Driver TX counters: the SQ's, plus those of every SQ a reopen closed (the driver's
+    /// port totals).
     pub fn drv_tx(&self) -> TxStats {
-        self.sq.stats
+        let mut s = self.closed_tx;
+        add_tx(&mut s, self.sq.stats);
+        s
     }
-    /// Driver RX counters.
+    /// Driver RX counters: the RQ's, plus those of every RQ a reopen closed.
     pub fn drv_rx(&self) -> RxStats {
-        self.rq.stats
+        let mut s = self.closed_rx;
+        add_rx(&mut s, self.rq.stats);
+        s
+    }
+    /// Reopens run so far ([`ManaPair::reopen`], [`ManaPair::reopen_hwc`]).
+    pub fn reopen_counts(&self) -> ReopenCounts {
+        self.reopens
     }
     /// Device counters of a port (latched writes first).
     pub fn dev(&self, port: usize) -> PortCounters {
@@ -356,24 +535,41 @@ impl ManaPair {
     }
 
     /// Checks that driver, host and device counters balance (call when settled, with no
-    /// faults injected).
+    /// faults injected; reopens of a settled pair are accounted for).
     pub fn check_counters(&mut self) -> Result<(), String> {
-        let (d, r, t, x, e) = (
+        let (d, r, t, x, e, o) = (
             self.drv_tx(),
             self.drv_rx(),
             self.dev(TX_PORT),
             self.dev(RX_PORT),
             self.env.counts(),
+            self.reopens,
         );
         let mut b = Balance::default();
-        b.eq("driver WQEs vs device WQEs", d.wqes, t.wqes);
-        b.eq("device TX CQEs vs driver CQEs", t.tx_cqes, d.cqes);
+        b.eq(
+            "driver WQEs vs device WQEs + abandoned by reopens",
+            d.wqes,
+            t.wqes + o.tx_abandoned,
+        );
+        b.eq(
+            "device TX CQEs vs driver CQEs + unread at reopens",
+            t.tx_cqes,
+            d.cqes + o.tx_cqes_unread,
+        );
         b.eq(
             "device TX packets vs RX + drops",
             t.tx_packets(),
-            x.rx_packets() + x.hc_rx_discards_no_wqe + x.rx_no_rq_drops + x.rx_truncated,
+            x.rx_packets()
+                + x.hc_rx_discards_no_wqe
+                + x.rx_no_rq_drops
+                + x.rx_truncated
+                + x.rx_stopped,
         );
-        b.eq("device RX CQEs vs driver RX CQEs", x.rx_cqes, r.cqes);
+        b.eq(
+            "device RX CQEs vs driver RX CQEs + unread at reopens",
+            x.rx_cqes,
+            r.cqes + o.rx_cqes_unread,
+        );
         b.eq("device RX packets vs driver", x.rx_packets(), r.packets);
         b.eq("device RX bytes vs driver", x.hc_rx_bytes, r.bytes);
         b.eq("driver RX vs delivered", r.packets, self.rx_delivered);
@@ -399,9 +595,9 @@ impl ManaPair {
         b.eq("device TX WQE errors", t.tx_wqe_errors, 0);
         b.eq("driver protocol errors", d.cqe_bad + r.cqe_bad, 0);
         b.eq(
-            "RX WQEs posted vs outstanding + completed",
+            "RX WQEs posted vs outstanding + completed + drained by reopens",
             r.wqes,
-            u64::from(self.rq.posted()) + r.cqes,
+            u64::from(self.rq.posted()) + r.cqes + o.rx_buffers_drained,
         );
         b.floor(t.pcie.in_bytes, t.tx_floor_in_bytes);
         b.finish()
@@ -437,74 +633,29 @@ impl ManaPair {
         let vport_tx = h.config_vport_tx(TX_PORT).expect("vport TX");
         h.config_vport_tx(RX_PORT).expect("vport RX port TX");
         let mem = h.mem.clone();
-        let tcq_n = cfg.sq_size / 32;
-        let tcq_buf = mem.alloc(tcq_n as usize * 64);
-        let sq_ring = mem.alloc(cfg.sq_size as usize);
+        let bufs = QueueBufs::alloc(&mem, &cfg);
         let so = h
-            .create_wq_obj(TX_PORT, req::GDMA_SQ, &sq_ring, &tcq_buf, tx_eq.id())
+            .create_wq_obj(TX_PORT, req::GDMA_SQ, &bufs.sq, &bufs.tcq, tx_eq.id())
             .expect("SQ object");
-        let rcq_n = (cfg.rq_wqes + 1).next_power_of_two();
-        let rcq_buf = mem.alloc(rcq_n as usize * 64);
-        let rq_size = cfg.rq_wqes * 32;
-        let rq_ring = mem.alloc(rq_size as usize);
         let ro = h
-            .create_wq_obj(RX_PORT, req::GDMA_RQ, &rq_ring, &rcq_buf, rx_eq.id())
+            .create_wq_obj(RX_PORT, req::GDMA_RQ, &bufs.rq, &bufs.rcq, rx_eq.id())
             .expect("RQ object");
-        let tab = vec![ro.handle; 64];
-        let vport = h.info.vports[RX_PORT].vport;
-        h.simple(req::MANA_CONFIG_VPORT_RX, |b, who| {
-            req::config_vport_rx(
-                b,
-                who,
-                &RxSteer {
-                    vport,
-                    rx_enable: req::TRI_STATE_TRUE,
-                    rss_enable: req::TRI_STATE_TRUE,
-                    update_default_rxobj: true,
-                    update_hashkey: true,
-                    update_indir_tab: true,
-                    default_rxobj: ro.handle,
-                    hashkey: &HWC_PAIR_KEY,
-                    indir_tab: &tab,
-                },
-            )
-        })
-        .expect("RX steering");
+        steer_rx(&mut h, Some(ro.handle)).expect("RX steering");
         let page = h.info.db_page;
-        let mkey = h.info.reg.gpa_mkey;
+        let layout = Layout {
+            mkey: h.info.reg.gpa_mkey,
+            sq_db: page + DB_SQ,
+            rq_db: page + DB_RQ,
+            tx_cq_db: page + DB_CQ,
+            rx_cq_db: page + DB_CQ,
+            vp_offset: vport_tx.tx_vport_offset,
+            hwc: true,
+        };
         let mut env = ManaEnv::new(&mem, ManaBar(h.dev.clone()), cfg.track_dma);
-        let n = (cfg.sq_size / 32) as usize;
-        let sq = Sq::new(
-            SqParams {
-                queue_size: cfg.sq_size,
-                sq_id: so.wq_id,
-                cq_id: so.cq_id,
-                mkey,
-                db_offset: page + DB_SQ,
-                vp_offset: vport_tx.tx_vport_offset,
-            },
-            sq_ring,
-            Cq::new(tcq_buf, so.cq_id, tcq_n, page + DB_CQ).expect("TX CQ"),
-            (0..n).map(|_| TxPending::default()).collect(),
-            vec![DmaEntry::default(); 2 * n],
-        )
-        .expect("SQ");
-        let mut rq = Rq::new(
-            RqParams {
-                queue_size: rq_size,
-                rq_id: ro.wq_id,
-                mkey,
-                buf_size: BUF_SIZE as u32,
-                db_offset: page + DB_RQ,
-                ring_per_packet: cfg.ring_per_packet,
-            },
-            rq_ring,
-            Cq::new(rcq_buf, ro.cq_id, rcq_n, page + DB_CQ).expect("RX CQ"),
-            (0..cfg.rq_wqes).map(|_| None).collect(),
-        )
-        .expect("RQ");
+        let ids = [so.wq_id, so.cq_id, ro.wq_id, ro.cq_id];
+        let (sq, mut rq) = bufs.build(&cfg, &layout, ids);
         rq.fill(&mut env);
-        let pair = Self {
+        let mut pair = Self {
             tx: TxBook::new(&mem),
             mem,
             dev: h.dev.clone(),
@@ -514,15 +665,291 @@ impl ManaPair {
             rq,
             tx_eq,
             rx_eq,
-            ids: [so.wq_id, so.cq_id, ro.wq_id, ro.cq_id],
+            ids,
             cfg,
             rx_delivered: 0,
+            layout,
+            base: Base::default(),
+            closed_tx: TxStats::default(),
+            closed_rx: RxStats::default(),
+            reopens: ReopenCounts::default(),
         };
+        pair.base = pair.base_now();
         let objs = HwcObjects {
             sq: so,
             rq: ro,
             vport_tx,
         };
         (pair, h, objs)
+    }
+}
+
+/// MANA_CONFIG_VPORT_RX on the RX port's vport: RX and RSS on over `rq` (64 entries, the
+/// pair's hash key, `rq` the default), or RX off (`None`), as `mana_config_rss` and
+/// `mana_dealloc_queues` do.
+fn steer_rx(h: &mut HwcHost, rq: Option<u64>) -> Result<(), CallError> {
+    let vport = h.info.vports[RX_PORT].vport;
+    let tab = vec![rq.unwrap_or(0); 64];
+    let key = if rq.is_some() { HWC_PAIR_KEY } else { [0; 40] };
+    h.simple(req::MANA_CONFIG_VPORT_RX, |b, who| {
+        req::config_vport_rx(
+            b,
+            who,
+            &match rq {
+                Some(handle) => RxSteer {
+                    vport,
+                    rx_enable: req::TRI_STATE_TRUE,
+                    rss_enable: req::TRI_STATE_TRUE,
+                    update_default_rxobj: true,
+                    update_hashkey: true,
+                    update_indir_tab: true,
+                    default_rxobj: handle,
+                    hashkey: &key,
+                    indir_tab: &tab,
+                },
+                None => RxSteer {
+                    vport,
+                    rx_enable: req::TRI_STATE_FALSE,
+                    rss_enable: req::TRI_STATE_UNKNOWN,
+                    update_default_rxobj: false,
+                    update_hashkey: false,
+                    update_indir_tab: false,
+                    default_rxobj: 0,
+                    hashkey: &key,
+                    indir_tab: &tab,
+                },
+            },
+        )
+    })
+}
+
+/// Creates the pair's CQs, SQ and RQ with direct model calls, the CQs reporting to `teq`
+/// and `req`. Returns `[sq, tx cq, rq, rx cq]`.
+fn create_direct(
+    d: &mut HostMana,
+    cfg: &ManaConfig,
+    b: &QueueBufs,
+    teq: u32,
+    req: u32,
+) -> [u32; 4] {
+    let tcq = d
+        .create_cq(TX_PORT, b.tcq.dma_addr(), tcq_entries(cfg), Some(teq))
+        .expect("create the TX CQ");
+    let sq = d
+        .create_sq(TX_PORT, b.sq.dma_addr(), cfg.sq_size, tcq)
+        .expect("create the SQ");
+    let rcq = d
+        .create_cq(RX_PORT, b.rcq.dma_addr(), rcq_entries(cfg), Some(req))
+        .expect("create the RX CQ");
+    let rq = d
+        .create_rq(RX_PORT, b.rq.dma_addr(), cfg.rq_wqes * 32, rcq)
+        .expect("create the RQ");
+    [sq, tcq, rq, rcq]
+}
+
+/// Reopening the pair's queues, as the driver's reopen of a port's channels
+/// (`Port::reopen` in port.rs: `close_channels`, then `open_channels`).
+impl ManaPair {
+    /// The device counters the next reopen's accounting starts from.
+    fn base_now(&self) -> Base {
+        let (t, x) = (self.dev(TX_PORT), self.dev(RX_PORT));
+        Base {
+            wqes: t.wqes,
+            tx_err_cqes: t.tx_err_cqes,
+            tx_cqes: t.tx_cqes,
+            rx_cqes: x.rx_cqes,
+        }
+    }
+
+    /// Reopens the pair's queues with direct model calls (a pair from [`ManaPair::new`]):
+    /// RX steering off, the TX completions waiting reaped if the SQ is not in error (as the
+    /// channel's close lets the device finish, with NAPI off), the RQ and its CQ then the SQ
+    /// and its CQ destroyed (which ends a [`Fault::TxStall`] or [`Fault::DevStop`] of their
+    /// ports), everything in flight released ([`Reopened`]), new queues created over fresh
+    /// memory (the old is unmapped: a device touching it faults), the RQ filled, RSS set to
+    /// it, the EQs bound to the new CQs, the TX queue woken. The device does not run meanwhile
+    /// and the new CQs are not armed (NAPI's first poll arms them, as after
+    /// [`ManaPair::new`]).
+    ///
+    /// Panics for a pair built through the HWC (use [`ManaPair::reopen_hwc`]), or if the
+    /// device refuses a step (a test bed bug).
+    ///
+    /// [`Fault::TxStall`]: rsnic_core::sim::mana::Fault::TxStall
+    /// [`Fault::DevStop`]: rsnic_core::sim::mana::Fault::DevStop
+    pub fn reopen(&mut self) -> Reopened {
+        assert!(
+            !self.layout.hwc,
+            "a pair built through the HWC reopens with reopen_hwc"
+        );
+        self.dev
+            .borrow_mut()
+            .set_rss(RX_PORT, &[])
+            .expect("RX steering off");
+        self.close_reap();
+        {
+            let [sq, tcq, rq, rcq] = self.ids;
+            let mut d = self.dev.borrow_mut();
+            d.destroy_rq(rq).expect("destroy the RQ");
+            d.destroy_cq(rcq).expect("destroy the RX CQ");
+            d.destroy_sq(sq).expect("destroy the SQ");
+            d.destroy_cq(tcq).expect("destroy the TX CQ");
+        }
+        let r = self.close_drain();
+        let bufs = QueueBufs::alloc(&self.mem, &self.cfg);
+        let ids = create_direct(
+            &mut self.dev.borrow_mut(),
+            &self.cfg,
+            &bufs,
+            self.tx_eq.id(),
+            self.rx_eq.id(),
+        );
+        let r = self.open_queues(bufs, ids, r);
+        self.dev
+            .borrow_mut()
+            .set_rss(RX_PORT, &[ids[2]])
+            .expect("RSS over the new RQ");
+        r
+    }
+
+    /// [`ManaPair::reopen`] for a pair built through the HWC ([`ManaPair::new_hwc`]), with
+    /// the driver's requests: MANA_CONFIG_VPORT_RX with RX off, MANA_DESTROY_WQ_OBJ of the RQ
+    /// then the SQ (each with its CQ and DMA regions), MANA_CREATE_WQ_OBJ of a new SQ and RQ
+    /// over fresh memory, the RQ filled, MANA_CONFIG_VPORT_RX with RX on over it; `objs` gets
+    /// the new objects. The HWC runs the device while it waits for a response (interrupts
+    /// raised then are the HWC host's).
+    ///
+    /// A request that fails (an injected failure, [`HostMana::fail_request`]) ends the
+    /// reopen with its error, the steps before it done: the pair is then left without usable
+    /// queues (as the driver's port, until the interface is set down and up).
+    pub fn reopen_hwc(
+        &mut self,
+        h: &mut HwcHost,
+        objs: &mut HwcObjects,
+    ) -> Result<Reopened, CallError> {
+        assert!(
+            self.layout.hwc,
+            "a pair built with direct calls reopens with reopen"
+        );
+        self.env.flush_mmio();
+        steer_rx(h, None)?;
+        self.close_reap();
+        self.env.flush_mmio();
+        for (ty, handle) in [
+            (req::GDMA_RQ, objs.rq.handle),
+            (req::GDMA_SQ, objs.sq.handle),
+        ] {
+            h.simple(req::MANA_DESTROY_WQ_OBJ, |b, who| {
+                req::destroy_wq_obj(b, who, ty, handle)
+            })?;
+        }
+        let r = self.close_drain();
+        let bufs = QueueBufs::alloc(&self.mem, &self.cfg);
+        let so = h.create_wq_obj(TX_PORT, req::GDMA_SQ, &bufs.sq, &bufs.tcq, self.tx_eq.id())?;
+        objs.sq = so;
+        let ro = h.create_wq_obj(RX_PORT, req::GDMA_RQ, &bufs.rq, &bufs.rcq, self.rx_eq.id())?;
+        objs.rq = ro;
+        let r = self.open_queues(bufs, [so.wq_id, so.cq_id, ro.wq_id, ro.cq_id], r);
+        self.env.flush_mmio();
+        steer_rx(h, Some(ro.handle))?;
+        Ok(r)
+    }
+
+    /// The first step of a close: the TX completions the device wrote are reaped if the SQ
+    /// is not in error (`tx_reap` without NAPI: no CQ doorbell).
+    fn close_reap(&mut self) {
+        self.env.flush_mmio();
+        if self.sq.error().is_some() {
+            return;
+        }
+        loop {
+            let mut done = Vec::new();
+            let r = self.sq.poll_cq(&mut self.env, |p| done.push(p));
+            for p in done {
+                self.tx.release(p);
+            }
+            if r.cqes == 0 {
+                break;
+            }
+        }
+    }
+
+    /// The close once the device queues are gone: what the device did since the queues were
+    /// created read from its counters, every TX packet in flight released and dropped (BQL
+    /// reset), the RQ drained (a stopped RQ's unread CQEs counted as discarded), the queues'
+    /// counters added to the port totals.
+    fn close_drain(&mut self) -> Reopened {
+        let (t, x, b, s) = (
+            self.dev(TX_PORT),
+            self.dev(RX_PORT),
+            self.base,
+            self.sq.stats,
+        );
+        let executed = t.wqes - b.wqes;
+        let abandoned = s
+            .wqes
+            .checked_sub(executed)
+            .expect("the device executed no more WQEs than the SQ posted");
+        let failed = (t.tx_err_cqes - b.tx_err_cqes)
+            .checked_sub(s.tx_cqe_err + s.tx_cqe_unknown_type)
+            .expect("the driver read no more error CQEs than the device wrote");
+        let tx_unread = (t.tx_cqes - b.tx_cqes)
+            .checked_sub(s.cqes)
+            .expect("the driver read no more TX CQEs than the device wrote");
+        let mut drained = Vec::new();
+        let (pkts, bytes) = self.sq.drain(&mut self.env, |p| drained.push(p));
+        for p in drained {
+            self.tx.release(p);
+        }
+        assert_eq!(
+            self.env.reset_bql(),
+            (u64::from(pkts), u64::from(bytes)),
+            "BQL in flight vs what the reopen dropped"
+        );
+        assert!(
+            abandoned + failed <= u64::from(pkts),
+            "{abandoned} abandoned and {failed} failed of {pkts} dropped"
+        );
+        let bufs = self.rq.drain(&mut self.env);
+        let rx_unread = (x.rx_cqes - b.rx_cqes)
+            .checked_sub(self.rq.stats.cqes)
+            .expect("the driver read no more RX CQEs than the device wrote");
+        add_tx(&mut self.closed_tx, self.sq.stats);
+        add_rx(&mut self.closed_rx, self.rq.stats);
+        Reopened {
+            tx_dropped: pkts,
+            tx_abandoned: abandoned as u32,
+            tx_failed: failed as u32,
+            tx_cqes_discarded: s.cqe_discarded as u32,
+            tx_cqes_unread: tx_unread as u32,
+            rx_cqes_discarded: self.rq.stats.cqe_discarded as u32,
+            rx_cqes_unread: rx_unread as u32,
+            rx_buffers_drained: bufs,
+            rx_posted: 0,
+        }
+    }
+
+    /// The open: the driver's queues over `bufs` with the device's `ids`, the old queues'
+    /// memory unmapped, the RQ filled (one doorbell), the EQs bound to the new CQs
+    /// (`irq_bind`), the TX queue woken; the reopen counted.
+    fn open_queues(&mut self, bufs: QueueBufs, ids: [u32; 4], mut r: Reopened) -> Reopened {
+        let (sq, rq) = bufs.build(&self.cfg, &self.layout, ids);
+        let old_sq = std::mem::replace(&mut self.sq, sq);
+        let old_rq = std::mem::replace(&mut self.rq, rq);
+        for b in [
+            old_sq.wq().ring(),
+            old_sq.cq().buffer(),
+            old_rq.wq().ring(),
+            old_rq.cq().buffer(),
+        ] {
+            self.mem.free(b);
+        }
+        self.ids = ids;
+        self.tx_eq.expect_cqs(&[ids[1]]);
+        self.rx_eq.expect_cqs(&[ids[3]]);
+        r.rx_posted = self.rq.fill(&mut self.env);
+        self.env.wake();
+        self.base = self.base_now();
+        self.reopens.add(&r);
+        r
     }
 }

@@ -406,13 +406,11 @@ where
 
     /// Gives every posted buffer back (teardown, once the device no longer writes to them).
     pub fn drain<E: RxBufProvider<B> + Barriers>(&mut self, env: &mut E) -> u32 {
-        if self.error.is_some() {
-            // What the device completed after the RQ stopped was never read: counted, as
-            // the frames are lost (the driver stopped trusting the CQ).
-            let n = self.cq.discard(env);
-            add(&mut self.stats.cqes, u64::from(n));
-            add(&mut self.stats.cqe_discarded, u64::from(n));
-        }
+        // What the device completed and NAPI never read (the RQ stopped on a fault, or
+        // closed first): consumed unread and counted, as those frames are lost.
+        let d = self.cq.discard(env);
+        add(&mut self.stats.cqes, u64::from(d));
+        add(&mut self.stats.cqe_discarded, u64::from(d));
         let mut n = 0;
         for slot in self.bufs.iter_mut() {
             if let Some(b) = slot.take() {

@@ -451,8 +451,13 @@ where
     }
 
     /// Gives every posted buffer back to the provider (teardown or recovery, once the
-    /// device no longer writes to them). Returns how many.
-    pub fn drain<E: RxBufProvider<B>>(&mut self, env: &mut E) -> u32 {
+    /// device no longer writes to them). CQEs left in the CQ (frames the device delivered
+    /// that NAPI never read: the queue closed first) are consumed unread and counted in
+    /// `cqe_discarded`. Returns how many buffers.
+    pub fn drain<E: RxBufProvider<B> + Barriers>(&mut self, env: &mut E) -> u32 {
+        let d = self.cq.discard(env);
+        add(&mut self.stats.cqes, u64::from(d));
+        add(&mut self.stats.cqe_discarded, u64::from(d));
         let mut n = 0;
         for slot in self.bufs.iter_mut() {
             if let Some(b) = slot.take() {
