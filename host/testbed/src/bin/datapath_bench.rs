@@ -6,6 +6,7 @@
 //! datapath_bench [--packets N]                          every configuration, no instructions
 //! datapath_bench --one PATH SIZE BURST [--packets N]    one configuration, one ROW line
 //! datapath_bench --mana PATH BUDGET [--packets N]       one MANA RX configuration, one ROW line
+//! datapath_bench --mana-tx SIZE BURST [--packets N]     one MANA TX configuration, one ROW line
 //! datapath_bench --xdp PATH SIZE BURST [--packets N]    one XDP SQ configuration, one ROW line
 //! ```
 //!
@@ -33,10 +34,15 @@
 //! re-posted WQEs by writing its doorbell record, once per refill of at least `wqe_bulk`
 //! WQEs.
 //!
-//! Output of `--one` and `--mana`: `ROW` with the CSV fields up to `cqes_per_pkt`, then
-//! `RXDB BUDGET,VALUE`, the fields `napi_budget` and `rx_doorbells_per_pkt` (the RX NAPI
-//! budget, [`RX_BUDGET`] for mlx5 rows); `scripts/bench.sh` writes every CSV row as
-//! `ROW,instr_per_pkt,RXDB`.
+//! MANA TX rows (`--mana-tx`, family `mana`, path `tx`): the schedule and figures of `--one`
+//! on a [`ManaPair`] whose SQ has 1024 one-BU WQEs (as the mlx5 rows' 1024 WQEBBs); callgrind
+//! counts [`bench_mana_xmit`] and [`bench_mana_tx_poll`] (one NAPI round of the TX CQ, called
+//! until a round reads nothing).
+//!
+//! Output of `--one`, `--mana-tx` and `--mana`: `ROW` with the CSV fields up to
+//! `cqes_per_pkt`, then `RXDB BUDGET,VALUE`, the fields `napi_budget` and
+//! `rx_doorbells_per_pkt` (the RX NAPI budget, [`RX_BUDGET`] for mlx5 and MANA TX rows);
+//! `scripts/bench.sh` writes every CSV row as `ROW,instr_per_pkt,RXDB,driver,glue`.
 //!
 //! PATH is `regular`, `mpwqe` or `mpwqe_inline`; SIZE the frame length in bytes (an
 //! Ethernet/IPv4/UDP frame without FCS); BURST the packets per doorbell (`xmit_more` on all
@@ -53,6 +59,10 @@
 //! outbound PCIe bytes (read requests, CQEs), SQ doorbell register writes and TX CQEs.
 //! Driver instructions are what callgrind counts inside [`bench_driver_xmit`] and
 //! [`bench_driver_tx_poll`] (toggle-collect on those two functions), divided by packets.
+//! `scripts/bench.sh` builds this binary with the cargo profile `bench-kernel` (the kernel's
+//! Rust codegen) and splits the count into the driver's own instructions and the host glue's
+//! by each instruction's inline chain; the `bench_*` wrappers count as the driver's entry
+//! points, closures in them (the release callbacks) as glue.
 
 use std::process::ExitCode;
 
@@ -63,7 +73,7 @@ use rsnic_core::dp::mlx5::sq::{Sq, SqParams, TxPoll, WqeInfo};
 use rsnic_core::dp::mlx5::tx::{DmaEntry, InlineMode, TxDmaMap, TxPacket, TxQueue, TxReject};
 use rsnic_core::sim::mlx5::{api_uar_offset, CqConfig, SqConfig, SQ_DOORBELL};
 use rsnic_testbed::fixtures::Ipv4Frame;
-use rsnic_testbed::mana_pair::{self, ManaConfig, ManaEnv, ManaPair, ManaRq};
+use rsnic_testbed::mana_pair::{self, ManaConfig, ManaEnv, ManaPair, ManaRq, ManaSq};
 use rsnic_testbed::mem::HostBuf;
 use rsnic_testbed::pair::{HostEnv, HostSq, Pair, PairConfig, TxFrame, TxPkt, LKEY, TX_PORT};
 
@@ -111,6 +121,155 @@ fn bench_mana_rx_poll(
     out: &mut Vec<rsnic_testbed::pair::RxBuf>,
 ) -> RxPoll {
     rq.napi_poll(budget, env, |b, _| out.push(b))
+}
+
+/// The MANA driver's xmit, out of line for callgrind.
+#[inline(never)]
+fn bench_mana_xmit(
+    sq: &mut ManaSq,
+    pkt: TxPkt,
+    xmit_more: bool,
+    env: &mut ManaEnv,
+) -> Result<(), TxReject<TxPkt>> {
+    sq.xmit(pkt, xmit_more, env)
+}
+
+/// The MANA driver's TX completion: one NAPI round of the TX CQ (`Sq::napi_poll`: the CQ
+/// poll, then the CQ doorbell rule), out of line for callgrind. Released packets are only
+/// collected here.
+#[inline(never)]
+fn bench_mana_tx_poll(sq: &mut ManaSq, env: &mut ManaEnv, done: &mut Vec<TxPkt>) -> u32 {
+    sq.napi_poll(MANA_TX_BUDGET, env, |p| done.push(p)).0.cqes
+}
+
+/// Frame size of the MANA TX rows in the table without arguments.
+const MANA_TX_SIZE: usize = 64;
+/// NAPI budget of the MANA TX completion rounds.
+const MANA_TX_BUDGET: u32 = 64;
+/// SQ of the MANA TX rows: 1024 one-BU (32-byte) WQEs, as the mlx5 rows' 1024 WQEBBs, so
+/// that the schedule (up to [`REAP_EVERY`] packets outstanding) is the same.
+const MANA_TX_SQ_SIZE: u32 = 1024 * 32;
+
+/// The MANA TX rows' schedule: that of [`Runner`] on a [`ManaPair`].
+struct ManaTxRunner {
+    p: ManaPair,
+    frame: TxFrame,
+    done: Vec<TxPkt>,
+    since_reap: u64,
+}
+
+impl ManaTxRunner {
+    fn reap(&mut self, measured: bool) {
+        loop {
+            let cqes = if measured {
+                bench_mana_tx_poll(&mut self.p.sq, &mut self.p.env, &mut self.done)
+            } else {
+                let done = &mut self.done;
+                self.p
+                    .sq
+                    .napi_poll(MANA_TX_BUDGET, &mut self.p.env, |x| done.push(x))
+                    .0
+                    .cqes
+            };
+            for pkt in self.done.drain(..) {
+                self.p.tx.release(pkt);
+            }
+            if cqes == 0 {
+                break;
+            }
+        }
+        self.since_reap = 0;
+    }
+
+    fn device_and_rx(&mut self) {
+        self.p.run_device();
+        while !self.p.poll_rx(RX_BUDGET).is_empty() {}
+    }
+
+    fn send(&mut self, packets: u64, burst: u64, measured: bool) {
+        let mut sent = 0;
+        while sent < packets {
+            for k in 0..burst {
+                if self.p.tx_stopped() {
+                    self.device_and_rx();
+                    self.reap(measured);
+                    assert!(!self.p.tx_stopped(), "queue still stopped after a reap");
+                }
+                let pkt = self.p.tx.make_pkt(&self.frame);
+                let id = pkt.id();
+                let more = k + 1 < burst;
+                let r = if measured {
+                    bench_mana_xmit(&mut self.p.sq, pkt, more, &mut self.p.env)
+                } else {
+                    self.p.sq.xmit(pkt, more, &mut self.p.env)
+                };
+                if let Err(e) = r {
+                    panic!("packet {id} rejected: {:?}", e.reason);
+                }
+                self.p.tx.accepted(id);
+                sent += 1;
+                self.since_reap += 1;
+            }
+            self.device_and_rx();
+            if self.since_reap >= REAP_EVERY {
+                self.reap(measured);
+            }
+        }
+        self.device_and_rx();
+        self.reap(measured);
+        assert_eq!(self.p.tx_in_flight(), 0);
+    }
+}
+
+/// One MANA TX configuration (path `tx`): the row of the TX port (port 0), as [`run_one`]'s.
+fn run_mana_tx(size: usize, burst: u64, packets: u64) -> Row {
+    let p = ManaPair::new(ManaConfig {
+        ring_per_packet: false,
+        rq_wqes: 512,
+        sq_size: MANA_TX_SQ_SIZE,
+        track_dma: false,
+    });
+    let mut r = ManaTxRunner {
+        p,
+        frame: TxFrame::linear(udp4_frame(size)),
+        done: Vec::with_capacity(1024),
+        since_reap: 0,
+    };
+    r.send(WARMUP, burst, false);
+    let base = r.p.dev(mana_pair::TX_PORT);
+    let rx0 = r.p.dev(mana_pair::RX_PORT);
+    let d0 = r.p.drv_tx();
+    r.send(packets, burst, true);
+    let c = r.p.dev(mana_pair::TX_PORT);
+    let rx1 = r.p.dev(mana_pair::RX_PORT);
+    let d = r.p.drv_tx();
+    assert_eq!(
+        d.packets - d0.packets,
+        packets,
+        "driver posted every packet"
+    );
+    assert_eq!(c.wqes - base.wqes, packets, "device sent every packet");
+    assert_eq!(c.tx_err_cqes, 0, "TX errors");
+    if let Err(e) = r.p.check_counters() {
+        panic!("counters do not balance: {e}");
+    }
+    let n = packets as f64;
+    let per = |a: u64, b: u64| (a - b) as f64 / n;
+    Row {
+        family: "mana",
+        path: "tx",
+        size,
+        burst,
+        desc: per(c.wqe_bytes, base.wqe_bytes),
+        inbound: per(c.pcie.in_bytes, base.pcie.in_bytes),
+        floor: per(c.tx_floor_in_bytes, base.tx_floor_in_bytes),
+        outbound: per(c.pcie.out_bytes, base.pcie.out_bytes),
+        doorbells: per(c.sq_doorbells, base.sq_doorbells),
+        cqes: per(c.tx_cqes, base.tx_cqes),
+        // MANA has no inline data path.
+        inlined: 0.0,
+        rx_db: per(rx1.rq_doorbells, rx0.rq_doorbells),
+    }
 }
 
 const MANA_PATHS: [&str; 2] = ["rx_db_batched", "rx_db_per_packet"];
@@ -196,6 +355,7 @@ fn udp4_frame(len: usize) -> Vec<u8> {
 
 /// One configuration's figures, per packet.
 struct Row {
+    family: &'static str,
     path: &'static str,
     size: usize,
     burst: u64,
@@ -321,6 +481,7 @@ fn run_one(path: &'static str, size: usize, burst: u64, packets: u64) -> Row {
     let n = packets as f64;
     let per = |a: u64, b: u64| (a - b) as f64 / n;
     Row {
+        family: "mlx5",
         path,
         size,
         burst,
@@ -684,6 +845,7 @@ fn run_xdp(path: &'static str, size: usize, burst: u64, packets: u64) -> (Row, u
     let n = packets as f64;
     let per = |a: u64, b: u64| (a - b) as f64 / n;
     let row = Row {
+        family: "mlx5",
         path,
         size,
         burst,
@@ -701,15 +863,25 @@ fn run_xdp(path: &'static str, size: usize, burst: u64, packets: u64) -> (Row, u
 
 fn row_csv(r: &Row) -> String {
     format!(
-        "mlx5,{},{},{},{:.2},{:.2},{:.2},{:.2},{:.4},{:.4}",
-        r.path, r.size, r.burst, r.desc, r.inbound, r.floor, r.outbound, r.doorbells, r.cqes
+        "{},{},{},{},{:.2},{:.2},{:.2},{:.2},{:.4},{:.4}",
+        r.family,
+        r.path,
+        r.size,
+        r.burst,
+        r.desc,
+        r.inbound,
+        r.floor,
+        r.outbound,
+        r.doorbells,
+        r.cqes
     )
 }
 
 fn usage() -> ExitCode {
     eprintln!(
         "usage: datapath_bench [--packets N] | --one PATH SIZE BURST [--packets N] \
-         | --mana PATH BUDGET [--packets N] | --xdp PATH SIZE BURST [--packets N]"
+         | --mana PATH BUDGET [--packets N] | --mana-tx SIZE BURST [--packets N] \
+         | --xdp PATH SIZE BURST [--packets N]"
     );
     ExitCode::from(2)
 }
@@ -720,6 +892,7 @@ fn main() -> ExitCode {
     let mut one = None;
     let mut mana = None;
     let mut xdp = None;
+    let mut mana_tx = None;
     let mut i = 0;
     while i < args.len() {
         match args[i].as_str() {
@@ -760,6 +933,19 @@ fn main() -> ExitCode {
                 xdp = Some((*path, size, burst));
                 i += 4;
             }
+            "--mana-tx" => {
+                let (Some(size), Some(burst)) = (
+                    args.get(i + 1).and_then(|s| s.parse::<usize>().ok()),
+                    args.get(i + 2).and_then(|s| s.parse::<u64>().ok()),
+                ) else {
+                    return usage();
+                };
+                if !(42..=1514).contains(&size) || burst == 0 {
+                    return usage();
+                }
+                mana_tx = Some((size, burst));
+                i += 3;
+            }
             "--mana" => {
                 let (Some(path), Some(budget)) = (
                     args.get(i + 1)
@@ -793,6 +979,13 @@ fn main() -> ExitCode {
         println!("INLINED {:.4}", r.inlined);
         println!("RXDB {RX_BUDGET},{:.4}", r.rx_db);
         println!("FULL {full}");
+        return ExitCode::SUCCESS;
+    }
+    if let Some((size, burst)) = mana_tx {
+        let r = run_mana_tx(size, burst, packets);
+        println!("ROW {}", row_csv(&r));
+        println!("INLINED {:.4}", r.inlined);
+        println!("RXDB {RX_BUDGET},{:.4}", r.rx_db);
         return ExitCode::SUCCESS;
     }
     if let Some((path, budget)) = mana {
@@ -859,6 +1052,23 @@ fn main() -> ExitCode {
                 }
             );
         }
+    }
+    for burst in BURSTS {
+        let r = run_mana_tx(MANA_TX_SIZE, burst, packets);
+        println!(
+            "{:13} {:5} {:5} {:9.2} {:9.2} {:9.2} {:9.2} {:9.4} {:7.4} {:8.3} {:8.4}",
+            "mana tx",
+            r.size,
+            r.burst,
+            r.desc,
+            r.inbound,
+            r.floor,
+            r.outbound,
+            r.doorbells,
+            r.cqes,
+            r.inlined,
+            r.rx_db
+        );
     }
     println!();
     println!(
