@@ -109,13 +109,13 @@ impl DmaDevice {
         {
             return Err(EINVAL);
         }
+        let data = skb.linear().as_ptr();
         // SAFETY: [offset, offset + len) is inside the skb's linear data (checked above),
         // which stays allocated while the caller keeps the skb, i.e. until it unmaps.
         let addr = unsafe {
-            let data = bindings::rsnic_helper_skb_data(skb.as_raw()).cast::<u8>();
             bindings::rsnic_helper_dma_map_single(
                 self.raw(),
-                data.add(offset as usize).cast(),
+                data.add(offset as usize).cast_mut().cast(),
                 len as usize,
                 1,
             )

@@ -13,6 +13,9 @@
 use super::super::bindings;
 use core::ptr::NonNull;
 
+/// `ETH_P_8021AD`: the 802.1ad (QinQ service) VLAN protocol.
+const ETH_P_8021AD: u16 = 0x88a8;
+
 /// Why a packet was dropped (`enum skb_drop_reason`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum DropReason {
@@ -73,54 +76,107 @@ impl SkBuff {
         self.0.as_ptr()
     }
 
+    // The accessors below are the transmit path's, called for every packet: they read the
+    // fields through the generated bindings (inlined), not through out-of-line C helpers.
+    // The layout is the one the module was built against (bindgen runs per kernel build).
+
+    /// The skb's shared info (`skb_shinfo()`). A pointer, not a reference: clones of the
+    /// skb share it and change its `dataref` concurrently; read single fields through it.
+    #[inline(always)]
+    fn shinfo(&self) -> *const bindings::skb_shared_info {
+        let p = self.0.as_ptr();
+        // SAFETY: the skb is valid (type invariant). On 64-bit kernels `end` is an offset
+        // from `head` (NET_SKBUFF_DATA_USES_OFFSET; `sk_buff_data_t` is an integer here,
+        // which the addition would not compile without) and `head + end`, inside the skb's
+        // data allocation, is its `struct skb_shared_info`.
+        unsafe {
+            let head = core::ptr::addr_of!((*p).head).read();
+            let end = core::ptr::addr_of!((*p).end).read();
+            head.add(end as usize)
+                .cast::<bindings::skb_shared_info>()
+                .cast_const()
+        }
+    }
+
+    /// The skb's header fields (the `headers` struct group of `struct sk_buff`), read-only.
+    #[inline(always)]
+    fn headers(&self) -> &bindings::sk_buff__bindgen_ty_4__bindgen_ty_2 {
+        let p = self.0.as_ptr();
+        // SAFETY: the skb is valid (type invariant); `headers` is the named view of the
+        // struct group that C code also reads as plain fields, so it is initialised. The
+        // owner of the reference is the only writer of these fields while it holds it.
+        unsafe {
+            (*core::ptr::addr_of!((*p).__bindgen_anon_4))
+                .headers
+                .as_ref()
+        }
+    }
+
     /// Number of page fragments (`skb_shinfo(skb)->nr_frags`).
+    #[inline]
     pub fn nr_frags(&self) -> u32 {
-        // SAFETY: by the type invariant the skb is valid.
-        unsafe { bindings::rsnic_helper_skb_nr_frags(self.0.as_ptr()) }
+        let sh = self.shinfo();
+        // SAFETY: `sh` is the valid shared info of our skb; `nr_frags` is set by whoever
+        // built the skb and not changed while we own it (clones do not touch it).
+        u32::from(unsafe { core::ptr::addr_of!((*sh).nr_frags).read() })
     }
 
     /// The linear part (`skb->data`, `skb_headlen()` bytes).
+    #[inline]
     pub fn linear(&self) -> &[u8] {
-        // SAFETY: the linear area holds `headlen` initialised bytes and is not written by
-        // anyone else while we own the reference and hold `&self`.
+        let p = self.0.as_ptr();
+        // SAFETY: the skb is valid (type invariant); its linear area starts at `data` and
+        // holds `headlen` initialised bytes, not written by anyone else while we own the
+        // reference and hold `&self`.
         unsafe {
-            let data = bindings::rsnic_helper_skb_data(self.0.as_ptr()).cast::<u8>();
+            let data = core::ptr::addr_of!((*p).data).read().cast_const();
             core::slice::from_raw_parts(data, self.headlen() as usize)
         }
     }
 
     /// Length of fragment `i` (0 if there is no such fragment).
+    #[inline]
     pub fn frag_len(&self, i: u32) -> u32 {
-        // SAFETY: the skb is valid; the helper checks `i` against nr_frags.
-        unsafe { bindings::rsnic_helper_skb_frag_len(self.0.as_ptr(), i) }
+        if i >= self.nr_frags() || i as usize >= bindings::MAX_SKB_FRAGS as usize {
+            return 0;
+        }
+        let sh = self.shinfo();
+        // SAFETY: `sh` is the valid shared info of our skb and fragment `i` is one of its
+        // `nr_frags` (checked above, within the array), set up by whoever built the skb and
+        // not changed while we own it.
+        unsafe {
+            let frags = core::ptr::addr_of!((*sh).frags).cast::<bindings::skb_frag_t>();
+            core::ptr::addr_of!((*frags.add(i as usize)).len).read()
+        }
     }
 
-    /// Segmentation offload: `(gso_size, gso_segs)` when the skb is GSO.
+    /// Segmentation offload: `(gso_size, gso_segs)` when the skb is GSO (`skb_is_gso()`).
+    #[inline]
     pub fn gso(&self) -> Option<(u32, u32)> {
-        let p = self.0.as_ptr();
-        // SAFETY: the skb is valid (type invariant); these read its shared info.
-        unsafe {
-            if !bindings::rsnic_helper_skb_is_gso(p) {
-                return None;
-            }
-            Some((
-                bindings::rsnic_helper_skb_gso_size(p),
-                bindings::rsnic_helper_skb_gso_segs(p),
-            ))
+        let sh = self.shinfo();
+        // SAFETY: `sh` is the valid shared info of our skb; the GSO fields are the stack's,
+        // not changed while we own the skb.
+        let (size, segs) = unsafe {
+            (
+                core::ptr::addr_of!((*sh).gso_size).read(),
+                core::ptr::addr_of!((*sh).gso_segs).read(),
+            )
+        };
+        if size == 0 {
+            return None;
         }
+        Some((u32::from(size), u32::from(segs)))
     }
 
     /// Whether the stack asks for checksum offload (`CHECKSUM_PARTIAL`), and whether on the
     /// inner headers of an encapsulated packet.
+    #[inline]
     pub fn csum_partial(&self) -> Option<bool> {
-        let p = self.0.as_ptr();
-        // SAFETY: the skb is valid (type invariant).
-        unsafe {
-            if !bindings::rsnic_helper_skb_csum_partial(p) {
-                return None;
-            }
-            Some(bindings::rsnic_helper_skb_encapsulation(p))
+        let h = self.headers();
+        if u32::from(h.ip_summed()) != bindings::CHECKSUM_PARTIAL {
+            return None;
         }
+        Some(h.encapsulation() != 0)
     }
 
     /// Prepares a TSO packet's headers for a NIC that computes per-segment lengths and
@@ -136,21 +192,33 @@ impl SkBuff {
         kernel::error::to_result(r)
     }
 
-    /// VLAN tag to insert: `(tci, is_802_1ad)`.
+    /// VLAN tag to insert: `(tci, is_802_1ad)` (`skb_vlan_tag_present()`,
+    /// `skb_vlan_tag_get()`, `vlan_proto`).
+    #[inline]
     pub fn vlan_tag(&self) -> Option<(u16, bool)> {
-        // SAFETY: the skb is valid (type invariant).
-        let v = unsafe { bindings::rsnic_helper_skb_vlan_tag(self.0.as_ptr()) };
-        match v {
-            -1 => None,
-            v if v >= 0 => Some((v as u16, false)),
-            v => Some(((-2 - v) as u16, true)),
+        let v = &self.headers().__bindgen_anon_2;
+        // SAFETY: both views of the union are plain integers over the same initialised
+        // bytes (`vlan_all` is the pair `vlan_proto`, `vlan_tci`).
+        let (all, proto, tci) = unsafe {
+            (
+                v.vlan_all,
+                v.__bindgen_anon_1.vlan_proto,
+                v.__bindgen_anon_1.vlan_tci,
+            )
+        };
+        if all == 0 {
+            return None;
         }
+        // `vlan_proto` is big-endian (`__be16`).
+        Some((tci, u16::from_be(proto) == ETH_P_8021AD))
     }
 
     /// The TX queue the stack picked (`skb_get_queue_mapping()`).
+    #[inline]
     pub fn queue_mapping(&self) -> u16 {
-        // SAFETY: the skb is valid (type invariant).
-        unsafe { bindings::rsnic_helper_skb_get_queue_mapping(self.0.as_ptr()) }
+        let p = self.0.as_ptr();
+        // SAFETY: the skb is valid (type invariant); `queue_mapping` is a plain field.
+        unsafe { core::ptr::addr_of!((*p).queue_mapping).read() }
     }
 
     /// Sets the TX queue the skb goes out on (`skb_set_queue_mapping()`).
@@ -183,6 +251,7 @@ impl SkBuff {
     }
 
     /// Total length in bytes (`skb->len`).
+    #[inline]
     pub fn len(&self) -> u32 {
         // SAFETY: by the type invariant the skb is valid; `len` is not changed by others while
         // we own the skb.
@@ -194,10 +263,16 @@ impl SkBuff {
         self.len() == 0
     }
 
-    /// Length of the linear part (`skb_headlen()`).
+    /// Length of the linear part (`skb_headlen()`: `len - data_len`).
+    #[inline]
     pub fn headlen(&self) -> u32 {
-        // SAFETY: by the type invariant the skb is valid.
-        unsafe { bindings::rsnic_helper_skb_headlen(self.0.as_ptr()) }
+        let p = self.0.as_ptr();
+        // SAFETY: by the type invariant the skb is valid; plain fields.
+        unsafe {
+            core::ptr::addr_of!((*p).len)
+                .read()
+                .wrapping_sub(core::ptr::addr_of!((*p).data_len).read())
+        }
     }
 
     /// Frees the skb after successful use (`consume_skb()`): process or softirq context.
