@@ -4,15 +4,19 @@
 //! events on the EQ for the next look, and an EQE naming a CQ that is not the EQ's is counted
 //! and not dispatched. A CQE naming another WQ stops the queue (counted); a stalled transmit
 //! engine and a stopped data path hold everything until a WQ object of the port is destroyed
-//! (MANA's queue recovery); an injected request failure comes back as an error status.
+//! (MANA's queue recovery); a TX CQE with corrupt owner bits reads as a CQ overflow and stops
+//! the SQ until the queues are made again; an injected request failure comes back as an
+//! error status.
 
 use rsnic_core::dp::hw::Coherent;
-use rsnic_core::dp::mana::fmt::{CQE_TX_OKAY, CQE_TX_VPORT_DISABLED};
+use rsnic_core::dp::mana::fmt::{owner_check, Cqe, Owner, CQE_TX_OKAY, CQE_TX_VPORT_DISABLED};
 use rsnic_core::dp::mana::gdma_req as req;
 use rsnic_core::dp::mana::hwc::HwcError;
 use rsnic_core::dp::mana::rq::RqError;
 use rsnic_core::dp::mana::sq::SqError;
-use rsnic_core::sim::mana::{CmdError, Fault, BAD_CQ_ID, BAD_WQ_ID, STATUS_INTERNAL_ERROR};
+use rsnic_core::sim::mana::{
+    CmdError, Fault, BAD_CQ_ID, BAD_OWNER_XOR, BAD_WQ_ID, STATUS_INTERNAL_ERROR,
+};
 use rsnic_testbed::mana_hwc::{CallError, HwcHost};
 use rsnic_testbed::mana_pair::{new_mana, Frame, ManaConfig, ManaPair, RX_PORT, TX_PORT};
 
@@ -414,4 +418,60 @@ fn dev_stop_drops_what_arrives_while_the_hwc_goes_on() {
     assert!(p.rq.error().is_none());
     let x = p.dev(RX_PORT);
     assert_eq!((x.rx_stopped, x.rx_packets(), x.faults_injected), (4, 4, 1));
+}
+
+#[test]
+fn tx_bad_owner_reads_as_a_cq_overflow_and_the_sq_stops_until_reopened() {
+    let mut p = ManaPair::new(ManaConfig::default());
+    let num = p.sq.cq().num();
+    // Past the first pass of the TX CQ (256 entries): the next CQE's owner count is 2.
+    let mut sent = 0;
+    while sent <= num as usize {
+        sent += p.send_burst(&frames(64, 1));
+        p.settle(64);
+    }
+    assert_eq!(p.tx_in_flight(), 0);
+    let head = p.sq.cq().head();
+    let pass = (head / num) & 7;
+    assert_eq!(pass, 2);
+    assert!(p.dev.borrow_mut().inject(TX_PORT, Fault::TxBadOwner));
+    assert_eq!(p.dev(TX_PORT).faults_injected, 0, "armed, not yet taken");
+    assert_eq!(p.send_burst(&frames(4, 2)), 4);
+    // The frames went out; the first CQE's owner bits stop the SQ.
+    assert_eq!(numbers(&p.settle(64)), vec![0, 1, 2, 3]);
+    assert_eq!(p.sq.error(), Some(SqError::CqOverflow));
+    let d = p.drv_tx();
+    assert_eq!((d.cq_overflow, d.cqe_bad), (1, 0));
+    assert_eq!(p.tx_in_flight(), 4, "nothing released");
+    // The CQE is whole (TX_OKAY, this SQ) but its owner count is its pass's XOR 4: 6, not 2.
+    // The driver reads the pass before (1) as "not yet written", anything else but 2 as an
+    // overflow.
+    let mut b = [0u8; 64];
+    p.sq.cq()
+        .buffer()
+        .read((head & (num - 1)) as usize * 64, &mut b);
+    let c = Cqe::decode(&b);
+    assert_eq!(
+        (c.header().cqe_type, c.wq_num, c.is_sq, u32::from(c.owner)),
+        (CQE_TX_OKAY, p.ids[0], true, pass ^ BAD_OWNER_XOR)
+    );
+    assert_eq!(owner_check(c.owner, head, num), Owner::Overflow);
+    assert_eq!(owner_check((pass - 1) as u8, head, num), Owner::Empty);
+    assert_eq!(owner_check((pass + 1) as u8, head, num), Owner::Overflow);
+    let t = p.dev(TX_PORT);
+    assert_eq!((t.faults_injected, t.tx_err_cqes), (1, 0), "applied once");
+    // MANA's recovery, the channels reopened: the SQ and its CQ destroyed and made again,
+    // the four packets dropped (they are the receiver's), and the new SQ carries traffic.
+    let r = p.reopen();
+    assert_eq!((r.tx_dropped, r.tx_abandoned, r.tx_failed), (4, 0, 0));
+    assert!(p.sq.error().is_none());
+    assert_eq!(p.send_burst(&frames(8, 3)), 8);
+    assert_eq!(numbers(&p.settle(64)), (0..8).collect::<Vec<u8>>());
+    assert_eq!(p.tx_in_flight(), 0);
+    assert_eq!(
+        p.drv_tx().cq_overflow,
+        1,
+        "the closed SQ's counters are kept"
+    );
+    assert_eq!(p.dev(TX_PORT).faults_injected, 1);
 }

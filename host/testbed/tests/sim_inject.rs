@@ -3,17 +3,21 @@
 //! Fault injection into the simulated ConnectX (`Device::inject`, debugfs `inject` in the
 //! kernel): each fault applies once, to the next event of its kind, and the driver's queues
 //! see it as they would see the hardware's fault. A stopped data path (`dev_stop`) holds
-//! everything until a queue of the port is reset, while commands keep working.
+//! everything until a queue of the port is reset, while commands keep working. A TX CQE with
+//! the owner bit of the previous pass hides itself and every CQE after it from the driver
+//! until its CQ is made again: an SQ reset does not get past it.
 
 use rsnic_core::dp::hw::Coherent;
 use rsnic_core::dp::mlx5::cmd::seq::{Bringup, Progress, SEQ_OUT_LEN};
 use rsnic_core::dp::mlx5::cmd::CmdQueue;
+use rsnic_core::dp::mlx5::cq::Cq;
 use rsnic_core::dp::mlx5::cqe::{SYND_LOCAL_PROT, SYND_LOCAL_QP_OP};
 use rsnic_core::dp::mlx5::rq::RqError;
-use rsnic_core::dp::mlx5::sq::SqError;
-use rsnic_core::sim::mlx5::{CqConfig, Fault, SqConfig};
+use rsnic_core::dp::mlx5::sq::{Sq, SqError, SqParams, WqeInfo};
+use rsnic_core::dp::mlx5::tx::{DmaEntry, TxQueue};
+use rsnic_core::sim::mlx5::{api_uar_offset, CqConfig, Fault, SqConfig, SQ_DOORBELL};
 use rsnic_testbed::bus::Testbed;
-use rsnic_testbed::pair::{Pair, PairConfig, TxFrame, RX_PORT, TX_PORT};
+use rsnic_testbed::pair::{Pair, PairConfig, TxFrame, LKEY, RX_PORT, TX_PORT};
 
 fn frame(seq: u8) -> TxFrame {
     let mut f = vec![0u8; 60];
@@ -317,4 +321,167 @@ fn commands_keep_working_while_the_data_path_is_stopped() {
     assert!(done, "the bring-up finished");
     assert!(b.resources().hca_initialized);
     assert_eq!(tb.counters(0).cmd_errors, 0);
+}
+
+/// Re-creates the pair's SQ and its CQ over fresh memory, as mlx5e recovers a TX timeout
+/// that no lost interrupt explains (`mlx5e_tx_reporter_timeout_recover`:
+/// `mlx5e_safe_reopen_channels`): the device's SQ then CQ destroyed, every packet in flight
+/// dropped (BQL reset), a new CQ and SQ made (they get the old numbers back: the same table
+/// slots), the queue woken. Returns the packets dropped.
+fn recreate_sq(p: &mut Pair) -> u32 {
+    p.env.flush_mmio();
+    let (sqn, cqn) = (p.queue_numbers().0, p.sq.cq().cqn());
+    let log = p.config().sq_log_sz;
+    {
+        let mut d = p.tb.device();
+        d.destroy_sq(sqn).unwrap();
+        d.destroy_cq(cqn).unwrap();
+    }
+    let mut drained = Vec::new();
+    let (pkts, _) = p.sq.drain(&mut p.env, |k| drained.push(k));
+    for k in drained {
+        p.tx.release(k);
+    }
+    p.env.reset_bql();
+    let n = 1usize << log;
+    let mem = p.tb.mem.clone();
+    let (cq_buf, cq_dbr, wq, dbr) = (
+        mem.alloc(n * 64),
+        mem.alloc(8),
+        mem.alloc(n * 64),
+        mem.alloc(8),
+    );
+    let mut d = p.tb.device();
+    let new_cqn = d
+        .create_cq(&CqConfig {
+            port: TX_PORT,
+            buf: cq_buf.dma_addr(),
+            log_size: log,
+            dbr: cq_dbr.dma_addr(),
+            vector: 0,
+            compress: false,
+        })
+        .unwrap();
+    let new_sqn = d
+        .create_sq(&SqConfig {
+            port: TX_PORT,
+            buf: wq.dma_addr(),
+            log_size: log,
+            dbr: dbr.dma_addr(),
+            cqn: new_cqn,
+        })
+        .unwrap();
+    drop(d);
+    assert_eq!((new_sqn, new_cqn), (sqn, cqn), "the pair keeps its numbers");
+    let cfg = p.config();
+    let cq = Cq::new(cq_buf, cq_dbr, 0, log, cqn, api_uar_offset(TX_PORT)).unwrap();
+    p.sq = Sq::new(
+        SqParams {
+            log_sz: log,
+            sqn,
+            lkey: LKEY,
+            db_offset: api_uar_offset(TX_PORT) + SQ_DOORBELL,
+            dbr_off: 0,
+            min_inline: cfg.min_inline,
+            vlan_need_l2_inline: false,
+            max_sq_wqebbs: 16,
+            mpwqe: cfg.mpwqe,
+            mpwqe_inline: cfg.mpwqe_inline,
+        },
+        wq,
+        dbr,
+        cq,
+        (0..n).map(|_| WqeInfo::default()).collect(),
+        (0..4 * n).map(|_| None).collect(),
+        vec![DmaEntry::default(); 4 * n],
+    )
+    .unwrap();
+    p.env.wake();
+    pkts
+}
+
+#[test]
+fn tx_bad_owner_hides_the_cqe_from_the_driver_until_its_cq_is_made_again() {
+    let mut p = Pair::new(PairConfig {
+        sq_log_sz: 6,
+        ..PairConfig::default()
+    });
+    let size = 1u32 << 6;
+    // One pass and a bit over the 64-entry TX CQ: the next CQE is at index 65, on the
+    // second pass, where the owner bit is 1 (the first pass writes 0; the driver initialised
+    // every slot to 1). The corrupt CQE carries 0.
+    for i in 0..=size {
+        p.send_one(&frame(i as u8), false).unwrap();
+        p.run_device();
+        assert_eq!(p.poll_tx().packets, 1);
+    }
+    assert_eq!(p.poll_rx(128).len(), 65);
+    let at = p.sq.cq().cc();
+    assert_eq!((at, p.sq.cq().parity(at)), (size + 1, 1));
+    assert!(p.tb.device().inject(TX_PORT, Fault::TxBadOwner));
+    assert_eq!(p.dev_tx().faults_injected, 0, "armed, not yet taken");
+    // The queue fills and stops: every WQE executes and goes on the wire, no completion
+    // comes back.
+    let mut sent = 0u8;
+    while !p.tx_stopped() {
+        p.send_one(&frame(100 + sent), false).unwrap();
+        sent += 1;
+    }
+    assert_eq!(p.run_device(), usize::from(sent));
+    let r = p.poll_tx();
+    assert_eq!((r.cqes, r.packets, r.error), (0, 0, None), "{r:?}");
+    assert_eq!(p.tx_in_flight(), usize::from(sent));
+    assert_eq!(p.poll_rx(128).len(), usize::from(sent));
+    // The CQE is there, whole (REQ, the WQE's counter, this SQ), with the owner bit of the
+    // previous pass: the driver reads the slot as still the hardware's.
+    let c = p.sq.cq().read_slot(at).0;
+    let wqe_counter = u16::from_be_bytes([c[60], c[61]]);
+    let sqn = u32::from_be_bytes([0, c[57], c[58], c[59]]);
+    assert_eq!(
+        (c[63] >> 4, c[63] & 1, wqe_counter, sqn),
+        (0, 0, (size + 1) as u16, p.queue_numbers().0)
+    );
+    // The ones behind it are good, each with its own pass's owner bit.
+    for k in 1..u32::from(sent) {
+        let ctr = at + k;
+        assert_eq!(
+            p.sq.cq().read_slot(ctr).0[63] & 1,
+            p.sq.cq().parity(ctr),
+            "CQE {ctr}"
+        );
+    }
+    let t = p.dev_tx();
+    assert_eq!(
+        (t.faults_injected, t.tx_cqes, t.cq_overruns, t.cqes_lost),
+        (1, u64::from(size) + 1 + u64::from(sent), 0, 0)
+    );
+    // An SQ reset (ERR -> RST -> RDY, the CQEs discarded) does not get past it: the
+    // discard stops at the corrupt CQE, and the CQ, which the reset leaves alone, goes on
+    // from where the device is. The next packet goes out, its completion is not seen.
+    let rec = p.recover_tx();
+    assert_eq!(
+        (rec.dropped, rec.abandoned, rec.cqes_discarded),
+        (u32::from(sent), 0, 0)
+    );
+    assert_eq!(p.sq.cq().cc(), at);
+    p.send_one(&frame(200), false).unwrap();
+    assert_eq!(p.run_device(), 1);
+    assert_eq!(p.poll_rx(128).len(), 1);
+    assert_eq!(p.poll_tx().packets, 0);
+    // The SQ and its CQ made again: the model's new CQ starts clean (the fault applied
+    // once) and completions come back.
+    assert_eq!(recreate_sq(&mut p), 1);
+    assert_eq!(p.tx_in_flight(), 0);
+    for i in 0..8u8 {
+        p.send_one(&frame(i), i < 7).unwrap();
+    }
+    assert_eq!(p.run_device(), 8);
+    assert_eq!(p.poll_tx().packets, 8);
+    let rx = p.poll_rx(128);
+    assert_eq!(
+        rx.iter().map(|f| f.bytes[14]).collect::<Vec<_>>(),
+        (0..8).collect::<Vec<u8>>()
+    );
+    assert_eq!(p.tx_in_flight(), 0);
+    assert_eq!(p.dev_tx().faults_injected, 1);
 }

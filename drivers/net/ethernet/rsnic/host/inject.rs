@@ -13,6 +13,7 @@
 //! | `drop_irqs N` | the next N interrupts of the port's EQs are lost (each EQ disarms as if it had fired) | the same, for the port's channel EQs |
 //! | `tx_stall` | the port's SQs execute nothing until one of them is reset (a hung transmit engine) | the port's SQs execute nothing (doorbells accepted, no CQE) until an SQ of the port is destroyed (MANA_DESTROY_WQ_OBJ) |
 //! | `tx_bad_sqn` | the next TX CQE of the port names another SQ (a corrupt CQE) | the next TX CQE of the port names WQ id 0xfffffd, which no WQ has (a corrupt CQE) |
+//! | `tx_bad_owner` | the next TX CQE of the port carries the owner bit of the previous pass, so the driver reads it as still the hardware's and stops there (a corrupt CQE; later CQEs wait behind it) | the next TX CQE of the port carries the owner count of its pass XOR 4 (four passes away: neither its pass's nor the next one's), which the driver reads as a CQ overflow (a corrupt CQE) |
 //! | `rx_bad_rqn` | - | the next RX CQE of a frame the port receives names WQ id 0xfffffd (a corrupt CQE) |
 //! | `rx_bad_byte_count` | the next RX CQE claims 1 MiB (more than any buffer: a corrupt CQE) | - |
 //! | `dma_read_fault` | the next read of packet data by an SQ of the port faults: the WQE fails with LOCAL_PROT, the SQ enters ERR | the same fault: the WQE completes with HDR_PROCESSING_ERROR, the SQ goes on |
@@ -54,6 +55,7 @@ enum Knob {
     DropIrqs(u32),
     TxStall,
     TxBadSqn,
+    TxBadOwner,
     RxBadRqn,
     RxBadByteCount,
     EqeBadCq,
@@ -86,6 +88,7 @@ fn parse(input: &[u8]) -> Result<Knob> {
         b"drop_irqs" => Knob::DropIrqs(count()?),
         b"tx_stall" if arg.is_none() => Knob::TxStall,
         b"tx_bad_sqn" if arg.is_none() => Knob::TxBadSqn,
+        b"tx_bad_owner" if arg.is_none() => Knob::TxBadOwner,
         b"rx_bad_rqn" if arg.is_none() => Knob::RxBadRqn,
         b"rx_bad_byte_count" if arg.is_none() => Knob::RxBadByteCount,
         b"eqe_bad_cq" if arg.is_none() => Knob::EqeBadCq,
@@ -114,6 +117,7 @@ fn mlx5(m: &mut Mlx5Model, port: usize, cmd: Knob) -> Result<bool> {
         Knob::DropIrqs(n) => Fault::DropIrqs(n),
         Knob::TxStall => Fault::TxStall,
         Knob::TxBadSqn => Fault::TxBadSqn,
+        Knob::TxBadOwner => Fault::TxBadOwner,
         Knob::RxBadByteCount => Fault::RxBadByteCount,
         Knob::DmaReadFault => Fault::DmaReadFault,
         Knob::DevStop => Fault::DevStop,
@@ -141,6 +145,7 @@ fn mana(m: &mut ManaModel, port: usize, cmd: Knob) -> Result<bool> {
         Knob::DmaReadFault => Fault::DmaReadFault,
         Knob::TxStall => Fault::TxStall,
         Knob::TxBadSqn => Fault::TxBadWqId,
+        Knob::TxBadOwner => Fault::TxBadOwner,
         Knob::RxBadRqn => Fault::RxBadWqId,
         Knob::DevStop => Fault::DevStop,
         Knob::CmdFail(code) => {

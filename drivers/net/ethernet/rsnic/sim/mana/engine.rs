@@ -4,7 +4,7 @@
 //! interrupts. See the parent module for the rules.
 
 use super::{Cursor, Port, PortCounters, QueueSet, WqCtx, WqeError};
-use super::{BAD_CQ_ID, BAD_WQ_ID, SQ_BURST, SQ_ID_BASE};
+use super::{BAD_CQ_ID, BAD_OWNER_XOR, BAD_WQ_ID, SQ_BURST, SQ_ID_BASE};
 use super::{CQ_ID_BASE, MAX_FRAME, MAX_QUEUES, MAX_RSS, PAUSE_STORM, PAUSE_THRESHOLD, RQ_ID_BASE};
 use crate::dp::hw::{BusMemory, InterruptSink};
 use crate::sim::pcie::inbound_floor;
@@ -440,7 +440,13 @@ fn write_cqe<M: BusMemory, I: InterruptSink>(
         return;
     }
     let idx = cq.pi & (cq.num - 1);
-    let owner = ((cq.pi / cq.num).wrapping_add(1)) & 7;
+    let mut owner = ((cq.pi / cq.num).wrapping_add(1)) & 7;
+    // A corrupt TX CQE (injected): the owner count four passes away, neither this pass's
+    // nor the next one's nor the previous one's, which the driver reads as an overflow.
+    let bad_owner = is_sq && pt.faults.tx_bad_owner;
+    if bad_owner {
+        owner ^= BAD_OWNER_XOR;
+    }
     let mut b = [0u8; 64];
     b[..60].copy_from_slice(data);
     put32(
@@ -453,6 +459,10 @@ fn write_cqe<M: BusMemory, I: InterruptSink>(
     if bus.mem.dma_write(addr, &b).is_err() {
         pt.counters.dma_faults += 1;
         return;
+    }
+    if bad_owner {
+        pt.faults.tx_bad_owner = false;
+        pt.counters.faults_injected += 1;
     }
     cq.pi = cq.pi.wrapping_add(1);
     cq.since_db = cq.since_db.saturating_add(1);

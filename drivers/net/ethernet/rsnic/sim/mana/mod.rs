@@ -211,7 +211,8 @@
 //! received frame, lost interrupts (the EQ disarms, the vector is not raised) and a
 //! completion EQE naming a CQ id no CQ has ([`BAD_CQ_ID`]), a fault on the next read of packet
 //! data (the WQE completes with HDR_PROCESSING_ERROR), a TX or RX CQE naming a WQ id no WQ has
-//! ([`BAD_WQ_ID`]). Each applies once and counts in [`PortCounters::faults_injected`] when it
+//! ([`BAD_WQ_ID`]), a TX CQE with owner bits four passes off ([`BAD_OWNER_XOR`]: the driver
+//! reads a CQ overflow). Each applies once and counts in [`PortCounters::faults_injected`] when it
 //! takes effect. Two last until the driver destroys a WQ object of the port (an SQ for the
 //! first; MANA has no queue reset, its driver re-creates the queues): a hung transmit engine
 //! ([`Fault::TxStall`]: SQ doorbells are accepted, nothing is executed) and a hung data path
@@ -642,6 +643,13 @@ pub enum Fault {
     /// The next TX CQE of the port (good or error) names WQ id [`BAD_WQ_ID`] (a corrupt CQE);
     /// otherwise it is what it would have been.
     TxBadWqId,
+    /// The next TX CQE the port writes (good or error) carries owner bits that are neither
+    /// its pass's nor the next pass's: its pass's XOR [`BAD_OWNER_XOR`], four passes away (a
+    /// corrupt CQE). The driver (spec D.4, `mana_gd_read_cqe`) reads the previous pass's
+    /// count as "not yet valid" and any other than its pass's as an overflow: this one is
+    /// an overflow. Otherwise the CQE is what it would have been; counted in
+    /// [`PortCounters::faults_injected`] when written (a stopped port holds it back).
+    TxBadOwner,
     /// The next RX CQE of a frame the port receives (RX_OKAY or RX_TRUNCATED; not the
     /// fence's) names WQ id [`BAD_WQ_ID`] (a corrupt CQE).
     RxBadWqId,
@@ -667,6 +675,7 @@ pub(super) struct Faults {
     /// The SQs execute nothing ([`Fault::TxStall`]).
     pub(super) tx_stall: bool,
     pub(super) tx_bad_wq: bool,
+    pub(super) tx_bad_owner: bool,
     pub(super) rx_bad_wq: bool,
     /// The data path is stopped ([`Fault::DevStop`]).
     pub(super) dev_stop: bool,
@@ -679,6 +688,10 @@ pub const BAD_CQ_ID: u32 = 0x00ff_fffe;
 /// WQ id a corrupt TX or RX CQE names ([`Fault::TxBadWqId`], [`Fault::RxBadWqId`]): no SQ or
 /// RQ of the device (nor the HWC's) has it.
 pub const BAD_WQ_ID: u32 = 0x00ff_fffd;
+/// What a corrupt TX CQE's owner bits ([`Fault::TxBadOwner`]) are XORed with: the top bit
+/// of the 3-bit owner count, so the count is four passes away from the right one (e.g. 5
+/// instead of 1 on the first pass), which the driver reads as an overflow.
+pub const BAD_OWNER_XOR: u32 = 4;
 
 impl Default for Port {
     fn default() -> Self {
@@ -713,6 +726,7 @@ impl Port {
                 dma_read: false,
                 tx_stall: false,
                 tx_bad_wq: false,
+                tx_bad_owner: false,
                 rx_bad_wq: false,
                 dev_stop: false,
                 dev_stop_hit: false,
@@ -1206,6 +1220,7 @@ where
             Fault::DmaReadFault => p.faults.dma_read = true,
             Fault::TxStall => p.faults.tx_stall = true,
             Fault::TxBadWqId => p.faults.tx_bad_wq = true,
+            Fault::TxBadOwner => p.faults.tx_bad_owner = true,
             Fault::RxBadWqId => p.faults.rx_bad_wq = true,
             Fault::DevStop => p.faults.dev_stop = true,
         }

@@ -258,7 +258,13 @@ fn run_sq<M: BusMemory, I: InterruptSink>(
         };
         let cq_row = p * MAX_QUEUES + usize::from(sq.cq);
         if let (Some(c), Some(port), Some(r)) = (cqe, ports.get_mut(p), queues.get_mut(cq_row)) {
-            post_cqe(&mut r.cq, &mut port.counters, &c, None, io);
+            // A corrupt CQE (injected): the owner bit of the previous pass. The fault waits
+            // for a TX CQE that is written (one a CQ in error loses does not take it).
+            let bad_owner = port.faults.tx_bad_owner;
+            if post_cqe(&mut r.cq, &mut port.counters, &c, None, bad_owner, io) && bad_owner {
+                port.faults.tx_bad_owner = false;
+                port.counters.faults_injected += 1;
+            }
         }
     }
     if let Some(port) = ports.get_mut(p) {
@@ -899,7 +905,7 @@ fn receive<M: BusMemory, I: InterruptSink>(
     }
     if let (Some((c, ok)), Some(r)) = (cqe, rows.get_mut(usize::from(rq.cq))) {
         let key = ok.then_some(slot as u8);
-        post_cqe(&mut r.cq, counters, &c, key, io);
+        post_cqe(&mut r.cq, counters, &c, key, false, io);
     }
 }
 
@@ -1040,16 +1046,20 @@ fn same_common(a: &[u8; 64], b: &[u8; 64]) -> bool {
 }
 
 /// Writes a CQE, or adds an RX CQE (`rq` = its RQ slot) to a compression session.
+/// `bad_owner`: a plain CQE written with the owner bit of the previous pass (an injected
+/// corrupt CQE). Returns whether the CQE was written (or joined a session): false when it
+/// was lost (the CQ in error or overrun).
 fn post_cqe<M: BusMemory, I: InterruptSink>(
     cq: &mut CqCtx,
     counters: &mut PortCounters,
     cqe: &[u8; 64],
     rq: Option<u8>,
+    bad_owner: bool,
     io: &mut Io<'_, M, I>,
-) {
+) -> bool {
     if !cq.used || cq.error {
         counters.cqes_lost += 1;
-        return;
+        return false;
     }
     if let (Some(rq), true) = (rq, cq.compress && cqe[63] >> 4 == CQE_RESP_SEND) {
         let wc = be16(cqe, 60);
@@ -1064,7 +1074,7 @@ fn post_cqe<M: BusMemory, I: InterruptSink>(
         }
         let Some(idx) = reserve(cq, counters, io) else {
             counters.cqes_lost += 1;
-            return;
+            return false;
         };
         if !joins {
             cq.sess.n = 0;
@@ -1074,19 +1084,20 @@ fn post_cqe<M: BusMemory, I: InterruptSink>(
             cq.sess.arr = [0; 64];
         }
         add_mini(cq, counters, io.mem, cqe);
-        return;
+        return true;
     }
     if cq.sess.n > 0 {
         flush_session(cq, counters, io);
     }
     let Some(idx) = reserve(cq, counters, io) else {
         counters.cqes_lost += 1;
-        return;
+        return false;
     };
     let mut c = *cqe;
-    c[63] = (c[63] & 0xfe) | owner(cq, idx);
+    c[63] = (c[63] & 0xfe) | (owner(cq, idx) ^ u8::from(bad_owner));
     write_slot(cq, idx, &c, counters, io.mem);
     check_arm(cq, counters, io);
+    true
 }
 
 /// CQ index of mini-CQE array `j` of a session whose title is at `start`.

@@ -1073,6 +1073,14 @@ pub enum Fault {
     TxStall,
     /// The next TX CQE of the port names another SQ (a corrupt CQE).
     TxBadSqn,
+    /// The next TX CQE the port writes (good or error) carries the owner bit of the
+    /// previous pass (a corrupt CQE): the driver reads its slot as still the hardware's and
+    /// stops there, the CQEs after it wait behind it. Otherwise the CQE is what it would
+    /// have been; counted in [`PortCounters::faults_injected`] when written (one a CQ in
+    /// error loses does not take it). Nothing of it stays in the model: the CQ's producer
+    /// index moved on as for any CQE, so a CQ made again (destroy, create) starts clean,
+    /// while an SQ reset leaves the CQ, and the corrupt CQE in it, as they are.
+    TxBadOwner,
     /// The next RX CQE of the port claims more bytes than any buffer holds (a corrupt
     /// CQE).
     RxBadByteCount,
@@ -1099,6 +1107,7 @@ struct Faults {
     drop_irqs: u32,
     tx_stall: bool,
     tx_bad_sqn: bool,
+    tx_bad_owner: bool,
     rx_bad_len: bool,
     dma_read: bool,
     /// The data path is stopped ([`Fault::DevStop`]).
@@ -1140,6 +1149,7 @@ impl Port {
                 drop_irqs: 0,
                 tx_stall: false,
                 tx_bad_sqn: false,
+                tx_bad_owner: false,
                 rx_bad_len: false,
                 dma_read: false,
                 dev_stop: false,
@@ -1867,6 +1877,7 @@ where
             Fault::DropIrqs(n) => p.faults.drop_irqs = n,
             Fault::TxStall => p.faults.tx_stall = true,
             Fault::TxBadSqn => p.faults.tx_bad_sqn = true,
+            Fault::TxBadOwner => p.faults.tx_bad_owner = true,
             Fault::RxBadByteCount => p.faults.rx_bad_len = true,
             Fault::DmaReadFault => p.faults.dma_read = true,
             Fault::DevStop => p.faults.dev_stop = true,
