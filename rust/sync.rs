@@ -74,3 +74,14 @@ pub fn with_rtnl<R>(f: impl FnOnce() -> R) -> R {
     unsafe { bindings::rtnl_unlock() };
     r
 }
+
+/// Whether the CPU runs a hard interrupt handler or an NMI (`in_hardirq() || in_nmi()`).
+///
+/// The driver's locks are taken with bottom halves disabled, not interrupts: code in this
+/// context (netpoll transmitting a printk from an interrupt) must not take them, since the
+/// code it interrupted on this CPU may hold one.
+#[inline]
+pub fn in_hardirq() -> bool {
+    // SAFETY: reads the preempt count; no preconditions.
+    unsafe { bindings::rsnic_helper_in_hardirq() }
+}

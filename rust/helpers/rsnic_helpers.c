@@ -18,6 +18,7 @@
 #include <linux/tcp.h>
 #include <net/ip6_checksum.h>
 #include <linux/bottom_half.h>
+#include <linux/preempt.h>
 #include <linux/workqueue.h>
 #include <linux/delay.h>
 #include <net/page_pool/helpers.h>
@@ -59,11 +60,6 @@ bool rsnic_helper_netif_running(const struct net_device *dev)
 void rsnic_helper_consume_skb(struct sk_buff *skb)
 {
 	consume_skb(skb);
-}
-
-unsigned int rsnic_helper_skb_headlen(const struct sk_buff *skb)
-{
-	return skb_headlen(skb);
 }
 
 void rsnic_helper_dev_hold(struct net_device *dev)
@@ -184,11 +180,6 @@ void rsnic_helper_msleep(unsigned int ms)
 	msleep(ms);
 }
 
-u16 rsnic_helper_skb_get_queue_mapping(const struct sk_buff *skb)
-{
-	return skb_get_queue_mapping(skb);
-}
-
 struct platform_device *rsnic_helper_platform_device_register(const char *name, int id)
 {
 	return platform_device_register_simple(name, id, NULL, 0);
@@ -245,16 +236,6 @@ int rsnic_helper_dma_mapping_error(struct device *dev, dma_addr_t addr)
 	return dma_mapping_error(dev, addr);
 }
 
-void *rsnic_helper_skb_data(const struct sk_buff *skb)
-{
-	return skb->data;
-}
-
-unsigned int rsnic_helper_skb_nr_frags(const struct sk_buff *skb)
-{
-	return skb_shinfo(skb)->nr_frags;
-}
-
 /*
  * The simulated device's view of host memory (no IOMMU: bus address == physical address).
  * Returns the kernel mapping of [addr, addr + len) when every page of it is RAM in the
@@ -298,46 +279,10 @@ void rsnic_helper_local_bh_enable(void)
 	local_bh_enable();
 }
 
-unsigned int rsnic_helper_skb_frag_len(const struct sk_buff *skb, unsigned int frag)
+/* Hard interrupt or NMI context (where netpoll may transmit from a printk). */
+bool rsnic_helper_in_hardirq(void)
 {
-	if (frag >= skb_shinfo(skb)->nr_frags)
-		return 0;
-	return skb_frag_size(&skb_shinfo(skb)->frags[frag]);
-}
-
-bool rsnic_helper_skb_is_gso(const struct sk_buff *skb)
-{
-	return skb_is_gso(skb);
-}
-
-unsigned int rsnic_helper_skb_gso_size(const struct sk_buff *skb)
-{
-	return skb_shinfo(skb)->gso_size;
-}
-
-unsigned int rsnic_helper_skb_gso_segs(const struct sk_buff *skb)
-{
-	return skb_shinfo(skb)->gso_segs;
-}
-
-bool rsnic_helper_skb_csum_partial(const struct sk_buff *skb)
-{
-	return skb->ip_summed == CHECKSUM_PARTIAL;
-}
-
-bool rsnic_helper_skb_encapsulation(const struct sk_buff *skb)
-{
-	return skb->encapsulation;
-}
-
-/* The VLAN tag to insert (TCI), or -1. 802.1ad is reported as -2 - TCI. */
-int rsnic_helper_skb_vlan_tag(const struct sk_buff *skb)
-{
-	if (!skb_vlan_tag_present(skb))
-		return -1;
-	if (skb->vlan_proto == htons(ETH_P_8021AD))
-		return -2 - (int)skb_vlan_tag_get(skb);
-	return skb_vlan_tag_get(skb);
+	return in_hardirq() || in_nmi();
 }
 
 struct page_pool *rsnic_helper_page_pool_create(struct device *dma_dev, struct net_device *dev,

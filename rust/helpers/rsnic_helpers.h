@@ -19,7 +19,6 @@ bool rsnic_helper_netif_carrier_ok(const struct net_device *dev);
 bool rsnic_helper_netif_running(const struct net_device *dev);
 void rsnic_helper_consume_skb(struct sk_buff *skb);
 void rsnic_helper_warn_skb_leak(void);
-unsigned int rsnic_helper_skb_headlen(const struct sk_buff *skb);
 void rsnic_helper_dev_hold(struct net_device *dev);
 void rsnic_helper_dev_put(struct net_device *dev);
 void rsnic_helper_kfree_skb_reason(struct sk_buff *skb, enum skb_drop_reason reason);
@@ -45,7 +44,6 @@ bool rsnic_helper_netif_tx_queue_stopped(const struct netdev_queue *txq);
 void rsnic_helper_netif_tx_disable(struct net_device *dev);
 int rsnic_helper_set_real_num_queues(struct net_device *dev, unsigned int txq, unsigned int rxq);
 void rsnic_helper_msleep(unsigned int ms);
-u16 rsnic_helper_skb_get_queue_mapping(const struct sk_buff *skb);
 
 /* DMA */
 struct platform_device *rsnic_helper_platform_device_register(const char *name, int id);
@@ -61,8 +59,6 @@ dma_addr_t rsnic_helper_skb_frag_dma_map(struct device *dev, const struct sk_buf
 void rsnic_helper_dma_unmap_page(struct device *dev, dma_addr_t addr, size_t size,
 				 int to_device);
 int rsnic_helper_dma_mapping_error(struct device *dev, dma_addr_t addr);
-void *rsnic_helper_skb_data(const struct sk_buff *skb);
-unsigned int rsnic_helper_skb_nr_frags(const struct sk_buff *skb);
 void *rsnic_helper_phys_to_virt_checked(u64 addr, size_t len);
 
 /* Barriers and bottom halves */
@@ -71,15 +67,9 @@ void rsnic_helper_dma_rmb(void);
 void rsnic_helper_wmb(void);
 void rsnic_helper_local_bh_disable(void);
 void rsnic_helper_local_bh_enable(void);
+bool rsnic_helper_in_hardirq(void);
 
 /* TX-side skb accessors */
-unsigned int rsnic_helper_skb_frag_len(const struct sk_buff *skb, unsigned int frag);
-bool rsnic_helper_skb_is_gso(const struct sk_buff *skb);
-unsigned int rsnic_helper_skb_gso_size(const struct sk_buff *skb);
-unsigned int rsnic_helper_skb_gso_segs(const struct sk_buff *skb);
-bool rsnic_helper_skb_csum_partial(const struct sk_buff *skb);
-bool rsnic_helper_skb_encapsulation(const struct sk_buff *skb);
-int rsnic_helper_skb_vlan_tag(const struct sk_buff *skb);
 
 /* RX: page pool pages and skbs built around them */
 struct page_pool *rsnic_helper_page_pool_create(struct device *dma_dev, struct net_device *dev,

@@ -5,7 +5,8 @@
 #             the XDP SQ stops, B's channels are reopened (ch_reopen), XDP_TX works again;
 #             dev_stop on A under pktgen: the TX watchdog (15 s) finds no lost interrupt,
 #             resets the SQ, and the device resumes;
-#   MANA      tx_bad_sqn (a TX CQE naming another queue) on A and rx_bad_rqn on B: the
+#   MANA      tx_bad_sqn (a TX CQE naming another queue) on A, rx_bad_rqn on B and
+#             tx_bad_owner (a TX CQE whose owner count reads as an overflow) on A: the
 #             queue stops, the channels are reopened, the stream goes on; tx_stall and
 #             dev_stop on A: the watchdog finds no lost interrupt and reopens the channels;
 #             cmd_fail on the HWC's CREATE_WQ_OBJ: a channel change fails cleanly, and works
@@ -144,6 +145,7 @@ mlx5)
 	assert_eq "dev_stop: faults A's device injected" 1 "$(delta w0a w1a dev_faults_injected)"
 	dmesg_since_mark | grep -E "NETDEV WATCHDOG|: sq0: " | head -n 2
 	stream_ok "dev_stop"
+
 	ethtool -L "$A" combined "$combined"
 	;;
 mana)
@@ -173,6 +175,16 @@ mana)
 		"$(delta w0b w1b dev_rx_stopped) dropped by B's device meanwhile"
 	reopen_logged "RQ fault"
 	stream_ok rx_bad_rqn
+
+	# A TX CQE whose owner count is neither this pass's nor the last: an overflow to the
+	# driver, and the SQ stops (counted in cq_overflow).
+	R0=$(stat "$A" ch_reopen)
+	pg_fault "$IA" tx_bad_owner "$N"
+	wait_for "tx_bad_owner: A's channels reopened" reopened "$A" "" $((R0 + 1))
+	snap w1a "$A"
+	assert_eq "tx_bad_owner: CQ overflows A's driver found" 1 "$(delta w0a w1a cq_overflow)"
+	reopen_logged "SQ fault"
+	stream_ok tx_bad_owner
 
 	# The TX watchdog on one channel, so that the stalled queue is pktgen's queue 0.
 	combined=$(ethtool -l "$A" | awk '/^Combined:/ { n = $2 } END { print n }')

@@ -36,7 +36,7 @@ use crate::kernel_ext::{
         xdp::{self as kxdp, BpfProg, Verdict, XdpFrame, XdpFrames, XdpRxq, XDP_PACKET_HEADROOM},
         xsk::{XskPool, XskRxq, XskVerdict},
     },
-    sync::with_bh,
+    sync::{in_hardirq, with_bh},
     wq::OwnedQueue,
 };
 use crate::port::{PortReset, Reopen};
@@ -347,6 +347,8 @@ pub(crate) struct PortShared<F: Family> {
     pub(crate) live: AtomicU32,
     /// Packets handed to a TX queue whose channel was closed (dropped, counted).
     pub(crate) dropped_closed: AtomicU64,
+    /// Transmits refused in hard interrupt context (netpoll: see [`PortShared::xmit`]).
+    pub(crate) hardirq_busy: AtomicU64,
     /// `NETIF_F_RXCSUM` (`ethtool -K <dev> rx on|off`): the device's checksum verdict is
     /// passed on to the stack (`CHECKSUM_UNNECESSARY`); when off, every packet goes up
     /// `CHECKSUM_NONE` and the stack verifies it, as mlx5e does.
@@ -375,7 +377,21 @@ impl<F: Family> PortShared<F> {
     }
 
     /// Transmits `skb` on its TX queue. Called from `ndo_start_xmit`.
+    ///
+    /// Netpoll (netconsole) calls it with interrupts disabled, also from an interrupt
+    /// handler that printed. The SQ's slot lock and the device's register path are taken
+    /// with bottom halves disabled, not interrupts: an interrupt handler on this CPU may have
+    /// interrupted their holder, so in hard interrupt context the packet is refused as busy
+    /// without touching them (counted in `tx_hardirq_busy`); netpoll then queues it and
+    /// sends it from its work, in process context. In any other context (process, softirq,
+    /// interrupts disabled or not) no holder can be interrupted on this CPU: every holder
+    /// runs with bottom halves disabled and none prints while holding one (which would
+    /// bring netconsole back in).
     pub(crate) fn xmit(&self, dev: &Device, skb: SkBuff) -> Result<(), SkBuff> {
+        if in_hardirq() {
+            self.hardirq_busy.fetch_add(1, Ordering::Relaxed);
+            return Err(skb);
+        }
         let q = u32::from(skb.queue_mapping());
         let Some(txq) = dev.tx_queue(q) else {
             self.dropped_closed.fetch_add(1, Ordering::Relaxed);
@@ -761,6 +777,9 @@ pub(crate) struct ChannelStats<F: Family> {
     /// Reopens of the port's channels this channel's faults caused (`ch<N>_reopen`): a
     /// fault no queue reset covers ([`PortShared::request_reopen`]).
     pub(crate) reopen: u64,
+    /// Transmits refused in hard interrupt context (netpoll from an interrupt handler;
+    /// port-wide, filled in by the port's sums).
+    pub(crate) tx_hardirq_busy: u64,
 }
 
 impl<F: Family> Clone for ChannelStats<F> {
@@ -794,6 +813,7 @@ impl<F: Family> Default for ChannelStats<F> {
             eq_rearm: 0,
             eq_bad_events: 0,
             reopen: 0,
+            tx_hardirq_busy: 0,
         }
     }
 }
@@ -829,6 +849,7 @@ impl<F: Family> ChannelStats<F> {
         self.eq_rearm = self.eq_rearm.wrapping_add(b.eq_rearm);
         self.eq_bad_events = self.eq_bad_events.wrapping_add(b.eq_bad_events);
         self.reopen = self.reopen.wrapping_add(b.reopen);
+        self.tx_hardirq_busy = self.tx_hardirq_busy.wrapping_add(b.tx_hardirq_busy);
     }
 }
 
@@ -1629,6 +1650,11 @@ impl<F: Family> Channel<F> {
 
 impl<F: Family> Poll for Channel<F> {
     fn poll(&self, napi: &Napi<Self>, budget: i32) -> i32 {
+        // Netpoll polls with budget 0, also from an interrupt handler: there nothing of the
+        // channel may be locked (see `PortShared::xmit`); NAPI reaps the TX CQ soon after.
+        if budget == 0 && in_hardirq() {
+            return 0;
+        }
         let mmio = self.shared.hw.bar();
         let mut tx_busy = false;
         let mut tx_cqes = 0;

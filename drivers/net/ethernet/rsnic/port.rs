@@ -217,6 +217,7 @@ impl<F: Family> Port<F> {
                 xdp_txs,
                 live: AtomicU32::new(0),
                 dropped_closed: AtomicU64::new(0),
+                hardirq_busy: AtomicU64::new(0),
                 // The device registers with NETIF_F_RXCSUM on (driver.rs: offloads).
                 rx_csum: AtomicBool::new(true),
                 wq,
@@ -562,6 +563,7 @@ impl<F: Family> Port<F> {
         sum.tx_dropped = sum
             .tx_dropped
             .wrapping_add(self.shared.dropped_closed.load(Ordering::Relaxed));
+        sum.tx_hardirq_busy = self.shared.hardirq_busy.load(Ordering::Relaxed);
         sum
     }
 }

@@ -168,6 +168,8 @@ impl Family for Mana {
         ("ch_eq_rearm", |s| s.eq_rearm),
         // Reopens of the channels after a fault no queue reset covers (rsnic's).
         ("ch_reopen", |s| s.reopen),
+        // Transmits refused in hard interrupt context (netpoll; rsnic's).
+        ("tx_hardirq_busy", |s| s.tx_hardirq_busy),
         // Completion events naming a CQ that is not the channel's (rsnic's; upstream mana
         // warns once).
         ("eqe_bad_cq", |s| s.eq_bad_events),
@@ -196,6 +198,10 @@ impl Family for Mana {
         ("rx_polls", |s| s.rx.polls),
         ("rx_polls_with_work", |s| s.rx.polls_with_work),
         ("cqe_bad", |s| s.tx.cqe_bad + s.rx.cqe_bad),
+        // CQ overflows the owner bits showed (the queue stops; rsnic's).
+        ("cq_overflow", |s| {
+            s.tx.cq_overflow + s.rx.cq_overflow + s.xsk_sq.cq_overflow + s.xsk_rx.cq_overflow
+        }),
         ("tx_cqe_discarded", |s| {
             s.tx.cqe_discarded + s.xsk_sq.cqe_discarded
         }),

@@ -132,6 +132,8 @@ impl Family for Mlx5 {
         ("ch_eq_rearm", |s| s.eq_rearm),
         // Reopens of the channels after a fault no queue reset covers (rsnic's).
         ("ch_reopen", |s| s.reopen),
+        // Transmits refused in hard interrupt context (netpoll; rsnic's).
+        ("tx_hardirq_busy", |s| s.tx_hardirq_busy),
         ("tx_wqes", |s| s.tx.wqes),
         ("tx_doorbells", |s| s.tx.doorbells),
         ("rx_packets", |s| s.rx_stack_packets()),

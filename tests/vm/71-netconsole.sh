@@ -1,0 +1,116 @@
+#!/usr/bin/env bash
+# netconsole over an rsnic port under traffic: the SQ under netpoll (rsnic.rst, "Faults and
+# recovery", the SQ lock). A's kernel log goes to B over A's port (netconsole, configured
+# through configfs as a user would) while a TCP transfer runs and the driver
+# logs faults of its own; printk then transmits through netpoll from process context, from
+# the recovery work, from a device interrupt, and (SysRq's all-CPU backtrace) from hard
+# interrupt context, where rsnic refuses without taking a lock and netpoll sends the
+# message later (tx_hardirq_busy). Every message written must reach B, in order, every
+# transfer must arrive intact, and nothing may hang (the harness's timeout) or be reported
+# (the harness fails on a kernel warning; on the debug kernel lockdep checks the locks).
+set -eu
+. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/traffic.sh"
+
+NC=/sys/kernel/config/netconsole/rsnic
+RECV_PID=
+LOGLEVEL=$(cut -f1 /proc/sys/kernel/printk)
+cleanup() {
+	dmesg -n "$LOGLEVEL"
+	[ -d "$NC" ] && { echo 0 >"$NC/enabled" 2>/dev/null || true; rmdir "$NC" 2>/dev/null || true; }
+	[ -n "$RECV_PID" ] && kill "$RECV_PID" 2>/dev/null || true
+	traffic_cleanup
+}
+trap cleanup EXIT
+
+# The netpoll guard is the family-independent glue's: lockdep checks it in the mlx5 pass.
+one_family_on_debug
+[ -e /proc/sysrq-trigger ] || skip "no SysRq in this kernel (CONFIG_MAGIC_SYSRQ)"
+mountpoint -q /sys/kernel/config || mount -t configfs none /sys/kernel/config
+[ -d /sys/kernel/config/netconsole ] || skip "no dynamic netconsole in this kernel (CONFIG_NETCONSOLE_DYNAMIC)"
+setup_pair
+quiet_pair
+IA=$(inject_knob "$A")
+
+# B collects what arrives on UDP port 6666: one datagram per message.
+cat >/tmp/ncrecv.py <<'EOF'
+import socket, sys
+s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+s.bind(("10.10.0.2", 6666))
+open(sys.argv[2], "w").close()
+with open(sys.argv[1], "w") as out:
+    while True:
+        d = s.recv(65536)
+        out.write(d.decode("utf-8", "replace"))
+        out.flush()
+EOF
+rm -f /tmp/nc.log /tmp/nc.ready
+ip netns exec peer python3 /tmp/ncrecv.py /tmp/nc.log /tmp/nc.ready &
+RECV_PID=$!
+WAIT_TRIES=200 wait_for "B's receiver bound" test -e /tmp/nc.ready
+
+mkdir "$NC"
+echo "$A" >"$NC/dev_name"
+echo 10.10.0.1 >"$NC/local_ip"
+echo 10.10.0.2 >"$NC/remote_ip"
+echo "$MAC_B" >"$NC/remote_mac"
+echo 6666 >"$NC/remote_port"
+echo 1 >"$NC/enabled"
+dmesg -n 8
+
+snap n0a "$A"
+N=300
+# A TCP transfer in the background (A's SQ busy under netconsole), checksummed at the end;
+# B's replies and netconsole share A's queues.
+transfer_check "" peer 10.10.0.2 16 >/tmp/nc.t1 2>&1 &
+T1=$!
+for i in $(seq "$N"); do
+	echo "rsnic-netconsole $i" >/dev/kmsg
+	case $i in
+	# The driver's own logs on the same port: an SQ recovery (ConnectX) or the corrupt
+	# event of a device interrupt (MANA) ...
+	100) case $RSNIC_FAMILY in mlx5) echo tx_err >"$IA" ;; mana) echo eqe_bad_cq >"$IA" ;; esac ;;
+	# ... and messages printed in hard interrupt context (NMI backtraces, flushed from an
+	# interrupt).
+	150 | 200 | 250) echo l >/proc/sysrq-trigger ;;
+	esac
+	sleep 0.01
+done
+wait "$T1" || fail "transfer A -> B under netconsole: $(cat /tmp/nc.t1)"
+cat /tmp/nc.t1
+
+# The packet a ConnectX error CQE fails (tx_cqe_err) may be a message: it is lost, and
+# counted; every other message must arrive, once and in order.
+snap n1a "$A"
+LOST=0
+[ "$RSNIC_FAMILY" = mlx5 ] && LOST=$(delta n0a n1a tx_cqe_err)
+all_received() {
+	[ "$(grep -c "rsnic-netconsole [0-9]*$" /tmp/nc.log)" -ge $((N - LOST)) ]
+}
+nc_report() {
+	local got
+	got=$(grep -o "rsnic-netconsole [0-9]*$" /tmp/nc.log | awk '{print $2}' | tr '\n' ' ')
+	echo "B got $(echo "$got" | wc -w) of $N test messages; missing:" \
+		"$(comm -23 <(seq 1 "$N" | sort) <(echo "$got" | tr ' ' '\n' | sort) | tr '\n' ' ' | head -c 400)"
+	echo "B's log: $(wc -l </tmp/nc.log) lines; A: $(counters "$A" | grep -E "tx_hardirq_busy|tx_queue_dropped|tx_timeout|dev_tx_packets" | tr -s ' \n' ' ')"
+	echo "B: $(counters "$B" peer | grep -E "dev_rx|rx_packets|out_of_buffer|no_wqe|udp" | tr -s ' \n' ' ')"
+	ip netns exec peer cat /proc/net/snmp | grep -A1 "^Udp:" | tr '\n' ' '
+}
+WAIT_DIAG=nc_report WAIT_TRIES=200 wait_for "B received all $N messages" all_received
+sleep 1
+got=$(grep -o "rsnic-netconsole [0-9]*$" /tmp/nc.log | awk '{print $2}')
+assert_eq "messages received twice" 0 "$(sort <<<"$got" | uniq -d | wc -l)"
+sort -n -C <<<"$got" || fail "messages out of order: $(tr '\n' ' ' <<<"$got" | head -c 300)"
+missing=$((N - $(wc -l <<<"$got")))
+[ "$missing" -le "$LOST" ] ||
+	fail "$missing messages missing, $LOST packets failed by the fault: $(nc_report)"
+
+case $RSNIC_FAMILY in
+mlx5) grep -q "queue recovered" /tmp/nc.log || fail "the SQ recovery's log did not reach B" ;;
+mana) grep -q "an event named a queue" /tmp/nc.log || fail "the corrupt event's log did not reach B" ;;
+esac
+grep -q "backtrace" /tmp/nc.log || fail "SysRq's backtraces did not reach B"
+snap n1a "$A"
+echo "  B received $((N - missing)) of $N messages in order ($missing the fault's packet), the" \
+	"driver's fault log and the backtraces; $(delta n0a n1a tx_hardirq_busy) transmits refused" \
+	"in hard interrupt context (sent later)"
