@@ -19,7 +19,8 @@
 //!   with the configured size and key in a well-formed 1-BU WQE (so the device can never
 //!   write into a buffer the driver gave away);
 //! * a delivered length is 1..=buffer size; a poll's work is at most its budget and the
-//!   deliveries at most its work; an RQ in error consumes nothing;
+//!   deliveries at most its work; an RQ in error does no work (it discards what the device
+//!   writes, unread and counted, so its CQ is armed past it);
 //! * every RQ doorbell carries this RQ's id, `wqe_cnt = 0` and `tail_ptr = head · 32`; after
 //!   every operation nothing posted is unannounced; batched mode: at most one RQ doorbell per
 //!   poll, exactly one when the poll read at least one CQE and the RQ is not in error, none

@@ -31,7 +31,9 @@
 //!   exceeds the ring; the free space is `size − 32 · used`; the completion moves the tail by
 //!   exactly the BUs of the WQEs it completes;
 //! * the queue is stopped exactly when less than a maximum WQE is free (while healthy), and
-//!   never woken while the SQ is in error; an SQ in error consumes nothing;
+//!   never woken while the SQ is in error; an SQ in error completes nothing: the CQEs it
+//!   consumes are discarded unread and counted (`cqe_discarded`), so its CQ is armed past
+//!   them;
 //! * BQL never completes more than was sent, and balances after the drain; DMA maps and
 //!   unmaps balance;
 //! * at the end (drain, then a new SQ, as a channel reopen does) the SQ works: a packet is
@@ -523,6 +525,7 @@ impl Harness {
     fn poll(&mut self, napi: Option<u32>) {
         let tail0 = self.sq.wq().tail();
         let head0 = self.sq.cq().head();
+        let discarded0 = self.sq.stats.cqe_discarded;
         let Self {
             sq,
             env,
@@ -560,7 +563,12 @@ impl Harness {
             "the tail moved by other than the completed WQEs"
         );
         if self.was_error {
-            assert_eq!(r.cqes, 0, "an SQ in error consumed CQEs");
+            assert_eq!(r.packets, 0, "an SQ in error completed packets");
+            assert_eq!(
+                self.sq.stats.cqe_discarded.wrapping_sub(discarded0),
+                u64::from(r.cqes),
+                "an SQ in error consumed CQEs it did not count as discarded"
+            );
         }
         if r.woke {
             assert!(r.error.is_none() && self.sq.error().is_none());

@@ -144,12 +144,12 @@ impl<C: Coherent> Cq<C> {
     }
 
     /// Consumes the valid CQEs without decoding them (a queue stopped on a fault), at most
-    /// one pass over the CQ so a device that keeps writing cannot hold the caller; stops at
-    /// an overflow. The next arm then covers them: an armed CQ with CQEs beyond its head
-    /// fires again at once. Returns how many.
-    pub fn discard<B: Barriers>(&mut self, bar: &B) -> u32 {
+    /// `limit` and one pass over the CQ so a device that keeps writing cannot hold the
+    /// caller; stops at an overflow. The next arm then covers them: an armed CQ with CQEs
+    /// beyond its head fires again at once. Returns how many.
+    pub fn discard<B: Barriers>(&mut self, bar: &B, limit: u32) -> u32 {
         let mut n = 0;
-        while n < self.num {
+        while n < self.num.min(limit) {
             match self.poll_one(bar) {
                 Ok(Some(_)) => n += 1,
                 _ => break,

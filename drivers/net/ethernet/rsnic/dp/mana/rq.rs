@@ -284,9 +284,10 @@ where
             // counted (the frames are lost), so the CQ is armed past it (an armed CQ with
             // CQEs beyond its head fires again at once: NAPI and the interrupt would chase
             // each other until the channels are reopened).
-            let n = self.cq.discard(env);
+            let n = self.cq.discard(env, u32::MAX);
             add(&mut self.stats.cqes, u64::from(n));
             add(&mut self.stats.cqe_discarded, u64::from(n));
+            r.error = self.error;
             return r;
         }
         let db0 = self.stats.doorbells;
@@ -408,7 +409,7 @@ where
     pub fn drain<E: RxBufProvider<B> + Barriers>(&mut self, env: &mut E) -> u32 {
         // What the device completed and NAPI never read (the RQ stopped on a fault, or
         // closed first): consumed unread and counted, as those frames are lost.
-        let d = self.cq.discard(env);
+        let d = self.cq.discard(env, u32::MAX);
         add(&mut self.stats.cqes, u64::from(d));
         add(&mut self.stats.cqe_discarded, u64::from(d));
         let mut n = 0;

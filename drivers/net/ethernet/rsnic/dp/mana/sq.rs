@@ -556,9 +556,12 @@ where
         if self.error.is_some() {
             // Stopped on a fault: what the device writes meanwhile is consumed unread (its
             // packets are dropped when the channels are reopened), so the CQ is armed past it.
-            let n = self.cq.discard(env);
+            let max = self.cq.num().saturating_mul(4).min(TX_POLL_MAX);
+            let n = self.cq.discard(env, max);
             add(&mut self.stats.cqes, u64::from(n));
             add(&mut self.stats.cqe_discarded, u64::from(n));
+            // Consumed (the CQ doorbell must cover them), though none completes a packet.
+            r.cqes = n;
             r.error = self.error;
             return r;
         }
