@@ -58,6 +58,40 @@ pub const LKEY: u32 = 0x0000_1234;
 pub type HostSq = Sq<TxPkt, HostBuf, Vec<WqeInfo<TxPkt>>, Vec<Option<TxPkt>>, Vec<DmaEntry>>;
 /// The driver-side RQ with host storage.
 pub type HostRq = Rq<RxBuf, HostBuf, Vec<Option<RxBuf>>>;
+
+/// The TX port's SQ of a pair with `cfg` (`2^log_sz` WQEBBs over `wq`, doorbell record
+/// `dbr`, completions in `cq`), as the pair makes it; tests that re-create it call this too.
+pub fn tx_sq(
+    cfg: &PairConfig,
+    log_sz: u8,
+    sqn: u32,
+    wq: HostBuf,
+    dbr: HostBuf,
+    cq: Cq<HostBuf>,
+) -> Option<HostSq> {
+    let n = 1usize << log_sz;
+    Sq::new(
+        SqParams {
+            log_sz,
+            sqn,
+            lkey: LKEY,
+            db_offset: api_uar_offset(TX_PORT) + SQ_DOORBELL,
+            dbr_off: 0,
+            min_inline: cfg.min_inline,
+            vlan_need_l2_inline: false,
+            max_sq_wqebbs: 16,
+            mpwqe: cfg.mpwqe,
+            mpwqe_inline: cfg.mpwqe_inline,
+        },
+        wq,
+        dbr,
+        cq,
+        (0..n).map(|_| WqeInfo::default()).collect(),
+        (0..4 * n).map(|_| None).collect(),
+        vec![DmaEntry::default(); 4 * n],
+    )
+    .ok()
+}
 /// One packet the RQ delivered.
 pub type RxFrame = crate::glue::RxFrame<RxCompletion>;
 /// The environment the data path talks to (netdev TX queue, DMA API, page pool, BAR0).
@@ -250,27 +284,7 @@ impl Pair {
                 cqn: tcqn,
             })
             .expect("create SQ");
-        let sq = Sq::new(
-            SqParams {
-                log_sz: cfg.sq_log_sz,
-                sqn,
-                lkey: LKEY,
-                db_offset: api_uar_offset(TX_PORT) + SQ_DOORBELL,
-                dbr_off: 0,
-                min_inline: cfg.min_inline,
-                vlan_need_l2_inline: false,
-                max_sq_wqebbs: 16,
-                mpwqe: cfg.mpwqe,
-                mpwqe_inline: cfg.mpwqe_inline,
-            },
-            wq,
-            sq_dbr,
-            tcq,
-            (0..sn).map(|_| WqeInfo::default()).collect(),
-            (0..4 * sn).map(|_| None).collect(),
-            vec![DmaEntry::default(); 4 * sn],
-        )
-        .expect("SQ");
+        let sq = tx_sq(&cfg, cfg.sq_log_sz, sqn, wq, sq_dbr, tcq).expect("SQ");
 
         let (rcq_buf, rcq_dbr) = (coherent(&mem, rn * 64), coherent(&mem, 8));
         let rcqn = tb

@@ -13,11 +13,11 @@ use rsnic_core::dp::mlx5::cmd::CmdQueue;
 use rsnic_core::dp::mlx5::cq::Cq;
 use rsnic_core::dp::mlx5::cqe::{SYND_LOCAL_PROT, SYND_LOCAL_QP_OP};
 use rsnic_core::dp::mlx5::rq::RqError;
-use rsnic_core::dp::mlx5::sq::{Sq, SqError, SqParams, WqeInfo};
-use rsnic_core::dp::mlx5::tx::{DmaEntry, TxQueue};
-use rsnic_core::sim::mlx5::{api_uar_offset, CqConfig, Fault, SqConfig, SQ_DOORBELL};
+use rsnic_core::dp::mlx5::sq::SqError;
+use rsnic_core::dp::mlx5::tx::TxQueue;
+use rsnic_core::sim::mlx5::{api_uar_offset, CqConfig, Fault, SqConfig};
 use rsnic_testbed::bus::Testbed;
-use rsnic_testbed::pair::{Pair, PairConfig, TxFrame, LKEY, RX_PORT, TX_PORT};
+use rsnic_testbed::pair::{Pair, PairConfig, TxFrame, RX_PORT, TX_PORT};
 
 fn frame(seq: u8) -> TxFrame {
     let mut f = vec![0u8; 60];
@@ -375,27 +375,7 @@ fn recreate_sq(p: &mut Pair) -> u32 {
     assert_eq!((new_sqn, new_cqn), (sqn, cqn), "the pair keeps its numbers");
     let cfg = p.config();
     let cq = Cq::new(cq_buf, cq_dbr, 0, log, cqn, api_uar_offset(TX_PORT)).unwrap();
-    p.sq = Sq::new(
-        SqParams {
-            log_sz: log,
-            sqn,
-            lkey: LKEY,
-            db_offset: api_uar_offset(TX_PORT) + SQ_DOORBELL,
-            dbr_off: 0,
-            min_inline: cfg.min_inline,
-            vlan_need_l2_inline: false,
-            max_sq_wqebbs: 16,
-            mpwqe: cfg.mpwqe,
-            mpwqe_inline: cfg.mpwqe_inline,
-        },
-        wq,
-        dbr,
-        cq,
-        (0..n).map(|_| WqeInfo::default()).collect(),
-        (0..4 * n).map(|_| None).collect(),
-        vec![DmaEntry::default(); 4 * n],
-    )
-    .unwrap();
+    p.sq = rsnic_testbed::pair::tx_sq(&cfg, log, sqn, wq, dbr, cq).unwrap();
     p.env.wake();
     pkts
 }
