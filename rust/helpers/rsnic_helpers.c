@@ -279,6 +279,38 @@ void rsnic_helper_local_bh_enable(void)
 	local_bh_enable();
 }
 
+/* Interrupts disabled on this CPU (netpoll transmits and polls so). */
+bool rsnic_helper_irqs_disabled(void)
+{
+	return irqs_disabled();
+}
+
+void rsnic_helper_spin_lock_init(spinlock_t *lock, const char *name, struct lock_class_key *key)
+{
+#ifdef CONFIG_PREEMPT_RT
+	__spin_lock_init(lock, name, key, false);
+#elif defined(CONFIG_DEBUG_SPINLOCK)
+	__raw_spin_lock_init(spinlock_check(lock), name, key, LD_WAIT_CONFIG);
+#else
+	spin_lock_init(lock);
+#endif
+}
+
+void rsnic_helper_spin_lock(spinlock_t *lock)
+{
+	spin_lock(lock);
+}
+
+bool rsnic_helper_spin_trylock(spinlock_t *lock)
+{
+	return spin_trylock(lock);
+}
+
+void rsnic_helper_spin_unlock(spinlock_t *lock)
+{
+	spin_unlock(lock);
+}
+
 /* Hard interrupt or NMI context (where netpoll may transmit from a printk). */
 bool rsnic_helper_in_hardirq(void)
 {

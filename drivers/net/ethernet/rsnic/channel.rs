@@ -36,7 +36,7 @@ use crate::kernel_ext::{
         xdp::{self as kxdp, BpfProg, Verdict, XdpFrame, XdpFrames, XdpRxq, XDP_PACKET_HEADROOM},
         xsk::{XskPool, XskRxq, XskVerdict},
     },
-    sync::{in_hardirq, with_bh},
+    sync::{in_hardirq, irqs_disabled, with_bh, TrySpinLock},
     wq::OwnedQueue,
 };
 use crate::port::{PortReset, Reopen};
@@ -44,7 +44,7 @@ use crate::xdp::{XdpEnv, XdpSqKind, XdpStats, XdpTx, XskRxEnv, XskStats};
 use core::pin::Pin;
 use core::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
 use kernel::{
-    new_mutex, new_spinlock, new_work,
+    c_str, new_mutex, new_spinlock, new_work,
     prelude::*,
     sync::{Arc, Mutex, SpinLock},
     types::ARef,
@@ -291,11 +291,17 @@ pub(crate) struct TxSide<F: Family> {
 }
 
 /// A port's TX slot: the SQ of one TX queue, if its channel is open.
-pub(crate) type TxSlot<F> = Pin<KBox<SpinLock<Option<TxSide<F>>>>>;
+///
+/// Netpoll transmits and polls with interrupts disabled, under netconsole's
+/// `target_list_lock`: there the slot is only tried ([`TrySpinLock`]).
+pub(crate) type TxSlot<F> = Pin<KBox<TrySpinLock<Option<TxSide<F>>>>>;
 
 /// A new, empty TX slot.
 pub(crate) fn new_tx_slot<F: Family>() -> Result<TxSlot<F>> {
-    KBox::pin_init(new_spinlock!(None, "rsnic::TxSlot"), GFP_KERNEL)
+    KBox::pin_init(
+        TrySpinLock::new(None, c_str!("rsnic::TxSlot"), crate::rsnic_lock_class!()),
+        GFP_KERNEL,
+    )
 }
 
 /// An XDP SQ with its state.
@@ -349,6 +355,8 @@ pub(crate) struct PortShared<F: Family> {
     pub(crate) dropped_closed: AtomicU64,
     /// Transmits refused in hard interrupt context (netpoll: see [`PortShared::xmit`]).
     pub(crate) hardirq_busy: AtomicU64,
+    /// Netpoll transmits refused because the SQ's slot was held (`tx_netpoll_busy`).
+    pub(crate) netpoll_busy: AtomicU64,
     /// `NETIF_F_RXCSUM` (`ethtool -K <dev> rx on|off`): the device's checksum verdict is
     /// passed on to the stack (`CHECKSUM_UNNECESSARY`); when off, every packet goes up
     /// `CHECKSUM_NONE` and the stack verifies it, as mlx5e does.
@@ -378,15 +386,18 @@ impl<F: Family> PortShared<F> {
 
     /// Transmits `skb` on its TX queue. Called from `ndo_start_xmit`.
     ///
-    /// Netpoll (netconsole) calls it with interrupts disabled, also from an interrupt
-    /// handler that printed. The SQ's slot lock and the device's register path are taken
-    /// with bottom halves disabled, not interrupts: an interrupt handler on this CPU may have
-    /// interrupted their holder, so in hard interrupt context the packet is refused as busy
-    /// without touching them (counted in `tx_hardirq_busy`); netpoll then queues it and
-    /// sends it from its work, in process context. In any other context (process, softirq,
-    /// interrupts disabled or not) no holder can be interrupted on this CPU: every holder
-    /// runs with bottom halves disabled and none prints while holding one (which would
-    /// bring netconsole back in).
+    /// Netpoll (netconsole) calls it with interrupts disabled, under netconsole's
+    /// `target_list_lock`, also from an interrupt handler that printed. The driver's locks
+    /// are taken with bottom halves disabled, not interrupts, so:
+    /// - in hard interrupt context the packet is refused as busy before any lock is touched
+    ///   (counted in `tx_hardirq_busy`): the handler may have interrupted a holder on this
+    ///   CPU;
+    /// - with interrupts disabled the SQ's slot is only tried, and a held slot refuses the
+    ///   packet as busy (`tx_netpoll_busy`): the holder may be this CPU's code that printed,
+    ///   and a plain lock there would make the slot depend on `target_list_lock`;
+    /// - the doorbell is a posted write (`host`), which takes no lock.
+    ///
+    /// Netpoll retries a refused packet, then sends it from its work.
     pub(crate) fn xmit(&self, dev: &Device, skb: SkBuff) -> Result<(), SkBuff> {
         if in_hardirq() {
             self.hardirq_busy.fetch_add(1, Ordering::Relaxed);
@@ -446,7 +457,17 @@ impl<F: Family> PortShared<F> {
             skb.drop_any(DropReason::DevReady);
             return Ok(());
         };
-        let mut g = slot.lock();
+        let mut g = if irqs_disabled() {
+            match slot.try_lock() {
+                Some(g) => g,
+                None => {
+                    self.netpoll_busy.fetch_add(1, Ordering::Relaxed);
+                    return Err(skb);
+                }
+            }
+        } else {
+            slot.lock()
+        };
         let Some(tx) = g.as_mut() else {
             // The queue's channel is closed (the stack stops the queue first, so this is
             // defensive); still counted.
@@ -780,6 +801,8 @@ pub(crate) struct ChannelStats<F: Family> {
     /// Transmits refused in hard interrupt context (netpoll from an interrupt handler;
     /// port-wide, filled in by the port's sums).
     pub(crate) tx_hardirq_busy: u64,
+    /// Netpoll transmits refused because the SQ's slot was held.
+    pub(crate) tx_netpoll_busy: u64,
 }
 
 impl<F: Family> Clone for ChannelStats<F> {
@@ -814,6 +837,7 @@ impl<F: Family> Default for ChannelStats<F> {
             eq_bad_events: 0,
             reopen: 0,
             tx_hardirq_busy: 0,
+            tx_netpoll_busy: 0,
         }
     }
 }
@@ -850,6 +874,7 @@ impl<F: Family> ChannelStats<F> {
         self.eq_bad_events = self.eq_bad_events.wrapping_add(b.eq_bad_events);
         self.reopen = self.reopen.wrapping_add(b.reopen);
         self.tx_hardirq_busy = self.tx_hardirq_busy.wrapping_add(b.tx_hardirq_busy);
+        self.tx_netpoll_busy = self.tx_netpoll_busy.wrapping_add(b.tx_netpoll_busy);
     }
 }
 
@@ -1650,9 +1675,10 @@ impl<F: Family> Channel<F> {
 
 impl<F: Family> Poll for Channel<F> {
     fn poll(&self, napi: &Napi<Self>, budget: i32) -> i32 {
-        // Netpoll polls with budget 0, also from an interrupt handler: there nothing of the
-        // channel may be locked (see `PortShared::xmit`); NAPI reaps the TX CQ soon after.
-        if budget == 0 && in_hardirq() {
+        // Netpoll polls with budget 0 and interrupts disabled, under netconsole's locks, also
+        // from an interrupt handler: there nothing of the channel is locked (see
+        // `PortShared::xmit`); NAPI reaps the TX CQ soon after.
+        if budget == 0 && irqs_disabled() {
             return 0;
         }
         let mmio = self.shared.hw.bar();

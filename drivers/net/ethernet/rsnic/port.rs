@@ -218,6 +218,7 @@ impl<F: Family> Port<F> {
                 live: AtomicU32::new(0),
                 dropped_closed: AtomicU64::new(0),
                 hardirq_busy: AtomicU64::new(0),
+                netpoll_busy: AtomicU64::new(0),
                 // The device registers with NETIF_F_RXCSUM on (driver.rs: offloads).
                 rx_csum: AtomicBool::new(true),
                 wq,
@@ -564,6 +565,7 @@ impl<F: Family> Port<F> {
             .tx_dropped
             .wrapping_add(self.shared.dropped_closed.load(Ordering::Relaxed));
         sum.tx_hardirq_busy = self.shared.hardirq_busy.load(Ordering::Relaxed);
+        sum.tx_netpoll_busy = self.shared.netpoll_busy.load(Ordering::Relaxed);
         sum
     }
 }

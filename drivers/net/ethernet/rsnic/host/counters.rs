@@ -34,7 +34,7 @@ impl Show for PortCounters {
             Mlx5(sim::mlx5::PortCounters),
             Mana(sim::mana::PortCounters),
         }
-        let c = crate::kernel_ext::sync::with_bh(|| match &*self.engine.model.lock() {
+        let c = self.engine.with_model(|m| match m {
             Model::Mlx5(m) => C::Mlx5(m.counters(self.port).copied().unwrap_or_default()),
             Model::Mana(m) => C::Mana(m.counters(self.port).copied().unwrap_or_default()),
         });
@@ -42,6 +42,12 @@ impl Show for PortCounters {
             C::Mlx5(c) => show(out, c, MLX5),
             C::Mana(c) => show(out, c, MANA),
         }
+        // The device's, not the port's: shown with every port.
+        let _ = writeln!(
+            out,
+            "     dev_mmio_posted_lost: {}",
+            self.engine.posted_lost()
+        );
     }
 }
 

@@ -28,7 +28,6 @@
 
 use super::{Engine, ManaModel, Mlx5Model, Model};
 use crate::kernel_ext::debugfs::Store;
-use crate::kernel_ext::sync::with_bh;
 use crate::sim;
 use kernel::{prelude::*, sync::Arc};
 
@@ -178,7 +177,7 @@ fn mana(m: &mut ManaModel, port: usize, cmd: Knob) -> Result<bool> {
 impl Store for PortInject {
     fn store(&self, input: &[u8]) -> Result {
         let cmd = parse(input)?;
-        let armed = with_bh(|| match &mut *self.engine.model.lock() {
+        let armed = self.engine.with_model(|m| match m {
             Model::Mlx5(m) => mlx5(m, self.port, cmd),
             Model::Mana(m) => mana(m, self.port, cmd),
         })?;

@@ -11,12 +11,15 @@
 //! each port's model counters (doorbells, WQEs, modeled PCIe bytes, drops: what a real device
 //! would not report) in debugfs, `rsnic/rsnic-sim<N>/port<P>/counters`.
 //!
-//! A register write only latches state in the model (as a doorbell does in hardware) and
-//! queues the engine's work item; the work runs the model in slices of [`SLICE_WQES`] WQEs,
-//! then delivers the interrupts raised meanwhile. The transmit path never runs the model
-//! itself. The model is behind a spinlock taken with bottom halves disabled, because
-//! doorbells are rung from the transmit path and NAPI (softirq); slices keep the hold time
-//! short.
+//! A register write is posted, as on PCIe: it goes into the device's write buffer
+//! ([`PostedWrites`], lock-free) and queues the engine's work item, and the writer goes on.
+//! The work applies the posted writes in order, then runs the model in slices of
+//! [`SLICE_WQES`] WQEs and delivers the interrupts raised meanwhile. The transmit path never
+//! takes the model's lock, so a doorbell costs what a posted write costs whatever the device
+//! is doing, and netpoll (interrupts disabled, under netconsole's locks) can ring one. The
+//! model is behind a spinlock taken with bottom halves disabled by the work, register reads,
+//! and the debugfs files; a register read first applies the writes posted before it (reads
+//! do not pass posted writes).
 
 mod counters;
 mod inject;
@@ -25,9 +28,13 @@ use crate::bus::{Function, IrqHandler, Kind};
 use crate::dp::hw::{BusMemory, DmaAddr, DmaFault, InterruptSink};
 use crate::kernel_ext::debugfs::{Dir, ShowFile, StoreFile};
 use crate::kernel_ext::dma::{DmaDevice, PhysBus};
-use crate::kernel_ext::{params, sync::with_bh, wq::OwnedQueue};
+use crate::kernel_ext::{
+    params,
+    sync::{irqs_disabled, with_bh},
+    wq::OwnedQueue,
+};
 use crate::sim;
-use core::sync::atomic::{AtomicBool, Ordering};
+use core::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, AtomicUsize, Ordering};
 use kernel::{
     c_str, fmt, new_spinlock, new_work,
     prelude::*,
@@ -45,6 +52,13 @@ pub(crate) const MAX_FUNCTIONS: usize = 8;
 pub(crate) const SLICE_WQES: usize = 256;
 /// Slices per work run before the work re-queues itself (lets other work run).
 const SLICES_PER_RUN: usize = 16;
+/// Entries of a device's posted-write buffer (a power of two).
+const POSTED: usize = 1024;
+/// Marks a posted 32-bit write in [`PostedSlot::reg`] (register offsets are below 2^31).
+const WRITE32: u32 = 1 << 31;
+/// Tries of a writer with interrupts disabled when the buffer is full, before the write is
+/// lost (counted in `dev_mmio_posted_lost`).
+const FULL_TRIES: usize = 4096;
 
 /// A simulated ConnectX with the kernel's storage.
 pub(crate) type Mlx5Model =
@@ -186,6 +200,17 @@ impl Model {
         Ok(m)
     }
 
+    /// Applies one posted register write.
+    fn write(&mut self, reg: u32, val: u64) {
+        let off = reg & !WRITE32;
+        match self {
+            Model::Mlx5(m) if reg & WRITE32 != 0 => m.mmio_write32(off, val as u32),
+            Model::Mana(m) if reg & WRITE32 != 0 => m.mmio_write32(off, val as u32),
+            Model::Mlx5(m) => m.mmio_write64(off, val.to_ne_bytes()),
+            Model::Mana(m) => m.mmio_write64(off, val.to_ne_bytes()),
+        }
+    }
+
     /// Runs the device for at most `budget` WQEs; returns whether work is left.
     fn run(&mut self, irq: &mut IrqSink, budget: usize) -> bool {
         match self {
@@ -195,12 +220,113 @@ impl Model {
     }
 }
 
+/// One entry of [`PostedWrites`].
+struct PostedSlot {
+    /// Which lap of the ring the entry is in: `pos` when free for the writer of position
+    /// `pos`, `pos + 1` once that write is in it.
+    seq: AtomicUsize,
+    /// The register offset, with [`WRITE32`] for a 32-bit write.
+    reg: AtomicU32,
+    /// The value (a 64-bit write's bytes in native order).
+    val: AtomicU64,
+}
+
+/// The device's posted-write buffer: a bounded ring that any CPU appends to without a lock
+/// (each entry published by its sequence number), drained in order by one consumer at a
+/// time, the holder of the model's lock.
+pub(crate) struct PostedWrites {
+    slots: KVec<PostedSlot>,
+    /// The next position a writer claims.
+    tail: AtomicUsize,
+    /// The next position to apply; only the model lock's holder reads or writes it.
+    head: AtomicUsize,
+    /// Writes lost because the buffer stayed full for a writer with interrupts disabled.
+    lost: AtomicU64,
+}
+
+impl PostedWrites {
+    fn new() -> Result<Self> {
+        let mut slots = KVec::with_capacity(POSTED, GFP_KERNEL)?;
+        for i in 0..POSTED {
+            slots.push(
+                PostedSlot {
+                    seq: AtomicUsize::new(i),
+                    reg: AtomicU32::new(0),
+                    val: AtomicU64::new(0),
+                },
+                GFP_KERNEL,
+            )?;
+        }
+        Ok(Self {
+            slots,
+            tail: AtomicUsize::new(0),
+            head: AtomicUsize::new(0),
+            lost: AtomicU64::new(0),
+        })
+    }
+
+    /// Appends a write; `false` if the buffer is full.
+    #[inline]
+    fn push(&self, reg: u32, val: u64) -> bool {
+        let mut pos = self.tail.load(Ordering::Relaxed);
+        loop {
+            let Some(slot) = self.slots.get(pos & (POSTED - 1)) else {
+                return false;
+            };
+            let seq = slot.seq.load(Ordering::Acquire);
+            if seq == pos {
+                // Free for this lap: claim it.
+                match self.tail.compare_exchange_weak(
+                    pos,
+                    pos.wrapping_add(1),
+                    Ordering::Relaxed,
+                    Ordering::Relaxed,
+                ) {
+                    Ok(_) => {
+                        slot.reg.store(reg, Ordering::Relaxed);
+                        slot.val.store(val, Ordering::Relaxed);
+                        // Publishes the entry, and orders the writer's earlier stores (the
+                        // WQE, its doorbell record) before the device's reads.
+                        slot.seq.store(pos.wrapping_add(1), Ordering::Release);
+                        return true;
+                    }
+                    Err(p) => pos = p,
+                }
+            } else if (seq.wrapping_sub(pos) as isize) < 0 {
+                // Still holds the previous lap's write: full.
+                return false;
+            } else {
+                // Another writer claimed it meanwhile.
+                pos = self.tail.load(Ordering::Relaxed);
+            }
+        }
+    }
+
+    /// Applies the posted writes in order, up to the first one not yet published (its
+    /// writer queues the engine once it is). The caller holds the model's lock.
+    fn apply(&self, m: &mut Model) {
+        let mut head = self.head.load(Ordering::Relaxed);
+        while let Some(slot) = self.slots.get(head & (POSTED - 1)) {
+            if slot.seq.load(Ordering::Acquire) != head.wrapping_add(1) {
+                break;
+            }
+            let reg = slot.reg.load(Ordering::Relaxed);
+            let val = slot.val.load(Ordering::Relaxed);
+            slot.seq.store(head.wrapping_add(POSTED), Ordering::Release);
+            head = head.wrapping_add(1);
+            m.write(reg, val);
+        }
+        self.head.store(head, Ordering::Relaxed);
+    }
+}
+
 /// One simulated device: the model, the handlers of its vectors and its workqueue.
 #[pin_data]
 pub(crate) struct Engine {
     kind: Kind,
     #[pin]
     model: SpinLock<Model>,
+    posted: PostedWrites,
     /// The handler of each vector (`function * VECTORS_PER_FUNCTION + intr`).
     #[pin]
     handlers: SpinLock<KVec<Option<Arc<dyn IrqHandler>>>>,
@@ -241,10 +367,12 @@ impl Engine {
             handlers.push(None, GFP_KERNEL)?;
         }
         let wq = OwnedQueue::new(c_str!("rsnic-sim"), id as i32)?;
+        let posted = PostedWrites::new()?;
         Arc::pin_init(
             pin_init!(Self {
                 kind,
                 model <- new_spinlock!(model, "rsnic::Engine::model"),
+                posted,
                 handlers <- new_spinlock!(handlers, "rsnic::Engine::handlers"),
                 work <- new_work!("rsnic::Engine::work"),
                 wq,
@@ -259,29 +387,64 @@ impl Engine {
         self.kind
     }
 
-    /// A 64-bit register write (doorbells): latched by the model, then the engine runs.
+    /// Runs `f` on the model under its lock, after the writes posted so far are applied.
+    fn with_model<R>(&self, f: impl FnOnce(&mut Model) -> R) -> R {
+        with_bh(|| {
+            let mut m = self.model.lock();
+            self.posted.apply(&mut m);
+            f(&mut m)
+        })
+    }
+
+    /// Writes lost to a full posted-write buffer (`dev_mmio_posted_lost`).
+    pub(crate) fn posted_lost(&self) -> u64 {
+        self.posted.lost.load(Ordering::Relaxed)
+    }
+
+    /// Posts a register write and queues the engine. When the buffer is full, the writer
+    /// takes the model's lock and applies the write itself, after what was posted before
+    /// it; a writer with interrupts disabled (netpoll, under netconsole's locks) must not
+    /// take that lock, so it waits a bounded time for the engine to make room, then counts
+    /// the write lost.
+    #[inline]
+    fn post(self: &Arc<Self>, reg: u32, val: u64) {
+        if !self.posted.push(reg, val) {
+            self.post_full(reg, val);
+        }
+        self.kick();
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn post_full(&self, reg: u32, val: u64) {
+        if !irqs_disabled() {
+            self.with_model(|m| m.write(reg, val));
+            return;
+        }
+        for _ in 0..FULL_TRIES {
+            core::hint::spin_loop();
+            if self.posted.push(reg, val) {
+                return;
+            }
+        }
+        self.posted.lost.fetch_add(1, Ordering::Relaxed);
+    }
+
+    /// A 64-bit register write (doorbells): posted, then the engine runs.
     #[inline]
     pub(crate) fn mmio_write64(self: &Arc<Self>, offset: u32, bytes: [u8; 8]) {
-        with_bh(|| match &mut *self.model.lock() {
-            Model::Mlx5(m) => m.mmio_write64(offset, bytes),
-            Model::Mana(m) => m.mmio_write64(offset, bytes),
-        });
-        self.kick();
+        self.post(offset & !WRITE32, u64::from_ne_bytes(bytes));
     }
 
     /// A 32-bit register write (a command or EQ doorbell gives the device work, as a
-    /// doorbell does).
+    /// doorbell does): posted, then the engine runs.
     pub(crate) fn mmio_write32(self: &Arc<Self>, offset: u32, value: u32) {
-        with_bh(|| match &mut *self.model.lock() {
-            Model::Mlx5(m) => m.mmio_write32(offset, value),
-            Model::Mana(m) => m.mmio_write32(offset, value),
-        });
-        self.kick();
+        self.post((offset & !WRITE32) | WRITE32, u64::from(value));
     }
 
-    /// A 32-bit register read.
+    /// A 32-bit register read, after the writes posted before it.
     pub(crate) fn mmio_read32(&self, offset: u32) -> u32 {
-        with_bh(|| match &mut *self.model.lock() {
+        self.with_model(|m| match m {
             Model::Mlx5(m) => m.mmio_read32(offset),
             Model::Mana(m) => m.mmio_read32(offset),
         })
@@ -316,7 +479,7 @@ impl Engine {
         let mut sink = IrqSink {
             raised: [0; MAX_FUNCTIONS * VECTORS_PER_FUNCTION / 64],
         };
-        let more = with_bh(|| self.model.lock().run(&mut sink, SLICE_WQES));
+        let more = self.with_model(|m| m.run(&mut sink, SLICE_WQES));
         if sink.raised.iter().any(|&w| w != 0) {
             // Deliver under the table lock so that `set_handler(.., None)` waits for us;
             // NAPI softirqs raised here run when bottom halves come back, after the lock.
