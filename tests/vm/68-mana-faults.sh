@@ -37,7 +37,7 @@ refused() {
 	case $err in *"$1"*) ;; *) fail "'$2': expected '$1', got '$err'" ;; esac
 }
 for bad in "bogus" "tx_err 32" "tx_err 0x40" "tx_err 1 2" "rx_err 4" "eqe_bad_cq 1" "drop_irqs" \
-	"dma_read_fault 1" "cmd_fail 0x905" "dev_stop 1"; do
+	"dma_read_fault 1" "cmd_fail 0x905" "dev_stop 0" "tx_stall 60001" "tx_stall 1 2"; do
 	refused "Invalid argument" "$bad"
 done
 for other in "rx_bad_wqe_counter" "rx_bad_byte_count"; do

@@ -11,7 +11,7 @@
 //! | `rx_err [SYND]` | the next frame the port receives completes with a RESP_ERR CQE with syndrome SYND (default 0x04, LOCAL_PROT); the RQ enters ERR for 0x02, 0x04 and 0x05 (LOCAL_QP_OP, LOCAL_PROT, WR_FLUSH), any other syndrome completes the WQE and the RQ goes on | (no SYND) the next frame completes with RX_TRUNCATED |
 //! | `rx_bad_wqe_counter` | the next RX CQE names a WQE the driver does not expect (a corrupt CQE) | - |
 //! | `drop_irqs N` | the next N interrupts of the port's EQs are lost (each EQ disarms as if it had fired) | the same, for the port's channel EQs |
-//! | `tx_stall` | the port's SQs execute nothing until one of them is reset (a hung transmit engine) | the port's SQs execute nothing (doorbells accepted, no CQE) until an SQ of the port is destroyed (MANA_DESTROY_WQ_OBJ) |
+//! | `tx_stall [MS]` | the port's SQs execute nothing until one of them is reset (a hung transmit engine); with MS (1 to 60000), also until MS ms have passed (a stall the device recovers from), and the write returns then | the port's SQs execute nothing (doorbells accepted, no CQE) until an SQ of the port is destroyed (MANA_DESTROY_WQ_OBJ); with MS, also until MS ms have passed, as for ConnectX |
 //! | `tx_bad_sqn` | the next TX CQE of the port names another SQ (a corrupt CQE) | the next TX CQE of the port names WQ id 0xfffffd, which no WQ has (a corrupt CQE) |
 //! | `tx_bad_owner` | the next TX CQE of the port carries the owner bit of the previous pass, so the driver reads it as still the hardware's and stops there (a corrupt CQE; later CQEs wait behind it) | the next TX CQE of the port carries the owner count of its pass XOR 4 (four passes away: neither its pass's nor the next one's), which the driver reads as a CQ overflow (a corrupt CQE) |
 //! | `rx_bad_rqn` | - | the next RX CQE of a frame the port receives names WQ id 0xfffffd (a corrupt CQE) |
@@ -19,7 +19,7 @@
 //! | `dma_read_fault` | the next read of packet data by an SQ of the port faults: the WQE fails with LOCAL_PROT, the SQ enters ERR | the same fault: the WQE completes with HDR_PROCESSING_ERROR, the SQ goes on |
 //! | `eqe_bad_cq` | - | the next completion EQE of the port names a CQ id no CQ has (a corrupt EQE) |
 //! | `cmd_fail OPCODE` | every command of OPCODE on the port fails (status INT_ERR, syndrome INJECTED) until `cmd_fail 0` | (OPCODE: a request type the device executes, else `EINVAL`) every HWC request of that type fails (status 0xC00000E5, STATUS_INTERNAL_ERROR, a header-only response) until `cmd_fail 0`; device-wide (the HWC is the device's), whichever port's file set it, and it replaces the `sim_fail_req` module parameter's failure |
-//! | `dev_stop` | the port's data path hangs: no WQE executed, frames arriving dropped (`dev_rx_stopped`), no CQE, EQE or interrupt, until an SQ or RQ of the port goes to RST (MODIFY_SQ/MODIFY_RQ) or is destroyed; commands keep working | the same, until a WQ object (SQ or RQ) of the port is destroyed (MANA_DESTROY_WQ_OBJ); the HWC keeps working |
+//! | `dev_stop [MS]` | the port's data path hangs: no WQE executed, frames arriving dropped (`dev_rx_stopped`), no CQE, EQE or interrupt, until an SQ or RQ of the port goes to RST (MODIFY_SQ/MODIFY_RQ) or is destroyed; commands keep working; with MS (1 to 60000), also until MS ms have passed, and the write returns then | the same, until a WQ object (SQ or RQ) of the port is destroyed (MANA_DESTROY_WQ_OBJ); the HWC keeps working; MS as for ConnectX |
 //!
 //! Numbers are decimal or `0x` hexadecimal. A command arms its fault (replacing one of the
 //! same kind still waiting); the port's `dev_faults_injected` counter (debugfs `counters`)
@@ -27,7 +27,7 @@
 //! holds back; `tx_stall` and `cmd_fail` are not counted).
 
 use super::{Engine, ManaModel, Mlx5Model, Model};
-use crate::kernel_ext::debugfs::Store;
+use crate::kernel_ext::{debugfs::Store, sync::msleep};
 use crate::sim;
 use kernel::{prelude::*, sync::Arc};
 
@@ -52,7 +52,8 @@ enum Knob {
     RxErr(Option<u8>),
     RxBadWqeCounter,
     DropIrqs(u32),
-    TxStall,
+    /// With a duration in ms: the stall ends by itself then.
+    TxStall(Option<u32>),
     TxBadSqn,
     TxBadOwner,
     RxBadRqn,
@@ -61,8 +62,12 @@ enum Knob {
     DmaReadFault,
     /// Fail every command (ConnectX) or HWC request (MANA) of this code (0: none).
     CmdFail(u32),
-    DevStop,
+    /// With a duration in ms: the stop ends by itself then.
+    DevStop(Option<u32>),
 }
+
+/// Longest timed stall or stop, in ms.
+const MAX_STALL_MS: u32 = 60_000;
 
 /// Parses one command.
 fn parse(input: &[u8]) -> Result<Knob> {
@@ -80,19 +85,26 @@ fn parse(input: &[u8]) -> Result<Knob> {
             .and_then(|a| a.parse::<u32>().ok())
             .ok_or(EINVAL)
     };
+    let ms = || match arg {
+        None => Ok(None),
+        Some(_) => match count()? {
+            ms @ 1..=MAX_STALL_MS => Ok(Some(ms)),
+            _ => Err(EINVAL),
+        },
+    };
     Ok(match word {
         b"tx_err" => Knob::TxErr(synd()?),
         b"rx_err" => Knob::RxErr(synd()?),
         b"rx_bad_wqe_counter" if arg.is_none() => Knob::RxBadWqeCounter,
         b"drop_irqs" => Knob::DropIrqs(count()?),
-        b"tx_stall" if arg.is_none() => Knob::TxStall,
+        b"tx_stall" => Knob::TxStall(ms()?),
         b"tx_bad_sqn" if arg.is_none() => Knob::TxBadSqn,
         b"tx_bad_owner" if arg.is_none() => Knob::TxBadOwner,
         b"rx_bad_rqn" if arg.is_none() => Knob::RxBadRqn,
         b"rx_bad_byte_count" if arg.is_none() => Knob::RxBadByteCount,
         b"eqe_bad_cq" if arg.is_none() => Knob::EqeBadCq,
         b"dma_read_fault" if arg.is_none() => Knob::DmaReadFault,
-        b"dev_stop" if arg.is_none() => Knob::DevStop,
+        b"dev_stop" => Knob::DevStop(ms()?),
         b"cmd_fail" => Knob::CmdFail(
             arg.and_then(|a| core::str::from_utf8(a).ok())
                 .and_then(|a| match a.strip_prefix("0x") {
@@ -114,12 +126,12 @@ fn mlx5(m: &mut Mlx5Model, port: usize, cmd: Knob) -> Result<bool> {
         Knob::RxErr(s) => Fault::RxErrCqe(s.unwrap_or(SYND_LOCAL_PROT)),
         Knob::RxBadWqeCounter => Fault::RxBadWqeCounter,
         Knob::DropIrqs(n) => Fault::DropIrqs(n),
-        Knob::TxStall => Fault::TxStall,
+        Knob::TxStall(_) => Fault::TxStall,
         Knob::TxBadSqn => Fault::TxBadSqn,
         Knob::TxBadOwner => Fault::TxBadOwner,
         Knob::RxBadByteCount => Fault::RxBadByteCount,
         Knob::DmaReadFault => Fault::DmaReadFault,
-        Knob::DevStop => Fault::DevStop,
+        Knob::DevStop(_) => Fault::DevStop,
         Knob::CmdFail(op) => {
             // ConnectX opcodes are 16 bits.
             let op = u16::try_from(op).map_err(|_| EINVAL)?;
@@ -142,11 +154,11 @@ fn mana(m: &mut ManaModel, port: usize, cmd: Knob) -> Result<bool> {
         Knob::DropIrqs(n) => Fault::DropIrqs(n),
         Knob::EqeBadCq => Fault::EqeBadCq,
         Knob::DmaReadFault => Fault::DmaReadFault,
-        Knob::TxStall => Fault::TxStall,
+        Knob::TxStall(_) => Fault::TxStall,
         Knob::TxBadSqn => Fault::TxBadWqId,
         Knob::TxBadOwner => Fault::TxBadOwner,
         Knob::RxBadRqn => Fault::RxBadWqId,
-        Knob::DevStop => Fault::DevStop,
+        Knob::DevStop(_) => Fault::DevStop,
         Knob::CmdFail(code) => {
             if m.counters(port).is_none() {
                 return Ok(false);
@@ -174,17 +186,39 @@ fn mana(m: &mut ManaModel, port: usize, cmd: Knob) -> Result<bool> {
     }
 }
 
+/// Ends a timed `tx_stall` (`stall`) or `dev_stop` of `port` (`false`: none to end).
+fn end_timed(m: &mut Model, port: usize, stall: bool) -> bool {
+    use sim::{mana, mlx5};
+    match m {
+        Model::Mlx5(m) if stall => m.end_fault(port, mlx5::Fault::TxStall),
+        Model::Mlx5(m) => m.end_fault(port, mlx5::Fault::DevStop),
+        Model::Mana(m) if stall => m.end_fault(port, mana::Fault::TxStall),
+        Model::Mana(m) => m.end_fault(port, mana::Fault::DevStop),
+    }
+}
+
 impl Store for PortInject {
     fn store(&self, input: &[u8]) -> Result {
         let cmd = parse(input)?;
+        let timed = match cmd {
+            Knob::TxStall(Some(ms)) => Some((ms, true)),
+            Knob::DevStop(Some(ms)) => Some((ms, false)),
+            _ => None,
+        };
         let armed = self.engine.with_model(|m| match m {
             Model::Mlx5(m) => mlx5(m, self.port, cmd),
             Model::Mana(m) => mana(m, self.port, cmd),
         })?;
-        if armed {
-            Ok(())
-        } else {
-            Err(ENODEV)
+        if !armed {
+            return Err(ENODEV);
         }
+        if let Some((ms, stall)) = timed {
+            // The write returns when the fault has ended (run it in the background to act
+            // meanwhile). If the driver ended it first (a reset), this ends nothing.
+            msleep(ms);
+            self.engine.with_model(|m| end_timed(m, self.port, stall));
+            self.engine.kick();
+        }
+        Ok(())
     }
 }

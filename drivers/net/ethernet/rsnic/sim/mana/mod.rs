@@ -1227,6 +1227,25 @@ where
         true
     }
 
+    /// Ends a [`Fault::TxStall`] or [`Fault::DevStop`] of port `port` by itself, as a
+    /// device that stalled for a while does (the driver destroyed nothing): the work posted
+    /// meanwhile executes at the next run. Returns `false` if there is no such port or
+    /// `fault` is of another kind.
+    pub fn end_fault(&mut self, port: usize, fault: Fault) -> bool {
+        let Some(p) = self.ports.get_mut(port) else {
+            return false;
+        };
+        match fault {
+            Fault::TxStall => p.faults.tx_stall = false,
+            Fault::DevStop => {
+                p.faults.dev_stop = false;
+                p.faults.dev_stop_hit = false;
+            }
+            _ => return false,
+        }
+        true
+    }
+
     /// Register accesses to unknown offsets.
     pub fn bad_mmio(&self) -> u64 {
         self.bad_mmio

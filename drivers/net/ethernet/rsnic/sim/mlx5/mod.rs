@@ -1051,7 +1051,8 @@ pub struct Port {
 
 /// A fault the device host injects into a port ([`Device::inject`]), for tests of the
 /// driver's recovery: each applies once, to the next event of its kind on the port
-/// ([`Fault::TxStall`] and [`Fault::DevStop`] last until the driver resets a queue).
+/// ([`Fault::TxStall`] and [`Fault::DevStop`] last until the driver resets or destroys a
+/// queue, or the host ends them: [`Device::end_fault`]).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Fault {
     /// The next WQE any SQ of the port executes fails: an error CQE (REQ_ERR) with this
@@ -1069,7 +1070,7 @@ pub enum Fault {
     /// fired, and its vector is not raised (the EQEs wait until the driver polls the EQ).
     DropIrqs(u32),
     /// The port's SQs execute nothing (their doorbells are latched) until one of them goes
-    /// through RST, as a hung transmit engine.
+    /// through RST or is destroyed, as a hung transmit engine.
     TxStall,
     /// The next TX CQE of the port names another SQ (a corrupt CQE).
     TxBadSqn,
@@ -1499,6 +1500,8 @@ impl Tables<'_> {
         let port = self.port_mut(p)?;
         port.sq_doorbell &= !(1u64 << slot);
         port.sq_active &= !(1u64 << slot);
+        // Destroying an SQ restarts a stalled transmit engine, as a reset does.
+        port.faults.tx_stall = false;
         port.restart();
         Ok(())
     }
@@ -1881,6 +1884,22 @@ where
             Fault::RxBadByteCount => p.faults.rx_bad_len = true,
             Fault::DmaReadFault => p.faults.dma_read = true,
             Fault::DevStop => p.faults.dev_stop = true,
+        }
+        true
+    }
+
+    /// Ends a [`Fault::TxStall`] or [`Fault::DevStop`] of port `port` by itself, as a
+    /// device that stalled for a while does (the driver reset nothing): the work posted
+    /// meanwhile executes at the next run. Returns `false` if there is no such port or
+    /// `fault` is of another kind.
+    pub fn end_fault(&mut self, port: usize, fault: Fault) -> bool {
+        let Some(p) = self.ports.get_mut(port) else {
+            return false;
+        };
+        match fault {
+            Fault::TxStall => p.faults.tx_stall = false,
+            Fault::DevStop => p.restart(),
+            _ => return false,
         }
         true
     }
