@@ -1919,8 +1919,11 @@ impl<F: Family> Channel<F> {
 
     /// TX timeout recovery, as mlx5e's (`mlx5e_tx_reporter_timeout_recover`): first a lost
     /// interrupt (events waiting on the channel's EQ: consumed, the EQ re-armed, NAPI
-    /// scheduled, which re-arms the CQs); otherwise the SQ is stuck and is reset as after an
-    /// error CQE.
+    /// scheduled, which re-arms the CQs). Otherwise, if the SQ stopped on an error CQE whose
+    /// recovery failed, the SQ is reset again; if not, the queue is stuck for a reason no SQ
+    /// reset is known to cure (a hung engine, a corrupt CQE the CQ holds on to), and the
+    /// channels are reopened, as mlx5e does (`mlx5e_safe_reopen_channels`): every queue and
+    /// CQ is made again.
     fn recover_timeout(&self) {
         self.recover_req
             .fetch_and(!RECOVER_TIMEOUT, Ordering::AcqRel);
@@ -1945,22 +1948,21 @@ impl<F: Family> Channel<F> {
             return;
         };
         let fault = with_bh(|| slot.lock().as_ref().and_then(|t| F::tx_fault(&t.sq)));
-        if !F::QUEUE_RESET {
-            // The reopen brings the SQ back, faulted or stuck (a fault already asked for it).
-            self.tx_timeouts_recovered.fetch_add(1, Ordering::Relaxed);
-            match fault {
-                Some(f) => self.request_reopen(Reopen::SqFault, Some(("sq", &f))),
-                None => self.request_reopen(Reopen::TxTimeout, None),
+        match fault {
+            Some(f) if F::QUEUE_RESET => {
+                if self.reset_sq(&f).is_ok() {
+                    self.tx_timeouts_recovered.fetch_add(1, Ordering::Relaxed);
+                }
             }
-            return;
-        }
-        let fault = fault.unwrap_or(QueueFault {
-            what: "transmit timeout, no lost interrupt",
-            syndrome: 0,
-            wqe_counter: 0,
-        });
-        if self.reset_sq(&fault).is_ok() {
-            self.tx_timeouts_recovered.fetch_add(1, Ordering::Relaxed);
+            // The reopen brings the SQ back, faulted or stuck (a fault already asked for it).
+            Some(f) => {
+                self.tx_timeouts_recovered.fetch_add(1, Ordering::Relaxed);
+                self.request_reopen(Reopen::SqFault, Some(("sq", &f)));
+            }
+            None => {
+                self.tx_timeouts_recovered.fetch_add(1, Ordering::Relaxed);
+                self.request_reopen(Reopen::TxTimeout, None);
+            }
         }
     }
 
