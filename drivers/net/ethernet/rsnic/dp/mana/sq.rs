@@ -150,6 +150,9 @@ where
     dma_mask: u32,
     unrung: bool,
     error: Option<SqError>,
+    /// The first 16 bytes of every one-BU WQE of the common packet (header with one SGE,
+    /// the short OOB with this SQ's constant fields), if the SQ's OOB is short.
+    fast_head: Option<[u8; 16]>,
     /// Counters.
     pub stats: TxStats,
 }
@@ -241,6 +244,31 @@ fn plan<P: TxPacket>(pkt: &P, p: &SqParams) -> Result<Plan, TxRejectReason> {
     finish(oob, long, None, nsge, linear)
 }
 
+/// The constant part of a one-BU WQE of the common packet on an SQ (see [`Sq::xmit`]): its
+/// header (one SGE, the short OOB's slot) and short OOB (no offload). `None` when the SQ's
+/// vport offset needs the long OOB.
+fn fast_head(p: &SqParams) -> Option<[u8; 16]> {
+    if p.vp_offset > 255 {
+        return None;
+    }
+    let hdr = WqeHeader {
+        num_sge: 1,
+        inline_oob_size_div4: (INLINE_OOB_SMALL / 4) as u8,
+        ..WqeHeader::default()
+    };
+    let oob = TxOob {
+        pkt_fmt: PKT_FMT_SHORT,
+        vcq_num: p.cq_id,
+        vsq_frame: ((p.sq_id >> 10) & 0x3fff) as u16,
+        short_vp_offset: p.vp_offset as u8,
+        ..TxOob::default()
+    };
+    let mut b = [0u8; 16];
+    b[..8].copy_from_slice(&hdr.encode());
+    b[8..].copy_from_slice(&oob.encode_short());
+    Some(b)
+}
+
 fn finish(
     oob: TxOob,
     long: bool,
@@ -297,6 +325,7 @@ where
             dma_mask: (2 * n - 1) as u32,
             unrung: false,
             error: None,
+            fast_head: fast_head(&p),
             stats: TxStats::default(),
         })
     }
@@ -389,6 +418,12 @@ where
     ///
     /// On success the SQ owns the packet until its completion. On failure it comes back with
     /// the reason (`Busy`: requeue; otherwise free it).
+    ///
+    /// The common packet (linear, no GSO, no VLAN, no checksum offload, on an SQ with the
+    /// short OOB) takes a path of its own: a one-BU WQE whose first half is the SQ's
+    /// constant [`fast_head`], written in one access; every other packet is planned
+    /// ([`plan`]) and written by [`Wq::post`]. Both write the same bytes for the common
+    /// packet.
     #[inline]
     pub fn xmit<E>(&mut self, pkt: P, xmit_more: bool, env: &mut E) -> Result<(), TxReject<P>>
     where
@@ -396,6 +431,15 @@ where
     {
         if self.error.is_some() {
             return Err(self.reject(pkt, TxRejectReason::SqError, env));
+        }
+        if let Some(head) = self.fast_head {
+            if pkt.nr_frags() == 0
+                && pkt.gso().is_none()
+                && pkt.vlan().is_none()
+                && pkt.csum() == TxCsum::None
+            {
+                return self.xmit_linear(pkt, head, xmit_more, env);
+            }
         }
         let pl = match plan(&pkt, &self.p) {
             Ok(p) => p,
@@ -504,10 +548,6 @@ where
         };
         let len = pkt.pkt_len();
         let s = &mut self.stats;
-        add(&mut s.packets, 1);
-        add(&mut s.bytes, u64::from(len));
-        add(&mut s.wqes, 1);
-        add(&mut s.bus, u64::from(bus));
         if pl.long {
             add(&mut s.long_pkt_fmt, 1);
         } else {
@@ -519,6 +559,69 @@ where
         } else if pl.oob.comp_tcp_csum || pl.oob.comp_udp_csum {
             add(&mut s.csum_partial, 1);
         }
+        self.commit(pkt, len, bus, ndma, xmit_more, env);
+        Ok(())
+    }
+
+    /// [`Sq::xmit`] of the common packet: one mapping, one one-BU WQE.
+    #[inline(always)]
+    fn xmit_linear<E>(
+        &mut self,
+        pkt: P,
+        head: [u8; 16],
+        xmit_more: bool,
+        env: &mut E,
+    ) -> Result<(), TxReject<P>>
+    where
+        E: Mmio + Barriers + TxDmaMap<P> + TxQueue,
+    {
+        let len = pkt.pkt_len();
+        if pkt.linear().len() != len as usize || len == 0 {
+            return Err(self.reject(pkt, TxRejectReason::Malformed, env));
+        }
+        if super::fmt::BU_SIZE > self.wq.avail_space() {
+            if !env.is_stopped() {
+                env.stop();
+                add(&mut self.stats.stop_queue, 1);
+            }
+            return Err(self.reject(pkt, TxRejectReason::Busy, env));
+        }
+        let Some(addr) = env.map_linear(&pkt, 0, len) else {
+            add(&mut self.stats.mana_map_err, 1);
+            return Err(self.reject(pkt, TxRejectReason::MapError, env));
+        };
+        self.push_dma(DmaEntry {
+            addr,
+            len,
+            kind: DmaKind::Single,
+        });
+        let mut wqe = [0u8; 32];
+        wqe[..16].copy_from_slice(&head);
+        wqe[16..24].copy_from_slice(&addr.to_le_bytes());
+        wqe[24..28].copy_from_slice(&self.p.mkey.to_le_bytes());
+        wqe[28..].copy_from_slice(&len.to_le_bytes());
+        if self.wq.post_bu(&wqe).is_err() {
+            // Cannot happen: the space was checked above.
+            self.unwind_dma(1, env);
+            return Err(self.reject(pkt, TxRejectReason::Busy, env));
+        }
+        add(&mut self.stats.short_pkt_fmt, 1);
+        self.commit(pkt, len, 1, 1, xmit_more, env);
+        Ok(())
+    }
+
+    /// The end of every xmit: counters, the packet's pending entry, the queue stopped when
+    /// a maximum WQE no longer fits, the doorbell when the burst ends.
+    #[inline(always)]
+    fn commit<E>(&mut self, pkt: P, len: u32, bus: u32, ndma: u32, xmit_more: bool, env: &mut E)
+    where
+        E: Mmio + Barriers + TxQueue,
+    {
+        let s = &mut self.stats;
+        add(&mut s.packets, 1);
+        add(&mut s.bytes, u64::from(len));
+        add(&mut s.wqes, 1);
+        add(&mut s.bus, u64::from(bus));
         if xmit_more {
             add(&mut s.xmit_more, 1);
         }
@@ -542,7 +645,6 @@ where
         if env.sent(len, xmit_more) {
             self.ring(env);
         }
-        Ok(())
     }
 
     /// Polls the TX CQ (`mana_poll_tx_cq`): up to min(4 × num_cqe, 512) CQEs, one per WQE in

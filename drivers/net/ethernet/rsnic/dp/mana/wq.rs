@@ -82,6 +82,19 @@ impl<C: Coherent> Wq<C> {
         self.tail = self.tail.wrapping_add(bus.min(self.used_bus()));
     }
 
+    /// Writes a one-BU WQE at `head` in one access (a BU-aligned BU never wraps: the ring
+    /// is a multiple of BUs). Advances `head` by one BU.
+    #[inline(always)]
+    pub fn post_bu(&mut self, wqe: &[u8; BU_SIZE as usize]) -> Result<(), NoSpace> {
+        if BU_SIZE > self.avail_space() {
+            return Err(NoSpace);
+        }
+        let off = (self.head.wrapping_mul(BU_SIZE) & (self.size - 1)) as usize;
+        self.buf.write(off, wqe);
+        self.head = self.head.wrapping_add(1);
+        Ok(())
+    }
+
     /// Writes a WQE at `head`: the header, `oob` into an inline OOB slot of `oob_slot` bytes
     /// (the rest of the slot is zeroed; with `oob` empty the slot is left untouched, as for
     /// RQ WQEs), then the SGL, wrapping at the ring end. Advances `head` and returns the WQE
