@@ -14,6 +14,7 @@
 #   make test-debug every VM test on the debug kernel (the test command runs a subset there)
 #   make demo       the main job: boot the VM and show rsnic at work
 #   make bench      deterministic data-path figures (target/bench/datapath.csv)
+#   make perf-vm    where the CPU goes in the VM under pktgen: driver, device model, kernel
 #   make fuzz       fuzz the data path against a hostile device (FUZZ_SECONDS per target)
 #   make host-soak  the host chaos soak: 10^7 packets per family with random faults (in make test)
 #   make soak       a chaos soak of the fault handling, both families (SOAK_SECONDS); soak-xdp-swap: XDP
@@ -26,7 +27,7 @@ export KERNEL_VARIANT ?= normal
 TESTS ?= $(sort $(wildcard tests/vm/[0-9]*.sh))
 
 .PHONY: all setup setup-base setup-test setup-bench kernel module xdp-tools vmtest hostcheck \
-	host-soak test test-debug demo bench fuzz soak soak-xdp-swap miri fmt clean
+	host-soak test test-debug demo bench perf-vm fuzz soak soak-xdp-swap miri fmt clean
 
 all: module
 
@@ -83,6 +84,9 @@ demo: setup-base kernel module
 
 bench: setup-bench
 	@scripts/bench.sh
+
+perf-vm: setup-base
+	@scripts/perf-vm.sh
 
 fuzz: setup-test
 	@scripts/fuzz.sh
