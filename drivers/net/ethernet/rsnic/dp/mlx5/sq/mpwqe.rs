@@ -133,37 +133,37 @@ where
     {
         let len = pkt.pkt_len();
         let eseg6 = [0, 0, 0, 0, attr.cs_flags(), 0];
-        match self.session {
-            Some(s) if s.eseg == eseg6 => {}
-            Some(_) => {
-                self.session_complete(env);
+        // The open session, if this packet can join it; else a new one. Only its position
+        // is read here: it is updated in place below.
+        let (pi, ds_count) = match self.session {
+            Some(ref s) if s.eseg == eseg6 => (s.pi, s.ds_count),
+            _ => {
+                if self.session.is_some() {
+                    self.session_complete(env);
+                }
                 if !self.session_start(eseg6) {
                     return Err(self.reject(pkt, TxRejectReason::Busy, xmit_more, env));
                 }
-            }
-            None => {
-                if !self.session_start(eseg6) {
-                    return Err(self.reject(pkt, TxRejectReason::Busy, xmit_more, env));
+                match self.session {
+                    Some(ref s) => (s.pi, s.ds_count),
+                    None => return Err(self.reject(pkt, TxRejectReason::Busy, xmit_more, env)),
                 }
             }
-        }
-        let Some(mut s) = self.session else {
-            return Err(self.reject(pkt, TxRejectReason::Busy, xmit_more, env));
         };
-        let seg_off = usize::from(s.pi) * SEND_WQE_BB + usize::from(s.ds_count) * SEND_WQE_DS;
+        let seg_off = usize::from(pi) * SEND_WQE_BB + usize::from(ds_count) * SEND_WQE_DS;
         let max_ds = self.max_mpw_wqebbs * WQEBB_NUM_DS;
         // An inline segment must fit the room reserved for the session. The full check below
         // keeps room for the largest one after every packet, but not for the first packet of
         // a session when the session is small (`max_sq_wqebbs` < 5): then send it by
         // address.
-        if self.inline_on
+        let (ds, dma) = if self.inline_on
             && len <= MPWQE_INLINE_MAX
             && pkt.linear().len() == len as usize
-            && u32::from(s.ds_count) + inline_seg_ds(len) <= u32::from(max_ds)
+            && u32::from(ds_count) + inline_seg_ds(len) <= u32::from(max_ds)
         {
             let ds = write_inline_seg(&self.wq, seg_off, pkt.linear());
-            s.ds_count += ds as u8;
             add(&mut self.stats.inlnw, 1);
+            (ds as u8, 0)
         } else {
             let Some(addr) = env.map_linear(&pkt, 0, len) else {
                 return Err(self.reject(pkt, TxRejectReason::MapError, xmit_more, env));
@@ -179,12 +179,15 @@ where
                 addr,
             };
             self.wq.write(seg_off, &d.encode());
-            s.ds_count += 1;
-            s.num_dma += 1;
+            (1, 1)
+        };
+        let ds_count = ds_count + ds;
+        if let Some(s) = self.session.as_mut() {
+            s.ds_count = ds_count;
+            s.num_dma += dma;
+            s.pkt_count += 1;
+            s.bytes_count = s.bytes_count.wrapping_add(len);
         }
-        s.pkt_count += 1;
-        s.bytes_count = s.bytes_count.wrapping_add(len);
-        self.session = Some(s);
         self.push_pkt(pkt);
         let st = &mut self.stats;
         add(&mut st.packets, 1);
@@ -199,7 +202,7 @@ where
             crate::dp::mlx5::tx::TxCsum::PartialInner => add(&mut st.csum_partial_inner, 1),
         }
 
-        let ds = u16::from(s.ds_count);
+        let ds = u16::from(ds_count);
         let full = if self.inline_on {
             ds + 16 > max_ds
         } else {
