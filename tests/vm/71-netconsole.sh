@@ -115,6 +115,8 @@ mana) grep -q "an event named a queue" /tmp/nc.log || fail "the corrupt event's 
 esac
 grep -q "backtrace" /tmp/nc.log || fail "SysRq's backtraces did not reach B"
 snap n1a "$A"
+# Netpoll's doorbells are posted writes: none may be lost to a full write buffer.
+assert_eq "register writes lost to a full posted-write buffer" 0 "$(stat "$A" dev_mmio_posted_lost)"
 echo "  B received $((N - missing)) of $N messages in order ($missing the fault's packet), the" \
 	"driver's fault log and the backtraces; $(delta n0a n1a tx_hardirq_busy) transmits refused" \
 	"in hard interrupt context and $(delta n0a n1a tx_netpoll_busy) with the SQ held (sent later)"
