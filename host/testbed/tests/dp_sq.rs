@@ -418,3 +418,36 @@ fn map_failure_unmaps_and_flushes() {
         env.unmap_calls + 1 /* the failed call */
     );
 }
+
+/// The common packet's attributes (`tx_attr_common`, which `Sq::xmit` takes instead of
+/// stage 1a) are exactly `tx_attr`'s; every other packet gets none and goes to `tx_attr`.
+#[test]
+fn common_packet_attributes_are_tx_attrs() {
+    use rsnic_core::dp::mlx5::tx::{tx_attr, tx_attr_common};
+    let mem = HostMemory::new();
+    for len in [54usize, 59, 60, 61, 100, 1500] {
+        for csum in [TxCsum::None, TxCsum::Partial, TxCsum::PartialInner] {
+            let mut p = Pkt::new(&mem, 1, tcp4_frame(len, 1), vec![]);
+            p.csum = csum;
+            let want = tx_attr(&p, InlineMode::None, false).unwrap();
+            assert_eq!(tx_attr_common(&p, InlineMode::None), Some(want), "len {len}");
+            assert!(want.mpwqe_eligible());
+            // A min-inline mode needs the header parse: not common.
+            assert_eq!(tx_attr_common(&p, InlineMode::L2), None);
+        }
+    }
+    let frag = Pkt::new(&mem, 2, tcp4_frame(60, 1), vec![vec![0u8; 100]]);
+    assert_eq!(tx_attr_common(&frag, InlineMode::None), None);
+    let mut tagged = Pkt::new(&mem, 3, tcp4_frame(60, 1), vec![]);
+    tagged.vlan = Some(VlanTag {
+        tci: 5,
+        dot1ad: false,
+    });
+    assert_eq!(tx_attr_common(&tagged, InlineMode::None), None);
+    let mut gso = Pkt::new(&mem, 4, tcp4_frame(1500, 1), vec![]);
+    gso.gso = Some(Gso {
+        size: 1000,
+        segs: 2,
+    });
+    assert_eq!(tx_attr_common(&gso, InlineMode::None), None);
+}

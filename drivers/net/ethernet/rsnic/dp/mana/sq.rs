@@ -371,6 +371,15 @@ where
         add(&mut self.stats.doorbells, 1);
     }
 
+    /// Stops the stack's queue unless it is stopped already (`stop_queue` counts stops).
+    #[inline(always)]
+    fn stop_queue<E: TxQueue>(&mut self, env: &mut E) {
+        if !env.is_stopped() {
+            env.stop();
+            add(&mut self.stats.stop_queue, 1);
+        }
+    }
+
     fn reject<E: Mmio + Barriers>(
         &mut self,
         pkt: P,
@@ -452,10 +461,7 @@ where
         };
         let wqe_size = super::fmt::wqe_size(oob_slot, pl.nsge) as u32;
         if wqe_size > self.wq.avail_space() {
-            if !env.is_stopped() {
-                env.stop();
-                add(&mut self.stats.stop_queue, 1);
-            }
+            self.stop_queue(env);
             return Err(self.reject(pkt, TxRejectReason::Busy, env));
         }
         // Map and build the SGL.
@@ -580,10 +586,7 @@ where
             return Err(self.reject(pkt, TxRejectReason::Malformed, env));
         }
         if super::fmt::BU_SIZE > self.wq.avail_space() {
-            if !env.is_stopped() {
-                env.stop();
-                add(&mut self.stats.stop_queue, 1);
-            }
+            self.stop_queue(env);
             return Err(self.reject(pkt, TxRejectReason::Busy, env));
         }
         let Some(addr) = env.map_linear(&pkt, 0, len) else {
@@ -638,9 +641,8 @@ where
         }
         self.pend_pc = self.pend_pc.wrapping_add(1);
         self.unrung = true;
-        if self.wq.avail_space() < STOP_ROOM && !env.is_stopped() {
-            env.stop();
-            add(&mut self.stats.stop_queue, 1);
+        if self.wq.avail_space() < STOP_ROOM {
+            self.stop_queue(env);
         }
         if env.sent(len, xmit_more) {
             self.ring(env);

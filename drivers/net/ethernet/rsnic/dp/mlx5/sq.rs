@@ -23,13 +23,13 @@ use core::ops::DerefMut;
 use super::cq::{Cq, NotIdle, QueueSetupError};
 use super::cqe::{CQE_REQ, CQE_REQ_ERR};
 use super::seg::{
-    CtrlSeg, DataSeg, EthSeg, CTRL_CQ_UPDATE, INL_HDR_START_SZ, OPCODE_SEND, SEND_WQE_BB,
-    SEND_WQE_DS, SEND_WQE_MAX_WQEBBS,
+    CtrlSeg, DataSeg, EthSeg, CTRL_CQ_UPDATE, INL_HDR_START_SZ, SEND_WQE_BB, SEND_WQE_DS,
+    SEND_WQE_MAX_WQEBBS,
 };
 use super::stats::{add, TxStats};
 use super::tx::{
-    tx_attr, tx_wqe_attr, DmaEntry, DmaKind, InlineMode, TxAttr, TxCsum, TxDmaMap, TxPacket,
-    TxQueue, TxReject, TxRejectReason, TxWqeAttr, ETH_ZLEN,
+    tx_attr, tx_attr_common, tx_wqe_attr, DmaEntry, DmaKind, InlineMode, TxAttr, TxCsum, TxDmaMap,
+    TxPacket, TxQueue, TxReject, TxRejectReason, TxWqeAttr,
 };
 use crate::dp::hw::{Barriers, Coherent, Mmio};
 
@@ -562,28 +562,8 @@ where
         if self.error.is_some() {
             return Err(self.reject(pkt, TxRejectReason::SqError, xmit_more, env));
         }
-        // The common packet (linear, no GSO, no VLAN tag, nothing to inline): its
-        // attributes are what `tx_attr` would compute, without the fragment walk and the
-        // checks the other packets need.
-        let fast = (self.p.min_inline == InlineMode::None
-            && pkt.nr_frags() == 0
-            && pkt.gso().is_none()
-            && pkt.vlan().is_none())
-        .then(|| pkt.pkt_len())
-        .filter(|&len| pkt.linear().len() == len as usize);
-        let attr = match fast {
-            Some(len) => {
-                let attr = TxAttr {
-                    opcode: OPCODE_SEND,
-                    mss: 0,
-                    ihs: 0,
-                    headlen: len,
-                    num_bytes: len.max(ETH_ZLEN),
-                    segs: 1,
-                    vlan: None,
-                    csum: pkt.csum(),
-                    nr_dsegs: 0,
-                };
+        let attr = match tx_attr_common(&pkt, self.p.min_inline) {
+            Some(attr) => {
                 // MPWQE-eligible by construction.
                 if self.p.mpwqe {
                     return self.xmit_mpwqe(pkt, &attr, xmit_more, env);

@@ -181,6 +181,34 @@ pub fn tx_attr<P: TxPacket>(
     })
 }
 
+/// Stage 1a for the common packet: linear, no GSO, no VLAN tag, on an SQ with no min-inline
+/// mode. Its attributes are what [`tx_attr`] computes for it (SEND, nothing inlined, one
+/// data segment, `max(len, ETH_ZLEN)` bytes for BQL), without the fragment walk and the
+/// checks the other packets need; such a packet is MPWQE-eligible by construction. `None`
+/// for every other packet, which [`tx_attr`] takes.
+#[inline(always)]
+pub fn tx_attr_common<P: TxPacket>(pkt: &P, mode: InlineMode) -> Option<TxAttr> {
+    if mode != InlineMode::None
+        || pkt.nr_frags() != 0
+        || pkt.gso().is_some()
+        || pkt.vlan().is_some()
+    {
+        return None;
+    }
+    let len = pkt.pkt_len();
+    (pkt.linear().len() == len as usize).then(|| TxAttr {
+        opcode: OPCODE_SEND,
+        mss: 0,
+        ihs: 0,
+        headlen: len,
+        num_bytes: len.max(ETH_ZLEN),
+        segs: 1,
+        vlan: None,
+        csum: pkt.csum(),
+        nr_dsegs: 0,
+    })
+}
+
 /// Stage 1b (`mlx5e_sq_calc_wqe_attr`): DS count and WQEBBs. Fails if the WQE would exceed
 /// `max_wqebbs` or the 6-bit DS field.
 pub fn tx_wqe_attr(attr: &TxAttr, max_wqebbs: u16) -> Result<TxWqeAttr, TxRejectReason> {
