@@ -88,17 +88,6 @@ pub fn with_rtnl<R>(f: impl FnOnce() -> R) -> R {
     r
 }
 
-/// Whether the CPU runs a hard interrupt handler or an NMI (`in_hardirq() || in_nmi()`).
-///
-/// The driver's locks are taken with bottom halves disabled, not interrupts: code in this
-/// context (netpoll transmitting a printk from an interrupt) must not take them, since the
-/// code it interrupted on this CPU may hold one.
-#[inline]
-pub fn in_hardirq() -> bool {
-    // SAFETY: reads the preempt count; no preconditions.
-    unsafe { bindings::rsnic_helper_in_hardirq() }
-}
-
 /// Whether interrupts are disabled on this CPU (`irqs_disabled()`): netpoll calls
 /// `ndo_start_xmit` and NAPI polls so, under its caller's locks (netconsole's
 /// `target_list_lock`, taken with interrupts disabled and from interrupt handlers).
@@ -106,6 +95,34 @@ pub fn in_hardirq() -> bool {
 pub fn irqs_disabled() -> bool {
     // SAFETY: reads the CPU's interrupt flag; no preconditions.
     unsafe { bindings::rsnic_helper_irqs_disabled() }
+}
+
+/// The context a transmit runs in ([`xmit_context`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum XmitContext {
+    /// Process or softirq context with interrupts enabled (the stack's transmit path).
+    Normal,
+    /// Interrupts disabled outside an interrupt handler (netpoll).
+    IrqsOff,
+    /// A hard interrupt handler or an NMI (netpoll sending a printk from one).
+    HardIrq,
+}
+
+/// Whether the CPU runs a hard interrupt handler or an NMI (`in_hardirq() || in_nmi()`),
+/// and else whether its interrupts are disabled ([`irqs_disabled`]), in one call, for the
+/// transmit path.
+///
+/// The driver's locks are taken with bottom halves disabled, not interrupts: code in hard
+/// interrupt context (netpoll transmitting a printk from an interrupt) must not take them,
+/// since the code it interrupted on this CPU may hold one.
+#[inline]
+pub fn xmit_context() -> XmitContext {
+    // SAFETY: reads the preempt count and the interrupt flag; no preconditions.
+    match unsafe { bindings::rsnic_helper_xmit_context() } {
+        0 => XmitContext::Normal,
+        1 => XmitContext::IrqsOff,
+        _ => XmitContext::HardIrq,
+    }
 }
 
 /// A lockdep class for a [`TrySpinLock`]; make one per lock site with

@@ -279,6 +279,17 @@ void rsnic_helper_local_bh_enable(void)
 	local_bh_enable();
 }
 
+/*
+ * The context ndo_start_xmit runs in, in one call: 2 in hard interrupt or NMI context, 1 with
+ * interrupts disabled otherwise (netpoll), 0 in any other context.
+ */
+int rsnic_helper_xmit_context(void)
+{
+	if (in_hardirq() || in_nmi())
+		return 2;
+	return irqs_disabled() ? 1 : 0;
+}
+
 /* Interrupts disabled on this CPU (netpoll transmits and polls so). */
 bool rsnic_helper_irqs_disabled(void)
 {
@@ -309,12 +320,6 @@ bool rsnic_helper_spin_trylock(spinlock_t *lock)
 void rsnic_helper_spin_unlock(spinlock_t *lock)
 {
 	spin_unlock(lock);
-}
-
-/* Hard interrupt or NMI context (where netpoll may transmit from a printk). */
-bool rsnic_helper_in_hardirq(void)
-{
-	return in_hardirq() || in_nmi();
 }
 
 struct page_pool *rsnic_helper_page_pool_create(struct device *dma_dev, struct net_device *dev,

@@ -36,7 +36,7 @@ use crate::kernel_ext::{
         xdp::{self as kxdp, BpfProg, Verdict, XdpFrame, XdpFrames, XdpRxq, XDP_PACKET_HEADROOM},
         xsk::{XskPool, XskRxq, XskVerdict},
     },
-    sync::{in_hardirq, irqs_disabled, with_bh, TrySpinLock},
+    sync::{irqs_disabled, with_bh, xmit_context, TrySpinLock, XmitContext},
     wq::OwnedQueue,
 };
 use crate::port::{PortReset, Reopen};
@@ -399,10 +399,14 @@ impl<F: Family> PortShared<F> {
     ///
     /// Netpoll retries a refused packet, then sends it from its work.
     pub(crate) fn xmit(&self, dev: &Device, skb: SkBuff) -> Result<(), SkBuff> {
-        if in_hardirq() {
-            self.hardirq_busy.fetch_add(1, Ordering::Relaxed);
-            return Err(skb);
-        }
+        let netpoll = match xmit_context() {
+            XmitContext::Normal => false,
+            XmitContext::IrqsOff => true,
+            XmitContext::HardIrq => {
+                self.hardirq_busy.fetch_add(1, Ordering::Relaxed);
+                return Err(skb);
+            }
+        };
         let q = u32::from(skb.queue_mapping());
         let Some(txq) = dev.tx_queue(q) else {
             self.dropped_closed.fetch_add(1, Ordering::Relaxed);
@@ -410,7 +414,7 @@ impl<F: Family> PortShared<F> {
             return Ok(());
         };
         let more = crate::kernel_ext::net::queue::xmit_more();
-        self.xmit_on(txq, q, skb, more, |_, _| ())
+        self.xmit_on(txq, q, skb, more, netpoll, |_, _| ())
     }
 
     /// Transmits `skb` on TX queue `q` outside `ndo_start_xmit` (XDP_TX and redirected
@@ -431,7 +435,8 @@ impl<F: Family> PortShared<F> {
         };
         let _xmit_lock = txq.lock();
         let mut sent = false;
-        match self.xmit_on(txq, q, skb, false, |side, r| {
+        // Never under netpoll: XDP runs in NAPI, which netpoll's polls do not reach.
+        match self.xmit_on(txq, q, skb, false, false, |side, r| {
             sent = r.is_ok();
             on_done(side, r)
         }) {
@@ -450,6 +455,7 @@ impl<F: Family> PortShared<F> {
         q: u32,
         skb: SkBuff,
         more: bool,
+        netpoll: bool,
         on_done: impl FnOnce(&mut TxSide<F>, Result<(), TxRejectReason>),
     ) -> Result<(), SkBuff> {
         let Some(slot) = self.txs.get(q as usize) else {
@@ -457,7 +463,7 @@ impl<F: Family> PortShared<F> {
             skb.drop_any(DropReason::DevReady);
             return Ok(());
         };
-        let mut g = if irqs_disabled() {
+        let mut g = if netpoll {
             match slot.try_lock() {
                 Some(g) => g,
                 None => {
