@@ -430,7 +430,11 @@ fn common_packet_attributes_are_tx_attrs() {
             let mut p = Pkt::new(&mem, 1, tcp4_frame(len, 1), vec![]);
             p.csum = csum;
             let want = tx_attr(&p, InlineMode::None, false).unwrap();
-            assert_eq!(tx_attr_common(&p, InlineMode::None), Some(want), "len {len}");
+            assert_eq!(
+                tx_attr_common(&p, InlineMode::None),
+                Some(want),
+                "len {len}"
+            );
             assert!(want.mpwqe_eligible());
             // A min-inline mode needs the header parse: not common.
             assert_eq!(tx_attr_common(&p, InlineMode::L2), None);
