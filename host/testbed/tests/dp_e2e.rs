@@ -125,3 +125,42 @@ fn regular_mpwqe_and_inline_end_to_end() {
         }
     }
 }
+
+/// TX completions by threshold (`TX_CQE_THRESH`, 32 WQEBBs): in a long burst rung once at
+/// its end, every WQE that takes the producer counter to or past a multiple of 32 WQEBBs asks
+/// for a CQE, so the driver frees the start of the burst while the device has yet to send its
+/// end. (Before the threshold only the rung WQE asked: nothing was freed until the device had
+/// sent the whole burst.)
+#[test]
+fn long_burst_frees_descriptors_before_its_end() {
+    use rsnic_core::dp::mlx5::sq::TX_CQE_THRESH;
+    assert_eq!(TX_CQE_THRESH, 32);
+    // (MPWQE, packets, WQEs the device runs first, packets they complete, CQEs in all).
+    // Regular: one WQEBB each, CQEs at WQEs 31, 63, 95 and the rung 99.
+    // MPWQE: sessions of 58 packets (15 WQEBBs: pc 0, 15, 30 -> 45 crosses 32) and a rung
+    // one of 26: CQEs for the third and the last.
+    for (mpwqe, n, first_wqes, freed, cqes) in [(false, 100, 40, 32, 4), (true, 200, 3, 174, 2)] {
+        let mut p = Pair::new(PairConfig {
+            mpwqe,
+            ..PairConfig::default()
+        });
+        let frames: Vec<TxFrame> = (0..n)
+            .map(|k| TxFrame::linear(udp4_frame(64, k as u8)))
+            .collect();
+        let r = p.send_burst(&frames);
+        assert_eq!(r.accepted.len(), n, "{r:?}");
+        assert_eq!(p.drv_tx().doorbells, 1, "one doorbell, at the end of the burst");
+        let (ran, more) = p.run_device_budget(first_wqes);
+        assert_eq!((ran, more), (first_wqes, true), "mpwqe {mpwqe}");
+        p.poll_tx();
+        assert_eq!(
+            (p.tx_completed(), p.tx_in_flight()),
+            (freed, n - freed as usize),
+            "mpwqe {mpwqe}: freed before the device reached the end of the burst"
+        );
+        p.settle(64);
+        assert_eq!(p.tx_completed(), n as u64, "mpwqe {mpwqe}");
+        assert_eq!(p.dev_tx().tx_cqes, cqes, "mpwqe {mpwqe}");
+        p.check_counters().unwrap();
+    }
+}

@@ -13,7 +13,7 @@ use core::ops::DerefMut;
 use super::{Session, Sq, WqeInfo};
 use crate::dp::hw::{Barriers, Coherent, Mmio};
 use crate::dp::mlx5::seg::{
-    inline_seg_ds, write_inline_seg, CtrlSeg, DataSeg, EthSeg, MPWQE_INLINE_MAX,
+    inline_seg_ds, write_inline_seg, CtrlSeg, DataSeg, EthSeg, CTRL_CQ_UPDATE, MPWQE_INLINE_MAX,
     OPCODE_ENHANCED_MPSW, SEND_WQE_BB, SEND_WQE_DS, WQEBB_NUM_DS,
 };
 use crate::dp::mlx5::stats::add;
@@ -74,17 +74,22 @@ where
     /// `mlx5e_tx_mpwqe_session_complete` without the stop check: ctrl seg, `wqe_info`,
     /// `pc`. The session becomes the newest unannounced WQE.
     pub(super) fn close_session(&mut self, s: Session) {
+        let nw = u16::from(s.ds_count).div_ceil(WQEBB_NUM_DS);
         let ctrl = CtrlSeg {
             opcode: OPCODE_ENHANCED_MPSW,
             wqe_index: self.pc,
             sqn: self.p.sqn,
             ds: s.ds_count,
+            fm_ce_se: if super::asks_cqe(self.pc, self.pc.wrapping_add(nw)) {
+                CTRL_CQ_UPDATE
+            } else {
+                0
+            },
             ..CtrlSeg::default()
         };
         let off = usize::from(s.pi) * SEND_WQE_BB;
         self.wq.write(off, &ctrl.encode());
         self.unrung = Some((off, ctrl));
-        let nw = u16::from(s.ds_count).div_ceil(WQEBB_NUM_DS);
         if let Some(wi) = self.wqe_info.get_mut(usize::from(s.pi)) {
             *wi = WqeInfo {
                 pkt: None,
