@@ -53,6 +53,13 @@ pub fn sim_mpwqe() -> bool {
     unsafe { bindings::rsnic_helper_param_sim_mpwqe() }
 }
 
+/// `sim_cqe_compression`: whether simulated ConnectX devices report basic CQE compression in
+/// their caps.
+pub fn sim_cqe_compression() -> bool {
+    // SAFETY: as in `num_devs`.
+    unsafe { bindings::rsnic_helper_param_sim_cqe_compression() }
+}
+
 /// `sim_min_inline`: the minimum TX inline mode simulated ConnectX devices require (values
 /// above 3 are taken as 3).
 pub fn sim_min_inline() -> u8 {

@@ -477,6 +477,11 @@ module_param(sim_mpwqe, bool, 0444);
 MODULE_PARM_DESC(sim_mpwqe,
 		 "Device host: simulated ConnectX devices report enhanced multi-packet send WQEs in their capabilities (default Y)");
 
+static bool sim_cqe_compression = true;
+module_param(sim_cqe_compression, bool, 0444);
+MODULE_PARM_DESC(sim_cqe_compression,
+		 "Device host: simulated ConnectX devices report basic CQE compression in their capabilities (default Y)");
+
 static unsigned int sim_min_inline;
 module_param(sim_min_inline, uint, 0444);
 MODULE_PARM_DESC(sim_min_inline,
@@ -520,6 +525,11 @@ unsigned int rsnic_helper_param_sim_fail_req(void)
 bool rsnic_helper_param_sim_mpwqe(void)
 {
 	return sim_mpwqe;
+}
+
+bool rsnic_helper_param_sim_cqe_compression(void)
+{
+	return sim_cqe_compression;
 }
 
 /*

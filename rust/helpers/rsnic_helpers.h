@@ -160,6 +160,8 @@ unsigned int rsnic_helper_param_sim_fail_cmd(void);
 unsigned int rsnic_helper_param_sim_fail_req(void);
 /* The device host's `sim_mpwqe` parameter. */
 bool rsnic_helper_param_sim_mpwqe(void);
+/* The device host's `sim_cqe_compression` parameter. */
+bool rsnic_helper_param_sim_cqe_compression(void);
 /* The device host's `sim_min_inline` parameter: a minimum inline mode, 0..3. */
 unsigned int rsnic_helper_param_sim_min_inline(void);
 

@@ -36,6 +36,8 @@ use ctrl::cmd_errno;
 
 /// Private flag bit: the multi-packet TX WQE (MPWQE) path.
 pub(crate) const PFLAG_TX_MPWQE: u32 = 1 << 0;
+/// Private flag bit: basic CQE compression on the RX CQs (mlx5e's `rx_cqe_compress`).
+pub(crate) const PFLAG_RX_CQE_COMPRESS: u32 = 1 << 1;
 
 /// The mlx5 family.
 pub(crate) struct Mlx5;
@@ -96,7 +98,7 @@ fn hash_type(c: &RxCompletion) -> u8 {
 impl Family for Mlx5 {
     const NAME: &'static str = "mlx5";
     const FW_VERSION: &'static str = "sim-mlx5";
-    const PRIV_FLAGS: &'static [&'static CStr] = &[c_str!("tx_mpwqe")];
+    const PRIV_FLAGS: &'static [&'static CStr] = &[c_str!("tx_mpwqe"), c_str!("rx_cqe_compress")];
     const DEFAULT_PFLAGS: u32 = PFLAG_TX_MPWQE;
     // The SQ must hold the stop room of a full MPWQE session plus a largest WQE (60
     // WQEBBs), so at least 64 WQEBBs.
@@ -357,6 +359,12 @@ impl Control for Mlx5 {
                  (enhanced_multi_pkt_send_wqe is 0 in its capabilities)",
             );
         }
+        if flags & PFLAG_RX_CQE_COMPRESS != 0 && !func.resources().caps.cqe_compression {
+            return Some(
+                "rx_cqe_compress: the device has no CQE compression \
+                 (cqe_compression is 0 in its capabilities)",
+            );
+        }
         None
     }
 
@@ -383,11 +391,17 @@ impl Control for Mlx5 {
         // buffers get their initial owner bytes from `Cq::new`, before any WQE is posted).
         let tx_cqn = rec(
             &mut q.tx_cq,
-            func.create_cq(&tx_cq_buf, p.log_sq, dbr_addr + 16, eqn),
+            func.create_cq(&tx_cq_buf, p.log_sq, dbr_addr + 16, eqn, false),
         )?;
         let rx_cqn = rec(
             &mut q.rx_cq,
-            func.create_cq(&rx_cq_buf, p.log_rq, dbr_addr + 24, eqn),
+            func.create_cq(
+                &rx_cq_buf,
+                p.log_rq,
+                dbr_addr + 24,
+                eqn,
+                p.pflags & PFLAG_RX_CQE_COMPRESS != 0,
+            ),
         )?;
         let tx_cq =
             Cq::new(tx_cq_buf, dbr.clone(), 16, p.log_sq, tx_cqn, uar).map_err(|_| EINVAL)?;
@@ -531,7 +545,7 @@ impl Control for Mlx5 {
         let sq_buf = KCoherent::alloc(ctx.dma, n * 64)?;
         let cqn = rec(
             cq_slot,
-            func.create_cq(&cq_buf, log_sq, dbr.dma_addr() + 16, eqn),
+            func.create_cq(&cq_buf, log_sq, dbr.dma_addr() + 16, eqn, false),
         )?;
         let cq = Cq::new(cq_buf, dbr.clone(), 16, log_sq, cqn, uar).map_err(|_| EINVAL)?;
         let sqn = rec(
@@ -582,7 +596,13 @@ impl Control for Mlx5 {
         let rq_buf = KCoherent::alloc(ctx.dma, n * 16)?;
         let cqn = rec(
             &mut q.xsk_rq_cq,
-            func.create_cq(&cq_buf, p.log_rq, dbr.dma_addr() + 16, eqn),
+            func.create_cq(
+                &cq_buf,
+                p.log_rq,
+                dbr.dma_addr() + 16,
+                eqn,
+                p.pflags & PFLAG_RX_CQE_COMPRESS != 0,
+            ),
         )?;
         let cq = Cq::new(cq_buf, dbr.clone(), 16, p.log_rq, cqn, uar).map_err(|_| EINVAL)?;
         let rqn = rec(

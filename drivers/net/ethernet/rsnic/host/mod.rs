@@ -159,6 +159,7 @@ impl Model {
                 let caps = sim::mlx5::Caps {
                     mpwqe: params::sim_mpwqe(),
                     min_inline: params::sim_min_inline(),
+                    cqe_compression: params::sim_cqe_compression(),
                     ..sim::mlx5::Caps::FULL
                 };
                 let mut m = sim::mlx5::Device::with_caps(p, q, s, caps).map_err(|_| EINVAL)?;

@@ -318,15 +318,27 @@ impl Func {
     }
 
     /// CREATE_CQ of `2^log` CQEs in `buf`, doorbell record at bus address `dbr`, completion
-    /// events to EQ `eqn`.
-    pub(crate) fn create_cq(&self, buf: &KCoherent, log: u8, dbr: u64, eqn: u8) -> Result<u32> {
+    /// events to EQ `eqn`; `compress`: basic CQE compression (RX CQs only, the caller checked
+    /// the capability).
+    pub(crate) fn create_cq(
+        &self,
+        buf: &KCoherent,
+        log: u8,
+        dbr: u64,
+        eqn: u8,
+        compress: bool,
+    ) -> Result<u32> {
         let p = res::CreateCq {
             log_cq_size: log,
             uar_page: self.res.uar.unwrap_or(0),
             c_eqn: eqn,
             dbr_addr: dbr,
-            cqe_comp_en: false,
-            mini_cqe_res_format: 0,
+            cqe_comp_en: compress,
+            mini_cqe_res_format: if compress {
+                res::MINI_CQE_FORMAT_CSUM
+            } else {
+                0
+            },
             pas: Pas {
                 addr: buf.dma_addr(),
                 size: buf.size(),

@@ -178,11 +178,15 @@ pub struct CreateCq {
     pub dbr_addr: u64,
     /// CQE compression on.
     pub cqe_comp_en: bool,
-    /// `mini_cqe_res_format` (0: hash + byte count).
+    /// `mini_cqe_res_format` (0: hash + byte count; [`MINI_CQE_FORMAT_CSUM`]).
     pub mini_cqe_res_format: u8,
     /// The CQE ring.
     pub pas: Pas,
 }
+
+/// `mini_cqe_res_format` CSUM (`MLX5_CQE_FORMAT_CSUM`): each mini CQE carries the packet's
+/// `check_sum` and `byte_cnt`, what mlx5e's cyclic RQ asks for.
+pub const MINI_CQE_FORMAT_CSUM: u8 = 1;
 
 /// Input length of CREATE_CQ for `p`.
 pub fn create_cq_len(p: &CreateCq) -> usize {
