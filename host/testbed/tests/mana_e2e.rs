@@ -266,6 +266,39 @@ fn queue_stops_and_wakes() {
     p.check_counters().unwrap();
 }
 
+/// A transmit on a stopped queue (netpoll's) that finds the ring full is refused as busy
+/// and leaks nothing: the common packet's mapping is undone (the ring's room is checked
+/// once, when its WQE is written).
+#[test]
+fn xmit_on_a_full_ring_is_busy_and_unmaps() {
+    use rsnic_core::dp::mlx5::tx::TxRejectReason;
+    let mut p = ManaPair::new(ManaConfig {
+        sq_size: 4096,
+        ..ManaConfig::default()
+    });
+    let frames: Vec<Frame> = (0..200).map(|i| Frame::linear(udp4(100, i))).collect();
+    assert_eq!(p.send_burst(&frames), 113);
+    assert!(p.tx_stopped());
+    // 128 BUs, 113 used: 15 more one-BU WQEs fit, the 16th does not.
+    let mut accepted = 0;
+    let refused = loop {
+        match p.send_one(&frames[accepted], false) {
+            Ok(_) => accepted += 1,
+            Err(r) => break r,
+        }
+        assert!(accepted <= 15, "more WQEs than the ring holds");
+    };
+    assert_eq!((accepted, refused), (15, TxRejectReason::Busy));
+    assert_eq!(p.tx_in_flight(), 128);
+    let c = p.env.counts();
+    assert_eq!(c.maps - c.unmaps, 128, "the refused packet's mapping was undone");
+    p.settle(64);
+    assert_eq!(p.tx_in_flight(), 0);
+    let c = p.env.counts();
+    assert_eq!(c.maps, c.unmaps);
+    p.check_counters().unwrap();
+}
+
 #[derive(Debug, Clone)]
 struct Case {
     frames: Vec<(usize, usize, bool)>,
