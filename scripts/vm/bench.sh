@@ -157,7 +157,7 @@ set_flag() {
 	local dev=$1 rxdev=$2 rxns=$3 flag=$4 val=$5 side=$6
 	local ns=() fdev=$dev
 	[ "$side" = rx ] && ns=(ip netns exec "$rxns") && fdev=$rxdev
-	if [ -n "$flag" ] && [ "$("${ns[@]}" ethtool --show-priv-flags "$fdev" | sed -n "s/^$flag: *//p")" != "$val" ]; then
+	if [ -n "$flag" ] && [ "$("${ns[@]}" ethtool --show-priv-flags "$fdev" | sed -n "s/^$flag *: *//p")" != "$val" ]; then
 		"${ns[@]}" ethtool --set-priv-flags "$fdev" "$flag" "$val"
 		wait_for "carrier on $dev" eval '[ "$(carrier "$dev")" = 1 ]'
 		sleep 0.2

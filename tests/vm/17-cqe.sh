@@ -44,7 +44,7 @@ echo "  [threshold] $PG_SENT packets in bursts of 64: $dbs doorbells, $cqes TX C
 [ "$cqes" -gt "$dbs" ] || fail "[threshold] no CQE asked for between doorbells ($cqes CQEs, $dbs doorbells)"
 ethtool --set-priv-flags "$A" tx_mpwqe on
 
-assert_eq "$B rx_cqe_compress at load" off "$(nsx peer ethtool --show-priv-flags "$B" | sed -n 's/^rx_cqe_compress: *//p')"
+assert_eq "$B rx_cqe_compress at load" off "$(priv_flag "$B" rx_cqe_compress peer)"
 
 for mode in off on; do
 	nsx peer ethtool --set-priv-flags "$B" rx_cqe_compress "$mode"

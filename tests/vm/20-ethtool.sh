@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# ethtool -i, link settings, private flags: the family's flag (mlx5 tx_mpwqe, on by default;
-# MANA rx_db_per_packet, off) is listed, has its default, and round-trips; the other
-# family's flag, an unknown flag or a bad value is refused and changes nothing.
+# ethtool -i, link settings, private flags: the family's flags (mlx5 tx_mpwqe, on by
+# default, and rx_cqe_compress, off; MANA rx_db_per_packet, off) are listed with their
+# defaults, and the data-path one round-trips; the other family's flag, an unknown flag or a
+# bad value is refused and changes nothing.
 set -eu
 . "$(dirname "$0")/lib.sh"
 one_family_on_debug
@@ -19,7 +20,10 @@ ethtool "$dev" | grep -q 'Speed: 100000Mb/s' || fail "speed not reported"
 assert_eq "firmware names the family" "sim-$RSNIC_FAMILY" "$(echo "$info" | sed -n 's/^firmware-version: //p')"
 
 ethtool --show-priv-flags "$dev"
-assert_eq "flag count" 1 "$(ethtool --show-priv-flags "$dev" | grep -Ec '^[a-z0-9_]+: (on|off)$')"
+assert_eq "flag count" "$(echo "$PFLAGS" | wc -w)" "$(ethtool --show-priv-flags "$dev" | grep -Ec '^[a-z0-9_]+ *: (on|off)$')"
+for f in $PFLAGS; do
+	assert_eq "${f%=*} at load" "${f#*=}" "$(priv_flag "$dev" "${f%=*}")"
+done
 other=$([ "$PFLAG_DEFAULT" = on ] && echo off || echo on)
 other_flag=$([ "$PFLAG" = tx_mpwqe ] && echo rx_db_per_packet || echo tx_mpwqe)
 assert_eq "$PFLAG default" "$PFLAG_DEFAULT" "$(priv_flag "$dev" "$PFLAG")"

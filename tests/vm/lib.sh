@@ -5,8 +5,9 @@ RSNIC_KO=${RSNIC_KO:-$RSNIC_ROOT/target/kbuild/${KERNEL_VARIANT:-normal}/rsnic.k
 
 # The family the tests run on (the runner runs the suite once per family). The few counters
 # and the private flag whose names differ between the families:
-#   PFLAG          the family's private flag, PFLAG_DEFAULT its value at load, PFLAG_MODES
-#                  the two values pktgen compares (default first)
+#   PFLAG          the family's data-path private flag, PFLAG_DEFAULT its value at load,
+#                  PFLAG_MODES the two values pktgen compares (default first)
+#   PFLAGS         every private flag of the family with its value at load ("name=value")
 #   C_NOWQE        device drops for lack of a posted RX WQE
 #   C_TOO_LONG     device drops of frames longer than the RX buffer
 #   C_WQE_ERR      TX WQEs the device refused
@@ -20,6 +21,7 @@ RSNIC_FAMILY=${RSNIC_FAMILY:-mlx5}
 case $RSNIC_FAMILY in
 mlx5)
 	PFLAG=tx_mpwqe PFLAG_DEFAULT=on PFLAG_MODES="on off"
+	PFLAGS="tx_mpwqe=on rx_cqe_compress=off"
 	C_NOWQE=dev_rx_out_of_buffer C_TOO_LONG=dev_rx_too_long C_WQE_ERR=dev_wqe_errors
 	C_TX_BYTES=dev_tx_bytes C_STOPS=tx_queue_stopped C_WAKES=tx_queue_wake
 	C_HW_TX="tx_vport_unicast_packets tx_vport_multicast_packets tx_vport_broadcast_packets"
@@ -28,6 +30,7 @@ mlx5)
 	;;
 mana)
 	PFLAG=rx_db_per_packet PFLAG_DEFAULT=off PFLAG_MODES="off on"
+	PFLAGS="rx_db_per_packet=off"
 	C_NOWQE=dev_rx_discards_no_wqe C_TOO_LONG=dev_rx_truncated C_WQE_ERR=dev_tx_wqe_errors
 	C_TX_BYTES=dev_tx_bytes C_STOPS=stop_queue C_WAKES=wake_queue
 	C_HW_TX="hc_tx_ucast_pkts hc_tx_mcast_pkts hc_tx_bcast_pkts"
@@ -100,9 +103,13 @@ carrier() {
 	cat "/sys/class/net/$1/carrier" 2>/dev/null || echo 0
 }
 
-# priv_flag IFACE FLAG: "on" or "off".
+# priv_flag IFACE FLAG [NETNS]: "on" or "off" (ethtool pads the names to align the colons).
 priv_flag() {
-	ethtool --show-priv-flags "$1" | sed -n "s/^$2: *//p"
+	if [ -n "${3:-}" ]; then
+		ip netns exec "$3" ethtool --show-priv-flags "$1"
+	else
+		ethtool --show-priv-flags "$1"
+	fi | sed -n "s/^$2 *: *//p"
 }
 
 # wait_for DESCRIPTION COMMAND...: retries COMMAND for up to 5 s, 20 s on the debug kernel
