@@ -33,6 +33,16 @@ pub fn family() -> &'static CStr {
     unsafe { CStr::from_char_ptr(bindings::rsnic_helper_param_family()) }
 }
 
+/// `tx_timeout_ms`: the TX watchdog timeout in milliseconds (unchecked; see
+/// [`TX_TIMEOUT_MS`]).
+pub fn tx_timeout_ms() -> u32 {
+    // SAFETY: as in `num_devs`.
+    unsafe { bindings::rsnic_helper_param_tx_timeout_ms() }
+}
+
+/// The range `tx_timeout_ms` must be in.
+pub const TX_TIMEOUT_MS: core::ops::RangeInclusive<u32> = 1000..=120_000;
+
 /// `sim_fail_cmd`: a ConnectX command opcode every simulated ConnectX function fails (a
 /// device-host knob for the driver's error path), or 0.
 pub fn sim_fail_cmd() -> u32 {

@@ -462,6 +462,11 @@ module_param(family, charp, 0444);
 MODULE_PARM_DESC(family,
 		 "Family of each simulated device: mlx5 or mana, or a comma-separated list, one per device (the last repeats; default mlx5)");
 
+static unsigned int tx_timeout_ms = 15000;
+module_param(tx_timeout_ms, uint, 0444);
+MODULE_PARM_DESC(tx_timeout_ms,
+		 "TX watchdog timeout in milliseconds: a queue stopped this long calls ndo_tx_timeout (1000-120000; default 15000, mlx5e's)");
+
 static unsigned int sim_fail_cmd;
 module_param(sim_fail_cmd, uint, 0444);
 MODULE_PARM_DESC(sim_fail_cmd,
@@ -510,6 +515,11 @@ unsigned int rsnic_helper_param_num_ports(void)
 const char *rsnic_helper_param_family(void)
 {
 	return family ? family : "";
+}
+
+unsigned int rsnic_helper_param_tx_timeout_ms(void)
+{
+	return tx_timeout_ms;
 }
 
 unsigned int rsnic_helper_param_sim_fail_cmd(void)

@@ -158,6 +158,8 @@ const char *rsnic_helper_param_family(void);
 unsigned int rsnic_helper_param_sim_fail_cmd(void);
 /* The device host's `sim_fail_req` parameter: a MANA HWC request code, or 0. */
 unsigned int rsnic_helper_param_sim_fail_req(void);
+/* The `tx_timeout_ms` parameter. */
+unsigned int rsnic_helper_param_tx_timeout_ms(void);
 /* The device host's `sim_mpwqe` parameter. */
 bool rsnic_helper_param_sim_mpwqe(void);
 /* The device host's `sim_cqe_compression` parameter. */

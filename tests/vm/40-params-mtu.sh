@@ -11,15 +11,16 @@ assert_eq "bus-info of the last port" "bus-info: rsnic-sim1:port3" \
 	"$(ethtool -i "$(rsnic_ifaces | tail -n1)" | grep bus-info)"
 unload_rsnic
 
-for bad in "num_ports=3" "num_ports=0" "num_ports=10" "num_devs=0" "num_devs=9"; do
+for bad in "num_ports=3" "num_ports=0" "num_ports=10" "num_devs=0" "num_devs=9" \
+	"tx_timeout_ms=999" "tx_timeout_ms=120001"; do
 	mark_dmesg
 	if insmod "$RSNIC_KO" $bad 2>/tmp/err; then
 		fail "insmod accepted $bad"
 	fi
 	# kmod words EINVAL from init_module as "Invalid parameters".
 	grep -Eq "Invalid (argument|parameters)" /tmp/err || fail "insmod $bad: expected EINVAL, got $(cat /tmp/err)"
-	dmesg_since_mark | grep -q "rsnic: num_" || fail "no message in dmesg for $bad"
-	echo "  $bad refused: $(dmesg_since_mark | grep 'rsnic: num_' | tail -n1)"
+	dmesg_since_mark | grep -q "rsnic: ${bad%%=*}=" || fail "no message in dmesg for $bad"
+	echo "  $bad refused: $(dmesg_since_mark | grep "rsnic: ${bad%%=*}=" | tail -n1)"
 done
 [ -z "$(rsnic_ifaces)" ] || fail "a refused load left interfaces"
 

@@ -28,7 +28,8 @@ set -eu
 trap traffic_cleanup EXIT
 
 [ "$RSNIC_FAMILY" = mlx5 ] || skip "ConnectX's queue recovery (MANA's faults: 68-mana-faults)"
-setup_pair
+# The TX watchdog after 5 s instead of mlx5e's 15 (tx_timeout_ms): the cases below wait for it.
+setup_pair tx_timeout_ms=5000
 IA=$(inject_knob "$A")
 IB=$(inject_knob "$B" peer)
 [ -w "$IA" ] && [ -w "$IB" ] || fail "no inject knob at $IA / $IB"
@@ -89,7 +90,7 @@ p1=$(stat "$B" rx_polls peer)
 echo "  B's RX polls over 2 idle seconds: $((p1 - p0))"
 [ $((p1 - p0)) -lt 20 ] || fail "B polled $((p1 - p0)) times in 2 idle seconds (interrupt loop)"
 
-# The TX watchdog (ndo_tx_timeout after 15 s of a stopped queue), on one channel so that
+# The TX watchdog (ndo_tx_timeout after 5 s of a stopped queue here), on one channel so that
 # the fault hits the queue pktgen uses (queue 0):
 #   drop_irqs 1  A's next interrupt is lost: its EQ stays disarmed, the channel deaf; the
 #                SQ fills and the queue stops. The timeout finds the events waiting on the
@@ -139,7 +140,7 @@ assert_eq "tx_stall: SQ resets" 0 "$(delta t0a t1a tx_recover)"
 assert_eq "tx_stall: channel reopens" 1 "$(delta t0a t1a ch_reopen)"
 
 # A recovery whose command fails (MODIFY_SQ, 0x905) is logged and leaves the queue stopped;
-# the watchdog tries again 15 s later and recovers it once the command works.
+# the watchdog tries again 5 s later and recovers it once the command works.
 snap t0a "$A"
 mark_dmesg
 echo "cmd_fail 0x905" >"$IA"

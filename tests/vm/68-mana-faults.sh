@@ -15,7 +15,8 @@
 #                  counted in eqe_bad_cq and logged once, NAPI polls the channel's CQs all
 #                  the same, so nothing waits;
 #   drop_irqs 1    A's next interrupt is lost: the TX queue fills and stops, the TX watchdog
-#                  (15 s) finds the event waiting on the EQ and re-arms it (ch_eq_rearm).
+#                  (5 s here, tx_timeout_ms; 15 by default) finds the event waiting on the
+#                  EQ and re-arms it (ch_eq_rearm).
 # The faults MANA recovers by reopening the channels (corrupt CQEs, a stalled SQ, a stopped
 # device, a failing HWC request) are 69-reopen's; ConnectX's faults and queue recovery are
 # 67-recovery's.
@@ -25,7 +26,7 @@ set -eu
 trap traffic_cleanup EXIT
 
 [ "$RSNIC_FAMILY" = mana ] || skip "MANA's faults (ConnectX's are 67-recovery's)"
-setup_pair
+setup_pair tx_timeout_ms=5000
 IA=$(inject_knob "$A")
 IB=$(inject_knob "$B" peer)
 [ -w "$IA" ] && [ -w "$IB" ] || fail "no inject knob at $IA / $IB"

@@ -3,8 +3,9 @@
 # "Faults and recovery"), and a device that stops altogether:
 #   ConnectX  tx_err aimed at the XDP_TX SQ (XDP_TX on B makes it B's only transmitter):
 #             the XDP SQ stops, B's channels are reopened (ch_reopen), XDP_TX works again;
-#             dev_stop on A under pktgen: the TX watchdog (15 s) finds no lost interrupt
-#             and reopens the channels, as mlx5e does, and the device resumes; tx_bad_owner
+#             dev_stop on A under pktgen: the TX watchdog (5 s here, tx_timeout_ms; 15 by
+#             default) finds no lost interrupt and reopens the channels, as mlx5e does,
+#             and the device resumes; tx_bad_owner
 #             on A (a TX CQE with the previous pass's owner bit hides every completion
 #             behind it): the watchdog's reopen makes the CQ again and the stream goes on;
 #   MANA      tx_bad_sqn (a TX CQE naming another queue) on A, rx_bad_rqn on B and
@@ -20,7 +21,8 @@ set -eu
 . "$(dirname "$0")/xdp.sh"
 trap traffic_cleanup EXIT
 
-setup_pair
+# The TX watchdog after 5 s instead of 15 (tx_timeout_ms): five cases wait for it.
+setup_pair tx_timeout_ms=5000
 quiet_pair
 IA=$(inject_knob "$A")
 IB=$(inject_knob "$B" peer)

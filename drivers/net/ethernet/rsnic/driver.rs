@@ -58,9 +58,10 @@ impl<F: Family> Bound<F> {
                 BASIC | REDIRECT | NDO_XMIT | if F::XSK_ZC { XSK_ZEROCOPY } else { 0 }
             },
             mac: None,
-            // mlx5e's 15 s: a queue stopped that long without a completion has lost its
-            // interrupt or its device (ndo_tx_timeout recovers it).
-            watchdog_timeo_ms: 15_000,
+            // mlx5e's 15 s by default: a queue stopped that long without a completion has
+            // lost its interrupt or its device (ndo_tx_timeout recovers it). The range was
+            // checked when the device host was made.
+            watchdog_timeo_ms: params::tx_timeout_ms(),
         };
         // The functions brought up so far, in order (MANA's share their device's channel).
         let mut up = KVec::new();
