@@ -442,6 +442,9 @@ fn common_packet_attributes_are_tx_attrs() {
     }
     let frag = Pkt::new(&mem, 2, tcp4_frame(60, 1), vec![vec![0u8; 100]]);
     assert_eq!(tx_attr_common(&frag, InlineMode::None), None);
+    // An empty packet has no data segment to give: not common (no data segment of 0 bytes).
+    let empty = Pkt::new(&mem, 5, vec![], vec![]);
+    assert_eq!(tx_attr_common(&empty, InlineMode::None), None);
     let mut tagged = Pkt::new(&mem, 3, tcp4_frame(60, 1), vec![]);
     tagged.vlan = Some(VlanTag {
         tci: 5,

@@ -587,7 +587,8 @@ where
                 if self.p.mpwqe {
                     return self.xmit_mpwqe(pkt, &attr, xmit_more, env);
                 }
-                attr
+                // (With MPWQE off no session is ever open: `set_mpwqe` needs an idle SQ.)
+                return self.xmit_common(pkt, &attr, xmit_more, env);
             }
             None => {
                 let attr = match tx_attr(&pkt, self.p.min_inline, self.p.vlan_need_l2_inline) {
@@ -616,6 +617,70 @@ where
             add(&mut self.stats.xmit_more, 1);
         }
         self.complete_wqe(pi, pkt, &attr, &wattr, num_dma, xmit_more, env);
+        Ok(())
+    }
+
+    /// The regular WQE of the common packet ([`tx_attr_common`]: linear, nothing inline, no
+    /// VLAN tag, not GSO): ctrl, eth and one data segment, 3 DS in one WQEBB, built on the
+    /// stack and written in one access (stages 2 and 3's writes; the bytes are those
+    /// [`Sq::fill_wqe`] and [`Sq::complete_wqe`] would write).
+    #[inline(always)]
+    fn xmit_common<E>(
+        &mut self,
+        pkt: P,
+        attr: &TxAttr,
+        xmit_more: bool,
+        env: &mut E,
+    ) -> Result<(), TxReject<P>>
+    where
+        E: Mmio + Barriers + TxDmaMap<P> + TxQueue,
+    {
+        // One WQEBB never crosses a fragment's edge: no NOP padding, only the room check
+        // (`get_next_pi` for a size of 1).
+        if !self.has_room_for(1) {
+            return Err(self.reject(pkt, TxRejectReason::Busy, xmit_more, env));
+        }
+        let pi = self.pc & self.mask;
+        let Some(addr) = env.map_linear(&pkt, 0, attr.headlen) else {
+            return Err(self.reject(pkt, TxRejectReason::MapError, xmit_more, env));
+        };
+        self.push_dma(DmaEntry {
+            addr,
+            len: attr.headlen,
+            kind: DmaKind::Single,
+        });
+        let next = self.pc.wrapping_add(1);
+        let ctrl = CtrlSeg {
+            opcode: attr.opcode,
+            wqe_index: self.pc,
+            sqn: self.p.sqn,
+            ds: 3,
+            fm_ce_se: if asks_cqe(self.pc, next) {
+                CTRL_CQ_UPDATE
+            } else {
+                0
+            },
+            ..CtrlSeg::default()
+        };
+        let eseg = EthSeg {
+            cs_flags: attr.cs_flags(),
+            ..EthSeg::default()
+        };
+        let dseg = DataSeg {
+            byte_count: attr.headlen,
+            lkey: self.p.lkey,
+            addr,
+        };
+        let mut wqe = [0u8; 3 * SEND_WQE_DS];
+        wqe[..SEND_WQE_DS].copy_from_slice(&ctrl.encode());
+        wqe[SEND_WQE_DS..2 * SEND_WQE_DS].copy_from_slice(&eseg.encode());
+        wqe[2 * SEND_WQE_DS..].copy_from_slice(&dseg.encode());
+        let wqe_off = usize::from(pi) * SEND_WQE_BB;
+        self.wq.write(wqe_off, &wqe);
+        if xmit_more {
+            add(&mut self.stats.xmit_more, 1);
+        }
+        self.finish_wqe(pi, pkt, attr, 1, 1, (wqe_off, ctrl), xmit_more, env);
         Ok(())
     }
 
@@ -721,8 +786,7 @@ where
         Ok(num_dma as u8)
     }
 
-    /// Stage 3 (`mlx5e_txwqe_complete`): bookkeeping, ctrl seg, `pc`, stop check, counters,
-    /// BQL, and the doorbell if the burst ends or the queue stopped.
+    /// Stage 3 (`mlx5e_txwqe_complete`): the ctrl seg, then [`Sq::finish_wqe`].
     #[allow(clippy::too_many_arguments)]
     #[inline(always)]
     fn complete_wqe<E>(
@@ -732,6 +796,50 @@ where
         attr: &TxAttr,
         wattr: &TxWqeAttr,
         num_dma: u8,
+        xmit_more: bool,
+        env: &mut E,
+    ) where
+        E: Mmio + Barriers + TxQueue,
+    {
+        let mut ctrl = CtrlSeg {
+            opcode: attr.opcode,
+            wqe_index: self.pc,
+            sqn: self.p.sqn,
+            ds: wattr.ds_cnt as u8,
+            ..CtrlSeg::default()
+        };
+        let wqe_off = usize::from(pi) * SEND_WQE_BB;
+        self.wq.write(wqe_off, &ctrl.encode());
+        // One WQE in 32 (a predictable branch; the ctrl seg above stays a constant pattern).
+        if asks_cqe(self.pc, self.pc.wrapping_add(wattr.num_wqebbs)) {
+            ctrl.fm_ce_se = CTRL_CQ_UPDATE;
+            self.wq.write(wqe_off + 11, &[CTRL_CQ_UPDATE]);
+        }
+        self.finish_wqe(
+            pi,
+            pkt,
+            attr,
+            wattr.num_wqebbs,
+            num_dma,
+            (wqe_off, ctrl),
+            xmit_more,
+            env,
+        );
+    }
+
+    /// The end of stage 3, once the WQE is written: counters, `wqe_info`, `pc`, stop check,
+    /// BQL, and the doorbell (with `last`, the WQE's offset and ctrl seg) if the burst ends
+    /// or the queue stopped.
+    #[allow(clippy::too_many_arguments)]
+    #[inline(always)]
+    fn finish_wqe<E>(
+        &mut self,
+        pi: u16,
+        pkt: P,
+        attr: &TxAttr,
+        num_wqebbs: u16,
+        num_dma: u8,
+        last: (usize, CtrlSeg),
         xmit_more: bool,
         env: &mut E,
     ) where
@@ -761,27 +869,12 @@ where
                 pkt: Some(pkt),
                 num_bytes: attr.num_bytes,
                 num_dma,
-                num_wqebbs: wattr.num_wqebbs as u8,
+                num_wqebbs: num_wqebbs as u8,
                 num_fifo_pkts: 0,
             };
         }
-        let mut ctrl = CtrlSeg {
-            opcode: attr.opcode,
-            wqe_index: self.pc,
-            sqn: self.p.sqn,
-            ds: wattr.ds_cnt as u8,
-            ..CtrlSeg::default()
-        };
-        let wqe_off = usize::from(pi) * SEND_WQE_BB;
-        self.wq.write(wqe_off, &ctrl.encode());
-        let next = self.pc.wrapping_add(wattr.num_wqebbs);
-        // One WQE in 32 (a predictable branch; the ctrl seg above stays a constant pattern).
-        if asks_cqe(self.pc, next) {
-            ctrl.fm_ce_se = CTRL_CQ_UPDATE;
-            self.wq.write(wqe_off + 11, &[CTRL_CQ_UPDATE]);
-        }
-        self.unrung = Some((wqe_off, ctrl));
-        self.pc = next;
+        self.unrung = Some(last);
+        self.pc = self.pc.wrapping_add(num_wqebbs);
         self.check_stop(env);
         if env.sent(attr.num_bytes, xmit_more) {
             self.ring_pending(env);

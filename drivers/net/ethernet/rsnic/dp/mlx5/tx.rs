@@ -185,7 +185,7 @@ pub fn tx_attr<P: TxPacket>(
 /// mode. Its attributes are what [`tx_attr`] computes for it (SEND, nothing inlined, one
 /// data segment, `max(len, ETH_ZLEN)` bytes for BQL), without the fragment walk and the
 /// checks the other packets need; such a packet is MPWQE-eligible by construction. `None`
-/// for every other packet, which [`tx_attr`] takes.
+/// for every other packet (an empty one included), which [`tx_attr`] takes.
 #[inline(always)]
 pub fn tx_attr_common<P: TxPacket>(pkt: &P, mode: InlineMode) -> Option<TxAttr> {
     if mode != InlineMode::None
@@ -196,7 +196,8 @@ pub fn tx_attr_common<P: TxPacket>(pkt: &P, mode: InlineMode) -> Option<TxAttr> 
         return None;
     }
     let len = pkt.pkt_len();
-    (pkt.linear().len() == len as usize).then(|| TxAttr {
+    // An empty packet has no data segment to give: `tx_attr`'s.
+    (len > 0 && pkt.linear().len() == len as usize).then(|| TxAttr {
         opcode: OPCODE_SEND,
         mss: 0,
         ihs: 0,
