@@ -173,7 +173,10 @@ pub struct TxPoll {
 struct Session {
     /// Ring index of the session's first WQEBB (`pc & mask` at start).
     pi: u16,
-    eseg: [u8; super::seg::ESEG_OFFLOAD_LEN],
+    /// The eth seg's `cs_flags`, what packets joining the session must share. mlx5e
+    /// compares the eth seg's first 6 bytes; rsnic writes no software-parser offsets
+    /// (`swp_offs`, `swp_flags`), so `cs_flags` is all of them that can differ.
+    cs_flags: u8,
     ds_count: u8,
     pkt_count: u8,
     num_dma: u8,

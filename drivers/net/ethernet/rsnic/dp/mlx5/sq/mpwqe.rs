@@ -35,15 +35,14 @@ where
     D: DerefMut<Target = [DmaEntry]>,
 {
     /// `mlx5e_tx_mpwqe_session_start`: reserves a full session, writes ctrl (zero) and the
-    /// eth seg's offload bytes, re-evaluates the inline hysteresis. `false` if no room.
-    fn session_start(&mut self, eseg6: [u8; 6]) -> bool {
+    /// eth seg (`cs_flags`, the only offload bits rsnic sets), re-evaluates the inline
+    /// hysteresis. `false` if no room.
+    fn session_start(&mut self, cs_flags: u8) -> bool {
         let Some(pi) = self.get_next_pi(self.max_mpw_wqebbs) else {
             return false;
         };
         let e = EthSeg {
-            swp_offs: [eseg6[0], eseg6[1], eseg6[2], eseg6[3]],
-            cs_flags: eseg6[4],
-            swp_flags: eseg6[5],
+            cs_flags,
             ..EthSeg::default()
         };
         let mut hdr = [0u8; 2 * SEND_WQE_DS];
@@ -61,7 +60,7 @@ where
         }
         self.session = Some(Session {
             pi,
-            eseg: eseg6,
+            cs_flags,
             ds_count: 2,
             pkt_count: 0,
             num_dma: 0,
@@ -137,16 +136,16 @@ where
         E: Mmio + Barriers + TxDmaMap<P> + TxQueue,
     {
         let len = pkt.pkt_len();
-        let eseg6 = [0, 0, 0, 0, attr.cs_flags(), 0];
+        let cs_flags = attr.cs_flags();
         // The open session, if this packet can join it; else a new one. Only its position
         // is read here: it is updated in place below.
         let (pi, ds_count) = match self.session {
-            Some(ref s) if s.eseg == eseg6 => (s.pi, s.ds_count),
+            Some(ref s) if s.cs_flags == cs_flags => (s.pi, s.ds_count),
             _ => {
                 if self.session.is_some() {
                     self.session_complete(env);
                 }
-                if !self.session_start(eseg6) {
+                if !self.session_start(cs_flags) {
                     return Err(self.reject(pkt, TxRejectReason::Busy, xmit_more, env));
                 }
                 match self.session {
