@@ -31,8 +31,9 @@ stage "host: fuzz smoke (10 s per target)" env FUZZ_SECONDS=10 make -s fuzz
 # subset: on both families bring-up with its failures (load and unload included) and
 # pktgen through the default data path (MPWQE on; RX doorbells batched); on ConnectX only
 # (code shared by the families, see one_family_on_debug in tests/vm/lib.sh) unload under
-# traffic, AF_XDP in copy and zero-copy modes (XDP programs redirecting to a socket), and
-# netconsole under traffic (lockdep on netpoll's path: rsnic.rst, "The SQ lock and netpoll").
+# traffic, AF_XDP in copy and zero-copy modes (XDP programs redirecting to a socket),
+# netconsole under traffic (lockdep on netpoll's path: rsnic.rst, "The SQ lock and netpoll"),
+# and ConnectX's completions (RX CQE compression expanded under KASAN, the TX threshold).
 # A process costs seconds on that kernel, and the machines lose a third of their CPU to
 # their host at times: the subset keeps the test command within its budget. `make
 # test-debug` runs every test on the debug kernel (RSNIC_DEBUG_TESTS=all).
@@ -41,7 +42,7 @@ stage "host: fuzz smoke (10 s per target)" env FUZZ_SECONDS=10 make -s fuzz
 # The module build, its progress lines kept out of the stage list (its log is named on
 # failure).
 module_quiet() { make -s module >/dev/null; }
-debug_tests=${RSNIC_DEBUG_TESTS:-15-bringup 62-pktgen 65-rmmod-traffic 92-afxdp 71-netconsole}
+debug_tests=${RSNIC_DEBUG_TESTS:-15-bringup 17-cqe 62-pktgen 65-rmmod-traffic 92-afxdp 71-netconsole}
 for variant in ${RSNIC_TEST_VARIANTS:-normal debug}; do
 	export KERNEL_VARIANT=$variant
 	tests=()
