@@ -149,7 +149,11 @@ fn long_burst_frees_descriptors_before_its_end() {
             .collect();
         let r = p.send_burst(&frames);
         assert_eq!(r.accepted.len(), n, "{r:?}");
-        assert_eq!(p.drv_tx().doorbells, 1, "one doorbell, at the end of the burst");
+        assert_eq!(
+            p.drv_tx().doorbells,
+            1,
+            "one doorbell, at the end of the burst"
+        );
         let (ran, more) = p.run_device_budget(first_wqes);
         assert_eq!((ran, more), (first_wqes, true), "mpwqe {mpwqe}");
         p.poll_tx();

@@ -291,7 +291,11 @@ fn xmit_on_a_full_ring_is_busy_and_unmaps() {
     assert_eq!((accepted, refused), (15, TxRejectReason::Busy));
     assert_eq!(p.tx_in_flight(), 128);
     let c = p.env.counts();
-    assert_eq!(c.maps - c.unmaps, 128, "the refused packet's mapping was undone");
+    assert_eq!(
+        c.maps - c.unmaps,
+        128,
+        "the refused packet's mapping was undone"
+    );
     p.settle(64);
     assert_eq!(p.tx_in_flight(), 0);
     let c = p.env.counts();
