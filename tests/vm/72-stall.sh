@@ -52,7 +52,13 @@ stall_case() {
 	wait_for "$cmd: the write returned" eval '[ -e /tmp/stall.done ] || [ -e /tmp/stall.failed ]'
 	[ -e /tmp/stall.done ] || fail "$cmd: the knob refused the command"
 	t1=$(cat /tmp/stall.done)
-	[ $(((t1 - t0) / 1000000)) -ge "$MS" ] || fail "$cmd: the write returned before $MS ms"
+	# The knob sleeps MS ms of the guest's jiffies (msleep); the wall clock read here can
+	# drift from them under TCG (ticks delivered late, the clocksource watchdog moving the
+	# guest from the TSC to the HPET mid-run; once, in a clean-clone run, a 2000 ms write
+	# measured less), so a tenth of MS is allowed.
+	local el=$(((t1 - t0) / 1000000))
+	echo "  $cmd: the write returned after $el ms"
+	[ "$el" -ge $((MS * 9 / 10)) ] || fail "$cmd: the write returned after $el ms, before $MS ms"
 	[ "$PG_SENT" -ge "$N" ] || fail "$cmd: pktgen handed over $PG_SENT of $N packets"
 	wait_for "$cmd: every packet received by B or counted dropped" received
 	local c
