@@ -60,7 +60,7 @@ impl<F: Family> Bound<F> {
             mac: None,
             // mlx5e's 15 s by default: a queue stopped that long without a completion has
             // lost its interrupt or its device (ndo_tx_timeout recovers it). The range was
-            // checked when the device host was made.
+            // checked at load (`Rsnic::init`).
             watchdog_timeo_ms: params::tx_timeout_ms(),
         };
         // The functions brought up so far, in order (MANA's share their device's channel).
@@ -105,6 +105,17 @@ pub(crate) struct Rsnic {
 
 impl kernel::Module for Rsnic {
     fn init(_module: &'static ThisModule) -> Result<Self> {
+        // The driver's own parameter, checked before any device exists.
+        let tx_timeout = params::tx_timeout_ms();
+        if !params::TX_TIMEOUT_MS.contains(&tx_timeout) {
+            pr_err!(
+                "tx_timeout_ms={} is out of range {}..={}\n",
+                tx_timeout,
+                params::TX_TIMEOUT_MS.start(),
+                params::TX_TIMEOUT_MS.end()
+            );
+            return Err(EINVAL);
+        }
         let host = Host::new()?;
         let channels = params::online_cpus().clamp(1, DEFAULT_MAX_CHANNELS);
         let (mut mlx5, mut mana) = (KVec::new(), KVec::new());

@@ -615,16 +615,6 @@ impl Host {
             );
             return Err(EINVAL);
         }
-        let tx_timeout = params::tx_timeout_ms();
-        if !params::TX_TIMEOUT_MS.contains(&tx_timeout) {
-            pr_err!(
-                "tx_timeout_ms={} is out of range {}..={}\n",
-                tx_timeout,
-                params::TX_TIMEOUT_MS.start(),
-                params::TX_TIMEOUT_MS.end()
-            );
-            return Err(EINVAL);
-        }
         let kinds = families(params::family().as_bytes(), num_devs)?;
         let debugfs = Dir::root(c_str!("rsnic"))?;
         let mut devices = KVec::with_capacity(kinds.len(), GFP_KERNEL)?;
