@@ -389,6 +389,24 @@ struct sk_buff *rsnic_helper_rx_build_skb(struct page_pool *pool, struct page *p
 	return skb;
 }
 
+/*
+ * Appends len bytes at offset of a page-pool page to a received skb as its next fragment
+ * (RX scatter). On failure (no fragment slot left, or the bytes not inside the page) the
+ * page goes back to its pool and false is returned; the skb is unchanged.
+ */
+bool rsnic_helper_rx_add_frag(struct page_pool *pool, struct sk_buff *skb, struct page *page,
+			      unsigned int offset, unsigned int len, unsigned int truesize)
+{
+	if (unlikely(skb_shinfo(skb)->nr_frags >= MAX_SKB_FRAGS || !len ||
+		     offset + len > truesize)) {
+		page_pool_put_full_page(pool, page, false);
+		return false;
+	}
+	page_pool_dma_sync_for_cpu(pool, page, offset, len);
+	skb_add_rx_frag(skb, skb_shinfo(skb)->nr_frags, page, offset, len, truesize);
+	return true;
+}
+
 void rsnic_helper_skb_rx_finish(struct sk_buff *skb, struct net_device *dev, bool csum_ok,
 				u32 hash, int hash_type, u16 queue)
 {

@@ -84,6 +84,8 @@ struct page_pool *rsnic_helper_page_pool_create(struct device *dma_dev, struct n
 void rsnic_helper_page_pool_destroy(struct page_pool *pool);
 struct page *rsnic_helper_page_pool_alloc(struct page_pool *pool, u64 *dma);
 void rsnic_helper_page_pool_put(struct page_pool *pool, struct page *page);
+bool rsnic_helper_rx_add_frag(struct page_pool *pool, struct sk_buff *skb, struct page *page,
+			      unsigned int offset, unsigned int len, unsigned int truesize);
 struct sk_buff *rsnic_helper_rx_build_skb(struct page_pool *pool, struct page *page,
 					  unsigned int offset, unsigned int len,
 					  unsigned int truesize);

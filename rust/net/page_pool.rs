@@ -221,6 +221,26 @@ impl PagePool {
         // SAFETY: a non-null result is a new skb whose one reference we own.
         unsafe { SkBuff::from_raw(skb) }
     }
+
+    /// Appends `len` bytes of a page holding the rest of a received packet (RX scatter),
+    /// written at the pool's offset, to `skb` as its next fragment; the skb returns the page
+    /// to the pool when freed. `false` (the page recycled, `skb` unchanged) when the skb has
+    /// no fragment slot left or `len` does not fit.
+    pub fn add_frag(&self, skb: &mut SkBuff, page: RxPage, len: u32) -> bool {
+        // SAFETY: `skb` is a valid skb we own (no other reference to it while `&mut`); the
+        // page came from this pool (one pool per RQ); the helper checks the fragment slot
+        // and the range and either hands the page to the skb or recycles it.
+        unsafe {
+            bindings::rsnic_helper_rx_add_frag(
+                self.pool.as_ptr(),
+                skb.as_raw(),
+                page.into_raw(),
+                self.offset,
+                len,
+                self.truesize,
+            )
+        }
+    }
 }
 
 impl Drop for PagePool {

@@ -1,6 +1,9 @@
 #!/usr/bin/env bash
 # MTU 9000 end to end: both ports at 9000, unfragmented 9000-byte pings both ways (and the
 # next size up refused locally), TCP with 9000-byte frames both ways with data integrity.
+# ConnectX scatters a jumbo frame over three order-0 pages (RX scatter): the device writes
+# each 9000-byte frame into three data segments of its RX WQE (dev_rx_segs), and the driver
+# counts as scattered (rx_scatter_pkts) exactly the frames the device scattered.
 set -eu
 . "$(dirname "$0")/lib.sh"
 one_family_on_debug
@@ -30,6 +33,16 @@ echo "  A sent $(delta s0a s1a dev_tx_packets) packets, $big bytes on average"
 [ "$big" -gt 4000 ] || fail "A's packets are not jumbo ($big bytes on average)"
 assert_eq "B too-long drops" 0 "$(delta s0b s1b "$C_TOO_LONG")"
 assert_eq "A too-long drops" 0 "$(delta s0a s1a "$C_TOO_LONG")"
+if [ "$RSNIC_FAMILY" = mlx5 ]; then
+	# B received 13 jumbo frames (5 + 3 echo requests, 5 echo replies), each over three
+	# pages: two data segments more than frames for each, one for any other frame.
+	sc=$(delta s0b s1b dev_rx_scatter_pkts)
+	extra=$(($(delta s0b s1b dev_rx_segs) - $(delta s0b s1b dev_rx_packets)))
+	echo "  B's device scattered $sc frames ($extra data segments beyond one per frame)"
+	[ "$sc" -ge 13 ] || fail "B's device scattered $sc frames, not the 13 jumbo ones"
+	assert_eq "B's data segments beyond the first" $((2 * sc)) "$extra"
+	assert_eq "B's scattered frames (driver)" "$sc" "$(delta s0b s1b rx_scatter_pkts)"
+fi
 
 iperf_server 10.10.0.2 peer
 timeout 60 iperf3 -c 10.10.0.2 -t 3 -M 8948 -J >/tmp/tcp9000.json || fail "iperf3 at MTU 9000"

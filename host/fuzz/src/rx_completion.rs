@@ -2,7 +2,8 @@
 
 //! The driver-side RQ against a hostile device.
 //!
-//! The input configures an RQ (ring size, buffer size, posting bulk), then runs a program:
+//! The input configures an RQ (ring size, buffer size, buffers per WQE, posting bulk), then
+//! runs a program:
 //! post and poll with budgets (buffer allocation may fail), write CQEs (plausible ones for
 //! the next WQE, error CQEs, compressed sessions with arbitrary counts and mini-CQE arrays,
 //! and arbitrary bytes), poke single bytes, recover (drain + reset), arm.
@@ -11,9 +12,12 @@
 //! * nothing panics and no host DMA buffer is accessed out of bounds;
 //! * a buffer is delivered or recycled at most once, and only while the RQ holds it (the
 //!   environment's check, [`Env`]);
-//! * a delivered length is 1..=buffer size;
-//! * the RQ holds exactly the buffers of its outstanding WQEs (`wqe_ctr − cc`), never more
-//!   than the ring; the work reported by a poll is at most its budget;
+//! * a delivered length is 1..=buffer size, for the first buffer and for each further one
+//!   of a scattered packet (the consumer takes all, some or none of them, as the input
+//!   says); a packet's parts add up to its length and are at most the WQE's buffers;
+//! * the RQ holds every buffer of its outstanding WQEs (`wqe_ctr − cc`, all their slots
+//!   filled) and at most a ring's worth; with one buffer per WQE exactly those; the work
+//!   reported by a poll is at most its budget;
 //! * at the end, after drain and reset, every buffer came back exactly once, and the RQ
 //!   works again: it posts a full ring and delivers a valid CQE's buffer.
 
@@ -21,7 +25,7 @@ use rsnic_core::dp::mlx5::cq::Cq;
 use rsnic_core::dp::mlx5::cqe::{
     off, Cqe64, CQE_FORMAT_COMPRESSED, CQE_RESP_ERR, CQE_RESP_SEND, MINI_CQE_ARRAY_SIZE,
 };
-use rsnic_core::dp::mlx5::rq::{Rq, RqParams};
+use rsnic_core::dp::mlx5::rq::{Rq, RqParams, RxCompletion, RxFrags};
 use rsnic_testbed::mem::{HostBuf, HostMemory};
 
 use crate::env::{pick_len, poke_cq, raw_cqe, Env, Mlx5Cq, RxBuf, RxSt as St};
@@ -35,25 +39,54 @@ struct Harness {
     cqbuf: HostBuf,
     cq_log: u8,
     buf_size: u32,
+    segs: u8,
+    /// How many further buffers of a scattered packet the consumer takes (255: all).
+    take: u8,
 }
 
 impl Harness {
     /// Polls (and posts, for a NAPI round); returns the number of deliveries.
     fn poll(&mut self, budget: u32, post: bool) -> u32 {
         let Self {
-            rq, env, buf_size, ..
+            rq,
+            env,
+            buf_size,
+            segs,
+            take,
+            ..
         } = self;
         let mut got = Vec::new();
+        let deliver = |b, c: &RxCompletion, frags: RxFrags<'_, RxBuf>| {
+            let mut parts = vec![(b, c.len - frags.bytes())];
+            let all = frags.bytes();
+            let mut taken = 0;
+            for (f, len) in frags.take(usize::from(*take)) {
+                taken += len;
+                parts.push((f, len));
+            }
+            got.push((c.len, parts, taken, all));
+        };
         let work = if post {
-            rq.napi_poll(budget, env, |b, c| got.push((b, *c))).work
+            rq.napi_poll_frags(budget, env, deliver).work
         } else {
-            rq.poll_cq(budget, env, |b, c| got.push((b, *c)))
+            rq.poll_cq_frags(budget, env, deliver)
         };
         assert!(work <= budget, "poll did {work} work with budget {budget}");
         assert!(got.len() as u32 <= work, "more deliveries than work");
         let n = got.len() as u32;
-        for (b, c) in got {
-            env.deliver(b, c.len, *buf_size);
+        for (len, parts, taken, all) in got {
+            assert!(parts.len() <= usize::from(*segs), "more parts than buffers");
+            if usize::from(*take) >= usize::from(*segs) {
+                assert_eq!(taken, all, "the further buffers hold less than announced");
+                assert_eq!(
+                    parts.iter().map(|p| p.1).sum::<u32>(),
+                    len,
+                    "parts do not add up"
+                );
+            }
+            for (b, l) in parts {
+                env.deliver(b, l, *buf_size);
+            }
         }
         n
     }
@@ -125,7 +158,10 @@ impl Harness {
     }
 
     fn pick_len(&self, sel: u8, inp: &mut Input<'_>) -> u32 {
-        pick_len(sel, self.buf_size, inp, |inp| inp.u32())
+        // A packet may fill every buffer of its WQE.
+        pick_len(sel, self.buf_size * u32::from(self.segs), inp, |inp| {
+            inp.u32()
+        })
     }
 
     fn recover(&mut self) {
@@ -141,11 +177,15 @@ impl Harness {
     fn check(&self) {
         let out = self.rq.outstanding();
         assert!(out <= self.rq.size(), "outstanding {out} exceeds the ring");
-        assert_eq!(
-            self.env.held_count(),
-            usize::from(out),
-            "buffers held differ from outstanding WQEs"
+        let segs = usize::from(self.segs);
+        let held = self.env.held_count();
+        assert!(
+            held >= usize::from(out) * segs && held <= usize::from(self.rq.size()) * segs,
+            "{held} buffers held for {out} outstanding WQEs of {segs}"
         );
+        if segs == 1 {
+            assert_eq!(held, usize::from(out), "buffers held differ from outstanding WQEs");
+        }
     }
 }
 
@@ -158,9 +198,10 @@ impl crate::Harness for Harness {
         let n = 1usize << log_sz;
         let cq_log = log_sz + ((cfg >> 3) & 1);
         let buf_size = 1 + u32::from(inp.u16() % 4096);
+        let segs = 1 + (cfg >> 4) % 4;
         let wqe_bulk = 1 + u16::from(inp.u8()) % n as u16;
         let mem = HostMemory::new();
-        let wq = mem.alloc(n * 16);
+        let wq = mem.alloc(n * 16 * usize::from(segs).next_power_of_two());
         let dbr = mem.alloc(8);
         let cqbuf = mem.alloc((1usize << cq_log) * 64);
         let cqdbr = mem.alloc(8);
@@ -169,6 +210,7 @@ impl crate::Harness for Harness {
             RqParams {
                 log_sz,
                 buf_size,
+                segs,
                 lkey: 0x1234,
                 dbr_off: 0,
                 wqe_bulk,
@@ -176,7 +218,7 @@ impl crate::Harness for Harness {
             wq,
             dbr,
             cq,
-            (0..n).map(|_| None).collect(),
+            (0..n * usize::from(segs)).map(|_| None).collect(),
         )
         .expect("rq");
         Self {
@@ -185,6 +227,8 @@ impl crate::Harness for Harness {
             cqbuf,
             cq_log,
             buf_size,
+            segs,
+            take: 255,
         }
     }
 
@@ -207,6 +251,11 @@ impl crate::Harness for Harness {
             }
             12 | 13 => {
                 let budget = u32::from(inp.u8() % 70);
+                self.take = match inp.u8() % 4 {
+                    0 => 0,
+                    1 => 1,
+                    _ => 255,
+                };
                 self.env.fail_allocs = u32::from(inp.u8() >> 6);
                 self.poll(budget, true);
                 self.env.fail_allocs = 0;
@@ -240,7 +289,7 @@ impl crate::Harness for Harness {
         self.hw_cq().write(ctr, &c);
         let next = ctr.wrapping_add(1);
         self.hw_cq().hw_owned(next, self.rq.cq().parity(next));
-        let first = self.env.bufs.len() - usize::from(self.rq.size());
+        let first = self.env.bufs.len() - usize::from(self.rq.size()) * usize::from(self.segs);
         assert_eq!(self.poll(1, false), 1, "no delivery after recovery");
         assert_eq!(self.env.bufs[first], St::Delivered);
         assert!(self.rq.error().is_none());

@@ -324,6 +324,7 @@ impl Pair {
             RqParams {
                 log_sz: cfg.rq_log_sz,
                 buf_size: BUF_SIZE as u32,
+                segs: 1,
                 lkey: LKEY,
                 dbr_off: 0,
                 wqe_bulk: cfg.wqe_bulk,

@@ -455,3 +455,97 @@ fn error_cqe_syndromes_that_need_recovery_stop_the_rq() {
     );
     assert_eq!(env.rx_recycled, vec![0, 1]);
 }
+
+/// RX scatter: a WQE of three 1000-byte buffers (four data segments, the last terminating
+/// the list); a packet takes as many buffers as its length needs, the others stay posted
+/// and are not reallocated; a packet longer than the WQE's buffers is refused.
+#[test]
+fn scatter_wqes_take_as_many_buffers_as_the_packet_needs() {
+    let mem = HostMemory::new();
+    let mut env = Env::new(&mem);
+    let mut rq = make_rq_segs(&env, 2, 1000, 3, 1);
+    assert_eq!(rq.post(&mut env), 4);
+    assert_eq!(env.rx_allocs, 12, "three buffers per WQE");
+    // WQE 1 (64-byte stride): three segments of 1000 | HW_START_PADDING, then byte count 0
+    // with the terminating lkey 0x100.
+    let wqe = rq.ring().bytes(64, 64);
+    for j in 0..3 {
+        assert_eq!(
+            wqe[j * 16..j * 16 + 8],
+            [0x80, 0, 0x03, 0xe8, 0, 0, 0x12, 0x34]
+        );
+    }
+    assert_eq!(wqe[48..56], [0, 0, 0, 0, 0, 0, 0x01, 0x00]);
+    let addrs: Vec<u64> = (0..3)
+        .map(|j| u64::from_be_bytes(wqe[j * 16 + 8..j * 16 + 16].try_into().unwrap()))
+        .collect();
+
+    // WQE 0: 2500 bytes over three buffers (1000 + 1000 + 500); WQE 1: 900 bytes in its
+    // first; WQE 2: 1001 bytes in two; WQE 3: 3001 bytes, more than its buffers.
+    for (k, len) in [2500, 900, 1001, 3001].into_iter().enumerate() {
+        put(&rq, k as u32, rx_cqe(k as u16, len));
+    }
+    let mut got = Vec::new();
+    let r = rq.napi_poll_frags(16, &mut env, |b, c, frags| {
+        let mut parts = vec![(b.id, c.len - frags.bytes())];
+        parts.extend(frags.map(|(f, len)| (f.id, len)));
+        got.push((c.len, parts));
+    });
+    assert_eq!(r.work, 4);
+    assert_eq!(
+        got,
+        vec![
+            (2500, vec![(0, 1000), (1, 1000), (2, 500)]),
+            (900, vec![(3, 900)]),
+            (1001, vec![(6, 1000), (7, 1)]),
+        ]
+    );
+    assert_eq!(rq.stats.scatter_pkts, 2);
+    assert_eq!(rq.stats.packets, 3);
+    assert_eq!(rq.stats.cqe_bad, 1, "3001 bytes do not fit 3 x 1000");
+    assert_eq!(
+        env.rx_recycled,
+        vec![9],
+        "the refused packet's first buffer"
+    );
+    // The poll re-posted the four WQEs with a new buffer only where one was taken:
+    // 3 + 1 + 2 + 1 = 7 allocations; WQE 1 keeps its second and third buffers.
+    assert_eq!(r.posted, 4);
+    assert_eq!(env.rx_allocs, 12 + 7);
+    let wqe = rq.ring().bytes(64, 64);
+    let now: Vec<u64> = (0..3)
+        .map(|j| u64::from_be_bytes(wqe[j * 16 + 8..j * 16 + 16].try_into().unwrap()))
+        .collect();
+    assert_ne!(
+        now[0], addrs[0],
+        "WQE 1's first buffer was delivered and replaced"
+    );
+    assert_eq!(now[1..], addrs[1..], "WQE 1's unused buffers stay posted");
+    // Teardown gives back every posted buffer: 4 WQEs x 3.
+    assert_eq!(rq.drain(&mut env), 12);
+}
+
+/// A packet whose further buffers are not all taken by the consumer (it stopped early)
+/// leaves them posted: nothing is lost and nothing is allocated twice.
+#[test]
+fn scatter_fragments_not_taken_stay_posted() {
+    let mem = HostMemory::new();
+    let mut env = Env::new(&mem);
+    let mut rq = make_rq_segs(&env, 1, 512, 4, 1);
+    assert_eq!(rq.post(&mut env), 2);
+    assert_eq!(env.rx_allocs, 8);
+    put(&rq, 0, rx_cqe(0, 2048));
+    let mut taken = Vec::new();
+    rq.napi_poll_frags(4, &mut env, |b, _, mut frags| {
+        taken.push(b.id);
+        taken.extend(frags.next().map(|(f, _)| f.id));
+    });
+    assert_eq!(taken, vec![0, 1]);
+    assert_eq!(
+        env.rx_allocs,
+        8 + 2,
+        "only the two buffers taken were replaced"
+    );
+    assert!(env.rx_recycled.is_empty());
+    assert_eq!(rq.drain(&mut env), 8);
+}

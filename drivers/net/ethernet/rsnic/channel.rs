@@ -21,7 +21,7 @@
 use crate::bus::{Bar, Function, IrqHandler};
 use crate::dp::hw::{Barriers, DmaAddr, Mmio};
 use crate::dp::pkt::{
-    DmaEntry, DmaKind, Gso, RxBufProvider, RxBuffer, TxCsum, TxDmaMap, TxPacket,
+    DmaEntry, DmaKind, Gso, RxBufProvider, RxBuffer, RxFrags, TxCsum, TxDmaMap, TxPacket,
     TxQueue as DpTxQueue, TxRejectReason, VlanTag,
 };
 use crate::family::{Family, OpenCtx, QueueFault, RxMeta, TxReaped};
@@ -102,15 +102,45 @@ impl ChannelParams {
         self.mtu + 14 + 8
     }
 
-    /// Page order of RX buffers.
-    pub(crate) fn rx_order(&self) -> u32 {
-        let need = self.rx_headroom() + self.rx_buf_len() + RX_TAILROOM;
+    /// How RX buffers are laid out. A frame that fits one page with the headroom and the
+    /// skb's tailroom gets one page; a longer one gets one higher-order page, or with
+    /// `scatter` (a family whose RQ takes several buffers per WQE) as many order-0 pages
+    /// as it needs, each with the same headroom and tailroom (the first becomes the skb's
+    /// head, the others its fragments). XDP programs see one linear buffer, so an attached
+    /// program never scatters (its MTU fits one page anyway, [`Self::max_xdp_mtu`]).
+    pub(crate) fn rx_layout(&self, scatter: bool) -> RxLayout {
+        let page = kernel::page::PAGE_SIZE as u32;
+        let room = self.rx_headroom() + RX_TAILROOM;
+        let len = self.rx_buf_len();
+        if scatter && !self.xdp && room + len > page {
+            let seg_len = page - room;
+            return RxLayout {
+                order: 0,
+                seg_len,
+                segs: len.div_ceil(seg_len),
+            };
+        }
         let mut order = 0;
-        while (kernel::page::PAGE_SIZE as u32) << order < need {
+        while page << order < room + len {
             order += 1;
         }
-        order
+        RxLayout {
+            order,
+            seg_len: len,
+            segs: 1,
+        }
     }
+}
+
+/// RX buffers of a set of channels ([`ChannelParams::rx_layout`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct RxLayout {
+    /// Page order of each buffer.
+    pub(crate) order: u32,
+    /// Bytes the device may write into each buffer.
+    pub(crate) seg_len: u32,
+    /// Buffers per received frame (1: linear).
+    pub(crate) segs: u32,
 }
 
 /// The transmit side's packet: an skb.
@@ -913,8 +943,17 @@ impl<F: Family> XdpRx<'_, F> {
                 // (mlx5e keeps them; we keep them only when the frame kept its length and
                 // place).
                 let intact = off == self.pool.offset() && len == m.len;
-                self.ch
-                    .deliver(self.napi, self.pool, page, off, len, m, intact, self.counts);
+                self.ch.deliver(
+                    self.napi,
+                    self.pool,
+                    page,
+                    off,
+                    len,
+                    m,
+                    intact,
+                    self.counts,
+                    None,
+                );
             }
             Verdict::Tx { page, off, len } => {
                 self.xdp.tx += 1;
@@ -1003,13 +1042,15 @@ impl<F: Family> Channel<F> {
         if intr >= shared.hw.num_vectors() {
             return Err(EINVAL);
         }
+        let layout = p.rx_layout(F::RX_SCATTER);
         let pool = PagePool::new(
             &shared.dma,
             dev,
-            1u32 << p.log_rq,
-            p.rx_order(),
+            // page_pool refuses rings over 32768 entries.
+            (layout.segs << p.log_rq).min(16384),
+            layout.order,
             p.rx_headroom(),
-            p.rx_buf_len(),
+            layout.seg_len,
             p.xdp,
         )?;
         let rxq = XdpRxq::new(dev, index, &pool)?;
@@ -1649,9 +1690,18 @@ impl<F: Family> Channel<F> {
         m: &RxMeta,
         meta_valid: bool,
         counts: &mut RxCounts,
+        frags: Option<RxFrags<'_, RxPage>>,
     ) {
         match pool.build_skb_at(page, off, len) {
             Some(mut skb) => {
+                // RX scatter: the packet's further pages become the skb's fragments.
+                for (page, len) in frags.into_iter().flatten() {
+                    if !pool.add_frag(&mut skb, page, len) {
+                        counts.dropped += 1;
+                        skb.drop_reason(DropReason::NoMem);
+                        return;
+                    }
+                }
                 let (csum_ok, hash, hash_type) = if meta_valid {
                     (self.csum_ok(m, counts), m.hash, m.hash_type)
                 } else {
@@ -1766,9 +1816,11 @@ impl<F: Family> Poll for Channel<F> {
                         rx,
                         &mut RxEnv { pool, mmio },
                         budget as u32,
-                        |page, m: &RxMeta| {
+                        |page, m: &RxMeta, frags: RxFrags<'_, RxPage>| {
                             let off = pool.offset();
-                            self.deliver(napi, pool, page, off, m.len, m, true, counts)
+                            let len = m.len.saturating_sub(frags.bytes());
+                            let frags = (!frags.is_empty()).then_some(frags);
+                            self.deliver(napi, pool, page, off, len, m, true, counts, frags)
                         },
                     );
                 }
@@ -1788,7 +1840,17 @@ impl<F: Family> Poll for Channel<F> {
                         rx,
                         &mut RxEnv { pool, mmio },
                         budget as u32,
-                        |page, m: &RxMeta| x.rx(page, m),
+                        |page, m: &RxMeta, frags: RxFrags<'_, RxPage>| {
+                            if frags.is_empty() {
+                                x.rx(page, m)
+                            } else {
+                                // Cannot happen: with a program attached the RQ does not
+                                // scatter (`ChannelParams::rx_layout`). The pages after the
+                                // first stay posted.
+                                x.counts.dropped += 1;
+                                pool.recycle(page);
+                            }
+                        },
                     );
                     if x.redirected {
                         kxdp::flush();

@@ -16,7 +16,7 @@ pub(crate) mod mlx5;
 
 use crate::bus::{Bar, Function};
 use crate::channel::{ChannelParams, ChannelStats, RxEnv, TxEnv, TxSkb};
-use crate::dp::pkt::{TxReject, TxRejectReason};
+use crate::dp::pkt::{RxFrags, TxReject, TxRejectReason};
 use crate::kernel_ext::net::page_pool::{PagePool, RxPage};
 use crate::kernel_ext::net::xsk::XskBuf;
 use crate::xdp::{XdpEnv, XdpSqKind, XdpTx, XskRxEnv};
@@ -157,12 +157,13 @@ pub(crate) trait DataPath: Sized + Send + Sync + 'static {
     /// many.
     fn tx_drain(sq: &mut Self::Sq, env: &mut TxEnv<'_>, release: impl FnMut(TxSkb)) -> u32;
     /// Polls the RX CQ for up to `budget` packets and re-posts buffers (one RQ doorbell per
-    /// poll). Returns the work done (CQEs read).
+    /// poll). Each packet goes to `deliver` as its first page and, if it spans several
+    /// ([`Family::RX_SCATTER`]), the pages after it. Returns the work done (CQEs read).
     fn rx_poll(
         rx: &mut Self::Rx,
         env: &mut RxEnv<'_>,
         budget: u32,
-        deliver: impl FnMut(RxPage, &RxMeta),
+        deliver: impl FnMut(RxPage, &RxMeta, RxFrags<'_, RxPage>),
     ) -> u32;
     /// Gives every posted RX buffer back.
     fn rx_drain(rx: &mut Self::Rx, env: &mut RxEnv<'_>);
@@ -442,6 +443,10 @@ pub(crate) trait Family: Control {
     /// kind `Xsk`; an ICO SQ for wake-up NOPs if the family opens one, else `ndo_xsk_wakeup`
     /// schedules NAPI directly).
     const XSK_ZC: bool = false;
+
+    /// Whether the RQ takes several buffers per WQE ([`ChannelParams::rx_layout`]): a frame
+    /// longer than a page is scattered over order-0 pages.
+    const RX_SCATTER: bool = false;
 
     /// Device-wide sums over the port's queues.
     const GLOBAL: &'static [(&'static str, Get<ChannelStats<Self>>)];

@@ -352,9 +352,15 @@ pub fn make_sq(env: &Env, p: SqParams) -> TestSq {
 }
 
 pub fn make_rq(env: &Env, log_sz: u8, buf_size: u32, wqe_bulk: u16) -> TestRq {
+    make_rq_segs(env, log_sz, buf_size, 1, wqe_bulk)
+}
+
+/// An RQ of `segs` buffers of `buf_size` bytes per WQE (RX scatter).
+pub fn make_rq_segs(env: &Env, log_sz: u8, buf_size: u32, segs: u8, wqe_bulk: u16) -> TestRq {
     let n = 1usize << log_sz;
     let mem = &env.mem;
-    let wq = LBuf::new(mem, n * 16, "rq", None);
+    let stride = 16 * usize::from(segs).next_power_of_two();
+    let wq = LBuf::new(mem, n * stride, "rq", None);
     let dbr = LBuf::new(mem, 8, "rq_dbr", Some(env.log.clone()));
     let cqbuf = LBuf::new(mem, n * 64, "rcq", None);
     let cqdbr = LBuf::new(mem, 8, "rcq_dbr", None);
@@ -363,6 +369,7 @@ pub fn make_rq(env: &Env, log_sz: u8, buf_size: u32, wqe_bulk: u16) -> TestRq {
         RqParams {
             log_sz,
             buf_size,
+            segs,
             lkey: LKEY,
             dbr_off: 0,
             wqe_bulk,
@@ -370,7 +377,7 @@ pub fn make_rq(env: &Env, log_sz: u8, buf_size: u32, wqe_bulk: u16) -> TestRq {
         wq,
         dbr,
         cq,
-        (0..n).map(|_| None).collect(),
+        (0..n * usize::from(segs)).map(|_| None).collect(),
     )
     .unwrap()
 }

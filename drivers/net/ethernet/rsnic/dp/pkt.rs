@@ -156,3 +156,65 @@ pub trait RxBufProvider<B> {
     /// Takes back a buffer the RQ does not deliver (error CQE, teardown).
     fn recycle(&mut self, buf: B);
 }
+
+/// The buffers of a received packet after its first (RX scatter: one packet over several
+/// buffers of an RX WQE). Each step takes the next buffer out of its slot with the bytes
+/// of the packet it holds; the buffers not taken stay in their slots, posted again with
+/// the WQE (as mlx5e re-posts the fragments a packet did not use).
+pub struct RxFrags<'a, B> {
+    slots: &'a mut [Option<B>],
+    /// Bytes of the packet in the buffers not taken yet.
+    left: u32,
+    /// Bytes of each buffer.
+    seg: u32,
+}
+
+impl<'a, B> RxFrags<'a, B> {
+    /// The fragments of a packet whose bytes after the first buffer are `left`, in `slots`
+    /// of `seg` bytes each.
+    pub fn new(slots: &'a mut [Option<B>], left: u32, seg: u32) -> Self {
+        Self { slots, left, seg }
+    }
+
+    /// No fragments (a packet in one buffer).
+    pub fn none() -> Self {
+        Self {
+            slots: &mut [],
+            left: 0,
+            seg: 0,
+        }
+    }
+
+    /// Whether the packet has bytes beyond its first buffer.
+    pub fn is_empty(&self) -> bool {
+        self.left == 0
+    }
+
+    /// Bytes of the packet in the buffers not taken yet.
+    pub fn bytes(&self) -> u32 {
+        self.left
+    }
+}
+
+impl<B> Iterator for RxFrags<'_, B> {
+    /// A buffer and how many bytes of the packet it holds (from its start).
+    type Item = (B, u32);
+
+    fn next(&mut self) -> Option<(B, u32)> {
+        if self.left == 0 {
+            return None;
+        }
+        let (first, rest) = core::mem::take(&mut self.slots).split_first_mut()?;
+        self.slots = rest;
+        let len = self.left.min(self.seg);
+        self.left -= len;
+        // A slot the RQ posted is never empty; if it were, the packet ends here.
+        match first.take() {
+            Some(b) => Some((b, len)),
+            None => {
+                self.left = 0;
+                None
+            }
+        }
+    }
+}

@@ -47,7 +47,7 @@ use crate::dp::mana::{
     sq::{Sq, SqError, SqParams, TxPending, TX_POLL_MAX},
     stats::{RxStats, TxStats},
 };
-use crate::dp::pkt::{DmaEntry, TxReject, TxRejectReason};
+use crate::dp::pkt::{DmaEntry, RxFrags, TxReject, TxRejectReason};
 use crate::family::{filled, wadd};
 use crate::kdma::KCoherent;
 use crate::kernel_ext::net::page_pool::RxPage;
@@ -622,10 +622,10 @@ impl DataPath for Mana {
         rq: &mut KRq,
         env: &mut RxEnv<'_>,
         budget: u32,
-        mut deliver: impl FnMut(RxPage, &RxMeta),
+        mut deliver: impl FnMut(RxPage, &RxMeta, RxFrags<'_, RxPage>),
     ) -> u32 {
         rq.poll(budget, env, |page, c: &RxCompletion| {
-            deliver(page, &meta(c))
+            deliver(page, &meta(c), RxFrags::none())
         })
         .work
     }

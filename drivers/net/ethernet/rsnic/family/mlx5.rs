@@ -22,7 +22,7 @@ use crate::dp::mlx5::{
     sq::{Sq, SqError, SqParams, WqeInfo, BF_OFFSET},
     stats::{RxStats, TxStats},
 };
-use crate::dp::pkt::{DmaEntry, TxReject};
+use crate::dp::pkt::{DmaEntry, RxFrags, TxReject};
 use crate::family::{filled, wadd};
 use crate::kdma::{KBarriers, KCoherent};
 use crate::kernel_ext::net::page_pool::RxPage;
@@ -114,6 +114,7 @@ impl Family for Mlx5 {
     };
     const XDP_SQS: bool = true;
     const XSK_ZC: bool = true;
+    const RX_SCATTER: bool = true;
     const QUEUE_INFIX: &'static str = "";
 
     const GLOBAL: &'static [(&'static str, Get<ChannelStats<Self>>)] = &[
@@ -153,6 +154,8 @@ impl Family for Mlx5 {
         ("rx_csum_none", |s| s.rx_csum_none),
         ("rx_dbr_writes", |s| s.rx.dbr_writes),
         ("rx_polls", |s| s.rx.polls),
+        // Packets received over several pages (RX scatter, MTU above a page; rsnic's).
+        ("rx_scatter_pkts", |s| s.rx.scatter_pkts),
         // XDP (mlx5e's names; rx_xdp_aborted, rx_xdp_pass and the doorbells are rsnic's).
         ("rx_xdp_drop", |s| s.xdp.drop),
         ("rx_xdp_redirect", |s| s.xdp.redirect),
@@ -384,7 +387,17 @@ impl Control for Mlx5 {
         let tx_cq_buf = KCoherent::alloc(dma, nsq * 64)?;
         let rx_cq_buf = KCoherent::alloc(dma, nrq * 64)?;
         let sq_buf = KCoherent::alloc(dma, nsq * 64)?;
-        let rq_buf = KCoherent::alloc(dma, nrq * 16)?;
+        let layout = p.rx_layout(Self::RX_SCATTER);
+        let rq_params = RqParams {
+            log_sz: p.log_rq,
+            buf_size: layout.seg_len,
+            // At most 16 (checked by `Rq::new`): a 9000-byte MTU takes 3 pages.
+            segs: layout.segs.min(u32::from(u8::MAX)) as u8,
+            lkey: LKEY,
+            dbr_off: 8,
+            wqe_bulk: 8,
+        };
+        let rq_buf = KCoherent::alloc(dma, nrq << rq_params.log_stride())?;
         let dbr_addr = dbr.dma_addr();
 
         // Device queues by command, CQs before the queues that complete on them (the CQ
@@ -414,7 +427,13 @@ impl Control for Mlx5 {
         func.ready_sq(sqn)?;
         let rqn = rec(
             &mut q.rq,
-            func.create_rq(&rq_buf, p.log_rq, 4, dbr_addr + 8, rx_cqn),
+            func.create_rq(
+                &rq_buf,
+                p.log_rq,
+                rq_params.log_stride(),
+                dbr_addr + 8,
+                rx_cqn,
+            ),
         )?;
         func.ready_rq(rqn)?;
         let sq = Sq::new(
@@ -439,17 +458,11 @@ impl Control for Mlx5 {
         )
         .map_err(|_| EINVAL)?;
         let mut rq = Rq::new(
-            RqParams {
-                log_sz: p.log_rq,
-                buf_size: p.rx_buf_len(),
-                lkey: LKEY,
-                dbr_off: 8,
-                wqe_bulk: 8,
-            },
+            rq_params,
             rq_buf,
             dbr,
             rx_cq,
-            filled(nrq, || None)?,
+            filled(nrq * usize::from(rq_params.segs), || None)?,
         )
         .map_err(|_| EINVAL)?;
         rq.post(&mut RxEnv {
@@ -614,6 +627,7 @@ impl Control for Mlx5 {
             RqParams {
                 log_sz: p.log_rq,
                 buf_size,
+                segs: 1,
                 lkey: LKEY,
                 dbr_off: 0,
                 wqe_bulk: 8,
@@ -668,9 +682,9 @@ impl DataPath for Mlx5 {
         rq: &mut KRq,
         env: &mut RxEnv<'_>,
         budget: u32,
-        mut deliver: impl FnMut(RxPage, &RxMeta),
+        mut deliver: impl FnMut(RxPage, &RxMeta, RxFrags<'_, RxPage>),
     ) -> u32 {
-        rq.napi_poll(budget, env, |page, c: &RxCompletion| {
+        rq.napi_poll_frags(budget, env, |page, c: &RxCompletion, frags| {
             let m = RxMeta {
                 len: c.len,
                 // hds_ip_ext: bit 1 L3_OK, bit 2 L4_OK.
@@ -678,7 +692,7 @@ impl DataPath for Mlx5 {
                 hash: c.hash,
                 hash_type: hash_type(c),
             };
-            deliver(page, &m)
+            deliver(page, &m, frags)
         })
         .work
     }
@@ -932,6 +946,7 @@ fn add_rx(a: &mut RxStats, b: &RxStats) {
         cqe_bad,
         dbr_writes,
         polls,
-        cqe_discarded
+        cqe_discarded,
+        scatter_pkts
     );
 }

@@ -72,6 +72,8 @@ const MLX5: &[Counter<sim::mlx5::PortCounters>] = &[
     ("dev_tx_cqes", |c| c.tx_cqes),
     ("dev_rx_packets", |c| c.rx_packets),
     ("dev_rx_bytes", |c| c.rx_bytes),
+    ("dev_rx_scatter_pkts", |c| c.rx_scatter_pkts),
+    ("dev_rx_segs", |c| c.rx_segs),
     ("dev_rx_cqes", |c| c.rx_cqes),
     ("dev_cq_slot_writes", |c| c.cq_slot_writes),
     ("dev_compress_sessions", |c| c.compress_sessions),

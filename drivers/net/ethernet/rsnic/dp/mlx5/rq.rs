@@ -2,10 +2,14 @@
 
 //! The mlx5 cyclic ("legacy") receive queue (spec C.4) with basic CQE compression (C.5).
 //!
-//! Each RX WQE is one 16-byte data segment (`byte_count = buf_size | 0x80000000`, lkey,
-//! address). Buffers come from an [`RxBufProvider`] (plain buffers on the host, page_pool
-//! pages in the kernel). Posting writes only the addresses, then the doorbell record
-//! `db[0] = BE32(wqe_ctr)`, once per post; RQs have no MMIO doorbell.
+//! Each RX WQE is `segs` 16-byte data segments (`byte_count = buf_size | 0x80000000`, lkey,
+//! address), padded to a power of two with segments of byte count 0 and the terminating
+//! lkey (RX scatter, mlx5e's non-linear legacy RQ: a 9000-byte frame over three order-0
+//! pages instead of one order-2 page). Buffers come from an [`RxBufProvider`] (plain
+//! buffers on the host, page_pool pages in the kernel). Posting fills the WQE's empty
+//! slots and writes their addresses, then the doorbell record `db[0] = BE32(wqe_ctr)`, once
+//! per post; RQs have no MMIO doorbell. A packet takes its WQE's first buffer and as many
+//! more as its length needs ([`RxFrags`]); the buffers it did not need stay posted.
 //!
 //! The poll trusts nothing from the device: the `wqe_counter` must be the next expected
 //! WQE, `byte_cnt` must fit the buffer, and a compressed session must not claim more
@@ -23,6 +27,7 @@ use super::cqe::{
 use super::seg::{DataSeg, SEND_WQE_DS};
 use super::stats::{add, RxStats};
 use crate::dp::hw::{Barriers, Coherent};
+pub use crate::dp::pkt::RxFrags;
 // Re-exported: the buffer traits lived here before both families shared them.
 pub use crate::dp::pkt::{RxBufProvider, RxBuffer};
 
@@ -32,6 +37,10 @@ pub const HW_START_PADDING: u32 = 0x8000_0000;
 pub const RQ_LOG_SIZE_MIN: u8 = 1;
 /// Largest RQ log size.
 pub const RQ_LOG_SIZE_MAX: u8 = 15;
+/// Most data segments per RX WQE (a 256-byte WQE, `log_wq_stride` 8).
+pub const RQ_SEGS_MAX: u8 = 16;
+/// The lkey that ends an RX WQE's scatter list (`MLX5_TERMINATE_SCATTER_LIST_LKEY`).
+pub const TERMINATE_LKEY: u32 = 0x100;
 
 /// RQ parameters.
 #[derive(Debug, Clone, Copy)]
@@ -40,6 +49,9 @@ pub struct RqParams {
     pub log_sz: u8,
     /// Bytes the device may write into each buffer.
     pub buf_size: u32,
+    /// Buffers (data segments) per WQE, 1..=[`RQ_SEGS_MAX`]: a packet may be up to
+    /// `segs * buf_size` bytes.
+    pub segs: u8,
     /// Memory key of the buffers.
     pub lkey: u32,
     /// Offset of the doorbell record (db[0] is the RQ's) in `dbr`.
@@ -48,10 +60,19 @@ pub struct RqParams {
     pub wqe_bulk: u16,
 }
 
+impl RqParams {
+    /// log2 of the WQE stride in bytes (`wq.log_wq_stride`): `segs` data segments rounded
+    /// up to a power of two, 4 (one segment) to 8 (16).
+    pub fn log_stride(&self) -> u8 {
+        let segs = u32::from(self.segs.max(1));
+        4 + (32 - (segs - 1).leading_zeros()) as u8
+    }
+}
+
 /// What one CQE tells about a received packet.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct RxCompletion {
-    /// Packet length (validated: 1..=buffer size).
+    /// Packet length (validated: 1..=`segs` × buffer size).
     pub len: u32,
     /// L4 checksum over the packet (`check_sum`).
     pub csum: u16,
@@ -122,7 +143,8 @@ struct Decomp {
     wqe_counter: u16,
 }
 
-/// A cyclic RQ over caller-provided memory. `S` holds one buffer slot per WQE.
+/// A cyclic RQ over caller-provided memory. `S` holds `segs` buffer slots per WQE (WQE
+/// `i`'s at `i * segs ..`).
 pub struct Rq<B, C, S>
 where
     C: Coherent,
@@ -133,6 +155,10 @@ where
     cq: Cq<C>,
     bufs: S,
     p: RqParams,
+    /// Bytes per WQE.
+    stride: usize,
+    /// Buffer slots per WQE (`p.segs`).
+    segs: usize,
     mask: u16,
     /// Producer counter (WQEs posted).
     wqe_ctr: u16,
@@ -156,14 +182,20 @@ where
         if !(RQ_LOG_SIZE_MIN..=RQ_LOG_SIZE_MAX).contains(&p.log_sz) {
             return Err(QueueSetupError::BadLogSize);
         }
+        if !(1..=RQ_SEGS_MAX).contains(&p.segs) {
+            return Err(QueueSetupError::BadParams);
+        }
         let n = 1usize << p.log_sz;
-        if wq.size() < n * SEND_WQE_DS || dbr.size() < p.dbr_off.saturating_add(8) {
+        let segs = usize::from(p.segs);
+        let stride = 1usize << p.log_stride();
+        if wq.size() < n * stride || dbr.size() < p.dbr_off.saturating_add(8) {
             return Err(QueueSetupError::BufferTooSmall);
         }
-        if bufs.len() != n {
+        if bufs.len() != n * segs {
             return Err(QueueSetupError::BadStorage);
         }
         if p.buf_size == 0
+            || p.buf_size.checked_mul(u32::from(p.segs)).is_none()
             || p.buf_size >= HW_START_PADDING
             || p.wqe_bulk == 0
             || usize::from(p.wqe_bulk) > n
@@ -177,8 +209,17 @@ where
             addr: 0,
         }
         .encode();
+        let end = DataSeg {
+            byte_count: 0,
+            lkey: TERMINATE_LKEY,
+            addr: 0,
+        }
+        .encode();
         for i in 0..n {
-            wq.write(i * SEND_WQE_DS, &d);
+            for j in 0..stride / SEND_WQE_DS {
+                let seg = if j < segs { &d } else { &end };
+                wq.write(i * stride + j * SEND_WQE_DS, seg);
+            }
         }
         dbr.write_be32(p.dbr_off, 0);
         Ok(Self {
@@ -187,6 +228,8 @@ where
             cq,
             bufs,
             p,
+            stride,
+            segs,
             mask: (n - 1) as u16,
             wqe_ctr: 0,
             cc: 0,
@@ -234,7 +277,9 @@ where
     }
 
     /// Refills missing WQEs (`mlx5e_post_rx_wqes`) if at least `wqe_bulk` are missing, then
-    /// writes the doorbell record once. Returns the number posted.
+    /// writes the doorbell record once. A WQE is posted once each of its slots holds a
+    /// buffer: only the empty ones get a new buffer (and their address written). Returns
+    /// the number posted.
     pub fn post<E: Barriers + RxBufProvider<B>>(&mut self, env: &mut E) -> u32 {
         if self.error.is_some() {
             return 0;
@@ -244,19 +289,23 @@ where
             return 0;
         }
         let mut n = 0u32;
-        for _ in 0..missing {
-            let Some(buf) = env.alloc() else {
-                add(&mut self.stats.buff_alloc_err, 1);
-                break;
-            };
+        'wqes: for _ in 0..missing {
             let ix = usize::from(self.wqe_ctr & self.mask);
-            self.wq
-                .write(ix * SEND_WQE_DS + 8, &buf.dma_addr().to_be_bytes());
-            if let Some(slot) = self.bufs.get_mut(ix) {
-                if let Some(old) = slot.replace(buf) {
-                    // Cannot happen: a slot is emptied before its WQE counts as missing.
-                    env.recycle(old);
+            for j in 0..self.segs {
+                let Some(slot) = self.bufs.get_mut(ix * self.segs + j) else {
+                    break 'wqes;
+                };
+                if slot.is_some() {
+                    continue;
                 }
+                let Some(buf) = env.alloc() else {
+                    add(&mut self.stats.buff_alloc_err, 1);
+                    break 'wqes;
+                };
+                let addr = buf.dma_addr();
+                *slot = Some(buf);
+                self.wq
+                    .write(ix * self.stride + j * SEND_WQE_DS + 8, &addr.to_be_bytes());
             }
             self.wqe_ctr = self.wqe_ctr.wrapping_add(1);
             n += 1;
@@ -276,7 +325,7 @@ where
         cqe: &Cqe64,
         decompressed: bool,
         env: &mut E,
-        deliver: &mut impl FnMut(B, &RxCompletion),
+        deliver: &mut impl FnMut(B, &RxCompletion, RxFrags<'_, B>),
     ) -> bool {
         let wc = cqe.wqe_counter();
         if self.cc == self.wqe_ctr || (wc & self.mask) != (self.cc & self.mask) {
@@ -287,10 +336,8 @@ where
             });
             return false;
         }
-        let buf = self
-            .bufs
-            .get_mut(usize::from(self.cc & self.mask))
-            .and_then(Option::take);
+        let base = usize::from(self.cc & self.mask) * self.segs;
+        let buf = self.bufs.get_mut(base).and_then(Option::take);
         self.cc = self.cc.wrapping_add(1);
         let Some(buf) = buf else {
             add(&mut self.stats.cqe_bad, 1);
@@ -310,11 +357,16 @@ where
             return true;
         }
         let len = cqe.byte_cnt();
-        if len == 0 || len > self.p.buf_size {
-            add(&mut self.stats.cqe_bad, 1);
-            env.recycle(buf);
-            return true;
-        }
+        // The buffers after the first that the packet fills (0 unless it is longer than one).
+        let nfrags = (len.saturating_sub(1) / self.p.buf_size) as usize;
+        let frags = match self.bufs.get_mut(base + 1..base + 1 + nfrags) {
+            Some(f) if len != 0 && nfrags < self.segs && f.iter().all(Option::is_some) => f,
+            _ => {
+                add(&mut self.stats.cqe_bad, 1);
+                env.recycle(buf);
+                return true;
+            }
+        };
         let c = RxCompletion {
             len,
             csum: cqe.check_sum(),
@@ -327,7 +379,13 @@ where
         };
         add(&mut self.stats.packets, 1);
         add(&mut self.stats.bytes, u64::from(len));
-        deliver(buf, &c);
+        if nfrags == 0 {
+            deliver(buf, &c, RxFrags::none());
+        } else {
+            add(&mut self.stats.scatter_pkts, 1);
+            let seg = self.p.buf_size;
+            deliver(buf, &c, RxFrags::new(frags, len - seg, seg));
+        }
         true
     }
 
@@ -337,7 +395,7 @@ where
         &mut self,
         budget: u32,
         env: &mut E,
-        deliver: &mut impl FnMut(B, &RxCompletion),
+        deliver: &mut impl FnMut(B, &RxCompletion, RxFrags<'_, B>),
     ) -> u32 {
         let start = self.cq.cc();
         let mut cqcc = start;
@@ -375,12 +433,24 @@ where
 
     /// Polls the RX CQ for up to `budget` packets (`mlx5e_poll_rx_cq`), handing each
     /// received buffer to `deliver`, and writes set_ci if anything was consumed. Does not
-    /// post: see [`Rq::napi_poll`].
+    /// post: see [`Rq::napi_poll`]. For an RQ of one buffer per WQE; see
+    /// [`Rq::poll_cq_frags`].
     pub fn poll_cq<E: Barriers + RxBufProvider<B>>(
         &mut self,
         budget: u32,
         env: &mut E,
         mut deliver: impl FnMut(B, &RxCompletion),
+    ) -> u32 {
+        self.poll_cq_frags(budget, env, |b, c, _| deliver(b, c))
+    }
+
+    /// As [`Rq::poll_cq`], handing `deliver` the packet's further buffers too (RX
+    /// scatter). Those it does not take stay posted.
+    pub fn poll_cq_frags<E: Barriers + RxBufProvider<B>>(
+        &mut self,
+        budget: u32,
+        env: &mut E,
+        mut deliver: impl FnMut(B, &RxCompletion, RxFrags<'_, B>),
     ) -> u32 {
         add(&mut self.stats.polls, 1);
         if self.error.is_some() {
@@ -439,9 +509,19 @@ where
         &mut self,
         budget: u32,
         env: &mut E,
-        deliver: impl FnMut(B, &RxCompletion),
+        mut deliver: impl FnMut(B, &RxCompletion),
     ) -> RxPoll {
-        let work = self.poll_cq(budget, env, deliver);
+        self.napi_poll_frags(budget, env, |b, c, _| deliver(b, c))
+    }
+
+    /// As [`Rq::napi_poll`], with [`Rq::poll_cq_frags`].
+    pub fn napi_poll_frags<E: Barriers + RxBufProvider<B>>(
+        &mut self,
+        budget: u32,
+        env: &mut E,
+        deliver: impl FnMut(B, &RxCompletion, RxFrags<'_, B>),
+    ) -> RxPoll {
+        let work = self.poll_cq_frags(budget, env, deliver);
         let posted = self.post(env);
         RxPoll {
             work,

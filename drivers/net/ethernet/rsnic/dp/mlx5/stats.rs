@@ -82,6 +82,8 @@ pub struct RxStats {
     pub dbr_writes: u64,
     /// Poll calls; rsnic-specific.
     pub polls: u64,
+    /// Packets received over more than one buffer (RX scatter); rsnic-specific.
+    pub scatter_pkts: u64,
     /// CQEs discarded while the RQ was stopped on a fault; rsnic-specific.
     pub cqe_discarded: u64,
 }

@@ -952,6 +952,10 @@ fn scatter<M: BusMemory>(
         let src = frame.get(off..off + n).ok_or(SYND_LOCAL_LENGTH)?;
         mem.dma_write(a, src).map_err(|_| SYND_LOCAL_PROT)?;
         off += n;
+        counters.rx_segs += 1;
+        if i == 1 {
+            counters.rx_scatter_pkts += 1;
+        }
     }
     Ok(())
 }

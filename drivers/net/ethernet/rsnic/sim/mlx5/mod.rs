@@ -567,6 +567,10 @@ pub struct PortCounters {
     pub rx_packets: u64,
     /// Bytes received into an RQ.
     pub rx_bytes: u64,
+    /// Packets written over more than one data segment of their RX WQE (scatter).
+    pub rx_scatter_pkts: u64,
+    /// RX data segments written into (one per buffer a packet went into).
+    pub rx_segs: u64,
     /// Packets dropped: RQ had no posted WQE.
     pub rx_out_of_buffer: u64,
     /// Times this port's transmit paused because the receiver's queues (the peer's, or its
@@ -654,6 +658,8 @@ impl PortCounters {
         interrupts: 0,
         rx_packets: 0,
         rx_bytes: 0,
+        rx_scatter_pkts: 0,
+        rx_segs: 0,
         rx_out_of_buffer: 0,
         tx_pause: 0,
         pause_storms: 0,
@@ -713,6 +719,8 @@ impl PortCounters {
             interrupts,
             rx_packets,
             rx_bytes,
+            rx_scatter_pkts,
+            rx_segs,
             rx_out_of_buffer,
             tx_pause,
             pause_storms,
