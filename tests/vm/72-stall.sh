@@ -46,7 +46,11 @@ stall_case() {
 	t0=$(date +%s%N)
 	# Not a child of this shell: its end must not signal the shell while pktgen's start
 	# waits (a signal stops pktgen's run).
-	( { echo "$cmd" >"$knob" && date +%s%N >/tmp/stall.done || touch /tmp/stall.failed; } & )
+	# The time goes to a file renamed into place once written: the wait below tests for
+	# the name, and a redirection creates it empty before date has written (a run read
+	# an empty time and reported -1796421856953 ms).
+	( { echo "$cmd" >"$knob" && date +%s%N >/tmp/stall.t && mv /tmp/stall.t /tmp/stall.done ||
+		touch /tmp/stall.failed; } & )
 	sleep 0.2
 	pktgen_run "$A" "$N" 10.10.0.2 "$MAC_B" 32
 	wait_for "$cmd: the write returned" eval '[ -e /tmp/stall.done ] || [ -e /tmp/stall.failed ]'
