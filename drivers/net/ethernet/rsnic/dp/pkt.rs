@@ -207,7 +207,7 @@ impl<B> Iterator for RxFrags<'_, B> {
         let (first, rest) = core::mem::take(&mut self.slots).split_first_mut()?;
         self.slots = rest;
         let len = self.left.min(self.seg);
-        self.left -= len;
+        self.left = self.left.saturating_sub(len);
         // A slot the RQ posted is never empty; if it were, the packet ends here.
         match first.take() {
             Some(b) => Some((b, len)),

@@ -292,7 +292,13 @@ where
         'wqes: for _ in 0..missing {
             let ix = usize::from(self.wqe_ctr & self.mask);
             for j in 0..self.segs {
-                let Some(slot) = self.bufs.get_mut(ix * self.segs + j) else {
+                // Wrapping arithmetic here and below: the values are bounded by `new` (ring of
+                // at most 2^15 WQEs of at most 16 segments), and a checked operation would
+                // bring a panic path into the kernel's hot path.
+                let Some(slot) = self
+                    .bufs
+                    .get_mut(ix.wrapping_mul(self.segs).wrapping_add(j))
+                else {
                     break 'wqes;
                 };
                 if slot.is_some() {
@@ -304,8 +310,12 @@ where
                 };
                 let addr = buf.dma_addr();
                 *slot = Some(buf);
-                self.wq
-                    .write(ix * self.stride + j * SEND_WQE_DS + 8, &addr.to_be_bytes());
+                self.wq.write(
+                    ix.wrapping_mul(self.stride)
+                        .wrapping_add(j.wrapping_mul(SEND_WQE_DS))
+                        .wrapping_add(8),
+                    &addr.to_be_bytes(),
+                );
             }
             self.wqe_ctr = self.wqe_ctr.wrapping_add(1);
             n += 1;
@@ -336,7 +346,7 @@ where
             });
             return false;
         }
-        let base = usize::from(self.cc & self.mask) * self.segs;
+        let base = usize::from(self.cc & self.mask).wrapping_mul(self.segs);
         let buf = self.bufs.get_mut(base).and_then(Option::take);
         self.cc = self.cc.wrapping_add(1);
         let Some(buf) = buf else {
@@ -358,8 +368,13 @@ where
         }
         let len = cqe.byte_cnt();
         // The buffers after the first that the packet fills (0 unless it is longer than one).
-        let nfrags = (len.saturating_sub(1) / self.p.buf_size) as usize;
-        let frags = match self.bufs.get_mut(base + 1..base + 1 + nfrags) {
+        // `buf_size` is not 0 (checked by `new`).
+        let nfrags = len
+            .saturating_sub(1)
+            .checked_div(self.p.buf_size)
+            .unwrap_or(u32::MAX) as usize;
+        let first = base.wrapping_add(1);
+        let frags = match self.bufs.get_mut(first..first.wrapping_add(nfrags)) {
             Some(f) if len != 0 && nfrags < self.segs && f.iter().all(Option::is_some) => f,
             _ => {
                 add(&mut self.stats.cqe_bad, 1);
@@ -384,7 +399,7 @@ where
         } else {
             add(&mut self.stats.scatter_pkts, 1);
             let seg = self.p.buf_size;
-            deliver(buf, &c, RxFrags::new(frags, len - seg, seg));
+            deliver(buf, &c, RxFrags::new(frags, len.saturating_sub(seg), seg));
         }
         true
     }
