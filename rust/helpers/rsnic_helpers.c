@@ -104,6 +104,11 @@ void rsnic_helper_set_offloads(struct net_device *dev, bool sg, bool csum, bool 
 	dev->hw_features |= f;
 	dev->features |= f;
 	dev->vlan_features |= f & ~NETIF_F_RXCSUM;
+	/*
+	 * The stack holds a TX queue's xmit lock around ndo_start_xmit: the Rust side relies on
+	 * it (XmitCtx, TxqCell), so the device must not be lockless-TX.
+	 */
+	dev->lltx = false;
 }
 
 /* Offloads that are available but off by default (ethtool -K turns them on). */

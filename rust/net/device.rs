@@ -12,6 +12,7 @@
 
 use super::super::bindings;
 use super::ethtool::{self, ExtAck};
+use super::queue::XmitCtx;
 use super::skb::SkBuff;
 use super::xdp::{BpfProg, XdpFrames};
 use super::xsk::XskPool;
@@ -199,8 +200,14 @@ pub trait Operations: Sized + 'static {
         Err(super::eopnotsupp())
     }
 
-    /// `ndo_start_xmit`: transmit `skb`. Mandatory.
-    fn start_xmit(skb: SkBuff, dev: &Device, data: Borrowed<'_, Self>) -> TxOutcome;
+    /// `ndo_start_xmit`: transmit `skb`. Mandatory. `ctx` proves that the stack holds the
+    /// xmit lock of the packet's TX queue ([`super::queue::TxqCell`]).
+    fn start_xmit(
+        skb: SkBuff,
+        dev: &Device,
+        data: Borrowed<'_, Self>,
+        ctx: &mut XmitCtx,
+    ) -> TxOutcome;
 
     /// `ndo_get_stats64`: fill in the interface counters.
     fn get_stats64(_dev: &Device, _data: Borrowed<'_, Self>, _stats: &mut LinkStats64) {}
@@ -519,7 +526,17 @@ impl<T: Operations + ethtool::Operations> Adapter<T> {
         let Some(skb) = (unsafe { SkBuff::from_raw(skb) }) else {
             return bindings::netdev_tx_NETDEV_TX_OK;
         };
-        match T::start_xmit(skb, dev, data) {
+        let raw_dev = dev as *const Device as *mut bindings::net_device;
+        // SAFETY: the device is valid; the queue mapping is the one the stack used to pick
+        // (and lock) the packet's queue, below `num_tx_queues`.
+        let txq = unsafe {
+            bindings::rsnic_helper_netdev_get_tx_queue(raw_dev, u32::from(skb.queue_mapping()))
+        };
+        // SAFETY: this is `ndo_start_xmit`; rsnic's devices are not `lltx` (`register` clears
+        // it, `rsnic_helper_set_offloads`, before the device is registered), so the stack holds `txq`'s xmit
+        // lock until we return; `ctx` is dropped before that.
+        let mut ctx = unsafe { XmitCtx::new(txq) };
+        match T::start_xmit(skb, dev, data, &mut ctx) {
             TxOutcome::Ok => bindings::netdev_tx_NETDEV_TX_OK,
             TxOutcome::Busy(skb) => {
                 // The stack keeps ownership of a packet refused with NETDEV_TX_BUSY.

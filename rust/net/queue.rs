@@ -11,6 +11,11 @@
 
 use super::super::bindings;
 use super::device::Device;
+use core::{
+    cell::UnsafeCell,
+    marker::PhantomData,
+    sync::atomic::{AtomicPtr, Ordering},
+};
 use kernel::{prelude::*, types::Opaque};
 
 /// A TX queue of a network device.
@@ -127,7 +132,7 @@ impl TxQueue {
 /// A TX queue's xmit lock held (`__netif_tx_lock()`), released on drop. Taken by a driver
 /// that transmits outside `ndo_start_xmit` (XDP_TX through the stack's queue, as MANA does),
 /// so it is serialised with the stack's own transmit path.
-pub struct TxLockGuard<'a>(&'a TxQueue);
+pub struct TxLockGuard<'a>(&'a TxQueue, PhantomData<*mut ()>);
 
 impl TxQueue {
     /// Takes the queue's xmit lock. Call with bottom halves disabled (NAPI), as the stack
@@ -136,7 +141,7 @@ impl TxQueue {
         // SAFETY: the queue is valid (type invariant); bottom halves are disabled (caller's
         // contract), so no softirq on this CPU can try to take it meanwhile.
         unsafe { bindings::rsnic_helper_netif_tx_lock(self.as_ptr()) };
-        TxLockGuard(self)
+        TxLockGuard(self, PhantomData)
     }
 }
 
@@ -144,6 +149,119 @@ impl Drop for TxLockGuard<'_> {
     fn drop(&mut self) {
         // SAFETY: taken in `TxQueue::lock` by this CPU and held since.
         unsafe { bindings::rsnic_helper_netif_tx_unlock(self.0.as_ptr()) }
+    }
+}
+
+/// Proof that this CPU holds a TX queue's xmit lock (`netdev_queue::_xmit_lock`), for as
+/// long as the value lives.
+///
+/// # Safety
+///
+/// An implementor exists only while the xmit lock of the queue [`XmitLocked::queue`] names
+/// is held by the CPU that holds the value, and is neither `Send` nor `Clone`.
+pub unsafe trait XmitLocked {
+    /// The queue whose xmit lock is held.
+    fn queue(&self) -> *const bindings::netdev_queue;
+}
+
+// SAFETY: a `TxLockGuard` is made by `TxQueue::lock` after taking the lock and releases it
+// only when dropped; its `PhantomData<*mut ()>` keeps it `!Send`, and it is not `Clone`.
+unsafe impl XmitLocked for TxLockGuard<'_> {
+    fn queue(&self) -> *const bindings::netdev_queue {
+        self.0.as_ptr()
+    }
+}
+
+/// The context of one `ndo_start_xmit` call: the stack holds the xmit lock of the packet's
+/// TX queue around the call (rsnic's devices are not `lltx`: `HARD_TX_LOCK` in
+/// `sch_direct_xmit`, `__dev_queue_xmit`, `__dev_direct_xmit` and `generic_xdp_tx`,
+/// `__netif_tx_lock_bh` in pktgen, `HARD_TX_TRYLOCK` in netpoll). Made only by the
+/// `ndo_start_xmit` trampoline and lent to the driver for the call.
+pub struct XmitCtx {
+    queue: *const bindings::netdev_queue,
+}
+
+impl XmitCtx {
+    /// # Safety
+    ///
+    /// The caller is `ndo_start_xmit` of a device without `lltx`, and `queue` is the queue
+    /// the stack picked for the packet (`skb_get_tx_queue()`), whose xmit lock it holds until
+    /// the call returns; the value does not outlive the call.
+    pub(crate) unsafe fn new(queue: *const bindings::netdev_queue) -> Self {
+        Self { queue }
+    }
+}
+
+// SAFETY: an `XmitCtx` is made only by the `ndo_start_xmit` trampoline for the packet's
+// queue, whose lock the stack holds during the call, and the trampoline drops it before
+// returning (`XmitCtx::new`'s contract); its raw pointer keeps it `!Send`, and it is not
+// `Clone`.
+unsafe impl XmitLocked for XmitCtx {
+    fn queue(&self) -> *const bindings::netdev_queue {
+        self.queue
+    }
+}
+
+/// Data of one TX queue that its xmit lock guards: the lock the stack already holds around
+/// `ndo_start_xmit`, so the transmit path reaches the data without a lock of its own, and
+/// the completion path (NAPI) takes it once per poll. Bound to its queue once
+/// ([`TxqCell::bind`]); until then nothing reaches the data.
+///
+/// # Invariants
+///
+/// `queue` changes only from null to one queue, once. `data` is reached only through
+/// [`TxqCell::get`], with a proof that this CPU holds that queue's xmit lock, exclusively
+/// borrowed for as long as the data is.
+pub struct TxqCell<T> {
+    queue: AtomicPtr<bindings::netdev_queue>,
+    data: UnsafeCell<T>,
+}
+
+// SAFETY: the data is handed from CPU to CPU under the queue's xmit lock, so `T: Send`
+// suffices for both.
+unsafe impl<T: Send> Send for TxqCell<T> {}
+// SAFETY: as for `Send`: shared access to `T` is serialised by the xmit lock (type
+// invariant).
+unsafe impl<T: Send> Sync for TxqCell<T> {}
+
+impl<T> TxqCell<T> {
+    /// A cell holding `t`, not bound to a queue yet.
+    pub fn new(t: T) -> Self {
+        Self {
+            queue: AtomicPtr::new(core::ptr::null_mut()),
+            data: UnsafeCell::new(t),
+        }
+    }
+
+    /// Binds the cell to `txq` if it is not bound yet. Returns whether it is bound to `txq`
+    /// (a cell stays with its first queue).
+    pub fn bind(&self, txq: &TxQueue) -> bool {
+        let q = txq.as_ptr();
+        match self.queue.compare_exchange(
+            core::ptr::null_mut(),
+            q,
+            Ordering::AcqRel,
+            Ordering::Acquire,
+        ) {
+            Ok(_) => true,
+            Err(cur) => cur == q,
+        }
+    }
+
+    /// The data, if `proof` holds the xmit lock of the cell's queue; `None` if it holds
+    /// another queue's or the cell is not bound.
+    #[inline]
+    pub fn get<'a, P: XmitLocked>(&'a self, proof: &'a mut P) -> Option<&'a mut T> {
+        let q = self.queue.load(Ordering::Acquire);
+        if q.is_null() || q.cast_const() != proof.queue() {
+            return None;
+        }
+        // SAFETY: this CPU holds the xmit lock of the cell's queue (`XmitLocked`'s contract)
+        // while `proof` lives, and `proof` is exclusively borrowed for `'a`: no other access
+        // to `data` through this or another proof of the same lock can exist meanwhile (a
+        // second proof of a held lock cannot be made: taking it again would not return, and
+        // the stack does not re-enter `ndo_start_xmit` for a queue whose lock it holds).
+        Some(unsafe { &mut *self.data.get() })
     }
 }
 

@@ -4,10 +4,13 @@
 //! interrupt vector, as an mlx5e channel does; generic over the device [`Family`].
 //!
 //! The SQ of queue `i` lives in the port's TX slot `i` ([`TxSlot`]), where `ndo_start_xmit`
-//! finds it; the rest lives in the [`Channel`], which NAPI polls. The slot's spinlock
-//! serialises the transmit path and the TX completion walk of NAPI (mlx5e needs no lock
-//! there because its producer and consumer counters are split by hand; the data path's SQs
-//! keep both in one `&mut` structure, which the lock stands for).
+//! finds it; the rest lives in the [`Channel`], which NAPI polls. The slot is guarded by the
+//! TX queue's own xmit lock, which the stack already holds around `ndo_start_xmit`: the
+//! transmit path takes no lock of its own per packet. NAPI's TX completion walk takes the
+//! xmit lock once per poll (as virtio-net's TX NAPI does), and so do the control paths
+//! (open, close, recovery, counters). mlx5e needs no lock in its completion walk because its
+//! producer and consumer counters are split by hand; the data path's SQs keep both in one
+//! `&mut` structure, which the xmit lock stands for.
 //!
 //! NAPI reaps the TX CQ first (also with budget 0), then the RX CQ within the budget, hands
 //! packets to GRO, re-posts RX buffers with one doorbell per poll (mlx5: a doorbell-record
@@ -31,12 +34,12 @@ use crate::kernel_ext::{
         device::Device,
         napi::{Napi, Poll},
         page_pool::{PagePool, RxPage},
-        queue::TxQueue,
+        queue::{TxQueue, TxqCell, XmitCtx, XmitLocked},
         skb::{DropReason, SkBuff},
         xdp::{self as kxdp, BpfProg, Verdict, XdpFrame, XdpFrames, XdpRxq, XDP_PACKET_HEADROOM},
         xsk::{XskPool, XskRxq, XskVerdict},
     },
-    sync::{irqs_disabled, with_bh, xmit_context, TrySpinLock, XmitContext},
+    sync::{irqs_disabled, with_bh, xmit_context, XmitContext},
     wq::OwnedQueue,
 };
 use crate::port::{PortReset, Reopen};
@@ -44,7 +47,7 @@ use crate::xdp::{XdpEnv, XdpSqKind, XdpStats, XdpTx, XskRxEnv, XskStats};
 use core::pin::Pin;
 use core::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
 use kernel::{
-    c_str, new_mutex, new_spinlock, new_work,
+    new_mutex, new_spinlock, new_work,
     prelude::*,
     sync::{Arc, Mutex, SpinLock},
     types::ARef,
@@ -320,18 +323,17 @@ pub(crate) struct TxSide<F: Family> {
     xdp_xmit_err: u64,
 }
 
-/// A port's TX slot: the SQ of one TX queue, if its channel is open.
+/// A port's TX slot: the SQ of one TX queue, if its channel is open, under the queue's xmit
+/// lock ([`TxqCell`]; bound to the queue when a channel first opens on it).
 ///
-/// Netpoll transmits and polls with interrupts disabled, under netconsole's
-/// `target_list_lock`: there the slot is only tried ([`TrySpinLock`]).
-pub(crate) type TxSlot<F> = Pin<KBox<TrySpinLock<Option<TxSide<F>>>>>;
+/// Netpoll transmits with interrupts disabled, having only tried the xmit lock
+/// (`HARD_TX_TRYLOCK`): a slot held by this CPU's NAPI or control path refuses netpoll
+/// there, in the stack, before the driver is called.
+pub(crate) type TxSlot<F> = TxqCell<Option<TxSide<F>>>;
 
 /// A new, empty TX slot.
-pub(crate) fn new_tx_slot<F: Family>() -> Result<TxSlot<F>> {
-    KBox::pin_init(
-        TrySpinLock::new(None, c_str!("rsnic::TxSlot"), crate::rsnic_lock_class!()),
-        GFP_KERNEL,
-    )
+pub(crate) fn new_tx_slot<F: Family>() -> TxSlot<F> {
+    TxqCell::new(None)
 }
 
 /// An XDP SQ with its state.
@@ -385,8 +387,6 @@ pub(crate) struct PortShared<F: Family> {
     pub(crate) dropped_closed: AtomicU64,
     /// Transmits refused in hard interrupt context (netpoll: see [`PortShared::xmit`]).
     pub(crate) hardirq_busy: AtomicU64,
-    /// Netpoll transmits refused because the SQ's slot was held (`tx_netpoll_busy`).
-    pub(crate) netpoll_busy: AtomicU64,
     /// `NETIF_F_RXCSUM` (`ethtool -K <dev> rx on|off`): the device's checksum verdict is
     /// passed on to the stack (`CHECKSUM_UNNECESSARY`); when off, every packet goes up
     /// `CHECKSUM_NONE` and the stack verifies it, as mlx5e does.
@@ -416,27 +416,22 @@ impl<F: Family> PortShared<F> {
 
     /// Transmits `skb` on its TX queue. Called from `ndo_start_xmit`.
     ///
+    /// The stack holds the queue's xmit lock (`ctx`), which guards the SQ's slot: no other
+    /// lock is taken per packet.
+    ///
     /// Netpoll (netconsole) calls it with interrupts disabled, under netconsole's
-    /// `target_list_lock`, also from an interrupt handler that printed. The driver's locks
-    /// are taken with bottom halves disabled, not interrupts, so:
-    /// - in hard interrupt context the packet is refused as busy before any lock is touched
-    ///   (counted in `tx_hardirq_busy`): the handler may have interrupted a holder on this
-    ///   CPU;
-    /// - with interrupts disabled the SQ's slot is only tried, and a held slot refuses the
-    ///   packet as busy (`tx_netpoll_busy`): the holder may be this CPU's code that printed,
-    ///   and a plain lock there would make the slot depend on `target_list_lock`;
-    /// - the doorbell is a posted write (`host`), which takes no lock.
+    /// `target_list_lock`, also from an interrupt handler that printed; it has taken the
+    /// xmit lock with a trylock, so the slot is ours there too. In hard interrupt context
+    /// the packet is still refused as busy (counted in `tx_hardirq_busy`): the DMA API's
+    /// mapping and the device host's doorbell path are not promised to hard interrupt
+    /// context. The doorbell is a posted write (`host`), which takes no lock.
     ///
     /// Netpoll retries a refused packet, then sends it from its work.
-    pub(crate) fn xmit(&self, dev: &Device, skb: SkBuff) -> Result<(), SkBuff> {
-        let netpoll = match xmit_context() {
-            XmitContext::Normal => false,
-            XmitContext::IrqsOff => true,
-            XmitContext::HardIrq => {
-                self.hardirq_busy.fetch_add(1, Ordering::Relaxed);
-                return Err(skb);
-            }
-        };
+    pub(crate) fn xmit(&self, dev: &Device, skb: SkBuff, ctx: &mut XmitCtx) -> Result<(), SkBuff> {
+        if let XmitContext::HardIrq = xmit_context() {
+            self.hardirq_busy.fetch_add(1, Ordering::Relaxed);
+            return Err(skb);
+        }
         let q = u32::from(skb.queue_mapping());
         let Some(txq) = dev.tx_queue(q) else {
             self.dropped_closed.fetch_add(1, Ordering::Relaxed);
@@ -444,7 +439,7 @@ impl<F: Family> PortShared<F> {
             return Ok(());
         };
         let more = crate::kernel_ext::net::queue::xmit_more();
-        self.xmit_on(txq, q, skb, more, netpoll, |_, _| ())
+        self.xmit_on(txq, q, skb, more, ctx, |_, _| ())
     }
 
     /// Transmits `skb` on TX queue `q` outside `ndo_start_xmit` (XDP_TX and redirected
@@ -463,10 +458,9 @@ impl<F: Family> PortShared<F> {
             skb.drop_any(DropReason::DevReady);
             return false;
         };
-        let _xmit_lock = txq.lock();
+        let mut xmit_lock = txq.lock();
         let mut sent = false;
-        // Never under netpoll: XDP runs in NAPI, which netpoll's polls do not reach.
-        match self.xmit_on(txq, q, skb, false, false, |side, r| {
+        match self.xmit_on(txq, q, skb, false, &mut xmit_lock, |side, r| {
             sent = r.is_ok();
             on_done(side, r)
         }) {
@@ -479,32 +473,22 @@ impl<F: Family> PortShared<F> {
         }
     }
 
+    /// Transmits `skb` on queue `q` (`txq`), whose xmit lock `locked` proves held.
     fn xmit_on(
         &self,
         txq: &TxQueue,
         q: u32,
         skb: SkBuff,
         more: bool,
-        netpoll: bool,
+        locked: &mut impl XmitLocked,
         on_done: impl FnOnce(&mut TxSide<F>, Result<(), TxRejectReason>),
     ) -> Result<(), SkBuff> {
-        let Some(slot) = self.txs.get(q as usize) else {
-            self.dropped_closed.fetch_add(1, Ordering::Relaxed);
-            skb.drop_any(DropReason::DevReady);
-            return Ok(());
-        };
-        let mut g = if netpoll {
-            match slot.try_lock() {
-                Some(g) => g,
-                None => {
-                    self.netpoll_busy.fetch_add(1, Ordering::Relaxed);
-                    return Err(skb);
-                }
-            }
-        } else {
-            slot.lock()
-        };
-        let Some(tx) = g.as_mut() else {
+        let Some(tx) = self
+            .txs
+            .get(q as usize)
+            .and_then(|slot| slot.get(locked))
+            .and_then(Option::as_mut)
+        else {
             // The queue's channel is closed (the stack stops the queue first, so this is
             // defensive); still counted.
             self.dropped_closed.fetch_add(1, Ordering::Relaxed);
@@ -837,8 +821,6 @@ pub(crate) struct ChannelStats<F: Family> {
     /// Transmits refused in hard interrupt context (netpoll from an interrupt handler;
     /// port-wide, filled in by the port's sums).
     pub(crate) tx_hardirq_busy: u64,
-    /// Netpoll transmits refused because the SQ's slot was held.
-    pub(crate) tx_netpoll_busy: u64,
 }
 
 impl<F: Family> Clone for ChannelStats<F> {
@@ -873,7 +855,6 @@ impl<F: Family> Default for ChannelStats<F> {
             eq_bad_events: 0,
             reopen: 0,
             tx_hardirq_busy: 0,
-            tx_netpoll_busy: 0,
         }
     }
 }
@@ -910,7 +891,6 @@ impl<F: Family> ChannelStats<F> {
         self.eq_bad_events = self.eq_bad_events.wrapping_add(b.eq_bad_events);
         self.reopen = self.reopen.wrapping_add(b.reopen);
         self.tx_hardirq_busy = self.tx_hardirq_busy.wrapping_add(b.tx_hardirq_busy);
-        self.tx_netpoll_busy = self.tx_netpoll_busy.wrapping_add(b.tx_netpoll_busy);
     }
 }
 
@@ -1149,14 +1129,21 @@ impl<F: Family> Channel<F> {
             GFP_KERNEL,
         )?;
         guard.keep();
-        if let Some(slot) = shared.txs.get(index as usize) {
+        if let (Some(slot), Some(txq)) = (shared.txs.get(index as usize), dev.tx_queue(index)) {
             let tx = TxSide {
                 sq: opened.sq,
                 xdp_xmit: 0,
                 xdp_xmit_full: 0,
                 xdp_xmit_err: 0,
             };
-            with_bh(|| *slot.lock() = Some(tx));
+            if slot.bind(txq) {
+                with_bh(|| {
+                    let mut g = txq.lock();
+                    if let Some(s) = slot.get(&mut g) {
+                        *s = Some(tx);
+                    }
+                });
+            }
         }
         if let (Some(slot), Some(sq)) = (shared.xdp_txs.get(index as usize), xdp_rd) {
             with_bh(|| *slot.lock() = Some(XdpSqSide::new(sq)));
@@ -1204,14 +1191,33 @@ impl<F: Family> Channel<F> {
         self.arm();
     }
 
+    /// Runs `f` on the channel's TX slot under its queue's xmit lock, taken with bottom
+    /// halves disabled (the lock the stack holds around `ndo_start_xmit`). `None` if the
+    /// channel has no TX queue or its slot is bound to another queue. The caller must not
+    /// hold the xmit lock already, nor call into the stack's transmit path from `f`.
+    fn with_tx_slot<R>(&self, f: impl FnOnce(&mut Option<TxSide<F>>) -> R) -> Option<R> {
+        let slot = self.shared.txs.get(self.index as usize)?;
+        let txq = self.dev.tx_queue(self.index)?;
+        with_bh(|| {
+            let mut xmit = txq.lock();
+            slot.get(&mut xmit).map(f)
+        })
+    }
+
+    /// As [`Channel::with_tx_slot`], if the TX side is there; `f` gets the queue too.
+    fn with_tx<R>(&self, f: impl FnOnce(&mut TxSide<F>, &TxQueue) -> R) -> Option<R> {
+        let slot = self.shared.txs.get(self.index as usize)?;
+        let txq = self.dev.tx_queue(self.index)?;
+        with_bh(|| {
+            let mut xmit = txq.lock();
+            slot.get(&mut xmit)?.as_mut().map(|tx| f(tx, txq))
+        })
+    }
+
     fn arm(&self) {
         let mmio = self.shared.hw.bar();
+        self.with_tx(|tx, _| F::arm_tx(&mut tx.sq, &mmio));
         with_bh(|| {
-            if let Some(slot) = self.shared.txs.get(self.index as usize) {
-                if let Some(tx) = slot.lock().as_mut() {
-                    F::arm_tx(&mut tx.sq, &mmio);
-                }
-            }
             if let Some(slot) = self.shared.xdp_txs.get(self.index as usize) {
                 if let Some(x) = slot.lock().as_mut() {
                     F::xdp_sq_arm(&mut x.sq, &mmio);
@@ -1293,17 +1299,15 @@ impl<F: Family> Channel<F> {
     /// Counters, read under the channel's locks.
     pub(crate) fn stats(&self) -> ChannelStats<F> {
         let mut s = ChannelStats::<F>::default();
+        self.with_tx(|tx, _| {
+            let (t, arms) = F::tx_stats(&tx.sq);
+            s.tx = t;
+            s.xdp.xmit += tx.xdp_xmit;
+            s.xdp.xmit_full += tx.xdp_xmit_full;
+            s.xdp.xmit_err += tx.xdp_xmit_err;
+            s.arms = s.arms.wrapping_add(arms);
+        });
         with_bh(|| {
-            if let Some(slot) = self.shared.txs.get(self.index as usize) {
-                if let Some(tx) = slot.lock().as_ref() {
-                    let (t, arms) = F::tx_stats(&tx.sq);
-                    s.tx = t;
-                    s.xdp.xmit += tx.xdp_xmit;
-                    s.xdp.xmit_full += tx.xdp_xmit_full;
-                    s.xdp.xmit_err += tx.xdp_xmit_err;
-                    s.arms = s.arms.wrapping_add(arms);
-                }
-            }
             if let Some(slot) = self.shared.xdp_txs.get(self.index as usize) {
                 if let Some(x) = slot.lock().as_ref() {
                     let (t, arms) = F::xdp_sq_stats(&x.sq);
@@ -1366,21 +1370,20 @@ impl<F: Family> Channel<F> {
 
     /// Reaps the TX-side completions of a closing channel (NAPI is off). Returns whether
     /// every SQ is idle.
-    fn reap_closing(&self, txq: &TxQueue, xdp_rd: &mut Option<XdpSqSide<F>>) -> bool {
+    fn reap_closing(&self, xdp_rd: &mut Option<XdpSqSide<F>>) -> bool {
         let shared = &self.shared;
+        let mut idle = self
+            .with_tx(|tx, txq| {
+                let mut env = TxEnv {
+                    mmio: shared.hw.bar(),
+                    dma: &shared.dma,
+                    txq,
+                    closing: true,
+                };
+                F::tx_reap(&mut tx.sq, &mut env, |p| p.0.consume()).idle
+            })
+            .unwrap_or(true);
         with_bh(|| {
-            let mut idle = true;
-            if let Some(slot) = shared.txs.get(self.index as usize) {
-                if let Some(tx) = slot.lock().as_mut() {
-                    let mut env = TxEnv {
-                        mmio: shared.hw.bar(),
-                        dma: &shared.dma,
-                        txq,
-                        closing: true,
-                    };
-                    idle &= F::tx_reap(&mut tx.sq, &mut env, |p| p.0.consume()).idle;
-                }
-            }
             if let Some(x) = xdp_rd.as_mut() {
                 let mut env = XdpEnv {
                     mmio: shared.hw.bar(),
@@ -1557,7 +1560,6 @@ impl<F: Family> Channel<F> {
         let Some(txq) = self.dev.tx_queue(self.index) else {
             return ChannelStats::default();
         };
-        let slot = self.shared.txs.get(self.index as usize);
         // No more redirected frames on this channel: its XDP SQ leaves the port's slot.
         let mut xdp_rd = with_bh(|| {
             self.shared
@@ -1578,7 +1580,7 @@ impl<F: Family> Channel<F> {
         }
         // Let the device drain the SQs; reap their completions here (NAPI is off).
         for _ in 0..100 {
-            if self.reap_closing(txq, &mut xdp_rd) {
+            if self.reap_closing(&mut xdp_rd) {
                 break;
             }
             crate::kernel_ext::sync::msleep(1);
@@ -1590,7 +1592,7 @@ impl<F: Family> Channel<F> {
         // fault reaps nothing (its CQ is not trusted). A reap takes at most 512 CQEs; 64
         // cover the largest ring.
         for _ in 0..64 {
-            if self.reap_closing(txq, &mut xdp_rd) {
+            if self.reap_closing(&mut xdp_rd) {
                 break;
             }
         }
@@ -1610,7 +1612,7 @@ impl<F: Family> Channel<F> {
             let n = with_bh(|| F::xdp_sq_drain(&mut x.sq, &mut env, |f| f.release(None)));
             final_stats.xdp.xmit_err += u64::from(n);
         }
-        let tx = with_bh(|| slot.and_then(|s| s.lock().take()));
+        let tx = self.with_tx_slot(Option::take).flatten();
         if let Some(mut tx) = tx {
             let mut env = TxEnv {
                 mmio: self.shared.hw.bar(),
@@ -1744,22 +1746,20 @@ impl<F: Family> Poll for Channel<F> {
         let mut rx_fault = false;
         // A fault on a queue that is not reset in place (XDP, XSK, ICO).
         let mut reopen = None;
-        if let (Some(slot), Some(txq)) = (
-            self.shared.txs.get(self.index as usize),
-            self.dev.tx_queue(self.index),
-        ) {
-            if let Some(tx) = slot.lock().as_mut() {
-                let mut env = TxEnv {
-                    mmio,
-                    dma: &self.shared.dma,
-                    txq,
-                    closing: false,
-                };
-                let r = F::tx_reap(&mut tx.sq, &mut env, |p| p.0.napi_consume(budget));
-                tx_busy = r.busy;
-                tx_cqes = r.cqes;
-                tx_fault = r.idle && F::tx_fault(&tx.sq).is_some();
-            }
+        // The TX completion walk, under the queue's xmit lock: once per poll.
+        self.with_tx(|tx, txq| {
+            let mut env = TxEnv {
+                mmio,
+                dma: &self.shared.dma,
+                txq,
+                closing: false,
+            };
+            let r = F::tx_reap(&mut tx.sq, &mut env, |p| p.0.napi_consume(budget));
+            tx_busy = r.busy;
+            tx_cqes = r.cqes;
+            tx_fault = r.idle && F::tx_fault(&tx.sq).is_some();
+        });
+        if let Some(txq) = self.dev.tx_queue(self.index) {
             if tx_fault {
                 // The queue stays stopped (packets wait in the qdisc) until the SQ is back.
                 txq.stop();
@@ -1908,11 +1908,7 @@ impl<F: Family> Poll for Channel<F> {
         }
         if tx_busy || work >= budget as u32 {
             // NAPI polls again: give the CQs the doorbells the hardware needs meanwhile.
-            if let Some(slot) = self.shared.txs.get(self.index as usize) {
-                if let Some(tx) = slot.lock().as_mut() {
-                    F::tx_continue(&mut tx.sq, tx_cqes, &mmio);
-                }
-            }
+            self.with_tx(|tx, _| F::tx_continue(&mut tx.sq, tx_cqes, &mmio));
             if let Some(side) = self.rx.lock().as_mut() {
                 F::rx_continue(&mut side.rx, work, &mmio);
             }
@@ -2009,13 +2005,7 @@ impl<F: Family> Channel<F> {
             with_bh(|| self.napi.schedule());
             return;
         }
-        let (Some(slot), Some(_)) = (
-            self.shared.txs.get(self.index as usize),
-            self.dev.tx_queue(self.index),
-        ) else {
-            return;
-        };
-        let fault = with_bh(|| slot.lock().as_ref().and_then(|t| F::tx_fault(&t.sq)));
+        let fault = self.with_tx(|t, _| F::tx_fault(&t.sq)).flatten();
         match fault {
             Some(f) if F::QUEUE_RESET => {
                 if self.reset_sq(&f).is_ok() {
@@ -2076,10 +2066,7 @@ impl<F: Family> Channel<F> {
     /// reset, BQL reset, the SQ to RDY, the queue woken. The queue has been stopped since
     /// NAPI found the fault.
     fn recover_tx(&self) {
-        let Some(slot) = self.shared.txs.get(self.index as usize) else {
-            return;
-        };
-        match with_bh(|| slot.lock().as_ref().and_then(|t| F::tx_fault(&t.sq))) {
+        match self.with_tx(|t, _| F::tx_fault(&t.sq)).flatten() {
             // A failed reset is logged; the queue stays stopped (the watchdog tries again).
             Some(fault) if F::QUEUE_RESET => {
                 let _ = self.reset_sq(&fault);
@@ -2106,9 +2093,8 @@ impl<F: Family> Channel<F> {
             |()| {
                 let dropped = with_bh(|| {
                     // The stack's transmit path is kept out (the queue is stopped too).
-                    let _xmit = txq.lock();
-                    let mut s = slot.lock();
-                    let tx = s.as_mut()?;
+                    let mut xmit = txq.lock();
+                    let tx = slot.get(&mut xmit)?.as_mut()?;
                     let mut env = TxEnv {
                         mmio: self.shared.hw.bar(),
                         dma: &self.shared.dma,

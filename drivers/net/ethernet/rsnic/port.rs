@@ -18,6 +18,7 @@ use crate::kernel_ext::{
     net::{
         device::{self, Device, Features, LinkStats64, QueueStats, TxOutcome},
         ethtool::{self, Channels, DrvInfo, ExtAck, LinkSettings, Rings, Strings},
+        queue::XmitCtx,
         skb::SkBuff,
         xdp::{BpfProg, XdpFrames},
         xsk::XskPool,
@@ -195,7 +196,7 @@ impl<F: Family> Port<F> {
         let mut txs = KVec::with_capacity(MAX_CHANNELS, GFP_KERNEL)?;
         let mut xdp_txs = KVec::with_capacity(MAX_CHANNELS, GFP_KERNEL)?;
         for _ in 0..MAX_CHANNELS {
-            txs.push(new_tx_slot::<F>()?, GFP_KERNEL)?;
+            txs.push(new_tx_slot::<F>(), GFP_KERNEL)?;
             xdp_txs.push(new_xdp_slot::<F>()?, GFP_KERNEL)?;
         }
         // Queue recovery of the port's channels (one per port: `rsnic_recover<dev*8+port>`).
@@ -218,7 +219,6 @@ impl<F: Family> Port<F> {
                 live: AtomicU32::new(0),
                 dropped_closed: AtomicU64::new(0),
                 hardirq_busy: AtomicU64::new(0),
-                netpoll_busy: AtomicU64::new(0),
                 // The device registers with NETIF_F_RXCSUM on (driver.rs: offloads).
                 rx_csum: AtomicBool::new(true),
                 wq,
@@ -542,17 +542,25 @@ impl<F: Family> Port<F> {
         });
     }
 
-    /// Counters of queue `i`: its closed channels' totals plus its live channel.
+    /// Counters of queue `i`: its closed channels' totals plus its live channel. The
+    /// channel's counters are read after `chans` is released: they are read under the TX
+    /// queue's xmit lock, and the watchdog takes `chans` (`tx_timeout`) while it holds every
+    /// xmit lock.
     fn queue_stats(&self, i: usize) -> ChannelStats<F> {
-        with_bh(|| {
-            let mut q = self.totals.lock().get(i).copied().unwrap_or_default();
-            for ch in self.chans.lock().iter() {
-                if ch.index() as usize == i {
-                    q.accumulate(&ch.stats());
-                }
-            }
-            q
-        })
+        let (mut q, ch) = with_bh(|| {
+            let q = self.totals.lock().get(i).copied().unwrap_or_default();
+            let ch = self
+                .chans
+                .lock()
+                .iter()
+                .find(|c| c.index() as usize == i)
+                .cloned();
+            (q, ch)
+        });
+        if let Some(ch) = ch {
+            q.accumulate(&ch.stats());
+        }
+        q
     }
 
     /// Device totals: every queue, plus what no queue took.
@@ -565,7 +573,6 @@ impl<F: Family> Port<F> {
             .tx_dropped
             .wrapping_add(self.shared.dropped_closed.load(Ordering::Relaxed));
         sum.tx_hardirq_busy = self.shared.hardirq_busy.load(Ordering::Relaxed);
-        sum.tx_netpoll_busy = self.shared.netpoll_busy.load(Ordering::Relaxed);
         sum
     }
 }
@@ -610,8 +617,13 @@ impl<F: Family> device::Operations for PortOps<F> {
         Ok(())
     }
 
-    fn start_xmit(skb: SkBuff, dev: &Device, port: ArcBorrow<'_, Port<F>>) -> TxOutcome {
-        match port.shared.xmit(dev, skb) {
+    fn start_xmit(
+        skb: SkBuff,
+        dev: &Device,
+        port: ArcBorrow<'_, Port<F>>,
+        ctx: &mut XmitCtx,
+    ) -> TxOutcome {
+        match port.shared.xmit(dev, skb, ctx) {
             Ok(()) => TxOutcome::Ok,
             Err(skb) => TxOutcome::Busy(skb),
         }

@@ -170,7 +170,6 @@ impl Family for Mana {
         ("ch_reopen", |s| s.reopen),
         // Transmits refused in hard interrupt context (netpoll; rsnic's).
         ("tx_hardirq_busy", |s| s.tx_hardirq_busy),
-        ("tx_netpoll_busy", |s| s.tx_netpoll_busy),
         // Completion events naming a CQ that is not the channel's (rsnic's; upstream mana
         // warns once).
         ("eqe_bad_cq", |s| s.eq_bad_events),

@@ -137,7 +137,6 @@ impl Family for Mlx5 {
         ("ch_reopen", |s| s.reopen),
         // Transmits refused in hard interrupt context (netpoll; rsnic's).
         ("tx_hardirq_busy", |s| s.tx_hardirq_busy),
-        ("tx_netpoll_busy", |s| s.tx_netpoll_busy),
         ("tx_wqes", |s| s.tx.wqes),
         ("tx_doorbells", |s| s.tx.doorbells),
         ("rx_packets", |s| s.rx_stack_packets()),
