@@ -581,6 +581,24 @@ where
     where
         E: Mmio + Barriers + TxDmaMap<P> + TxQueue,
     {
+        // The common packet on an MPWQE SQ goes straight to the (out-of-line) session: this
+        // test needs no stack frame, so the call is a tail call.
+        if self.p.mpwqe && self.error.is_none() {
+            if let Some(attr) = tx_attr_common(&pkt, self.p.min_inline) {
+                return self.xmit_mpwqe(pkt, attr.csum, xmit_more, env);
+            }
+        }
+        self.xmit_staged(pkt, xmit_more, env)
+    }
+
+    /// [`Sq::xmit`] for every packet but the common one on an MPWQE SQ: the stages. Out of
+    /// line, so that [`Sq::xmit`] is only the test and two tail calls (its register
+    /// saves are paid on this path only).
+    #[inline(never)]
+    fn xmit_staged<E>(&mut self, pkt: P, xmit_more: bool, env: &mut E) -> Result<(), TxReject<P>>
+    where
+        E: Mmio + Barriers + TxDmaMap<P> + TxQueue,
+    {
         if self.error.is_some() {
             return Err(self.reject(pkt, TxRejectReason::SqError, xmit_more, env));
         }
@@ -588,7 +606,7 @@ where
             Some(attr) => {
                 // MPWQE-eligible by construction.
                 if self.p.mpwqe {
-                    return self.xmit_mpwqe(pkt, &attr, xmit_more, env);
+                    return self.xmit_mpwqe(pkt, attr.csum, xmit_more, env);
                 }
                 // (With MPWQE off no session is ever open: `set_mpwqe` needs an idle SQ.)
                 return self.xmit_common(pkt, &attr, xmit_more, env);
@@ -599,7 +617,7 @@ where
                     Err(r) => return Err(self.reject(pkt, r, xmit_more, env)),
                 };
                 if self.p.mpwqe && attr.mpwqe_eligible() {
-                    return self.xmit_mpwqe(pkt, &attr, xmit_more, env);
+                    return self.xmit_mpwqe(pkt, attr.csum, xmit_more, env);
                 }
                 attr
             }

@@ -18,7 +18,7 @@ use crate::dp::mlx5::seg::{
 };
 use crate::dp::mlx5::stats::add;
 use crate::dp::mlx5::tx::{
-    DmaEntry, DmaKind, TxAttr, TxDmaMap, TxPacket, TxQueue, TxReject, TxRejectReason,
+    csum_flags, DmaEntry, DmaKind, TxCsum, TxDmaMap, TxPacket, TxQueue, TxReject, TxRejectReason,
 };
 
 /// Outstanding packets at or below which inlining turns off.
@@ -123,12 +123,15 @@ where
         }
     }
 
-    /// The MPWQE path for one eligible packet (`mlx5e_sq_xmit_mpwqe`).
+    /// The MPWQE path for one eligible packet (`mlx5e_sq_xmit_mpwqe`). Of the packet's
+    /// attributes it needs only the checksum request (the rest of an eligible packet's are
+    /// fixed: SEND, nothing inline, the whole packet in one data segment), so that
+    /// [`Sq::xmit`] hands over in registers.
     #[inline(never)]
     pub(super) fn xmit_mpwqe<E>(
         &mut self,
         pkt: P,
-        attr: &TxAttr,
+        csum: TxCsum,
         xmit_more: bool,
         env: &mut E,
     ) -> Result<(), TxReject<P>>
@@ -136,7 +139,7 @@ where
         E: Mmio + Barriers + TxDmaMap<P> + TxQueue,
     {
         let len = pkt.pkt_len();
-        let cs_flags = attr.cs_flags();
+        let cs_flags = csum_flags(csum);
         // The open session, if this packet can join it; else a new one. Only its position
         // is read here: it is updated in place below.
         let (pi, ds_count) = match self.session {
@@ -200,10 +203,10 @@ where
         if xmit_more {
             add(&mut st.xmit_more, 1);
         }
-        match attr.csum {
-            crate::dp::mlx5::tx::TxCsum::None => add(&mut st.csum_none, 1),
-            crate::dp::mlx5::tx::TxCsum::Partial => add(&mut st.csum_partial, 1),
-            crate::dp::mlx5::tx::TxCsum::PartialInner => add(&mut st.csum_partial_inner, 1),
+        match csum {
+            TxCsum::None => add(&mut st.csum_none, 1),
+            TxCsum::Partial => add(&mut st.csum_partial, 1),
+            TxCsum::PartialInner => add(&mut st.csum_partial_inner, 1),
         }
 
         let ds = u16::from(ds_count);
