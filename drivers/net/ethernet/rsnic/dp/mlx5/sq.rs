@@ -8,9 +8,10 @@
 //! [`Sq::poll_cq`] walks completions and hands every packet back exactly once.
 //!
 //! Counters: `pc`/`cc` are free-running u16 WQEBB counters; `wqe_info` is indexed by the
-//! first WQEBB of each WQE; the dma FIFO (u32 counters) and the packet FIFO (u16 counters)
-//! have `4 × size` entries. Every index is masked, so nothing the device writes can index
-//! out of bounds.
+//! first WQEBB of each WQE; the dma FIFO (u32 counters, the mappings of regular WQEs) and the
+//! packet FIFO (u16 counters, the packets of MPWQE sessions, each with its mapping) have
+//! `4 × size` entries. Every index is masked, so nothing the device writes can index out of
+//! bounds.
 //!
 //! Ownership: packets live in `wqe_info` or the packet FIFO until a completion (or
 //! [`Sq::drain`]) hands them to the caller's closure. Dropping an [`Sq`] that still holds
@@ -70,6 +71,26 @@ pub const fn stop_room(x: u16) -> u16 {
     2 * x - 1
 }
 
+/// A packet of an MPWQE session in the packet FIFO, with the DMA mapping of its data: one
+/// push when it joins the session, one pop when its completion arrives (mlx5e keeps two
+/// FIFOs, one of skbs and one of mappings).
+#[derive(Debug)]
+pub struct FifoEntry<P> {
+    /// The packet.
+    pub pkt: Option<P>,
+    /// Its mapping; `None` for a packet inlined into the WQE.
+    pub dma: Option<DmaEntry>,
+}
+
+impl<P> Default for FifoEntry<P> {
+    fn default() -> Self {
+        Self {
+            pkt: None,
+            dma: None,
+        }
+    }
+}
+
 /// Per-WQE bookkeeping, indexed by the WQE's first WQEBB (`struct mlx5e_tx_wqe_info`).
 #[derive(Debug)]
 pub struct WqeInfo<P> {
@@ -77,7 +98,8 @@ pub struct WqeInfo<P> {
     pub pkt: Option<P>,
     /// Bytes for BQL.
     pub num_bytes: u32,
-    /// dma FIFO entries to unmap.
+    /// dma FIFO entries to unmap (regular WQEs; a session's mappings are in its packets'
+    /// FIFO entries).
     pub num_dma: u8,
     /// WQEBBs the WQE spans.
     pub num_wqebbs: u8,
@@ -179,7 +201,6 @@ struct Session {
     cs_flags: u8,
     ds_count: u8,
     pkt_count: u8,
-    num_dma: u8,
     bytes_count: u32,
 }
 
@@ -192,7 +213,7 @@ pub struct Sq<P, C, W, F, D>
 where
     C: Coherent,
     W: DerefMut<Target = [WqeInfo<P>]>,
-    F: DerefMut<Target = [Option<P>]>,
+    F: DerefMut<Target = [FifoEntry<P>]>,
     D: DerefMut<Target = [DmaEntry]>,
 {
     wq: C,
@@ -250,7 +271,7 @@ where
     P: TxPacket,
     C: Coherent,
     W: DerefMut<Target = [WqeInfo<P>]>,
-    F: DerefMut<Target = [Option<P>]>,
+    F: DerefMut<Target = [FifoEntry<P>]>,
     D: DerefMut<Target = [DmaEntry]>,
 {
     /// Builds an SQ. `wq` holds `2^log_sz` WQEBBs; `cq` is its completion queue (same size
@@ -483,15 +504,42 @@ where
         }
     }
 
+    /// Queues a session's packet with its mapping (`None`: inlined).
     #[inline(always)]
-    fn push_pkt(&mut self, pkt: P) {
+    fn push_pkt(&mut self, pkt: P, dma: Option<DmaEntry>) {
         if let Some(slot) = self
             .pkt_fifo
             .get_mut(usize::from(self.pkt_pc & self.pkt_mask))
         {
-            *slot = Some(pkt);
+            *slot = FifoEntry {
+                pkt: Some(pkt),
+                dma,
+            };
         }
         self.pkt_pc = self.pkt_pc.wrapping_add(1);
+    }
+
+    /// Dequeues the oldest FIFO packet: unmaps its data and hands it to `release`. Returns
+    /// whether there was a packet.
+    #[inline(always)]
+    fn pop_pkt<M: TxDmaMap<P>>(&mut self, map: &mut M, release: &mut impl FnMut(P)) -> bool {
+        let slot = self
+            .pkt_fifo
+            .get_mut(usize::from(self.pkt_cc & self.pkt_mask));
+        self.pkt_cc = self.pkt_cc.wrapping_add(1);
+        let Some(e) = slot else {
+            return false;
+        };
+        if let Some(d) = e.dma.take() {
+            map.unmap(d);
+        }
+        match e.pkt.take() {
+            Some(p) => {
+                release(p);
+                true
+            }
+            None => false,
+        }
     }
 
     /// Rings the doorbell for everything posted so far, with the newest WQE's ctrl seg.
@@ -927,12 +975,7 @@ where
         }
         let mut n = 0;
         for _ in 0..nfifo {
-            let slot = self
-                .pkt_fifo
-                .get_mut(usize::from(self.pkt_cc & self.pkt_mask));
-            self.pkt_cc = self.pkt_cc.wrapping_add(1);
-            if let Some(p) = slot.and_then(Option::take) {
-                release(p);
+            if self.pop_pkt(map, release) {
                 n += 1;
             }
         }
@@ -1049,15 +1092,9 @@ where
         }
         // Anything still in the FIFOs (cannot happen with consistent bookkeeping).
         while self.pkt_cc != self.pkt_pc {
-            if let Some(p) = self
-                .pkt_fifo
-                .get_mut(usize::from(self.pkt_cc & self.pkt_mask))
-                .and_then(Option::take)
-            {
-                release(p);
+            if self.pop_pkt(map, &mut release) {
                 pk += 1;
             }
-            self.pkt_cc = self.pkt_cc.wrapping_add(1);
         }
         let left = self.dma_pc.wrapping_sub(self.dma_cc);
         self.pop_dma(left, map);

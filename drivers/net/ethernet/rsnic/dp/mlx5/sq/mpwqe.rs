@@ -10,7 +10,7 @@
 
 use core::ops::DerefMut;
 
-use super::{Session, Sq, WqeInfo};
+use super::{FifoEntry, Session, Sq, WqeInfo};
 use crate::dp::hw::{Barriers, Coherent, Mmio};
 use crate::dp::mlx5::seg::{
     inline_seg_ds, write_inline_seg, CtrlSeg, DataSeg, EthSeg, CTRL_CQ_UPDATE, MPWQE_INLINE_MAX,
@@ -31,7 +31,7 @@ where
     P: TxPacket,
     C: Coherent,
     W: DerefMut<Target = [WqeInfo<P>]>,
-    F: DerefMut<Target = [Option<P>]>,
+    F: DerefMut<Target = [FifoEntry<P>]>,
     D: DerefMut<Target = [DmaEntry]>,
 {
     /// `mlx5e_tx_mpwqe_session_start`: reserves a full session, writes ctrl (zero) and the
@@ -63,7 +63,6 @@ where
             cs_flags,
             ds_count: 2,
             pkt_count: 0,
-            num_dma: 0,
             bytes_count: 0,
         });
         add(&mut self.stats.mpwqe_blks, 1);
@@ -93,7 +92,7 @@ where
             *wi = WqeInfo {
                 pkt: None,
                 num_bytes: s.bytes_count,
-                num_dma: s.num_dma,
+                num_dma: 0,
                 num_wqebbs: nw as u8,
                 num_fifo_pkts: s.pkt_count,
             };
@@ -163,39 +162,40 @@ where
         // keeps room for the largest one after every packet, but not for the first packet of
         // a session when the session is small (`max_sq_wqebbs` < 5): then send it by
         // address.
-        let (ds, dma) = if self.inline_on
+        let (ds, mapping) = if self.inline_on
             && len <= MPWQE_INLINE_MAX
             && pkt.linear().len() == len as usize
             && u32::from(ds_count) + inline_seg_ds(len) <= u32::from(max_ds)
         {
             let ds = write_inline_seg(&self.wq, seg_off, pkt.linear());
             add(&mut self.stats.inlnw, 1);
-            (ds as u8, 0)
+            (ds as u8, None)
         } else {
             let Some(addr) = env.map_linear(&pkt, 0, len) else {
                 return Err(self.reject(pkt, TxRejectReason::MapError, xmit_more, env));
             };
-            self.push_dma(DmaEntry {
-                addr,
-                len,
-                kind: DmaKind::Single,
-            });
             let d = DataSeg {
                 byte_count: len,
                 lkey: self.p.lkey,
                 addr,
             };
             self.wq.write(seg_off, &d.encode());
-            (1, 1)
+            (
+                1,
+                Some(DmaEntry {
+                    addr,
+                    len,
+                    kind: DmaKind::Single,
+                }),
+            )
         };
         let ds_count = ds_count + ds;
         if let Some(s) = self.session.as_mut() {
             s.ds_count = ds_count;
-            s.num_dma += dma;
             s.pkt_count += 1;
             s.bytes_count = s.bytes_count.wrapping_add(len);
         }
-        self.push_pkt(pkt);
+        self.push_pkt(pkt, mapping);
         let st = &mut self.stats;
         add(&mut st.packets, 1);
         add(&mut st.bytes, u64::from(len));
