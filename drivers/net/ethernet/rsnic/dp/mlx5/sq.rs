@@ -195,12 +195,20 @@ pub struct TxPoll {
 struct Session {
     /// Ring index of the session's first WQEBB (`pc & mask` at start).
     pi: u16,
-    /// The eth seg's `cs_flags`, what packets joining the session must share. mlx5e
-    /// compares the eth seg's first 6 bytes; rsnic writes no software-parser offsets
-    /// (`swp_offs`, `swp_flags`), so `cs_flags` is all of them that can differ.
-    cs_flags: u8,
+    /// The checksum request of its packets, which decides the eth seg's `cs_flags`: what
+    /// packets joining the session must share. mlx5e compares the eth seg's first 6 bytes;
+    /// rsnic writes no software-parser offsets (`swp_offs`, `swp_flags`), so `cs_flags` is
+    /// all of them that can differ, and it is a function of the request.
+    csum: TxCsum,
+    /// DS units written, ctrl and eth seg included.
     ds_count: u8,
-    pkt_count: u8,
+    /// The DS count at which the session is full (set at start: with inlining on, when the
+    /// largest inline segment no longer fits; else when every DS is used).
+    ds_full: u8,
+    /// `pkt_pc` when the session started: its packets are the FIFO entries from here to
+    /// `pkt_pc` (no other WQE queues packets there while a session is open).
+    pkt_start: u16,
+    /// BQL bytes of its packets.
     bytes_count: u32,
 }
 
