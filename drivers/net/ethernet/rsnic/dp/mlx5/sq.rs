@@ -251,6 +251,29 @@ where
     pub stats: TxStats,
 }
 
+/// Unmaps and releases the packets of a run of FIFO entries; returns how many there were.
+/// An entry's mapping is undone only together with taking its packet, so never twice.
+#[inline(always)]
+fn release_run<P, M: TxDmaMap<P>>(
+    run: &mut [FifoEntry<P>],
+    map: &mut M,
+    release: &mut impl FnMut(P),
+) -> u32 {
+    let mut missing = 0;
+    for e in run.iter_mut() {
+        let Some(p) = e.pkt.take() else {
+            // (Cannot happen with consistent bookkeeping.)
+            missing += 1;
+            continue;
+        };
+        if let Some(d) = e.dma {
+            map.unmap(d);
+        }
+        release(p);
+    }
+    (run.len() - missing) as u32
+}
+
 /// Rings an SQ doorbell (`mlx5e_notify_hw`): CQ_UPDATE into the WQE's `fm_ce_se`,
 /// `dma_wmb()`, doorbell record `db[1] = BE32(pc)`, `wmb()`, one 64-bit write of the first 8
 /// bytes of the ctrl seg at `db_offset`.
@@ -527,27 +550,31 @@ where
         self.pkt_pc = self.pkt_pc.wrapping_add(1);
     }
 
-    /// Dequeues the oldest FIFO packet: unmaps its data and hands it to `release`. Returns
-    /// whether there was a packet.
+    /// Dequeues the `n` oldest FIFO packets: unmaps their data and hands them to `release`.
+    /// Returns how many packets there were. The entries are walked as at most two
+    /// contiguous runs (up to the end of the FIFO, then from its start), so the index is
+    /// masked and checked once per run, not per packet.
     #[inline(always)]
-    fn pop_pkt<M: TxDmaMap<P>>(&mut self, map: &mut M, release: &mut impl FnMut(P)) -> bool {
-        let slot = self
-            .pkt_fifo
-            .get_mut(usize::from(self.pkt_cc & self.pkt_mask));
-        self.pkt_cc = self.pkt_cc.wrapping_add(1);
-        let Some(e) = slot else {
-            return false;
-        };
-        if let Some(d) = e.dma.take() {
-            map.unmap(d);
+    fn pop_pkts<M: TxDmaMap<P>>(
+        &mut self,
+        n: u16,
+        map: &mut M,
+        release: &mut impl FnMut(P),
+    ) -> u32 {
+        let start = usize::from(self.pkt_cc & self.pkt_mask);
+        self.pkt_cc = self.pkt_cc.wrapping_add(n);
+        let end = start + usize::from(n);
+        let len = self.pkt_fifo.len();
+        let mut got = 0;
+        if let Some(run) = self.pkt_fifo.get_mut(start..end.min(len)) {
+            got = release_run(run, map, release);
         }
-        match e.pkt.take() {
-            Some(p) => {
-                release(p);
-                true
+        if end > len {
+            if let Some(run) = self.pkt_fifo.get_mut(..end - len) {
+                got += release_run(run, map, release);
             }
-            None => false,
         }
+        got
     }
 
     /// Rings the doorbell for everything posted so far, with the newest WQE's ctrl seg.
@@ -981,12 +1008,7 @@ where
             release(p);
             return (nw, 1, nbytes);
         }
-        let mut n = 0;
-        for _ in 0..nfifo {
-            if self.pop_pkt(map, release) {
-                n += 1;
-            }
-        }
+        let n = self.pop_pkts(u16::from(nfifo), map, release);
         (nw, n, if n > 0 { nbytes } else { 0 })
     }
 
@@ -1099,11 +1121,7 @@ where
             by = by.wrapping_add(b);
         }
         // Anything still in the FIFOs (cannot happen with consistent bookkeeping).
-        while self.pkt_cc != self.pkt_pc {
-            if self.pop_pkt(map, &mut release) {
-                pk += 1;
-            }
-        }
+        pk += self.pop_pkts(self.pkt_pc.wrapping_sub(self.pkt_cc), map, &mut release);
         let left = self.dma_pc.wrapping_sub(self.dma_cc);
         self.pop_dma(left, map);
         (pk, by)
