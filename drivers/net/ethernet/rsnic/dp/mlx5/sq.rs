@@ -246,6 +246,9 @@ where
     /// The newest WQE written but not yet announced by a doorbell (offset, ctrl seg).
     unrung: Option<(usize, CtrlSeg)>,
     inline_on: bool,
+    /// MPWQE is on and the SQ has no min-inline mode: [`Sq::xmit`] hands the common packet
+    /// ([`tx_attr_common`]) straight to the session. Follows `p.mpwqe`.
+    common_to_session: bool,
     error: Option<SqError>,
     /// Counters.
     pub stats: TxStats,
@@ -352,10 +355,12 @@ where
             session: None,
             unrung: None,
             inline_on: false,
+            common_to_session: false,
             error: None,
             stats: TxStats::default(),
         };
         sq.stop_room = sq.calc_stop_room(p.mpwqe);
+        sq.common_to_session = p.mpwqe && p.min_inline == InlineMode::None;
         if usize::from(sq.stop_room) >= n {
             return Err(QueueSetupError::BadParams);
         }
@@ -437,6 +442,7 @@ where
             return Err(NotIdle);
         }
         self.p.mpwqe = on;
+        self.common_to_session = on && self.p.min_inline == InlineMode::None;
         self.stop_room = room;
         Ok(())
     }
@@ -666,8 +672,8 @@ where
     {
         // The common packet on an MPWQE SQ goes straight to the (out-of-line) session: this
         // test needs no stack frame, so the call is a tail call.
-        if self.p.mpwqe && self.error.is_none() {
-            if let Some(attr) = tx_attr_common(&pkt, self.p.min_inline) {
+        if self.common_to_session && self.error.is_none() {
+            if let Some(attr) = tx_attr_common(&pkt, InlineMode::None) {
                 return self.xmit_mpwqe(pkt, attr.csum, xmit_more, env);
             }
         }
