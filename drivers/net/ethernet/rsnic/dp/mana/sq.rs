@@ -28,7 +28,7 @@ use core::ops::DerefMut;
 
 use super::cq::Cq;
 use super::fmt::{
-    is_tx_error, sq_doorbell, Sge, TxOob, WqeHeader, CQE_TX_OKAY, INLINE_OOB_LARGE,
+    is_tx_error, sq_doorbell, Sge, TxOob, WqeHeader, BU_SIZE, CQE_TX_OKAY, INLINE_OOB_LARGE,
     INLINE_OOB_SMALL, MAX_SQE_SIZE, MAX_TX_SGE, PKT_FMT_LONG, PKT_FMT_SHORT,
 };
 use super::stats::{add, TxStats};
@@ -438,17 +438,28 @@ where
     where
         E: Mmio + Barriers + TxDmaMap<P> + TxQueue,
     {
+        if self.fast_head.is_some()
+            && self.error.is_none()
+            && pkt.nr_frags() == 0
+            && pkt.gso().is_none()
+            && pkt.vlan().is_none()
+            && pkt.csum() == TxCsum::None
+        {
+            return self.xmit_linear(pkt, xmit_more, env);
+        }
+        self.xmit_planned(pkt, xmit_more, env)
+    }
+
+    /// [`Sq::xmit`] of every packet but the common one: planned ([`plan`]), written by
+    /// [`Wq::post`]. Out of line, so that the common packet's path does not carry its stack
+    /// frame.
+    #[inline(never)]
+    fn xmit_planned<E>(&mut self, pkt: P, xmit_more: bool, env: &mut E) -> Result<(), TxReject<P>>
+    where
+        E: Mmio + Barriers + TxDmaMap<P> + TxQueue,
+    {
         if self.error.is_some() {
             return Err(self.reject(pkt, TxRejectReason::SqError, env));
-        }
-        if let Some(head) = self.fast_head {
-            if pkt.nr_frags() == 0
-                && pkt.gso().is_none()
-                && pkt.vlan().is_none()
-                && pkt.csum() == TxCsum::None
-            {
-                return self.xmit_linear(pkt, head, xmit_more, env);
-            }
         }
         let pl = match plan(&pkt, &self.p) {
             Ok(p) => p,
@@ -565,22 +576,20 @@ where
         } else if pl.oob.comp_tcp_csum || pl.oob.comp_udp_csum {
             add(&mut s.csum_partial, 1);
         }
-        self.commit(pkt, len, bus, ndma, xmit_more, env);
+        let room = self.wq.avail_space();
+        self.commit(pkt, len, bus, ndma, room, xmit_more, env);
         Ok(())
     }
 
     /// [`Sq::xmit`] of the common packet: one mapping, one one-BU WQE.
     #[inline(always)]
-    fn xmit_linear<E>(
-        &mut self,
-        pkt: P,
-        head: [u8; 16],
-        xmit_more: bool,
-        env: &mut E,
-    ) -> Result<(), TxReject<P>>
+    fn xmit_linear<E>(&mut self, pkt: P, xmit_more: bool, env: &mut E) -> Result<(), TxReject<P>>
     where
         E: Mmio + Barriers + TxDmaMap<P> + TxQueue,
     {
+        let Some(head) = self.fast_head else {
+            return Err(self.reject(pkt, TxRejectReason::SqError, env));
+        };
         let len = pkt.pkt_len();
         if pkt.linear().len() != len as usize || len == 0 {
             return Err(self.reject(pkt, TxRejectReason::Malformed, env));
@@ -601,22 +610,35 @@ where
         wqe[28..].copy_from_slice(&len.to_le_bytes());
         // The ring's room is checked once, by `post_bu`. No room is rare (the queue stops
         // while a largest WQE still fits: only netpoll transmits on a stopped queue), so the
-        // mapping is undone then rather than the room checked twice on every packet.
+        // mapping is undone then rather than the room checked twice on every packet. The
+        // room left afterwards is the room before less the BU (`post_bu`'s test is the same
+        // computation).
+        let room = self.wq.avail_space();
         if self.wq.post_bu(&wqe).is_err() {
             self.unwind_dma(1, env);
             self.stop_queue(env);
             return Err(self.reject(pkt, TxRejectReason::Busy, env));
         }
         add(&mut self.stats.short_pkt_fmt, 1);
-        self.commit(pkt, len, 1, 1, xmit_more, env);
+        self.commit(pkt, len, 1, 1, room - BU_SIZE, xmit_more, env);
         Ok(())
     }
 
     /// The end of every xmit: counters, the packet's pending entry, the queue stopped when
-    /// a maximum WQE no longer fits, the doorbell when the burst ends.
+    /// a maximum WQE no longer fits (`room`: the free bytes after the WQE), the doorbell when
+    /// the burst ends.
+    #[allow(clippy::too_many_arguments)]
     #[inline(always)]
-    fn commit<E>(&mut self, pkt: P, len: u32, bus: u32, ndma: u32, xmit_more: bool, env: &mut E)
-    where
+    fn commit<E>(
+        &mut self,
+        pkt: P,
+        len: u32,
+        bus: u32,
+        ndma: u32,
+        room: u32,
+        xmit_more: bool,
+        env: &mut E,
+    ) where
         E: Mmio + Barriers + TxQueue,
     {
         let s = &mut self.stats;
@@ -640,7 +662,7 @@ where
         }
         self.pend_pc = self.pend_pc.wrapping_add(1);
         self.unrung = true;
-        if self.wq.avail_space() < STOP_ROOM {
+        if room < STOP_ROOM {
             self.stop_queue(env);
         }
         if env.sent(len, xmit_more) {
