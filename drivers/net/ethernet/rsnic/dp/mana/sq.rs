@@ -62,10 +62,13 @@ pub struct TxPending<P> {
     pub pkt: Option<P>,
     /// WQE size in BUs.
     pub wqe_bu: u8,
-    /// dma FIFO entries to unmap.
+    /// dma FIFO entries to unmap (the packet's mappings after the first).
     pub num_dma: u8,
     /// BQL bytes.
     pub bytes: u32,
+    /// The packet's first mapping (its linear part's, or its first fragment's), kept here so
+    /// that the common packet, which has one, needs no dma FIFO entry.
+    pub dma: Option<DmaEntry>,
 }
 
 impl<P> Default for TxPending<P> {
@@ -75,6 +78,7 @@ impl<P> Default for TxPending<P> {
             wqe_bu: 0,
             num_dma: 0,
             bytes: 0,
+            dma: None,
         }
     }
 }
@@ -404,6 +408,26 @@ where
         self.dma_pc = self.dma_pc.wrapping_add(1);
     }
 
+    /// Keeps a mapping of the packet being built: the first in `first` (its pending entry's),
+    /// the others in the dma FIFO, counted in `ndma`.
+    fn keep_dma(&mut self, first: &mut Option<DmaEntry>, ndma: &mut u32, e: DmaEntry) {
+        if first.is_none() {
+            *first = Some(e);
+        } else {
+            self.push_dma(e);
+            *ndma += 1;
+        }
+    }
+
+    /// Undoes the mappings of a packet that is not sent: `first` and the last `n` dma FIFO
+    /// pushes.
+    fn unwind_pkt_dma<M: TxDmaMap<P>>(&mut self, first: Option<DmaEntry>, n: u32, map: &mut M) {
+        self.unwind_dma(n, map);
+        if let Some(e) = first {
+            map.unmap(e);
+        }
+    }
+
     fn unwind_dma<M: TxDmaMap<P>>(&mut self, n: u32, map: &mut M) {
         for _ in 0..n {
             self.dma_pc = self.dma_pc.wrapping_sub(1);
@@ -478,6 +502,7 @@ where
         // Map and build the SGL.
         let mut sges = [Sge::default(); MAX_TX_SGE];
         let mut n = 0usize;
+        let mut first = None;
         let mut ndma = 0u32;
         let mkey = self.p.mkey;
         if pl.linear > 0 {
@@ -485,12 +510,12 @@ where
                 add(&mut self.stats.mana_map_err, 1);
                 return Err(self.reject(pkt, TxRejectReason::MapError, env));
             };
-            self.push_dma(DmaEntry {
+            // The first mapping of the packet.
+            first = Some(DmaEntry {
                 addr,
                 len: pl.linear,
                 kind: DmaKind::Single,
             });
-            ndma += 1;
             match pl.tso {
                 Some((_, ihs)) if pl.linear > ihs => {
                     sges[0] = Sge {
@@ -521,16 +546,19 @@ where
                 continue;
             }
             let Some(addr) = env.map_frag(&pkt, i) else {
-                self.unwind_dma(ndma, env);
+                self.unwind_pkt_dma(first, ndma, env);
                 add(&mut self.stats.mana_map_err, 1);
                 return Err(self.reject(pkt, TxRejectReason::MapError, env));
             };
-            self.push_dma(DmaEntry {
-                addr,
-                len,
-                kind: DmaKind::Page,
-            });
-            ndma += 1;
+            self.keep_dma(
+                &mut first,
+                &mut ndma,
+                DmaEntry {
+                    addr,
+                    len,
+                    kind: DmaKind::Page,
+                },
+            );
             if let Some(s) = sges.get_mut(n) {
                 *s = Sge {
                     address: addr,
@@ -560,7 +588,7 @@ where
         };
         let Ok(bus) = posted else {
             // Cannot happen: the space was checked above.
-            self.unwind_dma(ndma, env);
+            self.unwind_pkt_dma(first, ndma, env);
             return Err(self.reject(pkt, TxRejectReason::Busy, env));
         };
         let len = pkt.pkt_len();
@@ -577,7 +605,14 @@ where
             add(&mut s.csum_partial, 1);
         }
         let room = self.wq.avail_space();
-        self.commit(pkt, len, bus, ndma, room, xmit_more, env);
+        let pending = TxPending {
+            pkt: Some(pkt),
+            wqe_bu: bus as u8,
+            num_dma: ndma as u8,
+            bytes: len,
+            dma: first,
+        };
+        self.commit(pending, room, xmit_more, env);
         Ok(())
     }
 
@@ -598,11 +633,11 @@ where
             add(&mut self.stats.mana_map_err, 1);
             return Err(self.reject(pkt, TxRejectReason::MapError, env));
         };
-        self.push_dma(DmaEntry {
+        let dma = DmaEntry {
             addr,
             len,
             kind: DmaKind::Single,
-        });
+        };
         let mut wqe = [0u8; 32];
         wqe[..16].copy_from_slice(&head);
         wqe[16..24].copy_from_slice(&addr.to_le_bytes());
@@ -615,37 +650,36 @@ where
         // computation).
         let room = self.wq.avail_space();
         if self.wq.post_bu(&wqe).is_err() {
-            self.unwind_dma(1, env);
+            env.unmap(dma);
             self.stop_queue(env);
             return Err(self.reject(pkt, TxRejectReason::Busy, env));
         }
         add(&mut self.stats.short_pkt_fmt, 1);
-        self.commit(pkt, len, 1, 1, room - BU_SIZE, xmit_more, env);
+        let pending = TxPending {
+            pkt: Some(pkt),
+            wqe_bu: 1,
+            num_dma: 0,
+            bytes: len,
+            dma: Some(dma),
+        };
+        self.commit(pending, room - BU_SIZE, xmit_more, env);
         Ok(())
     }
 
-    /// The end of every xmit: counters, the packet's pending entry, the queue stopped when
-    /// a maximum WQE no longer fits (`room`: the free bytes after the WQE), the doorbell when
-    /// the burst ends.
-    #[allow(clippy::too_many_arguments)]
+    /// The end of every xmit: counters, the packet's pending entry (`pending`, with the
+    /// packet and its bookkeeping), the queue stopped when a maximum WQE no longer fits
+    /// (`room`: the free bytes after the WQE), the doorbell when the burst ends.
     #[inline(always)]
-    fn commit<E>(
-        &mut self,
-        pkt: P,
-        len: u32,
-        bus: u32,
-        ndma: u32,
-        room: u32,
-        xmit_more: bool,
-        env: &mut E,
-    ) where
+    fn commit<E>(&mut self, pending: TxPending<P>, room: u32, xmit_more: bool, env: &mut E)
+    where
         E: Mmio + Barriers + TxQueue,
     {
+        let len = pending.bytes;
         let s = &mut self.stats;
         add(&mut s.packets, 1);
         add(&mut s.bytes, u64::from(len));
         add(&mut s.wqes, 1);
-        add(&mut s.bus, u64::from(bus));
+        add(&mut s.bus, u64::from(pending.wqe_bu));
         if xmit_more {
             add(&mut s.xmit_more, 1);
         }
@@ -653,12 +687,7 @@ where
             .pending
             .get_mut((self.pend_pc & self.pend_mask) as usize)
         {
-            *e = TxPending {
-                pkt: Some(pkt),
-                wqe_bu: bus as u8,
-                num_dma: ndma as u8,
-                bytes: len,
-            };
+            *e = pending;
         }
         self.pend_pc = self.pend_pc.wrapping_add(1);
         self.unrung = true;
@@ -668,6 +697,29 @@ where
         if env.sent(len, xmit_more) {
             self.ring(env);
         }
+    }
+
+    /// Completes the oldest pending packet: unmaps its data and hands it to `release`.
+    /// Returns its WQE's BUs and its BQL bytes; `None` if its entry holds no packet (cannot
+    /// happen with consistent bookkeeping). Everything the entry describes is undone only
+    /// together with taking its packet, so never twice.
+    #[inline(always)]
+    fn complete_oldest<M: TxDmaMap<P>>(
+        &mut self,
+        map: &mut M,
+        release: &mut impl FnMut(P),
+    ) -> Option<(u32, u32)> {
+        let i = (self.pend_cc & self.pend_mask) as usize;
+        self.pend_cc = self.pend_cc.wrapping_add(1);
+        let e = self.pending.get_mut(i)?;
+        let p = e.pkt.take()?;
+        let (bus, ndma, dma, bytes) = (e.wqe_bu, e.num_dma, e.dma, e.bytes);
+        if let Some(d) = dma {
+            map.unmap(d);
+        }
+        self.pop_dma(u32::from(ndma), map);
+        release(p);
+        Some((u32::from(bus), bytes))
     }
 
     /// Polls the TX CQ (`mana_poll_tx_cq`): up to min(4 × num_cqe, 512) CQEs, one per WQE in
@@ -724,18 +776,10 @@ where
                 add(&mut self.stats.tx_cqe_unknown_type, 1);
                 r.errors += 1;
             }
-            let e = self
-                .pending
-                .get_mut((self.pend_cc & self.pend_mask) as usize)
-                .map(core::mem::take)
-                .unwrap_or_default();
-            self.pend_cc = self.pend_cc.wrapping_add(1);
-            bus = bus.wrapping_add(u32::from(e.wqe_bu));
-            self.pop_dma(u32::from(e.num_dma), env);
-            if let Some(p) = e.pkt {
-                release(p);
+            if let Some((b, bytes)) = self.complete_oldest(env, &mut release) {
+                bus = bus.wrapping_add(b);
                 r.packets += 1;
-                r.bytes = r.bytes.wrapping_add(e.bytes);
+                r.bytes = r.bytes.wrapping_add(bytes);
             }
         }
         add(&mut self.stats.cqes, u64::from(r.cqes));
@@ -774,18 +818,10 @@ where
     pub fn drain<M: TxDmaMap<P>>(&mut self, map: &mut M, mut release: impl FnMut(P)) -> (u32, u32) {
         let (mut pk, mut by) = (0u32, 0u32);
         while self.pend_cc != self.pend_pc {
-            let e = self
-                .pending
-                .get_mut((self.pend_cc & self.pend_mask) as usize)
-                .map(core::mem::take)
-                .unwrap_or_default();
-            self.pend_cc = self.pend_cc.wrapping_add(1);
-            self.wq.move_tail(u32::from(e.wqe_bu));
-            self.pop_dma(u32::from(e.num_dma), map);
-            if let Some(p) = e.pkt {
-                release(p);
+            if let Some((b, bytes)) = self.complete_oldest(map, &mut release) {
+                self.wq.move_tail(b);
                 pk += 1;
-                by = by.wrapping_add(e.bytes);
+                by = by.wrapping_add(bytes);
             }
         }
         let left = self.dma_pc.wrapping_sub(self.dma_cc);
