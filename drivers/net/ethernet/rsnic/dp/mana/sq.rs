@@ -622,9 +622,6 @@ where
     where
         E: Mmio + Barriers + TxDmaMap<P> + TxQueue,
     {
-        let Some(head) = self.fast_head else {
-            return Err(self.reject(pkt, TxRejectReason::SqError, env));
-        };
         let len = pkt.pkt_len();
         if pkt.linear().len() != len as usize || len == 0 {
             return Err(self.reject(pkt, TxRejectReason::Malformed, env));
@@ -639,7 +636,10 @@ where
             kind: DmaKind::Single,
         };
         let mut wqe = [0u8; 32];
-        wqe[..16].copy_from_slice(&head);
+        // (`xmit` comes here only with a head.)
+        if let Some(head) = &self.fast_head {
+            wqe[..16].copy_from_slice(head);
+        }
         wqe[16..24].copy_from_slice(&addr.to_le_bytes());
         wqe[24..28].copy_from_slice(&self.p.mkey.to_le_bytes());
         wqe[28..].copy_from_slice(&len.to_le_bytes());
@@ -680,14 +680,14 @@ where
         add(&mut s.bytes, u64::from(len));
         add(&mut s.wqes, 1);
         add(&mut s.bus, u64::from(pending.wqe_bu));
-        if xmit_more {
-            add(&mut s.xmit_more, 1);
-        }
-        if let Some(e) = self
+        add(&mut s.xmit_more, u64::from(xmit_more));
+        match self
             .pending
             .get_mut((self.pend_pc & self.pend_mask) as usize)
         {
-            *e = pending;
+            Some(e) => *e = pending,
+            // (Cannot happen: the index is masked.)
+            None => drop(pending),
         }
         self.pend_pc = self.pend_pc.wrapping_add(1);
         self.unrung = true;
