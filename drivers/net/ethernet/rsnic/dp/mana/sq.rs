@@ -713,10 +713,10 @@ where
         self.pend_cc = self.pend_cc.wrapping_add(1);
         let e = self.pending.get_mut(i)?;
         let p = e.pkt.take()?;
-        let (bus, ndma, dma, bytes) = (e.wqe_bu, e.num_dma, e.dma, e.bytes);
-        if let Some(d) = dma {
+        if let Some(d) = e.dma {
             map.unmap(d);
         }
+        let (bus, ndma, bytes) = (e.wqe_bu, e.num_dma, e.bytes);
         self.pop_dma(u32::from(ndma), map);
         release(p);
         Some((u32::from(bus), bytes))
