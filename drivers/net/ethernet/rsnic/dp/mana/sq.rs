@@ -768,13 +768,17 @@ where
                 self.error = Some(SqError::Unexpected);
                 break;
             }
-            let t = cqe.header().cqe_type;
-            if is_tx_error(t) {
-                add(&mut self.stats.tx_cqe_err, 1);
-                r.errors += 1;
-            } else if t != CQE_TX_OKAY {
-                add(&mut self.stats.tx_cqe_unknown_type, 1);
-                r.errors += 1;
+            // The common type is tested first.
+            match cqe.header().cqe_type {
+                CQE_TX_OKAY => {}
+                t if is_tx_error(t) => {
+                    add(&mut self.stats.tx_cqe_err, 1);
+                    r.errors += 1;
+                }
+                _ => {
+                    add(&mut self.stats.tx_cqe_unknown_type, 1);
+                    r.errors += 1;
+                }
             }
             if let Some((b, bytes)) = self.complete_oldest(env, &mut release) {
                 bus = bus.wrapping_add(b);
