@@ -155,7 +155,9 @@ where
     unrung: bool,
     error: Option<SqError>,
     /// The first 16 bytes of every one-BU WQE of the common packet (header with one SGE,
-    /// the short OOB with this SQ's constant fields), if the SQ's OOB is short.
+    /// the short OOB with this SQ's constant fields), if the SQ's OOB is short and the SQ is
+    /// not in an error state (see [`Sq::fail`]): with it, [`Sq::xmit`] takes the common
+    /// packet's path.
     fast_head: Option<[u8; 16]>,
     /// Counters.
     pub stats: TxStats,
@@ -375,6 +377,13 @@ where
         add(&mut self.stats.doorbells, 1);
     }
 
+    /// Enters the error state (for good: the SQ is reopened to leave it). The common packet's
+    /// path is closed with it, so that [`Sq::xmit`] tests one field for both.
+    fn fail(&mut self, e: SqError) {
+        self.error = Some(e);
+        self.fast_head = None;
+    }
+
     /// Stops the stack's queue unless it is stopped already (`stop_queue` counts stops).
     #[inline(always)]
     fn stop_queue<E: TxQueue>(&mut self, env: &mut E) {
@@ -463,7 +472,6 @@ where
         E: Mmio + Barriers + TxDmaMap<P> + TxQueue,
     {
         if self.fast_head.is_some()
-            && self.error.is_none()
             && pkt.nr_frags() == 0
             && pkt.gso().is_none()
             && pkt.vlan().is_none()
@@ -750,14 +758,14 @@ where
                 Ok(None) => break,
                 Err(_) => {
                     add(&mut self.stats.cq_overflow, 1);
-                    self.error = Some(SqError::CqOverflow);
+                    self.fail(SqError::CqOverflow);
                     break;
                 }
             };
             r.cqes += 1;
             if !cqe.is_sq || cqe.wq_num != self.p.sq_id {
                 add(&mut self.stats.cqe_bad, 1);
-                self.error = Some(SqError::WrongQueue {
+                self.fail(SqError::WrongQueue {
                     wq_num: cqe.wq_num,
                     is_sq: cqe.is_sq,
                 });
@@ -765,7 +773,7 @@ where
             }
             if self.pend_cc == self.pend_pc {
                 add(&mut self.stats.cqe_bad, 1);
-                self.error = Some(SqError::Unexpected);
+                self.fail(SqError::Unexpected);
                 break;
             }
             // The common type is tested first.
