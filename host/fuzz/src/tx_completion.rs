@@ -27,7 +27,7 @@
 use rsnic_core::dp::hw::Coherent;
 use rsnic_core::dp::mlx5::cq::{Cq, CQ_DOORBELL_OFFSET};
 use rsnic_core::dp::mlx5::cqe::{Cqe64, CQE_REQ, CQE_REQ_ERR};
-use rsnic_core::dp::mlx5::sq::{Sq, SqParams, WqeInfo, BF_OFFSET};
+use rsnic_core::dp::mlx5::sq::{FifoEntry, Sq, SqParams, WqeInfo, BF_OFFSET};
 use rsnic_core::dp::mlx5::tx::{DmaEntry, Gso, InlineMode, TxCsum, TxRejectReason, VlanTag};
 use rsnic_testbed::fixtures::tcp4_frame;
 use rsnic_testbed::mem::{HostBuf, HostMemory};
@@ -40,7 +40,7 @@ const LKEY: u32 = 0x1234;
 const UAR: u32 = 0x4000;
 const CQN: u32 = 0x77;
 
-type FuzzSq = Sq<Pkt, HostBuf, Vec<WqeInfo<Pkt>>, Vec<Option<Pkt>>, Vec<DmaEntry>>;
+type FuzzSq = Sq<Pkt, HostBuf, Vec<WqeInfo<Pkt>>, Vec<FifoEntry<Pkt>>, Vec<DmaEntry>>;
 
 struct Harness {
     sq: FuzzSq,
@@ -272,7 +272,7 @@ impl crate::Harness for Harness {
             dbr,
             cq,
             (0..n).map(|_| WqeInfo::default()).collect(),
-            (0..4 * n).map(|_| None).collect(),
+            (0..4 * n).map(|_| FifoEntry::default()).collect(),
             vec![DmaEntry::default(); 4 * n],
         )
         .expect("sq");

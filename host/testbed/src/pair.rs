@@ -39,7 +39,7 @@
 use rsnic_core::dp::hw::{Coherent, Mmio};
 use rsnic_core::dp::mlx5::cq::{Cq, CQ_DB_REQ_NOT};
 use rsnic_core::dp::mlx5::rq::{Rq, RqParams, RxCompletion};
-use rsnic_core::dp::mlx5::sq::{Sq, SqParams, TxPoll, WqeInfo};
+use rsnic_core::dp::mlx5::sq::{FifoEntry, Sq, SqParams, TxPoll, WqeInfo};
 use rsnic_core::dp::mlx5::stats::{RxStats, TxStats};
 use rsnic_core::dp::mlx5::tx::{DmaEntry, InlineMode, TxQueue, TxRejectReason};
 use rsnic_core::sim::mlx5::{
@@ -55,7 +55,7 @@ use crate::mem::{HostBuf, HostMemory};
 pub const LKEY: u32 = 0x0000_1234;
 
 /// The driver-side SQ with host storage.
-pub type HostSq = Sq<TxPkt, HostBuf, Vec<WqeInfo<TxPkt>>, Vec<Option<TxPkt>>, Vec<DmaEntry>>;
+pub type HostSq = Sq<TxPkt, HostBuf, Vec<WqeInfo<TxPkt>>, Vec<FifoEntry<TxPkt>>, Vec<DmaEntry>>;
 /// The driver-side RQ with host storage.
 pub type HostRq = Rq<RxBuf, HostBuf, Vec<Option<RxBuf>>>;
 
@@ -87,7 +87,7 @@ pub fn tx_sq(
         dbr,
         cq,
         (0..n).map(|_| WqeInfo::default()).collect(),
-        (0..4 * n).map(|_| None).collect(),
+        (0..4 * n).map(|_| FifoEntry::default()).collect(),
         vec![DmaEntry::default(); 4 * n],
     )
     .ok()

@@ -5,7 +5,7 @@ use std::collections::HashMap;
 
 use rsnic_core::dp::hw::{Barriers, Coherent, DmaAddr, Mmio};
 use rsnic_core::dp::mlx5::cq::Cq;
-use rsnic_core::dp::mlx5::sq::{Sq, SqParams, WqeInfo, BF_OFFSET};
+use rsnic_core::dp::mlx5::sq::{FifoEntry, Sq, SqParams, WqeInfo, BF_OFFSET};
 use rsnic_core::dp::mlx5::tx::{DmaEntry, InlineMode, TxDmaMap, TxPacket, TxQueue};
 use rsnic_testbed::mem::{HostBuf, HostMemory};
 
@@ -82,7 +82,7 @@ impl TxQueue for Env {
     fn completed(&mut self, _: u32, _: u32) {}
 }
 
-type TestSq = Sq<Pkt, HostBuf, Vec<WqeInfo<Pkt>>, Vec<Option<Pkt>>, Vec<DmaEntry>>;
+type TestSq = Sq<Pkt, HostBuf, Vec<WqeInfo<Pkt>>, Vec<FifoEntry<Pkt>>, Vec<DmaEntry>>;
 
 fn sq(mem: &HostMemory, log_sz: u8, max_sq_wqebbs: u16) -> (TestSq, HostBuf) {
     let n = 1usize << log_sz;
@@ -106,7 +106,7 @@ fn sq(mem: &HostMemory, log_sz: u8, max_sq_wqebbs: u16) -> (TestSq, HostBuf) {
         mem.alloc(8),
         cq,
         (0..n).map(|_| WqeInfo::default()).collect(),
-        (0..4 * n).map(|_| None).collect(),
+        (0..4 * n).map(|_| FifoEntry::default()).collect(),
         vec![DmaEntry::default(); 4 * n],
     )
     .unwrap();

@@ -386,3 +386,43 @@ fn burst_of_32_rings_once() {
         (0..32).collect::<Vec<_>>()
     );
 }
+
+/// A session's packets count in `packets`, `bytes`, `mpwqe_pkts` and `csum_*` when it is
+/// posted, once per session: at the end of each burst the counters are exact, a session
+/// restarted by a packet with other offloads included.
+#[test]
+fn session_counters_are_exact_when_the_burst_ends() {
+    let mem = HostMemory::new();
+    let mut env = Env::new(&mem);
+    let mut sq = make_sq(&env, mp(7));
+    // Burst 1: two plain packets, then one with checksum offload (a second session).
+    for (i, (len, partial)) in [(100usize, false), (60, false), (300, true)]
+        .into_iter()
+        .enumerate()
+    {
+        let mut p = Pkt::new(&mem, i as u32, tcp4_frame(len, 0), vec![]);
+        if partial {
+            p.csum = TxCsum::Partial;
+        }
+        sq.xmit(p, i != 2, &mut env).unwrap();
+    }
+    assert!(!sq.session_open());
+    let s = sq.stats;
+    assert_eq!((s.packets, s.bytes, s.mpwqe_pkts), (3, 100 + 60 + 300, 3));
+    assert_eq!(
+        (s.csum_none, s.csum_partial, s.csum_partial_inner),
+        (2, 1, 0)
+    );
+    assert_eq!((s.mpwqe_blks, s.wqes, s.xmit_more), (2, 2, 2));
+    // Burst 2: one packet.
+    let p = Pkt::new(&mem, 3, tcp4_frame(80, 0), vec![]);
+    sq.xmit(p, false, &mut env).unwrap();
+    let s = sq.stats;
+    assert_eq!(
+        (s.packets, s.bytes, s.mpwqe_pkts),
+        (4, 100 + 60 + 300 + 80, 4)
+    );
+    assert_eq!((s.csum_none, s.csum_partial), (3, 1));
+    assert_eq!(complete_all(&mut sq, &mut env, 2), vec![0, 1, 2, 3]);
+    assert!(env.maps.is_empty());
+}

@@ -303,6 +303,32 @@ fn xmit_on_a_full_ring_is_busy_and_unmaps() {
     p.check_counters().unwrap();
 }
 
+/// A packet whose second fragment fails to map is dropped with every mapping it had undone:
+/// the first (kept with the packet) and the ones in the dma FIFO. The queue goes on.
+#[test]
+fn fragment_map_failure_undoes_every_mapping() {
+    use rsnic_core::dp::mlx5::tx::TxRejectReason;
+    let mut p = ManaPair::new(ManaConfig::default());
+    let b = udp4(300, 1);
+    let mut f = Frame::linear(b[..100].to_vec());
+    f.frags = vec![b[100..200].to_vec(), b[200..].to_vec()];
+    // Map calls of this packet: linear 0, fragments 1 and 2; the last fails.
+    p.env.fail_map_at = Some(2);
+    assert_eq!(p.send_one(&f, false), Err(TxRejectReason::MapError));
+    let c = p.env.counts();
+    assert_eq!((c.maps, c.unmaps), (2, 2));
+    assert_eq!(p.drv_tx().mana_map_err, 1);
+    assert_eq!(p.tx_in_flight(), 0);
+    // The same packet with all three mappings, and a plain one, go out and complete.
+    let frames = [f, Frame::linear(udp4(64, 2))];
+    assert_eq!(p.send_burst(&frames), 2);
+    assert_eq!(p.settle(64).len(), 2);
+    assert_eq!(p.tx_in_flight(), 0);
+    let c = p.env.counts();
+    assert_eq!((c.maps, c.unmaps), (2 + 4, 2 + 4));
+    p.check_counters().unwrap();
+}
+
 #[derive(Debug, Clone)]
 struct Case {
     frames: Vec<(usize, usize, bool)>,

@@ -69,7 +69,7 @@ use std::process::ExitCode;
 use rsnic_core::dp::hw::{Barriers, Coherent, DmaAddr, Mmio};
 use rsnic_core::dp::mana::rq::RxPoll;
 use rsnic_core::dp::mlx5::cq::Cq;
-use rsnic_core::dp::mlx5::sq::{Sq, SqParams, TxPoll, WqeInfo};
+use rsnic_core::dp::mlx5::sq::{FifoEntry, Sq, SqParams, TxPoll, WqeInfo};
 use rsnic_core::dp::mlx5::tx::{DmaEntry, InlineMode, TxDmaMap, TxPacket, TxQueue, TxReject};
 use rsnic_core::sim::mlx5::{api_uar_offset, CqConfig, SqConfig, SQ_DOORBELL};
 use rsnic_testbed::fixtures::Ipv4Frame;
@@ -524,7 +524,7 @@ impl TxPacket for XdpPkt {
 }
 
 /// The driver-side XDP SQ with host storage.
-type XdpSq = Sq<XdpPkt, HostBuf, Vec<WqeInfo<XdpPkt>>, Vec<Option<XdpPkt>>, Vec<DmaEntry>>;
+type XdpSq = Sq<XdpPkt, HostBuf, Vec<WqeInfo<XdpPkt>>, Vec<FifoEntry<XdpPkt>>, Vec<DmaEntry>>;
 
 /// An XDP SQ's environment (`XdpEnv` in the driver's `xdp.rs`) over the host one: the
 /// registers, barriers and DMA mapping of [`HostEnv`], the TX queue of an XDP SQ. XDP SQs
@@ -672,7 +672,7 @@ fn xdp_sq(p: &Pair, log_sz: u8, inline: bool) -> XdpSq {
         dbr,
         cq,
         (0..n).map(|_| WqeInfo::default()).collect(),
-        (0..4 * n).map(|_| None).collect(),
+        (0..4 * n).map(|_| FifoEntry::default()).collect(),
         vec![DmaEntry::default(); 4 * n],
     )
     .expect("XDP SQ")

@@ -11,7 +11,7 @@ use rsnic_core::dp::hw::{Barriers, Coherent, DmaAddr, Mmio};
 use rsnic_core::dp::mlx5::cq::Cq;
 use rsnic_core::dp::mlx5::cqe::{Cqe64, CQE_REQ};
 use rsnic_core::dp::mlx5::rq::{Rq, RqParams, RxBufProvider, RxBuffer};
-use rsnic_core::dp::mlx5::sq::{Sq, SqParams, WqeInfo, BF_OFFSET};
+use rsnic_core::dp::mlx5::sq::{FifoEntry, Sq, SqParams, WqeInfo, BF_OFFSET};
 use rsnic_core::dp::mlx5::tx::{
     DmaEntry, DmaKind, Gso, InlineMode, TxCsum, TxDmaMap, TxPacket, TxQueue, VlanTag,
 };
@@ -308,7 +308,7 @@ impl RxBufProvider<RxBuf> for Env {
     }
 }
 
-pub type TestSq = Sq<Pkt, LBuf, Vec<WqeInfo<Pkt>>, Vec<Option<Pkt>>, Vec<DmaEntry>>;
+pub type TestSq = Sq<Pkt, LBuf, Vec<WqeInfo<Pkt>>, Vec<FifoEntry<Pkt>>, Vec<DmaEntry>>;
 pub type TestRq = Rq<RxBuf, LBuf, Vec<Option<RxBuf>>>;
 
 pub const SQN: u32 = 0x0000_0abc;
@@ -345,7 +345,7 @@ pub fn make_sq(env: &Env, p: SqParams) -> TestSq {
         dbr,
         cq,
         (0..n).map(|_| WqeInfo::default()).collect(),
-        (0..4 * n).map(|_| None).collect(),
+        (0..4 * n).map(|_| FifoEntry::default()).collect(),
         vec![DmaEntry::default(); 4 * n],
     )
     .unwrap()

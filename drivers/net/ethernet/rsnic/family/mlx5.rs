@@ -19,7 +19,7 @@ use crate::dp::mlx5::{
     cq::{Cq, CQ_DB_REQ_NOT},
     eq::Eq,
     rq::{Rq, RqError, RqParams, RxCompletion},
-    sq::{Sq, SqError, SqParams, WqeInfo, BF_OFFSET},
+    sq::{FifoEntry, Sq, SqError, SqParams, WqeInfo, BF_OFFSET},
     stats::{RxStats, TxStats},
 };
 use crate::dp::pkt::{DmaEntry, RxFrags, TxReject};
@@ -42,9 +42,9 @@ pub(crate) const PFLAG_RX_CQE_COMPRESS: u32 = 1 << 1;
 /// The mlx5 family.
 pub(crate) struct Mlx5;
 
-type KSq = Sq<TxSkb, KCoherent, KVec<WqeInfo<TxSkb>>, KVec<Option<TxSkb>>, KVec<DmaEntry>>;
+type KSq = Sq<TxSkb, KCoherent, KVec<WqeInfo<TxSkb>>, KVec<FifoEntry<TxSkb>>, KVec<DmaEntry>>;
 type KRq = Rq<RxPage, KCoherent, KVec<Option<RxPage>>>;
-type KXdpSq = Sq<XdpTx, KCoherent, KVec<WqeInfo<XdpTx>>, KVec<Option<XdpTx>>, KVec<DmaEntry>>;
+type KXdpSq = Sq<XdpTx, KCoherent, KVec<WqeInfo<XdpTx>>, KVec<FifoEntry<XdpTx>>, KVec<DmaEntry>>;
 type KXskRq = Rq<XskBuf, KCoherent, KVec<Option<XskBuf>>>;
 type KEq = Eq<KCoherent>;
 
@@ -452,7 +452,7 @@ impl Control for Mlx5 {
             dbr.clone(),
             tx_cq,
             filled(nsq, WqeInfo::default)?,
-            filled(4 * nsq, || None)?,
+            filled(4 * nsq, FifoEntry::default)?,
             filled(4 * nsq, DmaEntry::default)?,
         )
         .map_err(|_| EINVAL)?;
@@ -584,7 +584,7 @@ impl Control for Mlx5 {
             dbr,
             cq,
             filled(n, WqeInfo::default)?,
-            filled(4 * n, || None)?,
+            filled(4 * n, FifoEntry::default)?,
             filled(4 * n, DmaEntry::default)?,
         )
         .map_err(|_| EINVAL)?;

@@ -28,7 +28,7 @@ use core::ops::DerefMut;
 
 use super::cq::Cq;
 use super::fmt::{
-    is_tx_error, sq_doorbell, Sge, TxOob, WqeHeader, CQE_TX_OKAY, INLINE_OOB_LARGE,
+    is_tx_error, sq_doorbell, Sge, TxOob, WqeHeader, BU_SIZE, CQE_TX_OKAY, INLINE_OOB_LARGE,
     INLINE_OOB_SMALL, MAX_SQE_SIZE, MAX_TX_SGE, PKT_FMT_LONG, PKT_FMT_SHORT,
 };
 use super::stats::{add, TxStats};
@@ -62,10 +62,13 @@ pub struct TxPending<P> {
     pub pkt: Option<P>,
     /// WQE size in BUs.
     pub wqe_bu: u8,
-    /// dma FIFO entries to unmap.
+    /// dma FIFO entries to unmap (the packet's mappings after the first).
     pub num_dma: u8,
     /// BQL bytes.
     pub bytes: u32,
+    /// The packet's first mapping (its linear part's, or its first fragment's), kept here so
+    /// that the common packet, which has one, needs no dma FIFO entry.
+    pub dma: Option<DmaEntry>,
 }
 
 impl<P> Default for TxPending<P> {
@@ -75,6 +78,7 @@ impl<P> Default for TxPending<P> {
             wqe_bu: 0,
             num_dma: 0,
             bytes: 0,
+            dma: None,
         }
     }
 }
@@ -151,7 +155,9 @@ where
     unrung: bool,
     error: Option<SqError>,
     /// The first 16 bytes of every one-BU WQE of the common packet (header with one SGE,
-    /// the short OOB with this SQ's constant fields), if the SQ's OOB is short.
+    /// the short OOB with this SQ's constant fields), if the SQ's OOB is short and the SQ is
+    /// not in an error state (see [`Sq::fail`]): with it, [`Sq::xmit`] takes the common
+    /// packet's path.
     fast_head: Option<[u8; 16]>,
     /// Counters.
     pub stats: TxStats,
@@ -371,6 +377,13 @@ where
         add(&mut self.stats.doorbells, 1);
     }
 
+    /// Enters the error state (for good: the SQ is reopened to leave it). The common packet's
+    /// path is closed with it, so that [`Sq::xmit`] tests one field for both.
+    fn fail(&mut self, e: SqError) {
+        self.error = Some(e);
+        self.fast_head = None;
+    }
+
     /// Stops the stack's queue unless it is stopped already (`stop_queue` counts stops).
     #[inline(always)]
     fn stop_queue<E: TxQueue>(&mut self, env: &mut E) {
@@ -402,6 +415,26 @@ where
             *s = e;
         }
         self.dma_pc = self.dma_pc.wrapping_add(1);
+    }
+
+    /// Keeps a mapping of the packet being built: the first in `first` (its pending entry's),
+    /// the others in the dma FIFO, counted in `ndma`.
+    fn keep_dma(&mut self, first: &mut Option<DmaEntry>, ndma: &mut u32, e: DmaEntry) {
+        if first.is_none() {
+            *first = Some(e);
+        } else {
+            self.push_dma(e);
+            *ndma += 1;
+        }
+    }
+
+    /// Undoes the mappings of a packet that is not sent: `first` and the last `n` dma FIFO
+    /// pushes.
+    fn unwind_pkt_dma<M: TxDmaMap<P>>(&mut self, first: Option<DmaEntry>, n: u32, map: &mut M) {
+        self.unwind_dma(n, map);
+        if let Some(e) = first {
+            map.unmap(e);
+        }
     }
 
     fn unwind_dma<M: TxDmaMap<P>>(&mut self, n: u32, map: &mut M) {
@@ -438,17 +471,27 @@ where
     where
         E: Mmio + Barriers + TxDmaMap<P> + TxQueue,
     {
+        if self.fast_head.is_some()
+            && pkt.nr_frags() == 0
+            && pkt.gso().is_none()
+            && pkt.vlan().is_none()
+            && pkt.csum() == TxCsum::None
+        {
+            return self.xmit_linear(pkt, xmit_more, env);
+        }
+        self.xmit_planned(pkt, xmit_more, env)
+    }
+
+    /// [`Sq::xmit`] of every packet but the common one: planned ([`plan`]), written by
+    /// [`Wq::post`]. Out of line, so that the common packet's path does not carry its stack
+    /// frame.
+    #[inline(never)]
+    fn xmit_planned<E>(&mut self, pkt: P, xmit_more: bool, env: &mut E) -> Result<(), TxReject<P>>
+    where
+        E: Mmio + Barriers + TxDmaMap<P> + TxQueue,
+    {
         if self.error.is_some() {
             return Err(self.reject(pkt, TxRejectReason::SqError, env));
-        }
-        if let Some(head) = self.fast_head {
-            if pkt.nr_frags() == 0
-                && pkt.gso().is_none()
-                && pkt.vlan().is_none()
-                && pkt.csum() == TxCsum::None
-            {
-                return self.xmit_linear(pkt, head, xmit_more, env);
-            }
         }
         let pl = match plan(&pkt, &self.p) {
             Ok(p) => p,
@@ -467,6 +510,7 @@ where
         // Map and build the SGL.
         let mut sges = [Sge::default(); MAX_TX_SGE];
         let mut n = 0usize;
+        let mut first = None;
         let mut ndma = 0u32;
         let mkey = self.p.mkey;
         if pl.linear > 0 {
@@ -474,12 +518,12 @@ where
                 add(&mut self.stats.mana_map_err, 1);
                 return Err(self.reject(pkt, TxRejectReason::MapError, env));
             };
-            self.push_dma(DmaEntry {
+            // The first mapping of the packet.
+            first = Some(DmaEntry {
                 addr,
                 len: pl.linear,
                 kind: DmaKind::Single,
             });
-            ndma += 1;
             match pl.tso {
                 Some((_, ihs)) if pl.linear > ihs => {
                     sges[0] = Sge {
@@ -510,16 +554,19 @@ where
                 continue;
             }
             let Some(addr) = env.map_frag(&pkt, i) else {
-                self.unwind_dma(ndma, env);
+                self.unwind_pkt_dma(first, ndma, env);
                 add(&mut self.stats.mana_map_err, 1);
                 return Err(self.reject(pkt, TxRejectReason::MapError, env));
             };
-            self.push_dma(DmaEntry {
-                addr,
-                len,
-                kind: DmaKind::Page,
-            });
-            ndma += 1;
+            self.keep_dma(
+                &mut first,
+                &mut ndma,
+                DmaEntry {
+                    addr,
+                    len,
+                    kind: DmaKind::Page,
+                },
+            );
             if let Some(s) = sges.get_mut(n) {
                 *s = Sge {
                     address: addr,
@@ -549,7 +596,7 @@ where
         };
         let Ok(bus) = posted else {
             // Cannot happen: the space was checked above.
-            self.unwind_dma(ndma, env);
+            self.unwind_pkt_dma(first, ndma, env);
             return Err(self.reject(pkt, TxRejectReason::Busy, env));
         };
         let len = pkt.pkt_len();
@@ -565,19 +612,21 @@ where
         } else if pl.oob.comp_tcp_csum || pl.oob.comp_udp_csum {
             add(&mut s.csum_partial, 1);
         }
-        self.commit(pkt, len, bus, ndma, xmit_more, env);
+        let room = self.wq.avail_space();
+        let pending = TxPending {
+            pkt: Some(pkt),
+            wqe_bu: bus as u8,
+            num_dma: ndma as u8,
+            bytes: len,
+            dma: first,
+        };
+        self.commit(pending, room, xmit_more, env);
         Ok(())
     }
 
     /// [`Sq::xmit`] of the common packet: one mapping, one one-BU WQE.
     #[inline(always)]
-    fn xmit_linear<E>(
-        &mut self,
-        pkt: P,
-        head: [u8; 16],
-        xmit_more: bool,
-        env: &mut E,
-    ) -> Result<(), TxReject<P>>
+    fn xmit_linear<E>(&mut self, pkt: P, xmit_more: bool, env: &mut E) -> Result<(), TxReject<P>>
     where
         E: Mmio + Barriers + TxDmaMap<P> + TxQueue,
     {
@@ -589,63 +638,96 @@ where
             add(&mut self.stats.mana_map_err, 1);
             return Err(self.reject(pkt, TxRejectReason::MapError, env));
         };
-        self.push_dma(DmaEntry {
+        let dma = DmaEntry {
             addr,
             len,
             kind: DmaKind::Single,
-        });
+        };
         let mut wqe = [0u8; 32];
-        wqe[..16].copy_from_slice(&head);
+        // (`xmit` comes here only with a head.)
+        if let Some(head) = &self.fast_head {
+            wqe[..16].copy_from_slice(head);
+        }
         wqe[16..24].copy_from_slice(&addr.to_le_bytes());
         wqe[24..28].copy_from_slice(&self.p.mkey.to_le_bytes());
         wqe[28..].copy_from_slice(&len.to_le_bytes());
         // The ring's room is checked once, by `post_bu`. No room is rare (the queue stops
         // while a largest WQE still fits: only netpoll transmits on a stopped queue), so the
-        // mapping is undone then rather than the room checked twice on every packet.
+        // mapping is undone then rather than the room checked twice on every packet. The
+        // room left afterwards is the room before less the BU (`post_bu`'s test is the same
+        // computation).
+        let room = self.wq.avail_space();
         if self.wq.post_bu(&wqe).is_err() {
-            self.unwind_dma(1, env);
+            env.unmap(dma);
             self.stop_queue(env);
             return Err(self.reject(pkt, TxRejectReason::Busy, env));
         }
         add(&mut self.stats.short_pkt_fmt, 1);
-        self.commit(pkt, len, 1, 1, xmit_more, env);
+        let pending = TxPending {
+            pkt: Some(pkt),
+            wqe_bu: 1,
+            num_dma: 0,
+            bytes: len,
+            dma: Some(dma),
+        };
+        self.commit(pending, room - BU_SIZE, xmit_more, env);
         Ok(())
     }
 
-    /// The end of every xmit: counters, the packet's pending entry, the queue stopped when
-    /// a maximum WQE no longer fits, the doorbell when the burst ends.
+    /// The end of every xmit: counters, the packet's pending entry (`pending`, with the
+    /// packet and its bookkeeping), the queue stopped when a maximum WQE no longer fits
+    /// (`room`: the free bytes after the WQE), the doorbell when the burst ends.
     #[inline(always)]
-    fn commit<E>(&mut self, pkt: P, len: u32, bus: u32, ndma: u32, xmit_more: bool, env: &mut E)
+    fn commit<E>(&mut self, pending: TxPending<P>, room: u32, xmit_more: bool, env: &mut E)
     where
         E: Mmio + Barriers + TxQueue,
     {
+        let len = pending.bytes;
         let s = &mut self.stats;
         add(&mut s.packets, 1);
         add(&mut s.bytes, u64::from(len));
         add(&mut s.wqes, 1);
-        add(&mut s.bus, u64::from(bus));
-        if xmit_more {
-            add(&mut s.xmit_more, 1);
-        }
-        if let Some(e) = self
+        add(&mut s.bus, u64::from(pending.wqe_bu));
+        add(&mut s.xmit_more, u64::from(xmit_more));
+        match self
             .pending
             .get_mut((self.pend_pc & self.pend_mask) as usize)
         {
-            *e = TxPending {
-                pkt: Some(pkt),
-                wqe_bu: bus as u8,
-                num_dma: ndma as u8,
-                bytes: len,
-            };
+            Some(e) => *e = pending,
+            // (Cannot happen: the index is masked.)
+            None => drop(pending),
         }
         self.pend_pc = self.pend_pc.wrapping_add(1);
         self.unrung = true;
-        if self.wq.avail_space() < STOP_ROOM {
+        if room < STOP_ROOM {
             self.stop_queue(env);
         }
         if env.sent(len, xmit_more) {
             self.ring(env);
         }
+    }
+
+    /// Completes the oldest pending packet: unmaps its data and hands it to `release`.
+    /// Returns its WQE's BUs and its BQL bytes; `None` if its entry holds no packet (cannot
+    /// happen with consistent bookkeeping). Everything the entry describes is undone only
+    /// together with taking its packet, so never twice.
+    #[inline(always)]
+    fn complete_oldest<M: TxDmaMap<P>>(
+        &mut self,
+        map: &mut M,
+        release: &mut impl FnMut(P),
+    ) -> Option<(u32, u32)> {
+        let i = (self.pend_cc & self.pend_mask) as usize;
+        self.pend_cc = self.pend_cc.wrapping_add(1);
+        let e = self.pending.get_mut(i)?;
+        let p = e.pkt.take()?;
+        if let Some(d) = e.dma {
+            map.unmap(d);
+        }
+        let (bus, ndma, bytes) = (e.wqe_bu, e.num_dma, e.bytes);
+        self.pop_dma(u32::from(ndma), map);
+        release(p);
+        Some((u32::from(bus), bytes))
     }
 
     /// Polls the TX CQ (`mana_poll_tx_cq`): up to min(4 × num_cqe, 512) CQEs, one per WQE in
@@ -676,14 +758,14 @@ where
                 Ok(None) => break,
                 Err(_) => {
                     add(&mut self.stats.cq_overflow, 1);
-                    self.error = Some(SqError::CqOverflow);
+                    self.fail(SqError::CqOverflow);
                     break;
                 }
             };
             r.cqes += 1;
             if !cqe.is_sq || cqe.wq_num != self.p.sq_id {
                 add(&mut self.stats.cqe_bad, 1);
-                self.error = Some(SqError::WrongQueue {
+                self.fail(SqError::WrongQueue {
                     wq_num: cqe.wq_num,
                     is_sq: cqe.is_sq,
                 });
@@ -691,29 +773,25 @@ where
             }
             if self.pend_cc == self.pend_pc {
                 add(&mut self.stats.cqe_bad, 1);
-                self.error = Some(SqError::Unexpected);
+                self.fail(SqError::Unexpected);
                 break;
             }
-            let t = cqe.header().cqe_type;
-            if is_tx_error(t) {
-                add(&mut self.stats.tx_cqe_err, 1);
-                r.errors += 1;
-            } else if t != CQE_TX_OKAY {
-                add(&mut self.stats.tx_cqe_unknown_type, 1);
-                r.errors += 1;
+            // The common type is tested first.
+            match cqe.header().cqe_type {
+                CQE_TX_OKAY => {}
+                t if is_tx_error(t) => {
+                    add(&mut self.stats.tx_cqe_err, 1);
+                    r.errors += 1;
+                }
+                _ => {
+                    add(&mut self.stats.tx_cqe_unknown_type, 1);
+                    r.errors += 1;
+                }
             }
-            let e = self
-                .pending
-                .get_mut((self.pend_cc & self.pend_mask) as usize)
-                .map(core::mem::take)
-                .unwrap_or_default();
-            self.pend_cc = self.pend_cc.wrapping_add(1);
-            bus = bus.wrapping_add(u32::from(e.wqe_bu));
-            self.pop_dma(u32::from(e.num_dma), env);
-            if let Some(p) = e.pkt {
-                release(p);
+            if let Some((b, bytes)) = self.complete_oldest(env, &mut release) {
+                bus = bus.wrapping_add(b);
                 r.packets += 1;
-                r.bytes = r.bytes.wrapping_add(e.bytes);
+                r.bytes = r.bytes.wrapping_add(bytes);
             }
         }
         add(&mut self.stats.cqes, u64::from(r.cqes));
@@ -752,18 +830,10 @@ where
     pub fn drain<M: TxDmaMap<P>>(&mut self, map: &mut M, mut release: impl FnMut(P)) -> (u32, u32) {
         let (mut pk, mut by) = (0u32, 0u32);
         while self.pend_cc != self.pend_pc {
-            let e = self
-                .pending
-                .get_mut((self.pend_cc & self.pend_mask) as usize)
-                .map(core::mem::take)
-                .unwrap_or_default();
-            self.pend_cc = self.pend_cc.wrapping_add(1);
-            self.wq.move_tail(u32::from(e.wqe_bu));
-            self.pop_dma(u32::from(e.num_dma), map);
-            if let Some(p) = e.pkt {
-                release(p);
+            if let Some((b, bytes)) = self.complete_oldest(map, &mut release) {
+                self.wq.move_tail(b);
                 pk += 1;
-                by = by.wrapping_add(e.bytes);
+                by = by.wrapping_add(bytes);
             }
         }
         let left = self.dma_pc.wrapping_sub(self.dma_cc);

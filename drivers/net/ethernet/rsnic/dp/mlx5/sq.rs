@@ -8,9 +8,10 @@
 //! [`Sq::poll_cq`] walks completions and hands every packet back exactly once.
 //!
 //! Counters: `pc`/`cc` are free-running u16 WQEBB counters; `wqe_info` is indexed by the
-//! first WQEBB of each WQE; the dma FIFO (u32 counters) and the packet FIFO (u16 counters)
-//! have `4 × size` entries. Every index is masked, so nothing the device writes can index
-//! out of bounds.
+//! first WQEBB of each WQE; the dma FIFO (u32 counters, the mappings of regular WQEs) and the
+//! packet FIFO (u16 counters, the packets of MPWQE sessions, each with its mapping) have
+//! `4 × size` entries. Every index is masked, so nothing the device writes can index out of
+//! bounds.
 //!
 //! Ownership: packets live in `wqe_info` or the packet FIFO until a completion (or
 //! [`Sq::drain`]) hands them to the caller's closure. Dropping an [`Sq`] that still holds
@@ -70,6 +71,26 @@ pub const fn stop_room(x: u16) -> u16 {
     2 * x - 1
 }
 
+/// A packet of an MPWQE session in the packet FIFO, with the DMA mapping of its data: one
+/// push when it joins the session, one pop when its completion arrives (mlx5e keeps two
+/// FIFOs, one of skbs and one of mappings).
+#[derive(Debug)]
+pub struct FifoEntry<P> {
+    /// The packet.
+    pub pkt: Option<P>,
+    /// Its mapping; `None` for a packet inlined into the WQE.
+    pub dma: Option<DmaEntry>,
+}
+
+impl<P> Default for FifoEntry<P> {
+    fn default() -> Self {
+        Self {
+            pkt: None,
+            dma: None,
+        }
+    }
+}
+
 /// Per-WQE bookkeeping, indexed by the WQE's first WQEBB (`struct mlx5e_tx_wqe_info`).
 #[derive(Debug)]
 pub struct WqeInfo<P> {
@@ -77,7 +98,8 @@ pub struct WqeInfo<P> {
     pub pkt: Option<P>,
     /// Bytes for BQL.
     pub num_bytes: u32,
-    /// dma FIFO entries to unmap.
+    /// dma FIFO entries to unmap (regular WQEs; a session's mappings are in its packets'
+    /// FIFO entries).
     pub num_dma: u8,
     /// WQEBBs the WQE spans.
     pub num_wqebbs: u8,
@@ -173,13 +195,20 @@ pub struct TxPoll {
 struct Session {
     /// Ring index of the session's first WQEBB (`pc & mask` at start).
     pi: u16,
-    /// The eth seg's `cs_flags`, what packets joining the session must share. mlx5e
-    /// compares the eth seg's first 6 bytes; rsnic writes no software-parser offsets
-    /// (`swp_offs`, `swp_flags`), so `cs_flags` is all of them that can differ.
-    cs_flags: u8,
+    /// The checksum request of its packets, which decides the eth seg's `cs_flags`: what
+    /// packets joining the session must share. mlx5e compares the eth seg's first 6 bytes;
+    /// rsnic writes no software-parser offsets (`swp_offs`, `swp_flags`), so `cs_flags` is
+    /// all of them that can differ, and it is a function of the request.
+    csum: TxCsum,
+    /// DS units written, ctrl and eth seg included.
     ds_count: u8,
-    pkt_count: u8,
-    num_dma: u8,
+    /// The DS count at which the session is full (set at start: with inlining on, when the
+    /// largest inline segment no longer fits; else when every DS is used).
+    ds_full: u8,
+    /// `pkt_pc` when the session started: its packets are the FIFO entries from here to
+    /// `pkt_pc` (no other WQE queues packets there while a session is open).
+    pkt_start: u16,
+    /// BQL bytes of its packets.
     bytes_count: u32,
 }
 
@@ -192,7 +221,7 @@ pub struct Sq<P, C, W, F, D>
 where
     C: Coherent,
     W: DerefMut<Target = [WqeInfo<P>]>,
-    F: DerefMut<Target = [Option<P>]>,
+    F: DerefMut<Target = [FifoEntry<P>]>,
     D: DerefMut<Target = [DmaEntry]>,
 {
     wq: C,
@@ -217,9 +246,35 @@ where
     /// The newest WQE written but not yet announced by a doorbell (offset, ctrl seg).
     unrung: Option<(usize, CtrlSeg)>,
     inline_on: bool,
+    /// MPWQE is on and the SQ has no min-inline mode: [`Sq::xmit`] hands the common packet
+    /// ([`tx_attr_common`]) straight to the session. Follows `p.mpwqe`.
+    common_to_session: bool,
     error: Option<SqError>,
     /// Counters.
     pub stats: TxStats,
+}
+
+/// Unmaps and releases the packets of a run of FIFO entries; returns how many there were.
+/// An entry's mapping is undone only together with taking its packet, so never twice.
+#[inline(always)]
+fn release_run<P, M: TxDmaMap<P>>(
+    run: &mut [FifoEntry<P>],
+    map: &mut M,
+    release: &mut impl FnMut(P),
+) -> u32 {
+    let mut missing = 0;
+    for e in run.iter_mut() {
+        let Some(p) = e.pkt.take() else {
+            // (Cannot happen with consistent bookkeeping.)
+            missing += 1;
+            continue;
+        };
+        if let Some(d) = e.dma {
+            map.unmap(d);
+        }
+        release(p);
+    }
+    (run.len() - missing) as u32
 }
 
 /// Rings an SQ doorbell (`mlx5e_notify_hw`): CQ_UPDATE into the WQE's `fm_ce_se`,
@@ -250,7 +305,7 @@ where
     P: TxPacket,
     C: Coherent,
     W: DerefMut<Target = [WqeInfo<P>]>,
-    F: DerefMut<Target = [Option<P>]>,
+    F: DerefMut<Target = [FifoEntry<P>]>,
     D: DerefMut<Target = [DmaEntry]>,
 {
     /// Builds an SQ. `wq` holds `2^log_sz` WQEBBs; `cq` is its completion queue (same size
@@ -300,10 +355,12 @@ where
             session: None,
             unrung: None,
             inline_on: false,
+            common_to_session: false,
             error: None,
             stats: TxStats::default(),
         };
         sq.stop_room = sq.calc_stop_room(p.mpwqe);
+        sq.common_to_session = p.mpwqe && p.min_inline == InlineMode::None;
         if usize::from(sq.stop_room) >= n {
             return Err(QueueSetupError::BadParams);
         }
@@ -385,6 +442,7 @@ where
             return Err(NotIdle);
         }
         self.p.mpwqe = on;
+        self.common_to_session = on && self.p.min_inline == InlineMode::None;
         self.stop_room = room;
         Ok(())
     }
@@ -483,15 +541,46 @@ where
         }
     }
 
+    /// Queues a session's packet with its mapping (`None`: inlined).
     #[inline(always)]
-    fn push_pkt(&mut self, pkt: P) {
+    fn push_pkt(&mut self, pkt: P, dma: Option<DmaEntry>) {
         if let Some(slot) = self
             .pkt_fifo
             .get_mut(usize::from(self.pkt_pc & self.pkt_mask))
         {
-            *slot = Some(pkt);
+            *slot = FifoEntry {
+                pkt: Some(pkt),
+                dma,
+            };
         }
         self.pkt_pc = self.pkt_pc.wrapping_add(1);
+    }
+
+    /// Dequeues the `n` oldest FIFO packets: unmaps their data and hands them to `release`.
+    /// Returns how many packets there were. The entries are walked as at most two
+    /// contiguous runs (up to the end of the FIFO, then from its start), so the index is
+    /// masked and checked once per run, not per packet.
+    #[inline(always)]
+    fn pop_pkts<M: TxDmaMap<P>>(
+        &mut self,
+        n: u16,
+        map: &mut M,
+        release: &mut impl FnMut(P),
+    ) -> u32 {
+        let start = usize::from(self.pkt_cc & self.pkt_mask);
+        self.pkt_cc = self.pkt_cc.wrapping_add(n);
+        let end = start + usize::from(n);
+        let len = self.pkt_fifo.len();
+        let mut got = 0;
+        if let Some(run) = self.pkt_fifo.get_mut(start..end.min(len)) {
+            got = release_run(run, map, release);
+        }
+        if end > len {
+            if let Some(run) = self.pkt_fifo.get_mut(..end - len) {
+                got += release_run(run, map, release);
+            }
+        }
+        got
     }
 
     /// Rings the doorbell for everything posted so far, with the newest WQE's ctrl seg.
@@ -581,6 +670,24 @@ where
     where
         E: Mmio + Barriers + TxDmaMap<P> + TxQueue,
     {
+        // The common packet on an MPWQE SQ goes straight to the (out-of-line) session: this
+        // test needs no stack frame, so the call is a tail call.
+        if self.common_to_session && self.error.is_none() {
+            if let Some(attr) = tx_attr_common(&pkt, InlineMode::None) {
+                return self.xmit_mpwqe(pkt, attr.csum, xmit_more, env);
+            }
+        }
+        self.xmit_staged(pkt, xmit_more, env)
+    }
+
+    /// [`Sq::xmit`] for every packet but the common one on an MPWQE SQ: the stages. Out of
+    /// line, so that [`Sq::xmit`] is only the test and two tail calls (its register
+    /// saves are paid on this path only).
+    #[inline(never)]
+    fn xmit_staged<E>(&mut self, pkt: P, xmit_more: bool, env: &mut E) -> Result<(), TxReject<P>>
+    where
+        E: Mmio + Barriers + TxDmaMap<P> + TxQueue,
+    {
         if self.error.is_some() {
             return Err(self.reject(pkt, TxRejectReason::SqError, xmit_more, env));
         }
@@ -588,7 +695,7 @@ where
             Some(attr) => {
                 // MPWQE-eligible by construction.
                 if self.p.mpwqe {
-                    return self.xmit_mpwqe(pkt, &attr, xmit_more, env);
+                    return self.xmit_mpwqe(pkt, attr.csum, xmit_more, env);
                 }
                 // (With MPWQE off no session is ever open: `set_mpwqe` needs an idle SQ.)
                 return self.xmit_common(pkt, &attr, xmit_more, env);
@@ -599,7 +706,7 @@ where
                     Err(r) => return Err(self.reject(pkt, r, xmit_more, env)),
                 };
                 if self.p.mpwqe && attr.mpwqe_eligible() {
-                    return self.xmit_mpwqe(pkt, &attr, xmit_more, env);
+                    return self.xmit_mpwqe(pkt, attr.csum, xmit_more, env);
                 }
                 attr
             }
@@ -907,17 +1014,7 @@ where
             release(p);
             return (nw, 1, nbytes);
         }
-        let mut n = 0;
-        for _ in 0..nfifo {
-            let slot = self
-                .pkt_fifo
-                .get_mut(usize::from(self.pkt_cc & self.pkt_mask));
-            self.pkt_cc = self.pkt_cc.wrapping_add(1);
-            if let Some(p) = slot.and_then(Option::take) {
-                release(p);
-                n += 1;
-            }
-        }
+        let n = self.pop_pkts(u16::from(nfifo), map, release);
         (nw, n, if n > 0 { nbytes } else { 0 })
     }
 
@@ -1030,17 +1127,7 @@ where
             by = by.wrapping_add(b);
         }
         // Anything still in the FIFOs (cannot happen with consistent bookkeeping).
-        while self.pkt_cc != self.pkt_pc {
-            if let Some(p) = self
-                .pkt_fifo
-                .get_mut(usize::from(self.pkt_cc & self.pkt_mask))
-                .and_then(Option::take)
-            {
-                release(p);
-                pk += 1;
-            }
-            self.pkt_cc = self.pkt_cc.wrapping_add(1);
-        }
+        pk += self.pop_pkts(self.pkt_pc.wrapping_sub(self.pkt_cc), map, &mut release);
         let left = self.dma_pc.wrapping_sub(self.dma_cc);
         self.pop_dma(left, map);
         (pk, by)

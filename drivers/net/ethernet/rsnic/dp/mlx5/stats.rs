@@ -10,6 +10,10 @@ pub(crate) fn add(c: &mut u64, n: u64) {
 }
 
 /// Per-SQ counters (`tx%d_*`).
+///
+/// The packets of an MPWQE session count in `packets`, `bytes`, `mpwqe_pkts` and the
+/// `csum_*` counters when the session is posted (closed), once per session; sessions close at
+/// the latest when the burst ends.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct TxStats {
     /// Packets queued (a GSO packet counts its segments).

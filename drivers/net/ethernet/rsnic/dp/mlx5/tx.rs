@@ -57,17 +57,23 @@ impl TxAttr {
     /// Eth-segment `cs_flags` for the checksum request.
     #[inline(always)]
     pub fn cs_flags(&self) -> u8 {
-        match self.csum {
-            TxCsum::None => 0,
-            TxCsum::Partial => ETH_L3_CSUM | ETH_L4_CSUM,
-            TxCsum::PartialInner => ETH_L3_CSUM | ETH_L3_INNER_CSUM | ETH_L4_INNER_CSUM,
-        }
+        csum_flags(self.csum)
     }
 
     /// Whether an SKB MPWQE can carry the packet: linear, no VLAN, nothing inlined, not GSO.
     #[inline(always)]
     pub fn mpwqe_eligible(&self) -> bool {
         self.nr_dsegs == 0 && self.vlan.is_none() && self.ihs == 0 && self.opcode == OPCODE_SEND
+    }
+}
+
+/// Eth-segment `cs_flags` for a checksum request.
+#[inline(always)]
+pub fn csum_flags(csum: TxCsum) -> u8 {
+    match csum {
+        TxCsum::None => 0,
+        TxCsum::Partial => ETH_L3_CSUM | ETH_L4_CSUM,
+        TxCsum::PartialInner => ETH_L3_CSUM | ETH_L3_INNER_CSUM | ETH_L4_INNER_CSUM,
     }
 }
 
