@@ -3,11 +3,14 @@
 # sim_min_inline=1: L2, as ConnectX-4 Lx reports in its caps): the driver reads the mode at
 # bring-up (QUERY_HCA_CAP, else the NIC vport context), creates every SQ with it
 # (sqc.min_wqe_inline_mode) and inlines the Ethernet header of every packet and XDP frame,
-# as mlx5e does. The device refuses a WQE without it (an error CQE, dev_wqe_errors): before
-# the driver honoured the mode, the SQs were not even created (ip link set up failed).
-#   - test frames A -> B arrive byte for byte; a pktgen flood with tx_mpwqe on is all
-#     delivered, through regular WQEs (a packet with inline headers does not fit the MPWQE
-#     session: tx_mpwqe_pkts stays 0), with no WQE refused;
+# as mlx5e does. The device refuses a WQE without it (an error CQE, dev_wqe_errors), and an
+# MPWQE with a packet sent by address (its shared eth seg inlines nothing): with tx_mpwqe
+# on, the driver puts a packet of at most 252 bytes into MPWQE sessions inlined whole, as
+# DPDK's eMPW inline does, and sends a longer one in a regular WQE with its headers inline.
+#   - test frames A -> B arrive byte for byte; a pktgen flood of 60-byte frames is all
+#     delivered, every packet in an MPWQE session and inlined (tx_mpwqe_pkts =
+#     tx_mpwqe_inlnw = the device's dev_mpwqe_pkts), with no WQE refused;
+#   - 1000-byte pings both ways (regular WQEs with inline headers) get their replies;
 #   - XDP_TX on B (an XDP SQ) sends every frame back to A unchanged but for the MACs.
 # MANA has no inline modes (skipped).
 set -euo pipefail
@@ -35,9 +38,19 @@ pktgen_run "$A" "$COUNT" 10.10.0.2 "$MAC_B" 32 60
 wait_for "A's and B's counters to settle" settled
 assert_eq "B's device received what A sent" "$(delta s0a s1a tx_packets)" "$(delta s0b s1b dev_rx_packets)"
 assert_eq "A's WQEs refused by the device" 0 "$(delta s0a s1a dev_wqe_errors)"
-assert_eq "A's packets in MPWQE sessions" 0 "$(delta s0a s1a tx_mpwqe_pkts)"
+mp=$(delta s0a s1a tx_mpwqe_pkts)
+[ "$mp" -ge "$COUNT" ] || fail "A's packets in MPWQE sessions: $mp, fewer than the $COUNT of pktgen"
+assert_eq "A's MPWQE packets inlined whole" "$mp" "$(delta s0a s1a tx_mpwqe_inlnw)"
+assert_eq "MPWQE packets A's device sent" "$mp" "$(delta s0a s1a dev_mpwqe_pkts)"
 echo "  A sent $(delta s0a s1a tx_packets) packets in $(delta s0a s1a dev_wqes) WQEs," \
 	"$(delta s0a s1a dev_wqe_bytes) WQE bytes"
+
+ping -c 3 -i 0.2 -W 2 -s 1000 10.10.0.2 >/dev/null || fail "1000-byte ping A -> B"
+ip netns exec peer ping -c 3 -i 0.2 -W 2 -s 1000 10.10.0.1 >/dev/null ||
+	fail "1000-byte ping B -> A"
+snap s2a "$A"
+assert_eq "A's WQEs refused by the device after the pings" 0 "$(delta s1a s2a dev_wqe_errors)"
+echo "  1000-byte pings both ways: ok"
 
 xdp_attach "$B" peer xdp_tx
 snap x0a "$A"

@@ -276,13 +276,17 @@ impl Pair {
         let (wq, sq_dbr) = (coherent(&mem, sn * 64), coherent(&mem, 8));
         let sqn = tb
             .device()
-            .create_sq(&SqConfig {
-                port: TX_PORT,
-                buf: wq.dma_addr(),
-                log_size: cfg.sq_log_sz,
-                dbr: sq_dbr.dma_addr(),
-                cqn: tcqn,
-            })
+            .create_sq_inline(
+                &SqConfig {
+                    port: TX_PORT,
+                    buf: wq.dma_addr(),
+                    log_size: cfg.sq_log_sz,
+                    dbr: sq_dbr.dma_addr(),
+                    cqn: tcqn,
+                },
+                // The device enforces the mode the driver's SQ is built with.
+                cfg.min_inline as u8,
+            )
             .expect("create SQ");
         let sq = tx_sq(&cfg, cfg.sq_log_sz, sqn, wq, sq_dbr, tcq).expect("SQ");
 

@@ -6,6 +6,7 @@
 //!
 //! `cargo test -p rsnic-testbed --test dp_e2e -- --nocapture` prints the table.
 
+use rsnic_core::dp::mlx5::tx::InlineMode;
 use rsnic_testbed::fixtures::udp4_frame;
 use rsnic_testbed::pair::{Pair, PairConfig, TxFrame};
 
@@ -167,4 +168,64 @@ fn long_burst_frees_descriptors_before_its_end() {
         assert_eq!(p.dev_tx().tx_cqes, cqes, "mpwqe {mpwqe}");
         p.check_counters().unwrap();
     }
+}
+
+/// Sends bursts of 32 UDP frames cycling through `sizes` on a pair whose SQ (and device)
+/// has min-inline mode `mode`, MPWQE on; every frame must arrive byte for byte with no WQE
+/// refused. Returns (frames sent, driver MPWQE packets, driver inlined MPWQE packets,
+/// device MPWQE packets).
+fn run_min_inline(mode: InlineMode, sizes: &[usize]) -> (u64, u64, u64, u64) {
+    const BURST: usize = 32;
+    let mut p = Pair::new(PairConfig {
+        mpwqe: true,
+        min_inline: mode,
+        ..PairConfig::default()
+    });
+    let base = p.dev_tx();
+    let mut received = 0usize;
+    let frame = |i: usize| udp4_frame(sizes[i % sizes.len()], i as u8);
+    for b in 0..8 {
+        let frames: Vec<TxFrame> = (0..BURST)
+            .map(|k| TxFrame::linear(frame(b * BURST + k)))
+            .collect();
+        let r = p.send_burst(&frames);
+        assert_eq!(r.accepted.len(), BURST, "{r:?}");
+        p.run_device();
+        p.poll_tx();
+        for f in p.settle(64) {
+            assert_eq!(f.bytes, frame(received), "packet {received}");
+            received += 1;
+        }
+    }
+    assert_eq!(received, 8 * BURST);
+    assert!(p.sq.error().is_none(), "{:?}", p.sq.error());
+    let c = p.dev_tx();
+    assert_eq!(c.wqe_errors - base.wqe_errors, 0, "WQEs the device refused");
+    p.check_counters().unwrap();
+    let d = p.drv_tx();
+    (
+        received as u64,
+        d.mpwqe_pkts,
+        d.inlnw,
+        c.mpwqe_pkts - base.mpwqe_pkts,
+    )
+}
+
+/// A device that demands L2 headers inline (ConnectX-4 Lx) refuses an MPWQE packet sent by
+/// address; the SQ then carries the packets of at most 252 bytes in MPWQE sessions inlined
+/// whole, and the others in regular WQEs with their headers inline. Without the demand,
+/// sessions carry everything by address (MPWQE inline stays off: `mpwqe_inline` false).
+#[test]
+fn min_inline_device_takes_mpwqe_sessions_of_inlined_packets() {
+    // UDP payloads: frames of 106 and 242 bytes fit an inline segment (252 bytes at most),
+    // of 295 and 1042 do not.
+    let sizes = [64, 1000, 200, 64, 253, 64];
+    let (n, mp, inl, dev) = run_min_inline(InlineMode::L2, &sizes);
+    let small = (0..n as usize)
+        .filter(|&i| udp4_frame(sizes[i % sizes.len()], 0).len() <= 252)
+        .count() as u64;
+    assert_eq!(small, 171, "4 of every 6 frames");
+    assert_eq!((mp, inl, dev), (small, small, small), "of {n} frames");
+    let (n, mp, inl, dev) = run_min_inline(InlineMode::None, &sizes);
+    assert_eq!((mp, inl, dev), (n, 0, n), "of {n} frames");
 }

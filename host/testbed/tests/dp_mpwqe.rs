@@ -186,18 +186,33 @@ fn fallback_closes_session_without_ringing() {
     assert_eq!(sq.stats.mpwqe_pkts, 6);
     assert!(env.maps.is_empty());
 
-    // With a min-inline requirement no packet is eligible.
+    // With a min-inline requirement a packet joins a session only inlined whole: one of
+    // more than 252 bytes is not eligible (a regular SEND with its headers inline), a small
+    // one is (an MPWQE whose packet is an inline segment, nothing mapped).
     let mut p = mp(7);
     p.min_inline = InlineMode::L2;
     let mut sq = make_sq(&env, p);
+    assert!(sq.inline_required());
     sq.xmit(
-        Pkt::new(&mem, 0, tcp4_frame(70, 0), vec![]),
+        Pkt::new(&mem, 0, tcp4_frame(300, 0), vec![]),
         false,
         &mut env,
     )
     .unwrap();
     assert_eq!(sq.stats.mpwqe_blks, 0);
     assert_eq!(sq.ring().bytes(3, 1), vec![0x0a]);
+    let pc = usize::from(sq.pc());
+    let maps = env.map_calls;
+    let small = tcp4_frame(70, 0);
+    sq.xmit(Pkt::new(&mem, 1, small.clone(), vec![]), false, &mut env)
+        .unwrap();
+    assert_eq!((sq.stats.mpwqe_blks, sq.stats.inlnw), (1, 1));
+    assert_eq!(env.map_calls, maps, "an inlined packet is not mapped");
+    assert_eq!(sq.ring().bytes(pc * 64 + 3, 1), vec![0x29]);
+    // After ctrl and eth seg: the inline segment (byte count | 0x80000000, the packet).
+    let mut want = (small.len() as u32 | 0x8000_0000).to_be_bytes().to_vec();
+    want.extend_from_slice(&small);
+    assert_eq!(sq.ring().bytes(pc * 64 + 32, want.len()), want);
 }
 
 #[test]

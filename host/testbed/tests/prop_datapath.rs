@@ -377,19 +377,34 @@ fn run(sc: &Scenario) -> Result<(), TestCaseError> {
         k += 1;
     }
 
-    // MPWQE carries exactly the eligible packets (nothing inlined by min-inline, linear,
-    // untagged) when it is on, and nothing when it is off.
+    // MPWQE carries exactly the eligible packets (linear, untagged) when it is on, and
+    // nothing when it is off. With a min-inline mode the eligible packets are those that
+    // fit an inline segment whole (at most 252 bytes, not GSO), and every one is inlined.
     let d = p.drv_tx();
     let eligible = accepted
         .iter()
         .filter(|s| s.frame.vlan.is_none() && s.frame.frags.iter().all(Vec::is_empty))
         .count() as u64;
+    let inlinable = accepted
+        .iter()
+        .filter(|s| {
+            // No fragment at all (empty ones included: the inline path takes an skb
+            // without `nr_frags`).
+            s.frame.vlan.is_none()
+                && s.frame.frags.is_empty()
+                && s.frame.gso.is_none()
+                && (1..=252).contains(&s.frame.linear.len())
+        })
+        .count() as u64;
     if !sc.cfg.mpwqe {
         prop_assert_eq!(d.mpwqe_pkts, 0);
     } else if sc.cfg.min_inline == InlineMode::None {
         prop_assert_eq!(d.mpwqe_pkts, eligible);
+    } else {
+        prop_assert_eq!(d.mpwqe_pkts, inlinable);
+        prop_assert_eq!(d.inlnw, inlinable);
     }
-    if !sc.cfg.mpwqe_inline || !sc.cfg.mpwqe {
+    if !sc.cfg.mpwqe || (!sc.cfg.mpwqe_inline && sc.cfg.min_inline == InlineMode::None) {
         prop_assert_eq!(d.inlnw, 0);
     }
     // At most one doorbell per burst end, queue stop and rejection (the flush).

@@ -122,6 +122,8 @@ impl Family for Mlx5 {
         ("tx_bytes", |s| s.tx.bytes),
         ("tx_mpwqe_blks", |s| s.tx.mpwqe_blks),
         ("tx_mpwqe_pkts", |s| s.tx.mpwqe_pkts),
+        // MPWQE packets inlined whole (a device that demands inline headers; rsnic's).
+        ("tx_mpwqe_inlnw", |s| s.tx.inlnw),
         ("tx_xmit_more", |s| s.tx.xmit_more),
         ("tx_nop", |s| s.tx.nop),
         ("tx_queue_stopped", |s| s.tx.stopped),

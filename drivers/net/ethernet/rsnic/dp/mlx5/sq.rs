@@ -24,8 +24,8 @@ use core::ops::DerefMut;
 use super::cq::{Cq, NotIdle, QueueSetupError};
 use super::cqe::{CQE_REQ, CQE_REQ_ERR};
 use super::seg::{
-    CtrlSeg, DataSeg, EthSeg, CTRL_CQ_UPDATE, INL_HDR_START_SZ, SEND_WQE_BB, SEND_WQE_DS,
-    SEND_WQE_MAX_WQEBBS,
+    inline_seg_ds, CtrlSeg, DataSeg, EthSeg, CTRL_CQ_UPDATE, INL_HDR_START_SZ, MPWQE_INLINE_MAX,
+    SEND_WQE_BB, SEND_WQE_DS, SEND_WQE_MAX_WQEBBS, WQEBB_NUM_DS,
 };
 use super::stats::{add, TxStats};
 use super::tx::{
@@ -140,7 +140,9 @@ pub struct SqParams {
     pub max_sq_wqebbs: u16,
     /// Enhanced MPWQE for eligible packets (pflag `skb_tx_mpwqe`).
     pub mpwqe: bool,
-    /// Inline small packets inside MPWQE sessions.
+    /// Inline small packets inside MPWQE sessions (when enough packets are outstanding).
+    /// With a min-inline mode, MPWQE sessions carry only packets inlined whole, whatever
+    /// this says ([`Sq::inline_required`]).
     pub mpwqe_inline: bool,
 }
 
@@ -249,6 +251,10 @@ where
     /// MPWQE is on and the SQ has no min-inline mode: [`Sq::xmit`] hands the common packet
     /// ([`tx_attr_common`]) straight to the session. Follows `p.mpwqe`.
     common_to_session: bool,
+    /// MPWQE is on, the SQ has a min-inline mode, and a session has room for a packet of
+    /// [`MPWQE_INLINE_MAX`] bytes inlined whole: sessions carry small common packets as
+    /// inline segments only ([`Sq::inline_required`]). Follows `p.mpwqe`.
+    inline_required: bool,
     error: Option<SqError>,
     /// Counters.
     pub stats: TxStats,
@@ -356,11 +362,12 @@ where
             unrung: None,
             inline_on: false,
             common_to_session: false,
+            inline_required: false,
             error: None,
             stats: TxStats::default(),
         };
         sq.stop_room = sq.calc_stop_room(p.mpwqe);
-        sq.common_to_session = p.mpwqe && p.min_inline == InlineMode::None;
+        sq.set_session_paths();
         if usize::from(sq.stop_room) >= n {
             return Err(QueueSetupError::BadParams);
         }
@@ -409,6 +416,15 @@ where
     pub fn inline_on(&self) -> bool {
         self.inline_on
     }
+    /// Whether MPWQE sessions carry only packets inlined whole: the device demands a
+    /// min-inline mode (ConnectX-4 Lx reports L2), which an MPWQE's shared eth seg cannot
+    /// give (it inlines nothing) but a packet's own inline segment does, as DPDK's eMPW
+    /// inline sends. A packet of at most [`MPWQE_INLINE_MAX`] bytes that is linear, without
+    /// GSO or VLAN tag, joins a session inlined; any other takes a regular WQE with its
+    /// headers inline.
+    pub fn inline_required(&self) -> bool {
+        self.inline_required
+    }
     /// Packets held by the SQ (posted and not yet completed).
     pub fn outstanding_pkts(&self) -> u16 {
         self.pkt_pc.wrapping_sub(self.pkt_cc)
@@ -442,9 +458,19 @@ where
             return Err(NotIdle);
         }
         self.p.mpwqe = on;
-        self.common_to_session = on && self.p.min_inline == InlineMode::None;
+        self.set_session_paths();
         self.stop_room = room;
         Ok(())
+    }
+
+    /// Derives which packets MPWQE sessions take from `p.mpwqe` and the min-inline mode.
+    fn set_session_paths(&mut self) {
+        let min_inline = self.p.min_inline != InlineMode::None;
+        self.common_to_session = self.p.mpwqe && !min_inline;
+        // A session's first packet needs the ctrl and eth segs and its inline segment.
+        let room = u32::from(self.max_mpw_wqebbs) * u32::from(WQEBB_NUM_DS);
+        self.inline_required =
+            self.p.mpwqe && min_inline && room >= 2 + inline_seg_ds(MPWQE_INLINE_MAX);
     }
 
     /// Switches inlining of small packets inside MPWQE sessions. Safe at any time: it takes
@@ -701,6 +727,15 @@ where
                 return self.xmit_common(pkt, &attr, xmit_more, env);
             }
             None => {
+                // The device demands inline headers: a small common packet joins a session
+                // inlined whole ([`Sq::inline_required`]).
+                if self.inline_required {
+                    if let Some(attr) = tx_attr_common(&pkt, InlineMode::None)
+                        .filter(|a| a.headlen <= MPWQE_INLINE_MAX)
+                    {
+                        return self.xmit_mpwqe(pkt, attr.csum, xmit_more, env);
+                    }
+                }
                 let attr = match tx_attr(&pkt, self.p.min_inline, self.p.vlan_need_l2_inline) {
                     Ok(a) => a,
                     Err(r) => return Err(self.reject(pkt, r, xmit_more, env)),

@@ -524,13 +524,17 @@ fn exec_wqe<M: BusMemory, I: InterruptSink>(
     }
     let w = wqe.get(..bytes).ok_or(fail(WqeError::BadDsCount))?;
     // An SQ with a minimum inline mode (sqc.min_wqe_inline_mode, at least L2) needs the
-    // Ethernet header inline: a SEND/LSO without it, and an MPWQE (which carries none), are
-    // refused. Modes IP and TCP/UDP are enforced as L2.
+    // Ethernet header inline: a SEND/LSO without it is refused, and so is an MPWQE with a
+    // packet sent by address (its shared eth seg inlines nothing; a packet inlined whole in
+    // its own inline segment carries its headers). Modes IP and TCP/UDP are enforced as L2.
     if sq.min_inline != 0
-        && ((opcode == OP_ENHANCED_MPSW) || (opcode != OP_NOP && eseg(w).inline_sz < pkt::ETH_HLEN))
+        && opcode != OP_NOP
+        && opcode != OP_ENHANCED_MPSW
+        && eseg(w).inline_sz < pkt::ETH_HLEN
     {
         return Err(fail(WqeError::BadInline));
     }
+    let all_inline = sq.min_inline != 0;
     let r = match opcode {
         OP_NOP => {
             if let Some(port) = ports.get_mut(p) {
@@ -538,7 +542,7 @@ fn exec_wqe<M: BusMemory, I: InterruptSink>(
             }
             Ok(())
         }
-        OP_ENHANCED_MPSW => exec_mpwqe(ports, queues, p, w, ds, gather, io),
+        OP_ENHANCED_MPSW => exec_mpwqe(ports, queues, p, w, ds, all_inline, gather, io),
         _ => exec_regular(ports, queues, p, w, ds, opcode == OP_LSO, frame, gather, io),
     };
     r.map_err(fail)?;
@@ -661,14 +665,17 @@ fn exec_regular<M: BusMemory, I: InterruptSink>(
     Ok(())
 }
 
-/// Enhanced multi-packet send WQE: one packet per segment after the eth segment.
+/// Enhanced multi-packet send WQE: one packet per segment after the eth segment. With
+/// `all_inline` (an SQ with a minimum inline mode) every packet must be an inline segment.
 #[inline(never)]
+#[allow(clippy::too_many_arguments)]
 fn exec_mpwqe<M: BusMemory, I: InterruptSink>(
     ports: &mut [Port],
     queues: &mut [QueueSet],
     p: usize,
     w: &[u8],
     ds: usize,
+    all_inline: bool,
     gather: &mut [u8],
     io: &mut Io<'_, M, I>,
 ) -> Result<(), WqeError> {
@@ -685,6 +692,7 @@ fn exec_mpwqe<M: BusMemory, I: InterruptSink>(
     while at < ds {
         let (seg, next) = next_seg(w, at, ds)?;
         let host_len = match seg {
+            Seg::Data { .. } if all_inline => return Err(WqeError::BadInline),
             Seg::Inline { len, .. } | Seg::Data { len, .. } => len,
         };
         let len = host_len + vlan_len;

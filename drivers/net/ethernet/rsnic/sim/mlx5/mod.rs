@@ -1249,7 +1249,10 @@ pub struct Caps {
     /// Minimum WQE inline mode the device requires (0 none, 1 L2, 2 IP, 3 TCP/UDP): an SQ
     /// created with a lower `min_wqe_inline_mode` is refused (BAD_PARAM). Reported as
     /// `wqe_inline_mode` = 0 (L2 required) when 1, 2 (not required) when 0, 1 (vport
-    /// context) otherwise; QUERY_NIC_VPORT_CONTEXT returns the mode itself.
+    /// context) otherwise; QUERY_NIC_VPORT_CONTEXT returns the mode itself. On an SQ with a
+    /// mode, a SEND or LSO WQE needs at least the Ethernet header inline and every packet of
+    /// an ENHANCED_MPSW WQE must be an inline segment (a packet by address is refused:
+    /// BadInline).
     pub min_inline: u8,
     /// Basic CQE compression (`cqe_compression`): without it `cqe_comp_en` is refused.
     pub cqe_compression: bool,
@@ -1715,8 +1718,16 @@ where
     /// Creates an SQ (ready, counters 0, rung through the port's [`API_UAR`] page) and
     /// returns its number.
     pub fn create_sq(&mut self, cfg: &SqConfig) -> Result<u32, CmdError> {
+        self.create_sq_inline(cfg, 0)
+    }
+
+    /// As [`Device::create_sq`], with `sqc.min_wqe_inline_mode` = `min_inline` (0..=3): the
+    /// SQ then refuses WQEs that do not inline the Ethernet header (see
+    /// [`Caps::min_inline`]).
+    pub fn create_sq_inline(&mut self, cfg: &SqConfig, min_inline: u8) -> Result<u32, CmdError> {
         let extra = SqCtx {
             uar: API_UAR as u16,
+            min_inline: min_inline.min(3),
             ..SqCtx::EMPTY
         };
         self.tables().create_sq(cfg, QueueState::Ready, extra)

@@ -3,7 +3,9 @@
 //! Enhanced TX MPWQE sessions for SKBs (opcode 0x29, spec B.2), kept out of line.
 //!
 //! One WQE = ctrl | eth seg shared by the session | one data segment per packet (or, with
-//! `mpwqe_inline` and enough packets outstanding, an inline segment per small packet).
+//! `mpwqe_inline` and enough packets outstanding, an inline segment per small packet; on an
+//! SQ whose device demands inline headers, [`Sq::inline_required`], an inline segment per
+//! packet always).
 //! A session reserves contiguous room for a full session when it starts; `pc` moves only
 //! when it closes. It closes (without ringing) when a packet that cannot join arrives, and
 //! closes and rings when it is full or the burst ends.
@@ -48,7 +50,9 @@ where
         let mut hdr = [0u8; 2 * SEND_WQE_DS];
         hdr[SEND_WQE_DS..].copy_from_slice(&e.encode());
         self.wq.write(usize::from(pi) * SEND_WQE_BB, &hdr);
-        if self.p.mpwqe_inline {
+        if self.inline_required {
+            self.inline_on = true;
+        } else if self.p.mpwqe_inline {
             let outstanding = self.outstanding_pkts();
             if self.inline_on && outstanding <= INLINE_WATERMARK_LOW {
                 self.inline_on = false;
