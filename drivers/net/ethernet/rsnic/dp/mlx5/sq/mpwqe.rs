@@ -50,9 +50,7 @@ where
         let mut hdr = [0u8; 2 * SEND_WQE_DS];
         hdr[SEND_WQE_DS..].copy_from_slice(&e.encode());
         self.wq.write(usize::from(pi) * SEND_WQE_BB, &hdr);
-        if self.inline_required {
-            self.inline_on = true;
-        } else if self.p.mpwqe_inline {
+        if self.p.mpwqe_inline && !self.inline_required {
             let outstanding = self.outstanding_pkts();
             if self.inline_on && outstanding <= INLINE_WATERMARK_LOW {
                 self.inline_on = false;
@@ -60,7 +58,8 @@ where
                 self.inline_on = true;
             }
         } else {
-            self.inline_on = false;
+            // Off, or always on where the device demands inline headers.
+            self.inline_on = self.inline_required;
         }
         let max_ds = self.max_mpw_wqebbs * WQEBB_NUM_DS;
         // With inlining, full when a 16-DS inline segment (252 bytes) no longer fits.
