@@ -12,7 +12,8 @@
 //! the hardware needs at least one CQ doorbell per 8 wraps.
 
 use super::fmt::{
-    cq_doorbell, eq_doorbell, owner_check, Cqe, Eqe, Owner, CQE_SIZE, EQE_COMPLETION, EQE_SIZE,
+    cq_doorbell, eq_doorbell, owner_bits_log2, owner_state, Cqe, Eqe, Owner, CQE_SIZE,
+    EQE_COMPLETION, EQE_SIZE,
 };
 use crate::dp::hw::{Barriers, Coherent, Mmio};
 
@@ -20,22 +21,25 @@ use crate::dp::hw::{Barriers, Coherent, Mmio};
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Overflow;
 
-/// Reads the `N`-byte entry at `*head` of a ring of `num` entries if its owner bits (bits
-/// 7..5 of byte `N - 1`, the same place in a CQE and an EQE) say the device wrote it in the
-/// current lap, and consumes it (`mana_gd_read_cqe`, and the EQ walk of
+/// Reads the `N`-byte entry at `*head` of a ring of `1 << log2_num` entries if its owner
+/// bits (bits 7..5 of byte `N - 1`, the same place in a CQE and an EQE) say the device wrote
+/// it in the current lap, and consumes it (`mana_gd_read_cqe`, and the EQ walk of
 /// `mana_gd_process_eq_events`). `Err` when the device lapped the driver: nothing consumed,
 /// counted in `overflows`.
 #[inline(always)]
 fn read_entry<const N: usize, C: Coherent, B: Barriers>(
     buf: &C,
     head: &mut u32,
-    num: u32,
+    log2_num: u32,
     overflows: &mut u64,
     bar: &B,
 ) -> Result<Option<[u8; N]>, Overflow> {
-    let off = (*head & (num - 1)) as usize * N;
-    let owner = (buf.read_u8(off + N - 1) >> 5) & 7;
-    match owner_check(owner, *head, num) {
+    // The ring's index mask from its log2 (a queue has at most 2^24 entries: no overflow;
+    // wrapping ops, since the kernel checks arithmetic and this runs per entry).
+    let mask = 1u32.wrapping_shl(log2_num).wrapping_sub(1);
+    let off = (*head & mask) as usize * N;
+    let owner = buf.read_u8(off + N - 1) >> 5;
+    match owner_state(owner, owner_bits_log2(*head, log2_num)) {
         Owner::Empty => Ok(None),
         Owner::Overflow => {
             *overflows = overflows.wrapping_add(1);
@@ -74,6 +78,9 @@ pub struct Cq<C: Coherent> {
     buf: C,
     id: u32,
     num: u32,
+    /// log2 of `num`: the owner bits and the entry index come from `head` by a shift and a
+    /// mask.
+    log2_num: u32,
     head: u32,
     db_offset: u32,
     work_since_db: u32,
@@ -94,6 +101,7 @@ impl<C: Coherent> Cq<C> {
             buf,
             id: id & 0x00ff_ffff,
             num,
+            log2_num: num.trailing_zeros(),
             head: num,
             db_offset,
             work_since_db: 0,
@@ -136,7 +144,7 @@ impl<C: Coherent> Cq<C> {
         let e = read_entry::<CQE_SIZE, _, _>(
             &self.buf,
             &mut self.head,
-            self.num,
+            self.log2_num,
             &mut self.stats.overflows,
             bar,
         )?;
@@ -231,6 +239,8 @@ pub struct Eq<C: Coherent> {
     buf: C,
     id: u32,
     num: u32,
+    /// log2 of `num` (see [`Cq`]).
+    log2_num: u32,
     head: u32,
     db_offset: u32,
     /// Doorbell counts.
@@ -258,6 +268,7 @@ impl<C: Coherent> Eq<C> {
             buf,
             id: id & 0xffff,
             num,
+            log2_num: num.trailing_zeros(),
             head: num,
             db_offset,
             stats: CqStats::default(),
@@ -322,7 +333,7 @@ impl<C: Coherent> Eq<C> {
         let e = read_entry::<EQE_SIZE, _, _>(
             &self.buf,
             &mut self.head,
-            self.num,
+            self.log2_num,
             &mut self.stats.overflows,
             bar,
         )?;

@@ -419,24 +419,39 @@ pub enum Owner {
 }
 
 /// Owner bits a CQE or EQE must carry to be valid at consumer counter `head` in a queue of
-/// `num` entries: `(head / num) & 7`. The producer writes entry `i` (0-based) with
-/// `((i + num) / num) & 7`, since consumers start at `head = num`.
+/// `num` entries, a power of two: `(head / num) & 7`. The producer writes entry `i` (0-based)
+/// with `((i + num) / num) & 7`, since consumers start at `head = num`. The division is a
+/// shift ([`owner_bits_log2`]).
 #[inline(always)]
 pub fn owner_bits(head: u32, num: u32) -> u8 {
-    ((head / num.max(1)) & 7) as u8
+    // `trailing_zeros` of a power of two is its log2 (of 0 it is 32, and a shift by 32 wraps
+    // to 0: `head / 1`, as the division by `num.max(1)` gave).
+    owner_bits_log2(head, num.trailing_zeros())
+}
+
+/// [`owner_bits`] of a queue of `1 << log2_num` entries: `(head >> log2_num) & 7`, what the
+/// queues compute per entry (one shift by a log2 they keep, rather than a division).
+#[inline(always)]
+pub fn owner_bits_log2(head: u32, log2_num: u32) -> u8 {
+    (head.wrapping_shr(log2_num) & 7) as u8
 }
 
 /// The owner check of spec D.4 for the entry at `head % num`.
 #[inline(always)]
 pub fn owner_check(owner: u8, head: u32, num: u32) -> Owner {
-    let new = owner_bits(head, num);
-    let old = new.wrapping_sub(1) & 7;
-    if owner & 7 == old {
-        Owner::Empty
-    } else if owner & 7 != new {
-        Owner::Overflow
-    } else {
-        Owner::Valid
+    owner_state(owner, owner_bits(head, num))
+}
+
+/// The owner check of spec D.4 of an entry carrying `owner` where the current lap's bits are
+/// `new`: the entry is valid if it carries `new`, empty if it still carries the previous
+/// lap's (`new - 1`), otherwise the device lapped the consumer. One subtraction modulo 8
+/// tells the three apart, and the common case (valid) is the first test.
+#[inline(always)]
+pub fn owner_state(owner: u8, new: u8) -> Owner {
+    match owner.wrapping_sub(new) & 7 {
+        0 => Owner::Valid,
+        7 => Owner::Empty,
+        _ => Owner::Overflow,
     }
 }
 
