@@ -1,17 +1,11 @@
 // SPDX-License-Identifier: GPL-2.0
 
-//! Memory barriers for device-shared memory, and bottom-half control.
+//! Memory barriers for device-shared memory, bottom-half control and the transmit context.
 //!
 //! C headers: [`include/asm-generic/barrier.h`](srctree/include/asm-generic/barrier.h),
 //! [`include/linux/bottom_half.h`](srctree/include/linux/bottom_half.h).
 
 use super::bindings;
-use core::{
-    cell::UnsafeCell,
-    marker::PhantomData,
-    ops::{Deref, DerefMut},
-};
-use kernel::{init::PinInit, prelude::*, str::CStr, types::Opaque};
 
 /// `dma_wmb()`: earlier writes to coherent memory are visible to the device before later ones.
 #[inline]
@@ -122,137 +116,5 @@ pub fn xmit_context() -> XmitContext {
         0 => XmitContext::Normal,
         1 => XmitContext::IrqsOff,
         _ => XmitContext::HardIrq,
-    }
-}
-
-/// A lockdep class for a [`TrySpinLock`]; make one per lock site with
-/// [`rsnic_lock_class!`](crate::rsnic_lock_class).
-#[repr(transparent)]
-pub struct LockClass(Opaque<bindings::lock_class_key>);
-
-// SAFETY: lockdep synchronises its use of a class key itself.
-unsafe impl Sync for LockClass {}
-
-impl LockClass {
-    /// A class key for a `static`, left for lockdep to initialise (lockdep expects static
-    /// keys uninitialised; it registers them by address).
-    pub const fn new_static() -> Self {
-        Self(Opaque::uninit())
-    }
-}
-
-/// Defines a static lockdep class and returns a reference to it.
-#[macro_export]
-macro_rules! rsnic_lock_class {
-    () => {{
-        static CLASS: $crate::kernel_ext::sync::LockClass =
-            $crate::kernel_ext::sync::LockClass::new_static();
-        &CLASS
-    }};
-}
-
-/// A spinlock that can also be tried (`spin_lock()` / `spin_trylock()`); the 6.12 kernel
-/// crate's `SpinLock` has no `try_lock`.
-///
-/// Netpoll transmits with interrupts disabled, under netconsole's `target_list_lock`, which
-/// printk also takes in interrupt handlers. A driver lock taken there with `spin_lock()`
-/// makes it depend on `target_list_lock` (lockdep: HARDIRQ-safe -> HARDIRQ-unsafe, as the
-/// driver takes it elsewhere with interrupts on), and deadlocks if the same CPU printed while
-/// holding it. Such paths take it with [`TrySpinLock::try_lock`] and report busy when it is
-/// held; netpoll retries, then sends from its work.
-///
-/// # Invariants
-///
-/// `lock` was initialised by `spin_lock_init()` and is pinned; `data` is accessed only
-/// through a [`TrySpinGuard`], which exists only while `lock` is held.
-#[pin_data]
-pub struct TrySpinLock<T> {
-    #[pin]
-    lock: Opaque<bindings::spinlock_t>,
-    data: UnsafeCell<T>,
-}
-
-// SAFETY: the lock hands `T` from thread to thread, so `T: Send` suffices for both.
-unsafe impl<T: Send> Send for TrySpinLock<T> {}
-// SAFETY: as for `Send`: shared access to `T` is serialised by the lock.
-unsafe impl<T: Send> Sync for TrySpinLock<T> {}
-
-impl<T> TrySpinLock<T> {
-    /// A new lock holding `t`, named `name` in lockdep's reports, of lockdep class `class`.
-    pub fn new(t: T, name: &'static CStr, class: &'static LockClass) -> impl PinInit<Self> {
-        pin_init!(Self {
-            data: UnsafeCell::new(t),
-            lock <- Opaque::ffi_init(|slot: *mut bindings::spinlock_t| {
-                // SAFETY: `slot` is valid for writes and pinned (the field is `#[pin]`); `name`
-                // and `class` are static, as lockdep requires.
-                unsafe {
-                    bindings::rsnic_helper_spin_lock_init(slot, name.as_char_ptr(), class.0.get())
-                }
-            }),
-        })
-    }
-
-    /// Takes the lock, spinning while another CPU holds it.
-    #[inline]
-    pub fn lock(&self) -> TrySpinGuard<'_, T> {
-        // SAFETY: the lock was initialised and is pinned (type invariant).
-        unsafe { bindings::rsnic_helper_spin_lock(self.lock.get()) };
-        // INVARIANT: the lock is held until the guard drops.
-        TrySpinGuard {
-            lock: self,
-            _not_send: PhantomData,
-        }
-    }
-
-    /// Takes the lock if it is free; `None` if anyone holds it.
-    #[inline]
-    pub fn try_lock(&self) -> Option<TrySpinGuard<'_, T>> {
-        // SAFETY: as in `lock`.
-        if unsafe { bindings::rsnic_helper_spin_trylock(self.lock.get()) } {
-            // INVARIANT: the trylock succeeded: the lock is held until the guard drops.
-            Some(TrySpinGuard {
-                lock: self,
-                _not_send: PhantomData,
-            })
-        } else {
-            None
-        }
-    }
-}
-
-/// Access to a [`TrySpinLock`]'s data; the lock is released when it drops.
-///
-/// # Invariants
-///
-/// `lock.lock` is held by this guard.
-pub struct TrySpinGuard<'a, T> {
-    lock: &'a TrySpinLock<T>,
-    /// Not `Send`: a spinlock is released on the CPU that took it.
-    _not_send: PhantomData<*mut ()>,
-}
-
-impl<T> Deref for TrySpinGuard<'_, T> {
-    type Target = T;
-
-    #[inline]
-    fn deref(&self) -> &T {
-        // SAFETY: the lock is held (type invariant), so no one else accesses `data`.
-        unsafe { &*self.lock.data.get() }
-    }
-}
-
-impl<T> DerefMut for TrySpinGuard<'_, T> {
-    #[inline]
-    fn deref_mut(&mut self) -> &mut T {
-        // SAFETY: as in `deref`; `&mut self` makes this the only access through the guard.
-        unsafe { &mut *self.lock.data.get() }
-    }
-}
-
-impl<T> Drop for TrySpinGuard<'_, T> {
-    #[inline]
-    fn drop(&mut self) {
-        // SAFETY: the guard holds the lock (type invariant) and releases it once, here.
-        unsafe { bindings::rsnic_helper_spin_unlock(self.lock.lock.get()) };
     }
 }

@@ -301,32 +301,6 @@ bool rsnic_helper_irqs_disabled(void)
 	return irqs_disabled();
 }
 
-void rsnic_helper_spin_lock_init(spinlock_t *lock, const char *name, struct lock_class_key *key)
-{
-#ifdef CONFIG_PREEMPT_RT
-	__spin_lock_init(lock, name, key, false);
-#elif defined(CONFIG_DEBUG_SPINLOCK)
-	__raw_spin_lock_init(spinlock_check(lock), name, key, LD_WAIT_CONFIG);
-#else
-	spin_lock_init(lock);
-#endif
-}
-
-void rsnic_helper_spin_lock(spinlock_t *lock)
-{
-	spin_lock(lock);
-}
-
-bool rsnic_helper_spin_trylock(spinlock_t *lock)
-{
-	return spin_trylock(lock);
-}
-
-void rsnic_helper_spin_unlock(spinlock_t *lock)
-{
-	spin_unlock(lock);
-}
-
 struct page_pool *rsnic_helper_page_pool_create(struct device *dma_dev, struct net_device *dev,
 						unsigned int pool_size, unsigned int order,
 						unsigned int offset, unsigned int max_len,

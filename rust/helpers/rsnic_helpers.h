@@ -69,10 +69,6 @@ void rsnic_helper_local_bh_disable(void);
 void rsnic_helper_local_bh_enable(void);
 bool rsnic_helper_irqs_disabled(void);
 int rsnic_helper_xmit_context(void);
-void rsnic_helper_spin_lock_init(spinlock_t *lock, const char *name, struct lock_class_key *key);
-void rsnic_helper_spin_lock(spinlock_t *lock);
-bool rsnic_helper_spin_trylock(spinlock_t *lock);
-void rsnic_helper_spin_unlock(spinlock_t *lock);
 
 /* TX-side skb accessors */
 
