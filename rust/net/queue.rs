@@ -256,12 +256,13 @@ impl<T> TxqCell<T> {
         if q.is_null() || q.cast_const() != proof.queue() {
             return None;
         }
-        // SAFETY: this CPU holds the xmit lock of the cell's queue (`XmitLocked`'s contract)
-        // while `proof` lives, and `proof` is exclusively borrowed for `'a`: no other access
-        // to `data` through this or another proof of the same lock can exist meanwhile (a
-        // second proof of a held lock cannot be made: taking it again would not return, and
-        // the stack does not re-enter `ndo_start_xmit` for a queue whose lock it holds).
-        Some(unsafe { &mut *self.data.get() })
+        // No second proof of a held lock can be made meanwhile: taking it again would not
+        // return, and the stack does not re-enter `ndo_start_xmit` for a queue it holds.
+        // SAFETY: this CPU holds the cell's queue's xmit lock while `proof` lives
+        // (`XmitLocked`'s contract) and `proof` is exclusively borrowed for `'a`, so no other
+        // access to `data` exists meanwhile.
+        let data = unsafe { &mut *self.data.get() };
+        Some(data)
     }
 }
 

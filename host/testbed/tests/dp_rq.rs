@@ -456,6 +456,14 @@ fn error_cqe_syndromes_that_need_recovery_stop_the_rq() {
     assert_eq!(env.rx_recycled, vec![0, 1]);
 }
 
+/// The buffer addresses in the first `segs` data segments of WQE `ix` (64-byte stride).
+fn seg_addrs(rq: &TestRq, ix: usize, segs: usize) -> Vec<u64> {
+    let wqe = rq.ring().bytes(ix * 64, 64);
+    (0..segs)
+        .map(|j| u64::from_be_bytes(wqe[j * 16 + 8..j * 16 + 16].try_into().unwrap()))
+        .collect()
+}
+
 /// RX scatter: a WQE of three 1000-byte buffers (four data segments, the last terminating
 /// the list); a packet takes as many buffers as its length needs, the others stay posted
 /// and are not reallocated; a packet longer than the WQE's buffers is refused.
@@ -476,9 +484,7 @@ fn scatter_wqes_take_as_many_buffers_as_the_packet_needs() {
         );
     }
     assert_eq!(wqe[48..56], [0, 0, 0, 0, 0, 0, 0x01, 0x00]);
-    let addrs: Vec<u64> = (0..3)
-        .map(|j| u64::from_be_bytes(wqe[j * 16 + 8..j * 16 + 16].try_into().unwrap()))
-        .collect();
+    let addrs = seg_addrs(&rq, 1, 3);
 
     // WQE 0: 2500 bytes over three buffers (1000 + 1000 + 500); WQE 1: 900 bytes in its
     // first; WQE 2: 1001 bytes in two; WQE 3: 3001 bytes, more than its buffers.
@@ -512,10 +518,7 @@ fn scatter_wqes_take_as_many_buffers_as_the_packet_needs() {
     // 3 + 1 + 2 + 1 = 7 allocations; WQE 1 keeps its second and third buffers.
     assert_eq!(r.posted, 4);
     assert_eq!(env.rx_allocs, 12 + 7);
-    let wqe = rq.ring().bytes(64, 64);
-    let now: Vec<u64> = (0..3)
-        .map(|j| u64::from_be_bytes(wqe[j * 16 + 8..j * 16 + 16].try_into().unwrap()))
-        .collect();
+    let now = seg_addrs(&rq, 1, 3);
     assert_ne!(
         now[0], addrs[0],
         "WQE 1's first buffer was delivered and replaced"

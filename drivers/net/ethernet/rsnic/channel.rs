@@ -932,7 +932,7 @@ impl<F: Family> XdpRx<'_, F> {
                     m,
                     intact,
                     self.counts,
-                    None,
+                    RxFrags::none(),
                 );
             }
             Verdict::Tx { page, off, len } => {
@@ -1195,23 +1195,19 @@ impl<F: Family> Channel<F> {
     /// halves disabled (the lock the stack holds around `ndo_start_xmit`). `None` if the
     /// channel has no TX queue or its slot is bound to another queue. The caller must not
     /// hold the xmit lock already, nor call into the stack's transmit path from `f`.
-    fn with_tx_slot<R>(&self, f: impl FnOnce(&mut Option<TxSide<F>>) -> R) -> Option<R> {
+    fn with_tx_slot<R>(&self, f: impl FnOnce(&mut Option<TxSide<F>>, &TxQueue) -> R) -> Option<R> {
         let slot = self.shared.txs.get(self.index as usize)?;
         let txq = self.dev.tx_queue(self.index)?;
         with_bh(|| {
             let mut xmit = txq.lock();
-            slot.get(&mut xmit).map(f)
+            slot.get(&mut xmit).map(|s| f(s, txq))
         })
     }
 
-    /// As [`Channel::with_tx_slot`], if the TX side is there; `f` gets the queue too.
+    /// As [`Channel::with_tx_slot`], if the TX side is there.
     fn with_tx<R>(&self, f: impl FnOnce(&mut TxSide<F>, &TxQueue) -> R) -> Option<R> {
-        let slot = self.shared.txs.get(self.index as usize)?;
-        let txq = self.dev.tx_queue(self.index)?;
-        with_bh(|| {
-            let mut xmit = txq.lock();
-            slot.get(&mut xmit)?.as_mut().map(|tx| f(tx, txq))
-        })
+        self.with_tx_slot(|slot, txq| slot.as_mut().map(|tx| f(tx, txq)))
+            .flatten()
     }
 
     fn arm(&self) {
@@ -1612,7 +1608,7 @@ impl<F: Family> Channel<F> {
             let n = with_bh(|| F::xdp_sq_drain(&mut x.sq, &mut env, |f| f.release(None)));
             final_stats.xdp.xmit_err += u64::from(n);
         }
-        let tx = self.with_tx_slot(Option::take).flatten();
+        let tx = self.with_tx_slot(|slot, _| slot.take()).flatten();
         if let Some(mut tx) = tx {
             let mut env = TxEnv {
                 mmio: self.shared.hw.bar(),
@@ -1692,12 +1688,12 @@ impl<F: Family> Channel<F> {
         m: &RxMeta,
         meta_valid: bool,
         counts: &mut RxCounts,
-        frags: Option<RxFrags<'_, RxPage>>,
+        frags: RxFrags<'_, RxPage>,
     ) {
         match pool.build_skb_at(page, off, len) {
             Some(mut skb) => {
                 // RX scatter: the packet's further pages become the skb's fragments.
-                for (page, len) in frags.into_iter().flatten() {
+                for (page, len) in frags {
                     if !pool.add_frag(&mut skb, page, len) {
                         counts.dropped += 1;
                         skb.drop_reason(DropReason::NoMem);
@@ -1819,7 +1815,6 @@ impl<F: Family> Poll for Channel<F> {
                         |page, m: &RxMeta, frags: RxFrags<'_, RxPage>| {
                             let off = pool.offset();
                             let len = m.len.saturating_sub(frags.bytes());
-                            let frags = (!frags.is_empty()).then_some(frags);
                             self.deliver(napi, pool, page, off, len, m, true, counts, frags)
                         },
                     );
