@@ -9,7 +9,11 @@
 #   test   what only make test, vmtest, fuzz and miri use: the nightly toolchain with miri
 #          and rust-src, cargo-fuzz at a pinned version, and the Debian packages that only
 #          tests use (socat; python3-yaml for the kernel's ynl; libbpf, libxdp, bpftool and
-#          xdp-tools for the XDP/AF_XDP tests)
+#          xdp-tools for the XDP/AF_XDP tests); and, for the kernel's driver selftests
+#          (tests/vm/96-kselftests.sh), ethtool 6.14 from trixie (JSON output of -c/-x/-g,
+#          RSS contexts; it needs only libc6 >= 2.34 and libmnl0) and iproute2 6.15 from
+#          bookworm-backports, both fetched by their pinned SHA-256 and installed with apt
+#          (bookworm's own ethtool 6.1 and iproute2 6.1 are replaced)
 #   bench  what only make bench uses: valgrind (callgrind); libbpf and libxdp for the AF_XDP
 #          tool of the VM bench
 #
@@ -27,7 +31,7 @@ base_packages=(
 	flex bison bc cpio kmod libelf-dev libssl-dev dwarves xz-utils rsync
 	ethtool iproute2 iputils-ping procps iperf3 python3
 )
-test_packages=(socat python3-yaml libbpf-dev libxdp-dev bpftool xdp-tools)
+test_packages=(curl socat python3-yaml libbpf-dev libxdp-dev bpftool xdp-tools)
 bench_packages=(valgrind libbpf-dev libxdp-dev)
 
 parts=("$@")
@@ -82,7 +86,30 @@ if [ "$(bindgen --version 2>/dev/null | awk '{print $2}')" != "$BINDGEN_VERSION"
 	logged cargo install --locked "bindgen-cli@$BINDGEN_VERSION"
 fi
 
+# newer_deb PACKAGE VERSION POOL_PATH SHA256: installs VERSION of PACKAGE from the Debian
+# archive (apt resolves its dependencies from bookworm) unless at least that version is
+# installed.
+newer_deb() {
+	local pkg=$1 ver=$2 path=$3 sum=$4 have deb
+	have=$(dpkg-query -W -f='${Version}' "$pkg" 2>/dev/null || true)
+	if [ -n "$have" ] && dpkg --compare-versions "$have" ge "$ver"; then return 0; fi
+	rsnic_log "installing $pkg $ver (log: $log)"
+	mkdir -p "$RSNIC_CACHE/debs"
+	deb=$RSNIC_CACHE/debs/${path##*/}
+	if ! echo "$sum  $deb" | sha256sum -c --status 2>/dev/null; then
+		logged curl -fsSL -o "$deb.tmp" "http://deb.debian.org/debian/$path"
+		echo "$sum  $deb.tmp" | sha256sum -c --status ||
+			rsnic_die "$deb: SHA-256 mismatch (expected $sum)"
+		mv "$deb.tmp" "$deb"
+	fi
+	logged "${sudo_cmd[@]}" env DEBIAN_FRONTEND=noninteractive apt-get install -y -q "$deb"
+}
+
 if [ "$want_test" = 1 ]; then
+	newer_deb ethtool 1:6.14.2-1 pool/main/e/ethtool/ethtool_6.14.2-1_amd64.deb \
+		5c592ac6e65c3863c5ba9c9b8380f913a35f39803aa89ccc59c11c5c953a46ef
+	newer_deb iproute2 6.15.0-1~bpo12+1 pool/main/i/iproute2/iproute2_6.15.0-1~bpo12+1_amd64.deb \
+		270e82b98798adab0832eb23f96b697f3d9f9a72256b9d545041f276d7e3c9e8
 	# make fuzz and make miri: the nightly toolchain with miri and rust-src, and cargo-fuzz.
 	if ! rustup run nightly rustc --version >/dev/null 2>&1; then
 		rsnic_log "installing the nightly toolchain (fuzzing, Miri)"
