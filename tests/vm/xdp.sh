@@ -266,7 +266,13 @@ rx_checks() {
 	assert_eq "[$what] mismatching frames" 0 "$(kv mismatches "$XR")"
 	assert_eq "[$what] reordered frames" 0 "$(kv reordered "$XR")"
 	assert_eq "[$what] sequence gaps = socket drops" "$drops" "$(kv gaps "$XR")"
-	assert_eq "[$what] frames that are not test frames" 0 "$(kv foreign "$XR")"
+	# Unicast frames that are not test frames would be misdelivered or corrupt; multicast
+	# ones are the stack's own control frames (IGMP membership reports, for instance, are
+	# repeated for seconds after a link comes up; a clean run on the debug kernel once
+	# received one after the port had been quiet for a second): shown, not failed.
+	assert_eq "[$what] unicast frames that are not test frames" 0 "$(kv foreign "$XR")"
+	[ "$(kv foreign_group "$XR")" = 0 ] ||
+		echo "  [$what] also $(kv foreign_group "$XR") group-addressed frames of the stack (first EtherType $(kv foreign_type "$XR"))"
 	[ $((drops * 100)) -le "$sent" ] || fail "[$what] the socket dropped $drops of $sent frames"
 }
 

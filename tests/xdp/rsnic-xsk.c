@@ -25,7 +25,9 @@
  * txonly frames are SIZE bytes, or SIZE + (seq * 37) % (MAX - SIZE + 1) with a range.
  * --verify checks each received frame against the test frame rebuilt from its sequence
  * number (byte for byte; MAC addresses too with --expect-dst/--expect-src), and counts
- * mismatches, sequence gaps from --seq0 on, reordered frames and foreign frames.
+ * mismatches, sequence gaps from --seq0 on, reordered frames and foreign frames (unicast
+ * ones, and group-addressed ones apart: the stack's own control frames), with the EtherType
+ * of the first foreign frame.
  *
  * The last line on stdout is "rsnic-xsk: key=value ..." with the figures.
  */
@@ -572,7 +574,8 @@ static void report(const struct cfg *c, struct state *s)
 		memset(&st, 0, sizeof(st));
 	printf("rsnic-xsk: mode=%s dev=%s queue=%u bind=%s need_wakeup=%s packets=%llu bytes=%llu "
 	       "seconds=%.3f pps=%.0f received=%llu submitted=%llu frames=%llu mismatches=%llu "
-	       "gaps=%llu reordered=%llu foreign=%llu first_seq=%llu last_seq=%llu "
+	       "gaps=%llu reordered=%llu foreign=%llu foreign_group=%llu foreign_type=0x%04x "
+	       "first_seq=%llu last_seq=%llu "
 	       "rx_dropped=%llu rx_invalid=%llu rx_ring_full=%llu fill_empty=%llu "
 	       "tx_invalid=%llu tx_ring_empty=%llu\n",
 	       mode_names[c->mode], c->dev, c->queue, bound_mode(s), c->need_wakeup ? "on" : "off",
@@ -581,6 +584,7 @@ static void report(const struct cfg *c, struct state *s)
 	       (unsigned long long)s->submitted, (unsigned long long)s->chk.frames,
 	       (unsigned long long)s->chk.mismatches, (unsigned long long)s->chk.gaps,
 	       (unsigned long long)s->chk.reordered, (unsigned long long)s->chk.foreign,
+	       (unsigned long long)s->chk.foreign_group, s->chk.foreign_type,
 	       (unsigned long long)s->chk.first_seq, (unsigned long long)s->chk.last_seq,
 	       (unsigned long long)st.rx_dropped, (unsigned long long)st.rx_invalid_descs,
 	       (unsigned long long)st.rx_ring_full, (unsigned long long)st.rx_fill_ring_empty_descs,

@@ -130,7 +130,10 @@ struct tf_check {
 	uint64_t mismatches; /* test frames that differ from the frame rebuilt from their seq */
 	uint64_t gaps;	     /* sequence numbers skipped */
 	uint64_t reordered;  /* frames with a sequence number below the next expected */
-	uint64_t foreign;    /* frames that are not test frames */
+	uint64_t foreign;    /* unicast frames that are not test frames */
+	uint64_t foreign_group; /* group-addressed (multicast, broadcast) non-test frames: the
+				 * stack's own control frames (IGMP, ND, ARP), not corruption */
+	uint32_t foreign_type;	/* EtherType of the first non-test frame (0: none) */
 	uint64_t first_seq, last_seq; /* of the first and the last test frame */
 	uint64_t next_seq;	     /* expected next (set with started = 1 to check from there) */
 	int started;
@@ -147,7 +150,12 @@ static inline void tf_check_frame(struct tf_check *c, const uint8_t *p, uint32_t
 	uint64_t seq;
 
 	if (!tf_is_test(p, len)) {
-		c->foreign++;
+		if (len >= 1 && (p[0] & 1))
+			c->foreign_group++;
+		else
+			c->foreign++;
+		if (!c->foreign_type && len >= 14)
+			c->foreign_type = (uint32_t)p[12] << 8 | p[13];
 		return;
 	}
 	c->frames++;
