@@ -346,21 +346,6 @@ pub(crate) trait Control: DataPath {
         None
     }
 
-    /// Creates a channel's device queues (recording each in `queues` as it is made, so a
-    /// failure can destroy what exists) and its data-path structures, and posts RX buffers.
-    fn open(
-        ctx: &OpenCtx<'_, Self>,
-        queues: &mut Self::Queues,
-        p: &ChannelParams,
-    ) -> Result<Opened<Self>>;
-    /// Destroys the device queues in `queues` (queues before their CQs, CQs before EQs).
-    /// Sleeps.
-    fn destroy(hw: &Arc<Function>, func: &Arc<Self::Func>, queues: &Self::Queues);
-    /// Internal loopback of the port on or off (`ethtool -K <dev> loopback`). Sleeps.
-    fn apply_loopback(hw: &Arc<Function>, func: &Arc<Self::Func>, on: bool) -> Result;
-    /// Steers received frames over the RQs `rqns` (an empty list: none). Sleeps.
-    fn apply_rss(hw: &Arc<Function>, func: &Arc<Self::Func>, rqns: &[u32]) -> Result;
-
     /// Whether the driver owns the link's flow control (802.3x global pause: `ethtool -a`,
     /// `-A`, `-I -a`): it reads and sets it and reads the PAUSE frame counters through the
     /// device's control interface ([`Control::query_pause`], [`Control::apply_pause`],
@@ -383,6 +368,21 @@ pub(crate) trait Control: DataPath {
     fn query_pause_stats(_hw: &Arc<Function>, _func: &Arc<Self::Func>) -> Result<(u64, u64)> {
         Err(crate::kernel_ext::net::eopnotsupp())
     }
+
+    /// Creates a channel's device queues (recording each in `queues` as it is made, so a
+    /// failure can destroy what exists) and its data-path structures, and posts RX buffers.
+    fn open(
+        ctx: &OpenCtx<'_, Self>,
+        queues: &mut Self::Queues,
+        p: &ChannelParams,
+    ) -> Result<Opened<Self>>;
+    /// Destroys the device queues in `queues` (queues before their CQs, CQs before EQs).
+    /// Sleeps.
+    fn destroy(hw: &Arc<Function>, func: &Arc<Self::Func>, queues: &Self::Queues);
+    /// Internal loopback of the port on or off (`ethtool -K <dev> loopback`). Sleeps.
+    fn apply_loopback(hw: &Arc<Function>, func: &Arc<Self::Func>, on: bool) -> Result;
+    /// Steers received frames over the RQs `rqns` (an empty list: none). Sleeps.
+    fn apply_rss(hw: &Arc<Function>, func: &Arc<Self::Func>, rqns: &[u32]) -> Result;
 
     /// Tells the channel's interrupt state which device queues report to it, once they are
     /// all made (MANA: the CQ ids its EQ's completion events may name).
