@@ -24,9 +24,9 @@ one_family_on_debug
 
 # in_ns NETNS COMMAND...: COMMAND, in NETNS unless it is empty.
 in_ns() {
-	local ns=$1
+	local netns=$1
 	shift
-	if [ -n "$ns" ]; then ip netns exec "$ns" "$@"; else "$@"; fi
+	if [ -n "$netns" ]; then ip netns exec "$netns" "$@"; else "$@"; fi
 }
 
 # pause_of IFACE [NETNS]: "AUTONEG RX TX" as ethtool -a shows them (on/off).
@@ -78,12 +78,15 @@ fi
 # Defaults: ConnectX ships with global pause on both ways; no pause autonegotiation.
 assert_eq "A pause at load (autoneg rx tx)" "off on on" "$(pause_of "$A")"
 assert_eq "B pause at load (autoneg rx tx)" "off on on" "$(pause_of "$B" peer)"
-read -r tx rx <<<"$(pause_frames "$A")"
+# (Through a variable: a failure inside a here-string's substitution would not stop us.)
+at_load=$(pause_frames "$A")
+read -r tx rx <<<"$at_load"
 echo "  A PAUSE frames at load: tx $tx rx $rx"
 
 # Each direction on its own, and back; the other port is untouched.
 for set in "rx off tx off" "rx on tx off" "rx off tx on" "rx on tx on"; do
 	read -r _ r _ t <<<"$set"
+	# shellcheck disable=SC2086 # $set is the arguments
 	ethtool -A "$A" $set
 	assert_eq "A after -A $set" "off $r $t" "$(pause_of "$A")"
 done
@@ -106,7 +109,7 @@ ip link set "$A" up
 wait_for "carrier on $A" eval '[ "$(carrier "$A")" = 1 ]'
 assert_eq "A after down/up" "off off on" "$(pause_of "$A")"
 ch=$(ethtool -l "$A" | awk '/^Current/ { p = 1 } p && /^Combined:/ { print $2; exit }')
-ethtool -L "$A" combined $([ "$ch" = 1 ] && echo 2 || echo 1)
+ethtool -L "$A" combined "$([ "$ch" = 1 ] && echo 2 || echo 1)"
 ethtool -G "$A" rx 256
 assert_eq "A after a channel reopen" "off off on" "$(pause_of "$A")"
 ethtool -L "$A" combined "$ch"
