@@ -423,6 +423,16 @@ void rsnic_helper_extack_msg(struct netlink_ext_ack *extack, const char *msg)
 		extack->_msg = msg;
 }
 
+/*
+ * Both counters rsnic reports; the core preset every counter to ETHTOOL_STAT_NOT_SET and
+ * leaves @stats->src alone here.
+ */
+void rsnic_helper_pause_stats(struct ethtool_pause_stats *stats, u64 tx_frames, u64 rx_frames)
+{
+	stats->tx_pause_frames = tx_frames;
+	stats->rx_pause_frames = rx_frames;
+}
+
 void rsnic_helper_netif_napi_add(struct net_device *dev, struct napi_struct *napi,
 				 int (*poll)(struct napi_struct *, int))
 {

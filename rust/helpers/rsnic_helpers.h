@@ -8,6 +8,7 @@
 #define RSNIC_HELPERS_H
 
 #include <linux/netdevice.h>
+#include <linux/ethtool.h>
 #include <linux/skbuff.h>
 #include <linux/platform_device.h>
 #include <linux/dma-mapping.h>
@@ -96,6 +97,9 @@ void rsnic_helper_destroy_workqueue(struct workqueue_struct *wq);
 
 /* Netlink extended acks */
 void rsnic_helper_extack_msg(struct netlink_ext_ack *extack, const char *msg);
+
+/* ethtool pause statistics (the counters sit in a struct_group union) */
+void rsnic_helper_pause_stats(struct ethtool_pause_stats *stats, u64 tx_frames, u64 rx_frames);
 
 /* NAPI */
 void rsnic_helper_netif_napi_add(struct net_device *dev, struct napi_struct *napi,

@@ -119,6 +119,26 @@ pub struct Rings {
     pub tx: u32,
 }
 
+/// Link flow control (`struct ethtool_pauseparam`: `ethtool -a`, `-A`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct PauseParam {
+    /// Pause is autonegotiated with the link partner.
+    pub autoneg: bool,
+    /// Received PAUSE frames are honoured.
+    pub rx: bool,
+    /// PAUSE frames are sent.
+    pub tx: bool,
+}
+
+/// IEEE 802.3x PAUSE frame counters (`struct ethtool_pause_stats`: `ethtool -I -a`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct PauseStats {
+    /// PAUSE frames transmitted (`aPAUSEMACCtrlFramesTransmitted`).
+    pub tx_frames: u64,
+    /// PAUSE frames received (`aPAUSEMACCtrlFramesReceived`).
+    pub rx_frames: u64,
+}
+
 /// Writes ethtool strings (`ETH_GSTRING_LEN` bytes each) into the buffer the ethtool core
 /// sized from the count the driver reported. Strings beyond that count are ignored.
 pub struct Strings<'a> {
@@ -177,6 +197,12 @@ impl fmt::Write for StrBuf {
 }
 
 /// ethtool operations.
+///
+/// An operation is in the C table when the implementation defines it (`#[vtable]`'s
+/// `HAS_*` constants). An implementation that is generic over several devices can decide
+/// per device type by defining the constant itself, e.g. `const HAS_GET_PAUSEPARAM: bool =
+/// F::PAUSE;`: the operation is then absent for the types where it is false, and the
+/// ethtool core answers `EOPNOTSUPP` for it.
 #[vtable]
 pub trait Operations: device::Operations {
     /// Names of the private flags, bit 0 first (at most 32).
@@ -244,6 +270,25 @@ pub trait Operations: device::Operations {
     /// Values of the counters, in the order of their names; `out` has
     /// [`Self::stats_count`] entries (zeroed).
     fn stats_values(_dev: &Device, _data: Borrowed<'_, Self>, _out: &mut [u64]) {}
+
+    /// `get_pauseparam`: the link's flow control (the operation cannot fail: report what
+    /// is known). Process context, under RTNL; may sleep.
+    fn get_pauseparam(_dev: &Device, _data: Borrowed<'_, Self>) -> PauseParam {
+        PauseParam::default()
+    }
+
+    /// `set_pauseparam`: new flow control, whole (the core merged the user's change into
+    /// what [`Self::get_pauseparam`] reported). 6.12's operation has no extack: explain a
+    /// refusal in the kernel log. Process context, under RTNL; may sleep.
+    fn set_pauseparam(_dev: &Device, _data: Borrowed<'_, Self>, _p: PauseParam) -> Result {
+        Err(super::eopnotsupp())
+    }
+
+    /// `get_pause_stats`: the PAUSE frame counters (`None`: not known, nothing reported).
+    /// Process context, under RTNL; may sleep.
+    fn get_pause_stats(_dev: &Device, _data: Borrowed<'_, Self>) -> Option<PauseStats> {
+        None
+    }
 }
 
 /// Builds the C `ethtool_ops` table for a driver type.
@@ -281,6 +326,15 @@ impl<T: Operations> Adapter<T> {
         }
         if T::HAS_SET_RINGPARAM {
             ops.set_ringparam = Some(Self::set_ringparam);
+        }
+        if T::HAS_GET_PAUSEPARAM {
+            ops.get_pauseparam = Some(Self::get_pauseparam);
+        }
+        if T::HAS_SET_PAUSEPARAM {
+            ops.set_pauseparam = Some(Self::set_pauseparam);
+        }
+        if T::HAS_GET_PAUSE_STATS {
+            ops.get_pause_stats = Some(Self::get_pause_stats);
         }
         ops
     };
@@ -507,5 +561,61 @@ impl<T: Operations> Adapter<T> {
             T::set_ringparam(dev, data, ring.rx_pending, ring.tx_pending, &mut ack)?;
             Ok(0)
         })
+    }
+
+    /// # Safety
+    ///
+    /// Called by the ethtool core for a device registered for `T`, with valid arguments.
+    unsafe extern "C" fn get_pauseparam(
+        dev: *mut bindings::net_device,
+        p: *mut bindings::ethtool_pauseparam,
+    ) {
+        // SAFETY: called by the ethtool core for a device registered for `T`.
+        let (dev, data) = unsafe { Self::split(dev) };
+        let v = T::get_pauseparam(dev, data);
+        // SAFETY: the core passes a valid struct it owns exclusively for the call (the
+        // ioctl path's on its stack, netlink's in its reply data).
+        let p = unsafe { &mut *p };
+        p.autoneg = u32::from(v.autoneg);
+        p.rx_pause = u32::from(v.rx);
+        p.tx_pause = u32::from(v.tx);
+    }
+
+    /// # Safety
+    ///
+    /// Called by the ethtool core for a device registered for `T`, with valid arguments.
+    unsafe extern "C" fn set_pauseparam(
+        dev: *mut bindings::net_device,
+        p: *mut bindings::ethtool_pauseparam,
+    ) -> c_int {
+        from_result(|| {
+            // SAFETY: the core passes a valid struct for the call.
+            let p = unsafe { &*p };
+            let v = PauseParam {
+                autoneg: p.autoneg != 0,
+                rx: p.rx_pause != 0,
+                tx: p.tx_pause != 0,
+            };
+            // SAFETY: called by the ethtool core for a device registered for `T`.
+            let (dev, data) = unsafe { Self::split(dev) };
+            T::set_pauseparam(dev, data, v)?;
+            Ok(0)
+        })
+    }
+
+    /// # Safety
+    ///
+    /// Called by the ethtool core for a device registered for `T`, with valid arguments.
+    unsafe extern "C" fn get_pause_stats(
+        dev: *mut bindings::net_device,
+        stats: *mut bindings::ethtool_pause_stats,
+    ) {
+        // SAFETY: called by the ethtool core for a device registered for `T`.
+        let (dev, data) = unsafe { Self::split(dev) };
+        if let Some(s) = T::get_pause_stats(dev, data) {
+            // SAFETY: the core passes a valid struct (its counters preset to "not set") that
+            // it owns exclusively for the call; the helper writes the two counters only.
+            unsafe { bindings::rsnic_helper_pause_stats(stats, s.tx_frames, s.rx_frames) };
+        }
     }
 }

@@ -4,8 +4,8 @@
 # qstats against rtnl stats, qstats per queue) and queues.py (queue counts over netlink),
 # with NETIF = port A and the remote end = port B in network namespace "peer", as NIC
 # vendors run them against real devices. A test the suite skips or marks XFAIL for a
-# reason of its own (a feature rsnic does not offer, e.g. pause frames) counts as such; a
-# failure fails this test. Each script's KTAP summary is printed.
+# reason of its own (a feature rsnic does not offer: FEC statistics, or pause on MANA)
+# counts as such; a failure fails this test. Each script's KTAP summary is printed.
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/traffic.sh"

@@ -630,6 +630,65 @@ fn golden_access_reg() {
         ],
     );
     assert_eq!(build(|b| vport::pfcc_set_pause(b, true, true)), want);
+    let want = sparse(
+        48,
+        &[
+            (0x00, 0x08), // ACCESS_REG write
+            (0x01, 0x05),
+            (0x0a, 0x50), // PFCC
+            (0x0b, 0x07),
+            (0x11, 0x01), // pfcc.local_port = 1
+            (0x18, 0x80), // pfcc.pptx = 1, pprx (bit 0x60) = 0
+        ],
+    );
+    assert_eq!(build(|b| vport::pfcc_set_pause(b, false, true)), want);
+    let want = sparse(
+        48,
+        &[
+            (0x00, 0x08),
+            (0x01, 0x05),
+            (0x07, 0x01), // op_mod 1 = read
+            (0x0a, 0x50),
+            (0x0b, 0x07),
+            (0x11, 0x01),
+        ],
+    );
+    assert_eq!(build(vport::pfcc_query), want);
+    // PPCNT read (0x5008), 256-byte register: group 0 (IEEE 802.3), then group 0x12 with
+    // clr; grp is bit 0x1a (6 bits), clr bit 0x20.
+    let want = sparse(
+        272,
+        &[
+            (0x00, 0x08),
+            (0x01, 0x05),
+            (0x07, 0x01), // op_mod 1 = read
+            (0x0a, 0x50), // register_id 0x5008 PPCNT
+            (0x0b, 0x08),
+            (0x11, 0x01), // ppcnt.local_port = 1
+        ],
+    );
+    assert_eq!(build(|b| vport::ppcnt_query(b, 0, false)), want);
+    let want = sparse(
+        272,
+        &[
+            (0x00, 0x08),
+            (0x01, 0x05),
+            (0x07, 0x01),
+            (0x0a, 0x50),
+            (0x0b, 0x08),
+            (0x11, 0x01),
+            (0x13, 0x12), // ppcnt.grp = 0x12
+            (0x14, 0x80), // ppcnt.clr
+        ],
+    );
+    assert_eq!(build(|b| vport::ppcnt_query(b, 0x12, true)), want);
+    let mut b = [0u8; 272];
+    assert_eq!(
+        vport::ppcnt_query(&mut b, 0x40, false),
+        Err(FormatError::BadParam),
+        "grp is 6 bits"
+    );
+    assert!(vport::ppcnt_query(&mut b[..271], 0, false).is_err());
 }
 
 #[test]
@@ -643,6 +702,42 @@ fn parse_access_reg_outputs() {
     assert_eq!(vport::parse_pplr(&out), Ok(2));
     let out = sparse(48, &[(0x1c, 0x80)]); // PFCC pprx = 1, pptx = 0
     assert_eq!(vport::parse_pfcc(&out), Ok((true, false)));
+    let out = sparse(48, &[(0x18, 0x80)]); // PFCC pprx = 0, pptx = 1
+    assert_eq!(vport::parse_pfcc(&out), Ok((false, true)));
+    assert!(vport::parse_pfcc(&out[..47]).is_err());
+    // PPCNT, IEEE 802.3 group: register_data at byte 0x10, counter_set at byte 8 of it, each
+    // counter a big-endian 64-bit high/low pair.
+    let mut out = vec![0u8; 272];
+    let reg = 0x10;
+    put_be64(&mut out, reg + 0x08, 1); // a_frames_transmitted_ok (set bit 0x40)
+    put_be64(&mut out, reg + 0x10, 2); // a_frames_received_ok
+    put_be64(&mut out, reg + 0x28, 3); // a_octets_transmitted_ok (set bit 0x100)
+    put_be64(&mut out, reg + 0x30, 4); // a_octets_received_ok
+    put_be64(&mut out, reg + 0x78, 5); // a_mac_control_frames_transmitted (set bit 0x380)
+    put_be64(&mut out, reg + 0x80, 6); // a_mac_control_frames_received
+    put_be64(&mut out, reg + 0x88, 7); // a_unsupported_opcodes_received: not read
+    put_be64(&mut out, reg + 0x90, 0x1_0000_0008); // a_pause_mac_ctrl_frames_received
+    put_be64(&mut out, reg + 0x98, 9); // a_pause_mac_ctrl_frames_transmitted (set bit 0x480)
+    put_be64(&mut out, reg + 0xa0, 10); // reserved_at_4c0: not read
+    assert_eq!(
+        vport::parse_ppcnt_ieee_802_3(&out),
+        Ok(vport::Ieee8023Counters {
+            frames_tx: 1,
+            frames_rx: 2,
+            octets_tx: 3,
+            octets_rx: 4,
+            mac_ctrl_tx: 5,
+            mac_ctrl_rx: 6,
+            pause_rx: 0x1_0000_0008,
+            pause_tx: 9,
+        })
+    );
+    assert!(vport::parse_ppcnt_ieee_802_3(&out[..271]).is_err());
+    out[reg + 3] = 0x01; // grp 1 (RFC 2863) in the answer: not what was asked for
+    assert_eq!(
+        vport::parse_ppcnt_ieee_802_3(&out),
+        Err(FormatError::BadParam)
+    );
 }
 
 #[test]

@@ -1118,3 +1118,183 @@ fn uar_ownership_counters_and_sq_recovery() {
     assert_eq!(q(&mut h, false)[0], 1, "traffic again after recovery");
     let _ = &mut f.eq;
 }
+
+/// PFCC data (32 bytes): local_port 1, `pptx`, `pprx`.
+fn pfcc(rx: bool, tx: bool) -> Vec<u8> {
+    let mut r = vec![0u8; 32];
+    put(&mut r, 0x8, 8, 1); // local_port
+    put(&mut r, 0x40, 1, u64::from(tx)); // pptx
+    put(&mut r, 0x60, 1, u64::from(rx)); // pprx
+    r
+}
+
+/// PPCNT data (256 bytes): local_port 1, counter group `grp`, `clr`.
+fn ppcnt(grp: u8, clr: bool) -> Vec<u8> {
+    let mut r = vec![0u8; 256];
+    put(&mut r, 0x8, 8, 1); // local_port
+    put(&mut r, 0x1a, 6, u64::from(grp)); // grp
+    put(&mut r, 0x20, 1, u64::from(clr)); // clr
+    r
+}
+
+/// Reads PFCC: (pprx, pptx).
+fn read_pfcc(h: &mut Host) -> (bool, bool) {
+    let o = h.exec(&reg_in(0x5007, false, &pfcc(false, false)), 48).ok();
+    (
+        getf(&o.b, 0x80 + 0x60, 1) != 0,
+        getf(&o.b, 0x80 + 0x40, 1) != 0,
+    )
+}
+
+/// Reads PPCNT group 0 (IEEE 802.3) of function `h.port`: the 19 counters.
+fn read_ieee(h: &mut Host, clr: bool) -> [u64; 19] {
+    let o = h
+        .exec(&reg_in(0x5008, false, &ppcnt(0, clr)), 16 + 256)
+        .ok();
+    assert_eq!(getf(&o.b, 0x80 + 0x8, 8), 1, "local_port");
+    let mut c = [0u64; 19];
+    for (i, v) in c.iter_mut().enumerate() {
+        // counter_set at byte 8 of the register: 64-bit high/low pairs.
+        let at = 16 + 8 + 8 * i;
+        *v = u64::from_be_bytes(o.b[at..at + 8].try_into().unwrap());
+    }
+    c
+}
+
+// eth_802_3_cntrs_grp_data_layout indices.
+const FRAMES_TX: usize = 0;
+const FRAMES_RX: usize = 1;
+const OCTETS_TX: usize = 4;
+const OCTETS_RX: usize = 5;
+const MCAST_TX: usize = 6;
+const MCAST_RX: usize = 8;
+const MAC_CTRL_TX: usize = 14;
+const MAC_CTRL_RX: usize = 15;
+const PAUSE_RX: usize = 17;
+const PAUSE_TX: usize = 18;
+
+#[test]
+fn pfcc_sets_each_direction_and_ppcnt_counts_pause_frames() {
+    let mut h = Host::new(0);
+    let f0 = func(&mut h, 0, 3);
+    let mut f1 = func(&mut h, 1, 5);
+    // Port 1 receives through one RQ with 8 WQEs posted: short of the threshold (32).
+    h.port = 1;
+    let rq = h.tb.mem.alloc(1024);
+    let rq_dbr = h.tb.mem.alloc(8);
+    let rqn = h
+        .exec(
+            &rq_in(f1.cq.cqn, f1.pd, rq_dbr.dma_addr(), 4, 6, rq.dma_addr()),
+            16,
+        )
+        .ok()
+        .obj();
+    h.exec(&modify_in(0x909, rqn, 0, 1), 16).ok();
+    let rqtn = h.exec(&rqt_in(&[rqn]), 16).ok().obj();
+    h.exec(&tir_in(rqtn, f1.td, &[0x6d; 40]), 16).ok();
+    let rx_buf = h.tb.mem.alloc(2048);
+    for i in 0..64 {
+        rq.write(i * 16, &dseg(2048, 0x1234, rx_buf.dma_addr()));
+    }
+    rq_dbr.write_be32(0, 8);
+    // Both directions on after creation, on both ports.
+    assert_eq!(read_pfcc(&mut h), (true, true));
+    h.port = 0;
+    assert_eq!(read_pfcc(&mut h), (true, true));
+    let sq = make_sq(&mut h, &f0);
+    let frame = udp4_frame(100, 7, 9);
+    // The receiver is short: it sends a PAUSE frame, the sender honours it. Every engine
+    // run (each command runs one) finds it still short: one PAUSE more per run.
+    send(&mut h, &f0, &sq, 0, &frame);
+    assert!(f1.cq.poll().is_none(), "held by the PAUSE");
+    let c0 = read_ieee(&mut h, false);
+    assert!(c0[PAUSE_RX] >= 1, "{c0:?}");
+    assert_eq!(
+        (c0[PAUSE_TX], c0[FRAMES_TX], c0[MAC_CTRL_RX]),
+        (0, 0, c0[PAUSE_RX])
+    );
+    h.port = 1;
+    let c1 = read_ieee(&mut h, false);
+    assert!(c1[PAUSE_TX] >= c0[PAUSE_RX], "{c1:?}");
+    assert_eq!(c1[PAUSE_RX], 0);
+    // PAUSE is a MAC control frame of 60 bytes (no FCS) to a multicast address.
+    let n = c1[PAUSE_TX];
+    assert_eq!(
+        (c1[MAC_CTRL_TX], c1[FRAMES_TX], c1[OCTETS_TX], c1[MCAST_TX]),
+        (n, n, 60 * n, n)
+    );
+    // Port 0 stops honouring PAUSE (pprx 0, pptx 1): the write runs the engine, the
+    // receiver, still short, sends one more PAUSE, and the frame goes out regardless.
+    h.port = 0;
+    let o = h.exec(&reg_in(0x5007, true, &pfcc(false, true)), 48).ok();
+    assert_eq!(
+        (getf(&o.b, 0x80 + 0x60, 1), getf(&o.b, 0x80 + 0x40, 1)),
+        (0, 1),
+        "a write answers with the new contents"
+    );
+    assert_eq!(h.tb.device().pause_rx_tx(0), Some((false, true)));
+    assert_eq!(read_pfcc(&mut h), (false, true));
+    assert!(f1.cq.poll().is_some(), "delivered although paused");
+    // The SQ is idle now: the counts are final. Every PAUSE sent was received; all but
+    // the last held the SQ.
+    let (m0, m1) = (h.tb.counters(0), h.tb.counters(1));
+    let n = m1.tx_pause_frames;
+    assert!(n >= 2);
+    assert_eq!(
+        (m0.rx_pause_frames, m0.tx_pause, m0.tx_pause_frames),
+        (n, n - 1, 0)
+    );
+    let c0 = read_ieee(&mut h, false);
+    assert_eq!(
+        (c0[PAUSE_RX], c0[MAC_CTRL_RX], c0[FRAMES_TX]),
+        (n, n, 1),
+        "PAUSE received whether honoured or not"
+    );
+    assert_eq!(c0[OCTETS_TX], frame.len() as u64);
+    // Port 1 stops sending PAUSE (pptx 0): nothing more is counted, the frame arrives.
+    h.port = 1;
+    h.exec(&reg_in(0x5007, true, &pfcc(true, false)), 48).ok();
+    assert_eq!(h.tb.device().pause_rx_tx(1), Some((true, false)));
+    h.port = 0;
+    send(&mut h, &f0, &sq, 1, &frame);
+    assert!(f1.cq.poll().is_some());
+    assert_eq!(read_ieee(&mut h, false)[PAUSE_RX], n);
+    h.port = 1;
+    let c1 = read_ieee(&mut h, true);
+    assert_eq!((c1[PAUSE_TX], c1[FRAMES_RX], c1[MAC_CTRL_RX]), (n, 2, 0));
+    assert_eq!(c1[OCTETS_RX], 2 * frame.len() as u64);
+    assert_eq!(c1[MCAST_RX], 0, "unicast data frames");
+    // clr answered, then restarted the group.
+    assert_eq!(read_ieee(&mut h, false), [0; 19]);
+    assert_eq!(
+        h.tb.counters(1).tx_pause_frames,
+        n,
+        "the model's own count stays"
+    );
+    // Only group 0 exists; the register must fit.
+    expect(
+        h.exec(&reg_in(0x5008, false, &ppcnt(1, false)), 16 + 256),
+        ST_BAD_PARAM,
+        synd::PPCNT_GROUP,
+    );
+    expect(
+        h.exec(&reg_in(0x5008, false, &ppcnt(0, false)[..128]), 16 + 256),
+        ST_BAD_IN_LEN,
+        synd::REG_LENGTH,
+    );
+    expect(
+        h.exec(&reg_in(0x5008, false, &ppcnt(0, false)), 16 + 128),
+        ST_BAD_OUT_LEN,
+        synd::REG_LENGTH,
+    );
+    // Looped frames turn around before the MAC: PPCNT does not count them.
+    h.port = 0;
+    read_ieee(&mut h, true);
+    let mut pl = vec![0u8; 8];
+    put(&mut pl, 0x8, 8, 1);
+    put(&mut pl, 0x38, 8, 2);
+    h.exec(&reg_in(0x5018, true, &pl), 24).ok();
+    send(&mut h, &f0, &sq, 2, &frame);
+    assert_eq!(h.tb.counters(0).loopback_packets, 1);
+    assert_eq!(read_ieee(&mut h, false), [0; 19]);
+}

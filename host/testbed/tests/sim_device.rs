@@ -349,12 +349,18 @@ fn flow_control_pauses_instead_of_dropping() {
     assert_eq!(r.tb.counters(0).tx_packets, 0);
     assert_eq!(r.tb.counters(0).tx_pause, 1);
     assert_eq!(r.tb.counters(1).rx_out_of_buffer, 0);
+    // The receiver (port 1) sent the PAUSE frame, the sender (port 0) received it.
+    assert_eq!(pause_frames(&r, 1), (0, 1));
+    assert_eq!(pause_frames(&r, 0), (1, 0));
     // An engine run retries the paused SQ but reports no work left: the engine waits for
-    // the next register write instead of spinning.
+    // the next register write instead of spinning. The receiver, still short, pauses it
+    // again: one PAUSE frame per run.
     let (n, more) = r.tb.step_budget(100);
     assert_eq!(n, 0);
     assert!(!more, "a paused SQ does not keep the engine busy");
     assert_eq!(r.tb.counters(0).tx_pause, 2);
+    assert_eq!(pause_frames(&r, 1), (0, 2));
+    assert_eq!(pause_frames(&r, 0), (2, 0));
     // The receiver posts (half its ring or more: the threshold is min(64, size / 2)) and
     // writes a register (here: re-rings the same doorbell); the SQ resumes.
     let rq_size = 1u32 << RigOpts::default().rq_log;
@@ -366,6 +372,67 @@ fn flow_control_pauses_instead_of_dropping() {
     assert!(r.tx_cq.poll().is_some());
     assert_eq!(r.tb.counters(0).tx_packets, 1);
     assert_eq!(r.tb.counters(1).rx_out_of_buffer, 0);
+    assert_eq!(
+        pause_frames(&r, 1),
+        (0, 2),
+        "a receiver with room sends no PAUSE"
+    );
+}
+
+#[test]
+fn pause_frames_follow_each_ports_direction() {
+    // 802.3x per direction: the receiver short of buffers sends PAUSE only with its TX
+    // pause on; the sender receives it whatever its own setting and waits only with its RX
+    // pause on.
+    let mut r = Rig::new(RigOpts {
+        rx_posted: 0,
+        ..RigOpts::default()
+    });
+    let frame = udp4_csum_frame(50, 3);
+    // The receiver does not send PAUSE: the sender, although it would honour it, sends,
+    // and the receiver drops.
+    r.tb.device().set_pause_rx_tx(1, true, false).unwrap();
+    assert_eq!(r.tb.device().pause_rx_tx(1), Some((true, false)));
+    let (_, c) = r.post_send(&frame, CQ_UPDATE);
+    r.ring(&c);
+    r.tb.step();
+    assert!(r.tx_cq.poll().is_some(), "not held");
+    assert_eq!(r.tb.counters(1).rx_out_of_buffer, 1);
+    assert_eq!((pause_frames(&r, 0), pause_frames(&r, 1)), ((0, 0), (0, 0)));
+    assert_eq!(r.tb.counters(0).tx_pause, 0);
+    // The receiver sends PAUSE, the sender ignores it: three frames in one engine run cost
+    // one PAUSE frame (one per run), and all three are dropped.
+    r.tb.device().set_pause_rx_tx(1, true, true).unwrap();
+    r.tb.device().set_pause_rx_tx(0, false, true).unwrap();
+    let mut last = [0u8; 16];
+    for _ in 0..3 {
+        last = r.post_send(&frame, CQ_UPDATE).1;
+    }
+    r.ring(&last);
+    r.tb.step();
+    for i in 0..3 {
+        assert!(r.tx_cq.poll().is_some(), "WQE {i} not held");
+    }
+    assert_eq!(r.tb.counters(1).rx_out_of_buffer, 4);
+    assert_eq!((pause_frames(&r, 0), pause_frames(&r, 1)), ((1, 0), (0, 1)));
+    assert_eq!(r.tb.counters(0).tx_pause, 0, "ignored");
+    // Both on again (set_pause sets both directions): held.
+    r.tb.device().set_pause(0, true).unwrap();
+    assert_eq!(r.tb.device().pause_rx_tx(0), Some((true, true)));
+    let (_, c) = r.post_send(&frame, CQ_UPDATE);
+    r.ring(&c);
+    r.tb.step();
+    assert!(r.tx_cq.poll().is_none(), "held");
+    assert_eq!((pause_frames(&r, 0), pause_frames(&r, 1)), ((2, 0), (0, 2)));
+    assert_eq!(r.tb.counters(0).tx_pause, 1);
+    assert_eq!(r.tb.device().pause_rx_tx(7), None, "no such port");
+    assert!(r.tb.device().set_pause_rx_tx(7, true, true).is_err());
+}
+
+/// (received, transmitted) PAUSE frames of `port`.
+fn pause_frames(r: &Rig, port: usize) -> (u64, u64) {
+    let c = r.tb.counters(port);
+    (c.rx_pause_frames, c.tx_pause_frames)
 }
 
 #[test]
@@ -418,11 +485,15 @@ fn a_receiver_short_of_buffers_holds_its_sender_only_so_long() {
         "paused until the streak is long enough"
     );
     assert_eq!(r.tb.counters(0).tx_pause, u64::from(PAUSE_STORM));
-    assert_eq!(r.tb.counters(0).pause_storms, 0);
+    assert_eq!(pause_frames(&r, 1), (0, u64::from(PAUSE_STORM)));
+    assert_eq!(r.tb.counters(1).pause_storms, 0);
     r.tb.step();
     assert!(r.tx_cq.poll().is_some());
     assert!(r.rx_cq.poll().is_some(), "the one posted buffer takes it");
-    assert_eq!(r.tb.counters(0).pause_storms, 1);
+    // Stall prevention is the receiver's: it stops sending PAUSE frames (counted there).
+    assert_eq!(r.tb.counters(1).pause_storms, 1);
+    assert_eq!(r.tb.counters(0).pause_storms, 0);
+    assert_eq!(pause_frames(&r, 1), (0, u64::from(PAUSE_STORM)));
     // Still short: the next frame is not paused but dropped for want of a buffer.
     let (_, c) = r.post_send(&frame, CQ_UPDATE);
     r.ring(&c);
@@ -437,7 +508,7 @@ fn a_receiver_short_of_buffers_holds_its_sender_only_so_long() {
     r.ring(&c);
     r.tb.step();
     assert!(r.rx_cq.poll().is_some());
-    assert_eq!(r.tb.counters(0).pause_storms, 1);
+    assert_eq!(r.tb.counters(1).pause_storms, 1);
     assert_eq!(r.tb.counters(1).rx_out_of_buffer, 1);
 }
 

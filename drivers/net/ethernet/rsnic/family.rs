@@ -346,6 +346,29 @@ pub(crate) trait Control: DataPath {
         None
     }
 
+    /// Whether the driver owns the link's flow control (802.3x global pause: `ethtool -a`,
+    /// `-A`, `-I -a`): it reads and sets it and reads the PAUSE frame counters through the
+    /// device's control interface ([`Control::query_pause`], [`Control::apply_pause`],
+    /// [`Control::query_pause_stats`]). Without it the port has no pause operations and
+    /// ethtool answers `EOPNOTSUPP`, as for MANA: a VF's vport has no say over the physical
+    /// link's flow control (upstream mana implements no pause operation either).
+    const PAUSE: bool = false;
+    /// The port's flow control as the device has it: (honour received PAUSE frames, send
+    /// them). Sleeps.
+    fn query_pause(_hw: &Arc<Function>, _func: &Arc<Self::Func>) -> Result<(bool, bool)> {
+        Err(crate::kernel_ext::net::eopnotsupp())
+    }
+    /// Sets the port's flow control (`rx`: honour received PAUSE frames, `tx`: send them).
+    /// The device keeps it until it is set again (across interface down/up and channel
+    /// reopens: it is the port's, not the queues'). Sleeps.
+    fn apply_pause(_hw: &Arc<Function>, _func: &Arc<Self::Func>, _rx: bool, _tx: bool) -> Result {
+        Err(crate::kernel_ext::net::eopnotsupp())
+    }
+    /// PAUSE frames the port (transmitted, received), as the device counts them. Sleeps.
+    fn query_pause_stats(_hw: &Arc<Function>, _func: &Arc<Self::Func>) -> Result<(u64, u64)> {
+        Err(crate::kernel_ext::net::eopnotsupp())
+    }
+
     /// Creates a channel's device queues (recording each in `queues` as it is made, so a
     /// failure can destroy what exists) and its data-path structures, and posts RX buffers.
     fn open(

@@ -18,6 +18,7 @@ use crate::kernel_ext::{
     net::{
         device::{self, Device, Features, LinkStats64, QueueStats, TxOutcome},
         ethtool::{self, Channels, DrvInfo, ExtAck, LinkSettings, Rings, Strings},
+        ethtool::{PauseParam, PauseStats},
         queue::XmitCtx,
         skb::SkBuff,
         xdp::{BpfProg, XdpFrames},
@@ -46,6 +47,25 @@ pub(crate) const MAX_MTU: u32 = 9600;
 
 /// Reported link speed of the simulated wire, in Mb/s.
 const SPEED_MBPS: u32 = 100_000;
+
+/// [`Port::pause`]: received PAUSE frames are honoured.
+const PAUSE_RX: u32 = 1;
+/// [`Port::pause`]: PAUSE frames are sent.
+const PAUSE_TX: u32 = 2;
+/// [`Port::pause`]: the device reported or was given a setting.
+const PAUSE_KNOWN: u32 = 4;
+
+/// [`Port::pause`] of a known setting.
+fn pause_bits(rx: bool, tx: bool) -> u32 {
+    let mut b = PAUSE_KNOWN;
+    if rx {
+        b |= PAUSE_RX;
+    }
+    if tx {
+        b |= PAUSE_TX;
+    }
+    b
+}
 
 /// Why a port's channels are reopened ([`PortShared::request_reopen`]): a fault on a queue
 /// that is not reset in place.
@@ -173,6 +193,10 @@ pub(crate) struct Port<F: Family> {
     pflags: AtomicU32,
     /// Internal loopback as last set on the device (off at load).
     loopback: AtomicBool,
+    /// Flow control as the device last reported or was given it ([`PAUSE_KNOWN`] with
+    /// [`PAUSE_RX`], [`PAUSE_TX`]; 0 before): what `ethtool -a` shows if the device cannot
+    /// be asked.
+    pause: AtomicU32,
     shared: Arc<PortShared<F>>,
     #[pin]
     state: Mutex<PortState<F>>,
@@ -245,6 +269,7 @@ impl<F: Family> Port<F> {
                 bus_info,
                 pflags: AtomicU32::new(pflags),
                 loopback: AtomicBool::new(false),
+                pause: AtomicU32::new(0),
                 shared,
                 state <- new_mutex!(
                     PortState {
@@ -847,6 +872,62 @@ impl<F: Family> ethtool::Operations for PortOps<F> {
             p.log_rq = log_rq;
             p.log_sq = log_sq;
         })
+    }
+
+    // Link flow control (802.3x global pause), for the families that own it: the
+    // operations are absent for the others (ethtool answers EOPNOTSUPP).
+    const HAS_GET_PAUSEPARAM: bool = F::PAUSE;
+    const HAS_SET_PAUSEPARAM: bool = F::PAUSE;
+    const HAS_GET_PAUSE_STATS: bool = F::PAUSE;
+
+    fn get_pauseparam(dev: &Device, port: ArcBorrow<'_, Port<F>>) -> PauseParam {
+        // Asked of the device every time, as mlx5e_get_pauseparam does; there is no pause
+        // autonegotiation (a fixed-speed simulated wire).
+        let bits = match F::query_pause(&port.shared.hw, &port.shared.func) {
+            Ok((rx, tx)) => {
+                let b = pause_bits(rx, tx);
+                port.pause.store(b, Ordering::Relaxed);
+                b
+            }
+            Err(e) => {
+                // The family logged the command; the last known setting is shown.
+                pr_warn!("{}: reading the flow control failed: {:?}\n", dev.name(), e);
+                port.pause.load(Ordering::Relaxed)
+            }
+        };
+        PauseParam {
+            autoneg: false,
+            rx: bits & PAUSE_RX != 0,
+            tx: bits & PAUSE_TX != 0,
+        }
+    }
+
+    fn set_pauseparam(dev: &Device, port: ArcBorrow<'_, Port<F>>, p: PauseParam) -> Result {
+        if p.autoneg {
+            // (No extack in 6.12's set_pauseparam: the reason goes to the kernel log.)
+            pr_err!(
+                "{}: pause autonegotiation is not supported (the link has no autonegotiation); \
+                 set rx and tx with autoneg off\n",
+                dev.name()
+            );
+            return Err(EINVAL);
+        }
+        // The device keeps the setting across interface down/up and channel reopens (it
+        // is the port's, not the queues'): nothing to re-apply there.
+        F::apply_pause(&port.shared.hw, &port.shared.func, p.rx, p.tx)?;
+        let b = pause_bits(p.rx, p.tx);
+        port.pause.store(b, Ordering::Relaxed);
+        Ok(())
+    }
+
+    fn get_pause_stats(_dev: &Device, port: ArcBorrow<'_, Port<F>>) -> Option<PauseStats> {
+        // A failure was logged by the family, with the command: nothing is reported.
+        F::query_pause_stats(&port.shared.hw, &port.shared.func)
+            .ok()
+            .map(|(tx_frames, rx_frames)| PauseStats {
+                tx_frames,
+                rx_frames,
+            })
     }
 
     fn stats_count(_dev: &Device, port: ArcBorrow<'_, Port<F>>) -> usize {

@@ -372,6 +372,23 @@ impl Control for Mlx5 {
         None
     }
 
+    // Global pause through PFCC, its counters through PPCNT (mlx5e_get_pauseparam,
+    // mlx5e_set_pauseparam, mlx5e_stats_pause_get).
+    const PAUSE: bool = true;
+
+    fn query_pause(_hw: &Arc<Function>, func: &Arc<ctrl::Func>) -> Result<(bool, bool)> {
+        func.query_pause()
+    }
+
+    fn apply_pause(_hw: &Arc<Function>, func: &Arc<ctrl::Func>, rx: bool, tx: bool) -> Result {
+        func.set_pause(rx, tx)
+    }
+
+    fn query_pause_stats(_hw: &Arc<Function>, func: &Arc<ctrl::Func>) -> Result<(u64, u64)> {
+        let c = func.query_ieee_802_3()?;
+        Ok((c.pause_tx, c.pause_rx))
+    }
+
     fn open(ctx: &OpenCtx<'_, Self>, q: &mut Queues, p: &ChannelParams) -> Result<Opened<Self>> {
         let func = ctx.func;
         let uar = func.uar_offset();

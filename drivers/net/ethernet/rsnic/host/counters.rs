@@ -81,6 +81,8 @@ const MLX5: &[Counter<sim::mlx5::PortCounters>] = &[
     ("dev_rx_out_of_buffer", |c| c.rx_out_of_buffer),
     ("dev_tx_pause", |c| c.tx_pause),
     ("dev_tx_pause_storm", |c| c.pause_storms),
+    ("dev_tx_pause_frames", |c| c.tx_pause_frames),
+    ("dev_rx_pause_frames", |c| c.rx_pause_frames),
     ("dev_loopback_packets", |c| c.loopback_packets),
     ("dev_loopback_bytes", |c| c.loopback_bytes),
     ("dev_rx_no_rq_drops", |c| c.rx_no_rq_drops),

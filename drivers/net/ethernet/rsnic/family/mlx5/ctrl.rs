@@ -548,6 +548,44 @@ impl Func {
         Ok(())
     }
 
+    /// The port's global pause, (rx, tx): a PFCC read, as `mlx5_query_port_pause`. Sleeps.
+    pub(crate) fn query_pause(&self) -> Result<(bool, bool)> {
+        let len = vport::access_reg_len(vport::PFCC_LEN);
+        let out = self.cmd(len, len, vport::pfcc_query)?;
+        vport::parse_pfcc(&out).map_err(|_| {
+            pr_err!(
+                "port {}: PFCC read returned a malformed output\n",
+                self.port
+            );
+            EIO
+        })
+    }
+
+    /// Sets the port's global pause: a PFCC write of `pprx` / `pptx`, as
+    /// `mlx5_set_port_pause` (the device keeps it: it is the port's state, untouched by
+    /// queue or channel changes). Sleeps.
+    pub(crate) fn set_pause(&self, rx: bool, tx: bool) -> Result {
+        let len = vport::access_reg_len(vport::PFCC_LEN);
+        self.cmd(len, len, |b| vport::pfcc_set_pause(b, rx, tx))?;
+        Ok(())
+    }
+
+    /// The port's IEEE 802.3 counters (PPCNT group 0, not clearing), as
+    /// `mlx5e_stats_get_ieee`. Sleeps.
+    pub(crate) fn query_ieee_802_3(&self) -> Result<vport::Ieee8023Counters> {
+        let len = vport::access_reg_len(vport::PPCNT_LEN);
+        let out = self.cmd(len, len, |b| {
+            vport::ppcnt_query(b, vport::PPCNT_IEEE_802_3, false)
+        })?;
+        vport::parse_ppcnt_ieee_802_3(&out).map_err(|_| {
+            pr_err!(
+                "port {}: PPCNT read returned a malformed output\n",
+                self.port
+            );
+            EIO
+        })
+    }
+
     /// Sets the port's administrative state (PAOS, as `mlx5_set_port_admin_status`); when
     /// it goes up, the carrier work runs (as `mlx5e_open` queues `update_carrier_work`).
     /// Sleeps.

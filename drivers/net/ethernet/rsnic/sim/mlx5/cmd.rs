@@ -159,6 +159,47 @@ pub mod synd {
     /// ACCESS_REG: inlen/outlen shorter than header + register (BAD_INPUT_LEN /
     /// BAD_OUTPUT_LEN).
     pub const REG_LENGTH: u32 = 0xa4;
+    /// PPCNT: a counter group other than IEEE 802.3 (0) (BAD_PARAM).
+    pub const PPCNT_GROUP: u32 = 0xa5;
+}
+
+/// PPCNT group 0, the IEEE 802.3 counters (`eth_802_3_cntrs_grp_data_layout`): the index of
+/// each counter the model keeps in the group (counter i is the 64-bit value at byte
+/// `ifc::reg::PPCNT_SET + 8 * i` of the register). The model counts frames that crossed the
+/// port's MAC, i.e. went over the wire (a looped frame turns around before it and is not
+/// counted), PAUSE frames included (60 bytes each, to the multicast address
+/// 01:80:c2:00:00:01); octets are the frame bytes without the FCS. The other counters of the
+/// group (FCS, alignment, length and symbol errors, unsupported opcodes) stay 0: the
+/// simulated wire corrupts nothing.
+pub mod ieee {
+    /// Counters in the group.
+    pub const COUNT: usize = 19;
+    /// `a_frames_transmitted_ok`.
+    pub const FRAMES_TX_OK: usize = 0;
+    /// `a_frames_received_ok`.
+    pub const FRAMES_RX_OK: usize = 1;
+    /// `a_octets_transmitted_ok`.
+    pub const OCTETS_TX_OK: usize = 4;
+    /// `a_octets_received_ok`.
+    pub const OCTETS_RX_OK: usize = 5;
+    /// `a_multicast_frames_xmitted_ok`.
+    pub const MCAST_TX_OK: usize = 6;
+    /// `a_broadcast_frames_xmitted_ok`.
+    pub const BCAST_TX_OK: usize = 7;
+    /// `a_multicast_frames_received_ok`.
+    pub const MCAST_RX_OK: usize = 8;
+    /// `a_broadcast_frames_received_ok`.
+    pub const BCAST_RX_OK: usize = 9;
+    /// `a_mac_control_frames_transmitted` (PAUSE is the only MAC control frame sent).
+    pub const MAC_CTRL_TX: usize = 14;
+    /// `a_mac_control_frames_received`.
+    pub const MAC_CTRL_RX: usize = 15;
+    /// `a_pause_mac_ctrl_frames_received`.
+    pub const PAUSE_RX: usize = 17;
+    /// `a_pause_mac_ctrl_frames_transmitted`.
+    pub const PAUSE_TX: usize = 18;
+    /// Length of a PAUSE frame without the FCS (a minimum-size frame).
+    pub(super) const PAUSE_LEN: u64 = 60;
 }
 
 /// Longest command message (inlen, outlen) the model accepts: 16 inline bytes plus 2048
@@ -216,6 +257,44 @@ impl Vport {
     }
 }
 
+/// Frames through a port's MAC (over the wire) since PPCNT last cleared them, for its IEEE
+/// 802.3 group (see [`ieee`]).
+#[derive(Clone, Copy)]
+pub(super) struct Mac {
+    /// Received (0) and transmitted (1): frames, octets, multicast frames, broadcast frames.
+    c: [[u64; 4]; 2],
+    /// The port's PAUSE frame counters (received, transmitted) at the last clear.
+    pause_base: (u64, u64),
+}
+
+impl Mac {
+    const ZERO: Self = Self {
+        c: [[0; 4]; 2],
+        pause_base: (0, 0),
+    };
+
+    fn count(&mut self, dir: usize, frame: &[u8]) {
+        let class = Vport::class(frame);
+        if let Some(c) = self.c.get_mut(dir) {
+            c[0] = c[0].wrapping_add(1);
+            c[1] = c[1].wrapping_add(frame.len() as u64);
+            if let Some(e) = c.get_mut(1 + class).filter(|_| class > 0) {
+                *e = e.wrapping_add(1);
+            }
+        }
+    }
+
+    /// Counts a frame received from the wire.
+    pub(super) fn rx(&mut self, frame: &[u8]) {
+        self.count(0, frame);
+    }
+
+    /// Counts a frame transmitted on the wire.
+    pub(super) fn tx(&mut self, frame: &[u8]) {
+        self.count(1, frame);
+    }
+}
+
 /// The command-interface state of one function (port).
 pub(super) struct Func {
     pub(super) hca: Hca,
@@ -233,8 +312,6 @@ pub(super) struct Func {
     /// Hardware MTU of the NIC vport context.
     mtu: u16,
     mac: [u8; 6],
-    /// PFCC pptx (recorded); pprx is the port's `pause`.
-    pptx: bool,
     /// PPLR lb_en last written (reported while loopback is on).
     lb_en: u8,
     /// TIR slot + 1 that dispatches received frames (0: none).
@@ -243,6 +320,8 @@ pub(super) struct Func {
     pub(super) oper_reported: bool,
     pub(super) vport: Vport,
     vport_base: Vport,
+    /// Frames through the MAC (over the wire), for PPCNT's IEEE 802.3 group.
+    pub(super) wire: Mac,
     /// Opcode every command of which fails (0: none).
     pub(super) fail_opcode: u32,
 }
@@ -261,12 +340,12 @@ impl Func {
         tds: 0,
         mtu: 1522,
         mac: [0x02, 0, 0, 0, 0, 0],
-        pptx: true,
         lb_en: 0,
         rss_tir: 0,
         oper_reported: false,
         vport: Vport::ZERO,
         vport_base: Vport::ZERO,
+        wire: Mac::ZERO,
         fail_opcode: 0,
     };
 
@@ -342,6 +421,33 @@ pub(super) fn oper_up(ports: &[super::Port], p: usize) -> bool {
         return pt.link_up;
     }
     pt.link_up && ports.get(p ^ 1).is_some_and(|q| q.link_up)
+}
+
+/// The IEEE 802.3 counters of `pt` since PPCNT last cleared them (see [`ieee`]).
+fn ieee_802_3(pt: &super::Port) -> [u64; ieee::COUNT] {
+    let w = &pt.func.wire;
+    let [rx, tx] = w.c;
+    let prx = pt.counters.rx_pause_frames.wrapping_sub(w.pause_base.0);
+    let ptx = pt.counters.tx_pause_frames.wrapping_sub(w.pause_base.1);
+    let mut c = [0u64; ieee::COUNT];
+    let mut put = |i: usize, v: u64, pause: u64, each: u64| {
+        if let Some(e) = c.get_mut(i) {
+            *e = v.wrapping_add(pause.wrapping_mul(each));
+        }
+    };
+    put(ieee::FRAMES_RX_OK, rx[0], prx, 1);
+    put(ieee::FRAMES_TX_OK, tx[0], ptx, 1);
+    put(ieee::OCTETS_RX_OK, rx[1], prx, ieee::PAUSE_LEN);
+    put(ieee::OCTETS_TX_OK, tx[1], ptx, ieee::PAUSE_LEN);
+    put(ieee::MCAST_RX_OK, rx[2], prx, 1);
+    put(ieee::MCAST_TX_OK, tx[2], ptx, 1);
+    put(ieee::BCAST_RX_OK, rx[3], 0, 0);
+    put(ieee::BCAST_TX_OK, tx[3], 0, 0);
+    put(ieee::MAC_CTRL_RX, 0, prx, 1);
+    put(ieee::MAC_CTRL_TX, 0, ptx, 1);
+    put(ieee::PAUSE_RX, 0, prx, 1);
+    put(ieee::PAUSE_TX, 0, ptx, 1);
+    c
 }
 
 type Fail = (u8, u32);
@@ -1701,6 +1807,7 @@ impl<M: BusMemory> Cx<'_, '_, M> {
             PAOS => PAOS_LEN,
             PFCC => PFCC_LEN,
             PPLR => PPLR_LEN,
+            PPCNT => PPCNT_LEN,
             _ => return Err(bad(synd::REGISTER_ID)),
         };
         if self.inlen < DATA + len {
@@ -1713,6 +1820,10 @@ impl<M: BusMemory> Cx<'_, '_, M> {
         // local_port 1 (mlx5 core), or 0 (the contract leaves it 0): the function's port.
         if get(r, LOCAL_PORT) > 1 {
             return Err(bad(synd::LOCAL_PORT));
+        }
+        if id == PPCNT {
+            let (grp, clr) = (get(r, PPCNT_GRP), get(r, PPCNT_CLR) != 0);
+            return self.ppcnt(grp, clr);
         }
         if op_mod == OP_WRITE {
             match id {
@@ -1739,8 +1850,8 @@ impl<M: BusMemory> Cx<'_, '_, M> {
                 _ => {
                     let (tx, rx) = (get(r, PFCC_PPTX) != 0, get(r, PFCC_PPRX) != 0);
                     let pt = self.port();
-                    pt.func.pptx = tx;
-                    pt.pause = rx;
+                    pt.pause_tx = tx;
+                    pt.pause_rx = rx;
                 }
             }
         }
@@ -1771,8 +1882,38 @@ impl<M: BusMemory> Cx<'_, '_, M> {
                 set(o, PPLR_LB_EN, en);
             }
             _ => {
-                set(o, PFCC_PPTX, u32::from(pt.func.pptx));
-                set(o, PFCC_PPRX, u32::from(pt.pause));
+                set(o, PFCC_PPTX, u32::from(pt.pause_tx));
+                set(o, PFCC_PPRX, u32::from(pt.pause_rx));
+            }
+        }
+        Ok(())
+    }
+
+    /// PPCNT (read or write alike): the counters of group `grp` since the last clear, then,
+    /// with `clr`, restarts them.
+    fn ppcnt(&mut self, grp: u32, clr: bool) -> CmdResult {
+        use ifc::reg::*;
+        if grp != PPCNT_IEEE_802_3 {
+            return Err(bad(synd::PPCNT_GROUP));
+        }
+        let pt = self.port();
+        let now = ieee_802_3(pt);
+        if clr {
+            let c = &pt.counters;
+            pt.func.wire = Mac {
+                pause_base: (c.rx_pause_frames, c.tx_pause_frames),
+                ..Mac::ZERO
+            };
+        }
+        let Some(o) = self.out.get_mut(DATA..DATA + PPCNT_LEN) else {
+            return Ok(());
+        };
+        set(o, LOCAL_PORT, 1);
+        set(o, PPCNT_GRP, grp);
+        for (i, v) in now.iter().enumerate() {
+            let at = PPCNT_SET + 8 * i;
+            if let Some(d) = o.get_mut(at..at + 8) {
+                d.copy_from_slice(&v.to_be_bytes());
             }
         }
         Ok(())

@@ -81,10 +81,11 @@ pub(super) fn run<M: BusMemory, I: InterruptSink>(
             }
         }
     }
-    // Every run retries the SQs that flow control paused. A stopped port holding posted
-    // work back: the fault took effect.
+    // Every run retries the SQs that flow control paused (a new pause quantum). A stopped
+    // port holding posted work back: the fault took effect.
     for port in ports.iter_mut() {
         port.sq_paused = 0;
+        port.xoff = false;
         if port.stopped() && port.sq_doorbell | port.sq_active != 0 {
             port.stop_hit();
         }
@@ -185,26 +186,8 @@ fn run_sq<M: BusMemory, I: InterruptSink>(
     }
     let mut n = 0;
     while n < limit && sq.cc != sq.pc && sq.state == QueueState::Ready {
-        // Pause frames stop what goes on the wire; a NOP (the driver's wake-up of its own
-        // NAPI, e.g. to refill an RQ that is short of buffers) still executes, or a port in
-        // loopback would wait for the buffers the NOP is there to bring.
-        let room = receiver_has_room(ports, queues, p, io.mem);
-        let Some(port) = ports.get_mut(p) else {
+        if paused(ports, queues, p, bit, &sq, io.mem) {
             break;
-        };
-        if room {
-            port.pause_streak = 0;
-            port.pause_storm = false;
-        } else if !port.pause_storm && !next_is_nop(&sq, io.mem) {
-            if port.pause_streak < PAUSE_STORM {
-                port.pause_streak += 1;
-                port.sq_paused |= bit;
-                port.counters.tx_pause += 1;
-                break;
-            }
-            // Stall prevention: stop honouring pause until the receiver has room again.
-            port.pause_storm = true;
-            port.counters.pause_storms += 1;
         }
         n += 1;
         moved = true;
@@ -745,23 +728,78 @@ fn rx_port(ports: &[Port], p: usize) -> Option<usize> {
     (pt.link_up && ports.get(peer)?.link_up).then_some(peer)
 }
 
-/// 802.3x flow control: whether port `p` may transmit, i.e. flow control is off, its frames
-/// have no receiver (a link is down: the packet will be dropped anyway), or every RQ in the
-/// receiver's RSS table ([`rx_port`]: the peer, or `p` itself in loopback) has at least
-/// `min(PAUSE_THRESHOLD, size / 2)` posted WQEs (re-reading the doorbell record of one that
-/// looks short).
-fn receiver_has_room<M: BusMemory>(
+/// 802.3x flow control before SQ `bit` of port `p` executes its next WQE (see "Flow
+/// control" in the module documentation). The receiver of `p`'s frames ([`rx_port`]: the
+/// peer, or `p` itself in loopback; none while a link is down: the frame will be dropped
+/// anyway) with its TX pause on and short of posted WQEs sends a PAUSE frame, one per engine
+/// run and sender, unless its stall prevention stopped them; `p` receives it and, with its
+/// RX pause on, holds the SQ: returns true. A NOP (the driver's wake-up of its own NAPI, e.g.
+/// to refill an RQ that is short of buffers) puts nothing on the wire and is never held, or
+/// a port in loopback would wait for the buffers the NOP is there to bring.
+fn paused<M: BusMemory>(
     ports: &mut [Port],
     queues: &mut [QueueSet],
     p: usize,
+    bit: u64,
+    sq: &SqCtx,
     mem: &M,
 ) -> bool {
-    if !ports.get(p).is_some_and(|pt| pt.pause) {
-        return true;
-    }
     let Some(rx) = rx_port(ports, p) else {
-        return true;
+        return false;
     };
+    let (sends, honours, xoff) = match (ports.get(rx), ports.get(p)) {
+        (Some(r), Some(s)) => (r.pause_tx, s.pause_rx, s.xoff),
+        _ => return false,
+    };
+    // Nothing to decide: the receiver sends no PAUSE, or this run's already reached a
+    // sender that ignores it.
+    if !sends || (xoff && !honours) {
+        return false;
+    }
+    let room = receiver_has_room(ports, queues, rx, mem);
+    let Some(r) = ports.get_mut(rx) else {
+        return false;
+    };
+    if room {
+        r.pause_streak = 0;
+        r.pause_storm = false;
+        return false;
+    }
+    if r.pause_storm || next_is_nop(sq, mem) {
+        return false;
+    }
+    if !xoff {
+        if r.pause_streak >= PAUSE_STORM {
+            // Stall prevention: no PAUSE frame until the receiver has room again.
+            r.pause_storm = true;
+            r.counters.pause_storms += 1;
+            return false;
+        }
+        r.pause_streak += 1;
+        r.counters.tx_pause_frames += 1;
+    }
+    let Some(s) = ports.get_mut(p) else {
+        return false;
+    };
+    if !xoff {
+        s.xoff = true;
+        s.counters.rx_pause_frames += 1;
+    }
+    if honours {
+        s.sq_paused |= bit;
+        s.counters.tx_pause += 1;
+    }
+    honours
+}
+
+/// Whether every RQ in port `rx`'s RSS table has at least `min(PAUSE_THRESHOLD, size / 2)`
+/// posted WQEs (re-reading the doorbell record of one that looks short).
+fn receiver_has_room<M: BusMemory>(
+    ports: &mut [Port],
+    queues: &mut [QueueSet],
+    rx: usize,
+    mem: &M,
+) -> bool {
     let Some(pp) = ports.get_mut(rx) else {
         return true;
     };
@@ -815,9 +853,15 @@ fn deliver<M: BusMemory, I: InterruptSink>(
     if dst == src {
         sp.counters.loopback_packets += 1;
         sp.counters.loopback_bytes += frame.len() as u64;
+    } else {
+        // Over the wire: through both MACs (PPCNT's IEEE 802.3 counters).
+        sp.func.wire.tx(frame);
     }
     let rows = queues.get_mut(dst * MAX_QUEUES..(dst + 1) * MAX_QUEUES);
     if let (Some(port), Some(rows)) = (ports.get_mut(dst), rows) {
+        if dst != src {
+            port.func.wire.rx(frame);
+        }
         receive(port, rows, frame, io);
     }
 }

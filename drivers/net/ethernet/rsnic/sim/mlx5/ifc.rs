@@ -655,6 +655,19 @@ pub mod reg {
     pub const PFCC_PPTX: Fld = f(0x40, 1);
     /// `pfcc_reg.pprx`: bit 0x60 (1).
     pub const PFCC_PPRX: Fld = f(0x60, 1);
+    /// `MLX5_REG_PPCNT` (port counters).
+    pub const PPCNT: u32 = 0x5008;
+    /// `ppcnt_reg` size in bytes (0x800 bits: an 8-byte header and `counter_set`).
+    pub const PPCNT_LEN: usize = 0x100;
+    /// `ppcnt_reg.grp`: bit 0x1a (6).
+    pub const PPCNT_GRP: Fld = f(0x1a, 6);
+    /// `ppcnt_reg.clr`: bit 0x20 (1).
+    pub const PPCNT_CLR: Fld = f(0x20, 1);
+    /// `grp` of the IEEE 802.3 counters (`MLX5_IEEE_802_3_COUNTERS_GROUP`).
+    pub const PPCNT_IEEE_802_3: u32 = 0;
+    /// Byte offset of `ppcnt_reg.counter_set`; counter i of a group (a 64-bit
+    /// `_high`/`_low` pair, big-endian) is at `PPCNT_SET + 8 * i`.
+    pub const PPCNT_SET: usize = 8;
 }
 
 /// `struct mlx5_eqe` (device.h), byte offsets.

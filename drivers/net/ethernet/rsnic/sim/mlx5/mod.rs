@@ -30,6 +30,23 @@
 //! under the old setting, so toggling between runs loses nothing. Flow control
 //! ([`Device::set_pause`]) follows the frames: a looping port pauses on its own RQs.
 //!
+//! **Flow control** (802.3x global pause, per port and direction as PFCC sets it: `pptx`
+//! "send PAUSE", `pprx` "honour PAUSE"; both on after creation, as ConnectX ships). The port
+//! that receives a port's frames (the peer, or the port itself in loopback) watches its RSS
+//! table's RQs: when one has fewer than [`PAUSE_THRESHOLD`] (at most half the RQ) posted
+//! WQEs as the sender is about to execute a WQE that puts a frame on the wire (not a NOP),
+//! the receiver, if its TX pause is on, transmits a PAUSE frame to the sender: counted in
+//! the receiver's [`PortCounters::tx_pause_frames`] and the sender's
+//! [`PortCounters::rx_pause_frames`] (PPCNT's `a_pause_mac_ctrl_frames_transmitted` /
+//! `_received`). The sender honours it if its RX pause is on: the SQ waits
+//! ([`PortCounters::tx_pause`]) and is retried on the next engine run (every register write
+//! runs the engine; a driver re-arms its RX CQ after refilling). Otherwise the frame goes
+//! out and the receiver drops what it has no buffer for
+//! ([`PortCounters::rx_out_of_buffer`]). A PAUSE covers the whole engine run it arrived in
+//! (a pause quantum): a receiver sends at most one per run to each sender, and a run after
+//! the receiver found room again sends none. The receiver's stall prevention
+//! ([`PAUSE_STORM`]) stops its PAUSE frames while it stays short for long.
+//!
 //! # Control plane: command interface and event queues
 //!
 //! Each port is one PCI function with its own window of [`FUNC_BAR_SIZE`] bytes in BAR0
@@ -103,8 +120,10 @@
 //! operational states; ACCESS_REG implements PAOS (admin_status up 1 / down 2 when `ase`;
 //! oper_status), PPLR (`lb_en` 0 = off, any of the loopback bits 1/2/4 = the model's one
 //! internal loopback, [`Device::set_loopback`]; `lb_cap` = 2, phy local), PFCC (`pprx` =
-//! [`Device::set_pause`], `pptx` recorded), local_port 1 (or 0), reads and writes both
-//! answer with the register's contents. QUERY_VPORT_COUNTER reports unicast / multicast /
+//! `pprx` and `pptx`, see "Flow control" above; the other fields read 0), PPCNT (group 0, the
+//! IEEE 802.3 counters, read only: see [`cmd::ieee`]; `clr` restarts them after the
+//! answer; other groups are BAD_PARAM), local_port 1 (or 0), reads and writes both answer
+//! with the register's contents. QUERY_VPORT_COUNTER reports unicast / multicast /
 //! broadcast packets and octets by destination address, received errors (too long + DMA
 //! faults), transmit errors (rejected WQEs) and local loopback; `clear` restarts them.
 //!
@@ -327,17 +346,17 @@ pub const MIN_SCRATCH: usize = 2 * MAX_FRAME;
 /// Scratch size that lets LSO carry a 64 KiB payload plus headers.
 pub const SCRATCH_LEN: usize = MAX_FRAME + 65536 + 1024;
 /// Posted RX WQEs (capped at half the RQ) each RSS queue of the receiving port (the peer, or
-/// the port itself in loopback) must have for a port to transmit while flow control is on:
-/// the most packets one MPWQE carries, rounded up.
+/// the port itself in loopback) must have for it not to send PAUSE frames (flow control): the
+/// most packets one MPWQE carries, rounded up.
 pub const PAUSE_THRESHOLD: u32 = 64;
 
-/// Pauses in a row (an SQ of the port retried while its receiver stayed short of posted
-/// WQEs) after which the port stops honouring pause until the receiver has room again, as
+/// PAUSE frames in a row (one per engine run, while the port's receive side stayed short of
+/// posted WQEs) after which the port stops sending them until it has room again, as
 /// ConnectX's device-stall prevention does (`ethtool --set-tunable DEV pfc-prevention-tout`):
-/// the frames go out and a receiver still short of buffers drops them
+/// its senders transmit, and what the port has no buffer for is dropped
 /// ([`PortCounters::rx_out_of_buffer`]). Without it a receiver that stops posting (an
 /// AF_XDP socket whose fill ring stays empty) would hold its sender, or in loopback its own
-/// port, forever. Counted in [`PortCounters::pause_storms`].
+/// port, forever. Counted in the receiver's [`PortCounters::pause_storms`].
 pub const PAUSE_STORM: u32 = 1024;
 /// WQEs one SQ processes before the engine moves to the next SQ.
 pub const SQ_BURST: usize = 64;
@@ -573,12 +592,19 @@ pub struct PortCounters {
     pub rx_segs: u64,
     /// Packets dropped: RQ had no posted WQE.
     pub rx_out_of_buffer: u64,
-    /// Times this port's transmit paused because the receiver's queues (the peer's, or its
-    /// own in loopback) were short of posted WQEs (802.3x flow control, see
-    /// [`Device::set_pause`]).
+    /// Times an SQ of this port waited because it honoured a PAUSE frame (its RX pause on;
+    /// the receiver's queues, the peer's or its own in loopback, were short of posted WQEs;
+    /// see "Flow control" in the module documentation).
     pub tx_pause: u64,
-    /// Times this port stopped honouring pause after [`PAUSE_STORM`] pauses in a row.
+    /// Times this port stopped sending PAUSE frames after [`PAUSE_STORM`] in a row (stall
+    /// prevention).
     pub pause_storms: u64,
+    /// PAUSE frames this port transmitted (its receive side was short of posted WQEs and
+    /// its TX pause is on): PPCNT's `a_pause_mac_ctrl_frames_transmitted`.
+    pub tx_pause_frames: u64,
+    /// PAUSE frames this port received (whether or not it honoured them): PPCNT's
+    /// `a_pause_mac_ctrl_frames_received`.
+    pub rx_pause_frames: u64,
     /// Packets dropped: no RSS table or the RQ is missing or in error.
     pub rx_no_rq_drops: u64,
     /// Packets longer than the RX WQE's buffers.
@@ -663,6 +689,8 @@ impl PortCounters {
         rx_out_of_buffer: 0,
         tx_pause: 0,
         pause_storms: 0,
+        tx_pause_frames: 0,
+        rx_pause_frames: 0,
         rx_no_rq_drops: 0,
         rx_too_long: 0,
         rx_dma_faults: 0,
@@ -724,6 +752,8 @@ impl PortCounters {
             rx_out_of_buffer,
             tx_pause,
             pause_storms,
+            tx_pause_frames,
+            rx_pause_frames,
             rx_no_rq_drops,
             rx_too_long,
             rx_dma_faults,
@@ -1037,11 +1067,16 @@ pub struct Port {
     sq_active: u64,
     /// SQs paused by flow control until the next engine run.
     sq_paused: u64,
-    /// Honour the peer's pause (802.3x flow control).
-    pause: bool,
-    /// Pauses in a row without the receiver getting room (see [`PAUSE_STORM`]).
+    /// Honour received PAUSE frames (PFCC `pprx`).
+    pause_rx: bool,
+    /// Send PAUSE frames when the receive side is short of posted WQEs (PFCC `pptx`).
+    pause_tx: bool,
+    /// A PAUSE frame reached this port in the current engine run (a pause quantum: one per
+    /// run).
+    xoff: bool,
+    /// PAUSE frames this port sent in a row without getting room (see [`PAUSE_STORM`]).
     pause_streak: u32,
-    /// Pause is not honoured until the receiver has room again (see [`PAUSE_STORM`]).
+    /// This port sends no PAUSE frame until it has room again (see [`PAUSE_STORM`]).
     pause_storm: bool,
     /// Deliver transmitted frames to this port's own receive side ([`Device::set_loopback`]).
     loopback: bool,
@@ -1142,7 +1177,9 @@ impl Port {
             sq_doorbell: 0,
             sq_active: 0,
             sq_paused: 0,
-            pause: true,
+            pause_rx: true,
+            pause_tx: true,
+            xoff: false,
             pause_streak: 0,
             pause_storm: false,
             loopback: false,
@@ -1823,21 +1860,36 @@ where
         Ok(())
     }
 
-    /// Turns 802.3x flow control on or off for `port`'s transmit direction (on after
-    /// creation). With it on, the port does not execute a WQE while any receive queue in its
-    /// peer's RSS table has fewer than [`PAUSE_THRESHOLD`] (at most half its size) posted
-    /// WQEs: the WQE stays posted and the SQ is retried on the next engine run (every
-    /// register write runs the engine; a driver re-arms its RX CQ after refilling). With it
-    /// off, a packet that finds no posted WQE is dropped and counted in
-    /// [`PortCounters::rx_out_of_buffer`]. PFCC `pprx` sets the same switch.
+    /// Turns 802.3x flow control on or off in both directions of `port` (both on after
+    /// creation): [`Device::set_pause_rx_tx`] with `rx` = `tx` = `on`. A port sends
+    /// PAUSE frames while the receive queues of its RSS table are short of posted WQEs
+    /// (TX pause) and waits while its receiver sends them (RX pause); see "Flow control" in
+    /// the module documentation. Between two ports with flow control off, a packet that finds
+    /// no posted WQE is dropped and counted in [`PortCounters::rx_out_of_buffer`].
     ///
     /// In loopback ([`Device::set_loopback`]) the receiver is the port itself: it pauses on
     /// its own RSS table's queues, whatever the link states. That cannot deadlock the port:
     /// its receive side never waits for its transmit side (RX CQEs, interrupts and the
     /// driver's refills go on while its SQs wait), and the next engine run retries them.
     pub fn set_pause(&mut self, port: usize, on: bool) -> Result<(), CmdError> {
-        self.tables().port_mut(port)?.pause = on;
+        self.set_pause_rx_tx(port, on, on)
+    }
+
+    /// Sets `port`'s flow control per direction, as a PFCC write does: `rx` (`pprx`) honours
+    /// the PAUSE frames the port receives, `tx` (`pptx`) sends them when its receive side is
+    /// short of posted WQEs. [`CmdError::BadPort`] for a port that does not exist.
+    pub fn set_pause_rx_tx(&mut self, port: usize, rx: bool, tx: bool) -> Result<(), CmdError> {
+        let mut t = self.tables();
+        let pt = t.port_mut(port)?;
+        pt.pause_rx = rx;
+        pt.pause_tx = tx;
         Ok(())
+    }
+
+    /// A port's flow control, `(rx, tx)` (PFCC `pprx`, `pptx`; `None` for a port that does
+    /// not exist).
+    pub fn pause_rx_tx(&self, port: usize) -> Option<(bool, bool)> {
+        self.ports.get(port).map(|p| (p.pause_rx, p.pause_tx))
     }
 
     /// Turns internal loopback on or off for `port` (off after creation): with it on, every

@@ -3,9 +3,10 @@
 //! Vport and port commands: QUERY/MODIFY_NIC_VPORT_CONTEXT (vport.c
 //! `mlx5_query_nic_vport_mac_address`, `mlx5_modify_nic_vport_mtu`,
 //! `mlx5_modify_nic_vport_mac_address`, `mlx5_query_nic_vport_min_inline`),
-//! QUERY_VPORT_STATE (`mlx5_query_vport_state`), ACCESS_REG for PAOS / PPLR / PFCC (port.c
-//! `mlx5_access_reg`, `mlx5_set_port_admin_status`, `mlx5_query_port_oper_status`,
-//! `mlx5_set_port_pause`) and QUERY_VPORT_COUNTER (`mlx5_core_query_vport_counter`).
+//! QUERY_VPORT_STATE (`mlx5_query_vport_state`), ACCESS_REG for PAOS / PPLR / PFCC / PPCNT
+//! (port.c `mlx5_access_reg`, `mlx5_set_port_admin_status`, `mlx5_query_port_oper_status`,
+//! `mlx5_set_port_pause`, `mlx5_query_port_pause`; en_stats.c `mlx5e_stats_get_ieee`) and
+//! QUERY_VPORT_COUNTER (`mlx5_core_query_vport_counter`).
 
 use super::{fits, op, output, start, Field, FormatError};
 
@@ -291,6 +292,90 @@ pub fn parse_pfcc(out: &[u8]) -> Result<(bool, bool), FormatError> {
     let o = output(out, access_reg_len(PFCC_LEN))?;
     let d = &o[ACCESS_REG_DATA..];
     Ok((PFCC_PPRX.flag(d), PFCC_PPTX.flag(d)))
+}
+
+/// Register id of PPCNT, port counters (`MLX5_REG_PPCNT`).
+pub const REG_PPCNT: u16 = 0x5008;
+/// `ppcnt_reg` length (0x800 bits: an 8-byte header, then `counter_set`).
+pub const PPCNT_LEN: usize = 256;
+/// `ppcnt_reg.grp`: bit 0x1a, 6 bits.
+pub const PPCNT_GRP: Field = Field::new(0x1a, 6);
+/// `ppcnt_reg.clr`: bit 0x20, 1 bit.
+pub const PPCNT_CLR: Field = Field::new(0x20, 1);
+/// `grp` of the IEEE 802.3 counters (`MLX5_IEEE_802_3_COUNTERS_GROUP`).
+pub const PPCNT_IEEE_802_3: u8 = 0;
+
+/// Bit offsets in `ppcnt_reg` of the `eth_802_3_cntrs_grp_data_layout` counters rsnic reads
+/// (`counter_set` starts at bit 0x40; each counter is a 64-bit `_high`/`_low` pair).
+pub mod ieee_802_3 {
+    /// `a_frames_transmitted_ok`.
+    pub const FRAMES_TX_OK: usize = 0x40;
+    /// `a_frames_received_ok`.
+    pub const FRAMES_RX_OK: usize = 0x80;
+    /// `a_octets_transmitted_ok`.
+    pub const OCTETS_TX_OK: usize = 0x140;
+    /// `a_octets_received_ok`.
+    pub const OCTETS_RX_OK: usize = 0x180;
+    /// `a_mac_control_frames_transmitted`.
+    pub const MAC_CTRL_TX: usize = 0x3c0;
+    /// `a_mac_control_frames_received`.
+    pub const MAC_CTRL_RX: usize = 0x400;
+    /// `a_pause_mac_ctrl_frames_received`.
+    pub const PAUSE_RX: usize = 0x480;
+    /// `a_pause_mac_ctrl_frames_transmitted`.
+    pub const PAUSE_TX: usize = 0x4c0;
+}
+
+/// PPCNT read of counter group `grp` (`clear`: the device restarts the group after
+/// answering), as `mlx5e_stats_get_ieee` reads group 0.
+pub fn ppcnt_query(buf: &mut [u8], grp: u8, clear: bool) -> Result<usize, FormatError> {
+    fits(u64::from(grp), 6)?;
+    let d = access_reg(buf, REG_PPCNT, PPCNT_LEN, ACCESS_REG_READ)?;
+    PPCNT_GRP.set(d, u64::from(grp));
+    PPCNT_CLR.set(d, u64::from(clear));
+    Ok(access_reg_len(PPCNT_LEN))
+}
+
+/// What rsnic reads of PPCNT's IEEE 802.3 group.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Ieee8023Counters {
+    /// `a_frames_transmitted_ok`.
+    pub frames_tx: u64,
+    /// `a_frames_received_ok`.
+    pub frames_rx: u64,
+    /// `a_octets_transmitted_ok`.
+    pub octets_tx: u64,
+    /// `a_octets_received_ok`.
+    pub octets_rx: u64,
+    /// `a_mac_control_frames_transmitted`.
+    pub mac_ctrl_tx: u64,
+    /// `a_mac_control_frames_received`.
+    pub mac_ctrl_rx: u64,
+    /// `a_pause_mac_ctrl_frames_transmitted` (ethtool's `tx_pause_frames`).
+    pub pause_tx: u64,
+    /// `a_pause_mac_ctrl_frames_received` (ethtool's `rx_pause_frames`).
+    pub pause_rx: u64,
+}
+
+/// Parses a PPCNT read of the IEEE 802.3 group; a different group in the answer is
+/// [`FormatError::BadParam`] (not what was asked for).
+pub fn parse_ppcnt_ieee_802_3(out: &[u8]) -> Result<Ieee8023Counters, FormatError> {
+    let o = output(out, access_reg_len(PPCNT_LEN))?;
+    let d = &o[ACCESS_REG_DATA..];
+    if PPCNT_GRP.get8(d) != PPCNT_IEEE_802_3 {
+        return Err(FormatError::BadParam);
+    }
+    let c = |bit: usize| Field::new(bit, 64).get(d);
+    Ok(Ieee8023Counters {
+        frames_tx: c(ieee_802_3::FRAMES_TX_OK),
+        frames_rx: c(ieee_802_3::FRAMES_RX_OK),
+        octets_tx: c(ieee_802_3::OCTETS_TX_OK),
+        octets_rx: c(ieee_802_3::OCTETS_RX_OK),
+        mac_ctrl_tx: c(ieee_802_3::MAC_CTRL_TX),
+        mac_ctrl_rx: c(ieee_802_3::MAC_CTRL_RX),
+        pause_tx: c(ieee_802_3::PAUSE_TX),
+        pause_rx: c(ieee_802_3::PAUSE_RX),
+    })
 }
 
 // ---------------------------------------------------------------------------------------
