@@ -20,6 +20,9 @@
 #include <linux/bottom_half.h>
 #include <linux/preempt.h>
 #include <linux/workqueue.h>
+#include <linux/hrtimer.h>
+#include <linux/ktime.h>
+#include <linux/timekeeping.h>
 #include <linux/delay.h>
 #include <net/page_pool/helpers.h>
 #include <net/xdp.h>
@@ -414,6 +417,43 @@ void rsnic_helper_flush_workqueue(struct workqueue_struct *wq)
 void rsnic_helper_destroy_workqueue(struct workqueue_struct *wq)
 {
 	destroy_workqueue(wq);
+}
+
+/* A timer expiring calls its Rust handler (hard interrupt context); it never restarts itself. */
+static enum hrtimer_restart rsnic_timer_fn(struct hrtimer *timer)
+{
+	struct rsnic_timer *t = container_of(timer, struct rsnic_timer, timer);
+
+	t->expired(t);
+	return HRTIMER_NORESTART;
+}
+
+void rsnic_helper_timer_init(struct rsnic_timer *t, void (*expired)(struct rsnic_timer *t))
+{
+	hrtimer_init(&t->timer, CLOCK_MONOTONIC, HRTIMER_MODE_REL);
+	t->timer.function = rsnic_timer_fn;
+	t->expired = expired;
+}
+
+void rsnic_helper_timer_start(struct rsnic_timer *t, u64 delay_ns)
+{
+	hrtimer_start(&t->timer, ns_to_ktime(delay_ns), HRTIMER_MODE_REL);
+}
+
+void rsnic_helper_timer_cancel(struct rsnic_timer *t)
+{
+	hrtimer_cancel(&t->timer);
+}
+
+/* 1: it was queued and is not any more; 0: it was not queued; -1: its handler is running. */
+int rsnic_helper_timer_try_to_cancel(struct rsnic_timer *t)
+{
+	return hrtimer_try_to_cancel(&t->timer);
+}
+
+u64 rsnic_helper_ktime_get_ns(void)
+{
+	return ktime_get_ns();
 }
 
 /* @msg has static storage (a Rust &'static CStr), as NL_SET_ERR_MSG requires. */

@@ -11,6 +11,7 @@
 #include <linux/skbuff.h>
 #include <linux/platform_device.h>
 #include <linux/dma-mapping.h>
+#include <linux/hrtimer.h>
 
 void *rsnic_helper_netdev_priv(const struct net_device *dev);
 void rsnic_helper_eth_hw_addr_random(struct net_device *dev);
@@ -93,6 +94,17 @@ void rsnic_helper_napi_gro_receive(struct napi_struct *napi, struct sk_buff *skb
 struct workqueue_struct *rsnic_helper_alloc_workqueue(const char *name, int id);
 void rsnic_helper_flush_workqueue(struct workqueue_struct *wq);
 void rsnic_helper_destroy_workqueue(struct workqueue_struct *wq);
+
+/* High-resolution timers (rust/timer.rs) and the monotonic clock */
+struct rsnic_timer {
+	struct hrtimer timer;
+	void (*expired)(struct rsnic_timer *t);
+};
+void rsnic_helper_timer_init(struct rsnic_timer *t, void (*expired)(struct rsnic_timer *t));
+void rsnic_helper_timer_start(struct rsnic_timer *t, u64 delay_ns);
+void rsnic_helper_timer_cancel(struct rsnic_timer *t);
+int rsnic_helper_timer_try_to_cancel(struct rsnic_timer *t);
+u64 rsnic_helper_ktime_get_ns(void);
 
 /* Netlink extended acks */
 void rsnic_helper_extack_msg(struct netlink_ext_ack *extack, const char *msg);
