@@ -2032,6 +2032,13 @@ where
         self.bad_mmio
     }
 
+    /// A CQ's moderation as the device holds it: (`cq_period` µs, `cq_max_count`, whether
+    /// `cq_period_mode` is upon CQE).
+    pub fn cq_moderation(&self, cqn: u32) -> Result<(u16, u16, bool), CmdError> {
+        let m = self.loc(cqn, CQN_BASE, |r| r.cq.used)?.cq.moder;
+        Ok((m.period, m.max_count, m.cqe_mode))
+    }
+
     /// Sets the device's clock, in nanoseconds, for CQ moderation: what the timers of the
     /// CQs compare with on the next engine run. The device host passes a monotonic time
     /// before every run; a clock that goes back is ignored (it stays where it was). It
