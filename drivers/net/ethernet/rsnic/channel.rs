@@ -82,6 +82,44 @@ pub(crate) struct ChannelParams {
     /// XSK RQ (which takes the channel's place in the RSS table), an XSK SQ and (mlx5) an
     /// ICO SQ.
     pub(crate) xsk: u8,
+    /// Interrupt moderation new CQs are made with (`ethtool -C`; a change is applied to
+    /// live channels in place, without reopening them).
+    pub(crate) coal: Coalesce,
+}
+
+/// Interrupt moderation of one direction's completion queues (`ethtool -C rx-usecs N
+/// rx-frames M`): the device holds a completion event back until `frames` completions are
+/// pending or `usecs` have passed; `usecs` 0 is none.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub(crate) struct Moderation {
+    /// Period, microseconds.
+    pub(crate) usecs: u16,
+    /// Completions per event.
+    pub(crate) frames: u16,
+}
+
+/// Interrupt moderation of a port's channels (`ethtool -c`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Coalesce {
+    /// RX CQs.
+    pub(crate) rx: Moderation,
+    /// TX CQs.
+    pub(crate) tx: Moderation,
+}
+
+impl Coalesce {
+    /// At load: none, one event per completion, as before moderation existed (mlx5e starts
+    /// at 16 µs / 32 frames with DIM on; see rsnic.rst "Interrupt moderation").
+    pub(crate) const DEFAULT: Self = Self {
+        rx: Moderation {
+            usecs: 0,
+            frames: 1,
+        },
+        tx: Moderation {
+            usecs: 0,
+            frames: 1,
+        },
+    };
 }
 
 impl ChannelParams {
@@ -1159,6 +1197,12 @@ impl<F: Family> Channel<F> {
     /// Device RQ number (for the RSS table).
     pub(crate) fn rqn(&self) -> u32 {
         self.rqn
+    }
+
+    /// Changes the interrupt moderation of the channel's RX (`rx`) or TX CQs on the device,
+    /// in place ([`crate::family::Control::modify_moderation`]). Sleeps.
+    pub(crate) fn modify_moderation(&self, rx: bool, m: Moderation) -> Result {
+        F::modify_moderation(&self.shared.hw, &self.shared.func, &self.queues, rx, m)
     }
 
     /// Replaces the attached XDP program by `prog` (same attach state: the channel keeps

@@ -13,6 +13,7 @@
 use crate::bus::Function;
 use crate::channel::MAX_CHANNELS;
 use crate::channel::{new_tx_slot, new_xdp_slot, Channel, ChannelParams, ChannelStats, PortShared};
+use crate::channel::{Coalesce, Moderation};
 use crate::family::{Family, Summary};
 use crate::kernel_ext::{
     net::{
@@ -239,6 +240,7 @@ impl<F: Family> Port<F> {
             pflags,
             xdp: false,
             xsk: 0,
+            coal: Coalesce::DEFAULT,
         };
         Arc::pin_init(
             pin_init!(Self {
@@ -421,6 +423,71 @@ impl<F: Family> Port<F> {
                 e
             );
         }
+    }
+
+    /// Interrupt moderation (`ethtool -C`): checks `c` against what the device takes,
+    /// stores it for the channels opened from now on, and changes the CQs of the live
+    /// channels in place (MODIFY_CQ on ConnectX), as mlx5e does. A channel whose change
+    /// fails keeps its old moderation until it is reopened; the first error is returned
+    /// (the others are logged). Under RTNL; sleeps.
+    fn set_coalesce(&self, dev: &Device, c: &ethtool::Coalesce, extack: &mut ExtAck) -> Result {
+        if c.adaptive_rx || c.adaptive_tx {
+            extack.set_message(c_str!("adaptive moderation not supported yet"));
+            return Err(crate::kernel_ext::net::eopnotsupp());
+        }
+        let max = F::COALESCE_MAX;
+        let to = |usecs: u32, frames: u32| -> Option<Moderation> {
+            Some(Moderation {
+                usecs: u16::try_from(usecs).ok().filter(|&u| u <= max.usecs)?,
+                frames: u16::try_from(frames).ok().filter(|&f| f <= max.frames)?,
+            })
+        };
+        let (Some(rx), Some(tx)) = (to(c.rx_usecs, c.rx_frames), to(c.tx_usecs, c.tx_frames))
+        else {
+            // mlx5e's answer (ERANGE), with its limits: a 12-bit period, a 16-bit count.
+            extack.set_message(c_str!(
+                "out of range: rx/tx-usecs at most 4095, rx/tx-frames at most 65535"
+            ));
+            return Err(ERANGE);
+        };
+        let new = Coalesce { rx, tx };
+        let mut st = self.state.lock();
+        let old = st.params.coal;
+        st.params.coal = new;
+        if !st.open || new == old {
+            return Ok(());
+        }
+        // The live channels (the state lock keeps them from being closed meanwhile); the
+        // commands sleep, so not under the list's spinlock.
+        let chans: KVec<Arc<Channel<F>>> = with_bh(|| {
+            let l = self.chans.lock();
+            let mut v = KVec::with_capacity(l.len(), GFP_ATOMIC)?;
+            for ch in l.iter() {
+                v.push(ch.clone(), GFP_ATOMIC)?;
+            }
+            Ok::<_, Error>(v)
+        })?;
+        let mut first: Result = Ok(());
+        for ch in chans.iter() {
+            for (rx, m, was) in [(true, new.rx, old.rx), (false, new.tx, old.tx)] {
+                if m == was {
+                    continue;
+                }
+                if let Err(e) = ch.modify_moderation(rx, m) {
+                    pr_err!(
+                        "{}: ch{}: changing the {} interrupt moderation failed ({:?})\n",
+                        dev.name(),
+                        ch.index(),
+                        if rx { "RX" } else { "TX" },
+                        e
+                    );
+                    if first.is_ok() {
+                        first = Err(e);
+                    }
+                }
+            }
+        }
+        first
     }
 
     /// Attaches, replaces or detaches the XDP program. Attaching or detaching reopens the
@@ -847,6 +914,37 @@ impl<F: Family> ethtool::Operations for PortOps<F> {
             p.log_rq = log_rq;
             p.log_sq = log_sq;
         })
+    }
+
+    const COALESCE_PARAMS: u32 = if F::COALESCE {
+        ethtool::COALESCE_USECS | ethtool::COALESCE_MAX_FRAMES | ethtool::COALESCE_USE_ADAPTIVE
+    } else {
+        0
+    };
+
+    fn get_coalesce(
+        _dev: &Device,
+        port: ArcBorrow<'_, Port<F>>,
+        _extack: &mut ExtAck,
+    ) -> Result<ethtool::Coalesce> {
+        let c = port.state.lock().params.coal;
+        Ok(ethtool::Coalesce {
+            rx_usecs: c.rx.usecs.into(),
+            rx_frames: c.rx.frames.into(),
+            tx_usecs: c.tx.usecs.into(),
+            tx_frames: c.tx.frames.into(),
+            adaptive_rx: false,
+            adaptive_tx: false,
+        })
+    }
+
+    fn set_coalesce(
+        dev: &Device,
+        port: ArcBorrow<'_, Port<F>>,
+        c: &ethtool::Coalesce,
+        extack: &mut ExtAck,
+    ) -> Result {
+        port.set_coalesce(dev, c, extack)
     }
 
     fn stats_count(_dev: &Device, port: ArcBorrow<'_, Port<F>>) -> usize {
