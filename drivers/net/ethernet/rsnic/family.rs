@@ -291,6 +291,10 @@ pub(crate) trait DataPath: Sized + Send + Sync + 'static {
     fn rx_packets(s: &Self::RxStats) -> u64;
     /// Bytes an RQ received.
     fn rx_bytes(s: &Self::RxStats) -> u64;
+    /// Packets an SQ sent (DIM's TX sample).
+    fn tx_packets(s: &Self::TxStats) -> u64;
+    /// Bytes an SQ sent.
+    fn tx_bytes(s: &Self::TxStats) -> u64;
 }
 
 /// The control path of a family: bring-up and teardown through the device's control

@@ -12,8 +12,8 @@
 
 use crate::bus::Function;
 use crate::channel::MAX_CHANNELS;
+use crate::channel::{dim_default, Coalesce, Moderation};
 use crate::channel::{new_tx_slot, new_xdp_slot, Channel, ChannelParams, ChannelStats, PortShared};
-use crate::channel::{Coalesce, Moderation};
 use crate::family::{Family, Summary};
 use crate::kernel_ext::{
     net::{
@@ -427,14 +427,13 @@ impl<F: Family> Port<F> {
 
     /// Interrupt moderation (`ethtool -C`): checks `c` against what the device takes,
     /// stores it for the channels opened from now on, and changes the CQs of the live
-    /// channels in place (MODIFY_CQ on ConnectX), as mlx5e does. A channel whose change
-    /// fails keeps its old moderation until it is reopened; the first error is returned
-    /// (the others are logged). Under RTNL; sleeps.
+    /// channels in place (MODIFY_CQ on ConnectX), as mlx5e does. With `adaptive-rx`/`-tx`
+    /// DIM moves that direction's moderation, starting at its default profile (what
+    /// `ethtool -c` shows meanwhile; values given with it are ignored, as mlx5e ignores
+    /// them); turned off, the given values apply. A channel whose change fails keeps its
+    /// old moderation until it is reopened; the first error is returned (the others are
+    /// logged). Under RTNL; sleeps.
     fn set_coalesce(&self, dev: &Device, c: &ethtool::Coalesce, extack: &mut ExtAck) -> Result {
-        if c.adaptive_rx || c.adaptive_tx {
-            extack.set_message(c_str!("adaptive moderation not supported yet"));
-            return Err(crate::kernel_ext::net::eopnotsupp());
-        }
         let max = F::COALESCE_MAX;
         let to = |usecs: u32, frames: u32| -> Option<Moderation> {
             Some(Moderation {
@@ -450,9 +449,22 @@ impl<F: Family> Port<F> {
             ));
             return Err(ERANGE);
         };
-        let new = Coalesce { rx, tx };
         let mut st = self.state.lock();
         let old = st.params.coal;
+        // Adaptive: DIM's default profile when turned on, unchanged while it stays on.
+        let pick = |adaptive: bool, was: bool, given: Moderation, cur: Moderation, rx: bool| match (
+            adaptive, was,
+        ) {
+            (true, true) => cur,
+            (true, false) => dim_default::<F>(rx),
+            (false, _) => given,
+        };
+        let new = Coalesce {
+            rx: pick(c.adaptive_rx, old.adaptive_rx, rx, old.rx, true),
+            tx: pick(c.adaptive_tx, old.adaptive_tx, tx, old.tx, false),
+            adaptive_rx: c.adaptive_rx,
+            adaptive_tx: c.adaptive_tx,
+        };
         st.params.coal = new;
         if !st.open || new == old {
             return Ok(());
@@ -469,11 +481,19 @@ impl<F: Family> Port<F> {
         })?;
         let mut first: Result = Ok(());
         for ch in chans.iter() {
-            for (rx, m, was) in [(true, new.rx, old.rx), (false, new.tx, old.tx)] {
-                if m == was {
+            let dirs = [
+                (true, new.rx, old.rx, new.adaptive_rx, old.adaptive_rx),
+                (false, new.tx, old.tx, new.adaptive_tx, old.adaptive_tx),
+            ];
+            for (rx, m, was_m, on, was_on) in dirs {
+                let r = if on != was_on {
+                    ch.set_adaptive(rx, on, m)
+                } else if !on && m != was_m {
+                    ch.modify_moderation(rx, m)
+                } else {
                     continue;
-                }
-                if let Err(e) = ch.modify_moderation(rx, m) {
+                };
+                if let Err(e) = r {
                     pr_err!(
                         "{}: ch{}: changing the {} interrupt moderation failed ({:?})\n",
                         dev.name(),
@@ -933,8 +953,8 @@ impl<F: Family> ethtool::Operations for PortOps<F> {
             rx_frames: c.rx.frames.into(),
             tx_usecs: c.tx.usecs.into(),
             tx_frames: c.tx.frames.into(),
-            adaptive_rx: false,
-            adaptive_tx: false,
+            adaptive_rx: c.adaptive_rx,
+            adaptive_tx: c.adaptive_tx,
         })
     }
 

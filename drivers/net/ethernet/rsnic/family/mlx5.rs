@@ -146,6 +146,8 @@ impl Family for Mlx5 {
         ("ch_eq_rearm", |s| s.eq_rearm),
         // Reopens of the channels after a fault no queue reset covers (rsnic's).
         ("ch_reopen", |s| s.reopen),
+        ("ch_events", |s| s.events),
+        ("ch_dim_changes", |s| s.dim_changes),
         // Transmits refused in hard interrupt context (netpoll; rsnic's).
         ("tx_hardirq_busy", |s| s.tx_hardirq_busy),
         ("tx_wqes", |s| s.tx.wqes),
@@ -277,6 +279,8 @@ impl Family for Mlx5 {
         ("poll", |s| s.rx.polls),
         ("eq_rearm", |s| s.eq_rearm),
         ("reopen", |s| s.reopen),
+        ("events", |s| s.events),
+        ("dim_changes", |s| s.dim_changes),
     ];
 
     fn summary(s: &ChannelStats<Self>) -> Summary {
@@ -942,6 +946,14 @@ impl DataPath for Mlx5 {
     }
 
     fn rx_bytes(s: &RxStats) -> u64 {
+        s.bytes
+    }
+
+    fn tx_packets(s: &TxStats) -> u64 {
+        s.packets
+    }
+
+    fn tx_bytes(s: &TxStats) -> u64 {
         s.bytes
     }
 }
