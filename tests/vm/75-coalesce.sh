@@ -3,13 +3,15 @@
 #
 # mlx5 (CQ moderation, rsnic.rst "Interrupt moderation"): -c shows the defaults (0 us / 1
 # frame both ways, adaptive off); values beyond the CQ context's fields (usecs > 4095,
-# frames > 65535) and adaptive moderation are refused with a message and change nothing;
-# settings survive ip link down/up and ethtool -L (the channels' CQs are made anew with
-# them). Under a paced pktgen load from A to B (one flow, one RX queue of B), B's device
-# raises far fewer completion events per received packet with rx-usecs 1000 rx-frames 64
-# than with rx-usecs 0 rx-frames 1, and never more than the moderation allows (one per 64
-# CQEs plus one per period); every packet arrives, the last ones released by the device's
-# timer (dev_cq_timer_events). A TCP transfer with moderation on both ends is byte-exact.
+# frames > 65535) are refused with a message and change nothing; adaptive-rx/tx (DIM)
+# start at DIM's default profile; settings survive ip link down/up and ethtool -L (the
+# channels' CQs are made anew with them). Under a paced pktgen load from A to B (one flow,
+# one RX queue of B), B's device raises far fewer completion events per received packet
+# with rx-usecs 1000 rx-frames 64 than with rx-usecs 0 rx-frames 1, and never more than the
+# moderation allows (one per 64 CQEs plus one per period); every packet arrives, the last
+# ones released by the device's timer (dev_cq_timer_events). TCP transfers with static
+# moderation, then DIM, on both ends are byte-exact, and DIM changed B's moderation
+# (ch_dim_changes).
 #
 # MANA (upstream mana has no coalescing operations): -c and -C fail with "Operation not
 # supported".
@@ -66,8 +68,17 @@ expect_refused "out of range" -C "$A" rx-usecs 4096
 expect_refused "out of range" -C "$A" tx-usecs 5000
 expect_refused "out of range" -C "$A" rx-frames 65536
 expect_refused "out of range" -C "$A" tx-frames 100000
-expect_refused "adaptive" -C "$A" adaptive-rx on
-expect_refused "adaptive" -C "$A" adaptive-tx on
+coal_is "$A" "0 1 0 1"
+# DIM: on, each direction starts at DIM's default profile (event mode: RX 8 us / 256,
+# TX 8 us / 128, lib/dim/net_dim.c); values given with it are ignored; off, they apply.
+ethtool -C "$A" adaptive-rx on
+assert_eq "adaptive RX TX" "on off" "$(coal "$A" adaptive)"
+coal_is "$A" "8 256 0 1"
+ethtool -C "$A" adaptive-tx on rx-usecs 77
+assert_eq "adaptive RX TX" "on on" "$(coal "$A" adaptive)"
+coal_is "$A" "8 256 8 128"
+ethtool -C "$A" adaptive-rx off adaptive-tx off rx-usecs 0 rx-frames 1 tx-usecs 0 tx-frames 1
+assert_eq "adaptive RX TX" "off off" "$(coal "$A" adaptive)"
 coal_is "$A" "0 1 0 1"
 # The largest values are taken.
 ethtool -C "$A" rx-usecs 4095 rx-frames 65535 tx-usecs 4095 tx-frames 65535
@@ -164,7 +175,18 @@ ethtool -C "$A" rx-usecs 200 rx-frames 32 tx-usecs 200 tx-frames 32
 ip netns exec peer ethtool -C "$B" rx-usecs 200 rx-frames 32 tx-usecs 200 tx-frames 32
 transfer_check "" peer 10.10.0.2 8
 transfer_check peer "" 10.10.0.1 8
-ethtool -C "$A" rx-usecs 0 rx-frames 1 tx-usecs 0 tx-frames 1
-ip netns exec peer ethtool -C "$B" rx-usecs 0 rx-frames 1 tx-usecs 0 tx-frames 1
+# DIM on both ends: it measures every 64 interrupts of a channel and moves its profile.
+ethtool -C "$A" adaptive-rx on adaptive-tx on
+ip netns exec peer ethtool -C "$B" adaptive-rx on adaptive-tx on
+d0=$(stat "$B" ch_dim_changes peer)
+transfer_check "" peer 10.10.0.2 16
+transfer_check peer "" 10.10.0.1 8
+d1=$(stat "$B" ch_dim_changes peer)
+echo "  B: DIM changed a CQ moderation $((d1 - d0)) times"
+[ $((d1 - d0)) -ge 1 ] || fail "DIM never changed B's moderation under TCP load"
+ethtool -C "$A" adaptive-rx off adaptive-tx off rx-usecs 0 rx-frames 1 tx-usecs 0 tx-frames 1
+ip netns exec peer ethtool -C "$B" adaptive-rx off adaptive-tx off rx-usecs 0 rx-frames 1 \
+	tx-usecs 0 tx-frames 1
+coal_is "$B" "0 1 0 1" peer
 
 teardown_pair
