@@ -14,6 +14,8 @@
 //! * [`net`] — net_device registration and operations, ethtool operations, `SkBuff`.
 //! * [`sync`] — memory barriers for device-shared memory, bottom-half guard.
 //! * [`wq`] — a workqueue of one's own, flushed and destroyed by its owner.
+//! * [`timer`] — a one-shot high-resolution timer that hands its owner to a handler, and the
+//!   monotonic clock.
 //! * [`params`] — the module parameters (declared in C: Rust modules gained parameters only
 //!   after 6.12).
 
@@ -23,4 +25,5 @@ pub mod dma;
 pub mod net;
 pub mod params;
 pub mod sync;
+pub mod timer;
 pub mod wq;

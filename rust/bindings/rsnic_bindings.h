@@ -20,6 +20,7 @@
 #include <uapi/linux/ethtool.h>
 #include <linux/debugfs.h>
 #include <linux/seq_file.h>
+#include <linux/hrtimer.h>
 
 /* Prototypes of rust/helpers/*.c (static inline functions of the kernel, made callable). */
 #include "../helpers/rsnic_helpers.h"

@@ -20,6 +20,10 @@
 #include <linux/bottom_half.h>
 #include <linux/preempt.h>
 #include <linux/workqueue.h>
+#include <linux/hrtimer.h>
+#include <linux/dim.h>
+#include <linux/ktime.h>
+#include <linux/timekeeping.h>
 #include <linux/delay.h>
 #include <net/page_pool/helpers.h>
 #include <net/xdp.h>
@@ -414,6 +418,114 @@ void rsnic_helper_flush_workqueue(struct workqueue_struct *wq)
 void rsnic_helper_destroy_workqueue(struct workqueue_struct *wq)
 {
 	destroy_workqueue(wq);
+}
+
+/* A timer expiring calls its Rust handler (hard interrupt context); it never restarts itself. */
+static enum hrtimer_restart rsnic_timer_fn(struct hrtimer *timer)
+{
+	struct rsnic_timer *t = container_of(timer, struct rsnic_timer, timer);
+
+	t->expired(t);
+	return HRTIMER_NORESTART;
+}
+
+void rsnic_helper_timer_init(struct rsnic_timer *t, void (*expired)(struct rsnic_timer *t))
+{
+	hrtimer_init(&t->timer, CLOCK_MONOTONIC, HRTIMER_MODE_REL);
+	t->timer.function = rsnic_timer_fn;
+	t->expired = expired;
+}
+
+void rsnic_helper_timer_start(struct rsnic_timer *t, u64 delay_ns)
+{
+	hrtimer_start(&t->timer, ns_to_ktime(delay_ns), HRTIMER_MODE_REL);
+}
+
+void rsnic_helper_timer_cancel(struct rsnic_timer *t)
+{
+	hrtimer_cancel(&t->timer);
+}
+
+/* 1: it was queued and is not any more; 0: it was not queued; -1: its handler is running. */
+int rsnic_helper_timer_try_to_cancel(struct rsnic_timer *t)
+{
+	return hrtimer_try_to_cancel(&t->timer);
+}
+
+u64 rsnic_helper_ktime_get_ns(void)
+{
+	return ktime_get_ns();
+}
+
+/*
+ * DIM of one CQ direction, periods restarting on events (DIM_CQ_PERIOD_MODE_START_FROM_EQE,
+ * mlx5e's default), starting at the default profile.
+ */
+void rsnic_helper_dim_init(struct dim *dim, void (*work)(struct work_struct *w))
+{
+	memset(dim, 0, sizeof(*dim));
+	INIT_WORK(&dim->work, work);
+	dim->mode = DIM_CQ_PERIOD_MODE_START_FROM_EQE;
+	dim->profile_ix = NET_DIM_DEF_PROFILE_EQE;
+	dim->state = DIM_START_MEASURE;
+}
+
+/* Back to the default profile and a new measurement; the work item stays as it is. */
+void rsnic_helper_dim_restart(struct dim *dim)
+{
+	memset(&dim->prev_stats, 0, sizeof(dim->prev_stats));
+	memset(&dim->start_sample, 0, sizeof(dim->start_sample));
+	memset(&dim->measuring_sample, 0, sizeof(dim->measuring_sample));
+	dim->profile_ix = NET_DIM_DEF_PROFILE_EQE;
+	dim->tune_state = DIM_PARKING_ON_TOP;
+	dim->steps_right = 0;
+	dim->steps_left = 0;
+	dim->tired = 0;
+	dim->state = DIM_START_MEASURE;
+}
+
+/* One sample (the cumulative counters at the end of a NAPI poll), as mlx5e's rearm does. */
+void rsnic_helper_net_dim(struct dim *dim, u16 events, u64 packets, u64 bytes)
+{
+	struct dim_sample s = {};
+
+	dim_update_sample(events, packets, bytes, &s);
+	net_dim(dim, s);
+}
+
+struct dim *rsnic_helper_dim_of_work(struct work_struct *w)
+{
+	return container_of(w, struct dim, work);
+}
+
+void rsnic_helper_dim_profile(struct dim *dim, bool tx, u16 *usec, u16 *pkts)
+{
+	struct dim_cq_moder m = tx ? net_dim_get_tx_moderation(dim->mode, dim->profile_ix) :
+				     net_dim_get_rx_moderation(dim->mode, dim->profile_ix);
+
+	*usec = m.usec;
+	*pkts = m.pkts;
+}
+
+void rsnic_helper_dim_default_profile(bool tx, u16 *usec, u16 *pkts)
+{
+	struct dim_cq_moder m = tx ?
+		net_dim_get_def_tx_moderation(DIM_CQ_PERIOD_MODE_START_FROM_EQE) :
+		net_dim_get_def_rx_moderation(DIM_CQ_PERIOD_MODE_START_FROM_EQE);
+
+	*usec = m.usec;
+	*pkts = m.pkts;
+}
+
+/* The new profile is applied: measure again (net_dim does nothing until then). */
+void rsnic_helper_dim_measure_again(struct dim *dim)
+{
+	WRITE_ONCE(dim->state, DIM_START_MEASURE);
+}
+
+void rsnic_helper_dim_cancel(struct dim *dim)
+{
+	cancel_work_sync(&dim->work);
 }
 
 /* @msg has static storage (a Rust &'static CStr), as NL_SET_ERR_MSG requires. */

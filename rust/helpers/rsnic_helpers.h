@@ -12,6 +12,8 @@
 #include <linux/skbuff.h>
 #include <linux/platform_device.h>
 #include <linux/dma-mapping.h>
+#include <linux/hrtimer.h>
+#include <linux/dim.h>
 
 void *rsnic_helper_netdev_priv(const struct net_device *dev);
 void rsnic_helper_eth_hw_addr_random(struct net_device *dev);
@@ -94,6 +96,27 @@ void rsnic_helper_napi_gro_receive(struct napi_struct *napi, struct sk_buff *skb
 struct workqueue_struct *rsnic_helper_alloc_workqueue(const char *name, int id);
 void rsnic_helper_flush_workqueue(struct workqueue_struct *wq);
 void rsnic_helper_destroy_workqueue(struct workqueue_struct *wq);
+
+/* High-resolution timers (rust/timer.rs) and the monotonic clock */
+struct rsnic_timer {
+	struct hrtimer timer;
+	void (*expired)(struct rsnic_timer *t);
+};
+void rsnic_helper_timer_init(struct rsnic_timer *t, void (*expired)(struct rsnic_timer *t));
+void rsnic_helper_timer_start(struct rsnic_timer *t, u64 delay_ns);
+void rsnic_helper_timer_cancel(struct rsnic_timer *t);
+int rsnic_helper_timer_try_to_cancel(struct rsnic_timer *t);
+u64 rsnic_helper_ktime_get_ns(void);
+
+/* Dynamic interrupt moderation (rust/net/dim.rs) */
+void rsnic_helper_dim_init(struct dim *dim, void (*work)(struct work_struct *w));
+void rsnic_helper_dim_restart(struct dim *dim);
+void rsnic_helper_net_dim(struct dim *dim, u16 events, u64 packets, u64 bytes);
+struct dim *rsnic_helper_dim_of_work(struct work_struct *w);
+void rsnic_helper_dim_profile(struct dim *dim, bool tx, u16 *usec, u16 *pkts);
+void rsnic_helper_dim_default_profile(bool tx, u16 *usec, u16 *pkts);
+void rsnic_helper_dim_measure_again(struct dim *dim);
+void rsnic_helper_dim_cancel(struct dim *dim);
 
 /* Netlink extended acks */
 void rsnic_helper_extack_msg(struct netlink_ext_ack *extack, const char *msg);

@@ -138,6 +138,31 @@ pub struct PauseStats {
     /// PAUSE frames received (`aPAUSEMACCtrlFramesReceived`).
     pub rx_frames: u64,
 }
+/// Interrupt coalescing (`ethtool -c` / `-C`, `struct ethtool_coalesce`): the fields rsnic
+/// handles; the ethtool core refuses the others (see [`Operations::COALESCE_PARAMS`]).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Coalesce {
+    /// `rx-usecs`.
+    pub rx_usecs: u32,
+    /// `rx-frames`.
+    pub rx_frames: u32,
+    /// `tx-usecs`.
+    pub tx_usecs: u32,
+    /// `tx-frames`.
+    pub tx_frames: u32,
+    /// `adaptive-rx`.
+    pub adaptive_rx: bool,
+    /// `adaptive-tx`.
+    pub adaptive_tx: bool,
+}
+
+/// `ETHTOOL_COALESCE_USECS`: `rx-usecs` and `tx-usecs` (`BIT(0) | BIT(4)`, a function-like
+/// macro bindgen cannot evaluate).
+pub const COALESCE_USECS: u32 = (1 << 0) | (1 << 4);
+/// `ETHTOOL_COALESCE_MAX_FRAMES`: `rx-frames` and `tx-frames` (`BIT(1) | BIT(5)`).
+pub const COALESCE_MAX_FRAMES: u32 = (1 << 1) | (1 << 5);
+/// `ETHTOOL_COALESCE_USE_ADAPTIVE`: `adaptive-rx` and `adaptive-tx` (`BIT(9) | BIT(10)`).
+pub const COALESCE_USE_ADAPTIVE: u32 = (1 << 9) | (1 << 10);
 
 /// Writes ethtool strings (`ETH_GSTRING_LEN` bytes each) into the buffer the ethtool core
 /// sized from the count the driver reported. Strings beyond that count are ignored.
@@ -259,6 +284,33 @@ pub trait Operations: device::Operations {
         Err(super::eopnotsupp())
     }
 
+    /// The coalescing parameters the driver supports (`supported_coalesce_params`:
+    /// [`COALESCE_USECS`], [`COALESCE_MAX_FRAMES`], [`COALESCE_USE_ADAPTIVE`]); with 0 the
+    /// device has no `get_coalesce`/`set_coalesce` (`ethtool -c` answers "Operation not
+    /// supported").
+    const COALESCE_PARAMS: u32 = 0;
+
+    /// `get_coalesce`: the current interrupt coalescing (`ethtool -c`).
+    fn get_coalesce(
+        _dev: &Device,
+        _data: Borrowed<'_, Self>,
+        _extack: &mut ExtAck,
+    ) -> Result<Coalesce> {
+        Err(super::eopnotsupp())
+    }
+
+    /// `set_coalesce`: new interrupt coalescing (`ethtool -C`; the core filled the fields
+    /// not given from [`Self::get_coalesce`] and refused those outside
+    /// [`Self::COALESCE_PARAMS`]); explain a refusal through `extack`.
+    fn set_coalesce(
+        _dev: &Device,
+        _data: Borrowed<'_, Self>,
+        _c: &Coalesce,
+        _extack: &mut ExtAck,
+    ) -> Result {
+        Err(super::eopnotsupp())
+    }
+
     /// Number of counters reported by `ethtool -S`.
     fn stats_count(_dev: &Device, _data: Borrowed<'_, Self>) -> usize {
         0
@@ -335,6 +387,16 @@ impl<T: Operations> Adapter<T> {
         }
         if T::HAS_GET_PAUSE_STATS {
             ops.get_pause_stats = Some(Self::get_pause_stats);
+        }
+        // Interrupt coalescing: only with the parameters the driver supports.
+        if T::COALESCE_PARAMS != 0 {
+            ops.supported_coalesce_params = T::COALESCE_PARAMS;
+            if T::HAS_GET_COALESCE {
+                ops.get_coalesce = Some(Self::get_coalesce);
+            }
+            if T::HAS_SET_COALESCE {
+                ops.set_coalesce = Some(Self::set_coalesce);
+            }
         }
         ops
     };
@@ -617,5 +679,59 @@ impl<T: Operations> Adapter<T> {
             // it owns exclusively for the call; the helper writes the two counters only.
             unsafe { bindings::rsnic_helper_pause_stats(stats, s.tx_frames, s.rx_frames) };
         }
+    }
+
+    /// # Safety
+    ///
+    /// Called by the ethtool core for a device registered for `T`, with valid arguments.
+    unsafe extern "C" fn get_coalesce(
+        dev: *mut bindings::net_device,
+        coal: *mut bindings::ethtool_coalesce,
+        _kcoal: *mut bindings::kernel_ethtool_coalesce,
+        extack: *mut bindings::netlink_ext_ack,
+    ) -> c_int {
+        from_result(|| {
+            // SAFETY: called by the ethtool core for a device registered for `T`.
+            let (dev, data) = unsafe { Self::split(dev) };
+            let mut ack = ExtAck { ptr: extack };
+            let c = T::get_coalesce(dev, data, &mut ack)?;
+            // SAFETY: the core passes a valid, exclusively owned struct for the call.
+            let coal = unsafe { &mut *coal };
+            coal.rx_coalesce_usecs = c.rx_usecs;
+            coal.rx_max_coalesced_frames = c.rx_frames;
+            coal.tx_coalesce_usecs = c.tx_usecs;
+            coal.tx_max_coalesced_frames = c.tx_frames;
+            coal.use_adaptive_rx_coalesce = u32::from(c.adaptive_rx);
+            coal.use_adaptive_tx_coalesce = u32::from(c.adaptive_tx);
+            Ok(0)
+        })
+    }
+
+    /// # Safety
+    ///
+    /// Called by the ethtool core for a device registered for `T`, with valid arguments.
+    unsafe extern "C" fn set_coalesce(
+        dev: *mut bindings::net_device,
+        coal: *mut bindings::ethtool_coalesce,
+        _kcoal: *mut bindings::kernel_ethtool_coalesce,
+        extack: *mut bindings::netlink_ext_ack,
+    ) -> c_int {
+        from_result(|| {
+            // SAFETY: the core passes a valid struct for the call.
+            let coal = unsafe { &*coal };
+            let c = Coalesce {
+                rx_usecs: coal.rx_coalesce_usecs,
+                rx_frames: coal.rx_max_coalesced_frames,
+                tx_usecs: coal.tx_coalesce_usecs,
+                tx_frames: coal.tx_max_coalesced_frames,
+                adaptive_rx: coal.use_adaptive_rx_coalesce != 0,
+                adaptive_tx: coal.use_adaptive_tx_coalesce != 0,
+            };
+            let mut ack = ExtAck { ptr: extack };
+            // SAFETY: called by the ethtool core for a device registered for `T`.
+            let (dev, data) = unsafe { Self::split(dev) };
+            T::set_coalesce(dev, data, &c, &mut ack)?;
+            Ok(0)
+        })
     }
 }

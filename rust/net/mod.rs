@@ -15,6 +15,7 @@
 use kernel::error::Error;
 
 pub mod device;
+pub mod dim;
 pub mod ethtool;
 pub mod napi;
 pub mod page_pool;

@@ -4,8 +4,9 @@
 //! The two sides were written independently from the 6.12 mlx5_ifc.h layouts (sim/ shares
 //! no format code with dp/); these tests check that they agree: the bring-up and teardown
 //! sequence of main.c, the capabilities the device was configured with, a failed command
-//! reported with its opcode, port-change events through an event queue, and flow control
-//! (PFCC) with its pause counters (PPCNT).
+//! reported with its opcode, port-change events through an event queue, flow control
+//! (PFCC) with its pause counters (PPCNT), and CQ moderation set at CREATE_CQ and
+//! changed by MODIFY_CQ.
 
 mod sim_util;
 
@@ -322,4 +323,74 @@ fn the_driver_sets_pause_and_reads_pause_frames() {
     other[16 + 3] = 1; // grp 1 in the answer
     assert!(vport::parse_ppcnt_ieee_802_3(&other).is_err());
     assert_eq!(r.tb.device().bad_mmio(), 0);
+}
+
+#[test]
+fn cq_moderation_from_the_driver_reaches_the_device() {
+    let mut tb = Testbed::new();
+    let mut d0 = Driver::new(&tb, 0);
+    let (b0, r) = bring_up(&mut tb, &mut d0);
+    r.unwrap();
+    let uar = b0.resources().uar.unwrap();
+    let ring = tb.mem.alloc(64 << 6);
+    let p = CreateEq {
+        log_eq_size: 6,
+        uar_page: uar,
+        intr: 1,
+        event_bitmask: 0,
+        pas: Pas {
+            addr: ring.dma_addr(),
+            size: ring.size(),
+        },
+    };
+    let mut inp = vec![0u8; res::create_eq_len(&p)];
+    let n = res::create_eq(&mut inp, &p).unwrap();
+    let mut out = [0u8; res::SHORT_LEN];
+    d0.exec(&mut tb, &inp[..n], &mut out).unwrap();
+    let eqn = res::parse_create_eq(&out).unwrap();
+    let cq_buf = tb.mem.alloc(64 << 6);
+    let dbr = tb.mem.alloc(8);
+    let p = res::CreateCq {
+        log_cq_size: 6,
+        uar_page: uar,
+        c_eqn: eqn,
+        dbr_addr: dbr.dma_addr(),
+        cqe_comp_en: false,
+        mini_cqe_res_format: 0,
+        pas: Pas {
+            addr: cq_buf.dma_addr(),
+            size: cq_buf.size(),
+        },
+    };
+    let m = res::CqModeration {
+        period: 100,
+        max_count: 32,
+    };
+    let mut inp = vec![0u8; res::create_cq_len(&p)];
+    let n = res::create_cq(&mut inp, &p).unwrap();
+    res::set_create_cq_moderation(&mut inp, &m).unwrap();
+    d0.exec(&mut tb, &inp[..n], &mut out).unwrap();
+    let cqn = res::parse_create_cq(&out).unwrap();
+    assert_eq!(tb.device().cq_moderation(cqn), Ok((100, 32, false)));
+    // ethtool -C on a live channel: MODIFY_CQ, the CQ stays.
+    let mut inp = vec![0u8; res::MODIFY_CQ_LEN];
+    for (period, count) in [(4095, 65535), (0, 1)] {
+        let m = res::CqModeration {
+            period,
+            max_count: count,
+        };
+        let n = res::modify_cq_moderation(&mut inp, cqn, &m).unwrap();
+        d0.exec(&mut tb, &inp[..n], &mut out).unwrap();
+        assert_eq!(tb.device().cq_moderation(cqn), Ok((period, count, false)));
+    }
+    // A CQ the function does not have: the device's refusal reaches the driver.
+    let n = res::modify_cq_moderation(&mut inp, cqn + 1, &m).unwrap();
+    let e = d0.exec(&mut tb, &inp[..n], &mut out).unwrap_err();
+    assert_eq!(e.opcode, 0x403);
+    // BAD_RESOURCE with the model's BAD_CQ syndrome.
+    assert_eq!(
+        e.status(),
+        Some((0x5, rsnic_core::sim::mlx5::cmd::synd::BAD_CQ))
+    );
+    assert_eq!(tb.device().cq_moderation(cqn), Ok((0, 1, false)));
 }

@@ -236,6 +236,77 @@ fn golden_create_destroy_cq() {
     assert_eq!(res::create_cq(&mut b, &bad), Err(FormatError::BadParam));
 }
 
+#[test]
+fn golden_cq_moderation() {
+    let p = res::CreateCq {
+        log_cq_size: 6,
+        uar_page: 8,
+        c_eqn: 2,
+        dbr_addr: DBR,
+        cqe_comp_en: false,
+        mini_cqe_res_format: 0,
+        pas: Pas {
+            addr: A,
+            size: 4096,
+        },
+    };
+    let m = res::CqModeration {
+        period: 0x123,
+        max_count: 0x4567,
+    };
+    // CREATE_CQ: cqc (bit 0x80) .cq_period (bit 0x84, 12 bits) and .cq_max_count (bit 0x90,
+    // 16 bits) share the dword at byte 0x20; cq_period_mode (bit 0x0f) stays 0.
+    let mut want = build(|b| res::create_cq(b, &p));
+    want[0x21] = 0x23;
+    want[0x20] = 0x01;
+    want[0x22] = 0x45;
+    want[0x23] = 0x67;
+    let got = build(|b| {
+        let n = res::create_cq(b, &p)?;
+        res::set_create_cq_moderation(b, &m)?;
+        Ok(n)
+    });
+    assert_eq!(got, want);
+    // MODIFY_CQ (mlx5_core_modify_cq_moderation): cqn, PERIOD | COUNT, the same context
+    // fields; 0x110 bytes.
+    let want = sparse(
+        0x110,
+        &[
+            (0x00, 0x04), // opcode 0x403 MODIFY_CQ
+            (0x01, 0x03),
+            (0x0a, 0x01), // cqn (bit 0x48, 24 bits) = 0x107
+            (0x0b, 0x07),
+            (0x0f, 0x03), // modify_field_select (bit 0x60) = PERIOD | COUNT
+            (0x21, 0x10), // cq_period = 16
+            (0x23, 0x20), // cq_max_count = 32
+        ],
+    );
+    let m = res::CqModeration {
+        period: 16,
+        max_count: 32,
+    };
+    assert_eq!(build(|b| res::modify_cq_moderation(b, 0x107, &m)), want);
+    // A period beyond 12 bits, a CQ number beyond 24: refused, nothing sent.
+    let mut b = vec![0u8; 4096];
+    let long = res::CqModeration {
+        period: 0x1000,
+        max_count: 1,
+    };
+    assert_eq!(
+        res::modify_cq_moderation(&mut b, 0x107, &long),
+        Err(FormatError::BadParam)
+    );
+    assert_eq!(
+        res::set_create_cq_moderation(&mut b, &long),
+        Err(FormatError::BadParam)
+    );
+    assert_eq!(
+        res::modify_cq_moderation(&mut b, 1 << 24, &m),
+        Err(FormatError::BadParam)
+    );
+    assert_eq!(res::MAX_CQ_PERIOD, 4095);
+}
+
 // ---------------------------------------------------------------------------------------
 // Golden inputs: TIS, SQ, RQ
 

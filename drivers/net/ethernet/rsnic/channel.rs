@@ -32,6 +32,7 @@ use crate::kernel_ext::{
     dma::DmaDevice,
     net::{
         device::Device,
+        dim::{self as kdim, Dim, DimApply},
         napi::{Napi, Poll},
         page_pool::{PagePool, RxPage},
         queue::{TxQueue, TxqCell, XmitCtx, XmitLocked},
@@ -82,6 +83,91 @@ pub(crate) struct ChannelParams {
     /// XSK RQ (which takes the channel's place in the RSS table), an XSK SQ and (mlx5) an
     /// ICO SQ.
     pub(crate) xsk: u8,
+    /// Interrupt moderation new CQs are made with (`ethtool -C`; a change is applied to
+    /// live channels in place, without reopening them).
+    pub(crate) coal: Coalesce,
+}
+
+/// Interrupt moderation of one direction's completion queues (`ethtool -C rx-usecs N
+/// rx-frames M`): the device holds a completion event back until `frames` completions are
+/// pending or `usecs` have passed; `usecs` 0 is none.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub(crate) struct Moderation {
+    /// Period, microseconds.
+    pub(crate) usecs: u16,
+    /// Completions per event.
+    pub(crate) frames: u16,
+}
+
+/// Interrupt moderation of a port's channels (`ethtool -c`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Coalesce {
+    /// RX CQs (with `adaptive_rx`: DIM's default profile, what they start with).
+    pub(crate) rx: Moderation,
+    /// TX CQs (with `adaptive_tx`: likewise).
+    pub(crate) tx: Moderation,
+    /// DIM moves the RX CQs' moderation (`adaptive-rx`).
+    pub(crate) adaptive_rx: bool,
+    /// DIM moves the TX CQs' moderation (`adaptive-tx`).
+    pub(crate) adaptive_tx: bool,
+}
+
+impl Coalesce {
+    /// At load: none, one event per completion, as before moderation existed (mlx5e starts
+    /// at 16 µs / 32 frames with DIM on; see rsnic.rst "Interrupt moderation").
+    pub(crate) const DEFAULT: Self = Self {
+        rx: Moderation {
+            usecs: 0,
+            frames: 1,
+        },
+        tx: Moderation {
+            usecs: 0,
+            frames: 1,
+        },
+        adaptive_rx: false,
+        adaptive_tx: false,
+    };
+}
+
+/// DIM's default profile of the RX (`rx`) or TX CQs, within what the family's device takes.
+pub(crate) fn dim_default<F: Family>(rx: bool) -> Moderation {
+    let (usecs, pkts) = kdim::default_profile(!rx);
+    dim_moderation::<F>(usecs, pkts)
+}
+
+fn dim_moderation<F: Family>(usecs: u16, pkts: u16) -> Moderation {
+    Moderation {
+        usecs: usecs.min(F::COALESCE_MAX.usecs),
+        frames: pkts.min(F::COALESCE_MAX.frames),
+    }
+}
+
+/// Where DIM applies the profiles it picks for one direction of a channel: MODIFY_CQ on
+/// the channel's CQs of that direction ([`crate::family::Control::modify_moderation`]).
+pub(crate) struct DimCqs<F: Family> {
+    shared: Arc<PortShared<F>>,
+    queues: F::Queues,
+    rx: bool,
+    /// Profiles applied (`ch<N>_dim_changes`, RX and TX together).
+    changes: AtomicU64,
+}
+
+impl<F: Family> DimApply for DimCqs<F> {
+    fn apply(&self, usecs: u16, pkts: u16) {
+        // A failure was logged by the family with its command; the CQs keep the profile
+        // they had, and DIM goes on measuring.
+        if F::modify_moderation(
+            &self.shared.hw,
+            &self.shared.func,
+            &self.queues,
+            self.rx,
+            dim_moderation::<F>(usecs, pkts),
+        )
+        .is_ok()
+        {
+            self.changes.fetch_add(1, Ordering::Relaxed);
+        }
+    }
 }
 
 impl ChannelParams {
@@ -752,6 +838,14 @@ pub(crate) struct Channel<F: Family> {
     /// its recovery from NAPI, which has only `&self`.
     #[pin]
     me: SpinLock<Option<Arc<Channel<F>>>>,
+    /// Interrupts of the channel ([`ChannelStats::events`]).
+    events: AtomicU64,
+    /// Adaptive moderation (DIM) of the RX and TX CQs (`ethtool -C adaptive-rx/-tx`),
+    /// sampled when a NAPI poll completes while on.
+    #[pin]
+    dim_rx: Dim<DimCqs<F>>,
+    #[pin]
+    dim_tx: Dim<DimCqs<F>>,
 }
 
 crate::impl_has_napi!(impl{F: Family} Channel<F>, napi);
@@ -821,6 +915,10 @@ pub(crate) struct ChannelStats<F: Family> {
     /// Transmits refused in hard interrupt context (netpoll from an interrupt handler;
     /// port-wide, filled in by the port's sums).
     pub(crate) tx_hardirq_busy: u64,
+    /// Interrupts of the channel (mlx5e `ch<N>_events`; DIM's event count).
+    pub(crate) events: u64,
+    /// Moderation profiles DIM applied to the channel's CQs (RX and TX).
+    pub(crate) dim_changes: u64,
 }
 
 impl<F: Family> Clone for ChannelStats<F> {
@@ -855,6 +953,8 @@ impl<F: Family> Default for ChannelStats<F> {
             eq_bad_events: 0,
             reopen: 0,
             tx_hardirq_busy: 0,
+            events: 0,
+            dim_changes: 0,
         }
     }
 }
@@ -891,6 +991,8 @@ impl<F: Family> ChannelStats<F> {
         self.eq_bad_events = self.eq_bad_events.wrapping_add(b.eq_bad_events);
         self.reopen = self.reopen.wrapping_add(b.reopen);
         self.tx_hardirq_busy = self.tx_hardirq_busy.wrapping_add(b.tx_hardirq_busy);
+        self.events = self.events.wrapping_add(b.events);
+        self.dim_changes = self.dim_changes.wrapping_add(b.dim_changes);
     }
 }
 
@@ -1098,6 +1200,8 @@ impl<F: Family> Channel<F> {
             xsk,
             counts: RxCounts::default(),
         };
+        // (In `pin_init!`, `queues` names the field once it is initialised.)
+        let dim_queues = queues;
         let ch = Arc::pin_init(
             pin_init!(Self {
                 napi <- Napi::new(),
@@ -1125,10 +1229,36 @@ impl<F: Family> Channel<F> {
                 reopens: AtomicU64::new(0),
                 reopen_asked: AtomicBool::new(false),
                 me <- new_spinlock!(None, "rsnic::Channel::me"),
+                events: AtomicU64::new(0),
+                dim_rx <- Dim::new(
+                    false,
+                    DimCqs {
+                        shared: shared.clone(),
+                        queues: dim_queues,
+                        rx: true,
+                        changes: AtomicU64::new(0),
+                    }
+                ),
+                dim_tx <- Dim::new(
+                    true,
+                    DimCqs {
+                        shared: shared.clone(),
+                        queues: dim_queues,
+                        rx: false,
+                        changes: AtomicU64::new(0),
+                    }
+                ),
             }),
             GFP_KERNEL,
         )?;
         guard.keep();
+        // The CQs were made with DIM's default profile (the port's parameters hold it).
+        if p.coal.adaptive_rx {
+            ch.dim_rx.start();
+        }
+        if p.coal.adaptive_tx {
+            ch.dim_tx.start();
+        }
         if let (Some(slot), Some(txq)) = (shared.txs.get(index as usize), dev.tx_queue(index)) {
             let tx = TxSide {
                 sq: opened.sq,
@@ -1159,6 +1289,55 @@ impl<F: Family> Channel<F> {
     /// Device RQ number (for the RSS table).
     pub(crate) fn rqn(&self) -> u32 {
         self.rqn
+    }
+
+    /// Changes the interrupt moderation of the channel's RX (`rx`) or TX CQs on the device,
+    /// in place ([`crate::family::Control::modify_moderation`]). Sleeps.
+    pub(crate) fn modify_moderation(&self, rx: bool, m: Moderation) -> Result {
+        F::modify_moderation(&self.shared.hw, &self.shared.func, &self.queues, rx, m)
+    }
+
+    /// Turns DIM of the RX (`rx`) or TX CQs on or off, setting the CQs to `m` (DIM's
+    /// default profile when turning it on, the port's static moderation when turning it
+    /// off). Off, DIM has stopped (no profile change runs or follows) before the CQs are
+    /// set. Sleeps.
+    pub(crate) fn set_adaptive(&self, rx: bool, on: bool, m: Moderation) -> Result {
+        let dim = if rx { &self.dim_rx } else { &self.dim_tx };
+        if on {
+            let r = self.modify_moderation(rx, m);
+            dim.start();
+            r
+        } else {
+            dim.stop();
+            self.modify_moderation(rx, m)
+        }
+    }
+
+    /// DIM's sample at the end of a NAPI poll (mlx5e's `mlx5e_rx_dim_cq_rearm` and
+    /// `mlx5e_tx_dim`): the channel's interrupts and the direction's cumulative packets and
+    /// bytes. Softirq; allocates nothing.
+    #[inline(never)]
+    fn dim_sample(&self) {
+        // DIM's event counter is 16 bits wide and wraps.
+        let events = self.events.load(Ordering::Relaxed) as u16;
+        if self.dim_rx.is_on() {
+            let c = self.rx.lock().as_ref().map(|side| {
+                let (s, _) = F::rx_stats(&side.rx);
+                (F::rx_packets(&s), F::rx_bytes(&s))
+            });
+            if let Some((packets, bytes)) = c {
+                self.dim_rx.sample(events, packets, bytes);
+            }
+        }
+        if self.dim_tx.is_on() {
+            let c = self.with_tx(|tx, _| {
+                let (s, _) = F::tx_stats(&tx.sq);
+                (F::tx_packets(&s), F::tx_bytes(&s))
+            });
+            if let Some((packets, bytes)) = c {
+                self.dim_tx.sample(events, packets, bytes);
+            }
+        }
     }
 
     /// Replaces the attached XDP program by `prog` (same attach state: the channel keeps
@@ -1274,6 +1453,7 @@ impl<F: Family> Channel<F> {
     /// The channel's interrupt (bottom halves are disabled): read the interrupt state, then
     /// schedule NAPI.
     fn interrupt(&self) {
+        self.events.fetch_add(1, Ordering::Relaxed);
         let mmio = self.shared.hw.bar();
         let (schedule, bad) = {
             let mut irq = self.irq.lock();
@@ -1351,6 +1531,13 @@ impl<F: Family> Channel<F> {
         s.eq_rearm = self.eq_rearms.load(Ordering::Relaxed);
         s.eq_bad_events = with_bh(|| F::irq_bad_events(&self.irq.lock()));
         s.reopen = self.reopens.load(Ordering::Relaxed);
+        s.events = self.events.load(Ordering::Relaxed);
+        s.dim_changes = self
+            .dim_rx
+            .ctx()
+            .changes
+            .load(Ordering::Relaxed)
+            .wrapping_add(self.dim_tx.ctx().changes.load(Ordering::Relaxed));
         s.tx_dropped = s
             .tx_dropped
             .wrapping_add(self.tx_recover_dropped.load(Ordering::Relaxed));
@@ -1550,6 +1737,10 @@ impl<F: Family> Channel<F> {
         // requested any more, and what was queued has run when the flush returns.
         *self.recover_lock.lock() = true;
         self.quiesce();
+        // NAPI is off: no sample any more; a profile change in flight finishes before the
+        // CQs go.
+        self.dim_rx.stop();
+        self.dim_tx.stop();
         self.shared.wq.flush();
         // The reference `activate` took (a cycle until now).
         drop(with_bh(|| self.me.lock().take()));
@@ -1910,6 +2101,9 @@ impl<F: Family> Poll for Channel<F> {
             return budget;
         }
         if napi.complete_done(work as i32) {
+            if self.dim_rx.is_on() || self.dim_tx.is_on() {
+                self.dim_sample();
+            }
             self.arm();
         }
         work as i32

@@ -15,7 +15,7 @@ pub(crate) mod mana;
 pub(crate) mod mlx5;
 
 use crate::bus::{Bar, Function};
-use crate::channel::{ChannelParams, ChannelStats, RxEnv, TxEnv, TxSkb};
+use crate::channel::{ChannelParams, ChannelStats, Moderation, RxEnv, TxEnv, TxSkb};
 use crate::dp::pkt::{RxFrags, TxReject, TxRejectReason};
 use crate::kernel_ext::net::page_pool::{PagePool, RxPage};
 use crate::kernel_ext::net::xsk::XskBuf;
@@ -291,6 +291,10 @@ pub(crate) trait DataPath: Sized + Send + Sync + 'static {
     fn rx_packets(s: &Self::RxStats) -> u64;
     /// Bytes an RQ received.
     fn rx_bytes(s: &Self::RxStats) -> u64;
+    /// Packets an SQ sent (DIM's TX sample).
+    fn tx_packets(s: &Self::TxStats) -> u64;
+    /// Bytes an SQ sent.
+    fn tx_bytes(s: &Self::TxStats) -> u64;
 }
 
 /// The control path of a family: bring-up and teardown through the device's control
@@ -426,6 +430,27 @@ pub(crate) trait Control: DataPath {
         _kind: XdpSqKind,
     ) -> Result<Option<Self::XdpSq>> {
         Ok(None)
+    }
+
+    /// Whether the family moderates its completion interrupts (`ethtool -c`/`-C`,
+    /// ConnectX CQ moderation). A family without it has no coalescing operations (MANA, as
+    /// upstream).
+    const COALESCE: bool = false;
+    /// The largest period (µs) and frame count the device takes.
+    const COALESCE_MAX: Moderation = Moderation {
+        usecs: 0,
+        frames: 0,
+    };
+    /// Changes the moderation of the RX (`rx`) or TX CQs of a live channel whose device
+    /// queues are `queues`, without re-creating them. Sleeps.
+    fn modify_moderation(
+        _hw: &Arc<Function>,
+        _func: &Arc<Self::Func>,
+        _queues: &Self::Queues,
+        _rx: bool,
+        _m: Moderation,
+    ) -> Result {
+        Err(crate::kernel_ext::net::eopnotsupp())
     }
 
     /// Creates an XSK RQ of `buf_size`-byte buffers with its CQ on the channel's vector and

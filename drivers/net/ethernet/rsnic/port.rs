@@ -12,6 +12,7 @@
 
 use crate::bus::Function;
 use crate::channel::MAX_CHANNELS;
+use crate::channel::{dim_default, Coalesce, Moderation};
 use crate::channel::{new_tx_slot, new_xdp_slot, Channel, ChannelParams, ChannelStats, PortShared};
 use crate::family::{Family, Summary};
 use crate::kernel_ext::{
@@ -263,6 +264,7 @@ impl<F: Family> Port<F> {
             pflags,
             xdp: false,
             xsk: 0,
+            coal: Coalesce::DEFAULT,
         };
         Arc::pin_init(
             pin_init!(Self {
@@ -446,6 +448,91 @@ impl<F: Family> Port<F> {
                 e
             );
         }
+    }
+
+    /// Interrupt moderation (`ethtool -C`): checks `c` against what the device takes,
+    /// stores it for the channels opened from now on, and changes the CQs of the live
+    /// channels in place (MODIFY_CQ on ConnectX), as mlx5e does. With `adaptive-rx`/`-tx`
+    /// DIM moves that direction's moderation, starting at its default profile (what
+    /// `ethtool -c` shows meanwhile; values given with it are ignored, as mlx5e ignores
+    /// them); turned off, the given values apply. A channel whose change fails keeps its
+    /// old moderation until it is reopened; the first error is returned (the others are
+    /// logged). Under RTNL; sleeps.
+    fn set_coalesce(&self, dev: &Device, c: &ethtool::Coalesce, extack: &mut ExtAck) -> Result {
+        let max = F::COALESCE_MAX;
+        let to = |usecs: u32, frames: u32| -> Option<Moderation> {
+            Some(Moderation {
+                usecs: u16::try_from(usecs).ok().filter(|&u| u <= max.usecs)?,
+                frames: u16::try_from(frames).ok().filter(|&f| f <= max.frames)?,
+            })
+        };
+        let (Some(rx), Some(tx)) = (to(c.rx_usecs, c.rx_frames), to(c.tx_usecs, c.tx_frames))
+        else {
+            // mlx5e's answer (ERANGE), with its limits: a 12-bit period, a 16-bit count.
+            extack.set_message(c_str!(
+                "out of range: rx/tx-usecs at most 4095, rx/tx-frames at most 65535"
+            ));
+            return Err(ERANGE);
+        };
+        let mut st = self.state.lock();
+        let old = st.params.coal;
+        // Adaptive: DIM's default profile when turned on, unchanged while it stays on.
+        let pick = |adaptive: bool, was: bool, given: Moderation, cur: Moderation, rx: bool| match (
+            adaptive, was,
+        ) {
+            (true, true) => cur,
+            (true, false) => dim_default::<F>(rx),
+            (false, _) => given,
+        };
+        let new = Coalesce {
+            rx: pick(c.adaptive_rx, old.adaptive_rx, rx, old.rx, true),
+            tx: pick(c.adaptive_tx, old.adaptive_tx, tx, old.tx, false),
+            adaptive_rx: c.adaptive_rx,
+            adaptive_tx: c.adaptive_tx,
+        };
+        st.params.coal = new;
+        if !st.open || new == old {
+            return Ok(());
+        }
+        // The live channels (the state lock keeps them from being closed meanwhile); the
+        // commands sleep, so not under the list's spinlock.
+        let chans: KVec<Arc<Channel<F>>> = with_bh(|| {
+            let l = self.chans.lock();
+            let mut v = KVec::with_capacity(l.len(), GFP_ATOMIC)?;
+            for ch in l.iter() {
+                v.push(ch.clone(), GFP_ATOMIC)?;
+            }
+            Ok::<_, Error>(v)
+        })?;
+        let mut first: Result = Ok(());
+        for ch in chans.iter() {
+            let dirs = [
+                (true, new.rx, old.rx, new.adaptive_rx, old.adaptive_rx),
+                (false, new.tx, old.tx, new.adaptive_tx, old.adaptive_tx),
+            ];
+            for (rx, m, was_m, on, was_on) in dirs {
+                let r = if on != was_on {
+                    ch.set_adaptive(rx, on, m)
+                } else if !on && m != was_m {
+                    ch.modify_moderation(rx, m)
+                } else {
+                    continue;
+                };
+                if let Err(e) = r {
+                    pr_err!(
+                        "{}: ch{}: changing the {} interrupt moderation failed ({:?})\n",
+                        dev.name(),
+                        ch.index(),
+                        if rx { "RX" } else { "TX" },
+                        e
+                    );
+                    if first.is_ok() {
+                        first = Err(e);
+                    }
+                }
+            }
+        }
+        first
     }
 
     /// Attaches, replaces or detaches the XDP program. Attaching or detaching reopens the
@@ -928,6 +1015,37 @@ impl<F: Family> ethtool::Operations for PortOps<F> {
                 tx_frames,
                 rx_frames,
             })
+    }
+
+    const COALESCE_PARAMS: u32 = if F::COALESCE {
+        ethtool::COALESCE_USECS | ethtool::COALESCE_MAX_FRAMES | ethtool::COALESCE_USE_ADAPTIVE
+    } else {
+        0
+    };
+
+    fn get_coalesce(
+        _dev: &Device,
+        port: ArcBorrow<'_, Port<F>>,
+        _extack: &mut ExtAck,
+    ) -> Result<ethtool::Coalesce> {
+        let c = port.state.lock().params.coal;
+        Ok(ethtool::Coalesce {
+            rx_usecs: c.rx.usecs.into(),
+            rx_frames: c.rx.frames.into(),
+            tx_usecs: c.tx.usecs.into(),
+            tx_frames: c.tx.frames.into(),
+            adaptive_rx: c.adaptive_rx,
+            adaptive_tx: c.adaptive_tx,
+        })
+    }
+
+    fn set_coalesce(
+        dev: &Device,
+        port: ArcBorrow<'_, Port<F>>,
+        c: &ethtool::Coalesce,
+        extack: &mut ExtAck,
+    ) -> Result {
+        port.set_coalesce(dev, c, extack)
     }
 
     fn stats_count(_dev: &Device, port: ArcBorrow<'_, Port<F>>) -> usize {

@@ -812,4 +812,12 @@ impl DataPath for Mana {
     fn rx_bytes(s: &RxStats) -> u64 {
         s.bytes
     }
+
+    fn tx_packets(s: &TxStats) -> u64 {
+        s.packets
+    }
+
+    fn tx_bytes(s: &TxStats) -> u64 {
+        s.bytes
+    }
 }

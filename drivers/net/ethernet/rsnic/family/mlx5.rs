@@ -12,7 +12,7 @@ use super::{
     TxReaped,
 };
 use crate::bus::{Bar, Function};
-use crate::channel::{ChannelParams, ChannelStats, RxEnv, TxEnv, TxSkb, LKEY};
+use crate::channel::{ChannelParams, ChannelStats, Moderation, RxEnv, TxEnv, TxSkb, LKEY};
 use crate::dp::hw::Coherent;
 use crate::dp::mlx5::{
     cmd::{res, vport::VportCounters},
@@ -83,6 +83,15 @@ pub(crate) struct Queues {
     xsk_rq: Option<u32>,
 }
 
+/// A channel's moderation as the CQ context takes it (event-based period, mlx5e's default
+/// `cq_period_mode`); the port bounded it by [`Control::COALESCE_MAX`].
+fn cq_moderation(m: Moderation) -> res::CqModeration {
+    res::CqModeration {
+        period: m.usecs.min(res::MAX_CQ_PERIOD),
+        max_count: m.frames,
+    }
+}
+
 /// The RSS hash type of a CQE (`rss_hash_type`): L4 when the TCP/UDP ports were hashed, L3
 /// when only addresses were.
 fn hash_type(c: &RxCompletion) -> u8 {
@@ -137,6 +146,8 @@ impl Family for Mlx5 {
         ("ch_eq_rearm", |s| s.eq_rearm),
         // Reopens of the channels after a fault no queue reset covers (rsnic's).
         ("ch_reopen", |s| s.reopen),
+        ("ch_events", |s| s.events),
+        ("ch_dim_changes", |s| s.dim_changes),
         // Transmits refused in hard interrupt context (netpoll; rsnic's).
         ("tx_hardirq_busy", |s| s.tx_hardirq_busy),
         ("tx_wqes", |s| s.tx.wqes),
@@ -268,6 +279,8 @@ impl Family for Mlx5 {
         ("poll", |s| s.rx.polls),
         ("eq_rearm", |s| s.eq_rearm),
         ("reopen", |s| s.reopen),
+        ("events", |s| s.events),
+        ("dim_changes", |s| s.dim_changes),
     ];
 
     fn summary(s: &ChannelStats<Self>) -> Summary {
@@ -422,7 +435,14 @@ impl Control for Mlx5 {
         // buffers get their initial owner bytes from `Cq::new`, before any WQE is posted).
         let tx_cqn = rec(
             &mut q.tx_cq,
-            func.create_cq(&tx_cq_buf, p.log_sq, dbr_addr + 16, eqn, false),
+            func.create_cq(
+                &tx_cq_buf,
+                p.log_sq,
+                dbr_addr + 16,
+                eqn,
+                false,
+                cq_moderation(p.coal.tx),
+            ),
         )?;
         let rx_cqn = rec(
             &mut q.rx_cq,
@@ -432,6 +452,7 @@ impl Control for Mlx5 {
                 dbr_addr + 24,
                 eqn,
                 p.pflags & PFLAG_RX_CQE_COMPRESS != 0,
+                cq_moderation(p.coal.rx),
             ),
         )?;
         let tx_cq =
@@ -493,6 +514,31 @@ impl Control for Mlx5 {
             irq: eq,
             rqn,
         })
+    }
+
+    const COALESCE: bool = true;
+    const COALESCE_MAX: Moderation = Moderation {
+        usecs: res::MAX_CQ_PERIOD,
+        frames: u16::MAX,
+    };
+
+    fn modify_moderation(
+        _hw: &Arc<Function>,
+        func: &Arc<ctrl::Func>,
+        q: &Queues,
+        rx: bool,
+        m: Moderation,
+    ) -> Result {
+        // mlx5e changes the regular queues' CQs; the XSK RQ takes the RQ's place for RX.
+        let cqs = if rx {
+            [q.rx_cq, q.xsk_rq_cq]
+        } else {
+            [q.tx_cq, None]
+        };
+        for cqn in cqs.into_iter().flatten() {
+            func.modify_cq_moderation(cqn, cq_moderation(m))?;
+        }
+        Ok(())
     }
 
     const QUEUE_RESET: bool = true;
@@ -574,9 +620,16 @@ impl Control for Mlx5 {
         let n = 1usize << log_sq;
         let cq_buf = KCoherent::alloc(ctx.dma, n * 64)?;
         let sq_buf = KCoherent::alloc(ctx.dma, n * 64)?;
+        // XDP SQs complete with the TX moderation, as mlx5e's; the ICO SQ's wake-ups with
+        // none.
+        let moder = if kind == XdpSqKind::Ico {
+            res::CqModeration::default()
+        } else {
+            cq_moderation(p.coal.tx)
+        };
         let cqn = rec(
             cq_slot,
-            func.create_cq(&cq_buf, log_sq, dbr.dma_addr() + 16, eqn, false),
+            func.create_cq(&cq_buf, log_sq, dbr.dma_addr() + 16, eqn, false, moder),
         )?;
         let cq = Cq::new(cq_buf, dbr.clone(), 16, log_sq, cqn, uar).map_err(|_| EINVAL)?;
         let sqn = rec(
@@ -633,6 +686,7 @@ impl Control for Mlx5 {
                 dbr.dma_addr() + 16,
                 eqn,
                 p.pflags & PFLAG_RX_CQE_COMPRESS != 0,
+                cq_moderation(p.coal.rx),
             ),
         )?;
         let cq = Cq::new(cq_buf, dbr.clone(), 16, p.log_rq, cqn, uar).map_err(|_| EINVAL)?;
@@ -909,6 +963,14 @@ impl DataPath for Mlx5 {
     }
 
     fn rx_bytes(s: &RxStats) -> u64 {
+        s.bytes
+    }
+
+    fn tx_packets(s: &TxStats) -> u64 {
+        s.packets
+    }
+
+    fn tx_bytes(s: &TxStats) -> u64 {
         s.bytes
     }
 }

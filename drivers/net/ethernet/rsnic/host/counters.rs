@@ -90,6 +90,8 @@ const MLX5: &[Counter<sim::mlx5::PortCounters>] = &[
     ("dev_rx_too_long", |c| c.rx_too_long),
     ("dev_cq_overruns", |c| c.cq_overruns),
     ("dev_interrupts", |c| c.interrupts),
+    ("dev_cq_events", |c| c.cq_events),
+    ("dev_cq_timer_events", |c| c.cq_timer_events),
     ("dev_dma_faults", |c| c.dma_faults),
     ("dev_pcie_in_tlps", |c| c.pcie.in_tlps),
     ("dev_pcie_in_bytes", |c| c.pcie.in_bytes),

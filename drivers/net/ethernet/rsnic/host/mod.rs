@@ -31,6 +31,7 @@ use crate::kernel_ext::dma::{DmaDevice, PhysBus};
 use crate::kernel_ext::{
     params,
     sync::{irqs_disabled, with_bh},
+    timer::{now_ns, Timer, TimerHandler},
     wq::OwnedQueue,
 };
 use crate::sim;
@@ -212,11 +213,17 @@ impl Model {
         }
     }
 
-    /// Runs the device for at most `budget` WQEs; returns whether work is left.
-    fn run(&mut self, irq: &mut IrqSink, budget: usize) -> bool {
+    /// Runs the device for at most `budget` WQEs at time `now` (monotonic nanoseconds);
+    /// returns whether work is left and, for a ConnectX, when a CQ that moderation holds
+    /// back wants the device to run again.
+    fn run(&mut self, irq: &mut IrqSink, budget: usize, now: u64) -> (bool, Option<u64>) {
         match self {
-            Model::Mlx5(m) => m.process_budget(&KBus, irq, budget).1,
-            Model::Mana(m) => m.process_budget(&KBus, irq, budget).1,
+            Model::Mlx5(m) => {
+                m.set_clock(now);
+                let more = m.process_budget(&KBus, irq, budget).1;
+                (more, m.moderation_deadline())
+            }
+            Model::Mana(m) => (m.process_budget(&KBus, irq, budget).1, None),
         }
     }
 }
@@ -333,6 +340,9 @@ pub(crate) struct Engine {
     handlers: SpinLock<KVec<Option<Arc<dyn IrqHandler>>>>,
     #[pin]
     work: Work<Engine>,
+    /// The device's timer: runs the engine when a CQ that moderation holds back is due.
+    #[pin]
+    timer: Timer<Engine>,
     wq: OwnedQueue,
     stopped: AtomicBool,
 }
@@ -341,16 +351,34 @@ kernel::impl_has_work! {
     impl HasWork<Self> for Engine { self.work }
 }
 
+crate::impl_has_timer!(Engine, timer);
+
 impl WorkItem for Engine {
     type Pointer = Arc<Engine>;
 
     fn run(this: Arc<Engine>) {
         for _ in 0..SLICES_PER_RUN {
-            if !this.slice() {
+            let (more, deadline) = this.slice();
+            if !more {
+                // Idle: a held CQ's period runs out later, when the timer runs us again.
+                if let Some(at) = deadline {
+                    let delay = at.saturating_sub(now_ns());
+                    if delay == 0 {
+                        this.kick();
+                    } else if !this.stopped.load(Ordering::Acquire) {
+                        Timer::start(&this, delay);
+                    }
+                }
                 return;
             }
         }
         // More work left: let other work items run, then continue.
+        this.kick();
+    }
+}
+
+impl TimerHandler for Engine {
+    fn expired(this: Arc<Engine>) {
         this.kick();
     }
 }
@@ -376,6 +404,7 @@ impl Engine {
                 posted,
                 handlers <- new_spinlock!(handlers, "rsnic::Engine::handlers"),
                 work <- new_work!("rsnic::Engine::work"),
+                timer <- Timer::new(),
                 wq,
                 stopped: AtomicBool::new(false),
             }),
@@ -474,13 +503,14 @@ impl Engine {
         Ok(())
     }
 
-    /// One slice: runs the model for up to [`SLICE_WQES`] WQEs, then delivers interrupts.
-    /// Returns whether work is left.
-    fn slice(&self) -> bool {
+    /// One slice: runs the model for up to [`SLICE_WQES`] WQEs at the current time, then
+    /// delivers interrupts. Returns whether work is left and the model's moderation
+    /// deadline.
+    fn slice(&self) -> (bool, Option<u64>) {
         let mut sink = IrqSink {
             raised: [0; MAX_FUNCTIONS * VECTORS_PER_FUNCTION / 64],
         };
-        let more = self.with_model(|m| m.run(&mut sink, SLICE_WQES));
+        let (more, deadline) = self.with_model(|m| m.run(&mut sink, SLICE_WQES, now_ns()));
         if sink.raised.iter().any(|&w| w != 0) {
             // Deliver under the table lock so that `set_handler(.., None)` waits for us;
             // NAPI softirqs raised here run when bottom halves come back, after the lock.
@@ -498,7 +528,7 @@ impl Engine {
                 }
             });
         }
-        more
+        (more, deadline)
     }
 
     /// Queues a run of the device.
@@ -513,6 +543,8 @@ impl Engine {
     fn shutdown(&self) {
         self.stopped.store(true, Ordering::Release);
         self.wq.flush();
+        // The last run may have armed the timer; it queues nothing now, and lets go of us.
+        Timer::cancel(self);
     }
 }
 

@@ -318,8 +318,8 @@ impl Func {
     }
 
     /// CREATE_CQ of `2^log` CQEs in `buf`, doorbell record at bus address `dbr`, completion
-    /// events to EQ `eqn`; `compress`: basic CQE compression (RX CQs only, the caller checked
-    /// the capability).
+    /// events to EQ `eqn`, moderated as `moder`; `compress`: basic CQE compression (RX CQs
+    /// only, the caller checked the capability).
     pub(crate) fn create_cq(
         &self,
         buf: &KCoherent,
@@ -327,6 +327,7 @@ impl Func {
         dbr: u64,
         eqn: u8,
         compress: bool,
+        moder: res::CqModeration,
     ) -> Result<u32> {
         let p = res::CreateCq {
             log_cq_size: log,
@@ -345,9 +346,19 @@ impl Func {
             },
         };
         let out = self.cmd(res::create_cq_len(&p), res::SHORT_LEN, |b| {
-            res::create_cq(b, &p)
+            let n = res::create_cq(b, &p)?;
+            res::set_create_cq_moderation(b, &moder)?;
+            Ok(n)
         })?;
         self.created(&out, res::parse_create_cq)
+    }
+
+    /// MODIFY_CQ: CQ `cqn`'s moderation becomes `moder` (the CQ stays as it is otherwise).
+    pub(crate) fn modify_cq_moderation(&self, cqn: u32, moder: res::CqModeration) -> Result {
+        self.cmd(res::MODIFY_CQ_LEN, res::SHORT_LEN, |b| {
+            res::modify_cq_moderation(b, cqn, &moder)
+        })?;
+        Ok(())
     }
 
     /// CREATE_SQ (in RST) of `2^log` WQEBBs in `buf` completing on `cqn`, through the port's

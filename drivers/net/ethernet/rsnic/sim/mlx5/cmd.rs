@@ -84,6 +84,12 @@ pub mod synd {
     pub const BAD_CQ: u32 = 0x45;
     /// DESTROY_CQ of a CQ an SQ or RQ uses (RESOURCE_BUSY).
     pub const CQ_IN_USE: u32 = 0x46;
+    /// CQ: cq_period_mode other than 0 (restart on event) or 1 (restart on CQE)
+    /// (BAD_PARAM).
+    pub const CQ_PERIOD_MODE: u32 = 0x47;
+    /// MODIFY_CQ: modify_field_select bits other than PERIOD, COUNT and PERIOD_MODE, or none
+    /// (BAD_PARAM).
+    pub const CQ_MODIFY_FIELDS: u32 = 0x48;
     /// A TIS number of no TIS of this function (BAD_RESOURCE).
     pub const BAD_TIS: u32 = 0x50;
     /// No free TIS (NO_RESOURCES).
@@ -808,6 +814,7 @@ const CMDS: &[(u16, usize, usize, When)] = &[
     (op::DESTROY_EQ, 0x10, 0x10, When::Initialized),
     (op::CREATE_CQ, 0x110, 0x10, When::Initialized),
     (op::DESTROY_CQ, 0x10, 0x10, When::Initialized),
+    (op::MODIFY_CQ, 0x110, 0x10, When::Initialized),
     (op::CREATE_TIS, 0xc0, 0x10, When::Initialized),
     (op::DESTROY_TIS, 0x10, 0x10, When::Initialized),
     (op::CREATE_SQ, 0x110, 0x10, When::Initialized),
@@ -942,6 +949,7 @@ impl<M: BusMemory> Cx<'_, '_, M> {
                     .destroy_cq(super::make_qn(CQN_BASE, p, slot))
                     .map_err(|_| (status::RESOURCE_BUSY, synd::CQ_IN_USE))
             }
+            op::MODIFY_CQ => self.modify_cq(),
             op::CREATE_TIS => self.create_tis(),
             op::DESTROY_TIS => {
                 let (_, slot) = self.own(ifc::OBJ_NUM, TISN_BASE, |r| r.tis.used, synd::BAD_TIS)?;
@@ -1070,6 +1078,9 @@ impl<M: BusMemory> Cx<'_, '_, M> {
                 use ifc::gen_cap::*;
                 set(cap, LOG_MAX_CQ_SZ, u32::from(caps.log_max_cq_sz));
                 set(cap, LOG_MAX_CQ, 6);
+                set(cap, CQ_MODERATION, 1);
+                set(cap, CQ_PERIOD_MODE_MODIFY, 1);
+                set(cap, CQ_PERIOD_START_FROM_CQE, 1);
                 set(cap, LOG_MAX_EQ_SZ, u32::from(caps.log_max_eq_sz));
                 set(cap, LOG_MAX_EQ, 6);
                 set(cap, VPORT_COUNTERS, 1);
@@ -1364,6 +1375,10 @@ impl<M: BusMemory> Cx<'_, '_, M> {
         {
             return Err(bad(synd::CQE_COMPRESSION));
         }
+        let mode = self.g(CQ_PERIOD_MODE);
+        if mode > 1 {
+            return Err(bad(synd::CQ_PERIOD_MODE));
+        }
         let uar = self.uar_field(UAR_PAGE)?;
         let eq = self.eq_slot(self.g(C_EQN))?;
         let dbr = get64(self.inp, DBR_ADDR);
@@ -1388,7 +1403,45 @@ impl<M: BusMemory> Cx<'_, '_, M> {
             .t
             .create_cq(&cfg, uar, eq as u8 + 1)
             .map_err(|_| (status::NO_RESOURCES, synd::NO_CQ))?;
+        // The fields are 12 and 16 bits wide: every value is one the device takes.
+        let (period, count) = (self.g(CQ_PERIOD) as u16, self.g(CQ_MAX_COUNT) as u16);
+        if let Ok((_, slot)) = self.t.cq_loc(cqn) {
+            let m = &mut self.row(slot).cq.moder;
+            m.period = period;
+            m.max_count = count;
+            m.cqe_mode = mode == 1;
+        }
         set(self.out, ifc::OBJ_NUM, cqn);
+        Ok(())
+    }
+
+    /// MODIFY_CQ (op_mod 0, MODIFY_CQ; RESIZE_CQ is refused as a bad op_mod): changes the
+    /// moderation of a live CQ, the fields `modify_field_select` names. A CQ moderation
+    /// holds back is evaluated again on the next engine run under the new values.
+    fn modify_cq(&mut self) -> CmdResult {
+        use ifc::cq::*;
+        let (_, slot) = self.own(ifc::OBJ_NUM, CQN_BASE, |r| r.cq.used, synd::BAD_CQ)?;
+        let sel = self.g(MODIFY_FIELD_SELECT);
+        let known = MODIFY_PERIOD | MODIFY_COUNT | MODIFY_PERIOD_MODE;
+        if sel == 0 || sel & !known != 0 {
+            return Err(bad(synd::CQ_MODIFY_FIELDS));
+        }
+        let mode = self.g(CQ_PERIOD_MODE);
+        if sel & MODIFY_PERIOD_MODE != 0 && mode > 1 {
+            return Err(bad(synd::CQ_PERIOD_MODE));
+        }
+        let (period, count) = (self.g(CQ_PERIOD) as u16, self.g(CQ_MAX_COUNT) as u16);
+        let m = &mut self.row(slot).cq.moder;
+        if sel & MODIFY_PERIOD != 0 {
+            m.period = period;
+        }
+        if sel & MODIFY_COUNT != 0 {
+            m.max_count = count;
+        }
+        if sel & MODIFY_PERIOD_MODE != 0 {
+            m.cqe_mode = mode == 1;
+        }
+        self.port().arm_pending |= 1u64 << slot;
         Ok(())
     }
 

@@ -27,6 +27,8 @@ pub(super) struct Io<'a, M, I> {
     pub(super) irq: &'a mut I,
     /// The device executes ENHANCED_MPSW WQEs ([`super::Caps::mpwqe`]).
     pub(super) mpwqe: bool,
+    /// The clock of CQ moderation ([`super::Device::set_clock`]), nanoseconds.
+    pub(super) now: u64,
 }
 
 #[inline]
@@ -67,12 +69,14 @@ pub(super) fn run<M: BusMemory, I: InterruptSink>(
     budget: usize,
 ) -> (usize, bool) {
     // Arm requests: CQEs may already be waiting at arm time. Those of a stopped port wait
-    // for the end of the stop.
+    // for the end of the stop. CQs that moderation held back are evaluated again: their
+    // period may have run out since (the timer of a real device).
     for (p, port) in ports.iter_mut().enumerate() {
         if port.stopped() {
             continue;
         }
-        let mut pending = core::mem::take(&mut port.arm_pending);
+        let mut pending =
+            core::mem::take(&mut port.arm_pending) | core::mem::take(&mut port.moder_wait);
         while pending != 0 {
             let slot = pending.trailing_zeros() as usize;
             pending &= pending - 1;
@@ -122,6 +126,9 @@ pub(super) fn run<M: BusMemory, I: InterruptSink>(
             if let Some(row) = queues.get_mut(p * MAX_QUEUES + slot) {
                 if row.cq.used && row.cq.sess.n > 0 {
                     flush_session(&mut row.cq, &mut port.counters, io);
+                }
+                if row.cq.moder.held {
+                    port.moder_wait |= 1u64 << slot;
                 }
             }
         }
@@ -1152,6 +1159,7 @@ fn post_cqe<M: BusMemory, I: InterruptSink>(
     let mut c = *cqe;
     c[63] = (c[63] & 0xfe) | (owner(cq, idx) ^ u8::from(bad_owner));
     write_slot(cq, idx, &c, counters, io.mem);
+    cqe_visible(cq, io.now);
     check_arm(cq, counters, io);
     true
 }
@@ -1203,19 +1211,49 @@ fn flush_session<M: BusMemory, I: InterruptSink>(
     title[63] = (title[63] & 0xfe) | owner(cq, start);
     cq.sess.n = 0;
     write_slot(cq, start, &title, counters, io.mem);
+    cqe_visible(cq, io.now);
     check_arm(cq, counters, io);
+}
+
+/// A CQE became visible: a CQ moderated in CQE mode restarts its timer.
+#[inline]
+fn cqe_visible(cq: &mut CqCtx, now: u64) {
+    if cq.moder.period != 0 && cq.moder.cqe_mode {
+        cq.moder.start = now;
+    }
 }
 
 /// Fires an armed CQ whose CQEs are visible beyond the armed consumer index, then disarms
 /// it: a CQ that names an EQ owes it a completion EQE (written after the engine run, see
-/// `eq::completions`); one made through the Rust API raises its vector directly.
+/// `eq::completions`); one made through the Rust API raises its vector directly. A
+/// moderated CQ fires only once moderation lets it ([`super::Moder::due`]); until then it
+/// stays armed and held, and the engine looks at it again on every run.
 fn check_arm<M, I: InterruptSink>(
     cq: &mut CqCtx,
     counters: &mut PortCounters,
     io: &mut Io<'_, M, I>,
 ) {
-    if cq.used && cq.armed && cq.visible_pi() & 0xff_ffff != cq.arm_ci {
+    let was_held = core::mem::take(&mut cq.moder.held);
+    let pending = cq.visible_pi().wrapping_sub(cq.arm_ci) & 0xff_ffff;
+    if cq.used && cq.armed && pending != 0 {
+        if cq.moder.period != 0 {
+            if !cq.moder.due(pending, io.now) {
+                cq.moder.held = true;
+                return;
+            }
+            if was_held
+                && io.now >= cq.moder.deadline()
+                && (cq.moder.max_count == 0 || pending < u32::from(cq.moder.max_count))
+            {
+                counters.cq_timer_events += 1;
+            }
+            if !cq.moder.cqe_mode {
+                // Event mode: the timer restarts with the event.
+                cq.moder.start = io.now;
+            }
+        }
         cq.armed = false;
+        counters.cq_events += 1;
         if cq.eq != 0 {
             cq.eqe_owed = true;
             return;

@@ -227,6 +227,8 @@ pub mod op {
     pub const CREATE_CQ: u16 = 0x400;
     /// DESTROY_CQ.
     pub const DESTROY_CQ: u16 = 0x401;
+    /// MODIFY_CQ.
+    pub const MODIFY_CQ: u16 = 0x403;
     /// QUERY_VPORT_STATE.
     pub const QUERY_VPORT_STATE: u16 = 0x750;
     /// QUERY_NIC_VPORT_CONTEXT.
@@ -330,6 +332,12 @@ pub mod gen_cap {
     pub const LOG_MAX_CQ_SZ: Fld = f(0xc8, 8);
     /// `log_max_cq`: bit 0xdb (5).
     pub const LOG_MAX_CQ: Fld = f(0xdb, 5);
+    /// `cq_moderation`: bit 0x222 (1).
+    pub const CQ_MODERATION: Fld = f(0x222, 1);
+    /// `cq_period_mode_modify`: bit 0x223 (1).
+    pub const CQ_PERIOD_MODE_MODIFY: Fld = f(0x223, 1);
+    /// `cq_period_start_from_cqe`: bit 0x22b (1).
+    pub const CQ_PERIOD_START_FROM_CQE: Fld = f(0x22b, 1);
     /// `log_max_eq_sz`: bit 0xe0 (8).
     pub const LOG_MAX_EQ_SZ: Fld = f(0xe0, 8);
     /// `log_max_eq`: bit 0xfc (4).
@@ -428,6 +436,9 @@ pub mod cq {
     pub const STATUS: Fld = f(0x80, 4);
     /// `cq_context.cqe_sz`: bit 0x88 (3); 0 = 64 bytes.
     pub const CQE_SZ: Fld = f(0x88, 3);
+    /// `cq_context.cq_period_mode`: bit 0x8f (2); 0 = timer restarts on an event, 1 = on a
+    /// CQE.
+    pub const CQ_PERIOD_MODE: Fld = f(0x8f, 2);
     /// `cq_context.cqe_comp_en`: bit 0x91 (1).
     pub const CQE_COMP_EN: Fld = f(0x91, 1);
     /// `cq_context.mini_cqe_res_format`: bit 0x92 (2).
@@ -440,6 +451,20 @@ pub mod cq {
     pub const LOG_CQ_SIZE: Fld = f(0xe3, 5);
     /// `cq_context.uar_page`: bit 0xe8 (24).
     pub const UAR_PAGE: Fld = f(0xe8, 0x18);
+    /// `cq_context.cq_period`: bit 0x104 (12), microseconds.
+    pub const CQ_PERIOD: Fld = f(0x104, 0xc);
+    /// `cq_context.cq_max_count`: bit 0x110 (16).
+    pub const CQ_MAX_COUNT: Fld = f(0x110, 0x10);
+    /// `modify_cq_in.cqn`: bit 0x48 (24).
+    pub const MODIFY_CQN: Fld = f(0x48, 0x18);
+    /// `modify_cq_in.modify_field_select`: bit 0x60 (32).
+    pub const MODIFY_FIELD_SELECT: Fld = f(0x60, 0x20);
+    /// `modify_field_select` bit: `cq_period` (MLX5_CQ_MODIFY_PERIOD).
+    pub const MODIFY_PERIOD: u32 = 1 << 0;
+    /// `modify_field_select` bit: `cq_max_count` (MLX5_CQ_MODIFY_COUNT).
+    pub const MODIFY_COUNT: u32 = 1 << 1;
+    /// `modify_field_select` bit: `cq_period_mode` (MLX5_CQ_MODIFY_PERIOD_MODE).
+    pub const MODIFY_PERIOD_MODE: u32 = 1 << 4;
     /// `cq_context.c_eqn_or_apu_element`: bit 0x120 (32).
     pub const C_EQN: Fld = f(0x120, 0x20);
     /// `cq_context.log_page_size`: bit 0x143 (5).

@@ -96,7 +96,12 @@
 //! are `EQN_BASE + slot` ([`EQN_BASE`], 8 bits, per function). Queue memory comes as a PAS
 //! list: the model requires page-aligned, *contiguous* pages (`pas[i] = pas[0] + i × page
 //! size`, page size 4 KiB << log_page_size, page_offset 0), else BAD_PARAM; the list must be
-//! as long as the queue needs (BAD_INPUT_LEN). CREATE_CQ names an EQ (`c_eqn`) and a UAR;
+//! as long as the queue needs (BAD_INPUT_LEN). CREATE_CQ names an EQ (`c_eqn`) and a UAR
+//! and takes the moderation fields (see "CQ moderation" below; `cq_period_mode` 2 or 3 is
+//! BAD_PARAM); MODIFY_CQ (op_mod 0) changes `cq_period`, `cq_max_count` and `cq_period_mode`
+//! as `modify_field_select` bits 0, 1 and 4 say (no bit, or any other bit: BAD_PARAM; a
+//! CQ of no CQ of this function: BAD_RESOURCE); QUERY_HCA_CAP reports `cq_moderation`,
+//! `cq_period_mode_modify` and `cq_period_start_from_cqe`;
 //! CREATE_SQ a CQ, a TIS (`tis_num_0`; `tis_lst_sz` is not checked), a PD and a UAR, with `log_wq_stride` 6; CREATE_RQ
 //! a CQ and a PD, cyclic, `log_wq_stride` 4..=8. SQs and RQs are created in RST; MODIFY
 //! (current state in the input header) allows RST→RDY, RDY→ERR and ERR→RST (counters restart
@@ -271,7 +276,27 @@
 //! **Interrupts.** An arm doorbell arms the CQ with its `ci`. An armed CQ fires once, as soon
 //! as its visible producer index differs from the armed `ci` (a new CQE written, or CQEs
 //! already pending at arm time), then disarms: a completion EQE to its EQ (CQs made by
-//! command), or its MSI-X vector directly (CQs made through the Rust API).
+//! command), or its MSI-X vector directly (CQs made through the Rust API). Every firing
+//! counts in [`PortCounters::cq_events`].
+//!
+//! **CQ moderation** (`cq_period` µs, `cq_max_count`, `cq_period_mode` of the CQ context;
+//! CREATE_CQ sets them, MODIFY_CQ changes them on a live CQ). With `cq_period` 0 the CQ fires
+//! as above, whatever `cq_max_count` says (a zero period is a timer that has always run
+//! out: the model never holds a CQE back on a count alone, which would hide the last CQEs of
+//! a burst until the next one). With a period, an armed CQ with `n` CQEs beyond its armed
+//! `ci` fires when `n ≥ cq_max_count` (`cq_max_count` 0: no count limit) or when the period
+//! has run out, whichever comes first; until then it stays armed and is *held*. The period
+//! runs from the timer's start, which is, as the PRM's `cq_period_mode` says: mode 0 (upon
+//! event, mlx5e's default) the CQ's last event (its creation before the first), so sparse
+//! CQEs fire at once and a busy CQ fires at most once per period unless the count is
+//! reached; mode 1 (upon CQE) its last CQE, so an event follows a gap of one period in the
+//! CQEs. Time is the device's clock ([`Device::set_clock`], nanoseconds, set by the device
+//! host before a run; a host that never sets it leaves period-only moderation held for
+//! ever). Held CQs are evaluated again at the start of every engine run, and
+//! [`Device::moderation_deadline`] tells the host when the earliest one's period runs out,
+//! so it can run the engine then (the device's timer). An event held back and then released
+//! by the period counts in [`PortCounters::cq_timer_events`]. A MODIFY_CQ takes effect on the next run (a held
+//! CQ is evaluated again under the new values; the timer's start does not change).
 //!
 //! **PCIe accounting** ([`crate::sim::pcie`], per port, [`Device::totals`] for the device):
 //! WQE and doorbell-record reads, packet-data reads (TX gather) and RX WQE reads are DMA reads;
@@ -582,6 +607,13 @@ pub struct PortCounters {
     pub irqs_lost: u64,
     /// Interrupts raised.
     pub interrupts: u64,
+    /// Completion events: times a CQ fired (a completion EQE owed to its EQ, or its vector
+    /// raised directly), whatever became of the EQE or interrupt afterwards. With
+    /// `tx_cqes + rx_cqes` it gives the events per CQE that CQ moderation sets.
+    pub cq_events: u64,
+    /// Completion events of `cq_events` that moderation had held back and the period
+    /// released (it ran out before `cq_max_count` CQEs were pending).
+    pub cq_timer_events: u64,
     /// Packets received into an RQ.
     pub rx_packets: u64,
     /// Bytes received into an RQ.
@@ -682,6 +714,8 @@ impl PortCounters {
         faults_injected: 0,
         irqs_lost: 0,
         interrupts: 0,
+        cq_events: 0,
+        cq_timer_events: 0,
         rx_packets: 0,
         rx_bytes: 0,
         rx_scatter_pkts: 0,
@@ -745,6 +779,8 @@ impl PortCounters {
             faults_injected,
             irqs_lost,
             interrupts,
+            cq_events,
+            cq_timer_events,
             rx_packets,
             rx_bytes,
             rx_scatter_pkts,
@@ -939,6 +975,39 @@ pub(super) struct CqCtx {
     /// SQs and RQs using this CQ.
     pub(super) users: u16,
     pub(super) sess: Session,
+    /// CQ moderation (`cq_period`, `cq_max_count`, `cq_period_mode`): see the module's
+    /// "Interrupts" section.
+    pub(super) moder: Moder,
+}
+
+/// A CQ's moderation: when an armed CQ with CQEs pending may fire.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub(super) struct Moder {
+    /// `cq_period` in microseconds (12 bits); 0: no moderation, the CQ fires at once.
+    pub(super) period: u16,
+    /// `cq_max_count` (16 bits); 0: only the period releases an event.
+    pub(super) max_count: u16,
+    /// `cq_period_mode` 1: the timer restarts with every CQE (else with every event).
+    pub(super) cqe_mode: bool,
+    /// When the timer last started, in the model's nanoseconds ([`Device::set_clock`]).
+    pub(super) start: u64,
+    /// Armed with CQEs pending, held back until the count or the period is reached.
+    pub(super) held: bool,
+}
+
+impl Moder {
+    /// When the period runs out (nanoseconds).
+    pub(super) fn deadline(&self) -> u64 {
+        self.start
+            .saturating_add(u64::from(self.period).saturating_mul(1000))
+    }
+
+    /// Whether a CQ with `pending` CQEs beyond its armed index may fire at `now`.
+    pub(super) fn due(&self, pending: u32, now: u64) -> bool {
+        self.period == 0
+            || (self.max_count != 0 && pending >= u32::from(self.max_count))
+            || now >= self.deadline()
+    }
 }
 
 impl CqCtx {
@@ -959,6 +1028,13 @@ impl CqCtx {
         arm_ci: 0,
         eqe_owed: false,
         users: 0,
+        moder: Moder {
+            period: 0,
+            max_count: 0,
+            cqe_mode: false,
+            start: 0,
+            held: false,
+        },
         sess: Session {
             n: 0,
             start: 0,
@@ -1082,6 +1158,8 @@ pub struct Port {
     loopback: bool,
     /// CQs with an arm request to evaluate.
     arm_pending: u64,
+    /// CQs held back by moderation, evaluated again at the start of every engine run.
+    moder_wait: u64,
     /// EQs with an arm request to evaluate.
     eq_arm_pending: u64,
     /// CQs that name an EQ (0: the EQ pass after an engine run has nothing to look at).
@@ -1184,6 +1262,7 @@ impl Port {
             pause_storm: false,
             loopback: false,
             arm_pending: 0,
+            moder_wait: 0,
             eq_arm_pending: 0,
             eq_cqs: 0,
             counters: PortCounters::ZERO,
@@ -1344,6 +1423,8 @@ pub struct Device<P, Q, B> {
     wqe: [u8; 1024],
     bad_mmio: u64,
     caps: Caps,
+    /// The clock of CQ moderation, nanoseconds ([`Device::set_clock`]).
+    now: u64,
 }
 
 pub(super) fn split_qn(qn: u32, base: u32) -> Option<(usize, usize)> {
@@ -1385,6 +1466,8 @@ fn row(q: &[QueueSet], port: usize, slot: usize) -> Option<&QueueSet> {
 pub(super) struct Tables<'a> {
     pub(super) ports: &'a mut [Port],
     pub(super) queues: &'a mut [QueueSet],
+    /// The model's clock ([`Device::set_clock`]), nanoseconds.
+    pub(super) now: u64,
 }
 
 impl Tables<'_> {
@@ -1460,8 +1543,12 @@ impl Tables<'_> {
             self.row_mut(cfg.port, usize::from(eq - 1))?.eq.users += 1;
             self.port_mut(cfg.port)?.eq_cqs += 1;
         }
+        let now = self.now;
         let cq = &mut self.row_mut(cfg.port, slot)?.cq;
         *cq = CqCtx::EMPTY;
+        // The moderation timer starts with the CQ (an event-mode CQ's first event waits
+        // for the period like any other).
+        cq.moder.start = now;
         cq.used = true;
         cq.buf = cfg.buf;
         cq.log_size = cfg.log_size;
@@ -1491,6 +1578,7 @@ impl Tables<'_> {
             port.eq_cqs = port.eq_cqs.saturating_sub(1);
         }
         port.arm_pending &= !(1u64 << slot);
+        port.moder_wait &= !(1u64 << slot);
         Ok(())
     }
 
@@ -1707,6 +1795,7 @@ where
             wqe: [0; 1024],
             bad_mmio: 0,
             caps,
+            now: 0,
         })
     }
 
@@ -1724,6 +1813,7 @@ where
         Tables {
             ports: &mut self.ports,
             queues: &mut self.queues,
+            now: self.now,
         }
     }
 
@@ -1994,6 +2084,51 @@ where
         self.bad_mmio
     }
 
+    /// A CQ's moderation as the device holds it: (`cq_period` µs, `cq_max_count`, whether
+    /// `cq_period_mode` is upon CQE).
+    pub fn cq_moderation(&self, cqn: u32) -> Result<(u16, u16, bool), CmdError> {
+        let m = self.loc(cqn, CQN_BASE, |r| r.cq.used)?.cq.moder;
+        Ok((m.period, m.max_count, m.cqe_mode))
+    }
+
+    /// Sets the device's clock, in nanoseconds, for CQ moderation: what the timers of the
+    /// CQs compare with on the next engine run. The device host passes a monotonic time
+    /// before every run; a clock that goes back is ignored (it stays where it was). It
+    /// starts at 0, and a host that never sets it has moderation timers that never run out.
+    pub fn set_clock(&mut self, now_ns: u64) {
+        self.now = self.now.max(now_ns);
+    }
+
+    /// The device's clock ([`Device::set_clock`]).
+    pub fn clock(&self) -> u64 {
+        self.now
+    }
+
+    /// The earliest time (nanoseconds, the clock of [`Device::set_clock`]) at which a CQ
+    /// held back by moderation fires, if one is: the device host runs the engine again then
+    /// (a real device's timer). Up to date after every engine run and command. A port whose
+    /// data path is stopped ([`Fault::DevStop`]) has none: its CQs wait for the stop's end.
+    pub fn moderation_deadline(&self) -> Option<u64> {
+        let mut best: Option<u64> = None;
+        for (p, port) in self.ports.iter().enumerate() {
+            if port.stopped() {
+                continue;
+            }
+            let mut wait = port.moder_wait;
+            while wait != 0 {
+                let slot = wait.trailing_zeros() as usize;
+                wait &= wait - 1;
+                if let Some(r) = row(&self.queues, p, slot) {
+                    if r.cq.used && r.cq.moder.held {
+                        let d = r.cq.moder.deadline();
+                        best = Some(best.map_or(d, |b| b.min(d)));
+                    }
+                }
+            }
+        }
+        best
+    }
+
     /// A 64-bit register write at `offset` in BAR0, bytes in bus (memory) order: the SQ
     /// doorbell and the CQ arm doorbell of a UAR page.
     pub fn mmio_write64(&mut self, offset: u32, bytes: [u8; 8]) {
@@ -2143,6 +2278,7 @@ where
             let mut t = Tables {
                 ports: &mut self.ports,
                 queues: &mut self.queues,
+                now: self.now,
             };
             cmd::run(&mut t, &self.caps, &mut self.scratch, mem);
             eq::port_events(&mut t, mem, irq);
@@ -2157,6 +2293,7 @@ where
             mem,
             irq,
             mpwqe: self.caps.mpwqe,
+            now: self.now,
         };
         let r = engine::run(
             &mut self.ports,
@@ -2168,6 +2305,7 @@ where
         let mut t = Tables {
             ports: &mut self.ports,
             queues: &mut self.queues,
+            now: self.now,
         };
         eq::completions(&mut t, mem, irq);
         r

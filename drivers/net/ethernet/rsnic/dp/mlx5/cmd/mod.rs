@@ -45,6 +45,8 @@ pub mod op {
     pub const CREATE_CQ: u16 = 0x400;
     /// DESTROY_CQ.
     pub const DESTROY_CQ: u16 = 0x401;
+    /// MODIFY_CQ.
+    pub const MODIFY_CQ: u16 = 0x403;
     /// QUERY_VPORT_STATE.
     pub const QUERY_VPORT_STATE: u16 = 0x750;
     /// QUERY_NIC_VPORT_CONTEXT.
@@ -112,6 +114,7 @@ pub fn opcode_name(opcode: u16) -> &'static str {
         op::CREATE_EQ => "CREATE_EQ",
         op::DESTROY_EQ => "DESTROY_EQ",
         op::CREATE_CQ => "CREATE_CQ",
+        op::MODIFY_CQ => "MODIFY_CQ",
         op::DESTROY_CQ => "DESTROY_CQ",
         op::QUERY_VPORT_STATE => "QUERY_VPORT_STATE",
         op::QUERY_NIC_VPORT_CONTEXT => "QUERY_NIC_VPORT_CONTEXT",

@@ -226,6 +226,71 @@ pub fn destroy_cq(buf: &mut [u8], cqn: u32) -> Result<usize, FormatError> {
 }
 
 // ---------------------------------------------------------------------------------------
+// CQ moderation (en_main.c `mlx5e_create_cq`, cq.c `mlx5_core_modify_cq_moderation`)
+
+/// `cqc.cq_period_mode`: bit 0x0f, 2 bits (0: the period restarts on each event).
+pub const CQC_CQ_PERIOD_MODE: Field = Field::new(0x0f, 2).at(CQC);
+/// `cqc.cq_period`: bit 0x84, 12 bits (microseconds).
+pub const CQC_CQ_PERIOD: Field = Field::new(0x84, 12).at(CQC);
+/// `cqc.cq_max_count`: bit 0x90, 16 bits.
+pub const CQC_CQ_MAX_COUNT: Field = Field::new(0x90, 16).at(CQC);
+/// `modify_cq_in.cqn`: bit 0x48, 24 bits.
+pub const MODIFY_CQ_CQN: Field = Field::new(0x48, 24);
+/// `modify_cq_in.modify_field_select`: bit 0x60, 32 bits.
+pub const MODIFY_CQ_FIELD_SELECT: Field = Field::new(0x60, 32);
+/// `modify_field_select` bit of `cq_period` (`MLX5_CQ_MODIFY_PERIOD`).
+pub const CQ_MODIFY_PERIOD: u32 = 1 << 0;
+/// `modify_field_select` bit of `cq_max_count` (`MLX5_CQ_MODIFY_COUNT`).
+pub const CQ_MODIFY_COUNT: u32 = 1 << 1;
+/// Input length of MODIFY_CQ (`modify_cq_in` up to its empty `pas[]`).
+pub const MODIFY_CQ_LEN: usize = 0x110;
+/// Largest `cq_period` (12 bits, `MLX5_MAX_CQ_PERIOD`).
+pub const MAX_CQ_PERIOD: u16 = 0xfff;
+
+/// A CQ's moderation: the device holds the completion event of an armed CQ back until
+/// `max_count` CQEs are pending or `period` microseconds have passed since its last event
+/// (`cq_period_mode` 0, mlx5e's default); `period` 0 is none.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct CqModeration {
+    /// `cq_period`, microseconds (at most [`MAX_CQ_PERIOD`]).
+    pub period: u16,
+    /// `cq_max_count`.
+    pub max_count: u16,
+}
+
+/// Writes `m` into the CQ context of a CREATE_CQ input that [`create_cq`] built.
+pub fn set_create_cq_moderation(input: &mut [u8], m: &CqModeration) -> Result<(), FormatError> {
+    fits(u64::from(m.period), 12)?;
+    let have = input.len();
+    let b = input
+        .get_mut(..PAS_OFFSET)
+        .ok_or(FormatError::BufferTooSmall {
+            need: PAS_OFFSET,
+            have,
+        })?;
+    CQC_CQ_PERIOD_MODE.set(b, 0);
+    CQC_CQ_PERIOD.set(b, u64::from(m.period));
+    CQC_CQ_MAX_COUNT.set(b, u64::from(m.max_count));
+    Ok(())
+}
+
+/// MODIFY_CQ of CQ `cqn`'s period and count (`mlx5_core_modify_cq_moderation`).
+pub fn modify_cq_moderation(
+    buf: &mut [u8],
+    cqn: u32,
+    m: &CqModeration,
+) -> Result<usize, FormatError> {
+    fits(u64::from(cqn), 24)?;
+    fits(u64::from(m.period), 12)?;
+    let b = start(buf, MODIFY_CQ_LEN, op::MODIFY_CQ, 0)?;
+    MODIFY_CQ_CQN.set(b, u64::from(cqn));
+    MODIFY_CQ_FIELD_SELECT.set(b, u64::from(CQ_MODIFY_PERIOD | CQ_MODIFY_COUNT));
+    CQC_CQ_PERIOD.set(b, u64::from(m.period));
+    CQC_CQ_MAX_COUNT.set(b, u64::from(m.max_count));
+    Ok(MODIFY_CQ_LEN)
+}
+
+// ---------------------------------------------------------------------------------------
 // TIS
 
 /// `create_tis_in` length (0x600 bits).
