@@ -97,6 +97,10 @@ void rsnic_helper_destroy_workqueue(struct workqueue_struct *wq);
 /* Netlink extended acks */
 void rsnic_helper_extack_msg(struct netlink_ext_ack *extack, const char *msg);
 
+/* RSS (ethtool -x/-X) */
+bool rsnic_helper_netif_is_rxfh_configured(const struct net_device *dev);
+u32 rsnic_helper_ethtool_rxfh_indir_default(u32 index, u32 n_rx_rings);
+
 /* NAPI */
 void rsnic_helper_netif_napi_add(struct net_device *dev, struct napi_struct *napi,
 				 int (*poll)(struct napi_struct *, int));
