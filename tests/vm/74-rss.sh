@@ -11,8 +11,8 @@
 #           queue, sdfn spreads them; MANA reports its fixed fields and refuses -N with a
 #           message;
 #   refused another hash function (with a message), an additional RSS context;
-#   -L      a default table follows the channel count; a table the user set that names
-#           queue 3 keeps the count from going below 4.
+#   -L      a default table follows the channel count; a table the user set is kept over
+#           any count it fits, and one that names queue 3 keeps the count from going below 4.
 set -eu
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/traffic.sh"
@@ -223,6 +223,13 @@ inb ethtool -L "$B" combined 2
 assert_eq "default table over 2 channels" "0 1" "$(queues_used)"
 inb ethtool -L "$B" combined 4
 assert_eq "default table over 4 channels again" "0 1 2 3" "$(queues_used)"
+# A table the user set is kept over any count it fits.
+inb ethtool -X "$B" weight 0 1
+assert_eq "user table on queue 1" 1 "$(queues_used)"
+inb ethtool -L "$B" combined 2
+assert_eq "user table kept over 2 channels" 1 "$(queues_used)"
+inb ethtool -L "$B" combined 4
+assert_eq "user table kept over 4 channels" 1 "$(queues_used)"
 inb ethtool -X "$B" weight 0 0 0 1
 assert_eq "user table on queue 3" 3 "$(queues_used)"
 if inb ethtool -L "$B" combined 2 2>/tmp/err; then
@@ -232,9 +239,6 @@ echo "  refused: -L combined 2 -> $(tr '\n' ' ' </tmp/err)"
 assert_eq "channels kept" 4 \
 	"$(inb ethtool -l "$B" | awk '/^Current/{p=1} p && /^Combined:/{print $2; exit}')"
 assert_eq "64 flows on queue 3" "0 0 0 64" "$(counts 64 20000)"
-# A user table is kept over a count it fits.
-inb ethtool -L "$B" combined 6
-assert_eq "user table kept over 6 channels" 3 "$(queues_used)"
 inb ethtool -X "$B" default
 inb ethtool -L "$B" combined 2
 assert_eq "default table follows the channels again" "0 1" "$(queues_used)"
