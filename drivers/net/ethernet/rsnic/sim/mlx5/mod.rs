@@ -2087,9 +2087,11 @@ where
     }
 
     /// Sets a port's RSS indirection table (1..=[`MAX_RSS`] RQs of that port, repetitions
-    /// allowed; empty = drop everything). A packet with hash h goes to `rqns[h % len]`.
-    /// Device-host back door: the command path configures RSS with CREATE_RQT/CREATE_TIR;
-    /// whichever writes last wins.
+    /// allowed; empty = drop everything). A packet with hash h (Toeplitz with
+    /// [`crate::sim::pkt::RSS_KEY`] over its addresses and TCP/UDP ports) goes to
+    /// `rqns[h % len]`. Device-host back door: the command path configures RSS with RQTs,
+    /// TIRs and flow tables; whichever was written last, this or a command that changed
+    /// the steering, steers.
     pub fn set_rss(&mut self, port: usize, rqns: &[u32]) -> Result<(), CmdError> {
         self.tables().set_rss(port, rqns)
     }
