@@ -7,6 +7,7 @@
 #include <linux/moduleparam.h>
 #include <linux/netdevice.h>
 #include <linux/etherdevice.h>
+#include <linux/ethtool.h>
 #include <linux/skbuff.h>
 #include <linux/platform_device.h>
 #include <linux/dma-mapping.h>
@@ -543,6 +544,18 @@ void rsnic_helper_pause_stats(struct ethtool_pause_stats *stats, u64 tx_frames, 
 {
 	stats->tx_pause_frames = tx_frames;
 	stats->rx_pause_frames = rx_frames;
+}
+
+/* Whether the user set the RX flow hash indirection table (IFF_RXFH_CONFIGURED). */
+bool rsnic_helper_netif_is_rxfh_configured(const struct net_device *dev)
+{
+	return netif_is_rxfh_configured(dev);
+}
+
+/* The default indirection table's entry @index over @n_rx_rings rings (n_rx_rings > 0). */
+u32 rsnic_helper_ethtool_rxfh_indir_default(u32 index, u32 n_rx_rings)
+{
+	return ethtool_rxfh_indir_default(index, n_rx_rings);
 }
 
 void rsnic_helper_netif_napi_add(struct net_device *dev, struct napi_struct *napi,

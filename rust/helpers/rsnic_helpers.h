@@ -124,6 +124,10 @@ void rsnic_helper_extack_msg(struct netlink_ext_ack *extack, const char *msg);
 /* ethtool pause statistics (the counters sit in a struct_group union) */
 void rsnic_helper_pause_stats(struct ethtool_pause_stats *stats, u64 tx_frames, u64 rx_frames);
 
+/* RSS (ethtool -x/-X) */
+bool rsnic_helper_netif_is_rxfh_configured(const struct net_device *dev);
+u32 rsnic_helper_ethtool_rxfh_indir_default(u32 index, u32 n_rx_rings);
+
 /* NAPI */
 void rsnic_helper_netif_napi_add(struct net_device *dev, struct napi_struct *napi,
 				 int (*poll)(struct napi_struct *, int));

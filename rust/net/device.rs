@@ -92,6 +92,16 @@ impl Device {
         unsafe { bindings::rsnic_helper_netif_running(self.as_ptr()) }
     }
 
+    /// Whether the user set the RX flow hash indirection table (`netif_is_rxfh_configured()`:
+    /// `ethtool -X` with a table, cleared by `-X default`); while it is not, a driver
+    /// re-spreads the table over the RX queues when their number changes. Call it under
+    /// RTNL (ethtool and ndo callbacks), under which the ethtool core changes the flag.
+    pub fn rxfh_configured(&self) -> bool {
+        // SAFETY: the device is valid (type invariant); the helper reads `priv_flags`, which
+        // the ethtool core writes only under RTNL, as the caller holds it.
+        unsafe { bindings::rsnic_helper_netif_is_rxfh_configured(self.as_ptr()) }
+    }
+
     /// The current MTU (`READ_ONCE(dev->mtu)`).
     pub fn mtu(&self) -> u32 {
         // SAFETY: the device is valid (type invariant); the MTU is a plain integer written

@@ -221,6 +221,117 @@ impl fmt::Write for StrBuf {
     }
 }
 
+// ---------------------------------------------------------------------------------------
+// RSS: `ethtool -x/-X` (rxfh) and `-n/-N rx-flow-hash` (rxnfc)
+
+/// RSS hash functions (`ETH_RSS_HASH_*`).
+pub mod rss_hash {
+    use super::bindings;
+    /// No change requested (`ETH_RSS_HASH_NO_CHANGE`).
+    pub const NO_CHANGE: u8 = bindings::ETH_RSS_HASH_NO_CHANGE as u8;
+    /// Toeplitz (`ETH_RSS_HASH_TOP`).
+    pub const TOP: u8 = 1 << bindings::ETH_RSS_HASH_TOP_BIT;
+    /// XOR (`ETH_RSS_HASH_XOR`).
+    pub const XOR: u8 = 1 << bindings::ETH_RSS_HASH_XOR_BIT;
+    /// CRC32 (`ETH_RSS_HASH_CRC32`).
+    pub const CRC32: u8 = 1 << bindings::ETH_RSS_HASH_CRC32_BIT;
+}
+
+/// Flow types of `ethtool -n/-N rx-flow-hash` (`*_FLOW`).
+pub mod flow {
+    use super::bindings;
+    /// TCP over IPv4 (`tcp4`).
+    pub const TCP_V4: u32 = bindings::TCP_V4_FLOW;
+    /// UDP over IPv4 (`udp4`).
+    pub const UDP_V4: u32 = bindings::UDP_V4_FLOW;
+    /// IPv4 (`ip4`).
+    pub const IPV4: u32 = bindings::IPV4_FLOW;
+    /// TCP over IPv6 (`tcp6`).
+    pub const TCP_V6: u32 = bindings::TCP_V6_FLOW;
+    /// UDP over IPv6 (`udp6`).
+    pub const UDP_V6: u32 = bindings::UDP_V6_FLOW;
+    /// IPv6 (`ip6`).
+    pub const IPV6: u32 = bindings::IPV6_FLOW;
+}
+
+/// Hash field bits of `ethtool -n/-N rx-flow-hash` (`RXH_*`).
+pub mod rxh {
+    use super::bindings;
+    /// Destination MAC (`m`).
+    pub const L2DA: u32 = bindings::RXH_L2DA;
+    /// VLAN tag (`v`).
+    pub const VLAN: u32 = bindings::RXH_VLAN;
+    /// L3 protocol (`t`).
+    pub const L3_PROTO: u32 = bindings::RXH_L3_PROTO;
+    /// Source IP address (`s`).
+    pub const IP_SRC: u32 = bindings::RXH_IP_SRC;
+    /// Destination IP address (`d`).
+    pub const IP_DST: u32 = bindings::RXH_IP_DST;
+    /// Bytes 0-1 of the L4 header: the source port (`f`).
+    pub const L4_B_0_1: u32 = bindings::RXH_L4_B_0_1;
+    /// Bytes 2-3 of the L4 header: the destination port (`n`).
+    pub const L4_B_2_3: u32 = bindings::RXH_L4_B_2_3;
+    /// Discard the flow type's packets (`r`).
+    pub const DISCARD: u32 = bindings::RXH_DISCARD;
+}
+
+/// The RSS configuration `ethtool -x` reads (`get_rxfh`'s `struct ethtool_rxfh_param`): the
+/// buffers the core asks to be filled and the hash function to report.
+pub struct RxfhGet<'a> {
+    indir: Option<&'a mut [u32]>,
+    key: Option<&'a mut [u8]>,
+    hfunc: &'a mut u8,
+}
+
+impl RxfhGet<'_> {
+    /// Reports the hash function (one of [`rss_hash`]).
+    pub fn set_hfunc(&mut self, hfunc: u8) {
+        *self.hfunc = hfunc;
+    }
+
+    /// The indirection table to fill (`None`: not asked for), of the
+    /// [`Operations::rxfh_indir_size`] entries the core sized it with.
+    pub fn indir(&mut self) -> Option<&mut [u32]> {
+        self.indir.as_deref_mut()
+    }
+
+    /// The hash key to fill (`None`: not asked for), of [`Operations::rxfh_key_size`]
+    /// bytes.
+    pub fn key(&mut self) -> Option<&mut [u8]> {
+        self.key.as_deref_mut()
+    }
+}
+
+/// What `ethtool -X` asks for (`set_rxfh`'s `struct ethtool_rxfh_param`). The core checked
+/// the table's size against [`Operations::rxfh_indir_size`] and its entries against the
+/// RX rings ([`Operations::rx_rings`]), the key's size against
+/// [`Operations::rxfh_key_size`]; `-X default` comes as the default table.
+pub struct RxfhSet<'a> {
+    /// The new indirection table (`None`: unchanged).
+    pub indir: Option<&'a [u32]>,
+    /// The new hash key (`None`: unchanged).
+    pub key: Option<&'a [u8]>,
+    /// The hash function ([`rss_hash`]; [`rss_hash::NO_CHANGE`]: unchanged).
+    pub hfunc: u8,
+    /// The input transformation (`RXH_XFRM_*`; the core refuses any a driver does not
+    /// declare, and rsnic declares none).
+    pub input_xfrm: u8,
+    /// The RSS context (0: the device's main one; others need context support).
+    pub rss_context: u32,
+    /// The context is to be deleted.
+    pub rss_delete: bool,
+}
+
+/// The default indirection table's entry `index` over `rx_rings` rings
+/// (`ethtool_rxfh_indir_default`; `rx_rings` is at least 1, 0 gives 0).
+pub fn rxfh_indir_default(index: u32, rx_rings: u32) -> u32 {
+    if rx_rings == 0 {
+        return 0;
+    }
+    // SAFETY: a pure function of its arguments; `rx_rings` is not 0 (it divides).
+    unsafe { bindings::rsnic_helper_ethtool_rxfh_indir_default(index, rx_rings) }
+}
+
 /// ethtool operations.
 ///
 /// An operation is in the C table when the implementation defines it (`#[vtable]`'s
@@ -341,6 +452,60 @@ pub trait Operations: device::Operations {
     fn get_pause_stats(_dev: &Device, _data: Borrowed<'_, Self>) -> Option<PauseStats> {
         None
     }
+
+    /// `get_rxfh_indir_size`: entries of the RX flow hash indirection table. It must not
+    /// change while the device is registered (the core sizes the buffers of
+    /// [`Self::get_rxfh`] with it).
+    fn rxfh_indir_size(_dev: &Device, _data: Borrowed<'_, Self>) -> u32 {
+        0
+    }
+
+    /// `get_rxfh_key_size`: bytes of the RSS hash key (constant, as
+    /// [`Self::rxfh_indir_size`]).
+    fn rxfh_key_size(_dev: &Device, _data: Borrowed<'_, Self>) -> u32 {
+        0
+    }
+
+    /// `get_rxfh`: the indirection table, key and hash function (`ethtool -x`).
+    fn get_rxfh(_dev: &Device, _data: Borrowed<'_, Self>, _rxfh: &mut RxfhGet<'_>) -> Result {
+        Err(super::eopnotsupp())
+    }
+
+    /// `set_rxfh`: a new indirection table, key or hash function (`ethtool -X`); explain
+    /// a refusal through `extack` (absent on the ioctl path `ethtool -X` takes in 6.12:
+    /// log it too).
+    fn set_rxfh(
+        _dev: &Device,
+        _data: Borrowed<'_, Self>,
+        _rxfh: &RxfhSet<'_>,
+        _extack: &mut ExtAck,
+    ) -> Result {
+        Err(super::eopnotsupp())
+    }
+
+    /// `get_rxnfc(ETHTOOL_GRXRINGS)`: the RX rings RSS spreads over (`ethtool -x` and `-X`
+    /// need it).
+    fn rx_rings(_dev: &Device, _data: Borrowed<'_, Self>) -> u32 {
+        0
+    }
+
+    /// `get_rxnfc(ETHTOOL_GRXFH)`: the [`rxh`] fields hashed for `flow_type` (one of
+    /// [`flow`] or another `*_FLOW`; `FLOW_EXT`, `FLOW_MAC_EXT` and `FLOW_RSS` removed).
+    fn get_rx_flow_hash(_dev: &Device, _data: Borrowed<'_, Self>, _flow_type: u32) -> Result<u32> {
+        Err(super::eopnotsupp())
+    }
+
+    /// `set_rxnfc(ETHTOOL_SRXFH)`: hash the [`rxh`] `fields` for `flow_type` (as
+    /// [`Self::get_rx_flow_hash`]). 6.12's rxnfc operations have no extack: explain a
+    /// refusal in the kernel log.
+    fn set_rx_flow_hash(
+        _dev: &Device,
+        _data: Borrowed<'_, Self>,
+        _flow_type: u32,
+        _fields: u32,
+    ) -> Result {
+        Err(super::eopnotsupp())
+    }
 }
 
 /// Builds the C `ethtool_ops` table for a driver type.
@@ -397,6 +562,26 @@ impl<T: Operations> Adapter<T> {
             if T::HAS_SET_COALESCE {
                 ops.set_coalesce = Some(Self::set_coalesce);
             }
+        }
+        if T::HAS_RXFH_INDIR_SIZE {
+            ops.get_rxfh_indir_size = Some(Self::get_rxfh_indir_size);
+        }
+        if T::HAS_RXFH_KEY_SIZE {
+            ops.get_rxfh_key_size = Some(Self::get_rxfh_key_size);
+        }
+        if T::HAS_GET_RXFH {
+            ops.get_rxfh = Some(Self::get_rxfh);
+        }
+        if T::HAS_SET_RXFH {
+            ops.set_rxfh = Some(Self::set_rxfh);
+        }
+        // No RSS contexts: without `cap_rss_ctx_supported` and `create_rxfh_context` the
+        // core refuses `-X context` itself (EOPNOTSUPP).
+        if T::HAS_RX_RINGS || T::HAS_GET_RX_FLOW_HASH {
+            ops.get_rxnfc = Some(Self::get_rxnfc);
+        }
+        if T::HAS_SET_RX_FLOW_HASH {
+            ops.set_rxnfc = Some(Self::set_rxnfc);
         }
         ops
     };
@@ -731,6 +916,169 @@ impl<T: Operations> Adapter<T> {
             // SAFETY: called by the ethtool core for a device registered for `T`.
             let (dev, data) = unsafe { Self::split(dev) };
             T::set_coalesce(dev, data, &c, &mut ack)?;
+            Ok(0)
+        })
+    }
+
+    /// # Safety
+    ///
+    /// Called by the ethtool core for a device registered for `T`, with valid arguments.
+    unsafe extern "C" fn get_rxfh_indir_size(dev: *mut bindings::net_device) -> u32 {
+        // SAFETY: called by the ethtool core for a device registered for `T`.
+        let (dev, data) = unsafe { Self::split(dev) };
+        T::rxfh_indir_size(dev, data)
+    }
+
+    /// # Safety
+    ///
+    /// Called by the ethtool core for a device registered for `T`, with valid arguments.
+    unsafe extern "C" fn get_rxfh_key_size(dev: *mut bindings::net_device) -> u32 {
+        // SAFETY: called by the ethtool core for a device registered for `T`.
+        let (dev, data) = unsafe { Self::split(dev) };
+        T::rxfh_key_size(dev, data)
+    }
+
+    /// # Safety
+    ///
+    /// Called by the ethtool core for a device registered for `T`, with valid arguments.
+    unsafe extern "C" fn get_rxfh(
+        dev: *mut bindings::net_device,
+        rxfh: *mut bindings::ethtool_rxfh_param,
+    ) -> c_int {
+        from_result(|| {
+            // SAFETY: called by the ethtool core for a device registered for `T`.
+            let (device, data) = unsafe { Self::split(dev) };
+            let our_indir = T::rxfh_indir_size(device, data) as usize;
+            // SAFETY: as above; the first borrow ended.
+            let (device, data) = unsafe { Self::split(dev) };
+            let our_key = T::rxfh_key_size(device, data) as usize;
+            // SAFETY: the core passes a valid parameter block, exclusively ours for the call.
+            let p = unsafe { &mut *rxfh };
+            // A size the core filled in bounds the buffer too (the ioctl and netlink paths
+            // do; ethtool_get_max_rxfh_channel leaves it 0).
+            let bound = |ours: usize, theirs: u32| match theirs {
+                0 => ours,
+                n => ours.min(n as usize),
+            };
+            let (ni, nk) = (bound(our_indir, p.indir_size), bound(our_key, p.key_size));
+            let indir = if p.indir.is_null() || ni == 0 {
+                None
+            } else {
+                // SAFETY: every caller of get_rxfh allocated `indir` with the entries
+                // get_rxfh_indir_size reported under the same RTNL hold (a constant of
+                // the device, see the trait), at least `ni`; it is exclusively ours for
+                // the call and not aliased by the key.
+                Some(unsafe { core::slice::from_raw_parts_mut(p.indir, ni) })
+            };
+            let key = if p.key.is_null() || nk == 0 {
+                None
+            } else {
+                // SAFETY: as for `indir`, with get_rxfh_key_size's bytes (a separate part
+                // of the core's allocation).
+                Some(unsafe { core::slice::from_raw_parts_mut(p.key, nk) })
+            };
+            let mut get = RxfhGet {
+                indir,
+                key,
+                hfunc: &mut p.hfunc,
+            };
+            // SAFETY: as above; the earlier borrows ended.
+            let (device, data) = unsafe { Self::split(dev) };
+            T::get_rxfh(device, data, &mut get)?;
+            Ok(0)
+        })
+    }
+
+    /// # Safety
+    ///
+    /// Called by the ethtool core for a device registered for `T`, with valid arguments.
+    unsafe extern "C" fn set_rxfh(
+        dev: *mut bindings::net_device,
+        rxfh: *mut bindings::ethtool_rxfh_param,
+        extack: *mut bindings::netlink_ext_ack,
+    ) -> c_int {
+        from_result(|| {
+            // SAFETY: the core passes a valid parameter block for the call.
+            let p = unsafe { &*rxfh };
+            let indir = if p.indir.is_null() {
+                None
+            } else {
+                // SAFETY: ethtool_set_rxfh points `indir` at `indir_size` entries of its own
+                // allocation (the device's size, every entry checked against the RX rings),
+                // valid and unchanged for the call.
+                Some(unsafe { core::slice::from_raw_parts(p.indir, p.indir_size as usize) })
+            };
+            let key = if p.key.is_null() {
+                None
+            } else {
+                // SAFETY: as `indir`: `key_size` bytes of the core's allocation after the
+                // table.
+                Some(unsafe { core::slice::from_raw_parts(p.key, p.key_size as usize) })
+            };
+            let req = RxfhSet {
+                indir,
+                key,
+                hfunc: p.hfunc,
+                input_xfrm: p.input_xfrm,
+                rss_context: p.rss_context,
+                rss_delete: p.rss_delete != 0,
+            };
+            let mut ack = ExtAck::from_raw(extack);
+            // SAFETY: called by the ethtool core for a device registered for `T`.
+            let (dev, data) = unsafe { Self::split(dev) };
+            T::set_rxfh(dev, data, &req, &mut ack)?;
+            Ok(0)
+        })
+    }
+
+    /// The flags a flow type may carry besides the type (`FLOW_EXT`, `FLOW_MAC_EXT`,
+    /// `FLOW_RSS`).
+    const FLOW_FLAGS: u32 = bindings::FLOW_EXT | bindings::FLOW_MAC_EXT | bindings::FLOW_RSS;
+
+    /// # Safety
+    ///
+    /// Called by the ethtool core for a device registered for `T`, with valid arguments.
+    unsafe extern "C" fn get_rxnfc(
+        dev: *mut bindings::net_device,
+        info: *mut bindings::ethtool_rxnfc,
+        _rule_locs: *mut u32,
+    ) -> c_int {
+        from_result(|| {
+            // SAFETY: the core passes a valid, exclusively owned `ethtool_rxnfc` for the call.
+            let info = unsafe { &mut *info };
+            // SAFETY: called by the ethtool core for a device registered for `T`.
+            let (dev, data) = unsafe { Self::split(dev) };
+            match info.cmd {
+                bindings::ETHTOOL_GRXRINGS if T::HAS_RX_RINGS => {
+                    info.data = u64::from(T::rx_rings(dev, data));
+                }
+                bindings::ETHTOOL_GRXFH if T::HAS_GET_RX_FLOW_HASH => {
+                    let ft = info.flow_type & !Self::FLOW_FLAGS;
+                    info.data = u64::from(T::get_rx_flow_hash(dev, data, ft)?);
+                }
+                _ => return Err(super::eopnotsupp()),
+            }
+            Ok(0)
+        })
+    }
+
+    /// # Safety
+    ///
+    /// Called by the ethtool core for a device registered for `T`, with valid arguments.
+    unsafe extern "C" fn set_rxnfc(
+        dev: *mut bindings::net_device,
+        info: *mut bindings::ethtool_rxnfc,
+    ) -> c_int {
+        from_result(|| {
+            // SAFETY: the core passes a valid `ethtool_rxnfc` for the call.
+            let info = unsafe { &*info };
+            if info.cmd != bindings::ETHTOOL_SRXFH {
+                return Err(super::eopnotsupp());
+            }
+            let fields = u32::try_from(info.data).map_err(|_| EINVAL)?;
+            // SAFETY: called by the ethtool core for a device registered for `T`.
+            let (dev, data) = unsafe { Self::split(dev) };
+            T::set_rx_flow_hash(dev, data, info.flow_type & !Self::FLOW_FLAGS, fields)?;
             Ok(0)
         })
     }

@@ -23,10 +23,11 @@ use crate::Input;
 type Dev = Device<Vec<Port>, Vec<QueueSet>, Vec<u8>>;
 
 const FUNC: u32 = 0x10_0000;
-const OPS: [u16; 38] = [
+const OPS: [u16; 46] = [
     0x104, 0x105, 0x10a, 0x10b, 0x100, 0x102, 0x103, 0x802, 0x803, 0x800, 0x801, 0x816, 0x817,
     0x301, 0x302, 0x400, 0x401, 0x912, 0x914, 0x904, 0x905, 0x906, 0x907, 0x908, 0x909, 0x90a,
-    0x90b, 0x916, 0x917, 0x918, 0x900, 0x902, 0x754, 0x755, 0x750, 0x805, 0x770, 0x999,
+    0x90b, 0x916, 0x917, 0x918, 0x900, 0x901, 0x902, 0x754, 0x755, 0x750, 0x805, 0x770, 0x92f,
+    0x930, 0x931, 0x933, 0x934, 0x936, 0x938, 0x999,
 ];
 const DELIVERY: [u8; 6] = [0, 0x2, 0x3, 0x4, 0x5, 0x7];
 const STATUS: [u8; 11] = [0, 0x1, 0x2, 0x3, 0x4, 0x5, 0x6, 0x9, 0xf, 0x50, 0x51];
@@ -83,14 +84,18 @@ impl Harness {
     fn input(&mut self, inp: &mut Input<'_>) -> Vec<u8> {
         let sel = inp.u8();
         let op = OPS[usize::from(sel) % OPS.len()];
-        let len = match inp.u8() % 8 {
+        let len = match inp.u8() % 11 {
             0 => 16,
             1 => 0x20,
             2 => 0xc0,
             3 => 0x110,
             4 => 0x118,
             5 => 0x200,
-            6 => 0x110 + 4 * usize::from(inp.u8() % 65),
+            6 => 0x110 + 4 * usize::from(inp.u8()),
+            // Flow steering: table / group / entry commands, an entry with a destination.
+            7 => 0x40,
+            8 => 0x400,
+            9 => 0x348,
             _ => usize::from(inp.u16() % 0x1400),
         };
         let mut b = vec![0u8; len.max(8)];
@@ -104,13 +109,22 @@ impl Harness {
             let v = inp.u32();
             Self::put(&mut b, bit, w, u64::from(v));
         }
+        // (Flow steering: 0xa8 the table_id; 0xc8 and 0x228 the low 24 bits of the group
+        // ids at 0xc0 and 0x220, the latter also a TIR's transport domain; 0x1a08 an entry's
+        // destination.)
         for &at in &[
-            0x48usize, 0xe8, 0x120, 0x148, 0x208, 0x228, 0x268, 0x2c8, 0x2e8,
+            0x48usize, 0xe8, 0x120, 0x148, 0x208, 0x228, 0x268, 0x2c8, 0x2e8, 0xa8, 0xc8, 0x1a08,
         ] {
             if inp.u8() % 3 == 0 {
                 let n = self.nums[usize::from(inp.u8()) % self.nums.len()];
                 Self::put(&mut b, at, 24, u64::from(n));
             }
+        }
+        if op == 0x936 && b.len() >= 0x348 && inp.bool() {
+            // An entry forwarding to one TIR (FWD_DEST, one destination of type TIR).
+            Self::put(&mut b, 0x270, 16, 4);
+            Self::put(&mut b, 0x288, 24, 1);
+            Self::put(&mut b, 0x1a00, 8, 2);
         }
         if inp.bool() && b.len() >= 0x118 {
             let q = &self.qmem[usize::from(inp.u8()) % self.qmem.len()];

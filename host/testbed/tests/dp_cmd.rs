@@ -574,6 +574,193 @@ fn golden_create_destroy_tir() {
     assert_eq!(build(|b| res::destroy_tir(b, 4)), want);
 }
 
+#[test]
+fn golden_modify_tir_hash() {
+    let mut key = [0u8; 40];
+    for (i, k) in key.iter_mut().enumerate() {
+        *k = 0x80 + i as u8;
+    }
+    let h = res::TirHash {
+        key,
+        l3_prot_type: res::L3_PROT_IPV6,
+        l4_prot_type: res::L4_PROT_UDP,
+        selected_fields: res::HASH_SEL_SRC_IP | res::HASH_SEL_DST_IP,
+    };
+    let mut want = sparse(
+        272,
+        &[
+            (0x00, 0x09), // opcode 0x901 MODIFY_TIR
+            (0x01, 0x01),
+            (0x0b, 0x04), // tirn (bit 0x48, 24 bits) = 4
+            (0x17, 0x04), // bitmask (bit 0x80) .hash (its bit 0x3d): bit 0xbd = byte 0x17, 0x04
+            // ctx at bit 0x100 (byte 0x20), as create_tir_in's; no disp_type, no RQT:
+            (0x44, 0x20), // rx_hash_fn (bit 0x120) = 2 Toeplitz
+            // rx_hash_field_selector_outer (byte 0x70): l3_prot_type (bit 0) = 1 IPv6,
+            // l4_prot_type (bit 1) = 1 UDP; selected_fields = SRC_IP | DST_IP.
+            (0x70, 0xc0),
+            (0x73, 0x03),
+        ],
+    );
+    want[0x48..0x70].copy_from_slice(&key);
+    assert_eq!(build(|b| res::modify_tir_hash(b, 4, &h)), want);
+    let mut b = vec![0u8; 4096];
+    assert_eq!(
+        res::modify_tir_hash(&mut b, 1 << 24, &h),
+        Err(FormatError::BadParam)
+    );
+    let bad = res::TirHash {
+        l3_prot_type: 2,
+        ..h
+    };
+    assert_eq!(
+        res::modify_tir_hash(&mut b, 4, &bad),
+        Err(FormatError::BadParam)
+    );
+}
+
+#[test]
+fn golden_flow_steering() {
+    use rsnic_core::dp::mlx5::cmd::fs::{self, Criteria, MatchValue};
+    // create_flow_table_in (0x40 bytes): table_type (bit 0x80) = 0 NIC RX;
+    // flow_table_context (bit 0xc0) .level (+0x8) = 2, .log_size (+0x18) = 3.
+    let want = sparse(
+        0x40,
+        &[(0x00, 0x09), (0x01, 0x30), (0x19, 0x02), (0x1b, 0x03)],
+    );
+    assert_eq!(build(|b| fs::create_flow_table(b, 3, 2)), want);
+    // create_flow_table_out.table_id (bit 0x48, 24 bits).
+    let mut out = [0u8; 16];
+    out[9..12].copy_from_slice(&[0x00, 0x90, 0x41]);
+    assert_eq!(fs::parse_create_flow_table(&out), Ok(0x9041));
+    assert_eq!(fs::parse_create_flow_group(&out), Ok(0x9041));
+    // destroy_flow_table_in: table_id (bit 0xa8, 24 bits) = bytes 0x15..0x18.
+    let want = sparse(
+        0x40,
+        &[(0x00, 0x09), (0x01, 0x31), (0x16, 0x90), (0x17, 0x41)],
+    );
+    assert_eq!(build(|b| fs::destroy_flow_table(b, 0x9041)), want);
+    // create_flow_group_in (0x400 bytes): table_id; start_flow_index (bit 0xe0) = 4,
+    // end_flow_index (bit 0x120) = 5; match_criteria_enable (bit 0x1f8) = outer headers;
+    // match_criteria (bit 0x200, byte 0x40) .outer_headers.ethertype (bit 0x30, byte 0x46)
+    // all ones.
+    let want = sparse(
+        0x400,
+        &[
+            (0x00, 0x09),
+            (0x01, 0x33),
+            (0x16, 0x90),
+            (0x17, 0x41),
+            (0x1f, 0x04),
+            (0x27, 0x05),
+            (0x3f, 0x01),
+            (0x46, 0xff),
+            (0x47, 0xff),
+        ],
+    );
+    let eth = Criteria {
+        ethertype: true,
+        ip_protocol: false,
+    };
+    assert_eq!(build(|b| fs::create_flow_group(b, 0x9041, 4, 5, eth)), want);
+    // With ip_protocol too: outer_headers.ip_protocol (bit 0x80, byte 0x50) all ones.
+    let both = Criteria {
+        ethertype: true,
+        ip_protocol: true,
+    };
+    let mut want2 = want.clone();
+    want2[0x50] = 0xff;
+    assert_eq!(
+        build(|b| fs::create_flow_group(b, 0x9041, 4, 5, both)),
+        want2
+    );
+    // No criteria: no enable bit, nothing matched.
+    let want = sparse(
+        0x400,
+        &[
+            (0x00, 0x09),
+            (0x01, 0x33),
+            (0x16, 0x90),
+            (0x17, 0x41),
+            (0x1f, 6),
+            (0x27, 6),
+        ],
+    );
+    assert_eq!(
+        build(|b| fs::create_flow_group(b, 0x9041, 6, 6, Criteria::default())),
+        want
+    );
+    let mut b = vec![0u8; 4096];
+    assert_eq!(
+        fs::create_flow_group(&mut b, 0x9041, 5, 4, eth),
+        Err(FormatError::BadParam)
+    );
+    // destroy_flow_group_in: table_id, group_id (bit 0xc0, 32 bits) = bytes 0x18..0x1c.
+    let want = sparse(
+        0x40,
+        &[
+            (0x00, 0x09),
+            (0x01, 0x34),
+            (0x16, 0x90),
+            (0x17, 0x41),
+            (0x1a, 0xa0),
+            (0x1b, 0x42),
+        ],
+    );
+    assert_eq!(build(|b| fs::destroy_flow_group(b, 0x9041, 0xa042)), want);
+    // set_fte_in (0x340 + one 8-byte destination): table_id; flow_index (bit 0x100) = 2;
+    // flow_context (bit 0x200, byte 0x40): group_id (+0x20: bytes 0x44..0x48), action
+    // (+0x70: bytes 0x4e..0x50) = FWD_DEST 4, destination_list_size (+0x88: bytes
+    // 0x51..0x54) = 1, match_value (+0x200: byte 0x80) .ethertype (byte 0x86) = 0x0800,
+    // .ip_protocol (byte 0x90) = 17, destination[0] (+0x1800: byte 0x340) type 2 TIR, id.
+    let want = sparse(
+        0x348,
+        &[
+            (0x00, 0x09),
+            (0x01, 0x36),
+            (0x16, 0x90),
+            (0x17, 0x41),
+            (0x23, 0x02),
+            (0x46, 0xa0),
+            (0x47, 0x42),
+            (0x4f, 0x04),
+            (0x53, 0x01),
+            (0x86, 0x08),
+            (0x90, 0x11),
+            (0x340, 0x02),
+            (0x342, 0x60),
+            (0x343, 0x45),
+        ],
+    );
+    let m = MatchValue {
+        ethertype: 0x0800,
+        ip_protocol: 17,
+    };
+    assert_eq!(
+        build(|b| fs::set_fte_fwd_tir(b, 0x9041, 0xa042, 2, &m, 0x6045)),
+        want
+    );
+    // delete_fte_in: table_id, flow_index (bytes 0x20..0x24) = 6.
+    let want = sparse(
+        0x40,
+        &[
+            (0x00, 0x09),
+            (0x01, 0x38),
+            (0x16, 0x90),
+            (0x17, 0x41),
+            (0x23, 6),
+        ],
+    );
+    assert_eq!(build(|b| fs::delete_fte(b, 0x9041, 6)), want);
+    // set_flow_table_root_in: table_id; disconnect: op_mod (bytes 6..8) = 1, no table.
+    let want = sparse(
+        0x40,
+        &[(0x00, 0x09), (0x01, 0x2f), (0x16, 0x90), (0x17, 0x41)],
+    );
+    assert_eq!(build(|b| fs::set_flow_table_root(b, 0x9041)), want);
+    let want = sparse(0x40, &[(0x00, 0x09), (0x01, 0x2f), (0x07, 0x01)]);
+    assert_eq!(build(fs::disconnect_flow_table_root), want);
+}
+
 // ---------------------------------------------------------------------------------------
 // Golden inputs: vport, registers, counters
 

@@ -108,7 +108,8 @@ fn golden_query_issi_and_hca_caps() {
     assert_eq!(c[0x36] & 0x03, 1, "port_type Ethernet (bit 0x1b6)");
     assert_eq!(c[0x43] & 0x08, 0x08, "eth_net_offloads (bit 0x21c)");
     assert_eq!(c[0x6c] & 0x1f, 6, "log_max_rq (bit 0x363)");
-    assert_eq!(c[0x72] & 0x1f, 6, "log_max_rqt_size (bit 0x393)");
+    assert_eq!(c[0x72] & 0x1f, 8, "log_max_rqt_size (bit 0x393)");
+    assert_eq!(c[0x34] & 0x02, 0x02, "nic_flow_table (bit 0x1a6)");
     assert_eq!(c[0x7b] & 0x1f, 15, "log_max_wq_sz (bit 0x3db)");
     assert_eq!(c[0xb7] & 0x01, 1, "cqe_compression (bit 0x5bf)");
     // Ethernet offloads (op_mod = 1 << 1 | 1).
@@ -121,7 +122,7 @@ fn golden_query_issi_and_hca_caps() {
         2,
         "wqe_inline_mode NOT_REQUIRED (bit 0x12)"
     );
-    assert_eq!(c[2] & 0x0f, 6, "rss_ind_tbl_cap (bit 0x14)");
+    assert_eq!(c[2] & 0x0f, 8, "rss_ind_tbl_cap (bit 0x14)");
     assert_eq!(c[3] & 0x20, 0x20, "enhanced_multi_pkt_send_wqe (bit 0x1a)");
     // An unknown capability type.
     expect(
@@ -664,9 +665,10 @@ fn command_errors_carry_status_and_syndrome() {
         ST_BAD_RESOURCE,
         synd::BAD_RQ,
     );
-    let big: Vec<u32> = vec![rqn; 65];
+    // log_max_rqt_size 8: 256 entries, not 257.
+    let big: Vec<u32> = vec![rqn; 257];
     expect(h.exec(&rqt_in(&big), 16), ST_BAD_PARAM, synd::RQT_SIZE);
-    let rqtn = h.exec(&rqt_in(&[rqn; 64]), 16).ok().obj();
+    let rqtn = h.exec(&rqt_in(&[rqn; 256]), 16).ok().obj();
     let key = [1u8; 40];
     let mut i = tir_in(rqtn, td, &key);
     put(&mut i, 0x220, 4, 1); // XOR8

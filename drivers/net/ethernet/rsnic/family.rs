@@ -19,6 +19,7 @@ use crate::channel::{ChannelParams, ChannelStats, Moderation, RxEnv, TxEnv, TxSk
 use crate::dp::pkt::{RxFrags, TxReject, TxRejectReason};
 use crate::kernel_ext::net::page_pool::{PagePool, RxPage};
 use crate::kernel_ext::net::xsk::XskBuf;
+use crate::rss::{Fields, Flow, RssChange, RssSpec, FLOWS};
 use crate::xdp::{XdpEnv, XdpSqKind, XdpTx, XskRxEnv};
 use kernel::{prelude::*, str::CStr, sync::Arc};
 
@@ -385,8 +386,29 @@ pub(crate) trait Control: DataPath {
     fn destroy(hw: &Arc<Function>, func: &Arc<Self::Func>, queues: &Self::Queues);
     /// Internal loopback of the port on or off (`ethtool -K <dev> loopback`). Sleeps.
     fn apply_loopback(hw: &Arc<Function>, func: &Arc<Self::Func>, on: bool) -> Result;
-    /// Steers received frames over the RQs `rqns` (an empty list: none). Sleeps.
-    fn apply_rss(hw: &Arc<Function>, func: &Arc<Self::Func>, rqns: &[u32]) -> Result;
+
+    // RSS (see `crate::rss`).
+
+    /// Steers received frames as `spec` says: its table's entries (channel indices) mapped
+    /// to the RQs of those channels, its key, its hash fields; `change` says what differs
+    /// from what the device has ([`RssChange::ALL`] after the channels opened), so that a
+    /// key or table change on running channels is one in-place update (nothing re-created,
+    /// nothing lost). `None`: nothing is received (the channels close). Sleeps.
+    fn apply_rss(
+        hw: &Arc<Function>,
+        func: &Arc<Self::Func>,
+        spec: Option<&RssSpec<'_>>,
+        change: RssChange,
+    ) -> Result;
+    /// Entries of the port's indirection table: what the device supports for it (a
+    /// constant of the function, 1..=[`crate::rss::MAX_TABLE`]).
+    fn rss_table_size(func: &Self::Func) -> usize;
+    /// The fields each [`Flow`] is hashed over at first (by `Flow` index).
+    const RSS_FIELDS: [Fields; FLOWS];
+    /// Why the family cannot hash `flow` over `fields` (`None`: it can).
+    fn refuse_rss_fields(_flow: Flow, _fields: Fields) -> Option<&'static str> {
+        Some("the hash fields cannot be changed")
+    }
 
     /// Tells the channel's interrupt state which device queues report to it, once they are
     /// all made (MANA: the CQ ids its EQ's completion events may name).

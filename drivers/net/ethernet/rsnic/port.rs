@@ -18,7 +18,9 @@ use crate::family::{Family, Summary};
 use crate::kernel_ext::{
     net::{
         device::{self, Device, Features, LinkStats64, QueueStats, TxOutcome},
-        ethtool::{self, Channels, DrvInfo, ExtAck, LinkSettings, Rings, Strings},
+        ethtool::{
+            self, Channels, DrvInfo, ExtAck, LinkSettings, Rings, RxfhGet, RxfhSet, Strings,
+        },
         ethtool::{PauseParam, PauseStats},
         queue::XmitCtx,
         skb::SkBuff,
@@ -28,6 +30,7 @@ use crate::kernel_ext::{
     sync::{with_bh, with_rtnl},
     wq::OwnedQueue,
 };
+use crate::rss::{Fields, Flow, RssChange, RssConfig, KEY_LEN};
 use core::marker::PhantomData;
 use core::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
 use kernel::{
@@ -185,6 +188,8 @@ struct PortState<F: Family> {
     xsk: [Option<XskPool>; MAX_CHANNELS],
     /// The hardware counters the device last reported (shown again if a query fails).
     hw: F::HwCounters,
+    /// RSS: the indirection table, key and hash fields (`ethtool -x/-X`, `-n/-N`).
+    rss: RssConfig,
 }
 
 /// State of one port, shared by its callbacks.
@@ -215,6 +220,11 @@ impl<F: Family> Port<F> {
     /// The port of function `hw`, brought up as `func`.
     pub(crate) fn new(hw: Arc<Function>, func: Arc<F::Func>, channels: u32) -> Result<Arc<Self>> {
         let pflags = F::default_pflags(&func);
+        let rss = RssConfig::new(
+            F::rss_table_size(&func),
+            channels.clamp(1, MAX_CHANNELS as u32),
+            F::RSS_FIELDS,
+        );
         let bus_info =
             CString::try_from_fmt(kernel::fmt!("rsnic-sim{}:port{}", hw.device(), hw.index()))?;
         let dma = hw.dma().clone();
@@ -280,6 +290,7 @@ impl<F: Family> Port<F> {
                         prog: None,
                         xsk: [None; MAX_CHANNELS],
                         hw: F::HwCounters::default(),
+                        rss,
                     },
                     "rsnic::Port::state"
                 ),
@@ -295,14 +306,16 @@ impl<F: Family> Port<F> {
         self.state.lock().params.count
     }
 
-    /// Opens `p.count` channels (running `prog` on received packets, if given) and starts
-    /// their TX queues.
+    /// Opens `p.count` channels (running `prog` on received packets, if given), steers
+    /// received frames over them as `rss` says (its table re-spread over the channels while
+    /// the user has not set one) and starts their TX queues.
     fn open_channels(
         &self,
         dev: &Device,
         p: &ChannelParams,
         prog: Option<&BpfProg>,
         xsk: &[Option<XskPool>; MAX_CHANNELS],
+        rss: &mut RssConfig,
     ) -> Result {
         dev.set_real_num_queues(p.count, p.count)?;
         let mut chans = KVec::with_capacity(p.count as usize, GFP_KERNEL)?;
@@ -327,7 +340,16 @@ impl<F: Family> Port<F> {
                 }
             }
         }
-        if let Err(e) = F::apply_rss(&self.shared.hw, &self.shared.func, &rqns) {
+        if !dev.rxfh_configured() {
+            rss.spread(p.count);
+        }
+        let spec = rss.spec(&rqns);
+        if let Err(e) = F::apply_rss(
+            &self.shared.hw,
+            &self.shared.func,
+            Some(&spec),
+            RssChange::ALL,
+        ) {
             for ch in chans.into_iter() {
                 let i = ch.index();
                 self.add_totals(i, ch.close());
@@ -365,7 +387,7 @@ impl<F: Family> Port<F> {
             ch.quiesce();
         }
         dev.tx_disable();
-        let _ = F::apply_rss(&self.shared.hw, &self.shared.func, &[]);
+        let _ = F::apply_rss(&self.shared.hw, &self.shared.func, None, RssChange::ALL);
         for ch in chans.into_iter() {
             let i = ch.index();
             self.add_totals(i, ch.close());
@@ -406,16 +428,19 @@ impl<F: Family> Port<F> {
         }
         if st.open {
             self.close_channels(dev);
-            if let Err(e) = self.open_channels(dev, &new, prog.as_ref(), &st.xsk) {
+            if let Err(e) = self.open_channels(dev, &new, prog.as_ref(), &st.xsk, &mut st.rss) {
                 // Back to what worked.
                 pr_err!(
                     "{}: reopening channels failed ({:?}); restoring\n",
                     dev.name(),
                     e
                 );
-                self.open_channels(dev, &old, st.prog.as_ref(), &st.xsk)?;
+                self.open_channels(dev, &old, st.prog.as_ref(), &st.xsk, &mut st.rss)?;
                 return Err(e);
             }
+        } else if new.count != old.count && !dev.rxfh_configured() {
+            // Shown by `ethtool -x` while down, applied at the next open.
+            st.rss.spread(new.count);
         }
         st.params = new;
         st.prog = prog;
@@ -427,7 +452,7 @@ impl<F: Family> Port<F> {
     /// (what they asked for until then is this reopen; a fault of the new ones asks again).
     /// Under RTNL.
     fn reopen(&self, dev: &Device, ch: u32, why: Reopen, req: &AtomicU32) {
-        let st = self.state.lock();
+        let mut st = self.state.lock();
         if !st.open {
             req.store(0, Ordering::Release);
             return;
@@ -441,7 +466,8 @@ impl<F: Family> Port<F> {
         self.close_channels(dev);
         req.store(0, Ordering::Release);
         let p = st.params;
-        if let Err(e) = self.open_channels(dev, &p, st.prog.as_ref(), &st.xsk) {
+        let st = &mut *st;
+        if let Err(e) = self.open_channels(dev, &p, st.prog.as_ref(), &st.xsk, &mut st.rss) {
             pr_err!(
                 "{}: reopening the channels failed ({:?}): none until the interface is set down and up\n",
                 dev.name(),
@@ -654,6 +680,50 @@ impl<F: Family> Port<F> {
         });
     }
 
+    /// Programs a changed RSS configuration (`change`) into the running channels, in place
+    /// (the family updates the device without re-creating anything); on a failure the
+    /// previous configuration `old` comes back and is programmed again. Nothing to do while
+    /// the channels are closed (the next open programs it all). Under RTNL, the state
+    /// locked.
+    fn apply_rss_locked(
+        &self,
+        dev: &Device,
+        st: &mut PortState<F>,
+        old: &RssConfig,
+        change: RssChange,
+    ) -> Result {
+        if !st.open {
+            return Ok(());
+        }
+        // The device RQ of each live channel (its XSK RQ under AF_XDP zero-copy).
+        let mut rqns = [0u32; MAX_CHANNELS];
+        let n = with_bh(|| {
+            let chans = self.chans.lock();
+            for ch in chans.iter() {
+                if let Some(r) = rqns.get_mut(ch.index() as usize) {
+                    *r = ch.rqn();
+                }
+            }
+            chans.len().min(MAX_CHANNELS)
+        });
+        let Some(rqns) = rqns.get(..n).filter(|r| !r.is_empty()) else {
+            // Open without channels (a reopen failed): applied when they open again.
+            return Ok(());
+        };
+        let (hw, func) = (&self.shared.hw, &self.shared.func);
+        if let Err(e) = F::apply_rss(hw, func, Some(&st.rss.spec(rqns)), change) {
+            pr_err!(
+                "{}: updating RSS failed ({:?}); restoring the previous settings\n",
+                dev.name(),
+                e
+            );
+            st.rss = old.clone();
+            let _ = F::apply_rss(hw, func, Some(&st.rss.spec(rqns)), change);
+            return Err(e);
+        }
+        Ok(())
+    }
+
     /// Counters of queue `i`: its closed channels' totals plus its live channel. The
     /// channel's counters are read after `chans` is released: they are read under the TX
     /// queue's xmit lock, and the watchdog takes `chans` (`tx_timeout`) while it holds every
@@ -699,7 +769,8 @@ impl<F: Family> device::Operations for PortOps<F> {
     fn open(dev: &Device, port: ArcBorrow<'_, Port<F>>) -> Result {
         let mut st = port.state.lock();
         let params = st.params;
-        port.open_channels(dev, &params, st.prog.as_ref(), &st.xsk)?;
+        let st = &mut *st;
+        port.open_channels(dev, &params, st.prog.as_ref(), &st.xsk, &mut st.rss)?;
         if let Err(e) = F::set_admin(&port.shared.hw, &port.shared.func, true) {
             port.close_channels(dev);
             return Err(e);
@@ -1098,5 +1169,146 @@ impl<F: Family> ethtool::Operations for PortOps<F> {
                 table.iter().for_each(|(_, f)| put(f(&s)));
             }
         }
+    }
+
+    // RSS: `ethtool -x/-X` and `-n/-N rx-flow-hash` (see crate::rss).
+
+    fn rxfh_indir_size(_dev: &Device, port: ArcBorrow<'_, Port<F>>) -> u32 {
+        port.state.lock().rss.len() as u32
+    }
+
+    fn rxfh_key_size(_dev: &Device, _port: ArcBorrow<'_, Port<F>>) -> u32 {
+        KEY_LEN as u32
+    }
+
+    fn get_rxfh(_dev: &Device, port: ArcBorrow<'_, Port<F>>, rxfh: &mut RxfhGet<'_>) -> Result {
+        let st = port.state.lock();
+        rxfh.set_hfunc(ethtool::rss_hash::TOP);
+        if let Some(t) = rxfh.indir() {
+            for (o, &e) in t.iter_mut().zip(st.rss.table()) {
+                *o = u32::from(e);
+            }
+        }
+        if let Some(k) = rxfh.key() {
+            for (o, &b) in k.iter_mut().zip(st.rss.key()) {
+                *o = b;
+            }
+        }
+        Ok(())
+    }
+
+    fn set_rxfh(
+        dev: &Device,
+        port: ArcBorrow<'_, Port<F>>,
+        rxfh: &RxfhSet<'_>,
+        extack: &mut ExtAck,
+    ) -> Result {
+        // (The core refuses contexts itself: rsnic declares none.)
+        if rxfh.rss_context != 0 || rxfh.rss_delete {
+            extack.set_message(c_str!("rsnic has no additional RSS contexts"));
+            return Err(crate::kernel_ext::net::eopnotsupp());
+        }
+        // 6.12's `ethtool -X` goes through the ioctl, where there is no extack: the log
+        // says it too.
+        if rxfh.hfunc != ethtool::rss_hash::NO_CHANGE && rxfh.hfunc != ethtool::rss_hash::TOP {
+            extack.set_message(c_str!("rsnic hashes with Toeplitz only"));
+            pr_err!(
+                "{}: RSS hash function {:#x} refused: rsnic hashes with Toeplitz only\n",
+                dev.name(),
+                rxfh.hfunc
+            );
+            return Err(crate::kernel_ext::net::eopnotsupp());
+        }
+        let mut st = port.state.lock();
+        let old = st.rss.clone();
+        let mut change = RssChange {
+            table: false,
+            key: false,
+            fields: false,
+        };
+        if let Some(t) = rxfh.indir {
+            let count = st.params.count;
+            if !st.rss.set_table(t, count) {
+                extack.set_message(c_str!(
+                    "the indirection table has the wrong size or names a queue beyond the channels"
+                ));
+                pr_err!(
+                    "{}: RSS table refused: {} entries expected, queues below {}\n",
+                    dev.name(),
+                    st.rss.len(),
+                    count
+                );
+                return Err(EINVAL);
+            }
+            change.table = true;
+        }
+        if let Some(k) = rxfh.key {
+            if !st.rss.set_key(k) {
+                st.rss = old;
+                extack.set_message(c_str!("the RSS hash key is 40 bytes"));
+                pr_err!(
+                    "{}: RSS key of {} bytes refused (40)\n",
+                    dev.name(),
+                    k.len()
+                );
+                return Err(EINVAL);
+            }
+            change.key = true;
+        }
+        port.apply_rss_locked(dev, &mut st, &old, change)
+    }
+
+    fn rx_rings(_dev: &Device, port: ArcBorrow<'_, Port<F>>) -> u32 {
+        port.channel_count()
+    }
+
+    fn get_rx_flow_hash(
+        _dev: &Device,
+        port: ArcBorrow<'_, Port<F>>,
+        flow_type: u32,
+    ) -> Result<u32> {
+        // mlx5e answers EINVAL for a flow type it has no traffic type for.
+        let flow = Flow::from_ethtool(flow_type).ok_or(EINVAL)?;
+        Ok(port.state.lock().rss.fields(flow).to_rxh())
+    }
+
+    fn set_rx_flow_hash(
+        dev: &Device,
+        port: ArcBorrow<'_, Port<F>>,
+        flow_type: u32,
+        fields: u32,
+    ) -> Result {
+        // (rxnfc operations have no extack: the reason goes to the kernel log.)
+        let Some(flow) = Flow::from_ethtool(flow_type) else {
+            pr_err!(
+                "{}: rx-flow-hash: flow type {:#x} is not one rsnic hashes (tcp4, udp4, ip4, tcp6, udp6, ip6)\n",
+                dev.name(),
+                flow_type
+            );
+            return Err(crate::kernel_ext::net::eopnotsupp());
+        };
+        let Some(f) = Fields::from_rxh(fields) else {
+            pr_err!(
+                "{}: rx-flow-hash: only IP addresses (s, d) and L4 ports (f, n) can be hashed\n",
+                dev.name()
+            );
+            return Err(crate::kernel_ext::net::eopnotsupp());
+        };
+        if let Some(why) = F::refuse_rss_fields(flow, f) {
+            pr_err!("{}: rx-flow-hash: {}\n", dev.name(), why);
+            return Err(crate::kernel_ext::net::eopnotsupp());
+        }
+        let mut st = port.state.lock();
+        if st.rss.fields(flow) == f {
+            return Ok(());
+        }
+        let old = st.rss.clone();
+        st.rss.set_fields(flow, f);
+        let change = RssChange {
+            table: false,
+            key: false,
+            fields: true,
+        };
+        port.apply_rss_locked(dev, &mut st, &old, change)
     }
 }

@@ -22,6 +22,7 @@ mod family;
 mod host;
 mod kdma;
 mod port;
+mod rss;
 mod xdp;
 
 use driver::Rsnic;

@@ -52,6 +52,7 @@ use crate::family::{filled, wadd};
 use crate::kdma::KCoherent;
 use crate::kernel_ext::net::page_pool::RxPage;
 use crate::kernel_ext::net::xsk::XskBuf;
+use crate::rss::{Fields, Flow, RssChange, RssSpec, FLOWS, MAX_TABLE};
 use crate::xdp::{XdpEnv, XdpSqKind, XdpTx, XskRxEnv};
 use kernel::{c_str, prelude::*, str::CStr, sync::Arc};
 
@@ -397,8 +398,36 @@ impl Control for Mana {
         func.set_loopback(on)
     }
 
-    fn apply_rss(_hw: &Arc<Function>, func: &Arc<ctrl::Func>, rqns: &[u32]) -> Result {
-        func.set_rss(rqns)
+    fn apply_rss(
+        _hw: &Arc<Function>,
+        func: &Arc<ctrl::Func>,
+        spec: Option<&RssSpec<'_>>,
+        change: RssChange,
+    ) -> Result {
+        func.set_rss(spec, change)
+    }
+
+    // The vport's `num_indirection_ent` (mana_query_vport_cfg's rule: a power of two up to
+    // 512, else 64).
+    fn rss_table_size(func: &ctrl::Func) -> usize {
+        (func.vport().indir_table_size as usize).clamp(1, MAX_TABLE)
+    }
+
+    // What MANA hashes (its RX CQE's `rx_hashtype`: the TCP and UDP types hash the ports,
+    // the IP types the addresses); not configurable.
+    const RSS_FIELDS: [Fields; FLOWS] = [
+        Fields::ADDRS_PORTS,
+        Fields::ADDRS_PORTS,
+        Fields::ADDRS,
+        Fields::ADDRS_PORTS,
+        Fields::ADDRS_PORTS,
+        Fields::ADDRS,
+    ];
+
+    fn refuse_rss_fields(_flow: Flow, _fields: Fields) -> Option<&'static str> {
+        Some(
+            "MANA hashes fixed fields (addresses and ports of TCP and UDP, addresses of other IP): rx-flow-hash cannot be changed",
+        )
     }
 
     fn open(ctx: &OpenCtx<'_, Self>, q: &mut Queues, p: &ChannelParams) -> Result<Opened<Self>> {

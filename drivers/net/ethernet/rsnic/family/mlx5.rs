@@ -27,6 +27,7 @@ use crate::family::{filled, wadd};
 use crate::kdma::{KBarriers, KCoherent};
 use crate::kernel_ext::net::page_pool::RxPage;
 use crate::kernel_ext::net::xsk::XskBuf;
+use crate::rss::{Fields, Flow, RssChange, RssSpec, FLOWS};
 use crate::xdp::{XdpEnv, XdpSqKind, XdpTx, XskRxEnv};
 use kernel::{c_str, prelude::*, str::CStr, sync::Arc};
 
@@ -590,8 +591,41 @@ impl Control for Mlx5 {
         func.set_loopback(on)
     }
 
-    fn apply_rss(_hw: &Arc<Function>, func: &Arc<ctrl::Func>, rqns: &[u32]) -> Result {
-        func.set_rss(rqns)
+    fn apply_rss(
+        _hw: &Arc<Function>,
+        func: &Arc<ctrl::Func>,
+        spec: Option<&RssSpec<'_>>,
+        change: RssChange,
+    ) -> Result {
+        func.set_rss(spec, change)
+    }
+
+    // mlx5e_rqt_size: 256 entries for up to 32 channels, within the device's
+    // log_max_rqt_size.
+    fn rss_table_size(func: &ctrl::Func) -> usize {
+        let log = func.resources().caps.log_max_rqt_size.min(8);
+        (1usize << log).min(ctrl::RQT_SIZE)
+    }
+
+    // mlx5e's rss_default_config: TCP and UDP over addresses and ports, other IP over the
+    // addresses.
+    const RSS_FIELDS: [Fields; FLOWS] = [
+        Fields::ADDRS_PORTS,
+        Fields::ADDRS_PORTS,
+        Fields::ADDRS,
+        Fields::ADDRS_PORTS,
+        Fields::ADDRS_PORTS,
+        Fields::ADDRS,
+    ];
+
+    // mlx5e_set_rss_hash_opt: TCP and UDP only, any of addresses and ports.
+    fn refuse_rss_fields(flow: Flow, _fields: Fields) -> Option<&'static str> {
+        match flow {
+            Flow::Tcp4 | Flow::Udp4 | Flow::Tcp6 | Flow::Udp6 => None,
+            Flow::Ip4 | Flow::Ip6 => Some(
+                "the hash fields of other IP traffic are fixed (source and destination address)",
+            ),
+        }
     }
 
     fn xdp_sq_open(

@@ -358,6 +358,78 @@ pub fn rss_hash_key(pkt: &[u8], h: &Headers, key: &[u8; 40]) -> (u32, u8) {
     (toeplitz(key, &tuple[..n]), (ip_type << 2) | (l4_type << 6))
 }
 
+/// The fields an RSS hash covers, as a ConnectX TIR's `rx_hash_field_selector_outer` names
+/// them: the layer-3 and layer-4 protocols whose headers the fields are taken from and the
+/// selected fields.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct HashSel {
+    /// `l3_prot_type`: the addresses are IPv6 ones (else IPv4).
+    pub ipv6: bool,
+    /// `l4_prot_type`: the ports are UDP ones (else TCP).
+    pub udp: bool,
+    /// The source address.
+    pub src_ip: bool,
+    /// The destination address.
+    pub dst_ip: bool,
+    /// The source port.
+    pub sport: bool,
+    /// The destination port.
+    pub dport: bool,
+}
+
+/// RSS hash of a parsed packet over the fields `sel` selects, in the order source address,
+/// destination address, source port, destination port (Microsoft's RSS input order), under
+/// `key`, and the CQE `rss_hash_type` byte (bits 3..2: 1 IPv4, 2 IPv6 when an address was
+/// hashed; bits 7..6: 1 TCP, 2 UDP when a port was). A field the packet does not have is
+/// not hashed: addresses need the packet's IP version to be `sel`'s, ports that and its
+/// transport to be `sel`'s. A packet with nothing to hash hashes to 0 with type 0. No allocation: the
+/// tuple lives on the stack (at most 36 bytes).
+pub fn rss_hash_sel(pkt: &[u8], h: &Headers, key: &[u8; 40], sel: HashSel) -> (u32, u8) {
+    let mut tuple = [0u8; 36];
+    let mut n = 0;
+    let mut put = |b: Option<&[u8]>, tuple: &mut [u8; 36]| -> bool {
+        match (b, tuple.get_mut(n..)) {
+            (Some(b), Some(t)) if b.len() <= t.len() => {
+                t[..b.len()].copy_from_slice(b);
+                n += b.len();
+                true
+            }
+            _ => false,
+        }
+    };
+    let (l3_ok, alen, ip_type) = match (h.l3, sel.ipv6) {
+        (L3::Ipv4, false) => (true, 4usize, 1u8),
+        (L3::Ipv6, true) => (true, 16, 2),
+        _ => (false, 0, 0),
+    };
+    let src_off = h.l3_off + if sel.ipv6 { 8 } else { 12 };
+    let mut ip_hashed = false;
+    if l3_ok && sel.src_ip {
+        ip_hashed |= put(pkt.get(src_off..src_off + alen), &mut tuple);
+    }
+    if l3_ok && sel.dst_ip {
+        let d = src_off + alen;
+        ip_hashed |= put(pkt.get(d..d + alen), &mut tuple);
+    }
+    let (l4_ok, l4_type) = match (h.l4, sel.udp) {
+        (L4::Tcp, false) => (l3_ok, 1u8),
+        (L4::Udp, true) => (l3_ok, 2),
+        _ => (false, 0),
+    };
+    let mut l4_hashed = false;
+    if l4_ok && sel.sport {
+        l4_hashed |= put(pkt.get(h.l4_off..h.l4_off + 2), &mut tuple);
+    }
+    if l4_ok && sel.dport {
+        l4_hashed |= put(pkt.get(h.l4_off + 2..h.l4_off + 4), &mut tuple);
+    }
+    if n == 0 {
+        return (0, 0);
+    }
+    let ty = if ip_hashed { ip_type << 2 } else { 0 } | if l4_hashed { l4_type << 6 } else { 0 };
+    (toeplitz(key, tuple.get(..n).unwrap_or(&[])), ty)
+}
+
 /// Rewrites the headers of one TCP/UDP segmentation output segment in place.
 ///
 /// `seg` is a copy of the super-packet headers (`h` describes them) followed by

@@ -38,6 +38,7 @@ use crate::dp::mana::{
 };
 use crate::kdma::KCoherent;
 use crate::kernel_ext::{params, sync::msleep};
+use crate::rss::{RssChange, RssSpec};
 use core::fmt;
 use core::sync::atomic::{AtomicUsize, Ordering};
 use kernel::{
@@ -192,15 +193,6 @@ pub(crate) struct WqObj {
     /// The object's handle (destroy, RSS).
     pub(crate) handle: u64,
 }
-
-/// The Toeplitz key CONFIG_VPORT_RX gives the vport: the example key of Microsoft's RSS
-/// specification (mana fills a random one with `netdev_rss_key_fill`; the model hashes with
-/// its own fixed key whatever it is given).
-const RSS_KEY: [u8; req::MANA_HASH_KEY_SIZE] = [
-    0x6d, 0x5a, 0x56, 0xda, 0x25, 0x5b, 0x0e, 0xc2, 0x41, 0x67, 0x25, 0x3d, 0x43, 0xa3, 0x8f, 0xb0,
-    0xd0, 0xca, 0x2b, 0xcb, 0xae, 0x7b, 0x30, 0xb4, 0x77, 0xcb, 0x2d, 0xa3, 0x80, 0x30, 0xf2, 0x0c,
-    0x6a, 0x42, 0xb7, 0x3b, 0xbe, 0xac, 0x01, 0xfa,
-];
 
 /// A progress marker of the probe: a change means the device answered something.
 fn progress(p: &Probe<'_>, s: &HwcStats) -> (Stage, u64, u64, u64) {
@@ -776,30 +768,39 @@ impl Func {
         });
     }
 
-    /// Steers the vport's received frames over the RQs `rqns` (MANA_CONFIG_VPORT_RX as
-    /// `mana_config_rss` does: RX and RSS on, the hash key, the indirection table of their
-    /// objects, the first as default); an empty list turns RX off. Sleeps.
-    pub(crate) fn set_rss(&self, rqns: &[u32]) -> Result {
+    /// Steers the vport's received frames as `spec` says (MANA_CONFIG_VPORT_RX as
+    /// `mana_config_rss` does): RX and RSS on, the indirection table (the vport's size) of
+    /// the objects of its channels' RQs with the first channel's as default when `change`
+    /// has the table, the hash key when it has the key (`update_indir_tab`,
+    /// `update_hashkey`: a key-only change leaves the table, nothing is re-created).
+    /// `None` turns RX off (the table is not updated, the request carries it anyway).
+    /// Sleeps.
+    pub(crate) fn set_rss(&self, spec: Option<&RssSpec<'_>>, change: RssChange) -> Result {
         let vport = self.vport.vport;
+        let n = (self.vport.indir_table_size as usize).clamp(1, crate::rss::MAX_TABLE);
+        let mut tab = KVec::from_elem(0u64, n, GFP_KERNEL)?;
+        let off = [0u8; req::MANA_HASH_KEY_SIZE];
         self.with_ctl(|ctl, env, mana| {
             let bad = CtlError::req(req::MANA_CONFIG_VPORT_RX, Cause::Msg(MsgError::BadArgument));
-            // One entry per RQ (the model's table takes `hash % entries`, as its Rust API
-            // did); off, the table is not updated but the request carries one entry.
-            let mut tab = [0u64; MAX_CHANNELS];
-            if rqns.len() > tab.len() {
-                return Err(bad);
-            }
-            for (t, rqn) in tab.iter_mut().zip(rqns) {
-                *t = ctl
-                    .rqs
+            let handle = |rqn: Option<u32>| {
+                ctl.rqs
                     .iter()
                     .flatten()
-                    .find(|&&(id, _)| id == *rqn)
+                    .find(|&&(id, _)| Some(id) == rqn)
                     .map(|&(_, h)| h)
-                    .ok_or(bad)?;
+                    .ok_or(bad)
+            };
+            let mut default = 0;
+            if let Some(spec) = spec {
+                if spec.table.len() != n {
+                    return Err(bad);
+                }
+                for (t, &e) in tab.iter_mut().zip(spec.table) {
+                    *t = handle(spec.rq_of(e))?;
+                }
+                default = handle(spec.rqns.first().copied())?;
             }
-            let on = !rqns.is_empty();
-            let tab = &tab[..rqns.len().max(1)];
+            let on = spec.is_some();
             let steer = req::RxSteer {
                 vport,
                 rx_enable: if on {
@@ -812,12 +813,12 @@ impl Func {
                 } else {
                     req::TRI_STATE_UNKNOWN
                 },
-                update_default_rxobj: on,
-                update_hashkey: on,
-                update_indir_tab: on,
-                default_rxobj: tab.first().copied().unwrap_or(0),
-                hashkey: &RSS_KEY,
-                indir_tab: tab,
+                update_default_rxobj: on && change.table,
+                update_hashkey: on && change.key,
+                update_indir_tab: on && change.table,
+                default_rxobj: default,
+                hashkey: spec.map_or(&off, |s| s.key),
+                indir_tab: &tab,
             };
             let who = ctl.caller(mana);
             let code = req::MANA_CONFIG_VPORT_RX;

@@ -21,10 +21,11 @@ use crate::bus::{Bar, Function, IrqHandler};
 use crate::channel::MAX_CHANNELS;
 use crate::dp::hw::Coherent;
 use crate::dp::mlx5::cmd::{
+    fs::{self, Tt},
     queue::{CMDQ_PAGE_SIZE, MBOX_STRIDE},
     res::{self, CreateEq, EVENT_TYPE_PORT_CHANGE},
     seq::{Bringup, Progress, Resources, Teardown, SEQ_OUT_LEN},
-    vport, CmdError, CmdErrorKind, CmdPoll, CmdQueue, Pas,
+    vport, CmdError, CmdErrorKind, CmdPoll, CmdQueue, FormatError, Pas,
 };
 use crate::dp::mlx5::eq::Eq;
 use crate::dp::mlx5::tx::InlineMode;
@@ -35,6 +36,7 @@ use crate::kernel_ext::{
     sync::{msleep, with_bh},
     wq::OwnedQueue,
 };
+use crate::rss::{Fields, Flow, RssChange, RssSpec};
 use core::sync::atomic::{AtomicBool, Ordering};
 use kernel::{
     c_str, new_mutex, new_spinlock, new_work,
@@ -57,26 +59,63 @@ const ASYNC_EQ_LOG: u8 = 6;
 /// rare).
 const ASYNC_EQ_BUDGET: u32 = 64;
 
-/// The RSS objects: RQT and indirect TIR.
-#[derive(Clone, Copy)]
+/// The receive side's objects, as mlx5e's `mlx5e_rss` and its TTC table: the RQT, an
+/// indirect TIR per hashed traffic type ([`Tt::HASHED`]) and the traffic-type flow table
+/// that sends each type to its TIR, its root. Only what exists is recorded: a creation that
+/// fails half way destroys exactly that.
 struct Rss {
     rqtn: u32,
-    tirn: u32,
+    /// The TIRs, in [`Tt::HASHED`] order.
+    tirs: [Option<u32>; 6],
+    /// The traffic-type table and its groups ([`fs::TTC_GROUPS`] order).
+    ft: Option<u32>,
+    groups: [Option<u32>; 3],
+    /// Entries set, one bit per flow index.
+    entries: u8,
+    /// The table is the NIC RX root.
+    root: bool,
 }
 
-/// The Toeplitz key of the port's TIR: the example key of Microsoft's RSS specification
-/// (mlx5e fills a random one with `netdev_rss_key_fill`; a fixed one keeps the spreading
-/// of the VM tests' flows the same from run to run).
-const RSS_KEY: [u8; res::TOEPLITZ_KEY_LEN] = [
-    0x6d, 0x5a, 0x56, 0xda, 0x25, 0x5b, 0x0e, 0xc2, 0x41, 0x67, 0x25, 0x3d, 0x43, 0xa3, 0x8f, 0xb0,
-    0xd0, 0xca, 0x2b, 0xcb, 0xae, 0x7b, 0x30, 0xb4, 0x77, 0xcb, 0x2d, 0xa3, 0x80, 0x30, 0xf2, 0x0c,
-    0x6a, 0x42, 0xb7, 0x3b, 0xbe, 0xac, 0x01, 0xfa,
-];
+/// Entries of the port's RQT: mlx5e's 256 (`mlx5e_rqt_size` for up to 32 channels), fewer
+/// if the device's `log_max_rqt_size` is lower.
+pub(crate) const RQT_SIZE: usize = 256;
+
+/// The ethtool flow whose hash fields a traffic type's TIR takes (anything not IP shares
+/// the IPv4 TIR).
+fn tt_flow(tt: Tt) -> Flow {
+    match tt {
+        Tt::Tcp4 => Flow::Tcp4,
+        Tt::Tcp6 => Flow::Tcp6,
+        Tt::Udp4 => Flow::Udp4,
+        Tt::Udp6 => Flow::Udp6,
+        Tt::Ip4 | Tt::Any => Flow::Ip4,
+        Tt::Ip6 => Flow::Ip6,
+    }
+}
+
+/// The TIR hash parameters of traffic type `tt` under `spec` (mlx5e_rss's
+/// `mlx5e_rss_get_tt_config` with the ethtool fields).
+fn tir_hash(tt: Tt, spec: &RssSpec<'_>) -> res::TirHash {
+    let f = spec.fields(tt_flow(tt));
+    let sel = [
+        (Fields::SRC_IP, res::HASH_SEL_SRC_IP),
+        (Fields::DST_IP, res::HASH_SEL_DST_IP),
+        (Fields::SRC_PORT, res::HASH_SEL_L4_SPORT),
+        (Fields::DST_PORT, res::HASH_SEL_L4_DPORT),
+    ]
+    .iter()
+    .filter(|(x, _)| f.has(*x))
+    .fold(0, |m, (_, b)| m | b);
+    res::TirHash {
+        key: *spec.key,
+        l3_prot_type: tt.l3_prot_type(),
+        l4_prot_type: tt.l4_prot_type(),
+        selected_fields: sel,
+    }
+}
 /// log2 of a channel's completion EQ (one EQE per armed CQ between two interrupts: a
 /// channel has at most seven CQs).
 pub(crate) const COMP_EQ_LOG: u8 = 6;
-/// Most RQs in the RSS table (`rqt_max_size`): one per channel.
-const RQT_MAX: u16 = MAX_CHANNELS as u16;
 /// The function's vector of its async EQ (port changes): the one after the channels'.
 pub(crate) const ASYNC_INTR: usize = MAX_CHANNELS;
 
@@ -125,7 +164,7 @@ pub(crate) struct Func {
     stopping: AtomicBool,
     /// The TIS every SQ of the port sends through.
     tisn: u32,
-    /// The RSS table and the TIR that dispatches through it (while channels are open).
+    /// The RSS objects (while channels are open).
     #[pin]
     rss: Mutex<Option<Rss>>,
 }
@@ -473,54 +512,147 @@ impl Func {
         let _ = self.cmd(res::SHORT_LEN, res::OUT_LEN, build);
     }
 
-    /// Steers received frames over `rqns` (RSS, Toeplitz over the IPv4 addresses and TCP
-    /// ports, mlx5e's indirect TIR): CREATE_RQT and CREATE_TIR the first time, MODIFY_RQT
-    /// after; an empty list destroys both (nothing is received). Sleeps.
-    pub(crate) fn set_rss(&self, rqns: &[u32]) -> Result {
+    /// Steers received frames as `spec` says (mlx5e's RSS): the first time, CREATE_RQT of
+    /// the table's RQs, CREATE_TIR per traffic type (its fields, the key), the traffic-type
+    /// flow table with its groups and entries, and SET_FLOW_TABLE_ROOT; after, in place,
+    /// MODIFY_RQT for a table change and MODIFY_TIR of every TIR for a key or field change
+    /// (hitless: no queue or object is re-created). `None` destroys it all (nothing is
+    /// received). Sleeps.
+    pub(crate) fn set_rss(&self, spec: Option<&RssSpec<'_>>, change: RssChange) -> Result {
         let mut rss = self.rss.lock();
-        if rqns.is_empty() {
+        let Some(spec) = spec else {
             if let Some(r) = rss.take() {
-                self.destroy(|b| res::destroy_tir(b, r.tirn));
-                self.destroy(|b| res::destroy_rqt(b, r.rqtn));
+                self.destroy_rss(&r);
             }
             return Ok(());
-        }
-        if let Some(r) = *rss {
-            self.cmd(res::rqt_len(rqns.len()), res::OUT_LEN, |b| {
-                res::modify_rqt(b, r.rqtn, RQT_MAX, rqns)
-            })?;
-            return Ok(());
-        }
-        let out = self.cmd(res::rqt_len(rqns.len()), res::SHORT_LEN, |b| {
-            res::create_rqt(b, RQT_MAX, rqns)
-        })?;
-        let rqtn = self.created(&out, res::parse_create_rqt)?;
-        let t = res::CreateTir {
-            transport_domain: self.res.td.unwrap_or(0),
-            rqtn,
-            key: RSS_KEY,
-            l3_prot_type: res::L3_PROT_IPV4,
-            l4_prot_type: res::L4_PROT_TCP,
-            selected_fields: res::HASH_SEL_SRC_IP
-                | res::HASH_SEL_DST_IP
-                | res::HASH_SEL_L4_SPORT
-                | res::HASH_SEL_L4_DPORT,
         };
-        let tirn = self
-            .cmd(res::CREATE_TIR_IN_LEN, res::SHORT_LEN, |b| {
-                res::create_tir(b, &t)
-            })
-            .and_then(|out| self.created(&out, res::parse_create_tir));
-        match tirn {
-            Ok(tirn) => {
-                *rss = Some(Rss { rqtn, tirn });
-                Ok(())
+        let mut rqns = KVec::with_capacity(spec.table.len(), GFP_KERNEL)?;
+        for &e in spec.table {
+            rqns.push(spec.rq_of(e).ok_or(EINVAL)?, GFP_KERNEL)?;
+        }
+        let max = u16::try_from(rqns.len()).map_err(|_| EINVAL)?;
+        if max == 0 {
+            return Err(EINVAL);
+        }
+        let Some(r) = rss.as_ref() else {
+            *rss = Some(self.create_rss(&rqns, max, spec)?);
+            return Ok(());
+        };
+        if change.table {
+            self.cmd(res::rqt_len(rqns.len()), res::OUT_LEN, |b| {
+                res::modify_rqt(b, r.rqtn, max, &rqns)
+            })?;
+        }
+        if change.key || change.fields {
+            for (&tt, tir) in Tt::HASHED.iter().zip(r.tirs.iter()) {
+                if let Some(tirn) = *tir {
+                    let h = tir_hash(tt, spec);
+                    self.cmd(res::MODIFY_TIR_IN_LEN, res::OUT_LEN, |b| {
+                        res::modify_tir_hash(b, tirn, &h)
+                    })?;
+                }
             }
+        }
+        Ok(())
+    }
+
+    /// Creates the RSS objects over the RQs `rqns` (`max` of them); on a failure destroys
+    /// what was made.
+    fn create_rss(&self, rqns: &[u32], max: u16, spec: &RssSpec<'_>) -> Result<Rss> {
+        let out = self.cmd(res::rqt_len(rqns.len()), res::SHORT_LEN, |b| {
+            res::create_rqt(b, max, rqns)
+        })?;
+        let mut r = Rss {
+            rqtn: self.created(&out, res::parse_create_rqt)?,
+            tirs: [None; 6],
+            ft: None,
+            groups: [None; 3],
+            entries: 0,
+            root: false,
+        };
+        match self.build_rss(&mut r, spec) {
+            Ok(()) => Ok(r),
             Err(e) => {
-                self.destroy(|b| res::destroy_rqt(b, rqtn));
+                self.destroy_rss(&r);
                 Err(e)
             }
         }
+    }
+
+    /// The TIRs, the traffic-type table, its groups, entries and root (`mlx5e_rss_init`,
+    /// `mlx5_create_ttc_table`), recorded in `r` as they are made.
+    fn build_rss(&self, r: &mut Rss, spec: &RssSpec<'_>) -> Result {
+        let td = self.res.td.unwrap_or(0);
+        for (&tt, slot) in Tt::HASHED.iter().zip(r.tirs.iter_mut()) {
+            let h = tir_hash(tt, spec);
+            let t = res::CreateTir {
+                transport_domain: td,
+                rqtn: r.rqtn,
+                key: h.key,
+                l3_prot_type: h.l3_prot_type,
+                l4_prot_type: h.l4_prot_type,
+                selected_fields: h.selected_fields,
+            };
+            let out = self.cmd(res::CREATE_TIR_IN_LEN, res::SHORT_LEN, |b| {
+                res::create_tir(b, &t)
+            })?;
+            *slot = Some(self.created(&out, res::parse_create_tir)?);
+        }
+        let out = self.cmd(fs::FT_CMD_LEN, res::SHORT_LEN, |b| {
+            fs::create_flow_table(b, fs::TTC_LOG_SIZE, 0)
+        })?;
+        let ft = self.created(&out, fs::parse_create_flow_table)?;
+        r.ft = Some(ft);
+        for (&(start, end, crit), slot) in fs::TTC_GROUPS.iter().zip(r.groups.iter_mut()) {
+            let out = self.cmd(fs::CREATE_FG_IN_LEN, res::SHORT_LEN, |b| {
+                fs::create_flow_group(b, ft, start, end, crit)
+            })?;
+            *slot = Some(self.created(&out, fs::parse_create_flow_group)?);
+        }
+        for tt in Tt::ALL {
+            let g = r.groups.get(tt.group()).copied().flatten().ok_or(EINVAL)?;
+            let tir = r
+                .tirs
+                .get(tt.tir_index())
+                .copied()
+                .flatten()
+                .ok_or(EINVAL)?;
+            self.cmd(fs::SET_FTE_IN_LEN, res::OUT_LEN, |b| {
+                fs::set_fte_fwd_tir(b, ft, g, tt.flow_index(), &tt.match_value(), tir)
+            })?;
+            r.entries |= 1 << tt.flow_index();
+        }
+        self.cmd(fs::FT_CMD_LEN, res::OUT_LEN, |b| {
+            fs::set_flow_table_root(b, ft)
+        })?;
+        r.root = true;
+        Ok(())
+    }
+
+    /// Destroys the RSS objects that exist, in the reverse order of their creation; failures
+    /// are logged and otherwise ignored, as mlx5e's destroy paths do. Sleeps.
+    fn destroy_rss(&self, r: &Rss) {
+        let run = |build: &dyn Fn(&mut [u8]) -> core::result::Result<usize, FormatError>| {
+            let _ = self.cmd(fs::FT_CMD_LEN, res::OUT_LEN, build);
+        };
+        if r.root {
+            run(&fs::disconnect_flow_table_root);
+        }
+        if let Some(ft) = r.ft {
+            for tt in Tt::ALL {
+                if r.entries & (1 << tt.flow_index()) != 0 {
+                    run(&|b| fs::delete_fte(b, ft, tt.flow_index()));
+                }
+            }
+            for &g in r.groups.iter().flatten() {
+                run(&|b| fs::destroy_flow_group(b, ft, g));
+            }
+            run(&|b| fs::destroy_flow_table(b, ft));
+        }
+        for &t in r.tirs.iter().flatten() {
+            self.destroy(|b| res::destroy_tir(b, t));
+        }
+        self.destroy(|b| res::destroy_rqt(b, r.rqtn));
     }
 
     /// The minimum inline mode every TX WQE must honour (`mlx5_query_min_inline`: the caps,
@@ -667,7 +799,11 @@ impl Func {
         self.stopping.store(true, Ordering::Release);
         self.wq.flush();
         let bar = self.hw.bar();
+        // The channels closed before (ndo_stop): normally nothing is left.
         let rss = self.rss.lock().take();
+        if let Some(rss) = rss {
+            self.destroy_rss(&rss);
+        }
         let mut q = self.cmd.lock();
         let mut first = None;
         let mut record = |r: Result<(), CmdError>| {
@@ -675,10 +811,6 @@ impl Func {
                 first = r.err();
             }
         };
-        if let Some(rss) = rss {
-            record(destroy_obj(&mut q, &bar, |b| res::destroy_tir(b, rss.tirn)));
-            record(destroy_obj(&mut q, &bar, |b| res::destroy_rqt(b, rss.rqtn)));
-        }
         record(destroy_obj(&mut q, &bar, |b| {
             res::destroy_tis(b, self.tisn)
         }));

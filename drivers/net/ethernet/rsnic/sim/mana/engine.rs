@@ -858,7 +858,7 @@ fn receive<M: BusMemory, I: InterruptSink>(
         return;
     }
     let h = pkt::parse(wire);
-    let (hash, _) = pkt::rss_hash(wire, &h);
+    let (hash, _) = pkt::rss_hash_key(wire, &h, &pt.rss_key);
     if pt.rss_len == 0 {
         pt.counters.rx_no_rq_drops += 1;
         return;

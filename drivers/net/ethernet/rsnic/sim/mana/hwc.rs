@@ -195,7 +195,7 @@ impl Steer {
         indir: [0; MAX_RSS],
         indir_len: 0,
         default_rq: None,
-        hashkey: [0; 40],
+        hashkey: crate::sim::pkt::RSS_KEY,
         configured: false,
     };
 }
@@ -392,8 +392,8 @@ where
         Ok(())
     }
 
-    /// The vport's RSS hash key as CONFIG_VPORT_RX last set it (the model hashes with its
-    /// own fixed key).
+    /// The vport's RSS hash key as CONFIG_VPORT_RX last set it (the key received frames are
+    /// hashed with).
     pub fn vport_hashkey(&self, port: usize) -> Option<[u8; 40]> {
         self.ports
             .get(port)
@@ -1339,6 +1339,7 @@ where
         };
         pt.rss = t;
         pt.rss_len = n;
+        pt.rss_key = s.hashkey;
         self.resume();
     }
 

@@ -9,8 +9,9 @@
 //! # Ports and wiring
 //!
 //! N ports wired back to back in pairs (2k ↔ 2k+1); a packet sent on a port's SQ arrives at
-//! the peer, which spreads it over its RQs with RSS (Toeplitz over the IP addresses and
-//! TCP/UDP ports, [`crate::sim::pkt::rss_hash`], entry `hash % len` of the table). A port
+//! the peer, which spreads it over its RQs with RSS (Toeplitz under the vport's hash key over
+//! the IP addresses and TCP/UDP ports, [`crate::sim::pkt::rss_hash_key`], entry `hash % len`
+//! of the table). A port
 //! without a peer, or a link down at either end, drops and counts
 //! [`PortCounters::tx_link_down_drops`].
 //!
@@ -86,8 +87,11 @@
 //! MANA_QUERY_DEV_CONFIG (v1 or v2 response), MANA_QUERY_VPORT_CONFIG (vport p = port p,
 //! MAC [`vport_mac`] unless the device host set one with [`Device::set_permanent_mac`], handle [`VPORT_HANDLE_BASE`] + p), MANA_CONFIG_VPORT_TX,
 //! MANA_CREATE_WQ_OBJ / MANA_DESTROY_WQ_OBJ (the SQ or RQ and its CQ over two regions),
-//! MANA_CONFIG_VPORT_RX (version 2: RX on/off, RSS on/off, default RQ, hash key — kept, the
-//! model hashes with its fixed key —, indirection table of at most [`MAX_RSS`] RQ objects),
+//! MANA_CONFIG_VPORT_RX (version 2: RX on/off, RSS on/off, default RQ, the hash key received
+//! frames are hashed with from the next frame on ([`crate::sim::pkt::RSS_KEY`] until one is
+//! given), indirection table of at most [`MAX_RSS`] RQ objects, each field changed only with
+//! its `update_*` flag; the hashed fields are fixed: TCP and UDP over IPv4 and IPv6 hash
+//! addresses and ports, other IP the addresses, as mana's `rx_hashtype` reports),
 //! MANA_FENCE_RQ (an RX_OBJECT_FENCE CQE on the RQ's CQ) and MANA_QUERY_GF_STAT (the sums
 //! over all ports of the counters the model keeps; `reported_stats` says which), and
 //! rsnic's own RSNIC_SET_LOOPBACK (0x2F001: vport 40, enable 48 as 0 or 1; internal
@@ -585,6 +589,9 @@ pub struct Port {
     link_up: bool,
     rss: [u8; MAX_RSS],
     rss_len: usize,
+    /// The Toeplitz key received frames are hashed with (the vport's, as CONFIG_VPORT_RX
+    /// last set it; [`crate::sim::pkt::RSS_KEY`] before).
+    rss_key: [u8; 40],
     /// SQs with posted work.
     sq_work: u32,
     /// SQs paused by flow control until the next register write.
@@ -706,6 +713,7 @@ impl Port {
             link_up: true,
             rss: [0; MAX_RSS],
             rss_len: 0,
+            rss_key: crate::sim::pkt::RSS_KEY,
             sq_work: 0,
             sq_paused: 0,
             pause: false,

@@ -9,8 +9,9 @@
 use super::ifc::{self, delivery, get, get64, iseg, layout, mbox, op, set, set64, status};
 use super::{
     make_qn, split_qn, Caps, CqConfig, PortCounters, QueueState, RqConfig, SqConfig, SqCtx, Tables,
-    API_UAR, CQN_BASE, EQN_BASE, FIRST_UAR, MAX_QUEUES, MAX_RSS, MAX_SESSION, MAX_UARS,
-    MAX_VECTORS, PD_BASE, RQN_BASE, RQTN_BASE, SQN_BASE, TD_BASE, TIRN_BASE, TISN_BASE,
+    API_UAR, CQN_BASE, CRIT_ETHERTYPE, CRIT_IP_PROTOCOL, EQN_BASE, FG_BASE, FIRST_UAR, FT_BASE,
+    MAX_QUEUES, MAX_RQT_SIZE, MAX_SESSION, MAX_UARS, MAX_VECTORS, PD_BASE, RQN_BASE, RQTN_BASE,
+    SQN_BASE, TD_BASE, TIRN_BASE, TISN_BASE,
 };
 use crate::dp::hw::{BusMemory, DmaAddr};
 
@@ -146,6 +147,44 @@ pub mod synd {
     pub const NO_TIR: u32 = 0x82;
     /// A TIR number of no TIR of this function (BAD_RESOURCE).
     pub const BAD_TIR: u32 = 0x83;
+    /// TIR: selected fields other than the source / destination IP and the L4 ports
+    /// (BAD_PARAM).
+    pub const TIR_FIELDS: u32 = 0x84;
+    /// MODIFY_TIR: bitmask bits other than `hash`, or `hash` of a direct TIR (BAD_PARAM).
+    pub const TIR_BITMASK: u32 = 0x85;
+    /// DESTROY_TIR of a TIR a flow table entry forwards to (RESOURCE_BUSY).
+    pub const TIR_IN_USE: u32 = 0x86;
+    /// Flow steering: a table type other than NIC RX, or other_vport (BAD_PARAM).
+    pub const FT_TYPE: u32 = 0xb0;
+    /// CREATE_FLOW_TABLE: flags, a miss action or miss table, log_size above 16;
+    /// SET_FLOW_TABLE_ROOT: an underlay QPN (BAD_PARAM).
+    pub const FT_PARAM: u32 = 0xb1;
+    /// No free flow table, group or entry (NO_RESOURCES).
+    pub const NO_FS: u32 = 0xb2;
+    /// A table id of no flow table of this function (BAD_RESOURCE).
+    pub const BAD_FT: u32 = 0xb3;
+    /// DESTROY_FLOW_TABLE of a table with groups, or of the root table (RESOURCE_BUSY).
+    pub const FT_IN_USE: u32 = 0xb4;
+    /// CREATE_FLOW_GROUP: a group type or match definer, or criteria other than the whole
+    /// outer `ethertype` and `ip_protocol` (BAD_PARAM).
+    pub const FG_CRITERIA: u32 = 0xb5;
+    /// CREATE_FLOW_GROUP: start after end, end beyond the table, or indices of another
+    /// group (BAD_PARAM).
+    pub const FG_RANGE: u32 = 0xb6;
+    /// A group id of no flow group of that table (BAD_RESOURCE).
+    pub const BAD_FG: u32 = 0xb7;
+    /// DESTROY_FLOW_GROUP of a group with entries (RESOURCE_BUSY).
+    pub const FG_IN_USE: u32 = 0xb8;
+    /// SET_FLOW_TABLE_ENTRY: anything but forwarding to one TIR (another action, a flow
+    /// tag, counters, reformat, modify header, extended destinations, a modify mask)
+    /// (BAD_PARAM).
+    pub const FTE_ACTION: u32 = 0xb9;
+    /// SET_FLOW_TABLE_ENTRY: a match value the model cannot tell apart (an ethertype other
+    /// than IPv4 / IPv6, an ip_protocol other than TCP / UDP) (BAD_PARAM).
+    pub const FTE_MATCH: u32 = 0xba;
+    /// SET_FLOW_TABLE_ENTRY: a flow index outside its group or already used;
+    /// DELETE_FLOW_TABLE_ENTRY: an index without an entry (BAD_PARAM).
+    pub const FTE_INDEX: u32 = 0xbb;
     /// MODIFY_NIC_VPORT_CONTEXT: a field_select bit other than mtu / permanent_address
     /// (BAD_PARAM).
     pub const FIELD_SELECT: u32 = 0x90;
@@ -320,8 +359,11 @@ pub(super) struct Func {
     mac: [u8; 6],
     /// PPLR lb_en last written (reported while loopback is on).
     lb_en: u8,
-    /// TIR slot + 1 that dispatches received frames (0: none).
+    /// The first indirect TIR (slot + 1; 0: none): it dispatches every received frame while
+    /// no root flow table is set.
     pub(super) rss_tir: u8,
+    /// The NIC RX root flow table (slot + 1; 0: none).
+    pub(super) root_ft: u8,
     /// Operational state last reported by a PORT_CHANGE event.
     pub(super) oper_reported: bool,
     pub(super) vport: Vport,
@@ -348,6 +390,7 @@ impl Func {
         mac: [0x02, 0, 0, 0, 0, 0],
         lb_en: 0,
         rss_tir: 0,
+        root_ft: 0,
         oper_reported: false,
         vport: Vport::ZERO,
         vport_base: Vport::ZERO,
@@ -829,7 +872,15 @@ const CMDS: &[(u16, usize, usize, When)] = &[
     (op::MODIFY_RQT, 0x110, 0x10, When::Initialized),
     (op::DESTROY_RQT, 0x10, 0x10, When::Initialized),
     (op::CREATE_TIR, 0x110, 0x10, When::Initialized),
+    (op::MODIFY_TIR, 0x110, 0x10, When::Initialized),
     (op::DESTROY_TIR, 0x10, 0x10, When::Initialized),
+    (op::CREATE_FLOW_TABLE, 0x40, 0x10, When::Initialized),
+    (op::DESTROY_FLOW_TABLE, 0x40, 0x10, When::Initialized),
+    (op::CREATE_FLOW_GROUP, 0x400, 0x10, When::Initialized),
+    (op::DESTROY_FLOW_GROUP, 0x40, 0x10, When::Initialized),
+    (op::SET_FLOW_TABLE_ENTRY, 0x340, 0x10, When::Initialized),
+    (op::DELETE_FLOW_TABLE_ENTRY, 0x40, 0x10, When::Initialized),
+    (op::SET_FLOW_TABLE_ROOT, 0x40, 0x10, When::Initialized),
     (op::QUERY_NIC_VPORT_CONTEXT, 0x10, 0x110, When::Initialized),
     (op::MODIFY_NIC_VPORT_CONTEXT, 0x200, 0x10, When::Initialized),
     (op::QUERY_VPORT_STATE, 0x10, 0x10, When::Initialized),
@@ -878,7 +929,8 @@ impl<M: BusMemory> Cx<'_, '_, M> {
         }
         let op_mod_ok = match opcode as u16 {
             op::QUERY_HCA_CAP => true,
-            op::ACCESS_REG => op_mod <= 1,
+            // ACCESS_REG: write / read; SET_FLOW_TABLE_ROOT: connect / disconnect.
+            op::ACCESS_REG | op::SET_FLOW_TABLE_ROOT => op_mod <= 1,
             _ => op_mod == 0,
         };
         if !op_mod_ok {
@@ -1001,11 +1053,18 @@ impl<M: BusMemory> Cx<'_, '_, M> {
                 Ok(())
             }
             op::CREATE_TIR => self.create_tir(),
+            op::MODIFY_TIR => self.modify_tir(),
             op::DESTROY_TIR => {
                 let (_, slot) = self.own(ifc::OBJ_NUM, TIRN_BASE, |r| r.tir.used, synd::BAD_TIR)?;
-                self.destroy_tir(slot);
-                Ok(())
+                self.destroy_tir(slot)
             }
+            op::CREATE_FLOW_TABLE => self.create_flow_table(),
+            op::DESTROY_FLOW_TABLE => self.destroy_flow_table(),
+            op::CREATE_FLOW_GROUP => self.create_flow_group(),
+            op::DESTROY_FLOW_GROUP => self.destroy_flow_group(),
+            op::SET_FLOW_TABLE_ENTRY => self.set_fte(),
+            op::DELETE_FLOW_TABLE_ENTRY => self.delete_fte(),
+            op::SET_FLOW_TABLE_ROOT => self.set_root(op_mod),
             op::QUERY_NIC_VPORT_CONTEXT => {
                 if self.g(ifc::vport::OTHER_VPORT) != 0 {
                     return Err(bad(synd::OTHER_FUNCTION));
@@ -1084,6 +1143,7 @@ impl<M: BusMemory> Cx<'_, '_, M> {
                 set(cap, LOG_MAX_EQ_SZ, u32::from(caps.log_max_eq_sz));
                 set(cap, LOG_MAX_EQ, 6);
                 set(cap, VPORT_COUNTERS, 1);
+                set(cap, NIC_FLOW_TABLE, 1);
                 set(cap, PORT_TYPE, 1);
                 set(cap, NUM_PORTS, 1);
                 set(cap, LOG_MAX_MSG, 20);
@@ -1132,7 +1192,10 @@ impl<M: BusMemory> Cx<'_, '_, M> {
         }
         for slot in 0..MAX_QUEUES {
             let r = self.row(slot);
-            r.tir.used = false;
+            r.fte = super::QueueSet::EMPTY.fte;
+            r.fg = super::QueueSet::EMPTY.fg;
+            r.ft = super::QueueSet::EMPTY.ft;
+            r.tir = super::QueueSet::EMPTY.tir;
             r.rqt = super::QueueSet::EMPTY.rqt;
             r.rq.users = 0;
             r.tis = super::QueueSet::EMPTY.tis;
@@ -1149,14 +1212,15 @@ impl<M: BusMemory> Cx<'_, '_, M> {
         }
         let pt = self.port();
         pt.rss_len = 0;
-        pt.rss_key = crate::sim::pkt::RSS_KEY;
         pt.eq_arm_pending = 0;
         let f = &mut pt.func;
         f.uars = 0;
         f.pds = 0;
         f.tds = 0;
         f.rss_tir = 0;
+        f.root_ft = 0;
         f.hca = Hca::Enabled;
+        self.t.refresh_rx(p, true);
     }
 
     /// ALLOC_UAR (0), ALLOC_PD (1), ALLOC_TRANSPORT_DOMAIN (2).
@@ -1689,7 +1753,7 @@ impl<M: BusMemory> Cx<'_, '_, M> {
         if self.inlen < RQ_NUM + 4 * actual {
             return Err((status::BAD_INPUT_LEN, synd::INPUT_TOO_SHORT));
         }
-        let mut rqs = [0u8; MAX_RSS];
+        let mut rqs = [0u8; MAX_RQT_SIZE];
         for (i, e) in rqs.iter_mut().enumerate().take(actual) {
             let mut b = [0u8; 4];
             if !self.read_in(RQ_NUM + 4 * i, &mut b) {
@@ -1724,22 +1788,35 @@ impl<M: BusMemory> Cx<'_, '_, M> {
         if existing.is_none() {
             set(self.out, ifc::OBJ_NUM, make_qn(RQTN_BASE, p, slot));
         }
-        self.refresh_rss();
+        self.t.refresh_rx(p, true);
         Ok(())
     }
 
-    /// Copies the dispatching TIR's RQT and key into the port's RSS state.
-    fn refresh_rss(&mut self) {
-        let tir = self.port().func.rss_tir;
-        if tir == 0 {
-            return;
+    /// The hash parameters of a TIR context (`rx_hash_fn`, `rx_hash_symmetric`, the key and
+    /// the outer field selector) at the context's usual place: Toeplitz, not symmetric, and
+    /// only the fields the model hashes.
+    fn tir_hash(&self) -> Result<([u8; 40], crate::sim::pkt::HashSel), Fail> {
+        use ifc::tir::*;
+        if self.g(RX_HASH_FN) != 2 || self.g(RX_HASH_SYMMETRIC) != 0 {
+            return Err(bad(synd::TIR_HASH));
         }
-        let t = self.row(usize::from(tir - 1)).tir;
-        let q = self.row(usize::from(t.rqt)).rqt;
-        let pt = self.port();
-        pt.rss = q.rqs;
-        pt.rss_len = usize::from(q.len).min(MAX_RSS);
-        pt.rss_key = t.key;
+        let fields = self.g(SEL_FIELDS);
+        if fields & !(SEL_SRC_IP | SEL_DST_IP | SEL_L4_SPORT | SEL_L4_DPORT) != 0 {
+            return Err(bad(synd::TIR_FIELDS));
+        }
+        let mut key = [0u8; 40];
+        if let Some(k) = self.inp.get(TOEPLITZ_KEY..TOEPLITZ_KEY + 40) {
+            key.copy_from_slice(k);
+        }
+        let sel = crate::sim::pkt::HashSel {
+            ipv6: self.g(SEL_L3_PROT_TYPE) == 1,
+            udp: self.g(SEL_L4_PROT_TYPE) == 1,
+            src_ip: fields & SEL_SRC_IP != 0,
+            dst_ip: fields & SEL_DST_IP != 0,
+            sport: fields & SEL_L4_SPORT != 0,
+            dport: fields & SEL_L4_DPORT != 0,
+        };
+        Ok((key, sel))
     }
 
     fn create_tir(&mut self) -> CmdResult {
@@ -1750,25 +1827,19 @@ impl<M: BusMemory> Cx<'_, '_, M> {
             _ => return Err(bad(synd::TIR_DISP_TYPE)),
         };
         let td = self.td_field(TRANSPORT_DOMAIN)?;
-        let (rqt, inline_rq) = if indirect {
-            if self.g(RX_HASH_FN) != 2 || self.g(RX_HASH_SYMMETRIC) != 0 {
-                return Err(bad(synd::TIR_HASH));
-            }
+        let (rqt, inline_rq, (key, sel)) = if indirect {
+            let hash = self.tir_hash()?;
             let (_, s) = self.own(INDIRECT_TABLE, RQTN_BASE, |r| r.rqt.used, synd::BAD_RQT)?;
-            (s, 0)
+            (s, 0, hash)
         } else {
             let (_, s) = self.own(INLINE_RQN, RQN_BASE, |r| r.rq.used, synd::BAD_RQ)?;
-            (0, s)
+            (0, s, ([0; 40], super::QueueSet::EMPTY.tir.sel))
         };
         let p = self.p;
         let slot = self
             .t
             .free_slot(p, |r| r.tir.used)
             .map_err(|_| (status::NO_RESOURCES, synd::NO_TIR))?;
-        let mut key = [0u8; 40];
-        if let Some(k) = self.inp.get(TOEPLITZ_KEY..TOEPLITZ_KEY + 40) {
-            key.copy_from_slice(k);
-        }
         self.row(slot).tir = super::TirCtx {
             used: true,
             indirect,
@@ -1776,6 +1847,8 @@ impl<M: BusMemory> Cx<'_, '_, M> {
             inline_rq: inline_rq as u8,
             td,
             key,
+            sel,
+            users: 0,
         };
         if indirect {
             self.row(rqt).rqt.users += 1;
@@ -1785,14 +1858,38 @@ impl<M: BusMemory> Cx<'_, '_, M> {
         }
         if indirect && self.port().func.rss_tir == 0 {
             self.port().func.rss_tir = slot as u8 + 1;
-            self.refresh_rss();
         }
+        self.t.refresh_rx(p, true);
         set(self.out, ifc::OBJ_NUM, make_qn(TIRN_BASE, p, slot));
         Ok(())
     }
 
-    fn destroy_tir(&mut self, slot: usize) {
+    /// MODIFY_TIR: `bitmask.hash` replaces the hash parameters of an indirect TIR (hash
+    /// function, symmetry, key, outer field selector); its RQT stays. Frames received after
+    /// the command are hashed the new way (nothing is lost: mlx5e's hitless key change).
+    fn modify_tir(&mut self) -> CmdResult {
+        use ifc::tir::*;
+        let (_, slot) = self.own(MODIFY_TIRN, TIRN_BASE, |r| r.tir.used, synd::BAD_TIR)?;
+        let bm = get64(self.inp, MODIFY_BITMASK);
+        if bm & !MODIFY_BITMASK_HASH != 0 || !self.row(slot).tir.indirect {
+            return Err(bad(synd::TIR_BITMASK));
+        }
+        if bm & MODIFY_BITMASK_HASH != 0 {
+            let (key, sel) = self.tir_hash()?;
+            let t = &mut self.row(slot).tir;
+            t.key = key;
+            t.sel = sel;
+        }
+        let p = self.p;
+        self.t.refresh_rx(p, true);
+        Ok(())
+    }
+
+    fn destroy_tir(&mut self, slot: usize) -> CmdResult {
         let t = self.row(slot).tir;
+        if t.users != 0 {
+            return Err((status::RESOURCE_BUSY, synd::TIR_IN_USE));
+        }
         if t.indirect {
             let r = &mut self.row(usize::from(t.rqt)).rqt;
             r.users = r.users.saturating_sub(1);
@@ -1808,13 +1905,252 @@ impl<M: BusMemory> Cx<'_, '_, M> {
                 r.used && r.indirect
             });
             self.port().func.rss_tir = next.map_or(0, |i| i as u8 + 1);
-            if next.is_none() {
-                let pt = self.port();
-                pt.rss_len = 0;
-                pt.rss_key = crate::sim::pkt::RSS_KEY;
-            }
-            self.refresh_rss();
         }
+        let p = self.p;
+        self.t.refresh_rx(p, true);
+        Ok(())
+    }
+
+    /// The table of a flow-steering command (`table_type`, `other_vport`, `table_id`).
+    fn fs_table(&self) -> Result<usize, Fail> {
+        use ifc::fs::*;
+        if self.g(TABLE_TYPE) != TABLE_TYPE_NIC_RX || self.g(OTHER_VPORT) != 0 {
+            return Err(bad(synd::FT_TYPE));
+        }
+        let (_, s) = self.own(TABLE_ID, FT_BASE, |r| r.ft.used, synd::BAD_FT)?;
+        Ok(s)
+    }
+
+    /// CREATE_FLOW_TABLE: a NIC RX table of `2^log_size` flow indices whose misses drop
+    /// (the default miss action; the level is not used: only the root table steers).
+    fn create_flow_table(&mut self) -> CmdResult {
+        use ifc::fs::*;
+        if self.g(TABLE_TYPE) != TABLE_TYPE_NIC_RX || self.g(OTHER_VPORT) != 0 {
+            return Err(bad(synd::FT_TYPE));
+        }
+        let log_size = self.g(FT_LOG_SIZE);
+        if self.g(FT_FLAGS_MISS) != 0 || self.g(FT_MISS_ID) != 0 || log_size > 16 {
+            return Err(bad(synd::FT_PARAM));
+        }
+        let p = self.p;
+        let slot = self
+            .t
+            .free_slot(p, |r| r.ft.used)
+            .map_err(|_| (status::NO_RESOURCES, synd::NO_FS))?;
+        self.row(slot).ft = super::FtCtx {
+            used: true,
+            log_size: log_size as u8,
+            users: 0,
+        };
+        set(self.out, ifc::OBJ_NUM, make_qn(FT_BASE, p, slot));
+        Ok(())
+    }
+
+    fn destroy_flow_table(&mut self) -> CmdResult {
+        let t = self.fs_table()?;
+        if self.row(t).ft.users != 0 || usize::from(self.port().func.root_ft) == t + 1 {
+            return Err((status::RESOURCE_BUSY, synd::FT_IN_USE));
+        }
+        self.row(t).ft.used = false;
+        Ok(())
+    }
+
+    /// CREATE_FLOW_GROUP: flow indices `start..=end` of a table whose entries match the outer
+    /// `ethertype` and/or `ip_protocol` (whole fields) or nothing (every frame).
+    fn create_flow_group(&mut self) -> CmdResult {
+        use ifc::fs::*;
+        let t = self.fs_table()?;
+        if self.g(FG_GROUP_TYPE) != 0 || self.g(FG_DEFINER) != 0 {
+            return Err(bad(synd::FG_CRITERIA));
+        }
+        let enable = self.g(FG_CRITERIA_ENABLE);
+        let crit = self
+            .inp
+            .get(FG_CRITERIA..FG_CRITERIA + MATCH_PARAM_LEN)
+            .ok_or((status::BAD_INPUT_LEN, synd::INPUT_TOO_SHORT))?;
+        let eth = u16::from_be_bytes([crit[MATCH_ETHERTYPE], crit[MATCH_ETHERTYPE + 1]]);
+        let proto = crit[MATCH_IP_PROTOCOL];
+        let others = crit.iter().enumerate().any(|(i, &b)| {
+            b != 0 && i != MATCH_ETHERTYPE && i != MATCH_ETHERTYPE + 1 && i != MATCH_IP_PROTOCOL
+        });
+        if enable & !1 != 0
+            || others
+            || !matches!(eth, 0 | 0xffff)
+            || !matches!(proto, 0 | 0xff)
+            || (enable == 0 && (eth | u16::from(proto)) != 0)
+        {
+            return Err(bad(synd::FG_CRITERIA));
+        }
+        let mut criteria = 0;
+        if eth != 0 {
+            criteria |= CRIT_ETHERTYPE;
+        }
+        if proto != 0 {
+            criteria |= CRIT_IP_PROTOCOL;
+        }
+        let (start, end) = (self.g(FG_START), self.g(FG_END));
+        let size = 1u64 << self.row(t).ft.log_size;
+        let overlaps = (0..MAX_QUEUES).any(|i| {
+            let g = self.row(i).fg;
+            g.used && usize::from(g.table) == t && g.start <= end && start <= g.end
+        });
+        if start > end || u64::from(end) >= size || overlaps {
+            return Err(bad(synd::FG_RANGE));
+        }
+        let p = self.p;
+        let slot = self
+            .t
+            .free_slot(p, |r| r.fg.used)
+            .map_err(|_| (status::NO_RESOURCES, synd::NO_FS))?;
+        self.row(slot).fg = super::FgCtx {
+            used: true,
+            table: t as u8,
+            start,
+            end,
+            criteria,
+            users: 0,
+        };
+        let ft = &mut self.row(t).ft;
+        ft.users = ft.users.saturating_add(1);
+        set(self.out, ifc::OBJ_NUM, make_qn(FG_BASE, p, slot));
+        Ok(())
+    }
+
+    /// The slot of flow group `f` (a field of the input) of table `t`.
+    fn fs_group(&self, f: ifc::Fld, t: usize) -> Result<usize, Fail> {
+        let (_, g) = self.own(f, FG_BASE, |r| r.fg.used, synd::BAD_FG)?;
+        let fg = match self.t.row(self.p, g) {
+            Some(r) => r.fg,
+            None => return Err((status::BAD_RESOURCE, synd::BAD_FG)),
+        };
+        if usize::from(fg.table) != t {
+            return Err((status::BAD_RESOURCE, synd::BAD_FG));
+        }
+        Ok(g)
+    }
+
+    fn destroy_flow_group(&mut self) -> CmdResult {
+        let t = self.fs_table()?;
+        let g = self.fs_group(ifc::fs::FG_ID_IN, t)?;
+        if self.row(g).fg.users != 0 {
+            return Err((status::RESOURCE_BUSY, synd::FG_IN_USE));
+        }
+        self.row(g).fg.used = false;
+        let ft = &mut self.row(t).ft;
+        ft.users = ft.users.saturating_sub(1);
+        Ok(())
+    }
+
+    /// The slot of the entry at flow index `index` of table `t`.
+    fn fte_at(&mut self, t: usize, index: u32) -> Option<usize> {
+        (0..MAX_QUEUES).find(|&i| {
+            let e = self.row(i).fte;
+            e.used && usize::from(e.table) == t && e.index == index
+        })
+    }
+
+    /// SET_FLOW_TABLE_ENTRY (op_mod 0, a new entry): forwards the frames its group's
+    /// criteria match with its values to one TIR of the function.
+    fn set_fte(&mut self) -> CmdResult {
+        use ifc::fs::*;
+        let t = self.fs_table()?;
+        let g = self.fs_group(FTE_GROUP, t)?;
+        let index = self.g(FTE_INDEX);
+        let fg = self.row(g).fg;
+        if index < fg.start || index > fg.end || self.fte_at(t, index).is_some() {
+            return Err(bad(synd::FTE_INDEX));
+        }
+        if self.g(FTE_MODIFY_MASK) != 0
+            || self.g(FTE_ACTION) != ACTION_FWD_DEST
+            || self.g(FTE_FLOW_TAG) != 0
+            || self.g(FTE_DEST_FLAGS) != 0
+            || self.g(FTE_DEST_LIST_SIZE) != 1
+            || self.g(FTE_COUNTER_LIST_SIZE) != 0
+            || self.g(FTE_REFORMAT_ID) != 0
+            || self.g(FTE_MODIFY_HEADER_ID) != 0
+        {
+            return Err(bad(synd::FTE_ACTION));
+        }
+        let Some(dest) = self.inp.get(FTE_DEST..FTE_DEST + 8) else {
+            return Err((status::BAD_INPUT_LEN, synd::INPUT_TOO_SHORT));
+        };
+        if self.inlen < FTE_DEST + 8 || get(dest, DEST_TYPE) != DEST_TYPE_TIR {
+            return Err(bad(synd::FTE_ACTION));
+        }
+        let tirn = get(dest, DEST_ID);
+        let tir = match self.t.loc(tirn, TIRN_BASE, |r| r.tir.used) {
+            Ok((p, s)) if p == self.p => s,
+            _ => return Err((status::BAD_RESOURCE, synd::BAD_TIR)),
+        };
+        let m = self
+            .inp
+            .get(FTE_MATCH..FTE_MATCH + MATCH_PARAM_LEN)
+            .ok_or((status::BAD_INPUT_LEN, synd::INPUT_TOO_SHORT))?;
+        let ethertype = u16::from_be_bytes([m[MATCH_ETHERTYPE], m[MATCH_ETHERTYPE + 1]]);
+        let ip_protocol = m[MATCH_IP_PROTOCOL];
+        if (fg.criteria & CRIT_ETHERTYPE != 0 && !matches!(ethertype, 0x0800 | 0x86dd))
+            || (fg.criteria & CRIT_IP_PROTOCOL != 0 && !matches!(ip_protocol, 6 | 17))
+        {
+            return Err(bad(synd::FTE_MATCH));
+        }
+        let p = self.p;
+        let slot = self
+            .t
+            .free_slot(p, |r| r.fte.used)
+            .map_err(|_| (status::NO_RESOURCES, synd::NO_FS))?;
+        self.row(slot).fte = super::FteCtx {
+            used: true,
+            table: t as u8,
+            group: g as u8,
+            index,
+            ethertype,
+            ip_protocol,
+            tir: tir as u8,
+        };
+        let fg = &mut self.row(g).fg;
+        fg.users = fg.users.saturating_add(1);
+        let tc = &mut self.row(tir).tir;
+        tc.users = tc.users.saturating_add(1);
+        self.t.refresh_rx(p, true);
+        Ok(())
+    }
+
+    fn delete_fte(&mut self) -> CmdResult {
+        let t = self.fs_table()?;
+        let index = self.g(ifc::fs::FTE_INDEX);
+        let Some(slot) = self.fte_at(t, index) else {
+            return Err(bad(synd::FTE_INDEX));
+        };
+        let e = self.row(slot).fte;
+        self.row(slot).fte.used = false;
+        let fg = &mut self.row(usize::from(e.group)).fg;
+        fg.users = fg.users.saturating_sub(1);
+        let tc = &mut self.row(usize::from(e.tir)).tir;
+        tc.users = tc.users.saturating_sub(1);
+        let p = self.p;
+        self.t.refresh_rx(p, true);
+        Ok(())
+    }
+
+    /// SET_FLOW_TABLE_ROOT: op_mod 0 makes a table the NIC RX root (received frames are
+    /// steered by it), op_mod 1 disconnects the root.
+    fn set_root(&mut self, op_mod: u32) -> CmdResult {
+        use ifc::fs::*;
+        if self.g(ROOT_UNDERLAY_QPN) != 0 {
+            return Err(bad(synd::FT_PARAM));
+        }
+        let root = if op_mod == 1 {
+            if self.g(TABLE_TYPE) != TABLE_TYPE_NIC_RX || self.g(OTHER_VPORT) != 0 {
+                return Err(bad(synd::FT_TYPE));
+            }
+            0
+        } else {
+            self.fs_table()? as u8 + 1
+        };
+        self.port().func.root_ft = root;
+        let p = self.p;
+        self.t.refresh_rx(p, true);
+        Ok(())
     }
 
     fn modify_vport(&mut self) -> CmdResult {

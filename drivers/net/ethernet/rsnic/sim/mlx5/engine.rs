@@ -4,8 +4,8 @@
 //! (with compression) and interrupts. See the parent module for the rules it implements.
 
 use super::consts::*;
+use super::{Class, MAX_FRAME, MAX_QUEUES, MAX_RQT_SIZE, MAX_RSS, MAX_SESSION, SQN_BASE, SQ_BURST};
 use super::{CqCtx, Port, PortCounters, QueueSet, QueueState, RqCtx, SqCtx, WqeError};
-use super::{MAX_FRAME, MAX_QUEUES, MAX_RSS, MAX_SESSION, SQN_BASE, SQ_BURST};
 use super::{PAUSE_STORM, PAUSE_THRESHOLD};
 use crate::dp::hw::{BusMemory, DmaAddr, InterruptSink};
 use crate::sim::pcie::inbound_floor;
@@ -810,9 +810,10 @@ fn receiver_has_room<M: BusMemory>(
     let Some(pp) = ports.get_mut(rx) else {
         return true;
     };
-    let n = pp.rss_len.min(MAX_RSS);
-    for i in 0..n {
-        let slot = usize::from(pp.rss.get(i).copied().unwrap_or(0));
+    let mut reach = pp.rx_rqs;
+    while reach != 0 {
+        let slot = reach.trailing_zeros() as usize;
+        reach &= reach - 1;
         let Some(row) = queues.get_mut(rx * MAX_QUEUES + slot) else {
             continue;
         };
@@ -887,15 +888,12 @@ fn receive<M: BusMemory, I: InterruptSink>(
         return;
     }
     let h = pkt::parse(frame);
-    let (hash, hash_type) = pkt::rss_hash_key(frame, &h, &port.rss_key);
+    let Some((slot, hash, hash_type)) = steer(port, rows, frame, &h) else {
+        port.counters.rx_no_rq_drops += 1;
+        return;
+    };
     let counters = &mut port.counters;
     let vport = &mut port.func.vport;
-    let n = port.rss_len.min(MAX_RSS);
-    if n == 0 {
-        counters.rx_no_rq_drops += 1;
-        return;
-    }
-    let slot = usize::from(port.rss.get(hash as usize % n).copied().unwrap_or(0));
     let Some(mut rq) = rows.get(slot).map(|r| r.rq) else {
         counters.rx_no_rq_drops += 1;
         return;
@@ -966,6 +964,50 @@ fn receive<M: BusMemory, I: InterruptSink>(
         let key = ok.then_some(slot as u8);
         post_cqe(&mut r.cq, counters, &c, key, false, io);
     }
+}
+
+/// Where a received frame goes: (RQ slot, hash, CQE hash type), or `None` (dropped: no
+/// table, no entry for its class, an empty RQT). The Rust API's table hashes the addresses
+/// and TCP/UDP ports with [`pkt::RSS_KEY`]; otherwise the frame's [`Class`] picks a TIR
+/// (the port's dispatch, [`Tables::refresh_rx`]): a direct one names its RQ (no hash), an
+/// indirect one hashes the fields its selector names with its key (every address and port
+/// without a root flow table, [`Port::rx_legacy`]) and takes entry `hash % size` of its RQT.
+/// Per packet: no allocation, no loop but the hash's.
+fn steer(
+    port: &Port,
+    rows: &[QueueSet],
+    frame: &[u8],
+    h: &pkt::Headers,
+) -> Option<(usize, u32, u8)> {
+    if port.rx_api {
+        let n = port.rss_len.min(MAX_RSS);
+        if n == 0 {
+            return None;
+        }
+        let (hash, ty) = pkt::rss_hash_key(frame, h, &pkt::RSS_KEY);
+        let slot = port.rss.get(hash as usize % n)?;
+        return Some((usize::from(*slot), hash, ty));
+    }
+    let t = *port.rx_tir.get(Class::of(h) as usize)?;
+    let tir = &rows.get(usize::from(t).checked_sub(1)?)?.tir;
+    if !tir.used {
+        return None;
+    }
+    if !tir.indirect {
+        return Some((usize::from(tir.inline_rq), 0, 0));
+    }
+    let (hash, ty) = if port.rx_legacy {
+        pkt::rss_hash_key(frame, h, &tir.key)
+    } else {
+        pkt::rss_hash_sel(frame, h, &tir.key, tir.sel)
+    };
+    let rqt = &rows.get(usize::from(tir.rqt))?.rqt;
+    let n = usize::from(rqt.len).min(MAX_RQT_SIZE);
+    if !rqt.used || n == 0 {
+        return None;
+    }
+    let slot = rqt.rqs.get(hash as usize % n)?;
+    Some((usize::from(*slot), hash, ty))
 }
 
 /// Reads the RX WQE at the RQ's consumer counter and writes the frame into its buffers.

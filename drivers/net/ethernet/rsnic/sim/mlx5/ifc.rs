@@ -253,6 +253,8 @@ pub mod op {
     pub const DEALLOC_TRANSPORT_DOMAIN: u16 = 0x817;
     /// CREATE_TIR.
     pub const CREATE_TIR: u16 = 0x900;
+    /// MODIFY_TIR.
+    pub const MODIFY_TIR: u16 = 0x901;
     /// DESTROY_TIR.
     pub const DESTROY_TIR: u16 = 0x902;
     /// CREATE_SQ.
@@ -281,6 +283,20 @@ pub mod op {
     pub const MODIFY_RQT: u16 = 0x917;
     /// DESTROY_RQT.
     pub const DESTROY_RQT: u16 = 0x918;
+    /// SET_FLOW_TABLE_ROOT.
+    pub const SET_FLOW_TABLE_ROOT: u16 = 0x92f;
+    /// CREATE_FLOW_TABLE.
+    pub const CREATE_FLOW_TABLE: u16 = 0x930;
+    /// DESTROY_FLOW_TABLE.
+    pub const DESTROY_FLOW_TABLE: u16 = 0x931;
+    /// CREATE_FLOW_GROUP.
+    pub const CREATE_FLOW_GROUP: u16 = 0x933;
+    /// DESTROY_FLOW_GROUP.
+    pub const DESTROY_FLOW_GROUP: u16 = 0x934;
+    /// SET_FLOW_TABLE_ENTRY.
+    pub const SET_FLOW_TABLE_ENTRY: u16 = 0x936;
+    /// DELETE_FLOW_TABLE_ENTRY.
+    pub const DELETE_FLOW_TABLE_ENTRY: u16 = 0x938;
 }
 
 use self::fld as f;
@@ -344,6 +360,8 @@ pub mod gen_cap {
     pub const LOG_MAX_EQ: Fld = f(0xfc, 4);
     /// `vport_counters`: bit 0x181 (1).
     pub const VPORT_COUNTERS: Fld = f(0x181, 1);
+    /// `nic_flow_table`: bit 0x1a6 (1).
+    pub const NIC_FLOW_TABLE: Fld = f(0x1a6, 1);
     /// `port_type`: bit 0x1b6 (2); 1 = Ethernet.
     pub const PORT_TYPE: Fld = f(0x1b6, 2);
     /// `num_ports`: bit 0x1b8 (8).
@@ -576,6 +594,108 @@ pub mod tir {
     pub const TOEPLITZ_KEY: usize = 0x48;
     /// `ctx.rx_hash_field_selector_outer`: bit 0x380 (32).
     pub const FIELD_SELECTOR_OUTER: Fld = f(0x380, 0x20);
+    /// `rx_hash_field_selector_outer.l3_prot_type`: bit 0x380 (1); 0 IPv4, 1 IPv6.
+    pub const SEL_L3_PROT_TYPE: Fld = f(0x380, 1);
+    /// `rx_hash_field_selector_outer.l4_prot_type`: bit 0x381 (1); 0 TCP, 1 UDP.
+    pub const SEL_L4_PROT_TYPE: Fld = f(0x381, 1);
+    /// `rx_hash_field_selector_outer.selected_fields`: bit 0x382 (30).
+    pub const SEL_FIELDS: Fld = f(0x382, 30);
+    /// `selected_fields` bits (`MLX5_HASH_FIELD_SEL_*`): source IP.
+    pub const SEL_SRC_IP: u32 = 1 << 0;
+    /// Destination IP.
+    pub const SEL_DST_IP: u32 = 1 << 1;
+    /// L4 source port.
+    pub const SEL_L4_SPORT: u32 = 1 << 2;
+    /// L4 destination port.
+    pub const SEL_L4_DPORT: u32 = 1 << 3;
+    /// `modify_tir_in.tirn`: bit 0x48 (24).
+    pub const MODIFY_TIRN: Fld = f(0x48, 0x18);
+    /// `modify_tir_in.bitmask` (64 bits): byte 0x10.
+    pub const MODIFY_BITMASK: usize = 0x10;
+    /// `modify_tir_in.bitmask.hash`: bit 0xbd (1); the bitmask's bit 2 (from the LSB of its
+    /// 64 bits).
+    pub const MODIFY_BITMASK_HASH: u64 = 1 << 2;
+}
+
+/// Flow steering: `create_flow_table_in`, `destroy_flow_table_in`,
+/// `create_flow_group_in`, `destroy_flow_group_in`, `set_fte_in`, `delete_fte_in`,
+/// `set_flow_table_root_in` (the fields they share sit at the same bits).
+pub mod fs {
+    use super::{fld as f, Fld};
+    /// `*_in.other_vport`: bit 0x40 (1).
+    pub const OTHER_VPORT: Fld = f(0x40, 1);
+    /// `*_in.table_type`: bit 0x80 (8); 0 = NIC RX.
+    pub const TABLE_TYPE: Fld = f(0x80, 8);
+    /// `*_in.table_id` (not create_flow_table_in's): bit 0xa8 (24).
+    pub const TABLE_ID: Fld = f(0xa8, 0x18);
+    /// `MLX5_FLOW_TABLE_TYPE_NIC_RX`.
+    pub const TABLE_TYPE_NIC_RX: u32 = 0;
+    /// `create_flow_table_in.flow_table_context` (40 bytes): byte 0x18.
+    pub const FT_CTX: usize = 0x18;
+    /// `flow_table_context.reformat_en..termination_table, table_miss_action`: bits
+    /// 0xc0..0xc8 (8).
+    pub const FT_FLAGS_MISS: Fld = f(0xc0, 8);
+    /// `flow_table_context.level`: bit 0xc8 (8).
+    pub const FT_LEVEL: Fld = f(0xc8, 8);
+    /// `flow_table_context.log_size`: bit 0xd8 (8).
+    pub const FT_LOG_SIZE: Fld = f(0xd8, 8);
+    /// `flow_table_context.table_miss_id`: bit 0xe8 (24).
+    pub const FT_MISS_ID: Fld = f(0xe8, 0x18);
+    /// `create_flow_group_in.group_type`: bit 0x8c (4).
+    pub const FG_GROUP_TYPE: Fld = f(0x8c, 4);
+    /// `create_flow_group_in.start_flow_index`: bit 0xe0 (32).
+    pub const FG_START: Fld = f(0xe0, 0x20);
+    /// `create_flow_group_in.end_flow_index`: bit 0x120 (32).
+    pub const FG_END: Fld = f(0x120, 0x20);
+    /// `create_flow_group_in.match_definer_id`: bit 0x150 (16).
+    pub const FG_DEFINER: Fld = f(0x150, 0x10);
+    /// `create_flow_group_in.match_criteria_enable`: bit 0x1f8 (8); bit 0 = outer headers.
+    pub const FG_CRITERIA_ENABLE: Fld = f(0x1f8, 8);
+    /// `create_flow_group_in.match_criteria` (`fte_match_param`, 0x200 bytes): byte 0x40.
+    pub const FG_CRITERIA: usize = 0x40;
+    /// `create_flow_group_out.group_id` / `destroy_flow_group_in.group_id`: bit 0x48 of the
+    /// output (24), bit 0xc0 of the input (32).
+    pub const FG_ID_IN: Fld = f(0xc0, 0x20);
+    /// Length of an `fte_match_param`.
+    pub const MATCH_PARAM_LEN: usize = 0x200;
+    /// `fte_match_set_lyr_2_4.ethertype`: byte 6 of the match parameter (16 bits).
+    pub const MATCH_ETHERTYPE: usize = 6;
+    /// `fte_match_set_lyr_2_4.ip_protocol`: byte 0x10 of the match parameter (8 bits).
+    pub const MATCH_IP_PROTOCOL: usize = 0x10;
+    /// `set_fte_in.modify_enable_mask`: bit 0xd8 (8).
+    pub const FTE_MODIFY_MASK: Fld = f(0xd8, 8);
+    /// `set_fte_in.flow_index` / `delete_fte_in.flow_index`: bit 0x100 (32).
+    pub const FTE_INDEX: Fld = f(0x100, 0x20);
+    /// `set_fte_in.flow_context.group_id`: bit 0x220 (32).
+    pub const FTE_GROUP: Fld = f(0x220, 0x20);
+    /// `flow_context.flow_tag`: bit 0x248 (24).
+    pub const FTE_FLOW_TAG: Fld = f(0x248, 0x18);
+    /// `flow_context.action`: bit 0x270 (16); `MLX5_FLOW_CONTEXT_ACTION_FWD_DEST` = 4.
+    pub const FTE_ACTION: Fld = f(0x270, 0x10);
+    /// `MLX5_FLOW_CONTEXT_ACTION_FWD_DEST`.
+    pub const ACTION_FWD_DEST: u32 = 4;
+    /// `flow_context.extended_destination..encrypt_decrypt_type`: bits 0x280..0x288 (8).
+    pub const FTE_DEST_FLAGS: Fld = f(0x280, 8);
+    /// `flow_context.destination_list_size`: bit 0x288 (24).
+    pub const FTE_DEST_LIST_SIZE: Fld = f(0x288, 0x18);
+    /// `flow_context.flow_counter_list_size`: bit 0x2a8 (24).
+    pub const FTE_COUNTER_LIST_SIZE: Fld = f(0x2a8, 0x18);
+    /// `flow_context.packet_reformat_id`: bit 0x2c0 (32).
+    pub const FTE_REFORMAT_ID: Fld = f(0x2c0, 0x20);
+    /// `flow_context.modify_header_id`: bit 0x2e0 (32).
+    pub const FTE_MODIFY_HEADER_ID: Fld = f(0x2e0, 0x20);
+    /// `flow_context.match_value`: byte 0x80.
+    pub const FTE_MATCH: usize = 0x80;
+    /// `flow_context.destination[0]` (`dest_format_struct`, 8 bytes each): byte 0x340.
+    pub const FTE_DEST: usize = 0x340;
+    /// `dest_format_struct.destination_type` (8), relative to the entry.
+    pub const DEST_TYPE: Fld = f(0, 8);
+    /// `dest_format_struct.destination_id` (24).
+    pub const DEST_ID: Fld = f(8, 0x18);
+    /// `MLX5_IFC_FLOW_DESTINATION_TYPE_TIR`.
+    pub const DEST_TYPE_TIR: u32 = 2;
+    /// `set_flow_table_root_in.underlay_qpn`: bit 0xc8 (24).
+    pub const ROOT_UNDERLAY_QPN: Fld = f(0xc8, 0x18);
 }
 
 /// `query_nic_vport_context_*` / `modify_nic_vport_context_in`.

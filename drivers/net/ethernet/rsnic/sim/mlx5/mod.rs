@@ -90,9 +90,9 @@
 //! ENABLED. TEARDOWN_HCA frees every object of the function, as firmware does.
 //!
 //! **Objects** (per function, [`MAX_QUEUES`] of each kind): UAR indices from [`FIRST_UAR`]
-//! ([`MAX_UARS`] of them); PDs, transport domains, TISs, RQTs, TIRs numbered like queues
-//! (`base + port * 64 + slot`, bases [`PD_BASE`], [`TD_BASE`], [`TISN_BASE`], [`RQTN_BASE`],
-//! [`TIRN_BASE`]); SQs, RQs and CQs keep [`SQN_BASE`], [`RQN_BASE`], [`CQN_BASE`]; EQ numbers
+//! ([`MAX_UARS`] of them); PDs, transport domains, TISs, RQTs, TIRs, flow tables and flow
+//! groups numbered like queues (`base + port * 64 + slot`, bases [`PD_BASE`], [`TD_BASE`],
+//! [`TISN_BASE`], [`RQTN_BASE`], [`TIRN_BASE`], [`FT_BASE`], [`FG_BASE`]); SQs, RQs and CQs keep [`SQN_BASE`], [`RQN_BASE`], [`CQN_BASE`]; EQ numbers
 //! are `EQN_BASE + slot` ([`EQN_BASE`], 8 bits, per function). Queue memory comes as a PAS
 //! list: the model requires page-aligned, *contiguous* pages (`pas[i] = pas[0] + i × page
 //! size`, page size 4 KiB << log_page_size, page_offset 0), else BAD_PARAM; the list must be
@@ -110,14 +110,49 @@
 //! with a CQ, a TIS with an SQ, an RQT with a TIR, an RQ in an RQT or direct TIR, a UAR/PD/TD
 //! an object names: RESOURCE_BUSY.
 //!
-//! **RSS**: the model has no flow tables. The first indirect TIR (Toeplitz, not symmetric)
-//! created on a function dispatches its received frames: its RQT's RQs form the port's RSS
-//! table and its `rx_hash_toeplitz_key` is the hash key (`rx_hash_field_selector_outer` is
-//! not used: TCP/UDP hash the 4-tuple, other IP the address pair). MODIFY_RQT (the RQ list;
-//! `bitmask.rqn_list` is not required) updates it;
-//! when that TIR is destroyed the lowest-numbered remaining indirect TIR takes over, or
-//! frames are dropped ([`PortCounters::rx_no_rq_drops`]). [`Device::set_rss`] remains as the
-//! device host's back door (whichever writes last wins).
+//! **RSS and flow steering** (the receive side of mlx5e: RQT, TIRs, the traffic-type table
+//! of `lib/fs_ttc.c`). An RQT lists 1..=2^`log_max_rqt_size` RQs ([`MAX_RQT_SIZE`], 256 as
+//! mlx5e's table; repetitions allowed); MODIFY_RQT replaces the list (`bitmask.rqn_list` is
+//! not required, other bits are refused). An indirect TIR (Toeplitz, not symmetric) hashes
+//! with its `rx_hash_toeplitz_key` the fields its `rx_hash_field_selector_outer` selects:
+//! source / destination address of `l3_prot_type`'s IP version, source / destination port of
+//! `l4_prot_type`'s transport (other `selected_fields` bits are refused), in that order, and
+//! the frame goes to RQT entry `hash % size`; a field the frame does not have is not hashed
+//! ([`crate::sim::pkt::rss_hash_sel`]). A direct TIR names one RQ (no hash). MODIFY_TIR with
+//! `bitmask.hash` replaces an indirect TIR's hash function, key and selector (other bitmask
+//! bits are refused): the next frame is hashed the new way, nothing is lost.
+//!
+//! Which TIR a frame goes to is flow steering's: a subset of it, what mlx5e's traffic-type
+//! (TTC) table needs. CREATE_FLOW_TABLE makes a NIC RX table of `2^log_size` (≤ 2^16) flow
+//! indices (misses drop; no flags, miss action or miss table; the level is not used);
+//! CREATE_FLOW_GROUP a range of its indices whose match criteria are the whole outer
+//! `ethertype` and/or `ip_protocol` or nothing (match_criteria_enable outer headers only;
+//! no group type, no match definer; ranges of a table do not overlap); SET_FLOW_TABLE_ENTRY
+//! (op_mod 0, a new index of its group) an entry that forwards (action FWD_DEST only, one
+//! destination, of type TIR, a TIR of the function; no tag, counter, reformat or modify
+//! header) the frames whose values match under its group's criteria, where the model tells
+//! apart ethertype 0x0800 / 0x86dd and ip_protocol 6 / 17 only (other values are refused):
+//! every received frame falls in one of seven [`Class`]es (TCP, UDP, other over IPv4 and
+//! IPv6, not IP). SET_FLOW_TABLE_ROOT (op_mod 0) makes a table the root; op_mod 1
+//! disconnects it. A received frame goes to the TIR of the root table's entry with the lowest
+//! flow index that matches its class; no entry: dropped
+//! ([`PortCounters::rx_no_rq_drops`]). A table with groups or the root table, a group with
+//! entries, a TIR an entry forwards to, an RQT a TIR names: RESOURCE_BUSY.
+//! DELETE_FLOW_TABLE_ENTRY, DESTROY_FLOW_GROUP and DESTROY_FLOW_TABLE undo them. The model computes each
+//! class's TIR (and the RQs frames can reach, for flow control) when a command changes any of
+//! this, so the per-frame work is the class, the hash and two table lookups. Flow table
+//! capabilities are not reported (QUERY_HCA_CAP reports `nic_flow_table`; type 7 is refused):
+//! the limits are the ones written here, and [`MAX_QUEUES`] tables, groups and entries per
+//! function.
+//!
+//! Without a root table the model dispatches as it did before it had flow tables: every
+//! received frame goes to the first indirect TIR created on the function (when it is
+//! destroyed, the lowest-numbered remaining one), hashed over its IP addresses and TCP/UDP
+//! ports whatever the TIR's selector, with the TIR's key; no indirect TIR: dropped. The test
+//! fixtures of single-TIR set-ups rely on it. [`Device::set_rss`] remains as the device
+//! host's back door (a table of at most [`MAX_RSS`] RQs hashed over addresses and ports with
+//! [`crate::sim::pkt::RSS_KEY`]): whichever was written last, it or a command changing the
+//! steering, steers.
 //!
 //! **Port**: QUERY/MODIFY_NIC_VPORT_CONTEXT carry the MTU (64..=[`MAX_FRAME`] + 4, recorded,
 //! not enforced; 1522 at first) and the permanent MAC (unicast; `02:00:00:00:00:<port + 1>`
@@ -235,9 +270,9 @@
 //! to 60 on the wire, as a MAC does. A TX CQE (opcode REQ 0, `wqe_counter` = the WQE's index,
 //! `sop_drop_qpn` = SQN) is written only for a WQE whose `fm_ce_se` asks for CQ_UPDATE.
 //!
-//! **RX.** The receiving port (the peer, or the sender itself in loopback) hashes the packet
-//! (Toeplitz, [`crate::sim::pkt::RSS_KEY`], over the IP addresses and TCP/UDP ports) and picks
-//! `rss[hash % len]`; no table or a missing RQ drops ([`PortCounters::rx_no_rq_drops`]). The
+//! **RX.** The receiving port (the peer, or the sender itself in loopback) picks an RQ as
+//! "RSS and flow steering" says; no table, no entry or a missing RQ drops
+//! ([`PortCounters::rx_no_rq_drops`]). The
 //! device caches the RQ's producer counter and reads the RQ doorbell record (db\[0\] =
 //! BE32(wqe_ctr)) again only when it has no known free WQE; still none ⇒ drop and count
 //! [`PortCounters::rx_out_of_buffer`]. Otherwise it reads the RX WQE (`stride` bytes of data
@@ -317,8 +352,14 @@ use core::ops::DerefMut;
 
 /// SQs, RQs and CQs per port.
 pub const MAX_QUEUES: usize = 64;
-/// Maximum entries of a port's RSS table.
+/// Maximum entries of the RSS table the device host sets through the Rust API
+/// ([`Device::set_rss`]).
 pub const MAX_RSS: usize = 64;
+/// Largest RQ table (RQT) the model implements: `log_max_rqt_size` 8, the 256 entries of
+/// mlx5e's indirection table (`MLX5E_INDIR_MIN_RQT_SIZE`).
+pub const MAX_RQT_SIZE: usize = 256;
+/// Traffic classes a receiving port tells apart for its flow table ([`Class`]).
+pub const CLASSES: usize = 7;
 /// Maximum number of ports.
 pub const MAX_PORTS: usize = 64;
 /// Size of one port's (PCI function's) window in BAR0: port p's starts at
@@ -362,6 +403,10 @@ pub const TIRN_BASE: u32 = 0x6000;
 pub const PD_BASE: u32 = 0x7000;
 /// First transport domain number.
 pub const TD_BASE: u32 = 0x8000;
+/// First flow table id (NIC RX tables; same encoding as queues).
+pub const FT_BASE: u32 = 0x9000;
+/// First flow group id.
+pub const FG_BASE: u32 = 0xa000;
 /// First EQ number; EQ numbers are per function (8 bits): `EQN_BASE + slot`.
 pub const EQN_BASE: u32 = 0x40;
 /// Largest frame (without FCS) a port sends or receives.
@@ -1110,7 +1155,7 @@ pub(super) struct RqtCtx {
     pub(super) max: u16,
     pub(super) len: u16,
     /// RQ slots.
-    pub(super) rqs: [u8; MAX_RSS],
+    pub(super) rqs: [u8; MAX_RQT_SIZE],
     /// TIRs naming this RQT.
     pub(super) users: u16,
 }
@@ -1125,6 +1170,128 @@ pub(super) struct TirCtx {
     pub(super) inline_rq: u8,
     pub(super) td: u8,
     pub(super) key: [u8; 40],
+    /// `rx_hash_field_selector_outer`.
+    pub(super) sel: crate::sim::pkt::HashSel,
+    /// Flow table entries forwarding to this TIR.
+    pub(super) users: u16,
+}
+
+/// A flow table (CREATE_FLOW_TABLE; NIC RX only).
+#[derive(Clone, Copy)]
+pub(super) struct FtCtx {
+    pub(super) used: bool,
+    /// log2 of its flow indices.
+    pub(super) log_size: u8,
+    /// Flow groups in it.
+    pub(super) users: u16,
+}
+
+/// Match criteria bit of a flow group: outer `ethertype`.
+pub(super) const CRIT_ETHERTYPE: u8 = 1;
+/// Match criteria bit of a flow group: outer `ip_protocol`.
+pub(super) const CRIT_IP_PROTOCOL: u8 = 2;
+
+/// A flow group (CREATE_FLOW_GROUP).
+#[derive(Clone, Copy)]
+pub(super) struct FgCtx {
+    pub(super) used: bool,
+    /// Its table's slot.
+    pub(super) table: u8,
+    /// Its flow indices, `start..=end`.
+    pub(super) start: u32,
+    pub(super) end: u32,
+    /// `CRIT_*` bits.
+    pub(super) criteria: u8,
+    /// Entries in it.
+    pub(super) users: u16,
+}
+
+/// A flow table entry (SET_FLOW_TABLE_ENTRY): forwards what it matches to a TIR.
+#[derive(Clone, Copy)]
+pub(super) struct FteCtx {
+    pub(super) used: bool,
+    /// Its table's and group's slots.
+    pub(super) table: u8,
+    pub(super) group: u8,
+    pub(super) index: u32,
+    /// Match values (under the group's criteria).
+    pub(super) ethertype: u16,
+    pub(super) ip_protocol: u8,
+    /// The destination TIR's slot.
+    pub(super) tir: u8,
+}
+
+/// The traffic classes a receiving port tells apart: what its flow table entries can match
+/// (outer ethertype IPv4 / IPv6, ip_protocol TCP / UDP), mlx5e's traffic types without
+/// IPsec and tunnels. Indexes [`Port`]'s dispatch.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Class {
+    /// TCP over IPv4.
+    Tcp4 = 0,
+    /// UDP over IPv4.
+    Udp4,
+    /// Other IPv4.
+    Ip4,
+    /// TCP over IPv6.
+    Tcp6,
+    /// UDP over IPv6.
+    Udp6,
+    /// Other IPv6.
+    Ip6,
+    /// Not IP.
+    Other,
+}
+
+impl Class {
+    /// Every class, in index order.
+    pub const ALL: [Class; CLASSES] = [
+        Class::Tcp4,
+        Class::Udp4,
+        Class::Ip4,
+        Class::Tcp6,
+        Class::Udp6,
+        Class::Ip6,
+        Class::Other,
+    ];
+
+    /// The class of a parsed frame.
+    pub fn of(h: &crate::sim::pkt::Headers) -> Self {
+        use crate::sim::pkt::{L3, L4};
+        match (h.l3, h.l4) {
+            (L3::Ipv4, L4::Tcp) => Class::Tcp4,
+            (L3::Ipv4, L4::Udp) => Class::Udp4,
+            (L3::Ipv4, L4::None) => Class::Ip4,
+            (L3::Ipv6, L4::Tcp) => Class::Tcp6,
+            (L3::Ipv6, L4::Udp) => Class::Udp6,
+            (L3::Ipv6, L4::None) => Class::Ip6,
+            (L3::None, _) => Class::Other,
+        }
+    }
+
+    /// The outer ethertype of the class (`None`: not IP, no ethertype entry matches).
+    fn ethertype(self) -> Option<u16> {
+        match self {
+            Class::Tcp4 | Class::Udp4 | Class::Ip4 => Some(0x0800),
+            Class::Tcp6 | Class::Udp6 | Class::Ip6 => Some(0x86dd),
+            Class::Other => None,
+        }
+    }
+
+    /// The IP protocol of the class (`None`: neither TCP nor UDP, no protocol entry matches:
+    /// the model accepts only 6 and 17 as match values).
+    fn ip_protocol(self) -> Option<u8> {
+        match self {
+            Class::Tcp4 | Class::Tcp6 => Some(6),
+            Class::Udp4 | Class::Udp6 => Some(17),
+            _ => None,
+        }
+    }
+
+    /// Whether an entry of a group with `criteria` matches frames of this class.
+    pub(super) fn matches(self, criteria: u8, e: &FteCtx) -> bool {
+        (criteria & CRIT_ETHERTYPE == 0 || self.ethertype() == Some(e.ethertype))
+            && (criteria & CRIT_IP_PROTOCOL == 0 || self.ip_protocol() == Some(e.ip_protocol))
+    }
 }
 
 /// State of one port: link, RSS table, work flags, counters, and the function's command
@@ -1133,10 +1300,20 @@ pub(super) struct TirCtx {
 pub struct Port {
     /// The port's administrative state (PAOS, or [`Device::set_link`] from the device host).
     link_up: bool,
+    /// The Rust API's RSS table ([`Device::set_rss`]; RQ slots).
     rss: [u8; MAX_RSS],
     rss_len: usize,
-    /// Toeplitz key of the dispatching TIR ([`crate::sim::pkt::RSS_KEY`] by default).
-    rss_key: [u8; 40],
+    /// Received frames go through the Rust API's table (it was written after the last
+    /// command that changed the steering).
+    rx_api: bool,
+    /// The TIR (slot + 1; 0: dropped) each [`Class`] of received frames goes to, from the
+    /// root flow table (or the first indirect TIR without one).
+    rx_tir: [u8; CLASSES],
+    /// No root flow table: the first indirect TIR hashes every frame over its addresses
+    /// and TCP/UDP ports, whatever its field selector (the model before flow tables).
+    rx_legacy: bool,
+    /// The RQ slots a received frame can reach (flow control checks them).
+    rx_rqs: u64,
     /// SQs with a doorbell whose record has not been read yet.
     sq_doorbell: u64,
     /// SQs with WQEs between cc and the last read pc.
@@ -1251,7 +1428,10 @@ impl Port {
             link_up: true,
             rss: [0; MAX_RSS],
             rss_len: 0,
-            rss_key: crate::sim::pkt::RSS_KEY,
+            rx_api: false,
+            rx_tir: [0; CLASSES],
+            rx_legacy: false,
+            rx_rqs: 0,
             sq_doorbell: 0,
             sq_active: 0,
             sq_paused: 0,
@@ -1303,10 +1483,10 @@ impl Port {
     }
 }
 
-/// One row of the queue tables: an SQ, an RQ, a CQ, an EQ, a TIS, an RQT and a TIR context
-/// (under a kilobyte, so the tables can be built entry by entry without a large value on the
-/// stack). A device needs [`MAX_QUEUES`] of them per port; slot i of port p is entry
-/// `p * MAX_QUEUES + i`.
+/// One row of the queue tables: an SQ, an RQ, a CQ, an EQ, a TIS, an RQT, a TIR, a flow
+/// table, a flow group and a flow table entry context (under a kilobyte, so the tables can
+/// be built entry by entry without a large value on the stack). A device needs
+/// [`MAX_QUEUES`] of them per port; slot i of port p is entry `p * MAX_QUEUES + i`.
 #[derive(Clone, Copy)]
 pub struct QueueSet {
     sq: SqCtx,
@@ -1316,6 +1496,9 @@ pub struct QueueSet {
     tis: TisCtx,
     rqt: RqtCtx,
     tir: TirCtx,
+    ft: FtCtx,
+    fg: FgCtx,
+    fte: FteCtx,
 }
 
 impl QueueSet {
@@ -1334,7 +1517,7 @@ impl QueueSet {
             used: false,
             max: 0,
             len: 0,
-            rqs: [0; MAX_RSS],
+            rqs: [0; MAX_RQT_SIZE],
             users: 0,
         },
         tir: TirCtx {
@@ -1344,6 +1527,37 @@ impl QueueSet {
             inline_rq: 0,
             td: 0,
             key: [0; 40],
+            sel: crate::sim::pkt::HashSel {
+                ipv6: false,
+                udp: false,
+                src_ip: false,
+                dst_ip: false,
+                sport: false,
+                dport: false,
+            },
+            users: 0,
+        },
+        ft: FtCtx {
+            used: false,
+            log_size: 0,
+            users: 0,
+        },
+        fg: FgCtx {
+            used: false,
+            table: 0,
+            start: 0,
+            end: 0,
+            criteria: 0,
+            users: 0,
+        },
+        fte: FteCtx {
+            used: false,
+            table: 0,
+            group: 0,
+            index: 0,
+            ethertype: 0,
+            ip_protocol: 0,
+            tir: 0,
         },
     };
 }
@@ -1378,7 +1592,7 @@ pub struct Caps {
     pub log_max_wq_sz: u8,
     /// log2 of the largest EQ (EQEs), at most 22.
     pub log_max_eq_sz: u8,
-    /// log2 of the largest RQ table, at most log2([`MAX_RSS`]).
+    /// log2 of the largest RQ table, at most log2([`MAX_RQT_SIZE`]).
     pub log_max_rqt_size: u8,
 }
 
@@ -1391,7 +1605,7 @@ impl Caps {
         log_max_cq_sz: 22,
         log_max_wq_sz: 15,
         log_max_eq_sz: 22,
-        log_max_rqt_size: 6,
+        log_max_rqt_size: 8,
     };
 
     fn sane(&self) -> bool {
@@ -1399,7 +1613,7 @@ impl Caps {
             && (1..=22).contains(&self.log_max_cq_sz)
             && self.log_max_wq_sz <= 15
             && (1..=22).contains(&self.log_max_eq_sz)
-            && (1usize << self.log_max_rqt_size) <= MAX_RSS
+            && (1usize << self.log_max_rqt_size) <= MAX_RQT_SIZE
     }
 }
 
@@ -1711,7 +1925,7 @@ impl Tables<'_> {
         row.rq = RqCtx::EMPTY;
         self.release_cq(p, cq);
         let port = self.port_mut(p)?;
-        // Keep the table order, drop the entries of this RQ.
+        // Keep the Rust API table's order, drop the entries of this RQ.
         let mut w = 0;
         for r in 0..port.rss_len.min(MAX_RSS) {
             let e = port.rss[r];
@@ -1722,6 +1936,7 @@ impl Tables<'_> {
         }
         port.rss_len = w;
         port.restart();
+        self.refresh_rx(p, false);
         Ok(())
     }
 
@@ -1756,7 +1971,72 @@ impl Tables<'_> {
         let pt = self.port_mut(port)?;
         pt.rss = table;
         pt.rss_len = rqns.len();
+        pt.rx_api = true;
+        self.refresh_rx(port, false);
         Ok(())
+    }
+
+    /// Recomputes where port `p`'s received frames go: the TIR of each [`Class`] (the
+    /// root flow table's entry with the lowest flow index that matches the class; without
+    /// a root table, the function's first indirect TIR for every class) and the RQs they can
+    /// reach. `by_commands`: a command changed the steering, which takes the port back from
+    /// the Rust API's table. Control path only (it scans the port's rows).
+    pub(super) fn refresh_rx(&mut self, p: usize, by_commands: bool) {
+        let Some(pt) = self.ports.get(p) else {
+            return;
+        };
+        let (root, first) = (pt.func.root_ft, pt.func.rss_tir);
+        let mut tirs = [first; CLASSES];
+        if root != 0 {
+            let table = root - 1;
+            for (c, t) in Class::ALL.iter().zip(tirs.iter_mut()) {
+                let mut best: Option<(u32, u8)> = None;
+                for i in 0..MAX_QUEUES {
+                    let Some(e) = self.row(p, i).map(|r| r.fte) else {
+                        continue;
+                    };
+                    if !e.used || e.table != table {
+                        continue;
+                    }
+                    let crit = self
+                        .row(p, usize::from(e.group))
+                        .map_or(0, |g| g.fg.criteria);
+                    if c.matches(crit, &e) && best.map_or(true, |(ix, _)| e.index < ix) {
+                        best = Some((e.index, e.tir));
+                    }
+                }
+                *t = best.map_or(0, |(_, tir)| tir.saturating_add(1));
+            }
+        }
+        let mut rqs = 0u64;
+        for &t in tirs.iter().filter(|&&t| t != 0) {
+            let Some(tir) = self.row(p, usize::from(t - 1)).map(|r| r.tir) else {
+                continue;
+            };
+            if !tir.indirect {
+                rqs |= 1u64 << (tir.inline_rq % 64);
+            } else if let Some(q) = self.row(p, usize::from(tir.rqt)) {
+                for &s in q.rqt.rqs.iter().take(usize::from(q.rqt.len)) {
+                    rqs |= 1u64 << (s % 64);
+                }
+            }
+        }
+        let Some(pt) = self.ports.get_mut(p) else {
+            return;
+        };
+        if by_commands {
+            pt.rx_api = false;
+        }
+        pt.rx_tir = tirs;
+        pt.rx_legacy = root == 0;
+        pt.rx_rqs = if pt.rx_api {
+            pt.rss
+                .iter()
+                .take(pt.rss_len.min(MAX_RSS))
+                .fold(0, |m, &s| m | 1u64 << (s % 64))
+        } else {
+            rqs
+        };
     }
 }
 
@@ -1934,9 +2214,11 @@ where
     }
 
     /// Sets a port's RSS indirection table (1..=[`MAX_RSS`] RQs of that port, repetitions
-    /// allowed; empty = drop everything). A packet with hash h goes to `rqns[h % len]`.
-    /// Device-host back door: the command path configures RSS with CREATE_RQT/CREATE_TIR;
-    /// whichever writes last wins.
+    /// allowed; empty = drop everything). A packet with hash h (Toeplitz with
+    /// [`crate::sim::pkt::RSS_KEY`] over its addresses and TCP/UDP ports) goes to
+    /// `rqns[h % len]`. Device-host back door: the command path configures RSS with RQTs,
+    /// TIRs and flow tables; whichever was written last, this or a command that changed
+    /// the steering, steers.
     pub fn set_rss(&mut self, port: usize, rqns: &[u32]) -> Result<(), CmdError> {
         self.tables().set_rss(port, rqns)
     }

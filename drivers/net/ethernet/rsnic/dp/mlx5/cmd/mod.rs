@@ -2,7 +2,7 @@
 
 //! The ConnectX command interface, driver side: the command queue in DMA memory
 //! ([`queue`], mlx5/core/cmd.c), typed builders and parsers for the commands rsnic sends
-//! ([`hca`], [`res`], [`vport`]; layouts from include/linux/mlx5/mlx5_ifc.h, callers in
+//! ([`hca`], [`res`], [`fs`], [`vport`]; layouts from include/linux/mlx5/mlx5_ifc.h, callers in
 //! main.c, fw.c, uar.c, eq.c, en_main.c, port.c, vport.c) and the bring-up / teardown
 //! sequence of main.c as a pollable state machine ([`seq`]).
 //!
@@ -12,6 +12,7 @@
 //! before a parser runs; parsers still check every length and range they rely on.
 
 pub mod field;
+pub mod fs;
 pub mod hca;
 pub mod queue;
 pub mod res;
@@ -71,6 +72,8 @@ pub mod op {
     pub const DEALLOC_TRANSPORT_DOMAIN: u16 = 0x817;
     /// CREATE_TIR.
     pub const CREATE_TIR: u16 = 0x900;
+    /// MODIFY_TIR.
+    pub const MODIFY_TIR: u16 = 0x901;
     /// DESTROY_TIR.
     pub const DESTROY_TIR: u16 = 0x902;
     /// CREATE_SQ.
@@ -99,6 +102,20 @@ pub mod op {
     pub const MODIFY_RQT: u16 = 0x917;
     /// DESTROY_RQT.
     pub const DESTROY_RQT: u16 = 0x918;
+    /// SET_FLOW_TABLE_ROOT.
+    pub const SET_FLOW_TABLE_ROOT: u16 = 0x92f;
+    /// CREATE_FLOW_TABLE.
+    pub const CREATE_FLOW_TABLE: u16 = 0x930;
+    /// DESTROY_FLOW_TABLE.
+    pub const DESTROY_FLOW_TABLE: u16 = 0x931;
+    /// CREATE_FLOW_GROUP.
+    pub const CREATE_FLOW_GROUP: u16 = 0x933;
+    /// DESTROY_FLOW_GROUP.
+    pub const DESTROY_FLOW_GROUP: u16 = 0x934;
+    /// SET_FLOW_TABLE_ENTRY.
+    pub const SET_FLOW_TABLE_ENTRY: u16 = 0x936;
+    /// DELETE_FLOW_TABLE_ENTRY.
+    pub const DELETE_FLOW_TABLE_ENTRY: u16 = 0x938;
 }
 
 /// The upstream name of an opcode (`mlx5_command_str`), for error messages.
@@ -128,6 +145,7 @@ pub fn opcode_name(opcode: u16) -> &'static str {
         op::ALLOC_TRANSPORT_DOMAIN => "ALLOC_TRANSPORT_DOMAIN",
         op::DEALLOC_TRANSPORT_DOMAIN => "DEALLOC_TRANSPORT_DOMAIN",
         op::CREATE_TIR => "CREATE_TIR",
+        op::MODIFY_TIR => "MODIFY_TIR",
         op::DESTROY_TIR => "DESTROY_TIR",
         op::CREATE_SQ => "CREATE_SQ",
         op::MODIFY_SQ => "MODIFY_SQ",
@@ -142,6 +160,13 @@ pub fn opcode_name(opcode: u16) -> &'static str {
         op::CREATE_RQT => "CREATE_RQT",
         op::MODIFY_RQT => "MODIFY_RQT",
         op::DESTROY_RQT => "DESTROY_RQT",
+        op::SET_FLOW_TABLE_ROOT => "SET_FLOW_TABLE_ROOT",
+        op::CREATE_FLOW_TABLE => "CREATE_FLOW_TABLE",
+        op::DESTROY_FLOW_TABLE => "DESTROY_FLOW_TABLE",
+        op::CREATE_FLOW_GROUP => "CREATE_FLOW_GROUP",
+        op::DESTROY_FLOW_GROUP => "DESTROY_FLOW_GROUP",
+        op::SET_FLOW_TABLE_ENTRY => "SET_FLOW_TABLE_ENTRY",
+        op::DELETE_FLOW_TABLE_ENTRY => "DELETE_FLOW_TABLE_ENTRY",
         _ => "unknown command opcode",
     }
 }

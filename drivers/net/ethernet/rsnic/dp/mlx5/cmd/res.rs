@@ -710,25 +710,73 @@ pub struct CreateTir {
     pub selected_fields: u32,
 }
 
+/// The hash parameters of an indirect TIR (what MODIFY_TIR's `bitmask.hash` replaces):
+/// Toeplitz, not symmetric, `key`, and the outer field selector.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct TirHash {
+    /// Toeplitz key.
+    pub key: [u8; TOEPLITZ_KEY_LEN],
+    /// `l3_prot_type` of the outer selector.
+    pub l3_prot_type: u8,
+    /// `l4_prot_type` of the outer selector.
+    pub l4_prot_type: u8,
+    /// `selected_fields` of the outer selector (`HASH_SEL_*`).
+    pub selected_fields: u32,
+}
+
+/// Writes the hash parameters into the TIR context at bit 0x100 of `b` (create_tir_in's
+/// and modify_tir_in's `ctx`), as `mlx5e_tir_builder_build_rss` does (not symmetric here).
+fn write_tir_hash(b: &mut [u8], h: &TirHash) -> Result<(), FormatError> {
+    fits(u64::from(h.l3_prot_type), 1)?;
+    fits(u64::from(h.l4_prot_type), 1)?;
+    fits(u64::from(h.selected_fields), 30)?;
+    TIRC_RX_HASH_SYMMETRIC.set(b, 0);
+    TIRC_RX_HASH_FN.set(b, u64::from(RX_HASH_FN_TOEPLITZ));
+    b.get_mut(TIRC_TOEPLITZ_KEY_OFFSET..TIRC_TOEPLITZ_KEY_OFFSET + TOEPLITZ_KEY_LEN)
+        .ok_or(FormatError::BadParam)?
+        .copy_from_slice(&h.key);
+    HASH_L3_PROT_TYPE.set(b, u64::from(h.l3_prot_type));
+    HASH_L4_PROT_TYPE.set(b, u64::from(h.l4_prot_type));
+    HASH_SELECTED_FIELDS.set(b, u64::from(h.selected_fields));
+    Ok(())
+}
+
 /// CREATE_TIR: indirect dispatch, Toeplitz hash, not symmetric.
 pub fn create_tir(buf: &mut [u8], p: &CreateTir) -> Result<usize, FormatError> {
     fits(u64::from(p.transport_domain), 24)?;
     fits(u64::from(p.rqtn), 24)?;
-    fits(u64::from(p.l3_prot_type), 1)?;
-    fits(u64::from(p.l4_prot_type), 1)?;
-    fits(u64::from(p.selected_fields), 30)?;
     let b = start(buf, CREATE_TIR_IN_LEN, op::CREATE_TIR, 0)?;
     TIRC_DISP_TYPE.set(b, u64::from(TIRC_DISP_TYPE_INDIRECT));
-    TIRC_RX_HASH_SYMMETRIC.set(b, 0);
     TIRC_INDIRECT_TABLE.set(b, u64::from(p.rqtn));
-    TIRC_RX_HASH_FN.set(b, u64::from(RX_HASH_FN_TOEPLITZ));
     TIRC_TRANSPORT_DOMAIN.set(b, u64::from(p.transport_domain));
-    b[TIRC_TOEPLITZ_KEY_OFFSET..TIRC_TOEPLITZ_KEY_OFFSET + TOEPLITZ_KEY_LEN]
-        .copy_from_slice(&p.key);
-    HASH_L3_PROT_TYPE.set(b, u64::from(p.l3_prot_type));
-    HASH_L4_PROT_TYPE.set(b, u64::from(p.l4_prot_type));
-    HASH_SELECTED_FIELDS.set(b, u64::from(p.selected_fields));
+    write_tir_hash(
+        b,
+        &TirHash {
+            key: p.key,
+            l3_prot_type: p.l3_prot_type,
+            l4_prot_type: p.l4_prot_type,
+            selected_fields: p.selected_fields,
+        },
+    )?;
     Ok(CREATE_TIR_IN_LEN)
+}
+
+/// `modify_tir_in` length (the TIR context at bit 0x100, as in create_tir_in).
+pub const MODIFY_TIR_IN_LEN: usize = 272;
+/// `modify_tir_in.tirn`: bit 0x48, 24 bits.
+pub const MODIFY_TIR_TIRN: Field = Field::new(0x48, 24);
+/// `modify_tir_in.bitmask.hash`: bit 0xbd (bitmask at 0x80, `hash` at its bit 0x3d).
+pub const MODIFY_TIR_BITMASK_HASH: Field = Field::new(0xbd, 1);
+
+/// MODIFY_TIR `tirn` with `bitmask.hash`: new hash parameters (key and field selector) for an
+/// indirect TIR, as `mlx5e_tir_modify` after `mlx5e_tir_builder_build_rss`; the RQT stays.
+pub fn modify_tir_hash(buf: &mut [u8], tirn: u32, h: &TirHash) -> Result<usize, FormatError> {
+    fits(u64::from(tirn), 24)?;
+    let b = start(buf, MODIFY_TIR_IN_LEN, op::MODIFY_TIR, 0)?;
+    MODIFY_TIR_TIRN.set(b, u64::from(tirn));
+    MODIFY_TIR_BITMASK_HASH.set(b, 1);
+    write_tir_hash(b, h)?;
+    Ok(MODIFY_TIR_IN_LEN)
 }
 
 /// `create_tir_out.tirn` (bit 0x48, 24 bits).

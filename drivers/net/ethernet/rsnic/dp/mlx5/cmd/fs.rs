@@ -1,0 +1,369 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! Flow steering commands of the receive side (fs_cmd.c: `mlx5_cmd_create_flow_table`,
+//! `mlx5_cmd_create_flow_group`, `mlx5_cmd_create_fte`, `mlx5_cmd_delete_fte`,
+//! `mlx5_cmd_update_root_ft`, the destroys) and the traffic-type table rsnic builds with them
+//! (lib/fs_ttc.c): one NIC RX table whose entries send each traffic type (TCP, UDP, other IP,
+//! over IPv4 and IPv6, and anything else) to the indirect TIR that hashes it. Layouts from
+//! mlx5_ifc.h (`create_flow_table_in`, `create_flow_group_in`, `set_fte_in` with its
+//! `flow_context`, `fte_match_set_lyr_2_4`, `dest_format_struct`, `set_flow_table_root_in`).
+
+use super::{fits, hdr, obj_out, op, start, Field, FormatError};
+
+/// `MLX5_FLOW_TABLE_TYPE_NIC_RX`.
+pub const TABLE_TYPE_NIC_RX: u8 = 0;
+/// Length of create_flow_table_in, destroy_flow_table_in, destroy_flow_group_in,
+/// delete_fte_in and set_flow_table_root_in.
+pub const FT_CMD_LEN: usize = 0x40;
+/// Length of create_flow_group_in.
+pub const CREATE_FG_IN_LEN: usize = 0x400;
+/// Length of set_fte_in with one destination (`dest_format_struct`, 8 bytes).
+pub const SET_FTE_IN_LEN: usize = 0x348;
+
+/// `*_in.table_type`: bit 0x80, 8 bits.
+pub const TABLE_TYPE: Field = Field::new(0x80, 8);
+/// `*_in.table_id` (destroy_flow_table, create/destroy_flow_group, set_fte, delete_fte,
+/// set_flow_table_root): bit 0xa8, 24 bits.
+pub const TABLE_ID: Field = Field::new(0xa8, 24);
+/// `create_flow_table_in.flow_table_context.level`: bit 0xc8 (context at 0xc0, level at
+/// its 0x8), 8 bits.
+pub const FT_LEVEL: Field = Field::new(0xc8, 8);
+/// `create_flow_table_in.flow_table_context.log_size`: bit 0xd8, 8 bits.
+pub const FT_LOG_SIZE: Field = Field::new(0xd8, 8);
+/// `create_flow_group_in.start_flow_index`: bit 0xe0, 32 bits.
+pub const FG_START: Field = Field::new(0xe0, 32);
+/// `create_flow_group_in.end_flow_index`: bit 0x120, 32 bits.
+pub const FG_END: Field = Field::new(0x120, 32);
+/// `create_flow_group_in.match_criteria_enable`: bit 0x1f8, 8 bits (bit 0: outer headers).
+pub const FG_CRITERIA_ENABLE: Field = Field::new(0x1f8, 8);
+/// `MLX5_CREATE_FLOW_GROUP_IN_MATCH_CRITERIA_ENABLE_OUTER_HEADERS` as a bit.
+pub const CRITERIA_OUTER_HEADERS: u8 = 1 << 0;
+/// `create_flow_group_in.match_criteria` (`fte_match_param`): bit 0x200.
+pub const FG_CRITERIA: usize = 0x200;
+/// `destroy_flow_group_in.group_id`: bit 0xc0, 32 bits.
+pub const DESTROY_FG_GROUP_ID: Field = Field::new(0xc0, 32);
+/// `set_fte_in.flow_index` / `delete_fte_in.flow_index`: bit 0x100, 32 bits.
+pub const FTE_FLOW_INDEX: Field = Field::new(0x100, 32);
+/// `set_fte_in.flow_context`: bit 0x200.
+pub const FLOW_CONTEXT: usize = 0x200;
+/// `flow_context.group_id`: bit 0x20, 32 bits.
+pub const FC_GROUP_ID: Field = Field::new(0x20, 32).at(FLOW_CONTEXT);
+/// `flow_context.action`: bit 0x70, 16 bits.
+pub const FC_ACTION: Field = Field::new(0x70, 16).at(FLOW_CONTEXT);
+/// `MLX5_FLOW_CONTEXT_ACTION_FWD_DEST`.
+pub const ACTION_FWD_DEST: u16 = 0x4;
+/// `flow_context.destination_list_size`: bit 0x88, 24 bits.
+pub const FC_DEST_LIST_SIZE: Field = Field::new(0x88, 24).at(FLOW_CONTEXT);
+/// `flow_context.match_value` (`fte_match_param`): bit 0x200 of the context.
+pub const FC_MATCH_VALUE: usize = FLOW_CONTEXT + 0x200;
+/// `flow_context.destination[0]`: bit 0x1800 of the context.
+pub const FC_DEST: usize = FLOW_CONTEXT + 0x1800;
+/// `dest_format_struct.destination_type`: bit 0x0, 8 bits.
+pub const DEST_TYPE: Field = Field::new(0x0, 8).at(FC_DEST);
+/// `dest_format_struct.destination_id`: bit 0x8, 24 bits.
+pub const DEST_ID: Field = Field::new(0x8, 24).at(FC_DEST);
+/// `MLX5_IFC_FLOW_DESTINATION_TYPE_TIR`.
+pub const DEST_TYPE_TIR: u8 = 0x2;
+/// `fte_match_set_lyr_2_4.ethertype` (outer headers, first in `fte_match_param`): bit 0x30,
+/// 16 bits.
+pub const MATCH_ETHERTYPE: Field = Field::new(0x30, 16);
+/// `fte_match_set_lyr_2_4.ip_protocol`: bit 0x80, 8 bits.
+pub const MATCH_IP_PROTOCOL: Field = Field::new(0x80, 8);
+/// `create_flow_group_out.group_id`: bit 0x48, 24 bits.
+pub const FG_OUT_GROUP_ID: Field = Field::new(0x48, 24);
+/// `ETH_P_IP`.
+pub const ETH_P_IP: u16 = 0x0800;
+/// `ETH_P_IPV6`.
+pub const ETH_P_IPV6: u16 = 0x86dd;
+/// `IPPROTO_TCP`.
+pub const IPPROTO_TCP: u8 = 6;
+/// `IPPROTO_UDP`.
+pub const IPPROTO_UDP: u8 = 17;
+
+/// CREATE_FLOW_TABLE: a NIC RX table of `2^log_size` flow indices at `level` (misses go to
+/// the default miss action).
+pub fn create_flow_table(buf: &mut [u8], log_size: u8, level: u8) -> Result<usize, FormatError> {
+    let b = start(buf, FT_CMD_LEN, op::CREATE_FLOW_TABLE, 0)?;
+    TABLE_TYPE.set(b, u64::from(TABLE_TYPE_NIC_RX));
+    FT_LEVEL.set(b, u64::from(level));
+    FT_LOG_SIZE.set(b, u64::from(log_size));
+    Ok(FT_CMD_LEN)
+}
+
+/// `create_flow_table_out.table_id` (bit 0x48, 24 bits).
+pub fn parse_create_flow_table(out: &[u8]) -> Result<u32, FormatError> {
+    obj_out(out)
+}
+
+/// A command of `opcode` naming NIC RX table `table_id`.
+fn table_cmd(
+    buf: &mut [u8],
+    opcode: u16,
+    op_mod: u16,
+    table_id: u32,
+) -> Result<&mut [u8], FormatError> {
+    fits(u64::from(table_id), 24)?;
+    let b = start(buf, FT_CMD_LEN, opcode, op_mod)?;
+    TABLE_TYPE.set(b, u64::from(TABLE_TYPE_NIC_RX));
+    TABLE_ID.set(b, u64::from(table_id));
+    Ok(b)
+}
+
+/// DESTROY_FLOW_TABLE `table_id`.
+pub fn destroy_flow_table(buf: &mut [u8], table_id: u32) -> Result<usize, FormatError> {
+    table_cmd(buf, op::DESTROY_FLOW_TABLE, 0, table_id)?;
+    Ok(FT_CMD_LEN)
+}
+
+/// SET_FLOW_TABLE_ROOT: `table_id` becomes the NIC RX root (op_mod 0).
+pub fn set_flow_table_root(buf: &mut [u8], table_id: u32) -> Result<usize, FormatError> {
+    table_cmd(buf, op::SET_FLOW_TABLE_ROOT, 0, table_id)?;
+    Ok(FT_CMD_LEN)
+}
+
+/// SET_FLOW_TABLE_ROOT with op_mod 1: the NIC RX root is disconnected (table_id 0, as
+/// `mlx5_cmd_update_root_ft` with `disconnect`).
+pub fn disconnect_flow_table_root(buf: &mut [u8]) -> Result<usize, FormatError> {
+    table_cmd(buf, op::SET_FLOW_TABLE_ROOT, 1, 0)?;
+    Ok(FT_CMD_LEN)
+}
+
+/// What a flow group's entries match: the whole outer ethertype and/or ip_protocol.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Criteria {
+    /// Match `outer_headers.ethertype`.
+    pub ethertype: bool,
+    /// Match `outer_headers.ip_protocol`.
+    pub ip_protocol: bool,
+}
+
+/// CREATE_FLOW_GROUP of flow indices `start..=end` of table `table_id` with `criteria`
+/// (`match_criteria_enable` = outer headers when any).
+pub fn create_flow_group(
+    buf: &mut [u8],
+    table_id: u32,
+    start_index: u32,
+    end_index: u32,
+    criteria: Criteria,
+) -> Result<usize, FormatError> {
+    fits(u64::from(table_id), 24)?;
+    if start_index > end_index {
+        return Err(FormatError::BadParam);
+    }
+    let b = start(buf, CREATE_FG_IN_LEN, op::CREATE_FLOW_GROUP, 0)?;
+    TABLE_TYPE.set(b, u64::from(TABLE_TYPE_NIC_RX));
+    TABLE_ID.set(b, u64::from(table_id));
+    FG_START.set(b, u64::from(start_index));
+    FG_END.set(b, u64::from(end_index));
+    if criteria.ethertype || criteria.ip_protocol {
+        FG_CRITERIA_ENABLE.set(b, u64::from(CRITERIA_OUTER_HEADERS));
+    }
+    if criteria.ethertype {
+        MATCH_ETHERTYPE.at(FG_CRITERIA).set(b, 0xffff);
+    }
+    if criteria.ip_protocol {
+        MATCH_IP_PROTOCOL.at(FG_CRITERIA).set(b, 0xff);
+    }
+    Ok(CREATE_FG_IN_LEN)
+}
+
+/// `create_flow_group_out.group_id` (bit 0x48, 24 bits).
+pub fn parse_create_flow_group(out: &[u8]) -> Result<u32, FormatError> {
+    Ok(FG_OUT_GROUP_ID.get32(super::output(out, hdr::LEN)?))
+}
+
+/// DESTROY_FLOW_GROUP `group_id` of table `table_id`.
+pub fn destroy_flow_group(
+    buf: &mut [u8],
+    table_id: u32,
+    group_id: u32,
+) -> Result<usize, FormatError> {
+    let b = table_cmd(buf, op::DESTROY_FLOW_GROUP, 0, table_id)?;
+    DESTROY_FG_GROUP_ID.set(b, u64::from(group_id));
+    Ok(FT_CMD_LEN)
+}
+
+/// The values an entry matches (under its group's criteria).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct MatchValue {
+    /// Outer ethertype.
+    pub ethertype: u16,
+    /// Outer IP protocol.
+    pub ip_protocol: u8,
+}
+
+/// SET_FLOW_TABLE_ENTRY (op_mod 0: a new entry) at `flow_index` of group `group_id` of
+/// table `table_id`: frames matching `m` go to TIR `tirn` (action FWD_DEST, one destination
+/// of type TIR).
+pub fn set_fte_fwd_tir(
+    buf: &mut [u8],
+    table_id: u32,
+    group_id: u32,
+    flow_index: u32,
+    m: &MatchValue,
+    tirn: u32,
+) -> Result<usize, FormatError> {
+    fits(u64::from(table_id), 24)?;
+    fits(u64::from(tirn), 24)?;
+    let b = start(buf, SET_FTE_IN_LEN, op::SET_FLOW_TABLE_ENTRY, 0)?;
+    TABLE_TYPE.set(b, u64::from(TABLE_TYPE_NIC_RX));
+    TABLE_ID.set(b, u64::from(table_id));
+    FTE_FLOW_INDEX.set(b, u64::from(flow_index));
+    FC_GROUP_ID.set(b, u64::from(group_id));
+    FC_ACTION.set(b, u64::from(ACTION_FWD_DEST));
+    FC_DEST_LIST_SIZE.set(b, 1);
+    MATCH_ETHERTYPE
+        .at(FC_MATCH_VALUE)
+        .set(b, u64::from(m.ethertype));
+    MATCH_IP_PROTOCOL
+        .at(FC_MATCH_VALUE)
+        .set(b, u64::from(m.ip_protocol));
+    DEST_TYPE.set(b, u64::from(DEST_TYPE_TIR));
+    DEST_ID.set(b, u64::from(tirn));
+    Ok(SET_FTE_IN_LEN)
+}
+
+/// DELETE_FLOW_TABLE_ENTRY at `flow_index` of table `table_id`.
+pub fn delete_fte(buf: &mut [u8], table_id: u32, flow_index: u32) -> Result<usize, FormatError> {
+    let b = table_cmd(buf, op::DELETE_FLOW_TABLE_ENTRY, 0, table_id)?;
+    FTE_FLOW_INDEX.set(b, u64::from(flow_index));
+    Ok(FT_CMD_LEN)
+}
+
+/// The traffic types of rsnic's traffic-type table: mlx5e's `enum mlx5_traffic_types`
+/// without IPsec and tunnels. Each of the six hashed types has an indirect TIR of its own
+/// (its field selector: [`Tt::l3_prot_type`], [`Tt::l4_prot_type`], the fields ethtool
+/// sets); [`Tt::Any`] (not IP) goes to the IPv4 one, where it hashes nothing (the table's
+/// first entry), as mlx5e sends it to the first channel.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Tt {
+    /// TCP over IPv4 (`MLX5_TT_IPV4_TCP`).
+    Tcp4,
+    /// TCP over IPv6.
+    Tcp6,
+    /// UDP over IPv4.
+    Udp4,
+    /// UDP over IPv6.
+    Udp6,
+    /// Other IPv4 (`MLX5_TT_IPV4`).
+    Ip4,
+    /// Other IPv6.
+    Ip6,
+    /// Anything else (`MLX5_TT_ANY`).
+    Any,
+}
+
+/// The flow groups of the traffic-type table, by flow index: (start, end, criteria). As
+/// fs_ttc.c's: L4 types (ethertype and protocol), L3 types (ethertype), the rest (nothing).
+pub const TTC_GROUPS: [(u32, u32, Criteria); 3] = [
+    (
+        0,
+        3,
+        Criteria {
+            ethertype: true,
+            ip_protocol: true,
+        },
+    ),
+    (
+        4,
+        5,
+        Criteria {
+            ethertype: true,
+            ip_protocol: false,
+        },
+    ),
+    (
+        6,
+        6,
+        Criteria {
+            ethertype: false,
+            ip_protocol: false,
+        },
+    ),
+];
+/// log2 of the traffic-type table's flow indices.
+pub const TTC_LOG_SIZE: u8 = 3;
+
+impl Tt {
+    /// Every traffic type, by flow index.
+    pub const ALL: [Tt; 7] = [
+        Tt::Tcp4,
+        Tt::Tcp6,
+        Tt::Udp4,
+        Tt::Udp6,
+        Tt::Ip4,
+        Tt::Ip6,
+        Tt::Any,
+    ];
+    /// The types with a TIR of their own (the first six; their index in it is
+    /// [`Tt::tir_index`]).
+    pub const HASHED: [Tt; 6] = [Tt::Tcp4, Tt::Tcp6, Tt::Udp4, Tt::Udp6, Tt::Ip4, Tt::Ip6];
+
+    /// The entry's flow index in the traffic-type table.
+    pub const fn flow_index(self) -> u32 {
+        self as u32
+    }
+
+    /// The index in [`TTC_GROUPS`] of the entry's group.
+    pub const fn group(self) -> usize {
+        match self {
+            Tt::Tcp4 | Tt::Tcp6 | Tt::Udp4 | Tt::Udp6 => 0,
+            Tt::Ip4 | Tt::Ip6 => 1,
+            Tt::Any => 2,
+        }
+    }
+
+    /// The index in [`Tt::HASHED`] of the TIR the type's frames go to.
+    pub const fn tir_index(self) -> usize {
+        match self {
+            Tt::Any => Tt::Ip4 as usize,
+            t => t as usize,
+        }
+    }
+
+    /// What the entry matches.
+    pub const fn match_value(self) -> MatchValue {
+        let (ethertype, ip_protocol) = match self {
+            Tt::Tcp4 => (ETH_P_IP, IPPROTO_TCP),
+            Tt::Tcp6 => (ETH_P_IPV6, IPPROTO_TCP),
+            Tt::Udp4 => (ETH_P_IP, IPPROTO_UDP),
+            Tt::Udp6 => (ETH_P_IPV6, IPPROTO_UDP),
+            Tt::Ip4 => (ETH_P_IP, 0),
+            Tt::Ip6 => (ETH_P_IPV6, 0),
+            Tt::Any => (0, 0),
+        };
+        MatchValue {
+            ethertype,
+            ip_protocol,
+        }
+    }
+
+    /// `l3_prot_type` of the type's TIR (`MLX5_L3_PROT_TYPE_*`).
+    pub const fn l3_prot_type(self) -> u8 {
+        match self {
+            Tt::Tcp6 | Tt::Udp6 | Tt::Ip6 => super::res::L3_PROT_IPV6,
+            _ => super::res::L3_PROT_IPV4,
+        }
+    }
+
+    /// `l4_prot_type` of the type's TIR (`MLX5_L4_PROT_TYPE_*`; 0 = TCP for the IP types,
+    /// which select no port).
+    pub const fn l4_prot_type(self) -> u8 {
+        match self {
+            Tt::Udp4 | Tt::Udp6 => super::res::L4_PROT_UDP,
+            _ => super::res::L4_PROT_TCP,
+        }
+    }
+
+    /// The fields mlx5e hashes by default (`rss_default_config`): addresses and ports for TCP
+    /// and UDP, addresses for the rest.
+    pub const fn default_fields(self) -> u32 {
+        use super::res::{HASH_SEL_DST_IP, HASH_SEL_L4_DPORT, HASH_SEL_L4_SPORT, HASH_SEL_SRC_IP};
+        match self {
+            Tt::Tcp4 | Tt::Tcp6 | Tt::Udp4 | Tt::Udp6 => {
+                HASH_SEL_SRC_IP | HASH_SEL_DST_IP | HASH_SEL_L4_SPORT | HASH_SEL_L4_DPORT
+            }
+            _ => HASH_SEL_SRC_IP | HASH_SEL_DST_IP,
+        }
+    }
+}

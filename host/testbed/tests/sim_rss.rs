@@ -1,0 +1,762 @@
+//! RSS and receive steering of the simulated ConnectX through its command interface: the
+//! RQT of 256 entries, per-traffic-type TIRs with their own field selectors and keys,
+//! MODIFY_RQT / MODIFY_TIR changing where frames land, the flow-steering subset (flow table,
+//! groups, entries, root) choosing the TIR of each traffic type, and the refusals. Inputs are
+//! built by hand from the 6.12 mlx5_ifc.h layouts (tests/cx_util), independently of the
+//! driver's builders; expected hashes come from the Microsoft RSS verification vectors.
+//! The last test runs the driver's own builders (`dp::mlx5::cmd::{fs, res}`) against the
+//! model: the two sides agree.
+
+mod cx_util;
+mod sim_util;
+
+use cx_util::*;
+use rsnic_core::dp::hw::{Coherent, Mmio};
+use rsnic_core::sim::mlx5::cmd::synd;
+use rsnic_core::sim::pkt::{self, rss_hash_sel, toeplitz, HashSel, RSS_KEY};
+use rsnic_testbed::mem::HostBuf;
+use sim_util::{ctrl, dseg, eseg, OP_SEND};
+
+const ST_BAD_OP: u8 = 0x2;
+const ST_BAD_PARAM: u8 = 0x3;
+const ST_BAD_RESOURCE: u8 = 0x5;
+const ST_BUSY: u8 = 0x6;
+
+/// The verification suite's first IPv4 flow: 66.9.149.187:2794 → 161.142.100.80:1766.
+const V_SRC: [u8; 4] = [66, 9, 149, 187];
+const V_DST: [u8; 4] = [161, 142, 100, 80];
+const V_SPORT: u16 = 2794;
+const V_DPORT: u16 = 1766;
+/// Its hash over the addresses and ports, and over the addresses alone (RSS_KEY).
+const V_HASH_4T: u32 = 0x51ccc178;
+const V_HASH_2T: u32 = 0x323e8fc2;
+
+/// The `rss_hash_type` byte of a CQE: IPv4 in bits 3..2, TCP 1 / UDP 2 in bits 7..6.
+const HT_IPV4: u8 = 1 << 2;
+const HT_TCP: u8 = 1 << 6;
+const HT_UDP: u8 = 2 << 6;
+
+// mlx5_ifc selected_fields bits.
+const SRC_IP: u32 = 1;
+const DST_IP: u32 = 2;
+const SPORT: u32 = 4;
+const DPORT: u32 = 8;
+const SDFN: u32 = SRC_IP | DST_IP | SPORT | DPORT;
+const SD: u32 = SRC_IP | DST_IP;
+
+fn expect(o: Out, status: u8, syndrome: u32) {
+    assert_eq!(
+        (o.status(), o.syndrome()),
+        (status, syndrome),
+        "status/syndrome"
+    );
+}
+
+/// An IPv4 frame with transport `proto` (6 TCP, 17 UDP, other: 8 bytes of nothing).
+fn ip4_frame(proto: u8, src: [u8; 4], sp: u16, dst: [u8; 4], dp: u16) -> Vec<u8> {
+    let mut f = vec![0x02, 0, 0, 0, 0, 2, 0x02, 0, 0, 0, 0, 1, 0x08, 0x00];
+    let l4 = if proto == 6 { 20 } else { 8 };
+    let total = (20 + l4) as u16;
+    f.extend_from_slice(&[
+        0x45,
+        0,
+        (total >> 8) as u8,
+        total as u8,
+        0,
+        0,
+        0x40,
+        0,
+        64,
+        proto,
+    ]);
+    f.extend_from_slice(&[0, 0]);
+    f.extend_from_slice(&src);
+    f.extend_from_slice(&dst);
+    f.extend_from_slice(&sp.to_be_bytes());
+    f.extend_from_slice(&dp.to_be_bytes());
+    if proto == 6 {
+        f.extend_from_slice(&[0, 0, 0, 1, 0, 0, 0, 0, 0x50, 0x02, 0xff, 0xff, 0, 0, 0, 0]);
+    } else {
+        f.extend_from_slice(&[0, 8, 0, 0]);
+    }
+    f.resize(60, 0);
+    f
+}
+
+/// A UDP/IPv6 frame.
+fn udp6_frame(src: [u8; 16], sp: u16, dst: [u8; 16], dp: u16) -> Vec<u8> {
+    let mut f = vec![0x02, 0, 0, 0, 0, 2, 0x02, 0, 0, 0, 0, 1, 0x86, 0xdd];
+    f.extend_from_slice(&[0x60, 0, 0, 0, 0, 8, 17, 64]);
+    f.extend_from_slice(&src);
+    f.extend_from_slice(&dst);
+    f.extend_from_slice(&sp.to_be_bytes());
+    f.extend_from_slice(&dp.to_be_bytes());
+    f.extend_from_slice(&[0, 8, 0, 0]);
+    f
+}
+
+/// An ARP request (not IP).
+fn arp_frame() -> Vec<u8> {
+    let mut f = vec![0xff; 6];
+    f.extend_from_slice(&[0x02, 0, 0, 0, 0, 1, 0x08, 0x06]);
+    f.extend_from_slice(&[0, 1, 8, 0, 6, 4, 0, 1]);
+    f.resize(60, 0);
+    f
+}
+
+#[test]
+fn hash_selection_follows_the_verification_suite() {
+    let tcp = ip4_frame(6, V_SRC, V_SPORT, V_DST, V_DPORT);
+    let udp = ip4_frame(17, V_SRC, V_SPORT, V_DST, V_DPORT);
+    let (th, uh) = (pkt::parse(&tcp), pkt::parse(&udp));
+    let sel = |udp: bool, fields: u32| HashSel {
+        ipv6: false,
+        udp,
+        src_ip: fields & SRC_IP != 0,
+        dst_ip: fields & DST_IP != 0,
+        sport: fields & SPORT != 0,
+        dport: fields & DPORT != 0,
+    };
+    // All four fields, and the addresses alone.
+    let t = rss_hash_sel(&tcp, &th, &RSS_KEY, sel(false, SDFN));
+    assert_eq!(t, (V_HASH_4T, HT_IPV4 | HT_TCP));
+    assert_eq!(
+        rss_hash_sel(&tcp, &th, &RSS_KEY, sel(false, SD)),
+        (V_HASH_2T, HT_IPV4)
+    );
+    assert_eq!(
+        rss_hash_sel(&udp, &uh, &RSS_KEY, sel(true, SDFN)),
+        (V_HASH_4T, HT_IPV4 | HT_UDP)
+    );
+    // The selector's transport is not the frame's: its ports are not hashed.
+    assert_eq!(
+        rss_hash_sel(&udp, &uh, &RSS_KEY, sel(false, SDFN)),
+        (V_HASH_2T, HT_IPV4)
+    );
+    // An IPv6 selector on an IPv4 frame hashes nothing.
+    let mut s6 = sel(false, SDFN);
+    s6.ipv6 = true;
+    assert_eq!(rss_hash_sel(&tcp, &th, &RSS_KEY, s6), (0, 0));
+    // One field alone: the key window of the field's position in the tuple (a source
+    // address alone hashes as the first 4 bytes of the tuple).
+    let src_only = rss_hash_sel(&tcp, &th, &RSS_KEY, sel(false, SRC_IP));
+    assert_eq!(src_only.0, toeplitz(&RSS_KEY, &V_SRC));
+    let dst_only = rss_hash_sel(&tcp, &th, &RSS_KEY, sel(false, DST_IP));
+    assert_eq!(dst_only.0, toeplitz(&RSS_KEY, &V_DST));
+    // The suite's IPv6 flow: 3ffe:2501:200:1fff::7 port 2794 → 3ffe:2501:200:3::1 port
+    // 1766 (hashes 0x2cc18cd5 without ports, 0x40207d3d with).
+    let s = [
+        0x3f, 0xfe, 0x25, 0x01, 0x02, 0, 0x1f, 0xff, 0, 0, 0, 0, 0, 0, 0, 7,
+    ];
+    let d = [
+        0x3f, 0xfe, 0x25, 0x01, 0x02, 0, 0, 3, 0, 0, 0, 0, 0, 0, 0, 1,
+    ];
+    let f6 = udp6_frame(s, 2794, d, 1766);
+    let h6 = pkt::parse(&f6);
+    let mut s6 = sel(true, SDFN);
+    s6.ipv6 = true;
+    assert_eq!(
+        rss_hash_sel(&f6, &h6, &RSS_KEY, s6),
+        (0x40207d3d, (2 << 2) | HT_UDP)
+    );
+    s6.sport = false;
+    s6.dport = false;
+    assert_eq!(rss_hash_sel(&f6, &h6, &RSS_KEY, s6), (0x2cc18cd5, 2 << 2));
+}
+
+/// One function's objects for the tests below.
+struct Rig {
+    h: Host,
+    uar: u32,
+    pd: u32,
+    td: u32,
+    cq: Cq,
+    _eq: Eq,
+    /// (rqn, ring, doorbell record)
+    rqs: Vec<(u32, HostBuf, HostBuf)>,
+    sq: (u32, HostBuf, HostBuf),
+    pc: u16,
+}
+
+impl Rig {
+    /// Port 1 brought up by commands, looping back to itself (PPLR), with an SQ and four
+    /// RQs of 64 posted WQEs on one CQ.
+    fn new() -> Self {
+        let mut h = Host::new(1);
+        h.bring_up();
+        let uar = h.alloc(0x802);
+        let pd = h.alloc(0x800);
+        let td = h.alloc(0x816);
+        let eq = h.create_eq(6, uar, 5, 0).unwrap();
+        let cq = h.create_cq(8, uar, eq.eqn, false).unwrap();
+        let mut rqs = Vec::new();
+        for _ in 0..4 {
+            let rq = h.tb.mem.alloc(1024);
+            let dbr = h.tb.mem.alloc(8);
+            let rqn = h
+                .exec(&rq_in(cq.cqn, pd, dbr.dma_addr(), 4, 6, rq.dma_addr()), 16)
+                .ok()
+                .obj();
+            h.exec(&modify_in(0x909, rqn, 0, 1), 16).ok();
+            for i in 0..64 {
+                let b = h.tb.mem.alloc(2048);
+                rq.write(i * 16, &dseg(2048, 0, b.dma_addr()));
+            }
+            dbr.write_be32(0, 64);
+            rqs.push((rqn, rq, dbr));
+        }
+        let mut pl = vec![0u8; 8];
+        put(&mut pl, 0x8, 8, 1);
+        put(&mut pl, 0x38, 8, 2);
+        h.exec(&reg_in(0x5018, true, &pl), 24).ok();
+        let tis = h.exec(&tis_in(td), 16).ok().obj();
+        let sqb = h.tb.mem.alloc(4096);
+        let sdbr = h.tb.mem.alloc(8);
+        let sqn = h
+            .exec(
+                &sq_in(cq.cqn, tis, pd, uar, sdbr.dma_addr(), 6, sqb.dma_addr()),
+                16,
+            )
+            .ok()
+            .obj();
+        h.exec(&modify_in(0x905, sqn, 0, 1), 16).ok();
+        Self {
+            h,
+            uar,
+            pd,
+            td,
+            cq,
+            _eq: eq,
+            rqs,
+            sq: (sqn, sqb, sdbr),
+            pc: 0,
+        }
+    }
+
+    fn rqns(&self) -> Vec<u32> {
+        self.rqs.iter().map(|r| r.0).collect()
+    }
+
+    /// Sends `frame` to itself; returns (index of the RQ that took it, CQE hash, CQE hash
+    /// type), or None if the port dropped it. Every RQ is re-posted to 64 WQEs.
+    fn send(&mut self, frame: &[u8]) -> Option<(usize, u32, u8)> {
+        let before: Vec<u16> = self
+            .rqs
+            .iter()
+            .map(|r| self.h.tb.device().rq_consumer(r.0).unwrap())
+            .collect();
+        let data = self.h.tb.mem.alloc_from(frame);
+        let mut w = Vec::new();
+        w.extend_from_slice(&ctrl(OP_SEND, self.pc, self.sq.0, 3, 0));
+        w.extend_from_slice(&eseg(0, 0, 0, [0, 0]));
+        w.extend_from_slice(&dseg(frame.len() as u32, 0, data.dma_addr()));
+        self.sq.1.write((usize::from(self.pc) % 64) * 64, &w);
+        self.pc = self.pc.wrapping_add(1);
+        self.sq.2.write_be32(4, u32::from(self.pc));
+        self.h.bus.write64(
+            self.h.reg(self.uar * 4096 + 0x800),
+            w[..8].try_into().unwrap(),
+        );
+        self.h.step();
+        let mut took = None;
+        for (i, r) in self.rqs.iter().enumerate() {
+            let now = self.h.tb.device().rq_consumer(r.0).unwrap();
+            r.2.write_be32(0, u32::from(now) + 64);
+            if now != before[i] {
+                assert!(took.is_none(), "one frame, one RQ");
+                took = Some(i);
+            }
+        }
+        let c = self.cq.poll();
+        self.cq.dbr.write_be32(0, self.cq.cc & 0xff_ffff);
+        match took {
+            Some(i) => {
+                let c = c.expect("an RX CQE");
+                let hash = u32::from_be_bytes(c[12..16].try_into().unwrap());
+                Some((i, hash, c[16]))
+            }
+            None => {
+                assert!(c.is_none(), "no CQE for a dropped frame");
+                None
+            }
+        }
+    }
+
+    /// CREATE_TIR (indirect, Toeplitz) over `rqtn` with `key` and the outer selector.
+    fn tir(&mut self, rqtn: u32, key: &[u8; 40], l3: u8, l4: u8, fields: u32) -> u32 {
+        let td = self.td;
+        self.h
+            .exec(&tir_sel_in(rqtn, td, key, l3, l4, fields), 16)
+            .ok()
+            .obj()
+    }
+}
+
+/// create_tir_in with an outer field selector (`rx_hash_field_selector_outer` at bit 0x380:
+/// l3_prot_type 0x380, l4_prot_type 0x381, selected_fields 0x382, 30 bits).
+fn tir_sel_in(rqtn: u32, td: u32, key: &[u8; 40], l3: u8, l4: u8, fields: u32) -> Vec<u8> {
+    let mut i = tir_in(rqtn, td, key);
+    put(&mut i, 0x380, 1, u64::from(l3));
+    put(&mut i, 0x381, 1, u64::from(l4));
+    put(&mut i, 0x382, 30, u64::from(fields));
+    i
+}
+
+/// modify_tir_in: tirn at 0x48, bitmask at byte 0x10 (hash = bit 0xbd), the context at byte
+/// 0x20 as in create_tir_in.
+fn modify_tir_in(tirn: u32, key: &[u8; 40], l3: u8, l4: u8, fields: u32) -> Vec<u8> {
+    let mut i = tir_sel_in(0, 0, key, l3, l4, fields);
+    i[0..2].copy_from_slice(&0x901u16.to_be_bytes());
+    put(&mut i, 0x120, 4, 0); // disp_type is not part of a hash modification
+    put(&mut i, 0x48, 24, u64::from(tirn));
+    put(&mut i, 0xbd, 1, 1); // bitmask.hash
+    i
+}
+
+/// modify_rqt_in: rqtn at 0x48, bitmask.rqn_list at 0xbf, the list as in create_rqt_in.
+fn modify_rqt_in(rqtn: u32, rqns: &[u32]) -> Vec<u8> {
+    let mut i = rqt_in(rqns);
+    i[0..2].copy_from_slice(&0x917u16.to_be_bytes());
+    put(&mut i, 0x48, 24, u64::from(rqtn));
+    put(&mut i, 0xbf, 1, 1);
+    i
+}
+
+/// create_flow_table_in: table_type 0 (NIC RX) at 0x80, flow_table_context at 0xc0 with
+/// log_size at its 0x18.
+fn ft_in(log_size: u8) -> Vec<u8> {
+    let mut i = cmd_in(0x930, 0, 0x40);
+    put(&mut i, 0xd8, 8, u64::from(log_size));
+    i
+}
+
+/// create_flow_group_in: table_id 0xa8, start 0xe0, end 0x120, match_criteria_enable 0x1f8,
+/// match_criteria at 0x200 (outer ethertype at +0x30, ip_protocol at +0x80).
+fn fg_in(ft: u32, start: u32, end: u32, eth: bool, proto: bool) -> Vec<u8> {
+    let mut i = cmd_in(0x933, 0, 0x400);
+    put(&mut i, 0xa8, 24, u64::from(ft));
+    put(&mut i, 0xe0, 32, u64::from(start));
+    put(&mut i, 0x120, 32, u64::from(end));
+    if eth || proto {
+        put(&mut i, 0x1f8, 8, 1);
+    }
+    if eth {
+        put(&mut i, 0x230, 16, 0xffff);
+    }
+    if proto {
+        put(&mut i, 0x280, 8, 0xff);
+    }
+    i
+}
+
+/// set_fte_in: table_id 0xa8, flow_index 0x100, flow_context at 0x200 (group_id +0x20,
+/// action +0x70, destination_list_size +0x88, match_value +0x200, destination[0] +0x1800:
+/// type 8 bits, id 24 bits).
+fn fte_in(ft: u32, fg: u32, index: u32, eth: u16, proto: u8, tirn: u32) -> Vec<u8> {
+    let mut i = cmd_in(0x936, 0, 0x348);
+    put(&mut i, 0xa8, 24, u64::from(ft));
+    put(&mut i, 0x100, 32, u64::from(index));
+    put(&mut i, 0x220, 32, u64::from(fg));
+    put(&mut i, 0x270, 16, 4); // FWD_DEST
+    put(&mut i, 0x288, 24, 1);
+    put(&mut i, 0x430, 16, u64::from(eth));
+    put(&mut i, 0x480, 8, u64::from(proto));
+    put(&mut i, 0x1a00, 8, 2); // TIR
+    put(&mut i, 0x1a08, 24, u64::from(tirn));
+    i
+}
+
+/// A 0x40-byte flow-steering command naming table `ft` (table_id at 0xa8).
+fn ft_cmd(opcode: u16, op_mod: u16, ft: u32) -> Vec<u8> {
+    let mut i = cmd_in(opcode, op_mod, 0x40);
+    put(&mut i, 0xa8, 24, u64::from(ft));
+    i
+}
+
+/// The traffic-type table over `tirs` = [tcp4, tcp6, udp4, udp6, ip4, ip6] as mlx5e's
+/// fs_ttc.c builds it: group 0 (ethertype + ip_protocol) indices 0..=3, group 1
+/// (ethertype) 4..=5, group 2 (nothing) 6. Returns (table, groups).
+fn ttc(r: &mut Rig, tirs: [u32; 6]) -> (u32, [u32; 3]) {
+    let ft = r.h.exec(&ft_in(3), 16).ok().obj();
+    let g0 = r.h.exec(&fg_in(ft, 0, 3, true, true), 16).ok().obj();
+    let g1 = r.h.exec(&fg_in(ft, 4, 5, true, false), 16).ok().obj();
+    let g2 = r.h.exec(&fg_in(ft, 6, 6, false, false), 16).ok().obj();
+    let rules = [
+        (g0, 0, 0x0800, 6, tirs[0]),
+        (g0, 1, 0x86dd, 6, tirs[1]),
+        (g0, 2, 0x0800, 17, tirs[2]),
+        (g0, 3, 0x86dd, 17, tirs[3]),
+        (g1, 4, 0x0800, 0, tirs[4]),
+        (g1, 5, 0x86dd, 0, tirs[5]),
+        (g2, 6, 0, 0, tirs[4]),
+    ];
+    for (g, ix, eth, proto, tir) in rules {
+        r.h.exec(&fte_in(ft, g, ix, eth, proto, tir), 16).ok();
+    }
+    (ft, [g0, g1, g2])
+}
+
+/// The RQ index RQT entry `hash % 256` names in a table whose entry i is RQ `i % 4`.
+fn spread(hash: u32) -> usize {
+    (hash % 256 % 4) as usize
+}
+
+#[test]
+fn flow_table_sends_each_traffic_type_to_its_tir() {
+    let mut r = Rig::new();
+    let rqns = r.rqns();
+    let table: Vec<u32> = (0..256).map(|i| rqns[i % 4]).collect();
+    let rqtn = r.h.exec(&rqt_in(&table), 16).ok().obj();
+    let key = RSS_KEY;
+    let tcp4 = r.tir(rqtn, &key, 0, 0, SDFN);
+    let tcp6 = r.tir(rqtn, &key, 1, 0, SDFN);
+    let udp4 = r.tir(rqtn, &key, 0, 1, SDFN);
+    let udp6 = r.tir(rqtn, &key, 1, 1, SDFN);
+    let ip4 = r.tir(rqtn, &key, 0, 0, SD);
+    let ip6 = r.tir(rqtn, &key, 1, 0, SD);
+    let tcp_v = ip4_frame(6, V_SRC, V_SPORT, V_DST, V_DPORT);
+    let udp_v = ip4_frame(17, V_SRC, V_SPORT, V_DST, V_DPORT);
+    let icmp_v = ip4_frame(1, V_SRC, 0, V_DST, 0);
+    // No root table yet: the first indirect TIR (TCP/IPv4's) takes everything, hashing
+    // addresses and ports whatever its selector says.
+    assert_eq!(
+        r.send(&udp_v),
+        Some((spread(V_HASH_4T), V_HASH_4T, HT_IPV4 | HT_UDP))
+    );
+    let (ft, groups) = ttc(&mut r, [tcp4, tcp6, udp4, udp6, ip4, ip6]);
+    r.h.exec(&ft_cmd(0x92f, 0, ft), 16).ok();
+    // TCP and UDP hash addresses and ports, other IPv4 the addresses only.
+    assert_eq!(
+        r.send(&tcp_v),
+        Some((spread(V_HASH_4T), V_HASH_4T, HT_IPV4 | HT_TCP))
+    );
+    assert_eq!(
+        r.send(&udp_v),
+        Some((spread(V_HASH_4T), V_HASH_4T, HT_IPV4 | HT_UDP))
+    );
+    assert_eq!(
+        r.send(&icmp_v),
+        Some((spread(V_HASH_2T), V_HASH_2T, HT_IPV4))
+    );
+    // Not IP: the catch-all entry, to the IPv4 TIR, which hashes nothing: entry 0.
+    assert_eq!(r.send(&arp_frame()), Some((0, 0, 0)));
+    // UDP over IPv6 to its own TIR.
+    let s6 = [
+        0x3f, 0xfe, 0x25, 0x01, 0x02, 0, 0x1f, 0xff, 0, 0, 0, 0, 0, 0, 0, 7,
+    ];
+    let d6 = [
+        0x3f, 0xfe, 0x25, 0x01, 0x02, 0, 0, 3, 0, 0, 0, 0, 0, 0, 0, 1,
+    ];
+    assert_eq!(
+        r.send(&udp6_frame(s6, 2794, d6, 1766)),
+        Some((spread(0x40207d3d), 0x40207d3d, (2 << 2) | HT_UDP))
+    );
+
+    // `-N udp4 sd`: MODIFY_TIR of the UDP/IPv4 TIR. Flows between one address pair now
+    // hash alike whatever their ports; TCP keeps its four fields.
+    r.h.exec(&modify_tir_in(udp4, &key, 0, 1, SD), 16).ok();
+    for sp in [V_SPORT, 1000, 1001, 40000] {
+        let f = ip4_frame(17, V_SRC, sp, V_DST, V_DPORT + sp % 7);
+        assert_eq!(r.send(&f), Some((spread(V_HASH_2T), V_HASH_2T, HT_IPV4)));
+    }
+    assert_eq!(r.send(&tcp_v).map(|x| x.1), Some(V_HASH_4T));
+    // Back to four fields: the ports spread the flows again.
+    r.h.exec(&modify_tir_in(udp4, &key, 0, 1, SDFN), 16).ok();
+    let flows: Vec<Vec<u8>> = (0..32u16)
+        .map(|i| ip4_frame(17, [10, 0, 0, 1], 5000 + i, [10, 0, 0, 2], 9))
+        .collect();
+    let tuple = |f: &[u8]| f[26..38].to_vec();
+    let mut used = [false; 4];
+    for f in &flows {
+        let h = toeplitz(&key, &tuple(f));
+        let got = r.send(f).unwrap();
+        assert_eq!(got, (spread(h), h, HT_IPV4 | HT_UDP));
+        used[got.0] = true;
+    }
+    assert!(used.iter().all(|&u| u), "32 flows spread over the 4 RQs");
+
+    // A new key (MODIFY_TIR, hitless): the same flows land where the new key says, and at
+    // least one of them moves.
+    let mut key2 = RSS_KEY;
+    key2.reverse();
+    r.h.exec(&modify_tir_in(udp4, &key2, 0, 1, SDFN), 16).ok();
+    let mut moved = 0;
+    for f in &flows {
+        let (h1, h2) = (toeplitz(&key, &tuple(f)), toeplitz(&key2, &tuple(f)));
+        assert_eq!(r.send(f), Some((spread(h2), h2, HT_IPV4 | HT_UDP)));
+        moved += usize::from(spread(h1) != spread(h2));
+    }
+    assert!(moved > 0, "a key change moves flows");
+    // The other TIRs kept the old key.
+    assert_eq!(r.send(&tcp_v).map(|x| x.1), Some(V_HASH_4T));
+
+    // MODIFY_RQT: every entry to RQ 0, then to RQ 1 (`-X weight 0 1 0 0`).
+    for target in [0usize, 1] {
+        r.h.exec(&modify_rqt_in(rqtn, &vec![rqns[target]; 256]), 16)
+            .ok();
+        for f in flows.iter().take(8) {
+            assert_eq!(r.send(f).map(|x| x.0), Some(target));
+        }
+    }
+    r.h.exec(&modify_rqt_in(rqtn, &table), 16).ok();
+
+    // Entry 2 (UDP/IPv4) deleted: UDP/IPv4 falls to the next matching entry, IPv4's (4),
+    // whose TIR hashes the addresses.
+    r.h.exec(
+        &{
+            let mut i = ft_cmd(0x938, 0, ft);
+            put(&mut i, 0x100, 32, 2);
+            i
+        },
+        16,
+    )
+    .ok();
+    assert_eq!(
+        r.send(&udp_v),
+        Some((spread(V_HASH_2T), V_HASH_2T, HT_IPV4))
+    );
+    r.h.exec(&fte_in(ft, groups[0], 2, 0x0800, 17, udp4), 16)
+        .ok();
+
+    // Root disconnected: the first indirect TIR takes everything again.
+    r.h.exec(&ft_cmd(0x92f, 1, 0), 16).ok();
+    assert_eq!(r.send(&icmp_v).map(|x| x.1), Some(V_HASH_2T));
+    assert_eq!(r.send(&udp_v).map(|x| x.1), Some(V_HASH_4T));
+    assert_eq!(r.h.tb.counters(1).rx_no_rq_drops, 0);
+}
+
+#[test]
+fn steering_commands_refuse_what_the_model_does_not_do() {
+    let mut r = Rig::new();
+    let rqns = r.rqns();
+    let rqtn = r.h.exec(&rqt_in(&rqns), 16).ok().obj();
+    let key = RSS_KEY;
+    let tir = r.tir(rqtn, &key, 0, 1, SDFN);
+    // A selector with the IPsec SPI field.
+    expect(
+        r.h.exec(&tir_sel_in(rqtn, r.td, &key, 0, 0, SDFN | 16), 16),
+        ST_BAD_PARAM,
+        synd::TIR_FIELDS,
+    );
+    // MODIFY_TIR: another bitmask bit (self_lb_en, 0xbb), XOR8, fields, a TIR not ours.
+    let mut m = modify_tir_in(tir, &key, 0, 0, SD);
+    put(&mut m, 0xbb, 1, 1);
+    expect(r.h.exec(&m, 16), ST_BAD_PARAM, synd::TIR_BITMASK);
+    let mut m = modify_tir_in(tir, &key, 0, 0, SD);
+    put(&mut m, 0x220, 4, 1);
+    expect(r.h.exec(&m, 16), ST_BAD_PARAM, synd::TIR_HASH);
+    expect(
+        r.h.exec(&modify_tir_in(tir, &key, 0, 0, 32), 16),
+        ST_BAD_PARAM,
+        synd::TIR_FIELDS,
+    );
+    expect(
+        r.h.exec(&modify_tir_in(tir + 1, &key, 0, 0, SD), 16),
+        ST_BAD_RESOURCE,
+        synd::BAD_TIR,
+    );
+    // Flow tables: another table type, flags, too large.
+    let mut i = ft_in(3);
+    put(&mut i, 0x80, 8, 1);
+    expect(r.h.exec(&i, 16), ST_BAD_PARAM, synd::FT_TYPE);
+    let mut i = ft_in(3);
+    put(&mut i, 0xc4, 4, 1); // table_miss_action
+    expect(r.h.exec(&i, 16), ST_BAD_PARAM, synd::FT_PARAM);
+    expect(r.h.exec(&ft_in(17), 16), ST_BAD_PARAM, synd::FT_PARAM);
+    let ft = r.h.exec(&ft_in(3), 16).ok().obj();
+    // Groups: a field the model does not match (dmac), half an ethertype, beyond the
+    // table, overlapping, of no table.
+    let mut i = fg_in(ft, 0, 1, true, false);
+    put(&mut i, 0x240, 32, 0xffff_ffff);
+    expect(r.h.exec(&i, 16), ST_BAD_PARAM, synd::FG_CRITERIA);
+    let mut i = fg_in(ft, 0, 1, true, false);
+    put(&mut i, 0x230, 16, 0xff00);
+    expect(r.h.exec(&i, 16), ST_BAD_PARAM, synd::FG_CRITERIA);
+    expect(
+        r.h.exec(&fg_in(ft, 4, 8, true, false), 16),
+        ST_BAD_PARAM,
+        synd::FG_RANGE,
+    );
+    let g = r.h.exec(&fg_in(ft, 0, 3, true, true), 16).ok().obj();
+    expect(
+        r.h.exec(&fg_in(ft, 3, 5, true, false), 16),
+        ST_BAD_PARAM,
+        synd::FG_RANGE,
+    );
+    expect(
+        r.h.exec(&fg_in(ft + 1, 4, 5, true, false), 16),
+        ST_BAD_RESOURCE,
+        synd::BAD_FT,
+    );
+    // Entries: an ethertype or protocol the model cannot tell apart, outside the group,
+    // twice, another action, a destination that is not a TIR of ours.
+    expect(
+        r.h.exec(&fte_in(ft, g, 0, 0x0806, 6, tir), 16),
+        ST_BAD_PARAM,
+        synd::FTE_MATCH,
+    );
+    expect(
+        r.h.exec(&fte_in(ft, g, 0, 0x0800, 1, tir), 16),
+        ST_BAD_PARAM,
+        synd::FTE_MATCH,
+    );
+    expect(
+        r.h.exec(&fte_in(ft, g, 4, 0x0800, 17, tir), 16),
+        ST_BAD_PARAM,
+        synd::FTE_INDEX,
+    );
+    let mut i = fte_in(ft, g, 0, 0x0800, 17, tir);
+    put(&mut i, 0x270, 16, 4 | 2); // FWD_DEST | DROP
+    expect(r.h.exec(&i, 16), ST_BAD_PARAM, synd::FTE_ACTION);
+    let mut i = fte_in(ft, g, 0, 0x0800, 17, tir);
+    put(&mut i, 0x1a00, 8, 1); // a flow table destination
+    expect(r.h.exec(&i, 16), ST_BAD_PARAM, synd::FTE_ACTION);
+    expect(
+        r.h.exec(&fte_in(ft, g, 0, 0x0800, 17, tir + 1), 16),
+        ST_BAD_RESOURCE,
+        synd::BAD_TIR,
+    );
+    r.h.exec(&fte_in(ft, g, 0, 0x0800, 17, tir), 16).ok();
+    expect(
+        r.h.exec(&fte_in(ft, g, 0, 0x0800, 6, tir), 16),
+        ST_BAD_PARAM,
+        synd::FTE_INDEX,
+    );
+    // Modifying an entry (op_mod 1) is not implemented.
+    let mut i = fte_in(ft, g, 0, 0x0800, 17, tir);
+    i[6..8].copy_from_slice(&1u16.to_be_bytes());
+    expect(r.h.exec(&i, 16), ST_BAD_OP, synd::BAD_OP_MOD);
+    // Root: an underlay QPN, then set.
+    let mut i = ft_cmd(0x92f, 0, ft);
+    put(&mut i, 0xc8, 24, 5);
+    expect(r.h.exec(&i, 16), ST_BAD_PARAM, synd::FT_PARAM);
+    r.h.exec(&ft_cmd(0x92f, 0, ft), 16).ok();
+    // What is in use cannot go: the TIR an entry forwards to, the group with an entry,
+    // the table with groups or as root.
+    expect(r.h.exec(&obj_in(0x902, tir), 16), ST_BUSY, synd::TIR_IN_USE);
+    let mut dg = ft_cmd(0x934, 0, ft);
+    put(&mut dg, 0xc0, 32, u64::from(g));
+    expect(r.h.exec(&dg, 16), ST_BUSY, synd::FG_IN_USE);
+    expect(
+        r.h.exec(&ft_cmd(0x931, 0, ft), 16),
+        ST_BUSY,
+        synd::FT_IN_USE,
+    );
+    // A frame of no entry's class (TCP) is dropped; UDP goes through the entry.
+    let tcp_v = ip4_frame(6, V_SRC, V_SPORT, V_DST, V_DPORT);
+    assert_eq!(r.send(&tcp_v), None);
+    assert_eq!(r.h.tb.counters(1).rx_no_rq_drops, 1);
+    let udp_v = ip4_frame(17, V_SRC, V_SPORT, V_DST, V_DPORT);
+    assert_eq!(r.send(&udp_v).map(|x| x.1), Some(V_HASH_4T));
+    // Undone in order: root, entry (twice: the second finds none), group, table, TIR.
+    r.h.exec(&ft_cmd(0x92f, 1, 0), 16).ok();
+    let mut de = ft_cmd(0x938, 0, ft);
+    put(&mut de, 0x100, 32, 0);
+    r.h.exec(&de, 16).ok();
+    expect(r.h.exec(&de, 16), ST_BAD_PARAM, synd::FTE_INDEX);
+    r.h.exec(&dg, 16).ok();
+    r.h.exec(&ft_cmd(0x931, 0, ft), 16).ok();
+    r.h.exec(&obj_in(0x902, tir), 16).ok();
+    r.h.exec(&obj_in(0x918, rqtn), 16).ok();
+    let _ = (r.pd, &r.cq);
+}
+
+/// The driver's builders (`dp::mlx5::cmd::{fs, res}`) against the model: the traffic-type
+/// table, per-type TIRs, a hash change by MODIFY_TIR and a table change by MODIFY_RQT of
+/// 256 entries, then the driver's teardown order; every command accepted.
+#[test]
+fn the_drivers_steering_commands_run_on_the_model() {
+    use rsnic_core::dp::mlx5::cmd::fs::{self, Tt, TTC_GROUPS, TTC_LOG_SIZE};
+    use rsnic_core::dp::mlx5::cmd::res;
+    let build = |f: &dyn Fn(&mut [u8]) -> Result<usize, rsnic_core::dp::mlx5::cmd::FormatError>| {
+        let mut b = vec![0u8; 2048];
+        let n = f(&mut b).unwrap();
+        b.truncate(n);
+        b
+    };
+    let mut r = Rig::new();
+    let rqns = r.rqns();
+    let table: Vec<u32> = (0..256).map(|i| rqns[i % 4]).collect();
+    let rqtn = res::parse_create_rqt(
+        &r.h.exec(&build(&|b| res::create_rqt(b, 256, &table)), 16)
+            .ok()
+            .b,
+    )
+    .unwrap();
+    let mut tirs = Vec::new();
+    for tt in Tt::HASHED {
+        let t = res::CreateTir {
+            transport_domain: r.td,
+            rqtn,
+            key: RSS_KEY,
+            l3_prot_type: tt.l3_prot_type(),
+            l4_prot_type: tt.l4_prot_type(),
+            selected_fields: tt.default_fields(),
+        };
+        let o = r.h.exec(&build(&|b| res::create_tir(b, &t)), 16).ok();
+        tirs.push(res::parse_create_tir(&o.b).unwrap());
+    }
+    let o =
+        r.h.exec(&build(&|b| fs::create_flow_table(b, TTC_LOG_SIZE, 0)), 16)
+            .ok();
+    let ft = fs::parse_create_flow_table(&o.b).unwrap();
+    let mut groups = Vec::new();
+    for (s, e, c) in TTC_GROUPS {
+        let o =
+            r.h.exec(&build(&|b| fs::create_flow_group(b, ft, s, e, c)), 16)
+                .ok();
+        groups.push(fs::parse_create_flow_group(&o.b).unwrap());
+    }
+    for tt in Tt::ALL {
+        let (g, tir) = (groups[tt.group()], tirs[tt.tir_index()]);
+        r.h.exec(
+            &build(&|b| fs::set_fte_fwd_tir(b, ft, g, tt.flow_index(), &tt.match_value(), tir)),
+            16,
+        )
+        .ok();
+    }
+    r.h.exec(&build(&|b| fs::set_flow_table_root(b, ft)), 16)
+        .ok();
+    let udp_v = ip4_frame(17, V_SRC, V_SPORT, V_DST, V_DPORT);
+    assert_eq!(
+        r.send(&udp_v),
+        Some((spread(V_HASH_4T), V_HASH_4T, HT_IPV4 | HT_UDP))
+    );
+    // `-N udp4 sd` as the driver sends it.
+    let h = res::TirHash {
+        key: RSS_KEY,
+        l3_prot_type: Tt::Udp4.l3_prot_type(),
+        l4_prot_type: Tt::Udp4.l4_prot_type(),
+        selected_fields: res::HASH_SEL_SRC_IP | res::HASH_SEL_DST_IP,
+    };
+    let udp4 = tirs[Tt::Udp4.tir_index()];
+    r.h.exec(&build(&|b| res::modify_tir_hash(b, udp4, &h)), 16)
+        .ok();
+    assert_eq!(
+        r.send(&udp_v),
+        Some((spread(V_HASH_2T), V_HASH_2T, HT_IPV4))
+    );
+    // `-X equal 1`.
+    let all0 = vec![rqns[0]; 256];
+    r.h.exec(&build(&|b| res::modify_rqt(b, rqtn, 256, &all0)), 16)
+        .ok();
+    assert_eq!(r.send(&udp_v).map(|x| x.0), Some(0));
+    // The driver's teardown: disconnect, entries, groups, table, TIRs, RQT.
+    r.h.exec(&build(&|b| fs::disconnect_flow_table_root(b)), 16)
+        .ok();
+    for tt in Tt::ALL {
+        r.h.exec(&build(&|b| fs::delete_fte(b, ft, tt.flow_index())), 16)
+            .ok();
+    }
+    for g in &groups {
+        r.h.exec(&build(&|b| fs::destroy_flow_group(b, ft, *g)), 16)
+            .ok();
+    }
+    r.h.exec(&build(&|b| fs::destroy_flow_table(b, ft)), 16)
+        .ok();
+    for t in &tirs {
+        r.h.exec(&build(&|b| res::destroy_tir(b, *t)), 16).ok();
+    }
+    r.h.exec(&build(&|b| res::destroy_rqt(b, rqtn)), 16).ok();
+    assert_eq!(r.send(&udp_v), None, "nothing steers any more");
+}
