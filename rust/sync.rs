@@ -35,6 +35,52 @@ pub fn msleep(ms: u32) {
     unsafe { bindings::rsnic_helper_msleep(ms) }
 }
 
+/// Sleeps between `min_us` and `max_us` microseconds (`usleep_range()`, an hrtimer).
+/// Process context.
+pub fn usleep_range(min_us: u16, max_us: u16) {
+    // SAFETY: sleeping has no memory-safety preconditions; callers are in process context.
+    unsafe { bindings::rsnic_helper_usleep_range(min_us.into(), max_us.into()) }
+}
+
+/// The waits of a driver polling its device for a command's completion: short sleeps
+/// (20 to 50 µs) for the first [`PollWait::SHORT_US`] µs, as a device answers within
+/// microseconds, then 1 ms each (a device that is slow is not polled hard). It counts the
+/// least time slept, so a timeout is never shorter than asked. Process context.
+#[derive(Debug, Default)]
+pub struct PollWait {
+    waited_us: u32,
+}
+
+impl PollWait {
+    /// How long the short sleeps last, in µs.
+    pub const SHORT_US: u32 = 2_000;
+
+    /// No time waited yet.
+    pub const fn new() -> Self {
+        Self { waited_us: 0 }
+    }
+
+    /// Sleeps once, unless `timeout_ms` has been waited: then returns false at once.
+    pub fn sleep(&mut self, timeout_ms: u32) -> bool {
+        if self.waited_us / 1000 >= timeout_ms {
+            return false;
+        }
+        if self.waited_us < Self::SHORT_US {
+            usleep_range(20, 50);
+            self.waited_us += 20;
+        } else {
+            msleep(1);
+            self.waited_us = self.waited_us.saturating_add(1000);
+        }
+        true
+    }
+
+    /// Starts the count again (the device made progress).
+    pub fn reset(&mut self) {
+        self.waited_us = 0;
+    }
+}
+
 /// Runs `f` with bottom halves (softirqs) disabled on this CPU (`local_bh_disable()` /
 /// `local_bh_enable()`); softirqs raised meanwhile run when `f` has returned.
 ///

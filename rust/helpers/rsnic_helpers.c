@@ -190,6 +190,11 @@ void rsnic_helper_msleep(unsigned int ms)
 	msleep(ms);
 }
 
+void rsnic_helper_usleep_range(unsigned long min_us, unsigned long max_us)
+{
+	usleep_range(min_us, max_us);
+}
+
 struct platform_device *rsnic_helper_platform_device_register(const char *name, int id)
 {
 	return platform_device_register_simple(name, id, NULL, 0);

@@ -47,6 +47,7 @@ bool rsnic_helper_netif_tx_queue_stopped(const struct netdev_queue *txq);
 void rsnic_helper_netif_tx_disable(struct net_device *dev);
 int rsnic_helper_set_real_num_queues(struct net_device *dev, unsigned int txq, unsigned int rxq);
 void rsnic_helper_msleep(unsigned int ms);
+void rsnic_helper_usleep_range(unsigned long min_us, unsigned long max_us);
 
 /* DMA */
 struct platform_device *rsnic_helper_platform_device_register(const char *name, int id);

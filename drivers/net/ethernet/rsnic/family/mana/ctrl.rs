@@ -37,7 +37,7 @@ use crate::dp::mana::{
     smc::{self, SmcError},
 };
 use crate::kdma::KCoherent;
-use crate::kernel_ext::{params, sync::msleep};
+use crate::kernel_ext::{params, sync::PollWait};
 use crate::rss::{RssChange, RssSpec};
 use core::fmt;
 use core::sync::atomic::{AtomicUsize, Ordering};
@@ -215,18 +215,16 @@ impl Ctl {
             .hwc
             .send(env, r)
             .map_err(|e| CtlError::req(code, Cause::Hwc(e)))?;
-        let mut waited = 0;
+        let mut wait = PollWait::new();
         loop {
             self.hwc.process_events(env);
             if let Some(r) = self.hwc.take_response(env, id, &mut self.resp[..]) {
                 return r.map_err(|e| CtlError::req(code, Cause::Hwc(e)));
             }
-            if waited >= REQ_TIMEOUT_MS {
+            if !wait.sleep(REQ_TIMEOUT_MS) {
                 self.hwc.abandon(env, id);
                 return Err(CtlError::req(code, Cause::Timeout));
             }
-            msleep(1);
-            waited += 1;
         }
     }
 
@@ -355,13 +353,11 @@ impl Ctl {
 
 /// Waits until the SMC window is the driver's again (sleeps; [`REQ_TIMEOUT_MS`] at most).
 fn smc_wait_idle(env: &Bar<'_>, base: u32, msg: &'static str) -> Result<(), CtlError> {
-    let mut waited = 0;
+    let mut wait = PollWait::new();
     while !smc::poll_idle(env, base) {
-        if waited >= REQ_TIMEOUT_MS {
+        if !wait.sleep(REQ_TIMEOUT_MS) {
             return Err(CtlError::smc(msg, Cause::Timeout));
         }
-        msleep(1);
-        waited += 1;
     }
     Ok(())
 }
@@ -441,7 +437,7 @@ impl Gdma {
             }),
             GFP_KERNEL,
         )?;
-        let mut waited = 0;
+        let mut wait = PollWait::new();
         let mut mark = progress(&p, &c.hwc.stats);
         let r = loop {
             match p.step(&env, &mut c.hwc, &mut c.eqs[..], &mut c.buf[..]) {
@@ -459,13 +455,11 @@ impl Gdma {
                     let now = progress(&p, &c.hwc.stats);
                     if now != mark {
                         mark = now;
-                        waited = 0;
+                        wait.reset();
                     }
-                    if waited >= REQ_TIMEOUT_MS {
+                    if !wait.sleep(REQ_TIMEOUT_MS) {
                         break Err(probe_error(&p, p.stage(), Cause::Timeout));
                     }
-                    msleep(1);
-                    waited += 1;
                 }
             }
         };

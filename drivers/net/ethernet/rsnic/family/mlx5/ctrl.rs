@@ -33,7 +33,7 @@ use crate::kdma::KCoherent;
 use crate::kernel_ext::{
     dma::DmaDevice,
     net::device::Device,
-    sync::{msleep, with_bh},
+    sync::{with_bh, PollWait},
     wq::OwnedQueue,
 };
 use crate::rss::{Fields, Flow, RssChange, RssSpec};
@@ -221,14 +221,11 @@ impl Func {
         let mut out = KVec::from_elem(0u8, SEQ_OUT_LEN, GFP_KERNEL).map_err(|_| ENOMEM)?;
         let bar = hw.bar();
         let mut b = Bringup::new();
-        let mut waited = 0;
+        let mut wait = PollWait::new();
         let r = loop {
             match b.poll(&mut q, &bar, &bar, &mut out) {
                 Ok(Progress::Done) => break Ok(()),
-                Ok(Progress::Pending) if waited < CMD_TIMEOUT_MS => {
-                    msleep(1);
-                    waited += 1;
-                }
+                Ok(Progress::Pending) if wait.sleep(CMD_TIMEOUT_MS) => {}
                 Ok(Progress::Pending) => break Err(q.time_out()),
                 Err(e) => break Err(e),
             }
@@ -833,16 +830,14 @@ fn run_cmd(
     out: &mut [u8],
 ) -> Result<usize, CmdError> {
     q.post(input, out.len(), bar, bar)?;
-    let mut waited = 0;
+    let mut wait = PollWait::new();
     loop {
         if let CmdPoll::Done(n) = q.poll(bar, out)? {
             return Ok(n);
         }
-        if waited >= CMD_TIMEOUT_MS {
+        if !wait.sleep(CMD_TIMEOUT_MS) {
             return Err(q.time_out());
         }
-        msleep(1);
-        waited += 1;
     }
 }
 
@@ -897,14 +892,12 @@ fn create_async_eq(
 fn tear_down(q: &mut CmdQueue<KCoherent>, bar: &Bar<'_>, res: &Resources) -> Option<CmdError> {
     let mut t = Teardown::new(res);
     let mut out = [0u8; 64];
-    let mut waited = 0;
+    let mut wait = PollWait::new();
     while t.poll(q, bar, bar, &mut out) == Progress::Pending {
-        if waited >= CMD_TIMEOUT_MS {
+        if !wait.sleep(CMD_TIMEOUT_MS) {
             // The rest cannot be posted on an abandoned queue.
             return Some(q.time_out());
         }
-        msleep(1);
-        waited += 1;
     }
     t.first_error()
 }
