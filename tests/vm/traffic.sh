@@ -134,17 +134,19 @@ EOF
 }
 
 # transfer_check FROM_NS TO_NS TO_ADDR MB: sends MB megabytes of random data over TCP with
-# socat from namespace FROM_NS ("" = init) to a listener at TO_ADDR in TO_NS, compares sha256.
+# socat from namespace FROM_NS ("" = init) to a listener at TO_ADDR (IPv4 or IPv6) in TO_NS,
+# compares sha256.
 transfer_check() {
-	local from=() to=() port=5600 want got
+	local from=() to=() port=5600 want got tcp=TCP addr=$3
 	[ -n "$1" ] && from=(ip netns exec "$1")
 	[ -n "$2" ] && to=(ip netns exec "$2")
+	case $3 in *:*) tcp=TCP6 addr="[$3]" ;; esac
 	head -c "$(($4 * 1024 * 1024))" /dev/urandom >/tmp/xfer.src
 	rm -f /tmp/xfer.dst
-	"${to[@]}" socat -u "TCP-LISTEN:$port,bind=$3,reuseaddr" OPEN:/tmp/xfer.dst,creat,trunc &
+	"${to[@]}" socat -u "$tcp-LISTEN:$port,bind=$addr,reuseaddr" OPEN:/tmp/xfer.dst,creat,trunc &
 	local lpid=$!
 	wait_for "socat listener on $3" listening "$port" "$2"
-	timeout 120 "${from[@]}" socat -u OPEN:/tmp/xfer.src "TCP:$3:$port" ||
+	timeout 120 "${from[@]}" socat -u OPEN:/tmp/xfer.src "$tcp:$addr:$port" ||
 		fail "socat transfer to $3 failed"
 	wait "$lpid" || fail "socat listener on $3 failed"
 	want=$(sha256sum </tmp/xfer.src | cut -d' ' -f1)

@@ -6,8 +6,9 @@
 //!
 //! `cargo test -p rsnic-testbed --test dp_e2e -- --nocapture` prints the table.
 
-use rsnic_core::dp::mlx5::tx::InlineMode;
-use rsnic_testbed::fixtures::udp4_frame;
+use rsnic_core::dp::mlx5::tx::{Gso, InlineMode, TxCsum};
+use rsnic_core::sim::pkt;
+use rsnic_testbed::fixtures::{tcp4_segment, udp4_frame};
 use rsnic_testbed::pair::{Pair, PairConfig, TxFrame};
 
 struct Figures {
@@ -228,4 +229,62 @@ fn min_inline_device_takes_mpwqe_sessions_of_inlined_packets() {
     assert_eq!((mp, inl, dev), (small, small, small), "of {n} frames");
     let (n, mp, inl, dev) = run_min_inline(InlineMode::None, &sizes);
     assert_eq!((mp, inl, dev), (n, 0, n), "of {n} frames");
+}
+
+/// The offloads `ethtool -K` switches (tx-checksumming, scatter-gather, TSO) show in the
+/// device's counters exactly when the driver asked for them: a packet whose checksum the
+/// device computed counts in `tx_csum_offload` (every LSO segment too), one gathered from
+/// more than one buffer in `tx_gather_pkts`, an LSO WQE in `lso_wqes` and its segments in
+/// `lso_segs`. tests/vm/77-features.sh reads the same counters from debugfs.
+#[test]
+fn offloads_show_in_the_device_counters() {
+    let mut p = Pair::new(PairConfig::default());
+    let base = p.dev_tx();
+    // No offload: linear, no checksum request.
+    let plain = TxFrame::linear(udp4_frame(200, 1));
+    // Checksum offload, linear.
+    let mut csum = TxFrame::linear(tcp4_segment(300));
+    csum.csum = TxCsum::Partial;
+    // Checksum offload over two buffers (the linear part and a page fragment).
+    let b = tcp4_segment(400);
+    let mut sg = TxFrame::linear(b[..100].to_vec());
+    sg.frags = vec![b[100..].to_vec()];
+    sg.csum = TxCsum::Partial;
+    // LSO, linear: headers inline, the payload by one data segment.
+    let mut tso = TxFrame::linear(tcp4_segment(3000));
+    tso.csum = TxCsum::Partial;
+    tso.gso = Some(Gso {
+        size: 1000,
+        segs: 3,
+    });
+    // LSO over two page fragments.
+    let b = tcp4_segment(2500);
+    let mut tso_sg = TxFrame::linear(b[..54].to_vec());
+    tso_sg.frags = vec![b[54..1554].to_vec(), b[1554..].to_vec()];
+    tso_sg.csum = TxCsum::Partial;
+    tso_sg.gso = Some(Gso {
+        size: 1000,
+        segs: 3,
+    });
+    let frames = [plain, csum, sg, tso, tso_sg];
+    let r = p.send_burst(&frames);
+    assert_eq!(r.accepted.len(), frames.len(), "{r:?}");
+    let rx = p.settle(64);
+    assert_eq!(rx.len(), 1 + 1 + 1 + 3 + 3);
+    for f in &rx[1..] {
+        let h = pkt::parse(&f.bytes);
+        assert_eq!(pkt::verify_checksums(&f.bytes, &h), (true, true));
+    }
+    assert!(p.sq.error().is_none(), "{:?}", p.sq.error());
+    p.check_counters().unwrap();
+    let c = p.dev_tx();
+    assert_eq!(
+        (
+            c.tx_csum_offload - base.tx_csum_offload,
+            c.tx_gather_pkts - base.tx_gather_pkts,
+            c.lso_wqes - base.lso_wqes,
+            c.lso_segs - base.lso_segs,
+        ),
+        (1 + 1 + 3 + 3, 1 + 1, 2, 6)
+    );
 }

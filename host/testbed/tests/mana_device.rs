@@ -103,6 +103,11 @@ fn good_wqe_gets_tx_okay_with_owner_bits_of_the_first_pass() {
     assert_eq!(c.header().cqe_type, CQE_TX_OKAY);
     let t = r.dev.counters(0).unwrap();
     assert_eq!((t.hc_tx_ucast_pkts, t.tx_cqes, t.sq_doorbells), (1, 1, 1));
+    // No checksum asked, one SGE, no TSO.
+    assert_eq!(
+        (t.tx_csum_offload, t.tx_gather_pkts, t.lso_wqes, t.lso_segs),
+        (0, 0, 0, 0)
+    );
     // No peer RSS: dropped at the receiver, counted.
     assert_eq!(r.dev.counters(1).unwrap().rx_no_rq_drops, 1);
 }

@@ -103,6 +103,14 @@ fn offloads_checksum_tso_vlan() {
     let d = p.drv_tx();
     assert_eq!((d.long_pkt_fmt, d.short_pkt_fmt), (1, 3));
     assert_eq!((d.tso_packets, d.csum_partial), (1, 3));
+    // The device's view: three packets whose OOB asked for checksums plus the three TSO
+    // segments; one packet from two buffers (g: the TSO packet's header SGE and the rest
+    // of its linear part are one buffer); one TSO WQE cut in three.
+    let c = p.dev(TX_PORT);
+    assert_eq!(
+        (c.tx_csum_offload, c.tx_gather_pkts, c.lso_wqes, c.lso_segs),
+        (3 + 3, 1, 1, 3)
+    );
     p.check_counters().unwrap();
 }
 

@@ -186,6 +186,8 @@ fn mpwqe_delivers_every_packet_in_order() {
         (t.mpwqe_wqes, t.mpwqe_pkts, t.wqebbs, t.tx_packets),
         (1, 6, 3, 6)
     );
+    // No checksum asked; an MPWQE packet is one segment.
+    assert_eq!((t.tx_csum_offload, t.tx_gather_pkts), (0, 0));
     assert_eq!(r.tb.device().sq_consumer(r.sqn), Ok(3));
 }
 
@@ -579,6 +581,8 @@ fn vlan_insertion_and_checksum_offload() {
     expect.extend_from_slice(&good[12..]);
     assert_eq!(r.rx_data(0, expect.len()), expect);
     assert_eq!(rx[28] & 7, 7);
+    let t = r.tb.counters(0);
+    assert_eq!((t.tx_csum_offload, t.tx_gather_pkts), (1, 0));
 }
 
 #[test]
@@ -675,8 +679,54 @@ fn lso_cuts_tcp_segments() {
         assert_eq!(inet_csum(&[&pseudo, &s[34..]]), 0);
         assert_eq!(&s[54..], &payload[1000 * i..1000 * i + n]);
     }
-    assert_eq!(r.tb.counters(0).tx_packets, 3);
-    assert_eq!(r.tb.counters(0).lso_wqes, 1);
+    let t = r.tb.counters(0);
+    assert_eq!((t.tx_packets, t.lso_wqes, t.lso_segs), (3, 1, 3));
+    // Every segment's checksums were filled; one data segment is one buffer.
+    assert_eq!((t.tx_csum_offload, t.tx_gather_pkts), (3, 0));
+}
+
+/// `tx_csum_offload` counts the packets whose eth segment asked for checksums,
+/// `tx_gather_pkts` the ones whose data segments point at more than one buffer (segments at
+/// consecutive addresses are one buffer; the inline header is none).
+#[test]
+fn tx_offload_counters_follow_cs_flags_and_buffers() {
+    let mut r = Rig::new(RigOpts::default());
+    let good = udp4_csum_frame(200, 4242);
+    let mut zeroed = good.clone();
+    zeroed[24..26].fill(0);
+    zeroed[40..42].fill(0);
+    // WQE 0: checksums asked, 18 bytes inline, the rest from two buffers.
+    let (a, b) = zeroed[18..].split_at(50);
+    let (ba, bb) = (r.tb.mem.alloc_from(a), r.tb.mem.alloc_from(b));
+    let mut w = Vec::new();
+    // ds = ctrl + eth + 1 DS of inline continuation + 2 dsegs = 5.
+    w.extend_from_slice(&ctrl(OP_SEND, 0, r.sqn, 5, 0));
+    w.extend_from_slice(&eseg(0xc0, 0, 18, [zeroed[0], zeroed[1]]));
+    w.extend_from_slice(&zeroed[2..18]);
+    w.extend_from_slice(&dseg(a.len() as u32, 0, ba.dma_addr()));
+    w.extend_from_slice(&dseg(b.len() as u32, 0, bb.dma_addr()));
+    assert_eq!(r.post(&w), 0);
+    // WQE 2: no checksum asked, two data segments over one buffer.
+    let one = r.tb.mem.alloc_from(&good);
+    let mut w = Vec::new();
+    w.extend_from_slice(&ctrl(OP_SEND, 2, r.sqn, 4, CQ_UPDATE));
+    w.extend_from_slice(&eseg(0, 0, 0, [0, 0]));
+    w.extend_from_slice(&dseg(60, 0, one.dma_addr()));
+    w.extend_from_slice(&dseg(good.len() as u32 - 60, 0, one.dma_addr() + 60));
+    assert_eq!(r.post(&w), 2);
+    r.ring(w[..16].try_into().unwrap());
+    assert_eq!(r.tb.step(), 2);
+    for i in 0..2 {
+        let rx = r.rx_cq.poll().unwrap();
+        assert_eq!(rx[28] & 7, 7, "packet {i} checksums verify");
+        assert_eq!(r.rx_data(i, good.len()), good, "packet {i}");
+    }
+    let t = r.tb.counters(0);
+    assert_eq!(
+        (t.send_wqes, t.tx_csum_offload, t.tx_gather_pkts),
+        (2, 1, 1)
+    );
+    assert_eq!((t.lso_wqes, t.lso_segs), (0, 0));
 }
 
 #[test]
@@ -826,6 +876,13 @@ fn garbage_descriptors_and_records_never_panic_and_counters_balance() {
             "every packet on the wire is received or dropped for a counted reason"
         );
         assert_eq!(rx.rx_cqes, rx.rx_packets);
+        assert_eq!(
+            t.tx_packets,
+            t.send_wqes + t.mpwqe_pkts + t.lso_segs,
+            "a packet sent is a SEND, an MPWQE packet or an LSO segment"
+        );
+        assert!(t.lso_segs >= t.lso_wqes && t.tx_csum_offload <= t.tx_packets);
+        assert!(t.tx_gather_pkts <= t.send_wqes + t.lso_wqes);
         for (acc, v) in seen.iter_mut().zip([
             t.wqes,
             t.wqe_errors,

@@ -68,6 +68,11 @@ const MLX5: &[Counter<sim::mlx5::PortCounters>] = &[
     ("dev_irqs_lost", |c| c.irqs_lost),
     ("dev_tx_packets", |c| c.tx_packets),
     ("dev_tx_bytes", |c| c.tx_bytes),
+    // Offloads the device performed (ethtool -K tx / tso / sg: tests/vm/77-features.sh).
+    ("dev_tx_csum_offload", |c| c.tx_csum_offload),
+    ("dev_tx_gather_pkts", |c| c.tx_gather_pkts),
+    ("dev_lso_wqes", |c| c.lso_wqes),
+    ("dev_lso_segs", |c| c.lso_segs),
     ("dev_tx_link_down_drops", |c| c.tx_link_down_drops),
     ("dev_tx_cqes", |c| c.tx_cqes),
     ("dev_rx_packets", |c| c.rx_packets),
@@ -120,6 +125,11 @@ const MANA: &[Counter<sim::mana::PortCounters>] = &[
     ("dev_wqes", |c| c.wqes),
     ("dev_wqe_bytes", |c| c.wqe_bytes),
     ("dev_tx_wqe_errors", |c| c.tx_wqe_errors),
+    // Offloads the device performed (ethtool -K tx / tso / sg: tests/vm/77-features.sh).
+    ("dev_tx_csum_offload", |c| c.tx_csum_offload),
+    ("dev_tx_gather_pkts", |c| c.tx_gather_pkts),
+    ("dev_lso_wqes", |c| c.lso_wqes),
+    ("dev_lso_segs", |c| c.lso_segs),
     ("dev_tx_link_down_drops", |c| c.tx_link_down_drops),
     ("dev_tx_cqes", |c| c.tx_cqes),
     ("dev_tx_err_cqes", |c| c.tx_err_cqes),

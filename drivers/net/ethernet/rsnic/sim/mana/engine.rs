@@ -673,6 +673,9 @@ fn send_wqe<M: BusMemory, I: InterruptSink>(
     // Gather.
     let mut len = 0usize;
     let mut sge0 = 0usize;
+    // Host buffers gathered from (SGEs that do not continue the previous one).
+    let mut bufs = 0u32;
+    let mut end = None;
     let Some(pt) = ports.get_mut(p) else {
         return Err(WqeError::ReadFault);
     };
@@ -698,6 +701,10 @@ fn send_wqe<M: BusMemory, I: InterruptSink>(
         if bus.mem.dma_read(addr, dst).is_err() {
             return Err(WqeError::ReadFault);
         }
+        if end != Some(addr) {
+            bufs += 1;
+        }
+        end = Some(addr.wrapping_add(sz as u64));
         len += sz;
     }
     if len < 14 {
@@ -723,6 +730,11 @@ fn send_wqe<M: BusMemory, I: InterruptSink>(
         }
         pt.counters.tx_floor_in_bytes += inbound_floor(len as u64);
         let nseg = payload.div_ceil(mss).max(1);
+        pt.counters.lso_wqes += 1;
+        pt.counters.lso_segs += nseg as u64;
+        // fix_segment fills every segment's checksums.
+        pt.counters.tx_csum_offload += nseg as u64;
+        pt.counters.tx_gather_pkts += u64::from(bufs > 1);
         for i in 0..nseg {
             let off = i * mss;
             let sl = mss.min(payload - off.min(payload));
@@ -763,6 +775,8 @@ fn send_wqe<M: BusMemory, I: InterruptSink>(
         }
         pkt::fill_checksums(dst, &h, true, false);
     }
+    pt.counters.tx_csum_offload += u64::from(tcp || udp || iphdr);
+    pt.counters.tx_gather_pkts += u64::from(bufs > 1);
     pt.counters.tx_floor_in_bytes += inbound_floor(len as u64);
     let wire = finish_frame(frame, len, vlan);
     deliver(ports, queues, p, frame.get(..wire).unwrap_or(&[]), bus);

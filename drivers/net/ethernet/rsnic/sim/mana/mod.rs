@@ -396,6 +396,20 @@ pub struct PortCounters {
     pub wqe_bytes: u64,
     /// TX WQEs answered with an error CQE.
     pub tx_wqe_errors: u64,
+    /// TSO WQEs executed (MSS in `client_data_unit`, headers in SGE 0).
+    pub lso_wqes: u64,
+    /// Packets the device cut out of TSO WQEs (each counts in the `hc_tx_*_pkts` too): more
+    /// than `lso_wqes` when the device really segmented.
+    pub lso_segs: u64,
+    /// Packets sent with an L3/L4 checksum the device computed: a packet whose OOB asks for
+    /// one (`comp_iphdr_csum`, `comp_tcp_csum`, `comp_udp_csum`), and every TSO segment
+    /// (segmentation fills the checksums). Counted when computed, before the link decides the
+    /// frame's fate.
+    pub tx_csum_offload: u64,
+    /// TX WQEs sent (host packets; a TSO WQE counts once) whose SGEs point at more than one
+    /// buffer: an SGE whose address does not continue the previous one's starts a new buffer
+    /// (so the header SGE of a linear TSO packet is not one of its own).
+    pub tx_gather_pkts: u64,
     /// Unicast packets transmitted (TSO counts segments): put on the wire or looped back.
     pub hc_tx_ucast_pkts: u64,
     /// Broadcast packets sent.

@@ -413,8 +413,10 @@ fn insert_vlan(buf: &mut [u8], len: usize, tpid: u16, tci: u16) -> Result<usize,
 }
 
 /// Checksum offload as the eth segment asks for it (inner first, the outer covers it).
-fn apply_csum(pkt: &mut [u8], e: &Eseg) {
-    if e.cs & (CS_L3_INNER | CS_L4_INNER) != 0 && e.swp[3] != 0 {
+/// Returns whether it computed any checksum.
+fn apply_csum(pkt: &mut [u8], e: &Eseg) -> bool {
+    let inner = e.cs & (CS_L3_INNER | CS_L4_INNER) != 0 && e.swp[3] != 0;
+    if inner {
         let h = pkt::headers_at(
             pkt,
             usize::from(e.swp[3]) * 2,
@@ -424,9 +426,35 @@ fn apply_csum(pkt: &mut [u8], e: &Eseg) {
         );
         pkt::fill_checksums(pkt, &h, e.cs & CS_L3_INNER != 0, e.cs & CS_L4_INNER != 0);
     }
-    if e.cs & (CS_L3 | CS_L4) != 0 {
+    let outer = e.cs & (CS_L3 | CS_L4) != 0;
+    if outer {
         let h = pkt::parse(pkt);
         pkt::fill_checksums(pkt, &h, e.cs & CS_L3 != 0, e.cs & CS_L4 != 0);
+    }
+    inner || outer
+}
+
+/// Counts the host buffers a packet is gathered from: a data segment whose address does not
+/// continue the previous data segment's starts a new one (inline bytes are none).
+#[derive(Default)]
+struct Buffers {
+    n: u32,
+    end: Option<DmaAddr>,
+}
+
+impl Buffers {
+    fn add(&mut self, seg: &Seg) {
+        if let Seg::Data { addr, len } = *seg {
+            if self.end != Some(addr) {
+                self.n += 1;
+            }
+            self.end = Some(addr.wrapping_add(len as u64));
+        }
+    }
+
+    /// 1 if more than one buffer, else 0 (for `tx_gather_pkts`).
+    fn gathered(&self) -> u64 {
+        u64::from(self.n > 1)
     }
 }
 
@@ -596,9 +624,11 @@ fn exec_regular<M: BusMemory, I: InterruptSink>(
     let mut len = e.inline_sz;
     put(gather, 0, w.get(30..30 + len).unwrap_or(&[]));
     let mut at = first;
+    let mut bufs = Buffers::default();
     while at < ds {
         let (seg, next) = next_seg(w, at, ds)?;
         len += gather_seg(&seg, w, gather, len, port, io.mem)?;
+        bufs.add(&seg);
         at = next;
     }
     let host_len = len;
@@ -607,9 +637,10 @@ fn exec_regular<M: BusMemory, I: InterruptSink>(
     }
     if !lso {
         port.counters.send_wqes += 1;
+        port.counters.tx_gather_pkts += bufs.gathered();
         port.counters.tx_floor_in_bytes += inbound_floor(host_len as u64);
         let pktbuf = gather.get_mut(..len).ok_or(WqeError::TooLong)?;
-        apply_csum(pktbuf, &e);
+        port.counters.tx_csum_offload += u64::from(apply_csum(pktbuf, &e));
         let len = pad(gather, len);
         deliver(ports, queues, p, gather.get(..len).unwrap_or(&[]), io);
         return Ok(());
@@ -635,6 +666,10 @@ fn exec_regular<M: BusMemory, I: InterruptSink>(
         return Err(WqeError::TooLong);
     }
     port.counters.lso_wqes += 1;
+    port.counters.lso_segs += nseg as u64;
+    // fix_segment fills every segment's checksums.
+    port.counters.tx_csum_offload += nseg as u64;
+    port.counters.tx_gather_pkts += bufs.gathered();
     port.counters.tx_floor_in_bytes += inbound_floor(host_len as u64);
     for i in 0..nseg {
         let off = i * mss;
@@ -709,7 +744,7 @@ fn exec_mpwqe<M: BusMemory, I: InterruptSink>(
             len = insert_vlan(gather, len, tpid, tci)?;
         }
         if let Some(pktbuf) = gather.get_mut(..len) {
-            apply_csum(pktbuf, &e);
+            port.counters.tx_csum_offload += u64::from(apply_csum(pktbuf, &e));
         }
         let len = pad(gather, len);
         deliver(ports, queues, p, gather.get(..len).unwrap_or(&[]), io);

@@ -606,6 +606,17 @@ pub struct PortCounters {
     pub send_wqes: u64,
     /// LSO WQEs.
     pub lso_wqes: u64,
+    /// Packets the device cut out of LSO WQEs (each counts in `tx_packets` too): more than
+    /// `lso_wqes` when the device really segmented.
+    pub lso_segs: u64,
+    /// Packets sent with an L3/L4 checksum the device computed: a SEND or MPWQE packet whose
+    /// eth segment asks for one (`cs_flags`), and every LSO segment (segmentation fills the
+    /// checksums). Counted when computed, before the link decides the frame's fate.
+    pub tx_csum_offload: u64,
+    /// SEND and LSO WQEs (host packets; an LSO WQE counts once) whose data segments point at
+    /// more than one buffer: a segment whose address does not continue the previous one's
+    /// starts a new buffer (the header inline in the WQE is none).
+    pub tx_gather_pkts: u64,
     /// Enhanced MPWQEs executed successfully. One that faults while gathering counts in
     /// `wqe_errors` only (the packets it sent before the fault count in `mpwqe_pkts`).
     pub mpwqe_wqes: u64,
@@ -738,6 +749,9 @@ impl PortCounters {
         nop_wqes: 0,
         send_wqes: 0,
         lso_wqes: 0,
+        lso_segs: 0,
+        tx_csum_offload: 0,
+        tx_gather_pkts: 0,
         mpwqe_wqes: 0,
         mpwqe_pkts: 0,
         wqe_errors: 0,
@@ -803,6 +817,9 @@ impl PortCounters {
             nop_wqes,
             send_wqes,
             lso_wqes,
+            lso_segs,
+            tx_csum_offload,
+            tx_gather_pkts,
             mpwqe_wqes,
             mpwqe_pkts,
             wqe_errors,
