@@ -394,7 +394,12 @@ fn words_to_bytes(w: &[u32; 4], out: &mut [u8; 16]) {
 /// Bytes to big-endian 32-bit words.
 fn bytes_to_words(b: &[u8; 16], out: &mut [u32; 4]) {
     let w = |i: usize| {
-        u32::from_ne_bytes([b[i & 15], b[(i + 1) & 15], b[(i + 2) & 15], b[(i + 3) & 15]])
+        u32::from_ne_bytes([
+            b[i & 15],
+            b[i.wrapping_add(1) & 15],
+            b[i.wrapping_add(2) & 15],
+            b[i.wrapping_add(3) & 15],
+        ])
     };
     *out = [w(0), w(4), w(8), w(12)];
 }

@@ -230,7 +230,13 @@ impl Steering {
     fn program<F: Family>(&self, hw: &Arc<Function>, func: &Arc<F::Func>, rqns: &[u32]) -> Result {
         for (i, c) in self.ctxs.iter().enumerate() {
             if let Some(c) = c {
-                F::apply_rss_ctx(hw, func, i + 1, Some(&c.spec(rqns)), RssChange::ALL)?;
+                F::apply_rss_ctx(
+                    hw,
+                    func,
+                    i.saturating_add(1),
+                    Some(&c.spec(rqns)),
+                    RssChange::ALL,
+                )?;
             }
         }
         for (loc, r) in self.rules.iter().enumerate() {
@@ -1578,7 +1584,13 @@ impl<F: Family> ethtool::Operations for PortOps<F> {
     ) -> Result {
         let id = rxfh.rss_context as usize;
         let mut st = port.state.lock();
-        if id == 0 || !st.steer.ctxs.get(id - 1).is_some_and(|c| c.is_none()) {
+        if id == 0
+            || !st
+                .steer
+                .ctxs
+                .get(id.wrapping_sub(1))
+                .is_some_and(|c| c.is_none())
+        {
             extack.set_message(c_str!("no such RSS context slot"));
             return Err(EINVAL);
         }
@@ -1594,7 +1606,7 @@ impl<F: Family> ethtool::Operations for PortOps<F> {
             *o = b;
         }
         ctx.set_hfunc(ethtool::rss_hash::TOP);
-        if let Some(slot) = st.steer.ctxs.get_mut(id - 1) {
+        if let Some(slot) = st.steer.ctxs.get_mut(id.wrapping_sub(1)) {
             *slot = Some(c);
         }
         Ok(())
@@ -1625,7 +1637,7 @@ impl<F: Family> ethtool::Operations for PortOps<F> {
             let _ = port.apply_ctx_locked(&st, id, Some(&old), change);
             return Err(e);
         }
-        if let Some(slot) = st.steer.ctxs.get_mut(id - 1) {
+        if let Some(slot) = st.steer.ctxs.get_mut(id.wrapping_sub(1)) {
             *slot = Some(c);
         }
         Ok(())

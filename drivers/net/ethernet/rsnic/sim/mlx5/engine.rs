@@ -994,7 +994,7 @@ fn steer(
     // the order the tables give them; the first that matches wins.
     for r in rows.iter().take(usize::from(port.rx_rules)) {
         let rule = r.rx_rule;
-        if rule.classes & (1 << class) == 0 {
+        if rule.classes & 1u8.checked_shl(class as u32).unwrap_or(0) == 0 {
             continue;
         }
         let Some(e) = rows

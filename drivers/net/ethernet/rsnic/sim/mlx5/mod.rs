@@ -2173,7 +2173,7 @@ impl Tables<'_> {
                     })
                 });
                 if c.matches(&e) && !shadowed {
-                    classes |= 1 << k;
+                    classes |= 1u8.checked_shl(k as u32).unwrap_or(0);
                 }
             }
             if classes != 0 {
