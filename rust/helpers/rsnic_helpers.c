@@ -123,6 +123,18 @@ void rsnic_helper_set_offloads_off(struct net_device *dev, bool loopback)
 		dev->hw_features |= NETIF_F_LOOPBACK;
 }
 
+/* ntuple steering rules (ethtool -N ... action/context): changeable, on by default. */
+void rsnic_helper_set_ntuple(struct net_device *dev)
+{
+	dev->hw_features |= NETIF_F_NTUPLE;
+	dev->features |= NETIF_F_NTUPLE;
+}
+
+bool rsnic_helper_features_ntuple(u64 features)
+{
+	return features & NETIF_F_NTUPLE;
+}
+
 bool rsnic_helper_features_loopback(u64 features)
 {
 	return features & NETIF_F_LOOPBACK;
@@ -1041,4 +1053,14 @@ static const struct file_operations rsnic_debugfs_store_fops = {
 struct dentry *rsnic_helper_debugfs_store_file(const char *name, struct dentry *parent, void *data)
 {
 	return debugfs_create_file(name, 0200, parent, data, &rsnic_debugfs_store_fops);
+}
+
+u32 *rsnic_helper_ethtool_rxfh_context_indir(struct ethtool_rxfh_context *ctx)
+{
+	return ethtool_rxfh_context_indir(ctx);
+}
+
+u8 *rsnic_helper_ethtool_rxfh_context_key(struct ethtool_rxfh_context *ctx)
+{
+	return ethtool_rxfh_context_key(ctx);
 }

@@ -33,6 +33,8 @@ unsigned int rsnic_helper_num_tx_queues(const struct net_device *dev);
 void rsnic_helper_set_offloads(struct net_device *dev, bool sg, bool csum, bool tso, bool rxcsum);
 void rsnic_helper_set_offloads_off(struct net_device *dev, bool loopback);
 bool rsnic_helper_features_loopback(u64 features);
+void rsnic_helper_set_ntuple(struct net_device *dev);
+bool rsnic_helper_features_ntuple(u64 features);
 bool rsnic_helper_features_rxcsum(u64 features);
 void rsnic_helper_netif_tx_stop_queue(struct netdev_queue *txq);
 void rsnic_helper_netif_tx_start_queue(struct netdev_queue *txq);
@@ -128,6 +130,8 @@ void rsnic_helper_pause_stats(struct ethtool_pause_stats *stats, u64 tx_frames, 
 /* RSS (ethtool -x/-X) */
 bool rsnic_helper_netif_is_rxfh_configured(const struct net_device *dev);
 u32 rsnic_helper_ethtool_rxfh_indir_default(u32 index, u32 n_rx_rings);
+u32 *rsnic_helper_ethtool_rxfh_context_indir(struct ethtool_rxfh_context *ctx);
+u8 *rsnic_helper_ethtool_rxfh_context_key(struct ethtool_rxfh_context *ctx);
 
 /* NAPI */
 void rsnic_helper_netif_napi_add(struct net_device *dev, struct napi_struct *napi,

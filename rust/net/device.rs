@@ -329,6 +329,8 @@ pub struct Offloads {
     /// The device can loop transmitted frames back to its own receive side
     /// (`NETIF_F_LOOPBACK`; off by default).
     pub loopback: bool,
+    /// ntuple steering rules (`NETIF_F_NTUPLE`; on by default, changeable).
+    pub ntuple: bool,
 }
 
 /// Features a driver acts on when `ethtool -K` changes them (`ndo_set_features`).
@@ -338,6 +340,8 @@ pub struct Features {
     pub loopback: bool,
     /// `NETIF_F_RXCSUM`: report the device's receive checksum verdict to the stack.
     pub rx_csum: bool,
+    /// `NETIF_F_NTUPLE`: ntuple steering rules.
+    pub ntuple: bool,
 }
 
 /// Splits a callback's `net_device` into the device and a borrow of the driver data.
@@ -603,7 +607,17 @@ impl<T: Operations + ethtool::Operations> Adapter<T> {
             let loopback = unsafe { bindings::rsnic_helper_features_loopback(features) };
             // SAFETY: a pure bit test.
             let rx_csum = unsafe { bindings::rsnic_helper_features_rxcsum(features) };
-            T::set_features(dev, data, Features { loopback, rx_csum })?;
+            // SAFETY: a pure bit test.
+            let ntuple = unsafe { bindings::rsnic_helper_features_ntuple(features) };
+            T::set_features(
+                dev,
+                data,
+                Features {
+                    loopback,
+                    rx_csum,
+                    ntuple,
+                },
+            )?;
             Ok(0)
         })
     }
@@ -793,6 +807,9 @@ impl<T: Operations + ethtool::Operations> Registration<T> {
             let o = config.offloads;
             bindings::rsnic_helper_set_offloads(ptr, o.sg, o.tx_csum, o.tso, o.rx_csum);
             bindings::rsnic_helper_set_offloads_off(ptr, o.loopback);
+            if o.ntuple {
+                bindings::rsnic_helper_set_ntuple(ptr);
+            }
             if config.xdp_features != 0 {
                 bindings::rsnic_helper_set_xdp_features(ptr, config.xdp_features);
             }

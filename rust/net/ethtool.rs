@@ -332,6 +332,204 @@ pub fn rxfh_indir_default(index: u32, rx_rings: u32) -> u32 {
     unsafe { bindings::rsnic_helper_ethtool_rxfh_indir_default(index, rx_rings) }
 }
 
+/// Special `ring_cookie` values of an ntuple rule (`RX_CLS_FLOW_*`).
+pub mod rx_cls {
+    use super::bindings;
+    /// Drop the matching frames (`action -1`).
+    pub const FLOW_DISC: u64 = bindings::RX_CLS_FLOW_DISC as u64;
+    /// Wake-on-LAN (`action -2`).
+    pub const FLOW_WAKE: u64 = bindings::RX_CLS_FLOW_WAKE as u64;
+}
+
+/// An ntuple steering rule (`struct ethtool_rx_flow_spec`, `ethtool -N <dev> flow-type
+/// ...`). The header fields are read for TCP and UDP over IPv4 and IPv6 (`tcp_ip4_spec`,
+/// `udp_ip4_spec`, `tcp_ip6_spec`, `udp_ip6_spec`), the flow types rsnic steers; for other
+/// types they read 0 and [`FlowSpec::flow_type`] says what the user asked for. Addresses
+/// are in network order (an IPv4 one in the first 4 bytes), ports in host order.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct FlowSpec {
+    /// The flow type (one of [`flow`] or another `*_FLOW`), without its flags.
+    pub flow_type: u32,
+    /// `FLOW_EXT` or `FLOW_MAC_EXT`: VLAN, user data or destination MAC fields are given.
+    pub ext: bool,
+    /// `FLOW_RSS`: the rule steers to RSS context [`FlowSpec::rss_context`].
+    pub rss: bool,
+    /// Source address and its mask.
+    pub src: [u8; 16],
+    /// Mask of [`FlowSpec::src`].
+    pub src_mask: [u8; 16],
+    /// Destination address.
+    pub dst: [u8; 16],
+    /// Mask of [`FlowSpec::dst`].
+    pub dst_mask: [u8; 16],
+    /// Source port.
+    pub sport: u16,
+    /// Mask of [`FlowSpec::sport`].
+    pub sport_mask: u16,
+    /// Destination port.
+    pub dport: u16,
+    /// Mask of [`FlowSpec::dport`].
+    pub dport_mask: u16,
+    /// The TOS (IPv4) or traffic class (IPv6) and its mask.
+    pub tos: u8,
+    /// Mask of [`FlowSpec::tos`].
+    pub tos_mask: u8,
+    /// The queue (or [`rx_cls`]); with [`FlowSpec::rss`], an offset into the context.
+    pub ring_cookie: u64,
+    /// The rule's place (`loc`): lower ones are checked first.
+    pub location: u32,
+    /// The RSS context of a [`FlowSpec::rss`] rule.
+    pub rss_context: u32,
+}
+
+/// Big-endian 32-bit words (as the kernel keeps addresses) to bytes.
+fn words_to_bytes(w: &[u32; 4], out: &mut [u8; 16]) {
+    let [a, b, c, d] = w.map(u32::to_ne_bytes);
+    *out = [
+        a[0], a[1], a[2], a[3], b[0], b[1], b[2], b[3], c[0], c[1], c[2], c[3], d[0], d[1], d[2],
+        d[3],
+    ];
+}
+
+/// Bytes to big-endian 32-bit words.
+fn bytes_to_words(b: &[u8; 16], out: &mut [u32; 4]) {
+    let w = |i: usize| {
+        u32::from_ne_bytes([
+            b[i & 15],
+            b[i.wrapping_add(1) & 15],
+            b[i.wrapping_add(2) & 15],
+            b[i.wrapping_add(3) & 15],
+        ])
+    };
+    *out = [w(0), w(4), w(8), w(12)];
+}
+
+impl FlowSpec {
+    const FLAGS: u32 = bindings::FLOW_EXT | bindings::FLOW_MAC_EXT | bindings::FLOW_RSS;
+
+    /// Whether the flow type is TCP or UDP over IPv6.
+    fn v6(ft: u32) -> bool {
+        ft == flow::TCP_V6 || ft == flow::UDP_V6
+    }
+
+    /// Whether the flow type is TCP or UDP over IPv4.
+    fn v4(ft: u32) -> bool {
+        ft == flow::TCP_V4 || ft == flow::UDP_V4
+    }
+
+    /// Reads the core's rule (and the rxnfc's `rss_context`).
+    fn from_raw(fs: &bindings::ethtool_rx_flow_spec, rss_context: u32) -> Self {
+        let ft = fs.flow_type & !Self::FLAGS;
+        let mut s = Self {
+            flow_type: ft,
+            ext: fs.flow_type & (bindings::FLOW_EXT | bindings::FLOW_MAC_EXT) != 0,
+            rss: fs.flow_type & bindings::FLOW_RSS != 0,
+            ring_cookie: fs.ring_cookie,
+            location: fs.location,
+            rss_context,
+            ..Self::default()
+        };
+        if Self::v4(ft) {
+            // SAFETY: every member of the union is plain integers (any bit pattern is a
+            // value); for these flow types the core and ethtool fill `tcp_ip4_spec` (the
+            // same layout as `udp_ip4_spec`).
+            let (h, m) = unsafe { (fs.h_u.tcp_ip4_spec, fs.m_u.tcp_ip4_spec) };
+            s.src[..4].copy_from_slice(&h.ip4src.to_ne_bytes());
+            s.src_mask[..4].copy_from_slice(&m.ip4src.to_ne_bytes());
+            s.dst[..4].copy_from_slice(&h.ip4dst.to_ne_bytes());
+            s.dst_mask[..4].copy_from_slice(&m.ip4dst.to_ne_bytes());
+            (s.sport, s.sport_mask) = (u16::from_be(h.psrc), u16::from_be(m.psrc));
+            (s.dport, s.dport_mask) = (u16::from_be(h.pdst), u16::from_be(m.pdst));
+            (s.tos, s.tos_mask) = (h.tos, m.tos);
+        } else if Self::v6(ft) {
+            // SAFETY: as above, `tcp_ip6_spec` (the layout of `udp_ip6_spec`).
+            let (h, m) = unsafe { (fs.h_u.tcp_ip6_spec, fs.m_u.tcp_ip6_spec) };
+            words_to_bytes(&h.ip6src, &mut s.src);
+            words_to_bytes(&m.ip6src, &mut s.src_mask);
+            words_to_bytes(&h.ip6dst, &mut s.dst);
+            words_to_bytes(&m.ip6dst, &mut s.dst_mask);
+            (s.sport, s.sport_mask) = (u16::from_be(h.psrc), u16::from_be(m.psrc));
+            (s.dport, s.dport_mask) = (u16::from_be(h.pdst), u16::from_be(m.pdst));
+            (s.tos, s.tos_mask) = (h.tclass, m.tclass);
+        }
+        s
+    }
+
+    /// Writes the rule for the core (`ETHTOOL_GRXCLSRULE`); extensions are not written.
+    fn write_raw(&self, fs: &mut bindings::ethtool_rx_flow_spec) {
+        let ft = self.flow_type;
+        fs.flow_type = ft | if self.rss { bindings::FLOW_RSS } else { 0 };
+        fs.ring_cookie = self.ring_cookie;
+        fs.location = self.location;
+        if Self::v4(ft) {
+            let word = |b: &[u8; 16]| u32::from_ne_bytes([b[0], b[1], b[2], b[3]]);
+            let spec =
+                |a: &[u8; 16], b: &[u8; 16], p: u16, q: u16, t: u8| bindings::ethtool_tcpip4_spec {
+                    ip4src: word(a),
+                    ip4dst: word(b),
+                    psrc: p.to_be(),
+                    pdst: q.to_be(),
+                    tos: t,
+                };
+            fs.h_u.tcp_ip4_spec = spec(&self.src, &self.dst, self.sport, self.dport, self.tos);
+            fs.m_u.tcp_ip4_spec = spec(
+                &self.src_mask,
+                &self.dst_mask,
+                self.sport_mask,
+                self.dport_mask,
+                self.tos_mask,
+            );
+        } else if Self::v6(ft) {
+            let spec = |a: &[u8; 16], b: &[u8; 16], p: u16, q: u16, t: u8| {
+                let mut x = bindings::ethtool_tcpip6_spec {
+                    psrc: p.to_be(),
+                    pdst: q.to_be(),
+                    tclass: t,
+                    ..Default::default()
+                };
+                bytes_to_words(a, &mut x.ip6src);
+                bytes_to_words(b, &mut x.ip6dst);
+                x
+            };
+            fs.h_u.tcp_ip6_spec = spec(&self.src, &self.dst, self.sport, self.dport, self.tos);
+            fs.m_u.tcp_ip6_spec = spec(
+                &self.src_mask,
+                &self.dst_mask,
+                self.sport_mask,
+                self.dport_mask,
+                self.tos_mask,
+            );
+        }
+    }
+}
+
+/// An RSS context the core keeps (`struct ethtool_rxfh_context`), as its create, modify and
+/// remove operations see it: the driver fills the table and key it starts with when the
+/// user gave none (the core copies what the user gave after the operation succeeds).
+pub struct RxfhContext<'a> {
+    indir: &'a mut [u32],
+    key: &'a mut [u8],
+    hfunc: &'a mut u8,
+}
+
+impl RxfhContext<'_> {
+    /// Reports the context's hash function (one of [`rss_hash`]; the core keeps a function
+    /// the user gave).
+    pub fn set_hfunc(&mut self, hfunc: u8) {
+        *self.hfunc = hfunc;
+    }
+
+    /// The context's indirection table ([`Operations::rxfh_indir_size`] entries).
+    pub fn indir(&mut self) -> &mut [u32] {
+        self.indir
+    }
+
+    /// The context's key ([`Operations::rxfh_key_size`] bytes).
+    pub fn key(&mut self) -> &mut [u8] {
+        self.key
+    }
+}
+
 /// ethtool operations.
 ///
 /// An operation is in the C table when the implementation defines it (`#[vtable]`'s
@@ -506,6 +704,79 @@ pub trait Operations: device::Operations {
     ) -> Result {
         Err(super::eopnotsupp())
     }
+
+    // ntuple rules: `ethtool -n/-N <dev> flow-type ...`, `delete`. 6.12's rxnfc operations
+    // have no extack: explain a refusal in the kernel log.
+
+    /// `get_rxnfc(ETHTOOL_GRXCLSRLCNT)`: (rules installed, locations of the rule table:
+    /// `0..size`). The user (ethtool) picks a free location when none is given.
+    fn rule_count(_dev: &Device, _data: Borrowed<'_, Self>) -> Result<(u32, u32)> {
+        Err(super::eopnotsupp())
+    }
+
+    /// `get_rxnfc(ETHTOOL_GRXCLSRULE)`: the rule at `location`.
+    fn get_rule(_dev: &Device, _data: Borrowed<'_, Self>, _location: u32) -> Result<FlowSpec> {
+        Err(super::eopnotsupp())
+    }
+
+    /// `get_rxnfc(ETHTOOL_GRXCLSRLALL)`: writes the installed rules' locations, ascending,
+    /// into `locs` and returns how many there are (more than fit: refused, `EINVAL`).
+    fn rule_locations(_dev: &Device, _data: Borrowed<'_, Self>, _locs: &mut [u32]) -> Result<u32> {
+        Err(super::eopnotsupp())
+    }
+
+    /// `set_rxnfc(ETHTOOL_SRXCLSRLINS)`: installs `spec` at its location (replacing what
+    /// was there).
+    fn insert_rule(_dev: &Device, _data: Borrowed<'_, Self>, _spec: &FlowSpec) -> Result {
+        Err(super::eopnotsupp())
+    }
+
+    /// `set_rxnfc(ETHTOOL_SRXCLSRLDEL)`: removes the rule at `location`.
+    fn delete_rule(_dev: &Device, _data: Borrowed<'_, Self>, _location: u32) -> Result {
+        Err(super::eopnotsupp())
+    }
+
+    // Additional RSS contexts (`ethtool -X <dev> context new|C [delete]`): the core keeps
+    // them (ids, tables, keys) and calls these; it answers `-x context C` itself.
+
+    /// Additional RSS contexts the device holds (0: none; the core then refuses contexts).
+    /// Their ids are `1..=RSS_CONTEXTS` (`rxfh_max_num_contexts` is one more); each has
+    /// its own key (`rxfh_per_ctx_key`).
+    const RSS_CONTEXTS: u32 = 0;
+
+    /// `create_rxfh_context`: makes context `rxfh.rss_context` with the table and key
+    /// `rxfh` gives, filling `ctx` with the ones it starts with where `rxfh` has none.
+    fn create_rxfh_context(
+        _dev: &Device,
+        _data: Borrowed<'_, Self>,
+        _ctx: &mut RxfhContext<'_>,
+        _rxfh: &RxfhSet<'_>,
+        _extack: &mut ExtAck,
+    ) -> Result {
+        Err(super::eopnotsupp())
+    }
+
+    /// `modify_rxfh_context`: a new table, key or function for context `rxfh.rss_context`
+    /// (`ctx` still holds the old ones).
+    fn modify_rxfh_context(
+        _dev: &Device,
+        _data: Borrowed<'_, Self>,
+        _ctx: &mut RxfhContext<'_>,
+        _rxfh: &RxfhSet<'_>,
+        _extack: &mut ExtAck,
+    ) -> Result {
+        Err(super::eopnotsupp())
+    }
+
+    /// `remove_rxfh_context`: context `id` goes.
+    fn remove_rxfh_context(
+        _dev: &Device,
+        _data: Borrowed<'_, Self>,
+        _id: u32,
+        _extack: &mut ExtAck,
+    ) -> Result {
+        Err(super::eopnotsupp())
+    }
 }
 
 /// Builds the C `ethtool_ops` table for a driver type.
@@ -575,12 +846,22 @@ impl<T: Operations> Adapter<T> {
         if T::HAS_SET_RXFH {
             ops.set_rxfh = Some(Self::set_rxfh);
         }
-        // No RSS contexts: without `cap_rss_ctx_supported` and `create_rxfh_context` the
-        // core refuses `-X context` itself (EOPNOTSUPP).
-        if T::HAS_RX_RINGS || T::HAS_GET_RX_FLOW_HASH {
+        // RSS contexts only where the driver has them: without `create_rxfh_context` (and
+        // `cap_rss_ctx_supported`) the core refuses `-X context` itself (EOPNOTSUPP).
+        if T::RSS_CONTEXTS > 0 {
+            ops.rxfh_max_num_contexts = T::RSS_CONTEXTS.saturating_add(1);
+            // The bitfield word: `supported_input_xfrm` (8 bits), then
+            // `cap_link_lanes_supported`, `cap_rss_ctx_supported`, `rxfh_per_ctx_fields`,
+            // `rxfh_per_ctx_key` (bit 11): a key per context.
+            ops._bitfield_1 = bindings::__BindgenBitfieldUnit::new([0, 1 << 3]);
+            ops.create_rxfh_context = Some(Self::create_rxfh_context);
+            ops.modify_rxfh_context = Some(Self::modify_rxfh_context);
+            ops.remove_rxfh_context = Some(Self::remove_rxfh_context);
+        }
+        if T::HAS_RX_RINGS || T::HAS_GET_RX_FLOW_HASH || T::HAS_RULE_COUNT {
             ops.get_rxnfc = Some(Self::get_rxnfc);
         }
-        if T::HAS_SET_RX_FLOW_HASH {
+        if T::HAS_SET_RX_FLOW_HASH || T::HAS_INSERT_RULE {
             ops.set_rxnfc = Some(Self::set_rxnfc);
         }
         ops
@@ -1037,17 +1318,18 @@ impl<T: Operations> Adapter<T> {
 
     /// # Safety
     ///
-    /// Called by the ethtool core for a device registered for `T`, with valid arguments.
+    /// Called by the ethtool core for a device registered for `T`, with valid arguments:
+    /// for `ETHTOOL_GRXCLSRLALL`, `rule_locs` points at `info.rule_cnt` entries.
     unsafe extern "C" fn get_rxnfc(
-        dev: *mut bindings::net_device,
+        raw: *mut bindings::net_device,
         info: *mut bindings::ethtool_rxnfc,
-        _rule_locs: *mut u32,
+        rule_locs: *mut u32,
     ) -> c_int {
         from_result(|| {
             // SAFETY: the core passes a valid, exclusively owned `ethtool_rxnfc` for the call.
             let info = unsafe { &mut *info };
             // SAFETY: called by the ethtool core for a device registered for `T`.
-            let (dev, data) = unsafe { Self::split(dev) };
+            let (dev, data) = unsafe { Self::split(raw) };
             match info.cmd {
                 bindings::ETHTOOL_GRXRINGS if T::HAS_RX_RINGS => {
                     info.data = u64::from(T::rx_rings(dev, data));
@@ -1055,6 +1337,41 @@ impl<T: Operations> Adapter<T> {
                 bindings::ETHTOOL_GRXFH if T::HAS_GET_RX_FLOW_HASH => {
                     let ft = info.flow_type & !Self::FLOW_FLAGS;
                     info.data = u64::from(T::get_rx_flow_hash(dev, data, ft)?);
+                }
+                bindings::ETHTOOL_GRXCLSRLCNT if T::HAS_RULE_COUNT => {
+                    let (n, size) = T::rule_count(dev, data)?;
+                    info.__bindgen_anon_1.rule_cnt = n;
+                    info.data = u64::from(size);
+                }
+                bindings::ETHTOOL_GRXCLSRULE if T::HAS_GET_RULE => {
+                    let spec = T::get_rule(dev, data, info.fs.location)?;
+                    spec.write_raw(&mut info.fs);
+                    if spec.rss {
+                        info.__bindgen_anon_1.rss_context = spec.rss_context;
+                    }
+                }
+                bindings::ETHTOOL_GRXCLSRLALL if T::HAS_RULE_LOCATIONS => {
+                    // SAFETY: `rule_cnt` is the member the core set for this command; an
+                    // integer either way.
+                    let cap = unsafe { info.__bindgen_anon_1.rule_cnt } as usize;
+                    let locs = if rule_locs.is_null() || cap == 0 {
+                        &mut [][..]
+                    } else {
+                        // SAFETY: for GRXCLSRLALL the core allocated `rule_cnt` entries at
+                        // `rule_locs` (ethtool_get_rxnfc's buffer, or the rxnfc's own
+                        // trailing array in ethtool_get_max_rxnfc_channel), exclusively
+                        // ours for the call.
+                        unsafe { core::slice::from_raw_parts_mut(rule_locs, cap) }
+                    };
+                    let n = T::rule_locations(dev, data, locs)?;
+                    // The core copies `rule_cnt` entries out of its buffer of `cap`.
+                    if n as usize > cap {
+                        return Err(EINVAL);
+                    }
+                    // SAFETY: as above; the first borrow ended.
+                    let (dev, data) = unsafe { Self::split(raw) };
+                    info.data = u64::from(T::rule_count(dev, data)?.1);
+                    info.__bindgen_anon_1.rule_cnt = n;
                 }
                 _ => return Err(super::eopnotsupp()),
             }
@@ -1072,13 +1389,140 @@ impl<T: Operations> Adapter<T> {
         from_result(|| {
             // SAFETY: the core passes a valid `ethtool_rxnfc` for the call.
             let info = unsafe { &*info };
-            if info.cmd != bindings::ETHTOOL_SRXFH {
-                return Err(super::eopnotsupp());
-            }
-            let fields = u32::try_from(info.data).map_err(|_| EINVAL)?;
             // SAFETY: called by the ethtool core for a device registered for `T`.
             let (dev, data) = unsafe { Self::split(dev) };
-            T::set_rx_flow_hash(dev, data, info.flow_type & !Self::FLOW_FLAGS, fields)?;
+            match info.cmd {
+                bindings::ETHTOOL_SRXFH if T::HAS_SET_RX_FLOW_HASH => {
+                    let fields = u32::try_from(info.data).map_err(|_| EINVAL)?;
+                    T::set_rx_flow_hash(dev, data, info.flow_type & !Self::FLOW_FLAGS, fields)
+                }
+                bindings::ETHTOOL_SRXCLSRLINS if T::HAS_INSERT_RULE => {
+                    // SAFETY: for a rule insertion the union holds `rss_context` (an integer
+                    // either way).
+                    let ctx = unsafe { info.__bindgen_anon_1.rss_context };
+                    T::insert_rule(dev, data, &FlowSpec::from_raw(&info.fs, ctx))
+                }
+                bindings::ETHTOOL_SRXCLSRLDEL if T::HAS_DELETE_RULE => {
+                    T::delete_rule(dev, data, info.fs.location)
+                }
+                _ => Err(super::eopnotsupp()),
+            }?;
+            Ok(0)
+        })
+    }
+
+    /// A context's table and key as the core laid them out.
+    ///
+    /// # Safety
+    ///
+    /// `ctx` is a context the core passed to a context operation of a device whose
+    /// [`Operations::rxfh_indir_size`] and [`Operations::rxfh_key_size`] it was allocated
+    /// with, exclusively ours for the call.
+    unsafe fn context<'a>(ctx: *mut bindings::ethtool_rxfh_context) -> RxfhContext<'a> {
+        // SAFETY: `ctx` is valid for the call (see above); its sizes are what the core
+        // allocated (`ethtool_rxfh_ctx_alloc`).
+        let (ni, nk) = unsafe { ((*ctx).indir_size as usize, (*ctx).key_size as usize) };
+        // SAFETY: the helpers compute the table's and the key's addresses in the context's
+        // trailing data as the core does; the table has `indir_size` u32 entries (aligned)
+        // and the key `key_size` bytes after it, disjoint, exclusively ours for the call.
+        // `hfunc` is a field of the context's header, apart from both.
+        unsafe {
+            let i = bindings::rsnic_helper_ethtool_rxfh_context_indir(ctx);
+            let k = bindings::rsnic_helper_ethtool_rxfh_context_key(ctx);
+            RxfhContext {
+                indir: core::slice::from_raw_parts_mut(i, ni),
+                key: core::slice::from_raw_parts_mut(k, nk),
+                hfunc: &mut (*ctx).hfunc,
+            }
+        }
+    }
+
+    /// The request of a context operation.
+    ///
+    /// # Safety
+    ///
+    /// `p` is the core's valid parameter block for the call.
+    unsafe fn rxfh_request<'a>(p: *const bindings::ethtool_rxfh_param) -> RxfhSet<'a> {
+        // SAFETY: valid for the call (see above).
+        let p = unsafe { &*p };
+        let indir = if p.indir.is_null() {
+            None
+        } else {
+            // SAFETY: the core points `indir` at `indir_size` checked entries of its own
+            // allocation, unchanged for the call.
+            Some(unsafe { core::slice::from_raw_parts(p.indir, p.indir_size as usize) })
+        };
+        let key = if p.key.is_null() {
+            None
+        } else {
+            // SAFETY: as `indir`, `key_size` bytes after the table.
+            Some(unsafe { core::slice::from_raw_parts(p.key, p.key_size as usize) })
+        };
+        RxfhSet {
+            indir,
+            key,
+            hfunc: p.hfunc,
+            input_xfrm: p.input_xfrm,
+            rss_context: p.rss_context,
+            rss_delete: p.rss_delete != 0,
+        }
+    }
+
+    /// # Safety
+    ///
+    /// Called by the ethtool core for a device registered for `T`, with valid arguments.
+    unsafe extern "C" fn create_rxfh_context(
+        dev: *mut bindings::net_device,
+        ctx: *mut bindings::ethtool_rxfh_context,
+        rxfh: *const bindings::ethtool_rxfh_param,
+        extack: *mut bindings::netlink_ext_ack,
+    ) -> c_int {
+        from_result(|| {
+            // SAFETY: the core's context and request for this call (see the function's
+            // contract).
+            let (mut c, req) = unsafe { (Self::context(ctx), Self::rxfh_request(rxfh)) };
+            let mut ack = ExtAck::from_raw(extack);
+            // SAFETY: called by the ethtool core for a device registered for `T`.
+            let (dev, data) = unsafe { Self::split(dev) };
+            T::create_rxfh_context(dev, data, &mut c, &req, &mut ack)?;
+            Ok(0)
+        })
+    }
+
+    /// # Safety
+    ///
+    /// Called by the ethtool core for a device registered for `T`, with valid arguments.
+    unsafe extern "C" fn modify_rxfh_context(
+        dev: *mut bindings::net_device,
+        ctx: *mut bindings::ethtool_rxfh_context,
+        rxfh: *const bindings::ethtool_rxfh_param,
+        extack: *mut bindings::netlink_ext_ack,
+    ) -> c_int {
+        from_result(|| {
+            // SAFETY: as in create_rxfh_context.
+            let (mut c, req) = unsafe { (Self::context(ctx), Self::rxfh_request(rxfh)) };
+            let mut ack = ExtAck::from_raw(extack);
+            // SAFETY: called by the ethtool core for a device registered for `T`.
+            let (dev, data) = unsafe { Self::split(dev) };
+            T::modify_rxfh_context(dev, data, &mut c, &req, &mut ack)?;
+            Ok(0)
+        })
+    }
+
+    /// # Safety
+    ///
+    /// Called by the ethtool core for a device registered for `T`, with valid arguments.
+    unsafe extern "C" fn remove_rxfh_context(
+        dev: *mut bindings::net_device,
+        _ctx: *mut bindings::ethtool_rxfh_context,
+        rss_context: u32,
+        extack: *mut bindings::netlink_ext_ack,
+    ) -> c_int {
+        from_result(|| {
+            let mut ack = ExtAck::from_raw(extack);
+            // SAFETY: called by the ethtool core for a device registered for `T`.
+            let (dev, data) = unsafe { Self::split(dev) };
+            T::remove_rxfh_context(dev, data, rss_context, &mut ack)?;
             Ok(0)
         })
     }

@@ -120,6 +120,27 @@ impl Harness {
                 Self::put(&mut b, at, 24, u64::from(n));
             }
         }
+        if op == 0x930 && inp.bool() {
+            // A table whose misses go on to the table 0xe8 may name (FWD).
+            Self::put(&mut b, 0xc4, 4, 1);
+        }
+        if op == 0x933 && b.len() >= 0x400 && inp.bool() {
+            // A rule group: outer headers, whole ethertype and protocol, and a port or an
+            // IPv4 / IPv6 address (match_criteria at bit 0x200).
+            Self::put(&mut b, 0x1f8, 8, 1);
+            Self::put(&mut b, 0x230, 16, 0xffff);
+            Self::put(&mut b, 0x280, 8, 0xff);
+            match inp.u8() % 4 {
+                0 => Self::put(&mut b, 0x2b0, 16, 0xffff),
+                1 => Self::put(&mut b, 0x2f0, 16, 0xffff),
+                2 => Self::put(&mut b, 0x360, 32, 0xffff_ffff),
+                _ => {
+                    for k in 0..4 {
+                        Self::put(&mut b, 0x300 + 32 * k, 32, 0xffff_ffff);
+                    }
+                }
+            }
+        }
         if op == 0x936 && b.len() >= 0x348 && inp.bool() {
             // An entry forwarding to one TIR (FWD_DEST, one destination of type TIR).
             Self::put(&mut b, 0x270, 16, 4);

@@ -8,14 +8,13 @@
 //! model: the two sides agree.
 
 mod cx_util;
+mod rss_rig;
 mod sim_util;
 
 use cx_util::*;
-use rsnic_core::dp::hw::{Coherent, Mmio};
 use rsnic_core::sim::mlx5::cmd::synd;
 use rsnic_core::sim::pkt::{self, rss_hash_sel, toeplitz, HashSel, RSS_KEY};
-use rsnic_testbed::mem::HostBuf;
-use sim_util::{ctrl, dseg, eseg, OP_SEND};
+use rss_rig::*;
 
 const ST_BAD_OP: u8 = 0x2;
 const ST_BAD_PARAM: u8 = 0x3;
@@ -43,66 +42,6 @@ const SPORT: u32 = 4;
 const DPORT: u32 = 8;
 const SDFN: u32 = SRC_IP | DST_IP | SPORT | DPORT;
 const SD: u32 = SRC_IP | DST_IP;
-
-fn expect(o: Out, status: u8, syndrome: u32) {
-    assert_eq!(
-        (o.status(), o.syndrome()),
-        (status, syndrome),
-        "status/syndrome"
-    );
-}
-
-/// An IPv4 frame with transport `proto` (6 TCP, 17 UDP, other: 8 bytes of nothing).
-fn ip4_frame(proto: u8, src: [u8; 4], sp: u16, dst: [u8; 4], dp: u16) -> Vec<u8> {
-    let mut f = vec![0x02, 0, 0, 0, 0, 2, 0x02, 0, 0, 0, 0, 1, 0x08, 0x00];
-    let l4 = if proto == 6 { 20 } else { 8 };
-    let total = (20 + l4) as u16;
-    f.extend_from_slice(&[
-        0x45,
-        0,
-        (total >> 8) as u8,
-        total as u8,
-        0,
-        0,
-        0x40,
-        0,
-        64,
-        proto,
-    ]);
-    f.extend_from_slice(&[0, 0]);
-    f.extend_from_slice(&src);
-    f.extend_from_slice(&dst);
-    f.extend_from_slice(&sp.to_be_bytes());
-    f.extend_from_slice(&dp.to_be_bytes());
-    if proto == 6 {
-        f.extend_from_slice(&[0, 0, 0, 1, 0, 0, 0, 0, 0x50, 0x02, 0xff, 0xff, 0, 0, 0, 0]);
-    } else {
-        f.extend_from_slice(&[0, 8, 0, 0]);
-    }
-    f.resize(60, 0);
-    f
-}
-
-/// A UDP/IPv6 frame.
-fn udp6_frame(src: [u8; 16], sp: u16, dst: [u8; 16], dp: u16) -> Vec<u8> {
-    let mut f = vec![0x02, 0, 0, 0, 0, 2, 0x02, 0, 0, 0, 0, 1, 0x86, 0xdd];
-    f.extend_from_slice(&[0x60, 0, 0, 0, 0, 8, 17, 64]);
-    f.extend_from_slice(&src);
-    f.extend_from_slice(&dst);
-    f.extend_from_slice(&sp.to_be_bytes());
-    f.extend_from_slice(&dp.to_be_bytes());
-    f.extend_from_slice(&[0, 8, 0, 0]);
-    f
-}
-
-/// An ARP request (not IP).
-fn arp_frame() -> Vec<u8> {
-    let mut f = vec![0xff; 6];
-    f.extend_from_slice(&[0x02, 0, 0, 0, 0, 1, 0x08, 0x06]);
-    f.extend_from_slice(&[0, 1, 8, 0, 6, 4, 0, 1]);
-    f.resize(60, 0);
-    f
-}
 
 #[test]
 fn hash_selection_follows_the_verification_suite() {
@@ -162,243 +101,6 @@ fn hash_selection_follows_the_verification_suite() {
     s6.sport = false;
     s6.dport = false;
     assert_eq!(rss_hash_sel(&f6, &h6, &RSS_KEY, s6), (0x2cc18cd5, 2 << 2));
-}
-
-/// One function's objects for the tests below.
-struct Rig {
-    h: Host,
-    uar: u32,
-    pd: u32,
-    td: u32,
-    cq: Cq,
-    _eq: Eq,
-    /// (rqn, ring, doorbell record)
-    rqs: Vec<(u32, HostBuf, HostBuf)>,
-    sq: (u32, HostBuf, HostBuf),
-    pc: u16,
-}
-
-impl Rig {
-    /// Port 1 brought up by commands, looping back to itself (PPLR), with an SQ and four
-    /// RQs of 64 posted WQEs on one CQ.
-    fn new() -> Self {
-        let mut h = Host::new(1);
-        h.bring_up();
-        let uar = h.alloc(0x802);
-        let pd = h.alloc(0x800);
-        let td = h.alloc(0x816);
-        let eq = h.create_eq(6, uar, 5, 0).unwrap();
-        let cq = h.create_cq(8, uar, eq.eqn, false).unwrap();
-        let mut rqs = Vec::new();
-        for _ in 0..4 {
-            let rq = h.tb.mem.alloc(1024);
-            let dbr = h.tb.mem.alloc(8);
-            let rqn = h
-                .exec(&rq_in(cq.cqn, pd, dbr.dma_addr(), 4, 6, rq.dma_addr()), 16)
-                .ok()
-                .obj();
-            h.exec(&modify_in(0x909, rqn, 0, 1), 16).ok();
-            for i in 0..64 {
-                let b = h.tb.mem.alloc(2048);
-                rq.write(i * 16, &dseg(2048, 0, b.dma_addr()));
-            }
-            dbr.write_be32(0, 64);
-            rqs.push((rqn, rq, dbr));
-        }
-        let mut pl = vec![0u8; 8];
-        put(&mut pl, 0x8, 8, 1);
-        put(&mut pl, 0x38, 8, 2);
-        h.exec(&reg_in(0x5018, true, &pl), 24).ok();
-        let tis = h.exec(&tis_in(td), 16).ok().obj();
-        let sqb = h.tb.mem.alloc(4096);
-        let sdbr = h.tb.mem.alloc(8);
-        let sqn = h
-            .exec(
-                &sq_in(cq.cqn, tis, pd, uar, sdbr.dma_addr(), 6, sqb.dma_addr()),
-                16,
-            )
-            .ok()
-            .obj();
-        h.exec(&modify_in(0x905, sqn, 0, 1), 16).ok();
-        Self {
-            h,
-            uar,
-            pd,
-            td,
-            cq,
-            _eq: eq,
-            rqs,
-            sq: (sqn, sqb, sdbr),
-            pc: 0,
-        }
-    }
-
-    fn rqns(&self) -> Vec<u32> {
-        self.rqs.iter().map(|r| r.0).collect()
-    }
-
-    /// Sends `frame` to itself; returns (index of the RQ that took it, CQE hash, CQE hash
-    /// type), or None if the port dropped it. Every RQ is re-posted to 64 WQEs.
-    fn send(&mut self, frame: &[u8]) -> Option<(usize, u32, u8)> {
-        let before: Vec<u16> = self
-            .rqs
-            .iter()
-            .map(|r| self.h.tb.device().rq_consumer(r.0).unwrap())
-            .collect();
-        let data = self.h.tb.mem.alloc_from(frame);
-        let mut w = Vec::new();
-        w.extend_from_slice(&ctrl(OP_SEND, self.pc, self.sq.0, 3, 0));
-        w.extend_from_slice(&eseg(0, 0, 0, [0, 0]));
-        w.extend_from_slice(&dseg(frame.len() as u32, 0, data.dma_addr()));
-        self.sq.1.write((usize::from(self.pc) % 64) * 64, &w);
-        self.pc = self.pc.wrapping_add(1);
-        self.sq.2.write_be32(4, u32::from(self.pc));
-        self.h.bus.write64(
-            self.h.reg(self.uar * 4096 + 0x800),
-            w[..8].try_into().unwrap(),
-        );
-        self.h.step();
-        let mut took = None;
-        for (i, r) in self.rqs.iter().enumerate() {
-            let now = self.h.tb.device().rq_consumer(r.0).unwrap();
-            r.2.write_be32(0, u32::from(now) + 64);
-            if now != before[i] {
-                assert!(took.is_none(), "one frame, one RQ");
-                took = Some(i);
-            }
-        }
-        let c = self.cq.poll();
-        self.cq.dbr.write_be32(0, self.cq.cc & 0xff_ffff);
-        match took {
-            Some(i) => {
-                let c = c.expect("an RX CQE");
-                let hash = u32::from_be_bytes(c[12..16].try_into().unwrap());
-                Some((i, hash, c[16]))
-            }
-            None => {
-                assert!(c.is_none(), "no CQE for a dropped frame");
-                None
-            }
-        }
-    }
-
-    /// CREATE_TIR (indirect, Toeplitz) over `rqtn` with `key` and the outer selector.
-    fn tir(&mut self, rqtn: u32, key: &[u8; 40], l3: u8, l4: u8, fields: u32) -> u32 {
-        let td = self.td;
-        self.h
-            .exec(&tir_sel_in(rqtn, td, key, l3, l4, fields), 16)
-            .ok()
-            .obj()
-    }
-}
-
-/// create_tir_in with an outer field selector (`rx_hash_field_selector_outer` at bit 0x380:
-/// l3_prot_type 0x380, l4_prot_type 0x381, selected_fields 0x382, 30 bits).
-fn tir_sel_in(rqtn: u32, td: u32, key: &[u8; 40], l3: u8, l4: u8, fields: u32) -> Vec<u8> {
-    let mut i = tir_in(rqtn, td, key);
-    put(&mut i, 0x380, 1, u64::from(l3));
-    put(&mut i, 0x381, 1, u64::from(l4));
-    put(&mut i, 0x382, 30, u64::from(fields));
-    i
-}
-
-/// modify_tir_in: tirn at 0x48, bitmask at byte 0x10 (hash = bit 0xbd), the context at byte
-/// 0x20 as in create_tir_in.
-fn modify_tir_in(tirn: u32, key: &[u8; 40], l3: u8, l4: u8, fields: u32) -> Vec<u8> {
-    let mut i = tir_sel_in(0, 0, key, l3, l4, fields);
-    i[0..2].copy_from_slice(&0x901u16.to_be_bytes());
-    put(&mut i, 0x120, 4, 0); // disp_type is not part of a hash modification
-    put(&mut i, 0x48, 24, u64::from(tirn));
-    put(&mut i, 0xbd, 1, 1); // bitmask.hash
-    i
-}
-
-/// modify_rqt_in: rqtn at 0x48, bitmask.rqn_list at 0xbf, the list as in create_rqt_in.
-fn modify_rqt_in(rqtn: u32, rqns: &[u32]) -> Vec<u8> {
-    let mut i = rqt_in(rqns);
-    i[0..2].copy_from_slice(&0x917u16.to_be_bytes());
-    put(&mut i, 0x48, 24, u64::from(rqtn));
-    put(&mut i, 0xbf, 1, 1);
-    i
-}
-
-/// create_flow_table_in: table_type 0 (NIC RX) at 0x80, flow_table_context at 0xc0 with
-/// log_size at its 0x18.
-fn ft_in(log_size: u8) -> Vec<u8> {
-    let mut i = cmd_in(0x930, 0, 0x40);
-    put(&mut i, 0xd8, 8, u64::from(log_size));
-    i
-}
-
-/// create_flow_group_in: table_id 0xa8, start 0xe0, end 0x120, match_criteria_enable 0x1f8,
-/// match_criteria at 0x200 (outer ethertype at +0x30, ip_protocol at +0x80).
-fn fg_in(ft: u32, start: u32, end: u32, eth: bool, proto: bool) -> Vec<u8> {
-    let mut i = cmd_in(0x933, 0, 0x400);
-    put(&mut i, 0xa8, 24, u64::from(ft));
-    put(&mut i, 0xe0, 32, u64::from(start));
-    put(&mut i, 0x120, 32, u64::from(end));
-    if eth || proto {
-        put(&mut i, 0x1f8, 8, 1);
-    }
-    if eth {
-        put(&mut i, 0x230, 16, 0xffff);
-    }
-    if proto {
-        put(&mut i, 0x280, 8, 0xff);
-    }
-    i
-}
-
-/// set_fte_in: table_id 0xa8, flow_index 0x100, flow_context at 0x200 (group_id +0x20,
-/// action +0x70, destination_list_size +0x88, match_value +0x200, destination[0] +0x1800:
-/// type 8 bits, id 24 bits).
-fn fte_in(ft: u32, fg: u32, index: u32, eth: u16, proto: u8, tirn: u32) -> Vec<u8> {
-    let mut i = cmd_in(0x936, 0, 0x348);
-    put(&mut i, 0xa8, 24, u64::from(ft));
-    put(&mut i, 0x100, 32, u64::from(index));
-    put(&mut i, 0x220, 32, u64::from(fg));
-    put(&mut i, 0x270, 16, 4); // FWD_DEST
-    put(&mut i, 0x288, 24, 1);
-    put(&mut i, 0x430, 16, u64::from(eth));
-    put(&mut i, 0x480, 8, u64::from(proto));
-    put(&mut i, 0x1a00, 8, 2); // TIR
-    put(&mut i, 0x1a08, 24, u64::from(tirn));
-    i
-}
-
-/// A 0x40-byte flow-steering command naming table `ft` (table_id at 0xa8).
-fn ft_cmd(opcode: u16, op_mod: u16, ft: u32) -> Vec<u8> {
-    let mut i = cmd_in(opcode, op_mod, 0x40);
-    put(&mut i, 0xa8, 24, u64::from(ft));
-    i
-}
-
-/// The traffic-type table over `tirs` = [tcp4, tcp6, udp4, udp6, ip4, ip6] as mlx5e's
-/// fs_ttc.c builds it: group 0 (ethertype + ip_protocol) indices 0..=3, group 1
-/// (ethertype) 4..=5, group 2 (nothing) 6. Returns (table, groups).
-fn ttc(r: &mut Rig, tirs: [u32; 6]) -> (u32, [u32; 3]) {
-    let ft = r.h.exec(&ft_in(3), 16).ok().obj();
-    let g0 = r.h.exec(&fg_in(ft, 0, 3, true, true), 16).ok().obj();
-    let g1 = r.h.exec(&fg_in(ft, 4, 5, true, false), 16).ok().obj();
-    let g2 = r.h.exec(&fg_in(ft, 6, 6, false, false), 16).ok().obj();
-    let rules = [
-        (g0, 0, 0x0800, 6, tirs[0]),
-        (g0, 1, 0x86dd, 6, tirs[1]),
-        (g0, 2, 0x0800, 17, tirs[2]),
-        (g0, 3, 0x86dd, 17, tirs[3]),
-        (g1, 4, 0x0800, 0, tirs[4]),
-        (g1, 5, 0x86dd, 0, tirs[5]),
-        (g2, 6, 0, 0, tirs[4]),
-    ];
-    for (g, ix, eth, proto, tir) in rules {
-        r.h.exec(&fte_in(ft, g, ix, eth, proto, tir), 16).ok();
-    }
-    (ft, [g0, g1, g2])
-}
-
-/// The RQ index RQT entry `hash % 256` names in a table whose entry i is RQ `i % 4`.
-fn spread(hash: u32) -> usize {
-    (hash % 256 % 4) as usize
 }
 
 #[test]
@@ -560,7 +262,15 @@ fn steering_commands_refuse_what_the_model_does_not_do() {
     put(&mut i, 0x80, 8, 1);
     expect(r.h.exec(&i, 16), ST_BAD_PARAM, synd::FT_TYPE);
     let mut i = ft_in(3);
-    put(&mut i, 0xc4, 4, 1); // table_miss_action
+    put(&mut i, 0xc4, 4, 2); // table_miss_action SWITCH_DOMAIN
+    expect(r.h.exec(&i, 16), ST_BAD_PARAM, synd::FT_PARAM);
+    put(&mut i, 0xc4, 4, 1); // FWD, to no table
+    expect(r.h.exec(&i, 16), ST_BAD_RESOURCE, synd::BAD_FT);
+    put(&mut i, 0xc4, 4, 0); // a miss table without FWD
+    put(&mut i, 0xe8, 24, 0x9000);
+    expect(r.h.exec(&i, 16), ST_BAD_PARAM, synd::FT_PARAM);
+    let mut i = ft_in(3);
+    put(&mut i, 0xc0, 4, 8); // reformat_en
     expect(r.h.exec(&i, 16), ST_BAD_PARAM, synd::FT_PARAM);
     expect(r.h.exec(&ft_in(17), 16), ST_BAD_PARAM, synd::FT_PARAM);
     let ft = r.h.exec(&ft_in(3), 16).ok().obj();

@@ -47,6 +47,8 @@ impl<F: Family> Bound<F> {
                 rx_csum: true,
                 // Internal loopback (ethtool -K <dev> loopback on), as ConnectX has.
                 loopback: true,
+                // ntuple steering rules where the family has them (ConnectX).
+                ntuple: F::NTUPLE_RULES > 0,
             },
             // Native XDP (drop, pass, tx, redirect) on every RX queue, frames redirected
             // from other devices (ndo_xdp_xmit), and AF_XDP zero-copy where the family has

@@ -19,6 +19,7 @@ use crate::channel::{ChannelParams, ChannelStats, Moderation, RxEnv, TxEnv, TxSk
 use crate::dp::pkt::{RxFrags, TxReject, TxRejectReason};
 use crate::kernel_ext::net::page_pool::{PagePool, RxPage};
 use crate::kernel_ext::net::xsk::XskBuf;
+use crate::ntuple::Rule;
 use crate::rss::{Fields, Flow, RssChange, RssSpec, FLOWS};
 use crate::xdp::{XdpEnv, XdpSqKind, XdpTx, XskRxEnv};
 use kernel::{prelude::*, str::CStr, sync::Arc};
@@ -408,6 +409,39 @@ pub(crate) trait Control: DataPath {
     /// Why the family cannot hash `flow` over `fields` (`None`: it can).
     fn refuse_rss_fields(_flow: Flow, _fields: Fields) -> Option<&'static str> {
         Some("the hash fields cannot be changed")
+    }
+    /// Additional RSS contexts the family's device holds (`ethtool -X <dev> context new`;
+    /// ids `1..=RSS_CONTEXTS`, at most [`crate::rss::MAX_CONTEXTS`]); 0: none.
+    const RSS_CONTEXTS: usize = 0;
+    /// Programs additional context `id` (`1..=RSS_CONTEXTS`) as `spec` says (`change`
+    /// what differs from what the device has); `None` removes it. Only while the channels
+    /// are open (their closing removes every context; the port programs them again at the
+    /// next open). Sleeps.
+    fn apply_rss_ctx(
+        _hw: &Arc<Function>,
+        _func: &Arc<Self::Func>,
+        _id: usize,
+        _spec: Option<&RssSpec<'_>>,
+        _change: RssChange,
+    ) -> Result {
+        Err(crate::kernel_ext::net::eopnotsupp())
+    }
+
+    // ntuple rules (see `crate::ntuple`).
+
+    /// Steering rules the family's device holds (locations `0..NTUPLE_RULES`, at most
+    /// [`crate::ntuple::MAX_RULES`]); 0: none (`ntuple-filters` is not offered).
+    const NTUPLE_RULES: usize = 0;
+    /// Programs the rule at `loc` (`None`: removes it), its destination a queue below the
+    /// open channels or a context programmed with [`Control::apply_rss_ctx`]. Only while
+    /// the channels are open, as contexts. Sleeps.
+    fn apply_rule(
+        _hw: &Arc<Function>,
+        _func: &Arc<Self::Func>,
+        _loc: usize,
+        _rule: Option<&Rule>,
+    ) -> Result {
+        Err(crate::kernel_ext::net::eopnotsupp())
     }
 
     /// Tells the channel's interrupt state which device queues report to it, once they are

@@ -19,7 +19,8 @@ use crate::kernel_ext::{
     net::{
         device::{self, Device, Features, LinkStats64, QueueStats, TxOutcome},
         ethtool::{
-            self, Channels, DrvInfo, ExtAck, LinkSettings, Rings, RxfhGet, RxfhSet, Strings,
+            self, Channels, DrvInfo, ExtAck, FlowSpec, LinkSettings, Rings, RxfhContext, RxfhGet,
+            RxfhSet, Strings,
         },
         ethtool::{PauseParam, PauseStats},
         queue::XmitCtx,
@@ -30,6 +31,7 @@ use crate::kernel_ext::{
     sync::{with_bh, with_rtnl},
     wq::OwnedQueue,
 };
+use crate::ntuple::{Dest, Rule};
 use crate::rss::{Fields, Flow, RssChange, RssConfig, KEY_LEN};
 use core::marker::PhantomData;
 use core::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
@@ -190,6 +192,60 @@ struct PortState<F: Family> {
     hw: F::HwCounters,
     /// RSS: the indirection table, key and hash fields (`ethtool -x/-X`, `-n/-N`).
     rss: RssConfig,
+    /// Additional RSS contexts and ntuple rules.
+    steer: Steering,
+}
+
+/// What the port steers beyond its main RSS table: the additional RSS contexts and the
+/// ntuple rules the user made (programmed while the channels are open, again at each
+/// open).
+struct Steering {
+    /// Contexts by id - 1 ([`Family`]'s `RSS_CONTEXTS` of them).
+    ctxs: KVec<Option<RssConfig>>,
+    /// Rules by location ([`Family`]'s `NTUPLE_RULES` of them).
+    rules: KVec<Option<Rule>>,
+    /// `ntuple-filters` is on (rules are taken).
+    ntuple: bool,
+}
+
+impl Steering {
+    fn new<F: Family>() -> Result<Self> {
+        let mut ctxs = KVec::with_capacity(F::RSS_CONTEXTS, GFP_KERNEL)?;
+        for _ in 0..F::RSS_CONTEXTS {
+            ctxs.push(None, GFP_KERNEL)?;
+        }
+        let mut rules = KVec::with_capacity(F::NTUPLE_RULES, GFP_KERNEL)?;
+        for _ in 0..F::NTUPLE_RULES {
+            rules.push(None, GFP_KERNEL)?;
+        }
+        Ok(Self {
+            ctxs,
+            rules,
+            ntuple: F::NTUPLE_RULES > 0,
+        })
+    }
+
+    /// Programs every context, then every rule, into the device (the channels whose RQs
+    /// are `rqns` just opened).
+    fn program<F: Family>(&self, hw: &Arc<Function>, func: &Arc<F::Func>, rqns: &[u32]) -> Result {
+        for (i, c) in self.ctxs.iter().enumerate() {
+            if let Some(c) = c {
+                F::apply_rss_ctx(
+                    hw,
+                    func,
+                    i.saturating_add(1),
+                    Some(&c.spec(rqns)),
+                    RssChange::ALL,
+                )?;
+            }
+        }
+        for (loc, r) in self.rules.iter().enumerate() {
+            if let Some(r) = r {
+                F::apply_rule(hw, func, loc, Some(r))?;
+            }
+        }
+        Ok(())
+    }
 }
 
 /// State of one port, shared by its callbacks.
@@ -266,6 +322,7 @@ impl<F: Family> Port<F> {
         for _ in 0..MAX_CHANNELS {
             totals.push(ChannelStats::default(), GFP_KERNEL)?;
         }
+        let steer = Steering::new::<F>()?;
         let params = ChannelParams {
             count: channels.clamp(1, MAX_CHANNELS as u32),
             log_sq: F::SQ_RING.default,
@@ -291,6 +348,7 @@ impl<F: Family> Port<F> {
                         xsk: [None; MAX_CHANNELS],
                         hw: F::HwCounters::default(),
                         rss,
+                        steer,
                     },
                     "rsnic::Port::state"
                 ),
@@ -316,6 +374,7 @@ impl<F: Family> Port<F> {
         prog: Option<&BpfProg>,
         xsk: &[Option<XskPool>; MAX_CHANNELS],
         rss: &mut RssConfig,
+        steer: &Steering,
     ) -> Result {
         dev.set_real_num_queues(p.count, p.count)?;
         let mut chans = KVec::with_capacity(p.count as usize, GFP_KERNEL)?;
@@ -344,12 +403,14 @@ impl<F: Family> Port<F> {
             rss.spread(p.count);
         }
         let spec = rss.spec(&rqns);
-        if let Err(e) = F::apply_rss(
-            &self.shared.hw,
-            &self.shared.func,
-            Some(&spec),
-            RssChange::ALL,
-        ) {
+        let (hw, func) = (&self.shared.hw, &self.shared.func);
+        let programmed = F::apply_rss(hw, func, Some(&spec), RssChange::ALL).and_then(|()| {
+            // Contexts and rules again (the channels' closing removed them).
+            steer.program::<F>(hw, func, &rqns).inspect_err(|_| {
+                let _ = F::apply_rss(hw, func, None, RssChange::ALL);
+            })
+        });
+        if let Err(e) = programmed {
             for ch in chans.into_iter() {
                 let i = ch.index();
                 self.add_totals(i, ch.close());
@@ -428,14 +489,16 @@ impl<F: Family> Port<F> {
         }
         if st.open {
             self.close_channels(dev);
-            if let Err(e) = self.open_channels(dev, &new, prog.as_ref(), &st.xsk, &mut st.rss) {
+            if let Err(e) =
+                self.open_channels(dev, &new, prog.as_ref(), &st.xsk, &mut st.rss, &st.steer)
+            {
                 // Back to what worked.
                 pr_err!(
                     "{}: reopening channels failed ({:?}); restoring\n",
                     dev.name(),
                     e
                 );
-                self.open_channels(dev, &old, st.prog.as_ref(), &st.xsk, &mut st.rss)?;
+                self.open_channels(dev, &old, st.prog.as_ref(), &st.xsk, &mut st.rss, &st.steer)?;
                 return Err(e);
             }
         } else if new.count != old.count && !dev.rxfh_configured() {
@@ -467,7 +530,9 @@ impl<F: Family> Port<F> {
         req.store(0, Ordering::Release);
         let p = st.params;
         let st = &mut *st;
-        if let Err(e) = self.open_channels(dev, &p, st.prog.as_ref(), &st.xsk, &mut st.rss) {
+        if let Err(e) =
+            self.open_channels(dev, &p, st.prog.as_ref(), &st.xsk, &mut st.rss, &st.steer)
+        {
             pr_err!(
                 "{}: reopening the channels failed ({:?}): none until the interface is set down and up\n",
                 dev.name(),
@@ -680,6 +745,54 @@ impl<F: Family> Port<F> {
         });
     }
 
+    /// The device RQ of each live channel (its XSK RQ under AF_XDP zero-copy), by channel,
+    /// and how many there are (0: closed, or open without channels after a failed reopen:
+    /// what is set is programmed at the next open).
+    fn live_rqns(&self) -> ([u32; MAX_CHANNELS], usize) {
+        let mut rqns = [0u32; MAX_CHANNELS];
+        let n = with_bh(|| {
+            let chans = self.chans.lock();
+            for ch in chans.iter() {
+                if let Some(r) = rqns.get_mut(ch.index() as usize) {
+                    *r = ch.rqn();
+                }
+            }
+            chans.len().min(MAX_CHANNELS)
+        });
+        (rqns, n)
+    }
+
+    /// Programs context `id`'s configuration `c` (`None`: removes it) into the running
+    /// channels with `change`; nothing while there are none (the next open programs it).
+    fn apply_ctx_locked(
+        &self,
+        st: &PortState<F>,
+        id: usize,
+        c: Option<&RssConfig>,
+        change: RssChange,
+    ) -> Result {
+        let (rqns, n) = self.live_rqns();
+        match rqns.get(..n).filter(|r| !r.is_empty() && st.open) {
+            Some(rqns) => F::apply_rss_ctx(
+                &self.shared.hw,
+                &self.shared.func,
+                id,
+                c.map(|c| c.spec(rqns)).as_ref(),
+                change,
+            ),
+            None => Ok(()),
+        }
+    }
+
+    /// Programs the rule at `loc` (`None`: removes it) into the running channels; nothing
+    /// while there are none.
+    fn apply_rule_locked(&self, st: &PortState<F>, loc: usize, rule: Option<&Rule>) -> Result {
+        if !st.open || self.live_rqns().1 == 0 {
+            return Ok(());
+        }
+        F::apply_rule(&self.shared.hw, &self.shared.func, loc, rule)
+    }
+
     /// Programs a changed RSS configuration (`change`) into the running channels, in place
     /// (the family updates the device without re-creating anything); on a failure the
     /// previous configuration `old` comes back and is programmed again. Nothing to do while
@@ -695,17 +808,7 @@ impl<F: Family> Port<F> {
         if !st.open {
             return Ok(());
         }
-        // The device RQ of each live channel (its XSK RQ under AF_XDP zero-copy).
-        let mut rqns = [0u32; MAX_CHANNELS];
-        let n = with_bh(|| {
-            let chans = self.chans.lock();
-            for ch in chans.iter() {
-                if let Some(r) = rqns.get_mut(ch.index() as usize) {
-                    *r = ch.rqn();
-                }
-            }
-            chans.len().min(MAX_CHANNELS)
-        });
+        let (rqns, n) = self.live_rqns();
         let Some(rqns) = rqns.get(..n).filter(|r| !r.is_empty()) else {
             // Open without channels (a reopen failed): applied when they open again.
             return Ok(());
@@ -770,7 +873,14 @@ impl<F: Family> device::Operations for PortOps<F> {
         let mut st = port.state.lock();
         let params = st.params;
         let st = &mut *st;
-        port.open_channels(dev, &params, st.prog.as_ref(), &st.xsk, &mut st.rss)?;
+        port.open_channels(
+            dev,
+            &params,
+            st.prog.as_ref(),
+            &st.xsk,
+            &mut st.rss,
+            &st.steer,
+        )?;
         if let Err(e) = F::set_admin(&port.shared.hw, &port.shared.func, true) {
             port.close_channels(dev);
             return Err(e);
@@ -864,6 +974,22 @@ impl<F: Family> device::Operations for PortOps<F> {
         }
         // Read by NAPI per packet; takes effect from the next packet on.
         port.shared.rx_csum.store(f.rx_csum, Ordering::Relaxed);
+        if F::NTUPLE_RULES > 0 {
+            let mut st = port.state.lock();
+            if st.steer.ntuple && !f.ntuple {
+                // ntuple-filters off takes the rules away (as ice and i40e do; mlx5e ties
+                // the feature to aRFS and keeps its ethtool rules).
+                for loc in 0..st.steer.rules.len() {
+                    if st.steer.rules.get(loc).is_some_and(|r| r.is_some()) {
+                        port.apply_rule_locked(&st, loc, None)?;
+                        if let Some(r) = st.steer.rules.get_mut(loc) {
+                            *r = None;
+                        }
+                    }
+                }
+            }
+            st.steer.ntuple = f.ntuple;
+        }
         Ok(())
     }
 
@@ -1311,4 +1437,285 @@ impl<F: Family> ethtool::Operations for PortOps<F> {
         };
         port.apply_rss_locked(dev, &mut st, &old, change)
     }
+
+    // ntuple rules (see crate::ntuple): rxnfc has no extack, refusals are logged.
+
+    fn rule_count(_dev: &Device, port: ArcBorrow<'_, Port<F>>) -> Result<(u32, u32)> {
+        if F::NTUPLE_RULES == 0 {
+            return Err(crate::kernel_ext::net::eopnotsupp());
+        }
+        let st = port.state.lock();
+        let n = st.steer.rules.iter().flatten().count();
+        Ok((n as u32, F::NTUPLE_RULES as u32))
+    }
+
+    fn get_rule(_dev: &Device, port: ArcBorrow<'_, Port<F>>, location: u32) -> Result<FlowSpec> {
+        if F::NTUPLE_RULES == 0 {
+            return Err(crate::kernel_ext::net::eopnotsupp());
+        }
+        let st = port.state.lock();
+        let rule = st
+            .steer
+            .rules
+            .get(location as usize)
+            .copied()
+            .flatten()
+            .ok_or(ENOENT)?;
+        Ok(rule.to_spec(location))
+    }
+
+    fn rule_locations(
+        _dev: &Device,
+        port: ArcBorrow<'_, Port<F>>,
+        locs: &mut [u32],
+    ) -> Result<u32> {
+        if F::NTUPLE_RULES == 0 {
+            return Err(crate::kernel_ext::net::eopnotsupp());
+        }
+        let st = port.state.lock();
+        let mut n = 0usize;
+        for (loc, r) in st.steer.rules.iter().enumerate() {
+            if r.is_some() {
+                if let Some(o) = locs.get_mut(n) {
+                    *o = loc as u32;
+                }
+                n = n.saturating_add(1);
+            }
+        }
+        Ok(n as u32)
+    }
+
+    fn insert_rule(dev: &Device, port: ArcBorrow<'_, Port<F>>, spec: &FlowSpec) -> Result {
+        if F::NTUPLE_RULES == 0 {
+            pr_err!("{}: ntuple rules are not supported\n", dev.name());
+            return Err(crate::kernel_ext::net::eopnotsupp());
+        }
+        let mut st = port.state.lock();
+        if !st.steer.ntuple {
+            pr_err!(
+                "{}: ntuple-filters is off (ethtool -K {} ntuple on)\n",
+                dev.name(),
+                dev.name()
+            );
+            return Err(crate::kernel_ext::net::eopnotsupp());
+        }
+        let loc = spec.location as usize;
+        if loc >= F::NTUPLE_RULES {
+            pr_err!(
+                "{}: rule location {} refused: the rule table has locations 0..{}\n",
+                dev.name(),
+                spec.location,
+                F::NTUPLE_RULES
+            );
+            return Err(EINVAL);
+        }
+        let rule = Rule::from_spec(spec).map_err(|why| {
+            pr_err!("{}: rule refused: {}\n", dev.name(), why);
+            EINVAL
+        })?;
+        match rule.dest {
+            Dest::Queue(q) if q >= st.params.count => {
+                pr_err!(
+                    "{}: rule refused: queue {} is not below the {} channels\n",
+                    dev.name(),
+                    q,
+                    st.params.count
+                );
+                return Err(EINVAL);
+            }
+            Dest::Context(c)
+                if !st
+                    .steer
+                    .ctxs
+                    .get((c as usize).wrapping_sub(1))
+                    .is_some_and(|x| x.is_some()) =>
+            {
+                pr_err!("{}: rule refused: no RSS context {}\n", dev.name(), c);
+                return Err(EINVAL);
+            }
+            _ => {}
+        }
+        let old = st.steer.rules.get(loc).copied().flatten();
+        if let Err(e) = port.apply_rule_locked(&st, loc, Some(&rule)) {
+            pr_err!(
+                "{}: programming rule {} failed ({:?})\n",
+                dev.name(),
+                loc,
+                e
+            );
+            // What was there before comes back (the device dropped it).
+            let _ = port.apply_rule_locked(&st, loc, old.as_ref());
+            return Err(e);
+        }
+        if let Some(r) = st.steer.rules.get_mut(loc) {
+            *r = Some(rule);
+        }
+        Ok(())
+    }
+
+    fn delete_rule(dev: &Device, port: ArcBorrow<'_, Port<F>>, location: u32) -> Result {
+        if F::NTUPLE_RULES == 0 {
+            return Err(crate::kernel_ext::net::eopnotsupp());
+        }
+        let mut st = port.state.lock();
+        let loc = location as usize;
+        if !st.steer.rules.get(loc).is_some_and(|r| r.is_some()) {
+            pr_err!("{}: no rule at location {}\n", dev.name(), location);
+            return Err(ENOENT);
+        }
+        port.apply_rule_locked(&st, loc, None)?;
+        if let Some(r) = st.steer.rules.get_mut(loc) {
+            *r = None;
+        }
+        Ok(())
+    }
+
+    // Additional RSS contexts: the core keeps ids, tables and keys; the port keeps what it
+    // programs (RssConfig per context) so that a reopen programs them again.
+
+    const RSS_CONTEXTS: u32 = F::RSS_CONTEXTS as u32;
+
+    fn create_rxfh_context(
+        dev: &Device,
+        port: ArcBorrow<'_, Port<F>>,
+        ctx: &mut RxfhContext<'_>,
+        rxfh: &RxfhSet<'_>,
+        extack: &mut ExtAck,
+    ) -> Result {
+        let id = rxfh.rss_context as usize;
+        let mut st = port.state.lock();
+        if id == 0
+            || !st
+                .steer
+                .ctxs
+                .get(id.wrapping_sub(1))
+                .is_some_and(|c| c.is_none())
+        {
+            extack.set_message(c_str!("no such RSS context slot"));
+            return Err(EINVAL);
+        }
+        // A context starts as the main one is now (key, fields) over every channel.
+        let mut c = st.rss.clone();
+        c.spread(st.params.count);
+        context_settings(dev, &mut c, rxfh, st.params.count, extack)?;
+        port.apply_ctx_locked(&st, id, Some(&c), RssChange::ALL)?;
+        for (o, &e) in ctx.indir().iter_mut().zip(c.table()) {
+            *o = u32::from(e);
+        }
+        for (o, &b) in ctx.key().iter_mut().zip(c.key()) {
+            *o = b;
+        }
+        ctx.set_hfunc(ethtool::rss_hash::TOP);
+        if let Some(slot) = st.steer.ctxs.get_mut(id.wrapping_sub(1)) {
+            *slot = Some(c);
+        }
+        Ok(())
+    }
+
+    fn modify_rxfh_context(
+        dev: &Device,
+        port: ArcBorrow<'_, Port<F>>,
+        _ctx: &mut RxfhContext<'_>,
+        rxfh: &RxfhSet<'_>,
+        extack: &mut ExtAck,
+    ) -> Result {
+        let id = rxfh.rss_context as usize;
+        let mut st = port.state.lock();
+        let Some(old) = st.steer.ctxs.get(id.wrapping_sub(1)).cloned().flatten() else {
+            extack.set_message(c_str!("no such RSS context"));
+            return Err(ENOENT);
+        };
+        let mut c = old.clone();
+        let change = context_settings(dev, &mut c, rxfh, st.params.count, extack)?;
+        if let Err(e) = port.apply_ctx_locked(&st, id, Some(&c), change) {
+            pr_err!(
+                "{}: updating RSS context {} failed ({:?}); restoring it\n",
+                dev.name(),
+                id,
+                e
+            );
+            let _ = port.apply_ctx_locked(&st, id, Some(&old), change);
+            return Err(e);
+        }
+        if let Some(slot) = st.steer.ctxs.get_mut(id.wrapping_sub(1)) {
+            *slot = Some(c);
+        }
+        Ok(())
+    }
+
+    fn remove_rxfh_context(
+        dev: &Device,
+        port: ArcBorrow<'_, Port<F>>,
+        id: u32,
+        extack: &mut ExtAck,
+    ) -> Result {
+        let mut st = port.state.lock();
+        let used = st
+            .steer
+            .rules
+            .iter()
+            .flatten()
+            .any(|r| r.dest == Dest::Context(id));
+        if used {
+            // As mlx5e (the context's TIRs are in use): the rules go first.
+            extack.set_message(c_str!("ntuple rules steer to this RSS context"));
+            pr_err!(
+                "{}: RSS context {} is in use by ntuple rules: delete them first\n",
+                dev.name(),
+                id
+            );
+            return Err(EBUSY);
+        }
+        let i = (id as usize).wrapping_sub(1);
+        if !st.steer.ctxs.get(i).is_some_and(|c| c.is_some()) {
+            return Err(ENOENT);
+        }
+        port.apply_ctx_locked(&st, id as usize, None, RssChange::ALL)?;
+        if let Some(slot) = st.steer.ctxs.get_mut(i) {
+            *slot = None;
+        }
+        Ok(())
+    }
+}
+
+/// Applies what `rxfh` asks of an RSS context to `c` (a table over `channels`, a key,
+/// Toeplitz only) and says what changed; a refusal explained through `extack` and the log.
+fn context_settings(
+    dev: &Device,
+    c: &mut RssConfig,
+    rxfh: &RxfhSet<'_>,
+    channels: u32,
+    extack: &mut ExtAck,
+) -> Result<RssChange> {
+    if rxfh.hfunc != ethtool::rss_hash::NO_CHANGE && rxfh.hfunc != ethtool::rss_hash::TOP {
+        extack.set_message(c_str!("rsnic hashes with Toeplitz only"));
+        pr_err!(
+            "{}: RSS hash function {:#x} refused: rsnic hashes with Toeplitz only\n",
+            dev.name(),
+            rxfh.hfunc
+        );
+        return Err(crate::kernel_ext::net::eopnotsupp());
+    }
+    let mut change = RssChange {
+        table: false,
+        key: false,
+        fields: false,
+    };
+    if let Some(t) = rxfh.indir {
+        if !c.set_table(t, channels) {
+            extack.set_message(c_str!(
+                "the indirection table has the wrong size or names a queue beyond the channels"
+            ));
+            return Err(EINVAL);
+        }
+        change.table = true;
+    }
+    if let Some(k) = rxfh.key {
+        if !c.set_key(k) {
+            extack.set_message(c_str!("the RSS hash key is 40 bytes"));
+            return Err(EINVAL);
+        }
+        change.key = true;
+    }
+    Ok(change)
 }

@@ -21,6 +21,7 @@ mod driver;
 mod family;
 mod host;
 mod kdma;
+mod ntuple;
 mod port;
 mod rss;
 mod xdp;

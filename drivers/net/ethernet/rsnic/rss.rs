@@ -18,6 +18,8 @@ use crate::kernel_ext::net::ethtool::{flow, rxfh_indir_default, rxh};
 /// Bytes of the Toeplitz key (mlx5's `rx_hash_toeplitz_key`, `MANA_HASH_KEY_SIZE`).
 pub(crate) const KEY_LEN: usize = 40;
 
+/// Most additional RSS contexts of a port (ids `1..=MAX_CONTEXTS`).
+pub(crate) const MAX_CONTEXTS: usize = 8;
 /// Most entries of an indirection table (`MANA_INDIRECT_TABLE_MAX_SIZE`; mlx5e's is 256).
 pub(crate) const MAX_TABLE: usize = 512;
 

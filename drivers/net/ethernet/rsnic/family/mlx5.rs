@@ -600,6 +600,33 @@ impl Control for Mlx5 {
         func.set_rss(spec, change)
     }
 
+    // Contexts: an RQT and six TIRs each, within the model's 64 TIRs per function
+    // (6 + 8 direct + 8 * 6).
+    const RSS_CONTEXTS: usize = crate::rss::MAX_CONTEXTS;
+
+    fn apply_rss_ctx(
+        _hw: &Arc<Function>,
+        func: &Arc<ctrl::Func>,
+        id: usize,
+        spec: Option<&RssSpec<'_>>,
+        change: RssChange,
+    ) -> Result {
+        func.set_rss_ctx(id, spec, change)
+    }
+
+    // A rule table of 32 (mlx5e's ethtool tables take 1024; the model's 64 entries and
+    // groups per function hold the traffic-type table's and these).
+    const NTUPLE_RULES: usize = crate::ntuple::MAX_RULES;
+
+    fn apply_rule(
+        _hw: &Arc<Function>,
+        func: &Arc<ctrl::Func>,
+        loc: usize,
+        rule: Option<&crate::ntuple::Rule>,
+    ) -> Result {
+        func.set_rule(loc, rule)
+    }
+
     // mlx5e_rqt_size: 256 entries for up to 32 channels, within the device's
     // log_max_rqt_size.
     fn rss_table_size(func: &ctrl::Func) -> usize {

@@ -36,7 +36,8 @@ use crate::kernel_ext::{
     sync::{with_bh, PollWait},
     wq::OwnedQueue,
 };
-use crate::rss::{Fields, Flow, RssChange, RssSpec};
+use crate::ntuple::{Dest, Rule, MAX_RULES};
+use crate::rss::{Fields, Flow, RssChange, RssSpec, MAX_CONTEXTS};
 use core::sync::atomic::{AtomicBool, Ordering};
 use kernel::{
     c_str, new_mutex, new_spinlock, new_work,
@@ -59,10 +60,12 @@ const ASYNC_EQ_LOG: u8 = 6;
 /// rare).
 const ASYNC_EQ_BUDGET: u32 = 64;
 
-/// The receive side's objects, as mlx5e's `mlx5e_rss` and its TTC table: the RQT, an
-/// indirect TIR per hashed traffic type ([`Tt::HASHED`]) and the traffic-type flow table
-/// that sends each type to its TIR, its root. Only what exists is recorded: a creation that
-/// fails half way destroys exactly that.
+/// The receive side's objects, as mlx5e's `mlx5e_rss`, its TTC table and its ethtool
+/// steering: the RQT, an indirect TIR per hashed traffic type ([`Tt::HASHED`]), the
+/// traffic-type flow table that sends each type to its TIR (level 1), a direct TIR per
+/// channel, the rule table ahead of it (level 0, the root; misses go on to the traffic-type
+/// table) with the ntuple rules, and the additional RSS contexts. Only what exists is
+/// recorded: a creation that fails half way destroys exactly that.
 struct Rss {
     rqtn: u32,
     /// The TIRs, in [`Tt::HASHED`] order.
@@ -72,9 +75,33 @@ struct Rss {
     groups: [Option<u32>; 3],
     /// Entries set, one bit per flow index.
     entries: u8,
-    /// The table is the NIC RX root.
+    /// The rule table is the NIC RX root.
     root: bool,
+    /// Direct TIRs, by channel (`action Q` rules forward to them; mlx5e's direct TIRs).
+    direct: [Option<u32>; MAX_CHANNELS],
+    /// The rule table.
+    rule_ft: Option<u32>,
+    /// Each location's rule: its group (one index of the rule table, masking what the rule
+    /// gives) and whether its entry is set.
+    rules: [Option<(u32, bool)>; MAX_RULES],
+    /// Additional RSS contexts, by id - 1.
+    ctxs: [Option<Ctx>; MAX_CONTEXTS],
 }
+
+/// An additional RSS context's objects (mlx5e's `mlx5e_rss` of a context): its RQT and a
+/// TIR per hashed traffic type, which rules of `context C` forward to.
+#[derive(Clone, Copy)]
+struct Ctx {
+    rqtn: u32,
+    /// In [`Tt::HASHED`] order.
+    tirs: [Option<u32>; 6],
+}
+
+/// log2 of the rule table's flow indices ([`MAX_RULES`]).
+const RULE_LOG_SIZE: u8 = 5;
+/// Level of the rule table; the traffic-type table's is one more.
+const RULE_LEVEL: u8 = 0;
+const _: () = assert!(1 << RULE_LOG_SIZE == MAX_RULES);
 
 /// Entries of the port's RQT: mlx5e's 256 (`mlx5e_rqt_size` for up to 32 channels), fewer
 /// if the device's `log_max_rqt_size` is lower.
@@ -523,14 +550,7 @@ impl Func {
             }
             return Ok(());
         };
-        let mut rqns = KVec::with_capacity(spec.table.len(), GFP_KERNEL)?;
-        for &e in spec.table {
-            rqns.push(spec.rq_of(e).ok_or(EINVAL)?, GFP_KERNEL)?;
-        }
-        let max = u16::try_from(rqns.len()).map_err(|_| EINVAL)?;
-        if max == 0 {
-            return Err(EINVAL);
-        }
+        let (rqns, max) = Self::table_rqns(spec)?;
         let Some(r) = rss.as_ref() else {
             *rss = Some(self.create_rss(&rqns, max, spec)?);
             return Ok(());
@@ -553,6 +573,177 @@ impl Func {
         Ok(())
     }
 
+    /// The RQs of `spec`'s table (its channel indices mapped to their RQs) and their count.
+    fn table_rqns(spec: &RssSpec<'_>) -> Result<(KVec<u32>, u16)> {
+        let mut rqns = KVec::with_capacity(spec.table.len(), GFP_KERNEL)?;
+        for &e in spec.table {
+            rqns.push(spec.rq_of(e).ok_or(EINVAL)?, GFP_KERNEL)?;
+        }
+        let max = u16::try_from(rqns.len()).map_err(|_| EINVAL)?;
+        if max == 0 {
+            return Err(EINVAL);
+        }
+        Ok((rqns, max))
+    }
+
+    /// Programs additional RSS context `id` (1..) as `spec` says: the first time its RQT
+    /// and a TIR per traffic type (mlx5e creates them on demand, rsnic with the context:
+    /// the model holds [`MAX_CONTEXTS`] of them), after, MODIFY_RQT / MODIFY_TIR in place;
+    /// `None` destroys them (the port deletes the context's rules first). Only while the
+    /// channels are open ([`Func::set_rss`] made the rest). Sleeps.
+    pub(crate) fn set_rss_ctx(
+        &self,
+        id: usize,
+        spec: Option<&RssSpec<'_>>,
+        change: RssChange,
+    ) -> Result {
+        let mut rss = self.rss.lock();
+        let r = rss.as_mut().ok_or(ENODEV)?;
+        let slot = r.ctxs.get_mut(id.wrapping_sub(1)).ok_or(EINVAL)?;
+        let Some(spec) = spec else {
+            if let Some(c) = slot.take() {
+                self.destroy_ctx(&c);
+            }
+            return Ok(());
+        };
+        let (rqns, max) = Self::table_rqns(spec)?;
+        let Some(c) = slot.as_ref() else {
+            let out = self.cmd(res::rqt_len(rqns.len()), res::SHORT_LEN, |b| {
+                res::create_rqt(b, max, &rqns)
+            })?;
+            let mut c = Ctx {
+                rqtn: self.created(&out, res::parse_create_rqt)?,
+                tirs: [None; 6],
+            };
+            if let Err(e) = self.ctx_tirs(&mut c, spec) {
+                self.destroy_ctx(&c);
+                return Err(e);
+            }
+            *slot = Some(c);
+            return Ok(());
+        };
+        if change.table {
+            self.cmd(res::rqt_len(rqns.len()), res::OUT_LEN, |b| {
+                res::modify_rqt(b, c.rqtn, max, &rqns)
+            })?;
+        }
+        if change.key || change.fields {
+            for (&tt, tir) in Tt::HASHED.iter().zip(c.tirs.iter()) {
+                if let Some(tirn) = *tir {
+                    let h = tir_hash(tt, spec);
+                    self.cmd(res::MODIFY_TIR_IN_LEN, res::OUT_LEN, |b| {
+                        res::modify_tir_hash(b, tirn, &h)
+                    })?;
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// A context's TIRs over its RQT, recorded as they are made.
+    fn ctx_tirs(&self, c: &mut Ctx, spec: &RssSpec<'_>) -> Result {
+        let td = self.res.td.unwrap_or(0);
+        for (&tt, slot) in Tt::HASHED.iter().zip(c.tirs.iter_mut()) {
+            let h = tir_hash(tt, spec);
+            let t = res::CreateTir {
+                transport_domain: td,
+                rqtn: c.rqtn,
+                key: h.key,
+                l3_prot_type: h.l3_prot_type,
+                l4_prot_type: h.l4_prot_type,
+                selected_fields: h.selected_fields,
+            };
+            let out = self.cmd(res::CREATE_TIR_IN_LEN, res::SHORT_LEN, |b| {
+                res::create_tir(b, &t)
+            })?;
+            *slot = Some(self.created(&out, res::parse_create_tir)?);
+        }
+        Ok(())
+    }
+
+    /// Destroys a context's TIRs, then its RQT.
+    fn destroy_ctx(&self, c: &Ctx) {
+        for &t in c.tirs.iter().flatten() {
+            self.destroy(|b| res::destroy_tir(b, t));
+        }
+        self.destroy(|b| res::destroy_rqt(b, c.rqtn));
+    }
+
+    /// Programs the ntuple rule at `loc` (mlx5e's `mlx5e_ethtool_flow_replace`): whatever
+    /// was there goes (DELETE_FLOW_TABLE_ENTRY, DESTROY_FLOW_GROUP), then, for a rule, a
+    /// group of that one index masking the fields it gives and its entry, forwarding to the
+    /// direct TIR of its queue or its context's TIR of its traffic type. Only while the
+    /// channels are open. Sleeps.
+    pub(crate) fn set_rule(&self, loc: usize, rule: Option<&Rule>) -> Result {
+        let mut rss = self.rss.lock();
+        let r = rss.as_mut().ok_or(ENODEV)?;
+        let ft = r.rule_ft.ok_or(EINVAL)?;
+        let index = u32::try_from(loc).map_err(|_| EINVAL)?;
+        let tirn = match rule.map(|x| x.dest) {
+            None => None,
+            Some(Dest::Queue(q)) => {
+                Some(r.direct.get(q as usize).copied().flatten().ok_or(EINVAL)?)
+            }
+            Some(Dest::Context(c)) => {
+                let m = rule.map(|x| x.m).unwrap_or_default();
+                let tt = match (m.ipv6, m.udp) {
+                    (false, false) => Tt::Tcp4,
+                    (false, true) => Tt::Udp4,
+                    (true, false) => Tt::Tcp6,
+                    (true, true) => Tt::Udp6,
+                };
+                let ctx = r
+                    .ctxs
+                    .get((c as usize).wrapping_sub(1))
+                    .copied()
+                    .flatten()
+                    .ok_or(EINVAL)?;
+                Some(
+                    ctx.tirs
+                        .get(tt.tir_index())
+                        .copied()
+                        .flatten()
+                        .ok_or(EINVAL)?,
+                )
+            }
+        };
+        let slot = r.rules.get_mut(loc).ok_or(EINVAL)?;
+        let run = |build: &dyn Fn(&mut [u8]) -> core::result::Result<usize, FormatError>| {
+            let _ = self.cmd(fs::FT_CMD_LEN, res::OUT_LEN, build);
+        };
+        if let Some((g, set)) = slot.take() {
+            if set {
+                run(&|b| fs::delete_fte(b, ft, index));
+            }
+            run(&|b| fs::destroy_flow_group(b, ft, g));
+        }
+        let (Some(rule), Some(tirn)) = (rule, tirn) else {
+            return Ok(());
+        };
+        let m = fs::TupleMatch {
+            ipv6: rule.m.ipv6,
+            udp: rule.m.udp,
+            src: rule.m.src,
+            dst: rule.m.dst,
+            sport: rule.m.sport,
+            dport: rule.m.dport,
+        };
+        let out = self.cmd(fs::CREATE_FG_IN_LEN, res::SHORT_LEN, |b| {
+            fs::create_flow_group_tuple(b, ft, index, index, &m)
+        })?;
+        let g = self.created(&out, fs::parse_create_flow_group)?;
+        *slot = Some((g, false));
+        if let Err(e) = self.cmd(fs::SET_FTE_IN_LEN, res::OUT_LEN, |b| {
+            fs::set_fte_tuple(b, ft, g, index, &m, tirn)
+        }) {
+            *slot = None;
+            run(&|b| fs::destroy_flow_group(b, ft, g));
+            return Err(e);
+        }
+        *slot = Some((g, true));
+        Ok(())
+    }
+
     /// Creates the RSS objects over the RQs `rqns` (`max` of them); on a failure destroys
     /// what was made.
     fn create_rss(&self, rqns: &[u32], max: u16, spec: &RssSpec<'_>) -> Result<Rss> {
@@ -566,6 +757,10 @@ impl Func {
             groups: [None; 3],
             entries: 0,
             root: false,
+            direct: [None; MAX_CHANNELS],
+            rule_ft: None,
+            rules: [None; MAX_RULES],
+            ctxs: [None; MAX_CONTEXTS],
         };
         match self.build_rss(&mut r, spec) {
             Ok(()) => Ok(r),
@@ -596,7 +791,7 @@ impl Func {
             *slot = Some(self.created(&out, res::parse_create_tir)?);
         }
         let out = self.cmd(fs::FT_CMD_LEN, res::SHORT_LEN, |b| {
-            fs::create_flow_table(b, fs::TTC_LOG_SIZE, 0)
+            fs::create_flow_table(b, fs::TTC_LOG_SIZE, RULE_LEVEL + 1)
         })?;
         let ft = self.created(&out, fs::parse_create_flow_table)?;
         r.ft = Some(ft);
@@ -619,8 +814,22 @@ impl Func {
             })?;
             r.entries |= 1 << tt.flow_index();
         }
+        // A direct TIR per channel, for rules of `action Q`.
+        for (&rqn, slot) in spec.rqns.iter().zip(r.direct.iter_mut()) {
+            let out = self.cmd(res::CREATE_TIR_IN_LEN, res::SHORT_LEN, |b| {
+                res::create_tir_direct(b, td, rqn)
+            })?;
+            *slot = Some(self.created(&out, res::parse_create_tir)?);
+        }
+        // The rule table ahead of the traffic-type table (as fs_core chains the ethtool
+        // priorities to the next), empty until rules come.
+        let out = self.cmd(fs::FT_CMD_LEN, res::SHORT_LEN, |b| {
+            fs::create_flow_table_miss(b, RULE_LOG_SIZE, RULE_LEVEL, ft)
+        })?;
+        let rule_ft = self.created(&out, fs::parse_create_flow_table)?;
+        r.rule_ft = Some(rule_ft);
         self.cmd(fs::FT_CMD_LEN, res::OUT_LEN, |b| {
-            fs::set_flow_table_root(b, ft)
+            fs::set_flow_table_root(b, rule_ft)
         })?;
         r.root = true;
         Ok(())
@@ -635,6 +844,17 @@ impl Func {
         if r.root {
             run(&fs::disconnect_flow_table_root);
         }
+        if let Some(ft) = r.rule_ft {
+            for (loc, rule) in r.rules.iter().enumerate() {
+                if let (Some((g, set)), Ok(index)) = (*rule, u32::try_from(loc)) {
+                    if set {
+                        run(&|b| fs::delete_fte(b, ft, index));
+                    }
+                    run(&|b| fs::destroy_flow_group(b, ft, g));
+                }
+            }
+            run(&|b| fs::destroy_flow_table(b, ft));
+        }
         if let Some(ft) = r.ft {
             for tt in Tt::ALL {
                 if r.entries & (1 << tt.flow_index()) != 0 {
@@ -645,6 +865,12 @@ impl Func {
                 run(&|b| fs::destroy_flow_group(b, ft, g));
             }
             run(&|b| fs::destroy_flow_table(b, ft));
+        }
+        for c in r.ctxs.iter().flatten() {
+            self.destroy_ctx(c);
+        }
+        for &t in r.direct.iter().flatten() {
+            self.destroy(|b| res::destroy_tir(b, t));
         }
         for &t in r.tirs.iter().flatten() {
             self.destroy(|b| res::destroy_tir(b, t));

@@ -9,9 +9,10 @@
 use super::ifc::{self, delivery, get, get64, iseg, layout, mbox, op, set, set64, status};
 use super::{
     make_qn, split_qn, Caps, CqConfig, PortCounters, QueueState, RqConfig, SqConfig, SqCtx, Tables,
-    API_UAR, CQN_BASE, CRIT_ETHERTYPE, CRIT_IP_PROTOCOL, EQN_BASE, FG_BASE, FIRST_UAR, FT_BASE,
-    MAX_QUEUES, MAX_RQT_SIZE, MAX_SESSION, MAX_UARS, MAX_VECTORS, PD_BASE, RQN_BASE, RQTN_BASE,
-    SQN_BASE, TD_BASE, TIRN_BASE, TISN_BASE,
+    API_UAR, CQN_BASE, CRIT_DST_IP4, CRIT_DST_IP6, CRIT_ETHERTYPE, CRIT_IP_PROTOCOL, CRIT_SRC_IP4,
+    CRIT_SRC_IP6, CRIT_TCP_DPORT, CRIT_TCP_SPORT, CRIT_UDP_DPORT, CRIT_UDP_SPORT, EQN_BASE,
+    FG_BASE, FIRST_UAR, FT_BASE, MAX_QUEUES, MAX_RQT_SIZE, MAX_SESSION, MAX_UARS, MAX_VECTORS,
+    PD_BASE, RQN_BASE, RQTN_BASE, SQN_BASE, TD_BASE, TIRN_BASE, TISN_BASE,
 };
 use crate::dp::hw::{BusMemory, DmaAddr};
 
@@ -156,17 +157,20 @@ pub mod synd {
     pub const TIR_IN_USE: u32 = 0x86;
     /// Flow steering: a table type other than NIC RX, or other_vport (BAD_PARAM).
     pub const FT_TYPE: u32 = 0xb0;
-    /// CREATE_FLOW_TABLE: flags, a miss action or miss table, log_size above 16;
-    /// SET_FLOW_TABLE_ROOT: an underlay QPN (BAD_PARAM).
+    /// CREATE_FLOW_TABLE: flags, a miss action other than the default or forwarding to a
+    /// table of this function at a higher level, a miss table without that action,
+    /// log_size above 16; SET_FLOW_TABLE_ROOT: an underlay QPN (BAD_PARAM).
     pub const FT_PARAM: u32 = 0xb1;
     /// No free flow table, group or entry (NO_RESOURCES).
     pub const NO_FS: u32 = 0xb2;
     /// A table id of no flow table of this function (BAD_RESOURCE).
     pub const BAD_FT: u32 = 0xb3;
-    /// DESTROY_FLOW_TABLE of a table with groups, or of the root table (RESOURCE_BUSY).
+    /// DESTROY_FLOW_TABLE of a table with groups, of the root table, or of a table another
+    /// one's misses go to (RESOURCE_BUSY).
     pub const FT_IN_USE: u32 = 0xb4;
-    /// CREATE_FLOW_GROUP: a group type or match definer, or criteria other than the whole
-    /// outer `ethertype` and `ip_protocol` (BAD_PARAM).
+    /// CREATE_FLOW_GROUP: a group type or match definer, or criteria other than whole outer
+    /// `ethertype`, `ip_protocol`, TCP / UDP ports and IPv4 (last 32 bits) or IPv6 (128
+    /// bits) addresses (BAD_PARAM).
     pub const FG_CRITERIA: u32 = 0xb5;
     /// CREATE_FLOW_GROUP: start after end, end beyond the table, or indices of another
     /// group (BAD_PARAM).
@@ -1929,8 +1933,25 @@ impl<M: BusMemory> Cx<'_, '_, M> {
             return Err(bad(synd::FT_TYPE));
         }
         let log_size = self.g(FT_LOG_SIZE);
-        if self.g(FT_FLAGS_MISS) != 0 || self.g(FT_MISS_ID) != 0 || log_size > 16 {
+        let level = self.g(FT_LEVEL);
+        let action = self.g(FT_MISS_ACTION);
+        if self.g(FT_FLAGS) != 0
+            || log_size > 16
+            || (action == 0 && self.g(FT_MISS_ID) != 0)
+            || (action != 0 && action != MISS_ACTION_FWD)
+        {
             return Err(bad(synd::FT_PARAM));
+        }
+        let mut miss = 0u8;
+        if action == MISS_ACTION_FWD {
+            let m = match self.t.loc(self.g(FT_MISS_ID), FT_BASE, |r| r.ft.used) {
+                Ok((p, s)) if p == self.p => s,
+                _ => return Err((status::BAD_RESOURCE, synd::BAD_FT)),
+            };
+            if u32::from(self.row(m).ft.level) <= level {
+                return Err(bad(synd::FT_PARAM));
+            }
+            miss = (m as u8).wrapping_add(1);
         }
         let p = self.p;
         let slot = self
@@ -1940,6 +1961,8 @@ impl<M: BusMemory> Cx<'_, '_, M> {
         self.row(slot).ft = super::FtCtx {
             used: true,
             log_size: log_size as u8,
+            level: level as u8,
+            miss,
             users: 0,
         };
         set(self.out, ifc::OBJ_NUM, make_qn(FT_BASE, p, slot));
@@ -1948,7 +1971,12 @@ impl<M: BusMemory> Cx<'_, '_, M> {
 
     fn destroy_flow_table(&mut self) -> CmdResult {
         let t = self.fs_table()?;
-        if self.row(t).ft.users != 0 || usize::from(self.port().func.root_ft) == t + 1 {
+        let missed_to = (0..MAX_QUEUES).any(|i| {
+            let f = self.row(i).ft;
+            f.used && usize::from(f.miss) == t.wrapping_add(1)
+        });
+        if self.row(t).ft.users != 0 || usize::from(self.port().func.root_ft) == t + 1 || missed_to
+        {
             return Err((status::RESOURCE_BUSY, synd::FT_IN_USE));
         }
         self.row(t).ft.used = false;
@@ -1968,25 +1996,9 @@ impl<M: BusMemory> Cx<'_, '_, M> {
             .inp
             .get(FG_CRITERIA..FG_CRITERIA + MATCH_PARAM_LEN)
             .ok_or((status::BAD_INPUT_LEN, synd::INPUT_TOO_SHORT))?;
-        let eth = u16::from_be_bytes([crit[MATCH_ETHERTYPE], crit[MATCH_ETHERTYPE + 1]]);
-        let proto = crit[MATCH_IP_PROTOCOL];
-        let others = crit.iter().enumerate().any(|(i, &b)| {
-            b != 0 && i != MATCH_ETHERTYPE && i != MATCH_ETHERTYPE + 1 && i != MATCH_IP_PROTOCOL
-        });
-        if enable & !1 != 0
-            || others
-            || !matches!(eth, 0 | 0xffff)
-            || !matches!(proto, 0 | 0xff)
-            || (enable == 0 && (eth | u16::from(proto)) != 0)
-        {
+        let criteria = group_criteria(crit).ok_or(bad(synd::FG_CRITERIA))?;
+        if enable & !1 != 0 || (enable == 0 && criteria != 0) {
             return Err(bad(synd::FG_CRITERIA));
-        }
-        let mut criteria = 0;
-        if eth != 0 {
-            criteria |= CRIT_ETHERTYPE;
-        }
-        if proto != 0 {
-            criteria |= CRIT_IP_PROTOCOL;
         }
         let (start, end) = (self.g(FG_START), self.g(FG_END));
         let size = 1u64 << self.row(t).ft.log_size;
@@ -2086,8 +2098,26 @@ impl<M: BusMemory> Cx<'_, '_, M> {
             .inp
             .get(FTE_MATCH..FTE_MATCH + MATCH_PARAM_LEN)
             .ok_or((status::BAD_INPUT_LEN, synd::INPUT_TOO_SHORT))?;
-        let ethertype = u16::from_be_bytes([m[MATCH_ETHERTYPE], m[MATCH_ETHERTYPE + 1]]);
-        let ip_protocol = m[MATCH_IP_PROTOCOL];
+        let be16 = |o: usize| {
+            m.get(o..o + 2)
+                .map_or(0, |b| u16::from_be_bytes([b[0], b[1]]))
+        };
+        let ethertype = be16(MATCH_ETHERTYPE);
+        let ip_protocol = m.get(MATCH_IP_PROTOCOL).copied().unwrap_or(0);
+        let mut src = [0u8; 16];
+        let mut dst = [0u8; 16];
+        if let Some(b) = m.get(MATCH_SRC_IP..MATCH_SRC_IP + 16) {
+            src.copy_from_slice(b);
+        }
+        if let Some(b) = m.get(MATCH_DST_IP..MATCH_DST_IP + 16) {
+            dst.copy_from_slice(b);
+        }
+        let tcp = fg.criteria & (CRIT_TCP_SPORT | CRIT_TCP_DPORT) != 0;
+        let (sport, dport) = if tcp {
+            (be16(MATCH_TCP_SPORT), be16(MATCH_TCP_DPORT))
+        } else {
+            (be16(MATCH_UDP_SPORT), be16(MATCH_UDP_DPORT))
+        };
         if (fg.criteria & CRIT_ETHERTYPE != 0 && !matches!(ethertype, 0x0800 | 0x86dd))
             || (fg.criteria & CRIT_IP_PROTOCOL != 0 && !matches!(ip_protocol, 6 | 17))
         {
@@ -2105,6 +2135,11 @@ impl<M: BusMemory> Cx<'_, '_, M> {
             index,
             ethertype,
             ip_protocol,
+            crit: fg.criteria,
+            src,
+            dst,
+            sport,
+            dport,
             tir: tir as u8,
         };
         let fg = &mut self.row(g).fg;
@@ -2356,3 +2391,50 @@ impl<M: BusMemory> Cx<'_, '_, M> {
 
 // The API's UAR page is never one ALLOC_UAR hands out.
 const _: () = assert!(API_UAR < FIRST_UAR);
+
+/// The `CRIT_*` bits of a flow group's `match_criteria` (an `fte_match_param`): each field
+/// the model matches either wholly masked or not at all (an address as IPv4, its last 32
+/// bits, or IPv6, all 128), nothing else masked; `None` otherwise.
+fn group_criteria(crit: &[u8]) -> Option<u16> {
+    use ifc::fs::*;
+    let mut known = [false; MATCH_PARAM_LEN];
+    let mut out = 0u16;
+    let mut whole = |off: usize, len: usize, bit: u16, out: &mut u16| -> Option<()> {
+        let b = crit.get(off..off + len)?;
+        if b.iter().all(|&x| x == 0xff) {
+            *out |= bit;
+        } else if b.iter().any(|&x| x != 0) {
+            return None;
+        }
+        for k in known.get_mut(off..off + len)? {
+            *k = true;
+        }
+        Some(())
+    };
+    whole(MATCH_ETHERTYPE, 2, CRIT_ETHERTYPE, &mut out)?;
+    whole(MATCH_IP_PROTOCOL, 1, CRIT_IP_PROTOCOL, &mut out)?;
+    whole(MATCH_TCP_SPORT, 2, CRIT_TCP_SPORT, &mut out)?;
+    whole(MATCH_TCP_DPORT, 2, CRIT_TCP_DPORT, &mut out)?;
+    whole(MATCH_UDP_SPORT, 2, CRIT_UDP_SPORT, &mut out)?;
+    whole(MATCH_UDP_DPORT, 2, CRIT_UDP_DPORT, &mut out)?;
+    for (off, v4, v6) in [
+        (MATCH_SRC_IP, CRIT_SRC_IP4, CRIT_SRC_IP6),
+        (MATCH_DST_IP, CRIT_DST_IP4, CRIT_DST_IP6),
+    ] {
+        let mut hi = 0u16;
+        whole(off, 12, v6, &mut hi)?;
+        let mut lo = 0u16;
+        whole(off + 12, 4, v4, &mut lo)?;
+        match (hi != 0, lo != 0) {
+            (false, false) => {}
+            (false, true) => out |= v4,
+            (true, true) => out |= v6,
+            (true, false) => return None,
+        }
+    }
+    let tcp = out & (CRIT_TCP_SPORT | CRIT_TCP_DPORT) != 0;
+    let udp = out & (CRIT_UDP_SPORT | CRIT_UDP_DPORT) != 0;
+    let unknown = crit.iter().zip(known.iter()).any(|(&b, &k)| b != 0 && !k);
+    let both_l4 = tcp && udp;
+    (!unknown && !both_l4).then_some(out)
+}

@@ -1023,7 +1023,26 @@ fn steer(
         let slot = port.rss.get(hash as usize % n)?;
         return Some((usize::from(*slot), hash, ty));
     }
-    let t = *port.rx_tir.get(Class::of(h) as usize)?;
+    let class = Class::of(h) as usize;
+    let mut t = *port.rx_tir.get(class)?;
+    // Rules on addresses and ports first (flow steering's higher-priority entries), in
+    // the order the tables give them; the first that matches wins.
+    for r in rows.iter().take(usize::from(port.rx_rules)) {
+        let rule = r.rx_rule;
+        if rule.classes & 1u8.checked_shl(class as u32).unwrap_or(0) == 0 {
+            continue;
+        }
+        let Some(e) = rows
+            .get(usize::from(rule.fte).wrapping_sub(1))
+            .map(|q| &q.fte)
+        else {
+            continue;
+        };
+        if e.used && e.tuple_matches(frame, h) {
+            t = e.tir.wrapping_add(1);
+            break;
+        }
+    }
     let tir = &rows.get(usize::from(t).checked_sub(1)?)?.tir;
     if !tir.used {
         return None;

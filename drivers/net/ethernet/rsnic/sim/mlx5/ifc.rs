@@ -632,9 +632,8 @@ pub mod fs {
     pub const TABLE_TYPE_NIC_RX: u32 = 0;
     /// `create_flow_table_in.flow_table_context` (40 bytes): byte 0x18.
     pub const FT_CTX: usize = 0x18;
-    /// `flow_table_context.reformat_en..termination_table, table_miss_action`: bits
-    /// 0xc0..0xc8 (8).
-    pub const FT_FLAGS_MISS: Fld = f(0xc0, 8);
+    /// `flow_table_context.reformat_en..termination_table`: bits 0xc0..0xc4 (4).
+    pub const FT_FLAGS: Fld = f(0xc0, 4);
     /// `flow_table_context.level`: bit 0xc8 (8).
     pub const FT_LEVEL: Fld = f(0xc8, 8);
     /// `flow_table_context.log_size`: bit 0xd8 (8).
@@ -662,6 +661,23 @@ pub mod fs {
     pub const MATCH_ETHERTYPE: usize = 6;
     /// `fte_match_set_lyr_2_4.ip_protocol`: byte 0x10 of the match parameter (8 bits).
     pub const MATCH_IP_PROTOCOL: usize = 0x10;
+    /// `fte_match_set_lyr_2_4.tcp_sport`: byte 0x14 (16 bits); `tcp_dport` follows.
+    pub const MATCH_TCP_SPORT: usize = 0x14;
+    /// `fte_match_set_lyr_2_4.tcp_dport`: byte 0x16 (16 bits).
+    pub const MATCH_TCP_DPORT: usize = 0x16;
+    /// `fte_match_set_lyr_2_4.udp_sport`: byte 0x1c (16 bits).
+    pub const MATCH_UDP_SPORT: usize = 0x1c;
+    /// `fte_match_set_lyr_2_4.udp_dport`: byte 0x1e (16 bits).
+    pub const MATCH_UDP_DPORT: usize = 0x1e;
+    /// `fte_match_set_lyr_2_4.src_ipv4_src_ipv6`: bytes 0x20..0x30 (IPv4 in the last 4).
+    pub const MATCH_SRC_IP: usize = 0x20;
+    /// `fte_match_set_lyr_2_4.dst_ipv4_dst_ipv6`: bytes 0x30..0x40.
+    pub const MATCH_DST_IP: usize = 0x30;
+    /// `flow_table_context.table_miss_action`: bit 0xc4 (4); 1 = forward to
+    /// `table_miss_id` (`MLX5_FLOW_TABLE_MISS_ACTION_FWD`).
+    pub const FT_MISS_ACTION: Fld = f(0xc4, 4);
+    /// `MLX5_FLOW_TABLE_MISS_ACTION_FWD`.
+    pub const MISS_ACTION_FWD: u32 = 1;
     /// `set_fte_in.modify_enable_mask`: bit 0xd8 (8).
     pub const FTE_MODIFY_MASK: Fld = f(0xd8, 8);
     /// `set_fte_in.flow_index` / `delete_fte_in.flow_index`: bit 0x100 (32).

@@ -123,24 +123,32 @@
 //! bits are refused): the next frame is hashed the new way, nothing is lost.
 //!
 //! Which TIR a frame goes to is flow steering's: a subset of it, what mlx5e's traffic-type
-//! (TTC) table needs. CREATE_FLOW_TABLE makes a NIC RX table of `2^log_size` (≤ 2^16) flow
-//! indices (misses drop; no flags, miss action or miss table; the level is not used);
-//! CREATE_FLOW_GROUP a range of its indices whose match criteria are the whole outer
-//! `ethertype` and/or `ip_protocol` or nothing (match_criteria_enable outer headers only;
-//! no group type, no match definer; ranges of a table do not overlap); SET_FLOW_TABLE_ENTRY
+//! (TTC) table and its ethtool steering rules need. CREATE_FLOW_TABLE makes a NIC RX table of
+//! `2^log_size` (≤ 2^16) flow indices at a `level`, whose misses drop (the default miss
+//! action) or go on to the table `table_miss_id` names (`table_miss_action` 1, FWD; a table
+//! of this function at a higher level; no flags, no other miss action); CREATE_FLOW_GROUP a
+//! range of its indices whose match criteria are, each whole or not at all, the outer
+//! `ethertype`, `ip_protocol`, `tcp_sport` / `tcp_dport` or `udp_sport` / `udp_dport` (not
+//! both kinds), and the source / destination address as IPv4 (the last 32 bits of
+//! `src_ipv4_src_ipv6`) or IPv6 (all 128) (match_criteria_enable outer headers only; no
+//! group type, no match definer; ranges of a table do not overlap); SET_FLOW_TABLE_ENTRY
 //! (op_mod 0, a new index of its group) an entry that forwards (action FWD_DEST only, one
 //! destination, of type TIR, a TIR of the function; no tag, counter, reformat or modify
 //! header) the frames whose values match under its group's criteria, where the model tells
 //! apart ethertype 0x0800 / 0x86dd and ip_protocol 6 / 17 only (other values are refused):
 //! every received frame falls in one of seven [`Class`]es (TCP, UDP, other over IPv4 and
-//! IPv6, not IP). SET_FLOW_TABLE_ROOT (op_mod 0) makes a table the root; op_mod 1
-//! disconnects it. A received frame goes to the TIR of the root table's entry with the lowest
-//! flow index that matches its class; no entry: dropped
-//! ([`PortCounters::rx_no_rq_drops`]). A table with groups or the root table, a group with
-//! entries, a TIR an entry forwards to, an RQT a TIR names: RESOURCE_BUSY.
-//! DELETE_FLOW_TABLE_ENTRY, DESTROY_FLOW_GROUP and DESTROY_FLOW_TABLE undo them. The model computes each
-//! class's TIR (and the RQs frames can reach, for flow control) when a command changes any of
-//! this, so the per-frame work is the class, the hash and two table lookups. Flow table
+//! IPv6, not IP), and a port or address criterion also asks for TCP / UDP and the IP version.
+//! SET_FLOW_TABLE_ROOT (op_mod 0) makes a table the root; op_mod 1 disconnects it. A received
+//! frame goes through the root table, then its miss table and so on (four tables
+//! at most): the TIR of the first entry (by table, then flow index) that matches it wins; none:
+//! dropped ([`PortCounters::rx_no_rq_drops`]). A table with groups, the root table or a table
+//! another one misses to, a group with entries, a TIR an entry forwards to, an RQT a TIR
+//! names: RESOURCE_BUSY. DELETE_FLOW_TABLE_ENTRY, DESTROY_FLOW_GROUP and DESTROY_FLOW_TABLE
+//! undo them. The model computes, when a command changes any of this, each class's TIR (its
+//! first entry matching the whole class), the rules (entries on addresses or ports) in the
+//! order they are checked, each with the classes whose catch-all comes after it, and the RQs
+//! frames can reach (for flow control); per frame the work is the class, a compare per rule
+//! of its class (none without rules), the hash and two table lookups. Flow table
 //! capabilities are not reported (QUERY_HCA_CAP reports `nic_flow_table`; type 7 is refused):
 //! the limits are the ones written here, and [`MAX_QUEUES`] tables, groups and entries per
 //! function.
@@ -1199,14 +1207,40 @@ pub(super) struct FtCtx {
     pub(super) used: bool,
     /// log2 of its flow indices.
     pub(super) log_size: u8,
+    /// Its level (a miss goes to a table of a higher level only).
+    pub(super) level: u8,
+    /// The table a miss goes to (slot + 1; 0: the default miss action, dropped).
+    pub(super) miss: u8,
     /// Flow groups in it.
     pub(super) users: u16,
 }
 
 /// Match criteria bit of a flow group: outer `ethertype`.
-pub(super) const CRIT_ETHERTYPE: u8 = 1;
+pub(super) const CRIT_ETHERTYPE: u16 = 1;
 /// Match criteria bit of a flow group: outer `ip_protocol`.
-pub(super) const CRIT_IP_PROTOCOL: u8 = 2;
+pub(super) const CRIT_IP_PROTOCOL: u16 = 2;
+/// Match criteria bit: the outer IPv4 source address (the last 32 bits of
+/// `src_ipv4_src_ipv6`).
+pub(super) const CRIT_SRC_IP4: u16 = 1 << 2;
+/// Match criteria bit: the outer IPv4 destination address.
+pub(super) const CRIT_DST_IP4: u16 = 1 << 3;
+/// Match criteria bit: the outer IPv6 source address (all 128 bits).
+pub(super) const CRIT_SRC_IP6: u16 = 1 << 4;
+/// Match criteria bit: the outer IPv6 destination address.
+pub(super) const CRIT_DST_IP6: u16 = 1 << 5;
+/// Match criteria bit: `tcp_sport`.
+pub(super) const CRIT_TCP_SPORT: u16 = 1 << 6;
+/// Match criteria bit: `tcp_dport`.
+pub(super) const CRIT_TCP_DPORT: u16 = 1 << 7;
+/// Match criteria bit: `udp_sport`.
+pub(super) const CRIT_UDP_SPORT: u16 = 1 << 8;
+/// Match criteria bit: `udp_dport`.
+pub(super) const CRIT_UDP_DPORT: u16 = 1 << 9;
+/// The criteria bits beyond the traffic class (addresses and ports: an entry using them is
+/// a rule checked per frame, [`Port::rx_rules`]).
+pub(super) const CRIT_TUPLE: u16 = !(CRIT_ETHERTYPE | CRIT_IP_PROTOCOL);
+/// Most tables a frame goes through (root, then its miss table, and so on).
+pub(super) const MAX_CHAIN: usize = 4;
 
 /// A flow group (CREATE_FLOW_GROUP).
 #[derive(Clone, Copy)]
@@ -1218,7 +1252,7 @@ pub(super) struct FgCtx {
     pub(super) start: u32,
     pub(super) end: u32,
     /// `CRIT_*` bits.
-    pub(super) criteria: u8,
+    pub(super) criteria: u16,
     /// Entries in it.
     pub(super) users: u16,
 }
@@ -1234,8 +1268,56 @@ pub(super) struct FteCtx {
     /// Match values (under the group's criteria).
     pub(super) ethertype: u16,
     pub(super) ip_protocol: u8,
+    /// The group's criteria (`CRIT_*`), copied for the per-frame check.
+    pub(super) crit: u16,
+    /// Source and destination addresses as in `fte_match_set_lyr_2_4` (IPv4 in the last 4
+    /// bytes), and the L4 ports (TCP or UDP as `crit` says).
+    pub(super) src: [u8; 16],
+    pub(super) dst: [u8; 16],
+    pub(super) sport: u16,
+    pub(super) dport: u16,
     /// The destination TIR's slot.
     pub(super) tir: u8,
+}
+
+impl FteCtx {
+    /// Whether a frame (parsed as `h`) has the addresses and ports this entry's
+    /// [`CRIT_TUPLE`] criteria ask for (its class is checked apart). Per frame: no loop, no
+    /// allocation.
+    pub(super) fn tuple_matches(&self, frame: &[u8], h: &crate::sim::pkt::Headers) -> bool {
+        use crate::sim::pkt::{L3, L4};
+        let c = self.crit;
+        let at = |off: usize, len: usize| frame.get(off..off.wrapping_add(len));
+        let port = |off: usize| {
+            at(h.l4_off.wrapping_add(off), 2).map(|b| u16::from_be_bytes([b[0], b[1]]))
+        };
+        let eq = |off: usize, want: &[u8]| at(off, want.len()) == Some(want);
+        let (v4, v6) = (h.l3 == L3::Ipv4, h.l3 == L3::Ipv6);
+        let (src4, dst4, src6, dst6) = (
+            self.src.get(12..).unwrap_or_default(),
+            self.dst.get(12..).unwrap_or_default(),
+            &self.src[..],
+            &self.dst[..],
+        );
+        let l3 = h.l3_off;
+        (c & CRIT_SRC_IP4 == 0 || (v4 && eq(l3.wrapping_add(12), src4)))
+            && (c & CRIT_DST_IP4 == 0 || (v4 && eq(l3.wrapping_add(16), dst4)))
+            && (c & CRIT_SRC_IP6 == 0 || (v6 && eq(l3.wrapping_add(8), src6)))
+            && (c & CRIT_DST_IP6 == 0 || (v6 && eq(l3.wrapping_add(24), dst6)))
+            && (c & CRIT_TCP_SPORT == 0 || (h.l4 == L4::Tcp && port(0) == Some(self.sport)))
+            && (c & CRIT_TCP_DPORT == 0 || (h.l4 == L4::Tcp && port(2) == Some(self.dport)))
+            && (c & CRIT_UDP_SPORT == 0 || (h.l4 == L4::Udp && port(0) == Some(self.sport)))
+            && (c & CRIT_UDP_DPORT == 0 || (h.l4 == L4::Udp && port(2) == Some(self.dport)))
+    }
+}
+
+/// One place of the order in which a port's rules (entries matching addresses or ports) are
+/// checked ([`Tables::refresh_rx`]): the entry's slot + 1 (0: none) and the classes it
+/// applies to (bit per [`Class`] index; a class's catch-all entry ahead of it shadows it).
+#[derive(Clone, Copy)]
+pub(super) struct RxRule {
+    pub(super) fte: u8,
+    pub(super) classes: u8,
 }
 
 /// The traffic classes a receiving port tells apart: what its flow table entries can match
@@ -1304,10 +1386,20 @@ impl Class {
         }
     }
 
-    /// Whether an entry of a group with `criteria` matches frames of this class.
-    pub(super) fn matches(self, criteria: u8, e: &FteCtx) -> bool {
-        (criteria & CRIT_ETHERTYPE == 0 || self.ethertype() == Some(e.ethertype))
-            && (criteria & CRIT_IP_PROTOCOL == 0 || self.ip_protocol() == Some(e.ip_protocol))
+    /// Whether entry `e` can match frames of this class (its ethertype and protocol; an
+    /// address or port criterion also needs the IP version, a port one TCP or UDP).
+    pub(super) fn matches(self, e: &FteCtx) -> bool {
+        let c = e.crit;
+        let v4 = c & (CRIT_SRC_IP4 | CRIT_DST_IP4) != 0;
+        let v6 = c & (CRIT_SRC_IP6 | CRIT_DST_IP6) != 0;
+        let tcp = c & (CRIT_TCP_SPORT | CRIT_TCP_DPORT) != 0;
+        let udp = c & (CRIT_UDP_SPORT | CRIT_UDP_DPORT) != 0;
+        (c & CRIT_ETHERTYPE == 0 || self.ethertype() == Some(e.ethertype))
+            && (c & CRIT_IP_PROTOCOL == 0 || self.ip_protocol() == Some(e.ip_protocol))
+            && (!v4 || self.ethertype() == Some(0x0800))
+            && (!v6 || self.ethertype() == Some(0x86dd))
+            && (!tcp || self.ip_protocol() == Some(6))
+            && (!udp || self.ip_protocol() == Some(17))
     }
 }
 
@@ -1329,6 +1421,9 @@ pub struct Port {
     /// No root flow table: the first indirect TIR hashes every frame over its addresses
     /// and TCP/UDP ports, whatever its field selector (the model before flow tables).
     rx_legacy: bool,
+    /// Rules checked before [`Port::rx_tir`]: the first `rx_rules` rows' [`RxRule`]s, in
+    /// order.
+    rx_rules: u8,
     /// The RQ slots a received frame can reach (flow control checks them).
     rx_rqs: u64,
     /// SQs with a doorbell whose record has not been read yet.
@@ -1448,6 +1543,7 @@ impl Port {
             rx_api: false,
             rx_tir: [0; CLASSES],
             rx_legacy: false,
+            rx_rules: 0,
             rx_rqs: 0,
             sq_doorbell: 0,
             sq_active: 0,
@@ -1516,6 +1612,8 @@ pub struct QueueSet {
     ft: FtCtx,
     fg: FgCtx,
     fte: FteCtx,
+    /// The port's rule in this row's place of the checking order.
+    rx_rule: RxRule,
 }
 
 impl QueueSet {
@@ -1557,6 +1655,8 @@ impl QueueSet {
         ft: FtCtx {
             used: false,
             log_size: 0,
+            level: 0,
+            miss: 0,
             users: 0,
         },
         fg: FgCtx {
@@ -1574,8 +1674,14 @@ impl QueueSet {
             index: 0,
             ethertype: 0,
             ip_protocol: 0,
+            crit: 0,
+            src: [0; 16],
+            dst: [0; 16],
+            sport: 0,
+            dport: 0,
             tir: 0,
         },
+        rx_rule: RxRule { fte: 0, classes: 0 },
     };
 }
 
@@ -2004,29 +2110,118 @@ impl Tables<'_> {
         };
         let (root, first) = (pt.func.root_ft, pt.func.rss_tir);
         let mut tirs = [first; CLASSES];
+        // The tables a frame goes through: the root, then each one's miss table (levels
+        // rise along it, so it ends; bounded all the same).
+        let mut chain = [0u8; MAX_CHAIN];
+        let mut depth = 0;
+        let mut t = root;
+        while t != 0 {
+            let Some(c) = chain.get_mut(depth) else {
+                break;
+            };
+            *c = t.wrapping_sub(1);
+            depth = depth.wrapping_add(1);
+            t = self
+                .row(p, usize::from(t.wrapping_sub(1)))
+                .map_or(0, |r| r.ft.miss);
+        }
+        let chain = chain.get(..depth).unwrap_or_default();
+        // An entry's place in the order frames see them: (table in the chain, flow index).
+        let place = |e: &FteCtx| -> Option<(usize, u32)> {
+            let d = chain.iter().position(|&c| c == e.table)?;
+            (e.used).then_some((d, e.index))
+        };
         if root != 0 {
-            let table = root - 1;
+            // Each class's first entry that matches the whole class.
             for (c, t) in Class::ALL.iter().zip(tirs.iter_mut()) {
-                let mut best: Option<(u32, u8)> = None;
+                let mut best: Option<((usize, u32), u8)> = None;
                 for i in 0..MAX_QUEUES {
                     let Some(e) = self.row(p, i).map(|r| r.fte) else {
                         continue;
                     };
-                    if !e.used || e.table != table {
+                    let Some(at) = place(&e) else {
                         continue;
-                    }
-                    let crit = self
-                        .row(p, usize::from(e.group))
-                        .map_or(0, |g| g.fg.criteria);
-                    if c.matches(crit, &e) && best.map_or(true, |(ix, _)| e.index < ix) {
-                        best = Some((e.index, e.tir));
+                    };
+                    if e.crit & CRIT_TUPLE == 0
+                        && c.matches(&e)
+                        && best.map_or(true, |(b, _)| at < b)
+                    {
+                        best = Some((at, e.tir));
                     }
                 }
                 *t = best.map_or(0, |(_, tir)| tir.saturating_add(1));
             }
         }
+        // The rules, in order, each for the classes whose catch-all comes after it.
+        let mut order = [RxRule { fte: 0, classes: 0 }; MAX_QUEUES];
+        let mut n = 0;
+        let mut last: Option<(usize, u32)> = None;
+        while n < MAX_QUEUES {
+            let mut next: Option<((usize, u32), usize)> = None;
+            for i in 0..MAX_QUEUES {
+                let Some(e) = self.row(p, i).map(|r| r.fte) else {
+                    continue;
+                };
+                let Some(at) = place(&e) else {
+                    continue;
+                };
+                if e.crit & CRIT_TUPLE != 0
+                    && last.map_or(true, |l| at > l)
+                    && next.map_or(true, |(b, _)| at < b)
+                {
+                    next = Some((at, i));
+                }
+            }
+            let Some((at, slot)) = next else {
+                break;
+            };
+            last = Some(at);
+            let Some(e) = self.row(p, slot).map(|r| r.fte) else {
+                break;
+            };
+            let mut classes = 0u8;
+            for (k, c) in Class::ALL.iter().enumerate() {
+                // The class's catch-all, if any, and its place.
+                let shadowed = (0..MAX_QUEUES).any(|i| {
+                    self.row(p, i).map(|r| r.fte).is_some_and(|o| {
+                        o.crit & CRIT_TUPLE == 0
+                            && c.matches(&o)
+                            && place(&o).is_some_and(|po| po < at)
+                    })
+                });
+                if c.matches(&e) && !shadowed {
+                    classes |= 1u8.checked_shl(k as u32).unwrap_or(0);
+                }
+            }
+            if classes != 0 {
+                if let Some(o) = order.get_mut(n) {
+                    *o = RxRule {
+                        fte: (slot as u8).wrapping_add(1),
+                        classes,
+                    };
+                }
+                n = n.wrapping_add(1);
+            }
+        }
+        for (i, r) in order.iter().enumerate() {
+            if let Ok(row) = self.row_mut(p, i) {
+                row.rx_rule = *r;
+            }
+        }
+        let mut dests = [0u8; MAX_QUEUES + CLASSES];
+        for (d, t) in dests.iter_mut().zip(tirs.iter()) {
+            *d = *t;
+        }
+        for (k, r) in order.iter().take(n).enumerate() {
+            let tir = self
+                .row(p, usize::from(r.fte.saturating_sub(1)))
+                .map_or(0, |row| row.fte.tir.saturating_add(1));
+            if let Some(d) = dests.get_mut(CLASSES.wrapping_add(k)) {
+                *d = tir;
+            }
+        }
         let mut rqs = 0u64;
-        for &t in tirs.iter().filter(|&&t| t != 0) {
+        for &t in dests.iter().filter(|&&t| t != 0) {
             let Some(tir) = self.row(p, usize::from(t - 1)).map(|r| r.tir) else {
                 continue;
             };
@@ -2046,6 +2241,7 @@ impl Tables<'_> {
         }
         pt.rx_tir = tirs;
         pt.rx_legacy = root == 0;
+        pt.rx_rules = n as u8;
         pt.rx_rqs = if pt.rx_api {
             pt.rss
                 .iter()

@@ -90,6 +90,29 @@ pub fn create_flow_table(buf: &mut [u8], log_size: u8, level: u8) -> Result<usiz
     Ok(FT_CMD_LEN)
 }
 
+/// `flow_table_context.table_miss_action`: bit 0xc4, 4 bits.
+pub const FT_MISS_ACTION: Field = Field::new(0xc4, 4);
+/// `MLX5_FLOW_TABLE_MISS_ACTION_FWD`.
+pub const MISS_ACTION_FWD: u8 = 1;
+/// `flow_table_context.table_miss_id`: bit 0xe8, 24 bits.
+pub const FT_MISS_ID: Field = Field::new(0xe8, 24);
+
+/// CREATE_FLOW_TABLE as [`create_flow_table`], whose misses go on to table `miss_table`
+/// (which must sit at a higher level), as fs_core chains a priority's tables to the next.
+pub fn create_flow_table_miss(
+    buf: &mut [u8],
+    log_size: u8,
+    level: u8,
+    miss_table: u32,
+) -> Result<usize, FormatError> {
+    fits(u64::from(miss_table), 24)?;
+    let n = create_flow_table(buf, log_size, level)?;
+    let b = buf.get_mut(..n).ok_or(FormatError::BadParam)?;
+    FT_MISS_ACTION.set(b, u64::from(MISS_ACTION_FWD));
+    FT_MISS_ID.set(b, u64::from(miss_table));
+    Ok(n)
+}
+
 /// `create_flow_table_out.table_id` (bit 0x48, 24 bits).
 pub fn parse_create_flow_table(out: &[u8]) -> Result<u32, FormatError> {
     obj_out(out)
@@ -366,4 +389,125 @@ impl Tt {
             _ => HASH_SEL_SRC_IP | HASH_SEL_DST_IP,
         }
     }
+}
+
+/// `fte_match_set_lyr_2_4.tcp_sport`: bit 0xa0, 16 bits (`tcp_dport` at 0xb0).
+pub const MATCH_TCP_SPORT: Field = Field::new(0xa0, 16);
+/// `fte_match_set_lyr_2_4.tcp_dport`.
+pub const MATCH_TCP_DPORT: Field = Field::new(0xb0, 16);
+/// `fte_match_set_lyr_2_4.udp_sport`: bit 0xe0, 16 bits.
+pub const MATCH_UDP_SPORT: Field = Field::new(0xe0, 16);
+/// `fte_match_set_lyr_2_4.udp_dport`.
+pub const MATCH_UDP_DPORT: Field = Field::new(0xf0, 16);
+/// Byte of `fte_match_set_lyr_2_4.src_ipv4_src_ipv6` (16 bytes; IPv4 in the last 4).
+pub const MATCH_SRC_IP_BYTE: usize = 0x20;
+/// Byte of `fte_match_set_lyr_2_4.dst_ipv4_dst_ipv6`.
+pub const MATCH_DST_IP_BYTE: usize = 0x30;
+
+/// What an ntuple rule matches (mlx5e's `set_ip4`/`set_ip6`/`set_tcp`/`set_udp` in
+/// en_fs_ethtool.c, full masks only): TCP or UDP over IPv4 or IPv6, and whichever of the
+/// addresses and ports are given, each whole. The group of such entries masks exactly the
+/// fields given ([`create_flow_group_tuple`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct TupleMatch {
+    /// IPv6 (else IPv4).
+    pub ipv6: bool,
+    /// UDP (else TCP).
+    pub udp: bool,
+    /// The source address (IPv4: the first 4 bytes used).
+    pub src: Option<[u8; 16]>,
+    /// The destination address.
+    pub dst: Option<[u8; 16]>,
+    /// The source port.
+    pub sport: Option<u16>,
+    /// The destination port.
+    pub dport: Option<u16>,
+}
+
+impl TupleMatch {
+    /// Writes the match parameter at byte `at` of `b`: the values (`mask` false) or the
+    /// criteria (`mask` true).
+    fn write(&self, b: &mut [u8], at: usize, mask: bool) {
+        let eth = if self.ipv6 { ETH_P_IPV6 } else { ETH_P_IP };
+        let proto = if self.udp { IPPROTO_UDP } else { IPPROTO_TCP };
+        MATCH_ETHERTYPE
+            .at(at * 8)
+            .set(b, if mask { 0xffff } else { u64::from(eth) });
+        MATCH_IP_PROTOCOL
+            .at(at * 8)
+            .set(b, if mask { 0xff } else { u64::from(proto) });
+        let (sp, dp) = if self.udp {
+            (MATCH_UDP_SPORT, MATCH_UDP_DPORT)
+        } else {
+            (MATCH_TCP_SPORT, MATCH_TCP_DPORT)
+        };
+        for (f, v) in [(sp, self.sport), (dp, self.dport)] {
+            if let Some(v) = v {
+                f.at(at * 8)
+                    .set(b, if mask { 0xffff } else { u64::from(v) });
+            }
+        }
+        for (byte, a) in [(MATCH_SRC_IP_BYTE, self.src), (MATCH_DST_IP_BYTE, self.dst)] {
+            let Some(a) = a else {
+                continue;
+            };
+            // IPv4 sits in the last 4 bytes of the 16.
+            let (off, len) = if self.ipv6 { (0, 16) } else { (12, 4) };
+            let start = at + byte + off;
+            if let Some(d) = b.get_mut(start..start + len) {
+                if mask {
+                    d.fill(0xff);
+                } else if let Some(src) = a.get(..len) {
+                    d.copy_from_slice(src);
+                }
+            }
+        }
+    }
+}
+
+/// CREATE_FLOW_GROUP of flow indices `start..=end` of table `table_id` whose entries match
+/// what `m` gives (its ethertype, protocol and the fields it has).
+pub fn create_flow_group_tuple(
+    buf: &mut [u8],
+    table_id: u32,
+    start_index: u32,
+    end_index: u32,
+    m: &TupleMatch,
+) -> Result<usize, FormatError> {
+    let n = create_flow_group(
+        buf,
+        table_id,
+        start_index,
+        end_index,
+        Criteria {
+            ethertype: true,
+            ip_protocol: true,
+        },
+    )?;
+    let b = buf.get_mut(..n).ok_or(FormatError::BadParam)?;
+    m.write(b, FG_CRITERIA / 8, true);
+    Ok(n)
+}
+
+/// SET_FLOW_TABLE_ENTRY (a new entry) at `flow_index` of group `group_id` of table
+/// `table_id`: frames matching `m` go to TIR `tirn`.
+pub fn set_fte_tuple(
+    buf: &mut [u8],
+    table_id: u32,
+    group_id: u32,
+    flow_index: u32,
+    m: &TupleMatch,
+    tirn: u32,
+) -> Result<usize, FormatError> {
+    let n = set_fte_fwd_tir(
+        buf,
+        table_id,
+        group_id,
+        flow_index,
+        &MatchValue::default(),
+        tirn,
+    )?;
+    let b = buf.get_mut(..n).ok_or(FormatError::BadParam)?;
+    m.write(b, FC_MATCH_VALUE / 8, false);
+    Ok(n)
 }

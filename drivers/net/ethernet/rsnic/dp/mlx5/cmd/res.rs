@@ -761,6 +761,25 @@ pub fn create_tir(buf: &mut [u8], p: &CreateTir) -> Result<usize, FormatError> {
     Ok(CREATE_TIR_IN_LEN)
 }
 
+/// `tirc.inline_rqn`: bit 0xe8, 24 bits.
+pub const TIRC_INLINE_RQN: Field = Field::new(0xe8, 24).at(TIRC);
+
+/// CREATE_TIR with direct dispatch (`disp_type` 0): every frame it gets goes to RQ `rqn`,
+/// unhashed (mlx5e's per-channel direct TIRs, which ethtool steering rules of `action Q`
+/// forward to).
+pub fn create_tir_direct(
+    buf: &mut [u8],
+    transport_domain: u32,
+    rqn: u32,
+) -> Result<usize, FormatError> {
+    fits(u64::from(transport_domain), 24)?;
+    fits(u64::from(rqn), 24)?;
+    let b = start(buf, CREATE_TIR_IN_LEN, op::CREATE_TIR, 0)?;
+    TIRC_INLINE_RQN.set(b, u64::from(rqn));
+    TIRC_TRANSPORT_DOMAIN.set(b, u64::from(transport_domain));
+    Ok(CREATE_TIR_IN_LEN)
+}
+
 /// `modify_tir_in` length (the TIR context at bit 0x100, as in create_tir_in).
 pub const MODIFY_TIR_IN_LEN: usize = 272;
 /// `modify_tir_in.tirn`: bit 0x48, 24 bits.
