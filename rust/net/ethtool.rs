@@ -595,8 +595,9 @@ pub trait Operations: device::Operations {
 
     /// The coalescing parameters the driver supports (`supported_coalesce_params`:
     /// [`COALESCE_USECS`], [`COALESCE_MAX_FRAMES`], [`COALESCE_USE_ADAPTIVE`]); with 0 the
-    /// device has no `get_coalesce`/`set_coalesce` (`ethtool -c` answers "Operation not
-    /// supported").
+    /// device cannot change its coalescing: `set_coalesce` is absent (`ethtool -C` answers
+    /// "Operation not supported"), and `get_coalesce`, if implemented, reports what the
+    /// device does.
     const COALESCE_PARAMS: u32 = 0;
 
     /// `get_coalesce`: the current interrupt coalescing (`ethtool -c`).
@@ -824,12 +825,13 @@ impl<T: Operations> Adapter<T> {
         if T::HAS_GET_PAUSE_STATS {
             ops.get_pause_stats = Some(Self::get_pause_stats);
         }
-        // Interrupt coalescing: only with the parameters the driver supports.
+        // Interrupt coalescing: reported if the driver can say what it is; changed only
+        // with the parameters the driver supports.
+        if T::HAS_GET_COALESCE {
+            ops.get_coalesce = Some(Self::get_coalesce);
+        }
         if T::COALESCE_PARAMS != 0 {
             ops.supported_coalesce_params = T::COALESCE_PARAMS;
-            if T::HAS_GET_COALESCE {
-                ops.get_coalesce = Some(Self::get_coalesce);
-            }
             if T::HAS_SET_COALESCE {
                 ops.set_coalesce = Some(Self::set_coalesce);
             }

@@ -13,8 +13,9 @@
 # moderation, then DIM, on both ends are byte-exact, and DIM changed B's moderation
 # (ch_dim_changes).
 #
-# MANA (upstream mana has no coalescing operations): -c and -C fail with "Operation not
-# supported".
+# MANA (upstream mana cannot change its coalescing): -c reports what the device does, an
+# event per completion (rx/tx-usecs 0, rx/tx-frames 1, adaptive off); -C fails with
+# "Operation not supported".
 set -eu
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/traffic.sh"
@@ -22,7 +23,18 @@ set -eu
 setup_pair
 
 if [ "$RSNIC_FAMILY" = mana ]; then
-	for args in "-c $A" "-C $A rx-usecs 8"; do
+	ethtool -c "$A" >/tmp/coal.out
+	for f in rx-frames tx-frames; do
+		assert_eq "MANA $f" 1 "$(awk -v f="$f:" '$1 == f { print $2 }' /tmp/coal.out)"
+	done
+	# The core leaves out zero values of parameters a driver cannot set: "n/a".
+	for f in rx-usecs tx-usecs; do
+		v=$(awk -v f="$f:" '$1 == f { print $2 }' /tmp/coal.out)
+		[ "$v" = 0 ] || [ "$v" = n/a ] || fail "MANA $f: $v"
+	done
+	v=$(awk '/^Adaptive RX:/ { print $3, $5 }' /tmp/coal.out)
+	[ "$v" = "off off" ] || [ "$v" = "n/a n/a" ] || fail "MANA adaptive RX TX: $v"
+	for args in "-C $A rx-usecs 8" "-C $A adaptive-rx on"; do
 		# shellcheck disable=SC2086
 		if ethtool $args 2>/tmp/err; then fail "accepted: ethtool $args"; fi
 		grep -qi "not supported" /tmp/err || fail "ethtool $args: $(cat /tmp/err)"
