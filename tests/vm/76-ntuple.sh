@@ -130,7 +130,7 @@ assert_eq "context $ctx's queues" "2 3" "$(inb ethtool -x "$B" context "$ctx" |
 	awk '/^RSS hash key/ { exit } /^ *[0-9]+:/ { for (i = 2; i <= NF; i++) print $i }' |
 	sort -un | tr '\n' ' ' | sed 's/ $//')"
 loc=$(add_rule flow-type udp4 dst-port 9 context "$ctx")
-inb ethtool -n "$B" rule "$loc" | grep -q "RSS Context ID: $ctx" ||
+inb ethtool -n "$B" rule "$loc" | grep -Eq "(RSS Context ID:|Direct to RSS Context) $ctx$" ||
 	fail "rule $loc does not show context $ctx"
 got=$(counts 64 20000 9)
 echo "  64 flows to port 9 under context $ctx: $got"
