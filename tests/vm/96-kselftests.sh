@@ -6,7 +6,7 @@
 # (page_pool allocations failed by fail_function under traffic: rx-alloc-fail counts),
 # with NETIF = port A and the remote end = port B in network namespace "peer", as NIC
 # vendors run them against real devices. A test the suite skips or marks XFAIL for a
-# reason of its own (a feature rsnic does not offer: FEC statistics, or pause on MANA)
+# reason of its own (a feature rsnic does not offer: FEC statistics)
 # counts as such; a failure fails this test. Each script's KTAP summary is printed.
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"

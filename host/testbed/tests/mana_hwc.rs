@@ -9,7 +9,9 @@ use rsnic_core::sim::mana::{
     self as sim, HWC_EQ_ID, MANA_DB_ID, MANA_DEV_ID, MANA_MKEY, MANA_PDID,
 };
 use rsnic_testbed::mana_hwc::{CallError, HwcHost};
-use rsnic_testbed::mana_pair::{new_mana, Frame, ManaConfig, ManaPair, HWC_PAIR_KEY, RX_PORT};
+use rsnic_testbed::mana_pair::{
+    new_mana, Frame, ManaConfig, ManaPair, HWC_PAIR_KEY, RX_PORT, TX_PORT,
+};
 
 fn probed() -> (
     HwcHost,
@@ -757,4 +759,93 @@ fn channel_refuses_what_upstream_refuses() {
         2
     );
     assert_eq!(h.dev.borrow().hwc_counters().no_rx_wqe, 0);
+}
+
+/// RSNIC_SET_PAUSE on vport `i`, as the driver's `ethtool -A` sends it.
+fn set_pause(h: &mut HwcHost, i: usize, rx: bool, tx: bool) {
+    let vport = h.info.vports[i].vport;
+    h.simple(req::RSNIC_SET_PAUSE, |b, who| {
+        req::set_pause(b, who, vport, rx, tx)
+    })
+    .unwrap();
+}
+
+/// RSNIC_QUERY_PAUSE on vport `i`, as the driver's `ethtool -a` and `-I -a` send it.
+fn query_pause(h: &mut HwcHost, i: usize) -> req::PauseState {
+    let vport = h.info.vports[i].vport;
+    let who = h.mana();
+    let r = h.request(|b| req::query_pause(b, who, vport)).unwrap();
+    req::parse_query_pause(&r, who).unwrap()
+}
+
+/// Flow control through rsnic's requests on a pair built through the HWC, with real PAUSE
+/// traffic: a burst over three times the receiver's RQ arrives whole; the PAUSE frames the
+/// receiver's vport reports sent are those the sender's reports received, the model's
+/// counters (debugfs `dev_tx_pause_frames` / `dev_rx_pause_frames`) and the sender's waits;
+/// the setting survives a reopen through the HWC; with the receiver's TX pause off no PAUSE
+/// frame goes out and the receiver drops what it has no buffer for.
+#[test]
+fn pause_through_hwc_requests_counts_the_same_at_both_ends() {
+    let (mut p, mut h, mut o) = ManaPair::new_hwc(ManaConfig {
+        sq_size: 1024 * 32,
+        rq_wqes: 128,
+        ..ManaConfig::default()
+    });
+    let frames: Vec<Frame> = (0..400)
+        .map(|i| Frame::linear(vec![(i % 251) as u8; 60 + i % 64]))
+        .collect();
+    assert!(frames.len() > 3 * p.config().rq_wqes as usize);
+    let off = req::PauseState::default();
+    assert_eq!(query_pause(&mut h, TX_PORT), off, "off after creation");
+    for i in [TX_PORT, RX_PORT] {
+        set_pause(&mut h, i, true, true);
+    }
+    // Two bursts, a reopen in between: the setting is the vport's, not the queues'.
+    for round in 0..2 {
+        if round == 1 {
+            p.reopen_hwc(&mut h, &mut o).unwrap();
+            p.check_counters().unwrap();
+        }
+        let before = p.dev(RX_PORT).tx_pause_frames;
+        assert_eq!(p.send_burst(&frames), frames.len());
+        let got = p.settle(64);
+        assert_eq!(got.len(), frames.len(), "round {round}: nothing lost");
+        for (g, f) in got.iter().zip(&frames) {
+            assert_eq!(g.bytes, f.expected_wire_8021q(), "round {round}: in order");
+        }
+        let (t, r) = (query_pause(&mut h, TX_PORT), query_pause(&mut h, RX_PORT));
+        assert_eq!((t.rx, t.tx, r.rx, r.tx), (true, true, true, true));
+        assert!(
+            r.tx_pause_frames > before,
+            "round {round}: the receiver ran short"
+        );
+        assert_eq!(t.rx_pause_frames, r.tx_pause_frames, "sent = received");
+        assert_eq!((t.tx_pause_frames, r.rx_pause_frames), (0, 0));
+        let (dt, dr) = (p.dev(TX_PORT), p.dev(RX_PORT));
+        assert_eq!(
+            (dr.tx_pause_frames, dt.rx_pause_frames),
+            (r.tx_pause_frames, t.rx_pause_frames),
+            "the driver's counts are the model's"
+        );
+        // One SQ: each PAUSE frame held it once.
+        assert_eq!(dt.tx_pause, t.rx_pause_frames);
+        assert_eq!(dr.hc_rx_discards_no_wqe, 0);
+        p.check_counters().unwrap();
+    }
+
+    // The receiver's TX pause off: no PAUSE frame, the whole burst in one device run, the
+    // receiver keeps what its RQ holds and drops the rest.
+    set_pause(&mut h, RX_PORT, true, false);
+    let r0 = query_pause(&mut h, RX_PORT);
+    assert_eq!((r0.rx, r0.tx), (true, false));
+    assert_eq!(p.send_burst(&frames), frames.len());
+    assert_eq!(p.run_device(), frames.len());
+    let got = p.settle(64);
+    let (t, r) = (query_pause(&mut h, TX_PORT), query_pause(&mut h, RX_PORT));
+    assert_eq!(r.tx_pause_frames, r0.tx_pause_frames, "none sent");
+    assert_eq!(t.rx_pause_frames, r.tx_pause_frames);
+    let dropped = p.dev(RX_PORT).hc_rx_discards_no_wqe;
+    assert!(dropped > 0);
+    assert_eq!(got.len() as u64 + dropped, frames.len() as u64);
+    p.check_counters().unwrap();
 }

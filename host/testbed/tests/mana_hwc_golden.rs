@@ -916,3 +916,134 @@ fn set_loopback_request() {
         Err(CallError::Hwc(HwcError::Status(sim::STATUS_INVALID_HANDLE)))
     );
 }
+
+/// RSNIC_SET_PAUSE and RSNIC_QUERY_PAUSE (rsnic's requests, not MANA's): their bytes, the
+/// response's, and the device setting and reporting the vport's flow control per direction,
+/// refusing a bad flag or an unknown vport.
+#[test]
+fn pause_requests() {
+    let vport0 = 0x7670_0000_0000u64; // VPORT_HANDLE_BASE: vport 0
+    assert_eq!(
+        built(|b| req::set_pause(b, MANA, vport0 + 1, false, true)),
+        v(
+            56,
+            &[
+                (4, &l32(0x2F002)),      // RSNIC_SET_PAUSE
+                (8, &l16(1)),            // msg_version
+                (12, &l32(56)),          // msg_size
+                (20, &l32(0x2F002)),     // resp.msg_type
+                (24, &l16(1)),           // resp.msg_version
+                (28, &l32(32)),          // resp.msg_size
+                (32, &l32(0x0001_0002)), // dev_id
+                (36, &l32(0x55)),        // activity_id
+                (40, &l64(vport0 + 1)),  // vport
+                (48, &l32(0)),           // rx
+                (52, &l32(1)),           // tx
+            ]
+        )
+    );
+    assert_eq!(
+        built(|b| req::query_pause(b, MANA, vport0 + 1)),
+        v(
+            48,
+            &[
+                (4, &l32(0x2F003)),      // RSNIC_QUERY_PAUSE
+                (8, &l16(1)),            // msg_version
+                (12, &l32(48)),          // msg_size
+                (20, &l32(0x2F003)),     // resp.msg_type
+                (24, &l16(1)),           // resp.msg_version
+                (28, &l32(56)),          // resp.msg_size
+                (32, &l32(0x0001_0002)), // dev_id
+                (36, &l32(0x55)),        // activity_id
+                (40, &l64(vport0 + 1)),  // vport
+            ]
+        )
+    );
+    assert_eq!(req::request_name(0x2F002), "RSNIC_SET_PAUSE");
+    assert_eq!(req::request_name(0x2F003), "RSNIC_QUERY_PAUSE");
+
+    // The parser: flags 0 or 1, the counters as u64.
+    let resp = |rx: u32, tx: u32| {
+        rv(
+            56,
+            resp_hdr(0x2F003, 1, 56, 0x0001_0002, 0x55, 0),
+            &[
+                (32, &l32(rx)),
+                (36, &l32(tx)),
+                (40, &l64(0x1_0000_0007)),
+                (48, &l64(9)),
+            ],
+        )
+    };
+    assert_eq!(
+        req::parse_query_pause(&resp(1, 0), MANA),
+        Ok(req::PauseState {
+            rx: true,
+            tx: false,
+            tx_pause_frames: 0x1_0000_0007,
+            rx_pause_frames: 9,
+        })
+    );
+    assert_eq!(
+        req::parse_query_pause(&resp(2, 0), MANA),
+        Err(MsgError::BadValue)
+    );
+    assert_eq!(
+        req::parse_query_pause(&resp(0, 1)[..48], MANA),
+        Err(MsgError::Short)
+    );
+
+    // The device: both directions off after creation, each set on its own.
+    let mut h = probed();
+    let query = |h: &mut HwcHost, vport: u64| {
+        let r = h.request(|b| req::query_pause(b, MANA, vport)).unwrap();
+        assert_eq!(r.len(), 56);
+        req::parse_query_pause(&r, MANA).unwrap()
+    };
+    assert_eq!(query(&mut h, vport0 + 1), req::PauseState::default());
+    for (rx, tx) in [(false, true), (true, false), (true, true), (false, false)] {
+        let r = h
+            .request(|b| req::set_pause(b, MANA, vport0 + 1, rx, tx))
+            .unwrap();
+        assert!(req::parse_general(&r, req::RSNIC_SET_PAUSE, Some(MANA)).is_ok());
+        assert_eq!(h.dev.borrow().pause_rx_tx(1), Some((rx, tx)));
+        assert_eq!(h.dev.borrow().pause_rx_tx(0), Some((false, false)));
+        let q = query(&mut h, vport0 + 1);
+        assert_eq!((q.rx, q.tx), (rx, tx));
+        assert_eq!((q.tx_pause_frames, q.rx_pause_frames), (0, 0));
+    }
+    // The device's response, byte for byte.
+    h.request(|b| req::set_pause(b, MANA, vport0, true, false))
+        .unwrap();
+    assert_eq!(
+        h.request(|b| req::query_pause(b, MANA, vport0)).unwrap(),
+        rv(
+            56,
+            resp_hdr(0x2F003, 1, 56, 0x0001_0002, 0x55, 0),
+            &[(32, &l32(1)), (36, &l32(0))]
+        )
+    );
+    h.request(|b| req::set_pause(b, MANA, vport0, false, false))
+        .unwrap();
+    // A flag must be 0 or 1 (STATUS_INVALID_PARAMETER), nothing changes; the vport must
+    // exist (STATUS_INVALID_HANDLE), for both requests.
+    for off in [48, 52] {
+        let mut bad = built(|b| req::set_pause(b, MANA, vport0, true, true));
+        bad[off] = 2;
+        assert_eq!(
+            h.call(&bad),
+            Err(CallError::Hwc(HwcError::Status(
+                sim::STATUS_INVALID_PARAMETER
+            )))
+        );
+        assert_eq!(h.dev.borrow().pause_rx_tx(0), Some((false, false)));
+    }
+    assert_eq!(
+        h.request(|b| req::set_pause(b, MANA, vport0 + 9, true, true)),
+        Err(CallError::Hwc(HwcError::Status(sim::STATUS_INVALID_HANDLE)))
+    );
+    assert_eq!(
+        h.request(|b| req::query_pause(b, MANA, vport0 + 9)),
+        Err(CallError::Hwc(HwcError::Status(sim::STATUS_INVALID_HANDLE)))
+    );
+}

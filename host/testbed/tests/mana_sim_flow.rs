@@ -432,15 +432,18 @@ fn napi_polls_between_small_budgeted_runs_lose_nothing() {
     p.check_counters().unwrap();
 }
 
-/// A pair whose RQ is smaller than the bursts sent to it, flow control `pause` on the TX port.
+/// A pair whose RQ is smaller than the bursts sent to it, flow control `pause` in both
+/// directions of both ports (the receiver sends PAUSE frames, the sender honours them).
 fn small_rq_pair(pause: bool) -> ManaPair {
     let p = ManaPair::new(ManaConfig {
         sq_size: 1024 * 32,
         rq_wqes: 128,
         ..ManaConfig::default()
     });
-    p.dev.borrow_mut().set_pause(TX_PORT, pause).unwrap();
-    assert_eq!(p.dev.borrow().pause(TX_PORT), pause);
+    for port in [TX_PORT, RX_PORT] {
+        p.dev.borrow_mut().set_pause(port, pause).unwrap();
+        assert_eq!(p.dev.borrow().pause(port), pause);
+    }
     p
 }
 
@@ -552,10 +555,15 @@ fn a_receiver_short_of_buffers_holds_its_sender_only_so_long() {
         p.rq.ring(&p.env);
         assert_eq!(p.run_device(), 0, "still paused");
     }
-    let tx = p.dev(TX_PORT);
+    let (tx, rx) = (p.dev(TX_PORT), p.dev(RX_PORT));
     assert_eq!(
-        (tx.tx_pause, tx.tx_pause_storms),
+        (tx.tx_pause, rx.tx_pause_storms),
         (u64::from(PAUSE_STORM), 0)
+    );
+    // One PAUSE frame per register write, sent by the receiver, received by the sender.
+    assert_eq!(
+        (rx.tx_pause_frames, tx.rx_pause_frames),
+        (u64::from(PAUSE_STORM), u64::from(PAUSE_STORM))
     );
     p.rq.ring(&p.env);
     assert_eq!(
@@ -565,9 +573,11 @@ fn a_receiver_short_of_buffers_holds_its_sender_only_so_long() {
     );
     let (tx, rx) = (p.dev(TX_PORT), p.dev(RX_PORT));
     assert_eq!(
-        (tx.tx_pause, tx.tx_pause_storms),
-        (u64::from(PAUSE_STORM), 1)
+        (tx.tx_pause, rx.tx_pause_storms, tx.tx_pause_storms),
+        (u64::from(PAUSE_STORM), 1, 0),
+        "the receiver's stall prevention stopped its PAUSE frames"
     );
+    assert_eq!(rx.tx_pause_frames, u64::from(PAUSE_STORM));
     let wqes = p.config().rq_wqes as usize;
     assert_eq!(rx.hc_rx_discards_no_wqe, (f.len() - wqes) as u64);
     let got = settle(&mut p, None);
@@ -576,9 +586,9 @@ fn a_receiver_short_of_buffers_holds_its_sender_only_so_long() {
     // The receiver posted again: pause is honoured from scratch.
     assert_eq!(p.send_burst(&f), f.len());
     assert_eq!(p.run_device(), paused_at);
-    let tx = p.dev(TX_PORT);
+    let (tx, rx) = (p.dev(TX_PORT), p.dev(RX_PORT));
     assert_eq!(
-        (tx.tx_pause, tx.tx_pause_storms),
+        (tx.tx_pause, rx.tx_pause_storms),
         (u64::from(PAUSE_STORM) + 1, 1)
     );
 }
@@ -616,10 +626,69 @@ fn pause_does_not_block_when_a_link_is_down() {
 }
 
 #[test]
+fn pause_frames_come_from_the_receivers_tx_pause_and_stop_a_sender_with_rx_pause() {
+    // Each (sender's RX pause, receiver's TX pause), the other two directions set to the
+    // opposite to show they do not matter.
+    let f = frames(OVER_RQ);
+    for (srx, rtx) in [(true, true), (false, true), (true, false), (false, false)] {
+        let mut p = small_rq_pair(false);
+        {
+            let mut d = p.dev.borrow_mut();
+            d.set_pause_rx_tx(TX_PORT, srx, !rtx).unwrap();
+            d.set_pause_rx_tx(RX_PORT, !srx, rtx).unwrap();
+        }
+        assert_eq!(p.send_burst(&f), f.len());
+        // One run, no register write: the receiver is short at most one quantum.
+        let first = p.run_device();
+        let (tx, rx) = (p.dev(TX_PORT), p.dev(RX_PORT));
+        let case = format!("sender rx {srx}, receiver tx {rtx}");
+        assert_eq!(
+            (rx.tx_pause_frames, tx.rx_pause_frames),
+            (u64::from(rtx), u64::from(rtx)),
+            "{case}: one PAUSE frame, sent by the receiver, received by the sender"
+        );
+        assert_eq!((tx.tx_pause_frames, rx.rx_pause_frames), (0, 0), "{case}");
+        assert_eq!(tx.tx_pause, u64::from(srx && rtx), "{case}");
+        if srx && rtx {
+            assert_eq!(first, before_pause(), "{case}");
+        } else {
+            assert_eq!(first, f.len(), "{case}: nothing held");
+            assert!(rx.hc_rx_discards_no_wqe > 0, "{case}");
+        }
+        let got = settle(&mut p, None);
+        let (tx, rx) = (p.dev(TX_PORT), p.dev(RX_PORT));
+        assert_eq!(
+            got.len() as u64 + rx.hc_rx_discards_no_wqe,
+            f.len() as u64,
+            "{case}: every packet received or counted"
+        );
+        if srx && rtx {
+            assert_received(&got, &f);
+            assert_eq!(rx.hc_rx_discards_no_wqe, 0);
+            // One SQ: every PAUSE frame held it once.
+            assert!(tx.tx_pause > 1, "{case}");
+            assert_eq!(rx.tx_pause_frames, tx.rx_pause_frames);
+            assert_eq!(tx.tx_pause, tx.rx_pause_frames);
+        } else {
+            assert_eq!(tx.tx_pause, 0, "{case}");
+            assert_eq!(rx.tx_pause_frames, tx.rx_pause_frames, "{case}");
+        }
+        p.check_counters().unwrap();
+    }
+}
+
+#[test]
 fn set_pause_checks_the_port() {
     let mut d = new_mana(2);
     assert_eq!(d.set_pause(2, true), Err(CmdError::BadPort));
+    assert_eq!(d.set_pause_rx_tx(2, true, false), Err(CmdError::BadPort));
     assert!(!d.pause(0) && !d.pause(1), "off by default");
+    assert_eq!(d.pause_rx_tx(0), Some((false, false)));
+    assert_eq!(d.pause_rx_tx(2), None);
     d.set_pause(1, true).unwrap();
     assert!(d.pause(1) && !d.pause(0));
+    assert_eq!(d.pause_rx_tx(1), Some((true, true)));
+    d.set_pause_rx_tx(1, false, true).unwrap();
+    assert_eq!(d.pause_rx_tx(1), Some((false, true)));
+    assert!(!d.pause(1), "one direction is not both");
 }

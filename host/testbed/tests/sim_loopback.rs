@@ -845,7 +845,9 @@ fn toggling_under_traffic_loses_nothing<F: Family>() {
     // One RQ of 128 per port, flow control on: the device never drops, although the
     // receivers poll only every third run and the destination flips after every run.
     let mut r = F::new(2, 1, 128, 128);
+    // Both ends: port 1 sends PAUSE frames when short, port 0 honours them and pauses itself.
     r.set_pause(0, true);
+    r.set_pause(1, true);
     let f = frames(1, TOGGLED);
     r.send(0, &f);
     let (mut got0, mut got1) = (Vec::new(), Vec::new());
@@ -960,6 +962,7 @@ fn flow_control_follows_the_frames<F: Family>() {
     let mut r = F::new(2, 1, 128, 0);
     r.refill(0, 128);
     r.set_pause(0, true);
+    r.set_pause(1, true);
     r.set_loopback(0, true);
     let a = frames(1, 40);
     r.send(0, &a);

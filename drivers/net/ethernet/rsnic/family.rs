@@ -356,8 +356,9 @@ pub(crate) trait Control: DataPath {
     /// `-A`, `-I -a`): it reads and sets it and reads the PAUSE frame counters through the
     /// device's control interface ([`Control::query_pause`], [`Control::apply_pause`],
     /// [`Control::query_pause_stats`]). Without it the port has no pause operations and
-    /// ethtool answers `EOPNOTSUPP`, as for MANA: a VF's vport has no say over the physical
-    /// link's flow control (upstream mana implements no pause operation either).
+    /// ethtool answers `EOPNOTSUPP`. (Both families have it: ConnectX through PFCC and
+    /// PPCNT, MANA through rsnic's own HWC requests, since upstream mana implements no pause
+    /// operation: a VF's vport has no say over the physical link's flow control.)
     const PAUSE: bool = false;
     /// The port's flow control as the device has it: (honour received PAUSE frames, send
     /// them). Sleeps.

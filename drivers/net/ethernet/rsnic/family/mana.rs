@@ -12,8 +12,14 @@
 //! CQ; both CQs report to the EQ. All are created and destroyed by HWC request when the
 //! channel opens and closes (GDMA_CREATE_QUEUE over a DMA region for the EQ,
 //! MANA_CREATE_WQ_OBJ for each queue with its CQ, MANA_DESTROY_WQ_OBJ, DISABLE_QUEUE), and
-//! the RSS table is MANA_CONFIG_VPORT_RX. The link state and loopback still go through the
-//! model's Rust API (the model has no request for them).
+//! the RSS table is MANA_CONFIG_VPORT_RX. Loopback is rsnic's own request,
+//! RSNIC_SET_LOOPBACK (upstream mana has none).
+//!
+//! Flow control (`ethtool -a`, `-A`, `-I -a`) goes through rsnic's own HWC requests,
+//! RSNIC_SET_PAUSE and RSNIC_QUERY_PAUSE (upstream mana has no pause operation). The device
+//! keeps the setting as the vport's state: channel reopens and interface down/up, which
+//! destroy and re-create WQ objects and reconfigure RX steering, do not touch it, so nothing
+//! is re-applied.
 //!
 //! Doorbells: the SQ is rung by `xmit_more` with BQL (beyond upstream MANA, which rings per
 //! packet); the RQ is rung once per NAPI poll that read completions, with `wqe_cnt = 0`
@@ -396,6 +402,24 @@ impl Control for Mana {
 
     fn apply_loopback(_hw: &Arc<Function>, func: &Arc<ctrl::Func>, on: bool) -> Result {
         func.set_loopback(on)
+    }
+
+    // Flow control through rsnic's own requests (upstream mana has no pause operation: a
+    // VF has no say over the link's flow control; the model gives the vport one).
+    const PAUSE: bool = true;
+
+    fn query_pause(_hw: &Arc<Function>, func: &Arc<ctrl::Func>) -> Result<(bool, bool)> {
+        let s = func.query_pause()?;
+        Ok((s.rx, s.tx))
+    }
+
+    fn apply_pause(_hw: &Arc<Function>, func: &Arc<ctrl::Func>, rx: bool, tx: bool) -> Result {
+        func.set_pause(rx, tx)
+    }
+
+    fn query_pause_stats(_hw: &Arc<Function>, func: &Arc<ctrl::Func>) -> Result<(u64, u64)> {
+        let s = func.query_pause()?;
+        Ok((s.tx_pause_frames, s.rx_pause_frames))
     }
 
     fn apply_rss(

@@ -146,6 +146,8 @@ const MANA: &[Counter<sim::mana::PortCounters>] = &[
     ("dev_irqs_lost", |c| c.irqs_lost),
     ("dev_tx_pause", |c| c.tx_pause),
     ("dev_tx_pause_storm", |c| c.tx_pause_storms),
+    ("dev_tx_pause_frames", |c| c.tx_pause_frames),
+    ("dev_rx_pause_frames", |c| c.rx_pause_frames),
     ("dev_loopback_packets", |c| c.loopback_packets),
     ("dev_loopback_bytes", |c| c.loopback_bytes),
     ("dev_pcie_in_tlps", |c| c.pcie.in_tlps),

@@ -93,6 +93,11 @@ pub const MANA_QUERY_VPORT_CONFIG: u32 = 0x20008;
 /// rsnic's own request, not MANA's (upstream MANA has no internal loopback): a vport's
 /// internal loopback on or off, in a code range upstream does not use.
 pub const RSNIC_SET_LOOPBACK: u32 = 0x2F001;
+/// rsnic's own request, not MANA's (upstream MANA has no flow-control request: a VF has no say
+/// over the link's pause): a vport's 802.3x flow control per direction.
+pub const RSNIC_SET_PAUSE: u32 = 0x2F002;
+/// rsnic's own request, not MANA's: a vport's flow control and its PAUSE frame counters.
+pub const RSNIC_QUERY_PAUSE: u32 = 0x2F003;
 
 /// The name of request `code` as upstream spells it (for logs), or `"UNKNOWN"`.
 pub fn request_name(code: u32) -> &'static str {
@@ -117,6 +122,8 @@ pub fn request_name(code: u32) -> &'static str {
         MANA_CONFIG_VPORT_RX => "MANA_CONFIG_VPORT_RX",
         MANA_QUERY_VPORT_CONFIG => "MANA_QUERY_VPORT_CONFIG",
         RSNIC_SET_LOOPBACK => "RSNIC_SET_LOOPBACK",
+        RSNIC_SET_PAUSE => "RSNIC_SET_PAUSE",
+        RSNIC_QUERY_PAUSE => "RSNIC_QUERY_PAUSE",
         _ => "UNKNOWN",
     }
 }
@@ -1207,6 +1214,70 @@ pub fn set_loopback(buf: &mut [u8], who: Caller, vport: u64, on: bool) -> Result
     put64(b, 40, vport);
     put32(b, 48, u32::from(on));
     Ok(SET_LOOPBACK_REQ_SIZE)
+}
+
+/// [`RSNIC_SET_PAUSE`]'s request: vport 40, rx 48 (u32: honour received PAUSE frames, 0 or
+/// 1), tx 52 (u32: send them, 0 or 1); the response is the header alone.
+pub fn set_pause(
+    buf: &mut [u8],
+    who: Caller,
+    vport: u64,
+    rx: bool,
+    tx: bool,
+) -> Result<usize, MsgError> {
+    const SET_PAUSE_REQ_SIZE: usize = 56;
+    let b = start(buf, SET_PAUSE_REQ_SIZE, RSNIC_SET_PAUSE, RESP_HDR_SIZE, who)?;
+    put64(b, 40, vport);
+    put32(b, 48, u32::from(rx));
+    put32(b, 52, u32::from(tx));
+    Ok(SET_PAUSE_REQ_SIZE)
+}
+
+/// Bytes of [`RSNIC_QUERY_PAUSE`]'s response.
+pub const QUERY_PAUSE_RESP_SIZE: usize = 56;
+
+/// [`RSNIC_QUERY_PAUSE`]'s request: vport 40, reserved to 48.
+pub fn query_pause(buf: &mut [u8], who: Caller, vport: u64) -> Result<usize, MsgError> {
+    const QUERY_PAUSE_REQ_SIZE: usize = 48;
+    let b = start(
+        buf,
+        QUERY_PAUSE_REQ_SIZE,
+        RSNIC_QUERY_PAUSE,
+        QUERY_PAUSE_RESP_SIZE,
+        who,
+    )?;
+    put64(b, 40, vport);
+    Ok(QUERY_PAUSE_REQ_SIZE)
+}
+
+/// A vport's flow control as [`RSNIC_QUERY_PAUSE`] answers it.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct PauseState {
+    /// `rx` (32, u32): received PAUSE frames are honoured.
+    pub rx: bool,
+    /// `tx` (36, u32): PAUSE frames are sent when the vport's receive side is short.
+    pub tx: bool,
+    /// `tx_pause_frames` (40, u64): PAUSE frames the vport sent.
+    pub tx_pause_frames: u64,
+    /// `rx_pause_frames` (48, u64): PAUSE frames the vport received.
+    pub rx_pause_frames: u64,
+}
+
+/// Parses the [`RSNIC_QUERY_PAUSE`] response; a flag other than 0 or 1 is
+/// [`MsgError::BadValue`].
+pub fn parse_query_pause(resp: &[u8], who: Caller) -> Result<PauseState, MsgError> {
+    check_resp(resp, RSNIC_QUERY_PAUSE, QUERY_PAUSE_RESP_SIZE, Some(who))?;
+    let flag = |v| match v {
+        0 => Ok(false),
+        1 => Ok(true),
+        _ => Err(MsgError::BadValue),
+    };
+    Ok(PauseState {
+        rx: flag(get32(resp, 32))?,
+        tx: flag(get32(resp, 36))?,
+        tx_pause_frames: get64(resp, 40),
+        rx_pause_frames: get64(resp, 48),
+    })
 }
 
 /// The RX steering of a vport (`mana_cfg_vport_steering`'s arguments and port state).

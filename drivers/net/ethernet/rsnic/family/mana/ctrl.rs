@@ -654,6 +654,37 @@ impl Func {
         })
     }
 
+    /// The vport's flow control per direction (RSNIC_SET_PAUSE: rsnic's request, the model's
+    /// feature; upstream MANA has none). The device keeps it as the vport's state, across
+    /// the WQ objects' destruction and re-creation. Sleeps.
+    pub(crate) fn set_pause(&self, rx: bool, tx: bool) -> Result {
+        let vport = self.vport.vport;
+        self.with_ctl(|ctl, env, mana| {
+            let who = ctl.caller(mana);
+            ctl.request(
+                env,
+                req::RSNIC_SET_PAUSE,
+                |b| req::set_pause(b, who, vport, rx, tx),
+                |r| req::parse_general(r, req::RSNIC_SET_PAUSE, Some(who)),
+            )
+        })
+    }
+
+    /// The vport's flow control and PAUSE frame counters (RSNIC_QUERY_PAUSE, rsnic's).
+    /// Sleeps.
+    pub(crate) fn query_pause(&self) -> Result<req::PauseState> {
+        let vport = self.vport.vport;
+        self.with_ctl(|ctl, env, mana| {
+            let who = ctl.caller(mana);
+            ctl.request(
+                env,
+                req::RSNIC_QUERY_PAUSE,
+                |b| req::query_pause(b, who, vport),
+                |r| req::parse_query_pause(r, who),
+            )
+        })
+    }
+
     /// The device's counters (MANA_QUERY_GF_STAT for every counter, as `mana_query_gf_stats`
     /// asks): the function's, so the sums over all its vports. Sleeps.
     pub(crate) fn query_gf_stat(&self) -> Result<req::GfStats> {

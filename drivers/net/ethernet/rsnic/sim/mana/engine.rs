@@ -151,8 +151,8 @@ fn next_ready(ports: &[Port], from: usize) -> Option<usize> {
 }
 
 /// Executes up to `limit` WQEs of SQ slot `s` of port `p`, stopping early when flow control
-/// pauses it (pause bit set, [`PortCounters::tx_pause`] counted) or it runs out of work
-/// (work bit cleared). Returns the WQEs executed.
+/// pauses it (pause bit set, [`PortCounters::tx_pause`] counted; see [`paused`]) or it runs
+/// out of work (work bit cleared). Returns the WQEs executed.
 #[allow(clippy::too_many_arguments)]
 fn serve_sq<M: BusMemory, I: InterruptSink>(
     ports: &mut [Port],
@@ -170,23 +170,8 @@ fn serve_sq<M: BusMemory, I: InterruptSink>(
     };
     let mut n = 0;
     while n < limit && has_wqe(queues) {
-        let room = receiver_has_room(ports, queues, p);
-        let Some(pt) = ports.get_mut(p) else {
+        if paused(ports, queues, p, bit) {
             break;
-        };
-        if room {
-            pt.pause_streak = 0;
-            pt.pause_storm = false;
-        } else if !pt.pause_storm {
-            if pt.pause_streak < PAUSE_STORM {
-                pt.pause_streak += 1;
-                pt.sq_paused |= bit;
-                pt.counters.tx_pause += 1;
-                break;
-            }
-            // Stall prevention: stop honouring pause until the receiver has room again.
-            pt.pause_storm = true;
-            pt.counters.tx_pause_storms += 1;
         }
         if !exec_wqe(ports, queues, p, s, bus, frame, gather) {
             break;
@@ -213,19 +198,66 @@ fn rx_port(ports: &[Port], p: usize) -> Option<usize> {
     (pt.link_up && ports.get(peer)?.link_up).then_some(peer)
 }
 
-/// 802.3x flow control: whether port `p` may execute its next TX WQE. True when flow control
-/// is off for `p`, its frames have no receiver (a link is down or `p` has no peer: the packet
-/// is dropped and counted anyway), or every usable RQ (created, not in error) in the
-/// receiver's RSS table ([`rx_port`]: the peer, or `p` itself in loopback) has at least
+/// 802.3x flow control before SQ `bit` of port `p` executes its next WQE (see "Flow
+/// control" in the module documentation). The receiver of `p`'s frames ([`rx_port`]: the
+/// peer, or `p` itself in loopback; none while a link is down or `p` has no peer: the frame
+/// will be dropped and counted anyway) with its TX pause on and short of posted WQEs sends a
+/// PAUSE frame, one per register write and sender, unless its stall prevention stopped
+/// them; `p` receives it and, with its RX pause on, holds the SQ until the next register
+/// write: returns true.
+fn paused(ports: &mut [Port], queues: &[QueueSet], p: usize, bit: u32) -> bool {
+    let Some(rx) = rx_port(ports, p) else {
+        return false;
+    };
+    let (sends, honours, xoff) = match (ports.get(rx), ports.get(p)) {
+        (Some(r), Some(s)) => (r.pause_tx, s.pause_rx, s.xoff),
+        _ => return false,
+    };
+    // Nothing to decide: the receiver sends no PAUSE, or it already reached a sender that
+    // ignores it since the last register write.
+    if !sends || (xoff && !honours) {
+        return false;
+    }
+    let room = receiver_has_room(ports, queues, rx);
+    let Some(r) = ports.get_mut(rx) else {
+        return false;
+    };
+    if room {
+        r.pause_streak = 0;
+        r.pause_storm = false;
+        return false;
+    }
+    if r.pause_storm {
+        return false;
+    }
+    if !xoff {
+        if r.pause_streak >= PAUSE_STORM {
+            // Stall prevention: no PAUSE frame until the receiver has room again.
+            r.pause_storm = true;
+            r.counters.tx_pause_storms += 1;
+            return false;
+        }
+        r.pause_streak += 1;
+        r.counters.tx_pause_frames += 1;
+    }
+    let Some(s) = ports.get_mut(p) else {
+        return false;
+    };
+    if !xoff {
+        s.xoff = true;
+        s.counters.rx_pause_frames += 1;
+    }
+    if honours {
+        s.sq_paused |= bit;
+        s.counters.tx_pause += 1;
+    }
+    honours
+}
+
+/// Whether every usable RQ (created, not in error) in port `rx`'s RSS table has at least
 /// `min(PAUSE_THRESHOLD, wqes / 2)` posted WQEs, counting WQEs as 32-byte BUs of the bytes
 /// between the device's consumer offset and the last accepted doorbell `tail_ptr`.
-fn receiver_has_room(ports: &[Port], queues: &[QueueSet], p: usize) -> bool {
-    if !ports.get(p).is_some_and(|pt| pt.pause) {
-        return true;
-    }
-    let Some(rx) = rx_port(ports, p) else {
-        return true;
-    };
+fn receiver_has_room(ports: &[Port], queues: &[QueueSet], rx: usize) -> bool {
     let Some(pp) = ports.get(rx) else {
         return true;
     };

@@ -1046,6 +1046,31 @@ where
                 self.set_loopback(p, on).map_err(st)?;
                 Ok(0)
             }
+            // RSNIC_SET_PAUSE (rsnic's, not MANA's): vport 40, rx 48, tx 52 (each 0 or 1).
+            0x2F002 => {
+                expect_len(len, 56)?;
+                let p = self.vport(g64(h, 40))?;
+                let flag = |v| match v {
+                    0 => Ok(false),
+                    1 => Ok(true),
+                    _ => Err(STATUS_INVALID_PARAMETER),
+                };
+                let (rx, tx) = (flag(g32(h, 48))?, flag(g32(h, 52))?);
+                self.set_pause_rx_tx(p, rx, tx).map_err(st)?;
+                Ok(0)
+            }
+            // RSNIC_QUERY_PAUSE (rsnic's): vport 40; answers rx 32, tx 36 (u32 0 or 1),
+            // tx_pause_frames 40, rx_pause_frames 48 (u64).
+            0x2F003 => {
+                expect_len(len, 48)?;
+                let p = self.vport(g64(h, 40))?;
+                let pt = self.ports.get(p).ok_or(STATUS_INVALID_HANDLE)?;
+                put32(b, 0, u32::from(pt.pause_rx));
+                put32(b, 4, u32::from(pt.pause_tx));
+                p64(b, 8, pt.counters.tx_pause_frames);
+                p64(b, 16, pt.counters.rx_pause_frames);
+                Ok(24)
+            }
             // MANA_QUERY_VPORT_CONFIG: vport_index 40.
             0x20008 => {
                 expect_len(len, 44)?;
@@ -1520,7 +1545,7 @@ fn check_pages<M: BusMemory>(
 }
 
 fn known(code: u32) -> bool {
-    matches!(code, 1..=5 | 10 | 12 | 13 | 25..=27 | 0x20001..=0x20008 | 0x2F001)
+    matches!(code, 1..=5 | 10 | 12 | 13 | 25..=27 | 0x20001..=0x20008 | 0x2F001..=0x2F003)
 }
 
 /// Writes the response header (`struct gdma_resp_hdr`): the request's code, `hwc_msg_id`,

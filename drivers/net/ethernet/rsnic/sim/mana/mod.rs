@@ -94,8 +94,16 @@
 //! addresses and ports, other IP the addresses, as mana's `rx_hashtype` reports),
 //! MANA_FENCE_RQ (an RX_OBJECT_FENCE CQE on the RQ's CQ) and MANA_QUERY_GF_STAT (the sums
 //! over all ports of the counters the model keeps; `reported_stats` says which), and
-//! rsnic's own RSNIC_SET_LOOPBACK (0x2F001: vport 40, enable 48 as 0 or 1; internal
-//! loopback, which MANA does not have).
+//! rsnic's own requests, for what MANA does not have (codes in a range upstream does not use;
+//! an unknown vport is [`STATUS_INVALID_HANDLE`], a flag other than 0 or 1
+//! [`STATUS_INVALID_PARAMETER`]): RSNIC_SET_LOOPBACK (0x2F001: vport 40, enable 48 as 0 or 1;
+//! internal loopback), RSNIC_SET_PAUSE (0x2F002: vport 40, rx 48, tx 52, each a u32 0 or 1;
+//! the vport's flow control per direction, [`Device::set_pause_rx_tx`]; the response is the
+//! header) and RSNIC_QUERY_PAUSE (0x2F003: vport 40; the response's body is rx 32 and tx 36 as
+//! u32 0 or 1, then [`PortCounters::tx_pause_frames`] 40 and
+//! [`PortCounters::rx_pause_frames`] 48 as u64, 56 bytes in all). Upstream mana has no
+//! request for the link's flow control (a VF has no say over it); rsnic's model gives the
+//! vport one so the driver's `ethtool -a`/`-A`/`-I -a` have a device to talk to.
 //!
 //! After REGISTER_DEVICE every queue's doorbells must use page [`MANA_DB_ID`] (before it,
 //! port p's queues use page p, as the Rust API's users do).
@@ -144,12 +152,19 @@
 //! a series of budgeted runs executes the WQEs in the same order, and writes the same CQEs,
 //! EQEs, interrupts and counters, as one unbudgeted run.
 //!
-//! **Flow control** ([`Device::set_pause`], off by default). A model of 802.3x PAUSE frames
-//! sent by a receiver short of buffers, as in [`crate::sim::mlx5`]: with it on for port p and a
-//! receiver for p's frames (the peer with both links up, or p itself in loopback whatever the
-//! links), before each TX WQE of p the device checks every usable RQ (created, not in error) in
-//! the receiver's RSS table; if one has fewer than `min(`[`PAUSE_THRESHOLD`]`, wqes / 2)`
-//! posted WQEs, the SQ does not execute the WQE, pauses and counts [`PortCounters::tx_pause`].
+//! **Flow control** (802.3x global pause per port and direction: RX pause "honour PAUSE",
+//! TX pause "send PAUSE"; both off after creation, [`Device::set_pause`] sets both,
+//! [`Device::set_pause_rx_tx`] and RSNIC_SET_PAUSE each). A model of PAUSE frames sent by a
+//! receiver short of buffers, as in [`crate::sim::mlx5`]: for a port p with a receiver for its
+//! frames (the peer with both links up, or p itself in loopback whatever the links), before
+//! each TX WQE of p the device checks every usable RQ (created, not in error) in the
+//! receiver's RSS table; if one has fewer than `min(`[`PAUSE_THRESHOLD`]`, wqes / 2)` posted
+//! WQEs and the receiver's TX pause is on, the receiver sends p a PAUSE frame, counted in the
+//! receiver's [`PortCounters::tx_pause_frames`] and p's [`PortCounters::rx_pause_frames`]. p
+//! honours it if its RX pause is on: the SQ does not execute the WQE, pauses and counts
+//! [`PortCounters::tx_pause`]; otherwise the frame goes out and the receiver drops what it has
+//! no WQE for. A PAUSE covers p until the next register write (a pause quantum): a receiver
+//! sends at most one to each sender between two register writes, and none once it has room.
 //! Posted WQEs are `(tail_ptr − consumer offset) / 32` and `wqes` is the ring size / 32, i.e.
 //! WQEs are counted as 1-BU WQEs (the driver's 1-SGE RX WQEs; larger WQEs make the count
 //! optimistic). Since RX doorbells carry only `tail_ptr` (`wqe_cnt` = 0), the device learns of
@@ -159,12 +174,12 @@
 //! retries the SQ. A looping port that pauses on itself cannot deadlock: its receive side never
 //! waits for its transmit side, and the RQ doorbell of the driver's refill ends the pause. The
 //! check is per WQE: a TSO WQE whose segments outnumber the posted WQEs still overruns the RQ.
-//! Stall prevention: after [`PAUSE_STORM`] pauses in a row (a receiver that stopped posting,
-//! such as an AF_XDP socket whose fill ring stays empty) the port stops honouring pause until
-//! the receiver has room again, counted in [`PortCounters::tx_pause_storms`]; what the
-//! receiver has no WQE for is then dropped (`hc_rx_discards_no_wqe`).
-//! With flow control off, a link down or an empty peer RSS table, nothing pauses and packets
-//! are dropped and counted as described here.
+//! Stall prevention is the receiver's: after [`PAUSE_STORM`] PAUSE frames in a row (a receiver
+//! that stopped posting, such as an AF_XDP socket whose fill ring stays empty) it stops
+//! sending them until it has room again, counted in its [`PortCounters::tx_pause_storms`];
+//! what it has no WQE for is then dropped (`hc_rx_discards_no_wqe`). With the receiver's TX
+//! pause or the sender's RX pause off, a link down or an empty receiver RSS table, nothing
+//! pauses and packets are dropped and counted as described here.
 //!
 //! **SQ.** After a doorbell, WQEs from the device's consumer offset to `tail_ptr` are
 //! executed in order. The device reads the first BU (header and inline OOB), then the rest of
@@ -292,17 +307,17 @@ pub const MIN_SCRATCH: usize = 2 * MAX_FRAME;
 pub const SCRATCH_LEN: usize = MAX_FRAME + 65536 + 1024;
 /// WQEs one SQ executes before the engine moves to the next.
 pub const SQ_BURST: usize = 64;
-/// Posted WQEs (capped at half the RQ) each RQ in the receiver's RSS table (the peer's, or
-/// the port's own in loopback) must have for a port to execute a TX WQE while flow control is
-/// on ([`Device::set_pause`]).
+/// Posted WQEs (capped at half the RQ) each RQ in a port's RSS table must have for the port
+/// not to send PAUSE frames to the ports whose frames it receives (the peer, or itself in
+/// loopback) while its TX pause is on ([`Device::set_pause`]).
 pub const PAUSE_THRESHOLD: u32 = 64;
-/// Pauses in a row (an SQ of the port retried while its receiver stayed short of posted
-/// WQEs) after which the port stops honouring pause until the receiver has room again, as
-/// the device-stall prevention of NICs with pause frames does: the frames go out and a
-/// receiver still short of buffers drops them ([`PortCounters::hc_rx_discards_no_wqe`]).
-/// Without it a receiver that stops posting (an AF_XDP socket whose fill ring stays empty)
-/// would hold its sender, or in loopback its own port, forever. Counted in
-/// [`PortCounters::tx_pause_storms`].
+/// PAUSE frames in a row (one per register write and sender, while the port's receive side
+/// stayed short of posted WQEs) after which the port stops sending them until it has room
+/// again, as the device-stall prevention of NICs with pause frames does: its senders
+/// transmit, and what the port has no buffer for is dropped
+/// ([`PortCounters::hc_rx_discards_no_wqe`]). Without it a receiver that stops posting (an
+/// AF_XDP socket whose fill ring stays empty) would hold its sender, or in loopback its own
+/// port, forever. Counted in the receiver's [`PortCounters::tx_pause_storms`].
 pub const PAUSE_STORM: u32 = 1024;
 
 /// Doorbell BAR0 offset of `reg` (one of the `DB_*` offsets) on `port`.
@@ -431,11 +446,19 @@ pub struct PortCounters {
     pub loopback_bytes: u64,
     /// Packets dropped because a link is down or there is no peer (never a looped packet).
     pub tx_link_down_drops: u64,
-    /// Times an SQ of this port paused because an RQ of the receiver (the peer, or this port
-    /// in loopback) was short of posted WQEs (802.3x flow control, see [`Device::set_pause`]).
+    /// Times an SQ of this port waited because it honoured a PAUSE frame (its RX pause on;
+    /// an RQ of the receiver, the peer or this port in loopback, was short of posted WQEs;
+    /// see "Flow control" in the module documentation).
     pub tx_pause: u64,
-    /// Times this port stopped honouring pause after [`PAUSE_STORM`] pauses in a row.
+    /// Times this port stopped sending PAUSE frames after [`PAUSE_STORM`] in a row (stall
+    /// prevention, counted at the receiver).
     pub tx_pause_storms: u64,
+    /// PAUSE frames this port transmitted (its receive side was short of posted WQEs and its
+    /// TX pause is on); RSNIC_QUERY_PAUSE reports it.
+    pub tx_pause_frames: u64,
+    /// PAUSE frames this port received (whether or not it honoured them); RSNIC_QUERY_PAUSE
+    /// reports it.
+    pub rx_pause_frames: u64,
     /// Sum of [`crate::sim::pcie::inbound_floor`] over the host bytes of every sent packet.
     pub tx_floor_in_bytes: u64,
     /// TX CQEs written (all types).
@@ -610,11 +633,17 @@ pub struct Port {
     sq_work: u32,
     /// SQs paused by flow control until the next register write.
     sq_paused: u32,
-    /// Honour the peer's pause (802.3x flow control on this port's transmit direction).
-    pause: bool,
-    /// Pauses in a row without the receiver getting room (see [`PAUSE_STORM`]).
+    /// Honour received PAUSE frames (RSNIC_SET_PAUSE `rx`).
+    pause_rx: bool,
+    /// Send PAUSE frames when the receive side is short of posted WQEs (RSNIC_SET_PAUSE
+    /// `tx`).
+    pause_tx: bool,
+    /// A PAUSE frame reached this port since the last register write (a pause quantum: one
+    /// per register write and sender).
+    xoff: bool,
+    /// PAUSE frames this port sent in a row without getting room (see [`PAUSE_STORM`]).
     pause_streak: u32,
-    /// Pause is not honoured until the receiver has room again (see [`PAUSE_STORM`]).
+    /// This port sends no PAUSE frame until it has room again (see [`PAUSE_STORM`]).
     pause_storm: bool,
     /// Deliver transmitted frames to this port's own receive side ([`Device::set_loopback`]).
     loopback: bool,
@@ -721,7 +750,7 @@ impl Default for Port {
 }
 
 impl Port {
-    /// A port with link up, flow control off and no queues.
+    /// A port with link up, flow control off (both directions) and no queues.
     pub fn new() -> Self {
         Self {
             link_up: true,
@@ -730,7 +759,9 @@ impl Port {
             rss_key: crate::sim::pkt::RSS_KEY,
             sq_work: 0,
             sq_paused: 0,
-            pause: false,
+            pause_rx: false,
+            pause_tx: false,
+            xoff: false,
             pause_streak: 0,
             pause_storm: false,
             loopback: false,
@@ -1146,23 +1177,39 @@ where
         Ok(())
     }
 
-    /// Turns 802.3x flow control on or off for `port`'s transmit direction (off after
-    /// creation). With it on and both links up, the port's SQs do not execute their next WQE
-    /// while any usable RQ in the peer's RSS table (its own in loopback, whatever the links)
-    /// has fewer than `min(`[`PAUSE_THRESHOLD`]`, wqes / 2)` posted WQEs: the WQE stays posted,
-    /// the SQ pauses (counted in [`PortCounters::tx_pause`]) until the next register write, and
-    /// an engine run then retries it. With it off, a packet that finds no posted RX WQE is
-    /// dropped and counted in [`PortCounters::hc_rx_discards_no_wqe`].
+    /// Turns 802.3x flow control on or off in both directions of `port` (both off after
+    /// creation): [`Device::set_pause_rx_tx`] with `rx` = `tx` = `on`. A port sends PAUSE
+    /// frames while a usable RQ of its RSS table is short of posted WQEs (TX pause) and waits
+    /// while its receiver sends them (RX pause): an SQ does not execute its next WQE, which
+    /// stays posted, pauses (counted in [`PortCounters::tx_pause`]) until the next register
+    /// write, and an engine run then retries it. See "Flow control" in the module
+    /// documentation. Between two ports with flow control off, a packet that finds no posted
+    /// RX WQE is dropped and counted in [`PortCounters::hc_rx_discards_no_wqe`].
     pub fn set_pause(&mut self, port: usize, on: bool) -> Result<(), CmdError> {
-        self.ports.get_mut(port).ok_or(CmdError::BadPort)?.pause = on;
+        self.set_pause_rx_tx(port, on, on)
+    }
+
+    /// Sets `port`'s flow control per direction, as RSNIC_SET_PAUSE does: `rx` honours the
+    /// PAUSE frames the port receives, `tx` sends them when its receive side is short of
+    /// posted WQEs. Lifts flow-control pauses (the next engine run decides again).
+    /// [`CmdError::BadPort`] for a port that does not exist.
+    pub fn set_pause_rx_tx(&mut self, port: usize, rx: bool, tx: bool) -> Result<(), CmdError> {
+        let pt = self.ports.get_mut(port).ok_or(CmdError::BadPort)?;
+        pt.pause_rx = rx;
+        pt.pause_tx = tx;
         self.resume();
         Ok(())
     }
 
-    /// Whether flow control is on for `port`'s transmit direction (false for a port that does
+    /// Whether flow control is on in both directions of `port` (false for a port that does
     /// not exist).
     pub fn pause(&self, port: usize) -> bool {
-        self.ports.get(port).is_some_and(|p| p.pause)
+        self.pause_rx_tx(port) == Some((true, true))
+    }
+
+    /// A port's flow control, `(rx, tx)` (`None` for a port that does not exist).
+    pub fn pause_rx_tx(&self, port: usize) -> Option<(bool, bool)> {
+        self.ports.get(port).map(|p| (p.pause_rx, p.pause_tx))
     }
 
     /// Turns internal loopback on or off for `port` (off after creation): with it on, every
@@ -1194,6 +1241,7 @@ where
     fn resume(&mut self) {
         for pt in self.ports.iter_mut() {
             pt.sq_paused = 0;
+            pt.xoff = false;
         }
     }
 
