@@ -48,6 +48,21 @@ mkdir -p "$W/hw"
 cp -r "$KSFT/hw/lib" "$KSFT"/hw/{rss_ctx,pp_alloc_fail}.py "$W/hw/"
 cp /tmp/net.config "$W/hw/net.config"
 
+# timing_only OUT: every failed test in the KTAP output OUT failed only a wall-clock check
+# of those named below.
+timing_only() {
+	local t ok=1
+	for t in $(awk '/^not ok [0-9]+ / { print $4 }' "$1"); do
+		case $t in
+		pp_alloc_fail.test_pp_alloc) grep -q "Traffic seems low" "$1" || ok=0 ;;
+		rss_ctx.test_hitless_key_update)
+			[ "$(grep -c '^# Check failed' "$1")" = 1 ] && grep -q "total_seconds(), 0.2)" "$1" || ok=0 ;;
+		*) ok=0 ;;
+		esac
+	done
+	[ "$ok" = 1 ] && grep -q '^not ok ' "$1"
+}
+
 failed=""
 for t in ${KSFT_TESTS:-ping stats queues hw/rss_ctx hw/pp_alloc_fail}; do
 	echo "  -- $t.py"
@@ -57,12 +72,28 @@ for t in ${KSFT_TESTS:-ping stats queues hw/rss_ctx hw/pp_alloc_fail}; do
 		ethtool -L "$A" combined 4
 		wait_for "carrier on $A" eval '[ "$(carrier "$A")" = 1 ]'
 	fi
-	if (cd "$W/$(dirname "$t")" && timeout 240 python3 -u "./$(basename "$t").py") >"/tmp/ksft.${t#hw/}" 2>&1; then
+	out=/tmp/ksft.${t#hw/}
+	if (cd "$W/$(dirname "$t")" && timeout 240 python3 -u "./$(basename "$t").py") >"$out" 2>&1; then
 		rc=0
 	else
 		rc=$?
 	fi
-	out=/tmp/ksft.${t#hw/}
+	# Two checks of the suite are wall-clock ones made for real hardware, which a 2-CPU
+	# TCG guest under the suite's own iperf3 load can miss: pp_alloc_fail.py gives TCP
+	# 0.1 s after its ethtool -G (a reopen of A's queues, which drops what arrives
+	# meanwhile) before it wants 15000 packets a second again, and rss_ctx.py's
+	# test_hitless_key_update allows 0.2 s for an ethtool -X hkey under 16 iperf3 streams
+	# (33 ms on an idle guest). A script whose only failures are those checks runs once
+	# more, and says so; any other failure, or the same one twice, fails.
+	if [ "$rc" != 0 ] && timing_only "$out"; then
+		echo "    (first run: $(grep -m1 -oE "Traffic seems low[^)]*|Check failed [0-9.]+ >= 0.2" "$out"); once more)"
+		if (cd "$W/$(dirname "$t")" && timeout 240 python3 -u "./$(basename "$t").py") >"$out" 2>&1; then
+			rc=0
+		else
+			rc=$?
+		fi
+	fi
+
 	grep -E '^(ok|not ok) ' "$out" | sed 's/^/    /' || true
 	grep -E '^# Totals' "$out" | sed 's/^/    /' || true
 	if [ "$rc" != 0 ] || grep -q '^not ok ' "$out"; then
