@@ -555,13 +555,27 @@ impl Func {
             *rss = Some(self.create_rss(&rqns, max, spec)?);
             return Ok(());
         };
+        self.update_in_place(r.rqtn, &r.tirs, &rqns, max, spec, change)
+    }
+
+    /// The in-place update of an RQT and its TIRs (the main table's or a context's):
+    /// MODIFY_RQT for a table change, MODIFY_TIR of every TIR for a key or field change.
+    fn update_in_place(
+        &self,
+        rqtn: u32,
+        tirs: &[Option<u32>],
+        rqns: &[u32],
+        max: u16,
+        spec: &RssSpec<'_>,
+        change: RssChange,
+    ) -> Result {
         if change.table {
             self.cmd(res::rqt_len(rqns.len()), res::OUT_LEN, |b| {
-                res::modify_rqt(b, r.rqtn, max, &rqns)
+                res::modify_rqt(b, rqtn, max, rqns)
             })?;
         }
         if change.key || change.fields {
-            for (&tt, tir) in Tt::HASHED.iter().zip(r.tirs.iter()) {
+            for (&tt, tir) in Tt::HASHED.iter().zip(tirs.iter()) {
                 if let Some(tirn) = *tir {
                     let h = tir_hash(tt, spec);
                     self.cmd(res::MODIFY_TIR_IN_LEN, res::OUT_LEN, |b| {
@@ -622,22 +636,7 @@ impl Func {
             *slot = Some(c);
             return Ok(());
         };
-        if change.table {
-            self.cmd(res::rqt_len(rqns.len()), res::OUT_LEN, |b| {
-                res::modify_rqt(b, c.rqtn, max, &rqns)
-            })?;
-        }
-        if change.key || change.fields {
-            for (&tt, tir) in Tt::HASHED.iter().zip(c.tirs.iter()) {
-                if let Some(tirn) = *tir {
-                    let h = tir_hash(tt, spec);
-                    self.cmd(res::MODIFY_TIR_IN_LEN, res::OUT_LEN, |b| {
-                        res::modify_tir_hash(b, tirn, &h)
-                    })?;
-                }
-            }
-        }
-        Ok(())
+        self.update_in_place(c.rqtn, &c.tirs, &rqns, max, spec, change)
     }
 
     /// A context's TIRs over its RQT, recorded as they are made.
