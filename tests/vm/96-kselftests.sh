@@ -48,19 +48,33 @@ mkdir -p "$W/hw"
 cp -r "$KSFT/hw/lib" "$KSFT"/hw/{rss_ctx,pp_alloc_fail}.py "$W/hw/"
 cp /tmp/net.config "$W/hw/net.config"
 
-# timing_only OUT: every failed test in the KTAP output OUT failed only a wall-clock check
-# of those named below.
+# timing_only OUT: every failed test in the KTAP output OUT failed only a wall-clock or
+# rate check of those named below. A test's lines are those since the previous result line;
+# each failed test needs a line matching its check, and none of its "Check failed" lines
+# (nor, outside pp_alloc_fail, an exception) may be anything else.
 timing_only() {
-	local t ok=1
-	for t in $(awk '/^not ok [0-9]+ / { print $4 }' "$1"); do
-		case $t in
-		pp_alloc_fail.test_pp_alloc) grep -q "Traffic seems low" "$1" || ok=0 ;;
-		rss_ctx.test_hitless_key_update)
-			[ "$(grep -c '^# Check failed' "$1")" = 1 ] && grep -q "total_seconds(), 0.2)" "$1" || ok=0 ;;
-		*) ok=0 ;;
-		esac
-	done
-	[ "$ok" = 1 ] && grep -q '^not ok ' "$1"
+	awk '
+	function judge(t, pat, i, hit) {
+		if (t == "pp_alloc_fail.test_pp_alloc") pat = "Traffic seems low"
+		else if (t == "rss_ctx.test_hitless_key_update") pat = "^# Check failed [0-9.]+ >= 0[.]2"
+		else if (t == "rss_ctx.test_rss_key_indir") pat = "^# Check failed [0-9]+ < 3500 traffic distributed"
+		else return 0
+		hit = 0
+		for (i = 0; i < n; i++) {
+			if (blk[i] ~ pat) hit = 1
+			else if (blk[i] ~ /^# Check failed/) return 0
+			else if (blk[i] ~ /Exception[|]/ && t != "pp_alloc_fail.test_pp_alloc") return 0
+		}
+		return hit
+	}
+	/^(ok|not ok) [0-9]+ / {
+		if ($1 == "not") { failed++; if (!judge($4)) bad = 1 }
+		n = 0
+		next
+	}
+	{ blk[n++] = $0 }
+	END { exit !(failed > 0 && !bad) }
+	' "$1"
 }
 
 failed=""
@@ -78,15 +92,20 @@ for t in ${KSFT_TESTS:-ping stats queues hw/rss_ctx hw/pp_alloc_fail}; do
 	else
 		rc=$?
 	fi
-	# Two checks of the suite are wall-clock ones made for real hardware, which a 2-CPU
+	# Three checks of the suite are made for the rates of real hardware, which a 2-CPU
 	# TCG guest under the suite's own iperf3 load can miss: pp_alloc_fail.py gives TCP
 	# 0.1 s after its ethtool -G (a reopen of A's queues, which drops what arrives
-	# meanwhile) before it wants 15000 packets a second again, and rss_ctx.py's
+	# meanwhile) before it wants 15000 packets a second again; rss_ctx.py's
 	# test_hitless_key_update allows 0.2 s for an ethtool -X hkey under 16 iperf3 streams
-	# (33 ms on an idle guest). A script whose only failures are those checks runs once
-	# more, and says so; any other failure, or the same one twice, fails.
+	# (33 ms on an idle guest); and its test_rss_key_indir wants 3500 packets on queue 2 of
+	# 4 after "at least 20000" in all, which real hardware overshoots many times in its
+	# 0.1 s polling but this guest does not (about 35000), so a queue that the random key
+	# gave fewer than 2 of the 16 flows (6% of
+	# runs) falls short. A script whose only failures are
+	# those checks runs once more, and says so; any other failure, or a second run that
+	# fails in any way, fails.
 	if [ "$rc" != 0 ] && timing_only "$out"; then
-		echo "    (first run: $(grep -m1 -oE "Traffic seems low[^)]*|Check failed [0-9.]+ >= 0.2" "$out"); once more)"
+		echo "    (first run: $(grep -m1 -oE "Traffic seems low[^)]*|Check failed [0-9.]+ >= 0.2|Check failed [0-9]+ < 3500 traffic distributed.*" "$out"); once more)"
 		if (cd "$W/$(dirname "$t")" && timeout 240 python3 -u "./$(basename "$t").py") >"$out" 2>&1; then
 			rc=0
 		else
