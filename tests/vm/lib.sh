@@ -75,8 +75,27 @@ one_family_on_debug() {
 	fi
 }
 
+# The transport of the run: "kernel" (the in-kernel device host, configured by module
+# parameters) or "pci" (the device process behind an emulated PCI function, whose family
+# and ports it reports itself: vm-run.sh's RSNIC_TRANSPORT=pci).
+RSNIC_TRANSPORT=${RSNIC_TRANSPORT:-kernel}
+
+# pci_only_plain ARGS...: on the PCI transport, skips the test if it asks for module
+# parameters (they configure the in-kernel device host, which the PCI transport has not).
+pci_only_plain() {
+	if [ "$RSNIC_TRANSPORT" = pci ] && [ $# -gt 0 ]; then
+		skip "needs the in-kernel device host's parameters ($*)"
+	fi
+}
+
 # Loads rsnic with the given parameters (family=$RSNIC_FAMILY unless they name a family).
+# On the PCI transport, plain: the module binds the device's PCI function.
 load_rsnic() {
+	if [ "$RSNIC_TRANSPORT" = pci ]; then
+		pci_only_plain "$@"
+		insmod "$RSNIC_KO" || fail "insmod rsnic (PCI transport)"
+		return
+	fi
 	local fam=(family="$RSNIC_FAMILY")
 	case " $* " in *" family="*) fam=() ;; esac
 	insmod "$RSNIC_KO" "${fam[@]}" "$@" || fail "insmod rsnic ${fam[*]} $*"
@@ -163,14 +182,19 @@ teardown_pair() {
 	unload_rsnic
 }
 
-# model_counters_file IFACE [NETNS]: the debugfs file where the device host shows the
-# device model's own counters of IFACE's port (dev_*: doorbells, WQEs, modeled PCIe bytes,
-# drops), found by the port's bus-info (rsnic-sim<N>:port<P>).
+# model_counters_file IFACE [NETNS]: the file where the device host shows the device
+# model's own counters of IFACE's port (dev_*: doorbells, WQEs, modeled PCIe bytes, drops),
+# found by the port's bus-info: rsnic-sim<N>:port<P> in debugfs for the in-kernel host,
+# <PCI address>:port<P> in the device process's state directory on the PCI transport (it
+# rewrites the file when it goes idle, so read it once traffic has stopped).
 model_counters_file() {
 	local ns=() k v bus=
 	[ -n "${2:-}" ] && ns=(ip netns exec "$2")
 	while read -r k v; do [ "$k" = bus-info: ] && bus=$v; done < <("${ns[@]}" ethtool -i "$1")
-	echo "/sys/kernel/debug/rsnic/${bus%%:*}/${bus#*:}/counters"
+	case $bus in
+	rsnic-sim*) echo "/sys/kernel/debug/rsnic/${bus%%:*}/${bus##*:}/counters" ;;
+	*) echo "${RSNIC_DEVD_DIR:-/nonexistent}/${bus##*:}/counters" ;;
+	esac
 }
 
 # inject_knob IFACE [NETNS]: the device host's fault-injection file of IFACE's port
