@@ -332,12 +332,14 @@ impl PciTransport {
             }
         }
         self.lost.fetch_add(1, Ordering::Relaxed);
+        // `pr_err!`, not `dev.err` (which allocates): the writer may be in atomic context.
         if !self.lost_logged.swap(true, Ordering::Relaxed) {
-            self.dev.err(fmt!(
-                "register ring full for {} ms: write of {:#x} lost (device host stuck?)",
+            pr_err!(
+                "{}: register ring full for {} ms: write of {:#x} lost (device host stuck?)\n",
+                &*self.name,
                 FULL_SPIN_NS / 1_000_000,
                 reg
-            ));
+            );
         }
     }
 
@@ -397,12 +399,14 @@ impl PciTransport {
             }
         }
         self.read_timeouts.fetch_add(1, Ordering::Relaxed);
+        // As for a lost write: the reader may be in atomic context.
         if !self.read_logged.swap(true, Ordering::Relaxed) {
-            self.dev.err(fmt!(
-                "register read at {:#x}: no answer in {} ms (device host gone?)",
+            pr_err!(
+                "{}: register read at {:#x}: no answer in {} ms (device host gone?)\n",
+                &*self.name,
                 reg,
                 READ_TIMEOUT_NS / 1_000_000
-            ));
+            );
         }
         READ_FAILED
     }
