@@ -82,8 +82,8 @@ unsafe impl<T: PciDriver> Sync for Registration<T> {}
 
 impl<T: PciDriver> Registration<T> {
     /// Registers driver `name` for the devices `ids`. The PCI core probes the matching
-    /// devices present before this returns (synchronously: the driver does not ask for
-    /// asynchronous probing), and those that appear later.
+    /// devices present before this returns (the driver forces synchronous probing), and
+    /// those that appear later.
     pub fn new(name: &'static CStr, ids: &[DeviceId]) -> Result<Self> {
         let mut table = KVec::with_capacity(ids.len() + 1, GFP_KERNEL)?;
         for id in ids {

@@ -1089,6 +1089,11 @@ void rsnic_helper_pci_driver_init(struct pci_driver *drv, const char *name,
 	drv->id_table = ids;
 	drv->probe = probe;
 	drv->remove = remove;
+	/*
+	 * Devices present at registration are probed before pci_register_driver() returns,
+	 * even with async_probe: host=auto decides from what was bound by then.
+	 */
+	drv->driver.probe_type = PROBE_FORCE_SYNCHRONOUS;
 }
 
 int rsnic_helper_pci_register_driver(struct pci_driver *drv)
