@@ -4,7 +4,8 @@
 //! simulated device's view of host memory.
 //!
 //! C headers: [`include/linux/dma-mapping.h`](srctree/include/linux/dma-mapping.h),
-//! [`include/linux/platform_device.h`](srctree/include/linux/platform_device.h).
+//! [`include/linux/platform_device.h`](srctree/include/linux/platform_device.h),
+//! [`include/linux/device.h`](srctree/include/linux/device.h).
 //!
 //! Memory shared with a device is only ever accessed through copies (volatile, word-wise
 //! where aligned), never through Rust references, because the device may read or write it at
@@ -65,14 +66,25 @@ unsafe fn copy_from_shared(dst: &mut [u8], src: *const u8) {
     }
 }
 
-/// A platform device that parents a simulated NIC's net devices and owns its DMA
-/// configuration (64-bit mask, coherent). Unregistered on drop.
+/// The device a NIC's DMA goes through and its net devices hang from: a platform device
+/// of the module's own (for a simulated NIC), or a PCI device the driver is bound to.
 ///
 /// # Invariants
 ///
-/// `pdev` is a registered platform device whose DMA mask was set up.
+/// `dev` is valid: the registered platform device's own, or a PCI device's `struct device`
+/// on which we hold a reference; in both cases its DMA mask was set up.
 pub struct DmaDevice {
-    pdev: NonNull<bindings::platform_device>,
+    dev: NonNull<bindings::device>,
+    kind: Owner,
+}
+
+/// How a [`DmaDevice`] holds its device.
+enum Owner {
+    /// A platform device the module registered; unregistered on drop.
+    Platform(NonNull<bindings::platform_device>),
+    /// A bound PCI device's `struct device`: a reference (`get_device()`), put on drop. The
+    /// driver set its DMA mask at probe.
+    Pci,
 }
 
 // SAFETY: the DMA API may be used on a device from any thread.
@@ -88,16 +100,37 @@ impl DmaDevice {
             unsafe { bindings::rsnic_helper_platform_device_register(name.as_char_ptr(), id) };
         let ptr = kernel::error::from_err_ptr(ptr)?;
         let pdev = NonNull::new(ptr).ok_or(ENOMEM)?;
-        let dev = Self { pdev };
+        // SAFETY: the device was just registered.
+        let raw = unsafe { bindings::rsnic_helper_platform_device_dev(pdev.as_ptr()) };
+        let dev = Self {
+            // SAFETY: the `struct device` inside a platform device is never NULL.
+            dev: unsafe { NonNull::new_unchecked(raw) },
+            kind: Owner::Platform(pdev),
+        };
         // SAFETY: the device was just registered.
         to_result(unsafe { bindings::rsnic_helper_dma_setup(dev.raw()) })?;
         Ok(Arc::new(dev, GFP_KERNEL)?)
     }
 
+    /// The DMA device of PCI device `pdev`, whose DMA mask the caller set
+    /// ([`super::pci::PciDevice::dma_set_mask_64`]). Holds a reference to its `struct
+    /// device`; the caller keeps the driver bound while it uses the device for DMA (the
+    /// driver's remove drops everything that maps or allocates with it).
+    pub fn for_pci(pdev: &super::pci::PciDevice) -> Result<Arc<Self>> {
+        let raw = pdev.as_dev_ptr();
+        // SAFETY: a valid device (`pdev` holds it); the reference is put in `drop`.
+        unsafe { bindings::get_device(raw) };
+        let dev = Self {
+            // SAFETY: the `struct device` inside a PCI device is never NULL.
+            dev: unsafe { NonNull::new_unchecked(raw) },
+            kind: Owner::Pci,
+        };
+        Ok(Arc::new(dev, GFP_KERNEL)?)
+    }
+
     /// The `struct device`, for the C APIs of this layer.
     pub(crate) fn raw(&self) -> *mut bindings::device {
-        // SAFETY: `pdev` is valid (type invariant).
-        unsafe { bindings::rsnic_helper_platform_device_dev(self.pdev.as_ptr()) }
+        self.dev.as_ptr()
     }
 
     /// Maps `len` bytes of `skb`'s linear data from `offset` for the device to read.
@@ -231,9 +264,13 @@ impl DmaDevice {
 
 impl Drop for DmaDevice {
     fn drop(&mut self) {
-        // SAFETY: registered in `new` (type invariant); every coherent buffer holds an `Arc`
-        // to us, so none is left.
-        unsafe { bindings::platform_device_unregister(self.pdev.as_ptr()) }
+        match self.kind {
+            // SAFETY: registered in `new` (type invariant); every coherent buffer holds an
+            // `Arc` to us, so none is left.
+            Owner::Platform(pdev) => unsafe { bindings::platform_device_unregister(pdev.as_ptr()) },
+            // SAFETY: the reference taken in `for_pci` (type invariant).
+            Owner::Pci => unsafe { bindings::put_device(self.dev.as_ptr()) },
+        }
     }
 }
 

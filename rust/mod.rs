@@ -16,6 +16,8 @@
 //! * [`wq`] — a workqueue of one's own, flushed and destroyed by its owner.
 //! * [`timer`] — a one-shot high-resolution timer that hands its owner to a handler, and the
 //!   monotonic clock.
+//! * [`pci`] — a PCI driver registration, and what its probe uses of a device: enabling,
+//!   regions, DMA mask, BARs mapped as registers or shared memory, MSI-X, threaded IRQs.
 //! * [`params`] — the module parameters (declared in C: Rust modules gained parameters only
 //!   after 6.12).
 
@@ -24,6 +26,7 @@ pub mod debugfs;
 pub mod dma;
 pub mod net;
 pub mod params;
+pub mod pci;
 pub mod sync;
 pub mod timer;
 pub mod wq;

@@ -76,3 +76,10 @@ pub fn sim_min_inline() -> u8 {
     // SAFETY: as in `num_devs`.
     unsafe { bindings::rsnic_helper_param_sim_min_inline() }.min(3) as u8
 }
+
+/// `host`: which devices the driver binds (`auto`, `kernel` or `pci`), as given.
+pub fn host() -> &'static CStr {
+    // SAFETY: as in `family`: the helper returns the read-only parameter's string (or a
+    // literal ""), NUL-terminated, never changed or freed while the module runs.
+    unsafe { CStr::from_char_ptr(bindings::rsnic_helper_param_host()) }
+}

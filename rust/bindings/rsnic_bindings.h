@@ -21,6 +21,8 @@
 #include <linux/debugfs.h>
 #include <linux/seq_file.h>
 #include <linux/hrtimer.h>
+#include <linux/pci.h>
+#include <linux/interrupt.h>
 
 /* Prototypes of rust/helpers/*.c (static inline functions of the kernel, made callable). */
 #include "../helpers/rsnic_helpers.h"

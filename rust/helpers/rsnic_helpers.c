@@ -35,6 +35,8 @@
 #include <linux/debugfs.h>
 #include <linux/uaccess.h>
 #include <linux/seq_file.h>
+#include <linux/pci.h>
+#include <linux/interrupt.h>
 #include "rsnic_helpers.h"
 
 void *rsnic_helper_netdev_priv(const struct net_device *dev)
@@ -646,6 +648,16 @@ unsigned int rsnic_helper_param_sim_min_inline(void)
 	return sim_min_inline;
 }
 
+static char *host = "auto";
+module_param(host, charp, 0444);
+MODULE_PARM_DESC(host,
+		 "Which devices the driver binds: auto (default) = the PCI functions of rsnic's emulated device (ivshmem 1af4:1110 with an rsnic identity block), or, if none is bound at load, simulated devices of the in-kernel device host; kernel = always create the in-kernel devices (as well as binding PCI functions); pci = PCI functions only. num_devs, num_ports, family and sim_* configure the in-kernel host only");
+
+const char *rsnic_helper_param_host(void)
+{
+	return host ? host : "";
+}
+
 unsigned int rsnic_helper_num_online_cpus(void)
 {
 	return num_online_cpus();
@@ -1063,4 +1075,115 @@ u32 *rsnic_helper_ethtool_rxfh_context_indir(struct ethtool_rxfh_context *ctx)
 u8 *rsnic_helper_ethtool_rxfh_context_key(struct ethtool_rxfh_context *ctx)
 {
 	return ethtool_rxfh_context_key(ctx);
+}
+
+/* PCI (rust/pci.rs) */
+
+void rsnic_helper_pci_driver_init(struct pci_driver *drv, const char *name,
+				  const struct pci_device_id *ids,
+				  int (*probe)(struct pci_dev *, const struct pci_device_id *),
+				  void (*remove)(struct pci_dev *))
+{
+	memset(drv, 0, sizeof(*drv));
+	drv->name = name;
+	drv->id_table = ids;
+	drv->probe = probe;
+	drv->remove = remove;
+	/*
+	 * Devices present at registration are probed before pci_register_driver() returns,
+	 * even with async_probe: host=auto decides from what was bound by then.
+	 */
+	drv->driver.probe_type = PROBE_FORCE_SYNCHRONOUS;
+}
+
+int rsnic_helper_pci_register_driver(struct pci_driver *drv)
+{
+	return pci_register_driver(drv);
+}
+
+struct device *rsnic_helper_pci_dev_dev(struct pci_dev *pdev)
+{
+	return &pdev->dev;
+}
+
+const char *rsnic_helper_pci_name(const struct pci_dev *pdev)
+{
+	return pci_name(pdev);
+}
+
+void rsnic_helper_pci_set_drvdata(struct pci_dev *pdev, void *data)
+{
+	pci_set_drvdata(pdev, data);
+}
+
+void *rsnic_helper_pci_get_drvdata(struct pci_dev *pdev)
+{
+	return pci_get_drvdata(pdev);
+}
+
+int rsnic_helper_dma_set_mask_and_coherent_64(struct device *dev)
+{
+	return dma_set_mask_and_coherent(dev, DMA_BIT_MASK(64));
+}
+
+int rsnic_helper_pci_mem_bar(struct pci_dev *pdev, int bar, u64 *start, u64 *len)
+{
+	if (bar < 0 || bar >= PCI_STD_NUM_BARS)
+		return -EINVAL;
+	if (!(pci_resource_flags(pdev, bar) & IORESOURCE_MEM) || !pci_resource_len(pdev, bar))
+		return -EINVAL;
+	*start = pci_resource_start(pdev, bar);
+	*len = pci_resource_len(pdev, bar);
+	return 0;
+}
+
+void __iomem *rsnic_helper_ioremap(u64 start, u64 len)
+{
+	return ioremap(start, len);
+}
+
+void rsnic_helper_iounmap(void __iomem *addr)
+{
+	iounmap(addr);
+}
+
+void *rsnic_helper_memremap_wb(u64 start, u64 len)
+{
+	return memremap(start, len, MEMREMAP_WB);
+}
+
+void rsnic_helper_memunmap(void *addr)
+{
+	memunmap(addr);
+}
+
+void rsnic_helper_writel(u32 value, void __iomem *addr)
+{
+	writel(value, addr);
+}
+
+u32 rsnic_helper_readl(const void __iomem *addr)
+{
+	return readl(addr);
+}
+
+int rsnic_helper_pci_alloc_msix(struct pci_dev *pdev, unsigned int n)
+{
+	return pci_alloc_irq_vectors(pdev, n, n, PCI_IRQ_MSIX);
+}
+
+int rsnic_helper_request_threaded_irq(unsigned int irq, irq_handler_t thread, const char *name,
+				      void *dev_id)
+{
+	return request_threaded_irq(irq, NULL, thread, IRQF_ONESHOT, name, dev_id);
+}
+
+void rsnic_helper_dev_err(struct device *dev, const char *msg)
+{
+	dev_err(dev, "%s\n", msg);
+}
+
+void rsnic_helper_dev_info(struct device *dev, const char *msg)
+{
+	dev_info(dev, "%s\n", msg);
 }

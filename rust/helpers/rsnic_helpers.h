@@ -14,6 +14,8 @@
 #include <linux/dma-mapping.h>
 #include <linux/hrtimer.h>
 #include <linux/dim.h>
+#include <linux/pci.h>
+#include <linux/interrupt.h>
 
 void *rsnic_helper_netdev_priv(const struct net_device *dev);
 void rsnic_helper_eth_hw_addr_random(struct net_device *dev);
@@ -182,6 +184,32 @@ void rsnic_helper_xsk_tx_release(struct xsk_buff_pool *pool);
 void rsnic_helper_xsk_tx_completed(struct xsk_buff_pool *pool, u32 n);
 void rsnic_helper_xsk_need_wakeup(struct xsk_buff_pool *pool, bool rx, bool set);
 
+/* PCI (rust/pci.rs) */
+void rsnic_helper_pci_driver_init(struct pci_driver *drv, const char *name,
+				  const struct pci_device_id *ids,
+				  int (*probe)(struct pci_dev *, const struct pci_device_id *),
+				  void (*remove)(struct pci_dev *));
+int rsnic_helper_pci_register_driver(struct pci_driver *drv);
+struct device *rsnic_helper_pci_dev_dev(struct pci_dev *pdev);
+const char *rsnic_helper_pci_name(const struct pci_dev *pdev);
+void rsnic_helper_pci_set_drvdata(struct pci_dev *pdev, void *data);
+void *rsnic_helper_pci_get_drvdata(struct pci_dev *pdev);
+int rsnic_helper_dma_set_mask_and_coherent_64(struct device *dev);
+/* The start and length of memory BAR `bar`; -EINVAL if it is not a memory BAR or is empty. */
+int rsnic_helper_pci_mem_bar(struct pci_dev *pdev, int bar, u64 *start, u64 *len);
+void __iomem *rsnic_helper_ioremap(u64 start, u64 len);
+void rsnic_helper_iounmap(void __iomem *addr);
+void *rsnic_helper_memremap_wb(u64 start, u64 len);
+void rsnic_helper_memunmap(void *addr);
+void rsnic_helper_writel(u32 value, void __iomem *addr);
+u32 rsnic_helper_readl(const void __iomem *addr);
+int rsnic_helper_pci_alloc_msix(struct pci_dev *pdev, unsigned int n);
+/* request_threaded_irq() with the default primary handler and IRQF_ONESHOT. */
+int rsnic_helper_request_threaded_irq(unsigned int irq, irq_handler_t thread, const char *name,
+				      void *dev_id);
+void rsnic_helper_dev_err(struct device *dev, const char *msg);
+void rsnic_helper_dev_info(struct device *dev, const char *msg);
+
 unsigned int rsnic_helper_param_num_devs(void);
 unsigned int rsnic_helper_num_online_cpus(void);
 unsigned int rsnic_helper_param_num_ports(void);
@@ -200,6 +228,8 @@ bool rsnic_helper_param_sim_mpwqe(void);
 bool rsnic_helper_param_sim_cqe_compression(void);
 /* The device host's `sim_min_inline` parameter: a minimum inline mode, 0..3. */
 unsigned int rsnic_helper_param_sim_min_inline(void);
+/* The `host` parameter: a NUL-terminated string, fixed after load (0444). */
+const char *rsnic_helper_param_host(void);
 
 /* A read-only debugfs file whose show operation is rsnic_rust_debugfs_show(m, data). */
 struct dentry *rsnic_helper_debugfs_show_file(const char *name, struct dentry *parent, void *data);

@@ -2,19 +2,28 @@
 
 //! Module load and unload: the one place that wires devices to ports.
 //!
-//! The device host (`host/`) creates the simulated devices the module parameters ask for and
-//! offers their functions on the bus; for each function the driver of its family brings it
-//! up (probe), makes its port and registers the netdev, and undoes all of it at unload. The
-//! device wires its ports in pairs (ports 0 and 1 share a cable, 2 and 3, ...). Both families
-//! can run at once (`family=mlx5,mana`), each device with its own engine and ports.
+//! Devices come from two places. The PCI transport (`pcidev.rs`): the module registers a PCI
+//! driver for rsnic's emulated device, and each probe reads what the device is (family,
+//! ports) from it, binds its functions and keeps them in the device's driver data until
+//! remove. The in-kernel device host (`host/`): it creates the simulated devices the module
+//! parameters ask for and offers their functions on the bus. Module parameter `host` chooses:
+//! `auto` (default) creates the in-kernel devices only when no PCI device was bound at load,
+//! `kernel` always, `pci` never. For each function the driver of its family brings it up
+//! (probe), makes its port and registers the netdev, and undoes all of it at unload (or PCI
+//! remove). The device wires its ports in pairs (ports 0 and 1 share a cable, 2 and 3, ...).
+//! Both families can run at once (`family=mlx5,mana`), each device with its own engine and
+//! ports.
 
 use crate::bus::{Function, Kind};
 use crate::channel::MAX_CHANNELS;
 use crate::family::{mana::Mana, mlx5::Mlx5, Family};
-use crate::host::{Host, SimDevice};
+use crate::host::Host;
+use crate::kernel_ext::pci::{DeviceId, PciDevice, PciDriver, Registration as PciRegistration};
 use crate::kernel_ext::{net::device::Registration, params};
+use crate::pcidev::PciTransport;
 use crate::port::{Port, PortOps, MAX_MTU, MIN_MTU};
-use kernel::{prelude::*, sync::Arc};
+use core::sync::atomic::{AtomicU32, AtomicUsize, Ordering};
+use kernel::{c_str, fmt, prelude::*, sync::Arc};
 
 /// Most channels by default (as mlx5e: min(online CPUs, this)).
 const DEFAULT_MAX_CHANNELS: u32 = 4;
@@ -27,8 +36,8 @@ struct Bound<F: Family> {
 }
 
 impl<F: Family> Bound<F> {
-    /// Probes every function of `dev` and registers its ports.
-    fn bind(dev: &SimDevice, channels: u32) -> Result<Self> {
+    /// Probes every function of a device (`funcs`, in port order) and registers its ports.
+    fn bind(funcs: &[Arc<Function>], channels: u32) -> Result<Self> {
         let mut b = Bound {
             funcs: KVec::new(),
             ports: KVec::new(),
@@ -67,7 +76,7 @@ impl<F: Family> Bound<F> {
         };
         // The functions brought up so far, in order (MANA's share their device's channel).
         let mut up = KVec::new();
-        for hw in dev.functions().iter() {
+        for hw in funcs {
             // Probe: bring the function up through the device's control interface.
             let func = F::bring_up_after(hw, &up)?;
             up.push(func.clone(), GFP_KERNEL)?;
@@ -97,17 +106,163 @@ impl<F: Family> Drop for Bound<F> {
     }
 }
 
+/// The driver bound to one device of either family.
+enum AnyBound {
+    Mlx5(Bound<Mlx5>),
+    Mana(Bound<Mana>),
+}
+
+impl AnyBound {
+    /// Binds the functions `funcs` of a device of `kind`.
+    fn bind(kind: Kind, funcs: &[Arc<Function>], channels: u32) -> Result<Self> {
+        Ok(match kind {
+            Kind::Mlx5 => AnyBound::Mlx5(Bound::bind(funcs, channels)?),
+            Kind::Mana => AnyBound::Mana(Bound::bind(funcs, channels)?),
+        })
+    }
+
+    /// The ports registered.
+    fn ports(&self) -> usize {
+        match self {
+            AnyBound::Mlx5(b) => b.ports.len(),
+            AnyBound::Mana(b) => b.ports.len(),
+        }
+    }
+}
+
+/// The family's name, for log lines.
+fn family_name(kind: Kind) -> &'static str {
+    match kind {
+        Kind::Mlx5 => Mlx5::NAME,
+        Kind::Mana => Mana::NAME,
+    }
+}
+
+/// Channels per port: as mlx5e, min(online CPUs, [`DEFAULT_MAX_CHANNELS`]).
+fn default_channels() -> u32 {
+    params::online_cpus().clamp(1, DEFAULT_MAX_CHANNELS)
+}
+
+/// rsnic's emulated PCI device: QEMU's ivshmem-doorbell (Red Hat, Inc. 1af4:1110). The ids
+/// are ivshmem's, not rsnic's: the probe refuses a device whose shared memory does not hold
+/// an rsnic identity block. (No MODULE_DEVICE_TABLE: an ivshmem device does not make udev
+/// load rsnic.)
+const PCI_IDS: [DeviceId; 1] = [DeviceId {
+    vendor: 0x1af4,
+    device: 0x1110,
+}];
+
+/// PCI devices bound so far (tells `host=auto` whether one was bound at load).
+static PCI_BOUND: AtomicUsize = AtomicUsize::new(0);
+/// The next PCI device's number (for names and logs; after the in-kernel host's).
+static PCI_NEXT_DEV: AtomicU32 = AtomicU32::new(crate::host::MAX_DEVS);
+
+/// The PCI driver of rsnic's emulated device.
+struct RsnicPci;
+
+/// What a PCI probe leaves bound to its device; dropped in field order at remove: the
+/// ports and functions' bring-up, the functions, then the PCI device's resources.
+struct PciBound {
+    bound: AnyBound,
+    funcs: KVec<Arc<Function>>,
+    xport: Arc<PciTransport>,
+}
+
+impl PciDriver for RsnicPci {
+    type Data = PciBound;
+
+    fn probe(dev: &PciDevice) -> Result<PciBound> {
+        let xport = PciTransport::probe(dev)?;
+        let kind = xport.kind();
+        let num = PCI_NEXT_DEV.fetch_add(1, Ordering::Relaxed);
+        let funcs = PciTransport::functions(&xport, num)?;
+        let channels = default_channels();
+        let bound = AnyBound::bind(kind, &funcs, channels).inspect_err(|e| {
+            dev.err(fmt!(
+                "{} device with {} ports: bind failed: {:?}",
+                family_name(kind),
+                funcs.len(),
+                e
+            ));
+        })?;
+        dev.info(fmt!(
+            "version {}: PCI device {}, family {}, {} ports, {} channels per port",
+            crate::port::DRV_VERSION,
+            num,
+            family_name(kind),
+            bound.ports(),
+            channels
+        ));
+        PCI_BOUND.fetch_add(1, Ordering::Relaxed);
+        Ok(PciBound {
+            bound,
+            funcs,
+            xport,
+        })
+    }
+
+    fn remove(data: PciBound) {
+        let PciBound {
+            bound,
+            funcs,
+            xport,
+        } = data;
+        drop(bound);
+        drop(funcs);
+        let (lost, timeouts) = (xport.lost(), xport.read_timeouts());
+        if lost != 0 || timeouts != 0 {
+            xport.pci().err(fmt!(
+                "{} register writes lost, {} reads unanswered",
+                lost,
+                timeouts
+            ));
+        }
+        // The last reference to the transport: the vectors, mappings, regions and the
+        // enable go here, before remove returns.
+        drop(xport);
+    }
+}
+
+/// Where devices come from (module parameter `host`).
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum HostMode {
+    /// PCI devices; the in-kernel devices only when no PCI device was bound at load.
+    Auto,
+    /// The in-kernel devices always (PCI devices are bound too).
+    Kernel,
+    /// PCI devices only.
+    Pci,
+}
+
+impl HostMode {
+    fn from_param() -> Result<Self> {
+        match params::host().as_bytes() {
+            b"auto" => Ok(HostMode::Auto),
+            b"kernel" => Ok(HostMode::Kernel),
+            b"pci" => Ok(HostMode::Pci),
+            other => {
+                pr_err!(
+                    "host={:?}: use auto, kernel or pci\n",
+                    core::str::from_utf8(other).unwrap_or("?")
+                );
+                Err(EINVAL)
+            }
+        }
+    }
+}
+
 /// The module: the devices and the driver bound to them.
 pub(crate) struct Rsnic {
-    // Dropped in this order: the driver lets go of the functions, then the devices go.
-    _mlx5: KVec<Bound<Mlx5>>,
-    _mana: KVec<Bound<Mana>>,
-    _host: Host,
+    // Dropped in this order: the PCI driver unregisters (removing every bound PCI device),
+    // then the driver lets go of the in-kernel functions, then those devices go.
+    _pci: PciRegistration<RsnicPci>,
+    _bound: KVec<AnyBound>,
+    _host: Option<Host>,
 }
 
 impl kernel::Module for Rsnic {
     fn init(_module: &'static ThisModule) -> Result<Self> {
-        // The driver's own parameter, checked before any device exists.
+        // The driver's own parameters, checked before any device exists.
         let tx_timeout = params::tx_timeout_ms();
         if !params::TX_TIMEOUT_MS.contains(&tx_timeout) {
             pr_err!(
@@ -118,19 +273,37 @@ impl kernel::Module for Rsnic {
             );
             return Err(EINVAL);
         }
+        let mode = HostMode::from_param()?;
+        // Probes the PCI devices present before it returns.
+        let pci = PciRegistration::<RsnicPci>::new(c_str!("rsnic"), &PCI_IDS)?;
+        let pci_bound = PCI_BOUND.load(Ordering::Relaxed);
+        let want_host = match mode {
+            HostMode::Auto => pci_bound == 0,
+            HostMode::Kernel => true,
+            HostMode::Pci => false,
+        };
+        if !want_host {
+            pr_info!(
+                "version {}: {} PCI device(s), no simulated devices (host={})\n",
+                crate::port::DRV_VERSION,
+                pci_bound,
+                if mode == HostMode::Pci { "pci" } else { "auto" }
+            );
+            return Ok(Rsnic {
+                _pci: pci,
+                _bound: KVec::new(),
+                _host: None,
+            });
+        }
         let host = Host::new()?;
-        let channels = params::online_cpus().clamp(1, DEFAULT_MAX_CHANNELS);
-        let (mut mlx5, mut mana) = (KVec::new(), KVec::new());
+        let channels = default_channels();
+        let mut bound = KVec::with_capacity(host.devices().len(), GFP_KERNEL)?;
         for (i, dev) in host.devices().iter().enumerate() {
-            match dev.kind() {
-                Kind::Mlx5 => mlx5.push(Bound::bind(dev, channels)?, GFP_KERNEL)?,
-                Kind::Mana => mana.push(Bound::bind(dev, channels)?, GFP_KERNEL)?,
-            }
-            let name = match dev.kind() {
-                Kind::Mlx5 => Mlx5::NAME,
-                Kind::Mana => Mana::NAME,
-            };
-            pr_info!("device {}: family {}\n", i, name);
+            bound.push(
+                AnyBound::bind(dev.kind(), dev.functions(), channels)?,
+                GFP_KERNEL,
+            )?;
+            pr_info!("device {}: family {}\n", i, family_name(dev.kind()));
         }
         pr_info!(
             "version {}: {} simulated device(s), {} ports each, {} channels per port\n",
@@ -140,9 +313,9 @@ impl kernel::Module for Rsnic {
             channels
         );
         Ok(Rsnic {
-            _mlx5: mlx5,
-            _mana: mana,
-            _host: host,
+            _pci: pci,
+            _bound: bound,
+            _host: Some(host),
         })
     }
 }

@@ -281,8 +281,7 @@ impl<F: Family> Port<F> {
             channels.clamp(1, MAX_CHANNELS as u32),
             F::RSS_FIELDS,
         );
-        let bus_info =
-            CString::try_from_fmt(kernel::fmt!("rsnic-sim{}:port{}", hw.device(), hw.index()))?;
+        let bus_info = CString::try_from_fmt(kernel::fmt!("{}", hw.bus_info()))?;
         let dma = hw.dma().clone();
         let mut txs = KVec::with_capacity(MAX_CHANNELS, GFP_KERNEL)?;
         let mut xdp_txs = KVec::with_capacity(MAX_CHANNELS, GFP_KERNEL)?;

@@ -22,6 +22,7 @@ mod family;
 mod host;
 mod kdma;
 mod ntuple;
+mod pcidev;
 mod port;
 mod rss;
 mod xdp;

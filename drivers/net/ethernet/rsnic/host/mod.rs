@@ -626,8 +626,8 @@ pub(crate) struct Host {
     _debugfs: Arc<Dir>,
 }
 
-/// Most simulated devices one load may create.
-const MAX_DEVS: u32 = 8;
+/// Most simulated devices one load may create (their numbers are below this).
+pub(crate) const MAX_DEVS: u32 = 8;
 
 impl Host {
     /// Creates the devices the module parameters describe: `num_devs` devices of
