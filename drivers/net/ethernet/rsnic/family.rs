@@ -323,6 +323,7 @@ pub(crate) trait Control: DataPath {
     /// as `earlier` (in order). A family whose ports share one control channel (MANA: one
     /// hardware channel per device, a vport per port) brings the device up with the first
     /// and hands it on; by default each function is brought up on its own. Sleeps.
+    #[inline(never)]
     fn bring_up_after(hw: &Arc<Function>, earlier: &[Arc<Self::Func>]) -> Result<Arc<Self::Func>> {
         let _ = earlier;
         Self::bring_up(hw)

@@ -274,6 +274,7 @@ pub(crate) struct Port<F: Family> {
 
 impl<F: Family> Port<F> {
     /// The port of function `hw`, brought up as `func`.
+    #[inline(never)]
     pub(crate) fn new(hw: Arc<Function>, func: Arc<F::Func>, channels: u32) -> Result<Arc<Self>> {
         let pflags = F::default_pflags(&func);
         let rss = RssConfig::new(

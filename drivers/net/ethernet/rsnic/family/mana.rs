@@ -359,6 +359,7 @@ impl Control for Mana {
         Self::bring_up_after(hw, &[])
     }
 
+    #[inline(never)]
     fn bring_up_after(hw: &Arc<Function>, earlier: &[Arc<ctrl::Func>]) -> Result<Arc<ctrl::Func>> {
         // One hardware channel per device: its first function brings the device up, the
         // others are vports of it.

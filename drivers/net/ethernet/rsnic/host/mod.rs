@@ -632,6 +632,7 @@ pub(crate) const MAX_DEVS: u32 = 8;
 impl Host {
     /// Creates the devices the module parameters describe: `num_devs` devices of
     /// `num_ports` ports (wired in pairs), of the families `family` names.
+    #[inline(never)]
     pub(crate) fn new() -> Result<Self> {
         let num_devs = params::num_devs();
         let num_ports = params::num_ports();
