@@ -37,6 +37,7 @@ fn layout_matches_design() {
     assert_eq!((SLOT_SEQ, SLOT_REG, SLOT_OP, SLOT_VALUE), (0, 8, 0xC, 0x10));
     assert_eq!((OP_WRITE32, OP_WRITE64, OP_READ32), (1, 2, 3));
     assert_eq!(VPP, 16);
+    assert_eq!(READ_DONE_NONE, u64::MAX);
     assert_eq!(BAR2_SIZE, 1 << 20);
     assert_eq!(slot_offset(0), 0x1000);
     assert_eq!(slot_offset(4095), 0x1000 + 4095 * 32);

@@ -18,6 +18,10 @@
 //!   claim [`CTRL_TAIL`] by CAS when the slot's `seq` equals the position, fill the slot and
 //!   store `pos + 1` into `seq` (release); devd, the only consumer, applies entries strictly
 //!   in order and stores `pos + RING_ENTRIES` into `seq` once applied.
+//!
+//! devd sets BAR2 up before the guest can run: identity block, every slot's `seq` to its
+//! index (free for lap 0), `tail` = `head` = 0, `read_done` = [`READ_DONE_NONE`]; the
+//! identity's `status` becomes [`STATUS_READY`] last.
 
 /// Size of BAR2 (the shared-memory fd devd hands to QEMU): 1 MiB.
 pub const BAR2_SIZE: usize = 1 << 20;
@@ -86,6 +90,9 @@ pub const CTRL_READ_TICKET: usize = 0x880;
 /// Ring control `read_done` (u64, written by devd with release ordering): the ring position
 /// of the last READ32 answered.
 pub const CTRL_READ_DONE: usize = 0x8C0;
+/// `read_done` before devd answered any READ32: no ring position. devd sets `read_done` to
+/// it when it sets up BAR2 (0 would claim that a READ32 at ring position 0 was answered).
+pub const READ_DONE_NONE: u64 = u64::MAX;
 /// Ring control `read_value` (u32, written by devd before `read_done`): the answer of the
 /// READ32 at position `read_done`.
 pub const CTRL_READ_VALUE: usize = 0x8C8;
