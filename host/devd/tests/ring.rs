@@ -193,12 +193,13 @@ fn full_ring_and_wrap_around_over_several_laps() {
             }
         );
     }
-    let g = GuestRing::new(b.mapping()).unwrap();
-    assert_eq!(g.head(), Some(total));
-    // A READ32 past the wrap is answered at its own position.
-    let pos = g.post_read(0x44).unwrap();
+    let pos = {
+        let g = GuestRing::new(b.mapping()).unwrap();
+        assert_eq!(g.head(), Some(total));
+        // A READ32 past the wrap is answered at its own position.
+        g.post_read(0x44).unwrap()
+    };
     assert_eq!(pos, total);
-    drop(g);
     drain(&mut b, &mut log);
     let g = GuestRing::new(b.mapping()).unwrap();
     assert_eq!(g.read_answer(pos), Some(total as u32));
