@@ -8,7 +8,7 @@ use std::os::unix::net::{UnixListener, UnixStream};
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-use rsnic_core::dp::xport::{msix_index, Family, Identity, Status, BAR2_SIZE, MAX_PORTS, VPP};
+use rsnic_core::dp::xport::{msix_of, Family, Identity, Status, BAR2_SIZE, MAX_PORTS, VPP};
 use rsnic_core::sim;
 
 use crate::model::{Irqs, Model, Ram};
@@ -305,16 +305,17 @@ impl Devd {
             (more, deadline) = self.model.run(&self.ram, &mut irqs, SLICE_WQES, now);
             self.stats.irqs_dropped += irqs.out_of_range;
             let (vectors, stats) = (&self.vectors, &mut self.stats);
-            irqs.take(
-                |v| match msix_index(v, VPP).and_then(|i| vectors.get(usize::from(i))) {
+            let (family, ports) = (self.cfg.family, self.cfg.ports);
+            irqs.take(|v| {
+                match msix_of(family, v, ports).and_then(|i| vectors.get(usize::from(i))) {
                     Some(mut f) => {
                         // A full counter (EAGAIN) still has the interrupt pending.
                         let _ = f.write(&1u64.to_ne_bytes());
                         stats.irqs_sent += 1;
                     }
                     None => stats.irqs_dropped += 1,
-                },
-            );
+                }
+            });
             if !more {
                 break;
             }
