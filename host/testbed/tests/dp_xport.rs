@@ -142,3 +142,15 @@ fn msix_mapping() {
     }
     assert_eq!(seen.len(), MAX_PORTS as usize * VPP as usize);
 }
+
+#[test]
+fn msix_per_family() {
+    // ConnectX: the model's own numbering, mapped.
+    assert_eq!(msix_of(Family::Mlx5, 64 + 8, 2), Some(24));
+    assert_eq!(msix_of(Family::Mlx5, 20, 2), None);
+    // MANA: the driver's MSI-X index, passed through while the device has it.
+    assert_eq!(msix_of(Family::Mana, 16 + 3, 2), Some(19));
+    assert_eq!(msix_of(Family::Mana, 31, 2), Some(31));
+    assert_eq!(msix_of(Family::Mana, 32, 2), None);
+    assert_eq!(msix_of(Family::Mana, 64 + 3, 2), None);
+}

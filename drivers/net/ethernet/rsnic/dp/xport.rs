@@ -167,6 +167,21 @@ pub fn msix_index(vector: u16, vpp: u16) -> Option<u16> {
     port.checked_mul(vpp)?.checked_add(intr)
 }
 
+/// The MSI-X index a device of `family` with `ports` ports raises for the vector its model
+/// raised. A ConnectX model numbers its vectors itself (`port * MODEL_VECTORS_PER_PORT +
+/// intr`, the EQ's `intr`), so they are mapped with [`msix_index`]; a MANA driver gives its
+/// device the MSI-X index itself (GDMA's `msix_index` of CREATE_EQ / the HWC setup), so
+/// the model's vector is that index, checked against the vectors the function has. `None`:
+/// dropped (and counted) by the device host.
+pub fn msix_of(family: Family, vector: u16, ports: u32) -> Option<u16> {
+    match family {
+        Family::Mlx5 => msix_index(vector, VPP),
+        Family::Mana => {
+            (u32::from(vector) < ports.min(MAX_PORTS) * u32::from(VPP)).then_some(vector)
+        }
+    }
+}
+
 /// The family a device says it is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Family {

@@ -4,27 +4,17 @@
 //! (`rsnic/rsnic-sim<N>/port<P>/counters`, one `name: value` line each, as `ethtool -S`
 //! prints them): doorbells, WQEs, modeled PCIe bytes, drops. They are the device host's view,
 //! for tests and the bench; the driver reports what the device tells it through its control
-//! interface.
+//! interface. The format is [`sim::counters`]'s.
 
 use super::{Engine, Model};
 use crate::kernel_ext::debugfs::{SeqFile, Show};
 use crate::sim;
-use core::fmt::Write;
 use kernel::sync::Arc;
 
 /// A port's counters file.
 pub(crate) struct PortCounters {
     pub(super) engine: Arc<Engine>,
     pub(super) port: usize,
-}
-
-/// A counter's name and getter.
-type Counter<C> = (&'static str, fn(&C) -> u64);
-
-fn show<C: Copy>(out: &mut SeqFile<'_>, c: C, table: &[Counter<C>]) {
-    for (name, get) in table {
-        let _ = writeln!(out, "     {}: {}", name, get(&c));
-    }
 }
 
 impl Show for PortCounters {
@@ -38,121 +28,11 @@ impl Show for PortCounters {
             Model::Mlx5(m) => C::Mlx5(m.counters(self.port).copied().unwrap_or_default()),
             Model::Mana(m) => C::Mana(m.counters(self.port).copied().unwrap_or_default()),
         });
-        match c {
-            C::Mlx5(c) => show(out, c, MLX5),
-            C::Mana(c) => show(out, c, MANA),
-        }
+        let _ = match c {
+            C::Mlx5(c) => sim::counters::mlx5_text(out, &c),
+            C::Mana(c) => sim::counters::mana_text(out, &c),
+        };
         // The device's, not the port's: shown with every port.
-        let _ = writeln!(
-            out,
-            "     dev_mmio_posted_lost: {}",
-            self.engine.posted_lost()
-        );
+        let _ = sim::counters::line(out, "dev_mmio_posted_lost", self.engine.posted_lost());
     }
 }
-
-/// ConnectX.
-const MLX5: &[Counter<sim::mlx5::PortCounters>] = &[
-    ("dev_doorbells", |c| c.doorbells),
-    ("dev_sq_doorbells", |c| c.sq_doorbells),
-    ("dev_arm_doorbells", |c| c.arm_doorbells),
-    ("dev_bad_doorbells", |c| c.bad_doorbells),
-    ("dev_dbr_reads", |c| c.dbr_reads),
-    ("dev_wqes", |c| c.wqes),
-    ("dev_wqebbs", |c| c.wqebbs),
-    ("dev_wqe_bytes", |c| c.wqe_bytes),
-    ("dev_mpwqe_wqes", |c| c.mpwqe_wqes),
-    ("dev_mpwqe_pkts", |c| c.mpwqe_pkts),
-    ("dev_wqe_errors", |c| c.wqe_errors),
-    ("dev_faults_injected", |c| c.faults_injected),
-    ("dev_irqs_lost", |c| c.irqs_lost),
-    ("dev_tx_packets", |c| c.tx_packets),
-    ("dev_tx_bytes", |c| c.tx_bytes),
-    // Offloads the device performed (ethtool -K tx / tso / sg: tests/vm/77-features.sh).
-    ("dev_tx_csum_offload", |c| c.tx_csum_offload),
-    ("dev_tx_gather_pkts", |c| c.tx_gather_pkts),
-    ("dev_lso_wqes", |c| c.lso_wqes),
-    ("dev_lso_segs", |c| c.lso_segs),
-    ("dev_tx_link_down_drops", |c| c.tx_link_down_drops),
-    ("dev_tx_cqes", |c| c.tx_cqes),
-    ("dev_rx_packets", |c| c.rx_packets),
-    ("dev_rx_bytes", |c| c.rx_bytes),
-    ("dev_rx_scatter_pkts", |c| c.rx_scatter_pkts),
-    ("dev_rx_segs", |c| c.rx_segs),
-    ("dev_rx_cqes", |c| c.rx_cqes),
-    ("dev_cq_slot_writes", |c| c.cq_slot_writes),
-    ("dev_compress_sessions", |c| c.compress_sessions),
-    ("dev_compressed_cqes", |c| c.compressed_cqes),
-    ("dev_rx_out_of_buffer", |c| c.rx_out_of_buffer),
-    ("dev_tx_pause", |c| c.tx_pause),
-    ("dev_tx_pause_storm", |c| c.pause_storms),
-    ("dev_tx_pause_frames", |c| c.tx_pause_frames),
-    ("dev_rx_pause_frames", |c| c.rx_pause_frames),
-    ("dev_loopback_packets", |c| c.loopback_packets),
-    ("dev_loopback_bytes", |c| c.loopback_bytes),
-    ("dev_rx_no_rq_drops", |c| c.rx_no_rq_drops),
-    ("dev_rx_stopped", |c| c.rx_stopped),
-    ("dev_rx_too_long", |c| c.rx_too_long),
-    ("dev_cq_overruns", |c| c.cq_overruns),
-    ("dev_interrupts", |c| c.interrupts),
-    ("dev_cq_events", |c| c.cq_events),
-    ("dev_cq_timer_events", |c| c.cq_timer_events),
-    ("dev_dma_faults", |c| c.dma_faults),
-    ("dev_pcie_in_tlps", |c| c.pcie.in_tlps),
-    ("dev_pcie_in_bytes", |c| c.pcie.in_bytes),
-    ("dev_pcie_out_tlps", |c| c.pcie.out_tlps),
-    ("dev_pcie_out_bytes", |c| c.pcie.out_bytes),
-    ("dev_tx_floor_in_bytes", |c| c.tx_floor_in_bytes),
-];
-
-/// MANA.
-const MANA: &[Counter<sim::mana::PortCounters>] = &[
-    ("dev_tx_packets", |c| c.tx_packets()),
-    ("dev_rx_packets", |c| c.rx_packets()),
-    // This port's share of the device's `hc_*` counters (MANA_QUERY_GF_STAT answers for the
-    // whole device).
-    ("dev_tx_bytes", |c| c.hc_tx_bytes),
-    ("dev_rx_discards_no_wqe", |c| c.hc_rx_discards_no_wqe),
-    ("dev_doorbells", |c| c.doorbells),
-    ("dev_sq_doorbells", |c| c.sq_doorbells),
-    ("dev_rq_doorbells", |c| c.rq_doorbells),
-    ("dev_cq_doorbells", |c| c.cq_doorbells),
-    ("dev_cq_arms", |c| c.cq_arms),
-    ("dev_eq_doorbells", |c| c.eq_doorbells),
-    ("dev_bad_doorbells", |c| c.bad_doorbells),
-    ("dev_rq_db_wqe_cnt_errors", |c| c.rq_db_wqe_cnt_errors),
-    ("dev_db_invalid", |c| c.db_invalid),
-    ("dev_wqes", |c| c.wqes),
-    ("dev_wqe_bytes", |c| c.wqe_bytes),
-    ("dev_tx_wqe_errors", |c| c.tx_wqe_errors),
-    // Offloads the device performed (ethtool -K tx / tso / sg: tests/vm/77-features.sh).
-    ("dev_tx_csum_offload", |c| c.tx_csum_offload),
-    ("dev_tx_gather_pkts", |c| c.tx_gather_pkts),
-    ("dev_lso_wqes", |c| c.lso_wqes),
-    ("dev_lso_segs", |c| c.lso_segs),
-    ("dev_tx_link_down_drops", |c| c.tx_link_down_drops),
-    ("dev_tx_cqes", |c| c.tx_cqes),
-    ("dev_tx_err_cqes", |c| c.tx_err_cqes),
-    ("dev_rx_no_rq_drops", |c| c.rx_no_rq_drops),
-    ("dev_rx_stopped", |c| c.rx_stopped),
-    ("dev_rx_wqe_errors", |c| c.rx_wqe_errors),
-    ("dev_rx_cqes", |c| c.rx_cqes),
-    ("dev_rx_truncated", |c| c.rx_truncated),
-    ("dev_cq_db_overdue", |c| c.cq_db_overdue),
-    ("dev_eqes", |c| c.eqes),
-    ("dev_interrupts", |c| c.interrupts),
-    ("dev_dma_faults", |c| c.dma_faults),
-    ("dev_faults_injected", |c| c.faults_injected),
-    ("dev_irqs_lost", |c| c.irqs_lost),
-    ("dev_tx_pause", |c| c.tx_pause),
-    ("dev_tx_pause_storm", |c| c.tx_pause_storms),
-    ("dev_tx_pause_frames", |c| c.tx_pause_frames),
-    ("dev_rx_pause_frames", |c| c.rx_pause_frames),
-    ("dev_loopback_packets", |c| c.loopback_packets),
-    ("dev_loopback_bytes", |c| c.loopback_bytes),
-    ("dev_pcie_in_tlps", |c| c.pcie.in_tlps),
-    ("dev_pcie_in_bytes", |c| c.pcie.in_bytes),
-    ("dev_pcie_out_tlps", |c| c.pcie.out_tlps),
-    ("dev_pcie_out_bytes", |c| c.pcie.out_bytes),
-    ("dev_tx_floor_in_bytes", |c| c.tx_floor_in_bytes),
-];

@@ -7,12 +7,14 @@
 //! [`crate::dp::hw::InterruptSink`]. It never holds driver state or a reference into driver
 //! memory, and it validates everything it reads.
 //!
+//! * [`counters`]: the models' per-port counters as text, what every device host shows.
 //! * [`mana`]: a MANA (GDMA) device (spec/hardware.md part D).
 //! * [`mlx5`]: a ConnectX-like device (spec/hardware.md parts A–C), with the ConnectX
 //!   command interface and event queues of the 6.12 mlx5 headers.
 //! * [`pcie`]: the PCIe link accounting of `design.md` §5 that every model keeps.
 //! * [`pkt`]: what a NIC does to packets in hardware (parsing, checksums, segmentation, RSS).
 
+pub mod counters;
 pub mod mana;
 pub mod mlx5;
 pub mod pcie;

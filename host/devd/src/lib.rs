@@ -1,0 +1,23 @@
+//! rsnic-devd: the device process of rsnic's PCI transport.
+//!
+//! QEMU's `ivshmem-doorbell` device connects to devd's socket ([`server`]); devd hands it
+//! BAR2 (a memfd holding the identity block and the register ring of
+//! `rsnic_core::dp::xport`, [`ring`]), its own doorbell eventfd and the guest's MSI-X
+//! eventfds. The guest appends register writes and reads to the ring and rings the
+//! doorbell; devd applies them in order to a `sim/` device model ([`model`]) that reaches
+//! guest RAM (a file QEMU maps as the guest's memory) by bus address, every address checked
+//! against the RAM's size, and raises MSI-X vectors by writing the guest's eventfds. The
+//! main loop is [`devd::Devd::serve`].
+//!
+//! All `unsafe` code is in [`sys`].
+
+#![deny(unsafe_code)]
+#![deny(missing_docs)]
+
+pub mod devd;
+pub mod model;
+pub mod ring;
+pub mod server;
+pub mod sys;
+
+pub use devd::{run, Config, Devd};

@@ -1,0 +1,358 @@
+//! The operating-system calls of rsnic-devd, and the only module of the crate with `unsafe`:
+//! shared mappings ([`Mapping`], with bounds- and alignment-checked access), memfd, eventfd,
+//! signalfd, epoll ([`Epoll`]) and the ivshmem protocol's messages with a file descriptor
+//! attached ([`send_msg`], [`recv_msg`]). Everything it exports is safe to call.
+
+#![allow(unsafe_code)]
+
+use std::ffi::CString;
+use std::io;
+use std::mem;
+use std::os::fd::{AsRawFd, BorrowedFd, FromRawFd, OwnedFd};
+use std::os::unix::net::UnixStream;
+use std::ptr::{self, NonNull};
+use std::sync::atomic::{AtomicU32, AtomicU64};
+
+fn cvt(r: libc::c_int) -> io::Result<libc::c_int> {
+    if r < 0 {
+        Err(io::Error::last_os_error())
+    } else {
+        Ok(r)
+    }
+}
+
+/// Takes ownership of the descriptor a system call just returned (or its error).
+fn owned(r: libc::c_int) -> io::Result<OwnedFd> {
+    let fd = cvt(r)?;
+    // SAFETY: `fd` was just returned by a successful system call that creates a descriptor;
+    // nothing else owns it, and it is closed exactly once, by the returned `OwnedFd`.
+    Ok(unsafe { OwnedFd::from_raw_fd(fd) })
+}
+
+/// An anonymous memory file (`memfd_create`, close-on-exec), empty: size it with
+/// `File::set_len`.
+pub fn memfd(name: &str) -> io::Result<OwnedFd> {
+    let c = CString::new(name).map_err(|_| io::Error::from(io::ErrorKind::InvalidInput))?;
+    // SAFETY: `c` is a NUL-terminated string that outlives the call; the flags are valid.
+    owned(unsafe { libc::memfd_create(c.as_ptr(), libc::MFD_CLOEXEC) })
+}
+
+/// A non-blocking, close-on-exec eventfd with counter 0.
+pub fn eventfd() -> io::Result<OwnedFd> {
+    // SAFETY: no pointers are passed; the flags are valid.
+    owned(unsafe { libc::eventfd(0, libc::EFD_CLOEXEC | libc::EFD_NONBLOCK) })
+}
+
+/// Blocks SIGTERM and SIGINT for the calling thread (call it before starting threads) and
+/// returns a non-blocking signalfd that becomes readable when one is pending.
+pub fn term_signalfd() -> io::Result<OwnedFd> {
+    // SAFETY: `set` is a valid, initialised sigset_t (sigemptyset initialises it) living on
+    // this stack frame for every call that takes its address; the old mask is not asked for.
+    unsafe {
+        let mut set: libc::sigset_t = mem::zeroed();
+        cvt(libc::sigemptyset(&mut set))?;
+        cvt(libc::sigaddset(&mut set, libc::SIGTERM))?;
+        cvt(libc::sigaddset(&mut set, libc::SIGINT))?;
+        let r = libc::pthread_sigmask(libc::SIG_BLOCK, &set, ptr::null_mut());
+        if r != 0 {
+            return Err(io::Error::from_raw_os_error(r));
+        }
+        owned(libc::signalfd(
+            -1,
+            &set,
+            libc::SFD_CLOEXEC | libc::SFD_NONBLOCK,
+        ))
+    }
+}
+
+/// A shared, read-write mapping of a file (`mmap(MAP_SHARED)`), unmapped on drop.
+///
+/// Other processes (QEMU, the guest) change the bytes at any time: nothing hands out a
+/// reference to plain bytes. Access is by copy ([`Mapping::read`], [`Mapping::write`]) or
+/// through atomics ([`Mapping::u64_at`], [`Mapping::u32_at`]); every access is checked to
+/// lie inside the mapping, atomics to be naturally aligned.
+pub struct Mapping {
+    ptr: NonNull<u8>,
+    len: usize,
+}
+
+impl Mapping {
+    /// Maps the first `len` bytes of `fd` (a file at least that long) shared, read-write.
+    pub fn new(fd: BorrowedFd<'_>, len: usize) -> io::Result<Self> {
+        if len == 0 {
+            return Err(io::Error::new(
+                io::ErrorKind::InvalidInput,
+                "cannot map 0 bytes",
+            ));
+        }
+        // SAFETY: a fresh mapping chosen by the kernel (no address hint), of a descriptor we
+        // borrow for the call; the result is checked against MAP_FAILED before use.
+        let p = unsafe {
+            libc::mmap(
+                ptr::null_mut(),
+                len,
+                libc::PROT_READ | libc::PROT_WRITE,
+                libc::MAP_SHARED,
+                fd.as_raw_fd(),
+                0,
+            )
+        };
+        if p == libc::MAP_FAILED {
+            return Err(io::Error::last_os_error());
+        }
+        let ptr = NonNull::new(p.cast::<u8>()).ok_or_else(io::Error::last_os_error)?;
+        Ok(Self { ptr, len })
+    }
+
+    /// Length of the mapping in bytes.
+    pub fn len(&self) -> usize {
+        self.len
+    }
+
+    /// Whether the mapping is empty (never: [`Mapping::new`] refuses 0 bytes).
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    /// Pointer to byte `off` if `off..off + n` lies inside the mapping.
+    fn at(&self, off: usize, n: usize) -> Option<*mut u8> {
+        let end = off.checked_add(n)?;
+        if end > self.len {
+            return None;
+        }
+        // SAFETY: `off <= end <= len`: the result stays inside (or one past) the mapping.
+        Some(unsafe { self.ptr.as_ptr().add(off) })
+    }
+
+    /// Copies `dst.len()` bytes at `off` into `dst`; `false` (nothing copied) if they do not
+    /// lie inside the mapping.
+    pub fn read(&self, off: usize, dst: &mut [u8]) -> bool {
+        let Some(p) = self.at(off, dst.len()) else {
+            return false;
+        };
+        // SAFETY: `p..p + dst.len()` is inside the live mapping (checked by `at`); `dst` is a
+        // distinct Rust buffer, so the ranges do not overlap. The bytes may be changed by
+        // another process meanwhile: the copy then sees some mix, as a device's DMA would.
+        unsafe { ptr::copy_nonoverlapping(p, dst.as_mut_ptr(), dst.len()) };
+        true
+    }
+
+    /// Copies `src` to `off`; `false` (nothing written) if it does not fit inside the
+    /// mapping.
+    pub fn write(&self, off: usize, src: &[u8]) -> bool {
+        let Some(p) = self.at(off, src.len()) else {
+            return false;
+        };
+        // SAFETY: `p..p + src.len()` is inside the live, writable mapping (checked by `at`);
+        // `src` is a distinct Rust buffer. No Rust reference to these bytes exists.
+        unsafe { ptr::copy_nonoverlapping(src.as_ptr(), p, src.len()) };
+        true
+    }
+
+    /// The u64 at `off` as an atomic, if it lies inside the mapping and `off` is 8-aligned
+    /// (the mapping is page aligned).
+    pub fn u64_at(&self, off: usize) -> Option<&AtomicU64> {
+        if off % mem::align_of::<AtomicU64>() != 0 {
+            return None;
+        }
+        let p = self.at(off, mem::size_of::<AtomicU64>())?;
+        // SAFETY: in bounds (checked by `at`) and aligned (page-aligned base, aligned `off`);
+        // the bytes live as long as `self`, which the reference borrows. Every access through
+        // it is atomic, which is what the other process sharing the page relies on too; no
+        // non-atomic Rust reference to these bytes exists.
+        Some(unsafe { &*p.cast::<AtomicU64>() })
+    }
+
+    /// The u32 at `off` as an atomic, if it lies inside the mapping and `off` is 4-aligned.
+    pub fn u32_at(&self, off: usize) -> Option<&AtomicU32> {
+        if off % mem::align_of::<AtomicU32>() != 0 {
+            return None;
+        }
+        let p = self.at(off, mem::size_of::<AtomicU32>())?;
+        // SAFETY: as in `u64_at`, for 4 bytes.
+        Some(unsafe { &*p.cast::<AtomicU32>() })
+    }
+}
+
+impl Drop for Mapping {
+    fn drop(&mut self) {
+        // SAFETY: `ptr, len` is the mapping `new` created; no reference into it outlives
+        // `self` (they all borrow it).
+        unsafe { libc::munmap(self.ptr.as_ptr().cast(), self.len) };
+    }
+}
+
+/// Sends one ivshmem protocol message: `value` as 8 little-endian bytes in its own
+/// `sendmsg`, with `fd` attached (SCM_RIGHTS) if given.
+pub fn send_msg(sock: &UnixStream, value: i64, fd: Option<BorrowedFd<'_>>) -> io::Result<()> {
+    let buf = value.to_le_bytes();
+    // Room for one cmsghdr with one int, u64-aligned.
+    let mut cbuf = [0u64; 4];
+    // SAFETY: `msg` is zero-initialised (valid for msghdr: null pointers, zero lengths) and
+    // then points at `iov`, `buf` and `cbuf`, which all outlive the sendmsg call. The control
+    // buffer is 32 bytes, at least CMSG_SPACE(sizeof(int)) = 24 on Linux, so CMSG_FIRSTHDR
+    // returns a header inside it and CMSG_DATA room for the int (written unaligned-safe).
+    let n = unsafe {
+        let mut iov = libc::iovec {
+            iov_base: buf.as_ptr() as *mut libc::c_void,
+            iov_len: buf.len(),
+        };
+        let mut msg: libc::msghdr = mem::zeroed();
+        msg.msg_iov = &mut iov;
+        msg.msg_iovlen = 1;
+        if let Some(fd) = fd {
+            let space = libc::CMSG_SPACE(mem::size_of::<libc::c_int>() as u32) as usize;
+            assert!(space <= mem::size_of_val(&cbuf));
+            msg.msg_control = cbuf.as_mut_ptr().cast();
+            msg.msg_controllen = space as _;
+            let c = libc::CMSG_FIRSTHDR(&msg);
+            assert!(!c.is_null());
+            (*c).cmsg_level = libc::SOL_SOCKET;
+            (*c).cmsg_type = libc::SCM_RIGHTS;
+            (*c).cmsg_len = libc::CMSG_LEN(mem::size_of::<libc::c_int>() as u32) as _;
+            ptr::write_unaligned(libc::CMSG_DATA(c).cast::<libc::c_int>(), fd.as_raw_fd());
+        }
+        libc::sendmsg(sock.as_raw_fd(), &msg, libc::MSG_NOSIGNAL)
+    };
+    if n < 0 {
+        return Err(io::Error::last_os_error());
+    }
+    if n as usize != buf.len() {
+        return Err(io::Error::new(io::ErrorKind::WriteZero, "short sendmsg"));
+    }
+    Ok(())
+}
+
+/// Receives one ivshmem protocol message (the client's side, for tests and tools): the
+/// 8-byte little-endian value and the descriptor attached to it, if any (close-on-exec).
+/// End of stream is `UnexpectedEof`.
+pub fn recv_msg(sock: &UnixStream) -> io::Result<(i64, Option<OwnedFd>)> {
+    let mut buf = [0u8; 8];
+    let mut cbuf = [0u64; 8];
+    let mut got = 0usize;
+    let mut fd = None;
+    while got < buf.len() {
+        // SAFETY: as in `send_msg`: `msg` is zeroed, then points at `iov` (the unfilled rest
+        // of `buf`) and `cbuf` (64 bytes, u64-aligned), all outliving the call. After the
+        // call, the kernel filled `msg_controllen` bytes of `cbuf`: the CMSG_* walk stays
+        // inside them, and the fd is read unaligned-safe from a SCM_RIGHTS header only.
+        let (n, rfd) = unsafe {
+            let mut iov = libc::iovec {
+                iov_base: buf[got..].as_mut_ptr().cast(),
+                iov_len: buf.len() - got,
+            };
+            let mut msg: libc::msghdr = mem::zeroed();
+            msg.msg_iov = &mut iov;
+            msg.msg_iovlen = 1;
+            msg.msg_control = cbuf.as_mut_ptr().cast();
+            msg.msg_controllen = mem::size_of_val(&cbuf) as _;
+            let n = libc::recvmsg(sock.as_raw_fd(), &mut msg, libc::MSG_CMSG_CLOEXEC);
+            let mut rfd = None;
+            if n >= 0 {
+                let mut c = libc::CMSG_FIRSTHDR(&msg);
+                while !c.is_null() {
+                    if (*c).cmsg_level == libc::SOL_SOCKET && (*c).cmsg_type == libc::SCM_RIGHTS {
+                        let raw = ptr::read_unaligned(libc::CMSG_DATA(c).cast::<libc::c_int>());
+                        rfd = Some(raw);
+                    }
+                    c = libc::CMSG_NXTHDR(&msg, c);
+                }
+            }
+            (n, rfd)
+        };
+        if n < 0 {
+            return Err(io::Error::last_os_error());
+        }
+        if let Some(raw) = rfd {
+            fd = Some(owned(raw)?);
+        }
+        if n == 0 {
+            return Err(io::Error::from(io::ErrorKind::UnexpectedEof));
+        }
+        got += n as usize;
+    }
+    Ok((i64::from_le_bytes(buf), fd))
+}
+
+/// Readiness flags of [`Epoll`] (the `EPOLL*` bits).
+pub mod ev {
+    /// Readable.
+    pub const IN: u32 = libc::EPOLLIN as u32;
+    /// Hang-up.
+    pub const HUP: u32 = libc::EPOLLHUP as u32;
+    /// Peer closed its end of a stream.
+    pub const RDHUP: u32 = libc::EPOLLRDHUP as u32;
+    /// Error.
+    pub const ERR: u32 = libc::EPOLLERR as u32;
+}
+
+/// An epoll instance (close-on-exec), level-triggered.
+pub struct Epoll(OwnedFd);
+
+impl Epoll {
+    /// A new, empty epoll instance.
+    pub fn new() -> io::Result<Self> {
+        // SAFETY: no pointers are passed; the flag is valid.
+        owned(unsafe { libc::epoll_create1(libc::EPOLL_CLOEXEC) }).map(Self)
+    }
+
+    /// Watches `fd` for `events` ([`ev`]), reported with `token`.
+    pub fn add(&self, fd: BorrowedFd<'_>, token: u64, events: u32) -> io::Result<()> {
+        let mut e = libc::epoll_event { events, u64: token };
+        // SAFETY: `e` is a valid epoll_event living across the call; both fds are open.
+        cvt(unsafe {
+            libc::epoll_ctl(
+                self.0.as_raw_fd(),
+                libc::EPOLL_CTL_ADD,
+                fd.as_raw_fd(),
+                &mut e,
+            )
+        })
+        .map(drop)
+    }
+
+    /// Stops watching `fd`.
+    pub fn delete(&self, fd: BorrowedFd<'_>) -> io::Result<()> {
+        let mut e = libc::epoll_event { events: 0, u64: 0 };
+        // SAFETY: as in `add` (the event is ignored for EPOLL_CTL_DEL but must be non-null on
+        // old kernels).
+        cvt(unsafe {
+            libc::epoll_ctl(
+                self.0.as_raw_fd(),
+                libc::EPOLL_CTL_DEL,
+                fd.as_raw_fd(),
+                &mut e,
+            )
+        })
+        .map(drop)
+    }
+
+    /// Waits up to `timeout_ms` (-1: forever, 0: just look) and appends `(token, events)` of
+    /// the ready descriptors to `out`. An interrupted wait returns with nothing appended.
+    pub fn wait(&self, out: &mut Vec<(u64, u32)>, timeout_ms: i32) -> io::Result<()> {
+        let mut evs = [libc::epoll_event { events: 0, u64: 0 }; 16];
+        // SAFETY: `evs` is a writable array of `evs.len()` events living across the call.
+        let n = unsafe {
+            libc::epoll_wait(
+                self.0.as_raw_fd(),
+                evs.as_mut_ptr(),
+                evs.len() as libc::c_int,
+                timeout_ms,
+            )
+        };
+        if n < 0 {
+            let e = io::Error::last_os_error();
+            return if e.kind() == io::ErrorKind::Interrupted {
+                Ok(())
+            } else {
+                Err(e)
+            };
+        }
+        for e in evs.iter().take(n as usize) {
+            // Copies out of the (packed on x86-64) struct.
+            let (token, events) = (e.u64, e.events);
+            out.push((token, events));
+        }
+        Ok(())
+    }
+}
