@@ -1300,3 +1300,36 @@ fn pfcc_sets_each_direction_and_ppcnt_counts_pause_frames() {
     assert_eq!(h.tb.counters(0).loopback_packets, 1);
     assert_eq!(read_ieee(&mut h, false), [0; 19]);
 }
+
+#[test]
+fn enable_hca_starts_the_function_counters_afresh() {
+    // A device that outlives its driver (the PCI transport's device process) must give the
+    // next driver a function whose counters start at 0, as the in-kernel host's new device
+    // does; the other function's stay.
+    let mut h = Host::new(0);
+    let f0 = func(&mut h, 0, 3);
+    let _f1 = func(&mut h, 1, 5);
+    h.port = 0;
+    let sq = make_sq(&mut h, &f0);
+    send(&mut h, &f0, &sq, 0, &udp4_frame(100, 7, 9));
+    let c = |h: &Host, p: usize| {
+        let c = *h.tb.device().counters(p).unwrap();
+        (
+            c.tx_packets,
+            c.tx_bytes,
+            c.wqes,
+            c.sq_doorbells,
+            c.rx_packets,
+        )
+    };
+    let sent = c(&h, 0);
+    assert_eq!((sent.0, sent.2, sent.3), (1, 1, 1), "the frame was counted");
+    let other = *h.tb.device().counters(1).unwrap();
+    assert_ne!(other.pcie.in_tlps, 0, "port 1 was set up");
+    h.exec(&cmd_in(0x103, 0, 16), 16).ok(); // TEARDOWN_HCA
+    h.exec(&cmd_in(0x105, 0, 16), 12).ok(); // DISABLE_HCA
+    assert_eq!(c(&h, 0), sent, "kept while disabled");
+    h.exec(&cmd_in(0x104, 0, 16), 12).ok(); // ENABLE_HCA
+    assert_eq!(c(&h, 0), (0, 0, 0, 0, 0));
+    assert_eq!(*h.tb.device().counters(1).unwrap(), other);
+}

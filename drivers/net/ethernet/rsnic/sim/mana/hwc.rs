@@ -551,6 +551,13 @@ where
     }
 
     fn hwc_establish(&mut self, a: [u64; 4], msix: u16) {
+        // A driver taking the device (the HWC is its first step) finds every counter at 0,
+        // as after the reset a VF gets when its driver is bound. The in-kernel host makes a
+        // new device per load anyway; a device in its own process (the PCI transport)
+        // outlives the driver.
+        for p in self.ports.iter_mut() {
+            p.counters = super::PortCounters::default();
+        }
         let h = &mut self.hwc;
         h.up = true;
         h.msix = msix;

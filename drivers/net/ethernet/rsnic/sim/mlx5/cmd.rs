@@ -953,11 +953,15 @@ impl<M: BusMemory> Cx<'_, '_, M> {
                 {
                     return Err(bad(synd::FUNCTION_ID));
                 }
-                self.port().func.hca = if opcode as u16 == op::ENABLE_HCA {
-                    Hca::Enabled
-                } else {
-                    Hca::Disabled
-                };
+                let enable = opcode as u16 == op::ENABLE_HCA;
+                let port = self.port();
+                port.func.hca = if enable { Hca::Enabled } else { Hca::Disabled };
+                if enable {
+                    // The function starts afresh: its counters (vport and the model's own) at
+                    // 0. The in-kernel host makes a new device per load anyway; a device in
+                    // its own process (the PCI transport) outlives the driver.
+                    port.counters = super::PortCounters::ZERO;
+                }
                 Ok(())
             }
             op::QUERY_ISSI => {
