@@ -1326,10 +1326,17 @@ fn enable_hca_starts_the_function_counters_afresh() {
     assert_eq!((sent.0, sent.2, sent.3), (1, 1, 1), "the frame was counted");
     let other = *h.tb.device().counters(1).unwrap();
     assert_ne!(other.pcie.in_tlps, 0, "port 1 was set up");
+    // QUERY_VPORT_COUNTER (0x770): tx unicast packets at byte 0xa0 of the output.
+    let vport_tx = |h: &mut Host| {
+        let o = h.exec(&cmd_in(0x770, 0, 0x20), 0x210).ok();
+        u64::from_be_bytes(o.b[0xa0..0xa8].try_into().unwrap())
+    };
+    assert_eq!(vport_tx(&mut h), 1, "the vport counted it");
     h.exec(&cmd_in(0x103, 0, 16), 16).ok(); // TEARDOWN_HCA
     h.exec(&cmd_in(0x105, 0, 16), 12).ok(); // DISABLE_HCA
     assert_eq!(c(&h, 0), sent, "kept while disabled");
-    h.exec(&cmd_in(0x104, 0, 16), 12).ok(); // ENABLE_HCA
+    h.bring_up(); // ENABLE_HCA, ISSI, INIT_HCA
     assert_eq!(c(&h, 0), (0, 0, 0, 0, 0));
+    assert_eq!(vport_tx(&mut h), 0, "the vport's counters too");
     assert_eq!(*h.tb.device().counters(1).unwrap(), other);
 }

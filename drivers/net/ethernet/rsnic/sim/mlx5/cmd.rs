@@ -961,6 +961,8 @@ impl<M: BusMemory> Cx<'_, '_, M> {
                     // 0. The in-kernel host makes a new device per load anyway; a device in
                     // its own process (the PCI transport) outlives the driver.
                     port.counters = super::PortCounters::ZERO;
+                    port.func.vport = Vport::ZERO;
+                    port.func.vport_base = Vport::ZERO;
                 }
                 Ok(())
             }
