@@ -18,7 +18,11 @@
 #   BENCH_VM_COUNT=N    packets per run (default 100000)
 #   BENCH_VM_RX_COUNT=N, BENCH_VM_RX_RATE=N   frames per receive-side run and their offered
 #                       rate in frames/s (defaults 40000 and 4000; see scripts/vm/bench.sh)
-#   BENCH_VM_ONLY=RE    run only the configurations whose name matches the regex RE
+#   BENCH_VM_ONLY=RE    run only the configurations whose name matches the regex RE (and
+#                       none on the PCI transport)
+#   BENCH_VM_PCI=0      leave out the PCI transport's rows (two more VMs, one per family:
+#                       rsnic_mpwqe_{on,off}_pci and mana_rx_db_{batched,per_packet}_pci);
+#                       BENCH_VM_PCI=only: only those
 #   RSNIC_KO=PATH       the module to load (default: build target/kbuild/<variant>/rsnic.ko)
 # The XDP_DROP program is built here into target/bench/xdp_drop.o with clang (LLVM_SUFFIX).
 set -euo pipefail
@@ -58,15 +62,44 @@ LOG=$OUT/vm-serial.log
 rsnic_log "VM bench: pktgen rates, ${BENCH_VM_ROUNDS:-5} interleaved rounds (serial log: ${LOG#"$RSNIC_ROOT"/})"
 # The guest's environment is rebuilt from scratch: pass the knobs on its command line.
 rc=0
+if [ "${BENCH_VM_PCI:-1}" = only ]; then
+	# Only the PCI transport's rows: an empty in-kernel run.
+	printf 'RSNIC-BENCH info transport=pci\nRSNIC-BENCH done\n' >"$LOG"
+else
 scripts/vm-run.sh --log "$LOG" env BENCH_VM_ROUNDS="${BENCH_VM_ROUNDS:-5}" \
 	BENCH_VM_COUNT="${BENCH_VM_COUNT:-100000}" BENCH_XDP_OBJ="$XDP_OBJ" BENCH_XSK="$XSK_TOOL" \
 	BENCH_VM_RX_COUNT="${BENCH_VM_RX_COUNT:-40000}" BENCH_VM_RX_RATE="${BENCH_VM_RX_RATE:-4000}" \
 	BENCH_VM_XSK_TX_COUNT="${BENCH_VM_XSK_TX_COUNT:-50000}" \
 	BENCH_VM_ONLY="${BENCH_VM_ONLY:-}" scripts/vm/bench.sh >/dev/null 2>&1 || rc=$?
+fi
 lines=$(tr -d '\r' <"$LOG" | sed -n 's/^RSNIC-BENCH //p')
 if [ "$rc" != 0 ] || ! grep -q '^done' <<<"$lines"; then
 	tr -d '\r' <"$LOG" | tail -n 30 >&2
 	rsnic_die "VM bench failed (exit $rc), see ${LOG#"$RSNIC_ROOT"/}"
+fi
+# The PCI transport (rsnic.rst, "The PCI transport"): one VM per family, the device in
+# rsnic-devd, a doorbell an MMIO write; the family's doorbell configurations, named *_pci.
+# BENCH_VM_PCI=0 leaves them out.
+if [ "${BENCH_VM_PCI:-1}" != 0 ] && [ -z "${BENCH_VM_ONLY:-}" ]; then
+	cargo build --release --quiet -p rsnic-devd
+	for fam in mlx5 mana; do
+		plog=$OUT/vm-pci-$fam-serial.log
+		rsnic_log "VM bench on the PCI transport: $fam (serial log: ${plog#"$RSNIC_ROOT"/})"
+		rc=0
+		RSNIC_TRANSPORT=pci RSNIC_PCI_FAMILY=$fam scripts/vm-run.sh --log "$plog" env RSNIC_FAMILY=$fam \
+			BENCH_VM_ROUNDS="${BENCH_VM_ROUNDS:-5}" BENCH_VM_COUNT="${BENCH_VM_COUNT:-100000}" \
+			scripts/vm/bench.sh >/dev/null 2>&1 || rc=$?
+		plines=$(tr -d '\r' <"$plog" | sed -n 's/^RSNIC-BENCH //p')
+		if [ "$rc" != 0 ] || ! grep -q '^done' <<<"$plines"; then
+			tr -d '\r' <"$plog" | tail -n 30 >&2
+			rsnic_die "VM bench on the PCI transport failed (exit $rc), see ${plog#"$RSNIC_ROOT"/}"
+		fi
+		# Alone (BENCH_VM_PCI=only), the first PCI VM's info line describes the run.
+		if [ "${BENCH_VM_PCI:-1}" = only ] && [ "$fam" = mlx5 ]; then
+			lines+=$'\n'$(grep -m1 '^info ' <<<"$plines")
+		fi
+		lines+=$'\n'$(grep '^run ' <<<"$plines")
+	done
 fi
 
 CSV=$OUT/vm.csv
@@ -94,7 +127,9 @@ for line in open(sys.argv[3]):
             delivered[d["config"]] = min(delivered.get(d["config"], 1.0), got)
         counts[d["config"]] = d.get("count", info.get("count"))
 order = ["rsnic_mpwqe_on", "rsnic_mpwqe_off", "rsnic_burst1", "veth",
-         "mana_rx_db_batched", "mana_rx_db_per_packet"]
+         "mana_rx_db_batched", "mana_rx_db_per_packet",
+         "rsnic_mpwqe_on_pci", "rsnic_mpwqe_off_pci",
+         "mana_rx_db_batched_pci", "mana_rx_db_per_packet_pci"]
 med = {c: statistics.median(p for _, _, p in runs[c]) for c in order if c in runs}
 def per_round(a, b):
     # Median of the per-round ratios: each round's runs sit next to each other in time.
@@ -112,9 +147,10 @@ for c in order:
         continue
     p = [x for _, _, x in runs[c]]
     burst = runs[c][0][1]
-    vs_off = "%.3f" % (med[c] / med["rsnic_mpwqe_off"]) if c.startswith("rsnic_mpwqe") else ""
-    vs_veth = "%.3f" % (med[c] / med["veth"]) if c.startswith("rsnic") and "veth" in med else ""
-    vs_pp = "%.3f" % (med[c] / med["mana_rx_db_per_packet"]) if c.startswith("mana") else ""
+    sfx = "_pci" if c.endswith("_pci") else ""
+    vs_off = "%.3f" % (med[c] / med["rsnic_mpwqe_off" + sfx]) if c.startswith("rsnic_mpwqe") and "rsnic_mpwqe_off" + sfx in med else ""
+    vs_veth = "%.3f" % (med[c] / med["veth"]) if c.startswith("rsnic") and not sfx and "veth" in med else ""
+    vs_pp = "%.3f" % (med[c] / med["mana_rx_db_per_packet" + sfx]) if c.startswith("mana") and "mana_rx_db_per_packet" + sfx in med else ""
     spread = "%.0f%%" % (100 * (max(p) - min(p)) / med[c]) if med[c] else "-"
     dl = "%.1f%%" % (100 * delivered[c]) if c in delivered else "-"
     print("%-22s %5d %12.0f %12d %12d %9s %9s %10s" % (c, burst, med[c], min(p), max(p), spread, vs_veth or "-", dl))
@@ -129,6 +165,8 @@ show("ratio tx_mpwqe on/off (burst 32):", "rsnic_mpwqe_on", "rsnic_mpwqe_off")
 show("ratio rsnic/veth (burst 1, tx_mpwqe on):", "rsnic_burst1", "veth")
 show("ratio rsnic burst 32 (mpwqe on)/veth burst 1:", "rsnic_mpwqe_on", "veth")
 show("ratio MANA RX doorbells batched/per packet:", "mana_rx_db_batched", "mana_rx_db_per_packet")
+show("PCI transport: ratio tx_mpwqe on/off:", "rsnic_mpwqe_on_pci", "rsnic_mpwqe_off_pci")
+show("PCI transport: ratio MANA RX doorbells batched/per packet:", "mana_rx_db_batched_pci", "mana_rx_db_per_packet_pci")
 with open(csv, "a") as f:
     for r in rows:
         f.write(r + "\n")

@@ -54,6 +54,19 @@ for variant in ${RSNIC_TEST_VARIANTS:-normal debug}; do
 	if stage "$variant: kernel" make -s kernel &&
 		stage "$variant: module (rustfmt, CLIPPY=1, -Dwarnings)" module_quiet; then
 		stage "$variant: VM tests" make -s vmtest "${tests[@]}"
+		# The PCI transport (rsnic.rst, "The PCI transport"): the device in its own
+		# process behind an emulated PCI function. The normal kernel runs the PCI subset
+		# (make vmtest-pci: ports, ethtool, reload, ping, iperf3, pktgen, rmmod under
+		# traffic, the kernel's drivers/net selftests) on both families; the debug kernel
+		# reloads and unloads under traffic (probe, remove, MSI-X, DMA on the PCI device
+		# under KASAN, lockdep and kmemleak).
+		if [ "$variant" = debug ]; then
+			stage "$variant: VM tests on the PCI transport (reload, rmmod under traffic)" \
+				make -s vmtest-pci PCI_FAMILIES=mlx5 \
+				PCI_TESTS="tests/vm/50-reload.sh tests/vm/65-rmmod-traffic.sh"
+		else
+			stage "$variant: VM tests on the PCI transport" make -s vmtest-pci
+		fi
 	fi
 done
 echo "stages: $pass passed, $fail failed ($SECONDS s)"

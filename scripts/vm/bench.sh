@@ -53,6 +53,18 @@ RX_COUNT=${BENCH_VM_RX_COUNT:-40000}
 RX_RATE=${BENCH_VM_RX_RATE:-4000}
 XSK_TX_COUNT=${BENCH_VM_XSK_TX_COUNT:-50000}
 
+# On the PCI transport (RSNIC_TRANSPORT=pci: scripts/bench-vm.sh runs one VM per family),
+# the device behind the PCI function is the family's, ports A and B; only that family's
+# doorbell configurations run, named with "_pci".
+SUFFIX=""
+if [ "${RSNIC_TRANSPORT:-kernel}" = pci ]; then
+	SUFFIX=_pci
+	setup_pair
+	quiet_pair
+	echo "RSNIC-BENCH info kernel=$(uname -r) variant=${KERNEL_VARIANT:-normal} cpus=$(nproc)" \
+		"clk_tck=$(getconf CLK_TCK) count=$COUNT rounds=$ROUNDS pkt_size=60 transport=pci"
+fi
+if [ -z "$SUFFIX" ]; then
 # Device 0 is a ConnectX (ports A, B), device 1 a MANA (ports C, D).
 setup_pair num_devs=2 family=mlx5,mana
 quiet_pair
@@ -87,6 +99,7 @@ echo "RSNIC-BENCH info kernel=$(uname -r) variant=${KERNEL_VARIANT:-normal} cpus
 	"clk_tck=$(getconf CLK_TCK)" \
 	"count=$COUNT rounds=$ROUNDS pkt_size=60 rx_count=$RX_COUNT rx_rate=$RX_RATE" \
 	"xsk_tx_count=$XSK_TX_COUNT"
+fi
 
 # rx_count DEV NETNS: the frames DEV's device delivered (dev_rx_packets: the stack's, the
 # XDP programs' and the AF_XDP sockets'), or DEV's rx_packets (a veth).
@@ -177,7 +190,7 @@ run() {
 	rx0=$(rx_count "$rxdev" "$rxns")
 	pg_run "$dev" "$n" "$dst" "$mac" "$burst"
 	sleep 0.3 # let the receiving side drain before counting and before the next run
-	echo "RSNIC-BENCH run round=$round config=$cfg burst=$burst count=$n sent=$PG_SENT" \
+	echo "RSNIC-BENCH run round=$round config=$cfg$SUFFIX burst=$burst count=$n sent=$PG_SENT" \
 		"received=$(($(rx_count "$rxdev" "$rxns") - rx0)) pps=$PG_PPS errors=$PG_ERRORS"
 }
 
@@ -368,6 +381,17 @@ run_xsktx() {
 		"bind=$(echo "$line" | sed -n 's/.* bind=\([a-z-]*\).*/\1/p')"
 }
 
+if [ "$SUFFIX" = _pci ] && [ "$RSNIC_FAMILY" = mlx5 ]; then
+	configs=(
+		"run rsnic_mpwqe_on $A 10.10.0.2 $MAC_B 32 $B peer tx_mpwqe on tx"
+		"run rsnic_mpwqe_off $A 10.10.0.2 $MAC_B 32 $B peer tx_mpwqe off tx"
+	)
+elif [ "$SUFFIX" = _pci ]; then
+	configs=(
+		"run mana_rx_db_batched $A 10.10.0.2 $MAC_B 32 $B peer rx_db_per_packet off rx"
+		"run mana_rx_db_per_packet $A 10.10.0.2 $MAC_B 32 $B peer rx_db_per_packet on rx"
+	)
+else
 configs=(
 	"run rsnic_mpwqe_on $A 10.10.0.2 $MAC_B 32 $B peer tx_mpwqe on tx"
 	"run rsnic_mpwqe_off $A 10.10.0.2 $MAC_B 32 $B peer tx_mpwqe off tx"
@@ -376,7 +400,9 @@ configs=(
 	"run mana_rx_db_batched $C 10.30.0.2 $MMAC_D 32 $D mpeer rx_db_per_packet off rx"
 	"run mana_rx_db_per_packet $C 10.30.0.2 $MMAC_D 32 $D mpeer rx_db_per_packet on rx"
 )
+fi
 XDP_OBJ=${BENCH_XDP_OBJ:-}
+[ -z "$SUFFIX" ] || XDP_OBJ=""
 if [ -n "$XDP_OBJ" ]; then
 	[ -r "$XDP_OBJ" ] || fail "no XDP program at $XDP_OBJ"
 	mon_start peer "$B" peer
@@ -421,7 +447,9 @@ for m in "${!MON_IN[@]}"; do
 	eval "exec ${MON_IN[$m]}>&- ${MON_OUT[$m]}<&-"
 done
 wait
-ip link del vA
-ip netns del vpeer
-ip netns del mpeer
+if [ -z "$SUFFIX" ]; then
+	ip link del vA
+	ip netns del vpeer
+	ip netns del mpeer
+fi
 teardown_pair
