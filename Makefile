@@ -58,7 +58,7 @@ xdp-tools: setup-test
 	@scripts/build-xdp-tools.sh
 
 vmtest: setup-test kernel module xdp-tools
-	@scripts/vm-run.sh scripts/vm/run-tests.sh $(TESTS)
+	@scripts/vm/vmtest.sh $(TESTS)
 
 # The PCI transport's device process (host/devd), run by scripts/vm-run.sh.
 devd:
