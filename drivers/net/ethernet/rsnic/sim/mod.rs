@@ -9,7 +9,7 @@
 //!
 //! * [`counters`]: the models' per-port counters as text, what every device host shows.
 //! * [`mana`]: a MANA (GDMA) device (Documentation/networking/device_drivers/ethernet/
-//!   rsnic-hardware.rst, part D).
+//!   rsnic-hardware.rst, part D; "spec D.2" and the like in the models' comments).
 //! * [`mlx5`]: a ConnectX-like device (rsnic-hardware.rst, parts A–C), with the ConnectX
 //!   command interface and event queues of the 6.12 mlx5 headers.
 //! * [`pcie`]: the PCIe link accounting that every model keeps (rsnic-datapath.rst, "How
