@@ -67,7 +67,7 @@ echo
 echo "  Figures are counter deltas of the sending port $A (B: the receiving port): ethtool -S,"
 echo "  and for dev_* the device model's own counts in $(model_counters_file "$A")."
 echo "  Doorbells: doorbell register writes; PCIe bytes: the device model's TLP"
-echo "  accounting (design.md section 5); floor: packet data plus the TLP overhead of"
+echo "  accounting (rsnic-datapath.rst, 'How figures are measured'); floor: data plus TLP overhead of"
 echo "  carrying it."
 
 echo

@@ -2,9 +2,10 @@
 
 //! A simulated ConnectX (mlx5) Ethernet device.
 //!
-//! The device decodes the formats of spec/hardware.md parts A–C itself (this is an
-//! independent implementation of the spec and a cross-check of the driver's); it shares no
-//! code with the driver-side data path.
+//! The device decodes the formats of Documentation/networking/device_drivers/ethernet/
+//! rsnic-hardware.rst, parts A–C, itself (this is an independent implementation of those
+//! facts and a cross-check of the driver's); it shares no code with the driver-side data
+//! path.
 //!
 //! # Ports and wiring
 //!
@@ -441,7 +442,7 @@ pub const SQ_BURST: usize = 64;
 /// Maximum CQEs in one compression session.
 pub const MAX_SESSION: u32 = 64;
 
-/// mlx5 constants from spec/hardware.md parts A and C.
+/// mlx5 constants from rsnic-hardware.rst, parts A and C.
 pub mod consts {
     /// WQE basic block.
     pub const WQEBB: usize = 64;
