@@ -20,12 +20,15 @@ use rsnic_devd::vfio::{FnStats, VfioConfig, VfioDevd};
 
 use super::Tmp;
 
+/// What the server thread ends with: `serve`'s result and every function's counters.
+pub type Ended = (Result<(), String>, Vec<FnStats>);
+
 /// An in-process devd in `--vfio-user` mode.
 pub struct Server {
     pub tmp: Tmp,
     pub sockets: Vec<std::path::PathBuf>,
     stop: File,
-    thread: Option<JoinHandle<(Result<(), String>, Vec<FnStats>)>>,
+    thread: Option<JoinHandle<Ended>>,
 }
 
 impl Server {
@@ -72,11 +75,11 @@ impl Server {
     }
 
     /// Waits for the server to end by itself (its clients gone); its result and counters.
-    pub fn join(mut self) -> (Result<(), String>, Vec<FnStats>) {
+    pub fn join(mut self) -> Ended {
         self.wait()
     }
 
-    fn wait(&mut self) -> (Result<(), String>, Vec<FnStats>) {
+    fn wait(&mut self) -> Ended {
         let t = self.thread.take().unwrap();
         for _ in 0..1000 {
             if t.is_finished() {
@@ -89,7 +92,7 @@ impl Server {
     }
 
     /// Stops the server (its stop descriptor) and returns its result and counters.
-    pub fn stop(mut self) -> (Result<(), String>, Vec<FnStats>) {
+    pub fn stop(mut self) -> Ended {
         self.stop.write_all(&1u64.to_ne_bytes()).unwrap();
         self.wait()
     }
