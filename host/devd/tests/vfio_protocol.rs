@@ -176,7 +176,7 @@ fn mlx5_identifying_registers_per_function() {
         assert_eq!(c.bar64(0), Ok(u64::from(fw) | u64::from(cmdif) << 32));
         // Each function's BAR0 is its own window: the command queue address of fn1 is not
         // fn0's.
-        let addr = 0x1000 * (f as u32 + 1) << 12;
+        let addr = 0x0100_0000 * (f as u32 + 1);
         c.region_write(region::BAR0, 0x14, &addr.to_le_bytes())
             .unwrap();
         assert_eq!(c.bar32(0x14).map(|v| v & !0xfff), Ok(addr), "fn{f}");
