@@ -332,18 +332,22 @@ pub fn recv_msg(sock: &UnixStream) -> io::Result<(i64, Option<OwnedFd>)> {
 /// Most descriptors [`recv_fds`] takes from one `recvmsg`; more are a truncation.
 pub const MAX_RECV_FDS: usize = 64;
 
+/// Most descriptors [`send_fds`] attaches to one `sendmsg` (the kernel's SCM_MAX_FD).
+pub const MAX_SEND_FDS: usize = 253;
+
 /// Sends the bytes of `data` (as many as the socket takes: the count is returned) with
 /// `fds` attached (SCM_RIGHTS) to the first byte, without raising SIGPIPE. An empty `fds`
-/// attaches nothing. At most [`MAX_RECV_FDS`] descriptors.
+/// attaches nothing. At most [`MAX_SEND_FDS`] descriptors.
 pub fn send_fds(sock: &UnixStream, data: &[u8], fds: &[BorrowedFd<'_>]) -> io::Result<usize> {
-    if fds.len() > MAX_RECV_FDS {
+    if fds.len() > MAX_SEND_FDS {
         return Err(io::Error::new(io::ErrorKind::InvalidInput, "too many fds"));
     }
-    // Room for one cmsghdr with MAX_RECV_FDS ints, u64-aligned.
-    let mut cbuf = [0u64; 2 + MAX_RECV_FDS / 2 + 1];
+    // Room for one cmsghdr with MAX_SEND_FDS ints, u64-aligned.
+    let mut cbuf = [0u64; 2 + MAX_SEND_FDS / 2 + 1];
     // SAFETY: `msg` is zero-initialised (valid: null pointers, zero lengths) and then points
     // at `iov` (over `data`) and `cbuf`, all outliving the call. The control length is
-    // CMSG_SPACE(4 * fds.len()) <= 16 + 4 * MAX_RECV_FDS, inside `cbuf` (asserted);
+    // CMSG_SPACE(4 * fds.len()) <= 16 + 4 * MAX_SEND_FDS (rounded up to 8), inside `cbuf`
+    // (asserted);
     // CMSG_FIRSTHDR of a control buffer that large is non-null and CMSG_DATA has room for
     // the ints, written unaligned-safe one by one.
     let n = unsafe {
