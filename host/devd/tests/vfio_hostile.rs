@@ -504,19 +504,30 @@ fn model_dma_after_unmap_is_refused() {
         proto::DMA_READ | proto::DMA_WRITE,
     )
     .unwrap();
-    c.dma_unmap(0, RAM, 0).unwrap();
-    // The command queue is in memory the device no longer has: the command is not
-    // delivered, nothing is written.
-    g.put(0x1000, &[0u8; 64]);
-    g.put(0x1000 + 0x3c, &[1]);
+    // Command entries 0 and 1 at 0x1000, hardware-owned, of type 7 with inlen 0: the
+    // device answers each with IN_LENGTH_ERR in status_own (it writes the entry).
+    const STATUS_OWN: usize = 0x3f;
+    for e in 0..2u64 {
+        let mut ent = [0u8; 64];
+        ent[0] = 7;
+        ent[STATUS_OWN] = 1;
+        g.put(0x1000 + e * 64, &ent);
+    }
     c.region_write(region::BAR0, 0x10, &0u32.to_le_bytes())
         .unwrap();
     c.region_write(region::BAR0, 0x14, &0x1000u32.to_le_bytes())
         .unwrap();
+    // Entry 0 while mapped: delivered (the control that this test sees DMA at all).
     c.region_write(region::BAR0, 0x18, &1u32.to_le_bytes())
         .unwrap();
     let _ = c.bar32(0);
-    assert_eq!(g.get::<64>(0x1000)[0x3c], 1, "entry untouched");
+    assert_ne!(g.get::<64>(0x1000)[STATUS_OWN], 1, "entry 0 answered");
+    // Entry 1 after DMA_UNMAP: the device cannot reach it, nothing is written.
+    c.dma_unmap(0, RAM, 0).unwrap();
+    c.region_write(region::BAR0, 0x18, &2u32.to_le_bytes())
+        .unwrap();
+    let _ = c.bar32(0);
+    assert_eq!(g.get::<64>(0x1040)[STATUS_OWN], 1, "entry 1 untouched");
     assert!(g.canary_intact());
 }
 

@@ -128,25 +128,26 @@ impl DmaTable {
         self.ranges.clear();
     }
 
-    /// The accessible range holding all of `addr..addr + len`, with the mapping offset of
-    /// `addr`, if one does.
-    fn find(&self, addr: u64, len: usize) -> Option<(&DmaRange, usize)> {
+    /// The accessible range holding all of `addr..addr + len` (overflow-checked), its
+    /// mapping and the mapping offset of `addr`, if one does. The single place that decides
+    /// whether a device access may touch client memory.
+    pub fn find(&self, addr: u64, len: usize) -> Option<(&DmaRange, &Mapping, usize)> {
         let end = addr.checked_add(u64::try_from(len).ok()?)?;
         let i = self.ranges.partition_point(|r| r.end() <= addr);
         let r = self.ranges.get(i)?;
         if addr < r.gpa || end > r.end() {
             return None;
         }
-        let (_, skew) = r.map.as_ref()?;
+        let (map, skew) = r.map.as_ref()?;
         let off = skew.checked_add(usize::try_from(addr - r.gpa).ok()?)?;
-        Some((r, off))
+        Some((r, map, off))
     }
 
     /// Copies guest memory at `addr` into `dst`; `false` (nothing copied) unless one
     /// readable, accessible range holds it all.
     pub fn read(&self, addr: u64, dst: &mut [u8]) -> bool {
         match self.find(addr, dst.len()) {
-            Some((r, off)) if r.readable => r.map.as_ref().is_some_and(|(m, _)| m.read(off, dst)),
+            Some((r, m, off)) if r.readable => m.read(off, dst),
             _ => false,
         }
     }
@@ -155,7 +156,7 @@ impl DmaTable {
     /// writable, accessible range holds it all.
     pub fn write(&self, addr: u64, src: &[u8]) -> bool {
         match self.find(addr, src.len()) {
-            Some((r, off)) if r.writable => r.map.as_ref().is_some_and(|(m, _)| m.write(off, src)),
+            Some((r, m, off)) if r.writable => m.write(off, src),
             _ => false,
         }
     }
@@ -212,5 +213,62 @@ impl BusMemory for GuestMem<'_> {
                 len: src.len(),
             })
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::sys::memfd;
+
+    const RAM: u64 = 1 << 20;
+
+    /// RAM as two ranges, contiguous in address and file, and a range without a descriptor.
+    fn table() -> DmaTable {
+        let fd = memfd("dma-test").unwrap();
+        File::from(fd.try_clone().unwrap())
+            .set_len(RAM + 0x10000)
+            .unwrap();
+        let mut t = DmaTable::default();
+        let rw = DMA_READ | DMA_WRITE;
+        t.map(0, RAM / 2, 0, Some(fd.try_clone().unwrap()), rw)
+            .unwrap();
+        t.map(RAM / 2, RAM / 2, RAM / 2, Some(fd), rw).unwrap();
+        t.map(0x1000_0000, 0x1000, 0, None, DMA_READ).unwrap();
+        t
+    }
+
+    #[test]
+    fn find_takes_only_accesses_inside_one_accessible_range() {
+        let t = table();
+        for (addr, len) in [(0, 64), (RAM / 2 - 64, 64), (RAM / 2, 64), (RAM - 1, 1)] {
+            assert!(t.find(addr, len).is_some(), "{addr:#x}+{len}");
+        }
+        for (addr, len) in [
+            (RAM / 2 - 32, 64),
+            (RAM - 8, 64),
+            (RAM, 1),
+            (0, RAM as usize),
+            (0x1000_0000, 4),
+            (u64::MAX - 15, 64),
+            (u64::MAX, 1),
+        ] {
+            assert!(t.find(addr, len).is_none(), "{addr:#x}+{len}");
+        }
+        let mut b = [0u8; 64];
+        assert!(!t.read(RAM / 2 - 32, &mut b));
+        assert!(t.write(RAM / 2 - 64, &[1; 64]));
+        assert!(t.read(RAM / 2 - 64, &mut b) && b == [1; 64]);
+    }
+
+    #[test]
+    fn read_only_ranges_take_no_writes() {
+        let fd = memfd("dma-ro").unwrap();
+        File::from(fd.try_clone().unwrap()).set_len(0x2000).unwrap();
+        let mut t = DmaTable::default();
+        t.map(0, 0x2000, 0, Some(fd), DMA_READ).unwrap();
+        assert!(!t.write(0, &[1]));
+        let mut b = [9u8; 1];
+        assert!(t.read(0, &mut b) && b == [0]);
     }
 }
