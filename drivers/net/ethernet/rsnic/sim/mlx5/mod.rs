@@ -2512,6 +2512,21 @@ where
         Ok(())
     }
 
+    /// Resets function `port` as a function-level reset does (what a device host does for a
+    /// PCI function's reset): every object of the function is freed as TEARDOWN_HCA frees
+    /// them, and the command interface returns to its power-on state (HCA disabled, no
+    /// command queue, `initializing` set until the driver writes the queue's address again,
+    /// nothing allocated). The device host's settings (permanent MAC, link, flow control,
+    /// loopback, injected command failure) and the port's counters stay; other functions are
+    /// not touched.
+    pub fn reset_function(&mut self, port: usize) -> Result<(), CmdError> {
+        let mut t = self.tables();
+        t.port_mut(port)?;
+        cmd::teardown(&mut t, port);
+        t.port_mut(port)?.func.power_on();
+        Ok(())
+    }
+
     /// Burns `mac` into `port` as its permanent address, the one QUERY_NIC_VPORT_CONTEXT
     /// reports (a device-host setting, as a NIC's factory MAC is; by default port `i` has
     /// 02:00:00:00:00:(i + 1), the same on every device). A multicast or all-zero address is
