@@ -47,6 +47,11 @@ setup-test:
 setup-bench:
 	@scripts/setup.sh bench
 
+# The QEMU of the vfio-user transport (scripts/qemu-vfio); part of setup-test.
+.PHONY: setup-vfio
+setup-vfio:
+	@scripts/setup.sh vfio
+
 kernel:
 	@scripts/build-kernel.sh >/dev/null
 

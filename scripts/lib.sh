@@ -58,3 +58,12 @@ rsnic_kernel_key() {
 rsnic_kdir() {
 	echo "$RSNIC_CACHE/kernel/$KERNEL_VARIANT-$(rsnic_kernel_key)"
 }
+
+# The QEMU of the vfio-user transport: Debian trixie-backports' qemu-system-x86 (QEMU >= 10.1
+# has vfio-user-pci; bookworm's 7.2 has not), pinned, in a trixie tree that scripts/setup.sh
+# (part vfio) makes with debootstrap, because it needs trixie's glibc; scripts/qemu-vfio runs
+# it through that tree's own loader. RSNIC_QEMU_VFIO_TREE names another tree.
+RSNIC_QEMU_VFIO_VERSION=1:11.1.3+ds-2~bpo13+1
+rsnic_qemu_vfio_tree() {
+	echo "${RSNIC_QEMU_VFIO_TREE:-$RSNIC_CACHE/qemu-vfio/trixie}"
+}
