@@ -80,6 +80,13 @@ vmtest-pci: setup-test kernel module devd
 			$(PCI_TESTS) || rc=1; \
 	done; exit $$rc
 
+# The kernel's own drivers of both families for the test kernel, judges of rsnic's device
+# models on the vfio-user transport: mana.ko built out of tree, mlx5_core.ko checked
+# (scripts/build-upstream.sh prints both paths).
+.PHONY: upstream
+upstream: kernel
+	@scripts/build-upstream.sh >/dev/null
+
 # The kernel's AF_XDP suite (xskxceiver, built on the host) when TESTS has its VM test.
 .PHONY: xskxceiver
 vmtest: $(if $(filter %/94-xskxceiver.sh,$(TESTS)),xskxceiver)

@@ -63,7 +63,19 @@ rsnic_kdir() {
 # has vfio-user-pci; bookworm's 7.2 has not), pinned, in a trixie tree that scripts/setup.sh
 # (part vfio) makes with debootstrap, because it needs trixie's glibc; scripts/qemu-vfio runs
 # it through that tree's own loader. RSNIC_QEMU_VFIO_TREE names another tree.
+# shellcheck disable=SC2034 # (for setup.sh and qemu-vfio)
 RSNIC_QEMU_VFIO_VERSION=1:11.1.3+ds-2~bpo13+1
 rsnic_qemu_vfio_tree() {
 	echo "${RSNIC_QEMU_VFIO_TREE:-$RSNIC_CACHE/qemu-vfio/trixie}"
+}
+
+# rsnic_upstream_ko FAMILY: the kernel's own driver of FAMILY for the test kernel of
+# $KERNEL_VARIANT, a judge of rsnic's device models: mlx5_core.ko from the kernel build
+# itself, mana.ko from scripts/build-upstream.sh (out of tree: its Kconfig wants Hyper-V).
+rsnic_upstream_ko() {
+	case $1 in
+	mlx5) echo "$(rsnic_kdir)/drivers/net/ethernet/mellanox/mlx5/core/mlx5_core.ko" ;;
+	mana) echo "$RSNIC_CACHE/upstream/$(basename "$(rsnic_kdir)")/mana/mana.ko" ;;
+	*) rsnic_die "no upstream driver for family '$1'" ;;
+	esac
 }
