@@ -20,13 +20,13 @@ set -euo pipefail
 kdir=$(rsnic_kdir)
 [ -f "$kdir/.rsnic-built" ] ||
 	rsnic_die "no built $KERNEL_VARIANT test kernel at $kdir: run 'make kernel KERNEL_VARIANT=$KERNEL_VARIANT'"
-mlx5_ko=$(rsnic_upstream_ko mlx5)
+mlx5_ko=$(rsnic_upstream_ko mlx5 "$kdir")
 [ -f "$mlx5_ko" ] ||
 	rsnic_die "the $KERNEL_VARIANT test kernel has no $mlx5_ko (CONFIG_MLX5_CORE=m in scripts/kconfig/rsnic.config; a kernel built before it: remove $kdir and run 'make kernel')"
 src=$(rsnic_ksrc)/drivers/net/ethernet/microsoft/mana
 [ -f "$src/Makefile" ] || rsnic_die "no MANA driver source at $src"
 
-mana_ko=$(rsnic_upstream_ko mana)
+mana_ko=$(rsnic_upstream_ko mana "$kdir")
 out=$(dirname "$mana_ko")
 name=$(basename "$(dirname "$out")")
 log=$RSNIC_CACHE/logs/upstream-$name.log
