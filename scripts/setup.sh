@@ -18,7 +18,7 @@
 #          trixie-backports' qemu-system-x86 at a pinned version (RSNIC_QEMU_VFIO_VERSION in
 #          lib.sh), in a trixie tree made by debootstrap in $RSNIC_CACHE/qemu-vfio (it needs
 #          trixie's glibc; the host's apt and QEMU stay as they are), the downloaded .debs
-#          kept beside it; about half a GB and two minutes, once
+#          kept beside it; 450 MB (the tree 350, the .debs 90) and a minute or two, once
 #   bench  what only make bench uses: valgrind (callgrind); libbpf and libxdp for the AF_XDP
 #          tool of the VM bench
 #
@@ -193,7 +193,7 @@ install_qemu_vfio() {
 	vfio_umount_under "$vfio_tmp"
 	as_root rm -rf --one-file-system "$vfio_tmp"
 	start=$(date +%s)
-	rsnic_log "installing QEMU $ver (vfio-user-pci) in a trixie tree, about two minutes (log: $log)"
+	rsnic_log "installing QEMU $ver (vfio-user-pci) in a trixie tree, a minute or two (log: $log)"
 	rsnic_log "  debootstrap trixie into $vfio_tmp from $mirror"
 	logged as_root nice -n 10 debootstrap --variant=minbase \
 		--cache-dir="$dir/debs/debootstrap" trixie "$vfio_tmp" "$mirror"
