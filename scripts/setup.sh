@@ -238,12 +238,12 @@ install_qemu_vfio() {
 	# says nothing on stderr only if none came from the host.
 	libs=$vfio_tmp/usr/lib/x86_64-linux-gnu
 	stray=$("$libs/ld-linux-x86-64.so.2" --library-path "$libs" --list \
-		"$vfio_tmp/usr/bin/qemu-system-x86_64" | awk '$2 == "=>" && index($3, "/") == 1 &&
-		index($3, tmp "/") != 1 { print $3 }' tmp="$vfio_tmp")
-	[ -z "$stray" ] || rsnic_die "QEMU in $vfio_tmp would load host libraries: $stray"
+		"$vfio_tmp/usr/bin/qemu-system-x86_64" |
+		awk '$2 == "=>" && index($3, tmp "/") != 1 { print $1 " => " $3 }' tmp="$vfio_tmp")
+	[ -z "$stray" ] || rsnic_die "QEMU in $vfio_tmp: libraries not from the tree: $stray"
 	echo "$ver" | as_root tee "$vfio_tmp/.rsnic-qemu-version" >/dev/null
-	RSNIC_QEMU_VFIO_TREE=$vfio_tmp "$RSNIC_ROOT/scripts/qemu-vfio" -version 2>>"$log" |
-		grep -qF "(Debian $ver)" || rsnic_die "QEMU in $vfio_tmp does not run as $ver (log: $log)"
+	t=$(RSNIC_QEMU_VFIO_TREE=$vfio_tmp "$RSNIC_ROOT/scripts/qemu-vfio" -version 2>>"$log" || true)
+	grep -qF "(Debian $ver)" <<<"$t" || rsnic_die "QEMU in $vfio_tmp does not run as $ver: $t"
 	RSNIC_QEMU_VFIO_TREE=$vfio_tmp "$RSNIC_ROOT/scripts/qemu-vfio" -device help \
 		>"$dir/device-help.txt" 2>"$dir/device-help.err" || true
 	if [ -s "$dir/device-help.err" ] || ! grep -q '"vfio-user-pci"' "$dir/device-help.txt"; then
