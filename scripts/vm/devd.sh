@@ -92,7 +92,7 @@ devd_start() {
 			sleep 0.1
 		done
 		[ "$got" -ge "$want" ] ||
-			devd_fail "the device process did not listen on $want vfio-user sockets"
+			devd_fail "the device process listens on $got of its $want vfio-user sockets"
 		# The guest's RAM must be shareable: QEMU passes its descriptors to devd, which
 		# maps them for the device's DMA.
 		devd_qemu_args=(
