@@ -47,11 +47,6 @@ setup-test:
 setup-bench:
 	@scripts/setup.sh bench
 
-# The QEMU of the vfio-user transport (scripts/qemu-vfio); part of setup-test.
-.PHONY: setup-vfio
-setup-vfio:
-	@scripts/setup.sh vfio
-
 kernel:
 	@scripts/build-kernel.sh >/dev/null
 
@@ -63,7 +58,7 @@ xdp-tools: setup-test
 	@scripts/build-xdp-tools.sh
 
 vmtest: setup-test kernel module xdp-tools
-	@scripts/vm/vmtest.sh $(TESTS)
+	@scripts/vm-run.sh scripts/vm/run-tests.sh $(TESTS)
 
 # The PCI transport's device process (host/devd), run by scripts/vm-run.sh.
 devd:
@@ -82,7 +77,7 @@ vmtest-pci: setup-test kernel module devd
 
 # The VM tests on the vfio-user transport: one VM per family in VFIO_FAMILIES, the device in
 # the device process presenting PCI functions with the hardware's IDs over vfio-user, QEMU
-# the newer one of setup-vfio (scripts/qemu-vfio). VFIO_TESTS=tests/vm/98-upstream-mana.sh
+# QEMU of set-up (scripts/qemu). VFIO_TESTS=tests/vm/98-upstream-mana.sh
 # VFIO_FAMILIES=mana runs the kernel's own mana driver against the MANA model.
 VFIO_TESTS ?= $(PCI_TESTS)
 VFIO_FAMILIES ?= mlx5 mana

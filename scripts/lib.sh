@@ -59,22 +59,23 @@ rsnic_kdir() {
 	echo "$RSNIC_CACHE/kernel/$KERNEL_VARIANT-$(rsnic_kernel_key)"
 }
 
-# The QEMU of the vfio-user transport: Debian trixie-backports' qemu-system-x86 (QEMU >= 10.1
-# has vfio-user-pci; bookworm's 7.2 has not), pinned, in a trixie tree that scripts/setup.sh
-# (part vfio) makes with debootstrap, because it needs trixie's glibc; scripts/qemu-vfio runs
-# it through that tree's own loader. RSNIC_QEMU_VFIO_TREE names another tree.
-# shellcheck disable=SC2034 # (for setup.sh and qemu-vfio)
-RSNIC_QEMU_VFIO_VERSION=1:11.1.3+ds-2~bpo13+1
-rsnic_qemu_vfio_tree() {
-	echo "${RSNIC_QEMU_VFIO_TREE:-$RSNIC_CACHE/qemu-vfio/trixie}"
+# The QEMU every VM runs in: Debian trixie-backports' qemu-system-x86 (QEMU >= 10.1 has
+# vfio-user-pci, and its multi-threaded TCG honours cross-modifying code; bookworm's 7.2 has
+# neither), pinned, in a trixie tree that scripts/setup.sh (part base) makes with
+# debootstrap, because it needs trixie's glibc; scripts/qemu runs it through that tree's own
+# loader. RSNIC_QEMU_TREE names another tree.
+# shellcheck disable=SC2034 # (for setup.sh and scripts/qemu)
+RSNIC_QEMU_VERSION=1:11.1.3+ds-2~bpo13+1
+rsnic_qemu_tree() {
+	echo "${RSNIC_QEMU_TREE:-$RSNIC_CACHE/qemu/trixie}"
 }
-# rsnic_qemu_vfio_check: stops with what to run unless that QEMU is installed.
-rsnic_qemu_vfio_check() {
+# rsnic_qemu_check: stops with what to run unless that QEMU is installed.
+rsnic_qemu_check() {
 	local tree have
-	tree=$(rsnic_qemu_vfio_tree)
+	tree=$(rsnic_qemu_tree)
 	have=$(cat "$tree/.rsnic-qemu-version" 2>/dev/null || true)
-	[ "$have" = "$RSNIC_QEMU_VFIO_VERSION" ] ||
-		rsnic_die "no QEMU $RSNIC_QEMU_VFIO_VERSION in $tree${have:+ (it has $have)}: run 'make setup-vfio'"
+	[ "$have" = "$RSNIC_QEMU_VERSION" ] ||
+		rsnic_die "no QEMU $RSNIC_QEMU_VERSION in $tree${have:+ (it has $have)}: run 'make setup-base'"
 }
 
 # rsnic_upstream_ko FAMILY [KDIR]: the kernel's own driver of FAMILY for the test kernel

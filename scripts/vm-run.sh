@@ -16,7 +16,7 @@
 # job starts (they stay in the serial log, whose tail is shown if the job never starts).
 # RSNIC_TRANSPORT=pci puts the device on the PCI transport (rsnic.rst, "The PCI transport"),
 # RSNIC_TRANSPORT=vfio on the vfio-user transport (functions with the hardware's IDs, for
-# the kernel's own drivers as well; QEMU is then scripts/qemu-vfio, from make setup-vfio):
+# the kernel's own drivers as well):
 # on both the device process rsnic-devd (target/release/rsnic-devd: make devd) runs one
 # device of the family RSNIC_PCI_FAMILY (default: the first of RSNIC_FAMILIES) with
 # RSNIC_PCI_PORTS ports (2) outside the VM (scripts/vm/devd.sh). Its state directory (the
@@ -65,12 +65,16 @@ if [ "$KERNEL_VARIANT" = debug ]; then
 	mem=2G
 	mem_bytes=$((2 << 30))
 fi
-qemu=(qemu-system-x86_64)
-# bookworm's QEMU has no vfio-user-pci: the pinned newer one (scripts/qemu-vfio), checked
-# before the device process starts.
-if [ "$transport" = vfio ]; then
-	rsnic_qemu_vfio_check
-	qemu=("$RSNIC_ROOT/scripts/qemu-vfio")
+# The pinned QEMU of set-up (scripts/qemu), checked before the device process starts. It
+# has vfio-user-pci, which bookworm's QEMU 7.2 lacks, and its multi-threaded TCG honours x86
+# cross-modifying code: under 7.2, kernel text patched while another vCPU runs it (XDP
+# program swaps, kprobes) panics the guest (rsnic.rst, "Testing under TCG"). RSNIC_QEMU
+# names another QEMU binary for experiments (make soak-xdp-swap with 7.2 shows the flaw).
+if [ -n "${RSNIC_QEMU:-}" ]; then
+	qemu=("$RSNIC_QEMU")
+else
+	rsnic_qemu_check
+	qemu=("$RSNIC_ROOT/scripts/qemu")
 fi
 . "$RSNIC_ROOT/scripts/vm/devd.sh"
 [ "$transport" = kernel ] || devd_start "$transport" "$mem" "$mem_bytes"

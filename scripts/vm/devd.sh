@@ -11,7 +11,7 @@
 #   pci    rsnic's own: devd is the ivshmem server of an ivshmem-doorbell PCI function,
 #          over the guest's RAM (a file in /dev/shm it creates; rsnic.rst, "The PCI
 #          transport"); rsnic finds the family and ports in the device's identity block
-#   vfio   devd is a vfio-user server (QEMU's vfio-user-pci, scripts/qemu-vfio) presenting
+#   vfio   devd is a vfio-user server (QEMU's vfio-user-pci, scripts/qemu) presenting
 #          functions with the hardware's IDs, so that the kernel's own drivers can bind
 #          them: one ConnectX VF (15b3:101e) per port, or one MANA VF (1414:00ba) with a
 #          vport per port, each function on its own socket; the guest's RAM is a shared memfd,

@@ -4,7 +4,7 @@
 # qstats against rtnl stats, qstats per queue) and queues.py (queue counts over netlink);
 # of drivers/net/hw rss_ctx.py (RSS key and table, resizing, contexts). The hardware
 # script runs on the in-kernel device host only. pp_alloc_fail.py, which patches kernel
-# text under traffic, is 97-kselftests-faults'.
+# text under traffic (a kprobe), is 97-kselftests-faults'.
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/traffic.sh"

@@ -2,8 +2,8 @@
 # The kernel's drivers/net/hw pp_alloc_fail.py against an rsnic port pair (tests/vm/ksft.sh):
 # page_pool allocations failed by fail_function under an iperf3 stream; the driver's
 # rx-alloc-fail counter must count them and traffic must go on. fail_function puts a kprobe
-# on page_pool_alloc_pages' entry while the RX path runs through it, so tests/vm/manifest
-# runs this test in a VM under single-threaded TCG.
+# on page_pool_alloc_pages' entry while the RX path runs through it: code patched under
+# traffic, which the VM's QEMU handles (rsnic.rst, "Testing under TCG").
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/traffic.sh"
