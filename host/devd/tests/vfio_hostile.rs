@@ -513,18 +513,18 @@ fn model_dma_after_unmap_is_refused() {
         ent[STATUS_OWN] = 1;
         g.put(0x1000 + e * 64, &ent);
     }
-    c.region_write(region::BAR0, 0x10, &0u32.to_le_bytes())
+    c.region_write(region::BAR0, 0x10, &0u32.to_be_bytes())
         .unwrap();
-    c.region_write(region::BAR0, 0x14, &0x1000u32.to_le_bytes())
+    c.region_write(region::BAR0, 0x14, &0x1000u32.to_be_bytes())
         .unwrap();
     // Entry 0 while mapped: delivered (the control that this test sees DMA at all).
-    c.region_write(region::BAR0, 0x18, &1u32.to_le_bytes())
+    c.region_write(region::BAR0, 0x18, &1u32.to_be_bytes())
         .unwrap();
     let _ = c.bar32(0);
     assert_ne!(g.get::<64>(0x1000)[STATUS_OWN], 1, "entry 0 answered");
     // Entry 1 after DMA_UNMAP: the device cannot reach it, nothing is written.
     c.dma_unmap(0, RAM, 0).unwrap();
-    c.region_write(region::BAR0, 0x18, &2u32.to_le_bytes())
+    c.region_write(region::BAR0, 0x18, &2u32.to_be_bytes())
         .unwrap();
     let _ = c.bar32(0);
     assert_eq!(g.get::<64>(0x1040)[STATUS_OWN], 1, "entry 1 untouched");

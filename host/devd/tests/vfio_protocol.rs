@@ -171,19 +171,29 @@ fn mlx5_identifying_registers_per_function() {
     // Both connected at once (devd exits once every client that connected has gone).
     let mut clients: Vec<Client> = (0..2).map(|f| s.client(f)).collect();
     for (f, c) in clients.iter_mut().enumerate() {
-        assert_eq!(c.bar32(0), Ok(fw), "fn{f} fw_rev");
-        assert_eq!(c.bar32(4), Ok(cmdif), "fn{f} cmdif_rev");
-        assert_eq!(c.bar64(0), Ok(u64::from(fw) | u64::from(cmdif) << 32));
+        // The initialization segment is big-endian on the bus, as mlx5_core reads it
+        // (ioread32be): cmdif_rev, the upper half of the dword at 4, comes first.
+        let raw = c.region_read(region::BAR0, 4, 4).unwrap();
+        assert_eq!(raw[..2], [0, 5], "fn{f}: cmdif_rev 5 in bus order");
+        assert_eq!(c.bar32_be(0), Ok(fw), "fn{f} fw_rev");
+        assert_eq!(c.bar32_be(4), Ok(cmdif), "fn{f} cmdif_rev");
+        let mut both = fw.to_be_bytes().to_vec();
+        both.extend_from_slice(&cmdif.to_be_bytes());
+        assert_eq!(
+            c.region_read(region::BAR0, 0, 8),
+            Ok(both),
+            "fn{f}: one 8-byte read"
+        );
         // Each function's BAR0 is its own window: the command queue address of fn1 is not
-        // fn0's.
+        // fn0's (written as mlx5_core writes it, iowrite32be).
         let addr = 0x0100_0000 * (f as u32 + 1);
-        c.region_write(region::BAR0, 0x14, &addr.to_le_bytes())
+        c.region_write(region::BAR0, 0x14, &addr.to_be_bytes())
             .unwrap();
-        assert_eq!(c.bar32(0x14).map(|v| v & !0xfff), Ok(addr), "fn{f}");
-        assert_eq!(c.bar32(0x1fc), Ok(0), "fn{f}: no longer initializing");
+        assert_eq!(c.bar32_be(0x14).map(|v| v & !0xfff), Ok(addr), "fn{f}");
+        assert_eq!(c.bar32_be(0x1fc), Ok(0), "fn{f}: no longer initializing");
     }
     assert_eq!(
-        clients[0].bar32(0x14).map(|v| v & !0xfff),
+        clients[0].bar32_be(0x14).map(|v| v & !0xfff),
         Ok(0x0100_0000),
         "fn1's write did not reach fn0's window"
     );
@@ -378,9 +388,9 @@ fn device_reset_of_one_mlx5_function() {
     let mut c0 = s.client(0);
     let mut c1 = s.client(1);
     for c in [&mut c0, &mut c1] {
-        c.region_write(region::BAR0, 0x14, &0x0010_0000u32.to_le_bytes())
+        c.region_write(region::BAR0, 0x14, &0x0010_0000u32.to_be_bytes())
             .unwrap();
-        assert_eq!(c.bar32(0x1fc), Ok(0));
+        assert_eq!(c.bar32_be(0x1fc), Ok(0));
     }
     // fn0: MSI-X enabled, BAR0 assigned, an eventfd set.
     c0.region_write(region::CONFIG, CAP_MSIX as u64 + 3, &[0x80])
@@ -398,15 +408,15 @@ fn device_reset_of_one_mlx5_function() {
     .unwrap();
     assert_eq!(c0.call(cmd::DEVICE_RESET, &[], &[]), Ok(vec![]));
     // fn0 is back at power-on: initializing, its SQ gone, config space reset, no eventfd.
-    assert_eq!(c0.bar32(0x1fc), Ok(1 << 31));
+    assert_eq!(c0.bar32_be(0x1fc), Ok(1 << 31));
     assert_eq!(c0.cfg32(CAP_MSIX as u64) >> 31, 0, "MSI-X disabled");
     assert_eq!(c0.cfg32(0x10), 0xc, "BAR0 unassigned");
     c0.set_irqs(irq::DATA_NONE | irq::ACTION_TRIGGER, irq::MSIX, 1, 1, &[])
         .unwrap();
     assert_eq!(eventfd_count(&ev), 0, "the eventfd was dropped");
     // fn1 is untouched.
-    assert_eq!(c1.bar32(0x1fc), Ok(0));
-    assert_eq!(c1.bar32(0x14).map(|v| v & !0xfff), Ok(0x0010_0000));
+    assert_eq!(c1.bar32_be(0x1fc), Ok(0));
+    assert_eq!(c1.bar32_be(0x14).map(|v| v & !0xfff), Ok(0x0010_0000));
     drop((c0, c1));
     let (r, stats) = s.join();
     assert_eq!(r, Ok(()));

@@ -81,7 +81,7 @@ fn mlx5_two_functions_serve_and_exit_when_both_close() {
     assert!(extra.closed_by_server());
     for c in &mut clients {
         assert_eq!(c.cfg32(0), 0x101e_15b3);
-        assert_eq!(c.bar32(4).map(|v| v >> 16), Ok(5), "cmdif_rev");
+        assert_eq!(c.bar32_be(4).map(|v| v >> 16), Ok(5), "cmdif_rev");
         // A refused access shows in the counters.
         assert!(c.region_read(region::BAR0, 1 << 20, 4).is_err());
     }
@@ -92,7 +92,7 @@ fn mlx5_two_functions_serve_and_exit_when_both_close() {
         child.try_wait().unwrap().is_none(),
         "exited with a client left"
     );
-    assert_eq!(clients[0].bar32(0x1fc), Ok(1 << 31));
+    assert_eq!(clients[0].bar32_be(0x1fc), Ok(1 << 31));
     drop(clients);
     let status = wait_exit(&mut child);
     assert!(status.success(), "{status}");

@@ -947,13 +947,25 @@ impl VfioDevd {
             Family::Mana => 0,
         };
         let reg = base + off as u32;
+        // A 32-bit register's value travels in the family's byte order: a ConnectX's
+        // registers are big-endian on the bus (mlx5 uses ioread32be/iowrite32be on the
+        // initialization segment and its EQ doorbells), MANA's little-endian. A 64-bit
+        // write reaches the model in bus order, as the bytes came.
+        let big = self.cfg.family == Family::Mlx5;
+        let to_bus = |v: u32| {
+            if big {
+                v.to_be_bytes()
+            } else {
+                v.to_le_bytes()
+            }
+        };
         match op {
             BarOp::Read(d) => {
                 let lo = self.model.apply(Entry::Read32 { reg });
-                d[..4].copy_from_slice(&lo.to_le_bytes());
+                d[..4].copy_from_slice(&to_bus(lo));
                 if len == 8 {
                     let hi = self.model.apply(Entry::Read32 { reg: reg + 4 });
-                    d[4..].copy_from_slice(&hi.to_le_bytes());
+                    d[4..].copy_from_slice(&to_bus(hi));
                 }
             }
             BarOp::Write(d) => {
@@ -963,7 +975,12 @@ impl VfioDevd {
                     bytes.copy_from_slice(d);
                     Entry::Write64 { reg, bytes }
                 } else {
-                    let value = u32::from_le_bytes([d[0], d[1], d[2], d[3]]);
+                    let w = [d[0], d[1], d[2], d[3]];
+                    let value = if big {
+                        u32::from_be_bytes(w)
+                    } else {
+                        u32::from_le_bytes(w)
+                    };
                     Entry::Write32 { reg, value }
                 };
                 self.model.apply(entry);

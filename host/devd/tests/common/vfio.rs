@@ -228,6 +228,12 @@ impl Client {
         Ok(u32::from_le_bytes(b.try_into().unwrap()))
     }
 
+    /// A 32-bit read of a big-endian register (a ConnectX's), as `ioread32be` reads it.
+    pub fn bar32_be(&mut self, off: u64) -> Result<u32, u32> {
+        let b = self.region_read(proto::region::BAR0, off, 4)?;
+        Ok(u32::from_be_bytes(b.try_into().unwrap()))
+    }
+
     pub fn bar64(&mut self, off: u64) -> Result<u64, u32> {
         let b = self.region_read(proto::region::BAR0, off, 8)?;
         Ok(u64::from_le_bytes(b.try_into().unwrap()))
