@@ -43,7 +43,7 @@ use super::{
     TxReaped,
 };
 use crate::bus::{Bar, Function};
-use crate::channel::{ChannelParams, ChannelStats, RxEnv, TxEnv, TxSkb, LKEY};
+use crate::channel::{ChannelParams, ChannelStats, RxEnv, TxEnv, TxSkb};
 use crate::dp::mana::gdma_req::{GDMA_RQ, GDMA_SQ};
 use crate::dp::mana::{
     cq::{Cq, Eq, EQ_MAX_CQS},
@@ -489,7 +489,7 @@ impl Control for Mana {
                 queue_size: sq_size,
                 sq_id,
                 cq_id: tx_cq_id,
-                mkey: LKEY,
+                mkey: func.gpa_mkey(),
                 db_offset: page + DB_SQ,
                 vp_offset: func.tx_vp_offset(),
             },
@@ -503,7 +503,7 @@ impl Control for Mana {
             RqParams {
                 queue_size: rq_size,
                 rq_id,
-                mkey: LKEY,
+                mkey: func.gpa_mkey(),
                 buf_size: p.rx_buf_len(),
                 db_offset: page + DB_RQ,
                 ring_per_packet: p.pflags & PFLAG_RX_DB_PER_PACKET != 0,
@@ -571,7 +571,7 @@ impl Control for Mana {
                 queue_size: sq_size,
                 sq_id,
                 cq_id,
-                mkey: LKEY,
+                mkey: ctx.func.gpa_mkey(),
                 db_offset: page + DB_SQ,
                 vp_offset: ctx.func.tx_vp_offset(),
             },
@@ -606,7 +606,7 @@ impl Control for Mana {
             RqParams {
                 queue_size: rq_size,
                 rq_id,
-                mkey: LKEY,
+                mkey: ctx.func.gpa_mkey(),
                 buf_size,
                 db_offset: page + DB_RQ,
                 ring_per_packet: false,

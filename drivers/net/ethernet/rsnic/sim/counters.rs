@@ -125,6 +125,7 @@ const MANA: &[Counter<mana::PortCounters>] = &[
     ("dev_eqes", |c| c.eqes),
     ("dev_interrupts", |c| c.interrupts),
     ("dev_dma_faults", |c| c.dma_faults),
+    ("dev_mkey_errors", |c| c.mkey_errors),
     ("dev_faults_injected", |c| c.faults_injected),
     ("dev_irqs_lost", |c| c.irqs_lost),
     ("dev_tx_pause", |c| c.tx_pause),

@@ -585,6 +585,12 @@ impl Func {
         &self.vport
     }
 
+    /// The memory key REGISTER_DEVICE gave (`gpa_mkey`): every SGE of the data path
+    /// carries it (guest physical addresses of the device's protection domain).
+    pub(crate) fn gpa_mkey(&self) -> u32 {
+        self.gdma.info.reg.gpa_mkey
+    }
+
     /// BAR0 offset of the doorbell page REGISTER_DEVICE gave (every queue's doorbells).
     pub(crate) fn db_page(&self) -> u32 {
         self.gdma.info.db_page

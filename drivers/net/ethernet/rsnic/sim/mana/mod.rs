@@ -250,6 +250,7 @@ mod engine;
 mod hwc;
 
 pub use hwc::vport_mac;
+pub use hwc::RSNIC_CAPS;
 pub use hwc::{HwcCounters, Region, Steer};
 pub use hwc::{HWC_CQ_ID, HWC_DB_ID, HWC_DEV_ID, HWC_EQ_ID, HWC_MAX_MSG, HWC_MKEY, HWC_PDID};
 pub use hwc::{HWC_QUEUE_DEPTH, HWC_RQ_ID, HWC_SQ_ID, MANA_DB_ID, MANA_DEV_ID, MANA_MKEY};
@@ -370,6 +371,9 @@ pub enum WqeError {
     Csum,
     /// A TSO request that does not match the headers or SGE0.
     Tso,
+    /// An SGE whose `mem_key` is not the device's (`gpa_mkey` of REGISTER_DEVICE): the
+    /// device cannot read host memory through it.
+    BadMkey,
 }
 
 impl WqeError {
@@ -492,6 +496,10 @@ pub struct PortCounters {
     pub interrupts: u64,
     /// DMA faults (RX data, CQE, EQE or doorbell-unrelated reads).
     pub dma_faults: u64,
+    /// SGEs (TX or RX) whose `mem_key` is not the device's `gpa_mkey`: a TX WQE completes
+    /// with HDR_PROCESSING_ERROR, an RX WQE with RX_TRUNCATED (nothing is read or written
+    /// through the key).
+    pub mkey_errors: u64,
     /// Injected faults that took effect ([`Device::inject`]).
     pub faults_injected: u64,
     /// Interrupts lost to an injected fault ([`Fault::DropIrqs`]).
