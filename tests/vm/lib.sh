@@ -87,8 +87,9 @@ pci_only_plain() {
 	fi
 }
 
-# Loads rsnic with the given parameters (family=$RSNIC_FAMILY unless they name a family).
-# On the PCI transport, plain: the module binds the device's PCI function.
+# Loads rsnic with the given parameters: on the kernel transport host=kernel (the in-kernel
+# device host's devices; a plain insmod creates none) and family=$RSNIC_FAMILY unless they
+# name a family. On the PCI transport, plain: the module binds the device's PCI function.
 load_rsnic() {
 	if [ "$RSNIC_TRANSPORT" = pci ]; then
 		pci_only_plain "$@"
@@ -97,7 +98,7 @@ load_rsnic() {
 	fi
 	local fam=(family="$RSNIC_FAMILY")
 	case " $* " in *" family="*) fam=() ;; esac
-	insmod "$RSNIC_KO" "${fam[@]}" "$@" || fail "insmod rsnic ${fam[*]} $*"
+	insmod "$RSNIC_KO" host=kernel "${fam[@]}" "$@" || fail "insmod rsnic host=kernel ${fam[*]} $*"
 }
 
 unload_rsnic() {
