@@ -318,6 +318,9 @@ pub struct Config {
     /// requests get `EOPNOTSUPP` (a driver whose devices differ in this registers each with
     /// what it has).
     pub pause: bool,
+    /// The port's index among the ports of its PCI function (`dev_port` in sysfs; 0 for a
+    /// function with one port), as drivers of multi-port functions set it.
+    pub dev_port: u16,
 }
 
 /// Offloads a device implements.
@@ -796,6 +799,7 @@ impl<T: Operations + ethtool::Operations> Registration<T> {
             if let Some(parent) = parent {
                 (*ptr).dev.parent = parent.raw();
             }
+            (*ptr).dev_port = config.dev_port;
             (*ptr).min_mtu = config.min_mtu;
             (*ptr).max_mtu = config.max_mtu;
             if config.watchdog_timeo_ms != 0 {

@@ -113,6 +113,8 @@ fn port_config<F: Family>(func: &F::Func) -> crate::kernel_ext::net::device::Con
         // Flow control where the device has it (else ethtool's pause requests get
         // EOPNOTSUPP, as from upstream mana).
         pause: F::has_pause(func),
+        // A MANA function's vports are told apart by it, as upstream mana's netdevs.
+        dev_port: u16::try_from(F::port_index(func)).unwrap_or(u16::MAX),
     }
 }
 
