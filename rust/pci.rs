@@ -558,6 +558,25 @@ impl IoMem {
         Ok(unsafe { bindings::rsnic_helper_readl(r) })
     }
 
+    /// `iowrite32be(value)` at byte offset `off` (4-aligned, in bounds: else `EINVAL`): the
+    /// value's big-endian bytes on the bus, for a device whose registers are big-endian (a
+    /// ConnectX's initialization segment and EQ doorbells, as mlx5 writes them).
+    #[inline(always)]
+    pub fn write32_be(&self, off: usize, value: u32) -> Result {
+        let r = self.reg(off)?;
+        // SAFETY: an aligned register inside the mapping (checked by `reg`).
+        unsafe { bindings::rsnic_helper_iowrite32be(value, r) };
+        Ok(())
+    }
+
+    /// `ioread32be()` at byte offset `off` (4-aligned, in bounds: else `EINVAL`).
+    #[inline(always)]
+    pub fn read32_be(&self, off: usize) -> Result<u32> {
+        let r = self.reg(off)?;
+        // SAFETY: as in `write32_be`.
+        Ok(unsafe { bindings::rsnic_helper_ioread32be(r) })
+    }
+
     /// One 64-bit write at byte offset `off` (8-aligned, in bounds: else `EINVAL`) that puts
     /// `bytes` on the bus in the order given (byte 0 at the lowest address), with `writeq()`'s
     /// ordering: `writeq(u64::from_le_bytes(bytes))`, as `writeq` stores its value

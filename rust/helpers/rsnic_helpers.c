@@ -1182,6 +1182,16 @@ void rsnic_helper_writeq(u64 value, void __iomem *addr)
 	writeq(value, addr);
 }
 
+void rsnic_helper_iowrite32be(u32 value, void __iomem *addr)
+{
+	iowrite32be(value, addr);
+}
+
+u32 rsnic_helper_ioread32be(const void __iomem *addr)
+{
+	return ioread32be(addr);
+}
+
 u16 rsnic_helper_pci_vendor(const struct pci_dev *pdev)
 {
 	return pdev->vendor;

@@ -205,6 +205,9 @@ void rsnic_helper_writel(u32 value, void __iomem *addr);
 u32 rsnic_helper_readl(const void __iomem *addr);
 /* writeq(): the value's little-endian bytes on the bus, with writeq's ordering. */
 void rsnic_helper_writeq(u64 value, void __iomem *addr);
+/* iowrite32be()/ioread32be(): a register whose value is big-endian on the bus. */
+void rsnic_helper_iowrite32be(u32 value, void __iomem *addr);
+u32 rsnic_helper_ioread32be(const void __iomem *addr);
 u16 rsnic_helper_pci_vendor(const struct pci_dev *pdev);
 u16 rsnic_helper_pci_device(const struct pci_dev *pdev);
 int rsnic_helper_pci_alloc_msix(struct pci_dev *pdev, unsigned int n);

@@ -10,14 +10,17 @@
 //! sets a 64-bit DMA mask and bus mastering, allocates the MSI-X vectors it is asked for, and
 //! gives the bus what a [`crate::bus::Function`] needs:
 //!
-//! * register accesses: `readl`, `writel` and `writeq` on BAR0 at the offsets the driver
-//!   gives (the registers are where the hardware has them: MANA's VF registers at 0x08, 0x10,
-//!   0x18, its SMC window and doorbell pages; ConnectX's initialization segment at 0 and its
-//!   UAR pages). A 64-bit write puts the bytes it is given on the bus in that order (the
-//!   `dp::hw::Mmio` contract: ConnectX doorbells are big-endian words, MANA's a
-//!   little-endian u64; see [`crate::kernel_ext::pci::IoMem::write64`]). An access outside
-//!   BAR0 or misaligned is not made: it is counted (a read returns `0xffff_ffff`, as a read
-//!   of a gone device does) and logged once;
+//! * register accesses on BAR0 at the offsets the driver gives (the registers are where the
+//!   hardware has them: MANA's VF registers at 0x08, 0x10, 0x18, its SMC window and doorbell
+//!   pages; ConnectX's initialization segment at 0 and its UAR pages). A 32-bit register's
+//!   value travels in the family's byte order: a ConnectX's big-endian (`ioread32be` /
+//!   `iowrite32be`, as mlx5 reads and writes its initialization segment and rings its EQ
+//!   doorbells), a MANA's little-endian (`readl` / `writel`). A 64-bit write puts the bytes
+//!   it is given on the bus in that order (the `dp::hw::Mmio` contract: ConnectX doorbells
+//!   are big-endian words, MANA's a little-endian u64; see
+//!   [`crate::kernel_ext::pci::IoMem::write64`]). An access outside BAR0 or misaligned is
+//!   not made: it is counted (a read returns `0xffff_ffff`, as a read of a gone device does)
+//!   and logged once;
 //! * MSI-X vectors, each carrying threaded handlers ([`PciIrqs`], shared with the ivshmem
 //!   transport) that run the bus handlers with bottom halves off (the bus contract).
 //!
@@ -151,6 +154,8 @@ pub(crate) struct PciFunction {
     /// `pci_name()` of the device.
     name: CString,
     kind: Kind,
+    /// 32-bit registers are big-endian on the bus (ConnectX).
+    be32: bool,
     /// Register accesses not made (outside BAR0 or misaligned).
     bad_access: AtomicU64,
     /// Whether one was logged.
@@ -201,6 +206,7 @@ impl PciFunction {
         })?;
         let name = CString::try_from_fmt(fmt!("{}", dev.name()))?;
         let irq_name = CString::try_from_fmt(fmt!("{}", dev.name()))?;
+        let be32 = kind == Kind::Mlx5;
         Arc::pin_init(
             pin_init!(Self {
                 irqs <- PciIrqs::new(vectors, irq_name),
@@ -211,6 +217,7 @@ impl PciFunction {
                 dev: dev.clone(),
                 name,
                 kind,
+                be32,
                 bad_access: AtomicU64::new(0),
                 bad_logged: AtomicBool::new(false),
             }),
@@ -271,10 +278,16 @@ impl PciFunction {
         }
     }
 
-    /// `writel(value)` at BAR0 offset `reg`.
+    /// A 32-bit register write of `value` at BAR0 offset `reg`, in the family's byte order
+    /// (ConnectX `iowrite32be`, MANA `writel`).
     #[inline(always)]
     pub(crate) fn write32(&self, reg: u32, value: u32) {
-        if self.bar0.write32(reg as usize, value).is_err() {
+        let r = if self.be32 {
+            self.bar0.write32_be(reg as usize, value)
+        } else {
+            self.bar0.write32(reg as usize, value)
+        };
+        if r.is_err() {
             self.bad("32-bit write", reg);
         }
     }
@@ -287,10 +300,16 @@ impl PciFunction {
         }
     }
 
-    /// `readl()` at BAR0 offset `reg`; `0xffff_ffff` if it cannot be made.
+    /// A 32-bit register read at BAR0 offset `reg`, in the family's byte order (ConnectX
+    /// `ioread32be`, MANA `readl`); `0xffff_ffff` if it cannot be made.
     #[inline(always)]
     pub(crate) fn read32(&self, reg: u32) -> u32 {
-        match self.bar0.read32(reg as usize) {
+        let r = if self.be32 {
+            self.bar0.read32_be(reg as usize)
+        } else {
+            self.bar0.read32(reg as usize)
+        };
+        match r {
             Ok(v) => v,
             Err(_) => {
                 self.bad("32-bit read", reg);
