@@ -181,12 +181,14 @@ done
 assert_eq "[plain] events the timer released" 0 "${M[plain.timer]}"
 assert_eq "[tail] B received what pktgen sent" "${M[tail.sent]}" "${M[tail.rx]}"
 [ "${M[tail.rx]}" -ge 6 ] || fail "[tail] pktgen sent ${M[tail.rx]} of 6"
-# Either run may see its CQEs read by a NAPI poll before their period ends (the probe did
-# in 1 of 3 local runs, the load in 1 of about 20 clean runs); both at once would mean
-# the timer never fires.
-[ $((M[moder.timer] + M[tail.timer])) -ge 1 ] ||
-	fail "[moder, tail] no event released by the timer (the load's tail and the probe need one)"
-echo "  ok: [moder, tail] $((M[moder.timer] + M[tail.timer])) event(s) released by the timer"
+# The timer's own release is host-tested on the device's clock (host/testbed/tests/
+# sim_moder.rs: a held CQ fires at its deadline, and only then). Here it is a figure, not
+# an assertion: under TCG on a loaded machine B's NAPI may poll through the whole load
+# without re-arming (a CI run saw 10 events for 4000 packets, none by the timer), and
+# pktgen's 400 us gaps may stretch past the period (the same run's 6-packet probe took
+# 520 ms), so that each CQE finds the period over and fires at once. What the timer is for
+# is asserted above: every packet of the tail, below rx-frames, reached B.
+echo "  [moder, tail] $((M[moder.timer] + M[tail.timer])) event(s) released by the timer"
 # The moderation's bound: an event per 64 CQEs, plus one per period (the last event
 # restarts it), plus the first and the last, plus one per TX completion of B (its ICMP).
 mrx=${M[moder.rx]} mev=${M[moder.events]} prx=${M[plain.rx]} pev=${M[plain.events]}
