@@ -166,7 +166,7 @@ trap traffic_cleanup EXIT
 
 # pktgen_modes COUNT: pktgen from A to B (COUNT 64-byte UDP frames, burst 32, TX queue 0)
 # with the family's private flag ($PFLAG) set to each of $PFLAG_MODES on both ports (mlx5:
-# tx_mpwqe on, then off, which matters on A; MANA: rx_db_per_packet off, then on, which
+# skb_tx_mpwqe on, then off, which matters on A; MANA: rx_db_per_packet off, then on, which
 # matters on B); the deltas of both ends go to R[MODE.COUNTER] (A) and R[MODE.B.COUNTER]
 # (B), pktgen's figures to R[MODE.sent] and R[MODE.pps]. Needs quiet_pair.
 declare -A R

@@ -3,7 +3,7 @@
 //! One Ethernet port of a simulated device: its netdev and ethtool operations, its channels.
 //!
 //! Channels exist while the interface is up: `ndo_open` creates them, `ndo_stop` tears them
-//! down. A change of their parameters (MTU, `tx_mpwqe`) on a running interface closes and
+//! down. A change of their parameters (MTU, `skb_tx_mpwqe`) on a running interface closes and
 //! reopens them under RTNL, as mlx5e's channel switch does; packets the device had not sent
 //! by then are dropped and counted in `tx_queue_dropped`.
 //!
