@@ -132,6 +132,19 @@ void rsnic_helper_set_ntuple(struct net_device *dev)
 	dev->features |= NETIF_F_NTUPLE;
 }
 
+/* RSS hash of received packets reported to the stack (ethtool -K rxhash): changeable, on. */
+void rsnic_helper_set_rxhash(struct net_device *dev)
+{
+	dev->hw_features |= NETIF_F_RXHASH;
+	dev->features |= NETIF_F_RXHASH;
+	dev->vlan_features |= NETIF_F_RXHASH;
+}
+
+bool rsnic_helper_features_rxhash(u64 features)
+{
+	return features & NETIF_F_RXHASH;
+}
+
 bool rsnic_helper_features_ntuple(u64 features)
 {
 	return features & NETIF_F_NTUPLE;

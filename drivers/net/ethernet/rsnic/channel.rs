@@ -477,6 +477,13 @@ pub(crate) struct PortShared<F: Family> {
     /// passed on to the stack (`CHECKSUM_UNNECESSARY`); when off, every packet goes up
     /// `CHECKSUM_NONE` and the stack verifies it, as mlx5e does.
     pub(crate) rx_csum: AtomicBool,
+    /// `NETIF_F_RXHASH` (`ethtool -K <dev> rxhash on|off`): the device's RSS hash is set on
+    /// received packets; when off none is (the stack computes its own when it needs one).
+    pub(crate) rx_hash: AtomicBool,
+    /// The interface is up with an XDP program attached: the AF_XDP zero-copy queues of
+    /// channels with a pool exist (`ndo_xsk_wakeup` answers `ENETDOWN` otherwise, as
+    /// mlx5e's `mlx5e_xdp_is_active`). Set under the port's state lock.
+    pub(crate) xsk_active: AtomicBool,
     /// Where the channels' queue recovery runs (commands sleep); flushed when a channel
     /// closes.
     pub(crate) wq: OwnedQueue,
@@ -1710,7 +1717,8 @@ impl<F: Family> Channel<F> {
                 XskVerdict::Pass(Some(mut skb)) => {
                     stats.pass += 1;
                     let csum_ok = self.csum_ok(m, counts);
-                    skb.rx_finish(dev, csum_ok, m.hash, m.hash_type, queue);
+                    let (hash, hash_type) = self.hash_of(m);
+                    skb.rx_finish(dev, csum_ok, hash, hash_type, queue);
                     napi.gro_receive(skb);
                 }
                 XskVerdict::Tx(Some(f)) => {
@@ -1891,16 +1899,27 @@ impl<F: Family> Channel<F> {
                         return;
                     }
                 }
-                let (csum_ok, hash, hash_type) = if meta_valid {
-                    (self.csum_ok(m, counts), m.hash, m.hash_type)
+                let (csum_ok, (hash, hash_type)) = if meta_valid {
+                    (self.csum_ok(m, counts), self.hash_of(m))
                 } else {
                     counts.csum_none += 1;
-                    (false, 0, 0)
+                    (false, (0, 0))
                 };
                 skb.rx_finish(&self.dev, csum_ok, hash, hash_type, self.index as u16);
                 napi.gro_receive(skb);
             }
             None => counts.dropped += 1,
+        }
+    }
+
+    /// The RSS hash a packet goes up with and its type (0: none): the device's, unless the
+    /// user turned `rxhash` off (as mlx5e's `mlx5e_skb_set_hash` under `NETIF_F_RXHASH`).
+    #[inline(always)]
+    fn hash_of(&self, m: &RxMeta) -> (u32, u8) {
+        if self.shared.rx_hash.load(Ordering::Relaxed) {
+            (m.hash, m.hash_type)
+        } else {
+            (0, 0)
         }
     }
 

@@ -58,6 +58,8 @@ impl<F: Family> Bound<F> {
                 loopback: true,
                 // ntuple steering rules where the family has them (ConnectX).
                 ntuple: F::NTUPLE_RULES > 0,
+                // The RSS hash of every received packet (ethtool -K rxhash), both families.
+                rx_hash: true,
             },
             // Native XDP (drop, pass, tx, redirect) on every RX queue, frames redirected
             // from other devices (ndo_xdp_xmit), and AF_XDP zero-copy where the family has

@@ -310,8 +310,11 @@ impl<F: Family> Port<F> {
                 live: AtomicU32::new(0),
                 dropped_closed: AtomicU64::new(0),
                 hardirq_busy: AtomicU64::new(0),
-                // The device registers with NETIF_F_RXCSUM on (driver.rs: offloads).
+                // The device registers with NETIF_F_RXCSUM and NETIF_F_RXHASH on (driver.rs:
+                // offloads).
                 rx_csum: AtomicBool::new(true),
+                rx_hash: AtomicBool::new(true),
+                xsk_active: AtomicBool::new(false),
                 wq,
                 reset: PortReset::new()?,
                 reset_wq,
@@ -972,8 +975,9 @@ impl<F: Family> device::Operations for PortOps<F> {
             F::apply_loopback(&port.shared.hw, &port.shared.func, f.loopback)?;
             port.loopback.store(f.loopback, Ordering::Relaxed);
         }
-        // Read by NAPI per packet; takes effect from the next packet on.
+        // Read by NAPI per packet; take effect from the next packet on.
         port.shared.rx_csum.store(f.rx_csum, Ordering::Relaxed);
+        port.shared.rx_hash.store(f.rx_hash, Ordering::Relaxed);
         if F::NTUPLE_RULES > 0 {
             let mut st = port.state.lock();
             if st.steer.ntuple && !f.ntuple {
