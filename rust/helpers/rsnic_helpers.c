@@ -903,6 +903,11 @@ u32 rsnic_helper_xsk_pool_headroom(struct xsk_buff_pool *pool)
 	return xsk_pool_get_headroom(pool);
 }
 
+u32 rsnic_helper_xsk_pool_chunk_size(struct xsk_buff_pool *pool)
+{
+	return xsk_pool_get_chunk_size(pool);
+}
+
 /* Registers @rxq for the XSK RQ of queue @queue: memory model XSK buffer pool. */
 int rsnic_helper_xsk_rxq_reg(struct xdp_rxq_info *rxq, struct net_device *dev, u32 queue,
 			     struct xsk_buff_pool *pool)

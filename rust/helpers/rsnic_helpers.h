@@ -174,6 +174,7 @@ int rsnic_helper_xsk_pool_dma_map(struct xsk_buff_pool *pool, struct device *dev
 void rsnic_helper_xsk_pool_dma_unmap(struct xsk_buff_pool *pool);
 u32 rsnic_helper_xsk_pool_rx_frame_size(struct xsk_buff_pool *pool);
 u32 rsnic_helper_xsk_pool_headroom(struct xsk_buff_pool *pool);
+u32 rsnic_helper_xsk_pool_chunk_size(struct xsk_buff_pool *pool);
 int rsnic_helper_xsk_rxq_reg(struct xdp_rxq_info *rxq, struct net_device *dev, u32 queue,
 			     struct xsk_buff_pool *pool);
 struct xdp_buff *rsnic_helper_xsk_buff_alloc(struct xsk_buff_pool *pool, u64 *dma);
