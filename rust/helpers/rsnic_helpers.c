@@ -606,6 +606,11 @@ bool rsnic_helper_napi_schedule(struct napi_struct *napi)
 	return napi_schedule(napi);
 }
 
+bool rsnic_helper_napi_if_scheduled_mark_missed(struct napi_struct *napi)
+{
+	return napi_if_scheduled_mark_missed(napi);
+}
+
 /* An SkBuff reached Drop: the Rust side leaks it and reports the bug loudly. */
 void rsnic_helper_warn_skb_leak(void)
 {

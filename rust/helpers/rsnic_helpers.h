@@ -142,6 +142,7 @@ void rsnic_helper_netif_napi_add(struct net_device *dev, struct napi_struct *nap
 				 int (*poll)(struct napi_struct *, int));
 void rsnic_helper_netif_napi_del(struct napi_struct *napi);
 bool rsnic_helper_napi_schedule(struct napi_struct *napi);
+bool rsnic_helper_napi_if_scheduled_mark_missed(struct napi_struct *napi);
 
 /* XDP */
 struct bpf_prog;

@@ -371,9 +371,13 @@ run_rx() {
 run_xsktx() {
 	local cfg=$1 bind=-$2 dev=$3 mac=$4 pdev=$5 pns=$6 line
 	xdp_set "$pns" "$pdev" on
+	# Zero-copy TX queues exist only while the sending port has a program (as mlx5e's).
+	[ "$bind" != -z ] || ip link set dev "$dev" xdpdrv obj "$XDP_OBJ" sec xdp ||
+		fail "attaching $XDP_OBJ to $dev"
 	line=$(taskset -c "$RX_CPU" "$XSK_TOOL" txonly -i "$dev" -q 0 "$bind" -n "$XSK_TX_COUNT" \
 		-s 64 --dst-mac "$mac" 2>/tmp/bx.tx.err | grep '^rsnic-xsk:') ||
 		fail "rsnic-xsk txonly $bind on $dev: $(cat /tmp/bx.tx.err)"
+	[ "$bind" != -z ] || ip link set dev "$dev" xdpdrv off || fail "detaching XDP from $dev"
 	xdp_set "$pns" "$pdev" off
 	echo "RSNIC-BENCH xsktx round=$round config=$cfg count=$XSK_TX_COUNT" \
 		"pps=$(echo "$line" | sed -n 's/.* pps=\([0-9]*\).*/\1/p')" \

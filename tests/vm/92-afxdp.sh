@@ -87,8 +87,12 @@ if [ "$ZC" = 1 ]; then
 	l2fwd_run "l2fwd zero-copy" -N -z
 	assert_eq "zero-copy l2fwd bound in zero-copy mode" zerocopy "$(kv bind "$XR")"
 	if has_xdp_feature "$(xdp_features "$A")" xsk-zerocopy; then
+		# A's XSK queues exist only while a program is attached to A (as mlx5e's: its
+		# ndo_xsk_wakeup answers ENETDOWN otherwise), whatever the program does.
+		xdp_attach "$A" "" xdp_pass
 		rxdrop_run "zero-copy txonly on A" -N -c -- -z
 		assert_eq "zero-copy txonly bound in zero-copy mode" zerocopy "$(kv bind "$XT")"
+		xdp_detach "$A" ""
 	fi
 	if [ "$RSNIC_FAMILY" = mana ]; then
 		# Every completion event named one of the channel's CQs, the XSK SQ's and RQ's

@@ -217,7 +217,11 @@ impl Family for Mlx5 {
         ("tx_xsk_err", |s| s.xsk.tx_err),
         ("tx_xsk_cqes", |s| s.xsk_sq.cqes),
         ("tx_xsk_doorbells", |s| s.xsk_sq.doorbells),
+        // ndo_xsk_wakeup calls, those that found NAPI scheduled (marked missed), and the
+        // NOPs the others posted on the ICO SQ (rsnic's).
         ("xsk_wakeups", |s| s.xsk.wakeups),
+        ("xsk_wakeup_missed", |s| s.xsk.wake_missed),
+        ("xsk_wakeup_nops", |s| s.xsk.wake_kicks),
     ];
 
     // mlx5e's vport counters (`vport_stats_desc`), from QUERY_VPORT_COUNTER.
@@ -425,6 +429,7 @@ impl Control for Mlx5 {
     }
 
     fn open(ctx: &OpenCtx<'_, Self>, q: &mut Queues, p: &ChannelParams) -> Result<Opened<Self>> {
+        let pool = ctx.pool.ok_or(EINVAL)?;
         let func = ctx.func;
         let uar = func.uar_offset();
         let dma = ctx.dma;
@@ -527,7 +532,7 @@ impl Control for Mlx5 {
         )
         .map_err(|_| EINVAL)?;
         rq.post(&mut RxEnv {
-            pool: ctx.pool,
+            pool,
             mmio: ctx.hw.bar(),
         });
         Ok(Opened {
@@ -575,6 +580,18 @@ impl Control for Mlx5 {
             (true, Some(n), _) => func.ready_sq(n),
             (false, _, Some(n)) => func.ready_rq(n),
             _ => Err(EINVAL),
+        }
+    }
+
+    fn xsk_split(q: &mut Queues) -> Queues {
+        Queues {
+            xsk_sq_cq: q.xsk_sq_cq.take(),
+            xsk_sq: q.xsk_sq.take(),
+            ico_cq: q.ico_cq.take(),
+            ico_sq: q.ico_sq.take(),
+            xsk_rq_cq: q.xsk_rq_cq.take(),
+            xsk_rq: q.xsk_rq.take(),
+            ..Queues::default()
         }
     }
 
