@@ -31,17 +31,6 @@ mark_dmesg
 MAC_A=$(mac "$A")
 xdp_native_or_skip "$B" peer
 
-for f in xdp_tx_mpwqe skb_tx_mpwqe; do
-	assert_eq "$B $f at load (no enhanced MPWQE)" off "$(priv_flag "$B" "$f" peer)"
-	if nsx peer ethtool --set-priv-flags "$B" "$f" on 2>/tmp/ethtool.err; then
-		fail "$f on was accepted by a device without enhanced MPWQE"
-	fi
-	echo "  ethtool --set-priv-flags $B $f on: $(cat /tmp/ethtool.err)"
-	assert_eq "$B $f after the refusal" off "$(priv_flag "$B" "$f" peer)"
-	dmesg_since_mark | grep -q "$B: $f: the device has no enhanced multi-packet send WQE" ||
-		fail "no reason for refusing $f in the log"
-done
-
 # no_mpwqe WHAT SENT_COUNTER: B's device refused nothing, ran no MPWQE, no reopen; the SQ's
 # counter took exactly NF frames, none in a session.
 no_mpwqe() {
@@ -93,6 +82,16 @@ snap b1 "$B" peer
 no_mpwqe "AF_XDP TX, regular WQEs" tx_xsk_xmit tx_xsk_mpwqe
 assert_eq "[AF_XDP TX, regular WQEs] B tx_xsk_err" 0 "$(delta b0 b1 tx_xsk_err)"
 xdp_detach "$B" peer
+for f in xdp_tx_mpwqe skb_tx_mpwqe; do
+	assert_eq "$B $f at load (no enhanced MPWQE)" off "$(priv_flag "$B" "$f" peer)"
+	if nsx peer ethtool --set-priv-flags "$B" "$f" on 2>/tmp/ethtool.err; then
+		fail "$f on was accepted by a device without enhanced MPWQE"
+	fi
+	echo "  ethtool --set-priv-flags $B $f on: $(cat /tmp/ethtool.err)"
+	assert_eq "$B $f after the refusal" off "$(priv_flag "$B" "$f" peer)"
+	dmesg_since_mark | grep -q "$B: $f: the device has no enhanced multi-packet send WQE" ||
+		fail "no reason for refusing $f in the log"
+done
 no_kernel_reports
 dmesg_since_mark | grep -q "XDP SQ fault" && fail "an XDP SQ faulted: $(dmesg_since_mark | grep 'XDP SQ fault' | head -n1)"
 teardown_pair
