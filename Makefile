@@ -75,6 +75,26 @@ vmtest-pci: setup-test kernel module devd
 			$(PCI_TESTS) || rc=1; \
 	done; exit $$rc
 
+# The VM tests on the vfio-user transport: one VM per family in VFIO_FAMILIES, the device in
+# the device process presenting PCI functions with the hardware's IDs over vfio-user, QEMU
+# QEMU of set-up (scripts/qemu). VFIO_TESTS=tests/vm/98-upstream-mana.sh
+# VFIO_FAMILIES=mana runs the kernel's own mana driver against the MANA model.
+VFIO_TESTS ?= $(PCI_TESTS)
+VFIO_FAMILIES ?= mlx5 mana
+.PHONY: vmtest-vfio
+vmtest-vfio: setup-test kernel module devd upstream
+	@rc=0; for f in $(VFIO_FAMILIES); do \
+		RSNIC_TRANSPORT=vfio RSNIC_PCI_FAMILY=$$f scripts/vm-run.sh scripts/vm/run-tests.sh \
+			$(VFIO_TESTS) || rc=1; \
+	done; exit $$rc
+
+# The kernel's own drivers of both families for the test kernel, judges of rsnic's device
+# models on the vfio-user transport: mana.ko built out of tree, mlx5_core.ko checked
+# (scripts/build-upstream.sh prints both paths).
+.PHONY: upstream
+upstream: kernel
+	@scripts/build-upstream.sh >/dev/null
+
 # The kernel's AF_XDP suite (xskxceiver, built on the host) when TESTS has its VM test.
 .PHONY: xskxceiver
 vmtest: $(if $(filter %/94-xskxceiver.sh,$(TESTS)),xskxceiver)

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: GPL-2.0
 #
-# make bench, the VM figures (design.md section 5, "Packet rate in the VM"): boots the test
+# make bench, the VM figures (rsnic-datapath.rst, "Packet rates in the VM"): boots the test
 # VM, runs scripts/vm/bench.sh there (pktgen, 64-byte UDP, interleaved rounds of rsnic with
 # skb_tx_mpwqe on and off at burst 32, rsnic and a veth pair at burst 1, a MANA pair with RX
 # doorbells batched and per packet at burst 32, and the receive-side configurations: each

@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: GPL-2.0
 #
 # make bench: deterministic data-path figures of the mlx5 TX path against the simulated
-# ConnectX (design.md section 5). Every configuration (path x packet size x burst) runs in its
+# ConnectX (rsnic-datapath.rst). Every configuration (path x packet size x burst) runs in its
 # own process under callgrind, with instruction collection on only inside the driver's xmit
 # and TX-completion calls (bench_driver_xmit / bench_driver_tx_poll in
 # host/testbed/src/bin/datapath_bench.rs). Writes target/bench/datapath.csv and prints a

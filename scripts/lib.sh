@@ -58,3 +58,35 @@ rsnic_kernel_key() {
 rsnic_kdir() {
 	echo "$RSNIC_CACHE/kernel/$KERNEL_VARIANT-$(rsnic_kernel_key)"
 }
+
+# The QEMU every VM runs in: Debian trixie-backports' qemu-system-x86 (QEMU >= 10.1 has
+# vfio-user-pci, and its multi-threaded TCG honours cross-modifying code; bookworm's 7.2 has
+# neither), pinned, in a trixie tree that scripts/setup.sh (part base) makes with
+# debootstrap, because it needs trixie's glibc; scripts/qemu runs it through that tree's own
+# loader. RSNIC_QEMU_TREE names another tree.
+# shellcheck disable=SC2034 # (for setup.sh and scripts/qemu)
+RSNIC_QEMU_VERSION=1:11.1.3+ds-2~bpo13+1
+rsnic_qemu_tree() {
+	echo "${RSNIC_QEMU_TREE:-$RSNIC_CACHE/qemu/trixie}"
+}
+# rsnic_qemu_check: stops with what to run unless that QEMU is installed.
+rsnic_qemu_check() {
+	local tree have
+	tree=$(rsnic_qemu_tree)
+	have=$(cat "$tree/.rsnic-qemu-version" 2>/dev/null || true)
+	[ "$have" = "$RSNIC_QEMU_VERSION" ] ||
+		rsnic_die "no QEMU $RSNIC_QEMU_VERSION in $tree${have:+ (it has $have)}: run 'make setup-base'"
+}
+
+# rsnic_upstream_ko FAMILY [KDIR]: the kernel's own driver of FAMILY for the test kernel
+# of $KERNEL_VARIANT (or the one built in KDIR, rsnic_kdir's answer), a judge of rsnic's
+# device models: mlx5_core.ko from the kernel build itself, mana.ko from
+# scripts/build-upstream.sh (built out of tree: its Kconfig wants Hyper-V).
+rsnic_upstream_ko() {
+	local kdir=${2:-$(rsnic_kdir)}
+	case $1 in
+	mlx5) echo "$kdir/drivers/net/ethernet/mellanox/mlx5/core/mlx5_core.ko" ;;
+	mana) echo "$RSNIC_CACHE/upstream/$(basename "$kdir")/mana/mana.ko" ;;
+	*) rsnic_die "no upstream driver for family '$1'" ;;
+	esac
+}

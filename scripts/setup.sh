@@ -1,11 +1,19 @@
 #!/usr/bin/env bash
 # Installs what rsnic needs on a Debian bookworm machine, idempotently, in parts:
 #
-#   scripts/setup.sh [base] [test] [bench]     (no argument: all three)
+#   scripts/setup.sh [base] [test] [bench]     (no argument: all of them)
 #
 #   base   what make demo, kernel, module and hostcheck use: Debian packages (kernel source
-#          and build tools, LLVM 14, QEMU, busybox, the network tools the demo runs in the
-#          VM), rustup's rust-src, rustfmt and clippy, bindgen-cli at a pinned version
+#          and build tools, LLVM 14, busybox, the network tools the demo runs in the VM),
+#          rustup's rust-src, rustfmt and clippy, bindgen-cli at a pinned version; and the
+#          QEMU every VM runs in (scripts/qemu): trixie-backports' qemu-system-x86 at a
+#          pinned version (RSNIC_QEMU_VERSION in lib.sh), in a trixie tree made by
+#          debootstrap in $RSNIC_CACHE/qemu (it needs trixie's glibc; the host's apt stays
+#          as it is), the downloaded .debs kept beside it; 450 MB (the tree 350, the .debs
+#          90) and a minute or two, once. It has vfio-user-pci (the vfio-user transport),
+#          which bookworm's QEMU 7.2 lacks, and its multi-threaded TCG runs code the guest
+#          patches while other vCPUs run it, which 7.2's does not (rsnic.rst, "Testing
+#          under TCG")
 #   test   what only make test, vmtest, fuzz and miri use: the nightly toolchain with miri
 #          and rust-src, cargo-fuzz at a pinned version, and the Debian packages that only
 #          tests use (socat; python3-yaml for the kernel's ynl; libbpf, libxdp, bpftool and
@@ -27,7 +35,7 @@ BINDGEN_VERSION=0.72.1
 CARGO_FUZZ_VERSION=0.13.2
 base_packages=(
 	linux-source-6.12 clang-14 lld-14 llvm-14 libclang-14-dev
-	qemu-system-x86 busybox-static
+	busybox-static debootstrap
 	flex bison bc cpio kmod libelf-dev libssl-dev dwarves xz-utils rsync
 	ethtool iproute2 iputils-ping procps iperf3 python3
 )
@@ -126,4 +134,129 @@ if [ "$want_test" = 1 ]; then
 		rsnic_log "installing cargo-fuzz $CARGO_FUZZ_VERSION, a few minutes (log: $log)"
 		logged cargo install --locked "cargo-fuzz@$CARGO_FUZZ_VERSION"
 	fi
+fi
+
+# The vfio part's helpers. as_root COMMAND...: debootstrap, chroot and mounts need root.
+as_root() { "${sudo_cmd[@]}" "$@"; }
+
+# qemu_umount_under DIR: unmounts whatever is mounted at or below DIR, deepest first (the
+# chroot's /proc; debootstrap's own mounts when it was killed), so that removing DIR can
+# never reach into a mounted file system.
+qemu_umount_under() {
+	local d m
+	d=$(realpath -m "$1")
+	awk -v d="$d" '$5 == d || index($5, d "/") == 1 { print $5 }' /proc/self/mountinfo |
+		sort -r | while read -r m; do as_root umount -l "$m" || true; done
+}
+
+# in_tree DIR COMMAND...: COMMAND chrooted into the trixie tree DIR, in a clean
+# environment (nothing of the host's locale or apt settings leaks in), at low priority.
+in_tree() {
+	local dir=$1
+	shift
+	as_root env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin LANG=C.UTF-8 \
+		DEBIAN_FRONTEND=noninteractive nice -n 10 chroot "$dir" "$@"
+}
+
+# install_qemu: makes the trixie tree with the pinned QEMU (see the header). All of it
+# happens in a new tree beside the old one, which the finished tree replaces; the host's apt
+# is not involved (apt runs inside the tree only). The .debs that debootstrap and apt
+# download are kept in $RSNIC_CACHE/qemu/debs, so that a tree made again (a new pin, a
+# removed tree) downloads only what changed.
+qemu_tmp=""
+install_qemu() {
+	local dir ver=$RSNIC_QEMU_VERSION tree mirror start t offered libs stray
+	dir=$(realpath -m "$RSNIC_CACHE/qemu")
+	tree=$(realpath -m "$(rsnic_qemu_tree)")
+	mkdir -p "$dir/debs/debootstrap" "$dir/debs/apt"
+	# One set-up at a time makes the tree; a second one waits, then finds it made.
+	exec 7>"$dir/.lock"
+	flock 7
+	if [ "$(cat "$tree/.rsnic-qemu-version" 2>/dev/null)" = "$ver" ]; then
+		exec 7>&-
+		return 0
+	fi
+	# The mirror this machine's apt uses for bookworm, which has trixie too ($(REPO_URI) is
+	# apt's field name, not a shell expansion).
+	# shellcheck disable=SC2016
+	mirror=${RSNIC_DEBIAN_MIRROR:-$(apt-get indextargets --format '$(REPO_URI)' \
+		'Identifier: Packages' 'Release: bookworm' 'Component: main' 2>/dev/null | head -n1)}
+	mirror=${mirror:-http://deb.debian.org/debian/}
+	qemu_tmp=$tree.tmp
+	# Whatever happens, nothing stays mounted in the tree being made (a killed earlier run's
+	# mounts go first, before its half-made tree).
+	trap 'qemu_umount_under "$qemu_tmp"' EXIT
+	trap 'exit 130' INT
+	trap 'exit 143' TERM
+	qemu_umount_under "$qemu_tmp"
+	as_root rm -rf --one-file-system "$qemu_tmp"
+	start=$(date +%s)
+	rsnic_log "installing QEMU $ver (vfio-user-pci) in a trixie tree, a minute or two (log: $log)"
+	rsnic_log "  debootstrap trixie into $qemu_tmp from $mirror"
+	logged as_root nice -n 10 debootstrap --variant=minbase \
+		--cache-dir="$dir/debs/debootstrap" trixie "$qemu_tmp" "$mirror"
+	t=$(date +%s)
+	echo "### debootstrap took $((t - start)) s" >>"$log"
+	# trixie-backports beside debootstrap's trixie, with the same trust (the tree's keyring).
+	printf 'Types: deb\nURIs: %s\nSuites: trixie-backports\nComponents: main\n' "$mirror" |
+		as_root tee "$qemu_tmp/etc/apt/sources.list.d/trixie-backports.sources" >/dev/null
+	# No maintainer script may start a service from the tree.
+	printf '#!/bin/sh\nexit 101\n' | as_root tee "$qemu_tmp/usr/sbin/policy-rc.d" >/dev/null
+	as_root chmod 0755 "$qemu_tmp/usr/sbin/policy-rc.d"
+	as_root mount -t proc proc "$qemu_tmp/proc"
+	as_root find "$dir/debs/apt" -name '*.deb' -exec cp -t "$qemu_tmp/var/cache/apt/archives/" {} +
+	logged in_tree "$qemu_tmp" apt-get update -q
+	# The pinned version or a clear stop (apt-cache show succeeds silently for a version it
+	# does not know, madison lists what there is).
+	offered=$(in_tree "$qemu_tmp" apt-cache madison qemu-system-x86 2>>"$log" |
+		awk -F' *[|] *' '{ split($3, w, " "); print $2 " (" w[2] ")" }' || true)
+	if ! awk -v v="$ver" '$1 == v { found = 1 } END { exit !found }' <<<"$offered"; then
+		rsnic_die "apt offers qemu-system-x86 $(paste -sd, - <<<"${offered:-in no version}"), not the pinned $ver: update RSNIC_QEMU_VERSION in scripts/lib.sh"
+	fi
+	rsnic_log "  installing qemu-system-x86 $ver from trixie-backports"
+	logged in_tree "$qemu_tmp" apt-get install -y -q --no-install-recommends \
+		-t trixie-backports "qemu-system-x86=$ver"
+	echo "### apt-get install took $(($(date +%s) - t)) s" >>"$log"
+	as_root find "$qemu_tmp/var/cache/apt/archives" -maxdepth 1 -name '*.deb' \
+		-exec cp -n -t "$dir/debs/apt/" {} +
+	logged in_tree "$qemu_tmp" apt-get clean
+	as_root umount "$qemu_tmp/proc"
+	# QEMU finds its modules and data in compiled-in directories, /usr/lib/.../qemu and
+	# /usr/share/qemu, which on the host hold bookworm's QEMU 7.2; a module missing from
+	# the tree (QEMU_MODULE_DIR is only searched first) would be taken from there and abort
+	# QEMU ("Only modules from the same build can be loaded"). QEMU relocates all of those
+	# directories under <directory of the executable>/qemu-bundle when that exists (its
+	# build tree's layout); run through the tree's loader, the executable is the loader in
+	# usr/lib/x86_64-linux-gnu, so a qemu-bundle link there to the tree's root makes every
+	# such path the tree's.
+	as_root ln -sfn ../../.. "$qemu_tmp/usr/lib/x86_64-linux-gnu/qemu-bundle"
+	# The checks scripts/qemu relies on: the binary's libraries all come from the tree
+	# (one found on the host instead would be bookworm's, for an older glibc), it is the
+	# pinned build, and it has the device; -device help loads every module QEMU knows, and
+	# says nothing on stderr only if none came from the host.
+	libs=$qemu_tmp/usr/lib/x86_64-linux-gnu
+	stray=$("$libs/ld-linux-x86-64.so.2" --library-path "$libs" --list \
+		"$qemu_tmp/usr/bin/qemu-system-x86_64" |
+		awk '$2 == "=>" && index($3, tmp "/") != 1 { print $1 " => " $3 }' tmp="$qemu_tmp")
+	[ -z "$stray" ] || rsnic_die "QEMU in $qemu_tmp: libraries not from the tree: $stray"
+	echo "$ver" | as_root tee "$qemu_tmp/.rsnic-qemu-version" >/dev/null
+	t=$(RSNIC_QEMU_TREE=$qemu_tmp "$RSNIC_ROOT/scripts/qemu" -version 2>>"$log" || true)
+	grep -qF "(Debian $ver)" <<<"$t" || rsnic_die "QEMU in $qemu_tmp does not run as $ver: $t"
+	RSNIC_QEMU_TREE=$qemu_tmp "$RSNIC_ROOT/scripts/qemu" -device help \
+		>"$dir/device-help.txt" 2>"$dir/device-help.err" || true
+	if [ -s "$dir/device-help.err" ] || ! grep -q '"vfio-user-pci"' "$dir/device-help.txt"; then
+		cat "$dir/device-help.err" >>"$log"
+		rsnic_die "QEMU in $qemu_tmp: no vfio-user-pci in '-device help', or errors (log: $log)"
+	fi
+	rm -f "$dir/device-help.txt" "$dir/device-help.err"
+	qemu_umount_under "$qemu_tmp"
+	as_root rm -rf --one-file-system "$tree"
+	as_root mv "$qemu_tmp" "$tree"
+	trap - EXIT INT TERM
+	exec 7>&-
+	rsnic_log "installed QEMU $ver in $tree in $(($(date +%s) - start)) s"
+}
+
+if [ "$(cat "$(rsnic_qemu_tree)/.rsnic-qemu-version" 2>/dev/null)" != "$RSNIC_QEMU_VERSION" ]; then
+	install_qemu
 fi

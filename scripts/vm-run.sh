@@ -14,16 +14,22 @@
 # The console is copied to stderr without blank lines and terminal control sequences;
 # RSNIC_VM_QUIET_BOOT=1 leaves out the firmware's and kernel's boot messages before the
 # job starts (they stay in the serial log, whose tail is shown if the job never starts).
-# RSNIC_TRANSPORT=pci puts the device on the PCI transport (rsnic.rst, "The PCI transport"):
-# the device process rsnic-devd (target/release/rsnic-devd: make devd) runs one device of
-# the family RSNIC_PCI_FAMILY (default: the first of RSNIC_FAMILIES) with RSNIC_PCI_PORTS
-# ports (2), as the ivshmem server of an ivshmem-doorbell PCI function, over the guest's RAM
-# (a file in /dev/shm). Its state directory (the model's counters) is shared with the guest,
-# uncached, at the same path (RSNIC_DEVD_DIR in the job); its log is target/vm/VARIANT-devd.log.
-# A device process that fails, or does not exit when QEMU has, fails the run (exit 4).
+# RSNIC_TRANSPORT=pci puts the device on the PCI transport (rsnic.rst, "The PCI transport"),
+# RSNIC_TRANSPORT=vfio on the vfio-user transport (functions with the hardware's IDs, for
+# the kernel's own drivers as well):
+# on both the device process rsnic-devd (target/release/rsnic-devd: make devd) runs one
+# device of the family RSNIC_PCI_FAMILY (default: the first of RSNIC_FAMILIES) with
+# RSNIC_PCI_PORTS ports (2) outside the VM (scripts/vm/devd.sh). Its state directory (the
+# model's counters) is shared with the guest, uncached, at the same path (RSNIC_DEVD_DIR in
+# the job, with RSNIC_TRANSPORT, RSNIC_FAMILIES and RSNIC_PCI_PORTS set to the transport,
+# the family and the ports); its log is target/vm/VARIANT-devd.log. A device process that
+# fails, or does not exit when QEMU has, fails the run (exit 4). The job also has
+# RSNIC_UPSTREAM_MLX5_KO and RSNIC_UPSTREAM_MANA_KO, the kernel's own drivers for this
+# kernel (make upstream), when they are built.
 # For experiments: RSNIC_VM_CPUS (2), RSNIC_VM_CPU (the -cpu model, max), RSNIC_VM_TCG
 # (TCG options, e.g. thread=single: one host thread for all vCPUs; see rsnic.rst, "Testing
-# under TCG").
+# under TCG"), RSNIC_VM_MACHINE (the machine type on the pci and vfio transports, pc),
+# RSNIC_DEVD (another device process binary).
 set -uo pipefail
 . "$(dirname "$0")/lib.sh"
 
@@ -52,68 +58,42 @@ if [ ! -f "$initrd" ]; then
 fi
 
 transport=${RSNIC_TRANSPORT:-kernel}
+case $transport in kernel | pci | vfio) ;; *) rsnic_die "RSNIC_TRANSPORT must be kernel, pci or vfio, not '$transport'" ;; esac
 mem=1G
 mem_bytes=$((1 << 30))
 if [ "$KERNEL_VARIANT" = debug ]; then
 	mem=2G
 	mem_bytes=$((2 << 30))
 fi
-pci_args=()
-devd_pid=""
-devd_dir=""
-devd_ram=""
-devd_log="$RSNIC_ROOT/target/vm/$KERNEL_VARIANT-devd.log"
-if [ "$transport" = pci ]; then
-	read -r pci_family _ <<<"${RSNIC_PCI_FAMILY:-${RSNIC_FAMILIES:-mlx5}}"
-	pci_ports=${RSNIC_PCI_PORTS:-2}
-	devd="${CARGO_TARGET_DIR:-$RSNIC_ROOT/target}/release/rsnic-devd"
-	[ -x "$devd" ] || rsnic_die "no device process at $devd: run 'make devd'"
-	mkdir -p "$RSNIC_CACHE/devd" "$(dirname "$devd_log")"
-	devd_dir=$(mktemp -d "$RSNIC_CACHE/devd/run-XXXXXX")
-	devd_ram="/dev/shm/rsnic-ram-${devd_dir##*-}"
-	# Whatever happens from here, the device process and its RAM file go.
-	devd_cleanup() {
-		[ -n "$devd_pid" ] && kill "$devd_pid" 2>/dev/null
-		rm -f "$devd_ram"
-		rm -rf "$devd_dir"
-	}
-	trap devd_cleanup EXIT
-	"$devd" --socket "$devd_dir/ivshmem.sock" --ram "$devd_ram" --ram-size "$mem_bytes" \
-		--family "$pci_family" --ports "$pci_ports" --state-dir "$devd_dir" \
-		>"$devd_log" 2>&1 &
-	devd_pid=$!
-	# QEMU connects at start: the server must listen first.
-	for _ in $(seq 100); do
-		[ -S "$devd_dir/ivshmem.sock" ] && break
-		kill -0 "$devd_pid" 2>/dev/null || break
-		sleep 0.1
-	done
-	if ! [ -S "$devd_dir/ivshmem.sock" ]; then
-		rsnic_log "the device process did not start; its log ($devd_log):"
-		tail -n 20 "$devd_log" >&2
-		exit 4
-	fi
-	rsnic_log "device process: $pci_family, $pci_ports ports, pid $devd_pid (log: $devd_log)"
-	pci_args=(
-		-object "memory-backend-file,id=ram,size=$mem,mem-path=$devd_ram,share=on"
-		-machine pc,memory-backend=ram
-		-chardev "socket,path=$devd_dir/ivshmem.sock,id=ivsh"
-		-device "ivshmem-doorbell,chardev=ivsh,vectors=$((pci_ports * 16))"
-		-virtfs "local,path=$devd_dir,mount_tag=rsnicdevd,security_model=none,readonly=on"
-	)
+# The pinned QEMU of set-up (scripts/qemu), checked before the device process starts. It
+# has vfio-user-pci, which bookworm's QEMU 7.2 lacks, and its multi-threaded TCG honours x86
+# cross-modifying code: under 7.2, kernel text patched while another vCPU runs it (XDP
+# program swaps, kprobes) panics the guest (rsnic.rst, "Testing under TCG"). RSNIC_QEMU
+# names another QEMU binary for experiments (make soak-xdp-swap with 7.2 shows the flaw).
+if [ -n "${RSNIC_QEMU:-}" ]; then
+	qemu=("$RSNIC_QEMU")
+else
+	rsnic_qemu_check
+	qemu=("$RSNIC_ROOT/scripts/qemu")
 fi
+. "$RSNIC_ROOT/scripts/vm/devd.sh"
+[ "$transport" = kernel ] || devd_start "$transport" "$mem" "$mem_bytes"
 
 # The job: a script on the host that the guest runs through the 9p root.
 mkdir -p "$RSNIC_CACHE/jobs"
 job=$(mktemp "$RSNIC_CACHE/jobs/job-XXXXXX.sh")
 {
 	echo "export RSNIC_ROOT='$RSNIC_ROOT' RSNIC_KO='$ko' KERNEL_VARIANT='$KERNEL_VARIANT'"
-	if [ "$transport" = pci ]; then
-		echo "export RSNIC_KSRC='$(rsnic_ksrc)' RSNIC_FAMILIES='$pci_family'"
-		echo "export RSNIC_TRANSPORT=pci RSNIC_DEVD_DIR='$devd_dir'"
+	if [ "$transport" != kernel ]; then
+		echo "export RSNIC_KSRC='$(rsnic_ksrc)' RSNIC_FAMILIES='$devd_family'"
+		echo "export RSNIC_TRANSPORT=$transport RSNIC_DEVD_DIR='$devd_dir' RSNIC_PCI_PORTS=$devd_ports"
 	else
 		echo "export RSNIC_KSRC='$(rsnic_ksrc)' RSNIC_FAMILIES='${RSNIC_FAMILIES:-mlx5 mana}'"
 	fi
+	for fam in mlx5 mana; do
+		uko=$(rsnic_upstream_ko "$fam" "$kdir")
+		[ -f "$uko" ] && echo "export RSNIC_UPSTREAM_${fam^^}_KO='$uko'"
+	done
 	echo "cd '$RSNIC_ROOT' || exit 126"
 	printf 'exec'
 	printf ' %q' "$@"
@@ -124,8 +104,8 @@ chmod 0644 "$job"
 [ -n "$log" ] || log="$RSNIC_ROOT/target/vm/$KERNEL_VARIANT-serial.log"
 mkdir -p "$(dirname "$log")"
 
-accel="-accel tcg${RSNIC_VM_TCG:+,$RSNIC_VM_TCG}"
-[ "${RSNIC_VM_ACCEL:-tcg}" = kvm ] && accel="-accel kvm"
+accel=(-accel "tcg${RSNIC_VM_TCG:+,$RSNIC_VM_TCG}")
+[ "${RSNIC_VM_ACCEL:-tcg}" = kvm ] && accel=(-accel kvm)
 # acpi=noirq: the kernel takes the CPUs from the ACPI MADT (SeaBIOS's MP table lists only
 # the boot CPU) but routes PCI interrupts through SeaBIOS's PIR table: under KASAN and TCG
 # the AML interpreter times out evaluating _PRT, which left virtio without interrupts.
@@ -138,12 +118,12 @@ if [ "$quiet_boot" = 1 ]; then
 fi
 rsnic_log "booting $KERNEL_VARIANT kernel; serial log: $log$boot_note"
 vm_timeout=${RSNIC_VM_TIMEOUT:-2400}
-timeout --foreground "$vm_timeout" qemu-system-x86_64 \
-	$accel -cpu "${RSNIC_VM_CPU:-max}" -smp "${RSNIC_VM_CPUS:-2}" -m "$mem" \
+timeout --foreground "$vm_timeout" "${qemu[@]}" \
+	"${accel[@]}" -cpu "${RSNIC_VM_CPU:-max}" -smp "${RSNIC_VM_CPUS:-2}" -m "$mem" \
 	-nographic -no-reboot -nic none \
 	-kernel "$bzimage" -initrd "$initrd" \
 	-append "console=ttyS0 panic=-1 loglevel=6 acpi=noirq rsnic_job=$job rsnic_root=$RSNIC_ROOT${devd_dir:+ rsnic_devd=$devd_dir}" \
-	"${pci_args[@]}" \
+	"${devd_qemu_args[@]}" \
 	-virtfs local,path=/,mount_tag=hostroot,security_model=none,readonly=on,multidevs=remap \
 	-virtfs "local,path=$RSNIC_ROOT,mount_tag=rsnicroot,security_model=none,readonly=on,multidevs=remap" \
 	</dev/null 2>&1 | tee "$log" |
@@ -151,28 +131,7 @@ timeout --foreground "$vm_timeout" qemu-system-x86_64 \
 	grep -av --line-buffered '^\s*$' | "${show[@]}" >&2
 qrc=${PIPESTATUS[0]}
 rm -f "$job"
-devd_status=0
-if [ -n "$devd_pid" ]; then
-	# QEMU has gone, so the device process's client has: it exits by itself.
-	for _ in $(seq 100); do
-		kill -0 "$devd_pid" 2>/dev/null || break
-		sleep 0.1
-	done
-	if kill -0 "$devd_pid" 2>/dev/null; then
-		rsnic_log "the device process did not exit 10 s after QEMU; its log ($devd_log):"
-		tail -n 20 "$devd_log" >&2
-		devd_status=4
-	else
-		wait "$devd_pid"
-		rc=$?
-		devd_pid=""
-		if [ "$rc" != 0 ]; then
-			rsnic_log "the device process failed (exit $rc); its log ($devd_log):"
-			tail -n 20 "$devd_log" >&2
-			devd_status=4
-		fi
-	fi
-fi
+devd_finish
 
 status=$(sed -n 's/.*RSNIC-VM-EXIT: \([0-9]*\).*/\1/p' "$log" | tail -n1)
 if [ "$qrc" = 124 ]; then

@@ -67,7 +67,7 @@ echo
 echo "  Figures are counter deltas of the sending port $A (B: the receiving port): ethtool -S,"
 echo "  and for dev_* the device model's own counts in $(model_counters_file "$A")."
 echo "  Doorbells: doorbell register writes; PCIe bytes: the device model's TLP"
-echo "  accounting (design.md section 5); floor: packet data plus the TLP overhead of"
+echo "  accounting (rsnic-datapath.rst, 'How figures are measured'); floor: data plus TLP overhead of"
 echo "  carrying it."
 
 echo
@@ -75,8 +75,28 @@ echo "== $A counters after the demo (non-zero, port totals; dev_*: the device mo
 counters "$A" | awk '$1 !~ /^(tx|rx|ch)_?[0-9]/ && $2 != 0'
 
 echo
-echo "== link down on $A: both carriers drop"
-ip link set "$A" down
-wait_for "peer carrier off" eval '[ "$(ip netns exec peer cat /sys/class/net/$B/carrier)" = 0 ]'
-echo "carrier $A=$(carrier "$A") $B=$(ip netns exec peer cat "/sys/class/net/$B/carrier")"
+# What a carrier follows differs between the families, as on the hardware: a ConnectX port's
+# link is the cable's, so when one end goes down the other loses its carrier too (the
+# device's port-change event); a MANA vport hangs off the virtual switch, and upstream mana
+# reports the carrier on while the interface is up, whatever the other vport does.
+if [ "$RSNIC_FAMILY" = mlx5 ]; then
+	echo "== link down on $A: both carriers drop (ConnectX: one cable, a port-change event at each end)"
+	ip link set "$A" down
+	wait_for "peer carrier off" eval '[ "$(ip netns exec peer cat /sys/class/net/$B/carrier)" = 0 ]'
+	echo "carrier $A=$(carrier "$A") $B=$(ip netns exec peer cat "/sys/class/net/$B/carrier")"
+	ip link set "$A" up
+	wait_for "both carriers back" eval '[ "$(carrier "$A")" = 1 ] && [ "$(ip netns exec peer cat /sys/class/net/$B/carrier)" = 1 ]'
+	echo "link up on $A again: carrier $A=$(carrier "$A") $B=$(ip netns exec peer cat "/sys/class/net/$B/carrier")"
+else
+	echo "== link down on $A: only $A's carrier drops (MANA: a vport's carrier follows its own interface, as upstream mana)"
+	ip link set "$A" down
+	wait_for "$A carrier off" eval '[ "$(carrier "$A")" = 0 ]'
+	sleep 0.5
+	[ "$(ip netns exec peer cat "/sys/class/net/$B/carrier")" = 1 ] ||
+		fail "$B lost its carrier when $A went down (a MANA vport's carrier is its own)"
+	echo "carrier $A=$(carrier "$A") $B=$(ip netns exec peer cat "/sys/class/net/$B/carrier")"
+	ip link set "$A" up
+	wait_for "$A carrier back" eval '[ "$(carrier "$A")" = 1 ]'
+	echo "link up on $A again: carrier $A=$(carrier "$A")"
+fi
 teardown_pair

@@ -20,7 +20,7 @@ RSNIC_FAMILY=mlx5
 secs=${XDP_SWAP_SECONDS:-300}
 dev=${XDP_SWAP_DEV:-rsnic}
 pin=${XDP_SWAP_PIN:-1}
-xdp_tools_or_skip
+xdp_tools_or_fail
 if [ "$dev" = veth ]; then
 	ip netns add peer
 	XDP_NETNS=peer

@@ -1,6 +1,9 @@
 #!/usr/bin/env bash
-# Loading rsnic with defaults creates one simulated device with two Ethernet ports, each
-# with a random locally administered MAC and sane MTU limits; unloading removes them.
+# Loading rsnic with default parameters (the run's family; on the PCI transport, the device
+# rsnic-devd serves) gives exactly two rsnic interfaces, each an Ethernet device (type 1)
+# with a locally administered unicast MAC (the one its device reports), MTU 1500 and MTU
+# limits 68..9600, the two MACs different; unloading leaves no rsnic interface. On the
+# debug kernel it runs in the ConnectX pass only.
 set -eu
 . "$(dirname "$0")/lib.sh"
 one_family_on_debug

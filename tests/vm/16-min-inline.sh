@@ -21,7 +21,7 @@ set -euo pipefail
 NF=100
 COUNT=2000
 
-xdp_tools_or_skip
+xdp_tools_or_fail
 setup_pair sim_min_inline=1
 quiet_pair
 mark_dmesg

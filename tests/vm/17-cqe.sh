@@ -26,7 +26,7 @@ set -euo pipefail
 NF=100
 COUNT=4000
 
-xdp_tools_or_skip
+xdp_tools_or_fail
 setup_pair
 quiet_pair
 mark_dmesg

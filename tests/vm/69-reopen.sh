@@ -92,7 +92,7 @@ stream_ok() {
 case $RSNIC_FAMILY in
 mlx5)
 	if [ -e "$XDP_DIR/MISSING" ] || [ ! -e "$XDP_DIR/xdp_tx.o" ]; then
-		echo "  (XDP tools not built: the XDP SQ case is left out)"
+		fail "XDP tools not built (make xdp-tools): the XDP SQ case needs xdp_tx.o"
 	else
 		# B bounces every frame with XDP_TX: its XDP SQ is its only transmitter, so B's next
 		# WQE is an XDP one.

@@ -27,9 +27,9 @@ trap cleanup EXIT
 
 # The netpoll guard is the family-independent glue's: on the debug kernel, one family.
 one_family_on_debug
-[ -e /proc/sysrq-trigger ] || skip "no SysRq in this kernel (CONFIG_MAGIC_SYSRQ)"
+[ -e /proc/sysrq-trigger ] || fail "no SysRq in this kernel (scripts/kconfig/rsnic.config sets CONFIG_MAGIC_SYSRQ)"
 mountpoint -q /sys/kernel/config || mount -t configfs none /sys/kernel/config
-[ -d /sys/kernel/config/netconsole ] || skip "no dynamic netconsole in this kernel (CONFIG_NETCONSOLE_DYNAMIC)"
+[ -d /sys/kernel/config/netconsole ] || fail "no dynamic netconsole in this kernel (scripts/kconfig/rsnic.config sets CONFIG_NETCONSOLE_DYNAMIC)"
 setup_pair
 quiet_pair
 IA=$(inject_knob "$A")

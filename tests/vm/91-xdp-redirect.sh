@@ -19,7 +19,7 @@ debug=$([ "${KERNEL_VARIANT:-normal}" = debug ] && echo 1 || echo 0)
 COUNT=${XDP_PKTGEN_COUNT:-$([ "$debug" = 1 ] && echo 2000 || echo 10000)}
 NF=${XDP_TEST_FRAMES:-300}
 
-xdp_tools_or_skip
+xdp_tools_or_fail
 load_rsnic num_ports=4
 mapfile -t P < <(rsnic_ifaces)
 assert_eq "rsnic ports" 4 "${#P[@]}"
@@ -32,7 +32,7 @@ for p in "${P[@]}" vx vy; do
 done
 for p in "${P[@]}"; do wait_for "carrier on $p" eval '[ "$(carrier "$p")" = 1 ]'; done
 mark_dmesg
-xdp_native_or_skip "${P[1]}"
+xdp_native_or_fail "${P[1]}"
 for p in "${P[@]}"; do xdp_counters_or_fail "$p"; done
 declare -A MAC
 for p in "${P[@]}" vx vy; do MAC[$p]=$(mac "$p"); done

@@ -1,132 +1,19 @@
 #!/usr/bin/env bash
-# The kernel's own driver selftests (tools/testing/selftests/drivers/net of the 6.12 tree,
-# run in tree): ping.py (IPv4, IPv6 and TCP both ways), stats.py (standard ethtool stats,
-# qstats against rtnl stats, qstats per queue), queues.py (queue counts over netlink), and
-# of drivers/net/hw rss_ctx.py (RSS key and table, resizing, contexts) and pp_alloc_fail.py
-# (page_pool allocations failed by fail_function under traffic: rx-alloc-fail counts),
-# with NETIF = port A and the remote end = port B in network namespace "peer", as NIC
-# vendors run them against real devices. A test the suite skips or marks XFAIL for a
-# reason of its own (a feature rsnic does not offer: FEC statistics)
-# counts as such; a failure fails this test. Each script's KTAP summary is printed.
+# The kernel's own driver selftests against an rsnic port pair (tests/vm/ksft.sh): of
+# drivers/net ping.py (IPv4, IPv6 and TCP both ways), stats.py (standard ethtool stats,
+# qstats against rtnl stats, qstats per queue) and queues.py (queue counts over netlink);
+# of drivers/net/hw rss_ctx.py (RSS key and table, resizing, contexts). The hardware
+# script runs on the in-kernel device host only. pp_alloc_fail.py, which patches kernel
+# text under traffic (a kprobe), is 97-kselftests-faults'.
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/traffic.sh"
 # Family-independent code (ethtool, qstats, netdev ops): the mlx5 pass on the debug kernel.
 one_family_on_debug
+. "$(dirname "$0")/ksft.sh"
 
-KSRC=${RSNIC_KSRC:-$(ls -d /var/cache/rsnic/src/linux-source-6.12-* 2>/dev/null | head -n1)}
-KSFT=$KSRC/tools/testing/selftests/drivers/net
-[ -d "$KSFT" ] || skip "no kernel selftests at $KSFT"
-python3 -c 'import yaml' 2>/dev/null || skip "python3-yaml is missing (make setup-test)"
-
-setup_pair
-# stats.py's check_down takes A down and up again; without keep_addr_on_down that drops the
-# IPv6 addresses (a host's would come back by its own configuration, ours not), and the
-# later tests' traffic, which runs over IPv6, finds no route.
-sysctl -qw "net.ipv6.conf.$A.keep_addr_on_down=1"
-ip netns exec peer sysctl -qw "net.ipv6.conf.$B.keep_addr_on_down=1"
-cat >/tmp/net.config <<EOF
-NETIF=$A
-LOCAL_V4=10.10.0.1
-REMOTE_V4=10.10.0.2
-LOCAL_V6=fd00::1
-REMOTE_V6=fd00::2
-REMOTE_TYPE=netns
-REMOTE_ARGS=peer
-EOF
-# The suite reads net.config next to the scripts; the tree is read-only here, so the scripts
-# run from a scratch copy of the drivers/net directory that points back into the tree.
-W=/tmp/ksft/tools/testing/selftests/drivers/net
-rm -rf /tmp/ksft
-mkdir -p "$W" /tmp/ksft/tools/testing/selftests
-ln -s "$KSRC/tools/testing/selftests/net" /tmp/ksft/tools/testing/selftests/net
-ln -s "$KSRC/tools/net" /tmp/ksft/tools/net
-ln -s "$KSRC/Documentation" /tmp/ksft/Documentation
-cp -r "$KSFT/lib" "$KSFT"/{ping,stats,queues}.py "$W/"
-cp /tmp/net.config "$W/net.config"
-mkdir -p "$W/hw"
-cp -r "$KSFT/hw/lib" "$KSFT"/hw/{rss_ctx,pp_alloc_fail}.py "$W/hw/"
-cp /tmp/net.config "$W/hw/net.config"
-
-# timing_only OUT: every failed test in the KTAP output OUT failed only a wall-clock or
-# rate check of those named below. A test's lines are those since the previous result line;
-# each failed test needs a line matching its check, and none of its "Check failed" lines
-# (nor, outside pp_alloc_fail, an exception) may be anything else.
-timing_only() {
-	awk '
-	function judge(t, pat, i, hit) {
-		if (t == "pp_alloc_fail.test_pp_alloc") pat = "Traffic seems low"
-		else if (t == "rss_ctx.test_hitless_key_update") pat = "^# Check failed [0-9.]+ >= 0[.]2"
-		else if (t == "rss_ctx.test_rss_key_indir") pat = "^# Check failed [0-9]+ < (3500 traffic distributed|5000 traffic on main context [(][12]/2[)])"
-		else if (t ~ /^rss_ctx[.]test_rss_context_overlap2?$/) pat = "^# Check failed [0-9]+ < 7000 traffic on main context [(][12]/2[)]"
-		else return 0
-		hit = 0
-		for (i = 0; i < n; i++) {
-			if (blk[i] ~ pat) hit = 1
-			else if (blk[i] ~ /^# Check failed/) return 0
-			else if (blk[i] ~ /Exception[|]/ && t != "pp_alloc_fail.test_pp_alloc") return 0
-		}
-		return hit
-	}
-	/^(ok|not ok) [0-9]+ / {
-		if ($1 == "not") { failed++; if (!judge($4)) bad = 1 }
-		n = 0
-		next
-	}
-	{ blk[n++] = $0 }
-	END { exit !(failed > 0 && !bad) }
-	' "$1"
-}
-
-failed=""
-# On the PCI transport, the drivers/net scripts (the hardware ones run on the in-kernel host).
-default_tests="ping stats queues hw/rss_ctx hw/pp_alloc_fail"
-[ "$RSNIC_TRANSPORT" = pci ] && default_tests="ping stats queues"
-for t in ${KSFT_TESTS:-$default_tests}; do
-	echo "  -- $t.py"
-	# rss_ctx.py needs at least 3 queues (4, as the VM has 2 CPUs and rsnic opens one
-	# channel per CPU by default); the other tests run at the default.
-	if [ "$t" = hw/rss_ctx ]; then
-		ethtool -L "$A" combined 4
-		wait_for "carrier on $A" eval '[ "$(carrier "$A")" = 1 ]'
-	fi
-	out=/tmp/ksft.${t#hw/}
-	if (cd "$W/$(dirname "$t")" && timeout 240 python3 -u "./$(basename "$t").py") >"$out" 2>&1; then
-		rc=0
-	else
-		rc=$?
-	fi
-	# Four checks of the suite are made for the rates of real hardware, which a 2-CPU TCG
-	# guest under the suite's own iperf3 load can miss (rsnic.rst, "The kernel's
-	# selftests", has the figures): pp_alloc_fail.py gives TCP 0.1 s after its ethtool -G
-	# (a reopen of A's queues) before it wants 15000 packets a second again; rss_ctx.py's
-	# test_hitless_key_update allows 0.2 s for an ethtool -X hkey under 16 iperf3 streams,
-	# where starting any program (/bin/true) takes 0.15-0.24 s in this guest; and its
-	# test_rss_key_indir and test_rss_context_overlap want a share of the first 20000 or so
-	# packets of 16 fresh iperf3 streams on each queue or half of the table (5000 of 2
-	# queues, 3500 on the third of 4, 7000 on each half of 4), which in slow start here can
-	# be carried by one or two streams. A script whose only failures are those checks runs
-	# again, up to five runs in all, and says so; any other failure fails, and so does the
-	# fifth run failing in any way. (Under the load, test_hitless_key_update misses its
-	# 0.2 s in about half the runs: the clean run of a8574bb took 0.238 s, 0.218 s, then
-	# passed; three runs would still fail CI one time in eight.)
-	run=1
-	while [ "$rc" != 0 ] && [ "$run" -lt 5 ] && timing_only "$out"; do
-		run=$((run + 1))
-		echo "    (run $((run - 1)): $(grep -m1 -oE "Traffic seems low[^)]*|Check failed [0-9.]+ >= 0.2|Check failed [0-9]+ < [0-9]+ traffic (distributed|on main context).*" "$out"); run $run)"
-		if (cd "$W/$(dirname "$t")" && timeout 240 python3 -u "./$(basename "$t").py") >"$out" 2>&1; then
-			rc=0
-		else
-			rc=$?
-		fi
-	done
-
-	grep -E '^(ok|not ok) ' "$out" | sed 's/^/    /' || true
-	grep -E '^# Totals' "$out" | sed 's/^/    /' || true
-	if [ "$rc" != 0 ] || grep -q '^not ok ' "$out"; then
-		failed+=" $t.py"
-		tail -n 30 "$out" | sed 's/^/    | /'
-	fi
-done
-teardown_pair
-[ -z "$failed" ] || fail "kernel selftests failed:$failed"
+if [ "$RSNIC_TRANSPORT" = kernel ]; then
+	ksft_run ping stats queues hw/rss_ctx
+else
+	ksft_run ping stats queues
+fi

@@ -20,7 +20,7 @@ export RSNIC_ROOT
 
 NF=${XDP_TEST_FRAMES:-300}
 N=${XSK_COUNT:-5000}
-xdp_tools_or_skip
+xdp_tools_or_fail
 ip link add a0 type veth peer name a1
 ip link add b0 type veth peer name b1
 XDP_LINKS="a0 b0"
@@ -34,7 +34,7 @@ mark_dmesg
 t0=$(date +%s%N)
 echo "  a1 offers: $(xdp_features a1) (rsnic-xdp features: $((($(date +%s%N) - t0) / 1000000)) ms)"
 has_xdp_feature "$(xdp_features a1)" basic || fail "veth a1 does not advertise basic XDP"
-xdp_native_or_skip a1
+xdp_native_or_fail a1
 "$XDPCTL" attach a0 "$XDP_DIR/xdp_pass.o" >/dev/null
 "$XDPCTL" attach b1 "$XDP_DIR/xdp_pass.o" >/dev/null
 vstat() { # IFACE COUNTER: a veth counter of queue 0

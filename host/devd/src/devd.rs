@@ -15,6 +15,7 @@ use crate::model::{Irqs, Model, Ram};
 use crate::ring::Bar2;
 use crate::server;
 use crate::sys::{self, ev, Epoll, Mapping};
+use crate::vfio::VfioConfig;
 
 /// WQEs the model executes per slice (interrupts are delivered after each slice).
 pub const SLICE_WQES: usize = 256;
@@ -26,6 +27,10 @@ pub const COUNTERS_INTERVAL: Duration = Duration::from_millis(50);
 /// The command line's usage text.
 pub const USAGE: &str = "usage: rsnic-devd --socket PATH --ram PATH --ram-size BYTES \
 --family mlx5|mana --ports N --state-dir DIR [--log FILE]
+       rsnic-devd --vfio-user DIR --family mlx5|mana --ports N --state-dir DIR [--log FILE]
+  --vfio-user DIR   vfio-user server mode: sockets DIR/fn0.sock, DIR/fn1.sock, ... for
+                    QEMU's vfio-user-pci (a ConnectX VF per port, or one MANA VF carrying
+                    N vports); the options below without --socket/--ram/--ram-size
   --socket PATH     ivshmem server socket QEMU's ivshmem-doorbell connects to
   --ram PATH        guest RAM file devd creates (QEMU's memory-backend-file mem-path)
   --ram-size BYTES  its size (suffixes K, M, G: powers of 1024), QEMU's size=
@@ -61,6 +66,64 @@ fn parse_size(s: &str) -> Option<u64> {
         _ => (s, 1),
     };
     num.parse::<u64>().ok()?.checked_mul(mul)
+}
+
+/// What the command line asks for: one of the two modes.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Cli {
+    /// The ivshmem server ([`run`]).
+    Ivshmem(Config),
+    /// The vfio-user server ([`crate::vfio::run`]).
+    VfioUser(VfioConfig),
+}
+
+impl Cli {
+    /// Parses the arguments (without the program name).
+    pub fn parse<I: IntoIterator<Item = String>>(args: I) -> Result<Self, String> {
+        let args: Vec<String> = args.into_iter().collect();
+        if !args.iter().any(|a| a == "--vfio-user") {
+            return Config::parse(args).map(Cli::Ivshmem);
+        }
+        let (mut dir, mut rest) = (None, Vec::new());
+        let mut it = args.into_iter();
+        while let Some(a) = it.next() {
+            match a.as_str() {
+                "--vfio-user" => {
+                    dir = Some(PathBuf::from(it.next().ok_or("--vfio-user needs a value")?))
+                }
+                "--socket" | "--ram" | "--ram-size" => {
+                    return Err(format!("{a} is not an option of --vfio-user mode"))
+                }
+                _ => rest.push(a),
+            }
+        }
+        // The shared options, parsed as the ivshmem mode's with its own three filled in.
+        let mut full = vec![
+            "--socket".to_string(),
+            "-".into(),
+            "--ram".into(),
+            "-".into(),
+            "--ram-size".into(),
+            "1".into(),
+        ];
+        full.extend(rest);
+        let c = Config::parse(full)?;
+        Ok(Cli::VfioUser(VfioConfig {
+            dir: dir.ok_or("--vfio-user needs a value")?,
+            family: c.family,
+            ports: c.ports,
+            state_dir: c.state_dir,
+            log: c.log,
+        }))
+    }
+
+    /// Runs the mode.
+    pub fn run(self) -> Result<(), String> {
+        match self {
+            Cli::Ivshmem(c) => run(c),
+            Cli::VfioUser(c) => crate::vfio::run(c),
+        }
+    }
 }
 
 impl Config {
@@ -185,6 +248,32 @@ pub struct Devd {
 /// Adds what failed to an I/O error.
 fn ctx<T>(r: io::Result<T>, what: impl FnOnce() -> String) -> Result<T, String> {
     r.map_err(|e| format!("{}: {e}", what()))
+}
+
+/// Rewrites the counters file of each of `ports` ports (`<state_dir>/port<P>/counters`,
+/// through a temporary file and a rename): the model's counters of the port, the in-kernel
+/// host's device-wide `dev_mmio_posted_lost` (0: devd posts nothing), then devd's own
+/// transport counters `extra(port)`, one `sim::counters` line each.
+pub fn write_counters_files<'a>(
+    state_dir: &Path,
+    model: &Model,
+    ports: u32,
+    extra: impl Fn(usize) -> Vec<(&'a str, u64)>,
+) -> Result<(), String> {
+    for p in 0..ports as usize {
+        let mut text = String::new();
+        model.counters_text(p, &mut text);
+        let _ = sim::counters::line(&mut text, "dev_mmio_posted_lost", 0);
+        for (name, v) in extra(p) {
+            let _ = sim::counters::line(&mut text, name, v);
+        }
+        let dir = state_dir.join(format!("port{p}"));
+        let tmp = dir.join("counters.tmp");
+        let dst = dir.join("counters");
+        ctx(std::fs::write(&tmp, text), || format!("{}", tmp.display()))?;
+        ctx(std::fs::rename(&tmp, &dst), || format!("{}", dst.display()))?;
+    }
+    Ok(())
 }
 
 /// Creates (or truncates) the guest RAM file `path`, sized to `size` bytes, and maps it.
@@ -330,29 +419,15 @@ impl Devd {
     /// Rewrites every port's counters file (`<state-dir>/port<P>/counters`, through a
     /// temporary file and a rename).
     pub fn write_counters(&self) -> Result<(), String> {
-        for p in 0..self.cfg.ports as usize {
-            let mut text = String::new();
-            self.model.counters_text(p, &mut text);
-            // The in-kernel host's device-wide line (devd posts nothing: the guest counts
-            // writes it loses to a full ring), then devd's own.
-            let _ = sim::counters::line(&mut text, "dev_mmio_posted_lost", 0);
-            let extra = [
+        write_counters_files(&self.cfg.state_dir, &self.model, self.cfg.ports, |_| {
+            vec![
                 ("devd_ring_entries", self.bar2.applied()),
                 ("devd_ring_bad_ops", self.bar2.bad_ops()),
                 ("devd_doorbells", self.stats.doorbells),
                 ("devd_irqs_sent", self.stats.irqs_sent),
                 ("devd_irqs_dropped", self.stats.irqs_dropped),
-            ];
-            for (name, v) in extra {
-                let _ = sim::counters::line(&mut text, name, v);
-            }
-            let dir = self.cfg.state_dir.join(format!("port{p}"));
-            let tmp = dir.join("counters.tmp");
-            let dst = dir.join("counters");
-            ctx(std::fs::write(&tmp, text), || format!("{}", tmp.display()))?;
-            ctx(std::fs::rename(&tmp, &dst), || format!("{}", dst.display()))?;
-        }
-        Ok(())
+            ]
+        })
     }
 
     /// Milliseconds until `deadline` (model clock), rounded up; -1 (forever) without one.

@@ -9,6 +9,10 @@
 //! against the RAM's size, and raises MSI-X vectors by writing the guest's eventfds. The
 //! main loop is [`devd::Devd::serve`].
 //!
+//! The same models can be presented as real-ID PCI functions to QEMU's `vfio-user-pci`
+//! instead ([`vfio`]: `--vfio-user DIR`): devd is then a vfio-user server, BAR0 accesses
+//! arrive as messages and go straight to the model, guest RAM comes as DMA mappings.
+//!
 //! All `unsafe` code is in [`sys`].
 
 #![deny(unsafe_code)]
@@ -19,5 +23,6 @@ pub mod model;
 pub mod ring;
 pub mod server;
 pub mod sys;
+pub mod vfio;
 
 pub use devd::{run, Config, Devd};

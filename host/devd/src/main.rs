@@ -8,14 +8,14 @@ fn main() -> ExitCode {
         println!("{}", rsnic_devd::devd::USAGE);
         return ExitCode::SUCCESS;
     }
-    let cfg = match rsnic_devd::Config::parse(args) {
+    let cli = match rsnic_devd::devd::Cli::parse(args) {
         Ok(c) => c,
         Err(e) => {
             eprintln!("rsnic-devd: {e}\n{}", rsnic_devd::devd::USAGE);
             return ExitCode::from(2);
         }
     };
-    match rsnic_devd::run(cfg) {
+    match cli.run() {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
             eprintln!("rsnic-devd: {e}");

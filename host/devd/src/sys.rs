@@ -1,7 +1,8 @@
 //! The operating-system calls of rsnic-devd, and the only module of the crate with `unsafe`:
 //! shared mappings ([`Mapping`], with bounds- and alignment-checked access), memfd, eventfd,
-//! signalfd, epoll ([`Epoll`]) and the ivshmem protocol's messages with a file descriptor
-//! attached ([`send_msg`], [`recv_msg`]). Everything it exports is safe to call.
+//! signalfd, epoll ([`Epoll`]), the ivshmem protocol's messages with a file descriptor
+//! attached ([`send_msg`], [`recv_msg`]) and vfio-user's byte stream with descriptors
+//! ([`send_fds`], [`recv_fds`]). Everything it exports is safe to call.
 
 #![allow(unsafe_code)]
 
@@ -43,6 +44,28 @@ pub fn eventfd() -> io::Result<OwnedFd> {
     owned(unsafe { libc::eventfd(0, libc::EFD_CLOEXEC | libc::EFD_NONBLOCK) })
 }
 
+/// The system's page size (mmap offsets are multiples of it).
+pub fn page_size() -> usize {
+    // SAFETY: sysconf takes no pointers; a failure (-1) falls back to 4 KiB.
+    let n = unsafe { libc::sysconf(libc::_SC_PAGESIZE) };
+    usize::try_from(n).ok().filter(|&n| n > 0).unwrap_or(4096)
+}
+
+/// Makes the open file description of `fd` non-blocking (`O_NONBLOCK`), so that a write
+/// to it can never stall the caller.
+pub fn set_nonblocking(fd: BorrowedFd<'_>) -> io::Result<()> {
+    // SAFETY: F_GETFL/F_SETFL take and return plain ints; `fd` is open for the calls.
+    unsafe {
+        let fl = cvt(libc::fcntl(fd.as_raw_fd(), libc::F_GETFL))?;
+        cvt(libc::fcntl(
+            fd.as_raw_fd(),
+            libc::F_SETFL,
+            fl | libc::O_NONBLOCK,
+        ))?;
+    }
+    Ok(())
+}
+
 /// Blocks SIGTERM and SIGINT for the calling thread (call it before starting threads) and
 /// returns a non-blocking signalfd that becomes readable when one is pending.
 pub fn term_signalfd() -> io::Result<OwnedFd> {
@@ -74,34 +97,61 @@ pub fn term_signalfd() -> io::Result<OwnedFd> {
 pub struct Mapping {
     ptr: NonNull<u8>,
     len: usize,
+    /// Mapped with PROT_WRITE ([`Mapping::write`] refuses otherwise).
+    writable: bool,
 }
 
 impl Mapping {
     /// Maps the first `len` bytes of `fd` (a file at least that long) shared, read-write.
     pub fn new(fd: BorrowedFd<'_>, len: usize) -> io::Result<Self> {
+        Self::with_offset(fd, 0, len, true)
+    }
+
+    /// Maps `len` bytes of `fd` from file offset `offset` (a multiple of [`page_size`])
+    /// shared, read-write if `writable`, else read-only. The caller checks that the file
+    /// holds them (a mapping past the end of a file faults when touched).
+    pub fn with_offset(
+        fd: BorrowedFd<'_>,
+        offset: u64,
+        len: usize,
+        writable: bool,
+    ) -> io::Result<Self> {
         if len == 0 {
             return Err(io::Error::new(
                 io::ErrorKind::InvalidInput,
                 "cannot map 0 bytes",
             ));
         }
+        let off = libc::off_t::try_from(offset)
+            .map_err(|_| io::Error::new(io::ErrorKind::InvalidInput, "offset too large"))?;
+        let prot = if writable {
+            libc::PROT_READ | libc::PROT_WRITE
+        } else {
+            libc::PROT_READ
+        };
         // SAFETY: a fresh mapping chosen by the kernel (no address hint), of a descriptor we
-        // borrow for the call; the result is checked against MAP_FAILED before use.
+        // borrow for the call; the result is checked against MAP_FAILED before use. The
+        // kernel checks the offset's alignment and the descriptor's access mode.
         let p = unsafe {
             libc::mmap(
                 ptr::null_mut(),
                 len,
-                libc::PROT_READ | libc::PROT_WRITE,
+                prot,
                 libc::MAP_SHARED,
                 fd.as_raw_fd(),
-                0,
+                off,
             )
         };
         if p == libc::MAP_FAILED {
             return Err(io::Error::last_os_error());
         }
         let ptr = NonNull::new(p.cast::<u8>()).ok_or_else(io::Error::last_os_error)?;
-        Ok(Self { ptr, len })
+        Ok(Self { ptr, len, writable })
+    }
+
+    /// Whether [`Mapping::write`] may write (the mapping is read-write).
+    pub fn writable(&self) -> bool {
+        self.writable
     }
 
     /// Length of the mapping in bytes.
@@ -138,21 +188,25 @@ impl Mapping {
     }
 
     /// Copies `src` to `off`; `false` (nothing written) if it does not fit inside the
-    /// mapping.
+    /// mapping or the mapping is read-only.
     pub fn write(&self, off: usize, src: &[u8]) -> bool {
+        if !self.writable {
+            return false;
+        }
         let Some(p) = self.at(off, src.len()) else {
             return false;
         };
-        // SAFETY: `p..p + src.len()` is inside the live, writable mapping (checked by `at`);
+        // SAFETY: `p..p + src.len()` is inside the live mapping (checked by `at`), which was
+        // mapped PROT_WRITE (checked above: a read-only one would fault);
         // `src` is a distinct Rust buffer. No Rust reference to these bytes exists.
         unsafe { ptr::copy_nonoverlapping(src.as_ptr(), p, src.len()) };
         true
     }
 
-    /// The u64 at `off` as an atomic, if it lies inside the mapping and `off` is 8-aligned
-    /// (the mapping is page aligned).
+    /// The u64 at `off` as an atomic, if it lies inside the mapping, `off` is 8-aligned
+    /// (the mapping is page aligned) and the mapping is read-write (an atomic can store).
     pub fn u64_at(&self, off: usize) -> Option<&AtomicU64> {
-        if off % mem::align_of::<AtomicU64>() != 0 {
+        if !self.writable || off % mem::align_of::<AtomicU64>() != 0 {
             return None;
         }
         let p = self.at(off, mem::size_of::<AtomicU64>())?;
@@ -163,9 +217,10 @@ impl Mapping {
         Some(unsafe { &*p.cast::<AtomicU64>() })
     }
 
-    /// The u32 at `off` as an atomic, if it lies inside the mapping and `off` is 4-aligned.
+    /// The u32 at `off` as an atomic, if it lies inside the mapping, `off` is 4-aligned and
+    /// the mapping is read-write.
     pub fn u32_at(&self, off: usize) -> Option<&AtomicU32> {
-        if off % mem::align_of::<AtomicU32>() != 0 {
+        if !self.writable || off % mem::align_of::<AtomicU32>() != 0 {
             return None;
         }
         let p = self.at(off, mem::size_of::<AtomicU32>())?;
@@ -274,6 +329,124 @@ pub fn recv_msg(sock: &UnixStream) -> io::Result<(i64, Option<OwnedFd>)> {
     Ok((i64::from_le_bytes(buf), fd))
 }
 
+/// Most descriptors [`recv_fds`] takes from one `recvmsg`; more are a truncation.
+pub const MAX_RECV_FDS: usize = 64;
+
+/// Most descriptors [`send_fds`] attaches to one `sendmsg` (the kernel's SCM_MAX_FD).
+pub const MAX_SEND_FDS: usize = 253;
+
+/// Sends the bytes of `data` (as many as the socket takes: the count is returned) with
+/// `fds` attached (SCM_RIGHTS) to the first byte, without raising SIGPIPE. An empty `fds`
+/// attaches nothing. At most [`MAX_SEND_FDS`] descriptors.
+pub fn send_fds(sock: &UnixStream, data: &[u8], fds: &[BorrowedFd<'_>]) -> io::Result<usize> {
+    if fds.len() > MAX_SEND_FDS {
+        return Err(io::Error::new(io::ErrorKind::InvalidInput, "too many fds"));
+    }
+    // Room for one cmsghdr with MAX_SEND_FDS ints, u64-aligned.
+    let mut cbuf = [0u64; 2 + MAX_SEND_FDS / 2 + 1];
+    // SAFETY: `msg` is zero-initialised (valid: null pointers, zero lengths) and then points
+    // at `iov` (over `data`) and `cbuf`, all outliving the call. The control length is
+    // CMSG_SPACE(4 * fds.len()) <= 16 + 4 * MAX_SEND_FDS (rounded up to 8), inside `cbuf`
+    // (asserted);
+    // CMSG_FIRSTHDR of a control buffer that large is non-null and CMSG_DATA has room for
+    // the ints, written unaligned-safe one by one.
+    let n = unsafe {
+        let mut iov = libc::iovec {
+            iov_base: data.as_ptr() as *mut libc::c_void,
+            iov_len: data.len(),
+        };
+        let mut msg: libc::msghdr = mem::zeroed();
+        msg.msg_iov = &mut iov;
+        msg.msg_iovlen = 1;
+        if !fds.is_empty() {
+            let bytes = (fds.len() * mem::size_of::<libc::c_int>()) as u32;
+            let space = libc::CMSG_SPACE(bytes) as usize;
+            assert!(space <= mem::size_of_val(&cbuf));
+            msg.msg_control = cbuf.as_mut_ptr().cast();
+            msg.msg_controllen = space as _;
+            let c = libc::CMSG_FIRSTHDR(&msg);
+            assert!(!c.is_null());
+            (*c).cmsg_level = libc::SOL_SOCKET;
+            (*c).cmsg_type = libc::SCM_RIGHTS;
+            (*c).cmsg_len = libc::CMSG_LEN(bytes) as _;
+            let d = libc::CMSG_DATA(c).cast::<libc::c_int>();
+            for (i, fd) in fds.iter().enumerate() {
+                ptr::write_unaligned(d.add(i), fd.as_raw_fd());
+            }
+        }
+        libc::sendmsg(sock.as_raw_fd(), &msg, libc::MSG_NOSIGNAL)
+    };
+    if n < 0 {
+        return Err(io::Error::last_os_error());
+    }
+    Ok(n as usize)
+}
+
+/// What one [`recv_fds`] got.
+#[derive(Debug, Default)]
+pub struct Received {
+    /// Bytes read into the buffer (0: end of stream).
+    pub len: usize,
+    /// Descriptors that came with them (close-on-exec).
+    pub fds: Vec<OwnedFd>,
+    /// The sender attached more descriptors than fit ([`MAX_RECV_FDS`]): the kernel closed
+    /// the rest (MSG_CTRUNC).
+    pub truncated: bool,
+}
+
+/// One `recvmsg` into `buf` (at most `buf.len()` bytes, so a caller reading exactly one
+/// message's bytes never takes the next message's descriptors), collecting the
+/// descriptors attached (SCM_RIGHTS). Follows the socket's blocking mode.
+pub fn recv_fds(sock: &UnixStream, buf: &mut [u8]) -> io::Result<Received> {
+    let mut cbuf = [0u64; 2 + MAX_RECV_FDS / 2 + 1];
+    let mut raw: Vec<libc::c_int> = Vec::new();
+    // SAFETY: `msg` is zeroed, then points at `iov` (over `buf`) and `cbuf`, all outliving
+    // the call. After it, the kernel filled `msg_controllen` bytes of `cbuf`: the CMSG_*
+    // walk stays inside them (CMSG_NXTHDR checks against msg_controllen), and the ints of
+    // an SCM_RIGHTS header are read unaligned-safe, as many as its cmsg_len holds.
+    let (n, flags) = unsafe {
+        let mut iov = libc::iovec {
+            iov_base: buf.as_mut_ptr().cast(),
+            iov_len: buf.len(),
+        };
+        let mut msg: libc::msghdr = mem::zeroed();
+        msg.msg_iov = &mut iov;
+        msg.msg_iovlen = 1;
+        msg.msg_control = cbuf.as_mut_ptr().cast();
+        msg.msg_controllen = mem::size_of_val(&cbuf) as _;
+        let n = libc::recvmsg(sock.as_raw_fd(), &mut msg, libc::MSG_CMSG_CLOEXEC);
+        if n >= 0 {
+            let mut c = libc::CMSG_FIRSTHDR(&msg);
+            while !c.is_null() {
+                if (*c).cmsg_level == libc::SOL_SOCKET && (*c).cmsg_type == libc::SCM_RIGHTS {
+                    let head = libc::CMSG_LEN(0) as usize;
+                    let count = ((*c).cmsg_len as usize).saturating_sub(head)
+                        / mem::size_of::<libc::c_int>();
+                    let d = libc::CMSG_DATA(c).cast::<libc::c_int>();
+                    for i in 0..count {
+                        raw.push(ptr::read_unaligned(d.add(i)));
+                    }
+                }
+                c = libc::CMSG_NXTHDR(&msg, c);
+            }
+        }
+        (n, msg.msg_flags)
+    };
+    // Own every descriptor received first, so none leaks on the error paths.
+    let mut fds = Vec::with_capacity(raw.len());
+    for r in raw {
+        fds.push(owned(r)?);
+    }
+    if n < 0 {
+        return Err(io::Error::last_os_error());
+    }
+    Ok(Received {
+        len: n as usize,
+        fds,
+        truncated: flags & libc::MSG_CTRUNC != 0,
+    })
+}
+
 /// Readiness flags of [`Epoll`] (the `EPOLL*` bits).
 pub mod ev {
     /// Readable.
@@ -284,6 +457,8 @@ pub mod ev {
     pub const RDHUP: u32 = libc::EPOLLRDHUP as u32;
     /// Error.
     pub const ERR: u32 = libc::EPOLLERR as u32;
+    /// Writable.
+    pub const OUT: u32 = libc::EPOLLOUT as u32;
 }
 
 /// An epoll instance (close-on-exec), level-triggered.
@@ -304,6 +479,21 @@ impl Epoll {
             libc::epoll_ctl(
                 self.0.as_raw_fd(),
                 libc::EPOLL_CTL_ADD,
+                fd.as_raw_fd(),
+                &mut e,
+            )
+        })
+        .map(drop)
+    }
+
+    /// Changes the events `fd` (already watched) is watched for, reported with `token`.
+    pub fn modify(&self, fd: BorrowedFd<'_>, token: u64, events: u32) -> io::Result<()> {
+        let mut e = libc::epoll_event { events, u64: token };
+        // SAFETY: as in `add`.
+        cvt(unsafe {
+            libc::epoll_ctl(
+                self.0.as_raw_fd(),
+                libc::EPOLL_CTL_MOD,
                 fd.as_raw_fd(),
                 &mut e,
             )

@@ -1,5 +1,5 @@
-//! Golden byte vectors for the mlx5 formats, written by hand from spec/hardware.md A.3, A.6,
-//! C.1 and C.2 (not produced by the encoders).
+//! Golden byte vectors for the mlx5 formats, written by hand from rsnic-hardware.rst A.3,
+//! A.6, C.1 and C.2 (not produced by the encoders).
 
 mod dp_common;
 

@@ -1,5 +1,5 @@
-//! Golden byte vectors of the GDMA formats (spec D.2–D.5), written by hand from the bit
-//! positions in spec/hardware.md part D, and the SGL wrap at the ring end.
+//! Golden byte vectors of the GDMA formats (rsnic-hardware.rst D.2–D.5), written by hand
+//! from the bit positions of its part D, and the SGL wrap at the ring end.
 
 use rsnic_core::dp::hw::Coherent;
 use rsnic_core::dp::mana::fmt::*;

@@ -1,8 +1,9 @@
 //! PCIe accounting of the simulated mlx5 device for known sequences, checked against figures
-//! computed by hand from design.md §5 (every TLP = payload + 24 B; reads: one 24-B request per
-//! 512 B outbound, completions split at 64-B boundaries inbound; doorbell = 8 B inbound; CQE =
-//! 64 B outbound; packet data written in TLPs of at most 256 B at 256-B boundaries; MSI-X =
-//! 4 B outbound). All buffers of the test bed are page aligned.
+//! computed by hand from rsnic-datapath.rst, "How figures are measured" (every TLP costs its
+//! payload plus 24 B; reads: one 24-B request per 512 B outbound, completions split at 64-B
+//! boundaries inbound; doorbell = 8 B inbound; CQE = 64 B outbound; packet data written in
+//! TLPs of at most 256 B at 256-B boundaries; MSI-X = 4 B outbound). All buffers of the test
+//! bed are page aligned.
 
 mod sim_util;
 

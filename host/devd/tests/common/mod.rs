@@ -102,3 +102,5 @@ pub fn diff_ranges(a: &[u8], b: &[u8]) -> Vec<(usize, usize)> {
     }
     out
 }
+
+pub mod vfio;

@@ -1,6 +1,7 @@
 //! Deterministic data-path figures of the mlx5 SQ against the simulated ConnectX
-//! (design.md section 5). `scripts/bench.sh` (`make bench`) runs every configuration in its
-//! own process under callgrind and writes `target/bench/datapath.csv`.
+//! (rsnic-datapath.rst, "How figures are measured"). `scripts/bench.sh` (`make bench`) runs
+//! every configuration in its own process under callgrind and writes
+//! `target/bench/datapath.csv`.
 //!
 //! ```text
 //! datapath_bench [--packets N]                          every configuration, no instructions

@@ -382,7 +382,7 @@ pub fn make_rq_segs(env: &Env, log_sz: u8, buf_size: u32, segs: u8, wqe_bulk: u1
     .unwrap()
 }
 
-/// A data segment (spec A.4): byte count, the driver's lkey, address.
+/// A data segment (spec A.3): byte count, the driver's lkey, address.
 pub fn dseg(len: u32, addr: u64) -> Vec<u8> {
     let mut v = len.to_be_bytes().to_vec();
     v.extend_from_slice(&LKEY.to_be_bytes());

@@ -1,5 +1,5 @@
 //! Shared helpers of the sim_* tests: a minimal hand-written "driver" that builds mlx5 WQEs
-//! and reads CQEs straight from spec/hardware.md (parts A–C), independent of both the
+//! and reads CQEs straight from rsnic-hardware.rst (parts A–C), independent of both the
 //! device model and the real driver.
 
 #![allow(dead_code)]

@@ -8,10 +8,12 @@
 //! memory, and it validates everything it reads.
 //!
 //! * [`counters`]: the models' per-port counters as text, what every device host shows.
-//! * [`mana`]: a MANA (GDMA) device (spec/hardware.md part D).
-//! * [`mlx5`]: a ConnectX-like device (spec/hardware.md parts A–C), with the ConnectX
+//! * [`mana`]: a MANA (GDMA) device (Documentation/networking/device_drivers/ethernet/
+//!   rsnic-hardware.rst, part D; "spec D.2" and the like in the models' comments).
+//! * [`mlx5`]: a ConnectX-like device (rsnic-hardware.rst, parts A–C), with the ConnectX
 //!   command interface and event queues of the 6.12 mlx5 headers.
-//! * [`pcie`]: the PCIe link accounting of `design.md` §5 that every model keeps.
+//! * [`pcie`]: the PCIe link accounting that every model keeps (rsnic-datapath.rst, "How
+//!   figures are measured").
 //! * [`pkt`]: what a NIC does to packets in hardware (parsing, checksums, segmentation, RSS).
 
 pub mod counters;

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 
-//! PCIe link accounting, exactly the model of `design.md` §5.
+//! PCIe link accounting, exactly the model of Documentation/networking/device_drivers/ethernet/
+//! rsnic-datapath.rst, section "How figures are measured".
 //!
 //! *Inbound* is towards the NIC, *outbound* towards host memory. Every TLP costs its payload
 //! plus [`TLP_OVERHEAD`] bytes. The device model calls one of the methods of
@@ -15,9 +16,9 @@
 //! | doorbell register write ([`PcieCounters::doorbell`]) | — | one TLP of 8 B |
 //!
 //! Read requests are cut into chunks of 512 bytes starting at the first byte (so a read of N
-//! bytes is exactly ceil(N/512) requests, as §5 says); each chunk's completions are split at
-//! 64-byte boundaries. Since 512 is a multiple of 64 this equals splitting the whole range at
-//! 64-byte boundaries whenever the read starts 64-byte aligned.
+//! bytes is exactly ceil(N/512) requests, as that section says); each chunk's completions
+//! are split at 64-byte boundaries. Since 512 is a multiple of 64 this equals splitting the
+//! whole range at 64-byte boundaries whenever the read starts 64-byte aligned.
 
 /// Bytes of overhead per TLP (header, sequence number, LCRC, framing).
 pub const TLP_OVERHEAD: u64 = 24;
@@ -61,7 +62,7 @@ pub fn blocks(addr: u64, len: u64, size: u64) -> u64 {
 
 /// Inbound bytes needed to carry `len` bytes of packet data and nothing else: the data
 /// itself plus [`TLP_OVERHEAD`] per 64-byte read completion, the data being 64-byte aligned.
-/// This is the TX floor of `design.md` §5.
+/// This is the TX floor of rsnic-datapath.rst, "How figures are measured".
 pub fn inbound_floor(len: u64) -> u64 {
     len.saturating_add(TLP_OVERHEAD.saturating_mul(len.div_ceil(RCB)))
 }

@@ -4,7 +4,8 @@
 //! units with the SGL wrapping at the ring end ([`wq`]), CQs and EQs with 3 owner bits and
 //! the re-arm rules ([`cq`]), the SQ with short/long TX OOBs, checksum offload, TSO and
 //! doorbells batched by `xmit_more` ([`sq`]), and the RQ that re-posts without ringing and
-//! rings once per poll ([`rq`]). Facts: spec/hardware.md part D and E.3.
+//! rings once per poll ([`rq`]). Facts: Documentation/networking/device_drivers/ethernet/
+//! rsnic-hardware.rst, parts D and E.3 ("spec D.2" and the like in these modules).
 //!
 //! The control path (6.12 `gdma_main.c`, `shm_channel.c`, `hw_channel.c`, `mana_en.c`): the
 //! GDMA and MANA request and response layouts ([`gdma_req`]), the shared memory channel that

@@ -2,7 +2,8 @@
 
 //! The mlx5 (ConnectX) data path, driver side: WQE and CQE formats, the cyclic SQ with its
 //! staged xmit path and Enhanced MPWQE sessions, TX completion, the cyclic RQ with CQE
-//! decompression, and CQ arming. Facts: spec/hardware.md parts A, B, C and E.1.
+//! decompression, and CQ arming. Facts: Documentation/networking/device_drivers/ethernet/
+//! rsnic-hardware.rst, parts A, B, C and E.1 ("spec A.3" and the like in these modules).
 //!
 //! The control plane crosses the same boundary: the command interface ([`cmd`]: command
 //! queue, command formats, bring-up and teardown) and event queues ([`eq`]), from

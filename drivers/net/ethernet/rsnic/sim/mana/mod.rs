@@ -1,9 +1,10 @@
 // SPDX-License-Identifier: GPL-2.0
 
-//! A simulated MANA (GDMA) Ethernet device (spec/hardware.md part D, counters E.3).
+//! A simulated MANA (GDMA) Ethernet device (Documentation/networking/device_drivers/ethernet/
+//! rsnic-hardware.rst, part D, counters E.3).
 //!
 //! Like [`crate::sim::mlx5`], the device decodes the formats itself (an independent reading
-//! of the spec and a cross-check of the driver's `dp::mana`); it shares no code with the
+//! of those facts and a cross-check of the driver's `dp::mana`); it shares no code with the
 //! driver side. It sees only register writes and host memory by bus address.
 //!
 //! # Ports and wiring

@@ -402,6 +402,16 @@ impl Func {
         fail_opcode: 0,
     };
 
+    /// The function as after power-on (a function-level reset): HCA disabled, no command
+    /// queue, nothing allocated; the permanent MAC and the device host's failure knob stay.
+    pub(super) fn power_on(&mut self) {
+        *self = Self {
+            mac: self.mac,
+            fail_opcode: self.fail_opcode,
+            ..Self::NEW
+        };
+    }
+
     /// Gives the function of port `i` its default permanent MAC, 02:00:00:00:00:(i + 1).
     pub(super) fn set_port_index(&mut self, i: usize) {
         self.mac[5] = (i + 1) as u8;
@@ -658,6 +668,59 @@ pub(super) fn run<M: BusMemory>(t: &mut Tables<'_>, caps: &Caps, scratch: &mut [
             exec_entry(t, caps, scratch, mem, p, i);
         }
     }
+}
+
+/// Frees every object of function `p` (TEARDOWN_HCA, as firmware does; a function reset
+/// too): its queues, steering objects, UARs, PDs and transport domains. The HCA is left
+/// ENABLED.
+pub(super) fn teardown(t: &mut Tables<'_>, p: usize) {
+    for slot in 0..MAX_QUEUES {
+        if t.queues
+            .get(p * MAX_QUEUES + slot)
+            .is_some_and(|r| r.sq.used)
+        {
+            let _ = t.destroy_sq(make_qn(SQN_BASE, p, slot));
+        }
+    }
+    for slot in 0..MAX_QUEUES {
+        let Some(r) = t.queues.get_mut(p * MAX_QUEUES + slot) else {
+            continue;
+        };
+        r.fte = super::QueueSet::EMPTY.fte;
+        r.fg = super::QueueSet::EMPTY.fg;
+        r.ft = super::QueueSet::EMPTY.ft;
+        r.tir = super::QueueSet::EMPTY.tir;
+        r.rqt = super::QueueSet::EMPTY.rqt;
+        r.rq.users = 0;
+        r.tis = super::QueueSet::EMPTY.tis;
+        if r.rq.used {
+            let _ = t.destroy_rq(make_qn(RQN_BASE, p, slot));
+        }
+    }
+    for slot in 0..MAX_QUEUES {
+        if let Some(r) = t.queues.get_mut(p * MAX_QUEUES + slot) {
+            if r.cq.used {
+                r.cq.users = 0;
+                let _ = t.destroy_cq(make_qn(CQN_BASE, p, slot));
+            }
+        }
+        if let Some(r) = t.queues.get_mut(p * MAX_QUEUES + slot) {
+            r.eq = super::QueueSet::EMPTY.eq;
+        }
+    }
+    let Some(pt) = t.ports.get_mut(p) else {
+        return;
+    };
+    pt.rss_len = 0;
+    pt.eq_arm_pending = 0;
+    let f = &mut pt.func;
+    f.uars = 0;
+    f.pds = 0;
+    f.tds = 0;
+    f.rss_tir = 0;
+    f.root_ft = 0;
+    f.hca = Hca::Enabled;
+    t.refresh_rx(p, true);
 }
 
 fn exec_entry<M: BusMemory>(
@@ -1204,44 +1267,7 @@ impl<M: BusMemory> Cx<'_, '_, M> {
 
     /// Frees every object of the function (TEARDOWN_HCA, as firmware does).
     fn teardown(&mut self) {
-        let p = self.p;
-        for slot in 0..MAX_QUEUES {
-            let r = *self.row(slot);
-            if r.sq.used {
-                let _ = self.t.destroy_sq(make_qn(SQN_BASE, p, slot));
-            }
-        }
-        for slot in 0..MAX_QUEUES {
-            let r = self.row(slot);
-            r.fte = super::QueueSet::EMPTY.fte;
-            r.fg = super::QueueSet::EMPTY.fg;
-            r.ft = super::QueueSet::EMPTY.ft;
-            r.tir = super::QueueSet::EMPTY.tir;
-            r.rqt = super::QueueSet::EMPTY.rqt;
-            r.rq.users = 0;
-            r.tis = super::QueueSet::EMPTY.tis;
-            if r.rq.used {
-                let _ = self.t.destroy_rq(make_qn(RQN_BASE, p, slot));
-            }
-        }
-        for slot in 0..MAX_QUEUES {
-            if self.row(slot).cq.used {
-                self.row(slot).cq.users = 0;
-                let _ = self.t.destroy_cq(make_qn(CQN_BASE, p, slot));
-            }
-            self.row(slot).eq = super::QueueSet::EMPTY.eq;
-        }
-        let pt = self.port();
-        pt.rss_len = 0;
-        pt.eq_arm_pending = 0;
-        let f = &mut pt.func;
-        f.uars = 0;
-        f.pds = 0;
-        f.tds = 0;
-        f.rss_tir = 0;
-        f.root_ft = 0;
-        f.hca = Hca::Enabled;
-        self.t.refresh_rx(p, true);
+        teardown(self.t, self.p);
     }
 
     /// ALLOC_UAR (0), ALLOC_PD (1), ALLOC_TRANSPORT_DOMAIN (2).

@@ -2,9 +2,10 @@
 
 //! A simulated ConnectX (mlx5) Ethernet device.
 //!
-//! The device decodes the formats of spec/hardware.md parts A–C itself (this is an
-//! independent implementation of the spec and a cross-check of the driver's); it shares no
-//! code with the driver-side data path.
+//! The device decodes the formats of Documentation/networking/device_drivers/ethernet/
+//! rsnic-hardware.rst, parts A–C, itself (this is an independent implementation of those
+//! facts and a cross-check of the driver's); it shares no code with the driver-side data
+//! path.
 //!
 //! # Ports and wiring
 //!
@@ -442,7 +443,7 @@ pub const SQ_BURST: usize = 64;
 /// Maximum CQEs in one compression session.
 pub const MAX_SESSION: u32 = 64;
 
-/// mlx5 constants from spec/hardware.md parts A and C.
+/// mlx5 constants from rsnic-hardware.rst, parts A and C.
 pub mod consts {
     /// WQE basic block.
     pub const WQEBB: usize = 64;
@@ -2516,6 +2517,21 @@ where
     /// syndrome [`cmd::synd::INJECTED`] (None: stop). A device-host fault knob.
     pub fn fail_command(&mut self, port: usize, opcode: Option<u16>) -> Result<(), CmdError> {
         self.tables().port_mut(port)?.func.fail_opcode = opcode.map_or(0, u32::from);
+        Ok(())
+    }
+
+    /// Resets function `port` as a function-level reset does (what a device host does for a
+    /// PCI function's reset): every object of the function is freed as TEARDOWN_HCA frees
+    /// them, and the command interface returns to its power-on state (HCA disabled, no
+    /// command queue, `initializing` set until the driver writes the queue's address again,
+    /// nothing allocated). The device host's settings (permanent MAC, link, flow control,
+    /// loopback, injected command failure) and the port's counters stay; other functions are
+    /// not touched.
+    pub fn reset_function(&mut self, port: usize) -> Result<(), CmdError> {
+        let mut t = self.tables();
+        t.port_mut(port)?;
+        cmd::teardown(&mut t, port);
+        t.port_mut(port)?.func.power_on();
         Ok(())
     }
 
