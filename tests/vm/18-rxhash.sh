@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The RSS hash of received packets (issue 26, item 7; NETIF_F_RXHASH), on port B with one
+# The RSS hash of received packets (NETIF_F_RXHASH), on port B with one
 # channel: pktgen sends COUNT UDP packets from A in eight flows (source ports 1000-1007,
 # one packet of each in turn), and a socket filter on a packet socket of B records the
 # skb->hash each packet reached the stack with, per flow (rsnic-xdp rxhash, sk_rxhash.o):
@@ -21,8 +21,8 @@ set -euo pipefail
 debug=$([ "${KERNEL_VARIANT:-normal}" = debug ] && echo 1 || echo 0)
 COUNT=${RXHASH_COUNT:-$([ "$debug" = 1 ] && echo 1000 || echo 4000)}
 FLOWS=8
-[ -e "$XDP_DIR/sk_rxhash.o" ] || skip "XDP tools not built: no $XDP_DIR/sk_rxhash.o (make xdp-tools)"
-[ ! -e "$XDP_DIR/MISSING" ] || skip "XDP tools not built: $(cat "$XDP_DIR/MISSING")"
+xdp_tools_or_fail
+[ -e "$XDP_DIR/sk_rxhash.o" ] || fail "XDP tools not built: no $XDP_DIR/sk_rxhash.o (make xdp-tools)"
 
 setup_pair
 quiet_pair

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The XDP SQs' WQEs on ConnectX (issue 26, item 1): xdp_tx_mpwqe decides whether XDP_TX,
+# The XDP SQs' WQEs on ConnectX: xdp_tx_mpwqe decides whether XDP_TX,
 # ndo_xdp_xmit and AF_XDP zero-copy TX use Enhanced MPWQE (opcode 0x29), as mlx5e's flag.
 #   - A device without enhanced multi-packet send WQEs (sim_mpwqe=0, as a ConnectX-4 Lx):
 #     xdp_tx_mpwqe and skb_tx_mpwqe start off and are refused on (EOPNOTSUPP, the reason in
@@ -20,16 +20,15 @@ set -euo pipefail
 . "$(dirname "$0")/traffic.sh"
 . "$(dirname "$0")/xdp.sh"
 [ "$RSNIC_FAMILY" = mlx5 ] || skip "MANA has no XDP SQs (XDP_TX and redirects are skbs on the regular SQ)"
-pci_only_plain sim_mpwqe=0
 
 NF=${XDP_TEST_FRAMES:-2000}
 
-xdp_tools_or_skip
+xdp_tools_or_fail
 setup_pair sim_mpwqe=0
 quiet_pair
 mark_dmesg
 MAC_A=$(mac "$A")
-xdp_native_or_skip "$B" peer
+xdp_native_or_fail "$B" peer
 
 # no_mpwqe WHAT SENT_COUNTER: B's device refused nothing, ran no MPWQE, no reopen; the SQ's
 # counter took exactly NF frames, none in a session.

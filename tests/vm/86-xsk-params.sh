@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The AF_XDP zero-copy pool checks of mlx5e (issue 26, item 4; dp/xsk.rs, whose host tests
+# The AF_XDP zero-copy pool checks of mlx5e (dp/xsk.rs, whose host tests
 # cover every refusal and edge), on port B of both families, where userspace can reach
 # them. At a bind, 6.12.118's AF_XDP core refuses first what does not hold a frame of the
 # MTU (xp_assign_dev: the pool's frame, aligned down to 128 bytes, must hold MTU + 26), so
@@ -23,13 +23,13 @@ set -euo pipefail
 . "$(dirname "$0")/xdp.sh"
 one_family_on_debug
 
-xdp_tools_or_skip
+xdp_tools_or_fail
 setup_pair
 quiet_pair
-xdp_native_or_skip "$B" peer
+xdp_native_or_fail "$B" peer
 mark_dmesg
 START=$DMESG_MARK
-has_xdp_feature "$(xdp_features "$B" peer)" xsk-zerocopy || fail "$B does not offer xsk-zerocopy"
+zc_check "$B" "$(xdp_features "$B" peer)"
 
 # bind WHAT RC ARGS...: a zero-copy bind on B's queue 0 (held for half a second, no
 # program) must exit RC (0: bound; 3: refused); its log lines go to /tmp/bind.log.

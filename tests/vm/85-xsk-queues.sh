@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# AF_XDP zero-copy queues come and go per channel, as 6.12's mlx5e has them (issue 26, items
-# 2, 3 and 5), on port B (namespace "peer") of both families:
+# AF_XDP zero-copy queues come and go per channel, as 6.12's mlx5e has them, on port B
+# (namespace "peer") of both families:
 #   - bound before its program (libxdp's order, here with a 5 s wait between the bind and
 #     the program, the socket's fill ring empty meanwhile): no XSK queue exists without a
 #     program (B's device created no queue at the bind: dev_queues_created), so the queue's
@@ -33,13 +33,13 @@ XSKQ=$([ "$RSNIC_FAMILY" = mlx5 ] && echo 6 || echo 2)
 PARTS=" ${XSKQ_PARTS:-1 2 3} "
 part() { case $PARTS in *" $1 "*) return 0 ;; esac; return 1; }
 
-xdp_tools_or_skip
+xdp_tools_or_fail
 setup_pair
 quiet_pair
 mark_dmesg
 MAC_A=$(mac "$A")
-xdp_native_or_skip "$B" peer
-has_xdp_feature "$(xdp_features "$B" peer)" xsk-zerocopy || fail "$B does not offer xsk-zerocopy"
+xdp_native_or_fail "$B" peer
+zc_check "$B" "$(xdp_features "$B" peer)"
 
 # --- 1. Bound before its program ---
 if part 1; then
@@ -91,18 +91,18 @@ snap p1 "$B" peer
 xsk_wait q1
 snap p2 "$B" peer
 assert_eq "queue 1's socket bound in zero-copy mode" zerocopy "$(kv bind "$XR")"
-echo "  [bind on queue 1] B's device created $(delta p0 p1 dev_queues_created) queues," \
-	"$(delta p1 p2 dev_queues_created) at the unbind; queue 0 sent $(delta p0 p2 tx_xsk_xmit) meanwhile"
-assert_eq "[bind on queue 1] queues B's device created" "$XSKQ" "$(delta p0 p1 dev_queues_created)"
-assert_eq "[unbind on queue 1] queues B's device created" 0 "$(delta p1 p2 dev_queues_created)"
-assert_eq "[bind and unbind on queue 1] channel reopens" 0 "$(delta p0 p2 ch_reopen)"
-[ "$(delta p0 p2 tx_xsk_xmit)" -gt 0 ] || fail "queue 0's socket sent nothing during the bind"
 wait "${XSK_PIDS[q0]}" || fail "queue 0's socket failed: $(cat /tmp/xsk.q0.err)"
 XT=$(grep '^rsnic-xsk:' /tmp/xsk.q0 | tail -n1)
 echo "  [queue 0] $XT"
 assert_eq "[queue 0] frames sent and completed" "$N1" "$(kv packets "$XT")"
 cap_wait q0
 check_capture "[queue 0, through the bind on queue 1] at A" "$N1"
+echo "  [bind on queue 1] B's device created $(delta p0 p1 dev_queues_created) queues," \
+	"$(delta p1 p2 dev_queues_created) at the unbind; queue 0 sent $(delta p0 p2 tx_xsk_xmit) meanwhile"
+assert_eq "[bind on queue 1] queues B's device created" "$XSKQ" "$(delta p0 p1 dev_queues_created)"
+assert_eq "[unbind on queue 1] queues B's device created" 0 "$(delta p1 p2 dev_queues_created)"
+assert_eq "[bind and unbind on queue 1] channel reopens" 0 "$(delta p0 p2 ch_reopen)"
+[ "$(delta p0 p2 tx_xsk_xmit)" -gt 0 ] || fail "queue 0's socket sent nothing during the bind"
 fi
 
 # --- 3. ethtool -L with a socket bound on queue 1 ---

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# AF_XDP zero-copy wake-ups as mlx5e's mlx5e_xsk_wakeup (issue 26, item 6), on port A of
+# AF_XDP zero-copy wake-ups as mlx5e's mlx5e_xsk_wakeup, on port A of
 # both families: a txonly socket with need_wakeup off kicks the kernel (sendto) on every
 # loop, each kick an ndo_xsk_wakeup. One that finds NAPI scheduled or running marks it
 # missed (napi_if_scheduled_mark_missed) and does nothing else; the others post a NOP on
@@ -22,15 +22,16 @@ mlx5) KICK=xsk_wakeup_nops ;;
 mana) KICK=xsk_wakeup_napi ;;
 esac
 
-xdp_tools_or_skip
+xdp_tools_or_fail
 setup_pair
 quiet_pair
 mark_dmesg
-xdp_native_or_skip "$A"
-has_xdp_feature "$(xdp_features "$A")" xsk-zerocopy || fail "$A does not offer xsk-zerocopy"
+xdp_native_or_fail "$A"
+zc_check "$A" "$(xdp_features "$A")"
 # A's XSK queues exist only while a program is attached (as mlx5e's).
 xdp_attach "$A" "" xdp_pass
-[ "$RSNIC_FAMILY" != mlx5 ] || ethtool --set-priv-flags "$A" xdp_tx_mpwqe off
+[ "$RSNIC_FAMILY" != mlx5 ] || [ -z "$(priv_flag "$A" xdp_tx_mpwqe)" ] ||
+	ethtool --set-priv-flags "$A" xdp_tx_mpwqe off
 wait_for "carrier on $A" eval '[ "$(carrier "$A")" = 1 ]'
 snap a0 "$A"
 snap b0 "$B" peer
