@@ -830,10 +830,16 @@ impl<F: Family> Port<F> {
         if !self.shared.xsk_active.load(Ordering::Acquire) {
             return Err(crate::kernel_ext::net::enetdown());
         }
-        match self.live_channel(q) {
-            Some(ch) => ch.xsk_wakeup(),
-            None => Ok(()),
-        }
+        // Under the channels' lock, without taking a reference: the caller may be in an RCU
+        // read-side section (xsk_sendmsg), where dropping the last reference to a channel
+        // closed meanwhile (whose NAPI deletion sleeps) is not allowed.
+        with_bh(|| {
+            self.chans
+                .lock()
+                .iter()
+                .find(|c| c.index() == q)
+                .map_or(Ok(()), |ch| ch.xsk_wakeup())
+        })
     }
 
     /// `ndo_tx_timeout` for queue `q` (watchdog timer, every xmit lock held): the channel
