@@ -77,7 +77,14 @@ pub fn sim_min_inline() -> u8 {
     unsafe { bindings::rsnic_helper_param_sim_min_inline() }.min(3) as u8
 }
 
-/// `host`: which devices the driver binds (`auto`, `kernel` or `pci`), as given.
+/// `sim_rsnic_requests`: whether simulated MANA devices implement and advertise rsnic's own
+/// HWC requests (loopback, pause).
+pub fn sim_rsnic_requests() -> bool {
+    // SAFETY: as in `num_devs`.
+    unsafe { bindings::rsnic_helper_param_sim_rsnic_requests() }
+}
+
+/// `host`: which devices the driver binds (`pci` or `kernel`), as given.
 pub fn host() -> &'static CStr {
     // SAFETY: as in `family`: the helper returns the read-only parameter's string (or a
     // literal ""), NUL-terminated, never changed or freed while the module runs.

@@ -47,27 +47,150 @@ pub trait PciDriver: 'static {
     }
 }
 
-/// A vendor and device id a driver binds (any subsystem).
-#[derive(Clone, Copy, Debug)]
-pub struct DeviceId {
-    /// PCI vendor id.
-    pub vendor: u16,
-    /// PCI device id.
-    pub device: u16,
+/// One entry of a PCI id table (`struct pci_device_id`): a vendor and device id, any
+/// subsystem, any class; [`DeviceId::END`] terminates a table.
+#[repr(transparent)]
+#[derive(Clone, Copy)]
+pub struct DeviceId(bindings::pci_device_id);
+
+impl DeviceId {
+    /// Matches `vendor:device` with any subsystem (`PCI_DEVICE(vendor, device)`).
+    pub const fn new(vendor: u16, device: u16) -> Self {
+        Self(bindings::pci_device_id {
+            vendor: vendor as u32,
+            device: device as u32,
+            subvendor: !0,
+            subdevice: !0,
+            class: 0,
+            class_mask: 0,
+            driver_data: 0,
+            override_only: 0,
+        })
+    }
+
+    /// The all-zero entry that ends a table (`{ }` in C).
+    pub const END: Self = Self(bindings::pci_device_id {
+        vendor: 0,
+        device: 0,
+        subvendor: 0,
+        subdevice: 0,
+        class: 0,
+        class_mask: 0,
+        driver_data: 0,
+        override_only: 0,
+    });
+
+    /// The vendor id the entry matches.
+    pub const fn vendor(&self) -> u16 {
+        self.0.vendor as u16
+    }
+
+    /// The device id the entry matches.
+    pub const fn device(&self) -> u16 {
+        self.0.device as u16
+    }
+
+    const fn is_end(&self) -> bool {
+        self.0.vendor == 0 && self.0.device == 0 && self.0.subvendor == 0
+    }
 }
 
-/// The registered `struct pci_driver` and its id table, at a stable heap address.
+/// A PCI id table: `N - 1` entries and the terminator, laid out exactly as a C
+/// `struct pci_device_id[N]` (it is one: `#[repr(transparent)]` all the way down).
+///
+/// Made in a `static` with [`pci_device_table!`], it is both the table the driver
+/// registers ([`Registration::new`]) and the one modpost turns into the module's
+/// `alias: pci:v...d...sv*sd*bc*sc*i*` lines (`MODULE_DEVICE_TABLE(pci, ...)`), so `modinfo`
+/// lists the devices and udev loads the module for them.
+#[repr(transparent)]
+pub struct IdTable<const N: usize>([DeviceId; N]);
+
+impl<const N: usize> IdTable<N> {
+    /// The table of `ids`, whose last entry must be [`DeviceId::END`] and no other one
+    /// (checked when the table is built: in a `static`, at compile time).
+    pub const fn new(ids: [DeviceId; N]) -> Self {
+        assert!(N > 1, "a PCI id table needs an entry and the terminator");
+        let mut i = 0;
+        while i < N - 1 {
+            assert!(!ids[i].is_end(), "a PCI id table entry with vendor 0");
+            i += 1;
+        }
+        assert!(
+            ids[N - 1].is_end(),
+            "a PCI id table ends with DeviceId::END"
+        );
+        Self(ids)
+    }
+
+    /// The entries, without the terminator.
+    pub fn ids(&self) -> &[DeviceId] {
+        self.0.get(..N - 1).unwrap_or(&[])
+    }
+
+    fn as_ptr(&self) -> *const bindings::pci_device_id {
+        self.0.as_ptr().cast()
+    }
+}
+
+/// Whether `name` is a symbol modpost reads as a PCI device table
+/// (`__mod_pci__<table>_device_table`, what `MODULE_DEVICE_TABLE(pci, <table>)` makes in C).
+pub const fn is_modpost_pci_table(name: &str) -> bool {
+    const PRE: &[u8] = b"__mod_pci__";
+    const SUF: &[u8] = b"_device_table";
+    let n = name.as_bytes();
+    if n.len() <= PRE.len() + SUF.len() {
+        return false;
+    }
+    let mut i = 0;
+    while i < PRE.len() {
+        if n[i] != PRE[i] {
+            return false;
+        }
+        i += 1;
+    }
+    let mut j = 0;
+    while j < SUF.len() {
+        if n[n.len() - SUF.len() + j] != SUF[j] {
+            return false;
+        }
+        j += 1;
+    }
+    true
+}
+
+/// Declares a PCI id table as `MODULE_DEVICE_TABLE(pci, ...)` does in C, in Rust alone:
+/// `pci_device_table!(__mod_pci__<table>_device_table, N, [DeviceId::new(v, d), ...,
+/// DeviceId::END])` makes a `#[no_mangle]` static [`IdTable<N>`] under that symbol name,
+/// which modpost finds in the module object (an `STT_OBJECT` whose size is a multiple of
+/// `sizeof(struct pci_device_id)`, the last entry zero) and turns into `alias:` lines of
+/// `.modinfo`. The name is checked at compile time. Pass the static to
+/// [`Registration::new`] so that the driver binds exactly the devices `modinfo` lists.
+macro_rules! pci_device_table {
+    ($sym:ident, $n:expr, [$($id:expr),+ $(,)?]) => {
+        /// The module's PCI id table (its symbol name is modpost's `MODULE_DEVICE_TABLE`
+        /// form).
+        #[no_mangle]
+        #[allow(non_upper_case_globals)]
+        pub(crate) static $sym: $crate::kernel_ext::pci::IdTable<{ $n }> =
+            $crate::kernel_ext::pci::IdTable::new([$($id),+]);
+        const _: () = assert!(
+            $crate::kernel_ext::pci::is_modpost_pci_table(stringify!($sym)),
+            "a PCI id table's symbol is __mod_pci__<name>_device_table"
+        );
+    };
+}
+pub(crate) use pci_device_table;
+
+/// The registered `struct pci_driver`, at a stable heap address.
 struct DriverStorage {
     drv: Opaque<bindings::pci_driver>,
-    /// The id table, zero-terminated.
-    ids: KVec<bindings::pci_device_id>,
 }
 
 /// A registered PCI driver; unregistered (every bound device removed) on drop.
 ///
 /// # Invariants
 ///
-/// `storage.drv` is registered with the PCI core, set up with `storage.ids` and the
+/// `storage.drv` is registered with the PCI core, set up with a static id table and the
 /// callbacks of `T`; `storage` is never moved out of its box while registered.
 pub struct Registration<T: PciDriver> {
     storage: KBox<DriverStorage>,
@@ -81,38 +204,26 @@ unsafe impl<T: PciDriver> Send for Registration<T> {}
 unsafe impl<T: PciDriver> Sync for Registration<T> {}
 
 impl<T: PciDriver> Registration<T> {
-    /// Registers driver `name` for the devices `ids`. The PCI core probes the matching
+    /// Registers driver `name` for the devices of `ids` (made with [`pci_device_table!`],
+    /// so that they are also the module's aliases). The PCI core probes the matching
     /// devices present before this returns (the driver forces synchronous probing), and
     /// those that appear later.
-    pub fn new(name: &'static CStr, ids: &[DeviceId]) -> Result<Self> {
-        let mut table = KVec::with_capacity(ids.len() + 1, GFP_KERNEL)?;
-        for id in ids {
-            table.push(
-                bindings::pci_device_id {
-                    vendor: id.vendor.into(),
-                    device: id.device.into(),
-                    subvendor: !0,
-                    subdevice: !0,
-                    ..Default::default()
-                },
-                GFP_KERNEL,
-            )?;
-        }
-        table.push(bindings::pci_device_id::default(), GFP_KERNEL)?;
+    pub fn new<const N: usize>(name: &'static CStr, ids: &'static IdTable<N>) -> Result<Self> {
         let storage = KBox::new(
             DriverStorage {
                 drv: Opaque::uninit(),
-                ids: table,
             },
             GFP_KERNEL,
         )?;
         // SAFETY: `drv` is writable memory of the size of a `struct pci_driver` (the helper
-        // zeroes it first); `name` is static and the id table lives in `storage` with it.
+        // zeroes it first); `name` and the id table are static (the table is a
+        // zero-terminated `struct pci_device_id` array, `IdTable`'s invariant checked when
+        // it was built).
         unsafe {
             bindings::rsnic_helper_pci_driver_init(
                 storage.drv.get(),
                 name.as_char_ptr(),
-                storage.ids.as_ptr(),
+                ids.as_ptr(),
                 Some(probe_callback::<T>),
                 Some(remove_callback::<T>),
             )
@@ -239,6 +350,18 @@ impl PciDevice {
         unsafe { CStr::from_char_ptr(bindings::rsnic_helper_pci_name(self.ptr.as_ptr())) }
     }
 
+    /// The device's vendor id (`pdev->vendor`).
+    pub fn vendor_id(&self) -> u16 {
+        // SAFETY: valid device (type invariant); the helper reads a field set at enumeration.
+        unsafe { bindings::rsnic_helper_pci_vendor(self.ptr.as_ptr()) }
+    }
+
+    /// The device's device id (`pdev->device`).
+    pub fn device_id(&self) -> u16 {
+        // SAFETY: as in `vendor_id`.
+        unsafe { bindings::rsnic_helper_pci_device(self.ptr.as_ptr()) }
+    }
+
     /// Logs `args` at KERN_ERR, prefixed with the driver and device names (`dev_err()`).
     pub fn err(&self, args: fmt::Arguments<'_>) {
         if let Ok(msg) = CString::try_from_fmt(args) {
@@ -333,6 +456,27 @@ impl PciDevice {
         // On an allocation failure `v` drops and frees the vectors.
         Ok(Arc::new(v, GFP_KERNEL)?)
     }
+    /// Allocates between `min` and `max` MSI-X vectors, as many as the device and the
+    /// system give (`pci_alloc_irq_vectors(min, max, PCI_IRQ_MSIX)`); [`IrqVectors::count`]
+    /// says how many. Freed as with [`PciDevice::alloc_msix`].
+    pub fn alloc_msix_range(&self, min: u32, max: u32) -> Result<Arc<IrqVectors>> {
+        if min == 0 || min > max {
+            return Err(EINVAL);
+        }
+        // SAFETY: valid, enabled device (the caller enabled it; the PCI core checks).
+        let r = unsafe { bindings::rsnic_helper_pci_alloc_msix_range(self.ptr.as_ptr(), min, max) };
+        to_result(r.min(0))?;
+        let n = u32::try_from(r).map_err(|_| EINVAL)?;
+        let v = IrqVectors {
+            dev: self.clone(),
+            n,
+        };
+        if n < min || n > max {
+            // Not what was asked (the PCI core never does this): freed as `v` drops.
+            return Err(EINVAL);
+        }
+        Ok(Arc::new(v, GFP_KERNEL)?)
+    }
 }
 
 /// An enabled PCI device; disabled on drop (`pci_disable_device()`, which also stops its
@@ -407,10 +551,49 @@ impl IoMem {
     }
 
     /// `readl()` at byte offset `off` (4-aligned, in bounds: else `EINVAL`).
+    #[inline(always)]
     pub fn read32(&self, off: usize) -> Result<u32> {
         let r = self.reg(off)?;
         // SAFETY: as in `write32`.
         Ok(unsafe { bindings::rsnic_helper_readl(r) })
+    }
+
+    /// `iowrite32be(value)` at byte offset `off` (4-aligned, in bounds: else `EINVAL`): the
+    /// value's big-endian bytes on the bus, for a device whose registers are big-endian (a
+    /// ConnectX's initialization segment and EQ doorbells, as mlx5 writes them).
+    #[inline(always)]
+    pub fn write32_be(&self, off: usize, value: u32) -> Result {
+        let r = self.reg(off)?;
+        // SAFETY: an aligned register inside the mapping (checked by `reg`).
+        unsafe { bindings::rsnic_helper_iowrite32be(value, r) };
+        Ok(())
+    }
+
+    /// `ioread32be()` at byte offset `off` (4-aligned, in bounds: else `EINVAL`).
+    #[inline(always)]
+    pub fn read32_be(&self, off: usize) -> Result<u32> {
+        let r = self.reg(off)?;
+        // SAFETY: as in `write32_be`.
+        Ok(unsafe { bindings::rsnic_helper_ioread32be(r) })
+    }
+
+    /// One 64-bit write at byte offset `off` (8-aligned, in bounds: else `EINVAL`) that puts
+    /// `bytes` on the bus in the order given (byte 0 at the lowest address), with `writeq()`'s
+    /// ordering: `writeq(u64::from_le_bytes(bytes))`, as `writeq` stores its value
+    /// little-endian whatever the CPU. A ConnectX doorbell (big-endian words of the WQE's
+    /// control segment, `__raw_writeq` of its memory image upstream) and a MANA doorbell
+    /// (`writeq` of a CPU-order u64, i.e. its little-endian bytes) both arrive as the
+    /// device expects.
+    #[inline(always)]
+    pub fn write64(&self, off: usize, bytes: [u8; 8]) -> Result {
+        if off % 8 != 0 || off.checked_add(8).map_or(true, |end| end > self.len) {
+            return Err(EINVAL);
+        }
+        // SAFETY: in bounds of the mapping and 8-aligned (checked above).
+        let r = unsafe { self.addr.as_ptr().cast::<u8>().add(off) }.cast::<c_void>();
+        // SAFETY: an aligned 8-byte register inside the mapping.
+        unsafe { bindings::rsnic_helper_writeq(u64::from_le_bytes(bytes), r) };
+        Ok(())
     }
 }
 
@@ -581,8 +764,9 @@ pub trait IrqThread: Send + Sync {
 }
 
 /// A threaded handler on one vector (`request_threaded_irq()` with the default primary
-/// handler and `IRQF_ONESHOT`: the vector stays masked until the thread has run). Freed on
-/// drop (`free_irq()`, which waits for a running thread).
+/// handler and `IRQF_ONESHOT`: the vector stays masked until the thread has run; with
+/// `IRQF_SHARED` when the vector may carry several handlers, each of which runs when it
+/// fires). Freed on drop (`free_irq()`, which waits for a running thread).
 ///
 /// # Invariants
 ///
@@ -596,8 +780,15 @@ pub struct ThreadedIrq<T: IrqThread> {
 
 impl<T: IrqThread> ThreadedIrq<T> {
     /// Requests vector `index` of `vectors` for `handler`, named `name` in
-    /// /proc/interrupts. Process context, may sleep.
-    pub fn new(vectors: &Arc<IrqVectors>, index: u32, name: CString, handler: T) -> Result<Self> {
+    /// /proc/interrupts; `shared`: other handlers (requested `shared` too) may be on the
+    /// same vector (`IRQF_SHARED`). Process context, may sleep.
+    pub fn new(
+        vectors: &Arc<IrqVectors>,
+        index: u32,
+        name: CString,
+        handler: T,
+        shared: bool,
+    ) -> Result<Self> {
         let irq = vectors.irq(index)?;
         let handler = KBox::new(handler, GFP_KERNEL)?;
         let cookie = core::ptr::from_ref::<T>(&handler)
@@ -612,6 +803,7 @@ impl<T: IrqThread> ThreadedIrq<T> {
                 Some(thread_fn::<T>),
                 name.as_char_ptr(),
                 cookie,
+                shared,
             )
         })?;
         Ok(Self {

@@ -3,10 +3,10 @@
 # checked on the sources (comments aside): each part may use only what is below it or
 # beside it on its side of the hardware line. Prints every violation; fails if there is one.
 #   driver  channel.rs port.rs xdp.rs family.rs family/ kdma.rs: not the device
-#           model (sim/) nor its hosts (host/, pcidev.rs) nor the PCI abstractions; the
-#           device through bus.rs only
-#   host/ pcidev.rs  the device's side (in-kernel host, PCI transport): not the driver
-#           (channel, port, xdp, family, link, driver)
+#           model (sim/) nor its hosts (host/, pcidev.rs, realpci.rs) nor the PCI
+#           abstractions; the device through bus.rs only
+#   host/ pcidev.rs realpci.rs  the device's side (in-kernel host, ivshmem transport, real
+#           PCI functions): not the driver (channel, port, xdp, family, link, driver)
 #   bus.rs  the boundary's kernel side, implemented by the host: not the driver
 #   dp/     no kernel, no model, no host: kernel-free, the driver's side of the formats
 #   sim/    from dp/ only the boundary traits (dp::hw); no kernel, no host, no driver
@@ -27,10 +27,10 @@ rule() {
 }
 
 driver=(channel.rs port.rs xdp.rs family.rs kdma.rs $(find family -name '*.rs'))
-rule '\b(crate::)?(sim|host|pcidev)::|kernel_ext::pci\b' "${driver[@]}"
-rule 'crate::(channel|port|xdp|family|link|driver)\b' $(find host -name '*.rs') pcidev.rs bus.rs
+rule '\b(crate::)?(sim|host|pcidev|realpci)::|kernel_ext::pci\b' "${driver[@]}"
+rule 'crate::(channel|port|xdp|family|link|driver)\b' $(find host -name '*.rs') pcidev.rs realpci.rs bus.rs
 rule '\bkernel::|crate::(sim|host|kernel_ext|channel|port|family|bus)\b' $(find dp -name '*.rs')
 rule '\bkernel::|crate::(host|kernel_ext|channel|port|family|bus)\b|crate::dp::(mlx5|mana|pkt|hdr)\b' \
 	$(find sim -name '*.rs')
-[ "$bad" = 0 ] && echo "layering: ok (driver, host, pcidev, bus, dp, sim)"
+[ "$bad" = 0 ] && echo "layering: ok (driver, host, pcidev, realpci, bus, dp, sim)"
 exit "$bad"

@@ -666,10 +666,20 @@ unsigned int rsnic_helper_param_sim_min_inline(void)
 	return sim_min_inline;
 }
 
-static char *host = "auto";
+static bool sim_rsnic_requests = true;
+module_param(sim_rsnic_requests, bool, 0444);
+MODULE_PARM_DESC(sim_rsnic_requests,
+		 "Device host: simulated MANA devices implement and advertise rsnic's own HWC requests (loopback, pause) in QUERY_DEV_CONFIG (default Y); N makes them a real MANA's equal there");
+
+bool rsnic_helper_param_sim_rsnic_requests(void)
+{
+	return sim_rsnic_requests;
+}
+
+static char *host = "pci";
 module_param(host, charp, 0444);
 MODULE_PARM_DESC(host,
-		 "Which devices the driver binds: auto (default) = the PCI functions of rsnic's emulated device (ivshmem 1af4:1110 with an rsnic identity block), or, if none is bound at load, simulated devices of the in-kernel device host; kernel = always create the in-kernel devices (as well as binding PCI functions); pci = PCI functions only. num_devs, num_ports, family and sim_* configure the in-kernel host only");
+		 "Which devices the driver binds: pci (default) = PCI functions only (a MANA VF 1414:00ba, a ConnectX function, or rsnic's ivshmem device 1af4:1110); kernel = also create simulated devices of the in-kernel device host. num_devs, num_ports, family and sim_* configure the in-kernel host only");
 
 const char *rsnic_helper_param_host(void)
 {
@@ -1114,7 +1124,7 @@ void rsnic_helper_pci_driver_init(struct pci_driver *drv, const char *name,
 	drv->remove = remove;
 	/*
 	 * Devices present at registration are probed before pci_register_driver() returns,
-	 * even with async_probe: host=auto decides from what was bound by then.
+	 * even with async_probe: insmod reports what was bound by then.
 	 */
 	drv->driver.probe_type = PROBE_FORCE_SYNCHRONOUS;
 }
@@ -1190,15 +1200,46 @@ u32 rsnic_helper_readl(const void __iomem *addr)
 	return readl(addr);
 }
 
+void rsnic_helper_writeq(u64 value, void __iomem *addr)
+{
+	writeq(value, addr);
+}
+
+void rsnic_helper_iowrite32be(u32 value, void __iomem *addr)
+{
+	iowrite32be(value, addr);
+}
+
+u32 rsnic_helper_ioread32be(const void __iomem *addr)
+{
+	return ioread32be(addr);
+}
+
+u16 rsnic_helper_pci_vendor(const struct pci_dev *pdev)
+{
+	return pdev->vendor;
+}
+
+u16 rsnic_helper_pci_device(const struct pci_dev *pdev)
+{
+	return pdev->device;
+}
+
 int rsnic_helper_pci_alloc_msix(struct pci_dev *pdev, unsigned int n)
 {
 	return pci_alloc_irq_vectors(pdev, n, n, PCI_IRQ_MSIX);
 }
 
-int rsnic_helper_request_threaded_irq(unsigned int irq, irq_handler_t thread, const char *name,
-				      void *dev_id)
+int rsnic_helper_pci_alloc_msix_range(struct pci_dev *pdev, unsigned int min, unsigned int max)
 {
-	return request_threaded_irq(irq, NULL, thread, IRQF_ONESHOT, name, dev_id);
+	return pci_alloc_irq_vectors(pdev, min, max, PCI_IRQ_MSIX);
+}
+
+int rsnic_helper_request_threaded_irq(unsigned int irq, irq_handler_t thread, const char *name,
+				      void *dev_id, bool shared)
+{
+	return request_threaded_irq(irq, NULL, thread, IRQF_ONESHOT | (shared ? IRQF_SHARED : 0),
+				    name, dev_id);
 }
 
 void rsnic_helper_dev_err(struct device *dev, const char *msg)

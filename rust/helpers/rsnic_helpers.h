@@ -207,10 +207,22 @@ void *rsnic_helper_memremap_wb(u64 start, u64 len);
 void rsnic_helper_memunmap(void *addr);
 void rsnic_helper_writel(u32 value, void __iomem *addr);
 u32 rsnic_helper_readl(const void __iomem *addr);
+/* writeq(): the value's little-endian bytes on the bus, with writeq's ordering. */
+void rsnic_helper_writeq(u64 value, void __iomem *addr);
+/* iowrite32be()/ioread32be(): a register whose value is big-endian on the bus. */
+void rsnic_helper_iowrite32be(u32 value, void __iomem *addr);
+u32 rsnic_helper_ioread32be(const void __iomem *addr);
+u16 rsnic_helper_pci_vendor(const struct pci_dev *pdev);
+u16 rsnic_helper_pci_device(const struct pci_dev *pdev);
 int rsnic_helper_pci_alloc_msix(struct pci_dev *pdev, unsigned int n);
-/* request_threaded_irq() with the default primary handler and IRQF_ONESHOT. */
+/* Between min and max MSI-X vectors: how many, or a negative errno. */
+int rsnic_helper_pci_alloc_msix_range(struct pci_dev *pdev, unsigned int min, unsigned int max);
+/*
+ * request_threaded_irq() with the default primary handler and IRQF_ONESHOT (and IRQF_SHARED
+ * when shared).
+ */
 int rsnic_helper_request_threaded_irq(unsigned int irq, irq_handler_t thread, const char *name,
-				      void *dev_id);
+				      void *dev_id, bool shared);
 void rsnic_helper_dev_err(struct device *dev, const char *msg);
 void rsnic_helper_dev_info(struct device *dev, const char *msg);
 
@@ -231,6 +243,7 @@ bool rsnic_helper_param_sim_mpwqe(void);
 /* The device host's `sim_cqe_compression` parameter. */
 bool rsnic_helper_param_sim_cqe_compression(void);
 /* The device host's `sim_min_inline` parameter: a minimum inline mode, 0..3. */
+bool rsnic_helper_param_sim_rsnic_requests(void);
 unsigned int rsnic_helper_param_sim_min_inline(void);
 /* The `host` parameter: a NUL-terminated string, fixed after load (0444). */
 const char *rsnic_helper_param_host(void);

@@ -313,6 +313,14 @@ pub struct Config {
     /// The permanent MAC address the device reported, or `None` for a random one
     /// (`eth_hw_addr_random`). A multicast address is refused (`EINVAL`).
     pub mac: Option<[u8; 6]>,
+    /// The device has link flow control: the driver's pause operations (if it has them) are
+    /// offered. `false` leaves them out of this device's `ethtool_ops`, so ethtool's pause
+    /// requests get `EOPNOTSUPP` (a driver whose devices differ in this registers each with
+    /// what it has).
+    pub pause: bool,
+    /// The port's index among the ports of its PCI function (`dev_port` in sysfs; 0 for a
+    /// function with one port), as drivers of multi-port functions set it.
+    pub dev_port: u16,
 }
 
 /// Offloads a device implements.
@@ -792,13 +800,14 @@ impl<T: Operations + ethtool::Operations> Registration<T> {
                 .cast::<*const c_void>()
                 .write(data.into_foreign());
             (*ptr).netdev_ops = &Adapter::<T>::NDO;
-            (*ptr).ethtool_ops = ethtool::Adapter::<T>::table();
+            (*ptr).ethtool_ops = ethtool::Adapter::<T>::table(config.pause);
             if T::HAS_QUEUE_STATS {
                 (*ptr).stat_ops = &Adapter::<T>::STAT_OPS;
             }
             if let Some(parent) = parent {
                 (*ptr).dev.parent = parent.raw();
             }
+            (*ptr).dev_port = config.dev_port;
             (*ptr).min_mtu = config.min_mtu;
             (*ptr).max_mtu = config.max_mtu;
             if config.watchdog_timeo_ms != 0 {

@@ -869,9 +869,25 @@ impl<T: Operations> Adapter<T> {
         ops
     };
 
-    /// The table, for `net_device::ethtool_ops`.
-    pub(crate) const fn table() -> &'static bindings::ethtool_ops {
-        &Self::OPS
+    /// [`Self::OPS`] without the flow-control operations, for a device that has no flow
+    /// control of its own: `ethtool -a`, `-A` and `-I -a` get `EOPNOTSUPP` from the core, as
+    /// for a driver that has none.
+    const OPS_NO_PAUSE: bindings::ethtool_ops = {
+        let mut ops = Self::OPS;
+        ops.get_pauseparam = None;
+        ops.set_pauseparam = None;
+        ops.get_pause_stats = None;
+        ops
+    };
+
+    /// The table, for `net_device::ethtool_ops`; without the flow-control operations unless
+    /// `pause` (the device has flow control: see [`device::Config::pause`]).
+    pub(crate) const fn table(pause: bool) -> &'static bindings::ethtool_ops {
+        if pause {
+            &Self::OPS
+        } else {
+            &Self::OPS_NO_PAUSE
+        }
     }
 
     /// # Safety

@@ -3,7 +3,8 @@
 # rsnic-devd serves) gives exactly two rsnic interfaces, each an Ethernet device (type 1)
 # with a locally administered unicast MAC (the one its device reports), MTU 1500 and MTU
 # limits 68..9600, the two MACs different; unloading leaves no rsnic interface. On the
-# debug kernel it runs in the ConnectX pass only.
+# debug kernel it runs in the ConnectX pass only. On the kernel transport a plain insmod
+# (without host=kernel) creates no interface.
 set -eu
 . "$(dirname "$0")/lib.sh"
 one_family_on_debug
@@ -24,3 +25,14 @@ done
 [ "$(cat "/sys/class/net/${ifs[0]}/address")" != "$(cat "/sys/class/net/${ifs[1]}/address")" ] ||
 	fail "both ports got the same MAC"
 unload_rsnic
+
+# A plain insmod binds PCI functions only: without host=kernel the in-kernel device host
+# creates nothing (the VM of the kernel transport has no rsnic PCI function).
+if [ "$RSNIC_TRANSPORT" = kernel ]; then
+	mark_dmesg
+	insmod "$RSNIC_KO" || fail "plain insmod"
+	assert_eq "interfaces after a plain insmod" "" "$(rsnic_ifaces)"
+	dmesg_since_mark | grep -q "rsnic: .*no simulated devices" ||
+		fail "a plain insmod did not say it created no simulated device"
+	unload_rsnic
+fi

@@ -61,7 +61,7 @@ factory_macs() {
 failed_bringup() {
 	local knob=$1 name=$2 pat=$3 msg
 	mark_dmesg
-	if insmod "$RSNIC_KO" family="$RSNIC_FAMILY" "$knob" 2>/tmp/insmod.err; then
+	if insmod "$RSNIC_KO" host=kernel family="$RSNIC_FAMILY" "$knob" 2>/tmp/insmod.err; then
 		fail "insmod with $name failing succeeded"
 	fi
 	echo "  insmod with $name ($knob) failing: $(cat /tmp/insmod.err)"

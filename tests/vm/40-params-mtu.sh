@@ -11,10 +11,12 @@ assert_eq "bus-info of the last port" "bus-info: rsnic-sim1:port3" \
 	"$(ethtool -i "$(rsnic_ifaces | tail -n1)" | grep bus-info)"
 unload_rsnic
 
+# (host=kernel first: the in-kernel host's parameters count only then; host=auto, gone, and
+# any other value of host is refused itself.)
 for bad in "num_ports=3" "num_ports=0" "num_ports=10" "num_devs=0" "num_devs=9" \
-	"tx_timeout_ms=999" "tx_timeout_ms=120001"; do
+	"tx_timeout_ms=999" "tx_timeout_ms=120001" "host=auto"; do
 	mark_dmesg
-	if insmod "$RSNIC_KO" $bad 2>/tmp/err; then
+	if insmod "$RSNIC_KO" host=kernel $bad 2>/tmp/err; then
 		fail "insmod accepted $bad"
 	fi
 	# kmod words EINVAL from init_module as "Invalid parameters".

@@ -14,7 +14,8 @@
 # equal the device model's own (debugfs dev_*_pause_frames), and with A honouring them B
 # drops nothing unless B's stall prevention stopped its PAUSE frames. With A's rx pause off
 # the PAUSE frames are still sent and received (A ignores them). With B's tx pause off, no
-# PAUSE frame is sent or received at all.
+# PAUSE frame is sent or received at all. A MANA device without rsnic's requests (a real
+# MANA's QUERY_DEV_CONFIG) leaves its ports without pause operations or loopback.
 set -eu
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/traffic.sh"
@@ -177,3 +178,27 @@ assert_eq "[off] the model agrees (A)" 0 "${P[off.dev_a_rx]}"
 ip netns exec peer ethtool -A "$B" rx on tx on
 ip netns exec peer ethtool -G "$B" rx 512
 teardown_pair
+
+# A MANA device that does not advertise rsnic's own requests (QUERY_DEV_CONFIG's reserved
+# field 0, as on a real MANA; the device host's sim_rsnic_requests=N): its ports have no
+# pause operations and no loopback, as upstream mana's, and the reason is in the log.
+if [ "$RSNIC_FAMILY" = mana ] && [ "$RSNIC_TRANSPORT" = kernel ]; then
+	mark_dmesg
+	load_rsnic sim_rsnic_requests=N
+	dev=$(rsnic_ifaces | head -n1)
+	if ethtool -a "$dev" >/tmp/pause.out 2>&1; then
+		fail "ethtool -a answered on a device without rsnic's requests"
+	fi
+	grep -q "Operation not supported" /tmp/pause.out || fail "ethtool -a: $(cat /tmp/pause.out)"
+	echo "  without the requests, ethtool -a: $(tr '\n' ' ' </tmp/pause.out)"
+	if ethtool -A "$dev" rx off >/tmp/pause.out 2>&1; then
+		fail "ethtool -A accepted on a device without rsnic's requests"
+	fi
+	grep -q "Operation not supported" /tmp/pause.out || fail "ethtool -A: $(cat /tmp/pause.out)"
+	assert_eq "loopback not offered" "loopback: off [fixed]" \
+		"$(ethtool -k "$dev" | grep '^loopback:')"
+	dmesg_since_mark | grep -q "no rsnic requests for loopback pause" ||
+		fail "no reason in the log"
+	echo "  log: $(dmesg_since_mark | grep -m1 "no rsnic requests" | sed 's/^\[[^]]*\] //')"
+	unload_rsnic
+fi

@@ -12,7 +12,7 @@ set -eu
 for bad in "family=mlx6" "family=mlx5,mana,mana num_devs=2"; do
 	mark_dmesg
 	# shellcheck disable=SC2086
-	if insmod "$RSNIC_KO" $bad 2>/tmp/err; then
+	if insmod "$RSNIC_KO" host=kernel $bad 2>/tmp/err; then
 		fail "insmod $bad was accepted"
 	fi
 	echo "  insmod $bad refused: $(cat /tmp/err); log: $(dmesg_since_mark | grep -m1 rsnic || true)"

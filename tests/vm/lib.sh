@@ -79,25 +79,27 @@ one_family_on_debug() {
 # and ports it reports itself: vm-run.sh's RSNIC_TRANSPORT=pci).
 RSNIC_TRANSPORT=${RSNIC_TRANSPORT:-kernel}
 
-# pci_only_plain ARGS...: on the PCI transport, skips the test if it asks for module
-# parameters (they configure the in-kernel device host, which the PCI transport has not).
+# pci_only_plain ARGS...: on a PCI transport (pci: ivshmem; vfio: functions with the
+# hardware's ids), skips the test if it asks for module parameters (they configure the
+# in-kernel device host, which the PCI transports have not).
 pci_only_plain() {
-	if [ "$RSNIC_TRANSPORT" = pci ] && [ $# -gt 0 ]; then
+	if [ "$RSNIC_TRANSPORT" != kernel ] && [ $# -gt 0 ]; then
 		skip "needs the in-kernel device host's parameters ($*)"
 	fi
 }
 
-# Loads rsnic with the given parameters (family=$RSNIC_FAMILY unless they name a family).
-# On the PCI transport, plain: the module binds the device's PCI function.
+# Loads rsnic with the given parameters: on the kernel transport host=kernel (the in-kernel
+# device host's devices; a plain insmod creates none) and family=$RSNIC_FAMILY unless they
+# name a family. On a PCI transport, plain: the module binds the device's PCI functions.
 load_rsnic() {
-	if [ "$RSNIC_TRANSPORT" = pci ]; then
+	if [ "$RSNIC_TRANSPORT" != kernel ]; then
 		pci_only_plain "$@"
-		insmod "$RSNIC_KO" || fail "insmod rsnic (PCI transport)"
+		insmod "$RSNIC_KO" || fail "insmod rsnic ($RSNIC_TRANSPORT transport)"
 		return
 	fi
 	local fam=(family="$RSNIC_FAMILY")
 	case " $* " in *" family="*) fam=() ;; esac
-	insmod "$RSNIC_KO" "${fam[@]}" "$@" || fail "insmod rsnic ${fam[*]} $*"
+	insmod "$RSNIC_KO" host=kernel "${fam[@]}" "$@" || fail "insmod rsnic host=kernel ${fam[*]} $*"
 }
 
 unload_rsnic() {
@@ -185,14 +187,26 @@ teardown_pair() {
 # model's own counters of IFACE's port (dev_*: doorbells, WQEs, modeled PCIe bytes, drops),
 # found by the port's bus-info: rsnic-sim<N>:port<P> in debugfs for the in-kernel host,
 # <PCI address>:port<P> in the device process's state directory on the PCI transport (it
-# rewrites the file when it goes idle, so read it once traffic has stopped).
+# rewrites the file when it goes idle, so read it once traffic has stopped). A real function
+# (vfio) has its PCI address alone: a MANA vport is its dev_port, a ConnectX port the
+# function's place among rsnic's functions in PCI order (as the device process numbers them).
 model_counters_file() {
-	local ns=() k v bus=
+	local ns=() k v bus= p
 	[ -n "${2:-}" ] && ns=(ip netns exec "$2")
 	while read -r k v; do [ "$k" = bus-info: ] && bus=$v; done < <("${ns[@]}" ethtool -i "$1")
 	case $bus in
 	rsnic-sim*) echo "/sys/kernel/debug/rsnic/${bus%%:*}/${bus##*:}/counters" ;;
-	*) echo "${RSNIC_DEVD_DIR:-/nonexistent}/${bus##*:}/counters" ;;
+	*:port*) echo "${RSNIC_DEVD_DIR:-/nonexistent}/${bus##*:}/counters" ;;
+	*)
+		if [ "$RSNIC_FAMILY" = mana ]; then
+			p=$("${ns[@]}" cat "/sys/class/net/$1/dev_port")
+		else
+			p=$(find /sys/bus/pci/drivers/rsnic/ -maxdepth 1 -name '[0-9a-f]*:*' -printf '%f\n' |
+				sort | grep -nxF "$bus" | cut -d: -f1)
+			p=$((p - 1))
+		fi
+		echo "${RSNIC_DEVD_DIR:-/nonexistent}/port$p/counters"
+		;;
 	esac
 }
 

@@ -250,7 +250,7 @@ fn mana_post(d: &Devd, cq_id: u32, addr: u64, size: u32) {
     put(d, SQ + 8, &oob.encode_short());
     let sge = Sge {
         address: addr,
-        mem_key: 1,
+        mem_key: rsnic_core::sim::mana::MANA_MKEY,
         size,
     };
     put(d, SQ + 16, &sge.encode());

@@ -61,8 +61,10 @@ pub type RxFrame = crate::glue::RxFrame<RxCompletion>;
 /// The driver's environment: BAR0 (latched), DMA API, TX queue with BQL, RX buffer pool.
 pub type ManaEnv = Env<ManaBar>;
 
-/// Memory key of the SGEs (the model does not check it).
-pub const MKEY: u32 = 0x77;
+/// Memory key of the SGEs of a pair built with direct model calls: the device's (the one
+/// GDMA_REGISTER_DEVICE gives, which a pair built through the HWC uses): the model refuses
+/// SGEs under any other.
+pub const MKEY: u32 = rsnic_core::sim::mana::MANA_MKEY;
 
 /// BAR0 of the pair's MANA device behind [`ManaEnv`]: the SQ doorbell of [`TX_PORT`], the
 /// RQ doorbell of [`RX_PORT`] and both ports' CQ doorbells are counted.
@@ -120,6 +122,9 @@ pub struct ManaConfig {
     pub ring_per_packet: bool,
     /// Check DMA map/unmap balance.
     pub track_dma: bool,
+    /// The memory keys of the TX and RX SGEs instead of the device's (`gpa_mkey`), for tests
+    /// of the device's key check.
+    pub sge_keys: Option<(u32, u32)>,
 }
 
 impl Default for ManaConfig {
@@ -130,6 +135,7 @@ impl Default for ManaConfig {
             rq_wqes: 512,
             ring_per_packet: false,
             track_dma: true,
+            sge_keys: None,
         }
     }
 }
@@ -172,7 +178,9 @@ pub struct ManaPair {
 /// through the HWC.
 #[derive(Debug, Clone, Copy)]
 struct Layout {
-    mkey: u32,
+    /// Memory keys of the SQ's and the RQ's SGEs.
+    tx_mkey: u32,
+    rx_mkey: u32,
     sq_db: u32,
     rq_db: u32,
     tx_cq_db: u32,
@@ -231,7 +239,7 @@ impl QueueBufs {
                 queue_size: cfg.sq_size,
                 sq_id: sqid,
                 cq_id: tcq,
-                mkey: l.mkey,
+                mkey: l.tx_mkey,
                 db_offset: l.sq_db,
                 vp_offset: l.vp_offset,
             },
@@ -245,7 +253,7 @@ impl QueueBufs {
             RqParams {
                 queue_size: cfg.rq_wqes * 32,
                 rq_id: rqid,
-                mkey: l.mkey,
+                mkey: l.rx_mkey,
                 buf_size: BUF_SIZE as u32,
                 db_offset: l.rq_db,
                 ring_per_packet: cfg.ring_per_packet,
@@ -371,7 +379,8 @@ impl ManaPair {
         let ids = create_direct(&mut d, &cfg, &bufs, teq, req);
         drop(d);
         let layout = Layout {
-            mkey: MKEY,
+            tx_mkey: cfg.sge_keys.map_or(MKEY, |k| k.0),
+            rx_mkey: cfg.sge_keys.map_or(MKEY, |k| k.1),
             sq_db: doorbell_offset(TX_PORT, DB_SQ),
             rq_db: doorbell_offset(RX_PORT, DB_RQ),
             tx_cq_db: doorbell_offset(TX_PORT, DB_CQ),
@@ -643,7 +652,8 @@ impl ManaPair {
         steer_rx(&mut h, Some(ro.handle)).expect("RX steering");
         let page = h.info.db_page;
         let layout = Layout {
-            mkey: h.info.reg.gpa_mkey,
+            tx_mkey: cfg.sge_keys.map_or(h.info.reg.gpa_mkey, |k| k.0),
+            rx_mkey: cfg.sge_keys.map_or(h.info.reg.gpa_mkey, |k| k.1),
             sq_db: page + DB_SQ,
             rq_db: page + DB_RQ,
             tx_cq_db: page + DB_CQ,

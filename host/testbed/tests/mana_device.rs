@@ -55,7 +55,7 @@ impl Rig {
         self.sq.write(off + 8, &oob.encode_short());
         let sge = Sge {
             address: data.dma_addr(),
-            mem_key: 1,
+            mem_key: rsnic_core::sim::mana::MANA_MKEY,
             size: 64,
         };
         self.sq.write(off + 16, &sge.encode());

@@ -849,3 +849,39 @@ fn pause_through_hwc_requests_counts_the_same_at_both_ends() {
     assert_eq!(got.len() as u64 + dropped, frames.len() as u64);
     p.check_counters().unwrap();
 }
+
+/// rsnic's own requests exist only in its model, which advertises them in QUERY_DEV_CONFIG's
+/// reserved field (`RsnicCaps`); the probe learns what the device says. A device without them
+/// (a real MANA) reads as none, and answers each as an unknown request, as a real one does:
+/// the driver must not send them then.
+#[test]
+fn rsnic_requests_are_advertised_and_absent_without_the_capability() {
+    let (mut h, _eqs) = probed();
+    let all = req::RsnicCaps {
+        loopback: true,
+        pause: true,
+    };
+    assert_eq!(h.info.dev.rsnic_caps, all);
+    let vport = h.info.vports[0].vport;
+    h.simple(req::RSNIC_SET_LOOPBACK, |b, who| {
+        req::set_loopback(b, who, vport, true)
+    })
+    .expect("loopback offered");
+
+    let mut dev = new_mana(2);
+    dev.set_rsnic_requests(false);
+    let mut h = HwcHost::new(dev);
+    let mut eqs = h.alloc_eqs(2);
+    h.probe(&mut eqs, 4096).expect("probe");
+    assert_eq!(h.info.dev.rsnic_caps, req::RsnicCaps::NONE);
+    assert_eq!(h.info.num_vports, 2, "the rest of the device is the same");
+    let vport = h.info.vports[0].vport;
+    for r in [
+        build(|b| req::set_loopback(b, h.mana(), vport, true)),
+        build(|b| req::set_pause(b, h.mana(), vport, true, true)),
+        build(|b| req::query_pause(b, h.mana(), vport)),
+    ] {
+        assert_eq!(status(h.call(&r)), sim::STATUS_INVALID_DEVICE_REQUEST);
+    }
+    assert!(!h.dev.borrow().loopback(0));
+}

@@ -493,9 +493,10 @@ fn dev_config_resp() -> Vec<u8> {
         80,
         resp_hdr(0x20001, 2, 80, 0x0001_0002, 0x55, 0),
         &[
-            (64, &l16(2)),    // max_num_vports
-            (68, &l32(64)),   // max_num_eqs
-            (72, &l16(9728)), // adapter_mtu (v2)
+            (64, &l16(2)),      // max_num_vports
+            (66, &l16(0x5203)), // reserved: rsnic's requests (signature 'R', loopback, pause)
+            (68, &l32(64)),     // max_num_eqs
+            (72, &l16(9728)),   // adapter_mtu (v2)
         ],
     )
 }
@@ -559,7 +560,14 @@ fn response_golden_vectors_parse() {
         (d.max_num_vports, d.max_num_eqs, d.adapter_mtu),
         (2, 64, 9728)
     );
-    // Version 1: 72 bytes, no adapter_mtu (ETH_FRAME_LEN).
+    let all = req::RsnicCaps {
+        loopback: true,
+        pause: true,
+    };
+    assert_eq!(d.rsnic_caps, all);
+    assert_eq!(all.word(), 0x5203);
+    // Version 1: 72 bytes, no adapter_mtu (ETH_FRAME_LEN); the reserved field 0, as a real
+    // device has it: none of rsnic's requests.
     let r1 = rv(
         72,
         resp_hdr(0x20001, 1, 72, 0x0001_0002, 0x55, 0),
@@ -567,6 +575,27 @@ fn response_golden_vectors_parse() {
     );
     let d = req::parse_query_dev_config(&r1, MANA).unwrap();
     assert_eq!((d.max_num_vports, d.adapter_mtu), (3, 1514));
+    assert_eq!(d.rsnic_caps, req::RsnicCaps::NONE);
+    // The capability bits count only under the signature; unknown bits are ignored.
+    for (word, loopback, pause) in [
+        (0x0003, false, false),
+        (0x5303, false, false),
+        (0x5201, true, false),
+        (0x5202, false, true),
+        (0x52fc, false, false),
+    ] {
+        let r = rv(
+            72,
+            resp_hdr(0x20001, 1, 72, 0x0001_0002, 0x55, 0),
+            &[(64, &l16(1)), (66, &l16(word))],
+        );
+        let d = req::parse_query_dev_config(&r, MANA).unwrap();
+        assert_eq!(
+            d.rsnic_caps,
+            req::RsnicCaps { loopback, pause },
+            "word {word:#x}"
+        );
+    }
     let c = req::parse_query_vport_config(&vport_config_resp(), MANA).unwrap();
     assert_eq!(c.mac, [0x02, 0x6d, 0x61, 0x6e, 0, 1]);
     assert_eq!(

@@ -444,7 +444,7 @@ impl Family for Mana {
                     ring.write(j * 32, &hdr.encode());
                     let sge = Sge {
                         address: b.dma_addr(),
-                        mem_key: 1,
+                        mem_key: rsnic_core::sim::mana::MANA_MKEY,
                         size: RX_BUF as u32,
                     };
                     ring.write(j * 32 + 16, &sge.encode());
@@ -514,7 +514,7 @@ impl Family for Mana {
             x.sq.write(off + 8, &oob.encode_short());
             let sge = Sge {
                 address: data.dma_addr(),
-                mem_key: 1,
+                mem_key: rsnic_core::sim::mana::MANA_MKEY,
                 size: f.len() as u32,
             };
             x.sq.write(off + 16, &sge.encode());

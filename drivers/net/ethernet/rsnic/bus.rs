@@ -9,30 +9,39 @@
 //! hardware interface of the driver; together with the DMA memory it allocates and the
 //! formats of `dp/`, nothing else crosses between the driver and the device.
 //!
-//! Two transports implement it ([`Transport`]): the in-kernel device host (`host/`: a device
-//! model running in the kernel, on a workqueue), and the PCI transport (`pcidev.rs`: the PCI
-//! functions of an emulated device whose model runs in a host process). A register write is
-//! matched on the transport (no function pointer on the doorbell path).
+//! A function carries one port (a ConnectX function) or several (a MANA function's vports,
+//! which share its registers, its hardware channel and its vectors, as upstream mana's do).
+//! A vector may carry several handlers (each registered under a key the function's driver
+//! makes unique, [`IrqKey`]); when it fires, each runs, as on a shared IRQ line.
+//!
+//! Three transports implement it ([`Transport`]): the in-kernel device host (`host/`: a
+//! device model running in the kernel, on a workqueue), the ivshmem transport (`pcidev.rs`:
+//! the functions of an emulated device whose model runs in a host process, reached through a
+//! register ring), and real PCI functions (`realpci.rs`: a MANA VF or a ConnectX function,
+//! with its own ids and BAR0 layout, reached by MMIO). A register write is matched on the
+//! transport (no function pointer on the doorbell path).
 
 use crate::dp::hw::{Barriers, Mmio};
 use crate::host::Engine;
 use crate::kdma::KBarriers;
 use crate::kernel_ext::dma::DmaDevice;
 use crate::pcidev::PciTransport;
-use kernel::{
-    fmt,
-    prelude::*,
-    str::{CStr, CString},
-    sync::Arc,
-};
+use crate::realpci::PciFunction;
+use kernel::{fmt, prelude::*, str::CString, sync::Arc};
 
 /// An interrupt handler registered on a vector ([`Function::request_irq`]).
 pub(crate) trait IrqHandler: Send + Sync {
     /// The vector fired. Interrupt-like context: bottom halves are off, nothing may sleep.
+    /// On a shared vector it also runs when another handler's source fired: it looks at its
+    /// own queue and finds nothing.
     fn irq(&self);
 }
 
-/// The device families the bus knows (the function's PCI device id, in effect).
+/// Names a handler among those of one function: unique on the function (the driver of the
+/// function chooses them), so that several may share a vector and each can be freed alone.
+pub(crate) type IrqKey = usize;
+
+/// The device families the bus knows (the function's PCI vendor id, in effect).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum Kind {
     /// Mellanox ConnectX (mlx5).
@@ -41,12 +50,30 @@ pub(crate) enum Kind {
     Mana,
 }
 
+impl Kind {
+    /// PCI vendor id of Mellanox (ConnectX).
+    pub(crate) const VENDOR_MELLANOX: u16 = 0x15b3;
+    /// PCI vendor id of Microsoft (MANA).
+    pub(crate) const VENDOR_MICROSOFT: u16 = 0x1414;
+
+    /// The family of a PCI function with vendor id `vendor` (`None`: neither).
+    pub(crate) fn from_vendor(vendor: u16) -> Option<Self> {
+        match vendor {
+            Self::VENDOR_MELLANOX => Some(Kind::Mlx5),
+            Self::VENDOR_MICROSOFT => Some(Kind::Mana),
+            _ => None,
+        }
+    }
+}
+
 /// What carries a function's register accesses and interrupts.
 pub(crate) enum Transport {
     /// The in-kernel device host's engine.
     InKernel(Arc<Engine>),
-    /// A PCI device of the PCI transport.
+    /// A PCI device of the ivshmem transport.
     Pci(Arc<PciTransport>),
+    /// A real PCI function (its BAR0 mapped, its MSI-X vectors allocated).
+    Direct(Arc<PciFunction>),
 }
 
 /// One function of a device.
@@ -57,54 +84,79 @@ pub(crate) struct Function {
     index: usize,
     /// Offset of the function's register window in the device's registers.
     base: u32,
+    /// The transport's number of the function's vector 0 (its vector `v` is `vec_base + v`).
+    vec_base: usize,
+    /// Vectors of the function.
+    vectors: usize,
     /// Device number (for names and logs).
     dev: u32,
-    /// What ethtool reports as bus info: `rsnic-sim<dev>:port<index>` for the in-kernel
-    /// host, `<pci name>:port<index>` for a PCI device.
-    bus_info: CString,
 }
 
 impl Function {
-    /// Function `index` of the in-kernel device `engine` runs, its registers at `base`.
-    /// For the device host only.
+    /// Function `index` of the in-kernel device `engine` runs, its registers at `base`, its
+    /// `vectors` vectors the engine's `vec_base..vec_base + vectors`. For the device host
+    /// only.
     pub(crate) fn new(
         engine: Arc<Engine>,
         dma: Arc<DmaDevice>,
         dev: u32,
         index: usize,
         base: u32,
+        vec_base: usize,
+        vectors: usize,
     ) -> Result<Arc<Self>> {
-        let bus_info = CString::try_from_fmt(fmt!("rsnic-sim{}:port{}", dev, index))?;
         Ok(Arc::new(
             Self {
                 xport: Transport::InKernel(engine),
                 dma,
                 index,
                 base,
+                vec_base,
+                vectors,
                 dev,
-                bus_info,
             },
             GFP_KERNEL,
         )?)
     }
 
-    /// Function `index` of PCI device `pci` (device number `dev`), its registers at `base`.
-    /// For the PCI transport's probe only.
+    /// Function `index` of ivshmem device `pci` (device number `dev`), its registers at
+    /// `base`, its `vectors` vectors MSI-X `vec_base..`. For the ivshmem transport's probe
+    /// only.
     pub(crate) fn new_pci(
         pci: Arc<PciTransport>,
         dev: u32,
         index: usize,
         base: u32,
+        vec_base: usize,
+        vectors: usize,
     ) -> Result<Arc<Self>> {
-        let bus_info = CString::try_from_fmt(fmt!("{}:port{}", pci.name(), index))?;
         Ok(Arc::new(
             Self {
                 dma: pci.dma().clone(),
                 xport: Transport::Pci(pci),
                 index,
                 base,
+                vec_base,
+                vectors,
                 dev,
-                bus_info,
+            },
+            GFP_KERNEL,
+        )?)
+    }
+
+    /// The real PCI function `pci` (device number `dev`): registers at BAR0 offset 0, every
+    /// MSI-X vector it was given.
+    pub(crate) fn new_direct(pci: Arc<PciFunction>, dev: u32) -> Result<Arc<Self>> {
+        let vectors = pci.vectors();
+        Ok(Arc::new(
+            Self {
+                dma: pci.dma().clone(),
+                xport: Transport::Direct(pci),
+                index: 0,
+                base: 0,
+                vec_base: 0,
+                vectors,
+                dev,
             },
             GFP_KERNEL,
         )?)
@@ -134,43 +186,62 @@ impl Function {
         self.dev
     }
 
-    /// The function's bus info (ethtool -i).
-    pub(crate) fn bus_info(&self) -> &CStr {
-        &self.bus_info
-    }
-
-    /// MSI-X vectors of the function.
-    pub(crate) fn num_vectors(&self) -> usize {
-        match &self.xport {
-            Transport::InKernel(_) => crate::host::VECTORS_PER_FUNCTION,
-            Transport::Pci(p) => p.vectors_per_function(),
-        }
-    }
-
-    /// Registers `handler` on the function's vector `intr` (replacing any). Fails with
-    /// `EINVAL` for a vector the function does not have. May sleep.
-    pub(crate) fn request_irq(&self, intr: usize, handler: Arc<dyn IrqHandler>) -> Result {
-        match &self.xport {
-            Transport::InKernel(e) => e.set_handler(self.index, intr, Some(handler)),
-            Transport::Pci(p) => {
-                let index = crate::pcidev::msix_index(self.index, intr).ok_or(EINVAL)?;
-                p.request_irq(index, handler)
+    /// What ethtool reports as bus info for the function's port `port` (0 for a function
+    /// with one port; a MANA vport's index): `rsnic-sim<dev>:port<n>` for the in-kernel host
+    /// and `<pci name>:port<n>` for an ivshmem device (`n` the port's number on its device:
+    /// the device hosts name their per-port files so), the PCI device's name for a real
+    /// function (its vports share it, as upstream mana's netdevs do).
+    pub(crate) fn bus_info(&self, port: usize) -> Result<CString> {
+        let n = self.index.saturating_add(port);
+        Ok(match &self.xport {
+            Transport::InKernel(_) => {
+                CString::try_from_fmt(fmt!("rsnic-sim{}:port{}", self.dev, n))?
             }
+            Transport::Pci(p) => CString::try_from_fmt(fmt!("{}:port{}", p.name(), n))?,
+            Transport::Direct(p) => CString::try_from_fmt(fmt!("{}", p.name()))?,
+        })
+    }
+
+    /// MSI-X vectors of the function (vector numbers `0..num_vectors()`: what the driver
+    /// gives the device as an EQ's vector and registers its handler on).
+    pub(crate) fn num_vectors(&self) -> usize {
+        self.vectors
+    }
+
+    /// Registers `handler` under `key` on the function's vector `intr` (replacing the one
+    /// registered under `key` there, if any); other keys' handlers on the vector stay and run
+    /// too. Fails with `EINVAL` for a vector the function does not have. May sleep.
+    pub(crate) fn request_irq(
+        &self,
+        intr: usize,
+        key: IrqKey,
+        handler: Arc<dyn IrqHandler>,
+    ) -> Result {
+        if intr >= self.vectors {
+            return Err(EINVAL);
+        }
+        let v = self.vec_base + intr;
+        match &self.xport {
+            Transport::InKernel(e) => e.set_handler(v, key, Some(handler)),
+            Transport::Pci(p) => p.irqs().request(v, key, handler),
+            Transport::Direct(p) => p.irqs().request(v, key, handler),
         }
     }
 
-    /// Unregisters vector `intr`'s handler: once this returns, no call of it is in progress
-    /// or will start. The handler's reference is dropped here (may sleep).
-    pub(crate) fn free_irq(&self, intr: usize) {
+    /// Unregisters the handler registered under `key` on vector `intr`: once this returns,
+    /// no call of it is in progress or will start. The handler's reference is dropped here
+    /// (may sleep).
+    pub(crate) fn free_irq(&self, intr: usize, key: IrqKey) {
+        if intr >= self.vectors {
+            return;
+        }
+        let v = self.vec_base + intr;
         match &self.xport {
             Transport::InKernel(e) => {
-                let _ = e.set_handler(self.index, intr, None);
+                let _ = e.set_handler(v, key, None);
             }
-            Transport::Pci(p) => {
-                if let Some(index) = crate::pcidev::msix_index(self.index, intr) {
-                    p.free_irq(index);
-                }
-            }
+            Transport::Pci(p) => p.irqs().free(v, key),
+            Transport::Direct(p) => p.irqs().free(v, key),
         }
     }
 }
@@ -190,6 +261,7 @@ impl Mmio for Bar<'_> {
         match self.xport {
             Transport::InKernel(e) => e.mmio_write64(reg, bytes),
             Transport::Pci(p) => p.write64(reg, bytes),
+            Transport::Direct(p) => p.write64(reg, bytes),
         }
     }
 
@@ -199,6 +271,7 @@ impl Mmio for Bar<'_> {
         match self.xport {
             Transport::InKernel(e) => e.mmio_write32(reg, value),
             Transport::Pci(p) => p.write32(reg, value),
+            Transport::Direct(p) => p.write32(reg, value),
         }
     }
 
@@ -208,6 +281,7 @@ impl Mmio for Bar<'_> {
         match self.xport {
             Transport::InKernel(e) => e.mmio_read32(reg),
             Transport::Pci(p) => p.read32(reg),
+            Transport::Direct(p) => p.read32(reg),
         }
     }
 }

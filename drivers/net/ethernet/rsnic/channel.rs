@@ -21,7 +21,7 @@
 //! MANA's interrupt goes through an event queue: the channel's vector handler reads the EQ
 //! ([`Family::irq_handle`]) before scheduling NAPI.
 
-use crate::bus::{Bar, Function, IrqHandler};
+use crate::bus::{Bar, Function, IrqHandler, IrqKey};
 use crate::dp::hw::{Barriers, DmaAddr, Mmio};
 use crate::dp::pkt::{
     DmaEntry, DmaKind, Gso, RxBufProvider, RxBuffer, RxFrags, TxCsum, TxDmaMap, TxPacket,
@@ -60,7 +60,8 @@ use kernel::{
 pub(crate) const RX_HEADROOM: u32 = 64 + 2;
 /// Bytes the skb needs after the packet data (`skb_shared_info`, rounded up).
 const RX_TAILROOM: u32 = 384;
-/// Memory key put in data segments (the simulated device does not check keys).
+/// Memory key put in ConnectX data segments (the simulated ConnectX does not check keys;
+/// MANA's SGEs carry the `gpa_mkey` their device gave).
 pub(crate) const LKEY: u32 = 0;
 
 /// Parameters a set of channels is built with; changing any of them reopens the channels.
@@ -864,7 +865,9 @@ pub(crate) struct Channel<F: Family> {
     shared: Arc<PortShared<F>>,
     dev: ARef<Device>,
     index: u32,
+    /// The function's vector of the channel's interrupt, and the key of its handler there.
     intr: usize,
+    irq_key: IrqKey,
     rqn: u32,
     /// Device queues, for teardown (the AF_XDP zero-copy queues are in `xsk_queues`).
     queues: F::Queues,
@@ -1188,11 +1191,10 @@ impl<F: Family> Channel<F> {
         p: &ChannelParams,
         prog: Option<&BpfProg>,
     ) -> Result<Arc<Self>> {
-        // Channel `index` interrupts on the function's vector `index`.
-        let intr = index as usize;
-        if intr >= shared.hw.num_vectors() {
-            return Err(EINVAL);
-        }
+        // The function's vector the family gives the channel (its handler's key: the
+        // channel's number among the function's ports' channels, a vector may be shared).
+        let intr = F::channel_vector(&shared.hw, &shared.func, index).ok_or(EINVAL)?;
+        let irq_key = F::port_index(&shared.func) * MAX_CHANNELS + index as usize;
         let layout = p.rx_layout(F::RX_SCATTER);
         let pool = PagePool::new(
             &shared.dma,
@@ -1251,6 +1253,7 @@ impl<F: Family> Channel<F> {
                 dev: ARef::from(dev),
                 index,
                 intr,
+                irq_key,
                 rqn: opened.rqn,
                 queues,
                 xsk_queues,
@@ -1698,7 +1701,11 @@ impl<F: Family> Channel<F> {
     pub(crate) fn activate(self: &Arc<Self>) {
         with_bh(|| *self.me.lock() = Some(self.clone()));
         self.napi.add(&self.dev);
-        if let Err(e) = self.shared.hw.request_irq(self.intr, self.clone()) {
+        if let Err(e) = self
+            .shared
+            .hw
+            .request_irq(self.intr, self.irq_key, self.clone())
+        {
             pr_err!(
                 "{}: channel {}: no interrupt: {:?}\n",
                 self.dev.name(),
@@ -1905,7 +1912,7 @@ impl<F: Family> Channel<F> {
     /// Stops the channel's interrupt and NAPI (waiting for a running poll), so nothing wakes
     /// its TX queue any more. Sleeps.
     pub(crate) fn quiesce(&self) {
-        self.shared.hw.free_irq(self.intr);
+        self.shared.hw.free_irq(self.intr, self.irq_key);
         self.napi.disable();
     }
 

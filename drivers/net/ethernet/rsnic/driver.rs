@@ -2,26 +2,34 @@
 
 //! Module load and unload: the one place that wires devices to ports.
 //!
-//! Devices come from two places. The PCI transport (`pcidev.rs`): the module registers a PCI
-//! driver for rsnic's emulated device, and each probe reads what the device is (family,
-//! ports) from it, binds its functions and keeps them in the device's driver data until
-//! remove. The in-kernel device host (`host/`): it creates the simulated devices the module
-//! parameters ask for and offers their functions on the bus. Module parameter `host` chooses:
-//! `auto` (default) creates the in-kernel devices only when no PCI device was bound at load,
-//! `kernel` always, `pci` never. For each function the driver of its family brings it up
-//! (probe), makes its port and registers the netdev, and undoes all of it at unload (or PCI
-//! remove). The device wires its ports in pairs (ports 0 and 1 share a cable, 2 and 3, ...).
-//! Both families can run at once (`family=mlx5,mana`), each device with its own engine and
-//! ports.
+//! Devices come from the PCI bus or from the in-kernel device host. The module registers the
+//! PCI driver `rsnic`, whose id table ([`__mod_pci__rsnic_pci_ids_device_table`], also the
+//! module's `alias:` lines, so udev loads rsnic for them) names the real functions rsnic
+//! drives, the MANA VF (1414:00ba) and the ConnectX functions upstream `mlx5_core` binds
+//! (ConnectX-4 and later, PFs and VFs), and `rsnic-ivshmem` for QEMU's ivshmem device
+//! (1af4:1110) of the ivshmem transport (not an alias: ivshmem is not rsnic's). The
+//! family of a real function comes from its vendor id; a probe maps it (`realpci.rs`) or, for
+//! ivshmem, reads what the device is from it (`pcidev.rs`), binds its functions and keeps them
+//! in the device's driver data until remove. The in-kernel device host (`host/`) creates the
+//! simulated devices the module parameters ask for, only with `host=kernel`; a plain `insmod`
+//! binds PCI functions and creates nothing else. For each function the driver of its family
+//! brings it up (probe: one port per ConnectX function, one per vport of a MANA function),
+//! makes the ports and registers their netdevs, and undoes all of it at unload (or PCI
+//! remove). A simulated device wires its ports in pairs (ports 0 and 1 share a cable, 2 and
+//! 3, ...). Both families can run at once (`family=mlx5,mana`), each device with its own
+//! engine and ports.
 
 use crate::bus::{Function, Kind};
 use crate::channel::MAX_CHANNELS;
 use crate::family::{mana::Mana, mlx5::Mlx5, Family};
 use crate::host::Host;
-use crate::kernel_ext::pci::{DeviceId, PciDevice, PciDriver, Registration as PciRegistration};
+use crate::kernel_ext::pci::{
+    pci_device_table, DeviceId, IdTable, PciDevice, PciDriver, Registration as PciRegistration,
+};
 use crate::kernel_ext::{net::device::Registration, params};
 use crate::pcidev::PciTransport;
 use crate::port::{Port, PortOps, MAX_MTU, MIN_MTU};
+use crate::realpci::PciFunction;
 use core::sync::atomic::{AtomicU32, AtomicUsize, Ordering};
 use kernel::{c_str, fmt, prelude::*, sync::Arc};
 
@@ -30,67 +38,85 @@ const DEFAULT_MAX_CHANNELS: u32 = 4;
 
 /// The driver bound to one device of family `F`: its functions and ports.
 struct Bound<F: Family> {
-    /// The functions, brought up, in port order (torn down after the ports are gone).
+    /// The ports' functions and control states, brought up, in port order (torn down after
+    /// the ports are gone).
     funcs: KVec<(Arc<Function>, Arc<F::Func>)>,
     ports: KVec<Registration<PortOps<F>>>,
 }
 
 impl<F: Family> Bound<F> {
-    /// Probes every function of a device (`funcs`, in port order) and registers its ports.
+    /// Brings every function of a device (`funcs`, in order) up and registers its ports
+    /// (one per ConnectX function, one per vport of a MANA function).
     fn bind(funcs: &[Arc<Function>], channels: u32) -> Result<Self> {
         let mut b = Bound {
             funcs: KVec::new(),
             ports: KVec::new(),
         };
-        let mut config = crate::kernel_ext::net::device::Config {
-            tx_queues: MAX_CHANNELS as u32,
-            rx_queues: MAX_CHANNELS as u32,
-            min_mtu: MIN_MTU,
-            max_mtu: MAX_MTU,
-            // The data paths build gather lists, checksum and LSO WQEs; the devices execute
-            // them and verify received checksums.
-            offloads: crate::kernel_ext::net::device::Offloads {
-                sg: true,
-                tx_csum: true,
-                tso: true,
-                rx_csum: true,
-                // Internal loopback (ethtool -K <dev> loopback on), as ConnectX has.
-                loopback: true,
-                // ntuple steering rules where the family has them (ConnectX).
-                ntuple: F::NTUPLE_RULES > 0,
-                // The RSS hash of every received packet (ethtool -K rxhash), both families.
-                rx_hash: true,
-            },
-            // Native XDP (drop, pass, tx, redirect) on every RX queue, frames redirected
-            // from other devices (ndo_xdp_xmit), and AF_XDP zero-copy where the family has
-            // it.
-            xdp_features: {
-                use crate::kernel_ext::net::xdp::features::{
-                    BASIC, NDO_XMIT, REDIRECT, XSK_ZEROCOPY,
-                };
-                BASIC | REDIRECT | NDO_XMIT | if F::XSK_ZC { XSK_ZEROCOPY } else { 0 }
-            },
-            mac: None,
-            // mlx5e's 15 s by default: a queue stopped that long without a completion has
-            // lost its interrupt or its device (ndo_tx_timeout recovers it). The range was
-            // checked at load (`Rsnic::init`).
-            watchdog_timeo_ms: params::tx_timeout_ms(),
-        };
-        // The functions brought up so far, in order (MANA's share their device's channel).
-        let mut up = KVec::new();
         for hw in funcs {
-            // Probe: bring the function up through the device's control interface.
-            let func = F::bring_up_after(hw, &up)?;
-            up.push(func.clone(), GFP_KERNEL)?;
-            b.funcs.push((hw.clone(), func.clone()), GFP_KERNEL)?;
-            config.mac = F::permanent_mac(&func);
+            // Probe: bring the function up through the device's control interface. Its
+            // ports are held in `b` from here on: a failure below tears them down (`Drop`).
+            let up = F::bring_up(hw)?;
+            if let Err(e) = b.funcs.reserve(up.len(), GFP_KERNEL) {
+                for func in up.iter() {
+                    F::tear_down(hw, func);
+                }
+                return Err(e.into());
+            }
+            for func in up {
+                b.funcs.push((hw.clone(), func), GFP_KERNEL)?;
+            }
+        }
+        b.ports.reserve(b.funcs.len(), GFP_KERNEL)?;
+        for (hw, func) in b.funcs.iter() {
+            let config = port_config::<F>(func);
             let port = Port::<F>::new(hw.clone(), func.clone(), channels)?;
             let reg = Registration::<PortOps<F>>::register(port, &config, Some(hw.dma()))?;
             // The function's events reach the port now.
-            F::func_attach(hw, &func, Some(reg.device()));
+            F::func_attach(hw, func, Some(reg.device()));
             b.ports.push(reg, GFP_KERNEL)?;
         }
         Ok(b)
+    }
+}
+
+/// How the netdev of port `func` is registered.
+fn port_config<F: Family>(func: &F::Func) -> crate::kernel_ext::net::device::Config {
+    crate::kernel_ext::net::device::Config {
+        tx_queues: MAX_CHANNELS as u32,
+        rx_queues: MAX_CHANNELS as u32,
+        min_mtu: MIN_MTU,
+        max_mtu: MAX_MTU,
+        // The data paths build gather lists, checksum and LSO WQEs; the devices execute
+        // them and verify received checksums.
+        offloads: crate::kernel_ext::net::device::Offloads {
+            sg: true,
+            tx_csum: true,
+            tso: true,
+            rx_csum: true,
+            // Internal loopback (ethtool -K <dev> loopback on), where the device has it
+            // (ConnectX; MANA through rsnic's own request, when the device offers it).
+            loopback: F::has_loopback(func),
+            // ntuple steering rules where the family has them (ConnectX).
+            ntuple: F::NTUPLE_RULES > 0,
+            // The RSS hash of every received packet (ethtool -K rxhash), both families.
+            rx_hash: true,
+        },
+        // Native XDP (drop, pass, tx, redirect) on every RX queue, frames redirected from
+        // other devices (ndo_xdp_xmit), and AF_XDP zero-copy where the family has it.
+        xdp_features: {
+            use crate::kernel_ext::net::xdp::features::{BASIC, NDO_XMIT, REDIRECT, XSK_ZEROCOPY};
+            BASIC | REDIRECT | NDO_XMIT | if F::XSK_ZC { XSK_ZEROCOPY } else { 0 }
+        },
+        mac: F::permanent_mac(func),
+        // mlx5e's 15 s by default: a queue stopped that long without a completion has lost
+        // its interrupt or its device (ndo_tx_timeout recovers it). The range was checked at
+        // load (`Rsnic::init`).
+        watchdog_timeo_ms: params::tx_timeout_ms(),
+        // Flow control where the device has it (else ethtool's pause requests get
+        // EOPNOTSUPP, as from upstream mana).
+        pause: F::has_pause(func),
+        // A MANA function's vports are told apart by it, as upstream mana's netdevs.
+        dev_port: u16::try_from(F::port_index(func)).unwrap_or(u16::MAX),
     }
 }
 
@@ -145,54 +171,142 @@ fn default_channels() -> u32 {
     params::online_cpus().clamp(1, DEFAULT_MAX_CHANNELS)
 }
 
-/// rsnic's emulated PCI device: QEMU's ivshmem-doorbell (Red Hat, Inc. 1af4:1110). The ids
-/// are ivshmem's, not rsnic's: the probe refuses a device whose shared memory does not hold
-/// an rsnic identity block. (No MODULE_DEVICE_TABLE: an ivshmem device does not make udev
-/// load rsnic.)
-const PCI_IDS: [DeviceId; 1] = [DeviceId {
-    vendor: 0x1af4,
-    device: 0x1110,
-}];
+/// Entries of [`__mod_pci__rsnic_pci_ids_device_table`], the terminator included.
+const PCI_IDS: usize = 25;
 
-/// PCI devices bound so far (tells `host=auto` whether one was bound at load).
+pci_device_table!(
+    __mod_pci__rsnic_pci_ids_device_table,
+    PCI_IDS,
+    [
+        // MANA VF (GDMA). Not the PF (00b9): its register set differs.
+        DeviceId::new(Kind::VENDOR_MICROSOFT, 0x00ba),
+        // ConnectX, as upstream mlx5_core's mlx5_core_pci_table (6.12) from ConnectX-4 on
+        // (Connect-IB, 1011/1012, is InfiniBand only): PFs and VFs, one port per function.
+        DeviceId::new(Kind::VENDOR_MELLANOX, 0x1013), // ConnectX-4
+        DeviceId::new(Kind::VENDOR_MELLANOX, 0x1014), // ConnectX-4 VF
+        DeviceId::new(Kind::VENDOR_MELLANOX, 0x1015), // ConnectX-4 Lx
+        DeviceId::new(Kind::VENDOR_MELLANOX, 0x1016), // ConnectX-4 Lx VF
+        DeviceId::new(Kind::VENDOR_MELLANOX, 0x1017), // ConnectX-5, PCIe 3.0
+        DeviceId::new(Kind::VENDOR_MELLANOX, 0x1018), // ConnectX-5 VF
+        DeviceId::new(Kind::VENDOR_MELLANOX, 0x1019), // ConnectX-5 Ex
+        DeviceId::new(Kind::VENDOR_MELLANOX, 0x101a), // ConnectX-5 Ex VF
+        DeviceId::new(Kind::VENDOR_MELLANOX, 0x101b), // ConnectX-6
+        DeviceId::new(Kind::VENDOR_MELLANOX, 0x101c), // ConnectX-6 VF
+        DeviceId::new(Kind::VENDOR_MELLANOX, 0x101d), // ConnectX-6 Dx
+        DeviceId::new(Kind::VENDOR_MELLANOX, 0x101e), // ConnectX family mlx5Gen VF
+        DeviceId::new(Kind::VENDOR_MELLANOX, 0x101f), // ConnectX-6 Lx
+        DeviceId::new(Kind::VENDOR_MELLANOX, 0x1021), // ConnectX-7
+        DeviceId::new(Kind::VENDOR_MELLANOX, 0x1023), // ConnectX-8
+        DeviceId::new(Kind::VENDOR_MELLANOX, 0x1025), // ConnectX-9
+        DeviceId::new(Kind::VENDOR_MELLANOX, 0x1027), // ConnectX-10
+        DeviceId::new(Kind::VENDOR_MELLANOX, 0x2101), // ConnectX-10 NVLink-C2C
+        DeviceId::new(Kind::VENDOR_MELLANOX, 0xa2d2), // BlueField ConnectX-5
+        DeviceId::new(Kind::VENDOR_MELLANOX, 0xa2d3), // BlueField ConnectX-5 VF
+        DeviceId::new(Kind::VENDOR_MELLANOX, 0xa2d6), // BlueField-2 ConnectX-6 Dx
+        DeviceId::new(Kind::VENDOR_MELLANOX, 0xa2dc), // BlueField-3 ConnectX-7
+        DeviceId::new(Kind::VENDOR_MELLANOX, 0xa2df), // BlueField-4 ConnectX-8
+        DeviceId::END,
+    ]
+);
+
+/// rsnic's ivshmem transport: QEMU's ivshmem-doorbell (Red Hat, Inc. 1af4:1110). Its ids are
+/// ivshmem's, not rsnic's: the probe refuses a device whose shared memory does not hold an
+/// rsnic identity block. A driver of its own (`rsnic-ivshmem`) with a table that is not the
+/// module's device table: an ivshmem device does not make udev load rsnic.
+static IVSHMEM_IDS: IdTable<2> =
+    IdTable::new([DeviceId::new(IVSHMEM_VENDOR, 0x1110), DeviceId::END]);
+
+/// PCI vendor id of QEMU's ivshmem device (Red Hat, Inc.).
+const IVSHMEM_VENDOR: u16 = 0x1af4;
+
+/// The BAR0 a real function needs at least: MANA's VF registers (0x08, 0x10, 0x18, read
+/// before anything else), ConnectX's initialization segment (4 KiB). What lies beyond
+/// (MANA's SMC window and doorbell pages, ConnectX's UAR pages) is where the device says;
+/// an access outside BAR0 is not made (`realpci.rs`).
+fn min_bar0(kind: Kind) -> usize {
+    match kind {
+        Kind::Mana => 0x20,
+        Kind::Mlx5 => 0x1000,
+    }
+}
+
+/// The MSI-X vectors a real function of `kind` asks for (at least, at most). MANA as
+/// upstream's `mana_gd_setup_irqs`: one per online CPU (at most 64) and the HWC's, at least
+/// 2; the vports share them. ConnectX: the control vector (the async EQ) and one per
+/// channel (a port has at most [`MAX_CHANNELS`], fewer if fewer are given: `ethtool -l`'s
+/// maximum follows).
+fn msix_range(kind: Kind) -> (u32, u32) {
+    match kind {
+        Kind::Mana => (2, (params::online_cpus().clamp(1, 64) + 1).max(2)),
+        Kind::Mlx5 => (2, 1 + MAX_CHANNELS as u32),
+    }
+}
+
+/// PCI devices bound so far (reported at load).
 static PCI_BOUND: AtomicUsize = AtomicUsize::new(0);
 /// The next PCI device's number (for names and logs; after the in-kernel host's).
 static PCI_NEXT_DEV: AtomicU32 = AtomicU32::new(crate::host::MAX_DEVS);
 
-/// The PCI driver of rsnic's emulated device.
+/// rsnic's PCI driver (real functions and the ivshmem transport).
 struct RsnicPci;
+
+/// What carries a bound PCI device.
+enum PciXport {
+    /// An ivshmem device (the register ring).
+    Ivshmem(Arc<PciTransport>),
+    /// A real function (MMIO on its BAR0).
+    Direct(Arc<PciFunction>),
+}
 
 /// What a PCI probe leaves bound to its device; dropped in field order at remove: the
 /// ports and functions' bring-up, the functions, then the PCI device's resources.
 struct PciBound {
     bound: AnyBound,
     funcs: KVec<Arc<Function>>,
-    xport: Arc<PciTransport>,
+    xport: PciXport,
 }
 
 impl PciDriver for RsnicPci {
     type Data = PciBound;
 
     fn probe(dev: &PciDevice) -> Result<PciBound> {
-        let xport = PciTransport::probe(dev)?;
-        let kind = xport.kind();
         let num = PCI_NEXT_DEV.fetch_add(1, Ordering::Relaxed);
-        let funcs = PciTransport::functions(&xport, num)?;
+        let (kind, funcs, xport) = if dev.vendor_id() == IVSHMEM_VENDOR {
+            let x = PciTransport::probe(dev)?;
+            let funcs = PciTransport::functions(&x, num)?;
+            (x.kind(), funcs, PciXport::Ivshmem(x))
+        } else {
+            // The id table has only these vendors' devices besides ivshmem.
+            let kind = Kind::from_vendor(dev.vendor_id()).ok_or(ENODEV)?;
+            let x = PciFunction::probe(dev, kind, min_bar0(kind), msix_range(kind))?;
+            let mut funcs = KVec::new();
+            funcs.push(Function::new_direct(x.clone(), num)?, GFP_KERNEL)?;
+            (x.kind(), funcs, PciXport::Direct(x))
+        };
         let channels = default_channels();
         let bound = AnyBound::bind(kind, &funcs, channels).inspect_err(|e| {
             dev.err(fmt!(
-                "{} device with {} ports: bind failed: {:?}",
+                "{} device ({:04x}:{:04x}): bind failed: {:?}",
                 family_name(kind),
-                funcs.len(),
+                dev.vendor_id(),
+                dev.device_id(),
                 e
             ));
         })?;
+        let vectors = funcs.iter().map(|f| f.num_vectors()).sum::<usize>();
         dev.info(fmt!(
-            "version {}: PCI device {}, family {}, {} ports, {} channels per port",
+            "version {}: PCI device {} ({:04x}:{:04x}, {}), family {}, {} ports, {} MSI-X vectors, {} channels per port",
             crate::port::DRV_VERSION,
             num,
+            dev.vendor_id(),
+            dev.device_id(),
+            match xport {
+                PciXport::Ivshmem(_) => "ivshmem transport",
+                PciXport::Direct(_) => "MMIO",
+            },
             family_name(kind),
             bound.ports(),
+            vectors,
             channels
         ));
         PCI_BOUND.fetch_add(1, Ordering::Relaxed);
@@ -211,13 +325,24 @@ impl PciDriver for RsnicPci {
         } = data;
         drop(bound);
         drop(funcs);
-        let (lost, timeouts) = (xport.lost(), xport.read_timeouts());
-        if lost != 0 || timeouts != 0 {
-            xport.pci().err(fmt!(
-                "{} register writes lost, {} reads unanswered",
-                lost,
-                timeouts
-            ));
+        match &xport {
+            PciXport::Ivshmem(x) => {
+                let (lost, timeouts) = (x.lost(), x.read_timeouts());
+                if lost != 0 || timeouts != 0 {
+                    x.pci().err(fmt!(
+                        "{} register writes lost, {} reads unanswered",
+                        lost,
+                        timeouts
+                    ));
+                }
+            }
+            PciXport::Direct(x) => {
+                let bad = x.bad_accesses();
+                if bad != 0 {
+                    x.pci()
+                        .err(fmt!("{} register accesses outside BAR0 not made", bad));
+                }
+            }
         }
         // The last reference to the transport: the vectors, mappings, regions and the
         // enable go here, before remove returns.
@@ -228,23 +353,20 @@ impl PciDriver for RsnicPci {
 /// Where devices come from (module parameter `host`).
 #[derive(Clone, Copy, PartialEq, Eq)]
 enum HostMode {
-    /// PCI devices; the in-kernel devices only when no PCI device was bound at load.
-    Auto,
-    /// The in-kernel devices always (PCI devices are bound too).
-    Kernel,
-    /// PCI devices only.
+    /// PCI functions only (the default: a plain insmod creates nothing).
     Pci,
+    /// The in-kernel device host's simulated devices too.
+    Kernel,
 }
 
 impl HostMode {
     fn from_param() -> Result<Self> {
         match params::host().as_bytes() {
-            b"auto" => Ok(HostMode::Auto),
-            b"kernel" => Ok(HostMode::Kernel),
             b"pci" => Ok(HostMode::Pci),
+            b"kernel" => Ok(HostMode::Kernel),
             other => {
                 pr_err!(
-                    "host={:?}: use auto, kernel or pci\n",
+                    "host={:?}: use pci (PCI functions only, the default) or kernel (simulated devices as well)\n",
                     core::str::from_utf8(other).unwrap_or("?")
                 );
                 Err(EINVAL)
@@ -255,9 +377,10 @@ impl HostMode {
 
 /// The module: the devices and the driver bound to them.
 pub(crate) struct Rsnic {
-    // Dropped in this order: the PCI driver unregisters (removing every bound PCI device),
+    // Dropped in this order: the PCI drivers unregister (removing every bound PCI device),
     // then the driver lets go of the in-kernel functions, then those devices go.
     _pci: PciRegistration<RsnicPci>,
+    _ivshmem: PciRegistration<RsnicPci>,
     _bound: KVec<AnyBound>,
     _host: Option<Host>,
 }
@@ -277,22 +400,21 @@ impl kernel::Module for Rsnic {
         }
         let mode = HostMode::from_param()?;
         // Probes the PCI devices present before it returns.
-        let pci = PciRegistration::<RsnicPci>::new(c_str!("rsnic"), &PCI_IDS)?;
+        let pci = PciRegistration::<RsnicPci>::new(
+            c_str!("rsnic"),
+            &__mod_pci__rsnic_pci_ids_device_table,
+        )?;
+        let ivshmem = PciRegistration::<RsnicPci>::new(c_str!("rsnic-ivshmem"), &IVSHMEM_IDS)?;
         let pci_bound = PCI_BOUND.load(Ordering::Relaxed);
-        let want_host = match mode {
-            HostMode::Auto => pci_bound == 0,
-            HostMode::Kernel => true,
-            HostMode::Pci => false,
-        };
-        if !want_host {
+        if mode == HostMode::Pci {
             pr_info!(
-                "version {}: {} PCI device(s), no simulated devices (host={})\n",
+                "version {}: {} PCI device(s) bound; no simulated devices (host=kernel creates them)\n",
                 crate::port::DRV_VERSION,
-                pci_bound,
-                if mode == HostMode::Pci { "pci" } else { "auto" }
+                pci_bound
             );
             return Ok(Rsnic {
                 _pci: pci,
+                _ivshmem: ivshmem,
                 _bound: KVec::new(),
                 _host: None,
             });
@@ -316,6 +438,7 @@ impl kernel::Module for Rsnic {
         );
         Ok(Rsnic {
             _pci: pci,
+            _ivshmem: ivshmem,
             _bound: bound,
             _host: Some(host),
         })

@@ -317,18 +317,24 @@ pub(crate) trait Control: DataPath {
     /// Asks the device for the port's hardware counters (`ethtool -S`). Sleeps.
     fn query_counters(hw: &Arc<Function>, func: &Arc<Self::Func>) -> Result<Self::HwCounters>;
 
-    /// Brings port `port`'s function up through the device's control interface, logging
-    /// which step failed (probe fails with its errno). Sleeps.
-    fn bring_up(hw: &Arc<Function>) -> Result<Arc<Self::Func>>;
-    /// [`Control::bring_up`] of function `hw` on a device whose functions before it are up
-    /// as `earlier` (in order). A family whose ports share one control channel (MANA: one
-    /// hardware channel per device, a vport per port) brings the device up with the first
-    /// and hands it on; by default each function is brought up on its own. Sleeps.
-    #[inline(never)]
-    fn bring_up_after(hw: &Arc<Function>, earlier: &[Arc<Self::Func>]) -> Result<Arc<Self::Func>> {
-        let _ = earlier;
-        Self::bring_up(hw)
+    /// Brings function `hw` up through the device's control interface, logging which step
+    /// failed (probe fails with its errno): one port per function on ConnectX, the vports
+    /// the device reports on MANA (one hardware channel per function, shared by its
+    /// vports, as upstream mana's `mana_probe` makes a netdev per vport). Returns the ports'
+    /// control states, in port order; on a failure nothing stays up. Sleeps.
+    fn bring_up(hw: &Arc<Function>) -> Result<KVec<Arc<Self::Func>>>;
+    /// The port's index among its function's ports (0 for a function with one port).
+    fn port_index(_func: &Self::Func) -> usize {
+        0
     }
+    /// The function's vector that channel `ch` of the port interrupts on (what the driver
+    /// names to the device for the channel's EQ and registers its handler on), or `None`
+    /// if there is none for it. Vectors may be shared (MANA's vports share the function's,
+    /// as upstream's EQs do).
+    fn channel_vector(hw: &Function, func: &Self::Func, ch: u32) -> Option<usize>;
+    /// Most channels the port can have (`ethtool -l`'s maximum, at most
+    /// [`crate::channel::MAX_CHANNELS`]).
+    fn max_channels(hw: &Function, func: &Self::Func) -> u32;
     /// Undoes [`Family::bring_up`] (at removal; failures are logged). Sleeps.
     fn tear_down(hw: &Arc<Function>, func: &Self::Func);
     /// Gives the function its netdev, for the carrier, and lets its events in (`None` before
@@ -359,9 +365,21 @@ pub(crate) trait Control: DataPath {
     /// device's control interface ([`Control::query_pause`], [`Control::apply_pause`],
     /// [`Control::query_pause_stats`]). Without it the port has no pause operations and
     /// ethtool answers `EOPNOTSUPP`. (Both families have it: ConnectX through PFCC and
-    /// PPCNT, MANA through rsnic's own HWC requests, since upstream mana implements no pause
-    /// operation: a VF's vport has no say over the physical link's flow control.)
+    /// PPCNT, MANA through rsnic's own HWC requests when the device advertises them,
+    /// [`Control::has_pause`], since upstream mana implements no pause operation: a VF's
+    /// vport has no say over the physical link's flow control.)
     const PAUSE: bool = false;
+    /// Whether this port's device has the flow control of [`Control::PAUSE`] (a device may
+    /// lack what its family can have): without it the port is registered without pause
+    /// operations, and ethtool answers `EOPNOTSUPP`.
+    fn has_pause(_func: &Self::Func) -> bool {
+        Self::PAUSE
+    }
+    /// Whether this port's device can loop its frames back ([`Control::apply_loopback`]):
+    /// without it the port does not offer `loopback` (`ethtool -K` cannot turn it on).
+    fn has_loopback(_func: &Self::Func) -> bool {
+        true
+    }
     /// The port's flow control as the device has it: (honour received PAUSE frames, send
     /// them). Sleeps.
     fn query_pause(_hw: &Arc<Function>, _func: &Arc<Self::Func>) -> Result<(bool, bool)> {

@@ -16,31 +16,32 @@
 //! * register reads: serialised by a spinlock, a READ32 entry in the ring (so reads do not
 //!   pass writes), answered by devd in the ring's control block; after [`READ_TIMEOUT_NS`]
 //!   without an answer the read returns `0xffff_ffff`, as a read of a gone PCI device does;
-//! * MSI-X vectors: `ports * VPP` of them; port `p`'s vector `intr` is MSI-X index
-//!   `p * VPP + intr`, with a threaded handler that runs the bus handler with bottom halves
-//!   off (the bus contract).
+//! * MSI-X vectors: `ports * VPP` of them. A ConnectX device has a function per port, port
+//!   `p`'s vector `intr` being MSI-X index `p * VPP + intr`; a MANA device has one function
+//!   (its vports are the ports) with all of them. Each carries threaded handlers
+//!   ([`crate::realpci::PciIrqs`]) that run the bus handlers with bottom halves off (the bus
+//!   contract).
 //!
 //! The DMA device is the PCI device's own: bus addresses are what devd reads and writes in
 //! the guest's RAM.
 
-use crate::bus::{Function, IrqHandler, Kind};
+use crate::bus::{Function, Kind};
 use crate::dp::xport::{
     self, Family, Identity, Status, BAR0_DOORBELL, CTRL_READ_DONE, CTRL_READ_TICKET,
     CTRL_READ_VALUE, CTRL_TAIL, DEVD_PEER, IDENTITY_LEN, OP_READ32, OP_WRITE32, OP_WRITE64,
     RING_END, SLOT_OP, SLOT_REG, SLOT_SEQ, SLOT_VALUE, VPP,
 };
 use crate::kernel_ext::dma::DmaDevice;
-use crate::kernel_ext::pci::{
-    Enabled, IoMem, IrqThread, IrqVectors, PciDevice, Regions, SharedMem, ThreadedIrq,
-};
+use crate::kernel_ext::pci::{Enabled, IoMem, PciDevice, Regions, SharedMem};
 use crate::kernel_ext::{sync::with_bh, timer::now_ns};
+use crate::realpci::PciIrqs;
 use crate::sim;
 use core::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use kernel::{
-    c_str, fmt, new_mutex, new_spinlock,
+    c_str, fmt, new_spinlock,
     prelude::*,
     str::{CStr, CString},
-    sync::{Arc, Mutex, SpinLock},
+    sync::{Arc, SpinLock},
 };
 
 /// BAR with ivshmem's registers (the doorbell).
@@ -56,15 +57,6 @@ const READ_FAILED: u32 = 0xffff_ffff;
 /// Spins between two looks at the clock while waiting.
 const SPINS_PER_CLOCK: u32 = 256;
 
-/// The handler of one MSI-X vector: the bus handler registered on it.
-struct Vector(Arc<dyn IrqHandler>);
-
-impl IrqThread for Vector {
-    fn handle(&self) {
-        self.0.irq();
-    }
-}
-
 /// One bound rsnic PCI device: its mappings, vectors and handlers.
 ///
 /// The fields drop in declaration order, the reverse of the probe's steps: handlers, vectors,
@@ -72,10 +64,9 @@ impl IrqThread for Vector {
 /// enable (which also stops bus mastering).
 #[pin_data]
 pub(crate) struct PciTransport {
-    /// The threaded handler on each MSI-X index, if any.
+    /// The threaded handlers on the MSI-X vectors.
     #[pin]
-    irqs: Mutex<KVec<Option<ThreadedIrq<Vector>>>>,
-    vectors: Arc<IrqVectors>,
+    irqs: PciIrqs,
     /// Serialises register reads (one READ32 in flight: its answer has one place).
     #[pin]
     read_lock: SpinLock<()>,
@@ -135,15 +126,11 @@ impl PciTransport {
         let vectors = dev.alloc_msix(nvec).inspect_err(|e| {
             dev.err(fmt!("cannot allocate {} MSI-X vectors: {:?}", nvec, e));
         })?;
-        let mut irqs = KVec::with_capacity(nvec as usize, GFP_KERNEL)?;
-        for _ in 0..nvec {
-            irqs.push(None, GFP_KERNEL)?;
-        }
         let name = CString::try_from_fmt(fmt!("{}", dev.name()))?;
+        let irq_name = CString::try_from_fmt(fmt!("{}", dev.name()))?;
         Arc::pin_init(
             pin_init!(Self {
-                irqs <- new_mutex!(irqs, "rsnic::PciTransport::irqs"),
-                vectors,
+                irqs <- PciIrqs::new(vectors, irq_name),
                 read_lock <- new_spinlock!((), "rsnic::PciTransport::read"),
                 shm,
                 bar0,
@@ -195,17 +182,25 @@ impl PciTransport {
         Ok(id)
     }
 
-    /// The device's functions (one per port, in order), numbered device `num` on the bus.
-    /// Their registers are where the in-kernel host's devices have them (`dp::xport`): a
-    /// ConnectX port `p`'s window at `p * FUNC_BAR_SIZE`, a MANA's at 0 for every vport.
+    /// The device's functions, numbered device `num` on the bus. Their registers are where
+    /// the in-kernel host's devices have them (`dp::xport`): a ConnectX has a function per
+    /// port, port `p`'s window at `p * FUNC_BAR_SIZE` and its vectors at MSI-X `p * VPP`; a
+    /// MANA has one function, its registers at 0, its vports the ports, with every vector.
     pub(crate) fn functions(this: &Arc<Self>, num: u32) -> Result<KVec<Arc<Function>>> {
+        let vpp = usize::from(VPP);
         let mut funcs = KVec::with_capacity(this.ports, GFP_KERNEL)?;
-        for p in 0..this.ports {
-            let base = match this.kind {
-                Kind::Mlx5 => sim::mlx5::FUNC_BAR_SIZE * p as u32,
-                Kind::Mana => 0,
-            };
-            funcs.push(Function::new_pci(this.clone(), num, p, base)?, GFP_KERNEL)?;
+        match this.kind {
+            Kind::Mlx5 => {
+                for p in 0..this.ports {
+                    let base = sim::mlx5::FUNC_BAR_SIZE * p as u32;
+                    let f = Function::new_pci(this.clone(), num, p, base, p * vpp, vpp)?;
+                    funcs.push(f, GFP_KERNEL)?;
+                }
+            }
+            Kind::Mana => {
+                let f = Function::new_pci(this.clone(), num, 0, 0, 0, this.irqs.count())?;
+                funcs.push(f, GFP_KERNEL)?;
+            }
         }
         Ok(funcs)
     }
@@ -213,11 +208,6 @@ impl PciTransport {
     /// The device's family.
     pub(crate) fn kind(&self) -> Kind {
         self.kind
-    }
-
-    /// MSI-X vectors per function.
-    pub(crate) fn vectors_per_function(&self) -> usize {
-        usize::from(VPP)
     }
 
     /// The DMA device (the PCI device's).
@@ -411,30 +401,8 @@ impl PciTransport {
         READ_FAILED
     }
 
-    /// Registers `handler` on MSI-X index `index` (replacing any), as a threaded interrupt
-    /// named `rsnic:<pci name>:<index>`. Sleeps.
-    pub(crate) fn request_irq(&self, index: usize, handler: Arc<dyn IrqHandler>) -> Result {
-        let mut t = self.irqs.lock();
-        let slot = t.get_mut(index).ok_or(EINVAL)?;
-        // The old handler goes first: the vector is not shared.
-        drop(slot.take());
-        let name = CString::try_from_fmt(fmt!("rsnic:{}:{}", self.dev.name(), index))?;
-        let irq = ThreadedIrq::new(&self.vectors, index as u32, name, Vector(handler))?;
-        *slot = Some(irq);
-        Ok(())
+    /// The handlers on the device's MSI-X vectors.
+    pub(crate) fn irqs(&self) -> &PciIrqs {
+        &self.irqs
     }
-
-    /// Unregisters MSI-X index `index`'s handler: once this returns, no call of it is in
-    /// progress or will start (`free_irq()` waits for its thread). Sleeps.
-    pub(crate) fn free_irq(&self, index: usize) {
-        let old = self.irqs.lock().get_mut(index).and_then(Option::take);
-        drop(old);
-    }
-}
-
-/// The MSI-X index of function `func`'s vector `intr` (`func * VPP + intr`), if the
-/// function has that vector.
-pub(crate) fn msix_index(func: usize, intr: usize) -> Option<usize> {
-    let vpp = usize::from(VPP);
-    (intr < vpp).then(|| func * vpp + intr)
 }

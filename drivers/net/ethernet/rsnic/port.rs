@@ -257,6 +257,8 @@ impl Steering {
 #[pin_data]
 pub(crate) struct Port<F: Family> {
     bus_info: CString,
+    /// Most channels (`ethtool -l`'s maximum): [`crate::family::Control::max_channels`].
+    max_channels: u32,
     pflags: AtomicU32,
     /// Internal loopback as last set on the device (off at load).
     loopback: AtomicBool,
@@ -282,12 +284,14 @@ impl<F: Family> Port<F> {
     #[inline(never)]
     pub(crate) fn new(hw: Arc<Function>, func: Arc<F::Func>, channels: u32) -> Result<Arc<Self>> {
         let pflags = F::default_pflags(&func);
-        let rss = RssConfig::new(
-            F::rss_table_size(&func),
-            channels.clamp(1, MAX_CHANNELS as u32),
-            F::RSS_FIELDS,
-        );
-        let bus_info = CString::try_from_fmt(kernel::fmt!("{}", hw.bus_info()))?;
+        // As many channels as asked, within what the port can have (its vectors, the
+        // device's limits).
+        let max_channels = F::max_channels(&hw, &func).clamp(1, MAX_CHANNELS as u32);
+        let channels = channels.clamp(1, max_channels);
+        let rss = RssConfig::new(F::rss_table_size(&func), channels, F::RSS_FIELDS);
+        // The port's number on its device (a MANA function's vports share its index).
+        let port_no = hw.index() + F::port_index(&func);
+        let bus_info = hw.bus_info(F::port_index(&func))?;
         let dma = hw.dma().clone();
         let mut txs = KVec::with_capacity(MAX_CHANNELS, GFP_KERNEL)?;
         let mut xdp_txs = KVec::with_capacity(MAX_CHANNELS, GFP_KERNEL)?;
@@ -298,12 +302,12 @@ impl<F: Family> Port<F> {
         // Queue recovery of the port's channels (one per port: `rsnic_recover<dev*8+port>`).
         let wq = OwnedQueue::new(
             c_str!("rsnic_recover"),
-            (hw.device() as usize * 8 + hw.index()) as i32,
+            (hw.device() as usize * 8 + port_no) as i32,
         )?;
         // Reopens of its channels (`rsnic_reset<dev*8+port>`): see [`PortReset`].
         let reset_wq = OwnedQueue::new(
             c_str!("rsnic_reset"),
-            (hw.device() as usize * 8 + hw.index()) as i32,
+            (hw.device() as usize * 8 + port_no) as i32,
         )?;
         let shared = Arc::new(
             PortShared {
@@ -343,6 +347,7 @@ impl<F: Family> Port<F> {
         Arc::pin_init(
             pin_init!(Self {
                 bus_info,
+                max_channels,
                 pflags: AtomicU32::new(pflags),
                 loopback: AtomicBool::new(false),
                 pause: AtomicU32::new(0),
@@ -1216,13 +1221,13 @@ impl<F: Family> ethtool::Operations for PortOps<F> {
 
     fn get_channels(_dev: &Device, port: ArcBorrow<'_, Port<F>>) -> Channels {
         Channels {
-            max_combined: MAX_CHANNELS as u32,
+            max_combined: port.max_channels,
             combined: port.channel_count(),
         }
     }
 
     fn set_channels(dev: &Device, port: ArcBorrow<'_, Port<F>>, combined: u32) -> Result {
-        if combined == 0 || combined as usize > MAX_CHANNELS {
+        if combined == 0 || combined > port.max_channels {
             return Err(EINVAL);
         }
         // With AF_XDP zero-copy sockets bound, as 6.12's mlx5e: any count that keeps their

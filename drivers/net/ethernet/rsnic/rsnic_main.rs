@@ -24,6 +24,7 @@ mod kdma;
 mod ntuple;
 mod pcidev;
 mod port;
+mod realpci;
 mod rss;
 mod xdp;
 

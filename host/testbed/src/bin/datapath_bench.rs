@@ -229,6 +229,7 @@ fn run_mana_tx(size: usize, burst: u64, packets: u64) -> Row {
         rq_wqes: 512,
         sq_size: MANA_TX_SQ_SIZE,
         track_dma: false,
+        sge_keys: None,
     });
     let mut r = ManaTxRunner {
         p,
@@ -285,6 +286,7 @@ fn run_mana(path: &'static str, budget: u32, packets: u64) -> (String, f64) {
         rq_wqes: 512,
         sq_size: 512 * 32,
         track_dma: false,
+        sge_keys: None,
     });
     let frame = mana_pair::Frame::linear(udp4_frame(64));
     let frames: Vec<_> = (0..32).map(|_| frame.clone()).collect();

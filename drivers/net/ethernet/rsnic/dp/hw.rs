@@ -90,9 +90,13 @@ pub trait Coherent {
 pub trait Mmio {
     /// One 64-bit register write at `offset` from the start of BAR0.
     fn write64(&self, offset: u32, bytes: [u8; 8]);
-    /// One 32-bit register write at `offset` from the start of BAR0 (little-endian, `writel`).
+    /// One 32-bit register write of `value` at `offset` from the start of BAR0. The value is
+    /// the register's; on a bus it travels in the device's byte order, which the transport
+    /// applies: a ConnectX's registers are big-endian (`iowrite32be`), a MANA's
+    /// little-endian (`writel`).
     fn write32(&self, offset: u32, value: u32);
-    /// One 32-bit register read at `offset` from the start of BAR0 (`readl`).
+    /// One 32-bit register read at `offset` from the start of BAR0: the register's value
+    /// (`ioread32be` on a ConnectX, `readl` on a MANA, as for [`Mmio::write32`]).
     fn read32(&self, offset: u32) -> u32;
 
     /// A 64-bit register read at `offset` (`readq`, e.g. MANA's `GDMA_REG_DB_PAGE_OFFSET`).

@@ -43,7 +43,7 @@ use super::{
     TxReaped,
 };
 use crate::bus::{Bar, Function};
-use crate::channel::{ChannelParams, ChannelStats, RxEnv, TxEnv, TxSkb, LKEY};
+use crate::channel::{ChannelParams, ChannelStats, RxEnv, TxEnv, TxSkb, MAX_CHANNELS};
 use crate::dp::mana::gdma_req::{GDMA_RQ, GDMA_SQ};
 use crate::dp::mana::{
     cq::{Cq, Eq, EQ_MAX_CQS},
@@ -127,14 +127,6 @@ fn meta(c: &RxCompletion) -> RxMeta {
 /// (`db_id`, at `GDMA_REG_DB_PAGE_OFFSET + db_id × GDMA_REG_DB_PAGE_SIZE`).
 fn db_page(ctx: &OpenCtx<'_, Mana>) -> Result<u32> {
     Ok(ctx.func.db_page())
-}
-
-/// The device's MSI-X index of vector `intr` of port function `hw`, for GDMA_CREATE_QUEUE.
-/// A MANA device has one MSI-X table for all its vports; each port's function is given a
-/// window of `num_vectors()` of it, port p's from p × `num_vectors()` (the HWC's index 0 is
-/// port 0's first).
-fn msix_index(hw: &Function, intr: usize) -> u32 {
-    (hw.index() * hw.num_vectors() + intr) as u32
 }
 
 impl Family for Mana {
@@ -357,33 +349,86 @@ impl Control for Mana {
         func.query_gf_stat()
     }
 
-    fn bring_up(hw: &Arc<Function>) -> Result<Arc<ctrl::Func>> {
-        Self::bring_up_after(hw, &[])
-    }
-
+    // One hardware channel per function, brought up once; each vport the device reports
+    // becomes a port (`mana_probe`: QUERY_DEV_CONFIG's `max_num_vports`, a netdev per
+    // vport), sharing the function's registers, channel and vectors.
     #[inline(never)]
-    fn bring_up_after(hw: &Arc<Function>, earlier: &[Arc<ctrl::Func>]) -> Result<Arc<ctrl::Func>> {
-        // One hardware channel per device: its first function brings the device up, the
-        // others are vports of it.
+    fn bring_up(hw: &Arc<Function>) -> Result<KVec<Arc<ctrl::Func>>> {
         let dev = hw.device();
-        let gdma = match earlier.first() {
-            Some(f) => f.gdma().clone(),
-            None => ctrl::Gdma::probe(hw).map_err(|e| match e {
-                ctrl::ProbeFailure::Ctl(e) => {
-                    pr_err!("device {}: bring-up failed: {}\n", dev, e);
-                    e.errno()
-                }
-                ctrl::ProbeFailure::Kernel(e) => e,
-            })?,
+        let gdma = ctrl::Gdma::probe(hw).map_err(|e| match e {
+            ctrl::ProbeFailure::Ctl(e) => {
+                pr_err!("device {}: bring-up failed: {}\n", dev, e);
+                e.errno()
+            }
+            ctrl::ProbeFailure::Kernel(e) => e,
+        })?;
+        let n = gdma.num_vports();
+        let mut ports = KVec::new();
+        let r = if n == 0 {
+            pr_err!("device {}: the device reports no vport\n", dev);
+            Err(ENODEV)
+        } else {
+            ports
+                .reserve(n, GFP_KERNEL)
+                .map_err(Error::from)
+                .and_then(|()| {
+                    for p in 0..n {
+                        ports.push(ctrl::Func::new(gdma.clone(), p)?, GFP_KERNEL)?;
+                    }
+                    Ok(())
+                })
         };
-        ctrl::Func::new(gdma.clone(), hw.index()).inspect_err(|_| {
-            // Nobody else holds the device: take it down again.
-            if earlier.is_empty() {
+        if let Err(e) = r {
+            // The vports up so far go down; the last takes the device down. With none up,
+            // nobody else holds the device: take it down here.
+            if ports.is_empty() {
                 if let Some(e) = gdma.tear_down() {
                     pr_warn!("device {}: teardown: {}\n", dev, e);
                 }
             }
-        })
+            for f in ports.iter() {
+                Self::tear_down(hw, f);
+            }
+            return Err(e);
+        }
+        // rsnic's own requests only where the device advertises them (a real MANA has
+        // none): what it lacks is not offered (ethtool: EOPNOTSUPP, as upstream mana).
+        let caps = gdma.rsnic_caps();
+        if !caps.loopback || !caps.pause {
+            pr_info!(
+                "device {}: no rsnic requests for{}{} on this device: not offered to ethtool\n",
+                dev,
+                if caps.loopback { "" } else { " loopback" },
+                if caps.pause { "" } else { " pause" },
+            );
+        }
+        Ok(ports)
+    }
+
+    fn port_index(func: &ctrl::Func) -> usize {
+        func.port()
+    }
+
+    // As upstream mana (`mana_create_eq`: queue i's EQ on MSI-X (i + 1) % usable, vector 0
+    // the HWC's): channel c of every vport on vector 1 + c % (usable - 1), so vports, and a
+    // vport's channels beyond the vectors, share them (each channel keeps its own EQ; the
+    // handlers of a vector each look at theirs).
+    fn channel_vector(hw: &Function, func: &ctrl::Func, ch: u32) -> Option<usize> {
+        let n = func.msix_usable().min(hw.num_vectors());
+        if n < 2 {
+            return None;
+        }
+        Some(1 + ch as usize % (n - 1))
+    }
+
+    // The vport's limits (QUERY_VPORT_CONFIG's max_num_sq and max_num_rq), at most
+    // MAX_CHANNELS.
+    fn max_channels(_hw: &Function, func: &ctrl::Func) -> u32 {
+        let v = func.vport();
+        (MAX_CHANNELS as u32)
+            .min(v.max_num_sq)
+            .min(v.max_num_rq)
+            .max(1)
     }
 
     fn tear_down(hw: &Arc<Function>, func: &ctrl::Func) {
@@ -407,9 +452,19 @@ impl Control for Mana {
         func.set_loopback(on)
     }
 
+    // RSNIC_SET_LOOPBACK is rsnic's request: offered only when the device advertises it.
+    fn has_loopback(func: &ctrl::Func) -> bool {
+        func.gdma().rsnic_caps().loopback
+    }
+
     // Flow control through rsnic's own requests (upstream mana has no pause operation: a
-    // VF has no say over the link's flow control; the model gives the vport one).
+    // VF has no say over the link's flow control; rsnic's model gives the vport one), when
+    // the device advertises them.
     const PAUSE: bool = true;
+
+    fn has_pause(func: &ctrl::Func) -> bool {
+        func.gdma().rsnic_caps().pause
+    }
 
     fn query_pause(_hw: &Arc<Function>, func: &Arc<ctrl::Func>) -> Result<(bool, bool)> {
         let s = func.query_pause()?;
@@ -475,7 +530,7 @@ impl Control for Mana {
         // By HWC request: the EQ on the channel's vector, then the SQ and the RQ objects
         // with their CQs reporting to it. The entries are zeroed (empty to the owner-bit
         // check) before the device can write them.
-        let eq_id = func.create_eq(&eq_buf, msix_index(ctx.hw, ctx.intr))?;
+        let eq_id = func.create_eq(&eq_buf, ctx.intr as u32)?;
         q.eq = Some(eq_id);
         let eq = Eq::new(eq_buf, eq_id, EQ_ENTRIES, page + DB_EQ).ok_or(EINVAL)?;
         let so = func.create_wq(GDMA_SQ, &sq_buf, &tx_cq_buf, eq_id)?;
@@ -490,7 +545,7 @@ impl Control for Mana {
                 queue_size: sq_size,
                 sq_id,
                 cq_id: tx_cq_id,
-                mkey: LKEY,
+                mkey: func.gpa_mkey(),
                 db_offset: page + DB_SQ,
                 vp_offset: func.tx_vp_offset(),
             },
@@ -504,7 +559,7 @@ impl Control for Mana {
             RqParams {
                 queue_size: rq_size,
                 rq_id,
-                mkey: LKEY,
+                mkey: func.gpa_mkey(),
                 buf_size: p.rx_buf_len(),
                 db_offset: page + DB_RQ,
                 ring_per_packet: p.pflags & PFLAG_RX_DB_PER_PACKET != 0,
@@ -585,7 +640,7 @@ impl Control for Mana {
                 queue_size: sq_size,
                 sq_id,
                 cq_id,
-                mkey: LKEY,
+                mkey: ctx.func.gpa_mkey(),
                 db_offset: page + DB_SQ,
                 vp_offset: ctx.func.tx_vp_offset(),
             },
@@ -619,7 +674,7 @@ impl Control for Mana {
             RqParams {
                 queue_size: rq_size,
                 rq_id,
-                mkey: LKEY,
+                mkey: ctx.func.gpa_mkey(),
                 buf_size,
                 db_offset: page + DB_RQ,
                 ring_per_packet: false,

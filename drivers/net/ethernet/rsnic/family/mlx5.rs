@@ -12,7 +12,9 @@ use super::{
     TxReaped,
 };
 use crate::bus::{Bar, Function};
-use crate::channel::{ChannelParams, ChannelStats, Moderation, RxEnv, TxEnv, TxSkb, LKEY};
+use crate::channel::{
+    ChannelParams, ChannelStats, Moderation, RxEnv, TxEnv, TxSkb, LKEY, MAX_CHANNELS,
+};
 use crate::dp::hw::Coherent;
 use crate::dp::mlx5::{
     cmd::{res, vport::VportCounters},
@@ -344,8 +346,9 @@ impl Control for Mlx5 {
         func.query_counters()
     }
 
-    fn bring_up(hw: &Arc<Function>) -> Result<Arc<ctrl::Func>> {
-        ctrl::Func::bring_up(hw).map_err(|e| match e {
+    // A ConnectX function is one port.
+    fn bring_up(hw: &Arc<Function>) -> Result<KVec<Arc<ctrl::Func>>> {
+        let f = ctrl::Func::bring_up(hw).map_err(|e| match e {
             ctrl::BringupError::Cmd(e) => {
                 pr_err!(
                     "device {} port {}: bring-up failed: {}\n",
@@ -356,7 +359,24 @@ impl Control for Mlx5 {
                 cmd_errno(&e)
             }
             ctrl::BringupError::Kernel(e) => e,
-        })
+        })?;
+        let mut v = KVec::new();
+        if let Err(e) = v.push(f.clone(), GFP_KERNEL) {
+            Self::tear_down(hw, &f);
+            return Err(e.into());
+        }
+        Ok(v)
+    }
+
+    // As mlx5: vector 0 carries the function's control EQ (the async EQ, ASYNC_INTR), the
+    // completion vectors follow, one per channel (`mlx5_comp_vector`), never shared.
+    fn channel_vector(hw: &Function, _func: &ctrl::Func, ch: u32) -> Option<usize> {
+        let v = (ch as usize).checked_add(1)?;
+        (v < hw.num_vectors()).then_some(v)
+    }
+
+    fn max_channels(hw: &Function, _func: &ctrl::Func) -> u32 {
+        (hw.num_vectors().saturating_sub(1)).min(MAX_CHANNELS) as u32
     }
 
     fn tear_down(hw: &Arc<Function>, func: &ctrl::Func) {

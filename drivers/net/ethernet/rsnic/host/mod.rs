@@ -24,7 +24,7 @@
 mod counters;
 mod inject;
 
-use crate::bus::{Function, IrqHandler, Kind};
+use crate::bus::{Function, IrqHandler, IrqKey, Kind};
 use crate::dp::hw::{BusMemory, DmaAddr, DmaFault, InterruptSink};
 use crate::kernel_ext::debugfs::{Dir, ShowFile, StoreFile};
 use crate::kernel_ext::dma::{DmaDevice, PhysBus};
@@ -44,9 +44,17 @@ use kernel::{
     workqueue::{Work, WorkItem},
 };
 
-/// MSI-X vectors of each function: the model raises vector `function * VECTORS_PER_FUNCTION
-/// + intr` for the function's vector `intr`.
+/// MSI-X vectors of each ConnectX function: the model raises vector `function *
+/// VECTORS_PER_FUNCTION + intr` for the function's vector `intr`.
 pub(crate) const VECTORS_PER_FUNCTION: usize = 64;
+
+/// MSI-X vectors of a MANA function, the device's only one: what upstream mana allocates
+/// of a VF's (`mana_gd_setup_irqs`: one per online CPU, at most 64, plus the HWC's, at
+/// least 2), so that its vports share them as on a VF. The model raises the GDMA MSI-X index
+/// the driver gave the queue; a vector beyond these has no handler.
+fn mana_vectors() -> usize {
+    (params::online_cpus().clamp(1, 64) as usize + 1).max(2)
+}
 /// Most functions (ports) a device may have.
 pub(crate) const MAX_FUNCTIONS: usize = 8;
 /// WQEs the model executes per slice before the lock is released.
@@ -183,6 +191,7 @@ impl Model {
                 if code != 0 {
                     m.hwc_fail(code, sim::mana::STATUS_INVALID_PARAMETER);
                 }
+                m.set_rsnic_requests(params::sim_rsnic_requests());
                 Model::Mana(m)
             }
         };
@@ -335,9 +344,10 @@ pub(crate) struct Engine {
     #[pin]
     model: SpinLock<Model>,
     posted: PostedWrites,
-    /// The handler of each vector (`function * VECTORS_PER_FUNCTION + intr`).
+    /// The handlers of each vector (numbered as the model raises them: ConnectX `function *
+    /// VECTORS_PER_FUNCTION + intr`, MANA the MSI-X index), each under its key.
     #[pin]
-    handlers: SpinLock<KVec<Option<Arc<dyn IrqHandler>>>>,
+    handlers: SpinLock<KVec<KVec<Option<(IrqKey, Arc<dyn IrqHandler>)>>>>,
     #[pin]
     work: Work<Engine>,
     /// The device's timer: runs the engine when a CQ that moderation holds back is due.
@@ -384,16 +394,16 @@ impl TimerHandler for Engine {
 }
 
 impl Engine {
-    /// A device of `kind` with `ports` ports and its workqueue `rsnic-sim<id>`.
-    fn new(kind: Kind, id: u32, ports: usize) -> Result<Arc<Self>> {
-        if ports > MAX_FUNCTIONS {
+    /// A device of `kind` with `ports` ports and `vectors` vectors, and its workqueue
+    /// `rsnic-sim<id>`.
+    fn new(kind: Kind, id: u32, ports: usize, vectors: usize) -> Result<Arc<Self>> {
+        if ports > MAX_FUNCTIONS || vectors > MAX_FUNCTIONS * VECTORS_PER_FUNCTION {
             return Err(EINVAL);
         }
         let model = Model::new(kind, ports, id)?;
-        let n = ports * VECTORS_PER_FUNCTION;
-        let mut handlers = KVec::with_capacity(n, GFP_KERNEL)?;
-        for _ in 0..n {
-            handlers.push(None, GFP_KERNEL)?;
+        let mut handlers = KVec::with_capacity(vectors, GFP_KERNEL)?;
+        for _ in 0..vectors {
+            handlers.push(KVec::new(), GFP_KERNEL)?;
         }
         let wq = OwnedQueue::new(c_str!("rsnic-sim"), id as i32)?;
         let posted = PostedWrites::new()?;
@@ -480,24 +490,31 @@ impl Engine {
         })
     }
 
-    /// Sets (or clears) the handler of function `func`'s vector `intr`. With `None`, no
-    /// delivery to the old handler is in progress or will happen once this returns; its
-    /// reference is dropped outside the lock.
+    /// Sets the handler `key` has on vector `vector` (numbered as the model raises it), or
+    /// clears it (`None`). With `None`, no delivery to the old handler is in progress or
+    /// will happen once this returns; its reference is dropped outside the lock.
     pub(crate) fn set_handler(
         &self,
-        func: usize,
-        intr: usize,
+        vector: usize,
+        key: IrqKey,
         h: Option<Arc<dyn IrqHandler>>,
     ) -> Result {
-        if intr >= VECTORS_PER_FUNCTION {
-            return Err(EINVAL);
-        }
         let old = with_bh(|| {
             let mut t = self.handlers.lock();
-            match t.get_mut(func * VECTORS_PER_FUNCTION + intr) {
-                Some(slot) => Ok(core::mem::replace(slot, h)),
-                None => Err(EINVAL),
+            let list = t.get_mut(vector).ok_or(EINVAL)?;
+            let old = list
+                .iter_mut()
+                .find(|e| e.as_ref().is_some_and(|(k, _)| *k == key))
+                .and_then(Option::take)
+                .map(|(_, h)| h);
+            if let Some(h) = h {
+                match list.iter_mut().find(|e| e.is_none()) {
+                    Some(e) => *e = Some((key, h)),
+                    // Control path; the lock is a spinlock, so the allocation may not sleep.
+                    None => list.push(Some((key, h)), GFP_ATOMIC)?,
+                }
             }
+            Ok::<_, Error>(old)
         })?;
         drop(old);
         Ok(())
@@ -521,7 +538,8 @@ impl Engine {
                     while b != 0 {
                         let v = w * 64 + b.trailing_zeros() as usize;
                         b &= b - 1;
-                        if let Some(Some(h)) = t.get(v) {
+                        // Each handler on the vector (a shared vector: several).
+                        for (_, h) in t.get(v).map_or(&[][..], |l| &l[..]).iter().flatten() {
                             h.irq();
                         }
                     }
@@ -559,22 +577,41 @@ pub(crate) struct SimDevice {
 impl SimDevice {
     fn new(kind: Kind, index: u32, ports: usize, debugfs: &Arc<Dir>) -> Result<Self> {
         let dma = DmaDevice::new(c_str!("rsnic-sim"), index as i32)?;
-        let engine = Engine::new(kind, index, ports)?;
+        let vectors = match kind {
+            Kind::Mlx5 => ports * VECTORS_PER_FUNCTION,
+            Kind::Mana => mana_vectors(),
+        };
+        let engine = Engine::new(kind, index, ports, vectors)?;
         let dir = debugfs.subdir(&CString::try_from_fmt(fmt!("rsnic-sim{}", index))?)?;
         let mut funcs = KVec::with_capacity(ports, GFP_KERNEL)?;
         let mut files = KVec::with_capacity(ports, GFP_KERNEL)?;
         let mut knobs = KVec::with_capacity(ports, GFP_KERNEL)?;
+        // ConnectX: each port is a function with its own register window, laid out back to
+        // back, and its own vectors; MANA: one function (its registers at 0, every vector),
+        // whose vports are the ports.
+        match kind {
+            Kind::Mlx5 => {
+                for p in 0..ports {
+                    let base = sim::mlx5::FUNC_BAR_SIZE * p as u32;
+                    let v = p * VECTORS_PER_FUNCTION;
+                    let f = Function::new(
+                        engine.clone(),
+                        dma.clone(),
+                        index,
+                        p,
+                        base,
+                        v,
+                        VECTORS_PER_FUNCTION,
+                    )?;
+                    funcs.push(f, GFP_KERNEL)?;
+                }
+            }
+            Kind::Mana => {
+                let f = Function::new(engine.clone(), dma.clone(), index, 0, 0, 0, vectors)?;
+                funcs.push(f, GFP_KERNEL)?;
+            }
+        }
         for p in 0..ports {
-            // ConnectX: each port is a function with its own register window, laid out
-            // back to back; MANA: one function's registers, its vports are the ports.
-            let base = match kind {
-                Kind::Mlx5 => sim::mlx5::FUNC_BAR_SIZE * p as u32,
-                Kind::Mana => 0,
-            };
-            funcs.push(
-                Function::new(engine.clone(), dma.clone(), index, p, base)?,
-                GFP_KERNEL,
-            )?;
             let pdir = dir.subdir(&CString::try_from_fmt(fmt!("port{}", p))?)?;
             let file = pdir.show_file(
                 c_str!("counters"),
@@ -606,7 +643,7 @@ impl SimDevice {
         self.engine.kind()
     }
 
-    /// The device's functions (ports), in order.
+    /// The device's functions, in order (ConnectX: one per port; MANA: one).
     pub(crate) fn functions(&self) -> &[Arc<Function>] {
         &self.funcs
     }

@@ -131,6 +131,7 @@ const MANA: &[Counter<mana::PortCounters>] = &[
     ("dev_dma_faults", |c| c.dma_faults),
     // Queues the driver had the device create (channel opens, AF_XDP queues).
     ("dev_queues_created", |c| c.queues_created),
+    ("dev_mkey_errors", |c| c.mkey_errors),
     ("dev_faults_injected", |c| c.faults_injected),
     ("dev_irqs_lost", |c| c.irqs_lost),
     ("dev_tx_pause", |c| c.tx_pause),

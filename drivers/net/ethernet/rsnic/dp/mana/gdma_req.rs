@@ -99,6 +99,67 @@ pub const RSNIC_SET_PAUSE: u32 = 0x2F002;
 /// rsnic's own request, not MANA's: a vport's flow control and its PAUSE frame counters.
 pub const RSNIC_QUERY_PAUSE: u32 = 0x2F003;
 
+/// Where a device advertises rsnic's own requests: the QUERY_DEV_CONFIG response's
+/// `reserved` field (u16 at 66, between `max_num_vports` and `max_num_eqs`), read as
+/// [`RsnicCaps`].
+///
+/// Why there. rsnic's requests ([`RSNIC_SET_LOOPBACK`], [`RSNIC_SET_PAUSE`],
+/// [`RSNIC_QUERY_PAUSE`]) exist only in rsnic's device model; a real MANA device does not know
+/// them, so the driver must not send them unless the device says it has them. Upstream mana
+/// (6.12 `mana_query_device_cfg`) reads only `max_num_vports` and, in a version-2 response,
+/// `adapter_mtu` from this response: a device may put anything in a reserved field without
+/// changing what upstream does, and a real device leaves it 0, which reads as "none". The
+/// `pf_cap_flags1..4` words of the same response are the device's own capability bits,
+/// whose meanings Microsoft assigns (a future device could set any of them), so they are not
+/// borrowed. QUERY_DEV_CONFIG rather than QUERY_VPORT_CONFIG: the requests are the device's,
+/// one answer for all its vports, learnt once at probe before any port exists (the vport
+/// response's reserved bytes would have to agree across vports). The high byte is a
+/// signature, [`RSNIC_CAPS_SIGNATURE`] ('R'): should the field ever get a meaning of its own,
+/// a value without it is not taken for rsnic's.
+pub const DEV_CFG_RSNIC_CAPS: usize = 66;
+/// [`DEV_CFG_RSNIC_CAPS`]'s high byte when the low byte holds rsnic's capability bits.
+pub const RSNIC_CAPS_SIGNATURE: u16 = 0x5200;
+/// [`DEV_CFG_RSNIC_CAPS`] bit: [`RSNIC_SET_LOOPBACK`] is implemented.
+pub const RSNIC_CAP_LOOPBACK: u16 = 1 << 0;
+/// [`DEV_CFG_RSNIC_CAPS`] bit: [`RSNIC_SET_PAUSE`] and [`RSNIC_QUERY_PAUSE`] are implemented.
+pub const RSNIC_CAP_PAUSE: u16 = 1 << 1;
+
+/// Which of rsnic's own requests a device implements ([`DEV_CFG_RSNIC_CAPS`]).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct RsnicCaps {
+    /// [`RSNIC_SET_LOOPBACK`].
+    pub loopback: bool,
+    /// [`RSNIC_SET_PAUSE`] and [`RSNIC_QUERY_PAUSE`].
+    pub pause: bool,
+}
+
+impl RsnicCaps {
+    /// None of them (what a real device's zeroed reserved field says).
+    pub const NONE: Self = Self {
+        loopback: false,
+        pause: false,
+    };
+
+    /// Reads the capability word: nothing unless its high byte is the signature; bits that
+    /// are not known are ignored.
+    pub fn from_word(w: u16) -> Self {
+        if w & 0xff00 != RSNIC_CAPS_SIGNATURE {
+            return Self::NONE;
+        }
+        Self {
+            loopback: w & RSNIC_CAP_LOOPBACK != 0,
+            pause: w & RSNIC_CAP_PAUSE != 0,
+        }
+    }
+
+    /// The capability word a device that has these puts in its response.
+    pub fn word(self) -> u16 {
+        RSNIC_CAPS_SIGNATURE
+            | if self.loopback { RSNIC_CAP_LOOPBACK } else { 0 }
+            | if self.pause { RSNIC_CAP_PAUSE } else { 0 }
+    }
+}
+
 /// The name of request `code` as upstream spells it (for logs), or `"UNKNOWN"`.
 pub fn request_name(code: u32) -> &'static str {
     match code {
@@ -966,6 +1027,9 @@ pub struct DevConfig {
     pub max_num_eqs: u32,
     /// `adapter_mtu` (72, u16; version 2) or `ETH_FRAME_LEN` for a version-1 response.
     pub adapter_mtu: u16,
+    /// rsnic's own requests the device implements (`reserved` at 66, see
+    /// [`DEV_CFG_RSNIC_CAPS`]; none on a real device).
+    pub rsnic_caps: RsnicCaps,
 }
 
 /// Parses the QUERY_DEV_CONFIG response (`mana_query_device_cfg`): a version-1 response
@@ -989,6 +1053,7 @@ pub fn parse_query_dev_config(resp: &[u8], who: Caller) -> Result<DevConfig, Msg
         max_num_vports: get16(resp, 64),
         max_num_eqs: get32(resp, 68),
         adapter_mtu: if v2 { get16(resp, 72) } else { ETH_FRAME_LEN },
+        rsnic_caps: RsnicCaps::from_word(get16(resp, DEV_CFG_RSNIC_CAPS)),
     };
     if c.max_num_vports == 0 {
         return Err(MsgError::BadValue);

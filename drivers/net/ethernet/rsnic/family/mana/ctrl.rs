@@ -8,13 +8,13 @@
 //! (`mana_create_eq`'s GDMA_CREATE_QUEUE over a DMA region, MANA_CREATE_WQ_OBJ,
 //! MANA_DESTROY_WQ_OBJ, DISABLE_QUEUE, MANA_CONFIG_VPORT_RX) while the device runs.
 //!
-//! A MANA device has one hardware channel and several vports (one per port here), so the
-//! device is brought up once, with port 0 ([`Gdma::probe`]); every port's [`Func`] holds the
-//! device ([`Gdma`]) and the configuration QUERY_VPORT_CONFIG gave its vport (configured for
-//! transmission by MANA_CONFIG_VPORT_TX when the port is brought up), and the last
-//! port torn down takes the device down: DISABLE_QUEUE for each EQ the probe created (the
-//! queue owns its DMA region, which goes with it), DEREGISTER_DEVICE, then DESTROY_HWC
-//! through the SMC (`mana_destroy_eq`, `mana_gd_deregister_device`,
+//! A MANA function has one hardware channel and the vports the device reports (one port
+//! each), so the device is brought up once per function ([`Gdma::probe`]); every port's
+//! [`Func`] holds the device ([`Gdma`]) and the configuration QUERY_VPORT_CONFIG gave its
+//! vport (configured for transmission by MANA_CONFIG_VPORT_TX when the port is brought up),
+//! and the last port torn down takes the device down: DISABLE_QUEUE for each EQ the probe
+//! created (the queue owns its DMA region, which goes with it), DEREGISTER_DEVICE, then
+//! DESTROY_HWC through the SMC (`mana_destroy_eq`, `mana_gd_deregister_device`,
 //! `mana_hwc_destroy_channel`). A failed probe undoes what it did in the same order.
 //!
 //! The device answers when its engine runs (every register write queues the engine's work,
@@ -486,6 +486,18 @@ impl Gdma {
         .map_err(ProbeFailure::Kernel)
     }
 
+    /// The vports the probe found (QUERY_DEV_CONFIG's `max_num_vports`, at most
+    /// `MAX_VPORTS`), each queried with QUERY_VPORT_CONFIG.
+    pub(crate) fn num_vports(&self) -> usize {
+        self.info.num_vports
+    }
+
+    /// Which of rsnic's own requests the device advertises (QUERY_DEV_CONFIG, see
+    /// [`req::RsnicCaps`]): the others are never sent.
+    pub(crate) fn rsnic_caps(&self) -> req::RsnicCaps {
+        self.info.dev.rsnic_caps
+    }
+
     /// Takes the device down (see the module documentation); the first failure is returned,
     /// the other steps still run. Sleeps.
     pub(crate) fn tear_down(&self) -> Option<CtlError> {
@@ -585,6 +597,38 @@ impl Func {
         &self.vport
     }
 
+    /// The port's index among its function's vports.
+    pub(crate) fn port(&self) -> usize {
+        self.port
+    }
+
+    /// The memory key REGISTER_DEVICE gave (`gpa_mkey`): every SGE of the data path
+    /// carries it (guest physical addresses of the device's protection domain).
+    pub(crate) fn gpa_mkey(&self) -> u32 {
+        self.gdma.info.reg.gpa_mkey
+    }
+
+    /// MSI-X vectors the device can use (`num_msix_usable`: the function's, bounded by
+    /// QUERY_MAX_RESOURCES); vector 0 is the HWC's.
+    pub(crate) fn msix_usable(&self) -> usize {
+        self.gdma.info.num_msix_usable as usize
+    }
+
+    /// Refuses one of rsnic's own requests the device does not advertise: `EOPNOTSUPP`,
+    /// with the reason in the log (the request is never sent; upstream mana has none).
+    fn rsnic_request(&self, has: bool, what: &str) -> Result {
+        if has {
+            return Ok(());
+        }
+        pr_err!(
+            "device {} port {}: the device does not offer {} (rsnic's own request, not MANA's)\n",
+            self.gdma.dev,
+            self.port,
+            what
+        );
+        Err(crate::kernel_ext::net::eopnotsupp())
+    }
+
     /// BAR0 offset of the doorbell page REGISTER_DEVICE gave (every queue's doorbells).
     pub(crate) fn db_page(&self) -> u32 {
         self.gdma.info.db_page
@@ -642,6 +686,7 @@ impl Func {
     /// The vport's internal loopback on or off (RSNIC_SET_LOOPBACK: rsnic's request, the
     /// model's feature; upstream MANA has none). Sleeps.
     pub(crate) fn set_loopback(&self, on: bool) -> Result {
+        self.rsnic_request(self.gdma.rsnic_caps().loopback, "internal loopback")?;
         let vport = self.vport.vport;
         self.with_ctl(|ctl, env, mana| {
             let who = ctl.caller(mana);
@@ -658,6 +703,7 @@ impl Func {
     /// feature; upstream MANA has none). The device keeps it as the vport's state, across
     /// the WQ objects' destruction and re-creation. Sleeps.
     pub(crate) fn set_pause(&self, rx: bool, tx: bool) -> Result {
+        self.rsnic_request(self.gdma.rsnic_caps().pause, "flow control")?;
         let vport = self.vport.vport;
         self.with_ctl(|ctl, env, mana| {
             let who = ctl.caller(mana);
@@ -673,6 +719,7 @@ impl Func {
     /// The vport's flow control and PAUSE frame counters (RSNIC_QUERY_PAUSE, rsnic's).
     /// Sleeps.
     pub(crate) fn query_pause(&self) -> Result<req::PauseState> {
+        self.rsnic_request(self.gdma.rsnic_caps().pause, "flow control")?;
         let vport = self.vport.vport;
         self.with_ctl(|ctl, env, mana| {
             let who = ctl.caller(mana);

@@ -17,7 +17,7 @@
 //! (`mlx5e_update_carrier`). Every change of the state posts an event, so the last query
 //! sees the last state.
 
-use crate::bus::{Bar, Function, IrqHandler};
+use crate::bus::{Bar, Function, IrqHandler, IrqKey};
 use crate::channel::MAX_CHANNELS;
 use crate::dp::hw::Coherent;
 use crate::dp::mlx5::cmd::{
@@ -147,8 +147,12 @@ fn tir_hash(tt: Tt, spec: &RssSpec<'_>) -> res::TirHash {
 /// log2 of a channel's completion EQ (one EQE per armed CQ between two interrupts: a
 /// channel has at most seven CQs).
 pub(crate) const COMP_EQ_LOG: u8 = 6;
-/// The function's vector of its async EQ (port changes): the one after the channels'.
-pub(crate) const ASYNC_INTR: usize = MAX_CHANNELS;
+/// The function's vector of its async EQ (port changes): vector 0, the control vector, as
+/// mlx5's (its completion vectors follow: channel `c` on vector `c + 1`).
+pub(crate) const ASYNC_INTR: usize = 0;
+/// The key of the async EQ's handler on [`ASYNC_INTR`] (the channels' keys are their
+/// indices).
+const ASYNC_KEY: IrqKey = usize::MAX;
 
 /// The errno of a failed command, as `mlx5_cmd_check` gives it.
 pub(crate) fn cmd_errno(e: &CmdError) -> Error {
@@ -1021,14 +1025,14 @@ impl Func {
     pub(crate) fn attach(self: &Arc<Self>, dev: Option<&Device>) {
         let on = dev.is_some();
         if !on {
-            self.hw.free_irq(ASYNC_INTR);
+            self.hw.free_irq(ASYNC_INTR, ASYNC_KEY);
         }
         let old = with_bh(|| core::mem::replace(&mut self.events.lock().dev, dev.map(ARef::from)));
         drop(old);
         if on {
             match Arc::new(AsyncIrq(self.clone()), GFP_KERNEL) {
                 Ok(h) => {
-                    if let Err(e) = self.hw.request_irq(ASYNC_INTR, h) {
+                    if let Err(e) = self.hw.request_irq(ASYNC_INTR, ASYNC_KEY, h) {
                         pr_err!("port {}: no async event vector: {:?}\n", self.port, e);
                     }
                 }

@@ -4,7 +4,7 @@
 //! interrupts. See the parent module for the rules.
 
 use super::{Cursor, Port, PortCounters, QueueSet, WqCtx, WqeError};
-use super::{BAD_CQ_ID, BAD_OWNER_XOR, BAD_WQ_ID, SQ_BURST, SQ_ID_BASE};
+use super::{BAD_CQ_ID, BAD_OWNER_XOR, BAD_WQ_ID, MANA_MKEY, SQ_BURST, SQ_ID_BASE};
 use super::{CQ_ID_BASE, MAX_FRAME, MAX_QUEUES, MAX_RSS, PAUSE_STORM, PAUSE_THRESHOLD, RQ_ID_BASE};
 use crate::dp::hw::{BusMemory, InterruptSink};
 use crate::sim::pcie::inbound_floor;
@@ -718,6 +718,12 @@ fn send_wqe<M: BusMemory, I: InterruptSink>(
         if sz == 0 {
             return Err(WqeError::ZeroSge);
         }
+        // The key names the memory region the address is in: only the device's (GPA) key
+        // is known to it; nothing is read through another.
+        if le32(wqe, at + 8) != MANA_MKEY {
+            pt.counters.mkey_errors += 1;
+            return Err(WqeError::BadMkey);
+        }
         if i == 0 {
             sge0 = sz;
         }
@@ -953,11 +959,17 @@ fn receive<M: BusMemory, I: InterruptSink>(
     if let Some(r) = row(queues, rx, slot) {
         r.rq.cons = rq.cons.wrapping_add(size);
     }
-    // Scatter.
+    // Scatter. An SGE under another memory key than the device's makes the WQE unusable:
+    // nothing is written through it, and the frame completes as RX_TRUNCATED (its buffers
+    // could take none of it; the WQE is consumed, the RQ goes on).
     let cap: u64 = (0..nsge)
         .map(|i| u64::from(le32(&wqe, 8 + oob + 16 * i + 12)))
         .sum();
-    let mut truncated = cap < wire.len() as u64;
+    let bad_keys = (0..nsge)
+        .filter(|&i| le32(&wqe, 8 + oob + 16 * i + 8) != MANA_MKEY)
+        .count() as u64;
+    pt.counters.mkey_errors += bad_keys;
+    let mut truncated = cap < wire.len() as u64 || bad_keys != 0;
     if core::mem::take(&mut pt.faults.rx_trunc) {
         pt.counters.faults_injected += 1;
         truncated = true;

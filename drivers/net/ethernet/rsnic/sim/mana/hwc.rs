@@ -43,6 +43,12 @@ pub const STATUS_INVALID_DEVICE_STATE: u32 = 0xC000_0184;
 /// table, DEREGISTER_DEVICE with objects alive).
 pub const STATUS_DEVICE_BUSY: u32 = 0x8000_0011;
 
+/// What QUERY_DEV_CONFIG's `reserved` field (u16 at response offset 66) holds when the
+/// device implements rsnic's own requests: the signature 0x52 ('R') in the high byte, bit 0
+/// RSNIC_SET_LOOPBACK, bit 1 RSNIC_SET_PAUSE and RSNIC_QUERY_PAUSE. A real MANA leaves the
+/// field 0, and upstream mana does not read it.
+pub const RSNIC_CAPS: u16 = 0x5203;
+
 /// BAR0 offset of the SMC window (register 0x18 reads it).
 pub const SMC_BASE: u32 = 0x100;
 /// Doorbell page of the HWC (INIT_EQ_ID_DB's `doorbell`).
@@ -214,6 +220,9 @@ pub(super) struct HwcDev {
     init_pending: bool,
     registered: bool,
     fail: Option<(u32, u32)>,
+    /// rsnic's own requests (0x2F001..=0x2F003) are implemented and advertised in
+    /// QUERY_DEV_CONFIG ([`Device::set_rsnic_requests`]).
+    rsnic_reqs: bool,
     counters: HwcCounters,
 }
 
@@ -252,6 +261,7 @@ impl HwcDev {
             init_pending: false,
             registered: false,
             fail: None,
+            rsnic_reqs: true,
             counters: HwcCounters {
                 smc_msgs: 0,
                 smc_errors: 0,
@@ -373,6 +383,15 @@ where
     /// driver's error paths (what a debugfs knob of the device host would set).
     pub fn hwc_fail(&mut self, code: u32, status: u32) {
         self.hwc.fail = (status != 0).then_some((code, status));
+    }
+
+    /// Whether the device implements rsnic's own requests (RSNIC_SET_LOOPBACK,
+    /// RSNIC_SET_PAUSE, RSNIC_QUERY_PAUSE; on after creation) and advertises them in
+    /// QUERY_DEV_CONFIG's `reserved` field ([`RSNIC_CAPS`]). Off, the device is what a real
+    /// MANA is to them: the field reads 0 and the requests are unknown codes
+    /// ([`STATUS_INVALID_DEVICE_REQUEST`]).
+    pub fn set_rsnic_requests(&mut self, on: bool) {
+        self.hwc.rsnic_reqs = on;
     }
 
     /// Makes every later request of type `code` (a `gdma_request_type` or
@@ -789,7 +808,8 @@ where
         }
         let dev = g32(h, 32);
         let want_ver = if code == 0x20007 { 2 } else { 1 };
-        let r = if !known(code) {
+        let rsnic = (0x2F001..=0x2F003).contains(&code);
+        let r = if !known(code) || (rsnic && !self.hwc.rsnic_reqs) {
             Err(STATUS_INVALID_DEVICE_REQUEST)
         } else if req_ver != want_ver {
             Err(STATUS_REVISION_MISMATCH)
@@ -986,6 +1006,10 @@ where
                     return Err(STATUS_REVISION_MISMATCH);
                 }
                 p16(b, 32, self.ports.len() as u16);
+                // `reserved` (66): rsnic's capability word, when it has its requests.
+                if self.hwc.rsnic_reqs {
+                    p16(b, 34, RSNIC_CAPS);
+                }
                 put32(b, 36, (self.ports.len() * MAX_QUEUES) as u32);
                 if resp_ver >= 2 {
                     p16(b, 40, MAX_FRAME as u16);

@@ -96,8 +96,10 @@
 //! MANA_FENCE_RQ (an RX_OBJECT_FENCE CQE on the RQ's CQ) and MANA_QUERY_GF_STAT (the sums
 //! over all ports of the counters the model keeps; `reported_stats` says which), and
 //! rsnic's own requests, for what MANA does not have (codes in a range upstream does not use;
-//! an unknown vport is [`STATUS_INVALID_HANDLE`], a flag other than 0 or 1
-//! [`STATUS_INVALID_PARAMETER`]): RSNIC_SET_LOOPBACK (0x2F001: vport 40, enable 48 as 0 or 1;
+//! advertised in MANA_QUERY_DEV_CONFIG's reserved u16 at 66 as [`RSNIC_CAPS`] while
+//! [`Device::set_rsnic_requests`] has them, the default; without them the field is 0 and the
+//! codes are unknown, as on a real MANA; an unknown vport is [`STATUS_INVALID_HANDLE`], a
+//! flag other than 0 or 1 [`STATUS_INVALID_PARAMETER`]): RSNIC_SET_LOOPBACK (0x2F001: vport 40, enable 48 as 0 or 1;
 //! internal loopback), RSNIC_SET_PAUSE (0x2F002: vport 40, rx 48, tx 52, each a u32 0 or 1;
 //! the vport's flow control per direction, [`Device::set_pause_rx_tx`]; the response is the
 //! header) and RSNIC_QUERY_PAUSE (0x2F003: vport 40; the response's body is rx 32 and tx 36 as
@@ -190,8 +192,10 @@
 //! [`WqeError`] code), counts `hc_tx_err_gdma` and puts the SQ in error (it stops). Every other
 //! failure gets an error CQE for that WQE and the SQ goes on: OOB checks (`pkt_fmt` matching
 //! the OOB size, `vcq_num` = the SQ's CQ, `suppress_txcqe_gen` = 0, OOB_IN_SGL with ≥ 2 SGEs)
-//! → INVALID_OOB (`hc_tx_err_inval_oob`); an SGE of size 0 or an unreadable address →
-//! HDR_PROCESSING_ERROR (`hc_tx_err_gdma`); a frame shorter than 14 bytes or checksum/TSO
+//! → INVALID_OOB (`hc_tx_err_inval_oob`); an SGE of size 0, under a `mem_key` other than
+//! the device's ([`MANA_MKEY`], REGISTER_DEVICE's `gpa_mkey`; counted in
+//! [`PortCounters::mkey_errors`]) or at an unreadable address → HDR_PROCESSING_ERROR
+//! (`hc_tx_err_gdma`); a frame shorter than 14 bytes or checksum/TSO
 //! requests that do not match the parsed headers → HDR_PROCESSING_ERROR; a frame (or TSO
 //! segment) longer than [`MAX_FRAME`] → MTU_DROP (`hc_tx_err_mtu_violation`).
 //!
@@ -212,7 +216,8 @@
 //! and an RX CQE written: RX_OKAY with `ppi[0].pkt_len`, `pkt_hash`, the NDIS hash type
 //! (bits: IPv4 0, TCP/IPv4 1, UDP/IPv4 2, IPv6 3, TCP/IPv6 4, UDP/IPv6 5 — the model's
 //! assignment), IP/TCP/UDP checksum ok/fail as verified (an IPv6 header, which has no checksum, reports IP ok), `rx_wqe_offset` = the WQE's byte
-//! offset; or RX_TRUNCATED when the SGEs are too small (the WQE is consumed). A malformed RX
+//! offset; or RX_TRUNCATED when the SGEs are too small or one is under another key than
+//! [`MANA_MKEY`] (nothing is written; the WQE is consumed). A malformed RX
 //! WQE drops the packet, counts `rx_wqe_errors` and puts the RQ in error (no CQE: the device
 //! cannot trust the WQE's size).
 //!
@@ -250,6 +255,7 @@ mod engine;
 mod hwc;
 
 pub use hwc::vport_mac;
+pub use hwc::RSNIC_CAPS;
 pub use hwc::{HwcCounters, Region, Steer};
 pub use hwc::{HWC_CQ_ID, HWC_DB_ID, HWC_DEV_ID, HWC_EQ_ID, HWC_MAX_MSG, HWC_MKEY, HWC_PDID};
 pub use hwc::{HWC_QUEUE_DEPTH, HWC_RQ_ID, HWC_SQ_ID, MANA_DB_ID, MANA_DEV_ID, MANA_MKEY};
@@ -370,6 +376,9 @@ pub enum WqeError {
     Csum,
     /// A TSO request that does not match the headers or SGE0.
     Tso,
+    /// An SGE whose `mem_key` is not the device's (`gpa_mkey` of REGISTER_DEVICE): the
+    /// device cannot read host memory through it.
+    BadMkey,
 }
 
 impl WqeError {
@@ -492,6 +501,10 @@ pub struct PortCounters {
     pub interrupts: u64,
     /// DMA faults (RX data, CQE, EQE or doorbell-unrelated reads).
     pub dma_faults: u64,
+    /// SGEs (TX or RX) whose `mem_key` is not the device's `gpa_mkey`: a TX WQE completes
+    /// with HDR_PROCESSING_ERROR, an RX WQE with RX_TRUNCATED (nothing is read or written
+    /// through the key).
+    pub mkey_errors: u64,
     /// Injected faults that took effect ([`Device::inject`]).
     pub faults_injected: u64,
     /// Interrupts lost to an injected fault ([`Fault::DropIrqs`]).
