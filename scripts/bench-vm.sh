@@ -3,7 +3,7 @@
 #
 # make bench, the VM figures (rsnic-datapath.rst, "Packet rates in the VM"): boots the test
 # VM, runs scripts/vm/bench.sh there (pktgen, 64-byte UDP, interleaved rounds of rsnic with
-# tx_mpwqe on and off at burst 32, rsnic and a veth pair at burst 1, a MANA pair with RX
+# skb_tx_mpwqe on and off at burst 32, rsnic and a veth pair at burst 1, a MANA pair with RX
 # doorbells batched and per packet at burst 32, and the receive-side configurations: each
 # family's receiving port with an XDP_DROP program against no program, the stack dropping
 # the same frames in udp_rcv), picks its
@@ -161,11 +161,11 @@ print()
 def show(label, a, b):
     if a in med and b in med:
         print("%-46s %6.3f   (median of per-round ratios %.3f)" % (label, med[a] / med[b], per_round(a, b)))
-show("ratio tx_mpwqe on/off (burst 32):", "rsnic_mpwqe_on", "rsnic_mpwqe_off")
-show("ratio rsnic/veth (burst 1, tx_mpwqe on):", "rsnic_burst1", "veth")
+show("ratio skb_tx_mpwqe on/off (burst 32):", "rsnic_mpwqe_on", "rsnic_mpwqe_off")
+show("ratio rsnic/veth (burst 1, skb_tx_mpwqe on):", "rsnic_burst1", "veth")
 show("ratio rsnic burst 32 (mpwqe on)/veth burst 1:", "rsnic_mpwqe_on", "veth")
 show("ratio MANA RX doorbells batched/per packet:", "mana_rx_db_batched", "mana_rx_db_per_packet")
-show("PCI transport: ratio tx_mpwqe on/off:", "rsnic_mpwqe_on_pci", "rsnic_mpwqe_off_pci")
+show("PCI transport: ratio skb_tx_mpwqe on/off:", "rsnic_mpwqe_on_pci", "rsnic_mpwqe_off_pci")
 show("PCI transport: ratio MANA RX doorbells batched/per packet:", "mana_rx_db_batched_pci", "mana_rx_db_per_packet_pci")
 with open(csv, "a") as f:
     for r in rows:

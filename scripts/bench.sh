@@ -402,7 +402,7 @@ echo "packets per configuration: $PACKETS (after 512 warm-up packets); figures a
 echo "written: ${CSV#"$ROOT"/}"
 
 # ---------------------------------------------------------------------------------------------
-# VM figures (scripts/bench-vm.sh): pktgen packet rates in the test VM, tx_mpwqe on vs off and
+# VM figures (scripts/bench-vm.sh): pktgen packet rates in the test VM, skb_tx_mpwqe on vs off and
 # rsnic vs a veth pair, medians of interleaved rounds, appended to target/bench/vm.csv.
 # BENCH_VM=0 skips them.
 if [ "${BENCH_VM:-1}" != 0 ]; then

@@ -46,7 +46,7 @@ for c in "$src"/progs/*.c; do
 done
 
 cflags=(-O2 -g -Wall -Wextra -Werror -I"$src")
-if stale "$out/rsnic-xdp" "$src/rsnic-xdp.c" "$src/progs/xdp_count.h"; then
+if stale "$out/rsnic-xdp" "$src/rsnic-xdp.c" "$src/progs/xdp_count.h" "$src/progs/sk_rxhash.h"; then
 	gcc "${cflags[@]}" -o "$out/rsnic-xdp.tmp" "$src/rsnic-xdp.c" -lbpf
 	mv "$out/rsnic-xdp.tmp" "$out/rsnic-xdp"
 	built=$((built + 1))

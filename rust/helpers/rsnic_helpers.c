@@ -132,6 +132,19 @@ void rsnic_helper_set_ntuple(struct net_device *dev)
 	dev->features |= NETIF_F_NTUPLE;
 }
 
+/* RSS hash of received packets reported to the stack (ethtool -K rxhash): changeable, on. */
+void rsnic_helper_set_rxhash(struct net_device *dev)
+{
+	dev->hw_features |= NETIF_F_RXHASH;
+	dev->features |= NETIF_F_RXHASH;
+	dev->vlan_features |= NETIF_F_RXHASH;
+}
+
+bool rsnic_helper_features_rxhash(u64 features)
+{
+	return features & NETIF_F_RXHASH;
+}
+
 bool rsnic_helper_features_ntuple(u64 features)
 {
 	return features & NETIF_F_NTUPLE;
@@ -593,6 +606,11 @@ bool rsnic_helper_napi_schedule(struct napi_struct *napi)
 	return napi_schedule(napi);
 }
 
+bool rsnic_helper_napi_if_scheduled_mark_missed(struct napi_struct *napi)
+{
+	return napi_if_scheduled_mark_missed(napi);
+}
+
 /* An SkBuff reached Drop: the Rust side leaks it and reports the bug loudly. */
 void rsnic_helper_warn_skb_leak(void)
 {
@@ -898,6 +916,11 @@ u32 rsnic_helper_xsk_pool_rx_frame_size(struct xsk_buff_pool *pool)
 u32 rsnic_helper_xsk_pool_headroom(struct xsk_buff_pool *pool)
 {
 	return xsk_pool_get_headroom(pool);
+}
+
+u32 rsnic_helper_xsk_pool_chunk_size(struct xsk_buff_pool *pool)
+{
+	return xsk_pool_get_chunk_size(pool);
 }
 
 /* Registers @rxq for the XSK RQ of queue @queue: memory model XSK buffer pool. */

@@ -38,6 +38,8 @@ bool rsnic_helper_features_loopback(u64 features);
 void rsnic_helper_set_ntuple(struct net_device *dev);
 bool rsnic_helper_features_ntuple(u64 features);
 bool rsnic_helper_features_rxcsum(u64 features);
+void rsnic_helper_set_rxhash(struct net_device *dev);
+bool rsnic_helper_features_rxhash(u64 features);
 void rsnic_helper_netif_tx_stop_queue(struct netdev_queue *txq);
 void rsnic_helper_netif_tx_start_queue(struct netdev_queue *txq);
 bool rsnic_helper_netif_xmit_stopped(const struct netdev_queue *txq);
@@ -140,6 +142,7 @@ void rsnic_helper_netif_napi_add(struct net_device *dev, struct napi_struct *nap
 				 int (*poll)(struct napi_struct *, int));
 void rsnic_helper_netif_napi_del(struct napi_struct *napi);
 bool rsnic_helper_napi_schedule(struct napi_struct *napi);
+bool rsnic_helper_napi_if_scheduled_mark_missed(struct napi_struct *napi);
 
 /* XDP */
 struct bpf_prog;
@@ -172,6 +175,7 @@ int rsnic_helper_xsk_pool_dma_map(struct xsk_buff_pool *pool, struct device *dev
 void rsnic_helper_xsk_pool_dma_unmap(struct xsk_buff_pool *pool);
 u32 rsnic_helper_xsk_pool_rx_frame_size(struct xsk_buff_pool *pool);
 u32 rsnic_helper_xsk_pool_headroom(struct xsk_buff_pool *pool);
+u32 rsnic_helper_xsk_pool_chunk_size(struct xsk_buff_pool *pool);
 int rsnic_helper_xsk_rxq_reg(struct xdp_rxq_info *rxq, struct net_device *dev, u32 queue,
 			     struct xsk_buff_pool *pool);
 struct xdp_buff *rsnic_helper_xsk_buff_alloc(struct xsk_buff_pool *pool, u64 *dma);

@@ -339,6 +339,9 @@ pub struct Offloads {
     pub loopback: bool,
     /// ntuple steering rules (`NETIF_F_NTUPLE`; on by default, changeable).
     pub ntuple: bool,
+    /// The device's RSS hash of received packets is handed to the stack (`NETIF_F_RXHASH`;
+    /// on by default, changeable).
+    pub rx_hash: bool,
 }
 
 /// Features a driver acts on when `ethtool -K` changes them (`ndo_set_features`).
@@ -350,6 +353,8 @@ pub struct Features {
     pub rx_csum: bool,
     /// `NETIF_F_NTUPLE`: ntuple steering rules.
     pub ntuple: bool,
+    /// `NETIF_F_RXHASH`: hand the device's RSS hash of received packets to the stack.
+    pub rx_hash: bool,
 }
 
 /// Splits a callback's `net_device` into the device and a borrow of the driver data.
@@ -617,6 +622,8 @@ impl<T: Operations + ethtool::Operations> Adapter<T> {
             let rx_csum = unsafe { bindings::rsnic_helper_features_rxcsum(features) };
             // SAFETY: a pure bit test.
             let ntuple = unsafe { bindings::rsnic_helper_features_ntuple(features) };
+            // SAFETY: a pure bit test.
+            let rx_hash = unsafe { bindings::rsnic_helper_features_rxhash(features) };
             T::set_features(
                 dev,
                 data,
@@ -624,6 +631,7 @@ impl<T: Operations + ethtool::Operations> Adapter<T> {
                     loopback,
                     rx_csum,
                     ntuple,
+                    rx_hash,
                 },
             )?;
             Ok(0)
@@ -818,6 +826,9 @@ impl<T: Operations + ethtool::Operations> Registration<T> {
             bindings::rsnic_helper_set_offloads_off(ptr, o.loopback);
             if o.ntuple {
                 bindings::rsnic_helper_set_ntuple(ptr);
+            }
+            if o.rx_hash {
+                bindings::rsnic_helper_set_rxhash(ptr);
             }
             if config.xdp_features != 0 {
                 bindings::rsnic_helper_set_xdp_features(ptr, config.xdp_features);

@@ -39,3 +39,9 @@ pub fn eproto() -> Error {
 pub fn etimedout() -> Error {
     Error::from_errno(-(super::bindings::ETIMEDOUT as i32))
 }
+
+/// `-ENETDOWN`, which the 6.12 `kernel::error::code` list lacks (`ndo_xsk_wakeup` of a port
+/// without AF_XDP zero-copy queues, as mlx5e answers).
+pub fn enetdown() -> Error {
+    Error::from_errno(-(super::bindings::ENETDOWN as i32))
+}

@@ -162,6 +162,20 @@ impl<T: Poll> Napi<T> {
         unsafe { bindings::rsnic_helper_napi_schedule(self.as_ptr()) }
     }
 
+    /// If a poll is scheduled or running, marks it missed so that it polls once more, and
+    /// returns `true` (`napi_if_scheduled_mark_missed()`); also `true` while the context is
+    /// disabled or being disabled (whoever enables it again polls), `false` when nothing is
+    /// scheduled: the caller then gets a poll scheduled itself. Any context.
+    pub fn if_scheduled_mark_missed(&self) -> bool {
+        if self.state.load(Ordering::Acquire) != ENABLED {
+            return true;
+        }
+        // SAFETY: the context is added (it was enabled, and a context is deleted only when
+        // the structure is dropped); the function only reads and updates its state bits
+        // with a compare-and-exchange, allowed from any context.
+        unsafe { bindings::rsnic_helper_napi_if_scheduled_mark_missed(self.as_ptr()) }
+    }
+
     /// Hands a received packet to GRO and the stack (`napi_gro_receive()`). Call it from the
     /// poll callback.
     pub fn gro_receive(&self, skb: SkBuff) {

@@ -78,6 +78,12 @@ impl XskPool {
         unsafe { bindings::rsnic_helper_xsk_pool_headroom(self.0.as_ptr()) }
     }
 
+    /// Bytes of one UMEM chunk (`xsk_pool_get_chunk_size`): headroom and frame.
+    pub fn chunk_size(&self) -> u32 {
+        // SAFETY: the pool is registered (type invariant).
+        unsafe { bindings::rsnic_helper_xsk_pool_chunk_size(self.0.as_ptr()) }
+    }
+
     /// A buffer from the socket's fill ring (`xsk_buff_alloc`), or `None` when it is empty.
     /// Call from the queue's NAPI poll (or with it quiesced).
     pub fn alloc(&self) -> Option<XskBuf> {

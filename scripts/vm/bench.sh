@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # make bench, the VM part (run inside the test VM by scripts/bench-vm.sh): pktgen packet
 # rates of 64-byte UDP frames in interleaved rounds of
-#   rsnic_mpwqe_on    rsnic port A -> B (namespace peer), tx_mpwqe on,  burst 32
-#   rsnic_mpwqe_off   the same with tx_mpwqe off,                        burst 32
-#   rsnic_burst1      tx_mpwqe on, burst 1 (the burst veth allows)
+#   rsnic_mpwqe_on    rsnic port A -> B (namespace peer), skb_tx_mpwqe on,  burst 32
+#   rsnic_mpwqe_off   the same with skb_tx_mpwqe off,                        burst 32
+#   rsnic_burst1      skb_tx_mpwqe on, burst 1 (the burst veth allows)
 #   veth              a veth pair (one end in namespace vpeer),          burst 1
 #   mana_rx_db_batched     MANA port C -> D (namespace mpeer), D rings its RQ doorbell once
 #                          per NAPI poll (rx_db_per_packet off),           burst 32
@@ -371,9 +371,13 @@ run_rx() {
 run_xsktx() {
 	local cfg=$1 bind=-$2 dev=$3 mac=$4 pdev=$5 pns=$6 line
 	xdp_set "$pns" "$pdev" on
+	# Zero-copy TX queues exist only while the sending port has a program (as mlx5e's).
+	[ "$bind" != -z ] || ip link set dev "$dev" xdpdrv obj "$XDP_OBJ" sec xdp ||
+		fail "attaching $XDP_OBJ to $dev"
 	line=$(taskset -c "$RX_CPU" "$XSK_TOOL" txonly -i "$dev" -q 0 "$bind" -n "$XSK_TX_COUNT" \
 		-s 64 --dst-mac "$mac" 2>/tmp/bx.tx.err | grep '^rsnic-xsk:') ||
 		fail "rsnic-xsk txonly $bind on $dev: $(cat /tmp/bx.tx.err)"
+	[ "$bind" != -z ] || ip link set dev "$dev" xdpdrv off || fail "detaching XDP from $dev"
 	xdp_set "$pns" "$pdev" off
 	echo "RSNIC-BENCH xsktx round=$round config=$cfg count=$XSK_TX_COUNT" \
 		"pps=$(echo "$line" | sed -n 's/.* pps=\([0-9]*\).*/\1/p')" \
@@ -383,8 +387,8 @@ run_xsktx() {
 
 if [ "$SUFFIX" = _pci ] && [ "$RSNIC_FAMILY" = mlx5 ]; then
 	configs=(
-		"run rsnic_mpwqe_on $A 10.10.0.2 $MAC_B 32 $B peer tx_mpwqe on tx"
-		"run rsnic_mpwqe_off $A 10.10.0.2 $MAC_B 32 $B peer tx_mpwqe off tx"
+		"run rsnic_mpwqe_on $A 10.10.0.2 $MAC_B 32 $B peer skb_tx_mpwqe on tx"
+		"run rsnic_mpwqe_off $A 10.10.0.2 $MAC_B 32 $B peer skb_tx_mpwqe off tx"
 	)
 elif [ "$SUFFIX" = _pci ]; then
 	configs=(
@@ -393,9 +397,9 @@ elif [ "$SUFFIX" = _pci ]; then
 	)
 else
 configs=(
-	"run rsnic_mpwqe_on $A 10.10.0.2 $MAC_B 32 $B peer tx_mpwqe on tx"
-	"run rsnic_mpwqe_off $A 10.10.0.2 $MAC_B 32 $B peer tx_mpwqe off tx"
-	"run rsnic_burst1 $A 10.10.0.2 $MAC_B 1 $B peer tx_mpwqe on tx"
+	"run rsnic_mpwqe_on $A 10.10.0.2 $MAC_B 32 $B peer skb_tx_mpwqe on tx"
+	"run rsnic_mpwqe_off $A 10.10.0.2 $MAC_B 32 $B peer skb_tx_mpwqe off tx"
+	"run rsnic_burst1 $A 10.10.0.2 $MAC_B 1 $B peer skb_tx_mpwqe on tx"
 	"run veth vA 10.20.0.2 $VMAC_B 1 vB vpeer"
 	"run mana_rx_db_batched $C 10.30.0.2 $MMAC_D 32 $D mpeer rx_db_per_packet off rx"
 	"run mana_rx_db_per_packet $C 10.30.0.2 $MMAC_D 32 $D mpeer rx_db_per_packet on rx"
@@ -408,17 +412,17 @@ if [ -n "$XDP_OBJ" ]; then
 	mon_start peer "$B" peer
 	mon_start mpeer "$D" mpeer
 	configs+=(
-		"run_rx mlx5_xdp_drop $A 10.10.0.2 $MAC_B $B peer peer xdp tx_mpwqe on tx"
-		"run_rx mlx5_stack_drop $A 10.10.0.2 $MAC_B $B peer peer stack tx_mpwqe on tx"
+		"run_rx mlx5_xdp_drop $A 10.10.0.2 $MAC_B $B peer peer xdp skb_tx_mpwqe on tx"
+		"run_rx mlx5_stack_drop $A 10.10.0.2 $MAC_B $B peer peer stack skb_tx_mpwqe on tx"
 		"run_rx mana_xdp_drop $C 10.30.0.2 $MMAC_D $D mpeer mpeer xdp rx_db_per_packet off rx"
 		"run_rx mana_stack_drop $C 10.30.0.2 $MMAC_D $D mpeer mpeer stack rx_db_per_packet off rx"
 	)
 	# AF_XDP, zero-copy against copy, on both families.
 	[ -z "$XSK_TOOL" ] || configs+=(
-		"run_rx mlx5_xsk_rxdrop_zc $A 10.10.0.2 $MAC_B $B peer peer xsk-rxdrop-z tx_mpwqe on tx"
-		"run_rx mlx5_xsk_rxdrop_copy $A 10.10.0.2 $MAC_B $B peer peer xsk-rxdrop-c tx_mpwqe on tx"
-		"run_rx mlx5_xsk_l2fwd_zc $A 10.10.0.2 $MAC_B $B peer peer xsk-l2fwd-z tx_mpwqe on tx"
-		"run_rx mlx5_xsk_l2fwd_copy $A 10.10.0.2 $MAC_B $B peer peer xsk-l2fwd-c tx_mpwqe on tx"
+		"run_rx mlx5_xsk_rxdrop_zc $A 10.10.0.2 $MAC_B $B peer peer xsk-rxdrop-z skb_tx_mpwqe on tx"
+		"run_rx mlx5_xsk_rxdrop_copy $A 10.10.0.2 $MAC_B $B peer peer xsk-rxdrop-c skb_tx_mpwqe on tx"
+		"run_rx mlx5_xsk_l2fwd_zc $A 10.10.0.2 $MAC_B $B peer peer xsk-l2fwd-z skb_tx_mpwqe on tx"
+		"run_rx mlx5_xsk_l2fwd_copy $A 10.10.0.2 $MAC_B $B peer peer xsk-l2fwd-c skb_tx_mpwqe on tx"
 		"run_xsktx mlx5_xsk_txonly_zc z $A $MAC_B $B peer"
 		"run_xsktx mlx5_xsk_txonly_copy c $A $MAC_B $B peer"
 		"run_rx mana_xsk_rxdrop_zc $C 10.30.0.2 $MMAC_D $D mpeer mpeer xsk-rxdrop-z rx_db_per_packet off rx"

@@ -2,7 +2,7 @@
 # The main job, inside the VM, once per device family (RSNIC_FAMILIES, default "mlx5 mana"):
 # load rsnic, put its second port in network namespace "peer", bring both up and show them
 # (carrier, ethtool information); ping both ways, a short iperf3 burst, then pktgen
-# (64-byte UDP, burst 32) in both settings of the family's private flag (mlx5: tx_mpwqe on,
+# (64-byte UDP, burst 32) in both settings of the family's private flag (mlx5: skb_tx_mpwqe on,
 # then off; MANA: RX doorbells batched, then per packet), and a side-by-side table of what
 # the counters (ethtool -S) say about the two.
 set -eu

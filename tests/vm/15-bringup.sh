@@ -16,7 +16,7 @@
 #     loopback` the PPLR register: when ACCESS_REG fails, the error reaches the user and the
 #     log names it;
 #   - a failing teardown command (DISABLE_HCA) is reported at rmmod, which still completes;
-#   - a device without enhanced MPWQE in its capabilities (sim_mpwqe=0) starts with tx_mpwqe
+#   - a device without enhanced MPWQE in its capabilities (sim_mpwqe=0) starts with skb_tx_mpwqe
 #     off, refuses to turn it on (EOPNOTSUPP, the reason in the log), and carries traffic.
 # MANA: the device is brought up over its hardware channel (SMC ESTABLISH_HWC, the HWC,
 # the GDMA requests, REGISTER_DEVICE, the EQs, QUERY_DEV_CONFIG, QUERY_VPORT_CONFIG per port):
@@ -200,14 +200,14 @@ esac
 [ -n "$full" ] || exit 0
 # A device without enhanced MPWQE.
 setup_pair sim_mpwqe=0
-assert_eq "$A tx_mpwqe at load" off "$(priv_flag "$A" tx_mpwqe)"
+assert_eq "$A skb_tx_mpwqe at load" off "$(priv_flag "$A" skb_tx_mpwqe)"
 mark_dmesg
-if ethtool --set-priv-flags "$A" tx_mpwqe on 2>/tmp/ethtool.err; then
-	fail "tx_mpwqe on was accepted by a device without enhanced MPWQE"
+if ethtool --set-priv-flags "$A" skb_tx_mpwqe on 2>/tmp/ethtool.err; then
+	fail "skb_tx_mpwqe on was accepted by a device without enhanced MPWQE"
 fi
-echo "  ethtool --set-priv-flags $A tx_mpwqe on: $(cat /tmp/ethtool.err)"
-assert_eq "$A tx_mpwqe after the refusal" off "$(priv_flag "$A" tx_mpwqe)"
-dmesg_since_mark | grep -q "$A: tx_mpwqe: the device has no enhanced multi-packet send WQE" ||
+echo "  ethtool --set-priv-flags $A skb_tx_mpwqe on: $(cat /tmp/ethtool.err)"
+assert_eq "$A skb_tx_mpwqe after the refusal" off "$(priv_flag "$A" skb_tx_mpwqe)"
+dmesg_since_mark | grep -q "$A: skb_tx_mpwqe: the device has no enhanced multi-packet send WQE" ||
 	fail "no reason for the refusal in the log"
 ping -c 20 -i 0.05 -W 2 -q 10.10.0.2 >/tmp/ping.out || fail "ping without MPWQE: $(cat /tmp/ping.out)"
 echo "  $(grep -o '[0-9]* received' /tmp/ping.out) of 20 without MPWQE"

@@ -4,7 +4,7 @@
 # bring-up (QUERY_HCA_CAP, else the NIC vport context), creates every SQ with it
 # (sqc.min_wqe_inline_mode) and inlines the Ethernet header of every packet and XDP frame,
 # as mlx5e does. The device refuses a WQE without it (an error CQE, dev_wqe_errors), and an
-# MPWQE with a packet sent by address (its shared eth seg inlines nothing): with tx_mpwqe
+# MPWQE with a packet sent by address (its shared eth seg inlines nothing): with skb_tx_mpwqe
 # on, the driver puts a packet of at most 252 bytes into MPWQE sessions inlined whole, as
 # DPDK's eMPW inline does, and sends a longer one in a regular WQE with its headers inline.
 #   - test frames A -> B arrive byte for byte; a pktgen flood of 60-byte frames is all
@@ -26,7 +26,7 @@ setup_pair sim_min_inline=1
 quiet_pair
 mark_dmesg
 MAC_A=$(mac "$A")
-assert_eq "$A tx_mpwqe" on "$(priv_flag "$A" tx_mpwqe)"
+assert_eq "$A skb_tx_mpwqe" on "$(priv_flag "$A" skb_tx_mpwqe)"
 
 snap s0a "$A"
 snap s0b "$B" peer

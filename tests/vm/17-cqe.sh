@@ -32,7 +32,7 @@ quiet_pair
 mark_dmesg
 MAC_A=$(mac "$A")
 # TX completion threshold: regular WQEs, bursts of 64.
-ethtool --set-priv-flags "$A" tx_mpwqe off
+ethtool --set-priv-flags "$A" skb_tx_mpwqe off
 snap t0a "$A"
 pktgen_run "$A" "$COUNT" 10.10.0.2 "$MAC_B" 64 60
 snap t1a "$A"
@@ -42,7 +42,7 @@ echo "  [threshold] $PG_SENT packets in bursts of 64: $dbs doorbells, $cqes TX C
 [ "$cqes" -ge $(((PG_SENT + 31) / 32)) ] ||
 	fail "[threshold] $cqes TX CQEs for $PG_SENT packets: fewer than one per 32"
 [ "$cqes" -gt "$dbs" ] || fail "[threshold] no CQE asked for between doorbells ($cqes CQEs, $dbs doorbells)"
-ethtool --set-priv-flags "$A" tx_mpwqe on
+ethtool --set-priv-flags "$A" skb_tx_mpwqe on
 
 assert_eq "$B rx_cqe_compress at load" off "$(priv_flag "$B" rx_cqe_compress peer)"
 

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# ethtool -i, link settings, private flags: the family's flags (mlx5 tx_mpwqe, on by
+# ethtool -i, link settings, private flags: the family's flags (mlx5 skb_tx_mpwqe, on by
 # default, and rx_cqe_compress, off; MANA rx_db_per_packet, off) are listed with their
 # defaults, and the data-path one round-trips; the other family's flag, an unknown flag or a
 # bad value is refused and changes nothing.
@@ -31,7 +31,7 @@ for f in $PFLAGS; do
 	assert_eq "${f%=*} at load" "${f#*=}" "$(priv_flag "$dev" "${f%=*}")"
 done
 other=$([ "$PFLAG_DEFAULT" = on ] && echo off || echo on)
-other_flag=$([ "$PFLAG" = tx_mpwqe ] && echo rx_db_per_packet || echo tx_mpwqe)
+other_flag=$([ "$PFLAG" = skb_tx_mpwqe ] && echo rx_db_per_packet || echo skb_tx_mpwqe)
 assert_eq "$PFLAG default" "$PFLAG_DEFAULT" "$(priv_flag "$dev" "$PFLAG")"
 ethtool --set-priv-flags "$dev" "$PFLAG" "$other"
 assert_eq "$PFLAG after $other" "$other" "$(priv_flag "$dev" "$PFLAG")"

@@ -5,7 +5,7 @@
 # dropped none for lack of RX WQEs, and A rang at most one SQ doorbell per 16 packets plus
 # one per TX queue stop.
 #
-# mlx5 (tx_mpwqe on, then off): with MPWQE on every packet went in an MPWQE session
+# mlx5 (skb_tx_mpwqe on, then off): with MPWQE on every packet went in an MPWQE session
 # (tx_mpwqe_pkts), by address (tx_mpwqe_inlnw 0: the device demands no inline headers),
 # with it off none did.
 #

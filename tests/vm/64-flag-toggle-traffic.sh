@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# 50 toggles (25 on the debug kernel) of the family's private flag (mlx5 tx_mpwqe, MANA
+# 50 toggles (25 on the debug kernel) of the family's private flag (mlx5 skb_tx_mpwqe, MANA
 # rx_db_per_packet; each reopens A's channels) during one iperf3 TCP stream from A to B: the
 # stream survives them (iperf3 exits 0), the toggles all happen while it runs, the stream
 # makes progress during them, and the flag ends where it started. The rates before and

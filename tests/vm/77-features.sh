@@ -178,8 +178,8 @@ changeable() {
 tested="tx-checksum-ipv4 tx-checksum-ipv6 tx-scatter-gather tx-tcp-segmentation
 	tx-tcp6-segmentation loopback"
 # Tested elsewhere: rx-checksumming by 66-rx-csum.sh; ntuple-filters (ConnectX's flow
-# steering) by its own test.
-elsewhere="rx-checksumming ntuple-filters"
+# steering) by its own test; receive-hashing by 18-rxhash.sh.
+elsewhere="rx-checksumming ntuple-filters receive-hashing"
 # The core's, on every device (register_netdevice): software GSO and GRO, GRO of frag
 # lists and of forwarded UDP, the non-temporal copy from user space, and the permission to
 # let TSO rewrite IPv4 IDs (tx-tcp-mangleid-segmentation: the device numbers the segments'

@@ -76,13 +76,17 @@ PKTGEN=/proc/net/pktgen
 
 # pktgen_run IFACE COUNT DST_IP DST_MAC [BURST] [PKT_SIZE]: sends COUNT UDP packets from
 # IFACE (one TX queue, queue 0) with kpktgend_0 and sets PG_SENT and PG_PPS from its result.
+# PG_EXTRA (an array) adds pktgen settings (e.g. "udp_src_min 1000" "udp_src_max 1008":
+# eight flows, one packet of each in turn).
+PG_EXTRA=()
 pktgen_run() {
 	local dev=$1 count=$2 dst=$3 mac=$4 burst=${5:-32} size=${6:-60} c res
 	[ -d "$PKTGEN" ] || fail "no $PKTGEN (CONFIG_NET_PKTGEN)"
 	echo rem_device_all >"$PKTGEN/kpktgend_0"
 	echo "add_device $dev" >"$PKTGEN/kpktgend_0"
 	for c in "count $count" "pkt_size $size" "burst $burst" "delay 0" "clone_skb 0" \
-		"queue_map_min 0" "queue_map_max 0" "dst $dst" "dst_mac $mac"; do
+		"queue_map_min 0" "queue_map_max 0" "dst $dst" "dst_mac $mac" \
+		${PG_EXTRA[@]+"${PG_EXTRA[@]}"}; do
 		echo "$c" >"$PKTGEN/$dev" || fail "pktgen $dev: '$c' refused"
 	done
 	echo start >"$PKTGEN/pgctrl"
@@ -166,7 +170,7 @@ trap traffic_cleanup EXIT
 
 # pktgen_modes COUNT: pktgen from A to B (COUNT 64-byte UDP frames, burst 32, TX queue 0)
 # with the family's private flag ($PFLAG) set to each of $PFLAG_MODES on both ports (mlx5:
-# tx_mpwqe on, then off, which matters on A; MANA: rx_db_per_packet off, then on, which
+# skb_tx_mpwqe on, then off, which matters on A; MANA: rx_db_per_packet off, then on, which
 # matters on B); the deltas of both ends go to R[MODE.COUNTER] (A) and R[MODE.B.COUNTER]
 # (B), pktgen's figures to R[MODE.sent] and R[MODE.pps]. Needs quiet_pair.
 declare -A R

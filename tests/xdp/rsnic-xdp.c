@@ -12,6 +12,7 @@
  *   rsnic-xdp count DEV [--mode drv|skb]
  *   rsnic-xdp query DEV
  *   rsnic-xdp features DEV
+ *   rsnic-xdp rxhash DEV [--seconds S] [--ready-file PATH] [--prog sk_rxhash.o]
  *
  * attach fails if a program is attached in that mode already, unless --replace (then the
  * old program is swapped for the new one in one step, XDP_FLAGS_REPLACE). count prints
@@ -21,8 +22,13 @@
  * family: "xdp=F,... xsk=F,... zc_max_segs=N" with the flag names of the netdev spec
  * (basic, redirect, ndo-xmit, xsk-zerocopy, hw-offload, rx-sg, ndo-xmit-sg; xsk:
  * tx-timestamp, tx-checksum), "-" for none; zc_max_segs is 0 unless the kernel reports it
- * (it does for zero-copy capable devices). The default mode is drv (native XDP). Errors
- * name the errno.
+ * (it does for zero-copy capable devices). rxhash records, until SIGINT/SIGTERM or S
+ * seconds (60), the RSS hash (skb->hash) the driver set on each IPv4 UDP packet DEV
+ * receives, with the socket filter sk_rxhash.o (beside the binary) on a packet socket, and
+ * prints a line per UDP source port, "sport=P hash=0xH hashed=N nohash=N mismatch=N" (the
+ * first nonzero hash of the flow, packets with it, without a hash, with another one), then
+ * "rxhash: packets=N hashed=N nohash=N mismatch=N flows=N"; --ready-file is written once
+ * the filter is attached. The default mode is drv (native XDP). Errors name the errno.
  */
 #include <errno.h>
 #include <getopt.h>
@@ -39,7 +45,16 @@
 #include <linux/if_link.h>
 #include <linux/netlink.h>
 #include <sys/socket.h>
+#include <arpa/inet.h>
+#include <libgen.h>
+#include <limits.h>
+#include <linux/if_ether.h>
+#include <linux/if_packet.h>
+#include <poll.h>
+#include <signal.h>
+#include <time.h>
 
+#include "progs/sk_rxhash.h"
 #include "progs/xdp_count.h"
 
 #define ETH_ALEN 6
@@ -55,8 +70,9 @@ static void usage(void)
 		"       %s detach DEV [--mode drv|skb]\n"
 		"       %s count DEV [--mode drv|skb]\n"
 		"       %s query DEV\n"
-		"       %s features DEV\n",
-		prog_name, prog_name, prog_name, prog_name, prog_name);
+		"       %s features DEV\n"
+		"       %s rxhash DEV [--seconds S] [--ready-file PATH] [--prog sk_rxhash.o]\n",
+		prog_name, prog_name, prog_name, prog_name, prog_name, prog_name);
 	exit(2);
 }
 
@@ -518,6 +534,97 @@ static int cmd_features(const char *dev)
 	return 0;
 }
 
+static volatile sig_atomic_t rxhash_stop;
+
+static void on_rxhash_signal(int sig)
+{
+	(void)sig;
+	rxhash_stop = 1;
+}
+
+static int cmd_rxhash(const char *dev, double seconds, const char *ready, const char *path)
+{
+	char def[PATH_MAX], exe[PATH_MAX];
+	struct sockaddr_ll sll = { .sll_family = AF_PACKET, .sll_protocol = htons(ETH_P_IP) };
+	struct rxhash_flow f;
+	struct bpf_object *obj;
+	struct bpf_program *prog;
+	struct bpf_map *map;
+	unsigned long long packets = 0, hashed = 0, nohash = 0, mismatch = 0, flows = 0;
+	struct timespec t0, t;
+	int fd, pfd, mfd, err;
+	__u32 key, next, *k = NULL;
+	ssize_t l;
+	char buf[64];
+
+	if (!path) {
+		l = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+		if (l < 0)
+			die_err(errno, "readlink %s%s", "/proc/self/exe", "");
+		exe[l] = 0;
+		snprintf(def, sizeof(def), "%s/sk_rxhash.o", dirname(exe));
+		path = def;
+	}
+	obj = bpf_object__open_file(path, NULL);
+	if (!obj)
+		die_err(errno, "open %s%s", path, "");
+	err = bpf_object__load(obj);
+	if (err)
+		die_err(err, "load %s%s", path, "");
+	prog = bpf_object__find_program_by_name(obj, "sk_rxhash");
+	map = bpf_object__find_map_by_name(obj, "flows");
+	if (!prog || !map)
+		die("%s has no program sk_rxhash or no map flows", path);
+	pfd = bpf_program__fd(prog);
+	mfd = bpf_map__fd(map);
+	fd = socket(AF_PACKET, SOCK_DGRAM, htons(ETH_P_IP));
+	if (fd < 0)
+		die_err(errno, "packet socket%s%s", "", "");
+	sll.sll_ifindex = ifindex_of(dev);
+	if (setsockopt(fd, SOL_SOCKET, SO_ATTACH_BPF, &pfd, sizeof(pfd)))
+		die_err(errno, "attach the socket filter%s%s", "", "");
+	if (bind(fd, (struct sockaddr *)&sll, sizeof(sll)))
+		die_err(errno, "bind to %s%s", dev, "");
+	signal(SIGINT, on_rxhash_signal);
+	signal(SIGTERM, on_rxhash_signal);
+	if (ready) {
+		FILE *r = fopen(ready, "w");
+
+		if (r)
+			fclose(r);
+	}
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	while (!rxhash_stop) {
+		struct pollfd p = { .fd = fd, .events = POLLIN };
+
+		/* The filter drops every packet for the socket: nothing to read, just wait. */
+		poll(&p, 1, 100);
+		while (recv(fd, buf, sizeof(buf), MSG_DONTWAIT) > 0)
+			;
+		clock_gettime(CLOCK_MONOTONIC, &t);
+		if (t.tv_sec - t0.tv_sec + (t.tv_nsec - t0.tv_nsec) / 1e9 >= seconds)
+			break;
+	}
+	close(fd);
+	while (!bpf_map_get_next_key(mfd, k, &next)) {
+		key = next;
+		k = &key;
+		if (bpf_map_lookup_elem(mfd, &key, &f))
+			continue;
+		printf("sport=%u hash=0x%08x hashed=%u nohash=%u mismatch=%u\n", key, f.hash,
+		       f.hashed, f.nohash, f.mismatch);
+		packets += (unsigned long long)f.hashed + f.nohash + f.mismatch;
+		hashed += f.hashed + f.mismatch;
+		nohash += f.nohash;
+		mismatch += f.mismatch;
+		flows++;
+	}
+	printf("rxhash: packets=%llu hashed=%llu nohash=%llu mismatch=%llu flows=%llu\n", packets,
+	       hashed, nohash, mismatch, flows);
+	bpf_object__close(obj);
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	static const struct option longopts[] = {
@@ -528,8 +635,13 @@ int main(int argc, char **argv)
 		{ "devmap", no_argument, NULL, 'M' },
 		{ "dst-mac", required_argument, NULL, 'd' },
 		{ "src-mac", required_argument, NULL, 's' },
+		{ "seconds", required_argument, NULL, 'S' },
+		{ "ready-file", required_argument, NULL, 'R' },
+		{ "prog", required_argument, NULL, 'P' },
 		{ NULL, 0, NULL, 0 },
 	};
+	const char *ready = NULL, *sk_prog = NULL;
+	double seconds = 60;
 	struct attach_opts o = { .mode = "drv" };
 	const char *cmd, *dev;
 	int c;
@@ -573,6 +685,15 @@ int main(int argc, char **argv)
 				die("bad MAC '%s'", optarg);
 			o.have_src = 1;
 			break;
+		case 'S':
+			seconds = atof(optarg);
+			break;
+		case 'R':
+			ready = optarg;
+			break;
+		case 'P':
+			sk_prog = optarg;
+			break;
 		default:
 			usage();
 		}
@@ -592,6 +713,8 @@ int main(int argc, char **argv)
 		return cmd_query(dev);
 	if (!strcmp(cmd, "features"))
 		return cmd_features(dev);
+	if (!strcmp(cmd, "rxhash"))
+		return cmd_rxhash(dev, seconds, ready, sk_prog);
 	usage();
 	return 2;
 }

@@ -11,8 +11,9 @@
  *                  [-n COUNT] [-d SECONDS] [-s SIZE[:MAX]] [--rate PPS] [--seq0 N]
  *                  [--dst-mac MAC] [--src-mac MAC] [--src-ip A] [--dst-ip A]
  *                  [--verify] [--expect-dst MAC --expect-src MAC]
- *                  [-b BATCH] [--frames N] [--frame-size 2048|4096]
- *                  [--prog xdp_xsk.o] [--ready-file PATH]
+ *                  [-b BATCH] [--frames N] [--frame-size 2048|4096] [--headroom N]
+ *                  [--prog xdp_xsk.o] [--prog-delay SECONDS] [--hold]
+ *                  [--bound-file PATH] [--ready-file PATH]
  *
  * -c binds in copy mode (XDP_COPY), -z in zero-copy mode (XDP_ZEROCOPY); with neither the
  * kernel chooses (zero-copy where the driver supports it). A refused bind is reported on
@@ -21,6 +22,11 @@
  * already attached in the chosen mode (-N native, the default, or -S skb) that has an
  * XSKMAP named "xsks" is used as it is; otherwise the tool attaches --prog (default
  * xdp_xsk.o beside the binary) and detaches it at exit. txonly attaches nothing.
+ * --prog-delay waits SECONDS between the bind and the program (libxdp binds first too: the
+ * driver must not steal the queue's traffic meanwhile); --bound-file is written at the
+ * bind, --ready-file once the program feeds the socket. --hold binds and then does nothing
+ * for -d SECONDS: no program, no ring touched (the fill ring stays empty). --headroom gives
+ * the UMEM frames that much headroom of their own (beyond XDP_PACKET_HEADROOM).
  * -n stops after COUNT packets (received, or sent and completed), -d after SECONDS (10).
  * txonly frames are SIZE bytes, or SIZE + (seq * 37) % (MAX - SIZE + 1) with a range.
  * --verify checks each received frame against the test frame rebuilt from its sequence
@@ -29,7 +35,8 @@
  * ones, and group-addressed ones apart: the stack's own control frames), with the EtherType
  * of the first foreign frame.
  *
- * The last line on stdout is "rsnic-xsk: key=value ..." with the figures.
+ * The last line on stdout is "rsnic-xsk: key=value ..." with the figures (kicks: the
+ * sendto calls that kicked the kernel's TX, each an ndo_xsk_wakeup in zero-copy mode).
  */
 #include <errno.h>
 #include <getopt.h>
@@ -78,9 +85,12 @@ struct cfg {
 	struct tf_addrs addrs;
 	int have_dst;
 	int verify, check_macs;
-	__u32 batch, frames, frame_size;
+	__u32 batch, frames, frame_size, headroom;
 	const char *prog_path;
 	const char *ready_file;
+	const char *bound_file;
+	double prog_delay;
+	int hold;
 };
 
 struct state {
@@ -91,7 +101,7 @@ struct state {
 	void *area;
 	int fd;
 	/* results */
-	__u64 packets, bytes, submitted, received;
+	__u64 packets, bytes, submitted, received, kicks;
 	double t_first, t_last;
 	struct tf_check chk;
 	/* the XDP program this tool attached (to detach at exit) */
@@ -150,7 +160,8 @@ static void usage(void)
 		"       [--no-need-wakeup] [-n COUNT] [-d SECONDS] [-s SIZE[:MAX]] [--rate PPS]\n"
 		"       [--seq0 N] [--dst-mac MAC] [--src-mac MAC] [--src-ip A] [--dst-ip A]\n"
 		"       [--verify] [--expect-dst MAC --expect-src MAC] [-b BATCH] [--frames N]\n"
-		"       [--frame-size 2048|4096] [--prog xdp_xsk.o] [--ready-file PATH]\n",
+		"       [--frame-size 2048|4096] [--headroom N] [--prog xdp_xsk.o]\n"
+		"       [--prog-delay SECONDS] [--hold] [--bound-file PATH] [--ready-file PATH]\n",
 		me);
 	exit(2);
 }
@@ -190,12 +201,25 @@ static __u64 frame_len(const struct cfg *c, __u64 seq)
 /* Kicks the kernel to process the TX ring (copy mode transmits in this call). */
 static void kick_tx(struct state *s)
 {
+	s->kicks++;
 	if (sendto(s->fd, NULL, 0, MSG_DONTWAIT, NULL, 0) >= 0)
 		return;
 	if (errno == EAGAIN || errno == EBUSY || errno == ENOBUFS || errno == ENETDOWN ||
 	    errno == EINTR)
 		return;
 	die("sendto (TX kick)", errno);
+}
+
+/* Creates an empty file at PATH (if given): a signal for the test that waits on it. */
+static void touch(const char *path)
+{
+	FILE *f;
+
+	if (!path)
+		return;
+	f = fopen(path, "w");
+	if (f)
+		fclose(f);
 }
 
 static void wake_rx(struct state *s)
@@ -299,7 +323,7 @@ static void setup_socket(const struct cfg *c, struct state *s)
 		.fill_size = XSK_RING_PROD__DEFAULT_NUM_DESCS,
 		.comp_size = XSK_RING_CONS__DEFAULT_NUM_DESCS,
 		.frame_size = c->frame_size,
-		.frame_headroom = 0,
+		.frame_headroom = c->headroom,
 		.flags = 0,
 	};
 	struct xsk_socket_config scfg = {
@@ -573,7 +597,7 @@ static void report(const struct cfg *c, struct state *s)
 	if (getsockopt(s->fd, SOL_XDP, XDP_STATISTICS, &st, &len))
 		memset(&st, 0, sizeof(st));
 	printf("rsnic-xsk: mode=%s dev=%s queue=%u bind=%s need_wakeup=%s packets=%llu bytes=%llu "
-	       "seconds=%.3f pps=%.0f received=%llu submitted=%llu frames=%llu mismatches=%llu "
+	       "seconds=%.3f pps=%.0f received=%llu submitted=%llu kicks=%llu frames=%llu mismatches=%llu "
 	       "gaps=%llu reordered=%llu foreign=%llu foreign_group=%llu foreign_type=0x%04x "
 	       "first_seq=%llu last_seq=%llu "
 	       "rx_dropped=%llu rx_invalid=%llu rx_ring_full=%llu fill_empty=%llu "
@@ -581,7 +605,8 @@ static void report(const struct cfg *c, struct state *s)
 	       mode_names[c->mode], c->dev, c->queue, bound_mode(s), c->need_wakeup ? "on" : "off",
 	       (unsigned long long)s->packets, (unsigned long long)s->bytes, secs,
 	       secs > 0 ? (s->packets - 1) / secs : 0.0, (unsigned long long)s->received,
-	       (unsigned long long)s->submitted, (unsigned long long)s->chk.frames,
+	       (unsigned long long)s->submitted, (unsigned long long)s->kicks,
+	       (unsigned long long)s->chk.frames,
 	       (unsigned long long)s->chk.mismatches, (unsigned long long)s->chk.gaps,
 	       (unsigned long long)s->chk.reordered, (unsigned long long)s->chk.foreign,
 	       (unsigned long long)s->chk.foreign_group, s->chk.foreign_type,
@@ -603,7 +628,8 @@ static void parse_ip(const char *s, uint8_t *ip)
 int main(int argc, char **argv)
 {
 	enum { O_NOWAKE = 256, O_RATE, O_SEQ0, O_DMAC, O_SMAC, O_SIP, O_DIP, O_VERIFY,
-	       O_EDST, O_ESRC, O_FRAMES, O_FSIZE, O_PROG, O_READY };
+	       O_EDST, O_ESRC, O_FRAMES, O_FSIZE, O_PROG, O_READY, O_HEADROOM, O_DELAY, O_HOLD,
+	       O_BOUND };
 	static const struct option longopts[] = {
 		{ "interface", required_argument, NULL, 'i' },
 		{ "queue", required_argument, NULL, 'q' },
@@ -629,6 +655,10 @@ int main(int argc, char **argv)
 		{ "frame-size", required_argument, NULL, O_FSIZE },
 		{ "prog", required_argument, NULL, O_PROG },
 		{ "ready-file", required_argument, NULL, O_READY },
+		{ "headroom", required_argument, NULL, O_HEADROOM },
+		{ "prog-delay", required_argument, NULL, O_DELAY },
+		{ "hold", no_argument, NULL, O_HOLD },
+		{ "bound-file", required_argument, NULL, O_BOUND },
 		{ NULL, 0, NULL, 0 },
 	};
 	struct cfg c = {
@@ -703,6 +733,10 @@ int main(int argc, char **argv)
 		case O_FSIZE: c.frame_size = (__u32)strtoul(optarg, NULL, 0); break;
 		case O_PROG: c.prog_path = optarg; break;
 		case O_READY: c.ready_file = optarg; break;
+		case O_HEADROOM: c.headroom = (__u32)strtoul(optarg, NULL, 0); break;
+		case O_DELAY: c.prog_delay = atof(optarg); break;
+		case O_HOLD: c.hold = 1; break;
+		case O_BOUND: c.bound_file = optarg; break;
 		default: usage();
 		}
 	}
@@ -740,6 +774,27 @@ int main(int argc, char **argv)
 	signal(SIGINT, on_signal);
 	signal(SIGTERM, on_signal);
 	setup_socket(&c, &s);
+	touch(c.bound_file);
+	if (c.hold) {
+		double end = now() + c.duration;
+
+		fprintf(stderr, "%s: holding %s queue %u, %s bind, for %.1f s\n", me, c.dev,
+			c.queue, bound_mode(&s), c.duration);
+		touch(c.ready_file);
+		while (!stop && now() < end)
+			usleep(10000);
+		report(&c, &s);
+		xsk_socket__delete(s.xsk);
+		xsk_umem__delete(s.umem);
+		munmap(s.area, (size_t)c.frames * c.frame_size);
+		return 0;
+	}
+	if (c.prog_delay > 0) {
+		double end = now() + c.prog_delay;
+
+		while (!stop && now() < end)
+			usleep(10000);
+	}
 	if (c.mode != TXONLY) {
 		xsks = setup_prog(&c, &s);
 		err = xsk_socket__update_xskmap(s.xsk, xsks);
@@ -750,12 +805,7 @@ int main(int argc, char **argv)
 	}
 	fprintf(stderr, "%s: %s on %s queue %u, %s bind, need_wakeup %s\n", me,
 		mode_names[c.mode], c.dev, c.queue, bound_mode(&s), c.need_wakeup ? "on" : "off");
-	if (c.ready_file) {
-		FILE *f = fopen(c.ready_file, "w");
-
-		if (f)
-			fclose(f);
-	}
+	touch(c.ready_file);
 
 	deadline = now() + c.duration;
 	switch (c.mode) {

@@ -249,11 +249,18 @@ fn decompression_across_polls_with_owner_rewrite() {
         got.iter().map(|(i, c)| (*i, c.len)).collect::<Vec<_>>(),
         vec![(0, 1000), (1, 200), (2, 201), (3, 202)]
     );
+    // The session's first packet is the title's: it keeps the title's RSS hash
+    // (mlx5e_decompress_cqes_start); the others get none (mlx5e_decompress_cqe_no_hash).
     let c = got[1].1;
     assert!(c.decompressed);
     assert_eq!(
         (c.csum, c.hash, c.hds_ip_ext),
-        (0x1000, 0, CQE_L3_OK | CQE_L4_OK)
+        (0x1000, 0x1111_2222, CQE_L3_OK | CQE_L4_OK)
+    );
+    let c = got[2].1;
+    assert_eq!(
+        (c.csum, c.hash, c.hash_type, c.hds_ip_ext),
+        (0x1001, 0, 0, CQE_L3_OK | CQE_L4_OK)
     );
     assert_eq!(rq.decompress_left(), 7);
     // The plain CQE is left alone; the consumed session slots 1..3 (the array slot 2
@@ -280,6 +287,10 @@ fn decompression_across_polls_with_owner_rewrite() {
         ]
     );
     assert_eq!(got[5].1.csum, 0x1008);
+    // The session's packets after its first have no hash across the polls too; the plain
+    // CQE after it has its own.
+    assert!(got[..7].iter().all(|(_, c)| c.hash == 0 && c.decompressed));
+    assert_eq!(got[7].1.hash, 0x1111_2222);
     assert_eq!(rq.stats.cqe_compress_blks, 1);
     assert_eq!(rq.stats.cqe_compress_pkts, 10);
     assert_eq!(rq.stats.packets, 12);

@@ -75,15 +75,12 @@ pub(crate) struct ChannelParams {
     pub(crate) log_rq: u8,
     /// MTU the RX buffers are sized for.
     pub(crate) mtu: u32,
-    /// The family's private flags (mlx5: `tx_mpwqe`; MANA: `rx_db_per_packet`).
+    /// The family's private flags (mlx5: `rx_cqe_compress`, `xdp_tx_mpwqe`, `skb_tx_mpwqe`;
+    /// MANA: `rx_db_per_packet`).
     pub(crate) pflags: u32,
     /// An XDP program is attached: RX buffers have [`XDP_PACKET_HEADROOM`], one page each,
     /// mapped for the device to read too (XDP_TX), and mlx5 channels get an XDP_TX SQ.
     pub(crate) xdp: bool,
-    /// Channels whose queue has an AF_XDP zero-copy pool (bit per channel): they get an
-    /// XSK RQ (which takes the channel's place in the RSS table), an XSK SQ and (mlx5) an
-    /// ICO SQ.
-    pub(crate) xsk: u8,
     /// Interrupt moderation new CQs are made with (`ethtool -C`; a change is applied to
     /// live channels in place, without reopening them).
     pub(crate) coal: Coalesce,
@@ -143,11 +140,30 @@ fn dim_moderation<F: Family>(usecs: u16, pkts: u16) -> Moderation {
     }
 }
 
+/// Changes the moderation of a channel's RX (`rx`) or TX CQs in place: those of its
+/// device queues `queues` and, for RX, the XSK RQ's while it exists (`xsk`, held meanwhile so
+/// that it is not destroyed under the command). Sleeps.
+fn moderate<F: Family>(
+    shared: &PortShared<F>,
+    queues: &F::Queues,
+    xsk: &Mutex<F::Queues>,
+    rx: bool,
+    m: Moderation,
+) -> Result {
+    F::modify_moderation(&shared.hw, &shared.func, queues, rx, m)?;
+    if rx {
+        F::modify_moderation(&shared.hw, &shared.func, &xsk.lock(), rx, m)?;
+    }
+    Ok(())
+}
+
 /// Where DIM applies the profiles it picks for one direction of a channel: MODIFY_CQ on
 /// the channel's CQs of that direction ([`crate::family::Control::modify_moderation`]).
 pub(crate) struct DimCqs<F: Family> {
     shared: Arc<PortShared<F>>,
     queues: F::Queues,
+    /// The channel's AF_XDP zero-copy queues, while they exist.
+    xsk: Arc<Mutex<F::Queues>>,
     rx: bool,
     /// Profiles applied (`ch<N>_dim_changes`, RX and TX together).
     changes: AtomicU64,
@@ -157,10 +173,10 @@ impl<F: Family> DimApply for DimCqs<F> {
     fn apply(&self, usecs: u16, pkts: u16) {
         // A failure was logged by the family with its command; the CQs keep the profile
         // they had, and DIM goes on measuring.
-        if F::modify_moderation(
-            &self.shared.hw,
-            &self.shared.func,
+        if moderate(
+            &self.shared,
             &self.queues,
+            &self.xsk,
             self.rx,
             dim_moderation::<F>(usecs, pkts),
         )
@@ -219,6 +235,16 @@ impl ChannelParams {
             seg_len: len,
             segs: 1,
         }
+    }
+}
+
+/// What the AF_XDP zero-copy pool checks ([`crate::dp::xsk`]) depend on: the page, a
+/// frame's bytes beyond the MTU ([`ChannelParams::rx_buf_len`]) and the skb's tail room.
+pub(crate) fn xsk_geometry() -> crate::dp::xsk::Geometry {
+    crate::dp::xsk::Geometry {
+        page: kernel::page::PAGE_SIZE as u32,
+        hard_mtu: 14 + 8,
+        skb_tail: RX_TAILROOM,
     }
 }
 
@@ -432,8 +458,6 @@ pub(crate) struct XdpSqSide<F: Family> {
     posted: bool,
     /// Refusals (full ring, other errors) of this SQ.
     stats: XdpStats,
-    /// Wake-up NOPs posted (the ICO SQ).
-    wakeups: u64,
 }
 
 impl<F: Family> XdpSqSide<F> {
@@ -443,7 +467,6 @@ impl<F: Family> XdpSqSide<F> {
             full: false,
             posted: false,
             stats: XdpStats::default(),
-            wakeups: 0,
         }
     }
 }
@@ -478,6 +501,13 @@ pub(crate) struct PortShared<F: Family> {
     /// passed on to the stack (`CHECKSUM_UNNECESSARY`); when off, every packet goes up
     /// `CHECKSUM_NONE` and the stack verifies it, as mlx5e does.
     pub(crate) rx_csum: AtomicBool,
+    /// `NETIF_F_RXHASH` (`ethtool -K <dev> rxhash on|off`): the device's RSS hash is set on
+    /// received packets; when off none is (the stack computes its own when it needs one).
+    pub(crate) rx_hash: AtomicBool,
+    /// The interface is up with an XDP program attached: the AF_XDP zero-copy queues of
+    /// channels with a pool exist (`ndo_xsk_wakeup` answers `ENETDOWN` otherwise, as
+    /// mlx5e's `mlx5e_xdp_is_active`). Set under the port's state lock.
+    pub(crate) xsk_active: AtomicBool,
     /// Where the channels' queue recovery runs (commands sleep); flushed when a channel
     /// closes.
     pub(crate) wq: OwnedQueue,
@@ -753,8 +783,9 @@ struct RxSide<F: Family> {
     xdpsq: Option<XdpSqSide<F>>,
     /// XDP action counters.
     xdp: XdpStats,
-    /// AF_XDP zero-copy queues, while a pool is registered for the channel's queue.
-    xsk: Option<XskSide<F>>,
+    /// AF_XDP zero-copy queues, while a pool is registered for the channel's queue, an XDP
+    /// program is attached and the interface is up.
+    xsk: Option<KBox<XskSide<F>>>,
     /// What happened to the packets handed to the stack.
     counts: RxCounts,
 }
@@ -784,6 +815,37 @@ struct XskSide<F: Family> {
     stats: XskStats,
 }
 
+/// A channel's AF_XDP zero-copy state that `ndo_xsk_wakeup` and the port read without the
+/// channel's locks.
+#[derive(Default)]
+struct XskFlags {
+    /// The channel has AF_XDP zero-copy queues (in `rx` and `ico`): `ndo_xsk_wakeup` kicks
+    /// NAPI for them. Set once they are in place, cleared before they go.
+    zc: AtomicBool,
+    /// The device RQ the RSS table names for this channel is the XSK RQ ([`Channel::rqn`]):
+    /// set by the port around its steering switch (`mlx5e_rx_res_xsk_update`).
+    steered: AtomicBool,
+    /// The XSK RQ's device id while the XSK queues exist.
+    rqn: AtomicU32,
+    /// A wake-up's NOP is on the ICO SQ and its completion not yet reaped: no other is
+    /// posted (mlx5e's `MLX5E_SQ_STATE_PENDING_XSK_TX`).
+    nop_pending: AtomicBool,
+    /// `ndo_xsk_wakeup` calls that reached the channel (`xsk_wakeups`), those that found
+    /// NAPI scheduled and marked it missed instead (`xsk_wakeup_missed`), and the NOPs they
+    /// posted, or (families without an ICO SQ) the NAPI polls they scheduled.
+    wake_calls: AtomicU64,
+    wake_missed: AtomicU64,
+    wake_kicks: AtomicU64,
+}
+
+/// A channel's AF_XDP zero-copy queues as [`Channel::open_xsk`] makes them: the XSK side,
+/// the ICO SQ (families with a NOP WQE), and their device ids.
+type XskQueues<F> = (
+    KBox<XskSide<F>>,
+    Option<KBox<XdpSqSide<F>>>,
+    <F as crate::family::Control>::Queues,
+);
+
 /// One channel: NAPI, the receive side, the interrupt state, and the way to the transmit
 /// side.
 #[pin_data]
@@ -797,11 +859,9 @@ pub(crate) struct Channel<F: Family> {
     /// The internal control SQ for `ndo_xsk_wakeup` NOPs (with AF_XDP zero-copy, families
     /// with a NOP WQE; userspace may kick from any CPU, hence its own lock).
     #[pin]
-    ico: SpinLock<Option<XdpSqSide<F>>>,
-    /// The channel has AF_XDP zero-copy queues.
-    xsk_zc: bool,
-    /// `ndo_xsk_wakeup` calls that scheduled NAPI directly (families without an ICO SQ).
-    napi_wakeups: AtomicU64,
+    ico: SpinLock<Option<KBox<XdpSqSide<F>>>>,
+    /// The AF_XDP zero-copy state read without the channel's locks.
+    xsk: XskFlags,
     shared: Arc<PortShared<F>>,
     dev: ARef<Device>,
     index: u32,
@@ -809,8 +869,17 @@ pub(crate) struct Channel<F: Family> {
     intr: usize,
     irq_key: IrqKey,
     rqn: u32,
-    /// Device queues, for teardown.
+    /// Device queues, for teardown (the AF_XDP zero-copy queues are in `xsk_queues`).
     queues: F::Queues,
+    /// Device ids of the AF_XDP zero-copy queues while they exist: they come and go with
+    /// their pool while the channel lives. Shared with DIM, whose moderation changes reach
+    /// the XSK RQ's CQ; held while they are destroyed.
+    xsk_queues: Arc<Mutex<F::Queues>>,
+    /// Counters of the AF_XDP zero-copy queues closed while the channel lived (only the
+    /// XSK fields and CQ arms are set; on the heap, made at the first close: a
+    /// `ChannelStats` is too large for the stack of the open path).
+    #[pin]
+    xsk_closed: SpinLock<Option<KBox<ChannelStats<F>>>>,
     /// Queue recovery ([`Channel::recover`]), on the port's `wq`.
     #[pin]
     recover_work: Work<Channel<F>>,
@@ -1112,15 +1181,15 @@ impl<F: Family> XdpRx<'_, F> {
 impl<F: Family> Channel<F> {
     /// Creates the device queues, the data-path structures and NAPI of channel `index`,
     /// posts its RX buffers and fills TX slot `index` (and its XDP slot). With `prog`, the
-    /// channel runs it on every received packet. Interrupts are routed and CQs armed by
-    /// [`Channel::activate`].
+    /// channel runs it on every received packet. Its AF_XDP zero-copy queues, if it is to
+    /// have them, come with [`Channel::xsk_enable`] (out of this frame: the open path's
+    /// stack is deep). Interrupts are routed and CQs armed by [`Channel::activate`].
     pub(crate) fn open(
         dev: &Device,
         shared: &Arc<PortShared<F>>,
         index: u32,
         p: &ChannelParams,
         prog: Option<&BpfProg>,
-        xsk_pool: Option<XskPool>,
     ) -> Result<Arc<Self>> {
         // The function's vector the family gives the channel (its handler's key: the
         // channel's number among the function's ports' channels, a vector may be shared).
@@ -1144,7 +1213,7 @@ impl<F: Family> Channel<F> {
             hw: &shared.hw,
             dma: &shared.dma,
             intr,
-            pool: &pool,
+            pool: Some(&pool),
             func: &shared.func,
         };
         let opened = F::open(&ctx, &mut guard.queues, p)?;
@@ -1153,45 +1222,9 @@ impl<F: Family> Channel<F> {
             None => None,
         };
         let xdp_rd = F::xdp_sq_open(&ctx, &mut guard.queues, p, XdpSqKind::Redirect)?;
-        let (xsk, ico) = match xsk_pool {
-            Some(pool) if F::XSK_ZC => {
-                let sq = F::xdp_sq_open(&ctx, &mut guard.queues, p, XdpSqKind::Xsk)?;
-                let ico = F::xdp_sq_open(&ctx, &mut guard.queues, p, XdpSqKind::Ico)?;
-                let rxq = XskRxq::new(dev, index, &pool)?;
-                // Frames up to the MTU fit (checked when the pool was registered).
-                let buf_size = pool.rx_frame_size().min(p.rx_buf_len());
-                let mut env = XskRxEnv {
-                    pool,
-                    mmio: shared.hw.bar(),
-                    alloc_failed: false,
-                };
-                // The last fallible step: it posts the buffers the fill ring has now.
-                let rq = F::xsk_rq_open(&ctx, &mut guard.queues, p, buf_size, &mut env)?;
-                // Without an ICO SQ (no NOP WQE, MANA) wake-ups schedule NAPI directly.
-                match (sq, ico, rq) {
-                    (Some(sq), ico, Some((rq, rqn))) => (
-                        Some(XskSide {
-                            pool,
-                            rxq,
-                            rq,
-                            rqn,
-                            sq: XdpSqSide::new(sq),
-                            tx_lost: 0,
-                            stats: XskStats::default(),
-                        }),
-                        ico.map(XdpSqSide::new),
-                    ),
-                    _ => return Err(EINVAL),
-                }
-            }
-            _ => (None, None),
-        };
         let queues = guard.queues;
         let mut irq = opened.irq;
-        F::irq_bind(&mut irq, &queues);
-        // With AF_XDP zero-copy, the XSK RQ takes the channel's place in the RSS table.
-        let rqn = xsk.as_ref().map_or(opened.rqn, |x| x.rqn);
-        let xsk_zc = xsk.is_some();
+        F::irq_bind(&mut irq, &queues, None);
         let rx_side = RxSide {
             rx: opened.rx,
             pool,
@@ -1199,26 +1232,32 @@ impl<F: Family> Channel<F> {
             prog: prog.map(BpfProg::clone_ref),
             xdpsq: xdpsq.map(XdpSqSide::new),
             xdp: XdpStats::default(),
-            xsk,
+            xsk: None,
             counts: RxCounts::default(),
         };
+        let xsk_queues = Arc::pin_init(
+            new_mutex!(F::Queues::default(), "rsnic::Channel::xsk_queues"),
+            GFP_KERNEL,
+        )?;
         // (In `pin_init!`, `queues` names the field once it is initialised.)
         let dim_queues = queues;
+        let (dim_xsk_rx, dim_xsk_tx) = (xsk_queues.clone(), xsk_queues.clone());
         let ch = Arc::pin_init(
             pin_init!(Self {
                 napi <- Napi::new(),
                 rx <- new_spinlock!(Some(rx_side), "rsnic::Channel::rx"),
                 irq <- new_spinlock!(irq, "rsnic::Channel::irq"),
-                ico <- new_spinlock!(ico, "rsnic::Channel::ico"),
-                xsk_zc,
-                napi_wakeups: AtomicU64::new(0),
+                ico <- new_spinlock!(None, "rsnic::Channel::ico"),
+                xsk: XskFlags::default(),
                 shared: shared.clone(),
                 dev: ARef::from(dev),
                 index,
                 intr,
                 irq_key,
-                rqn,
+                rqn: opened.rqn,
                 queues,
+                xsk_queues,
+                xsk_closed <- new_spinlock!(None, "rsnic::Channel::xsk_closed"),
                 recover_work <- new_work!("rsnic::Channel::recover"),
                 recover_req: AtomicU32::new(0),
                 recover_lock <- new_mutex!(false, "rsnic::Channel::recover"),
@@ -1238,6 +1277,7 @@ impl<F: Family> Channel<F> {
                     DimCqs {
                         shared: shared.clone(),
                         queues: dim_queues,
+                        xsk: dim_xsk_rx,
                         rx: true,
                         changes: AtomicU64::new(0),
                     }
@@ -1247,6 +1287,7 @@ impl<F: Family> Channel<F> {
                     DimCqs {
                         shared: shared.clone(),
                         queues: dim_queues,
+                        xsk: dim_xsk_tx,
                         rx: false,
                         changes: AtomicU64::new(0),
                     }
@@ -1284,20 +1325,321 @@ impl<F: Family> Channel<F> {
         Ok(ch)
     }
 
+    /// Creates the AF_XDP zero-copy queues of channel `index` for `pool`, as mlx5e's
+    /// `mlx5e_open_xsk`: the XSK SQ, the ICO SQ (families with a NOP WQE) and the XSK RQ,
+    /// with their CQs on the channel's EQ (named in `chq`, the channel's device queues), and
+    /// posts the buffers the fill ring has now, without waiting for more (a socket may fill
+    /// it later). Returns them with their device ids ([`crate::family::Control::xsk_split`]);
+    /// a failure destroys what was made. Sleeps.
+    #[inline(never)]
+    fn open_xsk(
+        dev: &Device,
+        shared: &Arc<PortShared<F>>,
+        index: u32,
+        chq: &F::Queues,
+        p: &ChannelParams,
+        pool: XskPool,
+    ) -> Result<XskQueues<F>> {
+        let ctx = OpenCtx {
+            hw: &shared.hw,
+            dma: &shared.dma,
+            intr: index as usize,
+            pool: None,
+            func: &shared.func,
+        };
+        // The channel's queues with the XSK ones added as they are made, then split off
+        // (the channel's stay with the channel).
+        let mut q = *chq;
+        type Made<F> = (KBox<XskSide<F>>, Option<KBox<XdpSqSide<F>>>);
+        let mut made = || -> Result<Made<F>> {
+            // On the heap (out of the callers' frames), allocated before the buffers are
+            // posted: nothing can fail once they are.
+            let xbox = KBox::<XskSide<F>>::new_uninit(GFP_KERNEL)?;
+            let ibox = KBox::<XdpSqSide<F>>::new_uninit(GFP_KERNEL)?;
+            let sq = F::xdp_sq_open(&ctx, &mut q, p, XdpSqKind::Xsk)?;
+            // Without an ICO SQ (no NOP WQE, MANA) wake-ups schedule NAPI directly.
+            let ico = F::xdp_sq_open(&ctx, &mut q, p, XdpSqKind::Ico)?;
+            let rxq = XskRxq::new(dev, index, &pool)?;
+            // Frames up to the MTU fit (checked when the pool was registered and at every MTU
+            // change since).
+            let buf_size = pool.rx_frame_size().min(p.rx_buf_len());
+            let mut env = XskRxEnv {
+                pool,
+                mmio: shared.hw.bar(),
+                alloc_failed: false,
+            };
+            // The last fallible step: it posts the buffers the fill ring has now.
+            let Some(sq) = sq else {
+                return Err(EINVAL);
+            };
+            let Some((rq, rqn)) = F::xsk_rq_open(&ctx, &mut q, p, buf_size, &mut env)? else {
+                return Err(EINVAL);
+            };
+            Ok((
+                KBox::write(
+                    xbox,
+                    XskSide {
+                        pool,
+                        rxq,
+                        rq,
+                        rqn,
+                        sq: XdpSqSide::new(sq),
+                        tx_lost: 0,
+                        stats: XskStats::default(),
+                    },
+                ),
+                ico.map(|ico| KBox::write(ibox, XdpSqSide::new(ico))),
+            ))
+        };
+        let r = made();
+        let xq = F::xsk_split(&mut q);
+        match r {
+            Ok((x, ico)) => Ok((x, ico, xq)),
+            Err(e) => {
+                F::destroy(&shared.hw, &shared.func, &xq);
+                Err(e)
+            }
+        }
+    }
+
+    /// Opens the AF_XDP zero-copy queues of a channel for `pool`: a channel just opened
+    /// (before [`Channel::activate`]: there is no NAPI to quiesce yet), or a live one whose
+    /// queue got a pool bound while an XDP program is attached, as mlx5e's
+    /// `mlx5e_xsk_enable_locked`: the queues are made while the channel runs, then put in
+    /// place with only this channel's NAPI quiesced; the other channels go on. The port
+    /// switches the steering to the XSK RQ afterwards. `ndo_xsk_wakeup` meanwhile finds
+    /// NAPI disabled or no XSK queues and answers 0 (the poll scheduled at the end picks up
+    /// what the socket queued). Under RTNL; sleeps.
+    pub(crate) fn xsk_enable(&self, p: &ChannelParams, pool: XskPool) -> Result {
+        if !F::XSK_ZC || self.xsk.zc.load(Ordering::Acquire) {
+            return Err(EBUSY);
+        }
+        let (x, ico, xq) =
+            Self::open_xsk(&self.dev, &self.shared, self.index, &self.queues, p, pool)?;
+        let rqn = x.rqn;
+        let mut ids = self.xsk_queues.lock();
+        *ids = xq;
+        self.napi.disable();
+        // The interrupt still runs meanwhile, but schedules nothing: what it found is polled
+        // when NAPI is scheduled below.
+        let left = with_bh(|| {
+            let mut rx = self.rx.lock();
+            let left = match rx.as_mut() {
+                Some(side) => {
+                    side.xsk = Some(x);
+                    None
+                }
+                // Cannot happen: the port only enables live channels, under its state lock.
+                None => Some(x),
+            };
+            drop(rx);
+            match left {
+                Some(x) => Some((x, ico)),
+                None => {
+                    *self.ico.lock() = ico;
+                    F::irq_bind(&mut self.irq.lock(), &self.queues, Some(&xq));
+                    None
+                }
+            }
+        });
+        if let Some((x, ico)) = left {
+            self.napi.enable();
+            self.xsk_close(x, ico, &xq);
+            *ids = F::Queues::default();
+            return Err(ENXIO);
+        }
+        drop(ids);
+        self.xsk.rqn.store(rqn, Ordering::Release);
+        self.xsk.nop_pending.store(false, Ordering::Release);
+        self.xsk.zc.store(true, Ordering::Release);
+        self.napi.enable();
+        // The new CQs' first arm, the XSK RQ's first refill, and whatever the interrupt
+        // found while NAPI was off (mlx5e_trigger_napi_icosq).
+        with_bh(|| self.napi.schedule());
+        Ok(())
+    }
+
+    /// Closes the AF_XDP zero-copy queues of a live channel (its pool is unbound, or the
+    /// port goes on without them), as mlx5e's `mlx5e_xsk_disable_locked`: the port switched
+    /// the steering back to the regular RQ first; this channel's NAPI is quiesced while they
+    /// are taken out, then the device finishes what was posted, the queues are destroyed,
+    /// every outstanding TX descriptor is reported complete and every posted buffer freed,
+    /// so the driver no longer touches the pool when this returns. Under RTNL; sleeps.
+    pub(crate) fn xsk_disable(&self) {
+        if !self.xsk.zc.swap(false, Ordering::AcqRel) {
+            return;
+        }
+        self.xsk.steered.store(false, Ordering::Release);
+        let mut ids = self.xsk_queues.lock();
+        self.napi.disable();
+        let (x, ico) = with_bh(|| {
+            let x = self.rx.lock().as_mut().and_then(|side| side.xsk.take());
+            (x, self.ico.lock().take())
+        });
+        self.xsk.nop_pending.store(false, Ordering::Release);
+        self.xsk.rqn.store(0, Ordering::Release);
+        self.napi.enable();
+        with_bh(|| self.napi.schedule());
+        if let Some(x) = x {
+            self.xsk_close(x, ico, &ids);
+        }
+        *ids = F::Queues::default();
+    }
+
+    /// Lets the device finish what was posted on XSK queues taken out of the channel (up to
+    /// about 100 ms), destroys their device queues (`xq`), then [`Channel::xsk_finish`]. The
+    /// channel's interrupt state then expects only its own queues' events (those of the
+    /// destroyed CQs still waiting are consumed first, and NAPI scheduled for what they
+    /// covered). Sleeps.
+    #[inline(never)]
+    fn xsk_close(
+        &self,
+        mut x: KBox<XskSide<F>>,
+        mut ico: Option<KBox<XdpSqSide<F>>>,
+        xq: &F::Queues,
+    ) {
+        for _ in 0..100 {
+            if with_bh(|| self.xsk_reap_closing(&mut x, ico.as_deref_mut())) {
+                break;
+            }
+            crate::kernel_ext::sync::msleep(1);
+        }
+        F::destroy(&self.shared.hw, &self.shared.func, xq);
+        // Completions written until then are descriptors the device sent.
+        for _ in 0..64 {
+            if with_bh(|| self.xsk_reap_closing(&mut x, ico.as_deref_mut())) {
+                break;
+            }
+        }
+        let mmio = self.shared.hw.bar();
+        with_bh(|| {
+            let waited = {
+                let mut irq = self.irq.lock();
+                let n = F::irq_recover(&mut irq, &mmio);
+                F::irq_bind(&mut irq, &self.queues, None);
+                n
+            };
+            if waited > 0 {
+                self.napi.schedule();
+            }
+        });
+        self.xsk_finish(x, ico);
+    }
+
+    /// Frees what XSK queues the device no longer runs still hold: every outstanding TX
+    /// descriptor is reported complete (in order, after those completed) and every posted
+    /// buffer goes back to the pool; their counters join the channel's `xsk_closed`. The
+    /// XSK RQ's `xdp_rxq_info` is unregistered as `x` goes. Sleeps (allocates).
+    #[inline(never)]
+    fn xsk_finish(&self, mut xb: KBox<XskSide<F>>, mut ib: Option<KBox<XdpSqSide<F>>>) {
+        let x: &mut XskSide<F> = &mut xb;
+        let mut ico = ib.as_deref_mut();
+        let mut env = XdpEnv {
+            mmio: self.shared.hw.bar(),
+            dma: &self.shared.dma,
+            pool: None,
+            kind: XdpSqKind::Xsk,
+            full: &mut x.sq.full,
+        };
+        let n = with_bh(|| F::xdp_sq_drain(&mut x.sq.sq, &mut env, |f| f.release(None)));
+        x.pool.tx_completed(n.wrapping_add(x.tx_lost));
+        let mut renv = XskRxEnv {
+            pool: x.pool,
+            mmio: self.shared.hw.bar(),
+            alloc_failed: false,
+        };
+        with_bh(|| F::xsk_rx_drain(&mut x.rq, &mut renv));
+        let mut arms = 0u64;
+        if let Some(ico) = ico.as_mut() {
+            let mut env = XdpEnv {
+                mmio: self.shared.hw.bar(),
+                dma: &self.shared.dma,
+                pool: None,
+                kind: XdpSqKind::Ico,
+                full: &mut ico.full,
+            };
+            with_bh(|| F::xdp_sq_drain(&mut ico.sq, &mut env, |f| f.release(None)));
+            arms = F::xdp_sq_stats(&ico.sq).1;
+        }
+        let (r, a1) = F::xsk_rx_stats(&x.rq);
+        let (t, a2) = F::xdp_sq_stats(&x.sq.sq);
+        let closed = KBox::new(
+            ChannelStats::<F> {
+                xsk_rx: r,
+                xsk_sq: t,
+                xsk: x.stats,
+                arms: arms.wrapping_add(a1).wrapping_add(a2),
+                ..Default::default()
+            },
+            GFP_KERNEL,
+        );
+        let Ok(closed) = closed else {
+            pr_warn!(
+                "{}: ch{}: no memory to keep the closed AF_XDP queues' counters\n",
+                self.dev.name(),
+                self.index
+            );
+            return;
+        };
+        with_bh(|| {
+            let mut g = self.xsk_closed.lock();
+            match g.as_mut() {
+                Some(c) => c.accumulate(&closed),
+                None => *g = Some(closed),
+            }
+        });
+    }
+
+    /// Reaps the completions of XSK queues being closed (the XSK SQ's to the socket's
+    /// completion ring, in order; the ICO SQ's NOPs). Returns whether both are idle.
+    fn xsk_reap_closing(&self, x: &mut XskSide<F>, ico: Option<&mut XdpSqSide<F>>) -> bool {
+        let mut idle = self.xsk_tx_reap(x, self.shared.hw.bar()).idle;
+        if let Some(ico) = ico {
+            let mut env = XdpEnv {
+                mmio: self.shared.hw.bar(),
+                dma: &self.shared.dma,
+                pool: None,
+                kind: XdpSqKind::Ico,
+                full: &mut ico.full,
+            };
+            idle &= F::xdp_sq_reap(&mut ico.sq, &mut env, |f| f.release(None)).idle;
+        }
+        idle
+    }
+
+    /// Whether the channel has AF_XDP zero-copy queues.
+    pub(crate) fn has_xsk(&self) -> bool {
+        self.xsk.zc.load(Ordering::Acquire)
+    }
+
+    /// Points the channel's RSS entries at its XSK RQ (`on`) or back at its regular RQ
+    /// ([`Channel::rqn`]); the port programs the device then.
+    pub(crate) fn steer_xsk(&self, on: bool) {
+        self.xsk
+            .steered
+            .store(on && self.has_xsk(), Ordering::Release);
+    }
+
     /// The channel's index (its TX and RX queue number).
     pub(crate) fn index(&self) -> u32 {
         self.index
     }
 
-    /// Device RQ number (for the RSS table).
+    /// Device RQ number for the RSS table: the XSK RQ's while the channel steers to it
+    /// (AF_XDP zero-copy; [`Channel::steer_xsk`]), else the regular RQ's.
     pub(crate) fn rqn(&self) -> u32 {
-        self.rqn
+        if self.xsk.steered.load(Ordering::Acquire) {
+            self.xsk.rqn.load(Ordering::Acquire)
+        } else {
+            self.rqn
+        }
     }
 
     /// Changes the interrupt moderation of the channel's RX (`rx`) or TX CQs on the device,
-    /// in place ([`crate::family::Control::modify_moderation`]). Sleeps.
+    /// in place ([`crate::family::Control::modify_moderation`]; for RX the XSK RQ's CQ
+    /// too). Sleeps.
     pub(crate) fn modify_moderation(&self, rx: bool, m: Moderation) -> Result {
-        F::modify_moderation(&self.shared.hw, &self.shared.func, &self.queues, rx, m)
+        moderate(&self.shared, &self.queues, &self.xsk_queues, rx, m)
     }
 
     /// Turns DIM of the RX (`rx`) or TX CQs on or off, setting the CQs to `m` (DIM's
@@ -1421,27 +1763,39 @@ impl<F: Family> Channel<F> {
         });
     }
 
-    /// `ndo_xsk_wakeup`: a NOP on the ICO SQ, whose completion raises the channel's
-    /// interrupt, so NAPI runs where the channel's interrupt is handled (mlx5e's
-    /// `mlx5e_trigger_irq`). Families without a NOP WQE (MANA) schedule the channel's NAPI
-    /// here instead, on the calling CPU (a poll already running is marked missed and polls
-    /// again). Any CPU.
+    /// `ndo_xsk_wakeup`, as mlx5e's `mlx5e_xsk_wakeup`: if NAPI is scheduled or running it is
+    /// marked missed, so that it polls again and takes what the socket queued, and nothing
+    /// else is done (`napi_if_scheduled_mark_missed`; also while NAPI is disabled, during
+    /// an activation, which schedules it at its end). Otherwise a NOP on the ICO SQ, whose
+    /// completion raises the channel's interrupt, so NAPI runs where the channel's
+    /// interrupt is handled (mlx5e's `mlx5e_trigger_napi_icosq`), unless one is already in
+    /// flight (its completion runs NAPI: mlx5e's `MLX5E_SQ_STATE_PENDING_XSK_TX`). Families
+    /// without a NOP WQE (MANA) schedule the channel's NAPI here instead, on the calling
+    /// CPU. Without XSK queues (not yet made) nothing is kicked. Always 0, as mlx5e. Any
+    /// CPU.
     pub(crate) fn xsk_wakeup(&self) -> Result {
+        self.xsk.wake_calls.fetch_add(1, Ordering::Relaxed);
+        if self.napi.if_scheduled_mark_missed() {
+            self.xsk.wake_missed.fetch_add(1, Ordering::Relaxed);
+            return Ok(());
+        }
+        if !self.xsk.zc.load(Ordering::Acquire) {
+            return Ok(());
+        }
         with_bh(|| {
             let mut g = self.ico.lock();
-            if g.is_none() && self.xsk_zc {
+            let Some(ico) = g.as_mut() else {
                 drop(g);
                 // Bottom halves are off: the softirq runs when they are enabled again.
-                self.napi.schedule();
-                self.napi_wakeups.fetch_add(1, Ordering::Relaxed);
-                return Ok(());
-            }
-            let Some(ico) = g.as_mut() else {
-                return Err(ENXIO);
+                if self.napi.schedule() {
+                    self.xsk.wake_kicks.fetch_add(1, Ordering::Relaxed);
+                }
+                return;
             };
-            let XdpSqSide {
-                sq, full, wakeups, ..
-            } = ico;
+            if self.xsk.nop_pending.swap(true, Ordering::AcqRel) {
+                return;
+            }
+            let XdpSqSide { sq, full, .. } = &mut **ico;
             let mut env = XdpEnv {
                 mmio: self.shared.hw.bar(),
                 dma: &self.shared.dma,
@@ -1449,12 +1803,14 @@ impl<F: Family> Channel<F> {
                 kind: XdpSqKind::Ico,
                 full,
             };
-            // A full ICO ring means wake-ups are already pending: NAPI will run.
             if F::xdp_sq_nop(sq, &mut env) {
-                *wakeups += 1;
+                self.xsk.wake_kicks.fetch_add(1, Ordering::Relaxed);
+            } else {
+                // No room (or the SQ stopped on a fault, which reopens the channels).
+                self.xsk.nop_pending.store(false, Ordering::Release);
             }
-            Ok(())
-        })
+        });
+        Ok(())
     }
 
     /// The channel's interrupt (bottom halves are disabled): read the interrupt state, then
@@ -1523,14 +1879,16 @@ impl<F: Family> Channel<F> {
             }
             if let Some(ico) = self.ico.lock().as_ref() {
                 let (_, arms) = F::xdp_sq_stats(&ico.sq);
-                s.xsk.wakeups = s.xsk.wakeups.wrapping_add(ico.wakeups);
                 s.arms = s.arms.wrapping_add(arms);
             }
+            // The XSK queues closed while the channel lived.
+            if let Some(c) = self.xsk_closed.lock().as_ref() {
+                s.accumulate(c);
+            }
         });
-        s.xsk.wakeups = s
-            .xsk
-            .wakeups
-            .wrapping_add(self.napi_wakeups.load(Ordering::Relaxed));
+        s.xsk.wakeups = self.xsk.wake_calls.load(Ordering::Relaxed);
+        s.xsk.wake_missed = self.xsk.wake_missed.load(Ordering::Relaxed);
+        s.xsk.wake_kicks = self.xsk.wake_kicks.load(Ordering::Relaxed);
         s.tx_recover = self.tx_recover.load(Ordering::Relaxed);
         s.rx_recover = self.rx_recover.load(Ordering::Relaxed);
         s.tx_timeout = self.tx_timeouts.load(Ordering::Relaxed);
@@ -1600,7 +1958,7 @@ impl<F: Family> Channel<F> {
                     idle &= self.xsk_tx_reap(x, shared.hw.bar()).idle;
                 }
             }
-            if let Some(ico) = self.ico.lock().as_mut() {
+            if let Some(ico) = self.ico.lock().as_deref_mut() {
                 let mut env = XdpEnv {
                     mmio: shared.hw.bar(),
                     dma: &shared.dma,
@@ -1717,7 +2075,8 @@ impl<F: Family> Channel<F> {
                 XskVerdict::Pass(Some(mut skb)) => {
                     stats.pass += 1;
                     let csum_ok = self.csum_ok(m, counts);
-                    skb.rx_finish(dev, csum_ok, m.hash, m.hash_type, queue);
+                    let (hash, hash_type) = self.hash_of(m);
+                    skb.rx_finish(dev, csum_ok, hash, hash_type, queue);
                     napi.gro_receive(skb);
                 }
                 XskVerdict::Tx(Some(f)) => {
@@ -1743,6 +2102,8 @@ impl<F: Family> Channel<F> {
         // No recovery from now on (one running finishes first); with NAPI off none is
         // requested any more, and what was queued has run when the flush returns.
         *self.recover_lock.lock() = true;
+        // Wake-ups kick nothing any more.
+        self.xsk.zc.store(false, Ordering::Release);
         self.quiesce();
         // NAPI is off: no sample any more; a profile change in flight finishes before the
         // CQs go.
@@ -1779,7 +2140,13 @@ impl<F: Family> Channel<F> {
             }
             crate::kernel_ext::sync::msleep(1);
         }
-        // The device stops touching the channel's memory: queues first, then their CQs.
+        // The device stops touching the channel's memory: queues first, then their CQs, the
+        // AF_XDP zero-copy ones before the channel's own (whose EQ their CQs report to).
+        {
+            let mut ids = self.xsk_queues.lock();
+            drop(DeviceQueues::<F>::of(&self.shared, *ids));
+            *ids = F::Queues::default();
+        }
         drop(DeviceQueues::<F>::of(&self.shared, self.queues));
         // Completions it wrote until then are packets it sent (a device that had stopped
         // may have gone on meanwhile): reaped, not dropped below. A queue stopped on a
@@ -1789,6 +2156,16 @@ impl<F: Family> Channel<F> {
             if self.reap_closing(&mut xdp_rd) {
                 break;
             }
+        }
+        // The AF_XDP zero-copy queues: the socket gets every descriptor back (as completed,
+        // in order) and every posted buffer returns to its pool before the pool is let go;
+        // their counters join those of the XSK queues closed before.
+        let (x, ico) = with_bh(|| {
+            let x = self.rx.lock().as_mut().and_then(|side| side.xsk.take());
+            (x, self.ico.lock().take())
+        });
+        if let Some(x) = x {
+            self.xsk_finish(x, ico);
         }
         let mut final_stats = self.stats();
         if let Some(x) = xdp_rd.as_mut() {
@@ -1821,11 +2198,7 @@ impl<F: Family> Channel<F> {
         let rx = with_bh(|| self.rx.lock().take());
         if let Some(mut rx) = rx {
             let RxSide {
-                rx,
-                pool,
-                xdpsq,
-                xsk,
-                ..
+                rx, pool, xdpsq, ..
             } = &mut rx;
             let pool: &PagePool = pool;
             if let Some(x) = xdpsq.as_mut() {
@@ -1838,27 +2211,6 @@ impl<F: Family> Channel<F> {
                 };
                 let n = with_bh(|| F::xdp_sq_drain(&mut x.sq, &mut env, |f| f.release(Some(pool))));
                 final_stats.xdp.tx_err += u64::from(n);
-            }
-            if let Some(mut x) = xsk.take() {
-                // The socket gets every descriptor back (as completed, in order) and every
-                // posted buffer returns to its pool before the pool is let go.
-                let mut env = XdpEnv {
-                    mmio: self.shared.hw.bar(),
-                    dma: &self.shared.dma,
-                    pool: None,
-                    kind: XdpSqKind::Xsk,
-                    full: &mut x.sq.full,
-                };
-                let n = with_bh(|| F::xdp_sq_drain(&mut x.sq.sq, &mut env, |f| f.release(None)));
-                x.pool.tx_completed(n + x.tx_lost);
-                let mut renv = XskRxEnv {
-                    pool: x.pool,
-                    mmio: self.shared.hw.bar(),
-                    alloc_failed: false,
-                };
-                with_bh(|| F::xsk_rx_drain(&mut x.rq, &mut renv));
-                // What the drain counted (CQEs of a stopped RQ it consumed unread).
-                final_stats.xsk_rx = F::xsk_rx_stats(&x.rq).0;
             }
             F::rx_drain(
                 rx,
@@ -1898,16 +2250,27 @@ impl<F: Family> Channel<F> {
                         return;
                     }
                 }
-                let (csum_ok, hash, hash_type) = if meta_valid {
-                    (self.csum_ok(m, counts), m.hash, m.hash_type)
+                let (csum_ok, (hash, hash_type)) = if meta_valid {
+                    (self.csum_ok(m, counts), self.hash_of(m))
                 } else {
                     counts.csum_none += 1;
-                    (false, 0, 0)
+                    (false, (0, 0))
                 };
                 skb.rx_finish(&self.dev, csum_ok, hash, hash_type, self.index as u16);
                 napi.gro_receive(skb);
             }
             None => counts.dropped += 1,
+        }
+    }
+
+    /// The RSS hash a packet goes up with and its type (0: none): the device's, unless the
+    /// user turned `rxhash` off (as mlx5e's `mlx5e_skb_set_hash` under `NETIF_F_RXHASH`).
+    #[inline(always)]
+    fn hash_of(&self, m: &RxMeta) -> (u32, u8) {
+        if self.shared.rx_hash.load(Ordering::Relaxed) {
+            (m.hash, m.hash_type)
+        } else {
+            (0, 0)
         }
     }
 
@@ -2083,7 +2446,7 @@ impl<F: Family> Poll for Channel<F> {
         if rx_fault {
             self.request_recovery(RECOVER_RX);
         }
-        if let Some(ico) = self.ico.lock().as_mut() {
+        if let Some(ico) = self.ico.lock().as_deref_mut() {
             let mut env = XdpEnv {
                 mmio,
                 dma: &self.shared.dma,
@@ -2091,7 +2454,12 @@ impl<F: Family> Poll for Channel<F> {
                 kind: XdpSqKind::Ico,
                 full: &mut ico.full,
             };
-            F::xdp_sq_reap(&mut ico.sq, &mut env, |f| f.release(None));
+            // A wake-up's NOP completed: the next wake-up that finds NAPI idle posts another
+            // (mlx5e clears MLX5E_SQ_STATE_PENDING_XSK_TX only if the poll reaped something,
+            // so the ICO SQ cannot overflow).
+            if F::xdp_sq_reap(&mut ico.sq, &mut env, |f| f.release(None)).cqes > 0 {
+                self.xsk.nop_pending.store(false, Ordering::Release);
+            }
             if F::xdp_sq_fault(&ico.sq) {
                 reopen = Some(Reopen::XdpSqFault);
             }

@@ -98,6 +98,8 @@ fn port_config<F: Family>(func: &F::Func) -> crate::kernel_ext::net::device::Con
             loopback: F::has_loopback(func),
             // ntuple steering rules where the family has them (ConnectX).
             ntuple: F::NTUPLE_RULES > 0,
+            // The RSS hash of every received packet (ethtool -K rxhash), both families.
+            rx_hash: true,
         },
         // Native XDP (drop, pass, tx, redirect) on every RX queue, frames redirected from
         // other devices (ndo_xdp_xmit), and AF_XDP zero-copy where the family has it.

@@ -118,8 +118,9 @@ pub(crate) struct OpenCtx<'a, F: Control> {
     pub(crate) dma: &'a Arc<crate::kernel_ext::dma::DmaDevice>,
     /// The function's vector of the channel (its interrupt).
     pub(crate) intr: usize,
-    /// The channel's page pool (RX buffers).
-    pub(crate) pool: &'a PagePool,
+    /// The channel's page pool (RX buffers of [`Control::open`]; `None` when only AF_XDP
+    /// zero-copy queues are made, which take their buffers from the socket).
+    pub(crate) pool: Option<&'a PagePool>,
     /// The port's function (queue commands).
     pub(crate) func: &'a Arc<F::Func>,
 }
@@ -464,9 +465,19 @@ pub(crate) trait Control: DataPath {
         Err(crate::kernel_ext::net::eopnotsupp())
     }
 
-    /// Tells the channel's interrupt state which device queues report to it, once they are
-    /// all made (MANA: the CQ ids its EQ's completion events may name).
-    fn irq_bind(_irq: &mut Self::Irq, _queues: &Self::Queues) {}
+    /// Tells the channel's interrupt state which device queues report to it (MANA: the CQ
+    /// ids its EQ's completion events may name): the channel's `queues`, and its AF_XDP
+    /// zero-copy queues `xsk` while they exist. Called once they are all made, and again
+    /// when the XSK queues come or go.
+    fn irq_bind(_irq: &mut Self::Irq, _queues: &Self::Queues, _xsk: Option<&Self::Queues>) {}
+
+    /// Moves the ids of the AF_XDP zero-copy queues (XSK RQ, XSK SQ, ICO SQ and their CQs)
+    /// out of `queues` into a value of their own, which [`Control::destroy`] then destroys
+    /// alone (the channel's EQ stays with `queues`): they come and go with their pool while
+    /// the channel lives. Families without zero-copy have none.
+    fn xsk_split(_queues: &mut Self::Queues) -> Self::Queues {
+        Self::Queues::default()
+    }
 
     /// Whether the family resets a regular SQ or RQ in place after a fault
     /// ([`Control::queue_to_reset`], [`Control::queue_to_ready`]). A family that does not

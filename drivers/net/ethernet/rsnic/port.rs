@@ -3,7 +3,7 @@
 //! One Ethernet port of a simulated device: its netdev and ethtool operations, its channels.
 //!
 //! Channels exist while the interface is up: `ndo_open` creates them, `ndo_stop` tears them
-//! down. A change of their parameters (MTU, `tx_mpwqe`) on a running interface closes and
+//! down. A change of their parameters (MTU, `skb_tx_mpwqe`) on a running interface closes and
 //! reopens them under RTNL, as mlx5e's channel switch does; packets the device had not sent
 //! by then are dropped and counted in `tx_queue_dropped`.
 //!
@@ -11,9 +11,11 @@
 //! counter names come from it.
 
 use crate::bus::Function;
+use crate::channel::xsk_geometry;
 use crate::channel::MAX_CHANNELS;
 use crate::channel::{dim_default, Coalesce, Moderation};
 use crate::channel::{new_tx_slot, new_xdp_slot, Channel, ChannelParams, ChannelStats, PortShared};
+use crate::dp::xsk;
 use crate::family::{Family, Summary};
 use crate::kernel_ext::{
     net::{
@@ -186,7 +188,10 @@ struct PortState<F: Family> {
     open: bool,
     /// The attached XDP program (`params.xdp` says whether there is one).
     prog: Option<BpfProg>,
-    /// AF_XDP zero-copy pools by queue (`params.xsk` has a bit for each), DMA-mapped.
+    /// AF_XDP zero-copy pools by queue, DMA-mapped while bound. A channel has XSK queues
+    /// for its pool only while the interface is up with a program attached (as mlx5e: a
+    /// socket may bind before its program comes, as libxdp does, and the queue's traffic
+    /// goes to the stack until then).
     xsk: [Option<XskPool>; MAX_CHANNELS],
     /// The hardware counters the device last reported (shown again if a query fails).
     hw: F::HwCounters,
@@ -314,8 +319,11 @@ impl<F: Family> Port<F> {
                 live: AtomicU32::new(0),
                 dropped_closed: AtomicU64::new(0),
                 hardirq_busy: AtomicU64::new(0),
-                // The device registers with NETIF_F_RXCSUM on (driver.rs: offloads).
+                // The device registers with NETIF_F_RXCSUM and NETIF_F_RXHASH on (driver.rs:
+                // offloads).
                 rx_csum: AtomicBool::new(true),
+                rx_hash: AtomicBool::new(true),
+                xsk_active: AtomicBool::new(false),
                 wq,
                 reset: PortReset::new()?,
                 reset_wq,
@@ -334,7 +342,6 @@ impl<F: Family> Port<F> {
             mtu: 1500,
             pflags,
             xdp: false,
-            xsk: 0,
             coal: Coalesce::DEFAULT,
         };
         Arc::pin_init(
@@ -369,9 +376,10 @@ impl<F: Family> Port<F> {
         self.state.lock().params.count
     }
 
-    /// Opens `p.count` channels (running `prog` on received packets, if given), steers
-    /// received frames over them as `rss` says (its table re-spread over the channels while
-    /// the user has not set one) and starts their TX queues.
+    /// Opens `p.count` channels (running `prog` on received packets, if given, with the
+    /// AF_XDP zero-copy queues of the pools in `xsk` then), steers received frames over them
+    /// as `rss` says (its table re-spread over the channels while the user has not set one)
+    /// and starts their TX queues.
     fn open_channels(
         &self,
         dev: &Device,
@@ -385,12 +393,25 @@ impl<F: Family> Port<F> {
         let mut chans = KVec::with_capacity(p.count as usize, GFP_KERNEL)?;
         let mut rqns = KVec::with_capacity(p.count as usize, GFP_KERNEL)?;
         for i in 0..p.count {
+            // XSK queues only with a program (`Channel::open` checks it too).
             let pool = xsk
                 .get(i as usize)
                 .copied()
                 .flatten()
-                .filter(|_| p.xsk & (1 << i) != 0);
-            match Channel::open(dev, &self.shared, i, p, prog, pool) {
+                .filter(|_| prog.is_some());
+            let opened = Channel::open(dev, &self.shared, i, p, prog).and_then(|ch| {
+                // Its XSK queues now, while nothing runs on it yet.
+                if let Some(pool) = pool {
+                    if let Err(e) = ch.xsk_enable(p, pool) {
+                        let i = ch.index();
+                        self.add_totals(i, ch.close());
+                        return Err(e);
+                    }
+                    ch.steer_xsk(true);
+                }
+                Ok(ch)
+            });
+            match opened {
                 Ok(ch) => {
                     rqns.push(ch.rqn(), GFP_KERNEL)?;
                     chans.push(ch, GFP_KERNEL)?;
@@ -490,6 +511,7 @@ impl<F: Family> Port<F> {
         let old = st.params;
         if new == old {
             st.prog = prog;
+            self.sync_xsk_active(st);
             return Ok(());
         }
         if st.open {
@@ -512,7 +534,16 @@ impl<F: Family> Port<F> {
         }
         st.params = new;
         st.prog = prog;
+        self.sync_xsk_active(st);
         Ok(())
+    }
+
+    /// Tells `ndo_xsk_wakeup` whether AF_XDP zero-copy queues may exist: the interface is up
+    /// with a program attached (mlx5e's `mlx5e_xdp_is_active`).
+    fn sync_xsk_active(&self, st: &PortState<F>) {
+        self.shared
+            .xsk_active
+            .store(st.open && st.prog.is_some(), Ordering::Release);
     }
 
     /// Reopens the channels after a fault on channel `ch` no queue reset covers
@@ -655,16 +686,21 @@ impl<F: Family> Port<F> {
                 });
             }
             st.prog = prog;
+            self.sync_xsk_active(&st);
             return Ok(());
         }
         self.reconfigure_locked(&mut st, dev, new, prog)
     }
 
-    /// Registers (`Some`) or unregisters (`None`) the AF_XDP zero-copy pool of queue `q`.
-    /// Registration checks the pool against the port (frame size against the MTU), maps it
-    /// and reopens the channels with an XSK RQ, XSK SQ and ICO SQ on channel `q`;
-    /// unregistration reopens them without and unmaps the pool, so the driver no longer
-    /// touches it when this returns.
+    /// Registers (`Some`) or unregisters (`None`) the AF_XDP zero-copy pool of queue `q`,
+    /// as mlx5e's `mlx5e_xsk_setup_pool`. Registration checks the pool against the port
+    /// (`crate::dp::xsk::check_pool`; a refusal is logged with its reason: the call has no
+    /// extack) and maps it; if the interface is up with an XDP program attached, channel `q`
+    /// gets its XSK queues and its RSS entries point at its XSK RQ, the other channels going
+    /// on untouched (otherwise they come when a program is attached or the interface comes
+    /// up). Unregistration points the entries back at the regular RQ, closes the XSK queues
+    /// and unmaps the pool, so the driver no longer touches it when this returns. Under
+    /// RTNL.
     fn xsk_setup(&self, dev: &Device, pool: Option<XskPool>, q: u32) -> Result {
         if !F::XSK_ZC {
             return Err(crate::kernel_ext::net::eopnotsupp());
@@ -674,31 +710,28 @@ impl<F: Family> Port<F> {
             return Err(EINVAL);
         }
         let mut st = self.state.lock();
-        let mut new = st.params;
         match pool {
             Some(pool) => {
+                if q >= st.params.count {
+                    pr_err!(
+                        "{}: AF_XDP queue {} is not a channel ({} channels)\n",
+                        dev.name(),
+                        q,
+                        st.params.count
+                    );
+                    return Err(EINVAL);
+                }
                 if st.xsk[qi].is_some() {
                     return Err(EBUSY);
                 }
-                if q >= st.params.count {
-                    pr_err!("{}: AF_XDP queue {} is not a channel\n", dev.name(), q);
-                    return Err(EINVAL);
-                }
-                if pool.rx_frame_size() < st.params.rx_buf_len() {
-                    pr_err!(
-                        "{}: AF_XDP frames of {} bytes cannot hold {}-byte frames (MTU {}): use larger UMEM chunks or a smaller MTU\n",
-                        dev.name(),
-                        pool.rx_frame_size(),
-                        st.params.rx_buf_len(),
-                        st.params.mtu
-                    );
+                let (chunk, headroom) = (pool.chunk_size(), pool.headroom());
+                if let Err(why) = xsk::check_pool(chunk, headroom, st.params.mtu, &xsk_geometry()) {
+                    pr_err!("{}: AF_XDP queue {}: {}\n", dev.name(), q, why);
                     return Err(EINVAL);
                 }
                 pool.dma_map(&self.shared.dma)?;
                 st.xsk[qi] = Some(pool);
-                new.xsk |= 1 << q;
-                let prog = st.prog.as_ref().map(BpfProg::clone_ref);
-                if let Err(e) = self.reconfigure_locked(&mut st, dev, new, prog) {
+                if let Err(e) = self.xsk_activate(dev, &mut st, q, pool) {
                     st.xsk[qi] = None;
                     pool.dma_unmap();
                     return Err(e);
@@ -706,38 +739,112 @@ impl<F: Family> Port<F> {
                 Ok(())
             }
             None => {
-                let Some(old) = st.xsk[qi] else {
+                let Some(old) = st.xsk[qi].take() else {
                     return Ok(());
                 };
-                new.xsk &= !(1 << q);
-                let prog = st.prog.as_ref().map(BpfProg::clone_ref);
-                st.xsk[qi] = None;
-                // Reopening without the pool cannot be refused: if it fails, the channels
-                // stay closed (reconfigure_locked restores the old parameters, whose
-                // channel `q` would use the pool again, so close them instead).
-                if let Err(e) = self.reconfigure_locked(&mut st, dev, new, prog) {
-                    pr_err!(
-                        "{}: reopening channels without AF_XDP failed ({:?})\n",
-                        dev.name(),
-                        e
-                    );
-                    self.close_channels(dev);
-                    st.open = false;
-                    st.params = new;
-                }
+                self.xsk_deactivate(dev, &mut st, q);
                 old.dma_unmap();
                 Ok(())
             }
         }
     }
 
-    /// `ndo_xsk_wakeup` for queue `q`.
-    fn xsk_wakeup(&self, q: u32) -> Result {
-        let ch = with_bh(|| self.chans.lock().iter().find(|c| c.index() == q).cloned());
-        match ch {
-            Some(ch) => ch.xsk_wakeup(),
-            None => Err(ENXIO),
+    /// The live channel of queue `q`, if any.
+    fn live_channel(&self, q: u32) -> Option<Arc<Channel<F>>> {
+        with_bh(|| self.chans.lock().iter().find(|c| c.index() == q).cloned())
+    }
+
+    /// Opens channel `q`'s XSK queues for `pool` if the interface is up with a program
+    /// attached, and points its RSS entries at its XSK RQ (`mlx5e_rx_res_xsk_update`).
+    /// A failure leaves the channel as it was. Under RTNL, the state locked.
+    fn xsk_activate(&self, dev: &Device, st: &mut PortState<F>, q: u32, pool: XskPool) -> Result {
+        if !st.open || st.prog.is_none() {
+            return Ok(());
         }
+        // Open without channels (a reopen failed): made at the next open.
+        let Some(ch) = self.live_channel(q) else {
+            return Ok(());
+        };
+        ch.xsk_enable(&st.params, pool)?;
+        ch.steer_xsk(true);
+        if let Err(e) = self.steer_live(st) {
+            pr_err!(
+                "{}: AF_XDP queue {}: steering to the XSK RQ failed ({:?})\n",
+                dev.name(),
+                q,
+                e
+            );
+            ch.steer_xsk(false);
+            let _ = self.steer_live(st);
+            ch.xsk_disable();
+            return Err(e);
+        }
+        Ok(())
+    }
+
+    /// Points channel `q`'s RSS entries back at its regular RQ and closes its XSK queues,
+    /// if it has them. Cannot be refused: a failed steering command is logged (the XSK RQ
+    /// may then stay named, and its destruction be refused and logged too). Under RTNL, the
+    /// state locked.
+    fn xsk_deactivate(&self, dev: &Device, st: &mut PortState<F>, q: u32) {
+        let Some(ch) = self.live_channel(q).filter(|c| c.has_xsk()) else {
+            return;
+        };
+        ch.steer_xsk(false);
+        if let Err(e) = self.steer_live(st) {
+            pr_err!(
+                "{}: AF_XDP queue {}: steering back to the regular RQ failed ({:?})\n",
+                dev.name(),
+                q,
+                e
+            );
+        }
+        ch.xsk_disable();
+    }
+
+    /// Programs the RQs the live channels now name ([`Channel::rqn`]) into the main RSS
+    /// table, the additional contexts and (ConnectX) the channels' direct steering, in place,
+    /// as `mlx5e_rx_res_xsk_update` does. Nothing while there are no channels.
+    fn steer_live(&self, st: &PortState<F>) -> Result {
+        if !st.open {
+            return Ok(());
+        }
+        let (rqns, n) = self.live_rqns();
+        let Some(rqns) = rqns.get(..n).filter(|r| !r.is_empty()) else {
+            return Ok(());
+        };
+        let table = RssChange {
+            table: true,
+            key: false,
+            fields: false,
+        };
+        let (hw, func) = (&self.shared.hw, &self.shared.func);
+        F::apply_rss(hw, func, Some(&st.rss.spec(rqns)), table)?;
+        for (i, c) in st.steer.ctxs.iter().enumerate() {
+            if let Some(c) = c {
+                F::apply_rss_ctx(hw, func, i.saturating_add(1), Some(&c.spec(rqns)), table)?;
+            }
+        }
+        Ok(())
+    }
+
+    /// `ndo_xsk_wakeup` for queue `q`: `ENETDOWN` unless the interface is up with a program
+    /// attached (mlx5e's answer); otherwise the channel's wake-up, or 0 while the channels
+    /// are being reopened (the reopen polls them).
+    fn xsk_wakeup(&self, q: u32) -> Result {
+        if !self.shared.xsk_active.load(Ordering::Acquire) {
+            return Err(crate::kernel_ext::net::enetdown());
+        }
+        // Under the channels' lock, without taking a reference: the caller may be in an RCU
+        // read-side section (xsk_sendmsg), where dropping the last reference to a channel
+        // closed meanwhile (whose NAPI deletion sleeps) is not allowed.
+        with_bh(|| {
+            self.chans
+                .lock()
+                .iter()
+                .find(|c| c.index() == q)
+                .map_or(Ok(()), |ch| ch.xsk_wakeup())
+        })
     }
 
     /// `ndo_tx_timeout` for queue `q` (watchdog timer, every xmit lock held): the channel
@@ -891,6 +998,7 @@ impl<F: Family> device::Operations for PortOps<F> {
             return Err(e);
         }
         st.open = true;
+        port.sync_xsk_active(st);
         *port.shared.reset.target.lock() = Some((port.into(), ARef::from(dev)));
         if !F::CARRIER_FROM_EVENTS {
             // As upstream mana: the carrier is on while the interface is up.
@@ -909,8 +1017,9 @@ impl<F: Family> device::Operations for PortOps<F> {
             pr_err!("{}: setting the port down failed: {:?}\n", dev.name(), e);
         }
         if st.open {
-            port.close_channels(dev);
             st.open = false;
+            port.sync_xsk_active(&st);
+            port.close_channels(dev);
         }
         Ok(())
     }
@@ -941,22 +1050,27 @@ impl<F: Family> device::Operations for PortOps<F> {
 
     fn change_mtu(dev: &Device, port: ArcBorrow<'_, Port<F>>, new_mtu: u32) -> Result {
         {
+            // mlx5e_xsk_validate_mtu: every bound pool takes the MTU, and an XDP program
+            // with its headroom could too; a refusal names the largest MTU they all take
+            // (ndo_change_mtu has no extack: the log says it).
             let st = port.state.lock();
-            let mut p = st.params;
-            p.mtu = new_mtu;
-            if let Some(pool) = st
-                .xsk
-                .iter()
-                .flatten()
-                .find(|x| x.rx_frame_size() < p.rx_buf_len())
-            {
-                pr_err!(
-                    "{}: MTU {} does not fit the {}-byte frames of a bound AF_XDP socket\n",
-                    dev.name(),
-                    new_mtu,
-                    pool.rx_frame_size()
-                );
-                return Err(EINVAL);
+            let g = xsk_geometry();
+            for (q, pool) in st.xsk.iter().enumerate() {
+                let Some(pool) = pool else {
+                    continue;
+                };
+                let (chunk, headroom) = (pool.chunk_size(), pool.headroom());
+                if let Err(why) = xsk::check_mtu(chunk, headroom, new_mtu, &g) {
+                    pr_err!(
+                        "{}: MTU {} is too big for an XSK running on channel {} ({}). Try MTU <= {}\n",
+                        dev.name(),
+                        new_mtu,
+                        q,
+                        why,
+                        xsk::max_mtu(chunk, headroom, &g)
+                    );
+                    return Err(EINVAL);
+                }
             }
         }
         if port.state.lock().params.xdp && new_mtu > ChannelParams::max_xdp_mtu() {
@@ -977,8 +1091,9 @@ impl<F: Family> device::Operations for PortOps<F> {
             F::apply_loopback(&port.shared.hw, &port.shared.func, f.loopback)?;
             port.loopback.store(f.loopback, Ordering::Relaxed);
         }
-        // Read by NAPI per packet; takes effect from the next packet on.
+        // Read by NAPI per packet; take effect from the next packet on.
         port.shared.rx_csum.store(f.rx_csum, Ordering::Relaxed);
+        port.shared.rx_hash.store(f.rx_hash, Ordering::Relaxed);
         if F::NTUPLE_RULES > 0 {
             let mut st = port.state.lock();
             if st.steer.ntuple && !f.ntuple {
@@ -1115,13 +1230,10 @@ impl<F: Family> ethtool::Operations for PortOps<F> {
         if combined == 0 || combined > port.max_channels {
             return Err(EINVAL);
         }
-        if port.state.lock().params.xsk != 0 {
-            pr_err!(
-                "{}: the channel count cannot change while AF_XDP zero-copy sockets are bound\n",
-                dev.name()
-            );
-            return Err(EBUSY);
-        }
+        // With AF_XDP zero-copy sockets bound, as 6.12's mlx5e: any count that keeps their
+        // queues (the channels reopen with their XSK queues); the ethtool core refuses a
+        // count below a bound queue itself ("requested channel counts are too low for
+        // existing zerocopy AF_XDP sockets").
         port.reconfigure(dev, |p| p.count = combined)
     }
 

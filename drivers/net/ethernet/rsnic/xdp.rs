@@ -334,8 +334,14 @@ pub(crate) struct XskStats {
     pub(crate) alloc_err: u64,
     /// TX descriptors the XSK SQ could not take (`tx_xsk_err`).
     pub(crate) tx_err: u64,
-    /// NOPs posted by `ndo_xsk_wakeup` on the ICO SQ.
+    /// `ndo_xsk_wakeup` calls that reached the channel (`xsk_wakeups`).
     pub(crate) wakeups: u64,
+    /// Of those, the ones that found NAPI scheduled or running and marked it missed
+    /// (`xsk_wakeup_missed`): no NOP, no schedule.
+    pub(crate) wake_missed: u64,
+    /// The NOPs they posted on the ICO SQ (ConnectX, `xsk_wakeup_nops`), or the NAPI polls
+    /// they scheduled (MANA, `xsk_wakeup_napi`).
+    pub(crate) wake_kicks: u64,
 }
 
 impl XskStats {
@@ -349,5 +355,7 @@ impl XskStats {
         wadd(&mut self.alloc_err, b.alloc_err);
         wadd(&mut self.tx_err, b.tx_err);
         wadd(&mut self.wakeups, b.wakeups);
+        wadd(&mut self.wake_missed, b.wake_missed);
+        wadd(&mut self.wake_kicks, b.wake_kicks);
     }
 }

@@ -3,7 +3,8 @@
 //! The data path: kernel-free, `no_std`, safe Rust.
 //!
 //! Compiled into `rsnic.ko` and into the host crate `rsnic-core`. It talks to the hardware
-//! only through [`hw`]. [`xport`] is the PCI transport's shared-memory layout.
+//! only through [`hw`]. [`xport`] is the PCI transport's shared-memory layout; [`xsk`] the
+//! AF_XDP zero-copy pool checks.
 
 pub mod hdr;
 pub mod hw;
@@ -11,3 +12,4 @@ pub mod mana;
 pub mod mlx5;
 pub mod pkt;
 pub mod xport;
+pub mod xsk;

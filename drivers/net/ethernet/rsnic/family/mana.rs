@@ -81,30 +81,28 @@ type KXskSq = Sq<XdpTx, KCoherent, KVec<TxPending<XdpTx>>, KVec<DmaEntry>>;
 type KXskRq = Rq<XskBuf, KCoherent, KVec<Option<XskBuf>>>;
 
 /// A channel's device queues: the EQ's id and the WQ objects' handles (an SQ or RQ object
-/// carries its CQ).
+/// carries its CQ), each with its CQ's id as the device gave it (the EQ's completion events
+/// may name only these).
 #[derive(Clone, Copy, Default)]
 pub(crate) struct Queues {
     eq: Option<u32>,
-    sq: Option<u64>,
-    rq: Option<u64>,
+    sq: Option<(u64, u32)>,
+    rq: Option<(u64, u32)>,
     /// AF_XDP zero-copy: the XSK SQ and the XSK RQ (their CQs on the channel's EQ).
-    xsk_sq: Option<u64>,
-    xsk_rq: Option<u64>,
-    /// The CQ ids of the WQ objects above, as the device gave them (the EQ's completion
-    /// events may name only these).
-    cqs: [u32; EQ_MAX_CQS],
-    /// How many of `cqs` are set.
-    ncqs: usize,
+    xsk_sq: Option<(u64, u32)>,
+    xsk_rq: Option<(u64, u32)>,
 }
 
 impl Queues {
-    /// Records the CQ of a WQ object made on the channel's EQ.
-    fn add_cq(&mut self, id: u32) -> Result {
-        *self.cqs.get_mut(self.ncqs).ok_or(EINVAL)? = id;
-        self.ncqs += 1;
-        Ok(())
+    /// The CQ ids of the WQ objects, at most [`EQ_MAX_CQS`] (four: one each).
+    fn cqs(&self) -> impl Iterator<Item = u32> {
+        [self.sq, self.rq, self.xsk_sq, self.xsk_rq]
+            .into_iter()
+            .flatten()
+            .map(|(_, cq)| cq)
     }
 }
+const _: () = assert!(EQ_MAX_CQS >= 4);
 
 /// NDIS hash-type bits hashing TCP or UDP ports (TCP/UDP over IPv4, IPv6 and IPv6-ex).
 const NDIS_HASH_L4: u16 = (1 << 1) | (1 << 2) | (1 << 4) | (1 << 5) | (1 << 7) | (1 << 8);
@@ -236,7 +234,11 @@ impl Family for Mana {
         ("tx_xsk_cqe_err", |s| s.xsk_sq.tx_cqe_err),
         ("tx_xsk_cqes", |s| s.xsk_sq.cqes),
         ("tx_xsk_doorbells", |s| s.xsk_sq.doorbells),
+        // ndo_xsk_wakeup calls, those that found NAPI scheduled (marked missed), and the
+        // NAPI polls the others scheduled (MANA has no NOP WQE).
         ("xsk_wakeups", |s| s.xsk.wakeups),
+        ("xsk_wakeup_missed", |s| s.xsk.wake_missed),
+        ("xsk_wakeup_napi", |s| s.xsk.wake_kicks),
     ];
 
     // MANA's hardware counters (`mana_ethtool_stats`' `hc_*`).
@@ -511,6 +513,7 @@ impl Control for Mana {
     }
 
     fn open(ctx: &OpenCtx<'_, Self>, q: &mut Queues, p: &ChannelParams) -> Result<Opened<Self>> {
+        let pool = ctx.pool.ok_or(EINVAL)?;
         let dma = ctx.dma;
         let func = ctx.func;
         let mmio = ctx.hw.bar();
@@ -531,12 +534,10 @@ impl Control for Mana {
         q.eq = Some(eq_id);
         let eq = Eq::new(eq_buf, eq_id, EQ_ENTRIES, page + DB_EQ).ok_or(EINVAL)?;
         let so = func.create_wq(GDMA_SQ, &sq_buf, &tx_cq_buf, eq_id)?;
-        q.sq = Some(so.handle);
-        q.add_cq(so.cq_id)?;
+        q.sq = Some((so.handle, so.cq_id));
         let tx_cq = Cq::new(tx_cq_buf, so.cq_id, nsq, page + DB_CQ).ok_or(EINVAL)?;
         let ro = func.create_wq(GDMA_RQ, &rq_buf, &rx_cq_buf, eq_id)?;
-        q.rq = Some(ro.handle);
-        q.add_cq(ro.cq_id)?;
+        q.rq = Some((ro.handle, ro.cq_id));
         let rx_cq = Cq::new(rx_cq_buf, ro.cq_id, nrq, page + DB_CQ).ok_or(EINVAL)?;
         let (sq_id, tx_cq_id, rq_id) = (so.wq_id, so.cq_id, ro.wq_id);
         let sq = Sq::new(
@@ -568,10 +569,7 @@ impl Control for Mana {
             filled(nrq as usize, || None)?,
         )
         .map_err(|_| EINVAL)?;
-        rq.fill(&mut RxEnv {
-            pool: ctx.pool,
-            mmio,
-        });
+        rq.fill(&mut RxEnv { pool, mmio });
         Ok(Opened {
             sq,
             rx: rq,
@@ -580,17 +578,34 @@ impl Control for Mana {
         })
     }
 
-    fn irq_bind(eq: &mut Eq<KCoherent>, q: &Queues) {
-        // At most EQ_MAX_CQS by construction (`Queues::add_cq`).
-        eq.expect_cqs(q.cqs.get(..q.ncqs).unwrap_or(&[]));
+    fn irq_bind(eq: &mut Eq<KCoherent>, q: &Queues, xsk: Option<&Queues>) {
+        // At most EQ_MAX_CQS: the channel's two and the XSK queues' two.
+        let mut ids = [0u32; EQ_MAX_CQS];
+        let mut n = 0;
+        for (slot, id) in ids.iter_mut().zip(Iterator::chain(
+            q.cqs(),
+            xsk.into_iter().flat_map(Queues::cqs),
+        )) {
+            *slot = id;
+            n += 1;
+        }
+        eq.expect_cqs(ids.get(..n).unwrap_or(&[]));
+    }
+
+    fn xsk_split(q: &mut Queues) -> Queues {
+        Queues {
+            xsk_sq: q.xsk_sq.take(),
+            xsk_rq: q.xsk_rq.take(),
+            ..Queues::default()
+        }
     }
 
     fn destroy(_hw: &Arc<Function>, func: &Arc<ctrl::Func>, q: &Queues) {
         // The WQ objects (each with its CQ), then the EQ their CQs report to.
-        for h in [q.rq, q.xsk_rq].into_iter().flatten() {
+        for (h, _) in [q.rq, q.xsk_rq].into_iter().flatten() {
             func.destroy_wq(GDMA_RQ, h);
         }
-        for h in [q.sq, q.xsk_sq].into_iter().flatten() {
+        for (h, _) in [q.sq, q.xsk_sq].into_iter().flatten() {
             func.destroy_wq(GDMA_SQ, h);
         }
         if let Some(id) = q.eq {
@@ -617,8 +632,7 @@ impl Control for Mana {
         let sq_buf = KCoherent::alloc(ctx.dma, sq_size as usize)?;
         // The CQ reports to the channel's EQ, like the others: one interrupt, one NAPI.
         let o = ctx.func.create_wq(GDMA_SQ, &sq_buf, &cq_buf, eq_id)?;
-        q.xsk_sq = Some(o.handle);
-        q.add_cq(o.cq_id)?;
+        q.xsk_sq = Some((o.handle, o.cq_id));
         let (sq_id, cq_id) = (o.wq_id, o.cq_id);
         let cq = Cq::new(cq_buf, cq_id, nsq, page + DB_CQ).ok_or(EINVAL)?;
         let sq = Sq::new(
@@ -653,8 +667,7 @@ impl Control for Mana {
         let cq_buf = KCoherent::alloc(ctx.dma, nrq as usize * 64)?;
         let rq_buf = KCoherent::alloc(ctx.dma, rq_size as usize)?;
         let o = ctx.func.create_wq(GDMA_RQ, &rq_buf, &cq_buf, eq_id)?;
-        q.xsk_rq = Some(o.handle);
-        q.add_cq(o.cq_id)?;
+        q.xsk_rq = Some((o.handle, o.cq_id));
         let (rq_id, cq_id) = (o.wq_id, o.cq_id);
         let cq = Cq::new(cq_buf, cq_id, nrq, page + DB_CQ).ok_or(EINVAL)?;
         let mut rq = Rq::new(

@@ -37,10 +37,15 @@ mod ctrl;
 
 use ctrl::cmd_errno;
 
-/// Private flag bit: the multi-packet TX WQE (MPWQE) path.
-pub(crate) const PFLAG_TX_MPWQE: u32 = 1 << 0;
 /// Private flag bit: basic CQE compression on the RX CQs (mlx5e's `rx_cqe_compress`).
-pub(crate) const PFLAG_RX_CQE_COMPRESS: u32 = 1 << 1;
+pub(crate) const PFLAG_RX_CQE_COMPRESS: u32 = 1 << 0;
+/// Private flag bit: Enhanced MPWQE on the XDP SQs (XDP_TX, `ndo_xdp_xmit`, XSK TX;
+/// mlx5e's `xdp_tx_mpwqe`).
+pub(crate) const PFLAG_XDP_TX_MPWQE: u32 = 1 << 1;
+/// Private flag bit: Enhanced MPWQE on the regular SQs (mlx5e's `skb_tx_mpwqe`).
+pub(crate) const PFLAG_SKB_TX_MPWQE: u32 = 1 << 2;
+/// The flags that need the device's enhanced multi-packet send WQE (`enhanced_multi_pkt_send_wqe`).
+const PFLAGS_MPWQE: u32 = PFLAG_XDP_TX_MPWQE | PFLAG_SKB_TX_MPWQE;
 
 /// The mlx5 family.
 pub(crate) struct Mlx5;
@@ -110,8 +115,13 @@ fn hash_type(c: &RxCompletion) -> u8 {
 impl Family for Mlx5 {
     const NAME: &'static str = "mlx5";
     const FW_VERSION: &'static str = "sim-mlx5";
-    const PRIV_FLAGS: &'static [&'static CStr] = &[c_str!("tx_mpwqe"), c_str!("rx_cqe_compress")];
-    const DEFAULT_PFLAGS: u32 = PFLAG_TX_MPWQE;
+    // mlx5e's names, in mlx5e's order (of the flags rsnic has).
+    const PRIV_FLAGS: &'static [&'static CStr] = &[
+        c_str!("rx_cqe_compress"),
+        c_str!("xdp_tx_mpwqe"),
+        c_str!("skb_tx_mpwqe"),
+    ];
+    const DEFAULT_PFLAGS: u32 = PFLAGS_MPWQE;
     // The SQ must hold the stop room of a full MPWQE session plus a largest WQE (60
     // WQEBBs), so at least 64 WQEBBs.
     const SQ_RING: RingLimits = RingLimits {
@@ -209,7 +219,11 @@ impl Family for Mlx5 {
         ("tx_xsk_err", |s| s.xsk.tx_err),
         ("tx_xsk_cqes", |s| s.xsk_sq.cqes),
         ("tx_xsk_doorbells", |s| s.xsk_sq.doorbells),
+        // ndo_xsk_wakeup calls, those that found NAPI scheduled (marked missed), and the
+        // NOPs the others posted on the ICO SQ (rsnic's).
         ("xsk_wakeups", |s| s.xsk.wakeups),
+        ("xsk_wakeup_missed", |s| s.xsk.wake_missed),
+        ("xsk_wakeup_nops", |s| s.xsk.wake_kicks),
     ];
 
     // mlx5e's vport counters (`vport_stats_desc`), from QUERY_VPORT_COUNTER.
@@ -311,9 +325,11 @@ impl Family for Mlx5 {
         add_rx(&mut a.xsk_rx, &b.xsk_rx);
     }
 
+    // mlx5e_build_nic_params: both MPWQE flags follow the capability
+    // (`mlx5e_tx_mpwqe_supported`).
     fn default_pflags(func: &ctrl::Func) -> u32 {
         if func.resources().caps.has_enhanced_mpwqe() {
-            PFLAG_TX_MPWQE
+            PFLAGS_MPWQE
         } else {
             0
         }
@@ -391,11 +407,20 @@ impl Control for Mlx5 {
     }
 
     fn refuse_pflags(func: &ctrl::Func, flags: u32) -> Option<&'static str> {
-        if flags & PFLAG_TX_MPWQE != 0 && !func.resources().caps.has_enhanced_mpwqe() {
-            return Some(
-                "tx_mpwqe: the device has no enhanced multi-packet send WQE \
-                 (enhanced_multi_pkt_send_wqe is 0 in its capabilities)",
-            );
+        // As mlx5e's set_pflag_skb_tx_mpwqe / set_pflag_xdp_tx_mpwqe (EOPNOTSUPP).
+        if !func.resources().caps.has_enhanced_mpwqe() {
+            if flags & PFLAG_SKB_TX_MPWQE != 0 {
+                return Some(
+                    "skb_tx_mpwqe: the device has no enhanced multi-packet send WQE \
+                     (enhanced_multi_pkt_send_wqe is 0 in its capabilities)",
+                );
+            }
+            if flags & PFLAG_XDP_TX_MPWQE != 0 {
+                return Some(
+                    "xdp_tx_mpwqe: the device has no enhanced multi-packet send WQE \
+                     (enhanced_multi_pkt_send_wqe is 0 in its capabilities)",
+                );
+            }
         }
         if flags & PFLAG_RX_CQE_COMPRESS != 0 && !func.resources().caps.cqe_compression {
             return Some(
@@ -424,6 +449,7 @@ impl Control for Mlx5 {
     }
 
     fn open(ctx: &OpenCtx<'_, Self>, q: &mut Queues, p: &ChannelParams) -> Result<Opened<Self>> {
+        let pool = ctx.pool.ok_or(EINVAL)?;
         let func = ctx.func;
         let uar = func.uar_offset();
         let dma = ctx.dma;
@@ -506,7 +532,7 @@ impl Control for Mlx5 {
                 min_inline: func.min_inline(),
                 vlan_need_l2_inline: false,
                 max_sq_wqebbs: 16,
-                mpwqe: p.pflags & PFLAG_TX_MPWQE != 0,
+                mpwqe: p.pflags & PFLAG_SKB_TX_MPWQE != 0,
                 mpwqe_inline: false,
             },
             sq_buf,
@@ -526,7 +552,7 @@ impl Control for Mlx5 {
         )
         .map_err(|_| EINVAL)?;
         rq.post(&mut RxEnv {
-            pool: ctx.pool,
+            pool,
             mmio: ctx.hw.bar(),
         });
         Ok(Opened {
@@ -574,6 +600,18 @@ impl Control for Mlx5 {
             (true, Some(n), _) => func.ready_sq(n),
             (false, _, Some(n)) => func.ready_rq(n),
             _ => Err(EINVAL),
+        }
+    }
+
+    fn xsk_split(q: &mut Queues) -> Queues {
+        Queues {
+            xsk_sq_cq: q.xsk_sq_cq.take(),
+            xsk_sq: q.xsk_sq.take(),
+            ico_cq: q.ico_cq.take(),
+            ico_sq: q.ico_sq.take(),
+            xsk_rq_cq: q.xsk_rq_cq.take(),
+            xsk_rq: q.xsk_rq.take(),
+            ..Queues::default()
         }
     }
 
@@ -718,8 +756,12 @@ impl Control for Mlx5 {
             func.create_sq(&sq_buf, log_sq, dbr.dma_addr(), cqn),
         )?;
         func.ready_sq(sqn)?;
-        // mlx5e's XDP SQs: Enhanced MPWQE sessions with small frames inlined while the
-        // ring is busy (the inline watermarks).
+        // mlx5e's XDP SQs: with `xdp_tx_mpwqe` (the capability's default), Enhanced MPWQE
+        // sessions with small frames inlined while the ring is busy (the inline
+        // watermarks); without it (a device without enhanced MPWQE, such as ConnectX-4 Lx),
+        // one regular send WQE per frame, NOP-padded at the fragment's end, completions
+        // asked for by threshold, as mlx5e_xmit_xdp_frame. The ICO SQ posts NOPs only.
+        let mpwqe = kind != XdpSqKind::Ico && p.pflags & PFLAG_XDP_TX_MPWQE != 0;
         let sq = Sq::new(
             SqParams {
                 log_sz: log_sq,
@@ -730,8 +772,8 @@ impl Control for Mlx5 {
                 min_inline: func.min_inline(),
                 vlan_need_l2_inline: false,
                 max_sq_wqebbs: 16,
-                mpwqe: kind != XdpSqKind::Ico,
-                mpwqe_inline: kind != XdpSqKind::Ico,
+                mpwqe,
+                mpwqe_inline: mpwqe,
             },
             sq_buf,
             dbr,

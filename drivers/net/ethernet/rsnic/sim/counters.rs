@@ -42,6 +42,8 @@ const MLX5: &[Counter<mlx5::PortCounters>] = &[
     ("dev_bad_doorbells", |c| c.bad_doorbells),
     ("dev_dbr_reads", |c| c.dbr_reads),
     ("dev_wqes", |c| c.wqes),
+    // NOP WQEs among them (edge padding, AF_XDP wake-ups on the ICO SQ).
+    ("dev_nop_wqes", |c| c.nop_wqes),
     ("dev_wqebbs", |c| c.wqebbs),
     ("dev_wqe_bytes", |c| c.wqe_bytes),
     ("dev_mpwqe_wqes", |c| c.mpwqe_wqes),
@@ -81,6 +83,8 @@ const MLX5: &[Counter<mlx5::PortCounters>] = &[
     ("dev_cq_events", |c| c.cq_events),
     ("dev_cq_timer_events", |c| c.cq_timer_events),
     ("dev_dma_faults", |c| c.dma_faults),
+    // Queues the driver had the device create (channel opens, AF_XDP queues).
+    ("dev_queues_created", |c| c.queues_created),
     ("dev_pcie_in_tlps", |c| c.pcie.in_tlps),
     ("dev_pcie_in_bytes", |c| c.pcie.in_bytes),
     ("dev_pcie_out_tlps", |c| c.pcie.out_tlps),
@@ -125,6 +129,8 @@ const MANA: &[Counter<mana::PortCounters>] = &[
     ("dev_eqes", |c| c.eqes),
     ("dev_interrupts", |c| c.interrupts),
     ("dev_dma_faults", |c| c.dma_faults),
+    // Queues the driver had the device create (channel opens, AF_XDP queues).
+    ("dev_queues_created", |c| c.queues_created),
     ("dev_mkey_errors", |c| c.mkey_errors),
     ("dev_faults_injected", |c| c.faults_injected),
     ("dev_irqs_lost", |c| c.irqs_lost),

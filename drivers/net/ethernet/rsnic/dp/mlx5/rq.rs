@@ -76,9 +76,11 @@ pub struct RxCompletion {
     pub len: u32,
     /// L4 checksum over the packet (`check_sum`).
     pub csum: u16,
-    /// RSS hash (0 for decompressed CQEs).
+    /// RSS hash. Of a compressed session, the title's (its first packet's) only: the other
+    /// packets' are 0, as `mlx5e_decompress_cqe_no_hash` leaves them (the CSUM mini-CQE
+    /// carries no hash, and the device puts completions of different hashes in one session).
     pub hash: u32,
-    /// RSS hash type byte.
+    /// RSS hash type byte (0 where `hash` is).
     pub hash_type: u8,
     /// L2/L3/L4 OK bits (`hds_ip_ext`).
     pub hds_ip_ext: u8,
@@ -137,6 +139,10 @@ pub struct RxPoll {
 #[derive(Debug, Clone, Copy, Default)]
 struct Decomp {
     left: u32,
+    /// The next packet is the session's first, whose CQE the title is: it keeps the title's
+    /// RSS hash (`mlx5e_decompress_cqes_start`); the others get none
+    /// (`mlx5e_decompress_cqes_cont`).
+    first: bool,
     title: Cqe64,
     mini: Cqe64,
     mini_idx: u8,
@@ -425,8 +431,12 @@ where
             let mut c = self.cqd.title;
             c.set_byte_cnt(m.byte_cnt());
             c.set_check_sum(m.checksum());
-            c.set_rss_hash_result(0);
-            c.set_rss_hash_type(0);
+            if self.cqd.first {
+                self.cqd.first = false;
+            } else {
+                c.set_rss_hash_result(0);
+                c.set_rss_hash_type(0);
+            }
             c.set_op_own(self.cqd.title.opcode(), 0, self.cq.parity(cqcc));
             c.set_wqe_counter(self.cqd.wqe_counter);
             self.cqd.wqe_counter = self.cqd.wqe_counter.wrapping_add(1) & self.mask;
@@ -497,6 +507,7 @@ where
                 add(&mut self.stats.cqe_compress_blks, 1);
                 self.cqd = Decomp {
                     left: count,
+                    first: true,
                     title: cqe,
                     mini: self.cq.read_slot(self.cq.cc().wrapping_add(1)),
                     mini_idx: 0,

@@ -63,9 +63,11 @@ const ASYNC_EQ_BUDGET: u32 = 64;
 /// The receive side's objects, as mlx5e's `mlx5e_rss`, its TTC table and its ethtool
 /// steering: the RQT, an indirect TIR per hashed traffic type ([`Tt::HASHED`]), the
 /// traffic-type flow table that sends each type to its TIR (level 1), a direct TIR per
-/// channel, the rule table ahead of it (level 0, the root; misses go on to the traffic-type
-/// table) with the ntuple rules, and the additional RSS contexts. Only what exists is
-/// recorded: a creation that fails half way destroys exactly that.
+/// channel over the channel's direct RQT (one entry, the channel's RQ: mlx5e's
+/// `rx_res->channels[ix].direct_rqt`, which `mlx5e_rx_res_xsk_update` points at the XSK RQ
+/// and back), the rule table ahead of it (level 0, the root; misses go on to the
+/// traffic-type table) with the ntuple rules, and the additional RSS contexts. Only what
+/// exists is recorded: a creation that fails half way destroys exactly that.
 struct Rss {
     rqtn: u32,
     /// The TIRs, in [`Tt::HASHED`] order.
@@ -79,6 +81,8 @@ struct Rss {
     root: bool,
     /// Direct TIRs, by channel (`action Q` rules forward to them; mlx5e's direct TIRs).
     direct: [Option<u32>; MAX_CHANNELS],
+    /// The direct TIRs' RQTs, by channel, with the RQ each names.
+    direct_rqt: [Option<(u32, u32)>; MAX_CHANNELS],
     /// The rule table.
     rule_ft: Option<u32>,
     /// Each location's rule: its group (one index of the rule table, masking what the rule
@@ -555,11 +559,23 @@ impl Func {
             return Ok(());
         };
         let (rqns, max) = Self::table_rqns(spec)?;
-        let Some(r) = rss.as_ref() else {
+        let Some(r) = rss.as_mut() else {
             *rss = Some(self.create_rss(&rqns, max, spec)?);
             return Ok(());
         };
-        self.update_in_place(r.rqtn, &r.tirs, &rqns, max, spec, change)
+        self.update_in_place(r.rqtn, &r.tirs, &rqns, max, spec, change)?;
+        if change.table {
+            // A channel whose RQ changed (its XSK RQ came or went): its direct RQT too.
+            for (&rqn, d) in spec.rqns.iter().zip(r.direct_rqt.iter_mut()) {
+                if let Some((rqtn, named)) = d.as_mut().filter(|(_, named)| *named != rqn) {
+                    self.cmd(res::rqt_len(1), res::OUT_LEN, |b| {
+                        res::modify_rqt(b, *rqtn, 1, &[rqn])
+                    })?;
+                    *named = rqn;
+                }
+            }
+        }
+        Ok(())
     }
 
     /// The in-place update of an RQT and its TIRs (the main table's or a context's):
@@ -761,6 +777,7 @@ impl Func {
             entries: 0,
             root: false,
             direct: [None; MAX_CHANNELS],
+            direct_rqt: [None; MAX_CHANNELS],
             rule_ft: None,
             rules: [None; MAX_RULES],
             ctxs: [None; MAX_CONTEXTS],
@@ -817,10 +834,31 @@ impl Func {
             })?;
             r.entries |= 1 << tt.flow_index();
         }
-        // A direct TIR per channel, for rules of `action Q`.
-        for (&rqn, slot) in spec.rqns.iter().zip(r.direct.iter_mut()) {
+        // A direct TIR per channel, for rules of `action Q`, over the channel's RQT of one
+        // entry (mlx5e's direct TIRs dispatch through a direct RQT, so the RQ behind them
+        // changes in place; their hash is XOR8, which the model lacks: here Toeplitz over no
+        // field, which on one entry picks it as well).
+        for ((&rqn, slot), rqt) in spec
+            .rqns
+            .iter()
+            .zip(r.direct.iter_mut())
+            .zip(r.direct_rqt.iter_mut())
+        {
+            let out = self.cmd(res::rqt_len(1), res::SHORT_LEN, |b| {
+                res::create_rqt(b, 1, &[rqn])
+            })?;
+            let rqtn = self.created(&out, res::parse_create_rqt)?;
+            *rqt = Some((rqtn, rqn));
+            let t = res::CreateTir {
+                transport_domain: td,
+                rqtn,
+                key: *spec.key,
+                l3_prot_type: 0,
+                l4_prot_type: 0,
+                selected_fields: 0,
+            };
             let out = self.cmd(res::CREATE_TIR_IN_LEN, res::SHORT_LEN, |b| {
-                res::create_tir_direct(b, td, rqn)
+                res::create_tir(b, &t)
             })?;
             *slot = Some(self.created(&out, res::parse_create_tir)?);
         }
@@ -874,6 +912,9 @@ impl Func {
         }
         for &t in r.direct.iter().flatten() {
             self.destroy(|b| res::destroy_tir(b, t));
+        }
+        for &(t, _) in r.direct_rqt.iter().flatten() {
+            self.destroy(|b| res::destroy_rqt(b, t));
         }
         for &t in r.tirs.iter().flatten() {
             self.destroy(|b| res::destroy_tir(b, t));

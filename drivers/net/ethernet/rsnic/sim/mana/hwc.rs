@@ -1179,6 +1179,9 @@ where
             match self.create_eq(p, base, num, vector) {
                 Ok(q) => {
                     id = Ok(q);
+                    if let Some(pt) = self.ports.get_mut(p) {
+                        pt.counters.queues_created += 1;
+                    }
                     break;
                 }
                 Err(CmdError::NoResources) => {}
@@ -1251,6 +1254,9 @@ where
         }
         if let Some(x) = self.region_mut(cr) {
             x.owner = Some((Kind::Cq, cq));
+        }
+        if let Some(pt) = self.ports.get_mut(p) {
+            pt.counters.queues_created += 1;
         }
         put32(b, 0, wq);
         put32(b, 4, cq);

@@ -512,6 +512,9 @@ pub struct PortCounters {
     /// Frames that arrived while the port's data path was stopped ([`Fault::DevStop`]),
     /// dropped.
     pub rx_stopped: u64,
+    /// Queues created by request (GDMA_CREATE_QUEUE's EQs, MANA_CREATE_WQ_OBJ's SQs and RQs,
+    /// each with its CQ) that succeeded: what a driver's channel opens cost the device.
+    pub queues_created: u64,
 }
 
 impl PortCounters {

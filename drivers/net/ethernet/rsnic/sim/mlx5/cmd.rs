@@ -837,12 +837,23 @@ fn exec_entry<M: BusMemory>(
             out: &mut outb[..m],
             mem,
         };
-        if let Err((st, sy)) = cx.dispatch() {
-            cx.out.fill(0);
-            set(cx.out, ifc::OUT_STATUS, u32::from(st));
-            set(cx.out, ifc::OUT_SYNDROME, sy);
-            if let Some(pt) = cx.t.ports.get_mut(p) {
-                pt.counters.cmd_errors += 1;
+        let opcode = cx.g(ifc::IN_OPCODE);
+        match cx.dispatch() {
+            Err((st, sy)) => {
+                cx.out.fill(0);
+                set(cx.out, ifc::OUT_STATUS, u32::from(st));
+                set(cx.out, ifc::OUT_SYNDROME, sy);
+                if let Some(pt) = cx.t.ports.get_mut(p) {
+                    pt.counters.cmd_errors += 1;
+                }
+            }
+            Ok(()) => {
+                let queue = [op::CREATE_EQ, op::CREATE_CQ, op::CREATE_SQ, op::CREATE_RQ]
+                    .iter()
+                    .any(|&o| u32::from(o) == opcode);
+                if let (true, Some(pt)) = (queue, cx.t.ports.get_mut(p)) {
+                    pt.counters.queues_created += 1;
+                }
             }
         }
     }

@@ -1015,7 +1015,7 @@ fn steer(
     h: &pkt::Headers,
 ) -> Option<(usize, u32, u8)> {
     if port.rx_api {
-        let n = port.rss_len.min(MAX_RSS);
+        let n = usize::from(port.rss_len).min(MAX_RSS);
         if n == 0 {
             return None;
         }

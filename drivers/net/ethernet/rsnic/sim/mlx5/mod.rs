@@ -364,6 +364,7 @@ pub const MAX_QUEUES: usize = 64;
 /// Maximum entries of the RSS table the device host sets through the Rust API
 /// ([`Device::set_rss`]).
 pub const MAX_RSS: usize = 64;
+const _: () = assert!(MAX_RSS <= u8::MAX as usize);
 /// Largest RQ table (RQT) the model implements: `log_max_rqt_size` 8, the 256 entries of
 /// mlx5e's indirection table (`MLX5E_INDIR_MIN_RQT_SIZE`).
 pub const MAX_RQT_SIZE: usize = 256;
@@ -712,6 +713,9 @@ pub struct PortCounters {
     pub dma_faults: u64,
     /// Commands executed (delivered, whatever their status).
     pub commands: u64,
+    /// Queues created by command (CREATE_EQ, CREATE_CQ, CREATE_SQ, CREATE_RQ that
+    /// succeeded): what a driver's channel opens cost the device.
+    pub queues_created: u64,
     /// Commands answered with a status other than OK.
     pub cmd_errors: u64,
     /// Command entries answered with a delivery error.
@@ -798,6 +802,7 @@ impl PortCounters {
         rx_dma_faults: 0,
         dma_faults: 0,
         commands: 0,
+        queues_created: 0,
         cmd_errors: 0,
         cmd_delivery_errors: 0,
         eq_doorbells: 0,
@@ -866,6 +871,7 @@ impl PortCounters {
             rx_dma_faults,
             dma_faults,
             commands,
+            queues_created,
             cmd_errors,
             cmd_delivery_errors,
             eq_doorbells,
@@ -1412,7 +1418,8 @@ pub struct Port {
     link_up: bool,
     /// The Rust API's RSS table ([`Device::set_rss`]; RQ slots).
     rss: [u8; MAX_RSS],
-    rss_len: usize,
+    /// Entries of `rss` in use (at most [`MAX_RSS`]; a byte keeps the port's entry small).
+    rss_len: u8,
     /// Received frames go through the Rust API's table (it was written after the last
     /// command that changed the steering).
     rx_api: bool,
@@ -2051,14 +2058,14 @@ impl Tables<'_> {
         let port = self.port_mut(p)?;
         // Keep the Rust API table's order, drop the entries of this RQ.
         let mut w = 0;
-        for r in 0..port.rss_len.min(MAX_RSS) {
+        for r in 0..usize::from(port.rss_len).min(MAX_RSS) {
             let e = port.rss[r];
             if usize::from(e) != slot {
                 port.rss[w] = e;
                 w += 1;
             }
         }
-        port.rss_len = w;
+        port.rss_len = w as u8;
         port.restart();
         self.refresh_rx(p, false);
         Ok(())
@@ -2094,7 +2101,8 @@ impl Tables<'_> {
         }
         let pt = self.port_mut(port)?;
         pt.rss = table;
-        pt.rss_len = rqns.len();
+        // At most MAX_RSS (64), checked above.
+        pt.rss_len = rqns.len() as u8;
         pt.rx_api = true;
         self.refresh_rx(port, false);
         Ok(())
@@ -2246,7 +2254,7 @@ impl Tables<'_> {
         pt.rx_rqs = if pt.rx_api {
             pt.rss
                 .iter()
-                .take(pt.rss_len.min(MAX_RSS))
+                .take(usize::from(pt.rss_len).min(MAX_RSS))
                 .fold(0, |m, &s| m | 1u64 << (s % 64))
         } else {
             rqs
