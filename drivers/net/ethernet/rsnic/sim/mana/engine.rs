@@ -801,8 +801,16 @@ fn send_wqe<M: BusMemory, I: InterruptSink>(
     dst.copy_from_slice(data);
     if tcp || udp {
         let h = pkt::parse(dst);
-        let want = if tcp { L4::Tcp } else { L4::Udp };
-        if h.l4 != want || h.l4_off != trans_off {
+        // TCP names its header's offset (`trans_off`), which must be where the parsed
+        // headers put it; for UDP the device finds the header itself and reads nothing from
+        // `trans_off`: upstream mana_start_xmit sets it for TCP only and leaves it 0 for a
+        // UDP checksum (rsnic.rst, "What the kernel's mana driver found in the model").
+        let (want, at) = if tcp {
+            (L4::Tcp, trans_off)
+        } else {
+            (L4::Udp, h.l4_off)
+        };
+        if h.l4 != want || h.l4_off != at {
             return Err(WqeError::Csum);
         }
         pkt::fill_checksums(dst, &h, iphdr, true);
@@ -879,12 +887,13 @@ fn deliver<M: BusMemory, I: InterruptSink>(
         return;
     };
     let c = &mut sp.counters;
-    c.hc_tx_bytes += wire.len() as u64;
+    let n = wire.len() as u64;
+    c.hc_tx_bytes += n;
     match cast(wire) {
-        1 => c.hc_tx_bcast_pkts += 1,
-        2 => c.hc_tx_mcast_pkts += 1,
-        _ => c.hc_tx_ucast_pkts += 1,
-    }
+        1 => (c.hc_tx_bcast_pkts += 1, c.hc_tx_bcast_bytes += n),
+        2 => (c.hc_tx_mcast_pkts += 1, c.hc_tx_mcast_bytes += n),
+        _ => (c.hc_tx_ucast_pkts += 1, c.hc_tx_ucast_bytes += n),
+    };
     if dst == src {
         c.loopback_packets += 1;
         c.loopback_bytes += wire.len() as u64;
@@ -999,12 +1008,13 @@ fn receive<M: BusMemory, I: InterruptSink>(
         c.rx_truncated += 1;
         RX_TRUNCATED
     } else {
-        c.hc_rx_bytes += wire.len() as u64;
+        let n = wire.len() as u64;
+        c.hc_rx_bytes += n;
         match cast(wire) {
-            1 => c.hc_rx_bcast_pkts += 1,
-            2 => c.hc_rx_mcast_pkts += 1,
-            _ => c.hc_rx_ucast_pkts += 1,
-        }
+            1 => (c.hc_rx_bcast_pkts += 1, c.hc_rx_bcast_bytes += n),
+            2 => (c.hc_rx_mcast_pkts += 1, c.hc_rx_mcast_bytes += n),
+            _ => (c.hc_rx_ucast_pkts += 1, c.hc_rx_ucast_bytes += n),
+        };
         RX_OKAY
     };
     c.rx_cqes += 1;

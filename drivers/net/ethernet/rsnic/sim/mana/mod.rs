@@ -199,8 +199,10 @@
 //! requests that do not match the parsed headers → HDR_PROCESSING_ERROR; a frame (or TSO
 //! segment) longer than [`MAX_FRAME`] → MTU_DROP (`hc_tx_err_mtu_violation`).
 //!
-//! Offloads: `comp_tcp_csum` / `comp_udp_csum` fill the TCP/UDP checksum (the parsed L4
-//! header must be at `trans_off`), `comp_iphdr_csum` the IPv4 header checksum. TSO
+//! Offloads: `comp_tcp_csum` / `comp_udp_csum` fill the TCP/UDP checksum (for TCP the
+//! parsed header must be at `trans_off`; for UDP the device finds the header itself and
+//! ignores `trans_off`, which upstream mana leaves 0 there), `comp_iphdr_csum` the IPv4
+//! header checksum. TSO
 //! (`client_data_unit` = MSS ≠ 0 with `client_oob_in_sgl`): SGE0 must hold exactly the
 //! Ethernet/IP/TCP headers (`last_vbytes` = SGE0's size), the payload is cut into MSS pieces
 //! and each segment's lengths, IPv4 ID, sequence number, flags and checksums are fixed
@@ -443,6 +445,13 @@ pub struct PortCounters {
     pub hc_tx_mcast_pkts: u64,
     /// Bytes transmitted (on the wire or looped back).
     pub hc_tx_bytes: u64,
+    /// Bytes of the unicast packets sent (`hc_tx_ucast_bytes`; the three casts' bytes add up
+    /// to [`PortCounters::hc_tx_bytes`]).
+    pub hc_tx_ucast_bytes: u64,
+    /// Bytes of the broadcast packets sent.
+    pub hc_tx_bcast_bytes: u64,
+    /// Bytes of the multicast packets sent.
+    pub hc_tx_mcast_bytes: u64,
     /// TX errors: invalid OOB.
     pub hc_tx_err_inval_oob: u64,
     /// TX errors: MTU violation.
@@ -483,6 +492,13 @@ pub struct PortCounters {
     pub hc_rx_mcast_pkts: u64,
     /// Bytes received into an RQ.
     pub hc_rx_bytes: u64,
+    /// Bytes of the unicast packets received (`hc_rx_ucast_bytes`; the three casts' bytes
+    /// add up to [`PortCounters::hc_rx_bytes`]).
+    pub hc_rx_ucast_bytes: u64,
+    /// Bytes of the broadcast packets received.
+    pub hc_rx_bcast_bytes: u64,
+    /// Bytes of the multicast packets received.
+    pub hc_rx_mcast_bytes: u64,
     /// Packets dropped because the RQ had no posted WQE.
     pub hc_rx_discards_no_wqe: u64,
     /// Packets dropped: no RSS table, or the RQ is missing or in error.

@@ -1,0 +1,72 @@
+//! What the kernel's own mana driver (6.12, drivers/net/ethernet/microsoft/mana) showed about
+//! rsnic's MANA model and driver when it ran on the model (tests/vm/98-upstream-mana.sh):
+//! each test pins one finding of rsnic.rst, "What the kernel's mana driver found in the
+//! model", on the side that was wrong.
+
+use rsnic_core::dp::mana::fmt::{TxOob, WqeHeader, BU_SIZE};
+use rsnic_core::dp::mlx5::tx::TxCsum;
+use rsnic_core::sim::pkt;
+use rsnic_testbed::fixtures::{tcp4_segment, Ipv4Frame};
+use rsnic_testbed::mana_pair::{Frame, ManaConfig, ManaPair, TX_PORT};
+
+/// An Ethernet/IPv4/UDP frame of `len` bytes with its IPv4 header checksum filled (the
+/// stack's job) and its UDP checksum left for the device.
+fn udp4(len: usize) -> Vec<u8> {
+    let mut f = Ipv4Frame::udp(len)
+        .lengths()
+        .ttl(64)
+        .addrs()
+        .ports(1000, 2000)
+        .payload(|i| i as u8)
+        .build();
+    let h = pkt::parse(&f);
+    pkt::fill_checksums(&mut f, &h, true, false);
+    f
+}
+
+/// The OOB of the WQE at BU `bu` of the pair's SQ ring.
+fn oob_at(p: &ManaPair, bu: usize) -> TxOob {
+    let ring = p.sq.wq().ring().to_vec();
+    let at = bu * BU_SIZE as usize;
+    let h = WqeHeader::decode(&ring[at..at + 8]);
+    TxOob::decode(&ring[at + 8..at + 8 + 4 * usize::from(h.inline_oob_size_div4)])
+}
+
+/// mana_start_xmit sets `trans_off` for a TCP checksum and TSO only: a UDP checksum WQE
+/// carries `comp_udp_csum` with `trans_off` 0, and the hardware fills the checksum (the
+/// device finds the UDP header itself). The model refused such a WQE (HDR_PROCESSING_ERROR,
+/// "TX: CQE error 37" in mana's log, no UDP through the upstream driver); rsnic set the
+/// offset, which the hardware is not known to read for UDP, and now sends what upstream
+/// sends. Fails with either side as it was.
+#[test]
+fn udp_checksum_with_trans_off_zero_as_upstream() {
+    let mut p = ManaPair::new(ManaConfig::default());
+    let mut f = Frame::linear(udp4(300));
+    f.csum = TxCsum::Partial;
+    let mut t = Frame::linear({
+        let mut b = tcp4_segment(200);
+        let h = pkt::parse(&b);
+        pkt::fill_checksums(&mut b, &h, true, false);
+        b
+    });
+    t.csum = TxCsum::Partial;
+    p.send_one(&f, true).unwrap();
+    p.send_one(&t, false).unwrap();
+    // rsnic's WQEs: UDP with trans_off 0 (upstream's), TCP with the TCP header's offset.
+    let (u, c) = (oob_at(&p, 0), oob_at(&p, 1));
+    assert!(u.comp_udp_csum && u.is_outer_ipv4 && !u.comp_tcp_csum);
+    assert_eq!(u.trans_off, 0, "UDP: trans_off as upstream leaves it");
+    assert!(c.comp_tcp_csum && c.is_outer_ipv4);
+    assert_eq!(c.trans_off, 34, "TCP: trans_off = the TCP header's offset");
+    // The model executes both and fills the checksums.
+    let rx = p.settle(64);
+    assert_eq!(rx.len(), 2);
+    for r in &rx {
+        let h = pkt::parse(&r.bytes);
+        assert_eq!(pkt::verify_checksums(&r.bytes, &h), (true, true));
+        assert!(r.comp.l4_csum_ok && !r.comp.csum_fail);
+    }
+    assert_eq!(p.dev(TX_PORT).tx_wqe_errors, 0);
+    assert_eq!(p.dev(TX_PORT).tx_csum_offload, 2);
+    p.check_counters().unwrap();
+}
