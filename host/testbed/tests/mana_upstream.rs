@@ -98,3 +98,25 @@ fn rx_fence_cqe_is_no_error() {
     assert_eq!((d.packets, d.rx_cqe_unknown_type, d.cqe_bad), (8, 0, 0));
     // (The test bed's check_counters takes every RX CQE for a WQE's: not a fence's.)
 }
+
+/// `vsq_frame` (TX OOB word 1, bits 10-23): upstream mana copies txq->vsq_frame, which
+/// nothing assigns, so the hardware always sees 0. rsnic put bits 10-23 of the SQ id there
+/// (4 for the model's SQ ids); it now leaves the field 0, on the fast path and the general
+/// one (a VLAN tag takes the long OOB). The model reads nothing from it.
+#[test]
+fn vsq_frame_is_zero_as_upstream() {
+    let mut p = ManaPair::new(ManaConfig::default());
+    assert!(p.ids[0] >> 10 != 0, "an SQ id with bits above 10, as the model's are");
+    let plain = Frame::linear(udp4(100));
+    let mut tagged = Frame::linear(udp4(100));
+    tagged.vlan = Some(rsnic_core::dp::mlx5::tx::VlanTag {
+        tci: 5,
+        dot1ad: false,
+    });
+    p.send_one(&plain, true).unwrap();
+    p.send_one(&tagged, false).unwrap();
+    let (a, b) = (oob_at(&p, 0), oob_at(&p, 1));
+    assert_eq!((a.pkt_fmt, b.pkt_fmt), (0, 1));
+    assert_eq!((a.vsq_frame, b.vsq_frame), (0, 0));
+    assert_eq!(p.settle(64).len(), 2);
+}

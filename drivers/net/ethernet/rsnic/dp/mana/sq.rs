@@ -193,7 +193,8 @@ fn plan<P: TxPacket>(pkt: &P, p: &SqParams) -> Result<Plan, TxRejectReason> {
     let mut oob = TxOob {
         pkt_fmt: if long { PKT_FMT_LONG } else { PKT_FMT_SHORT },
         vcq_num: p.cq_id,
-        vsq_frame: ((p.sq_id >> 10) & 0x3fff) as u16,
+        // `vsq_frame` 0: upstream's txq->vsq_frame is never assigned (rsnic.rst, "What the
+        // kernel's mana driver found in the model").
         short_vp_offset: if long { 0 } else { p.vp_offset as u8 },
         long_vp_offset: if long { p.vp_offset & 0xfff } else { 0 },
         ..TxOob::default()
@@ -273,7 +274,6 @@ fn fast_head(p: &SqParams) -> Option<[u8; 16]> {
     let oob = TxOob {
         pkt_fmt: PKT_FMT_SHORT,
         vcq_num: p.cq_id,
-        vsq_frame: ((p.sq_id >> 10) & 0x3fff) as u16,
         short_vp_offset: p.vp_offset as u8,
         ..TxOob::default()
     };
