@@ -122,6 +122,8 @@ fn meta(c: &RxCompletion) -> RxMeta {
         } else {
             0
         },
+        // The device strips an 802.1Q tag and reports its VLAN id (mana_rx_skb).
+        vlan: c.vlan,
     }
 }
 

@@ -141,6 +141,7 @@ const MANA: &[Counter<mana::PortCounters>] = &[
     ("dev_rx_wqe_errors", |c| c.rx_wqe_errors),
     ("dev_rx_cqes", |c| c.rx_cqes),
     ("dev_rx_truncated", |c| c.rx_truncated),
+    ("dev_rx_vlan_stripped", |c| c.rx_vlan_stripped),
     ("dev_cq_db_overdue", |c| c.cq_db_overdue),
     ("dev_eqes", |c| c.eqes),
     ("dev_interrupts", |c| c.interrupts),

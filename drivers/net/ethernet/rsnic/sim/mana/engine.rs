@@ -920,6 +920,18 @@ fn receive<M: BusMemory, I: InterruptSink>(
     }
     let h = pkt::parse(wire);
     let (hash, _) = pkt::rss_hash_key(wire, &h, &pt.rss_key);
+    // An outer 802.1Q tag (TPID 0x8100) is stripped and its VLAN id reported in the CQE
+    // (`rx_vlantag_present`, `rx_vlan_id`, 12 bits): what mana_rx_skb reads, with
+    // NETIF_F_HW_VLAN_CTAG_RX always on. The host gets the frame without the 4 bytes; the
+    // hash and checksums are the parser's, which looks past the tag either way.
+    let tag = match (wire.get(12..14), wire.get(14..16)) {
+        (Some(&[0x81, 0x00]), Some(&[t0, t1])) if wire.len() >= 18 => {
+            Some(u16::from_be_bytes([t0, t1]) & 0xfff)
+        }
+        _ => None,
+    };
+    let skip = if tag.is_some() { 4 } else { 0 };
+    let host_len = wire.len() - skip;
     if pt.rss_len == 0 {
         pt.counters.rx_no_rq_drops += 1;
         return;
@@ -978,26 +990,45 @@ fn receive<M: BusMemory, I: InterruptSink>(
         .filter(|&i| le32(&wqe, 8 + oob + 16 * i + 8) != MANA_MKEY)
         .count() as u64;
     pt.counters.mkey_errors += bad_keys;
-    let mut truncated = cap < wire.len() as u64 || bad_keys != 0;
+    let mut truncated = cap < host_len as u64 || bad_keys != 0;
     if core::mem::take(&mut pt.faults.rx_trunc) {
         pt.counters.faults_injected += 1;
         truncated = true;
     }
     if !truncated {
+        // `pos` counts the bytes the host gets: those of the wire less a stripped tag
+        // (wire bytes 12..16).
         let mut pos = 0usize;
-        for i in 0..nsge {
-            if pos >= wire.len() {
+        'sges: for i in 0..nsge {
+            if pos >= host_len {
                 break;
             }
             let at = 8 + oob + 16 * i;
             let addr = u64::from(le32(&wqe, at)) | (u64::from(le32(&wqe, at + 4)) << 32);
-            let n = (le32(&wqe, at + 12) as usize).min(wire.len() - pos);
+            let n = (le32(&wqe, at + 12) as usize).min(host_len - pos);
             pt.counters.pcie.dma_write(addr, n as u64);
-            let src = wire.get(pos..pos + n).unwrap_or(&[]);
-            if bus.mem.dma_write(addr, src).is_err() {
-                pt.counters.dma_faults += 1;
-                truncated = true;
-                break;
+            let mut done = 0usize;
+            while done < n {
+                let lp = pos + done;
+                let (from, run) = if skip != 0 && lp < 12 {
+                    (lp, 12 - lp)
+                } else if lp >= 12 {
+                    (lp + skip, n - done)
+                } else {
+                    (lp, n - done)
+                };
+                let k = run.min(n - done);
+                let src = wire.get(from..from + k).unwrap_or(&[]);
+                if bus
+                    .mem
+                    .dma_write(addr.wrapping_add(done as u64), src)
+                    .is_err()
+                {
+                    pt.counters.dma_faults += 1;
+                    truncated = true;
+                    break 'sges;
+                }
+                done += k;
             }
             pos += n;
         }
@@ -1034,10 +1065,14 @@ fn receive<M: BusMemory, I: InterruptSink>(
             L4::Udp => f |= if l4_ok { 1 << 29 } else { 1 << 30 },
             L4::None => {}
         }
+        if let Some(t) = tag {
+            f |= u32::from(t) | (1 << 12);
+            pt.counters.rx_vlan_stripped += 1;
+        }
         put32(&mut d, 4, f);
         put32(&mut d, 16, hash);
     }
-    put32(&mut d, 8, wire.len().min(0xffff) as u32);
+    put32(&mut d, 8, host_len.min(0xffff) as u32);
     put32(&mut d, 56, off);
     let rq_id = RQ_ID_BASE + (rx * MAX_QUEUES + slot) as u32;
     let wq = named_wq(&mut pt.faults.rx_bad_wq, &mut pt.counters, rq_id);

@@ -218,7 +218,10 @@
 //! and an RX CQE written: RX_OKAY with `ppi[0].pkt_len`, `pkt_hash`, the NDIS hash type
 //! (bits: IPv4 0, TCP/IPv4 1, UDP/IPv4 2, IPv6 3, TCP/IPv6 4, UDP/IPv6 5 — the model's
 //! assignment), IP/TCP/UDP checksum ok/fail as verified (an IPv6 header, which has no checksum, reports IP ok), `rx_wqe_offset` = the WQE's byte
-//! offset; or RX_TRUNCATED when the SGEs are too small or one is under another key than
+//! offset; an outer 802.1Q tag (TPID 0x8100) is stripped (the host gets the frame without
+//! it, `pkt_len` 4 less) and its VLAN id reported (`rx_vlantag_present`, `rx_vlan_id`), as
+//! mana's fixed NETIF_F_HW_VLAN_CTAG_RX and mana_rx_skb say the hardware does (the byte
+//! counters count the frame as it came); or RX_TRUNCATED when the SGEs are too small or one is under another key than
 //! [`MANA_MKEY`] (nothing is written; the WQE is consumed). A malformed RX
 //! WQE drops the packet, counts `rx_wqe_errors` and puts the RQ in error (no CQE: the device
 //! cannot trust the WQE's size).
@@ -499,6 +502,9 @@ pub struct PortCounters {
     pub hc_rx_bcast_bytes: u64,
     /// Bytes of the multicast packets received.
     pub hc_rx_mcast_bytes: u64,
+    /// Received frames whose 802.1Q tag the device stripped (reported in the CQE; the
+    /// `hc_rx_*bytes` count the frame with its tag, the host got 4 bytes less).
+    pub rx_vlan_stripped: u64,
     /// Packets dropped because the RQ had no posted WQE.
     pub hc_rx_discards_no_wqe: u64,
     /// Packets dropped: no RSS table, or the RQ is missing or in error.
