@@ -5,7 +5,8 @@
 # exports its path as RSNIC_UPSTREAM_MANA_KO), loaded instead of rsnic, drives it. The two
 # vports' interfaces become a pair as rsnic's do (pair_up in lib.sh: vport 1 in namespace
 # "peer"), and:
-#   - both carry traffic: ping both ways over IPv4 and IPv6, iperf3 TCP (TSO) and UDP
+#   - both carry traffic: ping both ways over IPv4 and IPv6 and over an 802.1Q VLAN (the tag
+#     inserted by the long OOB, stripped by the device), iperf3 TCP (TSO) and UDP
 #     (checksum offload) both ways, an MTU change with full-size pings that may not fragment;
 #   - the counters agree: what one end's driver sent, the model sent from that vport, the
 #     model received on the other and the other end's driver received, packet for packet;
@@ -196,6 +197,26 @@ for mtu in 4000 1500; do
 		fail "mtu $mtu: ping -s $size B -> A: $(echo "$out" | tail -n 2)"
 	echo "  mtu $mtu: $size-byte pings without fragments both ways"
 done
+# 802.1Q: mana inserts the tag through the long OOB and takes a received frame's tag from
+# the CQE (the device strips it: dev_rx_vlan_stripped in the model).
+ip link add link "$A" name "$A.10" type vlan id 10 || fail "no VLAN interface on $A"
+ip netns exec peer ip link add link "$B" name "$B.10" type vlan id 10 || fail "no VLAN interface on $B"
+ip addr add 10.10.10.1/24 dev "$A.10"
+ip netns exec peer ip addr add 10.10.10.2/24 dev "$B.10"
+ip link set "$A.10" up
+ip netns exec peer ip link set "$B.10" up
+v0=$(model_sum dev_rx_vlan_stripped) l0=$(ethtool_sum "$A" "" 'tx_[0-9]+_long_pkt_fmt')
+out=$(ping -c 10 -i 0.1 -W 2 10.10.10.2 2>&1) || fail "ping over VLAN 10, A -> B: $(echo "$out" | tail -n 2)"
+out=$(ip netns exec peer ping -c 10 -i 0.1 -W 2 -s 1400 10.10.10.1 2>&1) ||
+	fail "ping over VLAN 10, B -> A: $(echo "$out" | tail -n 2)"
+vlan_counted() { [ $(($(model_sum dev_rx_vlan_stripped) - v0)) -ge 40 ]; }
+wait_for "the model to count the stripped tags" vlan_counted
+echo "  ping over VLAN 10 both ways: $(($(model_sum dev_rx_vlan_stripped) - v0)) tags stripped by the model," \
+	"$(($(ethtool_sum "$A" "" 'tx_[0-9]+_long_pkt_fmt') - l0)) long-OOB WQEs from A"
+[ $(($(ethtool_sum "$A" "" 'tx_[0-9]+_long_pkt_fmt') - l0)) -ge 20 ] ||
+	fail "A sent its tagged frames without the long OOB's tag insertion"
+ip link del "$A.10"
+ip netns exec peer ip link del "$B.10"
 no_complaints "traffic"
 
 # ---- Counters. No background traffic from here on (static neighbours, no IPv6).
@@ -284,6 +305,85 @@ done
 [ -z "$model_errs" ] || fail "the model counted errors of mana's:$model_errs"
 echo "  the model's error counters (doorbells, WQEs, keys, DMA, CQ doorbells): all 0"
 no_complaints "counters"
+
+# ---- RSS (mana_set_rxfh: MANA_CONFIG_VPORT_RX with a new table or key). B's table all
+# on queue 0, then all on queue 1: a ping burst from A lands on that queue alone (the
+# model picks the RQ from the table mana gave it); then a new key and the default table.
+nq=$(ip netns exec peer ethtool -l "$B" | awk '/^Current/ { c = 1 } c && /^Combined:/ { print $2; exit }')
+nind=$(ip netns exec peer ethtool -x "$B" | awk '/^ *[0-9]+:/ { n += NF - 1 } END { print n + 0 }')
+echo "  $B: $nq queues, an indirection table of $nind entries"
+# MANA_QUERY_VPORT_CONFIG's indirection_table_size: the model's 64.
+[ "$nind" = 64 ] || fail "$B's indirection table has $nind entries, the vport 64"
+[ "$nq" -ge 2 ] || fail "$B has $nq queues: the RSS check needs 2"
+rxq() { ip netns exec peer ethtool -S "$B" | awk -v k="rx_$1_packets:" '$1 == k { print $2 }'; }
+for q in 0 1; do
+	w=(0 0)
+	w[q]=1
+	ip netns exec peer ethtool -X "$B" weight "${w[@]}" || fail "ethtool -X $B weight ${w[*]}"
+	r0=$(rxq 0) r1=$(rxq 1)
+	ping -c 20 -i 0.02 -W 2 10.10.0.2 >/dev/null || fail "ping with B's table on queue $q"
+	d0=$(($(rxq 0) - r0)) d1=$(($(rxq 1) - r1))
+	echo "  $B's table on queue $q: 20 echo requests went to queue 0: $d0, queue 1: $d1"
+	if [ "$q" = 0 ]; then [ "$d0" = 20 ] && [ "$d1" = 0 ]; else [ "$d0" = 0 ] && [ "$d1" = 20 ]; fi ||
+		fail "RSS: the table on queue $q, but queue 0 got $d0 and queue 1 $d1 of 20"
+done
+key=$(printf '%02x:' $(seq 1 40) | sed 's/:$//')
+ip netns exec peer ethtool -X "$B" hkey "$key" || fail "ethtool -X $B hkey"
+ip netns exec peer ethtool -X "$B" default || fail "ethtool -X $B default"
+ip netns exec peer ethtool -x "$B" | grep -qi "$(echo "$key" | cut -c1-20)" || fail "$B does not report the key it was given"
+ping -c 5 -i 0.2 -W 2 10.10.0.2 >/dev/null || fail "ping after the RSS changes"
+echo "  $B: new hash key and the default table, traffic goes on"
+no_complaints "RSS"
+
+# ---- Ring sizes (mana_set_ringparam: the queues made again, MANA_CREATE_WQ_OBJ with the new
+# sizes): the smallest mana takes, the largest, then its defaults, with traffic on each.
+for rs in "128 128" "8192 16384" "512 256"; do
+	read -r rx tx <<<"$rs"
+	ethtool -G "$A" rx "$rx" tx "$tx" || fail "ethtool -G $A rx $rx tx $tx refused"
+	got=$(ethtool -g "$A" | awk '/^Current/ { c = 1 } c && /^RX:/ { r = $2 } c && /^TX:/ { t = $2 } END { print r, t }')
+	[ "$got" = "$rx $tx" ] || fail "$A: rings $got after ethtool -G rx $rx tx $tx"
+	wait_for "carrier on $A" eval '[ "$(carrier "$A")" = 1 ]'
+	ping -c 5 -i 0.1 -W 2 10.10.0.2 >/dev/null || fail "ping with $A's rings at rx $rx tx $tx"
+	echo "  $A's rings rx $rx tx $tx: ping goes on"
+done
+no_complaints "rings"
+
+# ---- Native XDP on B (mana_bpf.c): drop, tx (back to A with the MACs swapped), pass. Each
+# ping burst's 20 echo requests are counted in B's XDP counters, and the model delivered
+# them to B's vport; XDP_TX's come back through the model to A.
+xdp_dir=$RSNIC_ROOT/target/xdp
+for prog in xdp_drop xdp_tx xdp_pass; do
+	[ -e "$xdp_dir/$prog.o" ] || fail "no $xdp_dir/$prog.o (make xdp-tools)"
+done
+xdpsum() { ethtool_sum "$B" peer "rx_[0-9]+_xdp_$1"; }
+for act in drop tx pass; do
+	ip netns exec peer ip link set dev "$B" xdpdrv obj "$xdp_dir/xdp_$act.o" sec xdp ||
+		fail "native XDP (xdp_$act) refused on $B"
+	x0=$(xdpsum "$act") m0=$(model_sum dev_rx_packets) arx0=$(cat "/sys/class/net/$A/statistics/rx_packets")
+	if [ "$act" = pass ]; then
+		ping -c 20 -i 0.02 -W 2 10.10.0.2 >/dev/null || fail "XDP_PASS: ping lost replies"
+	else
+		! ping -c 20 -i 0.02 -W 1 10.10.0.2 >/dev/null 2>&1 || fail "XDP_$act on B, yet A got replies"
+	fi
+	xdp_done() {
+		# The model's deliveries over both vports: the requests to B, and for tx and pass
+		# 20 frames back to A.
+		local want_m=40
+		[ "$act" = drop ] && want_m=20
+		[ $(($(model_sum dev_rx_packets) - m0)) = "$want_m" ] || return 1
+		case $act in
+		drop) [ $(($(xdpsum drop) - x0)) = 20 ] ;;
+		tx) [ $(($(xdpsum tx) - x0)) = 20 ] && [ $(($(cat "/sys/class/net/$A/statistics/rx_packets") - arx0)) = 20 ] ;;
+		pass) [ $(($(cat "/sys/class/net/$A/statistics/rx_packets") - arx0)) = 20 ] ;;
+		esac
+	}
+	WAIT_DIAG='eval echo "XDP $act: B xdp_$act $(($(xdpsum "$act") - x0)), A rx $(($(cat "/sys/class/net/$A/statistics/rx_packets") - arx0)), model rx $(($(model_sum dev_rx_packets) - m0))"' \
+		wait_for "XDP_$act's counts" xdp_done
+	echo "  XDP_${act^^} on $B: 20 echo requests taken ($([ "$act" = pass ] && echo "20 replies" || echo "B's rx_*_xdp_$act +20")$([ "$act" = tx ] && echo ", 20 back at A"))"
+	ip netns exec peer ip link set dev "$B" xdpdrv off || fail "detaching XDP from $B"
+done
+ping -c 5 -i 0.2 -W 2 10.10.0.2 >/dev/null || fail "ping after XDP is off"
+no_complaints "XDP"
 
 # ---- rmmod, insmod, traffic again.
 teardown_mana_pair
