@@ -13,6 +13,9 @@
 #     every hc_* counter of ethtool -S (MANA_QUERY_GF_STAT, which answers for the device)
 #     equals the sum of the model's own counter of that name over the vports (devd's
 #     port<P>/counters, dev_hc_*); no error counter moved;
+#   - the device does what mana asks of it: B's RSS table moved onto each queue in turn and a
+#     new hash key (ethtool -X), rings from mana's smallest to its largest (ethtool -G),
+#     native XDP drop, tx and pass on B, each counted at both ends and in the model;
 #   - mana goes with rmmod and comes back with insmod, and carries traffic again;
 #   - the kernel's drivers/net selftests ping.py, stats.py and queues.py pass on the pair
 #     (tests/vm/ksft.sh with this driver's pair);
