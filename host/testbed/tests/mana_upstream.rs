@@ -144,7 +144,11 @@ fn rx_strips_the_vlan_tag_and_reports_it() {
     let rx = p.settle(64);
     assert_eq!(rx.len(), 2);
     assert_eq!(rx[0].bytes, udp4(100), "the frame as sent, without the tag");
-    assert_eq!(rx[0].comp.vlan, Some(0x123), "the VLAN id; PCP 3 does not fit rx_vlan_id");
+    assert_eq!(
+        rx[0].comp.vlan,
+        Some(0x123),
+        "the VLAN id; PCP 3 does not fit rx_vlan_id"
+    );
     assert_eq!((rx[1].bytes.clone(), rx[1].comp.vlan), (udp4(100), None));
     let x = p.dev(RX_PORT);
     assert_eq!(x.rx_vlan_stripped, 1);
