@@ -194,10 +194,20 @@ bound=$((mrx / 64 + ${M[moder.us]} / 1000 + 2 + ${M[moder.txcqes]}))
 [ "$mev" -le "$bound" ] ||
 	fail "[moder] $mev events > $bound (rx/64 + duration/1000 us + 2 + TX CQEs)"
 echo "  ok: [moder] $mev events <= $bound"
-# Per packet, at least 4 times fewer (mev/mrx * 4 <= pev/prx).
-[ $((mev * prx * 4)) -le $((pev * mrx)) ] ||
-	fail "events per packet did not drop by 4x: plain $pev/$prx, moderated $mev/$mrx"
-echo "  ok: events per packet dropped by $(ratio $((pev * mrx)) $((mev * prx)) 1)x"
+# Per packet, at least 4 times fewer (mev/mrx * 4 <= pev/prx), where the unmoderated run
+# measured the device: there, every packet that found B's CQ armed raised an event, so at
+# least one packet in two did when B's NAPI kept up with the paced load. On a loaded
+# machine it may not (one clean run here saw 11 events for 4000 packets: NAPI was still
+# polling when the next packets came, so the CQ was never armed); then the unmoderated run
+# is NAPI's own coalescing, not a baseline, and the moderated run is judged by its bound
+# above alone.
+if [ $((pev * 2)) -ge "$prx" ]; then
+	[ $((mev * prx * 4)) -le $((pev * mrx)) ] ||
+		fail "events per packet did not drop by 4x: plain $pev/$prx, moderated $mev/$mrx"
+	echo "  ok: events per packet dropped by $(ratio $((pev * mrx)) $((mev * prx)) 1)x"
+else
+	echo "  (plain: $pev events for $prx packets, NAPI did not keep up; the 4x check needs at least one event per two packets there)"
+fi
 
 # TCP with moderation on both ends, both directions' CQs: byte-exact.
 ethtool -C "$A" rx-usecs 200 rx-frames 32 tx-usecs 200 tx-frames 32
