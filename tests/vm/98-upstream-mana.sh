@@ -258,6 +258,19 @@ echo "  B -> A: $ea packets (B's driver, the model's vport 1 TX, vport 0 RX, A's
 [ "$fab" -ge 80 ] || fail "A -> B: $fab packets, want at least the burst's 50 requests and 30 replies"
 [ "$ea" -ge 80 ] || fail "B -> A: $ea packets, want at least the burst's 30 requests and 50 replies"
 
+# Frames for a vport whose RX is off (B down: mana_dealloc_queues turned it off with
+# MANA_CONFIG_VPORT_RX) are the device's rx_err_vport_disabled.
+ip netns exec peer ip link set "$B" down
+sleep 0.5
+vd0=$(model_sum dev_hc_rx_err_vport_disabled)
+! ping -c 10 -i 0.05 -W 1 10.10.0.2 >/dev/null 2>&1 || fail "ping answered while $B is down"
+vport_off_counted() { [ $(($(model_sum dev_hc_rx_err_vport_disabled) - vd0)) = 10 ]; }
+WAIT_DIAG='eval echo "the model counted $(($(model_sum dev_hc_rx_err_vport_disabled) - vd0)) of 10"' \
+	wait_for "10 frames counted for B's disabled vport" vport_off_counted
+ip netns exec peer ip link set "$B" up
+wait_for "carrier on $B" eval '[ "$(ip netns exec peer cat /sys/class/net/$B/carrier)" = 1 ]'
+echo "  $B down: 10 echo requests counted by the model as for a disabled vport"
+
 # hc_* of ethtool -S (MANA_QUERY_GF_STAT: the device's counters, both vports) against the
 # model's dev_hc_* summed over the vports. Every hc_* of mana's list must be there; one the
 # model does not keep (an error it never makes) must be 0.
@@ -285,7 +298,9 @@ WAIT_DIAG='eval echo "hc_* that differ from the model:$HC_BAD"' wait_for "ethtoo
 grep -E '^ *hc_' /tmp/hc.a | sed 's/^ */  /' | tr '\n' ' ' | fold -w 150 -s
 echo
 echo "  $HC_KEPT hc_* counters equal the model's own; the others are 0 in both"
-[ "$HC_KEPT" -ge 17 ] || fail "the model keeps only $HC_KEPT of mana's hc_* counters"
+[ "$HC_KEPT" -ge 19 ] || fail "the model keeps only $HC_KEPT of mana's hc_* counters"
+[ "$(awk '$1 == "hc_rx_err_vport_disabled:" { print $2 }' /tmp/hc.a)" -ge 10 ] ||
+	fail "hc_rx_err_vport_disabled does not count the frames for B's disabled vport"
 hc() { awk -v k="$1:" '$1 == k { print $2 }' /tmp/hc.a; }
 [ "$(hc hc_tx_ucast_pkts)" -gt 0 ] && [ "$(hc hc_rx_ucast_bytes)" -gt 0 ] ||
 	fail "hc_* counted no unicast traffic"

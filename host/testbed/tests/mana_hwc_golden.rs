@@ -809,10 +809,11 @@ fn device_answers_golden_requests_with_golden_responses() {
         rv(32, resp_hdr(0x20002, 2, 256, 0x0001_0002, 0x55, 0), &[])[..]
     );
     assert_eq!(r.len(), 256);
-    // STATISTICS_FLAGS of rx_discards_nowqe, hc_rx_bytes, hc_rx ucast/mcast/bcast pkts and
+    // STATISTICS_FLAGS of rx_discards_nowqe, rx_err_vport_disabled, hc_rx_bytes, hc_rx ucast/mcast/bcast pkts and
     // bytes, mtu_violation, inval_oob, hc_tx_bytes, hc_tx ucast/mcast/bcast pkts and bytes,
     // tx_err_gdma: every packet and byte counter mana asks for.
     let kept: u64 = 0x1
+        | 0x2
         | 0x4
         | 0x8
         | 0x10

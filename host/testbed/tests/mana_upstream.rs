@@ -155,3 +155,45 @@ fn rx_strips_the_vlan_tag_and_reports_it() {
     assert_eq!(x.hc_rx_bytes, 104 + 100);
     p.check_counters().unwrap();
 }
+
+/// `hc_rx_err_vport_disabled` (MANA_QUERY_GF_STAT's `rx_err_vport_disabled`, which
+/// mana_query_gf_stats asks for and shows): frames that reach a vport whose RX is off, as
+/// after mana_dealloc_queues' MANA_CONFIG_VPORT_RX with `rx_enable` false. The model
+/// dropped them (`rx_no_rq_drops`) but reported 0 there; it counts them now, and rsnic
+/// shows the counter.
+#[test]
+fn frames_to_a_vport_with_rx_off_count_as_vport_disabled() {
+    let (mut p, mut h, _o) = ManaPair::new_hwc(ManaConfig::default());
+    let vport = h.info.vports[RX_PORT].vport;
+    let (key, tab) = ([0u8; 40], [0u64; 64]);
+    h.simple(req::MANA_CONFIG_VPORT_RX, |b, who| {
+        req::config_vport_rx(
+            b,
+            who,
+            &req::RxSteer {
+                vport,
+                rx_enable: req::TRI_STATE_FALSE,
+                rss_enable: req::TRI_STATE_UNKNOWN,
+                update_default_rxobj: false,
+                update_hashkey: false,
+                update_indir_tab: false,
+                default_rxobj: 0,
+                hashkey: &key,
+                indir_tab: &tab,
+            },
+        )
+    })
+    .unwrap();
+    let frames: Vec<Frame> = (0..3).map(|_| Frame::linear(udp4(100))).collect();
+    assert_eq!(p.send_burst(&frames), 3);
+    assert!(p.settle(64).is_empty());
+    let x = p.dev(RX_PORT);
+    assert_eq!((x.rx_no_rq_drops, x.hc_rx_err_vport_disabled), (3, 3));
+    let who = h.mana();
+    let r = h
+        .request(|b| req::query_gf_stat(b, who, req::GF_STAT_ALL))
+        .unwrap();
+    let g = req::parse_query_gf_stat(&r, who).unwrap();
+    assert_ne!(g.reported & 2, 0, "rx_err_vport_disabled reported");
+    assert_eq!(g.rx_err_vport_disabled, 3);
+}

@@ -244,6 +244,7 @@ impl Family for Mana {
     // MANA's hardware counters (`mana_ethtool_stats`' `hc_*`).
     const HW: &'static [(&'static str, Get<GfStats>)] = &[
         ("hc_rx_discards_no_wqe", |c| c.rx_discards_no_wqe),
+        ("hc_rx_err_vport_disabled", |c| c.rx_err_vport_disabled),
         ("hc_rx_bytes", |c| c.hc_rx_bytes),
         ("hc_rx_ucast_pkts", |c| c.hc_rx_ucast_pkts),
         ("hc_rx_ucast_bytes", |c| c.hc_rx_ucast_bytes),

@@ -99,6 +99,9 @@ const MANA: &[Counter<mana::PortCounters>] = &[
     // The counters MANA_QUERY_GF_STAT reports, under mana's ethtool names (summed over the
     // device's ports they are its answer: tests/vm/98-upstream-mana.sh compares them).
     ("dev_hc_rx_discards_no_wqe", |c| c.hc_rx_discards_no_wqe),
+    ("dev_hc_rx_err_vport_disabled", |c| {
+        c.hc_rx_err_vport_disabled
+    }),
     ("dev_hc_rx_bytes", |c| c.hc_rx_bytes),
     ("dev_hc_rx_ucast_pkts", |c| c.hc_rx_ucast_pkts),
     ("dev_hc_rx_ucast_bytes", |c| c.hc_rx_ucast_bytes),

@@ -934,6 +934,11 @@ fn receive<M: BusMemory, I: InterruptSink>(
     let host_len = wire.len() - skip;
     if pt.rss_len == 0 {
         pt.counters.rx_no_rq_drops += 1;
+        // The vport's RX is off (MANA_CONFIG_VPORT_RX rx_enable false, or never on): the
+        // device's rx_err_vport_disabled.
+        if !pt.steer.rx_enabled() {
+            pt.counters.hc_rx_err_vport_disabled += 1;
+        }
         return;
     }
     let slot = usize::from(pt.rss[(hash as usize % pt.rss_len.min(MAX_RSS)) % MAX_RSS]);

@@ -194,6 +194,11 @@ pub struct Steer {
 }
 
 impl Steer {
+    /// Whether the vport's RX is on (MANA_CONFIG_VPORT_RX's `rx_enable`).
+    pub(super) fn rx_enabled(&self) -> bool {
+        self.rx_enable
+    }
+
     /// Nothing configured.
     pub const EMPTY: Self = Self {
         rx_enable: false,
@@ -1405,6 +1410,7 @@ where
             let k = &pt.counters;
             let add = |c: &mut [u64; 27], i: usize, v: u64| c[i] = c[i].wrapping_add(v);
             add(&mut c, 0, k.hc_rx_discards_no_wqe);
+            add(&mut c, 1, k.hc_rx_err_vport_disabled);
             add(&mut c, 2, k.hc_rx_bytes);
             add(&mut c, 3, k.hc_rx_ucast_pkts);
             add(&mut c, 4, k.hc_rx_ucast_bytes);
@@ -1430,8 +1436,8 @@ where
             22, 23, 26,
         ];
         // The counters the model keeps: those it adds above.
-        const KEPT: [usize; 18] = [
-            0, 2, 3, 4, 5, 6, 7, 8, 17, 18, 19, 20, 21, 22, 23, 24, 25, 26,
+        const KEPT: [usize; 19] = [
+            0, 1, 2, 3, 4, 5, 6, 7, 8, 17, 18, 19, 20, 21, 22, 23, 24, 25, 26,
         ];
         let mut reported = 0u64;
         for &i in KEPT.iter() {

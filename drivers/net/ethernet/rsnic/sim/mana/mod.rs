@@ -509,6 +509,9 @@ pub struct PortCounters {
     pub hc_rx_discards_no_wqe: u64,
     /// Packets dropped: no RSS table, or the RQ is missing or in error.
     pub rx_no_rq_drops: u64,
+    /// Of [`PortCounters::rx_no_rq_drops`], those that came while the vport's RX was off
+    /// (MANA_CONFIG_VPORT_RX's `rx_enable` false, or never set): `hc_rx_err_vport_disabled`.
+    pub hc_rx_err_vport_disabled: u64,
     /// Malformed RX WQEs (the RQ enters the error state).
     pub rx_wqe_errors: u64,
     /// RX CQEs written (RX_OKAY and RX_TRUNCATED).
