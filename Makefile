@@ -88,6 +88,9 @@ vmtest-vfio: setup-test kernel module devd upstream
 			$(VFIO_TESTS) || rc=1; \
 	done; exit $$rc
 
+# 98-upstream-mana attaches the XDP test programs to the kernel's mana driver.
+vmtest-vfio: $(if $(filter %/98-upstream-mana.sh,$(VFIO_TESTS)),xdp-tools)
+
 # The kernel's own drivers of both families for the test kernel, judges of rsnic's device
 # models on the vfio-user transport: mana.ko built out of tree, mlx5_core.ko checked
 # (scripts/build-upstream.sh prints both paths).

@@ -433,6 +433,11 @@ void rsnic_helper_skb_rx_finish(struct sk_buff *skb, struct net_device *dev, boo
 	skb->protocol = eth_type_trans(skb, dev);
 }
 
+void rsnic_helper_skb_vlan_put_tag(struct sk_buff *skb, u16 tci)
+{
+	__vlan_hwaccel_put_tag(skb, htons(ETH_P_8021Q), tci);
+}
+
 void rsnic_helper_napi_gro_receive(struct napi_struct *napi, struct sk_buff *skb)
 {
 	napi_gro_receive(napi, skb);

@@ -250,6 +250,13 @@ impl SkBuff {
         }
     }
 
+    /// Gives the skb the 802.1Q tag `tci` that the device stripped from the received frame
+    /// (`__vlan_hwaccel_put_tag`), as a driver whose device strips tags does.
+    pub fn put_vlan_tag(&mut self, tci: u16) {
+        // SAFETY: the skb is valid and exclusively ours (type invariant).
+        unsafe { bindings::rsnic_helper_skb_vlan_put_tag(self.0.as_ptr(), tci) }
+    }
+
     /// Total length in bytes (`skb->len`).
     #[inline]
     pub fn len(&self) -> u32 {

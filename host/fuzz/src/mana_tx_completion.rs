@@ -52,7 +52,7 @@ use crate::env::{
 };
 use crate::{le32, Input};
 
-/// SQ id (24 bits, with bits above 10 set so that `vsq_frame` is not zero).
+/// SQ id (24 bits, with bits above 10 set: `vsq_frame` must still be 0, as upstream's).
 pub const SQ_ID: u32 = 0x12_3456;
 /// TX CQ id.
 pub const CQ_ID: u32 = 0x00_3007;
@@ -435,7 +435,8 @@ impl Harness {
         assert_eq!(o0 & 3, u32::from(long), "pkt_fmt");
         assert_eq!(o0 >> 8, CQ_ID, "vcq_num");
         assert_eq!(o0 & 0x80, 0, "suppress_txcqe_gen");
-        assert_eq!((o1 >> 10) & 0x3fff, (SQ_ID >> 10) & 0x3fff, "vsq_frame");
+        // Never set by upstream (txq->vsq_frame stays 0), nor by rsnic.
+        assert_eq!((o1 >> 10) & 0x3fff, 0, "vsq_frame");
         let short_vp = if long { 0 } else { self.vp_offset as u32 };
         assert_eq!(o1 >> 24, short_vp, "short_vp_offset");
         if long {
@@ -471,7 +472,13 @@ impl Harness {
                 "offload bits unasked"
             );
         } else if let Some(l) = o.layout {
-            assert_eq!(trans_off, u32::from(l.trans_off), "trans_off");
+            // trans_off for TCP (checksum, TSO); 0 for a UDP checksum, as upstream.
+            let want = if l.tcp == Some(false) && o.gso.is_none() {
+                0
+            } else {
+                u32::from(l.trans_off)
+            };
+            assert_eq!(trans_off, want, "trans_off");
             assert_eq!((v4, v6), (l.ipv4 == Some(true), l.ipv4 == Some(false)));
             if o.gso.is_some() {
                 assert!(ipcs && tcpcs && !udpcs, "TSO checksum bits");

@@ -92,7 +92,15 @@ fn offloads_checksum_tso_vlan() {
         );
         assert!(r.comp.l4_csum_ok && r.comp.ip_csum_ok && !r.comp.csum_fail);
     }
-    assert_eq!(rx[2].bytes[12..16], [0x81, 0x00, 0xa1, 0x23]);
+    // The receiving device strips the tag the sender inserted and reports its VLAN id (the
+    // PCP and DEI stay behind: rx_vlan_id has 12 bits), as mana_rx_skb reads it.
+    assert_eq!(rx[2].bytes[12..14], [0x08, 0x00]);
+    assert_eq!(rx[2].bytes.len(), 80);
+    assert_eq!(rx[2].comp.vlan, Some(0x123));
+    assert!(rx
+        .iter()
+        .enumerate()
+        .all(|(i, r)| i == 2 || r.comp.vlan.is_none()));
     for (k, r) in rx[3..].iter().enumerate() {
         assert_eq!(r.bytes.len(), 54 + 1000);
         assert_eq!(

@@ -129,11 +129,18 @@ fn pair_through_hwc_carries_traffic_and_tears_down() {
     assert_eq!(g.hc_tx_bytes, t.hc_tx_bytes);
     assert_eq!(g.rx_discards_no_wqe, 0);
     assert_ne!(g.reported & 1, 0);
+    // The bytes per cast (upstream's hc_{rx,tx}_{ucast,bcast,mcast}_bytes) are reported and
+    // add up to the totals.
+    assert_ne!(g.reported & (1 << 4), 0, "hc_rx_ucast_bytes reported");
     assert_eq!(
-        g.reported & (1 << 4),
-        0,
-        "ucast bytes are not kept by the model"
+        g.hc_rx_ucast_bytes + g.hc_rx_bcast_bytes + g.hc_rx_mcast_bytes,
+        g.hc_rx_bytes
     );
+    assert_eq!(
+        g.hc_tx_ucast_bytes + g.hc_tx_bcast_bytes + g.hc_tx_mcast_bytes,
+        g.hc_tx_bytes
+    );
+    assert!(g.hc_rx_ucast_bytes + g.hc_rx_bcast_bytes > 0);
 
     // Teardown as mana_dealloc_queues: RX off, fence, destroy RQ and SQ objects.
     let vport = h.info.vports[RX_PORT].vport;

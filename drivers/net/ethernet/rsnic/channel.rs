@@ -2077,6 +2077,9 @@ impl<F: Family> Channel<F> {
                     let csum_ok = self.csum_ok(m, counts);
                     let (hash, hash_type) = self.hash_of(m);
                     skb.rx_finish(dev, csum_ok, hash, hash_type, queue);
+                    if let Some(t) = m.vlan {
+                        skb.put_vlan_tag(t);
+                    }
                     napi.gro_receive(skb);
                 }
                 XskVerdict::Tx(Some(f)) => {
@@ -2257,6 +2260,10 @@ impl<F: Family> Channel<F> {
                     (false, (0, 0))
                 };
                 skb.rx_finish(&self.dev, csum_ok, hash, hash_type, self.index as u16);
+                // A tag the device stripped stays the packet's whatever XDP did to the rest.
+                if let Some(t) = m.vlan {
+                    skb.put_vlan_tag(t);
+                }
                 napi.gro_receive(skb);
             }
             None => counts.dropped += 1,

@@ -47,6 +47,9 @@ pub(crate) struct RxMeta {
     pub(crate) hash: u32,
     /// Hash type: 0 none, 1 L3, 2 L4.
     pub(crate) hash_type: u8,
+    /// The 802.1Q tag the device stripped from the frame (MANA: its VLAN id), which the skb
+    /// gets as its accelerated tag.
+    pub(crate) vlan: Option<u16>,
 }
 
 /// The counters every family has, for `ndo_get_stats64` and the netdev queue stats.

@@ -120,6 +120,8 @@ fn meta(c: &RxCompletion) -> RxMeta {
         } else {
             0
         },
+        // The device strips an 802.1Q tag and reports its VLAN id (mana_rx_skb).
+        vlan: c.vlan,
     }
 }
 
@@ -244,14 +246,21 @@ impl Family for Mana {
     // MANA's hardware counters (`mana_ethtool_stats`' `hc_*`).
     const HW: &'static [(&'static str, Get<GfStats>)] = &[
         ("hc_rx_discards_no_wqe", |c| c.rx_discards_no_wqe),
+        ("hc_rx_err_vport_disabled", |c| c.rx_err_vport_disabled),
         ("hc_rx_bytes", |c| c.hc_rx_bytes),
         ("hc_rx_ucast_pkts", |c| c.hc_rx_ucast_pkts),
+        ("hc_rx_ucast_bytes", |c| c.hc_rx_ucast_bytes),
         ("hc_rx_bcast_pkts", |c| c.hc_rx_bcast_pkts),
+        ("hc_rx_bcast_bytes", |c| c.hc_rx_bcast_bytes),
         ("hc_rx_mcast_pkts", |c| c.hc_rx_mcast_pkts),
+        ("hc_rx_mcast_bytes", |c| c.hc_rx_mcast_bytes),
         ("hc_tx_bytes", |c| c.hc_tx_bytes),
         ("hc_tx_ucast_pkts", |c| c.hc_tx_ucast_pkts),
+        ("hc_tx_ucast_bytes", |c| c.hc_tx_ucast_bytes),
         ("hc_tx_bcast_pkts", |c| c.hc_tx_bcast_pkts),
+        ("hc_tx_bcast_bytes", |c| c.hc_tx_bcast_bytes),
         ("hc_tx_mcast_pkts", |c| c.hc_tx_mcast_pkts),
+        ("hc_tx_mcast_bytes", |c| c.hc_tx_mcast_bytes),
         ("hc_tx_err_inval_oob", |c| c.tx_err_inval_oob),
         ("hc_tx_err_mtu_violation", |c| c.tx_err_mtu_violation),
         ("hc_tx_err_gdma", |c| c.tx_err_gdma),

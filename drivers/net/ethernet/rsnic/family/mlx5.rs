@@ -886,6 +886,7 @@ impl DataPath for Mlx5 {
                 csum_ok: c.hds_ip_ext & 0x6 == 0x6,
                 hash: c.hash,
                 hash_type: hash_type(c),
+                vlan: None,
             };
             deliver(page, &m, frags)
         })
@@ -1055,6 +1056,7 @@ impl DataPath for Mlx5 {
                 csum_ok: c.hds_ip_ext & 0x6 == 0x6,
                 hash: c.hash,
                 hash_type: hash_type(c),
+                vlan: None,
             };
             deliver(buf, &m)
         })

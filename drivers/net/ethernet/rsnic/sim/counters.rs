@@ -100,6 +100,29 @@ const MANA: &[Counter<mana::PortCounters>] = &[
     // whole device).
     ("dev_tx_bytes", |c| c.hc_tx_bytes),
     ("dev_rx_discards_no_wqe", |c| c.hc_rx_discards_no_wqe),
+    // The counters MANA_QUERY_GF_STAT reports, under mana's ethtool names (summed over the
+    // device's ports they are its answer: tests/vm/98-upstream-mana.sh compares them).
+    ("dev_hc_rx_discards_no_wqe", |c| c.hc_rx_discards_no_wqe),
+    ("dev_hc_rx_err_vport_disabled", |c| {
+        c.hc_rx_err_vport_disabled
+    }),
+    ("dev_hc_rx_bytes", |c| c.hc_rx_bytes),
+    ("dev_hc_rx_ucast_pkts", |c| c.hc_rx_ucast_pkts),
+    ("dev_hc_rx_ucast_bytes", |c| c.hc_rx_ucast_bytes),
+    ("dev_hc_rx_bcast_pkts", |c| c.hc_rx_bcast_pkts),
+    ("dev_hc_rx_bcast_bytes", |c| c.hc_rx_bcast_bytes),
+    ("dev_hc_rx_mcast_pkts", |c| c.hc_rx_mcast_pkts),
+    ("dev_hc_rx_mcast_bytes", |c| c.hc_rx_mcast_bytes),
+    ("dev_hc_tx_err_mtu_violation", |c| c.hc_tx_err_mtu_violation),
+    ("dev_hc_tx_err_inval_oob", |c| c.hc_tx_err_inval_oob),
+    ("dev_hc_tx_bytes", |c| c.hc_tx_bytes),
+    ("dev_hc_tx_ucast_pkts", |c| c.hc_tx_ucast_pkts),
+    ("dev_hc_tx_ucast_bytes", |c| c.hc_tx_ucast_bytes),
+    ("dev_hc_tx_bcast_pkts", |c| c.hc_tx_bcast_pkts),
+    ("dev_hc_tx_bcast_bytes", |c| c.hc_tx_bcast_bytes),
+    ("dev_hc_tx_mcast_pkts", |c| c.hc_tx_mcast_pkts),
+    ("dev_hc_tx_mcast_bytes", |c| c.hc_tx_mcast_bytes),
+    ("dev_hc_tx_err_gdma", |c| c.hc_tx_err_gdma),
     ("dev_doorbells", |c| c.doorbells),
     ("dev_sq_doorbells", |c| c.sq_doorbells),
     ("dev_rq_doorbells", |c| c.rq_doorbells),
@@ -125,6 +148,7 @@ const MANA: &[Counter<mana::PortCounters>] = &[
     ("dev_rx_wqe_errors", |c| c.rx_wqe_errors),
     ("dev_rx_cqes", |c| c.rx_cqes),
     ("dev_rx_truncated", |c| c.rx_truncated),
+    ("dev_rx_vlan_stripped", |c| c.rx_vlan_stripped),
     ("dev_cq_db_overdue", |c| c.cq_db_overdue),
     ("dev_eqes", |c| c.eqes),
     ("dev_interrupts", |c| c.interrupts),

@@ -15,8 +15,9 @@
 //!
 //! CQE handling (`mana_process_rx_cqe`): RX_OKAY delivers `ppi[0].pkt_len` bytes (checked
 //! against the buffer size) and re-posts a fresh buffer; TRUNCATED drops and re-posts the same
-//! buffer; COALESCED (`rx_coalesced_err`), FENCE and unknown types (`rx_cqe_unknown_type`)
-//! return without re-posting, as upstream. A CQE for another queue, a CQE while nothing is
+//! buffer; COALESCED (`rx_coalesced_err`) and unknown types (`rx_cqe_unknown_type`) return
+//! without re-posting, as upstream; OBJECT_FENCE (the answer to MANA_FENCE_RQ) is neither
+//! an error nor a packet and counts nothing, as upstream. A CQE for another queue, a CQE while nothing is
 //! posted, or an owner-bit overflow puts the RQ in an error state (it stops consuming).
 //!
 //! [`Rq::poll_refill`] is the variant for AF_XDP zero-copy, whose buffers come from the
@@ -27,8 +28,8 @@ use core::ops::DerefMut;
 
 use super::cq::Cq;
 use super::fmt::{
-    rq_doorbell, RxCompOob, Sge, WqeHeader, BU_SIZE, CQE_RX_COALESCED_4, CQE_RX_OKAY,
-    CQE_RX_TRUNCATED, INLINE_OOB_SMALL,
+    rq_doorbell, RxCompOob, Sge, WqeHeader, BU_SIZE, CQE_RX_COALESCED_4, CQE_RX_OBJECT_FENCE,
+    CQE_RX_OKAY, CQE_RX_TRUNCATED, INLINE_OOB_SMALL,
 };
 use super::sq::SetupError;
 use super::stats::{add, RxStats};
@@ -317,6 +318,10 @@ where
                     add(&mut self.stats.rx_coalesced_err, 1);
                     continue;
                 }
+                // The device's answer to MANA_FENCE_RQ: every CQE of the RQ before it has
+                // been written. Not an error and no packet (upstream completes its fence
+                // wait on it and counts nothing); no WQE was consumed.
+                CQE_RX_OBJECT_FENCE => continue,
                 _ => {
                     add(&mut self.stats.rx_cqe_unknown_type, 1);
                     continue;

@@ -5,7 +5,8 @@
 //! [`Sq::xmit`] builds one WQE per packet: the header, a short OOB (8 B) or, when a VLAN tag
 //! must be inserted or the vport offset exceeds 255, a long OOB (24 B), then one SGE for the
 //! linear part and one per fragment. Checksum offload (`CHECKSUM_PARTIAL`): TCP sets
-//! `comp_tcp_csum`, UDP `comp_udp_csum`, both with `trans_off` and the outer IP version.
+//! `comp_tcp_csum` with `trans_off`, UDP `comp_udp_csum` with `trans_off` 0 (the device
+//! finds a UDP header itself; upstream leaves the field 0 there), both the outer IP version.
 //! TSO (TCP only): `is_outer_ipv4/6`, `comp_iphdr_csum`, `comp_tcp_csum`, `trans_off`,
 //! `client_data_unit = gso_size`, flags OOB_IN_SGL | PAD_BY_SGE0 (`client_oob_in_sgl = 1`,
 //! `last_vbytes` = SGE0's size), and SGE0 holds only the headers: the linear part is split
@@ -192,7 +193,8 @@ fn plan<P: TxPacket>(pkt: &P, p: &SqParams) -> Result<Plan, TxRejectReason> {
     let mut oob = TxOob {
         pkt_fmt: if long { PKT_FMT_LONG } else { PKT_FMT_SHORT },
         vcq_num: p.cq_id,
-        vsq_frame: ((p.sq_id >> 10) & 0x3fff) as u16,
+        // `vsq_frame` 0: upstream's txq->vsq_frame is never assigned (rsnic.rst, "What the
+        // kernel's mana driver found in the model").
         short_vp_offset: if long { 0 } else { p.vp_offset as u8 },
         long_vp_offset: if long { p.vp_offset & 0xfff } else { 0 },
         ..TxOob::default()
@@ -219,7 +221,10 @@ fn plan<P: TxPacket>(pkt: &P, p: &SqParams) -> Result<Plan, TxRejectReason> {
         if th > 0x3ff {
             return Err(TxRejectReason::HeaderTooLong);
         }
-        oob.trans_off = th;
+        // `trans_off` for TCP (checksum and TSO) only: for a UDP checksum the device finds
+        // the header itself, and upstream mana leaves the field 0 there; rsnic sends what
+        // the hardware is known to take (rsnic.rst, "What the kernel's mana driver found in
+        // the model").
         match (gso, h.l4) {
             (Some(g), L4::Tcp(tl)) => {
                 let ihs = u32::from(th) + u32::from(tl);
@@ -231,6 +236,7 @@ fn plan<P: TxPacket>(pkt: &P, p: &SqParams) -> Result<Plan, TxRejectReason> {
                 }
                 oob.comp_iphdr_csum = true;
                 oob.comp_tcp_csum = true;
+                oob.trans_off = th;
                 let nsge = 1 + usize::from(linear > ihs) + nfrag;
                 // OOB_IN_SGL needs a second SGE (spec D.2): a TSO packet without payload
                 // would be a WQE the device rejects.
@@ -240,7 +246,10 @@ fn plan<P: TxPacket>(pkt: &P, p: &SqParams) -> Result<Plan, TxRejectReason> {
                 return finish(oob, long, Some((g.size, ihs)), nsge, linear);
             }
             (Some(_), _) => return Err(TxRejectReason::Malformed),
-            (None, L4::Tcp(_)) => oob.comp_tcp_csum = true,
+            (None, L4::Tcp(_)) => {
+                oob.comp_tcp_csum = true;
+                oob.trans_off = th;
+            }
             (None, L4::Udp) => oob.comp_udp_csum = true,
             // Upstream falls back to skb_checksum_help(); that is the caller's job here.
             (None, _) => return Err(TxRejectReason::Malformed),
@@ -265,7 +274,6 @@ fn fast_head(p: &SqParams) -> Option<[u8; 16]> {
     let oob = TxOob {
         pkt_fmt: PKT_FMT_SHORT,
         vcq_num: p.cq_id,
-        vsq_frame: ((p.sq_id >> 10) & 0x3fff) as u16,
         short_vp_offset: p.vp_offset as u8,
         ..TxOob::default()
     };

@@ -67,7 +67,7 @@ pub struct RxStats {
     pub bytes: u64,
     /// COALESCED CQEs (the driver does not handle them).
     pub rx_coalesced_err: u64,
-    /// RX CQEs of an unknown type (FENCE included).
+    /// RX CQEs of an unknown type (not OBJECT_FENCE: that one is known and counts nothing).
     pub rx_cqe_unknown_type: u64,
     /// Truncated packets dropped; rsnic-specific.
     pub rx_truncated: u64,

@@ -801,8 +801,16 @@ fn send_wqe<M: BusMemory, I: InterruptSink>(
     dst.copy_from_slice(data);
     if tcp || udp {
         let h = pkt::parse(dst);
-        let want = if tcp { L4::Tcp } else { L4::Udp };
-        if h.l4 != want || h.l4_off != trans_off {
+        // TCP names its header's offset (`trans_off`), which must be where the parsed
+        // headers put it; for UDP the device finds the header itself and reads nothing from
+        // `trans_off`: upstream mana_start_xmit sets it for TCP only and leaves it 0 for a
+        // UDP checksum (rsnic.rst, "What the kernel's mana driver found in the model").
+        let (want, at) = if tcp {
+            (L4::Tcp, trans_off)
+        } else {
+            (L4::Udp, h.l4_off)
+        };
+        if h.l4 != want || h.l4_off != at {
             return Err(WqeError::Csum);
         }
         pkt::fill_checksums(dst, &h, iphdr, true);
@@ -879,12 +887,13 @@ fn deliver<M: BusMemory, I: InterruptSink>(
         return;
     };
     let c = &mut sp.counters;
-    c.hc_tx_bytes += wire.len() as u64;
+    let n = wire.len() as u64;
+    c.hc_tx_bytes += n;
     match cast(wire) {
-        1 => c.hc_tx_bcast_pkts += 1,
-        2 => c.hc_tx_mcast_pkts += 1,
-        _ => c.hc_tx_ucast_pkts += 1,
-    }
+        1 => (c.hc_tx_bcast_pkts += 1, c.hc_tx_bcast_bytes += n),
+        2 => (c.hc_tx_mcast_pkts += 1, c.hc_tx_mcast_bytes += n),
+        _ => (c.hc_tx_ucast_pkts += 1, c.hc_tx_ucast_bytes += n),
+    };
     if dst == src {
         c.loopback_packets += 1;
         c.loopback_bytes += wire.len() as u64;
@@ -911,8 +920,25 @@ fn receive<M: BusMemory, I: InterruptSink>(
     }
     let h = pkt::parse(wire);
     let (hash, _) = pkt::rss_hash_key(wire, &h, &pt.rss_key);
+    // An outer 802.1Q tag (TPID 0x8100) is stripped and its VLAN id reported in the CQE
+    // (`rx_vlantag_present`, `rx_vlan_id`, 12 bits): what mana_rx_skb reads, with
+    // NETIF_F_HW_VLAN_CTAG_RX always on. The host gets the frame without the 4 bytes; the
+    // hash and checksums are the parser's, which looks past the tag either way.
+    let tag = match (wire.get(12..14), wire.get(14..16)) {
+        (Some(&[0x81, 0x00]), Some(&[t0, t1])) if wire.len() >= 18 => {
+            Some(u16::from_be_bytes([t0, t1]) & 0xfff)
+        }
+        _ => None,
+    };
+    let skip = if tag.is_some() { 4 } else { 0 };
+    let host_len = wire.len() - skip;
     if pt.rss_len == 0 {
         pt.counters.rx_no_rq_drops += 1;
+        // The vport's RX is off (MANA_CONFIG_VPORT_RX rx_enable false, or never on): the
+        // device's rx_err_vport_disabled.
+        if !pt.steer.rx_enabled() {
+            pt.counters.hc_rx_err_vport_disabled += 1;
+        }
         return;
     }
     let slot = usize::from(pt.rss[(hash as usize % pt.rss_len.min(MAX_RSS)) % MAX_RSS]);
@@ -969,26 +995,45 @@ fn receive<M: BusMemory, I: InterruptSink>(
         .filter(|&i| le32(&wqe, 8 + oob + 16 * i + 8) != MANA_MKEY)
         .count() as u64;
     pt.counters.mkey_errors += bad_keys;
-    let mut truncated = cap < wire.len() as u64 || bad_keys != 0;
+    let mut truncated = cap < host_len as u64 || bad_keys != 0;
     if core::mem::take(&mut pt.faults.rx_trunc) {
         pt.counters.faults_injected += 1;
         truncated = true;
     }
     if !truncated {
+        // `pos` counts the bytes the host gets: those of the wire less a stripped tag
+        // (wire bytes 12..16).
         let mut pos = 0usize;
-        for i in 0..nsge {
-            if pos >= wire.len() {
+        'sges: for i in 0..nsge {
+            if pos >= host_len {
                 break;
             }
             let at = 8 + oob + 16 * i;
             let addr = u64::from(le32(&wqe, at)) | (u64::from(le32(&wqe, at + 4)) << 32);
-            let n = (le32(&wqe, at + 12) as usize).min(wire.len() - pos);
+            let n = (le32(&wqe, at + 12) as usize).min(host_len - pos);
             pt.counters.pcie.dma_write(addr, n as u64);
-            let src = wire.get(pos..pos + n).unwrap_or(&[]);
-            if bus.mem.dma_write(addr, src).is_err() {
-                pt.counters.dma_faults += 1;
-                truncated = true;
-                break;
+            let mut done = 0usize;
+            while done < n {
+                let lp = pos + done;
+                let (from, run) = if skip != 0 && lp < 12 {
+                    (lp, 12 - lp)
+                } else if lp >= 12 {
+                    (lp + skip, n - done)
+                } else {
+                    (lp, n - done)
+                };
+                let k = run.min(n - done);
+                let src = wire.get(from..from + k).unwrap_or(&[]);
+                if bus
+                    .mem
+                    .dma_write(addr.wrapping_add(done as u64), src)
+                    .is_err()
+                {
+                    pt.counters.dma_faults += 1;
+                    truncated = true;
+                    break 'sges;
+                }
+                done += k;
             }
             pos += n;
         }
@@ -999,12 +1044,13 @@ fn receive<M: BusMemory, I: InterruptSink>(
         c.rx_truncated += 1;
         RX_TRUNCATED
     } else {
-        c.hc_rx_bytes += wire.len() as u64;
+        let n = wire.len() as u64;
+        c.hc_rx_bytes += n;
         match cast(wire) {
-            1 => c.hc_rx_bcast_pkts += 1,
-            2 => c.hc_rx_mcast_pkts += 1,
-            _ => c.hc_rx_ucast_pkts += 1,
-        }
+            1 => (c.hc_rx_bcast_pkts += 1, c.hc_rx_bcast_bytes += n),
+            2 => (c.hc_rx_mcast_pkts += 1, c.hc_rx_mcast_bytes += n),
+            _ => (c.hc_rx_ucast_pkts += 1, c.hc_rx_ucast_bytes += n),
+        };
         RX_OKAY
     };
     c.rx_cqes += 1;
@@ -1024,10 +1070,14 @@ fn receive<M: BusMemory, I: InterruptSink>(
             L4::Udp => f |= if l4_ok { 1 << 29 } else { 1 << 30 },
             L4::None => {}
         }
+        if let Some(t) = tag {
+            f |= u32::from(t) | (1 << 12);
+            pt.counters.rx_vlan_stripped += 1;
+        }
         put32(&mut d, 4, f);
         put32(&mut d, 16, hash);
     }
-    put32(&mut d, 8, wire.len().min(0xffff) as u32);
+    put32(&mut d, 8, host_len.min(0xffff) as u32);
     put32(&mut d, 56, off);
     let rq_id = RQ_ID_BASE + (rx * MAX_QUEUES + slot) as u32;
     let wq = named_wq(&mut pt.faults.rx_bad_wq, &mut pt.counters, rq_id);

@@ -194,6 +194,11 @@ pub struct Steer {
 }
 
 impl Steer {
+    /// Whether the vport's RX is on (MANA_CONFIG_VPORT_RX's `rx_enable`).
+    pub(super) fn rx_enabled(&self) -> bool {
+        self.rx_enable
+    }
+
     /// Nothing configured.
     pub const EMPTY: Self = Self {
         rx_enable: false,
@@ -1411,16 +1416,23 @@ where
             let k = &pt.counters;
             let add = |c: &mut [u64; 27], i: usize, v: u64| c[i] = c[i].wrapping_add(v);
             add(&mut c, 0, k.hc_rx_discards_no_wqe);
+            add(&mut c, 1, k.hc_rx_err_vport_disabled);
             add(&mut c, 2, k.hc_rx_bytes);
             add(&mut c, 3, k.hc_rx_ucast_pkts);
+            add(&mut c, 4, k.hc_rx_ucast_bytes);
             add(&mut c, 5, k.hc_rx_bcast_pkts);
+            add(&mut c, 6, k.hc_rx_bcast_bytes);
             add(&mut c, 7, k.hc_rx_mcast_pkts);
+            add(&mut c, 8, k.hc_rx_mcast_bytes);
             add(&mut c, 17, k.hc_tx_err_mtu_violation);
             add(&mut c, 18, k.hc_tx_err_inval_oob);
             add(&mut c, 19, k.hc_tx_bytes);
             add(&mut c, 20, k.hc_tx_ucast_pkts);
+            add(&mut c, 21, k.hc_tx_ucast_bytes);
             add(&mut c, 22, k.hc_tx_bcast_pkts);
+            add(&mut c, 23, k.hc_tx_bcast_bytes);
             add(&mut c, 24, k.hc_tx_mcast_pkts);
+            add(&mut c, 25, k.hc_tx_mcast_bytes);
             add(&mut c, 26, k.hc_tx_err_gdma);
         }
         // Field i of the response and its STATISTICS_FLAGS bit (the flags order the
@@ -1430,7 +1442,9 @@ where
             22, 23, 26,
         ];
         // The counters the model keeps: those it adds above.
-        const KEPT: [usize; 12] = [0, 2, 3, 5, 7, 17, 18, 19, 20, 22, 24, 26];
+        const KEPT: [usize; 19] = [
+            0, 1, 2, 3, 4, 5, 6, 7, 8, 17, 18, 19, 20, 21, 22, 23, 24, 25, 26,
+        ];
         let mut reported = 0u64;
         for &i in KEPT.iter() {
             let bit = 1u64 << FLAG[i];

@@ -199,8 +199,10 @@
 //! requests that do not match the parsed headers → HDR_PROCESSING_ERROR; a frame (or TSO
 //! segment) longer than [`MAX_FRAME`] → MTU_DROP (`hc_tx_err_mtu_violation`).
 //!
-//! Offloads: `comp_tcp_csum` / `comp_udp_csum` fill the TCP/UDP checksum (the parsed L4
-//! header must be at `trans_off`), `comp_iphdr_csum` the IPv4 header checksum. TSO
+//! Offloads: `comp_tcp_csum` / `comp_udp_csum` fill the TCP/UDP checksum (for TCP the
+//! parsed header must be at `trans_off`; for UDP the device finds the header itself and
+//! ignores `trans_off`, which upstream mana leaves 0 there), `comp_iphdr_csum` the IPv4
+//! header checksum. TSO
 //! (`client_data_unit` = MSS ≠ 0 with `client_oob_in_sgl`): SGE0 must hold exactly the
 //! Ethernet/IP/TCP headers (`last_vbytes` = SGE0's size), the payload is cut into MSS pieces
 //! and each segment's lengths, IPv4 ID, sequence number, flags and checksums are fixed
@@ -216,7 +218,10 @@
 //! and an RX CQE written: RX_OKAY with `ppi[0].pkt_len`, `pkt_hash`, the NDIS hash type
 //! (bits: IPv4 0, TCP/IPv4 1, UDP/IPv4 2, IPv6 3, TCP/IPv6 4, UDP/IPv6 5 — the model's
 //! assignment), IP/TCP/UDP checksum ok/fail as verified (an IPv6 header, which has no checksum, reports IP ok), `rx_wqe_offset` = the WQE's byte
-//! offset; or RX_TRUNCATED when the SGEs are too small or one is under another key than
+//! offset; an outer 802.1Q tag (TPID 0x8100) is stripped (the host gets the frame without
+//! it, `pkt_len` 4 less) and its VLAN id reported (`rx_vlantag_present`, `rx_vlan_id`), as
+//! mana's fixed NETIF_F_HW_VLAN_CTAG_RX and mana_rx_skb say the hardware does (the byte
+//! counters count the frame as it came); or RX_TRUNCATED when the SGEs are too small or one is under another key than
 //! [`MANA_MKEY`] (nothing is written; the WQE is consumed). A malformed RX
 //! WQE drops the packet, counts `rx_wqe_errors` and puts the RQ in error (no CQE: the device
 //! cannot trust the WQE's size).
@@ -443,6 +448,13 @@ pub struct PortCounters {
     pub hc_tx_mcast_pkts: u64,
     /// Bytes transmitted (on the wire or looped back).
     pub hc_tx_bytes: u64,
+    /// Bytes of the unicast packets sent (`hc_tx_ucast_bytes`; the three casts' bytes add up
+    /// to [`PortCounters::hc_tx_bytes`]).
+    pub hc_tx_ucast_bytes: u64,
+    /// Bytes of the broadcast packets sent.
+    pub hc_tx_bcast_bytes: u64,
+    /// Bytes of the multicast packets sent.
+    pub hc_tx_mcast_bytes: u64,
     /// TX errors: invalid OOB.
     pub hc_tx_err_inval_oob: u64,
     /// TX errors: MTU violation.
@@ -483,10 +495,23 @@ pub struct PortCounters {
     pub hc_rx_mcast_pkts: u64,
     /// Bytes received into an RQ.
     pub hc_rx_bytes: u64,
+    /// Bytes of the unicast packets received (`hc_rx_ucast_bytes`; the three casts' bytes
+    /// add up to [`PortCounters::hc_rx_bytes`]).
+    pub hc_rx_ucast_bytes: u64,
+    /// Bytes of the broadcast packets received.
+    pub hc_rx_bcast_bytes: u64,
+    /// Bytes of the multicast packets received.
+    pub hc_rx_mcast_bytes: u64,
+    /// Received frames whose 802.1Q tag the device stripped (reported in the CQE; the
+    /// `hc_rx_*bytes` count the frame with its tag, the host got 4 bytes less).
+    pub rx_vlan_stripped: u64,
     /// Packets dropped because the RQ had no posted WQE.
     pub hc_rx_discards_no_wqe: u64,
     /// Packets dropped: no RSS table, or the RQ is missing or in error.
     pub rx_no_rq_drops: u64,
+    /// Of [`PortCounters::rx_no_rq_drops`], those that came while the vport's RX was off
+    /// (MANA_CONFIG_VPORT_RX's `rx_enable` false, or never set): `hc_rx_err_vport_disabled`.
+    pub hc_rx_err_vport_disabled: u64,
     /// Malformed RX WQEs (the RQ enters the error state).
     pub rx_wqe_errors: u64,
     /// RX CQEs written (RX_OKAY and RX_TRUNCATED).
