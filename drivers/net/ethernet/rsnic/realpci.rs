@@ -5,7 +5,7 @@
 //! them. Whether the function is hardware or a device model behind QEMU's `vfio-user-pci`
 //! (`rsnic-devd --vfio-user`), it is the same to this code.
 //!
-//! Like `host/` and `pcidev.rs`, this is the device's side of the bus: it knows nothing of
+//! Like `host/`, this is the device's side of the bus: it knows nothing of
 //! the driver. It enables the function, claims its BARs, maps BAR0 (uncached, `ioremap`),
 //! sets a 64-bit DMA mask and bus mastering, allocates the MSI-X vectors it is asked for, and
 //! gives the bus what a [`crate::bus::Function`] needs:
@@ -21,8 +21,8 @@
 //!   [`crate::kernel_ext::pci::IoMem::write64`]). An access outside BAR0 or misaligned is
 //!   not made: it is counted (a read returns `0xffff_ffff`, as a read of a gone device does)
 //!   and logged once;
-//! * MSI-X vectors, each carrying threaded handlers ([`PciIrqs`], shared with the ivshmem
-//!   transport) that run the bus handlers with bottom halves off (the bus contract).
+//! * MSI-X vectors, each carrying threaded handlers ([`PciIrqs`]) that run the bus handlers
+//!   with bottom halves off (the bus contract).
 //!
 //! The DMA device is the PCI device's own.
 
@@ -223,11 +223,6 @@ impl PciFunction {
             }),
             GFP_KERNEL,
         )
-    }
-
-    /// The function's family.
-    pub(crate) fn kind(&self) -> Kind {
-        self.kind
     }
 
     /// The MSI-X vectors allocated.

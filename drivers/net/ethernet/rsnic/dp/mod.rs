@@ -3,11 +3,10 @@
 //! The data path: kernel-free, `no_std`, safe Rust.
 //!
 //! Compiled into `rsnic.ko` and into the host crate `rsnic-core`. It talks to the hardware
-//! only through [`hw`]. [`xport`] is the PCI transport's shared-memory layout.
+//! only through [`hw`].
 
 pub mod hdr;
 pub mod hw;
 pub mod mana;
 pub mod mlx5;
 pub mod pkt;
-pub mod xport;
