@@ -12,9 +12,9 @@ use std::fs::File;
 use std::os::fd::AsFd;
 
 use common::vfio::*;
-use rsnic_core::dp::xport::Family;
 use rsnic_core::sim;
 use rsnic_core::sim::mlx5::{api_uar_offset, CqConfig, SqConfig, SQ_DOORBELL};
+use rsnic_devd::model::Family;
 use rsnic_devd::vfio::proto::{self, cmd, irq, region, Header, HDR_LEN, MAX_MSG};
 
 const EINVAL: u32 = libc::EINVAL as u32;

@@ -1,8 +1,7 @@
 //! The binary in `--vfio-user` mode, end to end without a VM: it prints one listening line
 //! per function socket, a client per socket negotiates and reads its function's IDs, a
 //! second client on an occupied socket is refused, and devd exits 0 once every client has
-//! closed (or on SIGTERM), leaving the per-port counters files in the ivshmem mode's format
-//! and removing its sockets.
+//! closed (or on SIGTERM), leaving the per-port counters files and removing its sockets.
 
 mod common;
 
@@ -139,20 +138,25 @@ fn mana_one_function_for_all_vports_and_sigterm() {
 }
 
 #[test]
-fn vfio_mode_refuses_ivshmem_options() {
+fn bad_command_lines_are_refused() {
+    // The ivshmem transport's options are gone with it.
     let out = Command::new(env!("CARGO_BIN_EXE_rsnic-devd"))
         .args(["--vfio-user", "/tmp/x", "--ram", "/tmp/r"])
         .output()
         .unwrap();
     assert_eq!(out.status.code(), Some(2));
     let err = String::from_utf8_lossy(&out.stderr);
-    assert!(
-        err.contains("--ram is not an option of --vfio-user mode"),
-        "{err}"
-    );
+    assert!(err.contains("unknown argument \"--ram\""), "{err}");
     let out = Command::new(env!("CARGO_BIN_EXE_rsnic-devd"))
         .args(["--vfio-user", "/tmp/x", "--family", "mlx5", "--ports", "9"])
         .output()
         .unwrap();
     assert_eq!(out.status.code(), Some(2));
+    let out = Command::new(env!("CARGO_BIN_EXE_rsnic-devd"))
+        .args(["--family", "mlx5", "--ports", "1", "--state-dir", "/tmp/s"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("--vfio-user is required"), "{err}");
 }

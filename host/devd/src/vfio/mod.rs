@@ -17,8 +17,7 @@
 //!
 //! One thread, one epoll loop: the listening sockets, the connections and a stop
 //! descriptor (the signalfd) are its descriptors; the model runs after every BAR0 write
-//! and whenever it has work left or its moderation deadline passes, as in
-//! [`crate::devd::Devd::serve`]. Nothing from a client is trusted: a malformed message gets
+//! and whenever it has work left or its moderation deadline passes. Nothing from a client is trusted: a malformed message gets
 //! an error reply (or, when the framing is lost, the connection is closed), is counted
 //! and logged.
 
@@ -29,17 +28,15 @@ pub mod proto;
 use std::fs::File;
 use std::io::{self, Read, Write};
 use std::os::fd::{AsFd, OwnedFd};
+use std::os::unix::fs::FileTypeExt;
 use std::os::unix::net::{UnixListener, UnixStream};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::time::Instant;
 
-use rsnic_core::dp::xport::{Family, MAX_PORTS, MODEL_VECTORS_PER_PORT};
 use rsnic_core::sim;
 
 use crate::devd::{write_counters_files, Log, COUNTERS_INTERVAL, SLICES_PER_ROUND, SLICE_WQES};
-use crate::model::{Irqs, Model};
-use crate::ring::Entry;
-use crate::server;
+use crate::model::{Entry, Family, Irqs, Model, MAX_PORTS, MODEL_VECTORS_PER_PORT};
 use crate::sys::{self, ev, recv_fds, send_fds, Epoll};
 
 use dma::{DmaTable, GuestMem};
@@ -245,9 +242,7 @@ impl VfioDevd {
         let mut funcs = Vec::new();
         for f in 0..cfg.functions() {
             let path = cfg.socket(f);
-            let listener = ctx(server::listen(&path), || {
-                format!("socket {}", path.display())
-            })?;
+            let listener = ctx(listen(&path), || format!("socket {}", path.display()))?;
             ctx(listener.set_nonblocking(true), || "listening socket".into())?;
             let mut func = Function {
                 path,
@@ -1007,6 +1002,23 @@ impl VfioDevd {
         func.stats.resets += 1;
         self.log.line(&format!("fn{f}: device reset"));
     }
+}
+
+/// Listens on `path`, replacing a stale socket left there (anything else there is an
+/// error).
+pub fn listen(path: &Path) -> io::Result<UnixListener> {
+    match std::fs::symlink_metadata(path) {
+        Ok(m) if m.file_type().is_socket() => std::fs::remove_file(path)?,
+        Ok(_) => {
+            return Err(io::Error::new(
+                io::ErrorKind::AlreadyExists,
+                "exists and is not a socket",
+            ))
+        }
+        Err(e) if e.kind() == io::ErrorKind::NotFound => {}
+        Err(e) => return Err(e),
+    }
+    UnixListener::bind(path)
 }
 
 /// A BAR0 access.
