@@ -386,6 +386,15 @@ impl PciDevice {
         Ok(Regions { dev: self.clone() })
     }
 
+    /// Whether the device still answers on the bus (`pci_device_is_present()`: its vendor id
+    /// reads as something other than all-ones from config space). False once a device was
+    /// surprise-removed or its link went down; a config read, so it costs a bus round trip.
+    /// Any context (the PCI config lock is a raw spinlock).
+    pub fn is_present(&self) -> bool {
+        // SAFETY: valid device (type invariant); a config space read, no other effect.
+        unsafe { bindings::pci_device_is_present(self.ptr.as_ptr()) }
+    }
+
     /// Lets the device master the bus (`pci_set_master()`); undone by disabling it.
     pub fn set_master(&self) {
         // SAFETY: valid device.

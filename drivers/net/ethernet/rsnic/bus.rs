@@ -172,6 +172,16 @@ impl Function {
         })
     }
 
+    /// Whether the function still answers on the bus (unless it is known to be gone, a
+    /// config space read for a real function, [`crate::realpci::PciFunction::check_present`];
+    /// the in-kernel device host's functions never go);
+    /// if not, it is gone from now on: register reads return all-ones without reaching the
+    /// bus, writes are dropped. Any context; costs a bus round trip. What a driver's long
+    /// wait for its device calls now and then.
+    pub(crate) fn check_present(&self) -> bool {
+        self.bar().check_present()
+    }
+
     /// MSI-X vectors of the function (vector numbers `0..num_vectors()`: what the driver
     /// gives the device as an EQ's vector and registers its handler on).
     pub(crate) fn num_vectors(&self) -> usize {
@@ -220,6 +230,25 @@ impl Function {
 pub(crate) struct Bar<'a> {
     xport: &'a Transport,
     base: u32,
+}
+
+impl Bar<'_> {
+    /// Whether the window's function is known to be gone (a surprise removal seen on the bus:
+    /// its registers and config space read all-ones); no bus access.
+    pub(crate) fn is_gone(&self) -> bool {
+        match self.xport {
+            Transport::InKernel(_) => false,
+            Transport::Direct(p) => p.is_gone(),
+        }
+    }
+
+    /// [`Function::check_present`] of the window's function.
+    pub(crate) fn check_present(&self) -> bool {
+        match self.xport {
+            Transport::InKernel(_) => true,
+            Transport::Direct(p) => p.check_present(),
+        }
+    }
 }
 
 impl Mmio for Bar<'_> {
