@@ -109,12 +109,18 @@ devd_watch() {
 	local log=$1
 	[ -n "$devd_pid" ] || return 0
 	(
+		# Only what the log gained since the last look (and the line that may straddle it).
+		off=0
 		while devd_alive; do
-			if grep -aqE $'RSNIC-DEVD-KILL\r?$' "$log" 2>/dev/null; then
-				kill -KILL "$devd_pid" 2>/dev/null
-				while devd_alive; do sleep 0.1; done
-				touch "$devd_dir/killed"
-				exit 0
+			size=$(stat -c %s "$log" 2>/dev/null || echo 0)
+			if [ "$size" -gt "$off" ]; then
+				if tail -c +"$((off + 1))" "$log" | grep -aqE $'RSNIC-DEVD-KILL\r?$'; then
+					kill -KILL "$devd_pid" 2>/dev/null
+					while devd_alive; do sleep 0.1; done
+					touch "$devd_dir/killed"
+					exit 0
+				fi
+				off=$((size > 64 ? size - 64 : 0))
 			fi
 			sleep 0.2
 		done
