@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
-# A device that dies mid-run (vfio transport): the device process is killed under traffic,
-# as a crashed device process or a surprise-removed NIC goes. QEMU's vfio-user client then
-# answers every access of the functions with all-ones (rsnic.rst, "The vfio-user
-# transport"), and rsnic must handle it as a NIC driver handles a surprise removal:
+# A device that dies mid-run (vfio transport): the device process unplugs its functions and
+# exits under traffic, as a surprise-removed NIC goes. QEMU's vfio-user client then answers
+# every access of the functions with all-ones (rsnic.rst, "The vfio-user transport", "A
+# device that dies"), and rsnic must handle it as a NIC driver handles a surprise removal:
 #
 #   * the functions read all-ones, their config space included;
 #   * the TX watchdog fires (tx_timeout_ms=2000 here) and rsnic finds the device gone: it
@@ -15,8 +15,9 @@
 #     rmmod complete in bounded time, and no interface is left; kmemleak (debug kernel) is
 #     the runner's.
 #
-# The guest asks the host to kill the device process with a line on its console
-# (scripts/vm/devd.sh), so this test comes last in its VM: the device does not come back.
+# The guest asks the host to end the device process with a line on its console
+# (scripts/vm/devd.sh: SIGUSR1, on which rsnic-devd closes its connections so that QEMU reads
+# their end, and exits), so this test comes last in its VM: the device does not come back.
 set -eu
 . "$(dirname "$0")/lib.sh"
 [ "$RSNIC_TRANSPORT" = vfio ] || skip "the device process that dies is the vfio-user transport's"
@@ -71,9 +72,9 @@ ping -c 3 -i 0.2 -W 5 10.10.0.2 >/dev/null || fail "no ping before the device di
 ping -i 0.05 -W 1 10.10.0.2 >/dev/null 2>&1 &
 pinger=$!
 sleep 0.5
-echo "  killing the device process"
+echo "  ending the device process"
 echo "RSNIC-DEVD-KILL"
-WAIT_TRIES=300 wait_for "the device process to be killed" test -e "$RSNIC_DEVD_DIR/killed"
+WAIT_TRIES=300 wait_for "the device process to end" test -e "$RSNIC_DEVD_DIR/killed"
 echo "  the device process is dead"
 
 # What the guest sees of its functions: all-ones, config space included.

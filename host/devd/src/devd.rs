@@ -27,7 +27,9 @@ pub const USAGE: &str = "usage: rsnic-devd --vfio-user DIR --family mlx5|mana --
   --family F        mlx5 (ConnectX) or mana
   --ports N         ports, 1..=8
   --state-dir DIR   per-port counters in DIR/port<P>/counters
-  --log FILE        append log lines to FILE instead of stderr";
+  --log FILE        append log lines to FILE instead of stderr
+SIGTERM or SIGINT stops it; SIGUSR1 unplugs the functions first, as a device that goes
+away (each client reads the end of its stream), then stops it.";
 
 /// What the command line asks for.
 #[derive(Debug, Clone, PartialEq, Eq)]

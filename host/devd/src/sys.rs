@@ -65,8 +65,8 @@ pub fn set_nonblocking(fd: BorrowedFd<'_>) -> io::Result<()> {
     Ok(())
 }
 
-/// Blocks SIGTERM and SIGINT for the calling thread (call it before starting threads) and
-/// returns a non-blocking signalfd that becomes readable when one is pending.
+/// Blocks SIGTERM, SIGINT and SIGUSR1 for the calling thread (call it before starting
+/// threads) and returns a non-blocking signalfd that becomes readable when one is pending.
 pub fn term_signalfd() -> io::Result<OwnedFd> {
     // SAFETY: `set` is a valid, initialised sigset_t (sigemptyset initialises it) living on
     // this stack frame for every call that takes its address; the old mask is not asked for.
@@ -75,6 +75,7 @@ pub fn term_signalfd() -> io::Result<OwnedFd> {
         cvt(libc::sigemptyset(&mut set))?;
         cvt(libc::sigaddset(&mut set, libc::SIGTERM))?;
         cvt(libc::sigaddset(&mut set, libc::SIGINT))?;
+        cvt(libc::sigaddset(&mut set, libc::SIGUSR1))?;
         let r = libc::pthread_sigmask(libc::SIG_BLOCK, &set, ptr::null_mut());
         if r != 0 {
             return Err(io::Error::from_raw_os_error(r));

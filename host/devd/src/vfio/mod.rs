@@ -45,6 +45,8 @@ use proto::{cmd, irq, region, Header, Out, HDR_LEN};
 
 /// Log lines about refused messages per connection; later ones are only counted.
 const LOG_BUDGET: u32 = 64;
+/// How long [`VfioDevd::unplug`] drains what the clients send before it closes.
+pub const UNPLUG_DRAIN: std::time::Duration = std::time::Duration::from_millis(300);
 /// Messages handled per readiness event of one connection (then the others get a turn).
 const MSGS_PER_EVENT: usize = 64;
 
@@ -381,8 +383,9 @@ impl VfioDevd {
     /// The main loop: accepts one client per socket (a second one is closed at once),
     /// handles their messages in order, runs the model. Returns `Ok` when every client that
     /// connected has gone (after at least one did) or `stop` (a signalfd for
-    /// SIGTERM/SIGINT, or any descriptor that becomes readable) fires; the counters files
-    /// are written then.
+    /// SIGTERM/SIGINT/SIGUSR1, or any descriptor that becomes readable) fires, SIGUSR1
+    /// unplugging the functions first ([`VfioDevd::unplug`]); the counters files are
+    /// written then.
     pub fn serve(&mut self, stop: OwnedFd) -> Result<(), String> {
         const STOP: u64 = u64::MAX;
         let ep = ctx(Epoll::new(), || "epoll".into())?;
@@ -428,7 +431,10 @@ impl VfioDevd {
                     } else {
                         0
                     };
-                    why = Some(if signo == libc::SIGINT as u32 {
+                    why = Some(if signo == libc::SIGUSR1 as u32 {
+                        self.unplug(&ep);
+                        "SIGUSR1: unplugged"
+                    } else if signo == libc::SIGINT as u32 {
                         "SIGINT"
                     } else if signo == libc::SIGTERM as u32 {
                         "SIGTERM"
@@ -456,6 +462,37 @@ impl VfioDevd {
         };
         self.log.line(&format!("{why}: exiting"));
         self.write_counters()
+    }
+
+    /// Unplugs every function, as a device that goes away mid-run, but so that each client
+    /// reads the end of its stream rather than a reset: a UNIX socket closed with messages
+    /// it has not read makes the client's next read fail with ECONNRESET, not EOF, and QEMU
+    /// 11.1.3's vfio-user client aborts on that (an assertion in `error_setv`), while it
+    /// handles EOF (the function's accesses fail from then on: all-ones reads). So devd
+    /// shuts its side for writing (the client reads EOF once it has read the replies sent),
+    /// reads and drops what the clients send for [`UNPLUG_DRAIN`] (time for them to see
+    /// the EOF and stop reading), then closes the connections, their DMA mappings and IRQ
+    /// eventfds going with them.
+    pub fn unplug(&mut self, ep: &Epoll) {
+        use std::net::Shutdown;
+        for c in self.funcs.iter().filter_map(|f| f.conn.as_ref()) {
+            let _ = c.sock.shutdown(Shutdown::Write);
+        }
+        let until = Instant::now() + UNPLUG_DRAIN;
+        let mut buf = vec![0u8; proto::MAX_MSG];
+        loop {
+            for c in self.funcs.iter().filter_map(|f| f.conn.as_ref()) {
+                // Until it would block: a client that closed reads as 0, an error ends it.
+                while matches!((&c.sock).read(&mut buf), Ok(n) if n > 0) {}
+            }
+            if Instant::now() >= until {
+                break;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(10));
+        }
+        for f in 0..self.funcs.len() {
+            self.close(ep, f, "unplugged");
+        }
     }
 
     /// Accepts the clients waiting on function `f`'s socket.
@@ -1123,9 +1160,10 @@ fn read_msg(c: &mut Conn) -> Result<Option<Msg>, ReadError> {
     }
 }
 
-/// Runs `--vfio-user` mode as the binary does: blocks SIGTERM/SIGINT, creates the
+/// Runs `--vfio-user` mode as the binary does: blocks SIGTERM/SIGINT/SIGUSR1, creates the
 /// functions, prints `rsnic-devd: listening on PATH` on stdout for each socket, serves
-/// until the clients are gone or a signal comes, removes the sockets.
+/// until the clients are gone or a signal comes (SIGUSR1 unplugs the functions first:
+/// [`VfioDevd::unplug`]), removes the sockets.
 pub fn run(cfg: VfioConfig) -> Result<(), String> {
     let signals = ctx(sys::term_signalfd(), || "signalfd".into())?;
     let mut d = VfioDevd::new(cfg)?;
