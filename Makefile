@@ -9,8 +9,9 @@
 #                   for KASAN, lockdep, kmemleak)
 #   make module     build rsnic.ko (against KDIR=... if given, else the test kernel)
 #   make vmtest     boot the test kernel in QEMU and run the VM tests (TESTS=... to choose)
-#   make vmtest-pci the PCI subset of the VM tests, the device in its own process behind an
-#                   emulated PCI function (PCI_TESTS, PCI_FAMILIES to choose)
+#   make vmtest-vfio the vfio subset of the VM tests on the vfio-user transport: the device
+#                   in its own process behind PCI functions with the hardware's IDs
+#                   (VFIO_TESTS, VFIO_FAMILIES to choose)
 #   make devd       build that device process (host/devd)
 #   make hostcheck  the layering rules (scripts/check-layers.sh), cargo fmt/clippy/test of the kernel-free code
 #   make test       everything: host checks, module, VM tests on the normal and debug kernels
@@ -30,7 +31,7 @@ export KERNEL_VARIANT ?= normal
 TESTS ?= $(sort $(wildcard tests/vm/[0-9]*.sh))
 
 .PHONY: all setup setup-base setup-test setup-bench kernel module xdp-tools vmtest hostcheck \
-	devd vmtest-pci \
+	devd vmtest-vfio \
 	host-soak test test-debug demo bench perf-vm fuzz soak soak-xdp-swap miri fmt clean
 
 all: module
@@ -60,28 +61,21 @@ xdp-tools: setup-test
 vmtest: setup-test kernel module xdp-tools
 	@scripts/vm-run.sh scripts/vm/run-tests.sh $(TESTS)
 
-# The PCI transport's device process (host/devd), run by scripts/vm-run.sh.
+# The vfio-user transport's device process (host/devd: rsnic-devd --vfio-user, the sim/
+# models as PCI functions with the hardware's IDs), run by scripts/vm-run.sh.
 devd:
 	@cargo build --release --quiet -p rsnic-devd
 
-# The VM tests on the PCI transport: one VM per family in PCI_FAMILIES, its device in the
-# device process behind an emulated PCI function (rsnic.rst, "The PCI transport").
-PCI_TESTS ?= $(addprefix tests/vm/,10-ports.sh 20-ethtool.sh 50-reload.sh 60-ping.sh \
-	61-iperf.sh 62-pktgen.sh 65-rmmod-traffic.sh 96-kselftests.sh)
-PCI_FAMILIES ?= mlx5 mana
-vmtest-pci: setup-test kernel module devd
-	@rc=0; for f in $(PCI_FAMILIES); do \
-		RSNIC_TRANSPORT=pci RSNIC_PCI_FAMILY=$$f scripts/vm-run.sh scripts/vm/run-tests.sh \
-			$(PCI_TESTS) || rc=1; \
-	done; exit $$rc
-
-# The VM tests on the vfio-user transport: one VM per family in VFIO_FAMILIES, the device in
-# the device process presenting PCI functions with the hardware's IDs over vfio-user, QEMU
-# QEMU of set-up (scripts/qemu). VFIO_TESTS=tests/vm/98-upstream-mana.sh
-# VFIO_FAMILIES=mana runs the kernel's own mana driver against the MANA model.
-VFIO_TESTS ?= $(PCI_TESTS)
+# The VM tests on the vfio-user transport (rsnic.rst, "The vfio-user transport"): one VM per
+# family in VFIO_FAMILIES, the device in the device process presenting PCI functions with
+# the hardware's IDs to QEMU's vfio-user-pci. Each test checks that rsnic drives those
+# functions (lib.sh: load_rsnic); 98-upstream-mana runs the kernel's own mana driver
+# against the MANA model (the manifest lets it skip on ConnectX); 99-device-gone kills the
+# device process under rsnic, so it comes last.
+VFIO_TESTS ?= $(addprefix tests/vm/,10-ports.sh 20-ethtool.sh 50-reload.sh 60-ping.sh \
+	61-iperf.sh 62-pktgen.sh 65-rmmod-traffic.sh 96-kselftests.sh 98-upstream-mana.sh \
+	99-device-gone.sh)
 VFIO_FAMILIES ?= mlx5 mana
-.PHONY: vmtest-vfio
 vmtest-vfio: setup-test kernel module devd upstream
 	@rc=0; for f in $(VFIO_FAMILIES); do \
 		RSNIC_TRANSPORT=vfio RSNIC_PCI_FAMILY=$$f scripts/vm-run.sh scripts/vm/run-tests.sh \

@@ -2,28 +2,21 @@
 
 //! PCI: a driver registration whose probe and remove call a Rust [`PciDriver`], and what a
 //! probe needs of its device: enabling it, its regions, bus mastering, the DMA mask, a BAR
-//! mapped as registers ([`IoMem`]) or as write-back memory shared with the device
-//! ([`SharedMem`]), MSI-X vectors ([`IrqVectors`]) and threaded handlers on them
-//! ([`ThreadedIrq`]).
+//! mapped as registers ([`IoMem`]), MSI-X vectors ([`IrqVectors`]) and threaded handlers on
+//! them ([`ThreadedIrq`]).
 //!
 //! C headers: [`include/linux/pci.h`](srctree/include/linux/pci.h),
 //! [`include/linux/interrupt.h`](srctree/include/linux/interrupt.h),
 //! [`include/linux/io.h`](srctree/include/linux/io.h).
 //!
 //! Every step of a probe is an object that undoes itself when dropped ([`Enabled`],
-//! [`Regions`], [`IoMem`], [`SharedMem`], [`IrqVectors`], [`ThreadedIrq`]), so a probe that
+//! [`Regions`], [`IoMem`], [`IrqVectors`], [`ThreadedIrq`]), so a probe that
 //! fails half-way unwinds by returning, and a remove by dropping its data, in the reverse
 //! order of the fields that hold them.
 
 use super::bindings;
 use super::sync::with_bh;
-use core::{
-    ffi::c_void,
-    fmt,
-    marker::PhantomData,
-    ptr::NonNull,
-    sync::atomic::{AtomicU32, AtomicU64},
-};
+use core::{ffi::c_void, fmt, marker::PhantomData, ptr::NonNull};
 use kernel::{
     error::to_result,
     prelude::*,
@@ -393,6 +386,15 @@ impl PciDevice {
         Ok(Regions { dev: self.clone() })
     }
 
+    /// Whether the device still answers on the bus (`pci_device_is_present()`: its vendor id
+    /// reads as something other than all-ones from config space). False once a device was
+    /// surprise-removed or its link went down; a config read, so it costs a bus round trip.
+    /// Any context (the PCI config lock is a raw spinlock).
+    pub fn is_present(&self) -> bool {
+        // SAFETY: valid device (type invariant); a config space read, no other effect.
+        unsafe { bindings::pci_device_is_present(self.ptr.as_ptr()) }
+    }
+
     /// Lets the device master the bus (`pci_set_master()`); undone by disabling it.
     pub fn set_master(&self) {
         // SAFETY: valid device.
@@ -427,38 +429,10 @@ impl PciDevice {
         })
     }
 
-    /// Maps memory BAR `bar` as write-back cached memory (`memremap(MEMREMAP_WB)`): for a BAR
-    /// that is RAM shared with the device, on which the CPU may use atomics.
-    pub fn memremap_bar_wb(&self, bar: u32) -> Result<SharedMem> {
-        let (start, len) = self.mem_bar(bar)?;
-        // SAFETY: as in `ioremap_bar`.
-        let p = unsafe { bindings::rsnic_helper_memremap_wb(start, len as u64) };
-        Ok(SharedMem {
-            addr: NonNull::new(p.cast::<u8>()).ok_or(ENOMEM)?,
-            len,
-            _dev: self.clone(),
-        })
-    }
-
-    /// Allocates exactly `n` MSI-X vectors (`pci_alloc_irq_vectors(n, n, PCI_IRQ_MSIX)`);
-    /// freed when the last holder drops them (each [`ThreadedIrq`] holds them).
-    pub fn alloc_msix(&self, n: u32) -> Result<Arc<IrqVectors>> {
-        if n == 0 {
-            return Err(EINVAL);
-        }
-        // SAFETY: valid, enabled device (the caller enabled it; the PCI core checks).
-        let r = unsafe { bindings::rsnic_helper_pci_alloc_msix(self.ptr.as_ptr(), n) };
-        to_result(r.min(0))?;
-        let v = IrqVectors {
-            dev: self.clone(),
-            n,
-        };
-        // On an allocation failure `v` drops and frees the vectors.
-        Ok(Arc::new(v, GFP_KERNEL)?)
-    }
     /// Allocates between `min` and `max` MSI-X vectors, as many as the device and the
     /// system give (`pci_alloc_irq_vectors(min, max, PCI_IRQ_MSIX)`); [`IrqVectors::count`]
-    /// says how many. Freed as with [`PciDevice::alloc_msix`].
+    /// says how many; freed when the last holder drops them (each [`ThreadedIrq`] holds
+    /// them).
     pub fn alloc_msix_range(&self, min: u32, max: u32) -> Result<Arc<IrqVectors>> {
         if min == 0 || min > max {
             return Err(EINVAL);
@@ -604,125 +578,6 @@ impl Drop for IoMem {
     }
 }
 
-/// A BAR mapped as write-back memory shared with the device (or the process behind it),
-/// unmapped on drop. The device may change any byte at any time, so it is only accessed
-/// through atomics ([`SharedMem::atomic_u64`], [`SharedMem::atomic_u32`]) and volatile
-/// copies, never through plain references; every access is bounds- and alignment-checked.
-///
-/// # Invariants
-///
-/// `addr` is a `memremap()` mapping of `len` bytes, at least 8-byte aligned (a BAR is
-/// page-aligned).
-pub struct SharedMem {
-    addr: NonNull<u8>,
-    len: usize,
-    _dev: PciDevice,
-}
-
-// SAFETY: the mapping is plain memory, accessed only through atomics and volatile copies.
-unsafe impl Send for SharedMem {}
-// SAFETY: as for `Send`.
-unsafe impl Sync for SharedMem {}
-
-impl SharedMem {
-    /// The address of `len` bytes at `off`, aligned to `align`, if inside the mapping.
-    #[inline(always)]
-    fn at(&self, off: usize, len: usize, align: usize) -> Result<*mut u8> {
-        if off % align != 0 || off.checked_add(len).map_or(true, |end| end > self.len) {
-            return Err(EINVAL);
-        }
-        // SAFETY: in bounds of the mapping (checked).
-        Ok(unsafe { self.addr.as_ptr().add(off) })
-    }
-
-    /// Size of the mapping in bytes.
-    pub fn len(&self) -> usize {
-        self.len
-    }
-
-    /// Whether the mapping is empty (never: a BAR has a size).
-    pub fn is_empty(&self) -> bool {
-        self.len == 0
-    }
-
-    /// The 64-bit word at `off` (8-aligned, in bounds: else `EINVAL`) as an atomic.
-    #[inline(always)]
-    pub fn atomic_u64(&self, off: usize) -> Result<&AtomicU64> {
-        let p = self.at(off, 8, 8)?;
-        // SAFETY: aligned and inside the mapping, which lives as long as the borrow of
-        // `self`. The other side accesses shared words only with atomic instructions of
-        // the same size (the design's contract), so an `AtomicU64` is the right view; the
-        // mapping is write-back RAM, on which the CPU's atomics work.
-        Ok(unsafe { AtomicU64::from_ptr(p.cast()) })
-    }
-
-    /// The 32-bit word at `off` (4-aligned, in bounds: else `EINVAL`) as an atomic.
-    #[inline(always)]
-    pub fn atomic_u32(&self, off: usize) -> Result<&AtomicU32> {
-        let p = self.at(off, 4, 4)?;
-        // SAFETY: as in `atomic_u64`.
-        Ok(unsafe { AtomicU32::from_ptr(p.cast()) })
-    }
-
-    /// Volatile read of the 32-bit word at `off` (4-aligned, in bounds).
-    pub fn read32(&self, off: usize) -> Result<u32> {
-        let p = self.at(off, 4, 4)?;
-        // SAFETY: aligned and inside the mapping (checked).
-        Ok(unsafe { p.cast::<u32>().read_volatile() })
-    }
-
-    /// Volatile read of the 64-bit word at `off` (8-aligned, in bounds).
-    pub fn read64(&self, off: usize) -> Result<u64> {
-        let p = self.at(off, 8, 8)?;
-        // SAFETY: as in `read32`.
-        Ok(unsafe { p.cast::<u64>().read_volatile() })
-    }
-
-    /// Volatile write of the 32-bit word at `off` (4-aligned, in bounds).
-    pub fn write32(&self, off: usize, value: u32) -> Result {
-        let p = self.at(off, 4, 4)?;
-        // SAFETY: as in `read32`.
-        unsafe { p.cast::<u32>().write_volatile(value) };
-        Ok(())
-    }
-
-    /// Volatile write of the 64-bit word at `off` (8-aligned, in bounds).
-    pub fn write64(&self, off: usize, value: u64) -> Result {
-        let p = self.at(off, 8, 8)?;
-        // SAFETY: as in `read32`.
-        unsafe { p.cast::<u64>().write_volatile(value) };
-        Ok(())
-    }
-
-    /// Copies `dst.len()` bytes at `off` into `dst` (volatile loads).
-    pub fn read_bytes(&self, off: usize, dst: &mut [u8]) -> Result {
-        let p = self.at(off, dst.len(), 1)?;
-        for (i, b) in dst.iter_mut().enumerate() {
-            // SAFETY: `i < dst.len()`, inside the mapping (checked).
-            *b = unsafe { p.add(i).read_volatile() };
-        }
-        Ok(())
-    }
-
-    /// Copies `src` to `off` (volatile stores).
-    pub fn write_bytes(&self, off: usize, src: &[u8]) -> Result {
-        let p = self.at(off, src.len(), 1)?;
-        for (i, b) in src.iter().enumerate() {
-            // SAFETY: as in `read_bytes`.
-            unsafe { p.add(i).write_volatile(*b) };
-        }
-        Ok(())
-    }
-}
-
-impl Drop for SharedMem {
-    fn drop(&mut self) {
-        // SAFETY: mapped by `memremap_bar_wb` (type invariant); every borrow of the mapping
-        // (atomic views) borrowed `self`, so none is left.
-        unsafe { bindings::rsnic_helper_memunmap(self.addr.as_ptr().cast()) };
-    }
-}
-
 /// A device's MSI-X vectors, freed (`pci_free_irq_vectors()`) when the last holder drops
 /// them; every [`ThreadedIrq`] holds them, so no handler is registered on a freed vector.
 pub struct IrqVectors {
@@ -750,7 +605,8 @@ impl IrqVectors {
 
 impl Drop for IrqVectors {
     fn drop(&mut self) {
-        // SAFETY: allocated by `alloc_msix`; no handler is left on them (each holds us).
+        // SAFETY: allocated by `alloc_msix_range`; no handler is left on them (each holds
+        // us).
         unsafe { bindings::pci_free_irq_vectors(self.dev.ptr.as_ptr()) };
     }
 }

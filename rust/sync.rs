@@ -75,6 +75,15 @@ impl PollWait {
         true
     }
 
+    /// Whether a slow check is due: true after every `period_ms` ms of 1 ms sleeps (never
+    /// in the first [`PollWait::SHORT_US`] µs, when a device answers). A waiter looks then at
+    /// what its poll cannot see, such as whether the device is still there.
+    pub fn due(&self, period_ms: u32) -> bool {
+        self.waited_us >= Self::SHORT_US
+            && period_ms > 0
+            && (self.waited_us / 1000) % period_ms == 0
+    }
+
     /// Starts the count again (the device made progress).
     pub fn reset(&mut self) {
         self.waited_us = 0;

@@ -19,10 +19,10 @@
 #   BENCH_VM_RX_COUNT=N, BENCH_VM_RX_RATE=N   frames per receive-side run and their offered
 #                       rate in frames/s (defaults 40000 and 4000; see scripts/vm/bench.sh)
 #   BENCH_VM_ONLY=RE    run only the configurations whose name matches the regex RE (and
-#                       none on the PCI transport)
-#   BENCH_VM_PCI=0      leave out the PCI transport's rows (two more VMs, one per family:
-#                       rsnic_mpwqe_{on,off}_pci and mana_rx_db_{batched,per_packet}_pci);
-#                       BENCH_VM_PCI=only: only those
+#                       none on the vfio-user transport)
+#   BENCH_VM_VFIO=0     leave out the vfio-user transport's rows (two more VMs, one per
+#                       family: rsnic_mpwqe_{on,off}_vfio and mana_rx_db_{batched,per_packet}_vfio);
+#                       BENCH_VM_VFIO=only: only those
 #   RSNIC_KO=PATH       the module to load (default: build target/kbuild/<variant>/rsnic.ko)
 # The XDP_DROP program is built here into target/bench/xdp_drop.o with clang (LLVM_SUFFIX).
 set -euo pipefail
@@ -62,9 +62,9 @@ LOG=$OUT/vm-serial.log
 rsnic_log "VM bench: pktgen rates, ${BENCH_VM_ROUNDS:-5} interleaved rounds (serial log: ${LOG#"$RSNIC_ROOT"/})"
 # The guest's environment is rebuilt from scratch: pass the knobs on its command line.
 rc=0
-if [ "${BENCH_VM_PCI:-1}" = only ]; then
-	# Only the PCI transport's rows: an empty in-kernel run.
-	printf 'RSNIC-BENCH info transport=pci\nRSNIC-BENCH done\n' >"$LOG"
+if [ "${BENCH_VM_VFIO:-1}" = only ]; then
+	# Only the vfio-user transport's rows: an empty in-kernel run.
+	printf 'RSNIC-BENCH info transport=vfio\nRSNIC-BENCH done\n' >"$LOG"
 else
 scripts/vm-run.sh --log "$LOG" env BENCH_VM_ROUNDS="${BENCH_VM_ROUNDS:-5}" \
 	BENCH_VM_COUNT="${BENCH_VM_COUNT:-100000}" BENCH_XDP_OBJ="$XDP_OBJ" BENCH_XSK="$XSK_TOOL" \
@@ -77,25 +77,26 @@ if [ "$rc" != 0 ] || ! grep -q '^done' <<<"$lines"; then
 	tr -d '\r' <"$LOG" | tail -n 30 >&2
 	rsnic_die "VM bench failed (exit $rc), see ${LOG#"$RSNIC_ROOT"/}"
 fi
-# The PCI transport (rsnic.rst, "The PCI transport"): one VM per family, the device in
-# rsnic-devd, a doorbell an MMIO write; the family's doorbell configurations, named *_pci.
-# BENCH_VM_PCI=0 leaves them out.
-if [ "${BENCH_VM_PCI:-1}" != 0 ] && [ -z "${BENCH_VM_ONLY:-}" ]; then
+# The vfio-user transport (rsnic.rst, "The vfio-user transport"): one VM per family, the
+# device in rsnic-devd behind the family's real-ID functions, a doorbell an MMIO write that
+# QEMU carries to devd as a vfio-user message; the family's doorbell configurations, named
+# *_vfio. BENCH_VM_VFIO=0 leaves them out.
+if [ "${BENCH_VM_VFIO:-1}" != 0 ] && [ -z "${BENCH_VM_ONLY:-}" ]; then
 	cargo build --release --quiet -p rsnic-devd
 	for fam in mlx5 mana; do
-		plog=$OUT/vm-pci-$fam-serial.log
-		rsnic_log "VM bench on the PCI transport: $fam (serial log: ${plog#"$RSNIC_ROOT"/})"
+		plog=$OUT/vm-vfio-$fam-serial.log
+		rsnic_log "VM bench on the vfio-user transport: $fam (serial log: ${plog#"$RSNIC_ROOT"/})"
 		rc=0
-		RSNIC_TRANSPORT=pci RSNIC_PCI_FAMILY=$fam scripts/vm-run.sh --log "$plog" env RSNIC_FAMILY=$fam \
+		RSNIC_TRANSPORT=vfio RSNIC_PCI_FAMILY=$fam scripts/vm-run.sh --log "$plog" env RSNIC_FAMILY=$fam \
 			BENCH_VM_ROUNDS="${BENCH_VM_ROUNDS:-5}" BENCH_VM_COUNT="${BENCH_VM_COUNT:-100000}" \
 			scripts/vm/bench.sh >/dev/null 2>&1 || rc=$?
 		plines=$(tr -d '\r' <"$plog" | sed -n 's/^RSNIC-BENCH //p')
 		if [ "$rc" != 0 ] || ! grep -q '^done' <<<"$plines"; then
 			tr -d '\r' <"$plog" | tail -n 30 >&2
-			rsnic_die "VM bench on the PCI transport failed (exit $rc), see ${plog#"$RSNIC_ROOT"/}"
+			rsnic_die "VM bench on the vfio-user transport failed (exit $rc), see ${plog#"$RSNIC_ROOT"/}"
 		fi
-		# Alone (BENCH_VM_PCI=only), the first PCI VM's info line describes the run.
-		if [ "${BENCH_VM_PCI:-1}" = only ] && [ "$fam" = mlx5 ]; then
+		# Alone (BENCH_VM_VFIO=only), the first vfio VM's info line describes the run.
+		if [ "${BENCH_VM_VFIO:-1}" = only ] && [ "$fam" = mlx5 ]; then
 			lines+=$'\n'$(grep -m1 '^info ' <<<"$plines")
 		fi
 		lines+=$'\n'$(grep '^run ' <<<"$plines")
@@ -128,8 +129,8 @@ for line in open(sys.argv[3]):
         counts[d["config"]] = d.get("count", info.get("count"))
 order = ["rsnic_mpwqe_on", "rsnic_mpwqe_off", "rsnic_burst1", "veth",
          "mana_rx_db_batched", "mana_rx_db_per_packet",
-         "rsnic_mpwqe_on_pci", "rsnic_mpwqe_off_pci",
-         "mana_rx_db_batched_pci", "mana_rx_db_per_packet_pci"]
+         "rsnic_mpwqe_on_vfio", "rsnic_mpwqe_off_vfio",
+         "mana_rx_db_batched_vfio", "mana_rx_db_per_packet_vfio"]
 med = {c: statistics.median(p for _, _, p in runs[c]) for c in order if c in runs}
 def per_round(a, b):
     # Median of the per-round ratios: each round's runs sit next to each other in time.
@@ -147,7 +148,7 @@ for c in order:
         continue
     p = [x for _, _, x in runs[c]]
     burst = runs[c][0][1]
-    sfx = "_pci" if c.endswith("_pci") else ""
+    sfx = "_vfio" if c.endswith("_vfio") else ""
     vs_off = "%.3f" % (med[c] / med["rsnic_mpwqe_off" + sfx]) if c.startswith("rsnic_mpwqe") and "rsnic_mpwqe_off" + sfx in med else ""
     vs_veth = "%.3f" % (med[c] / med["veth"]) if c.startswith("rsnic") and not sfx and "veth" in med else ""
     vs_pp = "%.3f" % (med[c] / med["mana_rx_db_per_packet" + sfx]) if c.startswith("mana") and "mana_rx_db_per_packet" + sfx in med else ""
@@ -165,8 +166,8 @@ show("ratio skb_tx_mpwqe on/off (burst 32):", "rsnic_mpwqe_on", "rsnic_mpwqe_off
 show("ratio rsnic/veth (burst 1, skb_tx_mpwqe on):", "rsnic_burst1", "veth")
 show("ratio rsnic burst 32 (mpwqe on)/veth burst 1:", "rsnic_mpwqe_on", "veth")
 show("ratio MANA RX doorbells batched/per packet:", "mana_rx_db_batched", "mana_rx_db_per_packet")
-show("PCI transport: ratio skb_tx_mpwqe on/off:", "rsnic_mpwqe_on_pci", "rsnic_mpwqe_off_pci")
-show("PCI transport: ratio MANA RX doorbells batched/per packet:", "mana_rx_db_batched_pci", "mana_rx_db_per_packet_pci")
+show("vfio-user transport: ratio skb_tx_mpwqe on/off:", "rsnic_mpwqe_on_vfio", "rsnic_mpwqe_off_vfio")
+show("vfio-user transport: ratio MANA RX doorbells batched/per packet:", "mana_rx_db_batched_vfio", "mana_rx_db_per_packet_vfio")
 with open(csv, "a") as f:
     for r in rows:
         f.write(r + "\n")

@@ -59,18 +59,21 @@ for variant in ${RSNIC_TEST_VARIANTS:-normal debug}; do
 			stage "the main job: make demo (both families)" make demo
 		fi
 		stage "$variant: VM tests" make -s vmtest "${tests[@]}"
-		# The PCI transport (rsnic.rst, "The PCI transport"): the device in its own
-		# process behind an emulated PCI function. The normal kernel runs the PCI subset
-		# (make vmtest-pci: ports, ethtool, reload, ping, iperf3, pktgen, rmmod under
-		# traffic, the kernel's drivers/net selftests) on both families; the debug kernel
-		# reloads and unloads under traffic (probe, remove, MSI-X, DMA on the PCI device
-		# under KASAN, lockdep and kmemleak).
+		# The vfio-user transport (rsnic.rst, "The vfio-user transport"): the device in its
+		# own process behind PCI functions with the hardware's IDs (MANA VF 1414:00ba, a
+		# ConnectX VF 15b3:101e per port), which rsnic binds as it binds hardware. The
+		# normal kernel runs the vfio subset (make vmtest-vfio: ports, ethtool, reload,
+		# ping, iperf3, pktgen, rmmod under traffic, the kernel's drivers/net selftests, the
+		# kernel's own mana driver on the MANA model, the device process dying under rsnic)
+		# on both families; the debug kernel reloads and unloads under traffic (probe,
+		# remove, MSI-X, DMA on the real functions under KASAN, lockdep and kmemleak) and
+		# loses its device (the surprise removal's paths) on both families.
 		if [ "$variant" = debug ]; then
-			stage "$variant: VM tests on the PCI transport (reload, rmmod under traffic)" \
-				make -s vmtest-pci PCI_FAMILIES=mlx5 \
-				PCI_TESTS="tests/vm/50-reload.sh tests/vm/65-rmmod-traffic.sh"
+			stage "$variant: VM tests on the vfio-user transport (reload, rmmod under traffic, device gone)" \
+				make -s vmtest-vfio VFIO_TESTS="tests/vm/50-reload.sh \
+				tests/vm/65-rmmod-traffic.sh tests/vm/99-device-gone.sh"
 		else
-			stage "$variant: VM tests on the PCI transport" make -s vmtest-pci
+			stage "$variant: VM tests on the vfio-user transport" make -s vmtest-vfio
 		fi
 	fi
 done

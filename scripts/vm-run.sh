@@ -14,21 +14,21 @@
 # The console is copied to stderr without blank lines and terminal control sequences;
 # RSNIC_VM_QUIET_BOOT=1 leaves out the firmware's and kernel's boot messages before the
 # job starts (they stay in the serial log, whose tail is shown if the job never starts).
-# RSNIC_TRANSPORT=pci puts the device on the PCI transport (rsnic.rst, "The PCI transport"),
-# RSNIC_TRANSPORT=vfio on the vfio-user transport (functions with the hardware's IDs, for
-# the kernel's own drivers as well):
-# on both the device process rsnic-devd (target/release/rsnic-devd: make devd) runs one
-# device of the family RSNIC_PCI_FAMILY (default: the first of RSNIC_FAMILIES) with
-# RSNIC_PCI_PORTS ports (2) outside the VM (scripts/vm/devd.sh). Its state directory (the
-# model's counters) is shared with the guest, uncached, at the same path (RSNIC_DEVD_DIR in
-# the job, with RSNIC_TRANSPORT, RSNIC_FAMILIES and RSNIC_PCI_PORTS set to the transport,
-# the family and the ports); its log is target/vm/VARIANT-devd.log. A device process that
+# RSNIC_TRANSPORT=vfio puts the device on the vfio-user transport (rsnic.rst, "The vfio-user
+# transport": PCI functions with the hardware's IDs, for rsnic and the kernel's own drivers):
+# the device process rsnic-devd (target/release/rsnic-devd: make devd) runs one device of
+# the family RSNIC_PCI_FAMILY (default: the first of RSNIC_FAMILIES) with RSNIC_PCI_PORTS
+# ports (2) outside the VM (scripts/vm/devd.sh). Its state directory (the model's counters)
+# is shared with the guest, uncached, at the same path (RSNIC_DEVD_DIR in the job, with
+# RSNIC_TRANSPORT, RSNIC_FAMILIES and RSNIC_PCI_PORTS set to the transport, the family and
+# the ports); its log is target/vm/VARIANT-devd.log. A line RSNIC-DEVD-KILL on the guest's
+# console kills it (devd.sh says how: tests/vm/99-device-gone.sh). A device process that
 # fails, or does not exit when QEMU has, fails the run (exit 4). The job also has
 # RSNIC_UPSTREAM_MLX5_KO and RSNIC_UPSTREAM_MANA_KO, the kernel's own drivers for this
 # kernel (make upstream), when they are built.
 # For experiments: RSNIC_VM_CPUS (2), RSNIC_VM_CPU (the -cpu model, max), RSNIC_VM_TCG
 # (TCG options, e.g. thread=single: one host thread for all vCPUs; see rsnic.rst, "Testing
-# under TCG"), RSNIC_VM_MACHINE (the machine type on the pci and vfio transports, pc),
+# under TCG"), RSNIC_VM_MACHINE (the machine type on the vfio transport, pc),
 # RSNIC_DEVD (another device process binary).
 set -uo pipefail
 . "$(dirname "$0")/lib.sh"
@@ -58,13 +58,9 @@ if [ ! -f "$initrd" ]; then
 fi
 
 transport=${RSNIC_TRANSPORT:-kernel}
-case $transport in kernel | pci | vfio) ;; *) rsnic_die "RSNIC_TRANSPORT must be kernel, pci or vfio, not '$transport'" ;; esac
+case $transport in kernel | vfio) ;; *) rsnic_die "RSNIC_TRANSPORT must be kernel or vfio, not '$transport'" ;; esac
 mem=1G
-mem_bytes=$((1 << 30))
-if [ "$KERNEL_VARIANT" = debug ]; then
-	mem=2G
-	mem_bytes=$((2 << 30))
-fi
+[ "$KERNEL_VARIANT" = debug ] && mem=2G
 # The pinned QEMU of set-up (scripts/qemu), checked before the device process starts. It
 # has vfio-user-pci, which bookworm's QEMU 7.2 lacks, and its multi-threaded TCG honours x86
 # cross-modifying code: under 7.2, kernel text patched while another vCPU runs it (XDP
@@ -77,7 +73,7 @@ else
 	qemu=("$RSNIC_ROOT/scripts/qemu")
 fi
 . "$RSNIC_ROOT/scripts/vm/devd.sh"
-[ "$transport" = kernel ] || devd_start "$transport" "$mem" "$mem_bytes"
+[ "$transport" = kernel ] || devd_start "$mem"
 
 # The job: a script on the host that the guest runs through the 9p root.
 mkdir -p "$RSNIC_CACHE/jobs"
@@ -103,6 +99,9 @@ chmod 0644 "$job"
 
 [ -n "$log" ] || log="$RSNIC_ROOT/target/vm/$KERNEL_VARIANT-serial.log"
 mkdir -p "$(dirname "$log")"
+: >"$log"
+# The guest may ask for the device process to die under it (devd.sh).
+devd_watch "$log"
 
 accel=(-accel "tcg${RSNIC_VM_TCG:+,$RSNIC_VM_TCG}")
 [ "${RSNIC_VM_ACCEL:-tcg}" = kvm ] && accel=(-accel kvm)

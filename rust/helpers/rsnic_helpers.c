@@ -1185,16 +1185,6 @@ void rsnic_helper_iounmap(void __iomem *addr)
 	iounmap(addr);
 }
 
-void *rsnic_helper_memremap_wb(u64 start, u64 len)
-{
-	return memremap(start, len, MEMREMAP_WB);
-}
-
-void rsnic_helper_memunmap(void *addr)
-{
-	memunmap(addr);
-}
-
 void rsnic_helper_writel(u32 value, void __iomem *addr)
 {
 	writel(value, addr);
@@ -1228,11 +1218,6 @@ u16 rsnic_helper_pci_vendor(const struct pci_dev *pdev)
 u16 rsnic_helper_pci_device(const struct pci_dev *pdev)
 {
 	return pdev->device;
-}
-
-int rsnic_helper_pci_alloc_msix(struct pci_dev *pdev, unsigned int n)
-{
-	return pci_alloc_irq_vectors(pdev, n, n, PCI_IRQ_MSIX);
 }
 
 int rsnic_helper_pci_alloc_msix_range(struct pci_dev *pdev, unsigned int min, unsigned int max)

@@ -204,8 +204,6 @@ int rsnic_helper_dma_set_mask_and_coherent_64(struct device *dev);
 int rsnic_helper_pci_mem_bar(struct pci_dev *pdev, int bar, u64 *start, u64 *len);
 void __iomem *rsnic_helper_ioremap(u64 start, u64 len);
 void rsnic_helper_iounmap(void __iomem *addr);
-void *rsnic_helper_memremap_wb(u64 start, u64 len);
-void rsnic_helper_memunmap(void *addr);
 void rsnic_helper_writel(u32 value, void __iomem *addr);
 u32 rsnic_helper_readl(const void __iomem *addr);
 /* writeq(): the value's little-endian bytes on the bus, with writeq's ordering. */
@@ -215,7 +213,6 @@ void rsnic_helper_iowrite32be(u32 value, void __iomem *addr);
 u32 rsnic_helper_ioread32be(const void __iomem *addr);
 u16 rsnic_helper_pci_vendor(const struct pci_dev *pdev);
 u16 rsnic_helper_pci_device(const struct pci_dev *pdev);
-int rsnic_helper_pci_alloc_msix(struct pci_dev *pdev, unsigned int n);
 /* Between min and max MSI-X vectors: how many, or a negative errno. */
 int rsnic_helper_pci_alloc_msix_range(struct pci_dev *pdev, unsigned int min, unsigned int max);
 /*

@@ -53,16 +53,16 @@ RX_COUNT=${BENCH_VM_RX_COUNT:-40000}
 RX_RATE=${BENCH_VM_RX_RATE:-4000}
 XSK_TX_COUNT=${BENCH_VM_XSK_TX_COUNT:-50000}
 
-# On the PCI transport (RSNIC_TRANSPORT=pci: scripts/bench-vm.sh runs one VM per family),
-# the device behind the PCI function is the family's, ports A and B; only that family's
-# doorbell configurations run, named with "_pci".
+# On the vfio-user transport (RSNIC_TRANSPORT=vfio: scripts/bench-vm.sh runs one VM per
+# family), the device behind the real-ID functions is the family's, ports A and B; only that
+# family's doorbell configurations run, named with "_vfio".
 SUFFIX=""
-if [ "${RSNIC_TRANSPORT:-kernel}" = pci ]; then
-	SUFFIX=_pci
+if [ "${RSNIC_TRANSPORT:-kernel}" = vfio ]; then
+	SUFFIX=_vfio
 	setup_pair
 	quiet_pair
 	echo "RSNIC-BENCH info kernel=$(uname -r) variant=${KERNEL_VARIANT:-normal} cpus=$(nproc)" \
-		"clk_tck=$(getconf CLK_TCK) count=$COUNT rounds=$ROUNDS pkt_size=60 transport=pci"
+		"clk_tck=$(getconf CLK_TCK) count=$COUNT rounds=$ROUNDS pkt_size=60 transport=vfio"
 fi
 if [ -z "$SUFFIX" ]; then
 # Device 0 is a ConnectX (ports A, B), device 1 a MANA (ports C, D).
@@ -385,12 +385,12 @@ run_xsktx() {
 		"bind=$(echo "$line" | sed -n 's/.* bind=\([a-z-]*\).*/\1/p')"
 }
 
-if [ "$SUFFIX" = _pci ] && [ "$RSNIC_FAMILY" = mlx5 ]; then
+if [ "$SUFFIX" = _vfio ] && [ "$RSNIC_FAMILY" = mlx5 ]; then
 	configs=(
 		"run rsnic_mpwqe_on $A 10.10.0.2 $MAC_B 32 $B peer skb_tx_mpwqe on tx"
 		"run rsnic_mpwqe_off $A 10.10.0.2 $MAC_B 32 $B peer skb_tx_mpwqe off tx"
 	)
-elif [ "$SUFFIX" = _pci ]; then
+elif [ "$SUFFIX" = _vfio ]; then
 	configs=(
 		"run mana_rx_db_batched $A 10.10.0.2 $MAC_B 32 $B peer rx_db_per_packet off rx"
 		"run mana_rx_db_per_packet $A 10.10.0.2 $MAC_B 32 $B peer rx_db_per_packet on rx"

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# Loading rsnic with default parameters (the run's family; on the PCI transport, the device
-# rsnic-devd serves) gives exactly two rsnic interfaces, each an Ethernet device (type 1)
+# Loading rsnic with default parameters (the run's family; on the vfio transport, the
+# device rsnic-devd serves) gives exactly two rsnic interfaces, each an Ethernet device (type 1)
 # with a locally administered unicast MAC (the one its device reports), MTU 1500 and MTU
 # limits 68..9600, the two MACs different; unloading leaves no rsnic interface. On the
 # debug kernel it runs in the ConnectX pass only. On the kernel transport a plain insmod

@@ -62,26 +62,34 @@ assert_eq() {
 	echo "  $1 = $3"
 }
 
-# one_family_on_debug: on the debug kernel, ends the test as skipped (exit 77) unless the
-# family is mlx5. For tests of family-independent code (ports, ethtool, carrier, MTU,
-# reopening): the debug kernel's sanitizers see that code in the mlx5 pass, and the normal
-# kernel runs them for both families. Keeps the debug suite's time in bounds.
+# one_family_on_debug: on the debug kernel and the kernel transport, ends the test as
+# skipped (exit 77) unless the family is mlx5. For tests of family-independent code (ports,
+# ethtool, carrier, MTU, reopening): the debug kernel's sanitizers see that code in the mlx5
+# pass, and the normal kernel runs them for both families. Keeps the debug suite's time in
+# bounds. On the vfio transport the bus side is the family's own (a MANA function carrying
+# its vports and sharing its vectors, a ConnectX function per port), so both families run.
 # RSNIC_DEBUG_ALL_FAMILIES=1 runs them for every family on the debug kernel too.
 one_family_on_debug() {
 	if [ "${KERNEL_VARIANT:-normal}" = debug ] && [ "$RSNIC_FAMILY" != mlx5 ] &&
-		[ -z "${RSNIC_DEBUG_ALL_FAMILIES:-}" ]; then
+		[ "${RSNIC_TRANSPORT:-kernel}" = kernel ] && [ -z "${RSNIC_DEBUG_ALL_FAMILIES:-}" ]; then
 		skip "family-independent code: on the debug kernel it runs in the mlx5 pass"
 	fi
 }
 
 # The transport of the run: "kernel" (the in-kernel device host, configured by module
-# parameters) or "pci" (the device process behind an emulated PCI function, whose family
-# and ports it reports itself: vm-run.sh's RSNIC_TRANSPORT=pci).
+# parameters) or "vfio" (the device process behind PCI functions with the hardware's IDs,
+# one device of the run's family: vm-run.sh's RSNIC_TRANSPORT=vfio).
 RSNIC_TRANSPORT=${RSNIC_TRANSPORT:-kernel}
 
-# pci_only_plain ARGS...: on a PCI transport (pci: ivshmem; vfio: functions with the
-# hardware's ids), skips the test if it asks for module parameters (they configure the
-# in-kernel device host, which the PCI transports have not).
+# The PCI function rsnic binds on the vfio transport, by family: MANA's VF, and the ConnectX
+# VF devd presents for each port.
+case $RSNIC_FAMILY in
+mlx5) PCI_ID=15b3:101e ;;
+mana) PCI_ID=1414:00ba ;;
+esac
+
+# pci_only_plain ARGS...: on the vfio transport, skips the test if it asks for module
+# parameters (they configure the in-kernel device host, which that transport has not).
 pci_only_plain() {
 	if [ "$RSNIC_TRANSPORT" != kernel ] && [ $# -gt 0 ]; then
 		skip "needs the in-kernel device host's parameters ($*)"
@@ -90,16 +98,51 @@ pci_only_plain() {
 
 # Loads rsnic with the given parameters: on the kernel transport host=kernel (the in-kernel
 # device host's devices; a plain insmod creates none) and family=$RSNIC_FAMILY unless they
-# name a family. On a PCI transport, plain: the module binds the device's PCI functions.
+# name a family. On the vfio transport, plain: the module binds the device's PCI functions,
+# and assert_vfio_bound checks that it did.
 load_rsnic() {
 	if [ "$RSNIC_TRANSPORT" != kernel ]; then
 		pci_only_plain "$@"
 		insmod "$RSNIC_KO" || fail "insmod rsnic ($RSNIC_TRANSPORT transport)"
+		assert_vfio_bound
 		return
 	fi
 	local fam=(family="$RSNIC_FAMILY")
 	case " $* " in *" family="*) fam=() ;; esac
 	insmod "$RSNIC_KO" host=kernel "${fam[@]}" "$@" || fail "insmod rsnic host=kernel ${fam[*]} $*"
+}
+
+# pci_id FUNCTION: the vendor:device of PCI function FUNCTION (e.g. 0000:00:06.0), as lspci
+# prints it.
+pci_id() {
+	local v d
+	read -r v <"/sys/bus/pci/devices/$1/vendor" && read -r d <"/sys/bus/pci/devices/$1/device" ||
+		return 1
+	echo "${v#0x}:${d#0x}"
+}
+
+# assert_vfio_bound: rsnic drives the vfio transport's functions, and only them: each rsnic
+# interface's bus-info is a PCI function of the family's id ($PCI_ID) bound to rsnic (no
+# in-kernel device: rsnic-sim<N>), and every function of that id is bound to rsnic. Prints
+# the functions.
+assert_vfio_bound() {
+	local i bus fns=() f drv
+	for f in /sys/bus/pci/devices/*; do
+		[ "$(pci_id "${f##*/}")" = "$PCI_ID" ] && fns+=("${f##*/}")
+	done
+	[ "${#fns[@]}" -gt 0 ] || fail "no PCI function $PCI_ID on the vfio transport"
+	for f in "${fns[@]}"; do
+		drv=$(readlink "/sys/bus/pci/devices/$f/driver" 2>/dev/null)
+		[ "${drv##*/}" = rsnic ] || fail "PCI function $f ($PCI_ID) is bound to '${drv##*/}', not rsnic"
+	done
+	for i in $(rsnic_ifaces); do
+		bus=$(ethtool -i "$i" | sed -n 's/^bus-info: //p')
+		case " ${fns[*]} " in
+		*" $bus "*) ;;
+		*) fail "$i: bus-info '$bus' is not one of the vfio transport's functions (${fns[*]})" ;;
+		esac
+	done
+	echo "  rsnic drives ${fns[*]} ($PCI_ID)"
 }
 
 unload_rsnic() {
@@ -192,10 +235,10 @@ teardown_pair() {
 
 # model_counters_file IFACE [NETNS]: the file where the device host shows the device
 # model's own counters of IFACE's port (dev_*: doorbells, WQEs, modeled PCIe bytes, drops),
-# found by the port's bus-info: rsnic-sim<N>:port<P> in debugfs for the in-kernel host,
-# <PCI address>:port<P> in the device process's state directory on the PCI transport (it
-# rewrites the file when it goes idle, so read it once traffic has stopped). A real function
-# (vfio) has its PCI address alone: a MANA vport is its dev_port, a ConnectX port the
+# found by the port's bus-info: rsnic-sim<N>:port<P> in debugfs for the in-kernel host; on
+# the vfio transport port<P>/counters in the device process's state directory (it rewrites
+# the file when it goes idle, so read it once traffic has stopped), the function having its
+# PCI address alone as bus-info: a MANA vport is its dev_port, a ConnectX port the
 # function's place among rsnic's functions in PCI order (as the device process numbers them).
 model_counters_file() {
 	local ns=() k v bus= p
@@ -203,7 +246,6 @@ model_counters_file() {
 	while read -r k v; do [ "$k" = bus-info: ] && bus=$v; done < <("${ns[@]}" ethtool -i "$1")
 	case $bus in
 	rsnic-sim*) echo "/sys/kernel/debug/rsnic/${bus%%:*}/${bus##*:}/counters" ;;
-	*:port*) echo "${RSNIC_DEVD_DIR:-/nonexistent}/${bus##*:}/counters" ;;
 	*)
 		if [ "$RSNIC_FAMILY" = mana ]; then
 			p=$("${ns[@]}" cat "/sys/class/net/$1/dev_port")

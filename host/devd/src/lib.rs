@@ -1,17 +1,11 @@
-//! rsnic-devd: the device process of rsnic's PCI transport.
+//! rsnic-devd: the device process of rsnic's vfio-user transport.
 //!
-//! QEMU's `ivshmem-doorbell` device connects to devd's socket ([`server`]); devd hands it
-//! BAR2 (a memfd holding the identity block and the register ring of
-//! `rsnic_core::dp::xport`, [`ring`]), its own doorbell eventfd and the guest's MSI-X
-//! eventfds. The guest appends register writes and reads to the ring and rings the
-//! doorbell; devd applies them in order to a `sim/` device model ([`model`]) that reaches
-//! guest RAM (a file QEMU maps as the guest's memory) by bus address, every address checked
-//! against the RAM's size, and raises MSI-X vectors by writing the guest's eventfds. The
-//! main loop is [`devd::Devd::serve`].
-//!
-//! The same models can be presented as real-ID PCI functions to QEMU's `vfio-user-pci`
-//! instead ([`vfio`]: `--vfio-user DIR`): devd is then a vfio-user server, BAR0 accesses
-//! arrive as messages and go straight to the model, guest RAM comes as DMA mappings.
+//! devd presents the `sim/` device models as PCI functions with the hardware's IDs and
+//! register layouts to QEMU's `vfio-user-pci` ([`vfio`]: `--vfio-user DIR`): a ConnectX VF
+//! (15b3:101e) per port, or one MANA VF (1414:00ba) carrying every vport. BAR0 accesses
+//! arrive as messages and go straight to the model ([`model`]); guest RAM comes as DMA
+//! mappings, every bus address checked against them; MSI-X vectors are raised by writing
+//! the eventfds QEMU gave. The command line is [`devd::Cli`].
 //!
 //! All `unsafe` code is in [`sys`].
 
@@ -20,9 +14,7 @@
 
 pub mod devd;
 pub mod model;
-pub mod ring;
-pub mod server;
 pub mod sys;
 pub mod vfio;
 
-pub use devd::{run, Config, Devd};
+pub use devd::{Cli, Log};

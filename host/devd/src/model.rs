@@ -1,87 +1,51 @@
-//! The device model over guest RAM: [`Model`] (either family, built as the in-kernel device
-//! host builds it), [`Ram`] (the guest's memory as the device sees it, every access
-//! bounds-checked) and [`Irqs`] (the vectors a slice raised).
+//! The device model: [`Model`] (either family, built as the in-kernel device host builds it),
+//! the register accesses it is given ([`Entry`]) and [`Irqs`] (the vectors a slice raised).
 
-use rsnic_core::dp::hw::{BusMemory, DmaAddr, DmaFault, InterruptSink};
-use rsnic_core::dp::xport::{Family, MAX_PORTS, MODEL_VECTORS_PER_PORT};
+use rsnic_core::dp::hw::{BusMemory, InterruptSink};
 use rsnic_core::sim;
-
-use crate::ring::Entry;
-use crate::sys::Mapping;
 
 /// A simulated ConnectX with host storage.
 pub type Mlx5Model = sim::mlx5::Device<Vec<sim::mlx5::Port>, Vec<sim::mlx5::QueueSet>, Vec<u8>>;
 /// A simulated MANA with host storage.
 pub type ManaModel = sim::mana::Device<Vec<sim::mana::Port>, Vec<sim::mana::QueueSet>, Vec<u8>>;
 
-/// Guest RAM as the device sees it: bus address = offset in the RAM file (no IOMMU).
-///
-/// Every access is checked to lie in `0..size` (`addr + len`, overflow-checked) before any
-/// byte is touched; otherwise it is a [`DmaFault`], which the models answer with error
-/// CQEs. `size` may be less than the mapping (tests keep a canary after it).
-pub struct Ram {
-    map: Mapping,
-    size: u64,
+/// Most ports a device may have.
+pub const MAX_PORTS: u32 = 8;
+/// Interrupt vectors per function as the device models number them: a ConnectX model raises
+/// `port * MODEL_VECTORS_PER_PORT + intr` (the in-kernel device host's numbering).
+pub const MODEL_VECTORS_PER_PORT: u16 = 64;
+
+/// The family of the device devd runs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Family {
+    /// Mellanox ConnectX (mlx5).
+    Mlx5,
+    /// Microsoft Azure MANA.
+    Mana,
 }
 
-impl Ram {
-    /// Guest RAM of `size` bytes at the start of `map`.
-    pub fn new(map: Mapping, size: u64) -> Result<Self, String> {
-        if size > map.len() as u64 {
-            return Err(format!(
-                "RAM size {size} exceeds the mapping's {} bytes",
-                map.len()
-            ));
-        }
-        Ok(Self { map, size })
-    }
-
-    /// The size bus addresses are checked against.
-    pub fn size(&self) -> u64 {
-        self.size
-    }
-
-    /// The whole mapping (tests reach guest memory and the canary through it).
-    pub fn mapping(&self) -> &Mapping {
-        &self.map
-    }
-
-    /// The offset of `addr..addr + len` if it lies inside guest RAM.
-    pub fn check(&self, addr: DmaAddr, len: usize) -> Option<usize> {
-        let end = addr.checked_add(u64::try_from(len).ok()?)?;
-        if end > self.size {
-            return None;
-        }
-        usize::try_from(addr).ok()
-    }
-}
-
-impl BusMemory for Ram {
-    fn dma_read(&self, addr: DmaAddr, dst: &mut [u8]) -> Result<(), DmaFault> {
-        let fault = DmaFault {
-            addr,
-            len: dst.len(),
-        };
-        let off = self.check(addr, dst.len()).ok_or(fault)?;
-        if self.map.read(off, dst) {
-            Ok(())
-        } else {
-            Err(fault)
-        }
-    }
-
-    fn dma_write(&self, addr: DmaAddr, src: &[u8]) -> Result<(), DmaFault> {
-        let fault = DmaFault {
-            addr,
-            len: src.len(),
-        };
-        let off = self.check(addr, src.len()).ok_or(fault)?;
-        if self.map.write(off, src) {
-            Ok(())
-        } else {
-            Err(fault)
-        }
-    }
+/// One register access of BAR0, as the model takes it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Entry {
+    /// A 32-bit register write.
+    Write32 {
+        /// Register offset.
+        reg: u32,
+        /// Value written.
+        value: u32,
+    },
+    /// A 64-bit register write, its bytes in bus order.
+    Write64 {
+        /// Register offset.
+        reg: u32,
+        /// The 8 bytes written.
+        bytes: [u8; 8],
+    },
+    /// A 32-bit register read.
+    Read32 {
+        /// Register offset.
+        reg: u32,
+    },
 }
 
 /// Words of the raised-vector bitmap: every model vector of [`MAX_PORTS`] ports.
@@ -179,7 +143,7 @@ impl Model {
         })
     }
 
-    /// Applies one ring entry; returns a READ32's answer (0 for the others).
+    /// Applies one register access; returns a read's answer (0 for writes).
     pub fn apply(&mut self, e: Entry) -> u32 {
         match (self, e) {
             (Model::Mlx5(m), Entry::Write32 { reg, value }) => m.mmio_write32(reg, value),
@@ -188,7 +152,6 @@ impl Model {
             (Model::Mana(m), Entry::Write64 { reg, bytes }) => m.mmio_write64(reg, bytes),
             (Model::Mlx5(m), Entry::Read32 { reg }) => return m.mmio_read32(reg),
             (Model::Mana(m), Entry::Read32 { reg }) => return m.mmio_read32(reg),
-            (_, Entry::Bad { .. }) => {}
         }
         0
     }

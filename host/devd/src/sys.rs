@@ -1,8 +1,7 @@
 //! The operating-system calls of rsnic-devd, and the only module of the crate with `unsafe`:
 //! shared mappings ([`Mapping`], with bounds- and alignment-checked access), memfd, eventfd,
-//! signalfd, epoll ([`Epoll`]), the ivshmem protocol's messages with a file descriptor
-//! attached ([`send_msg`], [`recv_msg`]) and vfio-user's byte stream with descriptors
-//! ([`send_fds`], [`recv_fds`]). Everything it exports is safe to call.
+//! signalfd, epoll ([`Epoll`]) and vfio-user's byte stream with descriptors ([`send_fds`],
+//! [`recv_fds`]). Everything it exports is safe to call.
 
 #![allow(unsafe_code)]
 
@@ -66,8 +65,8 @@ pub fn set_nonblocking(fd: BorrowedFd<'_>) -> io::Result<()> {
     Ok(())
 }
 
-/// Blocks SIGTERM and SIGINT for the calling thread (call it before starting threads) and
-/// returns a non-blocking signalfd that becomes readable when one is pending.
+/// Blocks SIGTERM, SIGINT and SIGUSR1 for the calling thread (call it before starting
+/// threads) and returns a non-blocking signalfd that becomes readable when one is pending.
 pub fn term_signalfd() -> io::Result<OwnedFd> {
     // SAFETY: `set` is a valid, initialised sigset_t (sigemptyset initialises it) living on
     // this stack frame for every call that takes its address; the old mask is not asked for.
@@ -76,6 +75,7 @@ pub fn term_signalfd() -> io::Result<OwnedFd> {
         cvt(libc::sigemptyset(&mut set))?;
         cvt(libc::sigaddset(&mut set, libc::SIGTERM))?;
         cvt(libc::sigaddset(&mut set, libc::SIGINT))?;
+        cvt(libc::sigaddset(&mut set, libc::SIGUSR1))?;
         let r = libc::pthread_sigmask(libc::SIG_BLOCK, &set, ptr::null_mut());
         if r != 0 {
             return Err(io::Error::from_raw_os_error(r));
@@ -235,98 +235,6 @@ impl Drop for Mapping {
         // `self` (they all borrow it).
         unsafe { libc::munmap(self.ptr.as_ptr().cast(), self.len) };
     }
-}
-
-/// Sends one ivshmem protocol message: `value` as 8 little-endian bytes in its own
-/// `sendmsg`, with `fd` attached (SCM_RIGHTS) if given.
-pub fn send_msg(sock: &UnixStream, value: i64, fd: Option<BorrowedFd<'_>>) -> io::Result<()> {
-    let buf = value.to_le_bytes();
-    // Room for one cmsghdr with one int, u64-aligned.
-    let mut cbuf = [0u64; 4];
-    // SAFETY: `msg` is zero-initialised (valid for msghdr: null pointers, zero lengths) and
-    // then points at `iov`, `buf` and `cbuf`, which all outlive the sendmsg call. The control
-    // buffer is 32 bytes, at least CMSG_SPACE(sizeof(int)) = 24 on Linux, so CMSG_FIRSTHDR
-    // returns a header inside it and CMSG_DATA room for the int (written unaligned-safe).
-    let n = unsafe {
-        let mut iov = libc::iovec {
-            iov_base: buf.as_ptr() as *mut libc::c_void,
-            iov_len: buf.len(),
-        };
-        let mut msg: libc::msghdr = mem::zeroed();
-        msg.msg_iov = &mut iov;
-        msg.msg_iovlen = 1;
-        if let Some(fd) = fd {
-            let space = libc::CMSG_SPACE(mem::size_of::<libc::c_int>() as u32) as usize;
-            assert!(space <= mem::size_of_val(&cbuf));
-            msg.msg_control = cbuf.as_mut_ptr().cast();
-            msg.msg_controllen = space as _;
-            let c = libc::CMSG_FIRSTHDR(&msg);
-            assert!(!c.is_null());
-            (*c).cmsg_level = libc::SOL_SOCKET;
-            (*c).cmsg_type = libc::SCM_RIGHTS;
-            (*c).cmsg_len = libc::CMSG_LEN(mem::size_of::<libc::c_int>() as u32) as _;
-            ptr::write_unaligned(libc::CMSG_DATA(c).cast::<libc::c_int>(), fd.as_raw_fd());
-        }
-        libc::sendmsg(sock.as_raw_fd(), &msg, libc::MSG_NOSIGNAL)
-    };
-    if n < 0 {
-        return Err(io::Error::last_os_error());
-    }
-    if n as usize != buf.len() {
-        return Err(io::Error::new(io::ErrorKind::WriteZero, "short sendmsg"));
-    }
-    Ok(())
-}
-
-/// Receives one ivshmem protocol message (the client's side, for tests and tools): the
-/// 8-byte little-endian value and the descriptor attached to it, if any (close-on-exec).
-/// End of stream is `UnexpectedEof`.
-pub fn recv_msg(sock: &UnixStream) -> io::Result<(i64, Option<OwnedFd>)> {
-    let mut buf = [0u8; 8];
-    let mut cbuf = [0u64; 8];
-    let mut got = 0usize;
-    let mut fd = None;
-    while got < buf.len() {
-        // SAFETY: as in `send_msg`: `msg` is zeroed, then points at `iov` (the unfilled rest
-        // of `buf`) and `cbuf` (64 bytes, u64-aligned), all outliving the call. After the
-        // call, the kernel filled `msg_controllen` bytes of `cbuf`: the CMSG_* walk stays
-        // inside them, and the fd is read unaligned-safe from a SCM_RIGHTS header only.
-        let (n, rfd) = unsafe {
-            let mut iov = libc::iovec {
-                iov_base: buf[got..].as_mut_ptr().cast(),
-                iov_len: buf.len() - got,
-            };
-            let mut msg: libc::msghdr = mem::zeroed();
-            msg.msg_iov = &mut iov;
-            msg.msg_iovlen = 1;
-            msg.msg_control = cbuf.as_mut_ptr().cast();
-            msg.msg_controllen = mem::size_of_val(&cbuf) as _;
-            let n = libc::recvmsg(sock.as_raw_fd(), &mut msg, libc::MSG_CMSG_CLOEXEC);
-            let mut rfd = None;
-            if n >= 0 {
-                let mut c = libc::CMSG_FIRSTHDR(&msg);
-                while !c.is_null() {
-                    if (*c).cmsg_level == libc::SOL_SOCKET && (*c).cmsg_type == libc::SCM_RIGHTS {
-                        let raw = ptr::read_unaligned(libc::CMSG_DATA(c).cast::<libc::c_int>());
-                        rfd = Some(raw);
-                    }
-                    c = libc::CMSG_NXTHDR(&msg, c);
-                }
-            }
-            (n, rfd)
-        };
-        if n < 0 {
-            return Err(io::Error::last_os_error());
-        }
-        if let Some(raw) = rfd {
-            fd = Some(owned(raw)?);
-        }
-        if n == 0 {
-            return Err(io::Error::from(io::ErrorKind::UnexpectedEof));
-        }
-        got += n as usize;
-    }
-    Ok((i64::from_le_bytes(buf), fd))
 }
 
 /// Most descriptors [`recv_fds`] takes from one `recvmsg`; more are a truncation.

@@ -4,7 +4,8 @@
 //! framing lost, the connection closed), devd keeps serving, nothing panics. And the model's
 //! DMA never leaves the client's mappings: a ConnectX send from outside them, across two of
 //! them, or from memory that came without a descriptor completes with an error CQE while a
-//! canary after the mapped RAM stays intact.
+//! canary after the mapped RAM stays intact; a MANA send from outside them completes with
+//! the device's read-fault error.
 
 mod common;
 
@@ -12,9 +13,9 @@ use std::fs::File;
 use std::os::fd::AsFd;
 
 use common::vfio::*;
-use rsnic_core::dp::xport::Family;
 use rsnic_core::sim;
 use rsnic_core::sim::mlx5::{api_uar_offset, CqConfig, SqConfig, SQ_DOORBELL};
+use rsnic_devd::model::Family;
 use rsnic_devd::vfio::proto::{self, cmd, irq, region, Header, HDR_LEN, MAX_MSG};
 
 const EINVAL: u32 = libc::EINVAL as u32;
@@ -579,4 +580,86 @@ fn read_only_mapping_is_not_written() {
     c.region_write(region::BAR0, uar, &w[..8]).unwrap();
     let _ = c.bar32(0);
     assert_eq!(g.get::<64>(CQ)[63], 0xf1, "the CQ was not written");
+}
+
+/// MANA's EQ, CQ and SQ for [`mana_send_from`].
+const MANA_EQ: u64 = 0x50000;
+/// `CQE_TX_HDR_PROCESSING_ERROR`: a send the device could not read.
+const CQE_TX_HDR_PROCESSING_ERROR: u8 = 37;
+/// `sim::mana::WqeError::ReadFault` as the CQE's vendor_err.
+const VENDOR_READ_FAULT: u32 = 9;
+
+/// The MANA function's vport 0 with an EQ, a CQ of 8 entries and a 4 KiB SQ, whose one
+/// send reads 64 bytes at `addr`, the device's memory being the whole RAM file; rung through
+/// BAR0. Returns the CQE's SQ id, type and vendor error, and whether the canary after the
+/// RAM file's mapped part is intact.
+fn mana_send_from(addr: u64) -> (bool, u8, u32, bool) {
+    use rsnic_core::dp::mana::fmt::{sq_doorbell, Cqe, Sge, TxOob, WqeHeader, DB_SQ};
+    let ids = std::sync::Arc::new(std::sync::Mutex::new((0u32, 0u32)));
+    let ids2 = ids.clone();
+    let s = Server::start("vfio-hostile-mana", Family::Mana, 2, move |m| {
+        let m = m.mana().unwrap();
+        let eq = m.create_eq(0, MANA_EQ, 16, 1).unwrap();
+        let cq = m.create_cq(0, CQ, 8, Some(eq)).unwrap();
+        let sq = m.create_sq(0, SQ, 4096, cq).unwrap();
+        *ids2.lock().unwrap() = (cq, sq);
+    });
+    let (cq_id, sq_id) = *ids.lock().unwrap();
+    let g = GuestRam::new(RAM);
+    let mut c = s.client(0);
+    c.dma_map(
+        Some(g.fd.as_fd()),
+        0,
+        0,
+        RAM,
+        proto::DMA_READ | proto::DMA_WRITE,
+    )
+    .unwrap();
+    g.put(MANA_EQ, &[0u8; 16 * 16]);
+    g.put(CQ, &[0u8; 8 * 64]);
+    let h = WqeHeader {
+        num_sge: 1,
+        inline_oob_size_div4: 2,
+        ..WqeHeader::default()
+    };
+    let oob = TxOob {
+        vcq_num: cq_id,
+        ..TxOob::default()
+    };
+    g.put(SQ, &h.encode());
+    g.put(SQ + 8, &oob.encode_short());
+    let sge = Sge {
+        address: addr,
+        mem_key: sim::mana::MANA_MKEY,
+        size: 64,
+    };
+    g.put(SQ + 16, &sge.encode());
+    let db = u64::from(sim::mana::doorbell_offset(0, DB_SQ));
+    c.region_write(region::BAR0, db, &sq_doorbell(sq_id, 32).to_le_bytes())
+        .unwrap();
+    // A read after the write: the model ran.
+    let _ = c.bar32(0x10);
+    let cqe = Cqe::decode(&g.get::<64>(CQ));
+    let hdr = cqe.header();
+    (
+        cqe.wq_num == sq_id && cqe.is_sq,
+        hdr.cqe_type,
+        hdr.vendor_err,
+        g.canary_intact(),
+    )
+}
+
+#[test]
+fn mana_send_from_outside_the_mapping_gets_an_error_cqe() {
+    // Inside: a good completion (the check that the rest can fail for the right reason).
+    let (own, ty, _, canary) = mana_send_from(0x60000);
+    assert!(own && canary);
+    assert_ne!(ty, CQE_TX_HDR_PROCESSING_ERROR);
+    for addr in [RAM - 8, RAM, RAM + 0x1000, u64::MAX - 15, 1 << 63] {
+        assert_eq!(
+            mana_send_from(addr),
+            (true, CQE_TX_HDR_PROCESSING_ERROR, VENDOR_READ_FAULT, true),
+            "addr {addr:#x}"
+        );
+    }
 }

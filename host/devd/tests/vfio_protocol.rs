@@ -11,11 +11,11 @@ use std::fs::File;
 use std::os::fd::AsFd;
 
 use common::vfio::*;
-use rsnic_core::dp::xport::{Family, MODEL_VECTORS_PER_PORT};
 use rsnic_core::sim;
 use rsnic_core::sim::mlx5::{api_uar_offset, CqConfig, SqConfig, CQ_ARM_DOORBELL, SQ_DOORBELL};
+use rsnic_devd::model::Entry;
+use rsnic_devd::model::{Family, MODEL_VECTORS_PER_PORT};
 use rsnic_devd::model::{Mlx5Model, Model};
-use rsnic_devd::ring::Entry;
 use rsnic_devd::vfio::pci::{FunctionKind, CAP_MSIX, CAP_PCIE};
 use rsnic_devd::vfio::proto::{self, cmd, irq, region};
 

@@ -13,7 +13,7 @@ use rsnic_core::dp::mlx5::cmd::queue::{self, CmdPoll};
 use rsnic_core::dp::mlx5::cmd::res::{self, QState};
 use rsnic_core::dp::mlx5::cmd::seq::{Bringup, Progress, Step, Teardown, SEQ_OUT_LEN};
 use rsnic_core::dp::mlx5::cmd::vport;
-use rsnic_core::dp::mlx5::cmd::{CmdErrorKind, CmdQueue, FormatError, Pas};
+use rsnic_core::dp::mlx5::cmd::{CmdError, CmdErrorKind, CmdQueue, FormatError, Pas};
 use rsnic_testbed::mem::{HostBuf, HostMemory};
 
 /// A 4 KiB-aligned bus address for PAS tests (no memory behind it is needed to build).
@@ -1519,6 +1519,40 @@ fn bad_lengths_and_states_are_refused() {
         r.q.post(&inp, 16, &r.bar, &NoBarriers).unwrap_err().kind,
         CmdErrorKind::Down
     );
+}
+
+#[test]
+fn a_device_that_is_gone_fails_the_outstanding_command_and_every_later_one() {
+    let mut r = rig_with(FakeBar::default(), 2);
+    r.q.enable(&r.bar, &NoBarriers).unwrap();
+    r.q.poll_ready(&r.bar).unwrap();
+    // QUERY_VPORT_COUNTER (0x770), op_mod 1, outstanding when the device goes.
+    let mut inp = [0u8; 16];
+    inp[0..2].copy_from_slice(&0x770u16.to_be_bytes());
+    inp[6..8].copy_from_slice(&1u16.to_be_bytes());
+    r.q.post(&inp, 16, &r.bar, &NoBarriers).unwrap();
+    assert!(r.q.is_busy());
+    let e = r.q.gone();
+    assert_eq!(
+        e,
+        CmdError {
+            opcode: 0x770,
+            op_mod: 1,
+            kind: CmdErrorKind::Gone
+        }
+    );
+    assert_eq!(
+        e.to_string(),
+        "QUERY_VPORT_COUNTER(0x770) op_mod(0x1) failed: the device is gone"
+    );
+    // Nothing is outstanding, and the queue takes nothing more.
+    assert!(!r.q.is_busy() && !r.q.is_up());
+    assert_eq!(
+        r.q.post(&inp, 16, &r.bar, &NoBarriers).unwrap_err().kind,
+        CmdErrorKind::Down
+    );
+    // Gone with nothing outstanding: an error of the interface itself.
+    assert_eq!(r.q.gone(), CmdError::iface(CmdErrorKind::Gone));
 }
 
 // ---------------------------------------------------------------------------------------

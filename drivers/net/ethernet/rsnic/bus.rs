@@ -14,18 +14,16 @@
 //! A vector may carry several handlers (each registered under a key the function's driver
 //! makes unique, [`IrqKey`]); when it fires, each runs, as on a shared IRQ line.
 //!
-//! Three transports implement it ([`Transport`]): the in-kernel device host (`host/`: a
-//! device model running in the kernel, on a workqueue), the ivshmem transport (`pcidev.rs`:
-//! the functions of an emulated device whose model runs in a host process, reached through a
-//! register ring), and real PCI functions (`realpci.rs`: a MANA VF or a ConnectX function,
-//! with its own ids and BAR0 layout, reached by MMIO). A register write is matched on the
-//! transport (no function pointer on the doorbell path).
+//! Two transports implement it ([`Transport`]): the in-kernel device host (`host/`: a
+//! device model running in the kernel, on a workqueue) and real PCI functions (`realpci.rs`:
+//! a MANA VF or a ConnectX function, with its own ids and BAR0 layout, reached by MMIO:
+//! hardware, or a device model in a host process behind QEMU's `vfio-user-pci`). A register
+//! write is matched on the transport (no function pointer on the doorbell path).
 
 use crate::dp::hw::{Barriers, Mmio};
 use crate::host::Engine;
 use crate::kdma::KBarriers;
 use crate::kernel_ext::dma::DmaDevice;
-use crate::pcidev::PciTransport;
 use crate::realpci::PciFunction;
 use kernel::{fmt, prelude::*, str::CString, sync::Arc};
 
@@ -70,8 +68,6 @@ impl Kind {
 pub(crate) enum Transport {
     /// The in-kernel device host's engine.
     InKernel(Arc<Engine>),
-    /// A PCI device of the ivshmem transport.
-    Pci(Arc<PciTransport>),
     /// A real PCI function (its BAR0 mapped, its MSI-X vectors allocated).
     Direct(Arc<PciFunction>),
 }
@@ -109,31 +105,6 @@ impl Function {
             Self {
                 xport: Transport::InKernel(engine),
                 dma,
-                index,
-                base,
-                vec_base,
-                vectors,
-                dev,
-            },
-            GFP_KERNEL,
-        )?)
-    }
-
-    /// Function `index` of ivshmem device `pci` (device number `dev`), its registers at
-    /// `base`, its `vectors` vectors MSI-X `vec_base..`. For the ivshmem transport's probe
-    /// only.
-    pub(crate) fn new_pci(
-        pci: Arc<PciTransport>,
-        dev: u32,
-        index: usize,
-        base: u32,
-        vec_base: usize,
-        vectors: usize,
-    ) -> Result<Arc<Self>> {
-        Ok(Arc::new(
-            Self {
-                dma: pci.dma().clone(),
-                xport: Transport::Pci(pci),
                 index,
                 base,
                 vec_base,
@@ -188,18 +159,27 @@ impl Function {
 
     /// What ethtool reports as bus info for the function's port `port` (0 for a function
     /// with one port; a MANA vport's index): `rsnic-sim<dev>:port<n>` for the in-kernel host
-    /// and `<pci name>:port<n>` for an ivshmem device (`n` the port's number on its device:
-    /// the device hosts name their per-port files so), the PCI device's name for a real
-    /// function (its vports share it, as upstream mana's netdevs do).
+    /// (`n` the port's number on its device: the device host names its per-port files so),
+    /// the PCI device's name for a real function (its vports share it, as upstream mana's
+    /// netdevs do).
     pub(crate) fn bus_info(&self, port: usize) -> Result<CString> {
         let n = self.index.saturating_add(port);
         Ok(match &self.xport {
             Transport::InKernel(_) => {
                 CString::try_from_fmt(fmt!("rsnic-sim{}:port{}", self.dev, n))?
             }
-            Transport::Pci(p) => CString::try_from_fmt(fmt!("{}:port{}", p.name(), n))?,
             Transport::Direct(p) => CString::try_from_fmt(fmt!("{}", p.name()))?,
         })
+    }
+
+    /// Whether the function still answers on the bus (unless it is known to be gone, a
+    /// config space read for a real function, [`crate::realpci::PciFunction::check_present`];
+    /// the in-kernel device host's functions never go);
+    /// if not, it is gone from now on: register reads return all-ones without reaching the
+    /// bus, writes are dropped. Any context; costs a bus round trip. What a driver's long
+    /// wait for its device calls now and then.
+    pub(crate) fn check_present(&self) -> bool {
+        self.bar().check_present()
     }
 
     /// MSI-X vectors of the function (vector numbers `0..num_vectors()`: what the driver
@@ -223,7 +203,6 @@ impl Function {
         let v = self.vec_base + intr;
         match &self.xport {
             Transport::InKernel(e) => e.set_handler(v, key, Some(handler)),
-            Transport::Pci(p) => p.irqs().request(v, key, handler),
             Transport::Direct(p) => p.irqs().request(v, key, handler),
         }
     }
@@ -240,7 +219,6 @@ impl Function {
             Transport::InKernel(e) => {
                 let _ = e.set_handler(v, key, None);
             }
-            Transport::Pci(p) => p.irqs().free(v, key),
             Transport::Direct(p) => p.irqs().free(v, key),
         }
     }
@@ -254,13 +232,31 @@ pub(crate) struct Bar<'a> {
     base: u32,
 }
 
+impl Bar<'_> {
+    /// Whether the window's function is known to be gone (a surprise removal seen on the bus:
+    /// its registers and config space read all-ones); no bus access.
+    pub(crate) fn is_gone(&self) -> bool {
+        match self.xport {
+            Transport::InKernel(_) => false,
+            Transport::Direct(p) => p.is_gone(),
+        }
+    }
+
+    /// [`Function::check_present`] of the window's function.
+    pub(crate) fn check_present(&self) -> bool {
+        match self.xport {
+            Transport::InKernel(_) => true,
+            Transport::Direct(p) => p.check_present(),
+        }
+    }
+}
+
 impl Mmio for Bar<'_> {
     #[inline(always)]
     fn write64(&self, offset: u32, bytes: [u8; 8]) {
         let reg = self.base.wrapping_add(offset);
         match self.xport {
             Transport::InKernel(e) => e.mmio_write64(reg, bytes),
-            Transport::Pci(p) => p.write64(reg, bytes),
             Transport::Direct(p) => p.write64(reg, bytes),
         }
     }
@@ -270,7 +266,6 @@ impl Mmio for Bar<'_> {
         let reg = self.base.wrapping_add(offset);
         match self.xport {
             Transport::InKernel(e) => e.mmio_write32(reg, value),
-            Transport::Pci(p) => p.write32(reg, value),
             Transport::Direct(p) => p.write32(reg, value),
         }
     }
@@ -280,7 +275,6 @@ impl Mmio for Bar<'_> {
         let reg = self.base.wrapping_add(offset);
         match self.xport {
             Transport::InKernel(e) => e.mmio_read32(reg),
-            Transport::Pci(p) => p.read32(reg),
             Transport::Direct(p) => p.read32(reg),
         }
     }

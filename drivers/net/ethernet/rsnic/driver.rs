@@ -6,11 +6,9 @@
 //! PCI driver `rsnic`, whose id table ([`__mod_pci__rsnic_pci_ids_device_table`], also the
 //! module's `alias:` lines, so udev loads rsnic for them) names the real functions rsnic
 //! drives, the MANA VF (1414:00ba) and the ConnectX functions upstream `mlx5_core` binds
-//! (ConnectX-4 and later, PFs and VFs), and `rsnic-ivshmem` for QEMU's ivshmem device
-//! (1af4:1110) of the ivshmem transport (not an alias: ivshmem is not rsnic's). The
-//! family of a real function comes from its vendor id; a probe maps it (`realpci.rs`) or, for
-//! ivshmem, reads what the device is from it (`pcidev.rs`), binds its functions and keeps them
-//! in the device's driver data until remove. The in-kernel device host (`host/`) creates the
+//! (ConnectX-4 and later, PFs and VFs). The family of a function comes from its vendor id; a
+//! probe maps it (`realpci.rs`), binds it and keeps it in the device's driver data until
+//! remove. The in-kernel device host (`host/`) creates the
 //! simulated devices the module parameters ask for, only with `host=kernel`; a plain `insmod`
 //! binds PCI functions and creates nothing else. For each function the driver of its family
 //! brings it up (probe: one port per ConnectX function, one per vport of a MANA function),
@@ -24,10 +22,9 @@ use crate::channel::MAX_CHANNELS;
 use crate::family::{mana::Mana, mlx5::Mlx5, Family};
 use crate::host::Host;
 use crate::kernel_ext::pci::{
-    pci_device_table, DeviceId, IdTable, PciDevice, PciDriver, Registration as PciRegistration,
+    pci_device_table, DeviceId, PciDevice, PciDriver, Registration as PciRegistration,
 };
 use crate::kernel_ext::{net::device::Registration, params};
-use crate::pcidev::PciTransport;
 use crate::port::{Port, PortOps, MAX_MTU, MIN_MTU};
 use crate::realpci::PciFunction;
 use core::sync::atomic::{AtomicU32, AtomicUsize, Ordering};
@@ -209,16 +206,6 @@ pci_device_table!(
     ]
 );
 
-/// rsnic's ivshmem transport: QEMU's ivshmem-doorbell (Red Hat, Inc. 1af4:1110). Its ids are
-/// ivshmem's, not rsnic's: the probe refuses a device whose shared memory does not hold an
-/// rsnic identity block. A driver of its own (`rsnic-ivshmem`) with a table that is not the
-/// module's device table: an ivshmem device does not make udev load rsnic.
-static IVSHMEM_IDS: IdTable<2> =
-    IdTable::new([DeviceId::new(IVSHMEM_VENDOR, 0x1110), DeviceId::END]);
-
-/// PCI vendor id of QEMU's ivshmem device (Red Hat, Inc.).
-const IVSHMEM_VENDOR: u16 = 0x1af4;
-
 /// The BAR0 a real function needs at least: MANA's VF registers (0x08, 0x10, 0x18, read
 /// before anything else), ConnectX's initialization segment (4 KiB). What lies beyond
 /// (MANA's SMC window and doorbell pages, ConnectX's UAR pages) is where the device says;
@@ -247,23 +234,15 @@ static PCI_BOUND: AtomicUsize = AtomicUsize::new(0);
 /// The next PCI device's number (for names and logs; after the in-kernel host's).
 static PCI_NEXT_DEV: AtomicU32 = AtomicU32::new(crate::host::MAX_DEVS);
 
-/// rsnic's PCI driver (real functions and the ivshmem transport).
+/// rsnic's PCI driver.
 struct RsnicPci;
-
-/// What carries a bound PCI device.
-enum PciXport {
-    /// An ivshmem device (the register ring).
-    Ivshmem(Arc<PciTransport>),
-    /// A real function (MMIO on its BAR0).
-    Direct(Arc<PciFunction>),
-}
 
 /// What a PCI probe leaves bound to its device; dropped in field order at remove: the
 /// ports and functions' bring-up, the functions, then the PCI device's resources.
 struct PciBound {
     bound: AnyBound,
     funcs: KVec<Arc<Function>>,
-    xport: PciXport,
+    pci: Arc<PciFunction>,
 }
 
 impl PciDriver for RsnicPci {
@@ -271,18 +250,11 @@ impl PciDriver for RsnicPci {
 
     fn probe(dev: &PciDevice) -> Result<PciBound> {
         let num = PCI_NEXT_DEV.fetch_add(1, Ordering::Relaxed);
-        let (kind, funcs, xport) = if dev.vendor_id() == IVSHMEM_VENDOR {
-            let x = PciTransport::probe(dev)?;
-            let funcs = PciTransport::functions(&x, num)?;
-            (x.kind(), funcs, PciXport::Ivshmem(x))
-        } else {
-            // The id table has only these vendors' devices besides ivshmem.
-            let kind = Kind::from_vendor(dev.vendor_id()).ok_or(ENODEV)?;
-            let x = PciFunction::probe(dev, kind, min_bar0(kind), msix_range(kind))?;
-            let mut funcs = KVec::new();
-            funcs.push(Function::new_direct(x.clone(), num)?, GFP_KERNEL)?;
-            (x.kind(), funcs, PciXport::Direct(x))
-        };
+        // The id table has only these vendors' devices.
+        let kind = Kind::from_vendor(dev.vendor_id()).ok_or(ENODEV)?;
+        let pci = PciFunction::probe(dev, kind, min_bar0(kind), msix_range(kind))?;
+        let mut funcs = KVec::new();
+        funcs.push(Function::new_direct(pci.clone(), num)?, GFP_KERNEL)?;
         let channels = default_channels();
         let bound = AnyBound::bind(kind, &funcs, channels).inspect_err(|e| {
             dev.err(fmt!(
@@ -295,58 +267,32 @@ impl PciDriver for RsnicPci {
         })?;
         let vectors = funcs.iter().map(|f| f.num_vectors()).sum::<usize>();
         dev.info(fmt!(
-            "version {}: PCI device {} ({:04x}:{:04x}, {}), family {}, {} ports, {} MSI-X vectors, {} channels per port",
+            "version {}: PCI device {} ({:04x}:{:04x}), family {}, {} ports, {} MSI-X vectors, {} channels per port",
             crate::port::DRV_VERSION,
             num,
             dev.vendor_id(),
             dev.device_id(),
-            match xport {
-                PciXport::Ivshmem(_) => "ivshmem transport",
-                PciXport::Direct(_) => "MMIO",
-            },
             family_name(kind),
             bound.ports(),
             vectors,
             channels
         ));
         PCI_BOUND.fetch_add(1, Ordering::Relaxed);
-        Ok(PciBound {
-            bound,
-            funcs,
-            xport,
-        })
+        Ok(PciBound { bound, funcs, pci })
     }
 
     fn remove(data: PciBound) {
-        let PciBound {
-            bound,
-            funcs,
-            xport,
-        } = data;
+        let PciBound { bound, funcs, pci } = data;
         drop(bound);
         drop(funcs);
-        match &xport {
-            PciXport::Ivshmem(x) => {
-                let (lost, timeouts) = (x.lost(), x.read_timeouts());
-                if lost != 0 || timeouts != 0 {
-                    x.pci().err(fmt!(
-                        "{} register writes lost, {} reads unanswered",
-                        lost,
-                        timeouts
-                    ));
-                }
-            }
-            PciXport::Direct(x) => {
-                let bad = x.bad_accesses();
-                if bad != 0 {
-                    x.pci()
-                        .err(fmt!("{} register accesses outside BAR0 not made", bad));
-                }
-            }
+        let bad = pci.bad_accesses();
+        if bad != 0 {
+            pci.pci()
+                .err(fmt!("{} register accesses outside BAR0 not made", bad));
         }
-        // The last reference to the transport: the vectors, mappings, regions and the
-        // enable go here, before remove returns.
-        drop(xport);
+        // The last reference to the function: the vectors, mapping, regions and the enable
+        // go here, before remove returns.
+        drop(pci);
     }
 }
 
@@ -377,10 +323,9 @@ impl HostMode {
 
 /// The module: the devices and the driver bound to them.
 pub(crate) struct Rsnic {
-    // Dropped in this order: the PCI drivers unregister (removing every bound PCI device),
+    // Dropped in this order: the PCI driver unregisters (removing every bound PCI device),
     // then the driver lets go of the in-kernel functions, then those devices go.
     _pci: PciRegistration<RsnicPci>,
-    _ivshmem: PciRegistration<RsnicPci>,
     _bound: KVec<AnyBound>,
     _host: Option<Host>,
 }
@@ -404,7 +349,6 @@ impl kernel::Module for Rsnic {
             c_str!("rsnic"),
             &__mod_pci__rsnic_pci_ids_device_table,
         )?;
-        let ivshmem = PciRegistration::<RsnicPci>::new(c_str!("rsnic-ivshmem"), &IVSHMEM_IDS)?;
         let pci_bound = PCI_BOUND.load(Ordering::Relaxed);
         if mode == HostMode::Pci {
             pr_info!(
@@ -414,7 +358,6 @@ impl kernel::Module for Rsnic {
             );
             return Ok(Rsnic {
                 _pci: pci,
-                _ivshmem: ivshmem,
                 _bound: KVec::new(),
                 _host: None,
             });
@@ -438,7 +381,6 @@ impl kernel::Module for Rsnic {
         );
         Ok(Rsnic {
             _pci: pci,
-            _ivshmem: ivshmem,
             _bound: bound,
             _host: Some(host),
         })

@@ -556,6 +556,21 @@ impl<F: Family> Port<F> {
             req.store(0, Ordering::Release);
             return;
         }
+        // A device that is gone (surprise removal) cannot take channels again: the port
+        // stays as it is with its carrier off, so the TX watchdog (which watches only a port
+        // with carrier) does not fire again, until the interface is set down or the driver
+        // unbinds. No reopen is tried.
+        if !self.shared.hw.check_present() {
+            dev.carrier_off();
+            req.store(0, Ordering::Release);
+            pr_err!(
+                "{}: ch{}: {}: the device is gone: carrier off, the channels are not reopened\n",
+                dev.name(),
+                ch,
+                why.what()
+            );
+            return;
+        }
         pr_err!(
             "{}: ch{}: {}: reopening the channels\n",
             dev.name(),

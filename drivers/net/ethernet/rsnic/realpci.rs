@@ -5,7 +5,7 @@
 //! them. Whether the function is hardware or a device model behind QEMU's `vfio-user-pci`
 //! (`rsnic-devd --vfio-user`), it is the same to this code.
 //!
-//! Like `host/` and `pcidev.rs`, this is the device's side of the bus: it knows nothing of
+//! Like `host/`, this is the device's side of the bus: it knows nothing of
 //! the driver. It enables the function, claims its BARs, maps BAR0 (uncached, `ioremap`),
 //! sets a 64-bit DMA mask and bus mastering, allocates the MSI-X vectors it is asked for, and
 //! gives the bus what a [`crate::bus::Function`] needs:
@@ -21,8 +21,13 @@
 //!   [`crate::kernel_ext::pci::IoMem::write64`]). An access outside BAR0 or misaligned is
 //!   not made: it is counted (a read returns `0xffff_ffff`, as a read of a gone device does)
 //!   and logged once;
-//! * MSI-X vectors, each carrying threaded handlers ([`PciIrqs`], shared with the ivshmem
-//!   transport) that run the bus handlers with bottom halves off (the bus contract).
+//! * whether the function is gone ([`PciFunction::check_present`]), as a NIC driver learns
+//!   of a surprise removal: a register read that returns all-ones is followed by a look at
+//!   config space (`pci_device_is_present()`), and if that reads all-ones too the function
+//!   is gone for good: logged once, and from then on no access reaches the bus (a read
+//!   returns all-ones, a write is dropped), so the driver's waits and teardown end at once;
+//! * MSI-X vectors, each carrying threaded handlers ([`PciIrqs`]) that run the bus handlers
+//!   with bottom halves off (the bus contract).
 //!
 //! The DMA device is the PCI device's own.
 
@@ -158,6 +163,8 @@ pub(crate) struct PciFunction {
     be32: bool,
     /// Register accesses not made (outside BAR0 or misaligned).
     bad_access: AtomicU64,
+    /// The function went away (its config space reads all-ones): sticky.
+    gone: AtomicBool,
     /// Whether one was logged.
     bad_logged: AtomicBool,
 }
@@ -220,14 +227,10 @@ impl PciFunction {
                 be32,
                 bad_access: AtomicU64::new(0),
                 bad_logged: AtomicBool::new(false),
+                gone: AtomicBool::new(false),
             }),
             GFP_KERNEL,
         )
-    }
-
-    /// The function's family.
-    pub(crate) fn kind(&self) -> Kind {
-        self.kind
     }
 
     /// The MSI-X vectors allocated.
@@ -278,10 +281,40 @@ impl PciFunction {
         }
     }
 
+    /// Whether the function is known to be gone (no bus access: what an earlier
+    /// [`PciFunction::check_present`] found).
+    #[inline(always)]
+    pub(crate) fn is_gone(&self) -> bool {
+        self.gone.load(Ordering::Relaxed)
+    }
+
+    /// Whether the function still answers on the bus: unless it is known to be gone, reads
+    /// its vendor id from config space (`pci_device_is_present()`); if that reads all-ones,
+    /// the function is gone from now on (logged once). Any context.
+    #[cold]
+    pub(crate) fn check_present(&self) -> bool {
+        if self.is_gone() {
+            return false;
+        }
+        if self.dev.is_present() {
+            return true;
+        }
+        if !self.gone.swap(true, Ordering::Relaxed) {
+            pr_err!(
+                "{}: the device is gone: its registers and its config space read all-ones; no more register accesses\n",
+                &*self.name
+            );
+        }
+        false
+    }
+
     /// A 32-bit register write of `value` at BAR0 offset `reg`, in the family's byte order
-    /// (ConnectX `iowrite32be`, MANA `writel`).
+    /// (ConnectX `iowrite32be`, MANA `writel`); dropped if the function is gone.
     #[inline(always)]
     pub(crate) fn write32(&self, reg: u32, value: u32) {
+        if self.is_gone() {
+            return;
+        }
         let r = if self.be32 {
             self.bar0.write32_be(reg as usize, value)
         } else {
@@ -292,24 +325,37 @@ impl PciFunction {
         }
     }
 
-    /// A 64-bit write of `bytes` (bus order) at BAR0 offset `reg`.
+    /// A 64-bit write of `bytes` (bus order) at BAR0 offset `reg`; dropped if the function
+    /// is gone.
     #[inline(always)]
     pub(crate) fn write64(&self, reg: u32, bytes: [u8; 8]) {
+        if self.is_gone() {
+            return;
+        }
         if self.bar0.write64(reg as usize, bytes).is_err() {
             self.bad("64-bit write", reg);
         }
     }
 
     /// A 32-bit register read at BAR0 offset `reg`, in the family's byte order (ConnectX
-    /// `ioread32be`, MANA `readl`); `0xffff_ffff` if it cannot be made.
+    /// `ioread32be`, MANA `readl`); `0xffff_ffff` if it cannot be made or the function is
+    /// gone. A read of all-ones checks whether the function is still there
+    /// ([`PciFunction::check_present`]).
     #[inline(always)]
     pub(crate) fn read32(&self, reg: u32) -> u32 {
+        if self.is_gone() {
+            return READ_FAILED;
+        }
         let r = if self.be32 {
             self.bar0.read32_be(reg as usize)
         } else {
             self.bar0.read32(reg as usize)
         };
         match r {
+            Ok(READ_FAILED) => {
+                self.check_present();
+                READ_FAILED
+            }
             Ok(v) => v,
             Err(_) => {
                 self.bad("32-bit read", reg);

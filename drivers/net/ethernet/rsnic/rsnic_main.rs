@@ -22,7 +22,6 @@ mod family;
 mod host;
 mod kdma;
 mod ntuple;
-mod pcidev;
 mod port;
 mod realpci;
 mod rss;

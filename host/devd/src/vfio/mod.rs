@@ -17,8 +17,7 @@
 //!
 //! One thread, one epoll loop: the listening sockets, the connections and a stop
 //! descriptor (the signalfd) are its descriptors; the model runs after every BAR0 write
-//! and whenever it has work left or its moderation deadline passes, as in
-//! [`crate::devd::Devd::serve`]. Nothing from a client is trusted: a malformed message gets
+//! and whenever it has work left or its moderation deadline passes. Nothing from a client is trusted: a malformed message gets
 //! an error reply (or, when the framing is lost, the connection is closed), is counted
 //! and logged.
 
@@ -29,17 +28,15 @@ pub mod proto;
 use std::fs::File;
 use std::io::{self, Read, Write};
 use std::os::fd::{AsFd, OwnedFd};
+use std::os::unix::fs::FileTypeExt;
 use std::os::unix::net::{UnixListener, UnixStream};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::time::Instant;
 
-use rsnic_core::dp::xport::{Family, MAX_PORTS, MODEL_VECTORS_PER_PORT};
 use rsnic_core::sim;
 
 use crate::devd::{write_counters_files, Log, COUNTERS_INTERVAL, SLICES_PER_ROUND, SLICE_WQES};
-use crate::model::{Irqs, Model};
-use crate::ring::Entry;
-use crate::server;
+use crate::model::{Entry, Family, Irqs, Model, MAX_PORTS, MODEL_VECTORS_PER_PORT};
 use crate::sys::{self, ev, recv_fds, send_fds, Epoll};
 
 use dma::{DmaTable, GuestMem};
@@ -48,6 +45,8 @@ use proto::{cmd, irq, region, Header, Out, HDR_LEN};
 
 /// Log lines about refused messages per connection; later ones are only counted.
 const LOG_BUDGET: u32 = 64;
+/// How long [`VfioDevd::unplug`] drains what the clients send before it closes.
+pub const UNPLUG_DRAIN: std::time::Duration = std::time::Duration::from_millis(300);
 /// Messages handled per readiness event of one connection (then the others get a turn).
 const MSGS_PER_EVENT: usize = 64;
 
@@ -245,9 +244,7 @@ impl VfioDevd {
         let mut funcs = Vec::new();
         for f in 0..cfg.functions() {
             let path = cfg.socket(f);
-            let listener = ctx(server::listen(&path), || {
-                format!("socket {}", path.display())
-            })?;
+            let listener = ctx(listen(&path), || format!("socket {}", path.display()))?;
             ctx(listener.set_nonblocking(true), || "listening socket".into())?;
             let mut func = Function {
                 path,
@@ -386,8 +383,9 @@ impl VfioDevd {
     /// The main loop: accepts one client per socket (a second one is closed at once),
     /// handles their messages in order, runs the model. Returns `Ok` when every client that
     /// connected has gone (after at least one did) or `stop` (a signalfd for
-    /// SIGTERM/SIGINT, or any descriptor that becomes readable) fires; the counters files
-    /// are written then.
+    /// SIGTERM/SIGINT/SIGUSR1, or any descriptor that becomes readable) fires, SIGUSR1
+    /// unplugging the functions first ([`VfioDevd::unplug`]); the counters files are
+    /// written then.
     pub fn serve(&mut self, stop: OwnedFd) -> Result<(), String> {
         const STOP: u64 = u64::MAX;
         let ep = ctx(Epoll::new(), || "epoll".into())?;
@@ -433,7 +431,10 @@ impl VfioDevd {
                     } else {
                         0
                     };
-                    why = Some(if signo == libc::SIGINT as u32 {
+                    why = Some(if signo == libc::SIGUSR1 as u32 {
+                        self.unplug(&ep);
+                        "SIGUSR1: unplugged"
+                    } else if signo == libc::SIGINT as u32 {
                         "SIGINT"
                     } else if signo == libc::SIGTERM as u32 {
                         "SIGTERM"
@@ -461,6 +462,37 @@ impl VfioDevd {
         };
         self.log.line(&format!("{why}: exiting"));
         self.write_counters()
+    }
+
+    /// Unplugs every function, as a device that goes away mid-run, but so that each client
+    /// reads the end of its stream rather than a reset: a UNIX socket closed with messages
+    /// it has not read makes the client's next read fail with ECONNRESET, not EOF, and QEMU
+    /// 11.1.3's vfio-user client aborts on that (an assertion in `error_setv`), while it
+    /// handles EOF (the function's accesses fail from then on: all-ones reads). So devd
+    /// shuts its side for writing (the client reads EOF once it has read the replies sent),
+    /// reads and drops what the clients send for [`UNPLUG_DRAIN`] (time for them to see
+    /// the EOF and stop reading), then closes the connections, their DMA mappings and IRQ
+    /// eventfds going with them.
+    pub fn unplug(&mut self, ep: &Epoll) {
+        use std::net::Shutdown;
+        for c in self.funcs.iter().filter_map(|f| f.conn.as_ref()) {
+            let _ = c.sock.shutdown(Shutdown::Write);
+        }
+        let until = Instant::now() + UNPLUG_DRAIN;
+        let mut buf = vec![0u8; proto::MAX_MSG];
+        loop {
+            for c in self.funcs.iter().filter_map(|f| f.conn.as_ref()) {
+                // Until it would block: a client that closed reads as 0, an error ends it.
+                while matches!((&c.sock).read(&mut buf), Ok(n) if n > 0) {}
+            }
+            if Instant::now() >= until {
+                break;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(10));
+        }
+        for f in 0..self.funcs.len() {
+            self.close(ep, f, "unplugged");
+        }
     }
 
     /// Accepts the clients waiting on function `f`'s socket.
@@ -1009,6 +1041,23 @@ impl VfioDevd {
     }
 }
 
+/// Listens on `path`, replacing a stale socket left there (anything else there is an
+/// error).
+pub fn listen(path: &Path) -> io::Result<UnixListener> {
+    match std::fs::symlink_metadata(path) {
+        Ok(m) if m.file_type().is_socket() => std::fs::remove_file(path)?,
+        Ok(_) => {
+            return Err(io::Error::new(
+                io::ErrorKind::AlreadyExists,
+                "exists and is not a socket",
+            ))
+        }
+        Err(e) if e.kind() == io::ErrorKind::NotFound => {}
+        Err(e) => return Err(e),
+    }
+    UnixListener::bind(path)
+}
+
 /// A BAR0 access.
 enum BarOp<'a> {
     Read(&'a mut [u8]),
@@ -1111,9 +1160,10 @@ fn read_msg(c: &mut Conn) -> Result<Option<Msg>, ReadError> {
     }
 }
 
-/// Runs `--vfio-user` mode as the binary does: blocks SIGTERM/SIGINT, creates the
+/// Runs `--vfio-user` mode as the binary does: blocks SIGTERM/SIGINT/SIGUSR1, creates the
 /// functions, prints `rsnic-devd: listening on PATH` on stdout for each socket, serves
-/// until the clients are gone or a signal comes, removes the sockets.
+/// until the clients are gone or a signal comes (SIGUSR1 unplugs the functions first:
+/// [`VfioDevd::unplug`]), removes the sockets.
 pub fn run(cfg: VfioConfig) -> Result<(), String> {
     let signals = ctx(sys::term_signalfd(), || "signalfd".into())?;
     let mut d = VfioDevd::new(cfg)?;

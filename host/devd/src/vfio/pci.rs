@@ -7,7 +7,7 @@
 //! its size bits) keep their values; sizing BAR0 (all ones, read back) returns its size
 //! mask as on hardware.
 
-use rsnic_core::dp::xport::{Family, MODEL_VECTORS_PER_PORT};
+use crate::model::{Family, MODEL_VECTORS_PER_PORT};
 use rsnic_core::sim;
 
 /// Bytes of configuration space (PCI Express extended space included).

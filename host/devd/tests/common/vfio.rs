@@ -12,7 +12,7 @@ use std::sync::mpsc;
 use std::thread::JoinHandle;
 use std::time::Duration;
 
-use rsnic_core::dp::xport::Family;
+use rsnic_devd::model::Family;
 use rsnic_devd::model::Model;
 use rsnic_devd::sys::{self, send_fds, Mapping};
 use rsnic_devd::vfio::proto::{self, cmd, Header, HDR_LEN};

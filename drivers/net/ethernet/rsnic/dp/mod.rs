@@ -3,13 +3,11 @@
 //! The data path: kernel-free, `no_std`, safe Rust.
 //!
 //! Compiled into `rsnic.ko` and into the host crate `rsnic-core`. It talks to the hardware
-//! only through [`hw`]. [`xport`] is the PCI transport's shared-memory layout; [`xsk`] the
-//! AF_XDP zero-copy pool checks.
+//! only through [`hw`]; [`xsk`] holds the AF_XDP zero-copy pool checks.
 
 pub mod hdr;
 pub mod hw;
 pub mod mana;
 pub mod mlx5;
 pub mod pkt;
-pub mod xport;
 pub mod xsk;

@@ -79,6 +79,8 @@ pub(crate) enum Cause {
     Probe(ProbeErrorKind),
     /// The device made no progress for [`REQ_TIMEOUT_MS`].
     Timeout,
+    /// The device is gone (surprise removal: its registers read all-ones).
+    Gone,
 }
 
 /// A failed control-path step: the request (`None`: the SMC or the HWC's init events), the
@@ -115,7 +117,7 @@ impl CtlError {
     pub(crate) fn errno(&self) -> Error {
         match self.cause {
             Cause::Timeout => crate::kernel_ext::net::etimedout(),
-            Cause::Probe(ProbeErrorKind::Limits) => ENODEV,
+            Cause::Probe(ProbeErrorKind::Limits) | Cause::Gone => ENODEV,
             _ => crate::kernel_ext::net::eproto(),
         }
     }
@@ -130,6 +132,7 @@ impl fmt::Display for CtlError {
         }
         match self.cause {
             Cause::Timeout => write!(f, "timed out after {} ms", REQ_TIMEOUT_MS),
+            Cause::Gone => write!(f, "failed: the device is gone"),
             Cause::Msg(MsgError::Status(s))
             | Cause::Hwc(HwcError::Status(s))
             | Cause::Probe(ProbeErrorKind::Msg(MsgError::Status(s))) => {
@@ -211,6 +214,9 @@ impl Ctl {
     fn call(&mut self, env: &Bar<'_>, n: usize) -> Result<usize, CtlError> {
         let r = self.buf.get(..n).unwrap_or(&[]);
         let code = code_of(r);
+        if env.is_gone() {
+            return Err(CtlError::req(code, Cause::Gone));
+        }
         let id = self
             .hwc
             .send(env, r)
@@ -220,6 +226,10 @@ impl Ctl {
             self.hwc.process_events(env);
             if let Some(r) = self.hwc.take_response(env, id, &mut self.resp[..]) {
                 return r.map_err(|e| CtlError::req(code, Cause::Hwc(e)));
+            }
+            if gone(env, &wait) {
+                self.hwc.abandon(env, id);
+                return Err(CtlError::req(code, Cause::Gone));
             }
             if !wait.sleep(REQ_TIMEOUT_MS) {
                 self.hwc.abandon(env, id);
@@ -351,10 +361,24 @@ impl Ctl {
     }
 }
 
+/// How often a slow request looks whether the device is still there, in ms of waiting.
+const GONE_CHECK_MS: u32 = 16;
+
+/// Whether a request waiting (`wait` so far) should give up because the device is gone: the
+/// HWC's answers come through DMA memory, which a removed device never writes, so a slow
+/// request looks now and then whether the function is still on the bus (an SMC poll's
+/// all-ones read finds it too) rather than wait out its timeout for nothing.
+fn gone(env: &Bar<'_>, wait: &PollWait) -> bool {
+    env.is_gone() || (wait.due(GONE_CHECK_MS) && !env.check_present())
+}
+
 /// Waits until the SMC window is the driver's again (sleeps; [`REQ_TIMEOUT_MS`] at most).
 fn smc_wait_idle(env: &Bar<'_>, base: u32, msg: &'static str) -> Result<(), CtlError> {
     let mut wait = PollWait::new();
     while !smc::poll_idle(env, base) {
+        if gone(env, &wait) {
+            return Err(CtlError::smc(msg, Cause::Gone));
+        }
         if !wait.sleep(REQ_TIMEOUT_MS) {
             return Err(CtlError::smc(msg, Cause::Timeout));
         }
@@ -456,6 +480,9 @@ impl Gdma {
                     if now != mark {
                         mark = now;
                         wait.reset();
+                    }
+                    if gone(&env, &wait) {
+                        break Err(probe_error(&p, p.stage(), Cause::Gone));
                     }
                     if !wait.sleep(REQ_TIMEOUT_MS) {
                         break Err(probe_error(&p, p.stage(), Cause::Timeout));

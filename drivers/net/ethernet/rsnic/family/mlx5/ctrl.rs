@@ -161,6 +161,7 @@ pub(crate) fn cmd_errno(e: &CmdError) -> Error {
             Error::from_errno(crate::dp::mlx5::cmd::queue::status_to_errno(status))
         }
         CmdErrorKind::Timeout => crate::kernel_ext::net::etimedout(),
+        CmdErrorKind::Gone => ENODEV,
         _ => EIO,
     }
 }
@@ -260,6 +261,7 @@ impl Func {
         let r = loop {
             match b.poll(&mut q, &bar, &bar, &mut out) {
                 Ok(Progress::Done) => break Ok(()),
+                Ok(Progress::Pending) if gone(&bar, &wait) => break Err(q.gone()),
                 Ok(Progress::Pending) if wait.sleep(CMD_TIMEOUT_MS) => {}
                 Ok(Progress::Pending) => break Err(q.time_out()),
                 Err(e) => break Err(e),
@@ -324,7 +326,8 @@ impl Func {
     }
 
     /// Runs the command `build` writes into an `inlen`-byte buffer and returns its output of
-    /// `outlen` bytes. A failure is logged with the port and the command. Sleeps.
+    /// `outlen` bytes. A failure is logged with the port and the command (not one for a
+    /// device that is gone). Sleeps.
     fn cmd(
         &self,
         inlen: usize,
@@ -342,7 +345,11 @@ impl Func {
             EINVAL
         })?;
         self.exec(&inp[..n], &mut out).map_err(|e| {
-            pr_err!("port {}: {}\n", self.port, e);
+            // A device that is gone was logged once (`realpci.rs`); its teardown's every
+            // DESTROY_* would say so again.
+            if e.kind != CmdErrorKind::Gone {
+                pr_err!("port {}: {}\n", self.port, e);
+            }
             cmd_errno(&e)
         })?;
         Ok(out)
@@ -1099,16 +1106,44 @@ fn run_cmd(
     input: &[u8],
     out: &mut [u8],
 ) -> Result<usize, CmdError> {
+    // A device that is gone answers nothing: the command fails at once (as mlx5's in the
+    // internal error state), naming itself.
+    if bar.is_gone() {
+        q.abandon();
+        return Err(CmdError {
+            opcode: input
+                .get(0..2)
+                .map_or(0, |b| u16::from_be_bytes([b[0], b[1]])),
+            op_mod: input
+                .get(6..8)
+                .map_or(0, |b| u16::from_be_bytes([b[0], b[1]])),
+            kind: CmdErrorKind::Gone,
+        });
+    }
     q.post(input, out.len(), bar, bar)?;
     let mut wait = PollWait::new();
     loop {
         if let CmdPoll::Done(n) = q.poll(bar, out)? {
             return Ok(n);
         }
+        if gone(bar, &wait) {
+            return Err(q.gone());
+        }
         if !wait.sleep(CMD_TIMEOUT_MS) {
             return Err(q.time_out());
         }
     }
+}
+
+/// How often a slow command looks whether the device is still there, in ms of waiting.
+const GONE_CHECK_MS: u32 = 16;
+
+/// Whether a command waiting (`wait` so far) should give up because the device is gone. The
+/// completion is in DMA memory, which a removed device never writes: a slow command looks
+/// now and then whether the function is still on the bus (as mlx5's health poll finds a
+/// gone device by its all-ones reads), so that it does not wait out its timeout for nothing.
+fn gone(bar: &Bar<'_>, wait: &PollWait) -> bool {
+    bar.is_gone() || (wait.due(GONE_CHECK_MS) && !bar.check_present())
 }
 
 /// A command's format was refused by its builder (a driver bug).
@@ -1163,7 +1198,14 @@ fn tear_down(q: &mut CmdQueue<KCoherent>, bar: &Bar<'_>, res: &Resources) -> Opt
     let mut t = Teardown::new(res);
     let mut out = [0u8; 64];
     let mut wait = PollWait::new();
+    // Nothing is posted to a device that is gone: the queue refuses, the teardown ends.
+    if bar.is_gone() {
+        q.abandon();
+    }
     while t.poll(q, bar, bar, &mut out) == Progress::Pending {
+        if gone(bar, &wait) {
+            return Some(q.gone());
+        }
         if !wait.sleep(CMD_TIMEOUT_MS) {
             // The rest cannot be posted on an abandoned queue.
             return Some(q.time_out());

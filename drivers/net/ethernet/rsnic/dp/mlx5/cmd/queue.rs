@@ -237,6 +237,9 @@ pub enum CmdErrorKind {
     /// The device did not complete the command (or leave `initializing`) within the
     /// caller's timeout.
     Timeout,
+    /// The device is gone (surprise removal: its registers read all-ones): the command was
+    /// not posted, or was abandoned.
+    Gone,
 }
 
 /// A failed command, with what a `dev_err` needs: opcode, op_mod, and what went wrong.
@@ -395,6 +398,7 @@ impl fmt::Display for CmdError {
             CmdErrorKind::BadOutput => f.write_str("malformed output"),
             CmdErrorKind::Unsupported => f.write_str("device lacks a required capability"),
             CmdErrorKind::Timeout => f.write_str("timed out"),
+            CmdErrorKind::Gone => f.write_str("the device is gone"),
         }
     }
 }
@@ -596,6 +600,22 @@ impl<C: Coherent> CmdQueue<C> {
                 kind: CmdErrorKind::Timeout,
             },
             None => CmdError::iface(CmdErrorKind::Timeout),
+        };
+        self.abandon();
+        e
+    }
+
+    /// Gives up on the outstanding command, if any, because the device is gone, as
+    /// [`CmdQueue::abandon`] (the queue takes no more commands), and returns the
+    /// [`CmdErrorKind::Gone`] error naming it.
+    pub fn gone(&mut self) -> CmdError {
+        let e = match self.pending {
+            Some(p) => CmdError {
+                opcode: p.opcode,
+                op_mod: p.op_mod,
+                kind: CmdErrorKind::Gone,
+            },
+            None => CmdError::iface(CmdErrorKind::Gone),
         };
         self.abandon();
         e
