@@ -579,7 +579,7 @@ fn command_errors_carry_status_and_syndrome() {
     let mut i = cq_in(7, uar, eq.eqn, false, cb.dma_addr(), dbr);
     expect(h.exec(&i, 16), 0, 0); // two contiguous pages
     i[0x118..0x120].copy_from_slice(&(cb.dma_addr() + 3 * 4096).to_be_bytes());
-    expect(h.exec(&i, 16), ST_BAD_PARAM, synd::PAS_NOT_CONTIGUOUS);
+    expect(h.exec(&i, 16), 0, 0); // a page list (sim_pages.rs has its addressing)
     let i = cq_in(4, uar, eq.eqn + 1, false, cb.dma_addr(), dbr);
     expect(h.exec(&i, 16), ST_BAD_RESOURCE, synd::BAD_EQ);
     let i = cq_in(4, uar, eq.eqn, false, cb.dma_addr(), dbr + 4);
@@ -705,7 +705,7 @@ fn command_errors_carry_status_and_syndrome() {
         "default MAC of port 0"
     );
     let mut v = cmd_in(0x755, 0, 0x200);
-    put(&mut v, 0x7b, 1, 1); // field_select.promisc
+    put(&mut v, 0x72, 1, 1); // field_select.affiliation: not one the model takes
     expect(h.exec(&v, 16), ST_BAD_PARAM, synd::FIELD_SELECT);
     let mut v = cmd_in(0x755, 0, 0x200);
     put(&mut v, 0x79, 1, 1); // field_select.mtu
@@ -998,7 +998,9 @@ fn golden_create_inputs_byte_by_byte() {
 fn table_entries_stay_small() {
     use rsnic_core::sim::mlx5::{Port, QueueSet};
     let (p, q) = (size_of::<Port>(), size_of::<QueueSet>());
-    assert!(p < 1024, "Port is {p} bytes");
+    // A Port carries the function's command state (firmware pages, vport filter lists, Q
+    // counters, keys) besides its counters: 1.5 KiB, pushed once per port at creation.
+    assert!(p < 1536, "Port is {p} bytes");
     assert!(q < 1024, "QueueSet is {q} bytes");
     println!("Port {p} B, QueueSet {q} B");
 }

@@ -7,6 +7,7 @@
 //! a syndrome (in the output header); [`synd`] lists the syndromes.
 
 use super::ifc::{self, delivery, get, get64, iseg, layout, mbox, op, set, set64, status};
+use super::pas::{self, Ring};
 use super::{
     make_qn, split_qn, Caps, CqConfig, PortCounters, QueueState, RqConfig, SqConfig, SqCtx, Tables,
     API_UAR, CQN_BASE, CRIT_DST_IP4, CRIT_DST_IP6, CRIT_ETHERTYPE, CRIT_IP_PROTOCOL, CRIT_SRC_IP4,
@@ -59,7 +60,8 @@ pub mod synd {
     pub const PAGE_OFFSET: u32 = 0x32;
     /// pas\[0\] not aligned to the page size (BAD_PARAM).
     pub const PAS_ALIGN: u32 = 0x33;
-    /// pas\[i\] != pas\[0\] + i × page size: the model needs contiguous pages (BAD_PARAM).
+    /// Not produced any more: a list of pages that are not contiguous is a page list
+    /// ([`super::super::pas`]).
     pub const PAS_NOT_CONTIGUOUS: u32 = 0x34;
     /// inlen too short for the PAS list the queue size needs (BAD_INPUT_LEN).
     pub const PAS_TOO_SHORT: u32 = 0x35;
@@ -210,7 +212,73 @@ pub mod synd {
     pub const REG_LENGTH: u32 = 0xa4;
     /// PPCNT: a counter group other than IEEE 802.3 (0) (BAD_PARAM).
     pub const PPCNT_GROUP: u32 = 0xa5;
+    /// PMTU: an admin MTU above the port's maximum or below 64 (BAD_PARAM).
+    pub const PMTU_MTU: u32 = 0xa6;
+    /// QUERY_PAGES / MANAGE_PAGES: an op_mod the command has not (BAD_OP).
+    pub const PAGES_OP_MOD: u32 = 0xc0;
+    /// QUERY_PAGES / MANAGE_PAGES: a function other than the caller (function_id or
+    /// embedded_cpu_function not 0) (BAD_PARAM).
+    pub const PAGES_FUNCTION: u32 = 0xc1;
+    /// MANAGE_PAGES: a page address 0 or not 4 KiB aligned, or a page the device cannot
+    /// write (BAD_PARAM).
+    pub const PAGE_ADDRESS: u32 = 0xc2;
+    /// MANAGE_PAGES: the function would hold more than [`MAX_FW_PAGES`] pages
+    /// (NO_RESOURCES).
+    pub const TOO_MANY_PAGES: u32 = 0xc3;
+    /// MANAGE_PAGES: inlen shorter than the page list it announces (BAD_INPUT_LEN).
+    pub const PAGES_LENGTH: u32 = 0xc4;
+    /// INIT_HCA before the function holds its boot and init pages (BAD_SYS_STATE).
+    pub const INIT_PAGES_MISSING: u32 = 0xc5;
+    /// SET_HCA_CAP: a capability type other than general, or a value the device cannot
+    /// take (log_uar_page_sz other than 4 KiB, log_max_qp above the maximum) (BAD_PARAM).
+    pub const SET_CAP: u32 = 0xc6;
+    /// A page list (PAS) too long for one queue or with no room left in the device's pool
+    /// (NO_RESOURCES).
+    pub const PAS_POOL: u32 = 0xc7;
+    /// CREATE_MKEY: anything but a PA-mode key of local read/write over all memory
+    /// (length64) of a PD of this function (BAD_PARAM).
+    pub const MKEY_PARAM: u32 = 0xc8;
+    /// No free memory key (NO_RESOURCES).
+    pub const NO_MKEY: u32 = 0xc9;
+    /// A memory key of no key of this function (BAD_RESOURCE).
+    pub const BAD_MKEY: u32 = 0xca;
+    /// No free Q counter (NO_RESOURCES).
+    pub const NO_Q_COUNTER: u32 = 0xcb;
+    /// A Q counter set id of no counter of this function (BAD_RESOURCE).
+    pub const BAD_Q_COUNTER: u32 = 0xcc;
+    /// MODIFY_FLOW_TABLE: a field other than the miss table (BAD_PARAM).
+    pub const FT_MODIFY_FIELDS: u32 = 0xcd;
+    /// MODIFY_NIC_VPORT_CONTEXT: an address list longer than the capability allows
+    /// (BAD_PARAM) or than the input (BAD_INPUT_LEN).
+    pub const ADDRESS_LIST: u32 = 0xce;
 }
+
+/// Pages the function wants before its HCA is initialized, its boot pages (QUERY_PAGES
+/// boot), then for INIT_HCA (init), then after INIT_HCA (regular, asked for by a page
+/// request event): modest counts, a VF's few hundred KiB of firmware memory.
+pub const BOOT_PAGES: u32 = 8;
+/// Init pages (QUERY_PAGES init): INIT_HCA needs the boot and these.
+pub const INIT_PAGES: u32 = 64;
+/// Regular pages the function asks for after INIT_HCA.
+pub const REGULAR_PAGES: u32 = 32;
+/// Most pages a function holds.
+pub const MAX_FW_PAGES: u32 = 4096;
+/// Memory keys per function.
+pub const MAX_MKEYS: usize = 8;
+/// Q counters per function (`max_qp_cnt`); their set ids are 1..=Q_COUNTERS.
+pub const Q_COUNTERS: usize = 8;
+/// The UC and MC address lists of the NIC vport context (`log_max_current_uc_list` 2,
+/// `log_max_current_mc_list` 4).
+pub const UC_LIST: usize = 4;
+/// See [`UC_LIST`].
+pub const MC_LIST: usize = 16;
+/// The largest `log_max_qp` (the model has no QPs: what mlx5_core's profile may set).
+pub const MAX_LOG_QP: u32 = 0;
+/// The first memory key index CREATE_MKEY hands out (key = index << 8 | variant; index 1
+/// with variant 0 would be 0x100, the RX scatter list's terminating lkey).
+pub const MKEY_INDEX_BASE: u32 = 0x20;
+/// The port's largest MTU (PMTU `max_mtu`): the largest frame without FCS plus the FCS.
+pub const PORT_MAX_MTU: u32 = super::MAX_FRAME as u32 + 4;
 
 /// PPCNT group 0, the IEEE 802.3 counters (`eth_802_3_cntrs_grp_data_layout`): the index of
 /// each counter the model keeps in the group (counter i is the 64-bit value at byte
@@ -344,6 +412,71 @@ impl Mac {
     }
 }
 
+/// The firmware pages a function holds (QUERY_PAGES / MANAGE_PAGES). The device keeps the
+/// list of held pages in the pages themselves, as firmware keeps its bookkeeping in the
+/// memory it was given: the first 8 bytes of each held page (big-endian) are the bus
+/// address of the next one, 0 ending the list.
+#[derive(Clone, Copy)]
+pub(super) struct Pages {
+    /// Pages held (given and not taken back).
+    pub(super) held: u32,
+    /// The first held page (0: none).
+    head: u64,
+    /// The driver asked QUERY_PAGES: from then on the function needs its boot and init
+    /// pages for INIT_HCA, and asks for regular pages after it. A driver that never asks
+    /// (rsnic's own, today) is not held to it.
+    asked: bool,
+    /// The page request for the regular pages was posted.
+    requested: bool,
+}
+
+impl Pages {
+    const NONE: Self = Self {
+        held: 0,
+        head: 0,
+        asked: false,
+        requested: false,
+    };
+}
+
+/// The general capabilities SET_HCA_CAP changes (the current values; the maximum is the
+/// model's).
+#[derive(Clone, Copy)]
+pub(super) struct SetCaps {
+    pkey_table_size: u16,
+    log_max_qp: u8,
+    cmdif_checksum: u8,
+}
+
+/// The NIC vport context's address lists and promiscuous flags (MODIFY_NIC_VPORT_CONTEXT
+/// `addresses_list`, `promisc`): what a VF's vport lets through to it ([`Func::vport_accepts`]).
+#[derive(Clone, Copy)]
+pub(super) struct VportFilter {
+    /// A driver programmed the lists or the flags: from then on the vport lets through only
+    /// what they allow (a driver that never does, rsnic's own today, receives every frame).
+    pub(super) active: bool,
+    pub(super) uc: [[u8; 6]; UC_LIST],
+    pub(super) uc_len: u8,
+    pub(super) mc: [[u8; 6]; MC_LIST],
+    pub(super) mc_len: u8,
+    pub(super) promisc_uc: bool,
+    pub(super) promisc_mc: bool,
+    pub(super) promisc_all: bool,
+}
+
+impl VportFilter {
+    const NONE: Self = Self {
+        active: false,
+        uc: [[0; 6]; UC_LIST],
+        uc_len: 0,
+        mc: [[0; 6]; MC_LIST],
+        mc_len: 0,
+        promisc_uc: false,
+        promisc_mc: false,
+        promisc_all: false,
+    };
+}
+
 /// The command-interface state of one function (port).
 pub(super) struct Func {
     pub(super) hca: Hca,
@@ -376,6 +509,29 @@ pub(super) struct Func {
     pub(super) wire: Mac,
     /// Opcode every command of which fails (0: none).
     pub(super) fail_opcode: u32,
+    /// Entries rung while an EQ asked for command events (their completions are EQEs).
+    cmd_ev_entries: u32,
+    /// Completed entries owed a command completion EQE ([`super::eq::cmd_events`]).
+    pub(super) cmd_done_events: u32,
+    /// Firmware pages.
+    pub(super) pages: Pages,
+    /// What SET_HCA_CAP set.
+    set_caps: SetCaps,
+    /// Memory keys (bit i: key index i + 1 exists).
+    pub(super) mkeys: u8,
+    /// The keys' variant bytes (`mkey_7_0`): key = index << 8 | variant.
+    pub(super) mkey_var: [u8; MAX_MKEYS],
+    /// Q counters (bit i: counter set id i + 1).
+    qcnts: u8,
+    /// Each Q counter's `out_of_buffer` at allocation or the last clear.
+    qcnt_base: [u32; Q_COUNTERS],
+    /// Frames dropped for lack of a posted WQE by the RQs naming each Q counter
+    /// (`rqc.counter_set_id`).
+    pub(super) qcnt_oob: [u32; Q_COUNTERS],
+    /// PMTU's admin MTU.
+    pub(super) port_mtu: u16,
+    /// The vport's address filter.
+    pub(super) filter: VportFilter,
 }
 
 impl Func {
@@ -400,7 +556,78 @@ impl Func {
         vport_base: Vport::ZERO,
         wire: Mac::ZERO,
         fail_opcode: 0,
+        cmd_ev_entries: 0,
+        cmd_done_events: 0,
+        pages: Pages::NONE,
+        set_caps: SetCaps {
+            pkey_table_size: 0,
+            log_max_qp: 0,
+            cmdif_checksum: 0,
+        },
+        mkeys: 0,
+        mkey_var: [0; MAX_MKEYS],
+        qcnts: 0,
+        qcnt_base: [0; Q_COUNTERS],
+        qcnt_oob: [0; Q_COUNTERS],
+        port_mtu: 1522,
+        filter: VportFilter::NONE,
     };
+
+    /// The number of pages the function needs in all (boot and init before INIT_HCA; the
+    /// regular ones too after it, once it asked: see [`Pages::asked`]).
+    fn pages_target(&self) -> u32 {
+        if !self.pages.asked {
+            0
+        } else if self.hca == Hca::Initialized {
+            BOOT_PAGES + INIT_PAGES + REGULAR_PAGES
+        } else {
+            BOOT_PAGES + INIT_PAGES
+        }
+    }
+
+    /// The page request to post, if the function wants pages it has not asked for by event:
+    /// after INIT_HCA, the regular pages (positive: pages to give). Marks it posted.
+    pub(super) fn page_request(&mut self) -> Option<i32> {
+        let missing = self.pages_target().saturating_sub(self.pages.held);
+        if self.hca != Hca::Initialized || self.pages.requested || missing == 0 {
+            return None;
+        }
+        self.pages.requested = true;
+        i32::try_from(missing).ok()
+    }
+
+    /// Whether `lkey` is one of the function's memory keys (`index << 8 | variant`); any
+    /// key while it has none (see [`super::engine::lkey_ok`]).
+    pub(super) fn lkey_ok(&self, lkey: u32) -> bool {
+        if self.mkeys == 0 {
+            return true;
+        }
+        let i = (lkey >> 8).wrapping_sub(MKEY_INDEX_BASE) as usize;
+        i < MAX_MKEYS && self.mkeys & (1u8 << i) != 0 && self.mkey_var.get(i) == Some(&(lkey as u8))
+    }
+
+    /// Whether the vport lets a frame with destination `dmac` through to the function
+    /// (its UC / MC lists, broadcast, the promiscuous flags; everything while no driver
+    /// programmed them).
+    pub(super) fn vport_accepts(&self, dmac: &[u8]) -> bool {
+        let f = &self.filter;
+        if !f.active || f.promisc_all {
+            return true;
+        }
+        let Some(d) = dmac.get(..6) else {
+            return false;
+        };
+        if d.iter().all(|&b| b == 0xff) {
+            return true;
+        }
+        if d[0] & 1 != 0 {
+            f.promisc_mc || f.mc.iter().take(usize::from(f.mc_len)).any(|m| m[..] == *d)
+        } else {
+            f.promisc_uc
+                || d == self.mac
+                || f.uc.iter().take(usize::from(f.uc_len)).any(|m| m[..] == *d)
+        }
+    }
 
     /// The function as after power-on (a function-level reset): HCA disabled, no command
     /// queue, nothing allocated; the permanent MAC and the device host's failure knob stay.
@@ -430,7 +657,14 @@ impl Func {
 
     /// A write to the initialization segment at `off`; false for a register that does not
     /// take writes.
-    pub(super) fn iseg_write(&mut self, off: u32, value: u32, c: &mut PortCounters) -> bool {
+    /// `cmd_eqs`: the function's EQs that take command events.
+    pub(super) fn iseg_write(
+        &mut self,
+        off: u32,
+        value: u32,
+        c: &mut PortCounters,
+        cmd_eqs: usize,
+    ) -> bool {
         match off {
             iseg::CMDQ_ADDR_H => self.cmdq_h = value,
             iseg::CMDQ_ADDR_L_SZ => {
@@ -441,6 +675,12 @@ impl Func {
                 c.pcie.doorbell();
                 c.doorbells += 1;
                 self.pending |= value;
+                // Entries rung while an EQ takes command events complete by event too.
+                if cmd_eqs > 0 {
+                    self.cmd_ev_entries |= value;
+                } else {
+                    self.cmd_ev_entries &= !value;
+                }
             }
             _ => return false,
         }
@@ -448,7 +688,8 @@ impl Func {
     }
 
     /// A read of the initialization segment at `off`; None for no readable register.
-    pub(super) fn iseg_read(&self, off: u32) -> Option<u32> {
+    /// `now`: the device's clock (nanoseconds), which the health counter follows.
+    pub(super) fn iseg_read(&self, off: u32, now: u64) -> Option<u32> {
         Some(match off {
             iseg::FW_REV => FW_REV,
             iseg::CMDIF_REV_FW_SUB => (iseg::CMD_IF_REV << 16) | FW_SUB,
@@ -464,7 +705,11 @@ impl Func {
             }
             iseg::HEALTH_FW_VER => FW_REV,
             o if (iseg::HEALTH..iseg::HEALTH + 0x40).contains(&o) && o % 4 == 0 => 0,
-            iseg::HEALTH_COUNTER => self.health,
+            // The firmware's heartbeat: it advances with every engine run and every
+            // millisecond of the device's clock, so a device that is alive but idle still
+            // shows it (mlx5_core's health poll declares a device whose counter stops for
+            // three polls dead).
+            iseg::HEALTH_COUNTER => self.health.wrapping_add((now / 1_000_000) as u32),
             _ => return None,
         })
     }
@@ -472,6 +717,49 @@ impl Func {
     fn cmdq(&self) -> DmaAddr {
         (u64::from(self.cmdq_h) << 32) | u64::from(self.cmdq_l)
     }
+}
+
+/// The general capabilities (`cmd_hca_cap`), their maximum values, into `cap`.
+pub(super) fn general_caps(cap: &mut [u8], caps: &Caps) {
+    use ifc::gen_cap::*;
+    set(cap, LOG_MAX_CQ_SZ, u32::from(caps.log_max_cq_sz));
+    set(cap, LOG_MAX_CQ, 6);
+    set(cap, CQ_MODERATION, 1);
+    set(cap, CQ_PERIOD_MODE_MODIFY, 1);
+    set(cap, CQ_PERIOD_START_FROM_CQE, 1);
+    set(cap, LOG_MAX_EQ_SZ, u32::from(caps.log_max_eq_sz));
+    set(cap, LOG_MAX_EQ, 6);
+    set(cap, LOG_MAX_MKEY, 3);
+    set(cap, MAX_QP_CNT, Q_COUNTERS as u32);
+    set(cap, VPORT_COUNTERS, 1);
+    set(cap, NIC_FLOW_TABLE, 1);
+    set(cap, PORT_TYPE, 1);
+    set(cap, NUM_PORTS, 1);
+    set(cap, LOG_MAX_MSG, 20);
+    set(cap, MAX_TC, 0);
+    set(cap, ETH_NET_OFFLOADS, 1);
+    set(cap, LOG_PG_SZ, 12);
+    set(cap, MAX_WQE_SZ_SQ, 1008);
+    set(cap, MAX_WQE_SZ_RQ, 256);
+    set(cap, LOG_MAX_TRANSPORT_DOMAIN, 6);
+    set(cap, LOG_MAX_PD, 6);
+    set(cap, LOG_MAX_RQ, 6);
+    set(cap, LOG_MAX_SQ, 6);
+    set(cap, LOG_MAX_TIR, 6);
+    set(cap, LOG_MAX_TIS, 6);
+    set(cap, BASIC_CYCLIC_RCV_WQE, 1);
+    set(cap, LOG_MAX_RQT, 6);
+    set(cap, LOG_MAX_RQT_SIZE, u32::from(caps.log_max_rqt_size));
+    set(cap, LOG_MAX_TIS_PER_SQ, 0);
+    set(cap, LOG_MAX_WQ_SZ, u32::from(caps.log_max_wq_sz));
+    set(cap, LOG_MAX_VLAN_LIST, 0);
+    set(cap, LOG_MAX_CURRENT_MC_LIST, MC_LIST.trailing_zeros());
+    set(cap, LOG_MAX_CURRENT_UC_LIST, UC_LIST.trailing_zeros());
+    set(cap, MAX_NUM_EQS, MAX_QUEUES as u32);
+    set(cap, LOG_UAR_PAGE_SZ, 0);
+    set(cap, NUM_OF_UARS_PER_PAGE, 1);
+    set(cap, CQE_COMPRESSION, u32::from(caps.cqe_compression));
+    set(cap, CQE_COMPRESSION_MAX_NUM, MAX_SESSION);
 }
 
 /// A port's operational state: its administrative state and its peer's are up (its own
@@ -665,7 +953,14 @@ pub(super) fn run<M: BusMemory>(t: &mut Tables<'_>, caps: &Caps, scratch: &mut [
         while pending != 0 {
             let i = pending.trailing_zeros();
             pending &= pending - 1;
-            exec_entry(t, caps, scratch, mem, p, i);
+            let completed = exec_entry(t, caps, scratch, mem, p, i);
+            if let Some(f) = t.ports.get_mut(p).map(|pt| &mut pt.func) {
+                let bit = 1u32 << i;
+                if completed && f.cmd_ev_entries & bit != 0 {
+                    f.cmd_done_events |= bit;
+                }
+                f.cmd_ev_entries &= !bit;
+            }
         }
     }
 }
@@ -717,6 +1012,9 @@ pub(super) fn teardown(t: &mut Tables<'_>, p: usize) {
     f.uars = 0;
     f.pds = 0;
     f.tds = 0;
+    f.mkeys = 0;
+    f.qcnts = 0;
+    f.filter = VportFilter::NONE;
     f.rss_tir = 0;
     f.root_ft = 0;
     f.hca = Hca::Enabled;
@@ -730,9 +1028,9 @@ fn exec_entry<M: BusMemory>(
     mem: &M,
     p: usize,
     i: u32,
-) {
+) -> bool {
     let Some(pt) = t.ports.get_mut(p) else {
-        return;
+        return false;
     };
     let base = pt
         .func
@@ -744,12 +1042,12 @@ fn exec_entry<M: BusMemory>(
     if mem.dma_read(base, &mut ent).is_err() {
         c.dma_faults += 1;
         c.cmd_delivery_errors += 1;
-        return;
+        return false;
     }
     if ent[layout::STATUS_OWN] & 1 == 0 {
         // Software still owns the entry: nothing to execute, nothing to write.
         c.cmd_delivery_errors += 1;
-        return;
+        return false;
     }
     let token = ent[layout::TOKEN];
     let inlen = be32(&ent, layout::INLEN) as usize;
@@ -793,12 +1091,12 @@ fn exec_entry<M: BusMemory>(
         {
             c.dma_faults += 1;
         }
-        return;
+        return true;
     }
     c.commands += 1;
     let (inb, rest) = scratch.split_at_mut(IN_BUF);
     let Some(outb) = rest.get_mut(..OUT_BUF) else {
-        return;
+        return false;
     };
     let n = inlen.min(IN_BUF);
     inb[..layout::INLINE].copy_from_slice(&ent[layout::IN..layout::IN + layout::INLINE]);
@@ -847,7 +1145,7 @@ fn exec_entry<M: BusMemory>(
         }
     }
     let Some(pt) = t.ports.get_mut(p) else {
-        return;
+        return false;
     };
     let c = &mut pt.counters;
     let mut ok = true;
@@ -875,6 +1173,7 @@ fn exec_entry<M: BusMemory>(
     if !ok {
         c.dma_faults += 1;
     }
+    true
 }
 
 /// Bad parameter.
@@ -912,6 +1211,21 @@ const CMDS: &[(u16, usize, usize, When)] = &[
     (op::QUERY_ISSI, 0x10, 0x70, When::Up),
     (op::SET_ISSI, 0x10, 0x10, When::Enabled),
     (op::QUERY_HCA_CAP, 0x10, 0x1010, When::Up),
+    (op::SET_HCA_CAP, 0x1010, 0x10, When::Enabled),
+    (op::QUERY_ADAPTER, 0x10, ifc::adapter::OUT_LEN, When::Up),
+    (op::QUERY_PAGES, 0x10, 0x10, When::Up),
+    (op::MANAGE_PAGES, 0x10, 0x10, When::Up),
+    (op::CREATE_MKEY, 0x110, 0x10, When::Initialized),
+    (op::DESTROY_MKEY, 0x10, 0x10, When::Initialized),
+    (op::ALLOC_Q_COUNTER, 0x10, 0x10, When::Initialized),
+    (op::DEALLOC_Q_COUNTER, 0x10, 0x10, When::Initialized),
+    (
+        op::QUERY_Q_COUNTER,
+        0x20,
+        ifc::qcnt::OUT_LEN,
+        When::Initialized,
+    ),
+    (op::MODIFY_FLOW_TABLE, 0x50, 0x10, When::Initialized),
     (op::INIT_HCA, 0x20, 0x10, When::Enabled),
     (op::TEARDOWN_HCA, 0x10, 0x10, When::Initialized),
     (op::ALLOC_UAR, 0x10, 0x10, When::Initialized),
@@ -995,7 +1309,9 @@ impl<M: BusMemory> Cx<'_, '_, M> {
             return Err((status::BAD_SYS_STATE, synd::WRONG_HCA_STATE));
         }
         let op_mod_ok = match opcode as u16 {
-            op::QUERY_HCA_CAP => true,
+            op::QUERY_HCA_CAP | op::SET_HCA_CAP => true,
+            op::QUERY_PAGES => (1..=3).contains(&op_mod),
+            op::MANAGE_PAGES => op_mod <= 2,
             // ACCESS_REG: write / read; SET_FLOW_TABLE_ROOT: connect / disconnect.
             op::ACCESS_REG | op::SET_FLOW_TABLE_ROOT => op_mod <= 1,
             _ => op_mod == 0,
@@ -1019,6 +1335,10 @@ impl<M: BusMemory> Cx<'_, '_, M> {
                 let enable = opcode as u16 == op::ENABLE_HCA;
                 let port = self.port();
                 port.func.hca = if enable { Hca::Enabled } else { Hca::Disabled };
+                // A disabled function holds no pages: what a driver did not take back
+                // before DISABLE_HCA is forgotten (the driver frees it), and an enabled one
+                // starts without any.
+                port.func.pages = Pages::NONE;
                 if enable {
                     // The function starts afresh: its counters (vport and the model's own) at
                     // 0. The in-kernel host makes a new device per load anyway; a device in
@@ -1044,9 +1364,76 @@ impl<M: BusMemory> Cx<'_, '_, M> {
                 Ok(())
             }
             op::QUERY_HCA_CAP => self.query_hca_cap(op_mod),
+            op::SET_HCA_CAP => self.set_hca_cap(op_mod),
+            op::QUERY_ADAPTER => {
+                use ifc::adapter::*;
+                let b = self.out.get_mut(BLOCK..).unwrap_or_default();
+                // Mellanox's IEEE OUI, its PCI vendor id, and a PSID naming the model.
+                if let Some(d) = b.get_mut(IEEE_VENDOR_ID..IEEE_VENDOR_ID + 3) {
+                    d.copy_from_slice(&[0x00, 0x02, 0xc9]);
+                }
+                if let Some(d) = b.get_mut(VSD_VENDOR_ID..VSD_VENDOR_ID + 2) {
+                    d.copy_from_slice(&0x15b3u16.to_be_bytes());
+                }
+                if let Some(d) = b.get_mut(PSID..PSID + 13) {
+                    d.copy_from_slice(b"RSNIC00000001");
+                }
+                Ok(())
+            }
+            op::QUERY_PAGES => self.query_pages(op_mod),
+            op::MANAGE_PAGES => self.manage_pages(op_mod),
+            op::CREATE_MKEY => self.create_mkey(),
+            op::DESTROY_MKEY => {
+                let i = self.mkey_slot(self.g(ifc::mkey::INDEX))?;
+                self.port().func.mkeys &= !(1u8 << i);
+                Ok(())
+            }
+            op::ALLOC_Q_COUNTER => {
+                let f = &mut self.port().func;
+                let i = (!f.qcnts).trailing_zeros() as usize;
+                if i >= Q_COUNTERS {
+                    return Err((status::NO_RESOURCES, synd::NO_Q_COUNTER));
+                }
+                f.qcnts |= 1u8 << i;
+                f.qcnt_base[i] = f.qcnt_oob[i];
+                set(self.out, ifc::qcnt::SET_ID, i as u32 + 1);
+                Ok(())
+            }
+            op::DEALLOC_Q_COUNTER => {
+                let i = self.qcnt_slot(self.g(ifc::qcnt::SET_ID))?;
+                let busy = (0..MAX_QUEUES).any(|r| {
+                    let q = self.row(r).rq;
+                    q.used && usize::from(q.counter) == i + 1
+                });
+                if busy {
+                    return Err((status::RESOURCE_BUSY, synd::ALLOC_IN_USE));
+                }
+                self.port().func.qcnts &= !(1u8 << i);
+                Ok(())
+            }
+            op::QUERY_Q_COUNTER => {
+                use ifc::qcnt::*;
+                if self.g(OTHER_VPORT) != 0 || self.g(AGGREGATE) != 0 {
+                    return Err(bad(synd::OTHER_FUNCTION));
+                }
+                let i = self.qcnt_slot(self.g(QUERY_SET_ID))?;
+                let clear = self.g(CLEAR) != 0;
+                let f = &mut self.port().func;
+                let v = f.qcnt_oob[i].wrapping_sub(f.qcnt_base[i]);
+                if clear {
+                    f.qcnt_base[i] = f.qcnt_oob[i];
+                }
+                set(self.out, OUT_OF_BUFFER, v);
+                Ok(())
+            }
+            op::MODIFY_FLOW_TABLE => self.modify_flow_table(),
             op::INIT_HCA => {
                 let p = self.p;
                 let up = oper_up(self.t.ports, p);
+                let f = &self.port().func;
+                if f.pages.asked && f.pages.held < BOOT_PAGES + INIT_PAGES {
+                    return Err((status::BAD_SYS_STATE, synd::INIT_PAGES_MISSING));
+                }
                 let f = &mut self.port().func;
                 f.hca = Hca::Initialized;
                 f.oper_reported = up;
@@ -1199,45 +1586,33 @@ impl<M: BusMemory> Cx<'_, '_, M> {
         }
     }
 
+    /// QUERY_HCA_CAP: op_mod bit 0 current (1) or maximum (0), bits 15..1 the type:
+    /// general (0), Ethernet offloads (1) and the NIC flow table (7); other types are
+    /// refused (the general caps advertise none of them).
     fn query_hca_cap(&mut self, op_mod: u32) -> CmdResult {
         if self.g(ifc::hca::CAP_OTHER_FUNCTION) != 0 {
             return Err(bad(synd::OTHER_FUNCTION));
         }
+        let cur = op_mod & 1 == 1;
         let caps = *self.caps;
+        let set_caps = self.port().func.set_caps;
         let cap = self.out.get_mut(ifc::hca::CAP_OFF..).unwrap_or_default();
         match op_mod >> 1 {
             0 => {
-                use ifc::gen_cap::*;
-                set(cap, LOG_MAX_CQ_SZ, u32::from(caps.log_max_cq_sz));
-                set(cap, LOG_MAX_CQ, 6);
-                set(cap, CQ_MODERATION, 1);
-                set(cap, CQ_PERIOD_MODE_MODIFY, 1);
-                set(cap, CQ_PERIOD_START_FROM_CQE, 1);
-                set(cap, LOG_MAX_EQ_SZ, u32::from(caps.log_max_eq_sz));
-                set(cap, LOG_MAX_EQ, 6);
-                set(cap, VPORT_COUNTERS, 1);
-                set(cap, NIC_FLOW_TABLE, 1);
-                set(cap, PORT_TYPE, 1);
-                set(cap, NUM_PORTS, 1);
-                set(cap, LOG_MAX_MSG, 20);
-                set(cap, ETH_NET_OFFLOADS, 1);
-                set(cap, LOG_PG_SZ, 12);
-                set(cap, LOG_MAX_TRANSPORT_DOMAIN, 6);
-                set(cap, LOG_MAX_PD, 6);
-                set(cap, LOG_MAX_RQ, 6);
-                set(cap, LOG_MAX_SQ, 6);
-                set(cap, LOG_MAX_TIR, 6);
-                set(cap, LOG_MAX_TIS, 6);
-                set(cap, LOG_MAX_RQT, 6);
-                set(cap, LOG_MAX_RQT_SIZE, u32::from(caps.log_max_rqt_size));
-                set(cap, LOG_MAX_WQ_SZ, u32::from(caps.log_max_wq_sz));
-                set(cap, MAX_NUM_EQS, MAX_QUEUES as u32);
-                set(cap, CQE_COMPRESSION, u32::from(caps.cqe_compression));
-                set(cap, CQE_COMPRESSION_MAX_NUM, MAX_SESSION);
+                general_caps(cap, &caps);
+                if cur {
+                    use ifc::gen_cap::*;
+                    set(cap, LOG_MAX_QP, u32::from(set_caps.log_max_qp));
+                    set(cap, PKEY_TABLE_SIZE, u32::from(set_caps.pkey_table_size));
+                    set(cap, CMDIF_CHECKSUM, u32::from(set_caps.cmdif_checksum));
+                } else {
+                    set(cap, ifc::gen_cap::LOG_MAX_QP, MAX_LOG_QP);
+                }
             }
             1 => {
                 use ifc::eth_cap::*;
                 set(cap, CSUM_CAP, 1);
+                set(cap, VLAN_CAP, 1);
                 set(cap, MAX_LSO_CAP, 16);
                 let mode = match caps.min_inline {
                     0 => 2,
@@ -1249,9 +1624,229 @@ impl<M: BusMemory> Cx<'_, '_, M> {
                 set(cap, ENHANCED_MULTI_PKT_SEND_WQE, u32::from(caps.mpwqe));
                 set(cap, SWP, 1);
             }
+            7 => {
+                use ifc::ft_cap::*;
+                let rx = cap.get_mut(NIC_RX / 8..).unwrap_or_default();
+                set(rx, FT_SUPPORT, 1);
+                set(rx, FLOW_MODIFY_EN, 1);
+                set(rx, MODIFY_ROOT, 1);
+                set(rx, IDENTIFIED_MISS_TABLE_MODE, 1);
+                set(rx, FLOW_TABLE_MODIFY, 1);
+                set(rx, LOG_MAX_FT_SIZE, 16);
+                set(rx, MAX_FT_LEVEL, super::MAX_FT_LEVEL);
+                set(rx, LOG_MAX_FT_NUM, 6);
+                set(rx, LOG_MAX_DESTINATION, 0);
+                set(rx, LOG_MAX_FLOW, 6);
+                for f in [
+                    FIELD_OUTER_DMAC,
+                    FIELD_OUTER_ETHER_TYPE,
+                    FIELD_OUTER_FIRST_VID,
+                    FIELD_OUTER_SIP,
+                    FIELD_OUTER_DIP,
+                    FIELD_OUTER_IP_PROTOCOL,
+                    FIELD_OUTER_UDP_SPORT,
+                    FIELD_OUTER_UDP_DPORT,
+                    FIELD_OUTER_TCP_SPORT,
+                    FIELD_OUTER_TCP_DPORT,
+                ] {
+                    set(rx, f, 1);
+                }
+            }
             _ => return Err(bad(synd::CAP_TYPE)),
         }
         Ok(())
+    }
+
+    /// SET_HCA_CAP of the general capabilities (op_mod 0): the fields the device lets a
+    /// driver set (`pkey_table_size`, `log_max_qp` up to its maximum, `cmdif_checksum`,
+    /// `log_uar_page_sz` 0: the model's UAR pages are 4 KiB); the capability's other
+    /// fields are read-only and ignored, as mlx5_core writes back the whole current set.
+    fn set_hca_cap(&mut self, op_mod: u32) -> CmdResult {
+        use ifc::gen_cap::*;
+        if op_mod >> 1 != 0 || self.g(ifc::hca::CAP_OTHER_FUNCTION) != 0 {
+            return Err(bad(synd::SET_CAP));
+        }
+        let cap = self.inp.get(ifc::hca::CAP_OFF..).unwrap_or_default();
+        let (qp, pkey, csum, uar) = (
+            get(cap, LOG_MAX_QP),
+            get(cap, PKEY_TABLE_SIZE),
+            get(cap, CMDIF_CHECKSUM),
+            get(cap, LOG_UAR_PAGE_SZ),
+        );
+        if qp > MAX_LOG_QP || uar != 0 {
+            return Err(bad(synd::SET_CAP));
+        }
+        self.port().func.set_caps = SetCaps {
+            pkey_table_size: pkey as u16,
+            log_max_qp: qp as u8,
+            cmdif_checksum: csum as u8,
+        };
+        Ok(())
+    }
+
+    /// QUERY_PAGES: the pages the function wants for boot (1), init (2) or regular use
+    /// (3), given what it holds; asking makes the function need them (see [`Pages`]).
+    fn query_pages(&mut self, op_mod: u32) -> CmdResult {
+        use ifc::pages::*;
+        if self.g(FUNCTION_ID) != 0 || self.g(EMBEDDED_CPU_FUNCTION) != 0 {
+            return Err(bad(synd::PAGES_FUNCTION));
+        }
+        let f = &mut self.port().func;
+        f.pages.asked = true;
+        let held = f.pages.held;
+        let want = match op_mod {
+            BOOT => BOOT_PAGES.saturating_sub(held),
+            INIT => (BOOT_PAGES + INIT_PAGES).saturating_sub(held.max(BOOT_PAGES)),
+            _ => f.pages_target().saturating_sub(held),
+        };
+        set(self.out, FUNCTION_ID, 0);
+        set(self.out, NUM_PAGES, want);
+        Ok(())
+    }
+
+    /// MANAGE_PAGES: GIVE (1) hands the device `input_num_entries` pages (4 KiB aligned;
+    /// each is linked into the held list, which writes its first 8 bytes), TAKE (2) returns
+    /// up to `input_num_entries` of them (never those an initialized function needs, at
+    /// most what the output holds), CANT_GIVE (0) answers a page request the driver cannot
+    /// meet.
+    fn manage_pages(&mut self, op_mod: u32) -> CmdResult {
+        use ifc::pages::*;
+        if self.g(FUNCTION_ID) != 0 || self.g(EMBEDDED_CPU_FUNCTION) != 0 {
+            return Err(bad(synd::PAGES_FUNCTION));
+        }
+        let n = self.g(INPUT_NUM_ENTRIES);
+        match op_mod {
+            CANT_GIVE => Ok(()),
+            GIVE => {
+                let held = self.port().func.pages.held;
+                if held.saturating_add(n) > MAX_FW_PAGES {
+                    return Err((status::NO_RESOURCES, synd::TOO_MANY_PAGES));
+                }
+                if self.inlen < PAS + 8 * n as usize {
+                    return Err((status::BAD_INPUT_LEN, synd::PAGES_LENGTH));
+                }
+                // Every address first, so that a bad one leaves nothing given.
+                let mut b = [0u8; 8];
+                for i in 0..n as usize {
+                    if !self.read_in(PAS + 8 * i, &mut b) {
+                        return Err((status::BAD_INPUT_LEN, synd::PAGES_LENGTH));
+                    }
+                    let a = u64::from_be_bytes(b);
+                    if a == 0 || a % 4096 != 0 {
+                        return Err(bad(synd::PAGE_ADDRESS));
+                    }
+                }
+                let old = self.port().func.pages;
+                for i in 0..n as usize {
+                    if !self.read_in(PAS + 8 * i, &mut b) {
+                        self.port().func.pages = old;
+                        return Err((status::BAD_INPUT_LEN, synd::PAGES_LENGTH));
+                    }
+                    let a = u64::from_be_bytes(b);
+                    let head = self.port().func.pages.head;
+                    let p = self.p;
+                    // PANIC: `p` indexes a port (see `Cx::port`).
+                    self.t.ports[p].counters.pcie.dma_write(a, 8);
+                    if self.mem.dma_write(a, &head.to_be_bytes()).is_err() {
+                        self.port().func.pages = old;
+                        return Err(bad(synd::PAGE_ADDRESS));
+                    }
+                    let pg = &mut self.port().func.pages;
+                    pg.head = a;
+                    pg.held += 1;
+                }
+                let held = self.port().func.pages.held;
+                self.port().counters.fw_pages = u64::from(held);
+                Ok(())
+            }
+            _ => {
+                let room = (self.outlen.min(OUT_BUF).saturating_sub(PAS) / 8) as u32;
+                let f = &self.port().func;
+                let keep = if f.hca == Hca::Initialized {
+                    f.pages_target()
+                } else {
+                    0
+                };
+                let k = n.min(room).min(f.pages.held.saturating_sub(keep));
+                let mut given = 0u32;
+                for i in 0..k as usize {
+                    let a = self.port().func.pages.head;
+                    let mut next = [0u8; 8];
+                    let p = self.p;
+                    // PANIC: `p` indexes a port (see `Cx::port`).
+                    self.t.ports[p].counters.pcie.dma_read(a, 8);
+                    if self.mem.dma_read(a, &mut next).is_err() {
+                        // The list is broken there: what follows is lost to the device.
+                        let pg = &mut self.port().func.pages;
+                        pg.head = 0;
+                        pg.held = 0;
+                        self.port().counters.dma_faults += 1;
+                        break;
+                    }
+                    set64(self.out, PAS + 8 * i, a);
+                    let pg = &mut self.port().func.pages;
+                    pg.head = u64::from_be_bytes(next);
+                    pg.held -= 1;
+                    given += 1;
+                }
+                set(self.out, OUTPUT_NUM_ENTRIES, given);
+                let held = self.port().func.pages.held;
+                self.port().counters.fw_pages = u64::from(held);
+                Ok(())
+            }
+        }
+    }
+
+    /// CREATE_MKEY: a physical-address (PA) key for local reads and writes of all memory
+    /// (`length64`) in a PD of the function, what mlx5e's `mlx5e_create_mkey` makes. Its
+    /// key is `index << 8 | mkey_7_0`. From the function's first key on, the device checks
+    /// the lkey of every data segment (see the module documentation).
+    fn create_mkey(&mut self) -> CmdResult {
+        use ifc::mkey::*;
+        if self.g(PG_ACCESS) != 0
+            || self.g(UMEM_VALID) != 0
+            || self.g(FREE) != 0
+            || self.g(ACCESS_MODE_4_2) != 0
+            || self.g(ACCESS_MODE_1_0) != 0
+            || self.g(UMR_EN) != 0
+            || self.g(LW) == 0
+            || self.g(LR) == 0
+            || self.g(LENGTH64) == 0
+        {
+            return Err(bad(synd::MKEY_PARAM));
+        }
+        self.alloc_slot(1, self.g(PD))
+            .map_err(|_| bad(synd::MKEY_PARAM))?;
+        let var = self.g(MKEY_7_0) as u8;
+        let f = &mut self.port().func;
+        let i = (!f.mkeys).trailing_zeros() as usize;
+        if i >= MAX_MKEYS {
+            return Err((status::NO_RESOURCES, synd::NO_MKEY));
+        }
+        f.mkeys |= 1u8 << i;
+        f.mkey_var[i] = var;
+        set(self.out, INDEX, MKEY_INDEX_BASE + i as u32);
+        Ok(())
+    }
+
+    /// The slot of memory key index `index` of this function.
+    fn mkey_slot(&mut self, index: u32) -> Result<usize, Fail> {
+        let i = index.wrapping_sub(MKEY_INDEX_BASE) as usize;
+        if i < MAX_MKEYS && self.port().func.mkeys & (1u8 << i) != 0 {
+            Ok(i)
+        } else {
+            Err((status::BAD_RESOURCE, synd::BAD_MKEY))
+        }
+    }
+
+    /// The slot of Q counter set id `id` of this function.
+    fn qcnt_slot(&mut self, id: u32) -> Result<usize, Fail> {
+        let i = id.wrapping_sub(1) as usize;
+        if i < Q_COUNTERS && self.port().func.qcnts & (1u8 << i) != 0 {
+            Ok(i)
+        } else {
+            Err((status::BAD_RESOURCE, synd::BAD_Q_COUNTER))
+        }
     }
 
     /// Frees every object of the function (TEARDOWN_HCA, as firmware does).
@@ -1357,9 +1952,11 @@ impl<M: BusMemory> Cx<'_, '_, M> {
         chain_read(&mut self.chain, self.mem, off, dst, c)
     }
 
-    /// Checks a PAS list at `pas` for `bytes` of queue in pages of 4 KiB << `log_pg`.
-    /// Returns the queue's bus address.
-    fn pas(&mut self, pas: usize, bytes: u64, log_pg: u32, offset: u32) -> Result<DmaAddr, Fail> {
+    /// Reads a PAS list at `pas` for `bytes` of queue in pages of 4 KiB << `log_pg`: a
+    /// contiguous list is the queue's base address; any other list goes into the device's
+    /// page-list pool ([`super::pas`]), which the caller gives back if the command fails
+    /// after this (`pas::free`).
+    fn pas(&mut self, pas: usize, bytes: u64, log_pg: u32, offset: u32) -> Result<Ring, Fail> {
         if offset != 0 {
             return Err(bad(synd::PAGE_OFFSET));
         }
@@ -1372,22 +1969,45 @@ impl<M: BusMemory> Cx<'_, '_, M> {
             return Err((status::BAD_INPUT_LEN, synd::PAS_TOO_SHORT));
         }
         let mut b = [0u8; 8];
-        if !self.read_in(pas, &mut b) {
-            return Err((status::BAD_INPUT_LEN, synd::PAS_TOO_SHORT));
-        }
-        let first = u64::from_be_bytes(b);
-        if first % pg != 0 || first == 0 {
-            return Err(bad(synd::PAS_ALIGN));
-        }
-        for i in 1..n {
+        let mut contiguous = true;
+        let mut first = 0u64;
+        for i in 0..n {
             if !self.read_in(pas + 8 * i, &mut b) {
                 return Err((status::BAD_INPUT_LEN, synd::PAS_TOO_SHORT));
             }
-            if u64::from_be_bytes(b) != first.wrapping_add(i as u64 * pg) {
-                return Err(bad(synd::PAS_NOT_CONTIGUOUS));
+            let a = u64::from_be_bytes(b);
+            if a % pg != 0 || a == 0 {
+                return Err(bad(synd::PAS_ALIGN));
+            }
+            if i == 0 {
+                first = a;
+            } else if a != first.wrapping_add(i as u64 * pg) {
+                contiguous = false;
             }
         }
-        Ok(first)
+        let log_pg = (12 + log_pg) as u8;
+        if contiguous {
+            return Ok(Ring {
+                log_pg,
+                ..Ring::contiguous(first)
+            });
+        }
+        let at = pas::alloc(self.t.pool, n).ok_or((status::NO_RESOURCES, synd::PAS_POOL))?;
+        let ring = Ring {
+            base: first,
+            log_pg,
+            first: at,
+            pages: n as u16,
+        };
+        for i in 0..n {
+            if !self.read_in(pas + 8 * i, &mut b)
+                || !pas::set_entry(self.t.pool, usize::from(at) + i, u64::from_be_bytes(b))
+            {
+                pas::free(self.t.pool, &ring);
+                return Err((status::BAD_INPUT_LEN, synd::PAS_TOO_SHORT));
+            }
+        }
+        Ok(ring)
     }
 
     fn uar_field(&mut self, f: ifc::Fld) -> Result<u16, Fail> {
@@ -1418,10 +2038,13 @@ impl<M: BusMemory> Cx<'_, '_, M> {
         )?;
         let mask = get64(self.inp, EVENT_BITMASK);
         let p = self.p;
-        let slot = self
-            .t
-            .free_slot(p, |r| r.eq.used)
-            .map_err(|_| (status::NO_RESOURCES, synd::NO_EQ))?;
+        let slot = match self.t.free_slot(p, |r| r.eq.used) {
+            Ok(s) => s,
+            Err(_) => {
+                pas::free(self.t.pool, &buf);
+                return Err((status::NO_RESOURCES, synd::NO_EQ));
+            }
+        };
         self.row(slot).eq = super::EqCtx {
             used: true,
             error: false,
@@ -1433,6 +2056,8 @@ impl<M: BusMemory> Cx<'_, '_, M> {
             ci: 0,
             armed: false,
             port_events: mask & (1u64 << ifc::eqe::TYPE_PORT_CHANGE) != 0,
+            cmd_events: mask & (1u64 << ifc::eqe::TYPE_CMD) != 0,
+            page_events: mask & (1u64 << ifc::eqe::TYPE_PAGE_REQUEST) != 0,
             users: 0,
         };
         set(self.out, ifc::EQ_NUMBER, EQN_BASE + slot as u32);
@@ -1453,7 +2078,9 @@ impl<M: BusMemory> Cx<'_, '_, M> {
         if self.row(slot).eq.users != 0 {
             return Err((status::RESOURCE_BUSY, synd::EQ_IN_USE));
         }
+        let ring = self.row(slot).eq.buf;
         self.row(slot).eq = super::QueueSet::EMPTY.eq;
+        pas::free(self.t.pool, &ring);
         self.port().eq_arm_pending &= !(1u64 << slot);
         Ok(())
     }
@@ -1493,19 +2120,23 @@ impl<M: BusMemory> Cx<'_, '_, M> {
         )?;
         let cfg = CqConfig {
             port: self.p,
-            buf,
+            buf: buf.base,
             log_size: log as u8,
             dbr,
             vector: 0,
             compress: comp,
         };
-        let cqn = self
-            .t
-            .create_cq(&cfg, uar, eq as u8 + 1)
-            .map_err(|_| (status::NO_RESOURCES, synd::NO_CQ))?;
+        let cqn = match self.t.create_cq(&cfg, uar, eq as u8 + 1) {
+            Ok(n) => n,
+            Err(_) => {
+                pas::free(self.t.pool, &buf);
+                return Err((status::NO_RESOURCES, synd::NO_CQ));
+            }
+        };
         // The fields are 12 and 16 bits wide: every value is one the device takes.
         let (period, count) = (self.g(CQ_PERIOD) as u16, self.g(CQ_MAX_COUNT) as u16);
         if let Ok((_, slot)) = self.t.cq_loc(cqn) {
+            self.row(slot).cq.buf = buf;
             let m = &mut self.row(slot).cq.moder;
             m.period = period;
             m.max_count = count;
@@ -1567,7 +2198,7 @@ impl<M: BusMemory> Cx<'_, '_, M> {
     }
 
     /// The common WQ fields: (pd slot + 1, dbr, log_wq_sz, bus address of the ring).
-    fn wq_common(&mut self, log_stride: u32) -> Result<(u8, DmaAddr, u32, DmaAddr), Fail> {
+    fn wq_common(&mut self, log_stride: u32) -> Result<(u8, DmaAddr, u32, Ring), Fail> {
         use ifc::wq::*;
         if self.g(STATE) != STATE_RST {
             return Err(bad(synd::CREATE_STATE));
@@ -1621,7 +2252,7 @@ impl<M: BusMemory> Cx<'_, '_, M> {
         let (pd, dbr, log, buf) = self.wq_common(6)?;
         let cfg = SqConfig {
             port: self.p,
-            buf,
+            buf: buf.base,
             log_size: log as u8,
             dbr,
             cqn,
@@ -1634,10 +2265,16 @@ impl<M: BusMemory> Cx<'_, '_, M> {
             flush: self.g(SQ_FLUSH_IN_ERROR_EN) != 0,
             ..SqCtx::EMPTY
         };
-        let sqn = self
-            .t
-            .create_sq(&cfg, QueueState::Reset, extra)
-            .map_err(|_| (status::NO_RESOURCES, synd::NO_SQ))?;
+        let sqn = match self.t.create_sq(&cfg, QueueState::Reset, extra) {
+            Ok(n) => n,
+            Err(_) => {
+                pas::free(self.t.pool, &buf);
+                return Err((status::NO_RESOURCES, synd::NO_SQ));
+            }
+        };
+        if let Ok((_, slot)) = self.t.sq_loc(sqn) {
+            self.row(slot).sq.buf = buf;
+        }
         set(self.out, ifc::OBJ_NUM, sqn);
         Ok(())
     }
@@ -1652,20 +2289,35 @@ impl<M: BusMemory> Cx<'_, '_, M> {
             return Err(bad(synd::WQ_STRIDE));
         }
         let cqn = self.cq_field()?;
+        // The Q counter that counts the RQ's drops (0: none).
+        let counter = self.g(RQ_COUNTER_SET_ID);
+        if counter != 0 {
+            self.qcnt_slot(counter)?;
+        }
         let (pd, dbr, log, buf) = self.wq_common(stride)?;
         let cfg = RqConfig {
             port: self.p,
-            buf,
+            buf: buf.base,
             log_size: log as u8,
             log_stride: stride as u8,
             dbr,
             cqn,
         };
         let flush = self.g(RQ_FLUSH_IN_ERROR_EN) != 0;
-        let rqn = self
-            .t
-            .create_rq(&cfg, QueueState::Reset, pd, flush)
-            .map_err(|_| (status::NO_RESOURCES, synd::NO_RQ))?;
+        let rqn = match self.t.create_rq(&cfg, QueueState::Reset, pd, flush) {
+            Ok(n) => n,
+            Err(_) => {
+                pas::free(self.t.pool, &buf);
+                return Err((status::NO_RESOURCES, synd::NO_RQ));
+            }
+        };
+        let strip = self.g(RQ_VSD) == 0;
+        if let Ok((_, slot)) = self.t.rq_loc(rqn) {
+            let q = &mut self.row(slot).rq;
+            q.buf = buf;
+            q.counter = counter as u8;
+            q.strip_vlan = strip;
+        }
         set(self.out, ifc::OBJ_NUM, rqn);
         Ok(())
     }
@@ -2001,6 +2653,47 @@ impl<M: BusMemory> Cx<'_, '_, M> {
         Ok(())
     }
 
+    /// MODIFY_FLOW_TABLE (`modify_field_select` bit 0, MLX5_MODIFY_FLOW_TABLE_MISS_TABLE_ID):
+    /// the table's miss action and miss table, as CREATE_FLOW_TABLE takes them; what
+    /// fs_core does to chain a new table after the tables of an earlier level.
+    fn modify_flow_table(&mut self) -> CmdResult {
+        use ifc::fs::*;
+        let t = self.fs_table()?;
+        if self.g(FT_MODIFY_SELECT) != 1 {
+            return Err(bad(synd::FT_MODIFY_FIELDS));
+        }
+        let level = u32::from(self.row(t).ft.level);
+        let miss = self.miss_table(level)?;
+        if miss == t as u8 + 1 {
+            return Err(bad(synd::FT_PARAM));
+        }
+        self.row(t).ft.miss = miss;
+        let p = self.p;
+        self.t.refresh_rx(p, true);
+        Ok(())
+    }
+
+    /// The miss table of a flow table context at `level` (slot + 1; 0: the default miss
+    /// action): forwarding to a table of this function at a higher level.
+    fn miss_table(&mut self, level: u32) -> Result<u8, Fail> {
+        use ifc::fs::*;
+        let action = self.g(FT_MISS_ACTION);
+        if (action == 0 && self.g(FT_MISS_ID) != 0) || (action != 0 && action != MISS_ACTION_FWD) {
+            return Err(bad(synd::FT_PARAM));
+        }
+        if action != MISS_ACTION_FWD {
+            return Ok(0);
+        }
+        let m = match self.t.loc(self.g(FT_MISS_ID), FT_BASE, |r| r.ft.used) {
+            Ok((p, s)) if p == self.p => s,
+            _ => return Err((status::BAD_RESOURCE, synd::BAD_FT)),
+        };
+        if u32::from(self.row(m).ft.level) <= level {
+            return Err(bad(synd::FT_PARAM));
+        }
+        Ok((m as u8).wrapping_add(1))
+    }
+
     fn destroy_flow_table(&mut self) -> CmdResult {
         let t = self.fs_table()?;
         let missed_to = (0..MAX_QUEUES).any(|i| {
@@ -2226,10 +2919,56 @@ impl<M: BusMemory> Cx<'_, '_, M> {
             return Err(bad(synd::OTHER_FUNCTION));
         }
         let fs = self.g(FIELD_SELECT);
-        let known = (1u32 << (31 - (FS_MTU.bit - 0x60)))
-            | (1u32 << (31 - (FS_PERMANENT_ADDRESS.bit - 0x60)));
+        let bit = |f: ifc::Fld| 1u32 << (31 - (f.bit - 0x60));
+        let known =
+            bit(FS_MTU) | bit(FS_PERMANENT_ADDRESS) | bit(FS_PROMISC) | bit(FS_ADDRESSES_LIST);
         if fs & !known != 0 {
             return Err(bad(synd::FIELD_SELECT));
+        }
+        if self.g(FS_PROMISC) != 0 {
+            let c = self.inp.get(CTX_MODIFY..).unwrap_or_default();
+            let (uc, mc, all) = (
+                get(c, PROMISC_UC) != 0,
+                get(c, PROMISC_MC) != 0,
+                get(c, PROMISC_ALL) != 0,
+            );
+            let f = &mut self.port().func.filter;
+            f.active = true;
+            f.promisc_uc = uc;
+            f.promisc_mc = mc;
+            f.promisc_all = all;
+        }
+        if self.g(FS_ADDRESSES_LIST) != 0 {
+            let c = self.inp.get(CTX_MODIFY..).unwrap_or_default();
+            let (ty, n) = (
+                get(c, ALLOWED_LIST_TYPE),
+                get(c, ALLOWED_LIST_SIZE) as usize,
+            );
+            let cap = match ty {
+                LIST_UC => UC_LIST,
+                LIST_MC => MC_LIST,
+                _ => return Err(bad(synd::FIELD_SELECT)),
+            };
+            if n > cap {
+                return Err(bad(synd::ADDRESS_LIST));
+            }
+            let mut list = [[0u8; 6]; MC_LIST];
+            for (i, e) in list.iter_mut().enumerate().take(n) {
+                let mut b = [0u8; 8];
+                if !self.read_in(CTX_MODIFY + ADDRESSES + 8 * i, &mut b) {
+                    return Err((status::BAD_INPUT_LEN, synd::ADDRESS_LIST));
+                }
+                e.copy_from_slice(&b[2..]);
+            }
+            let f = &mut self.port().func.filter;
+            f.active = true;
+            if ty == LIST_UC {
+                f.uc.copy_from_slice(&list[..UC_LIST]);
+                f.uc_len = n as u8;
+            } else {
+                f.mc = list;
+                f.mc_len = n as u8;
+            }
         }
         let ctx = self.inp.get(CTX_MODIFY..).unwrap_or_default();
         let mtu = get(ctx, MTU);
@@ -2260,6 +2999,8 @@ impl<M: BusMemory> Cx<'_, '_, M> {
         use ifc::reg::*;
         let id = self.g(REGISTER_ID);
         let len = match id {
+            PMTU => PMTU_LEN,
+            PTYS => PTYS_LEN,
             PAOS => PAOS_LEN,
             PFCC => PFCC_LEN,
             PPLR => PPLR_LEN,
@@ -2283,6 +3024,15 @@ impl<M: BusMemory> Cx<'_, '_, M> {
         }
         if op_mod == OP_WRITE {
             match id {
+                PMTU => {
+                    let mtu = get(r, PMTU_ADMIN);
+                    if !(64..=PORT_MAX_MTU).contains(&mtu) {
+                        return Err(bad(synd::PMTU_MTU));
+                    }
+                    self.port().func.port_mtu = mtu as u16;
+                }
+                // The link modes are fixed (one 100G mode): a write changes nothing.
+                PTYS => {}
                 PAOS => {
                     if get(r, PAOS_ASE) != 0 {
                         let up = match get(r, PAOS_ADMIN_STATUS) {
@@ -2322,6 +3072,21 @@ impl<M: BusMemory> Cx<'_, '_, M> {
         };
         set(o, LOCAL_PORT, 1);
         match id {
+            PMTU => {
+                set(o, PMTU_MAX, PORT_MAX_MTU);
+                set(o, PMTU_ADMIN, u32::from(pt.func.port_mtu));
+                set(o, PMTU_OPER, u32::from(pt.func.port_mtu));
+            }
+            PTYS => {
+                // Ethernet (proto_mask 4), one 100GBASE-CR4 mode: capable, advertised,
+                // and running while the port is up.
+                set(o, PTYS_PROTO_MASK, 4);
+                set(o, PTYS_ETH_CAP, PTYS_100GBASE_CR4);
+                set(o, PTYS_ETH_ADMIN, PTYS_100GBASE_CR4);
+                set(o, PTYS_ETH_OPER, if oper { PTYS_100GBASE_CR4 } else { 0 });
+                // Direct-attach copper (MLX5E_PORT_DA).
+                set(o, PTYS_CONNECTOR, 7);
+            }
             PAOS => {
                 let st = |up: bool| if up { PORT_UP } else { PORT_DOWN };
                 set(o, PAOS_ADMIN_STATUS, st(pt.link_up));

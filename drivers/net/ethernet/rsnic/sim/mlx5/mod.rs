@@ -209,7 +209,7 @@
 //! [`CqConfig::vector`] directly, without an EQ. Errors are a [`CmdError`], never a panic.
 //! Tables have a fixed capacity of [`MAX_QUEUES`] objects of each kind per port and
 //! [`MAX_RSS`] RSS entries per port; nothing allocates. The caller provides all storage as
-//! slices of small entries ([`Port`], under a kilobyte, and [`QueueSet`], under a kilobyte,
+//! slices of small entries ([`Port`], under 1.5 KiB, and [`QueueSet`], under a kilobyte,
 //! 64 per port, plus scratch bytes), so no large value is ever built on a (kernel) stack.
 //! A queue's CQ must belong to the same port.
 //!
@@ -354,6 +354,9 @@ pub mod cmd;
 mod engine;
 mod eq;
 pub mod ifc;
+pub mod pas;
+
+pub use pas::Ring;
 
 use crate::dp::hw::{BusMemory, DmaAddr, InterruptSink};
 use crate::sim::pcie::PcieCounters;
@@ -421,9 +424,9 @@ pub const EQN_BASE: u32 = 0x40;
 /// Largest frame (without FCS) a port sends or receives.
 pub const MAX_FRAME: usize = 9728;
 /// Minimum scratch buffer for [`Device::new`]: a frame buffer plus a gather buffer of one frame.
-pub const MIN_SCRATCH: usize = 2 * MAX_FRAME;
+pub const MIN_SCRATCH: usize = pas::POOL_BYTES + 2 * MAX_FRAME;
 /// Scratch size that lets LSO carry a 64 KiB payload plus headers.
-pub const SCRATCH_LEN: usize = MAX_FRAME + 65536 + 1024;
+pub const SCRATCH_LEN: usize = pas::POOL_BYTES + MAX_FRAME + 65536 + 1024;
 /// Posted RX WQEs (capped at half the RQ) each RSS queue of the receiving port (the peer, or
 /// the port itself in loopback) must have for it not to send PAUSE frames (flow control): the
 /// most packets one MPWQE carries, rounded up.
@@ -546,6 +549,9 @@ pub enum WqeError {
     LsoHeaders,
     /// The WQE or a data segment address is not readable.
     ReadFault,
+    /// A data segment's lkey is not a memory key of the function (checked once the
+    /// function has created one: see [`PortCounters::mkey_errors`]).
+    BadLkey,
 }
 
 impl WqeError {
@@ -555,7 +561,7 @@ impl WqeError {
         match self {
             Self::BadOpcode | Self::BadOpmod | Self::BadIndex | Self::BadSqn => SYND_LOCAL_QP_OP,
             Self::BadMss | Self::LsoHeaders => SYND_LOCAL_QP_OP,
-            Self::ReadFault => SYND_LOCAL_PROT,
+            Self::ReadFault | Self::BadLkey => SYND_LOCAL_PROT,
             Self::BadDsCount
             | Self::NotPosted
             | Self::CrossesRingEnd
@@ -729,6 +735,16 @@ pub struct PortCounters {
     /// Frames that arrived while the port's data path was stopped ([`Fault::DevStop`]),
     /// dropped.
     pub rx_stopped: u64,
+    /// Firmware pages the function holds (MANAGE_PAGES given, not yet taken back).
+    pub fw_pages: u64,
+    /// Frames the vport's address filter (the UC / MC lists and promiscuous flags a driver
+    /// programmed in the NIC vport context) did not let through.
+    pub rx_vport_filtered: u64,
+    /// Frames no flow table entry took (dropped by steering: a table miss without a miss
+    /// table, or no root table).
+    pub rx_steering_drops: u64,
+    /// Data segments whose lkey is not a memory key of the function (error CQEs).
+    pub mkey_errors: u64,
 }
 
 macro_rules! add_counters {
@@ -806,6 +822,10 @@ impl PortCounters {
         eqes_lost: 0,
         port_events: 0,
         rx_stopped: 0,
+        fw_pages: 0,
+        rx_vport_filtered: 0,
+        rx_steering_drops: 0,
+        mkey_errors: 0,
     };
 
     /// Adds `o` into `self`.
@@ -873,7 +893,11 @@ impl PortCounters {
             eq_overruns,
             eqes_lost,
             port_events,
-            rx_stopped
+            rx_stopped,
+            fw_pages,
+            rx_vport_filtered,
+            rx_steering_drops,
+            mkey_errors
         );
     }
 }
@@ -931,7 +955,8 @@ pub struct RqConfig {
 pub(super) struct SqCtx {
     pub(super) used: bool,
     pub(super) state: QueueState,
-    pub(super) buf: DmaAddr,
+    /// The ring's memory.
+    pub(super) buf: Ring,
     pub(super) log_size: u8,
     pub(super) dbr: DmaAddr,
     pub(super) cq: u8,
@@ -955,7 +980,7 @@ impl SqCtx {
     const EMPTY: Self = Self {
         used: false,
         state: QueueState::Ready,
-        buf: 0,
+        buf: Ring::contiguous(0),
         log_size: 0,
         dbr: 0,
         cq: 0,
@@ -973,7 +998,8 @@ impl SqCtx {
 pub(super) struct RqCtx {
     pub(super) used: bool,
     pub(super) state: QueueState,
-    pub(super) buf: DmaAddr,
+    /// The ring's memory.
+    pub(super) buf: Ring,
     pub(super) log_size: u8,
     pub(super) log_stride: u8,
     pub(super) dbr: DmaAddr,
@@ -987,13 +1013,17 @@ pub(super) struct RqCtx {
     pub(super) flush: bool,
     /// RQTs naming this RQ.
     pub(super) users: u16,
+    /// The Q counter (set id; 0: none) that counts the frames it drops for lack of a WQE.
+    pub(super) counter: u8,
+    /// Strips the C-VLAN tag of received frames (`rqc.vsd` clear), reporting it in the CQE.
+    pub(super) strip_vlan: bool,
 }
 
 impl RqCtx {
     const EMPTY: Self = Self {
         used: false,
         state: QueueState::Ready,
-        buf: 0,
+        buf: Ring::contiguous(0),
         log_size: 0,
         log_stride: 0,
         dbr: 0,
@@ -1003,6 +1033,8 @@ impl RqCtx {
         pd: 0,
         flush: false,
         users: 0,
+        counter: 0,
+        strip_vlan: false,
     };
 }
 
@@ -1024,7 +1056,8 @@ pub(super) struct Session {
 pub(super) struct CqCtx {
     pub(super) used: bool,
     pub(super) error: bool,
-    pub(super) buf: DmaAddr,
+    /// The CQE buffer's memory.
+    pub(super) buf: Ring,
     pub(super) log_size: u8,
     pub(super) dbr: DmaAddr,
     /// Vector raised directly when `eq` is 0 (CQs made through the Rust API).
@@ -1085,7 +1118,7 @@ impl CqCtx {
     const EMPTY: Self = Self {
         used: false,
         error: false,
-        buf: 0,
+        buf: Ring::contiguous(0),
         log_size: 0,
         dbr: 0,
         vector: 0,
@@ -1132,7 +1165,8 @@ pub(super) struct EqCtx {
     pub(super) used: bool,
     /// Overrun: nothing more is written until the EQ is destroyed.
     pub(super) error: bool,
-    pub(super) buf: DmaAddr,
+    /// The EQE buffer's memory.
+    pub(super) buf: Ring,
     pub(super) log_size: u8,
     pub(super) uar: u16,
     /// MSI-X vector index within the function.
@@ -1144,6 +1178,10 @@ pub(super) struct EqCtx {
     pub(super) armed: bool,
     /// `event_bitmask` has MLX5_EVENT_TYPE_PORT_CHANGE.
     pub(super) port_events: bool,
+    /// `event_bitmask` has MLX5_EVENT_TYPE_CMD: command completions are reported here.
+    pub(super) cmd_events: bool,
+    /// `event_bitmask` has MLX5_EVENT_TYPE_PAGE_REQUEST: page requests are reported here.
+    pub(super) page_events: bool,
     /// CQs naming this EQ.
     pub(super) users: u16,
 }
@@ -1152,7 +1190,7 @@ impl EqCtx {
     const EMPTY: Self = Self {
         used: false,
         error: false,
-        buf: 0,
+        buf: Ring::contiguous(0),
         log_size: 0,
         uar: 0,
         intr: 0,
@@ -1160,6 +1198,8 @@ impl EqCtx {
         ci: 0,
         armed: false,
         port_events: false,
+        cmd_events: false,
+        page_events: false,
         users: 0,
     };
 }
@@ -1241,7 +1281,9 @@ pub(super) const CRIT_UDP_DPORT: u16 = 1 << 9;
 /// a rule checked per frame, [`Port::rx_rules`]).
 pub(super) const CRIT_TUPLE: u16 = !(CRIT_ETHERTYPE | CRIT_IP_PROTOCOL);
 /// Most tables a frame goes through (root, then its miss table, and so on).
-pub(super) const MAX_CHAIN: usize = 4;
+pub(super) const MAX_CHAIN: usize = 16;
+/// The deepest flow table level (`max_ft_level`).
+pub const MAX_FT_LEVEL: u32 = 63;
 
 /// A flow group (CREATE_FLOW_GROUP).
 #[derive(Clone, Copy)]
@@ -1804,6 +1846,8 @@ fn row(q: &[QueueSet], port: usize, slot: usize) -> Option<&QueueSet> {
 pub(super) struct Tables<'a> {
     pub(super) ports: &'a mut [Port],
     pub(super) queues: &'a mut [QueueSet],
+    /// The page-list pool ([`pas`]): the first [`pas::POOL_BYTES`] of the scratch memory.
+    pub(super) pool: &'a mut [u8],
     /// The model's clock ([`Device::set_clock`]), nanoseconds.
     pub(super) now: u64,
 }
@@ -1888,7 +1932,7 @@ impl Tables<'_> {
         // for the period like any other).
         cq.moder.start = now;
         cq.used = true;
-        cq.buf = cfg.buf;
+        cq.buf = Ring::contiguous(cfg.buf);
         cq.log_size = cfg.log_size;
         cq.dbr = cfg.dbr;
         cq.vector = cfg.vector;
@@ -1905,7 +1949,9 @@ impl Tables<'_> {
             return Err(CmdError::Busy);
         }
         let eq = row.cq.eq;
+        let ring = row.cq.buf;
         row.cq = CqCtx::EMPTY;
+        pas::free(self.pool, &ring);
         if eq != 0 {
             if let Ok(r) = self.row_mut(p, usize::from(eq - 1)) {
                 r.eq.users = r.eq.users.saturating_sub(1);
@@ -1936,7 +1982,7 @@ impl Tables<'_> {
         self.row_mut(cfg.port, slot)?.sq = SqCtx {
             used: true,
             state,
-            buf: cfg.buf,
+            buf: Ring::contiguous(cfg.buf),
             log_size: cfg.log_size,
             dbr: cfg.dbr,
             cq: cq as u8,
@@ -1964,7 +2010,9 @@ impl Tables<'_> {
         let row = self.row_mut(p, slot)?;
         let cq = usize::from(row.sq.cq);
         let tis = row.sq.tis;
+        let ring = row.sq.buf;
         row.sq = SqCtx::EMPTY;
+        pas::free(self.pool, &ring);
         self.release_cq(p, cq);
         if tis != 0 {
             if let Ok(r) = self.row_mut(p, usize::from(tis - 1)) {
@@ -2027,7 +2075,7 @@ impl Tables<'_> {
         self.row_mut(cfg.port, slot)?.rq = RqCtx {
             used: true,
             state,
-            buf: cfg.buf,
+            buf: Ring::contiguous(cfg.buf),
             log_size: cfg.log_size,
             log_stride: cfg.log_stride,
             dbr: cfg.dbr,
@@ -2037,6 +2085,8 @@ impl Tables<'_> {
             pd,
             flush,
             users: 0,
+            counter: 0,
+            strip_vlan: false,
         };
         self.row_mut(cfg.port, cq)?.cq.users += 1;
         Ok(make_qn(RQN_BASE, cfg.port, slot))
@@ -2046,7 +2096,9 @@ impl Tables<'_> {
         let (p, slot) = self.rq_loc(rqn)?;
         let row = self.row_mut(p, slot)?;
         let cq = usize::from(row.rq.cq);
+        let ring = row.rq.buf;
         row.rq = RqCtx::EMPTY;
+        pas::free(self.pool, &ring);
         self.release_cq(p, cq);
         let port = self.port_mut(p)?;
         // Keep the Rust API table's order, drop the entries of this RQ.
@@ -2304,9 +2356,12 @@ where
     }
 
     fn tables(&mut self) -> Tables<'_> {
+        // The scratch holds at least MIN_SCRATCH bytes (checked at creation), the pool first.
+        let pool = self.scratch.get_mut(..pas::POOL_BYTES).unwrap_or_default();
         Tables {
             ports: &mut self.ports,
             queues: &mut self.queues,
+            pool,
             now: self.now,
         }
     }
@@ -2709,7 +2764,18 @@ where
         let within = offset % FUNC_BAR_SIZE;
         let page = within / UAR_PAGE_SIZE;
         let ok = match self.ports.get_mut(port) {
-            Some(pt) if page < FIRST_UAR => pt.func.iseg_write(within, value, &mut pt.counters),
+            Some(pt) if page < FIRST_UAR => {
+                let cmd_eqs = if within == ifc::iseg::CMD_DBELL {
+                    (0..MAX_QUEUES)
+                        .filter(|&i| {
+                            row(&self.queues, port, i).is_some_and(|r| r.eq.used && r.eq.cmd_events)
+                        })
+                        .count()
+                } else {
+                    0
+                };
+                pt.func.iseg_write(within, value, &mut pt.counters, cmd_eqs)
+            }
             Some(pt) if pt.func.uar_allocated(page) => {
                 let reg = within % UAR_PAGE_SIZE;
                 if reg == EQ_ARM_DOORBELL || reg == EQ_CI_DOORBELL {
@@ -2746,10 +2812,11 @@ where
     pub fn mmio_read32(&mut self, offset: u32) -> u32 {
         let port = (offset / FUNC_BAR_SIZE) as usize;
         let within = offset % FUNC_BAR_SIZE;
+        let now = self.now;
         match self
             .ports
             .get(port)
-            .and_then(|pt| pt.func.iseg_read(within))
+            .and_then(|pt| pt.func.iseg_read(within, now))
         {
             Some(v) => v,
             None => {
@@ -2785,16 +2852,20 @@ where
         if self.scratch.len() < MIN_SCRATCH {
             return (0, false);
         }
+        let (pool, scratch) = self.scratch.split_at_mut(pas::POOL_BYTES);
         {
             let mut t = Tables {
                 ports: &mut self.ports,
                 queues: &mut self.queues,
+                pool: &mut *pool,
                 now: self.now,
             };
-            cmd::run(&mut t, &self.caps, &mut self.scratch, mem);
+            cmd::run(&mut t, &self.caps, scratch, mem);
+            eq::cmd_events(&mut t, mem, irq);
             eq::port_events(&mut t, mem, irq);
+            eq::page_requests(&mut t, mem, irq);
         }
-        let (frame, gather) = self.scratch.split_at_mut(MAX_FRAME);
+        let (frame, gather) = scratch.split_at_mut(MAX_FRAME);
         let mut bufs = engine::Bufs {
             frame,
             gather,
@@ -2803,6 +2874,7 @@ where
         let mut io = engine::Io {
             mem,
             irq,
+            pool: &*pool,
             mpwqe: self.caps.mpwqe,
             now: self.now,
         };
@@ -2816,6 +2888,7 @@ where
         let mut t = Tables {
             ports: &mut self.ports,
             queues: &mut self.queues,
+            pool,
             now: self.now,
         };
         eq::completions(&mut t, mem, irq);
