@@ -407,7 +407,7 @@ fn device_reset_of_one_mlx5_function() {
     )
     .unwrap();
     assert_eq!(c0.call(cmd::DEVICE_RESET, &[], &[]), Ok(vec![]));
-    // fn0 is back at power-on: initializing, its SQ gone, config space reset, no eventfd.
+    // fn0 is back at power-on: ready, its SQ gone, config space reset, no eventfd.
     assert_eq!(c0.bar32_be(0x1fc), Ok(1 << 31));
     assert_eq!(c0.cfg32(CAP_MSIX as u64) >> 31, 0, "MSI-X disabled");
     assert_eq!(c0.cfg32(0x10), 0xc, "BAR0 unassigned");
@@ -447,7 +447,11 @@ fn mlx5_model_reset_function_frees_one_functions_objects() {
     m.mmio_write32(0x14, 0x0010_0000);
     m.mmio_write32(win + 0x14, 0x0020_0000);
     m.reset_function(0).unwrap();
-    assert_eq!(m.mmio_read32(0x1fc), 1 << 31, "fn0 initializing again");
+    assert_eq!(
+        m.mmio_read32(0x1fc),
+        0,
+        "fn0 ready again (no command queue yet)"
+    );
     assert_eq!(
         m.mmio_read32(0x14) & !0xfff,
         0,

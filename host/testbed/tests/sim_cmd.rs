@@ -37,7 +37,11 @@ fn initialization_segment_registers() {
     assert_eq!(bus.read32(0x000), (35 << 16) | 16);
     assert_eq!(bus.read32(0x004) >> 16, 5);
     assert_eq!(bus.read32(FUNC + 0x004) >> 16, 5, "second function");
-    assert_eq!(bus.read32(0x1fc) >> 31, 1, "initializing");
+    assert_eq!(
+        bus.read32(0x1fc) >> 31,
+        0,
+        "not initializing: ready from power-on"
+    );
     // A doorbell before the queue address is a bad register write.
     bus.write32(0x018, 1);
     assert_eq!(tb.device().bad_mmio(), 1);

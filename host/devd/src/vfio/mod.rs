@@ -914,6 +914,7 @@ impl VfioDevd {
 
     /// A BAR0 access of function `f`: 4 or 8 bytes, naturally aligned, inside BAR0.
     fn bar_access(&mut self, f: usize, off: u64, op: BarOp<'_>) -> Result<(), (i32, String)> {
+        let now = self.now();
         let func = &mut self.funcs[f];
         let kind = func.kind();
         let len = op.len();
@@ -959,6 +960,11 @@ impl VfioDevd {
                 v.to_le_bytes()
             }
         };
+        // A ConnectX's health counter follows the device's clock: give the model the time
+        // of the read (mlx5_core polls the counter while the device may be idle).
+        if let Some(m) = self.model.mlx5() {
+            m.set_clock(now);
+        }
         match op {
             BarOp::Read(d) => {
                 let lo = self.model.apply(Entry::Read32 { reg });

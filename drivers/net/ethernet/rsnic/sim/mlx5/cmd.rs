@@ -696,13 +696,10 @@ impl Func {
             iseg::CMDQ_ADDR_H => self.cmdq_h,
             // nic_interface 0 (full driver) in bits 9..8, log size 5, log stride 6.
             iseg::CMDQ_ADDR_L_SZ => self.cmdq_l | (5 << 4) | 6,
-            iseg::INITIALIZING => {
-                if self.cmdq_set {
-                    0
-                } else {
-                    1 << 31
-                }
-            }
+            // The firmware is ready from power-on: mlx5_core waits for `initializing` to
+            // clear before it writes the command queue's address ("pre-initializing") and
+            // again after; the model needs no time for either.
+            iseg::INITIALIZING => 0,
             iseg::HEALTH_FW_VER => FW_REV,
             o if (iseg::HEALTH..iseg::HEALTH + 0x40).contains(&o) && o % 4 == 0 => 0,
             // The firmware's heartbeat: it advances with every engine run and every
