@@ -675,7 +675,7 @@ fn command_errors_carry_status_and_syndrome() {
     let rqtn = h.exec(&rqt_in(&[rqn; 256]), 16).ok().obj();
     let key = [1u8; 40];
     let mut i = tir_in(rqtn, td, &key);
-    put(&mut i, 0x220, 4, 1); // XOR8
+    put(&mut i, 0x220, 4, 0); // no hash function
     expect(h.exec(&i, 16), ST_BAD_PARAM, synd::TIR_HASH);
     let mut i = tir_in(rqtn, td, &key);
     put(&mut i, 0x120, 4, 2);

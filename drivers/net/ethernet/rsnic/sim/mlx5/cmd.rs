@@ -10,10 +10,9 @@ use super::ifc::{self, delivery, get, get64, iseg, layout, mbox, op, set, set64,
 use super::pas::{self, Ring};
 use super::{
     make_qn, split_qn, Caps, CqConfig, PortCounters, QueueState, RqConfig, SqConfig, SqCtx, Tables,
-    API_UAR, CQN_BASE, CRIT_DST_IP4, CRIT_DST_IP6, CRIT_ETHERTYPE, CRIT_IP_PROTOCOL, CRIT_SRC_IP4,
-    CRIT_SRC_IP6, CRIT_TCP_DPORT, CRIT_TCP_SPORT, CRIT_UDP_DPORT, CRIT_UDP_SPORT, EQN_BASE,
-    FG_BASE, FIRST_UAR, FT_BASE, MAX_QUEUES, MAX_RQT_SIZE, MAX_SESSION, MAX_UARS, MAX_VECTORS,
-    PD_BASE, RQN_BASE, RQTN_BASE, SQN_BASE, TD_BASE, TIRN_BASE, TISN_BASE,
+    API_UAR, CQN_BASE, EQN_BASE, FG_BASE, FIRST_UAR, FT_BASE, MAX_QUEUES, MAX_RQT_SIZE,
+    MAX_SESSION, MAX_UARS, MAX_VECTORS, PD_BASE, RQN_BASE, RQTN_BASE, SQN_BASE, TD_BASE, TIRN_BASE,
+    TISN_BASE,
 };
 use crate::dp::hw::{BusMemory, DmaAddr};
 
@@ -75,7 +74,7 @@ pub mod synd {
     pub const EQ_IN_USE: u32 = 0x39;
     /// CQ: cqe_sz not 64 bytes (BAD_PARAM).
     pub const CQE_SIZE: u32 = 0x40;
-    /// CQ: log_cq_size 0 or above log_max_cq_sz (BAD_PARAM).
+    /// CQ: log_cq_size above log_max_cq_sz (BAD_PARAM).
     pub const CQ_SIZE: u32 = 0x41;
     /// CQ: cqe_comp_en without the capability, a layout other than basic, or a mini CQE
     /// format other than CSUM (1) / CSUM_STRIDX (3) (BAD_PARAM).
@@ -144,7 +143,8 @@ pub mod synd {
     pub const RQT_BITMASK: u32 = 0x75;
     /// TIR: disp_type other than direct (0) or indirect (1) (BAD_PARAM).
     pub const TIR_DISP_TYPE: u32 = 0x80;
-    /// TIR: an indirect TIR whose rx_hash_fn is not Toeplitz, or symmetric (BAD_PARAM).
+    /// TIR: an indirect TIR whose rx_hash_fn is neither Toeplitz nor inverted XOR8
+    /// (BAD_PARAM).
     pub const TIR_HASH: u32 = 0x81;
     /// No free TIR (NO_RESOURCES).
     pub const NO_TIR: u32 = 0x82;
@@ -167,8 +167,8 @@ pub mod synd {
     pub const NO_FS: u32 = 0xb2;
     /// A table id of no flow table of this function (BAD_RESOURCE).
     pub const BAD_FT: u32 = 0xb3;
-    /// DESTROY_FLOW_TABLE of a table with groups, of the root table, or of a table another
-    /// one's misses go to (RESOURCE_BUSY).
+    /// DESTROY_FLOW_TABLE of a table with groups or one an entry forwards to
+    /// (RESOURCE_BUSY).
     pub const FT_IN_USE: u32 = 0xb4;
     /// CREATE_FLOW_GROUP: a group type or match definer, or criteria other than whole outer
     /// `ethertype`, `ip_protocol`, TCP / UDP ports and IPv4 (last 32 bits) or IPv6 (128
@@ -701,6 +701,11 @@ impl Func {
             // again after; the model needs no time for either.
             iseg::INITIALIZING => 0,
             iseg::HEALTH_FW_VER => FW_REV,
+            iseg::CMD_EXEC_TO | iseg::CMD_Q_INIT_TO => 0,
+            // The internal timer counts the device's clock in nanoseconds
+            // (`device_frequency_khz` 1 GHz).
+            iseg::INTERNAL_TIMER_H => (now >> 32) as u32,
+            iseg::INTERNAL_TIMER_L => now as u32,
             o if (iseg::HEALTH..iseg::HEALTH + 0x40).contains(&o) && o % 4 == 0 => 0,
             // The firmware's heartbeat: it advances with every engine run and every
             // millisecond of the device's clock, so a device that is alive but idle still
@@ -736,7 +741,7 @@ pub(super) fn general_caps(cap: &mut [u8], caps: &Caps) {
     set(cap, MAX_TC, 0);
     set(cap, ETH_NET_OFFLOADS, 1);
     set(cap, LOG_PG_SZ, 12);
-    set(cap, MAX_WQE_SZ_SQ, 1008);
+    set(cap, MAX_WQE_SZ_SQ, 1024);
     set(cap, MAX_WQE_SZ_RQ, 256);
     set(cap, LOG_MAX_TRANSPORT_DOMAIN, 6);
     set(cap, LOG_MAX_PD, 6);
@@ -754,6 +759,7 @@ pub(super) fn general_caps(cap: &mut [u8], caps: &Caps) {
     set(cap, LOG_MAX_CURRENT_UC_LIST, UC_LIST.trailing_zeros());
     set(cap, MAX_NUM_EQS, MAX_QUEUES as u32);
     set(cap, LOG_UAR_PAGE_SZ, 0);
+    set(cap, DEVICE_FREQUENCY_KHZ, 1_000_000);
     set(cap, NUM_OF_UARS_PER_PAGE, 1);
     set(cap, CQE_COMPRESSION, u32::from(caps.cqe_compression));
     set(cap, CQE_COMPRESSION_MAX_NUM, MAX_SESSION);
@@ -1310,7 +1316,9 @@ impl<M: BusMemory> Cx<'_, '_, M> {
             op::QUERY_PAGES => (1..=3).contains(&op_mod),
             op::MANAGE_PAGES => op_mod <= 2,
             // ACCESS_REG: write / read; SET_FLOW_TABLE_ROOT: connect / disconnect.
-            op::ACCESS_REG | op::SET_FLOW_TABLE_ROOT => op_mod <= 1,
+            // ACCESS_REG: write / read; SET_FLOW_TABLE_ROOT: connect / disconnect;
+            // SET_FLOW_TABLE_ENTRY: new / modify.
+            op::ACCESS_REG | op::SET_FLOW_TABLE_ROOT | op::SET_FLOW_TABLE_ENTRY => op_mod <= 1,
             _ => op_mod == 0,
         };
         if !op_mod_ok {
@@ -1519,7 +1527,7 @@ impl<M: BusMemory> Cx<'_, '_, M> {
             op::DESTROY_FLOW_TABLE => self.destroy_flow_table(),
             op::CREATE_FLOW_GROUP => self.create_flow_group(),
             op::DESTROY_FLOW_GROUP => self.destroy_flow_group(),
-            op::SET_FLOW_TABLE_ENTRY => self.set_fte(),
+            op::SET_FLOW_TABLE_ENTRY => self.set_fte(op_mod),
             op::DELETE_FLOW_TABLE_ENTRY => self.delete_fte(),
             op::SET_FLOW_TABLE_ROOT => self.set_root(op_mod),
             op::QUERY_NIC_VPORT_CONTEXT => {
@@ -2087,8 +2095,9 @@ impl<M: BusMemory> Cx<'_, '_, M> {
         if self.g(CQE_SZ) != 0 {
             return Err(bad(synd::CQE_SIZE));
         }
+        // One CQE (log 0) is a CQ too: mlx5e's drop RQ has one.
         let log = self.g(LOG_CQ_SIZE);
-        if log == 0 || log > u32::from(self.caps.log_max_cq_sz) {
+        if log > u32::from(self.caps.log_max_cq_sz) {
             return Err(bad(synd::CQ_SIZE));
         }
         let comp = self.g(CQE_COMP_EN) != 0;
@@ -2203,7 +2212,12 @@ impl<M: BusMemory> Cx<'_, '_, M> {
         if self.g(WQ_TYPE) != 1 {
             return Err(bad(synd::WQ_TYPE));
         }
-        let pd = self.alloc_slot(1, self.g(PD))? as u8 + 1;
+        // PD 0 is no PD: mlx5e's drop RQ (one WQE, never posted) is created without one,
+        // and the firmware takes it.
+        let pd = match self.g(PD) {
+            0 => 0,
+            n => self.alloc_slot(1, n)? as u8 + 1,
+        };
         let dbr = get64(self.inp, DBR_ADDR);
         if dbr % 8 != 0 {
             return Err(bad(synd::DBR_ALIGN));
@@ -2480,13 +2494,20 @@ impl<M: BusMemory> Cx<'_, '_, M> {
     /// The hash parameters of a TIR context (`rx_hash_fn`, `rx_hash_symmetric`, the key and
     /// the outer field selector) at the context's usual place: Toeplitz, not symmetric, and
     /// only the fields the model hashes.
-    fn tir_hash(&self) -> Result<([u8; 40], crate::sim::pkt::HashSel), Fail> {
+    fn tir_hash(&self) -> Result<([u8; 40], crate::sim::pkt::HashSel, bool, bool), Fail> {
         use ifc::tir::*;
-        if self.g(RX_HASH_FN) != 2 || self.g(RX_HASH_SYMMETRIC) != 0 {
-            return Err(bad(synd::TIR_HASH));
-        }
+        // Toeplitz (2) or inverted XOR8 (1: mlx5e's one-RQ TIRs).
+        let xor8 = match self.g(RX_HASH_FN) {
+            2 => false,
+            1 => true,
+            _ => return Err(bad(synd::TIR_HASH)),
+        };
+        let symmetric = self.g(RX_HASH_SYMMETRIC) != 0 && !xor8;
         let fields = self.g(SEL_FIELDS);
-        if fields & !(SEL_SRC_IP | SEL_DST_IP | SEL_L4_SPORT | SEL_L4_DPORT) != 0 {
+        // The SPI (mlx5e's IPsec AH / ESP traffic types) is taken and not hashed: the model
+        // hashes the addresses of such frames.
+        let known = SEL_SRC_IP | SEL_DST_IP | SEL_L4_SPORT | SEL_L4_DPORT | SEL_IPSEC_SPI;
+        if fields & !known != 0 {
             return Err(bad(synd::TIR_FIELDS));
         }
         let mut key = [0u8; 40];
@@ -2501,7 +2522,7 @@ impl<M: BusMemory> Cx<'_, '_, M> {
             sport: fields & SEL_L4_SPORT != 0,
             dport: fields & SEL_L4_DPORT != 0,
         };
-        Ok((key, sel))
+        Ok((key, sel, symmetric, xor8))
     }
 
     fn create_tir(&mut self) -> CmdResult {
@@ -2512,13 +2533,17 @@ impl<M: BusMemory> Cx<'_, '_, M> {
             _ => return Err(bad(synd::TIR_DISP_TYPE)),
         };
         let td = self.td_field(TRANSPORT_DOMAIN)?;
-        let (rqt, inline_rq, (key, sel)) = if indirect {
+        let (rqt, inline_rq, (key, sel, symmetric, xor8)) = if indirect {
             let hash = self.tir_hash()?;
             let (_, s) = self.own(INDIRECT_TABLE, RQTN_BASE, |r| r.rqt.used, synd::BAD_RQT)?;
             (s, 0, hash)
         } else {
             let (_, s) = self.own(INLINE_RQN, RQN_BASE, |r| r.rq.used, synd::BAD_RQ)?;
-            (0, s, ([0; 40], super::QueueSet::EMPTY.tir.sel))
+            (
+                0,
+                s,
+                ([0; 40], super::QueueSet::EMPTY.tir.sel, false, false),
+            )
         };
         let p = self.p;
         let slot = self
@@ -2533,6 +2558,8 @@ impl<M: BusMemory> Cx<'_, '_, M> {
             td,
             key,
             sel,
+            symmetric,
+            xor8,
             users: 0,
         };
         if indirect {
@@ -2560,10 +2587,12 @@ impl<M: BusMemory> Cx<'_, '_, M> {
             return Err(bad(synd::TIR_BITMASK));
         }
         if bm & MODIFY_BITMASK_HASH != 0 {
-            let (key, sel) = self.tir_hash()?;
+            let (key, sel, symmetric, xor8) = self.tir_hash()?;
             let t = &mut self.row(slot).tir;
             t.key = key;
             t.sel = sel;
+            t.symmetric = symmetric;
+            t.xor8 = xor8;
         }
         let p = self.p;
         self.t.refresh_rx(p, true);
@@ -2606,8 +2635,8 @@ impl<M: BusMemory> Cx<'_, '_, M> {
         Ok(s)
     }
 
-    /// CREATE_FLOW_TABLE: a NIC RX table of `2^log_size` flow indices whose misses drop
-    /// (the default miss action; the level is not used: only the root table steers).
+    /// CREATE_FLOW_TABLE: a NIC RX table of `2^log_size` flow indices at its `level`,
+    /// whose misses drop (the default miss action) or go to a table of a higher level.
     fn create_flow_table(&mut self) -> CmdResult {
         use ifc::fs::*;
         if self.g(TABLE_TYPE) != TABLE_TYPE_NIC_RX || self.g(OTHER_VPORT) != 0 {
@@ -2615,25 +2644,12 @@ impl<M: BusMemory> Cx<'_, '_, M> {
         }
         let log_size = self.g(FT_LOG_SIZE);
         let level = self.g(FT_LEVEL);
-        let action = self.g(FT_MISS_ACTION);
-        if self.g(FT_FLAGS) != 0
-            || log_size > 16
-            || (action == 0 && self.g(FT_MISS_ID) != 0)
-            || (action != 0 && action != MISS_ACTION_FWD)
-        {
+        // The level orders tables (a miss or an entry forwards only to a higher one);
+        // fs_core's anchor table sits above every level it uses.
+        if self.g(FT_FLAGS) != 0 || log_size > 16 {
             return Err(bad(synd::FT_PARAM));
         }
-        let mut miss = 0u8;
-        if action == MISS_ACTION_FWD {
-            let m = match self.t.loc(self.g(FT_MISS_ID), FT_BASE, |r| r.ft.used) {
-                Ok((p, s)) if p == self.p => s,
-                _ => return Err((status::BAD_RESOURCE, synd::BAD_FT)),
-            };
-            if u32::from(self.row(m).ft.level) <= level {
-                return Err(bad(synd::FT_PARAM));
-            }
-            miss = (m as u8).wrapping_add(1);
-        }
+        let miss = self.miss_table(level)?;
         let p = self.p;
         let slot = self
             .t
@@ -2644,8 +2660,9 @@ impl<M: BusMemory> Cx<'_, '_, M> {
             log_size: log_size as u8,
             level: level as u8,
             miss,
-            users: 0,
+            ..super::QueueSet::EMPTY.ft
         };
+        self.table_ref(miss, true);
         set(self.out, ifc::OBJ_NUM, make_qn(FT_BASE, p, slot));
         Ok(())
     }
@@ -2661,9 +2678,9 @@ impl<M: BusMemory> Cx<'_, '_, M> {
         }
         let level = u32::from(self.row(t).ft.level);
         let miss = self.miss_table(level)?;
-        if miss == t as u8 + 1 {
-            return Err(bad(synd::FT_PARAM));
-        }
+        let old = self.row(t).ft.miss;
+        self.table_ref(old, false);
+        self.table_ref(miss, true);
         self.row(t).ft.miss = miss;
         let p = self.p;
         self.t.refresh_rx(p, true);
@@ -2671,7 +2688,7 @@ impl<M: BusMemory> Cx<'_, '_, M> {
     }
 
     /// The miss table of a flow table context at `level` (slot + 1; 0: the default miss
-    /// action): forwarding to a table of this function at a higher level.
+    /// action, a drop): a table of this function at a higher level.
     fn miss_table(&mut self, level: u32) -> Result<u8, Fail> {
         use ifc::fs::*;
         let action = self.g(FT_MISS_ACTION);
@@ -2691,22 +2708,53 @@ impl<M: BusMemory> Cx<'_, '_, M> {
         Ok((m as u8).wrapping_add(1))
     }
 
+    /// Counts (`on`) or drops a reference to table `t` (slot + 1; 0: none).
+    fn table_ref(&mut self, t: u8, on: bool) {
+        if t == 0 {
+            return;
+        }
+        let f = &mut self.row(usize::from(t - 1)).ft;
+        f.refs = if on {
+            f.refs.saturating_add(1)
+        } else {
+            f.refs.saturating_sub(1)
+        };
+    }
+
+    /// DESTROY_FLOW_TABLE of a table without groups that no entry forwards to. fs_core
+    /// destroys its tables at cleanup without disconnecting them first: a root table goes
+    /// (the function has no root then: received frames go to its first indirect TIR), and a
+    /// table others miss to goes (their misses drop from then on).
     fn destroy_flow_table(&mut self) -> CmdResult {
         let t = self.fs_table()?;
-        let missed_to = (0..MAX_QUEUES).any(|i| {
-            let f = self.row(i).ft;
-            f.used && usize::from(f.miss) == t.wrapping_add(1)
+        let f = self.row(t).ft;
+        let entry_refs = (0..MAX_QUEUES).any(|i| {
+            let e = self.row(i).fte;
+            e.used && e.dest == super::Dest::Table(t as u8)
         });
-        if self.row(t).ft.users != 0 || usize::from(self.port().func.root_ft) == t + 1 || missed_to
-        {
+        if f.users != 0 || entry_refs {
             return Err((status::RESOURCE_BUSY, synd::FT_IN_USE));
         }
+        for i in 0..MAX_QUEUES {
+            let o = &mut self.row(i).ft;
+            if o.used && usize::from(o.miss) == t + 1 {
+                o.miss = 0;
+            }
+        }
+        self.table_ref(f.miss, false);
         self.row(t).ft.used = false;
+        if usize::from(self.port().func.root_ft) == t + 1 {
+            self.port().func.root_ft = 0;
+        }
+        let p = self.p;
+        self.t.refresh_rx(p, true);
         Ok(())
     }
 
-    /// CREATE_FLOW_GROUP: flow indices `start..=end` of a table whose entries match the outer
-    /// `ethertype` and/or `ip_protocol` (whole fields) or nothing (every frame).
+    /// CREATE_FLOW_GROUP: flow indices `start..=end` of a table whose entries match the
+    /// outer headers under the group's criteria (`match_criteria_enable` bit 0; no other
+    /// part of the match parameter: misc, inner, the later sets), or every frame (no
+    /// criteria).
     fn create_flow_group(&mut self) -> CmdResult {
         use ifc::fs::*;
         let t = self.fs_table()?;
@@ -2718,10 +2766,17 @@ impl<M: BusMemory> Cx<'_, '_, M> {
             .inp
             .get(FG_CRITERIA..FG_CRITERIA + MATCH_PARAM_LEN)
             .ok_or((status::BAD_INPUT_LEN, synd::INPUT_TOO_SHORT))?;
-        let criteria = group_criteria(crit).ok_or(bad(synd::FG_CRITERIA))?;
-        if enable & !1 != 0 || (enable == 0 && criteria != 0) {
+        let (outer, rest) = crit.split_at(super::MATCH_LEN);
+        let any = outer.iter().any(|&b| b != 0);
+        if enable & !1 != 0
+            || rest.iter().any(|&b| b != 0)
+            || (enable == 0 && any)
+            || !super::steer::criteria_supported(outer)
+        {
             return Err(bad(synd::FG_CRITERIA));
         }
+        let mut mask = [0u8; super::MATCH_LEN];
+        mask.copy_from_slice(outer);
         let (start, end) = (self.g(FG_START), self.g(FG_END));
         let size = 1u64 << self.row(t).ft.log_size;
         let overlaps = (0..MAX_QUEUES).any(|i| {
@@ -2741,7 +2796,7 @@ impl<M: BusMemory> Cx<'_, '_, M> {
             table: t as u8,
             start,
             end,
-            criteria,
+            mask,
             users: 0,
         };
         let ft = &mut self.row(t).ft;
@@ -2783,91 +2838,114 @@ impl<M: BusMemory> Cx<'_, '_, M> {
         })
     }
 
-    /// SET_FLOW_TABLE_ENTRY (op_mod 0, a new entry): forwards the frames its group's
-    /// criteria match with its values to one TIR of the function.
-    fn set_fte(&mut self) -> CmdResult {
+    /// Counts (`on`) or drops the reference an entry's destination holds.
+    fn dest_ref(&mut self, d: super::Dest, on: bool) {
+        match d {
+            super::Dest::Tir(x) => {
+                let tc = &mut self.row(usize::from(x)).tir;
+                tc.users = if on {
+                    tc.users.saturating_add(1)
+                } else {
+                    tc.users.saturating_sub(1)
+                };
+            }
+            super::Dest::Table(x) => self.table_ref(x.wrapping_add(1), on),
+            super::Dest::Drop => {}
+        }
+    }
+
+    /// SET_FLOW_TABLE_ENTRY: op_mod 0 a new entry, 1 (with a `modify_enable_mask`) the
+    /// entry at that index replaced. An entry forwards what its group's criteria match with
+    /// its values (the outer headers) to one destination, a TIR or a table of a higher
+    /// level (`FWD_DEST`), or drops it (`DROP`); a flow tag is taken and not reported.
+    fn set_fte(&mut self, op_mod: u32) -> CmdResult {
         use ifc::fs::*;
         let t = self.fs_table()?;
         let g = self.fs_group(FTE_GROUP, t)?;
         let index = self.g(FTE_INDEX);
         let fg = self.row(g).fg;
-        if index < fg.start || index > fg.end || self.fte_at(t, index).is_some() {
+        let existing = self.fte_at(t, index);
+        if index < fg.start || index > fg.end || (op_mod == 0) == existing.is_some() {
             return Err(bad(synd::FTE_INDEX));
         }
-        if self.g(FTE_MODIFY_MASK) != 0
-            || self.g(FTE_ACTION) != ACTION_FWD_DEST
-            || self.g(FTE_FLOW_TAG) != 0
+        let action = self.g(FTE_ACTION);
+        let n = self.g(FTE_DEST_LIST_SIZE);
+        if (op_mod == 0 && self.g(FTE_MODIFY_MASK) != 0)
             || self.g(FTE_DEST_FLAGS) != 0
-            || self.g(FTE_DEST_LIST_SIZE) != 1
             || self.g(FTE_COUNTER_LIST_SIZE) != 0
             || self.g(FTE_REFORMAT_ID) != 0
             || self.g(FTE_MODIFY_HEADER_ID) != 0
+            || !((action == ACTION_FWD_DEST && n == 1) || (action == ACTION_DROP && n == 0))
         {
             return Err(bad(synd::FTE_ACTION));
         }
-        let Some(dest) = self.inp.get(FTE_DEST..FTE_DEST + 8) else {
-            return Err((status::BAD_INPUT_LEN, synd::INPUT_TOO_SHORT));
-        };
-        if self.inlen < FTE_DEST + 8 || get(dest, DEST_TYPE) != DEST_TYPE_TIR {
-            return Err(bad(synd::FTE_ACTION));
-        }
-        let tirn = get(dest, DEST_ID);
-        let tir = match self.t.loc(tirn, TIRN_BASE, |r| r.tir.used) {
-            Ok((p, s)) if p == self.p => s,
-            _ => return Err((status::BAD_RESOURCE, synd::BAD_TIR)),
+        let dest = if action == ACTION_DROP {
+            super::Dest::Drop
+        } else {
+            let Some(d) = self.inp.get(FTE_DEST..FTE_DEST + 8) else {
+                return Err((status::BAD_INPUT_LEN, synd::INPUT_TOO_SHORT));
+            };
+            let (ty, id) = (get(d, DEST_TYPE), get(d, DEST_ID));
+            if self.inlen < FTE_DEST + 8 {
+                return Err((status::BAD_INPUT_LEN, synd::INPUT_TOO_SHORT));
+            }
+            match ty {
+                DEST_TYPE_TIR => match self.t.loc(id, TIRN_BASE, |r| r.tir.used) {
+                    Ok((p, s)) if p == self.p => super::Dest::Tir(s as u8),
+                    _ => return Err((status::BAD_RESOURCE, synd::BAD_TIR)),
+                },
+                DEST_TYPE_FLOW_TABLE => match self.t.loc(id, FT_BASE, |r| r.ft.used) {
+                    Ok((p, s)) if p == self.p => {
+                        // Forward only to a table of a higher level: the walk ends.
+                        if self.row(s).ft.level <= self.row(t).ft.level {
+                            return Err(bad(synd::FTE_ACTION));
+                        }
+                        super::Dest::Table(s as u8)
+                    }
+                    _ => return Err((status::BAD_RESOURCE, synd::BAD_FT)),
+                },
+                _ => return Err(bad(synd::FTE_ACTION)),
+            }
         };
         let m = self
             .inp
-            .get(FTE_MATCH..FTE_MATCH + MATCH_PARAM_LEN)
+            .get(FTE_MATCH..FTE_MATCH + super::MATCH_LEN)
             .ok_or((status::BAD_INPUT_LEN, synd::INPUT_TOO_SHORT))?;
-        let be16 = |o: usize| {
-            m.get(o..o + 2)
-                .map_or(0, |b| u16::from_be_bytes([b[0], b[1]]))
-        };
-        let ethertype = be16(MATCH_ETHERTYPE);
-        let ip_protocol = m.get(MATCH_IP_PROTOCOL).copied().unwrap_or(0);
-        let mut src = [0u8; 16];
-        let mut dst = [0u8; 16];
-        if let Some(b) = m.get(MATCH_SRC_IP..MATCH_SRC_IP + 16) {
-            src.copy_from_slice(b);
+        let mut value = [0u8; super::MATCH_LEN];
+        for ((v, &x), &k) in value.iter_mut().zip(m).zip(fg.mask.iter()) {
+            *v = x & k;
         }
-        if let Some(b) = m.get(MATCH_DST_IP..MATCH_DST_IP + 16) {
-            dst.copy_from_slice(b);
-        }
-        let tcp = fg.criteria & (CRIT_TCP_SPORT | CRIT_TCP_DPORT) != 0;
-        let (sport, dport) = if tcp {
-            (be16(MATCH_TCP_SPORT), be16(MATCH_TCP_DPORT))
-        } else {
-            (be16(MATCH_UDP_SPORT), be16(MATCH_UDP_DPORT))
-        };
-        if (fg.criteria & CRIT_ETHERTYPE != 0 && !matches!(ethertype, 0x0800 | 0x86dd))
-            || (fg.criteria & CRIT_IP_PROTOCOL != 0 && !matches!(ip_protocol, 6 | 17))
-        {
-            return Err(bad(synd::FTE_MATCH));
-        }
+        let lo = fg.mask.iter().position(|&b| b != 0).unwrap_or(0);
+        let hi = fg.mask.iter().rposition(|&b| b != 0).map_or(0, |i| i + 1);
         let p = self.p;
-        let slot = self
-            .t
-            .free_slot(p, |r| r.fte.used)
-            .map_err(|_| (status::NO_RESOURCES, synd::NO_FS))?;
+        let slot = match existing {
+            Some(s) => {
+                let old = self.row(s).fte.dest;
+                self.dest_ref(old, false);
+                s
+            }
+            None => {
+                let s = self
+                    .t
+                    .free_slot(p, |r| r.fte.used)
+                    .map_err(|_| (status::NO_RESOURCES, synd::NO_FS))?;
+                let fg = &mut self.row(g).fg;
+                fg.users = fg.users.saturating_add(1);
+                s
+            }
+        };
         self.row(slot).fte = super::FteCtx {
             used: true,
             table: t as u8,
             group: g as u8,
             index,
-            ethertype,
-            ip_protocol,
-            crit: fg.criteria,
-            src,
-            dst,
-            sport,
-            dport,
-            tir: tir as u8,
+            mask: fg.mask,
+            value,
+            lo: lo as u8,
+            hi: hi as u8,
+            dest,
         };
-        let fg = &mut self.row(g).fg;
-        fg.users = fg.users.saturating_add(1);
-        let tc = &mut self.row(tir).tir;
-        tc.users = tc.users.saturating_add(1);
+        self.dest_ref(dest, true);
         self.t.refresh_rx(p, true);
         Ok(())
     }
@@ -2882,8 +2960,7 @@ impl<M: BusMemory> Cx<'_, '_, M> {
         self.row(slot).fte.used = false;
         let fg = &mut self.row(usize::from(e.group)).fg;
         fg.users = fg.users.saturating_sub(1);
-        let tc = &mut self.row(usize::from(e.tir)).tir;
-        tc.users = tc.users.saturating_sub(1);
+        self.dest_ref(e.dest, false);
         let p = self.p;
         self.t.refresh_rx(p, true);
         Ok(())
@@ -3185,50 +3262,3 @@ impl<M: BusMemory> Cx<'_, '_, M> {
 
 // The API's UAR page is never one ALLOC_UAR hands out.
 const _: () = assert!(API_UAR < FIRST_UAR);
-
-/// The `CRIT_*` bits of a flow group's `match_criteria` (an `fte_match_param`): each field
-/// the model matches either wholly masked or not at all (an address as IPv4, its last 32
-/// bits, or IPv6, all 128), nothing else masked; `None` otherwise.
-fn group_criteria(crit: &[u8]) -> Option<u16> {
-    use ifc::fs::*;
-    let mut known = [false; MATCH_PARAM_LEN];
-    let mut out = 0u16;
-    let mut whole = |off: usize, len: usize, bit: u16, out: &mut u16| -> Option<()> {
-        let b = crit.get(off..off + len)?;
-        if b.iter().all(|&x| x == 0xff) {
-            *out |= bit;
-        } else if b.iter().any(|&x| x != 0) {
-            return None;
-        }
-        for k in known.get_mut(off..off + len)? {
-            *k = true;
-        }
-        Some(())
-    };
-    whole(MATCH_ETHERTYPE, 2, CRIT_ETHERTYPE, &mut out)?;
-    whole(MATCH_IP_PROTOCOL, 1, CRIT_IP_PROTOCOL, &mut out)?;
-    whole(MATCH_TCP_SPORT, 2, CRIT_TCP_SPORT, &mut out)?;
-    whole(MATCH_TCP_DPORT, 2, CRIT_TCP_DPORT, &mut out)?;
-    whole(MATCH_UDP_SPORT, 2, CRIT_UDP_SPORT, &mut out)?;
-    whole(MATCH_UDP_DPORT, 2, CRIT_UDP_DPORT, &mut out)?;
-    for (off, v4, v6) in [
-        (MATCH_SRC_IP, CRIT_SRC_IP4, CRIT_SRC_IP6),
-        (MATCH_DST_IP, CRIT_DST_IP4, CRIT_DST_IP6),
-    ] {
-        let mut hi = 0u16;
-        whole(off, 12, v6, &mut hi)?;
-        let mut lo = 0u16;
-        whole(off + 12, 4, v4, &mut lo)?;
-        match (hi != 0, lo != 0) {
-            (false, false) => {}
-            (false, true) => out |= v4,
-            (true, true) => out |= v6,
-            (true, false) => return None,
-        }
-    }
-    let tcp = out & (CRIT_TCP_SPORT | CRIT_TCP_DPORT) != 0;
-    let udp = out & (CRIT_UDP_SPORT | CRIT_UDP_DPORT) != 0;
-    let unknown = crit.iter().zip(known.iter()).any(|(&b, &k)| b != 0 && !k);
-    let both_l4 = tcp && udp;
-    (!unknown && !both_l4).then_some(out)
-}

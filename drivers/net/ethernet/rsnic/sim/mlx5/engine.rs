@@ -4,8 +4,8 @@
 //! (with compression) and interrupts. See the parent module for the rules it implements.
 
 use super::consts::*;
-use super::{Class, MAX_FRAME, MAX_QUEUES, MAX_RQT_SIZE, MAX_RSS, MAX_SESSION, SQN_BASE, SQ_BURST};
 use super::{CqCtx, Port, PortCounters, QueueSet, QueueState, RqCtx, SqCtx, WqeError};
+use super::{MAX_FRAME, MAX_QUEUES, MAX_RQT_SIZE, MAX_RSS, MAX_SESSION, SQN_BASE, SQ_BURST};
 use super::{PAUSE_STORM, PAUSE_THRESHOLD};
 use crate::dp::hw::{BusMemory, DmaAddr, InterruptSink};
 use crate::sim::pcie::inbound_floor;
@@ -963,8 +963,13 @@ fn receive<M: BusMemory, I: InterruptSink>(
         return;
     }
     let h = pkt::parse(frame);
-    let Some((slot, hash, hash_type)) = steer(port, rows, frame, &h) else {
+    let mut steering_drop = false;
+    let Some((slot, hash, hash_type)) = steer(port, rows, frame, &h, &mut steering_drop) else {
+        // Every frame that found no RQ; those the flow tables dropped also apart.
         port.counters.rx_no_rq_drops += 1;
+        if steering_drop {
+            port.counters.rx_steering_drops += 1;
+        }
         return;
     };
     let counters = &mut port.counters;
@@ -1050,17 +1055,19 @@ fn receive<M: BusMemory, I: InterruptSink>(
 }
 
 /// Where a received frame goes: (RQ slot, hash, CQE hash type), or `None` (dropped: no
-/// table, no entry for its class, an empty RQT). The Rust API's table hashes the addresses
-/// and TCP/UDP ports with [`pkt::RSS_KEY`]; otherwise the frame's [`Class`] picks a TIR
-/// (the port's dispatch, [`Tables::refresh_rx`]): a direct one names its RQ (no hash), an
-/// indirect one hashes the fields its selector names with its key (every address and port
-/// without a root flow table, [`Port::rx_legacy`]) and takes entry `hash % size` of its RQT.
-/// Per packet: no allocation, no loop but the hash's.
+/// table, an empty RQT, or the flow tables dropped it: then `*steering_drop` is set). The
+/// Rust API's table hashes the addresses and TCP/UDP ports with [`pkt::RSS_KEY`]; without
+/// a root flow table the function's first indirect TIR takes every frame
+/// ([`Port::rx_legacy`]); otherwise the walk through the flow tables ([`super::steer`])
+/// picks a TIR. A direct TIR names its RQ (no hash), an indirect one hashes the fields its
+/// selector names with its key (every address and port in the legacy case) and takes entry
+/// `hash % size` of its RQT. Per packet: no allocation; the walk is bounded.
 fn steer(
     port: &Port,
     rows: &[QueueSet],
     frame: &[u8],
     h: &pkt::Headers,
+    steering_drop: &mut bool,
 ) -> Option<(usize, u32, u8)> {
     if port.rx_api {
         let n = port.rss_len.min(MAX_RSS);
@@ -1071,26 +1078,18 @@ fn steer(
         let slot = port.rss.get(hash as usize % n)?;
         return Some((usize::from(*slot), hash, ty));
     }
-    let class = Class::of(h) as usize;
-    let mut t = *port.rx_tir.get(class)?;
-    // Rules on addresses and ports first (flow steering's higher-priority entries), in
-    // the order the tables give them; the first that matches wins.
-    for r in rows.iter().take(usize::from(port.rx_rules)) {
-        let rule = r.rx_rule;
-        if rule.classes & 1u8.checked_shl(class as u32).unwrap_or(0) == 0 {
-            continue;
+    let t = if port.rx_legacy {
+        port.func.rss_tir
+    } else {
+        let img = super::steer::image(frame, h);
+        match super::steer::walk(rows, usize::from(port.func.root_ft.wrapping_sub(1)), &img) {
+            super::steer::Verdict::Tir(x) => x.wrapping_add(1),
+            super::steer::Verdict::Drop => {
+                *steering_drop = true;
+                return None;
+            }
         }
-        let Some(e) = rows
-            .get(usize::from(rule.fte).wrapping_sub(1))
-            .map(|q| &q.fte)
-        else {
-            continue;
-        };
-        if e.used && e.tuple_matches(frame, h) {
-            t = e.tir.wrapping_add(1);
-            break;
-        }
-    }
+    };
     let tir = &rows.get(usize::from(t).checked_sub(1)?)?.tir;
     if !tir.used {
         return None;
@@ -1100,6 +1099,10 @@ fn steer(
     }
     let (hash, ty) = if port.rx_legacy {
         pkt::rss_hash_key(frame, h, &tir.key)
+    } else if tir.xor8 {
+        pkt::rss_hash_xor8(frame, h, tir.sel)
+    } else if tir.symmetric {
+        pkt::rss_hash_sym(frame, h, &tir.key, tir.sel)
     } else {
         pkt::rss_hash_sel(frame, h, &tir.key, tir.sel)
     };

@@ -97,6 +97,15 @@ pub mod iseg {
     pub const HEALTH: u32 = 0x200;
     /// `health.fw_ver` inside the health buffer.
     pub const HEALTH_FW_VER: u32 = 0x230;
+    /// `cmd_exec_to` (RO): 0, the default command timeout (lib/tout.c).
+    pub const CMD_EXEC_TO: u32 = 0xff8;
+    /// `cmd_q_init_to` (RO): 0, no timeouts from the device (lib/tout.c reads the DTOR
+    /// register only when this is not 0).
+    pub const CMD_Q_INIT_TO: u32 = 0xffc;
+    /// `internal_timer_h` (RO): the free-running clock, high word.
+    pub const INTERNAL_TIMER_H: u32 = 0x1000;
+    /// `internal_timer_l` (RO).
+    pub const INTERNAL_TIMER_L: u32 = 0x1004;
     /// `health_counter` (RO).
     pub const HEALTH_COUNTER: u32 = 0x1010;
     /// cmd.c `CMD_IF_REV`.
@@ -464,6 +473,8 @@ pub mod gen_cap {
     pub const LOG_MAX_L2_TABLE: Fld = f(0x483, 5);
     /// `log_max_tis_per_sq`: bit 0x39b (5).
     pub const LOG_MAX_TIS_PER_SQ: Fld = f(0x39b, 5);
+    /// `device_frequency_khz`: bit 0x4e0 (32): the internal timer's rate.
+    pub const DEVICE_FREQUENCY_KHZ: Fld = f(0x4e0, 0x20);
     /// `basic_cyclic_rcv_wqe`: bit 0x380 (1).
     pub const BASIC_CYCLIC_RCV_WQE: Fld = f(0x380, 1);
 }
@@ -827,6 +838,8 @@ pub mod tir {
     pub const SEL_L4_SPORT: u32 = 1 << 2;
     /// L4 destination port.
     pub const SEL_L4_DPORT: u32 = 1 << 3;
+    /// The IPsec SPI (`MLX5_HASH_FIELD_SEL_IPSEC_SPI`: mlx5e's AH / ESP traffic types).
+    pub const SEL_IPSEC_SPI: u32 = 1 << 4;
     /// `modify_tir_in.tirn`: bit 0x48 (24).
     pub const MODIFY_TIRN: Fld = f(0x48, 0x18);
     /// `modify_tir_in.bitmask` (64 bits): byte 0x10.
@@ -929,6 +942,10 @@ pub mod fs {
     pub const DEST_ID: Fld = f(8, 0x18);
     /// `MLX5_IFC_FLOW_DESTINATION_TYPE_TIR`.
     pub const DEST_TYPE_TIR: u32 = 2;
+    /// `MLX5_IFC_FLOW_DESTINATION_TYPE_FLOW_TABLE`.
+    pub const DEST_TYPE_FLOW_TABLE: u32 = 1;
+    /// `MLX5_FLOW_CONTEXT_ACTION_DROP`.
+    pub const ACTION_DROP: u32 = 2;
     /// `modify_flow_table_in.modify_field_select`: bit 0x70 (16); bit 0 = the miss table.
     pub const FT_MODIFY_SELECT: Fld = f(0x70, 0x10);
     /// `set_flow_table_root_in.underlay_qpn`: bit 0xc8 (24).
