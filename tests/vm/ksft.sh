@@ -42,10 +42,12 @@ timing_only() {
 }
 
 # ksft_run SCRIPT...: sets the pair up, runs each script (KSFT_TESTS overrides the list),
-# tears the pair down; fails if any script failed.
+# tears the pair down; fails if any script failed. The pair is rsnic's (setup_pair,
+# teardown_pair) unless KSFT_SETUP and KSFT_TEARDOWN name other functions that set A and B
+# the same way (98-upstream-mana: the kernel's own mana driver's two vports).
 ksft_run() {
 	local t out rc run failed=""
-	setup_pair
+	"${KSFT_SETUP:-setup_pair}"
 	# stats.py's check_down takes A down and up again; without keep_addr_on_down that drops the
 	# IPv6 addresses (a host's would come back by its own configuration, ours not), and the
 	# later tests' traffic, which runs over IPv6, finds no route.
@@ -120,6 +122,6 @@ EOF
 			tail -n 30 "$out" | sed 's/^/    | /'
 		fi
 	done
-	teardown_pair
+	"${KSFT_TEARDOWN:-teardown_pair}"
 	[ -z "$failed" ] || fail "kernel selftests failed:$failed"
 }

@@ -162,8 +162,15 @@ dmesg_since_mark() {
 setup_pair() {
 	load_rsnic "$@"
 	mapfile -t _ifs < <(rsnic_ifaces)
-	A=${_ifs[0]}
-	B=${_ifs[1]}
+	pair_up "${_ifs[0]}" "${_ifs[1]}"
+}
+
+# pair_up IFACE_A IFACE_B: the pair of setup_pair made of two interfaces of any driver (the
+# kernel's own mana in 98-upstream-mana): IFACE_B into network namespace "peer", the
+# addresses, both up, carrier on A. Sets A and B.
+pair_up() {
+	A=$1
+	B=$2
 	ip netns add peer
 	ip link set "$B" netns peer
 	ip addr add 10.10.0.1/24 dev "$A"

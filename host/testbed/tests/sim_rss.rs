@@ -246,10 +246,14 @@ fn steering_commands_refuse_what_the_model_does_not_do() {
         ST_BAD_PARAM,
         synd::TIR_FIELDS,
     );
-    // MODIFY_TIR: another bitmask bit (self_lb_en, 0xbb), a hash function, fields, a TIR
-    // not ours.
+    // MODIFY_TIR: another bitmask bit (packet_merge, 0xbf), a hash function, fields, a
+    // TIR not ours.
     let mut m = modify_tir_in(tir, &key, 0, 0, SD);
-    put(&mut m, 0xbb, 1, 1);
+    put(&mut m, 0xbb, 1, 1); // self_lb_en alone: taken
+    put(&mut m, 0xbd, 1, 0);
+    r.h.exec(&m, 16).ok();
+    put(&mut m, 0xbd, 1, 1);
+    put(&mut m, 0xbf, 1, 1); // packet_merge (LRO): refused
     expect(r.h.exec(&m, 16), ST_BAD_PARAM, synd::TIR_BITMASK);
     let mut m = modify_tir_in(tir, &key, 0, 0, SD);
     put(&mut m, 0x220, 4, 3); // neither Toeplitz (2) nor inverted XOR8 (1)

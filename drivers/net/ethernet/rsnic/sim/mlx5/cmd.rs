@@ -153,7 +153,8 @@ pub mod synd {
     /// TIR: selected fields other than the source / destination IP and the L4 ports
     /// (BAD_PARAM).
     pub const TIR_FIELDS: u32 = 0x84;
-    /// MODIFY_TIR: bitmask bits other than `hash`, or `hash` of a direct TIR (BAD_PARAM).
+    /// MODIFY_TIR: bitmask bits other than `hash` and `self_lb_en`, or `hash` of a direct
+    /// TIR (BAD_PARAM).
     pub const TIR_BITMASK: u32 = 0x85;
     /// DESTROY_TIR of a TIR a flow table entry forwards to (RESOURCE_BUSY).
     pub const TIR_IN_USE: u32 = 0x86;
@@ -272,6 +273,8 @@ pub const Q_COUNTERS: usize = 8;
 pub const UC_LIST: usize = 4;
 /// See [`UC_LIST`].
 pub const MC_LIST: usize = 16;
+/// The VLAN list of the NIC vport context (`log_max_vlan_list` 3).
+pub const VLAN_LIST: usize = 8;
 /// The largest `log_max_qp` (the model has no QPs: what mlx5_core's profile may set).
 pub const MAX_LOG_QP: u32 = 0;
 /// The first memory key index CREATE_MKEY hands out (key = index << 8 | variant; index 1
@@ -462,6 +465,10 @@ pub(super) struct VportFilter {
     pub(super) promisc_uc: bool,
     pub(super) promisc_mc: bool,
     pub(super) promisc_all: bool,
+    /// The VLAN list was programmed: a C-tagged frame passes only with a listed VID.
+    pub(super) vlans_set: bool,
+    pub(super) vlans: [u16; VLAN_LIST],
+    pub(super) vlans_len: u8,
 }
 
 impl VportFilter {
@@ -474,6 +481,9 @@ impl VportFilter {
         promisc_uc: false,
         promisc_mc: false,
         promisc_all: false,
+        vlans_set: false,
+        vlans: [0; VLAN_LIST],
+        vlans_len: 0,
     };
 }
 
@@ -617,6 +627,21 @@ impl Func {
         let Some(d) = dmac.get(..6) else {
             return false;
         };
+        // A C-tagged frame (802.1Q after the MACs) needs its VID on the VLAN list, once the
+        // driver programmed one.
+        if f.vlans_set && dmac.get(12..14) == Some(&[0x81, 0x00][..]) {
+            let vid = dmac
+                .get(14..16)
+                .map_or(0, |t| u16::from_be_bytes([t[0], t[1]]) & 0xfff);
+            if !f
+                .vlans
+                .iter()
+                .take(usize::from(f.vlans_len))
+                .any(|&v| v == vid)
+            {
+                return false;
+            }
+        }
         if d.iter().all(|&b| b == 0xff) {
             return true;
         }
@@ -754,7 +779,7 @@ pub(super) fn general_caps(cap: &mut [u8], caps: &Caps) {
     set(cap, LOG_MAX_RQT_SIZE, u32::from(caps.log_max_rqt_size));
     set(cap, LOG_MAX_TIS_PER_SQ, 0);
     set(cap, LOG_MAX_WQ_SZ, u32::from(caps.log_max_wq_sz));
-    set(cap, LOG_MAX_VLAN_LIST, 0);
+    set(cap, LOG_MAX_VLAN_LIST, VLAN_LIST.trailing_zeros());
     set(cap, LOG_MAX_CURRENT_MC_LIST, MC_LIST.trailing_zeros());
     set(cap, LOG_MAX_CURRENT_UC_LIST, UC_LIST.trailing_zeros());
     set(cap, MAX_NUM_EQS, MAX_QUEUES as u32);
@@ -1628,6 +1653,7 @@ impl<M: BusMemory> Cx<'_, '_, M> {
                 set(cap, RSS_IND_TBL_CAP, u32::from(caps.log_max_rqt_size));
                 set(cap, ENHANCED_MULTI_PKT_SEND_WQE, u32::from(caps.mpwqe));
                 set(cap, SWP, 1);
+                set(cap, SELF_LB_EN_MODIFIABLE, 1);
             }
             7 => {
                 use ifc::ft_cap::*;
@@ -2254,10 +2280,15 @@ impl<M: BusMemory> Cx<'_, '_, M> {
         }
         let cqn = self.cq_field()?;
         let tisn = self.g(SQ_TIS_NUM_0);
-        // tis_lst_sz is not checked: the contract leaves it 0, mlx5e writes 1.
-        let tis = match self.t.loc(tisn, TISN_BASE, |r| r.tis.used) {
-            Ok((p, slot)) if p == self.p => slot,
-            _ => return Err((status::BAD_RESOURCE, synd::BAD_TIS)),
+        // tis_lst_sz is not checked: rsnic leaves it 0 with a TIS, mlx5e writes 1; an SQ
+        // without a TIS (TIS 0 and an empty list: mlx5e's ICO SQs) has none.
+        let tis = if tisn == 0 && self.g(SQ_TIS_LST_SZ) == 0 {
+            None
+        } else {
+            match self.t.loc(tisn, TISN_BASE, |r| r.tis.used) {
+                Ok((p, slot)) if p == self.p => Some(slot),
+                _ => return Err((status::BAD_RESOURCE, synd::BAD_TIS)),
+            }
         };
         let uar = self.uar_field(UAR_PAGE)?;
         let (pd, dbr, log, buf) = self.wq_common(6)?;
@@ -2270,7 +2301,7 @@ impl<M: BusMemory> Cx<'_, '_, M> {
         };
         let extra = SqCtx {
             uar,
-            tis: tis as u8 + 1,
+            tis: tis.map_or(0, |t| t as u8 + 1),
             pd,
             min_inline: min_inline as u8,
             flush: self.g(SQ_FLUSH_IN_ERROR_EN) != 0,
@@ -2583,7 +2614,12 @@ impl<M: BusMemory> Cx<'_, '_, M> {
         use ifc::tir::*;
         let (_, slot) = self.own(MODIFY_TIRN, TIRN_BASE, |r| r.tir.used, synd::BAD_TIR)?;
         let bm = get64(self.inp, MODIFY_BITMASK);
-        if bm & !MODIFY_BITMASK_HASH != 0 || !self.row(slot).tir.indirect {
+        // self_lb_en changes `self_lb_block` (which of the function's own frames it may
+        // receive back); the model loops no frame back to a function but by PPLR, so it
+        // takes the field and nothing changes.
+        if bm & !(MODIFY_BITMASK_HASH | MODIFY_BITMASK_SELF_LB) != 0
+            || (bm & MODIFY_BITMASK_HASH != 0 && !self.row(slot).tir.indirect)
+        {
             return Err(bad(synd::TIR_BITMASK));
         }
         if bm & MODIFY_BITMASK_HASH != 0 {
@@ -3021,27 +3057,45 @@ impl<M: BusMemory> Cx<'_, '_, M> {
             let cap = match ty {
                 LIST_UC => UC_LIST,
                 LIST_MC => MC_LIST,
+                LIST_VLAN => VLAN_LIST,
                 _ => return Err(bad(synd::FIELD_SELECT)),
             };
             if n > cap {
                 return Err(bad(synd::ADDRESS_LIST));
             }
-            let mut list = [[0u8; 6]; MC_LIST];
-            for (i, e) in list.iter_mut().enumerate().take(n) {
-                let mut b = [0u8; 8];
-                if !self.read_in(CTX_MODIFY + ADDRESSES + 8 * i, &mut b) {
-                    return Err((status::BAD_INPUT_LEN, synd::ADDRESS_LIST));
+            if ty == LIST_VLAN {
+                // `vlan_layout`: the VID in bits 11..0 of the entry's first word.
+                let mut vl = [0u16; VLAN_LIST];
+                for (i, e) in vl.iter_mut().enumerate().take(n) {
+                    let mut b = [0u8; 8];
+                    if !self.read_in(CTX_MODIFY + ADDRESSES + 8 * i, &mut b) {
+                        return Err((status::BAD_INPUT_LEN, synd::ADDRESS_LIST));
+                    }
+                    *e = u16::from_be_bytes([b[2], b[3]]) & 0xfff;
                 }
-                e.copy_from_slice(&b[2..]);
-            }
-            let f = &mut self.port().func.filter;
-            f.active = true;
-            if ty == LIST_UC {
-                f.uc.copy_from_slice(&list[..UC_LIST]);
-                f.uc_len = n as u8;
+                let f = &mut self.port().func.filter;
+                f.active = true;
+                f.vlans_set = true;
+                f.vlans = vl;
+                f.vlans_len = n as u8;
             } else {
-                f.mc = list;
-                f.mc_len = n as u8;
+                let mut list = [[0u8; 6]; MC_LIST];
+                for (i, e) in list.iter_mut().enumerate().take(n) {
+                    let mut b = [0u8; 8];
+                    if !self.read_in(CTX_MODIFY + ADDRESSES + 8 * i, &mut b) {
+                        return Err((status::BAD_INPUT_LEN, synd::ADDRESS_LIST));
+                    }
+                    e.copy_from_slice(&b[2..]);
+                }
+                let f = &mut self.port().func.filter;
+                f.active = true;
+                if ty == LIST_UC {
+                    f.uc.copy_from_slice(&list[..UC_LIST]);
+                    f.uc_len = n as u8;
+                } else {
+                    f.mc = list;
+                    f.mc_len = n as u8;
+                }
             }
         }
         let ctx = self.inp.get(CTX_MODIFY..).unwrap_or_default();

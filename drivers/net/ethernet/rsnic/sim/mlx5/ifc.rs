@@ -644,6 +644,8 @@ pub mod eth_cap {
     pub const RSS_IND_TBL_CAP: Fld = f(0x14, 4);
     /// `enhanced_multi_pkt_send_wqe`: bit 0x1a (1).
     pub const ENHANCED_MULTI_PKT_SEND_WQE: Fld = f(0x1a, 1);
+    /// `self_lb_en_modifiable`: bit 0x8 (1).
+    pub const SELF_LB_EN_MODIFIABLE: Fld = f(0x8, 1);
     /// `swp`: bit 0x20 (1).
     pub const SWP: Fld = f(0x20, 1);
 }
@@ -847,6 +849,8 @@ pub mod tir {
     /// `modify_tir_in.bitmask.hash`: bit 0xbd (1); the bitmask's bit 2 (from the LSB of its
     /// 64 bits).
     pub const MODIFY_BITMASK_HASH: u64 = 1 << 2;
+    /// `modify_tir_in.bitmask.self_lb_en`: bit 0xbb; the bitmask's bit 4.
+    pub const MODIFY_BITMASK_SELF_LB: u64 = 1 << 4;
 }
 
 /// Flow steering: `create_flow_table_in`, `destroy_flow_table_in`,
@@ -984,6 +988,8 @@ pub mod vport {
     pub const LIST_UC: u32 = 0;
     /// `MLX5_NVPRT_LIST_TYPE_MC`.
     pub const LIST_MC: u32 = 1;
+    /// `MLX5_NVPRT_LIST_TYPE_VLAN`.
+    pub const LIST_VLAN: u32 = 2;
     /// `modify_nic_vport_context_in.field_select` (all 32 bits): bit 0x60.
     pub const FIELD_SELECT: Fld = f(0x60, 0x20);
     /// Byte offset of `nic_vport_context` in `query_nic_vport_context_out`.

@@ -136,8 +136,10 @@
 //! `l4_prot_type`'s transport (other `selected_fields` bits are refused), in that order, and
 //! the frame goes to RQT entry `hash % size`; a field the frame does not have is not hashed
 //! ([`crate::sim::pkt::rss_hash_sel`]). A direct TIR names one RQ (no hash). MODIFY_TIR with
-//! `bitmask.hash` replaces an indirect TIR's hash function, key and selector (other bitmask
-//! bits are refused): the next frame is hashed the new way, nothing is lost.
+//! `bitmask.hash` replaces an indirect TIR's hash function, key and selector (the next frame
+//! is hashed the new way, nothing is lost); `bitmask.self_lb_en` is taken (the model loops
+//! no frame back to its function but by PPLR, so `self_lb_block` changes nothing); other
+//! bitmask bits are refused.
 //!
 //! An indirect TIR with `rx_hash_symmetric` (mlx5e sets it on every Toeplitz TIR) hashes
 //! the lower of the two addresses, and of the two ports, first, so both directions of a
