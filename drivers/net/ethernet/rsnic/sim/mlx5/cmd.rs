@@ -294,6 +294,8 @@ pub const PORT_MAX_MTU: u32 = super::MAX_FRAME as u32 + 4;
 pub mod ieee {
     /// Counters in the group.
     pub const COUNT: usize = 19;
+    /// 64-bit counters a PPCNT counter set holds (0x7c0 bits).
+    pub const COUNT_MAX: usize = 31;
     /// `a_frames_transmitted_ok`.
     pub const FRAMES_TX_OK: usize = 0;
     /// `a_frames_received_ok`.
@@ -378,11 +380,13 @@ impl Vport {
 }
 
 /// Frames through a port's MAC (over the wire) since PPCNT last cleared them, for its IEEE
-/// 802.3 group (see [`ieee`]).
+/// 802.3, RFC 2863, RFC 2819 and per-priority groups (see [`ieee`]).
 #[derive(Clone, Copy)]
 pub(super) struct Mac {
     /// Received (0) and transmitted (1): frames, octets, multicast frames, broadcast frames.
     c: [[u64; 4]; 2],
+    /// Received frames by size with the FCS (RMON's buckets from 64 to 8192..10239 octets).
+    sizes: [u64; 10],
     /// The port's PAUSE frame counters (received, transmitted) at the last clear.
     pause_base: (u64, u64),
 }
@@ -390,6 +394,7 @@ pub(super) struct Mac {
 impl Mac {
     const ZERO: Self = Self {
         c: [[0; 4]; 2],
+        sizes: [0; 10],
         pause_base: (0, 0),
     };
 
@@ -407,6 +412,22 @@ impl Mac {
     /// Counts a frame received from the wire.
     pub(super) fn rx(&mut self, frame: &[u8]) {
         self.count(0, frame);
+        let len = frame.len() + 4;
+        let b = match len {
+            0..=64 => 0,
+            65..=127 => 1,
+            128..=255 => 2,
+            256..=511 => 3,
+            512..=1023 => 4,
+            1024..=1518 => 5,
+            1519..=2047 => 6,
+            2048..=4095 => 7,
+            4096..=8191 => 8,
+            _ => 9,
+        };
+        if let Some(e) = self.sizes.get_mut(b) {
+            *e = e.wrapping_add(1);
+        }
     }
 
     /// Counts a frame transmitted on the wire.
@@ -803,12 +824,12 @@ pub(super) fn oper_up(ports: &[super::Port], p: usize) -> bool {
 }
 
 /// The IEEE 802.3 counters of `pt` since PPCNT last cleared them (see [`ieee`]).
-fn ieee_802_3(pt: &super::Port) -> [u64; ieee::COUNT] {
+fn ieee_802_3(pt: &super::Port) -> [u64; ieee::COUNT_MAX] {
     let w = &pt.func.wire;
     let [rx, tx] = w.c;
     let prx = pt.counters.rx_pause_frames.wrapping_sub(w.pause_base.0);
     let ptx = pt.counters.tx_pause_frames.wrapping_sub(w.pause_base.1);
-    let mut c = [0u64; ieee::COUNT];
+    let mut c = [0u64; ieee::COUNT_MAX];
     let mut put = |i: usize, v: u64, pause: u64, each: u64| {
         if let Some(e) = c.get_mut(i) {
             *e = v.wrapping_add(pause.wrapping_mul(each));
@@ -826,6 +847,64 @@ fn ieee_802_3(pt: &super::Port) -> [u64; ieee::COUNT] {
     put(ieee::MAC_CTRL_TX, 0, ptx, 1);
     put(ieee::PAUSE_RX, 0, prx, 1);
     put(ieee::PAUSE_TX, 0, ptx, 1);
+    c
+}
+
+/// The RFC 2863 group (`eth_2863_cntrs_grp_data_layout`) of `pt`'s MAC: octets, unicast,
+/// multicast and broadcast frames each way (no discards, errors or unknown protocols on
+/// the simulated wire; PAUSE frames are the MAC's own and not counted here).
+fn rfc_2863(pt: &super::Port) -> [u64; ieee::COUNT_MAX] {
+    let [rx, tx] = pt.func.wire.c;
+    let mut c = [0u64; ieee::COUNT_MAX];
+    let uc = |d: [u64; 4]| d[0].wrapping_sub(d[2]).wrapping_sub(d[3]);
+    for (i, v) in [
+        (0, rx[1]),
+        (1, uc(rx)),
+        (5, tx[1]),
+        (6, uc(tx)),
+        (9, rx[2]),
+        (10, rx[3]),
+        (11, tx[2]),
+        (12, tx[3]),
+    ] {
+        if let Some(e) = c.get_mut(i) {
+            *e = v;
+        }
+    }
+    c
+}
+
+/// The RFC 2819 group (`eth_2819_cntrs_grp_data_layout`, RMON, received frames): octets,
+/// frames, broadcast, multicast and the size buckets (with the FCS); no errors.
+fn rfc_2819(pt: &super::Port) -> [u64; ieee::COUNT_MAX] {
+    let w = &pt.func.wire;
+    let rx = w.c[0];
+    let mut c = [0u64; ieee::COUNT_MAX];
+    for (i, v) in [(1, rx[1]), (2, rx[0]), (3, rx[3]), (4, rx[2])] {
+        if let Some(e) = c.get_mut(i) {
+            *e = v;
+        }
+    }
+    for (k, v) in w.sizes.iter().enumerate() {
+        if let Some(e) = c.get_mut(11 + k) {
+            *e = *v;
+        }
+    }
+    c
+}
+
+/// The per-priority group (`eth_per_prio_grp_data_layout`) of priority `prio`: every frame
+/// of the model is of priority 0 (no PFC: global pause counts in the IEEE 802.3 group).
+fn per_prio(pt: &super::Port, prio: u32) -> [u64; ieee::COUNT_MAX] {
+    let mut c = [0u64; ieee::COUNT_MAX];
+    if prio == 0 {
+        let [rx, tx] = pt.func.wire.c;
+        for (i, v) in [(0, rx[1]), (4, rx[0]), (5, tx[1]), (9, tx[0])] {
+            if let Some(e) = c.get_mut(i) {
+                *e = v;
+            }
+        }
+    }
     c
 }
 
@@ -3148,7 +3227,7 @@ impl<M: BusMemory> Cx<'_, '_, M> {
         }
         if id == PPCNT {
             let (grp, clr) = (get(r, PPCNT_GRP), get(r, PPCNT_CLR) != 0);
-            return self.ppcnt(grp, clr);
+            return self.ppcnt(grp, clr, get(r, PPCNT_PRIO_TC));
         }
         if op_mod == OP_WRITE {
             match id {
@@ -3240,13 +3319,18 @@ impl<M: BusMemory> Cx<'_, '_, M> {
 
     /// PPCNT (read or write alike): the counters of group `grp` since the last clear, then,
     /// with `clr`, restarts them.
-    fn ppcnt(&mut self, grp: u32, clr: bool) -> CmdResult {
+    fn ppcnt(&mut self, grp: u32, clr: bool, prio: u32) -> CmdResult {
         use ifc::reg::*;
-        if grp != PPCNT_IEEE_802_3 {
-            return Err(bad(synd::PPCNT_GROUP));
-        }
         let pt = self.port();
-        let now = ieee_802_3(pt);
+        let now = match grp {
+            PPCNT_IEEE_802_3 => ieee_802_3(pt),
+            PPCNT_RFC_2863 => rfc_2863(pt),
+            PPCNT_RFC_2819 => rfc_2819(pt),
+            PPCNT_PER_PRIO => per_prio(pt, prio),
+            // The physical layer: no symbol, FEC or lane errors on the simulated wire.
+            PPCNT_PHYS => [0; ieee::COUNT_MAX],
+            _ => return Err(bad(synd::PPCNT_GROUP)),
+        };
         if clr {
             let c = &pt.counters;
             pt.func.wire = Mac {
@@ -3259,6 +3343,7 @@ impl<M: BusMemory> Cx<'_, '_, M> {
         };
         set(o, LOCAL_PORT, 1);
         set(o, PPCNT_GRP, grp);
+        set(o, PPCNT_PRIO_TC, prio);
         for (i, v) in now.iter().enumerate() {
             let at = PPCNT_SET + 8 * i;
             if let Some(d) = o.get_mut(at..at + 8) {

@@ -1117,6 +1117,16 @@ pub mod reg {
     pub const PPCNT_CLR: Fld = f(0x20, 1);
     /// `grp` of the IEEE 802.3 counters (`MLX5_IEEE_802_3_COUNTERS_GROUP`).
     pub const PPCNT_IEEE_802_3: u32 = 0;
+    /// `MLX5_RFC_2863_COUNTERS_GROUP` (interfaces MIB).
+    pub const PPCNT_RFC_2863: u32 = 0x1;
+    /// `MLX5_RFC_2819_COUNTERS_GROUP` (RMON).
+    pub const PPCNT_RFC_2819: u32 = 0x2;
+    /// `MLX5_PER_PRIORITY_COUNTERS_GROUP`.
+    pub const PPCNT_PER_PRIO: u32 = 0x10;
+    /// `MLX5_PHYSICAL_LAYER_COUNTERS_GROUP`.
+    pub const PPCNT_PHYS: u32 = 0x12;
+    /// `ppcnt_reg.prio_tc`: bit 0x3b (5).
+    pub const PPCNT_PRIO_TC: Fld = f(0x3b, 5);
     /// Byte offset of `ppcnt_reg.counter_set`; counter i of a group (a 64-bit
     /// `_high`/`_low` pair, big-endian) is at `PPCNT_SET + 8 * i`.
     pub const PPCNT_SET: usize = 8;
