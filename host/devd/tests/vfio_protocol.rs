@@ -191,6 +191,33 @@ fn mlx5_identifying_registers_per_function() {
             .unwrap();
         assert_eq!(c.bar32_be(0x14).map(|v| v & !0xfff), Ok(addr), "fn{f}");
         assert_eq!(c.bar32_be(0x1fc), Ok(0), "fn{f}: no longer initializing");
+        // mlx5_core's health poll reads the health buffer's byte fields (ioread8): a byte
+        // or 16-bit read is that part of the register as it lies on the bus.
+        assert_eq!(
+            c.region_read(region::BAR0, 5, 1),
+            Ok(vec![5]),
+            "fn{f}: byte read"
+        );
+        assert_eq!(
+            c.region_read(region::BAR0, 4, 2),
+            Ok(vec![0, 5]),
+            "fn{f}: 16-bit read"
+        );
+        assert_eq!(
+            c.region_read(region::BAR0, 0x23d, 1),
+            Ok(vec![0]),
+            "health.synd"
+        );
+        assert_eq!(
+            c.region_read(region::BAR0, 5, 2),
+            Err(libc::EINVAL as u32),
+            "misaligned"
+        );
+        assert_eq!(
+            c.region_write(region::BAR0, 0x18, &[1]),
+            Err(libc::EINVAL as u32),
+            "a byte write"
+        );
     }
     assert_eq!(
         clients[0].bar32_be(0x14).map(|v| v & !0xfff),
@@ -407,8 +434,13 @@ fn device_reset_of_one_mlx5_function() {
     )
     .unwrap();
     assert_eq!(c0.call(cmd::DEVICE_RESET, &[], &[]), Ok(vec![]));
-    // fn0 is back at power-on: initializing, its SQ gone, config space reset, no eventfd.
-    assert_eq!(c0.bar32_be(0x1fc), Ok(1 << 31));
+    // fn0 is back at power-on: ready, its SQ gone, config space reset, no eventfd.
+    assert_eq!(c0.bar32_be(0x1fc), Ok(0), "ready from power-on");
+    assert_eq!(
+        c0.bar32_be(0x14).map(|v| v & !0xfff),
+        Ok(0),
+        "no command queue address"
+    );
     assert_eq!(c0.cfg32(CAP_MSIX as u64) >> 31, 0, "MSI-X disabled");
     assert_eq!(c0.cfg32(0x10), 0xc, "BAR0 unassigned");
     c0.set_irqs(irq::DATA_NONE | irq::ACTION_TRIGGER, irq::MSIX, 1, 1, &[])
@@ -447,7 +479,11 @@ fn mlx5_model_reset_function_frees_one_functions_objects() {
     m.mmio_write32(0x14, 0x0010_0000);
     m.mmio_write32(win + 0x14, 0x0020_0000);
     m.reset_function(0).unwrap();
-    assert_eq!(m.mmio_read32(0x1fc), 1 << 31, "fn0 initializing again");
+    assert_eq!(
+        m.mmio_read32(0x1fc),
+        0,
+        "fn0 ready again (no command queue yet)"
+    );
     assert_eq!(
         m.mmio_read32(0x14) & !0xfff,
         0,

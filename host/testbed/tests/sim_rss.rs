@@ -234,18 +234,29 @@ fn steering_commands_refuse_what_the_model_does_not_do() {
     let rqtn = r.h.exec(&rqt_in(&rqns), 16).ok().obj();
     let key = RSS_KEY;
     let tir = r.tir(rqtn, &key, 0, 1, SDFN);
-    // A selector with the IPsec SPI field.
+    // A selector with the IPsec SPI field (mlx5e's AH / ESP types) is taken; a field
+    // beyond it is not.
+    let spi =
+        r.h.exec(&tir_sel_in(rqtn, r.td, &key, 0, 0, SDFN | 16), 16)
+            .ok()
+            .obj();
+    r.h.exec(&obj_in(0x902, spi), 16).ok(); // DESTROY_TIR
     expect(
-        r.h.exec(&tir_sel_in(rqtn, r.td, &key, 0, 0, SDFN | 16), 16),
+        r.h.exec(&tir_sel_in(rqtn, r.td, &key, 0, 0, SDFN | 64), 16),
         ST_BAD_PARAM,
         synd::TIR_FIELDS,
     );
-    // MODIFY_TIR: another bitmask bit (self_lb_en, 0xbb), XOR8, fields, a TIR not ours.
+    // MODIFY_TIR: another bitmask bit (packet_merge, 0xbf), a hash function, fields, a
+    // TIR not ours.
     let mut m = modify_tir_in(tir, &key, 0, 0, SD);
-    put(&mut m, 0xbb, 1, 1);
+    put(&mut m, 0xbb, 1, 1); // self_lb_en alone: taken
+    put(&mut m, 0xbd, 1, 0);
+    r.h.exec(&m, 16).ok();
+    put(&mut m, 0xbd, 1, 1);
+    put(&mut m, 0xbf, 1, 1); // packet_merge (LRO): refused
     expect(r.h.exec(&m, 16), ST_BAD_PARAM, synd::TIR_BITMASK);
     let mut m = modify_tir_in(tir, &key, 0, 0, SD);
-    put(&mut m, 0x220, 4, 1);
+    put(&mut m, 0x220, 4, 3); // neither Toeplitz (2) nor inverted XOR8 (1)
     expect(r.h.exec(&m, 16), ST_BAD_PARAM, synd::TIR_HASH);
     expect(
         r.h.exec(&modify_tir_in(tir, &key, 0, 0, 32), 16),
@@ -274,13 +285,13 @@ fn steering_commands_refuse_what_the_model_does_not_do() {
     expect(r.h.exec(&i, 16), ST_BAD_PARAM, synd::FT_PARAM);
     expect(r.h.exec(&ft_in(17), 16), ST_BAD_PARAM, synd::FT_PARAM);
     let ft = r.h.exec(&ft_in(3), 16).ok().obj();
-    // Groups: a field the model does not match (dmac), half an ethertype, beyond the
-    // table, overlapping, of no table.
+    // Groups: a field the model does not build (l4_type, byte 0x18 of the outer headers),
+    // a field of the misc parameters, beyond the table, overlapping, of no table.
     let mut i = fg_in(ft, 0, 1, true, false);
-    put(&mut i, 0x240, 32, 0xffff_ffff);
+    put(&mut i, 0x200 + 0xc0, 2, 3);
     expect(r.h.exec(&i, 16), ST_BAD_PARAM, synd::FG_CRITERIA);
     let mut i = fg_in(ft, 0, 1, true, false);
-    put(&mut i, 0x230, 16, 0xff00);
+    put(&mut i, 0x200 + 0x200, 32, 0xffff_ffff);
     expect(r.h.exec(&i, 16), ST_BAD_PARAM, synd::FG_CRITERIA);
     expect(
         r.h.exec(&fg_in(ft, 4, 8, true, false), 16),
@@ -298,18 +309,8 @@ fn steering_commands_refuse_what_the_model_does_not_do() {
         ST_BAD_RESOURCE,
         synd::BAD_FT,
     );
-    // Entries: an ethertype or protocol the model cannot tell apart, outside the group,
-    // twice, another action, a destination that is not a TIR of ours.
-    expect(
-        r.h.exec(&fte_in(ft, g, 0, 0x0806, 6, tir), 16),
-        ST_BAD_PARAM,
-        synd::FTE_MATCH,
-    );
-    expect(
-        r.h.exec(&fte_in(ft, g, 0, 0x0800, 1, tir), 16),
-        ST_BAD_PARAM,
-        synd::FTE_MATCH,
-    );
+    // Entries: outside the group, twice, another action, a destination that is not a TIR
+    // or a table of ours.
     expect(
         r.h.exec(&fte_in(ft, g, 4, 0x0800, 17, tir), 16),
         ST_BAD_PARAM,
@@ -319,7 +320,10 @@ fn steering_commands_refuse_what_the_model_does_not_do() {
     put(&mut i, 0x270, 16, 4 | 2); // FWD_DEST | DROP
     expect(r.h.exec(&i, 16), ST_BAD_PARAM, synd::FTE_ACTION);
     let mut i = fte_in(ft, g, 0, 0x0800, 17, tir);
-    put(&mut i, 0x1a00, 8, 1); // a flow table destination
+    put(&mut i, 0x1a00, 8, 1); // a flow table destination: no table of that number
+    expect(r.h.exec(&i, 16), ST_BAD_RESOURCE, synd::BAD_FT);
+    let mut i = fte_in(ft, g, 0, 0x0800, 17, tir);
+    put(&mut i, 0x1a00, 8, 3); // a queue-pair destination
     expect(r.h.exec(&i, 16), ST_BAD_PARAM, synd::FTE_ACTION);
     expect(
         r.h.exec(&fte_in(ft, g, 0, 0x0800, 17, tir + 1), 16),
@@ -332,9 +336,11 @@ fn steering_commands_refuse_what_the_model_does_not_do() {
         ST_BAD_PARAM,
         synd::FTE_INDEX,
     );
-    // Modifying an entry (op_mod 1) is not implemented.
+    // Modifying an entry (op_mod 1) replaces it; op_mod 2 is no SET_FLOW_TABLE_ENTRY.
     let mut i = fte_in(ft, g, 0, 0x0800, 17, tir);
     i[6..8].copy_from_slice(&1u16.to_be_bytes());
+    r.h.exec(&i, 16).ok();
+    i[6..8].copy_from_slice(&2u16.to_be_bytes());
     expect(r.h.exec(&i, 16), ST_BAD_OP, synd::BAD_OP_MOD);
     // Root: an underlay QPN, then set.
     let mut i = ft_cmd(0x92f, 0, ft);
@@ -352,10 +358,11 @@ fn steering_commands_refuse_what_the_model_does_not_do() {
         ST_BUSY,
         synd::FT_IN_USE,
     );
-    // A frame of no entry's class (TCP) is dropped; UDP goes through the entry.
+    // A frame no entry matches (TCP) is dropped by steering; UDP goes through the entry.
     let tcp_v = ip4_frame(6, V_SRC, V_SPORT, V_DST, V_DPORT);
     assert_eq!(r.send(&tcp_v), None);
-    assert_eq!(r.h.tb.counters(1).rx_no_rq_drops, 1);
+    assert_eq!(r.h.tb.counters(1).rx_steering_drops, 1, "no entry took it");
+    assert_eq!(r.h.tb.counters(1).rx_no_rq_drops, 1, "no RQ for it");
     let udp_v = ip4_frame(17, V_SRC, V_SPORT, V_DST, V_DPORT);
     assert_eq!(r.send(&udp_v).map(|x| x.1), Some(V_HASH_4T));
     // Undone in order: root, entry (twice: the second finds none), group, table, TIR.

@@ -946,11 +946,15 @@ impl VfioDevd {
 
     /// A BAR0 access of function `f`: 4 or 8 bytes, naturally aligned, inside BAR0.
     fn bar_access(&mut self, f: usize, off: u64, op: BarOp<'_>) -> Result<(), (i32, String)> {
+        let now = self.now();
         let func = &mut self.funcs[f];
         let kind = func.kind();
         let len = op.len();
         let end = off.checked_add(len as u64);
-        if !(len == 4 || len == 8)
+        // Byte and 16-bit reads are of a part of a 32-bit register (mlx5_core reads the
+        // health buffer's byte fields with ioread8); writes are 32 or 64 bits.
+        let narrow_read = matches!(op, BarOp::Read(_)) && (len == 1 || len == 2);
+        if !(len == 4 || len == 8 || narrow_read)
             || off % len as u64 != 0
             || end.map_or(true, |e| e > kind.bar0_size)
         {
@@ -991,7 +995,18 @@ impl VfioDevd {
                 v.to_le_bytes()
             }
         };
+        // A ConnectX's health counter follows the device's clock: give the model the time
+        // of the read (mlx5_core polls the counter while the device may be idle).
+        if let Some(m) = self.model.mlx5() {
+            m.set_clock(now);
+        }
         match op {
+            BarOp::Read(d) if len < 4 => {
+                // The register's bytes as they lie on the bus, then the ones asked for.
+                let within = (reg % 4) as usize;
+                let v = self.model.apply(Entry::Read32 { reg: reg - reg % 4 });
+                d.copy_from_slice(&to_bus(v)[within..within + len]);
+            }
             BarOp::Read(d) => {
                 let lo = self.model.apply(Entry::Read32 { reg });
                 d[..4].copy_from_slice(&to_bus(lo));

@@ -156,8 +156,8 @@ impl Host {
             let base = p * FUNC;
             assert_eq!(
                 bus.read32(base + 0x1fc) >> 31,
-                1,
-                "initializing before cmdq"
+                0,
+                "ready before cmdq (mlx5_core's pre-initializing wait)"
             );
             bus.write32(base + 0x10, (q.dma_addr() >> 32) as u32);
             bus.write32(base + 0x14, q.dma_addr() as u32);

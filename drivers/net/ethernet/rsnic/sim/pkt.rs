@@ -385,6 +385,43 @@ pub struct HashSel {
 /// transport to be `sel`'s. A packet with nothing to hash hashes to 0 with type 0. No allocation: the
 /// tuple lives on the stack (at most 36 bytes).
 pub fn rss_hash_sel(pkt: &[u8], h: &Headers, key: &[u8; 40], sel: HashSel) -> (u32, u8) {
+    hash_sel(pkt, h, key, sel, false, false)
+}
+
+/// The selected fields (as [`rss_hash_sel`] takes them) hashed by ConnectX's inverted XOR8
+/// (`MLX5_RX_HASH_FN_INVERTED_XOR8`, what mlx5e's one-RQ TIRs and `ethtool -X hfunc xor`
+/// use): the bytes XORed together, inverted, 8 bits.
+pub fn rss_hash_xor8(pkt: &[u8], h: &Headers, sel: HashSel) -> (u32, u8) {
+    hash_sel(pkt, h, &[0; 40], sel, false, true)
+}
+
+/// Like [`rss_hash_sel`], symmetric (a TIR's `rx_hash_symmetric`, which mlx5e sets on every
+/// Toeplitz TIR): of the two addresses, and of the two ports, the lower (compared as bytes)
+/// is hashed first, so both directions of a flow hash alike.
+pub fn rss_hash_sym(pkt: &[u8], h: &Headers, key: &[u8; 40], sel: HashSel) -> (u32, u8) {
+    hash_sel(pkt, h, key, sel, true, false)
+}
+
+fn hash_sel(
+    pkt: &[u8],
+    h: &Headers,
+    key: &[u8; 40],
+    sel: HashSel,
+    sym: bool,
+    xor8: bool,
+) -> (u32, u8) {
+    // Two fields of a pair, the lower first when symmetric and both are hashed.
+    fn pair<'a>(
+        a: Option<&'a [u8]>,
+        b: Option<&'a [u8]>,
+        both: bool,
+        sym: bool,
+    ) -> (Option<&'a [u8]>, Option<&'a [u8]>) {
+        match (a, b) {
+            (Some(x), Some(y)) if sym && both && y < x => (Some(y), Some(x)),
+            _ => (a, b),
+        }
+    }
     let mut tuple = [0u8; 36];
     let mut n = 0;
     let mut put = |b: Option<&[u8]>, tuple: &mut [u8; 36]| -> bool {
@@ -403,31 +440,48 @@ pub fn rss_hash_sel(pkt: &[u8], h: &Headers, key: &[u8; 40], sel: HashSel) -> (u
         _ => (false, 0, 0),
     };
     let src_off = h.l3_off + if sel.ipv6 { 8 } else { 12 };
+    let d = src_off + alen;
+    let (first, second) = pair(
+        pkt.get(src_off..src_off + alen),
+        pkt.get(d..d + alen),
+        sel.src_ip && sel.dst_ip,
+        sym,
+    );
     let mut ip_hashed = false;
     if l3_ok && sel.src_ip {
-        ip_hashed |= put(pkt.get(src_off..src_off + alen), &mut tuple);
+        ip_hashed |= put(first, &mut tuple);
     }
     if l3_ok && sel.dst_ip {
-        let d = src_off + alen;
-        ip_hashed |= put(pkt.get(d..d + alen), &mut tuple);
+        ip_hashed |= put(second, &mut tuple);
     }
     let (l4_ok, l4_type) = match (h.l4, sel.udp) {
         (L4::Tcp, false) => (l3_ok, 1u8),
         (L4::Udp, true) => (l3_ok, 2),
         _ => (false, 0),
     };
+    let (first, second) = pair(
+        pkt.get(h.l4_off..h.l4_off + 2),
+        pkt.get(h.l4_off + 2..h.l4_off + 4),
+        sel.sport && sel.dport,
+        sym,
+    );
     let mut l4_hashed = false;
     if l4_ok && sel.sport {
-        l4_hashed |= put(pkt.get(h.l4_off..h.l4_off + 2), &mut tuple);
+        l4_hashed |= put(first, &mut tuple);
     }
     if l4_ok && sel.dport {
-        l4_hashed |= put(pkt.get(h.l4_off + 2..h.l4_off + 4), &mut tuple);
+        l4_hashed |= put(second, &mut tuple);
     }
     if n == 0 {
         return (0, 0);
     }
     let ty = if ip_hashed { ip_type << 2 } else { 0 } | if l4_hashed { l4_type << 6 } else { 0 };
-    (toeplitz(key, tuple.get(..n).unwrap_or(&[])), ty)
+    let fields = tuple.get(..n).unwrap_or(&[]);
+    if xor8 {
+        let x = fields.iter().fold(0u8, |a, &b| a ^ b);
+        return (u32::from(!x), ty);
+    }
+    (toeplitz(key, fields), ty)
 }
 
 /// Rewrites the headers of one TCP/UDP segmentation output segment in place.

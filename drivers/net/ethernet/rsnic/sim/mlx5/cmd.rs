@@ -7,12 +7,12 @@
 //! a syndrome (in the output header); [`synd`] lists the syndromes.
 
 use super::ifc::{self, delivery, get, get64, iseg, layout, mbox, op, set, set64, status};
+use super::pas::{self, Ring};
 use super::{
     make_qn, split_qn, Caps, CqConfig, PortCounters, QueueState, RqConfig, SqConfig, SqCtx, Tables,
-    API_UAR, CQN_BASE, CRIT_DST_IP4, CRIT_DST_IP6, CRIT_ETHERTYPE, CRIT_IP_PROTOCOL, CRIT_SRC_IP4,
-    CRIT_SRC_IP6, CRIT_TCP_DPORT, CRIT_TCP_SPORT, CRIT_UDP_DPORT, CRIT_UDP_SPORT, EQN_BASE,
-    FG_BASE, FIRST_UAR, FT_BASE, MAX_QUEUES, MAX_RQT_SIZE, MAX_SESSION, MAX_UARS, MAX_VECTORS,
-    PD_BASE, RQN_BASE, RQTN_BASE, SQN_BASE, TD_BASE, TIRN_BASE, TISN_BASE,
+    API_UAR, CQN_BASE, EQN_BASE, FG_BASE, FIRST_UAR, FT_BASE, MAX_QUEUES, MAX_RQT_SIZE,
+    MAX_SESSION, MAX_UARS, MAX_VECTORS, PD_BASE, RQN_BASE, RQTN_BASE, SQN_BASE, TD_BASE, TIRN_BASE,
+    TISN_BASE,
 };
 use crate::dp::hw::{BusMemory, DmaAddr};
 
@@ -59,7 +59,8 @@ pub mod synd {
     pub const PAGE_OFFSET: u32 = 0x32;
     /// pas\[0\] not aligned to the page size (BAD_PARAM).
     pub const PAS_ALIGN: u32 = 0x33;
-    /// pas\[i\] != pas\[0\] + i × page size: the model needs contiguous pages (BAD_PARAM).
+    /// Not produced any more: a list of pages that are not contiguous is a page list
+    /// ([`super::super::pas`]).
     pub const PAS_NOT_CONTIGUOUS: u32 = 0x34;
     /// inlen too short for the PAS list the queue size needs (BAD_INPUT_LEN).
     pub const PAS_TOO_SHORT: u32 = 0x35;
@@ -73,7 +74,7 @@ pub mod synd {
     pub const EQ_IN_USE: u32 = 0x39;
     /// CQ: cqe_sz not 64 bytes (BAD_PARAM).
     pub const CQE_SIZE: u32 = 0x40;
-    /// CQ: log_cq_size 0 or above log_max_cq_sz (BAD_PARAM).
+    /// CQ: log_cq_size above log_max_cq_sz (BAD_PARAM).
     pub const CQ_SIZE: u32 = 0x41;
     /// CQ: cqe_comp_en without the capability, a layout other than basic, or a mini CQE
     /// format other than CSUM (1) / CSUM_STRIDX (3) (BAD_PARAM).
@@ -142,7 +143,8 @@ pub mod synd {
     pub const RQT_BITMASK: u32 = 0x75;
     /// TIR: disp_type other than direct (0) or indirect (1) (BAD_PARAM).
     pub const TIR_DISP_TYPE: u32 = 0x80;
-    /// TIR: an indirect TIR whose rx_hash_fn is not Toeplitz, or symmetric (BAD_PARAM).
+    /// TIR: an indirect TIR whose rx_hash_fn is neither Toeplitz nor inverted XOR8
+    /// (BAD_PARAM).
     pub const TIR_HASH: u32 = 0x81;
     /// No free TIR (NO_RESOURCES).
     pub const NO_TIR: u32 = 0x82;
@@ -151,7 +153,8 @@ pub mod synd {
     /// TIR: selected fields other than the source / destination IP and the L4 ports
     /// (BAD_PARAM).
     pub const TIR_FIELDS: u32 = 0x84;
-    /// MODIFY_TIR: bitmask bits other than `hash`, or `hash` of a direct TIR (BAD_PARAM).
+    /// MODIFY_TIR: bitmask bits other than `hash` and `self_lb_en`, or `hash` of a direct
+    /// TIR (BAD_PARAM).
     pub const TIR_BITMASK: u32 = 0x85;
     /// DESTROY_TIR of a TIR a flow table entry forwards to (RESOURCE_BUSY).
     pub const TIR_IN_USE: u32 = 0x86;
@@ -165,8 +168,8 @@ pub mod synd {
     pub const NO_FS: u32 = 0xb2;
     /// A table id of no flow table of this function (BAD_RESOURCE).
     pub const BAD_FT: u32 = 0xb3;
-    /// DESTROY_FLOW_TABLE of a table with groups, of the root table, or of a table another
-    /// one's misses go to (RESOURCE_BUSY).
+    /// DESTROY_FLOW_TABLE of a table with groups or one an entry forwards to
+    /// (RESOURCE_BUSY).
     pub const FT_IN_USE: u32 = 0xb4;
     /// CREATE_FLOW_GROUP: a group type or match definer, or criteria other than whole outer
     /// `ethertype`, `ip_protocol`, TCP / UDP ports and IPv4 (last 32 bits) or IPv6 (128
@@ -210,7 +213,75 @@ pub mod synd {
     pub const REG_LENGTH: u32 = 0xa4;
     /// PPCNT: a counter group other than IEEE 802.3 (0) (BAD_PARAM).
     pub const PPCNT_GROUP: u32 = 0xa5;
+    /// PMTU: an admin MTU above the port's maximum or below 64 (BAD_PARAM).
+    pub const PMTU_MTU: u32 = 0xa6;
+    /// QUERY_PAGES / MANAGE_PAGES: an op_mod the command has not (BAD_OP).
+    pub const PAGES_OP_MOD: u32 = 0xc0;
+    /// QUERY_PAGES / MANAGE_PAGES: a function other than the caller (function_id or
+    /// embedded_cpu_function not 0) (BAD_PARAM).
+    pub const PAGES_FUNCTION: u32 = 0xc1;
+    /// MANAGE_PAGES: a page address 0 or not 4 KiB aligned, or a page the device cannot
+    /// write (BAD_PARAM).
+    pub const PAGE_ADDRESS: u32 = 0xc2;
+    /// MANAGE_PAGES: the function would hold more than [`MAX_FW_PAGES`] pages
+    /// (NO_RESOURCES).
+    pub const TOO_MANY_PAGES: u32 = 0xc3;
+    /// MANAGE_PAGES: inlen shorter than the page list it announces (BAD_INPUT_LEN).
+    pub const PAGES_LENGTH: u32 = 0xc4;
+    /// INIT_HCA before the function holds its boot and init pages (BAD_SYS_STATE).
+    pub const INIT_PAGES_MISSING: u32 = 0xc5;
+    /// SET_HCA_CAP: a capability type other than general, or a value the device cannot
+    /// take (log_uar_page_sz other than 4 KiB, log_max_qp above the maximum) (BAD_PARAM).
+    pub const SET_CAP: u32 = 0xc6;
+    /// A page list (PAS) too long for one queue or with no room left in the device's pool
+    /// (NO_RESOURCES).
+    pub const PAS_POOL: u32 = 0xc7;
+    /// CREATE_MKEY: anything but a PA-mode key of local read/write over all memory
+    /// (length64) of a PD of this function (BAD_PARAM).
+    pub const MKEY_PARAM: u32 = 0xc8;
+    /// No free memory key (NO_RESOURCES).
+    pub const NO_MKEY: u32 = 0xc9;
+    /// A memory key of no key of this function (BAD_RESOURCE).
+    pub const BAD_MKEY: u32 = 0xca;
+    /// No free Q counter (NO_RESOURCES).
+    pub const NO_Q_COUNTER: u32 = 0xcb;
+    /// A Q counter set id of no counter of this function (BAD_RESOURCE).
+    pub const BAD_Q_COUNTER: u32 = 0xcc;
+    /// MODIFY_FLOW_TABLE: a field other than the miss table (BAD_PARAM).
+    pub const FT_MODIFY_FIELDS: u32 = 0xcd;
+    /// MODIFY_NIC_VPORT_CONTEXT: an address list longer than the capability allows
+    /// (BAD_PARAM) or than the input (BAD_INPUT_LEN).
+    pub const ADDRESS_LIST: u32 = 0xce;
 }
+
+/// Pages the function wants before its HCA is initialized, its boot pages (QUERY_PAGES
+/// boot), then for INIT_HCA (init), then after INIT_HCA (regular, asked for by a page
+/// request event): modest counts, a VF's few hundred KiB of firmware memory.
+pub const BOOT_PAGES: u32 = 8;
+/// Init pages (QUERY_PAGES init): INIT_HCA needs the boot and these.
+pub const INIT_PAGES: u32 = 64;
+/// Regular pages the function asks for after INIT_HCA.
+pub const REGULAR_PAGES: u32 = 32;
+/// Most pages a function holds.
+pub const MAX_FW_PAGES: u32 = 4096;
+/// Memory keys per function.
+pub const MAX_MKEYS: usize = 8;
+/// Q counters per function (`max_qp_cnt`); their set ids are 1..=Q_COUNTERS.
+pub const Q_COUNTERS: usize = 8;
+/// The UC and MC address lists of the NIC vport context (`log_max_current_uc_list` 2,
+/// `log_max_current_mc_list` 4).
+pub const UC_LIST: usize = 4;
+/// See [`UC_LIST`].
+pub const MC_LIST: usize = 16;
+/// The VLAN list of the NIC vport context (`log_max_vlan_list` 3).
+pub const VLAN_LIST: usize = 8;
+/// The largest `log_max_qp` (the model has no QPs: what mlx5_core's profile may set).
+pub const MAX_LOG_QP: u32 = 0;
+/// The first memory key index CREATE_MKEY hands out (key = index << 8 | variant; index 1
+/// with variant 0 would be 0x100, the RX scatter list's terminating lkey).
+pub const MKEY_INDEX_BASE: u32 = 0x20;
+/// The port's largest MTU (PMTU `max_mtu`): the largest frame without FCS plus the FCS.
+pub const PORT_MAX_MTU: u32 = super::MAX_FRAME as u32 + 4;
 
 /// PPCNT group 0, the IEEE 802.3 counters (`eth_802_3_cntrs_grp_data_layout`): the index of
 /// each counter the model keeps in the group (counter i is the 64-bit value at byte
@@ -223,6 +294,8 @@ pub mod synd {
 pub mod ieee {
     /// Counters in the group.
     pub const COUNT: usize = 19;
+    /// 64-bit counters a PPCNT counter set holds (0x7c0 bits).
+    pub const COUNT_MAX: usize = 31;
     /// `a_frames_transmitted_ok`.
     pub const FRAMES_TX_OK: usize = 0;
     /// `a_frames_received_ok`.
@@ -307,11 +380,13 @@ impl Vport {
 }
 
 /// Frames through a port's MAC (over the wire) since PPCNT last cleared them, for its IEEE
-/// 802.3 group (see [`ieee`]).
+/// 802.3, RFC 2863, RFC 2819 and per-priority groups (see [`ieee`]).
 #[derive(Clone, Copy)]
 pub(super) struct Mac {
     /// Received (0) and transmitted (1): frames, octets, multicast frames, broadcast frames.
     c: [[u64; 4]; 2],
+    /// Received frames by size with the FCS (RMON's buckets from 64 to 8192..10239 octets).
+    sizes: [u64; 10],
     /// The port's PAUSE frame counters (received, transmitted) at the last clear.
     pause_base: (u64, u64),
 }
@@ -319,6 +394,7 @@ pub(super) struct Mac {
 impl Mac {
     const ZERO: Self = Self {
         c: [[0; 4]; 2],
+        sizes: [0; 10],
         pause_base: (0, 0),
     };
 
@@ -336,12 +412,100 @@ impl Mac {
     /// Counts a frame received from the wire.
     pub(super) fn rx(&mut self, frame: &[u8]) {
         self.count(0, frame);
+        let len = frame.len() + 4;
+        let b = match len {
+            0..=64 => 0,
+            65..=127 => 1,
+            128..=255 => 2,
+            256..=511 => 3,
+            512..=1023 => 4,
+            1024..=1518 => 5,
+            1519..=2047 => 6,
+            2048..=4095 => 7,
+            4096..=8191 => 8,
+            _ => 9,
+        };
+        if let Some(e) = self.sizes.get_mut(b) {
+            *e = e.wrapping_add(1);
+        }
     }
 
     /// Counts a frame transmitted on the wire.
     pub(super) fn tx(&mut self, frame: &[u8]) {
         self.count(1, frame);
     }
+}
+
+/// The firmware pages a function holds (QUERY_PAGES / MANAGE_PAGES). The device keeps the
+/// list of held pages in the pages themselves, as firmware keeps its bookkeeping in the
+/// memory it was given: the first 8 bytes of each held page (big-endian) are the bus
+/// address of the next one, 0 ending the list.
+#[derive(Clone, Copy)]
+pub(super) struct Pages {
+    /// Pages held (given and not taken back).
+    pub(super) held: u32,
+    /// The first held page (0: none).
+    head: u64,
+    /// The driver asked QUERY_PAGES: from then on the function needs its boot and init
+    /// pages for INIT_HCA, and asks for regular pages after it. A driver that never asks
+    /// (rsnic's own, today) is not held to it.
+    asked: bool,
+    /// The page request for the regular pages was posted.
+    requested: bool,
+}
+
+impl Pages {
+    const NONE: Self = Self {
+        held: 0,
+        head: 0,
+        asked: false,
+        requested: false,
+    };
+}
+
+/// The general capabilities SET_HCA_CAP changes (the current values; the maximum is the
+/// model's).
+#[derive(Clone, Copy)]
+pub(super) struct SetCaps {
+    pkey_table_size: u16,
+    log_max_qp: u8,
+    cmdif_checksum: u8,
+}
+
+/// The NIC vport context's address lists and promiscuous flags (MODIFY_NIC_VPORT_CONTEXT
+/// `addresses_list`, `promisc`): what a VF's vport lets through to it ([`Func::vport_accepts`]).
+#[derive(Clone, Copy)]
+pub(super) struct VportFilter {
+    /// A driver programmed the lists or the flags: from then on the vport lets through only
+    /// what they allow (a driver that never does, rsnic's own today, receives every frame).
+    pub(super) active: bool,
+    pub(super) uc: [[u8; 6]; UC_LIST],
+    pub(super) uc_len: u8,
+    pub(super) mc: [[u8; 6]; MC_LIST],
+    pub(super) mc_len: u8,
+    pub(super) promisc_uc: bool,
+    pub(super) promisc_mc: bool,
+    pub(super) promisc_all: bool,
+    /// The VLAN list was programmed: a C-tagged frame passes only with a listed VID.
+    pub(super) vlans_set: bool,
+    pub(super) vlans: [u16; VLAN_LIST],
+    pub(super) vlans_len: u8,
+}
+
+impl VportFilter {
+    const NONE: Self = Self {
+        active: false,
+        uc: [[0; 6]; UC_LIST],
+        uc_len: 0,
+        mc: [[0; 6]; MC_LIST],
+        mc_len: 0,
+        promisc_uc: false,
+        promisc_mc: false,
+        promisc_all: false,
+        vlans_set: false,
+        vlans: [0; VLAN_LIST],
+        vlans_len: 0,
+    };
 }
 
 /// The command-interface state of one function (port).
@@ -376,6 +540,29 @@ pub(super) struct Func {
     pub(super) wire: Mac,
     /// Opcode every command of which fails (0: none).
     pub(super) fail_opcode: u32,
+    /// Entries rung while an EQ asked for command events (their completions are EQEs).
+    cmd_ev_entries: u32,
+    /// Completed entries owed a command completion EQE ([`super::eq::cmd_events`]).
+    pub(super) cmd_done_events: u32,
+    /// Firmware pages.
+    pub(super) pages: Pages,
+    /// What SET_HCA_CAP set.
+    set_caps: SetCaps,
+    /// Memory keys (bit i: key index i + 1 exists).
+    pub(super) mkeys: u8,
+    /// The keys' variant bytes (`mkey_7_0`): key = index << 8 | variant.
+    pub(super) mkey_var: [u8; MAX_MKEYS],
+    /// Q counters (bit i: counter set id i + 1).
+    qcnts: u8,
+    /// Each Q counter's `out_of_buffer` at allocation or the last clear.
+    qcnt_base: [u32; Q_COUNTERS],
+    /// Frames dropped for lack of a posted WQE by the RQs naming each Q counter
+    /// (`rqc.counter_set_id`).
+    pub(super) qcnt_oob: [u32; Q_COUNTERS],
+    /// PMTU's admin MTU.
+    pub(super) port_mtu: u16,
+    /// The vport's address filter.
+    pub(super) filter: VportFilter,
 }
 
 impl Func {
@@ -400,7 +587,93 @@ impl Func {
         vport_base: Vport::ZERO,
         wire: Mac::ZERO,
         fail_opcode: 0,
+        cmd_ev_entries: 0,
+        cmd_done_events: 0,
+        pages: Pages::NONE,
+        set_caps: SetCaps {
+            pkey_table_size: 0,
+            log_max_qp: 0,
+            cmdif_checksum: 0,
+        },
+        mkeys: 0,
+        mkey_var: [0; MAX_MKEYS],
+        qcnts: 0,
+        qcnt_base: [0; Q_COUNTERS],
+        qcnt_oob: [0; Q_COUNTERS],
+        port_mtu: 1522,
+        filter: VportFilter::NONE,
     };
+
+    /// The number of pages the function needs in all (boot and init before INIT_HCA; the
+    /// regular ones too after it, once it asked: see [`Pages::asked`]).
+    fn pages_target(&self) -> u32 {
+        if !self.pages.asked {
+            0
+        } else if self.hca == Hca::Initialized {
+            BOOT_PAGES + INIT_PAGES + REGULAR_PAGES
+        } else {
+            BOOT_PAGES + INIT_PAGES
+        }
+    }
+
+    /// The page request to post, if the function wants pages it has not asked for by event:
+    /// after INIT_HCA, the regular pages (positive: pages to give). Marks it posted.
+    pub(super) fn page_request(&mut self) -> Option<i32> {
+        let missing = self.pages_target().saturating_sub(self.pages.held);
+        if self.hca != Hca::Initialized || self.pages.requested || missing == 0 {
+            return None;
+        }
+        self.pages.requested = true;
+        i32::try_from(missing).ok()
+    }
+
+    /// Whether `lkey` is one of the function's memory keys (`index << 8 | variant`); any
+    /// key while it has none (see [`super::engine::lkey_ok`]).
+    pub(super) fn lkey_ok(&self, lkey: u32) -> bool {
+        if self.mkeys == 0 {
+            return true;
+        }
+        let i = (lkey >> 8).wrapping_sub(MKEY_INDEX_BASE) as usize;
+        i < MAX_MKEYS && self.mkeys & (1u8 << i) != 0 && self.mkey_var.get(i) == Some(&(lkey as u8))
+    }
+
+    /// Whether the vport lets a frame with destination `dmac` through to the function
+    /// (its UC / MC lists, broadcast, the promiscuous flags; everything while no driver
+    /// programmed them).
+    pub(super) fn vport_accepts(&self, dmac: &[u8]) -> bool {
+        let f = &self.filter;
+        if !f.active || f.promisc_all {
+            return true;
+        }
+        let Some(d) = dmac.get(..6) else {
+            return false;
+        };
+        // A C-tagged frame (802.1Q after the MACs) needs its VID on the VLAN list, once the
+        // driver programmed one.
+        if f.vlans_set && dmac.get(12..14) == Some(&[0x81, 0x00][..]) {
+            let vid = dmac
+                .get(14..16)
+                .map_or(0, |t| u16::from_be_bytes([t[0], t[1]]) & 0xfff);
+            if !f
+                .vlans
+                .iter()
+                .take(usize::from(f.vlans_len))
+                .any(|&v| v == vid)
+            {
+                return false;
+            }
+        }
+        if d.iter().all(|&b| b == 0xff) {
+            return true;
+        }
+        if d[0] & 1 != 0 {
+            f.promisc_mc || f.mc.iter().take(usize::from(f.mc_len)).any(|m| m[..] == *d)
+        } else {
+            f.promisc_uc
+                || d == self.mac
+                || f.uc.iter().take(usize::from(f.uc_len)).any(|m| m[..] == *d)
+        }
+    }
 
     /// The function as after power-on (a function-level reset): HCA disabled, no command
     /// queue, nothing allocated; the permanent MAC and the device host's failure knob stay.
@@ -430,7 +703,14 @@ impl Func {
 
     /// A write to the initialization segment at `off`; false for a register that does not
     /// take writes.
-    pub(super) fn iseg_write(&mut self, off: u32, value: u32, c: &mut PortCounters) -> bool {
+    /// `cmd_eqs`: the function's EQs that take command events.
+    pub(super) fn iseg_write(
+        &mut self,
+        off: u32,
+        value: u32,
+        c: &mut PortCounters,
+        cmd_eqs: usize,
+    ) -> bool {
         match off {
             iseg::CMDQ_ADDR_H => self.cmdq_h = value,
             iseg::CMDQ_ADDR_L_SZ => {
@@ -441,6 +721,12 @@ impl Func {
                 c.pcie.doorbell();
                 c.doorbells += 1;
                 self.pending |= value;
+                // Entries rung while an EQ takes command events complete by event too.
+                if cmd_eqs > 0 {
+                    self.cmd_ev_entries |= value;
+                } else {
+                    self.cmd_ev_entries &= !value;
+                }
             }
             _ => return false,
         }
@@ -448,23 +734,30 @@ impl Func {
     }
 
     /// A read of the initialization segment at `off`; None for no readable register.
-    pub(super) fn iseg_read(&self, off: u32) -> Option<u32> {
+    /// `now`: the device's clock (nanoseconds), which the health counter follows.
+    pub(super) fn iseg_read(&self, off: u32, now: u64) -> Option<u32> {
         Some(match off {
             iseg::FW_REV => FW_REV,
             iseg::CMDIF_REV_FW_SUB => (iseg::CMD_IF_REV << 16) | FW_SUB,
             iseg::CMDQ_ADDR_H => self.cmdq_h,
             // nic_interface 0 (full driver) in bits 9..8, log size 5, log stride 6.
             iseg::CMDQ_ADDR_L_SZ => self.cmdq_l | (5 << 4) | 6,
-            iseg::INITIALIZING => {
-                if self.cmdq_set {
-                    0
-                } else {
-                    1 << 31
-                }
-            }
+            // The firmware is ready from power-on: mlx5_core waits for `initializing` to
+            // clear before it writes the command queue's address ("pre-initializing") and
+            // again after; the model needs no time for either.
+            iseg::INITIALIZING => 0,
             iseg::HEALTH_FW_VER => FW_REV,
+            iseg::CMD_EXEC_TO | iseg::CMD_Q_INIT_TO => 0,
+            // The internal timer counts the device's clock in nanoseconds
+            // (`device_frequency_khz` 1 GHz).
+            iseg::INTERNAL_TIMER_H => (now >> 32) as u32,
+            iseg::INTERNAL_TIMER_L => now as u32,
             o if (iseg::HEALTH..iseg::HEALTH + 0x40).contains(&o) && o % 4 == 0 => 0,
-            iseg::HEALTH_COUNTER => self.health,
+            // The firmware's heartbeat: it advances with every engine run and every
+            // millisecond of the device's clock, so a device that is alive but idle still
+            // shows it (mlx5_core's health poll declares a device whose counter stops for
+            // three polls dead).
+            iseg::HEALTH_COUNTER => self.health.wrapping_add((now / 1_000_000) as u32),
             _ => return None,
         })
     }
@@ -472,6 +765,50 @@ impl Func {
     fn cmdq(&self) -> DmaAddr {
         (u64::from(self.cmdq_h) << 32) | u64::from(self.cmdq_l)
     }
+}
+
+/// The general capabilities (`cmd_hca_cap`), their maximum values, into `cap`.
+pub(super) fn general_caps(cap: &mut [u8], caps: &Caps) {
+    use ifc::gen_cap::*;
+    set(cap, LOG_MAX_CQ_SZ, u32::from(caps.log_max_cq_sz));
+    set(cap, LOG_MAX_CQ, 6);
+    set(cap, CQ_MODERATION, 1);
+    set(cap, CQ_PERIOD_MODE_MODIFY, 1);
+    set(cap, CQ_PERIOD_START_FROM_CQE, 1);
+    set(cap, LOG_MAX_EQ_SZ, u32::from(caps.log_max_eq_sz));
+    set(cap, LOG_MAX_EQ, 6);
+    set(cap, LOG_MAX_MKEY, 3);
+    set(cap, MAX_QP_CNT, Q_COUNTERS as u32);
+    set(cap, VPORT_COUNTERS, 1);
+    set(cap, NIC_FLOW_TABLE, 1);
+    set(cap, PORT_TYPE, 1);
+    set(cap, NUM_PORTS, 1);
+    set(cap, LOG_MAX_MSG, 20);
+    set(cap, MAX_TC, 0);
+    set(cap, ETH_NET_OFFLOADS, 1);
+    set(cap, LOG_PG_SZ, 12);
+    set(cap, MAX_WQE_SZ_SQ, 1024);
+    set(cap, MAX_WQE_SZ_RQ, 256);
+    set(cap, LOG_MAX_TRANSPORT_DOMAIN, 6);
+    set(cap, LOG_MAX_PD, 6);
+    set(cap, LOG_MAX_RQ, 6);
+    set(cap, LOG_MAX_SQ, 6);
+    set(cap, LOG_MAX_TIR, 6);
+    set(cap, LOG_MAX_TIS, 6);
+    set(cap, BASIC_CYCLIC_RCV_WQE, 1);
+    set(cap, LOG_MAX_RQT, 6);
+    set(cap, LOG_MAX_RQT_SIZE, u32::from(caps.log_max_rqt_size));
+    set(cap, LOG_MAX_TIS_PER_SQ, 0);
+    set(cap, LOG_MAX_WQ_SZ, u32::from(caps.log_max_wq_sz));
+    set(cap, LOG_MAX_VLAN_LIST, VLAN_LIST.trailing_zeros());
+    set(cap, LOG_MAX_CURRENT_MC_LIST, MC_LIST.trailing_zeros());
+    set(cap, LOG_MAX_CURRENT_UC_LIST, UC_LIST.trailing_zeros());
+    set(cap, MAX_NUM_EQS, MAX_QUEUES as u32);
+    set(cap, LOG_UAR_PAGE_SZ, 0);
+    set(cap, DEVICE_FREQUENCY_KHZ, 1_000_000);
+    set(cap, NUM_OF_UARS_PER_PAGE, 1);
+    set(cap, CQE_COMPRESSION, u32::from(caps.cqe_compression));
+    set(cap, CQE_COMPRESSION_MAX_NUM, MAX_SESSION);
 }
 
 /// A port's operational state: its administrative state and its peer's are up (its own
@@ -487,12 +824,12 @@ pub(super) fn oper_up(ports: &[super::Port], p: usize) -> bool {
 }
 
 /// The IEEE 802.3 counters of `pt` since PPCNT last cleared them (see [`ieee`]).
-fn ieee_802_3(pt: &super::Port) -> [u64; ieee::COUNT] {
+fn ieee_802_3(pt: &super::Port) -> [u64; ieee::COUNT_MAX] {
     let w = &pt.func.wire;
     let [rx, tx] = w.c;
     let prx = pt.counters.rx_pause_frames.wrapping_sub(w.pause_base.0);
     let ptx = pt.counters.tx_pause_frames.wrapping_sub(w.pause_base.1);
-    let mut c = [0u64; ieee::COUNT];
+    let mut c = [0u64; ieee::COUNT_MAX];
     let mut put = |i: usize, v: u64, pause: u64, each: u64| {
         if let Some(e) = c.get_mut(i) {
             *e = v.wrapping_add(pause.wrapping_mul(each));
@@ -510,6 +847,64 @@ fn ieee_802_3(pt: &super::Port) -> [u64; ieee::COUNT] {
     put(ieee::MAC_CTRL_TX, 0, ptx, 1);
     put(ieee::PAUSE_RX, 0, prx, 1);
     put(ieee::PAUSE_TX, 0, ptx, 1);
+    c
+}
+
+/// The RFC 2863 group (`eth_2863_cntrs_grp_data_layout`) of `pt`'s MAC: octets, unicast,
+/// multicast and broadcast frames each way (no discards, errors or unknown protocols on
+/// the simulated wire; PAUSE frames are the MAC's own and not counted here).
+fn rfc_2863(pt: &super::Port) -> [u64; ieee::COUNT_MAX] {
+    let [rx, tx] = pt.func.wire.c;
+    let mut c = [0u64; ieee::COUNT_MAX];
+    let uc = |d: [u64; 4]| d[0].wrapping_sub(d[2]).wrapping_sub(d[3]);
+    for (i, v) in [
+        (0, rx[1]),
+        (1, uc(rx)),
+        (5, tx[1]),
+        (6, uc(tx)),
+        (9, rx[2]),
+        (10, rx[3]),
+        (11, tx[2]),
+        (12, tx[3]),
+    ] {
+        if let Some(e) = c.get_mut(i) {
+            *e = v;
+        }
+    }
+    c
+}
+
+/// The RFC 2819 group (`eth_2819_cntrs_grp_data_layout`, RMON, received frames): octets,
+/// frames, broadcast, multicast and the size buckets (with the FCS); no errors.
+fn rfc_2819(pt: &super::Port) -> [u64; ieee::COUNT_MAX] {
+    let w = &pt.func.wire;
+    let rx = w.c[0];
+    let mut c = [0u64; ieee::COUNT_MAX];
+    for (i, v) in [(1, rx[1]), (2, rx[0]), (3, rx[3]), (4, rx[2])] {
+        if let Some(e) = c.get_mut(i) {
+            *e = v;
+        }
+    }
+    for (k, v) in w.sizes.iter().enumerate() {
+        if let Some(e) = c.get_mut(11 + k) {
+            *e = *v;
+        }
+    }
+    c
+}
+
+/// The per-priority group (`eth_per_prio_grp_data_layout`) of priority `prio`: every frame
+/// of the model is of priority 0 (no PFC: global pause counts in the IEEE 802.3 group).
+fn per_prio(pt: &super::Port, prio: u32) -> [u64; ieee::COUNT_MAX] {
+    let mut c = [0u64; ieee::COUNT_MAX];
+    if prio == 0 {
+        let [rx, tx] = pt.func.wire.c;
+        for (i, v) in [(0, rx[1]), (4, rx[0]), (5, tx[1]), (9, tx[0])] {
+            if let Some(e) = c.get_mut(i) {
+                *e = v;
+            }
+        }
+    }
     c
 }
 
@@ -665,7 +1060,14 @@ pub(super) fn run<M: BusMemory>(t: &mut Tables<'_>, caps: &Caps, scratch: &mut [
         while pending != 0 {
             let i = pending.trailing_zeros();
             pending &= pending - 1;
-            exec_entry(t, caps, scratch, mem, p, i);
+            let completed = exec_entry(t, caps, scratch, mem, p, i);
+            if let Some(f) = t.ports.get_mut(p).map(|pt| &mut pt.func) {
+                let bit = 1u32 << i;
+                if completed && f.cmd_ev_entries & bit != 0 {
+                    f.cmd_done_events |= bit;
+                }
+                f.cmd_ev_entries &= !bit;
+            }
         }
     }
 }
@@ -717,6 +1119,9 @@ pub(super) fn teardown(t: &mut Tables<'_>, p: usize) {
     f.uars = 0;
     f.pds = 0;
     f.tds = 0;
+    f.mkeys = 0;
+    f.qcnts = 0;
+    f.filter = VportFilter::NONE;
     f.rss_tir = 0;
     f.root_ft = 0;
     f.hca = Hca::Enabled;
@@ -730,9 +1135,9 @@ fn exec_entry<M: BusMemory>(
     mem: &M,
     p: usize,
     i: u32,
-) {
+) -> bool {
     let Some(pt) = t.ports.get_mut(p) else {
-        return;
+        return false;
     };
     let base = pt
         .func
@@ -744,12 +1149,12 @@ fn exec_entry<M: BusMemory>(
     if mem.dma_read(base, &mut ent).is_err() {
         c.dma_faults += 1;
         c.cmd_delivery_errors += 1;
-        return;
+        return false;
     }
     if ent[layout::STATUS_OWN] & 1 == 0 {
         // Software still owns the entry: nothing to execute, nothing to write.
         c.cmd_delivery_errors += 1;
-        return;
+        return false;
     }
     let token = ent[layout::TOKEN];
     let inlen = be32(&ent, layout::INLEN) as usize;
@@ -793,12 +1198,12 @@ fn exec_entry<M: BusMemory>(
         {
             c.dma_faults += 1;
         }
-        return;
+        return true;
     }
     c.commands += 1;
     let (inb, rest) = scratch.split_at_mut(IN_BUF);
     let Some(outb) = rest.get_mut(..OUT_BUF) else {
-        return;
+        return false;
     };
     let n = inlen.min(IN_BUF);
     inb[..layout::INLINE].copy_from_slice(&ent[layout::IN..layout::IN + layout::INLINE]);
@@ -858,7 +1263,7 @@ fn exec_entry<M: BusMemory>(
         }
     }
     let Some(pt) = t.ports.get_mut(p) else {
-        return;
+        return false;
     };
     let c = &mut pt.counters;
     let mut ok = true;
@@ -886,6 +1291,7 @@ fn exec_entry<M: BusMemory>(
     if !ok {
         c.dma_faults += 1;
     }
+    true
 }
 
 /// Bad parameter.
@@ -923,6 +1329,21 @@ const CMDS: &[(u16, usize, usize, When)] = &[
     (op::QUERY_ISSI, 0x10, 0x70, When::Up),
     (op::SET_ISSI, 0x10, 0x10, When::Enabled),
     (op::QUERY_HCA_CAP, 0x10, 0x1010, When::Up),
+    (op::SET_HCA_CAP, 0x1010, 0x10, When::Enabled),
+    (op::QUERY_ADAPTER, 0x10, ifc::adapter::OUT_LEN, When::Up),
+    (op::QUERY_PAGES, 0x10, 0x10, When::Up),
+    (op::MANAGE_PAGES, 0x10, 0x10, When::Up),
+    (op::CREATE_MKEY, 0x110, 0x10, When::Initialized),
+    (op::DESTROY_MKEY, 0x10, 0x10, When::Initialized),
+    (op::ALLOC_Q_COUNTER, 0x10, 0x10, When::Initialized),
+    (op::DEALLOC_Q_COUNTER, 0x10, 0x10, When::Initialized),
+    (
+        op::QUERY_Q_COUNTER,
+        0x20,
+        ifc::qcnt::OUT_LEN,
+        When::Initialized,
+    ),
+    (op::MODIFY_FLOW_TABLE, 0x50, 0x10, When::Initialized),
     (op::INIT_HCA, 0x20, 0x10, When::Enabled),
     (op::TEARDOWN_HCA, 0x10, 0x10, When::Initialized),
     (op::ALLOC_UAR, 0x10, 0x10, When::Initialized),
@@ -1006,9 +1427,13 @@ impl<M: BusMemory> Cx<'_, '_, M> {
             return Err((status::BAD_SYS_STATE, synd::WRONG_HCA_STATE));
         }
         let op_mod_ok = match opcode as u16 {
-            op::QUERY_HCA_CAP => true,
+            op::QUERY_HCA_CAP | op::SET_HCA_CAP => true,
+            op::QUERY_PAGES => (1..=3).contains(&op_mod),
+            op::MANAGE_PAGES => op_mod <= 2,
             // ACCESS_REG: write / read; SET_FLOW_TABLE_ROOT: connect / disconnect.
-            op::ACCESS_REG | op::SET_FLOW_TABLE_ROOT => op_mod <= 1,
+            // ACCESS_REG: write / read; SET_FLOW_TABLE_ROOT: connect / disconnect;
+            // SET_FLOW_TABLE_ENTRY: new / modify.
+            op::ACCESS_REG | op::SET_FLOW_TABLE_ROOT | op::SET_FLOW_TABLE_ENTRY => op_mod <= 1,
             _ => op_mod == 0,
         };
         if !op_mod_ok {
@@ -1030,6 +1455,10 @@ impl<M: BusMemory> Cx<'_, '_, M> {
                 let enable = opcode as u16 == op::ENABLE_HCA;
                 let port = self.port();
                 port.func.hca = if enable { Hca::Enabled } else { Hca::Disabled };
+                // A disabled function holds no pages: what a driver did not take back
+                // before DISABLE_HCA is forgotten (the driver frees it), and an enabled one
+                // starts without any.
+                port.func.pages = Pages::NONE;
                 if enable {
                     // The function starts afresh: its counters (vport and the model's own) at
                     // 0. The in-kernel host makes a new device per load anyway; a device in
@@ -1055,9 +1484,76 @@ impl<M: BusMemory> Cx<'_, '_, M> {
                 Ok(())
             }
             op::QUERY_HCA_CAP => self.query_hca_cap(op_mod),
+            op::SET_HCA_CAP => self.set_hca_cap(op_mod),
+            op::QUERY_ADAPTER => {
+                use ifc::adapter::*;
+                let b = self.out.get_mut(BLOCK..).unwrap_or_default();
+                // Mellanox's IEEE OUI, its PCI vendor id, and a PSID naming the model.
+                if let Some(d) = b.get_mut(IEEE_VENDOR_ID..IEEE_VENDOR_ID + 3) {
+                    d.copy_from_slice(&[0x00, 0x02, 0xc9]);
+                }
+                if let Some(d) = b.get_mut(VSD_VENDOR_ID..VSD_VENDOR_ID + 2) {
+                    d.copy_from_slice(&0x15b3u16.to_be_bytes());
+                }
+                if let Some(d) = b.get_mut(PSID..PSID + 13) {
+                    d.copy_from_slice(b"RSNIC00000001");
+                }
+                Ok(())
+            }
+            op::QUERY_PAGES => self.query_pages(op_mod),
+            op::MANAGE_PAGES => self.manage_pages(op_mod),
+            op::CREATE_MKEY => self.create_mkey(),
+            op::DESTROY_MKEY => {
+                let i = self.mkey_slot(self.g(ifc::mkey::INDEX))?;
+                self.port().func.mkeys &= !(1u8 << i);
+                Ok(())
+            }
+            op::ALLOC_Q_COUNTER => {
+                let f = &mut self.port().func;
+                let i = (!f.qcnts).trailing_zeros() as usize;
+                if i >= Q_COUNTERS {
+                    return Err((status::NO_RESOURCES, synd::NO_Q_COUNTER));
+                }
+                f.qcnts |= 1u8 << i;
+                f.qcnt_base[i] = f.qcnt_oob[i];
+                set(self.out, ifc::qcnt::SET_ID, i as u32 + 1);
+                Ok(())
+            }
+            op::DEALLOC_Q_COUNTER => {
+                let i = self.qcnt_slot(self.g(ifc::qcnt::SET_ID))?;
+                let busy = (0..MAX_QUEUES).any(|r| {
+                    let q = self.row(r).rq;
+                    q.used && usize::from(q.counter) == i + 1
+                });
+                if busy {
+                    return Err((status::RESOURCE_BUSY, synd::ALLOC_IN_USE));
+                }
+                self.port().func.qcnts &= !(1u8 << i);
+                Ok(())
+            }
+            op::QUERY_Q_COUNTER => {
+                use ifc::qcnt::*;
+                if self.g(OTHER_VPORT) != 0 || self.g(AGGREGATE) != 0 {
+                    return Err(bad(synd::OTHER_FUNCTION));
+                }
+                let i = self.qcnt_slot(self.g(QUERY_SET_ID))?;
+                let clear = self.g(CLEAR) != 0;
+                let f = &mut self.port().func;
+                let v = f.qcnt_oob[i].wrapping_sub(f.qcnt_base[i]);
+                if clear {
+                    f.qcnt_base[i] = f.qcnt_oob[i];
+                }
+                set(self.out, OUT_OF_BUFFER, v);
+                Ok(())
+            }
+            op::MODIFY_FLOW_TABLE => self.modify_flow_table(),
             op::INIT_HCA => {
                 let p = self.p;
                 let up = oper_up(self.t.ports, p);
+                let f = &self.port().func;
+                if f.pages.asked && f.pages.held < BOOT_PAGES + INIT_PAGES {
+                    return Err((status::BAD_SYS_STATE, synd::INIT_PAGES_MISSING));
+                }
                 let f = &mut self.port().func;
                 f.hca = Hca::Initialized;
                 f.oper_reported = up;
@@ -1146,7 +1642,7 @@ impl<M: BusMemory> Cx<'_, '_, M> {
             op::DESTROY_FLOW_TABLE => self.destroy_flow_table(),
             op::CREATE_FLOW_GROUP => self.create_flow_group(),
             op::DESTROY_FLOW_GROUP => self.destroy_flow_group(),
-            op::SET_FLOW_TABLE_ENTRY => self.set_fte(),
+            op::SET_FLOW_TABLE_ENTRY => self.set_fte(op_mod),
             op::DELETE_FLOW_TABLE_ENTRY => self.delete_fte(),
             op::SET_FLOW_TABLE_ROOT => self.set_root(op_mod),
             op::QUERY_NIC_VPORT_CONTEXT => {
@@ -1210,45 +1706,33 @@ impl<M: BusMemory> Cx<'_, '_, M> {
         }
     }
 
+    /// QUERY_HCA_CAP: op_mod bit 0 current (1) or maximum (0), bits 15..1 the type:
+    /// general (0), Ethernet offloads (1) and the NIC flow table (7); other types are
+    /// refused (the general caps advertise none of them).
     fn query_hca_cap(&mut self, op_mod: u32) -> CmdResult {
         if self.g(ifc::hca::CAP_OTHER_FUNCTION) != 0 {
             return Err(bad(synd::OTHER_FUNCTION));
         }
+        let cur = op_mod & 1 == 1;
         let caps = *self.caps;
+        let set_caps = self.port().func.set_caps;
         let cap = self.out.get_mut(ifc::hca::CAP_OFF..).unwrap_or_default();
         match op_mod >> 1 {
             0 => {
-                use ifc::gen_cap::*;
-                set(cap, LOG_MAX_CQ_SZ, u32::from(caps.log_max_cq_sz));
-                set(cap, LOG_MAX_CQ, 6);
-                set(cap, CQ_MODERATION, 1);
-                set(cap, CQ_PERIOD_MODE_MODIFY, 1);
-                set(cap, CQ_PERIOD_START_FROM_CQE, 1);
-                set(cap, LOG_MAX_EQ_SZ, u32::from(caps.log_max_eq_sz));
-                set(cap, LOG_MAX_EQ, 6);
-                set(cap, VPORT_COUNTERS, 1);
-                set(cap, NIC_FLOW_TABLE, 1);
-                set(cap, PORT_TYPE, 1);
-                set(cap, NUM_PORTS, 1);
-                set(cap, LOG_MAX_MSG, 20);
-                set(cap, ETH_NET_OFFLOADS, 1);
-                set(cap, LOG_PG_SZ, 12);
-                set(cap, LOG_MAX_TRANSPORT_DOMAIN, 6);
-                set(cap, LOG_MAX_PD, 6);
-                set(cap, LOG_MAX_RQ, 6);
-                set(cap, LOG_MAX_SQ, 6);
-                set(cap, LOG_MAX_TIR, 6);
-                set(cap, LOG_MAX_TIS, 6);
-                set(cap, LOG_MAX_RQT, 6);
-                set(cap, LOG_MAX_RQT_SIZE, u32::from(caps.log_max_rqt_size));
-                set(cap, LOG_MAX_WQ_SZ, u32::from(caps.log_max_wq_sz));
-                set(cap, MAX_NUM_EQS, MAX_QUEUES as u32);
-                set(cap, CQE_COMPRESSION, u32::from(caps.cqe_compression));
-                set(cap, CQE_COMPRESSION_MAX_NUM, MAX_SESSION);
+                general_caps(cap, &caps);
+                if cur {
+                    use ifc::gen_cap::*;
+                    set(cap, LOG_MAX_QP, u32::from(set_caps.log_max_qp));
+                    set(cap, PKEY_TABLE_SIZE, u32::from(set_caps.pkey_table_size));
+                    set(cap, CMDIF_CHECKSUM, u32::from(set_caps.cmdif_checksum));
+                } else {
+                    set(cap, ifc::gen_cap::LOG_MAX_QP, MAX_LOG_QP);
+                }
             }
             1 => {
                 use ifc::eth_cap::*;
                 set(cap, CSUM_CAP, 1);
+                set(cap, VLAN_CAP, 1);
                 set(cap, MAX_LSO_CAP, 16);
                 let mode = match caps.min_inline {
                     0 => 2,
@@ -1259,10 +1743,231 @@ impl<M: BusMemory> Cx<'_, '_, M> {
                 set(cap, RSS_IND_TBL_CAP, u32::from(caps.log_max_rqt_size));
                 set(cap, ENHANCED_MULTI_PKT_SEND_WQE, u32::from(caps.mpwqe));
                 set(cap, SWP, 1);
+                set(cap, SELF_LB_EN_MODIFIABLE, 1);
+            }
+            7 => {
+                use ifc::ft_cap::*;
+                let rx = cap.get_mut(NIC_RX / 8..).unwrap_or_default();
+                set(rx, FT_SUPPORT, 1);
+                set(rx, FLOW_MODIFY_EN, 1);
+                set(rx, MODIFY_ROOT, 1);
+                set(rx, IDENTIFIED_MISS_TABLE_MODE, 1);
+                set(rx, FLOW_TABLE_MODIFY, 1);
+                set(rx, LOG_MAX_FT_SIZE, 16);
+                set(rx, MAX_FT_LEVEL, super::MAX_FT_LEVEL);
+                set(rx, LOG_MAX_FT_NUM, 6);
+                set(rx, LOG_MAX_DESTINATION, 0);
+                set(rx, LOG_MAX_FLOW, 6);
+                for f in [
+                    FIELD_OUTER_DMAC,
+                    FIELD_OUTER_ETHER_TYPE,
+                    FIELD_OUTER_FIRST_VID,
+                    FIELD_OUTER_SIP,
+                    FIELD_OUTER_DIP,
+                    FIELD_OUTER_IP_PROTOCOL,
+                    FIELD_OUTER_UDP_SPORT,
+                    FIELD_OUTER_UDP_DPORT,
+                    FIELD_OUTER_TCP_SPORT,
+                    FIELD_OUTER_TCP_DPORT,
+                ] {
+                    set(rx, f, 1);
+                }
             }
             _ => return Err(bad(synd::CAP_TYPE)),
         }
         Ok(())
+    }
+
+    /// SET_HCA_CAP of the general capabilities (op_mod 0): the fields the device lets a
+    /// driver set (`pkey_table_size`, `log_max_qp` up to its maximum, `cmdif_checksum`,
+    /// `log_uar_page_sz` 0: the model's UAR pages are 4 KiB); the capability's other
+    /// fields are read-only and ignored, as mlx5_core writes back the whole current set.
+    fn set_hca_cap(&mut self, op_mod: u32) -> CmdResult {
+        use ifc::gen_cap::*;
+        if op_mod >> 1 != 0 || self.g(ifc::hca::CAP_OTHER_FUNCTION) != 0 {
+            return Err(bad(synd::SET_CAP));
+        }
+        let cap = self.inp.get(ifc::hca::CAP_OFF..).unwrap_or_default();
+        let (qp, pkey, csum, uar) = (
+            get(cap, LOG_MAX_QP),
+            get(cap, PKEY_TABLE_SIZE),
+            get(cap, CMDIF_CHECKSUM),
+            get(cap, LOG_UAR_PAGE_SZ),
+        );
+        if qp > MAX_LOG_QP || uar != 0 {
+            return Err(bad(synd::SET_CAP));
+        }
+        self.port().func.set_caps = SetCaps {
+            pkey_table_size: pkey as u16,
+            log_max_qp: qp as u8,
+            cmdif_checksum: csum as u8,
+        };
+        Ok(())
+    }
+
+    /// QUERY_PAGES: the pages the function wants for boot (1), init (2) or regular use
+    /// (3), given what it holds; asking makes the function need them (see [`Pages`]).
+    fn query_pages(&mut self, op_mod: u32) -> CmdResult {
+        use ifc::pages::*;
+        if self.g(FUNCTION_ID) != 0 || self.g(EMBEDDED_CPU_FUNCTION) != 0 {
+            return Err(bad(synd::PAGES_FUNCTION));
+        }
+        let f = &mut self.port().func;
+        f.pages.asked = true;
+        let held = f.pages.held;
+        let want = match op_mod {
+            BOOT => BOOT_PAGES.saturating_sub(held),
+            INIT => (BOOT_PAGES + INIT_PAGES).saturating_sub(held.max(BOOT_PAGES)),
+            _ => f.pages_target().saturating_sub(held),
+        };
+        set(self.out, FUNCTION_ID, 0);
+        set(self.out, NUM_PAGES, want);
+        Ok(())
+    }
+
+    /// MANAGE_PAGES: GIVE (1) hands the device `input_num_entries` pages (4 KiB aligned;
+    /// each is linked into the held list, which writes its first 8 bytes), TAKE (2) returns
+    /// up to `input_num_entries` of them (never those an initialized function needs, at
+    /// most what the output holds), CANT_GIVE (0) answers a page request the driver cannot
+    /// meet.
+    fn manage_pages(&mut self, op_mod: u32) -> CmdResult {
+        use ifc::pages::*;
+        if self.g(FUNCTION_ID) != 0 || self.g(EMBEDDED_CPU_FUNCTION) != 0 {
+            return Err(bad(synd::PAGES_FUNCTION));
+        }
+        let n = self.g(INPUT_NUM_ENTRIES);
+        match op_mod {
+            CANT_GIVE => Ok(()),
+            GIVE => {
+                let held = self.port().func.pages.held;
+                if held.saturating_add(n) > MAX_FW_PAGES {
+                    return Err((status::NO_RESOURCES, synd::TOO_MANY_PAGES));
+                }
+                if self.inlen < PAS + 8 * n as usize {
+                    return Err((status::BAD_INPUT_LEN, synd::PAGES_LENGTH));
+                }
+                // Every address first, so that a bad one leaves nothing given.
+                let mut b = [0u8; 8];
+                for i in 0..n as usize {
+                    if !self.read_in(PAS + 8 * i, &mut b) {
+                        return Err((status::BAD_INPUT_LEN, synd::PAGES_LENGTH));
+                    }
+                    let a = u64::from_be_bytes(b);
+                    if a == 0 || a % 4096 != 0 {
+                        return Err(bad(synd::PAGE_ADDRESS));
+                    }
+                }
+                let old = self.port().func.pages;
+                for i in 0..n as usize {
+                    if !self.read_in(PAS + 8 * i, &mut b) {
+                        self.port().func.pages = old;
+                        return Err((status::BAD_INPUT_LEN, synd::PAGES_LENGTH));
+                    }
+                    let a = u64::from_be_bytes(b);
+                    let head = self.port().func.pages.head;
+                    let p = self.p;
+                    // PANIC: `p` indexes a port (see `Cx::port`).
+                    self.t.ports[p].counters.pcie.dma_write(a, 8);
+                    if self.mem.dma_write(a, &head.to_be_bytes()).is_err() {
+                        self.port().func.pages = old;
+                        return Err(bad(synd::PAGE_ADDRESS));
+                    }
+                    let pg = &mut self.port().func.pages;
+                    pg.head = a;
+                    pg.held += 1;
+                }
+                let held = self.port().func.pages.held;
+                self.port().counters.fw_pages = u64::from(held);
+                Ok(())
+            }
+            _ => {
+                let room = (self.outlen.min(OUT_BUF).saturating_sub(PAS) / 8) as u32;
+                let f = &self.port().func;
+                let keep = if f.hca == Hca::Initialized {
+                    f.pages_target()
+                } else {
+                    0
+                };
+                let k = n.min(room).min(f.pages.held.saturating_sub(keep));
+                let mut given = 0u32;
+                for i in 0..k as usize {
+                    let a = self.port().func.pages.head;
+                    let mut next = [0u8; 8];
+                    let p = self.p;
+                    // PANIC: `p` indexes a port (see `Cx::port`).
+                    self.t.ports[p].counters.pcie.dma_read(a, 8);
+                    if self.mem.dma_read(a, &mut next).is_err() {
+                        // The list is broken there: what follows is lost to the device.
+                        let pg = &mut self.port().func.pages;
+                        pg.head = 0;
+                        pg.held = 0;
+                        self.port().counters.dma_faults += 1;
+                        break;
+                    }
+                    set64(self.out, PAS + 8 * i, a);
+                    let pg = &mut self.port().func.pages;
+                    pg.head = u64::from_be_bytes(next);
+                    pg.held -= 1;
+                    given += 1;
+                }
+                set(self.out, OUTPUT_NUM_ENTRIES, given);
+                let held = self.port().func.pages.held;
+                self.port().counters.fw_pages = u64::from(held);
+                Ok(())
+            }
+        }
+    }
+
+    /// CREATE_MKEY: a physical-address (PA) key for local reads and writes of all memory
+    /// (`length64`) in a PD of the function, what mlx5e's `mlx5e_create_mkey` makes. Its
+    /// key is `index << 8 | mkey_7_0`. From the function's first key on, the device checks
+    /// the lkey of every data segment (see the module documentation).
+    fn create_mkey(&mut self) -> CmdResult {
+        use ifc::mkey::*;
+        if self.g(PG_ACCESS) != 0
+            || self.g(UMEM_VALID) != 0
+            || self.g(FREE) != 0
+            || self.g(ACCESS_MODE_4_2) != 0
+            || self.g(ACCESS_MODE_1_0) != 0
+            || self.g(UMR_EN) != 0
+            || self.g(LW) == 0
+            || self.g(LR) == 0
+            || self.g(LENGTH64) == 0
+        {
+            return Err(bad(synd::MKEY_PARAM));
+        }
+        self.alloc_slot(1, self.g(PD))
+            .map_err(|_| bad(synd::MKEY_PARAM))?;
+        let var = self.g(MKEY_7_0) as u8;
+        let f = &mut self.port().func;
+        let i = (!f.mkeys).trailing_zeros() as usize;
+        if i >= MAX_MKEYS {
+            return Err((status::NO_RESOURCES, synd::NO_MKEY));
+        }
+        f.mkeys |= 1u8 << i;
+        f.mkey_var[i] = var;
+        set(self.out, INDEX, MKEY_INDEX_BASE + i as u32);
+        Ok(())
+    }
+
+    /// The slot of memory key index `index` of this function.
+    fn mkey_slot(&mut self, index: u32) -> Result<usize, Fail> {
+        let i = index.wrapping_sub(MKEY_INDEX_BASE) as usize;
+        if i < MAX_MKEYS && self.port().func.mkeys & (1u8 << i) != 0 {
+            Ok(i)
+        } else {
+            Err((status::BAD_RESOURCE, synd::BAD_MKEY))
+        }
+    }
+
+    /// The slot of Q counter set id `id` of this function.
+    fn qcnt_slot(&mut self, id: u32) -> Result<usize, Fail> {
+        let i = id.wrapping_sub(1) as usize;
+        if i < Q_COUNTERS && self.port().func.qcnts & (1u8 << i) != 0 {
+            Ok(i)
+        } else {
+            Err((status::BAD_RESOURCE, synd::BAD_Q_COUNTER))
+        }
     }
 
     /// Frees every object of the function (TEARDOWN_HCA, as firmware does).
@@ -1368,9 +2073,11 @@ impl<M: BusMemory> Cx<'_, '_, M> {
         chain_read(&mut self.chain, self.mem, off, dst, c)
     }
 
-    /// Checks a PAS list at `pas` for `bytes` of queue in pages of 4 KiB << `log_pg`.
-    /// Returns the queue's bus address.
-    fn pas(&mut self, pas: usize, bytes: u64, log_pg: u32, offset: u32) -> Result<DmaAddr, Fail> {
+    /// Reads a PAS list at `pas` for `bytes` of queue in pages of 4 KiB << `log_pg`: a
+    /// contiguous list is the queue's base address; any other list goes into the device's
+    /// page-list pool ([`super::pas`]), which the caller gives back if the command fails
+    /// after this (`pas::free`).
+    fn pas(&mut self, pas: usize, bytes: u64, log_pg: u32, offset: u32) -> Result<Ring, Fail> {
         if offset != 0 {
             return Err(bad(synd::PAGE_OFFSET));
         }
@@ -1383,22 +2090,45 @@ impl<M: BusMemory> Cx<'_, '_, M> {
             return Err((status::BAD_INPUT_LEN, synd::PAS_TOO_SHORT));
         }
         let mut b = [0u8; 8];
-        if !self.read_in(pas, &mut b) {
-            return Err((status::BAD_INPUT_LEN, synd::PAS_TOO_SHORT));
-        }
-        let first = u64::from_be_bytes(b);
-        if first % pg != 0 || first == 0 {
-            return Err(bad(synd::PAS_ALIGN));
-        }
-        for i in 1..n {
+        let mut contiguous = true;
+        let mut first = 0u64;
+        for i in 0..n {
             if !self.read_in(pas + 8 * i, &mut b) {
                 return Err((status::BAD_INPUT_LEN, synd::PAS_TOO_SHORT));
             }
-            if u64::from_be_bytes(b) != first.wrapping_add(i as u64 * pg) {
-                return Err(bad(synd::PAS_NOT_CONTIGUOUS));
+            let a = u64::from_be_bytes(b);
+            if a % pg != 0 || a == 0 {
+                return Err(bad(synd::PAS_ALIGN));
+            }
+            if i == 0 {
+                first = a;
+            } else if a != first.wrapping_add(i as u64 * pg) {
+                contiguous = false;
             }
         }
-        Ok(first)
+        let log_pg = (12 + log_pg) as u8;
+        if contiguous {
+            return Ok(Ring {
+                log_pg,
+                ..Ring::contiguous(first)
+            });
+        }
+        let at = pas::alloc(self.t.pool, n).ok_or((status::NO_RESOURCES, synd::PAS_POOL))?;
+        let ring = Ring {
+            base: first,
+            log_pg,
+            first: at,
+            pages: n as u16,
+        };
+        for i in 0..n {
+            if !self.read_in(pas + 8 * i, &mut b)
+                || !pas::set_entry(self.t.pool, usize::from(at) + i, u64::from_be_bytes(b))
+            {
+                pas::free(self.t.pool, &ring);
+                return Err((status::BAD_INPUT_LEN, synd::PAS_TOO_SHORT));
+            }
+        }
+        Ok(ring)
     }
 
     fn uar_field(&mut self, f: ifc::Fld) -> Result<u16, Fail> {
@@ -1429,10 +2159,13 @@ impl<M: BusMemory> Cx<'_, '_, M> {
         )?;
         let mask = get64(self.inp, EVENT_BITMASK);
         let p = self.p;
-        let slot = self
-            .t
-            .free_slot(p, |r| r.eq.used)
-            .map_err(|_| (status::NO_RESOURCES, synd::NO_EQ))?;
+        let slot = match self.t.free_slot(p, |r| r.eq.used) {
+            Ok(s) => s,
+            Err(_) => {
+                pas::free(self.t.pool, &buf);
+                return Err((status::NO_RESOURCES, synd::NO_EQ));
+            }
+        };
         self.row(slot).eq = super::EqCtx {
             used: true,
             error: false,
@@ -1444,6 +2177,8 @@ impl<M: BusMemory> Cx<'_, '_, M> {
             ci: 0,
             armed: false,
             port_events: mask & (1u64 << ifc::eqe::TYPE_PORT_CHANGE) != 0,
+            cmd_events: mask & (1u64 << ifc::eqe::TYPE_CMD) != 0,
+            page_events: mask & (1u64 << ifc::eqe::TYPE_PAGE_REQUEST) != 0,
             users: 0,
         };
         set(self.out, ifc::EQ_NUMBER, EQN_BASE + slot as u32);
@@ -1464,7 +2199,9 @@ impl<M: BusMemory> Cx<'_, '_, M> {
         if self.row(slot).eq.users != 0 {
             return Err((status::RESOURCE_BUSY, synd::EQ_IN_USE));
         }
+        let ring = self.row(slot).eq.buf;
         self.row(slot).eq = super::QueueSet::EMPTY.eq;
+        pas::free(self.t.pool, &ring);
         self.port().eq_arm_pending &= !(1u64 << slot);
         Ok(())
     }
@@ -1474,8 +2211,9 @@ impl<M: BusMemory> Cx<'_, '_, M> {
         if self.g(CQE_SZ) != 0 {
             return Err(bad(synd::CQE_SIZE));
         }
+        // One CQE (log 0) is a CQ too: mlx5e's drop RQ has one.
         let log = self.g(LOG_CQ_SIZE);
-        if log == 0 || log > u32::from(self.caps.log_max_cq_sz) {
+        if log > u32::from(self.caps.log_max_cq_sz) {
             return Err(bad(synd::CQ_SIZE));
         }
         let comp = self.g(CQE_COMP_EN) != 0;
@@ -1504,19 +2242,23 @@ impl<M: BusMemory> Cx<'_, '_, M> {
         )?;
         let cfg = CqConfig {
             port: self.p,
-            buf,
+            buf: buf.base,
             log_size: log as u8,
             dbr,
             vector: 0,
             compress: comp,
         };
-        let cqn = self
-            .t
-            .create_cq(&cfg, uar, eq as u8 + 1)
-            .map_err(|_| (status::NO_RESOURCES, synd::NO_CQ))?;
+        let cqn = match self.t.create_cq(&cfg, uar, eq as u8 + 1) {
+            Ok(n) => n,
+            Err(_) => {
+                pas::free(self.t.pool, &buf);
+                return Err((status::NO_RESOURCES, synd::NO_CQ));
+            }
+        };
         // The fields are 12 and 16 bits wide: every value is one the device takes.
         let (period, count) = (self.g(CQ_PERIOD) as u16, self.g(CQ_MAX_COUNT) as u16);
         if let Ok((_, slot)) = self.t.cq_loc(cqn) {
+            self.row(slot).cq.buf = buf;
             let m = &mut self.row(slot).cq.moder;
             m.period = period;
             m.max_count = count;
@@ -1578,7 +2320,7 @@ impl<M: BusMemory> Cx<'_, '_, M> {
     }
 
     /// The common WQ fields: (pd slot + 1, dbr, log_wq_sz, bus address of the ring).
-    fn wq_common(&mut self, log_stride: u32) -> Result<(u8, DmaAddr, u32, DmaAddr), Fail> {
+    fn wq_common(&mut self, log_stride: u32) -> Result<(u8, DmaAddr, u32, Ring), Fail> {
         use ifc::wq::*;
         if self.g(STATE) != STATE_RST {
             return Err(bad(synd::CREATE_STATE));
@@ -1586,7 +2328,12 @@ impl<M: BusMemory> Cx<'_, '_, M> {
         if self.g(WQ_TYPE) != 1 {
             return Err(bad(synd::WQ_TYPE));
         }
-        let pd = self.alloc_slot(1, self.g(PD))? as u8 + 1;
+        // PD 0 is no PD: mlx5e's drop RQ (one WQE, never posted) is created without one,
+        // and the firmware takes it.
+        let pd = match self.g(PD) {
+            0 => 0,
+            n => self.alloc_slot(1, n)? as u8 + 1,
+        };
         let dbr = get64(self.inp, DBR_ADDR);
         if dbr % 8 != 0 {
             return Err(bad(synd::DBR_ALIGN));
@@ -1623,32 +2370,43 @@ impl<M: BusMemory> Cx<'_, '_, M> {
         }
         let cqn = self.cq_field()?;
         let tisn = self.g(SQ_TIS_NUM_0);
-        // tis_lst_sz is not checked: the contract leaves it 0, mlx5e writes 1.
-        let tis = match self.t.loc(tisn, TISN_BASE, |r| r.tis.used) {
-            Ok((p, slot)) if p == self.p => slot,
-            _ => return Err((status::BAD_RESOURCE, synd::BAD_TIS)),
+        // tis_lst_sz is not checked: rsnic leaves it 0 with a TIS, mlx5e writes 1; an SQ
+        // without a TIS (TIS 0 and an empty list: mlx5e's ICO SQs) has none.
+        let tis = if tisn == 0 && self.g(SQ_TIS_LST_SZ) == 0 {
+            None
+        } else {
+            match self.t.loc(tisn, TISN_BASE, |r| r.tis.used) {
+                Ok((p, slot)) if p == self.p => Some(slot),
+                _ => return Err((status::BAD_RESOURCE, synd::BAD_TIS)),
+            }
         };
         let uar = self.uar_field(UAR_PAGE)?;
         let (pd, dbr, log, buf) = self.wq_common(6)?;
         let cfg = SqConfig {
             port: self.p,
-            buf,
+            buf: buf.base,
             log_size: log as u8,
             dbr,
             cqn,
         };
         let extra = SqCtx {
             uar,
-            tis: tis as u8 + 1,
+            tis: tis.map_or(0, |t| t as u8 + 1),
             pd,
             min_inline: min_inline as u8,
             flush: self.g(SQ_FLUSH_IN_ERROR_EN) != 0,
             ..SqCtx::EMPTY
         };
-        let sqn = self
-            .t
-            .create_sq(&cfg, QueueState::Reset, extra)
-            .map_err(|_| (status::NO_RESOURCES, synd::NO_SQ))?;
+        let sqn = match self.t.create_sq(&cfg, QueueState::Reset, extra) {
+            Ok(n) => n,
+            Err(_) => {
+                pas::free(self.t.pool, &buf);
+                return Err((status::NO_RESOURCES, synd::NO_SQ));
+            }
+        };
+        if let Ok((_, slot)) = self.t.sq_loc(sqn) {
+            self.row(slot).sq.buf = buf;
+        }
         set(self.out, ifc::OBJ_NUM, sqn);
         Ok(())
     }
@@ -1663,20 +2421,35 @@ impl<M: BusMemory> Cx<'_, '_, M> {
             return Err(bad(synd::WQ_STRIDE));
         }
         let cqn = self.cq_field()?;
+        // The Q counter that counts the RQ's drops (0: none).
+        let counter = self.g(RQ_COUNTER_SET_ID);
+        if counter != 0 {
+            self.qcnt_slot(counter)?;
+        }
         let (pd, dbr, log, buf) = self.wq_common(stride)?;
         let cfg = RqConfig {
             port: self.p,
-            buf,
+            buf: buf.base,
             log_size: log as u8,
             log_stride: stride as u8,
             dbr,
             cqn,
         };
         let flush = self.g(RQ_FLUSH_IN_ERROR_EN) != 0;
-        let rqn = self
-            .t
-            .create_rq(&cfg, QueueState::Reset, pd, flush)
-            .map_err(|_| (status::NO_RESOURCES, synd::NO_RQ))?;
+        let rqn = match self.t.create_rq(&cfg, QueueState::Reset, pd, flush) {
+            Ok(n) => n,
+            Err(_) => {
+                pas::free(self.t.pool, &buf);
+                return Err((status::NO_RESOURCES, synd::NO_RQ));
+            }
+        };
+        let strip = self.g(RQ_VSD) == 0;
+        if let Ok((_, slot)) = self.t.rq_loc(rqn) {
+            let q = &mut self.row(slot).rq;
+            q.buf = buf;
+            q.counter = counter as u8;
+            q.strip_vlan = strip;
+        }
         set(self.out, ifc::OBJ_NUM, rqn);
         Ok(())
     }
@@ -1842,13 +2615,20 @@ impl<M: BusMemory> Cx<'_, '_, M> {
     /// The hash parameters of a TIR context (`rx_hash_fn`, `rx_hash_symmetric`, the key and
     /// the outer field selector) at the context's usual place: Toeplitz, not symmetric, and
     /// only the fields the model hashes.
-    fn tir_hash(&self) -> Result<([u8; 40], crate::sim::pkt::HashSel), Fail> {
+    fn tir_hash(&self) -> Result<([u8; 40], crate::sim::pkt::HashSel, bool, bool), Fail> {
         use ifc::tir::*;
-        if self.g(RX_HASH_FN) != 2 || self.g(RX_HASH_SYMMETRIC) != 0 {
-            return Err(bad(synd::TIR_HASH));
-        }
+        // Toeplitz (2) or inverted XOR8 (1: mlx5e's one-RQ TIRs).
+        let xor8 = match self.g(RX_HASH_FN) {
+            2 => false,
+            1 => true,
+            _ => return Err(bad(synd::TIR_HASH)),
+        };
+        let symmetric = self.g(RX_HASH_SYMMETRIC) != 0 && !xor8;
         let fields = self.g(SEL_FIELDS);
-        if fields & !(SEL_SRC_IP | SEL_DST_IP | SEL_L4_SPORT | SEL_L4_DPORT) != 0 {
+        // The SPI (mlx5e's IPsec AH / ESP traffic types) is taken and not hashed: the model
+        // hashes the addresses of such frames.
+        let known = SEL_SRC_IP | SEL_DST_IP | SEL_L4_SPORT | SEL_L4_DPORT | SEL_IPSEC_SPI;
+        if fields & !known != 0 {
             return Err(bad(synd::TIR_FIELDS));
         }
         let mut key = [0u8; 40];
@@ -1863,7 +2643,7 @@ impl<M: BusMemory> Cx<'_, '_, M> {
             sport: fields & SEL_L4_SPORT != 0,
             dport: fields & SEL_L4_DPORT != 0,
         };
-        Ok((key, sel))
+        Ok((key, sel, symmetric, xor8))
     }
 
     fn create_tir(&mut self) -> CmdResult {
@@ -1874,13 +2654,17 @@ impl<M: BusMemory> Cx<'_, '_, M> {
             _ => return Err(bad(synd::TIR_DISP_TYPE)),
         };
         let td = self.td_field(TRANSPORT_DOMAIN)?;
-        let (rqt, inline_rq, (key, sel)) = if indirect {
+        let (rqt, inline_rq, (key, sel, symmetric, xor8)) = if indirect {
             let hash = self.tir_hash()?;
             let (_, s) = self.own(INDIRECT_TABLE, RQTN_BASE, |r| r.rqt.used, synd::BAD_RQT)?;
             (s, 0, hash)
         } else {
             let (_, s) = self.own(INLINE_RQN, RQN_BASE, |r| r.rq.used, synd::BAD_RQ)?;
-            (0, s, ([0; 40], super::QueueSet::EMPTY.tir.sel))
+            (
+                0,
+                s,
+                ([0; 40], super::QueueSet::EMPTY.tir.sel, false, false),
+            )
         };
         let p = self.p;
         let slot = self
@@ -1895,6 +2679,8 @@ impl<M: BusMemory> Cx<'_, '_, M> {
             td,
             key,
             sel,
+            symmetric,
+            xor8,
             users: 0,
         };
         if indirect {
@@ -1918,14 +2704,21 @@ impl<M: BusMemory> Cx<'_, '_, M> {
         use ifc::tir::*;
         let (_, slot) = self.own(MODIFY_TIRN, TIRN_BASE, |r| r.tir.used, synd::BAD_TIR)?;
         let bm = get64(self.inp, MODIFY_BITMASK);
-        if bm & !MODIFY_BITMASK_HASH != 0 || !self.row(slot).tir.indirect {
+        // self_lb_en changes `self_lb_block` (which of the function's own frames it may
+        // receive back); the model loops no frame back to a function but by PPLR, so it
+        // takes the field and nothing changes.
+        if bm & !(MODIFY_BITMASK_HASH | MODIFY_BITMASK_SELF_LB) != 0
+            || (bm & MODIFY_BITMASK_HASH != 0 && !self.row(slot).tir.indirect)
+        {
             return Err(bad(synd::TIR_BITMASK));
         }
         if bm & MODIFY_BITMASK_HASH != 0 {
-            let (key, sel) = self.tir_hash()?;
+            let (key, sel, symmetric, xor8) = self.tir_hash()?;
             let t = &mut self.row(slot).tir;
             t.key = key;
             t.sel = sel;
+            t.symmetric = symmetric;
+            t.xor8 = xor8;
         }
         let p = self.p;
         self.t.refresh_rx(p, true);
@@ -1968,8 +2761,8 @@ impl<M: BusMemory> Cx<'_, '_, M> {
         Ok(s)
     }
 
-    /// CREATE_FLOW_TABLE: a NIC RX table of `2^log_size` flow indices whose misses drop
-    /// (the default miss action; the level is not used: only the root table steers).
+    /// CREATE_FLOW_TABLE: a NIC RX table of `2^log_size` flow indices at its `level`,
+    /// whose misses drop (the default miss action) or go to a table of a higher level.
     fn create_flow_table(&mut self) -> CmdResult {
         use ifc::fs::*;
         if self.g(TABLE_TYPE) != TABLE_TYPE_NIC_RX || self.g(OTHER_VPORT) != 0 {
@@ -1977,25 +2770,12 @@ impl<M: BusMemory> Cx<'_, '_, M> {
         }
         let log_size = self.g(FT_LOG_SIZE);
         let level = self.g(FT_LEVEL);
-        let action = self.g(FT_MISS_ACTION);
-        if self.g(FT_FLAGS) != 0
-            || log_size > 16
-            || (action == 0 && self.g(FT_MISS_ID) != 0)
-            || (action != 0 && action != MISS_ACTION_FWD)
-        {
+        // The level orders tables (a miss or an entry forwards only to a higher one);
+        // fs_core's anchor table sits above every level it uses.
+        if self.g(FT_FLAGS) != 0 || log_size > 16 {
             return Err(bad(synd::FT_PARAM));
         }
-        let mut miss = 0u8;
-        if action == MISS_ACTION_FWD {
-            let m = match self.t.loc(self.g(FT_MISS_ID), FT_BASE, |r| r.ft.used) {
-                Ok((p, s)) if p == self.p => s,
-                _ => return Err((status::BAD_RESOURCE, synd::BAD_FT)),
-            };
-            if u32::from(self.row(m).ft.level) <= level {
-                return Err(bad(synd::FT_PARAM));
-            }
-            miss = (m as u8).wrapping_add(1);
-        }
+        let miss = self.miss_table(level)?;
         let p = self.p;
         let slot = self
             .t
@@ -2006,28 +2786,101 @@ impl<M: BusMemory> Cx<'_, '_, M> {
             log_size: log_size as u8,
             level: level as u8,
             miss,
-            users: 0,
+            ..super::QueueSet::EMPTY.ft
         };
+        self.table_ref(miss, true);
         set(self.out, ifc::OBJ_NUM, make_qn(FT_BASE, p, slot));
         Ok(())
     }
 
-    fn destroy_flow_table(&mut self) -> CmdResult {
+    /// MODIFY_FLOW_TABLE (`modify_field_select` bit 0, MLX5_MODIFY_FLOW_TABLE_MISS_TABLE_ID):
+    /// the table's miss action and miss table, as CREATE_FLOW_TABLE takes them; what
+    /// fs_core does to chain a new table after the tables of an earlier level.
+    fn modify_flow_table(&mut self) -> CmdResult {
+        use ifc::fs::*;
         let t = self.fs_table()?;
-        let missed_to = (0..MAX_QUEUES).any(|i| {
-            let f = self.row(i).ft;
-            f.used && usize::from(f.miss) == t.wrapping_add(1)
-        });
-        if self.row(t).ft.users != 0 || usize::from(self.port().func.root_ft) == t + 1 || missed_to
-        {
-            return Err((status::RESOURCE_BUSY, synd::FT_IN_USE));
+        if self.g(FT_MODIFY_SELECT) != 1 {
+            return Err(bad(synd::FT_MODIFY_FIELDS));
         }
-        self.row(t).ft.used = false;
+        let level = u32::from(self.row(t).ft.level);
+        let miss = self.miss_table(level)?;
+        let old = self.row(t).ft.miss;
+        self.table_ref(old, false);
+        self.table_ref(miss, true);
+        self.row(t).ft.miss = miss;
+        let p = self.p;
+        self.t.refresh_rx(p, true);
         Ok(())
     }
 
-    /// CREATE_FLOW_GROUP: flow indices `start..=end` of a table whose entries match the outer
-    /// `ethertype` and/or `ip_protocol` (whole fields) or nothing (every frame).
+    /// The miss table of a flow table context at `level` (slot + 1; 0: the default miss
+    /// action, a drop): a table of this function at a higher level.
+    fn miss_table(&mut self, level: u32) -> Result<u8, Fail> {
+        use ifc::fs::*;
+        let action = self.g(FT_MISS_ACTION);
+        if (action == 0 && self.g(FT_MISS_ID) != 0) || (action != 0 && action != MISS_ACTION_FWD) {
+            return Err(bad(synd::FT_PARAM));
+        }
+        if action != MISS_ACTION_FWD {
+            return Ok(0);
+        }
+        let m = match self.t.loc(self.g(FT_MISS_ID), FT_BASE, |r| r.ft.used) {
+            Ok((p, s)) if p == self.p => s,
+            _ => return Err((status::BAD_RESOURCE, synd::BAD_FT)),
+        };
+        if u32::from(self.row(m).ft.level) <= level {
+            return Err(bad(synd::FT_PARAM));
+        }
+        Ok((m as u8).wrapping_add(1))
+    }
+
+    /// Counts (`on`) or drops a reference to table `t` (slot + 1; 0: none).
+    fn table_ref(&mut self, t: u8, on: bool) {
+        if t == 0 {
+            return;
+        }
+        let f = &mut self.row(usize::from(t - 1)).ft;
+        f.refs = if on {
+            f.refs.saturating_add(1)
+        } else {
+            f.refs.saturating_sub(1)
+        };
+    }
+
+    /// DESTROY_FLOW_TABLE of a table without groups that no entry forwards to. fs_core
+    /// destroys its tables at cleanup without disconnecting them first: a root table goes
+    /// (the function has no root then: received frames go to its first indirect TIR), and a
+    /// table others miss to goes (their misses drop from then on).
+    fn destroy_flow_table(&mut self) -> CmdResult {
+        let t = self.fs_table()?;
+        let f = self.row(t).ft;
+        let entry_refs = (0..MAX_QUEUES).any(|i| {
+            let e = self.row(i).fte;
+            e.used && e.dest == super::Dest::Table(t as u8)
+        });
+        if f.users != 0 || entry_refs {
+            return Err((status::RESOURCE_BUSY, synd::FT_IN_USE));
+        }
+        for i in 0..MAX_QUEUES {
+            let o = &mut self.row(i).ft;
+            if o.used && usize::from(o.miss) == t + 1 {
+                o.miss = 0;
+            }
+        }
+        self.table_ref(f.miss, false);
+        self.row(t).ft.used = false;
+        if usize::from(self.port().func.root_ft) == t + 1 {
+            self.port().func.root_ft = 0;
+        }
+        let p = self.p;
+        self.t.refresh_rx(p, true);
+        Ok(())
+    }
+
+    /// CREATE_FLOW_GROUP: flow indices `start..=end` of a table whose entries match the
+    /// outer headers under the group's criteria (`match_criteria_enable` bit 0; no other
+    /// part of the match parameter: misc, inner, the later sets), or every frame (no
+    /// criteria).
     fn create_flow_group(&mut self) -> CmdResult {
         use ifc::fs::*;
         let t = self.fs_table()?;
@@ -2039,10 +2892,17 @@ impl<M: BusMemory> Cx<'_, '_, M> {
             .inp
             .get(FG_CRITERIA..FG_CRITERIA + MATCH_PARAM_LEN)
             .ok_or((status::BAD_INPUT_LEN, synd::INPUT_TOO_SHORT))?;
-        let criteria = group_criteria(crit).ok_or(bad(synd::FG_CRITERIA))?;
-        if enable & !1 != 0 || (enable == 0 && criteria != 0) {
+        let (outer, rest) = crit.split_at(super::MATCH_LEN);
+        let any = outer.iter().any(|&b| b != 0);
+        if enable & !1 != 0
+            || rest.iter().any(|&b| b != 0)
+            || (enable == 0 && any)
+            || !super::steer::criteria_supported(outer)
+        {
             return Err(bad(synd::FG_CRITERIA));
         }
+        let mut mask = [0u8; super::MATCH_LEN];
+        mask.copy_from_slice(outer);
         let (start, end) = (self.g(FG_START), self.g(FG_END));
         let size = 1u64 << self.row(t).ft.log_size;
         let overlaps = (0..MAX_QUEUES).any(|i| {
@@ -2062,7 +2922,7 @@ impl<M: BusMemory> Cx<'_, '_, M> {
             table: t as u8,
             start,
             end,
-            criteria,
+            mask,
             users: 0,
         };
         let ft = &mut self.row(t).ft;
@@ -2104,91 +2964,114 @@ impl<M: BusMemory> Cx<'_, '_, M> {
         })
     }
 
-    /// SET_FLOW_TABLE_ENTRY (op_mod 0, a new entry): forwards the frames its group's
-    /// criteria match with its values to one TIR of the function.
-    fn set_fte(&mut self) -> CmdResult {
+    /// Counts (`on`) or drops the reference an entry's destination holds.
+    fn dest_ref(&mut self, d: super::Dest, on: bool) {
+        match d {
+            super::Dest::Tir(x) => {
+                let tc = &mut self.row(usize::from(x)).tir;
+                tc.users = if on {
+                    tc.users.saturating_add(1)
+                } else {
+                    tc.users.saturating_sub(1)
+                };
+            }
+            super::Dest::Table(x) => self.table_ref(x.wrapping_add(1), on),
+            super::Dest::Drop => {}
+        }
+    }
+
+    /// SET_FLOW_TABLE_ENTRY: op_mod 0 a new entry, 1 (with a `modify_enable_mask`) the
+    /// entry at that index replaced. An entry forwards what its group's criteria match with
+    /// its values (the outer headers) to one destination, a TIR or a table of a higher
+    /// level (`FWD_DEST`), or drops it (`DROP`); a flow tag is taken and not reported.
+    fn set_fte(&mut self, op_mod: u32) -> CmdResult {
         use ifc::fs::*;
         let t = self.fs_table()?;
         let g = self.fs_group(FTE_GROUP, t)?;
         let index = self.g(FTE_INDEX);
         let fg = self.row(g).fg;
-        if index < fg.start || index > fg.end || self.fte_at(t, index).is_some() {
+        let existing = self.fte_at(t, index);
+        if index < fg.start || index > fg.end || (op_mod == 0) == existing.is_some() {
             return Err(bad(synd::FTE_INDEX));
         }
-        if self.g(FTE_MODIFY_MASK) != 0
-            || self.g(FTE_ACTION) != ACTION_FWD_DEST
-            || self.g(FTE_FLOW_TAG) != 0
+        let action = self.g(FTE_ACTION);
+        let n = self.g(FTE_DEST_LIST_SIZE);
+        if (op_mod == 0 && self.g(FTE_MODIFY_MASK) != 0)
             || self.g(FTE_DEST_FLAGS) != 0
-            || self.g(FTE_DEST_LIST_SIZE) != 1
             || self.g(FTE_COUNTER_LIST_SIZE) != 0
             || self.g(FTE_REFORMAT_ID) != 0
             || self.g(FTE_MODIFY_HEADER_ID) != 0
+            || !((action == ACTION_FWD_DEST && n == 1) || (action == ACTION_DROP && n == 0))
         {
             return Err(bad(synd::FTE_ACTION));
         }
-        let Some(dest) = self.inp.get(FTE_DEST..FTE_DEST + 8) else {
-            return Err((status::BAD_INPUT_LEN, synd::INPUT_TOO_SHORT));
-        };
-        if self.inlen < FTE_DEST + 8 || get(dest, DEST_TYPE) != DEST_TYPE_TIR {
-            return Err(bad(synd::FTE_ACTION));
-        }
-        let tirn = get(dest, DEST_ID);
-        let tir = match self.t.loc(tirn, TIRN_BASE, |r| r.tir.used) {
-            Ok((p, s)) if p == self.p => s,
-            _ => return Err((status::BAD_RESOURCE, synd::BAD_TIR)),
+        let dest = if action == ACTION_DROP {
+            super::Dest::Drop
+        } else {
+            let Some(d) = self.inp.get(FTE_DEST..FTE_DEST + 8) else {
+                return Err((status::BAD_INPUT_LEN, synd::INPUT_TOO_SHORT));
+            };
+            let (ty, id) = (get(d, DEST_TYPE), get(d, DEST_ID));
+            if self.inlen < FTE_DEST + 8 {
+                return Err((status::BAD_INPUT_LEN, synd::INPUT_TOO_SHORT));
+            }
+            match ty {
+                DEST_TYPE_TIR => match self.t.loc(id, TIRN_BASE, |r| r.tir.used) {
+                    Ok((p, s)) if p == self.p => super::Dest::Tir(s as u8),
+                    _ => return Err((status::BAD_RESOURCE, synd::BAD_TIR)),
+                },
+                DEST_TYPE_FLOW_TABLE => match self.t.loc(id, FT_BASE, |r| r.ft.used) {
+                    Ok((p, s)) if p == self.p => {
+                        // Forward only to a table of a higher level: the walk ends.
+                        if self.row(s).ft.level <= self.row(t).ft.level {
+                            return Err(bad(synd::FTE_ACTION));
+                        }
+                        super::Dest::Table(s as u8)
+                    }
+                    _ => return Err((status::BAD_RESOURCE, synd::BAD_FT)),
+                },
+                _ => return Err(bad(synd::FTE_ACTION)),
+            }
         };
         let m = self
             .inp
-            .get(FTE_MATCH..FTE_MATCH + MATCH_PARAM_LEN)
+            .get(FTE_MATCH..FTE_MATCH + super::MATCH_LEN)
             .ok_or((status::BAD_INPUT_LEN, synd::INPUT_TOO_SHORT))?;
-        let be16 = |o: usize| {
-            m.get(o..o + 2)
-                .map_or(0, |b| u16::from_be_bytes([b[0], b[1]]))
-        };
-        let ethertype = be16(MATCH_ETHERTYPE);
-        let ip_protocol = m.get(MATCH_IP_PROTOCOL).copied().unwrap_or(0);
-        let mut src = [0u8; 16];
-        let mut dst = [0u8; 16];
-        if let Some(b) = m.get(MATCH_SRC_IP..MATCH_SRC_IP + 16) {
-            src.copy_from_slice(b);
+        let mut value = [0u8; super::MATCH_LEN];
+        for ((v, &x), &k) in value.iter_mut().zip(m).zip(fg.mask.iter()) {
+            *v = x & k;
         }
-        if let Some(b) = m.get(MATCH_DST_IP..MATCH_DST_IP + 16) {
-            dst.copy_from_slice(b);
-        }
-        let tcp = fg.criteria & (CRIT_TCP_SPORT | CRIT_TCP_DPORT) != 0;
-        let (sport, dport) = if tcp {
-            (be16(MATCH_TCP_SPORT), be16(MATCH_TCP_DPORT))
-        } else {
-            (be16(MATCH_UDP_SPORT), be16(MATCH_UDP_DPORT))
-        };
-        if (fg.criteria & CRIT_ETHERTYPE != 0 && !matches!(ethertype, 0x0800 | 0x86dd))
-            || (fg.criteria & CRIT_IP_PROTOCOL != 0 && !matches!(ip_protocol, 6 | 17))
-        {
-            return Err(bad(synd::FTE_MATCH));
-        }
+        let lo = fg.mask.iter().position(|&b| b != 0).unwrap_or(0);
+        let hi = fg.mask.iter().rposition(|&b| b != 0).map_or(0, |i| i + 1);
         let p = self.p;
-        let slot = self
-            .t
-            .free_slot(p, |r| r.fte.used)
-            .map_err(|_| (status::NO_RESOURCES, synd::NO_FS))?;
+        let slot = match existing {
+            Some(s) => {
+                let old = self.row(s).fte.dest;
+                self.dest_ref(old, false);
+                s
+            }
+            None => {
+                let s = self
+                    .t
+                    .free_slot(p, |r| r.fte.used)
+                    .map_err(|_| (status::NO_RESOURCES, synd::NO_FS))?;
+                let fg = &mut self.row(g).fg;
+                fg.users = fg.users.saturating_add(1);
+                s
+            }
+        };
         self.row(slot).fte = super::FteCtx {
             used: true,
             table: t as u8,
             group: g as u8,
             index,
-            ethertype,
-            ip_protocol,
-            crit: fg.criteria,
-            src,
-            dst,
-            sport,
-            dport,
-            tir: tir as u8,
+            mask: fg.mask,
+            value,
+            lo: lo as u8,
+            hi: hi as u8,
+            dest,
         };
-        let fg = &mut self.row(g).fg;
-        fg.users = fg.users.saturating_add(1);
-        let tc = &mut self.row(tir).tir;
-        tc.users = tc.users.saturating_add(1);
+        self.dest_ref(dest, true);
         self.t.refresh_rx(p, true);
         Ok(())
     }
@@ -2203,8 +3086,7 @@ impl<M: BusMemory> Cx<'_, '_, M> {
         self.row(slot).fte.used = false;
         let fg = &mut self.row(usize::from(e.group)).fg;
         fg.users = fg.users.saturating_sub(1);
-        let tc = &mut self.row(usize::from(e.tir)).tir;
-        tc.users = tc.users.saturating_sub(1);
+        self.dest_ref(e.dest, false);
         let p = self.p;
         self.t.refresh_rx(p, true);
         Ok(())
@@ -2237,10 +3119,74 @@ impl<M: BusMemory> Cx<'_, '_, M> {
             return Err(bad(synd::OTHER_FUNCTION));
         }
         let fs = self.g(FIELD_SELECT);
-        let known = (1u32 << (31 - (FS_MTU.bit - 0x60)))
-            | (1u32 << (31 - (FS_PERMANENT_ADDRESS.bit - 0x60)));
+        let bit = |f: ifc::Fld| 1u32 << (31 - (f.bit - 0x60));
+        let known =
+            bit(FS_MTU) | bit(FS_PERMANENT_ADDRESS) | bit(FS_PROMISC) | bit(FS_ADDRESSES_LIST);
         if fs & !known != 0 {
             return Err(bad(synd::FIELD_SELECT));
+        }
+        if self.g(FS_PROMISC) != 0 {
+            let c = self.inp.get(CTX_MODIFY..).unwrap_or_default();
+            let (uc, mc, all) = (
+                get(c, PROMISC_UC) != 0,
+                get(c, PROMISC_MC) != 0,
+                get(c, PROMISC_ALL) != 0,
+            );
+            let f = &mut self.port().func.filter;
+            f.active = true;
+            f.promisc_uc = uc;
+            f.promisc_mc = mc;
+            f.promisc_all = all;
+        }
+        if self.g(FS_ADDRESSES_LIST) != 0 {
+            let c = self.inp.get(CTX_MODIFY..).unwrap_or_default();
+            let (ty, n) = (
+                get(c, ALLOWED_LIST_TYPE),
+                get(c, ALLOWED_LIST_SIZE) as usize,
+            );
+            let cap = match ty {
+                LIST_UC => UC_LIST,
+                LIST_MC => MC_LIST,
+                LIST_VLAN => VLAN_LIST,
+                _ => return Err(bad(synd::FIELD_SELECT)),
+            };
+            if n > cap {
+                return Err(bad(synd::ADDRESS_LIST));
+            }
+            if ty == LIST_VLAN {
+                // `vlan_layout`: the VID in bits 11..0 of the entry's first word.
+                let mut vl = [0u16; VLAN_LIST];
+                for (i, e) in vl.iter_mut().enumerate().take(n) {
+                    let mut b = [0u8; 8];
+                    if !self.read_in(CTX_MODIFY + ADDRESSES + 8 * i, &mut b) {
+                        return Err((status::BAD_INPUT_LEN, synd::ADDRESS_LIST));
+                    }
+                    *e = u16::from_be_bytes([b[2], b[3]]) & 0xfff;
+                }
+                let f = &mut self.port().func.filter;
+                f.active = true;
+                f.vlans_set = true;
+                f.vlans = vl;
+                f.vlans_len = n as u8;
+            } else {
+                let mut list = [[0u8; 6]; MC_LIST];
+                for (i, e) in list.iter_mut().enumerate().take(n) {
+                    let mut b = [0u8; 8];
+                    if !self.read_in(CTX_MODIFY + ADDRESSES + 8 * i, &mut b) {
+                        return Err((status::BAD_INPUT_LEN, synd::ADDRESS_LIST));
+                    }
+                    e.copy_from_slice(&b[2..]);
+                }
+                let f = &mut self.port().func.filter;
+                f.active = true;
+                if ty == LIST_UC {
+                    f.uc.copy_from_slice(&list[..UC_LIST]);
+                    f.uc_len = n as u8;
+                } else {
+                    f.mc = list;
+                    f.mc_len = n as u8;
+                }
+            }
         }
         let ctx = self.inp.get(CTX_MODIFY..).unwrap_or_default();
         let mtu = get(ctx, MTU);
@@ -2271,6 +3217,8 @@ impl<M: BusMemory> Cx<'_, '_, M> {
         use ifc::reg::*;
         let id = self.g(REGISTER_ID);
         let len = match id {
+            PMTU => PMTU_LEN,
+            PTYS => PTYS_LEN,
             PAOS => PAOS_LEN,
             PFCC => PFCC_LEN,
             PPLR => PPLR_LEN,
@@ -2290,10 +3238,19 @@ impl<M: BusMemory> Cx<'_, '_, M> {
         }
         if id == PPCNT {
             let (grp, clr) = (get(r, PPCNT_GRP), get(r, PPCNT_CLR) != 0);
-            return self.ppcnt(grp, clr);
+            return self.ppcnt(grp, clr, get(r, PPCNT_PRIO_TC));
         }
         if op_mod == OP_WRITE {
             match id {
+                PMTU => {
+                    let mtu = get(r, PMTU_ADMIN);
+                    if !(64..=PORT_MAX_MTU).contains(&mtu) {
+                        return Err(bad(synd::PMTU_MTU));
+                    }
+                    self.port().func.port_mtu = mtu as u16;
+                }
+                // The link modes are fixed (one 100G mode): a write changes nothing.
+                PTYS => {}
                 PAOS => {
                     if get(r, PAOS_ASE) != 0 {
                         let up = match get(r, PAOS_ADMIN_STATUS) {
@@ -2333,6 +3290,21 @@ impl<M: BusMemory> Cx<'_, '_, M> {
         };
         set(o, LOCAL_PORT, 1);
         match id {
+            PMTU => {
+                set(o, PMTU_MAX, PORT_MAX_MTU);
+                set(o, PMTU_ADMIN, u32::from(pt.func.port_mtu));
+                set(o, PMTU_OPER, u32::from(pt.func.port_mtu));
+            }
+            PTYS => {
+                // Ethernet (proto_mask 4), one 100GBASE-CR4 mode: capable, advertised,
+                // and running while the port is up.
+                set(o, PTYS_PROTO_MASK, 4);
+                set(o, PTYS_ETH_CAP, PTYS_100GBASE_CR4);
+                set(o, PTYS_ETH_ADMIN, PTYS_100GBASE_CR4);
+                set(o, PTYS_ETH_OPER, if oper { PTYS_100GBASE_CR4 } else { 0 });
+                // Direct-attach copper (MLX5E_PORT_DA).
+                set(o, PTYS_CONNECTOR, 7);
+            }
             PAOS => {
                 let st = |up: bool| if up { PORT_UP } else { PORT_DOWN };
                 set(o, PAOS_ADMIN_STATUS, st(pt.link_up));
@@ -2358,13 +3330,18 @@ impl<M: BusMemory> Cx<'_, '_, M> {
 
     /// PPCNT (read or write alike): the counters of group `grp` since the last clear, then,
     /// with `clr`, restarts them.
-    fn ppcnt(&mut self, grp: u32, clr: bool) -> CmdResult {
+    fn ppcnt(&mut self, grp: u32, clr: bool, prio: u32) -> CmdResult {
         use ifc::reg::*;
-        if grp != PPCNT_IEEE_802_3 {
-            return Err(bad(synd::PPCNT_GROUP));
-        }
         let pt = self.port();
-        let now = ieee_802_3(pt);
+        let now = match grp {
+            PPCNT_IEEE_802_3 => ieee_802_3(pt),
+            PPCNT_RFC_2863 => rfc_2863(pt),
+            PPCNT_RFC_2819 => rfc_2819(pt),
+            PPCNT_PER_PRIO => per_prio(pt, prio),
+            // The physical layer: no symbol, FEC or lane errors on the simulated wire.
+            PPCNT_PHYS => [0; ieee::COUNT_MAX],
+            _ => return Err(bad(synd::PPCNT_GROUP)),
+        };
         if clr {
             let c = &pt.counters;
             pt.func.wire = Mac {
@@ -2377,6 +3354,7 @@ impl<M: BusMemory> Cx<'_, '_, M> {
         };
         set(o, LOCAL_PORT, 1);
         set(o, PPCNT_GRP, grp);
+        set(o, PPCNT_PRIO_TC, prio);
         for (i, v) in now.iter().enumerate() {
             let at = PPCNT_SET + 8 * i;
             if let Some(d) = o.get_mut(at..at + 8) {
@@ -2434,50 +3412,3 @@ impl<M: BusMemory> Cx<'_, '_, M> {
 
 // The API's UAR page is never one ALLOC_UAR hands out.
 const _: () = assert!(API_UAR < FIRST_UAR);
-
-/// The `CRIT_*` bits of a flow group's `match_criteria` (an `fte_match_param`): each field
-/// the model matches either wholly masked or not at all (an address as IPv4, its last 32
-/// bits, or IPv6, all 128), nothing else masked; `None` otherwise.
-fn group_criteria(crit: &[u8]) -> Option<u16> {
-    use ifc::fs::*;
-    let mut known = [false; MATCH_PARAM_LEN];
-    let mut out = 0u16;
-    let mut whole = |off: usize, len: usize, bit: u16, out: &mut u16| -> Option<()> {
-        let b = crit.get(off..off + len)?;
-        if b.iter().all(|&x| x == 0xff) {
-            *out |= bit;
-        } else if b.iter().any(|&x| x != 0) {
-            return None;
-        }
-        for k in known.get_mut(off..off + len)? {
-            *k = true;
-        }
-        Some(())
-    };
-    whole(MATCH_ETHERTYPE, 2, CRIT_ETHERTYPE, &mut out)?;
-    whole(MATCH_IP_PROTOCOL, 1, CRIT_IP_PROTOCOL, &mut out)?;
-    whole(MATCH_TCP_SPORT, 2, CRIT_TCP_SPORT, &mut out)?;
-    whole(MATCH_TCP_DPORT, 2, CRIT_TCP_DPORT, &mut out)?;
-    whole(MATCH_UDP_SPORT, 2, CRIT_UDP_SPORT, &mut out)?;
-    whole(MATCH_UDP_DPORT, 2, CRIT_UDP_DPORT, &mut out)?;
-    for (off, v4, v6) in [
-        (MATCH_SRC_IP, CRIT_SRC_IP4, CRIT_SRC_IP6),
-        (MATCH_DST_IP, CRIT_DST_IP4, CRIT_DST_IP6),
-    ] {
-        let mut hi = 0u16;
-        whole(off, 12, v6, &mut hi)?;
-        let mut lo = 0u16;
-        whole(off + 12, 4, v4, &mut lo)?;
-        match (hi != 0, lo != 0) {
-            (false, false) => {}
-            (false, true) => out |= v4,
-            (true, true) => out |= v6,
-            (true, false) => return None,
-        }
-    }
-    let tcp = out & (CRIT_TCP_SPORT | CRIT_TCP_DPORT) != 0;
-    let udp = out & (CRIT_UDP_SPORT | CRIT_UDP_DPORT) != 0;
-    let unknown = crit.iter().zip(known.iter()).any(|(&b, &k)| b != 0 && !k);
-    let both_l4 = tcp && udp;
-    (!unknown && !both_l4).then_some(out)
-}

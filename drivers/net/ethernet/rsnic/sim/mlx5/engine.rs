@@ -4,8 +4,8 @@
 //! (with compression) and interrupts. See the parent module for the rules it implements.
 
 use super::consts::*;
-use super::{Class, MAX_FRAME, MAX_QUEUES, MAX_RQT_SIZE, MAX_RSS, MAX_SESSION, SQN_BASE, SQ_BURST};
 use super::{CqCtx, Port, PortCounters, QueueSet, QueueState, RqCtx, SqCtx, WqeError};
+use super::{MAX_FRAME, MAX_QUEUES, MAX_RQT_SIZE, MAX_RSS, MAX_SESSION, SQN_BASE, SQ_BURST};
 use super::{PAUSE_STORM, PAUSE_THRESHOLD};
 use crate::dp::hw::{BusMemory, DmaAddr, InterruptSink};
 use crate::sim::pcie::inbound_floor;
@@ -25,6 +25,8 @@ pub(super) struct Bufs<'a> {
 pub(super) struct Io<'a, M, I> {
     pub(super) mem: &'a M,
     pub(super) irq: &'a mut I,
+    /// The page-list pool of queues in page lists ([`super::pas`]).
+    pub(super) pool: &'a [u8],
     /// The device executes ENHANCED_MPSW WQEs ([`super::Caps::mpwqe`]).
     pub(super) mpwqe: bool,
     /// The clock of CQ moderation ([`super::Device::set_clock`]), nanoseconds.
@@ -193,7 +195,7 @@ fn run_sq<M: BusMemory, I: InterruptSink>(
     }
     let mut n = 0;
     while n < limit && sq.cc != sq.pc && sq.state == QueueState::Ready {
-        if paused(ports, queues, p, bit, &sq, io.mem) {
+        if paused(ports, queues, p, bit, &sq, io.pool, io.mem) {
             break;
         }
         n += 1;
@@ -242,6 +244,9 @@ fn run_sq<M: BusMemory, I: InterruptSink>(
                 if let Some(port) = ports.get_mut(p) {
                     port.counters.wqe_errors += 1;
                     port.counters.tx_err_cqes += 1;
+                    if vendor == WqeError::BadLkey.vendor_code() {
+                        port.counters.mkey_errors += 1;
+                    }
                 }
                 Some(err_cqe(CQE_REQ_ERR, synd, vendor, opcode, sqn, wc))
             }
@@ -275,11 +280,12 @@ fn run_sq<M: BusMemory, I: InterruptSink>(
 
 /// Whether the WQE at `sq`'s consumer index is a NOP (read without counting it: the WQE is
 /// fetched and counted when it executes).
-fn next_is_nop<M: BusMemory>(sq: &SqCtx, mem: &M) -> bool {
+fn next_is_nop<M: BusMemory>(sq: &SqCtx, pool: &[u8], mem: &M) -> bool {
     let ix = u32::from(sq.cc) & ((1u32 << sq.log_size) - 1);
     let mut w0 = [0u8; 4];
-    mem.dma_read(sq.buf.wrapping_add(u64::from(ix) * WQEBB as u64), &mut w0)
-        .is_ok_and(|()| w0[3] == OP_NOP)
+    sq.buf
+        .addr(pool, u64::from(ix) * WQEBB as u64, 4)
+        .is_some_and(|a| mem.dma_read(a, &mut w0).is_ok() && w0[3] == OP_NOP)
 }
 
 fn err_cqe(op: u8, synd: u8, vendor: u8, wqe_opcode: u8, qpn: u32, wc: u16) -> [u8; 64] {
@@ -335,8 +341,12 @@ fn eseg(wqe: &[u8]) -> Eseg {
 enum Seg {
     /// Bytes inside the WQE at `off`.
     Inline { off: usize, len: usize },
-    /// Bytes in host memory.
-    Data { addr: DmaAddr, len: usize },
+    /// Bytes in host memory, under memory key `lkey`.
+    Data {
+        addr: DmaAddr,
+        len: usize,
+        lkey: u32,
+    },
 }
 
 /// Decodes the segment at DS index `at` of a WQE of `ds` DS. Returns it and the next index.
@@ -361,9 +371,26 @@ fn next_seg(wqe: &[u8], at: usize, ds: usize) -> Result<(Seg, usize), WqeError> 
             Seg::Data {
                 addr: be64(wqe, off + 8),
                 len: bc as usize,
+                lkey: be32(wqe, off + 4),
             },
             at + 1,
         ))
+    }
+}
+
+/// Whether `lkey` is a memory key of the port's function: always while the function has
+/// none (a driver that uses no memory keys: rsnic's own, today); from its first CREATE_MKEY
+/// on, one of its keys (`index << 8 | variant`).
+pub(super) fn lkey_ok(port: &Port, lkey: u32) -> bool {
+    port.func.lkey_ok(lkey)
+}
+
+/// A data segment under a key that is not the function's: [`WqeError::BadLkey`] (checked
+/// before anything of the WQE is sent).
+fn check_lkey(port: Option<&Port>, seg: &Seg) -> Result<(), WqeError> {
+    match (port, seg) {
+        (Some(pt), Seg::Data { lkey, .. }) if !lkey_ok(pt, *lkey) => Err(WqeError::BadLkey),
+        _ => Ok(()),
     }
 }
 
@@ -384,7 +411,7 @@ fn gather_seg<M: BusMemory>(
             d.copy_from_slice(src);
             Ok(len)
         }
-        Seg::Data { addr, len } => {
+        Seg::Data { addr, len, .. } => {
             let d = dst.get_mut(at..at + len).ok_or(WqeError::TooLong)?;
             port.counters.pcie.dma_read(addr, len as u64);
             if core::mem::take(&mut port.faults.dma_read) {
@@ -444,7 +471,7 @@ struct Buffers {
 
 impl Buffers {
     fn add(&mut self, seg: &Seg) {
-        if let Seg::Data { addr, len } = *seg {
+        if let Seg::Data { addr, len, .. } = *seg {
             if self.end != Some(addr) {
                 self.n += 1;
             }
@@ -483,14 +510,16 @@ fn exec_wqe<M: BusMemory, I: InterruptSink>(
     let Bufs { frame, gather, wqe } = bufs;
     let size = 1u32 << sq.log_size;
     let ix = u32::from(sq.cc) & (size - 1);
-    let addr = sq.buf.wrapping_add(u64::from(ix) * WQEBB as u64);
+    let off = u64::from(ix) * WQEBB as u64;
+    let addr = sq.buf.addr(io.pool, off, WQEBB);
     {
         let Some(port) = ports.get_mut(p) else {
             return Err((WqeError::ReadFault, 0));
         };
-        port.counters.pcie.dma_read(addr, WQEBB as u64);
+        let a = addr.unwrap_or(0);
+        port.counters.pcie.dma_read(a, WQEBB as u64);
         port.counters.wqe_bytes += WQEBB as u64;
-        if io.mem.dma_read(addr, &mut wqe[..WQEBB]).is_err() {
+        if addr.is_none() || io.mem.dma_read(a, &mut wqe[..WQEBB]).is_err() {
             return Err((WqeError::ReadFault, 0));
         }
     }
@@ -530,14 +559,16 @@ fn exec_wqe<M: BusMemory, I: InterruptSink>(
         let Some(port) = ports.get_mut(p) else {
             return Err(fail(WqeError::ReadFault));
         };
-        let rest = addr.wrapping_add(WQEBB as u64);
-        port.counters.pcie.dma_read(rest, (bytes - WQEBB) as u64);
+        // The rest of the WQE may lie on the next page of a page list.
+        let rest = off + WQEBB as u64;
+        let at = sq.buf.at(io.pool, rest).map_or(0, |(a, _)| a);
+        port.counters.pcie.dma_read(at, (bytes - WQEBB) as u64);
         port.counters.wqe_bytes += (bytes - WQEBB) as u64;
         let dst = wqe
             .get_mut(WQEBB..bytes)
             .ok_or(fail(WqeError::BadDsCount))?;
-        io.mem
-            .dma_read(rest, dst)
+        sq.buf
+            .read(io.pool, io.mem, rest, dst)
             .map_err(|_| fail(WqeError::ReadFault))?;
     }
     let w = wqe.get(..bytes).ok_or(fail(WqeError::BadDsCount))?;
@@ -606,6 +637,7 @@ fn exec_regular<M: BusMemory, I: InterruptSink>(
     let mut at = first;
     while at < ds {
         let (seg, next) = next_seg(w, at, ds)?;
+        check_lkey(ports.get(p), &seg)?;
         total = total.saturating_add(match seg {
             Seg::Inline { len, .. } | Seg::Data { len, .. } => len,
         });
@@ -716,6 +748,7 @@ fn exec_mpwqe<M: BusMemory, I: InterruptSink>(
     let mut at = 2;
     while at < ds {
         let (seg, next) = next_seg(w, at, ds)?;
+        check_lkey(ports.get(p), &seg)?;
         let host_len = match seg {
             Seg::Data { .. } if all_inline => return Err(WqeError::BadInline),
             Seg::Inline { len, .. } | Seg::Data { len, .. } => len,
@@ -784,6 +817,7 @@ fn paused<M: BusMemory>(
     p: usize,
     bit: u64,
     sq: &SqCtx,
+    pool: &[u8],
     mem: &M,
 ) -> bool {
     let Some(rx) = rx_port(ports, p) else {
@@ -807,7 +841,7 @@ fn paused<M: BusMemory>(
         r.pause_storm = false;
         return false;
     }
-    if r.pause_storm || next_is_nop(sq, mem) {
+    if r.pause_storm || next_is_nop(sq, pool, mem) {
         return false;
     }
     if !xoff {
@@ -922,13 +956,23 @@ fn receive<M: BusMemory, I: InterruptSink>(
         port.stop_hit();
         return;
     }
+    // A VF's vport lets through what its driver's address lists and promiscuous flags
+    // allow (the eswitch's part), before the function's own steering.
+    if !port.func.vport_accepts(frame) {
+        port.counters.rx_vport_filtered += 1;
+        return;
+    }
     let h = pkt::parse(frame);
-    let Some((slot, hash, hash_type)) = steer(port, rows, frame, &h) else {
+    let mut steering_drop = false;
+    let Some((slot, hash, hash_type)) = steer(port, rows, frame, &h, &mut steering_drop) else {
+        // Every frame that found no RQ; those the flow tables dropped also apart.
         port.counters.rx_no_rq_drops += 1;
+        if steering_drop {
+            port.counters.rx_steering_drops += 1;
+        }
         return;
     };
     let counters = &mut port.counters;
-    let vport = &mut port.func.vport;
     let Some(mut rq) = rows.get(slot).map(|r| r.rq) else {
         counters.rx_no_rq_drops += 1;
         return;
@@ -950,6 +994,13 @@ fn receive<M: BusMemory, I: InterruptSink>(
     }
     let cqe = if rq.cc == rq.posted {
         counters.rx_out_of_buffer += 1;
+        // The RQ's Q counter (`out_of_buffer`).
+        if let Some(c) = usize::from(rq.counter)
+            .checked_sub(1)
+            .and_then(|i| port.func.qcnt_oob.get_mut(i))
+        {
+            *c = c.wrapping_add(1);
+        }
         None
     } else {
         let wc = rq.cc;
@@ -960,9 +1011,11 @@ fn receive<M: BusMemory, I: InterruptSink>(
         if injected.is_some() || bad_wc || bad_len {
             counters.faults_injected += 1;
         }
-        match injected.map_or_else(|| scatter(&rq, wc, frame, counters, io.mem), Err) {
+        let keys = &port.func;
+        let scattered = || scatter(&rq, wc, frame, counters, keys, io.pool, io.mem);
+        match injected.map_or_else(scattered, Err) {
             Ok(()) => {
-                vport.rx(frame);
+                port.func.vport.rx(frame);
                 counters.rx_packets += 1;
                 counters.rx_bytes += frame.len() as u64;
                 counters.rx_cqes += 1;
@@ -1002,17 +1055,19 @@ fn receive<M: BusMemory, I: InterruptSink>(
 }
 
 /// Where a received frame goes: (RQ slot, hash, CQE hash type), or `None` (dropped: no
-/// table, no entry for its class, an empty RQT). The Rust API's table hashes the addresses
-/// and TCP/UDP ports with [`pkt::RSS_KEY`]; otherwise the frame's [`Class`] picks a TIR
-/// (the port's dispatch, [`Tables::refresh_rx`]): a direct one names its RQ (no hash), an
-/// indirect one hashes the fields its selector names with its key (every address and port
-/// without a root flow table, [`Port::rx_legacy`]) and takes entry `hash % size` of its RQT.
-/// Per packet: no allocation, no loop but the hash's.
+/// table, an empty RQT, or the flow tables dropped it: then `*steering_drop` is set). The
+/// Rust API's table hashes the addresses and TCP/UDP ports with [`pkt::RSS_KEY`]; without
+/// a root flow table the function's first indirect TIR takes every frame
+/// ([`Port::rx_legacy`]); otherwise the walk through the flow tables ([`super::steer`])
+/// picks a TIR. A direct TIR names its RQ (no hash), an indirect one hashes the fields its
+/// selector names with its key (every address and port in the legacy case) and takes entry
+/// `hash % size` of its RQT. Per packet: no allocation; the walk is bounded.
 fn steer(
     port: &Port,
     rows: &[QueueSet],
     frame: &[u8],
     h: &pkt::Headers,
+    steering_drop: &mut bool,
 ) -> Option<(usize, u32, u8)> {
     if port.rx_api {
         let n = usize::from(port.rss_len).min(MAX_RSS);
@@ -1023,26 +1078,18 @@ fn steer(
         let slot = port.rss.get(hash as usize % n)?;
         return Some((usize::from(*slot), hash, ty));
     }
-    let class = Class::of(h) as usize;
-    let mut t = *port.rx_tir.get(class)?;
-    // Rules on addresses and ports first (flow steering's higher-priority entries), in
-    // the order the tables give them; the first that matches wins.
-    for r in rows.iter().take(usize::from(port.rx_rules)) {
-        let rule = r.rx_rule;
-        if rule.classes & 1u8.checked_shl(class as u32).unwrap_or(0) == 0 {
-            continue;
+    let t = if port.rx_legacy {
+        port.func.rss_tir
+    } else {
+        let img = super::steer::image(frame, h);
+        match super::steer::walk(rows, usize::from(port.func.root_ft.wrapping_sub(1)), &img) {
+            super::steer::Verdict::Tir(x) => x.wrapping_add(1),
+            super::steer::Verdict::Drop => {
+                *steering_drop = true;
+                return None;
+            }
         }
-        let Some(e) = rows
-            .get(usize::from(rule.fte).wrapping_sub(1))
-            .map(|q| &q.fte)
-        else {
-            continue;
-        };
-        if e.used && e.tuple_matches(frame, h) {
-            t = e.tir.wrapping_add(1);
-            break;
-        }
-    }
+    };
     let tir = &rows.get(usize::from(t).checked_sub(1)?)?.tir;
     if !tir.used {
         return None;
@@ -1052,6 +1099,10 @@ fn steer(
     }
     let (hash, ty) = if port.rx_legacy {
         pkt::rss_hash_key(frame, h, &tir.key)
+    } else if tir.xor8 {
+        pkt::rss_hash_xor8(frame, h, tir.sel)
+    } else if tir.symmetric {
+        pkt::rss_hash_sym(frame, h, &tir.key, tir.sel)
     } else {
         pkt::rss_hash_sel(frame, h, &tir.key, tir.sel)
     };
@@ -1071,6 +1122,8 @@ fn scatter<M: BusMemory>(
     wc: u16,
     frame: &[u8],
     counters: &mut PortCounters,
+    keys: &super::cmd::Func,
+    pool: &[u8],
     mem: &M,
 ) -> Result<(), u8> {
     let size = 1u32 << rq.log_size;
@@ -1078,16 +1131,22 @@ fn scatter<M: BusMemory>(
     let mut w = [0u8; 256];
     let wbuf = w.get_mut(..stride).ok_or(SYND_LOCAL_LENGTH)?;
     let ix = u32::from(wc) & (size - 1);
-    let addr = rq.buf.wrapping_add(u64::from(ix) << rq.log_stride);
-    counters.pcie.dma_read(addr, stride as u64);
+    let addr = rq.buf.addr(pool, u64::from(ix) << rq.log_stride, stride);
+    counters.pcie.dma_read(addr.unwrap_or(0), stride as u64);
+    let addr = addr.ok_or(SYND_LOCAL_PROT)?;
     mem.dma_read(addr, wbuf).map_err(|_| SYND_LOCAL_PROT)?;
     let nsegs = stride / DS;
     let mut cap = 0usize;
     let mut used = 0;
     for i in 0..nsegs {
         let len = (be32(wbuf, i * DS) & 0x7fff_ffff) as usize;
-        if len == 0 || be32(wbuf, i * DS + 4) == TERMINATE_LKEY {
+        let lkey = be32(wbuf, i * DS + 4);
+        if len == 0 || lkey == TERMINATE_LKEY {
             break;
+        }
+        if !keys.lkey_ok(lkey) {
+            counters.mkey_errors += 1;
+            return Err(SYND_LOCAL_PROT);
         }
         cap = cap.saturating_add(len);
         used += 1;
@@ -1178,13 +1237,14 @@ fn write_slot<M: BusMemory>(
     idx: u32,
     bytes: &[u8; 64],
     counters: &mut PortCounters,
+    pool: &[u8],
     mem: &M,
 ) {
     let mask = (1u32 << cq.log_size) - 1;
-    let addr = cq.buf.wrapping_add(u64::from(idx & mask) * 64);
+    let addr = cq.buf.addr(pool, u64::from(idx & mask) * 64, 64);
     counters.pcie.cqe_write();
     counters.cq_slot_writes += 1;
-    if mem.dma_write(addr, bytes).is_err() {
+    if addr.map_or(true, |a| mem.dma_write(a, bytes).is_err()) {
         counters.dma_faults += 1;
         cq.error = true;
     }
@@ -1242,7 +1302,7 @@ fn post_cqe<M: BusMemory, I: InterruptSink>(
             cq.sess.title = *cqe;
             cq.sess.arr = [0; 64];
         }
-        add_mini(cq, counters, io.mem, cqe);
+        add_mini(cq, counters, io.pool, io.mem, cqe);
         return true;
     }
     if cq.sess.n > 0 {
@@ -1254,7 +1314,7 @@ fn post_cqe<M: BusMemory, I: InterruptSink>(
     };
     let mut c = *cqe;
     c[63] = (c[63] & 0xfe) | (owner(cq, idx) ^ u8::from(bad_owner));
-    write_slot(cq, idx, &c, counters, io.mem);
+    write_slot(cq, idx, &c, counters, io.pool, io.mem);
     cqe_visible(cq, io.now);
     check_arm(cq, counters, io);
     true
@@ -1265,7 +1325,13 @@ fn array_slot(start: u32, j: u32) -> u32 {
     start.wrapping_add(if j == 0 { 1 } else { 8 * j })
 }
 
-fn add_mini<M: BusMemory>(cq: &mut CqCtx, counters: &mut PortCounters, mem: &M, cqe: &[u8; 64]) {
+fn add_mini<M: BusMemory>(
+    cq: &mut CqCtx,
+    counters: &mut PortCounters,
+    pool: &[u8],
+    mem: &M,
+    cqe: &[u8; 64],
+) {
     let k = cq.sess.n;
     let pos = (k % 8) as usize * 8;
     let mut mini = [0u8; 8];
@@ -1276,7 +1342,14 @@ fn add_mini<M: BusMemory>(cq: &mut CqCtx, counters: &mut PortCounters, mem: &M, 
     cq.sess.last_wc = be16(cqe, 60);
     if k % 8 == 7 {
         let arr = cq.sess.arr;
-        write_slot(cq, array_slot(cq.sess.start, k / 8), &arr, counters, mem);
+        write_slot(
+            cq,
+            array_slot(cq.sess.start, k / 8),
+            &arr,
+            counters,
+            pool,
+            mem,
+        );
         cq.sess.arr = [0; 64];
     }
 }
@@ -1297,7 +1370,14 @@ fn flush_session<M: BusMemory, I: InterruptSink>(
     if n >= 2 {
         if (n - 1) % 8 != 7 {
             let arr = cq.sess.arr;
-            write_slot(cq, array_slot(start, (n - 1) / 8), &arr, counters, io.mem);
+            write_slot(
+                cq,
+                array_slot(start, (n - 1) / 8),
+                &arr,
+                counters,
+                io.pool,
+                io.mem,
+            );
         }
         put(&mut title, 44, &n.to_be_bytes());
         title[63] = (title[63] & 0xf0) | (CQE_FORMAT_COMPRESSED << 2);
@@ -1306,7 +1386,7 @@ fn flush_session<M: BusMemory, I: InterruptSink>(
     }
     title[63] = (title[63] & 0xfe) | owner(cq, start);
     cq.sess.n = 0;
-    write_slot(cq, start, &title, counters, io.mem);
+    write_slot(cq, start, &title, counters, io.pool, io.mem);
     cqe_visible(cq, io.now);
     check_arm(cq, counters, io);
 }

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 
-//! Event queues: completion EQEs for CQs that name an EQ, PORT_CHANGE EQEs, EQ arming and
-//! overrun (see the parent module's "Event queues" section).
+//! Event queues: completion EQEs for CQs that name an EQ, PORT_CHANGE EQEs, command
+//! completion EQEs (events mode), page requests, EQ arming and overrun (see the parent
+//! module's "Event queues" section).
 
 use super::cmd::oper_up;
 use super::ifc::eqe;
@@ -44,11 +45,13 @@ fn post<M: BusMemory, I: InterruptSink>(
     let idx = eq.pi;
     // eq.c next_eqe_sw: software owns the EQE at index i when owner == (i >> log_size) & 1.
     e[eqe::OWNER] = ((idx >> eq.log_size) & 1) as u8;
-    let addr = eq
-        .buf
-        .wrapping_add(u64::from(idx & (size - 1)) * eqe::SIZE as u64);
+    let addr = eq.buf.addr(
+        t.pool,
+        u64::from(idx & (size - 1)) * eqe::SIZE as u64,
+        eqe::SIZE,
+    );
     c.pcie.cqe_write();
-    if mem.dma_write(addr, &e).is_err() {
+    if addr.map_or(true, |a| mem.dma_write(a, &e).is_err()) {
         c.dma_faults += 1;
         eq.error = true;
         return;
@@ -166,6 +169,75 @@ pub(super) fn port_events<M: BusMemory, I: InterruptSink>(
                 .queues
                 .get(p * MAX_QUEUES + slot)
                 .is_some_and(|r| r.eq.used && r.eq.port_events);
+            if wants {
+                post(t, p, slot, e, mem, irq);
+            }
+        }
+    }
+}
+
+/// Command completion EQEs (type `MLX5_EVENT_TYPE_CMD`, `data.cmd.vector` = the completed
+/// entries' bits) for the entries each function completed that were rung while one of its
+/// EQs asked for command events (mlx5_core's events mode, after its command EQ exists): to
+/// each such EQ. The control path is alive through a data-path stop, so are these.
+pub(super) fn cmd_events<M: BusMemory, I: InterruptSink>(t: &mut Tables<'_>, mem: &M, irq: &mut I) {
+    for p in 0..t.ports.len() {
+        let done = match t.ports.get_mut(p) {
+            Some(pt) => core::mem::take(&mut pt.func.cmd_done_events),
+            None => continue,
+        };
+        if done == 0 {
+            continue;
+        }
+        let mut e = [0u8; eqe::SIZE];
+        e[eqe::TYPE] = eqe::TYPE_CMD;
+        e[eqe::CMD_VECTOR..eqe::CMD_VECTOR + 4].copy_from_slice(&done.to_be_bytes());
+        for slot in 0..MAX_QUEUES {
+            let wants = t
+                .queues
+                .get(p * MAX_QUEUES + slot)
+                .is_some_and(|r| r.eq.used && r.eq.cmd_events);
+            if wants {
+                post(t, p, slot, e, mem, irq);
+            }
+        }
+    }
+}
+
+/// Page requests (type `MLX5_EVENT_TYPE_PAGE_REQUEST`, `data.req_pages`: function 0, the
+/// pages wanted) of every function that wants pages it has not asked for yet, to its EQs
+/// that asked for page requests ([`super::cmd::Func::page_request`]).
+pub(super) fn page_requests<M: BusMemory, I: InterruptSink>(
+    t: &mut Tables<'_>,
+    mem: &M,
+    irq: &mut I,
+) {
+    use super::ifc::pages;
+    for p in 0..t.ports.len() {
+        let has_eq = (0..MAX_QUEUES).any(|slot| {
+            t.queues
+                .get(p * MAX_QUEUES + slot)
+                .is_some_and(|r| r.eq.used && r.eq.page_events)
+        });
+        if !has_eq {
+            continue;
+        }
+        let want = match t.ports.get_mut(p) {
+            Some(pt) => pt.func.page_request(),
+            None => continue,
+        };
+        let Some(n) = want else {
+            continue;
+        };
+        let mut e = [0u8; eqe::SIZE];
+        e[eqe::TYPE] = eqe::TYPE_PAGE_REQUEST;
+        // func_id 0: the function itself (what QUERY_PAGES reports).
+        e[pages::EQE_NUM_PAGES..pages::EQE_NUM_PAGES + 4].copy_from_slice(&n.to_be_bytes());
+        for slot in 0..MAX_QUEUES {
+            let wants = t
+                .queues
+                .get(p * MAX_QUEUES + slot)
+                .is_some_and(|r| r.eq.used && r.eq.page_events);
             if wants {
                 post(t, p, slot, e, mem, irq);
             }

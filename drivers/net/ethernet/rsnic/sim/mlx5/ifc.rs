@@ -97,6 +97,15 @@ pub mod iseg {
     pub const HEALTH: u32 = 0x200;
     /// `health.fw_ver` inside the health buffer.
     pub const HEALTH_FW_VER: u32 = 0x230;
+    /// `cmd_exec_to` (RO): 0, the default command timeout (lib/tout.c).
+    pub const CMD_EXEC_TO: u32 = 0xff8;
+    /// `cmd_q_init_to` (RO): 0, no timeouts from the device (lib/tout.c reads the DTOR
+    /// register only when this is not 0).
+    pub const CMD_Q_INIT_TO: u32 = 0xffc;
+    /// `internal_timer_h` (RO): the free-running clock, high word.
+    pub const INTERNAL_TIMER_H: u32 = 0x1000;
+    /// `internal_timer_l` (RO).
+    pub const INTERNAL_TIMER_L: u32 = 0x1004;
     /// `health_counter` (RO).
     pub const HEALTH_COUNTER: u32 = 0x1010;
     /// cmd.c `CMD_IF_REV`.
@@ -207,6 +216,26 @@ pub mod status {
 pub mod op {
     /// QUERY_HCA_CAP.
     pub const QUERY_HCA_CAP: u16 = 0x100;
+    /// QUERY_ADAPTER.
+    pub const QUERY_ADAPTER: u16 = 0x101;
+    /// QUERY_PAGES.
+    pub const QUERY_PAGES: u16 = 0x107;
+    /// MANAGE_PAGES.
+    pub const MANAGE_PAGES: u16 = 0x108;
+    /// SET_HCA_CAP.
+    pub const SET_HCA_CAP: u16 = 0x109;
+    /// CREATE_MKEY.
+    pub const CREATE_MKEY: u16 = 0x200;
+    /// DESTROY_MKEY.
+    pub const DESTROY_MKEY: u16 = 0x202;
+    /// ALLOC_Q_COUNTER.
+    pub const ALLOC_Q_COUNTER: u16 = 0x771;
+    /// DEALLOC_Q_COUNTER.
+    pub const DEALLOC_Q_COUNTER: u16 = 0x772;
+    /// QUERY_Q_COUNTER.
+    pub const QUERY_Q_COUNTER: u16 = 0x773;
+    /// MODIFY_FLOW_TABLE.
+    pub const MODIFY_FLOW_TABLE: u16 = 0x93c;
     /// INIT_HCA.
     pub const INIT_HCA: u16 = 0x102;
     /// TEARDOWN_HCA.
@@ -399,6 +428,203 @@ pub mod gen_cap {
     pub const CQE_COMPRESSION: Fld = f(0x5bf, 1);
     /// `cqe_compression_max_num`: bit 0x5d0 (16).
     pub const CQE_COMPRESSION_MAX_NUM: Fld = f(0x5d0, 0x10);
+    /// `log_max_qp`: bit 0x9b (5). Settable (SET_HCA_CAP), up to the maximum.
+    pub const LOG_MAX_QP: Fld = f(0x9b, 5);
+    /// `log_max_mkey`: bit 0xea (6).
+    pub const LOG_MAX_MKEY: Fld = f(0xea, 6);
+    /// `max_qp_cnt`: bit 0x186 (10): Q counters per function.
+    pub const MAX_QP_CNT: Fld = f(0x186, 0xa);
+    /// `pkey_table_size`: bit 0x190 (16). Settable.
+    pub const PKEY_TABLE_SIZE: Fld = f(0x190, 0x10);
+    /// `cmdif_checksum`: bit 0x210 (2). Settable; the model checks no signature.
+    pub const CMDIF_CHECKSUM: Fld = f(0x210, 2);
+    /// `log_max_current_uc_list`: bit 0x3fb (5).
+    pub const LOG_MAX_CURRENT_UC_LIST: Fld = f(0x3fb, 5);
+    /// `log_max_current_mc_list`: bit 0x3f3 (5).
+    pub const LOG_MAX_CURRENT_MC_LIST: Fld = f(0x3f3, 5);
+    /// `log_max_vlan_list`: bit 0x3eb (5).
+    pub const LOG_MAX_VLAN_LIST: Fld = f(0x3eb, 5);
+    /// `log_uar_page_sz`: bit 0x490 (16). Settable; the model's UAR pages are 4 KiB (0).
+    pub const LOG_UAR_PAGE_SZ: Fld = f(0x490, 0x10);
+    /// `num_of_uars_per_page`: bit 0x520 (32).
+    pub const NUM_OF_UARS_PER_PAGE: Fld = f(0x520, 0x20);
+    /// `max_wqe_sz_sq`: bit 0x290 (16).
+    pub const MAX_WQE_SZ_SQ: Fld = f(0x290, 0x10);
+    /// `max_wqe_sz_rq`: bit 0x2b0 (16).
+    pub const MAX_WQE_SZ_RQ: Fld = f(0x2b0, 0x10);
+    /// `max_tc`: bit 0x1cc (4).
+    pub const MAX_TC: Fld = f(0x1cc, 4);
+    /// `log_bf_reg_size`: bit 0x26b (5).
+    pub const LOG_BF_REG_SIZE: Fld = f(0x26b, 5);
+    /// `cqe_version`: bit 0x1fc (4).
+    pub const CQE_VERSION: Fld = f(0x1fc, 4);
+    /// `log_max_msix` is not a field of 6.12; the function's vectors are `max_num_eqs`'s.
+    /// `vport_counter_local_loopback`: bit 0x338 (1).
+    pub const VPORT_COUNTER_LOCAL_LOOPBACK: Fld = f(0x338, 1);
+    /// `log_max_flow_counter_bulk`: bit 0x348 (8).
+    pub const LOG_MAX_FLOW_COUNTER_BULK: Fld = f(0x348, 8);
+    /// `nic_vport_change_event`: bit 0x3e0 (1).
+    pub const NIC_VPORT_CHANGE_EVENT: Fld = f(0x3e0, 1);
+    /// `disable_local_lb_uc`: bit 0x3e1 (1).
+    pub const DISABLE_LOCAL_LB_UC: Fld = f(0x3e1, 1);
+    /// `disable_local_lb_mc`: bit 0x3e2 (1).
+    pub const DISABLE_LOCAL_LB_MC: Fld = f(0x3e2, 1);
+    /// `log_max_l2_table`: bit 0x483 (5).
+    pub const LOG_MAX_L2_TABLE: Fld = f(0x483, 5);
+    /// `log_max_tis_per_sq`: bit 0x39b (5).
+    pub const LOG_MAX_TIS_PER_SQ: Fld = f(0x39b, 5);
+    /// `device_frequency_khz`: bit 0x4e0 (32): the internal timer's rate.
+    pub const DEVICE_FREQUENCY_KHZ: Fld = f(0x4e0, 0x20);
+    /// `basic_cyclic_rcv_wqe`: bit 0x380 (1).
+    pub const BASIC_CYCLIC_RCV_WQE: Fld = f(0x380, 1);
+}
+
+/// `flow_table_nic_cap` (capability type 7), bit offsets inside the capability: the NIC
+/// RX table properties (`flow_table_prop_layout` at bit 0x200) with their supported match
+/// fields (`ft_field_support`, `flow_table_fields_supported` at bit 0x100 of the
+/// properties). The property fields are relative to the properties.
+pub mod ft_cap {
+    use super::{fld as f, Fld};
+    /// Bit of `flow_table_properties_nic_receive` in the capability.
+    pub const NIC_RX: usize = 0x200;
+    /// `ft_support` (1).
+    pub const FT_SUPPORT: Fld = f(0x0, 1);
+    /// `flow_modify_en` (1).
+    pub const FLOW_MODIFY_EN: Fld = f(0x3, 1);
+    /// `modify_root` (1).
+    pub const MODIFY_ROOT: Fld = f(0x4, 1);
+    /// `identified_miss_table_mode` (1).
+    pub const IDENTIFIED_MISS_TABLE_MODE: Fld = f(0x5, 1);
+    /// `flow_table_modify` (1).
+    pub const FLOW_TABLE_MODIFY: Fld = f(0x6, 1);
+    /// `log_max_ft_size` (6).
+    pub const LOG_MAX_FT_SIZE: Fld = f(0x22, 6);
+    /// `max_ft_level` (8).
+    pub const MAX_FT_LEVEL: Fld = f(0x38, 8);
+    /// `log_max_ft_num` (8).
+    pub const LOG_MAX_FT_NUM: Fld = f(0x78, 8);
+    /// `log_max_destination` (8).
+    pub const LOG_MAX_DESTINATION: Fld = f(0x98, 8);
+    /// `log_max_flow` (8).
+    pub const LOG_MAX_FLOW: Fld = f(0xb8, 8);
+    /// `ft_field_support.outer_dmac` (1).
+    pub const FIELD_OUTER_DMAC: Fld = f(0x100, 1);
+    /// `ft_field_support.outer_ether_type`.
+    pub const FIELD_OUTER_ETHER_TYPE: Fld = f(0x102, 1);
+    /// `ft_field_support.outer_first_vid`.
+    pub const FIELD_OUTER_FIRST_VID: Fld = f(0x106, 1);
+    /// `ft_field_support.outer_sip`.
+    pub const FIELD_OUTER_SIP: Fld = f(0x10c, 1);
+    /// `ft_field_support.outer_dip`.
+    pub const FIELD_OUTER_DIP: Fld = f(0x10d, 1);
+    /// `ft_field_support.outer_ip_protocol`.
+    pub const FIELD_OUTER_IP_PROTOCOL: Fld = f(0x10f, 1);
+    /// `ft_field_support.outer_udp_sport`.
+    pub const FIELD_OUTER_UDP_SPORT: Fld = f(0x112, 1);
+    /// `ft_field_support.outer_udp_dport`.
+    pub const FIELD_OUTER_UDP_DPORT: Fld = f(0x113, 1);
+    /// `ft_field_support.outer_tcp_sport`.
+    pub const FIELD_OUTER_TCP_SPORT: Fld = f(0x114, 1);
+    /// `ft_field_support.outer_tcp_dport`.
+    pub const FIELD_OUTER_TCP_DPORT: Fld = f(0x115, 1);
+}
+
+/// QUERY_PAGES / MANAGE_PAGES (`query_pages_in/out`, `manage_pages_in/out`).
+pub mod pages {
+    use super::{fld as f, Fld};
+    /// `*.embedded_cpu_function`: bit 0x40 (1).
+    pub const EMBEDDED_CPU_FUNCTION: Fld = f(0x40, 1);
+    /// `*.function_id`: bit 0x50 (16).
+    pub const FUNCTION_ID: Fld = f(0x50, 0x10);
+    /// `query_pages_out.num_pages`: bit 0x60 (32, signed).
+    pub const NUM_PAGES: Fld = f(0x60, 0x20);
+    /// `manage_pages_in.input_num_entries`: bit 0x60 (32).
+    pub const INPUT_NUM_ENTRIES: Fld = f(0x60, 0x20);
+    /// `manage_pages_out.output_num_entries`: bit 0x40 (32).
+    pub const OUTPUT_NUM_ENTRIES: Fld = f(0x40, 0x20);
+    /// `manage_pages_in.pas[]` and `manage_pages_out.pas[]`: byte 0x10, 8 bytes each.
+    pub const PAS: usize = 0x10;
+    /// `MLX5_QUERY_PAGES_IN_OP_MOD_BOOT_PAGES`.
+    pub const BOOT: u32 = 1;
+    /// `MLX5_QUERY_PAGES_IN_OP_MOD_INIT_PAGES`.
+    pub const INIT: u32 = 2;
+    /// `MLX5_QUERY_PAGES_IN_OP_MOD_REGULAR_PAGES`.
+    pub const REGULAR: u32 = 3;
+    /// `MLX5_PAGES_CANT_GIVE` (manage_pages op_mod).
+    pub const CANT_GIVE: u32 = 0;
+    /// `MLX5_PAGES_GIVE`.
+    pub const GIVE: u32 = 1;
+    /// `MLX5_PAGES_TAKE`.
+    pub const TAKE: u32 = 2;
+    /// `mlx5_eqe_page_req.func_id` (BE16) inside the EQE.
+    pub const EQE_FUNC_ID: usize = 0x22;
+    /// `mlx5_eqe_page_req.num_pages` (BE32, signed) inside the EQE.
+    pub const EQE_NUM_PAGES: usize = 0x24;
+}
+
+/// QUERY_ADAPTER (`query_adapter_out`: the parameter block at byte 0x10).
+pub mod adapter {
+    /// Byte of `query_adapter_struct` in the output.
+    pub const BLOCK: usize = 0x10;
+    /// `ieee_vendor_id` (24 bits at bit 0xc8 of the block): byte 0x19, 3 bytes.
+    pub const IEEE_VENDOR_ID: usize = 0x19;
+    /// `vsd_vendor_id` (16 bits): byte 0x1e.
+    pub const VSD_VENDOR_ID: usize = 0x1e;
+    /// `vsd_contd_psid` (16 bytes): byte 0xf0 of the block.
+    pub const PSID: usize = 0xf0;
+    /// Size of `query_adapter_out`.
+    pub const OUT_LEN: usize = 0x110;
+}
+
+/// CREATE_MKEY (`create_mkey_in`, the `mkc` at byte 0x10) and DESTROY_MKEY.
+pub mod mkey {
+    use super::{fld as f, Fld};
+    /// `create_mkey_in.pg_access`: bit 0x60 (1).
+    pub const PG_ACCESS: Fld = f(0x60, 1);
+    /// `create_mkey_in.mkey_umem_valid`: bit 0x61 (1).
+    pub const UMEM_VALID: Fld = f(0x61, 1);
+    /// `mkc.free`: bit 0x81 (1).
+    pub const FREE: Fld = f(0x81, 1);
+    /// `mkc.access_mode_4_2`: bit 0x83 (3).
+    pub const ACCESS_MODE_4_2: Fld = f(0x83, 3);
+    /// `mkc.umr_en`: bit 0x90 (1).
+    pub const UMR_EN: Fld = f(0x90, 1);
+    /// `mkc.lw`: bit 0x94 (1).
+    pub const LW: Fld = f(0x94, 1);
+    /// `mkc.lr`: bit 0x95 (1).
+    pub const LR: Fld = f(0x95, 1);
+    /// `mkc.access_mode_1_0`: bit 0x96 (2); 0 = PA.
+    pub const ACCESS_MODE_1_0: Fld = f(0x96, 2);
+    /// `mkc.qpn`: bit 0xa0 (24).
+    pub const QPN: Fld = f(0xa0, 0x18);
+    /// `mkc.mkey_7_0`: bit 0xb8 (8): the key's variant byte, chosen by the driver.
+    pub const MKEY_7_0: Fld = f(0xb8, 8);
+    /// `mkc.length64`: bit 0xe0 (1).
+    pub const LENGTH64: Fld = f(0xe0, 1);
+    /// `mkc.pd`: bit 0xe8 (24).
+    pub const PD: Fld = f(0xe8, 0x18);
+    /// `create_mkey_out.mkey_index` / `destroy_mkey_in.mkey_index`: bit 0x48 (24).
+    pub const INDEX: Fld = f(0x48, 0x18);
+}
+
+/// ALLOC_Q_COUNTER / QUERY_Q_COUNTER / DEALLOC_Q_COUNTER.
+pub mod qcnt {
+    use super::{fld as f, Fld};
+    /// `alloc_q_counter_out.counter_set_id` / `dealloc_q_counter_in.counter_set_id`: bit
+    /// 0x58 (8).
+    pub const SET_ID: Fld = f(0x58, 8);
+    /// `query_q_counter_in.other_vport`: bit 0x40.
+    pub const OTHER_VPORT: Fld = f(0x40, 1);
+    /// `query_q_counter_in.clear`: bit 0xc0.
+    pub const CLEAR: Fld = f(0xc0, 1);
+    /// `query_q_counter_in.aggregate`: bit 0xc1.
+    pub const AGGREGATE: Fld = f(0xc1, 1);
+    /// `query_q_counter_in.counter_set_id`: bit 0xf8 (8).
+    pub const QUERY_SET_ID: Fld = f(0xf8, 8);
+    /// `query_q_counter_out.out_of_buffer`: bit 0x180 (32).
+    pub const OUT_OF_BUFFER: Fld = f(0x180, 0x20);
+    /// Size of `query_q_counter_out`.
+    pub const OUT_LEN: usize = 0x100;
 }
 
 /// `per_protocol_networking_offload_caps` fields, bit offsets inside the capability.
@@ -418,6 +644,8 @@ pub mod eth_cap {
     pub const RSS_IND_TBL_CAP: Fld = f(0x14, 4);
     /// `enhanced_multi_pkt_send_wqe`: bit 0x1a (1).
     pub const ENHANCED_MULTI_PKT_SEND_WQE: Fld = f(0x1a, 1);
+    /// `self_lb_en_modifiable`: bit 0x8 (1).
+    pub const SELF_LB_EN_MODIFIABLE: Fld = f(0x8, 1);
     /// `swp`: bit 0x20 (1).
     pub const SWP: Fld = f(0x20, 1);
 }
@@ -517,6 +745,10 @@ pub mod wq {
     pub const SQ_TIS_NUM_0: Fld = f(0x268, 0x18);
     /// `ctx.mem_rq_type` of rqc: bit 0x104 (4); 0 = inline.
     pub const RQ_MEM_RQ_TYPE: Fld = f(0x104, 4);
+    /// `ctx.vsd` of rqc (VLAN stripping disabled): bit 0x103 (1).
+    pub const RQ_VSD: Fld = f(0x103, 1);
+    /// `ctx.counter_set_id` of rqc: bit 0x160 (8).
+    pub const RQ_COUNTER_SET_ID: Fld = f(0x160, 8);
     /// `ctx.flush_in_error_en` of rqc: bit 0x10d (1).
     pub const RQ_FLUSH_IN_ERROR_EN: Fld = f(0x10d, 1);
     /// `ctx.wq.wq_type`: bit 0x280 (4); 1 = cyclic.
@@ -608,6 +840,8 @@ pub mod tir {
     pub const SEL_L4_SPORT: u32 = 1 << 2;
     /// L4 destination port.
     pub const SEL_L4_DPORT: u32 = 1 << 3;
+    /// The IPsec SPI (`MLX5_HASH_FIELD_SEL_IPSEC_SPI`: mlx5e's AH / ESP traffic types).
+    pub const SEL_IPSEC_SPI: u32 = 1 << 4;
     /// `modify_tir_in.tirn`: bit 0x48 (24).
     pub const MODIFY_TIRN: Fld = f(0x48, 0x18);
     /// `modify_tir_in.bitmask` (64 bits): byte 0x10.
@@ -615,6 +849,8 @@ pub mod tir {
     /// `modify_tir_in.bitmask.hash`: bit 0xbd (1); the bitmask's bit 2 (from the LSB of its
     /// 64 bits).
     pub const MODIFY_BITMASK_HASH: u64 = 1 << 2;
+    /// `modify_tir_in.bitmask.self_lb_en`: bit 0xbb; the bitmask's bit 4.
+    pub const MODIFY_BITMASK_SELF_LB: u64 = 1 << 4;
 }
 
 /// Flow steering: `create_flow_table_in`, `destroy_flow_table_in`,
@@ -710,6 +946,12 @@ pub mod fs {
     pub const DEST_ID: Fld = f(8, 0x18);
     /// `MLX5_IFC_FLOW_DESTINATION_TYPE_TIR`.
     pub const DEST_TYPE_TIR: u32 = 2;
+    /// `MLX5_IFC_FLOW_DESTINATION_TYPE_FLOW_TABLE`.
+    pub const DEST_TYPE_FLOW_TABLE: u32 = 1;
+    /// `MLX5_FLOW_CONTEXT_ACTION_DROP`.
+    pub const ACTION_DROP: u32 = 2;
+    /// `modify_flow_table_in.modify_field_select`: bit 0x70 (16); bit 0 = the miss table.
+    pub const FT_MODIFY_SELECT: Fld = f(0x70, 0x10);
     /// `set_flow_table_root_in.underlay_qpn`: bit 0xc8 (24).
     pub const ROOT_UNDERLAY_QPN: Fld = f(0xc8, 0x18);
 }
@@ -725,6 +967,29 @@ pub mod vport {
     pub const FS_MTU: Fld = f(0x79, 1);
     /// `modify_nic_vport_context_in.field_select.permanent_address`: bit 0x7c.
     pub const FS_PERMANENT_ADDRESS: Fld = f(0x7c, 1);
+    /// `modify_nic_vport_context_in.field_select.promisc`: bit 0x7b.
+    pub const FS_PROMISC: Fld = f(0x7b, 1);
+    /// `modify_nic_vport_context_in.field_select.addresses_list`: bit 0x7d.
+    pub const FS_ADDRESSES_LIST: Fld = f(0x7d, 1);
+    /// `nic_vport_context.promisc_uc`: bit 0x780 inside the context.
+    pub const PROMISC_UC: Fld = f(0x780, 1);
+    /// `nic_vport_context.promisc_mc`: bit 0x781.
+    pub const PROMISC_MC: Fld = f(0x781, 1);
+    /// `nic_vport_context.promisc_all`: bit 0x782.
+    pub const PROMISC_ALL: Fld = f(0x782, 1);
+    /// `nic_vport_context.allowed_list_type`: bit 0x785 (3); UC 0, MC 1, VLAN 2.
+    pub const ALLOWED_LIST_TYPE: Fld = f(0x785, 3);
+    /// `nic_vport_context.allowed_list_size`: bit 0x794 (12).
+    pub const ALLOWED_LIST_SIZE: Fld = f(0x794, 0xc);
+    /// `nic_vport_context.current_uc_mac_address[]`: byte 0x100 of the context, 8 bytes
+    /// each (`mac_address_layout`, the MAC in the last 6).
+    pub const ADDRESSES: usize = 0x100;
+    /// `MLX5_NVPRT_LIST_TYPE_UC`.
+    pub const LIST_UC: u32 = 0;
+    /// `MLX5_NVPRT_LIST_TYPE_MC`.
+    pub const LIST_MC: u32 = 1;
+    /// `MLX5_NVPRT_LIST_TYPE_VLAN`.
+    pub const LIST_VLAN: u32 = 2;
     /// `modify_nic_vport_context_in.field_select` (all 32 bits): bit 0x60.
     pub const FIELD_SELECT: Fld = f(0x60, 0x20);
     /// Byte offset of `nic_vport_context` in `query_nic_vport_context_out`.
@@ -770,6 +1035,32 @@ pub mod vport {
 /// `access_register_in`/`_out` and the registers the model implements.
 pub mod reg {
     use super::{fld as f, Fld};
+    /// `MLX5_REG_PMTU`.
+    pub const PMTU: u32 = 0x5003;
+    /// `pmtu_reg` size.
+    pub const PMTU_LEN: usize = 0x10;
+    /// `pmtu_reg.max_mtu`: bit 0x20 (16).
+    pub const PMTU_MAX: Fld = f(0x20, 0x10);
+    /// `pmtu_reg.admin_mtu`: bit 0x40 (16).
+    pub const PMTU_ADMIN: Fld = f(0x40, 0x10);
+    /// `pmtu_reg.oper_mtu`: bit 0x60 (16).
+    pub const PMTU_OPER: Fld = f(0x60, 0x10);
+    /// `MLX5_REG_PTYS`.
+    pub const PTYS: u32 = 0x5004;
+    /// `ptys_reg` size.
+    pub const PTYS_LEN: usize = 0x40;
+    /// `ptys_reg.proto_mask`: bit 0x1d (3); 4 = Ethernet (`MLX5_PTYS_EN`).
+    pub const PTYS_PROTO_MASK: Fld = f(0x1d, 3);
+    /// `ptys_reg.eth_proto_capability`: bit 0x60 (32).
+    pub const PTYS_ETH_CAP: Fld = f(0x60, 0x20);
+    /// `ptys_reg.eth_proto_admin`: bit 0xc0 (32).
+    pub const PTYS_ETH_ADMIN: Fld = f(0xc0, 0x20);
+    /// `ptys_reg.eth_proto_oper`: bit 0x120 (32).
+    pub const PTYS_ETH_OPER: Fld = f(0x120, 0x20);
+    /// `ptys_reg.connector_type`: bit 0x17c (4).
+    pub const PTYS_CONNECTOR: Fld = f(0x17c, 4);
+    /// The legacy Ethernet link mode the model's port runs: `MLX5E_100GBASE_CR4` (bit 20).
+    pub const PTYS_100GBASE_CR4: u32 = 1 << 20;
     /// `access_register_in.register_id`: bit 0x50 (16).
     pub const REGISTER_ID: Fld = f(0x50, 0x10);
     /// `access_register_in.argument`: bit 0x60 (32).
@@ -826,6 +1117,16 @@ pub mod reg {
     pub const PPCNT_CLR: Fld = f(0x20, 1);
     /// `grp` of the IEEE 802.3 counters (`MLX5_IEEE_802_3_COUNTERS_GROUP`).
     pub const PPCNT_IEEE_802_3: u32 = 0;
+    /// `MLX5_RFC_2863_COUNTERS_GROUP` (interfaces MIB).
+    pub const PPCNT_RFC_2863: u32 = 0x1;
+    /// `MLX5_RFC_2819_COUNTERS_GROUP` (RMON).
+    pub const PPCNT_RFC_2819: u32 = 0x2;
+    /// `MLX5_PER_PRIORITY_COUNTERS_GROUP`.
+    pub const PPCNT_PER_PRIO: u32 = 0x10;
+    /// `MLX5_PHYSICAL_LAYER_COUNTERS_GROUP`.
+    pub const PPCNT_PHYS: u32 = 0x12;
+    /// `ppcnt_reg.prio_tc`: bit 0x3b (5).
+    pub const PPCNT_PRIO_TC: Fld = f(0x3b, 5);
     /// Byte offset of `ppcnt_reg.counter_set`; counter i of a group (a 64-bit
     /// `_high`/`_low` pair, big-endian) is at `PPCNT_SET + 8 * i`.
     pub const PPCNT_SET: usize = 8;
@@ -851,6 +1152,12 @@ pub mod eqe {
     pub const TYPE_COMP: u8 = 0x00;
     /// `MLX5_EVENT_TYPE_PORT_CHANGE`.
     pub const TYPE_PORT_CHANGE: u8 = 0x09;
+    /// `MLX5_EVENT_TYPE_CMD`: command completions (`data.cmd.vector`, the entries' bits).
+    pub const TYPE_CMD: u8 = 0x0a;
+    /// `MLX5_EVENT_TYPE_PAGE_REQUEST`: the firmware asks for (or returns) pages.
+    pub const TYPE_PAGE_REQUEST: u8 = 0x0b;
+    /// `data.cmd.vector` (BE32).
+    pub const CMD_VECTOR: usize = 0x20;
     /// `MLX5_PORT_CHANGE_SUBTYPE_DOWN`.
     pub const SUBTYPE_DOWN: u8 = 1;
     /// `MLX5_PORT_CHANGE_SUBTYPE_ACTIVE`.

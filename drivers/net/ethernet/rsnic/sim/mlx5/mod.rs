@@ -59,12 +59,19 @@
 //! numeric value): `fw_rev` @0x000 and `cmdif_rev_fw_sub` @0x004 (cmdif_rev 5 in bits 31..16)
 //! read only; `cmdq_addr_h` @0x010 and `cmdq_addr_l_sz` @0x014 take the command queue's bus
 //! address (reads return the address with log_cmdq_size 5 in bits 7..4 and log_cmdq_stride 6
-//! in bits 3..0); `cmd_dbell` @0x018: bit i rings entry i; `initializing` @0x1fc has bit 31
-//! set until `cmdq_addr_l_sz` was written; the health buffer @0x200 reads 0 (fw_ver aside)
-//! and `health_counter` @0x1010 advances on every engine run. Other offsets of pages 0..7 are
-//! bad register accesses.
+//! in bits 3..0); `cmd_dbell` @0x018: bit i rings entry i; `initializing` @0x1fc reads 0
+//! (the firmware is ready from power-on: mlx5_core waits for that before it writes the
+//! queue's address); the health buffer @0x200 reads 0 (fw_ver aside; byte reads of it are
+//! the transport's: devd serves them from the register); `cmd_exec_to` @0xff8 and
+//! `cmd_q_init_to` @0xffc read 0 (no device timeouts: mlx5_core then reads no DTOR
+//! register); `internal_timer_h/l` @0x1000/0x1004 the device's clock in ns
+//! (`device_frequency_khz` 1 GHz); `health_counter` @0x1010 advances with every engine run
+//! and every millisecond of the device's clock ([`Device::set_clock`]: a host that runs the
+//! device rarely still shows a live heartbeat; mlx5_core declares a device whose counter
+//! stands still over three 2 s polls dead). Other offsets of pages 0..7 are bad register
+//! accesses.
 //!
-//! **Command queue** (cmd.c, polling): 32 entries of 64 bytes (`mlx5_cmd_layout`). A rung
+//! **Command queue** (cmd.c, polling and events mode): 32 entries of 64 bytes (`mlx5_cmd_layout`). A rung
 //! entry executes the next time the device runs ([`Device::process`]: commands first, then
 //! events, then WQEs). Delivery checks, in order, answered in `status_own` bits 7..1 with
 //! cmd.c's `MLX5_CMD_DELIVERY_STAT_*`: an entry software still owns (bit 0 clear) is skipped
@@ -76,7 +83,12 @@
 //! TOK_ERR. Signatures are not checked. A delivered command gets its output (16 inline bytes,
 //! the rest through the output mailboxes, at most 0x1010 bytes written) and then
 //! `status_own` = 0. Inputs are copied into the scratch buffer (4 KiB); longer PAS lists are
-//! streamed from the mailboxes. Nothing allocates.
+//! streamed from the mailboxes. Nothing allocates. An entry rung while one of the function's
+//! EQs takes command events (`event_bitmask` bit 0x0a, mlx5_core's command EQ) also
+//! completes by event: after it executed, an EQE of type 0x0a with the entry's bit in
+//! `data.cmd.vector` (BE32 at 0x20) goes to each such EQ, with its interrupt if armed
+//! (mlx5_core's events mode; the CREATE_EQ that makes the first such EQ was rung before it
+//! existed and completes by its ownership bit alone, which mlx5_core polls).
 //!
 //! **Command checks**, answered with the output header's status (byte 0) and a syndrome
 //! (bytes 4..8) naming the check ([`cmd::synd`] lists them all): unknown opcode → BAD_OP;
@@ -87,17 +99,21 @@
 //! state transitions (BAD_RES_STATE), full tables (NO_RESOURCES).
 //!
 //! **HCA state**: DISABLED —ENABLE_HCA→ ENABLED (QUERY_ISSI, SET_ISSI 0/1, QUERY_HCA_CAP,
-//! DISABLE_HCA) —INIT_HCA→ INITIALIZED (every other command) —TEARDOWN_HCA (profile 0)→
-//! ENABLED. TEARDOWN_HCA frees every object of the function, as firmware does.
+//! SET_HCA_CAP, QUERY_ADAPTER, QUERY_PAGES, MANAGE_PAGES, DISABLE_HCA) —INIT_HCA→
+//! INITIALIZED (every other command but SET_HCA_CAP) —TEARDOWN_HCA (profile 0)→ ENABLED.
+//! TEARDOWN_HCA frees every object of the function, as firmware does (its pages stay until
+//! the driver takes them).
 //!
 //! **Objects** (per function, [`MAX_QUEUES`] of each kind): UAR indices from [`FIRST_UAR`]
 //! ([`MAX_UARS`] of them); PDs, transport domains, TISs, RQTs, TIRs, flow tables and flow
 //! groups numbered like queues (`base + port * 64 + slot`, bases [`PD_BASE`], [`TD_BASE`],
 //! [`TISN_BASE`], [`RQTN_BASE`], [`TIRN_BASE`], [`FT_BASE`], [`FG_BASE`]); SQs, RQs and CQs keep [`SQN_BASE`], [`RQN_BASE`], [`CQN_BASE`]; EQ numbers
 //! are `EQN_BASE + slot` ([`EQN_BASE`], 8 bits, per function). Queue memory comes as a PAS
-//! list: the model requires page-aligned, *contiguous* pages (`pas[i] = pas[0] + i × page
-//! size`, page size 4 KiB << log_page_size, page_offset 0), else BAD_PARAM; the list must be
-//! as long as the queue needs (BAD_INPUT_LEN). CREATE_CQ names an EQ (`c_eqn`) and a UAR
+//! list of page-aligned, non-zero pages (page size 4 KiB << log_page_size, page_offset 0),
+//! else BAD_PARAM; the list must be as long as the queue needs (BAD_INPUT_LEN). Contiguous
+//! pages are kept as one address; any other list goes into the device's bounded page-list
+//! pool ([`pas`]; a list longer than [`pas::MAX_LIST_PAGES`] or one the pool has no room
+//! for: NO_RESOURCES). An RQ may have PD 0 (mlx5e's drop RQ); a CQ may have one CQE. CREATE_CQ names an EQ (`c_eqn`) and a UAR
 //! and takes the moderation fields (see "CQ moderation" below; `cq_period_mode` 2 or 3 is
 //! BAD_PARAM); MODIFY_CQ (op_mod 0) changes `cq_period`, `cq_max_count` and `cq_period_mode`
 //! as `modify_field_select` bits 0, 1 and 4 say (no bit, or any other bit: BAD_PARAM; a
@@ -120,39 +136,46 @@
 //! `l4_prot_type`'s transport (other `selected_fields` bits are refused), in that order, and
 //! the frame goes to RQT entry `hash % size`; a field the frame does not have is not hashed
 //! ([`crate::sim::pkt::rss_hash_sel`]). A direct TIR names one RQ (no hash). MODIFY_TIR with
-//! `bitmask.hash` replaces an indirect TIR's hash function, key and selector (other bitmask
-//! bits are refused): the next frame is hashed the new way, nothing is lost.
+//! `bitmask.hash` replaces an indirect TIR's hash function, key and selector (the next frame
+//! is hashed the new way, nothing is lost); `bitmask.self_lb_en` is taken (the model loops
+//! no frame back to its function but by PPLR, so `self_lb_block` changes nothing); other
+//! bitmask bits are refused.
 //!
-//! Which TIR a frame goes to is flow steering's: a subset of it, what mlx5e's traffic-type
-//! (TTC) table and its ethtool steering rules need. CREATE_FLOW_TABLE makes a NIC RX table of
-//! `2^log_size` (≤ 2^16) flow indices at a `level`, whose misses drop (the default miss
+//! An indirect TIR with `rx_hash_symmetric` (mlx5e sets it on every Toeplitz TIR) hashes
+//! the lower of the two addresses, and of the two ports, first, so both directions of a
+//! flow hash alike ([`crate::sim::pkt::rss_hash_sym`]).
+//!
+//! Which TIR a frame goes to is flow steering's, the NIC RX tables as mlx5_core's fs_core
+//! builds them for mlx5e (its VLAN, L2, traffic-type and aRFS tables, ethtool's rules) and
+//! rsnic builds its own. CREATE_FLOW_TABLE makes a NIC RX table of `2^log_size` (≤ 2^16)
+//! flow indices at a `level` (≤ [`MAX_FT_LEVEL`]), whose misses drop (the default miss
 //! action) or go on to the table `table_miss_id` names (`table_miss_action` 1, FWD; a table
-//! of this function at a higher level; no flags, no other miss action); CREATE_FLOW_GROUP a
-//! range of its indices whose match criteria are, each whole or not at all, the outer
-//! `ethertype`, `ip_protocol`, `tcp_sport` / `tcp_dport` or `udp_sport` / `udp_dport` (not
-//! both kinds), and the source / destination address as IPv4 (the last 32 bits of
-//! `src_ipv4_src_ipv6`) or IPv6 (all 128) (match_criteria_enable outer headers only; no
-//! group type, no match definer; ranges of a table do not overlap); SET_FLOW_TABLE_ENTRY
-//! (op_mod 0, a new index of its group) an entry that forwards (action FWD_DEST only, one
-//! destination, of type TIR, a TIR of the function; no tag, counter, reformat or modify
-//! header) the frames whose values match under its group's criteria, where the model tells
-//! apart ethertype 0x0800 / 0x86dd and ip_protocol 6 / 17 only (other values are refused):
-//! every received frame falls in one of seven [`Class`]es (TCP, UDP, other over IPv4 and
-//! IPv6, not IP), and a port or address criterion also asks for TCP / UDP and the IP version.
-//! SET_FLOW_TABLE_ROOT (op_mod 0) makes a table the root; op_mod 1 disconnects it. A received
-//! frame goes through the root table, then its miss table and so on (four tables
-//! at most): the TIR of the first entry (by table, then flow index) that matches it wins; none:
-//! dropped ([`PortCounters::rx_no_rq_drops`]). A table with groups, the root table or a table
-//! another one misses to, a group with entries, a TIR an entry forwards to, an RQT a TIR
-//! names: RESOURCE_BUSY. DELETE_FLOW_TABLE_ENTRY, DESTROY_FLOW_GROUP and DESTROY_FLOW_TABLE
-//! undo them. The model computes, when a command changes any of this, each class's TIR (its
-//! first entry matching the whole class), the rules (entries on addresses or ports) in the
-//! order they are checked, each with the classes whose catch-all comes after it, and the RQs
-//! frames can reach (for flow control); per frame the work is the class, a compare per rule
-//! of its class (none without rules), the hash and two table lookups. Flow table
-//! capabilities are not reported (QUERY_HCA_CAP reports `nic_flow_table`; type 7 is refused):
-//! the limits are the ones written here, and [`MAX_QUEUES`] tables, groups and entries per
-//! function.
+//! of this function at a higher level; no flags, no other miss action); MODIFY_FLOW_TABLE
+//! (`modify_field_select` 1) changes the miss the same way (fs_core chains each new table
+//! after those of earlier levels so). CREATE_FLOW_GROUP takes a range of a table's indices
+//! and match criteria on the outer headers (`match_criteria_enable` 0 or 1; criteria in the
+//! misc, inner or later sets, or on `l4_type` / `ipv4_ihl`, are refused; no group type, no
+//! match definer; ranges of a table do not overlap): any bits of `fte_match_set_lyr_2_4`
+//! (MACs, ethertype, the first VLAN tag, `cvlan_tag`/`svlan_tag`, IP version, protocol,
+//! DSCP/ECN, fragment, TTL, TCP flags and ports, UDP ports, addresses: see [`steer`]).
+//! SET_FLOW_TABLE_ENTRY (op_mod 0 a new index of its group, 1 that entry replaced) makes an
+//! entry that, for the frames whose headers equal its values under its group's criteria,
+//! forwards (FWD_DEST, one destination: a TIR of the function, or a flow table of a higher
+//! level) or drops (DROP, no destination); a flow tag is taken (and not reported); counters,
+//! reformat, modify header and extended destinations are refused. SET_FLOW_TABLE_ROOT
+//! (op_mod 0) makes a table the root; op_mod 1 disconnects it. A received frame walks from
+//! the root: in each table its entries by flow index, the first that matches decides; none:
+//! the table's miss, or dropped ([`PortCounters::rx_steering_drops`]); at most
+//! [`MAX_CHAIN`] tables. A table with groups, a table an entry forwards to, a group with
+//! entries, a TIR an entry forwards to, an RQT a TIR names: RESOURCE_BUSY (a root table may
+//! go, and so may a table others miss to: fs_core destroys its tables so at cleanup; the
+//! function has no root then, and those misses drop). DELETE_FLOW_TABLE_ENTRY, DESTROY_FLOW_GROUP and DESTROY_FLOW_TABLE
+//! undo them. When a command changes any of this the model orders the entries (by table,
+//! then flow index) and finds the RQs frames can reach (for flow control); per frame the
+//! work is the frame's header image (64 bytes), one masked compare per entry looked at, the
+//! hash and two table lookups. QUERY_HCA_CAP type 7 reports the NIC RX table properties
+//! (`ft_support`, `max_ft_level`, sizes, the outer fields above); [`MAX_QUEUES`] tables,
+//! groups and entries per function.
 //!
 //! Without a root table the model dispatches as it did before it had flow tables: every
 //! received frame goes to the first indirect TIR created on the function (when it is
@@ -177,8 +200,48 @@
 //! faults), transmit errors (rejected WQEs) and local loopback; `clear` restarts them.
 //!
 //! **Capabilities** ([`Caps`], given at creation by the device host): QUERY_HCA_CAP reports
-//! them (general and Ethernet offload capabilities, current = maximum) and the model
-//! enforces them (see [`Caps`]).
+//! them (op_mod bit 0: current 1, maximum 0; types general 0, Ethernet offloads 1, NIC flow
+//! table 7; others BAD_PARAM) and the model enforces them (see [`Caps`]). The general caps
+//! are what mlx5_core and mlx5e read (`cmd::general_caps`): no QPs, no striding RQ, no
+//! `hca_cap_2`, no RoCE, no ODP, no tunnels, 8 Q counters, 8 memory keys, UC / MC vport
+//! lists of 4 / 16, a 1 GHz internal timer. SET_HCA_CAP (general, while ENABLED) sets
+//! `pkey_table_size`, `log_max_qp` (≤ its maximum, 0) and `cmdif_checksum`, which the
+//! current caps then show; `log_uar_page_sz` must stay 0 (4 KiB UARs); the other fields
+//! are read-only and ignored. QUERY_ADAPTER answers Mellanox's OUI and a PSID.
+//!
+//! **Firmware pages** (pagealloc.c): QUERY_PAGES (ENABLED or INITIALIZED) says how many pages
+//! the function wants for boot (op_mod 1: [`cmd::BOOT_PAGES`]), init (2: [`cmd::INIT_PAGES`])
+//! and regular use (3: [`cmd::REGULAR_PAGES`] after INIT_HCA); MANAGE_PAGES GIVE (1) takes
+//! 4 KiB-aligned pages (a bad address refuses the whole command; at most
+//! [`cmd::MAX_FW_PAGES`]), TAKE (2) returns pages (never those an initialized HCA needs; at
+//! most what the output holds), CANT_GIVE (0) is taken. The device keeps the list of held
+//! pages in the pages (each one's first 8 bytes link the next), as firmware keeps its
+//! bookkeeping in the memory it was given. Once a driver asked QUERY_PAGES, INIT_HCA is
+//! BAD_SYS_STATE until the function holds its boot and init pages, and after INIT_HCA the
+//! function asks for its regular pages by a page request EQE (type 0x0b, `func_id` 0,
+//! `num_pages`) on its EQs that take page requests. A driver that never asks (rsnic's own,
+//! today) is not held to them. DISABLE_HCA and a function reset forget the pages; the
+//! function's count is [`PortCounters::fw_pages`].
+//!
+//! **Memory keys**: CREATE_MKEY takes a PA-mode key (local read and write, `length64`, a PD
+//! of the function; no UMR, no umem) and answers index [`cmd::MKEY_INDEX_BASE`] + i; the key
+//! is `index << 8 | mkey_7_0`. Once the function has a key, every data segment's lkey must
+//! be one of its keys: a TX WQE with another fails before anything is sent (error CQE,
+//! LOCAL_PROT, [`WqeError::BadLkey`]), an RX WQE with another completes with LOCAL_PROT and
+//! puts the RQ in error ([`PortCounters::mkey_errors`]). A function without keys (rsnic's
+//! driver puts 0 there today) is not checked.
+//!
+//! **Q counters**: ALLOC_Q_COUNTER hands out set ids 1..=[`cmd::Q_COUNTERS`]; an RQ naming one
+//! (`rqc.counter_set_id`) counts its drops for lack of a WQE in it; QUERY_Q_COUNTER reports
+//! `out_of_buffer` (`clear` restarts it), DEALLOC_Q_COUNTER frees an id no RQ names.
+//!
+//! **The vport's filter**: MODIFY_NIC_VPORT_CONTEXT `addresses_list` (UC up to
+//! [`cmd::UC_LIST`], MC up to [`cmd::MC_LIST`]) and `promisc` (uc, mc, all) program what the
+//! VF's vport lets through (as the eswitch of a VF's PF does): once a driver programmed
+//! either, a received frame reaches the function only if it is broadcast, its destination
+//! is the function's MAC or on the list of its kind, or the matching promiscuous flag is on
+//! ([`PortCounters::rx_vport_filtered`] counts the others). A driver that never programs
+//! them (rsnic's own, today) receives every frame.
 //!
 //! **Event queues** (eq.c): CREATE_EQ gives a ring of 2^log_eq_size 64-byte EQEs, a UAR page,
 //! an MSI-X vector `intr` < [`MAX_VECTORS`] (device vector `port * MAX_VECTORS + intr`) and
@@ -209,7 +272,7 @@
 //! [`CqConfig::vector`] directly, without an EQ. Errors are a [`CmdError`], never a panic.
 //! Tables have a fixed capacity of [`MAX_QUEUES`] objects of each kind per port and
 //! [`MAX_RSS`] RSS entries per port; nothing allocates. The caller provides all storage as
-//! slices of small entries ([`Port`], under a kilobyte, and [`QueueSet`], under a kilobyte,
+//! slices of small entries ([`Port`], under 1.5 KiB, and [`QueueSet`], under a kilobyte,
 //! 64 per port, plus scratch bytes), so no large value is ever built on a (kernel) stack.
 //! A queue's CQ must belong to the same port.
 //!
@@ -354,6 +417,10 @@ pub mod cmd;
 mod engine;
 mod eq;
 pub mod ifc;
+pub mod pas;
+pub mod steer;
+
+pub use pas::Ring;
 
 use crate::dp::hw::{BusMemory, DmaAddr, InterruptSink};
 use crate::sim::pcie::PcieCounters;
@@ -368,8 +435,6 @@ const _: () = assert!(MAX_RSS <= u8::MAX as usize);
 /// Largest RQ table (RQT) the model implements: `log_max_rqt_size` 8, the 256 entries of
 /// mlx5e's indirection table (`MLX5E_INDIR_MIN_RQT_SIZE`).
 pub const MAX_RQT_SIZE: usize = 256;
-/// Traffic classes a receiving port tells apart for its flow table ([`Class`]).
-pub const CLASSES: usize = 7;
 /// Maximum number of ports.
 pub const MAX_PORTS: usize = 64;
 /// Size of one port's (PCI function's) window in BAR0: port p's starts at
@@ -422,9 +487,9 @@ pub const EQN_BASE: u32 = 0x40;
 /// Largest frame (without FCS) a port sends or receives.
 pub const MAX_FRAME: usize = 9728;
 /// Minimum scratch buffer for [`Device::new`]: a frame buffer plus a gather buffer of one frame.
-pub const MIN_SCRATCH: usize = 2 * MAX_FRAME;
+pub const MIN_SCRATCH: usize = pas::POOL_BYTES + 2 * MAX_FRAME;
 /// Scratch size that lets LSO carry a 64 KiB payload plus headers.
-pub const SCRATCH_LEN: usize = MAX_FRAME + 65536 + 1024;
+pub const SCRATCH_LEN: usize = pas::POOL_BYTES + MAX_FRAME + 65536 + 1024;
 /// Posted RX WQEs (capped at half the RQ) each RSS queue of the receiving port (the peer, or
 /// the port itself in loopback) must have for it not to send PAUSE frames (flow control): the
 /// most packets one MPWQE carries, rounded up.
@@ -547,6 +612,9 @@ pub enum WqeError {
     LsoHeaders,
     /// The WQE or a data segment address is not readable.
     ReadFault,
+    /// A data segment's lkey is not a memory key of the function (checked once the
+    /// function has created one: see [`PortCounters::mkey_errors`]).
+    BadLkey,
 }
 
 impl WqeError {
@@ -556,7 +624,7 @@ impl WqeError {
         match self {
             Self::BadOpcode | Self::BadOpmod | Self::BadIndex | Self::BadSqn => SYND_LOCAL_QP_OP,
             Self::BadMss | Self::LsoHeaders => SYND_LOCAL_QP_OP,
-            Self::ReadFault => SYND_LOCAL_PROT,
+            Self::ReadFault | Self::BadLkey => SYND_LOCAL_PROT,
             Self::BadDsCount
             | Self::NotPosted
             | Self::CrossesRingEnd
@@ -733,6 +801,16 @@ pub struct PortCounters {
     /// Frames that arrived while the port's data path was stopped ([`Fault::DevStop`]),
     /// dropped.
     pub rx_stopped: u64,
+    /// Firmware pages the function holds (MANAGE_PAGES given, not yet taken back).
+    pub fw_pages: u64,
+    /// Frames the vport's address filter (the UC / MC lists and promiscuous flags a driver
+    /// programmed in the NIC vport context) did not let through.
+    pub rx_vport_filtered: u64,
+    /// Frames the flow tables dropped (an entry's drop action, a miss without a miss table);
+    /// they count in `rx_no_rq_drops` too.
+    pub rx_steering_drops: u64,
+    /// Data segments whose lkey is not a memory key of the function (error CQEs).
+    pub mkey_errors: u64,
 }
 
 macro_rules! add_counters {
@@ -811,6 +889,10 @@ impl PortCounters {
         eqes_lost: 0,
         port_events: 0,
         rx_stopped: 0,
+        fw_pages: 0,
+        rx_vport_filtered: 0,
+        rx_steering_drops: 0,
+        mkey_errors: 0,
     };
 
     /// Adds `o` into `self`.
@@ -879,7 +961,11 @@ impl PortCounters {
             eq_overruns,
             eqes_lost,
             port_events,
-            rx_stopped
+            rx_stopped,
+            fw_pages,
+            rx_vport_filtered,
+            rx_steering_drops,
+            mkey_errors
         );
     }
 }
@@ -937,7 +1023,8 @@ pub struct RqConfig {
 pub(super) struct SqCtx {
     pub(super) used: bool,
     pub(super) state: QueueState,
-    pub(super) buf: DmaAddr,
+    /// The ring's memory.
+    pub(super) buf: Ring,
     pub(super) log_size: u8,
     pub(super) dbr: DmaAddr,
     pub(super) cq: u8,
@@ -961,7 +1048,7 @@ impl SqCtx {
     const EMPTY: Self = Self {
         used: false,
         state: QueueState::Ready,
-        buf: 0,
+        buf: Ring::contiguous(0),
         log_size: 0,
         dbr: 0,
         cq: 0,
@@ -979,7 +1066,8 @@ impl SqCtx {
 pub(super) struct RqCtx {
     pub(super) used: bool,
     pub(super) state: QueueState,
-    pub(super) buf: DmaAddr,
+    /// The ring's memory.
+    pub(super) buf: Ring,
     pub(super) log_size: u8,
     pub(super) log_stride: u8,
     pub(super) dbr: DmaAddr,
@@ -993,13 +1081,17 @@ pub(super) struct RqCtx {
     pub(super) flush: bool,
     /// RQTs naming this RQ.
     pub(super) users: u16,
+    /// The Q counter (set id; 0: none) that counts the frames it drops for lack of a WQE.
+    pub(super) counter: u8,
+    /// Strips the C-VLAN tag of received frames (`rqc.vsd` clear), reporting it in the CQE.
+    pub(super) strip_vlan: bool,
 }
 
 impl RqCtx {
     const EMPTY: Self = Self {
         used: false,
         state: QueueState::Ready,
-        buf: 0,
+        buf: Ring::contiguous(0),
         log_size: 0,
         log_stride: 0,
         dbr: 0,
@@ -1009,6 +1101,8 @@ impl RqCtx {
         pd: 0,
         flush: false,
         users: 0,
+        counter: 0,
+        strip_vlan: false,
     };
 }
 
@@ -1030,7 +1124,8 @@ pub(super) struct Session {
 pub(super) struct CqCtx {
     pub(super) used: bool,
     pub(super) error: bool,
-    pub(super) buf: DmaAddr,
+    /// The CQE buffer's memory.
+    pub(super) buf: Ring,
     pub(super) log_size: u8,
     pub(super) dbr: DmaAddr,
     /// Vector raised directly when `eq` is 0 (CQs made through the Rust API).
@@ -1091,7 +1186,7 @@ impl CqCtx {
     const EMPTY: Self = Self {
         used: false,
         error: false,
-        buf: 0,
+        buf: Ring::contiguous(0),
         log_size: 0,
         dbr: 0,
         vector: 0,
@@ -1138,7 +1233,8 @@ pub(super) struct EqCtx {
     pub(super) used: bool,
     /// Overrun: nothing more is written until the EQ is destroyed.
     pub(super) error: bool,
-    pub(super) buf: DmaAddr,
+    /// The EQE buffer's memory.
+    pub(super) buf: Ring,
     pub(super) log_size: u8,
     pub(super) uar: u16,
     /// MSI-X vector index within the function.
@@ -1150,6 +1246,10 @@ pub(super) struct EqCtx {
     pub(super) armed: bool,
     /// `event_bitmask` has MLX5_EVENT_TYPE_PORT_CHANGE.
     pub(super) port_events: bool,
+    /// `event_bitmask` has MLX5_EVENT_TYPE_CMD: command completions are reported here.
+    pub(super) cmd_events: bool,
+    /// `event_bitmask` has MLX5_EVENT_TYPE_PAGE_REQUEST: page requests are reported here.
+    pub(super) page_events: bool,
     /// CQs naming this EQ.
     pub(super) users: u16,
 }
@@ -1158,7 +1258,7 @@ impl EqCtx {
     const EMPTY: Self = Self {
         used: false,
         error: false,
-        buf: 0,
+        buf: Ring::contiguous(0),
         log_size: 0,
         uar: 0,
         intr: 0,
@@ -1166,6 +1266,8 @@ impl EqCtx {
         ci: 0,
         armed: false,
         port_events: false,
+        cmd_events: false,
+        page_events: false,
         users: 0,
     };
 }
@@ -1204,6 +1306,10 @@ pub(super) struct TirCtx {
     pub(super) key: [u8; 40],
     /// `rx_hash_field_selector_outer`.
     pub(super) sel: crate::sim::pkt::HashSel,
+    /// `rx_hash_symmetric`: both directions of a flow hash alike.
+    pub(super) symmetric: bool,
+    /// `rx_hash_fn` inverted XOR8 (else Toeplitz).
+    pub(super) xor8: bool,
     /// Flow table entries forwarding to this TIR.
     pub(super) users: u16,
 }
@@ -1220,36 +1326,24 @@ pub(super) struct FtCtx {
     pub(super) miss: u8,
     /// Flow groups in it.
     pub(super) users: u16,
+    /// Entries and tables that forward to it (as destination or miss table).
+    pub(super) refs: u16,
+    /// Its entries' run in the port's order of entries ([`RxRule`]).
+    pub(super) first: u8,
+    pub(super) count: u8,
 }
 
-/// Match criteria bit of a flow group: outer `ethertype`.
-pub(super) const CRIT_ETHERTYPE: u16 = 1;
-/// Match criteria bit of a flow group: outer `ip_protocol`.
-pub(super) const CRIT_IP_PROTOCOL: u16 = 2;
-/// Match criteria bit: the outer IPv4 source address (the last 32 bits of
-/// `src_ipv4_src_ipv6`).
-pub(super) const CRIT_SRC_IP4: u16 = 1 << 2;
-/// Match criteria bit: the outer IPv4 destination address.
-pub(super) const CRIT_DST_IP4: u16 = 1 << 3;
-/// Match criteria bit: the outer IPv6 source address (all 128 bits).
-pub(super) const CRIT_SRC_IP6: u16 = 1 << 4;
-/// Match criteria bit: the outer IPv6 destination address.
-pub(super) const CRIT_DST_IP6: u16 = 1 << 5;
-/// Match criteria bit: `tcp_sport`.
-pub(super) const CRIT_TCP_SPORT: u16 = 1 << 6;
-/// Match criteria bit: `tcp_dport`.
-pub(super) const CRIT_TCP_DPORT: u16 = 1 << 7;
-/// Match criteria bit: `udp_sport`.
-pub(super) const CRIT_UDP_SPORT: u16 = 1 << 8;
-/// Match criteria bit: `udp_dport`.
-pub(super) const CRIT_UDP_DPORT: u16 = 1 << 9;
-/// The criteria bits beyond the traffic class (addresses and ports: an entry using them is
-/// a rule checked per frame, [`Port::rx_rules`]).
-pub(super) const CRIT_TUPLE: u16 = !(CRIT_ETHERTYPE | CRIT_IP_PROTOCOL);
-/// Most tables a frame goes through (root, then its miss table, and so on).
-pub(super) const MAX_CHAIN: usize = 4;
+/// Most tables a frame goes through (root, then its miss table or an entry's destination
+/// table, and so on; levels rise along the way, so a walk ends: bounded all the same).
+pub(super) const MAX_CHAIN: usize = 16;
+/// The deepest flow table level (`max_ft_level`).
+pub const MAX_FT_LEVEL: u32 = 63;
+/// Bytes of the match parameter the model matches on: the outer headers
+/// (`fte_match_set_lyr_2_4`), the first 64 bytes of `fte_match_param`.
+pub const MATCH_LEN: usize = 64;
 
-/// A flow group (CREATE_FLOW_GROUP).
+/// A flow group (CREATE_FLOW_GROUP): a range of a table's flow indices whose entries match
+/// the fields its criteria mask.
 #[derive(Clone, Copy)]
 pub(super) struct FgCtx {
     pub(super) used: bool,
@@ -1258,13 +1352,24 @@ pub(super) struct FgCtx {
     /// Its flow indices, `start..=end`.
     pub(super) start: u32,
     pub(super) end: u32,
-    /// `CRIT_*` bits.
-    pub(super) criteria: u16,
+    /// The outer-header criteria (`match_criteria.outer_headers`): the bits compared.
+    pub(super) mask: [u8; MATCH_LEN],
     /// Entries in it.
     pub(super) users: u16,
 }
 
-/// A flow table entry (SET_FLOW_TABLE_ENTRY): forwards what it matches to a TIR.
+/// What a flow table entry does with a frame it matches.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum Dest {
+    /// Forward to a TIR (slot).
+    Tir(u8),
+    /// Forward to a flow table (slot) of a higher level.
+    Table(u8),
+    /// Drop (`MLX5_FLOW_CONTEXT_ACTION_DROP`).
+    Drop,
+}
+
+/// A flow table entry (SET_FLOW_TABLE_ENTRY).
 #[derive(Clone, Copy)]
 pub(super) struct FteCtx {
     pub(super) used: bool,
@@ -1272,142 +1377,38 @@ pub(super) struct FteCtx {
     pub(super) table: u8,
     pub(super) group: u8,
     pub(super) index: u32,
-    /// Match values (under the group's criteria).
-    pub(super) ethertype: u16,
-    pub(super) ip_protocol: u8,
-    /// The group's criteria (`CRIT_*`), copied for the per-frame check.
-    pub(super) crit: u16,
-    /// Source and destination addresses as in `fte_match_set_lyr_2_4` (IPv4 in the last 4
-    /// bytes), and the L4 ports (TCP or UDP as `crit` says).
-    pub(super) src: [u8; 16],
-    pub(super) dst: [u8; 16],
-    pub(super) sport: u16,
-    pub(super) dport: u16,
-    /// The destination TIR's slot.
-    pub(super) tir: u8,
+    /// The group's criteria, copied for the per-frame check, and the entry's values under
+    /// them (`value & mask`); bytes `lo..hi` hold every masked bit.
+    pub(super) mask: [u8; MATCH_LEN],
+    pub(super) value: [u8; MATCH_LEN],
+    pub(super) lo: u8,
+    pub(super) hi: u8,
+    pub(super) dest: Dest,
 }
 
 impl FteCtx {
-    /// Whether a frame (parsed as `h`) has the addresses and ports this entry's
-    /// [`CRIT_TUPLE`] criteria ask for (its class is checked apart). Per frame: no loop, no
-    /// allocation.
-    pub(super) fn tuple_matches(&self, frame: &[u8], h: &crate::sim::pkt::Headers) -> bool {
-        use crate::sim::pkt::{L3, L4};
-        let c = self.crit;
-        let at = |off: usize, len: usize| frame.get(off..off.wrapping_add(len));
-        let port = |off: usize| {
-            at(h.l4_off.wrapping_add(off), 2).map(|b| u16::from_be_bytes([b[0], b[1]]))
-        };
-        let eq = |off: usize, want: &[u8]| at(off, want.len()) == Some(want);
-        let (v4, v6) = (h.l3 == L3::Ipv4, h.l3 == L3::Ipv6);
-        let (src4, dst4, src6, dst6) = (
-            self.src.get(12..).unwrap_or_default(),
-            self.dst.get(12..).unwrap_or_default(),
-            &self.src[..],
-            &self.dst[..],
-        );
-        let l3 = h.l3_off;
-        (c & CRIT_SRC_IP4 == 0 || (v4 && eq(l3.wrapping_add(12), src4)))
-            && (c & CRIT_DST_IP4 == 0 || (v4 && eq(l3.wrapping_add(16), dst4)))
-            && (c & CRIT_SRC_IP6 == 0 || (v6 && eq(l3.wrapping_add(8), src6)))
-            && (c & CRIT_DST_IP6 == 0 || (v6 && eq(l3.wrapping_add(24), dst6)))
-            && (c & CRIT_TCP_SPORT == 0 || (h.l4 == L4::Tcp && port(0) == Some(self.sport)))
-            && (c & CRIT_TCP_DPORT == 0 || (h.l4 == L4::Tcp && port(2) == Some(self.dport)))
-            && (c & CRIT_UDP_SPORT == 0 || (h.l4 == L4::Udp && port(0) == Some(self.sport)))
-            && (c & CRIT_UDP_DPORT == 0 || (h.l4 == L4::Udp && port(2) == Some(self.dport)))
+    /// Whether a frame whose outer headers are `img` ([`steer::image`]) matches. Per frame:
+    /// at most [`MATCH_LEN`] byte compares, no allocation.
+    pub(super) fn matches(&self, img: &[u8; MATCH_LEN]) -> bool {
+        let (lo, hi) = (usize::from(self.lo), usize::from(self.hi).min(MATCH_LEN));
+        let r = lo.min(hi)..hi;
+        match (
+            img.get(r.clone()),
+            self.mask.get(r.clone()),
+            self.value.get(r),
+        ) {
+            (Some(i), Some(m), Some(v)) => i.iter().zip(m).zip(v).all(|((i, m), v)| i & m == *v),
+            _ => false,
+        }
     }
 }
 
-/// One place of the order in which a port's rules (entries matching addresses or ports) are
-/// checked ([`Tables::refresh_rx`]): the entry's slot + 1 (0: none) and the classes it
-/// applies to (bit per [`Class`] index; a class's catch-all entry ahead of it shadows it).
+/// One place of the order in which a port's flow table entries are looked at
+/// ([`Tables::refresh_rx`]): the entry's slot + 1 (0: none). Each table's entries are a run
+/// of it, by flow index ([`FtCtx::first`], [`FtCtx::count`]).
 #[derive(Clone, Copy)]
 pub(super) struct RxRule {
     pub(super) fte: u8,
-    pub(super) classes: u8,
-}
-
-/// The traffic classes a receiving port tells apart: what its flow table entries can match
-/// (outer ethertype IPv4 / IPv6, ip_protocol TCP / UDP), mlx5e's traffic types without
-/// IPsec and tunnels. Indexes [`Port`]'s dispatch.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Class {
-    /// TCP over IPv4.
-    Tcp4 = 0,
-    /// UDP over IPv4.
-    Udp4,
-    /// Other IPv4.
-    Ip4,
-    /// TCP over IPv6.
-    Tcp6,
-    /// UDP over IPv6.
-    Udp6,
-    /// Other IPv6.
-    Ip6,
-    /// Not IP.
-    Other,
-}
-
-impl Class {
-    /// Every class, in index order.
-    pub const ALL: [Class; CLASSES] = [
-        Class::Tcp4,
-        Class::Udp4,
-        Class::Ip4,
-        Class::Tcp6,
-        Class::Udp6,
-        Class::Ip6,
-        Class::Other,
-    ];
-
-    /// The class of a parsed frame.
-    pub fn of(h: &crate::sim::pkt::Headers) -> Self {
-        use crate::sim::pkt::{L3, L4};
-        match (h.l3, h.l4) {
-            (L3::Ipv4, L4::Tcp) => Class::Tcp4,
-            (L3::Ipv4, L4::Udp) => Class::Udp4,
-            (L3::Ipv4, L4::None) => Class::Ip4,
-            (L3::Ipv6, L4::Tcp) => Class::Tcp6,
-            (L3::Ipv6, L4::Udp) => Class::Udp6,
-            (L3::Ipv6, L4::None) => Class::Ip6,
-            (L3::None, _) => Class::Other,
-        }
-    }
-
-    /// The outer ethertype of the class (`None`: not IP, no ethertype entry matches).
-    fn ethertype(self) -> Option<u16> {
-        match self {
-            Class::Tcp4 | Class::Udp4 | Class::Ip4 => Some(0x0800),
-            Class::Tcp6 | Class::Udp6 | Class::Ip6 => Some(0x86dd),
-            Class::Other => None,
-        }
-    }
-
-    /// The IP protocol of the class (`None`: neither TCP nor UDP, no protocol entry matches:
-    /// the model accepts only 6 and 17 as match values).
-    fn ip_protocol(self) -> Option<u8> {
-        match self {
-            Class::Tcp4 | Class::Tcp6 => Some(6),
-            Class::Udp4 | Class::Udp6 => Some(17),
-            _ => None,
-        }
-    }
-
-    /// Whether entry `e` can match frames of this class (its ethertype and protocol; an
-    /// address or port criterion also needs the IP version, a port one TCP or UDP).
-    pub(super) fn matches(self, e: &FteCtx) -> bool {
-        let c = e.crit;
-        let v4 = c & (CRIT_SRC_IP4 | CRIT_DST_IP4) != 0;
-        let v6 = c & (CRIT_SRC_IP6 | CRIT_DST_IP6) != 0;
-        let tcp = c & (CRIT_TCP_SPORT | CRIT_TCP_DPORT) != 0;
-        let udp = c & (CRIT_UDP_SPORT | CRIT_UDP_DPORT) != 0;
-        (c & CRIT_ETHERTYPE == 0 || self.ethertype() == Some(e.ethertype))
-            && (c & CRIT_IP_PROTOCOL == 0 || self.ip_protocol() == Some(e.ip_protocol))
-            && (!v4 || self.ethertype() == Some(0x0800))
-            && (!v6 || self.ethertype() == Some(0x86dd))
-            && (!tcp || self.ip_protocol() == Some(6))
-            && (!udp || self.ip_protocol() == Some(17))
-    }
 }
 
 /// State of one port: link, RSS table, work flags, counters, and the function's command
@@ -1423,15 +1424,9 @@ pub struct Port {
     /// Received frames go through the Rust API's table (it was written after the last
     /// command that changed the steering).
     rx_api: bool,
-    /// The TIR (slot + 1; 0: dropped) each [`Class`] of received frames goes to, from the
-    /// root flow table (or the first indirect TIR without one).
-    rx_tir: [u8; CLASSES],
     /// No root flow table: the first indirect TIR hashes every frame over its addresses
     /// and TCP/UDP ports, whatever its field selector (the model before flow tables).
     rx_legacy: bool,
-    /// Rules checked before [`Port::rx_tir`]: the first `rx_rules` rows' [`RxRule`]s, in
-    /// order.
-    rx_rules: u8,
     /// The RQ slots a received frame can reach (flow control checks them).
     rx_rqs: u64,
     /// SQs with a doorbell whose record has not been read yet.
@@ -1549,9 +1544,7 @@ impl Port {
             rss: [0; MAX_RSS],
             rss_len: 0,
             rx_api: false,
-            rx_tir: [0; CLASSES],
             rx_legacy: false,
-            rx_rules: 0,
             rx_rqs: 0,
             sq_doorbell: 0,
             sq_active: 0,
@@ -1658,6 +1651,8 @@ impl QueueSet {
                 sport: false,
                 dport: false,
             },
+            symmetric: false,
+            xor8: false,
             users: 0,
         },
         ft: FtCtx {
@@ -1666,13 +1661,16 @@ impl QueueSet {
             level: 0,
             miss: 0,
             users: 0,
+            refs: 0,
+            first: 0,
+            count: 0,
         },
         fg: FgCtx {
             used: false,
             table: 0,
             start: 0,
             end: 0,
-            criteria: 0,
+            mask: [0; MATCH_LEN],
             users: 0,
         },
         fte: FteCtx {
@@ -1680,16 +1678,13 @@ impl QueueSet {
             table: 0,
             group: 0,
             index: 0,
-            ethertype: 0,
-            ip_protocol: 0,
-            crit: 0,
-            src: [0; 16],
-            dst: [0; 16],
-            sport: 0,
-            dport: 0,
-            tir: 0,
+            mask: [0; MATCH_LEN],
+            value: [0; MATCH_LEN],
+            lo: 0,
+            hi: 0,
+            dest: Dest::Drop,
         },
-        rx_rule: RxRule { fte: 0, classes: 0 },
+        rx_rule: RxRule { fte: 0 },
     };
 }
 
@@ -1811,6 +1806,8 @@ fn row(q: &[QueueSet], port: usize, slot: usize) -> Option<&QueueSet> {
 pub(super) struct Tables<'a> {
     pub(super) ports: &'a mut [Port],
     pub(super) queues: &'a mut [QueueSet],
+    /// The page-list pool ([`pas`]): the first [`pas::POOL_BYTES`] of the scratch memory.
+    pub(super) pool: &'a mut [u8],
     /// The model's clock ([`Device::set_clock`]), nanoseconds.
     pub(super) now: u64,
 }
@@ -1879,7 +1876,7 @@ impl Tables<'_> {
 
     /// Creates a CQ in `uar` signalling through EQ slot `eq` (+1; 0 = `cfg.vector`).
     pub(super) fn create_cq(&mut self, cfg: &CqConfig, uar: u16, eq: u8) -> Result<u32, CmdError> {
-        if !(1..=22).contains(&cfg.log_size) || cfg.buf % 64 != 0 || cfg.dbr % 8 != 0 {
+        if cfg.log_size > 22 || cfg.buf % 64 != 0 || cfg.dbr % 8 != 0 {
             return Err(CmdError::BadParam);
         }
         self.port_mut(cfg.port)?;
@@ -1895,7 +1892,7 @@ impl Tables<'_> {
         // for the period like any other).
         cq.moder.start = now;
         cq.used = true;
-        cq.buf = cfg.buf;
+        cq.buf = Ring::contiguous(cfg.buf);
         cq.log_size = cfg.log_size;
         cq.dbr = cfg.dbr;
         cq.vector = cfg.vector;
@@ -1912,7 +1909,9 @@ impl Tables<'_> {
             return Err(CmdError::Busy);
         }
         let eq = row.cq.eq;
+        let ring = row.cq.buf;
         row.cq = CqCtx::EMPTY;
+        pas::free(self.pool, &ring);
         if eq != 0 {
             if let Ok(r) = self.row_mut(p, usize::from(eq - 1)) {
                 r.eq.users = r.eq.users.saturating_sub(1);
@@ -1943,7 +1942,7 @@ impl Tables<'_> {
         self.row_mut(cfg.port, slot)?.sq = SqCtx {
             used: true,
             state,
-            buf: cfg.buf,
+            buf: Ring::contiguous(cfg.buf),
             log_size: cfg.log_size,
             dbr: cfg.dbr,
             cq: cq as u8,
@@ -1971,7 +1970,9 @@ impl Tables<'_> {
         let row = self.row_mut(p, slot)?;
         let cq = usize::from(row.sq.cq);
         let tis = row.sq.tis;
+        let ring = row.sq.buf;
         row.sq = SqCtx::EMPTY;
+        pas::free(self.pool, &ring);
         self.release_cq(p, cq);
         if tis != 0 {
             if let Ok(r) = self.row_mut(p, usize::from(tis - 1)) {
@@ -2034,7 +2035,7 @@ impl Tables<'_> {
         self.row_mut(cfg.port, slot)?.rq = RqCtx {
             used: true,
             state,
-            buf: cfg.buf,
+            buf: Ring::contiguous(cfg.buf),
             log_size: cfg.log_size,
             log_stride: cfg.log_stride,
             dbr: cfg.dbr,
@@ -2044,6 +2045,8 @@ impl Tables<'_> {
             pd,
             flush,
             users: 0,
+            counter: 0,
+            strip_vlan: false,
         };
         self.row_mut(cfg.port, cq)?.cq.users += 1;
         Ok(make_qn(RQN_BASE, cfg.port, slot))
@@ -2053,7 +2056,9 @@ impl Tables<'_> {
         let (p, slot) = self.rq_loc(rqn)?;
         let row = self.row_mut(p, slot)?;
         let cq = usize::from(row.rq.cq);
+        let ring = row.rq.buf;
         row.rq = RqCtx::EMPTY;
+        pas::free(self.pool, &ring);
         self.release_cq(p, cq);
         let port = self.port_mut(p)?;
         // Keep the Rust API table's order, drop the entries of this RQ.
@@ -2108,76 +2113,30 @@ impl Tables<'_> {
         Ok(())
     }
 
-    /// Recomputes where port `p`'s received frames go: the TIR of each [`Class`] (the
-    /// root flow table's entry with the lowest flow index that matches the class; without
-    /// a root table, the function's first indirect TIR for every class) and the RQs they can
-    /// reach. `by_commands`: a command changed the steering, which takes the port back from
-    /// the Rust API's table. Control path only (it scans the port's rows).
+    /// Recomputes where port `p`'s received frames go: the order in which its flow table
+    /// entries are looked at (by table, then flow index; each table's run in
+    /// [`FtCtx::first`] / [`FtCtx::count`]), whether it steers by flow tables (a root table)
+    /// or by its first indirect TIR (none), and the RQs frames can reach (every RQ behind a
+    /// TIR an entry forwards to, or the first indirect TIR's). `by_commands`: a command
+    /// changed the steering, which takes the port back from the Rust API's table. Control
+    /// path only (it scans the port's rows).
     pub(super) fn refresh_rx(&mut self, p: usize, by_commands: bool) {
         let Some(pt) = self.ports.get(p) else {
             return;
         };
         let (root, first) = (pt.func.root_ft, pt.func.rss_tir);
-        let mut tirs = [first; CLASSES];
-        // The tables a frame goes through: the root, then each one's miss table (levels
-        // rise along it, so it ends; bounded all the same).
-        let mut chain = [0u8; MAX_CHAIN];
-        let mut depth = 0;
-        let mut t = root;
-        while t != 0 {
-            let Some(c) = chain.get_mut(depth) else {
-                break;
-            };
-            *c = t.wrapping_sub(1);
-            depth = depth.wrapping_add(1);
-            t = self
-                .row(p, usize::from(t.wrapping_sub(1)))
-                .map_or(0, |r| r.ft.miss);
-        }
-        let chain = chain.get(..depth).unwrap_or_default();
-        // An entry's place in the order frames see them: (table in the chain, flow index).
-        let place = |e: &FteCtx| -> Option<(usize, u32)> {
-            let d = chain.iter().position(|&c| c == e.table)?;
-            (e.used).then_some((d, e.index))
-        };
-        if root != 0 {
-            // Each class's first entry that matches the whole class.
-            for (c, t) in Class::ALL.iter().zip(tirs.iter_mut()) {
-                let mut best: Option<((usize, u32), u8)> = None;
-                for i in 0..MAX_QUEUES {
-                    let Some(e) = self.row(p, i).map(|r| r.fte) else {
-                        continue;
-                    };
-                    let Some(at) = place(&e) else {
-                        continue;
-                    };
-                    if e.crit & CRIT_TUPLE == 0
-                        && c.matches(&e)
-                        && best.map_or(true, |(b, _)| at < b)
-                    {
-                        best = Some((at, e.tir));
-                    }
-                }
-                *t = best.map_or(0, |(_, tir)| tir.saturating_add(1));
-            }
-        }
-        // The rules, in order, each for the classes whose catch-all comes after it.
-        let mut order = [RxRule { fte: 0, classes: 0 }; MAX_QUEUES];
-        let mut n = 0;
-        let mut last: Option<(usize, u32)> = None;
+        // Entries by (table, index): a selection sort over the port's rows, bounded.
+        let mut order = [0u8; MAX_QUEUES];
+        let mut n = 0usize;
+        let mut last: Option<(u8, u32)> = None;
         while n < MAX_QUEUES {
-            let mut next: Option<((usize, u32), usize)> = None;
+            let mut next: Option<((u8, u32), usize)> = None;
             for i in 0..MAX_QUEUES {
-                let Some(e) = self.row(p, i).map(|r| r.fte) else {
+                let Some(e) = self.row(p, i).map(|r| r.fte).filter(|e| e.used) else {
                     continue;
                 };
-                let Some(at) = place(&e) else {
-                    continue;
-                };
-                if e.crit & CRIT_TUPLE != 0
-                    && last.map_or(true, |l| at > l)
-                    && next.map_or(true, |(b, _)| at < b)
-                {
+                let at = (e.table, e.index);
+                if last.map_or(true, |l| at > l) && next.map_or(true, |(b, _)| at < b) {
                     next = Some((at, i));
                 }
             }
@@ -2185,60 +2144,56 @@ impl Tables<'_> {
                 break;
             };
             last = Some(at);
-            let Some(e) = self.row(p, slot).map(|r| r.fte) else {
-                break;
-            };
-            let mut classes = 0u8;
-            for (k, c) in Class::ALL.iter().enumerate() {
-                // The class's catch-all, if any, and its place.
-                let shadowed = (0..MAX_QUEUES).any(|i| {
-                    self.row(p, i).map(|r| r.fte).is_some_and(|o| {
-                        o.crit & CRIT_TUPLE == 0
-                            && c.matches(&o)
-                            && place(&o).is_some_and(|po| po < at)
-                    })
+            if let Some(o) = order.get_mut(n) {
+                *o = (slot as u8).wrapping_add(1);
+            }
+            n += 1;
+        }
+        for t in 0..MAX_QUEUES {
+            let run: Option<(usize, usize)> = {
+                let mut it = order.iter().take(n).enumerate().filter(|(_, &f)| {
+                    self.row(p, usize::from(f.wrapping_sub(1)))
+                        .is_some_and(|r| usize::from(r.fte.table) == t)
                 });
-                if c.matches(&e) && !shadowed {
-                    classes |= 1u8.checked_shl(k as u32).unwrap_or(0);
-                }
-            }
-            if classes != 0 {
-                if let Some(o) = order.get_mut(n) {
-                    *o = RxRule {
-                        fte: (slot as u8).wrapping_add(1),
-                        classes,
-                    };
-                }
-                n = n.wrapping_add(1);
-            }
-        }
-        for (i, r) in order.iter().enumerate() {
-            if let Ok(row) = self.row_mut(p, i) {
-                row.rx_rule = *r;
-            }
-        }
-        let mut dests = [0u8; MAX_QUEUES + CLASSES];
-        for (d, t) in dests.iter_mut().zip(tirs.iter()) {
-            *d = *t;
-        }
-        for (k, r) in order.iter().take(n).enumerate() {
-            let tir = self
-                .row(p, usize::from(r.fte.saturating_sub(1)))
-                .map_or(0, |row| row.fte.tir.saturating_add(1));
-            if let Some(d) = dests.get_mut(CLASSES.wrapping_add(k)) {
-                *d = tir;
-            }
-        }
-        let mut rqs = 0u64;
-        for &t in dests.iter().filter(|&&t| t != 0) {
-            let Some(tir) = self.row(p, usize::from(t - 1)).map(|r| r.tir) else {
-                continue;
+                it.next().map(|(k, _)| (k, 1 + it.count()))
             };
-            if !tir.indirect {
-                rqs |= 1u64 << (tir.inline_rq % 64);
-            } else if let Some(q) = self.row(p, usize::from(tir.rqt)) {
-                for &s in q.rqt.rqs.iter().take(usize::from(q.rqt.len)) {
-                    rqs |= 1u64 << (s % 64);
+            if let Ok(r) = self.row_mut(p, t) {
+                let (f, c) = run.unwrap_or((0, 0));
+                r.ft.first = f as u8;
+                r.ft.count = c as u8;
+            }
+        }
+        for (i, &f) in order.iter().enumerate() {
+            if let Ok(row) = self.row_mut(p, i) {
+                row.rx_rule = RxRule {
+                    fte: if i < n { f } else { 0 },
+                };
+            }
+        }
+        // The RQs behind every TIR frames can reach.
+        let mut rqs = 0u64;
+        let add_tir = |q: &[QueueSet], tir: usize, rqs: &mut u64| {
+            let Some(t) = row(q, p, tir).map(|r| r.tir).filter(|t| t.used) else {
+                return;
+            };
+            if !t.indirect {
+                *rqs |= 1u64 << (t.inline_rq % 64);
+            } else if let Some(r) = row(q, p, usize::from(t.rqt)) {
+                for &s in r.rqt.rqs.iter().take(usize::from(r.rqt.len)) {
+                    *rqs |= 1u64 << (s % 64);
+                }
+            }
+        };
+        if root == 0 {
+            if first != 0 {
+                add_tir(self.queues, usize::from(first - 1), &mut rqs);
+            }
+        } else {
+            for i in 0..MAX_QUEUES {
+                if let Some(Dest::Tir(t)) =
+                    self.row(p, i).filter(|r| r.fte.used).map(|r| r.fte.dest)
+                {
+                    add_tir(self.queues, usize::from(t), &mut rqs);
                 }
             }
         }
@@ -2248,9 +2203,7 @@ impl Tables<'_> {
         if by_commands {
             pt.rx_api = false;
         }
-        pt.rx_tir = tirs;
         pt.rx_legacy = root == 0;
-        pt.rx_rules = n as u8;
         pt.rx_rqs = if pt.rx_api {
             pt.rss
                 .iter()
@@ -2312,9 +2265,12 @@ where
     }
 
     fn tables(&mut self) -> Tables<'_> {
+        // The scratch holds at least MIN_SCRATCH bytes (checked at creation), the pool first.
+        let pool = self.scratch.get_mut(..pas::POOL_BYTES).unwrap_or_default();
         Tables {
             ports: &mut self.ports,
             queues: &mut self.queues,
+            pool,
             now: self.now,
         }
     }
@@ -2717,7 +2673,18 @@ where
         let within = offset % FUNC_BAR_SIZE;
         let page = within / UAR_PAGE_SIZE;
         let ok = match self.ports.get_mut(port) {
-            Some(pt) if page < FIRST_UAR => pt.func.iseg_write(within, value, &mut pt.counters),
+            Some(pt) if page < FIRST_UAR => {
+                let cmd_eqs = if within == ifc::iseg::CMD_DBELL {
+                    (0..MAX_QUEUES)
+                        .filter(|&i| {
+                            row(&self.queues, port, i).is_some_and(|r| r.eq.used && r.eq.cmd_events)
+                        })
+                        .count()
+                } else {
+                    0
+                };
+                pt.func.iseg_write(within, value, &mut pt.counters, cmd_eqs)
+            }
             Some(pt) if pt.func.uar_allocated(page) => {
                 let reg = within % UAR_PAGE_SIZE;
                 if reg == EQ_ARM_DOORBELL || reg == EQ_CI_DOORBELL {
@@ -2754,10 +2721,11 @@ where
     pub fn mmio_read32(&mut self, offset: u32) -> u32 {
         let port = (offset / FUNC_BAR_SIZE) as usize;
         let within = offset % FUNC_BAR_SIZE;
+        let now = self.now;
         match self
             .ports
             .get(port)
-            .and_then(|pt| pt.func.iseg_read(within))
+            .and_then(|pt| pt.func.iseg_read(within, now))
         {
             Some(v) => v,
             None => {
@@ -2793,16 +2761,20 @@ where
         if self.scratch.len() < MIN_SCRATCH {
             return (0, false);
         }
+        let (pool, scratch) = self.scratch.split_at_mut(pas::POOL_BYTES);
         {
             let mut t = Tables {
                 ports: &mut self.ports,
                 queues: &mut self.queues,
+                pool: &mut *pool,
                 now: self.now,
             };
-            cmd::run(&mut t, &self.caps, &mut self.scratch, mem);
+            cmd::run(&mut t, &self.caps, scratch, mem);
+            eq::cmd_events(&mut t, mem, irq);
             eq::port_events(&mut t, mem, irq);
+            eq::page_requests(&mut t, mem, irq);
         }
-        let (frame, gather) = self.scratch.split_at_mut(MAX_FRAME);
+        let (frame, gather) = scratch.split_at_mut(MAX_FRAME);
         let mut bufs = engine::Bufs {
             frame,
             gather,
@@ -2811,6 +2783,7 @@ where
         let mut io = engine::Io {
             mem,
             irq,
+            pool: &*pool,
             mpwqe: self.caps.mpwqe,
             now: self.now,
         };
@@ -2824,6 +2797,7 @@ where
         let mut t = Tables {
             ports: &mut self.ports,
             queues: &mut self.queues,
+            pool,
             now: self.now,
         };
         eq::completions(&mut t, mem, irq);
