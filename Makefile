@@ -70,11 +70,12 @@ devd:
 # family in VFIO_FAMILIES, the device in the device process presenting PCI functions with
 # the hardware's IDs to QEMU's vfio-user-pci. Each test checks that rsnic drives those
 # functions (lib.sh: load_rsnic); 98-upstream-mana runs the kernel's own mana driver
-# against the MANA model (the manifest lets it skip on ConnectX); 99-device-gone kills the
+# against the MANA model and 99-upstream-mlx5 the kernel's mlx5_core against the ConnectX
+# model (the manifest lets each skip on the other family); 99-device-gone kills the
 # device process under rsnic, so it comes last.
 VFIO_TESTS ?= $(addprefix tests/vm/,10-ports.sh 20-ethtool.sh 50-reload.sh 60-ping.sh \
 	61-iperf.sh 62-pktgen.sh 65-rmmod-traffic.sh 96-kselftests.sh 98-upstream-mana.sh \
-	99-device-gone.sh)
+	99-upstream-mlx5.sh 99-device-gone.sh)
 VFIO_FAMILIES ?= mlx5 mana
 vmtest-vfio: setup-test kernel module devd upstream
 	@rc=0; for f in $(VFIO_FAMILIES); do \
