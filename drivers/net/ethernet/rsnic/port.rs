@@ -981,11 +981,16 @@ impl<F: Family> Port<F> {
         for i in 0..MAX_CHANNELS {
             sum.accumulate(&self.queue_stats(i));
         }
+        self.finish_sum(&mut sum);
+        sum
+    }
+
+    /// Adds to a sum of the queues' counters what belongs to the port as a whole.
+    fn finish_sum(&self, sum: &mut ChannelStats<F>) {
         sum.tx_dropped = sum
             .tx_dropped
             .wrapping_add(self.shared.dropped_closed.load(Ordering::Relaxed));
         sum.tx_hardirq_busy = self.shared.hardirq_busy.load(Ordering::Relaxed);
-        sum
     }
 }
 
@@ -1402,7 +1407,6 @@ impl<F: Family> ethtool::Operations for PortOps<F> {
 
     fn stats_values(_dev: &Device, port: ArcBorrow<'_, Port<F>>, out: &mut [u64]) {
         let n = port.channel_count() as usize;
-        let sum = port.sum_stats();
         // Asked of the device on every read (a command; this context may sleep), as
         // mlx5e's stats update does; a failed query shows the last values.
         let hw = {
@@ -1413,19 +1417,39 @@ impl<F: Family> ethtool::Operations for PortOps<F> {
             }
             st.hw
         };
-        let mut it = out.iter_mut();
-        let mut put = |v: u64| {
-            if let Some(o) = it.next() {
+        let mut put = |at: usize, v: u64| {
+            if let Some(o) = out.get_mut(at) {
                 *o = v;
             }
         };
-        F::GLOBAL.iter().for_each(|(_, f)| put(f(&sum)));
-        F::HW.iter().for_each(|(_, f)| put(f(&hw)));
-        for table in [F::TXQ, F::RXQ, F::CH] {
-            for i in 0..n {
-                let s = port.queue_stats(i);
-                table.iter().for_each(|(_, f)| put(f(&s)));
+        // Each queue is read once, and the totals are the sum of the very values shown per
+        // queue: a packet that arrives during the read counts in both or in neither, so the
+        // per-queue rows of one `ethtool -S` add up to its totals.
+        let (lt, lr, lc) = (F::TXQ.len(), F::RXQ.len(), F::CH.len());
+        let txq_at = F::GLOBAL.len() + F::HW.len();
+        let (rxq_at, ch_at) = (txq_at + n * lt, txq_at + n * (lt + lr));
+        let mut sum = ChannelStats::<F>::default();
+        for i in 0..MAX_CHANNELS {
+            let s = port.queue_stats(i);
+            if i < n {
+                for (at, len, table) in [
+                    (txq_at, lt, F::TXQ),
+                    (rxq_at, lr, F::RXQ),
+                    (ch_at, lc, F::CH),
+                ] {
+                    for (k, (_, f)) in table.iter().enumerate() {
+                        put(at + i * len + k, f(&s));
+                    }
+                }
             }
+            sum.accumulate(&s);
+        }
+        port.finish_sum(&mut sum);
+        for (k, (_, f)) in F::GLOBAL.iter().enumerate() {
+            put(k, f(&sum));
+        }
+        for (k, (_, f)) in F::HW.iter().enumerate() {
+            put(F::GLOBAL.len() + k, f(&hw));
         }
     }
 
