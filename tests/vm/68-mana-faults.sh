@@ -62,6 +62,15 @@ accounted() {
 	for c in $B_DROPS; do n=$((n + $(delta p0b p1b "$c"))); done
 	[ "$n" = "$PG_SENT" ]
 }
+# What accounted saw last, for a wait that timed out.
+accounted_diag() {
+	local c
+	printf '  accounting: pktgen handed over %s; B rx_packets +%s (device +%s)' "$PG_SENT" \
+		"$(delta p0b p1b rx_packets)" "$(delta p0b p1b dev_rx_packets)"
+	for c in $DROPS; do printf '; A %s +%s' "$c" "$(delta p0a p1a "$c")"; done
+	for c in $B_DROPS; do printf '; B %s +%s' "$c" "$(delta p0b p1b "$c")"; done
+	printf '; A tx_packets +%s, device tx +%s\n' "$(delta p0a p1a tx_packets)" "$(delta p0a p1a dev_tx_packets)"
+}
 # pg_case KNOB COMMAND: arms COMMAND, runs pktgen (N packets, queue 0) and waits until every
 # packet it handed over (PG_SENT: pktgen finishes a burst of 32 that crosses N, so up to 31
 # more) is accounted for.
@@ -72,7 +81,7 @@ pg_case() {
 	echo "$2" >"$1"
 	pktgen_run "$A" "$N" 10.10.0.2 "$MAC_B" 32
 	[ "$PG_SENT" -ge "$N" ] || fail "$2: pktgen handed over $PG_SENT of $N packets"
-	wait_for "$2: every packet received by B or counted dropped" accounted
+	WAIT_DIAG=accounted_diag wait_for "$2: every packet received by B or counted dropped" accounted
 	assert_eq "$2: faults the devices injected" 1 \
 		$(($(delta p0a p1a dev_faults_injected) + $(delta p0b p1b dev_faults_injected)))
 	assert_eq "$2: B's driver = B's device" "$(delta p0b p1b dev_rx_packets)" \
