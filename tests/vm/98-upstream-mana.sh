@@ -95,6 +95,10 @@ teardown_mana_pair() {
 	unload_mana
 }
 
+# Whatever the outcome, the functions go back unbound to the tests after this one (which
+# bind rsnic to them): no namespace, no mana.
+trap 'ip netns del peer 2>/dev/null; if grep -q "^mana " /proc/modules; then rmmod mana; fi; true' EXIT
+
 # ping_both [ARGS...]: ping A -> B and B -> A over IPv4 and IPv6, 5 echoes each; every
 # echo must be answered.
 ping_both() {

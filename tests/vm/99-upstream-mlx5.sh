@@ -109,6 +109,10 @@ teardown_mlx5_pair() {
 	unload_mlx5
 }
 
+# Whatever the outcome, the functions go back unbound to the tests after this one (which
+# bind rsnic to them): no namespace, no mlx5_core.
+trap 'ip netns del peer 2>/dev/null; if grep -q "^mlx5_core " /proc/modules; then rmmod mlx5_core; fi; true' EXIT
+
 mark_dmesg
 load_mlx5
 echo "  ${FNS[*]}: ${IFS_MLX5[*]}"
