@@ -12,9 +12,7 @@ use super::{
     TxReaped,
 };
 use crate::bus::{Bar, Function};
-use crate::channel::{
-    ChannelParams, ChannelStats, Moderation, RxEnv, TxEnv, TxSkb, LKEY, MAX_CHANNELS,
-};
+use crate::channel::{ChannelParams, ChannelStats, Moderation, RxEnv, TxEnv, TxSkb, MAX_CHANNELS};
 use crate::dp::hw::Coherent;
 use crate::dp::mlx5::{
     cmd::{res, vport::VportCounters},
@@ -471,7 +469,7 @@ impl Control for Mlx5 {
             buf_size: layout.seg_len,
             // At most 16 (checked by `Rq::new`): a 9000-byte MTU takes 3 pages.
             segs: layout.segs.min(u32::from(u8::MAX)) as u8,
-            lkey: LKEY,
+            lkey: func.lkey(),
             dbr_off: 8,
             wqe_bulk: 8,
         };
@@ -526,7 +524,7 @@ impl Control for Mlx5 {
             SqParams {
                 log_sz: p.log_sq,
                 sqn,
-                lkey: LKEY,
+                lkey: func.lkey(),
                 db_offset: uar + BF_OFFSET,
                 dbr_off: 0,
                 min_inline: func.min_inline(),
@@ -766,7 +764,7 @@ impl Control for Mlx5 {
             SqParams {
                 log_sz: log_sq,
                 sqn,
-                lkey: LKEY,
+                lkey: func.lkey(),
                 db_offset: uar + BF_OFFSET,
                 dbr_off: 0,
                 min_inline: func.min_inline(),
@@ -823,7 +821,7 @@ impl Control for Mlx5 {
                 log_sz: p.log_rq,
                 buf_size,
                 segs: 1,
-                lkey: LKEY,
+                lkey: func.lkey(),
                 dbr_off: 0,
                 wqe_bulk: 8,
             },
