@@ -538,3 +538,102 @@ fn a_data_segment_without_the_functions_key_is_refused() {
     assert_eq!(r.tb.counters(0).tx_packets, 0, "nothing sent");
     assert_eq!(r.tb.counters(0).mkey_errors, 1);
 }
+
+#[test]
+fn the_ports_q_counter_counts_its_rqs_drops() {
+    use rsnic_core::dp::mlx5::cmd::mkey;
+    use sim_util::{udp4_frame, Rig, RigOpts, CQ_UPDATE};
+    // Port 0 sends (the rig's SQ); port 1's frames go to an RQ its driver made by CREATE_RQ
+    // naming the port's Q counter, with no WQE posted; no PAUSE, so the frames are dropped.
+    let mut r = Rig::new(RigOpts {
+        rx_posted: 0,
+        ..RigOpts::default()
+    });
+    for port in 0..2 {
+        r.tb.device().set_pause(port, false).unwrap();
+    }
+    let mut d0 = Driver::new(&r.tb, 0);
+    let (b0, res) = bring_up(&mut r.tb, &mut d0);
+    res.unwrap();
+    r.lkey = b0.resources().mkey.unwrap();
+    let mut d1 = Driver::new(&r.tb, 1);
+    let (b1, res) = bring_up(&mut r.tb, &mut d1);
+    res.unwrap();
+    let res1 = *b1.resources();
+    let id = res1.q_counter.expect("ALLOC_Q_COUNTER at bring-up");
+    let uar = res1.uar.unwrap();
+    let eq = async_eq(&mut r.tb, &mut d1, uar);
+    let log = 6;
+    let cq_buf = r.tb.mem.alloc(64 << log);
+    for i in 0..(1usize << log) {
+        cq_buf.write(i * 64 + 63, &[0xf1]);
+    }
+    let dbr = r.tb.mem.alloc(64);
+    let p = res::CreateCq {
+        log_cq_size: log,
+        uar_page: uar,
+        c_eqn: eq.eqn(),
+        dbr_addr: dbr.dma_addr(),
+        cqe_comp_en: false,
+        mini_cqe_res_format: 0,
+        pas: Pas {
+            addr: cq_buf.dma_addr(),
+            size: cq_buf.size(),
+        },
+    };
+    let mut inp = vec![0u8; res::create_cq_len(&p)];
+    let n = res::create_cq(&mut inp, &p).unwrap();
+    let mut out = [0u8; res::SHORT_LEN];
+    d1.exec(&mut r.tb, &inp[..n], &mut out).unwrap();
+    let cqn = res::parse_create_cq(&out).unwrap();
+    let wq = r.tb.mem.alloc(16 << log);
+    let p = res::CreateRq {
+        cqn,
+        counter_set_id: id,
+        wq: res::Wq {
+            pd: res1.pd.unwrap(),
+            uar_page: 0,
+            dbr_addr: dbr.dma_addr() + 8,
+            log_wq_stride: 4,
+            log_wq_sz: log,
+            pas: Pas {
+                addr: wq.dma_addr(),
+                size: wq.size(),
+            },
+        },
+    };
+    let mut inp = vec![0u8; res::create_rq_len(&p)];
+    let n = res::create_rq(&mut inp, &p).unwrap();
+    d1.exec(&mut r.tb, &inp[..n], &mut out).unwrap();
+    let rqn = res::parse_create_rq(&out).unwrap();
+    let mut inp = vec![0u8; res::MODIFY_Q_IN_LEN];
+    let n = res::modify_rq(&mut inp, rqn, res::QState::Rst, res::QState::Rdy).unwrap();
+    d1.exec(&mut r.tb, &inp[..n], &mut [0u8; res::OUT_LEN])
+        .unwrap();
+    r.tb.device().set_rss(1, &[rqn]).unwrap();
+    for k in 0..3 {
+        let (_, c) = r.post_send(&udp4_frame(10, k, 4), CQ_UPDATE);
+        r.ring(&c);
+        r.tb.step();
+    }
+    assert_eq!(r.tb.counters(0).tx_packets, 3);
+    let query = |tb: &mut Testbed, d: &mut Driver| {
+        let mut inp = [0u8; mkey::QUERY_Q_COUNTER_IN_LEN];
+        let mut out = [0u8; mkey::QUERY_Q_COUNTER_OUT_LEN];
+        let n = mkey::query_q_counter(&mut inp, id).unwrap();
+        d.exec(tb, &inp[..n], &mut out).unwrap();
+        mkey::parse_out_of_buffer(&out).unwrap()
+    };
+    assert_eq!(query(&mut r.tb, &mut d1), 3, "rx_out_of_buffer");
+    assert_eq!(r.tb.counters(1).rx_out_of_buffer, 3);
+    // Teardown gives the counter back (DEALLOC_Q_COUNTER after the RQ is gone).
+    for (op, obj) in [(0x90a_u16, rqn), (0x401, cqn)] {
+        let mut inp = [0u8; 16];
+        inp[..2].copy_from_slice(&op.to_be_bytes());
+        inp[9..12].copy_from_slice(&obj.to_be_bytes()[1..]);
+        d1.exec(&mut r.tb, &inp, &mut [0u8; 16]).unwrap();
+    }
+    let n = res::destroy_eq(&mut inp, eq.eqn()).unwrap();
+    d1.exec(&mut r.tb, &inp[..n], &mut [0u8; 16]).unwrap();
+    assert_eq!(tear_down(&mut r.tb, &mut d1, &res1).first_error(), None);
+}

@@ -383,6 +383,7 @@ fn golden_create_sq() {
 fn golden_create_rq() {
     let p = res::CreateRq {
         cqn: 0x12,
+        counter_set_id: 5,
         wq: res::Wq {
             pd: 3,
             uar_page: 0,
@@ -403,6 +404,7 @@ fn golden_create_rq() {
             // rqc at byte 0x20: mem_rq_type (bit 0x04) = 0, state (bit 0x08) = RST
             (0x21, 0x04), // flush_in_error_en (bit 0x0d) = 1
             (0x2b, 0x12), // cqn (bit 0x48) = 0x12
+            (0x2c, 0x05), // counter_set_id (bit 0x60) = 5
             (0x50, 0x10), // wq.wq_type = 1 cyclic
             (0x5b, 0x03), // wq.pd = 3
             (0x71, 0x04), // wq.log_wq_stride = 4

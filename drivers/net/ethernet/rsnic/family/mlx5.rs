@@ -48,6 +48,16 @@ const PFLAGS_MPWQE: u32 = PFLAG_XDP_TX_MPWQE | PFLAG_SKB_TX_MPWQE;
 /// The mlx5 family.
 pub(crate) struct Mlx5;
 
+/// The device's counters `ethtool -S` shows: the port's Q counter and its vport's.
+#[derive(Clone, Copy, Default)]
+pub(crate) struct HwCounters {
+    /// Received frames dropped for want of a WQE in the RQ (the Q counter's
+    /// `out_of_buffer`, mlx5e's `rx_out_of_buffer`).
+    out_of_buffer: u64,
+    /// QUERY_VPORT_COUNTER.
+    vport: VportCounters,
+}
+
 type KSq = Sq<TxSkb, KCoherent, KVec<WqeInfo<TxSkb>>, KVec<FifoEntry<TxSkb>>, KVec<DmaEntry>>;
 type KRq = Rq<RxPage, KCoherent, KVec<Option<RxPage>>>;
 type KXdpSq = Sq<XdpTx, KCoherent, KVec<WqeInfo<XdpTx>>, KVec<FifoEntry<XdpTx>>, KVec<DmaEntry>>;
@@ -224,20 +234,30 @@ impl Family for Mlx5 {
         ("xsk_wakeup_nops", |s| s.xsk.wake_kicks),
     ];
 
-    // mlx5e's vport counters (`vport_stats_desc`), from QUERY_VPORT_COUNTER.
-    const HW: &'static [(&'static str, Get<VportCounters>)] = &[
-        ("rx_vport_unicast_packets", |c| c.rx_unicast.packets),
-        ("rx_vport_unicast_bytes", |c| c.rx_unicast.octets),
-        ("tx_vport_unicast_packets", |c| c.tx_unicast.packets),
-        ("tx_vport_unicast_bytes", |c| c.tx_unicast.octets),
-        ("rx_vport_multicast_packets", |c| c.rx_multicast.packets),
-        ("rx_vport_multicast_bytes", |c| c.rx_multicast.octets),
-        ("tx_vport_multicast_packets", |c| c.tx_multicast.packets),
-        ("tx_vport_multicast_bytes", |c| c.tx_multicast.octets),
-        ("rx_vport_broadcast_packets", |c| c.rx_broadcast.packets),
-        ("rx_vport_broadcast_bytes", |c| c.rx_broadcast.octets),
-        ("tx_vport_broadcast_packets", |c| c.tx_broadcast.packets),
-        ("tx_vport_broadcast_bytes", |c| c.tx_broadcast.octets),
+    // mlx5e's Q counter (`q_stats_desc`, QUERY_Q_COUNTER of the port's counter set, which
+    // every RQ names), then its vport counters (`vport_stats_desc`, QUERY_VPORT_COUNTER).
+    const HW: &'static [(&'static str, Get<HwCounters>)] = &[
+        ("rx_out_of_buffer", |c| c.out_of_buffer),
+        ("rx_vport_unicast_packets", |c| c.vport.rx_unicast.packets),
+        ("rx_vport_unicast_bytes", |c| c.vport.rx_unicast.octets),
+        ("tx_vport_unicast_packets", |c| c.vport.tx_unicast.packets),
+        ("tx_vport_unicast_bytes", |c| c.vport.tx_unicast.octets),
+        ("rx_vport_multicast_packets", |c| {
+            c.vport.rx_multicast.packets
+        }),
+        ("rx_vport_multicast_bytes", |c| c.vport.rx_multicast.octets),
+        ("tx_vport_multicast_packets", |c| {
+            c.vport.tx_multicast.packets
+        }),
+        ("tx_vport_multicast_bytes", |c| c.vport.tx_multicast.octets),
+        ("rx_vport_broadcast_packets", |c| {
+            c.vport.rx_broadcast.packets
+        }),
+        ("rx_vport_broadcast_bytes", |c| c.vport.rx_broadcast.octets),
+        ("tx_vport_broadcast_packets", |c| {
+            c.vport.tx_broadcast.packets
+        }),
+        ("tx_vport_broadcast_bytes", |c| c.vport.tx_broadcast.octets),
     ];
 
     const TXQ: &'static [(&'static str, Get<ChannelStats<Self>>)] = &[
@@ -338,10 +358,13 @@ impl Control for Mlx5 {
     type Queues = Queues;
 
     type Func = ctrl::Func;
-    type HwCounters = VportCounters;
+    type HwCounters = HwCounters;
 
-    fn query_counters(_hw: &Arc<Function>, func: &Arc<ctrl::Func>) -> Result<VportCounters> {
-        func.query_counters()
+    fn query_counters(_hw: &Arc<Function>, func: &Arc<ctrl::Func>) -> Result<HwCounters> {
+        Ok(HwCounters {
+            vport: func.query_counters()?,
+            out_of_buffer: u64::from(func.query_out_of_buffer()?),
+        })
     }
 
     // A ConnectX function is one port.

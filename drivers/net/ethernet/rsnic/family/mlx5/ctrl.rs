@@ -32,7 +32,7 @@ use crate::channel::MAX_CHANNELS;
 use crate::dp::hw::Coherent;
 use crate::dp::mlx5::cmd::{
     fs::{self, Tt},
-    op,
+    mkey, op,
     pages::{self, BATCH_PAGES, FW_PAGE_SIZE, MAX_FW_PAGES},
     queue::{CMDQ_PAGE_SIZE, MBOX_STRIDE},
     res::{self, CreateEq, EVENT_TYPE_PORT_CHANGE},
@@ -712,6 +712,8 @@ impl Func {
     ) -> Result<u32> {
         let p = res::CreateRq {
             cqn,
+            // The port's Q counter counts the RQ's drops (`rx_out_of_buffer`).
+            counter_set_id: self.res.q_counter.unwrap_or(0),
             wq: res::Wq {
                 pd: self.res.pd.unwrap_or(0),
                 uar_page: 0,
@@ -1177,6 +1179,26 @@ impl Func {
         vport::parse_query_vport_counter(&out).map_err(|_| {
             pr_err!(
                 "port {}: QUERY_VPORT_COUNTER returned a malformed output\n",
+                self.port
+            );
+            EIO
+        })
+    }
+
+    /// The port's RX drops for want of a WQE (QUERY_Q_COUNTER `out_of_buffer` of its Q
+    /// counter, not clearing, as `mlx5e_update_q_counter`); 0 without a counter. Sleeps.
+    pub(crate) fn query_out_of_buffer(&self) -> Result<u32> {
+        let Some(id) = self.res.q_counter else {
+            return Ok(0);
+        };
+        let out = self.cmd(
+            mkey::QUERY_Q_COUNTER_IN_LEN,
+            mkey::QUERY_Q_COUNTER_OUT_LEN,
+            |b| mkey::query_q_counter(b, id),
+        )?;
+        mkey::parse_out_of_buffer(&out).map_err(|_| {
+            pr_err!(
+                "port {}: QUERY_Q_COUNTER returned a malformed output\n",
                 self.port
             );
             EIO
