@@ -57,8 +57,9 @@ pub const SEQ_OUT_LEN: usize = hca::QUERY_HCA_CAP_OUT_LEN;
 pub const UAR_PAGES: u32 = 256;
 /// Longest input of the sequences (CREATE_MKEY).
 const SEQ_IN_LEN: usize = mkey::CREATE_MKEY_IN_LEN;
-/// The variant byte of the data path's memory key (`mkey_7_0`; mr.c takes a rolling
-/// counter, rsnic makes one key per function).
+/// The variant byte of the data path's memory key (`mkc.mkey_7_0`, the key's low byte,
+/// chosen by the driver: mlx5e leaves it 0; rsnic's is not 0, so a segment that carried
+/// the key's index alone would be refused).
 pub const MKEY_VARIANT: u8 = 0x5a;
 
 /// Bring-up steps, in order.
