@@ -357,6 +357,7 @@ impl FwPages {
     }
 
     /// Keeps every page for good: the firmware refused TEARDOWN_HCA and may still use them.
+    /// (Dropping an `FwPages` that still holds pages does the same.)
     fn abandon(&mut self, port: usize) {
         if self.held > 0 {
             pr_err!(
@@ -371,6 +372,24 @@ impl FwPages {
             }
         }
         self.held = 0;
+    }
+}
+
+impl Drop for FwPages {
+    /// Pages neither returned nor released (a path that did not tear the function down)
+    /// may still be the firmware's: they stay allocated rather than freed under it.
+    fn drop(&mut self) {
+        if self.held > 0 {
+            pr_err!(
+                "{} firmware pages dropped without a teardown: left allocated\n",
+                self.held
+            );
+            for s in self.pages.iter_mut() {
+                if let Some(p) = s.take() {
+                    core::mem::forget(p);
+                }
+            }
+        }
     }
 }
 
@@ -493,6 +512,7 @@ impl Func {
         let res = *b.resources();
         let mut eq = None;
         let mut tisn = None;
+        let mut wq = None;
         let r = r.and_then(|()| {
             eq = Some(create_async_eq(&mut q, &bar, dma, &res)?);
             // mlx5e_create_tises: the TIS of the port's SQs, in its transport domain.
@@ -501,6 +521,8 @@ impl Func {
             let n = res::create_tis(&mut inp, res.td.unwrap_or(0)).map_err(bad_format)?;
             run_cmd(&mut q, &bar, &inp[..n], &mut out).map_err(BringupError::Cmd)?;
             tisn = Some(res::parse_create_tis(&out).map_err(bad_format)?);
+            // The control work's queue: without it, what was made is undone too.
+            wq = Some(OwnedQueue::new(c_str!("rsnic-ctl"), port as i32)?);
             Ok(())
         });
         if let Err(e) = r {
@@ -514,10 +536,9 @@ impl Func {
             }
             return Err(e);
         }
-        let (Some(eq), Some(tisn)) = (eq, tisn) else {
+        let (Some(eq), Some(tisn), Some(wq)) = (eq, tisn, wq) else {
             return Err(BringupError::Kernel(EINVAL));
         };
-        let wq = OwnedQueue::new(c_str!("rsnic-ctl"), port as i32)?;
         Arc::pin_init(
             pin_init!(Self {
                 cmd <- new_mutex!(q, "rsnic::mlx5::Func::cmd"),
