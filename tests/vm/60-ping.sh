@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # Traffic through the simulated ConnectX: ping both ways over IPv4 and IPv6 between port 0
-# and port 1 (moved into a network namespace); the counters of both ends add up.
+# and port 1 (moved into a network namespace); the counters of both ends add up. ConnectX:
+# each port's firmware holds the pages its driver gave, and no data segment was refused for
+# its memory key.
 set -eu
 . "$(dirname "$0")/lib.sh"
 
@@ -49,4 +51,16 @@ echo "  A sent $tx_a (device model: $dev_tx_a, hardware counters: $hw_tx_a)," \
 [ "$tx_a" -ge 45 ] || fail "too few packets sent: $tx_a"
 assert_eq "no TX drops" 0 "$(stat "$A" tx_queue_dropped)"
 assert_eq "no device errors" 0 "$(stat "$A" "$C_WQE_ERR")"
+if [ "$RSNIC_FAMILY" = mlx5 ]; then
+	# The firmware holds the pages the driver gave it (boot, init and the regular ones of
+	# its page request), and checked every data segment's lkey against the driver's key.
+	pages_a=$(stat "$A" dev_fw_pages)
+	pages_b=$(stat "$B" dev_fw_pages peer)
+	echo "  the firmware holds ${pages_a:-none} pages of A's driver, ${pages_b:-none} of B's"
+	if [ "${pages_a:-0}" -eq 0 ] || [ "${pages_b:-0}" -eq 0 ]; then
+		fail "a firmware holds no pages"
+	fi
+	assert_eq "A: no data segment under another key" 0 "$(stat "$A" dev_mkey_errors)"
+	assert_eq "B: no data segment under another key" 0 "$(stat "$B" dev_mkey_errors peer)"
+fi
 teardown_pair

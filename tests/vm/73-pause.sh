@@ -13,7 +13,8 @@
 # receive side runs short: B sends PAUSE frames (its tx_pause_frames), A receives every one of them (its rx_pause_frames), the driver's counts
 # equal the device model's own (debugfs dev_*_pause_frames), and with A honouring them B
 # drops nothing unless B's stall prevention stopped its PAUSE frames. With A's rx pause off
-# the PAUSE frames are still sent and received (A ignores them). With B's tx pause off, no
+# the PAUSE frames are still sent and received (A ignores them), and on ConnectX B's
+# rx_out_of_buffer (its Q counter) equals the model's drops. With B's tx pause off, no
 # PAUSE frame is sent or received at all. A MANA device without rsnic's requests (a real
 # MANA's QUERY_DEV_CONFIG) leaves its ports without pause operations or loopback.
 set -eu
@@ -137,6 +138,10 @@ run_phase() {
 	P[$1.dev_b_tx]=$(delta s0b s1b dev_tx_pause_frames)
 	P[$1.dev_a_rx]=$(delta s0a s1a dev_rx_pause_frames)
 	P[$1.drops]=$(delta s0b s1b "$C_NOWQE")
+	# ConnectX: rsnic's own count of them, its port's Q counter (QUERY_Q_COUNTER).
+	if [ "$RSNIC_FAMILY" = mlx5 ]; then
+		P[$1.qdrops]=$(delta s0b s1b rx_out_of_buffer)
+	fi
 	P[$1.storms]=$(delta s0b s1b dev_tx_pause_storm)
 	echo "  [$1] pktgen sent $PG_SENT; PAUSE frames: B sent ${P[$1.b_tx]} (model" \
 		"${P[$1.dev_b_tx]}), A received ${P[$1.a_rx]} (model ${P[$1.dev_a_rx]}); A sent" \
@@ -164,6 +169,10 @@ run_phase ignored
 [ "${P[ignored.b_tx]}" -gt 0 ] || fail "[ignored] no PAUSE frame sent"
 assert_eq "[ignored] every PAUSE B sent reached A" "${P[ignored.b_tx]}" "${P[ignored.a_rx]}"
 assert_eq "[ignored] B's tx_pause_frames = the model's" "${P[ignored.dev_b_tx]}" "${P[ignored.b_tx]}"
+if [ "$RSNIC_FAMILY" = mlx5 ]; then
+	assert_eq "[ignored] B's rx_out_of_buffer (its Q counter) = the model's drops" \
+		"${P[ignored.drops]}" "${P[ignored.qdrops]}"
+fi
 
 # 3. B sends no PAUSE (tx off): none sent, none received, whatever B drops.
 ethtool -A "$A" rx on tx on

@@ -221,6 +221,10 @@ impl CmdOutput {
             match b.poll(&mut self.q, &self.bar, &self.bar, &mut out) {
                 Ok(Progress::Done) => break,
                 Ok(Progress::Pending) => self.device(inp),
+                // The fuzzed device asked for pages: give none and go on (the device
+                // decides what INIT_HCA says then).
+                Ok(Progress::GivePages(_)) => b.pages_given(),
+                Ok(Progress::Reclaim) => unreachable!("a bring-up never reclaims"),
                 Err(_) => {
                     let r = *b.resources();
                     if r.uar.is_some() || r.pd.is_some() || r.td.is_some() {
@@ -229,14 +233,24 @@ impl CmdOutput {
                     let want = usize::from(r.uar.is_some())
                         + usize::from(r.pd.is_some())
                         + usize::from(r.td.is_some())
+                        + usize::from(r.mkey.is_some())
+                        + usize::from(r.q_counter.is_some())
                         + usize::from(r.hca_initialized)
                         + usize::from(r.hca_enabled);
                     let before = self.q.posted();
                     let mut t = Teardown::new(&r);
                     let mut short = [0u8; 16];
                     let mut polls = 0;
-                    while t.poll(&mut self.q, &self.bar, &self.bar, &mut short) == Progress::Pending
-                    {
+                    loop {
+                        match t.poll(&mut self.q, &self.bar, &self.bar, &mut short) {
+                            Progress::Pending => {}
+                            // No page was given: nothing to take back.
+                            Progress::Reclaim => {
+                                t.reclaimed();
+                                continue;
+                            }
+                            _ => break,
+                        }
                         self.device(inp);
                         polls += 1;
                         if polls > 64 {

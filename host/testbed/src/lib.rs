@@ -7,6 +7,7 @@
 pub mod bus;
 pub mod chaos;
 pub mod fixtures;
+pub mod fwpages;
 pub mod glue;
 pub mod mana_hwc;
 pub mod mana_pair;

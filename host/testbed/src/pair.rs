@@ -37,6 +37,7 @@
 //! order the packets were accepted, DMA mappings balance (with `track_dma`).
 
 use rsnic_core::dp::hw::{Coherent, Mmio};
+use rsnic_core::dp::mlx5::cmd::CmdQueue;
 use rsnic_core::dp::mlx5::cq::{Cq, CQ_DB_REQ_NOT};
 use rsnic_core::dp::mlx5::rq::{Rq, RqParams, RxCompletion};
 use rsnic_core::dp::mlx5::sq::{FifoEntry, Sq, SqParams, TxPoll, WqeInfo};
@@ -51,7 +52,8 @@ use crate::glue::{Balance, Bar0, Doorbell, Env, TxBook};
 pub use crate::glue::{EnvCounts, RxBuf, TxFrame, TxPkt, BUF_SIZE, RX_PORT, TX_PORT};
 use crate::mem::{HostBuf, HostMemory};
 
-/// Memory key the driver puts in data segments (the model does not check lkeys).
+/// Memory key the driver puts in data segments of a pair that is not
+/// [`PairConfig::keyed`] (the model checks no lkey of a function without memory keys).
 pub const LKEY: u32 = 0x0000_1234;
 
 /// The driver-side SQ with host storage.
@@ -74,7 +76,7 @@ pub fn tx_sq(
         SqParams {
             log_sz,
             sqn,
-            lkey: LKEY,
+            lkey: cfg.lkey[TX_PORT],
             db_offset: api_uar_offset(TX_PORT) + SQ_DOORBELL,
             dbr_off: 0,
             min_inline: cfg.min_inline,
@@ -137,6 +139,13 @@ pub struct PairConfig {
     /// Check DMA map/unmap balance with a map of live mappings (the benchmark turns it off
     /// so that the map callbacks stay as cheap as a direct-mapped `dma_map_single`).
     pub track_dma: bool,
+    /// Bring both functions up by the driver's commands first (`dp::mlx5::cmd::seq` with
+    /// the firmware's pages given, [`crate::fwpages`]): each function then has the memory
+    /// key CREATE_MKEY made, the model checks every data segment's lkey, and the pair's
+    /// queues name the keys (`lkey` is set from them).
+    pub keyed: bool,
+    /// The lkey of each port's data segments (by port; [`LKEY`] unless `keyed`).
+    pub lkey: [u32; 2],
 }
 
 impl Default for PairConfig {
@@ -151,6 +160,8 @@ impl Default for PairConfig {
             min_inline: InlineMode::None,
             wqe_bulk: 8,
             track_dma: true,
+            keyed: false,
+            lkey: [LKEY; 2],
         }
     }
 }
@@ -238,8 +249,19 @@ impl Pair {
     /// Creates the queues on both ports, posts the RQ and sets RSS of the RX port to it.
     ///
     /// Panics if the configuration is out of range (a test bug).
-    pub fn new(cfg: PairConfig) -> Self {
-        let tb = Testbed::new();
+    pub fn new(mut cfg: PairConfig) -> Self {
+        let mut tb = Testbed::new();
+        if cfg.keyed {
+            for port in 0..2 {
+                let f = crate::fwpages::FuncBar::new(&tb, port);
+                let mut q = CmdQueue::new(tb.mem.alloc(4096), tb.mem.alloc(16 * 1024))
+                    .expect("a command queue");
+                let mut fw = crate::fwpages::HostPages::default();
+                let (b, r) = crate::fwpages::bring_up(&mut tb, &mut q, &f, &mut fw);
+                r.expect("the driver's bring-up");
+                cfg.lkey[port] = b.resources().mkey.expect("a memory key");
+            }
+        }
         // The pair checks the data path's drop-and-count accounting: a starved RQ drops
         // (rx_out_of_buffer) instead of pausing the sender. Flow control has its own test
         // (sim_device::flow_control_pauses_instead_of_dropping).
@@ -329,7 +351,7 @@ impl Pair {
                 log_sz: cfg.rq_log_sz,
                 buf_size: BUF_SIZE as u32,
                 segs: 1,
-                lkey: LKEY,
+                lkey: cfg.lkey[RX_PORT],
                 dbr_off: 0,
                 wqe_bulk: cfg.wqe_bulk,
             },

@@ -11,13 +11,16 @@
 mod sim_util;
 
 use rsnic_core::dp::hw::{Barriers, Coherent, Mmio};
+use rsnic_core::dp::mlx5::cmd::pages;
 use rsnic_core::dp::mlx5::cmd::res::{self, CreateEq, EVENT_TYPE_PORT_CHANGE};
 use rsnic_core::dp::mlx5::cmd::seq::{Bringup, Progress, Resources, Teardown, SEQ_OUT_LEN};
 use rsnic_core::dp::mlx5::cmd::vport::{self, PORT_DOWN, PORT_UP};
 use rsnic_core::dp::mlx5::cmd::{CmdError, CmdPoll, CmdQueue, Pas};
 use rsnic_core::dp::mlx5::eq::{Eq, Event};
+use rsnic_core::sim::mlx5::cmd::{BOOT_PAGES, INIT_PAGES, REGULAR_PAGES};
 use rsnic_core::sim::mlx5::{Caps, FUNC_BAR_SIZE};
 use rsnic_testbed::bus::{RegisterBus, Testbed};
+use rsnic_testbed::fwpages::{self, HostPages};
 use rsnic_testbed::mem::HostBuf;
 
 /// One function's BAR0 window, as the driver of that function sees it.
@@ -47,10 +50,12 @@ impl Barriers for Func {
     fn wmb(&self) {}
 }
 
-/// The driver of one function: its BAR window and its command queue.
+/// The driver of one function: its BAR window, its command queue and the pages its
+/// firmware holds.
 struct Driver {
     f: Func,
     q: CmdQueue<HostBuf>,
+    fw: HostPages,
 }
 
 impl Driver {
@@ -62,7 +67,11 @@ impl Driver {
         // The command page and 16 mailbox slots of 1 KiB (the longest command rsnic sends,
         // QUERY_HCA_CAP's output, takes 9).
         let q = CmdQueue::new(tb.mem.alloc(4096), tb.mem.alloc(16 * 1024)).unwrap();
-        Self { f, q }
+        Self {
+            f,
+            q,
+            fw: HostPages::default(),
+        }
     }
 
     /// Runs one command to completion, letting the device run between polls.
@@ -80,30 +89,11 @@ impl Driver {
 }
 
 fn bring_up(tb: &mut Testbed, d: &mut Driver) -> (Bringup, Result<(), CmdError>) {
-    let mut b = Bringup::new();
-    let mut out = vec![0u8; SEQ_OUT_LEN];
-    for _ in 0..200 {
-        match b.poll(&mut d.q, &d.f, &d.f, &mut out) {
-            Ok(Progress::Done) => return (b, Ok(())),
-            Ok(Progress::Pending) => {
-                tb.step();
-            }
-            Err(e) => return (b, Err(e)),
-        }
-    }
-    panic!("bring-up did not finish");
+    fwpages::bring_up(tb, &mut d.q, &d.f, &mut d.fw)
 }
 
 fn tear_down(tb: &mut Testbed, d: &mut Driver, res: &Resources) -> Teardown {
-    let mut t = Teardown::new(res);
-    let mut out = vec![0u8; 64];
-    for _ in 0..200 {
-        if t.poll(&mut d.q, &d.f, &d.f, &mut out) == Progress::Done {
-            return t;
-        }
-        tb.step();
-    }
-    panic!("teardown did not finish");
+    fwpages::tear_down(tb, &mut d.q, &d.f, res, &mut d.fw)
 }
 
 #[test]
@@ -264,8 +254,11 @@ fn the_driver_sets_pause_and_reads_pause_frames() {
     });
     let mut d0 = Driver::new(&r.tb, 0);
     let mut d1 = Driver::new(&r.tb, 1);
-    bring_up(&mut r.tb, &mut d0).1.unwrap();
+    let (b0, res) = bring_up(&mut r.tb, &mut d0);
+    res.unwrap();
     bring_up(&mut r.tb, &mut d1).1.unwrap();
+    // Port 0 has a memory key now: its data segments must name it.
+    r.lkey = b0.resources().mkey.unwrap();
     let pfcc = |tb: &mut Testbed, d: &mut Driver| {
         let out = access_reg(tb, d, vport::PFCC_LEN, vport::pfcc_query).unwrap();
         vport::parse_pfcc(&out).unwrap()
@@ -394,4 +387,253 @@ fn cq_moderation_from_the_driver_reaches_the_device() {
         Some((0x5, rsnic_core::sim::mlx5::cmd::synd::BAD_CQ))
     );
     assert_eq!(tb.device().cq_moderation(cqn), Ok((0, 1, false)));
+}
+
+/// The async EQ the kernel glue makes (`ctrl.rs`): port changes and page requests, vector 0,
+/// armed.
+fn async_eq(tb: &mut Testbed, d: &mut Driver, uar: u32) -> Eq<HostBuf> {
+    let log = 6;
+    let ring = tb.mem.alloc(64 << log);
+    // init_eq_buf before CREATE_EQ: the page request comes at once.
+    for i in 0..(1usize << log) {
+        ring.write(i * 64 + 63, &[1]);
+    }
+    let p = CreateEq {
+        log_eq_size: log,
+        uar_page: uar,
+        intr: 0,
+        event_bitmask: 1 << EVENT_TYPE_PORT_CHANGE | 1 << pages::EVENT_TYPE_PAGE_REQUEST,
+        pas: Pas {
+            addr: ring.dma_addr(),
+            size: ring.size(),
+        },
+    };
+    let mut inp = vec![0u8; res::create_eq_len(&p)];
+    let n = res::create_eq(&mut inp, &p).unwrap();
+    let mut out = [0u8; res::SHORT_LEN];
+    d.exec(tb, &inp[..n], &mut out).unwrap();
+    let eqn = res::parse_create_eq(&out).unwrap();
+    let mut eq = Eq::created(ring, log, eqn, uar * 4096).unwrap();
+    eq.update_ci(true, &d.f, &d.f);
+    eq
+}
+
+#[test]
+fn the_driver_gives_the_firmware_its_pages_and_takes_every_one_back() {
+    let mut tb = Testbed::new();
+    let mut d = Driver::new(&tb, 0);
+    let (b, r) = bring_up(&mut tb, &mut d);
+    r.unwrap();
+    let res = *b.resources();
+    assert!(res.pages_asked, "QUERY_PAGES was asked");
+    // The boot and init pages, before INIT_HCA (which the model refuses without them).
+    let startup = u64::from(BOOT_PAGES + INIT_PAGES);
+    assert_eq!(tb.counters(0).fw_pages, startup);
+    assert_eq!(d.fw.held.len() as u64, startup);
+    // After INIT_HCA the firmware asks for its regular pages on the async EQ.
+    let mut eq = async_eq(&mut tb, &mut d, res.uar.unwrap());
+    tb.step();
+    let mut seen = Vec::new();
+    eq.poll(16, &d.f, &d.f, |e| seen.push(e));
+    let want = match seen.as_slice() {
+        [Event::PageRequest { func_id: 0, pages }] => *pages,
+        other => panic!("one page request: {other:?}"),
+    };
+    assert_eq!(want, REGULAR_PAGES as i32);
+    d.fw.give(&mut tb, &mut d.q, &d.f, want as u32).unwrap();
+    let all = startup + u64::from(REGULAR_PAGES);
+    assert_eq!(tb.counters(0).fw_pages, all);
+    let mut inp = [0u8; res::SHORT_LEN];
+    let mut out = [0u8; res::OUT_LEN];
+    let n = res::destroy_eq(&mut inp, eq.eqn()).unwrap();
+    d.exec(&mut tb, &inp[..n], &mut out).unwrap();
+    // Teardown: TEARDOWN_HCA, every page back (TAKE until none is held), DISABLE_HCA.
+    let t = tear_down(&mut tb, &mut d, &res);
+    assert_eq!(t.first_error(), None);
+    assert!(
+        d.fw.held.is_empty(),
+        "{} pages not returned",
+        d.fw.held.len()
+    );
+    assert_eq!((d.fw.given as u64, d.fw.returned as u64), (all, all));
+    assert_eq!(d.fw.strangers, 0);
+    assert_eq!(tb.counters(0).fw_pages, 0);
+    // And the function comes up again.
+    let mut d = Driver::new(&tb, 0);
+    bring_up(&mut tb, &mut d).1.unwrap();
+    assert_eq!(tb.counters(0).fw_pages, startup);
+}
+
+#[test]
+fn init_hca_is_refused_when_the_pages_are_withheld() {
+    let mut tb = Testbed::new();
+    let mut d = Driver::new(&tb, 0);
+    let mut b = Bringup::new();
+    let mut out = vec![0u8; SEQ_OUT_LEN];
+    let mut asked = Vec::new();
+    let e = loop {
+        match b.poll(&mut d.q, &d.f, &d.f, &mut out) {
+            Ok(Progress::Done) => panic!("INIT_HCA went through without pages"),
+            Ok(Progress::Pending) => {
+                tb.step();
+            }
+            // A driver that does not give (rsnic's before it did): the model holds the
+            // function to its pages once it asked.
+            Ok(Progress::GivePages(n)) => {
+                asked.push(n);
+                b.pages_given();
+            }
+            Ok(Progress::Reclaim) => unreachable!(),
+            Err(e) => break e,
+        }
+    };
+    assert_eq!(asked, vec![BOOT_PAGES, INIT_PAGES]);
+    assert_eq!(e.opcode, 0x102, "{e}");
+    assert_eq!(e.status().map(|(s, _)| s), Some(0x04), "BAD_SYS_STATE: {e}");
+    let msg = format!("{e}");
+    assert!(msg.contains("INIT_HCA(0x102)"), "{msg}");
+    let t = tear_down(&mut tb, &mut d, b.resources());
+    assert_eq!(t.first_error(), None);
+    assert_eq!(tb.counters(0).fw_pages, 0);
+}
+
+#[test]
+fn the_data_path_names_the_functions_keys() {
+    use rsnic_testbed::pair::{Pair, PairConfig, TxFrame, LKEY, RX_PORT, TX_PORT};
+    let mut p = Pair::new(PairConfig {
+        keyed: true,
+        ..PairConfig::default()
+    });
+    let keys = p.config().lkey;
+    assert!(keys.iter().all(|&k| k != LKEY && k != 0), "{keys:x?}");
+    let frames: Vec<TxFrame> = (0..64u8)
+        .map(|k| TxFrame::linear(sim_util::udp4_frame(100, u16::from(k), 7)))
+        .collect();
+    let r = p.send_burst(&frames);
+    assert_eq!(r.accepted.len(), 64, "{r:?}");
+    let got = p.settle(256);
+    assert_eq!(
+        got.len(),
+        64,
+        "every frame through keyed TX and RX segments"
+    );
+    let (tx, rx) = (p.tb.counters(TX_PORT), p.tb.counters(RX_PORT));
+    assert_eq!((tx.mkey_errors, rx.mkey_errors), (0, 0));
+    assert_eq!(p.poll_tx().error, None);
+}
+
+#[test]
+fn a_data_segment_without_the_functions_key_is_refused() {
+    use sim_util::{udp4_frame, Rig, RigOpts, CQ_UPDATE};
+    let mut r = Rig::new(RigOpts::default());
+    let mut d0 = Driver::new(&r.tb, 0);
+    let (b0, res) = bring_up(&mut r.tb, &mut d0);
+    res.unwrap();
+    assert!(b0.resources().mkey.is_some());
+    // lkey 0, what rsnic's data segments carried before it made a key.
+    r.lkey = 0;
+    let (_, c) = r.post_send(&udp4_frame(10, 3, 4), CQ_UPDATE);
+    r.ring(&c);
+    r.tb.step();
+    assert_eq!(r.tb.counters(0).tx_packets, 0, "nothing sent");
+    assert_eq!(r.tb.counters(0).mkey_errors, 1);
+}
+
+#[test]
+fn the_ports_q_counter_counts_its_rqs_drops() {
+    use rsnic_core::dp::mlx5::cmd::mkey;
+    use sim_util::{udp4_frame, Rig, RigOpts, CQ_UPDATE};
+    // Port 0 sends (the rig's SQ); port 1's frames go to an RQ its driver made by CREATE_RQ
+    // naming the port's Q counter, with no WQE posted; no PAUSE, so the frames are dropped.
+    let mut r = Rig::new(RigOpts {
+        rx_posted: 0,
+        ..RigOpts::default()
+    });
+    for port in 0..2 {
+        r.tb.device().set_pause(port, false).unwrap();
+    }
+    let mut d0 = Driver::new(&r.tb, 0);
+    let (b0, res) = bring_up(&mut r.tb, &mut d0);
+    res.unwrap();
+    r.lkey = b0.resources().mkey.unwrap();
+    let mut d1 = Driver::new(&r.tb, 1);
+    let (b1, res) = bring_up(&mut r.tb, &mut d1);
+    res.unwrap();
+    let res1 = *b1.resources();
+    let id = res1.q_counter.expect("ALLOC_Q_COUNTER at bring-up");
+    let uar = res1.uar.unwrap();
+    let eq = async_eq(&mut r.tb, &mut d1, uar);
+    let log = 6;
+    let cq_buf = r.tb.mem.alloc(64 << log);
+    for i in 0..(1usize << log) {
+        cq_buf.write(i * 64 + 63, &[0xf1]);
+    }
+    let dbr = r.tb.mem.alloc(64);
+    let p = res::CreateCq {
+        log_cq_size: log,
+        uar_page: uar,
+        c_eqn: eq.eqn(),
+        dbr_addr: dbr.dma_addr(),
+        cqe_comp_en: false,
+        mini_cqe_res_format: 0,
+        pas: Pas {
+            addr: cq_buf.dma_addr(),
+            size: cq_buf.size(),
+        },
+    };
+    let mut inp = vec![0u8; res::create_cq_len(&p)];
+    let n = res::create_cq(&mut inp, &p).unwrap();
+    let mut out = [0u8; res::SHORT_LEN];
+    d1.exec(&mut r.tb, &inp[..n], &mut out).unwrap();
+    let cqn = res::parse_create_cq(&out).unwrap();
+    let wq = r.tb.mem.alloc(16 << log);
+    let p = res::CreateRq {
+        cqn,
+        counter_set_id: id,
+        wq: res::Wq {
+            pd: res1.pd.unwrap(),
+            uar_page: 0,
+            dbr_addr: dbr.dma_addr() + 8,
+            log_wq_stride: 4,
+            log_wq_sz: log,
+            pas: Pas {
+                addr: wq.dma_addr(),
+                size: wq.size(),
+            },
+        },
+    };
+    let mut inp = vec![0u8; res::create_rq_len(&p)];
+    let n = res::create_rq(&mut inp, &p).unwrap();
+    d1.exec(&mut r.tb, &inp[..n], &mut out).unwrap();
+    let rqn = res::parse_create_rq(&out).unwrap();
+    let mut inp = vec![0u8; res::MODIFY_Q_IN_LEN];
+    let n = res::modify_rq(&mut inp, rqn, res::QState::Rst, res::QState::Rdy).unwrap();
+    d1.exec(&mut r.tb, &inp[..n], &mut [0u8; res::OUT_LEN])
+        .unwrap();
+    r.tb.device().set_rss(1, &[rqn]).unwrap();
+    for k in 0..3 {
+        let (_, c) = r.post_send(&udp4_frame(10, k, 4), CQ_UPDATE);
+        r.ring(&c);
+        r.tb.step();
+    }
+    assert_eq!(r.tb.counters(0).tx_packets, 3);
+    let query = |tb: &mut Testbed, d: &mut Driver| {
+        let mut inp = [0u8; mkey::QUERY_Q_COUNTER_IN_LEN];
+        let mut out = [0u8; mkey::QUERY_Q_COUNTER_OUT_LEN];
+        let n = mkey::query_q_counter(&mut inp, id).unwrap();
+        d.exec(tb, &inp[..n], &mut out).unwrap();
+        mkey::parse_out_of_buffer(&out).unwrap()
+    };
+    assert_eq!(query(&mut r.tb, &mut d1), 3, "rx_out_of_buffer");
+    assert_eq!(r.tb.counters(1).rx_out_of_buffer, 3);
+    // Teardown gives the counter back (DEALLOC_Q_COUNTER after the RQ is gone).
+    for (op, obj) in [(0x90a_u16, rqn), (0x401, cqn)] {
+        let mut inp = [0u8; 16];
+        inp[..2].copy_from_slice(&op.to_be_bytes());
+        inp[9..12].copy_from_slice(&obj.to_be_bytes()[1..]);
+        d1.exec(&mut r.tb, &inp, &mut [0u8; 16]).unwrap();
+    }
+    let n = res::destroy_eq(&mut inp, eq.eqn()).unwrap();
+    d1.exec(&mut r.tb, &inp[..n], &mut [0u8; 16]).unwrap();
+    assert_eq!(tear_down(&mut r.tb, &mut d1, &res1).first_error(), None);
 }

@@ -212,6 +212,7 @@ fn scenario() -> impl Strategy<Value = Scenario> {
                         min_inline,
                         wqe_bulk: bulk,
                         track_dma: true,
+                        ..PairConfig::default()
                     },
                     keep_up,
                     lazy_tx,

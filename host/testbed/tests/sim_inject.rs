@@ -8,7 +8,6 @@
 //! until its CQ is made again: an SQ reset does not get past it.
 
 use rsnic_core::dp::hw::Coherent;
-use rsnic_core::dp::mlx5::cmd::seq::{Bringup, Progress, SEQ_OUT_LEN};
 use rsnic_core::dp::mlx5::cmd::CmdQueue;
 use rsnic_core::dp::mlx5::cq::Cq;
 use rsnic_core::dp::mlx5::cqe::{SYND_LOCAL_PROT, SYND_LOCAL_QP_OP};
@@ -17,6 +16,7 @@ use rsnic_core::dp::mlx5::sq::SqError;
 use rsnic_core::dp::mlx5::tx::TxQueue;
 use rsnic_core::sim::mlx5::{api_uar_offset, CqConfig, Fault, SqConfig};
 use rsnic_testbed::bus::Testbed;
+use rsnic_testbed::fwpages::{self, HostPages};
 use rsnic_testbed::pair::{Pair, PairConfig, TxFrame, RX_PORT, TX_PORT};
 
 fn frame(seq: u8) -> TxFrame {
@@ -303,22 +303,11 @@ fn commands_keep_working_while_the_data_path_is_stopped() {
     assert!(tb.device().inject(0, Fault::DevStop));
     let bus = tb.bus();
     let mut q = CmdQueue::new(tb.mem.alloc(4096), tb.mem.alloc(16 * 1024)).unwrap();
-    let mut b = Bringup::new();
-    let mut out = vec![0u8; SEQ_OUT_LEN];
-    let mut done = false;
-    for _ in 0..200 {
-        match b.poll(&mut q, &bus, &bus, &mut out) {
-            Ok(Progress::Done) => {
-                done = true;
-                break;
-            }
-            Ok(Progress::Pending) => {
-                tb.step();
-            }
-            Err(e) => panic!("a command failed on a stopped port: {e}"),
-        }
+    let mut fw = HostPages::default();
+    let (b, r) = fwpages::bring_up(&mut tb, &mut q, &bus, &mut fw);
+    if let Err(e) = r {
+        panic!("a command failed on a stopped port: {e}");
     }
-    assert!(done, "the bring-up finished");
     assert!(b.resources().hca_initialized);
     assert_eq!(tb.counters(0).cmd_errors, 0);
 }

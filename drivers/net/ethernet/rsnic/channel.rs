@@ -60,9 +60,6 @@ use kernel::{
 pub(crate) const RX_HEADROOM: u32 = 64 + 2;
 /// Bytes the skb needs after the packet data (`skb_shared_info`, rounded up).
 const RX_TAILROOM: u32 = 384;
-/// Memory key put in ConnectX data segments (the simulated ConnectX does not check keys;
-/// MANA's SGEs carry the `gpa_mkey` their device gave).
-pub(crate) const LKEY: u32 = 0;
 
 /// Parameters a set of channels is built with; changing any of them reopens the channels.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

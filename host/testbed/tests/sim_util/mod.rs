@@ -145,6 +145,9 @@ pub struct Rig {
     pub rx_cq: Cq,
     pub rx_bufs: Vec<HostBuf>,
     pub rx_buf_len: usize,
+    /// The lkey of the TX data segments [`Rig::send_wqe`] writes (the model checks it once
+    /// the function has a memory key).
+    pub lkey: u32,
 }
 
 pub fn new_cq(tb: &Testbed, port: usize, log: u8, vector: u16, compress: bool) -> Cq {
@@ -233,6 +236,7 @@ impl Rig {
             rx_cq,
             rx_bufs,
             rx_buf_len: o.rx_buf,
+            lkey: 0x1234,
         };
         rig.post_rx(o.rx_posted);
         rig
@@ -270,7 +274,7 @@ impl Rig {
         let mut w = Vec::new();
         w.extend_from_slice(&ctrl(OP_SEND, idx, self.sqn, 3, fm));
         w.extend_from_slice(&eseg(0, 0, 0, [0, 0]));
-        w.extend_from_slice(&dseg(len, 0x1234, buf.dma_addr()));
+        w.extend_from_slice(&dseg(len, self.lkey, buf.dma_addr()));
         w
     }
 

@@ -12,9 +12,7 @@ use super::{
     TxReaped,
 };
 use crate::bus::{Bar, Function};
-use crate::channel::{
-    ChannelParams, ChannelStats, Moderation, RxEnv, TxEnv, TxSkb, LKEY, MAX_CHANNELS,
-};
+use crate::channel::{ChannelParams, ChannelStats, Moderation, RxEnv, TxEnv, TxSkb, MAX_CHANNELS};
 use crate::dp::hw::Coherent;
 use crate::dp::mlx5::{
     cmd::{res, vport::VportCounters},
@@ -49,6 +47,16 @@ const PFLAGS_MPWQE: u32 = PFLAG_XDP_TX_MPWQE | PFLAG_SKB_TX_MPWQE;
 
 /// The mlx5 family.
 pub(crate) struct Mlx5;
+
+/// The device's counters `ethtool -S` shows: the port's Q counter and its vport's.
+#[derive(Clone, Copy, Default)]
+pub(crate) struct HwCounters {
+    /// Received frames dropped for want of a WQE in the RQ (the Q counter's
+    /// `out_of_buffer`, mlx5e's `rx_out_of_buffer`).
+    out_of_buffer: u64,
+    /// QUERY_VPORT_COUNTER.
+    vport: VportCounters,
+}
 
 type KSq = Sq<TxSkb, KCoherent, KVec<WqeInfo<TxSkb>>, KVec<FifoEntry<TxSkb>>, KVec<DmaEntry>>;
 type KRq = Rq<RxPage, KCoherent, KVec<Option<RxPage>>>;
@@ -226,20 +234,30 @@ impl Family for Mlx5 {
         ("xsk_wakeup_nops", |s| s.xsk.wake_kicks),
     ];
 
-    // mlx5e's vport counters (`vport_stats_desc`), from QUERY_VPORT_COUNTER.
-    const HW: &'static [(&'static str, Get<VportCounters>)] = &[
-        ("rx_vport_unicast_packets", |c| c.rx_unicast.packets),
-        ("rx_vport_unicast_bytes", |c| c.rx_unicast.octets),
-        ("tx_vport_unicast_packets", |c| c.tx_unicast.packets),
-        ("tx_vport_unicast_bytes", |c| c.tx_unicast.octets),
-        ("rx_vport_multicast_packets", |c| c.rx_multicast.packets),
-        ("rx_vport_multicast_bytes", |c| c.rx_multicast.octets),
-        ("tx_vport_multicast_packets", |c| c.tx_multicast.packets),
-        ("tx_vport_multicast_bytes", |c| c.tx_multicast.octets),
-        ("rx_vport_broadcast_packets", |c| c.rx_broadcast.packets),
-        ("rx_vport_broadcast_bytes", |c| c.rx_broadcast.octets),
-        ("tx_vport_broadcast_packets", |c| c.tx_broadcast.packets),
-        ("tx_vport_broadcast_bytes", |c| c.tx_broadcast.octets),
+    // mlx5e's Q counter (`q_stats_desc`, QUERY_Q_COUNTER of the port's counter set, which
+    // every RQ names), then its vport counters (`vport_stats_desc`, QUERY_VPORT_COUNTER).
+    const HW: &'static [(&'static str, Get<HwCounters>)] = &[
+        ("rx_out_of_buffer", |c| c.out_of_buffer),
+        ("rx_vport_unicast_packets", |c| c.vport.rx_unicast.packets),
+        ("rx_vport_unicast_bytes", |c| c.vport.rx_unicast.octets),
+        ("tx_vport_unicast_packets", |c| c.vport.tx_unicast.packets),
+        ("tx_vport_unicast_bytes", |c| c.vport.tx_unicast.octets),
+        ("rx_vport_multicast_packets", |c| {
+            c.vport.rx_multicast.packets
+        }),
+        ("rx_vport_multicast_bytes", |c| c.vport.rx_multicast.octets),
+        ("tx_vport_multicast_packets", |c| {
+            c.vport.tx_multicast.packets
+        }),
+        ("tx_vport_multicast_bytes", |c| c.vport.tx_multicast.octets),
+        ("rx_vport_broadcast_packets", |c| {
+            c.vport.rx_broadcast.packets
+        }),
+        ("rx_vport_broadcast_bytes", |c| c.vport.rx_broadcast.octets),
+        ("tx_vport_broadcast_packets", |c| {
+            c.vport.tx_broadcast.packets
+        }),
+        ("tx_vport_broadcast_bytes", |c| c.vport.tx_broadcast.octets),
     ];
 
     const TXQ: &'static [(&'static str, Get<ChannelStats<Self>>)] = &[
@@ -340,10 +358,13 @@ impl Control for Mlx5 {
     type Queues = Queues;
 
     type Func = ctrl::Func;
-    type HwCounters = VportCounters;
+    type HwCounters = HwCounters;
 
-    fn query_counters(_hw: &Arc<Function>, func: &Arc<ctrl::Func>) -> Result<VportCounters> {
-        func.query_counters()
+    fn query_counters(_hw: &Arc<Function>, func: &Arc<ctrl::Func>) -> Result<HwCounters> {
+        Ok(HwCounters {
+            vport: func.query_counters()?,
+            out_of_buffer: u64::from(func.query_out_of_buffer()?),
+        })
     }
 
     // A ConnectX function is one port.
@@ -471,7 +492,7 @@ impl Control for Mlx5 {
             buf_size: layout.seg_len,
             // At most 16 (checked by `Rq::new`): a 9000-byte MTU takes 3 pages.
             segs: layout.segs.min(u32::from(u8::MAX)) as u8,
-            lkey: LKEY,
+            lkey: func.lkey(),
             dbr_off: 8,
             wqe_bulk: 8,
         };
@@ -526,7 +547,7 @@ impl Control for Mlx5 {
             SqParams {
                 log_sz: p.log_sq,
                 sqn,
-                lkey: LKEY,
+                lkey: func.lkey(),
                 db_offset: uar + BF_OFFSET,
                 dbr_off: 0,
                 min_inline: func.min_inline(),
@@ -766,7 +787,7 @@ impl Control for Mlx5 {
             SqParams {
                 log_sz: log_sq,
                 sqn,
-                lkey: LKEY,
+                lkey: func.lkey(),
                 db_offset: uar + BF_OFFSET,
                 dbr_off: 0,
                 min_inline: func.min_inline(),
@@ -823,7 +844,7 @@ impl Control for Mlx5 {
                 log_sz: p.log_rq,
                 buf_size,
                 segs: 1,
-                lkey: LKEY,
+                lkey: func.lkey(),
                 dbr_off: 0,
                 wqe_bulk: 8,
             },

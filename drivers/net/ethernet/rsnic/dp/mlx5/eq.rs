@@ -79,6 +79,13 @@ pub enum Event {
         /// Port number (`(data.port.port >> 4) & 0xf`).
         port: u8,
     },
+    /// The firmware wants pages (`MLX5_EVENT_TYPE_PAGE_REQUEST`, `mlx5_eqe_page_req`).
+    PageRequest {
+        /// The function whose firmware asks (0: the function itself).
+        func_id: u16,
+        /// Pages to give; negative: pages to take back.
+        pages: i32,
+    },
 }
 
 impl Event {
@@ -91,7 +98,7 @@ impl Event {
                 PORT_CHANGE_SUBTYPE_DOWN => Some(false),
                 _ => None,
             },
-            Event::Completion { .. } => None,
+            Event::Completion { .. } | Event::PageRequest { .. } => None,
         }
     }
 }
@@ -105,6 +112,8 @@ pub struct EqStats {
     pub completions: u64,
     /// Port-change EQEs.
     pub port_changes: u64,
+    /// Page request EQEs.
+    pub page_requests: u64,
     /// EQEs of a type this driver does not handle (skipped).
     pub unknown: u64,
     /// Completion EQEs naming a CQ the driver does not know.
@@ -137,6 +146,29 @@ impl<C: Coherent> Eq<C> {
         }
         for i in 0..n {
             buf.write(i * EQE_SIZE + off::OWNER, &[EQE_OWNER_INIT]);
+        }
+        Ok(Self {
+            buf,
+            log_sz,
+            mask: (n - 1) as u32,
+            cc: 0,
+            eqn,
+            uar_offset,
+            stats: EqStats::default(),
+        })
+    }
+
+    /// An EQ over a ring the caller initialised before CREATE_EQ (every owner byte 1, as
+    /// `create_map_eq` runs `init_eq_buf` before the command): unlike [`Eq::new`] it leaves
+    /// the ring alone, so an event the device posted as soon as the EQ existed (a page
+    /// request) is kept.
+    pub fn created(buf: C, log_sz: u8, eqn: u8, uar_offset: u32) -> Result<Self, QueueSetupError> {
+        if !(EQ_LOG_SIZE_MIN..=EQ_LOG_SIZE_MAX).contains(&log_sz) {
+            return Err(QueueSetupError::BadLogSize);
+        }
+        let n = 1usize << log_sz;
+        if buf.size() < n * EQE_SIZE {
+            return Err(QueueSetupError::BufferTooSmall);
         }
         Ok(Self {
             buf,
@@ -223,6 +255,14 @@ impl<C: Coherent> Eq<C> {
                         port: (e[off::PORT] >> 4) & 0xf,
                     });
                 }
+                crate::dp::mlx5::cmd::pages::EVENT_TYPE_PAGE_REQUEST => {
+                    self.stats.page_requests = self.stats.page_requests.wrapping_add(1);
+                    if let Some((func_id, pages)) =
+                        crate::dp::mlx5::cmd::pages::parse_page_request(&e)
+                    {
+                        return Some(Event::PageRequest { func_id, pages });
+                    }
+                }
                 _ => {
                     self.stats.unknown = self.stats.unknown.wrapping_add(1);
                 }
@@ -285,7 +325,7 @@ impl<C: Coherent> Eq<C> {
                         self.note_bogus_cqn();
                     }
                 }
-                Event::PortChange { .. } => port(ev),
+                Event::PortChange { .. } | Event::PageRequest { .. } => port(ev),
             }
             n += 1;
         }

@@ -16,18 +16,30 @@
 //! operational state (QUERY_VPORT_STATE, a sleeping command) and sets the carrier from it
 //! (`mlx5e_update_carrier`). Every change of the state posts an event, so the last query
 //! sees the last state.
+//!
+//! Firmware pages, as pagealloc.c: bring-up gives the boot and init pages the firmware asks
+//! for (QUERY_PAGES, MANAGE_PAGES GIVE) before INIT_HCA; afterwards the firmware asks by a
+//! page request EQE on the async EQ (`MLX5_EVENT_TYPE_PAGE_REQUEST`), which the handler
+//! adds up and the same work serves from process context (GIVE, or TAKE for a negative
+//! count; CANT_GIVE when the driver cannot). Each page is a 4 KiB coherent allocation the
+//! driver keeps ([`FwPages`]) until the firmware returns it. Teardown takes every page back
+//! after TEARDOWN_HCA (`mlx5_reclaim_startup_pages`) and frees them all after DISABLE_HCA;
+//! so does a failed bring-up. Only a TEARDOWN_HCA the firmware refused keeps them (the
+//! firmware may still use them; main.c skips the cleanup then too).
 
 use crate::bus::{Bar, Function, IrqHandler, IrqKey};
 use crate::channel::MAX_CHANNELS;
 use crate::dp::hw::Coherent;
 use crate::dp::mlx5::cmd::{
     fs::{self, Tt},
+    mkey, op,
+    pages::{self, BATCH_PAGES, FW_PAGE_SIZE, MAX_FW_PAGES},
     queue::{CMDQ_PAGE_SIZE, MBOX_STRIDE},
     res::{self, CreateEq, EVENT_TYPE_PORT_CHANGE},
     seq::{Bringup, Progress, Resources, Teardown, SEQ_OUT_LEN},
     vport, CmdError, CmdErrorKind, CmdPoll, CmdQueue, FormatError, Pas,
 };
-use crate::dp::mlx5::eq::Eq;
+use crate::dp::mlx5::eq::{Eq, Event};
 use crate::dp::mlx5::tx::InlineMode;
 use crate::kdma::KCoherent;
 use crate::kernel_ext::{
@@ -38,7 +50,7 @@ use crate::kernel_ext::{
 };
 use crate::ntuple::{Dest, Rule, MAX_RULES};
 use crate::rss::{Fields, Flow, RssChange, RssSpec, MAX_CONTEXTS};
-use core::sync::atomic::{AtomicBool, Ordering};
+use core::sync::atomic::{AtomicBool, AtomicI32, Ordering};
 use kernel::{
     c_str, new_mutex, new_spinlock, new_work,
     prelude::*,
@@ -162,6 +174,7 @@ pub(crate) fn cmd_errno(e: &CmdError) -> Error {
         }
         CmdErrorKind::Timeout => crate::kernel_ext::net::etimedout(),
         CmdErrorKind::Gone => ENODEV,
+        CmdErrorKind::TooManyPages { .. } => ENOMEM,
         _ => EIO,
     }
 }
@@ -173,6 +186,211 @@ fn eq_ring(dma: &Arc<DmaDevice>, log: u8) -> Result<KCoherent> {
         ring.write(i * 64 + 63, &[1]);
     }
     Ok(ring)
+}
+
+/// The pages the function's firmware holds: 4 KiB coherent allocations the driver gave
+/// (MANAGE_PAGES GIVE) and keeps until the firmware returns them (TAKE). A slot of `None` was
+/// returned and is reused.
+struct FwPages {
+    pages: KVec<Option<KCoherent>>,
+    /// Pages given and not returned.
+    held: u32,
+}
+
+impl FwPages {
+    fn new() -> Self {
+        Self {
+            pages: KVec::new(),
+            held: 0,
+        }
+    }
+
+    /// Gives the firmware `n` new pages, in MANAGE_PAGES of at most [`BATCH_PAGES`]; refuses
+    /// to hold more than [`MAX_FW_PAGES`] in all (-ENOMEM, the firmware's request named). A
+    /// batch the firmware refused is freed; what it took before stays given.
+    fn give(
+        &mut self,
+        q: &mut CmdQueue<KCoherent>,
+        bar: &Bar<'_>,
+        dma: &Arc<DmaDevice>,
+        n: u32,
+    ) -> core::result::Result<(), BringupError> {
+        if n > MAX_FW_PAGES.saturating_sub(self.held) {
+            return Err(BringupError::Cmd(CmdError {
+                opcode: op::MANAGE_PAGES,
+                op_mod: pages::GIVE,
+                kind: CmdErrorKind::TooManyPages {
+                    asked: n,
+                    cap: MAX_FW_PAGES,
+                },
+            }));
+        }
+        let mut left = n;
+        while left > 0 {
+            let k = left.min(BATCH_PAGES) as usize;
+            let mut batch = KVec::with_capacity(k, GFP_KERNEL)?;
+            let mut addrs = KVec::with_capacity(k, GFP_KERNEL)?;
+            for _ in 0..k {
+                let p = KCoherent::alloc(dma, FW_PAGE_SIZE)?;
+                if !pages::page_ok(p.dma_addr()) {
+                    // dma_alloc_coherent gives page-aligned memory; anything else cannot
+                    // be a firmware page.
+                    return Err(BringupError::Kernel(EINVAL));
+                }
+                addrs.push(p.dma_addr(), GFP_KERNEL)?;
+                batch.push(p, GFP_KERNEL)?;
+            }
+            // Room for the batch before the firmware owns it: nothing can fail after.
+            let free = self.pages.iter().filter(|p| p.is_none()).count();
+            self.pages.reserve(k.saturating_sub(free), GFP_KERNEL)?;
+            let mut inp = KVec::from_elem(0u8, pages::give_len(k), GFP_KERNEL)?;
+            let mut out = [0u8; res::OUT_LEN];
+            let len = pages::give_pages(&mut inp, &addrs).map_err(bad_format)?;
+            run_cmd(q, bar, &inp[..len], &mut out).map_err(BringupError::Cmd)?;
+            for p in batch {
+                self.keep(p);
+            }
+            left -= k as u32;
+        }
+        Ok(())
+    }
+
+    /// Records a page the firmware now holds (room was reserved).
+    fn keep(&mut self, p: KCoherent) {
+        self.held += 1;
+        if let Some(slot) = self.pages.iter_mut().find(|s| s.is_none()) {
+            *slot = Some(p);
+        } else if self.pages.len() < self.pages.capacity() {
+            // Within the capacity: no allocation, cannot fail.
+            let _ = self.pages.push(Some(p), GFP_KERNEL);
+        } else {
+            // Cannot happen (room was reserved); never free a page the firmware holds.
+            core::mem::forget(p);
+        }
+    }
+
+    /// Takes back up to `n` pages (one MANAGE_PAGES TAKE of at most [`BATCH_PAGES`]) and
+    /// frees those returned; returns how many came back. A returned address the driver
+    /// never gave is not freed (it is not the driver's) and is reported.
+    fn take(
+        &mut self,
+        q: &mut CmdQueue<KCoherent>,
+        bar: &Bar<'_>,
+        port: usize,
+        n: u32,
+    ) -> core::result::Result<u32, BringupError> {
+        let k = n.min(BATCH_PAGES);
+        if k == 0 {
+            return Ok(0);
+        }
+        let mut inp = [0u8; res::SHORT_LEN];
+        let mut out = KVec::from_elem(0u8, pages::take_out_len(k as usize), GFP_KERNEL)?;
+        let len = pages::take_pages(&mut inp, k).map_err(bad_format)?;
+        run_cmd(q, bar, &inp[..len], &mut out).map_err(BringupError::Cmd)?;
+        let t = pages::parse_take(&out, k).map_err(|_| {
+            BringupError::Cmd(CmdError {
+                opcode: op::MANAGE_PAGES,
+                op_mod: pages::TAKE,
+                kind: CmdErrorKind::BadOutput,
+            })
+        })?;
+        let mut strangers = 0u32;
+        for a in t.iter() {
+            // The firmware returns the pages given last first: search from the end.
+            let slot = self
+                .pages
+                .iter_mut()
+                .rev()
+                .find(|s| s.as_ref().is_some_and(|p| p.dma_addr() == a));
+            match slot {
+                Some(s) => {
+                    *s = None;
+                    self.held -= 1;
+                }
+                None => strangers += 1,
+            }
+        }
+        if strangers > 0 {
+            pr_err!(
+                "port {}: MANAGE_PAGES returned {} pages the driver never gave\n",
+                port,
+                strangers
+            );
+        }
+        Ok(t.len() as u32)
+    }
+
+    /// `mlx5_reclaim_startup_pages`: TAKE until the firmware holds none of the driver's
+    /// pages, or returns none, or a command fails (returned).
+    fn reclaim(
+        &mut self,
+        q: &mut CmdQueue<KCoherent>,
+        bar: &Bar<'_>,
+        port: usize,
+    ) -> core::result::Result<(), BringupError> {
+        while self.held > 0 {
+            if self.take(q, bar, port, self.held)? == 0 {
+                pr_warn!(
+                    "port {}: the firmware returns none of its last {} pages\n",
+                    port,
+                    self.held
+                );
+                break;
+            }
+        }
+        Ok(())
+    }
+
+    /// Frees every page still kept (the function is disabled, or never got to hold them).
+    fn release(&mut self, port: usize) {
+        if self.held > 0 {
+            pr_warn!(
+                "port {}: freeing {} pages the firmware did not return\n",
+                port,
+                self.held
+            );
+        }
+        for s in self.pages.iter_mut() {
+            *s = None;
+        }
+        self.held = 0;
+    }
+
+    /// Keeps every page for good: the firmware refused TEARDOWN_HCA and may still use them.
+    /// (Dropping an `FwPages` that still holds pages does the same.)
+    fn abandon(&mut self, port: usize) {
+        if self.held > 0 {
+            pr_err!(
+                "port {}: TEARDOWN_HCA failed: leaving {} pages to the firmware\n",
+                port,
+                self.held
+            );
+        }
+        for s in self.pages.iter_mut() {
+            if let Some(p) = s.take() {
+                core::mem::forget(p);
+            }
+        }
+        self.held = 0;
+    }
+}
+
+impl Drop for FwPages {
+    /// Pages neither returned nor released (a path that did not tear the function down)
+    /// may still be the firmware's: they stay allocated rather than freed under it.
+    fn drop(&mut self) {
+        if self.held > 0 {
+            pr_err!(
+                "{} firmware pages dropped without a teardown: left allocated\n",
+                self.held
+            );
+            for s in self.pages.iter_mut() {
+                if let Some(p) = s.take() {
+                    core::mem::forget(p);
+                }
+            }
+        }
+    }
 }
 
 /// The async EQ and the netdev whose carrier its events set.
@@ -192,9 +410,18 @@ pub(crate) struct Func {
     port: usize,
     #[pin]
     events: SpinLock<Events>,
-    /// The carrier work (QUERY_VPORT_STATE, then the carrier), on `wq`.
+    /// The control work on `wq`: the firmware's page requests, then the carrier
+    /// (QUERY_VPORT_STATE) when `carrier_due`.
     #[pin]
     work: Work<Func>,
+    /// The carrier is to be queried.
+    carrier_due: AtomicBool,
+    /// Pages the firmware asked for by page request EQEs and the work has not served yet
+    /// (negative: to take back).
+    pages_due: AtomicI32,
+    /// The pages the firmware holds. Locked before `cmd`.
+    #[pin]
+    pages: Mutex<FwPages>,
     wq: OwnedQueue,
     /// Teardown began: the carrier work does nothing any more.
     stopping: AtomicBool,
@@ -214,6 +441,13 @@ impl WorkItem for Func {
 
     fn run(this: Arc<Func>) {
         if this.stopping.load(Ordering::Acquire) {
+            return;
+        }
+        let n = this.pages_due.swap(0, Ordering::AcqRel);
+        if n != 0 {
+            this.serve_page_request(n);
+        }
+        if !this.carrier_due.swap(false, Ordering::AcqRel) {
             return;
         }
         let mut inp = [0u8; vport::QUERY_VPORT_STATE_LEN];
@@ -258,19 +492,28 @@ impl Func {
         let bar = hw.bar();
         let mut b = Bringup::new();
         let mut wait = PollWait::new();
+        let mut fw = FwPages::new();
         let r = loop {
             match b.poll(&mut q, &bar, &bar, &mut out) {
                 Ok(Progress::Done) => break Ok(()),
-                Ok(Progress::Pending) if gone(&bar, &wait) => break Err(q.gone()),
+                Ok(Progress::GivePages(n)) => match fw.give(&mut q, &bar, dma, n) {
+                    Ok(()) => b.pages_given(),
+                    Err(e) => break Err(e),
+                },
+                Ok(Progress::Pending) if gone(&bar, &wait) => {
+                    break Err(BringupError::Cmd(q.gone()))
+                }
                 Ok(Progress::Pending) if wait.sleep(CMD_TIMEOUT_MS) => {}
-                Ok(Progress::Pending) => break Err(q.time_out()),
-                Err(e) => break Err(e),
+                Ok(Progress::Pending) => break Err(BringupError::Cmd(q.time_out())),
+                Ok(Progress::Reclaim) => break Err(BringupError::Kernel(EINVAL)),
+                Err(e) => break Err(BringupError::Cmd(e)),
             }
         };
         let res = *b.resources();
         let mut eq = None;
         let mut tisn = None;
-        let r = r.map_err(BringupError::Cmd).and_then(|()| {
+        let mut wq = None;
+        let r = r.and_then(|()| {
             eq = Some(create_async_eq(&mut q, &bar, dma, &res)?);
             // mlx5e_create_tises: the TIS of the port's SQs, in its transport domain.
             let mut inp = [0u8; res::CREATE_TIS_IN_LEN];
@@ -278,6 +521,8 @@ impl Func {
             let n = res::create_tis(&mut inp, res.td.unwrap_or(0)).map_err(bad_format)?;
             run_cmd(&mut q, &bar, &inp[..n], &mut out).map_err(BringupError::Cmd)?;
             tisn = Some(res::parse_create_tis(&out).map_err(bad_format)?);
+            // The control work's queue: without it, what was made is undone too.
+            wq = Some(OwnedQueue::new(c_str!("rsnic-ctl"), port as i32)?);
             Ok(())
         });
         if let Err(e) = r {
@@ -285,16 +530,15 @@ impl Func {
             if let Some(eq) = eq {
                 first = destroy_obj(&mut q, &bar, |b| res::destroy_eq(b, eq.eqn())).err();
             }
-            let te = first.or(tear_down(&mut q, &bar, &res));
+            let te = first.or(tear_down(&mut q, &bar, &res, &mut fw, port));
             if let Some(te) = te {
                 pr_warn!("port {}: undoing a failed bring-up: {}\n", port, te);
             }
             return Err(e);
         }
-        let (Some(eq), Some(tisn)) = (eq, tisn) else {
+        let (Some(eq), Some(tisn), Some(wq)) = (eq, tisn, wq) else {
             return Err(BringupError::Kernel(EINVAL));
         };
-        let wq = OwnedQueue::new(c_str!("rsnic-ctl"), port as i32)?;
         Arc::pin_init(
             pin_init!(Self {
                 cmd <- new_mutex!(q, "rsnic::mlx5::Func::cmd"),
@@ -303,6 +547,9 @@ impl Func {
                 port,
                 events <- new_spinlock!(Events { eq: Some(eq), dev: None }, "rsnic::mlx5::Func::events"),
                 work <- new_work!("rsnic::mlx5::Func::work"),
+                carrier_due: AtomicBool::new(false),
+                pages_due: AtomicI32::new(0),
+                pages <- new_mutex!(fw, "rsnic::mlx5::Func::pages"),
                 wq,
                 stopping: AtomicBool::new(false),
                 tisn,
@@ -486,6 +733,8 @@ impl Func {
     ) -> Result<u32> {
         let p = res::CreateRq {
             cqn,
+            // The port's Q counter counts the RQ's drops (`rx_out_of_buffer`).
+            counter_set_id: self.res.q_counter.unwrap_or(0),
             wq: res::Wq {
                 pd: self.res.pd.unwrap_or(0),
                 uar_page: 0,
@@ -957,6 +1206,26 @@ impl Func {
         })
     }
 
+    /// The port's RX drops for want of a WQE (QUERY_Q_COUNTER `out_of_buffer` of its Q
+    /// counter, not clearing, as `mlx5e_update_q_counter`); 0 without a counter. Sleeps.
+    pub(crate) fn query_out_of_buffer(&self) -> Result<u32> {
+        let Some(id) = self.res.q_counter else {
+            return Ok(0);
+        };
+        let out = self.cmd(
+            mkey::QUERY_Q_COUNTER_IN_LEN,
+            mkey::QUERY_Q_COUNTER_OUT_LEN,
+            |b| mkey::query_q_counter(b, id),
+        )?;
+        mkey::parse_out_of_buffer(&out).map_err(|_| {
+            pr_err!(
+                "port {}: QUERY_Q_COUNTER returned a malformed output\n",
+                self.port
+            );
+            EIO
+        })
+    }
+
     /// Internal loopback on or off: ACCESS_REG of the PRM's PPLR register, PHY local
     /// loopback (the register mlxsw writes for `ethtool -K loopback`). Sleeps.
     pub(crate) fn set_loopback(&self, on: bool) -> Result {
@@ -1021,8 +1290,61 @@ impl Func {
 
     /// Queues the carrier work (unless it is queued already).
     fn update_carrier(self: &Arc<Self>) {
+        self.carrier_due.store(true, Ordering::Release);
+        self.kick();
+    }
+
+    /// Queues the control work (unless it is queued already or teardown began).
+    fn kick(self: &Arc<Self>) {
         if !self.stopping.load(Ordering::Acquire) {
             let _ = self.wq.queue().enqueue(self.clone());
+        }
+    }
+
+    /// The memory key every data segment names (CREATE_MKEY at bring-up, which a brought-up
+    /// function always has).
+    pub(crate) fn lkey(&self) -> u32 {
+        self.res.mkey.unwrap_or(0)
+    }
+
+    /// Serves page requests adding up to `n` pages (`pages_work_handler`): gives them, or
+    /// takes `-n` back; a request the driver cannot meet is answered CANT_GIVE
+    /// (`page_notify_fail`). Sleeps.
+    fn serve_page_request(&self, n: i32) {
+        let dma = self.hw.dma();
+        let bar = self.hw.bar();
+        let mut fw = self.pages.lock();
+        let mut q = self.cmd.lock();
+        if n > 0 {
+            if let Err(e) = fw.give(&mut q, &bar, dma, n as u32) {
+                match e {
+                    BringupError::Cmd(e) => pr_err!("port {}: page request: {}\n", self.port, e),
+                    BringupError::Kernel(e) => {
+                        pr_err!("port {}: page request of {} pages: {:?}\n", self.port, n, e)
+                    }
+                }
+                let mut inp = [0u8; res::SHORT_LEN];
+                let mut out = [0u8; res::OUT_LEN];
+                if let Ok(len) = pages::cant_give(&mut inp, n as u32) {
+                    let _ = run_cmd(&mut q, &bar, &inp[..len], &mut out);
+                }
+            }
+        } else {
+            let mut left = n.unsigned_abs().min(fw.held);
+            while left > 0 {
+                match fw.take(&mut q, &bar, self.port, left) {
+                    Ok(0) => break,
+                    Ok(k) => left = left.saturating_sub(k),
+                    Err(BringupError::Cmd(e)) => {
+                        pr_err!("port {}: page request: {}\n", self.port, e);
+                        break;
+                    }
+                    Err(BringupError::Kernel(e)) => {
+                        pr_err!("port {}: page request: {:?}\n", self.port, e);
+                        break;
+                    }
+                }
+            }
         }
     }
 
@@ -1049,18 +1371,36 @@ impl Func {
         }
     }
 
-    /// The async vector fired: consumes the EQEs, re-arms the EQ, and queues the carrier
-    /// work if a port changed. Interrupt-like context (does not sleep).
+    /// The async vector fired: consumes the EQEs, re-arms the EQ, and queues the control
+    /// work if a port changed or the firmware asked for pages (served there, not here).
+    /// Interrupt-like context (does not sleep).
     fn irq(self: &Arc<Self>) {
         let bar = self.hw.bar();
         let mut changed = false;
+        let mut pages = 0i32;
         with_bh(|| {
             if let Some(eq) = self.events.lock().eq.as_mut() {
-                eq.poll(ASYNC_EQ_BUDGET, &bar, &bar, |e| {
-                    changed |= e.link_up().is_some();
+                eq.poll(ASYNC_EQ_BUDGET, &bar, &bar, |e| match e {
+                    // Requests for other functions (an ECPF's or a PF's VFs) are not this
+                    // driver's to serve.
+                    Event::PageRequest {
+                        func_id: 0,
+                        pages: n,
+                    } => {
+                        pages = pages.saturating_add(n);
+                    }
+                    e => changed |= e.link_up().is_some(),
                 });
             }
         });
+        if pages != 0 {
+            let _ = self
+                .pages_due
+                .fetch_update(Ordering::AcqRel, Ordering::Acquire, |d| {
+                    Some(d.saturating_add(pages))
+                });
+            self.kick();
+        }
         if changed {
             self.update_carrier();
         }
@@ -1078,6 +1418,7 @@ impl Func {
         if let Some(rss) = rss {
             self.destroy_rss(&rss);
         }
+        let mut fw = self.pages.lock();
         let mut q = self.cmd.lock();
         let mut first = None;
         let mut record = |r: Result<(), CmdError>| {
@@ -1094,7 +1435,7 @@ impl Func {
             // The ring is freed only now that the device has stopped writing it.
             drop(eq);
         }
-        let t = tear_down(&mut q, &bar, &self.res);
+        let t = tear_down(&mut q, &bar, &self.res, &mut fw, self.port);
         first.or(t)
     }
 }
@@ -1177,7 +1518,7 @@ fn create_async_eq(
         log_eq_size: ASYNC_EQ_LOG,
         uar_page: uar,
         intr: ASYNC_INTR as u16,
-        event_bitmask: 1 << EVENT_TYPE_PORT_CHANGE,
+        event_bitmask: 1 << EVENT_TYPE_PORT_CHANGE | 1 << pages::EVENT_TYPE_PAGE_REQUEST,
         pas: Pas {
             addr: ring.dma_addr(),
             size: ring.size(),
@@ -1188,30 +1529,63 @@ fn create_async_eq(
     let n = res::create_eq(&mut inp, &p).map_err(bad)?;
     run_cmd(q, bar, &inp[..n], &mut out).map_err(BringupError::Cmd)?;
     let eqn = res::parse_create_eq(&out).map_err(bad)?;
-    let mut eq = Eq::new(ring, ASYNC_EQ_LOG, eqn, uar * 4096).map_err(|_| EINVAL)?;
+    // The ring was initialised before the command: the page request the firmware posts at
+    // once is already in it.
+    let mut eq = Eq::created(ring, ASYNC_EQ_LOG, eqn, uar * 4096).map_err(|_| EINVAL)?;
     eq.update_ci(true, bar, bar);
     Ok(eq)
 }
 
-/// Runs a teardown of what `res` records to its end, sleeping between polls.
-fn tear_down(q: &mut CmdQueue<KCoherent>, bar: &Bar<'_>, res: &Resources) -> Option<CmdError> {
+/// Runs a teardown of what `res` records to its end, sleeping between polls: the firmware's
+/// pages are taken back after TEARDOWN_HCA and every page of `fw` is freed at the end
+/// (kept only when the firmware refused TEARDOWN_HCA).
+fn tear_down(
+    q: &mut CmdQueue<KCoherent>,
+    bar: &Bar<'_>,
+    res: &Resources,
+    fw: &mut FwPages,
+    port: usize,
+) -> Option<CmdError> {
     let mut t = Teardown::new(res);
     let mut out = [0u8; 64];
     let mut wait = PollWait::new();
+    let mut reclaim_err = None;
     // Nothing is posted to a device that is gone: the queue refuses, the teardown ends.
     if bar.is_gone() {
         q.abandon();
     }
-    while t.poll(q, bar, bar, &mut out) == Progress::Pending {
-        if gone(bar, &wait) {
-            return Some(q.gone());
-        }
-        if !wait.sleep(CMD_TIMEOUT_MS) {
+    let err = loop {
+        match t.poll(q, bar, bar, &mut out) {
+            Progress::Done => break None,
+            Progress::Reclaim => {
+                if let Err(e) = fw.reclaim(q, bar, port) {
+                    reclaim_err.get_or_insert(match e {
+                        BringupError::Cmd(e) => e,
+                        BringupError::Kernel(_) => CmdError {
+                            opcode: op::MANAGE_PAGES,
+                            op_mod: pages::TAKE,
+                            kind: CmdErrorKind::BadOutput,
+                        },
+                    });
+                }
+                t.reclaimed();
+            }
+            _ if gone(bar, &wait) => break Some(q.gone()),
             // The rest cannot be posted on an abandoned queue.
-            return Some(q.time_out());
+            _ if !wait.sleep(CMD_TIMEOUT_MS) => break Some(q.time_out()),
+            _ => {}
         }
+    };
+    let first = t.first_error().or(reclaim_err).or(err);
+    let refused = t.first_error().is_some_and(|e| {
+        e.opcode == op::TEARDOWN_HCA && matches!(e.kind, CmdErrorKind::Status { .. })
+    });
+    if refused {
+        fw.abandon(port);
+    } else {
+        fw.release(port);
     }
-    t.first_error()
+    first
 }
 
 /// Why a bring-up failed.
@@ -1225,6 +1599,12 @@ pub(crate) enum BringupError {
 impl From<Error> for BringupError {
     fn from(e: Error) -> Self {
         Self::Kernel(e)
+    }
+}
+
+impl From<kernel::alloc::AllocError> for BringupError {
+    fn from(_: kernel::alloc::AllocError) -> Self {
+        Self::Kernel(ENOMEM)
     }
 }
 

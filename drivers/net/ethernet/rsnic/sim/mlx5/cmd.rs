@@ -448,7 +448,7 @@ pub(super) struct Pages {
     head: u64,
     /// The driver asked QUERY_PAGES: from then on the function needs its boot and init
     /// pages for INIT_HCA, and asks for regular pages after it. A driver that never asks
-    /// (rsnic's own, today) is not held to it.
+    /// (the device host's test fixtures) is not held to it.
     asked: bool,
     /// The page request for the regular pages was posted.
     requested: bool,

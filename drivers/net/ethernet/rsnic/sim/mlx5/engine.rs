@@ -379,8 +379,8 @@ fn next_seg(wqe: &[u8], at: usize, ds: usize) -> Result<(Seg, usize), WqeError> 
 }
 
 /// Whether `lkey` is a memory key of the port's function: always while the function has
-/// none (a driver that uses no memory keys: rsnic's own, today); from its first CREATE_MKEY
-/// on, one of its keys (`index << 8 | variant`).
+/// none (a driver that uses no memory keys: the device host's test fixtures); from its
+/// first CREATE_MKEY on, one of its keys (`index << 8 | variant`).
 pub(super) fn lkey_ok(port: &Port, lkey: u32) -> bool {
     port.func.lkey_ok(lkey)
 }

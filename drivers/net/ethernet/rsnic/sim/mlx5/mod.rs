@@ -219,8 +219,8 @@
 //! bookkeeping in the memory it was given. Once a driver asked QUERY_PAGES, INIT_HCA is
 //! BAD_SYS_STATE until the function holds its boot and init pages, and after INIT_HCA the
 //! function asks for its regular pages by a page request EQE (type 0x0b, `func_id` 0,
-//! `num_pages`) on its EQs that take page requests. A driver that never asks (rsnic's own,
-//! today) is not held to them. DISABLE_HCA and a function reset forget the pages; the
+//! `num_pages`) on its EQs that take page requests. A driver that never asks (the device
+//! host's fixtures) is not held to them; rsnic's and mlx5_core ask. DISABLE_HCA and a function reset forget the pages; the
 //! function's count is [`PortCounters::fw_pages`].
 //!
 //! **Memory keys**: CREATE_MKEY takes a PA-mode key (local read and write, `length64`, a PD
@@ -228,8 +228,8 @@
 //! is `index << 8 | mkey_7_0`. Once the function has a key, every data segment's lkey must
 //! be one of its keys: a TX WQE with another fails before anything is sent (error CQE,
 //! LOCAL_PROT, [`WqeError::BadLkey`]), an RX WQE with another completes with LOCAL_PROT and
-//! puts the RQ in error ([`PortCounters::mkey_errors`]). A function without keys (rsnic's
-//! driver puts 0 there today) is not checked.
+//! puts the RQ in error ([`PortCounters::mkey_errors`]). A function without keys (the device
+//! host's fixtures) is not checked; rsnic and mlx5e make one.
 //!
 //! **Q counters**: ALLOC_Q_COUNTER hands out set ids 1..=[`cmd::Q_COUNTERS`]; an RQ naming one
 //! (`rqc.counter_set_id`) counts its drops for lack of a WQE in it; QUERY_Q_COUNTER reports

@@ -2,7 +2,7 @@
 
 //! The ConnectX command interface, driver side: the command queue in DMA memory
 //! ([`queue`], mlx5/core/cmd.c), typed builders and parsers for the commands rsnic sends
-//! ([`hca`], [`res`], [`fs`], [`vport`]; layouts from include/linux/mlx5/mlx5_ifc.h, callers in
+//! ([`hca`], [`pages`], [`mkey`], [`res`], [`fs`], [`vport`]; layouts from include/linux/mlx5/mlx5_ifc.h, callers in
 //! main.c, fw.c, uar.c, eq.c, en_main.c, port.c, vport.c) and the bring-up / teardown
 //! sequence of main.c as a pollable state machine ([`seq`]).
 //!
@@ -14,6 +14,8 @@
 pub mod field;
 pub mod fs;
 pub mod hca;
+pub mod mkey;
+pub mod pages;
 pub mod queue;
 pub mod res;
 pub mod seq;
@@ -38,6 +40,14 @@ pub mod op {
     pub const QUERY_ISSI: u16 = 0x10a;
     /// SET_ISSI.
     pub const SET_ISSI: u16 = 0x10b;
+    /// QUERY_PAGES.
+    pub const QUERY_PAGES: u16 = 0x107;
+    /// MANAGE_PAGES.
+    pub const MANAGE_PAGES: u16 = 0x108;
+    /// CREATE_MKEY.
+    pub const CREATE_MKEY: u16 = 0x200;
+    /// DESTROY_MKEY.
+    pub const DESTROY_MKEY: u16 = 0x202;
     /// CREATE_EQ.
     pub const CREATE_EQ: u16 = 0x301;
     /// DESTROY_EQ.
@@ -56,6 +66,12 @@ pub mod op {
     pub const MODIFY_NIC_VPORT_CONTEXT: u16 = 0x755;
     /// QUERY_VPORT_COUNTER.
     pub const QUERY_VPORT_COUNTER: u16 = 0x770;
+    /// ALLOC_Q_COUNTER.
+    pub const ALLOC_Q_COUNTER: u16 = 0x771;
+    /// DEALLOC_Q_COUNTER.
+    pub const DEALLOC_Q_COUNTER: u16 = 0x772;
+    /// QUERY_Q_COUNTER.
+    pub const QUERY_Q_COUNTER: u16 = 0x773;
     /// ALLOC_PD.
     pub const ALLOC_PD: u16 = 0x800;
     /// DEALLOC_PD.
@@ -128,6 +144,13 @@ pub fn opcode_name(opcode: u16) -> &'static str {
         op::DISABLE_HCA => "DISABLE_HCA",
         op::QUERY_ISSI => "QUERY_ISSI",
         op::SET_ISSI => "SET_ISSI",
+        op::QUERY_PAGES => "QUERY_PAGES",
+        op::MANAGE_PAGES => "MANAGE_PAGES",
+        op::CREATE_MKEY => "CREATE_MKEY",
+        op::DESTROY_MKEY => "DESTROY_MKEY",
+        op::ALLOC_Q_COUNTER => "ALLOC_Q_COUNTER",
+        op::DEALLOC_Q_COUNTER => "DEALLOC_Q_COUNTER",
+        op::QUERY_Q_COUNTER => "QUERY_Q_COUNTER",
         op::CREATE_EQ => "CREATE_EQ",
         op::DESTROY_EQ => "DESTROY_EQ",
         op::CREATE_CQ => "CREATE_CQ",

@@ -240,6 +240,14 @@ pub enum CmdErrorKind {
     /// The device is gone (surprise removal: its registers read all-ones): the command was
     /// not posted, or was abandoned.
     Gone,
+    /// The firmware asks for more pages than the driver gives any function
+    /// ([`super::pages::MAX_FW_PAGES`]); the driver refuses (-ENOMEM).
+    TooManyPages {
+        /// Pages asked for.
+        asked: u32,
+        /// The driver's cap.
+        cap: u32,
+    },
 }
 
 /// A failed command, with what a `dev_err` needs: opcode, op_mod, and what went wrong.
@@ -399,6 +407,11 @@ impl fmt::Display for CmdError {
             CmdErrorKind::Unsupported => f.write_str("device lacks a required capability"),
             CmdErrorKind::Timeout => f.write_str("timed out"),
             CmdErrorKind::Gone => f.write_str("the device is gone"),
+            CmdErrorKind::TooManyPages { asked, cap } => write!(
+                f,
+                "the firmware asks for {asked} pages, more than the driver's cap of {cap} \
+                 (-ENOMEM)"
+            ),
         }
     }
 }

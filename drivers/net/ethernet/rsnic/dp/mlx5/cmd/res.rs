@@ -340,6 +340,8 @@ pub const SQC_TIS_NUM_0: Field = Field::new(0x168, 24).at(QC);
 pub const RQC_MEM_RQ_TYPE: Field = Field::new(0x04, 4).at(QC);
 /// `rqc.flush_in_error_en`: bit 0x0d, 1 bit.
 pub const RQC_FLUSH_IN_ERROR_EN: Field = Field::new(0x0d, 1).at(QC);
+/// `rqc.counter_set_id`: bit 0x60, 8 bits (the Q counter set counting the RQ's drops).
+pub const RQC_COUNTER_SET_ID: Field = Field::new(0x60, 8).at(QC);
 
 /// `sqc.wq` / `rqc.wq` (`struct mlx5_ifc_wq_bits`): bit 0x180 of the context.
 pub const WQ: usize = QC + 0x180;
@@ -480,6 +482,9 @@ pub fn parse_create_sq(out: &[u8]) -> Result<u32, FormatError> {
 pub struct CreateRq {
     /// Completion queue.
     pub cqn: u32,
+    /// The Q counter set that counts the RQ's drops for want of a WQE (ALLOC_Q_COUNTER's
+    /// id; 0: none), as mlx5e_create_rq sets `counter_set_id`.
+    pub counter_set_id: u8,
     /// The work queue (`log_wq_stride` 4..=8; `uar_page` unused).
     pub wq: Wq,
 }
@@ -501,6 +506,7 @@ pub fn create_rq(buf: &mut [u8], p: &CreateRq) -> Result<usize, FormatError> {
     QC_STATE.set(b, QState::Rst as u64);
     RQC_FLUSH_IN_ERROR_EN.set(b, 1);
     QC_CQN.set(b, u64::from(p.cqn));
+    RQC_COUNTER_SET_ID.set(b, u64::from(p.counter_set_id));
     write_wq(b, &p.wq)?;
     Ok(len)
 }

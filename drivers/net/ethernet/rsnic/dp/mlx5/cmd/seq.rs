@@ -9,23 +9,40 @@
 //! 1. `mlx5_cmd_enable` ([`Step::CmdEnable`]) and `wait_fw_init` ([`Step::WaitInit`]);
 //! 2. `mlx5_core_enable_hca` (ENABLE_HCA);
 //! 3. `mlx5_core_set_issi` (QUERY_ISSI, then SET_ISSI 1 when supported);
-//! 4. `set_hca_cap` / `mlx5_query_hca_caps`, reduced to reading the current general and
+//! 4. `mlx5_satisfy_startup_pages(dev, 1)`: QUERY_PAGES boot; when the firmware wants
+//!    pages the poll returns [`Progress::GivePages`], the caller gives them (MANAGE_PAGES
+//!    GIVE, see [`super::pages`]) and resumes with [`Bringup::pages_given`];
+//! 5. `set_hca_cap` / `mlx5_query_hca_caps`, reduced to reading the current general and
 //!    Ethernet caps (QUERY_HCA_CAP twice; rsnic changes no caps);
-//! 5. `mlx5_cmd_init_hca` (INIT_HCA);
-//! 6. `mlx5_load`'s UAR (`mlx5_get_uars_page`: ALLOC_UAR) and `mlx5e_create_mdev_resources`
-//!    (ALLOC_PD, ALLOC_TRANSPORT_DOMAIN);
-//! 7. `mlx5_query_nic_vport_mac_address` / `mlx5_query_nic_vport_mtu` /
-//!    `mlx5_query_nic_vport_min_inline` (one QUERY_NIC_VPORT_CONTEXT).
+//! 6. `mlx5_satisfy_startup_pages(dev, 0)`: QUERY_PAGES init, given the same way;
+//! 7. `mlx5_cmd_init_hca` (INIT_HCA);
+//! 8. `mlx5_load`'s UAR (`mlx5_get_uars_page`: ALLOC_UAR) and `mlx5e_create_mdev_resources`
+//!    (ALLOC_PD, ALLOC_TRANSPORT_DOMAIN, CREATE_MKEY: the PA key every data segment names);
+//! 9. `mlx5e_create_q_counters` (ALLOC_Q_COUNTER; a failure leaves the port without
+//!    `rx_out_of_buffer`, as mlx5e only warns);
+//! 10. `mlx5_query_nic_vport_mac_address` / `mlx5_query_nic_vport_mtu` /
+//!     `mlx5_query_nic_vport_min_inline` (one QUERY_NIC_VPORT_CONTEXT).
+//!
+//! A firmware asking for more than [`MAX_FW_PAGES`] pages is refused
+//! ([`CmdErrorKind::TooManyPages`]). A negative count at start-up (the firmware has pages
+//! to spare) needs nothing given.
 //!
 //! The pre-initialization `wait_fw_init` before `mlx5_cmd_enable` is left out: the device
 //! this driver meets clears `initializing` once the queue address is written.
 //!
 //! Teardown ([`Teardown`]) undoes exactly what a (possibly failed) bring-up did, in
-//! `mlx5_unload` / `mlx5_function_close` / `mlx5_function_disable` order: DEALLOC_TRANSPORT_DOMAIN,
-//! DEALLOC_PD, DEALLOC_UAR, TEARDOWN_HCA, DISABLE_HCA. A failing command is recorded and the
-//! next one still runs, except after a failed TEARDOWN_HCA (main.c: "skip cleanup").
+//! `mlx5_unload` / `mlx5_function_close` / `mlx5_function_disable` order: DEALLOC_Q_COUNTER,
+//! DESTROY_MKEY, DEALLOC_TRANSPORT_DOMAIN, DEALLOC_PD, DEALLOC_UAR, TEARDOWN_HCA, then
+//! (when the function was asked about pages) `mlx5_reclaim_startup_pages`: the poll returns
+//! [`Progress::Reclaim`], the caller takes every page back (MANAGE_PAGES TAKE until the
+//! firmware holds none) and resumes with [`Teardown::reclaimed`]; last DISABLE_HCA. A
+//! failing command is recorded and the next one still runs, except after a failed
+//! TEARDOWN_HCA (main.c: "skip cleanup": the pages are not reclaimed from a firmware that
+//! may still use them).
 
 use super::hca::{self, DevCaps, Issi, CAP_ETHERNET_OFFLOADS, CAP_GENERAL, ISSI_1, PORT_TYPE_ETH};
+use super::mkey;
+use super::pages::{self, MAX_FW_PAGES};
 use super::queue::{CmdError, CmdErrorKind, CmdPoll, CmdQueue};
 use super::vport::{self, NicVportContext};
 use super::{op, res, FormatError};
@@ -38,8 +55,12 @@ pub const SEQ_OUT_LEN: usize = hca::QUERY_HCA_CAP_OUT_LEN;
 /// else is refused as a malformed output (the doorbells would land outside the window or
 /// on the command registers).
 pub const UAR_PAGES: u32 = 256;
-/// Longest input of the sequences (INIT_HCA).
-const SEQ_IN_LEN: usize = 32;
+/// Longest input of the sequences (CREATE_MKEY).
+const SEQ_IN_LEN: usize = mkey::CREATE_MKEY_IN_LEN;
+/// The variant byte of the data path's memory key (`mkc.mkey_7_0`, the key's low byte,
+/// chosen by the driver: mlx5e leaves it 0; rsnic's is not 0, so a segment that carried
+/// the key's index alone would be refused).
+pub const MKEY_VARIANT: u8 = 0x5a;
 
 /// Bring-up steps, in order.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -54,10 +75,18 @@ pub enum Step {
     QueryIssi,
     /// SET_ISSI 1.
     SetIssi,
+    /// QUERY_PAGES boot.
+    QueryBootPages,
+    /// The caller gives the boot pages.
+    GiveBootPages,
     /// QUERY_HCA_CAP, general.
     QueryGeneralCaps,
     /// QUERY_HCA_CAP, Ethernet offloads.
     QueryEthCaps,
+    /// QUERY_PAGES init.
+    QueryInitPages,
+    /// The caller gives the init pages.
+    GiveInitPages,
     /// INIT_HCA.
     InitHca,
     /// ALLOC_UAR.
@@ -66,6 +95,10 @@ pub enum Step {
     AllocPd,
     /// ALLOC_TRANSPORT_DOMAIN.
     AllocTd,
+    /// CREATE_MKEY.
+    CreateMkey,
+    /// ALLOC_Q_COUNTER.
+    AllocQCounter,
     /// QUERY_NIC_VPORT_CONTEXT.
     QueryVport,
     /// All done.
@@ -89,6 +122,12 @@ pub struct Resources {
     pub pd: Option<u32>,
     /// Transport domain.
     pub td: Option<u32>,
+    /// The data path's memory key (CREATE_MKEY): the lkey of every data segment.
+    pub mkey: Option<u32>,
+    /// The port's Q counter set (ALLOC_Q_COUNTER), which its RQs name.
+    pub q_counter: Option<u8>,
+    /// QUERY_PAGES succeeded: the firmware may hold pages, which teardown reclaims.
+    pub pages_asked: bool,
     /// NIC vport context: MAC, MTU, min inline mode.
     pub vport: NicVportContext,
 }
@@ -108,6 +147,12 @@ impl Resources {
 pub enum Progress {
     /// Waiting for the device; poll again later.
     Pending,
+    /// Bring-up: the firmware wants this many pages (at most [`MAX_FW_PAGES`]). Give them
+    /// (MANAGE_PAGES GIVE), then call [`Bringup::pages_given`] and poll again.
+    GivePages(u32),
+    /// Teardown: TEARDOWN_HCA is done; take every page back (MANAGE_PAGES TAKE until the
+    /// firmware returns none), then call [`Teardown::reclaimed`] and poll again.
+    Reclaim,
     /// Finished.
     Done,
 }
@@ -118,6 +163,8 @@ pub struct Bringup {
     step: Step,
     posted: bool,
     res: Resources,
+    /// Pages the firmware asked for at the current give step.
+    want: u32,
 }
 
 impl Default for Bringup {
@@ -141,7 +188,19 @@ impl Bringup {
             step: Step::CmdEnable,
             posted: false,
             res: Resources::default(),
+            want: 0,
         }
+    }
+
+    /// The caller gave the pages [`Progress::GivePages`] asked for: the bring-up goes on.
+    /// Does nothing at any other step.
+    pub fn pages_given(&mut self) {
+        self.step = match self.step {
+            Step::GiveBootPages => Step::QueryGeneralCaps,
+            Step::GiveInitPages => Step::InitHca,
+            s => s,
+        };
+        self.want = 0;
     }
 
     /// The current step.
@@ -161,6 +220,14 @@ impl Bringup {
             Step::EnableHca => (hca::enable_hca(inp)?, hca::ENABLE_HCA_OUT_LEN),
             Step::QueryIssi => (hca::query_issi(inp)?, hca::QUERY_ISSI_OUT_LEN),
             Step::SetIssi => (hca::set_issi(inp, ISSI_1)?, hca::SET_ISSI_OUT_LEN),
+            Step::QueryBootPages => (
+                pages::query_pages(inp, pages::QUERY_BOOT)?,
+                pages::QUERY_PAGES_LEN,
+            ),
+            Step::QueryInitPages => (
+                pages::query_pages(inp, pages::QUERY_INIT)?,
+                pages::QUERY_PAGES_LEN,
+            ),
             Step::QueryGeneralCaps => (
                 hca::query_hca_cap(inp, CAP_GENERAL)?,
                 hca::QUERY_HCA_CAP_OUT_LEN,
@@ -173,11 +240,20 @@ impl Bringup {
             Step::AllocUar => (res::alloc_uar(inp)?, res::OUT_LEN),
             Step::AllocPd => (res::alloc_pd(inp)?, res::OUT_LEN),
             Step::AllocTd => (res::alloc_transport_domain(inp)?, res::OUT_LEN),
+            Step::CreateMkey => (
+                mkey::create_mkey(inp, self.res.pd.ok_or(FormatError::BadParam)?, MKEY_VARIANT)?,
+                mkey::SHORT_LEN,
+            ),
+            Step::AllocQCounter => (mkey::alloc_q_counter(inp)?, mkey::SHORT_LEN),
             Step::QueryVport => (
                 vport::query_nic_vport_context(inp)?,
                 vport::QUERY_NIC_VPORT_CONTEXT_OUT_LEN,
             ),
-            Step::CmdEnable | Step::WaitInit | Step::Done => {
+            Step::CmdEnable
+            | Step::WaitInit
+            | Step::GiveBootPages
+            | Step::GiveInitPages
+            | Step::Done => {
                 return Err(FormatError::BadParam);
             }
         })
@@ -198,12 +274,40 @@ impl Bringup {
                 } else {
                     // mlx5_core_set_issi: "Only ISSI 0 is supported".
                     self.res.issi = 0;
-                    Step::QueryGeneralCaps
+                    Step::QueryBootPages
                 }
             }
             Step::SetIssi => {
                 self.res.issi = ISSI_1;
-                Step::QueryGeneralCaps
+                Step::QueryBootPages
+            }
+            Step::QueryBootPages | Step::QueryInitPages => {
+                let (_, n) = pages::parse_query_pages(out).map_err(&bad)?;
+                self.res.pages_asked = true;
+                let boot = self.step == Step::QueryBootPages;
+                if n > 0 {
+                    let n = n as u32;
+                    if n > MAX_FW_PAGES {
+                        return Err(CmdError {
+                            opcode,
+                            op_mod,
+                            kind: CmdErrorKind::TooManyPages {
+                                asked: n,
+                                cap: MAX_FW_PAGES,
+                            },
+                        });
+                    }
+                    self.want = n;
+                    if boot {
+                        Step::GiveBootPages
+                    } else {
+                        Step::GiveInitPages
+                    }
+                } else if boot {
+                    Step::QueryGeneralCaps
+                } else {
+                    Step::InitHca
+                }
             }
             Step::QueryGeneralCaps => {
                 hca::parse_general_caps(out, &mut self.res.caps).map_err(&bad)?;
@@ -218,7 +322,7 @@ impl Bringup {
             }
             Step::QueryEthCaps => {
                 hca::parse_eth_caps(out, &mut self.res.caps).map_err(&bad)?;
-                Step::InitHca
+                Step::QueryInitPages
             }
             Step::InitHca => {
                 self.res.hca_initialized = true;
@@ -240,13 +344,26 @@ impl Bringup {
             }
             Step::AllocTd => {
                 self.res.td = Some(res::parse_alloc_transport_domain(out).map_err(&bad)?);
+                Step::CreateMkey
+            }
+            Step::CreateMkey => {
+                self.res.mkey = Some(mkey::parse_create_mkey(out, MKEY_VARIANT).map_err(&bad)?);
+                Step::AllocQCounter
+            }
+            Step::AllocQCounter => {
+                // A set id of 0 counts nowhere: the port goes without (as a failure).
+                self.res.q_counter = mkey::parse_alloc_q_counter(out).ok();
                 Step::QueryVport
             }
             Step::QueryVport => {
                 self.res.vport = vport::parse_query_nic_vport_context(out).map_err(&bad)?;
                 Step::Done
             }
-            s @ (Step::CmdEnable | Step::WaitInit | Step::Done) => s,
+            s @ (Step::CmdEnable
+            | Step::WaitInit
+            | Step::GiveBootPages
+            | Step::GiveInitPages
+            | Step::Done) => s,
         };
         Ok(())
     }
@@ -274,6 +391,9 @@ impl Bringup {
                     }
                     self.step = Step::EnableHca;
                 }
+                Step::GiveBootPages | Step::GiveInitPages => {
+                    return Ok(Progress::GivePages(self.want));
+                }
                 step => {
                     let mut inp = [0u8; SEQ_IN_LEN];
                     let (n, outlen) = self.build(step, &mut inp).map_err(|_| {
@@ -294,6 +414,16 @@ impl Bringup {
                             self.posted = false;
                             self.complete(&out[..len], opcode, op_mod)?;
                         }
+                        Err(e)
+                            if step == Step::AllocQCounter
+                                && matches!(e.kind, CmdErrorKind::Status { .. }) =>
+                        {
+                            // mlx5e_create_q_counters: "alloc queue counter failed", and
+                            // the port goes on without.
+                            self.posted = false;
+                            self.res.q_counter = None;
+                            self.step = Step::QueryVport;
+                        }
                         Err(e) => {
                             if e.kind != CmdErrorKind::OutputBufferTooSmall {
                                 self.posted = false;
@@ -309,17 +439,20 @@ impl Bringup {
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum TStep {
+    DeallocQCounter(u8),
+    DestroyMkey(u32),
     DeallocTd(u32),
     DeallocPd(u32),
     DeallocUar(u32),
     TeardownHca,
+    Reclaim,
     DisableHca,
 }
 
 /// The teardown state machine.
 #[derive(Debug, Clone)]
 pub struct Teardown {
-    steps: [Option<TStep>; 5],
+    steps: [Option<TStep>; 8],
     idx: usize,
     posted: bool,
     first_error: Option<CmdError>,
@@ -329,10 +462,13 @@ impl Teardown {
     /// Undoes what `res` records.
     pub fn new(res: &Resources) -> Self {
         let steps = [
+            res.q_counter.map(TStep::DeallocQCounter),
+            res.mkey.map(TStep::DestroyMkey),
             res.td.map(TStep::DeallocTd),
             res.pd.map(TStep::DeallocPd),
             res.uar.map(TStep::DeallocUar),
             res.hca_initialized.then_some(TStep::TeardownHca),
+            (res.hca_enabled && res.pages_asked).then_some(TStep::Reclaim),
             res.hca_enabled.then_some(TStep::DisableHca),
         ];
         Self {
@@ -346,6 +482,14 @@ impl Teardown {
     /// The first command that failed, if any (the others still ran).
     pub fn first_error(&self) -> Option<CmdError> {
         self.first_error
+    }
+
+    /// The caller took the pages back ([`Progress::Reclaim`]): the teardown goes on.
+    /// Does nothing at any other step.
+    pub fn reclaimed(&mut self) {
+        if self.steps.get(self.idx).copied().flatten() == Some(TStep::Reclaim) {
+            self.idx += 1;
+        }
     }
 
     fn record(&mut self, e: CmdError) {
@@ -368,8 +512,14 @@ impl Teardown {
                 self.idx += 1;
                 continue;
             };
+            if step == TStep::Reclaim {
+                return Progress::Reclaim;
+            }
             let mut inp = [0u8; SEQ_IN_LEN];
             let built = match step {
+                TStep::DeallocQCounter(id) => mkey::dealloc_q_counter(&mut inp, id),
+                TStep::DestroyMkey(k) => mkey::destroy_mkey(&mut inp, k),
+                TStep::Reclaim => Err(FormatError::BadParam),
                 TStep::DeallocTd(td) => res::dealloc_transport_domain(&mut inp, td),
                 TStep::DeallocPd(pd) => res::dealloc_pd(&mut inp, pd),
                 TStep::DeallocUar(uar) => res::dealloc_uar(&mut inp, uar),
