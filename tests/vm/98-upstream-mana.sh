@@ -97,7 +97,9 @@ teardown_mana_pair() {
 
 # Whatever the outcome, the functions go back unbound to the tests after this one (which
 # bind rsnic to them): no namespace, no mana.
-trap 'ip netns del peer 2>/dev/null; if grep -q "^mana " /proc/modules; then rmmod mana; fi; true' EXIT
+# (Each command may fail, the namespace gone already: set -e holds in the trap too, and
+# a failure there would be the test's exit status.)
+trap 'ip netns del peer 2>/dev/null || true; if grep -q "^mana " /proc/modules; then rmmod mana || true; fi' EXIT
 
 # ping_both [ARGS...]: ping A -> B and B -> A over IPv4 and IPv6, 5 echoes each; every
 # echo must be answered.
@@ -348,7 +350,9 @@ for q in 0 1; do
 	ping -c 20 -i 0.02 -W 2 10.10.0.2 >/dev/null || fail "ping with B's table on queue $q"
 	d0=$(($(rxq 0) - r0)) d1=$(($(rxq 1) - r1))
 	echo "  $B's table on queue $q: 20 echo requests went to queue 0: $d0, queue 1: $d1"
-	if [ "$q" = 0 ]; then [ "$d0" = 20 ] && [ "$d1" = 0 ]; else [ "$d0" = 0 ] && [ "$d1" = 20 ]; fi ||
+	# Every frame for B follows the table, so the other queue gets none; the table's queue
+	# gets the 20 and whatever else came (a neighbour solicitation: a clean run saw 21).
+	if [ "$q" = 0 ]; then [ "$d0" -ge 20 ] && [ "$d1" = 0 ]; else [ "$d0" = 0 ] && [ "$d1" -ge 20 ]; fi ||
 		fail "RSS: the table on queue $q, but queue 0 got $d0 and queue 1 $d1 of 20"
 done
 key=$(printf '%02x:' $(seq 1 40) | sed 's/:$//')
