@@ -32,22 +32,23 @@ stage "host: fuzz smoke (5 s per target)" env FUZZ_SECONDS=5 make -s fuzz
 # The debug kernel (KASAN, lockdep, kmemleak; 3-5x slower under TCG) runs a representative
 # subset: on both families bring-up with its failures (load and unload included) and
 # pktgen through the default data path (MPWQE on; RX doorbells batched); on ConnectX only
-# (code shared by the families, see one_family_on_debug in tests/vm/lib.sh) AF_XDP in copy
-# and zero-copy modes (XDP programs redirecting to a socket) and netconsole under traffic
-# (lockdep on netpoll's path: rsnic.rst, "The SQ lock and netpoll"); unload under traffic
-# and a device that goes away run on both families' real functions (the vfio-user stage
-# below). A process costs seconds on that kernel, and the machines lose a third of their
-# CPU to their host at times: the subset keeps the test command within its budget (the
-# clean run of c69740d took 112 s for 17-cqe, whose decompression is safe Rust of dp/,
-# fuzzed on the host, and 86 s for 65-rmmod-traffic, which the vfio-user stage runs too:
-# both left to `make test-debug`, which runs every test on the debug kernel,
-# RSNIC_DEBUG_TESTS=all).
+# (code shared by the families, see one_family_on_debug in tests/vm/lib.sh) unload under
+# traffic, AF_XDP in copy and zero-copy modes (XDP programs redirecting to a socket) and
+# netconsole under traffic (lockdep on netpoll's path: rsnic.rst, "The SQ lock and
+# netpoll"); and a device that goes away under traffic on both families' real functions
+# (the vfio-user stage below: probe, MSI-X, DMA, the surprise removal, rmmod). A process
+# costs seconds on that kernel, and the machines lose a third of their CPU to their host at
+# times: the subset keeps the test command within its budget. The clean run of c69740d
+# took 112 s for 17-cqe, whose decompression is safe Rust of dp/, fuzzed on the host, and
+# 120 s on ConnectX for 65-rmmod-traffic on the real functions, whose unload under traffic
+# the in-kernel host's run covers: both left to `make test-debug`, which runs every test on
+# the debug kernel (RSNIC_DEBUG_TESTS=all).
 # The normal kernel runs every test on both families.
 # RSNIC_DEBUG_TESTS="all" (or a list of test names) changes the subset.
 # The module build, its progress lines kept out of the stage list (its log is named on
 # failure).
 module_quiet() { make -s module >/dev/null; }
-debug_tests=${RSNIC_DEBUG_TESTS:-15-bringup 62-pktgen 92-afxdp 71-netconsole}
+debug_tests=${RSNIC_DEBUG_TESTS:-15-bringup 62-pktgen 65-rmmod-traffic 92-afxdp 71-netconsole}
 for variant in ${RSNIC_TEST_VARIANTS:-normal debug}; do
 	export KERNEL_VARIANT=$variant
 	tests=()
@@ -70,14 +71,12 @@ for variant in ${RSNIC_TEST_VARIANTS:-normal debug}; do
 		# normal kernel runs the vfio subset (make vmtest-vfio: ports, ethtool, reload,
 		# ping, pktgen, rmmod under traffic, the kernel's drivers/net selftests, the
 		# kernel's own mana and mlx5 drivers on the models, the device process dying under
-		# rsnic)
-		# on both families; the debug kernel loads and unloads under traffic (probe,
-		# remove, MSI-X, DMA on the real functions under KASAN, lockdep and kmemleak) and
-		# loses its device (the surprise removal's paths) on both families.
+		# rsnic) on both families; on the debug kernel each family's functions carry
+		# traffic and go away (probe, MSI-X, DMA, the surprise removal and rmmod under
+		# KASAN, lockdep and kmemleak).
 		if [ "$variant" = debug ]; then
-			stage "$variant: VM tests on the vfio-user transport (rmmod under traffic, device gone)" \
-				make -s vmtest-vfio VFIO_TESTS="tests/vm/65-rmmod-traffic.sh \
-				tests/vm/99-device-gone.sh"
+			stage "$variant: VM tests on the vfio-user transport (device gone)" \
+				make -s vmtest-vfio VFIO_TESTS=tests/vm/99-device-gone.sh
 		else
 			stage "$variant: VM tests on the vfio-user transport" make -s vmtest-vfio
 		fi
