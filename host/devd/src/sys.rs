@@ -255,9 +255,8 @@ pub fn send_fds(sock: &UnixStream, data: &[u8], fds: &[BorrowedFd<'_>]) -> io::R
     // SAFETY: `msg` is zero-initialised (valid: null pointers, zero lengths) and then points
     // at `iov` (over `data`) and `cbuf`, all outliving the call. The control length is
     // CMSG_SPACE(4 * fds.len()) <= 16 + 4 * MAX_SEND_FDS (rounded up to 8), inside `cbuf`
-    // (asserted);
-    // CMSG_FIRSTHDR of a control buffer that large is non-null and CMSG_DATA has room for
-    // the ints, written unaligned-safe one by one.
+    // (asserted); CMSG_FIRSTHDR of a control buffer that large is non-null and CMSG_DATA has
+    // room for the ints, written unaligned-safe one by one.
     let n = unsafe {
         let mut iov = libc::iovec {
             iov_base: data.as_ptr() as *mut libc::c_void,
