@@ -10,7 +10,7 @@
 
 mod sim_util;
 
-use rsnic_core::dp::hw::{Barriers, Coherent, Mmio};
+use rsnic_core::dp::hw::Coherent;
 use rsnic_core::dp::mlx5::cmd::pages;
 use rsnic_core::dp::mlx5::cmd::res::{self, CreateEq, EVENT_TYPE_PORT_CHANGE};
 use rsnic_core::dp::mlx5::cmd::seq::{Bringup, Progress, Resources, Teardown, SEQ_OUT_LEN};
@@ -19,51 +19,22 @@ use rsnic_core::dp::mlx5::cmd::{CmdError, CmdPoll, CmdQueue, Pas};
 use rsnic_core::dp::mlx5::eq::{Eq, Event};
 use rsnic_core::sim::mlx5::cmd::{BOOT_PAGES, INIT_PAGES, REGULAR_PAGES};
 use rsnic_core::sim::mlx5::{Caps, FUNC_BAR_SIZE};
-use rsnic_testbed::bus::{RegisterBus, Testbed};
+use rsnic_testbed::bus::Testbed;
+use rsnic_testbed::fwpages::FuncBar;
 use rsnic_testbed::fwpages::{self, HostPages};
 use rsnic_testbed::mem::HostBuf;
-
-/// One function's BAR0 window, as the driver of that function sees it.
-#[derive(Clone)]
-struct Func {
-    bus: RegisterBus,
-    base: u32,
-}
-
-impl Mmio for Func {
-    fn write64(&self, offset: u32, bytes: [u8; 8]) {
-        self.bus.write64(self.base + offset, bytes);
-    }
-
-    fn write32(&self, offset: u32, value: u32) {
-        self.bus.write32(self.base + offset, value);
-    }
-
-    fn read32(&self, offset: u32) -> u32 {
-        self.bus.read32(self.base + offset)
-    }
-}
-
-impl Barriers for Func {
-    fn dma_wmb(&self) {}
-    fn dma_rmb(&self) {}
-    fn wmb(&self) {}
-}
 
 /// The driver of one function: its BAR window, its command queue and the pages its
 /// firmware holds.
 struct Driver {
-    f: Func,
+    f: FuncBar,
     q: CmdQueue<HostBuf>,
     fw: HostPages,
 }
 
 impl Driver {
     fn new(tb: &Testbed, port: u32) -> Self {
-        let f = Func {
-            bus: tb.bus(),
-            base: port * FUNC_BAR_SIZE,
-        };
+        let f = FuncBar::new(tb, port as usize);
         // The command page and 16 mailbox slots of 1 KiB (the longest command rsnic sends,
         // QUERY_HCA_CAP's output, takes 9).
         let q = CmdQueue::new(tb.mem.alloc(4096), tb.mem.alloc(16 * 1024)).unwrap();
