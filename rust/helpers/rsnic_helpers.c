@@ -145,6 +145,62 @@ bool rsnic_helper_features_rxhash(u64 features)
 	return features & NETIF_F_RXHASH;
 }
 
+void rsnic_helper_set_unicast_flt(struct net_device *dev)
+{
+	dev->priv_flags |= IFF_UNICAST_FLT;
+}
+
+/*
+ * Copies what ndo_set_rx_mode must program: the device address, the flags, and the first
+ * uc_cap / mc_cap entries of the unicast and multicast lists (ETH_ALEN bytes each), with each
+ * list's full length in *uc_total / *mc_total. The caller holds the address lock
+ * (netif_addr_lock_bh), as the core does around ndo_set_rx_mode.
+ */
+void rsnic_helper_rx_mode_snapshot(const struct net_device *dev, u8 *addr, bool *promisc,
+				   bool *allmulti, bool *broadcast, u8 *uc, u32 uc_cap,
+				   u32 *uc_total, u8 *mc, u32 mc_cap, u32 *mc_total)
+{
+	struct netdev_hw_addr *ha;
+	u32 n = 0;
+
+	ether_addr_copy(addr, dev->dev_addr);
+	*promisc = dev->flags & IFF_PROMISC;
+	*allmulti = dev->flags & IFF_ALLMULTI;
+	*broadcast = dev->flags & IFF_BROADCAST;
+	netdev_for_each_uc_addr(ha, dev) {
+		if (n < uc_cap)
+			ether_addr_copy(uc + n * ETH_ALEN, ha->addr);
+		n++;
+	}
+	*uc_total = n;
+	n = 0;
+	netdev_for_each_mc_addr(ha, dev) {
+		if (n < mc_cap)
+			ether_addr_copy(mc + n * ETH_ALEN, ha->addr);
+		n++;
+	}
+	*mc_total = n;
+}
+
+const u8 *rsnic_helper_sockaddr_data(const void *sa)
+{
+	return (const u8 *)((const struct sockaddr *)sa)->sa_data;
+}
+
+bool rsnic_helper_is_valid_ether_addr(const u8 *addr)
+{
+	return is_valid_ether_addr(addr);
+}
+
+/* The address as mlx5e_set_mac sets it: under the address lock, which its rx-mode work reads
+ * the address under. */
+void rsnic_helper_eth_hw_addr_set_locked(struct net_device *dev, const u8 *addr)
+{
+	netif_addr_lock_bh(dev);
+	eth_hw_addr_set(dev, addr);
+	netif_addr_unlock_bh(dev);
+}
+
 bool rsnic_helper_features_ntuple(u64 features)
 {
 	return features & NETIF_F_NTUPLE;

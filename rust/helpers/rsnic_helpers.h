@@ -40,6 +40,15 @@ bool rsnic_helper_features_ntuple(u64 features);
 bool rsnic_helper_features_rxcsum(u64 features);
 void rsnic_helper_set_rxhash(struct net_device *dev);
 bool rsnic_helper_features_rxhash(u64 features);
+void rsnic_helper_set_unicast_flt(struct net_device *dev);
+
+/* Receive filtering (ndo_set_rx_mode, ndo_set_mac_address) */
+void rsnic_helper_rx_mode_snapshot(const struct net_device *dev, u8 *addr, bool *promisc,
+				   bool *allmulti, bool *broadcast, u8 *uc, u32 uc_cap,
+				   u32 *uc_total, u8 *mc, u32 mc_cap, u32 *mc_total);
+const u8 *rsnic_helper_sockaddr_data(const void *sa);
+bool rsnic_helper_is_valid_ether_addr(const u8 *addr);
+void rsnic_helper_eth_hw_addr_set_locked(struct net_device *dev, const u8 *addr);
 void rsnic_helper_netif_tx_stop_queue(struct netdev_queue *txq);
 void rsnic_helper_netif_tx_start_queue(struct netdev_queue *txq);
 bool rsnic_helper_netif_xmit_stopped(const struct netdev_queue *txq);

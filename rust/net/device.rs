@@ -187,6 +187,103 @@ pub struct QueueStats {
     pub tx_wake: u64,
 }
 
+/// Most addresses of each list (unicast, multicast) an [`RxMode`] holds.
+pub const RX_MODE_ADDRS: usize = 32;
+
+/// What the stack asks the device to receive (`ndo_set_rx_mode`): the device's address,
+/// IFF_PROMISC, IFF_ALLMULTI, IFF_BROADCAST and the unicast (`dev->uc`) and multicast
+/// (`dev->mc`) address lists, copied under the device's address lock. A list longer than
+/// [`RX_MODE_ADDRS`] keeps its first entries and says so ([`RxMode::uc_overflow`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct RxMode {
+    /// The device's address (`dev_addr`).
+    pub addr: [u8; 6],
+    /// IFF_PROMISC: receive every frame.
+    pub promisc: bool,
+    /// IFF_ALLMULTI: receive every multicast frame.
+    pub allmulti: bool,
+    /// IFF_BROADCAST: receive broadcast frames.
+    pub broadcast: bool,
+    uc: [[u8; 6]; RX_MODE_ADDRS],
+    uc_total: u32,
+    mc: [[u8; 6]; RX_MODE_ADDRS],
+    mc_total: u32,
+}
+
+impl RxMode {
+    /// A device with address `addr` that receives what is sent to it and broadcast, before
+    /// the stack said more.
+    pub const fn new(addr: [u8; 6]) -> Self {
+        Self {
+            addr,
+            promisc: false,
+            allmulti: false,
+            broadcast: true,
+            uc: [[0; 6]; RX_MODE_ADDRS],
+            uc_total: 0,
+            mc: [[0; 6]; RX_MODE_ADDRS],
+            mc_total: 0,
+        }
+    }
+
+    /// The unicast addresses held (at most [`RX_MODE_ADDRS`]).
+    pub fn uc(&self) -> &[[u8; 6]] {
+        let n = (self.uc_total as usize).min(RX_MODE_ADDRS);
+        self.uc.get(..n).unwrap_or_default()
+    }
+
+    /// The multicast addresses held (at most [`RX_MODE_ADDRS`]).
+    pub fn mc(&self) -> &[[u8; 6]] {
+        let n = (self.mc_total as usize).min(RX_MODE_ADDRS);
+        self.mc.get(..n).unwrap_or_default()
+    }
+
+    /// The stack had more unicast addresses than [`RxMode::uc`] holds.
+    pub fn uc_overflow(&self) -> bool {
+        self.uc_total as usize > RX_MODE_ADDRS
+    }
+
+    /// The stack had more multicast addresses than [`RxMode::mc`] holds.
+    pub fn mc_overflow(&self) -> bool {
+        self.mc_total as usize > RX_MODE_ADDRS
+    }
+}
+
+/// A change of the device's address asked for by `ndo_set_mac_address` (under RTNL). The
+/// driver refuses it by returning an error without committing, or applies it with
+/// [`MacChange::commit`] and then programs its device.
+pub struct MacChange<'a> {
+    dev: &'a Device,
+    mac: [u8; 6],
+    /// Neither `Send` nor `Sync`: it lives only inside the callback, under RTNL.
+    _not_send: PhantomData<*const ()>,
+}
+
+impl MacChange<'_> {
+    /// The address asked for (not validated yet: [`MacChange::commit`] does).
+    pub fn mac(&self) -> [u8; 6] {
+        self.mac
+    }
+
+    /// Makes the address the device's (`eth_hw_addr_set` under the address lock, as
+    /// `mlx5e_set_mac`), after checking it is a valid unicast address
+    /// (`is_valid_ether_addr`; otherwise `EADDRNOTAVAIL` and nothing changes).
+    pub fn commit(self) -> Result {
+        // SAFETY: `mac` is a live array of ETH_ALEN bytes; the function only reads them.
+        if !unsafe { bindings::rsnic_helper_is_valid_ether_addr(self.mac.as_ptr()) } {
+            return Err(super::eaddrnotavail());
+        }
+        // SAFETY: a `MacChange` exists only inside `ndo_set_mac_address`, which the core
+        // calls under RTNL for a valid, registered device, so no other writer of `dev_addr`
+        // runs; the helper takes the address lock that readers of the address hold, and
+        // copies ETH_ALEN bytes from the live array.
+        unsafe {
+            bindings::rsnic_helper_eth_hw_addr_set_locked(self.dev.as_ptr(), self.mac.as_ptr())
+        };
+        Ok(())
+    }
+}
+
 /// The per-device data a driver hands over at registration, borrowed by every callback.
 pub type Borrowed<'a, T> = <<T as Operations>::Data as ForeignOwnable>::Borrowed<'a>;
 
@@ -236,6 +333,21 @@ pub trait Operations: Sized + 'static {
     /// `ndo_change_mtu`: `new_mtu` is already within the device's min/max. On success the
     /// adapter stores it in the device.
     fn change_mtu(_dev: &Device, _data: Borrowed<'_, Self>, _new_mtu: u32) -> Result {
+        Err(super::eopnotsupp())
+    }
+
+    /// `ndo_set_rx_mode`: the stack's receive filter changed (addresses, IFF_PROMISC,
+    /// IFF_ALLMULTI; also right after `ndo_open`). Called with the device's address lock
+    /// held and bottom halves disabled (atomic context, possibly from a softirq): the
+    /// driver keeps `mode` (a copy made under that lock) and programs its device later,
+    /// from process context (a work item), as mlx5e's `set_rx_mode_work` does.
+    fn set_rx_mode(_dev: &Device, _data: Borrowed<'_, Self>, _mode: &RxMode) {}
+
+    /// `ndo_set_mac_address` (under RTNL): the device's address is to become
+    /// `change.mac()`. The driver commits it ([`MacChange::commit`], which refuses an
+    /// invalid address with `EADDRNOTAVAIL`) and programs its device, or refuses it. A driver
+    /// without this method leaves the operation out: the core answers `EOPNOTSUPP`.
+    fn set_mac_address(_dev: &Device, _data: Borrowed<'_, Self>, _change: MacChange<'_>) -> Result {
         Err(super::eopnotsupp())
     }
 
@@ -321,6 +433,10 @@ pub struct Config {
     /// The port's index among the ports of its PCI function (`dev_port` in sysfs; 0 for a
     /// function with one port), as drivers of multi-port functions set it.
     pub dev_port: u16,
+    /// The device filters unicast addresses by the list [`Operations::set_rx_mode`] hands
+    /// over (IFF_UNICAST_FLT). Without it the core turns promiscuous mode on while the
+    /// unicast list is not empty.
+    pub unicast_filter: bool,
 }
 
 /// Offloads a device implements.
@@ -450,7 +566,16 @@ impl<T: Operations + ethtool::Operations> Adapter<T> {
             None
         };
         // `HAS_QUEUE_STATS` selects the `stat_ops` table below.
-        ops.ndo_set_mac_address = Some(bindings::eth_mac_addr);
+        ops.ndo_set_mac_address = if T::HAS_SET_MAC_ADDRESS {
+            Some(Self::ndo_set_mac_address)
+        } else {
+            None
+        };
+        ops.ndo_set_rx_mode = if T::HAS_SET_RX_MODE {
+            Some(Self::ndo_set_rx_mode)
+        } else {
+            None
+        };
         ops
     };
 
@@ -732,6 +857,71 @@ impl<T: Operations + ethtool::Operations> Adapter<T> {
 
     /// # Safety
     ///
+    /// Called by the kernel for a device registered for `T` (see [`split`]), with the
+    /// device's address lock held (`__dev_set_rx_mode`).
+    unsafe extern "C" fn ndo_set_rx_mode(dev: *mut bindings::net_device) {
+        // SAFETY: called by the kernel for a device registered for `T`.
+        let (device, data) = unsafe { Self::split(dev) };
+        let mut m = RxMode::new([0; 6]);
+        let (mut uc_total, mut mc_total) = (0u32, 0u32);
+        // SAFETY: the device is valid and the core holds its address lock around
+        // `ndo_set_rx_mode`, under which the lists and the address are stable; every output
+        // pointer is a live local, and the helper writes at most `RX_MODE_ADDRS` entries of
+        // ETH_ALEN bytes into each of the two arrays, which are that large.
+        unsafe {
+            bindings::rsnic_helper_rx_mode_snapshot(
+                dev,
+                m.addr.as_mut_ptr(),
+                &mut m.promisc,
+                &mut m.allmulti,
+                &mut m.broadcast,
+                m.uc.as_mut_ptr().cast(),
+                RX_MODE_ADDRS as u32,
+                &mut uc_total,
+                m.mc.as_mut_ptr().cast(),
+                RX_MODE_ADDRS as u32,
+                &mut mc_total,
+            )
+        };
+        m.uc_total = uc_total;
+        m.mc_total = mc_total;
+        T::set_rx_mode(device, data, &m);
+    }
+
+    /// # Safety
+    ///
+    /// Called by the kernel for a device registered for `T` (see [`split`]), under RTNL,
+    /// with `addr` a `struct sockaddr` of the device's type.
+    unsafe extern "C" fn ndo_set_mac_address(
+        dev: *mut bindings::net_device,
+        addr: *mut c_void,
+    ) -> core::ffi::c_int {
+        from_result(|| {
+            if addr.is_null() {
+                return Err(EINVAL);
+            }
+            // SAFETY: called by the kernel for a device registered for `T`.
+            let (device, data) = unsafe { Self::split(dev) };
+            let mut mac = [0u8; 6];
+            // SAFETY: `addr` is the caller's valid `struct sockaddr` (`dev_set_mac_address`
+            // checked its family is the device's), whose `sa_data` holds at least ETH_ALEN
+            // bytes (14); `mac` is a distinct local of ETH_ALEN bytes.
+            unsafe {
+                let data = bindings::rsnic_helper_sockaddr_data(addr);
+                core::ptr::copy_nonoverlapping(data, mac.as_mut_ptr(), mac.len());
+            }
+            let change = MacChange {
+                dev: device,
+                mac,
+                _not_send: PhantomData,
+            };
+            T::set_mac_address(device, data, change)?;
+            Ok(0)
+        })
+    }
+
+    /// # Safety
+    ///
     /// Called by the kernel for a device registered for `T` (see [`split`]).
     unsafe extern "C" fn ndo_change_mtu(
         dev: *mut bindings::net_device,
@@ -829,6 +1019,9 @@ impl<T: Operations + ethtool::Operations> Registration<T> {
             }
             if o.rx_hash {
                 bindings::rsnic_helper_set_rxhash(ptr);
+            }
+            if config.unicast_filter {
+                bindings::rsnic_helper_set_unicast_flt(ptr);
             }
             if config.xdp_features != 0 {
                 bindings::rsnic_helper_set_xdp_features(ptr, config.xdp_features);

@@ -29,6 +29,12 @@ pub fn eopnotsupp() -> Error {
     Error::from_errno(-(super::bindings::EOPNOTSUPP as i32))
 }
 
+/// `-EADDRNOTAVAIL`, which the 6.12 `kernel::error::code` list lacks (an address that is not
+/// a valid unicast one).
+pub fn eaddrnotavail() -> Error {
+    Error::from_errno(-(super::bindings::EADDRNOTAVAIL as i32))
+}
+
 /// `-EPROTO`, which the 6.12 `kernel::error::code` list lacks (MANA: a request the device
 /// answered with a failure status).
 pub fn eproto() -> Error {
