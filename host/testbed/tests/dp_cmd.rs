@@ -1071,6 +1071,8 @@ fn general_caps_out() -> Vec<u8> {
             (0x81, 0x04), // log_max_rqt (cap bit 0x38b, 5 bits) = 4
             (0x82, 0x08), // log_max_rqt_size (cap bit 0x393, 5 bits) = 8
             (0x8b, 0x10), // log_max_wq_sz (cap bit 0x3db, 5 bits) = 16
+            (0x8e, 0x04), // log_max_current_mc_list (cap bit 0x3f3, 5 bits) = 4
+            (0x8f, 0x02), // log_max_current_uc_list (cap bit 0x3fb, 5 bits) = 2
             (0x9f, 0x40), // max_num_eqs (cap bit 0x470, 16 bits) = 64
             (0xc7, 0x01), // cqe_compression (cap bit 0x5bf) = 1
             (0xcb, 0x40), // cqe_compression_max_num (cap bit 0x5d0, 16 bits) = 64
@@ -1125,6 +1127,8 @@ fn parse_caps() {
         vport_counters: true,
         cqe_compression: true,
         cqe_compression_max_num: 64,
+        log_max_current_uc_list: 2,
+        log_max_current_mc_list: 4,
         csum_cap: true,
         vlan_cap: true,
         max_lso_cap: 16,

@@ -4,11 +4,13 @@
 //! `mlx5_cmd_create_flow_group`, `mlx5_cmd_create_fte`, `mlx5_cmd_delete_fte`,
 //! `mlx5_cmd_update_root_ft`, the destroys) and the traffic-type table rsnic builds with them
 //! (lib/fs_ttc.c): one NIC RX table whose entries send each traffic type (TCP, UDP, other IP,
-//! over IPv4 and IPv6, and anything else) to the indirect TIR that hashes it. Layouts from
+//! over IPv4 and IPv6, and anything else) to the indirect TIR that hashes it; and the L2
+//! table in front of it (en_fs.c's): entries by destination MAC on to the traffic-type
+//! table, with its all-multicast and promiscuous catch-alls ([`L2Rules`]). Layouts from
 //! mlx5_ifc.h (`create_flow_table_in`, `create_flow_group_in`, `set_fte_in` with its
 //! `flow_context`, `fte_match_set_lyr_2_4`, `dest_format_struct`, `set_flow_table_root_in`).
 
-use super::{fits, hdr, obj_out, op, start, Field, FormatError};
+use super::{fits, hdr, obj_out, op, put_mac, start, Field, FormatError};
 
 /// `MLX5_FLOW_TABLE_TYPE_NIC_RX`.
 pub const TABLE_TYPE_NIC_RX: u8 = 0;
@@ -510,4 +512,154 @@ pub fn set_fte_tuple(
     let b = buf.get_mut(..n).ok_or(FormatError::BadParam)?;
     m.write(b, FC_MATCH_VALUE / 8, false);
     Ok(n)
+}
+
+// ---------------------------------------------------------------------------------------
+// The L2 table (en_fs.c `mlx5e_create_l2_table`, `mlx5e_add_l2_flow_rule`)
+
+/// Byte of `fte_match_set_lyr_2_4.dmac_47_16` (bit 0x40); `dmac_15_0` follows it, so the six
+/// bytes of the destination MAC are contiguous.
+pub const MATCH_DMAC_BYTE: usize = 0x08;
+/// `MLX5_IFC_FLOW_DESTINATION_TYPE_FLOW_TABLE`.
+pub const DEST_TYPE_FLOW_TABLE: u8 = 0x1;
+/// log2 of the L2 table's flow indices.
+pub const L2_LOG_SIZE: u8 = 5;
+/// Full-match entries of the L2 table: the device's address, broadcast and the stack's
+/// addresses (mlx5e's group holds 2^15; rsnic's fewer, so that with the 32 ntuple rules and
+/// the traffic-type table the entries stay within what a device of 64 per function holds).
+pub const L2_FULL: usize = 20;
+/// The L2 table's all-multicast entry (mlx5e's `MLX5E_ALLMULTI`: the multicast bit).
+pub const L2_ALLMULTI_INDEX: u32 = L2_FULL as u32;
+/// The L2 table's promiscuous entry (no criteria; mlx5e puts it in a table of its own ahead
+/// of the VLAN table, with the same effect: every frame on to the traffic-type table).
+pub const L2_PROMISC_INDEX: u32 = L2_FULL as u32 + 1;
+/// The L2 table's flow groups: (start, end, destination-MAC mask): full match, the
+/// multicast bit, nothing.
+pub const L2_GROUPS: [(u32, u32, [u8; 6]); 3] = [
+    (0, L2_FULL as u32 - 1, [0xff; 6]),
+    (L2_ALLMULTI_INDEX, L2_ALLMULTI_INDEX, [0x01, 0, 0, 0, 0, 0]),
+    (L2_PROMISC_INDEX, L2_PROMISC_INDEX, [0; 6]),
+];
+const _: () = assert!(L2_PROMISC_INDEX < 1 << L2_LOG_SIZE);
+
+/// CREATE_FLOW_GROUP of flow indices `start..=end` of table `table_id` whose entries match
+/// the destination MAC under `mask` (no criteria for an all-zero mask).
+pub fn create_flow_group_dmac(
+    buf: &mut [u8],
+    table_id: u32,
+    start_index: u32,
+    end_index: u32,
+    mask: &[u8; 6],
+) -> Result<usize, FormatError> {
+    let n = create_flow_group(buf, table_id, start_index, end_index, Criteria::default())?;
+    if mask.iter().any(|&b| b != 0) {
+        let b = buf.get_mut(..n).ok_or(FormatError::BadParam)?;
+        FG_CRITERIA_ENABLE.set(b, u64::from(CRITERIA_OUTER_HEADERS));
+        let at = FG_CRITERIA / 8 + MATCH_DMAC_BYTE;
+        put_mac(b, at, mask)?;
+    }
+    Ok(n)
+}
+
+/// SET_FLOW_TABLE_ENTRY (a new entry) at `flow_index` of group `group_id` of table
+/// `table_id`: frames whose destination MAC is `dmac` (under the group's mask) go on to flow
+/// table `dest_table` (FWD_DEST, one destination of type FLOW_TABLE).
+pub fn set_fte_dmac_fwd_table(
+    buf: &mut [u8],
+    table_id: u32,
+    group_id: u32,
+    flow_index: u32,
+    dmac: &[u8; 6],
+    dest_table: u32,
+) -> Result<usize, FormatError> {
+    let n = set_fte_fwd_tir(
+        buf,
+        table_id,
+        group_id,
+        flow_index,
+        &MatchValue::default(),
+        dest_table,
+    )?;
+    let b = buf.get_mut(..n).ok_or(FormatError::BadParam)?;
+    DEST_TYPE.set(b, u64::from(DEST_TYPE_FLOW_TABLE));
+    let at = FC_MATCH_VALUE / 8 + MATCH_DMAC_BYTE;
+    put_mac(b, at, dmac)?;
+    Ok(n)
+}
+
+/// What the L2 table lets through, as mlx5e's rx-mode work programs it
+/// (`mlx5e_fs_set_rx_mode_work`): a full-match entry for the device's own address, for
+/// broadcast (while the device receives it) and for each of the stack's unicast and
+/// multicast addresses; the all-multicast entry with IFF_ALLMULTI, the promiscuous one with
+/// IFF_PROMISC. Addresses beyond the table's [`L2_FULL`] entries (or that the caller could
+/// not list, `uc_more` / `mc_more`) turn on the catch-all of their kind (promiscuous for
+/// unicast, all-multicast for multicast), so the table lets through more than asked,
+/// never less.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct L2Rules {
+    full: [[u8; 6]; L2_FULL],
+    len: usize,
+    /// The all-multicast entry.
+    pub allmulti: bool,
+    /// The promiscuous entry.
+    pub promisc: bool,
+}
+
+/// The stack's receive filter, as `ndo_set_rx_mode` sees it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct RxFilter<'a> {
+    /// The device's address (`dev_addr`).
+    pub own: [u8; 6],
+    /// IFF_BROADCAST.
+    pub broadcast: bool,
+    /// IFF_PROMISC.
+    pub promisc: bool,
+    /// IFF_ALLMULTI.
+    pub allmulti: bool,
+    /// Unicast addresses (`dev->uc`).
+    pub uc: &'a [[u8; 6]],
+    /// The stack had unicast addresses beyond `uc`.
+    pub uc_more: bool,
+    /// Multicast addresses (`dev->mc`).
+    pub mc: &'a [[u8; 6]],
+    /// The stack had multicast addresses beyond `mc`.
+    pub mc_more: bool,
+}
+
+impl L2Rules {
+    /// The entries for filter `f`.
+    pub fn new(f: &RxFilter<'_>) -> Self {
+        let mut r = Self {
+            full: [[0; 6]; L2_FULL],
+            len: 0,
+            allmulti: f.allmulti || f.mc_more,
+            promisc: f.promisc || f.uc_more,
+        };
+        let bcast = [[0xff; 6]];
+        let first = [f.own];
+        let all = first
+            .iter()
+            .chain(bcast.iter().filter(|_| f.broadcast))
+            .chain(f.uc.iter())
+            .chain(f.mc.iter());
+        for a in all {
+            if r.addrs().contains(a) {
+                continue;
+            }
+            match r.full.get_mut(r.len) {
+                Some(slot) => {
+                    *slot = *a;
+                    r.len += 1;
+                }
+                None if a[0] & 1 != 0 => r.allmulti = true,
+                None => r.promisc = true,
+            }
+        }
+        r
+    }
+
+    /// The full-match entries' addresses.
+    pub fn addrs(&self) -> &[[u8; 6]] {
+        self.full.get(..self.len).unwrap_or_default()
+    }
 }

@@ -102,6 +102,10 @@ pub mod general {
     pub const LOG_MAX_RQT_SIZE: Field = Field::new(0x393, 5);
     /// `log_max_wq_sz`: bit 0x3db, 5 bits.
     pub const LOG_MAX_WQ_SZ: Field = Field::new(0x3db, 5);
+    /// `log_max_current_mc_list`: bit 0x3f3, 5 bits.
+    pub const LOG_MAX_CURRENT_MC_LIST: Field = Field::new(0x3f3, 5);
+    /// `log_max_current_uc_list`: bit 0x3fb, 5 bits.
+    pub const LOG_MAX_CURRENT_UC_LIST: Field = Field::new(0x3fb, 5);
     /// `max_num_eqs`: bit 0x470, 16 bits.
     pub const MAX_NUM_EQS: Field = Field::new(0x470, 16);
     /// `cqe_compression`: bit 0x5bf, 1 bit.
@@ -195,6 +199,10 @@ pub struct DevCaps {
     pub cqe_compression: bool,
     /// `cqe_compression_max_num`.
     pub cqe_compression_max_num: u16,
+    /// `log_max_current_uc_list`: the vport's UC address list holds `2^` this.
+    pub log_max_current_uc_list: u8,
+    /// `log_max_current_mc_list`: the vport's MC address list holds `2^` this.
+    pub log_max_current_mc_list: u8,
     /// Ethernet `csum_cap`.
     pub csum_cap: bool,
     /// Ethernet `vlan_cap`.
@@ -321,6 +329,8 @@ pub fn parse_general_caps(out: &[u8], caps: &mut DevCaps) -> Result<(), FormatEr
     caps.vport_counters = g(general::VPORT_COUNTERS) != 0;
     caps.cqe_compression = g(general::CQE_COMPRESSION) != 0;
     caps.cqe_compression_max_num = g(general::CQE_COMPRESSION_MAX_NUM) as u16;
+    caps.log_max_current_uc_list = g(general::LOG_MAX_CURRENT_UC_LIST) as u8;
+    caps.log_max_current_mc_list = g(general::LOG_MAX_CURRENT_MC_LIST) as u8;
     Ok(())
 }
 

@@ -255,6 +255,18 @@ pub(crate) fn output(out: &[u8], len: usize) -> Result<&[u8], FormatError> {
     })
 }
 
+/// Writes MAC address `mac` at byte `at` of `b` ([`FormatError::BadParam`] if it does not
+/// fit).
+pub(crate) fn put_mac(b: &mut [u8], at: usize, mac: &[u8; 6]) -> Result<(), FormatError> {
+    let dst = b
+        .get_mut(at..at.saturating_add(6))
+        .ok_or(FormatError::BadParam)?;
+    for (d, s) in dst.iter_mut().zip(mac) {
+        *d = *s;
+    }
+    Ok(())
+}
+
 /// Checks that `v` fits in `width` bits.
 pub(crate) fn fits(v: u64, width: u32) -> Result<u64, FormatError> {
     if width < 64 && v >> width != 0 {

@@ -6,9 +6,11 @@
 //! QUERY_VPORT_STATE (`mlx5_query_vport_state`), ACCESS_REG for PAOS / PPLR / PFCC / PPCNT
 //! (port.c `mlx5_access_reg`, `mlx5_set_port_admin_status`, `mlx5_query_port_oper_status`,
 //! `mlx5_set_port_pause`, `mlx5_query_port_pause`; en_stats.c `mlx5e_stats_get_ieee`) and
-//! QUERY_VPORT_COUNTER (`mlx5_core_query_vport_counter`).
+//! QUERY_VPORT_COUNTER (`mlx5_core_query_vport_counter`); the receive filter of the vport
+//! (`mlx5_modify_nic_vport_mac_list`, `mlx5_modify_nic_vport_promisc`) and what mlx5e puts in
+//! it ([`VportLists`], en_fs.c `mlx5e_vport_context_update`).
 
-use super::{fits, op, output, start, Field, FormatError};
+use super::{fits, op, output, put_mac, start, Field, FormatError};
 
 /// `query_nic_vport_context_in` length.
 pub const QUERY_NIC_VPORT_CONTEXT_IN_LEN: usize = 16;
@@ -36,6 +38,28 @@ pub const FIELD_SELECT_MIN_INLINE: Field = Field::new(0x78, 1);
 pub const FIELD_SELECT_MTU: Field = Field::new(0x79, 1);
 /// `modify_nic_vport_context_in.field_select.permanent_address`: bit 0x7c, 1 bit.
 pub const FIELD_SELECT_PERMANENT_ADDRESS: Field = Field::new(0x7c, 1);
+
+/// `modify_nic_vport_context_in.field_select.promisc`: bit 0x7b, 1 bit.
+pub const FIELD_SELECT_PROMISC: Field = Field::new(0x7b, 1);
+/// `modify_nic_vport_context_in.field_select.addresses_list`: bit 0x7d, 1 bit.
+pub const FIELD_SELECT_ADDRESSES_LIST: Field = Field::new(0x7d, 1);
+/// `nic_vport_context.promisc_uc`: bit 0x780, 1 bit.
+pub const NVC_PROMISC_UC: Field = Field::new(0x780, 1);
+/// `nic_vport_context.promisc_mc`: bit 0x781, 1 bit.
+pub const NVC_PROMISC_MC: Field = Field::new(0x781, 1);
+/// `nic_vport_context.promisc_all`: bit 0x782, 1 bit.
+pub const NVC_PROMISC_ALL: Field = Field::new(0x782, 1);
+/// `nic_vport_context.allowed_list_type`: bit 0x785, 3 bits.
+pub const NVC_ALLOWED_LIST_TYPE: Field = Field::new(0x785, 3);
+/// `nic_vport_context.allowed_list_size`: bit 0x794, 12 bits.
+pub const NVC_ALLOWED_LIST_SIZE: Field = Field::new(0x794, 12);
+/// `nic_vport_context.current_uc_mac_address[]`: bit 0x800, one 8-byte
+/// `mac_address_layout` per address (the MAC in its last six bytes).
+pub const NVC_ADDRESSES: usize = 0x800;
+/// `MLX5_NVPRT_LIST_TYPE_UC`.
+pub const LIST_TYPE_UC: u8 = 0;
+/// `MLX5_NVPRT_LIST_TYPE_MC`.
+pub const LIST_TYPE_MC: u8 = 1;
 
 /// Byte offset of the MAC in a nic_vport_context that starts at bit `nvc`.
 const fn mac_offset(nvc: usize) -> usize {
@@ -103,6 +127,163 @@ pub fn modify_nic_vport_mac(buf: &mut [u8], mac: &[u8; 6]) -> Result<usize, Form
     let m = mac_offset(MODIFY_NVC);
     b[m..m + 6].copy_from_slice(mac);
     Ok(MODIFY_NIC_VPORT_CONTEXT_IN_LEN)
+}
+
+/// Length of MODIFY_NIC_VPORT_CONTEXT carrying an address list of `n` entries.
+pub const fn modify_nic_vport_mac_list_len(n: usize) -> usize {
+    MODIFY_NIC_VPORT_CONTEXT_IN_LEN + 8 * n
+}
+
+/// MODIFY_NIC_VPORT_CONTEXT: the vport's UC or MC address list (`list_type`
+/// [`LIST_TYPE_UC`] / [`LIST_TYPE_MC`]) becomes `addrs` (`field_select.addresses_list`, as
+/// `mlx5_modify_nic_vport_mac_list`). The caller bounds the list by the caps
+/// (`log_max_current_uc_list` / `_mc_list`, [`VportLists`]); a list over the field's 12
+/// bits or a multicast address in a UC list (or a unicast one in an MC list) is
+/// [`FormatError::BadParam`].
+pub fn modify_nic_vport_mac_list(
+    buf: &mut [u8],
+    list_type: u8,
+    addrs: &[[u8; 6]],
+) -> Result<usize, FormatError> {
+    let n = addrs.len();
+    fits(n as u64, 12)?;
+    let want_mc = match list_type {
+        LIST_TYPE_UC => false,
+        LIST_TYPE_MC => true,
+        _ => return Err(FormatError::BadParam),
+    };
+    if addrs.iter().any(|a| (a[0] & 1 != 0) != want_mc) {
+        return Err(FormatError::BadParam);
+    }
+    let len = modify_nic_vport_mac_list_len(n);
+    let b = start(buf, len, op::MODIFY_NIC_VPORT_CONTEXT, 0)?;
+    FIELD_SELECT_ADDRESSES_LIST.set(b, 1);
+    NVC_ALLOWED_LIST_TYPE
+        .at(MODIFY_NVC)
+        .set(b, u64::from(list_type));
+    NVC_ALLOWED_LIST_SIZE.at(MODIFY_NVC).set(b, n as u64);
+    let base = (MODIFY_NVC + NVC_ADDRESSES) / 8;
+    for (i, a) in addrs.iter().enumerate() {
+        let at = base + 8 * i + 2;
+        put_mac(b, at, a)?;
+    }
+    Ok(len)
+}
+
+/// MODIFY_NIC_VPORT_CONTEXT: the vport's promiscuous flags (`field_select.promisc`, as
+/// `mlx5_modify_nic_vport_promisc`): `uc` every unicast address, `mc` every multicast one,
+/// `all` everything.
+pub fn modify_nic_vport_promisc(
+    buf: &mut [u8],
+    uc: bool,
+    mc: bool,
+    all: bool,
+) -> Result<usize, FormatError> {
+    let b = start(
+        buf,
+        MODIFY_NIC_VPORT_CONTEXT_IN_LEN,
+        op::MODIFY_NIC_VPORT_CONTEXT,
+        0,
+    )?;
+    FIELD_SELECT_PROMISC.set(b, 1);
+    NVC_PROMISC_UC.at(MODIFY_NVC).set(b, u64::from(uc));
+    NVC_PROMISC_MC.at(MODIFY_NVC).set(b, u64::from(mc));
+    NVC_PROMISC_ALL.at(MODIFY_NVC).set(b, u64::from(all));
+    Ok(MODIFY_NIC_VPORT_CONTEXT_IN_LEN)
+}
+
+/// Most entries of a vport address list rsnic programs (the caps may allow more: up to
+/// 2^31; mlx5e allocates what they allow, rsnic's lists are fixed arrays).
+pub const VPORT_LIST_MAX: usize = 64;
+
+/// What mlx5e puts in the vport's address lists (`mlx5e_fill_addr_array`): the UC list is
+/// the device's own address first, then the stack's unicast addresses (without it again);
+/// the MC list broadcast first (when the device receives it), then the multicast addresses.
+/// Each is cut at its cap, `2^log_max_current_uc_list` / `_mc_list` (and at
+/// [`VPORT_LIST_MAX`]), as `mlx5e_vport_context_update_addr_list` cuts it with a warning:
+/// [`VportLists::uc_dropped`] / [`VportLists::mc_dropped`] count what did not fit.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct VportLists {
+    uc: [[u8; 6]; VPORT_LIST_MAX],
+    uc_len: usize,
+    mc: [[u8; 6]; VPORT_LIST_MAX],
+    mc_len: usize,
+    /// Addresses left out of the UC list.
+    pub uc_dropped: usize,
+    /// Addresses left out of the MC list.
+    pub mc_dropped: usize,
+}
+
+impl VportLists {
+    /// The lists for own address `own`, `broadcast` on or off, the stack's unicast and
+    /// multicast addresses, under the caps' `log_max_current_uc_list` and `_mc_list`.
+    pub fn new(
+        own: &[u8; 6],
+        broadcast: bool,
+        uc: &[[u8; 6]],
+        mc: &[[u8; 6]],
+        log_max_uc: u8,
+        log_max_mc: u8,
+    ) -> Self {
+        let cap = |log: u8| {
+            1usize
+                .checked_shl(u32::from(log))
+                .unwrap_or(usize::MAX)
+                .min(VPORT_LIST_MAX)
+        };
+        let mut l = Self {
+            uc: [[0; 6]; VPORT_LIST_MAX],
+            uc_len: 0,
+            mc: [[0; 6]; VPORT_LIST_MAX],
+            mc_len: 0,
+            uc_dropped: 0,
+            mc_dropped: 0,
+        };
+        let first_uc = [*own];
+        let uc_all = first_uc
+            .iter()
+            .chain(uc.iter().filter(|a| *a != own && a[0] & 1 == 0));
+        l.uc_dropped = fill(&mut l.uc, &mut l.uc_len, cap(log_max_uc), uc_all);
+        let bcast = [[0xff; 6]];
+        let first_mc = if broadcast { &bcast[..] } else { &[][..] };
+        let mc_all = first_mc.iter().chain(mc.iter().filter(|a| a[0] & 1 != 0));
+        l.mc_dropped = fill(&mut l.mc, &mut l.mc_len, cap(log_max_mc), mc_all);
+        l
+    }
+
+    /// The UC list.
+    pub fn uc(&self) -> &[[u8; 6]] {
+        self.uc.get(..self.uc_len).unwrap_or_default()
+    }
+
+    /// The MC list.
+    pub fn mc(&self) -> &[[u8; 6]] {
+        self.mc.get(..self.mc_len).unwrap_or_default()
+    }
+}
+
+/// Appends the distinct addresses of `from` to `list` (length `len`) up to `cap` entries;
+/// returns how many distinct ones did not fit.
+fn fill<'a>(
+    list: &mut [[u8; 6]],
+    len: &mut usize,
+    cap: usize,
+    from: impl Iterator<Item = &'a [u8; 6]>,
+) -> usize {
+    let mut dropped = 0;
+    for a in from {
+        if list.get(..*len).unwrap_or_default().contains(a) {
+            continue;
+        }
+        match list.get_mut(*len) {
+            Some(slot) if *len < cap => {
+                *slot = *a;
+                *len += 1;
+            }
+            _ => dropped += 1,
+        }
+    }
+    dropped
 }
 
 /// `query_vport_state_in` / `_out` length.
