@@ -114,6 +114,8 @@ fn port_config<F: Family>(func: &F::Func) -> crate::kernel_ext::net::device::Con
         pause: F::has_pause(func),
         // A MANA function's vports are told apart by it, as upstream mana's netdevs.
         dev_port: u16::try_from(F::port_index(func)).unwrap_or(u16::MAX),
+        // ConnectX filters by the stack's unicast list (mlx5e's IFF_UNICAST_FLT).
+        unicast_filter: F::RX_FILTER,
     }
 }
 

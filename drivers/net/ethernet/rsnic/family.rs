@@ -17,6 +17,7 @@ pub(crate) mod mlx5;
 use crate::bus::{Bar, Function};
 use crate::channel::{ChannelParams, ChannelStats, Moderation, RxEnv, TxEnv, TxSkb};
 use crate::dp::pkt::{RxFrags, TxReject, TxRejectReason};
+use crate::kernel_ext::net::device::{MacChange, RxMode};
 use crate::kernel_ext::net::page_pool::{PagePool, RxPage};
 use crate::kernel_ext::net::xsk::XskBuf;
 use crate::ntuple::Rule;
@@ -356,6 +357,22 @@ pub(crate) trait Control: DataPath {
     /// The permanent MAC address the function reported (`None`: a random one).
     fn permanent_mac(_func: &Self::Func) -> Option<[u8; 6]> {
         None
+    }
+
+    /// Whether the device filters received frames by the stack's addresses and flags
+    /// ([`Control::set_rx_mode`]): the netdev then has IFF_UNICAST_FLT, as mlx5e's. Without
+    /// it (MANA, as upstream mana) the device receives what its vport is sent, and the core
+    /// goes promiscuous for a unicast list of its own.
+    const RX_FILTER: bool = false;
+    /// The stack's receive filter changed (`ndo_set_rx_mode`: atomic context, the address
+    /// lock held): the family keeps `mode` and programs the device from process context.
+    /// Nothing by default (MANA: upstream mana has no `ndo_set_rx_mode`).
+    fn set_rx_mode(_func: &Arc<Self::Func>, _mode: &RxMode) {}
+    /// `ndo_set_mac_address` (under RTNL): commits the address and programs the device, or
+    /// refuses. By default `EOPNOTSUPP`, what the core answers for upstream mana, which has
+    /// no `ndo_set_mac_address`.
+    fn set_mac_address(_func: &Arc<Self::Func>, _change: MacChange<'_>) -> Result {
+        Err(crate::kernel_ext::net::eopnotsupp())
     }
 
     /// Why the device cannot run with private flags `flags` (`None`: it can).

@@ -19,7 +19,7 @@ use crate::dp::xsk;
 use crate::family::{Family, Summary};
 use crate::kernel_ext::{
     net::{
-        device::{self, Device, Features, LinkStats64, QueueStats, TxOutcome},
+        device::{self, Device, Features, LinkStats64, MacChange, QueueStats, RxMode, TxOutcome},
         ethtool::{
             self, Channels, DrvInfo, ExtAck, FlowSpec, LinkSettings, Rings, RxfhContext, RxfhGet,
             RxfhSet, Strings,
@@ -1103,6 +1103,18 @@ impl<F: Family> device::Operations for PortOps<F> {
             return Err(EINVAL);
         }
         port.reconfigure(dev, |p| p.mtu = new_mtu)
+    }
+
+    fn set_rx_mode(_dev: &Device, port: ArcBorrow<'_, Port<F>>, mode: &RxMode) {
+        F::set_rx_mode(&port.shared.func, mode);
+    }
+
+    fn set_mac_address(
+        _dev: &Device,
+        port: ArcBorrow<'_, Port<F>>,
+        change: MacChange<'_>,
+    ) -> Result {
+        F::set_mac_address(&port.shared.func, change)
     }
 
     fn set_features(_dev: &Device, port: ArcBorrow<'_, Port<F>>, f: Features) -> Result {

@@ -25,6 +25,7 @@ use crate::dp::mlx5::{
 use crate::dp::pkt::{DmaEntry, RxFrags, TxReject};
 use crate::family::{filled, wadd};
 use crate::kdma::{KBarriers, KCoherent};
+use crate::kernel_ext::net::device::{MacChange, RxMode};
 use crate::kernel_ext::net::page_pool::RxPage;
 use crate::kernel_ext::net::xsk::XskBuf;
 use crate::rss::{Fields, Flow, RssChange, RssSpec, FLOWS};
@@ -425,6 +426,16 @@ impl Control for Mlx5 {
 
     fn permanent_mac(func: &ctrl::Func) -> Option<[u8; 6]> {
         Some(func.resources().vport.mac)
+    }
+
+    const RX_FILTER: bool = true;
+
+    fn set_rx_mode(func: &Arc<ctrl::Func>, mode: &RxMode) {
+        func.set_rx_mode(mode);
+    }
+
+    fn set_mac_address(func: &Arc<ctrl::Func>, change: MacChange<'_>) -> Result {
+        func.set_mac(change)
     }
 
     fn refuse_pflags(func: &ctrl::Func, flags: u32) -> Option<&'static str> {

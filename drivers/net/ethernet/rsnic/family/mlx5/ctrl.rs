@@ -26,6 +26,14 @@
 //! after TEARDOWN_HCA (`mlx5_reclaim_startup_pages`) and frees them all after DISABLE_HCA;
 //! so does a failed bring-up. Only a TEARDOWN_HCA the firmware refused keeps them (the
 //! firmware may still use them; main.c skips the cleanup then too).
+//!
+//! Receive filtering, as mlx5e's `set_rx_mode_work` (en_fs.c): `ndo_set_rx_mode` (atomic,
+//! under the address lock) and `ndo_set_mac_address` only record what the stack wants
+//! ([`Func::set_rx_mode`], [`Func::set_mac`]) and queue the control work, which programs the
+//! vport (MODIFY_NIC_VPORT_CONTEXT: the UC list with the port's address first, the MC list
+//! with broadcast first, each cut at the caps' `log_max_current_*_list`, and the promiscuous
+//! flags) and, while the channels are open, the L2 flow table ahead of the traffic-type
+//! table (an entry per address, the all-multicast and promiscuous catch-alls).
 
 use crate::bus::{Bar, Function, IrqHandler, IrqKey};
 use crate::channel::MAX_CHANNELS;
@@ -44,7 +52,7 @@ use crate::dp::mlx5::tx::InlineMode;
 use crate::kdma::KCoherent;
 use crate::kernel_ext::{
     dma::DmaDevice,
-    net::device::Device,
+    net::device::{Device, MacChange, RxMode},
     sync::{with_bh, PollWait},
     wq::OwnedQueue,
 };
@@ -77,9 +85,10 @@ const ASYNC_EQ_BUDGET: u32 = 64;
 /// traffic-type flow table that sends each type to its TIR (level 1), a direct TIR per
 /// channel over the channel's direct RQT (one entry, the channel's RQ: mlx5e's
 /// `rx_res->channels[ix].direct_rqt`, which `mlx5e_rx_res_xsk_update` points at the XSK RQ
-/// and back), the rule table ahead of it (level 0, the root; misses go on to the
-/// traffic-type table) with the ntuple rules, and the additional RSS contexts. Only what
-/// exists is recorded: a creation that fails half way destroys exactly that.
+/// and back), the L2 table ahead of it (level 1, [`L2`]), the rule table ahead of that
+/// (level 0, the root; misses go on to the L2 table) with the ntuple rules, and the
+/// additional RSS contexts. Only what exists is recorded: a creation that fails half way
+/// destroys exactly that.
 struct Rss {
     rqtn: u32,
     /// The TIRs, in [`Tt::HASHED`] order.
@@ -102,6 +111,30 @@ struct Rss {
     rules: [Option<(u32, bool)>; MAX_RULES],
     /// Additional RSS contexts, by id - 1.
     ctxs: [Option<Ctx>; MAX_CONTEXTS],
+    /// The L2 table.
+    l2: L2,
+}
+
+/// The L2 table (mlx5e's `fs->l2`): frames by destination MAC on to the traffic-type table;
+/// what misses is dropped. Its groups are [`fs::L2_GROUPS`]; `slots` holds the address of
+/// each full-match index that has an entry.
+#[derive(Clone, Copy)]
+struct L2 {
+    ft: Option<u32>,
+    groups: [Option<u32>; 3],
+    slots: [Option<[u8; 6]>; fs::L2_FULL],
+    allmulti: bool,
+    promisc: bool,
+}
+
+impl L2 {
+    const NONE: Self = Self {
+        ft: None,
+        groups: [None; 3],
+        slots: [None; fs::L2_FULL],
+        allmulti: false,
+        promisc: false,
+    };
 }
 
 /// An additional RSS context's objects (mlx5e's `mlx5e_rss` of a context): its RQT and a
@@ -115,7 +148,7 @@ struct Ctx {
 
 /// log2 of the rule table's flow indices ([`MAX_RULES`]).
 const RULE_LOG_SIZE: u8 = 5;
-/// Level of the rule table; the traffic-type table's is one more.
+/// Level of the rule table; the L2 table's is one more, the traffic-type table's two more.
 const RULE_LEVEL: u8 = 0;
 const _: () = assert!(1 << RULE_LOG_SIZE == MAX_RULES);
 
@@ -430,6 +463,12 @@ pub(crate) struct Func {
     /// The RSS objects (while channels are open).
     #[pin]
     rss: Mutex<Option<Rss>>,
+    /// What the stack asks the port to receive, as `ndo_set_rx_mode` last saw it (with the
+    /// address `ndo_set_mac_address` set since). Written in atomic context.
+    #[pin]
+    rx: SpinLock<RxMode>,
+    /// The receive filter is to be programmed (by the control work).
+    rx_due: AtomicBool,
 }
 
 kernel::impl_has_work! {
@@ -446,6 +485,9 @@ impl WorkItem for Func {
         let n = this.pages_due.swap(0, Ordering::AcqRel);
         if n != 0 {
             this.serve_page_request(n);
+        }
+        if this.rx_due.swap(false, Ordering::AcqRel) {
+            this.apply_rx_mode();
         }
         if !this.carrier_due.swap(false, Ordering::AcqRel) {
             return;
@@ -554,6 +596,8 @@ impl Func {
                 stopping: AtomicBool::new(false),
                 tisn,
                 rss <- new_mutex!(None, "rsnic::mlx5::Func::rss"),
+                rx <- new_spinlock!(RxMode::new(res.vport.mac), "rsnic::mlx5::Func::rx"),
+                rx_due: AtomicBool::new(false),
             }),
             GFP_KERNEL,
         )
@@ -1037,6 +1081,7 @@ impl Func {
             rule_ft: None,
             rules: [None; MAX_RULES],
             ctxs: [None; MAX_CONTEXTS],
+            l2: L2::NONE,
         };
         match self.build_rss(&mut r, spec) {
             Ok(()) => Ok(r),
@@ -1067,7 +1112,7 @@ impl Func {
             *slot = Some(self.created(&out, res::parse_create_tir)?);
         }
         let out = self.cmd(fs::FT_CMD_LEN, res::SHORT_LEN, |b| {
-            fs::create_flow_table(b, fs::TTC_LOG_SIZE, RULE_LEVEL + 1)
+            fs::create_flow_table(b, fs::TTC_LOG_SIZE, RULE_LEVEL + 2)
         })?;
         let ft = self.created(&out, fs::parse_create_flow_table)?;
         r.ft = Some(ft);
@@ -1118,10 +1163,25 @@ impl Func {
             })?;
             *slot = Some(self.created(&out, res::parse_create_tir)?);
         }
-        // The rule table ahead of the traffic-type table (as fs_core chains the ethtool
-        // priorities to the next), empty until rules come.
+        // The L2 table ahead of the traffic-type table (mlx5e_create_l2_table), with the
+        // entries of what the stack asks for now.
         let out = self.cmd(fs::FT_CMD_LEN, res::SHORT_LEN, |b| {
-            fs::create_flow_table_miss(b, RULE_LOG_SIZE, RULE_LEVEL, ft)
+            fs::create_flow_table(b, fs::L2_LOG_SIZE, RULE_LEVEL + 1)
+        })?;
+        let l2 = self.created(&out, fs::parse_create_flow_table)?;
+        r.l2.ft = Some(l2);
+        for (&(start, end, mask), slot) in fs::L2_GROUPS.iter().zip(r.l2.groups.iter_mut()) {
+            let out = self.cmd(fs::CREATE_FG_IN_LEN, res::SHORT_LEN, |b| {
+                fs::create_flow_group_dmac(b, l2, start, end, &mask)
+            })?;
+            *slot = Some(self.created(&out, fs::parse_create_flow_group)?);
+        }
+        let want = with_bh(|| *self.rx.lock());
+        self.sync_l2(&mut r.l2, ft, &want)?;
+        // The rule table ahead of the L2 table (as fs_core chains the ethtool priorities to
+        // the next), empty until rules come.
+        let out = self.cmd(fs::FT_CMD_LEN, res::SHORT_LEN, |b| {
+            fs::create_flow_table_miss(b, RULE_LOG_SIZE, RULE_LEVEL, l2)
         })?;
         let rule_ft = self.created(&out, fs::parse_create_flow_table)?;
         r.rule_ft = Some(rule_ft);
@@ -1152,6 +1212,24 @@ impl Func {
             }
             run(&|b| fs::destroy_flow_table(b, ft));
         }
+        // The L2 table's entries forward to the traffic-type table: they go first.
+        if let Some(l2) = r.l2.ft {
+            for (i, slot) in r.l2.slots.iter().enumerate() {
+                if let (Some(_), Ok(index)) = (slot, u32::try_from(i)) {
+                    run(&|b| fs::delete_fte(b, l2, index));
+                }
+            }
+            if r.l2.allmulti {
+                run(&|b| fs::delete_fte(b, l2, fs::L2_ALLMULTI_INDEX));
+            }
+            if r.l2.promisc {
+                run(&|b| fs::delete_fte(b, l2, fs::L2_PROMISC_INDEX));
+            }
+            for &g in r.l2.groups.iter().flatten() {
+                run(&|b| fs::destroy_flow_group(b, l2, g));
+            }
+            run(&|b| fs::destroy_flow_table(b, l2));
+        }
         if let Some(ft) = r.ft {
             for tt in Tt::ALL {
                 if r.entries & (1 << tt.flow_index()) != 0 {
@@ -1176,6 +1254,148 @@ impl Func {
             self.destroy(|b| res::destroy_tir(b, t));
         }
         self.destroy(|b| res::destroy_rqt(b, r.rqtn));
+    }
+
+    /// Records the stack's receive filter (`ndo_set_rx_mode`: atomic context) and queues the
+    /// control work that programs it.
+    pub(crate) fn set_rx_mode(self: &Arc<Self>, mode: &RxMode) {
+        with_bh(|| *self.rx.lock() = *mode);
+        self.rx_due.store(true, Ordering::Release);
+        self.kick();
+    }
+
+    /// `ndo_set_mac_address` (under RTNL), as `mlx5e_set_mac`: commits the address (an
+    /// invalid one is refused with `EADDRNOTAVAIL`), then has the control work program the
+    /// vport's UC list and the L2 table with it.
+    pub(crate) fn set_mac(self: &Arc<Self>, change: MacChange<'_>) -> Result {
+        let mac = change.mac();
+        change.commit()?;
+        with_bh(|| self.rx.lock().addr = mac);
+        self.rx_due.store(true, Ordering::Release);
+        self.kick();
+        Ok(())
+    }
+
+    /// Programs the receive filter the stack asked for last (the control work, process
+    /// context), as `mlx5e_fs_set_rx_mode_work`: the L2 table's entries while the channels
+    /// are open, then the vport context's UC and MC lists and its promiscuous flags
+    /// (`mlx5e_vport_context_update`). Failures are logged; the next change tries again.
+    fn apply_rx_mode(&self) {
+        let want = with_bh(|| *self.rx.lock());
+        {
+            let mut rss = self.rss.lock();
+            if let Some(r) = rss.as_mut() {
+                if let Some(ttc) = r.ft {
+                    if let Err(e) = self.sync_l2(&mut r.l2, ttc, &want) {
+                        pr_err!("port {}: the L2 table: {:?}\n", self.port, e);
+                    }
+                }
+            }
+        }
+        let caps = &self.res.caps;
+        let lists = vport::VportLists::new(
+            &want.addr,
+            want.broadcast,
+            want.uc(),
+            want.mc(),
+            caps.log_max_current_uc_list,
+            caps.log_max_current_mc_list,
+        );
+        for (ty, name, list, dropped) in [
+            (vport::LIST_TYPE_UC, "UC", lists.uc(), lists.uc_dropped),
+            (vport::LIST_TYPE_MC, "MC", lists.mc(), lists.mc_dropped),
+        ] {
+            if dropped > 0 {
+                pr_warn!(
+                    "port {}: the vport's {} list holds {} addresses: {} left out\n",
+                    self.port,
+                    name,
+                    list.len(),
+                    dropped
+                );
+            }
+            let len = vport::modify_nic_vport_mac_list_len(list.len());
+            let _ = self.cmd(len, vport::MODIFY_NIC_VPORT_CONTEXT_OUT_LEN, |b| {
+                vport::modify_nic_vport_mac_list(b, ty, list)
+            });
+        }
+        let _ = self.cmd(
+            vport::MODIFY_NIC_VPORT_CONTEXT_IN_LEN,
+            vport::MODIFY_NIC_VPORT_CONTEXT_OUT_LEN,
+            |b| vport::modify_nic_vport_promisc(b, false, want.allmulti, want.promisc),
+        );
+    }
+
+    /// Makes the L2 table's entries those of `want` (forwarding to traffic-type table
+    /// `ttc`): the catch-alls turned on first, then the address entries no longer wanted
+    /// deleted and the new ones set, then the catch-alls turned off (as mlx5e orders them,
+    /// so that a change lets through at least what both sides allow). Sleeps.
+    fn sync_l2(&self, l2: &mut L2, ttc: u32, want: &RxMode) -> Result {
+        let (Some(ft), [Some(g_full), Some(g_multi), Some(g_all)]) = (l2.ft, l2.groups) else {
+            return Err(EINVAL);
+        };
+        let rules = fs::L2Rules::new(&fs::RxFilter {
+            own: want.addr,
+            broadcast: want.broadcast,
+            promisc: want.promisc,
+            allmulti: want.allmulti,
+            uc: want.uc(),
+            uc_more: want.uc_overflow(),
+            mc: want.mc(),
+            mc_more: want.mc_overflow(),
+        });
+        let set = |g: u32, index: u32, dmac: &[u8; 6]| {
+            self.cmd(fs::SET_FTE_IN_LEN, res::OUT_LEN, |b| {
+                fs::set_fte_dmac_fwd_table(b, ft, g, index, dmac, ttc)
+            })
+            .map(|_| ())
+        };
+        let del = |index: u32| {
+            self.cmd(fs::FT_CMD_LEN, res::OUT_LEN, |b| {
+                fs::delete_fte(b, ft, index)
+            })
+            .map(|_| ())
+        };
+        if rules.promisc && !l2.promisc {
+            set(g_all, fs::L2_PROMISC_INDEX, &[0; 6])?;
+            l2.promisc = true;
+        }
+        if rules.allmulti && !l2.allmulti {
+            set(g_multi, fs::L2_ALLMULTI_INDEX, &[0x01, 0, 0, 0, 0, 0])?;
+            l2.allmulti = true;
+        }
+        for (i, slot) in l2.slots.iter_mut().enumerate() {
+            let index = u32::try_from(i).map_err(|_| EINVAL)?;
+            if let Some(a) = *slot {
+                if !rules.addrs().contains(&a) {
+                    del(index)?;
+                    *slot = None;
+                }
+            }
+        }
+        for a in rules.addrs() {
+            if l2.slots.contains(&Some(*a)) {
+                continue;
+            }
+            let Some(i) = l2.slots.iter().position(|s| s.is_none()) else {
+                // L2Rules holds at most as many addresses as there are slots.
+                return Err(ENOSPC);
+            };
+            let index = u32::try_from(i).map_err(|_| EINVAL)?;
+            set(g_full, index, a)?;
+            if let Some(s) = l2.slots.get_mut(i) {
+                *s = Some(*a);
+            }
+        }
+        if !rules.allmulti && l2.allmulti {
+            del(fs::L2_ALLMULTI_INDEX)?;
+            l2.allmulti = false;
+        }
+        if !rules.promisc && l2.promisc {
+            del(fs::L2_PROMISC_INDEX)?;
+            l2.promisc = false;
+        }
+        Ok(())
     }
 
     /// The minimum inline mode every TX WQE must honour (`mlx5_query_min_inline`: the caps,

@@ -3180,7 +3180,11 @@ impl<M: BusMemory> Cx<'_, '_, M> {
                 let f = &mut self.port().func.filter;
                 f.active = true;
                 if ty == LIST_UC {
-                    f.uc.copy_from_slice(&list[..UC_LIST]);
+                    // Element by element: a slice copy's length check is a panic path
+                    // objtool does not know ends.
+                    for (d, e) in f.uc.iter_mut().zip(list.iter()) {
+                        *d = *e;
+                    }
                     f.uc_len = n as u8;
                 } else {
                     f.mc = list;
