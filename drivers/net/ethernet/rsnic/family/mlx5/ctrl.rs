@@ -1177,7 +1177,10 @@ impl Func {
             *slot = Some(self.created(&out, fs::parse_create_flow_group)?);
         }
         let want = with_bh(|| *self.rx.lock());
-        self.sync_l2(&mut r.l2, ft, &want)?;
+        if let Err(e) = self.sync_l2(&mut r.l2, ft, &want) {
+            // As mlx5e's L2 rules: logged, the port opens; the next change tries again.
+            pr_err!("port {}: the L2 table: {:?}\n", self.port, e);
+        }
         // The rule table ahead of the L2 table (as fs_core chains the ethtool priorities to
         // the next), empty until rules come.
         let out = self.cmd(fs::FT_CMD_LEN, res::SHORT_LEN, |b| {

@@ -477,7 +477,7 @@ pub(super) struct SetCaps {
 #[derive(Clone, Copy)]
 pub(super) struct VportFilter {
     /// A driver programmed the lists or the flags: from then on the vport lets through only
-    /// what they allow (a driver that never does, rsnic's own today, receives every frame).
+    /// what they allow (a driver that never does receives every frame).
     pub(super) active: bool,
     pub(super) uc: [[u8; 6]; UC_LIST],
     pub(super) uc_len: u8,

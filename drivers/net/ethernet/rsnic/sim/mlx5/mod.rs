@@ -241,7 +241,7 @@
 //! either, a received frame reaches the function only if it is broadcast, its destination
 //! is the function's MAC or on the list of its kind, or the matching promiscuous flag is on
 //! ([`PortCounters::rx_vport_filtered`] counts the others). A driver that never programs
-//! them (rsnic's own, today) receives every frame.
+//! them receives every frame (rsnic's ConnectX driver programs them, as mlx5e does).
 //!
 //! **Event queues** (eq.c): CREATE_EQ gives a ring of 2^log_eq_size 64-byte EQEs, a UAR page,
 //! an MSI-X vector `intr` < [`MAX_VECTORS`] (device vector `port * MAX_VECTORS + intr`) and
