@@ -44,7 +44,7 @@ reopen_logged() {
 # wire_balanced: everything A's device put on the wire since snapshots w0a/w0b reached B's
 # device (delivered, or dropped by it: B_DEV_DROPS), and B's driver accounted for each
 # frame its device delivered (to the stack, or dropped: B_DROPS); snapshots w1a/w1b.
-B_DEV_DROPS="$C_NOWQE dev_rx_no_rq_drops dev_rx_stopped"
+B_DEV_DROPS="$C_NOWQE dev_rx_no_rq_drops dev_rx_stopped dev_rx_vport_filtered"
 B_DROPS="cqe_bad rx_cqe_discarded rx_truncated"
 wire_balanced() {
 	local n d c

@@ -55,7 +55,7 @@ quiet_pair() {
 }
 
 # settled: A's driver and device TX agree, and everything A's device sent reached B's device
-# (received or dropped) and B's driver. Compares snapshots "s0" and "s1" (taken here).
+# (received, dropped, or kept away by its receive filter) and B's driver. Compares snapshots "s0" and "s1" (taken here).
 settled() {
 	snap s1a "$A"
 	snap s1b "$B" peer
@@ -68,7 +68,7 @@ settled() {
 	tx=${da[tx_packets]:-0} dtx=${da[dev_tx_packets]:-0}
 	drx=${db[dev_rx_packets]:-0} rx=${db[rx_packets]:-0}
 	drop=$((${db[$C_NOWQE]:-0} + ${db[dev_rx_no_rq_drops]:-0} + ${db[$C_TOO_LONG]:-0} +
-		${da[dev_tx_link_down_drops]:-0}))
+		${db[dev_rx_vport_filtered]:-0} + ${da[dev_tx_link_down_drops]:-0}))
 	[ "$tx" = "$dtx" ] && [ "$((drx + drop))" = "$dtx" ] && [ "$rx" = "$drx" ]
 }
 
