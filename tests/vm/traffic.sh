@@ -98,6 +98,32 @@ pktgen_run() {
 	echo "$res" | grep -q 'Result: OK' || fail "pktgen $dev: $(echo "$res" | grep Result)"
 }
 
+# pktgen_deaf KNOB IFACE COUNT DST_IP DST_MAC: makes IFACE's device lose its next interrupt
+# ("drop_irqs 1" written to KNOB), sends single pings to DST_IP until it has lost it
+# (dev_irqs_lost), then COUNT packets with pktgen. The lost interrupt leaves the channel's
+# EQ disarmed and the channel deaf, so the COUNT packets fill its SQ and the queue stops
+# until the TX watchdog finds the waiting events. Sending only COUNT would leave that to
+# timing: under TCG, NAPI can keep polling through a whole burst, the interrupt then lost
+# after the last packet with no queue left to stop, and no timeout would ever come. Pings,
+# not a short pktgen run: pktgen waits for its last packet's completion, which a deaf
+# channel with a running queue never gives. IFACE must have one channel (its queue 0).
+# PG_SENT: the pings and pktgen's packets (what the peer receives); PG_PINGS: the pings.
+pktgen_deaf() {
+	local knob=$1 dev=$2 count=$3 dst=$4 mac=$5 lost0 i pings=0
+	lost0=$(stat "$dev" dev_irqs_lost)
+	echo "drop_irqs 1" >"$knob"
+	for i in $(seq 50); do
+		ping -c 1 -W 0.2 -q "$dst" >/dev/null 2>&1 || true
+		pings=$((pings + 1))
+		[ "$(stat "$dev" dev_irqs_lost)" -gt "$lost0" ] && break
+	done
+	[ "$(stat "$dev" dev_irqs_lost)" -gt "$lost0" ] ||
+		fail "drop_irqs: $dev's device lost no interrupt in $pings pings"
+	pktgen_run "$dev" "$count" "$dst" "$mac" 32
+	PG_PINGS=$pings
+	PG_SENT=$((PG_SENT + pings))
+}
+
 # listening PORT [NETNS]: something listens on TCP PORT.
 listening() {
 	local ns=()
