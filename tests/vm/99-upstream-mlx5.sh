@@ -151,13 +151,12 @@ for dir in a_to_b b_to_a; do
 	echo "  TCP $dir: $((bps / 1000)) kbit/s"
 	[ "$bps" -gt 0 ] 2>/dev/null || fail "TCP $dir: no throughput ($bps)"
 	iperf_server "$addr" "$sns"
+	if [ $dir = a_to_b ]; then path=(peer "$B" "" "$A"); else path=("" "$A" peer "$B"); fi
+	d0=$(path_drops "${path[@]}")
 	timeout 60 "${cns[@]}" iperf3 -c "$addr" -t 3 -J -u -b 4M -l 1400 >"/tmp/udp-$dir.json" ||
 		fail "iperf3 UDP $dir failed"
-	lost=$(iperf_json "/tmp/udp-$dir.json" lost)
-	pkts=$(iperf_json "/tmp/udp-$dir.json" packets)
-	echo "  UDP $dir at 4 Mbit/s: lost $lost of $pkts datagrams"
-	[ "$pkts" -gt 0 ] 2>/dev/null || fail "UDP $dir: no datagrams"
-	[ $((lost * 100)) -le "$pkts" ] || fail "UDP $dir: lost $lost of $pkts datagrams"
+	udp_loss_check "$dir at 4 Mbit/s" "$(iperf_json "/tmp/udp-$dir.json" lost)" \
+		"$(iperf_json "/tmp/udp-$dir.json" packets)" $(($(path_drops "${path[@]}") - d0))
 done
 
 # ethtool -S against the model, once the ports are quiet (IPv6 neighbour and router

@@ -124,6 +124,40 @@ pktgen_deaf() {
 	PG_SENT=$((PG_SENT + pings))
 }
 
+# path_drops RECV_NS RECV_IF SEND_NS SEND_IF: the drops a datagram from SEND_IF to RECV_IF
+# can meet and that the kernel counts (whatever the driver): the receiver's UDP InErrors
+# (socket buffer overflows among them), RECV_IF's rx_dropped, rx_missed_errors,
+# rx_fifo_errors and, where its driver has it, rx_out_of_buffer; SEND_IF's tx_dropped and
+# its qdiscs' drops. "" for the initial namespace.
+path_drops() {
+	local rns=() sns=() n f
+	[ -n "$1" ] && rns=(ip netns exec "$1")
+	[ -n "$3" ] && sns=(ip netns exec "$3")
+	n=$("${rns[@]}" awk '$1 == "Udp:" && $2 ~ /^[0-9]+$/ { print $4 }' /proc/net/snmp)
+	for f in rx_dropped rx_missed_errors rx_fifo_errors; do
+		n=$((n + $("${rns[@]}" cat "/sys/class/net/$2/statistics/$f")))
+	done
+	n=$((n + $("${rns[@]}" ethtool -S "$2" 2>/dev/null |
+		awk '$1 == "rx_out_of_buffer:" { v = $2 } END { print v + 0 }')))
+	n=$((n + $("${sns[@]}" cat "/sys/class/net/$4/statistics/tx_dropped")))
+	n=$((n + $("${sns[@]}" tc -s qdisc show dev "$4" |
+		awk '{ for (i = 1; i < NF; i++) if ($i == "dropped") { sub(",", "", $(i + 1)); d += $(i + 1) } } END { print d + 0 }')))
+	echo "$n"
+}
+
+# udp_loss_check WHAT LOST PKTS DROPS: an iperf3 UDP run that lost LOST of PKTS datagrams,
+# DROPS of them counted on the way (a path_drops delta, plus any device counter the caller
+# has). Every lost datagram beyond 1% of PKTS must be a counted one: a 2-CPU TCG guest on a
+# loaded machine can starve the receiving iperf3 past its socket buffer (InErrors), which a
+# rate check alone would call a driver fault, while a datagram lost without a count is one.
+udp_loss_check() {
+	local what=$1 lost=$2 pkts=$3 drops=$4
+	echo "  UDP $what: lost $lost of $pkts datagrams, $drops drops counted on the path"
+	[ "$pkts" -gt 0 ] 2>/dev/null || fail "UDP $what: no datagrams"
+	[ $(((lost - drops) * 100)) -le "$pkts" ] ||
+		fail "UDP $what: lost $lost of $pkts datagrams, only $drops of them counted as dropped"
+}
+
 # listening PORT [NETNS]: something listens on TCP PORT.
 listening() {
 	local ns=()
