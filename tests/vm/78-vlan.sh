@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # 802.1Q over the pair, with the VLAN offloads as upstream 6.12 has them (rsnic.rst,
 # "Features (offloads)"): a VLAN interface (id 10) on port A and on port B (in "peer"), pings
-# both ways over it, small and large, the ports quiet otherwise (no IPv6, static neighbours
-# on the ports; no IPv6 address on the VLAN interfaces).
+# both ways over it, small and large, the ports quiet otherwise (no IPv6 and static
+# neighbours on the ports and on the VLAN interfaces).
 #
 # ConnectX (as mlx5e): rx-vlan-offload and tx-vlan-offload on and changeable. On, the
 # sender's device inserts the tag from the eth segment (dev_tx_vlan_inserted) and the
@@ -27,20 +27,23 @@ setup_pair
 # Nothing else on the ports (no IPv6, static neighbours), so that a snapshot's driver and
 # device counters, read one after the other, see the same frames.
 quiet_pair
-# vlan_if IFACE ADDRESS [NETNS]: IFACE.10 with ADDRESS/24, no IPv6 address, up (one ip
+# vlan_if IFACE ADDRESS PEER_ADDRESS PEER_MAC [NETNS]: IFACE.10 with ADDRESS/24, no IPv6
+# address, a static neighbour (no ARP probe may cross a phase's snapshots), up (one ip
 # process: a process costs a tenth of a second in the TCG VM).
 vlan_if() {
 	local ns=()
-	[ -n "${3:-}" ] && ns=(-n "$3")
+	[ -n "${5:-}" ] && ns=(-n "$5")
 	ip "${ns[@]}" -b - <<-EOF || fail "no VLAN interface on $1"
 		link add link $1 name $1.10 type vlan id 10
 		link set $1.10 addrgenmode none
 		addr add $2/24 dev $1.10
 		link set $1.10 up
+		neigh replace $3 lladdr $4 dev $1.10 nud permanent
 	EOF
 }
-vlan_if "$A" 10.10.10.1
-vlan_if "$B" 10.10.10.2 peer
+read -r MAC_A <"/sys/class/net/$A/address"
+vlan_if "$A" 10.10.10.1 10.10.10.2 "$MAC_B"
+vlan_if "$B" 10.10.10.2 10.10.10.1 "$MAC_A" peer
 wait_for "carrier on $A.10" eval '[ "$(carrier "$A.10")" = 1 ]'
 
 # What `ethtool -k` shows of A's VLAN offloads: on, and changeable on ConnectX (mlx5e's
