@@ -40,6 +40,8 @@ bool rsnic_helper_features_ntuple(u64 features);
 bool rsnic_helper_features_rxcsum(u64 features);
 void rsnic_helper_set_rxhash(struct net_device *dev);
 bool rsnic_helper_features_rxhash(u64 features);
+void rsnic_helper_set_vlan_offloads(struct net_device *dev, bool changeable);
+bool rsnic_helper_features_rx_vlan(u64 features);
 void rsnic_helper_netif_tx_stop_queue(struct netdev_queue *txq);
 void rsnic_helper_netif_tx_start_queue(struct netdev_queue *txq);
 bool rsnic_helper_netif_xmit_stopped(const struct netdev_queue *txq);
