@@ -33,7 +33,7 @@ stage "host: fuzz smoke (5 s per target)" env FUZZ_SECONDS=5 make -s fuzz
 # subset: on both families bring-up with its failures (load and unload included) and
 # pktgen through the default data path (MPWQE on; RX doorbells batched); on ConnectX only
 # (code shared by the families, see one_family_on_debug in tests/vm/lib.sh) unload under
-# traffic, AF_XDP in copy and zero-copy modes (XDP programs redirecting to a socket) and
+# traffic, AF_XDP in zero-copy mode (XDP programs redirecting to a socket) and
 # netconsole under traffic (lockdep on netpoll's path: rsnic.rst, "The SQ lock and
 # netpoll"); and a device that goes away under traffic on both families' real functions
 # (the vfio-user stage below: probe, MSI-X, DMA, the surprise removal, rmmod). A process

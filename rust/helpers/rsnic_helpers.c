@@ -201,6 +201,25 @@ void rsnic_helper_eth_hw_addr_set_locked(struct net_device *dev, const u8 *addr)
 	netif_addr_unlock_bh(dev);
 }
 
+/*
+ * 802.1Q tag offloads: the device inserts the skb's tag on transmit and strips a received
+ * one into the completion (NETIF_F_HW_VLAN_CTAG_TX / _RX). On; changeable with ethtool -K
+ * txvlan / rxvlan (as mlx5e), or fixed on (as mana, which leaves them out of hw_features).
+ */
+void rsnic_helper_set_vlan_offloads(struct net_device *dev, bool changeable)
+{
+	netdev_features_t f = NETIF_F_HW_VLAN_CTAG_TX | NETIF_F_HW_VLAN_CTAG_RX;
+
+	if (changeable)
+		dev->hw_features |= f;
+	dev->features |= f;
+}
+
+bool rsnic_helper_features_rx_vlan(u64 features)
+{
+	return features & NETIF_F_HW_VLAN_CTAG_RX;
+}
+
 bool rsnic_helper_features_ntuple(u64 features)
 {
 	return features & NETIF_F_NTUPLE;

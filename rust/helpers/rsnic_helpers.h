@@ -49,6 +49,8 @@ void rsnic_helper_rx_mode_snapshot(const struct net_device *dev, u8 *addr, bool 
 const u8 *rsnic_helper_sockaddr_data(const void *sa);
 bool rsnic_helper_is_valid_ether_addr(const u8 *addr);
 void rsnic_helper_eth_hw_addr_set_locked(struct net_device *dev, const u8 *addr);
+void rsnic_helper_set_vlan_offloads(struct net_device *dev, bool changeable);
+bool rsnic_helper_features_rx_vlan(u64 features);
 void rsnic_helper_netif_tx_stop_queue(struct netdev_queue *txq);
 void rsnic_helper_netif_tx_start_queue(struct netdev_queue *txq);
 bool rsnic_helper_netif_xmit_stopped(const struct netdev_queue *txq);

@@ -458,6 +458,22 @@ pub struct Offloads {
     /// The device's RSS hash of received packets is handed to the stack (`NETIF_F_RXHASH`;
     /// on by default, changeable).
     pub rx_hash: bool,
+    /// 802.1Q tag offloads: the device inserts the tag of a transmitted skb and strips that
+    /// of a received frame into its completion (`NETIF_F_HW_VLAN_CTAG_TX | _RX`).
+    pub vlan: VlanOffload,
+}
+
+/// How a device offers the 802.1Q tag offloads ([`Offloads::vlan`]).
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+pub enum VlanOffload {
+    /// Not offered: the stack inserts and parses tags itself.
+    #[default]
+    None,
+    /// On, and changeable with `ethtool -K <dev> txvlan|rxvlan` (an `rx_vlan` change
+    /// reaches [`Operations::set_features`]).
+    Changeable,
+    /// Always on (`[fixed]` in `ethtool -k`).
+    Fixed,
 }
 
 /// Features a driver acts on when `ethtool -K` changes them (`ndo_set_features`).
@@ -471,6 +487,8 @@ pub struct Features {
     pub ntuple: bool,
     /// `NETIF_F_RXHASH`: hand the device's RSS hash of received packets to the stack.
     pub rx_hash: bool,
+    /// `NETIF_F_HW_VLAN_CTAG_RX`: the device strips received frames' 802.1Q tags.
+    pub rx_vlan: bool,
 }
 
 /// Splits a callback's `net_device` into the device and a borrow of the driver data.
@@ -749,6 +767,8 @@ impl<T: Operations + ethtool::Operations> Adapter<T> {
             let ntuple = unsafe { bindings::rsnic_helper_features_ntuple(features) };
             // SAFETY: a pure bit test.
             let rx_hash = unsafe { bindings::rsnic_helper_features_rxhash(features) };
+            // SAFETY: a pure bit test.
+            let rx_vlan = unsafe { bindings::rsnic_helper_features_rx_vlan(features) };
             T::set_features(
                 dev,
                 data,
@@ -757,6 +777,7 @@ impl<T: Operations + ethtool::Operations> Adapter<T> {
                     rx_csum,
                     ntuple,
                     rx_hash,
+                    rx_vlan,
                 },
             )?;
             Ok(0)
@@ -983,8 +1004,9 @@ impl<T: Operations + ethtool::Operations> Registration<T> {
         };
         let dev = NonNull::new(ptr).ok_or(ENOMEM)?;
         // SAFETY: `ptr` is a freshly allocated, not yet registered device that nobody else
-        // sees; its private area is large enough for one pointer; the op tables are
-        // `'static` constants.
+        // sees (so its fields, the feature sets among them, are ours to write and the
+        // helpers below may set them without locks); its private area is large enough for
+        // one pointer; the op tables are `'static` constants.
         unsafe {
             bindings::rsnic_helper_netdev_priv(ptr)
                 .cast::<*const c_void>()
@@ -1022,6 +1044,9 @@ impl<T: Operations + ethtool::Operations> Registration<T> {
             }
             if config.unicast_filter {
                 bindings::rsnic_helper_set_unicast_flt(ptr);
+            }
+            if o.vlan != VlanOffload::None {
+                bindings::rsnic_helper_set_vlan_offloads(ptr, o.vlan == VlanOffload::Changeable);
             }
             if config.xdp_features != 0 {
                 bindings::rsnic_helper_set_xdp_features(ptr, config.xdp_features);

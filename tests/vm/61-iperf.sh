@@ -30,7 +30,10 @@ for dir in a_to_b b_to_a; do
 
 	snap u0a "$A"
 	snap u0b "$B" peer
+	if [ $dir = a_to_b ]; then path=(peer "$B" "" "$A"); else path=("" "$A" peer "$B"); fi
+	d0=$(path_drops "${path[@]}")
 	run_iperf "$c" "$s" "$addr" "udp-$dir" -u -b 4M -l 1400
+	d1=$(path_drops "${path[@]}")
 	snap u1a "$A"
 	snap u1b "$B" peer
 	bps=$(iperf_json "/tmp/udp-$dir.json" bps)
@@ -42,9 +45,12 @@ for dir in a_to_b b_to_a; do
 		"here $(nstat -az UdpRcvbufErrors | awk '$1 == "UdpRcvbufErrors" { print $2 }')," \
 		"peer $(ip netns exec peer nstat -az UdpRcvbufErrors | awk '$1 == "UdpRcvbufErrors" { print $2 }'))"
 	[ "$bps" -gt 0 ] 2>/dev/null || fail "UDP $dir: no throughput ($bps)"
-	[ "$pkts" -gt 0 ] || fail "UDP $dir: no datagrams"
-	# Near-zero loss: at most 1% (the VM is emulated and shared).
-	[ $((lost * 100)) -le "$pkts" ] || fail "UDP $dir: lost $lost of $pkts datagrams"
+	# Every loss beyond 1% counted: on the path, or by the receiving device for lack of RX
+	# buffers (ConnectX's rx_out_of_buffer, which path_drops reads, is that count; MANA's
+	# is the model's).
+	if [ $dir = a_to_b ]; then nowqe=$(delta u0b u1b "$C_NOWQE"); else nowqe=$(delta u0a u1a "$C_NOWQE"); fi
+	[ "$RSNIC_FAMILY" = mana ] || nowqe=0
+	udp_loss_check "$dir" "$lost" "$pkts" $((d1 - d0 + nowqe))
 done
 
 # TCP integrity both ways.

@@ -107,8 +107,13 @@ timeout_case() {
 	snap t0a "$A"
 	snap t0b "$B" peer
 	mark_dmesg
-	echo "$cmd" >"$IA"
-	pktgen_run "$A" "$n" 10.10.0.2 "$MAC_B" 32
+	if [ "$cmd" = "drop_irqs 1" ]; then
+		pktgen_deaf "$IA" "$A" "$n" 10.10.0.2 "$MAC_B"
+		n=$((n + PG_PINGS))
+	else
+		echo "$cmd" >"$IA"
+		pktgen_run "$A" "$n" 10.10.0.2 "$MAC_B" 32
+	fi
 	wait_for "$cmd: tx_timeout_recovered" eval '[ "$(stat "$A" tx_timeout_recovered)" -ge "$((TR + 1))" ]'
 	TR=$((TR + 1))
 	# The recovery (a reopen is a work item of its own) has run when every packet is

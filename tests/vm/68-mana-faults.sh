@@ -131,8 +131,8 @@ N=3200
 snap p0a "$A"
 snap p0b "$B" peer
 mark_dmesg
-echo "drop_irqs 1" >"$IA"
-pktgen_run "$A" "$N" 10.10.0.2 "$MAC_B" 32
+pktgen_deaf "$IA" "$A" "$N" 10.10.0.2 "$MAC_B"
+echo "  drop_irqs: pings sent until the interrupt was lost = $PG_PINGS"
 wait_for "drop_irqs: tx_timeout_recovered" eval '[ "$(stat "$A" tx_timeout_recovered)" -ge "$((TR + 1))" ]'
 wait_for "drop_irqs: every packet received by B or counted dropped" accounted
 assert_eq "drop_irqs: interrupts the device lost" 1 "$(delta p0a p1a dev_irqs_lost)"

@@ -1,39 +1,156 @@
 #!/usr/bin/env bash
-# 802.1Q over the pair: a VLAN interface (id 10) on port A and on port B (in "peer"), ping
-# both ways over it, small and large. On MANA the device strips the tag of a received frame
-# and reports its VLAN id in the RX CQE (the kernel's mana driver has
-# NETIF_F_HW_VLAN_CTAG_RX always on and puts the CQE's tag on the skb, mana_rx_skb; rsnic.rst,
-# "What the kernel's mana driver found in the model"): every tagged frame a port received
-# counts in the model's dev_rx_vlan_stripped, and rsnic must give the tag back to the stack,
-# or nothing reaches the VLAN interface. ConnectX keeps the tag in the frame here.
+# 802.1Q over the pair, with the VLAN offloads as upstream 6.12 has them (rsnic.rst,
+# "Features (offloads)"): a VLAN interface (id 10) on port A and on port B (in "peer"), pings
+# both ways over it, small and large, the ports quiet otherwise (no IPv6 and static
+# neighbours on the ports and on the VLAN interfaces).
+#
+# ConnectX (as mlx5e): rx-vlan-offload and tx-vlan-offload on and changeable. On, the
+# sender's device inserts the tag from the eth segment (dev_tx_vlan_inserted) and the
+# receiver's RQs strip it into the CQE (dev_rx_vlan_stripped): the receiver's device counts
+# the frame as it came off the wire, 4 bytes more than its driver got (dev_rx_bytes =
+# rx_bytes + 4 x stripped, exactly). `ethtool -K B rxvlan off` (MODIFY_RQ vsd on the live
+# RQs) and `ethtool -K A txvlan off`: the pings still arrive, B's driver gets every byte of
+# the wire frames with their tags (dev_rx_bytes = rx_bytes, nothing stripped: the tag was
+# on the wire, and B's stack found it in the data), and A's stack tags in software
+# (nothing inserted by the device). Back on, B's RQs strip again.
+#
+# MANA (as mana): both offloads on and fixed; the device strips the tag and reports its VLAN
+# id in the RX CQE (dev_rx_vlan_stripped; rsnic must give it back to the stack or nothing
+# reaches the VLAN interface), and every tagged frame leaves in the long packet format whose
+# OOB carries the tag for the device to insert (tx_long_pkt_fmt).
 set -eu
 . "$(dirname "$0")/lib.sh"
-# Family-specific: the tag's way (stripped or not) is the family's data path.
+. "$(dirname "$0")/traffic.sh"
+# Family-specific: the offloads are each family's own.
 
 setup_pair
-ip link add link "$A" name "$A.10" type vlan id 10 || fail "no VLAN interface on $A"
-ip netns exec peer ip link add link "$B" name "$B.10" type vlan id 10 || fail "no VLAN interface on $B"
-ip addr add 10.10.10.1/24 dev "$A.10"
-ip netns exec peer ip addr add 10.10.10.2/24 dev "$B.10"
-ip link set "$A.10" up
-ip netns exec peer ip link set "$B.10" up
+# Nothing else on the ports (no IPv6, static neighbours), so that a snapshot's driver and
+# device counters, read one after the other, see the same frames.
+quiet_pair
+# vlan_if IFACE ADDRESS PEER_ADDRESS PEER_MAC [NETNS]: IFACE.10 with ADDRESS/24, no IPv6
+# address, a static neighbour (no ARP probe may cross a phase's snapshots), up (one ip
+# process: a process costs a tenth of a second in the TCG VM).
+vlan_if() {
+	local ns=()
+	[ -n "${5:-}" ] && ns=(-n "$5")
+	ip "${ns[@]}" -b - <<-EOF || fail "no VLAN interface on $1"
+		link add link $1 name $1.10 type vlan id 10
+		link set $1.10 addrgenmode none
+		addr add $2/24 dev $1.10
+		link set $1.10 up
+		neigh replace $3 lladdr $4 dev $1.10 nud permanent
+	EOF
+}
+read -r MAC_A <"/sys/class/net/$A/address"
+vlan_if "$A" 10.10.10.1 10.10.10.2 "$MAC_B"
+vlan_if "$B" 10.10.10.2 10.10.10.1 "$MAC_A" peer
 wait_for "carrier on $A.10" eval '[ "$(carrier "$A.10")" = 1 ]'
 
-stripped() { stat "$1" dev_rx_vlan_stripped "${2:-}"; }
-[ "$RSNIC_FAMILY" = mana ] && { sa0=$(stripped "$A"); sb0=$(stripped "$B" peer); }
-out=$(ping -c 10 -i 0.1 -W 2 10.10.10.2 2>&1) || fail "ping over VLAN 10, A -> B: $(echo "$out" | tail -n 2)"
-out=$(ip netns exec peer ping -c 10 -i 0.1 -W 2 10.10.10.1 2>&1) ||
-	fail "ping over VLAN 10, B -> A: $(echo "$out" | tail -n 2)"
-out=$(ping -c 5 -i 0.1 -W 2 -s 1400 10.10.10.2 2>&1) ||
-	fail "1400-byte ping over VLAN 10: $(echo "$out" | tail -n 2)"
-echo "  ping over VLAN 10: 10 both ways, 5 of 1400 bytes"
+# What `ethtool -k` shows of A's VLAN offloads: on, and changeable on ConnectX (mlx5e's
+# hw_features), fixed on MANA (mana's features only).
+if [ "$RSNIC_FAMILY" = mlx5 ]; then want_feat=on; else want_feat="on [fixed]"; fi
+ethtool -k "$A" >/tmp/78-feats
+declare -A feat
+while IFS=: read -r k v; do feat[$k]=${v# }; done </tmp/78-feats
+for f in rx-vlan-offload tx-vlan-offload; do
+	assert_eq "$A $f" "$want_feat" "${feat[$f]:-absent}"
+done
+
+# pings WHAT SMALL BACK LARGE: SMALL pings from A to B, BACK from B to A, LARGE of 1400
+# bytes from A (each answered); sets N, the tagged frames each end sent.
+pings() {
+	local out
+	out=$(ping -c "$2" -i 0.02 -W 2 10.10.10.2 2>&1) ||
+		fail "ping over VLAN 10, A -> B ($1): $(echo "$out" | tail -n 2)"
+	if [ "$3" -gt 0 ]; then
+		out=$(ip netns exec peer ping -c "$3" -i 0.02 -W 2 10.10.10.1 2>&1) ||
+			fail "ping over VLAN 10, B -> A ($1): $(echo "$out" | tail -n 2)"
+	fi
+	out=$(ping -c "$4" -i 0.02 -W 2 -s 1400 10.10.10.2 2>&1) ||
+		fail "1400-byte ping over VLAN 10 ($1): $(echo "$out" | tail -n 2)"
+	N=$(($2 + $3 + $4))
+}
+
+# b_settled: B's device and driver agree on what B received since snapshot b$K (snapshot
+# b$((K + 1)), taken here; on the vfio transport the device process writes its counters once
+# idle). ConnectX: the wire bytes its device counted are the driver's bytes plus 4 for
+# each tag its RQs stripped, exactly. MANA (whose model counts bytes for the whole device,
+# hc_rx_bytes): the model stripped a tag of each frame B got.
+b_settled() {
+	local b0=b$K b1=b$((K + 1))
+	snap $b1 "$B" peer
+	if [ "$RSNIC_FAMILY" = mlx5 ]; then
+		[ "$(delta $b0 $b1 dev_rx_bytes)" = \
+			$(($(delta $b0 $b1 rx_bytes) + 4 * $(delta $b0 $b1 dev_rx_vlan_stripped))) ]
+	else
+		[ "$(delta $b0 $b1 dev_rx_vlan_stripped)" -ge $N ]
+	fi
+}
+
+# phase NAME SMALL BACK LARGE: pings() between snapshots of both ends (the previous phase's
+# last ones, a$K and b$K, are the next one's first: nothing crosses the quiet pair in
+# between); sets dA[COUNTER] and dB[COUNTER], the deltas of the counters named in $WATCH.
+declare -A dA dB
+WATCH="dev_rx_vlan_stripped dev_tx_vlan_inserted dev_rx_bytes rx_bytes tx_long_pkt_fmt"
+phase() {
+	pings "$@"
+	WAIT_DIAG="deltas b$K b$((K + 1))" wait_for "B's device and driver agree on what B received ($1)" b_settled
+	# A's side (its RQs strip in every phase): the tags of what B sent.
+	a_settled() {
+		snap a$((K + 1)) "$A"
+		[ "$(delta a$K a$((K + 1)) dev_rx_vlan_stripped)" -ge $N ]
+	}
+	wait_for "A's device counters ($1)" a_settled
+	local c
+	for c in $WATCH; do
+		dA[$c]=$(delta a$K a$((K + 1)) "$c")
+		dB[$c]=$(delta b$K b$((K + 1)) "$c")
+	done
+	K=$((K + 1))
+	echo "  $1: stripped A ${dA[dev_rx_vlan_stripped]} B ${dB[dev_rx_vlan_stripped]}," \
+		"inserted A ${dA[dev_tx_vlan_inserted]} B ${dB[dev_tx_vlan_inserted]}," \
+		"B device bytes ${dB[dev_rx_bytes]} driver ${dB[rx_bytes]}"
+}
+K=0
+snap a0 "$A"
+snap b0 "$B" peer
+# at_least WHAT MIN VALUE
+at_least() {
+	[ "$3" -ge "$2" ] || fail "$1: $3, want at least $2"
+}
+
 if [ "$RSNIC_FAMILY" = mana ]; then
-	# Each end received at least the 10 requests and the 15 replies or requests of the
-	# other's pings, every one of them tagged on the wire.
-	da=$(($(stripped "$A") - sa0)) db=$(($(stripped "$B" peer) - sb0))
-	echo "  tags the device stripped: $da on A, $db on B"
-	[ "$da" -ge 25 ] && [ "$db" -ge 25 ] ||
-		fail "the model stripped $da tags on A and $db on B; want at least 25 each"
+	phase "fixed on" 10 10 5
+	at_least "tags the model stripped on A" $N "${dA[dev_rx_vlan_stripped]}"
+	at_least "tags the model stripped on B" $N "${dB[dev_rx_vlan_stripped]}"
+	at_least "A's frames in the long format (the OOB's tag)" $N "${dA[tx_long_pkt_fmt]}"
+	ip link del "$A.10"
+	teardown_pair
+	exit 0
 fi
+
+phase "rxvlan, txvlan on" 8 8 4
+at_least "A: tags the device inserted" $N "${dA[dev_tx_vlan_inserted]}"
+at_least "B: tags the device inserted" $N "${dB[dev_tx_vlan_inserted]}"
+at_least "A: tags its RQs stripped" $N "${dA[dev_rx_vlan_stripped]}"
+at_least "B: tags its RQs stripped" $N "${dB[dev_rx_vlan_stripped]}"
+
+ip netns exec peer ethtool -K "$B" rxvlan off || fail "ethtool -K $B rxvlan off"
+ethtool -K "$A" txvlan off || fail "ethtool -K $A txvlan off"
+phase "B rxvlan off, A txvlan off" 5 0 3
+assert_eq "B: tags its RQs stripped" 0 "${dB[dev_rx_vlan_stripped]}"
+assert_eq "A: tags the device inserted (the stack tags)" 0 "${dA[dev_tx_vlan_inserted]}"
+[ "${dB[dev_rx_bytes]}" = "${dB[rx_bytes]}" ] ||
+	fail "B's driver got ${dB[rx_bytes]} bytes of the ${dB[dev_rx_bytes]} on the wire"
+at_least "B: bytes received (the tags in the data)" $((N * 46)) "${dB[rx_bytes]}"
+at_least "A: tags its RQs still stripped" $N "${dA[dev_rx_vlan_stripped]}"
+at_least "B: tags the device still inserted" $N "${dB[dev_tx_vlan_inserted]}"
+
+ip netns exec peer ethtool -K "$B" rxvlan on || fail "ethtool -K $B rxvlan on"
+ethtool -K "$A" txvlan on || fail "ethtool -K $A txvlan on"
+phase "back on" 5 0 1
+at_least "B: tags its RQs stripped again" $N "${dB[dev_rx_vlan_stripped]}"
+at_least "A: tags the device inserted again" $N "${dA[dev_tx_vlan_inserted]}"
+
 ip link del "$A.10"
 teardown_pair

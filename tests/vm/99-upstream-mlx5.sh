@@ -8,6 +8,10 @@
 # flow tables), and then:
 #   - both interfaces come up with carrier, one moved into network namespace "peer";
 #   - ping both ways over IPv4 and IPv6; iperf3 TCP and UDP both ways;
+#   - ping both ways over VLAN 10: the model's RQs strip the tags for mlx5e (its
+#     rx_removed_vlan_packets, from cqe_has_vlan, equal to the model's dev_rx_vlan_stripped),
+#     and `ethtool -K rxvlan off` (mlx5e_modify_rq_vsd: MODIFY_RQ with the VSD bit) stops it
+#     on B while the pings still arrive; back on, it strips again;
 #   - ethtool -S agrees with the model's counters ($RSNIC_DEVD_DIR/port<P>/counters):
 #     the vport counters (QUERY_VPORT_COUNTER) with the frames the model delivered and
 #     sent, rx_out_of_buffer and rx_if_down_packets (the Q counters) with the model's
@@ -141,6 +145,49 @@ for v in "10.10.0.2 10.10.0.1" "fd00::2 fd00::1"; do
 	echo "  ping $A <-> $B ($1, $2): 5 of 5 both ways"
 done
 
+# 802.1Q: mlx5e's rx-vlan-offload is on by default (its RQs made with vsd 0): the model
+# strips each tag into the CQE, which mlx5e counts in rx_removed_vlan_packets. rxvlan off on
+# B reaches the model by MODIFY_RQ (RDY -> RDY, VSD in the bitmask).
+ip link add link "$A" name "$A.10" type vlan id 10 || fail "no VLAN interface on $A"
+ip netns exec peer ip link add link "$B" name "$B.10" type vlan id 10 || fail "no VLAN interface on $B"
+ip addr add 10.10.10.1/24 dev "$A.10"
+ip netns exec peer ip addr add 10.10.10.2/24 dev "$B.10"
+ip link set "$A.10" up
+ip netns exec peer ip link set "$B.10" up
+vlan_pings() {
+	out=$(ping -c 10 -i 0.1 -W 2 10.10.10.2 2>&1) || fail "ping over VLAN 10, A -> B ($1): $(echo "$out" | tail -n 2)"
+	out=$(ip netns exec peer ping -c 10 -i 0.1 -W 2 -s 1400 10.10.10.1 2>&1) ||
+		fail "ping over VLAN 10, B -> A ($1): $(echo "$out" | tail -n 2)"
+}
+# removed_agree: each port's mlx5e count of stripped tags equals the model's (VLAN_B: B's).
+removed_agree() {
+	VLAN_A=$(hw_sum "$A" "" rx_removed_vlan_packets) VLAN_B=$(hw_sum "$B" peer rx_removed_vlan_packets)
+	[ "$VLAN_A" = "$(model_counter dev_rx_vlan_stripped 0)" ] &&
+		[ "$VLAN_B" = "$(model_counter dev_rx_vlan_stripped 1)" ]
+}
+hw_sum() {
+	local ns=()
+	[ -n "$2" ] && ns=(ip netns exec "$2")
+	"${ns[@]}" ethtool -S "$1" | awk -v re="^($3):\$" '$1 ~ re { n += $2 } END { print n + 0 }'
+}
+vlan_pings "rxvlan on"
+WAIT_TRIES=100 WAIT_DIAG='eval echo "mlx5e $VLAN_A $VLAN_B, model $(model_counter dev_rx_vlan_stripped 0) $(model_counter dev_rx_vlan_stripped 1)"' \
+	wait_for "mlx5e's rx_removed_vlan_packets to equal the model's stripped tags" removed_agree
+[ "$VLAN_A" -ge 10 ] && [ "$VLAN_B" -ge 10 ] || fail "stripped tags: A $VLAN_A, B $VLAN_B; want 10 each"
+echo "  ping over VLAN 10 both ways: tags stripped A $VLAN_A, B $VLAN_B (mlx5e = model)"
+ip netns exec peer ethtool -K "$B" rxvlan off || fail "mlx5e: ethtool -K $B rxvlan off"
+b0=$VLAN_B
+vlan_pings "B rxvlan off"
+WAIT_TRIES=100 wait_for "the model's counters after the pings" removed_agree
+[ "$VLAN_B" = "$b0" ] || fail "B's RQs stripped $((VLAN_B - b0)) tags with rxvlan off"
+ip netns exec peer ethtool -K "$B" rxvlan on || fail "mlx5e: ethtool -K $B rxvlan on"
+vlan_pings "B rxvlan on again"
+WAIT_TRIES=100 wait_for "the model's counters after the pings" removed_agree
+[ "$VLAN_B" -ge $((b0 + 10)) ] || fail "B's RQs stripped $((VLAN_B - b0)) tags with rxvlan on again"
+echo "  rxvlan off on B: delivered, nothing stripped; on again: $((VLAN_B - b0)) stripped"
+ip link del "$A.10"
+ip netns exec peer ip link del "$B.10"
+
 # iperf3: TCP (TSO, checksum offload) and UDP both ways.
 for dir in a_to_b b_to_a; do
 	if [ $dir = a_to_b ]; then cns=() sns=peer addr=10.10.0.2; else cns=(ip netns exec peer) sns="" addr=10.10.0.1; fi
@@ -151,22 +198,16 @@ for dir in a_to_b b_to_a; do
 	echo "  TCP $dir: $((bps / 1000)) kbit/s"
 	[ "$bps" -gt 0 ] 2>/dev/null || fail "TCP $dir: no throughput ($bps)"
 	iperf_server "$addr" "$sns"
+	if [ $dir = a_to_b ]; then path=(peer "$B" "" "$A"); else path=("" "$A" peer "$B"); fi
+	d0=$(path_drops "${path[@]}")
 	timeout 60 "${cns[@]}" iperf3 -c "$addr" -t 3 -J -u -b 4M -l 1400 >"/tmp/udp-$dir.json" ||
 		fail "iperf3 UDP $dir failed"
-	lost=$(iperf_json "/tmp/udp-$dir.json" lost)
-	pkts=$(iperf_json "/tmp/udp-$dir.json" packets)
-	echo "  UDP $dir at 4 Mbit/s: lost $lost of $pkts datagrams"
-	[ "$pkts" -gt 0 ] 2>/dev/null || fail "UDP $dir: no datagrams"
-	[ $((lost * 100)) -le "$pkts" ] || fail "UDP $dir: lost $lost of $pkts datagrams"
+	udp_loss_check "$dir at 4 Mbit/s" "$(iperf_json "/tmp/udp-$dir.json" lost)" \
+		"$(iperf_json "/tmp/udp-$dir.json" packets)" $(($(path_drops "${path[@]}") - d0))
 done
 
 # ethtool -S against the model, once the ports are quiet (IPv6 neighbour and router
 # traffic may still trickle: read both sides until they agree).
-hw_sum() {
-	local ns=()
-	[ -n "$2" ] && ns=(ip netns exec "$2")
-	"${ns[@]}" ethtool -S "$1" | awk -v re="^($3):\$" '$1 ~ re { n += $2 } END { print n + 0 }'
-}
 AGREE=""
 agree() {
 	local p ifc ns rx tx drops mrx mtx mdrops

@@ -98,6 +98,66 @@ pktgen_run() {
 	echo "$res" | grep -q 'Result: OK' || fail "pktgen $dev: $(echo "$res" | grep Result)"
 }
 
+# pktgen_deaf KNOB IFACE COUNT DST_IP DST_MAC: makes IFACE's device lose its next interrupt
+# ("drop_irqs 1" written to KNOB), sends single pings to DST_IP until it has lost it
+# (dev_irqs_lost), then COUNT packets with pktgen. The lost interrupt leaves the channel's
+# EQ disarmed and the channel deaf, so the COUNT packets fill its SQ and the queue stops
+# until the TX watchdog finds the waiting events. Sending only COUNT would leave that to
+# timing: under TCG, NAPI can keep polling through a whole burst, the interrupt then lost
+# after the last packet with no queue left to stop, and no timeout would ever come. Pings,
+# not a short pktgen run: pktgen waits for its last packet's completion, which a deaf
+# channel with a running queue never gives. IFACE must have one channel (its queue 0).
+# PG_SENT: the pings and pktgen's packets (what the peer receives); PG_PINGS: the pings.
+pktgen_deaf() {
+	local knob=$1 dev=$2 count=$3 dst=$4 mac=$5 lost0 i pings=0
+	lost0=$(stat "$dev" dev_irqs_lost)
+	echo "drop_irqs 1" >"$knob"
+	for i in $(seq 50); do
+		ping -c 1 -W 0.2 -q "$dst" >/dev/null 2>&1 || true
+		pings=$((pings + 1))
+		[ "$(stat "$dev" dev_irqs_lost)" -gt "$lost0" ] && break
+	done
+	[ "$(stat "$dev" dev_irqs_lost)" -gt "$lost0" ] ||
+		fail "drop_irqs: $dev's device lost no interrupt in $pings pings"
+	pktgen_run "$dev" "$count" "$dst" "$mac" 32
+	PG_PINGS=$pings
+	PG_SENT=$((PG_SENT + pings))
+}
+
+# path_drops RECV_NS RECV_IF SEND_NS SEND_IF: the drops a datagram from SEND_IF to RECV_IF
+# can meet and that the kernel counts (whatever the driver): the receiver's UDP InErrors
+# (socket buffer overflows among them), RECV_IF's rx_dropped, rx_missed_errors,
+# rx_fifo_errors and, where its driver has it, rx_out_of_buffer; SEND_IF's tx_dropped and
+# its qdiscs' drops. "" for the initial namespace.
+path_drops() {
+	local rns=() sns=() n f
+	[ -n "$1" ] && rns=(ip netns exec "$1")
+	[ -n "$3" ] && sns=(ip netns exec "$3")
+	n=$("${rns[@]}" awk '$1 == "Udp:" && $2 ~ /^[0-9]+$/ { print $4 }' /proc/net/snmp)
+	for f in rx_dropped rx_missed_errors rx_fifo_errors; do
+		n=$((n + $("${rns[@]}" cat "/sys/class/net/$2/statistics/$f")))
+	done
+	n=$((n + $("${rns[@]}" ethtool -S "$2" 2>/dev/null |
+		awk '$1 == "rx_out_of_buffer:" { v = $2 } END { print v + 0 }')))
+	n=$((n + $("${sns[@]}" cat "/sys/class/net/$4/statistics/tx_dropped")))
+	n=$((n + $("${sns[@]}" tc -s qdisc show dev "$4" |
+		awk '{ for (i = 1; i < NF; i++) if ($i == "dropped") { sub(",", "", $(i + 1)); d += $(i + 1) } } END { print d + 0 }')))
+	echo "$n"
+}
+
+# udp_loss_check WHAT LOST PKTS DROPS: an iperf3 UDP run that lost LOST of PKTS datagrams,
+# DROPS of them counted on the way (a path_drops delta, plus any device counter the caller
+# has). Every lost datagram beyond 1% of PKTS must be a counted one: a 2-CPU TCG guest on a
+# loaded machine can starve the receiving iperf3 past its socket buffer (InErrors), which a
+# rate check alone would call a driver fault, while a datagram lost without a count is one.
+udp_loss_check() {
+	local what=$1 lost=$2 pkts=$3 drops=$4
+	echo "  UDP $what: lost $lost of $pkts datagrams, $drops drops counted on the path"
+	[ "$pkts" -gt 0 ] 2>/dev/null || fail "UDP $what: no datagrams"
+	[ $(((lost - drops) * 100)) -le "$pkts" ] ||
+		fail "UDP $what: lost $lost of $pkts datagrams, only $drops of them counted as dropped"
+}
+
 # listening PORT [NETNS]: something listens on TCP PORT.
 listening() {
 	local ns=()

@@ -561,6 +561,7 @@ fn the_ports_q_counter_counts_its_rqs_drops() {
     let p = res::CreateRq {
         cqn,
         counter_set_id: id,
+        vsd: false,
         wq: res::Wq {
             pd: res1.pd.unwrap(),
             uar_page: 0,
@@ -581,6 +582,18 @@ fn the_ports_q_counter_counts_its_rqs_drops() {
     let n = res::modify_rq(&mut inp, rqn, res::QState::Rst, res::QState::Rdy).unwrap();
     d1.exec(&mut r.tb, &inp[..n], &mut [0u8; res::OUT_LEN])
         .unwrap();
+    // The driver's ethtool -K rxvlan command (MODIFY_RQ RDY -> RDY, VSD) both ways: the
+    // model takes it and QUERY_RQ shows the RQ's `vsd` (rq_context bit 0x103).
+    for vsd in [true, false] {
+        let n = res::modify_rq_vsd(&mut inp, rqn, vsd).unwrap();
+        d1.exec(&mut r.tb, &inp[..n], &mut [0u8; res::OUT_LEN])
+            .unwrap();
+        let n = res::query_rq(&mut inp, rqn).unwrap();
+        let mut q = [0u8; res::QUERY_Q_OUT_LEN];
+        d1.exec(&mut r.tb, &inp[..n], &mut q).unwrap();
+        assert_eq!(q[0x20] & 0x10 != 0, vsd, "vsd after MODIFY_RQ");
+        assert_eq!(res::parse_query_q_state(&q).unwrap(), res::QState::Rdy);
+    }
     r.tb.device().set_rss(1, &[rqn]).unwrap();
     for k in 0..3 {
         let (_, c) = r.post_send(&udp4_frame(10, k, 4), CQ_UPDATE);

@@ -384,6 +384,7 @@ fn golden_create_rq() {
     let p = res::CreateRq {
         cqn: 0x12,
         counter_set_id: 5,
+        vsd: true,
         wq: res::Wq {
             pd: 3,
             uar_page: 0,
@@ -402,6 +403,7 @@ fn golden_create_rq() {
             (0x00, 0x09), // opcode 0x908 CREATE_RQ
             (0x01, 0x08),
             // rqc at byte 0x20: mem_rq_type (bit 0x04) = 0, state (bit 0x08) = RST
+            (0x20, 0x10), // vsd (bit 0x03) = 1
             (0x21, 0x04), // flush_in_error_en (bit 0x0d) = 1
             (0x2b, 0x12), // cqn (bit 0x48) = 0x12
             (0x2c, 0x05), // counter_set_id (bit 0x60) = 5
@@ -469,6 +471,27 @@ fn golden_modify_query_destroy_sq_rq() {
         build(|b| res::modify_rq(b, 0x123, QState::Err, QState::Rst)),
         want
     );
+    // mlx5e_modify_rq_vsd: RDY -> RDY, modify_bitmask (bit 0x80, 64 bits) = VSD (1 << 1),
+    // ctx.vsd (bit 0x103).
+    for (vsd, ctx0) in [(true, 0x10), (false, 0x00)] {
+        let mut w = vec![
+            (0x00, 0x09), // opcode 0x909 MODIFY_RQ
+            (0x01, 0x09),
+            (0x08, 0x10), // rq_state (bit 0x40) = RDY
+            (0x0a, 0x01), // rqn (bit 0x48) = 0x123
+            (0x0b, 0x23),
+            (0x17, 0x02), // modify_bitmask bit 1 (VSD)
+            (0x21, 0x10), // ctx.state (bit 0x108) = RDY
+        ];
+        if ctx0 != 0 {
+            w.push((0x20, ctx0)); // ctx.vsd
+        }
+        assert_eq!(
+            build(|b| res::modify_rq_vsd(b, 0x123, vsd)),
+            sparse(272, &w),
+            "vsd {vsd}"
+        );
+    }
     let want = sparse(16, &[(0x00, 0x09), (0x01, 0x07), (0x0b, 0x22)]); // QUERY_SQ 0x907
     assert_eq!(build(|b| res::query_sq(b, 0x22)), want);
     let want = sparse(16, &[(0x00, 0x09), (0x01, 0x0b), (0x0b, 0x23)]); // QUERY_RQ 0x90b
@@ -1085,7 +1108,8 @@ fn eth_caps_out(enhanced_mpwqe: bool) -> Vec<u8> {
     let mut v = sparse(
         4112,
         &[
-            (0x10, 0xc0), // csum_cap (bit 0x00) = 1, vlan_cap (bit 0x01) = 1
+            // csum_cap (bit 0x00) = 1, vlan_cap (bit 0x01) = 1, wqe_vlan_insert (bit 0x07) = 1
+            (0x10, 0xc1),
             (0x11, 0x10), // max_lso_cap (bit 0x0b, 5 bits) = 16
             // multi_pkt_send_wqe (0x10, 2) = 2, wqe_inline_mode (0x12, 2) = 1,
             // rss_ind_tbl_cap (0x14, 4) = 8
@@ -1131,6 +1155,7 @@ fn parse_caps() {
         log_max_current_mc_list: 4,
         csum_cap: true,
         vlan_cap: true,
+        wqe_vlan_insert: true,
         max_lso_cap: 16,
         wqe_inline_mode: 1,
         multi_pkt_send_wqe: 2,

@@ -81,6 +81,10 @@ pub(crate) struct ChannelParams {
     /// Interrupt moderation new CQs are made with (`ethtool -C`; a change is applied to
     /// live channels in place, without reopening them).
     pub(crate) coal: Coalesce,
+    /// The device strips received frames' outer 802.1Q tag into the completion
+    /// (`NETIF_F_HW_VLAN_CTAG_RX`): what new RQs are made with (a change is applied to live
+    /// channels in place, [`crate::family::Control::apply_rx_vlan`]).
+    pub(crate) rx_vlan: bool,
 }
 
 /// Interrupt moderation of one direction's completion queues (`ethtool -C rx-usecs N
@@ -1637,6 +1641,14 @@ impl<F: Family> Channel<F> {
     /// too). Sleeps.
     pub(crate) fn modify_moderation(&self, rx: bool, m: Moderation) -> Result {
         moderate(&self.shared, &self.queues, &self.xsk_queues, rx, m)
+    }
+
+    /// Turns VLAN stripping of the channel's RQs (the regular one and the AF_XDP zero-copy
+    /// one, while it exists) on or off in place. Sleeps.
+    pub(crate) fn set_rx_vlan(&self, strip: bool) -> Result {
+        let (hw, func) = (&self.shared.hw, &self.shared.func);
+        F::apply_rx_vlan(hw, func, &self.queues, strip)?;
+        F::apply_rx_vlan(hw, func, &self.xsk_queues.lock(), strip)
     }
 
     /// Turns DIM of the RX (`rx`) or TX CQs on or off, setting the CQs to `m` (DIM's

@@ -97,6 +97,13 @@ fn port_config<F: Family>(func: &F::Func) -> crate::kernel_ext::net::device::Con
             ntuple: F::NTUPLE_RULES > 0,
             // The RSS hash of every received packet (ethtool -K rxhash), both families.
             rx_hash: true,
+            // 802.1Q tag insertion and stripping by the device: ConnectX's changeable (the
+            // eth segment's insert, the RQs' `vsd`, as mlx5e), MANA's fixed on (as mana).
+            vlan: if F::RX_VLAN_TOGGLE {
+                crate::kernel_ext::net::device::VlanOffload::Changeable
+            } else {
+                crate::kernel_ext::net::device::VlanOffload::Fixed
+            },
         },
         // Native XDP (drop, pass, tx, redirect) on every RX queue, frames redirected from
         // other devices (ndo_xdp_xmit), and AF_XDP zero-copy where the family has it.

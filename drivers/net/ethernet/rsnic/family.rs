@@ -560,6 +560,21 @@ pub(crate) trait Control: DataPath {
         Err(crate::kernel_ext::net::eopnotsupp())
     }
 
+    /// Whether the family's RQs strip VLAN tags by request: `NETIF_F_HW_VLAN_CTAG_RX` is
+    /// changeable (`ethtool -K rxvlan`, ConnectX's `rqc.vsd`). A family without it either
+    /// always strips (MANA: the feature fixed on, as upstream) or never does.
+    const RX_VLAN_TOGGLE: bool = false;
+    /// Turns VLAN stripping of the RQs among a live channel's device queues `queues` on
+    /// (`strip`) or off, without re-creating them (none there: nothing to do). Sleeps.
+    fn apply_rx_vlan(
+        _hw: &Arc<Function>,
+        _func: &Arc<Self::Func>,
+        _queues: &Self::Queues,
+        _strip: bool,
+    ) -> Result {
+        Err(crate::kernel_ext::net::eopnotsupp())
+    }
+
     /// Creates an XSK RQ of `buf_size`-byte buffers with its CQ on the channel's vector and
     /// posts buffers from the pool (as many as the fill ring has). Returns it with its device
     /// RQ id.

@@ -343,6 +343,8 @@ impl<F: Family> Port<F> {
             pflags,
             xdp: false,
             coal: Coalesce::DEFAULT,
+            // NETIF_F_HW_VLAN_CTAG_RX is on at registration (both families).
+            rx_vlan: true,
         };
         Arc::pin_init(
             pin_init!(Self {
@@ -675,6 +677,41 @@ impl<F: Family> Port<F> {
             }
         }
         first
+    }
+
+    /// VLAN stripping on (`strip`) or off (`ethtool -K rxvlan`, as mlx5e's
+    /// `set_feature_rx_vlan`): new RQs are made so, and the live channels' RQs are changed
+    /// in place (MODIFY_RQ `vsd`), nothing reopened. A tag the device stripped goes up with
+    /// its packet either way, so frames received meanwhile lose nothing. On a failure the
+    /// channels changed so far are set back and the feature stays as it was. Under RTNL;
+    /// sleeps.
+    fn set_rx_vlan(&self, strip: bool) -> Result {
+        let mut st = self.state.lock();
+        if st.params.rx_vlan == strip {
+            return Ok(());
+        }
+        if st.open {
+            // The live channels (the state lock keeps them from being closed meanwhile);
+            // the commands sleep, so not under the list's spinlock.
+            let chans: KVec<Arc<Channel<F>>> = with_bh(|| {
+                let l = self.chans.lock();
+                let mut v = KVec::with_capacity(l.len(), GFP_ATOMIC)?;
+                for ch in l.iter() {
+                    v.push(ch.clone(), GFP_ATOMIC)?;
+                }
+                Ok::<_, Error>(v)
+            })?;
+            for (i, ch) in chans.iter().enumerate() {
+                if let Err(e) = ch.set_rx_vlan(strip) {
+                    for done in chans.iter().take(i + 1) {
+                        let _ = done.set_rx_vlan(!strip);
+                    }
+                    return Err(e);
+                }
+            }
+        }
+        st.params.rx_vlan = strip;
+        Ok(())
     }
 
     /// Attaches, replaces or detaches the XDP program. Attaching or detaching reopens the
@@ -1122,6 +1159,9 @@ impl<F: Family> device::Operations for PortOps<F> {
         if port.loopback.load(Ordering::Relaxed) != f.loopback {
             F::apply_loopback(&port.shared.hw, &port.shared.func, f.loopback)?;
             port.loopback.store(f.loopback, Ordering::Relaxed);
+        }
+        if F::RX_VLAN_TOGGLE {
+            port.set_rx_vlan(f.rx_vlan)?;
         }
         // Read by NAPI per packet; take effect from the next packet on.
         port.shared.rx_csum.store(f.rx_csum, Ordering::Relaxed);

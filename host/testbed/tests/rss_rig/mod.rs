@@ -86,13 +86,18 @@ impl Rig {
     /// Port 1 brought up by commands, looping back to itself (PPLR), with an SQ and four
     /// RQs of 64 posted WQEs on one CQ.
     pub fn new() -> Self {
+        Self::with_compression(false)
+    }
+
+    /// As [`Rig::new`], the CQ with CQE compression (`cqe_comp_en`) if `compress`.
+    pub fn with_compression(compress: bool) -> Self {
         let mut h = Host::new(1);
         h.bring_up();
         let uar = h.alloc(0x802);
         let pd = h.alloc(0x800);
         let td = h.alloc(0x816);
         let eq = h.create_eq(6, uar, 5, 0).unwrap();
-        let cq = h.create_cq(8, uar, eq.eqn, false).unwrap();
+        let cq = h.create_cq(8, uar, eq.eqn, compress).unwrap();
         let mut rqs = Vec::new();
         for _ in 0..4 {
             let rq = h.tb.mem.alloc(1024);
@@ -184,6 +189,46 @@ impl Rig {
                 None
             }
         }
+    }
+
+    /// Sends `frames` to itself in one burst (one doorbell, one engine run, so that their
+    /// RX CQEs can share a compression session) and re-posts every RQ to 64 WQEs. The CQ
+    /// is left unread.
+    pub fn burst(&mut self, frames: &[Vec<u8>]) {
+        let mut last = [0u8; 8];
+        let mut keep = Vec::new();
+        for frame in frames {
+            let data = self.h.tb.mem.alloc_from(frame);
+            let mut w = Vec::new();
+            w.extend_from_slice(&ctrl(OP_SEND, self.pc, self.sq.0, 3, 0));
+            w.extend_from_slice(&eseg(0, 0, 0, [0, 0]));
+            w.extend_from_slice(&dseg(frame.len() as u32, 0, data.dma_addr()));
+            self.sq.1.write((usize::from(self.pc) % 64) * 64, &w);
+            self.pc = self.pc.wrapping_add(1);
+            last.copy_from_slice(&w[..8]);
+            keep.push(data);
+        }
+        self.sq.2.write_be32(4, u32::from(self.pc));
+        self.h
+            .bus
+            .write64(self.h.reg(self.uar * 4096 + 0x800), last);
+        self.h.step();
+        for r in &self.rqs {
+            let now = self.h.tb.device().rq_consumer(r.0).unwrap();
+            r.2.write_be32(0, u32::from(now) + 64);
+        }
+    }
+
+    /// The first `len` bytes of the buffer of WQE `wqe` of RQ `rq` (the address its one
+    /// data segment names).
+    pub fn rx_data(&self, rq: usize, wqe: u16, len: usize) -> Vec<u8> {
+        use rsnic_core::dp::hw::BusMemory;
+        let mut d = [0u8; 16];
+        self.rqs[rq].1.read((usize::from(wqe) % 64) * 16, &mut d);
+        let addr = u64::from_be_bytes(d[8..16].try_into().unwrap());
+        let mut out = vec![0u8; len];
+        self.h.tb.mem.dma_read(addr, &mut out).unwrap();
+        out
     }
 
     /// CREATE_TIR (indirect, Toeplitz) over `rqtn` with `key` and the outer selector.

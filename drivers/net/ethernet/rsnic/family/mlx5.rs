@@ -551,6 +551,7 @@ impl Control for Mlx5 {
                 rq_params.log_stride(),
                 dbr_addr + 8,
                 rx_cqn,
+                !p.rx_vlan,
             ),
         )?;
         func.ready_rq(rqn)?;
@@ -562,7 +563,9 @@ impl Control for Mlx5 {
                 db_offset: uar + BF_OFFSET,
                 dbr_off: 0,
                 min_inline: func.min_inline(),
-                vlan_need_l2_inline: false,
+                // Without `wqe_vlan_insert` the tag goes into the inline header
+                // (MLX5E_SQ_STATE_VLAN_NEED_L2_INLINE).
+                vlan_need_l2_inline: !func.resources().caps.wqe_vlan_insert,
                 max_sq_wqebbs: 16,
                 mpwqe: p.pflags & PFLAG_SKB_TX_MPWQE != 0,
                 mpwqe_inline: false,
@@ -616,6 +619,21 @@ impl Control for Mlx5 {
         };
         for cqn in cqs.into_iter().flatten() {
             func.modify_cq_moderation(cqn, cq_moderation(m))?;
+        }
+        Ok(())
+    }
+
+    const RX_VLAN_TOGGLE: bool = true;
+
+    fn apply_rx_vlan(
+        _hw: &Arc<Function>,
+        func: &Arc<ctrl::Func>,
+        q: &Queues,
+        strip: bool,
+    ) -> Result {
+        // mlx5e_modify_channels_vsd changes the regular RQs; the XSK RQ is one too.
+        for rqn in [q.rq, q.xsk_rq].into_iter().flatten() {
+            func.set_rq_vsd(rqn, !strip)?;
         }
         Ok(())
     }
@@ -802,7 +820,9 @@ impl Control for Mlx5 {
                 db_offset: uar + BF_OFFSET,
                 dbr_off: 0,
                 min_inline: func.min_inline(),
-                vlan_need_l2_inline: false,
+                // Without `wqe_vlan_insert` the tag goes into the inline header
+                // (MLX5E_SQ_STATE_VLAN_NEED_L2_INLINE).
+                vlan_need_l2_inline: !func.resources().caps.wqe_vlan_insert,
                 max_sq_wqebbs: 16,
                 mpwqe,
                 mpwqe_inline: mpwqe,
@@ -847,7 +867,7 @@ impl Control for Mlx5 {
         let cq = Cq::new(cq_buf, dbr.clone(), 16, p.log_rq, cqn, uar).map_err(|_| EINVAL)?;
         let rqn = rec(
             &mut q.xsk_rq,
-            func.create_rq(&rq_buf, p.log_rq, 4, dbr.dma_addr(), cqn),
+            func.create_rq(&rq_buf, p.log_rq, 4, dbr.dma_addr(), cqn, !p.rx_vlan),
         )?;
         func.ready_rq(rqn)?;
         let mut rq = Rq::new(
@@ -918,7 +938,8 @@ impl DataPath for Mlx5 {
                 csum_ok: c.hds_ip_ext & 0x6 == 0x6,
                 hash: c.hash,
                 hash_type: hash_type(c),
-                vlan: None,
+                // A tag the device stripped (`cqe_has_vlan`), as mlx5e_build_rx_skb.
+                vlan: c.vlan,
             };
             deliver(page, &m, frags)
         })
@@ -1088,7 +1109,8 @@ impl DataPath for Mlx5 {
                 csum_ok: c.hds_ip_ext & 0x6 == 0x6,
                 hash: c.hash,
                 hash_type: hash_type(c),
-                vlan: None,
+                // A tag the device stripped (`cqe_has_vlan`), as mlx5e_build_rx_skb.
+                vlan: c.vlan,
             };
             deliver(buf, &m)
         })

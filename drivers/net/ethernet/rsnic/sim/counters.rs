@@ -62,6 +62,9 @@ const MLX5: &[Counter<mlx5::PortCounters>] = &[
     ("dev_tx_cqes", |c| c.tx_cqes),
     ("dev_rx_packets", |c| c.rx_packets),
     ("dev_rx_bytes", |c| c.rx_bytes),
+    // VLAN offloads (ethtool -K rxvlan / txvlan: tests/vm/78-vlan.sh).
+    ("dev_rx_vlan_stripped", |c| c.rx_vlan_stripped),
+    ("dev_tx_vlan_inserted", |c| c.tx_vlan_inserted),
     ("dev_rx_scatter_pkts", |c| c.rx_scatter_pkts),
     ("dev_rx_segs", |c| c.rx_segs),
     ("dev_rx_cqes", |c| c.rx_cqes),

@@ -766,7 +766,7 @@ impl Func {
     }
 
     /// CREATE_RQ (in RST) of `2^log` WQEs of `2^log_stride` bytes in `buf` completing on
-    /// `cqn`; [`Func::ready_rq`] moves it to RDY.
+    /// `cqn`, stripping received VLAN tags unless `vsd`; [`Func::ready_rq`] moves it to RDY.
     pub(crate) fn create_rq(
         &self,
         buf: &KCoherent,
@@ -774,9 +774,11 @@ impl Func {
         log_stride: u8,
         dbr: u64,
         cqn: u32,
+        vsd: bool,
     ) -> Result<u32> {
         let p = res::CreateRq {
             cqn,
+            vsd,
             // The port's Q counter counts the RQ's drops (`rx_out_of_buffer`).
             counter_set_id: self.res.q_counter.unwrap_or(0),
             wq: res::Wq {
@@ -795,6 +797,15 @@ impl Func {
             res::create_rq(b, &p)
         })?;
         self.created(&out, res::parse_create_rq)
+    }
+
+    /// Turns VLAN stripping of ready RQ `rqn` off (`vsd`) or on in place (MODIFY_RQ RDY ->
+    /// RDY, `mlx5e_modify_rq_vsd`). Sleeps.
+    pub(crate) fn set_rq_vsd(&self, rqn: u32, vsd: bool) -> Result {
+        self.cmd(res::MODIFY_Q_IN_LEN, res::OUT_LEN, |b| {
+            res::modify_rq_vsd(b, rqn, vsd)
+        })?;
+        Ok(())
     }
 
     /// MODIFY_RQ RST -> RDY.

@@ -117,9 +117,10 @@ pub mod synd {
     pub const BAD_SQ: u32 = 0x67;
     /// MODIFY: the current state in the input is not the queue's state (BAD_RES_STATE).
     pub const CUR_STATE: u32 = 0x68;
-    /// MODIFY: a transition other than RST→RDY, RDY→ERR, ERR→RST (BAD_RES_STATE).
+    /// MODIFY: a transition other than RST→RDY, RDY→ERR, ERR→RST (and RDY→RDY of an RQ)
+    /// (BAD_RES_STATE).
     pub const TRANSITION: u32 = 0x69;
-    /// MODIFY: modify_bitmask not 0 (BAD_PARAM).
+    /// MODIFY: a modify_bitmask bit other than an RQ's VSD (BAD_PARAM).
     pub const MODIFY_BITMASK: u32 = 0x6a;
     /// CREATE_RQ: mem_rq_type not inline (BAD_PARAM).
     pub const MEM_RQ_TYPE: u32 = 0x6b;
@@ -1733,6 +1734,7 @@ impl<M: BusMemory> Cx<'_, '_, M> {
                 use ifc::eth_cap::*;
                 set(cap, CSUM_CAP, 1);
                 set(cap, VLAN_CAP, 1);
+                set(cap, WQE_VLAN_INSERT, 1);
                 set(cap, MAX_LSO_CAP, 16);
                 let mode = match caps.min_inline {
                     0 => 2,
@@ -2463,7 +2465,11 @@ impl<M: BusMemory> Cx<'_, '_, M> {
         };
         let used: fn(&super::QueueSet) -> bool = if sq { |r| r.sq.used } else { |r| r.rq.used };
         let (p, slot) = self.own(MODIFY_QN, base, used, bad_q)?;
-        if get64(self.inp, 0x10) != 0 {
+        // The fields a MODIFY may change besides the state: of an RQ, `vsd` (mlx5e's
+        // `mlx5e_modify_rq_vsd`, ethtool -K rxvlan); nothing of an SQ.
+        let bitmask = get64(self.inp, MODIFY_BITMASK);
+        let allowed = if sq { 0 } else { MODIFY_RQ_BITMASK_VSD };
+        if bitmask & !allowed != 0 {
             return Err(bad(synd::MODIFY_BITMASK));
         }
         let cur = if sq {
@@ -2478,6 +2484,8 @@ impl<M: BusMemory> Cx<'_, '_, M> {
             (QueueState::Reset, STATE_RDY) => QueueState::Ready,
             (QueueState::Ready, STATE_ERR) => QueueState::Error,
             (QueueState::Error, STATE_RST) => QueueState::Reset,
+            // RDY -> RDY changes fields only (the RQ's `vsd`, as mlx5e does it on live RQs).
+            (QueueState::Ready, STATE_RDY) if !sq => QueueState::Ready,
             _ => return Err((status::BAD_RES_STATE, synd::TRANSITION)),
         };
         let qn = make_qn(base, p, slot);
@@ -2486,7 +2494,13 @@ impl<M: BusMemory> Cx<'_, '_, M> {
         } else {
             self.t.set_rq_state(qn, next)
         };
-        r.map_err(|_| (status::BAD_RESOURCE, bad_q))
+        r.map_err(|_| (status::BAD_RESOURCE, bad_q))?;
+        if bitmask & MODIFY_RQ_BITMASK_VSD != 0 {
+            // From the next frame the RQ receives on (the engine reads the context per
+            // frame).
+            self.row(slot).rq.strip_vlan = self.g(RQ_VSD) == 0;
+        }
+        Ok(())
     }
 
     fn query_wq(&mut self, sq: bool) -> CmdResult {
@@ -2529,6 +2543,7 @@ impl<M: BusMemory> Cx<'_, '_, M> {
             set(o, STATE, state_code(q.state));
             set(o, CQN, make_qn(CQN_BASE, p, usize::from(q.cq)));
             set(o, RQ_FLUSH_IN_ERROR_EN, u32::from(q.flush));
+            set(o, RQ_VSD, u32::from(!q.strip_vlan));
             if q.pd != 0 {
                 set(o, PD, make_qn(PD_BASE, p, usize::from(q.pd - 1)));
             }

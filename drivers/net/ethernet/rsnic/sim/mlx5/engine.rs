@@ -668,6 +668,7 @@ fn exec_regular<M: BusMemory, I: InterruptSink>(
         len = insert_vlan(gather, len, tpid, tci)?;
     }
     if !lso {
+        port.counters.tx_vlan_inserted += u64::from(e.vlan.is_some());
         port.counters.send_wqes += 1;
         port.counters.tx_gather_pkts += bufs.gathered();
         port.counters.tx_floor_in_bytes += inbound_floor(host_len as u64);
@@ -699,6 +700,10 @@ fn exec_regular<M: BusMemory, I: InterruptSink>(
     }
     port.counters.lso_wqes += 1;
     port.counters.lso_segs += nseg as u64;
+    // Every segment carries the tag (it is in the headers each one repeats).
+    if e.vlan.is_some() {
+        port.counters.tx_vlan_inserted += nseg as u64;
+    }
     // fix_segment fills every segment's checksums.
     port.counters.tx_csum_offload += nseg as u64;
     port.counters.tx_gather_pkts += bufs.gathered();
@@ -775,6 +780,7 @@ fn exec_mpwqe<M: BusMemory, I: InterruptSink>(
         port.counters.tx_floor_in_bytes += inbound_floor(len as u64);
         if let Some((tpid, tci)) = e.vlan {
             len = insert_vlan(gather, len, tpid, tci)?;
+            port.counters.tx_vlan_inserted += 1;
         }
         if let Some(pktbuf) = gather.get_mut(..len) {
             port.counters.tx_csum_offload += u64::from(apply_csum(pktbuf, &e));
@@ -1012,9 +1018,17 @@ fn receive<M: BusMemory, I: InterruptSink>(
             counters.faults_injected += 1;
         }
         let keys = &port.func;
-        let scattered = || scatter(&rq, wc, frame, counters, keys, io.pool, io.mem);
+        // The RQ strips an outer C-VLAN tag unless its `vsd` is set: the host gets the
+        // frame without the 4 bytes after the MACs.
+        let tag = if rq.strip_vlan { c_tag(frame) } else { None };
+        let parts = match (tag, frame.get(..12), frame.get(16..)) {
+            (Some(_), Some(head), Some(rest)) => [head, rest],
+            _ => [frame, &[][..]],
+        };
+        let scattered = || scatter(&rq, wc, &parts, counters, keys, io.pool, io.mem);
         match injected.map_or_else(scattered, Err) {
             Ok(()) => {
+                // The vport and the device count the frame as it came off the wire.
                 port.func.vport.rx(frame);
                 counters.rx_packets += 1;
                 counters.rx_bytes += frame.len() as u64;
@@ -1022,6 +1036,14 @@ fn receive<M: BusMemory, I: InterruptSink>(
                 // A corrupt CQE (injected): it names a WQE the driver does not expect.
                 let named = if bad_wc { wc.wrapping_add(7) } else { wc };
                 let mut c = rx_cqe(frame, &h, hash, hash_type, named);
+                if let Some(tci) = tag {
+                    // `cqe_has_vlan` (the cv bit of `l4_l3_hdr_type`), `vlan_info` the
+                    // whole TCI, `byte_cnt` what the host got.
+                    c[CQE_L4_L3_HDR_TYPE] |= CQE_CV;
+                    put(&mut c, CQE_VLAN_INFO, &tci.to_be_bytes());
+                    put(&mut c, 44, &((frame.len() - 4) as u32).to_be_bytes());
+                    counters.rx_vlan_stripped += 1;
+                }
                 if bad_len {
                     put(&mut c, 44, &0x0010_0000u32.to_be_bytes());
                 }
@@ -1115,12 +1137,56 @@ fn steer(
     Some((usize::from(*slot), hash, ty))
 }
 
-/// Reads the RX WQE at the RQ's consumer counter and writes the frame into its buffers.
-/// Errors are syndromes.
+/// `l4_l3_hdr_type`: byte 29 of an RX CQE.
+const CQE_L4_L3_HDR_TYPE: usize = 29;
+/// `cqe_has_vlan`: bit 0 of `l4_l3_hdr_type`, the device stripped a C-VLAN tag.
+const CQE_CV: u8 = 0x1;
+/// `vlan_info`: bytes 30..32 of an RX CQE (BE16), the stripped tag's TCI.
+const CQE_VLAN_INFO: usize = 30;
+
+/// The TCI of the outer 802.1Q tag (TPID 0x8100 right after the MACs) of a frame long
+/// enough to carry one, as ConnectX strips it; an 802.1ad (0x88a8) outer tag is not.
+fn c_tag(frame: &[u8]) -> Option<u16> {
+    match (frame.get(12..14), frame.get(14..16)) {
+        (Some(&[0x81, 0x00]), Some(&[t0, t1])) if frame.len() >= 18 => {
+            Some(u16::from_be_bytes([t0, t1]))
+        }
+        _ => None,
+    }
+}
+
+/// Writes bytes `off..off + n` of the frame made of `parts` (in order) to bus address `a`.
+fn write_parts<M: BusMemory>(
+    mem: &M,
+    a: DmaAddr,
+    parts: &[&[u8]; 2],
+    off: usize,
+    n: usize,
+) -> Result<(), u8> {
+    let end = off + n;
+    let (mut pos, mut base, mut addr) = (off, 0usize, a);
+    for part in parts {
+        let pend = base + part.len();
+        if pos < end && pos < pend {
+            let take = end.min(pend) - pos;
+            let src = part
+                .get(pos - base..pos - base + take)
+                .ok_or(SYND_LOCAL_LENGTH)?;
+            mem.dma_write(addr, src).map_err(|_| SYND_LOCAL_PROT)?;
+            addr = addr.wrapping_add(take as u64);
+            pos += take;
+        }
+        base = pend;
+    }
+    Ok(())
+}
+
+/// Reads the RX WQE at the RQ's consumer counter and writes the frame, `parts` one after
+/// the other (the frame around a stripped tag), into its buffers. Errors are syndromes.
 fn scatter<M: BusMemory>(
     rq: &RqCtx,
     wc: u16,
-    frame: &[u8],
+    parts: &[&[u8]; 2],
     counters: &mut PortCounters,
     keys: &super::cmd::Func,
     pool: &[u8],
@@ -1151,20 +1217,20 @@ fn scatter<M: BusMemory>(
         cap = cap.saturating_add(len);
         used += 1;
     }
-    if frame.len() > cap {
+    let total = parts[0].len() + parts[1].len();
+    if total > cap {
         return Err(SYND_LOCAL_LENGTH);
     }
     let mut off = 0;
     for i in 0..used {
-        if off >= frame.len() {
+        if off >= total {
             break;
         }
         let len = (be32(wbuf, i * DS) & 0x7fff_ffff) as usize;
         let a = be64(wbuf, i * DS + 8);
-        let n = len.min(frame.len() - off);
+        let n = len.min(total - off);
         counters.pcie.dma_write(a, n as u64);
-        let src = frame.get(off..off + n).ok_or(SYND_LOCAL_LENGTH)?;
-        mem.dma_write(a, src).map_err(|_| SYND_LOCAL_PROT)?;
+        write_parts(mem, a, parts, off, n)?;
         off += n;
         counters.rx_segs += 1;
         if i == 1 {

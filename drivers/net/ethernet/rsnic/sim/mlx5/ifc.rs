@@ -644,6 +644,9 @@ pub mod eth_cap {
     pub const RSS_IND_TBL_CAP: Fld = f(0x14, 4);
     /// `enhanced_multi_pkt_send_wqe`: bit 0x1a (1).
     pub const ENHANCED_MULTI_PKT_SEND_WQE: Fld = f(0x1a, 1);
+    /// `wqe_vlan_insert`: bit 0x7 (1): the eth segment's `insert.type` VLAN is executed
+    /// (mlx5e inlines the tagged L2 header itself without it).
+    pub const WQE_VLAN_INSERT: Fld = f(0x7, 1);
     /// `self_lb_en_modifiable`: bit 0x8 (1).
     pub const SELF_LB_EN_MODIFIABLE: Fld = f(0x8, 1);
     /// `swp`: bit 0x20 (1).
@@ -747,6 +750,10 @@ pub mod wq {
     pub const RQ_MEM_RQ_TYPE: Fld = f(0x104, 4);
     /// `ctx.vsd` of rqc (VLAN stripping disabled): bit 0x103 (1).
     pub const RQ_VSD: Fld = f(0x103, 1);
+    /// `modify_rq_in.modify_bitmask` (byte 0x10, 64 bits, big-endian).
+    pub const MODIFY_BITMASK: usize = 0x10;
+    /// `MLX5_MODIFY_RQ_IN_MODIFY_BITMASK_VSD`: MODIFY_RQ changes `ctx.vsd`.
+    pub const MODIFY_RQ_BITMASK_VSD: u64 = 1 << 1;
     /// `ctx.counter_set_id` of rqc: bit 0x160 (8).
     pub const RQ_COUNTER_SET_ID: Fld = f(0x160, 8);
     /// `ctx.flush_in_error_en` of rqc: bit 0x10d (1).

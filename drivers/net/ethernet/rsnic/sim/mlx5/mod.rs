@@ -359,7 +359,15 @@
 //!
 //! Beyond the spec's table, RX CQEs also carry `l4_l3_hdr_type` as ConnectX does: bits 6..4
 //! L4 type (1 TCP, 2 UDP; 3/4 for a TCP ACK without/with data), bits 3..2 L3 type (1 IPv6,
-//! 2 IPv4). No VLAN stripping, no timestamps, no LRO.
+//! 2 IPv4). VLAN stripping: unless the RQ's `vsd` is set (CREATE_RQ, or MODIFY_RQ with
+//! the VSD bit of `modify_bitmask`, RDY -> RDY), a frame whose outer tag is 802.1Q (TPID
+//! 0x8100 after the MACs; not 802.1ad) reaches the host without those 4 bytes, and its CQE
+//! has the cv bit (bit 0 of `l4_l3_hdr_type`, device.h's `cqe_has_vlan`), the whole TCI in
+//! `vlan_info` and `byte_cnt` of the shortened frame
+//! ([`PortCounters::rx_vlan_stripped`]); steering, RSS, the checksums and the vport's
+//! counters see the frame as it came off the wire. A compression session only takes CQEs
+//! whose cv bit and `vlan_info` equal its title's, which carries them for all (mini CQEs
+//! have no room for them; mlx5e copies the title). No timestamps, no LRO.
 //!
 //! **CQ.** The CQE for producer index `pi` goes to slot `pi & mask` with owner bit
 //! `(pi >> log_size) & 1`. Before using a slot the device checks room against its cached copy
@@ -750,8 +758,15 @@ pub struct PortCounters {
     pub cq_timer_events: u64,
     /// Packets received into an RQ.
     pub rx_packets: u64,
-    /// Bytes received into an RQ.
+    /// Bytes received into an RQ, counted as they came off the wire (a tag the RQ stripped
+    /// included, as the vport and port counters count it; the CQE's `byte_cnt` is without).
     pub rx_bytes: u64,
+    /// Received frames whose outer 802.1Q tag the RQ stripped (`rqc.vsd` clear) and
+    /// reported in the CQE.
+    pub rx_vlan_stripped: u64,
+    /// Transmitted frames the device tagged (the eth segment's VLAN insertion; LSO counts
+    /// segments).
+    pub tx_vlan_inserted: u64,
     /// Packets written over more than one data segment of their RX WQE (scatter).
     pub rx_scatter_pkts: u64,
     /// RX data segments written into (one per buffer a packet went into).
@@ -868,6 +883,8 @@ impl PortCounters {
         cq_timer_events: 0,
         rx_packets: 0,
         rx_bytes: 0,
+        rx_vlan_stripped: 0,
+        tx_vlan_inserted: 0,
         rx_scatter_pkts: 0,
         rx_segs: 0,
         rx_out_of_buffer: 0,
@@ -941,6 +958,8 @@ impl PortCounters {
             cq_timer_events,
             rx_packets,
             rx_bytes,
+            rx_vlan_stripped,
+            tx_vlan_inserted,
             rx_scatter_pkts,
             rx_segs,
             rx_out_of_buffer,

@@ -122,6 +122,8 @@ pub mod eth {
     pub const CSUM_CAP: Field = Field::new(0x00, 1);
     /// `vlan_cap`: bit 0x01, 1 bit.
     pub const VLAN_CAP: Field = Field::new(0x01, 1);
+    /// `wqe_vlan_insert`: bit 0x07, 1 bit (the eth segment's VLAN insertion).
+    pub const WQE_VLAN_INSERT: Field = Field::new(0x07, 1);
     /// `max_lso_cap`: bit 0x0b, 5 bits (log2 of the largest LSO).
     pub const MAX_LSO_CAP: Field = Field::new(0x0b, 5);
     /// `multi_pkt_send_wqe`: bit 0x10, 2 bits.
@@ -207,6 +209,9 @@ pub struct DevCaps {
     pub csum_cap: bool,
     /// Ethernet `vlan_cap`.
     pub vlan_cap: bool,
+    /// Ethernet `wqe_vlan_insert`: the SQ inserts the eth segment's tag (without it the
+    /// tagged L2 header is inlined, mlx5e's `MLX5E_SQ_STATE_VLAN_NEED_L2_INLINE`).
+    pub wqe_vlan_insert: bool,
     /// Ethernet `max_lso_cap` (log2 bytes).
     pub max_lso_cap: u8,
     /// Ethernet `wqe_inline_mode` (`CAP_INLINE_MODE_*`).
@@ -341,6 +346,7 @@ pub fn parse_eth_caps(out: &[u8], caps: &mut DevCaps) -> Result<(), FormatError>
     let g = |f: Field| f.at(CAP_BASE).get(o);
     caps.csum_cap = g(eth::CSUM_CAP) != 0;
     caps.vlan_cap = g(eth::VLAN_CAP) != 0;
+    caps.wqe_vlan_insert = g(eth::WQE_VLAN_INSERT) != 0;
     caps.max_lso_cap = g(eth::MAX_LSO_CAP) as u8;
     caps.multi_pkt_send_wqe = g(eth::MULTI_PKT_SEND_WQE) as u8;
     caps.wqe_inline_mode = g(eth::WQE_INLINE_MODE) as u8;

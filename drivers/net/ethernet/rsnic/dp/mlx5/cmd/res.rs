@@ -336,6 +336,8 @@ pub const QC_CQN: Field = Field::new(0x48, 24).at(QC);
 pub const SQC_TIS_LST_SZ: Field = Field::new(0x100, 16).at(QC);
 /// `sqc.tis_num_0`: bit 0x168, 24 bits.
 pub const SQC_TIS_NUM_0: Field = Field::new(0x168, 24).at(QC);
+/// `rqc.vsd`: bit 0x03, 1 bit (VLAN strip disable: received frames keep their C-tag).
+pub const RQC_VSD: Field = Field::new(0x03, 1).at(QC);
 /// `rqc.mem_rq_type`: bit 0x04, 4 bits.
 pub const RQC_MEM_RQ_TYPE: Field = Field::new(0x04, 4).at(QC);
 /// `rqc.flush_in_error_en`: bit 0x0d, 1 bit.
@@ -364,6 +366,10 @@ pub const WQ_LOG_WQ_SZ: Field = Field::new(0x11b, 5).at(WQ);
 pub const MODIFY_CUR_STATE: Field = Field::new(0x40, 4);
 /// `modify_sq_in.sqn` / `modify_rq_in.rqn` / `query_sq_in.sqn` / `query_rq_in.rqn`: bit 0x48.
 pub const MODIFY_QN: Field = Field::new(0x48, 24);
+/// `modify_rq_in.modify_bitmask`: bit 0x80, 64 bits.
+pub const MODIFY_RQ_BITMASK: Field = Field::new(0x80, 64);
+/// `MLX5_MODIFY_RQ_IN_MODIFY_BITMASK_VSD`: the MODIFY_RQ changes `rqc.vsd`.
+pub const MODIFY_RQ_BITMASK_VSD: u64 = 1 << 1;
 /// `modify_*_in` / `query_*_out` length.
 pub const MODIFY_Q_IN_LEN: usize = 272;
 /// `query_sq_out` / `query_rq_out` length.
@@ -485,6 +491,9 @@ pub struct CreateRq {
     /// The Q counter set that counts the RQ's drops for want of a WQE (ALLOC_Q_COUNTER's
     /// id; 0: none), as mlx5e_create_rq sets `counter_set_id`.
     pub counter_set_id: u8,
+    /// `vsd`: the device leaves received frames' VLAN tags in place (NETIF_F_HW_VLAN_CTAG_RX
+    /// off, mlx5e's `vlan_strip_disable`); clear, it strips an outer C-tag into the CQE.
+    pub vsd: bool,
     /// The work queue (`log_wq_stride` 4..=8; `uar_page` unused).
     pub wq: Wq,
 }
@@ -507,6 +516,7 @@ pub fn create_rq(buf: &mut [u8], p: &CreateRq) -> Result<usize, FormatError> {
     RQC_FLUSH_IN_ERROR_EN.set(b, 1);
     QC_CQN.set(b, u64::from(p.cqn));
     RQC_COUNTER_SET_ID.set(b, u64::from(p.counter_set_id));
+    RQC_VSD.set(b, u64::from(p.vsd));
     write_wq(b, &p.wq)?;
     Ok(len)
 }
@@ -549,6 +559,19 @@ pub fn modify_rq(
     next: QState,
 ) -> Result<usize, FormatError> {
     modify_q(buf, op::MODIFY_RQ, rqn, cur, next)
+}
+
+/// MODIFY_RQ of a ready RQ `rqn` that changes only its `vsd` (RDY -> RDY with the VSD bit
+/// of `modify_bitmask`, as `mlx5e_modify_rq_vsd` for ethtool -K rxvlan).
+pub fn modify_rq_vsd(buf: &mut [u8], rqn: u32, vsd: bool) -> Result<usize, FormatError> {
+    let len = modify_q(buf, op::MODIFY_RQ, rqn, QState::Rdy, QState::Rdy)?;
+    let have = buf.len();
+    let b = buf
+        .get_mut(..len)
+        .ok_or(FormatError::BufferTooSmall { need: len, have })?;
+    MODIFY_RQ_BITMASK.set(b, MODIFY_RQ_BITMASK_VSD);
+    RQC_VSD.set(b, u64::from(vsd));
+    Ok(len)
 }
 
 /// DESTROY_SQ `sqn`.
