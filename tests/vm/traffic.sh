@@ -128,8 +128,11 @@ pktgen_deaf() {
 		d0=$(stat "$dev" dev_rx_packets)
 		ping -c 1 -W 0.3 -q "$dst" >/dev/null 2>&1 || true
 		pings=$((pings + 1))
+		# The reply must have reached the device before the driver's silence means anything.
+		wait_for "drop_irqs: the ping's reply at $dev's device" \
+			eval '[ "$(stat "$dev" dev_rx_packets)" -gt "$d0" ]'
 		sleep 0.2
-		if [ "$(stat "$dev" dev_rx_packets)" -gt "$d0" ] && [ "$(stat "$dev" rx_packets)" = "$r0" ]; then
+		if [ "$(stat "$dev" rx_packets)" = "$r0" ]; then
 			deaf=1
 			break
 		fi
