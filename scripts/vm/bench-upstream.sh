@@ -94,7 +94,7 @@ drv_now() {
 	D_TXDROP=$(cat "/sys/class/net/$A/statistics/tx_dropped")
 }
 
-# quiet_model: the model's counters of the pair stand still (devd rewrites the file at most
+# model_still: the model's counters of the pair stand still (devd rewrites the file at most
 # every 50 ms while busy and once when it goes idle).
 LAST=""
 model_still() {
