@@ -26,9 +26,11 @@ mkdir -p "$OUT"
 load0=$(cut -d' ' -f1-3 /proc/loadavg)
 rsnic_log "rsnic against upstream mlx5e on the vfio-user transport's ConnectX functions (serial log: ${LOG#"$RSNIC_ROOT"/})"
 rc=0
+# The console shows only the rounds as they end (and a failure).
 RSNIC_TRANSPORT=vfio RSNIC_PCI_FAMILY=mlx5 RSNIC_VM_QUIET_BOOT=1 scripts/vm-run.sh --log "$LOG" \
 	env BENCH_UP_ROUNDS="${BENCH_UP_ROUNDS:-5}" BENCH_UP_COUNT="${BENCH_UP_COUNT:-200000}" \
-	scripts/vm/bench-upstream.sh >/dev/null 2>&1 || rc=$?
+	scripts/vm/bench-upstream.sh \
+	2> >(grep --line-buffered -a -E '^ *(rsnic|mlx5e) round [0-9]|FAIL:' >&2 || true) >/dev/null || rc=$?
 load1=$(cut -d' ' -f1-3 /proc/loadavg)
 lines=$(tr -d '\r' <"$LOG" | sed -n 's/^.*RSNIC-BENCH //p')
 if [ "$rc" != 0 ] || ! grep -q '^done' <<<"$lines"; then
