@@ -143,6 +143,7 @@ bench_driver() {
 		pktgen_run "$A" "$COUNT" 10.10.0.2 "$MAC_B" 32 60
 		[ "$PG_SENT" -ge "$COUNT" ] || fail "$drv round $r: pktgen sent $PG_SENT of $COUNT frames"
 		[ "${PG_ERRORS:-0}" = 0 ] || fail "$drv round $r: pktgen counted $PG_ERRORS errors"
+		[ -n "$PG_PPS" ] || fail "$drv round $r: pktgen reported no rate"
 		WAIT_TRIES=150 WAIT_DIAG='eval echo "$drv round $r: $ACC"' \
 			wait_for "$drv round $r: every frame accounted for" accounted
 		echo "  $drv round $r: $PG_PPS pps; $ACC"
