@@ -119,6 +119,12 @@ accounted() {
 	[ "$PG_SENT" = $((tx + atxdrop)) ] && [ "$tx" = $((rx + drop + ld)) ] && [ "$rx" = $((brx + brxdrop)) ]
 }
 
+# pair_driver NAME: A and B are driven by NAME (ethtool -i).
+pair_driver() {
+	assert_eq "$A: driver" "$1" "$(ethtool -i "$A" | sed -n 's/^driver: //p')"
+	assert_eq "$B: driver" "$1" "$(ip netns exec peer ethtool -i "$B" | sed -n 's/^driver: //p')"
+}
+
 # bench_driver NAME: the rounds on the pair A -> B of driver NAME, whose ports are A and B.
 bench_driver() {
 	local drv=$1 r flags ch rings
@@ -155,11 +161,7 @@ bench_driver() {
 
 # 1. rsnic, its default data path (Enhanced MPWQE on the SQ).
 setup_pair
-for i in "$A" "$B"; do
-	ns=()
-	[ "$i" = "$B" ] && ns=(ip netns exec peer)
-	assert_eq "$i: driver" rsnic "$("${ns[@]}" ethtool -i "$i" | sed -n 's/^driver: //p')"
-done
+pair_driver rsnic
 assert_eq "$A: skb_tx_mpwqe (rsnic's default)" on "$(priv_flag "$A" skb_tx_mpwqe)"
 bench_driver rsnic
 teardown_pair
@@ -169,11 +171,7 @@ fns_unbound
 mark_dmesg
 load_mlx5
 pair_up "${IFS_MLX5[0]}" "${IFS_MLX5[1]}"
-for i in "$A" "$B"; do
-	ns=()
-	[ "$i" = "$B" ] && ns=(ip netns exec peer)
-	assert_eq "$i: driver" mlx5_core "$("${ns[@]}" ethtool -i "$i" | sed -n 's/^driver: //p')"
-done
+pair_driver mlx5_core
 bench_driver mlx5e
 ip netns del peer
 sleep 0.5
