@@ -101,3 +101,10 @@ unload_mlx5() {
 			eval '[ "$(model_counter dev_fw_pages '"$p"')" = 0 ]'
 	done
 }
+
+# mlx5_no_errors: mlx5_core logged no error, warning or timeout since the last mark_dmesg.
+mlx5_no_errors() {
+	if dmesg_since_mark | grep -iE 'mlx5.*(error|err\(|fail|warn|timeout)'; then
+		fail "mlx5_core reported errors (above)"
+	fi
+}
