@@ -30,7 +30,7 @@ set -eu
 if [ "$RSNIC_TRANSPORT" != vfio ] || [ "$RSNIC_FAMILY" != mlx5 ]; then
 	fail "make bench-upstream needs the vfio-user transport's ConnectX functions (RSNIC_TRANSPORT=vfio RSNIC_PCI_FAMILY=mlx5; transport $RSNIC_TRANSPORT, family $RSNIC_FAMILY)"
 fi
-# MLX5_KO, FNS (function f is the model's port f); load_mlx5, unload_mlx5.
+# MLX5_KO, FNS (function f is the model's port f); setup_mlx5_pair, teardown_mlx5_pair.
 . "$RSNIC_ROOT/tests/vm/mlx5-upstream.sh"
 fns_unbound
 
@@ -169,12 +169,9 @@ fns_unbound
 
 # 2. The kernel's mlx5_core + mlx5e on the same functions, the same pair.
 mark_dmesg
-load_mlx5
-pair_up "${IFS_MLX5[0]}" "${IFS_MLX5[1]}"
+setup_mlx5_pair
 pair_driver mlx5_core
 bench_driver mlx5e
-ip netns del peer
-sleep 0.5
-unload_mlx5
+teardown_mlx5_pair
 mlx5_no_errors
 echo "RSNIC-BENCH done"

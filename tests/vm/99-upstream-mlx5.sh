@@ -30,19 +30,10 @@ set -eu
 [ "$RSNIC_TRANSPORT" = vfio ] ||
 	skip "the ConnectX functions with the hardware's IDs are the vfio-user transport's"
 [ "$RSNIC_FAMILY" = mlx5 ] || skip "the kernel's mlx5 driver drives the ConnectX functions only"
-# MLX5_KO, ports, FNS; load_mlx5, unload_mlx5, model_counter.
+# MLX5_KO, ports, FNS; load_mlx5, unload_mlx5, setup_mlx5_pair, teardown_mlx5_pair,
+# model_counter, mlx5_no_errors.
 . "$(dirname "$0")/mlx5-upstream.sh"
 fns_unbound
-
-setup_mlx5_pair() {
-	load_mlx5
-	pair_up "${IFS_MLX5[0]}" "${IFS_MLX5[1]}"
-}
-teardown_mlx5_pair() {
-	ip netns del peer 2>/dev/null
-	sleep 0.2
-	unload_mlx5
-}
 
 # Whatever the outcome, the functions go back unbound to the tests after this one (which
 # bind rsnic to them): no namespace, no mlx5_core.

@@ -108,3 +108,15 @@ mlx5_no_errors() {
 		fail "mlx5_core reported errors (above)"
 	fi
 }
+
+# setup_mlx5_pair: load_mlx5, then pair_up (lib.sh) on its two interfaces (A, B).
+setup_mlx5_pair() {
+	load_mlx5
+	pair_up "${IFS_MLX5[0]}" "${IFS_MLX5[1]}"
+}
+# teardown_mlx5_pair: no namespace "peer", unload_mlx5.
+teardown_mlx5_pair() {
+	ip netns del peer 2>/dev/null
+	sleep 0.2
+	unload_mlx5
+}
