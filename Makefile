@@ -19,6 +19,8 @@
 #   make demo       the main job: boot the VM and show rsnic at work
 #   make bench      deterministic data-path figures (target/bench/datapath.csv)
 #   make perf-vm    where the CPU goes in the VM under pktgen: driver, device model, kernel
+#   make bench-upstream  rsnic against the kernel's own mlx5e on the same emulated ConnectX
+#                   functions (vfio-user transport): pktgen rate and guest CPU per packet
 #   make fuzz       fuzz the data path against a hostile device (FUZZ_SECONDS per target)
 #   make host-soak  the host chaos soak: 10^7 packets per family with random faults (in make test)
 #   make soak       a chaos soak of the fault handling, both families (SOAK_SECONDS); soak-xdp-swap: XDP
@@ -32,7 +34,8 @@ TESTS ?= $(sort $(wildcard tests/vm/[0-9]*.sh))
 
 .PHONY: all setup setup-base setup-test setup-bench kernel module xdp-tools vmtest hostcheck \
 	devd vmtest-vfio \
-	host-soak test test-debug demo bench perf-vm fuzz soak soak-xdp-swap miri fmt clean
+	host-soak test test-debug demo bench bench-upstream perf-vm fuzz soak soak-xdp-swap miri \
+	fmt clean
 
 all: module
 
@@ -124,6 +127,14 @@ bench: setup-bench
 
 perf-vm: setup-base
 	@scripts/perf-vm.sh
+
+# rsnic against the kernel's own mlx5_core + mlx5e on the same two ConnectX VFs of rsnic-devd
+# (vfio-user transport), one VM, the same kernel: pktgen rounds through each driver in turn,
+# medians of the rate and of the guest's CPU time per packet (scripts/bench-upstream.sh, the
+# guest part scripts/vm/bench-upstream.sh; BENCH_UP_ROUNDS, BENCH_UP_COUNT). Not part of
+# make test.
+bench-upstream: setup-base kernel module devd upstream
+	@scripts/bench-upstream.sh
 
 fuzz: setup-test
 	@scripts/fuzz.sh

@@ -30,88 +30,10 @@ set -eu
 [ "$RSNIC_TRANSPORT" = vfio ] ||
 	skip "the ConnectX functions with the hardware's IDs are the vfio-user transport's"
 [ "$RSNIC_FAMILY" = mlx5 ] || skip "the kernel's mlx5 driver drives the ConnectX functions only"
-ko=${RSNIC_UPSTREAM_MLX5_KO:-}
-[ -f "$ko" ] ||
-	fail "no upstream mlx5_core.ko for this kernel (CONFIG_MLX5_CORE=m; the runner exports RSNIC_UPSTREAM_MLX5_KO)"
-ports=${RSNIC_PCI_PORTS:-2}
-[ "$ports" -ge 2 ] || fail "the test needs two ports (RSNIC_PCI_PORTS=$ports)"
-
-FNS=()
-for d in /sys/bus/pci/devices/*; do
-	if [ "$(cat "$d/vendor"):$(cat "$d/device")" = 0x15b3:0x101e ]; then FNS+=("${d##*/}"); fi
-done
-[ "${#FNS[@]}" = "$ports" ] || fail "found ${#FNS[@]} ConnectX VFs (15b3:101e), expected $ports"
-for fn in "${FNS[@]}"; do
-	[ ! -e "/sys/bus/pci/devices/$fn/driver" ] ||
-		fail "$fn is already bound to $(basename "$(readlink -f "/sys/bus/pci/devices/$fn/driver")")"
-done
-
-bound() {
-	local fn
-	for fn in "${FNS[@]}"; do
-		[ "$(basename "$(readlink -f "/sys/bus/pci/devices/$fn/driver" 2>/dev/null)")" = mlx5_core ] ||
-			return 1
-	done
-}
-fn_iface() {
-	local n
-	for n in "/sys/bus/pci/devices/$1/net"/*; do [ -e "$n" ] && echo "${n##*/}"; done
-	return 0
-}
-have_ifaces() {
-	local fn
-	for fn in "${FNS[@]}"; do [ -n "$(fn_iface "$fn")" ] || return 1; done
-}
-
-# The model's counter NAME of port P (devd rewrites the file when it goes idle).
-model_counter() {
-	local f=${RSNIC_DEVD_DIR:-/nonexistent}/port$2/counters k v
-	[ -r "$f" ] || fail "no model counters at $f"
-	while read -r k v; do
-		if [ "$k" = "$1:" ]; then
-			echo "$v"
-			return
-		fi
-	done <"$f"
-	echo 0
-}
-
-# load_mlx5: insmod, both functions bound, an interface on each (IFS_MLX5, in function
-# order: function f is the model's port f).
-load_mlx5() {
-	local fn
-	insmod "$ko" || fail "insmod $ko"
-	WAIT_DIAG="dmesg_since_mark" WAIT_TRIES=600 wait_for "mlx5_core to bind ${FNS[*]}" bound
-	WAIT_DIAG="dmesg_since_mark" WAIT_TRIES=600 wait_for "an interface on each of ${FNS[*]}" have_ifaces
-	IFS_MLX5=()
-	for fn in "${FNS[@]}"; do IFS_MLX5+=("$(fn_iface "$fn")"); done
-}
-
-unload_mlx5() {
-	local fn i p
-	rmmod mlx5_core || fail "rmmod mlx5_core"
-	for fn in "${FNS[@]}"; do
-		[ ! -e "/sys/bus/pci/devices/$fn/driver" ] || fail "$fn still bound after rmmod"
-	done
-	for i in "${IFS_MLX5[@]}"; do
-		[ ! -e "/sys/class/net/$i" ] || fail "$i left after rmmod"
-	done
-	# Every firmware page came back (TEARDOWN_HCA, then MANAGE_PAGES TAKE until none).
-	for p in $(seq 0 $((ports - 1))); do
-		WAIT_TRIES=100 wait_for "port $p's firmware pages back" \
-			eval '[ "$(model_counter dev_fw_pages '"$p"')" = 0 ]'
-	done
-}
-
-setup_mlx5_pair() {
-	load_mlx5
-	pair_up "${IFS_MLX5[0]}" "${IFS_MLX5[1]}"
-}
-teardown_mlx5_pair() {
-	ip netns del peer 2>/dev/null
-	sleep 0.2
-	unload_mlx5
-}
+# MLX5_KO, ports, FNS; load_mlx5, unload_mlx5, setup_mlx5_pair, teardown_mlx5_pair,
+# model_counter, mlx5_no_errors.
+. "$(dirname "$0")/mlx5-upstream.sh"
+fns_unbound
 
 # Whatever the outcome, the functions go back unbound to the tests after this one (which
 # bind rsnic to them): no namespace, no mlx5_core.
@@ -237,7 +159,5 @@ echo "  rmmod: no interface left, every firmware page back"
 # The kernel's drivers/net selftests on a fresh load (insmod again).
 KSFT_SETUP=setup_mlx5_pair KSFT_TEARDOWN=teardown_mlx5_pair ksft_run ping stats queues
 
-if dmesg_since_mark | grep -iE 'mlx5.*(error|err\(|fail|warn|timeout)'; then
-	fail "mlx5_core reported errors (above)"
-fi
+mlx5_no_errors
 echo "  upstream mlx5_core: bound, up, ping and iperf3 both ways, counters agree, selftests, reloaded"

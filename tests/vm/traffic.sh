@@ -77,8 +77,11 @@ PKTGEN=/proc/net/pktgen
 # pktgen_run IFACE COUNT DST_IP DST_MAC [BURST] [PKT_SIZE]: sends COUNT UDP packets from
 # IFACE (one TX queue, queue 0) with kpktgend_0 and sets PG_SENT and PG_PPS from its result.
 # PG_EXTRA (an array) adds pktgen settings (e.g. "udp_src_min 1000" "udp_src_max 1008":
-# eight flows, one packet of each in turn).
+# eight flows, one packet of each in turn). PG_HOOK names a function run as "PG_HOOK start"
+# right before the run starts and "PG_HOOK end" right after "start" returns, before anything
+# else (make bench-upstream reads the CPU times there; it should start no process).
 PG_EXTRA=()
+PG_HOOK=""
 pktgen_run() {
 	local dev=$1 count=$2 dst=$3 mac=$4 burst=${5:-32} size=${6:-60} c res
 	[ -d "$PKTGEN" ] || fail "no $PKTGEN (CONFIG_NET_PKTGEN)"
@@ -89,7 +92,9 @@ pktgen_run() {
 		${PG_EXTRA[@]+"${PG_EXTRA[@]}"}; do
 		echo "$c" >"$PKTGEN/$dev" || fail "pktgen $dev: '$c' refused"
 	done
+	[ -z "$PG_HOOK" ] || "$PG_HOOK" start
 	echo start >"$PKTGEN/pgctrl"
+	[ -z "$PG_HOOK" ] || "$PG_HOOK" end
 	res=$(cat "$PKTGEN/$dev")
 	PG_SENT=$(echo "$res" | sed -n 's/.*pkts-sofar: \([0-9]*\).*/\1/p')
 	PG_PPS=$(echo "$res" | sed -n 's/^ *\([0-9]*\)pps.*/\1/p')
