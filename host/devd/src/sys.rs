@@ -252,11 +252,12 @@ pub fn send_fds(sock: &UnixStream, data: &[u8], fds: &[BorrowedFd<'_>]) -> io::R
     }
     // Room for one cmsghdr with MAX_SEND_FDS ints, u64-aligned.
     let mut cbuf = [0u64; 2 + MAX_SEND_FDS / 2 + 1];
-    // SAFETY: `msg` is zero-initialised (valid: null pointers, zero lengths) and then points
-    // at `iov` (over `data`) and `cbuf`, all outliving the call. The control length is
-    // CMSG_SPACE(4 * fds.len()) <= 16 + 4 * MAX_SEND_FDS (rounded up to 8), inside `cbuf`
-    // (asserted); CMSG_FIRSTHDR of a control buffer that large is non-null and CMSG_DATA has
-    // room for the ints, written unaligned-safe one by one.
+    // The argument for the block below: `msg` is zero-initialised (valid: null pointers,
+    // zero lengths) and then points at `iov` (over `data`) and `cbuf`, all outliving the
+    // call. The control length is CMSG_SPACE(4 * fds.len()) <= 16 + 4 * MAX_SEND_FDS
+    // (rounded up to 8), inside `cbuf` (asserted); CMSG_FIRSTHDR of a control buffer that
+    // large is non-null and CMSG_DATA has room for the ints, written unaligned-safe one by one.
+    // SAFETY: as argued just above: every pointer outlives the call, every length is in bounds.
     let n = unsafe {
         let mut iov = libc::iovec {
             iov_base: data.as_ptr() as *mut libc::c_void,

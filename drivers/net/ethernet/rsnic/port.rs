@@ -638,16 +638,7 @@ impl<F: Family> Port<F> {
         if !st.open || new == old {
             return Ok(());
         }
-        // The live channels (the state lock keeps them from being closed meanwhile); the
-        // commands sleep, so not under the list's spinlock.
-        let chans: KVec<Arc<Channel<F>>> = with_bh(|| {
-            let l = self.chans.lock();
-            let mut v = KVec::with_capacity(l.len(), GFP_ATOMIC)?;
-            for ch in l.iter() {
-                v.push(ch.clone(), GFP_ATOMIC)?;
-            }
-            Ok::<_, Error>(v)
-        })?;
+        let chans = self.live_chans()?;
         let mut first: Result = Ok(());
         for ch in chans.iter() {
             let dirs = [
@@ -679,6 +670,20 @@ impl<F: Family> Port<F> {
         first
     }
 
+    /// The live channels, each with a reference, for commands that sleep (so not under the
+    /// list's spinlock). The caller holds the state lock, which keeps them from being closed
+    /// meanwhile.
+    fn live_chans(&self) -> Result<KVec<Arc<Channel<F>>>> {
+        with_bh(|| {
+            let l = self.chans.lock();
+            let mut v = KVec::with_capacity(l.len(), GFP_ATOMIC)?;
+            for ch in l.iter() {
+                v.push(ch.clone(), GFP_ATOMIC)?;
+            }
+            Ok(v)
+        })
+    }
+
     /// VLAN stripping on (`strip`) or off (`ethtool -K rxvlan`, as mlx5e's
     /// `set_feature_rx_vlan`): new RQs are made so, and the live channels' RQs are changed
     /// in place (MODIFY_RQ `vsd`), nothing reopened. A tag the device stripped goes up with
@@ -691,16 +696,7 @@ impl<F: Family> Port<F> {
             return Ok(());
         }
         if st.open {
-            // The live channels (the state lock keeps them from being closed meanwhile);
-            // the commands sleep, so not under the list's spinlock.
-            let chans: KVec<Arc<Channel<F>>> = with_bh(|| {
-                let l = self.chans.lock();
-                let mut v = KVec::with_capacity(l.len(), GFP_ATOMIC)?;
-                for ch in l.iter() {
-                    v.push(ch.clone(), GFP_ATOMIC)?;
-                }
-                Ok::<_, Error>(v)
-            })?;
+            let chans = self.live_chans()?;
             for (i, ch) in chans.iter().enumerate() {
                 if let Err(e) = ch.set_rx_vlan(strip) {
                     for done in chans.iter().take(i + 1) {
