@@ -7,16 +7,27 @@ cd "$RSNIC_ROOT"
 
 pass=0
 fail=0
+# Each stage's output is kept (its failures are repeated at the end: a CI log is often
+# read from its tail only).
+logdir=$(mktemp -d "${TMPDIR:-/tmp}/rsnic-test.XXXXXX")
+summary=()
 # Each stage's result with its wall time, so that the command's budget can be watched.
 stage() {
-	local name=$1 t0=$SECONDS
+	local name=$1 t0=$SECONDS log
 	shift
+	log=$logdir/stage-$((pass + fail)).log
 	rsnic_log "stage: $name"
-	if "$@"; then
+	if "$@" 2>&1 | tee "$log"; then
 		echo "stage ok - $name ($((SECONDS - t0)) s)"
+		summary+=("stage ok - $name ($((SECONDS - t0)) s)")
 		pass=$((pass + 1))
 	else
 		echo "stage not ok - $name ($((SECONDS - t0)) s)"
+		summary+=("stage not ok - $name ($((SECONDS - t0)) s)")
+		# What failed inside it: the failing tests and their FAIL lines, the last panic.
+		while IFS= read -r line; do summary+=("    $line"); done < <(
+			grep -aE '^(not ok|FAIL|.*FAIL: |.*Kernel panic|.*RSNIC-VM-EXIT: [^0]|make: \*\*\*)' "$log" |
+				tail -n 30)
 		fail=$((fail + 1))
 	fi
 }
@@ -82,5 +93,8 @@ for variant in ${RSNIC_TEST_VARIANTS:-normal debug}; do
 		fi
 	fi
 done
+echo "== summary"
+printf '%s\n' "${summary[@]}"
 echo "stages: $pass passed, $fail failed ($SECONDS s)"
+rm -rf "$logdir"
 [ "$fail" = 0 ]
