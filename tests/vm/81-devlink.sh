@@ -30,7 +30,7 @@ check() {
 		*" type eth "*" flavour physical "*) ;;
 		*) fail "$i: devlink port is not an eth port of flavour physical: $line" ;;
 		esac
-		handle=${line%%:*}
+		handle=${line%%: *}
 		handle=${handle%/*}
 		# The instance's bus handle is the netdev's device: its PCI function on the vfio
 		# transport (ethtool's bus-info), the simulated device's platform device otherwise.
