@@ -77,8 +77,8 @@ devd:
 # model (the manifest lets each skip on the other family); 99-device-gone kills the
 # device process under rsnic, so it comes last.
 VFIO_TESTS ?= $(addprefix tests/vm/,10-ports.sh 20-ethtool.sh 50-reload.sh 60-ping.sh \
-	62-pktgen.sh 65-rmmod-traffic.sh 79-rx-mode.sh 96-kselftests.sh 98-upstream-mana.sh \
-	99-upstream-mlx5.sh 99-device-gone.sh)
+	62-pktgen.sh 65-rmmod-traffic.sh 79-rx-mode.sh 81-devlink.sh 96-kselftests.sh \
+	98-upstream-mana.sh 99-upstream-mlx5.sh 99-device-gone.sh)
 VFIO_FAMILIES ?= mlx5 mana
 vmtest-vfio: setup-test kernel module devd upstream
 	@rc=0; for f in $(VFIO_FAMILIES); do \

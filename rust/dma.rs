@@ -66,6 +66,29 @@ unsafe fn copy_from_shared(dst: &mut [u8], src: *const u8) {
     }
 }
 
+/// A stub platform driver named `rsnic` that binds the module's own platform devices
+/// (`rsnic-sim.N`, [`DmaDevice::new`]), so that what reads a device's driver (the devlink
+/// core's `devlink dev info`) finds rsnic. Its probe and remove do nothing: the devices are
+/// the module's, used by it whether bound or not. One at a time (the module registers it
+/// once, before it makes the devices, and drops it after they are gone).
+pub struct SimDriver(());
+
+impl SimDriver {
+    /// Registers the driver (it binds the devices that exist and those made later).
+    pub fn register() -> Result<Self> {
+        // SAFETY: registers a static driver structure of the helpers; `drop` unregisters it.
+        to_result(unsafe { bindings::rsnic_helper_sim_driver_register() })?;
+        Ok(Self(()))
+    }
+}
+
+impl Drop for SimDriver {
+    fn drop(&mut self) {
+        // SAFETY: registered in `register`.
+        unsafe { bindings::rsnic_helper_sim_driver_unregister() };
+    }
+}
+
 /// The device a NIC's DMA goes through and its net devices hang from: a platform device
 /// of the module's own (for a simulated NIC), or a PCI device the driver is bound to.
 ///

@@ -9,6 +9,7 @@
 //!
 //! * [`bindings`] — generated at build time from `rust/bindings/rsnic_bindings.h`.
 //! * [`debugfs`] — read-only debugfs files whose contents Rust code writes.
+//! * [`devlink`] — a devlink instance per device, its info, its ports.
 //! * [`dma`] — a DMA-capable parent device, coherent buffers, streaming mappings, and the
 //!   simulated device's view of host memory.
 //! * [`net`] — net_device registration and operations, ethtool operations, `SkBuff`.
@@ -23,6 +24,7 @@
 
 pub mod bindings;
 pub mod debugfs;
+pub mod devlink;
 pub mod dma;
 pub mod net;
 pub mod params;

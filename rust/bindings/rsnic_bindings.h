@@ -23,6 +23,7 @@
 #include <linux/hrtimer.h>
 #include <linux/pci.h>
 #include <linux/interrupt.h>
+#include <net/devlink.h>
 
 /* Prototypes of rust/helpers/*.c (static inline functions of the kernel, made callable). */
 #include "../helpers/rsnic_helpers.h"

@@ -28,6 +28,7 @@
 #include <linux/delay.h>
 #include <net/page_pool/helpers.h>
 #include <net/xdp.h>
+#include <net/devlink.h>
 #include <linux/filter.h>
 #include <linux/bpf.h>
 #include <linux/bpf_trace.h>
@@ -1315,4 +1316,61 @@ void rsnic_helper_dev_err(struct device *dev, const char *msg)
 void rsnic_helper_dev_info(struct device *dev, const char *msg)
 {
 	dev_info(dev, "%s\n", msg);
+}
+
+struct devlink *rsnic_helper_devlink_alloc(const struct devlink_ops *ops, size_t priv_size,
+					   struct device *dev)
+{
+	return devlink_alloc(ops, priv_size, dev);
+}
+
+size_t rsnic_helper_devlink_port_size(void)
+{
+	return sizeof(struct devlink_port);
+}
+
+void rsnic_helper_devlink_port_attrs_physical(struct devlink_port *port, u32 number)
+{
+	struct devlink_port_attrs attrs = {
+		.flavour = DEVLINK_PORT_FLAVOUR_PHYSICAL,
+		.phys.port_number = number,
+	};
+
+	devlink_port_attrs_set(port, &attrs);
+}
+
+void rsnic_helper_set_netdev_devlink_port(struct net_device *dev, struct devlink_port *port)
+{
+	SET_NETDEV_DEVLINK_PORT(dev, port);
+}
+
+static int rsnic_sim_probe(struct platform_device *pdev)
+{
+	return 0;
+}
+
+static const struct platform_device_id rsnic_sim_ids[] = {
+	{ .name = "rsnic-sim" },
+	{ }
+};
+
+static struct platform_driver rsnic_sim_driver = {
+	.probe = rsnic_sim_probe,
+	.id_table = rsnic_sim_ids,
+	.driver = {
+		.name = "rsnic",
+		/* The devices' DMA is the module's own model's: no IOMMU domain to claim. */
+		.suppress_bind_attrs = true,
+	},
+	.driver_managed_dma = true,
+};
+
+int rsnic_helper_sim_driver_register(void)
+{
+	return platform_driver_register(&rsnic_sim_driver);
+}
+
+void rsnic_helper_sim_driver_unregister(void)
+{
+	platform_driver_unregister(&rsnic_sim_driver);
 }

@@ -262,4 +262,25 @@ struct dentry *rsnic_helper_debugfs_show_file(const char *name, struct dentry *p
 /* A write-only debugfs file whose writes go to rsnic_rust_debugfs_store(data, buf, len). */
 struct dentry *rsnic_helper_debugfs_store_file(const char *name, struct dentry *parent, void *data);
 
+/* devlink (rust/devlink.rs). */
+struct devlink;
+struct devlink_ops;
+struct devlink_port;
+struct net_device;
+/* devlink_alloc() (static inline): an instance in the initial network namespace. */
+struct devlink *rsnic_helper_devlink_alloc(const struct devlink_ops *ops, size_t priv_size,
+					   struct device *dev);
+/* sizeof(struct devlink_port): the Rust side allocates it zeroed. */
+size_t rsnic_helper_devlink_port_size(void);
+/* devlink_port_attrs_set() of a physical port numbered `number` (not split). */
+void rsnic_helper_devlink_port_attrs_physical(struct devlink_port *port, u32 number);
+/* SET_NETDEV_DEVLINK_PORT(): the netdev's devlink port, before register_netdev(). */
+void rsnic_helper_set_netdev_devlink_port(struct net_device *dev, struct devlink_port *port);
+/*
+ * A stub platform driver named "rsnic" bound to the module's own platform devices
+ * ("rsnic-sim.N"), so that what reads a device's driver (devlink dev info) finds rsnic.
+ */
+int rsnic_helper_sim_driver_register(void);
+void rsnic_helper_sim_driver_unregister(void);
+
 #endif

@@ -21,6 +21,7 @@ use kernel::{
     error::{from_result, to_result},
     prelude::*,
     str::CStr,
+    sync::Arc,
     types::{AlwaysRefCounted, ForeignOwnable, Opaque},
 };
 
@@ -969,11 +970,15 @@ impl<T: Operations + ethtool::Operations> Adapter<T> {
 /// `register_netdev()`, whose private area holds a pointer from `T::Data::into_foreign()`.
 pub struct Registration<T: Operations + ethtool::Operations> {
     dev: NonNull<bindings::net_device>,
+    /// The device's devlink port, if it has one: released after the device is
+    /// unregistered.
+    devlink_port: Option<Arc<super::super::devlink::Port>>,
     _t: PhantomData<T>,
 }
 
-// SAFETY: the registration only owns the device; dropping it (unregistering) is allowed from
-// any process context, and `T::Data` is `Send + Sync`.
+// SAFETY: the registration only owns the device (and a reference to its devlink port, which
+// is `Send + Sync`); dropping it (unregistering) is allowed from any process context, and
+// `T::Data` is `Send + Sync`.
 unsafe impl<T: Operations + ethtool::Operations> Send for Registration<T> {}
 // SAFETY: shared references only hand out `&Device`, which is `Sync`.
 unsafe impl<T: Operations + ethtool::Operations> Sync for Registration<T> {}
@@ -987,6 +992,19 @@ impl<T: Operations + ethtool::Operations> Registration<T> {
         data: T::Data,
         config: &Config,
         parent: Option<&super::super::dma::DmaDevice>,
+    ) -> Result<Self> {
+        Self::register_with_devlink_port(data, config, parent, None)
+    }
+
+    /// As [`Registration::register`], the device being the network device of devlink port
+    /// `devlink_port` (`SET_NETDEV_DEVLINK_PORT`: `devlink port show` names it, and the
+    /// port's health reporters are found through it). The registration keeps the port
+    /// until the device is unregistered.
+    pub fn register_with_devlink_port(
+        data: T::Data,
+        config: &Config,
+        parent: Option<&super::super::dma::DmaDevice>,
+        devlink_port: Option<Arc<super::super::devlink::Port>>,
     ) -> Result<Self> {
         if config.tx_queues == 0 || config.rx_queues == 0 || config.min_mtu > config.max_mtu {
             return Err(EINVAL);
@@ -1018,6 +1036,10 @@ impl<T: Operations + ethtool::Operations> Registration<T> {
             }
             if let Some(parent) = parent {
                 (*ptr).dev.parent = parent.raw();
+            }
+            // The port stays registered while the device is (the registration holds it).
+            if let Some(p) = &devlink_port {
+                bindings::rsnic_helper_set_netdev_devlink_port(ptr, p.raw());
             }
             (*ptr).dev_port = config.dev_port;
             (*ptr).min_mtu = config.min_mtu;
@@ -1068,6 +1090,7 @@ impl<T: Operations + ethtool::Operations> Registration<T> {
         }
         Ok(Self {
             dev,
+            devlink_port,
             _t: PhantomData,
         })
     }
@@ -1092,5 +1115,7 @@ impl<T: Operations + ethtool::Operations> Drop for Registration<T> {
             bindings::free_netdev(ptr);
             drop(T::Data::from_foreign(data));
         }
+        // Unregistered: the devlink port may go now.
+        drop(self.devlink_port.take());
     }
 }

@@ -24,11 +24,11 @@ use crate::host::Host;
 use crate::kernel_ext::pci::{
     pci_device_table, DeviceId, PciDevice, PciDriver, Registration as PciRegistration,
 };
-use crate::kernel_ext::{net::device::Registration, params};
+use crate::kernel_ext::{dma::SimDriver, net::device::Registration, params};
 use crate::port::{Port, PortOps, MAX_MTU, MIN_MTU};
 use crate::realpci::PciFunction;
 use core::sync::atomic::{AtomicU32, AtomicUsize, Ordering};
-use kernel::{c_str, fmt, prelude::*, sync::Arc};
+use kernel::{c_str, fmt, prelude::*, str::CString, sync::Arc};
 
 /// Most channels by default (as mlx5e: min(online CPUs, this)).
 const DEFAULT_MAX_CHANNELS: u32 = 4;
@@ -39,15 +39,18 @@ struct Bound<F: Family> {
     /// the ports are gone).
     funcs: KVec<(Arc<Function>, Arc<F::Func>)>,
     ports: KVec<Registration<PortOps<F>>>,
+    /// The device's devlink instance (`devlink.rs`); its ports are the netdevs'.
+    devlink: Option<crate::kernel_ext::devlink::Instance>,
 }
 
 impl<F: Family> Bound<F> {
     /// Brings every function of a device (`funcs`, in order) up and registers its ports
     /// (one per ConnectX function, one per vport of a MANA function).
-    fn bind(funcs: &[Arc<Function>], channels: u32) -> Result<Self> {
+    fn bind(funcs: &[Arc<Function>], channels: u32, asic: CString) -> Result<Self> {
         let mut b = Bound {
             funcs: KVec::new(),
             ports: KVec::new(),
+            devlink: None,
         };
         for hw in funcs {
             // Probe: bring the function up through the device's control interface. Its
@@ -64,10 +67,22 @@ impl<F: Family> Bound<F> {
             }
         }
         b.ports.reserve(b.funcs.len(), GFP_KERNEL)?;
-        for (hw, func) in b.funcs.iter() {
+        if let Some((hw, func)) = b.funcs.first() {
+            b.devlink = Some(crate::devlink::register::<F>(hw, func, asic)?);
+        }
+        for (i, (hw, func)) in b.funcs.iter().enumerate() {
             let config = port_config::<F>(func);
             let port = Port::<F>::new(hw.clone(), func.clone(), channels)?;
-            let reg = Registration::<PortOps<F>>::register(port, &config, Some(hw.dma()))?;
+            let dl_port = match &b.devlink {
+                Some(dl) => Some(crate::devlink::port(dl, i)?),
+                None => None,
+            };
+            let reg = Registration::<PortOps<F>>::register_with_devlink_port(
+                port,
+                &config,
+                Some(hw.dma()),
+                dl_port,
+            )?;
             // The function's events reach the port now.
             F::func_attach(hw, func, Some(reg.device()));
             b.ports.push(reg, GFP_KERNEL)?;
@@ -134,6 +149,8 @@ impl<F: Family> Drop for Bound<F> {
         // Unregister (closing channels), then tear the functions down through the control
         // interface.
         drop(core::mem::take(&mut self.ports));
+        // The devlink ports went with the netdevs; the instance goes before the functions.
+        drop(self.devlink.take());
         for (hw, func) in self.funcs.iter() {
             F::tear_down(hw, func);
         }
@@ -148,10 +165,11 @@ enum AnyBound {
 
 impl AnyBound {
     /// Binds the functions `funcs` of a device of `kind`.
-    fn bind(kind: Kind, funcs: &[Arc<Function>], channels: u32) -> Result<Self> {
+    /// `asic` is the device's `asic.id` in `devlink dev info`.
+    fn bind(kind: Kind, funcs: &[Arc<Function>], channels: u32, asic: CString) -> Result<Self> {
         Ok(match kind {
-            Kind::Mlx5 => AnyBound::Mlx5(Bound::bind(funcs, channels)?),
-            Kind::Mana => AnyBound::Mana(Bound::bind(funcs, channels)?),
+            Kind::Mlx5 => AnyBound::Mlx5(Bound::bind(funcs, channels, asic)?),
+            Kind::Mana => AnyBound::Mana(Bound::bind(funcs, channels, asic)?),
         })
     }
 
@@ -265,7 +283,8 @@ impl PciDriver for RsnicPci {
         let mut funcs = KVec::new();
         funcs.push(Function::new_direct(pci.clone(), num)?, GFP_KERNEL)?;
         let channels = default_channels();
-        let bound = AnyBound::bind(kind, &funcs, channels).inspect_err(|e| {
+        let asic = CString::try_from_fmt(fmt!("{:04x}:{:04x}", dev.vendor_id(), dev.device_id()))?;
+        let bound = AnyBound::bind(kind, &funcs, channels, asic).inspect_err(|e| {
             dev.err(fmt!(
                 "{} device ({:04x}:{:04x}): bind failed: {:?}",
                 family_name(kind),
@@ -337,6 +356,9 @@ pub(crate) struct Rsnic {
     _pci: PciRegistration<RsnicPci>,
     _bound: KVec<AnyBound>,
     _host: Option<Host>,
+    /// Binds the simulated devices' platform devices to a driver named rsnic (what
+    /// `devlink dev info` shows as their driver); unregistered after they are gone.
+    _sim_driver: Option<SimDriver>,
 }
 
 impl kernel::Module for Rsnic {
@@ -369,14 +391,18 @@ impl kernel::Module for Rsnic {
                 _pci: pci,
                 _bound: KVec::new(),
                 _host: None,
+                _sim_driver: None,
             });
         }
+        let sim_driver = SimDriver::register()?;
         let host = Host::new()?;
         let channels = default_channels();
         let mut bound = KVec::with_capacity(host.devices().len(), GFP_KERNEL)?;
         for (i, dev) in host.devices().iter().enumerate() {
+            // The simulated device's model stands for its ASIC.
+            let asic = CString::try_from_fmt(fmt!("sim-{}", family_name(dev.kind())))?;
             bound.push(
-                AnyBound::bind(dev.kind(), dev.functions(), channels)?,
+                AnyBound::bind(dev.kind(), dev.functions(), channels, asic)?,
                 GFP_KERNEL,
             )?;
             pr_info!("device {}: family {}\n", i, family_name(dev.kind()));
@@ -392,6 +418,7 @@ impl kernel::Module for Rsnic {
             _pci: pci,
             _bound: bound,
             _host: Some(host),
+            _sim_driver: Some(sim_driver),
         })
     }
 }

@@ -23,7 +23,11 @@ use crate::kernel_ext::net::xsk::XskBuf;
 use crate::ntuple::Rule;
 use crate::rss::{Fields, Flow, RssChange, RssSpec, FLOWS};
 use crate::xdp::{XdpEnv, XdpSqKind, XdpTx, XskRxEnv};
-use kernel::{prelude::*, str::CStr, sync::Arc};
+use kernel::{
+    prelude::*,
+    str::{CStr, CString},
+    sync::Arc,
+};
 
 /// Ring size limits of a family, as log2 of the number of entries (WQEs for MANA, WQEBBs
 /// for the mlx5 SQ).
@@ -633,6 +637,12 @@ pub(crate) trait Family: Control {
     fn summary(s: &ChannelStats<Self>) -> Summary;
     /// Adds the family counters of `b` into `a`.
     fn accumulate(a: &mut ChannelStats<Self>, b: &ChannelStats<Self>);
+
+    /// The firmware version the device reported, for `devlink dev info`: the version's
+    /// devlink name and its value. Sleeps.
+    fn fw_version(_hw: &Arc<Function>, _func: &Self::Func) -> Result<(&'static CStr, CString)> {
+        Err(crate::kernel_ext::net::eopnotsupp())
+    }
 
     /// The private flags a new port starts with, given what the device can do.
     fn default_pflags(_func: &Self::Func) -> u32 {

@@ -17,6 +17,7 @@ pub mod sim;
 
 mod bus;
 mod channel;
+mod devlink;
 mod driver;
 mod family;
 mod host;

@@ -60,7 +60,12 @@ use crate::kernel_ext::net::page_pool::RxPage;
 use crate::kernel_ext::net::xsk::XskBuf;
 use crate::rss::{Fields, Flow, RssChange, RssSpec, FLOWS, MAX_TABLE};
 use crate::xdp::{XdpEnv, XdpSqKind, XdpTx, XskRxEnv};
-use kernel::{c_str, prelude::*, str::CStr, sync::Arc};
+use kernel::{
+    c_str, fmt,
+    prelude::*,
+    str::{CStr, CString},
+    sync::Arc,
+};
 
 mod ctrl;
 
@@ -136,6 +141,13 @@ impl Family for Mana {
     const FW_VERSION: &'static str = "sim-mana";
     const PRIV_FLAGS: &'static [&'static CStr] = &[c_str!("rx_db_per_packet")];
     const DEFAULT_PFLAGS: u32 = 0;
+
+    /// What a MANA device tells of its firmware: the GDMA protocol version it answered
+    /// VERIFY_VF_DRIVER_VERSION with.
+    fn fw_version(_hw: &Arc<Function>, func: &Self::Func) -> Result<(&'static CStr, CString)> {
+        let v = CString::try_from_fmt(fmt!("{}", func.gdma().gdma_protocol_ver()))?;
+        Ok((c_str!("fw.gdma_protocol"), v))
+    }
     // Queues are at least 4 KiB: 128 one-BU WQEs (upstream MANA's minimum ring size too).
     const SQ_RING: RingLimits = RingLimits {
         min: 7,

@@ -30,7 +30,12 @@ use crate::kernel_ext::net::page_pool::RxPage;
 use crate::kernel_ext::net::xsk::XskBuf;
 use crate::rss::{Fields, Flow, RssChange, RssSpec, FLOWS};
 use crate::xdp::{XdpEnv, XdpSqKind, XdpTx, XskRxEnv};
-use kernel::{c_str, prelude::*, str::CStr, sync::Arc};
+use kernel::{
+    c_str, fmt,
+    prelude::*,
+    str::{CStr, CString},
+    sync::Arc,
+};
 
 mod ctrl;
 
@@ -131,6 +136,14 @@ impl Family for Mlx5 {
         c_str!("skb_tx_mpwqe"),
     ];
     const DEFAULT_PFLAGS: u32 = PFLAGS_MPWQE;
+
+    /// The initialization segment's `fw_rev`, as mlx5's `devlink dev info` (`fw.version`,
+    /// major.minor.subminor).
+    fn fw_version(hw: &Arc<Function>, _func: &Self::Func) -> Result<(&'static CStr, CString)> {
+        let (maj, min, sub) = crate::dp::mlx5::cmd::queue::fw_rev(&hw.bar());
+        let v = CString::try_from_fmt(fmt!("{}.{}.{:04}", maj, min, sub))?;
+        Ok((c_str!("fw.version"), v))
+    }
     // The SQ must hold the stop room of a full MPWQE session plus a largest WQE (60
     // WQEBBs), so at least 64 WQEBBs.
     const SQ_RING: RingLimits = RingLimits {

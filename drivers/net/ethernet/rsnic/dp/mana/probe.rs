@@ -113,6 +113,8 @@ pub struct ProbeInfo {
     pub mana: DevId,
     /// The PF's capability flags from VERIFY_VF_DRIVER_VERSION.
     pub pf_cap_flags1: u64,
+    /// The GDMA protocol version the device answered VERIFY_VF_DRIVER_VERSION with.
+    pub gdma_protocol_ver: u64,
     /// The device's limits.
     pub max: MaxResources,
     /// `max_num_queues` as `mana_gd_query_max_resources` computes it from the wanted
@@ -401,6 +403,7 @@ impl<'a> Probe<'a> {
                 };
                 let r = req::parse_verify_vf_version(&self.resp[..n]).map_err(Msg)?;
                 self.info.pf_cap_flags1 = r.pf_cap_flags1;
+                self.info.gdma_protocol_ver = r.gdma_protocol_ver;
                 self.stage = Stage::QueryMaxResources;
                 Ok(true)
             }

@@ -519,6 +519,11 @@ impl Gdma {
         self.info.num_vports
     }
 
+    /// The GDMA protocol version the device answered VERIFY_VF_DRIVER_VERSION with.
+    pub(crate) fn gdma_protocol_ver(&self) -> u64 {
+        self.info.gdma_protocol_ver
+    }
+
     /// Which of rsnic's own requests the device advertises (QUERY_DEV_CONFIG, see
     /// [`req::RsnicCaps`]): the others are never sent.
     pub(crate) fn rsnic_caps(&self) -> req::RsnicCaps {
