@@ -10,7 +10,9 @@
 # counters), picks its "RSNIC-BENCH" lines out of the serial log and prints per driver the
 # median and spread (min - max) of pktgen's rate and of the guest's CPU time per frame (all
 # CPUs, /proc/stat), the frames the model transmitted per round, and the ratios rsnic/mlx5e
-# of the medians. The machine's load average before and after the VM is printed with them;
+# of the medians; and the device's work per 1000 frames as the model counts it (doorbells,
+# WQEs and WQE basic blocks, CQEs, CQ arms, EQEs, interrupts, PCIe reads and writes: exact
+# counts, the figures that do not follow the machine's load). The machine's load average before and after the VM is printed with them;
 # the table goes to target/bench/vm-upstream.txt. A benchmark, not a test: figures of an
 # emulated (TCG) guest, meaningful only against each other within one run.
 #
@@ -105,6 +107,24 @@ print("ratio rsnic/mlx5e of the medians: pps %.3f, ns CPU/pkt %.3f" % (
 print("(busy: the guest's busy share of its counted CPU time, both vCPUs; dev tx/round: frames the model")
 print(" transmitted on A's port per round, its counters file; delivered: frames B's driver received of")
 print(" those pktgen sent, over all rounds; %d dropped in all, every one counted)" % sum(fig[d]["drop"] for d in drivers))
+print()
+# The device's work for the same frames: exact counts from the model (what each driver asked
+# of it), per 1000 frames sent, median over the rounds (min - max).
+print("device work per 1000 frames sent (the model's counters; a_: A's port, the sender; b_: B's port):")
+keys = sorted(k for k in runs["rsnic"][0] if k.startswith("w_"))
+print("  %-22s %22s %22s %7s" % ("counter", "rsnic", "mlx5e", "ratio"))
+zero = []
+for k in keys:
+    per = {d: [1000.0 * int(r.get(k, 0)) / int(r["sent"]) for r in runs[d]] for d in drivers}
+    if not any(v for d in drivers for v in per[d]):
+        zero.append(k[2:])
+        continue
+    cell = lambda v: "%.2f (%.2f - %.2f)" % (med(v), min(v), max(v))
+    m = med(per["mlx5e"])
+    print("  %-22s %22s %22s %7s" % (k[2:], cell(per["rsnic"]), cell(per["mlx5e"]),
+          "%.3f" % (med(per["rsnic"]) / m) if m else "-"))
+if zero:
+    print("  0 for both drivers in every round: %s" % ", ".join(zero))
 print()
 print("per round: driver round pps ns/pkt busy sent dev_tx received")
 for drv in drivers:

@@ -119,6 +119,30 @@ accounted() {
 	[ "$PG_SENT" = $((tx + atxdrop)) ] && [ "$tx" = $((rx + drop + ld)) ] && [ "$rx" = $((brx + brxdrop)) ]
 }
 
+# The device's work per round, as the model counts it: what each driver asked of the device
+# for the same frames (exact counts, unlike the rates, which follow the machine's load).
+# A's port (the sender) and B's (the receiver); printed per round as a_<name>/b_<name>.
+WORK_A="dev_sq_doorbells dev_doorbells dev_wqes dev_wqebbs dev_mpwqe_wqes dev_nop_wqes dev_tx_cqes dev_cq_arms dev_eqes dev_interrupts dev_pcie_in_tlps dev_pcie_in_bytes dev_pcie_out_tlps"
+WORK_B="dev_rq_doorbells dev_doorbells dev_rx_cqes dev_compressed_cqes dev_cq_arms dev_eqes dev_interrupts dev_pcie_in_tlps dev_pcie_out_tlps dev_pcie_out_bytes"
+# work_snap: WORK[<side>_<name>] = the model's counter now, for both ports.
+declare -A WORK
+work_snap() {
+	local k
+	WORK=()
+	model_read "$PA"
+	for k in $WORK_A; do WORK[a_${k#dev_}]=${MODEL[$k]:-0}; done
+	model_read "$PB"
+	for k in $WORK_B; do WORK[b_${k#dev_}]=${MODEL[$k]:-0}; done
+}
+# work_still: both ports' counters files unchanged for 0.3 s (the round's last CQ arms and
+# interrupts counted, not only its frames).
+work_still() {
+	local was
+	was=$(cat "$RSNIC_DEVD_DIR/port$PA/counters" "$RSNIC_DEVD_DIR/port$PB/counters")
+	sleep 0.3
+	[ "$was" = "$(cat "$RSNIC_DEVD_DIR/port$PA/counters" "$RSNIC_DEVD_DIR/port$PB/counters")" ]
+}
+
 # pair_driver NAME: A and B are driven by NAME (ethtool -i).
 pair_driver() {
 	assert_eq "$A: driver" "$1" "$(ethtool -i "$A" | sed -n 's/^driver: //p')"
@@ -127,7 +151,7 @@ pair_driver() {
 
 # bench_driver NAME: the rounds on the pair A -> B of driver NAME, whose ports are A and B.
 bench_driver() {
-	local drv=$1 r flags ch rings
+	local drv=$1 r flags ch rings k work
 	quiet_pair
 	PA=$(fn_port "$(ethtool -i "$A" | sed -n 's/^bus-info: //p')")
 	PB=$(fn_port "$(ip netns exec peer ethtool -i "$B" | sed -n 's/^bus-info: //p')")
@@ -146,6 +170,9 @@ bench_driver() {
 		m_tx0=$M_TX m_ld0=$M_LD m_rx0=$M_RX m_drop0=$M_DROP
 		drv_now
 		d_rx0=$D_RX d_rxdrop0=$D_RXDROP d_txdrop0=$D_TXDROP
+		work_snap
+		declare -A W0=()
+		for k in "${!WORK[@]}"; do W0[$k]=${WORK[$k]}; done
 		pktgen_run "$A" "$COUNT" 10.10.0.2 "$MAC_B" 32 60
 		[ "$PG_SENT" -ge "$COUNT" ] || fail "$drv round $r: pktgen sent $PG_SENT of $COUNT frames"
 		[ "${PG_ERRORS:-0}" = 0 ] || fail "$drv round $r: pktgen counted $PG_ERRORS errors"
@@ -153,9 +180,13 @@ bench_driver() {
 		WAIT_TRIES=150 WAIT_DIAG='eval echo "$drv round $r: $ACC"' \
 			wait_for "$drv round $r: every frame accounted for" accounted
 		echo "  $drv round $r: $PG_PPS pps; $ACC"
+		WAIT_TRIES=100 wait_for "$drv round $r: the model's counters to stand still" work_still
+		work_snap
+		work=""
+		for k in $(printf '%s\n' "${!WORK[@]}" | sort); do work+=" w_$k=$((WORK[$k] - W0[$k]))"; done
 		echo "RSNIC-BENCH run driver=$drv round=$r count=$COUNT sent=$PG_SENT pps=$PG_PPS" \
 			"received=$R_RX dropped=$R_DROP dev_tx=$R_TX busy_ticks=$((BUSY1 - BUSY0))" \
-			"total_ticks=$((TOTAL1 - TOTAL0)) wall_us=$((${T1/./} - ${T0/./}))"
+			"total_ticks=$((TOTAL1 - TOTAL0)) wall_us=$((${T1/./} - ${T0/./}))$work"
 	done
 }
 
