@@ -6,6 +6,7 @@
 use super::{Cursor, Port, PortCounters, QueueSet, WqCtx, WqeError};
 use super::{BAD_CQ_ID, BAD_OWNER_XOR, BAD_WQ_ID, MANA_MKEY, SQ_BURST, SQ_ID_BASE};
 use super::{CQ_ID_BASE, MAX_FRAME, MAX_QUEUES, MAX_RSS, PAUSE_STORM, PAUSE_THRESHOLD, RQ_ID_BASE};
+use crate::dp::bytes::{le32, put_le32};
 use crate::dp::hw::{BusMemory, InterruptSink};
 use crate::sim::pcie::inbound_floor;
 use crate::sim::pkt::{self, L3, L4};
@@ -33,21 +34,6 @@ const MAX_SQE: u32 = 512;
 const MAX_RQE: u32 = 256;
 /// Bytes of a basic unit (the size of a 1-BU WQE).
 const BU: u32 = 32;
-
-#[inline]
-fn le32(b: &[u8], off: usize) -> u32 {
-    match b.get(off..off.wrapping_add(4)) {
-        Some(s) => u32::from_le_bytes([s[0], s[1], s[2], s[3]]),
-        None => 0,
-    }
-}
-
-#[inline]
-pub(super) fn put32(b: &mut [u8], off: usize, v: u32) {
-    if let Some(s) = b.get_mut(off..off.wrapping_add(4)) {
-        s.copy_from_slice(&v.to_le_bytes());
-    }
-}
 
 fn row(queues: &mut [QueueSet], p: usize, s: usize) -> Option<&mut QueueSet> {
     if s >= MAX_QUEUES {
@@ -350,8 +336,8 @@ fn cq_event<M: BusMemory, I: InterruptSink>(
     let idx = eq.pi & (eq.num - 1);
     let owner = ((eq.pi / eq.num).wrapping_add(1)) & 7;
     let mut b = [0u8; 16];
-    put32(&mut b, 0, cq_id);
-    put32(&mut b, 12, EQE_COMPLETION | (owner << 29));
+    put_le32(&mut b, 0, cq_id);
+    put_le32(&mut b, 12, EQE_COMPLETION | (owner << 29));
     let addr = eq.buf.wrapping_add(u64::from(idx) * 16);
     pt.counters.pcie.dma_write(addr, 16);
     if bus.mem.dma_write(addr, &b).is_err() {
@@ -404,10 +390,10 @@ pub(super) fn eqe_to<M: BusMemory, I: InterruptSink>(
     let idx = eq.pi & (eq.num - 1);
     let owner = ((eq.pi / eq.num).wrapping_add(1)) & 7;
     let mut b = [0u8; 16];
-    put32(&mut b, 0, details[0]);
-    put32(&mut b, 4, details[1]);
-    put32(&mut b, 8, details[2]);
-    put32(&mut b, 12, (ty & 0xff) | (owner << 29));
+    put_le32(&mut b, 0, details[0]);
+    put_le32(&mut b, 4, details[1]);
+    put_le32(&mut b, 8, details[2]);
+    put_le32(&mut b, 12, (ty & 0xff) | (owner << 29));
     let addr = eq.buf.wrapping_add(u64::from(idx) * 16);
     pt.counters.pcie.dma_write(addr, 16);
     if mem.dma_write(addr, &b).is_err() {
@@ -435,7 +421,7 @@ pub(super) fn rx_fence_cqe<M: BusMemory, I: InterruptSink>(
     irq: &mut I,
 ) {
     let mut d = [0u8; 60];
-    put32(
+    put_le32(
         &mut d,
         0,
         u32::from(RX_OBJECT_FENCE) | (CLIENT_COMPLETION << 6),
@@ -481,7 +467,7 @@ fn write_cqe<M: BusMemory, I: InterruptSink>(
     }
     let mut b = [0u8; 64];
     b[..60].copy_from_slice(data);
-    put32(
+    put_le32(
         &mut b,
         60,
         (wq_num & 0x00ff_ffff) | (u32::from(is_sq) << 24) | (owner << 29),
@@ -547,12 +533,12 @@ fn named_wq(armed: &mut bool, c: &mut PortCounters, id: u32) -> u32 {
 
 fn tx_cqe(cqe_type: u8, vendor: u32, wqe_off: u32) -> [u8; 60] {
     let mut d = [0u8; 60];
-    put32(
+    put_le32(
         &mut d,
         0,
         u32::from(cqe_type & 0x3f) | (CLIENT_COMPLETION << 6) | ((vendor & 0xff_ffff) << 8),
     );
-    put32(&mut d, 8, (wqe_off / 32) << 5);
+    put_le32(&mut d, 8, (wqe_off / 32) << 5);
     d
 }
 
@@ -1054,7 +1040,7 @@ fn receive<M: BusMemory, I: InterruptSink>(
         RX_OKAY
     };
     c.rx_cqes += 1;
-    put32(&mut d, 0, u32::from(t) | (CLIENT_COMPLETION << 6));
+    put_le32(&mut d, 0, u32::from(t) | (CLIENT_COMPLETION << 6));
     if !truncated {
         let (l3_ok, l4_ok) = pkt::verify_checksums(wire, &h);
         let mut f = hashtype(&h) << 16;
@@ -1074,11 +1060,11 @@ fn receive<M: BusMemory, I: InterruptSink>(
             f |= u32::from(t) | (1 << 12);
             pt.counters.rx_vlan_stripped += 1;
         }
-        put32(&mut d, 4, f);
-        put32(&mut d, 16, hash);
+        put_le32(&mut d, 4, f);
+        put_le32(&mut d, 16, hash);
     }
-    put32(&mut d, 8, host_len.min(0xffff) as u32);
-    put32(&mut d, 56, off);
+    put_le32(&mut d, 8, host_len.min(0xffff) as u32);
+    put_le32(&mut d, 56, off);
     let rq_id = RQ_ID_BASE + (rx * MAX_QUEUES + slot) as u32;
     let wq = named_wq(&mut pt.faults.rx_bad_wq, &mut pt.counters, rq_id);
     write_cqe(pt, queues, rx, usize::from(rq.cq), &d, wq, false, bus);

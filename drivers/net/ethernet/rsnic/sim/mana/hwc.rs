@@ -6,9 +6,10 @@
 //! message layouts are read here from the 6.12 headers independently of the driver's
 //! `dp::mana::gdma_req` (no code is shared).
 
-use super::engine::{eqe_to, put32, rx_fence_cqe};
+use super::engine::{eqe_to, rx_fence_cqe};
 use super::MAX_FRAME;
 use super::{CmdError, Device, Kind, Port, QueueSet, MAX_QUEUES, MAX_RSS};
+use crate::dp::bytes::{le16, le32, le64, put_le16, put_le32, put_le64};
 use crate::dp::hw::{BusMemory, DmaAddr, InterruptSink};
 use core::ops::DerefMut;
 
@@ -290,36 +291,6 @@ impl HwcDev {
     }
 }
 
-fn g16(b: &[u8], o: usize) -> u16 {
-    match b.get(o..o + 2) {
-        Some(s) => u16::from_le_bytes([s[0], s[1]]),
-        None => 0,
-    }
-}
-
-fn g32(b: &[u8], o: usize) -> u32 {
-    match b.get(o..o + 4) {
-        Some(s) => u32::from_le_bytes([s[0], s[1], s[2], s[3]]),
-        None => 0,
-    }
-}
-
-fn g64(b: &[u8], o: usize) -> u64 {
-    u64::from(g32(b, o)) | (u64::from(g32(b, o + 4)) << 32)
-}
-
-fn p16(b: &mut [u8], o: usize, v: u16) {
-    if let Some(s) = b.get_mut(o..o + 2) {
-        s.copy_from_slice(&v.to_le_bytes());
-    }
-}
-
-fn p64(b: &mut [u8], o: usize, v: u64) {
-    if let Some(s) = b.get_mut(o..o + 8) {
-        s.copy_from_slice(&v.to_le_bytes());
-    }
-}
-
 /// A request in host memory: its first bytes read, the rest reachable by DMA.
 struct Msg<'a, M> {
     mem: &'a M,
@@ -335,7 +306,7 @@ impl<M: BusMemory> Msg<'_, M> {
             return None;
         }
         if off + 8 <= HEAD {
-            return Some(g64(&self.head, off));
+            return Some(le64(&self.head, off));
         }
         let mut b = [0u8; 8];
         self.mem.dma_read(self.addr + off as u64, &mut b).ok()?;
@@ -538,8 +509,8 @@ where
                     for (i, d) in w.iter().enumerate() {
                         b[4 * i..4 * i + 4].copy_from_slice(&d.to_le_bytes());
                     }
-                    let high = g16(&b, 24);
-                    let msix = g16(&b, 26);
+                    let high = le16(&b, 24);
+                    let msix = le16(&b, 26);
                     let mut a = [0u64; 4];
                     for (i, x) in a.iter_mut().enumerate() {
                         let mut l = [0u8; 8];
@@ -651,10 +622,10 @@ where
         let idx = e.pi & (e.num - 1);
         let owner = ((e.pi / e.num).wrapping_add(1)) & 7;
         let mut b = [0u8; 16];
-        put32(&mut b, 0, details[0]);
-        put32(&mut b, 4, details[1]);
-        put32(&mut b, 8, details[2]);
-        put32(&mut b, 12, (ty & 0xff) | (owner << 29));
+        put_le32(&mut b, 0, details[0]);
+        put_le32(&mut b, 4, details[1]);
+        put_le32(&mut b, 8, details[2]);
+        put_le32(&mut b, 12, (ty & 0xff) | (owner << 29));
         if mem.dma_write(e.buf + u64::from(idx) * 16, &b).is_err() {
             self.hwc.counters.dma_faults += 1;
             return;
@@ -682,7 +653,7 @@ where
         let owner = ((c.pi / c.num).wrapping_add(1)) & 7;
         let mut b = [0u8; 64];
         b[..32].copy_from_slice(data);
-        put32(&mut b, 60, wq | (u32::from(is_sq) << 24) | (owner << 29));
+        put_le32(&mut b, 60, wq | (u32::from(is_sq) << 24) | (owner << 29));
         if mem.dma_write(c.buf + u64::from(idx) * 64, &b).is_err() {
             self.hwc.counters.dma_faults += 1;
             return;
@@ -701,15 +672,15 @@ where
         let mut w = [0u8; 48];
         let ok_read = sq.tail.wrapping_sub(sq.cons) >= 64
             && mem.dma_read(sq.buf + u64::from(off), &mut w).is_ok();
-        let dw1 = g32(&w, 4);
+        let dw1 = le32(&w, 4);
         let num_sge = dw1 & 0xff;
         let oob_div4 = (dw1 >> 8) & 7;
         let in_sgl = (dw1 >> 11) & 1;
-        let vscq = g32(&w, 24) & 0xff_ffff;
-        let vsq = g32(&w, 28) & 0xff_ffff;
-        let addr = g64(&w, 32);
-        let mkey = g32(&w, 40);
-        let size = g32(&w, 44) as usize;
+        let vscq = le32(&w, 24) & 0xff_ffff;
+        let vsq = le32(&w, 28) & 0xff_ffff;
+        let addr = le64(&w, 32);
+        let mkey = le32(&w, 40);
+        let size = le32(&w, 44) as usize;
         let valid = ok_read
             && num_sge == 1
             && oob_div4 == 6
@@ -719,12 +690,12 @@ where
             && mkey == HWC_MKEY
             && size <= HWC_MAX_MSG as usize;
         let mut oob = [0u8; 32];
-        put32(&mut oob, 12, off);
+        put_le32(&mut oob, 12, off);
         if !valid {
             // The device cannot trust the WQE's size: the SQ stops, one error CQE says why.
             self.hwc.counters.bad_wqes += 1;
             self.hwc.sq_error = true;
-            put32(&mut oob, 0, 1 << 8);
+            put_le32(&mut oob, 0, 1 << 8);
             self.hwc_cqe(mem, irq, &oob, HWC_SQ_ID, true);
             return;
         }
@@ -745,7 +716,7 @@ where
             header_only(&msg.head, size, STATUS_INVALID_PARAMETER, &mut resp)
         };
         self.hwc.counters.requests += 1;
-        if g32(&resp, 24) != 0 {
+        if le32(&resp, 24) != 0 {
             self.hwc.counters.failed += 1;
         }
         self.hwc_cqe(mem, irq, &oob, HWC_SQ_ID, true);
@@ -765,7 +736,7 @@ where
             self.hwc.counters.dma_faults += 1;
             return;
         }
-        let dw1 = g32(&w, 4);
+        let dw1 = le32(&w, 4);
         let oob = ((dw1 >> 8) & 7) as usize * 4;
         let sge = 8 + oob;
         self.hwc.rq.cons = rq.cons.wrapping_add(32);
@@ -773,9 +744,9 @@ where
             self.hwc.counters.bad_rx_wqes += 1;
             return;
         }
-        let addr = g64(&w, sge);
-        let mkey = g32(&w, sge + 8);
-        let size = g32(&w, sge + 12) as usize;
+        let addr = le64(&w, sge);
+        let mkey = le32(&w, sge + 8);
+        let size = le32(&w, sge + 12) as usize;
         if mkey != HWC_MKEY || size < r.len() {
             self.hwc.counters.bad_rx_wqes += 1;
             return;
@@ -786,9 +757,9 @@ where
         }
         let mut d = [0u8; 32];
         // type 0, eom (bit 6) and som (bit 7): one chunk; wqe_offset; tx_oob_data_size.
-        put32(&mut d, 0, (1 << 6) | (1 << 7));
-        put32(&mut d, 12, off);
-        put32(&mut d, 24, r.len() as u32);
+        put_le32(&mut d, 0, (1 << 6) | (1 << 7));
+        put_le32(&mut d, 12, off);
+        put_le32(&mut d, 24, r.len() as u32);
         self.hwc_cqe(mem, irq, &d, HWC_RQ_ID, false);
     }
 
@@ -804,14 +775,18 @@ where
         if m.len < 40 {
             return header_only(h, m.len, STATUS_INVALID_PARAMETER, out);
         }
-        let code = g32(h, 4);
-        let req_ver = g16(h, 8);
-        let resp_ver = g16(h, 24);
-        let resp_cap = g32(h, 28) as usize;
-        if g32(h, 0) != 0 || g32(h, 16) != 0 || g32(h, 12) as usize != m.len || g32(h, 20) != code {
+        let code = le32(h, 4);
+        let req_ver = le16(h, 8);
+        let resp_ver = le16(h, 24);
+        let resp_cap = le32(h, 28) as usize;
+        if le32(h, 0) != 0
+            || le32(h, 16) != 0
+            || le32(h, 12) as usize != m.len
+            || le32(h, 20) != code
+        {
             return header_only(h, m.len, STATUS_INVALID_PARAMETER, out);
         }
-        let dev = g32(h, 32);
+        let dev = le32(h, 32);
         let want_ver = if code == 0x20007 { 2 } else { 1 };
         let rsnic = (0x2F001..=0x2F003).contains(&code);
         let r = if !known(code) || (rsnic && !self.hwc.rsnic_reqs) {
@@ -900,10 +875,10 @@ where
             // GDMA_VERIFY_VF_DRIVER_VERSION: protocol_ver_min 40, max 48.
             1 => {
                 expect_len(len, 640)?;
-                if g64(h, 40) > 1 || g64(h, 48) < 1 {
+                if le64(h, 40) > 1 || le64(h, 48) < 1 {
                     return Err(STATUS_REVISION_MISMATCH);
                 }
-                p64(b, 0, 1);
+                put_le64(b, 0, 1);
                 Ok(40)
             }
             // GDMA_QUERY_MAX_RESOURCES: status 32, max_sq 36 .. max_msix 68.
@@ -914,16 +889,16 @@ where
                     .into_iter()
                     .enumerate()
                 {
-                    put32(b, 4 * i, v);
+                    put_le32(b, 4 * i, v);
                 }
                 Ok(40)
             }
             // GDMA_LIST_DEVICES: num_of_devs 32, devs 40 (with a hole at entry 1).
             3 => {
                 expect_len(len, 40)?;
-                put32(b, 0, 2);
-                put32(b, 8, HWC_DEV_ID);
-                put32(b, 16, MANA_DEV_ID);
+                put_le32(b, 0, 2);
+                put_le32(b, 8, HWC_DEV_ID);
+                put_le32(b, 16, MANA_DEV_ID);
                 Ok(264)
             }
             // GDMA_REGISTER_DEVICE: pdid 32, gpa_mkey 36, db_id 40.
@@ -933,9 +908,9 @@ where
                     return Err(STATUS_OBJECT_NAME_COLLISION);
                 }
                 self.hwc.registered = true;
-                put32(b, 0, MANA_PDID);
-                put32(b, 4, MANA_MKEY);
-                put32(b, 8, MANA_DB_ID);
+                put_le32(b, 0, MANA_PDID);
+                put_le32(b, 4, MANA_MKEY);
+                put_le32(b, 8, MANA_DB_ID);
                 Ok(12)
             }
             // GDMA_DEREGISTER_DEVICE.
@@ -953,8 +928,8 @@ where
             // GDMA_GENERATE_TEST_EQE: queue_index 40.
             10 => {
                 expect_len(len, 44)?;
-                let q = g32(h, 40);
-                if g32(h, 32) == HWC_DEV_ID {
+                let q = le32(h, 40);
+                if le32(h, 32) == HWC_DEV_ID {
                     if q != HWC_EQ_ID {
                         return Err(STATUS_INVALID_HANDLE);
                     }
@@ -979,10 +954,10 @@ where
             // GDMA_DISABLE_QUEUE: type 40, queue_index 44.
             13 => {
                 expect_len(len, 52)?;
-                if g32(h, 40) != 4 {
+                if le32(h, 40) != 4 {
                     return Err(STATUS_NOT_SUPPORTED);
                 }
-                let id = g32(h, 44);
+                let id = le32(h, 44);
                 if self.owned_region(Kind::Eq, id).is_none() {
                     return Err(STATUS_INVALID_HANDLE);
                 }
@@ -995,7 +970,7 @@ where
             // GDMA_DESTROY_DMA_REGION: dma_region_handle 40.
             27 => {
                 expect_len(len, 48)?;
-                let r = self.region_of(g64(h, 40)).ok_or(STATUS_INVALID_HANDLE)?;
+                let r = self.region_of(le64(h, 40)).ok_or(STATUS_INVALID_HANDLE)?;
                 if self.region(r).is_some_and(|x| x.owner.is_some()) {
                     return Err(STATUS_DEVICE_BUSY);
                 }
@@ -1007,17 +982,17 @@ where
             // MANA_QUERY_DEV_CONFIG: proto_major_ver 72.
             0x20001 => {
                 expect_len(len, 88)?;
-                if g32(h, 72) != 0 {
+                if le32(h, 72) != 0 {
                     return Err(STATUS_REVISION_MISMATCH);
                 }
-                p16(b, 32, self.ports.len() as u16);
+                put_le16(b, 32, self.ports.len() as u16);
                 // `reserved` (66): rsnic's capability word, when it has its requests.
                 if self.hwc.rsnic_reqs {
-                    p16(b, 34, RSNIC_CAPS);
+                    put_le16(b, 34, RSNIC_CAPS);
                 }
-                put32(b, 36, (self.ports.len() * MAX_QUEUES) as u32);
+                put_le32(b, 36, (self.ports.len() * MAX_QUEUES) as u32);
                 if resp_ver >= 2 {
-                    p16(b, 40, MAX_FRAME as u16);
+                    put_le16(b, 40, MAX_FRAME as u16);
                     Ok(48)
                 } else {
                     Ok(40)
@@ -1026,20 +1001,20 @@ where
             // MANA_QUERY_GF_STAT: req_stats 40.
             0x20002 => {
                 expect_len(len, 48)?;
-                self.gf_stats(g64(h, 40), b);
+                self.gf_stats(le64(h, 40), b);
                 Ok(224)
             }
             // MANA_CONFIG_VPORT_TX: vport 40, pdid 48, doorbell_pageid 52.
             0x20003 => {
                 expect_len(len, 56)?;
-                let p = self.vport(g64(h, 40))?;
-                if g32(h, 48) != MANA_PDID || g32(h, 52) != MANA_DB_ID {
+                let p = self.vport(le64(h, 40))?;
+                if le32(h, 48) != MANA_PDID || le32(h, 52) != MANA_DB_ID {
                     return Err(STATUS_INVALID_PARAMETER);
                 }
                 if let Some(pt) = self.ports.get_mut(p) {
                     pt.vport_tx = true;
                 }
-                p16(b, 0, p as u16);
+                put_le16(b, 0, p as u16);
                 if let Some(x) = b.get_mut(2) {
                     *x = 1;
                 }
@@ -1049,8 +1024,8 @@ where
             // MANA_DESTROY_WQ_OBJ: wq_type 40, handle 48.
             0x20005 => {
                 expect_len(len, 56)?;
-                let (k, id) = self.wq_obj(g64(h, 48))?;
-                let ty = g32(h, 40);
+                let (k, id) = self.wq_obj(le64(h, 48))?;
+                let ty = le32(h, 40);
                 if (k == Kind::Sq && ty != 1) || (k == Kind::Rq && ty != 2) {
                     return Err(STATUS_INVALID_PARAMETER);
                 }
@@ -1060,7 +1035,7 @@ where
             // MANA_FENCE_RQ: handle 40.
             0x20006 => {
                 expect_len(len, 48)?;
-                let (k, id) = self.wq_obj(g64(h, 40))?;
+                let (k, id) = self.wq_obj(le64(h, 40))?;
                 if k != Kind::Rq {
                     return Err(STATUS_INVALID_HANDLE);
                 }
@@ -1073,8 +1048,8 @@ where
             // RSNIC_SET_LOOPBACK (rsnic's, not MANA's): vport 40, enable 48 (0 or 1).
             0x2F001 => {
                 expect_len(len, 56)?;
-                let p = self.vport(g64(h, 40))?;
-                let on = match g32(h, 48) {
+                let p = self.vport(le64(h, 40))?;
+                let on = match le32(h, 48) {
                     0 => false,
                     1 => true,
                     _ => return Err(STATUS_INVALID_PARAMETER),
@@ -1085,13 +1060,13 @@ where
             // RSNIC_SET_PAUSE (rsnic's, not MANA's): vport 40, rx 48, tx 52 (each 0 or 1).
             0x2F002 => {
                 expect_len(len, 56)?;
-                let p = self.vport(g64(h, 40))?;
+                let p = self.vport(le64(h, 40))?;
                 let flag = |v| match v {
                     0 => Ok(false),
                     1 => Ok(true),
                     _ => Err(STATUS_INVALID_PARAMETER),
                 };
-                let (rx, tx) = (flag(g32(h, 48))?, flag(g32(h, 52))?);
+                let (rx, tx) = (flag(le32(h, 48))?, flag(le32(h, 52))?);
                 self.set_pause_rx_tx(p, rx, tx).map_err(st)?;
                 Ok(0)
             }
@@ -1099,24 +1074,24 @@ where
             // tx_pause_frames 40, rx_pause_frames 48 (u64).
             0x2F003 => {
                 expect_len(len, 48)?;
-                let p = self.vport(g64(h, 40))?;
+                let p = self.vport(le64(h, 40))?;
                 let pt = self.ports.get(p).ok_or(STATUS_INVALID_HANDLE)?;
-                put32(b, 0, u32::from(pt.pause_rx));
-                put32(b, 4, u32::from(pt.pause_tx));
-                p64(b, 8, pt.counters.tx_pause_frames);
-                p64(b, 16, pt.counters.rx_pause_frames);
+                put_le32(b, 0, u32::from(pt.pause_rx));
+                put_le32(b, 4, u32::from(pt.pause_tx));
+                put_le64(b, 8, pt.counters.tx_pause_frames);
+                put_le64(b, 16, pt.counters.rx_pause_frames);
                 Ok(24)
             }
             // MANA_QUERY_VPORT_CONFIG: vport_index 40.
             0x20008 => {
                 expect_len(len, 44)?;
-                let p = g32(h, 40) as usize;
+                let p = le32(h, 40) as usize;
                 if p >= self.ports.len() {
                     return Err(STATUS_INVALID_PARAMETER);
                 }
-                put32(b, 0, MAX_QUEUES as u32);
-                put32(b, 4, MAX_QUEUES as u32);
-                put32(b, 8, MAX_RSS as u32);
+                put_le32(b, 0, MAX_QUEUES as u32);
+                put_le32(b, 4, MAX_QUEUES as u32);
+                put_le32(b, 8, MAX_RSS as u32);
                 let mac = self
                     .ports
                     .get(p)
@@ -1125,7 +1100,7 @@ where
                 if let Some(d) = b.get_mut(16..22) {
                     d.copy_from_slice(&mac);
                 }
-                p64(b, 24, VPORT_HANDLE_BASE + p as u64);
+                put_le64(b, 24, VPORT_HANDLE_BASE + p as u64);
                 Ok(32)
             }
             _ => Err(STATUS_INVALID_DEVICE_REQUEST),
@@ -1162,23 +1137,23 @@ where
     // cq_parent_eq_id 84.
     fn create_queue(&mut self, h: &[u8], len: usize, b: &mut [u8]) -> Exec {
         expect_len(len, 96)?;
-        if g32(h, 40) != 4 {
+        if le32(h, 40) != 4 {
             return Err(STATUS_NOT_SUPPORTED);
         }
-        if g32(h, 48) != MANA_PDID || g32(h, 52) != MANA_DB_ID {
+        if le32(h, 48) != MANA_PDID || le32(h, 52) != MANA_DB_ID {
             return Err(STATUS_INVALID_PARAMETER);
         }
-        let r = self.ready_region(g64(h, 56))?;
+        let r = self.ready_region(le64(h, 56))?;
         let (base, rlen) = self.region(r).map_or((0, 0), |x| (x.base, x.len));
-        let size = g32(h, 68);
+        let size = le32(h, 68);
         let num = size / 16;
         if size != rlen || !size.is_power_of_two() || size < 4096 || num > 1 << 16 {
             return Err(STATUS_INVALID_PARAMETER);
         }
-        if g32(h, 72) > num.trailing_zeros() || g32(h, 76) >= MAX_MSIX {
+        if le32(h, 72) > num.trailing_zeros() || le32(h, 76) >= MAX_MSIX {
             return Err(STATUS_INVALID_PARAMETER);
         }
-        let vector = g32(h, 76) as u16;
+        let vector = le32(h, 76) as u16;
         let mut id = Err(STATUS_INSUFFICIENT_RESOURCES);
         for p in 0..self.ports.len() {
             match self.create_eq(p, base, num, vector) {
@@ -1204,7 +1179,7 @@ where
         if let Some(x) = self.region_mut(r) {
             x.owner = Some((Kind::Eq, id));
         }
-        put32(b, 0, id);
+        put_le32(b, 0, id);
         Ok(4)
     }
 
@@ -1212,8 +1187,8 @@ where
     // wq_size 72, cq_size 76, cq_moderation_ctx_id 80, cq_parent_qid 84.
     fn create_wq_obj(&mut self, h: &[u8], len: usize, b: &mut [u8]) -> Exec {
         expect_len(len, 88)?;
-        let p = self.vport(g64(h, 40))?;
-        let ty = g32(h, 48);
+        let p = self.vport(le64(h, 40))?;
+        let ty = le32(h, 48);
         let k = match ty {
             1 => Kind::Sq,
             2 => Kind::Rq,
@@ -1223,22 +1198,22 @@ where
             return Err(STATUS_INVALID_DEVICE_STATE);
         }
         let (wr, cr) = (
-            self.ready_region(g64(h, 56))?,
-            self.ready_region(g64(h, 64))?,
+            self.ready_region(le64(h, 56))?,
+            self.ready_region(le64(h, 64))?,
         );
         if wr == cr {
             return Err(STATUS_INVALID_PARAMETER);
         }
         let (wbase, wlen) = self.region(wr).map_or((0, 0), |x| (x.base, x.len));
         let (cbase, clen) = self.region(cr).map_or((0, 0), |x| (x.base, x.len));
-        let (wsize, csize) = (g32(h, 72), g32(h, 76));
+        let (wsize, csize) = (le32(h, 72), le32(h, 76));
         if wsize != wlen || csize != clen || csize % 64 != 0 {
             return Err(STATUS_INVALID_PARAMETER);
         }
-        if g32(h, 80) != 0 {
+        if le32(h, 80) != 0 {
             return Err(STATUS_NOT_SUPPORTED);
         }
-        let eq = g32(h, 84);
+        let eq = le32(h, 84);
         self.loc(eq, Kind::Eq).map_err(|_| STATUS_INVALID_HANDLE)?;
         let cq = self
             .create_cq_on(p, cbase, csize / 64, Some(eq))
@@ -1263,9 +1238,9 @@ where
         if let Some(pt) = self.ports.get_mut(p) {
             pt.counters.queues_created += 1;
         }
-        put32(b, 0, wq);
-        put32(b, 4, cq);
-        p64(b, 8, WQ_OBJ_TAG | (u64::from(ty) << 32) | u64::from(wq));
+        put_le32(b, 0, wq);
+        put_le32(b, 4, cq);
+        put_le64(b, 8, WQ_OBJ_TAG | (u64::from(ty) << 32) | u64::from(wq));
         Ok(16)
     }
 
@@ -1317,9 +1292,9 @@ where
         if m.len < 120 {
             return Err(STATUS_INVALID_PARAMETER);
         }
-        let p = self.vport(g64(h, 40))?;
-        let n = usize::from(g16(h, 48));
-        let tab = usize::from(g16(h, 50));
+        let p = self.vport(le64(h, 40))?;
+        let n = usize::from(le16(h, 48));
+        let tab = usize::from(le16(h, 50));
         if n == 0 || n > 512 || tab != 120 || m.len != tab + 8 * n {
             return Err(STATUS_INVALID_PARAMETER);
         }
@@ -1332,8 +1307,8 @@ where
             u32::MAX => Ok(None),
             _ => Err(STATUS_INVALID_PARAMETER),
         };
-        let rx = tri(g32(h, 52))?;
-        let rss = tri(g32(h, 56))?;
+        let rx = tri(le32(h, 52))?;
+        let rss = tri(le32(h, 56))?;
         let (upd_def, upd_key, upd_tab) = (h[60], h[61], h[62]);
         if upd_def > 1 || upd_key > 1 || upd_tab > 1 {
             return Err(STATUS_INVALID_PARAMETER);
@@ -1350,7 +1325,7 @@ where
             Ok(s as u8)
         };
         let default = if upd_def == 1 {
-            Some(rq_slot(self, g64(h, 64))?)
+            Some(rq_slot(self, le64(h, 64))?)
         } else {
             None
         };
@@ -1450,10 +1425,10 @@ where
             let bit = 1u64 << FLAG[i];
             if req & bit != 0 {
                 reported |= bit;
-                p64(b, 8 + 8 * i, c[i]);
+                put_le64(b, 8 + 8 * i, c[i]);
             }
         }
-        p64(b, 0, reported);
+        put_le64(b, 0, reported);
     }
 
     fn region_count(&self) -> usize {
@@ -1522,9 +1497,9 @@ where
         if m.len < 64 {
             return Err(STATUS_INVALID_PARAMETER);
         }
-        let length = g64(h, 40);
-        let count = g32(h, 56);
-        let listed = g32(h, 60);
+        let length = le64(h, 40);
+        let count = le32(h, 56);
+        let listed = le32(h, 60);
         if m.len != 64 + 8 * listed as usize
             || count == 0
             || listed == 0
@@ -1534,7 +1509,7 @@ where
         {
             return Err(STATUS_INVALID_PARAMETER);
         }
-        if g32(h, 48) != 0 || g32(h, 52) != 0 {
+        if le32(h, 48) != 0 || le32(h, 52) != 0 {
             return Err(STATUS_NOT_SUPPORTED);
         }
         let base = m.u64_at(64).ok_or(STATUS_INVALID_PARAMETER)?;
@@ -1550,7 +1525,7 @@ where
         x.pages = count;
         x.have = listed;
         x.owner = None;
-        p64(b, 0, REGION_TAG | (u64::from(x.gen) << 32) | (r as u64 + 1));
+        put_le64(b, 0, REGION_TAG | (u64::from(x.gen) << 32) | (r as u64 + 1));
         Ok(8)
     }
 
@@ -1560,9 +1535,9 @@ where
         if m.len < 56 {
             return Err(STATUS_INVALID_PARAMETER);
         }
-        let r = self.region_of(g64(h, 40)).ok_or(STATUS_INVALID_HANDLE)?;
+        let r = self.region_of(le64(h, 40)).ok_or(STATUS_INVALID_HANDLE)?;
         let x = *self.region(r).ok_or(STATUS_INVALID_HANDLE)?;
-        let n = g32(h, 48);
+        let n = le32(h, 48);
         if m.len != 56 + 8 * n as usize || n == 0 || x.owner.is_some() || n > x.pages - x.have {
             return Err(STATUS_INVALID_PARAMETER);
         }
@@ -1603,13 +1578,13 @@ fn known(code: u32) -> bool {
 /// `dev_id` and `activity_id` echoed.
 fn resp_header(req: &[u8], ver: u16, len: usize, status: u32, out: &mut [u8]) {
     out[..32].fill(0);
-    put32(out, 4, g32(req, 4));
-    p16(out, 8, ver);
-    p16(out, 10, g16(req, 10));
-    put32(out, 12, len as u32);
-    put32(out, 16, g32(req, 32));
-    put32(out, 20, g32(req, 36));
-    put32(out, 24, status);
+    put_le32(out, 4, le32(req, 4));
+    put_le16(out, 8, ver);
+    put_le16(out, 10, le16(req, 10));
+    put_le32(out, 12, len as u32);
+    put_le32(out, 16, le32(req, 32));
+    put_le32(out, 20, le32(req, 36));
+    put_le32(out, 24, status);
 }
 
 /// A failure response: only the header (what the device can echo of a request of `len`

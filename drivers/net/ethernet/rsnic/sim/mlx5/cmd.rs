@@ -6,7 +6,7 @@
 //! Every failure is a delivery status (in the entry's `status_own`) or a command status and
 //! a syndrome (in the output header); [`synd`] lists the syndromes.
 
-use super::ifc::{self, delivery, get, get64, iseg, layout, mbox, op, set, set64, status};
+use super::ifc::{self, delivery, get, iseg, layout, mbox, op, set, status};
 use super::pas::{self, Ring};
 use super::{
     make_qn, split_qn, Caps, CqConfig, PortCounters, QueueState, RqConfig, SqConfig, SqCtx, Tables,
@@ -14,6 +14,7 @@ use super::{
     MAX_SESSION, MAX_UARS, MAX_VECTORS, PD_BASE, RQN_BASE, RQTN_BASE, SQN_BASE, TD_BASE, TIRN_BASE,
     TISN_BASE,
 };
+use crate::dp::bytes::{be32, be64, put_be64};
 use crate::dp::hw::{BusMemory, DmaAddr};
 
 /// The syndromes of failed commands: one per check, so a failure names the check.
@@ -912,13 +913,6 @@ fn per_prio(pt: &super::Port, prio: u32) -> [u64; ieee::COUNT_MAX] {
 type Fail = (u8, u32);
 type CmdResult = Result<(), Fail>;
 
-fn be32(b: &[u8], off: usize) -> u32 {
-    match b.get(off..off + 4) {
-        Some(s) => u32::from_be_bytes([s[0], s[1], s[2], s[3]]),
-        None => 0,
-    }
-}
-
 /// A mailbox chain, walked forward with a cursor.
 struct Chain {
     first: DmaAddr,
@@ -1160,8 +1154,8 @@ fn exec_entry<M: BusMemory>(
     let token = ent[layout::TOKEN];
     let inlen = be32(&ent, layout::INLEN) as usize;
     let outlen = be32(&ent, layout::OUTLEN) as usize;
-    let in_ptr = get64(&ent, layout::IN_PTR);
-    let out_ptr = get64(&ent, layout::OUT_PTR);
+    let in_ptr = be64(&ent, layout::IN_PTR);
+    let out_ptr = be64(&ent, layout::OUT_PTR);
     let checked = if ent[layout::TYPE] != layout::PCI_CMD_XPORT {
         Err(delivery::CMD_DESCR_ERR)
     } else if !(8..=MAX_MSG).contains(&inlen) {
@@ -1618,7 +1612,7 @@ impl<M: BusMemory> Cx<'_, '_, M> {
             op::MODIFY_RQT => {
                 // bitmask.rqn_list is not required (the contract leaves it 0): the list is
                 // what MODIFY_RQT changes. Other bitmask bits are refused.
-                if get64(self.inp, 0x10) & !1 != 0 {
+                if be64(self.inp, 0x10) & !1 != 0 {
                     return Err(bad(synd::RQT_BITMASK));
                 }
                 let (_, slot) = self.own(ifc::OBJ_NUM, RQTN_BASE, |r| r.rqt.used, synd::BAD_RQT)?;
@@ -1906,7 +1900,7 @@ impl<M: BusMemory> Cx<'_, '_, M> {
                         self.port().counters.dma_faults += 1;
                         break;
                     }
-                    set64(self.out, PAS + 8 * i, a);
+                    put_be64(self.out, PAS + 8 * i, a);
                     let pg = &mut self.port().func.pages;
                     pg.head = u64::from_be_bytes(next);
                     pg.held -= 1;
@@ -2159,7 +2153,7 @@ impl<M: BusMemory> Cx<'_, '_, M> {
             self.g(LOG_PAGE_SIZE),
             self.g(PAGE_OFFSET),
         )?;
-        let mask = get64(self.inp, EVENT_BITMASK);
+        let mask = be64(self.inp, EVENT_BITMASK);
         let p = self.p;
         let slot = match self.t.free_slot(p, |r| r.eq.used) {
             Ok(s) => s,
@@ -2232,7 +2226,7 @@ impl<M: BusMemory> Cx<'_, '_, M> {
         }
         let uar = self.uar_field(UAR_PAGE)?;
         let eq = self.eq_slot(self.g(C_EQN))?;
-        let dbr = get64(self.inp, DBR_ADDR);
+        let dbr = be64(self.inp, DBR_ADDR);
         if dbr % 8 != 0 {
             return Err(bad(synd::DBR_ALIGN));
         }
@@ -2336,7 +2330,7 @@ impl<M: BusMemory> Cx<'_, '_, M> {
             0 => 0,
             n => self.alloc_slot(1, n)? as u8 + 1,
         };
-        let dbr = get64(self.inp, DBR_ADDR);
+        let dbr = be64(self.inp, DBR_ADDR);
         if dbr % 8 != 0 {
             return Err(bad(synd::DBR_ALIGN));
         }
@@ -2467,7 +2461,7 @@ impl<M: BusMemory> Cx<'_, '_, M> {
         let (p, slot) = self.own(MODIFY_QN, base, used, bad_q)?;
         // The fields a MODIFY may change besides the state: of an RQ, `vsd` (mlx5e's
         // `mlx5e_modify_rq_vsd`, ethtool -K rxvlan); nothing of an SQ.
-        let bitmask = get64(self.inp, MODIFY_BITMASK);
+        let bitmask = be64(self.inp, MODIFY_BITMASK);
         let allowed = if sq { 0 } else { MODIFY_RQ_BITMASK_VSD };
         if bitmask & !allowed != 0 {
             return Err(bad(synd::MODIFY_BITMASK));
@@ -2537,7 +2531,7 @@ impl<M: BusMemory> Cx<'_, '_, M> {
             set(o, HW_COUNTER, u32::from(q.cc));
             set(o, SW_COUNTER, u32::from(q.pc));
             set(o, WQ_TYPE, 1);
-            set64(o, DBR_ADDR, q.dbr);
+            put_be64(o, DBR_ADDR, q.dbr);
         } else {
             let q = r.rq;
             set(o, STATE, state_code(q.state));
@@ -2552,7 +2546,7 @@ impl<M: BusMemory> Cx<'_, '_, M> {
             set(o, HW_COUNTER, u32::from(q.cc));
             set(o, SW_COUNTER, u32::from(q.posted));
             set(o, WQ_TYPE, 1);
-            set64(o, DBR_ADDR, q.dbr);
+            put_be64(o, DBR_ADDR, q.dbr);
         }
         Ok(())
     }
@@ -2718,7 +2712,7 @@ impl<M: BusMemory> Cx<'_, '_, M> {
     fn modify_tir(&mut self) -> CmdResult {
         use ifc::tir::*;
         let (_, slot) = self.own(MODIFY_TIRN, TIRN_BASE, |r| r.tir.used, synd::BAD_TIR)?;
-        let bm = get64(self.inp, MODIFY_BITMASK);
+        let bm = be64(self.inp, MODIFY_BITMASK);
         // self_lb_en changes `self_lb_block` (which of the function's own frames it may
         // receive back); the model loops no frame back to a function but by PPLR, so it
         // takes the field and nothing changes.
@@ -3414,17 +3408,17 @@ impl<M: BusMemory> Cx<'_, '_, M> {
         .enumerate()
         {
             let (pk, oc) = d(i);
-            set64(o, off, pk);
-            set64(o, off + 8, oc);
+            put_be64(o, off, pk);
+            put_be64(o, off + 8, oc);
         }
-        set64(
+        put_be64(
             o,
             CNT_RX_ERRORS,
             c.rx_too_long.wrapping_add(c.rx_dma_faults),
         );
-        set64(o, CNT_TX_ERRORS, c.wqe_errors);
-        set64(o, CNT_LOCAL_LB, c.loopback_packets);
-        set64(o, CNT_LOCAL_LB + 8, c.loopback_bytes);
+        put_be64(o, CNT_TX_ERRORS, c.wqe_errors);
+        put_be64(o, CNT_LOCAL_LB, c.loopback_packets);
+        put_be64(o, CNT_LOCAL_LB + 8, c.loopback_bytes);
         Ok(())
     }
 }

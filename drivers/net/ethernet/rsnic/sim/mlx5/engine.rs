@@ -7,6 +7,7 @@ use super::consts::*;
 use super::{CqCtx, Port, PortCounters, QueueSet, QueueState, RqCtx, SqCtx, WqeError};
 use super::{MAX_FRAME, MAX_QUEUES, MAX_RQT_SIZE, MAX_RSS, MAX_SESSION, SQN_BASE, SQ_BURST};
 use super::{PAUSE_STORM, PAUSE_THRESHOLD};
+use crate::dp::bytes::{be16, be32, be64};
 use crate::dp::hw::{BusMemory, DmaAddr, InterruptSink};
 use crate::sim::pcie::inbound_floor;
 use crate::sim::pkt::{self, L3, L4};
@@ -31,27 +32,6 @@ pub(super) struct Io<'a, M, I> {
     pub(super) mpwqe: bool,
     /// The clock of CQ moderation ([`super::Device::set_clock`]), nanoseconds.
     pub(super) now: u64,
-}
-
-#[inline]
-fn be16(b: &[u8], off: usize) -> u16 {
-    match b.get(off..off.wrapping_add(2)) {
-        Some(s) => u16::from_be_bytes([s[0], s[1]]),
-        None => 0,
-    }
-}
-
-#[inline]
-fn be32(b: &[u8], off: usize) -> u32 {
-    match b.get(off..off.wrapping_add(4)) {
-        Some(s) => u32::from_be_bytes([s[0], s[1], s[2], s[3]]),
-        None => 0,
-    }
-}
-
-#[inline]
-fn be64(b: &[u8], off: usize) -> u64 {
-    (u64::from(be32(b, off)) << 32) | u64::from(be32(b, off.wrapping_add(4)))
 }
 
 #[inline]

@@ -8,7 +8,8 @@
 //! bit offset inside the command input or output it belongs to (the struct and the offset are
 //! given in each comment) and its width; [`get`] and [`set`] do what `MLX5_GET`/`MLX5_SET` do
 //! (every field of at most 32 bits lies inside one big-endian dword). 64-bit fields are read
-//! with [`get64`] at their byte offset.
+//! and written at their byte offset with the shared byte-order helpers
+//! ([`crate::dp::bytes::be64`], [`crate::dp::bytes::put_be64`]).
 //!
 //! This is the device model's own transcription; it shares nothing with the driver's.
 
@@ -57,25 +58,6 @@ pub fn set(b: &mut [u8], f: Fld, v: u32) {
     };
     let new = (old & !mask) | ((v << shift) & mask);
     s.copy_from_slice(&new.to_be_bytes());
-}
-
-/// Reads a big-endian 64-bit value at byte `off` (0 if outside `b`).
-pub fn get64(b: &[u8], off: usize) -> u64 {
-    match b.get(off..off + 8) {
-        Some(s) => {
-            let mut a = [0u8; 8];
-            a.copy_from_slice(s);
-            u64::from_be_bytes(a)
-        }
-        None => 0,
-    }
-}
-
-/// Writes a big-endian 64-bit value at byte `off`.
-pub fn set64(b: &mut [u8], off: usize, v: u64) {
-    if let Some(s) = b.get_mut(off..off + 8) {
-        s.copy_from_slice(&v.to_be_bytes());
-    }
 }
 
 /// `struct mlx5_init_seg` (device.h): byte offsets of the registers in a function's window.
