@@ -202,7 +202,7 @@
 //! **Capabilities** ([`Caps`], given at creation by the device host): QUERY_HCA_CAP reports
 //! them (op_mod bit 0: current 1, maximum 0; types general 0, Ethernet offloads 1, NIC flow
 //! table 7; others BAD_PARAM) and the model enforces them (see [`Caps`]). The general caps
-//! are what mlx5_core and mlx5e read (`cmd::general_caps`): no QPs, no striding RQ, no
+//! are what mlx5_core and mlx5e read (`cmd::hca::general_caps`): no QPs, no striding RQ, no
 //! `hca_cap_2`, no RoCE, no ODP, no tunnels, 8 Q counters, 8 memory keys, UC / MC vport
 //! lists of 4 / 16, a 1 GHz internal timer. SET_HCA_CAP (general, while ENABLED) sets
 //! `pkey_table_size`, `log_max_qp` (≤ its maximum, 0) and `cmdif_checksum`, which the
