@@ -5,11 +5,12 @@
 
 use super::{Cursor, Port, PortCounters, QueueSet, WqCtx, WqeError};
 use super::{BAD_CQ_ID, BAD_OWNER_XOR, BAD_WQ_ID, MANA_MKEY, SQ_BURST, SQ_ID_BASE};
-use super::{CQ_ID_BASE, MAX_FRAME, MAX_QUEUES, MAX_RSS, PAUSE_STORM, PAUSE_THRESHOLD, RQ_ID_BASE};
+use super::{CQ_ID_BASE, MAX_FRAME, MAX_QUEUES, MAX_RSS, RQ_ID_BASE};
 use crate::dp::bytes::{le32, put_le32};
 use crate::dp::hw::{BusMemory, InterruptSink};
 use crate::sim::pcie::inbound_floor;
 use crate::sim::pkt::{self, L3, L4};
+use crate::sim::wire;
 
 /// The device's view of the outside world plus its scratch memory.
 pub(super) struct Io<'a, M, I> {
@@ -172,76 +173,27 @@ fn serve_sq<M: BusMemory, I: InterruptSink>(
     n
 }
 
-/// The port that receives what port `p` transmits: `p` itself in loopback (the frame turns
-/// around before the wire, so no link state or peer matters), else its peer when both links
-/// are up. None: the frame is dropped (a link is down, or `p` has no peer).
-fn rx_port(ports: &[Port], p: usize) -> Option<usize> {
-    let pt = ports.get(p)?;
-    if pt.loopback {
-        return Some(p);
-    }
-    let peer = p ^ 1;
-    (pt.link_up && ports.get(peer)?.link_up).then_some(peer)
-}
-
-/// 802.3x flow control before SQ `bit` of port `p` executes its next WQE (see "Flow
-/// control" in the module documentation). The receiver of `p`'s frames ([`rx_port`]: the
-/// peer, or `p` itself in loopback; none while a link is down or `p` has no peer: the frame
-/// will be dropped and counted anyway) with its TX pause on and short of posted WQEs sends a
-/// PAUSE frame, one per register write and sender, unless its stall prevention stopped
-/// them; `p` receives it and, with its RX pause on, holds the SQ until the next register
-/// write: returns true.
+/// 802.3x flow control before SQ `bit` of port `p` executes its next WQE ([`wire::hold`];
+/// see "Flow control" in the module documentation): the pause quantum lasts until the next
+/// register write. Returns true if the SQ is held.
 fn paused(ports: &mut [Port], queues: &[QueueSet], p: usize, bit: u32) -> bool {
-    let Some(rx) = rx_port(ports, p) else {
-        return false;
-    };
-    let (sends, honours, xoff) = match (ports.get(rx), ports.get(p)) {
-        (Some(r), Some(s)) => (r.pause_tx, s.pause_rx, s.xoff),
-        _ => return false,
-    };
-    // Nothing to decide: the receiver sends no PAUSE, or it already reached a sender that
-    // ignores it since the last register write.
-    if !sends || (xoff && !honours) {
-        return false;
-    }
-    let room = receiver_has_room(ports, queues, rx);
-    let Some(r) = ports.get_mut(rx) else {
-        return false;
-    };
-    if room {
-        r.pause_streak = 0;
-        r.pause_storm = false;
-        return false;
-    }
-    if r.pause_storm {
-        return false;
-    }
-    if !xoff {
-        if r.pause_streak >= PAUSE_STORM {
-            // Stall prevention: no PAUSE frame until the receiver has room again.
-            r.pause_storm = true;
-            r.counters.tx_pause_storms += 1;
-            return false;
+    let held = wire::hold(
+        ports,
+        p,
+        |ports, rx| receiver_has_room(ports, queues, rx),
+        || false,
+    );
+    if held {
+        if let Some(s) = ports.get_mut(p) {
+            s.sq_paused |= bit;
+            s.counters.tx_pause += 1;
         }
-        r.pause_streak += 1;
-        r.counters.tx_pause_frames += 1;
     }
-    let Some(s) = ports.get_mut(p) else {
-        return false;
-    };
-    if !xoff {
-        s.xoff = true;
-        s.counters.rx_pause_frames += 1;
-    }
-    if honours {
-        s.sq_paused |= bit;
-        s.counters.tx_pause += 1;
-    }
-    honours
+    held
 }
 
 /// Whether every usable RQ (created, not in error) in port `rx`'s RSS table has at least
-/// `min(PAUSE_THRESHOLD, wqes / 2)` posted WQEs, counting WQEs as 32-byte BUs of the bytes
+/// [`wire::room_needed`] posted WQEs, counting WQEs as 32-byte BUs of the bytes
 /// between the device's consumer offset and the last accepted doorbell `tail_ptr`.
 fn receiver_has_room(ports: &[Port], queues: &[QueueSet], rx: usize) -> bool {
     let Some(pp) = ports.get(rx) else {
@@ -258,7 +210,7 @@ fn receiver_has_room(ports: &[Port], queues: &[QueueSet], rx: usize) -> bool {
         if !rq.used || rq.error {
             continue;
         }
-        let need = PAUSE_THRESHOLD.min(rq.size / BU / 2).max(1);
+        let need = wire::room_needed(rq.size / BU);
         if rq.tail.wrapping_sub(rq.cons) / BU < need {
             return false;
         }
@@ -856,7 +808,7 @@ fn hashtype(h: &pkt::Headers) -> u32 {
 }
 
 /// Transmits a frame from port `src`: over the wire to its peer, or to `src`'s own receive
-/// side in loopback ([`rx_port`]), and receives it there.
+/// side in loopback ([`wire::rx_port`]), and receives it there.
 fn deliver<M: BusMemory, I: InterruptSink>(
     ports: &mut [Port],
     queues: &mut [QueueSet],
@@ -864,7 +816,7 @@ fn deliver<M: BusMemory, I: InterruptSink>(
     wire: &[u8],
     bus: &mut Bus<'_, M, I>,
 ) {
-    let dst = rx_port(ports, src);
+    let dst = wire::rx_port(ports, src);
     let Some(sp) = ports.get_mut(src) else {
         return;
     };

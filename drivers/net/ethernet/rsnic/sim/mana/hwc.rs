@@ -1076,8 +1076,8 @@ where
                 expect_len(len, 48)?;
                 let p = self.vport(le64(h, 40))?;
                 let pt = self.ports.get(p).ok_or(STATUS_INVALID_HANDLE)?;
-                put_le32(b, 0, u32::from(pt.pause_rx));
-                put_le32(b, 4, u32::from(pt.pause_tx));
+                put_le32(b, 0, u32::from(pt.pause.rx));
+                put_le32(b, 4, u32::from(pt.pause.tx));
                 put_le64(b, 8, pt.counters.tx_pause_frames);
                 put_le64(b, 16, pt.counters.rx_pause_frames);
                 Ok(24)

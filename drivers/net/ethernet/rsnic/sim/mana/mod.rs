@@ -273,6 +273,7 @@ pub use hwc::{STATUS_OBJECT_NAME_COLLISION, STATUS_REVISION_MISMATCH, STATUS_SUC
 
 use crate::dp::hw::{BusMemory, DmaAddr, InterruptSink};
 use crate::sim::pcie::PcieCounters;
+use crate::sim::wire::{self, PauseEvent, WirePort};
 use core::ops::DerefMut;
 
 /// SQs, RQs, CQs and EQs per port (a driver channel with AF_XDP zero-copy has two SQs, two
@@ -319,18 +320,9 @@ pub const MIN_SCRATCH: usize = 2 * MAX_FRAME;
 pub const SCRATCH_LEN: usize = MAX_FRAME + 65536 + 1024;
 /// WQEs one SQ executes before the engine moves to the next.
 pub const SQ_BURST: usize = 64;
-/// Posted WQEs (capped at half the RQ) each RQ in a port's RSS table must have for the port
-/// not to send PAUSE frames to the ports whose frames it receives (the peer, or itself in
-/// loopback) while its TX pause is on ([`Device::set_pause`]).
-pub const PAUSE_THRESHOLD: u32 = 64;
-/// PAUSE frames in a row (one per register write and sender, while the port's receive side
-/// stayed short of posted WQEs) after which the port stops sending them until it has room
-/// again, as the device-stall prevention of NICs with pause frames does: its senders
-/// transmit, and what the port has no buffer for is dropped
-/// ([`PortCounters::hc_rx_discards_no_wqe`]). Without it a receiver that stops posting (an
-/// AF_XDP socket whose fill ring stays empty) would hold its sender, or in loopback its own
-/// port, forever. Counted in the receiver's [`PortCounters::tx_pause_storms`].
-pub const PAUSE_STORM: u32 = 1024;
+/// Flow control's thresholds (the model's pause quantum lasts until the next register
+/// write): see [`crate::sim::wire`].
+pub use crate::sim::wire::{PAUSE_STORM, PAUSE_THRESHOLD};
 
 /// Doorbell BAR0 offset of `reg` (one of the `DB_*` offsets) on `port`.
 pub const fn doorbell_offset(port: usize, reg: u32) -> u32 {
@@ -675,18 +667,9 @@ pub struct Port {
     sq_work: u32,
     /// SQs paused by flow control until the next register write.
     sq_paused: u32,
-    /// Honour received PAUSE frames (RSNIC_SET_PAUSE `rx`).
-    pause_rx: bool,
-    /// Send PAUSE frames when the receive side is short of posted WQEs (RSNIC_SET_PAUSE
-    /// `tx`).
-    pause_tx: bool,
-    /// A PAUSE frame reached this port since the last register write (a pause quantum: one
-    /// per register write and sender).
-    xoff: bool,
-    /// PAUSE frames this port sent in a row without getting room (see [`PAUSE_STORM`]).
-    pause_streak: u32,
-    /// This port sends no PAUSE frame until it has room again (see [`PAUSE_STORM`]).
-    pause_storm: bool,
+    /// Flow control (RSNIC_SET_PAUSE `rx`, `tx`; the pause quantum lasts until the next
+    /// register write).
+    pause: wire::Pause,
     /// Deliver transmitted frames to this port's own receive side ([`Device::set_loopback`]).
     loopback: bool,
     /// CQs with an arm to evaluate.
@@ -791,6 +774,33 @@ impl Default for Port {
     }
 }
 
+impl WirePort for Port {
+    fn loopback(&self) -> bool {
+        self.loopback
+    }
+
+    fn link_up(&self) -> bool {
+        self.link_up
+    }
+
+    fn pause(&self) -> &wire::Pause {
+        &self.pause
+    }
+
+    fn pause_mut(&mut self) -> &mut wire::Pause {
+        &mut self.pause
+    }
+
+    fn count(&mut self, e: PauseEvent) {
+        let c = &mut self.counters;
+        match e {
+            PauseEvent::Storm => c.tx_pause_storms += 1,
+            PauseEvent::Sent => c.tx_pause_frames += 1,
+            PauseEvent::Received => c.rx_pause_frames += 1,
+        }
+    }
+}
+
 impl Port {
     /// A port with link up, flow control off (both directions) and no queues.
     pub fn new() -> Self {
@@ -801,11 +811,7 @@ impl Port {
             rss_key: crate::sim::pkt::RSS_KEY,
             sq_work: 0,
             sq_paused: 0,
-            pause_rx: false,
-            pause_tx: false,
-            xoff: false,
-            pause_streak: 0,
-            pause_storm: false,
+            pause: wire::Pause::new(false),
             loopback: false,
             cq_arm: 0,
             eq_arm: 0,
@@ -1237,8 +1243,8 @@ where
     /// [`CmdError::BadPort`] for a port that does not exist.
     pub fn set_pause_rx_tx(&mut self, port: usize, rx: bool, tx: bool) -> Result<(), CmdError> {
         let pt = self.ports.get_mut(port).ok_or(CmdError::BadPort)?;
-        pt.pause_rx = rx;
-        pt.pause_tx = tx;
+        pt.pause.rx = rx;
+        pt.pause.tx = tx;
         self.resume();
         Ok(())
     }
@@ -1251,7 +1257,7 @@ where
 
     /// A port's flow control, `(rx, tx)` (`None` for a port that does not exist).
     pub fn pause_rx_tx(&self, port: usize) -> Option<(bool, bool)> {
-        self.ports.get(port).map(|p| (p.pause_rx, p.pause_tx))
+        self.ports.get(port).map(|p| (p.pause.rx, p.pause.tx))
     }
 
     /// Turns internal loopback on or off for `port` (off after creation): with it on, every
@@ -1283,7 +1289,7 @@ where
     fn resume(&mut self) {
         for pt in self.ports.iter_mut() {
             pt.sq_paused = 0;
-            pt.xoff = false;
+            pt.pause.new_quantum();
         }
     }
 

@@ -6,11 +6,11 @@
 use super::consts::*;
 use super::{CqCtx, Port, PortCounters, QueueSet, QueueState, RqCtx, SqCtx, WqeError};
 use super::{MAX_FRAME, MAX_QUEUES, MAX_RQT_SIZE, MAX_RSS, MAX_SESSION, SQN_BASE, SQ_BURST};
-use super::{PAUSE_STORM, PAUSE_THRESHOLD};
 use crate::dp::bytes::{be16, be32, be64};
 use crate::dp::hw::{BusMemory, DmaAddr, InterruptSink};
 use crate::sim::pcie::inbound_floor;
 use crate::sim::pkt::{self, L3, L4};
+use crate::sim::wire;
 
 /// Scratch buffers of the device.
 pub(super) struct Bufs<'a> {
@@ -71,7 +71,7 @@ pub(super) fn run<M: BusMemory, I: InterruptSink>(
     // port holding posted work back: the fault took effect.
     for port in ports.iter_mut() {
         port.sq_paused = 0;
-        port.xoff = false;
+        port.pause.new_quantum();
         if port.stopped() && port.sq_doorbell | port.sq_active != 0 {
             port.stop_hit();
         }
@@ -777,26 +777,11 @@ fn exec_mpwqe<M: BusMemory, I: InterruptSink>(
     Ok(())
 }
 
-/// The port that receives what port `p` transmits: `p` itself in loopback (the frame turns
-/// around before the wire, so no link state or peer matters), else its peer when both links
-/// are up. None: the frame is dropped (a link is down, or `p` has no peer).
-fn rx_port(ports: &[Port], p: usize) -> Option<usize> {
-    let pt = ports.get(p)?;
-    if pt.loopback {
-        return Some(p);
-    }
-    let peer = p ^ 1;
-    (pt.link_up && ports.get(peer)?.link_up).then_some(peer)
-}
-
-/// 802.3x flow control before SQ `bit` of port `p` executes its next WQE (see "Flow
-/// control" in the module documentation). The receiver of `p`'s frames ([`rx_port`]: the
-/// peer, or `p` itself in loopback; none while a link is down: the frame will be dropped
-/// anyway) with its TX pause on and short of posted WQEs sends a PAUSE frame, one per engine
-/// run and sender, unless its stall prevention stopped them; `p` receives it and, with its
-/// RX pause on, holds the SQ: returns true. A NOP (the driver's wake-up of its own NAPI, e.g.
-/// to refill an RQ that is short of buffers) puts nothing on the wire and is never held, or
-/// a port in loopback would wait for the buffers the NOP is there to bring.
+/// 802.3x flow control before SQ `bit` of port `p` executes its next WQE ([`wire::hold`];
+/// see "Flow control" in the module documentation): the pause quantum is the engine run. A
+/// NOP (the driver's wake-up of its own NAPI, e.g. to refill an RQ that is short of buffers)
+/// puts nothing on the wire and is never held, or a port in loopback would wait for the
+/// buffers the NOP is there to bring. Returns true if the SQ is held.
 fn paused<M: BusMemory>(
     ports: &mut [Port],
     queues: &mut [QueueSet],
@@ -806,55 +791,22 @@ fn paused<M: BusMemory>(
     pool: &[u8],
     mem: &M,
 ) -> bool {
-    let Some(rx) = rx_port(ports, p) else {
-        return false;
-    };
-    let (sends, honours, xoff) = match (ports.get(rx), ports.get(p)) {
-        (Some(r), Some(s)) => (r.pause_tx, s.pause_rx, s.xoff),
-        _ => return false,
-    };
-    // Nothing to decide: the receiver sends no PAUSE, or this run's already reached a
-    // sender that ignores it.
-    if !sends || (xoff && !honours) {
-        return false;
-    }
-    let room = receiver_has_room(ports, queues, rx, mem);
-    let Some(r) = ports.get_mut(rx) else {
-        return false;
-    };
-    if room {
-        r.pause_streak = 0;
-        r.pause_storm = false;
-        return false;
-    }
-    if r.pause_storm || next_is_nop(sq, pool, mem) {
-        return false;
-    }
-    if !xoff {
-        if r.pause_streak >= PAUSE_STORM {
-            // Stall prevention: no PAUSE frame until the receiver has room again.
-            r.pause_storm = true;
-            r.counters.pause_storms += 1;
-            return false;
+    let held = wire::hold(
+        ports,
+        p,
+        |ports, rx| receiver_has_room(ports, queues, rx, mem),
+        || next_is_nop(sq, pool, mem),
+    );
+    if held {
+        if let Some(s) = ports.get_mut(p) {
+            s.sq_paused |= bit;
+            s.counters.tx_pause += 1;
         }
-        r.pause_streak += 1;
-        r.counters.tx_pause_frames += 1;
     }
-    let Some(s) = ports.get_mut(p) else {
-        return false;
-    };
-    if !xoff {
-        s.xoff = true;
-        s.counters.rx_pause_frames += 1;
-    }
-    if honours {
-        s.sq_paused |= bit;
-        s.counters.tx_pause += 1;
-    }
-    honours
+    held
 }
 
-/// Whether every RQ in port `rx`'s RSS table has at least `min(PAUSE_THRESHOLD, size / 2)`
+/// Whether every RQ in port `rx`'s RSS table has at least [`wire::room_needed`]
 /// posted WQEs (re-reading the doorbell record of one that looks short).
 fn receiver_has_room<M: BusMemory>(
     ports: &mut [Port],
@@ -877,7 +829,7 @@ fn receiver_has_room<M: BusMemory>(
             continue;
         }
         let size = 1u32 << rq.log_size;
-        let need = PAUSE_THRESHOLD.min(size / 2).max(1);
+        let need = wire::room_needed(size);
         if u32::from(rq.posted.wrapping_sub(rq.cc)) < need {
             if let Some(v) = read_dbr(&mut pp.counters, rq.dbr, mem) {
                 let posted = v as u16;
@@ -894,7 +846,7 @@ fn receiver_has_room<M: BusMemory>(
 }
 
 /// Transmits a frame from port `src`: to the peer port over the wire, or to `src`'s own
-/// receive side in loopback ([`rx_port`]).
+/// receive side in loopback ([`wire::rx_port`]).
 fn deliver<M: BusMemory, I: InterruptSink>(
     ports: &mut [Port],
     queues: &mut [QueueSet],
@@ -902,7 +854,7 @@ fn deliver<M: BusMemory, I: InterruptSink>(
     frame: &[u8],
     io: &mut Io<'_, M, I>,
 ) {
-    let dst = rx_port(ports, src);
+    let dst = wire::rx_port(ports, src);
     let Some(sp) = ports.get_mut(src) else {
         return;
     };

@@ -432,6 +432,7 @@ pub use pas::Ring;
 
 use crate::dp::hw::{BusMemory, DmaAddr, InterruptSink};
 use crate::sim::pcie::PcieCounters;
+use crate::sim::wire::{self, PauseEvent, WirePort};
 use core::ops::DerefMut;
 
 /// SQs, RQs and CQs per port.
@@ -498,19 +499,9 @@ pub const MAX_FRAME: usize = 9728;
 pub const MIN_SCRATCH: usize = pas::POOL_BYTES + 2 * MAX_FRAME;
 /// Scratch size that lets LSO carry a 64 KiB payload plus headers.
 pub const SCRATCH_LEN: usize = pas::POOL_BYTES + MAX_FRAME + 65536 + 1024;
-/// Posted RX WQEs (capped at half the RQ) each RSS queue of the receiving port (the peer, or
-/// the port itself in loopback) must have for it not to send PAUSE frames (flow control): the
-/// most packets one MPWQE carries, rounded up.
-pub const PAUSE_THRESHOLD: u32 = 64;
-
-/// PAUSE frames in a row (one per engine run, while the port's receive side stayed short of
-/// posted WQEs) after which the port stops sending them until it has room again, as
-/// ConnectX's device-stall prevention does (`ethtool --set-tunable DEV pfc-prevention-tout`):
-/// its senders transmit, and what the port has no buffer for is dropped
-/// ([`PortCounters::rx_out_of_buffer`]). Without it a receiver that stops posting (an
-/// AF_XDP socket whose fill ring stays empty) would hold its sender, or in loopback its own
-/// port, forever. Counted in the receiver's [`PortCounters::pause_storms`].
-pub const PAUSE_STORM: u32 = 1024;
+/// Flow control's thresholds (the model's pause quantum is one engine run): see
+/// [`crate::sim::wire`].
+pub use crate::sim::wire::{PAUSE_STORM, PAUSE_THRESHOLD};
 /// WQEs one SQ processes before the engine moves to the next SQ.
 pub const SQ_BURST: usize = 64;
 /// Maximum CQEs in one compression session.
@@ -1454,17 +1445,8 @@ pub struct Port {
     sq_active: u64,
     /// SQs paused by flow control until the next engine run.
     sq_paused: u64,
-    /// Honour received PAUSE frames (PFCC `pprx`).
-    pause_rx: bool,
-    /// Send PAUSE frames when the receive side is short of posted WQEs (PFCC `pptx`).
-    pause_tx: bool,
-    /// A PAUSE frame reached this port in the current engine run (a pause quantum: one per
-    /// run).
-    xoff: bool,
-    /// PAUSE frames this port sent in a row without getting room (see [`PAUSE_STORM`]).
-    pause_streak: u32,
-    /// This port sends no PAUSE frame until it has room again (see [`PAUSE_STORM`]).
-    pause_storm: bool,
+    /// Flow control (PFCC `pprx`: `rx`, `pptx`: `tx`; the pause quantum is one engine run).
+    pause: wire::Pause,
     /// Deliver transmitted frames to this port's own receive side ([`Device::set_loopback`]).
     loopback: bool,
     /// CQs with an arm request to evaluate.
@@ -1555,6 +1537,33 @@ impl Default for Port {
     }
 }
 
+impl WirePort for Port {
+    fn loopback(&self) -> bool {
+        self.loopback
+    }
+
+    fn link_up(&self) -> bool {
+        self.link_up
+    }
+
+    fn pause(&self) -> &wire::Pause {
+        &self.pause
+    }
+
+    fn pause_mut(&mut self) -> &mut wire::Pause {
+        &mut self.pause
+    }
+
+    fn count(&mut self, e: PauseEvent) {
+        let c = &mut self.counters;
+        match e {
+            PauseEvent::Storm => c.pause_storms += 1,
+            PauseEvent::Sent => c.tx_pause_frames += 1,
+            PauseEvent::Received => c.rx_pause_frames += 1,
+        }
+    }
+}
+
 impl Port {
     /// A port with link up and no queues, its function disabled (no command queue yet).
     pub const fn new() -> Self {
@@ -1568,11 +1577,7 @@ impl Port {
             sq_doorbell: 0,
             sq_active: 0,
             sq_paused: 0,
-            pause_rx: true,
-            pause_tx: true,
-            xoff: false,
-            pause_streak: 0,
-            pause_storm: false,
+            pause: wire::Pause::new(true),
             loopback: false,
             arm_pending: 0,
             moder_wait: 0,
@@ -2450,15 +2455,15 @@ where
     pub fn set_pause_rx_tx(&mut self, port: usize, rx: bool, tx: bool) -> Result<(), CmdError> {
         let mut t = self.tables();
         let pt = t.port_mut(port)?;
-        pt.pause_rx = rx;
-        pt.pause_tx = tx;
+        pt.pause.rx = rx;
+        pt.pause.tx = tx;
         Ok(())
     }
 
     /// A port's flow control, `(rx, tx)` (PFCC `pprx`, `pptx`; `None` for a port that does
     /// not exist).
     pub fn pause_rx_tx(&self, port: usize) -> Option<(bool, bool)> {
-        self.ports.get(port).map(|p| (p.pause_rx, p.pause_tx))
+        self.ports.get(port).map(|p| (p.pause.rx, p.pause.tx))
     }
 
     /// Turns internal loopback on or off for `port` (off after creation): with it on, every

@@ -497,8 +497,8 @@ impl<M: BusMemory> Cx<'_, '_, M> {
                 _ => {
                     let (tx, rx) = (get(r, PFCC_PPTX) != 0, get(r, PFCC_PPRX) != 0);
                     let pt = self.port();
-                    pt.pause_tx = tx;
-                    pt.pause_rx = rx;
+                    pt.pause.tx = tx;
+                    pt.pause.rx = rx;
                 }
             }
         }
@@ -544,8 +544,8 @@ impl<M: BusMemory> Cx<'_, '_, M> {
                 set(o, PPLR_LB_EN, en);
             }
             _ => {
-                set(o, PFCC_PPTX, u32::from(pt.pause_tx));
-                set(o, PFCC_PPRX, u32::from(pt.pause_rx));
+                set(o, PFCC_PPTX, u32::from(pt.pause.tx));
+                set(o, PFCC_PPRX, u32::from(pt.pause.rx));
             }
         }
         Ok(())
