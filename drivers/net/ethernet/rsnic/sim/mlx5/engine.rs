@@ -1,7 +1,129 @@
 // SPDX-License-Identifier: GPL-2.0
 
 //! The asynchronous part of the mlx5 model: SQ execution, packet delivery, RX, CQE writing
-//! (with compression) and interrupts. See the parent module for the rules it implements.
+//! (with compression) and interrupts, by these rules:
+//!
+//! [`super::Device::process`] runs until no SQ has work (or [`super::Device::process_budget`] until
+//! a WQE budget is spent). SQs with work are served round robin, [`super::SQ_BURST`] WQEs at a
+//! time.
+//!
+//! **SQ.** When a doorbell was rung, the device reads the SQ's doorbell record (db\[1\] =
+//! BE32(pc), a 4-byte DMA read) once, then consumes WQEs from its own consumer counter up to
+//! that `pc`. A `pc` more than the ring size ahead is ignored and counted
+//! ([`super::PortCounters::dbr_invalid`]).
+//!
+//! *Fetch granularity:* the device reads the first WQEBB of a WQE (64 bytes, one DMA read),
+//! learns the DS count from the ctrl segment, and if the WQE is larger reads the remaining
+//! `ds * 16 - 64` bytes in a second DMA read. A one-WQEBB WQE therefore costs one read request
+//! (24 B outbound) and one 64-byte completion (88 B inbound); an MPWQE of N packets costs
+//! about 16 B of descriptor per packet plus the overhead of ceil((2+N)*16/64) completions.
+//!
+//! *Validation*, in this order, each failure answered with an error CQE (opcode REQ_ERR 13,
+//! the syndrome of [`super::WqeError::syndrome`], the model's own reason in `vendor_err_synd`, see
+//! [`super::WqeError::vendor_code`]), after which the SQ enters the error state and stops (no flush
+//! CQEs; the driver resets it with [`super::Device::reset_sq`]):
+//! opcode ∈ {NOP, SEND, LSO, ENHANCED_MPSW}; opmod 0; WQE index == the device's consumer
+//! counter; SQN == this SQ; DS ≥ 1 (≥ 2 for SEND/LSO, ≥ 3 for MPWQE; the 6-bit field bounds
+//! it to 63 DS = 16 WQEBBs); the whole WQE posted (`num_wqebbs ≤ pc − cc`) and not crossing
+//! the end of the ring (stricter than hardware, which wraps: it catches a driver that forgot
+//! the NOP edge padding); the inline header (`inline_hdr.sz` bytes from byte 30 of the WQE)
+//! inside the WQE; SEND has mss 0, LSO mss ≠ 0 and an inline header; MPWQE has no inline header
+//! and mss 0; data segments have a non-zero byte count, inline segments a non-zero length that
+//! fits in the WQE; a SEND packet (and every MPWQE packet and LSO segment) is between 14 and
+//! [`super::MAX_FRAME`] bytes; an LSO super packet fits the gather buffer and its inline header
+//! holds the whole Ethernet/IP/TCP-or-UDP header; finally every data segment address is
+//! readable (else LOCAL_PROT). Structural checks all happen before any packet is sent; a read
+//! fault inside an MPWQE is found while gathering, so the packets before it have been sent.
+//! lkeys are not checked (the model has no memory-key table).
+//!
+//! `insert.type` and `inline_hdr.sz` share bytes 12–13 of the eth segment: bit 15 set means
+//! VLAN insertion (an 802.1Q tag, or 802.1ad if bit 0 is set, with `vlan_tci`), otherwise it
+//! is the inline header size. The packet is: inline header, then the segments in order, then
+//! the VLAN tag inserted after the MAC addresses. Checksum offload: `cs_flags` L3_CSUM/L4_CSUM
+//! fill the outer IPv4 header / TCP-UDP checksums (the outer headers are parsed); the inner
+//! flags use the SWP inner offsets (2-byte words) and SWP flags. LSO cuts the payload after the
+//! headers into `mss` pieces and fixes lengths, IPv4 ID, TCP sequence and flags and all
+//! checksums ([`crate::sim::pkt::fix_segment`]). Frames shorter than 60 bytes are zero-padded
+//! to 60 on the wire, as a MAC does. A TX CQE (opcode REQ 0, `wqe_counter` = the WQE's index,
+//! `sop_drop_qpn` = SQN) is written only for a WQE whose `fm_ce_se` asks for CQ_UPDATE.
+//!
+//! **RX.** The receiving port (the peer, or the sender itself in loopback) picks an RQ as
+//! "RSS and flow steering" says; no table, no entry or a missing RQ drops
+//! ([`super::PortCounters::rx_no_rq_drops`]). The
+//! device caches the RQ's producer counter and reads the RQ doorbell record (db\[0\] =
+//! BE32(wqe_ctr)) again only when it has no known free WQE; still none ⇒ drop and count
+//! [`super::PortCounters::rx_out_of_buffer`]. Otherwise it reads the RX WQE (`stride` bytes of data
+//! segments; a segment with byte count 0 or the terminating lkey 0x100 ends the list; bit 31 of
+//! the byte count, HW_START_PADDING, is ignored), scatters the packet into its buffers and
+//! writes an RX CQE (opcode RESP_SEND 2, `byte_cnt`, `wqe_counter` = the RQ's 16-bit consumer
+//! counter, `rss_hash_result`/`rss_hash_type`, `hds_ip_ext` L2_OK|L3_OK|L4_OK as verified,
+//! `check_sum` = the ones' complement sum of the bytes after the L2 header). A packet longer
+//! than the WQE's buffers consumes the WQE and gets an error CQE (RESP_ERR 14, syndrome
+//! LOCAL_LENGTH; the RQ stays ready, mlx5e does not recover for it); a write fault gets
+//! RESP_ERR with LOCAL_PROT and puts the RQ in error.
+//!
+//! Beyond the spec's table, RX CQEs also carry `l4_l3_hdr_type` as ConnectX does: bits 6..4
+//! L4 type (1 TCP, 2 UDP; 3/4 for a TCP ACK without/with data), bits 3..2 L3 type (1 IPv6,
+//! 2 IPv4). VLAN stripping: unless the RQ's `vsd` is set (CREATE_RQ, or MODIFY_RQ with
+//! the VSD bit of `modify_bitmask`, RDY -> RDY), a frame whose outer tag is 802.1Q (TPID
+//! 0x8100 after the MACs; not 802.1ad) reaches the host without those 4 bytes, and its CQE
+//! has the cv bit (bit 0 of `l4_l3_hdr_type`, device.h's `cqe_has_vlan`), the whole TCI in
+//! `vlan_info` and `byte_cnt` of the shortened frame
+//! ([`super::PortCounters::rx_vlan_stripped`]); steering, RSS, the checksums and the vport's
+//! counters see the frame as it came off the wire. A compression session only takes CQEs
+//! whose cv bit and `vlan_info` equal its title's, which carries them for all (mini CQEs
+//! have no room for them; mlx5e copies the title). No timestamps, no LRO.
+//!
+//! **CQ.** The CQE for producer index `pi` goes to slot `pi & mask` with owner bit
+//! `(pi >> log_size) & 1`. Before using a slot the device checks room against its cached copy
+//! of the consumer index and re-reads the set_ci doorbell record (a 4-byte DMA read) only when
+//! the CQ looks full; still full ⇒ CQ overrun: counted, and the CQ enters the error state (later
+//! CQEs for it are lost and counted in [`super::PortCounters::cqes_lost`]).
+//!
+//! **CQE compression** (basic layout of spec C.5, per CQ at creation). Session rules of this model:
+//! consecutive RX completions (RESP_SEND) for the same CQ and RQ, produced within one `process`
+//! call, with consecutive `wqe_counter`s and identical fields apart from `byte_cnt`, `check_sum`,
+//! the RSS hash fields, `wqe_counter` and `op_own`, form one session of at most
+//! [`super::MAX_SESSION`] CQEs. A session of one is written as a plain CQE. A session of N ≥ 2 at
+//! CQ index c is written as: mini-CQE arrays (8 × 8 B, CSUM format: `check_sum` BE16, stride index
+//! 0, `byte_cnt` BE32) at slot c+1 for packets 0..7 and at slot c+8j for packets 8j..8j+7, written
+//! as each fills; then, last, the title at slot c: packet 0's CQE with `byte_cnt` = N and format 3
+//! in `op_own`, with the owner bit of index c. A session ends at a non-matching CQE for the CQ,
+//! when full, and at the end of every `process` call. The session's indices are reserved
+//! (room-checked) as its CQEs arrive, but the producer index seen by arming stays at c until the
+//! title is written.
+//!
+//! **Interrupts.** An arm doorbell arms the CQ with its `ci`. An armed CQ fires once, as soon
+//! as its visible producer index differs from the armed `ci` (a new CQE written, or CQEs
+//! already pending at arm time), then disarms: a completion EQE to its EQ (CQs made by
+//! command), or its MSI-X vector directly (CQs made through the Rust API). Every firing
+//! counts in [`super::PortCounters::cq_events`].
+//!
+//! **CQ moderation** (`cq_period` µs, `cq_max_count`, `cq_period_mode` of the CQ context; CREATE_CQ
+//! sets them, MODIFY_CQ changes them on a live CQ). With `cq_period` 0 the CQ fires as above,
+//! whatever `cq_max_count` says (a zero period is a timer that has always run out: the model never
+//! holds a CQE back on a count alone, which would hide the last CQEs of a burst until the next
+//! one). With a period, an armed CQ with `n` CQEs beyond its armed `ci` fires when `n ≥
+//! cq_max_count` (`cq_max_count` 0: no count limit) or when the period has run out, whichever comes
+//! first; until then it stays armed and is *held*. The period runs from the timer's start, which
+//! is, as the PRM's `cq_period_mode` says: mode 0 (upon event, mlx5e's default) the CQ's last event
+//! (its creation before the first), so sparse CQEs fire at once and a busy CQ fires at most once
+//! per period unless the count is reached; mode 1 (upon CQE) its last CQE, so an event follows a
+//! gap of one period in the CQEs. Time is the device's clock ([`super::Device::set_clock`],
+//! nanoseconds, set by the device host before a run; a host that never sets it leaves period-only
+//! moderation held for ever). Held CQs are evaluated again at the start of every engine run, and
+//! [`super::Device::moderation_deadline`] tells the host when the earliest one's period runs out,
+//! so it can run the engine then (the device's timer). An event held back and then released by the
+//! period counts in [`super::PortCounters::cq_timer_events`]. A MODIFY_CQ takes effect on the next
+//! run (a held CQ is evaluated again under the new values; the timer's start does not change).
+//!
+//! **PCIe accounting** ([`crate::sim::pcie`], per port, [`super::Device::totals`] for the device):
+//! WQE and doorbell-record reads, packet-data reads (TX gather) and RX WQE reads are DMA reads;
+//! received data are DMA writes; each CQE or mini array is one 64-byte write; each interrupt
+//! one 4-byte write; each register write one inbound 8-byte TLP. Accesses that fault are
+//! accounted too (the transaction was on the bus). [`super::PortCounters::tx_floor_in_bytes`]
+//! accumulates [`crate::sim::pcie::inbound_floor`] of the bytes of every sent packet as the
+//! host holds them (headers once for LSO), the floor to compare inbound bytes with.
 
 use super::consts::*;
 use super::{CqCtx, Port, PortCounters, QueueSet, QueueState, RqCtx, SqCtx, WqeError};

@@ -19,9 +19,201 @@
 //! * [`vport`]: the NIC vport context, vport state and counters, ACCESS_REG (PAOS, PPLR,
 //!   PFCC, PPCNT, PMTU, PTYS; vport.c, port.c).
 //!
+//! # The command interface as the model implements it
+//!
+//! Each port is one PCI function with its own window of [`super::FUNC_BAR_SIZE`] bytes in BAR0
+//! (port p at `p * FUNC_BAR_SIZE`); every offset below is relative to the window. The layouts
+//! are the 6.12 headers' (`include/linux/mlx5/mlx5_ifc.h`, `device.h`), transcribed in
+//! [`super::ifc`] as big-endian bit positions.
+//!
+//! **Initialization segment** (`struct mlx5_init_seg`, 32-bit registers carrying their
+//! numeric value): `fw_rev` @0x000 and `cmdif_rev_fw_sub` @0x004 (cmdif_rev 5 in bits 31..16)
+//! read only; `cmdq_addr_h` @0x010 and `cmdq_addr_l_sz` @0x014 take the command queue's bus
+//! address (reads return the address with log_cmdq_size 5 in bits 7..4 and log_cmdq_stride 6
+//! in bits 3..0); `cmd_dbell` @0x018: bit i rings entry i; `initializing` @0x1fc reads 0
+//! (the firmware is ready from power-on: mlx5_core waits for that before it writes the
+//! queue's address); the health buffer @0x200 reads 0 (fw_ver aside; byte reads of it are
+//! the transport's: devd serves them from the register); `cmd_exec_to` @0xff8 and
+//! `cmd_q_init_to` @0xffc read 0 (no device timeouts: mlx5_core then reads no DTOR
+//! register); `internal_timer_h/l` @0x1000/0x1004 the device's clock in ns
+//! (`device_frequency_khz` 1 GHz); `health_counter` @0x1010 advances with every engine run
+//! and every millisecond of the device's clock ([`super::Device::set_clock`]: a host that runs the
+//! device rarely still shows a live heartbeat; mlx5_core declares a device whose counter
+//! stands still over three 2 s polls dead). Other offsets of pages 0..7 are bad register
+//! accesses.
+//!
+//! **Command queue** (cmd.c, polling and events mode): 32 entries of 64 bytes (`mlx5_cmd_layout`).
+//! A rung entry executes the next time the device runs ([`super::Device::process`]: commands first,
+//! then events, then WQEs). Delivery checks, in order, answered in `status_own` bits 7..1 with
+//! cmd.c's `MLX5_CMD_DELIVERY_STAT_*`: an entry software still owns (bit 0 clear) is skipped
+//! untouched; `type` ≠ 7 → CMD_DESCR_ERR; `inlen` < 8 or > [`MAX_MSG`] → IN_LENGTH_ERR; `outlen`
+//! likewise → OUT_LENGTH_ERR; then the input and output mailbox chains (`mlx5_cmd_prot_block`, as
+//! many blocks as the length needs beyond the 16 inline bytes): a null, misaligned (not 8-byte) or
+//! unreadable block → IN_PTR_ALIGN_ERR / OUT_PTR_ALIGN_ERR, a `block_num` out of sequence →
+//! BAD_BLK_NUM_ERR, a `token` other than the entry's → TOK_ERR. Signatures are not checked. A
+//! delivered command gets its output (16 inline bytes, the rest through the output mailboxes, at
+//! most 0x1010 bytes written) and then `status_own` = 0. Inputs are copied into the scratch buffer
+//! (4 KiB); longer PAS lists are streamed from the mailboxes. Nothing allocates. An entry rung
+//! while one of the function's EQs takes command events (`event_bitmask` bit 0x0a, mlx5_core's
+//! command EQ) also completes by event: after it executed, an EQE of type 0x0a with the entry's bit
+//! in `data.cmd.vector` (BE32 at 0x20) goes to each such EQ, with its interrupt if armed
+//! (mlx5_core's events mode; the CREATE_EQ that makes the first such EQ was rung before it existed
+//! and completes by its ownership bit alone, which mlx5_core polls).
+//!
+//! **Command checks**, answered with the output header's status (byte 0) and a syndrome
+//! (bytes 4..8) naming the check ([`synd`] lists them all): unknown opcode → BAD_OP;
+//! injected failure ([`super::Device::fail_command`]) → INT_ERR; wrong HCA state → BAD_SYS_STATE;
+//! op_mod not allowed → BAD_OP; `inlen`/`outlen` below the command's structure size →
+//! BAD_INPUT_LEN / BAD_OUTPUT_LEN; then the command's own parameters (BAD_PARAM), object
+//! numbers of no object of this function (BAD_RESOURCE), objects in use (RESOURCE_BUSY),
+//! state transitions (BAD_RES_STATE), full tables (NO_RESOURCES).
+//!
+//! **HCA state**: DISABLED —ENABLE_HCA→ ENABLED (QUERY_ISSI, SET_ISSI 0/1, QUERY_HCA_CAP,
+//! SET_HCA_CAP, QUERY_ADAPTER, QUERY_PAGES, MANAGE_PAGES, DISABLE_HCA) —INIT_HCA→
+//! INITIALIZED (every other command but SET_HCA_CAP) —TEARDOWN_HCA (profile 0)→ ENABLED.
+//! TEARDOWN_HCA frees every object of the function, as firmware does (its pages stay until
+//! the driver takes them).
+//!
+//! **Objects** (per function, [`super::MAX_QUEUES`] of each kind): UAR indices from
+//! [`super::FIRST_UAR`] ([`super::MAX_UARS`] of them); PDs, transport domains, TISs, RQTs, TIRs,
+//! flow tables and flow groups numbered like queues (`base + port * 64 + slot`, bases
+//! [`super::PD_BASE`], [`super::TD_BASE`], [`super::TISN_BASE`], [`super::RQTN_BASE`],
+//! [`super::TIRN_BASE`], [`super::FT_BASE`], [`super::FG_BASE`]); SQs, RQs and CQs keep
+//! [`super::SQN_BASE`], [`super::RQN_BASE`], [`super::CQN_BASE`]; EQ numbers are `EQN_BASE + slot`
+//! ([`super::EQN_BASE`], 8 bits, per function). Queue memory comes as a PAS list of page-aligned,
+//! non-zero pages (page size 4 KiB << log_page_size, page_offset 0), else BAD_PARAM; the list must
+//! be as long as the queue needs (BAD_INPUT_LEN). Contiguous pages are kept as one address; any
+//! other list goes into the device's bounded page-list pool ([`super::pas`]; a list longer than
+//! [`super::pas::MAX_LIST_PAGES`] or one the pool has no room for: NO_RESOURCES). An RQ may have PD
+//! 0 (mlx5e's drop RQ); a CQ may have one CQE. CREATE_CQ names an EQ (`c_eqn`) and a UAR and takes
+//! the moderation fields (see "CQ moderation" below; `cq_period_mode` 2 or 3 is BAD_PARAM);
+//! MODIFY_CQ (op_mod 0) changes `cq_period`, `cq_max_count` and `cq_period_mode` as
+//! `modify_field_select` bits 0, 1 and 4 say (no bit, or any other bit: BAD_PARAM; a CQ of no CQ of
+//! this function: BAD_RESOURCE); QUERY_HCA_CAP reports `cq_moderation`, `cq_period_mode_modify` and
+//! `cq_period_start_from_cqe`; CREATE_SQ a CQ, a TIS (`tis_num_0`; `tis_lst_sz` is not checked), a
+//! PD and a UAR, with `log_wq_stride` 6; CREATE_RQ a CQ and a PD, cyclic, `log_wq_stride` 4..=8.
+//! SQs and RQs are created in RST; MODIFY (current state in the input header) allows RST→RDY,
+//! RDY→ERR and ERR→RST (counters restart at 0), anything else is BAD_RES_STATE; a WQE error puts an
+//! SQ in ERR (an RX write fault an RQ); QUERY_SQ/RQ report the state, the CQ and the counters. A CQ
+//! with an SQ or RQ, an EQ with a CQ, a TIS with an SQ, an RQT with a TIR, an RQ in an RQT or
+//! direct TIR, a UAR/PD/TD an object names: RESOURCE_BUSY.
+//!
+//! **RSS and flow steering** (the receive side of mlx5e: RQT, TIRs, the traffic-type table
+//! of `lib/fs_ttc.c`). An RQT lists 1..=2^`log_max_rqt_size` RQs ([`super::MAX_RQT_SIZE`], 256 as
+//! mlx5e's table; repetitions allowed); MODIFY_RQT replaces the list (`bitmask.rqn_list` is
+//! not required, other bits are refused). An indirect TIR (Toeplitz, not symmetric) hashes
+//! with its `rx_hash_toeplitz_key` the fields its `rx_hash_field_selector_outer` selects:
+//! source / destination address of `l3_prot_type`'s IP version, source / destination port of
+//! `l4_prot_type`'s transport (other `selected_fields` bits are refused), in that order, and
+//! the frame goes to RQT entry `hash % size`; a field the frame does not have is not hashed
+//! ([`crate::sim::pkt::rss_hash_sel`]). A direct TIR names one RQ (no hash). MODIFY_TIR with
+//! `bitmask.hash` replaces an indirect TIR's hash function, key and selector (the next frame
+//! is hashed the new way, nothing is lost); `bitmask.self_lb_en` is taken (the model loops
+//! no frame back to its function but by PPLR, so `self_lb_block` changes nothing); other
+//! bitmask bits are refused.
+//!
+//! An indirect TIR with `rx_hash_symmetric` (mlx5e sets it on every Toeplitz TIR) hashes
+//! the lower of the two addresses, and of the two ports, first, so both directions of a
+//! flow hash alike ([`crate::sim::pkt::rss_hash_sym`]).
+//!
+//! Which TIR a frame goes to is flow steering's, the NIC RX tables as mlx5_core's fs_core builds
+//! them for mlx5e (its VLAN, L2, traffic-type and aRFS tables, ethtool's rules) and rsnic builds
+//! its own. CREATE_FLOW_TABLE makes a NIC RX table of `2^log_size` (≤ 2^16) flow indices at a
+//! `level` (≤ [`super::MAX_FT_LEVEL`]), whose misses drop (the default miss action) or go on to the
+//! table `table_miss_id` names (`table_miss_action` 1, FWD; a table of this function at a higher
+//! level; no flags, no other miss action); MODIFY_FLOW_TABLE (`modify_field_select` 1) changes the
+//! miss the same way (fs_core chains each new table after those of earlier levels so).
+//! CREATE_FLOW_GROUP takes a range of a table's indices and match criteria on the outer headers
+//! (`match_criteria_enable` 0 or 1; criteria in the misc, inner or later sets, or on `l4_type` /
+//! `ipv4_ihl`, are refused; no group type, no match definer; ranges of a table do not overlap): any
+//! bits of `fte_match_set_lyr_2_4` (MACs, ethertype, the first VLAN tag, `cvlan_tag`/`svlan_tag`,
+//! IP version, protocol, DSCP/ECN, fragment, TTL, TCP flags and ports, UDP ports, addresses: see
+//! [`super::steer`]). SET_FLOW_TABLE_ENTRY (op_mod 0 a new index of its group, 1 that entry
+//! replaced) makes an entry that, for the frames whose headers equal its values under its group's
+//! criteria, forwards (FWD_DEST, one destination: a TIR of the function, or a flow table of a
+//! higher level) or drops (DROP, no destination); a flow tag is taken (and not reported); counters,
+//! reformat, modify header and extended destinations are refused. SET_FLOW_TABLE_ROOT (op_mod 0)
+//! makes a table the root; op_mod 1 disconnects it. A received frame walks from the root: in each
+//! table its entries by flow index, the first that matches decides; none: the table's miss, or
+//! dropped ([`super::PortCounters::rx_steering_drops`]); at most [`super::MAX_CHAIN`] tables. A
+//! table with groups, a table an entry forwards to, a group with entries, a TIR an entry forwards
+//! to, an RQT a TIR names: RESOURCE_BUSY (a root table may go, and so may a table others miss to:
+//! fs_core destroys its tables so at cleanup; the function has no root then, and those misses
+//! drop). DELETE_FLOW_TABLE_ENTRY, DESTROY_FLOW_GROUP and DESTROY_FLOW_TABLE undo them. When a
+//! command changes any of this the model orders the entries (by table, then flow index) and finds
+//! the RQs frames can reach (for flow control); per frame the work is the frame's header image (64
+//! bytes), one masked compare per entry looked at, the hash and two table lookups. QUERY_HCA_CAP
+//! type 7 reports the NIC RX table properties (`ft_support`, `max_ft_level`, sizes, the outer
+//! fields above); [`super::MAX_QUEUES`] tables, groups and entries per function.
+//!
+//! Without a root table the model dispatches as it did before it had flow tables: every
+//! received frame goes to the first indirect TIR created on the function (when it is
+//! destroyed, the lowest-numbered remaining one), hashed over its IP addresses and TCP/UDP
+//! ports whatever the TIR's selector, with the TIR's key; no indirect TIR: dropped. The test
+//! fixtures of single-TIR set-ups rely on it. [`super::Device::set_rss`] remains as the device
+//! host's back door (a table of at most [`super::MAX_RSS`] RQs hashed over addresses and ports with
+//! [`crate::sim::pkt::RSS_KEY`]): whichever was written last, it or a command changing the
+//! steering, steers.
+//!
+//! **Port**: QUERY/MODIFY_NIC_VPORT_CONTEXT carry the MTU (64..=[`super::MAX_FRAME`] + 4, recorded,
+//! not enforced; 1522 at first) and the permanent MAC (unicast; `02:00:00:00:00:<port + 1>`
+//! at first); QUERY_VPORT_STATE the administrative and
+//! operational states; ACCESS_REG implements PAOS (admin_status up 1 / down 2 when `ase`;
+//! oper_status), PPLR (`lb_en` 0 = off, any of the loopback bits 1/2/4 = the model's one
+//! internal loopback, [`super::Device::set_loopback`]; `lb_cap` = 2, phy local), PFCC (`pprx` =
+//! `pprx` and `pptx`, see "Flow control" above; the other fields read 0), PPCNT (group 0, the
+//! IEEE 802.3 counters, read only: see [`ieee`]; `clr` restarts them after the
+//! answer; other groups are BAD_PARAM), local_port 1 (or 0), reads and writes both answer
+//! with the register's contents. QUERY_VPORT_COUNTER reports unicast / multicast /
+//! broadcast packets and octets by destination address, received errors (too long + DMA
+//! faults), transmit errors (rejected WQEs) and local loopback; `clear` restarts them.
+//!
+//! **Capabilities** ([`super::Caps`], given at creation by the device host): QUERY_HCA_CAP reports
+//! them (op_mod bit 0: current 1, maximum 0; types general 0, Ethernet offloads 1, NIC flow
+//! table 7; others BAD_PARAM) and the model enforces them (see [`super::Caps`]). The general caps
+//! are what mlx5_core and mlx5e read (`cmd::hca::general_caps`): no QPs, no striding RQ, no
+//! `hca_cap_2`, no RoCE, no ODP, no tunnels, 8 Q counters, 8 memory keys, UC / MC vport
+//! lists of 4 / 16, a 1 GHz internal timer. SET_HCA_CAP (general, while ENABLED) sets
+//! `pkey_table_size`, `log_max_qp` (≤ its maximum, 0) and `cmdif_checksum`, which the
+//! current caps then show; `log_uar_page_sz` must stay 0 (4 KiB UARs); the other fields
+//! are read-only and ignored. QUERY_ADAPTER answers Mellanox's OUI and a PSID.
+//!
+//! **Firmware pages** (pagealloc.c): QUERY_PAGES (ENABLED or INITIALIZED) says how many pages the
+//! function wants for boot (op_mod 1: [`BOOT_PAGES`]), init (2: [`INIT_PAGES`]) and regular use (3:
+//! [`REGULAR_PAGES`] after INIT_HCA); MANAGE_PAGES GIVE (1) takes 4 KiB-aligned pages (a bad
+//! address refuses the whole command; at most [`MAX_FW_PAGES`]), TAKE (2) returns pages (never
+//! those an initialized HCA needs; at most what the output holds), CANT_GIVE (0) is taken. The
+//! device keeps the list of held pages in the pages (each one's first 8 bytes link the next), as
+//! firmware keeps its bookkeeping in the memory it was given. Once a driver asked QUERY_PAGES,
+//! INIT_HCA is BAD_SYS_STATE until the function holds its boot and init pages, and after INIT_HCA
+//! the function asks for its regular pages by a page request EQE (type 0x0b, `func_id` 0,
+//! `num_pages`) on its EQs that take page requests. A driver that never asks (the device host's
+//! fixtures) is not held to them; rsnic's and mlx5_core ask. DISABLE_HCA and a function reset
+//! forget the pages; the function's count is [`super::PortCounters::fw_pages`].
+//!
+//! **Memory keys**: CREATE_MKEY takes a PA-mode key (local read and write, `length64`, a PD
+//! of the function; no UMR, no umem) and answers index [`MKEY_INDEX_BASE`] + i; the key
+//! is `index << 8 | mkey_7_0`. Once the function has a key, every data segment's lkey must
+//! be one of its keys: a TX WQE with another fails before anything is sent (error CQE,
+//! LOCAL_PROT, [`super::WqeError::BadLkey`]), an RX WQE with another completes with LOCAL_PROT and
+//! puts the RQ in error ([`super::PortCounters::mkey_errors`]). A function without keys (the device
+//! host's fixtures) is not checked; rsnic and mlx5e make one.
+//!
+//! **Q counters**: ALLOC_Q_COUNTER hands out set ids 1..=[`Q_COUNTERS`]; an RQ naming one
+//! (`rqc.counter_set_id`) counts its drops for lack of a WQE in it; QUERY_Q_COUNTER reports
+//! `out_of_buffer` (`clear` restarts it), DEALLOC_Q_COUNTER frees an id no RQ names.
+//!
+//! **The vport's filter**: MODIFY_NIC_VPORT_CONTEXT `addresses_list` (UC up to
+//! [`UC_LIST`], MC up to [`MC_LIST`]) and `promisc` (uc, mc, all) program what the
+//! VF's vport lets through (as the eswitch of a VF's PF does): once a driver programmed
+//! either, a received frame reaches the function only if it is broadcast, its destination
+//! is the function's MAC or on the list of its kind, or the matching promiscuous flag is on
+//! ([`super::PortCounters::rx_vport_filtered`] counts the others). A driver that never programs
+//! them receives every frame (rsnic's ConnectX driver programs them, as mlx5e does).
+//!
 //! Every failure is a delivery status (in the entry's `status_own`) or a command status and
 //! a syndrome (in the output header); [`synd`] lists the syndromes. The command interface's
-//! behaviour as a whole is described in the parent module's "Control plane" section.
+//! behaviour as a whole is described above.
 
 pub mod fs;
 pub mod hca;
