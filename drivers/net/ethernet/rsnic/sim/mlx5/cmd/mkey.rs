@@ -24,7 +24,7 @@ pub const MKEY_INDEX_BASE: u32 = 0x20;
 
 impl Func {
     /// Whether `lkey` is one of the function's memory keys (`index << 8 | variant`); any
-    /// key while it has none (see [`crate::sim::mlx5::engine::lkey_ok`]).
+    /// key while it has none (see [`crate::sim::mlx5::engine::sq::lkey_ok`]).
     pub(in crate::sim::mlx5) fn lkey_ok(&self, lkey: u32) -> bool {
         if self.mkeys == 0 {
             return true;
