@@ -114,9 +114,11 @@
 
 mod api;
 pub mod cmd;
+pub mod consts;
 mod counters;
 mod engine;
 mod eq;
+mod faults;
 pub mod ifc;
 pub mod pas;
 mod queues;
@@ -124,6 +126,7 @@ pub mod steer;
 mod tables;
 
 pub use counters::PortCounters;
+pub use faults::Fault;
 pub use pas::Ring;
 pub use queues::{CqConfig, QueueSet, RqConfig, SqConfig, MATCH_LEN, MAX_FT_LEVEL};
 
@@ -132,6 +135,8 @@ pub(super) use queues::{
     MAX_CHAIN,
 };
 pub(super) use tables::Tables;
+
+use faults::Faults;
 
 use crate::dp::hw::{BusMemory, InterruptSink};
 use crate::sim::wire::{self, PauseEvent, WirePort};
@@ -208,64 +213,6 @@ pub use crate::sim::wire::{PAUSE_STORM, PAUSE_THRESHOLD};
 pub const SQ_BURST: usize = 64;
 /// Maximum CQEs in one compression session.
 pub const MAX_SESSION: u32 = 64;
-
-/// mlx5 constants from rsnic-hardware.rst, parts A and C.
-pub mod consts {
-    /// WQE basic block.
-    pub const WQEBB: usize = 64;
-    /// DS unit.
-    pub const DS: usize = 16;
-    /// NOP opcode.
-    pub const OP_NOP: u8 = 0x00;
-    /// SEND opcode.
-    pub const OP_SEND: u8 = 0x0a;
-    /// LSO opcode.
-    pub const OP_LSO: u8 = 0x0e;
-    /// Enhanced multi-packet send WQE opcode.
-    pub const OP_ENHANCED_MPSW: u8 = 0x29;
-    /// `fm_ce_se` CQ_UPDATE.
-    pub const CQ_UPDATE: u8 = 0x08;
-    /// Inline segment flag in `byte_count`.
-    pub const INLINE_SEG: u32 = 0x8000_0000;
-    /// `insert.type` INSERT_VLAN.
-    pub const INSERT_VLAN: u16 = 0x8000;
-    /// cs_flags: inner L3 checksum.
-    pub const CS_L3_INNER: u8 = 0x10;
-    /// cs_flags: inner L4 checksum.
-    pub const CS_L4_INNER: u8 = 0x20;
-    /// cs_flags: L3 checksum.
-    pub const CS_L3: u8 = 0x40;
-    /// cs_flags: L4 checksum.
-    pub const CS_L4: u8 = 0x80;
-    /// CQE opcode: requester (TX) completion.
-    pub const CQE_REQ: u8 = 0;
-    /// CQE opcode: responder send (RX) completion.
-    pub const CQE_RESP_SEND: u8 = 2;
-    /// CQE opcode: requester error.
-    pub const CQE_REQ_ERR: u8 = 13;
-    /// CQE opcode: responder error.
-    pub const CQE_RESP_ERR: u8 = 14;
-    /// CQE opcode: invalid (initial buffer contents).
-    pub const CQE_INVALID: u8 = 15;
-    /// CQE format "compressed" (op_own bits 3..2).
-    pub const CQE_FORMAT_COMPRESSED: u8 = 3;
-    /// Syndrome LOCAL_LENGTH.
-    pub const SYND_LOCAL_LENGTH: u8 = 0x01;
-    /// Syndrome LOCAL_QP_OP.
-    pub const SYND_LOCAL_QP_OP: u8 = 0x02;
-    /// Syndrome LOCAL_PROT.
-    pub const SYND_LOCAL_PROT: u8 = 0x04;
-    /// Syndrome WR_FLUSH.
-    pub const SYND_WR_FLUSH: u8 = 0x05;
-    /// The terminating lkey of an RX scatter list.
-    pub const TERMINATE_LKEY: u32 = 0x100;
-    /// hds_ip_ext: L2 ok.
-    pub const L2_OK: u8 = 0x01;
-    /// hds_ip_ext: L3 ok.
-    pub const L3_OK: u8 = 0x02;
-    /// hds_ip_ext: L4 ok.
-    pub const L4_OK: u8 = 0x04;
-}
 
 /// Why a control-path command failed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -394,74 +341,6 @@ pub struct Port {
     func: cmd::Func,
     /// Faults waiting for the event they apply to ([`Device::inject`]).
     faults: Faults,
-}
-
-/// A fault the device host injects into a port ([`Device::inject`]), for tests of the
-/// driver's recovery: each applies once, to the next event of its kind on the port
-/// ([`Fault::TxStall`] and [`Fault::DevStop`] last until the driver resets or destroys a
-/// queue, or the host ends them: [`Device::end_fault`]).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Fault {
-    /// The next WQE any SQ of the port executes fails: an error CQE (REQ_ERR) with this
-    /// syndrome, and the SQ enters the error state.
-    TxErrCqe(u8),
-    /// The next frame the port receives completes with an error CQE (RESP_ERR) with this
-    /// syndrome; the RQ enters the error state for LOCAL_QP_OP, LOCAL_PROT and WR_FLUSH (the
-    /// syndromes after which mlx5e recovers the RQ); for any other (LOCAL_LENGTH, as for a
-    /// frame too long, or a remote error) the WQE is consumed and the RQ goes on.
-    RxErrCqe(u8),
-    /// The next RX CQE of the port carries a wrong `wqe_counter` (a corrupt CQE: the RQ
-    /// goes on as if nothing happened).
-    RxBadWqeCounter,
-    /// The next N interrupts of the port's EQs are lost: each EQ disarms as if it had
-    /// fired, and its vector is not raised (the EQEs wait until the driver polls the EQ).
-    DropIrqs(u32),
-    /// The port's SQs execute nothing (their doorbells are latched) until one of them goes
-    /// through RST or is destroyed, as a hung transmit engine.
-    TxStall,
-    /// The next TX CQE of the port names another SQ (a corrupt CQE).
-    TxBadSqn,
-    /// The next TX CQE the port writes (good or error) carries the owner bit of the
-    /// previous pass (a corrupt CQE): the driver reads its slot as still the hardware's and
-    /// stops there, the CQEs after it wait behind it. Otherwise the CQE is what it would
-    /// have been; counted in [`PortCounters::faults_injected`] when written (one a CQ in
-    /// error loses does not take it). Nothing of it stays in the model: the CQ's producer
-    /// index moved on as for any CQE, so a CQ made again (destroy, create) starts clean,
-    /// while an SQ reset leaves the CQ, and the corrupt CQE in it, as they are.
-    TxBadOwner,
-    /// The next RX CQE of the port claims more bytes than any buffer holds (a corrupt
-    /// CQE).
-    RxBadByteCount,
-    /// The next read of packet data by an SQ of the port faults (as an unmapped address
-    /// would): the WQE fails with LOCAL_PROT and the SQ enters the error state.
-    DmaReadFault,
-    /// The port's whole data path hangs: no WQE of any of its SQs is executed (doorbells are
-    /// latched), frames arriving at the port are dropped and counted in
-    /// [`PortCounters::rx_stopped`], no CQE is written, no CQ or EQ arm of the port is
-    /// evaluated (it waits), no EQE (completion or PORT_CHANGE: a change is reported after
-    /// the stop) and no interrupt, until an SQ or RQ of the port goes to RST (MODIFY_SQ /
-    /// MODIFY_RQ, [`Device::reset_sq`], [`Device::reset_rq`]) or is destroyed. Commands keep
-    /// working (the control path is alive). Counted in [`PortCounters::faults_injected`]
-    /// once, the first time the port holds something back (a WQE or a frame).
-    DevStop,
-}
-
-/// The faults waiting on a port.
-#[derive(Clone, Copy, Debug, Default)]
-struct Faults {
-    tx_err: Option<u8>,
-    rx_err: Option<u8>,
-    rx_bad_wc: bool,
-    drop_irqs: u32,
-    tx_stall: bool,
-    tx_bad_sqn: bool,
-    tx_bad_owner: bool,
-    rx_bad_len: bool,
-    dma_read: bool,
-    /// The data path is stopped ([`Fault::DevStop`]).
-    dev_stop: bool,
-    /// The stop held something back (it was counted).
-    dev_stop_hit: bool,
 }
 
 impl Default for Port {
