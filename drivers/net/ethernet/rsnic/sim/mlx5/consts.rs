@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 
-//! mlx5 constants from rsnic-hardware.rst, parts A and C.
+//! mlx5 constants from rsnic-hardware.rst, parts A and C: WQE and DS sizes, opcodes, the
+//! ctrl segment's flags, CQE opcodes and formats (upstream include/linux/mlx5/qp.h,
+//! device.h, en/txrx.h).
 
 /// WQE basic block.
 pub const WQEBB: usize = 64;

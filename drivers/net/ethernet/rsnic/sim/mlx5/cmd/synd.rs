@@ -1,6 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0
 
-//! The syndromes of failed commands: one per check, so a failure names the check.
+//! The syndromes of failed commands: one per check, so a failure names the check. The
+//! command statuses they go with (BAD_OP, BAD_PARAM, BAD_RESOURCE, ...) are the PRM's
+//! ("Command Interface", return status; `MLX5_CMD_STAT_*` in upstream cmd.c); the syndrome
+//! values are the model's own, as firmware's are its own (mlx5_core only prints them).
 
 /// Unknown opcode (BAD_OP).
 pub const UNKNOWN_OPCODE: u32 = 0x01;
