@@ -5,11 +5,11 @@
 //! frames through a port programmed with them: what is delivered, and what the model counts
 //! as kept away (`rx_vport_filtered` by the vport, `rx_steering_drops` by the L2 table).
 
-mod cx_util;
+mod cx_fake_driver;
 mod rss_rig;
 mod sim_util;
 
-use cx_util::*;
+use cx_fake_driver::*;
 use rsnic_core::dp::mlx5::cmd::fs::{self, L2Rules, RxFilter, Tt};
 use rsnic_core::dp::mlx5::cmd::{vport, FormatError};
 use rss_rig::*;

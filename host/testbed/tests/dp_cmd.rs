@@ -2,11 +2,11 @@
 //! by hand from include/linux/mlx5/mlx5_ifc.h for every command input the driver builds and
 //! every output it parses, and the command queue against a hand-written responder (entry,
 //! mailbox chains, delivery errors, bad status, bad outlen, token mismatch), then the
-//! bring-up and teardown sequences. The responder is in cx_common; sim/ is not used.
+//! bring-up and teardown sequences. The responder is in cx_fake_device; sim/ is not used.
 
-mod cx_common;
+mod cx_fake_device;
 
-use cx_common::{complete, out_hdr, put_be64, sparse, take, FakeBar, NoBarriers, Write};
+use cx_fake_device::{complete, out_hdr, put_be64, sparse, take, FakeBar, NoBarriers, Write};
 use rsnic_core::dp::hw::Coherent;
 use rsnic_core::dp::mlx5::cmd::hca::{self, DevCaps};
 use rsnic_core::dp::mlx5::cmd::queue::{self, CmdPoll};
@@ -1401,7 +1401,7 @@ fn long_outputs_come_back_through_a_mailbox_chain() {
     assert_eq!(caps.cqe_compression_max_num, 64);
 }
 
-fn post_one(r: &mut Rig, outlen: usize) -> cx_common::Cmd {
+fn post_one(r: &mut Rig, outlen: usize) -> cx_fake_device::Cmd {
     let mut inp = vec![0u8; 512];
     let n = vport::modify_nic_vport_mtu(&mut inp, 1500).unwrap();
     r.q.post(&inp[..n], outlen, &r.bar, &NoBarriers).unwrap();
@@ -1604,7 +1604,7 @@ fn run_device(r: &Rig, fail: Option<u16>, log: &mut Vec<u16>) {
 }
 
 /// The good answer to one command of the bring-up / teardown.
-fn run_device_answer(r: &Rig, cmd: &cx_common::Cmd, log: &mut Vec<u16>) {
+fn run_device_answer(r: &Rig, cmd: &cx_fake_device::Cmd, log: &mut Vec<u16>) {
     let opc = cmd.opcode();
     log.push(opc);
     let out = match (opc, cmd.op_mod()) {
@@ -1855,14 +1855,14 @@ struct DevState {
     next: u32,
 }
 
-fn obj_of(cmd: &cx_common::Cmd) -> u32 {
+fn obj_of(cmd: &cx_fake_device::Cmd) -> u32 {
     u32::from_be_bytes([0, cmd.input[9], cmd.input[10], cmd.input[11]])
 }
 
 /// A stateful responder: `fail` = (command index, status, delivery) to fail.
 fn stateful_answer(
     st: &mut DevState,
-    cmd: &cx_common::Cmd,
+    cmd: &cx_fake_device::Cmd,
     n: usize,
     fail: (usize, u8, u8),
 ) -> (Vec<u8>, u8) {

@@ -4,9 +4,9 @@
 //! hostile EQEs (unknown types, CQ numbers nobody owns), and arm_sn advancing once per
 //! completion EQE into the CQ arm doorbell.
 
-mod cx_common;
+mod cx_fake_device;
 
-use cx_common::{NoBarriers, Write};
+use cx_fake_device::{NoBarriers, Write};
 use rsnic_core::dp::hw::Coherent;
 use rsnic_core::dp::mlx5::cq::{Cq, CQ_DB_REQ_NOT};
 use rsnic_core::dp::mlx5::eq::{self, Eq, Event};
@@ -48,14 +48,14 @@ impl EqWriter {
     }
 }
 
-fn eq_pair(log_sz: u8, eqn: u8) -> (Eq<HostBuf>, EqWriter, cx_common::FakeBar) {
+fn eq_pair(log_sz: u8, eqn: u8) -> (Eq<HostBuf>, EqWriter, cx_fake_device::FakeBar) {
     let mem = HostMemory::new();
     let buf = mem.alloc(64 << log_sz);
     let q = Eq::new(buf.clone(), log_sz, eqn, UAR).unwrap();
     (
         q,
         EqWriter { buf, log_sz, pi: 0 },
-        cx_common::FakeBar::default(),
+        cx_fake_device::FakeBar::default(),
     )
 }
 

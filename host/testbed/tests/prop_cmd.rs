@@ -9,10 +9,10 @@
 //!
 //! `PROPTEST_CASES` sets the number of cases (default 48).
 
-mod cx_util;
+mod cx_fake_driver;
 mod sim_util;
 
-use cx_util::*;
+use cx_fake_driver::*;
 use proptest::prelude::*;
 use rsnic_core::dp::hw::Coherent;
 

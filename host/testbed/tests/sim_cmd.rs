@@ -1,12 +1,12 @@
 //! The simulated ConnectX's command interface, driven purely through registers and DMA
-//! memory by a hand-written host (tests/cx_util): golden byte vectors from the 6.12 mlx5_ifc
-//! layouts, every validation's status and syndrome, a whole bring-up / traffic / teardown,
+//! memory by a hand-written host (tests/cx_fake_driver): golden byte vectors from the 6.12
+//! mlx5_ifc layouts, every validation's status and syndrome, a whole bring-up / traffic / teardown,
 //! and seeded random command sequences.
 
-mod cx_util;
+mod cx_fake_driver;
 mod sim_util;
 
-use cx_util::*;
+use cx_fake_driver::*;
 use rsnic_core::dp::hw::{Coherent, Mmio};
 use rsnic_core::sim::mlx5::cmd::synd;
 use rsnic_core::sim::mlx5::Caps;

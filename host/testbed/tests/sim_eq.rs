@@ -3,10 +3,10 @@
 //! arming, overrun; and seeded random command sequences (no panic, every entry answered,
 //! state consistent).
 
-mod cx_util;
+mod cx_fake_driver;
 mod sim_util;
 
-use cx_util::*;
+use cx_fake_driver::*;
 use rsnic_core::dp::hw::{Coherent, Mmio};
 use rsnic_core::sim::mlx5::cmd::synd;
 

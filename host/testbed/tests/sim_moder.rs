@@ -1,12 +1,13 @@
 //! CQ moderation of the simulated ConnectX (`cq_period`, `cq_max_count`, `cq_period_mode`),
-//! driven through the command interface by the hand-written host of tests/cx_util: CREATE_CQ
-//! with moderation, MODIFY_CQ on a live CQ and its refusals, and when a moderated CQ fires
-//! (completion EQEs and the `cq_events` / `cq_timer_events` counters) on the device's clock.
+//! driven through the command interface by the fake driver of tests/cx_fake_driver:
+//! CREATE_CQ with moderation, MODIFY_CQ on a live CQ and its refusals, and when a moderated
+//! CQ fires (completion EQEs and the `cq_events` / `cq_timer_events` counters) on the
+//! device's clock.
 
-mod cx_util;
+mod cx_fake_driver;
 mod sim_util;
 
-use cx_util::*;
+use cx_fake_driver::*;
 use rsnic_core::dp::hw::{Coherent, Mmio};
 use rsnic_core::sim::mlx5::cmd::synd;
 use rsnic_testbed::mem::HostBuf;

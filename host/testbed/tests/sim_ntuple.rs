@@ -6,11 +6,11 @@
 //! refusals of the flow-steering subset the rules brought in (hand-built inputs where the
 //! driver's builders cannot express the mistake).
 
-mod cx_util;
+mod cx_fake_driver;
 mod rss_rig;
 mod sim_util;
 
-use cx_util::*;
+use cx_fake_driver::*;
 use rsnic_core::dp::mlx5::cmd::fs::{self, Tt, TupleMatch, TTC_GROUPS, TTC_LOG_SIZE};
 use rsnic_core::dp::mlx5::cmd::{res, FormatError};
 use rsnic_core::sim::mlx5::cmd::synd;

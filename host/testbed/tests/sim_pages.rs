@@ -5,10 +5,10 @@
 //! keys checked in data segments, and the capability layouts at the 6.12 mlx5_ifc.h offsets
 //! (written here by hand from the header, not shared with the model).
 
-mod cx_util;
+mod cx_fake_driver;
 mod sim_util;
 
-use cx_util::*;
+use cx_fake_driver::*;
 use rsnic_core::dp::hw::{BusMemory, Coherent, DmaAddr, DmaFault, Mmio};
 use rsnic_core::sim::mlx5::cmd::{synd, BOOT_PAGES, INIT_PAGES, REGULAR_PAGES};
 use rsnic_core::sim::mlx5::pas::{self, Ring};

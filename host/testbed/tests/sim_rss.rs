@@ -2,16 +2,16 @@
 //! RQT of 256 entries, per-traffic-type TIRs with their own field selectors and keys,
 //! MODIFY_RQT / MODIFY_TIR changing where frames land, the flow-steering subset (flow table,
 //! groups, entries, root) choosing the TIR of each traffic type, and the refusals. Inputs are
-//! built by hand from the 6.12 mlx5_ifc.h layouts (tests/cx_util), independently of the
-//! driver's builders; expected hashes come from the Microsoft RSS verification vectors.
+//! built by hand from the 6.12 mlx5_ifc.h layouts (tests/cx_fake_driver), independently of
+//! the driver's builders; expected hashes come from the Microsoft RSS verification vectors.
 //! The last test runs the driver's own builders (`dp::mlx5::cmd::{fs, res}`) against the
 //! model: the two sides agree.
 
-mod cx_util;
+mod cx_fake_driver;
 mod rss_rig;
 mod sim_util;
 
-use cx_util::*;
+use cx_fake_driver::*;
 use rsnic_core::sim::mlx5::cmd::synd;
 use rsnic_core::sim::pkt::{self, rss_hash_sel, toeplitz, HashSel, RSS_KEY};
 use rss_rig::*;

@@ -5,11 +5,11 @@
 //! address filter; every check through commands and frames on the wire (port 1 loops back to
 //! itself, see rss_rig). Offsets are the 6.12 mlx5_ifc.h's, written here by hand.
 
-mod cx_util;
+mod cx_fake_driver;
 mod rss_rig;
 mod sim_util;
 
-use cx_util::*;
+use cx_fake_driver::*;
 use rsnic_core::sim::mlx5::cmd::synd;
 use rss_rig::*;
 

@@ -3,7 +3,7 @@
 //! flow-steering commands from the 6.12 mlx5_ifc.h layouts (independent of the driver's).
 #![allow(dead_code)]
 
-use super::cx_util::*;
+use super::cx_fake_driver::*;
 use super::sim_util::{ctrl, dseg, eseg, OP_SEND};
 use rsnic_core::dp::hw::{Coherent, Mmio};
 use rsnic_testbed::mem::HostBuf;

@@ -5,6 +5,8 @@
 //! (`eth_get_headlen`) and for the skb's network/transport header offsets when a packet
 //! description does not provide them. It never reads past the slice it is given.
 
+use crate::dp::bytes::get_be16;
+
 /// Ethernet header length.
 pub const ETH_HLEN: u16 = 14;
 /// VLAN tag length.
@@ -50,11 +52,6 @@ pub struct Headers {
     pub len: u16,
 }
 
-#[inline(always)]
-fn be16(b: &[u8], at: usize) -> Option<u16> {
-    Some(u16::from_be_bytes([*b.get(at)?, *b.get(at + 1)?]))
-}
-
 /// Parses the headers at the start of `b`.
 pub fn parse(b: &[u8]) -> Headers {
     let cap = b.len().min(u16::MAX as usize) as u16;
@@ -68,12 +65,12 @@ pub fn parse(b: &[u8]) -> Headers {
         return h;
     }
     let mut off = ETH_HLEN as usize;
-    let Some(mut proto) = be16(b, 12) else {
+    let Some(mut proto) = get_be16(b, 12) else {
         return h;
     };
     let mut tags = 0;
     while (proto == ETH_P_8021Q || proto == ETH_P_8021AD) && tags < 2 {
-        let Some(p) = be16(b, off + 2) else {
+        let Some(p) = get_be16(b, off + 2) else {
             return h;
         };
         proto = p;
@@ -91,7 +88,7 @@ pub fn parse(b: &[u8]) -> Headers {
             if vihl >> 4 != 4 || ihl < 20 || b.len() < off + ihl {
                 return h;
             }
-            let Some(frag) = be16(b, off + 6) else {
+            let Some(frag) = get_be16(b, off + 6) else {
                 return h;
             };
             let Some(&p) = b.get(off + 9) else {

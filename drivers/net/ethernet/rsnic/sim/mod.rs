@@ -15,9 +15,12 @@
 //! * [`pcie`]: the PCIe link accounting that every model keeps (rsnic-datapath.rst, "How
 //!   figures are measured").
 //! * [`pkt`]: what a NIC does to packets in hardware (parsing, checksums, segmentation, RSS).
+//! * [`wire`]: the wire between two ports and its 802.3x flow control (PAUSE frames),
+//!   shared by both models.
 
 pub mod counters;
 pub mod mana;
 pub mod mlx5;
 pub mod pcie;
 pub mod pkt;
+pub mod wire;

@@ -8,6 +8,8 @@
 //! Anything else is "no L3" / "no L4": checksum offload then leaves the packet alone and the
 //! receive side reports no L3/L4 checksum status.
 
+use crate::dp::bytes::{be16, be32, put_be16};
+
 /// Ethernet header length.
 pub const ETH_HLEN: usize = 14;
 /// Minimum Ethernet frame without FCS: shorter frames are zero-padded by the sender's MAC.
@@ -52,29 +54,6 @@ pub struct Headers {
     pub l4_off: usize,
     /// Length of the TCP/UDP header (TCP data offset × 4, or 8).
     pub l4_hdr_len: usize,
-}
-
-#[inline]
-fn be16(b: &[u8], off: usize) -> u16 {
-    match b.get(off..off.wrapping_add(2)) {
-        Some(s) => u16::from_be_bytes([s[0], s[1]]),
-        None => 0,
-    }
-}
-
-#[inline]
-fn put_be16(b: &mut [u8], off: usize, v: u16) {
-    if let Some(s) = b.get_mut(off..off.wrapping_add(2)) {
-        s.copy_from_slice(&v.to_be_bytes());
-    }
-}
-
-#[inline]
-fn be32(b: &[u8], off: usize) -> u32 {
-    match b.get(off..off.wrapping_add(4)) {
-        Some(s) => u32::from_be_bytes([s[0], s[1], s[2], s[3]]),
-        None => 0,
-    }
 }
 
 /// Parses the headers of an Ethernet frame. Never fails: unknown or malformed layers are

@@ -7,6 +7,8 @@
 //! allocated from the LSB). Encoders produce the exact bytes the device reads; decoders never
 //! fail (every field is masked to its width), so device input cannot make them panic.
 
+use crate::dp::bytes::{le32, put_le32};
+
 /// The basic unit of SQ and RQ WQEs (`GDMA_WQE_BU_SIZE`).
 pub const BU_SIZE: u32 = 32;
 /// Largest SQ WQE (`GDMA_MAX_SQE_SIZE`).
@@ -87,21 +89,6 @@ pub fn is_tx_error(cqe_type: u8) -> bool {
 }
 
 #[inline(always)]
-fn le32(b: &[u8], off: usize) -> u32 {
-    match b.get(off..off.wrapping_add(4)) {
-        Some(s) => u32::from_le_bytes([s[0], s[1], s[2], s[3]]),
-        None => 0,
-    }
-}
-
-#[inline(always)]
-fn put32(b: &mut [u8], off: usize, v: u32) {
-    if let Some(s) = b.get_mut(off..off.wrapping_add(4)) {
-        s.copy_from_slice(&v.to_le_bytes());
-    }
-}
-
-#[inline(always)]
 fn bit(v: u32, n: u32) -> bool {
     (v >> n) & 1 != 0
 }
@@ -142,8 +129,8 @@ impl WqeHeader {
             | flag(self.client_oob_in_sgl, 11)
             | ((u32::from(self.client_data_unit) & 0x3fff) << 16);
         let mut b = [0u8; 8];
-        put32(&mut b, 0, dw0);
-        put32(&mut b, 4, dw1);
+        put_le32(&mut b, 0, dw0);
+        put_le32(&mut b, 4, dw1);
         b
     }
 
@@ -188,8 +175,8 @@ impl Sge {
     pub fn encode(&self) -> [u8; 16] {
         let mut b = [0u8; 16];
         b[0..8].copy_from_slice(&self.address.to_le_bytes());
-        put32(&mut b, 8, self.mem_key);
-        put32(&mut b, 12, self.size);
+        put_le32(&mut b, 8, self.mem_key);
+        put_le32(&mut b, 12, self.size);
         b
     }
 
@@ -275,8 +262,8 @@ impl TxOob {
     pub fn encode_short(&self) -> [u8; 8] {
         let (dw0, dw1) = self.dw0_dw1();
         let mut b = [0u8; 8];
-        put32(&mut b, 0, dw0);
-        put32(&mut b, 4, dw1);
+        put_le32(&mut b, 0, dw0);
+        put_le32(&mut b, 4, dw1);
         b
     }
 
@@ -294,10 +281,10 @@ impl TxOob {
             | ((u32::from(self.inner_ip_rel_offset) & 0x3f) << 10)
             | ((u32::from(self.long_vp_offset) & 0xfff) << 16);
         let mut b = [0u8; 24];
-        put32(&mut b, 0, dw0);
-        put32(&mut b, 4, dw1);
-        put32(&mut b, 8, dw2);
-        put32(&mut b, 12, dw3);
+        put_le32(&mut b, 0, dw0);
+        put_le32(&mut b, 4, dw1);
+        put_le32(&mut b, 8, dw2);
+        put_le32(&mut b, 12, dw3);
         b
     }
 
@@ -486,7 +473,7 @@ impl Cqe {
         b[..60].copy_from_slice(&self.data);
         let info =
             (self.wq_num & 0x00ff_ffff) | flag(self.is_sq, 24) | (u32::from(self.owner & 7) << 29);
-        put32(&mut b, 60, info);
+        put_le32(&mut b, 60, info);
         b
     }
 
@@ -555,9 +542,9 @@ impl TxCompOob {
     /// The 60 bytes of `cqe_data` (12 reserved DWs zero).
     pub fn encode(&self) -> [u8; 60] {
         let mut b = [0u8; 60];
-        put32(&mut b, 0, self.hdr.encode());
-        put32(&mut b, 4, self.tx_data_offset);
-        put32(
+        put_le32(&mut b, 0, self.hdr.encode());
+        put_le32(&mut b, 4, self.tx_data_offset);
+        put_le32(
             &mut b,
             8,
             u32::from(self.tx_sgl_offset & 0x1f) | ((self.tx_wqe_offset & 0x07ff_ffff) << 5),
@@ -616,7 +603,7 @@ impl RxCompOob {
     /// The 60 bytes of `cqe_data`.
     pub fn encode(&self) -> [u8; 60] {
         let mut b = [0u8; 60];
-        put32(&mut b, 0, self.hdr.encode());
+        put_le32(&mut b, 0, self.hdr.encode());
         let dw1 = (u32::from(self.vlan_id) & 0xfff)
             | flag(self.vlantag_present, 12)
             | flag(self.outer_ip_csum_ok, 13)
@@ -628,10 +615,10 @@ impl RxCompOob {
             | flag(self.tcp_csum_fail, 28)
             | flag(self.udp_csum_ok, 29)
             | flag(self.udp_csum_fail, 30);
-        put32(&mut b, 4, dw1);
-        put32(&mut b, 8, u32::from(self.pkt_len));
-        put32(&mut b, 16, self.pkt_hash);
-        put32(&mut b, 56, self.rx_wqe_offset);
+        put_le32(&mut b, 4, dw1);
+        put_le32(&mut b, 8, u32::from(self.pkt_len));
+        put_le32(&mut b, 16, self.pkt_hash);
+        put_le32(&mut b, 56, self.rx_wqe_offset);
         b
     }
 
@@ -675,13 +662,13 @@ impl Eqe {
     /// The 16 bytes.
     pub fn encode(&self) -> [u8; 16] {
         let mut b = [0u8; 16];
-        put32(&mut b, 0, self.details[0]);
-        put32(&mut b, 4, self.details[1]);
-        put32(&mut b, 8, self.details[2]);
+        put_le32(&mut b, 0, self.details[0]);
+        put_le32(&mut b, 4, self.details[1]);
+        put_le32(&mut b, 8, self.details[2]);
         let info = u32::from(self.eqe_type)
             | (u32::from(self.client_id & 3) << 16)
             | (u32::from(self.owner & 7) << 29);
-        put32(&mut b, 12, info);
+        put_le32(&mut b, 12, info);
         b
     }
 

@@ -45,6 +45,8 @@
 //! size (`mana_verify_resp_hdr`), and for MANA requests `dev_id` and `activity_id` equal to
 //! the request's.
 
+use crate::dp::bytes::{le16, le32, le64, put_le16, put_le32, put_le64};
+
 /// `GDMA_STANDARD_HEADER_TYPE`.
 pub const GDMA_STANDARD_HEADER_TYPE: u32 = 0;
 /// `GDMA_MESSAGE_V1`.
@@ -337,48 +339,6 @@ pub enum MsgError {
     BadValue,
 }
 
-#[inline]
-fn get16(b: &[u8], off: usize) -> u16 {
-    match b.get(off..off.wrapping_add(2)) {
-        Some(s) => u16::from_le_bytes([s[0], s[1]]),
-        None => 0,
-    }
-}
-
-#[inline]
-fn get32(b: &[u8], off: usize) -> u32 {
-    match b.get(off..off.wrapping_add(4)) {
-        Some(s) => u32::from_le_bytes([s[0], s[1], s[2], s[3]]),
-        None => 0,
-    }
-}
-
-#[inline]
-fn get64(b: &[u8], off: usize) -> u64 {
-    u64::from(get32(b, off)) | (u64::from(get32(b, off.wrapping_add(4))) << 32)
-}
-
-#[inline]
-fn put16(b: &mut [u8], off: usize, v: u16) {
-    if let Some(s) = b.get_mut(off..off.wrapping_add(2)) {
-        s.copy_from_slice(&v.to_le_bytes());
-    }
-}
-
-#[inline]
-fn put32(b: &mut [u8], off: usize, v: u32) {
-    if let Some(s) = b.get_mut(off..off.wrapping_add(4)) {
-        s.copy_from_slice(&v.to_le_bytes());
-    }
-}
-
-#[inline]
-fn put64(b: &mut [u8], off: usize, v: u64) {
-    if let Some(s) = b.get_mut(off..off.wrapping_add(8)) {
-        s.copy_from_slice(&v.to_le_bytes());
-    }
-}
-
 /// `struct gdma_dev_id`: `type` in bits 0..15, `instance` in bits 16..31.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct DevId {
@@ -429,20 +389,20 @@ pub struct MsgHdr {
 
 impl MsgHdr {
     fn put(&self, b: &mut [u8], off: usize) {
-        put32(b, off, self.hdr_type);
-        put32(b, off + 4, self.msg_type);
-        put16(b, off + 8, self.msg_version);
-        put16(b, off + 10, self.hwc_msg_id);
-        put32(b, off + 12, self.msg_size);
+        put_le32(b, off, self.hdr_type);
+        put_le32(b, off + 4, self.msg_type);
+        put_le16(b, off + 8, self.msg_version);
+        put_le16(b, off + 10, self.hwc_msg_id);
+        put_le32(b, off + 12, self.msg_size);
     }
 
     fn get(b: &[u8], off: usize) -> Self {
         Self {
-            hdr_type: get32(b, off),
-            msg_type: get32(b, off + 4),
-            msg_version: get16(b, off + 8),
-            hwc_msg_id: get16(b, off + 10),
-            msg_size: get32(b, off + 12),
+            hdr_type: le32(b, off),
+            msg_type: le32(b, off + 4),
+            msg_version: le16(b, off + 8),
+            hwc_msg_id: le16(b, off + 10),
+            msg_size: le32(b, off + 12),
         }
     }
 }
@@ -505,8 +465,8 @@ impl ReqHdr {
     pub fn put(&self, b: &mut [u8]) {
         self.req.put(b, 0);
         self.resp.put(b, 16);
-        put32(b, 32, self.dev_id.as_u32());
-        put32(b, 36, self.activity_id);
+        put_le32(b, 32, self.dev_id.as_u32());
+        put_le32(b, 36, self.activity_id);
     }
 
     /// Reads the 40 bytes at the start of `b` (missing bytes read as 0).
@@ -514,8 +474,8 @@ impl ReqHdr {
         Self {
             req: MsgHdr::get(b, 0),
             resp: MsgHdr::get(b, 16),
-            dev_id: DevId::from_u32(get32(b, 32)),
-            activity_id: get32(b, 36),
+            dev_id: DevId::from_u32(le32(b, 32)),
+            activity_id: le32(b, 36),
         }
     }
 }
@@ -539,19 +499,19 @@ impl RespHdr {
     pub fn get(b: &[u8]) -> Self {
         Self {
             response: MsgHdr::get(b, 0),
-            dev_id: DevId::from_u32(get32(b, 16)),
-            activity_id: get32(b, 20),
-            status: get32(b, 24),
+            dev_id: DevId::from_u32(le32(b, 16)),
+            activity_id: le32(b, 20),
+            status: le32(b, 24),
         }
     }
 
     /// Writes the 32 bytes at the start of `b` (tests and fuzzers build responses with it).
     pub fn put(&self, b: &mut [u8]) {
         self.response.put(b, 0);
-        put32(b, 16, self.dev_id.as_u32());
-        put32(b, 20, self.activity_id);
-        put32(b, 24, self.status);
-        put32(b, 28, 0);
+        put_le32(b, 16, self.dev_id.as_u32());
+        put_le32(b, 20, self.activity_id);
+        put_le32(b, 24, self.status);
+        put_le32(b, 28, 0);
     }
 }
 
@@ -652,13 +612,13 @@ pub fn verify_vf_version(buf: &mut [u8], os: &OsInfo<'_>) -> Result<usize, MsgEr
         VERIFY_VER_RESP_SIZE,
         Caller::GDMA,
     )?;
-    put64(b, 40, GDMA_PROTOCOL_V1);
-    put64(b, 48, GDMA_PROTOCOL_V1);
-    put64(b, 56, RSNIC_DRV_CAP_FLAGS1);
-    put32(b, 96, OS_TYPE_LINUX);
-    put32(b, 104, os.major);
-    put32(b, 108, os.minor);
-    put32(b, 112, os.build);
+    put_le64(b, 40, GDMA_PROTOCOL_V1);
+    put_le64(b, 48, GDMA_PROTOCOL_V1);
+    put_le64(b, 56, RSNIC_DRV_CAP_FLAGS1);
+    put_le32(b, 96, OS_TYPE_LINUX);
+    put_le32(b, 104, os.major);
+    put_le32(b, 108, os.minor);
+    put_le32(b, 112, os.build);
     for (off, s) in [(128, os.sysname), (256, os.release), (384, os.version)] {
         let n = s.len().min(127);
         if let (Some(d), Some(src)) = (b.get_mut(off..off + n), s.get(..n)) {
@@ -686,8 +646,8 @@ pub fn parse_verify_vf_version(resp: &[u8]) -> Result<VerifyVerResp, MsgError> {
         None,
     )?;
     Ok(VerifyVerResp {
-        gdma_protocol_ver: get64(resp, 32),
-        pf_cap_flags1: get64(resp, 40),
+        gdma_protocol_ver: le64(resp, 32),
+        pf_cap_flags1: le64(resp, 40),
     })
 }
 
@@ -717,12 +677,12 @@ pub fn parse_query_max_resources(resp: &[u8]) -> Result<MaxResources, MsgError> 
         None,
     )?;
     Ok(MaxResources {
-        max_sq: get32(resp, 36),
-        max_rq: get32(resp, 40),
-        max_cq: get32(resp, 44),
-        max_eq: get32(resp, 48),
-        max_db: get32(resp, 52),
-        max_msix: get32(resp, 68),
+        max_sq: le32(resp, 36),
+        max_rq: le32(resp, 40),
+        max_cq: le32(resp, 44),
+        max_eq: le32(resp, 48),
+        max_db: le32(resp, 52),
+        max_msix: le32(resp, 68),
     })
 }
 
@@ -742,13 +702,13 @@ pub struct DeviceList {
 /// were seen, skipping holes; the first MANA device wins.
 pub fn parse_list_devices(resp: &[u8]) -> Result<DeviceList, MsgError> {
     check_resp(resp, GDMA_LIST_DEVICES, LIST_DEVICES_RESP_SIZE, None)?;
-    let num = get32(resp, 32);
+    let num = le32(resp, 32);
     let mut l = DeviceList::default();
     for i in 0..GDMA_DEV_LIST_SIZE {
         if l.found >= num {
             break;
         }
-        let d = get32(resp, 40 + 4 * i);
+        let d = le32(resp, 40 + 4 * i);
         if d == 0 {
             continue;
         }
@@ -779,9 +739,9 @@ pub struct Registration {
 pub fn parse_register_device(resp: &[u8]) -> Result<Registration, MsgError> {
     check_resp(resp, GDMA_REGISTER_DEVICE, REGISTER_DEVICE_RESP_SIZE, None)?;
     let r = Registration {
-        pdid: get32(resp, 32),
-        gpa_mkey: get32(resp, 36),
-        db_id: get32(resp, 40),
+        pdid: le32(resp, 32),
+        gpa_mkey: le32(resp, 36),
+        db_id: le32(resp, 40),
     };
     if r.pdid == u32::MAX || r.db_id == u32::MAX || r.gpa_mkey == u32::MAX {
         return Err(MsgError::BadValue);
@@ -802,7 +762,7 @@ pub fn generate_test_eqe(buf: &mut [u8], dev_id: DevId, eq_id: u32) -> Result<us
         RESP_HDR_SIZE,
         who,
     )?;
-    put32(b, 40, eq_id);
+    put_le32(b, 40, eq_id);
     Ok(TEST_EQE_REQ_SIZE)
 }
 
@@ -841,20 +801,20 @@ pub fn create_eq(buf: &mut [u8], s: &EqSpec) -> Result<usize, MsgError> {
         CREATE_QUEUE_RESP_SIZE,
         who,
     )?;
-    put32(b, 40, GDMA_EQ);
-    put32(b, 48, s.pdid);
-    put32(b, 52, s.doorbell);
-    put64(b, 56, s.region);
-    put32(b, 68, s.queue_size);
-    put32(b, 72, s.log2_throttle_limit);
-    put32(b, 76, s.msix_index);
+    put_le32(b, 40, GDMA_EQ);
+    put_le32(b, 48, s.pdid);
+    put_le32(b, 52, s.doorbell);
+    put_le64(b, 56, s.region);
+    put_le32(b, 68, s.queue_size);
+    put_le32(b, 72, s.log2_throttle_limit);
+    put_le32(b, 76, s.msix_index);
     Ok(CREATE_QUEUE_REQ_SIZE)
 }
 
 /// Parses the CREATE_QUEUE response: `queue_index` at 32.
 pub fn parse_create_queue(resp: &[u8]) -> Result<u32, MsgError> {
     check_resp(resp, GDMA_CREATE_QUEUE, CREATE_QUEUE_RESP_SIZE, None)?;
-    let id = get32(resp, 32);
+    let id = le32(resp, 32);
     if id == u32::MAX {
         return Err(MsgError::BadValue);
     }
@@ -880,9 +840,9 @@ pub fn disable_queue(
         RESP_HDR_SIZE,
         who,
     )?;
-    put32(b, 40, qtype);
-    put32(b, 44, id);
-    put32(b, 48, 1);
+    put_le32(b, 40, qtype);
+    put_le32(b, 44, id);
+    put_le32(b, 48, 1);
     Ok(DISABLE_QUEUE_REQ_SIZE)
 }
 
@@ -919,11 +879,11 @@ pub fn create_dma_region(buf: &mut [u8], base: u64, length: u32) -> Result<(usiz
         CREATE_DMA_REGION_RESP_SIZE,
         Caller::GDMA,
     )?;
-    put64(b, 40, u64::from(length));
-    put32(b, 56, pages);
-    put32(b, 60, fit as u32);
+    put_le64(b, 40, u64::from(length));
+    put_le32(b, 56, pages);
+    put_le32(b, 60, fit as u32);
     for i in 0..fit {
-        put64(
+        put_le64(
             b,
             CREATE_DMA_REGION_REQ_SIZE + 8 * i,
             base + (i as u64) * u64::from(MANA_PAGE_SIZE),
@@ -941,7 +901,7 @@ pub fn parse_create_dma_region(resp: &[u8]) -> Result<u64, MsgError> {
         CREATE_DMA_REGION_RESP_SIZE,
         None,
     )?;
-    match get64(resp, 32) {
+    match le64(resp, 32) {
         GDMA_INVALID_DMA_REGION => Err(MsgError::BadValue),
         h => Ok(h),
     }
@@ -972,11 +932,11 @@ pub fn dma_region_add_pages(
         RESP_HDR_SIZE,
         Caller::GDMA,
     )?;
-    put64(b, 40, handle);
-    put32(b, 48, fit as u32);
+    put_le64(b, 40, handle);
+    put_le32(b, 48, fit as u32);
     for i in 0..fit {
         let page = u64::from(first) + i as u64;
-        put64(
+        put_le64(
             b,
             ADD_PAGES_REQ_SIZE + 8 * i,
             base + page * u64::from(MANA_PAGE_SIZE),
@@ -994,7 +954,7 @@ pub fn destroy_dma_region(buf: &mut [u8], handle: u64) -> Result<usize, MsgError
         RESP_HDR_SIZE,
         Caller::GDMA,
     )?;
-    put64(b, 40, handle);
+    put_le64(b, 40, handle);
     Ok(DESTROY_DMA_REGION_REQ_SIZE)
 }
 
@@ -1009,10 +969,10 @@ pub fn query_dev_config(buf: &mut [u8], who: Caller) -> Result<usize, MsgError> 
         QUERY_DEV_CFG_RESP_SIZE,
         who,
     )?;
-    put16(b, 16 + 8, GDMA_MESSAGE_V2);
-    put32(b, 72, MANA_PROTO_VERSION.0);
-    put32(b, 76, MANA_PROTO_VERSION.1);
-    put32(b, 80, MANA_PROTO_VERSION.2);
+    put_le16(b, 16 + 8, GDMA_MESSAGE_V2);
+    put_le32(b, 72, MANA_PROTO_VERSION.0);
+    put_le32(b, 76, MANA_PROTO_VERSION.1);
+    put_le32(b, 80, MANA_PROTO_VERSION.2);
     Ok(QUERY_DEV_CFG_REQ_SIZE)
 }
 
@@ -1049,11 +1009,11 @@ pub fn parse_query_dev_config(resp: &[u8], who: Caller) -> Result<DevConfig, Msg
         return Err(MsgError::Short);
     }
     let c = DevConfig {
-        pf_cap_flags1: get64(resp, 32),
-        max_num_vports: get16(resp, 64),
-        max_num_eqs: get32(resp, 68),
-        adapter_mtu: if v2 { get16(resp, 72) } else { ETH_FRAME_LEN },
-        rsnic_caps: RsnicCaps::from_word(get16(resp, DEV_CFG_RSNIC_CAPS)),
+        pf_cap_flags1: le64(resp, 32),
+        max_num_vports: le16(resp, 64),
+        max_num_eqs: le32(resp, 68),
+        adapter_mtu: if v2 { le16(resp, 72) } else { ETH_FRAME_LEN },
+        rsnic_caps: RsnicCaps::from_word(le16(resp, DEV_CFG_RSNIC_CAPS)),
     };
     if c.max_num_vports == 0 {
         return Err(MsgError::BadValue);
@@ -1074,7 +1034,7 @@ pub fn query_vport_config(
         QUERY_VPORT_CFG_RESP_SIZE,
         who,
     )?;
-    put32(b, 40, vport_index);
+    put_le32(b, 40, vport_index);
     Ok(QUERY_VPORT_CFG_REQ_SIZE)
 }
 
@@ -1102,21 +1062,21 @@ pub fn parse_query_vport_config(resp: &[u8], who: Caller) -> Result<VportConfig,
         QUERY_VPORT_CFG_RESP_SIZE,
         Some(who),
     )?;
-    let n = get32(resp, 40);
+    let n = le32(resp, 40);
     let mut mac = [0u8; 6];
     if let Some(s) = resp.get(48..54) {
         mac.copy_from_slice(s);
     }
     let c = VportConfig {
-        max_num_sq: get32(resp, 32),
-        max_num_rq: get32(resp, 36),
+        max_num_sq: le32(resp, 32),
+        max_num_rq: le32(resp, 36),
         indir_table_size: if n > 0 && n <= MANA_INDIRECT_TABLE_MAX_SIZE && n.is_power_of_two() {
             n
         } else {
             MANA_INDIRECT_TABLE_DEF_SIZE
         },
         mac,
-        vport: get64(resp, 56),
+        vport: le64(resp, 56),
     };
     if c.max_num_sq == 0 || c.max_num_rq == 0 {
         return Err(MsgError::BadValue);
@@ -1139,9 +1099,9 @@ pub fn config_vport_tx(
         CONFIG_VPORT_TX_RESP_SIZE,
         who,
     )?;
-    put64(b, 40, vport);
-    put32(b, 48, pdid);
-    put32(b, 52, doorbell_page);
+    put_le64(b, 40, vport);
+    put_le32(b, 48, pdid);
+    put_le32(b, 52, doorbell_page);
     Ok(CONFIG_VPORT_TX_REQ_SIZE)
 }
 
@@ -1163,7 +1123,7 @@ pub fn parse_config_vport_tx(resp: &[u8], who: Caller) -> Result<VportTx, MsgErr
         Some(who),
     )?;
     Ok(VportTx {
-        tx_vport_offset: get16(resp, 32),
+        tx_vport_offset: le16(resp, 32),
         short_form_allowed: resp.get(34).is_some_and(|&v| v != 0),
     })
 }
@@ -1203,14 +1163,14 @@ pub fn create_wq_obj(buf: &mut [u8], who: Caller, s: &WqObjSpec) -> Result<usize
         CREATE_WQ_OBJ_RESP_SIZE,
         who,
     )?;
-    put64(b, 40, s.vport);
-    put32(b, 48, s.wq_type);
-    put64(b, 56, s.wq_region);
-    put64(b, 64, s.cq_region);
-    put32(b, 72, s.wq_size);
-    put32(b, 76, s.cq_size);
-    put32(b, 80, s.cq_moderation_ctx_id);
-    put32(b, 84, s.cq_parent_eq);
+    put_le64(b, 40, s.vport);
+    put_le32(b, 48, s.wq_type);
+    put_le64(b, 56, s.wq_region);
+    put_le64(b, 64, s.cq_region);
+    put_le32(b, 72, s.wq_size);
+    put_le32(b, 76, s.cq_size);
+    put_le32(b, 80, s.cq_moderation_ctx_id);
+    put_le32(b, 84, s.cq_parent_eq);
     Ok(CREATE_WQ_OBJ_REQ_SIZE)
 }
 
@@ -1229,9 +1189,9 @@ pub struct WqObj {
 pub fn parse_create_wq_obj(resp: &[u8], who: Caller) -> Result<WqObj, MsgError> {
     check_resp(resp, MANA_CREATE_WQ_OBJ, CREATE_WQ_OBJ_RESP_SIZE, Some(who))?;
     let o = WqObj {
-        wq_id: get32(resp, 32),
-        cq_id: get32(resp, 36),
-        handle: get64(resp, 40),
+        wq_id: le32(resp, 32),
+        cq_id: le32(resp, 36),
+        handle: le64(resp, 40),
     };
     if o.handle == INVALID_MANA_HANDLE {
         return Err(MsgError::BadValue);
@@ -1253,15 +1213,15 @@ pub fn destroy_wq_obj(
         RESP_HDR_SIZE,
         who,
     )?;
-    put32(b, 40, wq_type);
-    put64(b, 48, handle);
+    put_le32(b, 40, wq_type);
+    put_le64(b, 48, handle);
     Ok(DESTROY_WQ_OBJ_REQ_SIZE)
 }
 
 /// `struct mana_fence_rq_req`: wq_obj_handle at 40.
 pub fn fence_rq(buf: &mut [u8], who: Caller, handle: u64) -> Result<usize, MsgError> {
     let b = start(buf, FENCE_RQ_REQ_SIZE, MANA_FENCE_RQ, RESP_HDR_SIZE, who)?;
-    put64(b, 40, handle);
+    put_le64(b, 40, handle);
     Ok(FENCE_RQ_REQ_SIZE)
 }
 
@@ -1276,8 +1236,8 @@ pub fn set_loopback(buf: &mut [u8], who: Caller, vport: u64, on: bool) -> Result
         RESP_HDR_SIZE,
         who,
     )?;
-    put64(b, 40, vport);
-    put32(b, 48, u32::from(on));
+    put_le64(b, 40, vport);
+    put_le32(b, 48, u32::from(on));
     Ok(SET_LOOPBACK_REQ_SIZE)
 }
 
@@ -1292,9 +1252,9 @@ pub fn set_pause(
 ) -> Result<usize, MsgError> {
     const SET_PAUSE_REQ_SIZE: usize = 56;
     let b = start(buf, SET_PAUSE_REQ_SIZE, RSNIC_SET_PAUSE, RESP_HDR_SIZE, who)?;
-    put64(b, 40, vport);
-    put32(b, 48, u32::from(rx));
-    put32(b, 52, u32::from(tx));
+    put_le64(b, 40, vport);
+    put_le32(b, 48, u32::from(rx));
+    put_le32(b, 52, u32::from(tx));
     Ok(SET_PAUSE_REQ_SIZE)
 }
 
@@ -1311,7 +1271,7 @@ pub fn query_pause(buf: &mut [u8], who: Caller, vport: u64) -> Result<usize, Msg
         QUERY_PAUSE_RESP_SIZE,
         who,
     )?;
-    put64(b, 40, vport);
+    put_le64(b, 40, vport);
     Ok(QUERY_PAUSE_REQ_SIZE)
 }
 
@@ -1338,10 +1298,10 @@ pub fn parse_query_pause(resp: &[u8], who: Caller) -> Result<PauseState, MsgErro
         _ => Err(MsgError::BadValue),
     };
     Ok(PauseState {
-        rx: flag(get32(resp, 32))?,
-        tx: flag(get32(resp, 36))?,
-        tx_pause_frames: get64(resp, 40),
-        rx_pause_frames: get64(resp, 48),
+        rx: flag(le32(resp, 32))?,
+        tx: flag(le32(resp, 36))?,
+        tx_pause_frames: le64(resp, 40),
+        rx_pause_frames: le64(resp, 48),
     })
 }
 
@@ -1381,16 +1341,16 @@ pub fn config_vport_rx(buf: &mut [u8], who: Caller, s: &RxSteer<'_>) -> Result<u
     }
     let len = CONFIG_VPORT_RX_REQ_SIZE + 8 * n;
     let b = start(buf, len, MANA_CONFIG_VPORT_RX, RESP_HDR_SIZE, who)?;
-    put16(b, 8, GDMA_MESSAGE_V2);
-    put64(b, 40, s.vport);
-    put16(b, 48, n as u16);
-    put16(b, 50, CONFIG_VPORT_RX_REQ_SIZE as u16);
-    put32(b, 52, s.rx_enable);
-    put32(b, 56, s.rss_enable);
+    put_le16(b, 8, GDMA_MESSAGE_V2);
+    put_le64(b, 40, s.vport);
+    put_le16(b, 48, n as u16);
+    put_le16(b, 50, CONFIG_VPORT_RX_REQ_SIZE as u16);
+    put_le32(b, 52, s.rx_enable);
+    put_le32(b, 56, s.rss_enable);
     put_u8(b, 60, u8::from(s.update_default_rxobj));
     put_u8(b, 61, u8::from(s.update_hashkey));
     put_u8(b, 62, u8::from(s.update_indir_tab));
-    put64(b, 64, s.default_rxobj);
+    put_le64(b, 64, s.default_rxobj);
     if s.update_hashkey {
         if let Some(d) = b.get_mut(72..72 + MANA_HASH_KEY_SIZE) {
             d.copy_from_slice(s.hashkey);
@@ -1398,7 +1358,7 @@ pub fn config_vport_rx(buf: &mut [u8], who: Caller, s: &RxSteer<'_>) -> Result<u
     }
     if s.update_indir_tab {
         for (i, &h) in s.indir_tab.iter().enumerate() {
-            put64(b, CONFIG_VPORT_RX_REQ_SIZE + 8 * i, h);
+            put_le64(b, CONFIG_VPORT_RX_REQ_SIZE + 8 * i, h);
         }
     }
     Ok(len)
@@ -1424,8 +1384,8 @@ pub fn query_gf_stat(buf: &mut [u8], who: Caller, req_stats: u64) -> Result<usiz
         QUERY_GF_STAT_RESP_SIZE,
         who,
     )?;
-    put16(b, 16 + 8, GDMA_MESSAGE_V2);
-    put64(b, 40, req_stats);
+    put_le16(b, 16 + 8, GDMA_MESSAGE_V2);
+    put_le64(b, 40, req_stats);
     Ok(QUERY_GF_STAT_REQ_SIZE)
 }
 
@@ -1493,9 +1453,9 @@ pub struct GfStats {
 /// Parses the QUERY_GF_STAT response.
 pub fn parse_query_gf_stat(resp: &[u8], who: Caller) -> Result<GfStats, MsgError> {
     check_resp(resp, MANA_QUERY_GF_STAT, QUERY_GF_STAT_RESP_SIZE, Some(who))?;
-    let g = |i: usize| get64(resp, 40 + 8 * i);
+    let g = |i: usize| le64(resp, 40 + 8 * i);
     Ok(GfStats {
-        reported: get64(resp, 32),
+        reported: le64(resp, 32),
         rx_discards_no_wqe: g(0),
         rx_err_vport_disabled: g(1),
         hc_rx_bytes: g(2),

@@ -41,6 +41,7 @@ use super::fmt::{
 use super::gdma_req::{RespHdr, GDMA_STATUS_MORE_ENTRIES, RESP_HDR_SIZE};
 use super::smc::HwcAddrs;
 use super::wq::Wq;
+use crate::dp::bytes::le32;
 use crate::dp::hw::{Barriers, Coherent, Mmio};
 
 /// Bytes of every HWC queue (`MANA_MIN_QSIZE`: the sizes upstream computes for a depth of 1
@@ -261,13 +262,6 @@ pub struct Hwc<C: Coherent> {
     test_event: Option<u32>,
     /// Counts.
     pub stats: HwcStats,
-}
-
-fn le32(b: &[u8], off: usize) -> u32 {
-    match b.get(off..off + 4) {
-        Some(s) => u32::from_le_bytes([s[0], s[1], s[2], s[3]]),
-        None => 0,
-    }
 }
 
 impl<C: Coherent> Hwc<C> {

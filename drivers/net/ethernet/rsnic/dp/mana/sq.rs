@@ -34,6 +34,7 @@ use super::fmt::{
 };
 use super::stats::{add, TxStats};
 use super::wq::Wq;
+use crate::dp::bytes::get_be16;
 use crate::dp::hdr::{self, L4};
 use crate::dp::hw::{Barriers, Coherent, Mmio};
 use crate::dp::pkt::{
@@ -214,7 +215,7 @@ fn plan<P: TxPacket>(pkt: &P, p: &SqParams) -> Result<Plan, TxRejectReason> {
         };
         let et = net
             .checked_sub(2)
-            .and_then(|o| hdr_be16(b, usize::from(o)))
+            .and_then(|o| get_be16(b, usize::from(o)))
             .unwrap_or(0);
         oob.is_outer_ipv4 = et == hdr::ETH_P_IP;
         oob.is_outer_ipv6 = et == hdr::ETH_P_IPV6;
@@ -300,10 +301,6 @@ fn finish(
         nsge,
         linear,
     })
-}
-
-fn hdr_be16(b: &[u8], at: usize) -> Option<u16> {
-    Some(u16::from_be_bytes([*b.get(at)?, *b.get(at + 1)?]))
 }
 
 impl<P, C, F, D> Sq<P, C, F, D>

@@ -6,6 +6,8 @@
 //! of that copy, so nothing here can fail on device input. Setters exist for tests and for
 //! decompression (which rebuilds CQEs from a title and a mini CQE).
 
+use crate::dp::bytes::{be16, be32, be64, put_be16, put_be32};
+
 /// Size of a CQE slot.
 pub const CQE_SIZE: usize = 64;
 /// Size of a mini CQE.
@@ -93,23 +95,6 @@ impl Default for Cqe64 {
 }
 
 impl Cqe64 {
-    #[inline(always)]
-    fn be16(&self, at: usize) -> u16 {
-        u16::from_be_bytes([self.0[at], self.0[at + 1]])
-    }
-    #[inline(always)]
-    fn be32(&self, at: usize) -> u32 {
-        u32::from_be_bytes([self.0[at], self.0[at + 1], self.0[at + 2], self.0[at + 3]])
-    }
-    #[inline(always)]
-    fn put16(&mut self, at: usize, v: u16) {
-        self.0[at..at + 2].copy_from_slice(&v.to_be_bytes());
-    }
-    #[inline(always)]
-    fn put32(&mut self, at: usize, v: u32) {
-        self.0[at..at + 4].copy_from_slice(&v.to_be_bytes());
-    }
-
     /// `op_own` byte.
     #[inline(always)]
     pub fn op_own(&self) -> u8 {
@@ -133,20 +118,20 @@ impl Cqe64 {
     /// `wqe_counter`.
     #[inline(always)]
     pub fn wqe_counter(&self) -> u16 {
-        self.be16(off::WQE_COUNTER)
+        be16(&self.0, off::WQE_COUNTER)
     }
     /// `byte_cnt`.
     #[inline(always)]
     pub fn byte_cnt(&self) -> u32 {
-        self.be32(off::BYTE_CNT)
+        be32(&self.0, off::BYTE_CNT)
     }
     /// `check_sum`.
     pub fn check_sum(&self) -> u16 {
-        self.be16(off::CHECK_SUM)
+        be16(&self.0, off::CHECK_SUM)
     }
     /// `rss_hash_result`.
     pub fn rss_hash_result(&self) -> u32 {
-        self.be32(off::RSS_HASH_RESULT)
+        be32(&self.0, off::RSS_HASH_RESULT)
     }
     /// `rss_hash_type`.
     pub fn rss_hash_type(&self) -> u8 {
@@ -166,15 +151,15 @@ impl Cqe64 {
     }
     /// `vlan_info` (stripped TCI).
     pub fn vlan_info(&self) -> u16 {
-        self.be16(off::VLAN_INFO)
+        be16(&self.0, off::VLAN_INFO)
     }
     /// 64-bit timestamp (`timestamp_h:timestamp_l`).
     pub fn timestamp(&self) -> u64 {
-        (u64::from(self.be32(off::TIMESTAMP)) << 32) | u64::from(self.be32(off::TIMESTAMP + 4))
+        be64(&self.0, off::TIMESTAMP)
     }
     /// `sop_drop_qpn`.
     pub fn sop_drop_qpn(&self) -> u32 {
-        self.be32(off::SOP_DROP_QPN)
+        be32(&self.0, off::SOP_DROP_QPN)
     }
     /// Flow tag: low 12 bits of `sop_drop_qpn`.
     pub fn flow_tag(&self) -> u32 {
@@ -207,19 +192,19 @@ impl Cqe64 {
     }
     /// Sets `wqe_counter`.
     pub fn set_wqe_counter(&mut self, v: u16) {
-        self.put16(off::WQE_COUNTER, v);
+        put_be16(&mut self.0, off::WQE_COUNTER, v);
     }
     /// Sets `byte_cnt`.
     pub fn set_byte_cnt(&mut self, v: u32) {
-        self.put32(off::BYTE_CNT, v);
+        put_be32(&mut self.0, off::BYTE_CNT, v);
     }
     /// Sets `check_sum`.
     pub fn set_check_sum(&mut self, v: u16) {
-        self.put16(off::CHECK_SUM, v);
+        put_be16(&mut self.0, off::CHECK_SUM, v);
     }
     /// Sets `rss_hash_result`.
     pub fn set_rss_hash_result(&mut self, v: u32) {
-        self.put32(off::RSS_HASH_RESULT, v);
+        put_be32(&mut self.0, off::RSS_HASH_RESULT, v);
     }
     /// Sets `rss_hash_type`.
     pub fn set_rss_hash_type(&mut self, v: u8) {
@@ -231,7 +216,7 @@ impl Cqe64 {
     }
     /// Sets `sop_drop_qpn` / `s_wqe_opcode_qpn`.
     pub fn set_sop_drop_qpn(&mut self, v: u32) {
-        self.put32(off::SOP_DROP_QPN, v);
+        put_be32(&mut self.0, off::SOP_DROP_QPN, v);
     }
     /// Sets the error syndromes.
     pub fn set_syndrome(&mut self, syndrome: u8, vendor: u8) {

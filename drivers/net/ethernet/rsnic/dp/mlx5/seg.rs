@@ -5,6 +5,7 @@
 //! Every segment is 16 bytes (one DS). Encoders produce fixed byte arrays; the queues write
 //! those arrays into their [`Coherent`] ring with one copy per segment.
 
+use crate::dp::bytes::be32;
 use crate::dp::hw::Coherent;
 
 /// Bytes per data segment / DS unit (`MLX5_SEND_WQE_DS`).
@@ -287,13 +288,4 @@ pub fn write_inline_seg<C: Coherent>(buf: &C, off: usize, data: &[u8]) -> u32 {
         buf.zero(off + 4 + data.len(), pad);
     }
     ds
-}
-
-#[inline(always)]
-fn be32(b: &[u8], at: usize) -> u32 {
-    let mut w = [0u8; 4];
-    if let Some(s) = b.get(at..at + 4) {
-        w.copy_from_slice(s);
-    }
-    u32::from_be_bytes(w)
 }

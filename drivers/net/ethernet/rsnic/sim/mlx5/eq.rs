@@ -1,8 +1,25 @@
 // SPDX-License-Identifier: GPL-2.0
 
 //! Event queues: completion EQEs for CQs that name an EQ, PORT_CHANGE EQEs, command
-//! completion EQEs (events mode), page requests, EQ arming and overrun (see the parent
-//! module's "Event queues" section).
+//! completion EQEs (events mode), page requests, EQ arming and overrun.
+//!
+//! **Event queues** (eq.c): CREATE_EQ gives a ring of 2^log_eq_size 64-byte EQEs, a UAR page,
+//! an MSI-X vector `intr` < [`super::MAX_VECTORS`] (device vector `port * MAX_VECTORS + intr`) and
+//! `event_bitmask[0]`; bit 9 (PORT_CHANGE) subscribes it to port events. The EQE for producer
+//! index i goes to slot `i mod size` with `owner = (i >> log_eq_size) & 1`: the driver fills
+//! every owner byte with 1 (init_eq_buf) and reads an EQE as its own when `(owner ^ (cc >>
+//! log_eq_size)) & 1 == 0` (next_eqe_sw). UAR + 0x40 ([`super::EQ_ARM_DOORBELL`]) takes `eqn << 24 |
+//! ci` and arms, UAR + 0x48 ([`super::EQ_CI_DOORBELL`]) only updates ci. An armed EQ raises its
+//! vector once an EQE lies beyond ci, then disarms. An EQE that finds the ring full (producer
+//! − ci = size) overruns the EQ: it is in error until destroyed and later EQEs are lost
+//! ([`super::PortCounters::eq_overruns`], [`super::PortCounters::eqes_lost`]). A CQ made by CREATE_CQ
+//! that fires (armed, a CQE beyond the armed ci) writes a completion EQE (type 0, `cqn` at
+//! byte 0x38) to its EQ after the engine run, instead of raising a vector; the CQ arm
+//! doorbell's `arm_sn` is recorded only (hardware uses it to drop a stale arm: the model
+//! serves every arm request). A function's operational state is up when its administrative
+//! state (PAOS, [`super::Device::set_link`]) and its peer's are up (in loopback: its own); after
+//! INIT_HCA every change writes a PORT_CHANGE EQE (type 0x09, sub_type 4 ACTIVE / 1 DOWN,
+//! port 1 in bits 7..4 of `data.port.port`) to each of the function's EQs that asked for it.
 
 use super::cmd::oper_up;
 use super::ifc::eqe;

@@ -1,4 +1,5 @@
-//! A minimal hand-written ConnectX command-interface host for the sim_cmd/sim_eq tests:
+//! The fake ConnectX driver of the model-side tests (sim_cmd, sim_eq, sim_rss, sim_steer,
+//! ...): a minimal hand-written command-interface host that drives the device model (sim/):
 //! command queue entries, mailbox chains and command inputs built straight from the 6.12
 //! headers (device.h `mlx5_cmd_layout`/`mlx5_cmd_prot_block`, mlx5_ifc.h), independent of
 //! the device model's layout code and of the driver's.

@@ -1,5 +1,6 @@
-//! Shared by dp_cmd.rs and dp_eq.rs: a hand-written ConnectX "device" for driver-side tests
-//! of the control plane. It is deliberately tiny and independent of sim/: a BAR with the
+//! The fake ConnectX device of the driver-side tests (dp_cmd.rs, dp_eq.rs): a hand-written
+//! stand-in for the device's half of the control plane, against which the real driver code
+//! (dp/) runs. It is deliberately tiny and independent of sim/: a BAR with the
 //! initialization segment registers, and a command responder that reads the command entry
 //! and its mailbox chains from test memory by bus address and writes hand-built outputs.
 
