@@ -26,7 +26,7 @@ stage() {
 		summary+=("stage not ok - $name ($((SECONDS - t0)) s)")
 		# What failed inside it: the failing tests and their FAIL lines, the last panic.
 		while IFS= read -r line; do summary+=("    $line"); done < <(
-			grep -aE '^(not ok|FAIL|.*FAIL: |.*Kernel panic|.*RSNIC-VM-EXIT: [^0]|make: \*\*\*)' "$log" |
+			grep -aE '^(not ok |FAIL: |  [a-z0-9]+/[^ ]+ \(exit|.*Kernel panic|RSNIC-VM-EXIT: [^0]|make: \*\*\*)' "$log" |
 				tail -n 30)
 		fail=$((fail + 1))
 	fi
