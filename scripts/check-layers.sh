@@ -2,7 +2,7 @@
 # The layering rules of Documentation/networking/device_drivers/ethernet/rsnic-layers.rst,
 # checked on the sources (comments aside): each part may use only what is below it or
 # beside it on its side of the hardware line. Prints every violation; fails if there is one.
-#   driver  channel.rs port.rs xdp.rs family.rs family/ kdma.rs: not the device
+#   driver  channel.rs channel/ port.rs port/ xdp.rs family.rs family/ kdma.rs: not the device
 #           model (sim/) nor its hosts (host/, realpci.rs) nor the PCI abstractions; the
 #           device through bus.rs only
 #   host/ realpci.rs  the device's side (in-kernel host, real PCI functions): not the
@@ -27,10 +27,12 @@ rule() {
 }
 
 mapfile -t family < <(find family -name '*.rs')
+mapfile -t channel < <(find channel -name '*.rs')
+mapfile -t port < <(find port -name '*.rs')
 mapfile -t host < <(find host -name '*.rs')
 mapfile -t dp < <(find dp -name '*.rs')
 mapfile -t sim < <(find sim -name '*.rs')
-driver=(channel.rs port.rs xdp.rs family.rs kdma.rs "${family[@]}")
+driver=(channel.rs "${channel[@]}" port.rs "${port[@]}" xdp.rs family.rs kdma.rs "${family[@]}")
 rule '\b(crate::)?(sim|host|realpci)::|kernel_ext::pci\b' "${driver[@]}"
 rule 'crate::(channel|port|xdp|family|link|driver)\b' "${host[@]}" realpci.rs bus.rs
 rule '\bkernel::|crate::(sim|host|kernel_ext|channel|port|family|bus)\b' "${dp[@]}"

@@ -15,7 +15,9 @@ pub(crate) mod mana;
 pub(crate) mod mlx5;
 
 use crate::bus::{Bar, Function};
-use crate::channel::{ChannelParams, ChannelStats, Moderation, RxEnv, TxEnv, TxSkb};
+use crate::channel::env::{RxEnv, TxEnv, TxSkb};
+use crate::channel::params::{ChannelParams, Moderation};
+use crate::channel::stats::ChannelStats;
 use crate::dp::pkt::{RxFrags, TxReject, TxRejectReason};
 use crate::kernel_ext::net::device::{MacChange, RxMode};
 use crate::kernel_ext::net::page_pool::{PagePool, RxPage};

@@ -43,7 +43,9 @@ use super::{
     TxReaped,
 };
 use crate::bus::{Bar, Function};
-use crate::channel::{ChannelParams, ChannelStats, RxEnv, TxEnv, TxSkb, MAX_CHANNELS};
+use crate::channel::env::{RxEnv, TxEnv, TxSkb};
+use crate::channel::params::{ChannelParams, MAX_CHANNELS};
+use crate::channel::stats::ChannelStats;
 use crate::dp::mana::gdma_req::{GDMA_RQ, GDMA_SQ};
 use crate::dp::mana::{
     cq::{Cq, Eq, EQ_MAX_CQS},

@@ -12,7 +12,9 @@ use super::{
     TxReaped,
 };
 use crate::bus::{Bar, Function};
-use crate::channel::{ChannelParams, ChannelStats, Moderation, RxEnv, TxEnv, TxSkb, MAX_CHANNELS};
+use crate::channel::env::{RxEnv, TxEnv, TxSkb};
+use crate::channel::params::{ChannelParams, Moderation, MAX_CHANNELS};
+use crate::channel::stats::ChannelStats;
 use crate::dp::hw::Coherent;
 use crate::dp::mlx5::{
     cmd::{res, vport::VportCounters},

@@ -26,7 +26,7 @@
 //! channel is behind a mutex.
 
 use crate::bus::{Bar, Function};
-use crate::channel::MAX_CHANNELS;
+use crate::channel::params::MAX_CHANNELS;
 use crate::dp::hw::Coherent;
 use crate::dp::mana::{
     cq::Eq,

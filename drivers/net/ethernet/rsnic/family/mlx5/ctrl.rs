@@ -36,7 +36,7 @@
 //! table (an entry per address, the all-multicast and promiscuous catch-alls).
 
 use crate::bus::{Bar, Function, IrqHandler, IrqKey};
-use crate::channel::MAX_CHANNELS;
+use crate::channel::params::MAX_CHANNELS;
 use crate::dp::hw::Coherent;
 use crate::dp::mlx5::cmd::{
     fs::{self, Tt},
