@@ -28,18 +28,18 @@
 //! (`en/reporter_tx.c`, `en/reporter_rx.c`), `stats` (`en_stats.c`).
 
 pub(crate) mod dim;
-pub(crate) mod env;
 mod napi;
 mod open;
-pub(crate) mod params;
 mod recover;
 mod rx;
-pub(crate) mod stats;
+pub(crate) mod shared;
+mod stats;
 mod xsk;
 
 use crate::bus::IrqKey;
 use crate::channel::dim::DimCqs;
-use crate::channel::stats::ChannelStats;
+use crate::channel::shared::PortShared;
+use crate::family::stats::ChannelStats;
 use crate::family::Family;
 use crate::kernel_ext::net::device::Device;
 use crate::kernel_ext::net::dim::Dim;
@@ -49,7 +49,6 @@ use crate::kernel_ext::net::queue::{TxQueue, TxqCell};
 use crate::kernel_ext::net::xdp::{BpfProg, XdpRxq};
 use crate::kernel_ext::net::xsk::{XskPool, XskRxq};
 use crate::kernel_ext::sync::with_bh;
-use crate::port::xmit::PortShared;
 use crate::xdp::{XdpStats, XskStats};
 use core::pin::Pin;
 use core::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};

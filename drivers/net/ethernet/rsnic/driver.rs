@@ -18,7 +18,7 @@
 //! engine and ports.
 
 use crate::bus::{Function, Kind};
-use crate::channel::params::MAX_CHANNELS;
+use crate::family::params::MAX_CHANNELS;
 use crate::family::{mana::Mana, mlx5::Mlx5, Family};
 use crate::host::Host;
 use crate::kernel_ext::pci::{

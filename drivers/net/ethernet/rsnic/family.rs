@@ -10,22 +10,36 @@
 //! call is resolved at compile time (monomorphised): there is no function pointer on the
 //! transmit or NAPI path. The counter tables of `ethtool -S` are function pointers, read on
 //! the control path only.
+//!
+//! The contract sits below the code that uses it (`channel`, `port`): the vocabulary its
+//! traits speak lives here too, and nothing here uses the channel or port code
+//! (`scripts/check-layers.sh` checks it). `params`: what channels are built with
+//! ([`params::ChannelParams`], [`params::Moderation`], the typed private flags); `env`: the
+//! kernel adapters the data path calls back into ([`env::TxSkb`], [`env::TxEnv`],
+//! [`env::RxEnv`]); `stats`: a channel's counters ([`stats::ChannelStats`]). The XDP
+//! vocabulary (`crate::xdp`) is below it.
+//!
+//! Upstream counterpart: none as one file; what mlx5e keeps in `en.h` (the params and
+//! stats structures its files share) and what `mana.h` declares.
 
+pub(crate) mod env;
 pub(crate) mod mana;
 pub(crate) mod mlx5;
+pub(crate) mod params;
+pub(crate) mod stats;
 
 use crate::bus::{Bar, Function};
-use crate::channel::env::{RxEnv, TxEnv, TxSkb};
-use crate::channel::params::{ChannelParams, Moderation};
-use crate::channel::stats::ChannelStats;
 use crate::dp::pkt::{RxFrags, TxReject, TxRejectReason};
+use crate::family::env::{RxEnv, TxEnv, TxSkb};
+use crate::family::params::{ChannelParams, Moderation, PrivFlag, PrivFlags};
+use crate::family::stats::ChannelStats;
 use crate::kernel_ext::net::device::{MacChange, RxMode};
 use crate::kernel_ext::net::page_pool::{PagePool, RxPage};
 use crate::kernel_ext::net::xsk::XskBuf;
 use crate::ntuple::Rule;
 use crate::rss::{Fields, Flow, RssChange, RssSpec, FLOWS};
 use crate::xdp::{XdpEnv, XdpSqKind, XdpTx, XskRxEnv};
-use kernel::{prelude::*, str::CStr, sync::Arc};
+use kernel::{prelude::*, sync::Arc};
 
 /// Ring size limits of a family, as log2 of the number of entries (WQEs for MANA, WQEBBs
 /// for the mlx5 SQ).
@@ -319,6 +333,9 @@ pub(crate) trait Control: DataPath {
     type HwCounters: Copy + Default + Send;
     /// Ids of a channel's device queues, for teardown (unused ones `None`).
     type Queues: Copy + Default + Send + Sync;
+    /// The family's private flags (`ethtool --show-priv-flags`), with the family's upstream
+    /// names: the channels are built with a [`PrivFlags`] set of them.
+    type PrivFlag: PrivFlag;
 
     /// Asks the device for the port's hardware counters (`ethtool -S`). Sleeps.
     fn query_counters(hw: &Arc<Function>, func: &Arc<Self::Func>) -> Result<Self::HwCounters>;
@@ -339,7 +356,7 @@ pub(crate) trait Control: DataPath {
     /// as upstream's EQs do).
     fn channel_vector(hw: &Function, func: &Self::Func, ch: u32) -> Option<usize>;
     /// Most channels the port can have (`ethtool -l`'s maximum, at most
-    /// [`crate::channel::MAX_CHANNELS`]).
+    /// [`crate::family::params::MAX_CHANNELS`]).
     fn max_channels(hw: &Function, func: &Self::Func) -> u32;
     /// Undoes [`Family::bring_up`] (at removal; failures are logged). Sleeps.
     fn tear_down(hw: &Arc<Function>, func: &Self::Func);
@@ -378,7 +395,10 @@ pub(crate) trait Control: DataPath {
     }
 
     /// Why the device cannot run with private flags `flags` (`None`: it can).
-    fn refuse_pflags(_func: &Self::Func, _flags: u32) -> Option<&'static str> {
+    fn refuse_pflags(
+        _func: &Self::Func,
+        _flags: PrivFlags<Self::PrivFlag>,
+    ) -> Option<&'static str> {
         None
     }
 
@@ -423,7 +443,7 @@ pub(crate) trait Control: DataPath {
     fn open(
         ctx: &OpenCtx<'_, Self>,
         queues: &mut Self::Queues,
-        p: &ChannelParams,
+        p: &ChannelParams<Self::PrivFlag>,
     ) -> Result<Opened<Self>>;
     /// Destroys the device queues in `queues` (queues before their CQs, CQs before EQs).
     /// Sleeps.
@@ -535,7 +555,7 @@ pub(crate) trait Control: DataPath {
     fn xdp_sq_open(
         _ctx: &OpenCtx<'_, Self>,
         _queues: &mut Self::Queues,
-        _p: &ChannelParams,
+        _p: &ChannelParams<Self::PrivFlag>,
         _kind: XdpSqKind,
     ) -> Result<Option<Self::XdpSq>> {
         Ok(None)
@@ -583,7 +603,7 @@ pub(crate) trait Control: DataPath {
     fn xsk_rq_open(
         _ctx: &OpenCtx<'_, Self>,
         _queues: &mut Self::Queues,
-        _p: &ChannelParams,
+        _p: &ChannelParams<Self::PrivFlag>,
         _buf_size: u32,
         _env: &mut XskRxEnv<'_>,
     ) -> Result<Option<(Self::XskRx, u32)>> {
@@ -598,10 +618,8 @@ pub(crate) trait Family: Control {
     const NAME: &'static str;
     /// What `ethtool -i` reports as firmware version.
     const FW_VERSION: &'static str;
-    /// Private flags (`ethtool --show-priv-flags`), bit 0 first.
-    const PRIV_FLAGS: &'static [&'static CStr];
     /// Private flags at load.
-    const DEFAULT_PFLAGS: u32;
+    const DEFAULT_PFLAGS: PrivFlags<Self::PrivFlag>;
     /// SQ ring limits.
     const SQ_RING: RingLimits;
     /// RQ ring limits.
@@ -637,7 +655,7 @@ pub(crate) trait Family: Control {
     fn accumulate(a: &mut ChannelStats<Self>, b: &ChannelStats<Self>);
 
     /// The private flags a new port starts with, given what the device can do.
-    fn default_pflags(_func: &Self::Func) -> u32 {
+    fn default_pflags(_func: &Self::Func) -> PrivFlags<Self::PrivFlag> {
         Self::DEFAULT_PFLAGS
     }
 }
@@ -649,10 +667,4 @@ pub(crate) fn filled<T>(n: usize, mut f: impl FnMut() -> T) -> Result<KVec<T>> {
         v.push(f(), GFP_KERNEL)?;
     }
     Ok(v)
-}
-
-/// Adds `b` into `a`, wrapping like the counters.
-#[inline]
-pub(crate) fn wadd(a: &mut u64, b: u64) {
-    *a = a.wrapping_add(b);
 }

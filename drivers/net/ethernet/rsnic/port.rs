@@ -19,24 +19,24 @@
 
 pub(crate) mod ethtool;
 pub(crate) mod netdev;
-pub(crate) mod reset;
+mod reset;
 mod steering;
 mod xdp;
-pub(crate) mod xmit;
+mod xmit;
 
 use crate::bus::Function;
-use crate::channel::params::{ChannelParams, Coalesce, MAX_CHANNELS};
-use crate::channel::stats::ChannelStats;
+use crate::channel::shared::PortReset;
+use crate::channel::shared::PortShared;
 use crate::channel::{new_tx_slot, new_xdp_slot, Channel};
+use crate::family::params::{ChannelParams, Coalesce, MAX_CHANNELS};
+use crate::family::stats::ChannelStats;
 use crate::family::Family;
 use crate::kernel_ext::net::device::Device;
 use crate::kernel_ext::net::xdp::BpfProg;
 use crate::kernel_ext::net::xsk::XskPool;
 use crate::kernel_ext::sync::with_bh;
 use crate::kernel_ext::wq::OwnedQueue;
-use crate::port::reset::PortReset;
 use crate::port::steering::Steering;
-use crate::port::xmit::PortShared;
 use crate::rss::{RssChange, RssConfig};
 use core::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
 use kernel::prelude::*;
@@ -53,7 +53,7 @@ pub(crate) const MAX_MTU: u32 = 9600;
 
 /// Configuration and live channels, changed under RTNL.
 struct PortState<F: Family> {
-    params: ChannelParams,
+    params: ChannelParams<F::PrivFlag>,
     /// Channels while the interface is up.
     open: bool,
     /// The attached XDP program (`params.xdp` says whether there is one).
@@ -77,6 +77,7 @@ pub(crate) struct Port<F: Family> {
     bus_info: CString,
     /// Most channels (`ethtool -l`'s maximum): [`crate::family::Control::max_channels`].
     max_channels: u32,
+    /// The private flags as ethtool's flag word (`ethtool --show-priv-flags`).
     pflags: AtomicU32,
     /// Internal loopback as last set on the device (off at load).
     loopback: AtomicBool,
@@ -168,7 +169,7 @@ impl<F: Family> Port<F> {
             pin_init!(Self {
                 bus_info,
                 max_channels,
-                pflags: AtomicU32::new(pflags),
+                pflags: AtomicU32::new(pflags.ethtool()),
                 loopback: AtomicBool::new(false),
                 pause: AtomicU32::new(0),
                 shared,
@@ -203,7 +204,7 @@ impl<F: Family> Port<F> {
     fn open_channels(
         &self,
         dev: &Device,
-        p: &ChannelParams,
+        p: &ChannelParams<F::PrivFlag>,
         prog: Option<&BpfProg>,
         xsk: &[Option<XskPool>; MAX_CHANNELS],
         rss: &mut RssConfig,
@@ -311,7 +312,7 @@ impl<F: Family> Port<F> {
 
     /// Applies new channel parameters: stores them, and reopens the channels if the
     /// interface is up.
-    fn reconfigure(&self, dev: &Device, f: impl FnOnce(&mut ChannelParams)) -> Result {
+    fn reconfigure(&self, dev: &Device, f: impl FnOnce(&mut ChannelParams<F::PrivFlag>)) -> Result {
         let mut st = self.state.lock();
         let mut new = st.params;
         f(&mut new);
@@ -325,7 +326,7 @@ impl<F: Family> Port<F> {
         &self,
         st: &mut PortState<F>,
         dev: &Device,
-        new: ChannelParams,
+        new: ChannelParams<F::PrivFlag>,
         prog: Option<BpfProg>,
     ) -> Result {
         let old = st.params;

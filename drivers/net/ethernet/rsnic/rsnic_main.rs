@@ -17,6 +17,7 @@ pub mod sim;
 
 mod bus;
 mod channel;
+mod counters;
 mod driver;
 mod family;
 mod host;

@@ -15,10 +15,10 @@
 //! schedules NAPI directly from `ndo_xsk_wakeup`.
 
 use crate::bus::Bar;
+use crate::counters::wadd;
 use crate::dp::hw::{Barriers, DmaAddr, Mmio};
 use crate::dp::pkt::{DmaEntry, TxDmaMap, TxPacket, TxQueue as DpTxQueue};
 use crate::dp::pkt::{RxBufProvider, RxBuffer};
-use crate::family::wadd;
 use crate::kernel_ext::{
     dma::DmaDevice,
     net::{

@@ -5,12 +5,12 @@
 //!
 //! Upstream counterpart: `en_dim.c` (and the moderation parts of `en_main.c`).
 
-use crate::channel::params::Moderation;
+use crate::channel::shared::PortShared;
 use crate::channel::Channel;
+use crate::family::params::Moderation;
 use crate::family::Family;
 use crate::kernel_ext::net::dim as kdim;
 use crate::kernel_ext::net::dim::DimApply;
-use crate::port::xmit::PortShared;
 use core::sync::atomic::{AtomicU64, Ordering};
 use kernel::prelude::*;
 use kernel::sync::{Arc, Mutex};

@@ -6,16 +6,16 @@
 //! Upstream counterpart: `en_txrx.c` (`mlx5e_napi_poll`, `mlx5e_completion_event`).
 
 use crate::bus::IrqHandler;
-use crate::channel::env::{RxEnv, TxEnv};
 use crate::channel::rx::XdpRx;
+use crate::channel::shared::Reopen;
 use crate::channel::{Channel, RxSide, RECOVER_RX, RECOVER_TX};
 use crate::dp::pkt::RxFrags;
+use crate::family::env::{RxEnv, TxEnv};
 use crate::family::{Family, RxMeta};
 use crate::kernel_ext::net::napi::{Napi, Poll};
 use crate::kernel_ext::net::page_pool::{PagePool, RxPage};
 use crate::kernel_ext::net::xdp as kxdp;
 use crate::kernel_ext::sync::{irqs_disabled, with_bh};
-use crate::port::reset::Reopen;
 use crate::xdp::{XdpEnv, XdpSqKind};
 use core::sync::atomic::Ordering;
 use kernel::prelude::*;

@@ -9,10 +9,11 @@
 
 use crate::bus::Function;
 use crate::channel::dim::DimCqs;
-use crate::channel::env::{RxEnv, TxEnv};
-use crate::channel::params::{ChannelParams, MAX_CHANNELS};
-use crate::channel::stats::ChannelStats;
+use crate::channel::shared::PortShared;
 use crate::channel::{Channel, RxCounts, RxSide, TxSide, XdpSqSide, XskFlags};
+use crate::family::env::{RxEnv, TxEnv};
+use crate::family::params::{ChannelParams, MAX_CHANNELS};
+use crate::family::stats::ChannelStats;
 use crate::family::{Family, OpenCtx};
 use crate::kernel_ext::net::device::Device;
 use crate::kernel_ext::net::dim::Dim;
@@ -21,7 +22,6 @@ use crate::kernel_ext::net::page_pool::PagePool;
 use crate::kernel_ext::net::skb::DropReason;
 use crate::kernel_ext::net::xdp::{BpfProg, XdpRxq};
 use crate::kernel_ext::sync::with_bh;
-use crate::port::xmit::PortShared;
 use crate::xdp::{XdpEnv, XdpSqKind, XdpStats};
 use core::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
 use kernel::prelude::*;
@@ -39,7 +39,7 @@ impl<F: Family> Channel<F> {
         dev: &Device,
         shared: &Arc<PortShared<F>>,
         index: u32,
-        p: &ChannelParams,
+        p: &ChannelParams<F::PrivFlag>,
         prog: Option<&BpfProg>,
     ) -> Result<Arc<Self>> {
         // The function's vector the family gives the channel (its handler's key: the

@@ -6,12 +6,12 @@
 //!
 //! Upstream counterpart: `en/reporter_tx.c`, `en/reporter_rx.c`.
 
-use crate::channel::env::{RxEnv, TxEnv};
+use crate::channel::shared::Reopen;
 use crate::channel::{Channel, RECOVER_RX, RECOVER_TIMEOUT, RECOVER_TX};
+use crate::family::env::{RxEnv, TxEnv};
 use crate::family::{Family, QueueFault};
 use crate::kernel_ext::net::skb::DropReason;
 use crate::kernel_ext::sync::with_bh;
-use crate::port::reset::Reopen;
 use core::sync::atomic::Ordering;
 use kernel::prelude::*;
 use kernel::sync::Arc;

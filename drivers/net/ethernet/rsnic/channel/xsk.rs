@@ -6,16 +6,16 @@
 //! Upstream counterpart: `en/xsk/setup.c`, `en/xsk/rx.c`, `en/xsk/tx.c`.
 
 use crate::bus::Bar;
-use crate::channel::params::ChannelParams;
-use crate::channel::stats::ChannelStats;
+use crate::channel::shared::PortShared;
 use crate::channel::{Channel, RxCounts, XdpSqSide, XskQueues, XskSide};
+use crate::family::params::ChannelParams;
+use crate::family::stats::ChannelStats;
 use crate::family::{Family, OpenCtx, RxMeta, TxReaped};
 use crate::kernel_ext::net::device::Device;
 use crate::kernel_ext::net::napi::Napi;
 use crate::kernel_ext::net::xdp::BpfProg;
 use crate::kernel_ext::net::xsk::{XskPool, XskRxq, XskVerdict};
 use crate::kernel_ext::sync::with_bh;
-use crate::port::xmit::PortShared;
 use crate::xdp::{XdpEnv, XdpSqKind, XdpTx, XskRxEnv, XskStats};
 use core::sync::atomic::Ordering;
 use kernel::prelude::*;
@@ -34,7 +34,7 @@ impl<F: Family> Channel<F> {
         shared: &Arc<PortShared<F>>,
         index: u32,
         chq: &F::Queues,
-        p: &ChannelParams,
+        p: &ChannelParams<F::PrivFlag>,
         pool: XskPool,
     ) -> Result<XskQueues<F>> {
         let ctx = OpenCtx {
@@ -107,7 +107,7 @@ impl<F: Family> Channel<F> {
     /// switches the steering to the XSK RQ afterwards. `ndo_xsk_wakeup` meanwhile finds
     /// NAPI disabled or no XSK queues and answers 0 (the poll scheduled at the end picks up
     /// what the socket queued). Under RTNL; sleeps.
-    pub(crate) fn xsk_enable(&self, p: &ChannelParams, pool: XskPool) -> Result {
+    pub(crate) fn xsk_enable(&self, p: &ChannelParams<F::PrivFlag>, pool: XskPool) -> Result {
         if !F::XSK_ZC || self.xsk.zc.load(Ordering::Acquire) {
             return Err(EBUSY);
         }

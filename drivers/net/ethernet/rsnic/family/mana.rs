@@ -44,9 +44,7 @@
 
 use super::{Control, Family, Get, OpenCtx, Opened, RingLimits, RxMeta, Summary};
 use crate::bus::Function;
-use crate::channel::env::{RxEnv, TxSkb};
-use crate::channel::params::{ChannelParams, MAX_CHANNELS};
-use crate::channel::stats::ChannelStats;
+use crate::counters::wadd;
 use crate::dp::mana::gdma_req::{GDMA_RQ, GDMA_SQ};
 use crate::dp::mana::{
     cq::{Cq, Eq, EQ_MAX_CQS},
@@ -56,20 +54,28 @@ use crate::dp::mana::{
     sq::{Sq, SqParams, TxPending},
 };
 use crate::dp::pkt::DmaEntry;
-use crate::family::{filled, wadd};
+use crate::family::env::{RxEnv, TxSkb};
+use crate::family::filled;
+use crate::family::params::{priv_flags, ChannelParams, PrivFlags, MAX_CHANNELS};
+use crate::family::stats::ChannelStats;
 use crate::kdma::KCoherent;
 use crate::kernel_ext::net::page_pool::RxPage;
 use crate::kernel_ext::net::xsk::XskBuf;
 use crate::rss::{Fields, Flow, RssChange, RssSpec, FLOWS, MAX_TABLE};
 use crate::xdp::{XdpSqKind, XdpTx, XskRxEnv};
-use kernel::{c_str, prelude::*, str::CStr, sync::Arc};
+use kernel::{prelude::*, sync::Arc};
 
 mod ctrl;
 mod datapath;
 
-/// Private flag bit: ring the RQ doorbell for every re-posted WQE (the pre-2023 behaviour,
-/// kept only to measure what batching saves).
-pub(crate) const PFLAG_RX_DB_PER_PACKET: u32 = 1 << 0;
+priv_flags! {
+    /// The private flags of a MANA port (upstream mana has none: the flag is rsnic's).
+    pub(crate) enum ManaFlag {
+        /// Ring the RQ doorbell for every re-posted WQE (the pre-2023 behaviour, kept only
+        /// to measure what batching saves).
+        RxDbPerPacket = "rx_db_per_packet",
+    }
+}
 
 /// Entries of a channel's EQ: one 4 KiB page, the smallest GDMA queue (its CQs, at most
 /// four, post at most one event each per arm).
@@ -137,8 +143,7 @@ fn db_page(ctx: &OpenCtx<'_, Mana>) -> Result<u32> {
 impl Family for Mana {
     const NAME: &'static str = "mana";
     const FW_VERSION: &'static str = "sim-mana";
-    const PRIV_FLAGS: &'static [&'static CStr] = &[c_str!("rx_db_per_packet")];
-    const DEFAULT_PFLAGS: u32 = 0;
+    const DEFAULT_PFLAGS: PrivFlags<ManaFlag> = PrivFlags::NONE;
     // Queues are at least 4 KiB: 128 one-BU WQEs (upstream MANA's minimum ring size too).
     const SQ_RING: RingLimits = RingLimits {
         min: 7,
@@ -351,6 +356,7 @@ impl Family for Mana {
 
 impl Control for Mana {
     type Queues = Queues;
+    type PrivFlag = ManaFlag;
 
     type Func = ctrl::Func;
     type HwCounters = GfStats;
@@ -524,7 +530,11 @@ impl Control for Mana {
         )
     }
 
-    fn open(ctx: &OpenCtx<'_, Self>, q: &mut Queues, p: &ChannelParams) -> Result<Opened<Self>> {
+    fn open(
+        ctx: &OpenCtx<'_, Self>,
+        q: &mut Queues,
+        p: &ChannelParams<ManaFlag>,
+    ) -> Result<Opened<Self>> {
         let pool = ctx.pool.ok_or(EINVAL)?;
         let dma = ctx.dma;
         let func = ctx.func;
@@ -574,7 +584,7 @@ impl Control for Mana {
                 mkey: func.gpa_mkey(),
                 buf_size: p.rx_buf_len(),
                 db_offset: page + DB_RQ,
-                ring_per_packet: p.pflags & PFLAG_RX_DB_PER_PACKET != 0,
+                ring_per_packet: p.pflags.has(ManaFlag::RxDbPerPacket),
             },
             rq_buf,
             rx_cq,
@@ -628,7 +638,7 @@ impl Control for Mana {
     fn xdp_sq_open(
         ctx: &OpenCtx<'_, Self>,
         q: &mut Queues,
-        p: &ChannelParams,
+        p: &ChannelParams<ManaFlag>,
         kind: XdpSqKind,
     ) -> Result<Option<KXskSq>> {
         // Only the XSK SQ: XDP_TX and redirected frames take the regular SQ as skbs, and
@@ -668,7 +678,7 @@ impl Control for Mana {
     fn xsk_rq_open(
         ctx: &OpenCtx<'_, Self>,
         q: &mut Queues,
-        p: &ChannelParams,
+        p: &ChannelParams<ManaFlag>,
         buf_size: u32,
         env: &mut XskRxEnv<'_>,
     ) -> Result<Option<(KXskRq, u32)>> {

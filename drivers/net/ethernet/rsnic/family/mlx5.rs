@@ -13,9 +13,7 @@
 //! function's commands, bring-up and events are `ctrl`.
 
 use crate::bus::Function;
-use crate::channel::env::{RxEnv, TxSkb};
-use crate::channel::params::{ChannelParams, Moderation, MAX_CHANNELS};
-use crate::channel::stats::ChannelStats;
+use crate::counters::wadd;
 use crate::dp::hw::Coherent;
 use crate::dp::mlx5::cmd::res;
 use crate::dp::mlx5::cmd::vport::VportCounters;
@@ -25,16 +23,17 @@ use crate::dp::mlx5::rq::{Rq, RqParams, RxCompletion};
 use crate::dp::mlx5::sq::{FifoEntry, Sq, SqParams, WqeInfo, BF_OFFSET};
 use crate::dp::mlx5::stats::{RxStats, TxStats};
 use crate::dp::pkt::DmaEntry;
-use crate::family::{filled, wadd, Control, Family, Get, OpenCtx, Opened, RingLimits, Summary};
+use crate::family::env::{RxEnv, TxSkb};
+use crate::family::params::{priv_flags, ChannelParams, Moderation, PrivFlags, MAX_CHANNELS};
+use crate::family::stats::ChannelStats;
+use crate::family::{filled, Control, Family, Get, OpenCtx, Opened, RingLimits, Summary};
 use crate::kdma::KCoherent;
 use crate::kernel_ext::net::device::{MacChange, RxMode};
 use crate::kernel_ext::net::page_pool::RxPage;
 use crate::kernel_ext::net::xsk::XskBuf;
 use crate::rss::{Fields, Flow, RssChange, RssSpec, FLOWS};
 use crate::xdp::{XdpSqKind, XdpTx, XskRxEnv};
-use kernel::c_str;
 use kernel::prelude::*;
-use kernel::str::CStr;
 use kernel::sync::Arc;
 
 mod ctrl;
@@ -42,15 +41,23 @@ mod datapath;
 
 use ctrl::cmd_errno;
 
-/// Private flag bit: basic CQE compression on the RX CQs (mlx5e's `rx_cqe_compress`).
-pub(crate) const PFLAG_RX_CQE_COMPRESS: u32 = 1 << 0;
-/// Private flag bit: Enhanced MPWQE on the XDP SQs (XDP_TX, `ndo_xdp_xmit`, XSK TX;
-/// mlx5e's `xdp_tx_mpwqe`).
-pub(crate) const PFLAG_XDP_TX_MPWQE: u32 = 1 << 1;
-/// Private flag bit: Enhanced MPWQE on the regular SQs (mlx5e's `skb_tx_mpwqe`).
-pub(crate) const PFLAG_SKB_TX_MPWQE: u32 = 1 << 2;
+priv_flags! {
+    /// The private flags of a ConnectX port: mlx5e's (`enum mlx5e_priv_flag`) that rsnic
+    /// has, with mlx5e's names, in mlx5e's order.
+    pub(crate) enum Mlx5Flag {
+        /// Basic CQE compression on the RX CQs (`MLX5E_PFLAG_RX_CQE_COMPRESS`).
+        RxCqeCompress = "rx_cqe_compress",
+        /// Enhanced MPWQE on the XDP SQs (XDP_TX, `ndo_xdp_xmit`, XSK TX;
+        /// `MLX5E_PFLAG_XDP_TX_MPWQE`).
+        XdpTxMpwqe = "xdp_tx_mpwqe",
+        /// Enhanced MPWQE on the regular SQs (`MLX5E_PFLAG_SKB_TX_MPWQE`).
+        SkbTxMpwqe = "skb_tx_mpwqe",
+    }
+}
+
 /// The flags that need the device's enhanced multi-packet send WQE (`enhanced_multi_pkt_send_wqe`).
-const PFLAGS_MPWQE: u32 = PFLAG_XDP_TX_MPWQE | PFLAG_SKB_TX_MPWQE;
+const PFLAGS_MPWQE: PrivFlags<Mlx5Flag> =
+    PrivFlags::from_ethtool(Mlx5Flag::XdpTxMpwqe.bit() | Mlx5Flag::SkbTxMpwqe.bit());
 
 /// The mlx5 family.
 pub(crate) struct Mlx5;
@@ -130,13 +137,7 @@ fn hash_type(c: &RxCompletion) -> u8 {
 impl Family for Mlx5 {
     const NAME: &'static str = "mlx5";
     const FW_VERSION: &'static str = "sim-mlx5";
-    // mlx5e's names, in mlx5e's order (of the flags rsnic has).
-    const PRIV_FLAGS: &'static [&'static CStr] = &[
-        c_str!("rx_cqe_compress"),
-        c_str!("xdp_tx_mpwqe"),
-        c_str!("skb_tx_mpwqe"),
-    ];
-    const DEFAULT_PFLAGS: u32 = PFLAGS_MPWQE;
+    const DEFAULT_PFLAGS: PrivFlags<Mlx5Flag> = PFLAGS_MPWQE;
     // The SQ must hold the stop room of a full MPWQE session plus a largest WQE (60
     // WQEBBs), so at least 64 WQEBBs.
     const SQ_RING: RingLimits = RingLimits {
@@ -352,17 +353,18 @@ impl Family for Mlx5 {
 
     // mlx5e_build_nic_params: both MPWQE flags follow the capability
     // (`mlx5e_tx_mpwqe_supported`).
-    fn default_pflags(func: &ctrl::Func) -> u32 {
+    fn default_pflags(func: &ctrl::Func) -> PrivFlags<Mlx5Flag> {
         if func.resources().caps.has_enhanced_mpwqe() {
             PFLAGS_MPWQE
         } else {
-            0
+            PrivFlags::NONE
         }
     }
 }
 
 impl Control for Mlx5 {
     type Queues = Queues;
+    type PrivFlag = Mlx5Flag;
 
     type Func = ctrl::Func;
     type HwCounters = HwCounters;
@@ -444,23 +446,23 @@ impl Control for Mlx5 {
         func.set_mac(change)
     }
 
-    fn refuse_pflags(func: &ctrl::Func, flags: u32) -> Option<&'static str> {
+    fn refuse_pflags(func: &ctrl::Func, flags: PrivFlags<Mlx5Flag>) -> Option<&'static str> {
         // As mlx5e's set_pflag_skb_tx_mpwqe / set_pflag_xdp_tx_mpwqe (EOPNOTSUPP).
         if !func.resources().caps.has_enhanced_mpwqe() {
-            if flags & PFLAG_SKB_TX_MPWQE != 0 {
+            if flags.has(Mlx5Flag::SkbTxMpwqe) {
                 return Some(
                     "skb_tx_mpwqe: the device has no enhanced multi-packet send WQE \
                      (enhanced_multi_pkt_send_wqe is 0 in its capabilities)",
                 );
             }
-            if flags & PFLAG_XDP_TX_MPWQE != 0 {
+            if flags.has(Mlx5Flag::XdpTxMpwqe) {
                 return Some(
                     "xdp_tx_mpwqe: the device has no enhanced multi-packet send WQE \
                      (enhanced_multi_pkt_send_wqe is 0 in its capabilities)",
                 );
             }
         }
-        if flags & PFLAG_RX_CQE_COMPRESS != 0 && !func.resources().caps.cqe_compression {
+        if flags.has(Mlx5Flag::RxCqeCompress) && !func.resources().caps.cqe_compression {
             return Some(
                 "rx_cqe_compress: the device has no CQE compression \
                  (cqe_compression is 0 in its capabilities)",
@@ -486,7 +488,11 @@ impl Control for Mlx5 {
         Ok((c.pause_tx, c.pause_rx))
     }
 
-    fn open(ctx: &OpenCtx<'_, Self>, q: &mut Queues, p: &ChannelParams) -> Result<Opened<Self>> {
+    fn open(
+        ctx: &OpenCtx<'_, Self>,
+        q: &mut Queues,
+        p: &ChannelParams<Mlx5Flag>,
+    ) -> Result<Opened<Self>> {
         let pool = ctx.pool.ok_or(EINVAL)?;
         let func = ctx.func;
         let uar = func.uar_offset();
@@ -536,7 +542,7 @@ impl Control for Mlx5 {
                 p.log_rq,
                 dbr_addr + 24,
                 eqn,
-                p.pflags & PFLAG_RX_CQE_COMPRESS != 0,
+                p.pflags.has(Mlx5Flag::RxCqeCompress),
                 cq_moderation(p.coal.rx),
             ),
         )?;
@@ -573,7 +579,7 @@ impl Control for Mlx5 {
                 // (MLX5E_SQ_STATE_VLAN_NEED_L2_INLINE).
                 vlan_need_l2_inline: !func.resources().caps.wqe_vlan_insert,
                 max_sq_wqebbs: 16,
-                mpwqe: p.pflags & PFLAG_SKB_TX_MPWQE != 0,
+                mpwqe: p.pflags.has(Mlx5Flag::SkbTxMpwqe),
                 mpwqe_inline: false,
             },
             sq_buf,
@@ -772,7 +778,7 @@ impl Control for Mlx5 {
     fn xdp_sq_open(
         ctx: &OpenCtx<'_, Self>,
         q: &mut Queues,
-        p: &ChannelParams,
+        p: &ChannelParams<Mlx5Flag>,
         kind: XdpSqKind,
     ) -> Result<Option<KXdpSq>> {
         let (cq_slot, sq_slot) = match kind {
@@ -817,7 +823,7 @@ impl Control for Mlx5 {
         // watermarks); without it (a device without enhanced MPWQE, such as ConnectX-4 Lx),
         // one regular send WQE per frame, NOP-padded at the fragment's end, completions
         // asked for by threshold, as mlx5e_xmit_xdp_frame. The ICO SQ posts NOPs only.
-        let mpwqe = kind != XdpSqKind::Ico && p.pflags & PFLAG_XDP_TX_MPWQE != 0;
+        let mpwqe = kind != XdpSqKind::Ico && p.pflags.has(Mlx5Flag::XdpTxMpwqe);
         let sq = Sq::new(
             SqParams {
                 log_sz: log_sq,
@@ -847,7 +853,7 @@ impl Control for Mlx5 {
     fn xsk_rq_open(
         ctx: &OpenCtx<'_, Self>,
         q: &mut Queues,
-        p: &ChannelParams,
+        p: &ChannelParams<Mlx5Flag>,
         buf_size: u32,
         env: &mut XskRxEnv<'_>,
     ) -> Result<Option<(KXskRq, u32)>> {
@@ -866,7 +872,7 @@ impl Control for Mlx5 {
                 p.log_rq,
                 dbr.dma_addr() + 16,
                 eqn,
-                p.pflags & PFLAG_RX_CQE_COMPRESS != 0,
+                p.pflags.has(Mlx5Flag::RxCqeCompress),
                 cq_moderation(p.coal.rx),
             ),
         )?;

@@ -7,8 +7,8 @@
 //! Upstream counterpart: `en_ethtool.c` (and `en_fs_ethtool.c` for the ntuple rules).
 
 use crate::channel::dim::dim_default;
-use crate::channel::params::{Coalesce, Moderation, MAX_CHANNELS};
-use crate::channel::stats::ChannelStats;
+use crate::family::params::{Coalesce, Moderation, PrivFlag, PrivFlags, MAX_CHANNELS};
+use crate::family::stats::ChannelStats;
 use crate::family::Family;
 use crate::kernel_ext::net::device::Device;
 use crate::kernel_ext::net::ethtool;
@@ -129,7 +129,7 @@ impl<F: Family> Port<F> {
 
 #[vtable]
 impl<F: Family> ethtool::Operations for PortOps<F> {
-    const PRIV_FLAGS: &'static [&'static CStr] = F::PRIV_FLAGS;
+    const PRIV_FLAGS: &'static [&'static CStr] = <F::PrivFlag as PrivFlag>::NAMES;
 
     fn get_drvinfo(_dev: &Device, port: ArcBorrow<'_, Port<F>>, info: &mut DrvInfo<'_>) {
         info.set_driver("rsnic");
@@ -158,12 +158,13 @@ impl<F: Family> ethtool::Operations for PortOps<F> {
     fn set_priv_flags(dev: &Device, port: ArcBorrow<'_, Port<F>>, flags: u32) -> Result {
         // (ethtool's set_priv_flags has no extack: the reason goes to the kernel log, as
         // mlx5e's "Failed setting private flags" does.)
+        let flags = PrivFlags::from_ethtool(flags);
         if let Some(why) = F::refuse_pflags(&port.shared.func, flags) {
             pr_err!("{}: {}\n", dev.name(), why);
             return Err(crate::kernel_ext::net::eopnotsupp());
         }
         port.reconfigure(dev, |p| p.pflags = flags)?;
-        port.pflags.store(flags, Ordering::Relaxed);
+        port.pflags.store(flags.ethtool(), Ordering::Relaxed);
         Ok(())
     }
 

@@ -5,9 +5,10 @@
 //!
 //! Upstream counterpart: `en_main.c` (`mlx5e_netdev_ops`).
 
-use crate::channel::params::{xsk_geometry, ChannelParams, MAX_CHANNELS};
-use crate::channel::stats::ChannelStats;
+use crate::channel::shared::ReopenTarget;
 use crate::dp::xsk;
+use crate::family::params::{max_xdp_mtu, xsk_geometry, MAX_CHANNELS};
+use crate::family::stats::ChannelStats;
 use crate::family::{Family, Summary};
 use crate::kernel_ext::net::device;
 use crate::kernel_ext::net::device::{
@@ -89,7 +90,8 @@ impl<F: Family> device::Operations for PortOps<F> {
         }
         st.open = true;
         port.sync_xsk_active(st);
-        *port.shared.reset.target.lock() = Some((port.into(), ARef::from(dev)));
+        let target: Arc<dyn ReopenTarget> = Arc::<Port<F>>::from(port);
+        *port.shared.reset.target.lock() = Some((target, ARef::from(dev)));
         if !F::CARRIER_FROM_EVENTS {
             // As upstream mana: the carrier is on while the interface is up.
             dev.carrier_on();
@@ -163,12 +165,12 @@ impl<F: Family> device::Operations for PortOps<F> {
                 }
             }
         }
-        if port.state.lock().params.xdp && new_mtu > ChannelParams::max_xdp_mtu() {
+        if port.state.lock().params.xdp && new_mtu > max_xdp_mtu() {
             pr_err!(
                 "{}: MTU {} too large with an XDP program attached (at most {})\n",
                 dev.name(),
                 new_mtu,
-                ChannelParams::max_xdp_mtu()
+                max_xdp_mtu()
             );
             return Err(EINVAL);
         }

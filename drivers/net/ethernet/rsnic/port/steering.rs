@@ -7,7 +7,7 @@
 //! Upstream counterpart: `en/rx_res.c`, `en/rss.c` and `en_fs_ethtool.c`.
 
 use crate::bus::Function;
-use crate::channel::params::MAX_CHANNELS;
+use crate::family::params::MAX_CHANNELS;
 use crate::family::Family;
 use crate::kernel_ext::net::device::Device;
 use crate::kernel_ext::net::ethtool;

@@ -6,8 +6,8 @@
 //! Upstream counterpart: `en_main.c` (`mlx5e_xdp_set`) and `en/xsk/pool.c`
 //! (`mlx5e_xsk_setup_pool`), `en/xsk/tx.c` (`mlx5e_xsk_wakeup`).
 
-use crate::channel::params::{xsk_geometry, ChannelParams, MAX_CHANNELS};
 use crate::dp::xsk;
+use crate::family::params::{max_xdp_mtu, xsk_geometry, MAX_CHANNELS};
 use crate::family::Family;
 use crate::kernel_ext::net::device::Device;
 use crate::kernel_ext::net::ethtool::ExtAck;
@@ -32,7 +32,7 @@ impl<F: Family> Port<F> {
         let mut st = self.state.lock();
         let mut new = st.params;
         new.xdp = prog.is_some();
-        if new.xdp && new.mtu > ChannelParams::max_xdp_mtu() {
+        if new.xdp && new.mtu > max_xdp_mtu() {
             extack.set_message(c_str!(
                 "MTU too large for XDP: a frame must fit one page (see rsnic.rst)"
             ));

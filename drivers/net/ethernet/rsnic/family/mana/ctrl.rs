@@ -32,7 +32,6 @@
 mod requests;
 
 use crate::bus::{Bar, Function};
-use crate::channel::params::MAX_CHANNELS;
 use crate::dp::hw::Coherent;
 use crate::dp::mana::{
     cq::Eq,
@@ -42,6 +41,7 @@ use crate::dp::mana::{
     probe::{Action, Probe, ProbeConfig, ProbeErrorKind, ProbeInfo, Stage, EQ_SIZE, MAX_VPORTS},
     smc::{self, SmcError},
 };
+use crate::family::params::MAX_CHANNELS;
 use crate::kdma::KCoherent;
 use crate::kernel_ext::{params, sync::PollWait};
 

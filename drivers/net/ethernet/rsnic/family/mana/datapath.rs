@@ -8,12 +8,12 @@
 //! `mana_poll_rx_cq`, `mana_poll`), `gdma_main.c` (the EQ's interrupt).
 
 use crate::bus::Bar;
-use crate::channel::env::{RxEnv, TxEnv, TxSkb};
 use crate::dp::mana::cq::Eq;
 use crate::dp::mana::rq::{RqError, RxCompletion};
 use crate::dp::mana::sq::{SqError, TX_POLL_MAX};
 use crate::dp::mana::stats::{RxStats, TxStats};
 use crate::dp::pkt::{RxFrags, TxReject, TxRejectReason};
+use crate::family::env::{RxEnv, TxEnv, TxSkb};
 use crate::family::mana::{meta, KRq, KSq, KXskRq, KXskSq, Mana};
 use crate::family::{DataPath, QueueFault, RxMeta, TxReaped};
 use crate::kdma::KCoherent;

@@ -8,12 +8,12 @@
 //! `en/xsk/tx.c`.
 
 use crate::bus::Bar;
-use crate::channel::env::{RxEnv, TxEnv, TxSkb};
 use crate::dp::mlx5::cq::CQ_DB_REQ_NOT;
 use crate::dp::mlx5::rq::{RqError, RxCompletion};
 use crate::dp::mlx5::sq::SqError;
 use crate::dp::mlx5::stats::{RxStats, TxStats};
 use crate::dp::pkt::{RxFrags, TxReject};
+use crate::family::env::{RxEnv, TxEnv, TxSkb};
 use crate::family::mlx5::{hash_type, KEq, KRq, KSq, KXdpSq, KXskRq, Mlx5, COMP_EQ_BUDGET};
 use crate::family::{DataPath, QueueFault, RxMeta, TxReaped};
 use crate::kdma::KBarriers;

@@ -2,11 +2,91 @@
 
 //! Channel parameters: what a set of channels is built with (ring sizes, MTU and the RX
 //! buffer layout it implies, private flags, XDP, interrupt moderation, VLAN stripping) and
-//! the limits they are checked against.
+//! the limits they are checked against; and the families' private flags, a typed set per
+//! family ([`PrivFlags`] of the family's [`PrivFlag`] enum, made by [`priv_flags!`]).
 //!
-//! Upstream counterpart: `en/params.c` (and `struct mlx5e_params` in `en.h`).
+//! Upstream counterpart: `en/params.c` (and `struct mlx5e_params` in `en.h`; the private
+//! flags as `enum mlx5e_priv_flag` and `mlx5e_priv_flags` in `en_ethtool.c`).
 
 use crate::kernel_ext::net::xdp::XDP_PACKET_HEADROOM;
+use core::marker::PhantomData;
+use kernel::str::CStr;
+
+/// One private flag of a family (`ethtool --show-priv-flags`): the family's flag enum, one
+/// variant per flag in ethtool's bit order, each with its upstream name. Made by
+/// [`priv_flags!`].
+pub(crate) trait PrivFlag: Copy + Eq + core::fmt::Debug + Send + Sync + 'static {
+    /// The flags' ethtool names, in bit order.
+    const NAMES: &'static [&'static CStr];
+    /// The flag's bit in ethtool's flag word.
+    fn bit(self) -> u32;
+}
+
+/// Declares a family's private flags: an enum `$name` of the flags, in ethtool's bit order,
+/// each with its ethtool name, implementing [`PrivFlag`].
+macro_rules! priv_flags {
+    (
+        $(#[$meta:meta])*
+        $vis:vis enum $name:ident {
+            $( $(#[$vmeta:meta])* $flag:ident = $ethtool:literal, )+
+        }
+    ) => {
+        $(#[$meta])*
+        #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+        $vis enum $name {
+            $( $(#[$vmeta])* $flag, )+
+        }
+
+        impl $name {
+            /// The flag's bit in ethtool's flag word (usable in constants).
+            pub(crate) const fn bit(self) -> u32 {
+                1 << self as u32
+            }
+        }
+
+        impl $crate::family::params::PrivFlag for $name {
+            const NAMES: &'static [&'static ::kernel::str::CStr] =
+                &[$( ::kernel::c_str!($ethtool), )+];
+
+            fn bit(self) -> u32 {
+                $name::bit(self)
+            }
+        }
+    };
+}
+pub(crate) use priv_flags;
+
+/// A set of private flags of one family, as ethtool's flag word (bit `i`: the flag named
+/// `E::NAMES[i]`). Only the family's flag enum `E` reads it, so a bit means one flag.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct PrivFlags<E> {
+    bits: u32,
+    flag: PhantomData<E>,
+}
+
+impl<E: PrivFlag> PrivFlags<E> {
+    /// No flag set.
+    pub(crate) const NONE: Self = Self::from_ethtool(0);
+
+    /// The set ethtool's flag word `bits` names (`ethtool --set-priv-flags`; bits beyond
+    /// the family's flags are kept, as ethtool gave them).
+    pub(crate) const fn from_ethtool(bits: u32) -> Self {
+        Self {
+            bits,
+            flag: PhantomData,
+        }
+    }
+
+    /// ethtool's flag word of the set.
+    pub(crate) const fn ethtool(self) -> u32 {
+        self.bits
+    }
+
+    /// Whether `flag` is set.
+    pub(crate) fn has(self, flag: E) -> bool {
+        self.bits & flag.bit() != 0
+    }
+}
 
 /// Headroom before received packets (`NET_SKB_PAD + NET_IP_ALIGN`, so the IP header is
 /// aligned); with an XDP program attached, [`XDP_PACKET_HEADROOM`].
@@ -16,7 +96,7 @@ const RX_TAILROOM: u32 = 384;
 
 /// Parameters a set of channels is built with; changing any of them reopens the channels.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) struct ChannelParams {
+pub(crate) struct ChannelParams<E> {
     /// Number of channels.
     pub(crate) count: u32,
     /// log2 of the SQ size in WQEBBs.
@@ -25,9 +105,9 @@ pub(crate) struct ChannelParams {
     pub(crate) log_rq: u8,
     /// MTU the RX buffers are sized for.
     pub(crate) mtu: u32,
-    /// The family's private flags (mlx5: `rx_cqe_compress`, `xdp_tx_mpwqe`, `skb_tx_mpwqe`;
-    /// MANA: `rx_db_per_packet`).
-    pub(crate) pflags: u32,
+    /// The family's private flags (`E`: its [`PrivFlag`] enum; mlx5: `rx_cqe_compress`,
+    /// `xdp_tx_mpwqe`, `skb_tx_mpwqe`; MANA: `rx_db_per_packet`).
+    pub(crate) pflags: PrivFlags<E>,
     /// An XDP program is attached: RX buffers have [`XDP_PACKET_HEADROOM`], one page each,
     /// mapped for the device to read too (XDP_TX), and mlx5 channels get an XDP_TX SQ.
     pub(crate) xdp: bool,
@@ -81,7 +161,7 @@ impl Coalesce {
     };
 }
 
-impl ChannelParams {
+impl<E> ChannelParams<E> {
     /// Headroom the device leaves before each received packet.
     pub(crate) fn rx_headroom(&self) -> u32 {
         if self.xdp {
@@ -89,12 +169,6 @@ impl ChannelParams {
         } else {
             RX_HEADROOM
         }
-    }
-
-    /// Largest MTU whose frames fit one page with XDP's headroom and the skb's tailroom
-    /// (XDP programs see one linear buffer).
-    pub(crate) fn max_xdp_mtu() -> u32 {
-        kernel::page::PAGE_SIZE as u32 - XDP_PACKET_HEADROOM - RX_TAILROOM - (14 + 8)
     }
 
     /// Bytes the device may write into one RX buffer (frame with two VLAN tags).
@@ -107,7 +181,7 @@ impl ChannelParams {
     /// `scatter` (a family whose RQ takes several buffers per WQE) as many order-0 pages
     /// as it needs, each with the same headroom and tailroom (the first becomes the skb's
     /// head, the others its fragments). XDP programs see one linear buffer, so an attached
-    /// program never scatters (its MTU fits one page anyway, [`Self::max_xdp_mtu`]).
+    /// program never scatters (its MTU fits one page anyway, [`max_xdp_mtu`]).
     pub(crate) fn rx_layout(&self, scatter: bool) -> RxLayout {
         let page = kernel::page::PAGE_SIZE as u32;
         let room = self.rx_headroom() + RX_TAILROOM;
@@ -130,6 +204,12 @@ impl ChannelParams {
             segs: 1,
         }
     }
+}
+
+/// Largest MTU whose frames fit one page with XDP's headroom and the skb's tailroom
+/// (XDP programs see one linear buffer).
+pub(crate) fn max_xdp_mtu() -> u32 {
+    kernel::page::PAGE_SIZE as u32 - XDP_PACKET_HEADROOM - RX_TAILROOM - (14 + 8)
 }
 
 /// What the AF_XDP zero-copy pool checks ([`crate::dp::xsk`]) depend on: the page, a
