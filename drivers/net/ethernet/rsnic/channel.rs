@@ -40,6 +40,7 @@ use crate::bus::IrqKey;
 use crate::channel::dim::DimCqs;
 use crate::channel::shared::PortShared;
 use crate::family::stats::ChannelStats;
+use crate::family::stats::{ChAtomics, ChStats, XdpStats, XskAtomics, XskStats};
 use crate::family::Family;
 use crate::kernel_ext::net::device::Device;
 use crate::kernel_ext::net::dim::Dim;
@@ -49,9 +50,8 @@ use crate::kernel_ext::net::queue::{TxQueue, TxqCell};
 use crate::kernel_ext::net::xdp::{BpfProg, XdpRxq};
 use crate::kernel_ext::net::xsk::{XskPool, XskRxq};
 use crate::kernel_ext::sync::with_bh;
-use crate::xdp::{XdpStats, XskStats};
 use core::pin::Pin;
-use core::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
+use core::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 use kernel::new_spinlock;
 use kernel::prelude::*;
 use kernel::sync::{Arc, Mutex, SpinLock};
@@ -63,12 +63,10 @@ use kernel::workqueue::Work;
 pub(crate) struct TxSide<F: Family> {
     /// The SQ with its TX CQ.
     pub(crate) sq: F::Sq,
-    /// Redirected frames sent through this SQ as skbs (families without XDP SQs).
-    pub(crate) xdp_xmit: u64,
-    /// Redirected frames dropped because the SQ was full (`tx_xdp_full`).
-    pub(crate) xdp_xmit_full: u64,
-    /// Redirected frames the SQ refused for another reason (`tx_xdp_err`).
-    pub(crate) xdp_xmit_err: u64,
+    /// Redirected frames sent through this SQ as skbs (families without XDP SQs): taken
+    /// (`xmit`), dropped because the SQ was full (`xmit_full`) or refused for another reason
+    /// (`xmit_err`).
+    pub(crate) xdp: XdpStats,
 }
 
 /// A port's TX slot: the SQ of one TX queue, if its channel is open, under the queue's xmit
@@ -130,19 +128,8 @@ struct RxSide<F: Family> {
     /// AF_XDP zero-copy queues, while a pool is registered for the channel's queue, an XDP
     /// program is attached and the interface is up.
     xsk: Option<KBox<XskSide<F>>>,
-    /// What happened to the packets handed to the stack.
-    counts: RxCounts,
-}
-
-/// Per-RQ counts of the packets the driver hands to the stack.
-#[derive(Clone, Copy, Default)]
-struct RxCounts {
-    /// Received packets the stack could not take (no skb).
-    dropped: u64,
-    /// Handed up `CHECKSUM_UNNECESSARY` (the device verified the L3 and L4 checksums).
-    csum_unnecessary: u64,
-    /// Handed up `CHECKSUM_NONE` (no verdict, a changed frame, or `rx` off).
-    csum_none: u64,
+    /// What happened to the packets handed to the stack (`rx_dropped`, `rx_csum_*`).
+    counts: ChStats,
 }
 
 /// A channel's AF_XDP zero-copy queues (polled in its NAPI, under the RX lock).
@@ -174,12 +161,8 @@ struct XskFlags {
     /// A wake-up's NOP is on the ICO SQ and its completion not yet reaped: no other is
     /// posted (mlx5e's `MLX5E_SQ_STATE_PENDING_XSK_TX`).
     nop_pending: AtomicBool,
-    /// `ndo_xsk_wakeup` calls that reached the channel (`xsk_wakeups`), those that found
-    /// NAPI scheduled and marked it missed instead (`xsk_wakeup_missed`), and the NOPs they
-    /// posted, or (families without an ICO SQ) the NAPI polls they scheduled.
-    wake_calls: AtomicU64,
-    wake_missed: AtomicU64,
-    wake_kicks: AtomicU64,
+    /// `ndo_xsk_wakeup`'s counters (`wakeups`, `wake_missed`, `wake_kicks`).
+    counts: XskAtomics,
 }
 
 /// A channel's AF_XDP zero-copy queues as [`Channel::open_xsk`] makes them: the XSK side,
@@ -234,28 +217,20 @@ pub(crate) struct Channel<F: Family> {
     /// does nothing any more).
     #[pin]
     recover_lock: Mutex<bool>,
-    /// Recoveries of the SQ and the RQ (`tx<N>_recover`, `rx<N>_recover`).
-    tx_recover: AtomicU64,
-    rx_recover: AtomicU64,
-    /// Packets an SQ recovery dropped (in flight when the SQ failed).
-    tx_recover_dropped: AtomicU64,
-    /// TX watchdog timeouts (`tx_timeout`), those recovered (`tx_timeout_recovered`), and
-    /// of those the lost interrupts (`ch_eq_rearm`: EQEs found waiting without one).
-    tx_timeouts: AtomicU64,
-    tx_timeouts_recovered: AtomicU64,
-    eq_rearms: AtomicU64,
+    /// The channel's counters kept where no lock is held: its interrupts (`events`), the
+    /// recoveries of its SQ and RQ (`tx_recover`, `rx_recover`) and the packets an SQ
+    /// recovery dropped (`tx_dropped`), its TX watchdog timeouts (`tx_timeout`), those
+    /// recovered (`tx_timeout_recovered`) and of those the lost interrupts (`eq_rearm`), the
+    /// reopens it asked for (`reopen`).
+    counters: ChAtomics,
     /// A corrupt event (one naming a queue the channel does not have) was logged.
     eq_bad_logged: AtomicBool,
-    /// Reopens of the port's channels this channel asked for (see [`ChannelStats::reopen`]).
-    reopens: AtomicU64,
     /// This channel asked for a reopen (it asks once: the reopen closes it).
     reopen_asked: AtomicBool,
     /// The channel itself while it is active (from `activate` to `close`), for queueing
     /// its recovery from NAPI, which has only `&self`.
     #[pin]
     me: SpinLock<Option<Arc<Channel<F>>>>,
-    /// Interrupts of the channel ([`ChannelStats::events`]).
-    events: AtomicU64,
     /// Adaptive moderation (DIM) of the RX and TX CQs (`ethtool -C adaptive-rx/-tx`),
     /// sampled when a NAPI poll completes while on.
     #[pin]

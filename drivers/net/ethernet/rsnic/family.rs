@@ -8,8 +8,8 @@
 //! event queue behind the interrupt) and its counter names. It reaches its device only
 //! through the bus ([`crate::bus::Function`]: registers, DMA memory, vectors). Every
 //! call is resolved at compile time (monomorphised): there is no function pointer on the
-//! transmit or NAPI path. The counter tables of `ethtool -S` are function pointers, read on
-//! the control path only.
+//! transmit or NAPI path. The rows of `ethtool -S` ([`stats::Row`]) are function pointers,
+//! read on the control path only.
 //!
 //! The contract sits below the code that uses it (`channel`, `port`): the vocabulary its
 //! traits speak lives here too, and nothing here uses the channel or port code
@@ -32,7 +32,7 @@ use crate::bus::{Bar, Function};
 use crate::dp::pkt::{RxFrags, TxReject, TxRejectReason};
 use crate::family::env::{RxEnv, TxEnv, TxSkb};
 use crate::family::params::{ChannelParams, Moderation, PrivFlag, PrivFlags};
-use crate::family::stats::ChannelStats;
+use crate::family::stats::{ChannelStats, Counters, Row};
 use crate::kernel_ext::net::device::{MacChange, RxMode};
 use crate::kernel_ext::net::page_pool::{PagePool, RxPage};
 use crate::kernel_ext::net::xsk::XskBuf;
@@ -157,10 +157,10 @@ pub(crate) trait DataPath: Sized + Send + Sync + 'static {
     type Rx: Send;
     /// Per-channel interrupt state.
     type Irq: Send;
-    /// Per-SQ counters.
-    type TxStats: Copy + Default + Send;
-    /// Per-RQ counters.
-    type RxStats: Copy + Default + Send;
+    /// Per-SQ counters (declared with [`crate::family::stats::counters!`]'s view of them).
+    type TxStats: Counters;
+    /// Per-RQ counters (likewise).
+    type RxStats: Counters;
     /// An XDP SQ with its CQ (see [`crate::xdp`]); families without XDP SQs use `()`
     /// (MANA has only the XSK SQ).
     type XdpSq: Send;
@@ -211,6 +211,9 @@ pub(crate) trait DataPath: Sized + Send + Sync + 'static {
     fn irq_bad_events(_irq: &Self::Irq) -> u64 {
         0
     }
+    /// Whether [`DataPath::irq_bad_events`] counts anything (`ethtool -S` shows it then, as
+    /// `eqe_bad_cq`).
+    const IRQ_BAD_EVENTS: bool = false;
     /// TX counters and CQ arms.
     fn tx_stats(sq: &Self::Sq) -> (Self::TxStats, u64);
     /// RX counters and CQ arms.
@@ -318,6 +321,8 @@ pub(crate) trait DataPath: Sized + Send + Sync + 'static {
     fn tx_packets(s: &Self::TxStats) -> u64;
     /// Bytes an SQ sent.
     fn tx_bytes(s: &Self::TxStats) -> u64;
+    /// Packets an SQ refused or dropped (`tx_queue_dropped`, with the channel's own).
+    fn tx_dropped(s: &Self::TxStats) -> u64;
 }
 
 /// The control path of a family: bring-up and teardown through the device's control
@@ -612,7 +617,7 @@ pub(crate) trait Control: DataPath {
 }
 
 /// One device family: its data path, its control path, and what the stack and ethtool see
-/// (names, flags, ring limits, counter tables). See the module documentation.
+/// (names, flags, ring limits, counter rows). See the module documentation.
 pub(crate) trait Family: Control {
     /// Name of the family in the `family` module parameter.
     const NAME: &'static str;
@@ -638,21 +643,16 @@ pub(crate) trait Family: Control {
     /// longer than a page is scattered over order-0 pages.
     const RX_SCATTER: bool = false;
 
-    /// Device-wide sums over the port's queues.
-    const GLOBAL: &'static [(&'static str, Get<ChannelStats<Self>>)];
+    /// The `ethtool -S` rows of the family's queue counters, with the family's upstream
+    /// names: the views of [`DataPath::TxStats`] and [`DataPath::RxStats`] that
+    /// [`crate::family::stats::counters!`] makes. (The family-neutral rows are
+    /// [`crate::family::stats`]'s, the same for every family.)
+    const ROWS: &'static [&'static [Row<ChannelStats<Self>>]];
     /// The port's hardware counters in `ethtool -S`, with the family's upstream names.
     const HW: &'static [(&'static str, Get<Self::HwCounters>)];
-    /// Per TX queue.
-    const TXQ: &'static [(&'static str, Get<ChannelStats<Self>>)];
-    /// Per RX queue.
-    const RXQ: &'static [(&'static str, Get<ChannelStats<Self>>)];
-    /// Per channel (`ch<N>_x`).
-    const CH: &'static [(&'static str, Get<ChannelStats<Self>>)];
 
     /// The family-independent counters.
     fn summary(s: &ChannelStats<Self>) -> Summary;
-    /// Adds the family counters of `b` into `a`.
-    fn accumulate(a: &mut ChannelStats<Self>, b: &ChannelStats<Self>);
 
     /// The private flags a new port starts with, given what the device can do.
     fn default_pflags(_func: &Self::Func) -> PrivFlags<Self::PrivFlag> {

@@ -29,7 +29,7 @@ use crate::channel::shared::PortReset;
 use crate::channel::shared::PortShared;
 use crate::channel::{new_tx_slot, new_xdp_slot, Channel};
 use crate::family::params::{ChannelParams, Coalesce, MAX_CHANNELS};
-use crate::family::stats::ChannelStats;
+use crate::family::stats::{ChAtomics, ChannelStats, Counters};
 use crate::family::Family;
 use crate::kernel_ext::net::device::Device;
 use crate::kernel_ext::net::xdp::BpfProg;
@@ -38,7 +38,7 @@ use crate::kernel_ext::sync::with_bh;
 use crate::kernel_ext::wq::OwnedQueue;
 use crate::port::steering::Steering;
 use crate::rss::{RssChange, RssConfig};
-use core::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
+use core::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 use kernel::prelude::*;
 use kernel::str::CString;
 use kernel::sync::{Arc, Mutex, SpinLock};
@@ -136,8 +136,7 @@ impl<F: Family> Port<F> {
                 txs,
                 xdp_txs,
                 live: AtomicU32::new(0),
-                dropped_closed: AtomicU64::new(0),
-                hardirq_busy: AtomicU64::new(0),
+                counters: ChAtomics::default(),
                 // The device registers with NETIF_F_RXCSUM and NETIF_F_RXHASH on (driver.rs:
                 // offloads).
                 rx_csum: AtomicBool::new(true),
@@ -419,9 +418,6 @@ impl<F: Family> Port<F> {
 
     /// Adds to a sum of the queues' counters what belongs to the port as a whole.
     fn finish_sum(&self, sum: &mut ChannelStats<F>) {
-        sum.tx_dropped = sum
-            .tx_dropped
-            .wrapping_add(self.shared.dropped_closed.load(Ordering::Relaxed));
-        sum.tx_hardirq_busy = self.shared.hardirq_busy.load(Ordering::Relaxed);
+        sum.ch.accumulate(&self.shared.counters.snapshot());
     }
 }

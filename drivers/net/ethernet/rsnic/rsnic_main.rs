@@ -17,7 +17,6 @@ pub mod sim;
 
 mod bus;
 mod channel;
-mod counters;
 mod driver;
 mod family;
 mod host;

@@ -105,7 +105,7 @@ impl<F: Family> Channel<F> {
     #[inline(never)]
     pub(super) fn dim_sample(&self) {
         // DIM's event counter is 16 bits wide and wraps.
-        let events = self.events.load(Ordering::Relaxed) as u16;
+        let events = self.counters.events.load(Ordering::Relaxed) as u16;
         if self.dim_rx.is_on() {
             let c = self.rx.lock().as_ref().map(|side| {
                 let (s, _) = F::rx_stats(&side.rx);

@@ -49,7 +49,7 @@ impl<F: Family> Channel<F> {
     /// The channel's interrupt (bottom halves are disabled): read the interrupt state, then
     /// schedule NAPI.
     fn interrupt(&self) {
-        self.events.fetch_add(1, Ordering::Relaxed);
+        self.counters.events.fetch_add(1, Ordering::Relaxed);
         let mmio = self.shared.hw.bar();
         let (schedule, bad) = {
             let mut irq = self.irq.lock();
@@ -184,7 +184,7 @@ impl<F: Family> Poll for Channel<F> {
                                 // Cannot happen: with a program attached the RQ does not
                                 // scatter (`ChannelParams::rx_layout`). The pages after the
                                 // first stay posted.
-                                x.counts.dropped += 1;
+                                x.counts.rx_dropped += 1;
                                 pool.recycle(page);
                             }
                         },

@@ -10,10 +10,11 @@
 use crate::bus::Function;
 use crate::channel::dim::DimCqs;
 use crate::channel::shared::PortShared;
-use crate::channel::{Channel, RxCounts, RxSide, TxSide, XdpSqSide, XskFlags};
+use crate::channel::{Channel, RxSide, TxSide, XdpSqSide, XskFlags};
 use crate::family::env::{RxEnv, TxEnv};
 use crate::family::params::{ChannelParams, MAX_CHANNELS};
 use crate::family::stats::ChannelStats;
+use crate::family::stats::{ChAtomics, ChStats, Counters, XdpStats};
 use crate::family::{Family, OpenCtx};
 use crate::kernel_ext::net::device::Device;
 use crate::kernel_ext::net::dim::Dim;
@@ -22,7 +23,7 @@ use crate::kernel_ext::net::page_pool::PagePool;
 use crate::kernel_ext::net::skb::DropReason;
 use crate::kernel_ext::net::xdp::{BpfProg, XdpRxq};
 use crate::kernel_ext::sync::with_bh;
-use crate::xdp::{XdpEnv, XdpSqKind, XdpStats};
+use crate::xdp::{XdpEnv, XdpSqKind};
 use core::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
 use kernel::prelude::*;
 use kernel::sync::Arc;
@@ -84,7 +85,7 @@ impl<F: Family> Channel<F> {
             xdpsq: xdpsq.map(XdpSqSide::new),
             xdp: XdpStats::default(),
             xsk: None,
-            counts: RxCounts::default(),
+            counts: ChStats::default(),
         };
         let xsk_queues = Arc::pin_init(
             new_mutex!(F::Queues::default(), "rsnic::Channel::xsk_queues"),
@@ -112,17 +113,10 @@ impl<F: Family> Channel<F> {
                 recover_work <- new_work!("rsnic::Channel::recover"),
                 recover_req: AtomicU32::new(0),
                 recover_lock <- new_mutex!(false, "rsnic::Channel::recover"),
-                tx_recover: AtomicU64::new(0),
-                rx_recover: AtomicU64::new(0),
-                tx_recover_dropped: AtomicU64::new(0),
-                tx_timeouts: AtomicU64::new(0),
-                tx_timeouts_recovered: AtomicU64::new(0),
-                eq_rearms: AtomicU64::new(0),
+                counters: ChAtomics::default(),
                 eq_bad_logged: AtomicBool::new(false),
-                reopens: AtomicU64::new(0),
                 reopen_asked: AtomicBool::new(false),
                 me <- new_spinlock!(None, "rsnic::Channel::me"),
-                events: AtomicU64::new(0),
                 dim_rx <- Dim::new(
                     false,
                     DimCqs {
@@ -157,9 +151,7 @@ impl<F: Family> Channel<F> {
         if let (Some(slot), Some(txq)) = (shared.txs.get(index as usize), dev.tx_queue(index)) {
             let tx = TxSide {
                 sq: opened.sq,
-                xdp_xmit: 0,
-                xdp_xmit_full: 0,
-                xdp_xmit_err: 0,
+                xdp: XdpStats::default(),
             };
             if slot.bind(txq) {
                 with_bh(|| {
@@ -339,7 +331,7 @@ impl<F: Family> Channel<F> {
             let (t, arms) = F::xdp_sq_stats(&x.sq);
             final_stats.xdp_rd = t;
             final_stats.xdp.accumulate(&x.stats);
-            final_stats.arms = final_stats.arms.wrapping_add(arms);
+            final_stats.ch.arms = final_stats.ch.arms.wrapping_add(arms);
             let mut env = XdpEnv {
                 mmio: self.shared.hw.bar(),
                 dma: &self.shared.dma,
@@ -359,7 +351,7 @@ impl<F: Family> Channel<F> {
                 closing: true,
             };
             let pkts = F::tx_drain(&mut tx.sq, &mut env, |p| p.0.drop_any(DropReason::DevReady));
-            final_stats.tx_dropped += u64::from(pkts);
+            final_stats.ch.tx_dropped += u64::from(pkts);
             txq.reset();
         }
         let rx = with_bh(|| self.rx.lock().take());

@@ -53,7 +53,7 @@ impl<F: Family> Channel<F> {
             self.log_reopen(q, f);
         }
         if self.shared.request_reopen(self.index, why) {
-            self.reopens.fetch_add(1, Ordering::Relaxed);
+            self.counters.reopen.fetch_add(1, Ordering::Relaxed);
         }
     }
 
@@ -81,7 +81,7 @@ impl<F: Family> Channel<F> {
     /// `ndo_tx_timeout` of the channel's queue (the watchdog's timer, every xmit lock
     /// held): counted, the recovery queued.
     pub(crate) fn tx_timeout(&self) {
-        self.tx_timeouts.fetch_add(1, Ordering::Relaxed);
+        self.counters.tx_timeout.fetch_add(1, Ordering::Relaxed);
         self.request_recovery(RECOVER_TIMEOUT);
     }
 
@@ -98,8 +98,10 @@ impl<F: Family> Channel<F> {
         let mmio = self.shared.hw.bar();
         let eqes = with_bh(|| F::irq_recover(&mut self.irq.lock(), &mmio));
         if eqes > 0 {
-            self.eq_rearms.fetch_add(1, Ordering::Relaxed);
-            self.tx_timeouts_recovered.fetch_add(1, Ordering::Relaxed);
+            self.counters.eq_rearm.fetch_add(1, Ordering::Relaxed);
+            self.counters
+                .tx_timeout_recovered
+                .fetch_add(1, Ordering::Relaxed);
             pr_err!(
                 "{}: sq{}: transmit timeout: {} events waited without an interrupt: EQ re-armed, NAPI scheduled\n",
                 self.dev.name(),
@@ -113,16 +115,22 @@ impl<F: Family> Channel<F> {
         match fault {
             Some(f) if F::QUEUE_RESET => {
                 if self.reset_sq(&f).is_ok() {
-                    self.tx_timeouts_recovered.fetch_add(1, Ordering::Relaxed);
+                    self.counters
+                        .tx_timeout_recovered
+                        .fetch_add(1, Ordering::Relaxed);
                 }
             }
             // The reopen brings the SQ back, faulted or stuck (a fault already asked for it).
             Some(f) => {
-                self.tx_timeouts_recovered.fetch_add(1, Ordering::Relaxed);
+                self.counters
+                    .tx_timeout_recovered
+                    .fetch_add(1, Ordering::Relaxed);
                 self.request_reopen(Reopen::SqFault, Some(("sq", &f)));
             }
             None => {
-                self.tx_timeouts_recovered.fetch_add(1, Ordering::Relaxed);
+                self.counters
+                    .tx_timeout_recovered
+                    .fetch_add(1, Ordering::Relaxed);
                 self.request_reopen(Reopen::TxTimeout, None);
             }
         }
@@ -210,7 +218,8 @@ impl<F: Family> Channel<F> {
                     F::tx_reset(&mut tx.sq).then_some(n)
                 })
                 .ok_or(EIO)?;
-                self.tx_recover_dropped
+                self.counters
+                    .tx_dropped
                     .fetch_add(u64::from(dropped), Ordering::Relaxed);
                 txq.reset();
                 F::queue_to_ready(&self.shared.hw, &self.shared.func, &self.queues, true)
@@ -218,7 +227,7 @@ impl<F: Family> Channel<F> {
         );
         self.log_fault("sq", fault, &r);
         if r.is_ok() {
-            self.tx_recover.fetch_add(1, Ordering::Relaxed);
+            self.counters.tx_recover.fetch_add(1, Ordering::Relaxed);
             self.recover_req.fetch_and(!RECOVER_TX, Ordering::AcqRel);
             txq.wake();
         }
@@ -257,7 +266,7 @@ impl<F: Family> Channel<F> {
             });
         self.log_fault("rq", &fault, &r);
         if r.is_ok() {
-            self.rx_recover.fetch_add(1, Ordering::Relaxed);
+            self.counters.rx_recover.fetch_add(1, Ordering::Relaxed);
             self.recover_req.fetch_and(!RECOVER_RX, Ordering::AcqRel);
             with_bh(|| self.napi.schedule());
         }

@@ -6,14 +6,15 @@
 //!
 //! Upstream counterpart: `en_rx.c` (skb building) and `en/xdp.c` (`mlx5e_xdp_handle`).
 
-use crate::channel::{Channel, RxCounts, XdpSqSide};
+use crate::channel::{Channel, XdpSqSide};
 use crate::dp::pkt::{RxFrags, TxRejectReason};
+use crate::family::stats::{ChStats, XdpStats};
 use crate::family::{Family, RxMeta};
 use crate::kernel_ext::net::napi::Napi;
 use crate::kernel_ext::net::page_pool::{PagePool, RxPage};
 use crate::kernel_ext::net::skb::DropReason;
 use crate::kernel_ext::net::xdp::{BpfProg, Verdict, XdpRxq};
-use crate::xdp::{XdpEnv, XdpSqKind, XdpStats, XdpTx};
+use crate::xdp::{XdpEnv, XdpSqKind, XdpTx};
 use core::sync::atomic::Ordering;
 
 /// What a channel does with one received packet when a program is attached (XDP_TX goes
@@ -26,7 +27,7 @@ pub(super) struct XdpRx<'a, F: Family> {
     pub(super) prog: &'a BpfProg,
     pub(super) xdpsq: Option<&'a mut XdpSqSide<F>>,
     pub(super) xdp: &'a mut XdpStats,
-    pub(super) counts: &'a mut RxCounts,
+    pub(super) counts: &'a mut ChStats,
     /// A frame was redirected in this poll: flush before it ends.
     pub(super) redirected: bool,
 }
@@ -140,7 +141,7 @@ impl<F: Family> Channel<F> {
         len: u32,
         m: &RxMeta,
         meta_valid: bool,
-        counts: &mut RxCounts,
+        counts: &mut ChStats,
         frags: RxFrags<'_, RxPage>,
     ) {
         match pool.build_skb_at(page, off, len) {
@@ -148,7 +149,7 @@ impl<F: Family> Channel<F> {
                 // RX scatter: the packet's further pages become the skb's fragments.
                 for (page, len) in frags {
                     if !pool.add_frag(&mut skb, page, len) {
-                        counts.dropped += 1;
+                        counts.rx_dropped += 1;
                         skb.drop_reason(DropReason::NoMem);
                         return;
                     }
@@ -156,7 +157,7 @@ impl<F: Family> Channel<F> {
                 let (csum_ok, (hash, hash_type)) = if meta_valid {
                     (self.csum_ok(m, counts), self.hash_of(m))
                 } else {
-                    counts.csum_none += 1;
+                    counts.rx_csum_none += 1;
                     (false, (0, 0))
                 };
                 skb.rx_finish(&self.dev, csum_ok, hash, hash_type, self.index as u16);
@@ -166,7 +167,7 @@ impl<F: Family> Channel<F> {
                 }
                 napi.gro_receive(skb);
             }
-            None => counts.dropped += 1,
+            None => counts.rx_dropped += 1,
         }
     }
 
@@ -184,12 +185,12 @@ impl<F: Family> Channel<F> {
     /// Whether a packet goes up `CHECKSUM_UNNECESSARY`: the device verified it and the
     /// user left `rx` checksumming on. Counts the verdict.
     #[inline(always)]
-    pub(super) fn csum_ok(&self, m: &RxMeta, counts: &mut RxCounts) -> bool {
+    pub(super) fn csum_ok(&self, m: &RxMeta, counts: &mut ChStats) -> bool {
         let ok = m.csum_ok && self.shared.rx_csum.load(Ordering::Relaxed);
         if ok {
-            counts.csum_unnecessary += 1;
+            counts.rx_csum_unnecessary += 1;
         } else {
-            counts.csum_none += 1;
+            counts.rx_csum_none += 1;
         }
         ok
     }

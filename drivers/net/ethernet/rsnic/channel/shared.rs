@@ -15,6 +15,7 @@ use crate::bus::Function;
 use crate::channel::{TxSide, TxSlot, XdpSlot, XdpSqSide};
 use crate::dp::pkt::TxRejectReason;
 use crate::family::env::{TxEnv, TxSkb};
+use crate::family::stats::ChAtomics;
 use crate::family::Family;
 use crate::kernel_ext::dma::DmaDevice;
 use crate::kernel_ext::net::device::Device;
@@ -24,7 +25,7 @@ use crate::kernel_ext::net::xdp::XdpFrame;
 use crate::kernel_ext::sync::with_rtnl;
 use crate::kernel_ext::wq::OwnedQueue;
 use crate::xdp::{XdpEnv, XdpSqKind, XdpTx};
-use core::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
+use core::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 use kernel::prelude::*;
 use kernel::sync::{Arc, Mutex};
 use kernel::types::ARef;
@@ -45,10 +46,10 @@ pub(crate) struct PortShared<F: Family> {
     pub(crate) xdp_txs: KVec<XdpSlot<F>>,
     /// Channels open (the queues `ndo_xdp_xmit` spreads frames over; 0 when down).
     pub(crate) live: AtomicU32,
-    /// Packets handed to a TX queue whose channel was closed (dropped, counted).
-    pub(crate) dropped_closed: AtomicU64,
-    /// Transmits refused in hard interrupt context (netpoll: see [`PortShared::xmit`]).
-    pub(crate) hardirq_busy: AtomicU64,
+    /// The port's own counters, in its sums: packets handed to a TX queue whose channel was
+    /// closed (dropped: `tx_dropped`), transmits refused in hard interrupt context (netpoll,
+    /// see `PortShared::xmit`: `tx_hardirq_busy`).
+    pub(crate) counters: ChAtomics,
     /// `NETIF_F_RXCSUM` (`ethtool -K <dev> rx on|off`): the device's checksum verdict is
     /// passed on to the stack (`CHECKSUM_UNNECESSARY`); when off, every packet goes up
     /// `CHECKSUM_NONE` and the stack verifies it, as mlx5e does.
@@ -95,7 +96,7 @@ impl<F: Family> PortShared<F> {
         on_done: impl FnOnce(&mut TxSide<F>, Result<(), TxRejectReason>),
     ) -> bool {
         let Some(txq) = dev.tx_queue(q) else {
-            self.dropped_closed.fetch_add(1, Ordering::Relaxed);
+            self.counters.tx_dropped.fetch_add(1, Ordering::Relaxed);
             skb.drop_any(DropReason::DevReady);
             return false;
         };
@@ -132,7 +133,7 @@ impl<F: Family> PortShared<F> {
         else {
             // The queue's channel is closed (the stack stops the queue first, so this is
             // defensive); still counted.
-            self.dropped_closed.fetch_add(1, Ordering::Relaxed);
+            self.counters.tx_dropped.fetch_add(1, Ordering::Relaxed);
             skb.drop_any(DropReason::DevReady);
             return Ok(());
         };

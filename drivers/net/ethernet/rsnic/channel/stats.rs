@@ -5,7 +5,7 @@
 //! Upstream counterpart: `en_stats.c` (the software counters' gathering).
 
 use crate::channel::Channel;
-use crate::family::stats::ChannelStats;
+use crate::family::stats::{ChannelStats, Counters};
 use crate::family::Family;
 use crate::kernel_ext::sync::with_bh;
 use core::sync::atomic::Ordering;
@@ -17,10 +17,8 @@ impl<F: Family> Channel<F> {
         self.with_tx(|tx, _| {
             let (t, arms) = F::tx_stats(&tx.sq);
             s.tx = t;
-            s.xdp.xmit += tx.xdp_xmit;
-            s.xdp.xmit_full += tx.xdp_xmit_full;
-            s.xdp.xmit_err += tx.xdp_xmit_err;
-            s.arms = s.arms.wrapping_add(arms);
+            s.xdp.accumulate(&tx.xdp);
+            s.ch.arms = s.ch.arms.wrapping_add(arms);
         });
         with_bh(|| {
             if let Some(slot) = self.shared.xdp_txs.get(self.index as usize) {
@@ -28,21 +26,19 @@ impl<F: Family> Channel<F> {
                     let (t, arms) = F::xdp_sq_stats(&x.sq);
                     s.xdp_rd = t;
                     s.xdp.accumulate(&x.stats);
-                    s.arms = s.arms.wrapping_add(arms);
+                    s.ch.arms = s.ch.arms.wrapping_add(arms);
                 }
             }
             if let Some(rx) = self.rx.lock().as_ref() {
                 let (r, arms) = F::rx_stats(&rx.rx);
                 s.rx = r;
-                s.rx_dropped = rx.counts.dropped;
-                s.rx_csum_unnecessary = rx.counts.csum_unnecessary;
-                s.rx_csum_none = rx.counts.csum_none;
+                s.ch.accumulate(&rx.counts);
                 s.xdp.accumulate(&rx.xdp);
-                s.arms = s.arms.wrapping_add(arms);
+                s.ch.arms = s.ch.arms.wrapping_add(arms);
                 if let Some(x) = rx.xdpsq.as_ref() {
                     let (t, arms) = F::xdp_sq_stats(&x.sq);
                     s.xdpsq = t;
-                    s.arms = s.arms.wrapping_add(arms);
+                    s.ch.arms = s.ch.arms.wrapping_add(arms);
                 }
                 if let Some(x) = rx.xsk.as_ref() {
                     let (r, arms) = F::xsk_rx_stats(&x.rq);
@@ -50,38 +46,28 @@ impl<F: Family> Channel<F> {
                     s.xsk_rx = r;
                     s.xsk_sq = t;
                     s.xsk.accumulate(&x.stats);
-                    s.arms = s.arms.wrapping_add(arms).wrapping_add(arms2);
+                    s.ch.arms = s.ch.arms.wrapping_add(arms).wrapping_add(arms2);
                 }
             }
             if let Some(ico) = self.ico.lock().as_ref() {
                 let (_, arms) = F::xdp_sq_stats(&ico.sq);
-                s.arms = s.arms.wrapping_add(arms);
+                s.ch.arms = s.ch.arms.wrapping_add(arms);
             }
             // The XSK queues closed while the channel lived.
             if let Some(c) = self.xsk_closed.lock().as_ref() {
                 s.accumulate(c);
             }
         });
-        s.xsk.wakeups = self.xsk.wake_calls.load(Ordering::Relaxed);
-        s.xsk.wake_missed = self.xsk.wake_missed.load(Ordering::Relaxed);
-        s.xsk.wake_kicks = self.xsk.wake_kicks.load(Ordering::Relaxed);
-        s.tx_recover = self.tx_recover.load(Ordering::Relaxed);
-        s.rx_recover = self.rx_recover.load(Ordering::Relaxed);
-        s.tx_timeout = self.tx_timeouts.load(Ordering::Relaxed);
-        s.tx_timeout_recovered = self.tx_timeouts_recovered.load(Ordering::Relaxed);
-        s.eq_rearm = self.eq_rearms.load(Ordering::Relaxed);
-        s.eq_bad_events = with_bh(|| F::irq_bad_events(&self.irq.lock()));
-        s.reopen = self.reopens.load(Ordering::Relaxed);
-        s.events = self.events.load(Ordering::Relaxed);
-        s.dim_changes = self
+        // What is counted without a lock: wake-ups, recoveries, timeouts, interrupts.
+        s.xsk.accumulate(&self.xsk.counts.snapshot());
+        s.ch.accumulate(&self.counters.snapshot());
+        s.ch.eq_bad_events = with_bh(|| F::irq_bad_events(&self.irq.lock()));
+        s.ch.dim_changes = self
             .dim_rx
             .ctx()
             .changes
             .load(Ordering::Relaxed)
             .wrapping_add(self.dim_tx.ctx().changes.load(Ordering::Relaxed));
-        s.tx_dropped = s
-            .tx_dropped
-            .wrapping_add(self.tx_recover_dropped.load(Ordering::Relaxed));
         s
     }
 }

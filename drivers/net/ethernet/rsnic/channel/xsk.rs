@@ -7,16 +7,17 @@
 
 use crate::bus::Bar;
 use crate::channel::shared::PortShared;
-use crate::channel::{Channel, RxCounts, XdpSqSide, XskQueues, XskSide};
+use crate::channel::{Channel, XdpSqSide, XskQueues, XskSide};
 use crate::family::params::ChannelParams;
 use crate::family::stats::ChannelStats;
+use crate::family::stats::{ChStats, XskStats};
 use crate::family::{Family, OpenCtx, RxMeta, TxReaped};
 use crate::kernel_ext::net::device::Device;
 use crate::kernel_ext::net::napi::Napi;
 use crate::kernel_ext::net::xdp::BpfProg;
 use crate::kernel_ext::net::xsk::{XskPool, XskRxq, XskVerdict};
 use crate::kernel_ext::sync::with_bh;
-use crate::xdp::{XdpEnv, XdpSqKind, XdpTx, XskRxEnv, XskStats};
+use crate::xdp::{XdpEnv, XdpSqKind, XdpTx, XskRxEnv};
 use core::sync::atomic::Ordering;
 use kernel::prelude::*;
 use kernel::sync::Arc;
@@ -265,7 +266,10 @@ impl<F: Family> Channel<F> {
                 xsk_rx: r,
                 xsk_sq: t,
                 xsk: x.stats,
-                arms: arms.wrapping_add(a1).wrapping_add(a2),
+                ch: ChStats {
+                    arms: arms.wrapping_add(a1).wrapping_add(a2),
+                    ..Default::default()
+                },
                 ..Default::default()
             },
             GFP_KERNEL,
@@ -328,9 +332,9 @@ impl<F: Family> Channel<F> {
     /// CPU. Without XSK queues (not yet made) nothing is kicked. Always 0, as mlx5e. Any
     /// CPU.
     pub(crate) fn xsk_wakeup(&self) -> Result {
-        self.xsk.wake_calls.fetch_add(1, Ordering::Relaxed);
+        self.xsk.counts.wakeups.fetch_add(1, Ordering::Relaxed);
         if self.napi.if_scheduled_mark_missed() {
-            self.xsk.wake_missed.fetch_add(1, Ordering::Relaxed);
+            self.xsk.counts.wake_missed.fetch_add(1, Ordering::Relaxed);
             return Ok(());
         }
         if !self.xsk.zc.load(Ordering::Acquire) {
@@ -342,7 +346,7 @@ impl<F: Family> Channel<F> {
                 drop(g);
                 // Bottom halves are off: the softirq runs when they are enabled again.
                 if self.napi.schedule() {
-                    self.xsk.wake_kicks.fetch_add(1, Ordering::Relaxed);
+                    self.xsk.counts.wake_kicks.fetch_add(1, Ordering::Relaxed);
                 }
                 return;
             };
@@ -358,7 +362,7 @@ impl<F: Family> Channel<F> {
                 full,
             };
             if F::xdp_sq_nop(sq, &mut env) {
-                self.xsk.wake_kicks.fetch_add(1, Ordering::Relaxed);
+                self.xsk.counts.wake_kicks.fetch_add(1, Ordering::Relaxed);
             } else {
                 // No room (or the SQ stopped on a fault, which reopens the channels).
                 self.xsk.nop_pending.store(false, Ordering::Release);
@@ -403,7 +407,7 @@ impl<F: Family> Channel<F> {
         budget: u32,
         mmio: Bar<'_>,
         redirected: &mut bool,
-        counts: &mut RxCounts,
+        counts: &mut ChStats,
     ) -> (u32, bool) {
         let reaped = self.xsk_tx_reap(x, mmio);
         let XskSide {

@@ -44,7 +44,6 @@
 
 use super::{Control, Family, Get, OpenCtx, Opened, RingLimits, RxMeta, Summary};
 use crate::bus::Function;
-use crate::counters::wadd;
 use crate::dp::mana::gdma_req::{GDMA_RQ, GDMA_SQ};
 use crate::dp::mana::{
     cq::{Cq, Eq, EQ_MAX_CQS},
@@ -57,7 +56,7 @@ use crate::dp::pkt::DmaEntry;
 use crate::family::env::{RxEnv, TxSkb};
 use crate::family::filled;
 use crate::family::params::{priv_flags, ChannelParams, PrivFlags, MAX_CHANNELS};
-use crate::family::stats::ChannelStats;
+use crate::family::stats::{ChannelStats, Row};
 use crate::kdma::KCoherent;
 use crate::kernel_ext::net::page_pool::RxPage;
 use crate::kernel_ext::net::xsk::XskBuf;
@@ -67,6 +66,9 @@ use kernel::{prelude::*, sync::Arc};
 
 mod ctrl;
 mod datapath;
+mod stats;
+
+use stats::{RQ_ROWS, SQ_ROWS};
 
 priv_flags! {
     /// The private flags of a MANA port (upstream mana has none: the flag is rsnic's).
@@ -161,95 +163,7 @@ impl Family for Mana {
     const XSK_ZC: bool = true;
     const QUEUE_INFIX: &'static str = "_";
 
-    const GLOBAL: &'static [(&'static str, Get<ChannelStats<Self>>)] = &[
-        // MANA's names.
-        ("stop_queue", |s| s.tx.stop_queue),
-        ("wake_queue", |s| s.tx.wake_queue),
-        ("tx_cq_err", |s| s.tx.tx_cqe_err),
-        ("tx_cqe_unknown_type", |s| s.tx.tx_cqe_unknown_type),
-        ("rx_coalesced_err", |s| s.rx.rx_coalesced_err),
-        ("rx_cqe_unknown_type", |s| s.rx.rx_cqe_unknown_type),
-        // The TX watchdog (rsnic's; upstream mana has no ndo_tx_timeout).
-        ("tx_timeout", |s| s.tx_timeout),
-        ("tx_timeout_recovered", |s| s.tx_timeout_recovered),
-        ("ch_eq_rearm", |s| s.eq_rearm),
-        // Reopens of the channels after a fault no queue reset covers (rsnic's).
-        ("ch_reopen", |s| s.reopen),
-        // Transmits refused in hard interrupt context (netpoll; rsnic's).
-        ("tx_hardirq_busy", |s| s.tx_hardirq_busy),
-        // Completion events naming a CQ that is not the channel's (rsnic's; upstream mana
-        // warns once).
-        ("eqe_bad_cq", |s| s.eq_bad_events),
-        // rsnic's sums over the queues.
-        ("tx_packets", |s| s.tx.packets),
-        ("tx_bytes", |s| s.tx.bytes),
-        ("tx_tso_packets", |s| s.tx.tso_packets),
-        ("tx_long_pkt_fmt", |s| s.tx.long_pkt_fmt),
-        ("tx_short_pkt_fmt", |s| s.tx.short_pkt_fmt),
-        ("tx_csum_partial", |s| s.tx.csum_partial),
-        ("tx_xmit_more", |s| s.tx.xmit_more),
-        ("tx_queue_dropped", |s| s.tx.dropped + s.tx_dropped),
-        ("tx_cqes", |s| s.tx.cqes),
-        ("tx_wqes", |s| s.tx.wqes),
-        ("tx_doorbells", |s| s.tx.doorbells),
-        ("rx_packets", |s| s.rx_stack_packets()),
-        ("rx_bytes", |s| s.rx_stack_bytes()),
-        ("rx_buff_alloc_err", |s| s.rx.rx_dropped),
-        ("rx_truncated", |s| s.rx.rx_truncated),
-        ("rx_dropped", |s| s.rx_dropped),
-        ("rx_csum_unnecessary", |s| s.rx_csum_unnecessary),
-        ("rx_csum_none", |s| s.rx_csum_none),
-        ("rx_cqes", |s| s.rx.cqes),
-        ("rx_wqes", |s| s.rx.wqes),
-        ("rx_doorbells", |s| s.rx.doorbells),
-        ("rx_polls", |s| s.rx.polls),
-        ("rx_polls_with_work", |s| s.rx.polls_with_work),
-        ("cqe_bad", |s| s.tx.cqe_bad + s.rx.cqe_bad),
-        // CQ overflows the owner bits showed (the queue stops; rsnic's).
-        ("cq_overflow", |s| {
-            s.tx.cq_overflow + s.rx.cq_overflow + s.xsk_sq.cq_overflow + s.xsk_rx.cq_overflow
-        }),
-        ("tx_cqe_discarded", |s| {
-            s.tx.cqe_discarded + s.xsk_sq.cqe_discarded
-        }),
-        ("rx_cqe_discarded", |s| {
-            s.rx.cqe_discarded + s.xsk_rx.cqe_discarded
-        }),
-        // XDP (mana's names; rx_xdp_aborted, rx_xdp_pass, rx_xdp_tx_err and tx_xdp_full/err
-        // are rsnic's).
-        ("rx_xdp_drop", |s| s.xdp.drop),
-        ("rx_xdp_tx", |s| s.xdp.tx),
-        ("rx_xdp_redirect", |s| s.xdp.redirect),
-        ("tx_xdp_xmit", |s| s.xdp.xmit),
-        ("tx_xdp_full", |s| s.xdp.xmit_full),
-        ("tx_xdp_err", |s| s.xdp.xmit_err),
-        ("rx_xdp_aborted", |s| s.xdp.aborted),
-        ("rx_xdp_pass", |s| s.xdp.pass),
-        ("rx_xdp_tx_err", |s| s.xdp.tx_err),
-        // AF_XDP zero-copy (mlx5e's names, as upstream mana has none).
-        ("rx_xsk_packets", |s| s.xsk_rx.packets),
-        ("rx_xsk_bytes", |s| s.xsk_rx.bytes),
-        ("rx_xsk_xdp_drop", |s| s.xsk.xdp_drop),
-        ("rx_xsk_xdp_redirect", |s| s.xsk.xdp_redirect),
-        ("rx_xsk_xdp_tx", |s| s.xsk.xdp_tx),
-        ("rx_xsk_pass", |s| s.xsk.pass),
-        ("rx_xsk_copy_err", |s| s.xsk.copy_err),
-        ("rx_xsk_truncated", |s| s.xsk_rx.rx_truncated),
-        ("rx_xsk_buff_alloc_err", |s| s.xsk.alloc_err),
-        ("rx_xsk_cqes", |s| s.xsk_rx.cqes),
-        ("rx_xsk_doorbells", |s| s.xsk_rx.doorbells),
-        ("tx_xsk_xmit", |s| s.xsk_sq.packets),
-        ("tx_xsk_full", |s| s.xsk_sq.stop_queue),
-        ("tx_xsk_err", |s| s.xsk.tx_err),
-        ("tx_xsk_cqe_err", |s| s.xsk_sq.tx_cqe_err),
-        ("tx_xsk_cqes", |s| s.xsk_sq.cqes),
-        ("tx_xsk_doorbells", |s| s.xsk_sq.doorbells),
-        // ndo_xsk_wakeup calls, those that found NAPI scheduled (marked missed), and the
-        // NAPI polls the others scheduled (MANA has no NOP WQE).
-        ("xsk_wakeups", |s| s.xsk.wakeups),
-        ("xsk_wakeup_missed", |s| s.xsk.wake_missed),
-        ("xsk_wakeup_napi", |s| s.xsk.wake_kicks),
-    ];
+    const ROWS: &'static [&'static [Row<ChannelStats<Self>>]] = &[SQ_ROWS, RQ_ROWS];
 
     // MANA's hardware counters (`mana_ethtool_stats`' `hc_*`).
     const HW: &'static [(&'static str, Get<GfStats>)] = &[
@@ -274,83 +188,20 @@ impl Family for Mana {
         ("hc_tx_err_gdma", |c| c.tx_err_gdma),
     ];
 
-    const TXQ: &'static [(&'static str, Get<ChannelStats<Self>>)] = &[
-        ("packets", |s| s.tx.packets),
-        ("bytes", |s| s.tx.bytes),
-        ("tso_packets", |s| s.tx.tso_packets),
-        ("tso_bytes", |s| s.tx.tso_bytes),
-        ("long_pkt_fmt", |s| s.tx.long_pkt_fmt),
-        ("short_pkt_fmt", |s| s.tx.short_pkt_fmt),
-        ("csum_partial", |s| s.tx.csum_partial),
-        ("mana_map_err", |s| s.tx.mana_map_err),
-        ("stop_queue", |s| s.tx.stop_queue),
-        ("wake_queue", |s| s.tx.wake_queue),
-        ("xmit_more", |s| s.tx.xmit_more),
-        ("dropped", |s| s.tx.dropped + s.tx_dropped),
-        ("cqes", |s| s.tx.cqes),
-        ("doorbells", |s| s.tx.doorbells),
-        ("xdp_xmit", |s| s.xdp.xmit),
-        ("xsk_xmit", |s| s.xsk_sq.packets),
-        ("xsk_cqes", |s| s.xsk_sq.cqes),
-    ];
-
-    const RXQ: &'static [(&'static str, Get<ChannelStats<Self>>)] = &[
-        ("packets", |s| s.rx_stack_packets()),
-        ("bytes", |s| s.rx_stack_bytes()),
-        ("csum_unnecessary", |s| s.rx_csum_unnecessary),
-        ("csum_none", |s| s.rx_csum_none),
-        ("cqes", |s| s.rx.cqes),
-        ("doorbells", |s| s.rx.doorbells),
-        ("polls_with_work", |s| s.rx.polls_with_work),
-        ("xdp_drop", |s| s.xdp.drop),
-        ("xdp_tx", |s| s.xdp.tx),
-        ("xdp_redirect", |s| s.xdp.redirect),
-        ("xsk_packets", |s| s.xsk_rx.packets),
-        ("xsk_xdp_redirect", |s| s.xsk.xdp_redirect),
-        ("xsk_xdp_drop", |s| s.xsk.xdp_drop),
-        ("xsk_buff_alloc_err", |s| s.xsk.alloc_err),
-    ];
-
-    const CH: &'static [(&'static str, Get<ChannelStats<Self>>)] = &[
-        ("arm", |s| s.arms),
-        ("poll", |s| s.rx.polls),
-        ("reopen", |s| s.reopen),
-    ];
-
     fn summary(s: &ChannelStats<Self>) -> Summary {
         Summary {
             tx_packets: s.tx.packets,
             tx_bytes: s.tx.bytes,
-            tx_dropped: s.tx.dropped + s.tx_dropped,
+            tx_dropped: s.tx.dropped + s.ch.tx_dropped,
             tx_errors: s.tx.tx_cqe_err + s.tx.tx_cqe_unknown_type,
             tx_stop: s.tx.stop_queue,
             tx_wake: s.tx.wake_queue,
             rx_packets: s.rx_stack_packets(),
             rx_bytes: s.rx_stack_bytes(),
-            rx_dropped: s.rx_dropped + s.rx.rx_dropped + s.rx.rx_truncated,
+            rx_dropped: s.ch.rx_dropped + s.rx.rx_dropped + s.rx.rx_truncated,
             rx_errors: s.rx.rx_coalesced_err + s.rx.rx_cqe_unknown_type + s.rx.cqe_bad,
             rx_alloc_fail: s.rx.rx_dropped,
         }
-    }
-
-    fn accumulate(a: &mut ChannelStats<Self>, b: &ChannelStats<Self>) {
-        macro_rules! sum {
-            ($side:ident; $($g:ident),+) => {
-                $( wadd(&mut a.$side.$g, b.$side.$g); )+
-            };
-        }
-        sum!(tx; packets, bytes, tso_packets, tso_bytes, short_pkt_fmt, long_pkt_fmt,
-            csum_partial, mana_map_err, stop_queue, wake_queue, tx_cqe_err, tx_cqe_unknown_type,
-            xmit_more, busy, dropped, cqes, cqe_bad, cq_overflow, cqe_discarded, wqes, bus,
-            doorbells);
-        sum!(rx; packets, bytes, rx_coalesced_err, rx_cqe_unknown_type, rx_truncated, rx_dropped,
-            cqes, cqe_bad, cq_overflow, cqe_discarded, wqes, doorbells, polls, polls_with_work);
-        sum!(xsk_sq; packets, bytes, short_pkt_fmt, long_pkt_fmt, mana_map_err, stop_queue,
-            wake_queue, tx_cqe_err, tx_cqe_unknown_type, busy, dropped, cqes, cqe_bad, cq_overflow,
-            cqe_discarded, wqes, bus, doorbells);
-        sum!(xsk_rx; packets, bytes, rx_coalesced_err, rx_cqe_unknown_type, rx_truncated,
-            rx_dropped, cqes, cqe_bad, cq_overflow, cqe_discarded, wqes, doorbells, polls,
-            polls_with_work);
     }
 }
 

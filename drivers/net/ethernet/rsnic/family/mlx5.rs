@@ -13,7 +13,6 @@
 //! function's commands, bring-up and events are `ctrl`.
 
 use crate::bus::Function;
-use crate::counters::wadd;
 use crate::dp::hw::Coherent;
 use crate::dp::mlx5::cmd::res;
 use crate::dp::mlx5::cmd::vport::VportCounters;
@@ -21,11 +20,10 @@ use crate::dp::mlx5::cq::Cq;
 use crate::dp::mlx5::eq::Eq;
 use crate::dp::mlx5::rq::{Rq, RqParams, RxCompletion};
 use crate::dp::mlx5::sq::{FifoEntry, Sq, SqParams, WqeInfo, BF_OFFSET};
-use crate::dp::mlx5::stats::{RxStats, TxStats};
 use crate::dp::pkt::DmaEntry;
 use crate::family::env::{RxEnv, TxSkb};
 use crate::family::params::{priv_flags, ChannelParams, Moderation, PrivFlags, MAX_CHANNELS};
-use crate::family::stats::ChannelStats;
+use crate::family::stats::{ChannelStats, Row};
 use crate::family::{filled, Control, Family, Get, OpenCtx, Opened, RingLimits, Summary};
 use crate::kdma::KCoherent;
 use crate::kernel_ext::net::device::{MacChange, RxMode};
@@ -38,6 +36,9 @@ use kernel::sync::Arc;
 
 mod ctrl;
 mod datapath;
+mod stats;
+
+use stats::{RQ_ROWS, SQ_ROWS};
 
 use ctrl::cmd_errno;
 
@@ -155,92 +156,7 @@ impl Family for Mlx5 {
     const RX_SCATTER: bool = true;
     const QUEUE_INFIX: &'static str = "";
 
-    const GLOBAL: &'static [(&'static str, Get<ChannelStats<Self>>)] = &[
-        ("tx_packets", |s| s.tx.packets),
-        ("tx_bytes", |s| s.tx.bytes),
-        ("tx_mpwqe_blks", |s| s.tx.mpwqe_blks),
-        ("tx_mpwqe_pkts", |s| s.tx.mpwqe_pkts),
-        // MPWQE packets inlined whole (a device that demands inline headers; rsnic's).
-        ("tx_mpwqe_inlnw", |s| s.tx.inlnw),
-        ("tx_xmit_more", |s| s.tx.xmit_more),
-        ("tx_nop", |s| s.tx.nop),
-        ("tx_queue_stopped", |s| s.tx.stopped),
-        ("tx_queue_wake", |s| s.tx.wake),
-        ("tx_queue_dropped", |s| s.tx.dropped + s.tx_dropped),
-        ("tx_cqes", |s| s.tx.cqes),
-        ("tx_cqe_err", |s| s.tx.cqe_err),
-        ("tx_recover", |s| s.tx_recover),
-        ("tx_timeout", |s| s.tx_timeout),
-        ("tx_timeout_recovered", |s| s.tx_timeout_recovered),
-        ("ch_eq_rearm", |s| s.eq_rearm),
-        // Reopens of the channels after a fault no queue reset covers (rsnic's).
-        ("ch_reopen", |s| s.reopen),
-        ("ch_events", |s| s.events),
-        ("ch_dim_changes", |s| s.dim_changes),
-        // Transmits refused in hard interrupt context (netpoll; rsnic's).
-        ("tx_hardirq_busy", |s| s.tx_hardirq_busy),
-        ("tx_wqes", |s| s.tx.wqes),
-        ("tx_doorbells", |s| s.tx.doorbells),
-        ("rx_packets", |s| s.rx_stack_packets()),
-        ("rx_bytes", |s| s.rx_stack_bytes()),
-        ("rx_wqe_err", |s| s.rx.wqe_err),
-        ("rx_recover", |s| s.rx_recover),
-        ("rx_cqe_bad", |s| s.rx.cqe_bad),
-        ("rx_cqe_discarded", |s| s.rx.cqe_discarded),
-        ("rx_buff_alloc_err", |s| s.rx.buff_alloc_err),
-        ("rx_cqe_compress_blks", |s| s.rx.cqe_compress_blks),
-        ("rx_cqe_compress_pkts", |s| s.rx.cqe_compress_pkts),
-        ("rx_dropped", |s| s.rx_dropped),
-        ("rx_csum_unnecessary", |s| s.rx_csum_unnecessary),
-        ("rx_csum_none", |s| s.rx_csum_none),
-        ("rx_dbr_writes", |s| s.rx.dbr_writes),
-        ("rx_polls", |s| s.rx.polls),
-        // Packets received over several pages (RX scatter, MTU above a page; rsnic's).
-        ("rx_scatter_pkts", |s| s.rx.scatter_pkts),
-        // XDP (mlx5e's names; rx_xdp_aborted, rx_xdp_pass and the doorbells are rsnic's).
-        ("rx_xdp_drop", |s| s.xdp.drop),
-        ("rx_xdp_redirect", |s| s.xdp.redirect),
-        ("rx_xdp_tx_xmit", |s| s.xdpsq.packets),
-        ("rx_xdp_tx_mpwqe", |s| s.xdpsq.mpwqe_blks),
-        ("rx_xdp_tx_inlnw", |s| s.xdpsq.inlnw),
-        ("rx_xdp_tx_nops", |s| s.xdpsq.nop),
-        ("rx_xdp_tx_full", |s| s.xdp.tx_full),
-        ("rx_xdp_tx_err", |s| s.xdp.tx_err),
-        ("rx_xdp_tx_cqe", |s| s.xdpsq.cqes),
-        ("tx_xdp_xmit", |s| s.xdp_rd.packets),
-        ("tx_xdp_mpwqe", |s| s.xdp_rd.mpwqe_blks),
-        ("tx_xdp_inlnw", |s| s.xdp_rd.inlnw),
-        ("tx_xdp_nops", |s| s.xdp_rd.nop),
-        ("tx_xdp_full", |s| s.xdp.xmit_full),
-        ("tx_xdp_err", |s| s.xdp.xmit_err),
-        ("tx_xdp_cqes", |s| s.xdp_rd.cqes),
-        ("rx_xdp_aborted", |s| s.xdp.aborted),
-        ("rx_xdp_pass", |s| s.xdp.pass),
-        ("rx_xdp_tx_doorbells", |s| s.xdpsq.doorbells),
-        ("tx_xdp_doorbells", |s| s.xdp_rd.doorbells),
-        // AF_XDP zero-copy (mlx5e's names; the wakeups and copies are rsnic's).
-        ("rx_xsk_packets", |s| s.xsk_rx.packets),
-        ("rx_xsk_bytes", |s| s.xsk_rx.bytes),
-        ("rx_xsk_xdp_drop", |s| s.xsk.xdp_drop),
-        ("rx_xsk_xdp_redirect", |s| s.xsk.xdp_redirect),
-        ("rx_xsk_xdp_tx", |s| s.xsk.xdp_tx),
-        ("rx_xsk_pass", |s| s.xsk.pass),
-        ("rx_xsk_copy_err", |s| s.xsk.copy_err),
-        ("rx_xsk_wqe_err", |s| s.xsk_rx.wqe_err),
-        ("rx_xsk_buff_alloc_err", |s| s.xsk.alloc_err),
-        ("tx_xsk_xmit", |s| s.xsk_sq.packets),
-        ("tx_xsk_mpwqe", |s| s.xsk_sq.mpwqe_blks),
-        ("tx_xsk_inlnw", |s| s.xsk_sq.inlnw),
-        ("tx_xsk_full", |s| s.xsk_sq.stopped),
-        ("tx_xsk_err", |s| s.xsk.tx_err),
-        ("tx_xsk_cqes", |s| s.xsk_sq.cqes),
-        ("tx_xsk_doorbells", |s| s.xsk_sq.doorbells),
-        // ndo_xsk_wakeup calls, those that found NAPI scheduled (marked missed), and the
-        // NOPs the others posted on the ICO SQ (rsnic's).
-        ("xsk_wakeups", |s| s.xsk.wakeups),
-        ("xsk_wakeup_missed", |s| s.xsk.wake_missed),
-        ("xsk_wakeup_nops", |s| s.xsk.wake_kicks),
-    ];
+    const ROWS: &'static [&'static [Row<ChannelStats<Self>>]] = &[SQ_ROWS, RQ_ROWS];
 
     // mlx5e's Q counter (`q_stats_desc`, QUERY_Q_COUNTER of the port's counter set, which
     // every RQ names), then its vport counters (`vport_stats_desc`, QUERY_VPORT_COUNTER).
@@ -268,87 +184,20 @@ impl Family for Mlx5 {
         ("tx_vport_broadcast_bytes", |c| c.vport.tx_broadcast.octets),
     ];
 
-    const TXQ: &'static [(&'static str, Get<ChannelStats<Self>>)] = &[
-        ("packets", |s| s.tx.packets),
-        ("bytes", |s| s.tx.bytes),
-        ("mpwqe_blks", |s| s.tx.mpwqe_blks),
-        ("mpwqe_pkts", |s| s.tx.mpwqe_pkts),
-        ("xmit_more", |s| s.tx.xmit_more),
-        ("nop", |s| s.tx.nop),
-        ("stopped", |s| s.tx.stopped),
-        ("wake", |s| s.tx.wake),
-        ("dropped", |s| s.tx.dropped + s.tx_dropped),
-        ("cqes", |s| s.tx.cqes),
-        ("cqe_err", |s| s.tx.cqe_err),
-        ("recover", |s| s.tx_recover),
-        ("doorbells", |s| s.tx.doorbells),
-        ("xdp_xmit", |s| s.xdp_rd.packets),
-        ("xdp_mpwqe", |s| s.xdp_rd.mpwqe_blks),
-        ("xdp_inlnw", |s| s.xdp_rd.inlnw),
-        ("xdp_full", |s| s.xdp.xmit_full),
-        ("xdp_err", |s| s.xdp.xmit_err),
-        ("xdp_cqes", |s| s.xdp_rd.cqes),
-        ("xsk_xmit", |s| s.xsk_sq.packets),
-        ("xsk_cqes", |s| s.xsk_sq.cqes),
-    ];
-
-    const RXQ: &'static [(&'static str, Get<ChannelStats<Self>>)] = &[
-        ("packets", |s| s.rx_stack_packets()),
-        ("bytes", |s| s.rx_stack_bytes()),
-        ("csum_unnecessary", |s| s.rx_csum_unnecessary),
-        ("csum_none", |s| s.rx_csum_none),
-        ("wqe_err", |s| s.rx.wqe_err),
-        ("recover", |s| s.rx_recover),
-        ("buff_alloc_err", |s| s.rx.buff_alloc_err),
-        ("cqe_compress_blks", |s| s.rx.cqe_compress_blks),
-        ("cqe_compress_pkts", |s| s.rx.cqe_compress_pkts),
-        ("xdp_drop", |s| s.xdp.drop),
-        ("xdp_redirect", |s| s.xdp.redirect),
-        ("xdp_tx_xmit", |s| s.xdpsq.packets),
-        ("xdp_tx_mpwqe", |s| s.xdpsq.mpwqe_blks),
-        ("xdp_tx_inlnw", |s| s.xdpsq.inlnw),
-        ("xdp_tx_nops", |s| s.xdpsq.nop),
-        ("xdp_tx_full", |s| s.xdp.tx_full),
-        ("xdp_tx_err", |s| s.xdp.tx_err),
-        ("xdp_tx_cqes", |s| s.xdpsq.cqes),
-        ("xsk_packets", |s| s.xsk_rx.packets),
-        ("xsk_xdp_redirect", |s| s.xsk.xdp_redirect),
-        ("xsk_xdp_drop", |s| s.xsk.xdp_drop),
-        ("xsk_buff_alloc_err", |s| s.xsk.alloc_err),
-    ];
-
-    const CH: &'static [(&'static str, Get<ChannelStats<Self>>)] = &[
-        ("arm", |s| s.arms),
-        ("poll", |s| s.rx.polls),
-        ("eq_rearm", |s| s.eq_rearm),
-        ("reopen", |s| s.reopen),
-        ("events", |s| s.events),
-        ("dim_changes", |s| s.dim_changes),
-    ];
-
     fn summary(s: &ChannelStats<Self>) -> Summary {
         Summary {
             tx_packets: s.tx.packets,
             tx_bytes: s.tx.bytes,
-            tx_dropped: s.tx.dropped + s.tx_dropped,
+            tx_dropped: s.tx.dropped + s.ch.tx_dropped,
             tx_errors: s.tx.cqe_err,
             tx_stop: s.tx.stopped,
             tx_wake: s.tx.wake,
             rx_packets: s.rx_stack_packets(),
             rx_bytes: s.rx_stack_bytes(),
-            rx_dropped: s.rx_dropped,
+            rx_dropped: s.ch.rx_dropped,
             rx_errors: s.rx.wqe_err,
             rx_alloc_fail: s.rx.buff_alloc_err,
         }
-    }
-
-    fn accumulate(a: &mut ChannelStats<Self>, b: &ChannelStats<Self>) {
-        add_tx(&mut a.tx, &b.tx);
-        add_tx(&mut a.xdpsq, &b.xdpsq);
-        add_tx(&mut a.xdp_rd, &b.xdp_rd);
-        add_tx(&mut a.xsk_sq, &b.xsk_sq);
-        add_rx(&mut a.rx, &b.rx);
-        add_rx(&mut a.xsk_rx, &b.xsk_rx);
     }
 
     // mlx5e_build_nic_params: both MPWQE flags follow the capability
@@ -901,60 +750,4 @@ impl Control for Mlx5 {
         rq.post(env);
         Ok(Some((rq, rqn)))
     }
-}
-
-/// Adds the SQ counters `b` into `a`.
-fn add_tx(a: &mut TxStats, b: &TxStats) {
-    macro_rules! sum {
-        ($($g:ident),+) => {
-            $( wadd(&mut a.$g, b.$g); )+
-        };
-    }
-    sum!(
-        packets,
-        bytes,
-        tso_packets,
-        tso_bytes,
-        added_vlan_packets,
-        csum_none,
-        csum_partial,
-        csum_partial_inner,
-        nop,
-        mpwqe_blks,
-        mpwqe_pkts,
-        inlnw,
-        xmit_more,
-        stopped,
-        wake,
-        dropped,
-        busy,
-        cqes,
-        cqe_err,
-        cqe_bad,
-        wqes,
-        doorbells
-    );
-}
-
-/// Adds the RQ counters `b` into `a`.
-fn add_rx(a: &mut RxStats, b: &RxStats) {
-    macro_rules! sum {
-        ($($g:ident),+) => {
-            $( wadd(&mut a.$g, b.$g); )+
-        };
-    }
-    sum!(
-        packets,
-        bytes,
-        wqe_err,
-        buff_alloc_err,
-        cqe_compress_blks,
-        cqe_compress_pkts,
-        cqes,
-        cqe_bad,
-        dbr_writes,
-        polls,
-        cqe_discarded,
-        scatter_pkts
-    );
 }

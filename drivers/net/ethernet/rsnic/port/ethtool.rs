@@ -8,7 +8,7 @@
 
 use crate::channel::dim::dim_default;
 use crate::family::params::{Coalesce, Moderation, PrivFlag, PrivFlags, MAX_CHANNELS};
-use crate::family::stats::ChannelStats;
+use crate::family::stats::{ChannelStats, Scope};
 use crate::family::Family;
 use crate::kernel_ext::net::device::Device;
 use crate::kernel_ext::net::ethtool;
@@ -313,23 +313,27 @@ impl<F: Family> ethtool::Operations for PortOps<F> {
 
     fn stats_count(_dev: &Device, port: ArcBorrow<'_, Port<F>>) -> usize {
         let n = port.channel_count() as usize;
-        F::GLOBAL.len() + F::HW.len() + n * (F::TXQ.len() + F::RXQ.len() + F::CH.len())
+        let queue_rows: usize = QUEUE_SCOPES
+            .iter()
+            .map(|(_, scope)| rows::<F>(*scope))
+            .sum();
+        rows::<F>(Scope::Global) + F::HW.len() + n * queue_rows
     }
 
     fn stats_strings(_dev: &Device, port: ArcBorrow<'_, Port<F>>, out: &mut Strings<'_>) {
-        for (name, _) in F::GLOBAL {
-            out.push_fmt(format_args!("{}", name));
-        }
+        ChannelStats::<F>::for_each_row(Scope::Global, |r| {
+            out.push_fmt(format_args!("{}", r.name));
+        });
         for (name, _) in F::HW {
             out.push_fmt(format_args!("{}", name));
         }
         let n = port.channel_count();
         let sep = F::QUEUE_INFIX;
-        for (dir, table) in [("tx", F::TXQ), ("rx", F::RXQ), ("ch", F::CH)] {
+        for (dir, scope) in QUEUE_SCOPES {
             for i in 0..n {
-                for (name, _) in table {
-                    out.push_fmt(format_args!("{}{}{}_{}", dir, sep, i, name));
-                }
+                ChannelStats::<F>::for_each_row(scope, |r| {
+                    out.push_fmt(format_args!("{}{}{}_{}", dir, sep, i, r.name));
+                });
             }
         }
     }
@@ -354,31 +358,38 @@ impl<F: Family> ethtool::Operations for PortOps<F> {
         // Each queue is read once, and the totals are the sum of the very values shown per
         // queue: a packet that arrives during the read counts in both or in neither, so the
         // per-queue rows of one `ethtool -S` add up to its totals.
-        let (lt, lr, lc) = (F::TXQ.len(), F::RXQ.len(), F::CH.len());
-        let txq_at = F::GLOBAL.len() + F::HW.len();
-        let (rxq_at, ch_at) = (txq_at + n * lt, txq_at + n * (lt + lr));
+        let global = rows::<F>(Scope::Global);
+        // Where each queue scope's rows start: n queues' worth of rows each, after the
+        // totals and the hardware counters.
+        let lens = QUEUE_SCOPES.map(|(_, scope)| rows::<F>(scope));
+        let mut starts = [0usize; 3];
+        let mut next = global + F::HW.len();
+        for (start, len) in starts.iter_mut().zip(lens) {
+            *start = next;
+            next += n * len;
+        }
         let mut sum = ChannelStats::<F>::default();
         for i in 0..MAX_CHANNELS {
             let s = port.queue_stats(i);
             if i < n {
-                for (at, len, table) in [
-                    (txq_at, lt, F::TXQ),
-                    (rxq_at, lr, F::RXQ),
-                    (ch_at, lc, F::CH),
-                ] {
-                    for (k, (_, f)) in table.iter().enumerate() {
-                        put(at + i * len + k, f(&s));
-                    }
+                for (k, (_, scope)) in QUEUE_SCOPES.into_iter().enumerate() {
+                    let mut at = starts[k] + i * lens[k];
+                    ChannelStats::<F>::for_each_row(scope, |r| {
+                        put(at, (r.get)(&s));
+                        at += 1;
+                    });
                 }
             }
             sum.accumulate(&s);
         }
         port.finish_sum(&mut sum);
-        for (k, (_, f)) in F::GLOBAL.iter().enumerate() {
-            put(k, f(&sum));
-        }
+        let mut at = 0;
+        ChannelStats::<F>::for_each_row(Scope::Global, |r| {
+            put(at, (r.get)(&sum));
+            at += 1;
+        });
         for (k, (_, f)) in F::HW.iter().enumerate() {
-            put(F::GLOBAL.len() + k, f(&hw));
+            put(global + k, f(&hw));
         }
     }
 
@@ -761,4 +772,16 @@ impl<F: Family> ethtool::Operations for PortOps<F> {
         }
         Ok(())
     }
+}
+
+/// The per-queue and per-channel scopes of `ethtool -S`, in order, with their row prefix
+/// (`tx<N>_`, `rx<N>_`, `ch<N>_`, with the family's infix).
+const QUEUE_SCOPES: [(&str, Scope); 3] =
+    [("tx", Scope::Txq), ("rx", Scope::Rxq), ("ch", Scope::Ch)];
+
+/// How many rows of `scope` family `F` shows.
+fn rows<F: Family>(scope: Scope) -> usize {
+    let mut n = 0;
+    ChannelStats::<F>::for_each_row(scope, |_| n += 1);
+    n
 }

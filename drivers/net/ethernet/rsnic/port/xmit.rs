@@ -35,12 +35,14 @@ impl<F: Family> PortShared<F> {
     /// Netpoll retries a refused packet, then sends it from its work.
     pub(crate) fn xmit(&self, dev: &Device, skb: SkBuff, ctx: &mut XmitCtx) -> Result<(), SkBuff> {
         if let XmitContext::HardIrq = xmit_context() {
-            self.hardirq_busy.fetch_add(1, Ordering::Relaxed);
+            self.counters
+                .tx_hardirq_busy
+                .fetch_add(1, Ordering::Relaxed);
             return Err(skb);
         }
         let q = u32::from(skb.queue_mapping());
         let Some(txq) = dev.tx_queue(q) else {
-            self.dropped_closed.fetch_add(1, Ordering::Relaxed);
+            self.counters.tx_dropped.fetch_add(1, Ordering::Relaxed);
             skb.drop_any(DropReason::DevReady);
             return Ok(());
         };
@@ -123,9 +125,9 @@ impl<F: Family> PortShared<F> {
                     // A frame the SQ cannot take is dropped here (it is an skb now) and
                     // counted, as mlx5e counts its XDP SQ's refusals.
                     self.xmit_xdp_skb(dev, q, skb, |side, r| match r {
-                        Ok(()) => side.xdp_xmit += 1,
-                        Err(TxRejectReason::Busy) => side.xdp_xmit_full += 1,
-                        Err(_) => side.xdp_xmit_err += 1,
+                        Ok(()) => side.xdp.xmit += 1,
+                        Err(TxRejectReason::Busy) => side.xdp.xmit_full += 1,
+                        Err(_) => side.xdp.xmit_err += 1,
                     });
                 }
                 Err(f) => {

@@ -115,6 +115,8 @@ impl DataPath for Mana {
         r.completions > 0 || r.overflow
     }
 
+    const IRQ_BAD_EVENTS: bool = true;
+
     fn irq_bad_events(eq: &Eq<KCoherent>) -> u64 {
         eq.bad_cq
     }
@@ -271,5 +273,9 @@ impl DataPath for Mana {
 
     fn tx_bytes(s: &TxStats) -> u64 {
         s.bytes
+    }
+
+    fn tx_dropped(s: &TxStats) -> u64 {
+        s.dropped
     }
 }

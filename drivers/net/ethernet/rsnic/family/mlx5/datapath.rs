@@ -282,4 +282,8 @@ impl DataPath for Mlx5 {
     fn tx_bytes(s: &TxStats) -> u64 {
         s.bytes
     }
+
+    fn tx_dropped(s: &TxStats) -> u64 {
+        s.dropped
+    }
 }
