@@ -68,8 +68,8 @@ impl<E: PrivFlag> PrivFlags<E> {
     /// No flag set.
     pub(crate) const NONE: Self = Self::from_ethtool(0);
 
-    /// The set ethtool's flag word `bits` names (`ethtool --set-priv-flags`; bits beyond
-    /// the family's flags are kept, as ethtool gave them).
+    /// The set ethtool's flag word `bits` names (`ethtool --set-priv-flags`, whose adapter
+    /// refuses bits beyond the family's flags).
     pub(crate) const fn from_ethtool(bits: u32) -> Self {
         Self {
             bits,
