@@ -2,9 +2,11 @@
 # The layering rules of Documentation/networking/device_drivers/ethernet/rsnic-layers.rst,
 # checked on the sources (comments aside): each part may use only what is below it or
 # beside it on its side of the hardware line. Prints every violation; fails if there is one.
-#   driver  channel.rs port.rs xdp.rs family.rs family/ kdma.rs: not the device
+#   driver  channel.rs channel/ port.rs port/ xdp.rs family.rs family/ kdma.rs: not the device
 #           model (sim/) nor its hosts (host/, realpci.rs) nor the PCI abstractions; the
-#           device through bus.rs only
+#           device through bus.rs only. Within it, from the top: port, channel, the family
+#           contract (family.rs, family/: the traits, the vocabulary they speak, the
+#           families), then xdp.rs; none uses what is above it
 #   host/ realpci.rs  the device's side (in-kernel host, real PCI functions): not the
 #           driver (channel, port, xdp, family, link, driver)
 #   bus.rs  the boundary's kernel side, implemented by the host: not the driver
@@ -20,7 +22,7 @@ bad=0
 rule() {
 	local pat=$1 hits
 	shift
-	hits=$(grep -nE "$pat" "$@" 2>/dev/null | grep -vE '^[^:]+:[0-9]+:\s*//' || true)
+	hits=$(grep -HnE "$pat" "$@" 2>/dev/null | grep -vE '^[^:]+:[0-9]+:\s*//' || true)
 	if [ -n "$hits" ]; then
 		while IFS= read -r h; do echo "layering: $h"; done <<<"$hits"
 		bad=1
@@ -28,11 +30,16 @@ rule() {
 }
 
 mapfile -t family < <(find family -name '*.rs')
+mapfile -t channel < <(find channel -name '*.rs')
+mapfile -t port < <(find port -name '*.rs')
 mapfile -t host < <(find host -name '*.rs')
 mapfile -t dp < <(find dp -name '*.rs')
 mapfile -t sim < <(find sim -name '*.rs')
-driver=(channel.rs port.rs xdp.rs family.rs kdma.rs "${family[@]}")
+driver=(channel.rs "${channel[@]}" port.rs "${port[@]}" xdp.rs family.rs kdma.rs "${family[@]}")
 rule '\b(crate::)?(sim|host|realpci)::|kernel_ext::pci\b' "${driver[@]}"
+rule 'crate::port\b' channel.rs "${channel[@]}"
+rule 'crate::(channel|port)\b' family.rs "${family[@]}"
+rule 'crate::(channel|port|family)\b' xdp.rs
 rule 'crate::(channel|port|xdp|family|link|driver)\b' "${host[@]}" realpci.rs bus.rs
 rule '\bkernel::|crate::(sim|host|kernel_ext|channel|port|family|bus)\b' "${dp[@]}"
 # Every module of dp/ but hw and bytes is the driver's: sim/ names them one by one (no

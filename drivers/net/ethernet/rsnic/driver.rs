@@ -18,14 +18,15 @@
 //! engine and ports.
 
 use crate::bus::{Function, Kind};
-use crate::channel::MAX_CHANNELS;
+use crate::family::params::MAX_CHANNELS;
 use crate::family::{mana::Mana, mlx5::Mlx5, Family};
 use crate::host::Host;
 use crate::kernel_ext::pci::{
     pci_device_table, DeviceId, PciDevice, PciDriver, Registration as PciRegistration,
 };
 use crate::kernel_ext::{dma::SimDriver, net::device::Registration, params};
-use crate::port::{Port, PortOps, MAX_MTU, MIN_MTU};
+use crate::port::netdev::PortOps;
+use crate::port::{Port, MAX_MTU, MIN_MTU};
 use crate::realpci::PciFunction;
 use core::sync::atomic::{AtomicU32, AtomicUsize, Ordering};
 use kernel::{c_str, fmt, prelude::*, str::CString, sync::Arc};

@@ -8,15 +8,31 @@
 //! event queue behind the interrupt) and its counter names. It reaches its device only
 //! through the bus ([`crate::bus::Function`]: registers, DMA memory, vectors). Every
 //! call is resolved at compile time (monomorphised): there is no function pointer on the
-//! transmit or NAPI path. The counter tables of `ethtool -S` are function pointers, read on
-//! the control path only.
+//! transmit or NAPI path. The rows of `ethtool -S` ([`stats::Row`]) are function pointers,
+//! read on the control path only.
+//!
+//! The contract sits below the code that uses it (`channel`, `port`): the vocabulary its
+//! traits speak lives here too, and nothing here uses the channel or port code
+//! (`scripts/check-layers.sh` checks it). `params`: what channels are built with
+//! ([`params::ChannelParams`], [`params::Moderation`], the typed private flags); `env`: the
+//! kernel adapters the data path calls back into ([`env::TxSkb`], [`env::TxEnv`],
+//! [`env::RxEnv`]); `stats`: a channel's counters ([`stats::ChannelStats`]). The XDP
+//! vocabulary (`crate::xdp`) is below it.
+//!
+//! Upstream counterpart: none as one file; what mlx5e keeps in `en.h` (the params and
+//! stats structures its files share) and what `mana.h` declares.
 
+pub(crate) mod env;
 pub(crate) mod mana;
 pub(crate) mod mlx5;
+pub(crate) mod params;
+pub(crate) mod stats;
 
 use crate::bus::{Bar, Function};
-use crate::channel::{ChannelParams, ChannelStats, Moderation, RxEnv, TxEnv, TxSkb};
 use crate::dp::pkt::{RxFrags, TxReject, TxRejectReason};
+use crate::family::env::{RxEnv, TxEnv, TxSkb};
+use crate::family::params::{ChannelParams, Moderation, PrivFlag, PrivFlags};
+use crate::family::stats::{ChannelStats, Counters, Row};
 use crate::kernel_ext::net::device::{MacChange, RxMode};
 use crate::kernel_ext::net::page_pool::{PagePool, RxPage};
 use crate::kernel_ext::net::xsk::XskBuf;
@@ -145,10 +161,10 @@ pub(crate) trait DataPath: Sized + Send + Sync + 'static {
     type Rx: Send;
     /// Per-channel interrupt state.
     type Irq: Send;
-    /// Per-SQ counters.
-    type TxStats: Copy + Default + Send;
-    /// Per-RQ counters.
-    type RxStats: Copy + Default + Send;
+    /// Per-SQ counters (declared with [`crate::family::stats::counters!`]'s view of them).
+    type TxStats: Counters;
+    /// Per-RQ counters (likewise).
+    type RxStats: Counters;
     /// An XDP SQ with its CQ (see [`crate::xdp`]); families without XDP SQs use `()`
     /// (MANA has only the XSK SQ).
     type XdpSq: Send;
@@ -199,6 +215,9 @@ pub(crate) trait DataPath: Sized + Send + Sync + 'static {
     fn irq_bad_events(_irq: &Self::Irq) -> u64 {
         0
     }
+    /// Whether [`DataPath::irq_bad_events`] counts anything (`ethtool -S` shows it then, as
+    /// `eqe_bad_cq`).
+    const IRQ_BAD_EVENTS: bool = false;
     /// TX counters and CQ arms.
     fn tx_stats(sq: &Self::Sq) -> (Self::TxStats, u64);
     /// RX counters and CQ arms.
@@ -306,6 +325,8 @@ pub(crate) trait DataPath: Sized + Send + Sync + 'static {
     fn tx_packets(s: &Self::TxStats) -> u64;
     /// Bytes an SQ sent.
     fn tx_bytes(s: &Self::TxStats) -> u64;
+    /// Packets an SQ refused or dropped (`tx_queue_dropped`, with the channel's own).
+    fn tx_dropped(s: &Self::TxStats) -> u64;
 }
 
 /// The control path of a family: bring-up and teardown through the device's control
@@ -321,6 +342,9 @@ pub(crate) trait Control: DataPath {
     type HwCounters: Copy + Default + Send;
     /// Ids of a channel's device queues, for teardown (unused ones `None`).
     type Queues: Copy + Default + Send + Sync;
+    /// The family's private flags (`ethtool --show-priv-flags`), with the family's upstream
+    /// names: the channels are built with a [`PrivFlags`] set of them.
+    type PrivFlag: PrivFlag;
 
     /// Asks the device for the port's hardware counters (`ethtool -S`). Sleeps.
     fn query_counters(hw: &Arc<Function>, func: &Arc<Self::Func>) -> Result<Self::HwCounters>;
@@ -341,7 +365,7 @@ pub(crate) trait Control: DataPath {
     /// as upstream's EQs do).
     fn channel_vector(hw: &Function, func: &Self::Func, ch: u32) -> Option<usize>;
     /// Most channels the port can have (`ethtool -l`'s maximum, at most
-    /// [`crate::channel::MAX_CHANNELS`]).
+    /// [`crate::family::params::MAX_CHANNELS`]).
     fn max_channels(hw: &Function, func: &Self::Func) -> u32;
     /// Undoes [`Family::bring_up`] (at removal; failures are logged). Sleeps.
     fn tear_down(hw: &Arc<Function>, func: &Self::Func);
@@ -380,7 +404,10 @@ pub(crate) trait Control: DataPath {
     }
 
     /// Why the device cannot run with private flags `flags` (`None`: it can).
-    fn refuse_pflags(_func: &Self::Func, _flags: u32) -> Option<&'static str> {
+    fn refuse_pflags(
+        _func: &Self::Func,
+        _flags: PrivFlags<Self::PrivFlag>,
+    ) -> Option<&'static str> {
         None
     }
 
@@ -425,7 +452,7 @@ pub(crate) trait Control: DataPath {
     fn open(
         ctx: &OpenCtx<'_, Self>,
         queues: &mut Self::Queues,
-        p: &ChannelParams,
+        p: &ChannelParams<Self::PrivFlag>,
     ) -> Result<Opened<Self>>;
     /// Destroys the device queues in `queues` (queues before their CQs, CQs before EQs).
     /// Sleeps.
@@ -537,7 +564,7 @@ pub(crate) trait Control: DataPath {
     fn xdp_sq_open(
         _ctx: &OpenCtx<'_, Self>,
         _queues: &mut Self::Queues,
-        _p: &ChannelParams,
+        _p: &ChannelParams<Self::PrivFlag>,
         _kind: XdpSqKind,
     ) -> Result<Option<Self::XdpSq>> {
         Ok(None)
@@ -585,7 +612,7 @@ pub(crate) trait Control: DataPath {
     fn xsk_rq_open(
         _ctx: &OpenCtx<'_, Self>,
         _queues: &mut Self::Queues,
-        _p: &ChannelParams,
+        _p: &ChannelParams<Self::PrivFlag>,
         _buf_size: u32,
         _env: &mut XskRxEnv<'_>,
     ) -> Result<Option<(Self::XskRx, u32)>> {
@@ -594,16 +621,14 @@ pub(crate) trait Control: DataPath {
 }
 
 /// One device family: its data path, its control path, and what the stack and ethtool see
-/// (names, flags, ring limits, counter tables). See the module documentation.
+/// (names, flags, ring limits, counter rows). See the module documentation.
 pub(crate) trait Family: Control {
     /// Name of the family in the `family` module parameter.
     const NAME: &'static str;
     /// What `ethtool -i` reports as firmware version.
     const FW_VERSION: &'static str;
-    /// Private flags (`ethtool --show-priv-flags`), bit 0 first.
-    const PRIV_FLAGS: &'static [&'static CStr];
     /// Private flags at load.
-    const DEFAULT_PFLAGS: u32;
+    const DEFAULT_PFLAGS: PrivFlags<Self::PrivFlag>;
     /// SQ ring limits.
     const SQ_RING: RingLimits;
     /// RQ ring limits.
@@ -622,21 +647,16 @@ pub(crate) trait Family: Control {
     /// longer than a page is scattered over order-0 pages.
     const RX_SCATTER: bool = false;
 
-    /// Device-wide sums over the port's queues.
-    const GLOBAL: &'static [(&'static str, Get<ChannelStats<Self>>)];
+    /// The `ethtool -S` rows of the family's queue counters, with the family's upstream
+    /// names: the views of [`DataPath::TxStats`] and [`DataPath::RxStats`] that
+    /// [`crate::family::stats::counters!`] makes. (The family-neutral rows are
+    /// [`crate::family::stats`]'s, the same for every family.)
+    const ROWS: &'static [&'static [Row<ChannelStats<Self>>]];
     /// The port's hardware counters in `ethtool -S`, with the family's upstream names.
     const HW: &'static [(&'static str, Get<Self::HwCounters>)];
-    /// Per TX queue.
-    const TXQ: &'static [(&'static str, Get<ChannelStats<Self>>)];
-    /// Per RX queue.
-    const RXQ: &'static [(&'static str, Get<ChannelStats<Self>>)];
-    /// Per channel (`ch<N>_x`).
-    const CH: &'static [(&'static str, Get<ChannelStats<Self>>)];
 
     /// The family-independent counters.
     fn summary(s: &ChannelStats<Self>) -> Summary;
-    /// Adds the family counters of `b` into `a`.
-    fn accumulate(a: &mut ChannelStats<Self>, b: &ChannelStats<Self>);
 
     /// The firmware version the device reported, for `devlink dev info`: the version's
     /// devlink name and its value. Sleeps.
@@ -645,7 +665,7 @@ pub(crate) trait Family: Control {
     }
 
     /// The private flags a new port starts with, given what the device can do.
-    fn default_pflags(_func: &Self::Func) -> u32 {
+    fn default_pflags(_func: &Self::Func) -> PrivFlags<Self::PrivFlag> {
         Self::DEFAULT_PFLAGS
     }
 }
@@ -657,10 +677,4 @@ pub(crate) fn filled<T>(n: usize, mut f: impl FnMut() -> T) -> Result<KVec<T>> {
         v.push(f(), GFP_KERNEL)?;
     }
     Ok(v)
-}
-
-/// Adds `b` into `a`, wrapping like the counters.
-#[inline]
-pub(crate) fn wadd(a: &mut u64, b: u64) {
-    *a = a.wrapping_add(b);
 }

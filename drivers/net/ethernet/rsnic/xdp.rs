@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 
-//! XDP on a channel: what an XDP transmit queue carries, what it needs from the kernel, and
-//! the counters of the receive side's XDP actions.
+//! XDP on a channel: what an XDP transmit queue carries and what it needs from the kernel
+//! (the XDP counters are [`crate::family::stats::XdpStats`] and `XskStats`, with the
+//! channel's).
 //!
 //! A ConnectX channel has two XDP SQs, as an mlx5e channel does: one for `XDP_TX` (frames
 //! the channel's own program sends back, posted from its NAPI poll with one doorbell per
@@ -18,7 +19,6 @@ use crate::bus::Bar;
 use crate::dp::hw::{Barriers, DmaAddr, Mmio};
 use crate::dp::pkt::{DmaEntry, TxDmaMap, TxPacket, TxQueue as DpTxQueue};
 use crate::dp::pkt::{RxBufProvider, RxBuffer};
-use crate::family::wadd;
 use crate::kernel_ext::{
     dma::DmaDevice,
     net::{
@@ -206,58 +206,6 @@ impl DpTxQueue for XdpEnv<'_> {
     fn completed(&mut self, _pkts: u32, _bytes: u32) {}
 }
 
-/// Counters of the XDP actions on one RX queue (kept by the channel, family-independent).
-#[derive(Clone, Copy, Debug, Default)]
-pub(crate) struct XdpStats {
-    /// Frames the program dropped, aborted on, or failed to redirect (`rx_xdp_drop`).
-    pub(crate) drop: u64,
-    /// Of those, `XDP_ABORTED`, unknown actions and failed redirects (traced).
-    pub(crate) aborted: u64,
-    /// Frames redirected (`rx_xdp_redirect`).
-    pub(crate) redirect: u64,
-    /// Frames the program passed to the stack.
-    pub(crate) pass: u64,
-    /// `XDP_TX` verdicts (MANA's `rx_xdp_tx`; mlx5 counts what the XDP SQ took in its own
-    /// counters).
-    pub(crate) tx: u64,
-    /// `XDP_TX` frames dropped: the XDP SQ was full (`rx_xdp_tx_full`).
-    pub(crate) tx_full: u64,
-    /// `XDP_TX` frames dropped for another reason (`rx_xdp_tx_err`).
-    pub(crate) tx_err: u64,
-    /// Bytes of the frames a program consumed (dropped, redirected, sent back): what the RQ
-    /// received but the stack never saw.
-    pub(crate) consumed_bytes: u64,
-    /// Frames taken by `ndo_xdp_xmit` on this channel's queue (`tx_xdp_xmit` on MANA).
-    pub(crate) xmit: u64,
-    /// Redirected frames refused: the XDP SQ was full (`tx_xdp_full`).
-    pub(crate) xmit_full: u64,
-    /// Redirected frames refused for another reason (`tx_xdp_err`).
-    pub(crate) xmit_err: u64,
-}
-
-impl XdpStats {
-    /// Frames a program consumed: dropped (aborted included), redirected, or sent back
-    /// (`XDP_TX`, whether or not the XDP SQ took them).
-    pub(crate) fn consumed(&self) -> u64 {
-        self.drop.wrapping_add(self.redirect).wrapping_add(self.tx)
-    }
-
-    /// Adds `b` into `self`.
-    pub(crate) fn accumulate(&mut self, b: &Self) {
-        wadd(&mut self.drop, b.drop);
-        wadd(&mut self.aborted, b.aborted);
-        wadd(&mut self.redirect, b.redirect);
-        wadd(&mut self.pass, b.pass);
-        wadd(&mut self.tx, b.tx);
-        wadd(&mut self.tx_full, b.tx_full);
-        wadd(&mut self.tx_err, b.tx_err);
-        wadd(&mut self.consumed_bytes, b.consumed_bytes);
-        wadd(&mut self.xmit, b.xmit);
-        wadd(&mut self.xmit_full, b.xmit_full);
-        wadd(&mut self.xmit_err, b.xmit_err);
-    }
-}
-
 impl RxBuffer for XskBuf {
     fn dma_addr(&self) -> DmaAddr {
         XskBuf::dma_addr(self)
@@ -314,48 +262,5 @@ impl Barriers for XskRxEnv<'_> {
 
     fn wmb(&self) {
         self.mmio.wmb();
-    }
-}
-
-/// Counters of a channel's AF_XDP zero-copy queues (mlx5e's `rx_xsk_*`, `tx_xsk_*`).
-#[derive(Clone, Copy, Debug, Default)]
-pub(crate) struct XskStats {
-    /// Frames the program redirected (into the socket).
-    pub(crate) xdp_redirect: u64,
-    /// Frames dropped by the program, aborted or failed to redirect.
-    pub(crate) xdp_drop: u64,
-    /// Frames copied into skbs for the stack (XDP_PASS, or no program).
-    pub(crate) pass: u64,
-    /// XDP_TX verdicts (copied out of the UMEM and sent on the redirect SQ).
-    pub(crate) xdp_tx: u64,
-    /// XDP_PASS or XDP_TX frames lost for lack of memory.
-    pub(crate) copy_err: u64,
-    /// Rounds in which the fill ring ran dry (`rx_xsk_buff_alloc_err`).
-    pub(crate) alloc_err: u64,
-    /// TX descriptors the XSK SQ could not take (`tx_xsk_err`).
-    pub(crate) tx_err: u64,
-    /// `ndo_xsk_wakeup` calls that reached the channel (`xsk_wakeups`).
-    pub(crate) wakeups: u64,
-    /// Of those, the ones that found NAPI scheduled or running and marked it missed
-    /// (`xsk_wakeup_missed`): no NOP, no schedule.
-    pub(crate) wake_missed: u64,
-    /// The NOPs they posted on the ICO SQ (ConnectX, `xsk_wakeup_nops`), or the NAPI polls
-    /// they scheduled (MANA, `xsk_wakeup_napi`).
-    pub(crate) wake_kicks: u64,
-}
-
-impl XskStats {
-    /// Adds `b` into `self`.
-    pub(crate) fn accumulate(&mut self, b: &Self) {
-        wadd(&mut self.xdp_redirect, b.xdp_redirect);
-        wadd(&mut self.xdp_drop, b.xdp_drop);
-        wadd(&mut self.pass, b.pass);
-        wadd(&mut self.xdp_tx, b.xdp_tx);
-        wadd(&mut self.copy_err, b.copy_err);
-        wadd(&mut self.alloc_err, b.alloc_err);
-        wadd(&mut self.tx_err, b.tx_err);
-        wadd(&mut self.wakeups, b.wakeups);
-        wadd(&mut self.wake_missed, b.wake_missed);
-        wadd(&mut self.wake_kicks, b.wake_kicks);
     }
 }

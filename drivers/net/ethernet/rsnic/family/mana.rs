@@ -37,29 +37,31 @@
 //! the socket's TX ring, rung once per poll. MANA has no NOP WQE, so there is no ICO SQ:
 //! `ndo_xsk_wakeup` schedules the channel's NAPI directly. Counters: mlx5e's `rx_xsk_*`,
 //! `tx_xsk_*` names.
+//!
+//! Upstream counterpart: `mana_en.c` (`mana_create_txq`, `mana_create_rxq`,
+//! `mana_config_rss`) and the counter names of `mana_ethtool.c`. The data path is `datapath`
+//! (`mana_start_xmit`, `mana_poll`); the device's bring-up and requests are `ctrl`.
 
-use super::{
-    Control, DataPath, Family, Get, OpenCtx, Opened, QueueFault, RingLimits, RxMeta, Summary,
-    TxReaped,
-};
-use crate::bus::{Bar, Function};
-use crate::channel::{ChannelParams, ChannelStats, RxEnv, TxEnv, TxSkb, MAX_CHANNELS};
+use super::{Control, Family, Get, OpenCtx, Opened, RingLimits, RxMeta, Summary};
+use crate::bus::Function;
 use crate::dp::mana::gdma_req::{GDMA_RQ, GDMA_SQ};
 use crate::dp::mana::{
     cq::{Cq, Eq, EQ_MAX_CQS},
     fmt::{BU_SIZE, DB_CQ, DB_EQ, DB_RQ, DB_SQ, EQE_SIZE},
     gdma_req::GfStats,
-    rq::{Rq, RqError, RqParams, RxCompletion},
-    sq::{Sq, SqError, SqParams, TxPending, TX_POLL_MAX},
-    stats::{RxStats, TxStats},
+    rq::{Rq, RqParams, RxCompletion},
+    sq::{Sq, SqParams, TxPending},
 };
-use crate::dp::pkt::{DmaEntry, RxFrags, TxReject, TxRejectReason};
-use crate::family::{filled, wadd};
+use crate::dp::pkt::DmaEntry;
+use crate::family::env::{RxEnv, TxSkb};
+use crate::family::filled;
+use crate::family::params::{priv_flags, ChannelParams, PrivFlags, MAX_CHANNELS};
+use crate::family::stats::{ChannelStats, Row};
 use crate::kdma::KCoherent;
 use crate::kernel_ext::net::page_pool::RxPage;
 use crate::kernel_ext::net::xsk::XskBuf;
 use crate::rss::{Fields, Flow, RssChange, RssSpec, FLOWS, MAX_TABLE};
-use crate::xdp::{XdpEnv, XdpSqKind, XdpTx, XskRxEnv};
+use crate::xdp::{XdpSqKind, XdpTx, XskRxEnv};
 use kernel::{
     c_str, fmt,
     prelude::*,
@@ -68,10 +70,19 @@ use kernel::{
 };
 
 mod ctrl;
+mod datapath;
+mod stats;
 
-/// Private flag bit: ring the RQ doorbell for every re-posted WQE (the pre-2023 behaviour,
-/// kept only to measure what batching saves).
-pub(crate) const PFLAG_RX_DB_PER_PACKET: u32 = 1 << 0;
+use stats::{RQ_ROWS, SQ_ROWS};
+
+priv_flags! {
+    /// The private flags of a MANA port (upstream mana has none: the flag is rsnic's).
+    pub(crate) enum ManaFlag {
+        /// Ring the RQ doorbell for every re-posted WQE (the pre-2023 behaviour, kept only
+        /// to measure what batching saves).
+        RxDbPerPacket = "rx_db_per_packet",
+    }
+}
 
 /// Entries of a channel's EQ: one 4 KiB page, the smallest GDMA queue (its CQs, at most
 /// four, post at most one event each per arm).
@@ -139,8 +150,7 @@ fn db_page(ctx: &OpenCtx<'_, Mana>) -> Result<u32> {
 impl Family for Mana {
     const NAME: &'static str = "mana";
     const FW_VERSION: &'static str = "sim-mana";
-    const PRIV_FLAGS: &'static [&'static CStr] = &[c_str!("rx_db_per_packet")];
-    const DEFAULT_PFLAGS: u32 = 0;
+    const DEFAULT_PFLAGS: PrivFlags<ManaFlag> = PrivFlags::NONE;
 
     /// What a MANA device tells of its firmware: the GDMA protocol version it answered
     /// VERIFY_VF_DRIVER_VERSION with.
@@ -148,6 +158,7 @@ impl Family for Mana {
         let v = CString::try_from_fmt(fmt!("{}", func.gdma().gdma_protocol_ver()))?;
         Ok((c_str!("fw.gdma_protocol"), v))
     }
+
     // Queues are at least 4 KiB: 128 one-BU WQEs (upstream MANA's minimum ring size too).
     const SQ_RING: RingLimits = RingLimits {
         min: 7,
@@ -165,95 +176,7 @@ impl Family for Mana {
     const XSK_ZC: bool = true;
     const QUEUE_INFIX: &'static str = "_";
 
-    const GLOBAL: &'static [(&'static str, Get<ChannelStats<Self>>)] = &[
-        // MANA's names.
-        ("stop_queue", |s| s.tx.stop_queue),
-        ("wake_queue", |s| s.tx.wake_queue),
-        ("tx_cq_err", |s| s.tx.tx_cqe_err),
-        ("tx_cqe_unknown_type", |s| s.tx.tx_cqe_unknown_type),
-        ("rx_coalesced_err", |s| s.rx.rx_coalesced_err),
-        ("rx_cqe_unknown_type", |s| s.rx.rx_cqe_unknown_type),
-        // The TX watchdog (rsnic's; upstream mana has no ndo_tx_timeout).
-        ("tx_timeout", |s| s.tx_timeout),
-        ("tx_timeout_recovered", |s| s.tx_timeout_recovered),
-        ("ch_eq_rearm", |s| s.eq_rearm),
-        // Reopens of the channels after a fault no queue reset covers (rsnic's).
-        ("ch_reopen", |s| s.reopen),
-        // Transmits refused in hard interrupt context (netpoll; rsnic's).
-        ("tx_hardirq_busy", |s| s.tx_hardirq_busy),
-        // Completion events naming a CQ that is not the channel's (rsnic's; upstream mana
-        // warns once).
-        ("eqe_bad_cq", |s| s.eq_bad_events),
-        // rsnic's sums over the queues.
-        ("tx_packets", |s| s.tx.packets),
-        ("tx_bytes", |s| s.tx.bytes),
-        ("tx_tso_packets", |s| s.tx.tso_packets),
-        ("tx_long_pkt_fmt", |s| s.tx.long_pkt_fmt),
-        ("tx_short_pkt_fmt", |s| s.tx.short_pkt_fmt),
-        ("tx_csum_partial", |s| s.tx.csum_partial),
-        ("tx_xmit_more", |s| s.tx.xmit_more),
-        ("tx_queue_dropped", |s| s.tx.dropped + s.tx_dropped),
-        ("tx_cqes", |s| s.tx.cqes),
-        ("tx_wqes", |s| s.tx.wqes),
-        ("tx_doorbells", |s| s.tx.doorbells),
-        ("rx_packets", |s| s.rx_stack_packets()),
-        ("rx_bytes", |s| s.rx_stack_bytes()),
-        ("rx_buff_alloc_err", |s| s.rx.rx_dropped),
-        ("rx_truncated", |s| s.rx.rx_truncated),
-        ("rx_dropped", |s| s.rx_dropped),
-        ("rx_csum_unnecessary", |s| s.rx_csum_unnecessary),
-        ("rx_csum_none", |s| s.rx_csum_none),
-        ("rx_cqes", |s| s.rx.cqes),
-        ("rx_wqes", |s| s.rx.wqes),
-        ("rx_doorbells", |s| s.rx.doorbells),
-        ("rx_polls", |s| s.rx.polls),
-        ("rx_polls_with_work", |s| s.rx.polls_with_work),
-        ("cqe_bad", |s| s.tx.cqe_bad + s.rx.cqe_bad),
-        // CQ overflows the owner bits showed (the queue stops; rsnic's).
-        ("cq_overflow", |s| {
-            s.tx.cq_overflow + s.rx.cq_overflow + s.xsk_sq.cq_overflow + s.xsk_rx.cq_overflow
-        }),
-        ("tx_cqe_discarded", |s| {
-            s.tx.cqe_discarded + s.xsk_sq.cqe_discarded
-        }),
-        ("rx_cqe_discarded", |s| {
-            s.rx.cqe_discarded + s.xsk_rx.cqe_discarded
-        }),
-        // XDP (mana's names; rx_xdp_aborted, rx_xdp_pass, rx_xdp_tx_err and tx_xdp_full/err
-        // are rsnic's).
-        ("rx_xdp_drop", |s| s.xdp.drop),
-        ("rx_xdp_tx", |s| s.xdp.tx),
-        ("rx_xdp_redirect", |s| s.xdp.redirect),
-        ("tx_xdp_xmit", |s| s.xdp.xmit),
-        ("tx_xdp_full", |s| s.xdp.xmit_full),
-        ("tx_xdp_err", |s| s.xdp.xmit_err),
-        ("rx_xdp_aborted", |s| s.xdp.aborted),
-        ("rx_xdp_pass", |s| s.xdp.pass),
-        ("rx_xdp_tx_err", |s| s.xdp.tx_err),
-        // AF_XDP zero-copy (mlx5e's names, as upstream mana has none).
-        ("rx_xsk_packets", |s| s.xsk_rx.packets),
-        ("rx_xsk_bytes", |s| s.xsk_rx.bytes),
-        ("rx_xsk_xdp_drop", |s| s.xsk.xdp_drop),
-        ("rx_xsk_xdp_redirect", |s| s.xsk.xdp_redirect),
-        ("rx_xsk_xdp_tx", |s| s.xsk.xdp_tx),
-        ("rx_xsk_pass", |s| s.xsk.pass),
-        ("rx_xsk_copy_err", |s| s.xsk.copy_err),
-        ("rx_xsk_truncated", |s| s.xsk_rx.rx_truncated),
-        ("rx_xsk_buff_alloc_err", |s| s.xsk.alloc_err),
-        ("rx_xsk_cqes", |s| s.xsk_rx.cqes),
-        ("rx_xsk_doorbells", |s| s.xsk_rx.doorbells),
-        ("tx_xsk_xmit", |s| s.xsk_sq.packets),
-        ("tx_xsk_full", |s| s.xsk_sq.stop_queue),
-        ("tx_xsk_err", |s| s.xsk.tx_err),
-        ("tx_xsk_cqe_err", |s| s.xsk_sq.tx_cqe_err),
-        ("tx_xsk_cqes", |s| s.xsk_sq.cqes),
-        ("tx_xsk_doorbells", |s| s.xsk_sq.doorbells),
-        // ndo_xsk_wakeup calls, those that found NAPI scheduled (marked missed), and the
-        // NAPI polls the others scheduled (MANA has no NOP WQE).
-        ("xsk_wakeups", |s| s.xsk.wakeups),
-        ("xsk_wakeup_missed", |s| s.xsk.wake_missed),
-        ("xsk_wakeup_napi", |s| s.xsk.wake_kicks),
-    ];
+    const ROWS: &'static [&'static [Row<ChannelStats<Self>>]] = &[SQ_ROWS, RQ_ROWS];
 
     // MANA's hardware counters (`mana_ethtool_stats`' `hc_*`).
     const HW: &'static [(&'static str, Get<GfStats>)] = &[
@@ -278,88 +201,26 @@ impl Family for Mana {
         ("hc_tx_err_gdma", |c| c.tx_err_gdma),
     ];
 
-    const TXQ: &'static [(&'static str, Get<ChannelStats<Self>>)] = &[
-        ("packets", |s| s.tx.packets),
-        ("bytes", |s| s.tx.bytes),
-        ("tso_packets", |s| s.tx.tso_packets),
-        ("tso_bytes", |s| s.tx.tso_bytes),
-        ("long_pkt_fmt", |s| s.tx.long_pkt_fmt),
-        ("short_pkt_fmt", |s| s.tx.short_pkt_fmt),
-        ("csum_partial", |s| s.tx.csum_partial),
-        ("mana_map_err", |s| s.tx.mana_map_err),
-        ("stop_queue", |s| s.tx.stop_queue),
-        ("wake_queue", |s| s.tx.wake_queue),
-        ("xmit_more", |s| s.tx.xmit_more),
-        ("dropped", |s| s.tx.dropped + s.tx_dropped),
-        ("cqes", |s| s.tx.cqes),
-        ("doorbells", |s| s.tx.doorbells),
-        ("xdp_xmit", |s| s.xdp.xmit),
-        ("xsk_xmit", |s| s.xsk_sq.packets),
-        ("xsk_cqes", |s| s.xsk_sq.cqes),
-    ];
-
-    const RXQ: &'static [(&'static str, Get<ChannelStats<Self>>)] = &[
-        ("packets", |s| s.rx_stack_packets()),
-        ("bytes", |s| s.rx_stack_bytes()),
-        ("csum_unnecessary", |s| s.rx_csum_unnecessary),
-        ("csum_none", |s| s.rx_csum_none),
-        ("cqes", |s| s.rx.cqes),
-        ("doorbells", |s| s.rx.doorbells),
-        ("polls_with_work", |s| s.rx.polls_with_work),
-        ("xdp_drop", |s| s.xdp.drop),
-        ("xdp_tx", |s| s.xdp.tx),
-        ("xdp_redirect", |s| s.xdp.redirect),
-        ("xsk_packets", |s| s.xsk_rx.packets),
-        ("xsk_xdp_redirect", |s| s.xsk.xdp_redirect),
-        ("xsk_xdp_drop", |s| s.xsk.xdp_drop),
-        ("xsk_buff_alloc_err", |s| s.xsk.alloc_err),
-    ];
-
-    const CH: &'static [(&'static str, Get<ChannelStats<Self>>)] = &[
-        ("arm", |s| s.arms),
-        ("poll", |s| s.rx.polls),
-        ("reopen", |s| s.reopen),
-    ];
-
     fn summary(s: &ChannelStats<Self>) -> Summary {
         Summary {
             tx_packets: s.tx.packets,
             tx_bytes: s.tx.bytes,
-            tx_dropped: s.tx.dropped + s.tx_dropped,
+            tx_dropped: s.tx.dropped + s.ch.tx_dropped,
             tx_errors: s.tx.tx_cqe_err + s.tx.tx_cqe_unknown_type,
             tx_stop: s.tx.stop_queue,
             tx_wake: s.tx.wake_queue,
             rx_packets: s.rx_stack_packets(),
             rx_bytes: s.rx_stack_bytes(),
-            rx_dropped: s.rx_dropped + s.rx.rx_dropped + s.rx.rx_truncated,
+            rx_dropped: s.ch.rx_dropped + s.rx.rx_dropped + s.rx.rx_truncated,
             rx_errors: s.rx.rx_coalesced_err + s.rx.rx_cqe_unknown_type + s.rx.cqe_bad,
             rx_alloc_fail: s.rx.rx_dropped,
         }
-    }
-
-    fn accumulate(a: &mut ChannelStats<Self>, b: &ChannelStats<Self>) {
-        macro_rules! sum {
-            ($side:ident; $($g:ident),+) => {
-                $( wadd(&mut a.$side.$g, b.$side.$g); )+
-            };
-        }
-        sum!(tx; packets, bytes, tso_packets, tso_bytes, short_pkt_fmt, long_pkt_fmt,
-            csum_partial, mana_map_err, stop_queue, wake_queue, tx_cqe_err, tx_cqe_unknown_type,
-            xmit_more, busy, dropped, cqes, cqe_bad, cq_overflow, cqe_discarded, wqes, bus,
-            doorbells);
-        sum!(rx; packets, bytes, rx_coalesced_err, rx_cqe_unknown_type, rx_truncated, rx_dropped,
-            cqes, cqe_bad, cq_overflow, cqe_discarded, wqes, doorbells, polls, polls_with_work);
-        sum!(xsk_sq; packets, bytes, short_pkt_fmt, long_pkt_fmt, mana_map_err, stop_queue,
-            wake_queue, tx_cqe_err, tx_cqe_unknown_type, busy, dropped, cqes, cqe_bad, cq_overflow,
-            cqe_discarded, wqes, bus, doorbells);
-        sum!(xsk_rx; packets, bytes, rx_coalesced_err, rx_cqe_unknown_type, rx_truncated,
-            rx_dropped, cqes, cqe_bad, cq_overflow, cqe_discarded, wqes, doorbells, polls,
-            polls_with_work);
     }
 }
 
 impl Control for Mana {
     type Queues = Queues;
+    type PrivFlag = ManaFlag;
 
     type Func = ctrl::Func;
     type HwCounters = GfStats;
@@ -533,7 +394,11 @@ impl Control for Mana {
         )
     }
 
-    fn open(ctx: &OpenCtx<'_, Self>, q: &mut Queues, p: &ChannelParams) -> Result<Opened<Self>> {
+    fn open(
+        ctx: &OpenCtx<'_, Self>,
+        q: &mut Queues,
+        p: &ChannelParams<ManaFlag>,
+    ) -> Result<Opened<Self>> {
         let pool = ctx.pool.ok_or(EINVAL)?;
         let dma = ctx.dma;
         let func = ctx.func;
@@ -583,7 +448,7 @@ impl Control for Mana {
                 mkey: func.gpa_mkey(),
                 buf_size: p.rx_buf_len(),
                 db_offset: page + DB_RQ,
-                ring_per_packet: p.pflags & PFLAG_RX_DB_PER_PACKET != 0,
+                ring_per_packet: p.pflags.has(ManaFlag::RxDbPerPacket),
             },
             rq_buf,
             rx_cq,
@@ -637,7 +502,7 @@ impl Control for Mana {
     fn xdp_sq_open(
         ctx: &OpenCtx<'_, Self>,
         q: &mut Queues,
-        p: &ChannelParams,
+        p: &ChannelParams<ManaFlag>,
         kind: XdpSqKind,
     ) -> Result<Option<KXskSq>> {
         // Only the XSK SQ: XDP_TX and redirected frames take the regular SQ as skbs, and
@@ -677,7 +542,7 @@ impl Control for Mana {
     fn xsk_rq_open(
         ctx: &OpenCtx<'_, Self>,
         q: &mut Queues,
-        p: &ChannelParams,
+        p: &ChannelParams<ManaFlag>,
         buf_size: u32,
         env: &mut XskRxEnv<'_>,
     ) -> Result<Option<(KXskRq, u32)>> {
@@ -709,258 +574,5 @@ impl Control for Mana {
         // socket refills it.
         rq.fill(env);
         Ok(Some((rq, rq_id)))
-    }
-}
-
-impl DataPath for Mana {
-    type Sq = KSq;
-    type Rx = KRq;
-    type Irq = Eq<KCoherent>;
-    type TxStats = TxStats;
-    type RxStats = RxStats;
-    // As upstream mana, XDP_TX and redirected frames go out through the regular SQ as skbs;
-    // the only XDP SQ is the XSK SQ of AF_XDP zero-copy.
-    type XdpSq = KXskSq;
-    type XskRx = KXskRq;
-
-    #[inline(always)]
-    fn xmit(
-        sq: &mut KSq,
-        mut pkt: TxSkb,
-        more: bool,
-        env: &mut TxEnv<'_>,
-    ) -> core::result::Result<(), TxReject<TxSkb>> {
-        // TSO: the hardware wants the IPv4 total length and header checksum cleared and the
-        // TCP checksum seeded with the length-less pseudo-header sum (mana_start_xmit).
-        if pkt.0.gso().is_some() && pkt.0.tso_pseudo_prepare().is_err() {
-            sq.stats.dropped = sq.stats.dropped.wrapping_add(1);
-            // What was queued with xmit_more must not wait for this packet.
-            sq.ring(env);
-            return Err(TxReject {
-                pkt,
-                reason: TxRejectReason::MapError,
-            });
-        }
-        sq.xmit(pkt, more, env)
-    }
-
-    #[inline(always)]
-    fn tx_reap(sq: &mut KSq, env: &mut TxEnv<'_>, release: impl FnMut(TxSkb)) -> TxReaped {
-        let r = sq.poll_cq(env, release);
-        let max = sq.cq().num().saturating_mul(4).min(TX_POLL_MAX);
-        TxReaped {
-            busy: r.error.is_none() && r.cqes >= max,
-            idle: sq.outstanding() == 0 || sq.error().is_some(),
-            cqes: r.cqes,
-        }
-    }
-
-    fn tx_drain(sq: &mut KSq, env: &mut TxEnv<'_>, release: impl FnMut(TxSkb)) -> u32 {
-        sq.drain(env, release).0
-    }
-
-    #[inline(always)]
-    fn rx_poll(
-        rq: &mut KRq,
-        env: &mut RxEnv<'_>,
-        budget: u32,
-        mut deliver: impl FnMut(RxPage, &RxMeta, RxFrags<'_, RxPage>),
-    ) -> u32 {
-        rq.poll(budget, env, |page, c: &RxCompletion| {
-            deliver(page, &meta(c), RxFrags::none())
-        })
-        .work
-    }
-
-    fn rx_drain(rq: &mut KRq, env: &mut RxEnv<'_>) {
-        rq.drain(env);
-    }
-
-    fn arm_tx(sq: &mut KSq, mmio: &Bar<'_>) {
-        sq.cq_mut().ring(true, mmio);
-    }
-
-    fn arm_rx(rq: &mut KRq, mmio: &Bar<'_>) {
-        rq.cq_mut().ring(true, mmio);
-    }
-
-    fn tx_continue(sq: &mut KSq, work: u32, mmio: &Bar<'_>) {
-        sq.cq_mut().keep_polling(work, mmio);
-    }
-
-    fn rx_continue(rq: &mut KRq, work: u32, mmio: &Bar<'_>) {
-        rq.cq_mut().keep_polling(work, mmio);
-    }
-
-    fn irq_start(eq: &mut Eq<KCoherent>, mmio: &Bar<'_>) {
-        eq.arm(mmio);
-    }
-
-    fn irq_handle(eq: &mut Eq<KCoherent>, mmio: &Bar<'_>) -> bool {
-        // Every CQ of the channel reports to this EQ and shares its NAPI context. A
-        // completion event naming another CQ is counted (`eqe_bad_cq`) and not dispatched;
-        // NAPI is scheduled all the same: it polls every CQ of the channel, so a corrupt id
-        // cannot leave a completion unseen and the channel deaf (upstream mana drops the
-        // event, and the CQ it meant stays disarmed).
-        let r = eq.process(mmio, |_cq| {});
-        r.completions > 0 || r.overflow
-    }
-
-    fn irq_bad_events(eq: &Eq<KCoherent>) -> u64 {
-        eq.bad_cq
-    }
-
-    // A MANA SQ or RQ stops only on a CQE that breaks the protocol (one naming another
-    // queue, one with nothing outstanding) or on a CQ overflow: the driver's finding, not an
-    // error the device reports (error CQEs complete their WQE and the queue goes on). The
-    // family has no in-place reset (`QUEUE_RESET` is false): the port's channels are
-    // reopened, which destroys and re-creates every WQ object through the HWC.
-    fn tx_fault(sq: &KSq) -> Option<QueueFault> {
-        sq.error().map(|e| match e {
-            SqError::WrongQueue { is_sq, .. } => QueueFault {
-                what: if is_sq {
-                    "TX CQE naming another SQ"
-                } else {
-                    "TX CQE naming an RQ"
-                },
-                syndrome: 0,
-                wqe_counter: 0,
-            },
-            SqError::Unexpected => QueueFault {
-                what: "TX CQE with no WQE outstanding",
-                syndrome: 0,
-                wqe_counter: 0,
-            },
-            SqError::CqOverflow => QueueFault {
-                what: "TX CQ overflow",
-                syndrome: 0,
-                wqe_counter: 0,
-            },
-        })
-    }
-
-    fn rx_fault(rq: &KRq) -> Option<QueueFault> {
-        rq.error().map(|e| match e {
-            RqError::WrongQueue { is_sq, .. } => QueueFault {
-                what: if is_sq {
-                    "RX CQE naming an SQ"
-                } else {
-                    "RX CQE naming another RQ"
-                },
-                syndrome: 0,
-                wqe_counter: 0,
-            },
-            RqError::Unexpected => QueueFault {
-                what: "RX CQE with no WQE posted",
-                syndrome: 0,
-                wqe_counter: 0,
-            },
-            RqError::CqOverflow => QueueFault {
-                what: "RX CQ overflow",
-                syndrome: 0,
-                wqe_counter: 0,
-            },
-        })
-    }
-
-    fn xdp_sq_fault(sq: &KXskSq) -> bool {
-        sq.error().is_some()
-    }
-
-    fn xsk_rx_fault(rq: &KXskRq) -> bool {
-        rq.error().is_some()
-    }
-
-    fn irq_recover(eq: &mut Eq<KCoherent>, mmio: &Bar<'_>) -> u32 {
-        let r = eq.process(mmio, |_cq| {});
-        r.completions + u32::from(r.overflow)
-    }
-
-    fn tx_stats(sq: &KSq) -> (TxStats, u64) {
-        (sq.stats, sq.cq().stats.arms)
-    }
-
-    #[inline(always)]
-    fn xdp_sq_xmit(
-        sq: &mut KXskSq,
-        frame: XdpTx,
-        env: &mut XdpEnv<'_>,
-    ) -> core::result::Result<(), TxReject<XdpTx>> {
-        // One short-OOB WQE with one SGE in the UMEM; the caller rings once per batch.
-        sq.xmit(frame, true, env)
-    }
-
-    fn xdp_sq_flush(sq: &mut KXskSq, env: &mut XdpEnv<'_>) {
-        sq.ring(env);
-    }
-
-    #[inline(always)]
-    fn xdp_sq_reap(sq: &mut KXskSq, env: &mut XdpEnv<'_>, release: impl FnMut(XdpTx)) -> TxReaped {
-        let r = sq.poll_cq(env, release);
-        // The CQ doorbell the hardware needs while NAPI keeps polling (the channel's
-        // tx_continue covers the regular SQ only); the arm at completion resets it.
-        sq.cq_mut().keep_polling(r.cqes, env);
-        let max = sq.cq().num().saturating_mul(4).min(TX_POLL_MAX);
-        TxReaped {
-            busy: r.error.is_none() && r.cqes >= max,
-            idle: sq.outstanding() == 0 || sq.error().is_some(),
-            cqes: r.cqes,
-        }
-    }
-
-    fn xdp_sq_drain(sq: &mut KXskSq, env: &mut XdpEnv<'_>, release: impl FnMut(XdpTx)) -> u32 {
-        sq.drain(env, release).0
-    }
-
-    fn xdp_sq_arm(sq: &mut KXskSq, mmio: &Bar<'_>) {
-        sq.cq_mut().ring(true, mmio);
-    }
-
-    fn xdp_sq_stats(sq: &KXskSq) -> (TxStats, u64) {
-        (sq.stats, sq.cq().stats.arms)
-    }
-
-    #[inline(always)]
-    fn xsk_rx_poll(
-        rq: &mut KXskRq,
-        env: &mut XskRxEnv<'_>,
-        budget: u32,
-        mut deliver: impl FnMut(XskBuf, &RxMeta),
-    ) -> u32 {
-        let r = rq.poll_refill(budget, env, |buf, c: &RxCompletion| deliver(buf, &meta(c)));
-        rq.cq_mut().keep_polling(r.work, env);
-        r.work
-    }
-
-    fn xsk_rx_drain(rq: &mut KXskRq, env: &mut XskRxEnv<'_>) {
-        rq.drain(env);
-    }
-
-    fn xsk_rx_arm(rq: &mut KXskRq, mmio: &Bar<'_>) {
-        rq.cq_mut().ring(true, mmio);
-    }
-
-    fn xsk_rx_stats(rq: &KXskRq) -> (RxStats, u64) {
-        (rq.stats, rq.cq().stats.arms)
-    }
-
-    fn rx_stats(rq: &KRq) -> (RxStats, u64) {
-        (rq.stats, rq.cq().stats.arms)
-    }
-
-    fn rx_packets(s: &RxStats) -> u64 {
-        s.packets
-    }
-
-    fn rx_bytes(s: &RxStats) -> u64 {
-        s.bytes
-    }
-
-    fn tx_packets(s: &TxStats) -> u64 {
-        s.packets
-    }
-
-    fn tx_bytes(s: &TxStats) -> u64 {
-        s.bytes
     }
 }

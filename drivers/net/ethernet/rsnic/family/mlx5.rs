@@ -6,30 +6,31 @@
 //! four share one coherent page (SQ at 0, RQ at 8, TX CQ at 16, RX CQ at 24). Every queue is
 //! made and destroyed by command (`ctrl`); the CQs complete on the channel's completion EQ,
 //! which raises the channel's vector. Counters carry mlx5e's names.
+//!
+//! Upstream counterpart: the channel's queues as `en_main.c` creates them
+//! (`mlx5e_open_channel`: CQs, SQ, RQ, XDP and XSK SQs) and the counter names of
+//! `en_stats.c`. The data path is `datapath` (`en_tx.c`, `en_rx.c`, `en_txrx.c`); the
+//! function's commands, bring-up and events are `ctrl`.
 
-use super::{
-    Control, DataPath, Family, Get, OpenCtx, Opened, QueueFault, RingLimits, RxMeta, Summary,
-    TxReaped,
-};
-use crate::bus::{Bar, Function};
-use crate::channel::{ChannelParams, ChannelStats, Moderation, RxEnv, TxEnv, TxSkb, MAX_CHANNELS};
+use crate::bus::Function;
 use crate::dp::hw::Coherent;
-use crate::dp::mlx5::{
-    cmd::{res, vport::VportCounters},
-    cq::{Cq, CQ_DB_REQ_NOT},
-    eq::Eq,
-    rq::{Rq, RqError, RqParams, RxCompletion},
-    sq::{FifoEntry, Sq, SqError, SqParams, WqeInfo, BF_OFFSET},
-    stats::{RxStats, TxStats},
-};
-use crate::dp::pkt::{DmaEntry, RxFrags, TxReject};
-use crate::family::{filled, wadd};
-use crate::kdma::{KBarriers, KCoherent};
+use crate::dp::mlx5::cmd::res;
+use crate::dp::mlx5::cmd::vport::VportCounters;
+use crate::dp::mlx5::cq::Cq;
+use crate::dp::mlx5::eq::Eq;
+use crate::dp::mlx5::rq::{Rq, RqParams, RxCompletion};
+use crate::dp::mlx5::sq::{FifoEntry, Sq, SqParams, WqeInfo, BF_OFFSET};
+use crate::dp::pkt::DmaEntry;
+use crate::family::env::{RxEnv, TxSkb};
+use crate::family::params::{priv_flags, ChannelParams, Moderation, PrivFlags, MAX_CHANNELS};
+use crate::family::stats::{ChannelStats, Row};
+use crate::family::{filled, Control, Family, Get, OpenCtx, Opened, RingLimits, Summary};
+use crate::kdma::KCoherent;
 use crate::kernel_ext::net::device::{MacChange, RxMode};
 use crate::kernel_ext::net::page_pool::RxPage;
 use crate::kernel_ext::net::xsk::XskBuf;
 use crate::rss::{Fields, Flow, RssChange, RssSpec, FLOWS};
-use crate::xdp::{XdpEnv, XdpSqKind, XdpTx, XskRxEnv};
+use crate::xdp::{XdpSqKind, XdpTx, XskRxEnv};
 use kernel::{
     c_str, fmt,
     prelude::*,
@@ -38,18 +39,30 @@ use kernel::{
 };
 
 mod ctrl;
+mod datapath;
+mod stats;
+
+use stats::{RQ_ROWS, SQ_ROWS};
 
 use ctrl::cmd_errno;
 
-/// Private flag bit: basic CQE compression on the RX CQs (mlx5e's `rx_cqe_compress`).
-pub(crate) const PFLAG_RX_CQE_COMPRESS: u32 = 1 << 0;
-/// Private flag bit: Enhanced MPWQE on the XDP SQs (XDP_TX, `ndo_xdp_xmit`, XSK TX;
-/// mlx5e's `xdp_tx_mpwqe`).
-pub(crate) const PFLAG_XDP_TX_MPWQE: u32 = 1 << 1;
-/// Private flag bit: Enhanced MPWQE on the regular SQs (mlx5e's `skb_tx_mpwqe`).
-pub(crate) const PFLAG_SKB_TX_MPWQE: u32 = 1 << 2;
+priv_flags! {
+    /// The private flags of a ConnectX port: mlx5e's (`enum mlx5e_priv_flag`) that rsnic
+    /// has, with mlx5e's names, in mlx5e's order.
+    pub(crate) enum Mlx5Flag {
+        /// Basic CQE compression on the RX CQs (`MLX5E_PFLAG_RX_CQE_COMPRESS`).
+        RxCqeCompress = "rx_cqe_compress",
+        /// Enhanced MPWQE on the XDP SQs (XDP_TX, `ndo_xdp_xmit`, XSK TX;
+        /// `MLX5E_PFLAG_XDP_TX_MPWQE`).
+        XdpTxMpwqe = "xdp_tx_mpwqe",
+        /// Enhanced MPWQE on the regular SQs (`MLX5E_PFLAG_SKB_TX_MPWQE`).
+        SkbTxMpwqe = "skb_tx_mpwqe",
+    }
+}
+
 /// The flags that need the device's enhanced multi-packet send WQE (`enhanced_multi_pkt_send_wqe`).
-const PFLAGS_MPWQE: u32 = PFLAG_XDP_TX_MPWQE | PFLAG_SKB_TX_MPWQE;
+const PFLAGS_MPWQE: PrivFlags<Mlx5Flag> =
+    PrivFlags::from_ethtool(Mlx5Flag::XdpTxMpwqe.bit() | Mlx5Flag::SkbTxMpwqe.bit());
 
 /// The mlx5 family.
 pub(crate) struct Mlx5;
@@ -129,13 +142,7 @@ fn hash_type(c: &RxCompletion) -> u8 {
 impl Family for Mlx5 {
     const NAME: &'static str = "mlx5";
     const FW_VERSION: &'static str = "sim-mlx5";
-    // mlx5e's names, in mlx5e's order (of the flags rsnic has).
-    const PRIV_FLAGS: &'static [&'static CStr] = &[
-        c_str!("rx_cqe_compress"),
-        c_str!("xdp_tx_mpwqe"),
-        c_str!("skb_tx_mpwqe"),
-    ];
-    const DEFAULT_PFLAGS: u32 = PFLAGS_MPWQE;
+    const DEFAULT_PFLAGS: PrivFlags<Mlx5Flag> = PFLAGS_MPWQE;
 
     /// The initialization segment's `fw_rev`, as mlx5's `devlink dev info` (`fw.version`,
     /// major.minor.subminor).
@@ -144,6 +151,7 @@ impl Family for Mlx5 {
         let v = CString::try_from_fmt(fmt!("{}.{}.{:04}", maj, min, sub))?;
         Ok((c_str!("fw.version"), v))
     }
+
     // The SQ must hold the stop room of a full MPWQE session plus a largest WQE (60
     // WQEBBs), so at least 64 WQEBBs.
     const SQ_RING: RingLimits = RingLimits {
@@ -161,92 +169,7 @@ impl Family for Mlx5 {
     const RX_SCATTER: bool = true;
     const QUEUE_INFIX: &'static str = "";
 
-    const GLOBAL: &'static [(&'static str, Get<ChannelStats<Self>>)] = &[
-        ("tx_packets", |s| s.tx.packets),
-        ("tx_bytes", |s| s.tx.bytes),
-        ("tx_mpwqe_blks", |s| s.tx.mpwqe_blks),
-        ("tx_mpwqe_pkts", |s| s.tx.mpwqe_pkts),
-        // MPWQE packets inlined whole (a device that demands inline headers; rsnic's).
-        ("tx_mpwqe_inlnw", |s| s.tx.inlnw),
-        ("tx_xmit_more", |s| s.tx.xmit_more),
-        ("tx_nop", |s| s.tx.nop),
-        ("tx_queue_stopped", |s| s.tx.stopped),
-        ("tx_queue_wake", |s| s.tx.wake),
-        ("tx_queue_dropped", |s| s.tx.dropped + s.tx_dropped),
-        ("tx_cqes", |s| s.tx.cqes),
-        ("tx_cqe_err", |s| s.tx.cqe_err),
-        ("tx_recover", |s| s.tx_recover),
-        ("tx_timeout", |s| s.tx_timeout),
-        ("tx_timeout_recovered", |s| s.tx_timeout_recovered),
-        ("ch_eq_rearm", |s| s.eq_rearm),
-        // Reopens of the channels after a fault no queue reset covers (rsnic's).
-        ("ch_reopen", |s| s.reopen),
-        ("ch_events", |s| s.events),
-        ("ch_dim_changes", |s| s.dim_changes),
-        // Transmits refused in hard interrupt context (netpoll; rsnic's).
-        ("tx_hardirq_busy", |s| s.tx_hardirq_busy),
-        ("tx_wqes", |s| s.tx.wqes),
-        ("tx_doorbells", |s| s.tx.doorbells),
-        ("rx_packets", |s| s.rx_stack_packets()),
-        ("rx_bytes", |s| s.rx_stack_bytes()),
-        ("rx_wqe_err", |s| s.rx.wqe_err),
-        ("rx_recover", |s| s.rx_recover),
-        ("rx_cqe_bad", |s| s.rx.cqe_bad),
-        ("rx_cqe_discarded", |s| s.rx.cqe_discarded),
-        ("rx_buff_alloc_err", |s| s.rx.buff_alloc_err),
-        ("rx_cqe_compress_blks", |s| s.rx.cqe_compress_blks),
-        ("rx_cqe_compress_pkts", |s| s.rx.cqe_compress_pkts),
-        ("rx_dropped", |s| s.rx_dropped),
-        ("rx_csum_unnecessary", |s| s.rx_csum_unnecessary),
-        ("rx_csum_none", |s| s.rx_csum_none),
-        ("rx_dbr_writes", |s| s.rx.dbr_writes),
-        ("rx_polls", |s| s.rx.polls),
-        // Packets received over several pages (RX scatter, MTU above a page; rsnic's).
-        ("rx_scatter_pkts", |s| s.rx.scatter_pkts),
-        // XDP (mlx5e's names; rx_xdp_aborted, rx_xdp_pass and the doorbells are rsnic's).
-        ("rx_xdp_drop", |s| s.xdp.drop),
-        ("rx_xdp_redirect", |s| s.xdp.redirect),
-        ("rx_xdp_tx_xmit", |s| s.xdpsq.packets),
-        ("rx_xdp_tx_mpwqe", |s| s.xdpsq.mpwqe_blks),
-        ("rx_xdp_tx_inlnw", |s| s.xdpsq.inlnw),
-        ("rx_xdp_tx_nops", |s| s.xdpsq.nop),
-        ("rx_xdp_tx_full", |s| s.xdp.tx_full),
-        ("rx_xdp_tx_err", |s| s.xdp.tx_err),
-        ("rx_xdp_tx_cqe", |s| s.xdpsq.cqes),
-        ("tx_xdp_xmit", |s| s.xdp_rd.packets),
-        ("tx_xdp_mpwqe", |s| s.xdp_rd.mpwqe_blks),
-        ("tx_xdp_inlnw", |s| s.xdp_rd.inlnw),
-        ("tx_xdp_nops", |s| s.xdp_rd.nop),
-        ("tx_xdp_full", |s| s.xdp.xmit_full),
-        ("tx_xdp_err", |s| s.xdp.xmit_err),
-        ("tx_xdp_cqes", |s| s.xdp_rd.cqes),
-        ("rx_xdp_aborted", |s| s.xdp.aborted),
-        ("rx_xdp_pass", |s| s.xdp.pass),
-        ("rx_xdp_tx_doorbells", |s| s.xdpsq.doorbells),
-        ("tx_xdp_doorbells", |s| s.xdp_rd.doorbells),
-        // AF_XDP zero-copy (mlx5e's names; the wakeups and copies are rsnic's).
-        ("rx_xsk_packets", |s| s.xsk_rx.packets),
-        ("rx_xsk_bytes", |s| s.xsk_rx.bytes),
-        ("rx_xsk_xdp_drop", |s| s.xsk.xdp_drop),
-        ("rx_xsk_xdp_redirect", |s| s.xsk.xdp_redirect),
-        ("rx_xsk_xdp_tx", |s| s.xsk.xdp_tx),
-        ("rx_xsk_pass", |s| s.xsk.pass),
-        ("rx_xsk_copy_err", |s| s.xsk.copy_err),
-        ("rx_xsk_wqe_err", |s| s.xsk_rx.wqe_err),
-        ("rx_xsk_buff_alloc_err", |s| s.xsk.alloc_err),
-        ("tx_xsk_xmit", |s| s.xsk_sq.packets),
-        ("tx_xsk_mpwqe", |s| s.xsk_sq.mpwqe_blks),
-        ("tx_xsk_inlnw", |s| s.xsk_sq.inlnw),
-        ("tx_xsk_full", |s| s.xsk_sq.stopped),
-        ("tx_xsk_err", |s| s.xsk.tx_err),
-        ("tx_xsk_cqes", |s| s.xsk_sq.cqes),
-        ("tx_xsk_doorbells", |s| s.xsk_sq.doorbells),
-        // ndo_xsk_wakeup calls, those that found NAPI scheduled (marked missed), and the
-        // NOPs the others posted on the ICO SQ (rsnic's).
-        ("xsk_wakeups", |s| s.xsk.wakeups),
-        ("xsk_wakeup_missed", |s| s.xsk.wake_missed),
-        ("xsk_wakeup_nops", |s| s.xsk.wake_kicks),
-    ];
+    const ROWS: &'static [&'static [Row<ChannelStats<Self>>]] = &[SQ_ROWS, RQ_ROWS];
 
     // mlx5e's Q counter (`q_stats_desc`, QUERY_Q_COUNTER of the port's counter set, which
     // every RQ names), then its vport counters (`vport_stats_desc`, QUERY_VPORT_COUNTER).
@@ -274,102 +197,36 @@ impl Family for Mlx5 {
         ("tx_vport_broadcast_bytes", |c| c.vport.tx_broadcast.octets),
     ];
 
-    const TXQ: &'static [(&'static str, Get<ChannelStats<Self>>)] = &[
-        ("packets", |s| s.tx.packets),
-        ("bytes", |s| s.tx.bytes),
-        ("mpwqe_blks", |s| s.tx.mpwqe_blks),
-        ("mpwqe_pkts", |s| s.tx.mpwqe_pkts),
-        ("xmit_more", |s| s.tx.xmit_more),
-        ("nop", |s| s.tx.nop),
-        ("stopped", |s| s.tx.stopped),
-        ("wake", |s| s.tx.wake),
-        ("dropped", |s| s.tx.dropped + s.tx_dropped),
-        ("cqes", |s| s.tx.cqes),
-        ("cqe_err", |s| s.tx.cqe_err),
-        ("recover", |s| s.tx_recover),
-        ("doorbells", |s| s.tx.doorbells),
-        ("xdp_xmit", |s| s.xdp_rd.packets),
-        ("xdp_mpwqe", |s| s.xdp_rd.mpwqe_blks),
-        ("xdp_inlnw", |s| s.xdp_rd.inlnw),
-        ("xdp_full", |s| s.xdp.xmit_full),
-        ("xdp_err", |s| s.xdp.xmit_err),
-        ("xdp_cqes", |s| s.xdp_rd.cqes),
-        ("xsk_xmit", |s| s.xsk_sq.packets),
-        ("xsk_cqes", |s| s.xsk_sq.cqes),
-    ];
-
-    const RXQ: &'static [(&'static str, Get<ChannelStats<Self>>)] = &[
-        ("packets", |s| s.rx_stack_packets()),
-        ("bytes", |s| s.rx_stack_bytes()),
-        ("csum_unnecessary", |s| s.rx_csum_unnecessary),
-        ("csum_none", |s| s.rx_csum_none),
-        ("wqe_err", |s| s.rx.wqe_err),
-        ("recover", |s| s.rx_recover),
-        ("buff_alloc_err", |s| s.rx.buff_alloc_err),
-        ("cqe_compress_blks", |s| s.rx.cqe_compress_blks),
-        ("cqe_compress_pkts", |s| s.rx.cqe_compress_pkts),
-        ("xdp_drop", |s| s.xdp.drop),
-        ("xdp_redirect", |s| s.xdp.redirect),
-        ("xdp_tx_xmit", |s| s.xdpsq.packets),
-        ("xdp_tx_mpwqe", |s| s.xdpsq.mpwqe_blks),
-        ("xdp_tx_inlnw", |s| s.xdpsq.inlnw),
-        ("xdp_tx_nops", |s| s.xdpsq.nop),
-        ("xdp_tx_full", |s| s.xdp.tx_full),
-        ("xdp_tx_err", |s| s.xdp.tx_err),
-        ("xdp_tx_cqes", |s| s.xdpsq.cqes),
-        ("xsk_packets", |s| s.xsk_rx.packets),
-        ("xsk_xdp_redirect", |s| s.xsk.xdp_redirect),
-        ("xsk_xdp_drop", |s| s.xsk.xdp_drop),
-        ("xsk_buff_alloc_err", |s| s.xsk.alloc_err),
-    ];
-
-    const CH: &'static [(&'static str, Get<ChannelStats<Self>>)] = &[
-        ("arm", |s| s.arms),
-        ("poll", |s| s.rx.polls),
-        ("eq_rearm", |s| s.eq_rearm),
-        ("reopen", |s| s.reopen),
-        ("events", |s| s.events),
-        ("dim_changes", |s| s.dim_changes),
-    ];
-
     fn summary(s: &ChannelStats<Self>) -> Summary {
         Summary {
             tx_packets: s.tx.packets,
             tx_bytes: s.tx.bytes,
-            tx_dropped: s.tx.dropped + s.tx_dropped,
+            tx_dropped: s.tx.dropped + s.ch.tx_dropped,
             tx_errors: s.tx.cqe_err,
             tx_stop: s.tx.stopped,
             tx_wake: s.tx.wake,
             rx_packets: s.rx_stack_packets(),
             rx_bytes: s.rx_stack_bytes(),
-            rx_dropped: s.rx_dropped,
+            rx_dropped: s.ch.rx_dropped,
             rx_errors: s.rx.wqe_err,
             rx_alloc_fail: s.rx.buff_alloc_err,
         }
     }
 
-    fn accumulate(a: &mut ChannelStats<Self>, b: &ChannelStats<Self>) {
-        add_tx(&mut a.tx, &b.tx);
-        add_tx(&mut a.xdpsq, &b.xdpsq);
-        add_tx(&mut a.xdp_rd, &b.xdp_rd);
-        add_tx(&mut a.xsk_sq, &b.xsk_sq);
-        add_rx(&mut a.rx, &b.rx);
-        add_rx(&mut a.xsk_rx, &b.xsk_rx);
-    }
-
     // mlx5e_build_nic_params: both MPWQE flags follow the capability
     // (`mlx5e_tx_mpwqe_supported`).
-    fn default_pflags(func: &ctrl::Func) -> u32 {
+    fn default_pflags(func: &ctrl::Func) -> PrivFlags<Mlx5Flag> {
         if func.resources().caps.has_enhanced_mpwqe() {
             PFLAGS_MPWQE
         } else {
-            0
+            PrivFlags::NONE
         }
     }
 }
 
 impl Control for Mlx5 {
     type Queues = Queues;
+    type PrivFlag = Mlx5Flag;
 
     type Func = ctrl::Func;
     type HwCounters = HwCounters;
@@ -451,23 +308,23 @@ impl Control for Mlx5 {
         func.set_mac(change)
     }
 
-    fn refuse_pflags(func: &ctrl::Func, flags: u32) -> Option<&'static str> {
+    fn refuse_pflags(func: &ctrl::Func, flags: PrivFlags<Mlx5Flag>) -> Option<&'static str> {
         // As mlx5e's set_pflag_skb_tx_mpwqe / set_pflag_xdp_tx_mpwqe (EOPNOTSUPP).
         if !func.resources().caps.has_enhanced_mpwqe() {
-            if flags & PFLAG_SKB_TX_MPWQE != 0 {
+            if flags.has(Mlx5Flag::SkbTxMpwqe) {
                 return Some(
                     "skb_tx_mpwqe: the device has no enhanced multi-packet send WQE \
                      (enhanced_multi_pkt_send_wqe is 0 in its capabilities)",
                 );
             }
-            if flags & PFLAG_XDP_TX_MPWQE != 0 {
+            if flags.has(Mlx5Flag::XdpTxMpwqe) {
                 return Some(
                     "xdp_tx_mpwqe: the device has no enhanced multi-packet send WQE \
                      (enhanced_multi_pkt_send_wqe is 0 in its capabilities)",
                 );
             }
         }
-        if flags & PFLAG_RX_CQE_COMPRESS != 0 && !func.resources().caps.cqe_compression {
+        if flags.has(Mlx5Flag::RxCqeCompress) && !func.resources().caps.cqe_compression {
             return Some(
                 "rx_cqe_compress: the device has no CQE compression \
                  (cqe_compression is 0 in its capabilities)",
@@ -493,7 +350,11 @@ impl Control for Mlx5 {
         Ok((c.pause_tx, c.pause_rx))
     }
 
-    fn open(ctx: &OpenCtx<'_, Self>, q: &mut Queues, p: &ChannelParams) -> Result<Opened<Self>> {
+    fn open(
+        ctx: &OpenCtx<'_, Self>,
+        q: &mut Queues,
+        p: &ChannelParams<Mlx5Flag>,
+    ) -> Result<Opened<Self>> {
         let pool = ctx.pool.ok_or(EINVAL)?;
         let func = ctx.func;
         let uar = func.uar_offset();
@@ -543,7 +404,7 @@ impl Control for Mlx5 {
                 p.log_rq,
                 dbr_addr + 24,
                 eqn,
-                p.pflags & PFLAG_RX_CQE_COMPRESS != 0,
+                p.pflags.has(Mlx5Flag::RxCqeCompress),
                 cq_moderation(p.coal.rx),
             ),
         )?;
@@ -580,7 +441,7 @@ impl Control for Mlx5 {
                 // (MLX5E_SQ_STATE_VLAN_NEED_L2_INLINE).
                 vlan_need_l2_inline: !func.resources().caps.wqe_vlan_insert,
                 max_sq_wqebbs: 16,
-                mpwqe: p.pflags & PFLAG_SKB_TX_MPWQE != 0,
+                mpwqe: p.pflags.has(Mlx5Flag::SkbTxMpwqe),
                 mpwqe_inline: false,
             },
             sq_buf,
@@ -752,7 +613,7 @@ impl Control for Mlx5 {
     // log_max_rqt_size.
     fn rss_table_size(func: &ctrl::Func) -> usize {
         let log = func.resources().caps.log_max_rqt_size.min(8);
-        (1usize << log).min(ctrl::RQT_SIZE)
+        (1usize << log).min(ctrl::rss::RQT_SIZE)
     }
 
     // mlx5e's rss_default_config: TCP and UDP over addresses and ports, other IP over the
@@ -779,7 +640,7 @@ impl Control for Mlx5 {
     fn xdp_sq_open(
         ctx: &OpenCtx<'_, Self>,
         q: &mut Queues,
-        p: &ChannelParams,
+        p: &ChannelParams<Mlx5Flag>,
         kind: XdpSqKind,
     ) -> Result<Option<KXdpSq>> {
         let (cq_slot, sq_slot) = match kind {
@@ -824,7 +685,7 @@ impl Control for Mlx5 {
         // watermarks); without it (a device without enhanced MPWQE, such as ConnectX-4 Lx),
         // one regular send WQE per frame, NOP-padded at the fragment's end, completions
         // asked for by threshold, as mlx5e_xmit_xdp_frame. The ICO SQ posts NOPs only.
-        let mpwqe = kind != XdpSqKind::Ico && p.pflags & PFLAG_XDP_TX_MPWQE != 0;
+        let mpwqe = kind != XdpSqKind::Ico && p.pflags.has(Mlx5Flag::XdpTxMpwqe);
         let sq = Sq::new(
             SqParams {
                 log_sz: log_sq,
@@ -854,7 +715,7 @@ impl Control for Mlx5 {
     fn xsk_rq_open(
         ctx: &OpenCtx<'_, Self>,
         q: &mut Queues,
-        p: &ChannelParams,
+        p: &ChannelParams<Mlx5Flag>,
         buf_size: u32,
         env: &mut XskRxEnv<'_>,
     ) -> Result<Option<(KXskRq, u32)>> {
@@ -873,7 +734,7 @@ impl Control for Mlx5 {
                 p.log_rq,
                 dbr.dma_addr() + 16,
                 eqn,
-                p.pflags & PFLAG_RX_CQE_COMPRESS != 0,
+                p.pflags.has(Mlx5Flag::RxCqeCompress),
                 cq_moderation(p.coal.rx),
             ),
         )?;
@@ -902,323 +763,4 @@ impl Control for Mlx5 {
         rq.post(env);
         Ok(Some((rq, rqn)))
     }
-}
-
-impl DataPath for Mlx5 {
-    type Sq = KSq;
-    type Rx = KRq;
-    type Irq = KEq;
-    type TxStats = TxStats;
-    type RxStats = RxStats;
-    type XdpSq = KXdpSq;
-    type XskRx = KXskRq;
-
-    #[inline(always)]
-    fn xmit(
-        sq: &mut KSq,
-        pkt: TxSkb,
-        more: bool,
-        env: &mut TxEnv<'_>,
-    ) -> core::result::Result<(), TxReject<TxSkb>> {
-        sq.xmit(pkt, more, env)
-    }
-
-    #[inline(always)]
-    fn tx_reap(sq: &mut KSq, env: &mut TxEnv<'_>, release: impl FnMut(TxSkb)) -> TxReaped {
-        let r = sq.poll_cq(env, release);
-        TxReaped {
-            busy: r.busy,
-            idle: sq.pc() == sq.cc() || sq.error().is_some(),
-            cqes: r.cqes,
-        }
-    }
-
-    fn tx_drain(sq: &mut KSq, env: &mut TxEnv<'_>, release: impl FnMut(TxSkb)) -> u32 {
-        sq.drain(env, release).0
-    }
-
-    #[inline(always)]
-    fn rx_poll(
-        rq: &mut KRq,
-        env: &mut RxEnv<'_>,
-        budget: u32,
-        mut deliver: impl FnMut(RxPage, &RxMeta, RxFrags<'_, RxPage>),
-    ) -> u32 {
-        rq.napi_poll_frags(budget, env, |page, c: &RxCompletion, frags| {
-            let m = RxMeta {
-                len: c.len,
-                // hds_ip_ext: bit 1 L3_OK, bit 2 L4_OK.
-                csum_ok: c.hds_ip_ext & 0x6 == 0x6,
-                hash: c.hash,
-                hash_type: hash_type(c),
-                // A tag the device stripped (`cqe_has_vlan`), as mlx5e_build_rx_skb.
-                vlan: c.vlan,
-            };
-            deliver(page, &m, frags)
-        })
-        .work
-    }
-
-    fn rx_drain(rq: &mut KRq, env: &mut RxEnv<'_>) {
-        rq.drain(env);
-    }
-
-    fn tx_fault(sq: &KSq) -> Option<QueueFault> {
-        sq.error().map(|e| match e {
-            SqError::ReqErr {
-                syndrome,
-                wqe_counter,
-                ..
-            } => QueueFault {
-                what: "error CQE",
-                syndrome,
-                wqe_counter,
-            },
-            SqError::BadWqeCounter { wqe_counter } => QueueFault {
-                what: "CQE with a bad wqe_counter",
-                syndrome: 0,
-                wqe_counter,
-            },
-            SqError::BadOpcode { opcode } => QueueFault {
-                what: "CQE with a bad opcode",
-                syndrome: opcode,
-                wqe_counter: 0,
-            },
-            SqError::BadSqn { .. } => QueueFault {
-                what: "CQE naming another SQ",
-                syndrome: 0,
-                wqe_counter: 0,
-            },
-        })
-    }
-
-    fn tx_reset(sq: &mut KSq) -> bool {
-        sq.discard_cqes(&KBarriers);
-        sq.reset().is_ok()
-    }
-
-    fn xdp_sq_fault(sq: &KXdpSq) -> bool {
-        sq.error().is_some()
-    }
-
-    fn xsk_rx_fault(rq: &KXskRq) -> bool {
-        rq.error().is_some()
-    }
-
-    fn rx_fault(rq: &KRq) -> Option<QueueFault> {
-        rq.error().map(|e| match e {
-            RqError::ErrCqe {
-                syndrome,
-                wqe_counter,
-            } => QueueFault {
-                what: "error CQE",
-                syndrome,
-                wqe_counter,
-            },
-            RqError::BadWqeCounter { got, .. } => QueueFault {
-                what: "CQE with a bad wqe_counter",
-                syndrome: 0,
-                wqe_counter: got,
-            },
-            RqError::BadSession { count } => QueueFault {
-                what: "compressed session too long",
-                syndrome: 0,
-                wqe_counter: count as u16,
-            },
-        })
-    }
-
-    fn rx_discard(rq: &mut KRq, env: &mut RxEnv<'_>) -> u32 {
-        rq.discard_cqes(env)
-    }
-
-    fn rx_reset(rq: &mut KRq, env: &mut RxEnv<'_>) -> bool {
-        if rq.reset().is_err() {
-            return false;
-        }
-        rq.post(env);
-        true
-    }
-
-    fn arm_tx(sq: &mut KSq, mmio: &Bar<'_>) {
-        sq.cq_mut().arm(CQ_DB_REQ_NOT, mmio, &KBarriers);
-    }
-
-    fn arm_rx(rq: &mut KRq, mmio: &Bar<'_>) {
-        rq.cq_mut().arm(CQ_DB_REQ_NOT, mmio, &KBarriers);
-    }
-
-    // The consumer index is in the doorbell record, which every poll updates: no register
-    // write is needed while NAPI keeps polling.
-    fn tx_continue(_sq: &mut KSq, _work: u32, _mmio: &Bar<'_>) {}
-
-    fn rx_continue(_rq: &mut KRq, _work: u32, _mmio: &Bar<'_>) {}
-
-    fn irq_start(eq: &mut KEq, mmio: &Bar<'_>) {
-        eq.update_ci(true, mmio, mmio);
-    }
-
-    /// `mlx5_eq_comp_int`: consume the completion EQEs and re-arm the EQ. Every CQ on the
-    /// EQ is the channel's, and NAPI polls them all: the EQEs' CQ numbers need no lookup.
-    fn irq_handle(eq: &mut KEq, mmio: &Bar<'_>) -> bool {
-        eq.poll(COMP_EQ_BUDGET, mmio, mmio, |_| {});
-        true
-    }
-
-    /// `mlx5_eq_poll_irq_disabled`, as mlx5e's TX timeout recovery uses it.
-    fn irq_recover(eq: &mut KEq, mmio: &Bar<'_>) -> u32 {
-        eq.poll(COMP_EQ_BUDGET, mmio, mmio, |_| {})
-    }
-
-    #[inline(always)]
-    fn xdp_sq_xmit(
-        sq: &mut KXdpSq,
-        frame: XdpTx,
-        env: &mut XdpEnv<'_>,
-    ) -> core::result::Result<(), TxReject<XdpTx>> {
-        sq.xmit(frame, true, env)
-    }
-
-    fn xdp_sq_nop(sq: &mut KXdpSq, env: &mut XdpEnv<'_>) -> bool {
-        sq.nop(env)
-    }
-
-    fn xdp_sq_flush(sq: &mut KXdpSq, env: &mut XdpEnv<'_>) {
-        sq.flush(env);
-    }
-
-    #[inline(always)]
-    fn xdp_sq_reap(sq: &mut KXdpSq, env: &mut XdpEnv<'_>, release: impl FnMut(XdpTx)) -> TxReaped {
-        let r = sq.poll_cq(env, release);
-        TxReaped {
-            busy: r.busy,
-            idle: sq.pc() == sq.cc() || sq.error().is_some(),
-            cqes: r.cqes,
-        }
-    }
-
-    fn xdp_sq_drain(sq: &mut KXdpSq, env: &mut XdpEnv<'_>, release: impl FnMut(XdpTx)) -> u32 {
-        sq.drain(env, release).0
-    }
-
-    fn xdp_sq_arm(sq: &mut KXdpSq, mmio: &Bar<'_>) {
-        sq.cq_mut().arm(CQ_DB_REQ_NOT, mmio, &KBarriers);
-    }
-
-    fn xdp_sq_stats(sq: &KXdpSq) -> (TxStats, u64) {
-        (sq.stats, sq.cq().arms())
-    }
-
-    #[inline(always)]
-    fn xsk_rx_poll(
-        rq: &mut KXskRq,
-        env: &mut XskRxEnv<'_>,
-        budget: u32,
-        mut deliver: impl FnMut(XskBuf, &RxMeta),
-    ) -> u32 {
-        rq.napi_poll(budget, env, |buf, c: &RxCompletion| {
-            let m = RxMeta {
-                len: c.len,
-                csum_ok: c.hds_ip_ext & 0x6 == 0x6,
-                hash: c.hash,
-                hash_type: hash_type(c),
-                // A tag the device stripped (`cqe_has_vlan`), as mlx5e_build_rx_skb.
-                vlan: c.vlan,
-            };
-            deliver(buf, &m)
-        })
-        .work
-    }
-
-    fn xsk_rx_drain(rq: &mut KXskRq, env: &mut XskRxEnv<'_>) {
-        rq.drain(env);
-    }
-
-    fn xsk_rx_arm(rq: &mut KXskRq, mmio: &Bar<'_>) {
-        rq.cq_mut().arm(CQ_DB_REQ_NOT, mmio, &KBarriers);
-    }
-
-    fn xsk_rx_stats(rq: &KXskRq) -> (RxStats, u64) {
-        (rq.stats, rq.cq().arms())
-    }
-
-    fn tx_stats(sq: &KSq) -> (TxStats, u64) {
-        (sq.stats, sq.cq().arms())
-    }
-
-    fn rx_stats(rq: &KRq) -> (RxStats, u64) {
-        (rq.stats, rq.cq().arms())
-    }
-
-    fn rx_packets(s: &RxStats) -> u64 {
-        s.packets
-    }
-
-    fn rx_bytes(s: &RxStats) -> u64 {
-        s.bytes
-    }
-
-    fn tx_packets(s: &TxStats) -> u64 {
-        s.packets
-    }
-
-    fn tx_bytes(s: &TxStats) -> u64 {
-        s.bytes
-    }
-}
-
-/// Adds the SQ counters `b` into `a`.
-fn add_tx(a: &mut TxStats, b: &TxStats) {
-    macro_rules! sum {
-        ($($g:ident),+) => {
-            $( wadd(&mut a.$g, b.$g); )+
-        };
-    }
-    sum!(
-        packets,
-        bytes,
-        tso_packets,
-        tso_bytes,
-        added_vlan_packets,
-        csum_none,
-        csum_partial,
-        csum_partial_inner,
-        nop,
-        mpwqe_blks,
-        mpwqe_pkts,
-        inlnw,
-        xmit_more,
-        stopped,
-        wake,
-        dropped,
-        busy,
-        cqes,
-        cqe_err,
-        cqe_bad,
-        wqes,
-        doorbells
-    );
-}
-
-/// Adds the RQ counters `b` into `a`.
-fn add_rx(a: &mut RxStats, b: &RxStats) {
-    macro_rules! sum {
-        ($($g:ident),+) => {
-            $( wadd(&mut a.$g, b.$g); )+
-        };
-    }
-    sum!(
-        packets,
-        bytes,
-        wqe_err,
-        buff_alloc_err,
-        cqe_compress_blks,
-        cqe_compress_pkts,
-        cqes,
-        cqe_bad,
-        dbr_writes,
-        polls,
-        cqe_discarded,
-        scatter_pkts
-    );
 }

@@ -1,0 +1,274 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! Recovery of a channel's queues after a fault: an SQ or RQ reset in place, a lost
+//! interrupt found by the TX watchdog, or a reopen of the port's channels when no queue
+//! reset covers the fault.
+//!
+//! Upstream counterpart: `en/reporter_tx.c`, `en/reporter_rx.c`.
+
+use crate::channel::shared::Reopen;
+use crate::channel::{Channel, RECOVER_RX, RECOVER_TIMEOUT, RECOVER_TX};
+use crate::family::env::{RxEnv, TxEnv};
+use crate::family::{Family, QueueFault};
+use crate::kernel_ext::net::skb::DropReason;
+use crate::kernel_ext::sync::with_bh;
+use core::sync::atomic::Ordering;
+use kernel::prelude::*;
+use kernel::sync::Arc;
+use kernel::workqueue::WorkItem;
+
+impl<F: Family> WorkItem for Channel<F> {
+    type Pointer = Arc<Channel<F>>;
+
+    fn run(this: Arc<Channel<F>>) {
+        this.recover();
+    }
+}
+
+impl<F: Family> Channel<F> {
+    /// Asks for the recovery of a queue that stopped on a fault (`what`: [`RECOVER_TX`],
+    /// [`RECOVER_RX`]); the first request queues the work, later ones until it is back do
+    /// nothing. Any context.
+    #[cold]
+    pub(super) fn request_recovery(&self, what: u32) {
+        if self.recover_req.fetch_or(what, Ordering::AcqRel) & what != 0 {
+            return;
+        }
+        if let Some(me) = self.me.lock().clone() {
+            // Already queued (for the other queue): that run sees this request too.
+            let _ = self.shared.wq.queue().enqueue(me);
+        }
+    }
+
+    /// Asks for the port's channels to be reopened for a fault of this channel no queue
+    /// reset covers (`queue`: the stopped queue and its fault, logged), once per channel:
+    /// the reopen closes it. Counted (`ch<N>_reopen`) if this request is the one queued
+    /// (another channel's may be waiting already, and covers this fault). Any context.
+    #[cold]
+    pub(super) fn request_reopen(&self, why: Reopen, queue: Option<(&str, &QueueFault)>) {
+        if self.reopen_asked.swap(true, Ordering::AcqRel) {
+            return;
+        }
+        if let Some((q, f)) = queue {
+            self.log_reopen(q, f);
+        }
+        if self.shared.request_reopen(self.index, why) {
+            self.counters.reopen.fetch_add(1, Ordering::Relaxed);
+        }
+    }
+
+    /// The recovery work: brings back the queues NAPI found stopped on a fault, as mlx5e's
+    /// error-CQE recovery does (`mlx5e_tx_reporter_err_cqe_recover`, RQ recovery). Process
+    /// context; sleeps (commands).
+    fn recover(&self) {
+        let closing = self.recover_lock.lock();
+        if *closing {
+            return;
+        }
+        let req = self.recover_req.load(Ordering::Acquire);
+        if req & RECOVER_TIMEOUT != 0 {
+            self.recover_timeout();
+        }
+        if req & RECOVER_TX != 0 {
+            self.recover_tx();
+        }
+        if req & RECOVER_RX != 0 {
+            self.recover_rx();
+        }
+        drop(closing);
+    }
+
+    /// `ndo_tx_timeout` of the channel's queue (the watchdog's timer, every xmit lock
+    /// held): counted, the recovery queued.
+    pub(crate) fn tx_timeout(&self) {
+        self.counters.tx_timeout.fetch_add(1, Ordering::Relaxed);
+        self.request_recovery(RECOVER_TIMEOUT);
+    }
+
+    /// TX timeout recovery, as mlx5e's (`mlx5e_tx_reporter_timeout_recover`): first a lost
+    /// interrupt (events waiting on the channel's EQ: consumed, the EQ re-armed, NAPI
+    /// scheduled, which re-arms the CQs). Otherwise, if the SQ stopped on an error CQE whose
+    /// recovery failed, the SQ is reset again; if not, the queue is stuck for a reason no SQ
+    /// reset is known to cure (a hung engine, a corrupt CQE the CQ holds on to), and the
+    /// channels are reopened, as mlx5e does (`mlx5e_safe_reopen_channels`): every queue and
+    /// CQ is made again.
+    fn recover_timeout(&self) {
+        self.recover_req
+            .fetch_and(!RECOVER_TIMEOUT, Ordering::AcqRel);
+        let mmio = self.shared.hw.bar();
+        let eqes = with_bh(|| F::irq_recover(&mut self.irq.lock(), &mmio));
+        if eqes > 0 {
+            self.counters.eq_rearm.fetch_add(1, Ordering::Relaxed);
+            self.counters
+                .tx_timeout_recovered
+                .fetch_add(1, Ordering::Relaxed);
+            pr_err!(
+                "{}: sq{}: transmit timeout: {} events waited without an interrupt: EQ re-armed, NAPI scheduled\n",
+                self.dev.name(),
+                self.index,
+                eqes
+            );
+            with_bh(|| self.napi.schedule());
+            return;
+        }
+        let fault = self.with_tx(|t, _| F::tx_fault(&t.sq)).flatten();
+        match fault {
+            Some(f) if F::QUEUE_RESET => {
+                if self.reset_sq(&f).is_ok() {
+                    self.counters
+                        .tx_timeout_recovered
+                        .fetch_add(1, Ordering::Relaxed);
+                }
+            }
+            // The reopen brings the SQ back, faulted or stuck (a fault already asked for it).
+            Some(f) => {
+                self.counters
+                    .tx_timeout_recovered
+                    .fetch_add(1, Ordering::Relaxed);
+                self.request_reopen(Reopen::SqFault, Some(("sq", &f)));
+            }
+            None => {
+                self.counters
+                    .tx_timeout_recovered
+                    .fetch_add(1, Ordering::Relaxed);
+                self.request_reopen(Reopen::TxTimeout, None);
+            }
+        }
+    }
+
+    /// Logs a fault and the step of its recovery that failed, if one did (once per
+    /// recovery: faults do not repeat without a recovery in between).
+    fn log_fault(&self, queue: &str, f: &QueueFault, r: &Result) {
+        match r {
+            Ok(()) => pr_err!(
+                "{}: {}{}: {} (syndrome {:#04x}, wqe_counter {}): queue recovered\n",
+                self.dev.name(),
+                queue,
+                self.index,
+                f.what,
+                f.syndrome,
+                f.wqe_counter
+            ),
+            Err(e) => pr_err!(
+                "{}: {}{}: {} (syndrome {:#04x}, wqe_counter {}): recovery failed ({:?}), the queue stays stopped\n",
+                self.dev.name(),
+                queue,
+                self.index,
+                f.what,
+                f.syndrome,
+                f.wqe_counter,
+                e
+            ),
+        }
+    }
+
+    /// Logs a fault whose recovery is the reopen of the port's channels.
+    fn log_reopen(&self, queue: &str, f: &QueueFault) {
+        pr_err!(
+            "{}: {}{}: {}: the queue is stopped until the channels are reopened\n",
+            self.dev.name(),
+            queue,
+            self.index,
+            f.what
+        );
+    }
+
+    /// SQ recovery: the SQ to RST (the device stops reading it), every packet still in
+    /// flight dropped and counted, producer and consumer state and the doorbell record
+    /// reset, BQL reset, the SQ to RDY, the queue woken. The queue has been stopped since
+    /// NAPI found the fault.
+    fn recover_tx(&self) {
+        match self.with_tx(|t, _| F::tx_fault(&t.sq)).flatten() {
+            // A failed reset is logged; the queue stays stopped (the watchdog tries again).
+            Some(fault) if F::QUEUE_RESET => {
+                let _ = self.reset_sq(&fault);
+            }
+            // The reopen closes this channel: nothing more to do here, and the request bit
+            // stays set, so that later polls do not queue this again.
+            Some(fault) => self.request_reopen(Reopen::SqFault, Some(("sq", &fault))),
+            None => {
+                self.recover_req.fetch_and(!RECOVER_TX, Ordering::AcqRel);
+            }
+        }
+    }
+
+    /// Resets the SQ (see [`Channel::recover_tx`]) for `fault`, logs it, and wakes the
+    /// queue if it worked.
+    fn reset_sq(&self, fault: &QueueFault) -> Result {
+        let (Some(slot), Some(txq)) = (
+            self.shared.txs.get(self.index as usize),
+            self.dev.tx_queue(self.index),
+        ) else {
+            return Err(ENXIO);
+        };
+        let r = F::queue_to_reset(&self.shared.hw, &self.shared.func, &self.queues, true).and_then(
+            |()| {
+                let dropped = with_bh(|| {
+                    // The stack's transmit path is kept out (the queue is stopped too).
+                    let mut xmit = txq.lock();
+                    let tx = slot.get(&mut xmit)?.as_mut()?;
+                    let mut env = TxEnv {
+                        mmio: self.shared.hw.bar(),
+                        dma: &self.shared.dma,
+                        txq,
+                        closing: true,
+                    };
+                    let n =
+                        F::tx_drain(&mut tx.sq, &mut env, |p| p.0.drop_any(DropReason::DevReady));
+                    F::tx_reset(&mut tx.sq).then_some(n)
+                })
+                .ok_or(EIO)?;
+                self.counters
+                    .tx_dropped
+                    .fetch_add(u64::from(dropped), Ordering::Relaxed);
+                txq.reset();
+                F::queue_to_ready(&self.shared.hw, &self.shared.func, &self.queues, true)
+            },
+        );
+        self.log_fault("sq", fault, &r);
+        if r.is_ok() {
+            self.counters.tx_recover.fetch_add(1, Ordering::Relaxed);
+            self.recover_req.fetch_and(!RECOVER_TX, Ordering::AcqRel);
+            txq.wake();
+        }
+        r
+    }
+
+    /// RQ recovery: the RQ to RST (through ERR if the device has not stopped it), the CQEs
+    /// written meanwhile discarded, every posted buffer back to the page pool, the RQ reset
+    /// and refilled, then RDY, and NAPI scheduled.
+    fn recover_rx(&self) {
+        let Some(fault) = with_bh(|| self.rx.lock().as_ref().and_then(|r| F::rx_fault(&r.rx)))
+        else {
+            self.recover_req.fetch_and(!RECOVER_RX, Ordering::AcqRel);
+            return;
+        };
+        if !F::QUEUE_RESET {
+            // As for the SQ: the request bit stays set until the reopen closes the channel.
+            self.request_reopen(Reopen::RqFault, Some(("rq", &fault)));
+            return;
+        }
+        let r = F::queue_to_reset(&self.shared.hw, &self.shared.func, &self.queues, false)
+            .and_then(|()| {
+                with_bh(|| {
+                    let mut s = self.rx.lock();
+                    let side = s.as_mut()?;
+                    let mut env = RxEnv {
+                        pool: &side.pool,
+                        mmio: self.shared.hw.bar(),
+                    };
+                    F::rx_discard(&mut side.rx, &mut env);
+                    F::rx_drain(&mut side.rx, &mut env);
+                    F::rx_reset(&mut side.rx, &mut env).then_some(())
+                })
+                .ok_or(EIO)?;
+                F::queue_to_ready(&self.shared.hw, &self.shared.func, &self.queues, false)
+            });
+        self.log_fault("rq", &fault, &r);
+        if r.is_ok() {
+            self.counters.rx_recover.fetch_add(1, Ordering::Relaxed);
+            self.recover_req.fetch_and(!RECOVER_RX, Ordering::AcqRel);
+            with_bh(|| self.napi.schedule());
+        }
+    }
+}
