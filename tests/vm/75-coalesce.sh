@@ -122,7 +122,7 @@ sleep 0.5
 paced_pktgen() {
 	local c res
 	[ -d "$PKTGEN" ] || fail "no $PKTGEN (CONFIG_NET_PKTGEN)"
-	echo rem_device_all >"$PKTGEN/kpktgend_0"
+	pktgen_clear
 	echo "add_device $A" >"$PKTGEN/kpktgend_0"
 	for c in "count $1" "pkt_size 60" "burst 1" "delay $DELAY_NS" "clone_skb 0" \
 		"queue_map_min 0" "queue_map_max 0" "dst ${PG_DST:-10.10.0.2}" "dst_mac $MAC_B"; do

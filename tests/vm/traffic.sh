@@ -74,6 +74,25 @@ settled() {
 
 PKTGEN=/proc/net/pktgen
 
+# pktgen_clear: kpktgend_0 without devices. "rem_device_all" only sets a flag for the
+# thread and gives it 125 ms, whether it acted or not; a thread that acts later removes the
+# device added next (a loaded machine made 75-coalesce meet it: "/proc/net/pktgen/eth0"
+# gone before its first setting). So: ask only while the thread lists a device, and wait
+# until it lists none (an empty list means no request is pending).
+pktgen_clear() {
+	local i line c
+	for ((i = 0; i < 600; i++)); do
+		c=0
+		while read -r line; do
+			case $line in "Running:"?* | "Stopped:"?*) c=1 ;; esac
+		done <"$PKTGEN/kpktgend_0"
+		[ "$c" = 0 ] && return 0
+		[ "$i" = 0 ] && echo rem_device_all >"$PKTGEN/kpktgend_0"
+		sleep 0.05
+	done
+	fail "kpktgend_0 kept its devices 30 s after rem_device_all"
+}
+
 # pktgen_run IFACE COUNT DST_IP DST_MAC [BURST] [PKT_SIZE]: sends COUNT UDP packets from
 # IFACE (one TX queue, queue 0) with kpktgend_0 and sets PG_SENT and PG_PPS from its result.
 # PG_EXTRA (an array) adds pktgen settings (e.g. "udp_src_min 1000" "udp_src_max 1008":
@@ -85,7 +104,7 @@ PG_HOOK=""
 pktgen_run() {
 	local dev=$1 count=$2 dst=$3 mac=$4 burst=${5:-32} size=${6:-60} c res
 	[ -d "$PKTGEN" ] || fail "no $PKTGEN (CONFIG_NET_PKTGEN)"
-	echo rem_device_all >"$PKTGEN/kpktgend_0"
+	pktgen_clear
 	echo "add_device $dev" >"$PKTGEN/kpktgend_0"
 	for c in "count $count" "pkt_size $size" "burst $burst" "delay 0" "clone_skb 0" \
 		"queue_map_min 0" "queue_map_max 0" "dst $dst" "dst_mac $mac" \
