@@ -20,7 +20,7 @@
 set -eu
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/traffic.sh"
-# The ethtool operations are family-independent (port.rs); MANA's two requests are checked
+# The ethtool operations are family-independent (port/ethtool.rs); MANA's two requests are checked
 # on the normal kernel.
 one_family_on_debug
 

@@ -19,7 +19,7 @@ set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/traffic.sh"
 . "$(dirname "$0")/xdp.sh"
-# On the debug kernel: ConnectX only (the XDP glue under rust/ and channel.rs is shared).
+# On the debug kernel: ConnectX only (the XDP glue under rust/ and channel/ is shared).
 one_family_on_debug
 
 debug=$([ "${KERNEL_VARIANT:-normal}" = debug ] && echo 1 || echo 0)

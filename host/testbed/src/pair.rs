@@ -200,7 +200,7 @@ pub struct Pair {
 /// What one SQ recovery ([`Pair::recover_tx`]) did.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct TxRecovery {
-    /// Packets released without a completion and counted dropped (channel.rs
+    /// Packets released without a completion and counted dropped (channel/recover.rs
     /// `tx_recover_dropped`): everything still in flight when the SQ stopped.
     pub dropped: u32,
     /// Of those, the packets whose WQEs the device never executed (between its consumer
@@ -385,7 +385,7 @@ impl Pair {
         self.recovery
     }
 
-    /// SQ recovery, in the order of the driver's (`Channel::reset_sq` in channel.rs with
+    /// SQ recovery, in the order of the driver's (`Channel::reset_sq` in channel/recover.rs with
     /// `family/mlx5.rs`'s `tx_drain` and `tx_reset`): the device SQ to RST, every packet in
     /// flight released as dropped (in order, through [`TxBook::release`]), the CQEs left
     /// discarded, the SQ reset (counters and doorbell record 0), BQL reset, the SQ to RDY,
@@ -446,7 +446,7 @@ impl Pair {
         r
     }
 
-    /// RQ recovery, in the order of the driver's (`Channel::recover_rx` in channel.rs with
+    /// RQ recovery, in the order of the driver's (`Channel::recover_rx` in channel/recover.rs with
     /// `family/mlx5.rs`'s `rx_discard`, `rx_drain` and `rx_reset`): the device RQ to RST, the
     /// CQEs written meanwhile discarded, every posted buffer back to the pool, the RQ reset
     /// and refilled, the RQ to RDY. Call it when the RQ reports an error.

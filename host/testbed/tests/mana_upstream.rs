@@ -129,7 +129,7 @@ fn vsq_frame_is_zero_as_upstream() {
 /// hardware strips 802.1Q tags. The model delivered tagged frames whole; it now strips the
 /// outer 802.1Q tag (not an 802.1ad one) and reports the VLAN id, counting the frame with its
 /// tag in `hc_rx_bytes`. (rsnic read the CQE's tag but did not give it to the stack: fixed
-/// in channel.rs, checked in the VM by tests/vm/78-vlan.sh.)
+/// in channel/rx.rs, checked in the VM by tests/vm/78-vlan.sh.)
 #[test]
 fn rx_strips_the_vlan_tag_and_reports_it() {
     let mut p = ManaPair::new(ManaConfig::default());
