@@ -2,7 +2,8 @@
 # The layering rules of Documentation/networking/device_drivers/ethernet/rsnic-layers.rst,
 # checked on the sources (comments aside): each part may use only what is below it or
 # beside it on its side of the hardware line. Prints every violation; fails if there is one.
-#   driver  channel.rs channel/ port.rs port/ xdp.rs family.rs family/ kdma.rs: not the device
+#   driver  every file outside host/, dp/, sim/ and the wiring files (bus.rs, realpci.rs,
+#           driver.rs, rsnic_main.rs): channel, port, family, xdp, rss, ntuple, devlink, kdma; not the device
 #           model (sim/) nor its hosts (host/, realpci.rs) nor the PCI abstractions; the
 #           device through bus.rs only. Within it, from the top: port, channel, the family
 #           contract (family.rs, family/: the traits, the vocabulary they speak, the
@@ -35,7 +36,11 @@ mapfile -t port < <(find port -name '*.rs')
 mapfile -t host < <(find host -name '*.rs')
 mapfile -t dp < <(find dp -name '*.rs')
 mapfile -t sim < <(find sim -name '*.rs')
-driver=(channel.rs "${channel[@]}" port.rs "${port[@]}" xdp.rs family.rs kdma.rs "${family[@]}")
+# The driver: every file outside the other parts' folders and the wiring files, so that a new
+# driver file is checked without being listed here.
+wiring=(bus.rs realpci.rs driver.rs rsnic_main.rs)
+mapfile -t driver < <(find . -name '*.rs' -not -path './host/*' -not -path './dp/*' \
+	-not -path './sim/*' | sed 's|^\./||' | grep -vxF -f <(printf '%s\n' "${wiring[@]}") | sort)
 rule '\b(crate::)?(sim|host|realpci)::|kernel_ext::pci\b' "${driver[@]}"
 rule 'crate::port\b' channel.rs "${channel[@]}"
 rule 'crate::(channel|port)\b' family.rs "${family[@]}"
