@@ -126,6 +126,17 @@ assert_eq "eqe_bad_cq again: logged" 0 "$(dmesg_since_mark | grep -c "an event n
 # The TX watchdog on one channel, so that the lost interrupt is the one of pktgen's queue 0.
 combined=$(ethtool -l "$A" | awk '/^Combined:/ { n = $2 } END { print n }')
 ethtool -L "$A" combined 1
+# A's channel 0 and B's share MSI-X vector 1 (as upstream mana: channel c of every vport on
+# vector 1 + c), and an interrupt of B's on it runs A's handler too, which finds A's waiting
+# events: the lost interrupt would be recovered by the peer's traffic (on the boots whose
+# RSS key hashes the pings to B's channel 0), not by the watchdog. So B's traffic stays on
+# its channel 1 (vector 2) meanwhile: RSS to queue 1 only, and XPS sending on queue 1.
+combined_b=$(ip netns exec peer ethtool -l "$B" | awk '/^Combined:/ { n = $2 } END { print n }')
+ip netns exec peer ethtool -L "$B" combined 2
+ip netns exec peer ethtool -X "$B" weight 0 1
+ncpu_mask=$(printf '%x' $(((1 << $(nproc)) - 1)))
+xps_b=$(ip netns exec peer sh -c "cat /sys/class/net/$B/queues/tx-0/xps_cpus /sys/class/net/$B/queues/tx-1/xps_cpus" | tr '\n' ' ')
+ip netns exec peer sh -c "echo 0 >/sys/class/net/$B/queues/tx-0/xps_cpus && echo $ncpu_mask >/sys/class/net/$B/queues/tx-1/xps_cpus"
 TR=$(stat "$A" tx_timeout_recovered)
 N=3200
 snap p0a "$A"
@@ -141,6 +152,10 @@ assert_eq "drop_irqs: lost interrupts found" 1 "$(delta p0a p1a ch_eq_rearm)"
 assert_eq "drop_irqs: received by B" "$PG_SENT" "$(delta p0b p1b rx_packets)"
 dmesg_since_mark | grep -E "NETDEV WATCHDOG|: sq0: " | head -n 3
 ethtool -L "$A" combined "$combined"
+read -r xps0 xps1 <<<"$xps_b"
+ip netns exec peer sh -c "echo $xps0 >/sys/class/net/$B/queues/tx-0/xps_cpus && echo $xps1 >/sys/class/net/$B/queues/tx-1/xps_cpus"
+ip netns exec peer ethtool -X "$B" default
+ip netns exec peer ethtool -L "$B" combined "$combined_b"
 
 # Everything works as before, both ways.
 ping -c 3 -i 0.2 -W 2 10.10.0.2 >/dev/null
