@@ -53,14 +53,10 @@ kill -INT "$ipid"
 # stream. What it sent (an interrupted client is not told the receiver's figures).
 rc=0
 wait "$ipid" || rc=$?
-read -r why bps < <(python3 - /tmp/toggle.json <<'EOF'
-import json, sys
-r = json.load(open(sys.argv[1]))
-print(r.get("error", "none").replace(" ", "_"), int(r["end"].get("sum_sent", {}).get("bits_per_second", 0)))
-EOF
-)
-[ "$rc" = 1 ] && [ "$why" = "interrupt_-_the_client_has_terminated" ] ||
-	fail "iperf3 failed across the toggles: exit $rc, ${why//_/ }"
+why=$(iperf_json /tmp/toggle.json error)
+bps=$(iperf_json /tmp/toggle.json sent_bps)
+[ "$rc" = 1 ] && [ "$why" = "interrupt - the client has terminated" ] ||
+	fail "iperf3 failed across the toggles: exit $rc, $why"
 echo "  TCP A -> B across the toggles: $((bps / 1000)) kbit/s sent"
 [ "$bps" -gt 0 ] 2>/dev/null || fail "no throughput across the toggles ($bps)"
 sent=$(delta s0a s1a tx_packets)

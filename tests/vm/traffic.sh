@@ -224,12 +224,18 @@ iperf_json() {
 	python3 - "$1" "$2" <<'EOF'
 import json, sys
 r = json.load(open(sys.argv[1]))
+f = sys.argv[2]
+# The run's error ("none" without one), and what the client sent: the figure an interrupted
+# client still reports (it is not told the receiver's).
+if f == "error":
+    print(r.get("error", "none")); sys.exit(0)
+if f == "sent_bps":
+    print(int(r.get("end", {}).get("sum_sent", {}).get("bits_per_second", 0))); sys.exit(0)
 if "error" in r:
     # Numbers stay numbers for the callers' arithmetic; the reason goes to stderr.
     print("iperf3 reported: " + r["error"], file=sys.stderr)
     print(0); sys.exit(0)
 e = r["end"]
-f = sys.argv[2]
 s = e.get("sum_received", e.get("sum", {}))
 v = {"bps": s.get("bits_per_second", 0),
      "retransmits": e.get("sum_sent", {}).get("retransmits", 0)}
