@@ -100,7 +100,7 @@ echo "  B's RX polls over 2 idle seconds: $((p1 - p0))"
 #                engine); what was in flight is dropped and counted.
 # pktgen hands every packet over; each one reaches B or is counted as dropped.
 quiet_pair
-combined=$(ethtool -l "$A" | awk '/^Combined:/ { n = $2 } END { print n }')
+combined=$(channels_of "$A")
 ethtool -L "$A" combined 1
 timeout_case() {
 	local cmd=$1 n=3200

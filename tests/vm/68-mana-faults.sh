@@ -124,14 +124,14 @@ assert_eq "eqe_bad_cq again: transmit timeouts" 0 "$(delta p0a p1a tx_timeout)"
 assert_eq "eqe_bad_cq again: logged" 0 "$(dmesg_since_mark | grep -c "an event named a queue" || true)"
 
 # The TX watchdog on one channel, so that the lost interrupt is the one of pktgen's queue 0.
-combined=$(ethtool -l "$A" | awk '/^Combined:/ { n = $2 } END { print n }')
+combined=$(channels_of "$A")
 ethtool -L "$A" combined 1
 # A's channel 0 and B's share MSI-X vector 1 (as upstream mana: channel c of every vport on
 # vector 1 + c), and an interrupt of B's on it runs A's handler too, which finds A's waiting
 # events: the lost interrupt would be recovered by the peer's traffic (on the boots whose
 # RSS key hashes the pings to B's channel 0), not by the watchdog. So B's traffic stays on
 # its channel 1 (vector 2) meanwhile: RSS to queue 1 only, and XPS sending on queue 1.
-combined_b=$(ip netns exec peer ethtool -l "$B" | awk '/^Combined:/ { n = $2 } END { print n }')
+combined_b=$(channels_of "$B" current peer)
 ip netns exec peer ethtool -L "$B" combined 2
 ip netns exec peer ethtool -X "$B" weight 0 1
 ncpu_mask=$(printf '%x' $(((1 << $(nproc)) - 1)))

@@ -130,7 +130,7 @@ mlx5)
 	# A device that stops altogether: only the TX watchdog notices (no completion, no
 	# interrupt); it finds no lost interrupt and reopens the channels, which restarts the
 	# device.
-	combined=$(ethtool -l "$A" | awk '/^Combined:/ { n = $2 } END { print n }')
+	combined=$(channels_of "$A")
 	ethtool -L "$A" combined 1
 	TR=$(stat "$A" tx_timeout_recovered)
 	snap w0a "$A"
@@ -218,7 +218,7 @@ mana)
 	stream_ok tx_bad_owner
 
 	# The TX watchdog on one channel, so that the stalled queue is pktgen's queue 0.
-	combined=$(ethtool -l "$A" | awk '/^Combined:/ { n = $2 } END { print n }')
+	combined=$(channels_of "$A")
 	ethtool -L "$A" combined 1
 	for knob in tx_stall dev_stop; do
 		R0=$(stat "$A" ch_reopen)

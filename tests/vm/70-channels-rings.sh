@@ -7,7 +7,7 @@ set -eu
 
 setup_pair
 ethtool -l "$A"
-assert_eq "max combined" 8 "$(ethtool -l "$A" | awk '/^Pre-set/{p=1} p && /^Combined:/{print $2; exit}')"
+assert_eq "max combined" 8 "$(channels_of "$A" max)"
 ethtool -g "$A"
 
 # Refusals, each with the reason.

@@ -90,7 +90,7 @@ ip link set "$A" down
 ip link set "$A" up
 wait_for "carrier on $A" eval '[ "$(carrier "$A")" = 1 ]'
 assert_eq "A after down/up" "off off on" "$(pause_of "$A")"
-ch=$(ethtool -l "$A" | awk '/^Current/ { p = 1 } p && /^Combined:/ { print $2; exit }')
+ch=$(channels_of "$A")
 ethtool -L "$A" combined "$([ "$ch" = 1 ] && echo 2 || echo 1)"
 ethtool -G "$A" rx 256
 assert_eq "A after a channel reopen" "off off on" "$(pause_of "$A")"

@@ -247,7 +247,7 @@ if inb ethtool -L "$B" combined 2 2>/tmp/err; then
 fi
 echo "  refused: -L combined 2 -> $(tr '\n' ' ' </tmp/err)"
 assert_eq "channels kept" 4 \
-	"$(inb ethtool -l "$B" | awk '/^Current/{p=1} p && /^Combined:/{print $2; exit}')"
+	"$(channels_of "$B" current peer)"
 assert_eq "64 flows on queue 3" "0 0 0 64" "$(counts 64 20000)"
 inb ethtool -X "$B" default
 inb ethtool -L "$B" combined 2

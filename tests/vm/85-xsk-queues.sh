@@ -113,7 +113,7 @@ xsk_start q1 peer rxdrop -i "$B" -q 1 -z -n "$N" -d 120 --verify \
 nsx peer ethtool -L "$B" combined 4 2>/tmp/ethtool.err ||
 	fail "[socket on queue 1] ethtool -L combined 4 refused: $(cat /tmp/ethtool.err)"
 assert_eq "[socket on queue 1] channels after -L 4" 4 \
-	"$(nsx peer ethtool -l "$B" | awk '/^Combined:/ { n = $2 } END { print n }')"
+	"$(channels_of "$B" current peer)"
 nsx peer ethtool -X "$B" default
 if nsx peer ethtool -L "$B" combined 1 2>/tmp/ethtool.err; then
 	fail "[socket on queue 1] ethtool -L combined 1 was accepted"

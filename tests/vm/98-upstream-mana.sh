@@ -336,7 +336,7 @@ no_complaints "counters"
 # ---- RSS (mana_set_rxfh: MANA_CONFIG_VPORT_RX with a new table or key). B's table all
 # on queue 0, then all on queue 1: a ping burst from A lands on that queue alone (the
 # model picks the RQ from the table mana gave it); then a new key and the default table.
-nq=$(ip netns exec peer ethtool -l "$B" | awk '/^Current/ { c = 1 } c && /^Combined:/ { print $2; exit }')
+nq=$(channels_of "$B" current peer)
 nind=$(ip netns exec peer ethtool -x "$B" | awk '/^ *[0-9]+:/ { n += NF - 1 } END { print n + 0 }')
 echo "  $B: $nq queues, an indirection table of $nind entries"
 # MANA_QUERY_VPORT_CONFIG's indirection_table_size: the model's 64.

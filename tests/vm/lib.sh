@@ -166,6 +166,18 @@ carrier() {
 	cat "/sys/class/net/$1/carrier" 2>/dev/null || echo 0
 }
 
+# channels_of IFACE [max] [NETNS]: the interface's combined channel count from `ethtool -l`,
+# the current one, or with "max" the pre-set maximum.
+channels_of() {
+	local section=Current
+	[ "${2:-}" = max ] && section=Pre-set
+	if [ -n "${3:-}" ]; then
+		ip netns exec "$3" ethtool -l "$1"
+	else
+		ethtool -l "$1"
+	fi | awk -v s="$section" '$1 == s { p = 1 } p && /^Combined:/ { print $2; exit }'
+}
+
 # priv_flag IFACE FLAG [NETNS]: "on" or "off" (ethtool pads the names to align the colons).
 priv_flag() {
 	if [ -n "${3:-}" ]; then
