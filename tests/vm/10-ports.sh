@@ -4,7 +4,8 @@
 # with a locally administered unicast MAC (the one its device reports), MTU 1500 and MTU
 # limits 68..9600, the two MACs different; unloading leaves no rsnic interface. On the
 # debug kernel it runs in the ConnectX pass only. On the kernel transport a plain insmod
-# (without host=kernel) creates no interface.
+# (without host=kernel) creates no interface. On the vfio transport the interrupts carry the
+# upstream drivers' names.
 set -eu
 . "$(dirname "$0")/lib.sh"
 one_family_on_debug
@@ -24,6 +25,29 @@ for i in "${ifs[@]}"; do
 done
 [ "$(cat "/sys/class/net/${ifs[0]}/address")" != "$(cat "/sys/class/net/${ifs[1]}/address")" ] ||
 	fail "both ports got the same MAC"
+
+# On PCI functions the interrupts carry the upstream driver's names in /proc/interrupts:
+# ConnectX's control vector (mlx5_async0) from probe on (MANA's, mana_hwc upstream, has no
+# handler: rsnic polls its HWC), and one per channel's completion vector while the interface
+# is up (ConnectX mlx5_comp<N>, MANA mana_q<N>; a MANA function's vports share their
+# vectors, as upstream), each followed by @pci:<function>.
+if [ "$RSNIC_TRANSPORT" = vfio ]; then
+	for i in "${ifs[@]}"; do ip link set "$i" up; done
+	for i in "${ifs[@]}"; do
+		pci=$(ethtool -i "$i" | sed -n 's/^bus-info: //p')
+		case $RSNIC_FAMILY in
+		mlx5) names=("mlx5_async0@pci:$pci") comp=mlx5_comp ;;
+		mana) names=() comp=mana_q ;;
+		esac
+		for ((c = 0; c < $(channels_of "$i"); c++)); do names+=("$comp$c@pci:$pci"); done
+		for n in "${names[@]}"; do
+			grep -qE "[ ,]$n(,|\$)" /proc/interrupts ||
+				fail "$i: no interrupt named $n in /proc/interrupts: $(grep -E 'mlx5|mana|rsnic' /proc/interrupts)"
+		done
+		echo "  $i: interrupts ${names[*]}"
+	done
+	for i in "${ifs[@]}"; do ip link set "$i" down; done
+fi
 unload_rsnic
 
 # A plain insmod binds PCI functions only: without host=kernel the in-kernel device host

@@ -4,7 +4,7 @@
 # device), a physical devlink port per netdev, and `devlink dev info` with the driver (rsnic),
 # the device's asic.id and the firmware version the device reported at bring-up (ConnectX:
 # the initialization segment's fw_rev as fw.version; MANA: the GDMA protocol version as
-# fw.gdma_protocol). Unloading removes every instance and port; loading again brings them
+# fw.gdma_protocol), and each netdev's phys_port_name ("p<N>") from its port. Unloading removes every instance and port; loading again brings them
 # back.
 set -eu
 . "$(dirname "$0")/lib.sh"
@@ -30,6 +30,11 @@ check() {
 		*" type eth "*" flavour physical "*) ;;
 		*) fail "$i: devlink port is not an eth port of flavour physical: $line" ;;
 		esac
+		# phys_port_name comes from the devlink port as for any driver with one (the core's
+		# devlink_compat_phys_port_name_get(): "p<port number>" for a physical port): what
+		# udev's predictable names read.
+		assert_eq "$i: phys_port_name" "p$(echo "$line" | sed -n 's/.* port \([0-9]*\).*/\1/p')" \
+			"$(cat "/sys/class/net/$i/phys_port_name")"
 		handle=${line%%: *}
 		handle=${handle%/*}
 		# The instance's bus handle is the netdev's device: its PCI function on the vfio

@@ -14,18 +14,27 @@
 //! A vector may carry several handlers (each registered under a key the function's driver
 //! makes unique, [`IrqKey`]); when it fires, each runs, as on a shared IRQ line.
 //!
-//! Two transports implement it ([`Transport`]): the in-kernel device host (`host/`: a
-//! device model running in the kernel, on a workqueue) and real PCI functions (`realpci.rs`:
+//! Two transports implement it ([`Transport`]), each in its own module below this one:
+//! the in-kernel transport ([`inkernel`]: a device host running the device model in the
+//! kernel, on a workqueue) and real PCI functions ([`pci`]:
 //! a MANA VF or a ConnectX function, with its own ids and BAR0 layout, reached by MMIO:
 //! hardware, or a device model in a host process behind QEMU's `vfio-user-pci`). A register
 //! write is matched on the transport (no function pointer on the doorbell path).
 
 use crate::dp::hw::{Barriers, Mmio};
-use crate::host::Engine;
 use crate::kdma::KBarriers;
 use crate::kernel_ext::dma::DmaDevice;
-use crate::realpci::PciFunction;
-use kernel::{fmt, prelude::*, str::CString, sync::Arc};
+use inkernel::Engine;
+use kernel::{
+    fmt,
+    prelude::*,
+    str::{CStr, CString},
+    sync::Arc,
+};
+use pci::PciFunction;
+
+pub(crate) mod inkernel;
+pub(crate) mod pci;
 
 /// An interrupt handler registered on a vector ([`Function::request_irq`]).
 pub(crate) trait IrqHandler: Send + Sync {
@@ -60,6 +69,21 @@ impl Kind {
             Self::VENDOR_MELLANOX => Some(Kind::Mlx5),
             Self::VENDOR_MICROSOFT => Some(Kind::Mana),
             _ => None,
+        }
+    }
+
+    /// The name of MSI-X vector `vector` of a function of this family whose PCI name is
+    /// `pci`, as the upstream driver names it in `/proc/interrupts`: ConnectX
+    /// `mlx5_async0@pci:<bdf>` for the control vector and `mlx5_comp<N>@pci:<bdf>` for
+    /// completion vector N (mlx5 `irq_set_name()`, vector 0 is the control one); MANA
+    /// `mana_hwc@pci:<bdf>` for the hardware channel's vector and `mana_q<N>@pci:<bdf>` for
+    /// queue vector N (`mana_gd_setup_irqs()`).
+    pub(crate) fn irq_name(self, vector: usize, pci: &CStr) -> Result<CString> {
+        match (self, vector) {
+            (Kind::Mlx5, 0) => CString::try_from_fmt(fmt!("mlx5_async0@pci:{}", pci)),
+            (Kind::Mlx5, v) => CString::try_from_fmt(fmt!("mlx5_comp{}@pci:{}", v - 1, pci)),
+            (Kind::Mana, 0) => CString::try_from_fmt(fmt!("mana_hwc@pci:{}", pci)),
+            (Kind::Mana, v) => CString::try_from_fmt(fmt!("mana_q{}@pci:{}", v - 1, pci)),
         }
     }
 }
@@ -173,7 +197,7 @@ impl Function {
     }
 
     /// Whether the function still answers on the bus (unless it is known to be gone, a
-    /// config space read for a real function, [`crate::realpci::PciFunction::check_present`];
+    /// config space read for a real function, [`pci::PciFunction::check_present`];
     /// the in-kernel device host's functions never go);
     /// if not, it is gone from now on: register reads return all-ones without reaching the
     /// bus, writes are dropped. Any context; costs a bus round trip. What a driver's long

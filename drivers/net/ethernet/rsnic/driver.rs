@@ -7,8 +7,8 @@
 //! module's `alias:` lines, so udev loads rsnic for them) names the real functions rsnic
 //! drives, the MANA VF (1414:00ba) and the ConnectX functions upstream `mlx5_core` binds
 //! (ConnectX-4 and later, PFs and VFs). The family of a function comes from its vendor id; a
-//! probe maps it (`realpci.rs`), binds it and keeps it in the device's driver data until
-//! remove. The in-kernel device host (`host/`) creates the
+//! probe maps it (`bus/pci.rs`), binds it and keeps it in the device's driver data until
+//! remove. The in-kernel transport's device host (`bus/inkernel/`) creates the
 //! simulated devices the module parameters ask for, only with `host=kernel`; a plain `insmod`
 //! binds PCI functions and creates nothing else. For each function the driver of its family
 //! brings it up (probe: one port per ConnectX function, one per vport of a MANA function),
@@ -17,17 +17,17 @@
 //! 3, ...). Both families can run at once (`family=mlx5,mana`), each device with its own
 //! engine and ports.
 
+use crate::bus::inkernel::Host;
+use crate::bus::pci::PciFunction;
 use crate::bus::{Function, Kind};
 use crate::family::params::MAX_CHANNELS;
 use crate::family::{mana::Mana, mlx5::Mlx5, Family};
-use crate::host::Host;
 use crate::kernel_ext::pci::{
     pci_device_table, DeviceId, PciDevice, PciDriver, Registration as PciRegistration,
 };
 use crate::kernel_ext::{dma::SimDriver, net::device::Registration, params};
 use crate::port::netdev::PortOps;
 use crate::port::{Port, MAX_MTU, MIN_MTU};
-use crate::realpci::PciFunction;
 use core::sync::atomic::{AtomicU32, AtomicUsize, Ordering};
 use kernel::{c_str, fmt, prelude::*, str::CString, sync::Arc};
 
@@ -237,7 +237,7 @@ pci_device_table!(
 /// The BAR0 a real function needs at least: MANA's VF registers (0x08, 0x10, 0x18, read
 /// before anything else), ConnectX's initialization segment (4 KiB). What lies beyond
 /// (MANA's SMC window and doorbell pages, ConnectX's UAR pages) is where the device says;
-/// an access outside BAR0 is not made (`realpci.rs`).
+/// an access outside BAR0 is not made (`bus/pci.rs`).
 fn min_bar0(kind: Kind) -> usize {
     match kind {
         Kind::Mana => 0x20,
@@ -260,7 +260,7 @@ fn msix_range(kind: Kind) -> (u32, u32) {
 /// PCI devices bound so far (reported at load).
 static PCI_BOUND: AtomicUsize = AtomicUsize::new(0);
 /// The next PCI device's number (for names and logs; after the in-kernel host's).
-static PCI_NEXT_DEV: AtomicU32 = AtomicU32::new(crate::host::MAX_DEVS);
+static PCI_NEXT_DEV: AtomicU32 = AtomicU32::new(crate::bus::inkernel::MAX_DEVS);
 
 /// rsnic's PCI driver.
 struct RsnicPci;

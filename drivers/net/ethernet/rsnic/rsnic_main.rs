@@ -20,11 +20,9 @@ mod channel;
 mod devlink;
 mod driver;
 mod family;
-mod host;
 mod kdma;
 mod ntuple;
 mod port;
-mod realpci;
 mod rss;
 mod xdp;
 

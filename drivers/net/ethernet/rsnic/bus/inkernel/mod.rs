@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 
-//! The device host: the simulated devices the module creates, running inside the kernel.
+//! The in-kernel transport: a device host for the simulated devices the module creates
+//! (`host=kernel`), running them inside the kernel.
 //!
 //! It knows nothing of the driver. It creates the devices the module parameters ask for
 //! (`num_devs`, `num_ports`, `family`, and the `sim_*` knobs that configure or fail them),

@@ -5,7 +5,7 @@
 //! them. Whether the function is hardware or a device model behind QEMU's `vfio-user-pci`
 //! (`rsnic-devd --vfio-user`), it is the same to this code.
 //!
-//! Like `host/`, this is the device's side of the bus: it knows nothing of
+//! Like `bus/inkernel/`, this is the device's side of the bus: it knows nothing of
 //! the driver. It enables the function, claims its BARs, maps BAR0 (uncached, `ioremap`),
 //! sets a 64-bit DMA mask and bus mastering, allocates the MSI-X vectors it is asked for, and
 //! gives the bus what a [`crate::bus::Function`] needs:
@@ -77,15 +77,18 @@ pub(crate) struct PciIrqs {
     vectors: Arc<IrqVectors>,
     /// `pci_name()` of the device, for the interrupts' names.
     name: CString,
+    /// The device's family, whose upstream driver's names the interrupts take.
+    kind: Kind,
 }
 
 impl PciIrqs {
-    /// The handlers of `vectors` (none yet) of the device named `name`.
-    pub(crate) fn new(vectors: Arc<IrqVectors>, name: CString) -> impl PinInit<Self> {
+    /// The handlers of `vectors` (none yet) of the device of family `kind` named `name`.
+    pub(crate) fn new(vectors: Arc<IrqVectors>, name: CString, kind: Kind) -> impl PinInit<Self> {
         pin_init!(Self {
             regs <- new_mutex!(KVec::new(), "rsnic::PciIrqs::regs"),
             vectors,
             name,
+            kind,
         })
     }
 
@@ -95,7 +98,9 @@ impl PciIrqs {
     }
 
     /// Registers `handler` under `key` on MSI-X index `vector` (replacing what `key` had
-    /// there), as a threaded interrupt named `rsnic:<pci name>:<vector>`. Sleeps.
+    /// there), as a threaded interrupt named as the family's upstream driver names that
+    /// vector ([`Kind::irq_name`]; handlers sharing a vector, such as those of a MANA
+    /// function's vports, each show the vector's name). Sleeps.
     pub(crate) fn request(
         &self,
         vector: usize,
@@ -112,7 +117,7 @@ impl PciIrqs {
         if !regs.iter().any(Option::is_none) {
             regs.push(None, GFP_KERNEL)?;
         }
-        let name = CString::try_from_fmt(fmt!("rsnic:{}:{}", &*self.name, vector))?;
+        let name = self.kind.irq_name(vector, &self.name)?;
         let irq = ThreadedIrq::new(&self.vectors, index, name, Vector(handler), true)?;
         if let Some(slot) = regs.iter_mut().find(|r| r.is_none()) {
             *slot = Some(Registered {
@@ -216,7 +221,7 @@ impl PciFunction {
         let be32 = kind == Kind::Mlx5;
         Arc::pin_init(
             pin_init!(Self {
-                irqs <- PciIrqs::new(vectors, irq_name),
+                irqs <- PciIrqs::new(vectors, irq_name, kind),
                 bar0,
                 dma,
                 _regions: regions,
