@@ -659,6 +659,56 @@ void rsnic_helper_pause_stats(struct ethtool_pause_stats *stats, u64 tx_frames, 
 	stats->rx_pause_frames = rx_frames;
 }
 
+/*
+ * The IEEE 802.3 MAC counters a device keeps, @v in this order: FramesTransmittedOK,
+ * FramesReceivedOK, FrameCheckSequenceErrors, OctetsTransmittedOK, OctetsReceivedOK,
+ * MulticastFramesXmittedOK, BroadcastFramesXmittedOK, MulticastFramesReceivedOK,
+ * BroadcastFramesReceivedOK, InRangeLengthErrors, OutOfRangeLengthField, FrameTooLongErrors.
+ * The others stay "not set" (the struct's fields sit in a struct_group, out of bindgen's
+ * easy reach).
+ */
+void rsnic_helper_eth_mac_stats(struct ethtool_eth_mac_stats *stats, const u64 *v)
+{
+	stats->FramesTransmittedOK = v[0];
+	stats->FramesReceivedOK = v[1];
+	stats->FrameCheckSequenceErrors = v[2];
+	stats->OctetsTransmittedOK = v[3];
+	stats->OctetsReceivedOK = v[4];
+	stats->MulticastFramesXmittedOK = v[5];
+	stats->BroadcastFramesXmittedOK = v[6];
+	stats->MulticastFramesReceivedOK = v[7];
+	stats->BroadcastFramesReceivedOK = v[8];
+	stats->InRangeLengthErrors = v[9];
+	stats->OutOfRangeLengthField = v[10];
+	stats->FrameTooLongErrors = v[11];
+}
+
+/* The MAC control counters. */
+void rsnic_helper_eth_ctrl_stats(struct ethtool_eth_ctrl_stats *stats, u64 tx, u64 rx,
+				 u64 unsupported)
+{
+	stats->MACControlFramesTransmitted = tx;
+	stats->MACControlFramesReceived = rx;
+	stats->UnsupportedOpcodesReceived = unsupported;
+}
+
+/*
+ * The RMON counters of received frames: @v undersize, oversize, fragments, jabbers; the
+ * first @buckets (at most ETHTOOL_RMON_HIST_MAX) of @hist. Transmit buckets stay "not set".
+ */
+void rsnic_helper_rmon_stats(struct ethtool_rmon_stats *stats, const u64 *v, const u64 *hist,
+			     size_t buckets)
+{
+	size_t i;
+
+	stats->undersize_pkts = v[0];
+	stats->oversize_pkts = v[1];
+	stats->fragments = v[2];
+	stats->jabbers = v[3];
+	for (i = 0; i < buckets && i < ETHTOOL_RMON_HIST_MAX; i++)
+		stats->hist[i] = hist[i];
+}
+
 /* Whether the user set the RX flow hash indirection table (IFF_RXFH_CONFIGURED). */
 bool rsnic_helper_netif_is_rxfh_configured(const struct net_device *dev)
 {

@@ -75,6 +75,177 @@ impl LinkSettings<'_> {
     pub fn set_port_other(&mut self) {
         self.0.base.port = bindings::PORT_OTHER as u8;
     }
+
+    /// Reports no link: speed and duplex unknown (`SPEED_UNKNOWN`, `DUPLEX_UNKNOWN`).
+    pub fn set_no_link(&mut self) {
+        self.0.base.speed = bindings::SPEED_UNKNOWN as u32;
+        self.0.base.duplex = bindings::DUPLEX_UNKNOWN as u8;
+    }
+
+    /// Sets the connector `ethtool <dev>` shows as "Port:".
+    pub fn set_connector(&mut self, c: Connector) {
+        self.0.base.port = match c {
+            Connector::TwistedPair => bindings::PORT_TP,
+            Connector::Aui => bindings::PORT_AUI,
+            Connector::Bnc => bindings::PORT_BNC,
+            Connector::Mii => bindings::PORT_MII,
+            Connector::Fibre => bindings::PORT_FIBRE,
+            Connector::DirectAttach => bindings::PORT_DA,
+            Connector::None => bindings::PORT_NONE,
+            Connector::Other => bindings::PORT_OTHER,
+        } as u8;
+    }
+
+    /// Sets whether autonegotiation is on (`Auto-negotiation:`).
+    pub fn set_autoneg(&mut self, on: bool) {
+        self.0.base.autoneg = if on {
+            bindings::AUTONEG_ENABLE
+        } else {
+            bindings::AUTONEG_DISABLE
+        } as u8;
+    }
+
+    /// Adds `mode` to the modes the port supports.
+    pub fn add_supported(&mut self, mode: LinkMode) {
+        set_mode(&mut self.0.link_modes.supported, mode);
+    }
+
+    /// Adds `mode` to the modes the port advertises.
+    pub fn add_advertising(&mut self, mode: LinkMode) {
+        set_mode(&mut self.0.link_modes.advertising, mode);
+    }
+
+    /// Adds `mode` to the modes the link partner advertises.
+    pub fn add_lp_advertising(&mut self, mode: LinkMode) {
+        set_mode(&mut self.0.link_modes.lp_advertising, mode);
+    }
+}
+
+/// What `ethtool -s <dev>` asks for (`set_link_ksettings`'s `struct ethtool_link_ksettings`,
+/// the core's: the current settings with the user's changes merged in).
+pub struct LinkRequest<'a>(&'a bindings::ethtool_link_ksettings);
+
+impl LinkRequest<'_> {
+    /// Autonegotiation is asked for (`autoneg on`).
+    pub fn autoneg(&self) -> bool {
+        u32::from(self.0.base.autoneg) == bindings::AUTONEG_ENABLE
+    }
+
+    /// The speed asked for, in Mb/s (what counts without autonegotiation).
+    pub fn speed(&self) -> u32 {
+        self.0.base.speed
+    }
+
+    /// Whether `mode` is among the modes to advertise (what counts with autonegotiation).
+    pub fn advertises(&self, mode: LinkMode) -> bool {
+        const BITS: usize = usize::BITS as usize;
+        let bit = mode.0 as usize;
+        self.0
+            .link_modes
+            .advertising
+            .get(bit / BITS)
+            .is_some_and(|w| w & (1 << (bit % BITS)) != 0)
+    }
+}
+
+/// Sets bit `mode` of a link mode bitmap (`__ETHTOOL_DECLARE_LINK_MODE_MASK`, an array of
+/// `unsigned long`); a bit beyond it is ignored.
+fn set_mode(mask: &mut [usize], mode: LinkMode) {
+    const BITS: usize = usize::BITS as usize;
+    let bit = mode.0 as usize;
+    if let Some(w) = mask.get_mut(bit / BITS) {
+        *w |= 1 << (bit % BITS);
+    }
+}
+
+/// The physical connector of a port (`PORT_*`: `ethtool <dev>`'s "Port:").
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Connector {
+    /// Twisted pair.
+    TwistedPair,
+    /// AUI.
+    Aui,
+    /// BNC.
+    Bnc,
+    /// MII.
+    Mii,
+    /// Fibre.
+    Fibre,
+    /// Direct-attach copper.
+    DirectAttach,
+    /// None.
+    None,
+    /// Other, or unknown.
+    Other,
+}
+
+/// A link mode: a bit of ethtool's link mode masks (`enum ethtool_link_mode_bit_indices`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct LinkMode(u32);
+
+/// Defines the named link modes from the uapi enum.
+macro_rules! link_modes {
+    ($($(#[$m:meta])* $name:ident = $c:ident,)*) => {
+        impl LinkMode {
+            $(
+                $(#[$m])*
+                pub const $name: Self = Self(bindings::$c as u32);
+            )*
+        }
+    };
+}
+
+link_modes! {
+    /// Autonegotiation.
+    AUTONEG = ethtool_link_mode_bit_indices_ETHTOOL_LINK_MODE_Autoneg_BIT,
+    /// Symmetric PAUSE.
+    PAUSE = ethtool_link_mode_bit_indices_ETHTOOL_LINK_MODE_Pause_BIT,
+    /// Asymmetric PAUSE.
+    ASYM_PAUSE = ethtool_link_mode_bit_indices_ETHTOOL_LINK_MODE_Asym_Pause_BIT,
+    /// 100baseT/Full.
+    M100_BASE_T = ethtool_link_mode_bit_indices_ETHTOOL_LINK_MODE_100baseT_Full_BIT,
+    /// 1000baseT/Full.
+    G1_BASE_T = ethtool_link_mode_bit_indices_ETHTOOL_LINK_MODE_1000baseT_Full_BIT,
+    /// 1000baseKX/Full.
+    G1_BASE_KX = ethtool_link_mode_bit_indices_ETHTOOL_LINK_MODE_1000baseKX_Full_BIT,
+    /// 10000baseT/Full.
+    G10_BASE_T = ethtool_link_mode_bit_indices_ETHTOOL_LINK_MODE_10000baseT_Full_BIT,
+    /// 10000baseKX4/Full.
+    G10_BASE_KX4 = ethtool_link_mode_bit_indices_ETHTOOL_LINK_MODE_10000baseKX4_Full_BIT,
+    /// 10000baseKR/Full.
+    G10_BASE_KR = ethtool_link_mode_bit_indices_ETHTOOL_LINK_MODE_10000baseKR_Full_BIT,
+    /// 20000baseKR2/Full.
+    G20_BASE_KR2 = ethtool_link_mode_bit_indices_ETHTOOL_LINK_MODE_20000baseKR2_Full_BIT,
+    /// 25000baseCR/Full.
+    G25_BASE_CR = ethtool_link_mode_bit_indices_ETHTOOL_LINK_MODE_25000baseCR_Full_BIT,
+    /// 25000baseKR/Full.
+    G25_BASE_KR = ethtool_link_mode_bit_indices_ETHTOOL_LINK_MODE_25000baseKR_Full_BIT,
+    /// 25000baseSR/Full.
+    G25_BASE_SR = ethtool_link_mode_bit_indices_ETHTOOL_LINK_MODE_25000baseSR_Full_BIT,
+    /// 40000baseCR4/Full.
+    G40_BASE_CR4 = ethtool_link_mode_bit_indices_ETHTOOL_LINK_MODE_40000baseCR4_Full_BIT,
+    /// 40000baseKR4/Full.
+    G40_BASE_KR4 = ethtool_link_mode_bit_indices_ETHTOOL_LINK_MODE_40000baseKR4_Full_BIT,
+    /// 40000baseSR4/Full.
+    G40_BASE_SR4 = ethtool_link_mode_bit_indices_ETHTOOL_LINK_MODE_40000baseSR4_Full_BIT,
+    /// 40000baseLR4/Full.
+    G40_BASE_LR4 = ethtool_link_mode_bit_indices_ETHTOOL_LINK_MODE_40000baseLR4_Full_BIT,
+    /// 50000baseCR2/Full.
+    G50_BASE_CR2 = ethtool_link_mode_bit_indices_ETHTOOL_LINK_MODE_50000baseCR2_Full_BIT,
+    /// 50000baseKR2/Full.
+    G50_BASE_KR2 = ethtool_link_mode_bit_indices_ETHTOOL_LINK_MODE_50000baseKR2_Full_BIT,
+    /// 50000baseSR2/Full.
+    G50_BASE_SR2 = ethtool_link_mode_bit_indices_ETHTOOL_LINK_MODE_50000baseSR2_Full_BIT,
+    /// 56000baseKR4/Full.
+    G56_BASE_KR4 = ethtool_link_mode_bit_indices_ETHTOOL_LINK_MODE_56000baseKR4_Full_BIT,
+    /// 100000baseCR4/Full.
+    G100_BASE_CR4 = ethtool_link_mode_bit_indices_ETHTOOL_LINK_MODE_100000baseCR4_Full_BIT,
+    /// 100000baseSR4/Full.
+    G100_BASE_SR4 = ethtool_link_mode_bit_indices_ETHTOOL_LINK_MODE_100000baseSR4_Full_BIT,
+    /// 100000baseKR4/Full.
+    G100_BASE_KR4 = ethtool_link_mode_bit_indices_ETHTOOL_LINK_MODE_100000baseKR4_Full_BIT,
+    /// 100000baseLR4_ER4/Full.
+    G100_BASE_LR4_ER4 = ethtool_link_mode_bit_indices_ETHTOOL_LINK_MODE_100000baseLR4_ER4_Full_BIT,
 }
 
 /// Where a refusal is explained to the user (`struct netlink_ext_ack`; absent on the ioctl
@@ -138,6 +309,101 @@ pub struct PauseStats {
     /// PAUSE frames received (`aPAUSEMACCtrlFramesReceived`).
     pub rx_frames: u64,
 }
+/// IEEE 802.3 MAC counters (`struct ethtool_eth_mac_stats`: `ethtool -S <dev> --groups
+/// eth-mac`), those a device keeps (30.3.1.1 names in the comments); the core shows each.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct MacStats {
+    /// `FramesTransmittedOK`.
+    pub frames_tx: u64,
+    /// `FramesReceivedOK`.
+    pub frames_rx: u64,
+    /// `FrameCheckSequenceErrors`.
+    pub fcs_errors: u64,
+    /// `OctetsTransmittedOK`.
+    pub octets_tx: u64,
+    /// `OctetsReceivedOK`.
+    pub octets_rx: u64,
+    /// `MulticastFramesXmittedOK`.
+    pub mcast_tx: u64,
+    /// `BroadcastFramesXmittedOK`.
+    pub bcast_tx: u64,
+    /// `MulticastFramesReceivedOK`.
+    pub mcast_rx: u64,
+    /// `BroadcastFramesReceivedOK`.
+    pub bcast_rx: u64,
+    /// `InRangeLengthErrors`.
+    pub in_range_len_errors: u64,
+    /// `OutOfRangeLengthField`.
+    pub out_of_range_len: u64,
+    /// `FrameTooLongErrors`.
+    pub too_long_errors: u64,
+}
+
+/// IEEE 802.3 MAC control counters (`struct ethtool_eth_ctrl_stats`: `--groups eth-ctrl`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct CtrlStats {
+    /// `MACControlFramesTransmitted`.
+    pub mac_ctrl_tx: u64,
+    /// `MACControlFramesReceived`.
+    pub mac_ctrl_rx: u64,
+    /// `UnsupportedOpcodesReceived`.
+    pub unsupported_opcodes: u64,
+}
+
+/// The most size buckets an RMON histogram has (`ETHTOOL_RMON_HIST_MAX`).
+pub const RMON_HIST_MAX: usize = 10;
+
+/// One size bucket of an RMON histogram, frame lengths `low..=high` with the FCS
+/// (`struct ethtool_rmon_hist_range`).
+#[repr(transparent)]
+pub struct RmonRange(bindings::ethtool_rmon_hist_range);
+
+impl RmonRange {
+    /// The bucket of frames of `low..=high` octets.
+    pub const fn new(low: u16, high: u16) -> Self {
+        Self(bindings::ethtool_rmon_hist_range { low, high })
+    }
+
+    /// The entry that ends a table (all zero).
+    pub const END: Self = Self::new(0, 0);
+}
+
+/// A device's RMON histogram buckets, as the ethtool core reads them: at most
+/// [`RMON_HIST_MAX`] buckets, then [`RmonRange::END`].
+pub struct RmonRanges(&'static [RmonRange]);
+
+impl RmonRanges {
+    /// The table `r`: checked when the constant is evaluated (a table without its end
+    /// entry, or with too many buckets, does not build).
+    pub const fn new(r: &'static [RmonRange]) -> Self {
+        assert!(!r.is_empty() && r.len() <= RMON_HIST_MAX + 1);
+        let end = &r[r.len() - 1].0;
+        assert!(end.low == 0 && end.high == 0);
+        Self(r)
+    }
+
+    /// How many buckets the table has.
+    pub const fn buckets(&self) -> usize {
+        self.0.len() - 1
+    }
+}
+
+/// RFC 2819 (RMON) counters of received frames (`struct ethtool_rmon_stats`: `--groups
+/// rmon`): errors and the size histogram, whose buckets [`Operations::RMON_RANGES`] gives.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct RmonStats {
+    /// `etherStatsUndersizePkts`.
+    pub undersize: u64,
+    /// `etherStatsOversizePkts`.
+    pub oversize: u64,
+    /// `etherStatsFragments`.
+    pub fragments: u64,
+    /// `etherStatsJabbers`.
+    pub jabbers: u64,
+    /// Received frames per bucket (the first [`RmonRanges::buckets`] are shown).
+    pub hist: [u64; RMON_HIST_MAX],
+}
+
 /// Interrupt coalescing (`ethtool -c` / `-C`, `struct ethtool_coalesce`): the fields rsnic
 /// handles; the ethtool core refuses the others (see [`Operations::COALESCE_PARAMS`]).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -554,6 +820,17 @@ pub trait Operations: device::Operations {
         Err(super::eopnotsupp())
     }
 
+    /// `set_link_ksettings`: `ethtool -s` (speed, autonegotiation, modes to advertise).
+    /// 6.12's operation has no extack: explain a refusal in the kernel log. Under RTNL; may
+    /// sleep.
+    fn set_link_ksettings(
+        _dev: &Device,
+        _data: Borrowed<'_, Self>,
+        _req: &LinkRequest<'_>,
+    ) -> Result {
+        Err(super::eopnotsupp())
+    }
+
     /// `get_priv_flags`: the current private flags, one bit per [`Self::PRIV_FLAGS`] entry.
     fn get_priv_flags(_dev: &Device, _data: Borrowed<'_, Self>) -> u32 {
         0
@@ -649,6 +926,27 @@ pub trait Operations: device::Operations {
     /// `get_pause_stats`: the PAUSE frame counters (`None`: not known, nothing reported).
     /// Process context, under RTNL; may sleep.
     fn get_pause_stats(_dev: &Device, _data: Borrowed<'_, Self>) -> Option<PauseStats> {
+        None
+    }
+
+    /// `get_eth_mac_stats`: the IEEE 802.3 MAC counters (`None`: not known, nothing
+    /// reported). Process context, under RTNL; may sleep.
+    fn get_eth_mac_stats(_dev: &Device, _data: Borrowed<'_, Self>) -> Option<MacStats> {
+        None
+    }
+
+    /// `get_eth_ctrl_stats`: the MAC control counters (`None`: not known). Process context,
+    /// under RTNL; may sleep.
+    fn get_eth_ctrl_stats(_dev: &Device, _data: Borrowed<'_, Self>) -> Option<CtrlStats> {
+        None
+    }
+
+    /// The size buckets of the device's RMON histogram (with [`Self::get_rmon_stats`]).
+    const RMON_RANGES: RmonRanges = RmonRanges::new(&[RmonRange::END]);
+
+    /// `get_rmon_stats`: the RMON counters of received frames (`None`: not known).
+    /// Process context, under RTNL; may sleep.
+    fn get_rmon_stats(_dev: &Device, _data: Borrowed<'_, Self>) -> Option<RmonStats> {
         None
     }
 
@@ -795,6 +1093,9 @@ impl<T: Operations> Adapter<T> {
         } else {
             None
         };
+        if T::HAS_SET_LINK_KSETTINGS {
+            ops.set_link_ksettings = Some(Self::set_link_ksettings);
+        }
         ops.get_priv_flags = Some(Self::get_priv_flags);
         ops.set_priv_flags = if T::HAS_SET_PRIV_FLAGS {
             Some(Self::set_priv_flags)
@@ -824,6 +1125,15 @@ impl<T: Operations> Adapter<T> {
         }
         if T::HAS_GET_PAUSE_STATS {
             ops.get_pause_stats = Some(Self::get_pause_stats);
+        }
+        if T::HAS_GET_ETH_MAC_STATS {
+            ops.get_eth_mac_stats = Some(Self::get_eth_mac_stats);
+        }
+        if T::HAS_GET_ETH_CTRL_STATS {
+            ops.get_eth_ctrl_stats = Some(Self::get_eth_ctrl_stats);
+        }
+        if T::HAS_GET_RMON_STATS {
+            ops.get_rmon_stats = Some(Self::get_rmon_stats);
         }
         // Interrupt coalescing: reported if the driver can say what it is; changed only
         // with the parameters the driver supports.
@@ -934,6 +1244,23 @@ impl<T: Operations> Adapter<T> {
             // SAFETY: the core passes a valid, zeroed, exclusively owned struct.
             let mut ks = LinkSettings(unsafe { &mut *ks });
             T::get_link_ksettings(dev, data, &mut ks)?;
+            Ok(0)
+        })
+    }
+
+    /// # Safety
+    ///
+    /// Called by the ethtool core for a device registered for `T`, with valid arguments.
+    unsafe extern "C" fn set_link_ksettings(
+        dev: *mut bindings::net_device,
+        ks: *const bindings::ethtool_link_ksettings,
+    ) -> c_int {
+        from_result(|| {
+            // SAFETY: called by the ethtool core for a device registered for `T`.
+            let (dev, data) = unsafe { Self::split(dev) };
+            // SAFETY: the core passes a valid struct it owns for the call, read here only.
+            let req = LinkRequest(unsafe { &*ks });
+            T::set_link_ksettings(dev, data, &req)?;
             Ok(0)
         })
     }
@@ -1147,6 +1474,85 @@ impl<T: Operations> Adapter<T> {
             T::set_pauseparam(dev, data, v)?;
             Ok(0)
         })
+    }
+
+    /// # Safety
+    ///
+    /// Called by the ethtool core for a device registered for `T`, with valid arguments.
+    unsafe extern "C" fn get_eth_mac_stats(
+        dev: *mut bindings::net_device,
+        stats: *mut bindings::ethtool_eth_mac_stats,
+    ) {
+        // SAFETY: called by the ethtool core for a device registered for `T`.
+        let (dev, data) = unsafe { Self::split(dev) };
+        if let Some(m) = T::get_eth_mac_stats(dev, data) {
+            let v = [
+                m.frames_tx,
+                m.frames_rx,
+                m.fcs_errors,
+                m.octets_tx,
+                m.octets_rx,
+                m.mcast_tx,
+                m.bcast_tx,
+                m.mcast_rx,
+                m.bcast_rx,
+                m.in_range_len_errors,
+                m.out_of_range_len,
+                m.too_long_errors,
+            ];
+            // SAFETY: the core passes a valid struct (its counters preset to "not set")
+            // that it owns exclusively for the call; the helper reads the 12 values of `v`
+            // in the order its comment gives and writes those counters only.
+            unsafe { bindings::rsnic_helper_eth_mac_stats(stats, v.as_ptr()) };
+        }
+    }
+
+    /// # Safety
+    ///
+    /// Called by the ethtool core for a device registered for `T`, with valid arguments.
+    unsafe extern "C" fn get_eth_ctrl_stats(
+        dev: *mut bindings::net_device,
+        stats: *mut bindings::ethtool_eth_ctrl_stats,
+    ) {
+        // SAFETY: called by the ethtool core for a device registered for `T`.
+        let (dev, data) = unsafe { Self::split(dev) };
+        if let Some(c) = T::get_eth_ctrl_stats(dev, data) {
+            // SAFETY: as for `get_eth_mac_stats`: a valid struct the core owns for the
+            // call; the helper writes the three counters only.
+            unsafe {
+                bindings::rsnic_helper_eth_ctrl_stats(
+                    stats,
+                    c.mac_ctrl_tx,
+                    c.mac_ctrl_rx,
+                    c.unsupported_opcodes,
+                )
+            };
+        }
+    }
+
+    /// # Safety
+    ///
+    /// Called by the ethtool core for a device registered for `T`, with valid arguments.
+    unsafe extern "C" fn get_rmon_stats(
+        dev: *mut bindings::net_device,
+        stats: *mut bindings::ethtool_rmon_stats,
+        ranges: *mut *const bindings::ethtool_rmon_hist_range,
+    ) {
+        // SAFETY: called by the ethtool core for a device registered for `T`.
+        let (dev, data) = unsafe { Self::split(dev) };
+        if let Some(r) = T::get_rmon_stats(dev, data) {
+            let table = T::RMON_RANGES;
+            let n = table.buckets().min(RMON_HIST_MAX);
+            let v = [r.undersize, r.oversize, r.fragments, r.jabbers];
+            // SAFETY: a valid struct the core owns for the call (counters preset to "not
+            // set"); the helper reads the four values of `v` and the first `n` (at most
+            // ETHTOOL_RMON_HIST_MAX) of `r.hist`, and writes those counters only.
+            unsafe { bindings::rsnic_helper_rmon_stats(stats, v.as_ptr(), r.hist.as_ptr(), n) };
+            // SAFETY: `ranges` is the core's out-pointer for the table; the table is
+            // `'static`, of `#[repr(transparent)]` entries, and ends in an all-zero entry
+            // (checked by `RmonRanges::new`), as the core reads it.
+            unsafe { *ranges = table.0.as_ptr().cast() };
+        }
     }
 
     /// # Safety

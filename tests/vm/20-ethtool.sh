@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# ethtool -i, link settings, private flags: the family's flags (mlx5 skb_tx_mpwqe, on by
+# ethtool -i, link settings (speed and duplex with a carrier only; ConnectX's modes, connector
+# and autonegotiation from PTYS), private flags: the family's flags (mlx5 skb_tx_mpwqe, on by
 # default, and rx_cqe_compress, off; MANA rx_db_per_packet, off) are listed with their
 # defaults, and the data-path one round-trips; the other family's flag, an unknown flag or a
 # bad value is refused and changes nothing.
@@ -21,7 +22,54 @@ case $RSNIC_TRANSPORT in
 vfio) echo "$info" | grep -Eq '^bus-info: [0-9a-f]{4}:[0-9a-f]{2}:[0-9a-f]{2}\.[0-7]$' || fail "bus-info" ;;
 *) echo "$info" | grep -q '^bus-info: rsnic-sim0:port0$' || fail "bus-info" ;;
 esac
-ethtool "$dev" | grep -q 'Speed: 100000Mb/s' || fail "speed not reported"
+# Link settings: no speed or duplex without a carrier; with both ports up the link's, and on
+# ConnectX the modes, connector and autonegotiation the device's PTYS register gives (the
+# model: one mode, 100GBASE-CR4, on direct-attach copper) and the pause advertised (PFCC: on
+# both ways), as mlx5e shows them. MANA has no link modes to show: a 100 Gb/s "other" port.
+link=$(ethtool "$dev")
+echo "$link" | grep -q 'Speed: Unknown' || fail "a speed without a carrier: $(echo "$link" | grep Speed)"
+for i in "${ifs[@]}"; do ip link set "$i" up; done
+wait_for "carrier on $dev" eval '[ "$(carrier "$dev")" = 1 ]'
+link=$(ethtool "$dev")
+echo "$link"
+echo "$link" | grep -q 'Speed: 100000Mb/s' || fail "speed not reported"
+echo "$link" | grep -q 'Duplex: Full' || fail "duplex not reported"
+field() { echo "$link" | sed -n "s/^[[:space:]]*$1:[[:space:]]*//p"; }
+case $RSNIC_FAMILY in
+mlx5)
+	assert_eq "supported link modes" "100000baseCR4/Full" "$(field 'Supported link modes')"
+	assert_eq "advertised link modes" "100000baseCR4/Full" "$(field 'Advertised link modes')"
+	assert_eq "port" "Direct Attach Copper" "$(field Port)"
+	assert_eq "autonegotiation" on "$(field Auto-negotiation)"
+	assert_eq "supports autonegotiation" Yes "$(field 'Supports auto-negotiation')"
+	assert_eq "advertised pause" Symmetric "$(field 'Advertised pause frame use')"
+	# ethtool -s, as mlx5e: a speed the port cannot run is refused and changes nothing;
+	# its own speed without autonegotiation is taken (the link toggled, the carrier back),
+	# and autonegotiation comes back on.
+	mark_dmesg
+	if ethtool -s "$dev" speed 40000 autoneg off 2>/tmp/err; then fail "ethtool -s speed 40000 accepted"; fi
+	dmesg_since_mark | grep -q "Not supported link mode(s) requested" ||
+		fail "no reason in the log for the refused speed: $(cat /tmp/err)"
+	link=$(ethtool "$dev")
+	assert_eq "autonegotiation after a refusal" on "$(field Auto-negotiation)"
+	ethtool -s "$dev" speed 100000 autoneg off
+	wait_for "carrier on $dev after ethtool -s" eval '[ "$(carrier "$dev")" = 1 ]'
+	link=$(ethtool "$dev")
+	assert_eq "autonegotiation after autoneg off" off "$(field Auto-negotiation)"
+	assert_eq "advertised link modes without autonegotiation" "100000baseCR4/Full" "$(field 'Advertised link modes')"
+	echo "$link" | grep -q 'Speed: 100000Mb/s' || fail "speed after autoneg off"
+	ethtool -s "$dev" autoneg on
+	link=$(ethtool "$dev")
+	assert_eq "autonegotiation back on" on "$(field Auto-negotiation)"
+	echo "  ethtool -s: speed 40000 refused, speed 100000 autoneg off and autoneg on taken"
+	;;
+mana)
+	assert_eq "port" Other "$(field Port)"
+	if ethtool -s "$dev" speed 100000 autoneg off 2>/tmp/err; then fail "MANA took ethtool -s"; fi
+	grep -qi "not supported" /tmp/err || fail "MANA ethtool -s: $(cat /tmp/err)"
+	;;
+esac
+for i in "${ifs[@]}"; do ip link set "$i" down; done
 assert_eq "firmware names the family" "sim-$RSNIC_FAMILY" "$(echo "$info" | sed -n 's/^firmware-version: //p')"
 
 ethtool --show-priv-flags "$dev"

@@ -243,6 +243,35 @@ fn the_driver_sets_pause_and_reads_pause_frames() {
     };
     // ConnectX ships with global pause on both ways.
     assert_eq!(pfcc(&mut r.tb, &mut d0), (true, true));
+    // The driver's PTYS read of the model: one 100GBASE-CR4 mode (bit 20), direct-attach
+    // copper (7), autonegotiation on.
+    let out = access_reg(&mut r.tb, &mut d0, vport::PTYS_LEN, vport::ptys_query).unwrap();
+    let p = vport::parse_ptys(&out).unwrap();
+    assert_eq!(
+        (p.cap, p.admin, p.connector, p.an_disable_admin),
+        (1 << 20, 1 << 20, 7, false)
+    );
+    // The driver turns autonegotiation off with the port's mode; a mode the port cannot run
+    // (40GBASE-CR4, bit 6) is refused and changes nothing.
+    let ptys = |tb: &mut Testbed, d: &mut Driver| {
+        let out = access_reg(tb, d, vport::PTYS_LEN, vport::ptys_query).unwrap();
+        vport::parse_ptys(&out).unwrap()
+    };
+    access_reg(&mut r.tb, &mut d0, vport::PTYS_LEN, |b| {
+        vport::ptys_set(b, 1 << 20, true)
+    })
+    .unwrap();
+    let p = ptys(&mut r.tb, &mut d0);
+    assert_eq!(
+        (p.admin, p.an_disable_admin, p.an_disable_cap),
+        (1 << 20, true, true)
+    );
+    let e = access_reg(&mut r.tb, &mut d0, vport::PTYS_LEN, |b| {
+        vport::ptys_set(b, 1 << 6, false)
+    })
+    .unwrap_err();
+    assert_eq!(e.opcode, 0x805, "{e}");
+    assert_eq!(ptys(&mut r.tb, &mut d0), p);
     assert_eq!(ieee(&mut r.tb, &mut d1), vport::Ieee8023Counters::default());
     // A frame to the starved receiver: port 1 sends PAUSE, port 0 holds the WQE.
     let frame = udp4_frame(10, 3, 4);
@@ -277,6 +306,22 @@ fn the_driver_sets_pause_and_reads_pause_frames() {
         "received by the MAC, then dropped for want of a WQE"
     );
     assert_eq!(m1.rx_out_of_buffer, 1);
+    // The driver's RFC 2819 read: the one data frame port 1's MAC took, in the 64-octet
+    // bucket (60 + FCS), and every PAUSE frame it received (none: it sent them).
+    let out = access_reg(&mut r.tb, &mut d1, vport::PPCNT_LEN, |b| {
+        vport::ppcnt_query(b, vport::PPCNT_RFC_2819, false)
+    })
+    .unwrap();
+    let rmon = vport::parse_ppcnt_rfc_2819(&out).unwrap();
+    assert_eq!(rmon.hist, [1, 0, 0, 0, 0, 0, 0, 0, 0, 0]);
+    // Port 0's histogram counts the PAUSE frames it received (64 octets each).
+    let out = access_reg(&mut r.tb, &mut d0, vport::PPCNT_LEN, |b| {
+        vport::ppcnt_query(b, vport::PPCNT_RFC_2819, false)
+    })
+    .unwrap();
+    let rmon0 = vport::parse_ppcnt_rfc_2819(&out).unwrap();
+    assert_eq!(rmon0.hist[0], c0.pause_rx);
+    assert_eq!(rmon0.hist[1..].iter().sum::<u64>(), 0);
     // A group the model does not keep (3, RFC 3635) is refused; the driver's parser checks
     // the group of an answer.
     let e = access_reg(&mut r.tb, &mut d0, vport::PPCNT_LEN, |b| {

@@ -937,6 +937,21 @@ fn golden_access_reg() {
         ],
     );
     assert_eq!(build(vport::pfcc_query), want);
+    // PTYS read (0x5004), 64-byte register: local_port 1, proto_mask (bit 0x1d, 3 bits) = 4,
+    // Ethernet.
+    let want = sparse(
+        16 + 64,
+        &[
+            (0x00, 0x08),
+            (0x01, 0x05),
+            (0x07, 0x01), // op_mod 1 = read
+            (0x0a, 0x50), // register_id 0x5004 PTYS
+            (0x0b, 0x04),
+            (0x11, 0x01), // ptys.local_port = 1
+            (0x13, 0x04), // ptys.proto_mask = MLX5_PTYS_EN
+        ],
+    );
+    assert_eq!(build(vport::ptys_query), want);
     // PPCNT read (0x5008), 256-byte register: group 0 (IEEE 802.3), then group 0x12 with
     // clr; grp is bit 0x1a (6 bits), clr bit 0x20.
     let want = sparse(
@@ -975,6 +990,33 @@ fn golden_access_reg() {
 }
 
 #[test]
+fn parse_ptys_output() {
+    // register_data at byte 0x10: an_disable_admin (bit 0x1), an_disable_cap (bit 0x2),
+    // proto_mask (bit 0x1d) = 4, eth_proto_capability at byte 0xc, _admin at 0x18, _oper at
+    // 0x24, connector_type (bit 0x17c, 4 bits) in byte 0x2f, lp_advertise at byte 0x30.
+    let mut out = sparse(16 + 64, &[(0x10, 0x60), (0x13, 0x04), (0x3f, 0x07)]);
+    out[0x1c..0x20].copy_from_slice(&0x0030_0040u32.to_be_bytes());
+    out[0x28..0x2c].copy_from_slice(&0x0010_0000u32.to_be_bytes());
+    out[0x34..0x38].copy_from_slice(&0x0010_0000u32.to_be_bytes());
+    out[0x40..0x44].copy_from_slice(&0x0000_0040u32.to_be_bytes());
+    assert_eq!(
+        vport::parse_ptys(&out),
+        Ok(vport::Ptys {
+            an_disable_admin: true,
+            an_disable_cap: true,
+            cap: 0x0030_0040,
+            admin: 0x0010_0000,
+            oper: 0x0010_0000,
+            connector: 7,
+            lp_advertise: 0x40,
+        })
+    );
+    assert!(vport::parse_ptys(&out[..79]).is_err());
+    out[0x13] = 0x01; // an InfiniBand answer
+    assert_eq!(vport::parse_ptys(&out), Err(FormatError::BadParam));
+}
+
+#[test]
 fn parse_access_reg_outputs() {
     // PAOS read: register_data at byte 0x10; admin_status (bit 0x14) = 2 down, oper_status
     // (bit 0x1c) = 2 down.
@@ -998,7 +1040,17 @@ fn parse_access_reg_outputs() {
     put_be64(&mut out, reg + 0x30, 4); // a_octets_received_ok
     put_be64(&mut out, reg + 0x78, 5); // a_mac_control_frames_transmitted (set bit 0x380)
     put_be64(&mut out, reg + 0x80, 6); // a_mac_control_frames_received
-    put_be64(&mut out, reg + 0x88, 7); // a_unsupported_opcodes_received: not read
+    put_be64(&mut out, reg + 0x88, 7); // a_unsupported_opcodes_received
+    put_be64(&mut out, reg + 0x18, 11); // a_frame_check_sequence_errors (set bit 0x80)
+    put_be64(&mut out, reg + 0x20, 12); // a_alignment_errors: not read
+    put_be64(&mut out, reg + 0x38, 13); // a_multicast_frames_xmitted_ok (set bit 0x180)
+    put_be64(&mut out, reg + 0x40, 14); // a_broadcast_frames_xmitted_ok
+    put_be64(&mut out, reg + 0x48, 15); // a_multicast_frames_received_ok
+    put_be64(&mut out, reg + 0x50, 16); // a_broadcast_frames_received_ok
+    put_be64(&mut out, reg + 0x58, 17); // a_in_range_length_errors (set bit 0x280)
+    put_be64(&mut out, reg + 0x60, 18); // a_out_of_range_length_field
+    put_be64(&mut out, reg + 0x68, 19); // a_frame_too_long_errors
+    put_be64(&mut out, reg + 0x70, 20); // a_symbol_error_during_carrier: not read
     put_be64(&mut out, reg + 0x90, 0x1_0000_0008); // a_pause_mac_ctrl_frames_received
     put_be64(&mut out, reg + 0x98, 9); // a_pause_mac_ctrl_frames_transmitted (set bit 0x480)
     put_be64(&mut out, reg + 0xa0, 10); // reserved_at_4c0: not read
@@ -1009,8 +1061,17 @@ fn parse_access_reg_outputs() {
             frames_rx: 2,
             octets_tx: 3,
             octets_rx: 4,
+            fcs_errors: 11,
+            mcast_tx: 13,
+            bcast_tx: 14,
+            mcast_rx: 15,
+            bcast_rx: 16,
+            in_range_len_errors: 17,
+            out_of_range_len: 18,
+            too_long_errors: 19,
             mac_ctrl_tx: 5,
             mac_ctrl_rx: 6,
+            unsupported_opcodes: 7,
             pause_rx: 0x1_0000_0008,
             pause_tx: 9,
         })
@@ -1019,6 +1080,35 @@ fn parse_access_reg_outputs() {
     out[reg + 3] = 0x01; // grp 1 (RFC 2863) in the answer: not what was asked for
     assert_eq!(
         vport::parse_ppcnt_ieee_802_3(&out),
+        Err(FormatError::BadParam)
+    );
+    // RFC 2819 group (grp 2): undersize at counter_set bit 0x180, the 10 size buckets from
+    // bit 0x2c0 on (register bits 0x1c0 and 0x300).
+    let mut out = vec![0u8; 272];
+    out[reg + 3] = 0x02;
+    put_be64(&mut out, reg + 0x08, 99); // ether_stats_drop_events: not read
+    put_be64(&mut out, reg + 0x38, 1); // ether_stats_undersize_pkts
+    put_be64(&mut out, reg + 0x40, 2); // ether_stats_oversize_pkts
+    put_be64(&mut out, reg + 0x48, 3); // ether_stats_fragments
+    put_be64(&mut out, reg + 0x50, 4); // ether_stats_jabbers
+    put_be64(&mut out, reg + 0x58, 98); // ether_stats_collisions: not read
+    for k in 0..10 {
+        put_be64(&mut out, reg + 0x60 + 8 * k, 100 + k as u64);
+    }
+    put_be64(&mut out, reg + 0xb0, 97); // past ether_stats_pkts8192to10239octets: not read
+    assert_eq!(
+        vport::parse_ppcnt_rfc_2819(&out),
+        Ok(vport::Rfc2819Counters {
+            undersize: 1,
+            oversize: 2,
+            fragments: 3,
+            jabbers: 4,
+            hist: [100, 101, 102, 103, 104, 105, 106, 107, 108, 109],
+        })
+    );
+    out[reg + 3] = 0x00; // the IEEE 802.3 group in the answer: not what was asked for
+    assert_eq!(
+        vport::parse_ppcnt_rfc_2819(&out),
         Err(FormatError::BadParam)
     );
 }
@@ -1083,6 +1173,8 @@ fn general_caps_out() -> Vec<u8> {
             (0x47, 0x01), // num_ports (cap bit 0x1b8, 8 bits) = 1
             (0x4f, 0x01), // cqe_version (cap bit 0x1fc, 4 bits) = 1
             (0x53, 0x08), // eth_net_offloads (cap bit 0x21c) = 1
+            // cq_moderation (cap bit 0x222) = 1, cq_period_mode_modify (cap bit 0x223) = 1
+            (0x54, 0x30),
             (0x59, 0x02), // uar_sz (cap bit 0x24a, 6 bits) = 2
             (0x5b, 0x0c), // log_pg_sz (cap bit 0x258, 8 bits) = 12
             (0x74, 0x10), // log_max_transport_domain (cap bit 0x323, 5 bits) = 16
@@ -1148,6 +1240,8 @@ fn parse_caps() {
         port_type: 1,
         cqe_version: 1,
         eth_net_offloads: true,
+        cq_moderation: true,
+        cq_period_mode_modify: true,
         vport_counters: true,
         cqe_compression: true,
         cqe_compression_max_num: 64,

@@ -31,9 +31,10 @@ pub(crate) mod stats;
 use crate::bus::{Bar, Function};
 use crate::dp::pkt::{RxFrags, TxReject, TxRejectReason};
 use crate::family::env::{RxEnv, TxEnv, TxSkb};
-use crate::family::params::{ChannelParams, Moderation, PrivFlag, PrivFlags};
+use crate::family::params::{ChannelParams, Coalesce, Moderation, PrivFlag, PrivFlags};
 use crate::family::stats::{ChannelStats, Counters, Row};
 use crate::kernel_ext::net::device::{MacChange, RxMode};
+use crate::kernel_ext::net::ethtool;
 use crate::kernel_ext::net::page_pool::{PagePool, RxPage};
 use crate::kernel_ext::net::xsk::XskBuf;
 use crate::ntuple::Rule;
@@ -447,6 +448,52 @@ pub(crate) trait Control: DataPath {
         Err(crate::kernel_ext::net::eopnotsupp())
     }
 
+    /// Fills `ethtool <dev>`'s link settings, `carrier` whether the stack sees the link up.
+    /// By default a fixed 100 Gb/s full-duplex link on an "other" port (what MANA reports:
+    /// its vport has no link modes to show). Sleeps.
+    fn link_settings(
+        _func: &Arc<Self::Func>,
+        carrier: bool,
+        ks: &mut ethtool::LinkSettings<'_>,
+    ) -> Result {
+        if carrier {
+            ks.set_speed(100_000);
+            ks.set_full_duplex(true);
+        } else {
+            ks.set_no_link();
+        }
+        ks.set_port_other();
+        Ok(())
+    }
+
+    /// Whether the port's link modes can be set (`ethtool -s`, [`Control::set_link_settings`]).
+    const LINK_SET: bool = false;
+    /// Sets the link as `ethtool -s` asks (`req`); `dev` is the port's netdev (its name for
+    /// a refusal's message, whether it is up). Under RTNL; sleeps.
+    fn set_link_settings(
+        _func: &Arc<Self::Func>,
+        _dev: &crate::kernel_ext::net::device::Device,
+        _req: &ethtool::LinkRequest<'_>,
+    ) -> Result {
+        Err(crate::kernel_ext::net::eopnotsupp())
+    }
+
+    /// Whether the device counts the port's MAC traffic as the standard counter groups
+    /// show it (`ethtool -S <dev> --groups eth-mac eth-ctrl rmon`: [`Control::query_mac_stats`],
+    /// [`Control::query_rmon_stats`]); without it those groups are empty, as for a driver
+    /// that has none (upstream mana). ConnectX has them, from PPCNT.
+    const MAC_STATS: bool = false;
+    /// The RMON histogram's size buckets the device counts in.
+    const RMON_RANGES: ethtool::RmonRanges = ethtool::RmonRanges::new(&[ethtool::RmonRange::END]);
+    /// The port's IEEE 802.3 MAC and MAC control counters, as the device keeps them. Sleeps.
+    fn query_mac_stats(_func: &Arc<Self::Func>) -> Result<(ethtool::MacStats, ethtool::CtrlStats)> {
+        Err(crate::kernel_ext::net::eopnotsupp())
+    }
+    /// The port's RMON counters of received frames, as the device keeps them. Sleeps.
+    fn query_rmon_stats(_func: &Arc<Self::Func>) -> Result<ethtool::RmonStats> {
+        Err(crate::kernel_ext::net::eopnotsupp())
+    }
+
     /// Creates a channel's device queues (recording each in `queues` as it is made, so a
     /// failure can destroy what exists) and its data-path structures, and posts RX buffers.
     fn open(
@@ -579,6 +626,12 @@ pub(crate) trait Control: DataPath {
         usecs: 0,
         frames: 0,
     };
+    /// The moderation a port starts with (`ethtool -c` after load), from the device's
+    /// capabilities as the upstream driver picks it. Without [`Control::COALESCE`]: one event
+    /// per completion, nothing adaptive.
+    fn default_coalesce(_func: &Self::Func) -> Coalesce {
+        Coalesce::NONE
+    }
     /// Changes the moderation of the RX (`rx`) or TX CQs of a live channel whose device
     /// queues are `queues`, without re-creating them. Sleeps.
     fn modify_moderation(

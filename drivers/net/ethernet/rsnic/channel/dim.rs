@@ -9,7 +9,6 @@ use crate::channel::shared::PortShared;
 use crate::channel::Channel;
 use crate::family::params::Moderation;
 use crate::family::Family;
-use crate::kernel_ext::net::dim as kdim;
 use crate::kernel_ext::net::dim::DimApply;
 use core::sync::atomic::{AtomicU64, Ordering};
 use kernel::prelude::*;
@@ -17,15 +16,7 @@ use kernel::sync::{Arc, Mutex};
 
 /// DIM's default profile of the RX (`rx`) or TX CQs, within what the family's device takes.
 pub(crate) fn dim_default<F: Family>(rx: bool) -> Moderation {
-    let (usecs, pkts) = kdim::default_profile(!rx);
-    dim_moderation::<F>(usecs, pkts)
-}
-
-fn dim_moderation<F: Family>(usecs: u16, pkts: u16) -> Moderation {
-    Moderation {
-        usecs: usecs.min(F::COALESCE_MAX.usecs),
-        frames: pkts.min(F::COALESCE_MAX.frames),
-    }
+    Moderation::dim_default(rx, F::COALESCE_MAX)
 }
 
 /// Changes the moderation of a channel's RX (`rx`) or TX CQs in place: those of its
@@ -66,7 +57,11 @@ impl<F: Family> DimApply for DimCqs<F> {
             &self.queues,
             &self.xsk,
             self.rx,
-            dim_moderation::<F>(usecs, pkts),
+            Moderation {
+                usecs,
+                frames: pkts,
+            }
+            .within(F::COALESCE_MAX),
         )
         .is_ok()
         {

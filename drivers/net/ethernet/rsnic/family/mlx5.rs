@@ -22,11 +22,14 @@ use crate::dp::mlx5::rq::{Rq, RqParams, RxCompletion};
 use crate::dp::mlx5::sq::{FifoEntry, Sq, SqParams, WqeInfo, BF_OFFSET};
 use crate::dp::pkt::DmaEntry;
 use crate::family::env::{RxEnv, TxSkb};
-use crate::family::params::{priv_flags, ChannelParams, Moderation, PrivFlags, MAX_CHANNELS};
+use crate::family::params::{
+    priv_flags, ChannelParams, Coalesce, Moderation, PrivFlags, MAX_CHANNELS,
+};
 use crate::family::stats::{ChannelStats, Row};
 use crate::family::{filled, Control, Family, Get, OpenCtx, Opened, RingLimits, Summary};
 use crate::kdma::KCoherent;
 use crate::kernel_ext::net::device::{MacChange, RxMode};
+use crate::kernel_ext::net::ethtool;
 use crate::kernel_ext::net::page_pool::RxPage;
 use crate::kernel_ext::net::xsk::XskBuf;
 use crate::rss::{Fields, Flow, RssChange, RssSpec, FLOWS};
@@ -40,6 +43,7 @@ use kernel::{
 
 mod ctrl;
 mod datapath;
+mod link;
 mod stats;
 
 use stats::{RQ_ROWS, SQ_ROWS};
@@ -224,6 +228,22 @@ impl Family for Mlx5 {
     }
 }
 
+/// The RMON size buckets of PPCNT's RFC 2819 group (`ether_stats_pkts64octets` ..
+/// `ether_stats_pkts8192to10239octets`, frame lengths with the FCS), as `mlx5e_rmon_ranges`.
+const RMON_RANGES: [ethtool::RmonRange; 11] = [
+    ethtool::RmonRange::new(0, 64),
+    ethtool::RmonRange::new(65, 127),
+    ethtool::RmonRange::new(128, 255),
+    ethtool::RmonRange::new(256, 511),
+    ethtool::RmonRange::new(512, 1023),
+    ethtool::RmonRange::new(1024, 1518),
+    ethtool::RmonRange::new(1519, 2047),
+    ethtool::RmonRange::new(2048, 4095),
+    ethtool::RmonRange::new(4096, 8191),
+    ethtool::RmonRange::new(8192, 10239),
+    ethtool::RmonRange::END,
+];
+
 impl Control for Mlx5 {
     type Queues = Queues;
     type PrivFlag = Mlx5Flag;
@@ -345,9 +365,92 @@ impl Control for Mlx5 {
         func.set_pause(rx, tx)
     }
 
+    // PTYS (modes, speed, connector, autonegotiation) and PFCC (pause), read each time as
+    // mlx5e_ethtool_get_link_ksettings does.
+    fn link_settings(
+        func: &Arc<ctrl::Func>,
+        carrier: bool,
+        ks: &mut ethtool::LinkSettings<'_>,
+    ) -> Result {
+        let p = func.query_ptys()?;
+        let (rx, tx) = func.query_pause()?;
+        link::fill(&p, rx, tx, carrier, ks);
+        Ok(())
+    }
+
+    // As mlx5e_ethtool_set_link_ksettings: the modes asked for (those advertised with
+    // autonegotiation, those of the speed without), within the port's; a PTYS write if
+    // anything changes, then the port's link toggled if it was up (mlx5_toggle_port_link).
+    const LINK_SET: bool = true;
+
+    fn set_link_settings(
+        func: &Arc<ctrl::Func>,
+        dev: &crate::kernel_ext::net::device::Device,
+        req: &ethtool::LinkRequest<'_>,
+    ) -> Result {
+        let p = func.query_ptys()?;
+        let (admin, an_disable) = link::wanted(&p, req).map_err(|why| {
+            pr_err!("{}: ethtool -s: {}\n", dev.name(), why);
+            EINVAL
+        })?;
+        if admin == p.admin && an_disable == p.an_disable_admin {
+            return Ok(());
+        }
+        func.set_ptys(admin, an_disable)?;
+        if dev.is_running() {
+            let toggle = func.set_admin(false).and_then(|()| func.set_admin(true));
+            toggle.map_err(|e| ctrl::cmd_errno(&e))?;
+        }
+        Ok(())
+    }
+
     fn query_pause_stats(_hw: &Arc<Function>, func: &Arc<ctrl::Func>) -> Result<(u64, u64)> {
         let c = func.query_ieee_802_3()?;
         Ok((c.pause_tx, c.pause_rx))
+    }
+
+    // The IEEE 802.3 group of PPCNT for eth-mac and eth-ctrl, the RFC 2819 group for rmon,
+    // field for field as mlx5e_stats_eth_mac_get, _eth_ctrl_get and _rmon_get.
+    const MAC_STATS: bool = true;
+    const RMON_RANGES: ethtool::RmonRanges = ethtool::RmonRanges::new(&RMON_RANGES);
+
+    fn query_mac_stats(func: &Arc<ctrl::Func>) -> Result<(ethtool::MacStats, ethtool::CtrlStats)> {
+        let c = func.query_ieee_802_3()?;
+        let mac = ethtool::MacStats {
+            frames_tx: c.frames_tx,
+            frames_rx: c.frames_rx,
+            fcs_errors: c.fcs_errors,
+            octets_tx: c.octets_tx,
+            octets_rx: c.octets_rx,
+            mcast_tx: c.mcast_tx,
+            bcast_tx: c.bcast_tx,
+            mcast_rx: c.mcast_rx,
+            bcast_rx: c.bcast_rx,
+            in_range_len_errors: c.in_range_len_errors,
+            out_of_range_len: c.out_of_range_len,
+            too_long_errors: c.too_long_errors,
+        };
+        let ctrl = ethtool::CtrlStats {
+            mac_ctrl_tx: c.mac_ctrl_tx,
+            mac_ctrl_rx: c.mac_ctrl_rx,
+            unsupported_opcodes: c.unsupported_opcodes,
+        };
+        Ok((mac, ctrl))
+    }
+
+    fn query_rmon_stats(func: &Arc<ctrl::Func>) -> Result<ethtool::RmonStats> {
+        let c = func.query_rfc_2819()?;
+        let mut hist = [0u64; ethtool::RMON_HIST_MAX];
+        for (h, v) in hist.iter_mut().zip(c.hist) {
+            *h = v;
+        }
+        Ok(ethtool::RmonStats {
+            undersize: c.undersize,
+            oversize: c.oversize,
+            fragments: c.fragments,
+            jabbers: c.jabbers,
+            hist,
+        })
     }
 
     fn open(
@@ -477,6 +580,27 @@ impl Control for Mlx5 {
         usecs: res::MAX_CQ_PERIOD,
         frames: u16::MAX,
     };
+
+    // As mlx5e_build_nic_params: DIM on in both directions where the device moderates CQs
+    // and changes live ones, starting at DIM's default profile; otherwise 16 µs / 32
+    // completions, fixed. (mlx5e times RX periods from the CQE where the device offers it;
+    // rsnic's CQs always time from the event, cq_period_mode 0.)
+    fn default_coalesce(func: &ctrl::Func) -> Coalesce {
+        let dim = func.cq_moderation();
+        let pick = |rx| {
+            if dim {
+                Moderation::dim_default(rx, Self::COALESCE_MAX)
+            } else {
+                Coalesce::MLX5E_STATIC
+            }
+        };
+        Coalesce {
+            rx: pick(true),
+            tx: pick(false),
+            adaptive_rx: dim,
+            adaptive_tx: dim,
+        }
+    }
 
     fn modify_moderation(
         _hw: &Arc<Function>,

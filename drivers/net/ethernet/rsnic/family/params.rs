@@ -131,6 +131,23 @@ pub(crate) struct Moderation {
     pub(crate) frames: u16,
 }
 
+impl Moderation {
+    /// This moderation cut to what a device whose largest is `max` takes.
+    pub(crate) fn within(self, max: Moderation) -> Self {
+        Self {
+            usecs: self.usecs.min(max.usecs),
+            frames: self.frames.min(max.frames),
+        }
+    }
+
+    /// DIM's default profile for the RX (`rx`) or TX CQs (the kernel's
+    /// `net_dim_get_def_{rx,tx}_moderation()`, periods starting at the event), cut to `max`.
+    pub(crate) fn dim_default(rx: bool, max: Moderation) -> Self {
+        let (usecs, frames) = crate::kernel_ext::net::dim::default_profile(!rx);
+        Self { usecs, frames }.within(max)
+    }
+}
+
 /// Interrupt moderation of a port's channels (`ethtool -c`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) struct Coalesce {
@@ -145,9 +162,9 @@ pub(crate) struct Coalesce {
 }
 
 impl Coalesce {
-    /// At load: none, one event per completion, as before moderation existed (mlx5e starts
-    /// at 16 µs / 32 frames with DIM on; see rsnic.rst "Interrupt moderation").
-    pub(crate) const DEFAULT: Self = Self {
+    /// No moderation: one event per completion, nothing adaptive (a family without
+    /// coalescing, such as MANA, as upstream mana).
+    pub(crate) const NONE: Self = Self {
         rx: Moderation {
             usecs: 0,
             frames: 1,
@@ -158,6 +175,13 @@ impl Coalesce {
         },
         adaptive_rx: false,
         adaptive_tx: false,
+    };
+
+    /// mlx5e's fixed moderation where DIM is off (`MLX5E_PARAMS_DEFAULT_{RX,TX}_CQ_
+    /// MODERATION_USEC` 16 and `_PKTS` 32, en.h), both directions.
+    pub(crate) const MLX5E_STATIC: Moderation = Moderation {
+        usecs: 16,
+        frames: 32,
     };
 }
 

@@ -56,7 +56,7 @@ use crate::dp::mlx5::cmd::{
     queue::{CMDQ_PAGE_SIZE, MBOX_STRIDE},
     res::{self, CreateEq, EVENT_TYPE_PORT_CHANGE},
     seq::{Bringup, Progress, Resources, Teardown, SEQ_OUT_LEN},
-    vport, CmdError, CmdErrorKind, CmdPoll, CmdQueue, Pas,
+    vport, CmdError, CmdErrorKind, CmdPoll, CmdQueue, FormatError, Pas,
 };
 use crate::dp::mlx5::eq::{Eq, Event};
 use crate::dp::mlx5::tx::InlineMode;
@@ -322,7 +322,7 @@ impl Func {
             EINVAL
         })?;
         self.exec(&inp[..n], &mut out).map_err(|e| {
-            // A device that is gone was logged once (`realpci.rs`); its teardown's every
+            // A device that is gone was logged once (`bus/pci.rs`); its teardown's every
             // DESTROY_* would say so again.
             if e.kind != CmdErrorKind::Gone {
                 pr_err!("port {}: {}\n", self.port, e);
@@ -345,6 +345,12 @@ impl Func {
             );
             EIO
         })
+    }
+
+    /// The device's CQs take a moderation that MODIFY_CQ may change on live CQs (caps
+    /// `cq_moderation` and `cq_period_mode_modify`): what mlx5e needs to turn DIM on.
+    pub(crate) fn cq_moderation(&self) -> bool {
+        self.res.caps.cq_moderation && self.res.caps.cq_period_mode_modify
     }
 
     /// The minimum inline mode every TX WQE must honour (`mlx5_query_min_inline`: the caps,
@@ -428,14 +434,45 @@ impl Func {
     /// The port's IEEE 802.3 counters (PPCNT group 0, not clearing), as
     /// `mlx5e_stats_get_ieee`. Sleeps.
     pub(crate) fn query_ieee_802_3(&self) -> Result<vport::Ieee8023Counters> {
-        let len = vport::access_reg_len(vport::PPCNT_LEN);
-        let out = self.cmd(len, len, |b| {
-            vport::ppcnt_query(b, vport::PPCNT_IEEE_802_3, false)
-        })?;
-        vport::parse_ppcnt_ieee_802_3(&out).map_err(|_| {
+        self.query_ppcnt(vport::PPCNT_IEEE_802_3, vport::parse_ppcnt_ieee_802_3)
+    }
+
+    /// The port's RFC 2819 (RMON) counters (PPCNT group 2, not clearing), as
+    /// `mlx5e_stats_rmon_get`. Sleeps.
+    pub(crate) fn query_rfc_2819(&self) -> Result<vport::Rfc2819Counters> {
+        self.query_ppcnt(vport::PPCNT_RFC_2819, vport::parse_ppcnt_rfc_2819)
+    }
+
+    /// The port's PTYS register (Ethernet protocols), as `mlx5_query_port_ptys`. Sleeps.
+    pub(crate) fn query_ptys(&self) -> Result<vport::Ptys> {
+        let len = vport::access_reg_len(vport::PTYS_LEN);
+        let out = self.cmd(len, len, vport::ptys_query)?;
+        vport::parse_ptys(&out).map_err(|_| {
             pr_err!(
-                "port {}: PPCNT read returned a malformed output\n",
+                "port {}: PTYS read returned a malformed output\n",
                 self.port
+            );
+            EIO
+        })
+    }
+
+    /// Sets the modes the port advertises (`admin`, PTYS legacy bits) and whether it
+    /// negotiates (a PTYS write, as `mlx5_port_set_eth_ptys`). Sleeps.
+    pub(crate) fn set_ptys(&self, admin: u32, an_disable: bool) -> Result {
+        let len = vport::access_reg_len(vport::PTYS_LEN);
+        self.cmd(len, len, |b| vport::ptys_set(b, admin, an_disable))?;
+        Ok(())
+    }
+
+    /// A PPCNT read of counter group `grp`, parsed by `parse`. Sleeps.
+    fn query_ppcnt<T>(&self, grp: u8, parse: fn(&[u8]) -> Result<T, FormatError>) -> Result<T> {
+        let len = vport::access_reg_len(vport::PPCNT_LEN);
+        let out = self.cmd(len, len, |b| vport::ppcnt_query(b, grp, false))?;
+        parse(&out).map_err(|_| {
+            pr_err!(
+                "port {}: PPCNT read of group {} returned a malformed output\n",
+                self.port,
+                grp
             );
             EIO
         })

@@ -80,6 +80,10 @@ pub mod general {
     pub const CQE_VERSION: Field = Field::new(0x1fc, 4);
     /// `eth_net_offloads`: bit 0x21c, 1 bit.
     pub const ETH_NET_OFFLOADS: Field = Field::new(0x21c, 1);
+    /// `cq_moderation`: bit 0x222, 1 bit.
+    pub const CQ_MODERATION: Field = Field::new(0x222, 1);
+    /// `cq_period_mode_modify`: bit 0x223, 1 bit.
+    pub const CQ_PERIOD_MODE_MODIFY: Field = Field::new(0x223, 1);
     /// `uar_sz`: bit 0x24a, 6 bits.
     pub const UAR_SZ: Field = Field::new(0x24a, 6);
     /// `log_pg_sz`: bit 0x258, 8 bits.
@@ -195,6 +199,10 @@ pub struct DevCaps {
     pub cqe_version: u8,
     /// `eth_net_offloads`.
     pub eth_net_offloads: bool,
+    /// `cq_moderation`: CQs take a moderation period and count.
+    pub cq_moderation: bool,
+    /// `cq_period_mode_modify`: MODIFY_CQ may change a live CQ's moderation.
+    pub cq_period_mode_modify: bool,
     /// `vport_counters`.
     pub vport_counters: bool,
     /// `cqe_compression`.
@@ -331,6 +339,8 @@ pub fn parse_general_caps(out: &[u8], caps: &mut DevCaps) -> Result<(), FormatEr
     caps.port_type = g(general::PORT_TYPE) as u8;
     caps.cqe_version = g(general::CQE_VERSION) as u8;
     caps.eth_net_offloads = g(general::ETH_NET_OFFLOADS) != 0;
+    caps.cq_moderation = g(general::CQ_MODERATION) != 0;
+    caps.cq_period_mode_modify = g(general::CQ_PERIOD_MODE_MODIFY) != 0;
     caps.vport_counters = g(general::VPORT_COUNTERS) != 0;
     caps.cqe_compression = g(general::CQE_COMPRESSION) != 0;
     caps.cqe_compression_max_num = g(general::CQE_COMPRESSION_MAX_NUM) as u16;

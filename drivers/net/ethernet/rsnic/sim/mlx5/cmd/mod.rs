@@ -161,10 +161,13 @@
 //! operational states; ACCESS_REG implements PAOS (admin_status up 1 / down 2 when `ase`;
 //! oper_status), PPLR (`lb_en` 0 = off, any of the loopback bits 1/2/4 = the model's one
 //! internal loopback, [`super::Device::set_loopback`]; `lb_cap` = 2, phy local), PFCC (`pprx` =
-//! `pprx` and `pptx`, see "Flow control" above; the other fields read 0), PPCNT (group 0, the
-//! IEEE 802.3 counters, read only: see [`ieee`]; `clr` restarts them after the
-//! answer; other groups are BAD_PARAM), local_port 1 (or 0), reads and writes both answer
-//! with the register's contents. QUERY_VPORT_COUNTER reports unicast / multicast /
+//! `pprx` and `pptx`, see "Flow control" above; the other fields read 0), PPCNT (read only,
+//! counting frames through the MAC: group 0 the IEEE 802.3 counters, see [`ieee`], 1 RFC
+//! 2863, 2 RFC 2819 with the size histogram, 0x10 per priority, 0x12 the physical layer's
+//! errors, all 0; `clr` restarts them after the answer; other groups are BAD_PARAM), PTYS (Ethernet only: one mode, 100GBASE-CR4, on
+//! direct-attach copper, running while the link is up; a write sets the advertised modes,
+//! which must be that mode, and `an_disable_admin`, which the port allows: else BAD_PARAM),
+//! local_port 1 (or 0), reads and writes both answer with the register's contents. QUERY_VPORT_COUNTER reports unicast / multicast /
 //! broadcast packets and octets by destination address, received errors (too long + DMA
 //! faults), transmit errors (rejected WQEs) and local loopback; `clear` restarts them.
 //!
@@ -304,6 +307,10 @@ pub(super) struct Func {
     pub(super) qcnt_oob: [u32; Q_COUNTERS],
     /// PMTU's admin MTU.
     pub(super) port_mtu: u16,
+    /// PTYS's `eth_proto_admin`: the modes the port advertises (a subset of its one mode).
+    pub(super) ptys_admin: u32,
+    /// PTYS's `an_disable_admin`: autonegotiation turned off.
+    pub(super) an_disabled: bool,
     /// The vport's address filter.
     pub(super) filter: VportFilter,
 }
@@ -344,6 +351,8 @@ impl Func {
         qcnt_base: [0; Q_COUNTERS],
         qcnt_oob: [0; Q_COUNTERS],
         port_mtu: 1522,
+        ptys_admin: ifc::reg::PTYS_100GBASE_CR4,
+        an_disabled: false,
         filter: VportFilter::NONE,
     };
 

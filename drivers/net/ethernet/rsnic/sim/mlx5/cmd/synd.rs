@@ -203,6 +203,9 @@ pub const REG_LENGTH: u32 = 0xa4;
 pub const PPCNT_GROUP: u32 = 0xa5;
 /// PMTU: an admin MTU above the port's maximum or below 64 (BAD_PARAM).
 pub const PMTU_MTU: u32 = 0xa6;
+/// PTYS: a write for other protocols than Ethernet, or whose `eth_proto_admin` is empty or
+/// names a mode the port cannot run (BAD_PARAM).
+pub const PTYS_ADMIN: u32 = 0xa7;
 /// QUERY_PAGES / MANAGE_PAGES: an op_mod the command has not (BAD_OP).
 pub const PAGES_OP_MOD: u32 = 0xc0;
 /// QUERY_PAGES / MANAGE_PAGES: a function other than the caller (function_id or

@@ -258,19 +258,27 @@ fn rfc_2863(pt: &crate::sim::mlx5::Port) -> [u64; ieee::COUNT_MAX] {
 }
 
 /// The RFC 2819 group (`eth_2819_cntrs_grp_data_layout`, RMON, received frames): octets,
-/// frames, broadcast, multicast and the size buckets (with the FCS); no errors.
+/// frames, broadcast, multicast and the size buckets (with the FCS); no errors. Every frame
+/// the MAC received is a packet here, PAUSE frames too (multicast, 64 octets with the FCS),
+/// so that the buckets add up to the IEEE 802.3 group's `a_frames_received_ok`.
 fn rfc_2819(pt: &crate::sim::mlx5::Port) -> [u64; ieee::COUNT_MAX] {
     let w = &pt.func.wire;
     let rx = w.c[0];
+    let prx = pt.counters.rx_pause_frames.wrapping_sub(w.pause_base.0);
     let mut c = [0u64; ieee::COUNT_MAX];
-    for (i, v) in [(1, rx[1]), (2, rx[0]), (3, rx[3]), (4, rx[2])] {
+    for (i, v) in [
+        (1, rx[1].wrapping_add(prx.wrapping_mul(ieee::PAUSE_LEN))),
+        (2, rx[0].wrapping_add(prx)),
+        (3, rx[3]),
+        (4, rx[2].wrapping_add(prx)),
+    ] {
         if let Some(e) = c.get_mut(i) {
             *e = v;
         }
     }
     for (k, v) in w.sizes.iter().enumerate() {
         if let Some(e) = c.get_mut(11 + k) {
-            *e = *v;
+            *e = if k == 0 { v.wrapping_add(prx) } else { *v };
         }
     }
     c
@@ -472,8 +480,21 @@ impl<M: BusMemory> Cx<'_, '_, M> {
                     }
                     self.port().func.port_mtu = mtu as u16;
                 }
-                // The link modes are fixed (one 100G mode): a write changes nothing.
-                PTYS => {}
+                // The modes to advertise, within the one the port runs (100GBASE-CR4), and
+                // whether to negotiate (the port can run without): taken at once (the model's
+                // link has no training to redo).
+                PTYS => {
+                    let admin = get(r, PTYS_ETH_ADMIN);
+                    if get(r, PTYS_PROTO_MASK) & 4 == 0
+                        || admin == 0
+                        || admin & !PTYS_100GBASE_CR4 != 0
+                    {
+                        return Err(bad(synd::PTYS_ADMIN));
+                    }
+                    let f = &mut self.port().func;
+                    f.ptys_admin = admin;
+                    f.an_disabled = get(r, PTYS_AN_DISABLE_ADMIN) != 0;
+                }
                 PAOS => {
                     if get(r, PAOS_ASE) != 0 {
                         let up = match get(r, PAOS_ADMIN_STATUS) {
@@ -522,8 +543,10 @@ impl<M: BusMemory> Cx<'_, '_, M> {
                 // Ethernet (proto_mask 4), one 100GBASE-CR4 mode: capable, advertised,
                 // and running while the port is up.
                 set(o, PTYS_PROTO_MASK, 4);
+                set(o, PTYS_AN_DISABLE_CAP, 1);
+                set(o, PTYS_AN_DISABLE_ADMIN, u32::from(pt.func.an_disabled));
                 set(o, PTYS_ETH_CAP, PTYS_100GBASE_CR4);
-                set(o, PTYS_ETH_ADMIN, PTYS_100GBASE_CR4);
+                set(o, PTYS_ETH_ADMIN, pt.func.ptys_admin);
                 set(o, PTYS_ETH_OPER, if oper { PTYS_100GBASE_CR4 } else { 0 });
                 // Direct-attach copper (MLX5E_PORT_DA).
                 set(o, PTYS_CONNECTOR, 7);

@@ -94,6 +94,10 @@ pub mod reg {
     pub const PTYS: u32 = 0x5004;
     /// `ptys_reg` size.
     pub const PTYS_LEN: usize = 0x40;
+    /// `ptys_reg.an_disable_admin`: bit 0x1 (1).
+    pub const PTYS_AN_DISABLE_ADMIN: Fld = f(0x1, 1);
+    /// `ptys_reg.an_disable_cap`: bit 0x2 (1).
+    pub const PTYS_AN_DISABLE_CAP: Fld = f(0x2, 1);
     /// `ptys_reg.proto_mask`: bit 0x1d (3); 4 = Ethernet (`MLX5_PTYS_EN`).
     pub const PTYS_PROTO_MASK: Fld = f(0x1d, 3);
     /// `ptys_reg.eth_proto_capability`: bit 0x60 (32).
