@@ -261,6 +261,8 @@ rx_checks() {
 	# ones are the stack's own control frames (IGMP membership reports, for instance, are
 	# repeated for seconds after a link comes up; a clean run on the debug kernel once
 	# received one after the port had been quiet for a second): shown, not failed.
+	[ "$(kv foreign "$XR")" = 0 ] ||
+		echo "  [$what] the first frame that was not a test frame had EtherType $(kv foreign_type "$XR"); result: $XR"
 	assert_eq "[$what] unicast frames that are not test frames" 0 "$(kv foreign "$XR")"
 	[ "$(kv foreign_group "$XR")" = 0 ] ||
 		echo "  [$what] also $(kv foreign_group "$XR") group-addressed frames of the stack (first EtherType $(kv foreign_type "$XR"))"

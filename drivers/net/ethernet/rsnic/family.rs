@@ -627,8 +627,8 @@ pub(crate) trait Control: DataPath {
         frames: 0,
     };
     /// The moderation a port starts with (`ethtool -c` after load), from the device's
-    /// capabilities as the upstream driver picks it. Without [`Control::COALESCE`]: one event
-    /// per completion, nothing adaptive.
+    /// capabilities. By default (and for now on both families) one event per completion,
+    /// nothing adaptive.
     fn default_coalesce(_func: &Self::Func) -> Coalesce {
         Coalesce::NONE
     }
