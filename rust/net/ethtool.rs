@@ -138,23 +138,21 @@ impl LinkRequest<'_> {
 
     /// Whether `mode` is among the modes to advertise (what counts with autonegotiation).
     pub fn advertises(&self, mode: LinkMode) -> bool {
-        const BITS: usize = usize::BITS as usize;
-        let bit = mode.0 as usize;
+        let (word, bit) = mode.place();
         self.0
             .link_modes
             .advertising
-            .get(bit / BITS)
-            .is_some_and(|w| w & (1 << (bit % BITS)) != 0)
+            .get(word)
+            .is_some_and(|w| w & bit != 0)
     }
 }
 
 /// Sets bit `mode` of a link mode bitmap (`__ETHTOOL_DECLARE_LINK_MODE_MASK`, an array of
 /// `unsigned long`); a bit beyond it is ignored.
 fn set_mode(mask: &mut [usize], mode: LinkMode) {
-    const BITS: usize = usize::BITS as usize;
-    let bit = mode.0 as usize;
-    if let Some(w) = mask.get_mut(bit / BITS) {
-        *w |= 1 << (bit % BITS);
+    let (word, bit) = mode.place();
+    if let Some(w) = mask.get_mut(word) {
+        *w |= bit;
     }
 }
 
@@ -182,6 +180,16 @@ pub enum Connector {
 /// A link mode: a bit of ethtool's link mode masks (`enum ethtool_link_mode_bit_indices`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct LinkMode(u32);
+
+impl LinkMode {
+    /// Where the mode sits in a link mode bitmap (an array of `unsigned long`): the word's
+    /// index and the bit's mask within it.
+    fn place(self) -> (usize, usize) {
+        const BITS: usize = usize::BITS as usize;
+        let bit = self.0 as usize;
+        (bit / BITS, 1 << (bit % BITS))
+    }
+}
 
 /// Defines the named link modes from the uapi enum.
 macro_rules! link_modes {

@@ -31,7 +31,7 @@ pub(crate) mod stats;
 use crate::bus::{Bar, Function};
 use crate::dp::pkt::{RxFrags, TxReject, TxRejectReason};
 use crate::family::env::{RxEnv, TxEnv, TxSkb};
-use crate::family::params::{ChannelParams, Coalesce, Moderation, PrivFlag, PrivFlags};
+use crate::family::params::{ChannelParams, Moderation, PrivFlag, PrivFlags};
 use crate::family::stats::{ChannelStats, Counters, Row};
 use crate::kernel_ext::net::device::{MacChange, RxMode};
 use crate::kernel_ext::net::ethtool;
@@ -626,12 +626,6 @@ pub(crate) trait Control: DataPath {
         usecs: 0,
         frames: 0,
     };
-    /// The moderation a port starts with (`ethtool -c` after load), from the device's
-    /// capabilities. By default (and for now on both families) one event per completion,
-    /// nothing adaptive.
-    fn default_coalesce(_func: &Self::Func) -> Coalesce {
-        Coalesce::NONE
-    }
     /// Changes the moderation of the RX (`rx`) or TX CQs of a live channel whose device
     /// queues are `queues`, without re-creating them. Sleeps.
     fn modify_moderation(

@@ -28,7 +28,7 @@ use crate::bus::Function;
 use crate::channel::shared::PortReset;
 use crate::channel::shared::PortShared;
 use crate::channel::{new_tx_slot, new_xdp_slot, Channel};
-use crate::family::params::{ChannelParams, MAX_CHANNELS};
+use crate::family::params::{ChannelParams, Coalesce, MAX_CHANNELS};
 use crate::family::stats::{ChAtomics, ChannelStats, Counters};
 use crate::family::Family;
 use crate::kernel_ext::net::device::Device;
@@ -128,7 +128,6 @@ impl<F: Family> Port<F> {
             c_str!("rsnic_reset"),
             (hw.device() as usize * 8 + port_no) as i32,
         )?;
-        let coal = F::default_coalesce(&func);
         let shared = Arc::new(
             PortShared {
                 hw,
@@ -161,7 +160,7 @@ impl<F: Family> Port<F> {
             mtu: 1500,
             pflags,
             xdp: false,
-            coal,
+            coal: Coalesce::NONE,
             // NETIF_F_HW_VLAN_CTAG_RX is on at registration (both families).
             rx_vlan: true,
         };

@@ -162,8 +162,8 @@ pub(crate) struct Coalesce {
 }
 
 impl Coalesce {
-    /// No moderation: one event per completion, nothing adaptive: what a family without
-    /// coalescing (MANA, as upstream mana) reports, and what ConnectX ports start with (see
+    /// No moderation: one event per completion, nothing adaptive: what every port starts
+    /// with (a family without coalescing, MANA, reports it as upstream mana; for ConnectX see
     /// rsnic.rst, "Interrupt moderation", for why not mlx5e's DIM default yet).
     pub(crate) const NONE: Self = Self {
         rx: Moderation {
