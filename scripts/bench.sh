@@ -19,10 +19,10 @@
 # The binary is built with the cargo profile bench-kernel (Cargo.toml): the kernel's Rust
 # codegen (opt-level 2, one codegen unit, panic=abort, no debug assertions, overflow checks on
 # as with CONFIG_RUST_OVERFLOW_CHECKS=y) plus LTO, which gives the host build what the
-# kernel's single crate has (dp/ and the code calling it in one compilation unit). Every row's
+# kernel's single crate has (hwif/ and the code calling it in one compilation unit). Every row's
 # instructions are split into the driver's own and the host glue's: callgrind records the
 # count of every instruction (--dump-instr=yes), addr2line gives each one's inline chain,
-# and the innermost frame in rsnic's dp/ (driver), sim/ (device model) or host/testbed/
+# and the innermost frame in rsnic's hwif/ (driver), sim/ (device model) or host/testbed/
 # (glue) decides; a call into code of neither (memcpy, an out-of-line std function) counts
 # for the side that made it (attribute.py below; rsnic-datapath.rst, "How the bench counts
 # instructions").
@@ -138,11 +138,11 @@ def testbed(func):
 
 
 def classify(a):
-    """(side, function) of the innermost frame in rsnic's dp/ or sim/ or in host/testbed/;
+    """(side, function) of the innermost frame in rsnic's hwif/ or sim/ or in host/testbed/;
     (None, None) for code of neither (std, core, libc)."""
     chain = chains.get(a, [])
     for func, path in chain:
-        if "/rsnic/dp/" in path:
+        if "/rsnic/hwif/" in path:
             return "driver", func
         if "/rsnic/sim/" in path:
             return "model", func
@@ -152,7 +152,7 @@ def classify(a):
     # instruction (merged code): the function names of the chain still say whose it is.
     for func, path in chain:
         root = func.lstrip("<")
-        if root.startswith("rsnic_core::dp::"):
+        if root.startswith("rsnic_core::hwif::"):
             return "driver", func
         if root.startswith("rsnic_core::sim::"):
             return "model", func
@@ -395,7 +395,7 @@ done
 echo "(mana tx: the mlx5 rows' schedule on the MANA pair, an SQ of 1024 one-BU WQEs; compl:"
 echo " NAPI rounds of the TX CQ, Sq::napi_poll with budget 64, until one reads nothing)"
 echo
-echo "driver: instructions of rsnic's dp/ code; glue: of the host side (glue.rs, mem.rs, the"
+echo "driver: instructions of rsnic's hwif/ code; glue: of the host side (glue.rs, mem.rs, the"
 echo "bench's callbacks); split by the inline chain of every instruction (runs/*.attr: by function)"
 echo "build: cargo profile bench-kernel (opt-level 2, codegen-units 1, overflow checks, LTO)"
 echo "packets per configuration: $PACKETS (after 512 warm-up packets); figures are per packet"

@@ -50,7 +50,7 @@ stage "host: fuzz smoke (5 s per target)" env FUZZ_SECONDS=5 make -s fuzz
 # (the vfio-user stage below: probe, MSI-X, DMA, the surprise removal, rmmod). A process
 # costs seconds on that kernel, and the machines lose a third of their CPU to their host at
 # times: the subset keeps the test command within its budget. The clean run of c69740d
-# took 112 s for 17-cqe, whose decompression is safe Rust of dp/, fuzzed on the host, and
+# took 112 s for 17-cqe, whose decompression is safe Rust of hwif/, fuzzed on the host, and
 # 120 s on ConnectX for 65-rmmod-traffic on the real functions, whose unload under traffic
 # the in-kernel host's run covers: both left to `make test-debug`, which runs every test on
 # the debug kernel (RSNIC_DEBUG_TESTS=all).

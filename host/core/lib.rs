@@ -3,7 +3,7 @@
 //! rsnic's kernel-free code, built for the host.
 //!
 //! The kernel module compiles the very same files (its crate root declares the same two
-//! modules with the same `#[path]`s), so `crate::dp` and `crate::sim` resolve identically in
+//! modules with the same `#[path]`s), so `crate::hwif` and `crate::sim` resolve identically in
 //! both builds. `no_std` and `forbid(unsafe_code)` here are what keeps that code kernel-free
 //! and safe.
 
@@ -11,8 +11,8 @@
 #![forbid(unsafe_code)]
 #![deny(missing_docs)]
 
-#[path = "../../drivers/net/ethernet/rsnic/dp/mod.rs"]
-pub mod dp;
+#[path = "../../drivers/net/ethernet/rsnic/hwif/mod.rs"]
+pub mod hwif;
 
 #[path = "../../drivers/net/ethernet/rsnic/sim/mod.rs"]
 pub mod sim;

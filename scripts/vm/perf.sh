@@ -5,7 +5,7 @@
 # every CPU for the whole run (the guest has no hardware counters under TCG); each sample's
 # symbol is put on one side:
 #   driver   rsnic's code above the hardware line (the port, channels, NAPI, the data path
-#            of dp/, the family code, rust/ abstractions and C helpers)
+#            of hwif/, the family code, rust/ abstractions and C helpers)
 #   model    rsnic's device host and simulated device (host::, sim::: what a real NIC's
 #            silicon would do; it runs on the guest's CPUs here)
 #   kernel   everything else in the kernel (pktgen, the stack, the scheduler)
@@ -48,7 +48,7 @@ echo "RSNIC-PERF family $RSNIC_FAMILY: pktgen $PG_SENT packets at $PG_PPS pps (b
 # kernel's (it has no .ko under /lib/modules here), so rsnic's samples are the ones whose
 # address falls inside the module (/proc/modules); Rust symbols are v0-mangled with the
 # crate's name (rsnic_main) followed by the item's module path, so the device host's and
-# model's start 10rsnic_main4host or 10rsnic_main3sim, the driver's (dp/, the channels,
+# model's start 10rsnic_main4host or 10rsnic_main3sim, the driver's (hwif/, the channels,
 # the ports, rust/'s kernel_ext) any other path of the crate, and the C helpers are named
 # rsnic_helper_*. Monomorphised library code in the module (core::slice::..., named after
 # its crate) is counted apart, as "rsnic-generic", and so are the byte copies into and out

@@ -15,7 +15,7 @@
 #   rx_bad_wqe_counter  a corrupt RX CQE on B: the driver stops the RQ itself (the device
 #                       does not), discards what the device writes meanwhile, and recovers
 #                       it through RDY -> ERR -> RST -> RDY; B does not poll in a loop
-#                       meanwhile or after (the CQ re-arm loop, host-tested in dp_rq.rs);
+#                       meanwhile or after (the CQ re-arm loop, host-tested in hwif_rq.rs);
 #   drop_irqs, tx_stall the TX watchdog's two recoveries (see below);
 #   cmd_fail            a recovery whose command fails, retried by the watchdog.
 # Each fault is logged once, naming the queue and the syndrome. Malformed knob writes are

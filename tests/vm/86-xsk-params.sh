@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The AF_XDP zero-copy pool checks of mlx5e (dp/xsk.rs, whose host tests
+# The AF_XDP zero-copy pool checks of mlx5e (hwif/xsk.rs, whose host tests
 # cover every refusal and edge), on port B of both families, where userspace can reach
 # them. At a bind, 6.12.118's AF_XDP core refuses first what does not hold a frame of the
 # MTU (xp_assign_dev: the pool's frame, aligned down to 128 bytes, must hold MTU + 26), so

@@ -1,7 +1,7 @@
 //! The device model: [`Model`] (either family, built as the in-kernel device host builds it),
 //! the register accesses it is given ([`Entry`]) and [`Irqs`] (the vectors a slice raised).
 
-use rsnic_core::dp::hw::{BusMemory, InterruptSink};
+use rsnic_core::hwif::hw::{BusMemory, InterruptSink};
 use rsnic_core::sim;
 
 /// A simulated ConnectX with host storage.

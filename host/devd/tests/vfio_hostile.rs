@@ -604,7 +604,7 @@ const VENDOR_READ_FAULT: u32 = 9;
 /// BAR0. Returns the CQE's SQ id, type and vendor error, and whether the canary after the
 /// RAM file's mapped part is intact.
 fn mana_send_from(addr: u64) -> (bool, u8, u32, bool) {
-    use rsnic_core::dp::mana::fmt::{sq_doorbell, Cqe, Sge, TxOob, WqeHeader, DB_SQ};
+    use rsnic_core::hwif::mana::fmt::{sq_doorbell, Cqe, Sge, TxOob, WqeHeader, DB_SQ};
     let ids = std::sync::Arc::new(std::sync::Mutex::new((0u32, 0u32)));
     let ids2 = ids.clone();
     let s = Server::start("vfio-hostile-mana", Family::Mana, 2, move |m| {

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 
-//! The driver-side ConnectX command queue and command parsers (dp/mlx5/cmd) while a hostile
+//! The driver-side ConnectX command queue and command parsers (hwif/mlx5/cmd) while a hostile
 //! device answers commands with arbitrary bytes: the entry (delivery status, token, outlen,
 //! the inline output), the output mailbox blocks (data, block numbers, tokens), or nothing
 //! at all. The bring-up sequence runs against the same device.
@@ -11,11 +11,11 @@
 //! never records a resource after a failed step and its teardown posts one command per
 //! recorded resource.
 
-use rsnic_core::dp::hw::{BusMemory, Coherent};
-use rsnic_core::dp::mlx5::cmd::hca::{self, DevCaps};
-use rsnic_core::dp::mlx5::cmd::queue::{CmdPoll, MBOX_STRIDE};
-use rsnic_core::dp::mlx5::cmd::seq::{Bringup, Progress, Teardown, SEQ_OUT_LEN};
-use rsnic_core::dp::mlx5::cmd::{res, vport, CmdQueue, Pas};
+use rsnic_core::hwif::hw::{BusMemory, Coherent};
+use rsnic_core::hwif::mlx5::cmd::hca::{self, DevCaps};
+use rsnic_core::hwif::mlx5::cmd::queue::{CmdPoll, MBOX_STRIDE};
+use rsnic_core::hwif::mlx5::cmd::seq::{Bringup, Progress, Teardown, SEQ_OUT_LEN};
+use rsnic_core::hwif::mlx5::cmd::{res, vport, CmdQueue, Pas};
 use rsnic_testbed::mem::{HostBuf, HostMemory};
 
 use crate::cx_bar::CxBar;

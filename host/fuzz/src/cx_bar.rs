@@ -5,7 +5,7 @@
 
 use std::cell::{Cell, RefCell};
 
-use rsnic_core::dp::hw::{Barriers, DmaAddr, Mmio};
+use rsnic_core::hwif::hw::{Barriers, DmaAddr, Mmio};
 
 /// BAR0 with `cmdif_rev` 5, 32 entries of 64 bytes, ready as soon as the address is written.
 #[derive(Default)]

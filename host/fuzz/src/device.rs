@@ -7,7 +7,7 @@
 
 use std::cell::{Cell, RefCell};
 
-use rsnic_core::dp::hw::{BusMemory, Coherent, DmaAddr, DmaFault, InterruptSink};
+use rsnic_core::hwif::hw::{BusMemory, Coherent, DmaAddr, DmaFault, InterruptSink};
 use rsnic_testbed::fixtures::Ipv4Frame;
 use rsnic_testbed::mem::{HostBuf, HostMemory};
 

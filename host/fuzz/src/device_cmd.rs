@@ -13,7 +13,7 @@
 //! syndrome when it failed; interrupts only on the two functions' 64 vectors each; and at the
 //! end a clean TEARDOWN_HCA / INIT_HCA leaves no object behind.
 
-use rsnic_core::dp::hw::Coherent;
+use rsnic_core::hwif::hw::Coherent;
 use rsnic_core::sim::mlx5::{Caps, Device, Port, QueueSet, MAX_QUEUES, SCRATCH_LEN};
 use rsnic_testbed::mem::HostBuf;
 

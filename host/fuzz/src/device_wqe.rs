@@ -25,7 +25,7 @@
 //!   has a CQE, every interrupt was raised;
 //! * an SQ in the error state executes nothing until it is reset.
 
-use rsnic_core::dp::hw::Coherent;
+use rsnic_core::hwif::hw::Coherent;
 use rsnic_core::sim::mlx5::{
     api_uar_offset, CqConfig, PortCounters, QueueState, RqConfig, SqConfig, CQ_ARM_DOORBELL,
     SQ_DOORBELL,

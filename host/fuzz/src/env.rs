@@ -16,10 +16,10 @@
 use std::cell::RefCell;
 use std::collections::HashMap;
 
-use rsnic_core::dp::hw::{Barriers, Coherent, DmaAddr, Mmio};
-use rsnic_core::dp::mlx5::cqe::{off, Cqe64, CQE_OP_OWN_INIT};
-use rsnic_core::dp::mlx5::rq::{RxBufProvider, RxBuffer};
-use rsnic_core::dp::mlx5::tx::{
+use rsnic_core::hwif::hw::{Barriers, Coherent, DmaAddr, Mmio};
+use rsnic_core::hwif::mlx5::cqe::{off, Cqe64, CQE_OP_OWN_INIT};
+use rsnic_core::hwif::mlx5::rq::{RxBufProvider, RxBuffer};
+use rsnic_core::hwif::mlx5::tx::{
     DmaEntry, DmaKind, Gso, TxCsum, TxDmaMap, TxPacket, TxQueue, VlanTag,
 };
 use rsnic_testbed::fixtures::write_cqe;

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 
-//! The driver-side ConnectX event queue (dp/mlx5/eq.rs) while a hostile device writes
+//! The driver-side ConnectX event queue (hwif/mlx5/eq.rs) while a hostile device writes
 //! arbitrary EQEs: any type, sub type, CQ number and port, owner bits right or wrong, raw
 //! bytes anywhere in the ring.
 //!
@@ -10,9 +10,9 @@
 //! and bogus ones; CQ numbers are 24 bits and ports 4 bits; every poll ends with one arm
 //! doorbell `(eqn << 24) | (cc & 0xffffff)` at UAR + 0x40.
 
-use rsnic_core::dp::hw::Coherent;
-use rsnic_core::dp::mlx5::cq::Cq;
-use rsnic_core::dp::mlx5::eq::{Eq, Event};
+use rsnic_core::hwif::hw::Coherent;
+use rsnic_core::hwif::mlx5::cq::Cq;
+use rsnic_core::hwif::mlx5::eq::{Eq, Event};
 use rsnic_testbed::mem::{HostBuf, HostMemory};
 
 use crate::cx_bar::CxBar;

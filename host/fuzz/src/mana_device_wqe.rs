@@ -40,7 +40,7 @@
 //!   RX CQEs = received + truncated = CQEs in the RX CQ, interrupts
 //!   counted = raised, a run executes at most its budget.
 
-use rsnic_core::dp::hw::Coherent;
+use rsnic_core::hwif::hw::Coherent;
 use rsnic_core::sim::mana::{
     doorbell_offset, PortCounters, DB_CQ, DB_EQ, DB_PAGE_BASE, DB_PAGE_SIZE, DB_RQ, DB_SQ, SMC_BASE,
 };

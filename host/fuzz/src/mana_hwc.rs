@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 
-//! The driver-side MANA hardware channel (`dp::mana::hwc`) and the response parsers
-//! (`dp::mana::gdma_req`) against a hostile device.
+//! The driver-side MANA hardware channel (`hwif::mana::hwc`) and the response parsers
+//! (`hwif::mana::gdma_req`) against a hostile device.
 //!
 //! The input runs a program: write EQEs into the HWC EQ (init events with any type and
 //! value, test events, completions naming the HWC CQ or anything, with valid or wrong owner
@@ -21,9 +21,9 @@
 //!   whole WQEs; nothing is rung before the init events named the doorbell page;
 //! * a parser that accepts a response returns only values it checked (handles, ids, sizes).
 
-use rsnic_core::dp::hw::Coherent;
-use rsnic_core::dp::mana::gdma_req::{self as req, Caller, DevId};
-use rsnic_core::dp::mana::hwc::{GdmaRegs, Hwc, HwcBuffers, HwcError, HWC_MAX_MSG};
+use rsnic_core::hwif::hw::Coherent;
+use rsnic_core::hwif::mana::gdma_req::{self as req, Caller, DevId};
+use rsnic_core::hwif::mana::hwc::{GdmaRegs, Hwc, HwcBuffers, HwcError, HWC_MAX_MSG};
 use rsnic_testbed::mem::{HostBuf, HostMemory};
 
 use crate::env::Env;

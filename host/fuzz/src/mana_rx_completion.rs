@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 
-//! The driver-side MANA RQ (`dp::mana::rq`) against a hostile device.
+//! The driver-side MANA RQ (`hwif::mana::rq`) against a hostile device.
 //!
 //! The input configures an RQ (queue size, RX CQ size, buffer size, doorbells batched per
 //! poll or rung per packet), then runs a program: fill the queue (buffer allocation may
@@ -31,9 +31,9 @@
 //! * at the end (drain, then a new RQ) every buffer came back, and the new RQ delivers a
 //!   valid CQE's buffer with one doorbell.
 
-use rsnic_core::dp::hw::Coherent;
-use rsnic_core::dp::mana::cq::Cq;
-use rsnic_core::dp::mana::rq::{Rq, RqParams};
+use rsnic_core::hwif::hw::Coherent;
+use rsnic_core::hwif::mana::cq::Cq;
+use rsnic_core::hwif::mana::rq::{Rq, RqParams};
 use rsnic_testbed::mem::{HostBuf, HostMemory};
 
 use crate::env::{

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 
-//! The driver-side MANA SQ (`dp::mana::sq`) against a hostile device.
+//! The driver-side MANA SQ (`hwif::mana::sq`) against a hostile device.
 //!
 //! The input configures an SQ (queue size, TX CQ size, vport offset: above 255 every WQE
 //! takes the long OOB), then runs a program: transmit packets of every shape (linear frames,
@@ -41,10 +41,10 @@
 
 use std::collections::VecDeque;
 
-use rsnic_core::dp::hw::Coherent;
-use rsnic_core::dp::mana::cq::Cq;
-use rsnic_core::dp::mana::sq::{Sq, SqParams, TxPending, STOP_ROOM, TX_POLL_MAX};
-use rsnic_core::dp::mlx5::tx::{DmaEntry, Gso, TxCsum, TxPacket, TxRejectReason, VlanTag};
+use rsnic_core::hwif::hw::Coherent;
+use rsnic_core::hwif::mana::cq::Cq;
+use rsnic_core::hwif::mana::sq::{Sq, SqParams, TxPending, STOP_ROOM, TX_POLL_MAX};
+use rsnic_core::hwif::mlx5::tx::{DmaEntry, Gso, TxCsum, TxPacket, TxRejectReason, VlanTag};
 use rsnic_testbed::mem::{HostBuf, HostMemory};
 
 use crate::env::{

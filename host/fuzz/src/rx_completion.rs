@@ -21,11 +21,11 @@
 //! * at the end, after drain and reset, every buffer came back exactly once, and the RQ
 //!   works again: it posts a full ring and delivers a valid CQE's buffer.
 
-use rsnic_core::dp::mlx5::cq::Cq;
-use rsnic_core::dp::mlx5::cqe::{
+use rsnic_core::hwif::mlx5::cq::Cq;
+use rsnic_core::hwif::mlx5::cqe::{
     off, Cqe64, CQE_FORMAT_COMPRESSED, CQE_RESP_ERR, CQE_RESP_SEND, MINI_CQE_ARRAY_SIZE,
 };
-use rsnic_core::dp::mlx5::rq::{Rq, RqParams, RxCompletion, RxFrags};
+use rsnic_core::hwif::mlx5::rq::{Rq, RqParams, RxCompletion, RxFrags};
 use rsnic_testbed::mem::{HostBuf, HostMemory};
 
 use crate::env::{pick_len, poke_cq, raw_cqe, Env, Mlx5Cq, RxBuf, RxSt as St};

@@ -24,11 +24,11 @@
 //!   mapping was undone, BQL balances (bytes and packets), and the SQ works again: a new
 //!   packet is completed by a valid CQE.
 
-use rsnic_core::dp::hw::Coherent;
-use rsnic_core::dp::mlx5::cq::{Cq, CQ_DOORBELL_OFFSET};
-use rsnic_core::dp::mlx5::cqe::{Cqe64, CQE_REQ, CQE_REQ_ERR};
-use rsnic_core::dp::mlx5::sq::{FifoEntry, Sq, SqParams, WqeInfo, BF_OFFSET};
-use rsnic_core::dp::mlx5::tx::{DmaEntry, Gso, InlineMode, TxCsum, TxRejectReason, VlanTag};
+use rsnic_core::hwif::hw::Coherent;
+use rsnic_core::hwif::mlx5::cq::{Cq, CQ_DOORBELL_OFFSET};
+use rsnic_core::hwif::mlx5::cqe::{Cqe64, CQE_REQ, CQE_REQ_ERR};
+use rsnic_core::hwif::mlx5::sq::{FifoEntry, Sq, SqParams, WqeInfo, BF_OFFSET};
+use rsnic_core::hwif::mlx5::tx::{DmaEntry, Gso, InlineMode, TxCsum, TxRejectReason, VlanTag};
 use rsnic_testbed::fixtures::tcp4_frame;
 use rsnic_testbed::mem::{HostBuf, HostMemory};
 

@@ -25,7 +25,7 @@ use std::cell::{RefCell, RefMut};
 use std::rc::Rc;
 use std::sync::atomic::{compiler_fence, Ordering};
 
-use rsnic_core::dp::hw::{Barriers, InterruptSink, Mmio};
+use rsnic_core::hwif::hw::{Barriers, InterruptSink, Mmio};
 use rsnic_core::sim::mlx5::{Caps, Device, Port, PortCounters, QueueSet, MAX_QUEUES, SCRATCH_LEN};
 
 use crate::mem::HostMemory;

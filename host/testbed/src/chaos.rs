@@ -83,7 +83,7 @@
 
 use std::fmt;
 
-use rsnic_core::dp::mlx5::cqe::{
+use rsnic_core::hwif::mlx5::cqe::{
     SYND_LOCAL_LENGTH, SYND_LOCAL_PROT, SYND_LOCAL_QP_OP, SYND_WR_FLUSH,
 };
 use rsnic_core::sim::mana::Fault as ManaFault;

@@ -10,8 +10,8 @@
 //! assert_eq!((f.len(), f[23], f[16..18].to_vec()), (64, 17, vec![0, 50]));
 //! ```
 
-use rsnic_core::dp::hw::Coherent;
-use rsnic_core::dp::mlx5::cqe::Cqe64;
+use rsnic_core::hwif::hw::Coherent;
+use rsnic_core::hwif::mlx5::cqe::Cqe64;
 
 /// Bytes of the Ethernet II and IPv4 headers (no options).
 const L3_END: usize = 34;

@@ -1,15 +1,15 @@
 //! The ConnectX bring-up and teardown as rsnic's kernel glue (`family/mlx5/ctrl.rs`) runs
-//! them, on the host: [`dp::mlx5::cmd::seq`](rsnic_core::dp::mlx5::cmd::seq) driven to the
+//! them, on the host: [`hwif::mlx5::cmd::seq`](rsnic_core::hwif::mlx5::cmd::seq) driven to the
 //! end with the device run between polls, the firmware's pages given from host memory when
 //! the sequence asks ([`HostPages`], MANAGE_PAGES GIVE in batches) and taken back after
 //! TEARDOWN_HCA (TAKE until the firmware holds none).
 
 use crate::bus::{RegisterBus, Testbed};
 use crate::mem::HostBuf;
-use rsnic_core::dp::hw::{Barriers, Coherent, Mmio};
-use rsnic_core::dp::mlx5::cmd::pages::{self, BATCH_PAGES, FW_PAGE_SIZE, MAX_FW_PAGES};
-use rsnic_core::dp::mlx5::cmd::seq::{Bringup, Progress, Resources, Teardown, SEQ_OUT_LEN};
-use rsnic_core::dp::mlx5::cmd::{CmdError, CmdErrorKind, CmdPoll, CmdQueue};
+use rsnic_core::hwif::hw::{Barriers, Coherent, Mmio};
+use rsnic_core::hwif::mlx5::cmd::pages::{self, BATCH_PAGES, FW_PAGE_SIZE, MAX_FW_PAGES};
+use rsnic_core::hwif::mlx5::cmd::seq::{Bringup, Progress, Resources, Teardown, SEQ_OUT_LEN};
+use rsnic_core::hwif::mlx5::cmd::{CmdError, CmdErrorKind, CmdPoll, CmdQueue};
 
 /// One function's BAR0 window, as the driver of that function sees it.
 #[derive(Clone)]

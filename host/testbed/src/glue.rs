@@ -1,7 +1,7 @@
 //! The host glue both port pairs share ([`crate::pair`] for mlx5, [`crate::mana_pair`] for
 //! MANA): what the stack hands the driver and what it gets back, and the environment the
 //! driver talks to. The two families' data paths take the same environment traits
-//! (`dp::mlx5::tx` and `dp::mlx5::rq`), so one implementation serves both; what differs is
+//! (`hwif::mlx5::tx` and `hwif::mlx5::rq`), so one implementation serves both; what differs is
 //! the register file behind it ([`Bar0`]).
 //!
 //! * [`TxFrame`] is a packet as the stack would hand it over; [`TxPkt`] (a [`TxPacket`]) is
@@ -28,9 +28,9 @@ use std::cell::{Cell, RefCell};
 use std::collections::{HashMap, VecDeque};
 use std::sync::atomic::{compiler_fence, Ordering};
 
-use rsnic_core::dp::hw::{Barriers, Coherent, DmaAddr, Mmio};
-use rsnic_core::dp::mlx5::rq::{RxBufProvider, RxBuffer};
-use rsnic_core::dp::mlx5::tx::{
+use rsnic_core::hwif::hw::{Barriers, Coherent, DmaAddr, Mmio};
+use rsnic_core::hwif::mlx5::rq::{RxBufProvider, RxBuffer};
+use rsnic_core::hwif::mlx5::tx::{
     DmaEntry, DmaKind, Gso, TxCsum, TxDmaMap, TxPacket, TxQueue, TxReject, TxRejectReason, VlanTag,
 };
 
@@ -327,13 +327,13 @@ pub trait RxLen: Copy {
     fn rx_len(&self) -> u32;
 }
 
-impl RxLen for rsnic_core::dp::mlx5::rq::RxCompletion {
+impl RxLen for rsnic_core::hwif::mlx5::rq::RxCompletion {
     fn rx_len(&self) -> u32 {
         self.len
     }
 }
 
-impl RxLen for rsnic_core::dp::mana::rq::RxCompletion {
+impl RxLen for rsnic_core::hwif::mana::rq::RxCompletion {
     fn rx_len(&self) -> u32 {
         self.len
     }

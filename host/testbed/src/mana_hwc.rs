@@ -1,5 +1,5 @@
-//! The MANA control path on the host: the driver's HWC ([`rsnic_core::dp::mana::hwc`]) and
-//! probe steps ([`rsnic_core::dp::mana::probe`]) against the simulated device, which is
+//! The MANA control path on the host: the driver's HWC ([`rsnic_core::hwif::mana::hwc`]) and
+//! probe steps ([`rsnic_core::hwif::mana::probe`]) against the simulated device, which is
 //! reached only through BAR0 registers, DMA memory and interrupts. The host plays the
 //! kernel glue: it runs the device where the kernel would sleep.
 //!
@@ -15,11 +15,11 @@
 use std::cell::RefCell;
 use std::rc::Rc;
 
-use rsnic_core::dp::hw::Coherent;
-use rsnic_core::dp::mana::cq::Eq;
-use rsnic_core::dp::mana::gdma_req::{self as req, Caller, MsgError};
-use rsnic_core::dp::mana::hwc::{GdmaRegs, Hwc, HwcBuffers, HwcError, HWC_MAX_MSG};
-use rsnic_core::dp::mana::probe::{
+use rsnic_core::hwif::hw::Coherent;
+use rsnic_core::hwif::mana::cq::Eq;
+use rsnic_core::hwif::mana::gdma_req::{self as req, Caller, MsgError};
+use rsnic_core::hwif::mana::hwc::{GdmaRegs, Hwc, HwcBuffers, HwcError, HWC_MAX_MSG};
+use rsnic_core::hwif::mana::probe::{
     Action, Probe, ProbeConfig, ProbeError, ProbeInfo, EQ_SIZE, MAX_VPORTS,
 };
 

@@ -1,4 +1,4 @@
-//! One MANA port pair: the driver-side SQ, RQ, CQs and EQs of `dp/mana` against the
+//! One MANA port pair: the driver-side SQ, RQ, CQs and EQs of `hwif/mana` against the
 //! simulated MANA device of `sim/mana`, port 0 (TX) wired to port 1 (RX). The MANA twin of
 //! [`crate::pair`], used by the `mana_*` tests and the benchmark.
 //!
@@ -30,13 +30,13 @@
 use std::cell::RefCell;
 use std::rc::Rc;
 
-use rsnic_core::dp::hw::Coherent;
-use rsnic_core::dp::mana::cq::{Cq, Eq};
-use rsnic_core::dp::mana::gdma_req::{self as req, RxSteer};
-use rsnic_core::dp::mana::rq::{Rq, RqParams, RxCompletion, RxPoll};
-use rsnic_core::dp::mana::sq::{Sq, SqParams, TxPending, TxPoll};
-use rsnic_core::dp::mana::stats::{RxStats, TxStats};
-use rsnic_core::dp::mlx5::tx::{DmaEntry, TxQueue, TxRejectReason};
+use rsnic_core::hwif::hw::Coherent;
+use rsnic_core::hwif::mana::cq::{Cq, Eq};
+use rsnic_core::hwif::mana::gdma_req::{self as req, RxSteer};
+use rsnic_core::hwif::mana::rq::{Rq, RqParams, RxCompletion, RxPoll};
+use rsnic_core::hwif::mana::sq::{Sq, SqParams, TxPending, TxPoll};
+use rsnic_core::hwif::mana::stats::{RxStats, TxStats};
+use rsnic_core::hwif::mlx5::tx::{DmaEntry, TxQueue, TxRejectReason};
 use rsnic_core::sim::mana::{
     doorbell_offset, Device, Port, PortCounters, QueueSet, DB_CQ, DB_EQ, DB_RQ, DB_SQ, MANA_DB_ID,
     MAX_QUEUES, SCRATCH_LEN,

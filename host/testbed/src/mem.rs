@@ -8,7 +8,7 @@
 use std::cell::{Cell, RefCell};
 use std::rc::Rc;
 
-use rsnic_core::dp::hw::{BusMemory, Coherent, DmaAddr, DmaFault};
+use rsnic_core::hwif::hw::{BusMemory, Coherent, DmaAddr, DmaFault};
 
 const PAGE: u64 = 4096;
 const FIRST_ADDR: u64 = 0x1_0000_0000;

@@ -1,4 +1,4 @@
-//! One port pair: the driver-side mlx5 SQ and RQ of `dp/mlx5` against the simulated
+//! One port pair: the driver-side mlx5 SQ and RQ of `hwif/mlx5` against the simulated
 //! ConnectX, port 0 (TX) wired to port 1 (RX), with host implementations of every trait the
 //! data path asks its caller for. Shared by the end-to-end tests, the property tests, the
 //! benchmark and the fuzzer.
@@ -36,13 +36,13 @@
 //! is handed back at most once and only if it was accepted, TX completions come back in the
 //! order the packets were accepted, DMA mappings balance (with `track_dma`).
 
-use rsnic_core::dp::hw::{Coherent, Mmio};
-use rsnic_core::dp::mlx5::cmd::CmdQueue;
-use rsnic_core::dp::mlx5::cq::{Cq, CQ_DB_REQ_NOT};
-use rsnic_core::dp::mlx5::rq::{Rq, RqParams, RxCompletion};
-use rsnic_core::dp::mlx5::sq::{FifoEntry, Sq, SqParams, TxPoll, WqeInfo};
-use rsnic_core::dp::mlx5::stats::{RxStats, TxStats};
-use rsnic_core::dp::mlx5::tx::{DmaEntry, InlineMode, TxQueue, TxRejectReason};
+use rsnic_core::hwif::hw::{Coherent, Mmio};
+use rsnic_core::hwif::mlx5::cmd::CmdQueue;
+use rsnic_core::hwif::mlx5::cq::{Cq, CQ_DB_REQ_NOT};
+use rsnic_core::hwif::mlx5::rq::{Rq, RqParams, RxCompletion};
+use rsnic_core::hwif::mlx5::sq::{FifoEntry, Sq, SqParams, TxPoll, WqeInfo};
+use rsnic_core::hwif::mlx5::stats::{RxStats, TxStats};
+use rsnic_core::hwif::mlx5::tx::{DmaEntry, InlineMode, TxQueue, TxRejectReason};
 use rsnic_core::sim::mlx5::{
     api_uar_offset, CqConfig, PortCounters, QueueState, RqConfig, SqConfig, SQ_DOORBELL,
 };
@@ -139,7 +139,7 @@ pub struct PairConfig {
     /// Check DMA map/unmap balance with a map of live mappings (the benchmark turns it off
     /// so that the map callbacks stay as cheap as a direct-mapped `dma_map_single`).
     pub track_dma: bool,
-    /// Bring both functions up by the driver's commands first (`dp::mlx5::cmd::seq` with
+    /// Bring both functions up by the driver's commands first (`hwif::mlx5::cmd::seq` with
     /// the firmware's pages given, [`crate::fwpages`]): each function then has the memory
     /// key CREATE_MKEY made, the model checks every data segment's lkey, and the pair's
     /// queues name the keys (`lkey` is set from them).

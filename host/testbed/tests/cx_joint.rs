@@ -1,8 +1,8 @@
-//! The driver's ConnectX control plane (`dp::mlx5::cmd`, `dp::mlx5::eq`) against the
+//! The driver's ConnectX control plane (`hwif::mlx5::cmd`, `hwif::mlx5::eq`) against the
 //! simulated ConnectX (`sim::mlx5`), through registers and DMA memory only.
 //!
 //! The two sides were written independently from the 6.12 mlx5_ifc.h layouts (sim/ shares
-//! no format code with dp/); these tests check that they agree: the bring-up and teardown
+//! no format code with hwif/); these tests check that they agree: the bring-up and teardown
 //! sequence of main.c, the capabilities the device was configured with, a failed command
 //! reported with its opcode, port-change events through an event queue, flow control
 //! (PFCC) with its pause counters (PPCNT), and CQ moderation set at CREATE_CQ and
@@ -10,13 +10,13 @@
 
 mod sim_util;
 
-use rsnic_core::dp::hw::Coherent;
-use rsnic_core::dp::mlx5::cmd::pages;
-use rsnic_core::dp::mlx5::cmd::res::{self, CreateEq, EVENT_TYPE_PORT_CHANGE};
-use rsnic_core::dp::mlx5::cmd::seq::{Bringup, Progress, Resources, Teardown, SEQ_OUT_LEN};
-use rsnic_core::dp::mlx5::cmd::vport::{self, PORT_DOWN, PORT_UP};
-use rsnic_core::dp::mlx5::cmd::{CmdError, CmdPoll, CmdQueue, Pas};
-use rsnic_core::dp::mlx5::eq::{Eq, Event};
+use rsnic_core::hwif::hw::Coherent;
+use rsnic_core::hwif::mlx5::cmd::pages;
+use rsnic_core::hwif::mlx5::cmd::res::{self, CreateEq, EVENT_TYPE_PORT_CHANGE};
+use rsnic_core::hwif::mlx5::cmd::seq::{Bringup, Progress, Resources, Teardown, SEQ_OUT_LEN};
+use rsnic_core::hwif::mlx5::cmd::vport::{self, PORT_DOWN, PORT_UP};
+use rsnic_core::hwif::mlx5::cmd::{CmdError, CmdPoll, CmdQueue, Pas};
+use rsnic_core::hwif::mlx5::eq::{Eq, Event};
 use rsnic_core::sim::mlx5::cmd::{BOOT_PAGES, INIT_PAGES, REGULAR_PAGES};
 use rsnic_core::sim::mlx5::{Caps, FUNC_BAR_SIZE};
 use rsnic_testbed::bus::Testbed;
@@ -205,7 +205,7 @@ fn access_reg(
     tb: &mut Testbed,
     d: &mut Driver,
     reg_len: usize,
-    build: impl FnOnce(&mut [u8]) -> Result<usize, rsnic_core::dp::mlx5::cmd::FormatError>,
+    build: impl FnOnce(&mut [u8]) -> Result<usize, rsnic_core::hwif::mlx5::cmd::FormatError>,
 ) -> Result<Vec<u8>, CmdError> {
     let len = vport::access_reg_len(reg_len);
     let (mut inp, mut out) = (vec![0u8; len], vec![0u8; len]);
@@ -557,7 +557,7 @@ fn a_data_segment_without_the_functions_key_is_refused() {
 
 #[test]
 fn the_ports_q_counter_counts_its_rqs_drops() {
-    use rsnic_core::dp::mlx5::cmd::mkey;
+    use rsnic_core::hwif::mlx5::cmd::mkey;
     use sim_util::{udp4_frame, Rig, RigOpts, CQ_UPDATE};
     // Port 0 sends (the rig's SQ); port 1's frames go to an RQ its driver made by CREATE_RQ
     // naming the port's Q counter, with no WQE posted; no PAUSE, so the frames are dropped.

@@ -1,5 +1,5 @@
 //! rsnic's ConnectX receive filtering, driver side against the model: the commands
-//! `dp::mlx5::cmd::{vport, fs}` build for the vport's address lists and promiscuous flags and
+//! `hwif::mlx5::cmd::{vport, fs}` build for the vport's address lists and promiscuous flags and
 //! for the L2 table (checked bit by bit against the 6.12 mlx5_ifc.h offsets, written here by
 //! hand), what mlx5e's rx-mode work puts in them ([`vport::VportLists`], [`fs::L2Rules`]), and
 //! frames through a port programmed with them: what is delivered, and what the model counts
@@ -10,8 +10,8 @@ mod rss_rig;
 mod sim_util;
 
 use cx_fake_driver::*;
-use rsnic_core::dp::mlx5::cmd::fs::{self, L2Rules, RxFilter, Tt};
-use rsnic_core::dp::mlx5::cmd::{vport, FormatError};
+use rsnic_core::hwif::mlx5::cmd::fs::{self, L2Rules, RxFilter, Tt};
+use rsnic_core::hwif::mlx5::cmd::{vport, FormatError};
 use rss_rig::*;
 
 /// Port 1's permanent MAC in the test bed.

@@ -3,9 +3,9 @@
 
 use std::cell::RefCell;
 
-use rsnic_core::dp::hw::{Barriers, Coherent, Mmio};
-use rsnic_core::dp::mana::cq::{Cq, Eq, Overflow};
-use rsnic_core::dp::mana::fmt::*;
+use rsnic_core::hwif::hw::{Barriers, Coherent, Mmio};
+use rsnic_core::hwif::mana::cq::{Cq, Eq, Overflow};
+use rsnic_core::hwif::mana::fmt::*;
 use rsnic_core::sim::mana::doorbell_offset;
 use rsnic_testbed::bus::IrqLog;
 use rsnic_testbed::mana_pair::{new_mana, Frame, HostMana, ManaConfig, ManaPair, RX_PORT};

@@ -1,9 +1,9 @@
-//! End-to-end: the dp/mana driver against the simulated MANA device, through the port pair.
+//! End-to-end: the hwif/mana driver against the simulated MANA device, through the port pair.
 
 use proptest::prelude::*;
-use rsnic_core::dp::mana::fmt::Doorbell;
-use rsnic_core::dp::mana::fmt::DB_RQ;
-use rsnic_core::dp::mlx5::tx::{Gso, TxCsum, VlanTag};
+use rsnic_core::hwif::mana::fmt::Doorbell;
+use rsnic_core::hwif::mana::fmt::DB_RQ;
+use rsnic_core::hwif::mlx5::tx::{Gso, TxCsum, VlanTag};
 use rsnic_core::sim::pkt;
 use rsnic_testbed::fixtures::{tcp4_segment, Ipv4Frame};
 use rsnic_testbed::mana_pair::{Frame, ManaConfig, ManaPair, RX_PORT, TX_PORT};
@@ -287,7 +287,7 @@ fn queue_stops_and_wakes() {
 /// once, when its WQE is written).
 #[test]
 fn xmit_on_a_full_ring_is_busy_and_unmaps() {
-    use rsnic_core::dp::mlx5::tx::TxRejectReason;
+    use rsnic_core::hwif::mlx5::tx::TxRejectReason;
     let mut p = ManaPair::new(ManaConfig {
         sq_size: 4096,
         ..ManaConfig::default()
@@ -323,7 +323,7 @@ fn xmit_on_a_full_ring_is_busy_and_unmaps() {
 /// the first (kept with the packet) and the ones in the dma FIFO. The queue goes on.
 #[test]
 fn fragment_map_failure_undoes_every_mapping() {
-    use rsnic_core::dp::mlx5::tx::TxRejectReason;
+    use rsnic_core::hwif::mlx5::tx::TxRejectReason;
     let mut p = ManaPair::new(ManaConfig::default());
     let b = udp4(300, 1);
     let mut f = Frame::linear(b[..100].to_vec());

@@ -8,12 +8,12 @@
 //! the SQ until the queues are made again; an injected request failure comes back as an
 //! error status.
 
-use rsnic_core::dp::hw::Coherent;
-use rsnic_core::dp::mana::fmt::{owner_check, Cqe, Owner, CQE_TX_OKAY, CQE_TX_VPORT_DISABLED};
-use rsnic_core::dp::mana::gdma_req as req;
-use rsnic_core::dp::mana::hwc::HwcError;
-use rsnic_core::dp::mana::rq::RqError;
-use rsnic_core::dp::mana::sq::SqError;
+use rsnic_core::hwif::hw::Coherent;
+use rsnic_core::hwif::mana::fmt::{owner_check, Cqe, Owner, CQE_TX_OKAY, CQE_TX_VPORT_DISABLED};
+use rsnic_core::hwif::mana::gdma_req as req;
+use rsnic_core::hwif::mana::hwc::HwcError;
+use rsnic_core::hwif::mana::rq::RqError;
+use rsnic_core::hwif::mana::sq::SqError;
 use rsnic_core::sim::mana::{
     CmdError, Fault, BAD_CQ_ID, BAD_OWNER_XOR, BAD_WQ_ID, STATUS_INTERNAL_ERROR,
 };

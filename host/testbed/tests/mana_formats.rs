@@ -1,9 +1,9 @@
 //! Golden byte vectors of the GDMA formats (rsnic-hardware.rst D.2–D.5), written by hand
 //! from the bit positions of its part D, and the SGL wrap at the ring end.
 
-use rsnic_core::dp::hw::Coherent;
-use rsnic_core::dp::mana::fmt::*;
-use rsnic_core::dp::mana::wq::Wq;
+use rsnic_core::hwif::hw::Coherent;
+use rsnic_core::hwif::mana::fmt::*;
+use rsnic_core::hwif::mana::wq::Wq;
 use rsnic_testbed::mem::HostMemory;
 
 #[test]

@@ -1,7 +1,7 @@
 //! Regressions found by fuzzing the MANA data path (host/fuzz, targets mana_tx_completion,
 //! mana_rx_completion and mana_device_wqe).
 
-use rsnic_core::dp::mlx5::tx::{Gso, TxCsum, TxRejectReason};
+use rsnic_core::hwif::mlx5::tx::{Gso, TxCsum, TxRejectReason};
 use rsnic_testbed::fixtures::tcp4_segment;
 use rsnic_testbed::mana_pair::{Frame, ManaConfig, ManaPair, TX_PORT};
 

@@ -2,9 +2,11 @@
 //! WQ objects, traffic, teardown; every effect on the device goes through BAR0 registers,
 //! DMA memory and interrupts.
 
-use rsnic_core::dp::mana::gdma_req::{self as req, Caller, MsgError};
-use rsnic_core::dp::mana::hwc::HwcError;
-use rsnic_core::dp::mana::probe::{Action, Probe, ProbeConfig, ProbeErrorKind, Stage, MAX_VPORTS};
+use rsnic_core::hwif::mana::gdma_req::{self as req, Caller, MsgError};
+use rsnic_core::hwif::mana::hwc::HwcError;
+use rsnic_core::hwif::mana::probe::{
+    Action, Probe, ProbeConfig, ProbeErrorKind, Stage, MAX_VPORTS,
+};
 use rsnic_core::sim::mana::{
     self as sim, HWC_EQ_ID, MANA_DB_ID, MANA_DEV_ID, MANA_MKEY, MANA_PDID,
 };
@@ -15,7 +17,7 @@ use rsnic_testbed::mana_pair::{
 
 fn probed() -> (
     HwcHost,
-    Vec<rsnic_core::dp::mana::cq::Eq<rsnic_testbed::mem::HostBuf>>,
+    Vec<rsnic_core::hwif::mana::cq::Eq<rsnic_testbed::mem::HostBuf>>,
 ) {
     let mut h = HwcHost::new(new_mana(2));
     let mut eqs = h.alloc_eqs(2);
@@ -215,13 +217,13 @@ fn pair_through_hwc_carries_traffic_and_tears_down() {
         .unwrap();
     req::parse_general(&r, req::GDMA_DEREGISTER_DEVICE, None).unwrap();
     let base = h.hwc.regs().smc_base().unwrap();
-    rsnic_core::dp::mana::smc::write_destroy(&h.env, base);
+    rsnic_core::hwif::mana::smc::write_destroy(&h.env, base);
     h.run();
-    assert!(rsnic_core::dp::mana::smc::poll_idle(&h.env, base));
-    rsnic_core::dp::mana::smc::read_response(
+    assert!(rsnic_core::hwif::mana::smc::poll_idle(&h.env, base));
+    rsnic_core::hwif::mana::smc::read_response(
         &h.env,
         base,
-        rsnic_core::dp::mana::smc::SMC_MSG_DESTROY_HWC,
+        rsnic_core::hwif::mana::smc::SMC_MSG_DESTROY_HWC,
     )
     .unwrap();
     let d = h.dev.borrow();
@@ -450,7 +452,7 @@ fn device_refuses_malformed_requests_with_a_status() {
     );
     // Regions: misaligned and non-contiguous pages, unknown handles.
     let buf = h.mem.alloc(0x2000);
-    let base = rsnic_core::dp::hw::Coherent::dma_addr(&buf);
+    let base = rsnic_core::hwif::hw::Coherent::dma_addr(&buf);
     let mut c = build(|b| req::create_dma_region(b, base, 0x2000).map(|x| x.0));
     c[72..80].copy_from_slice(&(base + 0x3000).to_le_bytes());
     assert_eq!(status(h.call(&c)), sim::STATUS_NOT_SUPPORTED);
@@ -637,7 +639,7 @@ fn mana_requests_before_registration_are_refused() {
 fn smc_refuses_a_second_establish_and_unknown_messages() {
     let (h, _eqs) = probed();
     let base = h.hwc.regs().smc_base().unwrap();
-    use rsnic_core::dp::mana::smc;
+    use rsnic_core::hwif::mana::smc;
     let w = smc::establish_words(&h.hwc.addrs(), 0).unwrap();
     smc::write(&h.env, base, &w);
     // Busy until the device runs.
@@ -648,7 +650,7 @@ fn smc_refuses_a_second_establish_and_unknown_messages() {
         smc::read_response(&h.env, base, smc::SMC_MSG_ESTABLISH_HWC),
         Err(smc::SmcError::Status(3))
     );
-    rsnic_core::dp::hw::Mmio::write32(&h.env, base + 28, 5); // msg_type 5
+    rsnic_core::hwif::hw::Mmio::write32(&h.env, base + 28, 5); // msg_type 5
     h.run();
     assert_eq!(
         smc::read_response(&h.env, base, 5),
@@ -660,8 +662,8 @@ fn smc_refuses_a_second_establish_and_unknown_messages() {
 
 #[test]
 fn eq_that_overflowed_is_still_rearmed() {
-    use rsnic_core::dp::hw::Coherent;
-    use rsnic_core::dp::mana::cq::Eq;
+    use rsnic_core::hwif::hw::Coherent;
+    use rsnic_core::hwif::mana::cq::Eq;
     use rsnic_testbed::mana_pair::{ManaBar, ManaEnv};
     use std::cell::RefCell;
     use std::rc::Rc;
@@ -689,7 +691,7 @@ fn eq_that_overflowed_is_still_rearmed() {
 
 #[test]
 fn channel_refuses_what_upstream_refuses() {
-    use rsnic_core::dp::mana::hwc::{GdmaRegs, Hwc, HwcBuffers};
+    use rsnic_core::hwif::mana::hwc::{GdmaRegs, Hwc, HwcBuffers};
     // Before the init events: not ready.
     let fresh = HwcHost::new(new_mana(1));
     let mem = &fresh.mem;

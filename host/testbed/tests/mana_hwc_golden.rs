@@ -1,14 +1,14 @@
 //! Golden bytes of the MANA control messages, written by hand from the 6.12 headers
 //! (`gdma.h`, `mana.h`, `hw_channel.h`), checked against the driver's builders and parsers
-//! (`dp::mana::gdma_req`, `smc`) and against the device model, which receives the very same
+//! (`hwif::mana::gdma_req`, `smc`) and against the device model, which receives the very same
 //! request bytes over the HWC and must answer with the golden response bytes.
 //!
 //! Every vector lists its non-zero fields as (byte offset, little-endian bytes) with the
 //! field's name; the rest is zero.
 
-use rsnic_core::dp::mana::gdma_req::{self as req, Caller, DevId, MsgError};
-use rsnic_core::dp::mana::hwc::HwcError;
-use rsnic_core::dp::mana::smc;
+use rsnic_core::hwif::mana::gdma_req::{self as req, Caller, DevId, MsgError};
+use rsnic_core::hwif::mana::hwc::HwcError;
+use rsnic_core::hwif::mana::smc;
 use rsnic_core::sim::mana as sim;
 use rsnic_testbed::mana_hwc::{CallError, HwcHost};
 use rsnic_testbed::mana_pair::new_mana;
@@ -835,7 +835,7 @@ fn device_answers_golden_requests_with_golden_responses() {
     assert!(r[40..].iter().all(|&x| x == 0));
     // A region of two pages, then one more with ADD_PAGES, then destroyed.
     let buf = h.mem.alloc(0x3000);
-    let base = rsnic_core::dp::hw::Coherent::dma_addr(&buf);
+    let base = rsnic_core::hwif::hw::Coherent::dma_addr(&buf);
     let mut create = v(
         72,
         &[
@@ -878,9 +878,9 @@ fn device_answers_golden_requests_with_golden_responses() {
     let e = h.call(&add);
     assert_eq!(
         e,
-        Err(CallError::Hwc(rsnic_core::dp::mana::hwc::HwcError::Status(
-            sim::STATUS_INVALID_PARAMETER
-        )))
+        Err(CallError::Hwc(
+            rsnic_core::hwif::mana::hwc::HwcError::Status(sim::STATUS_INVALID_PARAMETER)
+        ))
     );
     let mut destroy = v(
         48,

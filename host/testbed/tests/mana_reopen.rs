@@ -7,10 +7,10 @@
 //! carry traffic. Every packet is accounted once: `accepted == delivered + dropped`, with
 //! the drop counters the chaos soak sums (`rsnic_testbed::chaos`).
 
-use rsnic_core::dp::mana::gdma_req as req;
-use rsnic_core::dp::mana::hwc::HwcError;
-use rsnic_core::dp::mana::rq::RqError;
-use rsnic_core::dp::mana::sq::SqError;
+use rsnic_core::hwif::mana::gdma_req as req;
+use rsnic_core::hwif::mana::hwc::HwcError;
+use rsnic_core::hwif::mana::rq::RqError;
+use rsnic_core::hwif::mana::sq::SqError;
 use rsnic_core::sim::mana::{Fault, BAD_WQ_ID, STATUS_INTERNAL_ERROR};
 use rsnic_testbed::mana_hwc::CallError;
 use rsnic_testbed::mana_pair::{Frame, ManaConfig, ManaPair, Reopened, RX_PORT, TX_PORT};

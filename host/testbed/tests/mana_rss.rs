@@ -4,8 +4,8 @@
 //! flows without touching the table, nothing is re-created. Expected RQs come from the
 //! Toeplitz function checked against the Microsoft verification vectors (sim_pkt.rs).
 
-use rsnic_core::dp::mana::gdma_req::{self as req, RxSteer};
-use rsnic_core::dp::mana::hwc::HwcError;
+use rsnic_core::hwif::mana::gdma_req::{self as req, RxSteer};
+use rsnic_core::hwif::mana::hwc::HwcError;
 use rsnic_core::sim::mana as sim;
 use rsnic_core::sim::pkt::{toeplitz, RSS_KEY};
 use rsnic_testbed::mana_hwc::{CallError, HwcHost};

@@ -5,8 +5,8 @@
 //! [`Device::process_budget`]: rsnic_core::sim::mana::Device::process_budget
 //! [`Device::set_pause`]: rsnic_core::sim::mana::Device::set_pause
 
-use rsnic_core::dp::hw::Coherent;
-use rsnic_core::dp::mana::fmt::*;
+use rsnic_core::hwif::hw::Coherent;
+use rsnic_core::hwif::mana::fmt::*;
 use rsnic_core::sim::mana::{
     doorbell_offset, CmdError, PortCounters, PAUSE_STORM, PAUSE_THRESHOLD, SQ_BURST,
 };

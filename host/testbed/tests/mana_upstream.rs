@@ -3,9 +3,9 @@
 //! each test pins one finding of rsnic.rst, "What the kernel's mana driver found in the
 //! model", on the side that was wrong.
 
-use rsnic_core::dp::mana::fmt::{TxOob, WqeHeader, BU_SIZE};
-use rsnic_core::dp::mana::gdma_req as req;
-use rsnic_core::dp::mlx5::tx::TxCsum;
+use rsnic_core::hwif::mana::fmt::{TxOob, WqeHeader, BU_SIZE};
+use rsnic_core::hwif::mana::gdma_req as req;
+use rsnic_core::hwif::mlx5::tx::TxCsum;
 use rsnic_core::sim::pkt;
 use rsnic_testbed::fixtures::{tcp4_segment, Ipv4Frame};
 use rsnic_testbed::mana_pair::{Frame, ManaConfig, ManaPair, RX_PORT, TX_PORT};
@@ -112,7 +112,7 @@ fn vsq_frame_is_zero_as_upstream() {
     );
     let plain = Frame::linear(udp4(100));
     let mut tagged = Frame::linear(udp4(100));
-    tagged.vlan = Some(rsnic_core::dp::mlx5::tx::VlanTag {
+    tagged.vlan = Some(rsnic_core::hwif::mlx5::tx::VlanTag {
         tci: 5,
         dot1ad: false,
     });
@@ -134,7 +134,7 @@ fn vsq_frame_is_zero_as_upstream() {
 fn rx_strips_the_vlan_tag_and_reports_it() {
     let mut p = ManaPair::new(ManaConfig::default());
     let mut tagged = Frame::linear(udp4(100));
-    tagged.vlan = Some(rsnic_core::dp::mlx5::tx::VlanTag {
+    tagged.vlan = Some(rsnic_core::hwif::mlx5::tx::VlanTag {
         tci: 0x6123,
         dot1ad: false,
     });

@@ -14,7 +14,7 @@ mod sim_util;
 
 use cx_fake_driver::*;
 use proptest::prelude::*;
-use rsnic_core::dp::hw::Coherent;
+use rsnic_core::hwif::hw::Coherent;
 
 #[derive(Debug, Clone)]
 enum Act {

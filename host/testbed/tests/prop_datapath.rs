@@ -1,4 +1,4 @@
-//! Property tests of the whole mlx5 data path: the driver's SQ and RQ (dp/mlx5) against the
+//! Property tests of the whole mlx5 data path: the driver's SQ and RQ (hwif/mlx5) against the
 //! simulated ConnectX (sim/mlx5) through [`rsnic_testbed::pair`].
 //!
 //! Random configurations (ring sizes, MPWQE, MPWQE inline, CQE compression, min-inline mode,
@@ -17,7 +17,7 @@
 //! `PROPTEST_CASES` sets the number of cases (default 64).
 
 use proptest::prelude::*;
-use rsnic_core::dp::mlx5::tx::{InlineMode, TxCsum, TxRejectReason, VlanTag};
+use rsnic_core::hwif::mlx5::tx::{InlineMode, TxCsum, TxRejectReason, VlanTag};
 use rsnic_testbed::pair::{Pair, PairConfig, RxFrame, TxFrame};
 
 /// Kind of frame content.

@@ -5,9 +5,9 @@
 //! are answered too. `PROPTEST_CASES` sets the number of cases (default 64).
 
 use proptest::prelude::*;
-use rsnic_core::dp::hw::Coherent;
-use rsnic_core::dp::mana::gdma_req::{self as req, Caller};
-use rsnic_core::dp::mana::hwc::HwcError;
+use rsnic_core::hwif::hw::Coherent;
+use rsnic_core::hwif::mana::gdma_req::{self as req, Caller};
+use rsnic_core::hwif::mana::hwc::HwcError;
 use rsnic_testbed::mana_hwc::{CallError, HwcHost};
 use rsnic_testbed::mana_pair::new_mana;
 use rsnic_testbed::mem::HostBuf;

@@ -7,7 +7,7 @@ mod cx_fake_driver;
 mod sim_util;
 
 use cx_fake_driver::*;
-use rsnic_core::dp::hw::{Coherent, Mmio};
+use rsnic_core::hwif::hw::{Coherent, Mmio};
 use rsnic_core::sim::mlx5::cmd::synd;
 use rsnic_core::sim::mlx5::Caps;
 use sim_util::{ctrl, dseg, eseg, udp4_frame, CQ_UPDATE, OP_MPSW, OP_SEND};

@@ -3,7 +3,7 @@
 
 mod sim_util;
 
-use rsnic_core::dp::hw::Mmio;
+use rsnic_core::hwif::hw::Mmio;
 use sim_util::*;
 
 fn arm(r: &Rig, port: usize, cq: &Cq, sn: u32) {

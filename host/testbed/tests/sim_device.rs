@@ -3,7 +3,7 @@
 
 mod sim_util;
 
-use rsnic_core::dp::hw::{Coherent, Mmio};
+use rsnic_core::hwif::hw::{Coherent, Mmio};
 use rsnic_core::sim::mlx5::QueueState;
 use sim_util::*;
 

@@ -7,7 +7,7 @@ mod cx_fake_driver;
 mod sim_util;
 
 use cx_fake_driver::*;
-use rsnic_core::dp::hw::{Coherent, Mmio};
+use rsnic_core::hwif::hw::{Coherent, Mmio};
 use rsnic_core::sim::mlx5::cmd::synd;
 
 /// Brings up function `port` with an EQ of 2^log entries for port events on vector `intr`.

@@ -4,7 +4,7 @@
 
 mod sim_util;
 
-use rsnic_core::dp::hw::Coherent;
+use rsnic_core::hwif::hw::Coherent;
 use sim_util::*;
 
 /// An enhanced MPWQE (ctrl, eth seg with `insert`, data segments) at the rig's pc.

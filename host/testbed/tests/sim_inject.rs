@@ -7,13 +7,13 @@
 //! the owner bit of the previous pass hides itself and every CQE after it from the driver
 //! until its CQ is made again: an SQ reset does not get past it.
 
-use rsnic_core::dp::hw::Coherent;
-use rsnic_core::dp::mlx5::cmd::CmdQueue;
-use rsnic_core::dp::mlx5::cq::Cq;
-use rsnic_core::dp::mlx5::cqe::{SYND_LOCAL_PROT, SYND_LOCAL_QP_OP};
-use rsnic_core::dp::mlx5::rq::RqError;
-use rsnic_core::dp::mlx5::sq::SqError;
-use rsnic_core::dp::mlx5::tx::TxQueue;
+use rsnic_core::hwif::hw::Coherent;
+use rsnic_core::hwif::mlx5::cmd::CmdQueue;
+use rsnic_core::hwif::mlx5::cq::Cq;
+use rsnic_core::hwif::mlx5::cqe::{SYND_LOCAL_PROT, SYND_LOCAL_QP_OP};
+use rsnic_core::hwif::mlx5::rq::RqError;
+use rsnic_core::hwif::mlx5::sq::SqError;
+use rsnic_core::hwif::mlx5::tx::TxQueue;
 use rsnic_core::sim::mlx5::{api_uar_offset, CqConfig, Fault, SqConfig};
 use rsnic_testbed::bus::Testbed;
 use rsnic_testbed::fwpages::{self, HostPages};
@@ -147,7 +147,7 @@ fn a_dma_read_fault_fails_the_next_packet_read_once() {
 
 #[test]
 fn rx_err_cqes_stop_the_rq_only_for_the_syndromes_mlx5e_recovers() {
-    use rsnic_core::dp::mlx5::cqe::{SYND_LOCAL_LENGTH, SYND_LOCAL_QP_OP, SYND_WR_FLUSH};
+    use rsnic_core::hwif::mlx5::cqe::{SYND_LOCAL_LENGTH, SYND_LOCAL_QP_OP, SYND_WR_FLUSH};
     // Syndromes after which the RQ goes on (mlx5e does not recover for them): the next
     // frame is delivered.
     for synd in [SYND_LOCAL_LENGTH, 0x10, 0x13, 0x22] {

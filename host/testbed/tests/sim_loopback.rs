@@ -14,8 +14,8 @@ mod sim_util;
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use rsnic_core::dp::hw::{Coherent, Mmio};
-use rsnic_core::dp::mana::fmt::{
+use rsnic_core::hwif::hw::{Coherent, Mmio};
+use rsnic_core::hwif::mana::fmt::{
     cq_doorbell, rq_doorbell, sq_doorbell, Cqe, RxCompOob, Sge, TxOob, WqeHeader, CQE_RX_OKAY,
     CQE_TX_OKAY, DB_CQ, DB_RQ, DB_SQ,
 };

@@ -8,7 +8,7 @@ mod cx_fake_driver;
 mod sim_util;
 
 use cx_fake_driver::*;
-use rsnic_core::dp::hw::{Coherent, Mmio};
+use rsnic_core::hwif::hw::{Coherent, Mmio};
 use rsnic_core::sim::mlx5::cmd::synd;
 use rsnic_testbed::mem::HostBuf;
 use sim_util::{ctrl, CQ_UPDATE, OP_NOP};

@@ -1,5 +1,5 @@
 //! ethtool steering rules and additional RSS contexts on the simulated ConnectX, through the
-//! driver's own command builders (`dp::mlx5::cmd::{fs, res}`) as family/mlx5/ctrl.rs sends
+//! driver's own command builders (`hwif::mlx5::cmd::{fs, res}`) as family/mlx5/ctrl.rs sends
 //! them: a rule table at level 0 whose misses go on to the traffic-type table at level 1,
 //! entries matching addresses and ports that forward to a channel's direct TIR or to a
 //! context's TIR (its own RQT), and what a frame does when no rule matches. Also the
@@ -11,8 +11,8 @@ mod rss_rig;
 mod sim_util;
 
 use cx_fake_driver::*;
-use rsnic_core::dp::mlx5::cmd::fs::{self, Tt, TupleMatch, TTC_GROUPS, TTC_LOG_SIZE};
-use rsnic_core::dp::mlx5::cmd::{res, FormatError};
+use rsnic_core::hwif::mlx5::cmd::fs::{self, Tt, TupleMatch, TTC_GROUPS, TTC_LOG_SIZE};
+use rsnic_core::hwif::mlx5::cmd::{res, FormatError};
 use rsnic_core::sim::mlx5::cmd::synd;
 use rsnic_core::sim::pkt::RSS_KEY;
 use rss_rig::*;
@@ -169,7 +169,7 @@ fn udp4(sp: u16, dp: u16) -> Vec<u8> {
     ip4_frame(17, A, sp, B, dp)
 }
 
-/// Where the flows of source ports 1000..1064 land (to port `dp`): a count per RQ.
+/// Where the flows of source ports 1000..1064 land (to port `hwif`): a count per RQ.
 fn spread_of(s: &mut Steer, proto: u8, dp: u16) -> [u32; 4] {
     let mut n = [0u32; 4];
     for sp in 1000..1064u16 {

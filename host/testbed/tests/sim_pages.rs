@@ -9,7 +9,7 @@ mod cx_fake_driver;
 mod sim_util;
 
 use cx_fake_driver::*;
-use rsnic_core::dp::hw::{BusMemory, Coherent, DmaAddr, DmaFault, Mmio};
+use rsnic_core::hwif::hw::{BusMemory, Coherent, DmaAddr, DmaFault, Mmio};
 use rsnic_core::sim::mlx5::cmd::{synd, BOOT_PAGES, INIT_PAGES, REGULAR_PAGES};
 use rsnic_core::sim::mlx5::pas::{self, Ring};
 use sim_util::{ctrl, dseg, eseg, udp4_frame, CQ_UPDATE, OP_SEND};

@@ -7,7 +7,7 @@
 
 mod sim_util;
 
-use rsnic_core::dp::hw::{Coherent, Mmio};
+use rsnic_core::hwif::hw::{Coherent, Mmio};
 use rsnic_core::sim::pcie::{blocks, inbound_floor, PcieCounters};
 use sim_util::*;
 

@@ -4,7 +4,7 @@
 
 mod sim_util;
 
-use rsnic_core::dp::hw::Coherent;
+use rsnic_core::hwif::hw::Coherent;
 use rsnic_core::sim::mlx5::RqConfig;
 use rsnic_core::sim::pkt::{toeplitz, RSS_KEY};
 use sim_util::*;

@@ -4,7 +4,7 @@
 //! groups, entries, root) choosing the TIR of each traffic type, and the refusals. Inputs are
 //! built by hand from the 6.12 mlx5_ifc.h layouts (tests/cx_fake_driver), independently of
 //! the driver's builders; expected hashes come from the Microsoft RSS verification vectors.
-//! The last test runs the driver's own builders (`dp::mlx5::cmd::{fs, res}`) against the
+//! The last test runs the driver's own builders (`hwif::mlx5::cmd::{fs, res}`) against the
 //! model: the two sides agree.
 
 mod cx_fake_driver;
@@ -378,19 +378,20 @@ fn steering_commands_refuse_what_the_model_does_not_do() {
     let _ = (r.pd, &r.cq);
 }
 
-/// The driver's builders (`dp::mlx5::cmd::{fs, res}`) against the model: the traffic-type
+/// The driver's builders (`hwif::mlx5::cmd::{fs, res}`) against the model: the traffic-type
 /// table, per-type TIRs, a hash change by MODIFY_TIR and a table change by MODIFY_RQT of
 /// 256 entries, then the driver's teardown order; every command accepted.
 #[test]
 fn the_drivers_steering_commands_run_on_the_model() {
-    use rsnic_core::dp::mlx5::cmd::fs::{self, Tt, TTC_GROUPS, TTC_LOG_SIZE};
-    use rsnic_core::dp::mlx5::cmd::res;
-    let build = |f: &dyn Fn(&mut [u8]) -> Result<usize, rsnic_core::dp::mlx5::cmd::FormatError>| {
-        let mut b = vec![0u8; 2048];
-        let n = f(&mut b).unwrap();
-        b.truncate(n);
-        b
-    };
+    use rsnic_core::hwif::mlx5::cmd::fs::{self, Tt, TTC_GROUPS, TTC_LOG_SIZE};
+    use rsnic_core::hwif::mlx5::cmd::res;
+    let build =
+        |f: &dyn Fn(&mut [u8]) -> Result<usize, rsnic_core::hwif::mlx5::cmd::FormatError>| {
+            let mut b = vec![0u8; 2048];
+            let n = f(&mut b).unwrap();
+            b.truncate(n);
+            b
+        };
     let mut r = Rig::new();
     let rqns = r.rqns();
     let table: Vec<u32> = (0..256).map(|i| rqns[i % 4]).collect();

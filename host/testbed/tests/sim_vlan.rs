@@ -12,7 +12,7 @@ mod rss_rig;
 mod sim_util;
 
 use cx_fake_driver::*;
-use rsnic_core::dp::hw::Coherent;
+use rsnic_core::hwif::hw::Coherent;
 use rsnic_core::sim::mlx5::cmd::synd;
 use rss_rig::*;
 use sim_util::dseg;

@@ -2,12 +2,12 @@
 
 //! The bus a function sits on, as the driver sees it: what the PCI core gives a NIC driver.
 //!
-//! A [`Function`] is one function of a device: its register window ([`Bar`], a `dp::hw::Mmio`
+//! A [`Function`] is one function of a device: its register window ([`Bar`], a `hwif::hw::Mmio`
 //! with the kernel's barriers), its DMA parent, and its MSI-X vectors, on which the driver
 //! registers handlers ([`Function::request_irq`], as `request_irq()`: the handler runs in
 //! interrupt-like context, with bottom halves off, and must not sleep). This is the whole
 //! hardware interface of the driver; together with the DMA memory it allocates and the
-//! formats of `dp/`, nothing else crosses between the driver and the device.
+//! formats of `hwif/`, nothing else crosses between the driver and the device.
 //!
 //! A function carries one port (a ConnectX function) or several (a MANA function's vports,
 //! which share its registers, its hardware channel and its vectors, as upstream mana's do).
@@ -21,7 +21,7 @@
 //! hardware, or a device model in a host process behind QEMU's `vfio-user-pci`). A register
 //! write is matched on the transport (no function pointer on the doorbell path).
 
-use crate::dp::hw::{Barriers, Mmio};
+use crate::hwif::hw::{Barriers, Mmio};
 use crate::kdma::KBarriers;
 use crate::kernel_ext::dma::DmaDevice;
 use inkernel::Engine;

@@ -29,7 +29,7 @@ pub(crate) mod params;
 pub(crate) mod stats;
 
 use crate::bus::{Bar, Function};
-use crate::dp::pkt::{RxFrags, TxReject, TxRejectReason};
+use crate::hwif::pkt::{RxFrags, TxReject, TxRejectReason};
 use crate::family::env::{RxEnv, TxEnv, TxSkb};
 use crate::family::params::{ChannelParams, Moderation, PrivFlag, PrivFlags};
 use crate::family::stats::{ChannelStats, Counters, Row};

@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0
 
-//! The data path's memory traits (`dp::hw`) on the kernel: coherent DMA buffers and the
+//! The data path's memory traits (`hwif::hw`) on the kernel: coherent DMA buffers and the
 //! kernel's barriers.
 
-use crate::dp::hw::{Barriers, Coherent, DmaAddr};
+use crate::hwif::hw::{Barriers, Coherent, DmaAddr};
 use crate::kernel_ext::dma::{CoherentBuffer, DmaDevice};
 use crate::kernel_ext::sync;
 use kernel::{prelude::*, sync::Arc};

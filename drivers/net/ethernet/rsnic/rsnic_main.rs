@@ -12,7 +12,7 @@
 #[path = "../../../../rust/mod.rs"]
 pub mod kernel_ext;
 
-pub mod dp;
+pub mod hwif;
 pub mod sim;
 
 mod bus;

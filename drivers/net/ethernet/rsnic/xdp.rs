@@ -7,18 +7,18 @@
 //! A ConnectX channel has two XDP SQs, as an mlx5e channel does: one for `XDP_TX` (frames
 //! the channel's own program sends back, posted from its NAPI poll with one doorbell per
 //! poll) and one for `ndo_xdp_xmit` (frames redirected from other devices, one doorbell per
-//! batch). Both are ordinary `dp::mlx5` SQs over [`XdpTx`] packets, so they use the
+//! batch). Both are ordinary `hwif::mlx5` SQs over [`XdpTx`] packets, so they use the
 //! Enhanced MPWQE sessions of the skb path with small frames inlined (the inline
-//! watermarks of `dp::mlx5::sq`). A MANA channel has none: as upstream mana does,
+//! watermarks of `hwif::mlx5::sq`). A MANA channel has none: as upstream mana does,
 //! `XDP_TX` and redirected frames go out through the regular SQ as skbs. With AF_XDP
 //! zero-copy both families add an XSK SQ (descriptors of the socket's TX ring) and an XSK
 //! RQ; ConnectX also an ICO SQ for wake-up NOPs, while MANA, which has no NOP WQE,
 //! schedules NAPI directly from `ndo_xsk_wakeup`.
 
 use crate::bus::Bar;
-use crate::dp::hw::{Barriers, DmaAddr, Mmio};
-use crate::dp::pkt::{DmaEntry, TxDmaMap, TxPacket, TxQueue as DpTxQueue};
-use crate::dp::pkt::{RxBufProvider, RxBuffer};
+use crate::hwif::hw::{Barriers, DmaAddr, Mmio};
+use crate::hwif::pkt::{DmaEntry, TxDmaMap, TxPacket, TxQueue as DpTxQueue};
+use crate::hwif::pkt::{RxBufProvider, RxBuffer};
 use crate::kernel_ext::{
     dma::DmaDevice,
     net::{

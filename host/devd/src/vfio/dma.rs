@@ -17,7 +17,7 @@
 use std::fs::File;
 use std::os::fd::{AsFd, OwnedFd};
 
-use rsnic_core::dp::hw::{BusMemory, DmaAddr, DmaFault};
+use rsnic_core::hwif::hw::{BusMemory, DmaAddr, DmaFault};
 
 use super::proto::{DMA_PGSIZE, DMA_READ, DMA_WRITE, MAX_DMA_MAPS};
 use crate::sys::{page_size, Mapping};

@@ -14,7 +14,7 @@
 //! XDP rows (`--xdp`, family `mlx5`): the SQ as the driver's XDP SQs use it (`xdp.rs`,
 //! `family/mlx5.rs` `xdp_sq_open`): a second SQ on the TX port (the pair's own stays idle)
 //! with Enhanced MPWQE on, every frame posted with `xmit_more` set, one
-//! [`Sq::flush`](rsnic_core::dp::mlx5::sq::Sq::flush) (close the session, one doorbell) per
+//! [`Sq::flush`](rsnic_core::hwif::mlx5::sq::Sq::flush) (close the session, one doorbell) per
 //! burst of BURST frames, as the driver flushes once per NAPI poll or `ndo_xdp_xmit` batch,
 //! and the driver's XDP TX queue ([`XdpHostEnv`]): no BQL, no stack queue, a full ring only
 //! sets a flag. PATH is `xdp_mpwqe` (inline off) or `xdp_mpwqe_inline` (inline on, the
@@ -67,11 +67,11 @@
 
 use std::process::ExitCode;
 
-use rsnic_core::dp::hw::{Barriers, Coherent, DmaAddr, Mmio};
-use rsnic_core::dp::mana::rq::RxPoll;
-use rsnic_core::dp::mlx5::cq::Cq;
-use rsnic_core::dp::mlx5::sq::{FifoEntry, Sq, SqParams, TxPoll, WqeInfo};
-use rsnic_core::dp::mlx5::tx::{DmaEntry, InlineMode, TxDmaMap, TxPacket, TxQueue, TxReject};
+use rsnic_core::hwif::hw::{Barriers, Coherent, DmaAddr, Mmio};
+use rsnic_core::hwif::mana::rq::RxPoll;
+use rsnic_core::hwif::mlx5::cq::Cq;
+use rsnic_core::hwif::mlx5::sq::{FifoEntry, Sq, SqParams, TxPoll, WqeInfo};
+use rsnic_core::hwif::mlx5::tx::{DmaEntry, InlineMode, TxDmaMap, TxPacket, TxQueue, TxReject};
 use rsnic_core::sim::mlx5::{api_uar_offset, CqConfig, SqConfig, SQ_DOORBELL};
 use rsnic_testbed::fixtures::Ipv4Frame;
 use rsnic_testbed::mana_pair::{self, ManaConfig, ManaEnv, ManaPair, ManaRq, ManaSq};
@@ -310,7 +310,7 @@ fn run_mana(path: &'static str, budget: u32, packets: u64) -> (String, f64) {
                     p.rq.napi_poll(budget, &mut p.env, |b, _| out.push(b))
                 };
                 for b in out.drain(..) {
-                    rsnic_core::dp::mlx5::rq::RxBufProvider::recycle(&mut p.env, b);
+                    rsnic_core::hwif::mlx5::rq::RxBufProvider::recycle(&mut p.env, b);
                 }
                 if r.work == 0 {
                     break;

@@ -1,6 +1,6 @@
-//! The fake ConnectX device of the driver-side tests (dp_cmd.rs, dp_eq.rs): a hand-written
+//! The fake ConnectX device of the driver-side tests (hwif_cmd.rs, hwif_eq.rs): a hand-written
 //! stand-in for the device's half of the control plane, against which the real driver code
-//! (dp/) runs. It is deliberately tiny and independent of sim/: a BAR with the
+//! (hwif/) runs. It is deliberately tiny and independent of sim/: a BAR with the
 //! initialization segment registers, and a command responder that reads the command entry
 //! and its mailbox chains from test memory by bus address and writes hand-built outputs.
 
@@ -8,7 +8,7 @@
 
 use std::cell::{Cell, RefCell};
 
-use rsnic_core::dp::hw::{Barriers, BusMemory, DmaAddr, Mmio};
+use rsnic_core::hwif::hw::{Barriers, BusMemory, DmaAddr, Mmio};
 use rsnic_testbed::mem::HostMemory;
 
 /// Builds an `len`-byte vector that is zero except at the listed (offset, byte) pairs.

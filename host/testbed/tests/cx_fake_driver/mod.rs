@@ -6,7 +6,7 @@
 
 #![allow(dead_code)]
 
-use rsnic_core::dp::hw::{Coherent, Mmio};
+use rsnic_core::hwif::hw::{Coherent, Mmio};
 use rsnic_core::sim::mlx5::Caps;
 use rsnic_testbed::bus::{RegisterBus, Testbed};
 use rsnic_testbed::mem::HostBuf;

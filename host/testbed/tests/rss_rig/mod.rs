@@ -5,7 +5,7 @@
 
 use super::cx_fake_driver::*;
 use super::sim_util::{ctrl, dseg, eseg, OP_SEND};
-use rsnic_core::dp::hw::{Coherent, Mmio};
+use rsnic_core::hwif::hw::{Coherent, Mmio};
 use rsnic_testbed::mem::HostBuf;
 
 pub fn expect(o: Out, status: u8, syndrome: u32) {
@@ -222,7 +222,7 @@ impl Rig {
     /// The first `len` bytes of the buffer of WQE `wqe` of RQ `rq` (the address its one
     /// data segment names).
     pub fn rx_data(&self, rq: usize, wqe: u16, len: usize) -> Vec<u8> {
-        use rsnic_core::dp::hw::BusMemory;
+        use rsnic_core::hwif::hw::BusMemory;
         let mut d = [0u8; 16];
         self.rqs[rq].1.read((usize::from(wqe) % 64) * 16, &mut d);
         let addr = u64::from_be_bytes(d[8..16].try_into().unwrap());

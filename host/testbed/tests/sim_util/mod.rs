@@ -4,7 +4,7 @@
 
 #![allow(dead_code)]
 
-use rsnic_core::dp::hw::{Coherent, Mmio};
+use rsnic_core::hwif::hw::{Coherent, Mmio};
 pub use rsnic_core::sim::mlx5::api_uar_offset;
 use rsnic_core::sim::mlx5::{CqConfig, RqConfig, SqConfig};
 use rsnic_testbed::bus::{RegisterBus, Testbed};

@@ -16,7 +16,7 @@
 //!   value travels in the family's byte order: a ConnectX's big-endian (`ioread32be` /
 //!   `iowrite32be`, as mlx5 reads and writes its initialization segment and rings its EQ
 //!   doorbells), a MANA's little-endian (`readl` / `writel`). A 64-bit write puts the bytes
-//!   it is given on the bus in that order (the `dp::hw::Mmio` contract: ConnectX doorbells
+//!   it is given on the bus in that order (the `hwif::hw::Mmio` contract: ConnectX doorbells
 //!   are big-endian words, MANA's a little-endian u64; see
 //!   [`crate::kernel_ext::pci::IoMem::write64`]). An access outside BAR0 or misaligned is
 //!   not made: it is counted (a read returns `0xffff_ffff`, as a read of a gone device does)

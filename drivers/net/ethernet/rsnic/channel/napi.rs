@@ -9,7 +9,7 @@ use crate::bus::IrqHandler;
 use crate::channel::rx::XdpRx;
 use crate::channel::shared::Reopen;
 use crate::channel::{Channel, RxSide, RECOVER_RX, RECOVER_TX};
-use crate::dp::pkt::RxFrags;
+use crate::hwif::pkt::RxFrags;
 use crate::family::env::{RxEnv, TxEnv};
 use crate::family::{Family, RxMeta};
 use crate::kernel_ext::net::napi::{Napi, Poll};

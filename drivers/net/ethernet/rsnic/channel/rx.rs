@@ -7,7 +7,7 @@
 //! Upstream counterpart: `en_rx.c` (skb building) and `en/xdp.c` (`mlx5e_xdp_handle`).
 
 use crate::channel::{Channel, XdpSqSide};
-use crate::dp::pkt::{RxFrags, TxRejectReason};
+use crate::hwif::pkt::{RxFrags, TxRejectReason};
 use crate::family::stats::{ChStats, XdpStats};
 use crate::family::{Family, RxMeta};
 use crate::kernel_ext::net::napi::Napi;

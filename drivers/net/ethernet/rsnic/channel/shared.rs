@@ -13,7 +13,7 @@
 
 use crate::bus::Function;
 use crate::channel::{TxSide, TxSlot, XdpSlot, XdpSqSide};
-use crate::dp::pkt::TxRejectReason;
+use crate::hwif::pkt::TxRejectReason;
 use crate::family::env::{TxEnv, TxSkb};
 use crate::family::stats::ChAtomics;
 use crate::family::Family;

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 
-//! The kernel adapters of the data path: what `dp/`'s SQs and RQs call back into while they
+//! The kernel adapters of the data path: what `hwif/`'s SQs and RQs call back into while they
 //! transmit, complete and refill (the skb as a [`TxPacket`], DMA mapping, the netdev TX
 //! queue and BQL, the page pool, the registers and barriers).
 //!
@@ -8,8 +8,8 @@
 //! mapping, BQL) and `en_rx.c` (page pool).
 
 use crate::bus::Bar;
-use crate::dp::hw::{Barriers, DmaAddr, Mmio};
-use crate::dp::pkt::{
+use crate::hwif::hw::{Barriers, DmaAddr, Mmio};
+use crate::hwif::pkt::{
     DmaEntry, DmaKind, Gso, RxBufProvider, RxBuffer, TxCsum, TxDmaMap, TxPacket,
     TxQueue as DpTxQueue, VlanTag,
 };

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 
-//! The MANA (GDMA) family: `dp::mana` queues on a MANA function of the bus.
+//! The MANA (GDMA) family: `hwif::mana` queues on a MANA function of the bus.
 //!
 //! The device is brought up over its hardware channel at probe and taken down at removal
 //! (`ctrl`, see there): SMC ESTABLISH_HWC, the HWC, VERIFY_VF_DRIVER_VERSION,
@@ -44,15 +44,15 @@
 
 use super::{Control, Family, Get, OpenCtx, Opened, RingLimits, RxMeta, Summary};
 use crate::bus::Function;
-use crate::dp::mana::gdma_req::{GDMA_RQ, GDMA_SQ};
-use crate::dp::mana::{
+use crate::hwif::mana::gdma_req::{GDMA_RQ, GDMA_SQ};
+use crate::hwif::mana::{
     cq::{Cq, Eq, EQ_MAX_CQS},
     fmt::{BU_SIZE, DB_CQ, DB_EQ, DB_RQ, DB_SQ, EQE_SIZE},
     gdma_req::GfStats,
     rq::{Rq, RqParams, RxCompletion},
     sq::{Sq, SqParams, TxPending},
 };
-use crate::dp::pkt::DmaEntry;
+use crate::hwif::pkt::DmaEntry;
 use crate::family::env::{RxEnv, TxSkb};
 use crate::family::filled;
 use crate::family::params::{priv_flags, ChannelParams, PrivFlags, MAX_CHANNELS};

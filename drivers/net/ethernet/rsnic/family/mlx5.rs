@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 
-//! The ConnectX (mlx5) family: `dp::mlx5` queues on a ConnectX function of the bus.
+//! The ConnectX (mlx5) family: `hwif::mlx5` queues on a ConnectX function of the bus.
 //!
 //! A channel has an SQ with its TX CQ and an RQ with its RX CQ; the doorbell records of all
 //! four share one coherent page (SQ at 0, RQ at 8, TX CQ at 16, RX CQ at 24). Every queue is
@@ -13,14 +13,14 @@
 //! function's commands, bring-up and events are `ctrl`.
 
 use crate::bus::Function;
-use crate::dp::hw::Coherent;
-use crate::dp::mlx5::cmd::res;
-use crate::dp::mlx5::cmd::vport::VportCounters;
-use crate::dp::mlx5::cq::Cq;
-use crate::dp::mlx5::eq::Eq;
-use crate::dp::mlx5::rq::{Rq, RqParams, RxCompletion};
-use crate::dp::mlx5::sq::{FifoEntry, Sq, SqParams, WqeInfo, BF_OFFSET};
-use crate::dp::pkt::DmaEntry;
+use crate::hwif::hw::Coherent;
+use crate::hwif::mlx5::cmd::res;
+use crate::hwif::mlx5::cmd::vport::VportCounters;
+use crate::hwif::mlx5::cq::Cq;
+use crate::hwif::mlx5::eq::Eq;
+use crate::hwif::mlx5::rq::{Rq, RqParams, RxCompletion};
+use crate::hwif::mlx5::sq::{FifoEntry, Sq, SqParams, WqeInfo, BF_OFFSET};
+use crate::hwif::pkt::DmaEntry;
 use crate::family::env::{RxEnv, TxSkb};
 use crate::family::params::{priv_flags, ChannelParams, Moderation, PrivFlags, MAX_CHANNELS};
 use crate::family::stats::{ChannelStats, Row};
@@ -149,7 +149,7 @@ impl Family for Mlx5 {
     /// The initialization segment's `fw_rev`, as mlx5's `devlink dev info` (`fw.version`,
     /// major.minor.subminor).
     fn fw_version(hw: &Arc<Function>, _func: &Self::Func) -> Result<(&'static CStr, CString)> {
-        let (maj, min, sub) = crate::dp::mlx5::cmd::queue::fw_rev(&hw.bar());
+        let (maj, min, sub) = crate::hwif::mlx5::cmd::queue::fw_rev(&hw.bar());
         let v = CString::try_from_fmt(fmt!("{}.{}.{:04}", maj, min, sub))?;
         Ok((c_str!("fw.version"), v))
     }

@@ -230,10 +230,10 @@ pub(crate) fn max_xdp_mtu() -> u32 {
     kernel::page::PAGE_SIZE as u32 - XDP_PACKET_HEADROOM - RX_TAILROOM - (14 + 8)
 }
 
-/// What the AF_XDP zero-copy pool checks ([`crate::dp::xsk`]) depend on: the page, a
+/// What the AF_XDP zero-copy pool checks ([`crate::hwif::xsk`]) depend on: the page, a
 /// frame's bytes beyond the MTU ([`ChannelParams::rx_buf_len`]) and the skb's tail room.
-pub(crate) fn xsk_geometry() -> crate::dp::xsk::Geometry {
-    crate::dp::xsk::Geometry {
+pub(crate) fn xsk_geometry() -> crate::hwif::xsk::Geometry {
+    crate::hwif::xsk::Geometry {
         page: kernel::page::PAGE_SIZE as u32,
         hard_mtu: 14 + 8,
         skb_tail: RX_TAILROOM,

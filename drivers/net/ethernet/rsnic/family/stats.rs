@@ -11,7 +11,7 @@
 //! the driver's own it makes the struct, its zero (`Default`), the wrapping
 //! [`Counters::accumulate`], the rows and, if asked, an atomic mirror whose
 //! [`snapshot`](ChAtomics::snapshot) gives the struct; for a family's queue counters (a
-//! `dp/` struct) it makes `accumulate` and the family's rows, with the family's upstream
+//! `hwif/` struct) it makes `accumulate` and the family's rows, with the family's upstream
 //! names. Adding a counter is its declaration and its increment.
 //!
 //! `ethtool -S` shows the device-wide sums ([`Scope::Global`]), then the family's hardware
@@ -124,7 +124,7 @@ pub(crate) trait NeutralRows<F: Family> {
 /// }
 /// ```
 ///
-/// A family's view of a `dp/` queue counter struct `$ty`, its rows `$rows` for family
+/// A family's view of a `hwif/` queue counter struct `$ty`, its rows `$rows` for family
 /// `$fam`: each row names the part(s) it reads (several, `tx + rx`, are added) and has the
 /// family's upstream name; every field of the struct must be listed (it does not compile
 /// otherwise), and is accumulated:

@@ -6,7 +6,7 @@
 //! Upstream counterpart: `en_main.c` (`mlx5e_netdev_ops`).
 
 use crate::channel::shared::ReopenTarget;
-use crate::dp::xsk;
+use crate::hwif::xsk;
 use crate::family::params::{max_xdp_mtu, xsk_geometry, MAX_CHANNELS};
 use crate::family::stats::ChannelStats;
 use crate::family::{Family, Summary};

@@ -6,7 +6,7 @@
 //! Upstream counterpart: `en_main.c` (`mlx5e_xdp_set`) and `en/xsk/pool.c`
 //! (`mlx5e_xsk_setup_pool`), `en/xsk/tx.c` (`mlx5e_xsk_wakeup`).
 
-use crate::dp::xsk;
+use crate::hwif::xsk;
 use crate::family::params::{max_xdp_mtu, xsk_geometry, MAX_CHANNELS};
 use crate::family::Family;
 use crate::kernel_ext::net::device::Device;
@@ -57,7 +57,7 @@ impl<F: Family> Port<F> {
 
     /// Registers (`Some`) or unregisters (`None`) the AF_XDP zero-copy pool of queue `q`,
     /// as mlx5e's `mlx5e_xsk_setup_pool`. Registration checks the pool against the port
-    /// (`crate::dp::xsk::check_pool`; a refusal is logged with its reason: the call has no
+    /// (`crate::hwif::xsk::check_pool`; a refusal is logged with its reason: the call has no
     /// extack) and maps it; if the interface is up with an XDP program attached, channel `q`
     /// gets its XSK queues and its RSS entries point at its XSK RQ, the other channels going
     /// on untouched (otherwise they come when a program is attached or the interface comes

@@ -8,7 +8,7 @@
 
 use crate::channel::shared::PortShared;
 use crate::channel::XdpSqSide;
-use crate::dp::pkt::TxRejectReason;
+use crate::hwif::pkt::TxRejectReason;
 use crate::family::Family;
 use crate::kernel_ext::net::device::Device;
 use crate::kernel_ext::net::queue::XmitCtx;

@@ -3,8 +3,8 @@
 //! The simulated NIC: kernel-free, `no_std`, safe Rust.
 //!
 //! It sees only what a real device sees: register writes, and host memory through
-//! [`crate::dp::hw::BusMemory`] by bus address. It raises interrupts through
-//! [`crate::dp::hw::InterruptSink`]. It never holds driver state or a reference into driver
+//! [`crate::hwif::hw::BusMemory`] by bus address. It raises interrupts through
+//! [`crate::hwif::hw::InterruptSink`]. It never holds driver state or a reference into driver
 //! memory, and it validates everything it reads.
 //!
 //! * [`counters`]: the models' per-port counters as text, what every device host shows.

@@ -8,7 +8,7 @@
 //! Anything else is "no L3" / "no L4": checksum offload then leaves the packet alone and the
 //! receive side reports no L3/L4 checksum status.
 
-use crate::dp::bytes::{be16, be32, put_be16};
+use crate::hwif::bytes::{be16, be32, put_be16};
 
 /// Ethernet header length.
 pub const ETH_HLEN: usize = 14;

@@ -26,7 +26,7 @@ mod counters;
 mod inject;
 
 use crate::bus::{Function, IrqHandler, IrqKey, Kind};
-use crate::dp::hw::{BusMemory, DmaAddr, DmaFault, InterruptSink};
+use crate::hwif::hw::{BusMemory, DmaAddr, DmaFault, InterruptSink};
 use crate::kernel_ext::debugfs::{Dir, ShowFile, StoreFile};
 use crate::kernel_ext::dma::{DmaDevice, PhysBus};
 use crate::kernel_ext::{

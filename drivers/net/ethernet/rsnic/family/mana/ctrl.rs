@@ -2,7 +2,7 @@
 
 //! The kernel glue of a MANA device's control plane: its hardware channel (HWC) in coherent
 //! DMA memory, established through the shared memory channel (SMC) and driven by
-//! `dp::mana::probe` with sleeping polls (process context only), the bring-up of
+//! `hwif::mana::probe` with sleeping polls (process context only), the bring-up of
 //! `mana_gd_probe` + `mana_probe` at probe, the teardown of `mana_remove` +
 //! `mana_gd_remove` at removal, and the requests of the channels' queues and RSS
 //! (`mana_create_eq`'s GDMA_CREATE_QUEUE over a DMA region, MANA_CREATE_WQ_OBJ,
@@ -32,8 +32,8 @@
 mod requests;
 
 use crate::bus::{Bar, Function};
-use crate::dp::hw::Coherent;
-use crate::dp::mana::{
+use crate::hwif::hw::Coherent;
+use crate::hwif::mana::{
     cq::Eq,
     fmt::EQE_SIZE,
     gdma_req::{self as req, Caller, DevId, MsgError, VportConfig},

@@ -1,18 +1,18 @@
 // SPDX-License-Identifier: GPL-2.0
 
 //! The MANA family's data path: what NAPI and the transmit path do with a channel's
-//! `dp::mana` queues (transmit, completions, receive, the CQ, RQ and EQ doorbells, the XSK
+//! `hwif::mana` queues (transmit, completions, receive, the CQ, RQ and EQ doorbells, the XSK
 //! queues, the faults that stop a queue).
 //!
 //! Upstream counterpart: `mana_en.c` (`mana_start_xmit`, `mana_poll_tx_cq`,
 //! `mana_poll_rx_cq`, `mana_poll`), `gdma_main.c` (the EQ's interrupt).
 
 use crate::bus::Bar;
-use crate::dp::mana::cq::Eq;
-use crate::dp::mana::rq::{RqError, RxCompletion};
-use crate::dp::mana::sq::{SqError, TX_POLL_MAX};
-use crate::dp::mana::stats::{RxStats, TxStats};
-use crate::dp::pkt::{RxFrags, TxReject, TxRejectReason};
+use crate::hwif::mana::cq::Eq;
+use crate::hwif::mana::rq::{RqError, RxCompletion};
+use crate::hwif::mana::sq::{SqError, TX_POLL_MAX};
+use crate::hwif::mana::stats::{RxStats, TxStats};
+use crate::hwif::pkt::{RxFrags, TxReject, TxRejectReason};
 use crate::family::env::{RxEnv, TxEnv, TxSkb};
 use crate::family::mana::{meta, KRq, KSq, KXskRq, KXskSq, Mana};
 use crate::family::{DataPath, QueueFault, RxMeta, TxReaped};

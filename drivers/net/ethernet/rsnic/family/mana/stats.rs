@@ -1,11 +1,11 @@
 // SPDX-License-Identifier: GPL-2.0
 
-//! The MANA family's queue counters in `ethtool -S`: its views of the `dp::mana` SQ and RQ
+//! The MANA family's queue counters in `ethtool -S`: its views of the `hwif::mana` SQ and RQ
 //! counters (what is accumulated, which rows show them, with which names).
 //!
 //! Upstream counterpart: `mana_ethtool.c` (`mana_eth_stats` and the per-queue `tx_%d_*`, `rx_%d_*`: MANA's names).
 
-use crate::dp::mana::stats::{RxStats, TxStats};
+use crate::hwif::mana::stats::{RxStats, TxStats};
 use crate::family::mana::Mana;
 use crate::family::stats::counters;
 

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 
 //! The kernel glue of a ConnectX function's control plane: its command queue in coherent DMA
-//! memory, driven by `dp::mlx5::cmd` with sleeping polls (process context only), the
+//! memory, driven by `hwif::mlx5::cmd` with sleeping polls (process context only), the
 //! bring-up of main.c at probe and its teardown at removal, the port's administrative state,
 //! and its asynchronous event queue, whose port-change events set the carrier.
 //!
@@ -50,16 +50,16 @@ use queues::eq_ring;
 use rss::Rss;
 
 use crate::bus::{Bar, Function, IrqHandler, IrqKey};
-use crate::dp::hw::Coherent;
-use crate::dp::mlx5::cmd::{
+use crate::hwif::hw::Coherent;
+use crate::hwif::mlx5::cmd::{
     mkey, op, pages,
     queue::{CMDQ_PAGE_SIZE, MBOX_STRIDE},
     res::{self, CreateEq, EVENT_TYPE_PORT_CHANGE},
     seq::{Bringup, Progress, Resources, Teardown, SEQ_OUT_LEN},
     vport, CmdError, CmdErrorKind, CmdPoll, CmdQueue, FormatError, Pas,
 };
-use crate::dp::mlx5::eq::{Eq, Event};
-use crate::dp::mlx5::tx::InlineMode;
+use crate::hwif::mlx5::eq::{Eq, Event};
+use crate::hwif::mlx5::tx::InlineMode;
 use crate::kdma::KCoherent;
 use crate::kernel_ext::{
     dma::DmaDevice,
@@ -103,7 +103,7 @@ const ASYNC_KEY: IrqKey = usize::MAX;
 pub(crate) fn cmd_errno(e: &CmdError) -> Error {
     match e.kind {
         CmdErrorKind::Status { status, .. } => {
-            Error::from_errno(crate::dp::mlx5::cmd::queue::status_to_errno(status))
+            Error::from_errno(crate::hwif::mlx5::cmd::queue::status_to_errno(status))
         }
         CmdErrorKind::Timeout => crate::kernel_ext::net::etimedout(),
         CmdErrorKind::Gone => ENODEV,
@@ -208,7 +208,7 @@ impl Func {
         &self.res
     }
 
-    /// Brings the function of `port` up (main.c's order, see `dp::mlx5::cmd::seq`) and
+    /// Brings the function of `port` up (main.c's order, see `hwif::mlx5::cmd::seq`) and
     /// creates its async EQ for port-change events, armed. On a failure, undoes what was
     /// done and returns the failed command, which the caller reports. Sleeps.
     pub(crate) fn bring_up(hw: &Arc<Function>) -> core::result::Result<Arc<Self>, BringupError> {
@@ -309,7 +309,7 @@ impl Func {
         &self,
         inlen: usize,
         outlen: usize,
-        build: impl FnOnce(&mut [u8]) -> core::result::Result<usize, crate::dp::mlx5::cmd::FormatError>,
+        build: impl FnOnce(&mut [u8]) -> core::result::Result<usize, crate::hwif::mlx5::cmd::FormatError>,
     ) -> Result<KVec<u8>> {
         let mut inp = KVec::from_elem(0u8, inlen, GFP_KERNEL)?;
         let mut out = KVec::from_elem(0u8, outlen, GFP_KERNEL)?;
@@ -336,7 +336,7 @@ impl Func {
     fn created(
         &self,
         out: &[u8],
-        parse: impl FnOnce(&[u8]) -> core::result::Result<u32, crate::dp::mlx5::cmd::FormatError>,
+        parse: impl FnOnce(&[u8]) -> core::result::Result<u32, crate::hwif::mlx5::cmd::FormatError>,
     ) -> Result<u32> {
         parse(out).map_err(|_| {
             pr_err!(
@@ -647,7 +647,7 @@ fn gone(bar: &Bar<'_>, wait: &PollWait) -> bool {
 }
 
 /// A command's format was refused by its builder (a driver bug).
-fn bad_format(_: crate::dp::mlx5::cmd::FormatError) -> BringupError {
+fn bad_format(_: crate::hwif::mlx5::cmd::FormatError) -> BringupError {
     BringupError::Cmd(CmdError::iface(CmdErrorKind::BadOutput))
 }
 
@@ -655,7 +655,7 @@ fn bad_format(_: crate::dp::mlx5::cmd::FormatError) -> BringupError {
 fn destroy_obj(
     q: &mut CmdQueue<KCoherent>,
     bar: &Bar<'_>,
-    build: impl FnOnce(&mut [u8]) -> core::result::Result<usize, crate::dp::mlx5::cmd::FormatError>,
+    build: impl FnOnce(&mut [u8]) -> core::result::Result<usize, crate::hwif::mlx5::cmd::FormatError>,
 ) -> Result<(), CmdError> {
     let mut inp = [0u8; res::SHORT_LEN];
     let mut out = [0u8; res::OUT_LEN];

@@ -1,18 +1,18 @@
 // SPDX-License-Identifier: GPL-2.0
 
 //! The ConnectX family's data path: what NAPI and the transmit path do with a channel's
-//! `dp::mlx5` queues (transmit, completions, receive, the CQ and EQ doorbells, the XDP and
+//! `hwif::mlx5` queues (transmit, completions, receive, the CQ and EQ doorbells, the XDP and
 //! XSK queues, the faults that stop a queue).
 //!
 //! Upstream counterpart: `en_tx.c`, `en_rx.c`, `en_txrx.c`, `en/xdp.c`, `en/xsk/rx.c`,
 //! `en/xsk/tx.c`.
 
 use crate::bus::Bar;
-use crate::dp::mlx5::cq::CQ_DB_REQ_NOT;
-use crate::dp::mlx5::rq::{RqError, RxCompletion};
-use crate::dp::mlx5::sq::SqError;
-use crate::dp::mlx5::stats::{RxStats, TxStats};
-use crate::dp::pkt::{RxFrags, TxReject};
+use crate::hwif::mlx5::cq::CQ_DB_REQ_NOT;
+use crate::hwif::mlx5::rq::{RqError, RxCompletion};
+use crate::hwif::mlx5::sq::SqError;
+use crate::hwif::mlx5::stats::{RxStats, TxStats};
+use crate::hwif::pkt::{RxFrags, TxReject};
 use crate::family::env::{RxEnv, TxEnv, TxSkb};
 use crate::family::mlx5::{hash_type, KEq, KRq, KSq, KXdpSq, KXskRq, Mlx5, COMP_EQ_BUDGET};
 use crate::family::{DataPath, QueueFault, RxMeta, TxReaped};

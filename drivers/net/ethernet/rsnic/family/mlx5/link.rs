@@ -6,7 +6,7 @@
 //! Upstream counterpart: `en_ethtool.c` (`mlx5e_ethtool_get_link_ksettings`,
 //! `mlx5e_build_ptys2ethtool_map`) and `port.c` (`mlx5_port_ptys2speed`).
 
-use crate::dp::mlx5::cmd::vport::Ptys;
+use crate::hwif::mlx5::cmd::vport::Ptys;
 use crate::kernel_ext::net::ethtool::{Connector, LinkMode, LinkRequest, LinkSettings};
 
 /// The legacy PTYS Ethernet modes (`enum mlx5e_link_mode`: bit, the ethtool link mode

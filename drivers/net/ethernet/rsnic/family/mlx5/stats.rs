@@ -1,11 +1,11 @@
 // SPDX-License-Identifier: GPL-2.0
 
-//! The ConnectX family's queue counters in `ethtool -S`: its views of the `dp::mlx5` SQ and RQ
+//! The ConnectX family's queue counters in `ethtool -S`: its views of the `hwif::mlx5` SQ and RQ
 //! counters (what is accumulated, which rows show them, with which names).
 //!
 //! Upstream counterpart: `en_stats.c` (`sq_stats_desc`, `rq_stats_desc`, `sw_stats_desc`, `xdpsq_stats_desc`, `xsksq_stats_desc`, `xskrq_stats_desc`: mlx5e's names).
 
-use crate::dp::mlx5::stats::{RxStats, TxStats};
+use crate::hwif::mlx5::stats::{RxStats, TxStats};
 use crate::family::mlx5::Mlx5;
 use crate::family::stats::counters;
 

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 
 //! The device's half of the GDMA and MANA requests the hardware channel carries (the
-//! driver's is `dp/mana/gdma_req.rs`): the request header's checks, then each request
+//! driver's is `hwif/mana/gdma_req.rs`): the request header's checks, then each request
 //! against the model (version, resources, device list, REGISTER_DEVICE, GDMA_CREATE_QUEUE,
 //! DMA regions, MANA_QUERY_DEV_CONFIG / QUERY_VPORT_CONFIG, CONFIG_VPORT_TX / RX,
 //! CREATE / DESTROY_WQ_OBJ, FENCE_RQ, QUERY_GF_STAT, and rsnic's RSNIC_* requests) and the
@@ -74,8 +74,8 @@ use super::{
     CmdError, Device, Kind, Port, QueueSet, HWC_DEV_ID, HWC_EQ_ID, MANA_DB_ID, MANA_DEV_ID,
     MANA_MKEY, MANA_PDID, MAX_FRAME, MAX_QUEUES, MAX_RSS,
 };
-use crate::dp::bytes::{le16, le32, le64, put_le16, put_le32, put_le64};
-use crate::dp::hw::{BusMemory, DmaAddr, InterruptSink};
+use crate::hwif::bytes::{le16, le32, le64, put_le16, put_le32, put_le64};
+use crate::hwif::hw::{BusMemory, DmaAddr, InterruptSink};
 use core::ops::DerefMut;
 
 /// Success.

@@ -1,11 +1,11 @@
 // SPDX-License-Identifier: GPL-2.0
 
-//! The device's half of the MANA hardware channel (the driver's is `dp/mana/hwc.rs`): the
+//! The device's half of the MANA hardware channel (the driver's is `hwif/mana/hwc.rs`): the
 //! HWC's EQ, CQ, RQ and SQ, the WQEs the driver posts with its requests, the responses
 //! written into its RQ buffers and announced by CQE and EQE. Upstream hw_channel.c
 //! (`mana_hwc_send_request`, `mana_hwc_rx_event_handler`), gdma.h (`gdma_wqe`, `gdma_sge`,
 //! `hwc_rx_oob`, `hwc_tx_oob`). The message layouts are read here from the 6.12 headers
-//! independently of the driver's (only the byte order of `dp/bytes.rs` is shared); the
+//! independently of the driver's (only the byte order of `hwif/bytes.rs` is shared); the
 //! requests themselves are `gdma_req.rs`'s, the SMC `smc.rs`'s.
 //!
 //! **Registers.** 0x08/0x0C `GDMA_REG_DB_PAGE_OFFSET` (64-bit, read as two dwords), 0x10
@@ -36,8 +36,8 @@ use super::gdma_req::{
     STATUS_INVALID_DEVICE_REQUEST, STATUS_INVALID_PARAMETER, STATUS_REVISION_MISMATCH,
 };
 use super::{CmdError, Device, Port, QueueSet};
-use crate::dp::bytes::{le16, le32, le64, put_le16, put_le32};
-use crate::dp::hw::{BusMemory, DmaAddr, InterruptSink};
+use crate::hwif::bytes::{le16, le32, le64, put_le16, put_le32};
+use crate::hwif::hw::{BusMemory, DmaAddr, InterruptSink};
 use core::ops::DerefMut;
 
 /// Doorbell page of the HWC (INIT_EQ_ID_DB's `doorbell`).

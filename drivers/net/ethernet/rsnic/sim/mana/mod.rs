@@ -4,7 +4,7 @@
 //! rsnic-hardware.rst, part D, counters E.3).
 //!
 //! Like [`crate::sim::mlx5`], the device decodes the formats itself (an independent reading
-//! of those facts and a cross-check of the driver's `dp::mana`); it shares no code with the
+//! of those facts and a cross-check of the driver's `hwif::mana`); it shares no code with the
 //! driver side. It sees only register writes and host memory by bus address.
 //!
 //! # Ports and wiring
@@ -52,7 +52,7 @@
 //! # Control path through the hardware channel
 //!
 //! The device side of 6.12's `shm_channel.c`, `hw_channel.c` and the GDMA/MANA requests
-//! (`gdma.h`, `mana.h`), with layouts read from the headers independently of `dp::mana`.
+//! (`gdma.h`, `mana.h`), with layouts read from the headers independently of `hwif::mana`.
 //!
 //! The SMC window and the handshake that sets the channel up are `smc.rs`'s, the channel's
 //! queues `hwc.rs`'s, and the requests it carries, with their statuses, `gdma_req.rs`'s:
@@ -101,7 +101,7 @@ pub use hwc::{HWC_CQ_ID, HWC_DB_ID, HWC_DEV_ID, HWC_EQ_ID, HWC_MAX_MSG, HWC_MKEY
 pub use hwc::{HWC_QUEUE_DEPTH, HWC_RQ_ID, HWC_SQ_ID, MANA_DB_ID, MANA_DEV_ID, MANA_MKEY};
 pub use smc::SMC_BASE;
 
-use crate::dp::hw::{BusMemory, InterruptSink};
+use crate::hwif::hw::{BusMemory, InterruptSink};
 use crate::sim::wire::{self, PauseEvent, WirePort};
 use core::ops::DerefMut;
 

@@ -4,12 +4,12 @@
 //! ([`QueueSet`], one row per slot of a port; GDMA "work queue", "completion queue", "event
 //! queue" as gdma.h and mana.h describe them) and their lifecycles, which the HWC requests
 //! (GDMA_CREATE_QUEUE, MANA_CREATE_WQ_OBJ, their destroys) and the Rust API share. The
-//! driver's halves are `dp/mana/wq.rs`, `cq.rs`, `sq.rs`, `rq.rs`.
+//! driver's halves are `hwif/mana/wq.rs`, `cq.rs`, `sq.rs`, `rq.rs`.
 
 use super::{
     make_id, used, CmdError, Device, Kind, Port, Region, MAX_QUEUES, MAX_RSS, REGIONS_PER_ROW,
 };
-use crate::dp::hw::DmaAddr;
+use crate::hwif::hw::DmaAddr;
 use core::ops::DerefMut;
 
 #[derive(Clone, Copy)]

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 
-//! The device's half of the shared memory channel (the driver's is `dp/mana/smc.rs`): the
+//! The device's half of the shared memory channel (the driver's is `hwif/mana/smc.rs`): the
 //! SMC window's registers and the handshake that establishes the hardware channel (the
 //! HWC's EQ, CQ, RQ and SQ addresses, then the init EQEs with their ids). Upstream
 //! shm_channel.c (`mana_smc_setup_hwc`, `mana_smc_teardown_hwc`) and hw_channel.c
@@ -8,8 +8,8 @@
 
 use super::hwc::{Ring, WqRing, HWC_QSIZE};
 use super::{Device, Port, QueueSet, MAX_MSIX};
-use crate::dp::bytes::le16;
-use crate::dp::hw::{BusMemory, InterruptSink};
+use crate::hwif::bytes::le16;
+use crate::hwif::hw::{BusMemory, InterruptSink};
 use core::ops::DerefMut;
 
 /// BAR0 offset of the SMC window (register 0x18 reads it).

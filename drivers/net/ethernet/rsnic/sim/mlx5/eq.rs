@@ -24,7 +24,7 @@
 use super::cmd::oper_up;
 use super::ifc::eqe;
 use super::{make_qn, PortCounters, Tables, CQN_BASE, MAX_QUEUES, MAX_VECTORS};
-use crate::dp::hw::{BusMemory, InterruptSink};
+use crate::hwif::hw::{BusMemory, InterruptSink};
 
 /// Writes one EQE to EQ `slot` of port `p`; raises the EQ's vector if it is armed.
 fn post<M: BusMemory, I: InterruptSink>(

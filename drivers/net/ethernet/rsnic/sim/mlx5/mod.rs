@@ -5,14 +5,14 @@
 //! The device decodes the formats of Documentation/networking/device_drivers/ethernet/
 //! rsnic-hardware.rst, parts A–C, itself (this is an independent implementation of those
 //! facts and a cross-check of the driver's); it shares no code with the driver-side data
-//! path but the byte order of [`crate::dp::bytes`].
+//! path but the byte order of [`crate::hwif::bytes`].
 //!
 //! This file holds the device's state ([`Device`], its [`Port`]s, [`Caps`], the constants of
 //! its windows and object numbers) and its wiring: register writes and reads decoded into
 //! doorbells and command-queue rings, and the engine run that follows. The rest is in:
 //!
 //! * [`cmd`]: the command interface (PRM "Command Interface"; one file per command group,
-//!   named as the driver's halves in `dp/mlx5/cmd/`), with [`ifc`] its layouts (mlx5_ifc.h).
+//!   named as the driver's halves in `hwif/mlx5/cmd/`), with [`ifc`] its layouts (mlx5_ifc.h).
 //! * `eq.rs`: event queues (eq.c); [`pas`]: page lists of queue buffers; [`steer`]: the
 //!   flow-table lookup of a received frame.
 //! * `engine.rs`: SQ execution, delivery, RX, CQEs, interrupts (spec parts A–C).
@@ -67,7 +67,7 @@
 //!
 //! Each port is one PCI function with its own window of [`FUNC_BAR_SIZE`] bytes in BAR0: its
 //! initialization segment, command queue and commands are [`cmd`]'s (documented there, one
-//! file per command group as in the driver's `dp/mlx5/cmd/`), its event queues `eq.rs`'s.
+//! file per command group as in the driver's `hwif/mlx5/cmd/`), its event queues `eq.rs`'s.
 //!
 //! # Rust API (the device host's back door)
 //!
@@ -138,7 +138,7 @@ pub(super) use tables::Tables;
 
 use faults::Faults;
 
-use crate::dp::hw::{BusMemory, InterruptSink};
+use crate::hwif::hw::{BusMemory, InterruptSink};
 use crate::sim::wire::{self, PauseEvent, WirePort};
 use core::ops::DerefMut;
 

@@ -17,7 +17,7 @@
 //! every access: an entry outside the pool reads as no address, which the callers treat as
 //! a DMA fault.
 
-use crate::dp::hw::{BusMemory, DmaAddr, DmaFault};
+use crate::hwif::hw::{BusMemory, DmaAddr, DmaFault};
 
 /// Entries of the page-list pool (8192 pages: 32 MiB of queue memory in 4 KiB pages).
 pub const POOL_PAGES: usize = 8192;

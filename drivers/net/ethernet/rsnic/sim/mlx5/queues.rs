@@ -7,7 +7,7 @@
 //! Rust API's [`CqConfig`], [`SqConfig`], [`RqConfig`]) created it.
 
 use super::{QueueState, Ring, MAX_RQT_SIZE};
-use crate::dp::hw::DmaAddr;
+use crate::hwif::hw::DmaAddr;
 
 /// CQ creation parameters.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -8,10 +8,10 @@
 //! `mana_config_rss`, `mana_query_gf_stats`) and `gdma_main.c` (`mana_gd_create_mana_eq`,
 //! `mana_gd_destroy_queue`).
 
-use crate::dp::hw::Coherent;
-use crate::dp::mana::gdma_req as req;
-use crate::dp::mana::gdma_req::MsgError;
-use crate::dp::mana::probe::ProbeErrorKind;
+use crate::hwif::hw::Coherent;
+use crate::hwif::mana::gdma_req as req;
+use crate::hwif::mana::gdma_req::MsgError;
+use crate::hwif::mana::probe::ProbeErrorKind;
 use crate::family::mana::ctrl::{Cause, CtlError, Func, WqObj};
 use crate::kdma::KCoherent;
 use crate::rss::{RssChange, RssSpec};
@@ -31,7 +31,7 @@ impl Func {
                 doorbell: info.reg.db_id,
                 region,
                 queue_size: buf.size() as u32,
-                log2_throttle_limit: crate::dp::mana::probe::LOG2_EQ_THROTTLE,
+                log2_throttle_limit: crate::hwif::mana::probe::LOG2_EQ_THROTTLE,
                 msix_index: msix,
             };
             let code = req::GDMA_CREATE_QUEUE;

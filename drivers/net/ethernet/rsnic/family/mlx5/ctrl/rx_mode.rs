@@ -6,7 +6,7 @@
 //!
 //! Upstream counterpart: `en_fs.c` (`mlx5e_set_rx_mode_work`, the L2 table).
 
-use crate::dp::mlx5::cmd::{fs, res, vport};
+use crate::hwif::mlx5::cmd::{fs, res, vport};
 use crate::family::mlx5::ctrl::Func;
 use crate::kernel_ext::net::device::{MacChange, RxMode};
 use crate::kernel_ext::sync::with_bh;

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 
-//! The engine's CQ and EQ side, the device's half of the driver's `dp/mana/cq.rs`: CQE and
+//! The engine's CQ and EQ side, the device's half of the driver's `hwif/mana/cq.rs`: CQE and
 //! EQE slots with their owner bits, arm requests, completion EQEs and the interrupt of an
 //! armed EQ, fence CQEs. Spec D.5 (rsnic-hardware.rst; gdma.h `gdma_cqe`, `gdma_eqe`,
 //! gdma_main.c `mana_gd_ring_cq`, `mana_gd_process_eq_events`).
@@ -9,8 +9,8 @@ use super::{
     row, Bus, Port, QueueSet, BAD_CQ_ID, BAD_OWNER_XOR, CLIENT_COMPLETION, CQ_ID_BASE,
     EQE_COMPLETION, MAX_QUEUES, RX_OBJECT_FENCE,
 };
-use crate::dp::bytes::put_le32;
-use crate::dp::hw::{BusMemory, InterruptSink};
+use crate::hwif::bytes::put_le32;
+use crate::hwif::hw::{BusMemory, InterruptSink};
 
 /// Evaluates CQ and EQ arm requests: an event fires at once if entries are pending past the
 /// armed tail. A stopped port's requests wait for the end of the stop.

@@ -127,7 +127,7 @@ use sq::exec_wqe;
 use super::{Cursor, Port, PortCounters, QueueSet, WqCtx, WqeError};
 use super::{BAD_CQ_ID, BAD_OWNER_XOR, BAD_WQ_ID, MANA_MKEY, SQ_BURST, SQ_ID_BASE};
 use super::{CQ_ID_BASE, MAX_FRAME, MAX_QUEUES, MAX_RSS, RQ_ID_BASE};
-use crate::dp::hw::{BusMemory, InterruptSink};
+use crate::hwif::hw::{BusMemory, InterruptSink};
 use crate::sim::wire;
 
 /// The device's view of the outside world plus its scratch memory.

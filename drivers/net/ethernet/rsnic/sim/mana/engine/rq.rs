@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 
-//! The engine's RX side, the device's half of the driver's `dp/mana/rq.rs`: a frame from the
+//! The engine's RX side, the device's half of the driver's `hwif/mana/rq.rs`: a frame from the
 //! wire or loopback through the vport's RSS table (Toeplitz over the hashed fields) to an RQ,
 //! its posted WQE's buffer, VLAN stripping, and the RX CQE (`mana_rxcomp_oob`: checksums,
 //! hash type, packet info). Spec D.4 (rsnic-hardware.rst; mana.h, mana_en.c
@@ -12,8 +12,8 @@ use super::{
     row, Bus, Port, QueueSet, CLIENT_COMPLETION, MANA_MKEY, MAX_QUEUES, MAX_RQE, MAX_RSS,
     RQ_ID_BASE, RX_OKAY, RX_TRUNCATED,
 };
-use crate::dp::bytes::{le32, put_le32};
-use crate::dp::hw::{BusMemory, InterruptSink};
+use crate::hwif::bytes::{le32, put_le32};
+use crate::hwif::hw::{BusMemory, InterruptSink};
 use crate::sim::pkt;
 use crate::sim::pkt::{L3, L4};
 

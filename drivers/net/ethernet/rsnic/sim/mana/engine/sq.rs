@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 
-//! The engine's SQ side, the device's half of the driver's `dp/mana/sq.rs` and `wq.rs`: one
+//! The engine's SQ side, the device's half of the driver's `hwif/mana/sq.rs` and `wq.rs`: one
 //! WQE read from the ring and validated (its WQ, size, SGEs under the device's `mem_key`),
 //! the frame gathered with its offloads (checksums, TSO, VLAN from `mana_tx_oob`) and handed
 //! to the wire, and the TX CQE. Spec D.2-D.3 (rsnic-hardware.rst; upstream gdma.h
@@ -11,8 +11,8 @@ use super::{
     deliver, row, Bus, Port, PortCounters, QueueSet, WqCtx, WqeError, BAD_WQ_ID, CLIENT_COMPLETION,
     CQ_ID_BASE, MANA_MKEY, MAX_FRAME, MAX_QUEUES, MAX_SQE, SQ_ID_BASE, TX_OKAY,
 };
-use crate::dp::bytes::{le32, put_le32};
-use crate::dp::hw::{BusMemory, InterruptSink};
+use crate::hwif::bytes::{le32, put_le32};
+use crate::hwif::hw::{BusMemory, InterruptSink};
 use crate::sim::pcie::inbound_floor;
 use crate::sim::pkt;
 use crate::sim::pkt::{L3, L4};

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 
-//! The device's half of the flow-steering commands (the driver's is `dp/mlx5/cmd/fs.rs`):
+//! The device's half of the flow-steering commands (the driver's is `hwif/mlx5/cmd/fs.rs`):
 //! CREATE / MODIFY / DESTROY_FLOW_TABLE, CREATE / DESTROY_FLOW_GROUP, SET /
 //! DELETE_FLOW_TABLE_ENTRY and SET_FLOW_TABLE_ROOT of the NIC RX tables (any outer-header
 //! mask, TIR and table destinations, drop, miss tables by level); the lookup itself is
@@ -9,7 +9,7 @@
 //! `fte_match_param`, `dest_format_struct` of mlx5_ifc.h.
 
 use super::{bad, synd, CmdResult, Cx, Fail};
-use crate::dp::hw::BusMemory;
+use crate::hwif::hw::BusMemory;
 use crate::sim::mlx5::ifc::{self, get, set, status};
 use crate::sim::mlx5::{make_qn, FG_BASE, FT_BASE, MAX_QUEUES, TIRN_BASE};
 

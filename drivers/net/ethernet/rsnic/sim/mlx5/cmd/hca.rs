@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 
-//! The device's half of the function-level commands (the driver's is `dp/mlx5/cmd/hca.rs`):
+//! The device's half of the function-level commands (the driver's is `hwif/mlx5/cmd/hca.rs`):
 //! ENABLE_HCA / DISABLE_HCA, QUERY_ISSI / SET_ISSI, QUERY_HCA_CAP / SET_HCA_CAP (the general,
 //! Ethernet-offload and NIC flow table capabilities, current and maximum), QUERY_ADAPTER,
 //! INIT_HCA / TEARDOWN_HCA, and what a teardown or a function reset frees. PRM "HCA
@@ -13,7 +13,7 @@ use super::mkey::Q_COUNTERS;
 use super::pages::{Pages, BOOT_PAGES, INIT_PAGES};
 use super::vport::{oper_up, Vport, VportFilter, MC_LIST, UC_LIST, VLAN_LIST};
 use super::{bad, synd, CmdResult, Cx, Hca};
-use crate::dp::hw::BusMemory;
+use crate::hwif::hw::BusMemory;
 use crate::sim::mlx5::ifc::{self, get, set, status};
 use crate::sim::mlx5::{
     make_qn, Caps, Tables, CQN_BASE, MAX_QUEUES, MAX_SESSION, RQN_BASE, SQN_BASE,

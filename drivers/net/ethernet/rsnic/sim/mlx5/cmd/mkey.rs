@@ -1,14 +1,14 @@
 // SPDX-License-Identifier: GPL-2.0
 
 //! The device's half of the memory key and Q counter commands (the driver's is
-//! `dp/mlx5/cmd/mkey.rs`): CREATE_MKEY / DESTROY_MKEY (physical-address keys, local read and
+//! `hwif/mlx5/cmd/mkey.rs`): CREATE_MKEY / DESTROY_MKEY (physical-address keys, local read and
 //! write) and the lkey check of the data path, ALLOC_Q_COUNTER / DEALLOC_Q_COUNTER /
 //! QUERY_Q_COUNTER (`out_of_buffer`). PRM "Memory Key Commands", "Q Counters"; upstream mr.c
 //! (`mlx5_core_create_mkey`), en_main.c / en_stats.c; layouts `create_mkey_in` with `mkc`,
 //! the `*_q_counter_*` structures of mlx5_ifc.h.
 
 use super::{bad, synd, CmdResult, Cx, Fail, Func};
-use crate::dp::hw::BusMemory;
+use crate::hwif::hw::BusMemory;
 use crate::sim::mlx5::ifc::{self, set, status};
 use crate::sim::mlx5::MAX_QUEUES;
 

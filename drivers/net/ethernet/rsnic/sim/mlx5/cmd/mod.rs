@@ -3,7 +3,7 @@
 //! The command interface of the model, the device's half of each ConnectX command: the
 //! function's command-interface state ([`Func`]), the check every command passes (opcode,
 //! op_mod, HCA state, input and output lengths: [`CMDS`]) and the dispatch to the handlers,
-//! which sit in files named as the driver's halves in `dp/mlx5/cmd/` (PRM "Command
+//! which sit in files named as the driver's halves in `hwif/mlx5/cmd/` (PRM "Command
 //! Interface"; upstream drivers/net/ethernet/mellanox/mlx5/core/cmd.c and the callers each
 //! file names; layouts from include/linux/mlx5/mlx5_ifc.h, transcribed in [`super::ifc`]):
 //!
@@ -244,7 +244,7 @@ use vport::{Mac, Vport, VportFilter};
 
 use super::ifc::{self, get, op, status};
 use super::{Caps, Tables, FIRST_UAR, MAX_QUEUES, MAX_UARS};
-use crate::dp::hw::BusMemory;
+use crate::hwif::hw::BusMemory;
 
 /// State of the HCA (function).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 
-//! The device's half of the firmware-page commands (the driver's is `dp/mlx5/cmd/pages.rs`):
+//! The device's half of the firmware-page commands (the driver's is `hwif/mlx5/cmd/pages.rs`):
 //! QUERY_PAGES (boot, init and regular pages) and MANAGE_PAGES (give, take, cannot give),
 //! with the held pages kept as a list inside the pages themselves, and the page request
 //! event's count. PRM "Pages Management"; upstream pagealloc.c; layouts `query_pages_in/out`,
@@ -8,8 +8,8 @@
 
 use super::queue::OUT_BUF;
 use super::{bad, synd, CmdResult, Cx, Func, Hca};
-use crate::dp::bytes::put_be64;
-use crate::dp::hw::BusMemory;
+use crate::hwif::bytes::put_be64;
+use crate::hwif::hw::BusMemory;
 use crate::sim::mlx5::ifc::{self, set, status};
 
 /// Pages the function wants before its HCA is initialized, its boot pages (QUERY_PAGES

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 
-//! The device's half of the command queue (the driver's is `dp/mlx5/cmd/queue.rs`): the
+//! The device's half of the command queue (the driver's is `hwif/mlx5/cmd/queue.rs`): the
 //! initialization segment's registers (`cmdq_addr_h`, `cmdq_addr_l_sz`, the command doorbell,
 //! `initializing`, health), and the processor that executes rung entries: the 64-byte
 //! `mlx5_cmd_layout` entry, the input and output mailbox chains (`mlx5_cmd_prot_block`,
@@ -9,8 +9,8 @@
 //! `mlx5_cmd_comp_handler`), device.h (`mlx5_init_seg`, `mlx5_cmd_layout`).
 
 use super::{Cx, Func};
-use crate::dp::bytes::{be32, be64};
-use crate::dp::hw::{BusMemory, DmaAddr};
+use crate::hwif::bytes::{be32, be64};
+use crate::hwif::hw::{BusMemory, DmaAddr};
 use crate::sim::mlx5::ifc::{self, delivery, iseg, layout, mbox, op, set};
 use crate::sim::mlx5::{Caps, PortCounters, Tables};
 

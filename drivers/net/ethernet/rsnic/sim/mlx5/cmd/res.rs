@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 
-//! The device's half of the resource commands (the driver's is `dp/mlx5/cmd/res.rs`): UAR,
+//! The device's half of the resource commands (the driver's is `hwif/mlx5/cmd/res.rs`): UAR,
 //! PD and transport domain allocation, EQ, CQ (with moderation, MODIFY_CQ), TIS, SQ and RQ
 //! (create, modify state, query, destroy; page lists through [`crate::sim::mlx5::pas`]), RQT
 //! and TIR for RSS (create, modify, destroy; Toeplitz, symmetric Toeplitz and XOR8). PRM
@@ -11,8 +11,8 @@
 
 use super::queue::chain_read;
 use super::{bad, synd, CmdResult, Cx, Fail};
-use crate::dp::bytes::{be64, put_be64};
-use crate::dp::hw::{BusMemory, DmaAddr};
+use crate::hwif::bytes::{be64, put_be64};
+use crate::hwif::hw::{BusMemory, DmaAddr};
 use crate::sim::mlx5::ifc::{self, layout, set, status};
 use crate::sim::mlx5::pas::{self, Ring};
 use crate::sim::mlx5::{

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 
-//! The device's half of the vport and port commands (the driver's is `dp/mlx5/cmd/vport.rs`):
+//! The device's half of the vport and port commands (the driver's is `hwif/mlx5/cmd/vport.rs`):
 //! QUERY / MODIFY_NIC_VPORT_CONTEXT (MTU, permanent address, min inline, the UC/MC/VLAN lists
 //! and promiscuous flags that filter what reaches the function), QUERY_VPORT_STATE,
 //! QUERY_VPORT_COUNTER and ACCESS_REG (PAOS, PPLR, PFCC, PPCNT with the IEEE 802.3, RFC 2863,
@@ -10,8 +10,8 @@
 //! / `ppcnt_reg` / `pfcc_reg` / `paos_reg` registers of mlx5_ifc.h.
 
 use super::{bad, synd, CmdResult, Cx, Func};
-use crate::dp::bytes::put_be64;
-use crate::dp::hw::BusMemory;
+use crate::hwif::bytes::put_be64;
+use crate::hwif::hw::BusMemory;
 use crate::sim::mlx5::ifc::{self, get, set, status};
 
 /// The UC and MC address lists of the NIC vport context (`log_max_current_uc_list` 2,

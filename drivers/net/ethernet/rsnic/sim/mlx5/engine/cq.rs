@@ -1,14 +1,14 @@
 // SPDX-License-Identifier: GPL-2.0
 
-//! The engine's CQ side, the device's half of the driver's `dp/mlx5/cq.rs` and `cqe.rs`:
+//! The engine's CQ side, the device's half of the driver's `hwif/mlx5/cq.rs` and `cqe.rs`:
 //! CQE slots and owner bits, CQE compression sessions (title and mini CQE arrays), CQ
 //! moderation and arming, the interrupt or completion EQE of a CQ that fires. Spec part C
 //! (rsnic-hardware.rst; device.h `mlx5_cqe64`, `mlx5_mini_cqe8`, en_rx.c's decompression,
 //! cq.c and en/dim.c for moderation).
 
 use super::{put, read_dbr, CqCtx, Io, PortCounters, MAX_SESSION};
-use crate::dp::bytes::be16;
-use crate::dp::hw::{BusMemory, InterruptSink};
+use crate::hwif::bytes::be16;
+use crate::hwif::hw::{BusMemory, InterruptSink};
 use crate::sim::mlx5::consts::*;
 
 /// Reserves the next CQ index, checking room against set_ci. None: overrun (the CQ is now

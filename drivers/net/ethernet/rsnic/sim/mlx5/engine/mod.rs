@@ -136,7 +136,7 @@ use sq::exec_wqe;
 use super::consts::*;
 use super::{CqCtx, Port, PortCounters, QueueSet, QueueState, RqCtx, SqCtx, WqeError};
 use super::{MAX_FRAME, MAX_QUEUES, MAX_RQT_SIZE, MAX_RSS, MAX_SESSION, SQN_BASE, SQ_BURST};
-use crate::dp::hw::{BusMemory, DmaAddr, InterruptSink};
+use crate::hwif::hw::{BusMemory, DmaAddr, InterruptSink};
 use crate::sim::wire;
 
 /// Scratch buffers of the device.

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 
-//! The engine's RX side, the device's half of the driver's `dp/mlx5/rq.rs`: a frame from the
+//! The engine's RX side, the device's half of the driver's `hwif/mlx5/rq.rs`: a frame from the
 //! wire or loopback through the vport's filter, the flow tables or RSS to an RQ, its WQE's
 //! scatter list, VLAN stripping, and the RX CQE (checksums, hash, `l4_l3_hdr_type`,
 //! `vlan_info`). Spec parts B and C (rsnic-hardware.rst; `mlx5_cqe64` of
@@ -11,8 +11,8 @@ use super::{
     err_cqe, put, read_dbr, Io, Port, PortCounters, QueueSet, QueueState, RqCtx, MAX_RQT_SIZE,
     MAX_RSS,
 };
-use crate::dp::bytes::{be32, be64};
-use crate::dp::hw::{BusMemory, DmaAddr, InterruptSink};
+use crate::hwif::bytes::{be32, be64};
+use crate::hwif::hw::{BusMemory, DmaAddr, InterruptSink};
 use crate::sim::mlx5::consts::*;
 use crate::sim::pkt;
 use crate::sim::pkt::{L3, L4};

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 
-//! The engine's SQ side, the device's half of the driver's `dp/mlx5/sq.rs`, `seg.rs` and
+//! The engine's SQ side, the device's half of the driver's `hwif/mlx5/sq.rs`, `seg.rs` and
 //! `tx.rs`: one WQE fetched, validated and executed (SEND, LSO, ENHANCED_MPSW, NOP): the
 //! ctrl and eth segments, inline headers, data and inline segments with their lkeys, the
 //! gather, VLAN insertion, checksum offload and segmentation, and the frames handed to the
@@ -8,8 +8,8 @@
 //! `mlx5_wqe_data_seg` of include/linux/mlx5/qp.h, en/txrx.h, en_tx.c).
 
 use super::{deliver, put, Bufs, Io, Port, QueueSet, SqCtx, WqeError, MAX_FRAME};
-use crate::dp::bytes::{be16, be32, be64};
-use crate::dp::hw::{BusMemory, DmaAddr, InterruptSink};
+use crate::hwif::bytes::{be16, be32, be64};
+use crate::hwif::hw::{BusMemory, DmaAddr, InterruptSink};
 use crate::sim::mlx5::consts::*;
 use crate::sim::pcie::inbound_floor;
 use crate::sim::pkt;

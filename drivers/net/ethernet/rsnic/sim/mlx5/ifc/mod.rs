@@ -9,14 +9,14 @@
 //! given in each comment) and its width; [`get`] and [`set`] do what `MLX5_GET`/`MLX5_SET` do
 //! (every field of at most 32 bits lies inside one big-endian dword). 64-bit fields are read
 //! and written at their byte offset with the shared byte-order helpers
-//! ([`crate::dp::bytes::be64`], [`crate::dp::bytes::put_be64`]).
+//! ([`crate::hwif::bytes::be64`], [`crate::hwif::bytes::put_be64`]).
 //!
 //! This is the device model's own transcription; it shares nothing with the driver's.
 //!
 //! This file holds the fields' mechanics and the command interface's framing (the
 //! initialization segment, the command entry and mailboxes, delivery and command statuses,
 //! the opcodes, the input and output headers); the commands' layouts sit in files named as
-//! the handlers in [`super::cmd`] (and the driver's `dp/mlx5/cmd/`): [`hca`] (with
+//! the handlers in [`super::cmd`] (and the driver's `hwif/mlx5/cmd/`): [`hca`] (with
 //! [`gen_cap`], [`ft_cap`], [`eth_cap`], [`adapter`]), [`pages`], [`mkey`] (with [`qcnt`]),
 //! `res.rs` ([`eq`], [`cq`], [`wq`], [`tis`], [`rqt`], [`tir`], [`eqe`]), [`fs`], [`vport`]
 //! (with [`reg`]).

@@ -1,0 +1,220 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! What a queue of either family needs from its caller, family-neutral: the packet to send
+//! ([`TxPacket`]), the DMA mapping of its data ([`TxDmaMap`], [`DmaEntry`]), the netdev TX
+//! queue with BQL ([`TxQueue`]), why a packet comes back ([`TxReject`]), and receive buffers
+//! ([`RxBuffer`], [`RxBufProvider`]). The kernel implements them over `sk_buff`, the DMA API
+//! and page_pool; the host over plain buffers.
+
+use crate::hwif::hdr::{self, Headers};
+use crate::hwif::hw::DmaAddr;
+
+/// A VLAN tag to insert.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct VlanTag {
+    /// Tag control information (PCP, DEI, VID).
+    pub tci: u16,
+    /// 802.1ad (S-VLAN, TPID 0x88a8) instead of 802.1Q.
+    pub dot1ad: bool,
+}
+
+/// Checksum offload request of a packet.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TxCsum {
+    /// No offload (`CHECKSUM_NONE` or already complete).
+    None,
+    /// `CHECKSUM_PARTIAL` on the outer headers.
+    Partial,
+    /// `CHECKSUM_PARTIAL` on the inner headers of an encapsulated packet.
+    PartialInner,
+}
+
+/// Segmentation offload request of a packet.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Gso {
+    /// MSS (`gso_size`).
+    pub size: u16,
+    /// Number of segments the packet becomes (`gso_segs`).
+    pub segs: u16,
+}
+
+/// A packet to transmit, as the data path sees it.
+///
+/// The kernel implements it for `sk_buff`, the host for plain buffers. The first
+/// `linear().len()` bytes are the linear part (`skb_headlen`); the rest is in
+/// [`TxPacket::nr_frags`] fragments.
+pub trait TxPacket {
+    /// Total length in bytes (`skb->len`).
+    fn pkt_len(&self) -> u32;
+    /// The linear part's bytes, for header parsing and inline copies.
+    fn linear(&self) -> &[u8];
+    /// Number of page fragments.
+    fn nr_frags(&self) -> usize;
+    /// Length of fragment `i`.
+    fn frag_len(&self, i: usize) -> u32;
+    /// Segmentation offload, if the packet is GSO.
+    fn gso(&self) -> Option<Gso> {
+        None
+    }
+    /// Checksum offload request.
+    fn csum(&self) -> TxCsum {
+        TxCsum::None
+    }
+    /// VLAN tag to insert (`skb_vlan_tag_present`).
+    fn vlan(&self) -> Option<VlanTag> {
+        None
+    }
+    /// Header offsets and lengths. The default parses [`TxPacket::linear`].
+    fn headers(&self) -> Headers {
+        hdr::parse(self.linear())
+    }
+}
+
+/// How a DMA mapping was made, so it can be undone the same way.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum DmaKind {
+    /// `dma_map_single` of (part of) the linear area.
+    #[default]
+    Single,
+    /// `skb_frag_dma_map` of a page fragment.
+    Page,
+}
+
+/// One DMA mapping kept until completion (an entry of the dma FIFO).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct DmaEntry {
+    /// Bus address.
+    pub addr: DmaAddr,
+    /// Length in bytes.
+    pub len: u32,
+    /// How it was mapped.
+    pub kind: DmaKind,
+}
+
+/// DMA mapping of packet data, and unmapping at completion.
+pub trait TxDmaMap<P> {
+    /// Maps `len` bytes of the linear part of `pkt` starting at `offset`. `None` = failure.
+    fn map_linear(&mut self, pkt: &P, offset: u32, len: u32) -> Option<DmaAddr>;
+    /// Maps fragment `index` of `pkt` (its whole length). `None` = failure.
+    fn map_frag(&mut self, pkt: &P, index: usize) -> Option<DmaAddr>;
+    /// Undoes one mapping.
+    fn unmap(&mut self, entry: DmaEntry);
+}
+
+/// The netdev TX queue the SQ feeds, with its byte queue limits.
+pub trait TxQueue {
+    /// Stops the queue (`netif_tx_stop_queue`).
+    fn stop(&mut self);
+    /// Wakes the queue (`netif_tx_wake_queue`).
+    fn wake(&mut self);
+    /// Whether the driver stopped the queue (`netif_tx_queue_stopped`).
+    fn is_stopped(&self) -> bool;
+    /// Accounts `bytes` sent (`__netdev_tx_sent_queue`); returns whether the doorbell must be
+    /// rung now: `!xmit_more`, or the queue is stopped (by the driver or by BQL).
+    fn sent(&mut self, bytes: u32, xmit_more: bool) -> bool;
+    /// Accounts completions (`netdev_tx_completed_queue`).
+    fn completed(&mut self, pkts: u32, bytes: u32);
+}
+
+/// Why a packet was handed back instead of queued.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TxRejectReason {
+    /// No room in the SQ: requeue it (`NETDEV_TX_BUSY`). Not counted as a drop.
+    Busy,
+    /// The SQ is in an error state.
+    SqError,
+    /// A DMA mapping failed.
+    MapError,
+    /// The packet description is inconsistent (headers not in the linear part, GSO without
+    /// an MSS or a transport header, ...).
+    Malformed,
+    /// The WQE would exceed the SQ's maximum WQE size.
+    TooManySegments,
+    /// The inline header would exceed the maximum inline size.
+    HeaderTooLong,
+}
+
+/// A packet handed back to the caller, who must free it (or requeue it on `Busy`).
+#[derive(Debug)]
+pub struct TxReject<P> {
+    /// The packet.
+    pub pkt: P,
+    /// Why.
+    pub reason: TxRejectReason,
+}
+
+/// A receive buffer.
+pub trait RxBuffer {
+    /// Bus address the device writes the packet to (headroom included).
+    fn dma_addr(&self) -> DmaAddr;
+}
+
+/// Where receive buffers come from and go back to.
+pub trait RxBufProvider<B> {
+    /// A fresh buffer of at least the RQ's buffer size, or `None`.
+    fn alloc(&mut self) -> Option<B>;
+    /// Takes back a buffer the RQ does not deliver (error CQE, teardown).
+    fn recycle(&mut self, buf: B);
+}
+
+/// The buffers of a received packet after its first (RX scatter: one packet over several
+/// buffers of an RX WQE). Each step takes the next buffer out of its slot with the bytes
+/// of the packet it holds; the buffers not taken stay in their slots, posted again with
+/// the WQE (as mlx5e re-posts the fragments a packet did not use).
+pub struct RxFrags<'a, B> {
+    slots: &'a mut [Option<B>],
+    /// Bytes of the packet in the buffers not taken yet.
+    left: u32,
+    /// Bytes of each buffer.
+    seg: u32,
+}
+
+impl<'a, B> RxFrags<'a, B> {
+    /// The fragments of a packet whose bytes after the first buffer are `left`, in `slots`
+    /// of `seg` bytes each.
+    pub fn new(slots: &'a mut [Option<B>], left: u32, seg: u32) -> Self {
+        Self { slots, left, seg }
+    }
+
+    /// No fragments (a packet in one buffer).
+    pub fn none() -> Self {
+        Self {
+            slots: &mut [],
+            left: 0,
+            seg: 0,
+        }
+    }
+
+    /// Whether the packet has bytes beyond its first buffer.
+    pub fn is_empty(&self) -> bool {
+        self.left == 0
+    }
+
+    /// Bytes of the packet in the buffers not taken yet.
+    pub fn bytes(&self) -> u32 {
+        self.left
+    }
+}
+
+impl<B> Iterator for RxFrags<'_, B> {
+    /// A buffer and how many bytes of the packet it holds (from its start).
+    type Item = (B, u32);
+
+    fn next(&mut self) -> Option<(B, u32)> {
+        if self.left == 0 {
+            return None;
+        }
+        let (first, rest) = core::mem::take(&mut self.slots).split_first_mut()?;
+        self.slots = rest;
+        let len = self.left.min(self.seg);
+        self.left = self.left.saturating_sub(len);
+        // A slot the RQ posted is never empty; if it were, the packet ends here.
+        match first.take() {
+            Some(b) => Some((b, len)),
+            None => {
+                self.left = 0;
+                None
+            }
+        }
+    }
+}
