@@ -137,25 +137,11 @@ impl<C: Coherent> Eq<C> {
     /// An EQ of `2^log_sz` EQEs over `buf`, number `eqn` (from CREATE_EQ), whose doorbells
     /// are in the UAR page at `uar_offset` of BAR0. Initialises every owner byte to 1.
     pub fn new(buf: C, log_sz: u8, eqn: u8, uar_offset: u32) -> Result<Self, QueueSetupError> {
-        if !(EQ_LOG_SIZE_MIN..=EQ_LOG_SIZE_MAX).contains(&log_sz) {
-            return Err(QueueSetupError::BadLogSize);
+        let eq = Self::created(buf, log_sz, eqn, uar_offset)?;
+        for i in 0..=eq.mask as usize {
+            eq.buf.write(i * EQE_SIZE + off::OWNER, &[EQE_OWNER_INIT]);
         }
-        let n = 1usize << log_sz;
-        if buf.size() < n * EQE_SIZE {
-            return Err(QueueSetupError::BufferTooSmall);
-        }
-        for i in 0..n {
-            buf.write(i * EQE_SIZE + off::OWNER, &[EQE_OWNER_INIT]);
-        }
-        Ok(Self {
-            buf,
-            log_sz,
-            mask: (n - 1) as u32,
-            cc: 0,
-            eqn,
-            uar_offset,
-            stats: EqStats::default(),
-        })
+        Ok(eq)
     }
 
     /// An EQ over a ring the caller initialised before CREATE_EQ (every owner byte 1, as

@@ -248,6 +248,20 @@ pub fn set_fte_fwd_tir(
     Ok(SET_FTE_IN_LEN)
 }
 
+/// [`set_fte_fwd_tir`] with no ethertype or protocol to match, for the caller to add its
+/// match and destination to: the command as a slice of `buf`.
+fn set_fte_fwd_unmatched(
+    buf: &mut [u8],
+    table_id: u32,
+    group_id: u32,
+    flow_index: u32,
+    dest: u32,
+) -> Result<&mut [u8], FormatError> {
+    let m = MatchValue::default();
+    let n = set_fte_fwd_tir(buf, table_id, group_id, flow_index, &m, dest)?;
+    buf.get_mut(..n).ok_or(FormatError::BadParam)
+}
+
 /// DELETE_FLOW_TABLE_ENTRY at `flow_index` of table `table_id`.
 pub fn delete_fte(buf: &mut [u8], table_id: u32, flow_index: u32) -> Result<usize, FormatError> {
     let b = table_cmd(buf, op::DELETE_FLOW_TABLE_ENTRY, 0, table_id)?;
@@ -501,17 +515,9 @@ pub fn set_fte_tuple(
     m: &TupleMatch,
     tirn: u32,
 ) -> Result<usize, FormatError> {
-    let n = set_fte_fwd_tir(
-        buf,
-        table_id,
-        group_id,
-        flow_index,
-        &MatchValue::default(),
-        tirn,
-    )?;
-    let b = buf.get_mut(..n).ok_or(FormatError::BadParam)?;
+    let b = set_fte_fwd_unmatched(buf, table_id, group_id, flow_index, tirn)?;
     m.write(b, FC_MATCH_VALUE / 8, false);
-    Ok(n)
+    Ok(b.len())
 }
 
 // ---------------------------------------------------------------------------------------
@@ -572,19 +578,11 @@ pub fn set_fte_dmac_fwd_table(
     dmac: &[u8; 6],
     dest_table: u32,
 ) -> Result<usize, FormatError> {
-    let n = set_fte_fwd_tir(
-        buf,
-        table_id,
-        group_id,
-        flow_index,
-        &MatchValue::default(),
-        dest_table,
-    )?;
-    let b = buf.get_mut(..n).ok_or(FormatError::BadParam)?;
+    let b = set_fte_fwd_unmatched(buf, table_id, group_id, flow_index, dest_table)?;
     DEST_TYPE.set(b, u64::from(DEST_TYPE_FLOW_TABLE));
     let at = FC_MATCH_VALUE / 8 + MATCH_DMAC_BYTE;
     put_mac(b, at, dmac)?;
-    Ok(n)
+    Ok(b.len())
 }
 
 /// What the L2 table lets through, as mlx5e's rx-mode work programs it
