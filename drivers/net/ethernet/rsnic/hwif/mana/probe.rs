@@ -191,6 +191,17 @@ pub struct Probe<'a> {
     resp: [u8; RESP_BUF],
 }
 
+/// The length of the response to message `id` ([`Probe::response`]), or `return Ok(false)`
+/// (wait) from the calling step when it has not arrived yet.
+macro_rules! response_or_wait {
+    ($self:ident, $env:ident, $hwc:ident, $id:ident) => {
+        match $self.response($env, $hwc, $id)? {
+            Some(n) => n,
+            None => return Ok(false),
+        }
+    };
+}
+
 impl<'a> Probe<'a> {
     /// A probe that has not started.
     pub fn new(cfg: ProbeConfig<'a>) -> Self {
@@ -309,6 +320,21 @@ impl<'a> Probe<'a> {
         Ok(true)
     }
 
+    /// Sends `struct gdma_general_req` with `code` ([`req::general`]), expecting
+    /// `resp_size` bytes back.
+    fn send_general<C: Coherent, E: Mmio + Barriers>(
+        &mut self,
+        env: &E,
+        hwc: &mut Hwc<C>,
+        scratch: &mut [u8],
+        code: u32,
+        resp_size: usize,
+        who: Caller,
+    ) -> Result<bool, ProbeErrorKind> {
+        let n = req::general(scratch, code, resp_size, who).map_err(ProbeErrorKind::Msg)?;
+        self.send(env, hwc, &scratch[..n])
+    }
+
     /// The response to message `id`, if it arrived (`Ok(None)`: wait).
     fn response<C: Coherent, E: Mmio + Barriers>(
         &mut self,
@@ -376,9 +402,7 @@ impl<'a> Probe<'a> {
                 self.send(env, hwc, &buf[..n])
             }
             (Stage::HwcTest, Sub::Resp(id)) => {
-                let Some(n) = self.response(env, hwc, id)? else {
-                    return Ok(false);
-                };
+                let n = response_or_wait!(self, env, hwc, id);
                 req::parse_general(&self.resp[..n], req::GDMA_GENERATE_TEST_EQE, None)
                     .map_err(Msg)?;
                 self.sub = Sub::TestEvent;
@@ -398,29 +422,23 @@ impl<'a> Probe<'a> {
                 self.send(env, hwc, &buf[..n])
             }
             (Stage::VerifyVersion, Sub::Resp(id)) => {
-                let Some(n) = self.response(env, hwc, id)? else {
-                    return Ok(false);
-                };
+                let n = response_or_wait!(self, env, hwc, id);
                 let r = req::parse_verify_vf_version(&self.resp[..n]).map_err(Msg)?;
                 self.info.pf_cap_flags1 = r.pf_cap_flags1;
                 self.info.gdma_protocol_ver = r.gdma_protocol_ver;
                 self.stage = Stage::QueryMaxResources;
                 Ok(true)
             }
-            (Stage::QueryMaxResources, Sub::Start) => {
-                let n = req::general(
-                    buf,
-                    req::GDMA_QUERY_MAX_RESOURCES,
-                    req::QUERY_MAX_RES_RESP_SIZE,
-                    Caller::GDMA,
-                )
-                .map_err(Msg)?;
-                self.send(env, hwc, &buf[..n])
-            }
+            (Stage::QueryMaxResources, Sub::Start) => self.send_general(
+                env,
+                hwc,
+                buf,
+                req::GDMA_QUERY_MAX_RESOURCES,
+                req::QUERY_MAX_RES_RESP_SIZE,
+                Caller::GDMA,
+            ),
             (Stage::QueryMaxResources, Sub::Resp(id)) => {
-                let Some(n) = self.response(env, hwc, id)? else {
-                    return Ok(false);
-                };
+                let n = response_or_wait!(self, env, hwc, id);
                 let m = req::parse_query_max_resources(&self.resp[..n]).map_err(Msg)?;
                 self.info.max = m;
                 // mana_gd_query_max_resources: MSI-X, then queues bounded by every limit and
@@ -440,20 +458,16 @@ impl<'a> Probe<'a> {
                 self.stage = Stage::ListDevices;
                 Ok(true)
             }
-            (Stage::ListDevices, Sub::Start) => {
-                let n = req::general(
-                    buf,
-                    req::GDMA_LIST_DEVICES,
-                    req::LIST_DEVICES_RESP_SIZE,
-                    Caller::GDMA,
-                )
-                .map_err(Msg)?;
-                self.send(env, hwc, &buf[..n])
-            }
+            (Stage::ListDevices, Sub::Start) => self.send_general(
+                env,
+                hwc,
+                buf,
+                req::GDMA_LIST_DEVICES,
+                req::LIST_DEVICES_RESP_SIZE,
+                Caller::GDMA,
+            ),
             (Stage::ListDevices, Sub::Resp(id)) => {
-                let Some(n) = self.response(env, hwc, id)? else {
-                    return Ok(false);
-                };
+                let n = response_or_wait!(self, env, hwc, id);
                 let l = req::parse_list_devices(&self.resp[..n]).map_err(Msg)?;
                 self.info.mana = l.mana.ok_or(ProbeErrorKind::Limits)?;
                 self.stage = Stage::RegisterDevice;
@@ -464,19 +478,17 @@ impl<'a> Probe<'a> {
                     dev_id: self.info.mana,
                     activity_id: 0,
                 };
-                let n = req::general(
+                self.send_general(
+                    env,
+                    hwc,
                     buf,
                     req::GDMA_REGISTER_DEVICE,
                     req::REGISTER_DEVICE_RESP_SIZE,
                     who,
                 )
-                .map_err(Msg)?;
-                self.send(env, hwc, &buf[..n])
             }
             (Stage::RegisterDevice, Sub::Resp(id)) => {
-                let Some(n) = self.response(env, hwc, id)? else {
-                    return Ok(false);
-                };
+                let n = response_or_wait!(self, env, hwc, id);
                 let r = req::parse_register_device(&self.resp[..n]).map_err(Msg)?;
                 self.info.reg = r;
                 self.registered = true;
@@ -496,9 +508,7 @@ impl<'a> Probe<'a> {
                 self.send(env, hwc, &buf[..n])
             }
             (Stage::QueryDevConfig, Sub::Resp(id)) => {
-                let Some(n) = self.response(env, hwc, id)? else {
-                    return Ok(false);
-                };
+                let n = response_or_wait!(self, env, hwc, id);
                 let who = self.last_caller();
                 self.info.dev = req::parse_query_dev_config(&self.resp[..n], who).map_err(Msg)?;
                 self.stage = Stage::QueryVports;
@@ -519,9 +529,7 @@ impl<'a> Probe<'a> {
                 self.send(env, hwc, &buf[..n])
             }
             (Stage::QueryVports, Sub::Resp(id)) => {
-                let Some(n) = self.response(env, hwc, id)? else {
-                    return Ok(false);
-                };
+                let n = response_or_wait!(self, env, hwc, id);
                 let who = self.last_caller();
                 let v = req::parse_query_vport_config(&self.resp[..n], who).map_err(Msg)?;
                 if let Some(d) = self.info.vports.get_mut(self.vport) {
@@ -582,9 +590,7 @@ impl<'a> Probe<'a> {
                 self.send(env, hwc, &buf[..n])
             }
             (EqStep::Region, Sub::Resp(id)) => {
-                let Some(n) = self.response(env, hwc, id)? else {
-                    return Ok(false);
-                };
+                let n = response_or_wait!(self, env, hwc, id);
                 self.region = req::parse_create_dma_region(&self.resp[..n]).map_err(Msg)?;
                 self.eq_step = if self.pages_done < pages {
                     EqStep::AddPages
@@ -606,9 +612,7 @@ impl<'a> Probe<'a> {
                 self.send(env, hwc, &buf[..n])
             }
             (EqStep::AddPages, Sub::Resp(id)) => {
-                let Some(n) = self.response(env, hwc, id)? else {
-                    return Ok(false);
-                };
+                let n = response_or_wait!(self, env, hwc, id);
                 req::parse_general(&self.resp[..n], req::GDMA_DMA_REGION_ADD_PAGES, None)
                     .map_err(Msg)?;
                 if self.pages_done >= pages {
@@ -630,9 +634,7 @@ impl<'a> Probe<'a> {
                 self.send(env, hwc, &buf[..n])
             }
             (EqStep::Create, Sub::Resp(id)) => {
-                let Some(n) = self.response(env, hwc, id)? else {
-                    return Ok(false);
-                };
+                let n = response_or_wait!(self, env, hwc, id);
                 let q = req::parse_create_queue(&self.resp[..n]).map_err(Msg)?;
                 if q > 0xffff {
                     return Err(Msg(MsgError::BadValue));
@@ -652,9 +654,7 @@ impl<'a> Probe<'a> {
                 self.send(env, hwc, &buf[..n])
             }
             (EqStep::Test, Sub::Resp(id)) => {
-                let Some(n) = self.response(env, hwc, id)? else {
-                    return Ok(false);
-                };
+                let n = response_or_wait!(self, env, hwc, id);
                 req::parse_general(&self.resp[..n], req::GDMA_GENERATE_TEST_EQE, None)
                     .map_err(Msg)?;
                 self.sub = Sub::TestEvent;
