@@ -372,7 +372,9 @@ pub fn parse_query_pause(resp: &[u8], who: Caller) -> Result<PauseState, MsgErro
 pub struct RxSteer<'a> {
     /// The vport handle.
     pub vport: u64,
-    /// `rx_enable`: [`TRI_STATE_TRUE`], [`TRI_STATE_FALSE`] or [`TRI_STATE_UNKNOWN`].
+    /// `rx_enable`: [`TRI_STATE_TRUE`](super::TRI_STATE_TRUE),
+    /// [`TRI_STATE_FALSE`](super::TRI_STATE_FALSE) or
+    /// [`TRI_STATE_UNKNOWN`](super::TRI_STATE_UNKNOWN).
     pub rx_enable: u32,
     /// `rss_enable` (same values).
     pub rss_enable: u32,

@@ -122,8 +122,9 @@ where
     }
 
     /// One NAPI round of the TX CQ: [`Sq::poll_cq`], then the CQ re-arm rule with the
-    /// packets released as the work done ([`Cq::napi_done`]). Returns the poll and whether
-    /// NAPI completes.
+    /// packets released as the work done
+    /// ([`Cq::napi_done`](crate::hwif::mana::cq::Cq::napi_done)). Returns the poll and
+    /// whether NAPI completes.
     pub fn napi_poll<E>(
         &mut self,
         budget: u32,

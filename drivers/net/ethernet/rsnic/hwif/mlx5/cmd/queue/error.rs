@@ -144,7 +144,8 @@ pub enum CmdErrorKind {
     /// not posted, or was abandoned.
     Gone,
     /// The firmware asks for more pages than the driver gives any function
-    /// ([`super::pages::MAX_FW_PAGES`]); the driver refuses (-ENOMEM).
+    /// ([`MAX_FW_PAGES`](crate::hwif::mlx5::cmd::pages::MAX_FW_PAGES)); the driver refuses
+    /// (-ENOMEM).
     TooManyPages {
         /// Pages asked for.
         asked: u32,
