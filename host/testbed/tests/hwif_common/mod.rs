@@ -11,13 +11,14 @@ use rsnic_core::hwif::hw::{Barriers, Coherent, DmaAddr, Mmio};
 use rsnic_core::hwif::mlx5::cq::Cq;
 use rsnic_core::hwif::mlx5::cqe::{Cqe64, CQE_REQ};
 use rsnic_core::hwif::mlx5::rq::{Rq, RqParams, RxBufProvider, RxBuffer};
-use rsnic_core::hwif::mlx5::sq::{FifoEntry, Sq, SqParams, WqeInfo, BF_OFFSET};
+use rsnic_core::hwif::mlx5::sq::{SqParams, BF_OFFSET};
 use rsnic_core::hwif::mlx5::tx::{
     DmaEntry, DmaKind, Gso, InlineMode, TxCsum, TxDmaMap, TxPacket, TxQueue, VlanTag,
 };
 #[allow(unused_imports)]
 pub use rsnic_testbed::fixtures::{tcp4_frame, udp4_frame, write_cqe};
 use rsnic_testbed::mem::{HostBuf, HostMemory};
+use rsnic_testbed::pair::{new_vec_sq, VecSq};
 
 /// One observable event, in program order.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -308,7 +309,7 @@ impl RxBufProvider<RxBuf> for Env {
     }
 }
 
-pub type TestSq = Sq<Pkt, LBuf, Vec<WqeInfo<Pkt>>, Vec<FifoEntry<Pkt>>, Vec<DmaEntry>>;
+pub type TestSq = VecSq<Pkt, LBuf>;
 pub type TestRq = Rq<RxBuf, LBuf, Vec<Option<RxBuf>>>;
 
 pub const SQN: u32 = 0x0000_0abc;
@@ -339,16 +340,7 @@ pub fn make_sq(env: &Env, p: SqParams) -> TestSq {
     let cqbuf = LBuf::new(mem, n * 64, "cq", None);
     let cqdbr = LBuf::new(mem, 8, "cq_dbr", Some(env.log.clone()));
     let cq = Cq::new(cqbuf, cqdbr, 0, p.log_sz, 0x77, UAR).unwrap();
-    Sq::new(
-        p,
-        wq,
-        dbr,
-        cq,
-        (0..n).map(|_| WqeInfo::default()).collect(),
-        (0..4 * n).map(|_| FifoEntry::default()).collect(),
-        vec![DmaEntry::default(); 4 * n],
-    )
-    .unwrap()
+    new_vec_sq(p, wq, dbr, cq).unwrap()
 }
 
 pub fn make_rq(env: &Env, log_sz: u8, buf_size: u32, wqe_bulk: u16) -> TestRq {
