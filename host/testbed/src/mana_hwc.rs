@@ -246,4 +246,25 @@ impl HwcHost {
         let r = self.request(|b| build(b, who))?;
         req::parse_general(&r, code, Some(who)).map_err(CallError::Msg)
     }
+
+    /// MANA_CONFIG_VPORT_RX turning RX off on `vport`, as `mana_dealloc_queues` does: RSS
+    /// unknown, nothing updated, a zero hash key and an indirection table of `entries` zeros.
+    pub fn vport_rx_off(&mut self, vport: u64, entries: usize) -> Result<(), CallError> {
+        let key = [0u8; 40];
+        let tab = vec![0u64; entries];
+        let steer = req::RxSteer {
+            vport,
+            rx_enable: req::TRI_STATE_FALSE,
+            rss_enable: req::TRI_STATE_UNKNOWN,
+            update_default_rxobj: false,
+            update_hashkey: false,
+            update_indir_tab: false,
+            default_rxobj: 0,
+            hashkey: &key,
+            indir_tab: &tab,
+        };
+        self.simple(req::MANA_CONFIG_VPORT_RX, |b, who| {
+            req::config_vport_rx(b, who, &steer)
+        })
+    }
 }

@@ -100,6 +100,21 @@ impl Bar0 for ManaBar {
     }
 }
 
+/// `n` numbered 64-byte test frames from the TX port's MAC to the RX port's (ethertype
+/// 0x88b5): byte 14 is the frame's number, every other byte after the header is `tag`.
+pub fn numbered_frames(n: usize, tag: u8) -> Vec<Frame> {
+    (0..n)
+        .map(|i| {
+            let mut b = vec![tag; 64];
+            b[..6].copy_from_slice(&[0x02, 0, 0, 0, 0, 2]);
+            b[6..12].copy_from_slice(&[0x02, 0, 0, 0, 0, 1]);
+            b[12..14].copy_from_slice(&[0x88, 0xb5]);
+            b[14] = i as u8;
+            Frame::linear(b)
+        })
+        .collect()
+}
+
 /// A device with `ports` ports and full scratch.
 pub fn new_mana(ports: usize) -> HostMana {
     let q = vec![QueueSet::EMPTY; ports * MAX_QUEUES];
@@ -705,35 +720,25 @@ impl ManaPair {
 /// `mana_dealloc_queues` do.
 fn steer_rx(h: &mut HwcHost, rq: Option<u64>) -> Result<(), CallError> {
     let vport = h.info.vports[RX_PORT].vport;
-    let tab = vec![rq.unwrap_or(0); 64];
-    let key = if rq.is_some() { HWC_PAIR_KEY } else { [0; 40] };
+    let Some(handle) = rq else {
+        return h.vport_rx_off(vport, 64);
+    };
+    let tab = vec![handle; 64];
+    let key = HWC_PAIR_KEY;
     h.simple(req::MANA_CONFIG_VPORT_RX, |b, who| {
         req::config_vport_rx(
             b,
             who,
-            &match rq {
-                Some(handle) => RxSteer {
-                    vport,
-                    rx_enable: req::TRI_STATE_TRUE,
-                    rss_enable: req::TRI_STATE_TRUE,
-                    update_default_rxobj: true,
-                    update_hashkey: true,
-                    update_indir_tab: true,
-                    default_rxobj: handle,
-                    hashkey: &key,
-                    indir_tab: &tab,
-                },
-                None => RxSteer {
-                    vport,
-                    rx_enable: req::TRI_STATE_FALSE,
-                    rss_enable: req::TRI_STATE_UNKNOWN,
-                    update_default_rxobj: false,
-                    update_hashkey: false,
-                    update_indir_tab: false,
-                    default_rxobj: 0,
-                    hashkey: &key,
-                    indir_tab: &tab,
-                },
+            &RxSteer {
+                vport,
+                rx_enable: req::TRI_STATE_TRUE,
+                rss_enable: req::TRI_STATE_TRUE,
+                update_default_rxobj: true,
+                update_hashkey: true,
+                update_indir_tab: true,
+                default_rxobj: handle,
+                hashkey: &key,
+                indir_tab: &tab,
             },
         )
     })

@@ -18,20 +18,9 @@ use rsnic_core::sim::mana::{
     CmdError, Fault, BAD_CQ_ID, BAD_OWNER_XOR, BAD_WQ_ID, STATUS_INTERNAL_ERROR,
 };
 use rsnic_testbed::mana_hwc::{CallError, HwcHost};
-use rsnic_testbed::mana_pair::{new_mana, Frame, ManaConfig, ManaPair, RX_PORT, TX_PORT};
-
-fn frames(n: usize, tag: u8) -> Vec<Frame> {
-    (0..n)
-        .map(|i| {
-            let mut b = vec![tag; 64];
-            b[..6].copy_from_slice(&[0x02, 0, 0, 0, 0, 2]);
-            b[6..12].copy_from_slice(&[0x02, 0, 0, 0, 0, 1]);
-            b[12..14].copy_from_slice(&[0x88, 0xb5]);
-            b[14] = i as u8;
-            Frame::linear(b)
-        })
-        .collect()
-}
+use rsnic_testbed::mana_pair::{
+    new_mana, numbered_frames as frames, ManaConfig, ManaPair, RX_PORT, TX_PORT,
+};
 
 /// The frame numbers (byte 14) of what was received.
 fn numbers(rx: &[rsnic_testbed::mana_pair::RxFrame]) -> Vec<u8> {

@@ -146,26 +146,7 @@ fn pair_through_hwc_carries_traffic_and_tears_down() {
 
     // Teardown as mana_dealloc_queues: RX off, fence, destroy RQ and SQ objects.
     let vport = h.info.vports[RX_PORT].vport;
-    let key = [0u8; 40];
-    let tab = [0u64; 64];
-    h.simple(req::MANA_CONFIG_VPORT_RX, |b, who| {
-        req::config_vport_rx(
-            b,
-            who,
-            &req::RxSteer {
-                vport,
-                rx_enable: req::TRI_STATE_FALSE,
-                rss_enable: req::TRI_STATE_UNKNOWN,
-                update_default_rxobj: false,
-                update_hashkey: false,
-                update_indir_tab: false,
-                default_rxobj: 0,
-                hashkey: &key,
-                indir_tab: &tab,
-            },
-        )
-    })
-    .unwrap();
+    h.vport_rx_off(vport, 64).unwrap();
     // With RX off, frames are dropped by the device, not delivered.
     assert_eq!(p.send_burst(&frames[..3]), 3);
     assert!(p.settle(64).is_empty());

@@ -13,20 +13,9 @@ use rsnic_core::hwif::mana::rq::RqError;
 use rsnic_core::hwif::mana::sq::SqError;
 use rsnic_core::sim::mana::{Fault, BAD_WQ_ID, STATUS_INTERNAL_ERROR};
 use rsnic_testbed::mana_hwc::CallError;
-use rsnic_testbed::mana_pair::{Frame, ManaConfig, ManaPair, Reopened, RX_PORT, TX_PORT};
-
-fn frames(n: usize, tag: u8) -> Vec<Frame> {
-    (0..n)
-        .map(|i| {
-            let mut b = vec![tag; 64];
-            b[..6].copy_from_slice(&[0x02, 0, 0, 0, 0, 2]);
-            b[6..12].copy_from_slice(&[0x02, 0, 0, 0, 0, 1]);
-            b[12..14].copy_from_slice(&[0x88, 0xb5]);
-            b[14] = i as u8;
-            Frame::linear(b)
-        })
-        .collect()
-}
+use rsnic_testbed::mana_pair::{
+    numbered_frames as frames, ManaConfig, ManaPair, Reopened, RX_PORT, TX_PORT,
+};
 
 /// (frame number, tag) of what was received.
 fn got(rx: &[rsnic_testbed::mana_pair::RxFrame]) -> Vec<(u8, u8)> {

@@ -254,24 +254,10 @@ impl World {
 
     /// Teardown in upstream's order; every step must succeed.
     fn teardown(&mut self) -> Result<(), TestCaseError> {
-        let key = [0u8; 40];
-        let tab = [0u64; 1];
         for p in 0..2 {
-            let s = req::RxSteer {
-                vport: self.h.info.vports[p].vport,
-                rx_enable: req::TRI_STATE_FALSE,
-                rss_enable: req::TRI_STATE_UNKNOWN,
-                update_default_rxobj: false,
-                update_hashkey: false,
-                update_indir_tab: false,
-                default_rxobj: 0,
-                hashkey: &key,
-                indir_tab: &tab,
-            };
+            let vport = self.h.info.vports[p].vport;
             self.h
-                .simple(req::MANA_CONFIG_VPORT_RX, |b, who| {
-                    req::config_vport_rx(b, who, &s)
-                })
+                .vport_rx_off(vport, 1)
                 .map_err(|e| TestCaseError::fail(format!("rx off: {e:?}")))?;
         }
         for (hd, rq, _) in std::mem::take(&mut self.objs) {
