@@ -2,7 +2,7 @@
 //! WQ objects, traffic, teardown; every effect on the device goes through BAR0 registers,
 //! DMA memory and interrupts.
 
-use rsnic_core::hwif::mana::gdma_req::{self as req, Caller, MsgError};
+use rsnic_core::hwif::mana::gdma_req::{self as req, MsgError};
 use rsnic_core::hwif::mana::hwc::HwcError;
 use rsnic_core::hwif::mana::probe::{
     Action, Probe, ProbeConfig, ProbeErrorKind, Stage, MAX_VPORTS,
@@ -10,7 +10,7 @@ use rsnic_core::hwif::mana::probe::{
 use rsnic_core::sim::mana::{
     self as sim, HWC_EQ_ID, MANA_DB_ID, MANA_DEV_ID, MANA_MKEY, MANA_PDID,
 };
-use rsnic_testbed::mana_hwc::{CallError, HwcHost};
+use rsnic_testbed::mana_hwc::{deregister_device, device_caller, CallError, HwcHost};
 use rsnic_testbed::mana_pair::{
     new_mana, Frame, ManaConfig, ManaPair, HWC_PAIR_KEY, RX_PORT, TX_PORT,
 };
@@ -183,19 +183,7 @@ fn pair_through_hwc_carries_traffic_and_tears_down() {
         req::parse_general(&r, req::GDMA_DISABLE_QUEUE, None).unwrap();
     }
     let dev = h.info.mana;
-    let r = h
-        .request(|b| {
-            req::general(
-                b,
-                req::GDMA_DEREGISTER_DEVICE,
-                req::RESP_HDR_SIZE,
-                Caller {
-                    dev_id: dev,
-                    activity_id: 0,
-                },
-            )
-        })
-        .unwrap();
+    let r = h.request(|b| deregister_device(b, dev)).unwrap();
     req::parse_general(&r, req::GDMA_DEREGISTER_DEVICE, None).unwrap();
     let base = h.hwc.regs().smc_base().unwrap();
     rsnic_core::hwif::mana::smc::write_destroy(&h.env, base);
@@ -286,13 +274,7 @@ fn failed_probe_says_what_to_undo() {
             let mana = p.info().mana;
             if eqs > 0 {
                 // Still registered with EQs alive: refused.
-                let who = Caller {
-                    dev_id: mana,
-                    activity_id: 0,
-                };
-                let e = h.request(|b| {
-                    req::general(b, req::GDMA_DEREGISTER_DEVICE, req::RESP_HDR_SIZE, who)
-                });
+                let e = h.request(|b| deregister_device(b, mana));
                 assert_eq!(
                     e,
                     Err(CallError::Hwc(HwcError::Status(sim::STATUS_DEVICE_BUSY)))
@@ -304,13 +286,7 @@ fn failed_probe_says_what_to_undo() {
                     .unwrap();
                 req::parse_general(&r, req::GDMA_DISABLE_QUEUE, None).unwrap();
             }
-            let who = Caller {
-                dev_id: mana,
-                activity_id: 0,
-            };
-            let r = h
-                .request(|b| req::general(b, req::GDMA_DEREGISTER_DEVICE, req::RESP_HDR_SIZE, who))
-                .unwrap();
+            let r = h.request(|b| deregister_device(b, mana)).unwrap();
             req::parse_general(&r, req::GDMA_DEREGISTER_DEVICE, None).unwrap();
         }
     }
@@ -400,25 +376,12 @@ fn device_refuses_malformed_requests_with_a_status() {
             b,
             req::GDMA_REGISTER_DEVICE,
             req::REGISTER_DEVICE_RESP_SIZE,
-            Caller {
-                dev_id: mana,
-                activity_id: 0,
-            },
+            device_caller(mana),
         )
     });
     assert_eq!(status(h.call(&reg)), sim::STATUS_OBJECT_NAME_COLLISION);
     // DEREGISTER with the EQs' regions alive.
-    let dereg = build(|b| {
-        req::general(
-            b,
-            req::GDMA_DEREGISTER_DEVICE,
-            req::RESP_HDR_SIZE,
-            Caller {
-                dev_id: mana,
-                activity_id: 0,
-            },
-        )
-    });
+    let dereg = build(|b| deregister_device(b, mana));
     assert_eq!(status(h.call(&dereg)), sim::STATUS_DEVICE_BUSY);
     // A failure response is only the header, with the message id and ids echoed.
     let mut r = good.clone();

@@ -6,9 +6,9 @@
 
 use proptest::prelude::*;
 use rsnic_core::hwif::hw::Coherent;
-use rsnic_core::hwif::mana::gdma_req::{self as req, Caller};
+use rsnic_core::hwif::mana::gdma_req as req;
 use rsnic_core::hwif::mana::hwc::HwcError;
-use rsnic_testbed::mana_hwc::{CallError, HwcHost};
+use rsnic_testbed::mana_hwc::{deregister_device, CallError, HwcHost};
 use rsnic_testbed::mana_pair::new_mana;
 use rsnic_testbed::mem::HostBuf;
 
@@ -279,17 +279,7 @@ impl World {
             let r = self.h.request(|b| req::destroy_dma_region(b, hd));
             prop_assert!(r.is_ok(), "destroy region: {r:?}");
         }
-        let r = self.h.request(|b| {
-            req::general(
-                b,
-                req::GDMA_DEREGISTER_DEVICE,
-                req::RESP_HDR_SIZE,
-                Caller {
-                    dev_id: mana,
-                    activity_id: 0,
-                },
-            )
-        });
+        let r = self.h.request(|b| deregister_device(b, mana));
         prop_assert!(r.is_ok(), "deregister: {r:?}");
         let d = self.h.dev.borrow();
         let c = d.hwc_counters();
