@@ -778,16 +778,7 @@ fn make_sq(
     rsnic_testbed::mem::HostBuf,
 ) {
     let tis = h.exec(&tis_in(f.td), 16).ok().obj();
-    let sq = h.tb.mem.alloc(4096);
-    let dbr = h.tb.mem.alloc(8);
-    let sqn = h
-        .exec(
-            &sq_in(f.cq.cqn, tis, f.pd, f.uar, dbr.dma_addr(), 6, sq.dma_addr()),
-            16,
-        )
-        .ok()
-        .obj();
-    h.exec(&modify_in(0x905, sqn, 0, 1), 16).ok();
+    let (sqn, sq, dbr) = h.ready_sq(f.cq.cqn, tis, f.pd, f.uar);
     (sqn, sq, dbr)
 }
 
@@ -821,21 +812,7 @@ fn rss_follows_the_first_indirect_tir_and_its_key() {
     let mut f = func(&mut h, 1, 0);
     let mut rqns = Vec::new();
     for _ in 0..4 {
-        let rq = h.tb.mem.alloc(1024);
-        let dbr = h.tb.mem.alloc(8);
-        let rqn = h
-            .exec(
-                &rq_in(f.cq.cqn, f.pd, dbr.dma_addr(), 4, 6, rq.dma_addr()),
-                16,
-            )
-            .ok()
-            .obj();
-        h.exec(&modify_in(0x909, rqn, 0, 1), 16).ok();
-        for i in 0..64 {
-            let b = h.tb.mem.alloc(2048);
-            rq.write(i * 16, &dseg(2048, 0, b.dma_addr()));
-        }
-        dbr.write_be32(0, 64);
+        let (rqn, rq, dbr) = h.posted_rq(f.cq.cqn, f.pd);
         rqns.push((rqn, rq, dbr));
     }
     let list: Vec<u32> = rqns.iter().map(|r| r.0).collect();
@@ -1047,25 +1024,8 @@ fn uar_ownership_counters_and_sq_recovery() {
     assert_eq!(h.tb.device().bad_mmio(), 1);
     assert_eq!(c.wqes, 0);
     // Port 0 loops back to itself (PPLR) and receives through one RQ.
-    let mut pl = vec![0u8; 8];
-    put(&mut pl, 0x8, 8, 1);
-    put(&mut pl, 0x38, 8, 2);
-    h.exec(&reg_in(0x5018, true, &pl), 24).ok();
-    let rq = h.tb.mem.alloc(1024);
-    let dbr = h.tb.mem.alloc(8);
-    let rqn = h
-        .exec(
-            &rq_in(f.cq.cqn, f.pd, dbr.dma_addr(), 4, 6, rq.dma_addr()),
-            16,
-        )
-        .ok()
-        .obj();
-    h.exec(&modify_in(0x909, rqn, 0, 1), 16).ok();
-    for i in 0..64 {
-        let b = h.tb.mem.alloc(2048);
-        rq.write(i * 16, &dseg(2048, 0, b.dma_addr()));
-    }
-    dbr.write_be32(0, 64);
+    h.set_loopback(2).ok();
+    let (rqn, _rq, _dbr) = h.posted_rq(f.cq.cqn, f.pd);
     let rqtn = h.exec(&rqt_in(&[rqn]), 16).ok().obj();
     h.exec(&tir_in(rqtn, f.td, &[1; 40]), 16).ok();
     let mut uni = udp4_frame(30, 1, 2);
@@ -1345,10 +1305,7 @@ fn pfcc_sets_each_direction_and_ppcnt_counts_pause_frames() {
     // Looped frames turn around before the MAC: PPCNT does not count them.
     h.port = 0;
     read_ieee(&mut h, true);
-    let mut pl = vec![0u8; 8];
-    put(&mut pl, 0x8, 8, 1);
-    put(&mut pl, 0x38, 8, 2);
-    h.exec(&reg_in(0x5018, true, &pl), 24).ok();
+    h.set_loopback(2).ok();
     send(&mut h, &f0, &sq, 3, &frame);
     assert_eq!(h.tb.counters(0).loopback_packets, 1);
     assert_eq!(read_ieee(&mut h, false), [0; 19]);

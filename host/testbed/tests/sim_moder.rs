@@ -100,16 +100,7 @@ impl Rig {
             cc: 0,
         };
         let tis = h.exec(&tis_in(td), 16).ok().obj();
-        let sq = h.tb.mem.alloc(4096);
-        let sq_dbr = h.tb.mem.alloc(8);
-        let sqn = h
-            .exec(
-                &sq_in(cq.cqn, tis, pd, uar, sq_dbr.dma_addr(), 6, sq.dma_addr()),
-                16,
-            )
-            .ok()
-            .obj();
-        h.exec(&modify_in(0x905, sqn, 0, 1), 16).ok();
+        let (sqn, sq, sq_dbr) = h.ready_sq(cq.cqn, tis, pd, uar);
         let mut r = Self {
             h,
             uar,

@@ -415,11 +415,7 @@ fn memory_keys_are_checked_once_the_function_has_one() {
     let eq = h.create_eq(6, uar, 0, 0).unwrap();
     let mut cq = h.create_cq(6, uar, eq.eqn, false).unwrap();
     let tis = h.exec(&tis_in(td), 16).ok().obj();
-    let sq = h.tb.mem.alloc(4096);
-    let dbr = h.tb.mem.alloc(8);
-    let sq_in = sq_in(cq.cqn, tis, pd, uar, dbr.dma_addr(), 6, sq.dma_addr());
-    let sqn = h.exec(&sq_in, 16).ok().obj();
-    h.exec(&modify_in(0x905, sqn, 0, 1), 16).ok();
+    let (sqn, sq, dbr) = h.ready_sq(cq.cqn, tis, pd, uar);
     let frame = udp4_frame(100, 7, 9);
     let data = h.tb.mem.alloc_from(&frame);
     let post = |h: &mut Host, pc: u16, lkey: u32| {

@@ -11,6 +11,8 @@ use rsnic_core::sim::mlx5::Caps;
 use rsnic_testbed::bus::{RegisterBus, Testbed};
 use rsnic_testbed::mem::HostBuf;
 
+use super::sim_util::dseg;
+
 /// BAR0 window of one function.
 pub const FUNC: u32 = 0x10_0000;
 
@@ -262,6 +264,49 @@ impl Host {
     /// ALLOC_UAR / ALLOC_PD / ALLOC_TRANSPORT_DOMAIN: the number.
     pub fn alloc(&mut self, opcode: u16) -> u32 {
         self.exec(&cmd_in(opcode, 0, 16), 16).ok().obj()
+    }
+
+    /// PPLR of local port 1 with loopback mode `lb` (2: internal loopback, the port
+    /// receives what it sends).
+    pub fn set_loopback(&mut self, lb: u64) -> Out {
+        let mut pl = vec![0u8; 8];
+        put(&mut pl, 0x8, 8, 1);
+        put(&mut pl, 0x38, 8, lb);
+        self.exec(&reg_in(0x5018, true, &pl), 24)
+    }
+
+    /// An SQ of 64 WQEBBs on `cqn` sending through `tis`, created and moved to RDY:
+    /// (sqn, ring, doorbell record).
+    pub fn ready_sq(&mut self, cqn: u32, tis: u32, pd: u32, uar: u32) -> (u32, HostBuf, HostBuf) {
+        let sq = self.tb.mem.alloc(4096);
+        let dbr = self.tb.mem.alloc(8);
+        let sqn = self
+            .exec(
+                &sq_in(cqn, tis, pd, uar, dbr.dma_addr(), 6, sq.dma_addr()),
+                16,
+            )
+            .ok()
+            .obj();
+        self.exec(&modify_in(0x905, sqn, 0, 1), 16).ok();
+        (sqn, sq, dbr)
+    }
+
+    /// An RQ of 64 WQEs on `cqn`, created, moved to RDY and every WQE posted with a 2 KiB
+    /// buffer of its own: (rqn, ring, doorbell record).
+    pub fn posted_rq(&mut self, cqn: u32, pd: u32) -> (u32, HostBuf, HostBuf) {
+        let rq = self.tb.mem.alloc(1024);
+        let dbr = self.tb.mem.alloc(8);
+        let rqn = self
+            .exec(&rq_in(cqn, pd, dbr.dma_addr(), 4, 6, rq.dma_addr()), 16)
+            .ok()
+            .obj();
+        self.exec(&modify_in(0x909, rqn, 0, 1), 16).ok();
+        for i in 0..64 {
+            let b = self.tb.mem.alloc(2048);
+            rq.write(i * 16, &dseg(2048, 0, b.dma_addr()));
+        }
+        dbr.write_be32(0, 64);
+        (rqn, rq, dbr)
     }
 
     /// Raw register accesses.

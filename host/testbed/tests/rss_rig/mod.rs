@@ -100,35 +100,11 @@ impl Rig {
         let cq = h.create_cq(8, uar, eq.eqn, compress).unwrap();
         let mut rqs = Vec::new();
         for _ in 0..4 {
-            let rq = h.tb.mem.alloc(1024);
-            let dbr = h.tb.mem.alloc(8);
-            let rqn = h
-                .exec(&rq_in(cq.cqn, pd, dbr.dma_addr(), 4, 6, rq.dma_addr()), 16)
-                .ok()
-                .obj();
-            h.exec(&modify_in(0x909, rqn, 0, 1), 16).ok();
-            for i in 0..64 {
-                let b = h.tb.mem.alloc(2048);
-                rq.write(i * 16, &dseg(2048, 0, b.dma_addr()));
-            }
-            dbr.write_be32(0, 64);
-            rqs.push((rqn, rq, dbr));
+            rqs.push(h.posted_rq(cq.cqn, pd));
         }
-        let mut pl = vec![0u8; 8];
-        put(&mut pl, 0x8, 8, 1);
-        put(&mut pl, 0x38, 8, 2);
-        h.exec(&reg_in(0x5018, true, &pl), 24).ok();
+        h.set_loopback(2).ok();
         let tis = h.exec(&tis_in(td), 16).ok().obj();
-        let sqb = h.tb.mem.alloc(4096);
-        let sdbr = h.tb.mem.alloc(8);
-        let sqn = h
-            .exec(
-                &sq_in(cq.cqn, tis, pd, uar, sdbr.dma_addr(), 6, sqb.dma_addr()),
-                16,
-            )
-            .ok()
-            .obj();
-        h.exec(&modify_in(0x905, sqn, 0, 1), 16).ok();
+        let (sqn, sqb, sdbr) = h.ready_sq(cq.cqn, tis, pd, uar);
         Self {
             h,
             uar,
@@ -154,18 +130,11 @@ impl Rig {
             .iter()
             .map(|r| self.h.tb.device().rq_consumer(r.0).unwrap())
             .collect();
-        let data = self.h.tb.mem.alloc_from(frame);
-        let mut w = Vec::new();
-        w.extend_from_slice(&ctrl(OP_SEND, self.pc, self.sq.0, 3, 0));
-        w.extend_from_slice(&eseg(0, 0, 0, [0, 0]));
-        w.extend_from_slice(&dseg(frame.len() as u32, 0, data.dma_addr()));
-        self.sq.1.write((usize::from(self.pc) % 64) * 64, &w);
-        self.pc = self.pc.wrapping_add(1);
+        let (_data, ctrl) = self.post_send(frame);
         self.sq.2.write_be32(4, u32::from(self.pc));
-        self.h.bus.write64(
-            self.h.reg(self.uar * 4096 + 0x800),
-            w[..8].try_into().unwrap(),
-        );
+        self.h
+            .bus
+            .write64(self.h.reg(self.uar * 4096 + 0x800), ctrl);
         self.h.step();
         let mut took = None;
         for (i, r) in self.rqs.iter().enumerate() {
@@ -191,6 +160,20 @@ impl Rig {
         }
     }
 
+    /// Writes a SEND WQE (no CQE requested) carrying `frame` at the producer counter and
+    /// advances it, without ringing: (the frame's buffer, the WQE's first 8 bytes for the
+    /// doorbell).
+    fn post_send(&mut self, frame: &[u8]) -> (HostBuf, [u8; 8]) {
+        let data = self.h.tb.mem.alloc_from(frame);
+        let mut w = Vec::new();
+        w.extend_from_slice(&ctrl(OP_SEND, self.pc, self.sq.0, 3, 0));
+        w.extend_from_slice(&eseg(0, 0, 0, [0, 0]));
+        w.extend_from_slice(&dseg(frame.len() as u32, 0, data.dma_addr()));
+        self.sq.1.write((usize::from(self.pc) % 64) * 64, &w);
+        self.pc = self.pc.wrapping_add(1);
+        (data, w[..8].try_into().unwrap())
+    }
+
     /// Sends `frames` to itself in one burst (one doorbell, one engine run, so that their
     /// RX CQEs can share a compression session) and re-posts every RQ to 64 WQEs. The CQ
     /// is left unread.
@@ -198,14 +181,8 @@ impl Rig {
         let mut last = [0u8; 8];
         let mut keep = Vec::new();
         for frame in frames {
-            let data = self.h.tb.mem.alloc_from(frame);
-            let mut w = Vec::new();
-            w.extend_from_slice(&ctrl(OP_SEND, self.pc, self.sq.0, 3, 0));
-            w.extend_from_slice(&eseg(0, 0, 0, [0, 0]));
-            w.extend_from_slice(&dseg(frame.len() as u32, 0, data.dma_addr()));
-            self.sq.1.write((usize::from(self.pc) % 64) * 64, &w);
-            self.pc = self.pc.wrapping_add(1);
-            last.copy_from_slice(&w[..8]);
+            let (data, ctrl) = self.post_send(frame);
+            last = ctrl;
             keep.push(data);
         }
         self.sq.2.write_be32(4, u32::from(self.pc));
