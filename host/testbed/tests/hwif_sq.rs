@@ -308,27 +308,14 @@ fn burst_of_32_rings_once() {
     let mut env = Env::new(&mem);
     let mut sq = make_sq(&env, sq_params(7));
     env.log.borrow_mut().clear();
-    for i in 0..32u32 {
-        sq.xmit(
-            Pkt::new(&mem, i, tcp4_frame(100, 0), vec![]),
-            i != 31,
-            &mut env,
-        )
-        .unwrap();
-    }
+    xmit_tcp(&mut sq, &mut env, 32, 100, |i| i != 31);
     let mmio = env.mmio_writes();
     assert_eq!(mmio.len(), 1);
     assert_eq!(sq.stats.doorbells, 1);
     assert_eq!(sq.stats.xmit_more, 31);
     // Rung with the last WQE's ctrl (index 31) and DBR = 32.
     assert_eq!(mmio[0], (UAR + 0x800, [0, 0, 0x1f, 0x0a, 0, 0x0a, 0xbc, 3]));
-    let dbr_writes: Vec<Ev> = env
-        .log
-        .borrow()
-        .iter()
-        .filter(|e| matches!(e, Ev::Write("sq_dbr", ..)))
-        .cloned()
-        .collect();
+    let dbr_writes = env.sq_dbr_writes();
     assert_eq!(dbr_writes, vec![Ev::Write("sq_dbr", 4, vec![0, 0, 0, 32])]);
     // Only the last WQE asks for a CQE.
     assert_eq!(sq.ring().bytes(30 * 64 + 11, 1), vec![0]);

@@ -28,9 +28,7 @@ fn poll(sq: &mut TestSq, env: &mut Env) -> (Vec<u32>, rsnic_core::hwif::mlx5::sq
 fn one_cqe_releases_regular_mpwqe_and_nops() {
     let mem = HostMemory::new();
     let mut env = Env::new(&mem);
-    let mut p = sq_params(7);
-    p.mpwqe = true;
-    let mut sq = make_sq(&env, p);
+    let mut sq = make_sq(&env, mpwqe_params(7, false));
     let mut id = 0u32;
     let mut xmit = |sq: &mut TestSq, env: &mut Env, frag: bool, csum: bool, more: bool| {
         let frags = if frag { vec![vec![1u8; 50]] } else { vec![] };

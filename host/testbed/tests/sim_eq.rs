@@ -150,13 +150,7 @@ fn loopback_port_follows_its_own_admin_state() {
 
 #[test]
 fn random_command_sequences_never_panic_and_stay_consistent() {
-    let mut seed = 0x2545_f491_4f6c_dd1du64;
-    let mut rnd = move || {
-        seed ^= seed << 13;
-        seed ^= seed >> 7;
-        seed ^= seed << 17;
-        seed
-    };
+    let mut rnd = rsnic_testbed::fixtures::xorshift64(0x2545_f491_4f6c_dd1du64);
     const OPS: [u16; 30] = [
         0x104, 0x105, 0x10a, 0x10b, 0x100, 0x102, 0x103, 0x802, 0x803, 0x800, 0x801, 0x816, 0x817,
         0x301, 0x302, 0x400, 0x401, 0x912, 0x914, 0x904, 0x905, 0x906, 0x907, 0x908, 0x909, 0x90a,

@@ -197,6 +197,15 @@ impl Env {
             fwd: None,
         }
     }
+    /// The SQ doorbell-record writes in the log.
+    pub fn sq_dbr_writes(&self) -> Vec<Ev> {
+        self.log
+            .borrow()
+            .iter()
+            .filter(|e| matches!(e, Ev::Write("sq_dbr", ..)))
+            .cloned()
+            .collect()
+    }
     pub fn mmio_writes(&self) -> Vec<(u32, [u8; 8])> {
         self.log
             .borrow()
@@ -328,6 +337,23 @@ pub fn sq_params(log_sz: u8) -> SqParams {
         max_sq_wqebbs: 16,
         mpwqe: false,
         mpwqe_inline: false,
+    }
+}
+
+/// [`sq_params`] with Enhanced MPWQE on, inline data in sessions if `inline`.
+pub fn mpwqe_params(log_sz: u8, inline: bool) -> SqParams {
+    let mut p = sq_params(log_sz);
+    p.mpwqe = true;
+    p.mpwqe_inline = inline;
+    p
+}
+
+/// Posts `n` linear TCP frames of `len` bytes (ids 0 to n - 1), each with `xmit_more` as
+/// `more(id)` says; every one must be accepted.
+pub fn xmit_tcp(sq: &mut TestSq, env: &mut Env, n: u32, len: usize, more: impl Fn(u32) -> bool) {
+    for i in 0..n {
+        let pkt = Pkt::new(&env.mem, i, tcp4_frame(len, 0), vec![]);
+        sq.xmit(pkt, more(i), env).unwrap();
     }
 }
 
