@@ -216,11 +216,8 @@ struct Func {
 
 fn func(h: &mut Host, port: usize, intr: u16) -> Func {
     h.port = port;
-    h.bring_up();
-    let uar = h.alloc(0x802);
+    let (uar, pd, td) = h.bring_up_with_objects();
     assert_eq!(uar, 8, "first UAR index");
-    let pd = h.alloc(0x800);
-    let td = h.alloc(0x816);
     let eq = h.create_eq(6, uar, intr, 1 << 9).unwrap();
     h.eq_doorbell(&eq, true);
     let cq = h.create_cq(6, uar, eq.eqn, false).unwrap();
@@ -263,16 +260,7 @@ fn bring_up_channels_traffic_and_teardown_through_commands() {
     h.exec(&modify_in(0x905, sqn, 0, 1), 16).ok();
     // Port 1: RQ + RQT + TIR.
     h.port = 1;
-    let rq = h.tb.mem.alloc(1024);
-    let rq_dbr = h.tb.mem.alloc(8);
-    let rqn = h
-        .exec(
-            &rq_in(f1.cq.cqn, f1.pd, rq_dbr.dma_addr(), 4, 6, rq.dma_addr()),
-            16,
-        )
-        .ok()
-        .obj();
-    h.exec(&modify_in(0x909, rqn, 0, 1), 16).ok();
+    let (rqn, rq, rq_dbr) = h.ready_rq(f1.cq.cqn, f1.pd);
     let rqtn = h.exec(&rqt_in(&[rqn]), 16).ok().obj();
     let key = [0x6du8; 40];
     let tirn = h.exec(&tir_in(rqtn, f1.td, &key), 16).ok().obj();
@@ -409,30 +397,7 @@ fn bring_up_channels_traffic_and_teardown_through_commands() {
 fn delivery_errors() {
     let mut h = Host::new(0);
     let token = 9;
-    let good = |h: &Host, input: &[u8], outlen: usize| {
-        let inb = chain(&h.tb, input.len(), token);
-        let outb = chain(&h.tb, outlen, token);
-        for (i, b) in inb.iter().enumerate() {
-            let from = 16 + i * 512;
-            b.write(0, &input[from..input.len().min(from + 512)]);
-        }
-        let mut inline_in = [0u8; 16];
-        inline_in.copy_from_slice(&input[..16]);
-        (
-            Entry {
-                typ: 7,
-                inlen: input.len() as u32,
-                in_ptr: inb.first().map_or(0, |b| b.dma_addr()),
-                inline_in,
-                out_ptr: outb.first().map_or(0, |b| b.dma_addr()),
-                outlen: outlen as u32,
-                token,
-                status_own: 1,
-            },
-            inb,
-            outb,
-        )
-    };
+    let good = |h: &Host, input: &[u8], outlen: usize| h.entry(input, outlen, token);
     let issi = cmd_in(0x10a, 0, 16);
     let long = cmd_in(0x10a, 0, 600); // two input mailboxes
                                       // Bad type: MLX5_CMD_DELIVERY_STAT_CMD_DESCR_ERR.
@@ -1026,8 +991,7 @@ fn uar_ownership_counters_and_sq_recovery() {
     // Port 0 loops back to itself (PPLR) and receives through one RQ.
     h.set_loopback(2).ok();
     let (rqn, _rq, _dbr) = h.posted_rq(f.cq.cqn, f.pd);
-    let rqtn = h.exec(&rqt_in(&[rqn]), 16).ok().obj();
-    h.exec(&tir_in(rqtn, f.td, &[1; 40]), 16).ok();
+    h.tir_over(rqn, f.td, &[1; 40]);
     let mut uni = udp4_frame(30, 1, 2);
     let mut multi = uni.clone();
     multi[0] = 0x01;
@@ -1148,18 +1112,8 @@ fn pfcc_sets_each_direction_and_ppcnt_counts_pause_frames() {
     let mut f1 = func(&mut h, 1, 5);
     // Port 1 receives through one RQ with 8 WQEs posted: short of the threshold (32).
     h.port = 1;
-    let rq = h.tb.mem.alloc(1024);
-    let rq_dbr = h.tb.mem.alloc(8);
-    let rqn = h
-        .exec(
-            &rq_in(f1.cq.cqn, f1.pd, rq_dbr.dma_addr(), 4, 6, rq.dma_addr()),
-            16,
-        )
-        .ok()
-        .obj();
-    h.exec(&modify_in(0x909, rqn, 0, 1), 16).ok();
-    let rqtn = h.exec(&rqt_in(&[rqn]), 16).ok().obj();
-    h.exec(&tir_in(rqtn, f1.td, &[0x6d; 40]), 16).ok();
+    let (rqn, rq, rq_dbr) = h.ready_rq(f1.cq.cqn, f1.pd);
+    h.tir_over(rqn, f1.td, &[0x6d; 40]);
     let rx_buf = h.tb.mem.alloc(2048);
     for i in 0..64 {
         rq.write(i * 16, &dseg(2048, 0x1234, rx_buf.dma_addr()));

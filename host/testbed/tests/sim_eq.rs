@@ -258,18 +258,14 @@ fn random_command_sequences_never_panic_and_stay_consistent() {
 fn compressed_rx_session_on_a_command_cq_gives_one_completion_eqe() {
     use sim_util::{ctrl, dseg, eseg, udp4_frame, OP_SEND};
     let mut h = Host::new(0);
-    h.bring_up();
-    let uar = h.alloc(0x802);
-    let pd = h.alloc(0x800);
-    let td = h.alloc(0x816);
+    let (uar, pd, td) = h.bring_up_with_objects();
     let mut eq = h.create_eq(4, uar, 9, 0).unwrap();
     h.eq_doorbell(&eq, true);
     let tx_cq = h.create_cq(6, uar, eq.eqn, false).unwrap();
     let mut rx_cq = h.create_cq(6, uar, eq.eqn, true).unwrap();
     h.set_loopback(2).ok();
     let (rqn, _rq, _rdbr) = h.posted_rq(rx_cq.cqn, pd);
-    let rqtn = h.exec(&rqt_in(&[rqn]), 16).ok().obj();
-    h.exec(&tir_in(rqtn, td, &[3; 40]), 16).ok();
+    h.tir_over(rqn, td, &[3; 40]);
     let tis = h.exec(&tis_in(td), 16).ok().obj();
     let (sqn, sq, sdbr) = h.ready_sq(tx_cq.cqn, tis, pd, uar);
     h.cq_arm(&rx_cq, uar, 0);

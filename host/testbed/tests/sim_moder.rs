@@ -70,10 +70,7 @@ impl Rig {
     /// Clock at `t0` before the CQ is made (its timer starts then).
     fn new(t0: u64, period: u16, count: u16, mode: u8) -> Self {
         let mut h = Host::new(0);
-        h.bring_up();
-        let uar = h.alloc(0x802);
-        let pd = h.alloc(0x800);
-        let td = h.alloc(0x816);
+        let (uar, pd, td) = h.bring_up_with_objects();
         let eq = h.create_eq(6, uar, 3, 0).unwrap();
         h.eq_doorbell(&eq, true);
         h.tb.device().set_clock(t0);

@@ -408,10 +408,7 @@ fn caps_at_the_mlx5_ifc_offsets() {
 #[test]
 fn memory_keys_are_checked_once_the_function_has_one() {
     let mut h = Host::new(0);
-    h.bring_up();
-    let uar = h.alloc(0x802);
-    let pd = h.alloc(0x800);
-    let td = h.alloc(0x816);
+    let (uar, pd, td) = h.bring_up_with_objects();
     let eq = h.create_eq(6, uar, 0, 0).unwrap();
     let mut cq = h.create_cq(6, uar, eq.eqn, false).unwrap();
     let tis = h.exec(&tis_in(td), 16).ok().obj();

@@ -205,9 +205,15 @@ impl Host {
         self.token
     }
 
-    /// Executes a command; Err(delivery status) or the output of `outlen` bytes.
-    pub fn exec_raw(&mut self, input: &[u8], outlen: usize) -> Result<Out, u8> {
-        let token = self.next_token();
+    /// A well-formed command entry with `token` for `input` (the first 16 bytes inline, the
+    /// rest in a mailbox chain) and an output chain for `outlen` bytes: (entry, input
+    /// mailboxes, output mailboxes).
+    pub fn entry(
+        &self,
+        input: &[u8],
+        outlen: usize,
+        token: u8,
+    ) -> (Entry, Vec<HostBuf>, Vec<HostBuf>) {
         let inb = chain(&self.tb, input.len(), token);
         let outb = chain(&self.tb, outlen, token);
         for (i, b) in inb.iter().enumerate() {
@@ -228,6 +234,13 @@ impl Host {
             token,
             status_own: 1,
         };
+        (e, inb, outb)
+    }
+
+    /// Executes a command; Err(delivery status) or the output of `outlen` bytes.
+    pub fn exec_raw(&mut self, input: &[u8], outlen: usize) -> Result<Out, u8> {
+        let token = self.next_token();
+        let (e, _inb, outb) = self.entry(input, outlen, token);
         let got = self.ring_entry(&e);
         assert_eq!(got[63] & 1, 0, "ownership back to software");
         if got[63] >> 1 != 0 {
@@ -261,6 +274,15 @@ impl Host {
         self.exec(&cmd_in(0x102, 0, 0x20), 16).ok();
     }
 
+    /// [`Host::bring_up`], then a UAR, a PD and a transport domain: (uar, pd, td).
+    pub fn bring_up_with_objects(&mut self) -> (u32, u32, u32) {
+        self.bring_up();
+        let uar = self.alloc(0x802);
+        let pd = self.alloc(0x800);
+        let td = self.alloc(0x816);
+        (uar, pd, td)
+    }
+
     /// ALLOC_UAR / ALLOC_PD / ALLOC_TRANSPORT_DOMAIN: the number.
     pub fn alloc(&mut self, opcode: u16) -> u32 {
         self.exec(&cmd_in(opcode, 0, 16), 16).ok().obj()
@@ -291,9 +313,9 @@ impl Host {
         (sqn, sq, dbr)
     }
 
-    /// An RQ of 64 WQEs on `cqn`, created, moved to RDY and every WQE posted with a 2 KiB
-    /// buffer of its own: (rqn, ring, doorbell record).
-    pub fn posted_rq(&mut self, cqn: u32, pd: u32) -> (u32, HostBuf, HostBuf) {
+    /// An RQ of 64 WQEs (16-byte stride) on `cqn`, created and moved to RDY, nothing
+    /// posted: (rqn, ring, doorbell record).
+    pub fn ready_rq(&mut self, cqn: u32, pd: u32) -> (u32, HostBuf, HostBuf) {
         let rq = self.tb.mem.alloc(1024);
         let dbr = self.tb.mem.alloc(8);
         let rqn = self
@@ -301,6 +323,20 @@ impl Host {
             .ok()
             .obj();
         self.exec(&modify_in(0x909, rqn, 0, 1), 16).ok();
+        (rqn, rq, dbr)
+    }
+
+    /// An RQT of the one RQ `rqn` and an indirect TIR over it in `td` with hash `key`: the
+    /// TIR number.
+    pub fn tir_over(&mut self, rqn: u32, td: u32, key: &[u8; 40]) -> u32 {
+        let rqtn = self.exec(&rqt_in(&[rqn]), 16).ok().obj();
+        self.exec(&tir_in(rqtn, td, key), 16).ok().obj()
+    }
+
+    /// An RQ of 64 WQEs on `cqn`, created, moved to RDY and every WQE posted with a 2 KiB
+    /// buffer of its own: (rqn, ring, doorbell record).
+    pub fn posted_rq(&mut self, cqn: u32, pd: u32) -> (u32, HostBuf, HostBuf) {
+        let (rqn, rq, dbr) = self.ready_rq(cqn, pd);
         for i in 0..64 {
             let b = self.tb.mem.alloc(2048);
             rq.write(i * 16, &dseg(2048, 0, b.dma_addr()));

@@ -92,10 +92,7 @@ impl Rig {
     /// As [`Rig::new`], the CQ with CQE compression (`cqe_comp_en`) if `compress`.
     pub fn with_compression(compress: bool) -> Self {
         let mut h = Host::new(1);
-        h.bring_up();
-        let uar = h.alloc(0x802);
-        let pd = h.alloc(0x800);
-        let td = h.alloc(0x816);
+        let (uar, pd, td) = h.bring_up_with_objects();
         let eq = h.create_eq(6, uar, 5, 0).unwrap();
         let cq = h.create_cq(8, uar, eq.eqn, compress).unwrap();
         let mut rqs = Vec::new();
