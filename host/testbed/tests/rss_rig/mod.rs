@@ -6,6 +6,9 @@
 use super::cx_fake_driver::*;
 use super::sim_util::{ctrl, dseg, eseg, OP_SEND};
 use rsnic_core::hwif::hw::{Coherent, Mmio};
+use rsnic_core::hwif::mlx5::cmd::fs::{self, Tt, TTC_GROUPS, TTC_LOG_SIZE};
+use rsnic_core::hwif::mlx5::cmd::{res, FormatError};
+use rsnic_core::sim::pkt::RSS_KEY;
 use rsnic_testbed::mem::HostBuf;
 
 pub fn expect(o: Out, status: u8, syndrome: u32) {
@@ -322,4 +325,73 @@ pub fn ttc(r: &mut Rig, tirs: [u32; 6]) -> (u32, [u32; 3]) {
 /// The RQ index RQT entry `hash % 256` names in a table whose entry i is RQ `i % 4`.
 pub fn spread(hash: u32) -> usize {
     (hash % 256 % 4) as usize
+}
+
+/// A command built by one of the driver's builders (`hwif::mlx5::cmd`).
+pub fn build(f: &dyn Fn(&mut [u8]) -> Result<usize, FormatError>) -> Vec<u8> {
+    let mut b = vec![0u8; 2048];
+    let n = f(&mut b).unwrap();
+    b.truncate(n);
+    b
+}
+
+/// The driver's default RSS of `r`, built with the driver's builders: an RQT of 256 entries
+/// over the four RQs, an indirect TIR per hashed traffic type (mlx5e's default fields, the
+/// model's key), and the traffic-type table at `level` with its groups and one entry per
+/// traffic type. Returns (rqtn, TIRs by `tir_index`, table, groups).
+pub fn driver_rss(r: &mut Rig, level: u8) -> (u32, Vec<u32>, u32, Vec<u32>) {
+    let rqns = r.rqns();
+    let table: Vec<u32> = (0..256).map(|i| rqns[i % 4]).collect();
+    let rqtn = driver_rqt(r, &table);
+    let mut tirs = Vec::new();
+    for tt in Tt::HASHED {
+        tirs.push(rss_tir(r, rqtn, tt));
+    }
+    let o =
+        r.h.exec(
+            &build(&|b| fs::create_flow_table(b, TTC_LOG_SIZE, level)),
+            16,
+        )
+        .ok();
+    let ft = fs::parse_create_flow_table(&o.b).unwrap();
+    let mut groups = Vec::new();
+    for (s, e, c) in TTC_GROUPS {
+        let o =
+            r.h.exec(&build(&|b| fs::create_flow_group(b, ft, s, e, c)), 16)
+                .ok();
+        groups.push(fs::parse_create_flow_group(&o.b).unwrap());
+    }
+    for tt in Tt::ALL {
+        let (g, tir) = (groups[tt.group()], tirs[tt.tir_index()]);
+        r.h.exec(
+            &build(&|b| fs::set_fte_fwd_tir(b, ft, g, tt.flow_index(), &tt.match_value(), tir)),
+            16,
+        )
+        .ok();
+    }
+    (rqtn, tirs, ft, groups)
+}
+
+/// CREATE_RQT of 256 entries, `table`, built by the driver's builder: the RQT number.
+pub fn driver_rqt(r: &mut Rig, table: &[u32]) -> u32 {
+    res::parse_create_rqt(
+        &r.h.exec(&build(&|b| res::create_rqt(b, 256, table)), 16)
+            .ok()
+            .b,
+    )
+    .unwrap()
+}
+
+/// An indirect TIR over `rqtn` hashing as mlx5e's defaults for `tt`.
+pub fn rss_tir(r: &mut Rig, rqtn: u32, tt: Tt) -> u32 {
+    let t = res::CreateTir {
+        transport_domain: r.td,
+        rqtn,
+        key: RSS_KEY,
+        l3_prot_type: tt.l3_prot_type(),
+        l4_prot_type: tt.l4_prot_type(),
+        selected_fields: tt.default_fields(),
+    };
+    let o = r.h.exec(&build(&|b| res::create_tir(b, &t)), 16).ok();
+    res::parse_create_tir(&o.b).unwrap()
 }
