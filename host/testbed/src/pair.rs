@@ -39,7 +39,7 @@
 use rsnic_core::hwif::hw::{Coherent, Mmio};
 use rsnic_core::hwif::mlx5::cmd::CmdQueue;
 use rsnic_core::hwif::mlx5::cq::{Cq, QueueSetupError, CQ_DB_REQ_NOT};
-use rsnic_core::hwif::mlx5::rq::{Rq, RqParams, RxCompletion};
+use rsnic_core::hwif::mlx5::rq::{Rq, RqParams, RxBuffer, RxCompletion};
 use rsnic_core::hwif::mlx5::sq::{FifoEntry, Sq, SqParams, TxPoll, WqeInfo};
 use rsnic_core::hwif::mlx5::stats::{RxStats, TxStats};
 use rsnic_core::hwif::mlx5::tx::{DmaEntry, InlineMode, TxPacket, TxQueue, TxRejectReason};
@@ -59,7 +59,7 @@ pub const LKEY: u32 = 0x0000_1234;
 /// The driver-side SQ with host storage.
 pub type HostSq = VecSq<TxPkt, HostBuf>;
 /// The driver-side RQ with host storage.
-pub type HostRq = Rq<RxBuf, HostBuf, Vec<Option<RxBuf>>>;
+pub type HostRq = VecRq<RxBuf, HostBuf>;
 
 /// The TX port's SQ of a pair with `cfg` (`2^log_sz` WQEBBs over `wq`, doorbell record
 /// `dbr`, completions in `cq`), as the pair makes it; tests that re-create it call this too.
@@ -95,6 +95,21 @@ pub fn tx_sq(
 /// vectors of the exact lengths `Sq::new` asks for (`2^log_sz` WQE infos, four times as
 /// many FIFO and DMA entries).
 pub type VecSq<P, C> = Sq<P, C, Vec<WqeInfo<P>>, Vec<FifoEntry<P>>, Vec<DmaEntry>>;
+
+/// An mlx5 RQ with `p` over `wq`, `dbr` and `cq`, its buffer slots in a vector of the exact
+/// length `Rq::new` asks for (`segs` per WQE).
+pub type VecRq<B, C> = Rq<B, C, Vec<Option<B>>>;
+
+/// Builds a [`VecRq`]: `Rq::new` with every buffer slot empty.
+pub fn new_vec_rq<B: RxBuffer, C: Coherent>(
+    p: RqParams,
+    wq: C,
+    dbr: C,
+    cq: Cq<C>,
+) -> Result<VecRq<B, C>, QueueSetupError> {
+    let n = (1usize << p.log_sz) * usize::from(p.segs);
+    Rq::new(p, wq, dbr, cq, (0..n).map(|_| None).collect())
+}
 
 /// Builds a [`VecSq`]: `Sq::new` with freshly allocated storage.
 pub fn new_vec_sq<P: TxPacket, C: Coherent>(
@@ -366,7 +381,7 @@ impl Pair {
             })
             .expect("create RQ");
         tb.device().set_rss(RX_PORT, &[rqn]).expect("RSS");
-        let mut rq = Rq::new(
+        let mut rq = new_vec_rq(
             RqParams {
                 log_sz: cfg.rq_log_sz,
                 buf_size: BUF_SIZE as u32,
@@ -378,7 +393,6 @@ impl Pair {
             rwq,
             rq_dbr,
             rcq,
-            (0..rn).map(|_| None).collect(),
         )
         .expect("RQ");
         rq.post(&mut env);

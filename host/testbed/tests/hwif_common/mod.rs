@@ -10,7 +10,7 @@ use std::rc::Rc;
 use rsnic_core::hwif::hw::{Barriers, Coherent, DmaAddr, Mmio};
 use rsnic_core::hwif::mlx5::cq::Cq;
 use rsnic_core::hwif::mlx5::cqe::{Cqe64, CQE_REQ};
-use rsnic_core::hwif::mlx5::rq::{Rq, RqParams, RxBufProvider, RxBuffer};
+use rsnic_core::hwif::mlx5::rq::{RqParams, RxBufProvider, RxBuffer};
 use rsnic_core::hwif::mlx5::sq::{SqParams, BF_OFFSET};
 use rsnic_core::hwif::mlx5::tx::{
     DmaEntry, DmaKind, Gso, InlineMode, TxCsum, TxDmaMap, TxPacket, TxQueue, VlanTag,
@@ -18,7 +18,7 @@ use rsnic_core::hwif::mlx5::tx::{
 #[allow(unused_imports)]
 pub use rsnic_testbed::fixtures::{tcp4_frame, udp4_frame, write_cqe};
 use rsnic_testbed::mem::{HostBuf, HostMemory};
-use rsnic_testbed::pair::{new_vec_sq, VecSq};
+use rsnic_testbed::pair::{new_vec_rq, new_vec_sq, VecRq, VecSq};
 
 /// One observable event, in program order.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -319,7 +319,7 @@ impl RxBufProvider<RxBuf> for Env {
 }
 
 pub type TestSq = VecSq<Pkt, LBuf>;
-pub type TestRq = Rq<RxBuf, LBuf, Vec<Option<RxBuf>>>;
+pub type TestRq = VecRq<RxBuf, LBuf>;
 
 pub const SQN: u32 = 0x0000_0abc;
 pub const LKEY: u32 = 0x0000_1234;
@@ -383,7 +383,7 @@ pub fn make_rq_segs(env: &Env, log_sz: u8, buf_size: u32, segs: u8, wqe_bulk: u1
     let cqbuf = LBuf::new(mem, n * 64, "rcq", None);
     let cqdbr = LBuf::new(mem, 8, "rcq_dbr", None);
     let cq = Cq::new(cqbuf, cqdbr, 0, log_sz, 0x99, UAR).unwrap();
-    Rq::new(
+    new_vec_rq(
         RqParams {
             log_sz,
             buf_size,
@@ -395,7 +395,6 @@ pub fn make_rq_segs(env: &Env, log_sz: u8, buf_size: u32, segs: u8, wqe_bulk: u1
         wq,
         dbr,
         cq,
-        (0..n * usize::from(segs)).map(|_| None).collect(),
     )
     .unwrap()
 }
