@@ -33,8 +33,8 @@ use std::rc::Rc;
 use rsnic_core::hwif::hw::Coherent;
 use rsnic_core::hwif::mana::cq::{Cq, Eq};
 use rsnic_core::hwif::mana::gdma_req as req;
-use rsnic_core::hwif::mana::rq::{Rq, RqParams, RxCompletion, RxPoll};
-use rsnic_core::hwif::mana::sq::{Sq, SqParams, TxPending, TxPoll};
+use rsnic_core::hwif::mana::rq::{Rq, RqError, RqParams, RxCompletion, RxPoll};
+use rsnic_core::hwif::mana::sq::{Sq, SqError, SqParams, TxPending, TxPoll};
 use rsnic_core::hwif::mana::stats::{RxStats, TxStats};
 use rsnic_core::hwif::mlx5::tx::{DmaEntry, TxQueue, TxRejectReason};
 use rsnic_core::sim::mana::{
@@ -99,6 +99,17 @@ impl Bar0 for ManaBar {
         }
     }
 }
+
+/// The driver's SQ error after `Fault::TxBadWqId`: a CQE naming the model's `BAD_WQ_ID`.
+pub const SQ_BAD_WQ_ID: SqError = SqError::WrongQueue {
+    wq_num: rsnic_core::sim::mana::BAD_WQ_ID,
+    is_sq: true,
+};
+/// The driver's RQ error after `Fault::RxBadWqId`: a CQE naming the model's `BAD_WQ_ID`.
+pub const RQ_BAD_WQ_ID: RqError = RqError::WrongQueue {
+    wq_num: rsnic_core::sim::mana::BAD_WQ_ID,
+    is_sq: false,
+};
 
 /// Frames a port's device model dropped on receive: no WQE posted, no RQ (RX off),
 /// truncated, or the port stopped.
