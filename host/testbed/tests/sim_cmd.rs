@@ -12,23 +12,6 @@ use rsnic_core::sim::mlx5::cmd::synd;
 use rsnic_core::sim::mlx5::Caps;
 use sim_util::{ctrl, dseg, eseg, udp4_frame, CQ_UPDATE, OP_MPSW, OP_SEND};
 
-const ST_BAD_OP: u8 = 0x2;
-const ST_BAD_PARAM: u8 = 0x3;
-const ST_BAD_SYS_STATE: u8 = 0x4;
-const ST_BAD_RESOURCE: u8 = 0x5;
-const ST_BUSY: u8 = 0x6;
-const ST_BAD_RES_STATE: u8 = 0x9;
-const ST_BAD_IN_LEN: u8 = 0x50;
-const ST_BAD_OUT_LEN: u8 = 0x51;
-
-fn expect(o: Out, status: u8, syndrome: u32) {
-    assert_eq!(
-        (o.status(), o.syndrome()),
-        (status, syndrome),
-        "status/syndrome"
-    );
-}
-
 #[test]
 fn initialization_segment_registers() {
     let tb = rsnic_testbed::bus::Testbed::new();

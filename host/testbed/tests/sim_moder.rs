@@ -13,10 +13,6 @@ use rsnic_core::sim::mlx5::cmd::synd;
 use rsnic_testbed::mem::HostBuf;
 use sim_util::{ctrl, CQ_UPDATE, OP_NOP};
 
-const ST_BAD_OP: u8 = 0x2;
-const ST_BAD_PARAM: u8 = 0x3;
-const ST_BAD_RESOURCE: u8 = 0x5;
-
 /// modify_field_select bits (include/linux/mlx5/cq.h).
 const SEL_PERIOD: u32 = 1 << 0;
 const SEL_COUNT: u32 = 1 << 1;
@@ -25,14 +21,6 @@ const SEL_PERIOD_MODE: u32 = 1 << 4;
 
 /// One microsecond of the device's clock.
 const US: u64 = 1000;
-
-fn expect(o: Out, status: u8, syndrome: u32) {
-    assert_eq!(
-        (o.status(), o.syndrome()),
-        (status, syndrome),
-        "status/syndrome"
-    );
-}
 
 /// A create_cq_in (`cq_in`) with moderation (cq_context at bit 0x80).
 fn with_moder(mut i: Vec<u8>, period: u16, count: u16, mode: u8) -> Vec<u8> {

@@ -16,10 +16,6 @@ use rsnic_core::hwif::mlx5::cmd::res;
 use rsnic_core::sim::mlx5::cmd::synd;
 use rss_rig::*;
 
-const ST_BAD_PARAM: u8 = 0x3;
-const ST_BAD_RESOURCE: u8 = 0x5;
-const ST_BUSY: u8 = 0x6;
-
 const A: [u8; 4] = [10, 0, 0, 1];
 const B: [u8; 4] = [10, 0, 0, 2];
 const A6: [u8; 16] = [0xfd, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1];

@@ -16,11 +16,6 @@ use rsnic_core::sim::mlx5::cmd::synd;
 use rsnic_core::sim::pkt::{self, rss_hash_sel, toeplitz, HashSel, RSS_KEY};
 use rss_rig::*;
 
-const ST_BAD_OP: u8 = 0x2;
-const ST_BAD_PARAM: u8 = 0x3;
-const ST_BAD_RESOURCE: u8 = 0x5;
-const ST_BUSY: u8 = 0x6;
-
 /// The verification suite's first IPv4 flow: 66.9.149.187:2794 → 161.142.100.80:1766.
 const V_SRC: [u8; 4] = [66, 9, 149, 187];
 const V_DST: [u8; 4] = [161, 142, 100, 80];

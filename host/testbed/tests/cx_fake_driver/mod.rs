@@ -13,6 +13,27 @@ use rsnic_testbed::mem::HostBuf;
 
 use super::sim_util::dseg;
 
+/// Command status values (mlx5_ifc.h `MLX5_CMD_STAT_*`).
+pub const ST_BAD_OP: u8 = 0x2;
+pub const ST_BAD_PARAM: u8 = 0x3;
+pub const ST_BAD_SYS_STATE: u8 = 0x4;
+pub const ST_BAD_RESOURCE: u8 = 0x5;
+pub const ST_BUSY: u8 = 0x6;
+pub const ST_BAD_RES_STATE: u8 = 0x9;
+pub const ST_NO_RESOURCES: u8 = 0xf;
+pub const ST_BAD_IN_LEN: u8 = 0x50;
+pub const ST_BAD_OUT_LEN: u8 = 0x51;
+
+/// Asserts a command's (status, syndrome).
+pub fn expect(o: impl std::borrow::Borrow<Out>, status: u8, syndrome: u32) {
+    let o = o.borrow();
+    assert_eq!(
+        (o.status(), o.syndrome()),
+        (status, syndrome),
+        "status/syndrome"
+    );
+}
+
 /// BAR0 window of one function.
 pub const FUNC: u32 = 0x10_0000;
 

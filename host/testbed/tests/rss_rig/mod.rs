@@ -11,14 +11,6 @@ use rsnic_core::hwif::mlx5::cmd::{res, FormatError};
 use rsnic_core::sim::pkt::RSS_KEY;
 use rsnic_testbed::mem::HostBuf;
 
-pub fn expect(o: Out, status: u8, syndrome: u32) {
-    assert_eq!(
-        (o.status(), o.syndrome()),
-        (status, syndrome),
-        "status/syndrome"
-    );
-}
-
 /// An IPv4 frame with transport `proto` (6 TCP, 17 UDP, other: 8 bytes of nothing).
 pub fn ip4_frame(proto: u8, src: [u8; 4], sp: u16, dst: [u8; 4], dp: u16) -> Vec<u8> {
     let mut f = vec![0x02, 0, 0, 0, 0, 2, 0x02, 0, 0, 0, 0, 1, 0x08, 0x00];
