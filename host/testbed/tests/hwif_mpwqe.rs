@@ -85,12 +85,7 @@ fn full_session_closes_and_next_one_starts() {
     let mut env = Env::new(&mem);
     let mut sq = make_sq(&env, mpwqe_params(7, false));
     for i in 0..60u32 {
-        sq.xmit(
-            Pkt::new(&mem, i, tcp4_frame(64, 0), vec![]),
-            i != 59,
-            &mut env,
-        )
-        .unwrap();
+        xmit_one(&mut sq, &mut env, i, 64, i != 59);
         if i == 57 {
             // 58 packets: ds = 60 = 15 * 4 -> closed (not rung: xmit_more).
             assert!(!sq.session_open());
@@ -149,12 +144,7 @@ fn fallback_closes_session_without_ringing() {
     {
         let before = env.mmio_writes().len();
         for _ in 0..2 {
-            sq.xmit(
-                Pkt::new(&mem, next, tcp4_frame(70, 0), vec![]),
-                true,
-                &mut env,
-            )
-            .unwrap();
+            xmit_one(&mut sq, &mut env, next, 70, true);
             next += 1;
         }
         assert!(sq.session_open());
@@ -187,12 +177,7 @@ fn fallback_closes_session_without_ringing() {
     p.min_inline = InlineMode::L2;
     let mut sq = make_sq(&env, p);
     assert!(sq.inline_required());
-    sq.xmit(
-        Pkt::new(&mem, 0, tcp4_frame(300, 0), vec![]),
-        false,
-        &mut env,
-    )
-    .unwrap();
+    xmit_one(&mut sq, &mut env, 0, 300, false);
     assert_eq!(sq.stats.mpwqe_blks, 0);
     assert_eq!(sq.ring().bytes(3, 1), vec![0x0a]);
     let pc = usize::from(sq.pc());
@@ -214,8 +199,7 @@ fn dropped_packet_at_burst_end_still_rings_open_session() {
     let mem = HostMemory::new();
     let mut env = Env::new(&mem);
     let mut sq = make_sq(&env, mpwqe_params(7, false));
-    sq.xmit(Pkt::new(&mem, 0, tcp4_frame(70, 0), vec![]), true, &mut env)
-        .unwrap();
+    xmit_one(&mut sq, &mut env, 0, 70, true);
     // The last packet of the burst fails to map: the session must still reach the device.
     env.fail_map_at = Some(1);
     let r = sq
@@ -247,12 +231,7 @@ fn session_start_pads_to_the_fragment_edge() {
     }
     assert_eq!(complete_all(&mut sq, &mut env, 49).len(), 50);
     // A session needs 15 contiguous WQEBBs; only 14 remain in the fragment.
-    sq.xmit(
-        Pkt::new(&mem, 100, tcp4_frame(60, 0), vec![]),
-        false,
-        &mut env,
-    )
-    .unwrap();
+    xmit_one(&mut sq, &mut env, 100, 60, false);
     assert_eq!(sq.stats.nop, 14);
     assert_eq!(
         sq.ring().bytes(50 * 64, 8),
@@ -277,14 +256,7 @@ fn inline_switch_with_hysteresis() {
     let mut env = Env::new(&mem);
     let mut sq = make_sq(&env, mpwqe_params(8, true));
     // 130 packets outstanding, sent as dseg sessions (inline is off below 128).
-    for i in 0..130u32 {
-        sq.xmit(
-            Pkt::new(&mem, i, tcp4_frame(60, 0), vec![]),
-            i != 129,
-            &mut env,
-        )
-        .unwrap();
-    }
+    xmit_tcp(&mut sq, &mut env, 130, 60, |i| i != 129);
     assert!(!sq.inline_on());
     assert_eq!(sq.stats.inlnw, 0);
     let pc0 = sq.pc();
@@ -335,22 +307,12 @@ fn switching_mpwqe_needs_an_idle_sq() {
     let mut env = Env::new(&mem);
     let mut sq = make_sq(&env, sq_params(7));
     assert_eq!(sq.stop_room(), 31);
-    sq.xmit(
-        Pkt::new(&mem, 0, tcp4_frame(60, 0), vec![]),
-        false,
-        &mut env,
-    )
-    .unwrap();
+    xmit_one(&mut sq, &mut env, 0, 60, false);
     assert!(sq.set_mpwqe(true).is_err());
     assert_eq!(complete_all(&mut sq, &mut env, 0), vec![0]);
     sq.set_mpwqe(true).unwrap();
     assert_eq!(sq.stop_room(), 60);
-    sq.xmit(
-        Pkt::new(&mem, 1, tcp4_frame(60, 0), vec![]),
-        false,
-        &mut env,
-    )
-    .unwrap();
+    xmit_one(&mut sq, &mut env, 1, 60, false);
     assert_eq!(sq.stats.mpwqe_blks, 1);
     // 31 + 29 = 60 < 64: the smallest ring accepts MPWQE.
     let sq64 = make_sq(&env, mpwqe_params(6, false));

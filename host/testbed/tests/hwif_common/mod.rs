@@ -352,9 +352,15 @@ pub fn mpwqe_params(log_sz: u8, inline: bool) -> SqParams {
 /// `more(id)` says; every one must be accepted.
 pub fn xmit_tcp(sq: &mut TestSq, env: &mut Env, n: u32, len: usize, more: impl Fn(u32) -> bool) {
     for i in 0..n {
-        let pkt = Pkt::new(&env.mem, i, tcp4_frame(len, 0), vec![]);
-        sq.xmit(pkt, more(i), env).unwrap();
+        xmit_one(sq, env, i, len, more(i));
     }
+}
+
+/// Posts linear TCP frame `id` of `len` bytes with `xmit_more` as given; it must be
+/// accepted.
+pub fn xmit_one(sq: &mut TestSq, env: &mut Env, id: u32, len: usize, more: bool) {
+    let pkt = Pkt::new(&env.mem, id, tcp4_frame(len, 0), vec![]);
+    sq.xmit(pkt, more, env).unwrap();
 }
 
 /// An SQ with its ring, DBR and CQ logged into `env.log`.
