@@ -14,7 +14,7 @@ use std::os::fd::AsFd;
 
 use common::vfio::*;
 use rsnic_core::sim;
-use rsnic_core::sim::mlx5::{api_uar_offset, CqConfig, SqConfig, SQ_DOORBELL};
+use rsnic_core::sim::mlx5::{api_uar_offset, SQ_DOORBELL};
 use rsnic_devd::model::Family;
 use rsnic_devd::vfio::proto::{self, cmd, irq, region, Header, HDR_LEN, MAX_MSG};
 
@@ -165,21 +165,17 @@ fn dma_map_and_unmap_that_do_not_fit_are_refused() {
         "not a file"
     );
     // DMA_UNMAP: only an exact earlier mapping.
-    assert_eq!(
-        c.dma_unmap(0x100000, 0x1000, 0),
-        Err(libc::ENOENT as u32),
-        "part"
-    );
-    assert_eq!(
-        c.dma_unmap(0x0, 0x200000, 0),
-        Err(libc::ENOENT as u32),
-        "superset"
-    );
-    assert_eq!(
-        c.dma_unmap(0x800000, 0x1000, 0),
-        Err(libc::ENOENT as u32),
-        "unknown"
-    );
+    for (gpa, size, what) in [
+        (0x100000, 0x1000, "part"),
+        (0x0, 0x200000, "superset"),
+        (0x800000, 0x1000, "unknown"),
+    ] {
+        assert_eq!(
+            c.dma_unmap(gpa, size, 0),
+            Err(libc::ENOENT as u32),
+            "{what}"
+        );
+    }
     assert_eq!(
         c.dma_unmap(0, 0x1000, proto::UNMAP_ALL),
         Err(EINVAL),
@@ -208,9 +204,7 @@ fn dma_map_and_unmap_that_do_not_fit_are_refused() {
 fn descriptors_where_none_belong_or_too_many() {
     let s = Server::start("vfio-hostile-fds", Family::Mlx5, 1, |_| {});
     let mut c = s.client(0);
-    let evs: Vec<File> = (0..70)
-        .map(|_| File::from(rsnic_devd::sys::eventfd().unwrap()))
-        .collect();
+    let evs = eventfds(70);
     let fds: Vec<_> = evs.iter().map(|e| e.as_fd()).collect();
     let set = irq::DATA_EVENTFD | irq::ACTION_TRIGGER;
     // 17 eventfds for 17 vectors: more than max_msg_fds.
@@ -400,10 +394,6 @@ fn truncated_messages_and_a_reply_from_the_client() {
 // The model's DMA.
 
 const RAM: u64 = 2 << 20;
-const CQ: u64 = 0x10000;
-const CQ_DBR: u64 = 0x20000;
-const SQ: u64 = 0x30000;
-const SQ_DBR: u64 = 0x40000;
 const CQE_REQ_ERR: u8 = 13;
 
 /// A ConnectX function 0 whose SQ's one SEND reads `len` bytes at `addr`; the device's
@@ -414,24 +404,7 @@ fn mlx5_send_from(addr: u64, len: u32, maps: &[(u64, u64, Option<u64>)]) -> (u8,
         let m = m.mlx5().unwrap();
         m.set_link(0, true).unwrap();
         m.set_link(1, true).unwrap();
-        let cqn = m
-            .create_cq(&CqConfig {
-                port: 0,
-                buf: CQ,
-                log_size: 6,
-                dbr: CQ_DBR,
-                vector: 1,
-                compress: false,
-            })
-            .unwrap();
-        m.create_sq(&SqConfig {
-            port: 0,
-            buf: SQ,
-            log_size: 6,
-            dbr: SQ_DBR,
-            cqn,
-        })
-        .unwrap();
+        mlx5_cq_sq(m, 0, 1);
     });
     let g = GuestRam::new(RAM);
     let mut c = s.client(0);
@@ -446,26 +419,18 @@ fn mlx5_send_from(addr: u64, len: u32, maps: &[(u64, u64, Option<u64>)]) -> (u8,
         )
         .unwrap();
     }
-    for i in 0..64 {
-        g.put(CQ + i * 64, &[0u8; 64]);
-        g.put(CQ + i * 64 + 63, &[0xf1]);
-    }
-    let sqn = sim::mlx5::SQN_BASE;
-    let mut w = Vec::new();
-    w.extend_from_slice(&0x0au32.to_be_bytes());
-    w.extend_from_slice(&((sqn << 8) | 3).to_be_bytes());
-    w.extend_from_slice(&[0, 0, 0, 0x08, 0, 0, 0, 0]);
-    w.extend_from_slice(&[0u8; 16]);
-    w.extend_from_slice(&len.to_be_bytes());
-    w.extend_from_slice(&0x1234u32.to_be_bytes());
-    w.extend_from_slice(&addr.to_be_bytes());
-    g.put(SQ, &w);
-    g.put(SQ_DBR, &[0, 0, 0, 0, 0, 0, 0, 1]);
-    let uar = u64::from(api_uar_offset(0) + SQ_DOORBELL);
-    c.region_write(region::BAR0, uar, &w[..8]).unwrap();
-    // A read after the write: the model ran.
-    let _ = c.bar32(0);
+    mlx5_send(&mut c, &g, addr, len);
     (g.get::<64>(CQ)[63] >> 4, g.canary_intact())
+}
+
+/// The CQ hardware-owned, then function 0's SQ rung with one SEND of `len` bytes at
+/// `addr`; returns once the model ran (a read after the doorbell).
+fn mlx5_send(c: &mut Client, g: &GuestRam, addr: u64, len: u32) {
+    mlx5_cq_hw_owned(g);
+    let db = mlx5_send_wqe(g, sim::mlx5::SQN_BASE, addr, len);
+    let uar = u64::from(api_uar_offset(0) + SQ_DOORBELL);
+    c.region_write(region::BAR0, uar, &db).unwrap();
+    let _ = c.bar32(0);
 }
 
 #[test]
@@ -507,14 +472,7 @@ fn model_dma_after_unmap_is_refused() {
     });
     let g = GuestRam::new(RAM);
     let mut c = s.client(0);
-    c.dma_map(
-        Some(g.fd.as_fd()),
-        0,
-        0,
-        RAM,
-        proto::DMA_READ | proto::DMA_WRITE,
-    )
-    .unwrap();
+    c.map_ram(&g);
     // Command entries 0 and 1 at 0x1000, hardware-owned, of type 7 with inlen 0: the
     // device answers each with IN_LENGTH_ERR in status_own (it writes the entry).
     const STATUS_OWN: usize = 0x3f;
@@ -548,47 +506,13 @@ fn read_only_mapping_is_not_written() {
     let s = Server::start("vfio-hostile-ro", Family::Mlx5, 1, |m| {
         let m = m.mlx5().unwrap();
         m.set_link(0, true).unwrap();
-        let cqn = m
-            .create_cq(&CqConfig {
-                port: 0,
-                buf: CQ,
-                log_size: 6,
-                dbr: CQ_DBR,
-                vector: 1,
-                compress: false,
-            })
-            .unwrap();
-        m.create_sq(&SqConfig {
-            port: 0,
-            buf: SQ,
-            log_size: 6,
-            dbr: SQ_DBR,
-            cqn,
-        })
-        .unwrap();
+        mlx5_cq_sq(m, 0, 1);
     });
     let g = GuestRam::new(RAM);
     let mut c = s.client(0);
     c.dma_map(Some(g.fd.as_fd()), 0, 0, RAM, proto::DMA_READ)
         .unwrap();
-    for i in 0..64 {
-        g.put(CQ + i * 64, &[0u8; 64]);
-        g.put(CQ + i * 64 + 63, &[0xf1]);
-    }
-    let sqn = sim::mlx5::SQN_BASE;
-    let mut w = Vec::new();
-    w.extend_from_slice(&0x0au32.to_be_bytes());
-    w.extend_from_slice(&((sqn << 8) | 3).to_be_bytes());
-    w.extend_from_slice(&[0, 0, 0, 0x08, 0, 0, 0, 0]);
-    w.extend_from_slice(&[0u8; 16]);
-    w.extend_from_slice(&64u32.to_be_bytes());
-    w.extend_from_slice(&0x1234u32.to_be_bytes());
-    w.extend_from_slice(&0x60000u64.to_be_bytes());
-    g.put(SQ, &w);
-    g.put(SQ_DBR, &[0, 0, 0, 0, 0, 0, 0, 1]);
-    let uar = u64::from(api_uar_offset(0) + SQ_DOORBELL);
-    c.region_write(region::BAR0, uar, &w[..8]).unwrap();
-    let _ = c.bar32(0);
+    mlx5_send(&mut c, &g, 0x60000, 64);
     assert_eq!(g.get::<64>(CQ)[63], 0xf1, "the CQ was not written");
 }
 
@@ -617,14 +541,7 @@ fn mana_send_from(addr: u64) -> (bool, u8, u32, bool) {
     let (cq_id, sq_id) = *ids.lock().unwrap();
     let g = GuestRam::new(RAM);
     let mut c = s.client(0);
-    c.dma_map(
-        Some(g.fd.as_fd()),
-        0,
-        0,
-        RAM,
-        proto::DMA_READ | proto::DMA_WRITE,
-    )
-    .unwrap();
+    c.map_ram(&g);
     g.put(MANA_EQ, &[0u8; 16 * 16]);
     g.put(CQ, &[0u8; 8 * 64]);
     let h = WqeHeader {

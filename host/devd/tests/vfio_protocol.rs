@@ -12,7 +12,7 @@ use std::os::fd::AsFd;
 
 use common::vfio::*;
 use rsnic_core::sim;
-use rsnic_core::sim::mlx5::{api_uar_offset, CqConfig, SqConfig, CQ_ARM_DOORBELL, SQ_DOORBELL};
+use rsnic_core::sim::mlx5::{api_uar_offset, CQ_ARM_DOORBELL, SQ_DOORBELL};
 use rsnic_devd::model::Entry;
 use rsnic_devd::model::{Family, MODEL_VECTORS_PER_PORT};
 use rsnic_devd::model::{Mlx5Model, Model};
@@ -227,10 +227,6 @@ fn mlx5_identifying_registers_per_function() {
 }
 
 const RAM: u64 = 4 << 20;
-const CQ: u64 = 0x10000;
-const CQ_DBR: u64 = 0x20000;
-const SQ: u64 = 0x30000;
-const SQ_DBR: u64 = 0x40000;
 const DATA: u64 = 0x60000;
 
 /// A ConnectX model with, on port `port`, a CQ (64 entries at [`CQ`], MSI-X vector `intr`
@@ -238,26 +234,7 @@ const DATA: u64 = 0x60000;
 pub fn mlx5_queues(m: &mut Mlx5Model, port: usize, intr: u16) -> (u32, u32) {
     m.set_link(0, true).unwrap();
     m.set_link(1, true).unwrap();
-    let cqn = m
-        .create_cq(&CqConfig {
-            port,
-            buf: CQ,
-            log_size: 6,
-            dbr: CQ_DBR,
-            vector: port as u16 * MODEL_VECTORS_PER_PORT + intr,
-            compress: false,
-        })
-        .unwrap();
-    let sqn = m
-        .create_sq(&SqConfig {
-            port,
-            buf: SQ,
-            log_size: 6,
-            dbr: SQ_DBR,
-            cqn,
-        })
-        .unwrap();
-    (cqn, sqn)
+    mlx5_cq_sq(m, port, port as u16 * MODEL_VECTORS_PER_PORT + intr)
 }
 
 /// Lays out the CQ (hardware-owned) and a SEND of `len` bytes at `addr` at SQ index 0;
@@ -269,19 +246,7 @@ pub fn mlx5_post(g: &GuestRam, sqn: u32, addr: u64, len: u32) -> [u8; 8] {
     }
     g.put(CQ_DBR, &[0; 8]);
     g.put(SQ, &vec![0u8; 64 * 64]);
-    let mut w = Vec::new();
-    w.extend_from_slice(&0x0au32.to_be_bytes());
-    w.extend_from_slice(&((sqn << 8) | 3).to_be_bytes());
-    w.extend_from_slice(&[0, 0, 0, 0x08, 0, 0, 0, 0]);
-    w.extend_from_slice(&[0u8; 16]);
-    w.extend_from_slice(&len.to_be_bytes());
-    w.extend_from_slice(&0x1234u32.to_be_bytes());
-    w.extend_from_slice(&addr.to_be_bytes());
-    g.put(SQ, &w);
-    g.put(SQ_DBR, &[0, 0, 0, 0, 0, 0, 0, 1]);
-    let mut db = [0u8; 8];
-    db.copy_from_slice(&w[..8]);
-    db
+    mlx5_send_wqe(g, sqn, addr, len)
 }
 
 /// The CQ arm doorbell's 8 bytes for `cqn` (sn 0, ci 0).
@@ -308,14 +273,7 @@ fn dma_map_and_msix_eventfds_carry_a_send_of_function_1() {
     let mut c1 = s.client(1);
     // QEMU maps guest RAM on every function's connection; a ROM range comes without fd.
     for c in [&mut c0, &mut c1] {
-        c.dma_map(
-            Some(g.fd.as_fd()),
-            0,
-            0,
-            RAM,
-            proto::DMA_READ | proto::DMA_WRITE,
-        )
-        .unwrap();
+        c.map_ram(&g);
         c.dma_map(None, 0, 0xfffc_0000, 0x40000, proto::DMA_READ)
             .unwrap();
     }
@@ -378,9 +336,7 @@ fn dma_map_and_msix_eventfds_carry_a_send_of_function_1() {
 fn set_irqs_data_none_triggers_and_count_zero_disables() {
     let s = Server::start("vfio-irqs", Family::Mana, 1, |_| {});
     let mut c = s.client(0);
-    let evs: Vec<File> = (0..3)
-        .map(|_| File::from(rsnic_devd::sys::eventfd().unwrap()))
-        .collect();
+    let evs = eventfds(3);
     let fds: Vec<_> = evs.iter().map(|e| e.as_fd()).collect();
     c.set_irqs(
         irq::DATA_EVENTFD | irq::ACTION_TRIGGER,

@@ -58,6 +58,18 @@ fn wait_exit(child: &mut Child) -> ExitStatus {
     }
 }
 
+/// A client on every socket, each past version negotiation.
+fn connect_all(socks: &[PathBuf]) -> Vec<Client> {
+    socks
+        .iter()
+        .map(|s| {
+            let mut c = Client::connect(s);
+            c.version().unwrap();
+            c
+        })
+        .collect()
+}
+
 fn counters(dir: &Path, port: u32) -> String {
     std::fs::read_to_string(dir.join(format!("state/port{port}/counters"))).unwrap()
 }
@@ -67,14 +79,7 @@ fn mlx5_two_functions_serve_and_exit_when_both_close() {
     let t = Tmp::new("vfio-smoke-cx");
     let (mut child, socks) = start(&t, "mlx5", 2);
     assert_eq!(socks.len(), 2);
-    let mut clients: Vec<Client> = socks
-        .iter()
-        .map(|s| {
-            let mut c = Client::connect(s);
-            c.version().unwrap();
-            c
-        })
-        .collect();
+    let mut clients = connect_all(&socks);
     // A second client on an occupied socket is closed at once.
     let mut extra = Client::connect(&socks[1]);
     assert!(extra.closed_by_server());
@@ -170,14 +175,7 @@ fn sigusr1_unplugs_and_each_client_reads_the_end_of_its_stream() {
 
     let t = Tmp::new("vfio-smoke-unplug");
     let (mut child, socks) = start(&t, "mlx5", 2);
-    let mut clients: Vec<Client> = socks
-        .iter()
-        .map(|s| {
-            let mut c = Client::connect(s);
-            c.version().unwrap();
-            c
-        })
-        .collect();
+    let mut clients = connect_all(&socks);
     // Function 0's client streams posted BAR0 writes (no reply asked, as QEMU posts a
     // doorbell) while devd is unplugged: whatever devd has not read when it closes must not
     // turn the client's next read into a reset (ECONNRESET: QEMU 11.1.3 aborts on it).

@@ -367,10 +367,14 @@ impl crate::Harness for Harness {
             self.dev
                 .mmio_write32(f as u32 * FUNC + 0x10, (a >> 32) as u32);
             self.dev.mmio_write32(f as u32 * FUNC + 0x14, a as u32);
-            let run = |h: &mut Self, op: u16, num: u32| -> u8 {
+            // Command `op` on object `num` with `inlen` bytes of input (those past the inline
+            // 16 in the mailboxes at `in_ptr`) and 16 of output, through entry 0: the entry
+            // as the device left it.
+            let exec = |h: &mut Self, op: u16, num: u32, inlen: u32, in_ptr: u64| {
                 let mut e = [0u8; 64];
                 e[0] = 7;
-                e[4..8].copy_from_slice(&16u32.to_be_bytes());
+                e[4..8].copy_from_slice(&inlen.to_be_bytes());
+                e[8..16].copy_from_slice(&in_ptr.to_be_bytes());
                 e[16..18].copy_from_slice(&op.to_be_bytes());
                 e[25..28].copy_from_slice(&num.to_be_bytes()[1..]);
                 e[56..60].copy_from_slice(&16u32.to_be_bytes());
@@ -381,6 +385,10 @@ impl crate::Harness for Harness {
                 h.dev.process(&h.mem, &mut h.irqs);
                 let mut got = [0u8; 64];
                 h.cmdq[f].read(0, &mut got);
+                got
+            };
+            let run = |h: &mut Self, op: u16, num: u32| -> u8 {
+                let got = exec(h, op, num, 16, 0);
                 assert_eq!(got[63], 0, "delivered");
                 got[32]
             };
@@ -389,19 +397,7 @@ impl crate::Harness for Harness {
             assert_eq!(run(&mut self, 0x104, 0), 0, "ENABLE_HCA");
             // INIT_HCA needs 0x20 bytes of input: inline 16 + one mailbox.
             let inb = chain(&self.mem, 0x20, 1, true);
-            let mut e = [0u8; 64];
-            e[0] = 7;
-            e[4..8].copy_from_slice(&0x20u32.to_be_bytes());
-            e[8..16].copy_from_slice(&inb[0].dma_addr().to_be_bytes());
-            e[16..18].copy_from_slice(&0x102u16.to_be_bytes());
-            e[56..60].copy_from_slice(&16u32.to_be_bytes());
-            e[60] = 1;
-            e[63] = 1;
-            self.cmdq[f].write(0, &e);
-            self.dev.mmio_write32(f as u32 * FUNC + 0x18, 1);
-            self.dev.process(&self.mem, &mut self.irqs);
-            let mut got = [0u8; 64];
-            self.cmdq[f].read(0, &mut got);
+            let got = exec(&mut self, 0x102, 0, 0x20, inb[0].dma_addr());
             assert_eq!((got[63], got[32]), (0, 0), "INIT_HCA");
             for n in self.nums.clone() {
                 for op in [0x401u16, 0x906, 0x90a, 0x914, 0x918, 0x902] {

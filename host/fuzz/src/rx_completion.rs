@@ -27,6 +27,7 @@ use rsnic_core::hwif::mlx5::cqe::{
 };
 use rsnic_core::hwif::mlx5::rq::{Rq, RqParams, RxCompletion, RxFrags};
 use rsnic_testbed::mem::{HostBuf, HostMemory};
+use rsnic_testbed::pair::new_vec_rq;
 
 use crate::env::{pick_len, poke_cq, raw_cqe, Env, Mlx5Cq, RxBuf, RxSt as St};
 use crate::Input;
@@ -206,7 +207,7 @@ impl crate::Harness for Harness {
         let cqbuf = mem.alloc((1usize << cq_log) * 64);
         let cqdbr = mem.alloc(8);
         let cq = Cq::new(cqbuf.clone(), cqdbr, 0, cq_log, 0x99, 0x4000).expect("cq");
-        let rq = Rq::new(
+        let rq = new_vec_rq(
             RqParams {
                 log_sz,
                 buf_size,
@@ -218,7 +219,6 @@ impl crate::Harness for Harness {
             wq,
             dbr,
             cq,
-            (0..n * usize::from(segs)).map(|_| None).collect(),
         )
         .expect("rq");
         Self {

@@ -27,10 +27,11 @@
 use rsnic_core::hwif::hw::Coherent;
 use rsnic_core::hwif::mlx5::cq::{Cq, CQ_DOORBELL_OFFSET};
 use rsnic_core::hwif::mlx5::cqe::{Cqe64, CQE_REQ, CQE_REQ_ERR};
-use rsnic_core::hwif::mlx5::sq::{FifoEntry, Sq, SqParams, WqeInfo, BF_OFFSET};
-use rsnic_core::hwif::mlx5::tx::{DmaEntry, Gso, InlineMode, TxCsum, TxRejectReason, VlanTag};
+use rsnic_core::hwif::mlx5::sq::{SqParams, BF_OFFSET};
+use rsnic_core::hwif::mlx5::tx::{Gso, InlineMode, TxCsum, TxRejectReason, VlanTag};
 use rsnic_testbed::fixtures::tcp4_frame;
 use rsnic_testbed::mem::{HostBuf, HostMemory};
+use rsnic_testbed::pair::{new_vec_sq, VecSq};
 
 use crate::env::{poke_cq, raw_cqe, release, Env, Mlx5Cq, Pkt, TxSt as St};
 use crate::Input;
@@ -40,7 +41,7 @@ const LKEY: u32 = 0x1234;
 const UAR: u32 = 0x4000;
 const CQN: u32 = 0x77;
 
-type FuzzSq = Sq<Pkt, HostBuf, Vec<WqeInfo<Pkt>>, Vec<FifoEntry<Pkt>>, Vec<DmaEntry>>;
+type FuzzSq = VecSq<Pkt, HostBuf>;
 
 struct Harness {
     sq: FuzzSq,
@@ -266,16 +267,7 @@ impl crate::Harness for Harness {
         let cqbuf = mem.alloc((1usize << cq_log) * 64);
         let cqdbr = mem.alloc(8);
         let cq = Cq::new(cqbuf.clone(), cqdbr, 0, cq_log, CQN, UAR).expect("cq");
-        let sq = Sq::new(
-            p,
-            ring.clone(),
-            dbr,
-            cq,
-            (0..n).map(|_| WqeInfo::default()).collect(),
-            (0..4 * n).map(|_| FifoEntry::default()).collect(),
-            vec![DmaEntry::default(); 4 * n],
-        )
-        .expect("sq");
+        let sq = new_vec_sq(p, ring.clone(), dbr, cq).expect("sq");
         Self {
             sq,
             env: Env::default(),

@@ -90,7 +90,7 @@ use rsnic_core::sim::mana::Fault as ManaFault;
 use rsnic_core::sim::mlx5::Fault as Mlx5Fault;
 
 use crate::glue::{TxFrame, RX_PORT, TX_PORT};
-use crate::mana_pair::{ManaConfig, ManaPair};
+use crate::mana_pair::{self, ManaConfig, ManaPair};
 use crate::pair::{Pair, PairConfig};
 
 /// Polls within which a queue must deliver a packet again after a fault (see the module
@@ -1096,11 +1096,7 @@ impl ManaSoak {
         c.eq(
             "device TX vs RX + RX drops",
             t.tx_packets(),
-            x.rx_packets()
-                + x.hc_rx_discards_no_wqe
-                + x.rx_no_rq_drops
-                + x.rx_truncated
-                + x.rx_stopped,
+            x.rx_packets() + mana_pair::rx_port_drops(&x),
         );
         c.eq(
             "frames arriving at the TX port",

@@ -149,3 +149,14 @@ pub fn write_cqe(buf: &impl Coherent, slot: usize, c: &Cqe64) {
     buf.write(slot * 64, &c.0[..63]);
     buf.write(slot * 64 + 63, &c.0[63..]);
 }
+
+/// A xorshift64 generator (shifts 13, 7, 17) from `seed` (non-zero): deterministic noise
+/// for the tests that throw garbage at the driver or the device.
+pub fn xorshift64(mut seed: u64) -> impl FnMut() -> u64 {
+    move || {
+        seed ^= seed << 13;
+        seed ^= seed >> 7;
+        seed ^= seed << 17;
+        seed
+    }
+}

@@ -17,7 +17,7 @@ use std::rc::Rc;
 
 use rsnic_core::hwif::hw::Coherent;
 use rsnic_core::hwif::mana::cq::Eq;
-use rsnic_core::hwif::mana::gdma_req::{self as req, Caller, MsgError};
+use rsnic_core::hwif::mana::gdma_req::{self as req, Caller, DevId, MsgError};
 use rsnic_core::hwif::mana::hwc::{GdmaRegs, Hwc, HwcBuffers, HwcError, HWC_MAX_MSG};
 use rsnic_core::hwif::mana::probe::{
     Action, Probe, ProbeConfig, ProbeError, ProbeInfo, EQ_SIZE, MAX_VPORTS,
@@ -29,6 +29,34 @@ use crate::mem::{HostBuf, HostMemory};
 
 /// Device runs a call waits at most (the kernel's timeout).
 pub const MAX_ROUNDS: usize = 64;
+
+/// The OS the host's probe reports in VERIFY_VF_DRIVER_VERSION: Linux 6.12.118.
+pub const LINUX_6_12: req::OsInfo<'static> = req::OsInfo {
+    major: 6,
+    minor: 12,
+    build: 118,
+    sysname: b"Linux",
+    release: b"6.12.118",
+    version: b"#1 SMP",
+};
+
+/// A device-level caller: `dev_id`, activity 0 (REGISTER_DEVICE, DEREGISTER_DEVICE).
+pub fn device_caller(dev_id: DevId) -> Caller {
+    Caller {
+        dev_id,
+        activity_id: 0,
+    }
+}
+
+/// Builds GDMA_DEREGISTER_DEVICE for `dev_id` into `b`.
+pub fn deregister_device(b: &mut [u8], dev_id: DevId) -> Result<usize, MsgError> {
+    req::general(
+        b,
+        req::GDMA_DEREGISTER_DEVICE,
+        req::RESP_HDR_SIZE,
+        device_caller(dev_id),
+    )
+}
 
 /// Why a host-side call failed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -109,14 +137,7 @@ impl HwcHost {
         let mut p = Probe::new(ProbeConfig {
             msix: 64,
             max_vports: MAX_VPORTS,
-            os: req::OsInfo {
-                major: 6,
-                minor: 12,
-                build: 118,
-                sysname: b"Linux",
-                release: b"6.12.118",
-                version: b"#1 SMP",
-            },
+            os: LINUX_6_12,
             max_region_request: region_req,
         });
         for _ in 0..10_000 {
@@ -245,5 +266,54 @@ impl HwcHost {
         let who = self.mana();
         let r = self.request(|b| build(b, who))?;
         req::parse_general(&r, code, Some(who)).map_err(CallError::Msg)
+    }
+
+    /// MANA_CONFIG_VPORT_RX with RX and RSS on for `vport`: the hash key and indirection
+    /// table are applied where `update_key` and `update_tab` say, and `default`, when given,
+    /// becomes the default RX object.
+    pub fn vport_rss(
+        &mut self,
+        vport: u64,
+        key: &[u8; 40],
+        tab: &[u64],
+        default: Option<u64>,
+        update_key: bool,
+        update_tab: bool,
+    ) -> Result<(), CallError> {
+        let steer = req::RxSteer {
+            vport,
+            rx_enable: req::TRI_STATE_TRUE,
+            rss_enable: req::TRI_STATE_TRUE,
+            update_default_rxobj: default.is_some(),
+            update_hashkey: update_key,
+            update_indir_tab: update_tab,
+            default_rxobj: default.unwrap_or(0),
+            hashkey: key,
+            indir_tab: tab,
+        };
+        self.simple(req::MANA_CONFIG_VPORT_RX, |b, who| {
+            req::config_vport_rx(b, who, &steer)
+        })
+    }
+
+    /// MANA_CONFIG_VPORT_RX turning RX off on `vport`, as `mana_dealloc_queues` does: RSS
+    /// unknown, nothing updated, a zero hash key and an indirection table of `entries` zeros.
+    pub fn vport_rx_off(&mut self, vport: u64, entries: usize) -> Result<(), CallError> {
+        let key = [0u8; 40];
+        let tab = vec![0u64; entries];
+        let steer = req::RxSteer {
+            vport,
+            rx_enable: req::TRI_STATE_FALSE,
+            rss_enable: req::TRI_STATE_UNKNOWN,
+            update_default_rxobj: false,
+            update_hashkey: false,
+            update_indir_tab: false,
+            default_rxobj: 0,
+            hashkey: &key,
+            indir_tab: &tab,
+        };
+        self.simple(req::MANA_CONFIG_VPORT_RX, |b, who| {
+            req::config_vport_rx(b, who, &steer)
+        })
     }
 }

@@ -32,9 +32,9 @@ use std::rc::Rc;
 
 use rsnic_core::hwif::hw::Coherent;
 use rsnic_core::hwif::mana::cq::{Cq, Eq};
-use rsnic_core::hwif::mana::gdma_req::{self as req, RxSteer};
-use rsnic_core::hwif::mana::rq::{Rq, RqParams, RxCompletion, RxPoll};
-use rsnic_core::hwif::mana::sq::{Sq, SqParams, TxPending, TxPoll};
+use rsnic_core::hwif::mana::gdma_req as req;
+use rsnic_core::hwif::mana::rq::{Rq, RqError, RqParams, RxCompletion, RxPoll};
+use rsnic_core::hwif::mana::sq::{Sq, SqError, SqParams, TxPending, TxPoll};
 use rsnic_core::hwif::mana::stats::{RxStats, TxStats};
 use rsnic_core::hwif::mlx5::tx::{DmaEntry, TxQueue, TxRejectReason};
 use rsnic_core::sim::mana::{
@@ -98,6 +98,38 @@ impl Bar0 for ManaBar {
             None
         }
     }
+}
+
+/// The driver's SQ error after `Fault::TxBadWqId`: a CQE naming the model's `BAD_WQ_ID`.
+pub const SQ_BAD_WQ_ID: SqError = SqError::WrongQueue {
+    wq_num: rsnic_core::sim::mana::BAD_WQ_ID,
+    is_sq: true,
+};
+/// The driver's RQ error after `Fault::RxBadWqId`: a CQE naming the model's `BAD_WQ_ID`.
+pub const RQ_BAD_WQ_ID: RqError = RqError::WrongQueue {
+    wq_num: rsnic_core::sim::mana::BAD_WQ_ID,
+    is_sq: false,
+};
+
+/// Frames a port's device model dropped on receive: no WQE posted, no RQ (RX off),
+/// truncated, or the port stopped.
+pub fn rx_port_drops(x: &PortCounters) -> u64 {
+    x.hc_rx_discards_no_wqe + x.rx_no_rq_drops + x.rx_truncated + x.rx_stopped
+}
+
+/// `n` numbered 64-byte test frames from the TX port's MAC to the RX port's (ethertype
+/// 0x88b5): byte 14 is the frame's number, every other byte after the header is `tag`.
+pub fn numbered_frames(n: usize, tag: u8) -> Vec<Frame> {
+    (0..n)
+        .map(|i| {
+            let mut b = vec![tag; 64];
+            b[..6].copy_from_slice(&[0x02, 0, 0, 0, 0, 2]);
+            b[6..12].copy_from_slice(&[0x02, 0, 0, 0, 0, 1]);
+            b[12..14].copy_from_slice(&[0x88, 0xb5]);
+            b[14] = i as u8;
+            Frame::linear(b)
+        })
+        .collect()
 }
 
 /// A device with `ports` ports and full scratch.
@@ -393,6 +425,19 @@ impl ManaPair {
         dev.borrow_mut().set_rss(RX_PORT, &[ids[2]]).unwrap();
         let tx_eq = Eq::new(teq_buf, teq, eq_num, doorbell_offset(TX_PORT, DB_EQ)).unwrap();
         let rx_eq = Eq::new(req_buf, req, eq_num, doorbell_offset(RX_PORT, DB_EQ)).unwrap();
+        Self::assemble(mem, dev, env, (sq, rq, tx_eq, rx_eq), ids, cfg, layout)
+    }
+
+    /// The pair over its built queues, its baseline taken now.
+    fn assemble(
+        mem: HostMemory,
+        dev: Rc<RefCell<HostMana>>,
+        env: ManaEnv,
+        (sq, rq, tx_eq, rx_eq): (ManaSq, ManaRq, Eq<HostBuf>, Eq<HostBuf>),
+        ids: [u32; 4],
+        cfg: ManaConfig,
+        layout: Layout,
+    ) -> Self {
         let mut p = Self {
             tx: TxBook::new(&mem),
             mem,
@@ -568,11 +613,7 @@ impl ManaPair {
         b.eq(
             "device TX packets vs RX + drops",
             t.tx_packets(),
-            x.rx_packets()
-                + x.hc_rx_discards_no_wqe
-                + x.rx_no_rq_drops
-                + x.rx_truncated
-                + x.rx_stopped,
+            x.rx_packets() + rx_port_drops(&x),
         );
         b.eq(
             "device RX CQEs vs driver RX CQEs + unread at reopens",
@@ -671,26 +712,8 @@ impl ManaPair {
         let ids = [so.wq_id, so.cq_id, ro.wq_id, ro.cq_id];
         let (sq, mut rq) = bufs.build(&cfg, &layout, ids);
         rq.fill(&mut env);
-        let mut pair = Self {
-            tx: TxBook::new(&mem),
-            mem,
-            dev: h.dev.clone(),
-            irqs: IrqLog::default(),
-            env,
-            sq,
-            rq,
-            tx_eq,
-            rx_eq,
-            ids,
-            cfg,
-            rx_delivered: 0,
-            layout,
-            base: Base::default(),
-            closed_tx: TxStats::default(),
-            closed_rx: RxStats::default(),
-            reopens: ReopenCounts::default(),
-        };
-        pair.base = pair.base_now();
+        let dev = h.dev.clone();
+        let pair = Self::assemble(mem, dev, env, (sq, rq, tx_eq, rx_eq), ids, cfg, layout);
         let objs = HwcObjects {
             sq: so,
             rq: ro,
@@ -705,38 +728,17 @@ impl ManaPair {
 /// `mana_dealloc_queues` do.
 fn steer_rx(h: &mut HwcHost, rq: Option<u64>) -> Result<(), CallError> {
     let vport = h.info.vports[RX_PORT].vport;
-    let tab = vec![rq.unwrap_or(0); 64];
-    let key = if rq.is_some() { HWC_PAIR_KEY } else { [0; 40] };
-    h.simple(req::MANA_CONFIG_VPORT_RX, |b, who| {
-        req::config_vport_rx(
-            b,
-            who,
-            &match rq {
-                Some(handle) => RxSteer {
-                    vport,
-                    rx_enable: req::TRI_STATE_TRUE,
-                    rss_enable: req::TRI_STATE_TRUE,
-                    update_default_rxobj: true,
-                    update_hashkey: true,
-                    update_indir_tab: true,
-                    default_rxobj: handle,
-                    hashkey: &key,
-                    indir_tab: &tab,
-                },
-                None => RxSteer {
-                    vport,
-                    rx_enable: req::TRI_STATE_FALSE,
-                    rss_enable: req::TRI_STATE_UNKNOWN,
-                    update_default_rxobj: false,
-                    update_hashkey: false,
-                    update_indir_tab: false,
-                    default_rxobj: 0,
-                    hashkey: &key,
-                    indir_tab: &tab,
-                },
-            },
-        )
-    })
+    let Some(handle) = rq else {
+        return h.vport_rx_off(vport, 64);
+    };
+    h.vport_rss(
+        vport,
+        &HWC_PAIR_KEY,
+        &[handle; 64],
+        Some(handle),
+        true,
+        true,
+    )
 }
 
 /// Creates the pair's CQs, SQ and RQ with direct model calls, the CQs reporting to `teq`

@@ -38,11 +38,11 @@
 
 use rsnic_core::hwif::hw::{Coherent, Mmio};
 use rsnic_core::hwif::mlx5::cmd::CmdQueue;
-use rsnic_core::hwif::mlx5::cq::{Cq, CQ_DB_REQ_NOT};
-use rsnic_core::hwif::mlx5::rq::{Rq, RqParams, RxCompletion};
+use rsnic_core::hwif::mlx5::cq::{Cq, QueueSetupError, CQ_DB_REQ_NOT};
+use rsnic_core::hwif::mlx5::rq::{Rq, RqParams, RxBuffer, RxCompletion};
 use rsnic_core::hwif::mlx5::sq::{FifoEntry, Sq, SqParams, TxPoll, WqeInfo};
 use rsnic_core::hwif::mlx5::stats::{RxStats, TxStats};
-use rsnic_core::hwif::mlx5::tx::{DmaEntry, InlineMode, TxQueue, TxRejectReason};
+use rsnic_core::hwif::mlx5::tx::{DmaEntry, InlineMode, TxPacket, TxQueue, TxRejectReason};
 use rsnic_core::sim::mlx5::{
     api_uar_offset, CqConfig, PortCounters, QueueState, RqConfig, SqConfig, SQ_DOORBELL,
 };
@@ -57,9 +57,9 @@ use crate::mem::{HostBuf, HostMemory};
 pub const LKEY: u32 = 0x0000_1234;
 
 /// The driver-side SQ with host storage.
-pub type HostSq = Sq<TxPkt, HostBuf, Vec<WqeInfo<TxPkt>>, Vec<FifoEntry<TxPkt>>, Vec<DmaEntry>>;
+pub type HostSq = VecSq<TxPkt, HostBuf>;
 /// The driver-side RQ with host storage.
-pub type HostRq = Rq<RxBuf, HostBuf, Vec<Option<RxBuf>>>;
+pub type HostRq = VecRq<RxBuf, HostBuf>;
 
 /// The TX port's SQ of a pair with `cfg` (`2^log_sz` WQEBBs over `wq`, doorbell record
 /// `dbr`, completions in `cq`), as the pair makes it; tests that re-create it call this too.
@@ -71,8 +71,7 @@ pub fn tx_sq(
     dbr: HostBuf,
     cq: Cq<HostBuf>,
 ) -> Option<HostSq> {
-    let n = 1usize << log_sz;
-    Sq::new(
+    new_vec_sq(
         SqParams {
             log_sz,
             sqn,
@@ -88,11 +87,47 @@ pub fn tx_sq(
         wq,
         dbr,
         cq,
+    )
+    .ok()
+}
+
+/// An mlx5 SQ with `p` over `wq`, `dbr` and `cq`, its per-WQEBB and per-packet storage in
+/// vectors of the exact lengths `Sq::new` asks for (`2^log_sz` WQE infos, four times as
+/// many FIFO and DMA entries).
+pub type VecSq<P, C> = Sq<P, C, Vec<WqeInfo<P>>, Vec<FifoEntry<P>>, Vec<DmaEntry>>;
+
+/// An mlx5 RQ with `p` over `wq`, `dbr` and `cq`, its buffer slots in a vector of the exact
+/// length `Rq::new` asks for (`segs` per WQE).
+pub type VecRq<B, C> = Rq<B, C, Vec<Option<B>>>;
+
+/// Builds a [`VecRq`]: `Rq::new` with every buffer slot empty.
+pub fn new_vec_rq<B: RxBuffer, C: Coherent>(
+    p: RqParams,
+    wq: C,
+    dbr: C,
+    cq: Cq<C>,
+) -> Result<VecRq<B, C>, QueueSetupError> {
+    let n = (1usize << p.log_sz) * usize::from(p.segs);
+    Rq::new(p, wq, dbr, cq, (0..n).map(|_| None).collect())
+}
+
+/// Builds a [`VecSq`]: `Sq::new` with freshly allocated storage.
+pub fn new_vec_sq<P: TxPacket, C: Coherent>(
+    p: SqParams,
+    wq: C,
+    dbr: C,
+    cq: Cq<C>,
+) -> Result<VecSq<P, C>, QueueSetupError> {
+    let n = 1usize << p.log_sz;
+    Sq::new(
+        p,
+        wq,
+        dbr,
+        cq,
         (0..n).map(|_| WqeInfo::default()).collect(),
         (0..4 * n).map(|_| FifoEntry::default()).collect(),
         vec![DmaEntry::default(); 4 * n],
     )
-    .ok()
 }
 /// One packet the RQ delivered.
 pub type RxFrame = crate::glue::RxFrame<RxCompletion>;
@@ -346,7 +381,7 @@ impl Pair {
             })
             .expect("create RQ");
         tb.device().set_rss(RX_PORT, &[rqn]).expect("RSS");
-        let mut rq = Rq::new(
+        let mut rq = new_vec_rq(
             RqParams {
                 log_sz: cfg.rq_log_sz,
                 buf_size: BUF_SIZE as u32,
@@ -358,7 +393,6 @@ impl Pair {
             rwq,
             rq_dbr,
             rcq,
-            (0..rn).map(|_| None).collect(),
         )
         .expect("RQ");
         rq.post(&mut env);

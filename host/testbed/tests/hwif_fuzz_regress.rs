@@ -5,9 +5,10 @@ use std::collections::HashMap;
 
 use rsnic_core::hwif::hw::{Barriers, Coherent, DmaAddr, Mmio};
 use rsnic_core::hwif::mlx5::cq::Cq;
-use rsnic_core::hwif::mlx5::sq::{FifoEntry, Sq, SqParams, WqeInfo, BF_OFFSET};
+use rsnic_core::hwif::mlx5::sq::{SqParams, BF_OFFSET};
 use rsnic_core::hwif::mlx5::tx::{DmaEntry, InlineMode, TxDmaMap, TxPacket, TxQueue};
 use rsnic_testbed::mem::{HostBuf, HostMemory};
+use rsnic_testbed::pair::{new_vec_sq, VecSq};
 
 const SQN: u32 = 0x0abc;
 
@@ -82,7 +83,7 @@ impl TxQueue for Env {
     fn completed(&mut self, _: u32, _: u32) {}
 }
 
-type TestSq = Sq<Pkt, HostBuf, Vec<WqeInfo<Pkt>>, Vec<FifoEntry<Pkt>>, Vec<DmaEntry>>;
+type TestSq = VecSq<Pkt, HostBuf>;
 
 fn sq(mem: &HostMemory, log_sz: u8, max_sq_wqebbs: u16) -> (TestSq, HostBuf) {
     let n = 1usize << log_sz;
@@ -100,16 +101,7 @@ fn sq(mem: &HostMemory, log_sz: u8, max_sq_wqebbs: u16) -> (TestSq, HostBuf) {
         mpwqe: true,
         mpwqe_inline: true,
     };
-    let sq = Sq::new(
-        p,
-        ring.clone(),
-        mem.alloc(8),
-        cq,
-        (0..n).map(|_| WqeInfo::default()).collect(),
-        (0..4 * n).map(|_| FifoEntry::default()).collect(),
-        vec![DmaEntry::default(); 4 * n],
-    )
-    .unwrap();
+    let sq = new_vec_sq(p, ring.clone(), mem.alloc(8), cq).unwrap();
     (sq, ring)
 }
 

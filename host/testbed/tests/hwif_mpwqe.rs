@@ -9,17 +9,11 @@ use rsnic_core::hwif::mlx5::sq::stop_room;
 use rsnic_core::hwif::mlx5::tx::{Gso, InlineMode, TxCsum, TxRejectReason, VlanTag};
 use rsnic_testbed::mem::HostMemory;
 
-fn mp(log_sz: u8) -> rsnic_core::hwif::mlx5::sq::SqParams {
-    let mut p = sq_params(log_sz);
-    p.mpwqe = true;
-    p
-}
-
 #[test]
 fn session_start_add_close_and_ring() {
     let mem = HostMemory::new();
     let mut env = Env::new(&mem);
-    let mut sq = make_sq(&env, mp(7));
+    let mut sq = make_sq(&env, mpwqe_params(7, false));
     assert_eq!(sq.stop_room(), stop_room(16) + stop_room(15));
     let mut addrs = Vec::new();
     for (i, len) in [100usize, 60, 1500].into_iter().enumerate() {
@@ -63,7 +57,7 @@ fn session_start_add_close_and_ring() {
 fn restart_on_eseg_mismatch() {
     let mem = HostMemory::new();
     let mut env = Env::new(&mem);
-    let mut sq = make_sq(&env, mp(7));
+    let mut sq = make_sq(&env, mpwqe_params(7, false));
     env.log.borrow_mut().clear();
     let p = Pkt::new(&mem, 0, tcp4_frame(100, 0), vec![]);
     sq.xmit(p, true, &mut env).unwrap();
@@ -89,14 +83,9 @@ fn restart_on_eseg_mismatch() {
 fn full_session_closes_and_next_one_starts() {
     let mem = HostMemory::new();
     let mut env = Env::new(&mem);
-    let mut sq = make_sq(&env, mp(7));
+    let mut sq = make_sq(&env, mpwqe_params(7, false));
     for i in 0..60u32 {
-        sq.xmit(
-            Pkt::new(&mem, i, tcp4_frame(64, 0), vec![]),
-            i != 59,
-            &mut env,
-        )
-        .unwrap();
+        xmit_one(&mut sq, &mut env, i, 64, i != 59);
         if i == 57 {
             // 58 packets: ds = 60 = 15 * 4 -> closed (not rung: xmit_more).
             assert!(!sq.session_open());
@@ -125,7 +114,7 @@ fn full_session_closes_and_next_one_starts() {
 fn fallback_closes_session_without_ringing() {
     let mem = HostMemory::new();
     let mut env = Env::new(&mem);
-    let mut sq = make_sq(&env, mp(7));
+    let mut sq = make_sq(&env, mpwqe_params(7, false));
     let mk_vlan = |id| {
         let mut p = Pkt::new(&mem, id, udp4_frame(80, 0), vec![]);
         p.vlan = Some(VlanTag {
@@ -155,12 +144,7 @@ fn fallback_closes_session_without_ringing() {
     {
         let before = env.mmio_writes().len();
         for _ in 0..2 {
-            sq.xmit(
-                Pkt::new(&mem, next, tcp4_frame(70, 0), vec![]),
-                true,
-                &mut env,
-            )
-            .unwrap();
+            xmit_one(&mut sq, &mut env, next, 70, true);
             next += 1;
         }
         assert!(sq.session_open());
@@ -189,16 +173,11 @@ fn fallback_closes_session_without_ringing() {
     // With a min-inline requirement a packet joins a session only inlined whole: one of
     // more than 252 bytes is not eligible (a regular SEND with its headers inline), a small
     // one is (an MPWQE whose packet is an inline segment, nothing mapped).
-    let mut p = mp(7);
+    let mut p = mpwqe_params(7, false);
     p.min_inline = InlineMode::L2;
     let mut sq = make_sq(&env, p);
     assert!(sq.inline_required());
-    sq.xmit(
-        Pkt::new(&mem, 0, tcp4_frame(300, 0), vec![]),
-        false,
-        &mut env,
-    )
-    .unwrap();
+    xmit_one(&mut sq, &mut env, 0, 300, false);
     assert_eq!(sq.stats.mpwqe_blks, 0);
     assert_eq!(sq.ring().bytes(3, 1), vec![0x0a]);
     let pc = usize::from(sq.pc());
@@ -219,9 +198,8 @@ fn fallback_closes_session_without_ringing() {
 fn dropped_packet_at_burst_end_still_rings_open_session() {
     let mem = HostMemory::new();
     let mut env = Env::new(&mem);
-    let mut sq = make_sq(&env, mp(7));
-    sq.xmit(Pkt::new(&mem, 0, tcp4_frame(70, 0), vec![]), true, &mut env)
-        .unwrap();
+    let mut sq = make_sq(&env, mpwqe_params(7, false));
+    xmit_one(&mut sq, &mut env, 0, 70, true);
     // The last packet of the burst fails to map: the session must still reach the device.
     env.fail_map_at = Some(1);
     let r = sq
@@ -245,7 +223,7 @@ fn dropped_packet_at_burst_end_still_rings_open_session() {
 fn session_start_pads_to_the_fragment_edge() {
     let mem = HostMemory::new();
     let mut env = Env::new(&mem);
-    let mut sq = make_sq(&env, mp(7));
+    let mut sq = make_sq(&env, mpwqe_params(7, false));
     // 50 regular (non-linear) single-WQEBB packets, completed.
     for i in 0..50u32 {
         let p = Pkt::new(&mem, i, tcp4_frame(60, 0), vec![vec![0; 10]]);
@@ -253,12 +231,7 @@ fn session_start_pads_to_the_fragment_edge() {
     }
     assert_eq!(complete_all(&mut sq, &mut env, 49).len(), 50);
     // A session needs 15 contiguous WQEBBs; only 14 remain in the fragment.
-    sq.xmit(
-        Pkt::new(&mem, 100, tcp4_frame(60, 0), vec![]),
-        false,
-        &mut env,
-    )
-    .unwrap();
+    xmit_one(&mut sq, &mut env, 100, 60, false);
     assert_eq!(sq.stats.nop, 14);
     assert_eq!(
         sq.ring().bytes(50 * 64, 8),
@@ -281,18 +254,9 @@ fn session_start_pads_to_the_fragment_edge() {
 fn inline_switch_with_hysteresis() {
     let mem = HostMemory::new();
     let mut env = Env::new(&mem);
-    let mut p = mp(8);
-    p.mpwqe_inline = true;
-    let mut sq = make_sq(&env, p);
+    let mut sq = make_sq(&env, mpwqe_params(8, true));
     // 130 packets outstanding, sent as dseg sessions (inline is off below 128).
-    for i in 0..130u32 {
-        sq.xmit(
-            Pkt::new(&mem, i, tcp4_frame(60, 0), vec![]),
-            i != 129,
-            &mut env,
-        )
-        .unwrap();
-    }
+    xmit_tcp(&mut sq, &mut env, 130, 60, |i| i != 129);
     assert!(!sq.inline_on());
     assert_eq!(sq.stats.inlnw, 0);
     let pc0 = sq.pc();
@@ -343,25 +307,15 @@ fn switching_mpwqe_needs_an_idle_sq() {
     let mut env = Env::new(&mem);
     let mut sq = make_sq(&env, sq_params(7));
     assert_eq!(sq.stop_room(), 31);
-    sq.xmit(
-        Pkt::new(&mem, 0, tcp4_frame(60, 0), vec![]),
-        false,
-        &mut env,
-    )
-    .unwrap();
+    xmit_one(&mut sq, &mut env, 0, 60, false);
     assert!(sq.set_mpwqe(true).is_err());
     assert_eq!(complete_all(&mut sq, &mut env, 0), vec![0]);
     sq.set_mpwqe(true).unwrap();
     assert_eq!(sq.stop_room(), 60);
-    sq.xmit(
-        Pkt::new(&mem, 1, tcp4_frame(60, 0), vec![]),
-        false,
-        &mut env,
-    )
-    .unwrap();
+    xmit_one(&mut sq, &mut env, 1, 60, false);
     assert_eq!(sq.stats.mpwqe_blks, 1);
     // 31 + 29 = 60 < 64: the smallest ring accepts MPWQE.
-    let sq64 = make_sq(&env, mp(6));
+    let sq64 = make_sq(&env, mpwqe_params(6, false));
     assert_eq!(sq64.stop_room(), 60);
 }
 
@@ -369,28 +323,15 @@ fn switching_mpwqe_needs_an_idle_sq() {
 fn burst_of_32_rings_once() {
     let mem = HostMemory::new();
     let mut env = Env::new(&mem);
-    let mut sq = make_sq(&env, mp(7));
+    let mut sq = make_sq(&env, mpwqe_params(7, false));
     env.log.borrow_mut().clear();
-    for i in 0..32u32 {
-        sq.xmit(
-            Pkt::new(&mem, i, tcp4_frame(64, 0), vec![]),
-            i != 31,
-            &mut env,
-        )
-        .unwrap();
-    }
+    xmit_tcp(&mut sq, &mut env, 32, 64, |i| i != 31);
     // One session of 32: ds = 34 -> 9 WQEBBs, one doorbell, one DBR write (pc = 9).
     assert_eq!(
         env.mmio_writes(),
         vec![(UAR + 0x800, [0, 0, 0, 0x29, 0, 0x0a, 0xbc, 34])]
     );
-    let dbr: Vec<Ev> = env
-        .log
-        .borrow()
-        .iter()
-        .filter(|e| matches!(e, Ev::Write("sq_dbr", ..)))
-        .cloned()
-        .collect();
+    let dbr = env.sq_dbr_writes();
     assert_eq!(dbr, vec![Ev::Write("sq_dbr", 4, vec![0, 0, 0, 9])]);
     assert_eq!(
         (sq.stats.mpwqe_blks, sq.stats.wqes, sq.stats.doorbells),
@@ -409,7 +350,7 @@ fn burst_of_32_rings_once() {
 fn session_counters_are_exact_when_the_burst_ends() {
     let mem = HostMemory::new();
     let mut env = Env::new(&mem);
-    let mut sq = make_sq(&env, mp(7));
+    let mut sq = make_sq(&env, mpwqe_params(7, false));
     // Burst 1: two plain packets, then one with checksum offload (a second session).
     for (i, (len, partial)) in [(100usize, false), (60, false), (300, true)]
         .into_iter()

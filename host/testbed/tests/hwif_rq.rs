@@ -343,13 +343,7 @@ fn decompression_on_second_pass_and_bad_sessions() {
 #[test]
 fn garbage_rx_cqs_never_deliver_twice() {
     let mem = HostMemory::new();
-    let mut seed = 0x9e37_79b9_7f4a_7c15u64;
-    let mut rnd = move || {
-        seed ^= seed << 13;
-        seed ^= seed >> 7;
-        seed ^= seed << 17;
-        seed
-    };
+    let mut rnd = rsnic_testbed::fixtures::xorshift64(0x9e37_79b9_7f4a_7c15u64);
     // Miri (orders of magnitude slower) runs the same checks over fewer rounds.
     const ROUNDS: u32 = if cfg!(miri) { 6 } else { 100 };
     for _round in 0..ROUNDS {

@@ -262,12 +262,7 @@ fn nop_padding_at_fragment_and_ring_edge() {
         // Walk pc to 63 with single-WQEBB packets, completing as we go.
         let mut id = 0;
         while sq.pc() < 63 {
-            sq.xmit(
-                Pkt::new(&mem, id, tcp4_frame(100, 0), vec![]),
-                false,
-                &mut env,
-            )
-            .unwrap();
+            xmit_one(&mut sq, &mut env, id, 100, false);
             id += 1;
             if sq.pc() % 16 == 0 {
                 let last = sq.pc() - 1;
@@ -308,27 +303,14 @@ fn burst_of_32_rings_once() {
     let mut env = Env::new(&mem);
     let mut sq = make_sq(&env, sq_params(7));
     env.log.borrow_mut().clear();
-    for i in 0..32u32 {
-        sq.xmit(
-            Pkt::new(&mem, i, tcp4_frame(100, 0), vec![]),
-            i != 31,
-            &mut env,
-        )
-        .unwrap();
-    }
+    xmit_tcp(&mut sq, &mut env, 32, 100, |i| i != 31);
     let mmio = env.mmio_writes();
     assert_eq!(mmio.len(), 1);
     assert_eq!(sq.stats.doorbells, 1);
     assert_eq!(sq.stats.xmit_more, 31);
     // Rung with the last WQE's ctrl (index 31) and DBR = 32.
     assert_eq!(mmio[0], (UAR + 0x800, [0, 0, 0x1f, 0x0a, 0, 0x0a, 0xbc, 3]));
-    let dbr_writes: Vec<Ev> = env
-        .log
-        .borrow()
-        .iter()
-        .filter(|e| matches!(e, Ev::Write("sq_dbr", ..)))
-        .cloned()
-        .collect();
+    let dbr_writes = env.sq_dbr_writes();
     assert_eq!(dbr_writes, vec![Ev::Write("sq_dbr", 4, vec![0, 0, 0, 32])]);
     // Only the last WQE asks for a CQE.
     assert_eq!(sq.ring().bytes(30 * 64 + 11, 1), vec![0]);
@@ -343,12 +325,7 @@ fn stop_busy_and_wake() {
     assert_eq!(sq.stop_room(), stop_room(16));
     let mut n = 0u32;
     while !env.stopped {
-        sq.xmit(
-            Pkt::new(&mem, n, tcp4_frame(100, 0), vec![]),
-            false,
-            &mut env,
-        )
-        .unwrap();
+        xmit_one(&mut sq, &mut env, n, 100, false);
         n += 1;
     }
     // Stops once fewer than 31 WQEBBs are free: after 34 posts (30 free).
@@ -356,12 +333,7 @@ fn stop_busy_and_wake() {
     assert_eq!(sq.stats.stopped, 1);
     // Ignoring the stop, it accepts until the ring is full, then hands packets back.
     while sq.pc() != 64 {
-        sq.xmit(
-            Pkt::new(&mem, n, tcp4_frame(100, 0), vec![]),
-            false,
-            &mut env,
-        )
-        .unwrap();
+        xmit_one(&mut sq, &mut env, n, 100, false);
         n += 1;
     }
     let r = sq
@@ -390,12 +362,7 @@ fn map_failure_unmaps_and_flushes() {
     let mem = HostMemory::new();
     let mut env = Env::new(&mem);
     let mut sq = make_sq(&env, sq_params(6));
-    sq.xmit(
-        Pkt::new(&mem, 1, tcp4_frame(100, 0), vec![]),
-        true,
-        &mut env,
-    )
-    .unwrap();
+    xmit_one(&mut sq, &mut env, 1, 100, true);
     assert_eq!(env.mmio_writes().len(), 0);
     // Linear maps (call 1), frag 0 maps (call 2), frag 1 fails (call 3).
     env.fail_map_at = Some(3);

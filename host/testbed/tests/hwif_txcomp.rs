@@ -28,9 +28,7 @@ fn poll(sq: &mut TestSq, env: &mut Env) -> (Vec<u32>, rsnic_core::hwif::mlx5::sq
 fn one_cqe_releases_regular_mpwqe_and_nops() {
     let mem = HostMemory::new();
     let mut env = Env::new(&mem);
-    let mut p = sq_params(7);
-    p.mpwqe = true;
-    let mut sq = make_sq(&env, p);
+    let mut sq = make_sq(&env, mpwqe_params(7, false));
     let mut id = 0u32;
     let mut xmit = |sq: &mut TestSq, env: &mut Env, frag: bool, csum: bool, more: bool| {
         let frags = if frag { vec![vec![1u8; 50]] } else { vec![] };
@@ -125,14 +123,7 @@ fn error_cqe_puts_sq_in_error_then_drain_and_reset() {
     let mem = HostMemory::new();
     let mut env = Env::new(&mem);
     let mut sq = make_sq(&env, sq_params(6));
-    for i in 0..5u32 {
-        sq.xmit(
-            Pkt::new(&mem, i, tcp4_frame(60, 0), vec![]),
-            false,
-            &mut env,
-        )
-        .unwrap();
-    }
+    xmit_tcp(&mut sq, &mut env, 5, 60, |_| false);
     let mut e = tx_cqe(CQE_REQ_ERR, 1, 0);
     e.set_syndrome(SYND_LOCAL_PROT, 0x42);
     put(&sq, 0, e);
@@ -162,12 +153,7 @@ fn error_cqe_puts_sq_in_error_then_drain_and_reset() {
     assert!(env.maps.is_empty());
     sq.reset().unwrap();
     assert_eq!((sq.pc(), sq.cc(), sq.error()), (0, 0, None));
-    sq.xmit(
-        Pkt::new(&mem, 10, tcp4_frame(60, 0), vec![]),
-        false,
-        &mut env,
-    )
-    .unwrap();
+    xmit_one(&mut sq, &mut env, 10, 60, false);
 }
 
 #[test]
@@ -177,14 +163,7 @@ fn hostile_wqe_counters_and_opcodes() {
     // wqe_counter beyond pc, equal to pc, behind cc: nothing released.
     for bad in [3u16, 4, 0xffff, 0x8000] {
         let mut sq = make_sq(&env, sq_params(6));
-        for i in 0..3u32 {
-            sq.xmit(
-                Pkt::new(&mem, i, tcp4_frame(60, 0), vec![]),
-                false,
-                &mut env,
-            )
-            .unwrap();
-        }
+        xmit_tcp(&mut sq, &mut env, 3, 60, |_| false);
         put(&sq, 0, tx_cqe(CQE_REQ, bad, 0));
         put(&sq, 1, tx_cqe(CQE_REQ, 2, 0));
         let (ids, r) = poll(&mut sq, &mut env);
@@ -200,12 +179,7 @@ fn hostile_wqe_counters_and_opcodes() {
     }
     // wqe_counter inside a 2-WQEBB WQE: the WQEs before it complete, that one does not.
     let mut sq = make_sq(&env, sq_params(6));
-    sq.xmit(
-        Pkt::new(&mem, 0, tcp4_frame(60, 0), vec![]),
-        false,
-        &mut env,
-    )
-    .unwrap();
+    xmit_one(&mut sq, &mut env, 0, 60, false);
     let p = Pkt::new(&mem, 1, tcp4_frame(60, 0), vec![vec![0; 9]; 4]);
     sq.xmit(p, false, &mut env).unwrap();
     assert_eq!(sq.pc(), 3);
@@ -219,12 +193,7 @@ fn hostile_wqe_counters_and_opcodes() {
     assert!(env.maps.is_empty());
     // An RX opcode on the TX CQ.
     let mut sq = make_sq(&env, sq_params(6));
-    sq.xmit(
-        Pkt::new(&mem, 0, tcp4_frame(60, 0), vec![]),
-        false,
-        &mut env,
-    )
-    .unwrap();
+    xmit_one(&mut sq, &mut env, 0, 60, false);
     put(&sq, 0, tx_cqe(CQE_RESP_SEND, 0, 0));
     let (ids, r) = poll(&mut sq, &mut env);
     assert!(ids.is_empty());
@@ -238,14 +207,7 @@ fn cqe_for_another_sq_stops_the_sq() {
     let mem = HostMemory::new();
     let mut env = Env::new(&mem);
     let mut sq = make_sq(&env, sq_params(6));
-    for i in 0..2u32 {
-        sq.xmit(
-            Pkt::new(&mem, i, tcp4_frame(60, 0), vec![]),
-            false,
-            &mut env,
-        )
-        .unwrap();
-    }
+    xmit_tcp(&mut sq, &mut env, 2, 60, |_| false);
     let mut c = tx_cqe(CQE_REQ, 1, 0);
     c.set_sop_drop_qpn(SQN + 1);
     put(&sq, 0, c);
@@ -261,12 +223,7 @@ fn cqe_for_another_sq_stops_the_sq() {
     assert_eq!(sq.discard_cqes(&env), 1);
     sq.reset().unwrap();
     assert!(sq.error().is_none());
-    sq.xmit(
-        Pkt::new(&mem, 2, tcp4_frame(60, 0), vec![]),
-        false,
-        &mut env,
-    )
-    .unwrap();
+    xmit_one(&mut sq, &mut env, 2, 60, false);
     put(&sq, 0, tx_cqe(CQE_REQ, 0, 0));
     let (ids, r) = poll(&mut sq, &mut env);
     assert_eq!((ids, r.error), (vec![2], None));

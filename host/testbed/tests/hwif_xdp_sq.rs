@@ -8,23 +8,13 @@ mod hwif_common;
 use hwif_common::*;
 use rsnic_testbed::mem::HostMemory;
 
-fn xdp_params(log_sz: u8) -> rsnic_core::hwif::mlx5::sq::SqParams {
-    let mut p = sq_params(log_sz);
-    p.mpwqe = true;
-    p.mpwqe_inline = true;
-    p
-}
-
 #[test]
 fn frames_wait_for_the_flush_then_one_doorbell() {
     let mem = HostMemory::new();
     let mut env = Env::new(&mem);
-    let mut sq = make_sq(&env, xdp_params(7));
+    let mut sq = make_sq(&env, mpwqe_params(7, true));
     env.log.borrow_mut().clear();
-    for i in 0..32u32 {
-        sq.xmit(Pkt::new(&mem, i, tcp4_frame(64, 0), vec![]), true, &mut env)
-            .unwrap();
-    }
+    xmit_tcp(&mut sq, &mut env, 32, 64, |_| true);
     assert!(env.mmio_writes().is_empty(), "no doorbell before the flush");
     assert!(sq.session_open());
     assert_eq!(sq.pc(), 0, "the open session is not posted yet");
@@ -36,13 +26,7 @@ fn frames_wait_for_the_flush_then_one_doorbell() {
         vec![(UAR + 0x800, [0, 0, 0, 0x29, 0, 0x0a, 0xbc, 34])]
     );
     assert_eq!(sq.pc(), 9);
-    let dbr: Vec<Ev> = env
-        .log
-        .borrow()
-        .iter()
-        .filter(|e| matches!(e, Ev::Write("sq_dbr", ..)))
-        .cloned()
-        .collect();
+    let dbr = env.sq_dbr_writes();
     assert_eq!(dbr, vec![Ev::Write("sq_dbr", 4, vec![0, 0, 0, 9])]);
     assert_eq!((sq.stats.doorbells, sq.stats.mpwqe_blks), (1, 1));
     // Nothing posted since: a second flush rings nothing.
@@ -59,7 +43,7 @@ fn frames_wait_for_the_flush_then_one_doorbell() {
 fn flush_after_a_full_ring_announces_everything_posted() {
     let mem = HostMemory::new();
     let mut env = Env::new(&mem);
-    let mut sq = make_sq(&env, xdp_params(6));
+    let mut sq = make_sq(&env, mpwqe_params(6, true));
     env.log.borrow_mut().clear();
     let (mut posted, mut busy) = (0u64, 0u64);
     for i in 0..400u32 {

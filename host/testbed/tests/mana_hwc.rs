@@ -2,7 +2,7 @@
 //! WQ objects, traffic, teardown; every effect on the device goes through BAR0 registers,
 //! DMA memory and interrupts.
 
-use rsnic_core::hwif::mana::gdma_req::{self as req, Caller, MsgError};
+use rsnic_core::hwif::mana::gdma_req::{self as req, MsgError};
 use rsnic_core::hwif::mana::hwc::HwcError;
 use rsnic_core::hwif::mana::probe::{
     Action, Probe, ProbeConfig, ProbeErrorKind, Stage, MAX_VPORTS,
@@ -10,7 +10,7 @@ use rsnic_core::hwif::mana::probe::{
 use rsnic_core::sim::mana::{
     self as sim, HWC_EQ_ID, MANA_DB_ID, MANA_DEV_ID, MANA_MKEY, MANA_PDID,
 };
-use rsnic_testbed::mana_hwc::{CallError, HwcHost};
+use rsnic_testbed::mana_hwc::{deregister_device, device_caller, CallError, HwcHost};
 use rsnic_testbed::mana_pair::{
     new_mana, Frame, ManaConfig, ManaPair, HWC_PAIR_KEY, RX_PORT, TX_PORT,
 };
@@ -146,26 +146,7 @@ fn pair_through_hwc_carries_traffic_and_tears_down() {
 
     // Teardown as mana_dealloc_queues: RX off, fence, destroy RQ and SQ objects.
     let vport = h.info.vports[RX_PORT].vport;
-    let key = [0u8; 40];
-    let tab = [0u64; 64];
-    h.simple(req::MANA_CONFIG_VPORT_RX, |b, who| {
-        req::config_vport_rx(
-            b,
-            who,
-            &req::RxSteer {
-                vport,
-                rx_enable: req::TRI_STATE_FALSE,
-                rss_enable: req::TRI_STATE_UNKNOWN,
-                update_default_rxobj: false,
-                update_hashkey: false,
-                update_indir_tab: false,
-                default_rxobj: 0,
-                hashkey: &key,
-                indir_tab: &tab,
-            },
-        )
-    })
-    .unwrap();
+    h.vport_rx_off(vport, 64).unwrap();
     // With RX off, frames are dropped by the device, not delivered.
     assert_eq!(p.send_burst(&frames[..3]), 3);
     assert!(p.settle(64).is_empty());
@@ -202,19 +183,7 @@ fn pair_through_hwc_carries_traffic_and_tears_down() {
         req::parse_general(&r, req::GDMA_DISABLE_QUEUE, None).unwrap();
     }
     let dev = h.info.mana;
-    let r = h
-        .request(|b| {
-            req::general(
-                b,
-                req::GDMA_DEREGISTER_DEVICE,
-                req::RESP_HDR_SIZE,
-                Caller {
-                    dev_id: dev,
-                    activity_id: 0,
-                },
-            )
-        })
-        .unwrap();
+    let r = h.request(|b| deregister_device(b, dev)).unwrap();
     req::parse_general(&r, req::GDMA_DEREGISTER_DEVICE, None).unwrap();
     let base = h.hwc.regs().smc_base().unwrap();
     rsnic_core::hwif::mana::smc::write_destroy(&h.env, base);
@@ -305,13 +274,7 @@ fn failed_probe_says_what_to_undo() {
             let mana = p.info().mana;
             if eqs > 0 {
                 // Still registered with EQs alive: refused.
-                let who = Caller {
-                    dev_id: mana,
-                    activity_id: 0,
-                };
-                let e = h.request(|b| {
-                    req::general(b, req::GDMA_DEREGISTER_DEVICE, req::RESP_HDR_SIZE, who)
-                });
+                let e = h.request(|b| deregister_device(b, mana));
                 assert_eq!(
                     e,
                     Err(CallError::Hwc(HwcError::Status(sim::STATUS_DEVICE_BUSY)))
@@ -323,13 +286,7 @@ fn failed_probe_says_what_to_undo() {
                     .unwrap();
                 req::parse_general(&r, req::GDMA_DISABLE_QUEUE, None).unwrap();
             }
-            let who = Caller {
-                dev_id: mana,
-                activity_id: 0,
-            };
-            let r = h
-                .request(|b| req::general(b, req::GDMA_DEREGISTER_DEVICE, req::RESP_HDR_SIZE, who))
-                .unwrap();
+            let r = h.request(|b| deregister_device(b, mana)).unwrap();
             req::parse_general(&r, req::GDMA_DEREGISTER_DEVICE, None).unwrap();
         }
     }
@@ -419,25 +376,12 @@ fn device_refuses_malformed_requests_with_a_status() {
             b,
             req::GDMA_REGISTER_DEVICE,
             req::REGISTER_DEVICE_RESP_SIZE,
-            Caller {
-                dev_id: mana,
-                activity_id: 0,
-            },
+            device_caller(mana),
         )
     });
     assert_eq!(status(h.call(&reg)), sim::STATUS_OBJECT_NAME_COLLISION);
     // DEREGISTER with the EQs' regions alive.
-    let dereg = build(|b| {
-        req::general(
-            b,
-            req::GDMA_DEREGISTER_DEVICE,
-            req::RESP_HDR_SIZE,
-            Caller {
-                dev_id: mana,
-                activity_id: 0,
-            },
-        )
-    });
+    let dereg = build(|b| deregister_device(b, mana));
     assert_eq!(status(h.call(&dereg)), sim::STATUS_DEVICE_BUSY);
     // A failure response is only the header, with the message id and ids echoed.
     let mut r = good.clone();

@@ -10,7 +10,7 @@ use rsnic_core::hwif::mana::gdma_req::{self as req, Caller, DevId, MsgError};
 use rsnic_core::hwif::mana::hwc::HwcError;
 use rsnic_core::hwif::mana::smc;
 use rsnic_core::sim::mana as sim;
-use rsnic_testbed::mana_hwc::{CallError, HwcHost};
+use rsnic_testbed::mana_hwc::{CallError, HwcHost, LINUX_6_12};
 use rsnic_testbed::mana_pair::new_mana;
 
 fn v(len: usize, fields: &[(usize, &[u8])]) -> Vec<u8> {
@@ -87,15 +87,10 @@ fn general_req(code: u32, resp_size: u32, dev: u32) -> Vec<u8> {
 
 #[test]
 fn request_golden_vectors() {
-    let os = req::OsInfo {
-        major: 6,
-        minor: 12,
-        build: 118,
-        sysname: b"Linux",
-        release: b"6.12.118",
-        version: b"#1 SMP",
-    };
-    assert_eq!(built(|b| req::verify_vf_version(b, &os)), verify_req());
+    assert_eq!(
+        built(|b| req::verify_vf_version(b, &LINUX_6_12)),
+        verify_req()
+    );
     assert_eq!(
         built(|b| req::general(b, 2, 72, Caller::GDMA)),
         general_req(2, 72, 0) // GDMA_QUERY_MAX_RESOURCES

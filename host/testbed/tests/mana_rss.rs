@@ -4,7 +4,7 @@
 //! flows without touching the table, nothing is re-created. Expected RQs come from the
 //! Toeplitz function checked against the Microsoft verification vectors (sim_pkt.rs).
 
-use rsnic_core::hwif::mana::gdma_req::{self as req, RxSteer};
+use rsnic_core::hwif::mana::gdma_req as req;
 use rsnic_core::hwif::mana::hwc::HwcError;
 use rsnic_core::sim::mana as sim;
 use rsnic_core::sim::pkt::{toeplitz, RSS_KEY};
@@ -36,23 +36,7 @@ fn config(
     update_tab: bool,
 ) -> Result<(), CallError> {
     let vport = h.info.vports[RX_PORT].vport;
-    h.simple(req::MANA_CONFIG_VPORT_RX, |b, who| {
-        req::config_vport_rx(
-            b,
-            who,
-            &RxSteer {
-                vport,
-                rx_enable: req::TRI_STATE_TRUE,
-                rss_enable: req::TRI_STATE_TRUE,
-                update_default_rxobj: false,
-                update_hashkey: update_key,
-                update_indir_tab: update_tab,
-                default_rxobj: 0,
-                hashkey: key,
-                indir_tab: tab,
-            },
-        )
-    })
+    h.vport_rss(vport, key, tab, None, update_key, update_tab)
 }
 
 /// Sends `frames` and returns the source ports of those delivered (the pair's RQ took

@@ -165,25 +165,7 @@ fn rx_strips_the_vlan_tag_and_reports_it() {
 fn frames_to_a_vport_with_rx_off_count_as_vport_disabled() {
     let (mut p, mut h, _o) = ManaPair::new_hwc(ManaConfig::default());
     let vport = h.info.vports[RX_PORT].vport;
-    let (key, tab) = ([0u8; 40], [0u64; 64]);
-    h.simple(req::MANA_CONFIG_VPORT_RX, |b, who| {
-        req::config_vport_rx(
-            b,
-            who,
-            &req::RxSteer {
-                vport,
-                rx_enable: req::TRI_STATE_FALSE,
-                rss_enable: req::TRI_STATE_UNKNOWN,
-                update_default_rxobj: false,
-                update_hashkey: false,
-                update_indir_tab: false,
-                default_rxobj: 0,
-                hashkey: &key,
-                indir_tab: &tab,
-            },
-        )
-    })
-    .unwrap();
+    h.vport_rx_off(vport, 64).unwrap();
     let frames: Vec<Frame> = (0..3).map(|_| Frame::linear(udp4(100))).collect();
     assert_eq!(p.send_burst(&frames), 3);
     assert!(p.settle(64).is_empty());

@@ -6,9 +6,9 @@
 
 use proptest::prelude::*;
 use rsnic_core::hwif::hw::Coherent;
-use rsnic_core::hwif::mana::gdma_req::{self as req, Caller};
+use rsnic_core::hwif::mana::gdma_req as req;
 use rsnic_core::hwif::mana::hwc::HwcError;
-use rsnic_testbed::mana_hwc::{CallError, HwcHost};
+use rsnic_testbed::mana_hwc::{deregister_device, CallError, HwcHost};
 use rsnic_testbed::mana_pair::new_mana;
 use rsnic_testbed::mem::HostBuf;
 
@@ -254,24 +254,10 @@ impl World {
 
     /// Teardown in upstream's order; every step must succeed.
     fn teardown(&mut self) -> Result<(), TestCaseError> {
-        let key = [0u8; 40];
-        let tab = [0u64; 1];
         for p in 0..2 {
-            let s = req::RxSteer {
-                vport: self.h.info.vports[p].vport,
-                rx_enable: req::TRI_STATE_FALSE,
-                rss_enable: req::TRI_STATE_UNKNOWN,
-                update_default_rxobj: false,
-                update_hashkey: false,
-                update_indir_tab: false,
-                default_rxobj: 0,
-                hashkey: &key,
-                indir_tab: &tab,
-            };
+            let vport = self.h.info.vports[p].vport;
             self.h
-                .simple(req::MANA_CONFIG_VPORT_RX, |b, who| {
-                    req::config_vport_rx(b, who, &s)
-                })
+                .vport_rx_off(vport, 1)
                 .map_err(|e| TestCaseError::fail(format!("rx off: {e:?}")))?;
         }
         for (hd, rq, _) in std::mem::take(&mut self.objs) {
@@ -293,17 +279,7 @@ impl World {
             let r = self.h.request(|b| req::destroy_dma_region(b, hd));
             prop_assert!(r.is_ok(), "destroy region: {r:?}");
         }
-        let r = self.h.request(|b| {
-            req::general(
-                b,
-                req::GDMA_DEREGISTER_DEVICE,
-                req::RESP_HDR_SIZE,
-                Caller {
-                    dev_id: mana,
-                    activity_id: 0,
-                },
-            )
-        });
+        let r = self.h.request(|b| deregister_device(b, mana));
         prop_assert!(r.is_ok(), "deregister: {r:?}");
         let d = self.h.dev.borrow();
         let c = d.hwc_counters();

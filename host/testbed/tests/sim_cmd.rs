@@ -12,23 +12,6 @@ use rsnic_core::sim::mlx5::cmd::synd;
 use rsnic_core::sim::mlx5::Caps;
 use sim_util::{ctrl, dseg, eseg, udp4_frame, CQ_UPDATE, OP_MPSW, OP_SEND};
 
-const ST_BAD_OP: u8 = 0x2;
-const ST_BAD_PARAM: u8 = 0x3;
-const ST_BAD_SYS_STATE: u8 = 0x4;
-const ST_BAD_RESOURCE: u8 = 0x5;
-const ST_BUSY: u8 = 0x6;
-const ST_BAD_RES_STATE: u8 = 0x9;
-const ST_BAD_IN_LEN: u8 = 0x50;
-const ST_BAD_OUT_LEN: u8 = 0x51;
-
-fn expect(o: Out, status: u8, syndrome: u32) {
-    assert_eq!(
-        (o.status(), o.syndrome()),
-        (status, syndrome),
-        "status/syndrome"
-    );
-}
-
 #[test]
 fn initialization_segment_registers() {
     let tb = rsnic_testbed::bus::Testbed::new();
@@ -216,11 +199,8 @@ struct Func {
 
 fn func(h: &mut Host, port: usize, intr: u16) -> Func {
     h.port = port;
-    h.bring_up();
-    let uar = h.alloc(0x802);
+    let (uar, pd, td) = h.bring_up_with_objects();
     assert_eq!(uar, 8, "first UAR index");
-    let pd = h.alloc(0x800);
-    let td = h.alloc(0x816);
     let eq = h.create_eq(6, uar, intr, 1 << 9).unwrap();
     h.eq_doorbell(&eq, true);
     let cq = h.create_cq(6, uar, eq.eqn, false).unwrap();
@@ -263,16 +243,7 @@ fn bring_up_channels_traffic_and_teardown_through_commands() {
     h.exec(&modify_in(0x905, sqn, 0, 1), 16).ok();
     // Port 1: RQ + RQT + TIR.
     h.port = 1;
-    let rq = h.tb.mem.alloc(1024);
-    let rq_dbr = h.tb.mem.alloc(8);
-    let rqn = h
-        .exec(
-            &rq_in(f1.cq.cqn, f1.pd, rq_dbr.dma_addr(), 4, 6, rq.dma_addr()),
-            16,
-        )
-        .ok()
-        .obj();
-    h.exec(&modify_in(0x909, rqn, 0, 1), 16).ok();
+    let (rqn, rq, rq_dbr) = h.ready_rq(f1.cq.cqn, f1.pd);
     let rqtn = h.exec(&rqt_in(&[rqn]), 16).ok().obj();
     let key = [0x6du8; 40];
     let tirn = h.exec(&tir_in(rqtn, f1.td, &key), 16).ok().obj();
@@ -409,30 +380,7 @@ fn bring_up_channels_traffic_and_teardown_through_commands() {
 fn delivery_errors() {
     let mut h = Host::new(0);
     let token = 9;
-    let good = |h: &Host, input: &[u8], outlen: usize| {
-        let inb = chain(&h.tb, input.len(), token);
-        let outb = chain(&h.tb, outlen, token);
-        for (i, b) in inb.iter().enumerate() {
-            let from = 16 + i * 512;
-            b.write(0, &input[from..input.len().min(from + 512)]);
-        }
-        let mut inline_in = [0u8; 16];
-        inline_in.copy_from_slice(&input[..16]);
-        (
-            Entry {
-                typ: 7,
-                inlen: input.len() as u32,
-                in_ptr: inb.first().map_or(0, |b| b.dma_addr()),
-                inline_in,
-                out_ptr: outb.first().map_or(0, |b| b.dma_addr()),
-                outlen: outlen as u32,
-                token,
-                status_own: 1,
-            },
-            inb,
-            outb,
-        )
-    };
+    let good = |h: &Host, input: &[u8], outlen: usize| h.entry(input, outlen, token);
     let issi = cmd_in(0x10a, 0, 16);
     let long = cmd_in(0x10a, 0, 600); // two input mailboxes
                                       // Bad type: MLX5_CMD_DELIVERY_STAT_CMD_DESCR_ERR.
@@ -778,16 +726,7 @@ fn make_sq(
     rsnic_testbed::mem::HostBuf,
 ) {
     let tis = h.exec(&tis_in(f.td), 16).ok().obj();
-    let sq = h.tb.mem.alloc(4096);
-    let dbr = h.tb.mem.alloc(8);
-    let sqn = h
-        .exec(
-            &sq_in(f.cq.cqn, tis, f.pd, f.uar, dbr.dma_addr(), 6, sq.dma_addr()),
-            16,
-        )
-        .ok()
-        .obj();
-    h.exec(&modify_in(0x905, sqn, 0, 1), 16).ok();
+    let (sqn, sq, dbr) = h.ready_sq(f.cq.cqn, tis, f.pd, f.uar);
     (sqn, sq, dbr)
 }
 
@@ -821,21 +760,7 @@ fn rss_follows_the_first_indirect_tir_and_its_key() {
     let mut f = func(&mut h, 1, 0);
     let mut rqns = Vec::new();
     for _ in 0..4 {
-        let rq = h.tb.mem.alloc(1024);
-        let dbr = h.tb.mem.alloc(8);
-        let rqn = h
-            .exec(
-                &rq_in(f.cq.cqn, f.pd, dbr.dma_addr(), 4, 6, rq.dma_addr()),
-                16,
-            )
-            .ok()
-            .obj();
-        h.exec(&modify_in(0x909, rqn, 0, 1), 16).ok();
-        for i in 0..64 {
-            let b = h.tb.mem.alloc(2048);
-            rq.write(i * 16, &dseg(2048, 0, b.dma_addr()));
-        }
-        dbr.write_be32(0, 64);
+        let (rqn, rq, dbr) = h.posted_rq(f.cq.cqn, f.pd);
         rqns.push((rqn, rq, dbr));
     }
     let list: Vec<u32> = rqns.iter().map(|r| r.0).collect();
@@ -1047,27 +972,9 @@ fn uar_ownership_counters_and_sq_recovery() {
     assert_eq!(h.tb.device().bad_mmio(), 1);
     assert_eq!(c.wqes, 0);
     // Port 0 loops back to itself (PPLR) and receives through one RQ.
-    let mut pl = vec![0u8; 8];
-    put(&mut pl, 0x8, 8, 1);
-    put(&mut pl, 0x38, 8, 2);
-    h.exec(&reg_in(0x5018, true, &pl), 24).ok();
-    let rq = h.tb.mem.alloc(1024);
-    let dbr = h.tb.mem.alloc(8);
-    let rqn = h
-        .exec(
-            &rq_in(f.cq.cqn, f.pd, dbr.dma_addr(), 4, 6, rq.dma_addr()),
-            16,
-        )
-        .ok()
-        .obj();
-    h.exec(&modify_in(0x909, rqn, 0, 1), 16).ok();
-    for i in 0..64 {
-        let b = h.tb.mem.alloc(2048);
-        rq.write(i * 16, &dseg(2048, 0, b.dma_addr()));
-    }
-    dbr.write_be32(0, 64);
-    let rqtn = h.exec(&rqt_in(&[rqn]), 16).ok().obj();
-    h.exec(&tir_in(rqtn, f.td, &[1; 40]), 16).ok();
+    h.set_loopback(2).ok();
+    let (rqn, _rq, _dbr) = h.posted_rq(f.cq.cqn, f.pd);
+    h.tir_over(rqn, f.td, &[1; 40]);
     let mut uni = udp4_frame(30, 1, 2);
     let mut multi = uni.clone();
     multi[0] = 0x01;
@@ -1188,18 +1095,8 @@ fn pfcc_sets_each_direction_and_ppcnt_counts_pause_frames() {
     let mut f1 = func(&mut h, 1, 5);
     // Port 1 receives through one RQ with 8 WQEs posted: short of the threshold (32).
     h.port = 1;
-    let rq = h.tb.mem.alloc(1024);
-    let rq_dbr = h.tb.mem.alloc(8);
-    let rqn = h
-        .exec(
-            &rq_in(f1.cq.cqn, f1.pd, rq_dbr.dma_addr(), 4, 6, rq.dma_addr()),
-            16,
-        )
-        .ok()
-        .obj();
-    h.exec(&modify_in(0x909, rqn, 0, 1), 16).ok();
-    let rqtn = h.exec(&rqt_in(&[rqn]), 16).ok().obj();
-    h.exec(&tir_in(rqtn, f1.td, &[0x6d; 40]), 16).ok();
+    let (rqn, rq, rq_dbr) = h.ready_rq(f1.cq.cqn, f1.pd);
+    h.tir_over(rqn, f1.td, &[0x6d; 40]);
     let rx_buf = h.tb.mem.alloc(2048);
     for i in 0..64 {
         rq.write(i * 16, &dseg(2048, 0x1234, rx_buf.dma_addr()));
@@ -1345,10 +1242,7 @@ fn pfcc_sets_each_direction_and_ppcnt_counts_pause_frames() {
     // Looped frames turn around before the MAC: PPCNT does not count them.
     h.port = 0;
     read_ieee(&mut h, true);
-    let mut pl = vec![0u8; 8];
-    put(&mut pl, 0x8, 8, 1);
-    put(&mut pl, 0x38, 8, 2);
-    h.exec(&reg_in(0x5018, true, &pl), 24).ok();
+    h.set_loopback(2).ok();
     send(&mut h, &f0, &sq, 3, &frame);
     assert_eq!(h.tb.counters(0).loopback_packets, 1);
     assert_eq!(read_ieee(&mut h, false), [0; 19]);

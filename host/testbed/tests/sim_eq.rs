@@ -128,16 +128,12 @@ fn eq_owner_bits_wrap_arming_and_overrun() {
 fn loopback_port_follows_its_own_admin_state() {
     let mut h = Host::new(0);
     let mut eq = async_eq(&mut h, 0, 4, 1);
-    let mut pl = vec![0u8; 8];
-    put(&mut pl, 0x8, 8, 1);
-    put(&mut pl, 0x38, 8, 2);
-    h.exec(&reg_in(0x5018, true, &pl), 24).ok();
+    h.set_loopback(2).ok();
     h.tb.device().set_link(1, false).unwrap();
     h.step();
     assert!(eq.poll().is_none(), "the peer does not matter in loopback");
     assert_eq!(vport_state(&mut h), (1, 1));
-    put(&mut pl, 0x38, 8, 0);
-    h.exec(&reg_in(0x5018, true, &pl), 24).ok();
+    h.set_loopback(0).ok();
     assert_eq!(eq.poll().expect("down")[3], 1);
     assert_eq!(vport_state(&mut h), (1, 0));
     // local_port 0 (the contract's zero) and phy remote loopback (1) turn it on as well.
@@ -154,13 +150,7 @@ fn loopback_port_follows_its_own_admin_state() {
 
 #[test]
 fn random_command_sequences_never_panic_and_stay_consistent() {
-    let mut seed = 0x2545_f491_4f6c_dd1du64;
-    let mut rnd = move || {
-        seed ^= seed << 13;
-        seed ^= seed >> 7;
-        seed ^= seed << 17;
-        seed
-    };
+    let mut rnd = rsnic_testbed::fixtures::xorshift64(0x2545_f491_4f6c_dd1du64);
     const OPS: [u16; 30] = [
         0x104, 0x105, 0x10a, 0x10b, 0x100, 0x102, 0x103, 0x802, 0x803, 0x800, 0x801, 0x816, 0x817,
         0x301, 0x302, 0x400, 0x401, 0x912, 0x914, 0x904, 0x905, 0x906, 0x907, 0x908, 0x909, 0x90a,
@@ -268,46 +258,16 @@ fn random_command_sequences_never_panic_and_stay_consistent() {
 fn compressed_rx_session_on_a_command_cq_gives_one_completion_eqe() {
     use sim_util::{ctrl, dseg, eseg, udp4_frame, OP_SEND};
     let mut h = Host::new(0);
-    h.bring_up();
-    let uar = h.alloc(0x802);
-    let pd = h.alloc(0x800);
-    let td = h.alloc(0x816);
+    let (uar, pd, td) = h.bring_up_with_objects();
     let mut eq = h.create_eq(4, uar, 9, 0).unwrap();
     h.eq_doorbell(&eq, true);
     let tx_cq = h.create_cq(6, uar, eq.eqn, false).unwrap();
     let mut rx_cq = h.create_cq(6, uar, eq.eqn, true).unwrap();
-    let mut pl = vec![0u8; 8];
-    put(&mut pl, 0x8, 8, 1);
-    put(&mut pl, 0x38, 8, 2);
-    h.exec(&reg_in(0x5018, true, &pl), 24).ok();
-    let rq = h.tb.mem.alloc(1024);
-    let rdbr = h.tb.mem.alloc(8);
-    let rqn = h
-        .exec(
-            &rq_in(rx_cq.cqn, pd, rdbr.dma_addr(), 4, 6, rq.dma_addr()),
-            16,
-        )
-        .ok()
-        .obj();
-    h.exec(&modify_in(0x909, rqn, 0, 1), 16).ok();
-    for i in 0..64 {
-        let b = h.tb.mem.alloc(2048);
-        rq.write(i * 16, &dseg(2048, 0, b.dma_addr()));
-    }
-    rdbr.write_be32(0, 64);
-    let rqtn = h.exec(&rqt_in(&[rqn]), 16).ok().obj();
-    h.exec(&tir_in(rqtn, td, &[3; 40]), 16).ok();
+    h.set_loopback(2).ok();
+    let (rqn, _rq, _rdbr) = h.posted_rq(rx_cq.cqn, pd);
+    h.tir_over(rqn, td, &[3; 40]);
     let tis = h.exec(&tis_in(td), 16).ok().obj();
-    let sq = h.tb.mem.alloc(4096);
-    let sdbr = h.tb.mem.alloc(8);
-    let sqn = h
-        .exec(
-            &sq_in(tx_cq.cqn, tis, pd, uar, sdbr.dma_addr(), 6, sq.dma_addr()),
-            16,
-        )
-        .ok()
-        .obj();
-    h.exec(&modify_in(0x905, sqn, 0, 1), 16).ok();
+    let (sqn, sq, sdbr) = h.ready_sq(tx_cq.cqn, tis, pd, uar);
     h.cq_arm(&rx_cq, uar, 0);
     let frame = udp4_frame(40, 1, 2);
     let data = h.tb.mem.alloc_from(&frame);

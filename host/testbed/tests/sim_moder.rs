@@ -13,10 +13,6 @@ use rsnic_core::sim::mlx5::cmd::synd;
 use rsnic_testbed::mem::HostBuf;
 use sim_util::{ctrl, CQ_UPDATE, OP_NOP};
 
-const ST_BAD_OP: u8 = 0x2;
-const ST_BAD_PARAM: u8 = 0x3;
-const ST_BAD_RESOURCE: u8 = 0x5;
-
 /// modify_field_select bits (include/linux/mlx5/cq.h).
 const SEL_PERIOD: u32 = 1 << 0;
 const SEL_COUNT: u32 = 1 << 1;
@@ -25,14 +21,6 @@ const SEL_PERIOD_MODE: u32 = 1 << 4;
 
 /// One microsecond of the device's clock.
 const US: u64 = 1000;
-
-fn expect(o: Out, status: u8, syndrome: u32) {
-    assert_eq!(
-        (o.status(), o.syndrome()),
-        (status, syndrome),
-        "status/syndrome"
-    );
-}
 
 /// A create_cq_in (`cq_in`) with moderation (cq_context at bit 0x80).
 fn with_moder(mut i: Vec<u8>, period: u16, count: u16, mode: u8) -> Vec<u8> {
@@ -70,10 +58,7 @@ impl Rig {
     /// Clock at `t0` before the CQ is made (its timer starts then).
     fn new(t0: u64, period: u16, count: u16, mode: u8) -> Self {
         let mut h = Host::new(0);
-        h.bring_up();
-        let uar = h.alloc(0x802);
-        let pd = h.alloc(0x800);
-        let td = h.alloc(0x816);
+        let (uar, pd, td) = h.bring_up_with_objects();
         let eq = h.create_eq(6, uar, 3, 0).unwrap();
         h.eq_doorbell(&eq, true);
         h.tb.device().set_clock(t0);
@@ -100,16 +85,7 @@ impl Rig {
             cc: 0,
         };
         let tis = h.exec(&tis_in(td), 16).ok().obj();
-        let sq = h.tb.mem.alloc(4096);
-        let sq_dbr = h.tb.mem.alloc(8);
-        let sqn = h
-            .exec(
-                &sq_in(cq.cqn, tis, pd, uar, sq_dbr.dma_addr(), 6, sq.dma_addr()),
-                16,
-            )
-            .ok()
-            .obj();
-        h.exec(&modify_in(0x905, sqn, 0, 1), 16).ok();
+        let (sqn, sq, sq_dbr) = h.ready_sq(cq.cqn, tis, pd, uar);
         let mut r = Self {
             h,
             uar,

@@ -11,27 +11,15 @@ mod rss_rig;
 mod sim_util;
 
 use cx_fake_driver::*;
-use rsnic_core::hwif::mlx5::cmd::fs::{self, Tt, TupleMatch, TTC_GROUPS, TTC_LOG_SIZE};
-use rsnic_core::hwif::mlx5::cmd::{res, FormatError};
+use rsnic_core::hwif::mlx5::cmd::fs::{self, Tt, TupleMatch};
+use rsnic_core::hwif::mlx5::cmd::res;
 use rsnic_core::sim::mlx5::cmd::synd;
-use rsnic_core::sim::pkt::RSS_KEY;
 use rss_rig::*;
-
-const ST_BAD_PARAM: u8 = 0x3;
-const ST_BAD_RESOURCE: u8 = 0x5;
-const ST_BUSY: u8 = 0x6;
 
 const A: [u8; 4] = [10, 0, 0, 1];
 const B: [u8; 4] = [10, 0, 0, 2];
 const A6: [u8; 16] = [0xfd, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1];
 const B6: [u8; 16] = [0xfd, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 2];
-
-fn build(f: &dyn Fn(&mut [u8]) -> Result<usize, FormatError>) -> Vec<u8> {
-    let mut b = vec![0u8; 2048];
-    let n = f(&mut b).unwrap();
-    b.truncate(n);
-    b
-}
 
 fn v4(a: [u8; 4]) -> [u8; 16] {
     let mut o = [0u8; 16];
@@ -55,38 +43,7 @@ impl Steer {
     fn new() -> Self {
         let mut r = Rig::new();
         let rqns = r.rqns();
-        let table: Vec<u32> = (0..256).map(|i| rqns[i % 4]).collect();
-        let rqtn = res::parse_create_rqt(
-            &r.h.exec(&build(&|b| res::create_rqt(b, 256, &table)), 16)
-                .ok()
-                .b,
-        )
-        .unwrap();
-        let mut tirs = Vec::new();
-        for tt in Tt::HASHED {
-            tirs.push(rss_tir(&mut r, rqtn, tt));
-        }
-        let o =
-            r.h.exec(&build(&|b| fs::create_flow_table(b, TTC_LOG_SIZE, 1)), 16)
-                .ok();
-        let tt_ft = fs::parse_create_flow_table(&o.b).unwrap();
-        let mut groups = Vec::new();
-        for (s, e, c) in TTC_GROUPS {
-            let o =
-                r.h.exec(&build(&|b| fs::create_flow_group(b, tt_ft, s, e, c)), 16)
-                    .ok();
-            groups.push(fs::parse_create_flow_group(&o.b).unwrap());
-        }
-        for tt in Tt::ALL {
-            let (g, tir) = (groups[tt.group()], tirs[tt.tir_index()]);
-            r.h.exec(
-                &build(&|b| {
-                    fs::set_fte_fwd_tir(b, tt_ft, g, tt.flow_index(), &tt.match_value(), tir)
-                }),
-                16,
-            )
-            .ok();
-        }
+        let (_rqtn, _tirs, tt_ft, groups) = driver_rss(&mut r, 1);
         let td = r.td;
         let direct = rqns
             .iter()
@@ -149,20 +106,6 @@ impl Steer {
     fn rq(&mut self, frame: &[u8]) -> Option<usize> {
         self.r.send(frame).map(|x| x.0)
     }
-}
-
-/// An indirect TIR over `rqtn` hashing as mlx5e's defaults for `tt`.
-fn rss_tir(r: &mut Rig, rqtn: u32, tt: Tt) -> u32 {
-    let t = res::CreateTir {
-        transport_domain: r.td,
-        rqtn,
-        key: RSS_KEY,
-        l3_prot_type: tt.l3_prot_type(),
-        l4_prot_type: tt.l4_prot_type(),
-        selected_fields: tt.default_fields(),
-    };
-    let o = r.h.exec(&build(&|b| res::create_tir(b, &t)), 16).ok();
-    res::parse_create_tir(&o.b).unwrap()
 }
 
 fn udp4(sp: u16, dp: u16) -> Vec<u8> {
@@ -270,13 +213,7 @@ fn a_rule_to_a_context_spreads_over_its_table() {
     // A context over RQs 2 and 3 (`context new start 2 equal 2`): its RQT, the TIR of
     // the rule's traffic type.
     let ctx: Vec<u32> = (0..256).map(|i| s.rqns[2 + i % 2]).collect();
-    let rqtn = res::parse_create_rqt(
-        &s.r.h
-            .exec(&build(&|b| res::create_rqt(b, 256, &ctx)), 16)
-            .ok()
-            .b,
-    )
-    .unwrap();
+    let rqtn = driver_rqt(&mut s.r, &ctx);
     let tir = rss_tir(&mut s.r, rqtn, Tt::Tcp4);
     let m = TupleMatch {
         dport: Some(8080),
@@ -370,13 +307,7 @@ fn rule_tables_refuse_what_the_model_does_not_do() {
 fn the_drivers_teardown_order_is_accepted() {
     let mut s = Steer::new();
     let ctx: Vec<u32> = vec![s.rqns[1]; 256];
-    let rqtn = res::parse_create_rqt(
-        &s.r.h
-            .exec(&build(&|b| res::create_rqt(b, 256, &ctx)), 16)
-            .ok()
-            .b,
-    )
-    .unwrap();
+    let rqtn = driver_rqt(&mut s.r, &ctx);
     let ctx_tir = rss_tir(&mut s.r, rqtn, Tt::Udp6);
     let six = TupleMatch {
         ipv6: true,

@@ -14,21 +14,9 @@ use rsnic_core::sim::mlx5::cmd::{synd, BOOT_PAGES, INIT_PAGES, REGULAR_PAGES};
 use rsnic_core::sim::mlx5::pas::{self, Ring};
 use sim_util::{ctrl, dseg, eseg, udp4_frame, CQ_UPDATE, OP_SEND};
 
-const ST_BAD_PARAM: u8 = 0x3;
-const ST_BAD_SYS_STATE: u8 = 0x4;
-const ST_NO_RESOURCES: u8 = 0xf;
-
 /// `MLX5_EVENT_TYPE_CMD`, `MLX5_EVENT_TYPE_PAGE_REQUEST` (device.h).
 const EV_CMD: u64 = 0x0a;
 const EV_PAGE_REQUEST: u64 = 0x0b;
-
-fn expect(o: &Out, status: u8, syndrome: u32) {
-    assert_eq!(
-        (o.status(), o.syndrome()),
-        (status, syndrome),
-        "status/syndrome"
-    );
-}
 
 /// ENABLE_HCA and ISSI 1, as mlx5_function_enable does before the boot pages.
 fn enable(h: &mut Host) {
@@ -80,7 +68,7 @@ fn firmware_pages_boot_init_regular_and_reclaim() {
     let mut boot = alloc_pages(&mut h, BOOT_PAGES as usize);
     let good = boot[0];
     boot[0] += 8;
-    expect(&give(&mut h, &boot), ST_BAD_PARAM, synd::PAGE_ADDRESS);
+    expect(give(&mut h, &boot), ST_BAD_PARAM, synd::PAGE_ADDRESS);
     assert_eq!(h.tb.counters(0).fw_pages, 0);
     boot[0] = good;
     give(&mut h, &boot).ok();
@@ -92,7 +80,7 @@ fn firmware_pages_boot_init_regular_and_reclaim() {
     let init = alloc_pages(&mut h, INIT_PAGES as usize);
     give(&mut h, &init[..10]).ok();
     expect(
-        &h.exec(&cmd_in(0x102, 0, 0x20), 16),
+        h.exec(&cmd_in(0x102, 0, 0x20), 16),
         ST_BAD_SYS_STATE,
         synd::INIT_PAGES_MISSING,
     );
@@ -346,7 +334,7 @@ fn eq_in_a_page_list_through_commands() {
         let a = 0x100_0000u64 + 2 * 4096 * k as u64;
         i[0x110 + 8 * k..0x118 + 8 * k].copy_from_slice(&a.to_be_bytes());
     }
-    expect(&h.exec(&i, 16), ST_NO_RESOURCES, synd::PAS_POOL);
+    expect(h.exec(&i, 16), ST_NO_RESOURCES, synd::PAS_POOL);
 }
 
 #[test]
@@ -380,7 +368,7 @@ fn caps_at_the_mlx5_ifc_offsets() {
     assert_eq!(cap(&cur, 0x190, 16), 2, "pkey_table_size set");
     assert_eq!(cap(&max, 0x190, 16), 0);
     put(&mut i, 0x80 + 0x490, 16, 1); // log_uar_page_sz 8 KiB
-    expect(&h.exec(&i, 16), ST_BAD_PARAM, synd::SET_CAP);
+    expect(h.exec(&i, 16), ST_BAD_PARAM, synd::SET_CAP);
     // per_protocol_networking_offload_caps (type 1): what mlx5_eth_supported() needs.
     let eth = h.exec(&cmd_in(0x100, 3, 16), 0x1010).ok();
     assert_eq!(cap(&eth, 0x0, 1), 1, "csum_cap");
@@ -397,7 +385,7 @@ fn caps_at_the_mlx5_ifc_offsets() {
     assert_eq!(&a.b[0x10 + 0x19..0x10 + 0x1c], &[0x00, 0x02, 0xc9]);
     // Another capability type is refused.
     expect(
-        &h.exec(&cmd_in(0x100, 2 << 1 | 1, 16), 0x1010),
+        h.exec(&cmd_in(0x100, 2 << 1 | 1, 16), 0x1010),
         ST_BAD_PARAM,
         synd::CAP_TYPE,
     );
@@ -408,18 +396,11 @@ fn caps_at_the_mlx5_ifc_offsets() {
 #[test]
 fn memory_keys_are_checked_once_the_function_has_one() {
     let mut h = Host::new(0);
-    h.bring_up();
-    let uar = h.alloc(0x802);
-    let pd = h.alloc(0x800);
-    let td = h.alloc(0x816);
+    let (uar, pd, td) = h.bring_up_with_objects();
     let eq = h.create_eq(6, uar, 0, 0).unwrap();
     let mut cq = h.create_cq(6, uar, eq.eqn, false).unwrap();
     let tis = h.exec(&tis_in(td), 16).ok().obj();
-    let sq = h.tb.mem.alloc(4096);
-    let dbr = h.tb.mem.alloc(8);
-    let sq_in = sq_in(cq.cqn, tis, pd, uar, dbr.dma_addr(), 6, sq.dma_addr());
-    let sqn = h.exec(&sq_in, 16).ok().obj();
-    h.exec(&modify_in(0x905, sqn, 0, 1), 16).ok();
+    let (sqn, sq, dbr) = h.ready_sq(cq.cqn, tis, pd, uar);
     let frame = udp4_frame(100, 7, 9);
     let data = h.tb.mem.alloc_from(&frame);
     let post = |h: &mut Host, pc: u16, lkey: u32| {
@@ -449,7 +430,7 @@ fn memory_keys_are_checked_once_the_function_has_one() {
     put(&mut i, 0x80 + 0x68, 24, u64::from(pd)); // pd
     let mut bad = i.clone();
     put(&mut bad, 0x80 + 0x16, 2, 1); // access_mode MTT
-    expect(&h.exec(&bad, 16), ST_BAD_PARAM, synd::MKEY_PARAM);
+    expect(h.exec(&bad, 16), ST_BAD_PARAM, synd::MKEY_PARAM);
     let o = h.exec(&i, 16).ok();
     let key = (getf(&o.b, 0x48, 24) as u32) << 8 | 0x5a;
     post(&mut h, 1, key);
@@ -460,7 +441,7 @@ fn memory_keys_are_checked_once_the_function_has_one() {
     assert_eq!(c[55], 0x04, "LOCAL_PROT");
     assert_eq!(h.tb.counters(0).mkey_errors, 1);
     // DESTROY_MKEY of a key the function does not have.
-    expect(&h.exec(&obj_in(0x202, 0x7), 16), 0x5, synd::BAD_MKEY);
+    expect(h.exec(&obj_in(0x202, 0x7), 16), 0x5, synd::BAD_MKEY);
 }
 
 /// Q counters: ALLOC_Q_COUNTER, QUERY_Q_COUNTER's out_of_buffer, DEALLOC of another id.
@@ -477,7 +458,7 @@ fn q_counter_counts_its_rq_drops() {
     assert_eq!(getf(&o.b, 0x180, 32), 0, "out_of_buffer");
     let mut d5 = cmd_in(0x772, 0, 16);
     put(&mut d5, 0x58, 8, 5);
-    expect(&h.exec(&d5, 16), 0x5, synd::BAD_Q_COUNTER);
+    expect(h.exec(&d5, 16), 0x5, synd::BAD_Q_COUNTER);
     let mut d = cmd_in(0x772, 0, 16);
     put(&mut d, 0x58, 8, id);
     h.exec(&d, 16).ok();

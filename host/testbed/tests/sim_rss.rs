@@ -16,11 +16,6 @@ use rsnic_core::sim::mlx5::cmd::synd;
 use rsnic_core::sim::pkt::{self, rss_hash_sel, toeplitz, HashSel, RSS_KEY};
 use rss_rig::*;
 
-const ST_BAD_OP: u8 = 0x2;
-const ST_BAD_PARAM: u8 = 0x3;
-const ST_BAD_RESOURCE: u8 = 0x5;
-const ST_BUSY: u8 = 0x6;
-
 /// The verification suite's first IPv4 flow: 66.9.149.187:2794 → 161.142.100.80:1766.
 const V_SRC: [u8; 4] = [66, 9, 149, 187];
 const V_DST: [u8; 4] = [161, 142, 100, 80];
@@ -383,56 +378,11 @@ fn steering_commands_refuse_what_the_model_does_not_do() {
 /// 256 entries, then the driver's teardown order; every command accepted.
 #[test]
 fn the_drivers_steering_commands_run_on_the_model() {
-    use rsnic_core::hwif::mlx5::cmd::fs::{self, Tt, TTC_GROUPS, TTC_LOG_SIZE};
+    use rsnic_core::hwif::mlx5::cmd::fs::{self, Tt};
     use rsnic_core::hwif::mlx5::cmd::res;
-    let build =
-        |f: &dyn Fn(&mut [u8]) -> Result<usize, rsnic_core::hwif::mlx5::cmd::FormatError>| {
-            let mut b = vec![0u8; 2048];
-            let n = f(&mut b).unwrap();
-            b.truncate(n);
-            b
-        };
     let mut r = Rig::new();
     let rqns = r.rqns();
-    let table: Vec<u32> = (0..256).map(|i| rqns[i % 4]).collect();
-    let rqtn = res::parse_create_rqt(
-        &r.h.exec(&build(&|b| res::create_rqt(b, 256, &table)), 16)
-            .ok()
-            .b,
-    )
-    .unwrap();
-    let mut tirs = Vec::new();
-    for tt in Tt::HASHED {
-        let t = res::CreateTir {
-            transport_domain: r.td,
-            rqtn,
-            key: RSS_KEY,
-            l3_prot_type: tt.l3_prot_type(),
-            l4_prot_type: tt.l4_prot_type(),
-            selected_fields: tt.default_fields(),
-        };
-        let o = r.h.exec(&build(&|b| res::create_tir(b, &t)), 16).ok();
-        tirs.push(res::parse_create_tir(&o.b).unwrap());
-    }
-    let o =
-        r.h.exec(&build(&|b| fs::create_flow_table(b, TTC_LOG_SIZE, 0)), 16)
-            .ok();
-    let ft = fs::parse_create_flow_table(&o.b).unwrap();
-    let mut groups = Vec::new();
-    for (s, e, c) in TTC_GROUPS {
-        let o =
-            r.h.exec(&build(&|b| fs::create_flow_group(b, ft, s, e, c)), 16)
-                .ok();
-        groups.push(fs::parse_create_flow_group(&o.b).unwrap());
-    }
-    for tt in Tt::ALL {
-        let (g, tir) = (groups[tt.group()], tirs[tt.tir_index()]);
-        r.h.exec(
-            &build(&|b| fs::set_fte_fwd_tir(b, ft, g, tt.flow_index(), &tt.match_value(), tir)),
-            16,
-        )
-        .ok();
-    }
+    let (rqtn, tirs, ft, groups) = driver_rss(&mut r, 0);
     r.h.exec(&build(&|b| fs::set_flow_table_root(b, ft)), 16)
         .ok();
     let udp_v = ip4_frame(17, V_SRC, V_SPORT, V_DST, V_DPORT);

@@ -12,8 +12,9 @@ use std::sync::mpsc;
 use std::thread::JoinHandle;
 use std::time::Duration;
 
+use rsnic_core::sim::mlx5::{CqConfig, SqConfig};
 use rsnic_devd::model::Family;
-use rsnic_devd::model::Model;
+use rsnic_devd::model::{Mlx5Model, Model};
 use rsnic_devd::sys::{self, send_fds, Mapping};
 use rsnic_devd::vfio::proto::{self, cmd, Header, HDR_LEN};
 use rsnic_devd::vfio::{FnStats, VfioConfig, VfioDevd};
@@ -253,6 +254,19 @@ impl Client {
             .map(|r| assert!(r.is_empty()))
     }
 
+    /// DMA_MAP of all of `g`'s RAM (not its canary) at guest address 0, readable and
+    /// writable by the device.
+    pub fn map_ram(&mut self, g: &GuestRam) {
+        self.dma_map(
+            Some(g.fd.as_fd()),
+            0,
+            0,
+            g.ram,
+            proto::DMA_READ | proto::DMA_WRITE,
+        )
+        .unwrap();
+    }
+
     pub fn dma_unmap(&mut self, gpa: u64, size: u64, flags: u32) -> Result<(), u32> {
         let p = out().u32(24).u32(flags).u64(gpa).u64(size).0;
         let r = self.call(cmd::DMA_UNMAP, &p, &[])?;
@@ -353,6 +367,13 @@ impl GuestRam {
     }
 }
 
+/// `n` new eventfds.
+pub fn eventfds(n: usize) -> Vec<File> {
+    (0..n)
+        .map(|_| File::from(sys::eventfd().unwrap()))
+        .collect()
+}
+
 /// Reads an eventfd's counter (0 if nothing was signalled).
 pub fn eventfd_count(f: &File) -> u64 {
     let mut b = [0u8; 8];
@@ -360,4 +381,62 @@ pub fn eventfd_count(f: &File) -> u64 {
         Ok(8) => u64::from_ne_bytes(b),
         _ => 0,
     }
+}
+
+/// Where the ConnectX tests put their queues in guest RAM: a CQ of 64 entries and its
+/// doorbell record, an SQ of 64 WQEBBs and its doorbell record.
+pub const CQ: u64 = 0x10000;
+pub const CQ_DBR: u64 = 0x20000;
+pub const SQ: u64 = 0x30000;
+pub const SQ_DBR: u64 = 0x40000;
+
+/// On a ConnectX model, a CQ of 64 entries at [`CQ`] on `port` signalling MSI-X `vector`
+/// and an SQ of 64 WQEBBs at [`SQ`] completing to it: (cqn, sqn).
+pub fn mlx5_cq_sq(m: &mut Mlx5Model, port: usize, vector: u16) -> (u32, u32) {
+    let cqn = m
+        .create_cq(&CqConfig {
+            port,
+            buf: CQ,
+            log_size: 6,
+            dbr: CQ_DBR,
+            vector,
+            compress: false,
+        })
+        .unwrap();
+    let sqn = m
+        .create_sq(&SqConfig {
+            port,
+            buf: SQ,
+            log_size: 6,
+            dbr: SQ_DBR,
+            cqn,
+        })
+        .unwrap();
+    (cqn, sqn)
+}
+
+/// Every CQE of the CQ at [`CQ`] hardware-owned (zeros, the owner byte 0xf1).
+pub fn mlx5_cq_hw_owned(g: &GuestRam) {
+    for i in 0..64 {
+        g.put(CQ + i * 64, &[0u8; 64]);
+        g.put(CQ + i * 64 + 63, &[0xf1]);
+    }
+}
+
+/// Writes a SEND WQE of SQ `sqn` (CQE requested) reading `len` bytes at `addr` (lkey
+/// 0x1234) at SQ index 0 and its doorbell record (pc 1); returns the doorbell's 8 bytes.
+pub fn mlx5_send_wqe(g: &GuestRam, sqn: u32, addr: u64, len: u32) -> [u8; 8] {
+    let mut w = Vec::new();
+    w.extend_from_slice(&0x0au32.to_be_bytes());
+    w.extend_from_slice(&((sqn << 8) | 3).to_be_bytes());
+    w.extend_from_slice(&[0, 0, 0, 0x08, 0, 0, 0, 0]);
+    w.extend_from_slice(&[0u8; 16]);
+    w.extend_from_slice(&len.to_be_bytes());
+    w.extend_from_slice(&0x1234u32.to_be_bytes());
+    w.extend_from_slice(&addr.to_be_bytes());
+    g.put(SQ, &w);
+    g.put(SQ_DBR, &[0, 0, 0, 0, 0, 0, 0, 1]);
+    let mut db = [0u8; 8];
+    db.copy_from_slice(&w[..8]);
+    db
 }

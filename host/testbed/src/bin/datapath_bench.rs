@@ -76,7 +76,9 @@ use rsnic_core::sim::mlx5::{api_uar_offset, CqConfig, SqConfig, SQ_DOORBELL};
 use rsnic_testbed::fixtures::Ipv4Frame;
 use rsnic_testbed::mana_pair::{self, ManaConfig, ManaEnv, ManaPair, ManaRq, ManaSq};
 use rsnic_testbed::mem::HostBuf;
-use rsnic_testbed::pair::{HostEnv, HostSq, Pair, PairConfig, TxFrame, TxPkt, LKEY, TX_PORT};
+use rsnic_testbed::pair::{
+    new_vec_sq, HostEnv, HostSq, Pair, PairConfig, TxFrame, TxPkt, LKEY, TX_PORT,
+};
 
 /// Packets sent before measuring.
 const WARMUP: u64 = 512;
@@ -658,7 +660,7 @@ fn xdp_sq(p: &Pair, log_sz: u8, inline: bool) -> XdpSq {
                 cqn,
             })
             .expect("create XDP SQ");
-    Sq::new(
+    new_vec_sq(
         SqParams {
             log_sz,
             sqn,
@@ -674,9 +676,6 @@ fn xdp_sq(p: &Pair, log_sz: u8, inline: bool) -> XdpSq {
         wq,
         dbr,
         cq,
-        (0..n).map(|_| WqeInfo::default()).collect(),
-        (0..4 * n).map(|_| FifoEntry::default()).collect(),
-        vec![DmaEntry::default(); 4 * n],
     )
     .expect("XDP SQ")
 }

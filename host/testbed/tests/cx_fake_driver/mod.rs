@@ -11,6 +11,29 @@ use rsnic_core::sim::mlx5::Caps;
 use rsnic_testbed::bus::{RegisterBus, Testbed};
 use rsnic_testbed::mem::HostBuf;
 
+use super::sim_util::dseg;
+
+/// Command status values (mlx5_ifc.h `MLX5_CMD_STAT_*`).
+pub const ST_BAD_OP: u8 = 0x2;
+pub const ST_BAD_PARAM: u8 = 0x3;
+pub const ST_BAD_SYS_STATE: u8 = 0x4;
+pub const ST_BAD_RESOURCE: u8 = 0x5;
+pub const ST_BUSY: u8 = 0x6;
+pub const ST_BAD_RES_STATE: u8 = 0x9;
+pub const ST_NO_RESOURCES: u8 = 0xf;
+pub const ST_BAD_IN_LEN: u8 = 0x50;
+pub const ST_BAD_OUT_LEN: u8 = 0x51;
+
+/// Asserts a command's (status, syndrome).
+pub fn expect(o: impl std::borrow::Borrow<Out>, status: u8, syndrome: u32) {
+    let o = o.borrow();
+    assert_eq!(
+        (o.status(), o.syndrome()),
+        (status, syndrome),
+        "status/syndrome"
+    );
+}
+
 /// BAR0 window of one function.
 pub const FUNC: u32 = 0x10_0000;
 
@@ -203,9 +226,15 @@ impl Host {
         self.token
     }
 
-    /// Executes a command; Err(delivery status) or the output of `outlen` bytes.
-    pub fn exec_raw(&mut self, input: &[u8], outlen: usize) -> Result<Out, u8> {
-        let token = self.next_token();
+    /// A well-formed command entry with `token` for `input` (the first 16 bytes inline, the
+    /// rest in a mailbox chain) and an output chain for `outlen` bytes: (entry, input
+    /// mailboxes, output mailboxes).
+    pub fn entry(
+        &self,
+        input: &[u8],
+        outlen: usize,
+        token: u8,
+    ) -> (Entry, Vec<HostBuf>, Vec<HostBuf>) {
         let inb = chain(&self.tb, input.len(), token);
         let outb = chain(&self.tb, outlen, token);
         for (i, b) in inb.iter().enumerate() {
@@ -226,6 +255,13 @@ impl Host {
             token,
             status_own: 1,
         };
+        (e, inb, outb)
+    }
+
+    /// Executes a command; Err(delivery status) or the output of `outlen` bytes.
+    pub fn exec_raw(&mut self, input: &[u8], outlen: usize) -> Result<Out, u8> {
+        let token = self.next_token();
+        let (e, _inb, outb) = self.entry(input, outlen, token);
         let got = self.ring_entry(&e);
         assert_eq!(got[63] & 1, 0, "ownership back to software");
         if got[63] >> 1 != 0 {
@@ -259,9 +295,75 @@ impl Host {
         self.exec(&cmd_in(0x102, 0, 0x20), 16).ok();
     }
 
+    /// [`Host::bring_up`], then a UAR, a PD and a transport domain: (uar, pd, td).
+    pub fn bring_up_with_objects(&mut self) -> (u32, u32, u32) {
+        self.bring_up();
+        let uar = self.alloc(0x802);
+        let pd = self.alloc(0x800);
+        let td = self.alloc(0x816);
+        (uar, pd, td)
+    }
+
     /// ALLOC_UAR / ALLOC_PD / ALLOC_TRANSPORT_DOMAIN: the number.
     pub fn alloc(&mut self, opcode: u16) -> u32 {
         self.exec(&cmd_in(opcode, 0, 16), 16).ok().obj()
+    }
+
+    /// PPLR of local port 1 with loopback mode `lb` (2: internal loopback, the port
+    /// receives what it sends).
+    pub fn set_loopback(&mut self, lb: u64) -> Out {
+        let mut pl = vec![0u8; 8];
+        put(&mut pl, 0x8, 8, 1);
+        put(&mut pl, 0x38, 8, lb);
+        self.exec(&reg_in(0x5018, true, &pl), 24)
+    }
+
+    /// An SQ of 64 WQEBBs on `cqn` sending through `tis`, created and moved to RDY:
+    /// (sqn, ring, doorbell record).
+    pub fn ready_sq(&mut self, cqn: u32, tis: u32, pd: u32, uar: u32) -> (u32, HostBuf, HostBuf) {
+        let sq = self.tb.mem.alloc(4096);
+        let dbr = self.tb.mem.alloc(8);
+        let sqn = self
+            .exec(
+                &sq_in(cqn, tis, pd, uar, dbr.dma_addr(), 6, sq.dma_addr()),
+                16,
+            )
+            .ok()
+            .obj();
+        self.exec(&modify_in(0x905, sqn, 0, 1), 16).ok();
+        (sqn, sq, dbr)
+    }
+
+    /// An RQ of 64 WQEs (16-byte stride) on `cqn`, created and moved to RDY, nothing
+    /// posted: (rqn, ring, doorbell record).
+    pub fn ready_rq(&mut self, cqn: u32, pd: u32) -> (u32, HostBuf, HostBuf) {
+        let rq = self.tb.mem.alloc(1024);
+        let dbr = self.tb.mem.alloc(8);
+        let rqn = self
+            .exec(&rq_in(cqn, pd, dbr.dma_addr(), 4, 6, rq.dma_addr()), 16)
+            .ok()
+            .obj();
+        self.exec(&modify_in(0x909, rqn, 0, 1), 16).ok();
+        (rqn, rq, dbr)
+    }
+
+    /// An RQT of the one RQ `rqn` and an indirect TIR over it in `td` with hash `key`: the
+    /// TIR number.
+    pub fn tir_over(&mut self, rqn: u32, td: u32, key: &[u8; 40]) -> u32 {
+        let rqtn = self.exec(&rqt_in(&[rqn]), 16).ok().obj();
+        self.exec(&tir_in(rqtn, td, key), 16).ok().obj()
+    }
+
+    /// An RQ of 64 WQEs on `cqn`, created, moved to RDY and every WQE posted with a 2 KiB
+    /// buffer of its own: (rqn, ring, doorbell record).
+    pub fn posted_rq(&mut self, cqn: u32, pd: u32) -> (u32, HostBuf, HostBuf) {
+        let (rqn, rq, dbr) = self.ready_rq(cqn, pd);
+        for i in 0..64 {
+            let b = self.tb.mem.alloc(2048);
+            rq.write(i * 16, &dseg(2048, 0, b.dma_addr()));
+        }
+        dbr.write_be32(0, 64);
+        (rqn, rq, dbr)
     }
 
     /// Raw register accesses.

@@ -10,14 +10,15 @@ use std::rc::Rc;
 use rsnic_core::hwif::hw::{Barriers, Coherent, DmaAddr, Mmio};
 use rsnic_core::hwif::mlx5::cq::Cq;
 use rsnic_core::hwif::mlx5::cqe::{Cqe64, CQE_REQ};
-use rsnic_core::hwif::mlx5::rq::{Rq, RqParams, RxBufProvider, RxBuffer};
-use rsnic_core::hwif::mlx5::sq::{FifoEntry, Sq, SqParams, WqeInfo, BF_OFFSET};
+use rsnic_core::hwif::mlx5::rq::{RqParams, RxBufProvider, RxBuffer};
+use rsnic_core::hwif::mlx5::sq::{SqParams, BF_OFFSET};
 use rsnic_core::hwif::mlx5::tx::{
     DmaEntry, DmaKind, Gso, InlineMode, TxCsum, TxDmaMap, TxPacket, TxQueue, VlanTag,
 };
 #[allow(unused_imports)]
 pub use rsnic_testbed::fixtures::{tcp4_frame, udp4_frame, write_cqe};
 use rsnic_testbed::mem::{HostBuf, HostMemory};
+use rsnic_testbed::pair::{new_vec_rq, new_vec_sq, VecRq, VecSq};
 
 /// One observable event, in program order.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -196,6 +197,15 @@ impl Env {
             fwd: None,
         }
     }
+    /// The SQ doorbell-record writes in the log.
+    pub fn sq_dbr_writes(&self) -> Vec<Ev> {
+        self.log
+            .borrow()
+            .iter()
+            .filter(|e| matches!(e, Ev::Write("sq_dbr", ..)))
+            .cloned()
+            .collect()
+    }
     pub fn mmio_writes(&self) -> Vec<(u32, [u8; 8])> {
         self.log
             .borrow()
@@ -308,8 +318,8 @@ impl RxBufProvider<RxBuf> for Env {
     }
 }
 
-pub type TestSq = Sq<Pkt, LBuf, Vec<WqeInfo<Pkt>>, Vec<FifoEntry<Pkt>>, Vec<DmaEntry>>;
-pub type TestRq = Rq<RxBuf, LBuf, Vec<Option<RxBuf>>>;
+pub type TestSq = VecSq<Pkt, LBuf>;
+pub type TestRq = VecRq<RxBuf, LBuf>;
 
 pub const SQN: u32 = 0x0000_0abc;
 pub const LKEY: u32 = 0x0000_1234;
@@ -330,6 +340,29 @@ pub fn sq_params(log_sz: u8) -> SqParams {
     }
 }
 
+/// [`sq_params`] with Enhanced MPWQE on, inline data in sessions if `inline`.
+pub fn mpwqe_params(log_sz: u8, inline: bool) -> SqParams {
+    let mut p = sq_params(log_sz);
+    p.mpwqe = true;
+    p.mpwqe_inline = inline;
+    p
+}
+
+/// Posts `n` linear TCP frames of `len` bytes (ids 0 to n - 1), each with `xmit_more` as
+/// `more(id)` says; every one must be accepted.
+pub fn xmit_tcp(sq: &mut TestSq, env: &mut Env, n: u32, len: usize, more: impl Fn(u32) -> bool) {
+    for i in 0..n {
+        xmit_one(sq, env, i, len, more(i));
+    }
+}
+
+/// Posts linear TCP frame `id` of `len` bytes with `xmit_more` as given; it must be
+/// accepted.
+pub fn xmit_one(sq: &mut TestSq, env: &mut Env, id: u32, len: usize, more: bool) {
+    let pkt = Pkt::new(&env.mem, id, tcp4_frame(len, 0), vec![]);
+    sq.xmit(pkt, more, env).unwrap();
+}
+
 /// An SQ with its ring, DBR and CQ logged into `env.log`.
 pub fn make_sq(env: &Env, p: SqParams) -> TestSq {
     let n = 1usize << p.log_sz;
@@ -339,16 +372,7 @@ pub fn make_sq(env: &Env, p: SqParams) -> TestSq {
     let cqbuf = LBuf::new(mem, n * 64, "cq", None);
     let cqdbr = LBuf::new(mem, 8, "cq_dbr", Some(env.log.clone()));
     let cq = Cq::new(cqbuf, cqdbr, 0, p.log_sz, 0x77, UAR).unwrap();
-    Sq::new(
-        p,
-        wq,
-        dbr,
-        cq,
-        (0..n).map(|_| WqeInfo::default()).collect(),
-        (0..4 * n).map(|_| FifoEntry::default()).collect(),
-        vec![DmaEntry::default(); 4 * n],
-    )
-    .unwrap()
+    new_vec_sq(p, wq, dbr, cq).unwrap()
 }
 
 pub fn make_rq(env: &Env, log_sz: u8, buf_size: u32, wqe_bulk: u16) -> TestRq {
@@ -365,7 +389,7 @@ pub fn make_rq_segs(env: &Env, log_sz: u8, buf_size: u32, segs: u8, wqe_bulk: u1
     let cqbuf = LBuf::new(mem, n * 64, "rcq", None);
     let cqdbr = LBuf::new(mem, 8, "rcq_dbr", None);
     let cq = Cq::new(cqbuf, cqdbr, 0, log_sz, 0x99, UAR).unwrap();
-    Rq::new(
+    new_vec_rq(
         RqParams {
             log_sz,
             buf_size,
@@ -377,7 +401,6 @@ pub fn make_rq_segs(env: &Env, log_sz: u8, buf_size: u32, segs: u8, wqe_bulk: u1
         wq,
         dbr,
         cq,
-        (0..n * usize::from(segs)).map(|_| None).collect(),
     )
     .unwrap()
 }

@@ -6,15 +6,10 @@
 use super::cx_fake_driver::*;
 use super::sim_util::{ctrl, dseg, eseg, OP_SEND};
 use rsnic_core::hwif::hw::{Coherent, Mmio};
+use rsnic_core::hwif::mlx5::cmd::fs::{self, Tt, TTC_GROUPS, TTC_LOG_SIZE};
+use rsnic_core::hwif::mlx5::cmd::{res, FormatError};
+use rsnic_core::sim::pkt::RSS_KEY;
 use rsnic_testbed::mem::HostBuf;
-
-pub fn expect(o: Out, status: u8, syndrome: u32) {
-    assert_eq!(
-        (o.status(), o.syndrome()),
-        (status, syndrome),
-        "status/syndrome"
-    );
-}
 
 /// An IPv4 frame with transport `proto` (6 TCP, 17 UDP, other: 8 bytes of nothing).
 pub fn ip4_frame(proto: u8, src: [u8; 4], sp: u16, dst: [u8; 4], dp: u16) -> Vec<u8> {
@@ -92,43 +87,16 @@ impl Rig {
     /// As [`Rig::new`], the CQ with CQE compression (`cqe_comp_en`) if `compress`.
     pub fn with_compression(compress: bool) -> Self {
         let mut h = Host::new(1);
-        h.bring_up();
-        let uar = h.alloc(0x802);
-        let pd = h.alloc(0x800);
-        let td = h.alloc(0x816);
+        let (uar, pd, td) = h.bring_up_with_objects();
         let eq = h.create_eq(6, uar, 5, 0).unwrap();
         let cq = h.create_cq(8, uar, eq.eqn, compress).unwrap();
         let mut rqs = Vec::new();
         for _ in 0..4 {
-            let rq = h.tb.mem.alloc(1024);
-            let dbr = h.tb.mem.alloc(8);
-            let rqn = h
-                .exec(&rq_in(cq.cqn, pd, dbr.dma_addr(), 4, 6, rq.dma_addr()), 16)
-                .ok()
-                .obj();
-            h.exec(&modify_in(0x909, rqn, 0, 1), 16).ok();
-            for i in 0..64 {
-                let b = h.tb.mem.alloc(2048);
-                rq.write(i * 16, &dseg(2048, 0, b.dma_addr()));
-            }
-            dbr.write_be32(0, 64);
-            rqs.push((rqn, rq, dbr));
+            rqs.push(h.posted_rq(cq.cqn, pd));
         }
-        let mut pl = vec![0u8; 8];
-        put(&mut pl, 0x8, 8, 1);
-        put(&mut pl, 0x38, 8, 2);
-        h.exec(&reg_in(0x5018, true, &pl), 24).ok();
+        h.set_loopback(2).ok();
         let tis = h.exec(&tis_in(td), 16).ok().obj();
-        let sqb = h.tb.mem.alloc(4096);
-        let sdbr = h.tb.mem.alloc(8);
-        let sqn = h
-            .exec(
-                &sq_in(cq.cqn, tis, pd, uar, sdbr.dma_addr(), 6, sqb.dma_addr()),
-                16,
-            )
-            .ok()
-            .obj();
-        h.exec(&modify_in(0x905, sqn, 0, 1), 16).ok();
+        let (sqn, sqb, sdbr) = h.ready_sq(cq.cqn, tis, pd, uar);
         Self {
             h,
             uar,
@@ -154,18 +122,11 @@ impl Rig {
             .iter()
             .map(|r| self.h.tb.device().rq_consumer(r.0).unwrap())
             .collect();
-        let data = self.h.tb.mem.alloc_from(frame);
-        let mut w = Vec::new();
-        w.extend_from_slice(&ctrl(OP_SEND, self.pc, self.sq.0, 3, 0));
-        w.extend_from_slice(&eseg(0, 0, 0, [0, 0]));
-        w.extend_from_slice(&dseg(frame.len() as u32, 0, data.dma_addr()));
-        self.sq.1.write((usize::from(self.pc) % 64) * 64, &w);
-        self.pc = self.pc.wrapping_add(1);
+        let (_data, ctrl) = self.post_send(frame);
         self.sq.2.write_be32(4, u32::from(self.pc));
-        self.h.bus.write64(
-            self.h.reg(self.uar * 4096 + 0x800),
-            w[..8].try_into().unwrap(),
-        );
+        self.h
+            .bus
+            .write64(self.h.reg(self.uar * 4096 + 0x800), ctrl);
         self.h.step();
         let mut took = None;
         for (i, r) in self.rqs.iter().enumerate() {
@@ -191,6 +152,20 @@ impl Rig {
         }
     }
 
+    /// Writes a SEND WQE (no CQE requested) carrying `frame` at the producer counter and
+    /// advances it, without ringing: (the frame's buffer, the WQE's first 8 bytes for the
+    /// doorbell).
+    fn post_send(&mut self, frame: &[u8]) -> (HostBuf, [u8; 8]) {
+        let data = self.h.tb.mem.alloc_from(frame);
+        let mut w = Vec::new();
+        w.extend_from_slice(&ctrl(OP_SEND, self.pc, self.sq.0, 3, 0));
+        w.extend_from_slice(&eseg(0, 0, 0, [0, 0]));
+        w.extend_from_slice(&dseg(frame.len() as u32, 0, data.dma_addr()));
+        self.sq.1.write((usize::from(self.pc) % 64) * 64, &w);
+        self.pc = self.pc.wrapping_add(1);
+        (data, w[..8].try_into().unwrap())
+    }
+
     /// Sends `frames` to itself in one burst (one doorbell, one engine run, so that their
     /// RX CQEs can share a compression session) and re-posts every RQ to 64 WQEs. The CQ
     /// is left unread.
@@ -198,14 +173,8 @@ impl Rig {
         let mut last = [0u8; 8];
         let mut keep = Vec::new();
         for frame in frames {
-            let data = self.h.tb.mem.alloc_from(frame);
-            let mut w = Vec::new();
-            w.extend_from_slice(&ctrl(OP_SEND, self.pc, self.sq.0, 3, 0));
-            w.extend_from_slice(&eseg(0, 0, 0, [0, 0]));
-            w.extend_from_slice(&dseg(frame.len() as u32, 0, data.dma_addr()));
-            self.sq.1.write((usize::from(self.pc) % 64) * 64, &w);
-            self.pc = self.pc.wrapping_add(1);
-            last.copy_from_slice(&w[..8]);
+            let (data, ctrl) = self.post_send(frame);
+            last = ctrl;
             keep.push(data);
         }
         self.sq.2.write_be32(4, u32::from(self.pc));
@@ -348,4 +317,73 @@ pub fn ttc(r: &mut Rig, tirs: [u32; 6]) -> (u32, [u32; 3]) {
 /// The RQ index RQT entry `hash % 256` names in a table whose entry i is RQ `i % 4`.
 pub fn spread(hash: u32) -> usize {
     (hash % 256 % 4) as usize
+}
+
+/// A command built by one of the driver's builders (`hwif::mlx5::cmd`).
+pub fn build(f: &dyn Fn(&mut [u8]) -> Result<usize, FormatError>) -> Vec<u8> {
+    let mut b = vec![0u8; 2048];
+    let n = f(&mut b).unwrap();
+    b.truncate(n);
+    b
+}
+
+/// The driver's default RSS of `r`, built with the driver's builders: an RQT of 256 entries
+/// over the four RQs, an indirect TIR per hashed traffic type (mlx5e's default fields, the
+/// model's key), and the traffic-type table at `level` with its groups and one entry per
+/// traffic type. Returns (rqtn, TIRs by `tir_index`, table, groups).
+pub fn driver_rss(r: &mut Rig, level: u8) -> (u32, Vec<u32>, u32, Vec<u32>) {
+    let rqns = r.rqns();
+    let table: Vec<u32> = (0..256).map(|i| rqns[i % 4]).collect();
+    let rqtn = driver_rqt(r, &table);
+    let mut tirs = Vec::new();
+    for tt in Tt::HASHED {
+        tirs.push(rss_tir(r, rqtn, tt));
+    }
+    let o =
+        r.h.exec(
+            &build(&|b| fs::create_flow_table(b, TTC_LOG_SIZE, level)),
+            16,
+        )
+        .ok();
+    let ft = fs::parse_create_flow_table(&o.b).unwrap();
+    let mut groups = Vec::new();
+    for (s, e, c) in TTC_GROUPS {
+        let o =
+            r.h.exec(&build(&|b| fs::create_flow_group(b, ft, s, e, c)), 16)
+                .ok();
+        groups.push(fs::parse_create_flow_group(&o.b).unwrap());
+    }
+    for tt in Tt::ALL {
+        let (g, tir) = (groups[tt.group()], tirs[tt.tir_index()]);
+        r.h.exec(
+            &build(&|b| fs::set_fte_fwd_tir(b, ft, g, tt.flow_index(), &tt.match_value(), tir)),
+            16,
+        )
+        .ok();
+    }
+    (rqtn, tirs, ft, groups)
+}
+
+/// CREATE_RQT of 256 entries, `table`, built by the driver's builder: the RQT number.
+pub fn driver_rqt(r: &mut Rig, table: &[u32]) -> u32 {
+    res::parse_create_rqt(
+        &r.h.exec(&build(&|b| res::create_rqt(b, 256, table)), 16)
+            .ok()
+            .b,
+    )
+    .unwrap()
+}
+
+/// An indirect TIR over `rqtn` hashing as mlx5e's defaults for `tt`.
+pub fn rss_tir(r: &mut Rig, rqtn: u32, tt: Tt) -> u32 {
+    let t = res::CreateTir {
+        transport_domain: r.td,
+        rqtn,
+        key: RSS_KEY,
+        l3_prot_type: tt.l3_prot_type(),
+        l4_prot_type: tt.l4_prot_type(),
+        selected_fields: tt.default_fields(),
+    };
+    let o = r.h.exec(&build(&|b| res::create_tir(b, &t)), 16).ok();
+    res::parse_create_tir(&o.b).unwrap()
 }
