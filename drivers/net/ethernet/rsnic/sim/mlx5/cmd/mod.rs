@@ -224,6 +224,7 @@ pub mod mkey;
 pub mod pages;
 pub mod queue;
 pub mod res;
+pub mod rss;
 pub mod synd;
 pub mod vport;
 
