@@ -19,8 +19,23 @@
 //!   shared by both models.
 
 pub mod counters;
+pub mod fault;
 pub mod mana;
 pub mod mlx5;
 pub mod pcie;
 pub mod pkt;
 pub mod wire;
+
+/// Runs a device to the end: `step(budget)` runs it once with `budget` ([`usize::MAX`]) and
+/// returns (work done, whether work is left). Returns the work done over all steps; both
+/// models' `process` is their `process_budget` run this way.
+pub fn drain(mut step: impl FnMut(usize) -> (usize, bool)) -> usize {
+    let mut n = 0usize;
+    loop {
+        let (done, more) = step(usize::MAX);
+        n = n.saturating_add(done);
+        if !more {
+            return n;
+        }
+    }
+}

@@ -139,7 +139,7 @@ pub(super) use tables::Tables;
 use faults::Faults;
 
 use crate::hwif::hw::{BusMemory, InterruptSink};
-use crate::sim::wire::{self, PauseEvent, WirePort};
+use crate::sim::wire;
 use core::ops::DerefMut;
 
 /// SQs, RQs and CQs per port.
@@ -349,32 +349,7 @@ impl Default for Port {
     }
 }
 
-impl WirePort for Port {
-    fn loopback(&self) -> bool {
-        self.loopback
-    }
-
-    fn link_up(&self) -> bool {
-        self.link_up
-    }
-
-    fn pause(&self) -> &wire::Pause {
-        &self.pause
-    }
-
-    fn pause_mut(&mut self) -> &mut wire::Pause {
-        &mut self.pause
-    }
-
-    fn count(&mut self, e: PauseEvent) {
-        let c = &mut self.counters;
-        match e {
-            PauseEvent::Storm => c.pause_storms += 1,
-            PauseEvent::Sent => c.tx_pause_frames += 1,
-            PauseEvent::Received => c.rx_pause_frames += 1,
-        }
-    }
-}
+wire::wire_port!(Port, pause_storms);
 
 impl Port {
     /// A port with link up and no queues, its function disabled (no command queue yet).
@@ -407,29 +382,26 @@ impl Port {
                 tx_bad_owner: false,
                 rx_bad_len: false,
                 dma_read: false,
-                dev_stop: false,
-                dev_stop_hit: false,
+                stop: crate::sim::fault::Stop::OFF,
             },
         }
     }
 
     /// Whether the port's data path is stopped ([`Fault::DevStop`]).
     fn stopped(&self) -> bool {
-        self.faults.dev_stop
+        self.faults.stop.on()
     }
 
     /// The stopped port held something back: the fault took effect (counted once).
     fn stop_hit(&mut self) {
-        if !self.faults.dev_stop_hit {
-            self.faults.dev_stop_hit = true;
+        if self.faults.stop.hit() {
             self.counters.faults_injected += 1;
         }
     }
 
     /// The driver reset (RST) or destroyed a queue of the port: a stop ends.
     fn restart(&mut self) {
-        self.faults.dev_stop = false;
-        self.faults.dev_stop_hit = false;
+        self.faults.stop.end();
     }
 }
 
@@ -739,14 +711,7 @@ where
     /// packets, writes CQEs and EQEs, raises interrupts. Returns the number of WQEs executed
     /// (good or bad).
     pub fn process<M: BusMemory, I: InterruptSink>(&mut self, mem: &M, irq: &mut I) -> usize {
-        let mut n = 0;
-        loop {
-            let (done, more) = self.process_budget(mem, irq, usize::MAX);
-            n += done;
-            if !more {
-                return n;
-            }
-        }
+        crate::sim::drain(|budget| self.process_budget(mem, irq, budget))
     }
 
     /// Like [`Device::process`] but executes at most `budget` WQEs. Returns (WQEs executed,
