@@ -80,7 +80,9 @@ mod faults;
 mod gdma_req;
 mod hwc;
 mod queues;
+mod region;
 mod smc;
+mod steer;
 
 pub use counters::PortCounters;
 pub use faults::{Fault, BAD_CQ_ID, BAD_OWNER_XOR, BAD_WQ_ID};
@@ -91,7 +93,6 @@ use queues::WqCtx;
 
 pub use gdma_req::vport_mac;
 pub use gdma_req::RSNIC_CAPS;
-pub use gdma_req::{Region, Steer};
 pub use gdma_req::{MAX_MSIX, MAX_NUM_CQS, REGIONS_PER_ROW, VPORT_HANDLE_BASE};
 pub use gdma_req::{STATUS_BUFFER_TOO_SMALL, STATUS_DEVICE_BUSY, STATUS_INSUFFICIENT_RESOURCES};
 pub use gdma_req::{STATUS_INTERNAL_ERROR, STATUS_INVALID_DEVICE_REQUEST};
@@ -102,7 +103,9 @@ pub use hwc::HwcCounters;
 pub use hwc::MANA_PDID;
 pub use hwc::{HWC_CQ_ID, HWC_DB_ID, HWC_DEV_ID, HWC_EQ_ID, HWC_MAX_MSG, HWC_MKEY, HWC_PDID};
 pub use hwc::{HWC_QUEUE_DEPTH, HWC_RQ_ID, HWC_SQ_ID, MANA_DB_ID, MANA_DEV_ID, MANA_MKEY};
+pub use region::Region;
 pub use smc::SMC_BASE;
+pub use steer::Steer;
 
 use crate::hwif::hw::{BusMemory, InterruptSink};
 use crate::sim::wire;
