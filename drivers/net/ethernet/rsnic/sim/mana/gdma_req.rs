@@ -598,7 +598,7 @@ where
     fn destroy_wq_obj(&mut self, k: Kind, id: u32) -> Result<(), u32> {
         let (p, s) = self.loc(id, k).map_err(st)?;
         let row = self.row(p, s).copied().ok_or(STATUS_INVALID_HANDLE)?;
-        let cq_slot = usize::from(if k == Kind::Sq { row.sq.cq } else { row.rq.cq });
+        let cq_slot = usize::from(row.wq(k).cq);
         if k == Kind::Rq {
             let pt = self.ports.get(p).ok_or(STATUS_INVALID_HANDLE)?;
             if pt.steer.holds(s) {

@@ -511,11 +511,7 @@ where
         };
         match kind {
             Kind::Sq | Kind::Rq => {
-                let q = if kind == Kind::Sq {
-                    &mut r.sq
-                } else {
-                    &mut r.rq
-                };
+                let q = r.wq_mut(kind);
                 let ahead = hi.wrapping_sub(q.cons);
                 if ahead > q.size || hi % 32 != 0 {
                     invalid = true;
