@@ -536,8 +536,9 @@ impl<M: BusMemory> Cx<'_, '_, M> {
         Ok(())
     }
 
-    pub(super) fn modify_wq(&mut self, sq: bool) -> CmdResult {
-        use ifc::wq::*;
+    /// The SQ (`sq`) or RQ of this function that field `f` names: its port and slot, the
+    /// base of its numbers and the syndrome of a bad one.
+    fn own_wq(&self, sq: bool, f: ifc::Fld) -> Result<(usize, usize, u32, u32), Fail> {
         let (base, bad_q) = if sq {
             (SQN_BASE, synd::BAD_SQ)
         } else {
@@ -545,7 +546,13 @@ impl<M: BusMemory> Cx<'_, '_, M> {
         };
         let used: fn(&crate::sim::mlx5::QueueSet) -> bool =
             if sq { |r| r.sq.used } else { |r| r.rq.used };
-        let (p, slot) = self.own(MODIFY_QN, base, used, bad_q)?;
+        let (p, slot) = self.own(f, base, used, bad_q)?;
+        Ok((p, slot, base, bad_q))
+    }
+
+    pub(super) fn modify_wq(&mut self, sq: bool) -> CmdResult {
+        use ifc::wq::*;
+        let (p, slot, base, bad_q) = self.own_wq(sq, MODIFY_QN)?;
         // The fields a MODIFY may change besides the state: of an RQ, `vsd` (mlx5e's
         // `mlx5e_modify_rq_vsd`, ethtool -K rxvlan); nothing of an SQ.
         let bitmask = be64(self.inp, MODIFY_BITMASK);
@@ -586,22 +593,15 @@ impl<M: BusMemory> Cx<'_, '_, M> {
 
     pub(super) fn query_wq(&mut self, sq: bool) -> CmdResult {
         use ifc::wq::*;
-        let (base, bad_q) = if sq {
-            (SQN_BASE, synd::BAD_SQ)
-        } else {
-            (RQN_BASE, synd::BAD_RQ)
-        };
-        let used: fn(&crate::sim::mlx5::QueueSet) -> bool =
-            if sq { |r| r.sq.used } else { |r| r.rq.used };
-        let (p, slot) = self.own(ifc::OBJ_NUM, base, used, bad_q)?;
+        let (p, slot, _, _) = self.own_wq(sq, ifc::OBJ_NUM)?;
         let r = *self.row(slot);
         let o = &mut *self.out;
-        if sq {
+        // The fields only one kind has, then what both have: (state, CQ slot, flush field
+        // and value, PD (0: none), log stride, log size, hardware and software counters,
+        // doorbell record).
+        let (state, cq, flush, pd, stride, size, hw, sw, dbr) = if sq {
             let q = r.sq;
-            set(o, STATE, state_code(q.state));
-            set(o, CQN, make_qn(CQN_BASE, p, usize::from(q.cq)));
             set(o, SQ_MIN_WQE_INLINE_MODE, u32::from(q.min_inline));
-            set(o, SQ_FLUSH_IN_ERROR_EN, u32::from(q.flush));
             if q.tis != 0 {
                 set(o, SQ_TIS_LST_SZ, 1);
                 set(
@@ -610,32 +610,30 @@ impl<M: BusMemory> Cx<'_, '_, M> {
                     make_qn(TISN_BASE, p, usize::from(q.tis - 1)),
                 );
             }
-            if q.pd != 0 {
-                set(o, PD, make_qn(PD_BASE, p, usize::from(q.pd - 1)));
-            }
             set(o, UAR_PAGE, u32::from(q.uar));
-            set(o, LOG_WQ_STRIDE, 6);
-            set(o, LOG_WQ_SZ, u32::from(q.log_size));
-            set(o, HW_COUNTER, u32::from(q.cc));
-            set(o, SW_COUNTER, u32::from(q.pc));
-            set(o, WQ_TYPE, 1);
-            put_be64(o, DBR_ADDR, q.dbr);
+            let flush = (SQ_FLUSH_IN_ERROR_EN, q.flush);
+            (q.state, q.cq, flush, q.pd, 6, q.log_size, q.cc, q.pc, q.dbr)
         } else {
             let q = r.rq;
-            set(o, STATE, state_code(q.state));
-            set(o, CQN, make_qn(CQN_BASE, p, usize::from(q.cq)));
-            set(o, RQ_FLUSH_IN_ERROR_EN, u32::from(q.flush));
             set(o, RQ_VSD, u32::from(!q.strip_vlan));
-            if q.pd != 0 {
-                set(o, PD, make_qn(PD_BASE, p, usize::from(q.pd - 1)));
-            }
-            set(o, LOG_WQ_STRIDE, u32::from(q.log_stride));
-            set(o, LOG_WQ_SZ, u32::from(q.log_size));
-            set(o, HW_COUNTER, u32::from(q.cc));
-            set(o, SW_COUNTER, u32::from(q.posted));
-            set(o, WQ_TYPE, 1);
-            put_be64(o, DBR_ADDR, q.dbr);
+            let flush = (RQ_FLUSH_IN_ERROR_EN, q.flush);
+            let (stride, size) = (q.log_stride, q.log_size);
+            (
+                q.state, q.cq, flush, q.pd, stride, size, q.cc, q.posted, q.dbr,
+            )
+        };
+        set(o, STATE, state_code(state));
+        set(o, CQN, make_qn(CQN_BASE, p, usize::from(cq)));
+        set(o, flush.0, u32::from(flush.1));
+        if pd != 0 {
+            set(o, PD, make_qn(PD_BASE, p, usize::from(pd - 1)));
         }
+        set(o, LOG_WQ_STRIDE, u32::from(stride));
+        set(o, LOG_WQ_SZ, u32::from(size));
+        set(o, HW_COUNTER, u32::from(hw));
+        set(o, SW_COUNTER, u32::from(sw));
+        set(o, WQ_TYPE, 1);
+        put_be64(o, DBR_ADDR, dbr);
         Ok(())
     }
 
