@@ -603,6 +603,14 @@ impl<M: BusMemory> Cx<'_, '_, M> {
         &mut self.t.queues[i]
     }
 
+    /// A free slot in this function's rows for an object `used` tells apart; NO_RESOURCES
+    /// with `s` if there is none.
+    fn free(&self, used: fn(&super::QueueSet) -> bool, s: u32) -> Result<usize, Fail> {
+        self.t
+            .free_slot(self.p, used)
+            .map_err(|_| (status::NO_RESOURCES, s))
+    }
+
     /// (port, slot) of the object numbered by field `f` of kind `base` if this function owns
     /// it; BAD_RESOURCE with `s` otherwise.
     fn own(

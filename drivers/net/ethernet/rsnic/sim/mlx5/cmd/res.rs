@@ -377,10 +377,7 @@ impl<M: BusMemory> Cx<'_, '_, M> {
     pub(super) fn create_tis(&mut self) -> CmdResult {
         let td = self.td_field(ifc::tis::TRANSPORT_DOMAIN)?;
         let p = self.p;
-        let slot = self
-            .t
-            .free_slot(p, |r| r.tis.used)
-            .map_err(|_| (status::NO_RESOURCES, synd::NO_TIS))?;
+        let slot = self.free(|r| r.tis.used, synd::NO_TIS)?;
         self.row(slot).tis = crate::sim::mlx5::TisCtx {
             used: true,
             td,

@@ -49,10 +49,7 @@ impl<M: BusMemory> Cx<'_, '_, M> {
                 self.set_rqt_refs(s, false);
                 s
             }
-            None => self
-                .t
-                .free_slot(p, |r| r.rqt.used)
-                .map_err(|_| (status::NO_RESOURCES, synd::NO_RQT))?,
+            None => self.free(|r| r.rqt.used, synd::NO_RQT)?,
         };
         let users = self.row(slot).rqt.users;
         self.row(slot).rqt = crate::sim::mlx5::RqtCtx {
@@ -165,10 +162,7 @@ impl<M: BusMemory> Cx<'_, '_, M> {
             )
         };
         let p = self.p;
-        let slot = self
-            .t
-            .free_slot(p, |r| r.tir.used)
-            .map_err(|_| (status::NO_RESOURCES, synd::NO_TIR))?;
+        let slot = self.free(|r| r.tir.used, synd::NO_TIR)?;
         self.row(slot).tir = crate::sim::mlx5::TirCtx {
             used: true,
             indirect,
