@@ -26,6 +26,22 @@ pub mod pcie;
 pub mod pkt;
 pub mod wire;
 
+/// Why a control-path request of a device host or of a model's own command handling failed
+/// (both models' `CmdError`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CmdError {
+    /// No such port.
+    BadPort,
+    /// A parameter is out of range or misaligned.
+    BadParam,
+    /// The port's table for this kind of object is full.
+    NoResources,
+    /// No such queue (or a queue of another port).
+    NoSuchQueue,
+    /// The queue is still used (a CQ by an SQ or RQ, an RQ by an RQT, an EQ by a CQ).
+    Busy,
+}
+
 /// Runs a device to the end: `step(budget)` runs it once with `budget` ([`usize::MAX`]) and
 /// returns (work done, whether work is left). Returns the work done over all steps; both
 /// models' `process` is their `process_budget` run this way.

@@ -164,20 +164,8 @@ pub const fn doorbell_offset(port: usize, reg: u32) -> u32 {
     DB_PAGE_BASE + port as u32 * DB_PAGE_SIZE + reg
 }
 
-/// Why a control-path command failed.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum CmdError {
-    /// No such port.
-    BadPort,
-    /// A parameter is out of range or misaligned.
-    BadParam,
-    /// The port's table is full.
-    NoResources,
-    /// No such queue (or one of another port).
-    NoSuchQueue,
-    /// The queue is still used.
-    Busy,
-}
+/// Why a control-path command failed (shared by both models: [`crate::sim::CmdError`]).
+pub use crate::sim::CmdError;
 
 /// Why the device rejected a TX WQE; the code goes to the CQE's `vendor_err`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

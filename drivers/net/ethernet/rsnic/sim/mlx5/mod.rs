@@ -214,20 +214,8 @@ pub const SQ_BURST: usize = 64;
 /// Maximum CQEs in one compression session.
 pub const MAX_SESSION: u32 = 64;
 
-/// Why a control-path command failed.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum CmdError {
-    /// No such port.
-    BadPort,
-    /// A parameter is out of range or misaligned.
-    BadParam,
-    /// The port's table for this queue type is full.
-    NoResources,
-    /// No such queue (or a queue of another port).
-    NoSuchQueue,
-    /// The CQ is still used by an SQ or RQ.
-    Busy,
-}
+/// Why a control-path command failed (shared by both models: [`crate::sim::CmdError`]).
+pub use crate::sim::CmdError;
 
 /// Why the device rejected a send WQE.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
