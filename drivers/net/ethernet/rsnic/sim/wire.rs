@@ -84,7 +84,7 @@ pub enum WireEvent {
     Looped(u64),
 }
 
-/// A port as the wire sees it. The models implement it with [`wire_port`].
+/// A port as the wire sees it. The models implement it with `wire_port!` (below).
 pub trait WirePort {
     /// Frames this port transmits come back to its own receive side.
     fn loopback(&self) -> bool;

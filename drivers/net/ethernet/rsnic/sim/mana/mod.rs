@@ -55,8 +55,9 @@
 //! (`gdma.h`, `mana.h`), with layouts read from the headers independently of `hwif::mana`.
 //!
 //! The SMC window and the handshake that sets the channel up are `smc.rs`'s, the channel's
-//! queues `hwc.rs`'s, and the requests it carries, with their statuses, `gdma_req.rs`'s:
-//! each documents its rules.
+//! queues `hwc.rs`'s, and the requests it carries, with their statuses, `gdma_req.rs`'s
+//! (the DMA regions' in `region.rs`, MANA_CONFIG_VPORT_RX's steering in `steer.rs`): each
+//! documents its rules. The faults a device host injects ([`Fault`]) are `faults.rs`'s.
 //!
 //! # Control path (Rust API)
 //!

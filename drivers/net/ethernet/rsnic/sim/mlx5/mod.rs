@@ -12,15 +12,17 @@
 //! doorbells and command-queue rings, and the engine run that follows. The rest is in:
 //!
 //! * [`cmd`]: the command interface (PRM "Command Interface"; one file per command group,
-//!   named as the driver's halves in `hwif/mlx5/cmd/`), with [`ifc`] its layouts (mlx5_ifc.h).
+//!   named as the driver's halves in `hwif/mlx5/cmd/`, but for `rss.rs`: RQT and TIR, which
+//!   the driver keeps in its `res.rs`), with [`ifc`] its layouts (mlx5_ifc.h).
 //! * `eq.rs`: event queues (eq.c); [`pas`]: page lists of queue buffers; [`steer`]: the
 //!   flow-table lookup of a received frame.
 //! * `engine.rs`: SQ execution, delivery, RX, CQEs, interrupts (spec parts A–C).
 //! * `queues.rs`: a row of object contexts ([`QueueSet`]); `tables.rs`: the object tables
 //!   and queue lifecycles; `counters.rs`: the model's own counters ([`PortCounters`]);
 //!   `api.rs`: the device host's back door (below).
-//! * [`crate::sim::wire`]: the wire between the ports and its flow control, shared with the
-//!   MANA model.
+//! * `faults.rs`: the faults a device host injects ([`Fault`]).
+//! * [`crate::sim::wire`]: the wire between the ports and its flow control, and
+//!   [`crate::sim::fault`]: the data-path stop, both shared with the MANA model.
 //!
 //! # Ports and wiring
 //!
