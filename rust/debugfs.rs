@@ -102,14 +102,16 @@ impl Dir {
         // SAFETY: `name` is a valid C string, `self.dentry` the dentry of this live directory
         // (or an error pointer, which debugfs accepts); `private` points to an `Entry` (with
         // `show` first, as `rsnic_rust_debugfs_show` reads it) that stays valid until the
-        // entry is removed (`ShowFile::drop` removes it before freeing `entry`).
+        // entry is removed (`File::drop` removes it before freeing `entry`).
         let dentry = unsafe {
             bindings::rsnic_helper_debugfs_show_file(name.as_char_ptr(), self.dentry, private)
         };
         Ok(ShowFile {
-            dentry,
-            _entry: entry,
-            _dir: self.clone(),
+            _file: File {
+                dentry,
+                _entry: entry,
+                _dir: self.clone(),
+            },
         })
     }
 }
@@ -130,14 +132,16 @@ impl Dir {
         // SAFETY: as in `show_file`: `name` is a valid C string, `self.dentry` this live
         // directory's dentry (or an error pointer); `private` points to a `StoreEntry` (with
         // `store` first, as `rsnic_rust_debugfs_store` reads it) that stays valid until the
-        // entry is removed (`StoreFile::drop` removes it before freeing `entry`).
+        // entry is removed (`File::drop` removes it before freeing `entry`).
         let dentry = unsafe {
             bindings::rsnic_helper_debugfs_store_file(name.as_char_ptr(), self.dentry, private)
         };
         Ok(StoreFile {
-            dentry,
-            _entry: entry,
-            _dir: self.clone(),
+            _file: File {
+                dentry,
+                _entry: entry,
+                _dir: self.clone(),
+            },
         })
     }
 }
@@ -161,28 +165,8 @@ unsafe fn store_entry<T: Store>(entry: *const c_void, input: &[u8]) -> Result {
 }
 
 /// A write-only debugfs file and the object its writes go to.
-///
-/// # Invariants
-///
-/// `dentry` was returned by `rsnic_helper_debugfs_store_file()` in `_dir` with `_entry` as
-/// its private data.
 pub struct StoreFile<T: Store> {
-    dentry: *mut bindings::dentry,
-    _entry: KBox<StoreEntry<T>>,
-    _dir: Arc<Dir>,
-}
-
-// SAFETY: as for `Dir`; the object is `Send + Sync` (`Store`'s bounds).
-unsafe impl<T: Store> Send for StoreFile<T> {}
-// SAFETY: as for `Send`.
-unsafe impl<T: Store> Sync for StoreFile<T> {}
-
-impl<T: Store> Drop for StoreFile<T> {
-    fn drop(&mut self) {
-        // SAFETY: as for `ShowFile`: `debugfs_remove()` waits for the writers inside the
-        // file's operations, so none touches `_entry` afterwards.
-        unsafe { bindings::debugfs_remove(self.dentry) };
-    }
+    _file: File<StoreEntry<T>>,
 }
 
 /// The write operation of every [`StoreFile`] (called by the C side's glue with the bytes it
@@ -238,27 +222,35 @@ impl Drop for Dir {
 }
 
 /// A read-only debugfs file and the object it shows.
+pub struct ShowFile<T: Show> {
+    _file: File<Entry<T>>,
+}
+
+/// A debugfs file and its private data (an [`Entry`] or a [`StoreEntry`]): the file is
+/// removed on drop, before the data is freed.
 ///
 /// # Invariants
 ///
-/// `dentry` was returned by `rsnic_helper_debugfs_show_file()` in `_dir` with `_data`'s inner
-/// `_entry` as its private data.
-pub struct ShowFile<T: Show> {
+/// `dentry` was returned by `rsnic_helper_debugfs_show_file()` or
+/// `rsnic_helper_debugfs_store_file()` in `_dir` with `_entry` as its private data.
+struct File<E> {
     dentry: *mut bindings::dentry,
-    _entry: KBox<Entry<T>>,
+    _entry: KBox<E>,
     _dir: Arc<Dir>,
 }
 
-// SAFETY: as for `Dir`; the shown object is `Send + Sync` (`Show`'s bounds).
-unsafe impl<T: Show> Send for ShowFile<T> {}
+// SAFETY: as for `Dir`; the private data is `Send + Sync` (`Show`'s and `Store`'s bounds on
+// the object it holds).
+unsafe impl<E: Send + Sync> Send for File<E> {}
 // SAFETY: as for `Send`.
-unsafe impl<T: Show> Sync for ShowFile<T> {}
+unsafe impl<E: Send + Sync> Sync for File<E> {}
 
-impl<T: Show> Drop for ShowFile<T> {
+impl<E> Drop for File<E> {
     fn drop(&mut self) {
         // SAFETY: `dentry` came from debugfs (type invariant) and its directory is alive (we
-        // hold it). `debugfs_remove()` waits for the readers inside the file's operations, so
-        // none touches `_entry` afterwards, which is freed after this.
+        // hold it). `debugfs_remove()` waits for the readers and writers inside the file's
+        // operations, so none touches `_entry` afterwards, which is freed after this (fields
+        // drop after `drop`).
         unsafe { bindings::debugfs_remove(self.dentry) };
     }
 }

@@ -113,11 +113,7 @@ impl<T: Poll> Napi<T> {
     /// A `Napi` only comes into being through [`Napi::new`]'s `PinInit`, and it is `!Unpin`,
     /// so it sits at its final address inside a pinned `T` for its whole life.
     pub fn add(&self, dev: &Device) {
-        if self
-            .state
-            .compare_exchange(NEW, ADDED, Ordering::AcqRel, Ordering::Acquire)
-            .is_err()
-        {
+        if !self.step(NEW, ADDED) {
             return;
         }
         let dev = dev as *const Device as *mut bindings::net_device;
@@ -127,13 +123,16 @@ impl<T: Poll> Napi<T> {
         unsafe { bindings::rsnic_helper_netif_napi_add(dev, self.as_ptr(), Some(poll_cb::<T>)) }
     }
 
+    /// Moves the context's state from `from` to `to`; whether this call did.
+    fn step(&self, from: u8, to: u8) -> bool {
+        self.state
+            .compare_exchange(from, to, Ordering::AcqRel, Ordering::Acquire)
+            .is_ok()
+    }
+
     /// Enables polling (`napi_enable()`). Only after [`Napi::add`].
     pub fn enable(&self) {
-        if self
-            .state
-            .compare_exchange(ADDED, ENABLED, Ordering::AcqRel, Ordering::Acquire)
-            .is_ok()
-        {
+        if self.step(ADDED, ENABLED) {
             // SAFETY: the context was added (state was ADDED) and is not enabled.
             unsafe { bindings::napi_enable(self.as_ptr()) }
         }
@@ -141,11 +140,7 @@ impl<T: Poll> Napi<T> {
 
     /// Disables polling, waiting for a running poll to finish (`napi_disable()`). Sleeps.
     pub fn disable(&self) {
-        if self
-            .state
-            .compare_exchange(ENABLED, ADDED, Ordering::AcqRel, Ordering::Acquire)
-            .is_ok()
-        {
+        if self.step(ENABLED, ADDED) {
             // SAFETY: the context is added and enabled; process context is the caller's
             // duty (documented).
             unsafe { bindings::napi_disable(self.as_ptr()) }

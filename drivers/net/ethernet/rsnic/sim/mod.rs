@@ -19,8 +19,39 @@
 //!   shared by both models.
 
 pub mod counters;
+pub mod fault;
 pub mod mana;
 pub mod mlx5;
 pub mod pcie;
 pub mod pkt;
 pub mod wire;
+
+/// Why a control-path request of a device host or of a model's own command handling failed
+/// (both models' `CmdError`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CmdError {
+    /// No such port.
+    BadPort,
+    /// A parameter is out of range or misaligned.
+    BadParam,
+    /// The port's table for this kind of object is full.
+    NoResources,
+    /// No such queue (or a queue of another port).
+    NoSuchQueue,
+    /// The queue is still used (a CQ by an SQ or RQ, an RQ by an RQT, an EQ by a CQ).
+    Busy,
+}
+
+/// Runs a device to the end: `step(budget)` runs it once with `budget` ([`usize::MAX`]) and
+/// returns (work done, whether work is left). Returns the work done over all steps; both
+/// models' `process` is their `process_budget` run this way.
+pub fn drain(mut step: impl FnMut(usize) -> (usize, bool)) -> usize {
+    let mut n = 0usize;
+    loop {
+        let (done, more) = step(usize::MAX);
+        n = n.saturating_add(done);
+        if !more {
+            return n;
+        }
+    }
+}

@@ -420,37 +420,36 @@ fn hash_sel(
     };
     let src_off = h.l3_off + if sel.ipv6 { 8 } else { 12 };
     let d = src_off + alen;
-    let (first, second) = pair(
+    // The selected fields of one pair (the addresses, the ports) into the tuple, in
+    // symmetric order when asked: whether any was put.
+    let mut put_pair = |ok: bool, a: Option<&[u8]>, b: Option<&[u8]>, (sa, sb): (bool, bool)| {
+        let (first, second) = pair(a, b, sa && sb, sym);
+        let mut hashed = false;
+        if ok && sa {
+            hashed |= put(first, &mut tuple);
+        }
+        if ok && sb {
+            hashed |= put(second, &mut tuple);
+        }
+        hashed
+    };
+    let ip_hashed = put_pair(
+        l3_ok,
         pkt.get(src_off..src_off + alen),
         pkt.get(d..d + alen),
-        sel.src_ip && sel.dst_ip,
-        sym,
+        (sel.src_ip, sel.dst_ip),
     );
-    let mut ip_hashed = false;
-    if l3_ok && sel.src_ip {
-        ip_hashed |= put(first, &mut tuple);
-    }
-    if l3_ok && sel.dst_ip {
-        ip_hashed |= put(second, &mut tuple);
-    }
     let (l4_ok, l4_type) = match (h.l4, sel.udp) {
         (L4::Tcp, false) => (l3_ok, 1u8),
         (L4::Udp, true) => (l3_ok, 2),
         _ => (false, 0),
     };
-    let (first, second) = pair(
+    let l4_hashed = put_pair(
+        l4_ok,
         pkt.get(h.l4_off..h.l4_off + 2),
         pkt.get(h.l4_off + 2..h.l4_off + 4),
-        sel.sport && sel.dport,
-        sym,
+        (sel.sport, sel.dport),
     );
-    let mut l4_hashed = false;
-    if l4_ok && sel.sport {
-        l4_hashed |= put(first, &mut tuple);
-    }
-    if l4_ok && sel.dport {
-        l4_hashed |= put(second, &mut tuple);
-    }
     if n == 0 {
         return (0, 0);
     }

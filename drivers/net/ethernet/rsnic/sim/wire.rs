@@ -67,18 +67,24 @@ impl Pause {
     }
 }
 
-/// What flow control counts at a port, in the model's own counters.
+/// What the wire counts at a port, in the model's own counters.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum PauseEvent {
+pub enum WireEvent {
     /// The port stopped sending PAUSE frames after [`PAUSE_STORM`] in a row.
     Storm,
     /// The port transmitted a PAUSE frame.
     Sent,
     /// The port received a PAUSE frame (whether or not it honours it).
     Received,
+    /// A PAUSE frame the port honours held one of its SQs ([`hold`]).
+    Held,
+    /// A frame the port transmitted was dropped: a link is down ([`route`]).
+    LinkDown,
+    /// A frame of this many bytes the port transmitted came back to it (loopback, [`route`]).
+    Looped(u64),
 }
 
-/// A port as the wire sees it.
+/// A port as the wire sees it. The models implement it with `wire_port!` (below).
 pub trait WirePort {
     /// Frames this port transmits come back to its own receive side.
     fn loopback(&self) -> bool;
@@ -88,9 +94,52 @@ pub trait WirePort {
     fn pause(&self) -> &Pause;
     /// The port's flow control, to change.
     fn pause_mut(&mut self) -> &mut Pause;
-    /// Counts a flow-control event.
-    fn count(&mut self, e: PauseEvent);
+    /// Counts a wire event.
+    fn count(&mut self, e: WireEvent);
 }
+
+/// Implements [`WirePort`] for a model's port type `$port`, whose fields `link_up`,
+/// `loopback` and `pause` ([`Pause`]) hold its wire state and whose `counters` count the
+/// events: `$storm` ([`WireEvent::Storm`]), `tx_pause_frames`, `rx_pause_frames`,
+/// `tx_pause` (held SQs), `tx_link_down_drops`, `loopback_packets`, `loopback_bytes`.
+macro_rules! wire_port {
+    ($port:ty, $storm:ident) => {
+        impl $crate::sim::wire::WirePort for $port {
+            fn loopback(&self) -> bool {
+                self.loopback
+            }
+
+            fn link_up(&self) -> bool {
+                self.link_up
+            }
+
+            fn pause(&self) -> &$crate::sim::wire::Pause {
+                &self.pause
+            }
+
+            fn pause_mut(&mut self) -> &mut $crate::sim::wire::Pause {
+                &mut self.pause
+            }
+
+            fn count(&mut self, e: $crate::sim::wire::WireEvent) {
+                use $crate::sim::wire::WireEvent as E;
+                let c = &mut self.counters;
+                match e {
+                    E::Storm => c.$storm += 1,
+                    E::Sent => c.tx_pause_frames += 1,
+                    E::Received => c.rx_pause_frames += 1,
+                    E::Held => c.tx_pause += 1,
+                    E::LinkDown => c.tx_link_down_drops += 1,
+                    E::Looped(n) => {
+                        c.loopback_packets += 1;
+                        c.loopback_bytes += n;
+                    }
+                }
+            }
+        }
+    };
+}
+pub(crate) use wire_port;
 
 /// The port that receives what port `p` transmits: `p` itself in loopback (the frame turns
 /// around before the wire, so no link state or peer matters), else its peer `p ^ 1` when
@@ -104,13 +153,27 @@ pub fn rx_port<P: WirePort>(ports: &[P], p: usize) -> Option<usize> {
     (pt.link_up() && ports.get(peer)?.link_up()).then_some(peer)
 }
 
+/// Where a frame of `len` bytes port `src` transmits goes ([`rx_port`]), counted at `src`:
+/// [`WireEvent::LinkDown`] when it is dropped (None), [`WireEvent::Looped`] when it comes
+/// back to `src`.
+pub fn route<P: WirePort>(ports: &mut [P], src: usize, len: usize) -> Option<usize> {
+    let dst = rx_port(ports, src);
+    let sp = ports.get_mut(src)?;
+    match dst {
+        None => sp.count(WireEvent::LinkDown),
+        Some(d) if d == src => sp.count(WireEvent::Looped(len as u64)),
+        Some(_) => {}
+    }
+    dst
+}
+
 /// Flow control before port `p` transmits its next frame. The receiver of `p`'s frames
 /// ([`rx_port`]; none while a link is down or `p` has no peer: the frame will be dropped and
 /// counted anyway) with its TX pause on and without room (`room(ports, receiver)` false)
 /// sends `p` a PAUSE frame, one per pause quantum and sender, unless its stall prevention
 /// stopped them or the frame is `exempt` (asked only when the receiver has no room); `p`
-/// receives it. Returns true if `p` honours it (its RX pause on): the caller holds the SQ
-/// until the quantum ends and counts that.
+/// receives it. Returns true if `p` honours it (its RX pause on), counted at `p`
+/// ([`WireEvent::Held`]): the caller holds the SQ until the quantum ends.
 pub fn hold<P: WirePort>(
     ports: &mut [P],
     p: usize,
@@ -146,18 +209,21 @@ pub fn hold<P: WirePort>(
         if r.pause().streak >= PAUSE_STORM {
             // Stall prevention: no PAUSE frame until the receiver has room again.
             r.pause_mut().storm = true;
-            r.count(PauseEvent::Storm);
+            r.count(WireEvent::Storm);
             return false;
         }
         r.pause_mut().streak += 1;
-        r.count(PauseEvent::Sent);
+        r.count(WireEvent::Sent);
     }
     let Some(s) = ports.get_mut(p) else {
         return false;
     };
     if !xoff {
         s.pause_mut().xoff = true;
-        s.count(PauseEvent::Received);
+        s.count(WireEvent::Received);
+    }
+    if honours {
+        s.count(WireEvent::Held);
     }
     honours
 }

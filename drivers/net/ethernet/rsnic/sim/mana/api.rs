@@ -143,20 +143,7 @@ where
         let Some(p) = self.ports.get_mut(port) else {
             return false;
         };
-        match fault {
-            Fault::TxErrCqe(t) if t == 0 || t == 32 || t > 0x3f => return false,
-            Fault::TxErrCqe(t) => p.faults.tx_err = Some(t),
-            Fault::RxTruncated => p.faults.rx_trunc = true,
-            Fault::DropIrqs(n) => p.faults.drop_irqs = n,
-            Fault::EqeBadCq => p.faults.eqe_bad_cq = true,
-            Fault::DmaReadFault => p.faults.dma_read = true,
-            Fault::TxStall => p.faults.tx_stall = true,
-            Fault::TxBadWqId => p.faults.tx_bad_wq = true,
-            Fault::TxBadOwner => p.faults.tx_bad_owner = true,
-            Fault::RxBadWqId => p.faults.rx_bad_wq = true,
-            Fault::DevStop => p.faults.dev_stop = true,
-        }
-        true
+        p.faults.arm(fault)
     }
 
     /// Ends a [`Fault::TxStall`] or [`Fault::DevStop`] of port `port` by itself, as a
@@ -169,10 +156,7 @@ where
         };
         match fault {
             Fault::TxStall => p.faults.tx_stall = false,
-            Fault::DevStop => {
-                p.faults.dev_stop = false;
-                p.faults.dev_stop_hit = false;
-            }
+            Fault::DevStop => p.faults.stop.end(),
             _ => return false,
         }
         true

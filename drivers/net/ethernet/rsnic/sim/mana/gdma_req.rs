@@ -9,6 +9,8 @@
 //! (`gdma_req_hdr`, `gdma_create_queue_req`, `gdma_create_dma_region_req`, ...) and mana.h
 //! (`mana_query_device_cfg_req`, `mana_cfg_rx_steer_req_v2`, `mana_create_wqobj_req`,
 //! `mana_query_gf_stat_req`, ...); callers in gdma_main.c and mana_en.c.
+//! The DMA-region requests' handlers are in [`super::region`], MANA_CONFIG_VPORT_RX's in
+//! [`super::steer`].
 //!
 //! **Requests** (codes of `enum gdma_request_type` and `enum mana_command_code`):
 //! VERIFY_VF_DRIVER_VERSION, QUERY_MAX_RESOURCES, LIST_DEVICES (HWC and MANA
@@ -69,13 +71,13 @@
 //! [`super::Device::hwc_fail`] makes a chosen code fail with a chosen status (fault injection).
 
 use super::engine::{eqe_to, rx_fence_cqe};
-use super::hwc::{Msg, EQE_TEST_EVENT, PAGE};
+use super::hwc::{Msg, EQE_TEST_EVENT};
 use super::{
     CmdError, Device, Kind, Port, QueueSet, HWC_DEV_ID, HWC_EQ_ID, MANA_DB_ID, MANA_DEV_ID,
     MANA_MKEY, MANA_PDID, MAX_FRAME, MAX_QUEUES, MAX_RSS,
 };
-use crate::hwif::bytes::{le16, le32, le64, put_le16, put_le32, put_le64};
-use crate::hwif::hw::{BusMemory, DmaAddr, InterruptSink};
+use crate::hwif::bytes::{le32, le64, put_le16, put_le32, put_le64};
+use crate::hwif::hw::{BusMemory, InterruptSink};
 use core::ops::DerefMut;
 
 /// Success.
@@ -142,68 +144,10 @@ pub const VPORT_HANDLE_BASE: u64 = 0x7670_0000_0000;
 
 const WQ_OBJ_TAG: u64 = 0x5751 << 48;
 
-const REGION_TAG: u64 = 0x52 << 56;
-
-/// A DMA region (GDMA_CREATE_DMA_REGION).
-#[derive(Clone, Copy)]
-pub struct Region {
-    pub(super) used: bool,
-    gen: u16,
-    pub(super) base: DmaAddr,
-    pub(super) len: u32,
-    pub(super) pages: u32,
-    pub(super) have: u32,
-    /// The queue that consumed it: (kind, id).
-    pub(super) owner: Option<(Kind, u32)>,
-}
-
-impl Region {
-    /// An unused entry.
-    pub const EMPTY: Self = Self {
-        used: false,
-        gen: 0,
-        base: 0,
-        len: 0,
-        pages: 0,
-        have: 0,
-        owner: None,
-    };
-}
-
-/// RX steering of a vport (MANA_CONFIG_VPORT_RX).
-#[derive(Clone, Copy)]
-pub struct Steer {
-    pub(super) rx_enable: bool,
-    rss_enable: bool,
-    indir: [u8; MAX_RSS],
-    indir_len: usize,
-    default_rq: Option<u8>,
-    pub(super) hashkey: [u8; 40],
-    pub(super) configured: bool,
-}
-
-impl Steer {
-    /// Whether the vport's RX is on (MANA_CONFIG_VPORT_RX's `rx_enable`).
-    pub(super) fn rx_enabled(&self) -> bool {
-        self.rx_enable
-    }
-
-    /// Nothing configured.
-    pub const EMPTY: Self = Self {
-        rx_enable: false,
-        rss_enable: false,
-        indir: [0; MAX_RSS],
-        indir_len: 0,
-        default_rq: None,
-        hashkey: crate::sim::pkt::RSS_KEY,
-        configured: false,
-    };
-}
-
 /// Outcome of one request: the status and the response body length (after the header).
-type Exec = Result<usize, u32>;
+pub(super) type Exec = Result<usize, u32>;
 
-fn st(e: CmdError) -> u32 {
+pub(super) fn st(e: CmdError) -> u32 {
     match e {
         CmdError::BadPort | CmdError::BadParam => STATUS_INVALID_PARAMETER,
         CmdError::NoResources => STATUS_INSUFFICIENT_RESOURCES,
@@ -223,27 +167,6 @@ fn expect_len(len: usize, want: usize) -> Result<(), u32> {
 /// The MAC address of vport `p` (locally administered).
 pub const fn vport_mac(p: usize) -> [u8; 6] {
     [0x02, 0x6d, 0x61, 0x6e, (p >> 8) as u8, p as u8]
-}
-
-/// Page `i` of a list at `off` must be 4 KiB aligned and continue the region contiguously
-/// from page `first` (the model keeps one base address per region).
-fn check_pages<M: BusMemory>(
-    m: &Msg<'_, M>,
-    off: usize,
-    n: u32,
-    base: u64,
-    first: u32,
-) -> Result<(), u32> {
-    for i in 0..n as usize {
-        let a = m.u64_at(off + 8 * i).ok_or(STATUS_INVALID_PARAMETER)?;
-        if a % PAGE != 0 {
-            return Err(STATUS_INVALID_PARAMETER);
-        }
-        if a != base.wrapping_add((u64::from(first) + i as u64) * PAGE) {
-            return Err(STATUS_NOT_SUPPORTED);
-        }
-    }
-    Ok(())
 }
 
 pub(super) fn known(code: u32) -> bool {
@@ -403,17 +326,9 @@ where
             }
             25 => self.create_region(m, b),
             26 => self.add_pages(m),
-            // GDMA_DESTROY_DMA_REGION: dma_region_handle 40.
             27 => {
                 expect_len(len, 48)?;
-                let r = self.region_of(le64(h, 40)).ok_or(STATUS_INVALID_HANDLE)?;
-                if self.region(r).is_some_and(|x| x.owner.is_some()) {
-                    return Err(STATUS_DEVICE_BUSY);
-                }
-                if let Some(x) = self.region_mut(r) {
-                    x.used = false;
-                }
-                Ok(0)
+                self.destroy_region(h)
             }
             // MANA_QUERY_DEV_CONFIG: proto_major_ver 72.
             0x20001 => {
@@ -551,7 +466,7 @@ where
         Ok(p as usize)
     }
 
-    fn wq_obj(&self, handle: u64) -> Result<(Kind, u32), u32> {
+    pub(super) fn wq_obj(&self, handle: u64) -> Result<(Kind, u32), u32> {
         if handle & (0xffff << 48) != WQ_OBJ_TAG {
             return Err(STATUS_INVALID_HANDLE);
         }
@@ -683,31 +598,15 @@ where
     fn destroy_wq_obj(&mut self, k: Kind, id: u32) -> Result<(), u32> {
         let (p, s) = self.loc(id, k).map_err(st)?;
         let row = self.row(p, s).copied().ok_or(STATUS_INVALID_HANDLE)?;
-        let cq_slot = usize::from(if k == Kind::Sq { row.sq.cq } else { row.rq.cq });
+        let cq_slot = usize::from(row.wq(k).cq);
         if k == Kind::Rq {
             let pt = self.ports.get(p).ok_or(STATUS_INVALID_HANDLE)?;
-            let st_ = &pt.steer;
-            let in_table = st_.indir[..st_.indir_len.min(MAX_RSS)]
-                .iter()
-                .any(|&x| usize::from(x) == s)
-                || st_.default_rq == Some(s as u8);
-            if st_.rx_enable && in_table {
+            if pt.steer.holds(s) {
                 return Err(STATUS_DEVICE_BUSY);
             }
             self.destroy_rq(id).map_err(st)?;
             if let Some(pt) = self.ports.get_mut(p) {
-                let t = &mut pt.steer;
-                let mut w = 0;
-                for i in 0..t.indir_len.min(MAX_RSS) {
-                    if usize::from(t.indir[i]) != s {
-                        t.indir[w] = t.indir[i];
-                        w += 1;
-                    }
-                }
-                t.indir_len = w;
-                if t.default_rq == Some(s as u8) {
-                    t.default_rq = None;
-                }
+                pt.steer.forget(s);
             }
         } else {
             self.destroy_sq(id).map_err(st)?;
@@ -717,108 +616,6 @@ where
         self.free_owned(k, id);
         self.free_owned(Kind::Cq, cq);
         Ok(())
-    }
-
-    // MANA_CONFIG_VPORT_RX (v2): vport 40, num_indir_entries 48, indir_tab_offset 50,
-    // rx_enable 52, rss_enable 56, update_default_rxobj 60, update_hashkey 61,
-    // update_indir_tab 62, default_rxobj 64, hashkey 72..112, cqe_coalescing_enable 112,
-    // indir_tab at indir_tab_offset.
-    fn config_vport_rx<M: BusMemory>(&mut self, m: &Msg<'_, M>, _b: &mut [u8]) -> Exec {
-        let h = &m.head;
-        if m.len < 120 {
-            return Err(STATUS_INVALID_PARAMETER);
-        }
-        let p = self.vport(le64(h, 40))?;
-        let n = usize::from(le16(h, 48));
-        let tab = usize::from(le16(h, 50));
-        if n == 0 || n > 512 || tab != 120 || m.len != tab + 8 * n {
-            return Err(STATUS_INVALID_PARAMETER);
-        }
-        if n > MAX_RSS {
-            return Err(STATUS_NOT_SUPPORTED);
-        }
-        let tri = |v: u32| match v {
-            0 => Ok(Some(false)),
-            1 => Ok(Some(true)),
-            u32::MAX => Ok(None),
-            _ => Err(STATUS_INVALID_PARAMETER),
-        };
-        let rx = tri(le32(h, 52))?;
-        let rss = tri(le32(h, 56))?;
-        let (upd_def, upd_key, upd_tab) = (h[60], h[61], h[62]);
-        if upd_def > 1 || upd_key > 1 || upd_tab > 1 {
-            return Err(STATUS_INVALID_PARAMETER);
-        }
-        if h[112] != 0 {
-            return Err(STATUS_NOT_SUPPORTED);
-        }
-        let rq_slot = |d: &Self, handle: u64| -> Result<u8, u32> {
-            let (k, id) = d.wq_obj(handle)?;
-            let (q, s) = d.loc(id, Kind::Rq).map_err(st)?;
-            if k != Kind::Rq || q != p {
-                return Err(STATUS_INVALID_HANDLE);
-            }
-            Ok(s as u8)
-        };
-        let default = if upd_def == 1 {
-            Some(rq_slot(self, le64(h, 64))?)
-        } else {
-            None
-        };
-        let mut table = [0u8; MAX_RSS];
-        if upd_tab == 1 {
-            for (i, t) in table.iter_mut().enumerate().take(n) {
-                let e = m.u64_at(tab + 8 * i).ok_or(STATUS_INVALID_PARAMETER)?;
-                *t = rq_slot(self, e)?;
-            }
-        }
-        let Some(pt) = self.ports.get_mut(p) else {
-            return Err(STATUS_INVALID_HANDLE);
-        };
-        let s = &mut pt.steer;
-        s.configured = true;
-        if let Some(v) = rx {
-            s.rx_enable = v;
-        }
-        if let Some(v) = rss {
-            s.rss_enable = v;
-        }
-        if let Some(d) = default {
-            s.default_rq = Some(d);
-        }
-        if upd_key == 1 {
-            s.hashkey.copy_from_slice(&h[72..112]);
-        }
-        if upd_tab == 1 {
-            s.indir = table;
-            s.indir_len = n;
-        }
-        self.apply_steer(p);
-        Ok(0)
-    }
-
-    /// Sets the engine's RSS table from the vport's steering: empty with RX disabled, the
-    /// indirection table with RSS on, the default RQ with RSS off.
-    fn apply_steer(&mut self, p: usize) {
-        let Some(pt) = self.ports.get_mut(p) else {
-            return;
-        };
-        let s = pt.steer;
-        let (t, n) = if !s.rx_enable {
-            ([0u8; MAX_RSS], 0)
-        } else if s.rss_enable {
-            (s.indir, s.indir_len)
-        } else if let Some(d) = s.default_rq {
-            let mut t = [0u8; MAX_RSS];
-            t[0] = d;
-            (t, 1)
-        } else {
-            ([0u8; MAX_RSS], 0)
-        };
-        pt.rss = t;
-        pt.rss_len = n;
-        pt.rss_key = s.hashkey;
-        self.resume();
     }
 
     fn gf_stats(&self, req: u64, b: &mut [u8]) {
@@ -865,122 +662,5 @@ where
             }
         }
         put_le64(b, 0, reported);
-    }
-
-    fn region_count(&self) -> usize {
-        self.queues.len().min(self.ports.len() * MAX_QUEUES) * REGIONS_PER_ROW
-    }
-
-    pub(super) fn region(&self, r: usize) -> Option<&Region> {
-        self.queues
-            .get(r / REGIONS_PER_ROW)
-            .and_then(|q| q.regions.get(r % REGIONS_PER_ROW))
-    }
-
-    fn region_mut(&mut self, r: usize) -> Option<&mut Region> {
-        self.queues
-            .get_mut(r / REGIONS_PER_ROW)
-            .and_then(|q| q.regions.get_mut(r % REGIONS_PER_ROW))
-    }
-
-    fn region_of(&self, handle: u64) -> Option<usize> {
-        if handle & (0xff << 56) != REGION_TAG {
-            return None;
-        }
-        let r = (handle as u32).checked_sub(1)? as usize;
-        let gen = (handle >> 32) as u16;
-        if r >= self.region_count() {
-            return None;
-        }
-        self.region(r).filter(|x| x.used && x.gen == gen).map(|_| r)
-    }
-
-    /// A complete region no queue owns.
-    fn ready_region(&self, handle: u64) -> Result<usize, u32> {
-        let r = self.region_of(handle).ok_or(STATUS_INVALID_HANDLE)?;
-        match self.region(r) {
-            Some(x) if x.owner.is_some() => Err(STATUS_DEVICE_BUSY),
-            Some(x) if x.have < x.pages => Err(STATUS_INVALID_PARAMETER),
-            Some(_) => Ok(r),
-            None => Err(STATUS_INVALID_HANDLE),
-        }
-    }
-
-    fn owned_region(&self, k: Kind, id: u32) -> Option<usize> {
-        (0..self.region_count()).find(|&r| {
-            self.region(r)
-                .is_some_and(|x| x.used && x.owner == Some((k, id)))
-        })
-    }
-
-    fn free_owned(&mut self, k: Kind, id: u32) {
-        while let Some(r) = self.owned_region(k, id) {
-            if let Some(x) = self.region_mut(r) {
-                x.used = false;
-                x.owner = None;
-            }
-        }
-    }
-
-    fn regions_alive(&self) -> bool {
-        (0..self.region_count()).any(|r| self.region(r).is_some_and(|x| x.used))
-    }
-
-    // GDMA_CREATE_DMA_REGION: length 40, offset_in_page 48, gdma_page_type 52,
-    // page_count 56, page_addr_list_len 60, page_addr_list 64.
-    fn create_region<M: BusMemory>(&mut self, m: &Msg<'_, M>, b: &mut [u8]) -> Exec {
-        let h = &m.head;
-        if m.len < 64 {
-            return Err(STATUS_INVALID_PARAMETER);
-        }
-        let length = le64(h, 40);
-        let count = le32(h, 56);
-        let listed = le32(h, 60);
-        if m.len != 64 + 8 * listed as usize
-            || count == 0
-            || listed == 0
-            || listed > count
-            || length != u64::from(count) * PAGE
-            || length > u64::from(u32::MAX)
-        {
-            return Err(STATUS_INVALID_PARAMETER);
-        }
-        if le32(h, 48) != 0 || le32(h, 52) != 0 {
-            return Err(STATUS_NOT_SUPPORTED);
-        }
-        let base = m.u64_at(64).ok_or(STATUS_INVALID_PARAMETER)?;
-        check_pages(m, 64, listed, base, 0)?;
-        let r = (0..self.region_count())
-            .find(|&r| self.region(r).is_some_and(|x| !x.used))
-            .ok_or(STATUS_INSUFFICIENT_RESOURCES)?;
-        let x = self.region_mut(r).ok_or(STATUS_INSUFFICIENT_RESOURCES)?;
-        x.gen = x.gen.wrapping_add(1);
-        x.used = true;
-        x.base = base;
-        x.len = length as u32;
-        x.pages = count;
-        x.have = listed;
-        x.owner = None;
-        put_le64(b, 0, REGION_TAG | (u64::from(x.gen) << 32) | (r as u64 + 1));
-        Ok(8)
-    }
-
-    // GDMA_DMA_REGION_ADD_PAGES: handle 40, page_addr_list_len 48, page_addr_list 56.
-    fn add_pages<M: BusMemory>(&mut self, m: &Msg<'_, M>) -> Exec {
-        let h = &m.head;
-        if m.len < 56 {
-            return Err(STATUS_INVALID_PARAMETER);
-        }
-        let r = self.region_of(le64(h, 40)).ok_or(STATUS_INVALID_HANDLE)?;
-        let x = *self.region(r).ok_or(STATUS_INVALID_HANDLE)?;
-        let n = le32(h, 48);
-        if m.len != 56 + 8 * n as usize || n == 0 || x.owner.is_some() || n > x.pages - x.have {
-            return Err(STATUS_INVALID_PARAMETER);
-        }
-        check_pages(m, 56, n, x.base, x.have)?;
-        if let Some(y) = self.region_mut(r) {
-            y.have += n;
-        }
-        Ok(0)
     }
 }

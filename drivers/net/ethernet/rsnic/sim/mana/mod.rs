@@ -55,8 +55,9 @@
 //! (`gdma.h`, `mana.h`), with layouts read from the headers independently of `hwif::mana`.
 //!
 //! The SMC window and the handshake that sets the channel up are `smc.rs`'s, the channel's
-//! queues `hwc.rs`'s, and the requests it carries, with their statuses, `gdma_req.rs`'s:
-//! each documents its rules.
+//! queues `hwc.rs`'s, and the requests it carries, with their statuses, `gdma_req.rs`'s
+//! (the DMA regions' in `region.rs`, MANA_CONFIG_VPORT_RX's steering in `steer.rs`): each
+//! documents its rules. The faults a device host injects ([`Fault`]) are `faults.rs`'s.
 //!
 //! # Control path (Rust API)
 //!
@@ -76,19 +77,23 @@
 mod api;
 mod counters;
 mod engine;
+mod faults;
 mod gdma_req;
 mod hwc;
 mod queues;
+mod region;
 mod smc;
+mod steer;
 
 pub use counters::PortCounters;
+pub use faults::{Fault, BAD_CQ_ID, BAD_OWNER_XOR, BAD_WQ_ID};
 pub use queues::QueueSet;
 
+use faults::Faults;
 use queues::WqCtx;
 
 pub use gdma_req::vport_mac;
 pub use gdma_req::RSNIC_CAPS;
-pub use gdma_req::{Region, Steer};
 pub use gdma_req::{MAX_MSIX, MAX_NUM_CQS, REGIONS_PER_ROW, VPORT_HANDLE_BASE};
 pub use gdma_req::{STATUS_BUFFER_TOO_SMALL, STATUS_DEVICE_BUSY, STATUS_INSUFFICIENT_RESOURCES};
 pub use gdma_req::{STATUS_INTERNAL_ERROR, STATUS_INVALID_DEVICE_REQUEST};
@@ -99,10 +104,12 @@ pub use hwc::HwcCounters;
 pub use hwc::MANA_PDID;
 pub use hwc::{HWC_CQ_ID, HWC_DB_ID, HWC_DEV_ID, HWC_EQ_ID, HWC_MAX_MSG, HWC_MKEY, HWC_PDID};
 pub use hwc::{HWC_QUEUE_DEPTH, HWC_RQ_ID, HWC_SQ_ID, MANA_DB_ID, MANA_DEV_ID, MANA_MKEY};
+pub use region::Region;
 pub use smc::SMC_BASE;
+pub use steer::Steer;
 
 use crate::hwif::hw::{BusMemory, InterruptSink};
-use crate::sim::wire::{self, PauseEvent, WirePort};
+use crate::sim::wire;
 use core::ops::DerefMut;
 
 /// SQs, RQs, CQs and EQs per port (a driver channel with AF_XDP zero-copy has two SQs, two
@@ -158,20 +165,8 @@ pub const fn doorbell_offset(port: usize, reg: u32) -> u32 {
     DB_PAGE_BASE + port as u32 * DB_PAGE_SIZE + reg
 }
 
-/// Why a control-path command failed.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum CmdError {
-    /// No such port.
-    BadPort,
-    /// A parameter is out of range or misaligned.
-    BadParam,
-    /// The port's table is full.
-    NoResources,
-    /// No such queue (or one of another port).
-    NoSuchQueue,
-    /// The queue is still used.
-    Busy,
-}
+/// Why a control-path command failed (shared by both models: [`crate::sim::CmdError`]).
+pub use crate::sim::CmdError;
 
 /// Why the device rejected a TX WQE; the code goes to the CQE's `vendor_err`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -247,89 +242,8 @@ pub struct Port {
     /// The vport's permanent MAC ([`Device::set_permanent_mac`]; `None`: [`vport_mac`]).
     mac: Option<[u8; 6]>,
     /// Faults waiting to take effect ([`Device::inject`]).
-    pub(super) faults: Faults,
+    faults: Faults,
 }
-
-/// A fault for [`Device::inject`], for tests of the driver's handling of device errors. Each
-/// applies once, to the next event of its kind on the port, and counts in
-/// [`PortCounters::faults_injected`] when it takes effect; [`Fault::TxStall`] and
-/// [`Fault::DevStop`] last until the driver destroys a WQ object of the port.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Fault {
-    /// The next WQE any SQ of the port executes completes with a CQE of this type (1..=63
-    /// but not TX_OKAY, 32: a TX error type 33..=41 or one the driver does not know) and
-    /// `vendor_err` 0; the packet is not sent
-    /// and the SQ goes on, as for a WQE the device refuses.
-    TxErrCqe(u8),
-    /// The next frame the port receives into an RQ completes with RX_TRUNCATED (MANA's RX
-    /// error CQE): the WQE is consumed, nothing is delivered.
-    RxTruncated,
-    /// The next N interrupts of the port's channel EQs (completion events and EQ arms) are
-    /// lost: the EQ disarms as if it had fired and its vector is not raised.
-    DropIrqs(u32),
-    /// The next completion EQE of the port names a CQ id that no CQ has (a corrupt EQE).
-    EqeBadCq,
-    /// The next read of packet data by an SQ of the port faults (as an unmapped address
-    /// would): that WQE completes with HDR_PROCESSING_ERROR, the SQ goes on.
-    DmaReadFault,
-    /// The port's SQs execute nothing (their doorbells are accepted; no WQE executed, no
-    /// CQE) until an SQ of the port is destroyed (MANA_DESTROY_WQ_OBJ, or
-    /// [`Device::destroy_sq`]): a hung transmit engine. As ConnectX's, whose reset clears it;
-    /// not counted in [`PortCounters::faults_injected`] (ConnectX's is not either). The
-    /// other SQs' WQEs execute after the destruction.
-    TxStall,
-    /// The next TX CQE of the port (good or error) names WQ id [`BAD_WQ_ID`] (a corrupt CQE);
-    /// otherwise it is what it would have been.
-    TxBadWqId,
-    /// The next TX CQE the port writes (good or error) carries owner bits that are neither
-    /// its pass's nor the next pass's: its pass's XOR [`BAD_OWNER_XOR`], four passes away (a
-    /// corrupt CQE). The driver (spec D.4, `mana_gd_read_cqe`) reads the previous pass's
-    /// count as "not yet valid" and any other than its pass's as an overflow: this one is
-    /// an overflow. Otherwise the CQE is what it would have been; counted in
-    /// [`PortCounters::faults_injected`] when written (a stopped port holds it back).
-    TxBadOwner,
-    /// The next RX CQE of a frame the port receives (RX_OKAY or RX_TRUNCATED; not the
-    /// fence's) names WQ id [`BAD_WQ_ID`] (a corrupt CQE).
-    RxBadWqId,
-    /// The port's whole data path hangs: no WQE of any of its SQs is executed (doorbells are
-    /// accepted), frames arriving at the port are dropped and counted in
-    /// [`PortCounters::rx_stopped`], no CQE is written to its CQs (MANA_FENCE_RQ's neither),
-    /// no completion EQE posted for them, no CQ or EQ arm of the port evaluated (it waits),
-    /// no interrupt raised, until a WQ object of the port (an SQ or an RQ) is destroyed.
-    /// The HWC goes on (requests, responses, their EQEs, and GENERATE_TEST_EQE's test
-    /// event: the control path is alive). Counted in [`PortCounters::faults_injected`] once,
-    /// the first time the port holds something back (a WQE, a frame, a CQE).
-    DevStop,
-}
-
-/// The faults waiting on a port.
-#[derive(Debug, Clone, Copy, Default)]
-pub(super) struct Faults {
-    pub(super) tx_err: Option<u8>,
-    pub(super) rx_trunc: bool,
-    pub(super) drop_irqs: u32,
-    pub(super) eqe_bad_cq: bool,
-    pub(super) dma_read: bool,
-    /// The SQs execute nothing ([`Fault::TxStall`]).
-    pub(super) tx_stall: bool,
-    pub(super) tx_bad_wq: bool,
-    pub(super) tx_bad_owner: bool,
-    pub(super) rx_bad_wq: bool,
-    /// The data path is stopped ([`Fault::DevStop`]).
-    pub(super) dev_stop: bool,
-    /// The stop held something back (it was counted).
-    pub(super) dev_stop_hit: bool,
-}
-
-/// CQ id a corrupt completion EQE names ([`Fault::EqeBadCq`]): no CQ of the device has it.
-pub const BAD_CQ_ID: u32 = 0x00ff_fffe;
-/// WQ id a corrupt TX or RX CQE names ([`Fault::TxBadWqId`], [`Fault::RxBadWqId`]): no SQ or
-/// RQ of the device (nor the HWC's) has it.
-pub const BAD_WQ_ID: u32 = 0x00ff_fffd;
-/// What a corrupt TX CQE's owner bits ([`Fault::TxBadOwner`]) are XORed with: the top bit
-/// of the 3-bit owner count, so the count is four passes away from the right one (e.g. 5
-/// instead of 1 on the first pass), which the driver reads as an overflow.
-pub const BAD_OWNER_XOR: u32 = 4;
 
 impl Default for Port {
     fn default() -> Self {
@@ -337,32 +251,7 @@ impl Default for Port {
     }
 }
 
-impl WirePort for Port {
-    fn loopback(&self) -> bool {
-        self.loopback
-    }
-
-    fn link_up(&self) -> bool {
-        self.link_up
-    }
-
-    fn pause(&self) -> &wire::Pause {
-        &self.pause
-    }
-
-    fn pause_mut(&mut self) -> &mut wire::Pause {
-        &mut self.pause
-    }
-
-    fn count(&mut self, e: PauseEvent) {
-        let c = &mut self.counters;
-        match e {
-            PauseEvent::Storm => c.tx_pause_storms += 1,
-            PauseEvent::Sent => c.tx_pause_frames += 1,
-            PauseEvent::Received => c.rx_pause_frames += 1,
-        }
-    }
-}
+wire::wire_port!(Port, tx_pause_storms);
 
 impl Port {
     /// A port with link up, flow control off (both directions) and no queues.
@@ -382,31 +271,18 @@ impl Port {
             vport_tx: false,
             steer: Steer::EMPTY,
             mac: None,
-            faults: Faults {
-                tx_err: None,
-                rx_trunc: false,
-                drop_irqs: 0,
-                eqe_bad_cq: false,
-                dma_read: false,
-                tx_stall: false,
-                tx_bad_wq: false,
-                tx_bad_owner: false,
-                rx_bad_wq: false,
-                dev_stop: false,
-                dev_stop_hit: false,
-            },
+            faults: Faults::default(),
         }
     }
 
     /// Whether the port's data path is stopped ([`Fault::DevStop`]).
     fn stopped(&self) -> bool {
-        self.faults.dev_stop
+        self.faults.stop.on()
     }
 
     /// The stopped port held something back: the fault took effect (counted once).
     fn stop_hit(&mut self) {
-        if !self.faults.dev_stop_hit {
-            self.faults.dev_stop_hit = true;
+        if self.faults.stop.hit() {
             self.counters.faults_injected += 1;
         }
     }
@@ -417,8 +293,7 @@ impl Port {
         if sq {
             self.faults.tx_stall = false;
         }
-        self.faults.dev_stop = false;
-        self.faults.dev_stop_hit = false;
+        self.faults.stop.end();
     }
 }
 
@@ -625,11 +500,7 @@ where
         };
         match kind {
             Kind::Sq | Kind::Rq => {
-                let q = if kind == Kind::Sq {
-                    &mut r.sq
-                } else {
-                    &mut r.rq
-                };
+                let q = r.wq_mut(kind);
                 let ahead = hi.wrapping_sub(q.cons);
                 if ahead > q.size || hi % 32 != 0 {
                     invalid = true;
@@ -700,14 +571,7 @@ where
     /// register write, those of a stalled or stopped port for the end of the fault). Returns
     /// the TX WQEs executed.
     pub fn process<M: BusMemory, I: InterruptSink>(&mut self, mem: &M, irq: &mut I) -> usize {
-        let mut n = 0usize;
-        loop {
-            let (done, more) = self.process_budget(mem, irq, usize::MAX);
-            n = n.saturating_add(done);
-            if !more {
-                return n;
-            }
-        }
+        crate::sim::drain(|budget| self.process_budget(mem, irq, budget))
     }
 
     /// Like [`Device::process`] but executes at most `budget` TX WQEs (over all SQs, round

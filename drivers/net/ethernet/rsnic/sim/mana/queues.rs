@@ -116,6 +116,35 @@ impl QueueSet {
     };
 }
 
+impl QueueSet {
+    /// The SQ's (`k` [`Kind::Sq`]) or the RQ's context.
+    pub(super) fn wq(&self, k: Kind) -> &WqCtx {
+        if k == Kind::Sq {
+            &self.sq
+        } else {
+            &self.rq
+        }
+    }
+
+    /// The SQ's (`k` [`Kind::Sq`]) or the RQ's context, to change.
+    pub(super) fn wq_mut(&mut self, k: Kind) -> &mut WqCtx {
+        if k == Kind::Sq {
+            &mut self.sq
+        } else {
+            &mut self.rq
+        }
+    }
+}
+
+/// A CQ of `num` 64-byte entries at `buf` must have a power of two of them, 2..=2^24, and
+/// be 64-byte aligned.
+fn check_cq(buf: DmaAddr, num: u32) -> Result<(), CmdError> {
+    if !num.is_power_of_two() || !(2..=1 << 24).contains(&num) || buf % 64 != 0 {
+        return Err(CmdError::BadParam);
+    }
+    Ok(())
+}
+
 impl Default for QueueSet {
     fn default() -> Self {
         Self::EMPTY
@@ -170,9 +199,7 @@ where
         num: u32,
         eq: Option<u32>,
     ) -> Result<u32, CmdError> {
-        if !num.is_power_of_two() || !(2..=1 << 24).contains(&num) || buf % 64 != 0 {
-            return Err(CmdError::BadParam);
-        }
+        check_cq(buf, num)?;
         let eq = match eq {
             Some(id) => match self.loc(id, Kind::Eq)? {
                 (p, _) if p == port => Some(id),
@@ -192,9 +219,7 @@ where
         num: u32,
         eq: Option<u32>,
     ) -> Result<u32, CmdError> {
-        if !num.is_power_of_two() || !(2..=1 << 24).contains(&num) || buf % 64 != 0 {
-            return Err(CmdError::BadParam);
-        }
+        check_cq(buf, num)?;
         let eq = match eq {
             Some(id) => {
                 let (p, s) = self.loc(id, Kind::Eq)?;
@@ -243,11 +268,7 @@ where
             ..WqCtx::EMPTY
         };
         let r = self.row_mut(port, s).ok_or(CmdError::NoSuchQueue)?;
-        if k == Kind::Sq {
-            r.sq = ctx;
-        } else {
-            r.rq = ctx;
-        }
+        *r.wq_mut(k) = ctx;
         if let Some(r) = self.row_mut(port, c) {
             r.cq.users += 1;
         }
@@ -277,6 +298,18 @@ where
         self.create_wq(Kind::Rq, port, buf, size, cq)
     }
 
+    /// Empties WQ `id` of kind `k` (an SQ or an RQ) and releases its CQ; returns its port
+    /// and slot.
+    fn clear_wq(&mut self, id: u32, k: Kind) -> Result<(usize, usize), CmdError> {
+        let (p, s) = self.loc(id, k)?;
+        let c = self.row(p, s).map_or(0, |r| usize::from(r.wq(k).cq));
+        if let Some(r) = self.row_mut(p, s) {
+            *r.wq_mut(k) = WqCtx::EMPTY;
+        }
+        self.release_cq(p, c);
+        Ok((p, s))
+    }
+
     pub(super) fn release_cq(&mut self, port: usize, c: usize) {
         if let Some(r) = self.row_mut(port, c) {
             r.cq.users = r.cq.users.saturating_sub(1);
@@ -286,12 +319,7 @@ where
     /// Destroys an SQ; WQEs not executed are abandoned. Ends a [`Fault::TxStall`] or
     /// [`Fault::DevStop`] of its port (the other SQs' posted WQEs execute at the next run).
     pub fn destroy_sq(&mut self, id: u32) -> Result<(), CmdError> {
-        let (p, s) = self.loc(id, Kind::Sq)?;
-        let c = self.row(p, s).map_or(0, |r| usize::from(r.sq.cq));
-        if let Some(r) = self.row_mut(p, s) {
-            r.sq = WqCtx::EMPTY;
-        }
-        self.release_cq(p, c);
+        let (p, s) = self.clear_wq(id, Kind::Sq)?;
         if let Some(pt) = self.ports.get_mut(p) {
             pt.sq_work &= !(1 << s);
             pt.sq_paused &= !(1 << s);
@@ -302,12 +330,7 @@ where
 
     /// Destroys an RQ; it leaves the port's RSS table. Ends a [`Fault::DevStop`] of its port.
     pub fn destroy_rq(&mut self, id: u32) -> Result<(), CmdError> {
-        let (p, s) = self.loc(id, Kind::Rq)?;
-        let c = self.row(p, s).map_or(0, |r| usize::from(r.rq.cq));
-        if let Some(r) = self.row_mut(p, s) {
-            r.rq = WqCtx::EMPTY;
-        }
-        self.release_cq(p, c);
+        let (p, s) = self.clear_wq(id, Kind::Rq)?;
         if let Some(pt) = self.ports.get_mut(p) {
             let mut w = 0;
             for i in 0..pt.rss_len.min(MAX_RSS) {

@@ -251,18 +251,7 @@ where
         let Some(p) = self.ports.get_mut(port) else {
             return false;
         };
-        match fault {
-            Fault::TxErrCqe(s) => p.faults.tx_err = Some(s),
-            Fault::RxErrCqe(s) => p.faults.rx_err = Some(s),
-            Fault::RxBadWqeCounter => p.faults.rx_bad_wc = true,
-            Fault::DropIrqs(n) => p.faults.drop_irqs = n,
-            Fault::TxStall => p.faults.tx_stall = true,
-            Fault::TxBadSqn => p.faults.tx_bad_sqn = true,
-            Fault::TxBadOwner => p.faults.tx_bad_owner = true,
-            Fault::RxBadByteCount => p.faults.rx_bad_len = true,
-            Fault::DmaReadFault => p.faults.dma_read = true,
-            Fault::DevStop => p.faults.dev_stop = true,
-        }
+        p.faults.arm(fault);
         true
     }
 

@@ -23,7 +23,7 @@
 
 use super::cmd::oper_up;
 use super::ifc::eqe;
-use super::{make_qn, PortCounters, Tables, CQN_BASE, MAX_QUEUES, MAX_VECTORS};
+use super::{make_qn, EqCtx, PortCounters, Tables, CQN_BASE, MAX_QUEUES, MAX_VECTORS};
 use crate::hwif::hw::{BusMemory, InterruptSink};
 
 /// Writes one EQE to EQ `slot` of port `p`; raises the EQ's vector if it is armed.
@@ -78,11 +78,34 @@ fn post<M: BusMemory, I: InterruptSink>(
     check_arm(eq, p, c, lose, irq);
 }
 
+/// Whether EQ `slot` of port `p` exists and asked for the events `wants` picks.
+fn subscribed(t: &Tables<'_>, p: usize, slot: usize, wants: fn(&EqCtx) -> bool) -> bool {
+    t.queues
+        .get(p * MAX_QUEUES + slot)
+        .is_some_and(|r| r.eq.used && wants(&r.eq))
+}
+
+/// Writes EQE `e` to every EQ of port `p` that asked for its events ([`subscribed`]).
+fn broadcast<M: BusMemory, I: InterruptSink>(
+    t: &mut Tables<'_>,
+    p: usize,
+    wants: fn(&EqCtx) -> bool,
+    e: [u8; eqe::SIZE],
+    mem: &M,
+    irq: &mut I,
+) {
+    for slot in 0..MAX_QUEUES {
+        if subscribed(t, p, slot, wants) {
+            post(t, p, slot, e, mem, irq);
+        }
+    }
+}
+
 /// Raises an armed EQ's vector if EQEs lie beyond its consumer index, then disarms it.
 /// While `lose` is not 0 (an injected fault), the interrupt is lost instead: the EQ
 /// disarms as if it had fired, and nothing reaches the host.
 fn check_arm<I: InterruptSink>(
-    eq: &mut super::EqCtx,
+    eq: &mut EqCtx,
     p: usize,
     c: &mut PortCounters,
     lose: &mut u32,
@@ -181,15 +204,7 @@ pub(super) fn port_events<M: BusMemory, I: InterruptSink>(
         };
         // mlx5_eqe_port_state.port: the port number (1) in bits 7..4.
         e[eqe::PORT] = 1 << 4;
-        for slot in 0..MAX_QUEUES {
-            let wants = t
-                .queues
-                .get(p * MAX_QUEUES + slot)
-                .is_some_and(|r| r.eq.used && r.eq.port_events);
-            if wants {
-                post(t, p, slot, e, mem, irq);
-            }
-        }
+        broadcast(t, p, |eq| eq.port_events, e, mem, irq);
     }
 }
 
@@ -209,15 +224,7 @@ pub(super) fn cmd_events<M: BusMemory, I: InterruptSink>(t: &mut Tables<'_>, mem
         let mut e = [0u8; eqe::SIZE];
         e[eqe::TYPE] = eqe::TYPE_CMD;
         e[eqe::CMD_VECTOR..eqe::CMD_VECTOR + 4].copy_from_slice(&done.to_be_bytes());
-        for slot in 0..MAX_QUEUES {
-            let wants = t
-                .queues
-                .get(p * MAX_QUEUES + slot)
-                .is_some_and(|r| r.eq.used && r.eq.cmd_events);
-            if wants {
-                post(t, p, slot, e, mem, irq);
-            }
-        }
+        broadcast(t, p, |eq| eq.cmd_events, e, mem, irq);
     }
 }
 
@@ -231,12 +238,7 @@ pub(super) fn page_requests<M: BusMemory, I: InterruptSink>(
 ) {
     use super::ifc::pages;
     for p in 0..t.ports.len() {
-        let has_eq = (0..MAX_QUEUES).any(|slot| {
-            t.queues
-                .get(p * MAX_QUEUES + slot)
-                .is_some_and(|r| r.eq.used && r.eq.page_events)
-        });
-        if !has_eq {
+        if !(0..MAX_QUEUES).any(|slot| subscribed(t, p, slot, |eq| eq.page_events)) {
             continue;
         }
         let want = match t.ports.get_mut(p) {
@@ -250,14 +252,6 @@ pub(super) fn page_requests<M: BusMemory, I: InterruptSink>(
         e[eqe::TYPE] = eqe::TYPE_PAGE_REQUEST;
         // func_id 0: the function itself (what QUERY_PAGES reports).
         e[pages::EQE_NUM_PAGES..pages::EQE_NUM_PAGES + 4].copy_from_slice(&n.to_be_bytes());
-        for slot in 0..MAX_QUEUES {
-            let wants = t
-                .queues
-                .get(p * MAX_QUEUES + slot)
-                .is_some_and(|r| r.eq.used && r.eq.page_events);
-            if wants {
-                post(t, p, slot, e, mem, irq);
-            }
-        }
+        broadcast(t, p, |eq| eq.page_events, e, mem, irq);
     }
 }

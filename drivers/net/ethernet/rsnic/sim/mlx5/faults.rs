@@ -3,7 +3,10 @@
 //! The faults a device host can inject into a port of the model ([`Fault`], for tests of
 //! the driver's recovery: error CQEs, lost interrupts, stalls, a stopped device, corrupt
 //! CQEs and EQEs, DMA read faults) and what is pending of them ([`Faults`]); injected with
-//! [`super::Device::inject`], ended with [`super::Device::end_fault`].
+//! [`super::Device::inject`], ended with [`super::Device::end_fault`]. The MANA model's are
+//! in `sim/mana/faults.rs`; the data-path stop both share is [`crate::sim::fault`].
+
+use crate::sim::fault::Stop;
 
 /// A fault the device host injects into a port ([`Device::inject`]), for tests of the
 /// driver's recovery: each applies once, to the next event of its kind on the port
@@ -68,7 +71,23 @@ pub(super) struct Faults {
     pub(super) rx_bad_len: bool,
     pub(super) dma_read: bool,
     /// The data path is stopped ([`Fault::DevStop`]).
-    pub(super) dev_stop: bool,
-    /// The stop held something back (it was counted).
-    pub(super) dev_stop_hit: bool,
+    pub(super) stop: Stop,
+}
+
+impl Faults {
+    /// Arms `fault` ([`super::Device::inject`]).
+    pub(super) fn arm(&mut self, fault: Fault) {
+        match fault {
+            Fault::TxErrCqe(s) => self.tx_err = Some(s),
+            Fault::RxErrCqe(s) => self.rx_err = Some(s),
+            Fault::RxBadWqeCounter => self.rx_bad_wc = true,
+            Fault::DropIrqs(n) => self.drop_irqs = n,
+            Fault::TxStall => self.tx_stall = true,
+            Fault::TxBadSqn => self.tx_bad_sqn = true,
+            Fault::TxBadOwner => self.tx_bad_owner = true,
+            Fault::RxBadByteCount => self.rx_bad_len = true,
+            Fault::DmaReadFault => self.dma_read = true,
+            Fault::DevStop => self.stop.start(),
+        }
+    }
 }

@@ -12,15 +12,17 @@
 //! doorbells and command-queue rings, and the engine run that follows. The rest is in:
 //!
 //! * [`cmd`]: the command interface (PRM "Command Interface"; one file per command group,
-//!   named as the driver's halves in `hwif/mlx5/cmd/`), with [`ifc`] its layouts (mlx5_ifc.h).
+//!   named as the driver's halves in `hwif/mlx5/cmd/`, but for `rss.rs`: RQT and TIR, which
+//!   the driver keeps in its `res.rs`), with [`ifc`] its layouts (mlx5_ifc.h).
 //! * `eq.rs`: event queues (eq.c); [`pas`]: page lists of queue buffers; [`steer`]: the
 //!   flow-table lookup of a received frame.
 //! * `engine.rs`: SQ execution, delivery, RX, CQEs, interrupts (spec parts A–C).
 //! * `queues.rs`: a row of object contexts ([`QueueSet`]); `tables.rs`: the object tables
 //!   and queue lifecycles; `counters.rs`: the model's own counters ([`PortCounters`]);
 //!   `api.rs`: the device host's back door (below).
-//! * [`crate::sim::wire`]: the wire between the ports and its flow control, shared with the
-//!   MANA model.
+//! * `faults.rs`: the faults a device host injects ([`Fault`]).
+//! * [`crate::sim::wire`]: the wire between the ports and its flow control, and
+//!   [`crate::sim::fault`]: the data-path stop, both shared with the MANA model.
 //!
 //! # Ports and wiring
 //!
@@ -139,7 +141,7 @@ pub(super) use tables::Tables;
 use faults::Faults;
 
 use crate::hwif::hw::{BusMemory, InterruptSink};
-use crate::sim::wire::{self, PauseEvent, WirePort};
+use crate::sim::wire;
 use core::ops::DerefMut;
 
 /// SQs, RQs and CQs per port.
@@ -214,20 +216,8 @@ pub const SQ_BURST: usize = 64;
 /// Maximum CQEs in one compression session.
 pub const MAX_SESSION: u32 = 64;
 
-/// Why a control-path command failed.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum CmdError {
-    /// No such port.
-    BadPort,
-    /// A parameter is out of range or misaligned.
-    BadParam,
-    /// The port's table for this queue type is full.
-    NoResources,
-    /// No such queue (or a queue of another port).
-    NoSuchQueue,
-    /// The CQ is still used by an SQ or RQ.
-    Busy,
-}
+/// Why a control-path command failed (shared by both models: [`crate::sim::CmdError`]).
+pub use crate::sim::CmdError;
 
 /// Why the device rejected a send WQE.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -349,32 +339,7 @@ impl Default for Port {
     }
 }
 
-impl WirePort for Port {
-    fn loopback(&self) -> bool {
-        self.loopback
-    }
-
-    fn link_up(&self) -> bool {
-        self.link_up
-    }
-
-    fn pause(&self) -> &wire::Pause {
-        &self.pause
-    }
-
-    fn pause_mut(&mut self) -> &mut wire::Pause {
-        &mut self.pause
-    }
-
-    fn count(&mut self, e: PauseEvent) {
-        let c = &mut self.counters;
-        match e {
-            PauseEvent::Storm => c.pause_storms += 1,
-            PauseEvent::Sent => c.tx_pause_frames += 1,
-            PauseEvent::Received => c.rx_pause_frames += 1,
-        }
-    }
-}
+wire::wire_port!(Port, pause_storms);
 
 impl Port {
     /// A port with link up and no queues, its function disabled (no command queue yet).
@@ -407,29 +372,26 @@ impl Port {
                 tx_bad_owner: false,
                 rx_bad_len: false,
                 dma_read: false,
-                dev_stop: false,
-                dev_stop_hit: false,
+                stop: crate::sim::fault::Stop::OFF,
             },
         }
     }
 
     /// Whether the port's data path is stopped ([`Fault::DevStop`]).
     fn stopped(&self) -> bool {
-        self.faults.dev_stop
+        self.faults.stop.on()
     }
 
     /// The stopped port held something back: the fault took effect (counted once).
     fn stop_hit(&mut self) {
-        if !self.faults.dev_stop_hit {
-            self.faults.dev_stop_hit = true;
+        if self.faults.stop.hit() {
             self.counters.faults_injected += 1;
         }
     }
 
     /// The driver reset (RST) or destroyed a queue of the port: a stop ends.
     fn restart(&mut self) {
-        self.faults.dev_stop = false;
-        self.faults.dev_stop_hit = false;
+        self.faults.stop.end();
     }
 }
 
@@ -739,14 +701,7 @@ where
     /// packets, writes CQEs and EQEs, raises interrupts. Returns the number of WQEs executed
     /// (good or bad).
     pub fn process<M: BusMemory, I: InterruptSink>(&mut self, mem: &M, irq: &mut I) -> usize {
-        let mut n = 0;
-        loop {
-            let (done, more) = self.process_budget(mem, irq, usize::MAX);
-            n += done;
-            if !more {
-                return n;
-            }
-        }
+        crate::sim::drain(|budget| self.process_budget(mem, irq, budget))
     }
 
     /// Like [`Device::process`] but executes at most `budget` WQEs. Returns (WQEs executed,

@@ -11,6 +11,7 @@ use super::{
 };
 use crate::hwif::bytes::put_le32;
 use crate::hwif::hw::{BusMemory, InterruptSink};
+use crate::sim::mana::queues::EqCtx;
 
 /// Evaluates CQ and EQ arm requests: an event fires at once if entries are pending past the
 /// armed tail. A stopped port's requests wait for the end of the stop.
@@ -75,28 +76,40 @@ fn cq_event<M: BusMemory, I: InterruptSink>(
     let Some(r) = queues.get_mut(usize::from(e)) else {
         return;
     };
-    let eq = &mut r.eq;
+    if write_eqe(pt, &mut r.eq, [cq_id, 0, 0], EQE_COMPLETION, bus.mem) {
+        let v = r.eq.vector;
+        fire(pt, v, bus);
+    }
+}
+
+/// Writes an EQE of type `ty` with the words `details` to `eq` (counted on `pt`). Returns
+/// true if the EQ was armed: it is disarmed now, and the caller raises its vector.
+fn write_eqe<M: BusMemory>(
+    pt: &mut Port,
+    eq: &mut EqCtx,
+    details: [u32; 3],
+    ty: u32,
+    mem: &M,
+) -> bool {
     if !eq.used {
-        return;
+        return false;
     }
     let idx = eq.pi & (eq.num - 1);
     let owner = ((eq.pi / eq.num).wrapping_add(1)) & 7;
     let mut b = [0u8; 16];
-    put_le32(&mut b, 0, cq_id);
-    put_le32(&mut b, 12, EQE_COMPLETION | (owner << 29));
+    put_le32(&mut b, 0, details[0]);
+    put_le32(&mut b, 4, details[1]);
+    put_le32(&mut b, 8, details[2]);
+    put_le32(&mut b, 12, (ty & 0xff) | (owner << 29));
     let addr = eq.buf.wrapping_add(u64::from(idx) * 16);
     pt.counters.pcie.dma_write(addr, 16);
-    if bus.mem.dma_write(addr, &b).is_err() {
+    if mem.dma_write(addr, &b).is_err() {
         pt.counters.dma_faults += 1;
-        return;
+        return false;
     }
     eq.pi = eq.pi.wrapping_add(1);
     pt.counters.eqes += 1;
-    if eq.armed {
-        eq.armed = false;
-        let v = eq.vector;
-        fire(pt, v, bus);
-    }
+    core::mem::take(&mut eq.armed)
 }
 
 /// Raises the MSI-X `vector` of a channel EQ that fired (the caller disarmed it), unless an
@@ -129,30 +142,10 @@ pub(in crate::sim::mana) fn eqe_to<M: BusMemory, I: InterruptSink>(
     let (Some(pt), Some(r)) = (ports.get_mut(p), queues.get_mut(g)) else {
         return;
     };
-    let eq = &mut r.eq;
-    if !eq.used {
-        return;
-    }
-    let idx = eq.pi & (eq.num - 1);
-    let owner = ((eq.pi / eq.num).wrapping_add(1)) & 7;
-    let mut b = [0u8; 16];
-    put_le32(&mut b, 0, details[0]);
-    put_le32(&mut b, 4, details[1]);
-    put_le32(&mut b, 8, details[2]);
-    put_le32(&mut b, 12, (ty & 0xff) | (owner << 29));
-    let addr = eq.buf.wrapping_add(u64::from(idx) * 16);
-    pt.counters.pcie.dma_write(addr, 16);
-    if mem.dma_write(addr, &b).is_err() {
-        pt.counters.dma_faults += 1;
-        return;
-    }
-    eq.pi = eq.pi.wrapping_add(1);
-    pt.counters.eqes += 1;
-    if eq.armed {
-        eq.armed = false;
+    if write_eqe(pt, &mut r.eq, details, ty, mem) {
         pt.counters.pcie.msix();
         pt.counters.interrupts += 1;
-        irq.raise(eq.vector);
+        irq.raise(r.eq.vector);
     }
 }
 

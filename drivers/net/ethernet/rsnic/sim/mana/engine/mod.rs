@@ -304,7 +304,6 @@ fn paused(ports: &mut [Port], queues: &[QueueSet], p: usize, bit: u32) -> bool {
     if held {
         if let Some(s) = ports.get_mut(p) {
             s.sq_paused |= bit;
-            s.counters.tx_pause += 1;
         }
     }
     held
@@ -345,12 +344,10 @@ fn deliver<M: BusMemory, I: InterruptSink>(
     wire: &[u8],
     bus: &mut Bus<'_, M, I>,
 ) {
-    let dst = wire::rx_port(ports, src);
-    let Some(sp) = ports.get_mut(src) else {
+    let Some(dst) = wire::route(ports, src, wire.len()) else {
         return;
     };
-    let Some(dst) = dst else {
-        sp.counters.tx_link_down_drops += 1;
+    let Some(sp) = ports.get_mut(src) else {
         return;
     };
     let c = &mut sp.counters;
@@ -361,9 +358,5 @@ fn deliver<M: BusMemory, I: InterruptSink>(
         2 => (c.hc_tx_mcast_pkts += 1, c.hc_tx_mcast_bytes += n),
         _ => (c.hc_tx_ucast_pkts += 1, c.hc_tx_ucast_bytes += n),
     };
-    if dst == src {
-        c.loopback_packets += 1;
-        c.loopback_bytes += wire.len() as u64;
-    }
     receive(ports, queues, dst, wire, bus);
 }

@@ -7,7 +7,7 @@
 //! `mana_process_rx_cqe`).
 
 use super::cq::write_cqe;
-use super::sq::{named_wq, read_ring};
+use super::sq::{named_wq, read_rest, read_ring};
 use super::{
     row, Bus, Port, QueueSet, CLIENT_COMPLETION, MANA_MKEY, MAX_QUEUES, MAX_RQE, MAX_RSS,
     RQ_ID_BASE, RX_OKAY, RX_TRUNCATED,
@@ -105,14 +105,7 @@ pub(super) fn receive<M: BusMemory, I: InterruptSink>(
         && (oob == 0 || oob == 8)
         && size <= MAX_RQE
         && size <= avail
-        && (size <= 32
-            || read_ring(
-                bus.mem,
-                &mut pt.counters,
-                &rq,
-                rq.cons.wrapping_add(32),
-                &mut wqe[32..size as usize],
-            ));
+        && read_rest(bus.mem, &mut pt.counters, &rq, &mut wqe, size);
     if !good {
         pt.counters.rx_wqe_errors += 1;
         if let Some(r) = row(queues, rx, slot) {

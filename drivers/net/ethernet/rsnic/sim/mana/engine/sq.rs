@@ -17,6 +17,21 @@ use crate::sim::pcie::inbound_floor;
 use crate::sim::pkt;
 use crate::sim::pkt::{L3, L4};
 
+/// Reads the rest of the WQE at `q`'s consumer offset, `size` bytes in all, beyond the 32
+/// bytes already in `wqe`.
+pub(super) fn read_rest<M: BusMemory>(
+    mem: &M,
+    c: &mut PortCounters,
+    q: &WqCtx,
+    wqe: &mut [u8],
+    size: u32,
+) -> bool {
+    size <= 32
+        || wqe
+            .get_mut(32..size as usize)
+            .is_some_and(|rest| read_ring(mem, c, q, q.cons.wrapping_add(32), rest))
+}
+
 /// Reads `dst.len()` bytes of a ring at byte offset `off`, wrapping at `size`.
 pub(super) fn read_ring<M: BusMemory>(
     mem: &M,
@@ -123,14 +138,7 @@ pub(super) fn exec_wqe<M: BusMemory, I: InterruptSink>(
         write_cqe(pt, queues, p, usize::from(sq.cq), &d, wq, true, bus);
         return true;
     }
-    let rest_ok = size <= 32
-        || read_ring(
-            bus.mem,
-            &mut pt.counters,
-            &sq,
-            sq.cons.wrapping_add(32),
-            &mut wqe[32..size as usize],
-        );
+    let rest_ok = read_rest(bus.mem, &mut pt.counters, &sq, &mut wqe, size);
     if let Some(r) = row(queues, p, s) {
         r.sq.cons = sq.cons.wrapping_add(size);
     }

@@ -40,10 +40,7 @@ impl<M: BusMemory> Cx<'_, '_, M> {
         }
         let miss = self.miss_table(level)?;
         let p = self.p;
-        let slot = self
-            .t
-            .free_slot(p, |r| r.ft.used)
-            .map_err(|_| (status::NO_RESOURCES, synd::NO_FS))?;
+        let slot = self.free(|r| r.ft.used, synd::NO_FS)?;
         self.row(slot).ft = crate::sim::mlx5::FtCtx {
             used: true,
             log_size: log_size as u8,
@@ -176,10 +173,7 @@ impl<M: BusMemory> Cx<'_, '_, M> {
             return Err(bad(synd::FG_RANGE));
         }
         let p = self.p;
-        let slot = self
-            .t
-            .free_slot(p, |r| r.fg.used)
-            .map_err(|_| (status::NO_RESOURCES, synd::NO_FS))?;
+        let slot = self.free(|r| r.fg.used, synd::NO_FS)?;
         self.row(slot).fg = crate::sim::mlx5::FgCtx {
             used: true,
             table: t as u8,
@@ -314,10 +308,7 @@ impl<M: BusMemory> Cx<'_, '_, M> {
                 s
             }
             None => {
-                let s = self
-                    .t
-                    .free_slot(p, |r| r.fte.used)
-                    .map_err(|_| (status::NO_RESOURCES, synd::NO_FS))?;
+                let s = self.free(|r| r.fte.used, synd::NO_FS)?;
                 let fg = &mut self.row(g).fg;
                 fg.users = fg.users.saturating_add(1);
                 s

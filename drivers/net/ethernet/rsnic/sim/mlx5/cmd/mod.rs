@@ -224,6 +224,7 @@ pub mod mkey;
 pub mod pages;
 pub mod queue;
 pub mod res;
+pub mod rss;
 pub mod synd;
 pub mod vport;
 
@@ -600,6 +601,14 @@ impl<M: BusMemory> Cx<'_, '_, M> {
         // PANIC: the tables hold MAX_QUEUES rows per port (checked by `Device::new`).
         let i = self.p * MAX_QUEUES + slot.min(MAX_QUEUES - 1);
         &mut self.t.queues[i]
+    }
+
+    /// A free slot in this function's rows for an object `used` tells apart; NO_RESOURCES
+    /// with `s` if there is none.
+    fn free(&self, used: fn(&super::QueueSet) -> bool, s: u32) -> Result<usize, Fail> {
+        self.t
+            .free_slot(self.p, used)
+            .map_err(|_| (status::NO_RESOURCES, s))
     }
 
     /// (port, slot) of the object numbered by field `f` of kind `base` if this function owns

@@ -112,6 +112,33 @@ pub(super) fn blocks(len: usize) -> usize {
     len.saturating_sub(layout::INLINE).div_ceil(mbox::DATA_SIZE)
 }
 
+/// Walks message bytes `[from, from + len)` (from ≥ 16) through the chain's mailboxes:
+/// `f(counters, bus address, range of the bytes)` for each piece inside one block. False if
+/// a block is missing or `f` fails.
+fn chain_walk<M: BusMemory>(
+    ch: &mut Chain,
+    mem: &M,
+    from: usize,
+    len: usize,
+    c: &mut PortCounters,
+    mut f: impl FnMut(&mut PortCounters, u64, core::ops::Range<usize>) -> bool,
+) -> bool {
+    let mut done = 0;
+    while done < len {
+        let o = from + done - layout::INLINE;
+        let (bi, within) = (o / mbox::DATA_SIZE, o % mbox::DATA_SIZE);
+        let n = (mbox::DATA_SIZE - within).min(len - done);
+        let Some(addr) = ch.block(mem, bi, c) else {
+            return false;
+        };
+        if !f(c, addr.wrapping_add(within as u64), done..done + n) {
+            return false;
+        }
+        done += n;
+    }
+    true
+}
+
 /// Copies message bytes `[from, from + dst.len())` (from ≥ 16) out of the chain.
 pub(super) fn chain_read<M: BusMemory>(
     ch: &mut Chain,
@@ -120,22 +147,10 @@ pub(super) fn chain_read<M: BusMemory>(
     dst: &mut [u8],
     c: &mut PortCounters,
 ) -> bool {
-    let mut done = 0;
-    while done < dst.len() {
-        let o = from + done - layout::INLINE;
-        let (bi, within) = (o / mbox::DATA_SIZE, o % mbox::DATA_SIZE);
-        let n = (mbox::DATA_SIZE - within).min(dst.len() - done);
-        let Some(addr) = ch.block(mem, bi, c) else {
-            return false;
-        };
-        let a = addr.wrapping_add(within as u64);
-        c.pcie.dma_read(a, n as u64);
-        if mem.dma_read(a, &mut dst[done..done + n]).is_err() {
-            return false;
-        }
-        done += n;
-    }
-    true
+    chain_walk(ch, mem, from, dst.len(), c, |c, a, r| {
+        c.pcie.dma_read(a, r.len() as u64);
+        dst.get_mut(r).is_some_and(|d| mem.dma_read(a, d).is_ok())
+    })
 }
 
 /// Writes `src` as message bytes `[from, ...)` (from ≥ 16) into the chain.
@@ -146,22 +161,10 @@ fn chain_write<M: BusMemory>(
     src: &[u8],
     c: &mut PortCounters,
 ) -> bool {
-    let mut done = 0;
-    while done < src.len() {
-        let o = from + done - layout::INLINE;
-        let (bi, within) = (o / mbox::DATA_SIZE, o % mbox::DATA_SIZE);
-        let n = (mbox::DATA_SIZE - within).min(src.len() - done);
-        let Some(addr) = ch.block(mem, bi, c) else {
-            return false;
-        };
-        let a = addr.wrapping_add(within as u64);
-        c.pcie.dma_write(a, n as u64);
-        if mem.dma_write(a, &src[done..done + n]).is_err() {
-            return false;
-        }
-        done += n;
-    }
-    true
+    chain_walk(ch, mem, from, src.len(), c, |c, a, r| {
+        c.pcie.dma_write(a, r.len() as u64);
+        src.get(r).is_some_and(|d| mem.dma_write(a, d).is_ok())
+    })
 }
 
 /// Executes the rung command entries of every function.

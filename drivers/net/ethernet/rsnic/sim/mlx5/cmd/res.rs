@@ -2,12 +2,11 @@
 
 //! The device's half of the resource commands (the driver's is `hwif/mlx5/cmd/res.rs`): UAR,
 //! PD and transport domain allocation, EQ, CQ (with moderation, MODIFY_CQ), TIS, SQ and RQ
-//! (create, modify state, query, destroy; page lists through [`crate::sim::mlx5::pas`]), RQT
-//! and TIR for RSS (create, modify, destroy; Toeplitz, symmetric Toeplitz and XOR8). PRM
-//! "EQ Commands", "CQ Commands", "Transport Interface Commands"; upstream uar.c, eq.c
-//! (`create_map_eq`), en_main.c (`mlx5e_create_cq`, `mlx5e_create_sq`, `mlx5e_create_rq`,
-//! `mlx5e_modify_*`), en/rqt.c, en/tir.c; layouts `eqc`, `cqc`, `sqc`, `rqc`, `wq`, `rqtc`,
-//! `tirc` of mlx5_ifc.h.
+//! (create, modify state, query, destroy; page lists through [`crate::sim::mlx5::pas`]); RQT
+//! and TIR are in [`super::rss`]. PRM "EQ Commands", "CQ Commands", "Transport Interface
+//! Commands"; upstream uar.c, eq.c (`create_map_eq`), en_main.c (`mlx5e_create_cq`,
+//! `mlx5e_create_sq`, `mlx5e_create_rq`, `mlx5e_modify_*`); layouts `eqc`, `cqc`, `sqc`,
+//! `rqc`, `wq` of mlx5_ifc.h.
 
 use super::queue::chain_read;
 use super::{bad, synd, CmdResult, Cx, Fail};
@@ -17,8 +16,7 @@ use crate::sim::mlx5::ifc::{self, layout, set, status};
 use crate::sim::mlx5::pas::{self, Ring};
 use crate::sim::mlx5::{
     make_qn, split_qn, CqConfig, QueueState, RqConfig, SqConfig, SqCtx, API_UAR, CQN_BASE,
-    EQN_BASE, FIRST_UAR, MAX_QUEUES, MAX_RQT_SIZE, MAX_VECTORS, PD_BASE, RQN_BASE, RQTN_BASE,
-    SQN_BASE, TD_BASE, TIRN_BASE, TISN_BASE,
+    EQN_BASE, FIRST_UAR, MAX_QUEUES, MAX_VECTORS, PD_BASE, RQN_BASE, SQN_BASE, TD_BASE, TISN_BASE,
 };
 
 /// Queue states as the command interface encodes them.
@@ -363,7 +361,15 @@ impl<M: BusMemory> Cx<'_, '_, M> {
         Ok(())
     }
 
-    fn td_field(&mut self, f: ifc::Fld) -> Result<u8, Fail> {
+    /// DESTROY_CQ of a CQ no queue names.
+    pub(super) fn destroy_cq(&mut self) -> CmdResult {
+        let (p, slot) = self.own(ifc::OBJ_NUM, CQN_BASE, |r| r.cq.used, synd::BAD_CQ)?;
+        self.t
+            .destroy_cq(make_qn(CQN_BASE, p, slot))
+            .map_err(|_| (status::RESOURCE_BUSY, synd::CQ_IN_USE))
+    }
+
+    pub(super) fn td_field(&mut self, f: ifc::Fld) -> Result<u8, Fail> {
         let n = self.g(f);
         self.alloc_slot(2, n).map(|s| s as u8)
     }
@@ -371,16 +377,24 @@ impl<M: BusMemory> Cx<'_, '_, M> {
     pub(super) fn create_tis(&mut self) -> CmdResult {
         let td = self.td_field(ifc::tis::TRANSPORT_DOMAIN)?;
         let p = self.p;
-        let slot = self
-            .t
-            .free_slot(p, |r| r.tis.used)
-            .map_err(|_| (status::NO_RESOURCES, synd::NO_TIS))?;
+        let slot = self.free(|r| r.tis.used, synd::NO_TIS)?;
         self.row(slot).tis = crate::sim::mlx5::TisCtx {
             used: true,
             td,
             users: 0,
         };
         set(self.out, ifc::OBJ_NUM, make_qn(TISN_BASE, p, slot));
+        Ok(())
+    }
+
+    /// DESTROY_TIS of a TIS no SQ names.
+    pub(super) fn destroy_tis(&mut self) -> CmdResult {
+        let (_, slot) = self.own(ifc::OBJ_NUM, TISN_BASE, |r| r.tis.used, synd::BAD_TIS)?;
+        let tis = self.row(slot).tis;
+        if tis.users != 0 {
+            return Err((status::RESOURCE_BUSY, synd::TIS_IN_USE));
+        }
+        self.row(slot).tis.used = false;
         Ok(())
     }
 
@@ -519,8 +533,9 @@ impl<M: BusMemory> Cx<'_, '_, M> {
         Ok(())
     }
 
-    pub(super) fn modify_wq(&mut self, sq: bool) -> CmdResult {
-        use ifc::wq::*;
+    /// The SQ (`sq`) or RQ of this function that field `f` names: its port and slot, the
+    /// base of its numbers and the syndrome of a bad one.
+    fn own_wq(&self, sq: bool, f: ifc::Fld) -> Result<(usize, usize, u32, u32), Fail> {
         let (base, bad_q) = if sq {
             (SQN_BASE, synd::BAD_SQ)
         } else {
@@ -528,7 +543,13 @@ impl<M: BusMemory> Cx<'_, '_, M> {
         };
         let used: fn(&crate::sim::mlx5::QueueSet) -> bool =
             if sq { |r| r.sq.used } else { |r| r.rq.used };
-        let (p, slot) = self.own(MODIFY_QN, base, used, bad_q)?;
+        let (p, slot) = self.own(f, base, used, bad_q)?;
+        Ok((p, slot, base, bad_q))
+    }
+
+    pub(super) fn modify_wq(&mut self, sq: bool) -> CmdResult {
+        use ifc::wq::*;
+        let (p, slot, base, bad_q) = self.own_wq(sq, MODIFY_QN)?;
         // The fields a MODIFY may change besides the state: of an RQ, `vsd` (mlx5e's
         // `mlx5e_modify_rq_vsd`, ethtool -K rxvlan); nothing of an SQ.
         let bitmask = be64(self.inp, MODIFY_BITMASK);
@@ -569,22 +590,15 @@ impl<M: BusMemory> Cx<'_, '_, M> {
 
     pub(super) fn query_wq(&mut self, sq: bool) -> CmdResult {
         use ifc::wq::*;
-        let (base, bad_q) = if sq {
-            (SQN_BASE, synd::BAD_SQ)
-        } else {
-            (RQN_BASE, synd::BAD_RQ)
-        };
-        let used: fn(&crate::sim::mlx5::QueueSet) -> bool =
-            if sq { |r| r.sq.used } else { |r| r.rq.used };
-        let (p, slot) = self.own(ifc::OBJ_NUM, base, used, bad_q)?;
+        let (p, slot, _, _) = self.own_wq(sq, ifc::OBJ_NUM)?;
         let r = *self.row(slot);
         let o = &mut *self.out;
-        if sq {
+        // The fields only one kind has, then what both have: (state, CQ slot, flush field
+        // and value, PD (0: none), log stride, log size, hardware and software counters,
+        // doorbell record).
+        let (state, cq, flush, pd, stride, size, hw, sw, dbr) = if sq {
             let q = r.sq;
-            set(o, STATE, state_code(q.state));
-            set(o, CQN, make_qn(CQN_BASE, p, usize::from(q.cq)));
             set(o, SQ_MIN_WQE_INLINE_MODE, u32::from(q.min_inline));
-            set(o, SQ_FLUSH_IN_ERROR_EN, u32::from(q.flush));
             if q.tis != 0 {
                 set(o, SQ_TIS_LST_SZ, 1);
                 set(
@@ -593,265 +607,30 @@ impl<M: BusMemory> Cx<'_, '_, M> {
                     make_qn(TISN_BASE, p, usize::from(q.tis - 1)),
                 );
             }
-            if q.pd != 0 {
-                set(o, PD, make_qn(PD_BASE, p, usize::from(q.pd - 1)));
-            }
             set(o, UAR_PAGE, u32::from(q.uar));
-            set(o, LOG_WQ_STRIDE, 6);
-            set(o, LOG_WQ_SZ, u32::from(q.log_size));
-            set(o, HW_COUNTER, u32::from(q.cc));
-            set(o, SW_COUNTER, u32::from(q.pc));
-            set(o, WQ_TYPE, 1);
-            put_be64(o, DBR_ADDR, q.dbr);
+            let flush = (SQ_FLUSH_IN_ERROR_EN, q.flush);
+            (q.state, q.cq, flush, q.pd, 6, q.log_size, q.cc, q.pc, q.dbr)
         } else {
             let q = r.rq;
-            set(o, STATE, state_code(q.state));
-            set(o, CQN, make_qn(CQN_BASE, p, usize::from(q.cq)));
-            set(o, RQ_FLUSH_IN_ERROR_EN, u32::from(q.flush));
             set(o, RQ_VSD, u32::from(!q.strip_vlan));
-            if q.pd != 0 {
-                set(o, PD, make_qn(PD_BASE, p, usize::from(q.pd - 1)));
-            }
-            set(o, LOG_WQ_STRIDE, u32::from(q.log_stride));
-            set(o, LOG_WQ_SZ, u32::from(q.log_size));
-            set(o, HW_COUNTER, u32::from(q.cc));
-            set(o, SW_COUNTER, u32::from(q.posted));
-            set(o, WQ_TYPE, 1);
-            put_be64(o, DBR_ADDR, q.dbr);
-        }
-        Ok(())
-    }
-
-    /// Adds (`on`) or drops the RQ references of RQT `slot`.
-    fn set_rqt_refs(&mut self, slot: usize, on: bool) {
-        let r = self.row(slot).rqt;
-        for &rq in r.rqs.iter().take(usize::from(r.len)) {
-            let q = &mut self.row(usize::from(rq)).rq;
-            q.users = if on {
-                q.users.saturating_add(1)
-            } else {
-                q.users.saturating_sub(1)
-            };
-        }
-    }
-
-    /// CREATE_RQT (`existing` None) or MODIFY_RQT of RQT `existing`.
-    pub(super) fn rqt(&mut self, existing: Option<usize>) -> CmdResult {
-        use ifc::rqt::*;
-        if self.g(LIST_Q_TYPE) != 0 || self.g(RQ_VHCA_ID_FORMAT) != 0 {
-            return Err(bad(synd::RQT_FORMAT));
-        }
-        let actual = self.g(RQT_ACTUAL_SIZE) as usize;
-        let max = match existing {
-            Some(s) => usize::from(self.row(s).rqt.max),
-            None => self.g(RQT_MAX_SIZE) as usize,
-        };
-        let cap = 1usize << self.caps.log_max_rqt_size;
-        if actual == 0 || actual > max || max > cap {
-            return Err(bad(synd::RQT_SIZE));
-        }
-        if self.inlen < RQ_NUM + 4 * actual {
-            return Err((status::BAD_INPUT_LEN, synd::INPUT_TOO_SHORT));
-        }
-        let mut rqs = [0u8; MAX_RQT_SIZE];
-        for (i, e) in rqs.iter_mut().enumerate().take(actual) {
-            let mut b = [0u8; 4];
-            if !self.read_in(RQ_NUM + 4 * i, &mut b) {
-                return Err((status::BAD_INPUT_LEN, synd::INPUT_TOO_SHORT));
-            }
-            let rqn = u32::from_be_bytes(b) & 0xff_ffff;
-            match self.t.rq_loc(rqn) {
-                Ok((p, slot)) if p == self.p => *e = slot as u8,
-                _ => return Err((status::BAD_RESOURCE, synd::BAD_RQ)),
-            }
-        }
-        let p = self.p;
-        let slot = match existing {
-            Some(s) => {
-                self.set_rqt_refs(s, false);
-                s
-            }
-            None => self
-                .t
-                .free_slot(p, |r| r.rqt.used)
-                .map_err(|_| (status::NO_RESOURCES, synd::NO_RQT))?,
-        };
-        let users = self.row(slot).rqt.users;
-        self.row(slot).rqt = crate::sim::mlx5::RqtCtx {
-            used: true,
-            max: max as u16,
-            len: actual as u16,
-            rqs,
-            users,
-        };
-        self.set_rqt_refs(slot, true);
-        if existing.is_none() {
-            set(self.out, ifc::OBJ_NUM, make_qn(RQTN_BASE, p, slot));
-        }
-        self.t.refresh_rx(p, true);
-        Ok(())
-    }
-
-    /// The hash parameters of a TIR context (`rx_hash_fn`, `rx_hash_symmetric`, the key and
-    /// the outer field selector) at the context's usual place: Toeplitz, not symmetric, and
-    /// only the fields the model hashes.
-    fn tir_hash(&self) -> Result<([u8; 40], crate::sim::pkt::HashSel, bool, bool), Fail> {
-        use ifc::tir::*;
-        // Toeplitz (2) or inverted XOR8 (1: mlx5e's one-RQ TIRs).
-        let xor8 = match self.g(RX_HASH_FN) {
-            2 => false,
-            1 => true,
-            _ => return Err(bad(synd::TIR_HASH)),
-        };
-        let symmetric = self.g(RX_HASH_SYMMETRIC) != 0 && !xor8;
-        let fields = self.g(SEL_FIELDS);
-        // The SPI (mlx5e's IPsec AH / ESP traffic types) is taken and not hashed: the model
-        // hashes the addresses of such frames.
-        let known = SEL_SRC_IP | SEL_DST_IP | SEL_L4_SPORT | SEL_L4_DPORT | SEL_IPSEC_SPI;
-        if fields & !known != 0 {
-            return Err(bad(synd::TIR_FIELDS));
-        }
-        let mut key = [0u8; 40];
-        if let Some(k) = self.inp.get(TOEPLITZ_KEY..TOEPLITZ_KEY + 40) {
-            key.copy_from_slice(k);
-        }
-        let sel = crate::sim::pkt::HashSel {
-            ipv6: self.g(SEL_L3_PROT_TYPE) == 1,
-            udp: self.g(SEL_L4_PROT_TYPE) == 1,
-            src_ip: fields & SEL_SRC_IP != 0,
-            dst_ip: fields & SEL_DST_IP != 0,
-            sport: fields & SEL_L4_SPORT != 0,
-            dport: fields & SEL_L4_DPORT != 0,
-        };
-        Ok((key, sel, symmetric, xor8))
-    }
-
-    pub(super) fn create_tir(&mut self) -> CmdResult {
-        use ifc::tir::*;
-        let indirect = match self.g(DISP_TYPE) {
-            0 => false,
-            1 => true,
-            _ => return Err(bad(synd::TIR_DISP_TYPE)),
-        };
-        let td = self.td_field(TRANSPORT_DOMAIN)?;
-        let (rqt, inline_rq, (key, sel, symmetric, xor8)) = if indirect {
-            let hash = self.tir_hash()?;
-            let (_, s) = self.own(INDIRECT_TABLE, RQTN_BASE, |r| r.rqt.used, synd::BAD_RQT)?;
-            (s, 0, hash)
-        } else {
-            let (_, s) = self.own(INLINE_RQN, RQN_BASE, |r| r.rq.used, synd::BAD_RQ)?;
+            let flush = (RQ_FLUSH_IN_ERROR_EN, q.flush);
+            let (stride, size) = (q.log_stride, q.log_size);
             (
-                0,
-                s,
-                (
-                    [0; 40],
-                    crate::sim::mlx5::QueueSet::EMPTY.tir.sel,
-                    false,
-                    false,
-                ),
+                q.state, q.cq, flush, q.pd, stride, size, q.cc, q.posted, q.dbr,
             )
         };
-        let p = self.p;
-        let slot = self
-            .t
-            .free_slot(p, |r| r.tir.used)
-            .map_err(|_| (status::NO_RESOURCES, synd::NO_TIR))?;
-        self.row(slot).tir = crate::sim::mlx5::TirCtx {
-            used: true,
-            indirect,
-            rqt: rqt as u8,
-            inline_rq: inline_rq as u8,
-            td,
-            key,
-            sel,
-            symmetric,
-            xor8,
-            users: 0,
-        };
-        if indirect {
-            self.row(rqt).rqt.users += 1;
-        } else {
-            let q = &mut self.row(inline_rq).rq;
-            q.users = q.users.saturating_add(1);
+        set(o, STATE, state_code(state));
+        set(o, CQN, make_qn(CQN_BASE, p, usize::from(cq)));
+        set(o, flush.0, u32::from(flush.1));
+        if pd != 0 {
+            set(o, PD, make_qn(PD_BASE, p, usize::from(pd - 1)));
         }
-        if indirect && self.port().func.rss_tir == 0 {
-            self.port().func.rss_tir = slot as u8 + 1;
-        }
-        self.t.refresh_rx(p, true);
-        set(self.out, ifc::OBJ_NUM, make_qn(TIRN_BASE, p, slot));
-        Ok(())
-    }
-
-    /// MODIFY_TIR: `bitmask.hash` replaces the hash parameters of an indirect TIR (hash
-    /// function, symmetry, key, outer field selector); its RQT stays. Frames received after
-    /// the command are hashed the new way (nothing is lost: mlx5e's hitless key change).
-    pub(super) fn modify_tir(&mut self) -> CmdResult {
-        use ifc::tir::*;
-        let (_, slot) = self.own(MODIFY_TIRN, TIRN_BASE, |r| r.tir.used, synd::BAD_TIR)?;
-        let bm = be64(self.inp, MODIFY_BITMASK);
-        // self_lb_en changes `self_lb_block` (which of the function's own frames it may
-        // receive back); the model loops no frame back to a function but by PPLR, so it
-        // takes the field and nothing changes.
-        if bm & !(MODIFY_BITMASK_HASH | MODIFY_BITMASK_SELF_LB) != 0
-            || (bm & MODIFY_BITMASK_HASH != 0 && !self.row(slot).tir.indirect)
-        {
-            return Err(bad(synd::TIR_BITMASK));
-        }
-        if bm & MODIFY_BITMASK_HASH != 0 {
-            let (key, sel, symmetric, xor8) = self.tir_hash()?;
-            let t = &mut self.row(slot).tir;
-            t.key = key;
-            t.sel = sel;
-            t.symmetric = symmetric;
-            t.xor8 = xor8;
-        }
-        let p = self.p;
-        self.t.refresh_rx(p, true);
-        Ok(())
-    }
-
-    fn destroy_tir_slot(&mut self, slot: usize) -> CmdResult {
-        let t = self.row(slot).tir;
-        if t.users != 0 {
-            return Err((status::RESOURCE_BUSY, synd::TIR_IN_USE));
-        }
-        if t.indirect {
-            let r = &mut self.row(usize::from(t.rqt)).rqt;
-            r.users = r.users.saturating_sub(1);
-        } else {
-            let q = &mut self.row(usize::from(t.inline_rq)).rq;
-            q.users = q.users.saturating_sub(1);
-        }
-        self.row(slot).tir.used = false;
-        if usize::from(self.port().func.rss_tir) == slot + 1 {
-            // The next indirect TIR (lowest slot) takes over; none: received frames drop.
-            let next = (0..MAX_QUEUES).find(|&i| {
-                let r = self.row(i).tir;
-                r.used && r.indirect
-            });
-            self.port().func.rss_tir = next.map_or(0, |i| i as u8 + 1);
-        }
-        let p = self.p;
-        self.t.refresh_rx(p, true);
-        Ok(())
-    }
-
-    /// DESTROY_CQ of a CQ no queue names.
-    pub(super) fn destroy_cq(&mut self) -> CmdResult {
-        let (p, slot) = self.own(ifc::OBJ_NUM, CQN_BASE, |r| r.cq.used, synd::BAD_CQ)?;
-        self.t
-            .destroy_cq(make_qn(CQN_BASE, p, slot))
-            .map_err(|_| (status::RESOURCE_BUSY, synd::CQ_IN_USE))
-    }
-
-    /// DESTROY_TIS of a TIS no SQ names.
-    pub(super) fn destroy_tis(&mut self) -> CmdResult {
-        let (_, slot) = self.own(ifc::OBJ_NUM, TISN_BASE, |r| r.tis.used, synd::BAD_TIS)?;
-        let tis = self.row(slot).tis;
-        if tis.users != 0 {
-            return Err((status::RESOURCE_BUSY, synd::TIS_IN_USE));
-        }
-        self.row(slot).tis.used = false;
+        set(o, LOG_WQ_STRIDE, u32::from(stride));
+        set(o, LOG_WQ_SZ, u32::from(size));
+        set(o, HW_COUNTER, u32::from(hw));
+        set(o, SW_COUNTER, u32::from(sw));
+        set(o, WQ_TYPE, 1);
+        put_be64(o, DBR_ADDR, dbr);
         Ok(())
     }
 
@@ -872,33 +651,5 @@ impl<M: BusMemory> Cx<'_, '_, M> {
         self.t
             .destroy_rq(make_qn(RQN_BASE, p, slot))
             .map_err(|_| (status::BAD_RESOURCE, synd::BAD_RQ))
-    }
-
-    /// MODIFY_RQT: a new RQ list for an existing RQT.
-    pub(super) fn modify_rqt(&mut self) -> CmdResult {
-        // bitmask.rqn_list is not required (the contract leaves it 0): the list is
-        // what MODIFY_RQT changes. Other bitmask bits are refused.
-        if be64(self.inp, 0x10) & !1 != 0 {
-            return Err(bad(synd::RQT_BITMASK));
-        }
-        let (_, slot) = self.own(ifc::OBJ_NUM, RQTN_BASE, |r| r.rqt.used, synd::BAD_RQT)?;
-        self.rqt(Some(slot))
-    }
-
-    /// DESTROY_RQT of an RQT no TIR names.
-    pub(super) fn destroy_rqt(&mut self) -> CmdResult {
-        let (_, slot) = self.own(ifc::OBJ_NUM, RQTN_BASE, |r| r.rqt.used, synd::BAD_RQT)?;
-        if self.row(slot).rqt.users != 0 {
-            return Err((status::RESOURCE_BUSY, synd::RQT_IN_USE));
-        }
-        self.set_rqt_refs(slot, false);
-        self.row(slot).rqt.used = false;
-        Ok(())
-    }
-
-    /// DESTROY_TIR.
-    pub(super) fn destroy_tir(&mut self) -> CmdResult {
-        let (_, slot) = self.own(ifc::OBJ_NUM, TIRN_BASE, |r| r.tir.used, synd::BAD_TIR)?;
-        self.destroy_tir_slot(slot)
     }
 }

@@ -432,7 +432,6 @@ fn paused<M: BusMemory>(
     if held {
         if let Some(s) = ports.get_mut(p) {
             s.sq_paused |= bit;
-            s.counters.tx_pause += 1;
         }
     }
     held
@@ -486,21 +485,16 @@ fn deliver<M: BusMemory, I: InterruptSink>(
     frame: &[u8],
     io: &mut Io<'_, M, I>,
 ) {
-    let dst = wire::rx_port(ports, src);
-    let Some(sp) = ports.get_mut(src) else {
+    let Some(dst) = wire::route(ports, src, frame.len()) else {
         return;
     };
-    let Some(dst) = dst else {
-        sp.counters.tx_link_down_drops += 1;
+    let Some(sp) = ports.get_mut(src) else {
         return;
     };
     sp.counters.tx_packets += 1;
     sp.counters.tx_bytes += frame.len() as u64;
     sp.func.vport.tx(frame);
-    if dst == src {
-        sp.counters.loopback_packets += 1;
-        sp.counters.loopback_bytes += frame.len() as u64;
-    } else {
+    if dst != src {
         // Over the wire: through both MACs (PPCNT's IEEE 802.3 counters).
         sp.func.wire.tx(frame);
     }
