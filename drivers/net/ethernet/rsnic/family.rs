@@ -29,10 +29,10 @@ pub(crate) mod params;
 pub(crate) mod stats;
 
 use crate::bus::{Bar, Function};
-use crate::hwif::pkt::{RxFrags, TxReject, TxRejectReason};
 use crate::family::env::{RxEnv, TxEnv, TxSkb};
 use crate::family::params::{ChannelParams, Moderation, PrivFlag, PrivFlags};
 use crate::family::stats::{ChannelStats, Counters, Row};
+use crate::hwif::pkt::{RxFrags, TxReject, TxRejectReason};
 use crate::kernel_ext::net::device::{MacChange, RxMode};
 use crate::kernel_ext::net::ethtool;
 use crate::kernel_ext::net::page_pool::{PagePool, RxPage};

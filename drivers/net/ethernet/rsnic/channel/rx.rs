@@ -7,9 +7,9 @@
 //! Upstream counterpart: `en_rx.c` (skb building) and `en/xdp.c` (`mlx5e_xdp_handle`).
 
 use crate::channel::{Channel, XdpSqSide};
-use crate::hwif::pkt::{RxFrags, TxRejectReason};
 use crate::family::stats::{ChStats, XdpStats};
 use crate::family::{Family, RxMeta};
+use crate::hwif::pkt::{RxFrags, TxRejectReason};
 use crate::kernel_ext::net::napi::Napi;
 use crate::kernel_ext::net::page_pool::{PagePool, RxPage};
 use crate::kernel_ext::net::skb::DropReason;

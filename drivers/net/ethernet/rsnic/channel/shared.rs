@@ -13,10 +13,10 @@
 
 use crate::bus::Function;
 use crate::channel::{TxSide, TxSlot, XdpSlot, XdpSqSide};
-use crate::hwif::pkt::TxRejectReason;
 use crate::family::env::{TxEnv, TxSkb};
 use crate::family::stats::ChAtomics;
 use crate::family::Family;
+use crate::hwif::pkt::TxRejectReason;
 use crate::kernel_ext::dma::DmaDevice;
 use crate::kernel_ext::net::device::Device;
 use crate::kernel_ext::net::queue::{TxQueue, XmitLocked};

@@ -44,6 +44,10 @@
 
 use super::{Control, Family, Get, OpenCtx, Opened, RingLimits, RxMeta, Summary};
 use crate::bus::Function;
+use crate::family::env::{RxEnv, TxSkb};
+use crate::family::filled;
+use crate::family::params::{priv_flags, ChannelParams, PrivFlags, MAX_CHANNELS};
+use crate::family::stats::{ChannelStats, Row};
 use crate::hwif::mana::gdma_req::{GDMA_RQ, GDMA_SQ};
 use crate::hwif::mana::{
     cq::{Cq, Eq, EQ_MAX_CQS},
@@ -53,10 +57,6 @@ use crate::hwif::mana::{
     sq::{Sq, SqParams, TxPending},
 };
 use crate::hwif::pkt::DmaEntry;
-use crate::family::env::{RxEnv, TxSkb};
-use crate::family::filled;
-use crate::family::params::{priv_flags, ChannelParams, PrivFlags, MAX_CHANNELS};
-use crate::family::stats::{ChannelStats, Row};
 use crate::kdma::KCoherent;
 use crate::kernel_ext::net::page_pool::RxPage;
 use crate::kernel_ext::net::xsk::XskBuf;

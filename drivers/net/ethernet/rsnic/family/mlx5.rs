@@ -13,6 +13,10 @@
 //! function's commands, bring-up and events are `ctrl`.
 
 use crate::bus::Function;
+use crate::family::env::{RxEnv, TxSkb};
+use crate::family::params::{priv_flags, ChannelParams, Moderation, PrivFlags, MAX_CHANNELS};
+use crate::family::stats::{ChannelStats, Row};
+use crate::family::{filled, Control, Family, Get, OpenCtx, Opened, RingLimits, Summary};
 use crate::hwif::hw::Coherent;
 use crate::hwif::mlx5::cmd::res;
 use crate::hwif::mlx5::cmd::vport::VportCounters;
@@ -21,10 +25,6 @@ use crate::hwif::mlx5::eq::Eq;
 use crate::hwif::mlx5::rq::{Rq, RqParams, RxCompletion};
 use crate::hwif::mlx5::sq::{FifoEntry, Sq, SqParams, WqeInfo, BF_OFFSET};
 use crate::hwif::pkt::DmaEntry;
-use crate::family::env::{RxEnv, TxSkb};
-use crate::family::params::{priv_flags, ChannelParams, Moderation, PrivFlags, MAX_CHANNELS};
-use crate::family::stats::{ChannelStats, Row};
-use crate::family::{filled, Control, Family, Get, OpenCtx, Opened, RingLimits, Summary};
 use crate::kdma::KCoherent;
 use crate::kernel_ext::net::device::{MacChange, RxMode};
 use crate::kernel_ext::net::ethtool;

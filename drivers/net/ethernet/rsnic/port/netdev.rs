@@ -6,10 +6,10 @@
 //! Upstream counterpart: `en_main.c` (`mlx5e_netdev_ops`).
 
 use crate::channel::shared::ReopenTarget;
-use crate::hwif::xsk;
 use crate::family::params::{max_xdp_mtu, xsk_geometry, MAX_CHANNELS};
 use crate::family::stats::ChannelStats;
 use crate::family::{Family, Summary};
+use crate::hwif::xsk;
 use crate::kernel_ext::net::device;
 use crate::kernel_ext::net::device::{
     Device, Features, LinkStats64, MacChange, QueueStats, RxMode, TxOutcome,

@@ -6,9 +6,9 @@
 //! Upstream counterpart: `en_main.c` (`mlx5e_xdp_set`) and `en/xsk/pool.c`
 //! (`mlx5e_xsk_setup_pool`), `en/xsk/tx.c` (`mlx5e_xsk_wakeup`).
 
-use crate::hwif::xsk;
 use crate::family::params::{max_xdp_mtu, xsk_geometry, MAX_CHANNELS};
 use crate::family::Family;
+use crate::hwif::xsk;
 use crate::kernel_ext::net::device::Device;
 use crate::kernel_ext::net::ethtool::ExtAck;
 use crate::kernel_ext::net::xdp::BpfProg;

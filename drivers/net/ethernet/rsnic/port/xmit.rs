@@ -8,8 +8,8 @@
 
 use crate::channel::shared::PortShared;
 use crate::channel::XdpSqSide;
-use crate::hwif::pkt::TxRejectReason;
 use crate::family::Family;
+use crate::hwif::pkt::TxRejectReason;
 use crate::kernel_ext::net::device::Device;
 use crate::kernel_ext::net::queue::XmitCtx;
 use crate::kernel_ext::net::skb::{DropReason, SkBuff};

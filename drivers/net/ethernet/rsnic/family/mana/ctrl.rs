@@ -32,6 +32,7 @@
 mod requests;
 
 use crate::bus::{Bar, Function};
+use crate::family::params::MAX_CHANNELS;
 use crate::hwif::hw::Coherent;
 use crate::hwif::mana::{
     cq::Eq,
@@ -41,7 +42,6 @@ use crate::hwif::mana::{
     probe::{Action, Probe, ProbeConfig, ProbeErrorKind, ProbeInfo, Stage, EQ_SIZE, MAX_VPORTS},
     smc::{self, SmcError},
 };
-use crate::family::params::MAX_CHANNELS;
 use crate::kdma::KCoherent;
 use crate::kernel_ext::{params, sync::PollWait};
 

@@ -8,14 +8,14 @@
 //! `mana_poll_rx_cq`, `mana_poll`), `gdma_main.c` (the EQ's interrupt).
 
 use crate::bus::Bar;
+use crate::family::env::{RxEnv, TxEnv, TxSkb};
+use crate::family::mana::{meta, KRq, KSq, KXskRq, KXskSq, Mana};
+use crate::family::{DataPath, QueueFault, RxMeta, TxReaped};
 use crate::hwif::mana::cq::Eq;
 use crate::hwif::mana::rq::{RqError, RxCompletion};
 use crate::hwif::mana::sq::{SqError, TX_POLL_MAX};
 use crate::hwif::mana::stats::{RxStats, TxStats};
 use crate::hwif::pkt::{RxFrags, TxReject, TxRejectReason};
-use crate::family::env::{RxEnv, TxEnv, TxSkb};
-use crate::family::mana::{meta, KRq, KSq, KXskRq, KXskSq, Mana};
-use crate::family::{DataPath, QueueFault, RxMeta, TxReaped};
 use crate::kdma::KCoherent;
 use crate::kernel_ext::net::page_pool::RxPage;
 use crate::kernel_ext::net::xsk::XskBuf;

@@ -5,9 +5,9 @@
 //!
 //! Upstream counterpart: `mana_ethtool.c` (`mana_eth_stats` and the per-queue `tx_%d_*`, `rx_%d_*`: MANA's names).
 
-use crate::hwif::mana::stats::{RxStats, TxStats};
 use crate::family::mana::Mana;
 use crate::family::stats::counters;
+use crate::hwif::mana::stats::{RxStats, TxStats};
 
 counters! {
     /// A MANA SQ's counters in `ethtool -S`, by the SQ they count: the regular SQ (MANA's

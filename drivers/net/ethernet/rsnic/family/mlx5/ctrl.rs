@@ -309,7 +309,9 @@ impl Func {
         &self,
         inlen: usize,
         outlen: usize,
-        build: impl FnOnce(&mut [u8]) -> core::result::Result<usize, crate::hwif::mlx5::cmd::FormatError>,
+        build: impl FnOnce(
+            &mut [u8],
+        ) -> core::result::Result<usize, crate::hwif::mlx5::cmd::FormatError>,
     ) -> Result<KVec<u8>> {
         let mut inp = KVec::from_elem(0u8, inlen, GFP_KERNEL)?;
         let mut out = KVec::from_elem(0u8, outlen, GFP_KERNEL)?;

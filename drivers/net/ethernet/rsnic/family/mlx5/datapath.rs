@@ -8,14 +8,14 @@
 //! `en/xsk/tx.c`.
 
 use crate::bus::Bar;
+use crate::family::env::{RxEnv, TxEnv, TxSkb};
+use crate::family::mlx5::{hash_type, KEq, KRq, KSq, KXdpSq, KXskRq, Mlx5, COMP_EQ_BUDGET};
+use crate::family::{DataPath, QueueFault, RxMeta, TxReaped};
 use crate::hwif::mlx5::cq::CQ_DB_REQ_NOT;
 use crate::hwif::mlx5::rq::{RqError, RxCompletion};
 use crate::hwif::mlx5::sq::SqError;
 use crate::hwif::mlx5::stats::{RxStats, TxStats};
 use crate::hwif::pkt::{RxFrags, TxReject};
-use crate::family::env::{RxEnv, TxEnv, TxSkb};
-use crate::family::mlx5::{hash_type, KEq, KRq, KSq, KXdpSq, KXskRq, Mlx5, COMP_EQ_BUDGET};
-use crate::family::{DataPath, QueueFault, RxMeta, TxReaped};
 use crate::kdma::KBarriers;
 use crate::kernel_ext::net::page_pool::RxPage;
 use crate::kernel_ext::net::xsk::XskBuf;

@@ -5,9 +5,9 @@
 //!
 //! Upstream counterpart: `en_stats.c` (`sq_stats_desc`, `rq_stats_desc`, `sw_stats_desc`, `xdpsq_stats_desc`, `xsksq_stats_desc`, `xskrq_stats_desc`: mlx5e's names).
 
-use crate::hwif::mlx5::stats::{RxStats, TxStats};
 use crate::family::mlx5::Mlx5;
 use crate::family::stats::counters;
+use crate::hwif::mlx5::stats::{RxStats, TxStats};
 
 counters! {
     /// A ConnectX SQ's counters in `ethtool -S`, by the SQ they count: the regular SQ

@@ -8,11 +8,11 @@
 //! `mana_config_rss`, `mana_query_gf_stats`) and `gdma_main.c` (`mana_gd_create_mana_eq`,
 //! `mana_gd_destroy_queue`).
 
+use crate::family::mana::ctrl::{Cause, CtlError, Func, WqObj};
 use crate::hwif::hw::Coherent;
 use crate::hwif::mana::gdma_req as req;
 use crate::hwif::mana::gdma_req::MsgError;
 use crate::hwif::mana::probe::ProbeErrorKind;
-use crate::family::mana::ctrl::{Cause, CtlError, Func, WqObj};
 use crate::kdma::KCoherent;
 use crate::rss::{RssChange, RssSpec};
 use kernel::prelude::*;

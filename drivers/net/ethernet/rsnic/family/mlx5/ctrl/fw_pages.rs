@@ -6,10 +6,10 @@
 //! Upstream counterpart: `pagealloc.c`.
 
 use crate::bus::Bar;
+use crate::family::mlx5::ctrl::{bad_format, run_cmd, BringupError, Func};
 use crate::hwif::hw::Coherent;
 use crate::hwif::mlx5::cmd::pages::{BATCH_PAGES, FW_PAGE_SIZE, MAX_FW_PAGES};
 use crate::hwif::mlx5::cmd::{op, pages, res, CmdError, CmdErrorKind, CmdQueue};
-use crate::family::mlx5::ctrl::{bad_format, run_cmd, BringupError, Func};
 use crate::kdma::KCoherent;
 use crate::kernel_ext::dma::DmaDevice;
 use kernel::prelude::*;

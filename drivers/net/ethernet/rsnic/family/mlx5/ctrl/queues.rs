@@ -8,10 +8,10 @@
 //! `mlx5e_modify_rq_vsd`, `mlx5e_destroy_*`), `en/params.c` (the queues' contexts), `eq.c`
 //! (`mlx5_create_eq`), `cq.c`.
 
+use crate::family::mlx5::ctrl::{Func, COMP_EQ_LOG};
 use crate::hwif::hw::Coherent;
 use crate::hwif::mlx5::cmd::res::CreateEq;
 use crate::hwif::mlx5::cmd::{res, Pas};
-use crate::family::mlx5::ctrl::{Func, COMP_EQ_LOG};
 use crate::kdma::KCoherent;
 use crate::kernel_ext::dma::DmaDevice;
 use kernel::prelude::*;
@@ -216,7 +216,9 @@ impl Func {
     /// mlx5e's destroy paths do.
     pub(crate) fn destroy(
         &self,
-        build: impl FnOnce(&mut [u8]) -> core::result::Result<usize, crate::hwif::mlx5::cmd::FormatError>,
+        build: impl FnOnce(
+            &mut [u8],
+        ) -> core::result::Result<usize, crate::hwif::mlx5::cmd::FormatError>,
     ) {
         let _ = self.cmd(res::SHORT_LEN, res::OUT_LEN, build);
     }

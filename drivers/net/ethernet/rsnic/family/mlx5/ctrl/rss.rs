@@ -7,11 +7,11 @@
 //! Upstream counterpart: `en/rss.c`, `en/rx_res.c`, `en/rqt.c`, `en/tir.c`,
 //! `lib/fs_ttc.c`, `en_fs_ethtool.c`.
 
-use crate::hwif::mlx5::cmd::fs::Tt;
-use crate::hwif::mlx5::cmd::{fs, res, FormatError};
 use crate::family::mlx5::ctrl::rx_mode::L2;
 use crate::family::mlx5::ctrl::Func;
 use crate::family::params::MAX_CHANNELS;
+use crate::hwif::mlx5::cmd::fs::Tt;
+use crate::hwif::mlx5::cmd::{fs, res, FormatError};
 use crate::kernel_ext::sync::with_bh;
 use crate::ntuple::{Dest, Rule, MAX_RULES};
 use crate::rss::{Fields, Flow, RssChange, RssSpec, MAX_CONTEXTS};

@@ -6,8 +6,8 @@
 //!
 //! Upstream counterpart: `en_fs.c` (`mlx5e_set_rx_mode_work`, the L2 table).
 
-use crate::hwif::mlx5::cmd::{fs, res, vport};
 use crate::family::mlx5::ctrl::Func;
+use crate::hwif::mlx5::cmd::{fs, res, vport};
 use crate::kernel_ext::net::device::{MacChange, RxMode};
 use crate::kernel_ext::sync::with_bh;
 use core::sync::atomic::Ordering;

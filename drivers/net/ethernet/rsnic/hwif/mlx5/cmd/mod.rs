@@ -18,6 +18,7 @@ pub mod mkey;
 pub mod pages;
 pub mod queue;
 pub mod res;
+pub mod rss;
 pub mod seq;
 pub mod vport;
 

@@ -5,11 +5,10 @@
 //! (`mlx5e_create_sq`, `mlx5e_modify_sq`, `mlx5e_create_rq`, `mlx5e_modify_rq_state`), RQT
 //! and TIR for RSS (en/rqt.c, en/tir.c).
 //!
-//! The RQT and TIR commands are in module `rss`, re-exported here.
+//! The RQT and TIR commands are in the sibling module [`super::rss`] (named as the model's
+//! `sim/mlx5/cmd/rss.rs`), re-exported here.
 
-mod rss;
-
-pub use rss::*;
+pub use super::rss::*;
 
 use super::{fits, hdr, obj_cmd, obj_out, op, output, start, Field, FormatError, Pas};
 

@@ -2,7 +2,8 @@
 
 //! RSS resource commands: the RQT (CREATE/MODIFY/DESTROY_RQT, upstream `en/rqt.c`) and the
 //! TIR, indirect with its Toeplitz hash or direct to one RQ (CREATE/MODIFY/DESTROY_TIR,
-//! upstream `en/tir.c`). Re-exported by the parent module.
+//! upstream `en/tir.c`). Re-exported by [`super::res`]; the model's half is
+//! `sim/mlx5/cmd/rss.rs`.
 
 use crate::hwif::mlx5::cmd::{fits, obj_cmd, obj_out, op, start, Field, FormatError};
 
