@@ -499,7 +499,7 @@ bool rsnic_helper_rx_add_frag(struct page_pool *pool, struct sk_buff *skb, struc
 	return true;
 }
 
-void rsnic_helper_skb_rx_finish(struct sk_buff *skb, struct net_device *dev, bool csum_ok,
+bool rsnic_helper_skb_rx_finish(struct sk_buff *skb, struct net_device *dev, bool csum_ok,
 				u32 hash, int hash_type, u16 queue)
 {
 	skb->ip_summed = csum_ok ? CHECKSUM_UNNECESSARY : CHECKSUM_NONE;
@@ -507,6 +507,7 @@ void rsnic_helper_skb_rx_finish(struct sk_buff *skb, struct net_device *dev, boo
 		skb_set_hash(skb, hash, hash_type == 2 ? PKT_HASH_TYPE_L4 : PKT_HASH_TYPE_L3);
 	skb_record_rx_queue(skb, queue);
 	skb->protocol = eth_type_trans(skb, dev);
+	return skb->pkt_type == PACKET_MULTICAST || skb->pkt_type == PACKET_BROADCAST;
 }
 
 void rsnic_helper_skb_vlan_put_tag(struct sk_buff *skb, u16 tci)

@@ -107,7 +107,7 @@ struct sk_buff *rsnic_helper_rx_build_skb(struct page_pool *pool, struct page *p
 					  unsigned int offset, unsigned int len,
 					  unsigned int truesize);
 void rsnic_helper_skb_vlan_put_tag(struct sk_buff *skb, u16 tci);
-void rsnic_helper_skb_rx_finish(struct sk_buff *skb, struct net_device *dev, bool csum_ok,
+bool rsnic_helper_skb_rx_finish(struct sk_buff *skb, struct net_device *dev, bool csum_ok,
 				u32 hash, int hash_type, u16 queue);
 void rsnic_helper_napi_gro_receive(struct napi_struct *napi, struct sk_buff *skb);
 

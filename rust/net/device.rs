@@ -167,6 +167,14 @@ pub struct LinkStats64 {
     pub rx_dropped: u64,
     /// Packets dropped on transmit.
     pub tx_dropped: u64,
+    /// Multicast packets received.
+    pub multicast: u64,
+    /// Received frames with a length error (part of `rx_errors`).
+    pub rx_length_errors: u64,
+    /// Received frames with a bad frame check sequence (part of `rx_errors`).
+    pub rx_crc_errors: u64,
+    /// Received frames the host had no buffer for, counted by the device.
+    pub rx_missed_errors: u64,
 }
 
 /// Per-queue counters reported through netlink qstats (`struct netdev_stat_ops`).
@@ -730,14 +738,23 @@ impl<T: Operations + ethtool::Operations> Adapter<T> {
         T::get_stats64(dev, data, &mut s);
         // SAFETY: the kernel passes a valid, exclusively owned `rtnl_link_stats64`.
         let out = unsafe { &mut *stats };
-        out.rx_packets = s.rx_packets;
-        out.tx_packets = s.tx_packets;
-        out.rx_bytes = s.rx_bytes;
-        out.tx_bytes = s.tx_bytes;
-        out.rx_errors = s.rx_errors;
-        out.tx_errors = s.tx_errors;
-        out.rx_dropped = s.rx_dropped;
-        out.tx_dropped = s.tx_dropped;
+        macro_rules! copy {
+            ($($f:ident),*) => { $(out.$f = s.$f;)* };
+        }
+        copy!(
+            rx_packets,
+            tx_packets,
+            rx_bytes,
+            tx_bytes,
+            rx_errors,
+            tx_errors,
+            rx_dropped,
+            tx_dropped,
+            multicast,
+            rx_length_errors,
+            rx_crc_errors,
+            rx_missed_errors
+        );
     }
 
     /// # Safety

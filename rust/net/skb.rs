@@ -229,6 +229,9 @@ impl SkBuff {
 
     /// Prepares a received skb for the stack: checksum status, RSS hash (`hash_type` 0 none,
     /// 1 L3, 2 L4), RX queue, and `protocol` from the Ethernet header (which it pulls).
+    /// Returns whether the frame went to a group address (`PACKET_MULTICAST` or
+    /// `PACKET_BROADCAST`, as `mlx5e_skb_is_multicast`).
+    #[must_use]
     pub fn rx_finish(
         &mut self,
         dev: &super::device::Device,
@@ -236,7 +239,7 @@ impl SkBuff {
         hash: u32,
         hash_type: u8,
         queue: u16,
-    ) {
+    ) -> bool {
         // SAFETY: the skb is valid and exclusively ours; `dev` is a valid device.
         unsafe {
             bindings::rsnic_helper_skb_rx_finish(

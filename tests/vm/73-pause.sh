@@ -14,7 +14,8 @@
 # equal the device model's own (debugfs dev_*_pause_frames), and with A honouring them B
 # drops nothing unless B's stall prevention stopped its PAUSE frames. With A's rx pause off
 # the PAUSE frames are still sent and received (A ignores them), and on ConnectX B's
-# rx_out_of_buffer (its Q counter) equals the model's drops. With B's tx pause off, no
+# rx_out_of_buffer (its Q counter) equals the model's drops and `ip -s -s link`'s rx missed
+# count shows it (as mlx5e's ndo_get_stats64). With B's tx pause off, no
 # PAUSE frame is sent or received at all. A MANA device without rsnic's requests (a real
 # MANA's QUERY_DEV_CONFIG) leaves its ports without pause operations or loopback.
 set -eu
@@ -172,6 +173,11 @@ assert_eq "[ignored] B's tx_pause_frames = the model's" "${P[ignored.dev_b_tx]}"
 if [ "$RSNIC_FAMILY" = mlx5 ]; then
 	assert_eq "[ignored] B's rx_out_of_buffer (its Q counter) = the model's drops" \
 		"${P[ignored.drops]}" "${P[ignored.qdrops]}"
+	# ip -s -s link shows that count as rx_missed_errors (mlx5e_get_stats), as of the last
+	# read of the device (ethtool -S makes one).
+	oob=$(stat "$B" rx_out_of_buffer peer)
+	assert_eq "[ignored] B's ip -s missed = its rx_out_of_buffer" "$oob" \
+		"$(link_stat "$B" rx.missed_errors peer)"
 fi
 
 # 3. B sends no PAUSE (tx off): none sent, none received, whatever B drops.

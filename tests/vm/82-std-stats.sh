@@ -11,7 +11,16 @@
 # the 64-octet one at least its pings, the error counters stayed 0, and the histogram's
 # buckets are mlx5e's ten.
 #
-# MANA: upstream mana offers none of these groups, and neither does rsnic: they are empty.
+# Then `ip -s -s link` (ndo_get_stats64), on both families: after multicast pings from B to
+# 224.0.0.1, A's multicast count grew by at least the pings (packets the stack got for a
+# group address, as mlx5e's mcast_packets). On ConnectX it also shows what the device
+# counts, as of the last read of it (a read is a command; ethtool -S makes one, and
+# ndo_get_stats64 queues one, as mlx5e's stats work): its missed count is the Q counter's
+# rx_out_of_buffer, its CRC and length errors PPCNT's, each equal to what ethtool -S read
+# the moment before.
+#
+# MANA: upstream mana offers none of these groups, and neither does rsnic: they are empty;
+# like mana's ndo_get_stats64, rsnic's shows no device counters there (missed 0).
 set -eu
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/traffic.sh"
@@ -55,10 +64,19 @@ std_delta() {
 setup_pair
 quiet_pair
 
+# ip -s -s link: the multicast pings A's stack received.
+N=20
+mc0=$(link_stat "$A" rx.multicast)
+ip netns exec peer ping -q -c "$N" -i 0.02 -I "$B" 224.0.0.1 >/dev/null 2>&1 || true
+mc_grew() { [ $(($(link_stat "$A" rx.multicast) - mc0)) -ge "$N" ]; }
+wait_for "A's ip -s multicast count to grow by the $N pings" mc_grew
+echo "  A: ip -s multicast grew by $(($(link_stat "$A" rx.multicast) - mc0)) with $N multicast pings"
+
 if [ "$RSNIC_FAMILY" = mana ]; then
 	std a "$A"
 	[ ! -s /tmp/std.a ] || fail "MANA reported standard counters: $(cat /tmp/std.a)"
 	echo "  MANA: eth-mac, eth-ctrl and rmon are empty, as upstream mana's"
+	assert_eq "MANA: ip -s missed" 0 "$(link_stat "$A" rx.missed_errors)"
 	teardown_pair
 	exit 0
 fi
@@ -72,7 +90,6 @@ assert_eq "RMON buckets" \
 	"0-64 65-127 128-255 256-511 512-1023 1024-1518 1519-2047 2048-4095 4096-8191 8192-10239" \
 	"$(sed -n 's/^rmon\.rx-pktsNtoM\.\([0-9-]*\) .*/\1/p' /tmp/std.a0 | tr '\n' ' ' | sed 's/ $//')"
 
-N=20
 # ICMP payload -> frame with the FCS: 18 -> 64, 100 -> 146, 1400 -> 1446 octets.
 for s in 18 100 1400; do
 	ip netns exec peer ping -q -c "$N" -i 0.02 -s "$s" 10.10.0.1 >/tmp/ping.out ||
@@ -119,5 +136,20 @@ for side in "A a0 a1 b0 b1" "B b0 b1 a0 a1"; do
 	echo "  $name: received $rx frames (64: $b64, 128..255: $N, 1024..1518: $N), sent" \
 		"$(std_delta "$s0" "$s1" eth-mac.FramesTransmittedOK); its peer agrees"
 done
+
+# ip -s -s link: the device's counters as the last read found them (ethtool -S reads them).
+counters "$A" >/tmp/es.a
+std a2 "$A"
+es() { awk -v k="$1:" '$1 == k { print $2 }' /tmp/es.a; }
+sa() { awk -v k="$1" '$1 == k { print $2 }' /tmp/std.a2; }
+assert_eq "A: ip -s missed = rx_out_of_buffer" "$(es rx_out_of_buffer)" \
+	"$(link_stat "$A" rx.missed_errors)"
+assert_eq "A: ip -s CRC errors = FrameCheckSequenceErrors" "$(sa eth-mac.FrameCheckSequenceErrors)" \
+	"$(link_stat "$A" rx.crc_errors)"
+assert_eq "A: ip -s length errors = PPCNT's length errors" \
+	"$(($(sa eth-mac.InRangeLengthErrors) + $(sa eth-mac.OutOfRangeLengthField) + $(sa eth-mac.FrameTooLongErrors)))" \
+	"$(link_stat "$A" rx.length_errors)"
+echo "  A: ip -s missed $(link_stat "$A" rx.missed_errors), CRC errors" \
+	"$(link_stat "$A" rx.crc_errors), length errors $(link_stat "$A" rx.length_errors): the device's"
 
 teardown_pair

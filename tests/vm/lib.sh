@@ -302,6 +302,17 @@ sum_of() {
 		END { print n + 0 }'
 }
 
+# link_stat IFACE KEY [NETNS]: one counter of `ip -s -s link` (ndo_get_stats64), KEY as
+# DIRECTION.NAME of its JSON: rx.multicast, rx.missed_errors, rx.crc_errors, ...
+link_stat() {
+	local ns=()
+	[ -n "${3:-}" ] && ns=(ip netns exec "$3")
+	"${ns[@]}" ip -j -s -s link show "$1" | python3 -c '
+import json, sys
+d, k = json.load(sys.stdin)[0]["stats64"], sys.argv[1].split(".")
+print(d[k[0]][k[1]])' "$2"
+}
+
 # stat IFACE NAME [NETNS]: one counter of counters().
 stat() {
 	local k v

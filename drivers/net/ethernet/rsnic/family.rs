@@ -95,10 +95,25 @@ pub(crate) struct Summary {
     pub(crate) rx_bytes: u64,
     /// Received packets dropped by the driver.
     pub(crate) rx_dropped: u64,
+    /// Packets handed to the stack that went to a group address (multicast or broadcast).
+    pub(crate) multicast: u64,
     /// Receive errors (bad or unhandled completions).
     pub(crate) rx_errors: u64,
     /// Receive buffer allocation failures.
     pub(crate) rx_alloc_fail: u64,
+}
+
+/// What the device itself counts for `ndo_get_stats64` (`ip -s -s link`) beyond the
+/// channels' counters, from the port's last [`Control::query_counters`], as `mlx5e_get_stats`
+/// reads its Q counter, vport and PPCNT counters (0 where a family's device has none).
+#[derive(Clone, Copy, Debug, Default)]
+pub(crate) struct DeviceLinkStats {
+    /// Received frames with a length error (in range, out of range, too long).
+    pub(crate) rx_length_errors: u64,
+    /// Received frames with a bad FCS.
+    pub(crate) rx_crc_errors: u64,
+    /// Received frames dropped by the device for want of a receive buffer.
+    pub(crate) rx_missed_errors: u64,
 }
 
 /// Result of reaping a TX CQ.
@@ -349,6 +364,11 @@ pub(crate) trait Control: DataPath {
 
     /// Asks the device for the port's hardware counters (`ethtool -S`). Sleeps.
     fn query_counters(hw: &Arc<Function>, func: &Arc<Self::Func>) -> Result<Self::HwCounters>;
+    /// What `ndo_get_stats64` shows of the hardware counters `c` (none by default: upstream
+    /// mana's `mana_get_stats64` reports only its queues' counters).
+    fn link_stats(_c: &Self::HwCounters) -> DeviceLinkStats {
+        DeviceLinkStats::default()
+    }
 
     /// Brings function `hw` up through the device's control interface, logging which step
     /// failed (probe fails with its errno): one port per function on ConnectX, the vports

@@ -63,8 +63,6 @@ struct PortState<F: Family> {
     /// socket may bind before its program comes, as libxdp does, and the queue's traffic
     /// goes to the stack until then).
     xsk: [Option<XskPool>; MAX_CHANNELS],
-    /// The hardware counters the device last reported (shown again if a query fails).
-    hw: F::HwCounters,
     /// RSS: the indirection table, key and hash fields (`ethtool -x/-X`, `-n/-N`).
     rss: RssConfig,
     /// Additional RSS contexts and ntuple rules.
@@ -91,6 +89,11 @@ pub(crate) struct Port<F: Family> {
     /// Live channels (for counters, read from any context).
     #[pin]
     chans: SpinLock<KVec<Arc<Channel<F>>>>,
+    /// The hardware counters the device last reported (shown again if a query fails), for
+    /// `ethtool -S` and for `ndo_get_stats64`, which may not sleep and so shows what the
+    /// last query found ([`Port::read_hw_counters`]).
+    #[pin]
+    hw_counters: SpinLock<F::HwCounters>,
     /// Final counters of closed channels, per queue.
     #[pin]
     /// (On the heap: a `ChannelStats` is several hundred bytes, too many for the stack
@@ -178,17 +181,28 @@ impl<F: Family> Port<F> {
                         open: false,
                         prog: None,
                         xsk: [None; MAX_CHANNELS],
-                        hw: F::HwCounters::default(),
                         rss,
                         steer,
                     },
                     "rsnic::Port::state"
                 ),
+                hw_counters <- new_spinlock!(F::HwCounters::default(), "rsnic::Port::hw_counters"),
                 chans <- new_spinlock!(KVec::new(), "rsnic::Port::chans"),
                 totals <- new_spinlock!(totals, "rsnic::Port::totals"),
             }),
             GFP_KERNEL,
         )
+    }
+
+    /// Asks the device for the port's hardware counters and keeps them; returns what it
+    /// keeps (the last values if the query failed: the family logged why). Sleeps.
+    fn read_hw_counters(&self) -> F::HwCounters {
+        let fresh = F::query_counters(&self.shared.hw, &self.shared.func);
+        let mut c = self.hw_counters.lock();
+        if let Ok(v) = fresh {
+            *c = v;
+        }
+        *c
     }
 
     /// Number of channels configured.

@@ -160,7 +160,9 @@ impl<F: Family> Channel<F> {
                     counts.rx_csum_none += 1;
                     (false, (0, 0))
                 };
-                skb.rx_finish(&self.dev, csum_ok, hash, hash_type, self.index as u16);
+                if skb.rx_finish(&self.dev, csum_ok, hash, hash_type, self.index as u16) {
+                    counts.rx_mcast += 1;
+                }
                 // A tag the device stripped stays the packet's whatever XDP did to the rest.
                 if let Some(t) = m.vlan {
                     skb.put_vlan_tag(t);

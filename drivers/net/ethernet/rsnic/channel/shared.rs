@@ -80,8 +80,25 @@ impl<F: Family> PortShared<F> {
         if !self.reset.arm(ch, why) {
             return false;
         }
-        let _ = self.reset_wq.queue().enqueue(self.reset.clone());
+        let _ = self.reset_wq.queue().enqueue::<_, 0>(self.reset.clone());
         true
+    }
+
+    /// Asks for the port's hardware counters to be read again from the device, for
+    /// `ndo_get_stats64`, which may not sleep and shows what the last read found: as
+    /// `mlx5e_get_stats` queues `update_stats_work`. One read waits at a time. Any context.
+    pub(crate) fn request_counters(&self) {
+        if self.reset.counters_queued.swap(true, Ordering::AcqRel) {
+            return;
+        }
+        if self
+            .reset_wq
+            .queue()
+            .enqueue::<_, 1>(self.reset.clone())
+            .is_err()
+        {
+            self.reset.counters_queued.store(false, Ordering::Release);
+        }
     }
 
     /// Transmits `skb` on TX queue `q` outside `ndo_start_xmit` (XDP_TX and redirected
@@ -255,6 +272,9 @@ pub(crate) trait ReopenTarget: Send + Sync {
     /// Reopens the port's channels after a fault on channel `ch` no queue reset covers,
     /// and clears the request `req` once the old channels are closed. Under RTNL.
     fn reopen(&self, dev: &Device, ch: u32, why: Reopen, req: &AtomicU32);
+    /// Reads the port's hardware counters from the device again
+    /// ([`PortShared::request_counters`]). Under RTNL.
+    fn refresh_counters(&self);
 }
 
 /// The reopen of a port's channels after a fault no queue reset covers, as mlx5e reopens
@@ -268,10 +288,19 @@ pub(crate) trait ReopenTarget: Send + Sync {
 /// exists (that one goes only after `unregister_netdev`): the port is never freed here.
 /// Nothing waits for this work under RTNL (the queue is destroyed when the port's shared
 /// state goes, after unregistration).
+///
+/// The same target, under the same rules, serves a second work item: the read of the
+/// hardware counters that `ndo_get_stats64` asks for ([`PortShared::request_counters`];
+/// only while the interface is up, when there is a target).
 #[pin_data]
 pub(crate) struct PortReset {
     #[pin]
     work: Work<PortReset>,
+    /// The read of the hardware counters.
+    #[pin]
+    counters_work: Work<PortReset, 1>,
+    /// A read of the counters is queued.
+    counters_queued: AtomicBool,
     /// The pending request, `(reason << 16) | channel` (0: none); one at a time.
     req: AtomicU32,
     /// The port and its device while the interface is up (a reference cycle until
@@ -282,6 +311,7 @@ pub(crate) struct PortReset {
 
 kernel::impl_has_work! {
     impl HasWork<Self> for PortReset { self.work }
+    impl HasWork<Self, 1> for PortReset { self.counters_work }
 }
 
 impl PortReset {
@@ -290,6 +320,8 @@ impl PortReset {
         Arc::pin_init(
             pin_init!(Self {
                 work <- new_work!("rsnic::PortReset::work"),
+                counters_work <- new_work!("rsnic::PortReset::counters_work"),
+                counters_queued: AtomicBool::new(false),
                 req: AtomicU32::new(0),
                 target <- new_mutex!(None, "rsnic::PortReset::target"),
             }),
@@ -317,6 +349,21 @@ impl WorkItem for PortReset {
             match (target, Reopen::from_u32(code >> 16)) {
                 (Some((port, dev)), Some(why)) => port.reopen(&dev, code & 0xffff, why, &this.req),
                 _ => this.req.store(0, Ordering::Release),
+            }
+        });
+    }
+}
+
+impl WorkItem<1> for PortReset {
+    type Pointer = Arc<PortReset>;
+
+    fn run(this: Arc<PortReset>) {
+        // Cleared first: a request that comes during the read queues the next one.
+        this.counters_queued.store(false, Ordering::Release);
+        with_rtnl(|| {
+            let target = this.target.lock().clone();
+            if let Some((port, _)) = target {
+                port.refresh_counters();
             }
         });
     }

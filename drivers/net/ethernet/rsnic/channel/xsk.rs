@@ -475,7 +475,9 @@ impl<F: Family> Channel<F> {
                     stats.pass += 1;
                     let csum_ok = self.csum_ok(m, counts);
                     let (hash, hash_type) = self.hash_of(m);
-                    skb.rx_finish(dev, csum_ok, hash, hash_type, queue);
+                    if skb.rx_finish(dev, csum_ok, hash, hash_type, queue) {
+                        counts.rx_mcast += 1;
+                    }
                     if let Some(t) = m.vlan {
                         skb.put_vlan_tag(t);
                     }

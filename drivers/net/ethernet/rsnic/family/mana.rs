@@ -212,6 +212,7 @@ impl Family for Mana {
             rx_packets: s.rx_stack_packets(),
             rx_bytes: s.rx_stack_bytes(),
             rx_dropped: s.ch.rx_dropped + s.rx.rx_dropped + s.rx.rx_truncated,
+            multicast: s.ch.rx_mcast,
             rx_errors: s.rx.rx_coalesced_err + s.rx.rx_cqe_unknown_type + s.rx.cqe_bad,
             rx_alloc_fail: s.rx.rx_dropped,
         }

@@ -16,10 +16,12 @@ use crate::bus::Function;
 use crate::family::env::{RxEnv, TxSkb};
 use crate::family::params::{priv_flags, ChannelParams, Moderation, PrivFlags, MAX_CHANNELS};
 use crate::family::stats::{ChannelStats, Row};
-use crate::family::{filled, Control, Family, Get, OpenCtx, Opened, RingLimits, Summary};
+use crate::family::{
+    filled, Control, DeviceLinkStats, Family, Get, OpenCtx, Opened, RingLimits, Summary,
+};
 use crate::hwif::hw::Coherent;
 use crate::hwif::mlx5::cmd::res;
-use crate::hwif::mlx5::cmd::vport::VportCounters;
+use crate::hwif::mlx5::cmd::vport::{Ieee8023Counters, VportCounters};
 use crate::hwif::mlx5::cq::Cq;
 use crate::hwif::mlx5::eq::Eq;
 use crate::hwif::mlx5::rq::{Rq, RqParams, RxCompletion};
@@ -77,6 +79,8 @@ pub(crate) struct HwCounters {
     out_of_buffer: u64,
     /// QUERY_VPORT_COUNTER.
     vport: VportCounters,
+    /// PPCNT's IEEE 802.3 group (the receive errors of `ip -s -s link`).
+    ieee: Ieee8023Counters,
 }
 
 type KSq = Sq<TxSkb, KCoherent, KVec<WqeInfo<TxSkb>>, KVec<FifoEntry<TxSkb>>, KVec<DmaEntry>>;
@@ -210,6 +214,7 @@ impl Family for Mlx5 {
             rx_packets: s.rx_stack_packets(),
             rx_bytes: s.rx_stack_bytes(),
             rx_dropped: s.ch.rx_dropped,
+            multicast: s.ch.rx_mcast,
             rx_errors: s.rx.wqe_err,
             rx_alloc_fail: s.rx.buff_alloc_err,
         }
@@ -253,7 +258,23 @@ impl Control for Mlx5 {
         Ok(HwCounters {
             vport: func.query_counters()?,
             out_of_buffer: u64::from(func.query_out_of_buffer()?),
+            ieee: func.query_ieee_802_3()?,
         })
+    }
+
+    // As mlx5e_get_stats: the Q counter's drops are rx_missed_errors, PPCNT's length and
+    // FCS errors the receive errors.
+    fn link_stats(c: &HwCounters) -> DeviceLinkStats {
+        DeviceLinkStats {
+            // The device's values: wrapping, never an overflow panic.
+            rx_length_errors: c
+                .ieee
+                .in_range_len_errors
+                .wrapping_add(c.ieee.out_of_range_len)
+                .wrapping_add(c.ieee.too_long_errors),
+            rx_crc_errors: c.ieee.fcs_errors,
+            rx_missed_errors: c.out_of_buffer,
+        }
     }
 
     // A ConnectX function is one port.

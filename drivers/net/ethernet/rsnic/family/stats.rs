@@ -251,6 +251,9 @@ counters! {
         tx_dropped,
         /// Received packets the stack could not take (no skb).
         rx_dropped [Global "rx_dropped"],
+        /// Packets handed to the stack that went to a group address, multicast or
+        /// broadcast (mlx5e's `mcast_packets`, which only `ndo_get_stats64` shows).
+        rx_mcast,
         /// Packets handed to the stack `CHECKSUM_UNNECESSARY` (mlx5e `rx_csum_unnecessary`).
         rx_csum_unnecessary [Global "rx_csum_unnecessary", Rxq "csum_unnecessary"],
         /// Packets handed to the stack `CHECKSUM_NONE` (mlx5e `rx_csum_none`).

@@ -369,14 +369,7 @@ impl<F: Family> ethtool::Operations for PortOps<F> {
         let n = port.channel_count() as usize;
         // Asked of the device on every read (a command; this context may sleep), as
         // mlx5e's stats update does; a failed query shows the last values.
-        let hw = {
-            let mut st = port.state.lock();
-            // A failure was logged by the family, with the command.
-            if let Ok(c) = F::query_counters(&port.shared.hw, &port.shared.func) {
-                st.hw = c;
-            }
-            st.hw
-        };
+        let hw = port.read_hw_counters();
         let mut put = |at: usize, v: u64| {
             if let Some(o) = out.get_mut(at) {
                 *o = v;

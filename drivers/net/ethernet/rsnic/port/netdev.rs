@@ -136,7 +136,18 @@ impl<F: Family> device::Operations for PortOps<F> {
         s.rx_packets = sum.rx_packets;
         s.rx_bytes = sum.rx_bytes;
         s.rx_dropped = sum.rx_dropped;
-        s.rx_errors = sum.rx_errors;
+        // The device's own counters as its last read found them (this may not sleep), and
+        // a new read asked for: `ip -s link` twice shows the second one's.
+        let d = F::link_stats(&port.hw_counters.lock());
+        port.shared.request_counters();
+        s.multicast = sum.multicast;
+        s.rx_length_errors = d.rx_length_errors;
+        s.rx_crc_errors = d.rx_crc_errors;
+        s.rx_missed_errors = d.rx_missed_errors;
+        s.rx_errors = sum
+            .rx_errors
+            .wrapping_add(d.rx_length_errors)
+            .wrapping_add(d.rx_crc_errors);
         s.tx_errors = sum.tx_errors;
     }
 

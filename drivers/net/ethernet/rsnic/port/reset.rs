@@ -1,9 +1,11 @@
 // SPDX-License-Identifier: GPL-2.0
 
 //! The reopen of a port's channels after a fault no queue reset covers, which the channels'
-//! reopen work ([`crate::channel::shared::PortReset`]) runs under RTNL.
+//! reopen work ([`crate::channel::shared::PortReset`]) runs under RTNL, and the read of the
+//! hardware counters that `ndo_get_stats64` asks of the same work's second item.
 //!
-//! Upstream counterpart: `en_main.c` (`mlx5e_safe_reopen_channels`, `mlx5e_tx_timeout_work`).
+//! Upstream counterpart: `en_main.c` (`mlx5e_safe_reopen_channels`, `mlx5e_tx_timeout_work`,
+//! `mlx5e_update_stats_work`).
 
 use crate::channel::shared::{Reopen, ReopenTarget};
 use crate::family::Family;
@@ -57,5 +59,9 @@ impl<F: Family> ReopenTarget for Port<F> {
                 e
             );
         }
+    }
+
+    fn refresh_counters(&self) {
+        self.read_hw_counters();
     }
 }
