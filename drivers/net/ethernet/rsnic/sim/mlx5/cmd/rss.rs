@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 
-//! The device's half of the RSS commands (the driver's is in `hwif/mlx5/cmd/res.rs`): RQT
+//! The device's half of the RSS commands (the driver's is `hwif/mlx5/cmd/rss.rs`): RQT
 //! and TIR (create, modify, destroy; Toeplitz, symmetric Toeplitz and XOR8), split from
 //! [`super::res`]; what a TIR does with a frame is [`crate::sim::mlx5::steer`]'s. PRM
 //! "Transport Interface Commands"; upstream en/rqt.c, en/tir.c; layouts `rqtc`, `tirc` of
