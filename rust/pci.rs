@@ -515,39 +515,21 @@ impl IoMem {
         self.len == 0
     }
 
-    /// `store(value, register)` at byte offset `off` (4-aligned, in bounds: else `EINVAL`).
-    #[inline(always)]
-    fn store32(
-        &self,
-        off: usize,
-        value: u32,
-        store: unsafe extern "C" fn(u32, *mut c_void),
-    ) -> Result {
-        let r = self.reg(off)?;
-        // SAFETY: an aligned register inside the mapping (checked by `reg`); `store` is one
-        // of the C helpers' 32-bit MMIO writes, which need nothing more.
-        unsafe { store(value, r) };
-        Ok(())
-    }
-
-    /// `load(register)` at byte offset `off` (4-aligned, in bounds: else `EINVAL`).
-    #[inline(always)]
-    fn load32(&self, off: usize, load: unsafe extern "C" fn(*const c_void) -> u32) -> Result<u32> {
-        let r = self.reg(off)?;
-        // SAFETY: as in `store32`, for the helpers' 32-bit MMIO reads.
-        Ok(unsafe { load(r) })
-    }
-
     /// `writel(value)` at byte offset `off` (4-aligned, in bounds: else `EINVAL`).
     #[inline(always)]
     pub fn write32(&self, off: usize, value: u32) -> Result {
-        self.store32(off, value, bindings::rsnic_helper_writel)
+        let r = self.reg(off)?;
+        // SAFETY: an aligned register inside the mapping (checked by `reg`).
+        unsafe { bindings::rsnic_helper_writel(value, r) };
+        Ok(())
     }
 
     /// `readl()` at byte offset `off` (4-aligned, in bounds: else `EINVAL`).
     #[inline(always)]
     pub fn read32(&self, off: usize) -> Result<u32> {
-        self.load32(off, bindings::rsnic_helper_readl)
+        let r = self.reg(off)?;
+        // SAFETY: as in `write32`.
+        Ok(unsafe { bindings::rsnic_helper_readl(r) })
     }
 
     /// `iowrite32be(value)` at byte offset `off` (4-aligned, in bounds: else `EINVAL`): the
@@ -555,13 +537,18 @@ impl IoMem {
     /// ConnectX's initialization segment and EQ doorbells, as mlx5 writes them).
     #[inline(always)]
     pub fn write32_be(&self, off: usize, value: u32) -> Result {
-        self.store32(off, value, bindings::rsnic_helper_iowrite32be)
+        let r = self.reg(off)?;
+        // SAFETY: an aligned register inside the mapping (checked by `reg`).
+        unsafe { bindings::rsnic_helper_iowrite32be(value, r) };
+        Ok(())
     }
 
     /// `ioread32be()` at byte offset `off` (4-aligned, in bounds: else `EINVAL`).
     #[inline(always)]
     pub fn read32_be(&self, off: usize) -> Result<u32> {
-        self.load32(off, bindings::rsnic_helper_ioread32be)
+        let r = self.reg(off)?;
+        // SAFETY: as in `write32_be`.
+        Ok(unsafe { bindings::rsnic_helper_ioread32be(r) })
     }
 
     /// One 64-bit write at byte offset `off` (8-aligned, in bounds: else `EINVAL`) that puts
