@@ -28,7 +28,7 @@
 # kernel (make upstream), when they are built.
 # For experiments: RSNIC_VM_CPUS (2), RSNIC_VM_CPU (the -cpu model, max), RSNIC_VM_TCG
 # (TCG options, e.g. thread=single: one host thread for all vCPUs; see rsnic.rst, "Testing
-# under TCG"), RSNIC_VM_MACHINE (the machine type on the vfio transport, pc),
+# under TCG"), RSNIC_VM_APPEND (more kernel command-line arguments), RSNIC_VM_MACHINE (the machine type on the vfio transport, pc),
 # RSNIC_DEVD (another device process binary).
 set -uo pipefail
 . "$(dirname "$0")/lib.sh"
@@ -121,7 +121,7 @@ timeout --foreground "$vm_timeout" "${qemu[@]}" \
 	"${accel[@]}" -cpu "${RSNIC_VM_CPU:-max}" -smp "${RSNIC_VM_CPUS:-2}" -m "$mem" \
 	-nographic -no-reboot -nic none \
 	-kernel "$bzimage" -initrd "$initrd" \
-	-append "console=ttyS0 panic=-1 loglevel=6 acpi=noirq rsnic_job=$job rsnic_root=$RSNIC_ROOT${devd_dir:+ rsnic_devd=$devd_dir}" \
+	-append "console=ttyS0 panic=-1 loglevel=6 acpi=noirq rsnic_job=$job rsnic_root=$RSNIC_ROOT${devd_dir:+ rsnic_devd=$devd_dir}${RSNIC_VM_APPEND:+ $RSNIC_VM_APPEND}" \
 	"${devd_qemu_args[@]}" \
 	-virtfs local,path=/,mount_tag=hostroot,security_model=none,readonly=on,multidevs=remap \
 	-virtfs "local,path=$RSNIC_ROOT,mount_tag=rsnicroot,security_model=none,readonly=on,multidevs=remap" \

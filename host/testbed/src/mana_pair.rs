@@ -766,7 +766,7 @@ fn create_direct(
 }
 
 /// Reopening the pair's queues, as the driver's reopen of a port's channels
-/// (`Port::reopen` in port/reset.rs: `close_channels`, then `open_channels`).
+/// (`Port::reopen` in port/work.rs: `close_channels`, then `open_channels`).
 impl ManaPair {
     /// The device counters the next reopen's accounting starts from.
     fn base_now(&self) -> Base {

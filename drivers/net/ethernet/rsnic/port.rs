@@ -14,19 +14,19 @@
 //! `mlx5e_close_channels`, `mlx5e_safe_switch_params`). The rest of the port is spread as
 //! mlx5e spreads it: `netdev` (`en_main.c`'s `mlx5e_netdev_ops`), `xmit` (`en_tx.c`,
 //! `en/xdp.c`), `ethtool` (`en_ethtool.c`), `steering` (`en/rx_res.c`, `en/rss.c`,
-//! `en_fs_ethtool.c`), `xdp` (`mlx5e_xdp_set`, `en/xsk/pool.c`), `reset` (the channels'
-//! reopen after a fault).
+//! `en_fs_ethtool.c`), `xdp` (`mlx5e_xdp_set`, `en/xsk/pool.c`), `work` (the channels'
+//! reopen after a fault, the hardware counters' read).
 
 pub(crate) mod ethtool;
 pub(crate) mod netdev;
-mod reset;
 mod steering;
+mod work;
 mod xdp;
 mod xmit;
 
 use crate::bus::Function;
-use crate::channel::shared::PortReset;
 use crate::channel::shared::PortShared;
+use crate::channel::shared::PortWork;
 use crate::channel::{new_tx_slot, new_xdp_slot, Channel};
 use crate::family::params::{ChannelParams, Coalesce, MAX_CHANNELS};
 use crate::family::stats::{ChAtomics, ChannelStats, Counters};
@@ -126,9 +126,10 @@ impl<F: Family> Port<F> {
             c_str!("rsnic_recover"),
             (hw.device() as usize * 8 + port_no) as i32,
         )?;
-        // Reopens of its channels (`rsnic_reset<dev*8+port>`): see [`PortReset`].
-        let reset_wq = OwnedQueue::new(
-            c_str!("rsnic_reset"),
+        // The port's work (`rsnic_port<dev*8+port>`): reopens of its channels, reads of the
+        // hardware counters; see [`PortWork`].
+        let port_wq = OwnedQueue::new(
+            c_str!("rsnic_port"),
             (hw.device() as usize * 8 + port_no) as i32,
         )?;
         let shared = Arc::new(
@@ -146,8 +147,8 @@ impl<F: Family> Port<F> {
                 rx_hash: AtomicBool::new(true),
                 xsk_active: AtomicBool::new(false),
                 wq,
-                reset: PortReset::new()?,
-                reset_wq,
+                port_work: PortWork::new()?,
+                port_wq,
             },
             GFP_KERNEL,
         )?;

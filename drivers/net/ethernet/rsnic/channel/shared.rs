@@ -4,8 +4,8 @@
 //! `ndo_xdp_xmit` SQ slots, the transmit through a slot that NAPI uses too (XDP_TX through the
 //! regular SQ as an skb, for families without XDP SQs; XDP_TX of a frame copied out of an
 //! XSK buffer), the queues the channels' recovery runs on, and the reopen a channel asks of
-//! its port after a fault no queue reset covers ([`PortReset`], which runs the port's
-//! [`ReopenTarget`]). Below the port: the channels reach it without knowing the port's type.
+//! its port after a fault no queue reset covers ([`PortWork`], which runs the port's
+//! [`PortWorkTarget`]). Below the port: the channels reach it without knowing the port's type.
 //!
 //! Upstream counterpart: the parts of `struct mlx5e_priv` (`en.h`) the channels reach
 //! (`txq2sq`, the work queue, `tx_timeout_work`), and the XDP transmit of `en/xdp.c`
@@ -64,10 +64,11 @@ pub(crate) struct PortShared<F: Family> {
     /// Where the channels' queue recovery runs (commands sleep); flushed when a channel
     /// closes.
     pub(crate) wq: OwnedQueue,
-    /// Reopening the channels after a fault no queue reset covers.
-    pub(crate) reset: Arc<PortReset>,
-    /// Where [`PortShared::reset`] runs (it closes channels, so not on `wq`).
-    pub(crate) reset_wq: OwnedQueue,
+    /// The port's work: reopening the channels after a fault no queue reset covers, and
+    /// reading the hardware counters.
+    pub(crate) port_work: Arc<PortWork>,
+    /// Where [`PortShared::port_work`] runs (it closes channels, so not on `wq`).
+    pub(crate) port_wq: OwnedQueue,
 }
 
 impl<F: Family> PortShared<F> {
@@ -77,10 +78,10 @@ impl<F: Family> PortShared<F> {
     /// before it runs). Any context.
     #[cold]
     pub(crate) fn request_reopen(&self, ch: u32, why: Reopen) -> bool {
-        if !self.reset.arm(ch, why) {
+        if !self.port_work.arm(ch, why) {
             return false;
         }
-        let _ = self.reset_wq.queue().enqueue::<_, 0>(self.reset.clone());
+        let _ = self.port_wq.queue().enqueue::<_, 0>(self.port_work.clone());
         true
     }
 
@@ -88,16 +89,18 @@ impl<F: Family> PortShared<F> {
     /// `ndo_get_stats64`, which may not sleep and shows what the last read found: as
     /// `mlx5e_get_stats` queues `update_stats_work`. One read waits at a time. Any context.
     pub(crate) fn request_counters(&self) {
-        if self.reset.counters_queued.swap(true, Ordering::AcqRel) {
+        if self.port_work.counters_queued.swap(true, Ordering::AcqRel) {
             return;
         }
         if self
-            .reset_wq
+            .port_wq
             .queue()
-            .enqueue::<_, 1>(self.reset.clone())
+            .enqueue::<_, 1>(self.port_work.clone())
             .is_err()
         {
-            self.reset.counters_queued.store(false, Ordering::Release);
+            self.port_work
+                .counters_queued
+                .store(false, Ordering::Release);
         }
     }
 
@@ -266,9 +269,9 @@ impl Reopen {
     }
 }
 
-/// What the reopen work runs on: the port, while its interface is up ([`PortReset`]'s
+/// What the reopen work runs on: the port, while its interface is up ([`PortWork`]'s
 /// target; a port of any family, so that the channels need not know the port's type).
-pub(crate) trait ReopenTarget: Send + Sync {
+pub(crate) trait PortWorkTarget: Send + Sync {
     /// Reopens the port's channels after a fault on channel `ch` no queue reset covers,
     /// and clears the request `req` once the old channels are closed. Under RTNL.
     fn reopen(&self, dev: &Device, ch: u32, why: Reopen, req: &AtomicU32);
@@ -277,8 +280,9 @@ pub(crate) trait ReopenTarget: Send + Sync {
     fn refresh_counters(&self);
 }
 
-/// The reopen of a port's channels after a fault no queue reset covers, as mlx5e reopens
-/// its channels from a work item under RTNL. Runs on the port's `reset_wq` (not the
+/// The port's work under RTNL: the reopen of its channels after a fault no queue reset
+/// covers (as mlx5e reopens its channels from a work item), and the read of its hardware
+/// counters (as mlx5e's `update_stats_work`). Runs on the port's `port_wq` (not the
 /// channels' recovery queue, which closing a channel flushes).
 ///
 /// Lifetimes: the port and its device are reachable only while the interface is up
@@ -293,12 +297,13 @@ pub(crate) trait ReopenTarget: Send + Sync {
 /// hardware counters that `ndo_get_stats64` asks for ([`PortShared::request_counters`];
 /// only while the interface is up, when there is a target).
 #[pin_data]
-pub(crate) struct PortReset {
+pub(crate) struct PortWork {
+    /// The reopen of the channels.
     #[pin]
-    work: Work<PortReset>,
+    reopen_work: Work<PortWork>,
     /// The read of the hardware counters.
     #[pin]
-    counters_work: Work<PortReset, 1>,
+    counters_work: Work<PortWork, 1>,
     /// A read of the counters is queued.
     counters_queued: AtomicBool,
     /// The pending request, `(reason << 16) | channel` (0: none); one at a time.
@@ -306,24 +311,24 @@ pub(crate) struct PortReset {
     /// The port and its device while the interface is up (a reference cycle until
     /// `ndo_stop`).
     #[pin]
-    pub(crate) target: Mutex<Option<(Arc<dyn ReopenTarget>, ARef<Device>)>>,
+    pub(crate) target: Mutex<Option<(Arc<dyn PortWorkTarget>, ARef<Device>)>>,
 }
 
 kernel::impl_has_work! {
-    impl HasWork<Self> for PortReset { self.work }
-    impl HasWork<Self, 1> for PortReset { self.counters_work }
+    impl HasWork<Self> for PortWork { self.reopen_work }
+    impl HasWork<Self, 1> for PortWork { self.counters_work }
 }
 
-impl PortReset {
-    /// An idle reset with no port attached.
+impl PortWork {
+    /// Idle work with no port attached.
     pub(crate) fn new() -> Result<Arc<Self>> {
         Arc::pin_init(
             pin_init!(Self {
-                work <- new_work!("rsnic::PortReset::work"),
-                counters_work <- new_work!("rsnic::PortReset::counters_work"),
+                reopen_work <- new_work!("rsnic::PortWork::reopen_work"),
+                counters_work <- new_work!("rsnic::PortWork::counters_work"),
                 counters_queued: AtomicBool::new(false),
                 req: AtomicU32::new(0),
-                target <- new_mutex!(None, "rsnic::PortReset::target"),
+                target <- new_mutex!(None, "rsnic::PortWork::target"),
             }),
             GFP_KERNEL,
         )
@@ -339,10 +344,10 @@ impl PortReset {
     }
 }
 
-impl WorkItem for PortReset {
-    type Pointer = Arc<PortReset>;
+impl WorkItem for PortWork {
+    type Pointer = Arc<PortWork>;
 
-    fn run(this: Arc<PortReset>) {
+    fn run(this: Arc<PortWork>) {
         with_rtnl(|| {
             let code = this.req.load(Ordering::Acquire);
             let target = this.target.lock().clone();
@@ -354,10 +359,10 @@ impl WorkItem for PortReset {
     }
 }
 
-impl WorkItem<1> for PortReset {
-    type Pointer = Arc<PortReset>;
+impl WorkItem<1> for PortWork {
+    type Pointer = Arc<PortWork>;
 
-    fn run(this: Arc<PortReset>) {
+    fn run(this: Arc<PortWork>) {
         // Cleared first: a request that comes during the read queues the next one.
         this.counters_queued.store(false, Ordering::Release);
         with_rtnl(|| {

@@ -5,7 +5,7 @@
 //!
 //! Upstream counterpart: `en_main.c` (`mlx5e_netdev_ops`).
 
-use crate::channel::shared::ReopenTarget;
+use crate::channel::shared::PortWorkTarget;
 use crate::family::params::{max_xdp_mtu, xsk_geometry, MAX_CHANNELS};
 use crate::family::stats::ChannelStats;
 use crate::family::{Family, Summary};
@@ -90,8 +90,8 @@ impl<F: Family> device::Operations for PortOps<F> {
         }
         st.open = true;
         port.sync_xsk_active(st);
-        let target: Arc<dyn ReopenTarget> = Arc::<Port<F>>::from(port);
-        *port.shared.reset.target.lock() = Some((target, ARef::from(dev)));
+        let target: Arc<dyn PortWorkTarget> = Arc::<Port<F>>::from(port);
+        *port.shared.port_work.target.lock() = Some((target, ARef::from(dev)));
         if !F::CARRIER_FROM_EVENTS {
             // As upstream mana: the carrier is on while the interface is up.
             dev.carrier_on();
@@ -101,7 +101,7 @@ impl<F: Family> device::Operations for PortOps<F> {
 
     fn stop(dev: &Device, port: ArcBorrow<'_, Port<F>>) -> Result {
         // No reopen from now on; one waiting for RTNL finds nothing to do.
-        drop(port.shared.reset.target.lock().take());
+        drop(port.shared.port_work.target.lock().take());
         let mut st = port.state.lock();
         dev.carrier_off();
         if let Err(e) = F::set_admin(&port.shared.hw, &port.shared.func, false) {

@@ -1,22 +1,22 @@
 // SPDX-License-Identifier: GPL-2.0
 
 //! The reopen of a port's channels after a fault no queue reset covers, which the channels'
-//! reopen work ([`crate::channel::shared::PortReset`]) runs under RTNL, and the read of the
+//! reopen work ([`crate::channel::shared::PortWork`]) runs under RTNL, and the read of the
 //! hardware counters that `ndo_get_stats64` asks of the same work's second item.
 //!
 //! Upstream counterpart: `en_main.c` (`mlx5e_safe_reopen_channels`, `mlx5e_tx_timeout_work`,
 //! `mlx5e_update_stats_work`).
 
-use crate::channel::shared::{Reopen, ReopenTarget};
+use crate::channel::shared::{PortWorkTarget, Reopen};
 use crate::family::Family;
 use crate::kernel_ext::net::device::Device;
 use crate::port::Port;
 use core::sync::atomic::{AtomicU32, Ordering};
 use kernel::prelude::*;
 
-impl<F: Family> ReopenTarget for Port<F> {
+impl<F: Family> PortWorkTarget for Port<F> {
     /// Reopens the channels after a fault on channel `ch` no queue reset covers
-    /// ([`crate::channel::shared::PortReset`]), and clears the request `req` once the old channels are closed
+    /// ([`crate::channel::shared::PortWork`]), and clears the request `req` once the old channels are closed
     /// (what they asked for until then is this reopen; a fault of the new ones asks again).
     /// Under RTNL.
     fn reopen(&self, dev: &Device, ch: u32, why: Reopen, req: &AtomicU32) {
