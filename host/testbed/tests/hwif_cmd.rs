@@ -861,124 +861,50 @@ fn golden_and_parse_vport_state() {
     assert!(!vport::parse_query_vport_state(&out).unwrap().is_up());
 }
 
+/// An ACCESS_REG input (opcode 0x805) of `len` bytes: op_mod (bytes 6..8) 1 = read if
+/// `read` (0 = write), register_id (bit 0x50, 16 bits) `reg`, register_data (byte 0x10)
+/// .local_port (bit 0x08) = 1, then the register's own bytes `data`.
+fn access_reg(len: usize, read: bool, reg: u16, data: &[(usize, u8)]) -> Vec<u8> {
+    let [hi, lo] = reg.to_be_bytes();
+    let mut bytes = vec![
+        (0x00, 0x08),
+        (0x01, 0x05),
+        (0x0a, hi),
+        (0x0b, lo),
+        (0x11, 0x01),
+    ];
+    if read {
+        bytes.push((0x07, 0x01));
+    }
+    bytes.extend_from_slice(data);
+    sparse(len, &bytes)
+}
+
 #[test]
 fn golden_access_reg() {
-    let want = sparse(
-        32,
-        &[
-            (0x00, 0x08), // opcode 0x805 ACCESS_REG, op_mod 0 = write
-            (0x01, 0x05),
-            (0x0a, 0x50), // register_id (bit 0x50, 16 bits) = 0x5006 PAOS
-            (0x0b, 0x06),
-            (0x11, 0x01), // register_data (byte 0x10): paos.local_port (bit 0x08) = 1
-            (0x12, 0x01), // paos.admin_status (bit 0x14, 4 bits) = 1 up
-            (0x14, 0x80), // paos.ase (bit 0x20) = 1
-        ],
-    );
+    // PAOS (0x5006) write: paos.admin_status (bit 0x14, 4 bits) = 1 up, paos.ase (bit 0x20).
+    let want = access_reg(32, false, 0x5006, &[(0x12, 0x01), (0x14, 0x80)]);
     assert_eq!(build(|b| vport::paos_set_admin(b, vport::PORT_UP)), want);
-    let want = sparse(
-        32,
-        &[
-            (0x00, 0x08), // ACCESS_REG
-            (0x01, 0x05),
-            (0x07, 0x01), // op_mod 1 = read
-            (0x0a, 0x50), // PAOS
-            (0x0b, 0x06),
-            (0x11, 0x01), // local_port 1
-        ],
-    );
-    assert_eq!(build(vport::paos_query), want);
-    let want = sparse(
-        24,
-        &[
-            (0x00, 0x08), // ACCESS_REG write
-            (0x01, 0x05),
-            (0x0a, 0x50), // register_id 0x5018 PPLR
-            (0x0b, 0x18),
-            (0x11, 0x01), // pplr.local_port = 1
-            (0x17, 0x02), // pplr.lb_en (bit 0x38, 8 bits) = PHY local loopback
-        ],
-    );
+    assert_eq!(build(vport::paos_query), access_reg(32, true, 0x5006, &[]));
+    // PPLR (0x5018) write: pplr.lb_en (bit 0x38, 8 bits) = PHY local loopback.
+    let want = access_reg(24, false, 0x5018, &[(0x17, 0x02)]);
     assert_eq!(build(|b| vport::pplr_set_loopback(b, true)), want);
-    let want = sparse(
-        48,
-        &[
-            (0x00, 0x08), // ACCESS_REG write
-            (0x01, 0x05),
-            (0x0a, 0x50), // register_id 0x5007 PFCC
-            (0x0b, 0x07),
-            (0x11, 0x01), // pfcc.local_port = 1
-            (0x18, 0x80), // pfcc.pptx (bit 0x40) = 1
-            (0x1c, 0x80), // pfcc.pprx (bit 0x60) = 1
-        ],
-    );
+    // PFCC (0x5007) write: pfcc.pptx (bit 0x40) = 1, pfcc.pprx (bit 0x60) = 1.
+    let want = access_reg(48, false, 0x5007, &[(0x18, 0x80), (0x1c, 0x80)]);
     assert_eq!(build(|b| vport::pfcc_set_pause(b, true, true)), want);
-    let want = sparse(
-        48,
-        &[
-            (0x00, 0x08), // ACCESS_REG write
-            (0x01, 0x05),
-            (0x0a, 0x50), // PFCC
-            (0x0b, 0x07),
-            (0x11, 0x01), // pfcc.local_port = 1
-            (0x18, 0x80), // pfcc.pptx = 1, pprx (bit 0x60) = 0
-        ],
-    );
+    // pptx = 1, pprx = 0.
+    let want = access_reg(48, false, 0x5007, &[(0x18, 0x80)]);
     assert_eq!(build(|b| vport::pfcc_set_pause(b, false, true)), want);
-    let want = sparse(
-        48,
-        &[
-            (0x00, 0x08),
-            (0x01, 0x05),
-            (0x07, 0x01), // op_mod 1 = read
-            (0x0a, 0x50),
-            (0x0b, 0x07),
-            (0x11, 0x01),
-        ],
-    );
-    assert_eq!(build(vport::pfcc_query), want);
-    // PTYS read (0x5004), 64-byte register: local_port 1, proto_mask (bit 0x1d, 3 bits) = 4,
-    // Ethernet.
-    let want = sparse(
-        16 + 64,
-        &[
-            (0x00, 0x08),
-            (0x01, 0x05),
-            (0x07, 0x01), // op_mod 1 = read
-            (0x0a, 0x50), // register_id 0x5004 PTYS
-            (0x0b, 0x04),
-            (0x11, 0x01), // ptys.local_port = 1
-            (0x13, 0x04), // ptys.proto_mask = MLX5_PTYS_EN
-        ],
-    );
+    assert_eq!(build(vport::pfcc_query), access_reg(48, true, 0x5007, &[]));
+    // PTYS read (0x5004), 64-byte register: proto_mask (bit 0x1d, 3 bits) = 4 Ethernet
+    // (MLX5_PTYS_EN).
+    let want = access_reg(16 + 64, true, 0x5004, &[(0x13, 0x04)]);
     assert_eq!(build(vport::ptys_query), want);
     // PPCNT read (0x5008), 256-byte register: group 0 (IEEE 802.3), then group 0x12 with
     // clr; grp is bit 0x1a (6 bits), clr bit 0x20.
-    let want = sparse(
-        272,
-        &[
-            (0x00, 0x08),
-            (0x01, 0x05),
-            (0x07, 0x01), // op_mod 1 = read
-            (0x0a, 0x50), // register_id 0x5008 PPCNT
-            (0x0b, 0x08),
-            (0x11, 0x01), // ppcnt.local_port = 1
-        ],
-    );
+    let want = access_reg(272, true, 0x5008, &[]);
     assert_eq!(build(|b| vport::ppcnt_query(b, 0, false)), want);
-    let want = sparse(
-        272,
-        &[
-            (0x00, 0x08),
-            (0x01, 0x05),
-            (0x07, 0x01),
-            (0x0a, 0x50),
-            (0x0b, 0x08),
-            (0x11, 0x01),
-            (0x13, 0x12), // ppcnt.grp = 0x12
-            (0x14, 0x80), // ppcnt.clr
-        ],
-    );
+    let want = access_reg(272, true, 0x5008, &[(0x13, 0x12), (0x14, 0x80)]);
     assert_eq!(build(|b| vport::ppcnt_query(b, 0x12, true)), want);
     let mut b = [0u8; 272];
     assert_eq!(
