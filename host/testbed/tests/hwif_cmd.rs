@@ -643,6 +643,14 @@ fn golden_modify_tir_hash() {
     );
 }
 
+/// A flow steering input of `len` bytes on table 0x9041: opcode 0x900 | `op` (bytes 0..2),
+/// table_id (bit 0xa8, 24 bits: bytes 0x15..0x18) = 0x9041, then `fields`.
+fn on_table(len: usize, op: u8, fields: &[(usize, u8)]) -> Vec<u8> {
+    let mut bytes = vec![(0x00, 0x09), (0x01, op), (0x16, 0x90), (0x17, 0x41)];
+    bytes.extend_from_slice(fields);
+    sparse(len, &bytes)
+}
+
 #[test]
 fn golden_flow_steering() {
     use rsnic_core::hwif::mlx5::cmd::fs::{self, Criteria, MatchValue};
@@ -658,23 +666,17 @@ fn golden_flow_steering() {
     out[9..12].copy_from_slice(&[0x00, 0x90, 0x41]);
     assert_eq!(fs::parse_create_flow_table(&out), Ok(0x9041));
     assert_eq!(fs::parse_create_flow_group(&out), Ok(0x9041));
-    // destroy_flow_table_in: table_id (bit 0xa8, 24 bits) = bytes 0x15..0x18.
-    let want = sparse(
-        0x40,
-        &[(0x00, 0x09), (0x01, 0x31), (0x16, 0x90), (0x17, 0x41)],
-    );
+    // destroy_flow_table_in: table_id.
+    let want = on_table(0x40, 0x31, &[]);
     assert_eq!(build(|b| fs::destroy_flow_table(b, 0x9041)), want);
     // create_flow_group_in (0x400 bytes): table_id; start_flow_index (bit 0xe0) = 4,
     // end_flow_index (bit 0x120) = 5; match_criteria_enable (bit 0x1f8) = outer headers;
     // match_criteria (bit 0x200, byte 0x40) .outer_headers.ethertype (bit 0x30, byte 0x46)
     // all ones.
-    let want = sparse(
+    let want = on_table(
         0x400,
+        0x33,
         &[
-            (0x00, 0x09),
-            (0x01, 0x33),
-            (0x16, 0x90),
-            (0x17, 0x41),
             (0x1f, 0x04),
             (0x27, 0x05),
             (0x3f, 0x01),
@@ -699,17 +701,7 @@ fn golden_flow_steering() {
         want2
     );
     // No criteria: no enable bit, nothing matched.
-    let want = sparse(
-        0x400,
-        &[
-            (0x00, 0x09),
-            (0x01, 0x33),
-            (0x16, 0x90),
-            (0x17, 0x41),
-            (0x1f, 6),
-            (0x27, 6),
-        ],
-    );
+    let want = on_table(0x400, 0x33, &[(0x1f, 6), (0x27, 6)]);
     assert_eq!(
         build(|b| fs::create_flow_group(b, 0x9041, 6, 6, Criteria::default())),
         want
@@ -720,30 +712,17 @@ fn golden_flow_steering() {
         Err(FormatError::BadParam)
     );
     // destroy_flow_group_in: table_id, group_id (bit 0xc0, 32 bits) = bytes 0x18..0x1c.
-    let want = sparse(
-        0x40,
-        &[
-            (0x00, 0x09),
-            (0x01, 0x34),
-            (0x16, 0x90),
-            (0x17, 0x41),
-            (0x1a, 0xa0),
-            (0x1b, 0x42),
-        ],
-    );
+    let want = on_table(0x40, 0x34, &[(0x1a, 0xa0), (0x1b, 0x42)]);
     assert_eq!(build(|b| fs::destroy_flow_group(b, 0x9041, 0xa042)), want);
     // set_fte_in (0x340 + one 8-byte destination): table_id; flow_index (bit 0x100) = 2;
     // flow_context (bit 0x200, byte 0x40): group_id (+0x20: bytes 0x44..0x48), action
     // (+0x70: bytes 0x4e..0x50) = FWD_DEST 4, destination_list_size (+0x88: bytes
     // 0x51..0x54) = 1, match_value (+0x200: byte 0x80) .ethertype (byte 0x86) = 0x0800,
     // .ip_protocol (byte 0x90) = 17, destination[0] (+0x1800: byte 0x340) type 2 TIR, id.
-    let want = sparse(
+    let want = on_table(
         0x348,
+        0x36,
         &[
-            (0x00, 0x09),
-            (0x01, 0x36),
-            (0x16, 0x90),
-            (0x17, 0x41),
             (0x23, 0x02),
             (0x46, 0xa0),
             (0x47, 0x42),
@@ -765,22 +744,10 @@ fn golden_flow_steering() {
         want
     );
     // delete_fte_in: table_id, flow_index (bytes 0x20..0x24) = 6.
-    let want = sparse(
-        0x40,
-        &[
-            (0x00, 0x09),
-            (0x01, 0x38),
-            (0x16, 0x90),
-            (0x17, 0x41),
-            (0x23, 6),
-        ],
-    );
+    let want = on_table(0x40, 0x38, &[(0x23, 6)]);
     assert_eq!(build(|b| fs::delete_fte(b, 0x9041, 6)), want);
     // set_flow_table_root_in: table_id; disconnect: op_mod (bytes 6..8) = 1, no table.
-    let want = sparse(
-        0x40,
-        &[(0x00, 0x09), (0x01, 0x2f), (0x16, 0x90), (0x17, 0x41)],
-    );
+    let want = on_table(0x40, 0x2f, &[]);
     assert_eq!(build(|b| fs::set_flow_table_root(b, 0x9041)), want);
     let want = sparse(0x40, &[(0x00, 0x09), (0x01, 0x2f), (0x07, 0x01)]);
     assert_eq!(build(fs::disconnect_flow_table_root), want);
