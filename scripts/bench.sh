@@ -288,6 +288,23 @@ sides() {
 	awk -v d="$d" -v g="$g" -v m="$m" 'BEGIN { printf "%.1f,%.1f\n", d, g + m }'
 }
 
+# collect BASE: the figures of run BASE (BASE.row, BASE.callgrind, BASE.attr) in row, inl,
+# full, rxdb, instr (per packet) and dg (sides), and its CSV row appended; exits if the run
+# left no figures.
+collect() {
+	local base=$1 total
+	row=$(sed -n 's/^ROW //p' "$base.row")
+	inl=$(sed -n 's/^INLINED //p' "$base.row")
+	full=$(sed -n 's/^FULL //p' "$base.row")
+	rxdb=$(sed -n 's/^RXDB //p' "$base.row")
+	total=$(awk '/^totals:/ { print $2 }' "$base.callgrind")
+	[ -n "$row" ] && [ -n "$rxdb" ] && [ -n "$total" ] ||
+		{ echo "bench: no figures in $base.*" >&2; exit 1; }
+	instr=$(awk -v t="$total" -v n="$PACKETS" 'BEGIN { printf "%.1f", t / n }')
+	dg=$(sides "$base")
+	echo "$row,$instr,$rxdb,$dg" >>"$CSV"
+}
+
 CSV=$OUT/datapath.csv
 echo "family,path,pkt_size,burst,desc_bytes_per_pkt,inbound_bytes_per_pkt,inbound_floor_per_pkt,outbound_bytes_per_pkt,doorbells_per_pkt,cqes_per_pkt,instr_per_pkt,napi_budget,rx_doorbells_per_pkt,driver_instr_per_pkt,glue_instr_per_pkt" >"$CSV"
 printf '%-13s %5s %5s %9s %9s %9s %9s %8s %8s %9s %7s %7s %7s %7s %7s\n' \
@@ -297,16 +314,9 @@ for size in "${SIZES[@]}"; do
 	for burst in "${BURSTS[@]}"; do
 		for path in "${PATHS[@]}"; do
 			base="$RUNS/$path-$size-$burst"
-			row=$(sed -n 's/^ROW //p' "$base.row")
-			inl=$(sed -n 's/^INLINED //p' "$base.row")
-			total=$(awk '/^totals:/ { print $2 }' "$base.callgrind")
-			[ -n "$row" ] && [ -n "$total" ] || { echo "bench: no figures in $base.*" >&2; exit 1; }
+			collect "$base"
 			x=$(incl "$base.callgrind" bench_driver_xmit)
 			c=$(incl "$base.callgrind" bench_driver_tx_poll)
-			instr=$(awk -v t="$total" -v n="$PACKETS" 'BEGIN { printf "%.1f", t / n }')
-			rxdb=$(sed -n 's/^RXDB //p' "$base.row")
-			dg=$(sides "$base")
-			echo "$row,$instr,$rxdb,$dg" >>"$CSV"
 			IFS=, read -r _ p s b desc inb floor outb db cqe <<<"$row"
 			awk -v p="$p" -v s="$s" -v b="$b" -v d="$desc" -v i="$inb" -v f="$floor" \
 				-v o="$outb" -v db="$db" -v c="$cqe" -v t="$instr" -v x="${x:-0}" \
@@ -322,15 +332,7 @@ printf '%-17s %6s %9s %9s %9s %8s %8s %9s %7s %7s\n' \
 	"mana path" budget desc/pkt in/pkt out/pkt db/pkt rxdb/pkt instr/pkt driver glue
 for path in "${MANA_PATHS[@]}"; do
 	for budget in "${MANA_BUDGETS[@]}"; do
-		base="$RUNS/mana-$path-$budget"
-		row=$(sed -n 's/^ROW //p' "$base.row")
-		rxdb=$(sed -n 's/^RXDB //p' "$base.row")
-		total=$(awk '/^totals:/ { print $2 }' "$base.callgrind")
-		[ -n "$row" ] && [ -n "$rxdb" ] && [ -n "$total" ] ||
-			{ echo "bench: no figures in $base.*" >&2; exit 1; }
-		instr=$(awk -v t="$total" -v n="$PACKETS" 'BEGIN { printf "%.1f", t / n }')
-		dg=$(sides "$base")
-		echo "$row,$instr,$rxdb,$dg" >>"$CSV"
+		collect "$RUNS/mana-$path-$budget"
 		IFS=, read -r _ p _ _ desc inb _ outb db _ <<<"$row"
 		printf '%-17s %6s %9s %9s %9s %8s %8s %9s %7s %7s\n' \
 			"$p" "$budget" "$desc" "$inb" "$outb" "$db" "${rxdb#*,}" "$instr" "${dg%,*}" \
@@ -344,19 +346,10 @@ printf '%-17s %5s %5s %9s %9s %9s %9s %8s %8s %9s %7s %7s %7s %7s %7s %7s %5s\n'
 for burst in "${BURSTS[@]}"; do
 	for path in "${XDP_PATHS[@]}"; do
 		base="$RUNS/$path-$XDP_SIZE-$burst"
-		row=$(sed -n 's/^ROW //p' "$base.row")
-		inl=$(sed -n 's/^INLINED //p' "$base.row")
-		full=$(sed -n 's/^FULL //p' "$base.row")
-		rxdb=$(sed -n 's/^RXDB //p' "$base.row")
-		total=$(awk '/^totals:/ { print $2 }' "$base.callgrind")
-		[ -n "$row" ] && [ -n "$rxdb" ] && [ -n "$total" ] ||
-			{ echo "bench: no figures in $base.*" >&2; exit 1; }
+		collect "$base"
 		x=$(incl "$base.callgrind" bench_xdp_xmit)
 		f=$(incl "$base.callgrind" bench_xdp_flush)
 		c=$(incl "$base.callgrind" bench_xdp_tx_poll)
-		instr=$(awk -v t="$total" -v n="$PACKETS" 'BEGIN { printf "%.1f", t / n }')
-		dg=$(sides "$base")
-		echo "$row,$instr,$rxdb,$dg" >>"$CSV"
 		IFS=, read -r _ p s b desc inb floor outb db cqe <<<"$row"
 		awk -v p="$p" -v s="$s" -v b="$b" -v d="$desc" -v i="$inb" -v fl="$floor" \
 			-v o="$outb" -v db="$db" -v c="$cqe" -v t="$instr" -v x="${x:-0}" -v f="${f:-0}" \
@@ -374,16 +367,9 @@ printf '%-17s %5s %5s %9s %9s %9s %9s %8s %8s %9s %7s %7s %7s %7s\n' \
 	glue xmit compl
 for burst in "${BURSTS[@]}"; do
 	base="$RUNS/mana-tx-$MANA_TX_SIZE-$burst"
-	row=$(sed -n 's/^ROW //p' "$base.row")
-	rxdb=$(sed -n 's/^RXDB //p' "$base.row")
-	total=$(awk '/^totals:/ { print $2 }' "$base.callgrind")
-	[ -n "$row" ] && [ -n "$rxdb" ] && [ -n "$total" ] ||
-		{ echo "bench: no figures in $base.*" >&2; exit 1; }
+	collect "$base"
 	x=$(incl "$base.callgrind" bench_mana_xmit)
 	c=$(incl "$base.callgrind" bench_mana_tx_poll)
-	instr=$(awk -v t="$total" -v n="$PACKETS" 'BEGIN { printf "%.1f", t / n }')
-	dg=$(sides "$base")
-	echo "$row,$instr,$rxdb,$dg" >>"$CSV"
 	IFS=, read -r _ p s b desc inb floor outb db cqe <<<"$row"
 	awk -v p="$p" -v s="$s" -v b="$b" -v d="$desc" -v i="$inb" -v fl="$floor" \
 		-v o="$outb" -v db="$db" -v c="$cqe" -v t="$instr" -v x="${x:-0}" -v y="${c:-0}" \

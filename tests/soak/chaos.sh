@@ -34,6 +34,18 @@ TOTAL=0
 # kmemleak (debug kernel): forget what boot left, so that the scan at the end sees the soak.
 [ -w /sys/kernel/debug/kmemleak ] && echo clear >/sys/kernel/debug/kmemleak
 
+# inject_knobs: the fault injection knobs of port A (KNOB_A) and of the peer's port B (KNOB_B).
+inject_knobs() {
+	KNOB_A=$(inject_knob "$A")
+	KNOB_B=$(inject_knob "$B" peer)
+}
+
+# snap_pair TAG: counter snapshots TAG"a" of port A and TAG"b" of the peer's port B.
+snap_pair() {
+	snap "${1}a" "$A"
+	snap "${1}b" "$B" peer
+}
+
 # tcp_round LABEL FAULT...: picks one of the FAULTs and a port at random (sets F and P,
 # "a" or "b"), injects it a moment into a 4 MB checksummed TCP transfer each way, so that
 # it lands under load, and waits for both transfers.
@@ -52,8 +64,7 @@ tcp_round() {
 soak_mlx5() {
 	RSNIC_FAMILY=mlx5
 	setup_pair
-	KNOB_A=$(inject_knob "$A")
-	KNOB_B=$(inject_knob "$B" peer)
+	inject_knobs
 	# fault kind: what it must have caused on the port it hit (tx: an SQ recovery; rx: an RQ
 	# recovery; wc: an RQ recovery of a CQE the driver found corrupt, also in rx_cqe_bad; len:
 	# rx_cqe_bad only).
@@ -64,8 +75,7 @@ soak_mlx5() {
 	)
 	FAULTS=("${!KIND[@]}")
 	declare -A WANT=([a_tx]=0 [a_rx]=0 [a_wc]=0 [a_len]=0 [b_tx]=0 [b_rx]=0 [b_wc]=0 [b_len]=0)
-	snap c0a "$A"
-	snap c0b "$B" peer
+	snap_pair c0
 	rounds=0
 	injected=0
 	end=$((SECONDS + DURATION))
@@ -77,8 +87,7 @@ soak_mlx5() {
 	done
 	# Let the last recoveries finish, then count.
 	sleep 1
-	snap c1a "$A"
-	snap c1b "$B" peer
+	snap_pair c1
 	check() {
 		local who=$1 s0=$2 s1=$3 p=$4
 		local tx=${WANT[${p}_tx]} rx=${WANT[${p}_rx]} wc=${WANT[${p}_wc]} len=${WANT[${p}_len]}
@@ -103,8 +112,7 @@ soak_mana() {
 	RSNIC_FAMILY=mana
 	setup_pair
 	quiet_pair
-	KNOB_A=$(inject_knob "$A")
-	KNOB_B=$(inject_knob "$B" peer)
+	inject_knobs
 	# fault: the counter it must have moved on the port it hit.
 	declare -A COUNTER=(
 		["tx_err"]=tx_cq_err ["tx_err 33"]=tx_cq_err ["tx_err 50"]=tx_cqe_unknown_type
@@ -119,8 +127,7 @@ soak_mana() {
 	local -A want=()
 	local c f p k n rounds=0 injected=0 packets=0 end
 	for c in "${COUNTER[@]}"; do want[a_$c]=0 want[b_$c]=0; done
-	snap c0a "$A"
-	snap c0b "$B" peer
+	snap_pair c0
 	end=$((SECONDS + DURATION))
 	while [ "$SECONDS" -lt "$end" ]; do
 		# A pktgen run with one fault; every packet accounted for.
@@ -130,8 +137,7 @@ soak_mana() {
 			p=b k=$KNOB_B f=${pg_b[$((RANDOM % ${#pg_b[@]}))]}
 		fi
 		echo "round $rounds: pktgen, $f on port ${p^^}"
-		snap p0a "$A"
-		snap p0b "$B" peer
+		snap_pair p0
 		echo "$f" >"$k"
 		pktgen_run "$A" 2048 10.10.0.2 "$MAC_B" 32
 		wait_for "round $rounds: every packet received by B or counted dropped" pg_accounted
@@ -145,8 +151,7 @@ soak_mana() {
 		rounds=$((rounds + 1))
 	done
 	sleep 1
-	snap c1a "$A"
-	snap c1b "$B" peer
+	snap_pair c1
 	for p in a b; do
 		n=0
 		for c in tx_cq_err tx_cqe_unknown_type rx_truncated eqe_bad_cq cqe_bad; do
@@ -168,8 +173,7 @@ soak_mana() {
 # or in one of the drop counters of the faults above (snapshots p1a/p1b then).
 pg_accounted() {
 	local n c
-	snap p1a "$A"
-	snap p1b "$B" peer
+	snap_pair p1
 	n=$(delta p0b p1b rx_packets)
 	for c in tx_cq_err tx_cqe_unknown_type tx_queue_dropped; do n=$((n + $(delta p0a p1a "$c"))); done
 	n=$((n + $(delta p0b p1b rx_truncated)))

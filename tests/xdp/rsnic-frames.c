@@ -59,33 +59,6 @@ static void usage(void)
 	exit(2);
 }
 
-static int parse_mac(const char *s, uint8_t *mac)
-{
-	unsigned int b[6];
-	int i;
-
-	if (sscanf(s, "%x:%x:%x:%x:%x:%x", &b[0], &b[1], &b[2], &b[3], &b[4], &b[5]) != 6)
-		return -1;
-	for (i = 0; i < 6; i++) {
-		if (b[i] > 0xff)
-			return -1;
-		mac[i] = (uint8_t)b[i];
-	}
-	return 0;
-}
-
-static void dev_mac(const char *dev, uint8_t *mac)
-{
-	char path[128], buf[64];
-	FILE *f;
-
-	snprintf(path, sizeof(path), "/sys/class/net/%s/address", dev);
-	f = fopen(path, "r");
-	if (!f || !fgets(buf, sizeof(buf), f) || parse_mac(buf, mac))
-		die("cannot read the interface's MAC address", errno);
-	fclose(f);
-}
-
 static double now(void)
 {
 	struct timespec ts;
@@ -153,14 +126,14 @@ int main(int argc, char **argv)
 		switch (opt) {
 		case O_DST:
 		case O_EDST:
-			if (parse_mac(optarg, a.dst))
+			if (tf_parse_mac(optarg, a.dst))
 				usage();
 			have_dst = opt == O_DST;
 			have_edst = opt == O_EDST;
 			break;
 		case O_SRC:
 		case O_ESRC:
-			if (parse_mac(optarg, a.src))
+			if (tf_parse_mac(optarg, a.src))
 				usage();
 			have_src = opt == O_SRC;
 			have_esrc = opt == O_ESRC;
@@ -196,8 +169,8 @@ int main(int argc, char **argv)
 			die("send needs --dst", 0);
 		if (lo < TF_MIN_LEN || hi < lo || hi > TF_MAX_LEN)
 			die("sizes must be within 60..9000", 0);
-		if (!have_src)
-			dev_mac(dev, a.src);
+		if (!have_src && tf_dev_mac(dev, a.src))
+			die("cannot read the interface's MAC address", errno);
 		if (setsockopt(fd, SOL_PACKET, PACKET_QDISC_BYPASS, &one, sizeof(one)))
 			die("PACKET_QDISC_BYPASS", errno);
 		for (seq = seq0; seq < seq0 + count; seq++) {

@@ -166,33 +166,6 @@ static void usage(void)
 	exit(2);
 }
 
-static int parse_mac(const char *s, uint8_t *mac)
-{
-	unsigned int b[6];
-	int i;
-
-	if (sscanf(s, "%x:%x:%x:%x:%x:%x", &b[0], &b[1], &b[2], &b[3], &b[4], &b[5]) != 6)
-		return -1;
-	for (i = 0; i < 6; i++) {
-		if (b[i] > 0xff)
-			return -1;
-		mac[i] = (uint8_t)b[i];
-	}
-	return 0;
-}
-
-static void dev_mac(const char *dev, uint8_t *mac)
-{
-	char path[128], buf[64];
-	FILE *f;
-
-	snprintf(path, sizeof(path), "/sys/class/net/%s/address", dev);
-	f = fopen(path, "r");
-	if (!f || !fgets(buf, sizeof(buf), f) || parse_mac(buf, mac))
-		die("cannot read the MAC address of the interface", errno);
-	fclose(f);
-}
-
 static __u64 frame_len(const struct cfg *c, __u64 seq)
 {
 	return c->size_min + (seq * 37) % (c->size_max - c->size_min + 1);
@@ -707,12 +680,12 @@ int main(int argc, char **argv)
 		case O_RATE: c.rate = atof(optarg); break;
 		case O_SEQ0: c.seq0 = strtoull(optarg, NULL, 0); break;
 		case O_DMAC:
-			if (parse_mac(optarg, c.addrs.dst))
+			if (tf_parse_mac(optarg, c.addrs.dst))
 				usage();
 			c.have_dst = 1;
 			break;
 		case O_SMAC:
-			if (parse_mac(optarg, c.addrs.src))
+			if (tf_parse_mac(optarg, c.addrs.src))
 				usage();
 			have_smac = 1;
 			break;
@@ -720,12 +693,12 @@ int main(int argc, char **argv)
 		case O_DIP: parse_ip(optarg, c.addrs.ip_dst); break;
 		case O_VERIFY: c.verify = 1; break;
 		case O_EDST:
-			if (parse_mac(optarg, c.addrs.dst))
+			if (tf_parse_mac(optarg, c.addrs.dst))
 				usage();
 			have_edst = 1;
 			break;
 		case O_ESRC:
-			if (parse_mac(optarg, c.addrs.src))
+			if (tf_parse_mac(optarg, c.addrs.src))
 				usage();
 			have_esrc = 1;
 			break;
@@ -752,8 +725,8 @@ int main(int argc, char **argv)
 	if (c.mode == TXONLY) {
 		if (!c.have_dst)
 			die("txonly needs --dst-mac", 0);
-		if (!have_smac)
-			dev_mac(c.dev, c.addrs.src);
+		if (!have_smac && tf_dev_mac(c.dev, c.addrs.src))
+			die("cannot read the MAC address of the interface", errno);
 		if (c.size_min < TF_MIN_LEN || c.size_max < c.size_min || c.size_max > c.frame_size)
 			die("frame sizes must be 60 bytes or more and fit a UMEM frame", 0);
 	}

@@ -17,11 +17,16 @@
  * A frame is TF_MIN_LEN (60) bytes or longer, so no device pads it: its length is part of
  * what the receiver checks (14 + the IPv4 total length). A receiver rebuilds the frame it
  * expects from the sequence number and length it read and compares every byte.
+ *
+ * The frame's MAC addresses come from both tools' options (tf_parse_mac) or from the
+ * sending interface (tf_dev_mac).
  */
 #ifndef RSNIC_TESTFRAME_H
 #define RSNIC_TESTFRAME_H
 
+#include <errno.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <string.h>
 
 #define TF_ETH_HLEN 14
@@ -37,6 +42,40 @@ struct tf_addrs {
 	uint8_t dst[6], src[6];
 	uint8_t ip_src[4], ip_dst[4];
 };
+
+/* Parses the MAC address s ("xx:xx:xx:xx:xx:xx") into mac; -1 if s is not one. */
+static inline int tf_parse_mac(const char *s, uint8_t *mac)
+{
+	unsigned int b[6];
+	int i;
+
+	if (sscanf(s, "%x:%x:%x:%x:%x:%x", &b[0], &b[1], &b[2], &b[3], &b[4], &b[5]) != 6)
+		return -1;
+	for (i = 0; i < 6; i++) {
+		if (b[i] > 0xff)
+			return -1;
+		mac[i] = (uint8_t)b[i];
+	}
+	return 0;
+}
+
+/* Reads the MAC address of interface dev (sysfs) into mac; -1 (errno as it was) if it cannot. */
+static inline int tf_dev_mac(const char *dev, uint8_t *mac)
+{
+	char path[128], buf[64];
+	int ret, err;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/sys/class/net/%s/address", dev);
+	f = fopen(path, "r");
+	if (!f)
+		return -1;
+	ret = fgets(buf, sizeof(buf), f) && !tf_parse_mac(buf, mac) ? 0 : -1;
+	err = errno;
+	fclose(f);
+	errno = err;
+	return ret;
+}
 
 static inline void tf_put16(uint8_t *p, uint16_t v)
 {

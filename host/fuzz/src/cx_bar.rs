@@ -5,7 +5,7 @@
 
 use std::cell::{Cell, RefCell};
 
-use rsnic_core::hwif::hw::{Barriers, DmaAddr, Mmio};
+use rsnic_core::hwif::hw::{DmaAddr, Mmio};
 
 /// BAR0 with `cmdif_rev` 5, 32 entries of 64 bytes, ready as soon as the address is written.
 #[derive(Default)]
@@ -56,8 +56,4 @@ impl Mmio for CxBar {
     }
 }
 
-impl Barriers for CxBar {
-    fn dma_wmb(&self) {}
-    fn dma_rmb(&self) {}
-    fn wmb(&self) {}
-}
+rsnic_testbed::no_barriers!(CxBar);

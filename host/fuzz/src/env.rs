@@ -16,7 +16,7 @@
 use std::cell::RefCell;
 use std::collections::HashMap;
 
-use rsnic_core::hwif::hw::{Barriers, Coherent, DmaAddr, Mmio};
+use rsnic_core::hwif::hw::{Coherent, DmaAddr, Mmio};
 use rsnic_core::hwif::mlx5::cqe::{off, Cqe64, CQE_OP_OWN_INIT};
 use rsnic_core::hwif::mlx5::rq::{RxBufProvider, RxBuffer};
 use rsnic_core::hwif::mlx5::tx::{
@@ -260,11 +260,7 @@ impl Mmio for Env {
     }
 }
 
-impl Barriers for Env {
-    fn dma_wmb(&self) {}
-    fn dma_rmb(&self) {}
-    fn wmb(&self) {}
-}
+rsnic_testbed::no_barriers!(Env);
 
 impl TxDmaMap<Pkt> for Env {
     fn map_linear(&mut self, pkt: &Pkt, offset: u32, len: u32) -> Option<DmaAddr> {

@@ -89,7 +89,7 @@ use rsnic_core::hwif::mlx5::cqe::{
 use rsnic_core::sim::mana::Fault as ManaFault;
 use rsnic_core::sim::mlx5::Fault as Mlx5Fault;
 
-use crate::glue::{TxFrame, RX_PORT, TX_PORT};
+use crate::glue::{Bar0, Env, TxFrame, RX_PORT, TX_PORT};
 use crate::mana_pair::{self, ManaConfig, ManaPair};
 use crate::pair::{Pair, PairConfig};
 
@@ -337,6 +337,21 @@ impl Check {
             self.0.push(format!("{what}: {a} != {b}"));
         }
     }
+    /// Buffers: every DMA mapping undone, BQL balanced, every RX buffer of `env` handed out
+    /// back in the pool, delivered (`delivered`), or posted in the RQ (`rx_posted`).
+    fn buffers<B: Bar0>(&mut self, env: &Env<B>, delivered: u64, rx_posted: u64) {
+        let e = env.counts();
+        self.eq("DMA maps vs unmaps", e.maps, e.unmaps);
+        self.eq("live DMA mappings", env.live_mappings() as u64, 0);
+        self.eq("BQL packets", e.bql_sent_pkts, e.bql_done_pkts);
+        self.eq("BQL bytes", e.bql_sent_bytes, e.bql_done_bytes);
+        self.eq(
+            "RX buffers handed out vs back + posted",
+            e.rx_allocs,
+            e.rx_recycled + delivered + rx_posted,
+        );
+    }
+
     fn finish(self, family: &str, seed: u64, round: u64) -> Result<(), String> {
         if self.0.is_empty() {
             Ok(())
@@ -377,9 +392,9 @@ struct Core {
 }
 
 impl Core {
-    fn new(family: &'static str, seed: u64) -> Self {
+    fn new(family: &'static str, seed: u64, only: Option<usize>) -> Self {
         Self {
-            only: None,
+            only,
             family,
             rng: Rng::new(seed),
             led: Ledger::default(),
@@ -411,12 +426,16 @@ impl Core {
         }
     }
 
-    /// The kind of the next fault, of `kinds`.
-    fn draw(&mut self, kinds: usize) -> usize {
-        match self.only {
-            Some(k) => k,
-            None => self.rng.range(0, kinds as u64 - 1) as usize,
+    /// The kind of fault to arm this round, of the family's `names`, if any: none while one
+    /// is still armed ([`Core::still_armed`]), else one with probability 1/[`FAULT_ODDS`].
+    fn next_fault(&mut self, names: &[&str]) -> Result<Option<usize>, String> {
+        if self.still_armed(names)? || !self.rng.one_in(FAULT_ODDS) {
+            return Ok(None);
         }
+        Ok(Some(match self.only {
+            Some(k) => k,
+            None => self.rng.range(0, names.len() as u64 - 1) as usize,
+        }))
     }
 
     /// Enters the received frames in the ledger; returns their sequence numbers.
@@ -526,6 +545,22 @@ const MLX5_SYNDROMES: [u8; 5] = [
     0x10,
 ];
 
+/// The [`Soak`] methods that both soaks answer alike, from their `c` ([`Core`]) and `p` (the
+/// pair, whose own methods of the same names serve).
+macro_rules! same_in_both_soaks {
+    () => {
+        fn core(&mut self) -> &mut Core {
+            &mut self.c
+        }
+        fn tx_stopped(&self) -> bool {
+            self.p.tx_stopped()
+        }
+        fn send_one(&mut self, f: &TxFrame, more: bool) -> bool {
+            self.p.send_one(f, more).is_ok()
+        }
+    };
+}
+
 struct Mlx5Soak {
     p: Pair,
     c: Core,
@@ -534,15 +569,7 @@ struct Mlx5Soak {
 }
 
 impl Soak for Mlx5Soak {
-    fn core(&mut self) -> &mut Core {
-        &mut self.c
-    }
-    fn tx_stopped(&self) -> bool {
-        self.p.tx_stopped()
-    }
-    fn send_one(&mut self, f: &TxFrame, more: bool) -> bool {
-        self.p.send_one(f, more).is_ok()
-    }
+    same_in_both_soaks!();
     fn service_poll(&mut self) -> Result<Vec<u64>, String> {
         self.p.run_device();
         self.p.poll_tx();
@@ -557,13 +584,9 @@ impl Mlx5Soak {
     }
 
     fn maybe_arm(&mut self) -> Result<(), String> {
-        if self.c.still_armed(&MLX5_FAULTS)? {
+        let Some(kind) = self.c.next_fault(&MLX5_FAULTS)? else {
             return Ok(());
-        }
-        if !self.c.rng.one_in(FAULT_ODDS) {
-            return Ok(());
-        }
-        let kind = self.c.draw(MLX5_FAULTS.len());
+        };
         let synd = MLX5_SYNDROMES[self.c.rng.range(0, MLX5_SYNDROMES.len() as u64 - 1) as usize];
         let (port, fault) = match kind {
             0 => (TX_PORT, Mlx5Fault::TxErrCqe(synd)),
@@ -633,7 +656,6 @@ impl Mlx5Soak {
             self.p.dev_rx(),
         );
         let rc = self.p.recovery_counts();
-        let e = self.p.env.counts();
         let led = &self.c.led;
         let mut c = Check(Vec::new());
         // TX: every accepted packet came back exactly once (TxBook checks each release).
@@ -695,15 +717,10 @@ impl Mlx5Soak {
             led.accepted,
             led.delivered + drops.iter().map(|d| d.1).sum::<u64>(),
         );
-        // Buffers.
-        c.eq("DMA maps vs unmaps", e.maps, e.unmaps);
-        c.eq("live DMA mappings", self.p.env.live_mappings() as u64, 0);
-        c.eq("BQL packets", e.bql_sent_pkts, e.bql_done_pkts);
-        c.eq("BQL bytes", e.bql_sent_bytes, e.bql_done_bytes);
-        c.eq(
-            "RX buffers handed out vs back + posted",
-            e.rx_allocs,
-            e.rx_recycled + led.delivered + u64::from(self.p.rq.outstanding()),
+        c.buffers(
+            &self.p.env,
+            led.delivered,
+            u64::from(self.p.rq.outstanding()),
         );
         c.eq("RX buffer allocation failures", r.buff_alloc_err, 0);
         c.finish("mlx5", self.c.seed, self.c.round)
@@ -808,10 +825,7 @@ fn mlx5_run(cfg: &ChaosConfig, only: Option<usize>) -> Result<ChaosReport, Strin
     });
     let mut s = Mlx5Soak {
         p,
-        c: Core {
-            only,
-            ..Core::new("mlx5", cfg.seed)
-        },
+        c: Core::new("mlx5", cfg.seed, only),
         faults: [0; MLX5_FAULTS.len()],
         timeouts: 0,
     };
@@ -865,15 +879,7 @@ struct ManaSoak {
 }
 
 impl Soak for ManaSoak {
-    fn core(&mut self) -> &mut Core {
-        &mut self.c
-    }
-    fn tx_stopped(&self) -> bool {
-        self.p.tx_stopped()
-    }
-    fn send_one(&mut self, f: &TxFrame, more: bool) -> bool {
-        self.p.send_one(f, more).is_ok()
-    }
+    same_in_both_soaks!();
     fn burst_cut(&mut self) {
         // Announce what was posted.
         self.p.sq.ring(&self.p.env);
@@ -889,13 +895,9 @@ impl ManaSoak {
     }
 
     fn maybe_arm(&mut self) -> Result<(), String> {
-        if self.c.still_armed(&MANA_FAULTS)? {
+        let Some(kind) = self.c.next_fault(&MANA_FAULTS)? else {
             return Ok(());
-        }
-        if !self.c.rng.one_in(FAULT_ODDS) {
-            return Ok(());
-        }
-        let kind = self.c.draw(MANA_FAULTS.len());
+        };
         let port = if self.c.rng.one_in(2) {
             TX_PORT
         } else {
@@ -1054,7 +1056,6 @@ impl ManaSoak {
             self.p.dev(RX_PORT),
             self.p.reopen_counts(),
         );
-        let e = self.p.env.counts();
         let led = &self.c.led;
         let mut c = Check(Vec::new());
         // TX: every accepted packet came back exactly once, by a completion or dropped by a
@@ -1184,16 +1185,7 @@ impl ManaSoak {
             self.p.tx_eq.stats.overflows + self.p.rx_eq.stats.overflows,
             0,
         );
-        // Buffers.
-        c.eq("DMA maps vs unmaps", e.maps, e.unmaps);
-        c.eq("live DMA mappings", self.p.env.live_mappings() as u64, 0);
-        c.eq("BQL packets", e.bql_sent_pkts, e.bql_done_pkts);
-        c.eq("BQL bytes", e.bql_sent_bytes, e.bql_done_bytes);
-        c.eq(
-            "RX buffers handed out vs back + posted",
-            e.rx_allocs,
-            e.rx_recycled + led.delivered + u64::from(self.p.rq.posted()),
-        );
+        c.buffers(&self.p.env, led.delivered, u64::from(self.p.rq.posted()));
         c.eq(
             "device DMA faults vs DmaReadFault that took effect",
             t.dma_faults + x.dma_faults,
@@ -1293,10 +1285,7 @@ fn mana_run(cfg: &ChaosConfig, only: Option<usize>) -> Result<ChaosReport, Strin
     p.rx_eq.arm(&p.env);
     let mut s = ManaSoak {
         p,
-        c: Core {
-            only,
-            ..Core::new("mana", cfg.seed)
-        },
+        c: Core::new("mana", cfg.seed, only),
         faults: [0; MANA_FAULTS.len()],
         // The first NAPI rounds arm the CQs.
         napi_tx: true,

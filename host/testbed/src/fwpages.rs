@@ -42,11 +42,7 @@ impl Mmio for FuncBar {
     }
 }
 
-impl Barriers for FuncBar {
-    fn dma_wmb(&self) {}
-    fn dma_rmb(&self) {}
-    fn wmb(&self) {}
-}
+crate::no_barriers!(FuncBar);
 
 /// Runs one command to completion on `q`, letting the device run between polls.
 pub fn exec<F: Mmio + Barriers>(

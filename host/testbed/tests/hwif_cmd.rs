@@ -643,6 +643,14 @@ fn golden_modify_tir_hash() {
     );
 }
 
+/// A flow steering input of `len` bytes on table 0x9041: opcode 0x900 | `op` (bytes 0..2),
+/// table_id (bit 0xa8, 24 bits: bytes 0x15..0x18) = 0x9041, then `fields`.
+fn on_table(len: usize, op: u8, fields: &[(usize, u8)]) -> Vec<u8> {
+    let mut bytes = vec![(0x00, 0x09), (0x01, op), (0x16, 0x90), (0x17, 0x41)];
+    bytes.extend_from_slice(fields);
+    sparse(len, &bytes)
+}
+
 #[test]
 fn golden_flow_steering() {
     use rsnic_core::hwif::mlx5::cmd::fs::{self, Criteria, MatchValue};
@@ -658,23 +666,17 @@ fn golden_flow_steering() {
     out[9..12].copy_from_slice(&[0x00, 0x90, 0x41]);
     assert_eq!(fs::parse_create_flow_table(&out), Ok(0x9041));
     assert_eq!(fs::parse_create_flow_group(&out), Ok(0x9041));
-    // destroy_flow_table_in: table_id (bit 0xa8, 24 bits) = bytes 0x15..0x18.
-    let want = sparse(
-        0x40,
-        &[(0x00, 0x09), (0x01, 0x31), (0x16, 0x90), (0x17, 0x41)],
-    );
+    // destroy_flow_table_in: table_id.
+    let want = on_table(0x40, 0x31, &[]);
     assert_eq!(build(|b| fs::destroy_flow_table(b, 0x9041)), want);
     // create_flow_group_in (0x400 bytes): table_id; start_flow_index (bit 0xe0) = 4,
     // end_flow_index (bit 0x120) = 5; match_criteria_enable (bit 0x1f8) = outer headers;
     // match_criteria (bit 0x200, byte 0x40) .outer_headers.ethertype (bit 0x30, byte 0x46)
     // all ones.
-    let want = sparse(
+    let want = on_table(
         0x400,
+        0x33,
         &[
-            (0x00, 0x09),
-            (0x01, 0x33),
-            (0x16, 0x90),
-            (0x17, 0x41),
             (0x1f, 0x04),
             (0x27, 0x05),
             (0x3f, 0x01),
@@ -699,17 +701,7 @@ fn golden_flow_steering() {
         want2
     );
     // No criteria: no enable bit, nothing matched.
-    let want = sparse(
-        0x400,
-        &[
-            (0x00, 0x09),
-            (0x01, 0x33),
-            (0x16, 0x90),
-            (0x17, 0x41),
-            (0x1f, 6),
-            (0x27, 6),
-        ],
-    );
+    let want = on_table(0x400, 0x33, &[(0x1f, 6), (0x27, 6)]);
     assert_eq!(
         build(|b| fs::create_flow_group(b, 0x9041, 6, 6, Criteria::default())),
         want
@@ -720,30 +712,17 @@ fn golden_flow_steering() {
         Err(FormatError::BadParam)
     );
     // destroy_flow_group_in: table_id, group_id (bit 0xc0, 32 bits) = bytes 0x18..0x1c.
-    let want = sparse(
-        0x40,
-        &[
-            (0x00, 0x09),
-            (0x01, 0x34),
-            (0x16, 0x90),
-            (0x17, 0x41),
-            (0x1a, 0xa0),
-            (0x1b, 0x42),
-        ],
-    );
+    let want = on_table(0x40, 0x34, &[(0x1a, 0xa0), (0x1b, 0x42)]);
     assert_eq!(build(|b| fs::destroy_flow_group(b, 0x9041, 0xa042)), want);
     // set_fte_in (0x340 + one 8-byte destination): table_id; flow_index (bit 0x100) = 2;
     // flow_context (bit 0x200, byte 0x40): group_id (+0x20: bytes 0x44..0x48), action
     // (+0x70: bytes 0x4e..0x50) = FWD_DEST 4, destination_list_size (+0x88: bytes
     // 0x51..0x54) = 1, match_value (+0x200: byte 0x80) .ethertype (byte 0x86) = 0x0800,
     // .ip_protocol (byte 0x90) = 17, destination[0] (+0x1800: byte 0x340) type 2 TIR, id.
-    let want = sparse(
+    let want = on_table(
         0x348,
+        0x36,
         &[
-            (0x00, 0x09),
-            (0x01, 0x36),
-            (0x16, 0x90),
-            (0x17, 0x41),
             (0x23, 0x02),
             (0x46, 0xa0),
             (0x47, 0x42),
@@ -765,22 +744,10 @@ fn golden_flow_steering() {
         want
     );
     // delete_fte_in: table_id, flow_index (bytes 0x20..0x24) = 6.
-    let want = sparse(
-        0x40,
-        &[
-            (0x00, 0x09),
-            (0x01, 0x38),
-            (0x16, 0x90),
-            (0x17, 0x41),
-            (0x23, 6),
-        ],
-    );
+    let want = on_table(0x40, 0x38, &[(0x23, 6)]);
     assert_eq!(build(|b| fs::delete_fte(b, 0x9041, 6)), want);
     // set_flow_table_root_in: table_id; disconnect: op_mod (bytes 6..8) = 1, no table.
-    let want = sparse(
-        0x40,
-        &[(0x00, 0x09), (0x01, 0x2f), (0x16, 0x90), (0x17, 0x41)],
-    );
+    let want = on_table(0x40, 0x2f, &[]);
     assert_eq!(build(|b| fs::set_flow_table_root(b, 0x9041)), want);
     let want = sparse(0x40, &[(0x00, 0x09), (0x01, 0x2f), (0x07, 0x01)]);
     assert_eq!(build(fs::disconnect_flow_table_root), want);
@@ -861,124 +828,50 @@ fn golden_and_parse_vport_state() {
     assert!(!vport::parse_query_vport_state(&out).unwrap().is_up());
 }
 
+/// An ACCESS_REG input (opcode 0x805) of `len` bytes: op_mod (bytes 6..8) 1 = read if
+/// `read` (0 = write), register_id (bit 0x50, 16 bits) `reg`, register_data (byte 0x10)
+/// .local_port (bit 0x08) = 1, then the register's own bytes `data`.
+fn access_reg(len: usize, read: bool, reg: u16, data: &[(usize, u8)]) -> Vec<u8> {
+    let [hi, lo] = reg.to_be_bytes();
+    let mut bytes = vec![
+        (0x00, 0x08),
+        (0x01, 0x05),
+        (0x0a, hi),
+        (0x0b, lo),
+        (0x11, 0x01),
+    ];
+    if read {
+        bytes.push((0x07, 0x01));
+    }
+    bytes.extend_from_slice(data);
+    sparse(len, &bytes)
+}
+
 #[test]
 fn golden_access_reg() {
-    let want = sparse(
-        32,
-        &[
-            (0x00, 0x08), // opcode 0x805 ACCESS_REG, op_mod 0 = write
-            (0x01, 0x05),
-            (0x0a, 0x50), // register_id (bit 0x50, 16 bits) = 0x5006 PAOS
-            (0x0b, 0x06),
-            (0x11, 0x01), // register_data (byte 0x10): paos.local_port (bit 0x08) = 1
-            (0x12, 0x01), // paos.admin_status (bit 0x14, 4 bits) = 1 up
-            (0x14, 0x80), // paos.ase (bit 0x20) = 1
-        ],
-    );
+    // PAOS (0x5006) write: paos.admin_status (bit 0x14, 4 bits) = 1 up, paos.ase (bit 0x20).
+    let want = access_reg(32, false, 0x5006, &[(0x12, 0x01), (0x14, 0x80)]);
     assert_eq!(build(|b| vport::paos_set_admin(b, vport::PORT_UP)), want);
-    let want = sparse(
-        32,
-        &[
-            (0x00, 0x08), // ACCESS_REG
-            (0x01, 0x05),
-            (0x07, 0x01), // op_mod 1 = read
-            (0x0a, 0x50), // PAOS
-            (0x0b, 0x06),
-            (0x11, 0x01), // local_port 1
-        ],
-    );
-    assert_eq!(build(vport::paos_query), want);
-    let want = sparse(
-        24,
-        &[
-            (0x00, 0x08), // ACCESS_REG write
-            (0x01, 0x05),
-            (0x0a, 0x50), // register_id 0x5018 PPLR
-            (0x0b, 0x18),
-            (0x11, 0x01), // pplr.local_port = 1
-            (0x17, 0x02), // pplr.lb_en (bit 0x38, 8 bits) = PHY local loopback
-        ],
-    );
+    assert_eq!(build(vport::paos_query), access_reg(32, true, 0x5006, &[]));
+    // PPLR (0x5018) write: pplr.lb_en (bit 0x38, 8 bits) = PHY local loopback.
+    let want = access_reg(24, false, 0x5018, &[(0x17, 0x02)]);
     assert_eq!(build(|b| vport::pplr_set_loopback(b, true)), want);
-    let want = sparse(
-        48,
-        &[
-            (0x00, 0x08), // ACCESS_REG write
-            (0x01, 0x05),
-            (0x0a, 0x50), // register_id 0x5007 PFCC
-            (0x0b, 0x07),
-            (0x11, 0x01), // pfcc.local_port = 1
-            (0x18, 0x80), // pfcc.pptx (bit 0x40) = 1
-            (0x1c, 0x80), // pfcc.pprx (bit 0x60) = 1
-        ],
-    );
+    // PFCC (0x5007) write: pfcc.pptx (bit 0x40) = 1, pfcc.pprx (bit 0x60) = 1.
+    let want = access_reg(48, false, 0x5007, &[(0x18, 0x80), (0x1c, 0x80)]);
     assert_eq!(build(|b| vport::pfcc_set_pause(b, true, true)), want);
-    let want = sparse(
-        48,
-        &[
-            (0x00, 0x08), // ACCESS_REG write
-            (0x01, 0x05),
-            (0x0a, 0x50), // PFCC
-            (0x0b, 0x07),
-            (0x11, 0x01), // pfcc.local_port = 1
-            (0x18, 0x80), // pfcc.pptx = 1, pprx (bit 0x60) = 0
-        ],
-    );
+    // pptx = 1, pprx = 0.
+    let want = access_reg(48, false, 0x5007, &[(0x18, 0x80)]);
     assert_eq!(build(|b| vport::pfcc_set_pause(b, false, true)), want);
-    let want = sparse(
-        48,
-        &[
-            (0x00, 0x08),
-            (0x01, 0x05),
-            (0x07, 0x01), // op_mod 1 = read
-            (0x0a, 0x50),
-            (0x0b, 0x07),
-            (0x11, 0x01),
-        ],
-    );
-    assert_eq!(build(vport::pfcc_query), want);
-    // PTYS read (0x5004), 64-byte register: local_port 1, proto_mask (bit 0x1d, 3 bits) = 4,
-    // Ethernet.
-    let want = sparse(
-        16 + 64,
-        &[
-            (0x00, 0x08),
-            (0x01, 0x05),
-            (0x07, 0x01), // op_mod 1 = read
-            (0x0a, 0x50), // register_id 0x5004 PTYS
-            (0x0b, 0x04),
-            (0x11, 0x01), // ptys.local_port = 1
-            (0x13, 0x04), // ptys.proto_mask = MLX5_PTYS_EN
-        ],
-    );
+    assert_eq!(build(vport::pfcc_query), access_reg(48, true, 0x5007, &[]));
+    // PTYS read (0x5004), 64-byte register: proto_mask (bit 0x1d, 3 bits) = 4 Ethernet
+    // (MLX5_PTYS_EN).
+    let want = access_reg(16 + 64, true, 0x5004, &[(0x13, 0x04)]);
     assert_eq!(build(vport::ptys_query), want);
     // PPCNT read (0x5008), 256-byte register: group 0 (IEEE 802.3), then group 0x12 with
     // clr; grp is bit 0x1a (6 bits), clr bit 0x20.
-    let want = sparse(
-        272,
-        &[
-            (0x00, 0x08),
-            (0x01, 0x05),
-            (0x07, 0x01), // op_mod 1 = read
-            (0x0a, 0x50), // register_id 0x5008 PPCNT
-            (0x0b, 0x08),
-            (0x11, 0x01), // ppcnt.local_port = 1
-        ],
-    );
+    let want = access_reg(272, true, 0x5008, &[]);
     assert_eq!(build(|b| vport::ppcnt_query(b, 0, false)), want);
-    let want = sparse(
-        272,
-        &[
-            (0x00, 0x08),
-            (0x01, 0x05),
-            (0x07, 0x01),
-            (0x0a, 0x50),
-            (0x0b, 0x08),
-            (0x11, 0x01),
-            (0x13, 0x12), // ppcnt.grp = 0x12
-            (0x14, 0x80), // ppcnt.clr
-        ],
-    );
+    let want = access_reg(272, true, 0x5008, &[(0x13, 0x12), (0x14, 0x80)]);
     assert_eq!(build(|b| vport::ppcnt_query(b, 0x12, true)), want);
     let mut b = [0u8; 272];
     assert_eq!(

@@ -3,7 +3,7 @@
 
 use std::collections::HashMap;
 
-use rsnic_core::hwif::hw::{Barriers, Coherent, DmaAddr, Mmio};
+use rsnic_core::hwif::hw::{Coherent, DmaAddr, Mmio};
 use rsnic_core::hwif::mlx5::cq::Cq;
 use rsnic_core::hwif::mlx5::sq::{SqParams, BF_OFFSET};
 use rsnic_core::hwif::mlx5::tx::{DmaEntry, InlineMode, TxDmaMap, TxPacket, TxQueue};
@@ -47,11 +47,7 @@ impl Mmio for Env {
     }
 }
 
-impl Barriers for Env {
-    fn dma_wmb(&self) {}
-    fn dma_rmb(&self) {}
-    fn wmb(&self) {}
-}
+rsnic_testbed::no_barriers!(Env);
 
 impl TxDmaMap<Pkt> for Env {
     fn map_linear(&mut self, pkt: &Pkt, offset: u32, len: u32) -> Option<DmaAddr> {

@@ -24,6 +24,21 @@ fn rx_cqe(wqe_counter: u16, len: u32) -> Cqe64 {
     c
 }
 
+/// An error CQE (RESP_ERR) for WQE `wqe_counter` with `syndrome`.
+fn err_cqe(wqe_counter: u16, syndrome: u8) -> Cqe64 {
+    let mut e = rx_cqe(wqe_counter, 0);
+    e.set_op_own(CQE_RESP_ERR, 0, 0);
+    e.set_syndrome(syndrome, 0);
+    e
+}
+
+/// The title CQE of a compressed session of `count` packets, the first for WQE `first_wc`.
+fn title_cqe(first_wc: u16, count: u32) -> Cqe64 {
+    let mut t = rx_cqe(first_wc, count);
+    t.set_op_own(CQE_RESP_SEND, CQE_FORMAT_COMPRESSED, 0);
+    t
+}
+
 /// Writes `c` at CQ counter `ctr` with that pass's owner bit.
 fn put(rq: &TestRq, ctr: u32, c: Cqe64) {
     put_cqe(rq.cq(), ctr, c);
@@ -41,6 +56,20 @@ fn dbr_writes(env: &Env) -> Vec<Vec<u8>> {
 }
 
 type Got = Vec<(u32, RxCompletion)>;
+
+/// An RQ of `2^log_sz` WQEs of one `buf_size`-byte buffer, refilled in bulks of `wqe_bulk`,
+/// every WQE posted, and its environment.
+fn posted_rq(log_sz: u8, buf_size: u32, wqe_bulk: u16) -> (Env, TestRq) {
+    let mut env = Env::new(&HostMemory::new());
+    let mut rq = make_rq(&env, log_sz, buf_size, wqe_bulk);
+    rq.post(&mut env);
+    (env, rq)
+}
+
+/// The (buffer id, length) of every completion.
+fn ids_lens(got: &Got) -> Vec<(u32, u32)> {
+    got.iter().map(|(id, c)| (*id, c.len)).collect()
+}
 
 fn napi(rq: &mut TestRq, env: &mut Env, budget: u32) -> (Got, u32) {
     let mut got = Vec::new();
@@ -78,10 +107,7 @@ fn bufs_addr(rq: &mut TestRq, env: &mut Env, i: u16) -> u64 {
 
 #[test]
 fn poll_delivers_in_order_and_posts_once_per_poll() {
-    let mem = HostMemory::new();
-    let mut env = Env::new(&mem);
-    let mut rq = make_rq(&env, 6, 2048, 8);
-    rq.post(&mut env);
+    let (mut env, mut rq) = posted_rq(6, 2048, 8);
     env.log.borrow_mut().clear();
     for i in 0..5u16 {
         put(&rq, u32::from(i), rx_cqe(i, 100 + u32::from(i)));
@@ -89,7 +115,7 @@ fn poll_delivers_in_order_and_posts_once_per_poll() {
     let (got, work) = napi(&mut rq, &mut env, 64);
     assert_eq!(work, 5);
     assert_eq!(
-        got.iter().map(|(id, c)| (*id, c.len)).collect::<Vec<_>>(),
+        ids_lens(&got),
         vec![(0, 100), (1, 101), (2, 102), (3, 103), (4, 104)]
     );
     let c = got[0].1;
@@ -119,10 +145,7 @@ fn poll_delivers_in_order_and_posts_once_per_poll() {
 
 #[test]
 fn budget_and_cq_wrap() {
-    let mem = HostMemory::new();
-    let mut env = Env::new(&mem);
-    let mut rq = make_rq(&env, 4, 256, 1);
-    rq.post(&mut env);
+    let (mut env, mut rq) = posted_rq(4, 256, 1);
     let mut ctr = 0u32;
     let mut next_id = 0u32;
     // 10 rounds of 16 packets, polled with budget 8: the CQ (16 entries) wraps 10 times.
@@ -147,15 +170,9 @@ fn budget_and_cq_wrap() {
 
 #[test]
 fn error_cqes_and_hostile_cqes() {
-    let mem = HostMemory::new();
-    let mut env = Env::new(&mem);
-    let mut rq = make_rq(&env, 4, 256, 1);
-    rq.post(&mut env);
+    let (mut env, mut rq) = posted_rq(4, 256, 1);
     // RESP_ERR: counted, buffer recycled.
-    let mut e = rx_cqe(0, 0);
-    e.set_op_own(CQE_RESP_ERR, 0, 0);
-    e.set_syndrome(SYND_LOCAL_LENGTH, 0);
-    put(&rq, 0, e);
+    put(&rq, 0, err_cqe(0, SYND_LOCAL_LENGTH));
     // byte_cnt larger than the buffer: dropped, recycled, counted.
     put(&rq, 1, rx_cqe(1, 257));
     // byte_cnt 0.
@@ -225,17 +242,12 @@ fn put_session(rq: &TestRq, c: u32, first_wc: u16, lens: &[u32]) {
         let slot = c + if j == 0 { 1 } else { 8 * j as u32 };
         cq.write(((slot & (size - 1)) * 64) as usize, &arr);
     }
-    let mut t = rx_cqe(first_wc, n as u32);
-    t.set_op_own(CQE_RESP_SEND, CQE_FORMAT_COMPRESSED, 0);
-    put(rq, c, t);
+    put(rq, c, title_cqe(first_wc, n as u32));
 }
 
 #[test]
 fn decompression_across_polls_with_owner_rewrite() {
-    let mem = HostMemory::new();
-    let mut env = Env::new(&mem);
-    let mut rq = make_rq(&env, 5, 2048, 1);
-    rq.post(&mut env);
+    let (mut env, mut rq) = posted_rq(5, 2048, 1);
     // One plain CQE, then a session of 10 at CQ index 1 (arrays at 2 and 9).
     put(&rq, 0, rx_cqe(0, 1000));
     let lens: Vec<u32> = (0..10).map(|k| 200 + k).collect();
@@ -246,7 +258,7 @@ fn decompression_across_polls_with_owner_rewrite() {
     let (got, work) = napi(&mut rq, &mut env, 4);
     assert_eq!(work, 4);
     assert_eq!(
-        got.iter().map(|(i, c)| (*i, c.len)).collect::<Vec<_>>(),
+        ids_lens(&got),
         vec![(0, 1000), (1, 200), (2, 201), (3, 202)]
     );
     // The session's first packet is the title's: it keeps the title's RSS hash
@@ -274,7 +286,7 @@ fn decompression_across_polls_with_owner_rewrite() {
     let (got, work) = napi(&mut rq, &mut env, 64);
     assert_eq!(work, 8);
     assert_eq!(
-        got.iter().map(|(i, c)| (*i, c.len)).collect::<Vec<_>>(),
+        ids_lens(&got),
         vec![
             (4, 203),
             (5, 204),
@@ -302,10 +314,7 @@ fn decompression_across_polls_with_owner_rewrite() {
 
 #[test]
 fn decompression_on_second_pass_and_bad_sessions() {
-    let mem = HostMemory::new();
-    let mut env = Env::new(&mem);
-    let mut rq = make_rq(&env, 3, 2048, 1);
-    rq.post(&mut env);
+    let (mut env, mut rq) = posted_rq(3, 2048, 1);
     // Pass 0: 6 plain CQEs.
     for i in 0..6u16 {
         put(&rq, u32::from(i), rx_cqe(i, 64));
@@ -315,7 +324,7 @@ fn decompression_on_second_pass_and_bad_sessions() {
     put_session(&rq, 6, 6, &[70, 71, 72, 73, 74]);
     let (got, _) = napi(&mut rq, &mut env, 64);
     assert_eq!(
-        got.iter().map(|(i, c)| (*i, c.len)).collect::<Vec<_>>(),
+        ids_lens(&got),
         vec![(6, 70), (7, 71), (8, 72), (9, 73), (10, 74)]
     );
     let cqb = rq.cq().buffer().clone();
@@ -332,9 +341,7 @@ fn decompression_on_second_pass_and_bad_sessions() {
     // A session of 0.
     let mut rq = make_rq(&env, 3, 2048, 1);
     rq.post(&mut env);
-    let mut t = rx_cqe(0, 0);
-    t.set_op_own(CQE_RESP_SEND, CQE_FORMAT_COMPRESSED, 0);
-    put(&rq, 0, t);
+    put(&rq, 0, title_cqe(0, 0));
     let (got, _) = napi(&mut rq, &mut env, 64);
     assert!(got.is_empty());
     assert_eq!(rq.error(), Some(RqError::BadSession { count: 0 }));
@@ -393,10 +400,7 @@ fn garbage_rx_cqs_never_deliver_twice() {
 /// the arm that follows is past it.
 #[test]
 fn stopped_rq_consumes_its_cqes_so_the_arm_does_not_fire_again() {
-    let mem = HostMemory::new();
-    let mut env = Env::new(&mem);
-    let mut rq = make_rq(&env, 4, 256, 1);
-    rq.post(&mut env);
+    let (mut env, mut rq) = posted_rq(4, 256, 1);
     // A corrupt CQE (wrong wqe_counter), then three more the device goes on writing.
     put(&rq, 0, rx_cqe(5, 64));
     for i in 1..4 {
@@ -434,18 +438,9 @@ fn stopped_rq_consumes_its_cqes_so_the_arm_does_not_fire_again() {
 /// recovery; LOCAL_LENGTH (a frame too long) does not.
 #[test]
 fn error_cqe_syndromes_that_need_recovery_stop_the_rq() {
-    let mem = HostMemory::new();
-    let mut env = Env::new(&mem);
-    let mut rq = make_rq(&env, 4, 256, 1);
-    rq.post(&mut env);
-    let mut e = rx_cqe(0, 0);
-    e.set_op_own(CQE_RESP_ERR, 0, 0);
-    e.set_syndrome(SYND_LOCAL_LENGTH, 0);
-    put(&rq, 0, e);
-    let mut e = rx_cqe(1, 0);
-    e.set_op_own(CQE_RESP_ERR, 0, 0);
-    e.set_syndrome(SYND_LOCAL_PROT, 0);
-    put(&rq, 1, e);
+    let (mut env, mut rq) = posted_rq(4, 256, 1);
+    put(&rq, 0, err_cqe(0, SYND_LOCAL_LENGTH));
+    put(&rq, 1, err_cqe(1, SYND_LOCAL_PROT));
     put(&rq, 2, rx_cqe(2, 64));
     let (got, work) = napi(&mut rq, &mut env, 64);
     assert!(got.is_empty());

@@ -3,7 +3,7 @@
 
 use std::cell::RefCell;
 
-use rsnic_core::hwif::hw::{Barriers, Coherent, Mmio};
+use rsnic_core::hwif::hw::{Coherent, Mmio};
 use rsnic_core::hwif::mana::cq::{Cq, Eq, Overflow};
 use rsnic_core::hwif::mana::fmt::*;
 use rsnic_core::sim::mana::doorbell_offset;
@@ -246,11 +246,7 @@ impl Mmio for Regs {
     }
 }
 
-impl Barriers for Regs {
-    fn dma_wmb(&self) {}
-    fn dma_rmb(&self) {}
-    fn wmb(&self) {}
-}
+rsnic_testbed::no_barriers!(Regs);
 
 fn put_cqe(buf: &HostBuf, slot: usize, owner: u8) {
     let c = Cqe {

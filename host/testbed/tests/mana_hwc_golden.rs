@@ -46,16 +46,36 @@ fn built(f: impl FnOnce(&mut [u8]) -> Result<usize, MsgError>) -> Vec<u8> {
 // ---------------------------------------------------------------------------------------
 // Requests.
 
+/// The header of a request (gdma_req_hdr): msg_type `code` for the request and for the
+/// response it asks for, req.msg_version `ver`, req.msg_size `size`, resp.msg_version
+/// `resp_ver`, resp.msg_size `resp_size`, then dev_id and activity_id.
+fn req_hdr(
+    code: u32,
+    ver: u16,
+    size: u32,
+    resp_ver: u16,
+    resp_size: u32,
+    dev: u32,
+    act: u32,
+) -> Vec<(usize, Vec<u8>)> {
+    vec![
+        (4, l32(code).to_vec()),       // req.msg_type
+        (8, l16(ver).to_vec()),        // req.msg_version
+        (12, l32(size).to_vec()),      // req.msg_size
+        (20, l32(code).to_vec()),      // resp.msg_type
+        (24, l16(resp_ver).to_vec()),  // resp.msg_version
+        (28, l32(resp_size).to_vec()), // resp.msg_size
+        (32, l32(dev).to_vec()),       // dev_id
+        (36, l32(act).to_vec()),       // activity_id
+    ]
+}
+
 fn verify_req() -> Vec<u8> {
-    v(
+    rv(
         640,
+        // GDMA_VERIFY_VF_DRIVER_VERSION, GDMA_MESSAGE_V1, sizeof(gdma_verify_ver_req) and _resp
+        req_hdr(1, 1, 640, 1, 72, 0, 0),
         &[
-            (4, &l32(1)),       // req.msg_type = GDMA_VERIFY_VF_DRIVER_VERSION
-            (8, &l16(1)),       // req.msg_version = GDMA_MESSAGE_V1
-            (12, &l32(640)),    // req.msg_size = sizeof(gdma_verify_ver_req)
-            (20, &l32(1)),      // resp.msg_type
-            (24, &l16(1)),      // resp.msg_version
-            (28, &l32(72)),     // resp.msg_size = sizeof(gdma_verify_ver_resp)
             (40, &l64(1)),      // protocol_ver_min = GDMA_PROTOCOL_FIRST
             (48, &l64(1)),      // protocol_ver_max = GDMA_PROTOCOL_LAST
             (56, &l64(0x825)),  // gd_drv_cap_flags1: bits 0, 2, 5, 11 (no 3: HWC timeout)
@@ -71,17 +91,10 @@ fn verify_req() -> Vec<u8> {
 }
 
 fn general_req(code: u32, resp_size: u32, dev: u32) -> Vec<u8> {
-    v(
+    rv(
         40,
-        &[
-            (4, &l32(code)),       // req.msg_type
-            (8, &l16(1)),          // req.msg_version
-            (12, &l32(40)),        // req.msg_size = sizeof(gdma_general_req)
-            (20, &l32(code)),      // resp.msg_type
-            (24, &l16(1)),         // resp.msg_version
-            (28, &l32(resp_size)), // resp.msg_size
-            (32, &l32(dev)),       // dev_id
-        ],
+        req_hdr(code, 1, 40, 1, resp_size, dev, 0), // msg_size = sizeof(gdma_general_req)
+        &[],
     )
 }
 
@@ -109,17 +122,11 @@ fn request_golden_vectors() {
     );
     assert_eq!(
         built(|b| req::generate_test_eqe(b, MANA.dev_id, 0x4000)),
-        v(
+        rv(
             44,
+            req_hdr(10, 1, 44, 1, 32, 0x0001_0002, 0), // GDMA_GENERATE_TEST_EQE, gdma_general_resp
             &[
-                (4, &l32(10)),           // GDMA_GENERATE_TEST_EQE
-                (8, &l16(1)),            // msg_version
-                (12, &l32(44)),          // msg_size
-                (20, &l32(10)),          // resp.msg_type
-                (24, &l16(1)),           // resp.msg_version
-                (28, &l32(32)),          // resp.msg_size = gdma_general_resp
-                (32, &l32(0x0001_0002)), // dev_id
-                (40, &l32(0x4000)),      // queue_index
+                (40, &l32(0x4000)), // queue_index
             ]
         )
     );
@@ -134,16 +141,10 @@ fn request_golden_vectors() {
     };
     assert_eq!(
         built(|b| req::create_eq(b, &spec)),
-        v(
+        rv(
             96,
+            req_hdr(12, 1, 96, 1, 36, 0x0001_0002, 0), // GDMA_CREATE_QUEUE
             &[
-                (4, &l32(12)),                     // GDMA_CREATE_QUEUE
-                (8, &l16(1)),                      // msg_version
-                (12, &l32(96)),                    // msg_size
-                (20, &l32(12)),                    // resp.msg_type
-                (24, &l16(1)),                     // resp.msg_version
-                (28, &l32(36)),                    // resp.msg_size
-                (32, &l32(0x0001_0002)),           // dev_id
                 (40, &l32(4)),                     // type = GDMA_EQ
                 (48, &l32(2)),                     // pdid
                 (52, &l32(1)),                     // doolbell_id
@@ -156,19 +157,13 @@ fn request_golden_vectors() {
     );
     assert_eq!(
         built(|b| req::disable_queue(b, MANA.dev_id, req::GDMA_EQ, 0x4001)),
-        v(
+        rv(
             52,
+            req_hdr(13, 1, 52, 1, 32, 0x0001_0002, 0), // GDMA_DISABLE_QUEUE
             &[
-                (4, &l32(13)),           // GDMA_DISABLE_QUEUE
-                (8, &l16(1)),            // msg_version
-                (12, &l32(52)),          // msg_size
-                (20, &l32(13)),          // resp.msg_type
-                (24, &l16(1)),           // resp.msg_version
-                (28, &l32(32)),          // resp.msg_size
-                (32, &l32(0x0001_0002)), // dev_id
-                (40, &l32(4)),           // type = GDMA_EQ
-                (44, &l32(0x4001)),      // queue_index
-                (48, &l32(1)),           // alloc_res_id_on_creation
+                (40, &l32(4)),      // type = GDMA_EQ
+                (44, &l32(0x4001)), // queue_index
+                (48, &l32(1)),      // alloc_res_id_on_creation
             ]
         )
     );
@@ -177,15 +172,10 @@ fn request_golden_vectors() {
     assert_eq!((n, listed), (80, 2));
     assert_eq!(
         small,
-        v(
+        rv(
             80,
+            req_hdr(25, 1, 80, 1, 40, 0, 0), // GDMA_CREATE_DMA_REGION, size 64 + 8 × 2
             &[
-                (4, &l32(25)),             // GDMA_CREATE_DMA_REGION
-                (8, &l16(1)),              // msg_version
-                (12, &l32(80)),            // msg_size = 64 + 8 × 2
-                (20, &l32(25)),            // resp.msg_type
-                (24, &l16(1)),             // resp.msg_version
-                (28, &l32(40)),            // resp.msg_size
                 (40, &l64(0x4000)),        // length
                 (56, &l32(4)),             // page_count
                 (60, &l32(2)),             // page_addr_list_len
@@ -199,15 +189,10 @@ fn request_golden_vectors() {
     assert_eq!((n, listed), (72, 2));
     assert_eq!(
         small,
-        v(
+        rv(
             72,
+            req_hdr(26, 1, 72, 1, 32, 0, 0), // GDMA_DMA_REGION_ADD_PAGES, size 56 + 8 × 2
             &[
-                (4, &l32(26)),             // GDMA_DMA_REGION_ADD_PAGES
-                (8, &l16(1)),              // msg_version
-                (12, &l32(72)),            // msg_size = 56 + 8 × 2
-                (20, &l32(26)),            // resp.msg_type
-                (24, &l16(1)),             // resp.msg_version
-                (28, &l32(32)),            // resp.msg_size
                 (40, &l64(0x77)),          // dma_region_handle
                 (48, &l32(2)),             // page_addr_list_len
                 (56, &l64(0x1_0000_5000)), // page 2
@@ -217,15 +202,10 @@ fn request_golden_vectors() {
     );
     assert_eq!(
         built(|b| req::destroy_dma_region(b, 0x77)),
-        v(
+        rv(
             48,
+            req_hdr(27, 1, 48, 1, 32, 0, 0), // GDMA_DESTROY_DMA_REGION
             &[
-                (4, &l32(27)),    // GDMA_DESTROY_DMA_REGION
-                (8, &l16(1)),     // msg_version
-                (12, &l32(48)),   // msg_size
-                (20, &l32(27)),   // resp.msg_type
-                (24, &l16(1)),    // resp.msg_version
-                (28, &l32(32)),   // resp.msg_size
                 (40, &l64(0x77)), // dma_region_handle
             ]
         )
@@ -251,17 +231,10 @@ fn request_golden_vectors() {
     };
     assert_eq!(
         built(|b| req::create_wq_obj(b, MANA, &spec)),
-        v(
+        rv(
             88,
+            req_hdr(0x20004, 1, 88, 1, 48, 0x0001_0002, 0x55), // MANA_CREATE_WQ_OBJ
             &[
-                (4, &l32(0x20004)),           // MANA_CREATE_WQ_OBJ
-                (8, &l16(1)),                 // msg_version
-                (12, &l32(88)),               // msg_size
-                (20, &l32(0x20004)),          // resp.msg_type
-                (24, &l16(1)),                // resp.msg_version
-                (28, &l32(48)),               // resp.msg_size
-                (32, &l32(0x0001_0002)),      // dev_id
-                (36, &l32(0x55)),             // activity_id
                 (40, &l64(0x7670_0000_0001)), // vport
                 (48, &l32(2)),                // wq_type = GDMA_RQ
                 (56, &l64(0x11)),             // wq_gdma_region
@@ -274,36 +247,22 @@ fn request_golden_vectors() {
     );
     assert_eq!(
         built(|b| req::destroy_wq_obj(b, MANA, req::GDMA_SQ, 0x99)),
-        v(
+        rv(
             56,
+            req_hdr(0x20005, 1, 56, 1, 32, 0x0001_0002, 0x55), // MANA_DESTROY_WQ_OBJ
             &[
-                (4, &l32(0x20005)),      // MANA_DESTROY_WQ_OBJ
-                (8, &l16(1)),            // msg_version
-                (12, &l32(56)),          // msg_size
-                (20, &l32(0x20005)),     // resp.msg_type
-                (24, &l16(1)),           // resp.msg_version
-                (28, &l32(32)),          // resp.msg_size
-                (32, &l32(0x0001_0002)), // dev_id
-                (36, &l32(0x55)),        // activity_id
-                (40, &l32(1)),           // wq_type = GDMA_SQ
-                (48, &l64(0x99)),        // wq_obj_handle
+                (40, &l32(1)),    // wq_type = GDMA_SQ
+                (48, &l64(0x99)), // wq_obj_handle
             ]
         )
     );
     assert_eq!(
         built(|b| req::fence_rq(b, MANA, 0x98)),
-        v(
+        rv(
             48,
+            req_hdr(0x20006, 1, 48, 1, 32, 0x0001_0002, 0x55), // MANA_FENCE_RQ
             &[
-                (4, &l32(0x20006)),      // MANA_FENCE_RQ
-                (8, &l16(1)),            // msg_version
-                (12, &l32(48)),          // msg_size
-                (20, &l32(0x20006)),     // resp.msg_type
-                (24, &l16(1)),           // resp.msg_version
-                (28, &l32(32)),          // resp.msg_size
-                (32, &l32(0x0001_0002)), // dev_id
-                (36, &l32(0x55)),        // activity_id
-                (40, &l64(0x98)),        // wq_obj_handle
+                (40, &l64(0x98)), // wq_obj_handle
             ]
         )
     );
@@ -322,17 +281,11 @@ fn request_golden_vectors() {
     };
     assert_eq!(
         built(|b| req::config_vport_rx(b, MANA, &steer)),
-        v(
+        rv(
             136,
+            // MANA_CONFIG_VPORT_RX, GDMA_MESSAGE_V2, size 120 + 8 × 2
+            req_hdr(0x20007, 2, 136, 1, 32, 0x0001_0002, 0x55),
             &[
-                (4, &l32(0x20007)),           // MANA_CONFIG_VPORT_RX
-                (8, &l16(2)),                 // req.msg_version = GDMA_MESSAGE_V2
-                (12, &l32(136)),              // msg_size = 120 + 8 × 2
-                (20, &l32(0x20007)),          // resp.msg_type
-                (24, &l16(1)),                // resp.msg_version
-                (28, &l32(32)),               // resp.msg_size
-                (32, &l32(0x0001_0002)),      // dev_id
-                (36, &l32(0x55)),             // activity_id
                 (40, &l64(0x7670_0000_0001)), // vport
                 (48, &l16(2)),                // num_indir_entries
                 (50, &l16(120)),              // indir_tab_offset
@@ -353,52 +306,31 @@ fn request_golden_vectors() {
 }
 
 fn dev_config_req() -> Vec<u8> {
-    v(
+    rv(
         88,
+        req_hdr(0x20001, 1, 88, 2, 80, 0x0001_0002, 0x55), // MANA_QUERY_DEV_CONFIG, resp V2
         &[
-            (4, &l32(0x20001)),      // MANA_QUERY_DEV_CONFIG
-            (8, &l16(1)),            // msg_version
-            (12, &l32(88)),          // msg_size
-            (20, &l32(0x20001)),     // resp.msg_type
-            (24, &l16(2)),           // resp.msg_version = GDMA_MESSAGE_V2
-            (28, &l32(80)),          // resp.msg_size
-            (32, &l32(0x0001_0002)), // dev_id
-            (36, &l32(0x55)),        // activity_id
-            (76, &l32(1)),           // proto_minor_ver (major 0 at 72)
-            (80, &l32(1)),           // proto_micro_ver
+            (76, &l32(1)), // proto_minor_ver (major 0 at 72)
+            (80, &l32(1)), // proto_micro_ver
         ],
     )
 }
 
 fn vport_config_req() -> Vec<u8> {
-    v(
+    rv(
         44,
+        req_hdr(0x20008, 1, 44, 1, 64, 0x0001_0002, 0x55), // MANA_QUERY_VPORT_CONFIG
         &[
-            (4, &l32(0x20008)),      // MANA_QUERY_VPORT_CONFIG
-            (8, &l16(1)),            // msg_version
-            (12, &l32(44)),          // msg_size
-            (20, &l32(0x20008)),     // resp.msg_type
-            (24, &l16(1)),           // resp.msg_version
-            (28, &l32(64)),          // resp.msg_size
-            (32, &l32(0x0001_0002)), // dev_id
-            (36, &l32(0x55)),        // activity_id
-            (40, &l32(1)),           // vport_index
+            (40, &l32(1)), // vport_index
         ],
     )
 }
 
 fn vport_tx_req() -> Vec<u8> {
-    v(
+    rv(
         56,
+        req_hdr(0x20003, 1, 56, 1, 36, 0x0001_0002, 0x55), // MANA_CONFIG_VPORT_TX
         &[
-            (4, &l32(0x20003)),           // MANA_CONFIG_VPORT_TX
-            (8, &l16(1)),                 // msg_version
-            (12, &l32(56)),               // msg_size
-            (20, &l32(0x20003)),          // resp.msg_type
-            (24, &l16(1)),                // resp.msg_version
-            (28, &l32(36)),               // resp.msg_size
-            (32, &l32(0x0001_0002)),      // dev_id
-            (36, &l32(0x55)),             // activity_id
             (40, &l64(0x7670_0000_0001)), // vport
             (48, &l32(2)),                // pdid
             (52, &l32(1)),                // doorbell_pageid
@@ -407,18 +339,11 @@ fn vport_tx_req() -> Vec<u8> {
 }
 
 fn gf_stat_req() -> Vec<u8> {
-    v(
+    rv(
         48,
+        req_hdr(0x20002, 1, 48, 2, 256, 0x0001_0002, 0x55), // MANA_QUERY_GF_STAT, resp V2
         &[
-            (4, &l32(0x20002)),      // MANA_QUERY_GF_STAT
-            (8, &l16(1)),            // msg_version
-            (12, &l32(48)),          // msg_size
-            (20, &l32(0x20002)),     // resp.msg_type
-            (24, &l16(2)),           // resp.msg_version = GDMA_MESSAGE_V2
-            (28, &l32(256)),         // resp.msg_size
-            (32, &l32(0x0001_0002)), // dev_id
-            (36, &l32(0x55)),        // activity_id
-            (40, &l64(0x7ff_ffff)),  // req_stats: every STATISTICS_FLAGS_* (bits 0..26)
+            (40, &l64(0x7ff_ffff)), // req_stats: every STATISTICS_FLAGS_* (bits 0..26)
         ],
     )
 }
@@ -445,6 +370,7 @@ fn resp_hdr(
     ]
 }
 
+/// A message of `len` bytes: the header's fields (`req_hdr`, `resp_hdr`), then the body's.
 fn rv(len: usize, hdr: Vec<(usize, Vec<u8>)>, body: &[(usize, &[u8])]) -> Vec<u8> {
     let mut b = vec![0u8; len];
     for (o, x) in hdr.iter() {
@@ -831,15 +757,10 @@ fn device_answers_golden_requests_with_golden_responses() {
     // A region of two pages, then one more with ADD_PAGES, then destroyed.
     let buf = h.mem.alloc(0x3000);
     let base = rsnic_core::hwif::hw::Coherent::dma_addr(&buf);
-    let mut create = v(
+    let mut create = rv(
         72,
+        req_hdr(25, 1, 72, 1, 40, 0, 0), // GDMA_CREATE_DMA_REGION, size 64 + 8
         &[
-            (4, &l32(25)),      // GDMA_CREATE_DMA_REGION
-            (8, &l16(1)),       // msg_version
-            (12, &l32(72)),     // msg_size = 64 + 8
-            (20, &l32(25)),     // resp.msg_type
-            (24, &l16(1)),      // resp.msg_version
-            (28, &l32(40)),     // resp.msg_size
             (40, &l64(0x3000)), // length
             (56, &l32(3)),      // page_count
             (60, &l32(1)),      // page_addr_list_len
@@ -850,16 +771,11 @@ fn device_answers_golden_requests_with_golden_responses() {
     assert_eq!(r[..32], rv(32, resp_hdr(25, 1, 40, 0, 0, 0), &[])[..]);
     let handle = u64::from_le_bytes(r[32..40].try_into().unwrap());
     assert_ne!(handle, 0);
-    let mut add = v(
+    let mut add = rv(
         72,
+        req_hdr(26, 1, 72, 1, 32, 0, 0), // GDMA_DMA_REGION_ADD_PAGES, size 56 + 8 × 2
         &[
-            (4, &l32(26)),  // GDMA_DMA_REGION_ADD_PAGES
-            (8, &l16(1)),   // msg_version
-            (12, &l32(72)), // msg_size = 56 + 8 × 2
-            (20, &l32(26)), // resp.msg_type
-            (24, &l16(1)),  // resp.msg_version
-            (28, &l32(32)), // resp.msg_size
-            (48, &l32(2)),  // page_addr_list_len
+            (48, &l32(2)), // page_addr_list_len
         ],
     );
     add[40..48].copy_from_slice(&l64(handle)); // dma_region_handle
@@ -877,16 +793,10 @@ fn device_answers_golden_requests_with_golden_responses() {
             rsnic_core::hwif::mana::hwc::HwcError::Status(sim::STATUS_INVALID_PARAMETER)
         ))
     );
-    let mut destroy = v(
+    let mut destroy = rv(
         48,
-        &[
-            (4, &l32(27)),  // GDMA_DESTROY_DMA_REGION
-            (8, &l16(1)),   // msg_version
-            (12, &l32(48)), // msg_size
-            (20, &l32(27)), // resp.msg_type
-            (24, &l16(1)),  // resp.msg_version
-            (28, &l32(32)), // resp.msg_size
-        ],
+        req_hdr(27, 1, 48, 1, 32, 0, 0), // GDMA_DESTROY_DMA_REGION
+        &[],
     );
     destroy[40..48].copy_from_slice(&l64(handle)); // dma_region_handle
     assert_eq!(
@@ -902,19 +812,12 @@ fn set_loopback_request() {
     let vport0 = 0x7670_0000_0000u64; // VPORT_HANDLE_BASE: vport 0
     assert_eq!(
         built(|b| req::set_loopback(b, MANA, vport0 + 1, true)),
-        v(
+        rv(
             56,
+            req_hdr(0x2F001, 1, 56, 1, 32, 0x0001_0002, 0x55), // RSNIC_SET_LOOPBACK
             &[
-                (4, &l32(0x2F001)),      // RSNIC_SET_LOOPBACK
-                (8, &l16(1)),            // msg_version
-                (12, &l32(56)),          // msg_size
-                (20, &l32(0x2F001)),     // resp.msg_type
-                (24, &l16(1)),           // resp.msg_version
-                (28, &l32(32)),          // resp.msg_size
-                (32, &l32(0x0001_0002)), // dev_id
-                (36, &l32(0x55)),        // activity_id
-                (40, &l64(vport0 + 1)),  // vport
-                (48, &l32(1)),           // enable
+                (40, &l64(vport0 + 1)), // vport
+                (48, &l32(1)),          // enable
             ]
         )
     );
@@ -957,37 +860,23 @@ fn pause_requests() {
     let vport0 = 0x7670_0000_0000u64; // VPORT_HANDLE_BASE: vport 0
     assert_eq!(
         built(|b| req::set_pause(b, MANA, vport0 + 1, false, true)),
-        v(
+        rv(
             56,
+            req_hdr(0x2F002, 1, 56, 1, 32, 0x0001_0002, 0x55), // RSNIC_SET_PAUSE
             &[
-                (4, &l32(0x2F002)),      // RSNIC_SET_PAUSE
-                (8, &l16(1)),            // msg_version
-                (12, &l32(56)),          // msg_size
-                (20, &l32(0x2F002)),     // resp.msg_type
-                (24, &l16(1)),           // resp.msg_version
-                (28, &l32(32)),          // resp.msg_size
-                (32, &l32(0x0001_0002)), // dev_id
-                (36, &l32(0x55)),        // activity_id
-                (40, &l64(vport0 + 1)),  // vport
-                (48, &l32(0)),           // rx
-                (52, &l32(1)),           // tx
+                (40, &l64(vport0 + 1)), // vport
+                (48, &l32(0)),          // rx
+                (52, &l32(1)),          // tx
             ]
         )
     );
     assert_eq!(
         built(|b| req::query_pause(b, MANA, vport0 + 1)),
-        v(
+        rv(
             48,
+            req_hdr(0x2F003, 1, 48, 1, 56, 0x0001_0002, 0x55), // RSNIC_QUERY_PAUSE
             &[
-                (4, &l32(0x2F003)),      // RSNIC_QUERY_PAUSE
-                (8, &l16(1)),            // msg_version
-                (12, &l32(48)),          // msg_size
-                (20, &l32(0x2F003)),     // resp.msg_type
-                (24, &l16(1)),           // resp.msg_version
-                (28, &l32(56)),          // resp.msg_size
-                (32, &l32(0x0001_0002)), // dev_id
-                (36, &l32(0x55)),        // activity_id
-                (40, &l64(vport0 + 1)),  // vport
+                (40, &l64(vport0 + 1)), // vport
             ]
         )
     );

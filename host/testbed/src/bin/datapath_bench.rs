@@ -74,6 +74,7 @@ use rsnic_core::hwif::mlx5::sq::{FifoEntry, Sq, SqParams, TxPoll, WqeInfo};
 use rsnic_core::hwif::mlx5::tx::{DmaEntry, InlineMode, TxDmaMap, TxPacket, TxQueue, TxReject};
 use rsnic_core::sim::mlx5::{api_uar_offset, CqConfig, SqConfig, SQ_DOORBELL};
 use rsnic_testbed::fixtures::Ipv4Frame;
+use rsnic_testbed::glue::TxBook;
 use rsnic_testbed::mana_pair::{self, ManaConfig, ManaEnv, ManaPair, ManaRq, ManaSq};
 use rsnic_testbed::mem::HostBuf;
 use rsnic_testbed::pair::{
@@ -153,77 +154,6 @@ const MANA_TX_BUDGET: u32 = 64;
 /// that the schedule (up to [`REAP_EVERY`] packets outstanding) is the same.
 const MANA_TX_SQ_SIZE: u32 = 1024 * 32;
 
-/// The MANA TX rows' schedule: that of [`Runner`] on a [`ManaPair`].
-struct ManaTxRunner {
-    p: ManaPair,
-    frame: TxFrame,
-    done: Vec<TxPkt>,
-    since_reap: u64,
-}
-
-impl ManaTxRunner {
-    fn reap(&mut self, measured: bool) {
-        loop {
-            let cqes = if measured {
-                bench_mana_tx_poll(&mut self.p.sq, &mut self.p.env, &mut self.done)
-            } else {
-                let done = &mut self.done;
-                self.p
-                    .sq
-                    .napi_poll(MANA_TX_BUDGET, &mut self.p.env, |x| done.push(x))
-                    .0
-                    .cqes
-            };
-            for pkt in self.done.drain(..) {
-                self.p.tx.release(pkt);
-            }
-            if cqes == 0 {
-                break;
-            }
-        }
-        self.since_reap = 0;
-    }
-
-    fn device_and_rx(&mut self) {
-        self.p.run_device();
-        while !self.p.poll_rx(RX_BUDGET).is_empty() {}
-    }
-
-    fn send(&mut self, packets: u64, burst: u64, measured: bool) {
-        let mut sent = 0;
-        while sent < packets {
-            for k in 0..burst {
-                if self.p.tx_stopped() {
-                    self.device_and_rx();
-                    self.reap(measured);
-                    assert!(!self.p.tx_stopped(), "queue still stopped after a reap");
-                }
-                let pkt = self.p.tx.make_pkt(&self.frame);
-                let id = pkt.id();
-                let more = k + 1 < burst;
-                let r = if measured {
-                    bench_mana_xmit(&mut self.p.sq, pkt, more, &mut self.p.env)
-                } else {
-                    self.p.sq.xmit(pkt, more, &mut self.p.env)
-                };
-                if let Err(e) = r {
-                    panic!("packet {id} rejected: {:?}", e.reason);
-                }
-                self.p.tx.accepted(id);
-                sent += 1;
-                self.since_reap += 1;
-            }
-            self.device_and_rx();
-            if self.since_reap >= REAP_EVERY {
-                self.reap(measured);
-            }
-        }
-        self.device_and_rx();
-        self.reap(measured);
-        assert_eq!(self.p.tx_in_flight(), 0);
-    }
-}
-
 /// One MANA TX configuration (path `tx`): the row of the TX port (port 0), as [`run_one`]'s.
 fn run_mana_tx(size: usize, burst: u64, packets: u64) -> Row {
     let p = ManaPair::new(ManaConfig {
@@ -233,7 +163,7 @@ fn run_mana_tx(size: usize, burst: u64, packets: u64) -> Row {
         track_dma: false,
         sge_keys: None,
     });
-    let mut r = ManaTxRunner {
+    let mut r = Runner {
         p,
         frame: TxFrame::linear(udp4_frame(size)),
         done: Vec::with_capacity(1024),
@@ -257,22 +187,11 @@ fn run_mana_tx(size: usize, burst: u64, packets: u64) -> Row {
     if let Err(e) = r.p.check_counters() {
         panic!("counters do not balance: {e}");
     }
-    let n = packets as f64;
-    let per = |a: u64, b: u64| (a - b) as f64 / n;
     Row {
-        family: "mana",
-        path: "tx",
-        size,
-        burst,
-        desc: per(c.wqe_bytes, base.wqe_bytes),
-        inbound: per(c.pcie.in_bytes, base.pcie.in_bytes),
-        floor: per(c.tx_floor_in_bytes, base.tx_floor_in_bytes),
-        outbound: per(c.pcie.out_bytes, base.pcie.out_bytes),
-        doorbells: per(c.sq_doorbells, base.sq_doorbells),
-        cqes: per(c.tx_cqes, base.tx_cqes),
         // MANA has no inline data path.
         inlined: 0.0,
-        rx_db: per(rx1.rq_doorbells, rx0.rq_doorbells),
+        rx_db: per_packet(rx1.rq_doorbells, rx0.rq_doorbells, packets),
+        ..Row::tx("mana", "tx", size, burst, &c, &base, packets)
     }
 }
 
@@ -328,8 +247,7 @@ fn run_mana(path: &'static str, budget: u32, packets: u64) -> (String, f64) {
     let d = p.drv_rx();
     assert_eq!(d.packets - d0.packets, packets, "every packet received");
     assert_eq!(c.hc_rx_discards_no_wqe, 0);
-    let n = packets as f64;
-    let per = |a: u64, b: u64| (a - b) as f64 / n;
+    let per = |a: u64, b: u64| per_packet(a, b, packets);
     let rxdb = per(c.rq_doorbells, b.rq_doorbells);
     let row = format!(
         "mana,{},64,32,{:.2},{:.2},{:.2},{:.2},{:.4},{:.4}",
@@ -374,70 +292,198 @@ struct Row {
     rx_db: f64,
 }
 
-struct Runner {
-    p: Pair,
+/// What a counter moved from `base` to `now`, per packet of `packets`.
+fn per_packet(now: u64, base: u64, packets: u64) -> f64 {
+    (now - base) as f64 / packets as f64
+}
+
+/// The TX port's device counters behind a [`Row`]'s figures, in either family's model.
+trait TxCounters {
+    /// The counters of `desc`, `inbound`, `floor`, `outbound`, `doorbells` and `cqes`.
+    fn tx_figures(&self) -> [u64; 6];
+}
+
+macro_rules! tx_counters {
+    ($($ty:ty),*) => {$(
+        impl TxCounters for $ty {
+            fn tx_figures(&self) -> [u64; 6] {
+                [
+                    self.wqe_bytes,
+                    self.pcie.in_bytes,
+                    self.tx_floor_in_bytes,
+                    self.pcie.out_bytes,
+                    self.sq_doorbells,
+                    self.tx_cqes,
+                ]
+            }
+        }
+    )*};
+}
+
+tx_counters!(
+    rsnic_core::sim::mlx5::PortCounters,
+    rsnic_core::sim::mana::PortCounters
+);
+
+impl Row {
+    /// A TX configuration's row: the figures from the TX port's counters `c` against `base`,
+    /// per packet of `packets`; `inlined` and `rx_db` 0, for the caller to fill in.
+    fn tx<C: TxCounters>(
+        family: &'static str,
+        path: &'static str,
+        size: usize,
+        burst: u64,
+        c: &C,
+        base: &C,
+        packets: u64,
+    ) -> Row {
+        let (c, base) = (c.tx_figures(), base.tx_figures());
+        let [desc, inbound, floor, outbound, doorbells, cqes] =
+            std::array::from_fn(|i| per_packet(c[i], base[i], packets));
+        Row {
+            family,
+            path,
+            size,
+            burst,
+            desc,
+            inbound,
+            floor,
+            outbound,
+            doorbells,
+            cqes,
+            inlined: 0.0,
+            rx_db: 0.0,
+        }
+    }
+}
+
+/// A port pair under [`Runner`]'s schedule: the mlx5 [`Pair`] or the [`ManaPair`], with its
+/// driver's xmit and TX completion, through the `bench_*` wrappers when measured.
+trait TxPair {
+    /// The stack's side of the TX packets.
+    fn book(&mut self) -> &mut TxBook;
+    /// Whether the driver stopped the TX queue.
+    fn stopped(&self) -> bool;
+    /// Packets the driver accepted and has not handed back.
+    fn in_flight(&self) -> usize;
+    /// The driver's xmit of `pkt`.
+    fn xmit(&mut self, pkt: TxPkt, more: bool, measured: bool) -> Result<(), TxReject<TxPkt>>;
+    /// One TX completion round, released packets into `done`; whether to poll again.
+    fn tx_poll(&mut self, done: &mut Vec<TxPkt>, measured: bool) -> bool;
+    /// Runs the device, then polls the peer port's RQ empty.
+    fn device_and_rx(&mut self);
+}
+
+/// The [`TxPair`] methods that both pairs' own methods of the same names answer.
+macro_rules! same_in_both_pairs {
+    () => {
+        fn book(&mut self) -> &mut TxBook {
+            &mut self.tx
+        }
+        fn stopped(&self) -> bool {
+            self.tx_stopped()
+        }
+        fn in_flight(&self) -> usize {
+            self.tx_in_flight()
+        }
+        fn device_and_rx(&mut self) {
+            self.run_device();
+            while !self.poll_rx(RX_BUDGET).is_empty() {}
+        }
+    };
+}
+
+impl TxPair for Pair {
+    same_in_both_pairs!();
+    fn xmit(&mut self, pkt: TxPkt, more: bool, measured: bool) -> Result<(), TxReject<TxPkt>> {
+        if measured {
+            bench_driver_xmit(&mut self.sq, pkt, more, &mut self.env)
+        } else {
+            self.sq.xmit(pkt, more, &mut self.env)
+        }
+    }
+    fn tx_poll(&mut self, done: &mut Vec<TxPkt>, measured: bool) -> bool {
+        let r = if measured {
+            bench_driver_tx_poll(&mut self.sq, &mut self.env, done)
+        } else {
+            self.sq.poll_cq(&mut self.env, |x| done.push(x))
+        };
+        r.busy
+    }
+}
+
+impl TxPair for ManaPair {
+    same_in_both_pairs!();
+    fn xmit(&mut self, pkt: TxPkt, more: bool, measured: bool) -> Result<(), TxReject<TxPkt>> {
+        if measured {
+            bench_mana_xmit(&mut self.sq, pkt, more, &mut self.env)
+        } else {
+            self.sq.xmit(pkt, more, &mut self.env)
+        }
+    }
+    fn tx_poll(&mut self, done: &mut Vec<TxPkt>, measured: bool) -> bool {
+        let cqes = if measured {
+            bench_mana_tx_poll(&mut self.sq, &mut self.env, done)
+        } else {
+            self.sq
+                .napi_poll(MANA_TX_BUDGET, &mut self.env, |x| done.push(x))
+                .0
+                .cqes
+        };
+        cqes != 0
+    }
+}
+
+/// The TX schedule of the mlx5 and MANA TX rows on a port pair.
+struct Runner<P> {
+    p: P,
     frame: TxFrame,
     done: Vec<TxPkt>,
     since_reap: u64,
 }
 
-impl Runner {
+impl<P: TxPair> Runner<P> {
     fn reap(&mut self, measured: bool) {
         loop {
-            let r = if measured {
-                bench_driver_tx_poll(&mut self.p.sq, &mut self.p.env, &mut self.done)
-            } else {
-                let done = &mut self.done;
-                self.p.sq.poll_cq(&mut self.p.env, |x| done.push(x))
-            };
+            let again = self.p.tx_poll(&mut self.done, measured);
             for pkt in self.done.drain(..) {
-                self.p.tx.release(pkt);
+                self.p.book().release(pkt);
             }
-            if !r.busy {
+            if !again {
                 break;
             }
         }
         self.since_reap = 0;
     }
 
-    fn device_and_rx(&mut self) {
-        self.p.run_device();
-        while !self.p.poll_rx(RX_BUDGET).is_empty() {}
-    }
-
     fn send(&mut self, packets: u64, burst: u64, measured: bool) {
         let mut sent = 0;
         while sent < packets {
             for k in 0..burst {
-                if self.p.tx_stopped() {
-                    self.device_and_rx();
+                if self.p.stopped() {
+                    self.p.device_and_rx();
                     self.reap(measured);
-                    assert!(!self.p.tx_stopped(), "queue still stopped after a reap");
+                    assert!(!self.p.stopped(), "queue still stopped after a reap");
                 }
-                let pkt = self.p.tx.make_pkt(&self.frame);
+                let pkt = self.p.book().make_pkt(&self.frame);
                 let id = pkt.id();
                 let more = k + 1 < burst;
-                let r = if measured {
-                    bench_driver_xmit(&mut self.p.sq, pkt, more, &mut self.p.env)
-                } else {
-                    self.p.sq.xmit(pkt, more, &mut self.p.env)
-                };
-                if let Err(e) = r {
+                if let Err(e) = self.p.xmit(pkt, more, measured) {
                     panic!("packet {id} rejected: {:?}", e.reason);
                 }
-                self.p.tx.accepted(id);
+                self.p.book().accepted(id);
                 sent += 1;
                 self.since_reap += 1;
             }
-            self.device_and_rx();
+            self.p.device_and_rx();
             if self.since_reap >= REAP_EVERY {
                 self.reap(measured);
             }
         }
         // Everything out and completed.
-        self.device_and_rx();
+        self.p.device_and_rx();
         self.reap(measured);
-        assert_eq!(self.p.tx_in_flight(), 0);
+        assert_eq!(self.p.in_flight(), 0);
     }
 }
 
@@ -483,22 +529,11 @@ fn run_one(path: &'static str, size: usize, burst: u64, packets: u64) -> Row {
     if let Err(e) = r.p.check_counters() {
         panic!("counters do not balance: {e}");
     }
-    let n = packets as f64;
-    let per = |a: u64, b: u64| (a - b) as f64 / n;
     Row {
-        family: "mlx5",
-        path,
-        size,
-        burst,
-        desc: per(c.wqe_bytes, base.wqe_bytes),
-        inbound: per(c.pcie.in_bytes, base.pcie.in_bytes),
-        floor: per(c.tx_floor_in_bytes, base.tx_floor_in_bytes),
-        outbound: per(c.pcie.out_bytes, base.pcie.out_bytes),
-        doorbells: per(c.sq_doorbells, base.sq_doorbells),
-        cqes: per(c.tx_cqes, base.tx_cqes),
-        inlined: per(d.inlnw, inl0),
+        inlined: per_packet(d.inlnw, inl0, packets),
         // The RQ's doorbell-record writes: the mlx5 RQ has no MMIO doorbell.
-        rx_db: per(rx_dbr1, rx_dbr0),
+        rx_db: per_packet(rx_dbr1, rx_dbr0, packets),
+        ..Row::tx("mlx5", path, size, burst, &c, &base, packets)
     }
 }
 
@@ -729,11 +764,6 @@ impl XdpRunner {
         self.since_reap = 0;
     }
 
-    fn device_and_rx(&mut self) {
-        self.p.run_device();
-        while !self.p.poll_rx(RX_BUDGET).is_empty() {}
-    }
-
     fn send(&mut self, packets: u64, burst: u64, measured: bool) {
         let mut sent = 0;
         while sent < packets {
@@ -745,7 +775,7 @@ impl XdpRunner {
                     // figures describe the usage pattern only while this stays rare.
                     self.full_events += 1;
                     self.flush(measured);
-                    self.device_and_rx();
+                    self.p.device_and_rx();
                     self.reap(measured);
                     assert!(!self.full, "XDP SQ still full after a reap");
                 }
@@ -768,12 +798,12 @@ impl XdpRunner {
                 self.since_reap += 1;
             }
             self.flush(measured);
-            self.device_and_rx();
+            self.p.device_and_rx();
             if self.since_reap >= REAP_EVERY {
                 self.reap(measured);
             }
         }
-        self.device_and_rx();
+        self.p.device_and_rx();
         self.reap(measured);
         assert_eq!(self.p.tx_in_flight(), 0);
     }
@@ -844,21 +874,10 @@ fn run_xdp(path: &'static str, size: usize, burst: u64, packets: u64) -> (Row, u
         "every frame reached the RX port"
     );
     assert_eq!(r.p.tx_in_flight(), 0);
-    let n = packets as f64;
-    let per = |a: u64, b: u64| (a - b) as f64 / n;
     let row = Row {
-        family: "mlx5",
-        path,
-        size,
-        burst,
-        desc: per(c.wqe_bytes, base.wqe_bytes),
-        inbound: per(c.pcie.in_bytes, base.pcie.in_bytes),
-        floor: per(c.tx_floor_in_bytes, base.tx_floor_in_bytes),
-        outbound: per(c.pcie.out_bytes, base.pcie.out_bytes),
-        doorbells: per(c.sq_doorbells, base.sq_doorbells),
-        cqes: per(c.tx_cqes, base.tx_cqes),
-        inlined: per(d.inlnw, d0.inlnw),
-        rx_db: per(rx_dbr1, rx_dbr0),
+        inlined: per_packet(d.inlnw, d0.inlnw, packets),
+        rx_db: per_packet(rx_dbr1, rx_dbr0, packets),
+        ..Row::tx("mlx5", path, size, burst, &c, &base, packets)
     };
     (row, r.full_events - full0)
 }
@@ -877,6 +896,48 @@ fn row_csv(r: &Row) -> String {
         r.doorbells,
         r.cqes
     )
+}
+
+/// The lines of `--one`, `--xdp` and `--mana-tx`: `ROW`, `INLINED` and `RXDB` (with the RX
+/// budget of those rows).
+fn print_row(r: &Row) {
+    println!("ROW {}", row_csv(r));
+    println!("INLINED {:.4}", r.inlined);
+    println!("RXDB {RX_BUDGET},{:.4}", r.rx_db);
+}
+
+/// A TX row of the table without arguments, under the name `name`.
+fn table_line(name: &str, r: &Row) -> String {
+    format!(
+        "{:13} {:5} {:5} {:9.2} {:9.2} {:9.2} {:9.2} {:9.4} {:7.4} {:8.3} {:8.4}",
+        name,
+        r.size,
+        r.burst,
+        r.desc,
+        r.inbound,
+        r.floor,
+        r.outbound,
+        r.doorbells,
+        r.cqes,
+        r.inlined,
+        r.rx_db
+    )
+}
+
+/// The PATH SIZE BURST arguments after `args[i]`: PATH one of `paths`, SIZE from 42 to
+/// `max_size`, BURST at least 1.
+fn path_size_burst(
+    args: &[String],
+    i: usize,
+    paths: &[&'static str],
+    max_size: usize,
+) -> Option<(&'static str, usize, u64)> {
+    let path = args
+        .get(i + 1)
+        .and_then(|s| paths.iter().find(|p| **p == s.as_str()))?;
+    let size = args.get(i + 2).and_then(|s| s.parse::<usize>().ok())?;
+    let burst = args.get(i + 3).and_then(|s| s.parse::<u64>().ok())?;
+    ((42..=max_size).contains(&size) && burst > 0).then_some((*path, size, burst))
 }
 
 fn usage() -> ExitCode {
@@ -906,33 +967,17 @@ fn main() -> ExitCode {
                 i += 2;
             }
             "--one" => {
-                let (Some(path), Some(size), Some(burst)) = (
-                    args.get(i + 1)
-                        .and_then(|s| PATHS.iter().find(|p| **p == s.as_str())),
-                    args.get(i + 2).and_then(|s| s.parse::<usize>().ok()),
-                    args.get(i + 3).and_then(|s| s.parse::<u64>().ok()),
-                ) else {
+                let Some(c) = path_size_burst(&args, i, &PATHS, 9000) else {
                     return usage();
                 };
-                if !(42..=9000).contains(&size) || burst == 0 {
-                    return usage();
-                }
-                one = Some((*path, size, burst));
+                one = Some(c);
                 i += 4;
             }
             "--xdp" => {
-                let (Some(path), Some(size), Some(burst)) = (
-                    args.get(i + 1)
-                        .and_then(|s| XDP_PATHS.iter().find(|p| **p == s.as_str())),
-                    args.get(i + 2).and_then(|s| s.parse::<usize>().ok()),
-                    args.get(i + 3).and_then(|s| s.parse::<u64>().ok()),
-                ) else {
+                let Some(c) = path_size_burst(&args, i, &XDP_PATHS, 3434) else {
                     return usage();
                 };
-                if !(42..=3434).contains(&size) || burst == 0 {
-                    return usage();
-                }
-                xdp = Some((*path, size, burst));
+                xdp = Some(c);
                 i += 4;
             }
             "--mana-tx" => {
@@ -969,25 +1014,17 @@ fn main() -> ExitCode {
         return usage();
     }
     if let Some((path, size, burst)) = one {
-        let r = run_one(path, size, burst, packets);
-        println!("ROW {}", row_csv(&r));
-        println!("INLINED {:.4}", r.inlined);
-        println!("RXDB {RX_BUDGET},{:.4}", r.rx_db);
+        print_row(&run_one(path, size, burst, packets));
         return ExitCode::SUCCESS;
     }
     if let Some((path, size, burst)) = xdp {
         let (r, full) = run_xdp(path, size, burst, packets);
-        println!("ROW {}", row_csv(&r));
-        println!("INLINED {:.4}", r.inlined);
-        println!("RXDB {RX_BUDGET},{:.4}", r.rx_db);
+        print_row(&r);
         println!("FULL {full}");
         return ExitCode::SUCCESS;
     }
     if let Some((size, burst)) = mana_tx {
-        let r = run_mana_tx(size, burst, packets);
-        println!("ROW {}", row_csv(&r));
-        println!("INLINED {:.4}", r.inlined);
-        println!("RXDB {RX_BUDGET},{:.4}", r.rx_db);
+        print_row(&run_mana_tx(size, burst, packets));
         return ExitCode::SUCCESS;
     }
     if let Some((path, budget)) = mana {
@@ -1013,21 +1050,7 @@ fn main() -> ExitCode {
     for size in SIZES {
         for burst in BURSTS {
             for path in PATHS {
-                let r = run_one(path, size, burst, packets);
-                println!(
-                    "{:13} {:5} {:5} {:9.2} {:9.2} {:9.2} {:9.2} {:9.4} {:7.4} {:8.3} {:8.4}",
-                    r.path,
-                    r.size,
-                    r.burst,
-                    r.desc,
-                    r.inbound,
-                    r.floor,
-                    r.outbound,
-                    r.doorbells,
-                    r.cqes,
-                    r.inlined,
-                    r.rx_db
-                );
+                println!("{}", table_line(path, &run_one(path, size, burst, packets)));
             }
         }
     }
@@ -1035,18 +1058,8 @@ fn main() -> ExitCode {
         for path in XDP_PATHS {
             let (r, full) = run_xdp(path, XDP_SIZE, burst, packets);
             println!(
-                "{:13} {:5} {:5} {:9.2} {:9.2} {:9.2} {:9.2} {:9.4} {:7.4} {:8.3} {:8.4}{}",
-                r.path,
-                r.size,
-                r.burst,
-                r.desc,
-                r.inbound,
-                r.floor,
-                r.outbound,
-                r.doorbells,
-                r.cqes,
-                r.inlined,
-                r.rx_db,
+                "{}{}",
+                table_line(path, &r),
                 if full > 0 {
                     format!("  (ring full {full}x)")
                 } else {
@@ -1057,20 +1070,7 @@ fn main() -> ExitCode {
     }
     for burst in BURSTS {
         let r = run_mana_tx(MANA_TX_SIZE, burst, packets);
-        println!(
-            "{:13} {:5} {:5} {:9.2} {:9.2} {:9.2} {:9.2} {:9.4} {:7.4} {:8.3} {:8.4}",
-            "mana tx",
-            r.size,
-            r.burst,
-            r.desc,
-            r.inbound,
-            r.floor,
-            r.outbound,
-            r.doorbells,
-            r.cqes,
-            r.inlined,
-            r.rx_db
-        );
+        println!("{}", table_line("mana tx", &r));
     }
     println!();
     println!(

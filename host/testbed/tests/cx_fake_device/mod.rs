@@ -8,7 +8,7 @@
 
 use std::cell::{Cell, RefCell};
 
-use rsnic_core::hwif::hw::{Barriers, BusMemory, DmaAddr, Mmio};
+use rsnic_core::hwif::hw::{BusMemory, DmaAddr, Mmio};
 use rsnic_testbed::mem::HostMemory;
 
 /// Builds an `len`-byte vector that is zero except at the listed (offset, byte) pairs.
@@ -29,11 +29,7 @@ pub fn put_be64(v: &mut [u8], o: usize, x: u64) {
 /// Barriers of a single-threaded host test: nothing to order.
 pub struct NoBarriers;
 
-impl Barriers for NoBarriers {
-    fn dma_wmb(&self) {}
-    fn dma_rmb(&self) {}
-    fn wmb(&self) {}
-}
+rsnic_testbed::no_barriers!(NoBarriers);
 
 /// A register write the driver made.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
