@@ -163,21 +163,48 @@ pub mod hdr {
     pub const LEN: usize = 16;
 }
 
-/// Zeroes `buf[..len]` and writes the input header (`opcode`, `op_mod`); returns the slice.
-pub(crate) fn start(
+/// Zeroes `buf[..len]`, writes the input header (`opcode`, `op_mod`) and then each
+/// `(field, value)` of `fields` in order (truncated to the field, as [`Field::set`] does);
+/// returns the slice, for what a list of fields does not say (addresses, lists).
+pub(crate) fn start<'a>(
+    buf: &'a mut [u8],
+    len: usize,
+    opcode: u16,
+    op_mod: u16,
+    fields: &[(Field, u64)],
+) -> Result<&'a mut [u8], FormatError> {
+    let b = built(buf, len)?;
+    b.fill(0);
+    hdr::OPCODE.set(b, u64::from(opcode));
+    hdr::OP_MOD.set(b, u64::from(op_mod));
+    set_fields(b, fields);
+    Ok(b)
+}
+
+/// A command input of `len` bytes that [`start`] writes in whole; returns `len`.
+pub(crate) fn build(
     buf: &mut [u8],
     len: usize,
     opcode: u16,
     op_mod: u16,
-) -> Result<&mut [u8], FormatError> {
+    fields: &[(Field, u64)],
+) -> Result<usize, FormatError> {
+    start(buf, len, opcode, op_mod, fields)?;
+    Ok(len)
+}
+
+/// Writes each `(field, value)` of `fields` into `b`, in order ([`Field::set`]).
+pub(crate) fn set_fields(b: &mut [u8], fields: &[(Field, u64)]) {
+    for &(f, v) in fields {
+        f.set(b, v);
+    }
+}
+
+/// The first `len` bytes of an input a builder has written (to add fields to it).
+pub(crate) fn built(buf: &mut [u8], len: usize) -> Result<&mut [u8], FormatError> {
     let have = buf.len();
-    let b = buf
-        .get_mut(..len)
-        .ok_or(FormatError::BufferTooSmall { need: len, have })?;
-    b.fill(0);
-    hdr::OPCODE.set(b, u64::from(opcode));
-    hdr::OP_MOD.set(b, u64::from(op_mod));
-    Ok(b)
+    buf.get_mut(..len)
+        .ok_or(FormatError::BufferTooSmall { need: len, have })
 }
 
 /// Checks that a completed output is at least `len` bytes; returns the slice.
@@ -213,9 +240,7 @@ pub(crate) fn fits(v: u64, width: u32) -> Result<u64, FormatError> {
 /// (the DEALLOC_* and DESTROY_* commands); returns its length.
 pub(crate) fn obj_cmd(buf: &mut [u8], opcode: u16, obj: u32) -> Result<usize, FormatError> {
     fits(u64::from(obj), 24)?;
-    let b = start(buf, hdr::LEN, opcode, 0)?;
-    hdr::OBJ_NUM.set(b, u64::from(obj));
-    Ok(hdr::LEN)
+    build(buf, hdr::LEN, opcode, 0, &[(hdr::OBJ_NUM, u64::from(obj))])
 }
 
 /// Reads the 24-bit object number at bit 0x48 of a 16-byte create / alloc output.
