@@ -16,3 +16,10 @@ pub mod mana;
 pub mod mlx5;
 pub mod pkt;
 pub mod xsk;
+
+/// Adds `n` to a free-running counter (the queues' statistics of both families,
+/// `mlx5::stats` and `mana::stats`).
+#[inline(always)]
+pub(crate) fn add(c: &mut u64, n: u64) {
+    *c = c.wrapping_add(n);
+}

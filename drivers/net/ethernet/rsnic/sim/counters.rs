@@ -5,6 +5,7 @@
 //! shows for a port (the in-kernel host in debugfs, `rsnic-devd` in its state directory); the
 //! format exists here only, so every host prints the same names.
 
+use super::pcie::PcieCounters;
 use super::{mana, mlx5};
 use core::fmt::{self, Write};
 
@@ -26,13 +27,30 @@ pub fn line(out: &mut impl Write, name: &str, value: u64) -> fmt::Result {
 
 /// Writes a ConnectX port's counters `c`, one line each.
 pub fn mlx5_text(out: &mut impl Write, c: &mlx5::PortCounters) -> fmt::Result {
-    text(out, c, MLX5)
+    text(out, c, MLX5)?;
+    pcie_text(out, &c.pcie, c.tx_floor_in_bytes)
 }
 
 /// Writes a MANA port's counters `c`, one line each.
 pub fn mana_text(out: &mut impl Write, c: &mana::PortCounters) -> fmt::Result {
-    text(out, c, MANA)
+    text(out, c, MANA)?;
+    pcie_text(out, &c.pcie, c.tx_floor_in_bytes)
 }
+
+/// The lines both families end with: the modeled PCIe traffic (`pcie`) and the floor of
+/// its inbound bytes for the packets sent (`tx_floor_in_bytes`).
+fn pcie_text(out: &mut impl Write, pcie: &PcieCounters, tx_floor_in_bytes: u64) -> fmt::Result {
+    text(out, pcie, PCIE)?;
+    line(out, "dev_tx_floor_in_bytes", tx_floor_in_bytes)
+}
+
+/// The modeled PCIe traffic of a port, either family.
+const PCIE: &[Counter<PcieCounters>] = &[
+    ("dev_pcie_in_tlps", |p| p.in_tlps),
+    ("dev_pcie_in_bytes", |p| p.in_bytes),
+    ("dev_pcie_out_tlps", |p| p.out_tlps),
+    ("dev_pcie_out_bytes", |p| p.out_bytes),
+];
 
 /// ConnectX.
 const MLX5: &[Counter<mlx5::PortCounters>] = &[
@@ -92,11 +110,6 @@ const MLX5: &[Counter<mlx5::PortCounters>] = &[
     ("dev_dma_faults", |c| c.dma_faults),
     // Queues the driver had the device create (channel opens, AF_XDP queues).
     ("dev_queues_created", |c| c.queues_created),
-    ("dev_pcie_in_tlps", |c| c.pcie.in_tlps),
-    ("dev_pcie_in_bytes", |c| c.pcie.in_bytes),
-    ("dev_pcie_out_tlps", |c| c.pcie.out_tlps),
-    ("dev_pcie_out_bytes", |c| c.pcie.out_bytes),
-    ("dev_tx_floor_in_bytes", |c| c.tx_floor_in_bytes),
 ];
 
 /// MANA.
@@ -171,9 +184,4 @@ const MANA: &[Counter<mana::PortCounters>] = &[
     ("dev_rx_pause_frames", |c| c.rx_pause_frames),
     ("dev_loopback_packets", |c| c.loopback_packets),
     ("dev_loopback_bytes", |c| c.loopback_bytes),
-    ("dev_pcie_in_tlps", |c| c.pcie.in_tlps),
-    ("dev_pcie_in_bytes", |c| c.pcie.in_bytes),
-    ("dev_pcie_out_tlps", |c| c.pcie.out_tlps),
-    ("dev_pcie_out_bytes", |c| c.pcie.out_bytes),
-    ("dev_tx_floor_in_bytes", |c| c.tx_floor_in_bytes),
 ];

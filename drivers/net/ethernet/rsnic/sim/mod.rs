@@ -18,6 +18,32 @@
 //! * [`wire`]: the wire between two ports and its 802.3x flow control (PAUSE frames),
 //!   shared by both models.
 
+/// Declares a context struct and its `EMPTY` constant (the value of an unused slot) from
+/// one list, so that each field is written once, with its type and its empty value:
+/// `vis name: Type = empty,`; then `vis const EMPTY;` says who sees the constant.
+macro_rules! with_empty {
+    (
+        $(#[$meta:meta])*
+        $vis:vis struct $name:ident {
+            $($(#[$fmeta:meta])* $fvis:vis $field:ident: $ty:ty = $empty:expr,)*
+        }
+        $(#[$emeta:meta])*
+        $evis:vis const EMPTY;
+    ) => {
+        $(#[$meta])*
+        $vis struct $name {
+            $($(#[$fmeta])* $fvis $field: $ty,)*
+        }
+
+        impl $name {
+            $(#[$emeta])*
+            $evis const EMPTY: Self = Self {
+                $($field: $empty,)*
+            };
+        }
+    };
+}
+
 pub mod counters;
 pub mod fault;
 pub mod mana;

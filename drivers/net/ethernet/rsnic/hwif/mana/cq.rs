@@ -56,6 +56,17 @@ fn read_entry<const N: usize, C: Coherent, B: Barriers>(
     }
 }
 
+/// Checks that `buf` holds a ring of `num` entries of `entry` bytes (`num` a power of two,
+/// 1..=2^24) and zeroes them; the ring's log2 size, or `None`. What [`Cq::new`] and
+/// [`Eq::new`] set up alike.
+fn zeroed_ring<C: Coherent>(buf: &C, num: u32, entry: usize) -> Option<u32> {
+    if !num.is_power_of_two() || num > 1 << 24 || buf.size() < num as usize * entry {
+        return None;
+    }
+    buf.zero(0, num as usize * entry);
+    Some(num.trailing_zeros())
+}
+
 /// CQ/EQ doorbell counts.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct CqStats {
@@ -93,15 +104,12 @@ impl<C: Coherent> Cq<C> {
     /// doorbell register at BAR0 offset `db_offset`. Zeroes the entries. `None` if the
     /// buffer is too small or `num` invalid.
     pub fn new(buf: C, id: u32, num: u32, db_offset: u32) -> Option<Self> {
-        if !num.is_power_of_two() || num > 1 << 24 || buf.size() < num as usize * CQE_SIZE {
-            return None;
-        }
-        buf.zero(0, num as usize * CQE_SIZE);
+        let log2_num = zeroed_ring(&buf, num, CQE_SIZE)?;
         Some(Self {
             buf,
             id: id & 0x00ff_ffff,
             num,
-            log2_num: num.trailing_zeros(),
+            log2_num,
             head: num,
             db_offset,
             work_since_db: 0,
@@ -260,15 +268,12 @@ impl<C: Coherent> Eq<C> {
     /// An EQ of `num` entries (a power of two, 1..=2^24) with id `id` (16 bits) and its
     /// doorbell at BAR0 offset `db_offset`. Zeroes the entries.
     pub fn new(buf: C, id: u32, num: u32, db_offset: u32) -> Option<Self> {
-        if !num.is_power_of_two() || num > 1 << 24 || buf.size() < num as usize * EQE_SIZE {
-            return None;
-        }
-        buf.zero(0, num as usize * EQE_SIZE);
+        let log2_num = zeroed_ring(&buf, num, EQE_SIZE)?;
         Some(Self {
             buf,
             id: id & 0xffff,
             num,
-            log2_num: num.trailing_zeros(),
+            log2_num,
             head: num,
             db_offset,
             stats: CqStats::default(),

@@ -55,7 +55,7 @@ mod mana;
 pub use gdma::*;
 pub use mana::*;
 
-use crate::hwif::bytes::{le16, le32, put_le16, put_le32};
+use crate::hwif::bytes::{le16, le32, put_le16, put_le32, put_le64};
 
 /// `GDMA_STANDARD_HEADER_TYPE`.
 pub const GDMA_STANDARD_HEADER_TYPE: u32 = 0;
@@ -428,10 +428,15 @@ pub struct Caller {
 
 impl Caller {
     /// Function-level GDMA requests: zero `dev_id` and `activity_id`.
-    pub const GDMA: Self = Self {
-        dev_id: DevId::NONE,
-        activity_id: 0,
-    };
+    pub const GDMA: Self = Self::dev(DevId::NONE);
+
+    /// A GDMA request for device `dev_id` (`activity_id` 0).
+    pub const fn dev(dev_id: DevId) -> Self {
+        Self {
+            dev_id,
+            activity_id: 0,
+        }
+    }
 }
 
 /// `struct gdma_req_hdr` (40 bytes): `req` 0, `resp` 16, `dev_id` 32, `activity_id` 36.
@@ -525,19 +530,78 @@ impl RespHdr {
     }
 }
 
-/// Zeroes `len` bytes of `buf` and writes the header of a request of that length; the
-/// request body is the caller's.
-fn start(
+/// A little-endian value of a request at its byte offset: a field of the body, or a
+/// header field a request sets otherwise than [`ReqHdr::new`] (a message version).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Put {
+    /// A byte.
+    U8(usize, u8),
+    /// A `u16`.
+    U16(usize, u16),
+    /// A `u32`.
+    U32(usize, u32),
+    /// A `u64`.
+    U64(usize, u64),
+}
+
+impl Put {
+    fn write(self, b: &mut [u8]) {
+        match self {
+            Put::U8(off, v) => put_u8(b, off, v),
+            Put::U16(off, v) => put_le16(b, off, v),
+            Put::U32(off, v) => put_le32(b, off, v),
+            Put::U64(off, v) => put_le64(b, off, v),
+        }
+    }
+}
+
+#[inline]
+fn put_u8(b: &mut [u8], off: usize, v: u8) {
+    if let Some(x) = b.get_mut(off) {
+        *x = v;
+    }
+}
+
+/// Zeroes `len` bytes of `buf`, writes the header of a request of that length and then
+/// each value of `body` in order; what a list of values does not say (strings, page and
+/// handle lists) is the caller's.
+fn start<'a>(
+    buf: &'a mut [u8],
+    len: usize,
+    code: u32,
+    resp_size: usize,
+    who: Caller,
+    body: &[Put],
+) -> Result<&'a mut [u8], MsgError> {
+    let b = buf.get_mut(..len).ok_or(MsgError::BufferTooSmall)?;
+    b.fill(0);
+    ReqHdr::new(code, len, resp_size, who).put(b);
+    for p in body {
+        p.write(b);
+    }
+    Ok(b)
+}
+
+/// A request of `len` bytes that [`start`] writes in whole; returns `len`.
+fn request(
     buf: &mut [u8],
     len: usize,
     code: u32,
     resp_size: usize,
     who: Caller,
-) -> Result<&mut [u8], MsgError> {
-    let b = buf.get_mut(..len).ok_or(MsgError::BufferTooSmall)?;
-    b.fill(0);
-    ReqHdr::new(code, len, resp_size, who).put(b);
-    Ok(b)
+    body: &[Put],
+) -> Result<usize, MsgError> {
+    start(buf, len, code, resp_size, who, body)?;
+    Ok(len)
+}
+
+/// Writes the bus addresses of pages `first..first + n` of the region at `base` as a
+/// list of `u64` at byte `at` of `b` (CREATE_DMA_REGION, DMA_REGION_ADD_PAGES).
+fn put_pages(b: &mut [u8], at: usize, base: u64, first: u32, n: usize) {
+    for i in 0..n {
+        let page = u64::from(first) + i as u64;
+        put_le64(b, at + 8 * i, base + page * u64::from(MANA_PAGE_SIZE));
+    }
 }
 
 /// Checks a response to a request with `code` (see the module documentation) and returns
@@ -590,6 +654,5 @@ pub fn general(
     resp_size: usize,
     who: Caller,
 ) -> Result<usize, MsgError> {
-    start(buf, REQ_HDR_SIZE, code, resp_size, who)?;
-    Ok(REQ_HDR_SIZE)
+    request(buf, REQ_HDR_SIZE, code, resp_size, who, &[])
 }

@@ -474,10 +474,7 @@ impl<'a> Probe<'a> {
                 Ok(true)
             }
             (Stage::RegisterDevice, Sub::Start) => {
-                let who = Caller {
-                    dev_id: self.info.mana,
-                    activity_id: 0,
-                };
+                let who = Caller::dev(self.info.mana);
                 self.send_general(
                     env,
                     hwc,

@@ -33,7 +33,7 @@ use super::fmt::{
 };
 use super::sq::SetupError;
 use super::stats::{add, RxStats};
-use super::wq::Wq;
+use super::wq::{Wq, WqError};
 use crate::hwif::hw::{Barriers, Coherent, Mmio};
 use crate::hwif::pkt::{RxBufProvider, RxBuffer};
 
@@ -84,21 +84,9 @@ impl RxCompletion {
     }
 }
 
-/// Why the RQ stopped consuming.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum RqError {
-    /// A CQE naming another queue or an SQ.
-    WrongQueue {
-        /// `wq_num` of the CQE.
-        wq_num: u32,
-        /// `is_sq` of the CQE.
-        is_sq: bool,
-    },
-    /// A CQE while no WQE was posted.
-    Unexpected,
-    /// The owner bits showed a CQ overflow.
-    CqOverflow,
-}
+/// Why the RQ stopped consuming: a CQE naming another queue or an SQ, a CQE while no WQE
+/// was posted, a CQ overflow.
+pub type RqError = WqError;
 
 /// Result of one poll.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]

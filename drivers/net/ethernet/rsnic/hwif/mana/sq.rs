@@ -38,7 +38,7 @@ use super::fmt::{
     MAX_TX_SGE, PKT_FMT_LONG, PKT_FMT_SHORT,
 };
 use super::stats::{add, TxStats};
-use super::wq::Wq;
+use super::wq::{Wq, WqError};
 use crate::hwif::bytes::get_be16;
 use crate::hwif::hdr::{self, L4};
 use crate::hwif::hw::{Barriers, Coherent, Mmio};
@@ -107,21 +107,9 @@ pub struct SqParams {
     pub vp_offset: u16,
 }
 
-/// Why the SQ stopped.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum SqError {
-    /// A CQE naming another queue or an RQ.
-    WrongQueue {
-        /// `wq_num` of the CQE.
-        wq_num: u32,
-        /// `is_sq` of the CQE.
-        is_sq: bool,
-    },
-    /// A CQE while no WQE was outstanding.
-    Unexpected,
-    /// The owner bits showed a CQ overflow.
-    CqOverflow,
-}
+/// Why the SQ stopped: a CQE naming another queue or an RQ, a CQE while no WQE was
+/// outstanding, a CQ overflow.
+pub type SqError = WqError;
 
 /// Result of one TX CQ poll.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]

@@ -3,11 +3,7 @@
 //! Per-queue counters with MANA's names where MANA has them (spec E.3), plus rsnic's exact
 //! event counts (doorbells, CQEs, protocol violations).
 
-/// Adds `n` to a free-running counter.
-#[inline(always)]
-pub(crate) fn add(c: &mut u64, n: u64) {
-    *c = c.wrapping_add(n);
-}
+pub(crate) use crate::hwif::add;
 
 /// Per-SQ counters (`tx_%d_*` and the global software counters).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]

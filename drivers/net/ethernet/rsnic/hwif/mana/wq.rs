@@ -14,6 +14,23 @@ use crate::hwif::hw::Coherent;
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct NoSpace;
 
+/// Why an SQ ([`super::sq::SqError`]) or an RQ ([`super::rq::RqError`]) stopped
+/// consuming its CQ.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum WqError {
+    /// A CQE naming another queue, or a queue of the other kind.
+    WrongQueue {
+        /// `wq_num` of the CQE.
+        wq_num: u32,
+        /// `is_sq` of the CQE.
+        is_sq: bool,
+    },
+    /// A CQE while no WQE was outstanding.
+    Unexpected,
+    /// The owner bits showed a CQ overflow.
+    CqOverflow,
+}
+
 /// A work queue.
 pub struct Wq<C: Coherent> {
     buf: C,

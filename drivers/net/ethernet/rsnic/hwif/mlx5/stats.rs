@@ -3,11 +3,7 @@
 //! Per-queue counters with mlx5's names (spec E.1), plus rsnic's exact event counts
 //! (doorbells, doorbell-record writes, device protocol violations).
 
-/// Adds `n` to a free-running counter.
-#[inline(always)]
-pub(crate) fn add(c: &mut u64, n: u64) {
-    *c = c.wrapping_add(n);
-}
+pub(crate) use crate::hwif::add;
 
 /// Per-SQ counters (`tx%d_*`).
 ///

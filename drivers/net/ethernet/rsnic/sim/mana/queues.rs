@@ -12,108 +12,71 @@ use super::{
 use crate::hwif::hw::DmaAddr;
 use core::ops::DerefMut;
 
-#[derive(Clone, Copy)]
-pub(super) struct WqCtx {
-    pub(super) used: bool,
-    pub(super) error: bool,
-    pub(super) buf: DmaAddr,
-    pub(super) size: u32,
-    pub(super) cq: u8,
-    /// Consumer byte offset (free-running).
-    pub(super) cons: u32,
-    /// Producer byte offset from the last accepted doorbell.
-    pub(super) tail: u32,
+with_empty! {
+    #[derive(Clone, Copy)]
+    pub(super) struct WqCtx {
+        pub(super) used: bool = false,
+        pub(super) error: bool = false,
+        pub(super) buf: DmaAddr = 0,
+        pub(super) size: u32 = 0,
+        pub(super) cq: u8 = 0,
+        /// Consumer byte offset (free-running).
+        pub(super) cons: u32 = 0,
+        /// Producer byte offset from the last accepted doorbell.
+        pub(super) tail: u32 = 0,
+    }
+    pub(super) const EMPTY;
 }
 
-impl WqCtx {
-    pub(super) const EMPTY: Self = Self {
-        used: false,
-        error: false,
-        buf: 0,
-        size: 0,
-        cq: 0,
-        cons: 0,
-        tail: 0,
-    };
+with_empty! {
+    #[derive(Clone, Copy)]
+    pub(super) struct CqCtx {
+        pub(super) used: bool = false,
+        pub(super) buf: DmaAddr = 0,
+        pub(super) num: u32 = 0,
+        /// The EQ it reports to: its global row index (`port * MAX_QUEUES + slot`; an EQ created
+        /// through the HWC may live in another port's rows).
+        pub(super) eq: Option<u16> = None,
+        /// CQEs written (0-based producer index).
+        pub(super) pi: u32 = 0,
+        pub(super) armed: bool = false,
+        pub(super) arm_tail: u32 = 0,
+        pub(super) since_db: u32 = 0,
+        pub(super) users: u8 = 0,
+    }
+    pub(super) const EMPTY;
 }
 
-#[derive(Clone, Copy)]
-pub(super) struct CqCtx {
-    pub(super) used: bool,
-    pub(super) buf: DmaAddr,
-    pub(super) num: u32,
-    /// The EQ it reports to: its global row index (`port * MAX_QUEUES + slot`; an EQ created
-    /// through the HWC may live in another port's rows).
-    pub(super) eq: Option<u16>,
-    /// CQEs written (0-based producer index).
-    pub(super) pi: u32,
-    pub(super) armed: bool,
-    pub(super) arm_tail: u32,
-    pub(super) since_db: u32,
-    pub(super) users: u8,
+with_empty! {
+    #[derive(Clone, Copy)]
+    pub(super) struct EqCtx {
+        pub(super) used: bool = false,
+        pub(super) buf: DmaAddr = 0,
+        pub(super) num: u32 = 0,
+        pub(super) vector: u16 = 0,
+        pub(super) pi: u32 = 0,
+        pub(super) armed: bool = false,
+        pub(super) arm_tail: u32 = 0,
+        /// CQs reporting to it (of any port).
+        pub(super) users: u16 = 0,
+    }
+    pub(super) const EMPTY;
 }
 
-impl CqCtx {
-    pub(super) const EMPTY: Self = Self {
-        used: false,
-        buf: 0,
-        num: 0,
-        eq: None,
-        pi: 0,
-        armed: false,
-        arm_tail: 0,
-        since_db: 0,
-        users: 0,
-    };
-}
-
-#[derive(Clone, Copy)]
-pub(super) struct EqCtx {
-    pub(super) used: bool,
-    pub(super) buf: DmaAddr,
-    pub(super) num: u32,
-    pub(super) vector: u16,
-    pub(super) pi: u32,
-    pub(super) armed: bool,
-    pub(super) arm_tail: u32,
-    /// CQs reporting to it (of any port).
-    pub(super) users: u16,
-}
-
-impl EqCtx {
-    pub(super) const EMPTY: Self = Self {
-        used: false,
-        buf: 0,
-        num: 0,
-        vector: 0,
-        pi: 0,
-        armed: false,
-        arm_tail: 0,
-        users: 0,
-    };
-}
-
-/// One row of the queue tables (an SQ, an RQ, a CQ and an EQ context). A device needs
-/// [`MAX_QUEUES`] per port; slot i of port p is entry `p * MAX_QUEUES + i`.
-#[derive(Clone, Copy)]
-pub struct QueueSet {
-    pub(super) sq: WqCtx,
-    pub(super) rq: WqCtx,
-    pub(super) cq: CqCtx,
-    pub(super) eq: EqCtx,
-    /// A share of the device's DMA region table (GDMA_CREATE_DMA_REGION).
-    pub(super) regions: [Region; REGIONS_PER_ROW],
-}
-
-impl QueueSet {
+with_empty! {
+    /// One row of the queue tables (an SQ, an RQ, a CQ and an EQ context). A device needs
+    /// [`MAX_QUEUES`] per port; slot i of port p is entry `p * MAX_QUEUES + i`.
+    #[derive(Clone, Copy)]
+    pub struct QueueSet {
+        pub(super) sq: WqCtx = WqCtx::EMPTY,
+        pub(super) rq: WqCtx = WqCtx::EMPTY,
+        pub(super) cq: CqCtx = CqCtx::EMPTY,
+        pub(super) eq: EqCtx = EqCtx::EMPTY,
+        /// A share of the device's DMA region table (GDMA_CREATE_DMA_REGION).
+        pub(super) regions: [Region; REGIONS_PER_ROW] = [Region::EMPTY; REGIONS_PER_ROW],
+    }
     /// An unused row.
-    pub const EMPTY: Self = Self {
-        sq: WqCtx::EMPTY,
-        rq: WqCtx::EMPTY,
-        cq: CqCtx::EMPTY,
-        eq: EqCtx::EMPTY,
-        regions: [Region::EMPTY; REGIONS_PER_ROW],
-    };
+    pub const EMPTY;
 }
 
 impl QueueSet {

@@ -20,30 +20,21 @@ use core::ops::DerefMut;
 
 const REGION_TAG: u64 = 0x52 << 56;
 
-/// A DMA region (GDMA_CREATE_DMA_REGION).
-#[derive(Clone, Copy)]
-pub struct Region {
-    pub(super) used: bool,
-    gen: u16,
-    pub(super) base: DmaAddr,
-    pub(super) len: u32,
-    pub(super) pages: u32,
-    pub(super) have: u32,
-    /// The queue that consumed it: (kind, id).
-    pub(super) owner: Option<(Kind, u32)>,
-}
-
-impl Region {
+with_empty! {
+    /// A DMA region (GDMA_CREATE_DMA_REGION).
+    #[derive(Clone, Copy)]
+    pub struct Region {
+        pub(super) used: bool = false,
+        gen: u16 = 0,
+        pub(super) base: DmaAddr = 0,
+        pub(super) len: u32 = 0,
+        pub(super) pages: u32 = 0,
+        pub(super) have: u32 = 0,
+        /// The queue that consumed it: (kind, id).
+        pub(super) owner: Option<(Kind, u32)> = None,
+    }
     /// An unused entry.
-    pub const EMPTY: Self = Self {
-        used: false,
-        gen: 0,
-        base: 0,
-        len: 0,
-        pages: 0,
-        have: 0,
-        owner: None,
-    };
+    pub const EMPTY;
 }
 
 /// Page `i` of a list at `off` must be 4 KiB aligned and continue the region contiguously

@@ -58,152 +58,130 @@ pub struct RqConfig {
     pub cqn: u32,
 }
 
-#[derive(Clone, Copy)]
-pub(in crate::sim) struct SqCtx {
-    pub(in crate::sim) used: bool,
-    pub(in crate::sim) state: QueueState,
-    /// The ring's memory.
-    pub(in crate::sim) buf: Ring,
-    pub(in crate::sim) log_size: u8,
-    pub(in crate::sim) dbr: DmaAddr,
-    pub(in crate::sim) cq: u8,
-    /// Device consumer counter: index of the next WQE expected.
-    pub(in crate::sim) cc: u16,
-    /// Producer counter last read from the doorbell record.
-    pub(in crate::sim) pc: u16,
-    /// UAR page (index in the function's window) whose doorbell rings this SQ.
-    pub(in crate::sim) uar: u16,
-    /// TIS slot + 1 (0: none, an SQ made through the Rust API).
-    pub(in crate::sim) tis: u8,
-    /// PD slot + 1 (0: none).
-    pub(in crate::sim) pd: u8,
-    /// `sqc.min_wqe_inline_mode`.
-    pub(in crate::sim) min_inline: u8,
-    /// `sqc.flush_in_error_en` (recorded).
-    pub(in crate::sim) flush: bool,
+with_empty! {
+    #[derive(Clone, Copy)]
+    pub(in crate::sim) struct SqCtx {
+        pub(in crate::sim) used: bool = false,
+        pub(in crate::sim) state: QueueState = QueueState::Ready,
+        /// The ring's memory.
+        pub(in crate::sim) buf: Ring = Ring::contiguous(0),
+        pub(in crate::sim) log_size: u8 = 0,
+        pub(in crate::sim) dbr: DmaAddr = 0,
+        pub(in crate::sim) cq: u8 = 0,
+        /// Device consumer counter: index of the next WQE expected.
+        pub(in crate::sim) cc: u16 = 0,
+        /// Producer counter last read from the doorbell record.
+        pub(in crate::sim) pc: u16 = 0,
+        /// UAR page (index in the function's window) whose doorbell rings this SQ.
+        pub(in crate::sim) uar: u16 = 0,
+        /// TIS slot + 1 (0: none, an SQ made through the Rust API).
+        pub(in crate::sim) tis: u8 = 0,
+        /// PD slot + 1 (0: none).
+        pub(in crate::sim) pd: u8 = 0,
+        /// `sqc.min_wqe_inline_mode`.
+        pub(in crate::sim) min_inline: u8 = 0,
+        /// `sqc.flush_in_error_en` (recorded).
+        pub(in crate::sim) flush: bool = false,
+    }
+    pub(super) const EMPTY;
 }
 
-impl SqCtx {
-    pub(super) const EMPTY: Self = Self {
-        used: false,
-        state: QueueState::Ready,
-        buf: Ring::contiguous(0),
-        log_size: 0,
-        dbr: 0,
-        cq: 0,
-        cc: 0,
-        pc: 0,
-        uar: 0,
-        tis: 0,
-        pd: 0,
-        min_inline: 0,
-        flush: false,
-    };
+with_empty! {
+    #[derive(Clone, Copy)]
+    pub(in crate::sim) struct RqCtx {
+        pub(in crate::sim) used: bool = false,
+        pub(in crate::sim) state: QueueState = QueueState::Ready,
+        /// The ring's memory.
+        pub(in crate::sim) buf: Ring = Ring::contiguous(0),
+        pub(in crate::sim) log_size: u8 = 0,
+        pub(in crate::sim) log_stride: u8 = 0,
+        pub(in crate::sim) dbr: DmaAddr = 0,
+        pub(in crate::sim) cq: u8 = 0,
+        pub(in crate::sim) cc: u16 = 0,
+        /// wqe_ctr last read from the doorbell record.
+        pub(in crate::sim) posted: u16 = 0,
+        /// PD slot + 1 (0: none).
+        pub(in crate::sim) pd: u8 = 0,
+        /// `rqc.flush_in_error_en` (recorded).
+        pub(in crate::sim) flush: bool = false,
+        /// RQTs naming this RQ.
+        pub(in crate::sim) users: u16 = 0,
+        /// The Q counter (set id; 0: none) that counts the frames it drops for lack of a WQE.
+        pub(in crate::sim) counter: u8 = 0,
+        /// Strips the C-VLAN tag of received frames (`rqc.vsd` clear), reporting it in the CQE.
+        pub(in crate::sim) strip_vlan: bool = false,
+    }
+    pub(super) const EMPTY;
 }
 
-#[derive(Clone, Copy)]
-pub(in crate::sim) struct RqCtx {
-    pub(in crate::sim) used: bool,
-    pub(in crate::sim) state: QueueState,
-    /// The ring's memory.
-    pub(in crate::sim) buf: Ring,
-    pub(in crate::sim) log_size: u8,
-    pub(in crate::sim) log_stride: u8,
-    pub(in crate::sim) dbr: DmaAddr,
-    pub(in crate::sim) cq: u8,
-    pub(in crate::sim) cc: u16,
-    /// wqe_ctr last read from the doorbell record.
-    pub(in crate::sim) posted: u16,
-    /// PD slot + 1 (0: none).
-    pub(in crate::sim) pd: u8,
-    /// `rqc.flush_in_error_en` (recorded).
-    pub(in crate::sim) flush: bool,
-    /// RQTs naming this RQ.
-    pub(in crate::sim) users: u16,
-    /// The Q counter (set id; 0: none) that counts the frames it drops for lack of a WQE.
-    pub(in crate::sim) counter: u8,
-    /// Strips the C-VLAN tag of received frames (`rqc.vsd` clear), reporting it in the CQE.
-    pub(in crate::sim) strip_vlan: bool,
+with_empty! {
+    #[derive(Clone, Copy)]
+    pub(in crate::sim) struct Session {
+        /// CQEs in the session (0 = none open).
+        pub(in crate::sim) n: u32 = 0,
+        /// CQ index of the title.
+        pub(in crate::sim) start: u32 = 0,
+        /// RQ slot the session belongs to.
+        pub(in crate::sim) rq: u8 = 0,
+        /// wqe_counter of the last CQE added.
+        pub(in crate::sim) last_wc: u16 = 0,
+        pub(in crate::sim) title: [u8; 64] = [0; 64],
+        pub(in crate::sim) arr: [u8; 64] = [0; 64],
+    }
+    pub(super) const EMPTY;
 }
 
-impl RqCtx {
-    pub(super) const EMPTY: Self = Self {
-        used: false,
-        state: QueueState::Ready,
-        buf: Ring::contiguous(0),
-        log_size: 0,
-        log_stride: 0,
-        dbr: 0,
-        cq: 0,
-        cc: 0,
-        posted: 0,
-        pd: 0,
-        flush: false,
-        users: 0,
-        counter: 0,
-        strip_vlan: false,
-    };
+with_empty! {
+    #[derive(Clone, Copy)]
+    pub(in crate::sim) struct CqCtx {
+        pub(in crate::sim) used: bool = false,
+        pub(in crate::sim) error: bool = false,
+        /// The CQE buffer's memory.
+        pub(in crate::sim) buf: Ring = Ring::contiguous(0),
+        pub(in crate::sim) log_size: u8 = 0,
+        pub(in crate::sim) dbr: DmaAddr = 0,
+        /// Vector raised directly when `eq` is 0 (CQs made through the Rust API).
+        pub(in crate::sim) vector: u16 = 0,
+        /// EQ slot + 1 that gets this CQ's completion EQEs (0: raise `vector` directly).
+        pub(in crate::sim) eq: u8 = 0,
+        /// UAR page whose arm doorbell arms this CQ.
+        pub(in crate::sim) uar: u16 = 0,
+        pub(in crate::sim) compress: bool = false,
+        /// Producer index (CQ indices reserved so far).
+        pub(in crate::sim) pi: u32 = 0,
+        /// Consumer index last read from set_ci.
+        pub(in crate::sim) ci: u32 = 0,
+        pub(in crate::sim) armed: bool = false,
+        pub(in crate::sim) arm_sn: u8 = 0,
+        pub(in crate::sim) arm_ci: u32 = 0,
+        /// Fired while naming an EQ: a completion EQE is owed to it.
+        pub(in crate::sim) eqe_owed: bool = false,
+        /// SQs and RQs using this CQ.
+        pub(in crate::sim) users: u16 = 0,
+        pub(in crate::sim) sess: Session = Session::EMPTY,
+        /// CQ moderation (`cq_period`, `cq_max_count`, `cq_period_mode`): see the module's
+        /// "Interrupts" section.
+        pub(in crate::sim) moder: Moder = Moder::EMPTY,
+    }
+    pub(super) const EMPTY;
 }
 
-#[derive(Clone, Copy)]
-pub(in crate::sim) struct Session {
-    /// CQEs in the session (0 = none open).
-    pub(in crate::sim) n: u32,
-    /// CQ index of the title.
-    pub(in crate::sim) start: u32,
-    /// RQ slot the session belongs to.
-    pub(in crate::sim) rq: u8,
-    /// wqe_counter of the last CQE added.
-    pub(in crate::sim) last_wc: u16,
-    pub(in crate::sim) title: [u8; 64],
-    pub(in crate::sim) arr: [u8; 64],
-}
-
-#[derive(Clone, Copy)]
-pub(in crate::sim) struct CqCtx {
-    pub(in crate::sim) used: bool,
-    pub(in crate::sim) error: bool,
-    /// The CQE buffer's memory.
-    pub(in crate::sim) buf: Ring,
-    pub(in crate::sim) log_size: u8,
-    pub(in crate::sim) dbr: DmaAddr,
-    /// Vector raised directly when `eq` is 0 (CQs made through the Rust API).
-    pub(in crate::sim) vector: u16,
-    /// EQ slot + 1 that gets this CQ's completion EQEs (0: raise `vector` directly).
-    pub(in crate::sim) eq: u8,
-    /// UAR page whose arm doorbell arms this CQ.
-    pub(in crate::sim) uar: u16,
-    pub(in crate::sim) compress: bool,
-    /// Producer index (CQ indices reserved so far).
-    pub(in crate::sim) pi: u32,
-    /// Consumer index last read from set_ci.
-    pub(in crate::sim) ci: u32,
-    pub(in crate::sim) armed: bool,
-    pub(in crate::sim) arm_sn: u8,
-    pub(in crate::sim) arm_ci: u32,
-    /// Fired while naming an EQ: a completion EQE is owed to it.
-    pub(in crate::sim) eqe_owed: bool,
-    /// SQs and RQs using this CQ.
-    pub(in crate::sim) users: u16,
-    pub(in crate::sim) sess: Session,
-    /// CQ moderation (`cq_period`, `cq_max_count`, `cq_period_mode`): see the module's
-    /// "Interrupts" section.
-    pub(in crate::sim) moder: Moder,
-}
-
-/// A CQ's moderation: when an armed CQ with CQEs pending may fire.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub(in crate::sim) struct Moder {
-    /// `cq_period` in microseconds (12 bits); 0: no moderation, the CQ fires at once.
-    pub(in crate::sim) period: u16,
-    /// `cq_max_count` (16 bits); 0: only the period releases an event.
-    pub(in crate::sim) max_count: u16,
-    /// `cq_period_mode` 1: the timer restarts with every CQE (else with every event).
-    pub(in crate::sim) cqe_mode: bool,
-    /// When the timer last started, in the model's nanoseconds ([`Device::set_clock`]).
-    pub(in crate::sim) start: u64,
-    /// Armed with CQEs pending, held back until the count or the period is reached.
-    pub(in crate::sim) held: bool,
+with_empty! {
+    /// A CQ's moderation: when an armed CQ with CQEs pending may fire.
+    #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+    pub(in crate::sim) struct Moder {
+        /// `cq_period` in microseconds (12 bits); 0: no moderation, the CQ fires at once.
+        pub(in crate::sim) period: u16 = 0,
+        /// `cq_max_count` (16 bits); 0: only the period releases an event.
+        pub(in crate::sim) max_count: u16 = 0,
+        /// `cq_period_mode` 1: the timer restarts with every CQE (else with every event).
+        pub(in crate::sim) cqe_mode: bool = false,
+        /// When the timer last started, in the model's nanoseconds ([`Device::set_clock`]).
+        pub(in crate::sim) start: u64 = 0,
+        /// Armed with CQEs pending, held back until the count or the period is reached.
+        pub(in crate::sim) held: bool = false,
+    }
+    pub(super) const EMPTY;
 }
 
 impl Moder {
@@ -222,40 +200,6 @@ impl Moder {
 }
 
 impl CqCtx {
-    pub(super) const EMPTY: Self = Self {
-        used: false,
-        error: false,
-        buf: Ring::contiguous(0),
-        log_size: 0,
-        dbr: 0,
-        vector: 0,
-        eq: 0,
-        uar: 0,
-        compress: false,
-        pi: 0,
-        ci: 0,
-        armed: false,
-        arm_sn: 0,
-        arm_ci: 0,
-        eqe_owed: false,
-        users: 0,
-        moder: Moder {
-            period: 0,
-            max_count: 0,
-            cqe_mode: false,
-            start: 0,
-            held: false,
-        },
-        sess: Session {
-            n: 0,
-            start: 0,
-            rq: 0,
-            last_wc: 0,
-            title: [0; 64],
-            arr: [0; 64],
-        },
-    };
-
     /// Producer index as the driver can see it (a session's title not yet written hides it).
     pub(in crate::sim) fn visible_pi(&self) -> u32 {
         if self.sess.n > 0 {
@@ -266,110 +210,114 @@ impl CqCtx {
     }
 }
 
-/// An event queue (eq.c semantics, see the module documentation).
-#[derive(Clone, Copy)]
-pub(in crate::sim) struct EqCtx {
-    pub(in crate::sim) used: bool,
-    /// Overrun: nothing more is written until the EQ is destroyed.
-    pub(in crate::sim) error: bool,
-    /// The EQE buffer's memory.
-    pub(in crate::sim) buf: Ring,
-    pub(in crate::sim) log_size: u8,
-    pub(in crate::sim) uar: u16,
-    /// MSI-X vector index within the function.
-    pub(in crate::sim) intr: u16,
-    /// Producer index (EQEs written).
-    pub(in crate::sim) pi: u32,
-    /// Consumer index from the last EQ doorbell (24 bits).
-    pub(in crate::sim) ci: u32,
-    pub(in crate::sim) armed: bool,
-    /// `event_bitmask` has MLX5_EVENT_TYPE_PORT_CHANGE.
-    pub(in crate::sim) port_events: bool,
-    /// `event_bitmask` has MLX5_EVENT_TYPE_CMD: command completions are reported here.
-    pub(in crate::sim) cmd_events: bool,
-    /// `event_bitmask` has MLX5_EVENT_TYPE_PAGE_REQUEST: page requests are reported here.
-    pub(in crate::sim) page_events: bool,
-    /// CQs naming this EQ.
-    pub(in crate::sim) users: u16,
+with_empty! {
+    /// An event queue (eq.c semantics, see the module documentation).
+    #[derive(Clone, Copy)]
+    pub(in crate::sim) struct EqCtx {
+        pub(in crate::sim) used: bool = false,
+        /// Overrun: nothing more is written until the EQ is destroyed.
+        pub(in crate::sim) error: bool = false,
+        /// The EQE buffer's memory.
+        pub(in crate::sim) buf: Ring = Ring::contiguous(0),
+        pub(in crate::sim) log_size: u8 = 0,
+        pub(in crate::sim) uar: u16 = 0,
+        /// MSI-X vector index within the function.
+        pub(in crate::sim) intr: u16 = 0,
+        /// Producer index (EQEs written).
+        pub(in crate::sim) pi: u32 = 0,
+        /// Consumer index from the last EQ doorbell (24 bits).
+        pub(in crate::sim) ci: u32 = 0,
+        pub(in crate::sim) armed: bool = false,
+        /// `event_bitmask` has MLX5_EVENT_TYPE_PORT_CHANGE.
+        pub(in crate::sim) port_events: bool = false,
+        /// `event_bitmask` has MLX5_EVENT_TYPE_CMD: command completions are reported here.
+        pub(in crate::sim) cmd_events: bool = false,
+        /// `event_bitmask` has MLX5_EVENT_TYPE_PAGE_REQUEST: page requests are reported here.
+        pub(in crate::sim) page_events: bool = false,
+        /// CQs naming this EQ.
+        pub(in crate::sim) users: u16 = 0,
+    }
+    pub(super) const EMPTY;
 }
 
-impl EqCtx {
-    pub(super) const EMPTY: Self = Self {
-        used: false,
-        error: false,
-        buf: Ring::contiguous(0),
-        log_size: 0,
-        uar: 0,
-        intr: 0,
-        pi: 0,
-        ci: 0,
-        armed: false,
-        port_events: false,
-        cmd_events: false,
-        page_events: false,
-        users: 0,
-    };
+with_empty! {
+    /// A transport interface send object.
+    #[derive(Clone, Copy)]
+    pub(in crate::sim) struct TisCtx {
+        pub(in crate::sim) used: bool = false,
+        /// Transport domain slot.
+        pub(in crate::sim) td: u8 = 0,
+        /// SQs naming this TIS.
+        pub(in crate::sim) users: u16 = 0,
+    }
+    pub(super) const EMPTY;
 }
 
-/// A transport interface send object.
-#[derive(Clone, Copy)]
-pub(in crate::sim) struct TisCtx {
-    pub(in crate::sim) used: bool,
-    /// Transport domain slot.
-    pub(in crate::sim) td: u8,
-    /// SQs naming this TIS.
-    pub(in crate::sim) users: u16,
+with_empty! {
+    /// An RQ table.
+    #[derive(Clone, Copy)]
+    pub(in crate::sim) struct RqtCtx {
+        pub(in crate::sim) used: bool = false,
+        pub(in crate::sim) max: u16 = 0,
+        pub(in crate::sim) len: u16 = 0,
+        /// RQ slots.
+        pub(in crate::sim) rqs: [u8; MAX_RQT_SIZE] = [0; MAX_RQT_SIZE],
+        /// TIRs naming this RQT.
+        pub(in crate::sim) users: u16 = 0,
+    }
+    pub(super) const EMPTY;
 }
 
-/// An RQ table.
-#[derive(Clone, Copy)]
-pub(in crate::sim) struct RqtCtx {
-    pub(in crate::sim) used: bool,
-    pub(in crate::sim) max: u16,
-    pub(in crate::sim) len: u16,
-    /// RQ slots.
-    pub(in crate::sim) rqs: [u8; MAX_RQT_SIZE],
-    /// TIRs naming this RQT.
-    pub(in crate::sim) users: u16,
+with_empty! {
+    /// A transport interface receive object.
+    #[derive(Clone, Copy)]
+    pub(in crate::sim) struct TirCtx {
+        pub(in crate::sim) used: bool = false,
+        /// Indirect (RSS through `rqt`) or direct (`inline_rq`).
+        pub(in crate::sim) indirect: bool = false,
+        pub(in crate::sim) rqt: u8 = 0,
+        pub(in crate::sim) inline_rq: u8 = 0,
+        pub(in crate::sim) td: u8 = 0,
+        pub(in crate::sim) key: [u8; 40] = [0; 40],
+        /// `rx_hash_field_selector_outer`.
+        pub(in crate::sim) sel: crate::sim::pkt::HashSel = crate::sim::pkt::HashSel {
+            ipv6: false,
+            udp: false,
+            src_ip: false,
+            dst_ip: false,
+            sport: false,
+            dport: false,
+        },
+        /// `rx_hash_symmetric`: both directions of a flow hash alike.
+        pub(in crate::sim) symmetric: bool = false,
+        /// `rx_hash_fn` inverted XOR8 (else Toeplitz).
+        pub(in crate::sim) xor8: bool = false,
+        /// Flow table entries forwarding to this TIR.
+        pub(in crate::sim) users: u16 = 0,
+    }
+    pub(super) const EMPTY;
 }
 
-/// A transport interface receive object.
-#[derive(Clone, Copy)]
-pub(in crate::sim) struct TirCtx {
-    pub(in crate::sim) used: bool,
-    /// Indirect (RSS through `rqt`) or direct (`inline_rq`).
-    pub(in crate::sim) indirect: bool,
-    pub(in crate::sim) rqt: u8,
-    pub(in crate::sim) inline_rq: u8,
-    pub(in crate::sim) td: u8,
-    pub(in crate::sim) key: [u8; 40],
-    /// `rx_hash_field_selector_outer`.
-    pub(in crate::sim) sel: crate::sim::pkt::HashSel,
-    /// `rx_hash_symmetric`: both directions of a flow hash alike.
-    pub(in crate::sim) symmetric: bool,
-    /// `rx_hash_fn` inverted XOR8 (else Toeplitz).
-    pub(in crate::sim) xor8: bool,
-    /// Flow table entries forwarding to this TIR.
-    pub(in crate::sim) users: u16,
-}
-
-/// A flow table (CREATE_FLOW_TABLE; NIC RX only).
-#[derive(Clone, Copy)]
-pub(in crate::sim) struct FtCtx {
-    pub(in crate::sim) used: bool,
-    /// log2 of its flow indices.
-    pub(in crate::sim) log_size: u8,
-    /// Its level (a miss goes to a table of a higher level only).
-    pub(in crate::sim) level: u8,
-    /// The table a miss goes to (slot + 1; 0: the default miss action, dropped).
-    pub(in crate::sim) miss: u8,
-    /// Flow groups in it.
-    pub(in crate::sim) users: u16,
-    /// Entries and tables that forward to it (as destination or miss table).
-    pub(in crate::sim) refs: u16,
-    /// Its entries' run in the port's order of entries ([`RxRule`]).
-    pub(in crate::sim) first: u8,
-    pub(in crate::sim) count: u8,
+with_empty! {
+    /// A flow table (CREATE_FLOW_TABLE; NIC RX only).
+    #[derive(Clone, Copy)]
+    pub(in crate::sim) struct FtCtx {
+        pub(in crate::sim) used: bool = false,
+        /// log2 of its flow indices.
+        pub(in crate::sim) log_size: u8 = 0,
+        /// Its level (a miss goes to a table of a higher level only).
+        pub(in crate::sim) level: u8 = 0,
+        /// The table a miss goes to (slot + 1; 0: the default miss action, dropped).
+        pub(in crate::sim) miss: u8 = 0,
+        /// Flow groups in it.
+        pub(in crate::sim) users: u16 = 0,
+        /// Entries and tables that forward to it (as destination or miss table).
+        pub(in crate::sim) refs: u16 = 0,
+        /// Its entries' run in the port's order of entries ([`RxRule`]).
+        pub(in crate::sim) first: u8 = 0,
+        pub(in crate::sim) count: u8 = 0,
+    }
+    pub(super) const EMPTY;
 }
 
 /// Most tables a frame goes through (root, then its miss table or an entry's destination
@@ -383,20 +331,23 @@ pub const MAX_FT_LEVEL: u32 = 63;
 /// (`fte_match_set_lyr_2_4`), the first 64 bytes of `fte_match_param`.
 pub const MATCH_LEN: usize = 64;
 
-/// A flow group (CREATE_FLOW_GROUP): a range of a table's flow indices whose entries match
-/// the fields its criteria mask.
-#[derive(Clone, Copy)]
-pub(in crate::sim) struct FgCtx {
-    pub(in crate::sim) used: bool,
-    /// Its table's slot.
-    pub(in crate::sim) table: u8,
-    /// Its flow indices, `start..=end`.
-    pub(in crate::sim) start: u32,
-    pub(in crate::sim) end: u32,
-    /// The outer-header criteria (`match_criteria.outer_headers`): the bits compared.
-    pub(in crate::sim) mask: [u8; MATCH_LEN],
-    /// Entries in it.
-    pub(in crate::sim) users: u16,
+with_empty! {
+    /// A flow group (CREATE_FLOW_GROUP): a range of a table's flow indices whose entries match
+    /// the fields its criteria mask.
+    #[derive(Clone, Copy)]
+    pub(in crate::sim) struct FgCtx {
+        pub(in crate::sim) used: bool = false,
+        /// Its table's slot.
+        pub(in crate::sim) table: u8 = 0,
+        /// Its flow indices, `start..=end`.
+        pub(in crate::sim) start: u32 = 0,
+        pub(in crate::sim) end: u32 = 0,
+        /// The outer-header criteria (`match_criteria.outer_headers`): the bits compared.
+        pub(in crate::sim) mask: [u8; MATCH_LEN] = [0; MATCH_LEN],
+        /// Entries in it.
+        pub(in crate::sim) users: u16 = 0,
+    }
+    pub(super) const EMPTY;
 }
 
 /// What a flow table entry does with a frame it matches.
@@ -410,21 +361,24 @@ pub(in crate::sim) enum Dest {
     Drop,
 }
 
-/// A flow table entry (SET_FLOW_TABLE_ENTRY).
-#[derive(Clone, Copy)]
-pub(in crate::sim) struct FteCtx {
-    pub(in crate::sim) used: bool,
-    /// Its table's and group's slots.
-    pub(in crate::sim) table: u8,
-    pub(in crate::sim) group: u8,
-    pub(in crate::sim) index: u32,
-    /// The group's criteria, copied for the per-frame check, and the entry's values under
-    /// them (`value & mask`); bytes `lo..hi` hold every masked bit.
-    pub(in crate::sim) mask: [u8; MATCH_LEN],
-    pub(in crate::sim) value: [u8; MATCH_LEN],
-    pub(in crate::sim) lo: u8,
-    pub(in crate::sim) hi: u8,
-    pub(in crate::sim) dest: Dest,
+with_empty! {
+    /// A flow table entry (SET_FLOW_TABLE_ENTRY).
+    #[derive(Clone, Copy)]
+    pub(in crate::sim) struct FteCtx {
+        pub(in crate::sim) used: bool = false,
+        /// Its table's and group's slots.
+        pub(in crate::sim) table: u8 = 0,
+        pub(in crate::sim) group: u8 = 0,
+        pub(in crate::sim) index: u32 = 0,
+        /// The group's criteria, copied for the per-frame check, and the entry's values under
+        /// them (`value & mask`); bytes `lo..hi` hold every masked bit.
+        pub(in crate::sim) mask: [u8; MATCH_LEN] = [0; MATCH_LEN],
+        pub(in crate::sim) value: [u8; MATCH_LEN] = [0; MATCH_LEN],
+        pub(in crate::sim) lo: u8 = 0,
+        pub(in crate::sim) hi: u8 = 0,
+        pub(in crate::sim) dest: Dest = Dest::Drop,
+    }
+    pub(super) const EMPTY;
 }
 
 impl FteCtx {
@@ -444,103 +398,39 @@ impl FteCtx {
     }
 }
 
-/// One place of the order in which a port's flow table entries are looked at
-/// ([`Tables::refresh_rx`]): the entry's slot + 1 (0: none). Each table's entries are a run
-/// of it, by flow index ([`FtCtx::first`], [`FtCtx::count`]).
-#[derive(Clone, Copy)]
-pub(in crate::sim) struct RxRule {
-    pub(in crate::sim) fte: u8,
+with_empty! {
+    /// One place of the order in which a port's flow table entries are looked at
+    /// ([`Tables::refresh_rx`]): the entry's slot + 1 (0: none). Each table's entries are a run
+    /// of it, by flow index ([`FtCtx::first`], [`FtCtx::count`]).
+    #[derive(Clone, Copy)]
+    pub(in crate::sim) struct RxRule {
+        pub(in crate::sim) fte: u8 = 0,
+    }
+    pub(super) const EMPTY;
 }
 
-/// One row of the queue tables: an SQ, an RQ, a CQ, an EQ, a TIS, an RQT, a TIR, a flow
-/// table, a flow group and a flow table entry context (under a kilobyte, so the tables can
-/// be built entry by entry without a large value on the stack). A device needs
-/// [`MAX_QUEUES`] of them per port; slot i of port p is entry `p * MAX_QUEUES + i`.
-#[derive(Clone, Copy)]
-pub struct QueueSet {
-    pub(super) sq: SqCtx,
-    pub(super) rq: RqCtx,
-    pub(super) cq: CqCtx,
-    pub(super) eq: EqCtx,
-    pub(super) tis: TisCtx,
-    pub(super) rqt: RqtCtx,
-    pub(super) tir: TirCtx,
-    pub(super) ft: FtCtx,
-    pub(super) fg: FgCtx,
-    pub(super) fte: FteCtx,
-    /// The port's rule in this row's place of the checking order.
-    pub(super) rx_rule: RxRule,
-}
-
-impl QueueSet {
+with_empty! {
+    /// One row of the queue tables: an SQ, an RQ, a CQ, an EQ, a TIS, an RQT, a TIR, a flow
+    /// table, a flow group and a flow table entry context (under a kilobyte, so the tables can
+    /// be built entry by entry without a large value on the stack). A device needs
+    /// [`MAX_QUEUES`] of them per port; slot i of port p is entry `p * MAX_QUEUES + i`.
+    #[derive(Clone, Copy)]
+    pub struct QueueSet {
+        pub(super) sq: SqCtx = SqCtx::EMPTY,
+        pub(super) rq: RqCtx = RqCtx::EMPTY,
+        pub(super) cq: CqCtx = CqCtx::EMPTY,
+        pub(super) eq: EqCtx = EqCtx::EMPTY,
+        pub(super) tis: TisCtx = TisCtx::EMPTY,
+        pub(super) rqt: RqtCtx = RqtCtx::EMPTY,
+        pub(super) tir: TirCtx = TirCtx::EMPTY,
+        pub(super) ft: FtCtx = FtCtx::EMPTY,
+        pub(super) fg: FgCtx = FgCtx::EMPTY,
+        pub(super) fte: FteCtx = FteCtx::EMPTY,
+        /// The port's rule in this row's place of the checking order.
+        pub(super) rx_rule: RxRule = RxRule::EMPTY,
+    }
     /// An unused row.
-    pub const EMPTY: Self = Self {
-        sq: SqCtx::EMPTY,
-        rq: RqCtx::EMPTY,
-        cq: CqCtx::EMPTY,
-        eq: EqCtx::EMPTY,
-        tis: TisCtx {
-            used: false,
-            td: 0,
-            users: 0,
-        },
-        rqt: RqtCtx {
-            used: false,
-            max: 0,
-            len: 0,
-            rqs: [0; MAX_RQT_SIZE],
-            users: 0,
-        },
-        tir: TirCtx {
-            used: false,
-            indirect: false,
-            rqt: 0,
-            inline_rq: 0,
-            td: 0,
-            key: [0; 40],
-            sel: crate::sim::pkt::HashSel {
-                ipv6: false,
-                udp: false,
-                src_ip: false,
-                dst_ip: false,
-                sport: false,
-                dport: false,
-            },
-            symmetric: false,
-            xor8: false,
-            users: 0,
-        },
-        ft: FtCtx {
-            used: false,
-            log_size: 0,
-            level: 0,
-            miss: 0,
-            users: 0,
-            refs: 0,
-            first: 0,
-            count: 0,
-        },
-        fg: FgCtx {
-            used: false,
-            table: 0,
-            start: 0,
-            end: 0,
-            mask: [0; MATCH_LEN],
-            users: 0,
-        },
-        fte: FteCtx {
-            used: false,
-            table: 0,
-            group: 0,
-            index: 0,
-            mask: [0; MATCH_LEN],
-            value: [0; MATCH_LEN],
-            lo: 0,
-            hi: 0,
-            dest: Dest::Drop,
-        },
-        rx_rule: RxRule { fte: 0 },
-    };
+    pub const EMPTY;
 }
 
 impl Default for QueueSet {

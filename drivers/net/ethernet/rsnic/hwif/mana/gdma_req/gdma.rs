@@ -6,17 +6,18 @@
 //! and response checks are the parent module's.
 
 use super::{
-    check_resp, start, Caller, DevId, MsgError, ADD_PAGES_REQ_SIZE, CREATE_DMA_REGION_REQ_SIZE,
-    CREATE_DMA_REGION_RESP_SIZE, CREATE_QUEUE_REQ_SIZE, CREATE_QUEUE_RESP_SIZE,
-    DESTROY_DMA_REGION_REQ_SIZE, DISABLE_QUEUE_REQ_SIZE, GDMA_CREATE_DMA_REGION, GDMA_CREATE_QUEUE,
-    GDMA_DESTROY_DMA_REGION, GDMA_DEVICE_HWC, GDMA_DEVICE_MANA, GDMA_DEV_LIST_SIZE,
-    GDMA_DISABLE_QUEUE, GDMA_DMA_REGION_ADD_PAGES, GDMA_EQ, GDMA_GENERATE_TEST_EQE,
-    GDMA_INVALID_DMA_REGION, GDMA_LIST_DEVICES, GDMA_PROTOCOL_V1, GDMA_QUERY_MAX_RESOURCES,
-    GDMA_REGISTER_DEVICE, GDMA_VERIFY_VF_DRIVER_VERSION, LIST_DEVICES_RESP_SIZE, MANA_PAGE_SIZE,
-    OS_TYPE_LINUX, QUERY_MAX_RES_RESP_SIZE, REGISTER_DEVICE_RESP_SIZE, RESP_HDR_SIZE,
-    RSNIC_DRV_CAP_FLAGS1, TEST_EQE_REQ_SIZE, VERIFY_VER_REQ_SIZE, VERIFY_VER_RESP_SIZE,
+    check_resp, put_pages, request, start, Caller, DevId, MsgError, Put, ADD_PAGES_REQ_SIZE,
+    CREATE_DMA_REGION_REQ_SIZE, CREATE_DMA_REGION_RESP_SIZE, CREATE_QUEUE_REQ_SIZE,
+    CREATE_QUEUE_RESP_SIZE, DESTROY_DMA_REGION_REQ_SIZE, DISABLE_QUEUE_REQ_SIZE,
+    GDMA_CREATE_DMA_REGION, GDMA_CREATE_QUEUE, GDMA_DESTROY_DMA_REGION, GDMA_DEVICE_HWC,
+    GDMA_DEVICE_MANA, GDMA_DEV_LIST_SIZE, GDMA_DISABLE_QUEUE, GDMA_DMA_REGION_ADD_PAGES, GDMA_EQ,
+    GDMA_GENERATE_TEST_EQE, GDMA_INVALID_DMA_REGION, GDMA_LIST_DEVICES, GDMA_PROTOCOL_V1,
+    GDMA_QUERY_MAX_RESOURCES, GDMA_REGISTER_DEVICE, GDMA_VERIFY_VF_DRIVER_VERSION,
+    LIST_DEVICES_RESP_SIZE, MANA_PAGE_SIZE, OS_TYPE_LINUX, QUERY_MAX_RES_RESP_SIZE,
+    REGISTER_DEVICE_RESP_SIZE, RESP_HDR_SIZE, RSNIC_DRV_CAP_FLAGS1, TEST_EQE_REQ_SIZE,
+    VERIFY_VER_REQ_SIZE, VERIFY_VER_RESP_SIZE,
 };
-use crate::hwif::bytes::{le32, le64, put_le32, put_le64};
+use crate::hwif::bytes::{le32, le64};
 
 /// What the driver tells the device about the OS in VERIFY_VF_DRIVER_VERSION.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -45,14 +46,16 @@ pub fn verify_vf_version(buf: &mut [u8], os: &OsInfo<'_>) -> Result<usize, MsgEr
         GDMA_VERIFY_VF_DRIVER_VERSION,
         VERIFY_VER_RESP_SIZE,
         Caller::GDMA,
+        &[
+            Put::U64(40, GDMA_PROTOCOL_V1),
+            Put::U64(48, GDMA_PROTOCOL_V1),
+            Put::U64(56, RSNIC_DRV_CAP_FLAGS1),
+            Put::U32(96, OS_TYPE_LINUX),
+            Put::U32(104, os.major),
+            Put::U32(108, os.minor),
+            Put::U32(112, os.build),
+        ],
     )?;
-    put_le64(b, 40, GDMA_PROTOCOL_V1);
-    put_le64(b, 48, GDMA_PROTOCOL_V1);
-    put_le64(b, 56, RSNIC_DRV_CAP_FLAGS1);
-    put_le32(b, 96, OS_TYPE_LINUX);
-    put_le32(b, 104, os.major);
-    put_le32(b, 108, os.minor);
-    put_le32(b, 112, os.build);
     for (off, s) in [(128, os.sysname), (256, os.release), (384, os.version)] {
         let n = s.len().min(127);
         if let (Some(d), Some(src)) = (b.get_mut(off..off + n), s.get(..n)) {
@@ -185,19 +188,14 @@ pub fn parse_register_device(resp: &[u8]) -> Result<Registration, MsgError> {
 
 /// `struct gdma_generate_test_event_req`: `queue_index` at 40, with the EQ owner's `dev_id`.
 pub fn generate_test_eqe(buf: &mut [u8], dev_id: DevId, eq_id: u32) -> Result<usize, MsgError> {
-    let who = Caller {
-        dev_id,
-        activity_id: 0,
-    };
-    let b = start(
+    request(
         buf,
         TEST_EQE_REQ_SIZE,
         GDMA_GENERATE_TEST_EQE,
         RESP_HDR_SIZE,
-        who,
-    )?;
-    put_le32(b, 40, eq_id);
-    Ok(TEST_EQE_REQ_SIZE)
+        Caller::dev(dev_id),
+        &[Put::U32(40, eq_id)],
+    )
 }
 
 /// An EQ to create with GDMA_CREATE_QUEUE (`mana_gd_create_hw_eq`).
@@ -224,25 +222,22 @@ pub struct EqSpec {
 /// eq_pci_msix_index 76, cq_mod_ctx_id 80, cq_parent_eq_id 84, four u8 flags 88..92,
 /// reserved3 92.
 pub fn create_eq(buf: &mut [u8], s: &EqSpec) -> Result<usize, MsgError> {
-    let who = Caller {
-        dev_id: s.dev_id,
-        activity_id: 0,
-    };
-    let b = start(
+    request(
         buf,
         CREATE_QUEUE_REQ_SIZE,
         GDMA_CREATE_QUEUE,
         CREATE_QUEUE_RESP_SIZE,
-        who,
-    )?;
-    put_le32(b, 40, GDMA_EQ);
-    put_le32(b, 48, s.pdid);
-    put_le32(b, 52, s.doorbell);
-    put_le64(b, 56, s.region);
-    put_le32(b, 68, s.queue_size);
-    put_le32(b, 72, s.log2_throttle_limit);
-    put_le32(b, 76, s.msix_index);
-    Ok(CREATE_QUEUE_REQ_SIZE)
+        Caller::dev(s.dev_id),
+        &[
+            Put::U32(40, GDMA_EQ),
+            Put::U32(48, s.pdid),
+            Put::U32(52, s.doorbell),
+            Put::U64(56, s.region),
+            Put::U32(68, s.queue_size),
+            Put::U32(72, s.log2_throttle_limit),
+            Put::U32(76, s.msix_index),
+        ],
+    )
 }
 
 /// Parses the CREATE_QUEUE response: `queue_index` at 32.
@@ -263,21 +258,14 @@ pub fn disable_queue(
     qtype: u32,
     id: u32,
 ) -> Result<usize, MsgError> {
-    let who = Caller {
-        dev_id,
-        activity_id: 0,
-    };
-    let b = start(
+    request(
         buf,
         DISABLE_QUEUE_REQ_SIZE,
         GDMA_DISABLE_QUEUE,
         RESP_HDR_SIZE,
-        who,
-    )?;
-    put_le32(b, 40, qtype);
-    put_le32(b, 44, id);
-    put_le32(b, 48, 1);
-    Ok(DISABLE_QUEUE_REQ_SIZE)
+        Caller::dev(dev_id),
+        &[Put::U32(40, qtype), Put::U32(44, id), Put::U32(48, 1)],
+    )
 }
 
 /// Pages of a region that fit in a CREATE_DMA_REGION request of at most `max_req` bytes.
@@ -312,17 +300,13 @@ pub fn create_dma_region(buf: &mut [u8], base: u64, length: u32) -> Result<(usiz
         GDMA_CREATE_DMA_REGION,
         CREATE_DMA_REGION_RESP_SIZE,
         Caller::GDMA,
+        &[
+            Put::U64(40, u64::from(length)),
+            Put::U32(56, pages),
+            Put::U32(60, fit as u32),
+        ],
     )?;
-    put_le64(b, 40, u64::from(length));
-    put_le32(b, 56, pages);
-    put_le32(b, 60, fit as u32);
-    for i in 0..fit {
-        put_le64(
-            b,
-            CREATE_DMA_REGION_REQ_SIZE + 8 * i,
-            base + (i as u64) * u64::from(MANA_PAGE_SIZE),
-        );
-    }
+    put_pages(b, CREATE_DMA_REGION_REQ_SIZE, base, 0, fit);
     Ok((len, fit as u32))
 }
 
@@ -365,29 +349,20 @@ pub fn dma_region_add_pages(
         GDMA_DMA_REGION_ADD_PAGES,
         RESP_HDR_SIZE,
         Caller::GDMA,
+        &[Put::U64(40, handle), Put::U32(48, fit as u32)],
     )?;
-    put_le64(b, 40, handle);
-    put_le32(b, 48, fit as u32);
-    for i in 0..fit {
-        let page = u64::from(first) + i as u64;
-        put_le64(
-            b,
-            ADD_PAGES_REQ_SIZE + 8 * i,
-            base + page * u64::from(MANA_PAGE_SIZE),
-        );
-    }
+    put_pages(b, ADD_PAGES_REQ_SIZE, base, first, fit);
     Ok((len, fit as u32))
 }
 
 /// `struct gdma_destroy_dma_region_req`: dma_region_handle at 40.
 pub fn destroy_dma_region(buf: &mut [u8], handle: u64) -> Result<usize, MsgError> {
-    let b = start(
+    request(
         buf,
         DESTROY_DMA_REGION_REQ_SIZE,
         GDMA_DESTROY_DMA_REGION,
         RESP_HDR_SIZE,
         Caller::GDMA,
-    )?;
-    put_le64(b, 40, handle);
-    Ok(DESTROY_DMA_REGION_REQ_SIZE)
+        &[Put::U64(40, handle)],
+    )
 }

@@ -6,7 +6,7 @@
 //! framing and response checks are the parent module's.
 
 use super::{
-    check_resp, start, Caller, MsgError, RsnicCaps, CONFIG_VPORT_RX_REQ_SIZE,
+    check_resp, request, start, Caller, MsgError, Put, RsnicCaps, CONFIG_VPORT_RX_REQ_SIZE,
     CONFIG_VPORT_TX_REQ_SIZE, CONFIG_VPORT_TX_RESP_SIZE, CREATE_WQ_OBJ_REQ_SIZE,
     CREATE_WQ_OBJ_RESP_SIZE, DESTROY_WQ_OBJ_REQ_SIZE, DEV_CFG_RSNIC_CAPS, ETH_FRAME_LEN,
     FENCE_RQ_REQ_SIZE, GDMA_MESSAGE_V2, GDMA_RQ, GDMA_SQ, INVALID_MANA_HANDLE,
@@ -18,24 +18,25 @@ use super::{
     QUERY_VPORT_CFG_RESP_SIZE, RESP_HDR_SIZE, RSNIC_QUERY_PAUSE, RSNIC_SET_LOOPBACK,
     RSNIC_SET_PAUSE,
 };
-use crate::hwif::bytes::{le16, le32, le64, put_le16, put_le32, put_le64};
+use crate::hwif::bytes::{le16, le32, le64, put_le64};
 
 /// `struct mana_query_device_cfg_req` (88 bytes): mn_drv_cap_flags1..4 40..72 (0),
 /// proto_major_ver 72, proto_minor_ver 76, proto_micro_ver 80, reserved 84. Asks for a
 /// version-2 response.
 pub fn query_dev_config(buf: &mut [u8], who: Caller) -> Result<usize, MsgError> {
-    let b = start(
+    request(
         buf,
         QUERY_DEV_CFG_REQ_SIZE,
         MANA_QUERY_DEV_CONFIG,
         QUERY_DEV_CFG_RESP_SIZE,
         who,
-    )?;
-    put_le16(b, 16 + 8, GDMA_MESSAGE_V2);
-    put_le32(b, 72, MANA_PROTO_VERSION.0);
-    put_le32(b, 76, MANA_PROTO_VERSION.1);
-    put_le32(b, 80, MANA_PROTO_VERSION.2);
-    Ok(QUERY_DEV_CFG_REQ_SIZE)
+        &[
+            Put::U16(16 + 8, GDMA_MESSAGE_V2),
+            Put::U32(72, MANA_PROTO_VERSION.0),
+            Put::U32(76, MANA_PROTO_VERSION.1),
+            Put::U32(80, MANA_PROTO_VERSION.2),
+        ],
+    )
 }
 
 /// `struct mana_query_device_cfg_resp`.
@@ -89,15 +90,14 @@ pub fn query_vport_config(
     who: Caller,
     vport_index: u32,
 ) -> Result<usize, MsgError> {
-    let b = start(
+    request(
         buf,
         QUERY_VPORT_CFG_REQ_SIZE,
         MANA_QUERY_VPORT_CONFIG,
         QUERY_VPORT_CFG_RESP_SIZE,
         who,
-    )?;
-    put_le32(b, 40, vport_index);
-    Ok(QUERY_VPORT_CFG_REQ_SIZE)
+        &[Put::U32(40, vport_index)],
+    )
 }
 
 /// `struct mana_query_vport_cfg_resp`.
@@ -154,17 +154,18 @@ pub fn config_vport_tx(
     pdid: u32,
     doorbell_page: u32,
 ) -> Result<usize, MsgError> {
-    let b = start(
+    request(
         buf,
         CONFIG_VPORT_TX_REQ_SIZE,
         MANA_CONFIG_VPORT_TX,
         CONFIG_VPORT_TX_RESP_SIZE,
         who,
-    )?;
-    put_le64(b, 40, vport);
-    put_le32(b, 48, pdid);
-    put_le32(b, 52, doorbell_page);
-    Ok(CONFIG_VPORT_TX_REQ_SIZE)
+        &[
+            Put::U64(40, vport),
+            Put::U32(48, pdid),
+            Put::U32(52, doorbell_page),
+        ],
+    )
 }
 
 /// `struct mana_config_vport_resp`.
@@ -218,22 +219,23 @@ pub fn create_wq_obj(buf: &mut [u8], who: Caller, s: &WqObjSpec) -> Result<usize
     if s.wq_type != GDMA_SQ && s.wq_type != GDMA_RQ {
         return Err(MsgError::BadArgument);
     }
-    let b = start(
+    request(
         buf,
         CREATE_WQ_OBJ_REQ_SIZE,
         MANA_CREATE_WQ_OBJ,
         CREATE_WQ_OBJ_RESP_SIZE,
         who,
-    )?;
-    put_le64(b, 40, s.vport);
-    put_le32(b, 48, s.wq_type);
-    put_le64(b, 56, s.wq_region);
-    put_le64(b, 64, s.cq_region);
-    put_le32(b, 72, s.wq_size);
-    put_le32(b, 76, s.cq_size);
-    put_le32(b, 80, s.cq_moderation_ctx_id);
-    put_le32(b, 84, s.cq_parent_eq);
-    Ok(CREATE_WQ_OBJ_REQ_SIZE)
+        &[
+            Put::U64(40, s.vport),
+            Put::U32(48, s.wq_type),
+            Put::U64(56, s.wq_region),
+            Put::U64(64, s.cq_region),
+            Put::U32(72, s.wq_size),
+            Put::U32(76, s.cq_size),
+            Put::U32(80, s.cq_moderation_ctx_id),
+            Put::U32(84, s.cq_parent_eq),
+        ],
+    )
 }
 
 /// `struct mana_create_wqobj_resp`.
@@ -268,39 +270,41 @@ pub fn destroy_wq_obj(
     wq_type: u32,
     handle: u64,
 ) -> Result<usize, MsgError> {
-    let b = start(
+    request(
         buf,
         DESTROY_WQ_OBJ_REQ_SIZE,
         MANA_DESTROY_WQ_OBJ,
         RESP_HDR_SIZE,
         who,
-    )?;
-    put_le32(b, 40, wq_type);
-    put_le64(b, 48, handle);
-    Ok(DESTROY_WQ_OBJ_REQ_SIZE)
+        &[Put::U32(40, wq_type), Put::U64(48, handle)],
+    )
 }
 
 /// `struct mana_fence_rq_req`: wq_obj_handle at 40.
 pub fn fence_rq(buf: &mut [u8], who: Caller, handle: u64) -> Result<usize, MsgError> {
-    let b = start(buf, FENCE_RQ_REQ_SIZE, MANA_FENCE_RQ, RESP_HDR_SIZE, who)?;
-    put_le64(b, 40, handle);
-    Ok(FENCE_RQ_REQ_SIZE)
+    let body = [Put::U64(40, handle)];
+    request(
+        buf,
+        FENCE_RQ_REQ_SIZE,
+        MANA_FENCE_RQ,
+        RESP_HDR_SIZE,
+        who,
+        &body,
+    )
 }
 
 /// [`RSNIC_SET_LOOPBACK`]'s request: vport 40, enable 48 (u32: 0 or 1), reserved to 56;
 /// the response is the header alone.
 pub fn set_loopback(buf: &mut [u8], who: Caller, vport: u64, on: bool) -> Result<usize, MsgError> {
     const SET_LOOPBACK_REQ_SIZE: usize = 56;
-    let b = start(
+    request(
         buf,
         SET_LOOPBACK_REQ_SIZE,
         RSNIC_SET_LOOPBACK,
         RESP_HDR_SIZE,
         who,
-    )?;
-    put_le64(b, 40, vport);
-    put_le32(b, 48, u32::from(on));
-    Ok(SET_LOOPBACK_REQ_SIZE)
+        &[Put::U64(40, vport), Put::U32(48, u32::from(on))],
+    )
 }
 
 /// [`RSNIC_SET_PAUSE`]'s request: vport 40, rx 48 (u32: honour received PAUSE frames, 0 or
@@ -313,11 +317,19 @@ pub fn set_pause(
     tx: bool,
 ) -> Result<usize, MsgError> {
     const SET_PAUSE_REQ_SIZE: usize = 56;
-    let b = start(buf, SET_PAUSE_REQ_SIZE, RSNIC_SET_PAUSE, RESP_HDR_SIZE, who)?;
-    put_le64(b, 40, vport);
-    put_le32(b, 48, u32::from(rx));
-    put_le32(b, 52, u32::from(tx));
-    Ok(SET_PAUSE_REQ_SIZE)
+    let body = [
+        Put::U64(40, vport),
+        Put::U32(48, u32::from(rx)),
+        Put::U32(52, u32::from(tx)),
+    ];
+    request(
+        buf,
+        SET_PAUSE_REQ_SIZE,
+        RSNIC_SET_PAUSE,
+        RESP_HDR_SIZE,
+        who,
+        &body,
+    )
 }
 
 /// Bytes of [`RSNIC_QUERY_PAUSE`]'s response.
@@ -326,15 +338,14 @@ pub const QUERY_PAUSE_RESP_SIZE: usize = 56;
 /// [`RSNIC_QUERY_PAUSE`]'s request: vport 40, reserved to 48.
 pub fn query_pause(buf: &mut [u8], who: Caller, vport: u64) -> Result<usize, MsgError> {
     const QUERY_PAUSE_REQ_SIZE: usize = 48;
-    let b = start(
+    request(
         buf,
         QUERY_PAUSE_REQ_SIZE,
         RSNIC_QUERY_PAUSE,
         QUERY_PAUSE_RESP_SIZE,
         who,
-    )?;
-    put_le64(b, 40, vport);
-    Ok(QUERY_PAUSE_REQ_SIZE)
+        &[Put::U64(40, vport)],
+    )
 }
 
 /// A vport's flow control as [`RSNIC_QUERY_PAUSE`] answers it.
@@ -404,17 +415,19 @@ pub fn config_vport_rx(buf: &mut [u8], who: Caller, s: &RxSteer<'_>) -> Result<u
         return Err(MsgError::BadArgument);
     }
     let len = CONFIG_VPORT_RX_REQ_SIZE + 8 * n;
-    let b = start(buf, len, MANA_CONFIG_VPORT_RX, RESP_HDR_SIZE, who)?;
-    put_le16(b, 8, GDMA_MESSAGE_V2);
-    put_le64(b, 40, s.vport);
-    put_le16(b, 48, n as u16);
-    put_le16(b, 50, CONFIG_VPORT_RX_REQ_SIZE as u16);
-    put_le32(b, 52, s.rx_enable);
-    put_le32(b, 56, s.rss_enable);
-    put_u8(b, 60, u8::from(s.update_default_rxobj));
-    put_u8(b, 61, u8::from(s.update_hashkey));
-    put_u8(b, 62, u8::from(s.update_indir_tab));
-    put_le64(b, 64, s.default_rxobj);
+    let body = [
+        Put::U16(8, GDMA_MESSAGE_V2),
+        Put::U64(40, s.vport),
+        Put::U16(48, n as u16),
+        Put::U16(50, CONFIG_VPORT_RX_REQ_SIZE as u16),
+        Put::U32(52, s.rx_enable),
+        Put::U32(56, s.rss_enable),
+        Put::U8(60, u8::from(s.update_default_rxobj)),
+        Put::U8(61, u8::from(s.update_hashkey)),
+        Put::U8(62, u8::from(s.update_indir_tab)),
+        Put::U64(64, s.default_rxobj),
+    ];
+    let b = start(buf, len, MANA_CONFIG_VPORT_RX, RESP_HDR_SIZE, who, &body)?;
     if s.update_hashkey {
         if let Some(d) = b.get_mut(72..72 + MANA_HASH_KEY_SIZE) {
             d.copy_from_slice(s.hashkey);
@@ -428,29 +441,20 @@ pub fn config_vport_rx(buf: &mut [u8], who: Caller, s: &RxSteer<'_>) -> Result<u
     Ok(len)
 }
 
-#[inline]
-fn put_u8(b: &mut [u8], off: usize, v: u8) {
-    if let Some(x) = b.get_mut(off) {
-        *x = v;
-    }
-}
-
 /// `STATISTICS_FLAGS_*` of `mana_query_gf_stats`: every counter of the response
 /// (bits 0..26).
 pub const GF_STAT_ALL: u64 = (1 << 27) - 1;
 
 /// `struct mana_query_gf_stat_req`: req_stats at 40; asks for a version-2 response.
 pub fn query_gf_stat(buf: &mut [u8], who: Caller, req_stats: u64) -> Result<usize, MsgError> {
-    let b = start(
+    request(
         buf,
         QUERY_GF_STAT_REQ_SIZE,
         MANA_QUERY_GF_STAT,
         QUERY_GF_STAT_RESP_SIZE,
         who,
-    )?;
-    put_le16(b, 16 + 8, GDMA_MESSAGE_V2);
-    put_le64(b, 40, req_stats);
-    Ok(QUERY_GF_STAT_REQ_SIZE)
+        &[Put::U16(16 + 8, GDMA_MESSAGE_V2), Put::U64(40, req_stats)],
+    )
 }
 
 /// `struct mana_query_gf_stat_resp`: the function's counters (the `hc_*` of ethtool).

@@ -10,7 +10,7 @@
 //! mlx5_ifc.h (`create_flow_table_in`, `create_flow_group_in`, `set_fte_in` with its
 //! `flow_context`, `fte_match_set_lyr_2_4`, `dest_format_struct`, `set_flow_table_root_in`).
 
-use super::{fits, hdr, obj_out, op, put_mac, start, Field, FormatError};
+use super::{build, built, fits, hdr, obj_out, op, put_mac, set_fields, start, Field, FormatError};
 
 /// `MLX5_FLOW_TABLE_TYPE_NIC_RX`.
 pub const TABLE_TYPE_NIC_RX: u8 = 0;
@@ -85,11 +85,12 @@ pub const IPPROTO_UDP: u8 = 17;
 /// CREATE_FLOW_TABLE: a NIC RX table of `2^log_size` flow indices at `level` (misses go to
 /// the default miss action).
 pub fn create_flow_table(buf: &mut [u8], log_size: u8, level: u8) -> Result<usize, FormatError> {
-    let b = start(buf, FT_CMD_LEN, op::CREATE_FLOW_TABLE, 0)?;
-    TABLE_TYPE.set(b, u64::from(TABLE_TYPE_NIC_RX));
-    FT_LEVEL.set(b, u64::from(level));
-    FT_LOG_SIZE.set(b, u64::from(log_size));
-    Ok(FT_CMD_LEN)
+    let f = [
+        (TABLE_TYPE, u64::from(TABLE_TYPE_NIC_RX)),
+        (FT_LEVEL, u64::from(level)),
+        (FT_LOG_SIZE, u64::from(log_size)),
+    ];
+    build(buf, FT_CMD_LEN, op::CREATE_FLOW_TABLE, 0, &f)
 }
 
 /// `flow_table_context.table_miss_action`: bit 0xc4, 4 bits.
@@ -109,9 +110,13 @@ pub fn create_flow_table_miss(
 ) -> Result<usize, FormatError> {
     fits(u64::from(miss_table), 24)?;
     let n = create_flow_table(buf, log_size, level)?;
-    let b = buf.get_mut(..n).ok_or(FormatError::BadParam)?;
-    FT_MISS_ACTION.set(b, u64::from(MISS_ACTION_FWD));
-    FT_MISS_ID.set(b, u64::from(miss_table));
+    set_fields(
+        built(buf, n)?,
+        &[
+            (FT_MISS_ACTION, u64::from(MISS_ACTION_FWD)),
+            (FT_MISS_ID, u64::from(miss_table)),
+        ],
+    );
     Ok(n)
 }
 
@@ -120,37 +125,41 @@ pub fn parse_create_flow_table(out: &[u8]) -> Result<u32, FormatError> {
     obj_out(out)
 }
 
-/// A command of `opcode` naming NIC RX table `table_id`.
-fn table_cmd(
-    buf: &mut [u8],
-    opcode: u16,
-    op_mod: u16,
+/// A command of `len` bytes and `opcode` naming NIC RX table `table_id`, with `fields`.
+fn table_cmd<'a>(
+    buf: &'a mut [u8],
+    len: usize,
+    (opcode, op_mod): (u16, u16),
     table_id: u32,
-) -> Result<&mut [u8], FormatError> {
+    fields: &[(Field, u64)],
+) -> Result<&'a mut [u8], FormatError> {
     fits(u64::from(table_id), 24)?;
-    let b = start(buf, FT_CMD_LEN, opcode, op_mod)?;
-    TABLE_TYPE.set(b, u64::from(TABLE_TYPE_NIC_RX));
-    TABLE_ID.set(b, u64::from(table_id));
+    let table = [
+        (TABLE_TYPE, u64::from(TABLE_TYPE_NIC_RX)),
+        (TABLE_ID, u64::from(table_id)),
+    ];
+    let b = start(buf, len, opcode, op_mod, &table)?;
+    set_fields(b, fields);
     Ok(b)
 }
 
 /// DESTROY_FLOW_TABLE `table_id`.
 pub fn destroy_flow_table(buf: &mut [u8], table_id: u32) -> Result<usize, FormatError> {
-    table_cmd(buf, op::DESTROY_FLOW_TABLE, 0, table_id)?;
-    Ok(FT_CMD_LEN)
+    let op = (op::DESTROY_FLOW_TABLE, 0);
+    Ok(table_cmd(buf, FT_CMD_LEN, op, table_id, &[])?.len())
 }
 
 /// SET_FLOW_TABLE_ROOT: `table_id` becomes the NIC RX root (op_mod 0).
 pub fn set_flow_table_root(buf: &mut [u8], table_id: u32) -> Result<usize, FormatError> {
-    table_cmd(buf, op::SET_FLOW_TABLE_ROOT, 0, table_id)?;
-    Ok(FT_CMD_LEN)
+    let op = (op::SET_FLOW_TABLE_ROOT, 0);
+    Ok(table_cmd(buf, FT_CMD_LEN, op, table_id, &[])?.len())
 }
 
 /// SET_FLOW_TABLE_ROOT with op_mod 1: the NIC RX root is disconnected (table_id 0, as
 /// `mlx5_cmd_update_root_ft` with `disconnect`).
 pub fn disconnect_flow_table_root(buf: &mut [u8]) -> Result<usize, FormatError> {
-    table_cmd(buf, op::SET_FLOW_TABLE_ROOT, 1, 0)?;
-    Ok(FT_CMD_LEN)
+    let op = (op::SET_FLOW_TABLE_ROOT, 1);
+    Ok(table_cmd(buf, FT_CMD_LEN, op, 0, &[])?.len())
 }
 
 /// What a flow group's entries match: the whole outer ethertype and/or ip_protocol.
@@ -171,15 +180,15 @@ pub fn create_flow_group(
     end_index: u32,
     criteria: Criteria,
 ) -> Result<usize, FormatError> {
-    fits(u64::from(table_id), 24)?;
     if start_index > end_index {
         return Err(FormatError::BadParam);
     }
-    let b = start(buf, CREATE_FG_IN_LEN, op::CREATE_FLOW_GROUP, 0)?;
-    TABLE_TYPE.set(b, u64::from(TABLE_TYPE_NIC_RX));
-    TABLE_ID.set(b, u64::from(table_id));
-    FG_START.set(b, u64::from(start_index));
-    FG_END.set(b, u64::from(end_index));
+    let f = [
+        (FG_START, u64::from(start_index)),
+        (FG_END, u64::from(end_index)),
+    ];
+    let op = (op::CREATE_FLOW_GROUP, 0);
+    let b = table_cmd(buf, CREATE_FG_IN_LEN, op, table_id, &f)?;
     if criteria.ethertype || criteria.ip_protocol {
         FG_CRITERIA_ENABLE.set(b, u64::from(CRITERIA_OUTER_HEADERS));
     }
@@ -203,9 +212,9 @@ pub fn destroy_flow_group(
     table_id: u32,
     group_id: u32,
 ) -> Result<usize, FormatError> {
-    let b = table_cmd(buf, op::DESTROY_FLOW_GROUP, 0, table_id)?;
-    DESTROY_FG_GROUP_ID.set(b, u64::from(group_id));
-    Ok(FT_CMD_LEN)
+    let f = [(DESTROY_FG_GROUP_ID, u64::from(group_id))];
+    let op = (op::DESTROY_FLOW_GROUP, 0);
+    Ok(table_cmd(buf, FT_CMD_LEN, op, table_id, &f)?.len())
 }
 
 /// The values an entry matches (under its group's criteria).
@@ -228,24 +237,22 @@ pub fn set_fte_fwd_tir(
     m: &MatchValue,
     tirn: u32,
 ) -> Result<usize, FormatError> {
-    fits(u64::from(table_id), 24)?;
     fits(u64::from(tirn), 24)?;
-    let b = start(buf, SET_FTE_IN_LEN, op::SET_FLOW_TABLE_ENTRY, 0)?;
-    TABLE_TYPE.set(b, u64::from(TABLE_TYPE_NIC_RX));
-    TABLE_ID.set(b, u64::from(table_id));
-    FTE_FLOW_INDEX.set(b, u64::from(flow_index));
-    FC_GROUP_ID.set(b, u64::from(group_id));
-    FC_ACTION.set(b, u64::from(ACTION_FWD_DEST));
-    FC_DEST_LIST_SIZE.set(b, 1);
-    MATCH_ETHERTYPE
-        .at(FC_MATCH_VALUE)
-        .set(b, u64::from(m.ethertype));
-    MATCH_IP_PROTOCOL
-        .at(FC_MATCH_VALUE)
-        .set(b, u64::from(m.ip_protocol));
-    DEST_TYPE.set(b, u64::from(DEST_TYPE_TIR));
-    DEST_ID.set(b, u64::from(tirn));
-    Ok(SET_FTE_IN_LEN)
+    let f = [
+        (FTE_FLOW_INDEX, u64::from(flow_index)),
+        (FC_GROUP_ID, u64::from(group_id)),
+        (FC_ACTION, u64::from(ACTION_FWD_DEST)),
+        (FC_DEST_LIST_SIZE, 1),
+        (MATCH_ETHERTYPE.at(FC_MATCH_VALUE), u64::from(m.ethertype)),
+        (
+            MATCH_IP_PROTOCOL.at(FC_MATCH_VALUE),
+            u64::from(m.ip_protocol),
+        ),
+        (DEST_TYPE, u64::from(DEST_TYPE_TIR)),
+        (DEST_ID, u64::from(tirn)),
+    ];
+    let op = (op::SET_FLOW_TABLE_ENTRY, 0);
+    Ok(table_cmd(buf, SET_FTE_IN_LEN, op, table_id, &f)?.len())
 }
 
 /// [`set_fte_fwd_tir`] with no ethertype or protocol to match, for the caller to add its
@@ -259,14 +266,14 @@ fn set_fte_fwd_unmatched(
 ) -> Result<&mut [u8], FormatError> {
     let m = MatchValue::default();
     let n = set_fte_fwd_tir(buf, table_id, group_id, flow_index, &m, dest)?;
-    buf.get_mut(..n).ok_or(FormatError::BadParam)
+    built(buf, n)
 }
 
 /// DELETE_FLOW_TABLE_ENTRY at `flow_index` of table `table_id`.
 pub fn delete_fte(buf: &mut [u8], table_id: u32, flow_index: u32) -> Result<usize, FormatError> {
-    let b = table_cmd(buf, op::DELETE_FLOW_TABLE_ENTRY, 0, table_id)?;
-    FTE_FLOW_INDEX.set(b, u64::from(flow_index));
-    Ok(FT_CMD_LEN)
+    let f = [(FTE_FLOW_INDEX, u64::from(flow_index))];
+    let op = (op::DELETE_FLOW_TABLE_ENTRY, 0);
+    Ok(table_cmd(buf, FT_CMD_LEN, op, table_id, &f)?.len())
 }
 
 /// The traffic types of rsnic's traffic-type table: mlx5e's `enum mlx5_traffic_types`
@@ -500,8 +507,7 @@ pub fn create_flow_group_tuple(
             ip_protocol: true,
         },
     )?;
-    let b = buf.get_mut(..n).ok_or(FormatError::BadParam)?;
-    m.write(b, FG_CRITERIA / 8, true);
+    m.write(built(buf, n)?, FG_CRITERIA / 8, true);
     Ok(n)
 }
 
@@ -559,7 +565,7 @@ pub fn create_flow_group_dmac(
 ) -> Result<usize, FormatError> {
     let n = create_flow_group(buf, table_id, start_index, end_index, Criteria::default())?;
     if mask.iter().any(|&b| b != 0) {
-        let b = buf.get_mut(..n).ok_or(FormatError::BadParam)?;
+        let b = built(buf, n)?;
         FG_CRITERIA_ENABLE.set(b, u64::from(CRITERIA_OUTER_HEADERS));
         let at = FG_CRITERIA / 8 + MATCH_DMAC_BYTE;
         put_mac(b, at, mask)?;

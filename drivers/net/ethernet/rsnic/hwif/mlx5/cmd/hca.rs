@@ -5,7 +5,7 @@
 //! for the general and Ethernet-offload capabilities), INIT_HCA / TEARDOWN_HCA (fw.c
 //! `mlx5_cmd_init_hca`, `mlx5_cmd_teardown_hca`).
 
-use super::{fits, op, output, start, Field, FormatError};
+use super::{build, fits, op, output, Field, FormatError};
 
 /// `enable_hca_in` / `disable_hca_in` length.
 pub const ENABLE_HCA_IN_LEN: usize = 16;
@@ -254,20 +254,17 @@ impl DevCaps {
 
 /// ENABLE_HCA for function 0.
 pub fn enable_hca(buf: &mut [u8]) -> Result<usize, FormatError> {
-    start(buf, ENABLE_HCA_IN_LEN, op::ENABLE_HCA, 0)?;
-    Ok(ENABLE_HCA_IN_LEN)
+    build(buf, ENABLE_HCA_IN_LEN, op::ENABLE_HCA, 0, &[])
 }
 
 /// DISABLE_HCA for function 0.
 pub fn disable_hca(buf: &mut [u8]) -> Result<usize, FormatError> {
-    start(buf, ENABLE_HCA_IN_LEN, op::DISABLE_HCA, 0)?;
-    Ok(ENABLE_HCA_IN_LEN)
+    build(buf, ENABLE_HCA_IN_LEN, op::DISABLE_HCA, 0, &[])
 }
 
 /// QUERY_ISSI.
 pub fn query_issi(buf: &mut [u8]) -> Result<usize, FormatError> {
-    start(buf, QUERY_ISSI_IN_LEN, op::QUERY_ISSI, 0)?;
-    Ok(QUERY_ISSI_IN_LEN)
+    build(buf, QUERY_ISSI_IN_LEN, op::QUERY_ISSI, 0, &[])
 }
 
 /// The QUERY_ISSI answer.
@@ -297,22 +294,16 @@ pub fn parse_query_issi(out: &[u8]) -> Result<Issi, FormatError> {
 
 /// SET_ISSI `issi`.
 pub fn set_issi(buf: &mut [u8], issi: u16) -> Result<usize, FormatError> {
-    let b = start(buf, SET_ISSI_IN_LEN, op::SET_ISSI, 0)?;
-    SET_ISSI_CURRENT.set(b, u64::from(issi));
-    Ok(SET_ISSI_IN_LEN)
+    let f = [(SET_ISSI_CURRENT, u64::from(issi))];
+    build(buf, SET_ISSI_IN_LEN, op::SET_ISSI, 0, &f)
 }
 
 /// QUERY_HCA_CAP of `cap_type` (`CAP_GENERAL`, `CAP_ETHERNET_OFFLOADS`), current values:
 /// `op_mod = (cap_type << 1) | HCA_CAP_OPMOD_GET_CUR`.
 pub fn query_hca_cap(buf: &mut [u8], cap_type: u16) -> Result<usize, FormatError> {
     fits(u64::from(cap_type), 15)?;
-    start(
-        buf,
-        QUERY_HCA_CAP_IN_LEN,
-        op::QUERY_HCA_CAP,
-        (cap_type << 1) | HCA_CAP_OPMOD_GET_CUR,
-    )?;
-    Ok(QUERY_HCA_CAP_IN_LEN)
+    let op_mod = (cap_type << 1) | HCA_CAP_OPMOD_GET_CUR;
+    build(buf, QUERY_HCA_CAP_IN_LEN, op::QUERY_HCA_CAP, op_mod, &[])
 }
 
 /// Reads the general capabilities of a QUERY_HCA_CAP(`CAP_GENERAL`) output into `caps`.
@@ -367,13 +358,11 @@ pub fn parse_eth_caps(out: &[u8], caps: &mut DevCaps) -> Result<(), FormatError>
 
 /// INIT_HCA (no software owner id).
 pub fn init_hca(buf: &mut [u8]) -> Result<usize, FormatError> {
-    start(buf, INIT_HCA_IN_LEN, op::INIT_HCA, 0)?;
-    Ok(INIT_HCA_IN_LEN)
+    build(buf, INIT_HCA_IN_LEN, op::INIT_HCA, 0, &[])
 }
 
 /// TEARDOWN_HCA with the graceful profile.
 pub fn teardown_hca(buf: &mut [u8]) -> Result<usize, FormatError> {
-    let b = start(buf, TEARDOWN_HCA_IN_LEN, op::TEARDOWN_HCA, 0)?;
-    TEARDOWN_HCA_PROFILE.set(b, u64::from(TEARDOWN_PROFILE_GRACEFUL));
-    Ok(TEARDOWN_HCA_IN_LEN)
+    let f = [(TEARDOWN_HCA_PROFILE, u64::from(TEARDOWN_PROFILE_GRACEFUL))];
+    build(buf, TEARDOWN_HCA_IN_LEN, op::TEARDOWN_HCA, 0, &f)
 }

@@ -7,7 +7,7 @@
 //! for `rx_out_of_buffer`. Layouts of `create_mkey_in` (with `mkc`), `destroy_mkey_in` and
 //! the `*_q_counter_*` structures in mlx5_ifc.h.
 
-use super::{fits, op, output, start, Field, FormatError};
+use super::{build, fits, op, output, Field, FormatError};
 
 /// `create_mkey_in` length without a translation list (0x880 bits).
 pub const CREATE_MKEY_IN_LEN: usize = 0x110;
@@ -50,15 +50,16 @@ pub const OUT_OF_BUFFER: Field = Field::new(0x180, 32);
 /// `pd`, with variant byte `variant` (`mlx5e_create_mkey`).
 pub fn create_mkey(buf: &mut [u8], pd: u32, variant: u8) -> Result<usize, FormatError> {
     let pd = fits(u64::from(pd), 24)?;
-    let b = start(buf, CREATE_MKEY_IN_LEN, op::CREATE_MKEY, 0)?;
-    MKC_ACCESS_MODE_1_0.set(b, 0);
-    MKC_LW.set(b, 1);
-    MKC_LR.set(b, 1);
-    MKC_QPN.set(b, 0xff_ffff);
-    MKC_MKEY_7_0.set(b, u64::from(variant));
-    MKC_LENGTH64.set(b, 1);
-    MKC_PD.set(b, pd);
-    Ok(CREATE_MKEY_IN_LEN)
+    let f = [
+        (MKC_ACCESS_MODE_1_0, 0),
+        (MKC_LW, 1),
+        (MKC_LR, 1),
+        (MKC_QPN, 0xff_ffff),
+        (MKC_MKEY_7_0, u64::from(variant)),
+        (MKC_LENGTH64, 1),
+        (MKC_PD, pd),
+    ];
+    build(buf, CREATE_MKEY_IN_LEN, op::CREATE_MKEY, 0, &f)
 }
 
 /// The key CREATE_MKEY made: `mkey_index << 8 | variant` (`mlx5_idx_to_mkey`), what data
@@ -73,15 +74,13 @@ pub fn parse_create_mkey(out: &[u8], variant: u8) -> Result<u32, FormatError> {
 
 /// DESTROY_MKEY of key `mkey` (its index, `mlx5_mkey_to_idx`).
 pub fn destroy_mkey(buf: &mut [u8], mkey: u32) -> Result<usize, FormatError> {
-    let b = start(buf, SHORT_LEN, op::DESTROY_MKEY, 0)?;
-    MKEY_INDEX.set(b, u64::from(mkey >> 8));
-    Ok(SHORT_LEN)
+    let f = [(MKEY_INDEX, u64::from(mkey >> 8))];
+    build(buf, SHORT_LEN, op::DESTROY_MKEY, 0, &f)
 }
 
 /// ALLOC_Q_COUNTER.
 pub fn alloc_q_counter(buf: &mut [u8]) -> Result<usize, FormatError> {
-    start(buf, SHORT_LEN, op::ALLOC_Q_COUNTER, 0)?;
-    Ok(SHORT_LEN)
+    build(buf, SHORT_LEN, op::ALLOC_Q_COUNTER, 0, &[])
 }
 
 /// The counter set id ALLOC_Q_COUNTER returned (0 is refused: an RQ with `counter_set_id`
@@ -95,16 +94,14 @@ pub fn parse_alloc_q_counter(out: &[u8]) -> Result<u8, FormatError> {
 
 /// DEALLOC_Q_COUNTER of set `id`.
 pub fn dealloc_q_counter(buf: &mut [u8], id: u8) -> Result<usize, FormatError> {
-    let b = start(buf, SHORT_LEN, op::DEALLOC_Q_COUNTER, 0)?;
-    COUNTER_SET_ID.set(b, u64::from(id));
-    Ok(SHORT_LEN)
+    let f = [(COUNTER_SET_ID, u64::from(id))];
+    build(buf, SHORT_LEN, op::DEALLOC_Q_COUNTER, 0, &f)
 }
 
 /// QUERY_Q_COUNTER of set `id` (not clearing, as `mlx5e_update_q_counter`).
 pub fn query_q_counter(buf: &mut [u8], id: u8) -> Result<usize, FormatError> {
-    let b = start(buf, QUERY_Q_COUNTER_IN_LEN, op::QUERY_Q_COUNTER, 0)?;
-    QUERY_COUNTER_SET_ID.set(b, u64::from(id));
-    Ok(QUERY_Q_COUNTER_IN_LEN)
+    let f = [(QUERY_COUNTER_SET_ID, u64::from(id))];
+    build(buf, QUERY_Q_COUNTER_IN_LEN, op::QUERY_Q_COUNTER, 0, &f)
 }
 
 /// `query_q_counter_out.out_of_buffer`: packets dropped for lack of a receive WQE.

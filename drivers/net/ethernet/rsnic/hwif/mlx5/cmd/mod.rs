@@ -11,6 +11,48 @@
 //! `*_OUT_LEN` length posted). Status and syndrome are checked by [`queue::CmdQueue::poll`]
 //! before a parser runs; parsers still check every length and range they rely on.
 
+/// Declares a module of command codes (`pub mod $m: $t;`) and the function that names them
+/// (`pub fn $name, else "$unknown";`) from one list, so that each code is written once with
+/// its value and its name: `NAME = value,` is named (and documented) by its identifier,
+/// `/// doc` `NAME = value => "name",` gives both.
+macro_rules! codes {
+    (
+        $(#[$mod_meta:meta])*
+        pub mod $m:ident: $t:ty;
+        $(#[$fn_meta:meta])*
+        pub fn $name_fn:ident, else $unknown:literal;
+        $($code:ident = $val:literal,)*
+    ) => {
+        codes! {
+            $(#[$mod_meta])*
+            pub mod $m: $t;
+            $(#[$fn_meta])*
+            pub fn $name_fn, else $unknown;
+            $(#[doc = concat!(stringify!($code), ".")] $code = $val => stringify!($code),)*
+        }
+    };
+    (
+        $(#[$mod_meta:meta])*
+        pub mod $m:ident: $t:ty;
+        $(#[$fn_meta:meta])*
+        pub fn $name_fn:ident, else $unknown:literal;
+        $($(#[$meta:meta])* $code:ident = $val:literal => $name:expr,)*
+    ) => {
+        $(#[$mod_meta])*
+        pub mod $m {
+            $($(#[$meta])* pub const $code: $t = $val;)*
+        }
+
+        $(#[$fn_meta])*
+        pub fn $name_fn(code: $t) -> &'static str {
+            match code {
+                $($m::$code => $name,)*
+                _ => $unknown,
+            }
+        }
+    };
+}
+
 pub mod field;
 pub mod fs;
 pub mod hca;
@@ -25,174 +67,64 @@ pub mod vport;
 pub use field::Field;
 pub use queue::{CmdError, CmdErrorKind, CmdPoll, CmdQueue};
 
-/// Command opcodes (`MLX5_CMD_OP_*`, mlx5_ifc.h).
-pub mod op {
-    /// QUERY_HCA_CAP.
-    pub const QUERY_HCA_CAP: u16 = 0x100;
-    /// INIT_HCA.
-    pub const INIT_HCA: u16 = 0x102;
-    /// TEARDOWN_HCA.
-    pub const TEARDOWN_HCA: u16 = 0x103;
-    /// ENABLE_HCA.
-    pub const ENABLE_HCA: u16 = 0x104;
-    /// DISABLE_HCA.
-    pub const DISABLE_HCA: u16 = 0x105;
-    /// QUERY_ISSI.
-    pub const QUERY_ISSI: u16 = 0x10a;
-    /// SET_ISSI.
-    pub const SET_ISSI: u16 = 0x10b;
-    /// QUERY_PAGES.
-    pub const QUERY_PAGES: u16 = 0x107;
-    /// MANAGE_PAGES.
-    pub const MANAGE_PAGES: u16 = 0x108;
-    /// CREATE_MKEY.
-    pub const CREATE_MKEY: u16 = 0x200;
-    /// DESTROY_MKEY.
-    pub const DESTROY_MKEY: u16 = 0x202;
-    /// CREATE_EQ.
-    pub const CREATE_EQ: u16 = 0x301;
-    /// DESTROY_EQ.
-    pub const DESTROY_EQ: u16 = 0x302;
-    /// CREATE_CQ.
-    pub const CREATE_CQ: u16 = 0x400;
-    /// DESTROY_CQ.
-    pub const DESTROY_CQ: u16 = 0x401;
-    /// MODIFY_CQ.
-    pub const MODIFY_CQ: u16 = 0x403;
-    /// QUERY_VPORT_STATE.
-    pub const QUERY_VPORT_STATE: u16 = 0x750;
-    /// QUERY_NIC_VPORT_CONTEXT.
-    pub const QUERY_NIC_VPORT_CONTEXT: u16 = 0x754;
-    /// MODIFY_NIC_VPORT_CONTEXT.
-    pub const MODIFY_NIC_VPORT_CONTEXT: u16 = 0x755;
-    /// QUERY_VPORT_COUNTER.
-    pub const QUERY_VPORT_COUNTER: u16 = 0x770;
-    /// ALLOC_Q_COUNTER.
-    pub const ALLOC_Q_COUNTER: u16 = 0x771;
-    /// DEALLOC_Q_COUNTER.
-    pub const DEALLOC_Q_COUNTER: u16 = 0x772;
-    /// QUERY_Q_COUNTER.
-    pub const QUERY_Q_COUNTER: u16 = 0x773;
-    /// ALLOC_PD.
-    pub const ALLOC_PD: u16 = 0x800;
-    /// DEALLOC_PD.
-    pub const DEALLOC_PD: u16 = 0x801;
-    /// ALLOC_UAR.
-    pub const ALLOC_UAR: u16 = 0x802;
-    /// DEALLOC_UAR.
-    pub const DEALLOC_UAR: u16 = 0x803;
-    /// ACCESS_REG.
-    pub const ACCESS_REG: u16 = 0x805;
-    /// ALLOC_TRANSPORT_DOMAIN.
-    pub const ALLOC_TRANSPORT_DOMAIN: u16 = 0x816;
-    /// DEALLOC_TRANSPORT_DOMAIN.
-    pub const DEALLOC_TRANSPORT_DOMAIN: u16 = 0x817;
-    /// CREATE_TIR.
-    pub const CREATE_TIR: u16 = 0x900;
-    /// MODIFY_TIR.
-    pub const MODIFY_TIR: u16 = 0x901;
-    /// DESTROY_TIR.
-    pub const DESTROY_TIR: u16 = 0x902;
-    /// CREATE_SQ.
-    pub const CREATE_SQ: u16 = 0x904;
-    /// MODIFY_SQ.
-    pub const MODIFY_SQ: u16 = 0x905;
-    /// DESTROY_SQ.
-    pub const DESTROY_SQ: u16 = 0x906;
-    /// QUERY_SQ.
-    pub const QUERY_SQ: u16 = 0x907;
-    /// CREATE_RQ.
-    pub const CREATE_RQ: u16 = 0x908;
-    /// MODIFY_RQ.
-    pub const MODIFY_RQ: u16 = 0x909;
-    /// DESTROY_RQ.
-    pub const DESTROY_RQ: u16 = 0x90a;
-    /// QUERY_RQ.
-    pub const QUERY_RQ: u16 = 0x90b;
-    /// CREATE_TIS.
-    pub const CREATE_TIS: u16 = 0x912;
-    /// DESTROY_TIS.
-    pub const DESTROY_TIS: u16 = 0x914;
-    /// CREATE_RQT.
-    pub const CREATE_RQT: u16 = 0x916;
-    /// MODIFY_RQT.
-    pub const MODIFY_RQT: u16 = 0x917;
-    /// DESTROY_RQT.
-    pub const DESTROY_RQT: u16 = 0x918;
-    /// SET_FLOW_TABLE_ROOT.
-    pub const SET_FLOW_TABLE_ROOT: u16 = 0x92f;
-    /// CREATE_FLOW_TABLE.
-    pub const CREATE_FLOW_TABLE: u16 = 0x930;
-    /// DESTROY_FLOW_TABLE.
-    pub const DESTROY_FLOW_TABLE: u16 = 0x931;
-    /// CREATE_FLOW_GROUP.
-    pub const CREATE_FLOW_GROUP: u16 = 0x933;
-    /// DESTROY_FLOW_GROUP.
-    pub const DESTROY_FLOW_GROUP: u16 = 0x934;
-    /// SET_FLOW_TABLE_ENTRY.
-    pub const SET_FLOW_TABLE_ENTRY: u16 = 0x936;
-    /// DELETE_FLOW_TABLE_ENTRY.
-    pub const DELETE_FLOW_TABLE_ENTRY: u16 = 0x938;
-}
-
-/// The upstream name of an opcode (`mlx5_command_str`), for error messages.
-pub fn opcode_name(opcode: u16) -> &'static str {
-    match opcode {
-        op::QUERY_HCA_CAP => "QUERY_HCA_CAP",
-        op::INIT_HCA => "INIT_HCA",
-        op::TEARDOWN_HCA => "TEARDOWN_HCA",
-        op::ENABLE_HCA => "ENABLE_HCA",
-        op::DISABLE_HCA => "DISABLE_HCA",
-        op::QUERY_ISSI => "QUERY_ISSI",
-        op::SET_ISSI => "SET_ISSI",
-        op::QUERY_PAGES => "QUERY_PAGES",
-        op::MANAGE_PAGES => "MANAGE_PAGES",
-        op::CREATE_MKEY => "CREATE_MKEY",
-        op::DESTROY_MKEY => "DESTROY_MKEY",
-        op::ALLOC_Q_COUNTER => "ALLOC_Q_COUNTER",
-        op::DEALLOC_Q_COUNTER => "DEALLOC_Q_COUNTER",
-        op::QUERY_Q_COUNTER => "QUERY_Q_COUNTER",
-        op::CREATE_EQ => "CREATE_EQ",
-        op::DESTROY_EQ => "DESTROY_EQ",
-        op::CREATE_CQ => "CREATE_CQ",
-        op::MODIFY_CQ => "MODIFY_CQ",
-        op::DESTROY_CQ => "DESTROY_CQ",
-        op::QUERY_VPORT_STATE => "QUERY_VPORT_STATE",
-        op::QUERY_NIC_VPORT_CONTEXT => "QUERY_NIC_VPORT_CONTEXT",
-        op::MODIFY_NIC_VPORT_CONTEXT => "MODIFY_NIC_VPORT_CONTEXT",
-        op::QUERY_VPORT_COUNTER => "QUERY_VPORT_COUNTER",
-        op::ALLOC_PD => "ALLOC_PD",
-        op::DEALLOC_PD => "DEALLOC_PD",
-        op::ALLOC_UAR => "ALLOC_UAR",
-        op::DEALLOC_UAR => "DEALLOC_UAR",
-        op::ACCESS_REG => "ACCESS_REG",
-        op::ALLOC_TRANSPORT_DOMAIN => "ALLOC_TRANSPORT_DOMAIN",
-        op::DEALLOC_TRANSPORT_DOMAIN => "DEALLOC_TRANSPORT_DOMAIN",
-        op::CREATE_TIR => "CREATE_TIR",
-        op::MODIFY_TIR => "MODIFY_TIR",
-        op::DESTROY_TIR => "DESTROY_TIR",
-        op::CREATE_SQ => "CREATE_SQ",
-        op::MODIFY_SQ => "MODIFY_SQ",
-        op::DESTROY_SQ => "DESTROY_SQ",
-        op::QUERY_SQ => "QUERY_SQ",
-        op::CREATE_RQ => "CREATE_RQ",
-        op::MODIFY_RQ => "MODIFY_RQ",
-        op::DESTROY_RQ => "DESTROY_RQ",
-        op::QUERY_RQ => "QUERY_RQ",
-        op::CREATE_TIS => "CREATE_TIS",
-        op::DESTROY_TIS => "DESTROY_TIS",
-        op::CREATE_RQT => "CREATE_RQT",
-        op::MODIFY_RQT => "MODIFY_RQT",
-        op::DESTROY_RQT => "DESTROY_RQT",
-        op::SET_FLOW_TABLE_ROOT => "SET_FLOW_TABLE_ROOT",
-        op::CREATE_FLOW_TABLE => "CREATE_FLOW_TABLE",
-        op::DESTROY_FLOW_TABLE => "DESTROY_FLOW_TABLE",
-        op::CREATE_FLOW_GROUP => "CREATE_FLOW_GROUP",
-        op::DESTROY_FLOW_GROUP => "DESTROY_FLOW_GROUP",
-        op::SET_FLOW_TABLE_ENTRY => "SET_FLOW_TABLE_ENTRY",
-        op::DELETE_FLOW_TABLE_ENTRY => "DELETE_FLOW_TABLE_ENTRY",
-        _ => "unknown command opcode",
-    }
+codes! {
+    /// Command opcodes (`MLX5_CMD_OP_*`, mlx5_ifc.h).
+    pub mod op: u16;
+    /// The upstream name of an opcode (`mlx5_command_str`), for error messages.
+    pub fn opcode_name, else "unknown command opcode";
+    QUERY_HCA_CAP = 0x100,
+    INIT_HCA = 0x102,
+    TEARDOWN_HCA = 0x103,
+    ENABLE_HCA = 0x104,
+    DISABLE_HCA = 0x105,
+    QUERY_ISSI = 0x10a,
+    SET_ISSI = 0x10b,
+    QUERY_PAGES = 0x107,
+    MANAGE_PAGES = 0x108,
+    CREATE_MKEY = 0x200,
+    DESTROY_MKEY = 0x202,
+    CREATE_EQ = 0x301,
+    DESTROY_EQ = 0x302,
+    CREATE_CQ = 0x400,
+    DESTROY_CQ = 0x401,
+    MODIFY_CQ = 0x403,
+    QUERY_VPORT_STATE = 0x750,
+    QUERY_NIC_VPORT_CONTEXT = 0x754,
+    MODIFY_NIC_VPORT_CONTEXT = 0x755,
+    QUERY_VPORT_COUNTER = 0x770,
+    ALLOC_Q_COUNTER = 0x771,
+    DEALLOC_Q_COUNTER = 0x772,
+    QUERY_Q_COUNTER = 0x773,
+    ALLOC_PD = 0x800,
+    DEALLOC_PD = 0x801,
+    ALLOC_UAR = 0x802,
+    DEALLOC_UAR = 0x803,
+    ACCESS_REG = 0x805,
+    ALLOC_TRANSPORT_DOMAIN = 0x816,
+    DEALLOC_TRANSPORT_DOMAIN = 0x817,
+    CREATE_TIR = 0x900,
+    MODIFY_TIR = 0x901,
+    DESTROY_TIR = 0x902,
+    CREATE_SQ = 0x904,
+    MODIFY_SQ = 0x905,
+    DESTROY_SQ = 0x906,
+    QUERY_SQ = 0x907,
+    CREATE_RQ = 0x908,
+    MODIFY_RQ = 0x909,
+    DESTROY_RQ = 0x90a,
+    QUERY_RQ = 0x90b,
+    CREATE_TIS = 0x912,
+    DESTROY_TIS = 0x914,
+    CREATE_RQT = 0x916,
+    MODIFY_RQT = 0x917,
+    DESTROY_RQT = 0x918,
+    SET_FLOW_TABLE_ROOT = 0x92f,
+    CREATE_FLOW_TABLE = 0x930,
+    DESTROY_FLOW_TABLE = 0x931,
+    CREATE_FLOW_GROUP = 0x933,
+    DESTROY_FLOW_GROUP = 0x934,
+    SET_FLOW_TABLE_ENTRY = 0x936,
+    DELETE_FLOW_TABLE_ENTRY = 0x938,
 }
 
 /// Errors building a command input or reading a command output.
@@ -231,21 +163,48 @@ pub mod hdr {
     pub const LEN: usize = 16;
 }
 
-/// Zeroes `buf[..len]` and writes the input header (`opcode`, `op_mod`); returns the slice.
-pub(crate) fn start(
+/// Zeroes `buf[..len]`, writes the input header (`opcode`, `op_mod`) and then each
+/// `(field, value)` of `fields` in order (truncated to the field, as [`Field::set`] does);
+/// returns the slice, for what a list of fields does not say (addresses, lists).
+pub(crate) fn start<'a>(
+    buf: &'a mut [u8],
+    len: usize,
+    opcode: u16,
+    op_mod: u16,
+    fields: &[(Field, u64)],
+) -> Result<&'a mut [u8], FormatError> {
+    let b = built(buf, len)?;
+    b.fill(0);
+    hdr::OPCODE.set(b, u64::from(opcode));
+    hdr::OP_MOD.set(b, u64::from(op_mod));
+    set_fields(b, fields);
+    Ok(b)
+}
+
+/// A command input of `len` bytes that [`start`] writes in whole; returns `len`.
+pub(crate) fn build(
     buf: &mut [u8],
     len: usize,
     opcode: u16,
     op_mod: u16,
-) -> Result<&mut [u8], FormatError> {
+    fields: &[(Field, u64)],
+) -> Result<usize, FormatError> {
+    start(buf, len, opcode, op_mod, fields)?;
+    Ok(len)
+}
+
+/// Writes each `(field, value)` of `fields` into `b`, in order ([`Field::set`]).
+pub(crate) fn set_fields(b: &mut [u8], fields: &[(Field, u64)]) {
+    for &(f, v) in fields {
+        f.set(b, v);
+    }
+}
+
+/// The first `len` bytes of an input a builder has written (to add fields to it).
+pub(crate) fn built(buf: &mut [u8], len: usize) -> Result<&mut [u8], FormatError> {
     let have = buf.len();
-    let b = buf
-        .get_mut(..len)
-        .ok_or(FormatError::BufferTooSmall { need: len, have })?;
-    b.fill(0);
-    hdr::OPCODE.set(b, u64::from(opcode));
-    hdr::OP_MOD.set(b, u64::from(op_mod));
-    Ok(b)
+    buf.get_mut(..len)
+        .ok_or(FormatError::BufferTooSmall { need: len, have })
 }
 
 /// Checks that a completed output is at least `len` bytes; returns the slice.
@@ -281,9 +240,7 @@ pub(crate) fn fits(v: u64, width: u32) -> Result<u64, FormatError> {
 /// (the DEALLOC_* and DESTROY_* commands); returns its length.
 pub(crate) fn obj_cmd(buf: &mut [u8], opcode: u16, obj: u32) -> Result<usize, FormatError> {
     fits(u64::from(obj), 24)?;
-    let b = start(buf, hdr::LEN, opcode, 0)?;
-    hdr::OBJ_NUM.set(b, u64::from(obj));
-    Ok(hdr::LEN)
+    build(buf, hdr::LEN, opcode, 0, &[(hdr::OBJ_NUM, u64::from(obj))])
 }
 
 /// Reads the 24-bit object number at bit 0x48 of a 16-byte create / alloc output.

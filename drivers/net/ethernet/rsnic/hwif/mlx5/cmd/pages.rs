@@ -12,7 +12,7 @@
 //! most the entries asked for and that fit the output, and each address is 4 KiB aligned
 //! and not 0.
 
-use super::{fits, op, output, start, Field, FormatError};
+use super::{build, fits, op, output, start, Field, FormatError};
 
 /// `query_pages_in` / `query_pages_out` length (0x80 bits).
 pub const QUERY_PAGES_LEN: usize = 16;
@@ -72,8 +72,7 @@ pub fn query_pages(buf: &mut [u8], op_mod: u16) -> Result<usize, FormatError> {
     if !(QUERY_BOOT..=QUERY_REGULAR).contains(&op_mod) {
         return Err(FormatError::BadParam);
     }
-    start(buf, QUERY_PAGES_LEN, op::QUERY_PAGES, op_mod)?;
-    Ok(QUERY_PAGES_LEN)
+    build(buf, QUERY_PAGES_LEN, op::QUERY_PAGES, op_mod, &[])
 }
 
 /// `query_pages_out`: (function id, pages wanted; negative: pages to take back).
@@ -89,8 +88,7 @@ pub fn give_pages(buf: &mut [u8], pages: &[u64]) -> Result<usize, FormatError> {
     }
     let n = fits(pages.len() as u64, 32)?;
     let len = give_len(pages.len());
-    let b = start(buf, len, op::MANAGE_PAGES, GIVE)?;
-    INPUT_NUM_ENTRIES.set(b, n);
+    let b = start(buf, len, op::MANAGE_PAGES, GIVE, &[(INPUT_NUM_ENTRIES, n)])?;
     for (i, a) in pages.iter().enumerate() {
         let o = MANAGE_PAGES_PAS + 8 * i;
         b[o..o + 8].copy_from_slice(&a.to_be_bytes());
@@ -103,16 +101,14 @@ pub fn take_pages(buf: &mut [u8], n: u32) -> Result<usize, FormatError> {
     if n == 0 {
         return Err(FormatError::BadParam);
     }
-    let b = start(buf, MANAGE_PAGES_PAS, op::MANAGE_PAGES, TAKE)?;
-    INPUT_NUM_ENTRIES.set(b, u64::from(n));
-    Ok(MANAGE_PAGES_PAS)
+    let f = [(INPUT_NUM_ENTRIES, u64::from(n))];
+    build(buf, MANAGE_PAGES_PAS, op::MANAGE_PAGES, TAKE, &f)
 }
 
 /// MANAGE_PAGES CANT_GIVE: the driver cannot meet a page request of `n` pages.
 pub fn cant_give(buf: &mut [u8], n: u32) -> Result<usize, FormatError> {
-    let b = start(buf, MANAGE_PAGES_PAS, op::MANAGE_PAGES, CANT_GIVE)?;
-    INPUT_NUM_ENTRIES.set(b, u64::from(n));
-    Ok(MANAGE_PAGES_PAS)
+    let f = [(INPUT_NUM_ENTRIES, u64::from(n))];
+    build(buf, MANAGE_PAGES_PAS, op::MANAGE_PAGES, CANT_GIVE, &f)
 }
 
 /// Whether `a` can be a firmware page: not 0, 4 KiB aligned.

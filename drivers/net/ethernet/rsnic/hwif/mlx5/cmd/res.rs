@@ -10,15 +10,17 @@
 
 pub use super::rss::*;
 
-use super::{fits, hdr, obj_cmd, obj_out, op, output, start, Field, FormatError, Pas};
+use super::{
+    build, built, fits, hdr, obj_cmd, obj_out, op, output, set_fields, start, Field, FormatError,
+    Pas,
+};
 
 /// Length of the 16-byte ALLOC_*/DEALLOC_*/DESTROY_* inputs and of most create outputs.
 pub const SHORT_LEN: usize = 16;
 
 /// ALLOC_UAR.
 pub fn alloc_uar(buf: &mut [u8]) -> Result<usize, FormatError> {
-    start(buf, SHORT_LEN, op::ALLOC_UAR, 0)?;
-    Ok(SHORT_LEN)
+    build(buf, SHORT_LEN, op::ALLOC_UAR, 0, &[])
 }
 
 /// `alloc_uar_out.uar` (bit 0x48, 24 bits): the UAR page index.
@@ -33,8 +35,7 @@ pub fn dealloc_uar(buf: &mut [u8], uar: u32) -> Result<usize, FormatError> {
 
 /// ALLOC_PD.
 pub fn alloc_pd(buf: &mut [u8]) -> Result<usize, FormatError> {
-    start(buf, SHORT_LEN, op::ALLOC_PD, 0)?;
-    Ok(SHORT_LEN)
+    build(buf, SHORT_LEN, op::ALLOC_PD, 0, &[])
 }
 
 /// `alloc_pd_out.pd` (bit 0x48, 24 bits).
@@ -49,8 +50,7 @@ pub fn dealloc_pd(buf: &mut [u8], pd: u32) -> Result<usize, FormatError> {
 
 /// ALLOC_TRANSPORT_DOMAIN.
 pub fn alloc_transport_domain(buf: &mut [u8]) -> Result<usize, FormatError> {
-    start(buf, SHORT_LEN, op::ALLOC_TRANSPORT_DOMAIN, 0)?;
-    Ok(SHORT_LEN)
+    build(buf, SHORT_LEN, op::ALLOC_TRANSPORT_DOMAIN, 0, &[])
 }
 
 /// `alloc_transport_domain_out.transport_domain` (bit 0x48, 24 bits).
@@ -124,12 +124,19 @@ pub fn create_eq(buf: &mut [u8], p: &CreateEq) -> Result<usize, FormatError> {
         return Err(FormatError::BadParam);
     }
     let len = create_eq_len(p);
-    let b = start(buf, len, op::CREATE_EQ, 0)?;
-    CREATE_EQ_EVENT_BITMASK0.set(b, p.event_bitmask);
-    EQC_LOG_EQ_SIZE.set(b, u64::from(p.log_eq_size));
-    EQC_UAR_PAGE.set(b, u64::from(p.uar_page));
-    EQC_INTR.set(b, u64::from(p.intr));
-    EQC_LOG_PAGE_SIZE.set(b, 0);
+    let b = start(
+        buf,
+        len,
+        op::CREATE_EQ,
+        0,
+        &[
+            (CREATE_EQ_EVENT_BITMASK0, p.event_bitmask),
+            (EQC_LOG_EQ_SIZE, u64::from(p.log_eq_size)),
+            (EQC_UAR_PAGE, u64::from(p.uar_page)),
+            (EQC_INTR, u64::from(p.intr)),
+            (EQC_LOG_PAGE_SIZE, 0),
+        ],
+    )?;
     p.pas.write(b, PAS_OFFSET)?;
     Ok(len)
 }
@@ -141,9 +148,8 @@ pub fn parse_create_eq(out: &[u8]) -> Result<u8, FormatError> {
 
 /// DESTROY_EQ `eqn`.
 pub fn destroy_eq(buf: &mut [u8], eqn: u8) -> Result<usize, FormatError> {
-    let b = start(buf, SHORT_LEN, op::DESTROY_EQ, 0)?;
-    EQ_NUMBER.set(b, u64::from(eqn));
-    Ok(SHORT_LEN)
+    let f = [(EQ_NUMBER, u64::from(eqn))];
+    build(buf, SHORT_LEN, op::DESTROY_EQ, 0, &f)
 }
 
 // ---------------------------------------------------------------------------------------
@@ -207,15 +213,22 @@ pub fn create_cq(buf: &mut [u8], p: &CreateCq) -> Result<usize, FormatError> {
         return Err(FormatError::BadParam);
     }
     let len = create_cq_len(p);
-    let b = start(buf, len, op::CREATE_CQ, 0)?;
-    CQC_CQE_SZ.set(b, 0);
-    CQC_CQE_COMP_EN.set(b, u64::from(p.cqe_comp_en));
-    CQC_MINI_CQE_RES_FORMAT.set(b, u64::from(p.mini_cqe_res_format));
-    CQC_LOG_CQ_SIZE.set(b, u64::from(p.log_cq_size));
-    CQC_UAR_PAGE.set(b, u64::from(p.uar_page));
-    CQC_C_EQN.set(b, u64::from(p.c_eqn));
-    CQC_LOG_PAGE_SIZE.set(b, 0);
-    CQC_DBR_ADDR.set(b, p.dbr_addr);
+    let b = start(
+        buf,
+        len,
+        op::CREATE_CQ,
+        0,
+        &[
+            (CQC_CQE_SZ, 0),
+            (CQC_CQE_COMP_EN, u64::from(p.cqe_comp_en)),
+            (CQC_MINI_CQE_RES_FORMAT, u64::from(p.mini_cqe_res_format)),
+            (CQC_LOG_CQ_SIZE, u64::from(p.log_cq_size)),
+            (CQC_UAR_PAGE, u64::from(p.uar_page)),
+            (CQC_C_EQN, u64::from(p.c_eqn)),
+            (CQC_LOG_PAGE_SIZE, 0),
+            (CQC_DBR_ADDR, p.dbr_addr),
+        ],
+    )?;
     p.pas.write(b, PAS_OFFSET)?;
     Ok(len)
 }
@@ -266,13 +279,7 @@ pub struct CqModeration {
 /// Writes `m` into the CQ context of a CREATE_CQ input that [`create_cq`] built.
 pub fn set_create_cq_moderation(input: &mut [u8], m: &CqModeration) -> Result<(), FormatError> {
     fits(u64::from(m.period), 12)?;
-    let have = input.len();
-    let b = input
-        .get_mut(..PAS_OFFSET)
-        .ok_or(FormatError::BufferTooSmall {
-            need: PAS_OFFSET,
-            have,
-        })?;
+    let b = built(input, PAS_OFFSET)?;
     CQC_CQ_PERIOD_MODE.set(b, 0);
     CQC_CQ_PERIOD.set(b, u64::from(m.period));
     CQC_CQ_MAX_COUNT.set(b, u64::from(m.max_count));
@@ -287,12 +294,21 @@ pub fn modify_cq_moderation(
 ) -> Result<usize, FormatError> {
     fits(u64::from(cqn), 24)?;
     fits(u64::from(m.period), 12)?;
-    let b = start(buf, MODIFY_CQ_LEN, op::MODIFY_CQ, 0)?;
-    MODIFY_CQ_CQN.set(b, u64::from(cqn));
-    MODIFY_CQ_FIELD_SELECT.set(b, u64::from(CQ_MODIFY_PERIOD | CQ_MODIFY_COUNT));
-    CQC_CQ_PERIOD.set(b, u64::from(m.period));
-    CQC_CQ_MAX_COUNT.set(b, u64::from(m.max_count));
-    Ok(MODIFY_CQ_LEN)
+    build(
+        buf,
+        MODIFY_CQ_LEN,
+        op::MODIFY_CQ,
+        0,
+        &[
+            (MODIFY_CQ_CQN, u64::from(cqn)),
+            (
+                MODIFY_CQ_FIELD_SELECT,
+                u64::from(CQ_MODIFY_PERIOD | CQ_MODIFY_COUNT),
+            ),
+            (CQC_CQ_PERIOD, u64::from(m.period)),
+            (CQC_CQ_MAX_COUNT, u64::from(m.max_count)),
+        ],
+    )
 }
 
 // ---------------------------------------------------------------------------------------
@@ -308,9 +324,8 @@ pub const TISC_TRANSPORT_DOMAIN: Field = Field::new(0x128, 24).at(TISC);
 /// CREATE_TIS in transport domain `td`.
 pub fn create_tis(buf: &mut [u8], td: u32) -> Result<usize, FormatError> {
     fits(u64::from(td), 24)?;
-    let b = start(buf, CREATE_TIS_IN_LEN, op::CREATE_TIS, 0)?;
-    TISC_TRANSPORT_DOMAIN.set(b, u64::from(td));
-    Ok(CREATE_TIS_IN_LEN)
+    let f = [(TISC_TRANSPORT_DOMAIN, u64::from(td))];
+    build(buf, CREATE_TIS_IN_LEN, op::CREATE_TIS, 0, &f)
 }
 
 /// `create_tis_out.tisn` (bit 0x48, 24 bits).
@@ -434,13 +449,18 @@ fn write_wq(b: &mut [u8], w: &Wq) -> Result<(), FormatError> {
     if w.dbr_addr & 7 != 0 || w.pas.size < (1usize << w.log_wq_stride) << w.log_wq_sz {
         return Err(FormatError::BadParam);
     }
-    WQ_TYPE.set(b, u64::from(WQ_TYPE_CYCLIC));
-    WQ_PD.set(b, u64::from(w.pd));
-    WQ_UAR_PAGE.set(b, u64::from(w.uar_page));
-    WQ_DBR_ADDR.set(b, w.dbr_addr);
-    WQ_LOG_WQ_STRIDE.set(b, u64::from(w.log_wq_stride));
-    WQ_LOG_WQ_PG_SZ.set(b, 0);
-    WQ_LOG_WQ_SZ.set(b, u64::from(w.log_wq_sz));
+    set_fields(
+        b,
+        &[
+            (WQ_TYPE, u64::from(WQ_TYPE_CYCLIC)),
+            (WQ_PD, u64::from(w.pd)),
+            (WQ_UAR_PAGE, u64::from(w.uar_page)),
+            (WQ_DBR_ADDR, w.dbr_addr),
+            (WQ_LOG_WQ_STRIDE, u64::from(w.log_wq_stride)),
+            (WQ_LOG_WQ_PG_SZ, 0),
+            (WQ_LOG_WQ_SZ, u64::from(w.log_wq_sz)),
+        ],
+    );
     w.pas.write(b, PAS_OFFSET)
 }
 
@@ -472,13 +492,20 @@ pub fn create_sq(buf: &mut [u8], p: &CreateSq) -> Result<usize, FormatError> {
         return Err(FormatError::BadParam);
     }
     let len = create_sq_len(p);
-    let b = start(buf, len, op::CREATE_SQ, 0)?;
-    SQC_FLUSH_IN_ERROR_EN.set(b, 1);
-    SQC_MIN_WQE_INLINE_MODE.set(b, u64::from(p.min_wqe_inline_mode));
-    QC_STATE.set(b, QState::Rst as u64);
-    QC_CQN.set(b, u64::from(p.cqn));
-    SQC_TIS_LST_SZ.set(b, 1);
-    SQC_TIS_NUM_0.set(b, u64::from(p.tisn));
+    let b = start(
+        buf,
+        len,
+        op::CREATE_SQ,
+        0,
+        &[
+            (SQC_FLUSH_IN_ERROR_EN, 1),
+            (SQC_MIN_WQE_INLINE_MODE, u64::from(p.min_wqe_inline_mode)),
+            (QC_STATE, QState::Rst as u64),
+            (QC_CQN, u64::from(p.cqn)),
+            (SQC_TIS_LST_SZ, 1),
+            (SQC_TIS_NUM_0, u64::from(p.tisn)),
+        ],
+    )?;
     write_wq(b, &p.wq)?;
     Ok(len)
 }
@@ -515,13 +542,20 @@ pub fn create_rq(buf: &mut [u8], p: &CreateRq) -> Result<usize, FormatError> {
         return Err(FormatError::BadParam);
     }
     let len = create_rq_len(p);
-    let b = start(buf, len, op::CREATE_RQ, 0)?;
-    RQC_MEM_RQ_TYPE.set(b, 0);
-    QC_STATE.set(b, QState::Rst as u64);
-    RQC_FLUSH_IN_ERROR_EN.set(b, 1);
-    QC_CQN.set(b, u64::from(p.cqn));
-    RQC_COUNTER_SET_ID.set(b, u64::from(p.counter_set_id));
-    RQC_VSD.set(b, u64::from(p.vsd));
+    let b = start(
+        buf,
+        len,
+        op::CREATE_RQ,
+        0,
+        &[
+            (RQC_MEM_RQ_TYPE, 0),
+            (QC_STATE, QState::Rst as u64),
+            (RQC_FLUSH_IN_ERROR_EN, 1),
+            (QC_CQN, u64::from(p.cqn)),
+            (RQC_COUNTER_SET_ID, u64::from(p.counter_set_id)),
+            (RQC_VSD, u64::from(p.vsd)),
+        ],
+    )?;
     write_wq(b, &p.wq)?;
     Ok(len)
 }
@@ -539,11 +573,12 @@ fn modify_q(
     next: QState,
 ) -> Result<usize, FormatError> {
     fits(u64::from(qn), 24)?;
-    let b = start(buf, MODIFY_Q_IN_LEN, opcode, 0)?;
-    MODIFY_CUR_STATE.set(b, cur as u64);
-    MODIFY_QN.set(b, u64::from(qn));
-    QC_STATE.set(b, next as u64);
-    Ok(MODIFY_Q_IN_LEN)
+    let f = [
+        (MODIFY_CUR_STATE, cur as u64),
+        (MODIFY_QN, u64::from(qn)),
+        (QC_STATE, next as u64),
+    ];
+    build(buf, MODIFY_Q_IN_LEN, opcode, 0, &f)
 }
 
 /// MODIFY_SQ `sqn` from `cur` to `next` (`sq_state` in the header, `sqc.state` the new one).
@@ -570,10 +605,7 @@ pub fn modify_rq(
 /// of `modify_bitmask`, as `mlx5e_modify_rq_vsd` for ethtool -K rxvlan).
 pub fn modify_rq_vsd(buf: &mut [u8], rqn: u32, vsd: bool) -> Result<usize, FormatError> {
     let len = modify_q(buf, op::MODIFY_RQ, rqn, QState::Rdy, QState::Rdy)?;
-    let have = buf.len();
-    let b = buf
-        .get_mut(..len)
-        .ok_or(FormatError::BufferTooSmall { need: len, have })?;
+    let b = built(buf, len)?;
     MODIFY_RQ_BITMASK.set(b, MODIFY_RQ_BITMASK_VSD);
     RQC_VSD.set(b, u64::from(vsd));
     Ok(len)

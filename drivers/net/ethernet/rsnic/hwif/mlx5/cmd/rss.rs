@@ -5,7 +5,7 @@
 //! upstream `en/tir.c`). Re-exported by [`super::res`]; the model's half is
 //! `sim/mlx5/cmd/rss.rs`.
 
-use crate::hwif::mlx5::cmd::{fits, obj_cmd, obj_out, op, start, Field, FormatError};
+use crate::hwif::mlx5::cmd::{build, fits, obj_cmd, obj_out, op, start, Field, FormatError};
 
 // ---------------------------------------------------------------------------------------
 // RQT
@@ -48,7 +48,7 @@ pub fn create_rqt(buf: &mut [u8], max: u16, rqns: &[u32]) -> Result<usize, Forma
         return Err(FormatError::BadParam);
     }
     let len = rqt_len(rqns.len());
-    let b = start(buf, len, op::CREATE_RQT, 0)?;
+    let b = start(buf, len, op::CREATE_RQT, 0, &[])?;
     write_rqt(b, max, rqns)?;
     Ok(len)
 }
@@ -65,9 +65,11 @@ pub fn modify_rqt(buf: &mut [u8], rqtn: u32, max: u16, rqns: &[u32]) -> Result<u
         return Err(FormatError::BadParam);
     }
     let len = rqt_len(rqns.len());
-    let b = start(buf, len, op::MODIFY_RQT, 0)?;
-    MODIFY_RQT_RQTN.set(b, u64::from(rqtn));
-    MODIFY_RQT_BITMASK_RQN_LIST.set(b, 1);
+    let f = [
+        (MODIFY_RQT_RQTN, u64::from(rqtn)),
+        (MODIFY_RQT_BITMASK_RQN_LIST, 1),
+    ];
+    let b = start(buf, len, op::MODIFY_RQT, 0, &f)?;
     write_rqt(b, max, rqns)?;
     Ok(len)
 }
@@ -180,10 +182,12 @@ fn write_tir_hash(b: &mut [u8], h: &TirHash) -> Result<(), FormatError> {
 pub fn create_tir(buf: &mut [u8], p: &CreateTir) -> Result<usize, FormatError> {
     fits(u64::from(p.transport_domain), 24)?;
     fits(u64::from(p.rqtn), 24)?;
-    let b = start(buf, CREATE_TIR_IN_LEN, op::CREATE_TIR, 0)?;
-    TIRC_DISP_TYPE.set(b, u64::from(TIRC_DISP_TYPE_INDIRECT));
-    TIRC_INDIRECT_TABLE.set(b, u64::from(p.rqtn));
-    TIRC_TRANSPORT_DOMAIN.set(b, u64::from(p.transport_domain));
+    let f = [
+        (TIRC_DISP_TYPE, u64::from(TIRC_DISP_TYPE_INDIRECT)),
+        (TIRC_INDIRECT_TABLE, u64::from(p.rqtn)),
+        (TIRC_TRANSPORT_DOMAIN, u64::from(p.transport_domain)),
+    ];
+    let b = start(buf, CREATE_TIR_IN_LEN, op::CREATE_TIR, 0, &f)?;
     write_tir_hash(
         b,
         &TirHash {
@@ -209,10 +213,11 @@ pub fn create_tir_direct(
 ) -> Result<usize, FormatError> {
     fits(u64::from(transport_domain), 24)?;
     fits(u64::from(rqn), 24)?;
-    let b = start(buf, CREATE_TIR_IN_LEN, op::CREATE_TIR, 0)?;
-    TIRC_INLINE_RQN.set(b, u64::from(rqn));
-    TIRC_TRANSPORT_DOMAIN.set(b, u64::from(transport_domain));
-    Ok(CREATE_TIR_IN_LEN)
+    let f = [
+        (TIRC_INLINE_RQN, u64::from(rqn)),
+        (TIRC_TRANSPORT_DOMAIN, u64::from(transport_domain)),
+    ];
+    build(buf, CREATE_TIR_IN_LEN, op::CREATE_TIR, 0, &f)
 }
 
 /// `modify_tir_in` length (the TIR context at bit 0x100, as in create_tir_in).
@@ -226,9 +231,11 @@ pub const MODIFY_TIR_BITMASK_HASH: Field = Field::new(0xbd, 1);
 /// indirect TIR, as `mlx5e_tir_modify` after `mlx5e_tir_builder_build_rss`; the RQT stays.
 pub fn modify_tir_hash(buf: &mut [u8], tirn: u32, h: &TirHash) -> Result<usize, FormatError> {
     fits(u64::from(tirn), 24)?;
-    let b = start(buf, MODIFY_TIR_IN_LEN, op::MODIFY_TIR, 0)?;
-    MODIFY_TIR_TIRN.set(b, u64::from(tirn));
-    MODIFY_TIR_BITMASK_HASH.set(b, 1);
+    let f = [
+        (MODIFY_TIR_TIRN, u64::from(tirn)),
+        (MODIFY_TIR_BITMASK_HASH, 1),
+    ];
+    let b = start(buf, MODIFY_TIR_IN_LEN, op::MODIFY_TIR, 0, &f)?;
     write_tir_hash(b, h)?;
     Ok(MODIFY_TIR_IN_LEN)
 }

@@ -16,7 +16,7 @@ mod reg;
 
 pub use reg::*;
 
-use super::{fits, op, output, put_mac, start, Field, FormatError};
+use super::{build, fits, op, output, put_mac, start, Field, FormatError};
 
 /// `query_nic_vport_context_in` length.
 pub const QUERY_NIC_VPORT_CONTEXT_IN_LEN: usize = 16;
@@ -72,15 +72,17 @@ const fn mac_offset(nvc: usize) -> usize {
     (nvc + NVC_PERMANENT_ADDRESS) / 8 + 2
 }
 
+/// A MODIFY_NIC_VPORT_CONTEXT of the fixed length with `fields` (a `field_select` bit and
+/// the context fields it selects); returns the input for what the fields do not say.
+fn modify_nvc<'a>(buf: &'a mut [u8], fields: &[(Field, u64)]) -> Result<&'a mut [u8], FormatError> {
+    let len = MODIFY_NIC_VPORT_CONTEXT_IN_LEN;
+    start(buf, len, op::MODIFY_NIC_VPORT_CONTEXT, 0, fields)
+}
+
 /// QUERY_NIC_VPORT_CONTEXT of the function's own vport.
 pub fn query_nic_vport_context(buf: &mut [u8]) -> Result<usize, FormatError> {
-    start(
-        buf,
-        QUERY_NIC_VPORT_CONTEXT_IN_LEN,
-        op::QUERY_NIC_VPORT_CONTEXT,
-        0,
-    )?;
-    Ok(QUERY_NIC_VPORT_CONTEXT_IN_LEN)
+    let len = QUERY_NIC_VPORT_CONTEXT_IN_LEN;
+    build(buf, len, op::QUERY_NIC_VPORT_CONTEXT, 0, &[])
 }
 
 /// What rsnic reads of the NIC vport context.
@@ -110,26 +112,19 @@ pub fn parse_query_nic_vport_context(out: &[u8]) -> Result<NicVportContext, Form
 
 /// MODIFY_NIC_VPORT_CONTEXT: the MTU (`field_select.mtu`).
 pub fn modify_nic_vport_mtu(buf: &mut [u8], mtu: u16) -> Result<usize, FormatError> {
-    let b = start(
+    modify_nvc(
         buf,
-        MODIFY_NIC_VPORT_CONTEXT_IN_LEN,
-        op::MODIFY_NIC_VPORT_CONTEXT,
-        0,
+        &[
+            (FIELD_SELECT_MTU, 1),
+            (NVC_MTU.at(MODIFY_NVC), u64::from(mtu)),
+        ],
     )?;
-    FIELD_SELECT_MTU.set(b, 1);
-    NVC_MTU.at(MODIFY_NVC).set(b, u64::from(mtu));
     Ok(MODIFY_NIC_VPORT_CONTEXT_IN_LEN)
 }
 
 /// MODIFY_NIC_VPORT_CONTEXT: the permanent MAC (`field_select.permanent_address`).
 pub fn modify_nic_vport_mac(buf: &mut [u8], mac: &[u8; 6]) -> Result<usize, FormatError> {
-    let b = start(
-        buf,
-        MODIFY_NIC_VPORT_CONTEXT_IN_LEN,
-        op::MODIFY_NIC_VPORT_CONTEXT,
-        0,
-    )?;
-    FIELD_SELECT_PERMANENT_ADDRESS.set(b, 1);
+    let b = modify_nvc(buf, &[(FIELD_SELECT_PERMANENT_ADDRESS, 1)])?;
     let m = mac_offset(MODIFY_NVC);
     b[m..m + 6].copy_from_slice(mac);
     Ok(MODIFY_NIC_VPORT_CONTEXT_IN_LEN)
@@ -162,12 +157,12 @@ pub fn modify_nic_vport_mac_list(
         return Err(FormatError::BadParam);
     }
     let len = modify_nic_vport_mac_list_len(n);
-    let b = start(buf, len, op::MODIFY_NIC_VPORT_CONTEXT, 0)?;
-    FIELD_SELECT_ADDRESSES_LIST.set(b, 1);
-    NVC_ALLOWED_LIST_TYPE
-        .at(MODIFY_NVC)
-        .set(b, u64::from(list_type));
-    NVC_ALLOWED_LIST_SIZE.at(MODIFY_NVC).set(b, n as u64);
+    let f = [
+        (FIELD_SELECT_ADDRESSES_LIST, 1),
+        (NVC_ALLOWED_LIST_TYPE.at(MODIFY_NVC), u64::from(list_type)),
+        (NVC_ALLOWED_LIST_SIZE.at(MODIFY_NVC), n as u64),
+    ];
+    let b = start(buf, len, op::MODIFY_NIC_VPORT_CONTEXT, 0, &f)?;
     let base = (MODIFY_NVC + NVC_ADDRESSES) / 8;
     for (i, a) in addrs.iter().enumerate() {
         let at = base + 8 * i + 2;
@@ -185,16 +180,15 @@ pub fn modify_nic_vport_promisc(
     mc: bool,
     all: bool,
 ) -> Result<usize, FormatError> {
-    let b = start(
+    modify_nvc(
         buf,
-        MODIFY_NIC_VPORT_CONTEXT_IN_LEN,
-        op::MODIFY_NIC_VPORT_CONTEXT,
-        0,
+        &[
+            (FIELD_SELECT_PROMISC, 1),
+            (NVC_PROMISC_UC.at(MODIFY_NVC), u64::from(uc)),
+            (NVC_PROMISC_MC.at(MODIFY_NVC), u64::from(mc)),
+            (NVC_PROMISC_ALL.at(MODIFY_NVC), u64::from(all)),
+        ],
     )?;
-    FIELD_SELECT_PROMISC.set(b, 1);
-    NVC_PROMISC_UC.at(MODIFY_NVC).set(b, u64::from(uc));
-    NVC_PROMISC_MC.at(MODIFY_NVC).set(b, u64::from(mc));
-    NVC_PROMISC_ALL.at(MODIFY_NVC).set(b, u64::from(all));
     Ok(MODIFY_NIC_VPORT_CONTEXT_IN_LEN)
 }
 
@@ -305,8 +299,7 @@ pub const VPORT_STATE_UP: u8 = 1;
 
 /// QUERY_VPORT_STATE of the function's own vport (`MLX5_VPORT_STATE_OP_MOD_VNIC_VPORT`).
 pub fn query_vport_state(buf: &mut [u8]) -> Result<usize, FormatError> {
-    start(buf, QUERY_VPORT_STATE_LEN, op::QUERY_VPORT_STATE, 0)?;
-    Ok(QUERY_VPORT_STATE_LEN)
+    build(buf, QUERY_VPORT_STATE_LEN, op::QUERY_VPORT_STATE, 0, &[])
 }
 
 /// The QUERY_VPORT_STATE answer.
@@ -395,8 +388,8 @@ pub struct VportCounters {
 
 /// QUERY_VPORT_COUNTER of the function's own vport, not clearing.
 pub fn query_vport_counter(buf: &mut [u8]) -> Result<usize, FormatError> {
-    start(buf, QUERY_VPORT_COUNTER_IN_LEN, op::QUERY_VPORT_COUNTER, 0)?;
-    Ok(QUERY_VPORT_COUNTER_IN_LEN)
+    let len = QUERY_VPORT_COUNTER_IN_LEN;
+    build(buf, len, op::QUERY_VPORT_COUNTER, 0, &[])
 }
 
 fn traffic(o: &[u8], at: usize) -> Traffic {

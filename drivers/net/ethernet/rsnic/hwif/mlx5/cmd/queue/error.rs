@@ -9,68 +9,74 @@ use core::fmt;
 
 use super::CMD_IF_REV;
 
-/// Delivery status values (cmd.c `MLX5_CMD_DELIVERY_STAT_*`).
-pub mod delivery {
+codes! {
+    /// Delivery status values (cmd.c `MLX5_CMD_DELIVERY_STAT_*`).
+    pub mod delivery: u8;
+    /// cmd.c `deliv_status_to_str`.
+    pub fn delivery_str, else "unknown status code";
     /// No error.
-    pub const OK: u8 = 0x0;
+    OK = 0x0 => "no errors",
     /// Signature error.
-    pub const SIGNAT_ERR: u8 = 0x1;
+    SIGNAT_ERR = 0x1 => "signature error",
     /// Token error.
-    pub const TOK_ERR: u8 = 0x2;
+    TOK_ERR = 0x2 => "token error",
     /// Bad block number.
-    pub const BAD_BLK_NUM_ERR: u8 = 0x3;
+    BAD_BLK_NUM_ERR = 0x3 => "bad block number",
     /// Output pointer not aligned.
-    pub const OUT_PTR_ALIGN_ERR: u8 = 0x4;
+    OUT_PTR_ALIGN_ERR = 0x4 => "output pointer not aligned to block size",
     /// Input pointer not aligned.
-    pub const IN_PTR_ALIGN_ERR: u8 = 0x5;
+    IN_PTR_ALIGN_ERR = 0x5 => "input pointer not aligned to block size",
     /// Firmware internal error.
-    pub const FW_ERR: u8 = 0x6;
+    FW_ERR = 0x6 => "firmware internal error",
     /// Input length error.
-    pub const IN_LENGTH_ERR: u8 = 0x7;
+    IN_LENGTH_ERR = 0x7 => "command input length error",
     /// Output length error.
-    pub const OUT_LENGTH_ERR: u8 = 0x8;
+    OUT_LENGTH_ERR = 0x8 => "command output length error",
     /// Reserved fields not cleared.
-    pub const RES_FLD_NOT_CLR_ERR: u8 = 0x9;
+    RES_FLD_NOT_CLR_ERR = 0x9 => "reserved fields not cleared",
     /// Bad command descriptor type.
-    pub const CMD_DESCR_ERR: u8 = 0x10;
+    CMD_DESCR_ERR = 0x10 => "bad command descriptor type",
 }
 
-/// Command status values of the output header (device.h `MLX5_CMD_STAT_*`).
-pub mod status {
+codes! {
+    /// Command status values of the output header (device.h `MLX5_CMD_STAT_*`).
+    pub mod status: u8;
+    /// cmd.c `cmd_status_str`.
+    pub fn status_str, else "unknown status";
     /// Success.
-    pub const OK: u8 = 0x0;
+    OK = 0x0 => "OK",
     /// Internal error.
-    pub const INT_ERR: u8 = 0x1;
+    INT_ERR = 0x1 => "internal error",
     /// Bad operation.
-    pub const BAD_OP_ERR: u8 = 0x2;
+    BAD_OP_ERR = 0x2 => "bad operation",
     /// Bad parameter.
-    pub const BAD_PARAM_ERR: u8 = 0x3;
+    BAD_PARAM_ERR = 0x3 => "bad parameter",
     /// Bad system state.
-    pub const BAD_SYS_STATE_ERR: u8 = 0x4;
+    BAD_SYS_STATE_ERR = 0x4 => "bad system state",
     /// Bad resource.
-    pub const BAD_RES_ERR: u8 = 0x5;
+    BAD_RES_ERR = 0x5 => "bad resource",
     /// Resource busy.
-    pub const RES_BUSY: u8 = 0x6;
+    RES_BUSY = 0x6 => "resource busy",
     /// Firmware not ready.
-    pub const NOT_READY: u8 = 0x7;
+    NOT_READY = 0x7 => "FW not ready",
     /// Limits exceeded.
-    pub const LIM_ERR: u8 = 0x8;
+    LIM_ERR = 0x8 => "limits exceeded",
     /// Bad resource state.
-    pub const BAD_RES_STATE_ERR: u8 = 0x9;
+    BAD_RES_STATE_ERR = 0x9 => "bad resource state",
     /// Bad index.
-    pub const IX_ERR: u8 = 0xa;
+    IX_ERR = 0xa => "bad index",
     /// No resources.
-    pub const NO_RES_ERR: u8 = 0xf;
+    NO_RES_ERR = 0xf => "no resources",
     /// Bad QP state.
-    pub const BAD_QP_STATE_ERR: u8 = 0x10;
+    BAD_QP_STATE_ERR = 0x10 => "bad QP state",
     /// Bad packet.
-    pub const BAD_PKT_ERR: u8 = 0x30;
+    BAD_PKT_ERR = 0x30 => "bad packet (discarded)",
     /// Too many outstanding CQEs.
-    pub const BAD_SIZE_OUTS_CQES_ERR: u8 = 0x40;
+    BAD_SIZE_OUTS_CQES_ERR = 0x40 => "bad size too many outstanding CQEs",
     /// Bad input length.
-    pub const BAD_INP_LEN_ERR: u8 = 0x50;
+    BAD_INP_LEN_ERR = 0x50 => "bad input length",
     /// Bad output length.
-    pub const BAD_OUTP_LEN_ERR: u8 = 0x51;
+    BAD_OUTP_LEN_ERR = 0x51 => "bad output length",
 }
 
 /// What went wrong with a command (or with the command interface itself).
@@ -182,48 +188,6 @@ impl CmdError {
             CmdErrorKind::Status { status, syndrome } => Some((status, syndrome)),
             _ => None,
         }
-    }
-}
-
-/// cmd.c `cmd_status_str`.
-pub fn status_str(status: u8) -> &'static str {
-    match status {
-        status::OK => "OK",
-        status::INT_ERR => "internal error",
-        status::BAD_OP_ERR => "bad operation",
-        status::BAD_PARAM_ERR => "bad parameter",
-        status::BAD_SYS_STATE_ERR => "bad system state",
-        status::BAD_RES_ERR => "bad resource",
-        status::RES_BUSY => "resource busy",
-        status::NOT_READY => "FW not ready",
-        status::LIM_ERR => "limits exceeded",
-        status::BAD_RES_STATE_ERR => "bad resource state",
-        status::IX_ERR => "bad index",
-        status::NO_RES_ERR => "no resources",
-        status::BAD_INP_LEN_ERR => "bad input length",
-        status::BAD_OUTP_LEN_ERR => "bad output length",
-        status::BAD_QP_STATE_ERR => "bad QP state",
-        status::BAD_PKT_ERR => "bad packet (discarded)",
-        status::BAD_SIZE_OUTS_CQES_ERR => "bad size too many outstanding CQEs",
-        _ => "unknown status",
-    }
-}
-
-/// cmd.c `deliv_status_to_str`.
-pub fn delivery_str(d: u8) -> &'static str {
-    match d {
-        delivery::OK => "no errors",
-        delivery::SIGNAT_ERR => "signature error",
-        delivery::TOK_ERR => "token error",
-        delivery::BAD_BLK_NUM_ERR => "bad block number",
-        delivery::OUT_PTR_ALIGN_ERR => "output pointer not aligned to block size",
-        delivery::IN_PTR_ALIGN_ERR => "input pointer not aligned to block size",
-        delivery::FW_ERR => "firmware internal error",
-        delivery::IN_LENGTH_ERR => "command input length error",
-        delivery::OUT_LENGTH_ERR => "command output length error",
-        delivery::RES_FLD_NOT_CLR_ERR => "reserved fields not cleared",
-        delivery::CMD_DESCR_ERR => "bad command descriptor type",
-        _ => "unknown status code",
     }
 }
 

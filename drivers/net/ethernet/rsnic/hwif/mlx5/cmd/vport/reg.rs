@@ -71,9 +71,11 @@ fn access_reg(
     reg_len: usize,
     op_mod: u16,
 ) -> Result<&mut [u8], FormatError> {
-    let b = start(buf, access_reg_len(reg_len), op::ACCESS_REG, op_mod)?;
-    ACCESS_REG_REGISTER_ID.set(b, u64::from(reg_id));
-    ACCESS_REG_ARGUMENT.set(b, 0);
+    let f = [
+        (ACCESS_REG_REGISTER_ID, u64::from(reg_id)),
+        (ACCESS_REG_ARGUMENT, 0),
+    ];
+    let b = start(buf, access_reg_len(reg_len), op::ACCESS_REG, op_mod, &f)?;
     let data = &mut b[ACCESS_REG_DATA..];
     REG_LOCAL_PORT.set(data, 1);
     Ok(data)
