@@ -1086,6 +1086,60 @@ pub trait Operations: device::Operations {
     }
 }
 
+/// Writes one callback of [`Adapter`]: the `unsafe extern "C" fn` the ethtool core calls with
+/// the device (`$raw`) first. It borrows the device and `T`'s data as `$dev` and `$data` and
+/// runs the body; a `try fn` runs it in `from_result` and returns 0 or the error's errno.
+/// Extra doc lines state further conditions on the arguments.
+macro_rules! callback {
+    (@fn [$($doc:meta)*] $name:ident($raw:ident => ($dev:ident, $data:ident)
+        $(, $arg:ident: $ty:ty)* $(,)?) $(-> $ret:ty)? { $($body:tt)* }) => {
+        /// # Safety
+        ///
+        /// Called by the ethtool core for a device registered for `T`, with valid arguments.
+        $(#[$doc])*
+        unsafe extern "C" fn $name($raw: *mut bindings::net_device $(, $arg: $ty)*) $(-> $ret)? {
+            // SAFETY: called by the ethtool core for a device registered for `T`.
+            let ($dev, $data) = unsafe { Self::split($raw) };
+            $($body)*
+        }
+    };
+    ($(#[$doc:meta])* try fn $name:ident($($args:tt)*) { $($body:tt)* }) => {
+        callback! {
+            @fn [$($doc)*] $name($($args)*) -> c_int {
+                from_result(|| {
+                    $($body)*
+                    Ok(0)
+                })
+            }
+        }
+    };
+    ($(#[$doc:meta])* fn $name:ident($($args:tt)*) $(-> $ret:ty)? { $($body:tt)* }) => {
+        callback! { @fn [$($doc)*] $name($($args)*) $(-> $ret)? { $($body)* } }
+    };
+}
+
+/// The callbacks that make or change an RSS context, one for each name: the same
+/// arguments, passed to `T`'s operation of that name.
+macro_rules! rxfh_context_callbacks {
+    ($($name:ident),*) => {
+        $(
+            callback! {
+                try fn $name(
+                    dev => (dev, data),
+                    ctx: *mut bindings::ethtool_rxfh_context,
+                    rxfh: *const bindings::ethtool_rxfh_param,
+                    extack: *mut bindings::netlink_ext_ack,
+                ) {
+                    // SAFETY: the core's context and request for this call (see the
+                    // function's contract).
+                    let (mut c, req) = unsafe { (Self::context(ctx), Self::rxfh_request(rxfh)) };
+                    T::$name(dev, data, &mut c, &req, &mut ExtAck::from_raw(extack))?;
+                }
+            }
+        )*
+    };
+}
+
 /// Builds the C `ethtool_ops` table for a driver type.
 pub(crate) struct Adapter<T>(PhantomData<T>);
 
@@ -1225,76 +1279,41 @@ impl<T: Operations> Adapter<T> {
         }
     }
 
-    /// # Safety
-    ///
-    /// Called by the ethtool core for a device registered for `T`, with valid arguments.
-    unsafe extern "C" fn get_drvinfo(
-        dev: *mut bindings::net_device,
-        info: *mut bindings::ethtool_drvinfo,
-    ) {
-        // SAFETY: called by the ethtool core for a device registered for `T`.
-        let (dev, data) = unsafe { Self::split(dev) };
-        // SAFETY: the core passes a valid, zeroed, exclusively owned `ethtool_drvinfo`.
-        let mut info = DrvInfo(unsafe { &mut *info });
-        T::get_drvinfo(dev, data, &mut info);
+    callback! {
+        fn get_drvinfo(dev => (dev, data), info: *mut bindings::ethtool_drvinfo) {
+            // SAFETY: the core passes a valid, zeroed, exclusively owned `ethtool_drvinfo`.
+            let mut info = DrvInfo(unsafe { &mut *info });
+            T::get_drvinfo(dev, data, &mut info);
+        }
     }
 
-    /// # Safety
-    ///
-    /// Called by the ethtool core for a device registered for `T`, with valid arguments.
-    unsafe extern "C" fn get_link_ksettings(
-        dev: *mut bindings::net_device,
-        ks: *mut bindings::ethtool_link_ksettings,
-    ) -> c_int {
-        from_result(|| {
-            // SAFETY: called by the ethtool core for a device registered for `T`.
-            let (dev, data) = unsafe { Self::split(dev) };
+    callback! {
+        try fn get_link_ksettings(dev => (dev, data), ks: *mut bindings::ethtool_link_ksettings) {
             // SAFETY: the core passes a valid, zeroed, exclusively owned struct.
-            let mut ks = LinkSettings(unsafe { &mut *ks });
-            T::get_link_ksettings(dev, data, &mut ks)?;
-            Ok(0)
-        })
+            T::get_link_ksettings(dev, data, &mut LinkSettings(unsafe { &mut *ks }))?;
+        }
     }
 
-    /// # Safety
-    ///
-    /// Called by the ethtool core for a device registered for `T`, with valid arguments.
-    unsafe extern "C" fn set_link_ksettings(
-        dev: *mut bindings::net_device,
-        ks: *const bindings::ethtool_link_ksettings,
-    ) -> c_int {
-        from_result(|| {
-            // SAFETY: called by the ethtool core for a device registered for `T`.
-            let (dev, data) = unsafe { Self::split(dev) };
+    callback! {
+        try fn set_link_ksettings(dev => (dev, data), ks: *const bindings::ethtool_link_ksettings) {
             // SAFETY: the core passes a valid struct it owns for the call, read here only.
-            let req = LinkRequest(unsafe { &*ks });
-            T::set_link_ksettings(dev, data, &req)?;
-            Ok(0)
-        })
+            T::set_link_ksettings(dev, data, &LinkRequest(unsafe { &*ks }))?;
+        }
     }
 
-    /// # Safety
-    ///
-    /// Called by the ethtool core for a device registered for `T`, with valid arguments.
-    unsafe extern "C" fn get_priv_flags(dev: *mut bindings::net_device) -> u32 {
-        // SAFETY: called by the ethtool core for a device registered for `T`.
-        let (dev, data) = unsafe { Self::split(dev) };
-        T::get_priv_flags(dev, data) & Self::priv_mask()
+    callback! {
+        fn get_priv_flags(dev => (dev, data)) -> u32 {
+            T::get_priv_flags(dev, data) & Self::priv_mask()
+        }
     }
 
-    /// # Safety
-    ///
-    /// Called by the ethtool core for a device registered for `T`, with valid arguments.
-    unsafe extern "C" fn set_priv_flags(dev: *mut bindings::net_device, flags: u32) -> c_int {
-        from_result(|| {
+    callback! {
+        try fn set_priv_flags(dev => (dev, data), flags: u32) {
             if flags & !Self::priv_mask() != 0 {
                 return Err(EINVAL);
             }
-            // SAFETY: called by the ethtool core for a device registered for `T`.
-            let (dev, data) = unsafe { Self::split(dev) };
             T::set_priv_flags(dev, data, flags)?;
-            Ok(0)
-        })
+        }
     }
 
     fn count(dev: &Device, data: Borrowed<'_, T>, sset: c_int) -> Option<usize> {
@@ -1305,131 +1324,101 @@ impl<T: Operations> Adapter<T> {
         }
     }
 
-    /// # Safety
-    ///
-    /// Called by the ethtool core for a device registered for `T`, with valid arguments.
-    unsafe extern "C" fn get_sset_count(dev: *mut bindings::net_device, sset: c_int) -> c_int {
-        // SAFETY: called by the ethtool core for a device registered for `T`.
-        let (dev, data) = unsafe { Self::split(dev) };
-        match Self::count(dev, data, sset) {
-            Some(n) => c_int::try_from(n).unwrap_or(c_int::MAX),
-            None => super::eopnotsupp().to_errno(),
-        }
-    }
-
-    /// # Safety
-    ///
-    /// Called by the ethtool core for a device registered for `T`, with valid arguments.
-    unsafe extern "C" fn get_strings(dev: *mut bindings::net_device, sset: u32, buf: *mut u8) {
-        // SAFETY: called by the ethtool core for a device registered for `T`.
-        let (device, data) = unsafe { Self::split(dev) };
-        let Some(n) = Self::count(device, data, sset as c_int) else {
-            return;
-        };
-        let mut out = Strings {
-            cursor: buf,
-            remaining: n,
-            _buf: PhantomData,
-        };
-        if sset == bindings::ethtool_stringset_ETH_SS_PRIV_FLAGS {
-            for name in T::PRIV_FLAGS.iter().take(32) {
-                out.push(name);
+    callback! {
+        fn get_sset_count(dev => (dev, data), sset: c_int) -> c_int {
+            match Self::count(dev, data, sset) {
+                Some(n) => c_int::try_from(n).unwrap_or(c_int::MAX),
+                None => super::eopnotsupp().to_errno(),
             }
-        } else {
-            // SAFETY: as above; the first borrow ended with `count`.
-            let (device, data) = unsafe { Self::split(dev) };
-            T::stats_strings(device, data, &mut out);
         }
     }
 
-    /// # Safety
-    ///
-    /// Called by the ethtool core for a device registered for `T`, with valid arguments.
-    unsafe extern "C" fn get_ethtool_stats(
-        dev: *mut bindings::net_device,
-        stats: *mut bindings::ethtool_stats,
-        values: *mut u64,
-    ) {
-        // SAFETY: called by the ethtool core for a device registered for `T`.
-        let (dev, data) = unsafe { Self::split(dev) };
-        // SAFETY: the core allocated (zeroed) `n_stats` values, the count it got from our
-        // `get_sset_count` under the same RTNL hold, and owns them exclusively for the call.
-        let out = unsafe {
-            let n = (*stats).n_stats as usize;
-            if n == 0 || values.is_null() {
+    callback! {
+        fn get_strings(dev => (device, data), sset: u32, buf: *mut u8) {
+            let Some(n) = Self::count(device, data, sset as c_int) else {
                 return;
+            };
+            let mut out = Strings {
+                cursor: buf,
+                remaining: n,
+                _buf: PhantomData,
+            };
+            if sset == bindings::ethtool_stringset_ETH_SS_PRIV_FLAGS {
+                for name in T::PRIV_FLAGS.iter().take(32) {
+                    out.push(name);
+                }
+            } else {
+                // SAFETY: as above; the first borrow ended with `count`.
+                let (device, data) = unsafe { Self::split(dev) };
+                T::stats_strings(device, data, &mut out);
             }
-            core::slice::from_raw_parts_mut(values, n)
-        };
-        T::stats_values(dev, data, out);
+        }
     }
 
-    /// # Safety
-    ///
-    /// Called by the ethtool core for a device registered for `T`, with valid arguments.
-    unsafe extern "C" fn get_channels(
-        dev: *mut bindings::net_device,
-        ch: *mut bindings::ethtool_channels,
-    ) {
-        // SAFETY: called by the ethtool core for a device registered for `T`.
-        let (dev, data) = unsafe { Self::split(dev) };
-        let c = T::get_channels(dev, data);
-        // SAFETY: the core passes a valid, zeroed, exclusively owned struct.
-        let ch = unsafe { &mut *ch };
-        ch.max_combined = c.max_combined;
-        ch.combined_count = c.combined;
+    callback! {
+        fn get_ethtool_stats(
+            dev => (dev, data),
+            stats: *mut bindings::ethtool_stats,
+            values: *mut u64,
+        ) {
+            // SAFETY: the core allocated (zeroed) `n_stats` values, the count it got from our
+            // `get_sset_count` under the same RTNL hold, and owns them exclusively for the call.
+            let out = unsafe {
+                let n = (*stats).n_stats as usize;
+                if n == 0 || values.is_null() {
+                    return;
+                }
+                core::slice::from_raw_parts_mut(values, n)
+            };
+            T::stats_values(dev, data, out);
+        }
     }
 
-    /// # Safety
-    ///
-    /// Called by the ethtool core for a device registered for `T`, with valid arguments.
-    unsafe extern "C" fn set_channels(
-        dev: *mut bindings::net_device,
-        ch: *mut bindings::ethtool_channels,
-    ) -> c_int {
-        from_result(|| {
+    callback! {
+        fn get_channels(dev => (dev, data), ch: *mut bindings::ethtool_channels) {
+            let c = T::get_channels(dev, data);
+            // SAFETY: the core passes a valid, zeroed, exclusively owned struct.
+            let ch = unsafe { &mut *ch };
+            ch.max_combined = c.max_combined;
+            ch.combined_count = c.combined;
+        }
+    }
+
+    callback! {
+        try fn set_channels(dev => (dev, data), ch: *mut bindings::ethtool_channels) {
             // SAFETY: the core passes a valid struct for the call.
             let ch = unsafe { &*ch };
             if ch.rx_count != 0 || ch.tx_count != 0 || ch.other_count != 0 {
                 return Err(EINVAL);
             }
-            // SAFETY: called by the ethtool core for a device registered for `T`.
-            let (dev, data) = unsafe { Self::split(dev) };
             T::set_channels(dev, data, ch.combined_count)?;
-            Ok(0)
-        })
+        }
     }
 
-    /// # Safety
-    ///
-    /// Called by the ethtool core for a device registered for `T`, with valid arguments.
-    unsafe extern "C" fn get_ringparam(
-        dev: *mut bindings::net_device,
-        ring: *mut bindings::ethtool_ringparam,
-        _kring: *mut bindings::kernel_ethtool_ringparam,
-        _extack: *mut bindings::netlink_ext_ack,
-    ) {
-        // SAFETY: called by the ethtool core for a device registered for `T`.
-        let (dev, data) = unsafe { Self::split(dev) };
-        let r = T::get_ringparam(dev, data);
-        // SAFETY: the core passes a valid, exclusively owned struct.
-        let ring = unsafe { &mut *ring };
-        ring.rx_max_pending = r.rx_max;
-        ring.tx_max_pending = r.tx_max;
-        ring.rx_pending = r.rx;
-        ring.tx_pending = r.tx;
+    callback! {
+        fn get_ringparam(
+            dev => (dev, data),
+            ring: *mut bindings::ethtool_ringparam,
+            _kring: *mut bindings::kernel_ethtool_ringparam,
+            _extack: *mut bindings::netlink_ext_ack,
+        ) {
+            let r = T::get_ringparam(dev, data);
+            // SAFETY: the core passes a valid, exclusively owned struct.
+            let ring = unsafe { &mut *ring };
+            ring.rx_max_pending = r.rx_max;
+            ring.tx_max_pending = r.tx_max;
+            ring.rx_pending = r.rx;
+            ring.tx_pending = r.tx;
+        }
     }
 
-    /// # Safety
-    ///
-    /// Called by the ethtool core for a device registered for `T`, with valid arguments.
-    unsafe extern "C" fn set_ringparam(
-        dev: *mut bindings::net_device,
-        ring: *mut bindings::ethtool_ringparam,
-        _kring: *mut bindings::kernel_ethtool_ringparam,
-        extack: *mut bindings::netlink_ext_ack,
-    ) -> c_int {
-        from_result(|| {
+    callback! {
+        try fn set_ringparam(
+            dev => (dev, data),
+            ring: *mut bindings::ethtool_ringparam,
+            _kring: *mut bindings::kernel_ethtool_ringparam,
+            extack: *mut bindings::netlink_ext_ack,
+        ) {
             // SAFETY: the core passes a valid struct for the call.
             let ring = unsafe { &*ring };
             let mut ack = ExtAck { ptr: extack };
@@ -1437,39 +1426,24 @@ impl<T: Operations> Adapter<T> {
                 ack.set_message(kernel::c_str!("rsnic has no mini or jumbo RX rings"));
                 return Err(EINVAL);
             }
-            // SAFETY: called by the ethtool core for a device registered for `T`.
-            let (dev, data) = unsafe { Self::split(dev) };
             T::set_ringparam(dev, data, ring.rx_pending, ring.tx_pending, &mut ack)?;
-            Ok(0)
-        })
+        }
     }
 
-    /// # Safety
-    ///
-    /// Called by the ethtool core for a device registered for `T`, with valid arguments.
-    unsafe extern "C" fn get_pauseparam(
-        dev: *mut bindings::net_device,
-        p: *mut bindings::ethtool_pauseparam,
-    ) {
-        // SAFETY: called by the ethtool core for a device registered for `T`.
-        let (dev, data) = unsafe { Self::split(dev) };
-        let v = T::get_pauseparam(dev, data);
-        // SAFETY: the core passes a valid struct it owns exclusively for the call (the
-        // ioctl path's on its stack, netlink's in its reply data).
-        let p = unsafe { &mut *p };
-        p.autoneg = u32::from(v.autoneg);
-        p.rx_pause = u32::from(v.rx);
-        p.tx_pause = u32::from(v.tx);
+    callback! {
+        fn get_pauseparam(dev => (dev, data), p: *mut bindings::ethtool_pauseparam) {
+            let v = T::get_pauseparam(dev, data);
+            // SAFETY: the core passes a valid struct it owns exclusively for the call (the
+            // ioctl path's on its stack, netlink's in its reply data).
+            let p = unsafe { &mut *p };
+            p.autoneg = u32::from(v.autoneg);
+            p.rx_pause = u32::from(v.rx);
+            p.tx_pause = u32::from(v.tx);
+        }
     }
 
-    /// # Safety
-    ///
-    /// Called by the ethtool core for a device registered for `T`, with valid arguments.
-    unsafe extern "C" fn set_pauseparam(
-        dev: *mut bindings::net_device,
-        p: *mut bindings::ethtool_pauseparam,
-    ) -> c_int {
-        from_result(|| {
+    callback! {
+        try fn set_pauseparam(dev => (dev, data), p: *mut bindings::ethtool_pauseparam) {
             // SAFETY: the core passes a valid struct for the call.
             let p = unsafe { &*p };
             let v = PauseParam {
@@ -1477,23 +1451,15 @@ impl<T: Operations> Adapter<T> {
                 rx: p.rx_pause != 0,
                 tx: p.tx_pause != 0,
             };
-            // SAFETY: called by the ethtool core for a device registered for `T`.
-            let (dev, data) = unsafe { Self::split(dev) };
             T::set_pauseparam(dev, data, v)?;
-            Ok(0)
-        })
+        }
     }
 
-    /// # Safety
-    ///
-    /// Called by the ethtool core for a device registered for `T`, with valid arguments.
-    unsafe extern "C" fn get_eth_mac_stats(
-        dev: *mut bindings::net_device,
-        stats: *mut bindings::ethtool_eth_mac_stats,
-    ) {
-        // SAFETY: called by the ethtool core for a device registered for `T`.
-        let (dev, data) = unsafe { Self::split(dev) };
-        if let Some(m) = T::get_eth_mac_stats(dev, data) {
+    callback! {
+        fn get_eth_mac_stats(dev => (dev, data), stats: *mut bindings::ethtool_eth_mac_stats) {
+            let Some(m) = T::get_eth_mac_stats(dev, data) else {
+                return;
+            };
             let v = [
                 m.frames_tx,
                 m.frames_rx,
@@ -1515,40 +1481,27 @@ impl<T: Operations> Adapter<T> {
         }
     }
 
-    /// # Safety
-    ///
-    /// Called by the ethtool core for a device registered for `T`, with valid arguments.
-    unsafe extern "C" fn get_eth_ctrl_stats(
-        dev: *mut bindings::net_device,
-        stats: *mut bindings::ethtool_eth_ctrl_stats,
-    ) {
-        // SAFETY: called by the ethtool core for a device registered for `T`.
-        let (dev, data) = unsafe { Self::split(dev) };
-        if let Some(c) = T::get_eth_ctrl_stats(dev, data) {
+    callback! {
+        fn get_eth_ctrl_stats(dev => (dev, data), stats: *mut bindings::ethtool_eth_ctrl_stats) {
+            let Some(c) = T::get_eth_ctrl_stats(dev, data) else {
+                return;
+            };
+            let (tx, rx, unsupported) = (c.mac_ctrl_tx, c.mac_ctrl_rx, c.unsupported_opcodes);
             // SAFETY: as for `get_eth_mac_stats`: a valid struct the core owns for the
             // call; the helper writes the three counters only.
-            unsafe {
-                bindings::rsnic_helper_eth_ctrl_stats(
-                    stats,
-                    c.mac_ctrl_tx,
-                    c.mac_ctrl_rx,
-                    c.unsupported_opcodes,
-                )
-            };
+            unsafe { bindings::rsnic_helper_eth_ctrl_stats(stats, tx, rx, unsupported) };
         }
     }
 
-    /// # Safety
-    ///
-    /// Called by the ethtool core for a device registered for `T`, with valid arguments.
-    unsafe extern "C" fn get_rmon_stats(
-        dev: *mut bindings::net_device,
-        stats: *mut bindings::ethtool_rmon_stats,
-        ranges: *mut *const bindings::ethtool_rmon_hist_range,
-    ) {
-        // SAFETY: called by the ethtool core for a device registered for `T`.
-        let (dev, data) = unsafe { Self::split(dev) };
-        if let Some(r) = T::get_rmon_stats(dev, data) {
+    callback! {
+        fn get_rmon_stats(
+            dev => (dev, data),
+            stats: *mut bindings::ethtool_rmon_stats,
+            ranges: *mut *const bindings::ethtool_rmon_hist_range,
+        ) {
+            let Some(r) = T::get_rmon_stats(dev, data) else {
+                return;
+            };
             let table = T::RMON_RANGES;
             let n = table.buckets().min(RMON_HIST_MAX);
             let v = [r.undersize, r.oversize, r.fragments, r.jabbers];
@@ -1563,36 +1516,25 @@ impl<T: Operations> Adapter<T> {
         }
     }
 
-    /// # Safety
-    ///
-    /// Called by the ethtool core for a device registered for `T`, with valid arguments.
-    unsafe extern "C" fn get_pause_stats(
-        dev: *mut bindings::net_device,
-        stats: *mut bindings::ethtool_pause_stats,
-    ) {
-        // SAFETY: called by the ethtool core for a device registered for `T`.
-        let (dev, data) = unsafe { Self::split(dev) };
-        if let Some(s) = T::get_pause_stats(dev, data) {
+    callback! {
+        fn get_pause_stats(dev => (dev, data), stats: *mut bindings::ethtool_pause_stats) {
+            let Some(s) = T::get_pause_stats(dev, data) else {
+                return;
+            };
             // SAFETY: the core passes a valid struct (its counters preset to "not set") that
             // it owns exclusively for the call; the helper writes the two counters only.
             unsafe { bindings::rsnic_helper_pause_stats(stats, s.tx_frames, s.rx_frames) };
         }
     }
 
-    /// # Safety
-    ///
-    /// Called by the ethtool core for a device registered for `T`, with valid arguments.
-    unsafe extern "C" fn get_coalesce(
-        dev: *mut bindings::net_device,
-        coal: *mut bindings::ethtool_coalesce,
-        _kcoal: *mut bindings::kernel_ethtool_coalesce,
-        extack: *mut bindings::netlink_ext_ack,
-    ) -> c_int {
-        from_result(|| {
-            // SAFETY: called by the ethtool core for a device registered for `T`.
-            let (dev, data) = unsafe { Self::split(dev) };
-            let mut ack = ExtAck { ptr: extack };
-            let c = T::get_coalesce(dev, data, &mut ack)?;
+    callback! {
+        try fn get_coalesce(
+            dev => (dev, data),
+            coal: *mut bindings::ethtool_coalesce,
+            _kcoal: *mut bindings::kernel_ethtool_coalesce,
+            extack: *mut bindings::netlink_ext_ack,
+        ) {
+            let c = T::get_coalesce(dev, data, &mut ExtAck { ptr: extack })?;
             // SAFETY: the core passes a valid, exclusively owned struct for the call.
             let coal = unsafe { &mut *coal };
             coal.rx_coalesce_usecs = c.rx_usecs;
@@ -1601,20 +1543,16 @@ impl<T: Operations> Adapter<T> {
             coal.tx_max_coalesced_frames = c.tx_frames;
             coal.use_adaptive_rx_coalesce = u32::from(c.adaptive_rx);
             coal.use_adaptive_tx_coalesce = u32::from(c.adaptive_tx);
-            Ok(0)
-        })
+        }
     }
 
-    /// # Safety
-    ///
-    /// Called by the ethtool core for a device registered for `T`, with valid arguments.
-    unsafe extern "C" fn set_coalesce(
-        dev: *mut bindings::net_device,
-        coal: *mut bindings::ethtool_coalesce,
-        _kcoal: *mut bindings::kernel_ethtool_coalesce,
-        extack: *mut bindings::netlink_ext_ack,
-    ) -> c_int {
-        from_result(|| {
+    callback! {
+        try fn set_coalesce(
+            dev => (dev, data),
+            coal: *mut bindings::ethtool_coalesce,
+            _kcoal: *mut bindings::kernel_ethtool_coalesce,
+            extack: *mut bindings::netlink_ext_ack,
+        ) {
             // SAFETY: the core passes a valid struct for the call.
             let coal = unsafe { &*coal };
             let c = Coalesce {
@@ -1625,42 +1563,24 @@ impl<T: Operations> Adapter<T> {
                 adaptive_rx: coal.use_adaptive_rx_coalesce != 0,
                 adaptive_tx: coal.use_adaptive_tx_coalesce != 0,
             };
-            let mut ack = ExtAck { ptr: extack };
-            // SAFETY: called by the ethtool core for a device registered for `T`.
-            let (dev, data) = unsafe { Self::split(dev) };
-            T::set_coalesce(dev, data, &c, &mut ack)?;
-            Ok(0)
-        })
+            T::set_coalesce(dev, data, &c, &mut ExtAck { ptr: extack })?;
+        }
     }
 
-    /// # Safety
-    ///
-    /// Called by the ethtool core for a device registered for `T`, with valid arguments.
-    unsafe extern "C" fn get_rxfh_indir_size(dev: *mut bindings::net_device) -> u32 {
-        // SAFETY: called by the ethtool core for a device registered for `T`.
-        let (dev, data) = unsafe { Self::split(dev) };
-        T::rxfh_indir_size(dev, data)
+    callback! {
+        fn get_rxfh_indir_size(dev => (dev, data)) -> u32 {
+            T::rxfh_indir_size(dev, data)
+        }
     }
 
-    /// # Safety
-    ///
-    /// Called by the ethtool core for a device registered for `T`, with valid arguments.
-    unsafe extern "C" fn get_rxfh_key_size(dev: *mut bindings::net_device) -> u32 {
-        // SAFETY: called by the ethtool core for a device registered for `T`.
-        let (dev, data) = unsafe { Self::split(dev) };
-        T::rxfh_key_size(dev, data)
+    callback! {
+        fn get_rxfh_key_size(dev => (dev, data)) -> u32 {
+            T::rxfh_key_size(dev, data)
+        }
     }
 
-    /// # Safety
-    ///
-    /// Called by the ethtool core for a device registered for `T`, with valid arguments.
-    unsafe extern "C" fn get_rxfh(
-        dev: *mut bindings::net_device,
-        rxfh: *mut bindings::ethtool_rxfh_param,
-    ) -> c_int {
-        from_result(|| {
-            // SAFETY: called by the ethtool core for a device registered for `T`.
-            let (device, data) = unsafe { Self::split(dev) };
+    callback! {
+        try fn get_rxfh(dev => (device, data), rxfh: *mut bindings::ethtool_rxfh_param) {
             let our_indir = T::rxfh_indir_size(device, data) as usize;
             // SAFETY: as above; the first borrow ended.
             let (device, data) = unsafe { Self::split(dev) };
@@ -1698,70 +1618,37 @@ impl<T: Operations> Adapter<T> {
             // SAFETY: as above; the earlier borrows ended.
             let (device, data) = unsafe { Self::split(dev) };
             T::get_rxfh(device, data, &mut get)?;
-            Ok(0)
-        })
+        }
     }
 
-    /// # Safety
-    ///
-    /// Called by the ethtool core for a device registered for `T`, with valid arguments.
-    unsafe extern "C" fn set_rxfh(
-        dev: *mut bindings::net_device,
-        rxfh: *mut bindings::ethtool_rxfh_param,
-        extack: *mut bindings::netlink_ext_ack,
-    ) -> c_int {
-        from_result(|| {
-            // SAFETY: the core passes a valid parameter block for the call.
-            let p = unsafe { &*rxfh };
-            let indir = if p.indir.is_null() {
-                None
-            } else {
-                // SAFETY: ethtool_set_rxfh points `indir` at `indir_size` entries of its own
-                // allocation (the device's size, every entry checked against the RX rings),
-                // valid and unchanged for the call.
-                Some(unsafe { core::slice::from_raw_parts(p.indir, p.indir_size as usize) })
-            };
-            let key = if p.key.is_null() {
-                None
-            } else {
-                // SAFETY: as `indir`: `key_size` bytes of the core's allocation after the
-                // table.
-                Some(unsafe { core::slice::from_raw_parts(p.key, p.key_size as usize) })
-            };
-            let req = RxfhSet {
-                indir,
-                key,
-                hfunc: p.hfunc,
-                input_xfrm: p.input_xfrm,
-                rss_context: p.rss_context,
-                rss_delete: p.rss_delete != 0,
-            };
-            let mut ack = ExtAck::from_raw(extack);
-            // SAFETY: called by the ethtool core for a device registered for `T`.
-            let (dev, data) = unsafe { Self::split(dev) };
-            T::set_rxfh(dev, data, &req, &mut ack)?;
-            Ok(0)
-        })
+    callback! {
+        try fn set_rxfh(
+            dev => (dev, data),
+            rxfh: *mut bindings::ethtool_rxfh_param,
+            extack: *mut bindings::netlink_ext_ack,
+        ) {
+            // SAFETY: ethtool_set_rxfh passes a valid parameter block whose `indir` (if
+            // set) points at `indir_size` entries of its own allocation (the device's
+            // size, every entry checked against the RX rings) and `key` at `key_size`
+            // bytes after the table, valid and unchanged for the call.
+            let req = unsafe { Self::rxfh_request(rxfh) };
+            T::set_rxfh(dev, data, &req, &mut ExtAck::from_raw(extack))?;
+        }
     }
 
     /// The flags a flow type may carry besides the type (`FLOW_EXT`, `FLOW_MAC_EXT`,
     /// `FLOW_RSS`).
     const FLOW_FLAGS: u32 = bindings::FLOW_EXT | bindings::FLOW_MAC_EXT | bindings::FLOW_RSS;
 
-    /// # Safety
-    ///
-    /// Called by the ethtool core for a device registered for `T`, with valid arguments:
-    /// for `ETHTOOL_GRXCLSRLALL`, `rule_locs` points at `info.rule_cnt` entries.
-    unsafe extern "C" fn get_rxnfc(
-        raw: *mut bindings::net_device,
-        info: *mut bindings::ethtool_rxnfc,
-        rule_locs: *mut u32,
-    ) -> c_int {
-        from_result(|| {
+    callback! {
+        /// For `ETHTOOL_GRXCLSRLALL`, `rule_locs` points at `info.rule_cnt` entries.
+        try fn get_rxnfc(
+            raw => (dev, data),
+            info: *mut bindings::ethtool_rxnfc,
+            rule_locs: *mut u32,
+        ) {
             // SAFETY: the core passes a valid, exclusively owned `ethtool_rxnfc` for the call.
             let info = unsafe { &mut *info };
-            // SAFETY: called by the ethtool core for a device registered for `T`.
-            let (dev, data) = unsafe { Self::split(raw) };
             match info.cmd {
                 bindings::ETHTOOL_GRXRINGS if T::HAS_RX_RINGS => {
                     info.data = u64::from(T::rx_rings(dev, data));
@@ -1807,22 +1694,13 @@ impl<T: Operations> Adapter<T> {
                 }
                 _ => return Err(super::eopnotsupp()),
             }
-            Ok(0)
-        })
+        }
     }
 
-    /// # Safety
-    ///
-    /// Called by the ethtool core for a device registered for `T`, with valid arguments.
-    unsafe extern "C" fn set_rxnfc(
-        dev: *mut bindings::net_device,
-        info: *mut bindings::ethtool_rxnfc,
-    ) -> c_int {
-        from_result(|| {
+    callback! {
+        try fn set_rxnfc(dev => (dev, data), info: *mut bindings::ethtool_rxnfc) {
             // SAFETY: the core passes a valid `ethtool_rxnfc` for the call.
             let info = unsafe { &*info };
-            // SAFETY: called by the ethtool core for a device registered for `T`.
-            let (dev, data) = unsafe { Self::split(dev) };
             match info.cmd {
                 bindings::ETHTOOL_SRXFH if T::HAS_SET_RX_FLOW_HASH => {
                     let fields = u32::try_from(info.data).map_err(|_| EINVAL)?;
@@ -1839,8 +1717,7 @@ impl<T: Operations> Adapter<T> {
                 }
                 _ => Err(super::eopnotsupp()),
             }?;
-            Ok(0)
-        })
+        }
     }
 
     /// A context's table and key as the core laid them out.
@@ -1869,7 +1746,7 @@ impl<T: Operations> Adapter<T> {
         }
     }
 
-    /// The request of a context operation.
+    /// The request of `set_rxfh` or of a context operation.
     ///
     /// # Safety
     ///
@@ -1900,62 +1777,16 @@ impl<T: Operations> Adapter<T> {
         }
     }
 
-    /// # Safety
-    ///
-    /// Called by the ethtool core for a device registered for `T`, with valid arguments.
-    unsafe extern "C" fn create_rxfh_context(
-        dev: *mut bindings::net_device,
-        ctx: *mut bindings::ethtool_rxfh_context,
-        rxfh: *const bindings::ethtool_rxfh_param,
-        extack: *mut bindings::netlink_ext_ack,
-    ) -> c_int {
-        from_result(|| {
-            // SAFETY: the core's context and request for this call (see the function's
-            // contract).
-            let (mut c, req) = unsafe { (Self::context(ctx), Self::rxfh_request(rxfh)) };
-            let mut ack = ExtAck::from_raw(extack);
-            // SAFETY: called by the ethtool core for a device registered for `T`.
-            let (dev, data) = unsafe { Self::split(dev) };
-            T::create_rxfh_context(dev, data, &mut c, &req, &mut ack)?;
-            Ok(0)
-        })
-    }
+    rxfh_context_callbacks!(create_rxfh_context, modify_rxfh_context);
 
-    /// # Safety
-    ///
-    /// Called by the ethtool core for a device registered for `T`, with valid arguments.
-    unsafe extern "C" fn modify_rxfh_context(
-        dev: *mut bindings::net_device,
-        ctx: *mut bindings::ethtool_rxfh_context,
-        rxfh: *const bindings::ethtool_rxfh_param,
-        extack: *mut bindings::netlink_ext_ack,
-    ) -> c_int {
-        from_result(|| {
-            // SAFETY: as in create_rxfh_context.
-            let (mut c, req) = unsafe { (Self::context(ctx), Self::rxfh_request(rxfh)) };
-            let mut ack = ExtAck::from_raw(extack);
-            // SAFETY: called by the ethtool core for a device registered for `T`.
-            let (dev, data) = unsafe { Self::split(dev) };
-            T::modify_rxfh_context(dev, data, &mut c, &req, &mut ack)?;
-            Ok(0)
-        })
-    }
-
-    /// # Safety
-    ///
-    /// Called by the ethtool core for a device registered for `T`, with valid arguments.
-    unsafe extern "C" fn remove_rxfh_context(
-        dev: *mut bindings::net_device,
-        _ctx: *mut bindings::ethtool_rxfh_context,
-        rss_context: u32,
-        extack: *mut bindings::netlink_ext_ack,
-    ) -> c_int {
-        from_result(|| {
-            let mut ack = ExtAck::from_raw(extack);
-            // SAFETY: called by the ethtool core for a device registered for `T`.
-            let (dev, data) = unsafe { Self::split(dev) };
-            T::remove_rxfh_context(dev, data, rss_context, &mut ack)?;
-            Ok(0)
-        })
+    callback! {
+        try fn remove_rxfh_context(
+            dev => (dev, data),
+            _ctx: *mut bindings::ethtool_rxfh_context,
+            rss_context: u32,
+            extack: *mut bindings::netlink_ext_ack,
+        ) {
+            T::remove_rxfh_context(dev, data, rss_context, &mut ExtAck::from_raw(extack))?;
+        }
     }
 }
