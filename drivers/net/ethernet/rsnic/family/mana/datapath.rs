@@ -21,6 +21,20 @@ use crate::kernel_ext::net::page_pool::RxPage;
 use crate::kernel_ext::net::xsk::XskBuf;
 use crate::xdp::{XdpEnv, XdpTx, XskRxEnv};
 
+/// What a reap of an SQ's CQ (the regular or the XSK SQ) left, as `mana_poll_tx_cq`: busy
+/// when it read its full share of CQEs without an error; idle when nothing is outstanding
+/// or the SQ stopped.
+macro_rules! reaped {
+    ($sq:ident, $r:ident) => {{
+        let max = $sq.cq().num().saturating_mul(4).min(TX_POLL_MAX);
+        TxReaped {
+            busy: $r.error.is_none() && $r.cqes >= max,
+            idle: $sq.outstanding() == 0 || $sq.error().is_some(),
+            cqes: $r.cqes,
+        }
+    }};
+}
+
 impl DataPath for Mana {
     type Sq = KSq;
     type Rx = KRq;
@@ -31,6 +45,11 @@ impl DataPath for Mana {
     // the only XDP SQ is the XSK SQ of AF_XDP zero-copy.
     type XdpSq = KXskSq;
     type XskRx = KXskRq;
+
+    crate::family::datapath_common!(
+        arm = |cq, mmio| cq.ring(true, mmio),
+        arms = |cq| cq.stats.arms,
+    );
 
     #[inline(always)]
     fn xmit(
@@ -56,16 +75,7 @@ impl DataPath for Mana {
     #[inline(always)]
     fn tx_reap(sq: &mut KSq, env: &mut TxEnv<'_>, release: impl FnMut(TxSkb)) -> TxReaped {
         let r = sq.poll_cq(env, release);
-        let max = sq.cq().num().saturating_mul(4).min(TX_POLL_MAX);
-        TxReaped {
-            busy: r.error.is_none() && r.cqes >= max,
-            idle: sq.outstanding() == 0 || sq.error().is_some(),
-            cqes: r.cqes,
-        }
-    }
-
-    fn tx_drain(sq: &mut KSq, env: &mut TxEnv<'_>, release: impl FnMut(TxSkb)) -> u32 {
-        sq.drain(env, release).0
+        reaped!(sq, r)
     }
 
     #[inline(always)]
@@ -79,18 +89,6 @@ impl DataPath for Mana {
             deliver(page, &meta(c), RxFrags::none())
         })
         .work
-    }
-
-    fn rx_drain(rq: &mut KRq, env: &mut RxEnv<'_>) {
-        rq.drain(env);
-    }
-
-    fn arm_tx(sq: &mut KSq, mmio: &Bar<'_>) {
-        sq.cq_mut().ring(true, mmio);
-    }
-
-    fn arm_rx(rq: &mut KRq, mmio: &Bar<'_>) {
-        rq.cq_mut().ring(true, mmio);
     }
 
     fn tx_continue(sq: &mut KSq, work: u32, mmio: &Bar<'_>) {
@@ -128,77 +126,31 @@ impl DataPath for Mana {
     // reopened, which destroys and re-creates every WQ object through the HWC.
     fn tx_fault(sq: &KSq) -> Option<QueueFault> {
         sq.error().map(|e| match e {
-            SqError::WrongQueue { is_sq, .. } => QueueFault {
-                what: if is_sq {
-                    "TX CQE naming another SQ"
-                } else {
-                    "TX CQE naming an RQ"
-                },
-                syndrome: 0,
-                wqe_counter: 0,
-            },
-            SqError::Unexpected => QueueFault {
-                what: "TX CQE with no WQE outstanding",
-                syndrome: 0,
-                wqe_counter: 0,
-            },
-            SqError::CqOverflow => QueueFault {
-                what: "TX CQ overflow",
-                syndrome: 0,
-                wqe_counter: 0,
-            },
+            SqError::WrongQueue { is_sq, .. } => QueueFault::found(if is_sq {
+                "TX CQE naming another SQ"
+            } else {
+                "TX CQE naming an RQ"
+            }),
+            SqError::Unexpected => QueueFault::found("TX CQE with no WQE outstanding"),
+            SqError::CqOverflow => QueueFault::found("TX CQ overflow"),
         })
     }
 
     fn rx_fault(rq: &KRq) -> Option<QueueFault> {
         rq.error().map(|e| match e {
-            RqError::WrongQueue { is_sq, .. } => QueueFault {
-                what: if is_sq {
-                    "RX CQE naming an SQ"
-                } else {
-                    "RX CQE naming another RQ"
-                },
-                syndrome: 0,
-                wqe_counter: 0,
-            },
-            RqError::Unexpected => QueueFault {
-                what: "RX CQE with no WQE posted",
-                syndrome: 0,
-                wqe_counter: 0,
-            },
-            RqError::CqOverflow => QueueFault {
-                what: "RX CQ overflow",
-                syndrome: 0,
-                wqe_counter: 0,
-            },
+            RqError::WrongQueue { is_sq, .. } => QueueFault::found(if is_sq {
+                "RX CQE naming an SQ"
+            } else {
+                "RX CQE naming another RQ"
+            }),
+            RqError::Unexpected => QueueFault::found("RX CQE with no WQE posted"),
+            RqError::CqOverflow => QueueFault::found("RX CQ overflow"),
         })
-    }
-
-    fn xdp_sq_fault(sq: &KXskSq) -> bool {
-        sq.error().is_some()
-    }
-
-    fn xsk_rx_fault(rq: &KXskRq) -> bool {
-        rq.error().is_some()
     }
 
     fn irq_recover(eq: &mut Eq<KCoherent>, mmio: &Bar<'_>) -> u32 {
         let r = eq.process(mmio, |_cq| {});
         r.completions + u32::from(r.overflow)
-    }
-
-    fn tx_stats(sq: &KSq) -> (TxStats, u64) {
-        (sq.stats, sq.cq().stats.arms)
-    }
-
-    #[inline(always)]
-    fn xdp_sq_xmit(
-        sq: &mut KXskSq,
-        frame: XdpTx,
-        env: &mut XdpEnv<'_>,
-    ) -> core::result::Result<(), TxReject<XdpTx>> {
-        // One short-OOB WQE with one SGE in the UMEM; the caller rings once per batch.
-        sq.xmit(frame, true, env)
     }
 
     fn xdp_sq_flush(sq: &mut KXskSq, env: &mut XdpEnv<'_>) {
@@ -211,24 +163,7 @@ impl DataPath for Mana {
         // The CQ doorbell the hardware needs while NAPI keeps polling (the channel's
         // tx_continue covers the regular SQ only); the arm at completion resets it.
         sq.cq_mut().keep_polling(r.cqes, env);
-        let max = sq.cq().num().saturating_mul(4).min(TX_POLL_MAX);
-        TxReaped {
-            busy: r.error.is_none() && r.cqes >= max,
-            idle: sq.outstanding() == 0 || sq.error().is_some(),
-            cqes: r.cqes,
-        }
-    }
-
-    fn xdp_sq_drain(sq: &mut KXskSq, env: &mut XdpEnv<'_>, release: impl FnMut(XdpTx)) -> u32 {
-        sq.drain(env, release).0
-    }
-
-    fn xdp_sq_arm(sq: &mut KXskSq, mmio: &Bar<'_>) {
-        sq.cq_mut().ring(true, mmio);
-    }
-
-    fn xdp_sq_stats(sq: &KXskSq) -> (TxStats, u64) {
-        (sq.stats, sq.cq().stats.arms)
+        reaped!(sq, r)
     }
 
     #[inline(always)]
@@ -241,41 +176,5 @@ impl DataPath for Mana {
         let r = rq.poll_refill(budget, env, |buf, c: &RxCompletion| deliver(buf, &meta(c)));
         rq.cq_mut().keep_polling(r.work, env);
         r.work
-    }
-
-    fn xsk_rx_drain(rq: &mut KXskRq, env: &mut XskRxEnv<'_>) {
-        rq.drain(env);
-    }
-
-    fn xsk_rx_arm(rq: &mut KXskRq, mmio: &Bar<'_>) {
-        rq.cq_mut().ring(true, mmio);
-    }
-
-    fn xsk_rx_stats(rq: &KXskRq) -> (RxStats, u64) {
-        (rq.stats, rq.cq().stats.arms)
-    }
-
-    fn rx_stats(rq: &KRq) -> (RxStats, u64) {
-        (rq.stats, rq.cq().stats.arms)
-    }
-
-    fn rx_packets(s: &RxStats) -> u64 {
-        s.packets
-    }
-
-    fn rx_bytes(s: &RxStats) -> u64 {
-        s.bytes
-    }
-
-    fn tx_packets(s: &TxStats) -> u64 {
-        s.packets
-    }
-
-    fn tx_bytes(s: &TxStats) -> u64 {
-        s.bytes
-    }
-
-    fn tx_dropped(s: &TxStats) -> u64 {
-        s.dropped
     }
 }

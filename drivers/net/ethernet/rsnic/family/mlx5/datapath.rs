@@ -21,6 +21,33 @@ use crate::kernel_ext::net::page_pool::RxPage;
 use crate::kernel_ext::net::xsk::XskBuf;
 use crate::xdp::{XdpEnv, XdpTx, XskRxEnv};
 
+/// What a CQE says about its packet, for the RQ and the XSK RQ alike.
+#[inline(always)]
+fn meta(c: &RxCompletion) -> RxMeta {
+    RxMeta {
+        len: c.len,
+        // hds_ip_ext: bit 1 L3_OK, bit 2 L4_OK.
+        csum_ok: c.hds_ip_ext & 0x6 == 0x6,
+        hash: c.hash,
+        hash_type: hash_type(c),
+        // A tag the device stripped (`cqe_has_vlan`), as mlx5e_build_rx_skb.
+        vlan: c.vlan,
+    }
+}
+
+/// Reaps an SQ's CQ: the regular SQ and the XDP SQs are the same `hwif` SQ over other
+/// packets. Busy as the CQ poll says; idle when nothing is outstanding or the SQ stopped.
+macro_rules! reap {
+    ($sq:ident, $env:ident, $release:ident) => {{
+        let r = $sq.poll_cq($env, $release);
+        TxReaped {
+            busy: r.busy,
+            idle: $sq.pc() == $sq.cc() || $sq.error().is_some(),
+            cqes: r.cqes,
+        }
+    }};
+}
+
 impl DataPath for Mlx5 {
     type Sq = KSq;
     type Rx = KRq;
@@ -29,6 +56,11 @@ impl DataPath for Mlx5 {
     type RxStats = RxStats;
     type XdpSq = KXdpSq;
     type XskRx = KXskRq;
+
+    crate::family::datapath_common!(
+        arm = |cq, mmio| cq.arm(CQ_DB_REQ_NOT, mmio, &KBarriers),
+        arms = |cq| cq.arms(),
+    );
 
     #[inline(always)]
     fn xmit(
@@ -42,16 +74,7 @@ impl DataPath for Mlx5 {
 
     #[inline(always)]
     fn tx_reap(sq: &mut KSq, env: &mut TxEnv<'_>, release: impl FnMut(TxSkb)) -> TxReaped {
-        let r = sq.poll_cq(env, release);
-        TxReaped {
-            busy: r.busy,
-            idle: sq.pc() == sq.cc() || sq.error().is_some(),
-            cqes: r.cqes,
-        }
-    }
-
-    fn tx_drain(sq: &mut KSq, env: &mut TxEnv<'_>, release: impl FnMut(TxSkb)) -> u32 {
-        sq.drain(env, release).0
+        reap!(sq, env, release)
     }
 
     #[inline(always)]
@@ -62,22 +85,9 @@ impl DataPath for Mlx5 {
         mut deliver: impl FnMut(RxPage, &RxMeta, RxFrags<'_, RxPage>),
     ) -> u32 {
         rq.napi_poll_frags(budget, env, |page, c: &RxCompletion, frags| {
-            let m = RxMeta {
-                len: c.len,
-                // hds_ip_ext: bit 1 L3_OK, bit 2 L4_OK.
-                csum_ok: c.hds_ip_ext & 0x6 == 0x6,
-                hash: c.hash,
-                hash_type: hash_type(c),
-                // A tag the device stripped (`cqe_has_vlan`), as mlx5e_build_rx_skb.
-                vlan: c.vlan,
-            };
-            deliver(page, &m, frags)
+            deliver(page, &meta(c), frags)
         })
         .work
-    }
-
-    fn rx_drain(rq: &mut KRq, env: &mut RxEnv<'_>) {
-        rq.drain(env);
     }
 
     fn tx_fault(sq: &KSq) -> Option<QueueFault> {
@@ -101,25 +111,13 @@ impl DataPath for Mlx5 {
                 syndrome: opcode,
                 wqe_counter: 0,
             },
-            SqError::BadSqn { .. } => QueueFault {
-                what: "CQE naming another SQ",
-                syndrome: 0,
-                wqe_counter: 0,
-            },
+            SqError::BadSqn { .. } => QueueFault::found("CQE naming another SQ"),
         })
     }
 
     fn tx_reset(sq: &mut KSq) -> bool {
         sq.discard_cqes(&KBarriers);
         sq.reset().is_ok()
-    }
-
-    fn xdp_sq_fault(sq: &KXdpSq) -> bool {
-        sq.error().is_some()
-    }
-
-    fn xsk_rx_fault(rq: &KXskRq) -> bool {
-        rq.error().is_some()
     }
 
     fn rx_fault(rq: &KRq) -> Option<QueueFault> {
@@ -157,14 +155,6 @@ impl DataPath for Mlx5 {
         true
     }
 
-    fn arm_tx(sq: &mut KSq, mmio: &Bar<'_>) {
-        sq.cq_mut().arm(CQ_DB_REQ_NOT, mmio, &KBarriers);
-    }
-
-    fn arm_rx(rq: &mut KRq, mmio: &Bar<'_>) {
-        rq.cq_mut().arm(CQ_DB_REQ_NOT, mmio, &KBarriers);
-    }
-
     // The consumer index is in the doorbell record, which every poll updates: no register
     // write is needed while NAPI keeps polling.
     fn tx_continue(_sq: &mut KSq, _work: u32, _mmio: &Bar<'_>) {}
@@ -187,15 +177,6 @@ impl DataPath for Mlx5 {
         eq.poll(COMP_EQ_BUDGET, mmio, mmio, |_| {})
     }
 
-    #[inline(always)]
-    fn xdp_sq_xmit(
-        sq: &mut KXdpSq,
-        frame: XdpTx,
-        env: &mut XdpEnv<'_>,
-    ) -> core::result::Result<(), TxReject<XdpTx>> {
-        sq.xmit(frame, true, env)
-    }
-
     fn xdp_sq_nop(sq: &mut KXdpSq, env: &mut XdpEnv<'_>) -> bool {
         sq.nop(env)
     }
@@ -206,24 +187,7 @@ impl DataPath for Mlx5 {
 
     #[inline(always)]
     fn xdp_sq_reap(sq: &mut KXdpSq, env: &mut XdpEnv<'_>, release: impl FnMut(XdpTx)) -> TxReaped {
-        let r = sq.poll_cq(env, release);
-        TxReaped {
-            busy: r.busy,
-            idle: sq.pc() == sq.cc() || sq.error().is_some(),
-            cqes: r.cqes,
-        }
-    }
-
-    fn xdp_sq_drain(sq: &mut KXdpSq, env: &mut XdpEnv<'_>, release: impl FnMut(XdpTx)) -> u32 {
-        sq.drain(env, release).0
-    }
-
-    fn xdp_sq_arm(sq: &mut KXdpSq, mmio: &Bar<'_>) {
-        sq.cq_mut().arm(CQ_DB_REQ_NOT, mmio, &KBarriers);
-    }
-
-    fn xdp_sq_stats(sq: &KXdpSq) -> (TxStats, u64) {
-        (sq.stats, sq.cq().arms())
+        reap!(sq, env, release)
     }
 
     #[inline(always)]
@@ -233,57 +197,7 @@ impl DataPath for Mlx5 {
         budget: u32,
         mut deliver: impl FnMut(XskBuf, &RxMeta),
     ) -> u32 {
-        rq.napi_poll(budget, env, |buf, c: &RxCompletion| {
-            let m = RxMeta {
-                len: c.len,
-                csum_ok: c.hds_ip_ext & 0x6 == 0x6,
-                hash: c.hash,
-                hash_type: hash_type(c),
-                // A tag the device stripped (`cqe_has_vlan`), as mlx5e_build_rx_skb.
-                vlan: c.vlan,
-            };
-            deliver(buf, &m)
-        })
-        .work
-    }
-
-    fn xsk_rx_drain(rq: &mut KXskRq, env: &mut XskRxEnv<'_>) {
-        rq.drain(env);
-    }
-
-    fn xsk_rx_arm(rq: &mut KXskRq, mmio: &Bar<'_>) {
-        rq.cq_mut().arm(CQ_DB_REQ_NOT, mmio, &KBarriers);
-    }
-
-    fn xsk_rx_stats(rq: &KXskRq) -> (RxStats, u64) {
-        (rq.stats, rq.cq().arms())
-    }
-
-    fn tx_stats(sq: &KSq) -> (TxStats, u64) {
-        (sq.stats, sq.cq().arms())
-    }
-
-    fn rx_stats(rq: &KRq) -> (RxStats, u64) {
-        (rq.stats, rq.cq().arms())
-    }
-
-    fn rx_packets(s: &RxStats) -> u64 {
-        s.packets
-    }
-
-    fn rx_bytes(s: &RxStats) -> u64 {
-        s.bytes
-    }
-
-    fn tx_packets(s: &TxStats) -> u64 {
-        s.packets
-    }
-
-    fn tx_bytes(s: &TxStats) -> u64 {
-        s.bytes
-    }
-
-    fn tx_dropped(s: &TxStats) -> u64 {
-        s.dropped
+        rq.napi_poll(budget, env, |buf, c: &RxCompletion| deliver(buf, &meta(c)))
+            .work
     }
 }
