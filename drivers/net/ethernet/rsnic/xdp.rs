@@ -16,7 +16,7 @@
 //! schedules NAPI directly from `ndo_xsk_wakeup`.
 
 use crate::bus::Bar;
-use crate::hwif::hw::{Barriers, DmaAddr, Mmio};
+use crate::hwif::hw::DmaAddr;
 use crate::hwif::pkt::{DmaEntry, TxDmaMap, TxPacket, TxQueue as DpTxQueue};
 use crate::hwif::pkt::{RxBufProvider, RxBuffer};
 use crate::kernel_ext::{
@@ -122,33 +122,43 @@ pub(crate) struct XdpEnv<'a> {
     pub(crate) full: &'a mut bool,
 }
 
-impl Mmio for XdpEnv<'_> {
-    fn write64(&self, offset: u32, bytes: [u8; 8]) {
-        self.mmio.write64(offset, bytes);
-    }
+/// Implements [`Mmio`](crate::hwif::hw::Mmio) and [`Barriers`](crate::hwif::hw::Barriers)
+/// for an environment with an `mmio` field: the function's registers, the kernel's barriers
+/// (the XDP environments here and the skb path's in `family::env`).
+macro_rules! via_bar {
+    ($env:ident) => {
+        impl $crate::hwif::hw::Mmio for $env<'_> {
+            fn write64(&self, offset: u32, bytes: [u8; 8]) {
+                self.mmio.write64(offset, bytes);
+            }
 
-    fn write32(&self, offset: u32, value: u32) {
-        self.mmio.write32(offset, value);
-    }
+            fn write32(&self, offset: u32, value: u32) {
+                self.mmio.write32(offset, value);
+            }
 
-    fn read32(&self, offset: u32) -> u32 {
-        self.mmio.read32(offset)
-    }
+            fn read32(&self, offset: u32) -> u32 {
+                self.mmio.read32(offset)
+            }
+        }
+
+        impl $crate::hwif::hw::Barriers for $env<'_> {
+            fn dma_wmb(&self) {
+                self.mmio.dma_wmb();
+            }
+
+            fn dma_rmb(&self) {
+                self.mmio.dma_rmb();
+            }
+
+            fn wmb(&self) {
+                self.mmio.wmb();
+            }
+        }
+    };
 }
+pub(crate) use via_bar;
 
-impl Barriers for XdpEnv<'_> {
-    fn dma_wmb(&self) {
-        self.mmio.dma_wmb();
-    }
-
-    fn dma_rmb(&self) {
-        self.mmio.dma_rmb();
-    }
-
-    fn wmb(&self) {
-        self.mmio.wmb();
-    }
-}
+via_bar!(XdpEnv);
 
 impl TxDmaMap<XdpTx> for XdpEnv<'_> {
     fn map_linear(&mut self, pkt: &XdpTx, offset: u32, len: u32) -> Option<DmaAddr> {
@@ -237,30 +247,4 @@ impl RxBufProvider<XskBuf> for XskRxEnv<'_> {
     }
 }
 
-impl Mmio for XskRxEnv<'_> {
-    fn write64(&self, offset: u32, bytes: [u8; 8]) {
-        self.mmio.write64(offset, bytes);
-    }
-
-    fn write32(&self, offset: u32, value: u32) {
-        self.mmio.write32(offset, value);
-    }
-
-    fn read32(&self, offset: u32) -> u32 {
-        self.mmio.read32(offset)
-    }
-}
-
-impl Barriers for XskRxEnv<'_> {
-    fn dma_wmb(&self) {
-        self.mmio.dma_wmb();
-    }
-
-    fn dma_rmb(&self) {
-        self.mmio.dma_rmb();
-    }
-
-    fn wmb(&self) {
-        self.mmio.wmb();
-    }
-}
+via_bar!(XskRxEnv);

@@ -8,7 +8,7 @@
 //! mapping, BQL) and `en_rx.c` (page pool).
 
 use crate::bus::Bar;
-use crate::hwif::hw::{Barriers, DmaAddr, Mmio};
+use crate::hwif::hw::DmaAddr;
 use crate::hwif::pkt::{
     DmaEntry, DmaKind, Gso, RxBufProvider, RxBuffer, TxCsum, TxDmaMap, TxPacket,
     TxQueue as DpTxQueue, VlanTag,
@@ -66,42 +66,8 @@ impl RxBuffer for RxPage {
     }
 }
 
-/// Implements [`Mmio`] and [`Barriers`] for an environment with an `mmio` field: the
-/// function's registers, the kernel's barriers.
-macro_rules! via_bar {
-    ($env:ident) => {
-        impl Mmio for $env<'_> {
-            fn write64(&self, offset: u32, bytes: [u8; 8]) {
-                self.mmio.write64(offset, bytes);
-            }
-
-            fn write32(&self, offset: u32, value: u32) {
-                self.mmio.write32(offset, value);
-            }
-
-            fn read32(&self, offset: u32) -> u32 {
-                self.mmio.read32(offset)
-            }
-        }
-
-        impl Barriers for $env<'_> {
-            fn dma_wmb(&self) {
-                self.mmio.dma_wmb();
-            }
-
-            fn dma_rmb(&self) {
-                self.mmio.dma_rmb();
-            }
-
-            fn wmb(&self) {
-                self.mmio.wmb();
-            }
-        }
-    };
-}
-
-via_bar!(TxEnv);
-via_bar!(RxEnv);
+crate::xdp::via_bar!(TxEnv);
+crate::xdp::via_bar!(RxEnv);
 
 /// What an SQ needs from the kernel while it transmits or completes: the registers, the DMA
 /// API and the netdev TX queue (BQL).
