@@ -16,7 +16,7 @@ use crate::kernel_ext::net::napi::{Napi, Poll};
 use crate::kernel_ext::net::page_pool::{PagePool, RxPage};
 use crate::kernel_ext::net::xdp as kxdp;
 use crate::kernel_ext::sync::{irqs_disabled, with_bh};
-use crate::xdp::{XdpEnv, XdpSqKind};
+use crate::xdp::XdpSqKind;
 use core::sync::atomic::Ordering;
 use kernel::prelude::*;
 
@@ -106,13 +106,9 @@ impl<F: Family> Poll for Channel<F> {
         }
         if let Some(slot) = self.shared.xdp_txs.get(self.index as usize) {
             if let Some(x) = slot.lock().as_mut() {
-                let mut env = XdpEnv {
-                    mmio,
-                    dma: &self.shared.dma,
-                    pool: None,
-                    kind: XdpSqKind::Redirect,
-                    full: &mut x.full,
-                };
+                let mut env = self
+                    .shared
+                    .xdp_env_on(mmio, XdpSqKind::Redirect, None, &mut x.full);
                 tx_busy |= F::xdp_sq_reap(&mut x.sq, &mut env, |f| f.release(None)).busy;
                 if F::xdp_sq_fault(&x.sq) {
                     reopen = Some(Reopen::XdpSqFault);
@@ -136,13 +132,9 @@ impl<F: Family> Poll for Channel<F> {
             } = side;
             let pool: &PagePool = pool;
             if let Some(x) = xdpsq.as_mut() {
-                let mut env = XdpEnv {
-                    mmio,
-                    dma: &self.shared.dma,
-                    pool: Some(pool),
-                    kind: XdpSqKind::Tx,
-                    full: &mut x.full,
-                };
+                let mut env = self
+                    .shared
+                    .xdp_env_on(mmio, XdpSqKind::Tx, Some(pool), &mut x.full);
                 tx_busy |= F::xdp_sq_reap(&mut x.sq, &mut env, |f| f.release(Some(pool))).busy;
                 if F::xdp_sq_fault(&x.sq) {
                     reopen = Some(Reopen::XdpSqFault);
@@ -194,13 +186,9 @@ impl<F: Family> Poll for Channel<F> {
                     }
                     // One XDP_TX doorbell per poll.
                     if let Some(sq) = xdpsq.as_mut().filter(|s| s.posted) {
-                        let mut env = XdpEnv {
-                            mmio,
-                            dma: &self.shared.dma,
-                            pool: Some(pool),
-                            kind: XdpSqKind::Tx,
-                            full: &mut sq.full,
-                        };
+                        let mut env =
+                            self.shared
+                                .xdp_env_on(mmio, XdpSqKind::Tx, Some(pool), &mut sq.full);
                         F::xdp_sq_flush(&mut sq.sq, &mut env);
                         sq.posted = false;
                     }
@@ -228,13 +216,9 @@ impl<F: Family> Poll for Channel<F> {
             self.request_recovery(RECOVER_RX);
         }
         if let Some(ico) = self.ico.lock().as_deref_mut() {
-            let mut env = XdpEnv {
-                mmio,
-                dma: &self.shared.dma,
-                pool: None,
-                kind: XdpSqKind::Ico,
-                full: &mut ico.full,
-            };
+            let mut env = self
+                .shared
+                .xdp_env_on(mmio, XdpSqKind::Ico, None, &mut ico.full);
             // A wake-up's NOP completed: the next wake-up that finds NAPI idle posts another
             // (mlx5e clears MLX5E_SQ_STATE_PENDING_XSK_TX only if the poll reaped something,
             // so the ICO SQ cannot overflow).

@@ -23,7 +23,7 @@ use crate::kernel_ext::net::page_pool::PagePool;
 use crate::kernel_ext::net::skb::DropReason;
 use crate::kernel_ext::net::xdp::{BpfProg, XdpRxq};
 use crate::kernel_ext::sync::with_bh;
-use crate::xdp::{XdpEnv, XdpSqKind};
+use crate::xdp::XdpSqKind;
 use core::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
 use kernel::prelude::*;
 use kernel::sync::Arc;
@@ -214,25 +214,13 @@ impl<F: Family> Channel<F> {
             .unwrap_or(true);
         with_bh(|| {
             if let Some(x) = xdp_rd.as_mut() {
-                let mut env = XdpEnv {
-                    mmio: shared.hw.bar(),
-                    dma: &shared.dma,
-                    pool: None,
-                    kind: XdpSqKind::Redirect,
-                    full: &mut x.full,
-                };
+                let mut env = shared.xdp_env(XdpSqKind::Redirect, None, &mut x.full);
                 idle &= F::xdp_sq_reap(&mut x.sq, &mut env, |f| f.release(None)).idle;
             }
             if let Some(rx) = self.rx.lock().as_mut() {
                 if let Some(x) = rx.xdpsq.as_mut() {
                     let pool = &rx.pool;
-                    let mut env = XdpEnv {
-                        mmio: shared.hw.bar(),
-                        dma: &shared.dma,
-                        pool: Some(pool),
-                        kind: XdpSqKind::Tx,
-                        full: &mut x.full,
-                    };
+                    let mut env = shared.xdp_env(XdpSqKind::Tx, Some(pool), &mut x.full);
                     idle &= F::xdp_sq_reap(&mut x.sq, &mut env, |f| f.release(Some(pool))).idle;
                 }
                 if let Some(x) = rx.xsk.as_mut() {
@@ -240,13 +228,7 @@ impl<F: Family> Channel<F> {
                 }
             }
             if let Some(ico) = self.ico.lock().as_deref_mut() {
-                let mut env = XdpEnv {
-                    mmio: shared.hw.bar(),
-                    dma: &shared.dma,
-                    pool: None,
-                    kind: XdpSqKind::Ico,
-                    full: &mut ico.full,
-                };
+                let mut env = shared.xdp_env(XdpSqKind::Ico, None, &mut ico.full);
                 idle &= F::xdp_sq_reap(&mut ico.sq, &mut env, |f| f.release(None)).idle;
             }
             idle
@@ -283,13 +265,7 @@ impl<F: Family> Channel<F> {
         });
         if let Some(x) = xdp_rd.as_mut() {
             // Frames posted without a flush still go out.
-            let mut env = XdpEnv {
-                mmio: self.shared.hw.bar(),
-                dma: &self.shared.dma,
-                pool: None,
-                kind: XdpSqKind::Redirect,
-                full: &mut x.full,
-            };
+            let mut env = self.shared.xdp_env(XdpSqKind::Redirect, None, &mut x.full);
             with_bh(|| F::xdp_sq_flush(&mut x.sq, &mut env));
         }
         // Let the device drain the SQs; reap their completions here (NAPI is off).
@@ -332,13 +308,7 @@ impl<F: Family> Channel<F> {
             final_stats.xdp_rd = t;
             final_stats.xdp.accumulate(&x.stats);
             final_stats.ch.arms = final_stats.ch.arms.wrapping_add(arms);
-            let mut env = XdpEnv {
-                mmio: self.shared.hw.bar(),
-                dma: &self.shared.dma,
-                pool: None,
-                kind: XdpSqKind::Redirect,
-                full: &mut x.full,
-            };
+            let mut env = self.shared.xdp_env(XdpSqKind::Redirect, None, &mut x.full);
             let n = with_bh(|| F::xdp_sq_drain(&mut x.sq, &mut env, |f| f.release(None)));
             final_stats.xdp.xmit_err += u64::from(n);
         }
@@ -361,13 +331,7 @@ impl<F: Family> Channel<F> {
             } = &mut rx;
             let pool: &PagePool = pool;
             if let Some(x) = xdpsq.as_mut() {
-                let mut env = XdpEnv {
-                    mmio: self.shared.hw.bar(),
-                    dma: &self.shared.dma,
-                    pool: Some(pool),
-                    kind: XdpSqKind::Tx,
-                    full: &mut x.full,
-                };
+                let mut env = self.shared.xdp_env(XdpSqKind::Tx, Some(pool), &mut x.full);
                 let n = with_bh(|| F::xdp_sq_drain(&mut x.sq, &mut env, |f| f.release(Some(pool))));
                 final_stats.xdp.tx_err += u64::from(n);
             }

@@ -14,7 +14,7 @@ use crate::kernel_ext::net::napi::Napi;
 use crate::kernel_ext::net::page_pool::{PagePool, RxPage};
 use crate::kernel_ext::net::skb::DropReason;
 use crate::kernel_ext::net::xdp::{BpfProg, Verdict, XdpRxq};
-use crate::xdp::{XdpEnv, XdpSqKind, XdpTx};
+use crate::xdp::{XdpSqKind, XdpTx};
 use core::sync::atomic::Ordering;
 
 /// What a channel does with one received packet when a program is attached (XDP_TX goes
@@ -91,13 +91,7 @@ impl<F: Family> XdpRx<'_, F> {
                     self.pool.recycle(page);
                     return;
                 }
-                let mut env = XdpEnv {
-                    mmio: shared.hw.bar(),
-                    dma: &shared.dma,
-                    pool: Some(self.pool),
-                    kind: XdpSqKind::Tx,
-                    full,
-                };
+                let mut env = shared.xdp_env(XdpSqKind::Tx, Some(self.pool), full);
                 match F::xdp_sq_xmit(sq, XdpTx::Page { page, off, len }, &mut env) {
                     Ok(()) => *posted = true,
                     Err(rej) => {

@@ -11,7 +11,7 @@
 //! (`txq2sq`, the work queue, `tx_timeout_work`), and the XDP transmit of `en/xdp.c`
 //! (`mlx5e_xmit_xdp_frame`).
 
-use crate::bus::Function;
+use crate::bus::{Bar, Function};
 use crate::channel::{TxSide, TxSlot, XdpSlot, XdpSqSide};
 use crate::family::env::{TxEnv, TxSkb};
 use crate::family::stats::ChAtomics;
@@ -19,6 +19,7 @@ use crate::family::Family;
 use crate::hwif::pkt::TxRejectReason;
 use crate::kernel_ext::dma::DmaDevice;
 use crate::kernel_ext::net::device::Device;
+use crate::kernel_ext::net::page_pool::PagePool;
 use crate::kernel_ext::net::queue::{TxQueue, XmitLocked};
 use crate::kernel_ext::net::skb::{DropReason, SkBuff};
 use crate::kernel_ext::net::xdp::XdpFrame;
@@ -72,6 +73,36 @@ pub(crate) struct PortShared<F: Family> {
 }
 
 impl<F: Family> PortShared<F> {
+    /// The environment of an XDP SQ of `kind` on the port's registers and DMA device, with
+    /// the channel's page pool for XDP_TX (`pool`) and the SQ's stop flag (`full`).
+    #[inline(always)]
+    pub(crate) fn xdp_env<'a>(
+        &'a self,
+        kind: XdpSqKind,
+        pool: Option<&'a PagePool>,
+        full: &'a mut bool,
+    ) -> XdpEnv<'a> {
+        self.xdp_env_on(self.hw.bar(), kind, pool, full)
+    }
+
+    /// [`Self::xdp_env`] on registers the caller already has (`mmio`, NAPI's).
+    #[inline(always)]
+    pub(crate) fn xdp_env_on<'a>(
+        &'a self,
+        mmio: Bar<'a>,
+        kind: XdpSqKind,
+        pool: Option<&'a PagePool>,
+        full: &'a mut bool,
+    ) -> XdpEnv<'a> {
+        XdpEnv {
+            mmio,
+            dma: &self.dma,
+            pool,
+            kind,
+            full,
+        }
+    }
+
     /// Asks for the port's channels to be closed and opened again (as `ethtool -L` with the
     /// same count does) after a fault on channel `ch` that no queue reset covers. Returns
     /// whether this request queued the reopen (one waits at a time, and covers every fault
@@ -207,13 +238,7 @@ impl<F: Family> PortShared<F> {
         let XdpSqSide {
             sq, full, stats, ..
         } = side;
-        let mut env = XdpEnv {
-            mmio: self.hw.bar(),
-            dma: &self.dma,
-            pool: None,
-            kind: XdpSqKind::Redirect,
-            full,
-        };
+        let mut env = self.xdp_env(XdpSqKind::Redirect, None, full);
         match F::xdp_sq_xmit(sq, XdpTx::Frame(f), &mut env) {
             Ok(()) => F::xdp_sq_flush(sq, &mut env),
             Err(rej) => {

@@ -17,7 +17,7 @@ use crate::kernel_ext::net::napi::Napi;
 use crate::kernel_ext::net::xdp::BpfProg;
 use crate::kernel_ext::net::xsk::{XskPool, XskRxq, XskVerdict};
 use crate::kernel_ext::sync::with_bh;
-use crate::xdp::{XdpEnv, XdpSqKind, XdpTx, XskRxEnv};
+use crate::xdp::{XdpSqKind, XdpTx, XskRxEnv};
 use core::sync::atomic::Ordering;
 use kernel::prelude::*;
 use kernel::sync::Arc;
@@ -232,13 +232,7 @@ impl<F: Family> Channel<F> {
     pub(super) fn xsk_finish(&self, mut xb: KBox<XskSide<F>>, mut ib: Option<KBox<XdpSqSide<F>>>) {
         let x: &mut XskSide<F> = &mut xb;
         let mut ico = ib.as_deref_mut();
-        let mut env = XdpEnv {
-            mmio: self.shared.hw.bar(),
-            dma: &self.shared.dma,
-            pool: None,
-            kind: XdpSqKind::Xsk,
-            full: &mut x.sq.full,
-        };
+        let mut env = self.shared.xdp_env(XdpSqKind::Xsk, None, &mut x.sq.full);
         let n = with_bh(|| F::xdp_sq_drain(&mut x.sq.sq, &mut env, |f| f.release(None)));
         x.pool.tx_completed(n.wrapping_add(x.tx_lost));
         let mut renv = XskRxEnv {
@@ -249,13 +243,7 @@ impl<F: Family> Channel<F> {
         with_bh(|| F::xsk_rx_drain(&mut x.rq, &mut renv));
         let mut arms = 0u64;
         if let Some(ico) = ico.as_mut() {
-            let mut env = XdpEnv {
-                mmio: self.shared.hw.bar(),
-                dma: &self.shared.dma,
-                pool: None,
-                kind: XdpSqKind::Ico,
-                full: &mut ico.full,
-            };
+            let mut env = self.shared.xdp_env(XdpSqKind::Ico, None, &mut ico.full);
             with_bh(|| F::xdp_sq_drain(&mut ico.sq, &mut env, |f| f.release(None)));
             arms = F::xdp_sq_stats(&ico.sq).1;
         }
@@ -296,13 +284,7 @@ impl<F: Family> Channel<F> {
     fn xsk_reap_closing(&self, x: &mut XskSide<F>, ico: Option<&mut XdpSqSide<F>>) -> bool {
         let mut idle = self.xsk_tx_reap(x, self.shared.hw.bar()).idle;
         if let Some(ico) = ico {
-            let mut env = XdpEnv {
-                mmio: self.shared.hw.bar(),
-                dma: &self.shared.dma,
-                pool: None,
-                kind: XdpSqKind::Ico,
-                full: &mut ico.full,
-            };
+            let mut env = self.shared.xdp_env(XdpSqKind::Ico, None, &mut ico.full);
             idle &= F::xdp_sq_reap(&mut ico.sq, &mut env, |f| f.release(None)).idle;
         }
         idle
@@ -354,13 +336,7 @@ impl<F: Family> Channel<F> {
                 return;
             }
             let XdpSqSide { sq, full, .. } = &mut **ico;
-            let mut env = XdpEnv {
-                mmio: self.shared.hw.bar(),
-                dma: &self.shared.dma,
-                pool: None,
-                kind: XdpSqKind::Ico,
-                full,
-            };
+            let mut env = self.shared.xdp_env(XdpSqKind::Ico, None, full);
             if F::xdp_sq_nop(sq, &mut env) {
                 self.xsk.counts.wake_kicks.fetch_add(1, Ordering::Relaxed);
             } else {
@@ -375,13 +351,9 @@ impl<F: Family> Channel<F> {
     /// the order the descriptors were taken.
     pub(super) fn xsk_tx_reap(&self, x: &mut XskSide<F>, mmio: Bar<'_>) -> TxReaped {
         let mut done = 0u32;
-        let mut env = XdpEnv {
-            mmio,
-            dma: &self.shared.dma,
-            pool: None,
-            kind: XdpSqKind::Xsk,
-            full: &mut x.sq.full,
-        };
+        let mut env = self
+            .shared
+            .xdp_env_on(mmio, XdpSqKind::Xsk, None, &mut x.sq.full);
         let r = F::xdp_sq_reap(&mut x.sq.sq, &mut env, |f| {
             done += 1;
             f.release(None)
@@ -420,13 +392,9 @@ impl<F: Family> Channel<F> {
             ..
         } = x;
         let pool = *pool;
-        let mut env = XdpEnv {
-            mmio,
-            dma: &self.shared.dma,
-            pool: None,
-            kind: XdpSqKind::Xsk,
-            full: &mut sq.full,
-        };
+        let mut env = self
+            .shared
+            .xdp_env_on(mmio, XdpSqKind::Xsk, None, &mut sq.full);
         let (mut sent, mut peeked) = (0u32, false);
         while sent < budget && !*env.full {
             let Some(d) = pool.tx_peek() else {

@@ -15,7 +15,7 @@ use crate::kernel_ext::net::queue::XmitCtx;
 use crate::kernel_ext::net::skb::{DropReason, SkBuff};
 use crate::kernel_ext::net::xdp::XdpFrames;
 use crate::kernel_ext::sync::{xmit_context, XmitContext};
-use crate::xdp::{XdpEnv, XdpSqKind, XdpTx};
+use crate::xdp::{XdpSqKind, XdpTx};
 use core::sync::atomic::Ordering;
 use kernel::prelude::*;
 
@@ -81,13 +81,7 @@ impl<F: Family> PortShared<F> {
             stats,
             ..
         } = side;
-        let mut env = XdpEnv {
-            mmio: self.hw.bar(),
-            dma: &self.dma,
-            pool: None,
-            kind: XdpSqKind::Redirect,
-            full,
-        };
+        let mut env = self.xdp_env(XdpSqKind::Redirect, None, full);
         while let Some(f) = frames.next() {
             if *env.full {
                 stats.xmit_full += 1;
