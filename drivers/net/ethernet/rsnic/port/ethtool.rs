@@ -18,7 +18,7 @@ use crate::kernel_ext::net::ethtool::{
 };
 use crate::ntuple::{Dest, Rule};
 use crate::port::netdev::PortOps;
-use crate::port::steering::context_settings;
+use crate::port::steering::{context_settings, toeplitz_only};
 use crate::port::{Port, DRV_VERSION};
 use crate::rss::{Fields, Flow, RssChange, KEY_LEN};
 use core::sync::atomic::Ordering;
@@ -452,15 +452,7 @@ impl<F: Family> ethtool::Operations for PortOps<F> {
         }
         // 6.12's `ethtool -X` goes through the ioctl, where there is no extack: the log
         // says it too.
-        if rxfh.hfunc != ethtool::rss_hash::NO_CHANGE && rxfh.hfunc != ethtool::rss_hash::TOP {
-            extack.set_message(c_str!("rsnic hashes with Toeplitz only"));
-            pr_err!(
-                "{}: RSS hash function {:#x} refused: rsnic hashes with Toeplitz only\n",
-                dev.name(),
-                rxfh.hfunc
-            );
-            return Err(crate::kernel_ext::net::eopnotsupp());
-        }
+        toeplitz_only(dev, rxfh, extack)?;
         let mut st = port.state.lock();
         let old = st.rss.clone();
         let mut change = RssChange {

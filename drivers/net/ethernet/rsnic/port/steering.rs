@@ -192,15 +192,9 @@ impl<F: Family> Port<F> {
     }
 }
 
-/// Applies what `rxfh` asks of an RSS context to `c` (a table over `channels`, a key,
-/// Toeplitz only) and says what changed; a refusal explained through `extack` and the log.
-pub(super) fn context_settings(
-    dev: &Device,
-    c: &mut RssConfig,
-    rxfh: &RxfhSet<'_>,
-    channels: u32,
-    extack: &mut ExtAck,
-) -> Result<RssChange> {
+/// Refuses a hash function other than Toeplitz in `rxfh`, explained through `extack` and the
+/// log (6.12's `ethtool -X` goes through the ioctl, where there is no extack).
+pub(super) fn toeplitz_only(dev: &Device, rxfh: &RxfhSet<'_>, extack: &mut ExtAck) -> Result {
     if rxfh.hfunc != ethtool::rss_hash::NO_CHANGE && rxfh.hfunc != ethtool::rss_hash::TOP {
         extack.set_message(c_str!("rsnic hashes with Toeplitz only"));
         pr_err!(
@@ -210,6 +204,19 @@ pub(super) fn context_settings(
         );
         return Err(crate::kernel_ext::net::eopnotsupp());
     }
+    Ok(())
+}
+
+/// Applies what `rxfh` asks of an RSS context to `c` (a table over `channels`, a key,
+/// Toeplitz only) and says what changed; a refusal explained through `extack` and the log.
+pub(super) fn context_settings(
+    dev: &Device,
+    c: &mut RssConfig,
+    rxfh: &RxfhSet<'_>,
+    channels: u32,
+    extack: &mut ExtAck,
+) -> Result<RssChange> {
+    toeplitz_only(dev, rxfh, extack)?;
     let mut change = RssChange {
         table: false,
         key: false,
