@@ -166,6 +166,17 @@ pub trait RxBufProvider<B> {
     fn alloc(&mut self) -> Option<B>;
     /// Takes back a buffer the RQ does not deliver (error CQE, teardown).
     fn recycle(&mut self, buf: B);
+    /// Takes back every buffer in `slots`, emptying them (an RQ's teardown); how many.
+    fn recycle_all(&mut self, slots: &mut [Option<B>]) -> u32 {
+        let mut n = 0;
+        for slot in slots.iter_mut() {
+            if let Some(b) = slot.take() {
+                self.recycle(b);
+                n += 1;
+            }
+        }
+        n
+    }
 }
 
 /// The buffers of a received packet after its first (RX scatter: one packet over several

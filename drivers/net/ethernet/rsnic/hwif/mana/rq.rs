@@ -400,13 +400,7 @@ impl<B: RxBuffer, C: Coherent, S: Slots<Option<B>>> Rq<B, C, S> {
         let d = self.cq.discard(env, u32::MAX);
         add(&mut self.stats.cqes, u64::from(d));
         add(&mut self.stats.cqe_discarded, u64::from(d));
-        let mut n = 0;
-        for slot in self.bufs.iter_mut() {
-            if let Some(b) = slot.take() {
-                env.recycle(b);
-                n += 1;
-            }
-        }
+        let n = env.recycle_all(&mut self.bufs);
         let used = self.wq.used_bus();
         self.wq.move_tail(used);
         n
