@@ -361,12 +361,23 @@ impl<M: BusMemory> Cx<'_, '_, M> {
         Ok(())
     }
 
+    /// The queue of this function that `obj_num` names (a DESTROY_CQ, DESTROY_SQ or
+    /// DESTROY_RQ; of another function or none: BAD_RESOURCE with `bad`): its number and slot.
+    fn own_queue(
+        &self,
+        base: u32,
+        used: fn(&crate::sim::mlx5::QueueSet) -> bool,
+        bad: u32,
+    ) -> Result<(u32, usize), Fail> {
+        let (p, slot) = self.own(ifc::OBJ_NUM, base, used, bad)?;
+        Ok((make_qn(base, p, slot), slot))
+    }
+
     /// DESTROY_CQ of a CQ no queue names.
     pub(super) fn destroy_cq(&mut self) -> CmdResult {
-        let (p, slot) = self.own(ifc::OBJ_NUM, CQN_BASE, |r| r.cq.used, synd::BAD_CQ)?;
-        self.t
-            .destroy_cq(make_qn(CQN_BASE, p, slot))
-            .map_err(|_| (status::RESOURCE_BUSY, synd::CQ_IN_USE))
+        let (cqn, _) = self.own_queue(CQN_BASE, |r| r.cq.used, synd::BAD_CQ)?;
+        let busy = (status::RESOURCE_BUSY, synd::CQ_IN_USE);
+        self.t.destroy_cq(cqn).map_err(|_| busy)
     }
 
     pub(super) fn td_field(&mut self, f: ifc::Fld) -> Result<u8, Fail> {
@@ -636,20 +647,20 @@ impl<M: BusMemory> Cx<'_, '_, M> {
 
     /// DESTROY_SQ.
     pub(super) fn destroy_sq(&mut self) -> CmdResult {
-        let (p, slot) = self.own(ifc::OBJ_NUM, SQN_BASE, |r| r.sq.used, synd::BAD_SQ)?;
+        let (sqn, _) = self.own_queue(SQN_BASE, |r| r.sq.used, synd::BAD_SQ)?;
         self.t
-            .destroy_sq(make_qn(SQN_BASE, p, slot))
+            .destroy_sq(sqn)
             .map_err(|_| (status::BAD_RESOURCE, synd::BAD_SQ))
     }
 
     /// DESTROY_RQ of an RQ no RQT names.
     pub(super) fn destroy_rq(&mut self) -> CmdResult {
-        let (p, slot) = self.own(ifc::OBJ_NUM, RQN_BASE, |r| r.rq.used, synd::BAD_RQ)?;
+        let (rqn, slot) = self.own_queue(RQN_BASE, |r| r.rq.used, synd::BAD_RQ)?;
         if self.row(slot).rq.users != 0 {
             return Err((status::RESOURCE_BUSY, synd::RQ_IN_USE));
         }
         self.t
-            .destroy_rq(make_qn(RQN_BASE, p, slot))
+            .destroy_rq(rqn)
             .map_err(|_| (status::BAD_RESOURCE, synd::BAD_RQ))
     }
 }
