@@ -130,17 +130,19 @@ impl<M: BusMemory> Cx<'_, '_, M> {
         chain_read(&mut self.chain, self.mem, off, dst, c)
     }
 
-    /// Reads a PAS list at `pas` for `bytes` of queue in pages of 4 KiB << `log_pg`: a
-    /// contiguous list is the queue's base address; any other list goes into the device's
-    /// page-list pool ([`crate::sim::mlx5::pas`]), which the caller gives back if the command fails
-    /// after this (`pas::free`).
+    /// Reads a PAS list at `pas` for `bytes` of queue in pages of 4 KiB << the context's
+    /// `log_pg` field (its `offset` field must be 0): a contiguous list is the queue's base
+    /// address; any other list goes into the device's page-list pool
+    /// ([`crate::sim::mlx5::pas`]), which the caller gives back if the command fails after
+    /// this (`pas::free`).
     pub(super) fn pas(
         &mut self,
         pas: usize,
         bytes: u64,
-        log_pg: u32,
-        offset: u32,
+        log_pg: ifc::Fld,
+        offset: ifc::Fld,
     ) -> Result<Ring, Fail> {
+        let (log_pg, offset) = (self.g(log_pg), self.g(offset));
         if offset != 0 {
             return Err(bad(synd::PAGE_OFFSET));
         }
@@ -214,12 +216,7 @@ impl<M: BusMemory> Cx<'_, '_, M> {
             return Err(bad(synd::EQ_INTR));
         }
         let uar = self.uar_field(UAR_PAGE)?;
-        let buf = self.pas(
-            PAS,
-            64u64 << log,
-            self.g(LOG_PAGE_SIZE),
-            self.g(PAGE_OFFSET),
-        )?;
+        let buf = self.pas(PAS, 64u64 << log, LOG_PAGE_SIZE, PAGE_OFFSET)?;
         let mask = be64(self.inp, EVENT_BITMASK);
         let p = self.p;
         let slot = match self.t.free_slot(p, |r| r.eq.used) {
@@ -297,12 +294,7 @@ impl<M: BusMemory> Cx<'_, '_, M> {
         if dbr % 8 != 0 {
             return Err(bad(synd::DBR_ALIGN));
         }
-        let buf = self.pas(
-            PAS,
-            64u64 << log,
-            self.g(LOG_PAGE_SIZE),
-            self.g(PAGE_OFFSET),
-        )?;
+        let buf = self.pas(PAS, 64u64 << log, LOG_PAGE_SIZE, PAGE_OFFSET)?;
         let cfg = CqConfig {
             port: self.p,
             buf: buf.base,
@@ -433,7 +425,7 @@ impl<M: BusMemory> Cx<'_, '_, M> {
             return Err(bad(synd::WQ_SIZE));
         }
         let bytes = 1u64 << (log + log_stride);
-        let buf = self.pas(PAS, bytes, self.g(LOG_WQ_PG_SZ), self.g(PAGE_OFFSET))?;
+        let buf = self.pas(PAS, bytes, LOG_WQ_PG_SZ, PAGE_OFFSET)?;
         Ok((pd, dbr, log, buf))
     }
 
