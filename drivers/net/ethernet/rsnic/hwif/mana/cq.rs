@@ -21,72 +21,50 @@ use crate::hwif::hw::{Barriers, Coherent, Mmio};
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Overflow;
 
-/// What a CQ and an EQ share: the entries' memory, their number and the consumer counter
-/// (which starts at `num`, so zeroed memory reads as "empty").
-struct Ring<C: Coherent> {
-    buf: C,
-    num: u32,
-    /// log2 of `num`: the owner bits and the entry index come from `head` by a shift and a
-    /// mask.
+/// Reads the `N`-byte entry at `*head` of a ring of `1 << log2_num` entries if its owner
+/// bits (bits 7..5 of byte `N - 1`, the same place in a CQE and an EQE) say the device wrote
+/// it in the current lap, and consumes it (`mana_gd_read_cqe`, and the EQ walk of
+/// `mana_gd_process_eq_events`). `Err` when the device lapped the driver: nothing consumed,
+/// counted in `overflows`.
+#[inline(always)]
+fn read_entry<const N: usize, C: Coherent, B: Barriers>(
+    buf: &C,
+    head: &mut u32,
     log2_num: u32,
-    head: u32,
+    overflows: &mut u64,
+    bar: &B,
+) -> Result<Option<[u8; N]>, Overflow> {
+    // The ring's index mask from its log2 (a queue has at most 2^24 entries: no overflow;
+    // wrapping ops, since the kernel checks arithmetic and this runs per entry).
+    let mask = 1u32.wrapping_shl(log2_num).wrapping_sub(1);
+    let off = (*head & mask) as usize * N;
+    let owner = buf.read_u8(off + N - 1) >> 5;
+    match owner_state(owner, owner_bits_log2(*head, log2_num)) {
+        Owner::Empty => Ok(None),
+        Owner::Overflow => {
+            *overflows = overflows.wrapping_add(1);
+            Err(Overflow)
+        }
+        Owner::Valid => {
+            // Read the entry only after its owner bits.
+            bar.dma_rmb();
+            let mut b = [0u8; N];
+            buf.read(off, &mut b);
+            *head = head.wrapping_add(1);
+            Ok(Some(b))
+        }
+    }
 }
 
-impl<C: Coherent> Ring<C> {
-    /// Checks that `buf` holds a ring of `num` entries of `entry` bytes (`num` a power of
-    /// two, 1..=2^24) and zeroes them; `None` if not. What [`Cq::new`] and [`Eq::new`] set
-    /// up alike.
-    fn new(buf: C, num: u32, entry: usize) -> Option<Self> {
-        if !num.is_power_of_two() || num > 1 << 24 || buf.size() < num as usize * entry {
-            return None;
-        }
-        buf.zero(0, num as usize * entry);
-        Some(Self {
-            buf,
-            num,
-            log2_num: num.trailing_zeros(),
-            head: num,
-        })
+/// Checks that `buf` holds a ring of `num` entries of `entry` bytes (`num` a power of two,
+/// 1..=2^24) and zeroes them; the ring's log2 size, or `None`. What [`Cq::new`] and
+/// [`Eq::new`] set up alike.
+fn zeroed_ring<C: Coherent>(buf: &C, num: u32, entry: usize) -> Option<u32> {
+    if !num.is_power_of_two() || num > 1 << 24 || buf.size() < num as usize * entry {
+        return None;
     }
-
-    /// Reads the `N`-byte entry at `head` if its owner bits (bits 7..5 of byte `N - 1`, the
-    /// same place in a CQE and an EQE) say the device wrote it in the current lap, and
-    /// consumes it (`mana_gd_read_cqe`, and the EQ walk of `mana_gd_process_eq_events`).
-    /// `Err` when the device lapped the driver: nothing consumed, counted in `overflows`.
-    #[inline(always)]
-    fn read<const N: usize, B: Barriers>(
-        &mut self,
-        overflows: &mut u64,
-        bar: &B,
-    ) -> Result<Option<[u8; N]>, Overflow> {
-        // The ring's index mask from its log2 (a queue has at most 2^24 entries: no overflow;
-        // wrapping ops, since the kernel checks arithmetic and this runs per entry).
-        let mask = 1u32.wrapping_shl(self.log2_num).wrapping_sub(1);
-        let off = (self.head & mask) as usize * N;
-        let owner = self.buf.read_u8(off + N - 1) >> 5;
-        match owner_state(owner, owner_bits_log2(self.head, self.log2_num)) {
-            Owner::Empty => Ok(None),
-            Owner::Overflow => {
-                *overflows = overflows.wrapping_add(1);
-                Err(Overflow)
-            }
-            Owner::Valid => {
-                // Read the entry only after its owner bits.
-                bar.dma_rmb();
-                let mut b = [0u8; N];
-                self.buf.read(off, &mut b);
-                self.head = self.head.wrapping_add(1);
-                Ok(Some(b))
-            }
-        }
-    }
-
-    /// The tail pointer a doorbell carries: `head mod (num << 3)`, the entry index plus 3
-    /// wrap bits.
-    #[inline(always)]
-    fn tail(&self) -> u32 {
-        self.head & ((self.num << 3) - 1)
-    }
+    buf.zero(0, num as usize * entry);
+    Some(num.trailing_zeros())
 }
 
 /// CQ/EQ doorbell counts.
@@ -108,8 +86,13 @@ fn ring64<E: Mmio + Barriers>(env: &E, offset: u32, v: u64) {
 
 /// A completion queue of 64-byte CQEs.
 pub struct Cq<C: Coherent> {
-    ring: Ring<C>,
+    buf: C,
     id: u32,
+    num: u32,
+    /// log2 of `num`: the owner bits and the entry index come from `head` by a shift and a
+    /// mask.
+    log2_num: u32,
+    head: u32,
     db_offset: u32,
     work_since_db: u32,
     /// Doorbell counts.
@@ -121,9 +104,13 @@ impl<C: Coherent> Cq<C> {
     /// doorbell register at BAR0 offset `db_offset`. Zeroes the entries. `None` if the
     /// buffer is too small or `num` invalid.
     pub fn new(buf: C, id: u32, num: u32, db_offset: u32) -> Option<Self> {
+        let log2_num = zeroed_ring(&buf, num, CQE_SIZE)?;
         Some(Self {
-            ring: Ring::new(buf, num, CQE_SIZE)?,
+            buf,
             id: id & 0x00ff_ffff,
+            num,
+            log2_num,
+            head: num,
             db_offset,
             work_since_db: 0,
             stats: CqStats::default(),
@@ -143,16 +130,16 @@ impl<C: Coherent> Cq<C> {
     /// Number of entries.
     #[inline(always)]
     pub fn num(&self) -> u32 {
-        self.ring.num
+        self.num
     }
     /// Consumer counter (starts at `num`).
     #[inline(always)]
     pub fn head(&self) -> u32 {
-        self.ring.head
+        self.head
     }
     /// The CQE memory.
     pub fn buffer(&self) -> &C {
-        &self.ring.buf
+        &self.buf
     }
     /// Completions since the last CQ doorbell.
     pub fn work_since_doorbell(&self) -> u32 {
@@ -162,9 +149,13 @@ impl<C: Coherent> Cq<C> {
     /// Reads the CQE at `head` if it is valid (`mana_gd_read_cqe`) and consumes it.
     #[inline(always)]
     pub fn poll_one<B: Barriers>(&mut self, bar: &B) -> Result<Option<Cqe>, Overflow> {
-        let e = self
-            .ring
-            .read::<CQE_SIZE, _>(&mut self.stats.overflows, bar)?;
+        let e = read_entry::<CQE_SIZE, _, _>(
+            &self.buf,
+            &mut self.head,
+            self.log2_num,
+            &mut self.stats.overflows,
+            bar,
+        )?;
         Ok(e.map(|b| Cqe::decode(&b)))
     }
 
@@ -174,7 +165,7 @@ impl<C: Coherent> Cq<C> {
     /// beyond its head fires again at once. Returns how many.
     pub fn discard<B: Barriers>(&mut self, bar: &B, limit: u32) -> u32 {
         let mut n = 0;
-        while n < self.ring.num.min(limit) {
+        while n < self.num.min(limit) {
             match self.poll_one(bar) {
                 Ok(Some(_)) => n += 1,
                 _ => break,
@@ -186,7 +177,7 @@ impl<C: Coherent> Cq<C> {
     /// The tail pointer a CQ doorbell carries: `head mod (num << 3)`.
     #[inline(always)]
     pub fn doorbell_tail(&self) -> u32 {
-        self.ring.tail()
+        self.head & ((self.num << 3) - 1)
     }
 
     /// Rings the CQ doorbell (`mana_gd_ring_cq`): `wmb()`, one 64-bit write.
@@ -222,7 +213,7 @@ impl<C: Coherent> Cq<C> {
     #[inline(always)]
     pub fn keep_polling<E: Mmio + Barriers>(&mut self, work: u32, env: &E) {
         self.work_since_db = self.work_since_db.saturating_add(work);
-        if self.work_since_db >= self.ring.num.saturating_mul(4) {
+        if self.work_since_db >= self.num.saturating_mul(4) {
             self.ring(false, env);
         }
     }
@@ -253,8 +244,12 @@ pub const EQ_MAX_CQS: usize = 4;
 
 /// An event queue of 16-byte EQEs.
 pub struct Eq<C: Coherent> {
-    ring: Ring<C>,
+    buf: C,
     id: u32,
+    num: u32,
+    /// log2 of `num` (see [`Cq`]).
+    log2_num: u32,
+    head: u32,
     db_offset: u32,
     /// Doorbell counts.
     pub stats: CqStats,
@@ -273,9 +268,13 @@ impl<C: Coherent> Eq<C> {
     /// An EQ of `num` entries (a power of two, 1..=2^24) with id `id` (16 bits) and its
     /// doorbell at BAR0 offset `db_offset`. Zeroes the entries.
     pub fn new(buf: C, id: u32, num: u32, db_offset: u32) -> Option<Self> {
+        let log2_num = zeroed_ring(&buf, num, EQE_SIZE)?;
         Some(Self {
-            ring: Ring::new(buf, num, EQE_SIZE)?,
+            buf,
             id: id & 0xffff,
+            num,
+            log2_num,
+            head: num,
             db_offset,
             stats: CqStats::default(),
             unknown: 0,
@@ -301,7 +300,7 @@ impl<C: Coherent> Eq<C> {
 
     /// Consumer counter (starts at `num`).
     pub fn head(&self) -> u32 {
-        self.ring.head
+        self.head
     }
 
     /// EQ id.
@@ -311,12 +310,12 @@ impl<C: Coherent> Eq<C> {
 
     /// Number of entries.
     pub fn num(&self) -> u32 {
-        self.ring.num
+        self.num
     }
 
     /// The EQE memory.
     pub fn buffer(&self) -> &C {
-        &self.ring.buf
+        &self.buf
     }
 
     /// Sets the id (16 bits) and doorbell offset the device gave after creation (the
@@ -328,7 +327,7 @@ impl<C: Coherent> Eq<C> {
 
     /// Rings the EQ doorbell with arm = 1 and `head mod (num << 3)`.
     pub fn arm<E: Mmio + Barriers>(&mut self, env: &E) {
-        let tail = self.ring.tail();
+        let tail = self.head & ((self.num << 3) - 1);
         ring64(env, self.db_offset, eq_doorbell(self.id, tail, true));
         self.stats.arms = self.stats.arms.wrapping_add(1);
     }
@@ -336,9 +335,13 @@ impl<C: Coherent> Eq<C> {
     /// Reads the EQE at `head` if it is valid and consumes it (`Ok(None)`: empty; `Err`: the
     /// owner bits say the device lapped the driver, nothing was consumed).
     pub fn next_event<B: Barriers>(&mut self, bar: &B) -> Result<Option<Eqe>, Overflow> {
-        let e = self
-            .ring
-            .read::<EQE_SIZE, _>(&mut self.stats.overflows, bar)?;
+        let e = read_entry::<EQE_SIZE, _, _>(
+            &self.buf,
+            &mut self.head,
+            self.log2_num,
+            &mut self.stats.overflows,
+            bar,
+        )?;
         Ok(e.map(|b| Eqe::decode(&b)))
     }
 
