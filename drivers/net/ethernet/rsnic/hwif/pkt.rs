@@ -3,11 +3,22 @@
 //! What a queue of either family needs from its caller, family-neutral: the packet to send
 //! ([`TxPacket`]), the DMA mapping of its data ([`TxDmaMap`], [`DmaEntry`]), the netdev TX
 //! queue with BQL ([`TxQueue`]), why a packet comes back ([`TxReject`]), and receive buffers
-//! ([`RxBuffer`], [`RxBufProvider`]). The kernel implements them over `sk_buff`, the DMA API
-//! and page_pool; the host over plain buffers.
+//! ([`RxBuffer`], [`RxBufProvider`]), and the storage of a queue's bookkeeping ([`Slots`]).
+//! The kernel implements them over `sk_buff`, the DMA API and page_pool; the host over plain
+//! buffers.
+
+use core::ops::DerefMut;
 
 use crate::hwif::hdr::{self, Headers};
 use crate::hwif::hw::DmaAddr;
+
+/// Caller-provided storage of a queue's per-entry bookkeeping (WQE info, packet and dma
+/// FIFOs, buffer slots): a slice of `T` the queue owns, an array on the host, a `KVec` in the
+/// kernel. Only a name for the bound, held by every type that has it, so that each queue's
+/// impls spell their parameters' bounds in one line; it adds no code.
+pub trait Slots<T>: DerefMut<Target = [T]> {}
+
+impl<T, S: DerefMut<Target = [T]> + ?Sized> Slots<T> for S {}
 
 /// A VLAN tag to insert.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -155,6 +166,17 @@ pub trait RxBufProvider<B> {
     fn alloc(&mut self) -> Option<B>;
     /// Takes back a buffer the RQ does not deliver (error CQE, teardown).
     fn recycle(&mut self, buf: B);
+    /// Takes back every buffer in `slots`, emptying them (an RQ's teardown); how many.
+    fn recycle_all(&mut self, slots: &mut [Option<B>]) -> u32 {
+        let mut n = 0;
+        for slot in slots.iter_mut() {
+            if let Some(b) = slot.take() {
+                self.recycle(b);
+                n += 1;
+            }
+        }
+        n
+    }
 }
 
 /// The buffers of a received packet after its first (RX scatter: one packet over several

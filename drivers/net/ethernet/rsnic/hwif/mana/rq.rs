@@ -35,7 +35,7 @@ use super::sq::SetupError;
 use super::stats::{add, RxStats};
 use super::wq::{Wq, WqError};
 use crate::hwif::hw::{Barriers, Coherent, Mmio};
-use crate::hwif::pkt::{RxBufProvider, RxBuffer};
+use crate::hwif::pkt::{RxBufProvider, RxBuffer, Slots};
 
 /// RQ parameters.
 #[derive(Debug, Clone, Copy)]
@@ -120,12 +120,7 @@ where
     pub stats: RxStats,
 }
 
-impl<B, C, S> Rq<B, C, S>
-where
-    B: RxBuffer,
-    C: Coherent,
-    S: DerefMut<Target = [Option<B>]>,
-{
+impl<B: RxBuffer, C: Coherent, S: Slots<Option<B>>> Rq<B, C, S> {
     /// Builds an RQ; nothing is posted yet (see [`Rq::fill`]). `bufs` needs
     /// `queue_size / 32` slots; the CQ at least as many entries.
     pub fn new(p: RqParams, ring: C, cq: Cq<C>, bufs: S) -> Result<Self, SetupError> {
@@ -405,13 +400,7 @@ where
         let d = self.cq.discard(env, u32::MAX);
         add(&mut self.stats.cqes, u64::from(d));
         add(&mut self.stats.cqe_discarded, u64::from(d));
-        let mut n = 0;
-        for slot in self.bufs.iter_mut() {
-            if let Some(b) = slot.take() {
-                env.recycle(b);
-                n += 1;
-            }
-        }
+        let n = env.recycle_all(&mut self.bufs);
         let used = self.wq.used_bus();
         self.wq.move_tail(used);
         n

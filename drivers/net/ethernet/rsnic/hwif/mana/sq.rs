@@ -43,7 +43,7 @@ use crate::hwif::bytes::get_be16;
 use crate::hwif::hdr::{self, L4};
 use crate::hwif::hw::{Barriers, Coherent, Mmio};
 use crate::hwif::pkt::{
-    DmaEntry, DmaKind, TxCsum, TxDmaMap, TxPacket, TxQueue, TxReject, TxRejectReason,
+    DmaEntry, DmaKind, Slots, TxCsum, TxDmaMap, TxPacket, TxQueue, TxReject, TxRejectReason,
 };
 
 /// Stop the queue when less than this many bytes are free (`mana_can_tx`: a maximum WQE).
@@ -296,13 +296,7 @@ fn finish(
     })
 }
 
-impl<P, C, F, D> Sq<P, C, F, D>
-where
-    P: TxPacket,
-    C: Coherent,
-    F: DerefMut<Target = [TxPending<P>]>,
-    D: DerefMut<Target = [DmaEntry]>,
-{
+impl<P: TxPacket, C: Coherent, F: Slots<TxPending<P>>, D: Slots<DmaEntry>> Sq<P, C, F, D> {
     /// Builds an SQ over `ring` (`p.queue_size` bytes) with its CQ. `pending` must have
     /// `queue_size / 32` entries and `dma` twice as many; the CQ at least `queue_size / 32`
     /// entries (one CQE per WQE).

@@ -28,6 +28,7 @@ use super::seg::{DataSeg, SEND_WQE_DS};
 use super::stats::{add, RxStats};
 use crate::hwif::hw::{Barriers, Coherent};
 pub use crate::hwif::pkt::RxFrags;
+use crate::hwif::pkt::Slots;
 // Re-exported: the buffer traits lived here before both families shared them.
 pub use crate::hwif::pkt::{RxBufProvider, RxBuffer};
 
@@ -176,12 +177,7 @@ where
     pub stats: RxStats,
 }
 
-impl<B, C, S> Rq<B, C, S>
-where
-    B: RxBuffer,
-    C: Coherent,
-    S: DerefMut<Target = [Option<B>]>,
-{
+impl<B: RxBuffer, C: Coherent, S: Slots<Option<B>>> Rq<B, C, S> {
     /// Builds an RQ of `2^log_sz` WQEs over `wq` and writes the constant part of every WQE
     /// (byte count, lkey). No buffer is posted yet: call [`Rq::post`].
     pub fn new(p: RqParams, wq: C, dbr: C, cq: Cq<C>, bufs: S) -> Result<Self, QueueSetupError> {
@@ -564,13 +560,7 @@ where
         let d = self.cq.discard(env);
         add(&mut self.stats.cqes, u64::from(d));
         add(&mut self.stats.cqe_discarded, u64::from(d));
-        let mut n = 0;
-        for slot in self.bufs.iter_mut() {
-            if let Some(b) = slot.take() {
-                env.recycle(b);
-                n += 1;
-            }
-        }
+        let n = env.recycle_all(&mut self.bufs);
         self.cc = self.wqe_ctr;
         self.cqd = Decomp::default();
         n

@@ -34,6 +34,7 @@ use super::seg::{
 use super::stats::{add, TxStats};
 use super::tx::{DmaEntry, InlineMode, TxCsum, TxDmaMap, TxPacket, TxQueue};
 use crate::hwif::hw::{Barriers, Coherent, Mmio};
+use crate::hwif::pkt::Slots;
 
 /// Smallest SQ log size (`MLX5E_PARAMS_MINIMUM_LOG_SQ_SIZE`).
 pub const SQ_LOG_SIZE_MIN: u8 = 6;
@@ -215,6 +216,20 @@ struct Session {
     bytes_count: u32,
 }
 
+/// The bound of [`Sq`]'s `W` (`wqe_info`). Like [`PktFifo`] and [`DmaFifo`] only a name for
+/// its bound, held by every type that has it, so that the SQ's impls (in four files) state
+/// their bounds in one line.
+pub trait WqeInfos<P>: Slots<WqeInfo<P>> {}
+impl<P, S: Slots<WqeInfo<P>> + ?Sized> WqeInfos<P> for S {}
+
+/// The bound of [`Sq`]'s `F` (the packet FIFO).
+pub trait PktFifo<P>: Slots<FifoEntry<P>> {}
+impl<P, S: Slots<FifoEntry<P>> + ?Sized> PktFifo<P> for S {}
+
+/// The bound of [`Sq`]'s `D` (the dma FIFO).
+pub trait DmaFifo: Slots<DmaEntry> {}
+impl<S: Slots<DmaEntry> + ?Sized> DmaFifo for S {}
+
 /// A cyclic SQ over caller-provided memory.
 ///
 /// * `C`: the coherent buffers (ring, doorbell record, CQ).
@@ -307,14 +322,7 @@ pub fn notify_hw<C: Coherent, B: Coherent, M: Mmio, Bar: Barriers>(
     mmio.write64(db_offset, ctrl.doorbell_bytes());
 }
 
-impl<P, C, W, F, D> Sq<P, C, W, F, D>
-where
-    P: TxPacket,
-    C: Coherent,
-    W: DerefMut<Target = [WqeInfo<P>]>,
-    F: DerefMut<Target = [FifoEntry<P>]>,
-    D: DerefMut<Target = [DmaEntry]>,
-{
+impl<P: TxPacket, C: Coherent, W: WqeInfos<P>, F: PktFifo<P>, D: DmaFifo> Sq<P, C, W, F, D> {
     /// Builds an SQ. `wq` holds `2^log_sz` WQEBBs; `cq` is its completion queue (same size
     /// or larger); the storage lengths must be exact.
     pub fn new(

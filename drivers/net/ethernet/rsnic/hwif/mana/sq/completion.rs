@@ -5,21 +5,13 @@
 //! releases what is left at teardown (upstream `mana_en.c`: `mana_poll_tx_cq`,
 //! `mana_unmap_skb`).
 
-use core::ops::DerefMut;
-
 use super::{Sq, SqError, TxPending, TxPoll, STOP_ROOM, TX_POLL_MAX};
 use crate::hwif::hw::{Barriers, Coherent, Mmio};
 use crate::hwif::mana::fmt::{is_tx_error, CQE_TX_OKAY};
 use crate::hwif::mana::stats::add;
-use crate::hwif::pkt::{DmaEntry, TxDmaMap, TxPacket, TxQueue};
+use crate::hwif::pkt::{DmaEntry, Slots, TxDmaMap, TxPacket, TxQueue};
 
-impl<P, C, F, D> Sq<P, C, F, D>
-where
-    P: TxPacket,
-    C: Coherent,
-    F: DerefMut<Target = [TxPending<P>]>,
-    D: DerefMut<Target = [DmaEntry]>,
-{
+impl<P: TxPacket, C: Coherent, F: Slots<TxPending<P>>, D: Slots<DmaEntry>> Sq<P, C, F, D> {
     /// Completes the oldest pending packet: unmaps its data and hands it to `release`.
     /// Returns its WQE's BUs and its BQL bytes; `None` if its entry holds no packet (cannot
     /// happen with consistent bookkeeping). Everything the entry describes is undone only

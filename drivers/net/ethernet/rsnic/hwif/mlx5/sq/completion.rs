@@ -4,22 +4,13 @@
 //! CQE's `wqe_counter`, [`Sq::drain`] and [`Sq::discard_cqes`] for teardown and recovery
 //! (upstream `en_tx.c`: `mlx5e_poll_tx_cq`, `mlx5e_free_txqsq_descs`).
 
-use core::ops::DerefMut;
-
-use super::{FifoEntry, Sq, SqError, TxPoll, WqeInfo, TX_CQ_POLL_BUDGET};
+use super::{DmaFifo, PktFifo, Sq, SqError, TxPoll, WqeInfo, WqeInfos, TX_CQ_POLL_BUDGET};
 use crate::hwif::hw::{Barriers, Coherent};
 use crate::hwif::mlx5::cqe::{CQE_REQ, CQE_REQ_ERR};
 use crate::hwif::mlx5::stats::add;
-use crate::hwif::mlx5::tx::{DmaEntry, TxDmaMap, TxPacket, TxQueue};
+use crate::hwif::mlx5::tx::{TxDmaMap, TxPacket, TxQueue};
 
-impl<P, C, W, F, D> Sq<P, C, W, F, D>
-where
-    P: TxPacket,
-    C: Coherent,
-    W: DerefMut<Target = [WqeInfo<P>]>,
-    F: DerefMut<Target = [FifoEntry<P>]>,
-    D: DerefMut<Target = [DmaEntry]>,
-{
+impl<P: TxPacket, C: Coherent, W: WqeInfos<P>, F: PktFifo<P>, D: DmaFifo> Sq<P, C, W, F, D> {
     /// Releases the WQE at ring position `sqcc`: unmaps its dma entries and hands its
     /// packets to `release`. Returns (WQEBBs, packets, bytes).
     #[inline(always)]

@@ -10,9 +10,7 @@
 //! when it closes. It closes (without ringing) when a packet that cannot join arrives, and
 //! closes and rings when it is full or the burst ends.
 
-use core::ops::DerefMut;
-
-use super::{FifoEntry, Session, Sq, WqeInfo};
+use super::{DmaFifo, PktFifo, Session, Sq, WqeInfo, WqeInfos};
 use crate::hwif::hw::{Barriers, Coherent, Mmio};
 use crate::hwif::mlx5::seg::{
     inline_seg_ds, write_inline_seg, CtrlSeg, DataSeg, EthSeg, CTRL_CQ_UPDATE, MPWQE_INLINE_MAX,
@@ -30,14 +28,7 @@ pub(super) const INLINE_WATERMARK_HIGH: u16 = 128;
 /// DS units of the largest inline segment (a packet of [`MPWQE_INLINE_MAX`] bytes).
 const INLINE_SEG_MAX_DS: u16 = inline_seg_ds(MPWQE_INLINE_MAX) as u16;
 
-impl<P, C, W, F, D> Sq<P, C, W, F, D>
-where
-    P: TxPacket,
-    C: Coherent,
-    W: DerefMut<Target = [WqeInfo<P>]>,
-    F: DerefMut<Target = [FifoEntry<P>]>,
-    D: DerefMut<Target = [DmaEntry]>,
-{
+impl<P: TxPacket, C: Coherent, W: WqeInfos<P>, F: PktFifo<P>, D: DmaFifo> Sq<P, C, W, F, D> {
     /// `mlx5e_tx_mpwqe_session_start`: reserves a full session, writes ctrl (zero) and the
     /// eth seg (`cs_flags`, the only offload bits rsnic sets), re-evaluates the inline
     /// hysteresis. `None` if no room.

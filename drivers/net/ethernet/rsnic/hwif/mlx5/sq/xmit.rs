@@ -4,9 +4,7 @@
 //! complete and finish (upstream `en_tx.c`: `mlx5e_xmit`, `mlx5e_sq_xmit_wqe`,
 //! `mlx5e_txwqe_build_dsegs`, `mlx5e_txwqe_complete`), and the flush and reject paths.
 
-use core::ops::DerefMut;
-
-use super::{asks_cqe, FifoEntry, Sq, WqeInfo};
+use super::{asks_cqe, DmaFifo, PktFifo, Sq, WqeInfo, WqeInfos};
 use crate::hwif::hw::{Barriers, Coherent, Mmio};
 use crate::hwif::mlx5::seg::{
     CtrlSeg, DataSeg, EthSeg, CTRL_CQ_UPDATE, INL_HDR_START_SZ, MPWQE_INLINE_MAX, SEND_WQE_BB,
@@ -18,14 +16,7 @@ use crate::hwif::mlx5::tx::{
     TxPacket, TxQueue, TxReject, TxRejectReason, TxWqeAttr,
 };
 
-impl<P, C, W, F, D> Sq<P, C, W, F, D>
-where
-    P: TxPacket,
-    C: Coherent,
-    W: DerefMut<Target = [WqeInfo<P>]>,
-    F: DerefMut<Target = [FifoEntry<P>]>,
-    D: DerefMut<Target = [DmaEntry]>,
-{
+impl<P: TxPacket, C: Coherent, W: WqeInfos<P>, F: PktFifo<P>, D: DmaFifo> Sq<P, C, W, F, D> {
     pub(super) fn reject<E>(
         &mut self,
         pkt: P,

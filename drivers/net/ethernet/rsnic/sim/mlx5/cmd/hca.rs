@@ -34,33 +34,45 @@ pub(in crate::sim::mlx5) struct SetCaps {
 /// The general capabilities (`cmd_hca_cap`), their maximum values, into `cap`.
 pub(in crate::sim::mlx5) fn general_caps(cap: &mut [u8], caps: &Caps) {
     use ifc::gen_cap::*;
+    // The one-bit capabilities the model has, and the fields that are 1 (an Ethernet port,
+    // one port, one UAR per page).
+    for f in [
+        CQ_MODERATION,
+        CQ_PERIOD_MODE_MODIFY,
+        CQ_PERIOD_START_FROM_CQE,
+        VPORT_COUNTERS,
+        NIC_FLOW_TABLE,
+        PORT_TYPE,
+        NUM_PORTS,
+        ETH_NET_OFFLOADS,
+        BASIC_CYCLIC_RCV_WQE,
+        NUM_OF_UARS_PER_PAGE,
+    ] {
+        set(cap, f, 1);
+    }
+    // 2^6 objects of each kind.
+    for f in [
+        LOG_MAX_CQ,
+        LOG_MAX_EQ,
+        LOG_MAX_TRANSPORT_DOMAIN,
+        LOG_MAX_PD,
+        LOG_MAX_RQ,
+        LOG_MAX_SQ,
+        LOG_MAX_TIR,
+        LOG_MAX_TIS,
+        LOG_MAX_RQT,
+    ] {
+        set(cap, f, 6);
+    }
     set(cap, LOG_MAX_CQ_SZ, u32::from(caps.log_max_cq_sz));
-    set(cap, LOG_MAX_CQ, 6);
-    set(cap, CQ_MODERATION, 1);
-    set(cap, CQ_PERIOD_MODE_MODIFY, 1);
-    set(cap, CQ_PERIOD_START_FROM_CQE, 1);
     set(cap, LOG_MAX_EQ_SZ, u32::from(caps.log_max_eq_sz));
-    set(cap, LOG_MAX_EQ, 6);
     set(cap, LOG_MAX_MKEY, 3);
     set(cap, MAX_QP_CNT, Q_COUNTERS as u32);
-    set(cap, VPORT_COUNTERS, 1);
-    set(cap, NIC_FLOW_TABLE, 1);
-    set(cap, PORT_TYPE, 1);
-    set(cap, NUM_PORTS, 1);
     set(cap, LOG_MAX_MSG, 20);
     set(cap, MAX_TC, 0);
-    set(cap, ETH_NET_OFFLOADS, 1);
     set(cap, LOG_PG_SZ, 12);
     set(cap, MAX_WQE_SZ_SQ, 1024);
     set(cap, MAX_WQE_SZ_RQ, 256);
-    set(cap, LOG_MAX_TRANSPORT_DOMAIN, 6);
-    set(cap, LOG_MAX_PD, 6);
-    set(cap, LOG_MAX_RQ, 6);
-    set(cap, LOG_MAX_SQ, 6);
-    set(cap, LOG_MAX_TIR, 6);
-    set(cap, LOG_MAX_TIS, 6);
-    set(cap, BASIC_CYCLIC_RCV_WQE, 1);
-    set(cap, LOG_MAX_RQT, 6);
     set(cap, LOG_MAX_RQT_SIZE, u32::from(caps.log_max_rqt_size));
     set(cap, LOG_MAX_TIS_PER_SQ, 0);
     set(cap, LOG_MAX_WQ_SZ, u32::from(caps.log_max_wq_sz));
@@ -70,7 +82,6 @@ pub(in crate::sim::mlx5) fn general_caps(cap: &mut [u8], caps: &Caps) {
     set(cap, MAX_NUM_EQS, MAX_QUEUES as u32);
     set(cap, LOG_UAR_PAGE_SZ, 0);
     set(cap, DEVICE_FREQUENCY_KHZ, 1_000_000);
-    set(cap, NUM_OF_UARS_PER_PAGE, 1);
     set(cap, CQE_COMPRESSION, u32::from(caps.cqe_compression));
     set(cap, CQE_COMPRESSION_MAX_NUM, MAX_SESSION);
 }

@@ -130,17 +130,19 @@ impl<M: BusMemory> Cx<'_, '_, M> {
         chain_read(&mut self.chain, self.mem, off, dst, c)
     }
 
-    /// Reads a PAS list at `pas` for `bytes` of queue in pages of 4 KiB << `log_pg`: a
-    /// contiguous list is the queue's base address; any other list goes into the device's
-    /// page-list pool ([`crate::sim::mlx5::pas`]), which the caller gives back if the command fails
-    /// after this (`pas::free`).
+    /// Reads a PAS list at `pas` for `bytes` of queue in pages of 4 KiB << the context's
+    /// `log_pg` field (its `offset` field must be 0): a contiguous list is the queue's base
+    /// address; any other list goes into the device's page-list pool
+    /// ([`crate::sim::mlx5::pas`]), which the caller gives back if the command fails after
+    /// this (`pas::free`).
     pub(super) fn pas(
         &mut self,
         pas: usize,
         bytes: u64,
-        log_pg: u32,
-        offset: u32,
+        log_pg: ifc::Fld,
+        offset: ifc::Fld,
     ) -> Result<Ring, Fail> {
+        let (log_pg, offset) = (self.g(log_pg), self.g(offset));
         if offset != 0 {
             return Err(bad(synd::PAGE_OFFSET));
         }
@@ -214,12 +216,7 @@ impl<M: BusMemory> Cx<'_, '_, M> {
             return Err(bad(synd::EQ_INTR));
         }
         let uar = self.uar_field(UAR_PAGE)?;
-        let buf = self.pas(
-            PAS,
-            64u64 << log,
-            self.g(LOG_PAGE_SIZE),
-            self.g(PAGE_OFFSET),
-        )?;
+        let buf = self.pas(PAS, 64u64 << log, LOG_PAGE_SIZE, PAGE_OFFSET)?;
         let mask = be64(self.inp, EVENT_BITMASK);
         let p = self.p;
         let slot = match self.t.free_slot(p, |r| r.eq.used) {
@@ -297,12 +294,7 @@ impl<M: BusMemory> Cx<'_, '_, M> {
         if dbr % 8 != 0 {
             return Err(bad(synd::DBR_ALIGN));
         }
-        let buf = self.pas(
-            PAS,
-            64u64 << log,
-            self.g(LOG_PAGE_SIZE),
-            self.g(PAGE_OFFSET),
-        )?;
+        let buf = self.pas(PAS, 64u64 << log, LOG_PAGE_SIZE, PAGE_OFFSET)?;
         let cfg = CqConfig {
             port: self.p,
             buf: buf.base,
@@ -361,12 +353,23 @@ impl<M: BusMemory> Cx<'_, '_, M> {
         Ok(())
     }
 
+    /// The queue of this function that `obj_num` names (a DESTROY_CQ, DESTROY_SQ or
+    /// DESTROY_RQ; of another function or none: BAD_RESOURCE with `bad`): its number and slot.
+    fn own_queue(
+        &self,
+        base: u32,
+        used: fn(&crate::sim::mlx5::QueueSet) -> bool,
+        bad: u32,
+    ) -> Result<(u32, usize), Fail> {
+        let (p, slot) = self.own(ifc::OBJ_NUM, base, used, bad)?;
+        Ok((make_qn(base, p, slot), slot))
+    }
+
     /// DESTROY_CQ of a CQ no queue names.
     pub(super) fn destroy_cq(&mut self) -> CmdResult {
-        let (p, slot) = self.own(ifc::OBJ_NUM, CQN_BASE, |r| r.cq.used, synd::BAD_CQ)?;
-        self.t
-            .destroy_cq(make_qn(CQN_BASE, p, slot))
-            .map_err(|_| (status::RESOURCE_BUSY, synd::CQ_IN_USE))
+        let (cqn, _) = self.own_queue(CQN_BASE, |r| r.cq.used, synd::BAD_CQ)?;
+        let busy = (status::RESOURCE_BUSY, synd::CQ_IN_USE);
+        self.t.destroy_cq(cqn).map_err(|_| busy)
     }
 
     pub(super) fn td_field(&mut self, f: ifc::Fld) -> Result<u8, Fail> {
@@ -422,7 +425,7 @@ impl<M: BusMemory> Cx<'_, '_, M> {
             return Err(bad(synd::WQ_SIZE));
         }
         let bytes = 1u64 << (log + log_stride);
-        let buf = self.pas(PAS, bytes, self.g(LOG_WQ_PG_SZ), self.g(PAGE_OFFSET))?;
+        let buf = self.pas(PAS, bytes, LOG_WQ_PG_SZ, PAGE_OFFSET)?;
         Ok((pd, dbr, log, buf))
     }
 
@@ -636,20 +639,20 @@ impl<M: BusMemory> Cx<'_, '_, M> {
 
     /// DESTROY_SQ.
     pub(super) fn destroy_sq(&mut self) -> CmdResult {
-        let (p, slot) = self.own(ifc::OBJ_NUM, SQN_BASE, |r| r.sq.used, synd::BAD_SQ)?;
+        let (sqn, _) = self.own_queue(SQN_BASE, |r| r.sq.used, synd::BAD_SQ)?;
         self.t
-            .destroy_sq(make_qn(SQN_BASE, p, slot))
+            .destroy_sq(sqn)
             .map_err(|_| (status::BAD_RESOURCE, synd::BAD_SQ))
     }
 
     /// DESTROY_RQ of an RQ no RQT names.
     pub(super) fn destroy_rq(&mut self) -> CmdResult {
-        let (p, slot) = self.own(ifc::OBJ_NUM, RQN_BASE, |r| r.rq.used, synd::BAD_RQ)?;
+        let (rqn, slot) = self.own_queue(RQN_BASE, |r| r.rq.used, synd::BAD_RQ)?;
         if self.row(slot).rq.users != 0 {
             return Err((status::RESOURCE_BUSY, synd::RQ_IN_USE));
         }
         self.t
-            .destroy_rq(make_qn(RQN_BASE, p, slot))
+            .destroy_rq(rqn)
             .map_err(|_| (status::BAD_RESOURCE, synd::BAD_RQ))
     }
 }
