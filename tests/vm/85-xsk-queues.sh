@@ -25,7 +25,6 @@ set -euo pipefail
 . "$(dirname "$0")/xdp.sh"
 one_family_on_debug
 
-debug=$([ "${KERNEL_VARIANT:-normal}" = debug ] && echo 1 || echo 0)
 N=${XSK_COUNT:-$([ "$debug" = 1 ] && echo 300 || echo 2000)}
 # The XSK queues of one channel: ConnectX XSK RQ, XSK SQ, ICO SQ and a CQ each; MANA an RQ
 # and an SQ object (each with its CQ).

@@ -15,7 +15,6 @@ set -euo pipefail
 . "$(dirname "$0")/xdp.sh"
 one_family_on_debug
 
-debug=$([ "${KERNEL_VARIANT:-normal}" = debug ] && echo 1 || echo 0)
 N=${XSK_COUNT:-$([ "$debug" = 1 ] && echo 2000 || echo 20000)}
 case $RSNIC_FAMILY in
 mlx5) KICK=xsk_wakeup_nops ;;

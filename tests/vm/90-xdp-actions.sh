@@ -22,7 +22,6 @@ set -euo pipefail
 # On the debug kernel: ConnectX only (the XDP glue under rust/ and channel/ is shared).
 one_family_on_debug
 
-debug=$([ "${KERNEL_VARIANT:-normal}" = debug ] && echo 1 || echo 0)
 COUNT=${XDP_PKTGEN_COUNT:-$([ "$debug" = 1 ] && echo 1000 || echo 10000)}
 NF=${XDP_TEST_FRAMES:-300}
 # The actions to run (XDP_ACTIONS). On the debug kernel, where each costs about a minute, the

@@ -17,7 +17,6 @@ set -euo pipefail
 # XDP redirect path that 90-xdp-actions and the ConnectX pass exercise there).
 one_family_on_debug
 
-debug=$([ "${KERNEL_VARIANT:-normal}" = debug ] && echo 1 || echo 0)
 N=${XSK_COUNT:-$([ "$debug" = 1 ] && echo 500 || echo 5000)}
 NL=${XSK_L2FWD_COUNT:-$([ "$debug" = 1 ] && echo 250 || echo 2000)}
 

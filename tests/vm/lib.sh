@@ -62,6 +62,12 @@ assert_eq() {
 	echo "  $1 = $3"
 }
 
+# debug: 1 on the debug kernel (KERNEL_VARIANT=debug), 0 otherwise; tests scale their packet
+# counts and waits by it. (No subshell: a process costs a tenth of a second in the TCG VM.)
+debug=0
+# shellcheck disable=SC2034 # (for the tests)
+[ "${KERNEL_VARIANT:-normal}" != debug ] || debug=1
+
 # one_family_on_debug: on the debug kernel and the kernel transport, ends the test as
 # skipped (exit 77) unless the family is mlx5. For tests of family-independent code (ports,
 # ethtool, carrier, MTU, reopening): the debug kernel's sanitizers see that code in the mlx5
