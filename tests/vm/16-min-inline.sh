@@ -18,14 +18,10 @@ set -euo pipefail
 . "$(dirname "$0")/traffic.sh"
 . "$(dirname "$0")/xdp.sh"
 [ "$RSNIC_FAMILY" = mlx5 ] || skip "MANA has no minimum inline mode"
+xdp_pair sim_min_inline=1
 NF=100
 COUNT=2000
-
-xdp_tools_or_fail
-setup_pair sim_min_inline=1
-quiet_pair
 mark_dmesg
-MAC_A=$(mac "$A")
 assert_eq "$A skb_tx_mpwqe" on "$(priv_flag "$A" skb_tx_mpwqe)"
 
 snap s0a "$A"

@@ -23,14 +23,10 @@ set -euo pipefail
 . "$(dirname "$0")/traffic.sh"
 . "$(dirname "$0")/xdp.sh"
 [ "$RSNIC_FAMILY" = mlx5 ] || skip "MANA has no CQE compression"
+xdp_pair
 NF=100
 COUNT=4000
-
-xdp_tools_or_fail
-setup_pair
-quiet_pair
 mark_dmesg
-MAC_A=$(mac "$A")
 # TX completion threshold: regular WQEs, bursts of 64.
 ethtool --set-priv-flags "$A" skb_tx_mpwqe off
 snap t0a "$A"

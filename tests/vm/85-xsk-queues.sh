@@ -32,11 +32,8 @@ XSKQ=$([ "$RSNIC_FAMILY" = mlx5 ] && echo 6 || echo 2)
 PARTS=" ${XSKQ_PARTS:-1 2 3} "
 part() { case $PARTS in *" $1 "*) return 0 ;; esac; return 1; }
 
-xdp_tools_or_fail
-setup_pair
-quiet_pair
+xdp_pair
 mark_dmesg
-MAC_A=$(mac "$A")
 xdp_native_or_fail "$B" peer
 zc_check "$B" "$(xdp_features "$B" peer)"
 

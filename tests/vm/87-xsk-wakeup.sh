@@ -21,9 +21,7 @@ mlx5) KICK=xsk_wakeup_nops ;;
 mana) KICK=xsk_wakeup_napi ;;
 esac
 
-xdp_tools_or_fail
-setup_pair
-quiet_pair
+xdp_pair
 mark_dmesg
 xdp_native_or_fail "$A"
 zc_check "$A" "$(xdp_features "$A")"

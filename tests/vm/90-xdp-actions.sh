@@ -29,13 +29,10 @@ NF=${XDP_TEST_FRAMES:-300}
 # after head and tail moves (pass_adjust) and the XDP TX path (tx).
 ACTS=${XDP_ACTIONS:-$([ "$debug" = 1 ] && echo "drop pass_adjust tx" || echo "drop aborted pass pass_adjust tx")}
 
-xdp_tools_or_fail
-setup_pair
-quiet_pair
+xdp_pair
 mark_dmesg
 xdp_native_or_fail "$B" peer
 xdp_counters_or_fail "$B" peer
-MAC_A=$(mac "$A")
 
 # TAKEN: the frames B's XDP programs took, from the deltas in DB.
 declare -A DA DB

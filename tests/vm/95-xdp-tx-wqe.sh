@@ -23,11 +23,8 @@ set -euo pipefail
 
 NF=${XDP_TEST_FRAMES:-2000}
 
-xdp_tools_or_fail
-setup_pair sim_mpwqe=0
-quiet_pair
+xdp_pair sim_mpwqe=0
 mark_dmesg
-MAC_A=$(mac "$A")
 xdp_native_or_fail "$B" peer
 
 # no_mpwqe WHAT SENT_COUNTER: B's device refused nothing, ran no MPWQE, no reopen; the SQ's

@@ -56,6 +56,16 @@ xdp_tools_or_fail() {
 	done
 }
 
+# xdp_pair [ARGS...]: the pair most XDP tests start from: the XDP tools must be there
+# (xdp_tools_or_fail), then setup_pair ARGS (insmod arguments) and quiet_pair; sets MAC_A
+# too (quiet_pair sets MAC_B). Fails where those do.
+xdp_pair() {
+	xdp_tools_or_fail
+	setup_pair "$@"
+	quiet_pair
+	read -r MAC_A <"/sys/class/net/$A/address"
+}
+
 # xdp_features IFACE [NETNS]: "xdp=F,... xsk=F,... zc_max_segs=N" (netlink dev-get).
 xdp_features() {
 	nsx "${2:-}" "$XDPCTL" features "$1"
