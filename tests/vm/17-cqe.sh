@@ -46,10 +46,7 @@ for mode in off on; do
 	nsx peer ethtool --set-priv-flags "$B" rx_cqe_compress "$mode"
 	snap s0a "$A"
 	snap s0b "$B" peer
-	cap_start "c$mode" "$B" peer --count "$NF" --timeout 60 --expect-dst "$MAC_B" --expect-src "$MAC_A"
-	send_frames "$A" "" --dst "$MAC_B" --count "$NF"
-	cap_wait "c$mode"
-	check_capture "[$mode] A -> B" "$NF"
+	frames_from_a b "[$mode] A -> B" "c$mode"
 	pktgen_run "$A" "$COUNT" 10.10.0.2 "$MAC_B" 32 60
 	wait_for "[$mode] A's and B's counters to settle" settled
 	rx=$(delta s0b s1b rx_packets)
@@ -84,10 +81,7 @@ assert_eq "no checksum verdict, on = off" "$none_off" "$none_on"
 
 # XDP on top of compressed CQEs: XDP_TX on B bounces every frame back to A.
 xdp_attach "$B" peer xdp_tx
-cap_start tx "$A" "" --count "$NF" --timeout 60 --expect-dst "$MAC_A" --expect-src "$MAC_B"
-send_frames "$A" "" --dst "$MAC_B" --count "$NF"
-cap_wait tx
-check_capture "[on, XDP_TX] back at A, MACs swapped" "$NF"
+frames_from_a a "[on, XDP_TX] back at A, MACs swapped" tx
 xdp_detach "$B" peer
 no_kernel_reports
 teardown_pair

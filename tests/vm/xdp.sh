@@ -209,6 +209,24 @@ check_capture() {
 	assert_eq "$1: frames still encapsulated" 0 "$(kv encap "$CAP")"
 }
 
+# frames_from_a WHERE WHAT NAME [TIMEOUT]: NF test frames sent from A to B's MAC address
+# (send_frames), captured as NAME (cap_start, for up to TIMEOUT seconds, 60 by default)
+# where they must end: WHERE "b", at B (in "peer") as A sent them; "a", back at A with the
+# MAC addresses swapped (B's XDP program sent them back). Fails unless all NF arrive
+# intact and in order (check_capture WHAT NF). Needs MAC_A and MAC_B (xdp_pair).
+# shellcheck disable=SC2153 # MAC_B is quiet_pair's
+frames_from_a() {
+	local where=$1 what=$2 name=$3 tmo=${4:-60}
+	if [ "$where" = b ]; then
+		cap_start "$name" "$B" peer --count "$NF" --timeout "$tmo" --expect-dst "$MAC_B" --expect-src "$MAC_A"
+	else
+		cap_start "$name" "$A" "" --count "$NF" --timeout "$tmo" --expect-dst "$MAC_A" --expect-src "$MAC_B"
+	fi
+	send_frames "$A" "" --dst "$MAC_B" --count "$NF"
+	cap_wait "$name"
+	check_capture "$what" "$NF"
+}
+
 # no_kernel_reports: no warning, BUG or oops in dmesg since mark_dmesg.
 no_kernel_reports() {
 	local r
