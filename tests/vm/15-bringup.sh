@@ -202,13 +202,7 @@ esac
 setup_pair sim_mpwqe=0
 assert_eq "$A skb_tx_mpwqe at load" off "$(priv_flag "$A" skb_tx_mpwqe)"
 mark_dmesg
-if ethtool --set-priv-flags "$A" skb_tx_mpwqe on 2>/tmp/ethtool.err; then
-	fail "skb_tx_mpwqe on was accepted by a device without enhanced MPWQE"
-fi
-echo "  ethtool --set-priv-flags $A skb_tx_mpwqe on: $(cat /tmp/ethtool.err)"
-assert_eq "$A skb_tx_mpwqe after the refusal" off "$(priv_flag "$A" skb_tx_mpwqe)"
-dmesg_since_mark | grep -q "$A: skb_tx_mpwqe: the device has no enhanced multi-packet send WQE" ||
-	fail "no reason for the refusal in the log"
+pflag_refused "$A" skb_tx_mpwqe "enhanced MPWQE" "the device has no enhanced multi-packet send WQE"
 ping -c 20 -i 0.05 -W 2 -q 10.10.0.2 >/tmp/ping.out || fail "ping without MPWQE: $(cat /tmp/ping.out)"
 echo "  $(grep -o '[0-9]* received' /tmp/ping.out) of 20 without MPWQE"
 assert_eq "$A tx_mpwqe_blks" 0 "$(stat "$A" tx_mpwqe_blks)"

@@ -74,13 +74,7 @@ assert_eq "[AF_XDP TX, regular WQEs] B tx_xsk_err" 0 "$(delta b0 b1 tx_xsk_err)"
 xdp_detach "$B" peer
 for f in xdp_tx_mpwqe skb_tx_mpwqe; do
 	assert_eq "$B $f at load (no enhanced MPWQE)" off "$(priv_flag "$B" "$f" peer)"
-	if nsx peer ethtool --set-priv-flags "$B" "$f" on 2>/tmp/ethtool.err; then
-		fail "$f on was accepted by a device without enhanced MPWQE"
-	fi
-	echo "  ethtool --set-priv-flags $B $f on: $(cat /tmp/ethtool.err)"
-	assert_eq "$B $f after the refusal" off "$(priv_flag "$B" "$f" peer)"
-	dmesg_since_mark | grep -q "$B: $f: the device has no enhanced multi-packet send WQE" ||
-		fail "no reason for refusing $f in the log"
+	pflag_refused "$B" "$f" "enhanced MPWQE" "the device has no enhanced multi-packet send WQE" peer
 done
 no_kernel_reports
 dmesg_since_mark | grep -q "XDP SQ fault" && fail "an XDP SQ faulted: $(dmesg_since_mark | grep 'XDP SQ fault' | head -n1)"

@@ -193,6 +193,21 @@ priv_flag() {
 	fi | sed -n "s/^$2 *: *//p"
 }
 
+# pflag_refused IFACE FLAG WITHOUT REASON [NETNS]: a device without WITHOUT (a capability)
+# refuses `ethtool --set-priv-flags IFACE FLAG on` (ethtool's message is printed). Fails if
+# ethtool accepts it, if FLAG is not off afterwards, or if the kernel log since mark_dmesg
+# lacks "IFACE: FLAG: REASON" (a grep pattern).
+pflag_refused() {
+	local ifc=$1 f=$2 ns=()
+	[ -n "${5:-}" ] && ns=(ip netns exec "$5")
+	if "${ns[@]}" ethtool --set-priv-flags "$ifc" "$f" on 2>/tmp/ethtool.err; then
+		fail "$f on was accepted by a device without $3"
+	fi
+	echo "  ethtool --set-priv-flags $ifc $f on: $(cat /tmp/ethtool.err)"
+	assert_eq "$ifc $f after the refusal" off "$(priv_flag "$ifc" "$f" "${5:-}")"
+	dmesg_since_mark | grep -q "$ifc: $f: $4" || fail "no reason for refusing $f in the log"
+}
+
 # wait_for DESCRIPTION COMMAND...: retries COMMAND for up to 5 s, 20 s on the debug kernel
 # (carrier changes go through the link watch work, counters settle as packets drain);
 # WAIT_TRIES=N for N tenths of a second instead (four times that on the debug kernel).
