@@ -13,6 +13,7 @@ RSNIC_KO=${RSNIC_KO:-$RSNIC_ROOT/target/kbuild/${KERNEL_VARIANT:-normal}/rsnic.k
 #   C_WQE_ERR      TX WQEs the device refused
 #   C_TX_BYTES     bytes the device put on the wire
 #   C_STOPS        TX queue stops by the driver, C_WAKES its wakes
+#   C_RXQ          the packets one RX queue received, a printf format of the queue number
 #   C_HW_TX        the hardware counters (ethtool -S, from the device's control interface)
 #                  whose sum is the packets the port sent, C_HW_RX the packets it received
 #   HW_SCOPE       what C_HW_* count: "port" (ConnectX's vport counters) or "device" (MANA's
@@ -23,7 +24,7 @@ mlx5)
 	PFLAG=skb_tx_mpwqe PFLAG_DEFAULT=on PFLAG_MODES="on off"
 	PFLAGS="rx_cqe_compress=off xdp_tx_mpwqe=on skb_tx_mpwqe=on"
 	C_NOWQE=dev_rx_out_of_buffer C_TOO_LONG=dev_rx_too_long C_WQE_ERR=dev_wqe_errors
-	C_TX_BYTES=dev_tx_bytes C_STOPS=tx_queue_stopped C_WAKES=tx_queue_wake
+	C_TX_BYTES=dev_tx_bytes C_STOPS=tx_queue_stopped C_WAKES=tx_queue_wake C_RXQ=rx%d_packets
 	C_HW_TX="tx_vport_unicast_packets tx_vport_multicast_packets tx_vport_broadcast_packets"
 	C_HW_RX="rx_vport_unicast_packets rx_vport_multicast_packets rx_vport_broadcast_packets"
 	HW_SCOPE=port
@@ -32,7 +33,7 @@ mana)
 	PFLAG=rx_db_per_packet PFLAG_DEFAULT=off PFLAG_MODES="off on"
 	PFLAGS="rx_db_per_packet=off"
 	C_NOWQE=dev_rx_discards_no_wqe C_TOO_LONG=dev_rx_truncated C_WQE_ERR=dev_tx_wqe_errors
-	C_TX_BYTES=dev_tx_bytes C_STOPS=stop_queue C_WAKES=wake_queue
+	C_TX_BYTES=dev_tx_bytes C_STOPS=stop_queue C_WAKES=wake_queue C_RXQ=rx_%d_packets
 	C_HW_TX="hc_tx_ucast_pkts hc_tx_mcast_pkts hc_tx_bcast_pkts"
 	C_HW_RX="hc_rx_ucast_pkts hc_rx_mcast_pkts hc_rx_bcast_pkts"
 	HW_SCOPE=device

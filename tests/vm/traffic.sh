@@ -279,6 +279,49 @@ traffic_cleanup() {
 }
 trap traffic_cleanup EXIT
 
+# Sets of UDP flows from A to B and the RX queues of B they land on (74-rss, 76-ntuple).
+# flows_pair NQ: setup_pair and quiet_pair with NQ channels on B; sets NQ. Fails where those
+# do or if ethtool -L does.
+flows_pair() {
+	setup_pair
+	quiet_pair
+	ip netns exec peer ethtool -L "$B" combined "$1" || fail "ethtool -L $B combined $1"
+	NQ=$1
+}
+
+# send_udp_flows N BASE STEP DPORT WORD REPEAT: N UDP datagrams from A (10.10.0.1) to
+# 10.10.0.2:DPORT on B, one per flow, each carrying WORD REPEAT times: flow i from source
+# port BASE + (i * STEP mod 40000). Fails (python3's status) if a socket call does.
+send_udp_flows() {
+	python3 - "$@" <<'EOF'
+import socket, sys
+n, base, step, dport = (int(a) for a in sys.argv[1:5])
+payload = sys.argv[5].encode() * int(sys.argv[6])
+for i in range(n):
+    s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    s.bind(("10.10.0.1", base + (i * step) % 40000))
+    s.sendto(payload, ("10.10.0.2", dport))
+    s.close()
+EOF
+}
+
+# queue_counts COMMAND...: runs COMMAND (traffic from A to B) between snapshots s0a/s0b and
+# the settled ones (s1a/s1b, see settled) and prints how many packets each of B's NQ queues
+# received (C_RXQ), in queue order. Fails if the counters do not settle.
+queue_counts() {
+	local q out=
+	snap s0a "$A"
+	snap s0b "$B" peer
+	"$@"
+	wait_for "the flows to reach B" settled
+	for q in $(seq 0 $((NQ - 1))); do
+		# shellcheck disable=SC2059 # the format is C_RXQ
+		out="$out $(delta s0b s1b "$(printf "$C_RXQ" "$q")")"
+	done
+	echo "${out# }"
+}
+
 # pktgen_modes COUNT: pktgen from A to B (COUNT 64-byte UDP frames, burst 32, TX queue 0)
 # with the family's private flag ($PFLAG) set to each of $PFLAG_MODES on both ports (mlx5:
 # skb_tx_mpwqe on, then off, which matters on A; MANA: rx_db_per_packet off, then on, which
