@@ -248,6 +248,82 @@ print(int(x) if f != "lost_percent" else "%.2f" % x)
 EOF
 }
 
+# ping_both: ping A -> B and B -> A over IPv4 and IPv6 (pair_up's addresses), 5 echoes each;
+# fails unless every echo is answered.
+ping_both() {
+	local v out
+	for v in "10.10.0.2 10.10.0.1" "fd00::2 fd00::1"; do
+		# shellcheck disable=SC2086 # two addresses
+		set -- $v
+		out=$(ping -c 5 -i 0.2 -W 2 "$1" 2>&1) || fail "ping $A -> $1: $(echo "$out" | tail -n 2)"
+		echo "$out" | grep -q ' 5 received' || fail "ping $A -> $1: $(echo "$out" | tail -n 2)"
+		out=$(ip netns exec peer ping -c 5 -i 0.2 -W 2 "$2" 2>&1) ||
+			fail "ping $B -> $2: $(echo "$out" | tail -n 2)"
+		echo "$out" | grep -q ' 5 received' || fail "ping $B -> $2: $(echo "$out" | tail -n 2)"
+		echo "  ping $A <-> $B ($1, $2): 5 of 5 both ways"
+	done
+}
+
+# run_iperf CLIENT_NS SERVER_NS SERVER_ADDR NAME ARGS...: one iperf3 run of 3 s (ARGS added)
+# from CLIENT_NS to a server on SERVER_ADDR in SERVER_NS ("" for the initial namespace), its
+# JSON in /tmp/NAME.json. Fails if iperf3 does or takes over 60 s.
+run_iperf() {
+	local cns=() server_ns=$2 addr=$3 name=$4
+	[ -n "$1" ] && cns=(ip netns exec "$1")
+	shift 4
+	iperf_server "$addr" "$server_ns"
+	timeout 60 "${cns[@]}" iperf3 -c "$addr" -t 3 -J "$@" >"/tmp/$name.json" ||
+		fail "iperf3 $name failed: $(iperf_json "/tmp/$name.json" bps)"
+}
+
+# iperf_dir DIR NAME ARGS...: run_iperf in direction DIR of the pair: a_to_b from A to B
+# (10.10.0.2, in "peer"), b_to_a from B to A (10.10.0.1).
+iperf_dir() {
+	local dir=$1
+	shift
+	if [ "$dir" = a_to_b ]; then run_iperf "" peer 10.10.0.2 "$@"; else run_iperf peer "" 10.10.0.1 "$@"; fi
+}
+
+# dir_drops DIR: path_drops for the datagrams of direction DIR (a_to_b: B in "peer"
+# receives, A sends; b_to_a the other way).
+dir_drops() {
+	if [ "$1" = a_to_b ]; then path_drops peer "$B" "" "$A"; else path_drops "" "$A" peer "$B"; fi
+}
+
+# iperf_tcp DIR: iperf3 TCP in direction DIR (iperf_dir, its JSON in /tmp/tcp-DIR.json);
+# prints the rate and the retransmits. Fails if iperf3 does or if no data moved.
+iperf_tcp() {
+	local bps
+	iperf_dir "$1" "tcp-$1"
+	bps=$(iperf_json "/tmp/tcp-$1.json" bps)
+	echo "  TCP $1: $((bps / 1000)) kbit/s, retransmits $(iperf_json "/tmp/tcp-$1.json" retransmits)"
+	[ "$bps" -gt 0 ] 2>/dev/null || fail "TCP $1: no throughput ($bps)"
+}
+
+# iperf_both: in each direction TCP (iperf_tcp: TSO, TCP checksum offload), then UDP (UDP
+# checksum offload, 1400-byte datagrams at 4 Mbit/s) that may lose at most 1% uncounted
+# (udp_loss_check, the drops counted by dir_drops). Fails where those do.
+iperf_both() {
+	local dir bps d0
+	for dir in a_to_b b_to_a; do
+		iperf_tcp "$dir"
+		d0=$(dir_drops "$dir")
+		iperf_dir "$dir" "udp-$dir" -u -b 4M -l 1400
+		bps=$(iperf_json "/tmp/udp-$dir.json" bps)
+		udp_loss_check "$dir at 4 Mbit/s ($((bps / 1000)) kbit/s)" \
+			"$(iperf_json "/tmp/udp-$dir.json" lost)" "$(iperf_json "/tmp/udp-$dir.json" packets)" \
+			$(($(dir_drops "$dir") - d0))
+	done
+}
+
+# ethtool_sum IFACE NETNS PATTERN: the sum of IFACE's ethtool -S counters whose names match
+# the extended regular expression PATTERN (anchored); NETNS "" for the initial namespace.
+ethtool_sum() {
+	local ns=()
+	[ -n "$2" ] && ns=(ip netns exec "$2")
+	"${ns[@]}" ethtool -S "$1" | awk -v re="^($3):\$" '$1 ~ re { n += $2 } END { print n + 0 }'
+}
+
 # transfer_check FROM_NS TO_NS TO_ADDR MB: sends MB megabytes of random data over TCP with
 # socat from namespace FROM_NS ("" = init) to a listener at TO_ADDR (IPv4 or IPv6) in TO_NS,
 # compares sha256.
