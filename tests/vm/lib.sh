@@ -299,6 +299,15 @@ inject_knob() {
 	echo "$(dirname "$(model_counters_file "$@")")/inject"
 }
 
+# inject_pair [ARGS...]: setup_pair ARGS, then IA and IB, the fault-injection knobs of A and
+# of B (inject_knob). Fails where setup_pair does, or unless both knobs are writable.
+inject_pair() {
+	setup_pair "$@"
+	IA=$(inject_knob "$A")
+	IB=$(inject_knob "$B" peer)
+	[ -w "$IA" ] && [ -w "$IB" ] || fail "no inject knob at $IA / $IB"
+}
+
 # counters IFACE [NETNS]: IFACE's `ethtool -S` (what the driver reports, hardware counters
 # from the device's control interface included) followed by the device model's counters
 # (dev_*), in ethtool's format.
