@@ -97,6 +97,23 @@ failed_open() {
 	ip link show "$ifc" | grep -q "state DOWN" || fail "$ifc is not down after the failed open"
 }
 
+# failed_teardown KNOB=VALUE NAME LOGNAME: with the device host failing NAME, a load brings
+# up both interfaces and rmmod completes, reporting a teardown failure that names LOGNAME
+# in the log.
+failed_teardown() {
+	local msg
+	mark_dmesg
+	load_rsnic "$1"
+	[ "$(rsnic_ifaces | wc -l)" = 2 ] || fail "$2 failing: $(rsnic_ifaces | wc -l) interfaces"
+	unload_rsnic
+	msg=$(dmesg_since_mark | grep "teardown:" || true)
+	echo "  log: ${msg#*] }"
+	case $msg in
+	*"$3"*) ;;
+	*) fail "no teardown failure naming $3 in the log" ;;
+	esac
+}
+
 if [ "$RSNIC_FAMILY" = mana ]; then
 	# The MACs the device reported.
 	[ -z "$full" ] || factory_macs 02:4d:41:00
@@ -129,16 +146,7 @@ if [ "$RSNIC_FAMILY" = mana ]; then
 	done
 
 	# A failed teardown request: reported, rmmod completes, the next load works.
-	mark_dmesg
-	load_rsnic sim_fail_req=0x5
-	[ "$(rsnic_ifaces | wc -l)" = 2 ] || fail "DEREGISTER_DEVICE failing: $(rsnic_ifaces | wc -l) interfaces"
-	unload_rsnic
-	msg=$(dmesg_since_mark | grep "teardown:" || true)
-	echo "  log: ${msg#*] }"
-	case $msg in
-	*"GDMA_DEREGISTER_DEVICE(0x5) failed: status 0xc000000d"*) ;;
-	*) fail "no teardown failure naming GDMA_DEREGISTER_DEVICE(0x5) in the log" ;;
-	esac
+	failed_teardown sim_fail_req=0x5 DEREGISTER_DEVICE "GDMA_DEREGISTER_DEVICE(0x5) failed: status 0xc000000d"
 	load_rsnic
 	[ "$(rsnic_ifaces | wc -l)" = 2 ] || fail "after a failed teardown: $(rsnic_ifaces | wc -l) interfaces"
 	unload_rsnic
@@ -186,16 +194,7 @@ assert_eq "${ifs[0]} loopback after the failed PPLR write" off \
 unload_rsnic
 
 # A failed teardown command: reported, rmmod completes.
-mark_dmesg
-load_rsnic sim_fail_cmd=0x105
-[ "$(rsnic_ifaces | wc -l)" = 2 ] || fail "DISABLE_HCA failing: $(rsnic_ifaces | wc -l) interfaces"
-unload_rsnic
-msg=$(dmesg_since_mark | grep "teardown:" || true)
-echo "  log: ${msg#*] }"
-case $msg in
-*"DISABLE_HCA(0x105)"*) ;;
-*) fail "no teardown failure naming DISABLE_HCA(0x105) in the log" ;;
-esac
+failed_teardown sim_fail_cmd=0x105 DISABLE_HCA "DISABLE_HCA(0x105)"
 
 [ -n "$full" ] || exit 0
 # A device without enhanced MPWQE.
