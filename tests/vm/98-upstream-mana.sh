@@ -153,12 +153,7 @@ for mtu in 4000 1500; do
 done
 # 802.1Q: mana inserts the tag through the long OOB and takes a received frame's tag from
 # the CQE (the device strips it: dev_rx_vlan_stripped in the model).
-ip link add link "$A" name "$A.10" type vlan id 10 || fail "no VLAN interface on $A"
-ip netns exec peer ip link add link "$B" name "$B.10" type vlan id 10 || fail "no VLAN interface on $B"
-ip addr add 10.10.10.1/24 dev "$A.10"
-ip netns exec peer ip addr add 10.10.10.2/24 dev "$B.10"
-ip link set "$A.10" up
-ip netns exec peer ip link set "$B.10" up
+vlan_pair
 v0=$(model_sum dev_rx_vlan_stripped) l0=$(ethtool_sum "$A" "" 'tx_[0-9]+_long_pkt_fmt')
 out=$(ping -c 10 -i 0.1 -W 2 10.10.10.2 2>&1) || fail "ping over VLAN 10, A -> B: $(echo "$out" | tail -n 2)"
 out=$(ip netns exec peer ping -c 10 -i 0.1 -W 2 -s 1400 10.10.10.1 2>&1) ||

@@ -61,12 +61,7 @@ ping_both
 # 802.1Q: mlx5e's rx-vlan-offload is on by default (its RQs made with vsd 0): the model
 # strips each tag into the CQE, which mlx5e counts in rx_removed_vlan_packets. rxvlan off on
 # B reaches the model by MODIFY_RQ (RDY -> RDY, VSD in the bitmask).
-ip link add link "$A" name "$A.10" type vlan id 10 || fail "no VLAN interface on $A"
-ip netns exec peer ip link add link "$B" name "$B.10" type vlan id 10 || fail "no VLAN interface on $B"
-ip addr add 10.10.10.1/24 dev "$A.10"
-ip netns exec peer ip addr add 10.10.10.2/24 dev "$B.10"
-ip link set "$A.10" up
-ip netns exec peer ip link set "$B.10" up
+vlan_pair
 vlan_pings() {
 	out=$(ping -c 10 -i 0.1 -W 2 10.10.10.2 2>&1) || fail "ping over VLAN 10, A -> B ($1): $(echo "$out" | tail -n 2)"
 	out=$(ip netns exec peer ping -c 10 -i 0.1 -W 2 -s 1400 10.10.10.1 2>&1) ||

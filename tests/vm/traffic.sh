@@ -264,6 +264,17 @@ ping_both() {
 	done
 }
 
+# vlan_pair: VLAN 10 over the pair: $A.10 with 10.10.10.1/24 and, in "peer", $B.10 with
+# 10.10.10.2/24, both up. Fails if either VLAN interface cannot be made.
+vlan_pair() {
+	ip link add link "$A" name "$A.10" type vlan id 10 || fail "no VLAN interface on $A"
+	ip netns exec peer ip link add link "$B" name "$B.10" type vlan id 10 || fail "no VLAN interface on $B"
+	ip addr add 10.10.10.1/24 dev "$A.10"
+	ip netns exec peer ip addr add 10.10.10.2/24 dev "$B.10"
+	ip link set "$A.10" up
+	ip netns exec peer ip link set "$B.10" up
+}
+
 # run_iperf CLIENT_NS SERVER_NS SERVER_ADDR NAME ARGS...: one iperf3 run of 3 s (ARGS added)
 # from CLIENT_NS to a server on SERVER_ADDR in SERVER_NS ("" for the initial namespace), its
 # JSON in /tmp/NAME.json. Fails if iperf3 does or takes over 60 s.
