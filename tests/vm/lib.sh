@@ -344,15 +344,23 @@ d, k = json.load(sys.stdin)[0]["stats64"], sys.argv[1].split(".")
 print(d[k[0]][k[1]])' "$2"
 }
 
-# stat IFACE NAME [NETNS]: one counter of counters().
-stat() {
+# file_field FILE KEY [DEFAULT]: the rest of FILE's first line whose first word is KEY, or
+# DEFAULT (nothing without one) if no line has it. Read by the shell: a process costs a
+# tenth of a second in the TCG VM.
+file_field() {
 	local k v
-	counters "$1" "${3:-}" >/tmp/stat.raw
 	while read -r k v; do
-		if [ "$k" = "$2:" ]; then
+		if [ "$k" = "$2" ]; then
 			echo "$v"
 			return
 		fi
-	done </tmp/stat.raw
+	done <"$1"
+	[ $# -lt 3 ] || echo "$3"
+}
+
+# stat IFACE NAME [NETNS]: one counter of counters() (nothing if IFACE has no NAME).
+stat() {
+	counters "$1" "${3:-}" >/tmp/stat.raw
+	file_field /tmp/stat.raw "$2:"
 }
 

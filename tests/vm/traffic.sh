@@ -16,14 +16,7 @@ snap() {
 # snap_get NAME COUNTER: COUNTER in snapshot NAME (0 if absent). Read by the shell: a
 # process costs a tenth of a second in the TCG VM, seconds on the debug kernel.
 snap_get() {
-	local k v
-	while read -r k v; do
-		if [ "$k" = "$2" ]; then
-			echo "$v"
-			return
-		fi
-	done <"/tmp/snap.$1"
-	echo 0
+	file_field "/tmp/snap.$1" "$2" 0
 }
 
 # delta NAME0 NAME1 COUNTER: COUNTER in snapshot NAME1 minus COUNTER in snapshot NAME0.
