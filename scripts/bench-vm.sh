@@ -29,12 +29,9 @@ set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 cd "$RSNIC_ROOT"
 
-scripts/build-kernel.sh >/dev/null
-# RSNIC_KO=path runs a module built before (scripts/vm-run.sh loads it); else build it.
-[ -n "${RSNIC_KO:-}" ] || scripts/build-module.sh >/dev/null
+# The kernel, and the module unless RSNIC_KO names one built before; OUT=target/bench.
+rsnic_vm_bench_prep
 
-OUT=$RSNIC_ROOT/target/bench
-mkdir -p "$OUT"
 # The XDP_DROP program of the receive-side configurations, built here (the guest sees the
 # host's root read-only). Only the kernel's UAPI header is needed.
 XDP_SRC=$OUT/xdp_drop.c

@@ -90,3 +90,14 @@ rsnic_upstream_ko() {
 	*) rsnic_die "no upstream driver for family '$1'" ;;
 	esac
 }
+
+# rsnic_vm_bench_prep: for the scripts that boot the test VM to measure (bench-vm.sh,
+# perf-vm.sh): builds or reuses the test kernel and, unless RSNIC_KO names a module built
+# before (scripts/vm-run.sh loads it), rsnic.ko, their progress lines only; makes
+# target/bench and sets OUT to it. Returns the failing build's status if one fails.
+rsnic_vm_bench_prep() {
+	"$RSNIC_ROOT/scripts/build-kernel.sh" >/dev/null || return
+	[ -n "${RSNIC_KO:-}" ] || "$RSNIC_ROOT/scripts/build-module.sh" >/dev/null || return
+	OUT=$RSNIC_ROOT/target/bench
+	mkdir -p "$OUT"
+}

@@ -15,10 +15,7 @@ set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 cd "$RSNIC_ROOT"
 
-scripts/build-kernel.sh >/dev/null
-[ -n "${RSNIC_KO:-}" ] || scripts/build-module.sh >/dev/null
-OUT=$RSNIC_ROOT/target/bench
-mkdir -p "$OUT"
+rsnic_vm_bench_prep
 : >"$OUT/vm-perf.txt"
 for fam in ${PERF_FAMILIES:-mlx5 mana}; do
 	rsnic_log "VM perf: $fam (serial log: target/bench/vm-perf-$fam.log)"

@@ -97,6 +97,23 @@ failed_open() {
 	ip link show "$ifc" | grep -q "state DOWN" || fail "$ifc is not down after the failed open"
 }
 
+# failed_teardown KNOB=VALUE NAME LOGNAME: with the device host failing NAME, a load brings
+# up both interfaces and rmmod completes, reporting a teardown failure that names LOGNAME
+# in the log.
+failed_teardown() {
+	local msg
+	mark_dmesg
+	load_rsnic "$1"
+	[ "$(rsnic_ifaces | wc -l)" = 2 ] || fail "$2 failing: $(rsnic_ifaces | wc -l) interfaces"
+	unload_rsnic
+	msg=$(dmesg_since_mark | grep "teardown:" || true)
+	echo "  log: ${msg#*] }"
+	case $msg in
+	*"$3"*) ;;
+	*) fail "no teardown failure naming $3 in the log" ;;
+	esac
+}
+
 if [ "$RSNIC_FAMILY" = mana ]; then
 	# The MACs the device reported.
 	[ -z "$full" ] || factory_macs 02:4d:41:00
@@ -129,16 +146,7 @@ if [ "$RSNIC_FAMILY" = mana ]; then
 	done
 
 	# A failed teardown request: reported, rmmod completes, the next load works.
-	mark_dmesg
-	load_rsnic sim_fail_req=0x5
-	[ "$(rsnic_ifaces | wc -l)" = 2 ] || fail "DEREGISTER_DEVICE failing: $(rsnic_ifaces | wc -l) interfaces"
-	unload_rsnic
-	msg=$(dmesg_since_mark | grep "teardown:" || true)
-	echo "  log: ${msg#*] }"
-	case $msg in
-	*"GDMA_DEREGISTER_DEVICE(0x5) failed: status 0xc000000d"*) ;;
-	*) fail "no teardown failure naming GDMA_DEREGISTER_DEVICE(0x5) in the log" ;;
-	esac
+	failed_teardown sim_fail_req=0x5 DEREGISTER_DEVICE "GDMA_DEREGISTER_DEVICE(0x5) failed: status 0xc000000d"
 	load_rsnic
 	[ "$(rsnic_ifaces | wc -l)" = 2 ] || fail "after a failed teardown: $(rsnic_ifaces | wc -l) interfaces"
 	unload_rsnic
@@ -186,29 +194,14 @@ assert_eq "${ifs[0]} loopback after the failed PPLR write" off \
 unload_rsnic
 
 # A failed teardown command: reported, rmmod completes.
-mark_dmesg
-load_rsnic sim_fail_cmd=0x105
-[ "$(rsnic_ifaces | wc -l)" = 2 ] || fail "DISABLE_HCA failing: $(rsnic_ifaces | wc -l) interfaces"
-unload_rsnic
-msg=$(dmesg_since_mark | grep "teardown:" || true)
-echo "  log: ${msg#*] }"
-case $msg in
-*"DISABLE_HCA(0x105)"*) ;;
-*) fail "no teardown failure naming DISABLE_HCA(0x105) in the log" ;;
-esac
+failed_teardown sim_fail_cmd=0x105 DISABLE_HCA "DISABLE_HCA(0x105)"
 
 [ -n "$full" ] || exit 0
 # A device without enhanced MPWQE.
 setup_pair sim_mpwqe=0
 assert_eq "$A skb_tx_mpwqe at load" off "$(priv_flag "$A" skb_tx_mpwqe)"
 mark_dmesg
-if ethtool --set-priv-flags "$A" skb_tx_mpwqe on 2>/tmp/ethtool.err; then
-	fail "skb_tx_mpwqe on was accepted by a device without enhanced MPWQE"
-fi
-echo "  ethtool --set-priv-flags $A skb_tx_mpwqe on: $(cat /tmp/ethtool.err)"
-assert_eq "$A skb_tx_mpwqe after the refusal" off "$(priv_flag "$A" skb_tx_mpwqe)"
-dmesg_since_mark | grep -q "$A: skb_tx_mpwqe: the device has no enhanced multi-packet send WQE" ||
-	fail "no reason for the refusal in the log"
+pflag_refused "$A" skb_tx_mpwqe "enhanced MPWQE" "the device has no enhanced multi-packet send WQE"
 ping -c 20 -i 0.05 -W 2 -q 10.10.0.2 >/tmp/ping.out || fail "ping without MPWQE: $(cat /tmp/ping.out)"
 echo "  $(grep -o '[0-9]* received' /tmp/ping.out) of 20 without MPWQE"
 assert_eq "$A tx_mpwqe_blks" 0 "$(stat "$A" tx_mpwqe_blks)"

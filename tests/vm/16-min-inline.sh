@@ -18,22 +18,15 @@ set -euo pipefail
 . "$(dirname "$0")/traffic.sh"
 . "$(dirname "$0")/xdp.sh"
 [ "$RSNIC_FAMILY" = mlx5 ] || skip "MANA has no minimum inline mode"
+xdp_pair sim_min_inline=1
 NF=100
 COUNT=2000
-
-xdp_tools_or_fail
-setup_pair sim_min_inline=1
-quiet_pair
 mark_dmesg
-MAC_A=$(mac "$A")
 assert_eq "$A skb_tx_mpwqe" on "$(priv_flag "$A" skb_tx_mpwqe)"
 
 snap s0a "$A"
 snap s0b "$B" peer
-cap_start plain "$B" peer --count "$NF" --timeout 60 --expect-dst "$MAC_B" --expect-src "$MAC_A"
-send_frames "$A" "" --dst "$MAC_B" --count "$NF"
-cap_wait plain
-check_capture "A -> B with inline headers" "$NF"
+frames_from_a b "A -> B with inline headers" plain
 pktgen_run "$A" "$COUNT" 10.10.0.2 "$MAC_B" 32 60
 wait_for "A's and B's counters to settle" settled
 assert_eq "B's device received what A sent" "$(delta s0a s1a tx_packets)" "$(delta s0b s1b dev_rx_packets)"
@@ -55,10 +48,7 @@ echo "  1000-byte pings both ways: ok"
 xdp_attach "$B" peer xdp_tx
 snap x0a "$A"
 snap x0b "$B" peer
-cap_start tx "$A" "" --count "$NF" --timeout 60 --expect-dst "$MAC_A" --expect-src "$MAC_B"
-send_frames "$A" "" --dst "$MAC_B" --count "$NF"
-cap_wait tx
-check_capture "[XDP_TX] back at A, MACs swapped" "$NF"
+frames_from_a a "[XDP_TX] back at A, MACs swapped" tx
 snap x1b "$B" peer
 assert_eq "B's XDP SQ WQEs refused by the device" 0 "$(delta x0b x1b dev_wqe_errors)"
 xdp_detach "$B" peer

@@ -23,14 +23,10 @@ set -euo pipefail
 . "$(dirname "$0")/traffic.sh"
 . "$(dirname "$0")/xdp.sh"
 [ "$RSNIC_FAMILY" = mlx5 ] || skip "MANA has no CQE compression"
+xdp_pair
 NF=100
 COUNT=4000
-
-xdp_tools_or_fail
-setup_pair
-quiet_pair
 mark_dmesg
-MAC_A=$(mac "$A")
 # TX completion threshold: regular WQEs, bursts of 64.
 ethtool --set-priv-flags "$A" skb_tx_mpwqe off
 snap t0a "$A"
@@ -50,10 +46,7 @@ for mode in off on; do
 	nsx peer ethtool --set-priv-flags "$B" rx_cqe_compress "$mode"
 	snap s0a "$A"
 	snap s0b "$B" peer
-	cap_start "c$mode" "$B" peer --count "$NF" --timeout 60 --expect-dst "$MAC_B" --expect-src "$MAC_A"
-	send_frames "$A" "" --dst "$MAC_B" --count "$NF"
-	cap_wait "c$mode"
-	check_capture "[$mode] A -> B" "$NF"
+	frames_from_a b "[$mode] A -> B" "c$mode"
 	pktgen_run "$A" "$COUNT" 10.10.0.2 "$MAC_B" 32 60
 	wait_for "[$mode] A's and B's counters to settle" settled
 	rx=$(delta s0b s1b rx_packets)
@@ -88,10 +81,7 @@ assert_eq "no checksum verdict, on = off" "$none_off" "$none_on"
 
 # XDP on top of compressed CQEs: XDP_TX on B bounces every frame back to A.
 xdp_attach "$B" peer xdp_tx
-cap_start tx "$A" "" --count "$NF" --timeout 60 --expect-dst "$MAC_A" --expect-src "$MAC_B"
-send_frames "$A" "" --dst "$MAC_B" --count "$NF"
-cap_wait tx
-check_capture "[on, XDP_TX] back at A, MACs swapped" "$NF"
+frames_from_a a "[on, XDP_TX] back at A, MACs swapped" tx
 xdp_detach "$B" peer
 no_kernel_reports
 teardown_pair
@@ -99,11 +89,5 @@ teardown_pair
 # A device without CQE compression: the flag is refused, with the reason in the log.
 setup_pair sim_cqe_compression=0
 mark_dmesg
-if ethtool --set-priv-flags "$A" rx_cqe_compress on 2>/tmp/ethtool.err; then
-	fail "rx_cqe_compress on was accepted by a device without CQE compression"
-fi
-echo "  ethtool --set-priv-flags $A rx_cqe_compress on: $(cat /tmp/ethtool.err)"
-assert_eq "$A rx_cqe_compress after the refusal" off "$(priv_flag "$A" rx_cqe_compress)"
-dmesg_since_mark | grep -q "$A: rx_cqe_compress: the device has no CQE compression" ||
-	fail "no reason for the refusal in the log"
+pflag_refused "$A" rx_cqe_compress "CQE compression" "the device has no CQE compression"
 teardown_pair

@@ -18,7 +18,6 @@ set -euo pipefail
 . "$(dirname "$0")/traffic.sh"
 . "$(dirname "$0")/xdp.sh"
 
-debug=$([ "${KERNEL_VARIANT:-normal}" = debug ] && echo 1 || echo 0)
 COUNT=${RXHASH_COUNT:-$([ "$debug" = 1 ] && echo 1000 || echo 4000)}
 FLOWS=8
 xdp_tools_or_fail

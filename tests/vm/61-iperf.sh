@@ -11,29 +11,14 @@ setup_pair
 sysctl -qw net.core.rmem_max=8388608 net.core.rmem_default=4194304
 ping -c 2 -i 0.2 -W 2 10.10.0.2 >/dev/null || fail "no ping before iperf3"
 
-# iperf3 CLIENT_NS SERVER_NS SERVER_ADDR NAME ARGS...: one run, its JSON in /tmp/NAME.json.
-run_iperf() {
-	local cns=() sns=$2 addr=$3 name=$4
-	[ -n "$1" ] && cns=(ip netns exec "$1")
-	shift 4
-	iperf_server "$addr" "$sns"
-	timeout 60 "${cns[@]}" iperf3 -c "$addr" -t 3 -J "$@" >"/tmp/$name.json" ||
-		fail "iperf3 $name failed: $(iperf_json "/tmp/$name.json" bps)"
-}
-
 for dir in a_to_b b_to_a; do
-	if [ $dir = a_to_b ]; then c=""; s=peer; addr=10.10.0.2; else c=peer; s=""; addr=10.10.0.1; fi
-	run_iperf "$c" "$s" "$addr" "tcp-$dir"
-	bps=$(iperf_json "/tmp/tcp-$dir.json" bps)
-	echo "  TCP $dir: $((bps / 1000)) kbit/s, retransmits $(iperf_json "/tmp/tcp-$dir.json" retransmits)"
-	[ "$bps" -gt 0 ] 2>/dev/null || fail "TCP $dir: no throughput ($bps)"
+	iperf_tcp "$dir"
 
 	snap u0a "$A"
 	snap u0b "$B" peer
-	if [ $dir = a_to_b ]; then path=(peer "$B" "" "$A"); else path=("" "$A" peer "$B"); fi
-	d0=$(path_drops "${path[@]}")
-	run_iperf "$c" "$s" "$addr" "udp-$dir" -u -b 4M -l 1400
-	d1=$(path_drops "${path[@]}")
+	d0=$(dir_drops "$dir")
+	iperf_dir "$dir" "udp-$dir" -u -b 4M -l 1400
+	d1=$(dir_drops "$dir")
 	snap u1a "$A"
 	snap u1b "$B" peer
 	bps=$(iperf_json "/tmp/udp-$dir.json" bps)

@@ -25,14 +25,10 @@
 set -eu
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/traffic.sh"
-trap traffic_cleanup EXIT
 
 [ "$RSNIC_FAMILY" = mlx5 ] || skip "ConnectX's queue recovery (MANA's faults: 68-mana-faults)"
 # The TX watchdog after 5 s instead of mlx5e's 15 (tx_timeout_ms): the cases below wait for it.
-setup_pair tx_timeout_ms=5000
-IA=$(inject_knob "$A")
-IB=$(inject_knob "$B" peer)
-[ -w "$IA" ] && [ -w "$IB" ] || fail "no inject knob at $IA / $IB"
+inject_pair tx_timeout_ms=5000
 
 for bad in " " "bogus" "tx_err 0x1ff" "tx_err 1 2" "rx_bad_wqe_counter 3" "drop_irqs" "drop_irqs -1"; do
 	if printf '%s\n' "$bad" >"$IA" 2>/dev/null; then fail "the knob accepted '$bad'"; fi

@@ -23,13 +23,9 @@
 set -eu
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/traffic.sh"
-trap traffic_cleanup EXIT
 
 [ "$RSNIC_FAMILY" = mana ] || skip "MANA's faults (ConnectX's are 67-recovery's)"
-setup_pair tx_timeout_ms=5000
-IA=$(inject_knob "$A")
-IB=$(inject_knob "$B" peer)
-[ -w "$IA" ] && [ -w "$IB" ] || fail "no inject knob at $IA / $IB"
+inject_pair tx_timeout_ms=5000
 
 # Malformed commands: EINVAL; commands of faults the MANA model does not have: EOPNOTSUPP.
 refused() {

@@ -22,11 +22,8 @@ set -eu
 trap traffic_cleanup EXIT
 
 # The TX watchdog after 5 s instead of 15 (tx_timeout_ms): five cases wait for it.
-setup_pair tx_timeout_ms=5000
+inject_pair tx_timeout_ms=5000
 quiet_pair
-IA=$(inject_knob "$A")
-IB=$(inject_knob "$B" peer)
-[ -w "$IA" ] && [ -w "$IB" ] || fail "no inject knob at $IA / $IB"
 
 # reopened IFACE NETNS N: IFACE's ch_reopen reached N.
 reopened() {

@@ -18,14 +18,11 @@ set -eu
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/traffic.sh"
 
-setup_pair
-quiet_pair
+flows_pair 4
 inb() { ip netns exec peer "$@"; }
-inb ethtool -L "$B" combined 4
-NQ=4
 case $RSNIC_FAMILY in
-mlx5) TABLE=256 RXQ=rx%d_packets ;;
-mana) TABLE=64 RXQ=rx_%d_packets ;;
+mlx5) TABLE=256 ;;
+mana) TABLE=64 ;;
 esac
 DEFAULT_KEY=6d:5a:56:da:25:5b:0e:c2:41:67:25:3d:43:a3:8f:b0:d0:ca:2b:cb:ae:7b:30:b4:77:cb:2d:a3:80:30:f2:0c:6a:42:b7:3b:be:ac:01:fa
 KEY2=3b:9f:02:e1:77:c4:58:a6:1d:e0:93:4c:b2:6f:05:d8:8e:21:fa:67:c3:19:b4:5e:0a:f7:62:d1:38:8b:e5:14:c9:70:2d:af:46:9b:13:e8
@@ -42,34 +39,9 @@ queues_used() { table | sort -un | tr '\n' ' ' | sed 's/ $//'; }
 # 64 consecutive ports take every value of the low bits), so the key test uses STEP 7919,
 # whose 48 flows land 4/10/16/18 under the default key and 10/13/14/11 under KEY2.
 
-# send_flows N BASE STEP: the set's UDP datagrams from A (10.10.0.1) to 10.10.0.2:9 on B.
-send_flows() {
-	python3 - "$1" "$2" "$3" <<'EOF'
-import socket, sys
-n, base, step = int(sys.argv[1]), int(sys.argv[2]), int(sys.argv[3])
-for i in range(n):
-    s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
-    s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-    s.bind(("10.10.0.1", base + (i * step) % 40000))
-    s.sendto(b"rss" * 10, ("10.10.0.2", 9))
-    s.close()
-EOF
-}
-
-# counts N BASE [STEP]: sends the set and prints how many of its flows each of B's queues
-# received.
-counts() {
-	local q out=
-	snap s0a "$A"
-	snap s0b "$B" peer
-	send_flows "$1" "$2" "${3:-1}"
-	wait_for "the flows to reach B" settled
-	for q in $(seq 0 $((NQ - 1))); do
-		# shellcheck disable=SC2059
-		out="$out $(delta s0b s1b "$(printf "$RXQ" "$q")")"
-	done
-	echo "${out# }"
-}
+# counts N BASE [STEP]: sends the set (its UDP datagrams from A, 10.10.0.1, to 10.10.0.2:9 on
+# B) and prints how many of its flows each of B's queues received.
+counts() { queue_counts send_udp_flows "$1" "$2" "${3:-1}" 9 rss 10; }
 
 # predict N BASE STEP FIELDS [KEY2]: the queue counts a Toeplitz computed here gives for
 # the set N BASE STEP under B's current key and table, hashing FIELDS ("sd": the addresses,

@@ -19,45 +19,13 @@ set -eu
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/traffic.sh"
 
-setup_pair
-quiet_pair
+flows_pair 4
 inb() { ip netns exec peer "$@"; }
-inb ethtool -L "$B" combined 4
-NQ=4
-case $RSNIC_FAMILY in
-mlx5) RXQ=rx%d_packets ;;
-mana) RXQ=rx_%d_packets ;;
-esac
 
-# send_flows N BASE DPORT: N UDP datagrams from A (10.10.0.1, source ports BASE..) to
-# 10.10.0.2:DPORT on B, one per flow.
-send_flows() {
-	python3 - "$1" "$2" "$3" <<'EOF'
-import socket, sys
-n, base, dport = int(sys.argv[1]), int(sys.argv[2]), int(sys.argv[3])
-for i in range(n):
-    s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
-    s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-    s.bind(("10.10.0.1", base + i))
-    s.sendto(b"ntuple" * 8, ("10.10.0.2", dport))
-    s.close()
-EOF
-}
-
-# counts N BASE DPORT: sends the set and prints how many of its flows each of B's queues
+# counts N BASE DPORT: sends N UDP datagrams from A (10.10.0.1, source ports BASE..) to
+# 10.10.0.2:DPORT on B, one per flow, and prints how many of them each of B's queues
 # received.
-counts() {
-	local q out=
-	snap s0a "$A"
-	snap s0b "$B" peer
-	send_flows "$1" "$2" "$3"
-	wait_for "the flows to reach B" settled
-	for q in $(seq 0 $((NQ - 1))); do
-		# shellcheck disable=SC2059
-		out="$out $(delta s0b s1b "$(printf "$RXQ" "$q")")"
-	done
-	echo "${out# }"
-}
+counts() { queue_counts send_udp_flows "$1" "$2" 1 "$3" ntuple 8; }
 
 # used COUNTS: how many queues got flows.
 used() { echo "$1" | tr ' ' '\n' | grep -vc '^0$' || true; }

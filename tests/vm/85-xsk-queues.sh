@@ -25,7 +25,6 @@ set -euo pipefail
 . "$(dirname "$0")/xdp.sh"
 one_family_on_debug
 
-debug=$([ "${KERNEL_VARIANT:-normal}" = debug ] && echo 1 || echo 0)
 N=${XSK_COUNT:-$([ "$debug" = 1 ] && echo 300 || echo 2000)}
 # The XSK queues of one channel: ConnectX XSK RQ, XSK SQ, ICO SQ and a CQ each; MANA an RQ
 # and an SQ object (each with its CQ).
@@ -33,11 +32,8 @@ XSKQ=$([ "$RSNIC_FAMILY" = mlx5 ] && echo 6 || echo 2)
 PARTS=" ${XSKQ_PARTS:-1 2 3} "
 part() { case $PARTS in *" $1 "*) return 0 ;; esac; return 1; }
 
-xdp_tools_or_fail
-setup_pair
-quiet_pair
+xdp_pair
 mark_dmesg
-MAC_A=$(mac "$A")
 xdp_native_or_fail "$B" peer
 zc_check "$B" "$(xdp_features "$B" peer)"
 

@@ -23,9 +23,7 @@ set -euo pipefail
 . "$(dirname "$0")/xdp.sh"
 one_family_on_debug
 
-xdp_tools_or_fail
-setup_pair
-quiet_pair
+xdp_pair
 xdp_native_or_fail "$B" peer
 mark_dmesg
 START=$DMESG_MARK

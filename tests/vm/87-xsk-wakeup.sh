@@ -15,16 +15,13 @@ set -euo pipefail
 . "$(dirname "$0")/xdp.sh"
 one_family_on_debug
 
-debug=$([ "${KERNEL_VARIANT:-normal}" = debug ] && echo 1 || echo 0)
 N=${XSK_COUNT:-$([ "$debug" = 1 ] && echo 2000 || echo 20000)}
 case $RSNIC_FAMILY in
 mlx5) KICK=xsk_wakeup_nops ;;
 mana) KICK=xsk_wakeup_napi ;;
 esac
 
-xdp_tools_or_fail
-setup_pair
-quiet_pair
+xdp_pair
 mark_dmesg
 xdp_native_or_fail "$A"
 zc_check "$A" "$(xdp_features "$A")"

@@ -22,7 +22,6 @@ set -euo pipefail
 # On the debug kernel: ConnectX only (the XDP glue under rust/ and channel/ is shared).
 one_family_on_debug
 
-debug=$([ "${KERNEL_VARIANT:-normal}" = debug ] && echo 1 || echo 0)
 COUNT=${XDP_PKTGEN_COUNT:-$([ "$debug" = 1 ] && echo 1000 || echo 10000)}
 NF=${XDP_TEST_FRAMES:-300}
 # The actions to run (XDP_ACTIONS). On the debug kernel, where each costs about a minute, the
@@ -30,13 +29,10 @@ NF=${XDP_TEST_FRAMES:-300}
 # after head and tail moves (pass_adjust) and the XDP TX path (tx).
 ACTS=${XDP_ACTIONS:-$([ "$debug" = 1 ] && echo "drop pass_adjust tx" || echo "drop aborted pass pass_adjust tx")}
 
-xdp_tools_or_fail
-setup_pair
-quiet_pair
+xdp_pair
 mark_dmesg
 xdp_native_or_fail "$B" peer
 xdp_counters_or_fail "$B" peer
-MAC_A=$(mac "$A")
 
 # TAKEN: the frames B's XDP programs took, from the deltas in DB.
 declare -A DA DB

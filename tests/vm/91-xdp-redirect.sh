@@ -15,7 +15,6 @@ set -euo pipefail
 . "$(dirname "$0")/traffic.sh"
 . "$(dirname "$0")/xdp.sh"
 
-debug=$([ "${KERNEL_VARIANT:-normal}" = debug ] && echo 1 || echo 0)
 COUNT=${XDP_PKTGEN_COUNT:-$([ "$debug" = 1 ] && echo 2000 || echo 10000)}
 NF=${XDP_TEST_FRAMES:-300}
 

@@ -17,13 +17,10 @@ set -euo pipefail
 # XDP redirect path that 90-xdp-actions and the ConnectX pass exercise there).
 one_family_on_debug
 
-debug=$([ "${KERNEL_VARIANT:-normal}" = debug ] && echo 1 || echo 0)
 N=${XSK_COUNT:-$([ "$debug" = 1 ] && echo 500 || echo 5000)}
 NL=${XSK_L2FWD_COUNT:-$([ "$debug" = 1 ] && echo 250 || echo 2000)}
 
-xdp_tools_or_fail
-setup_pair
-quiet_pair
+xdp_pair
 ip netns exec peer ethtool -L "$B" combined 1
 wait_for "carrier on $A" eval '[ "$(carrier "$A")" = 1 ]'
 # What A's stack sent while the links came up, before quiet_pair turned IPv6 off (a clean
@@ -37,7 +34,6 @@ b_quiet() {
 }
 wait_for "B's port quiet" b_quiet
 mark_dmesg
-MAC_A=$(mac "$A")
 xdp_native_or_fail "$B" peer
 xdp_counters_or_fail "$B" peer
 feats=$(xdp_features "$B" peer)

@@ -13,7 +13,6 @@ set -euo pipefail
 . "$(dirname "$0")/traffic.sh"
 . "$(dirname "$0")/xdp.sh"
 
-debug=$([ "${KERNEL_VARIANT:-normal}" = debug ] && echo 1 || echo 0)
 N=${XSK_COUNT:-$([ "$debug" = 1 ] && echo 1000 || echo 5000)}
 NL=${XSK_L2FWD_COUNT:-$([ "$debug" = 1 ] && echo 500 || echo 2000)}
 

@@ -23,11 +23,8 @@ set -euo pipefail
 
 NF=${XDP_TEST_FRAMES:-2000}
 
-xdp_tools_or_fail
-setup_pair sim_mpwqe=0
-quiet_pair
+xdp_pair sim_mpwqe=0
 mark_dmesg
-MAC_A=$(mac "$A")
 xdp_native_or_fail "$B" peer
 
 # no_mpwqe WHAT SENT_COUNTER: B's device refused nothing, ran no MPWQE, no reopen; the SQ's
@@ -44,10 +41,7 @@ no_mpwqe() {
 # XDP_TX on B: every frame back to A with the MACs swapped.
 xdp_attach "$B" peer xdp_tx
 snap b0 "$B" peer
-cap_start tx "$A" "" --count "$NF" --timeout 120 --expect-dst "$MAC_A" --expect-src "$MAC_B"
-send_frames "$A" "" --dst "$MAC_B" --count "$NF"
-cap_wait tx
-check_capture "[XDP_TX, regular WQEs] back at A" "$NF"
+frames_from_a a "[XDP_TX, regular WQEs] back at A" tx 120
 snap b1 "$B" peer
 no_mpwqe "XDP_TX, regular WQEs" rx_xdp_tx_xmit rx_xdp_tx_mpwqe
 assert_eq "[XDP_TX, regular WQEs] B rx_xdp_tx_err + rx_xdp_tx_full" 0 \
@@ -58,10 +52,7 @@ xdp_detach "$B" peer
 nsx peer "$XDPCTL" attach "$B" "$XDP_DIR/xdp_redirect.o" --redirect-dev "$B" \
 	--dst-mac "$MAC_A" --src-mac "$MAC_B" >/dev/null || fail "attaching xdp_redirect to $B"
 snap b0 "$B" peer
-cap_start rd "$A" "" --count "$NF" --timeout 120 --expect-dst "$MAC_A" --expect-src "$MAC_B"
-send_frames "$A" "" --dst "$MAC_B" --count "$NF"
-cap_wait rd
-check_capture "[redirect, regular WQEs] back at A" "$NF"
+frames_from_a a "[redirect, regular WQEs] back at A" rd 120
 snap b1 "$B" peer
 no_mpwqe "redirect, regular WQEs" tx_xdp_xmit tx_xdp_mpwqe
 assert_eq "[redirect, regular WQEs] B tx_xdp_err + tx_xdp_full" 0 \
@@ -83,13 +74,7 @@ assert_eq "[AF_XDP TX, regular WQEs] B tx_xsk_err" 0 "$(delta b0 b1 tx_xsk_err)"
 xdp_detach "$B" peer
 for f in xdp_tx_mpwqe skb_tx_mpwqe; do
 	assert_eq "$B $f at load (no enhanced MPWQE)" off "$(priv_flag "$B" "$f" peer)"
-	if nsx peer ethtool --set-priv-flags "$B" "$f" on 2>/tmp/ethtool.err; then
-		fail "$f on was accepted by a device without enhanced MPWQE"
-	fi
-	echo "  ethtool --set-priv-flags $B $f on: $(cat /tmp/ethtool.err)"
-	assert_eq "$B $f after the refusal" off "$(priv_flag "$B" "$f" peer)"
-	dmesg_since_mark | grep -q "$B: $f: the device has no enhanced multi-packet send WQE" ||
-		fail "no reason for refusing $f in the log"
+	pflag_refused "$B" "$f" "enhanced MPWQE" "the device has no enhanced multi-packet send WQE" peer
 done
 no_kernel_reports
 dmesg_since_mark | grep -q "XDP SQ fault" && fail "an XDP SQ faulted: $(dmesg_since_mark | grep 'XDP SQ fault' | head -n1)"
@@ -110,10 +95,7 @@ for mode in off on; do
 	assert_eq "$B xdp_tx_mpwqe" "$mode" "$(priv_flag "$B" xdp_tx_mpwqe peer)"
 	wait_for "carrier on $A" eval '[ "$(carrier "$A")" = 1 ]'
 	snap b0 "$B" peer
-	cap_start "m$mode" "$A" "" --count "$NF" --timeout 120 --expect-dst "$MAC_A" --expect-src "$MAC_B"
-	send_frames "$A" "" --dst "$MAC_B" --count "$NF"
-	cap_wait "m$mode"
-	check_capture "[XDP_TX, xdp_tx_mpwqe $mode] back at A" "$NF"
+	frames_from_a a "[XDP_TX, xdp_tx_mpwqe $mode] back at A" "m$mode" 120
 	snap b1 "$B" peer
 	sessions=$(delta b0 b1 rx_xdp_tx_mpwqe)
 	echo "  [xdp_tx_mpwqe $mode] $NF frames: $sessions MPWQE sessions," \

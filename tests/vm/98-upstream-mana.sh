@@ -101,62 +101,6 @@ teardown_mana_pair() {
 # a failure there would be the test's exit status.)
 trap 'ip netns del peer 2>/dev/null || true; if grep -q "^mana " /proc/modules; then rmmod mana || true; fi' EXIT
 
-# ping_both [ARGS...]: ping A -> B and B -> A over IPv4 and IPv6, 5 echoes each; every
-# echo must be answered.
-ping_both() {
-	local v out
-	for v in "10.10.0.2 10.10.0.1" "fd00::2 fd00::1"; do
-		# shellcheck disable=SC2086 # two addresses
-		set -- $v
-		out=$(ping -c 5 -i 0.2 -W 2 "$1" 2>&1) || fail "ping $A -> $1: $(echo "$out" | tail -n 2)"
-		echo "$out" | grep -q ' 5 received' || fail "ping $A -> $1: $(echo "$out" | tail -n 2)"
-		out=$(ip netns exec peer ping -c 5 -i 0.2 -W 2 "$2" 2>&1) ||
-			fail "ping $B -> $2: $(echo "$out" | tail -n 2)"
-		echo "$out" | grep -q ' 5 received' || fail "ping $B -> $2: $(echo "$out" | tail -n 2)"
-		echo "  ping $A <-> $B ($1, $2): 5 of 5 both ways"
-	done
-}
-
-# run_iperf CLIENT_NS SERVER_NS SERVER_ADDR NAME ARGS...: one iperf3 run, its JSON in
-# /tmp/NAME.json.
-run_iperf() {
-	local cns=() sns=$2 addr=$3 name=$4
-	[ -n "$1" ] && cns=(ip netns exec "$1")
-	shift 4
-	iperf_server "$addr" "$sns"
-	timeout 60 "${cns[@]}" iperf3 -c "$addr" -t 3 -J "$@" >"/tmp/$name.json" ||
-		fail "iperf3 $name failed: $(iperf_json "/tmp/$name.json" bps)"
-}
-
-# iperf_both: TCP (TSO, TCP checksum offload) and UDP (UDP checksum offload, 1400-byte
-# datagrams at 4 Mbit/s) both ways; TCP must move data, UDP lose at most 1% uncounted
-# (udp_loss_check).
-iperf_both() {
-	local dir c s addr bps d0 path
-	for dir in a_to_b b_to_a; do
-		if [ $dir = a_to_b ]; then c="" s=peer addr=10.10.0.2; else c=peer s="" addr=10.10.0.1; fi
-		run_iperf "$c" "$s" "$addr" "tcp-$dir"
-		bps=$(iperf_json "/tmp/tcp-$dir.json" bps)
-		echo "  TCP $dir: $((bps / 1000)) kbit/s, retransmits $(iperf_json "/tmp/tcp-$dir.json" retransmits)"
-		[ "$bps" -gt 0 ] 2>/dev/null || fail "TCP $dir: no throughput ($bps)"
-		if [ $dir = a_to_b ]; then path=(peer "$B" "" "$A"); else path=("" "$A" peer "$B"); fi
-		d0=$(path_drops "${path[@]}")
-		run_iperf "$c" "$s" "$addr" "udp-$dir" -u -b 4M -l 1400
-		bps=$(iperf_json "/tmp/udp-$dir.json" bps)
-		udp_loss_check "$dir at 4 Mbit/s ($((bps / 1000)) kbit/s)" \
-			"$(iperf_json "/tmp/udp-$dir.json" lost)" "$(iperf_json "/tmp/udp-$dir.json" packets)" \
-			$(($(path_drops "${path[@]}") - d0))
-	done
-}
-
-# ethtool_sum IFACE NETNS PATTERN: the sum of IFACE's ethtool -S counters whose names match
-# the extended regular expression PATTERN (anchored).
-ethtool_sum() {
-	local ns=()
-	[ -n "$2" ] && ns=(ip netns exec "$2")
-	"${ns[@]}" ethtool -S "$1" | awk -v re="^($3):\$" '$1 ~ re { n += $2 } END { print n + 0 }'
-}
-
 # model_sum NAME: the model's counter NAME summed over the vports' counters files.
 model_sum() {
 	local p f k v n=0
@@ -209,12 +153,7 @@ for mtu in 4000 1500; do
 done
 # 802.1Q: mana inserts the tag through the long OOB and takes a received frame's tag from
 # the CQE (the device strips it: dev_rx_vlan_stripped in the model).
-ip link add link "$A" name "$A.10" type vlan id 10 || fail "no VLAN interface on $A"
-ip netns exec peer ip link add link "$B" name "$B.10" type vlan id 10 || fail "no VLAN interface on $B"
-ip addr add 10.10.10.1/24 dev "$A.10"
-ip netns exec peer ip addr add 10.10.10.2/24 dev "$B.10"
-ip link set "$A.10" up
-ip netns exec peer ip link set "$B.10" up
+vlan_pair
 v0=$(model_sum dev_rx_vlan_stripped) l0=$(ethtool_sum "$A" "" 'tx_[0-9]+_long_pkt_fmt')
 out=$(ping -c 10 -i 0.1 -W 2 10.10.10.2 2>&1) || fail "ping over VLAN 10, A -> B: $(echo "$out" | tail -n 2)"
 out=$(ip netns exec peer ping -c 10 -i 0.1 -W 2 -s 1400 10.10.10.1 2>&1) ||

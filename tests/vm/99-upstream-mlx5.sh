@@ -56,26 +56,12 @@ pair_up "${IFS_MLX5[0]}" "${IFS_MLX5[1]}"
 ip -br addr show "$A"
 
 # Ping both ways, IPv4 and IPv6.
-for v in "10.10.0.2 10.10.0.1" "fd00::2 fd00::1"; do
-	# shellcheck disable=SC2086 # two addresses
-	set -- $v
-	out=$(ping -c 5 -i 0.2 -W 2 "$1" 2>&1) || fail "ping $A -> $1: $(echo "$out" | tail -n 2)"
-	echo "$out" | grep -q ' 5 received' || fail "ping $A -> $1: $(echo "$out" | tail -n 2)"
-	out=$(ip netns exec peer ping -c 5 -i 0.2 -W 2 "$2" 2>&1) ||
-		fail "ping $B -> $2: $(echo "$out" | tail -n 2)"
-	echo "$out" | grep -q ' 5 received' || fail "ping $B -> $2: $(echo "$out" | tail -n 2)"
-	echo "  ping $A <-> $B ($1, $2): 5 of 5 both ways"
-done
+ping_both
 
 # 802.1Q: mlx5e's rx-vlan-offload is on by default (its RQs made with vsd 0): the model
 # strips each tag into the CQE, which mlx5e counts in rx_removed_vlan_packets. rxvlan off on
 # B reaches the model by MODIFY_RQ (RDY -> RDY, VSD in the bitmask).
-ip link add link "$A" name "$A.10" type vlan id 10 || fail "no VLAN interface on $A"
-ip netns exec peer ip link add link "$B" name "$B.10" type vlan id 10 || fail "no VLAN interface on $B"
-ip addr add 10.10.10.1/24 dev "$A.10"
-ip netns exec peer ip addr add 10.10.10.2/24 dev "$B.10"
-ip link set "$A.10" up
-ip netns exec peer ip link set "$B.10" up
+vlan_pair
 vlan_pings() {
 	out=$(ping -c 10 -i 0.1 -W 2 10.10.10.2 2>&1) || fail "ping over VLAN 10, A -> B ($1): $(echo "$out" | tail -n 2)"
 	out=$(ip netns exec peer ping -c 10 -i 0.1 -W 2 -s 1400 10.10.10.1 2>&1) ||
@@ -83,14 +69,9 @@ vlan_pings() {
 }
 # removed_agree: each port's mlx5e count of stripped tags equals the model's (VLAN_B: B's).
 removed_agree() {
-	VLAN_A=$(hw_sum "$A" "" rx_removed_vlan_packets) VLAN_B=$(hw_sum "$B" peer rx_removed_vlan_packets)
+	VLAN_A=$(ethtool_sum "$A" "" rx_removed_vlan_packets) VLAN_B=$(ethtool_sum "$B" peer rx_removed_vlan_packets)
 	[ "$VLAN_A" = "$(model_counter dev_rx_vlan_stripped 0)" ] &&
 		[ "$VLAN_B" = "$(model_counter dev_rx_vlan_stripped 1)" ]
-}
-hw_sum() {
-	local ns=()
-	[ -n "$2" ] && ns=(ip netns exec "$2")
-	"${ns[@]}" ethtool -S "$1" | awk -v re="^($3):\$" '$1 ~ re { n += $2 } END { print n + 0 }'
 }
 vlan_pings "rxvlan on"
 WAIT_TRIES=100 WAIT_DIAG='eval echo "mlx5e $VLAN_A $VLAN_B, model $(model_counter dev_rx_vlan_stripped 0) $(model_counter dev_rx_vlan_stripped 1)"' \
@@ -111,22 +92,7 @@ ip link del "$A.10"
 ip netns exec peer ip link del "$B.10"
 
 # iperf3: TCP (TSO, checksum offload) and UDP both ways.
-for dir in a_to_b b_to_a; do
-	if [ $dir = a_to_b ]; then cns=() sns=peer addr=10.10.0.2; else cns=(ip netns exec peer) sns="" addr=10.10.0.1; fi
-	iperf_server "$addr" "$sns"
-	timeout 60 "${cns[@]}" iperf3 -c "$addr" -t 3 -J >"/tmp/tcp-$dir.json" ||
-		fail "iperf3 TCP $dir failed"
-	bps=$(iperf_json "/tmp/tcp-$dir.json" bps)
-	echo "  TCP $dir: $((bps / 1000)) kbit/s"
-	[ "$bps" -gt 0 ] 2>/dev/null || fail "TCP $dir: no throughput ($bps)"
-	iperf_server "$addr" "$sns"
-	if [ $dir = a_to_b ]; then path=(peer "$B" "" "$A"); else path=("" "$A" peer "$B"); fi
-	d0=$(path_drops "${path[@]}")
-	timeout 60 "${cns[@]}" iperf3 -c "$addr" -t 3 -J -u -b 4M -l 1400 >"/tmp/udp-$dir.json" ||
-		fail "iperf3 UDP $dir failed"
-	udp_loss_check "$dir at 4 Mbit/s" "$(iperf_json "/tmp/udp-$dir.json" lost)" \
-		"$(iperf_json "/tmp/udp-$dir.json" packets)" $(($(path_drops "${path[@]}") - d0))
-done
+iperf_both
 
 # ethtool -S against the model, once the ports are quiet (IPv6 neighbour and router
 # traffic may still trickle: read both sides until they agree).
@@ -136,11 +102,11 @@ agree() {
 	AGREE=""
 	for p in 0 1; do
 		if [ "$p" = 0 ]; then ifc=$A ns=""; else ifc=$B ns=peer; fi
-		rx=$(hw_sum "$ifc" "$ns" "rx_vport_(unicast|multicast|broadcast)_packets")
-		tx=$(hw_sum "$ifc" "$ns" "tx_vport_(unicast|multicast|broadcast)_packets")
+		rx=$(ethtool_sum "$ifc" "$ns" "rx_vport_(unicast|multicast|broadcast)_packets")
+		tx=$(ethtool_sum "$ifc" "$ns" "tx_vport_(unicast|multicast|broadcast)_packets")
 		# The Q counters: the channels' RQs (rx_out_of_buffer) and the drop RQ's
 		# (rx_if_down_packets); the model counts both in dev_rx_out_of_buffer.
-		drops=$(hw_sum "$ifc" "$ns" "rx_out_of_buffer|rx_if_down_packets")
+		drops=$(ethtool_sum "$ifc" "$ns" "rx_out_of_buffer|rx_if_down_packets")
 		mrx=$(model_counter dev_rx_packets "$p")
 		mtx=$(model_counter dev_tx_packets "$p")
 		mdrops=$(model_counter dev_rx_out_of_buffer "$p")
@@ -150,7 +116,7 @@ agree() {
 }
 WAIT_TRIES=100 WAIT_DIAG='eval echo "ethtool -S / model:$AGREE"' wait_for "ethtool -S to agree with the model" agree
 echo "  ethtool -S / model:$AGREE"
-[ "$(hw_sum "$A" "" "rx_vport_unicast_packets")" -gt 1000 ] || fail "too few unicast frames counted"
+[ "$(ethtool_sum "$A" "" "rx_vport_unicast_packets")" -gt 1000 ] || fail "too few unicast frames counted"
 ip netns del peer
 sleep 0.5
 unload_mlx5

@@ -13,6 +13,7 @@ RSNIC_KO=${RSNIC_KO:-$RSNIC_ROOT/target/kbuild/${KERNEL_VARIANT:-normal}/rsnic.k
 #   C_WQE_ERR      TX WQEs the device refused
 #   C_TX_BYTES     bytes the device put on the wire
 #   C_STOPS        TX queue stops by the driver, C_WAKES its wakes
+#   C_RXQ          the packets one RX queue received, a printf format of the queue number
 #   C_HW_TX        the hardware counters (ethtool -S, from the device's control interface)
 #                  whose sum is the packets the port sent, C_HW_RX the packets it received
 #   HW_SCOPE       what C_HW_* count: "port" (ConnectX's vport counters) or "device" (MANA's
@@ -23,7 +24,7 @@ mlx5)
 	PFLAG=skb_tx_mpwqe PFLAG_DEFAULT=on PFLAG_MODES="on off"
 	PFLAGS="rx_cqe_compress=off xdp_tx_mpwqe=on skb_tx_mpwqe=on"
 	C_NOWQE=dev_rx_out_of_buffer C_TOO_LONG=dev_rx_too_long C_WQE_ERR=dev_wqe_errors
-	C_TX_BYTES=dev_tx_bytes C_STOPS=tx_queue_stopped C_WAKES=tx_queue_wake
+	C_TX_BYTES=dev_tx_bytes C_STOPS=tx_queue_stopped C_WAKES=tx_queue_wake C_RXQ=rx%d_packets
 	C_HW_TX="tx_vport_unicast_packets tx_vport_multicast_packets tx_vport_broadcast_packets"
 	C_HW_RX="rx_vport_unicast_packets rx_vport_multicast_packets rx_vport_broadcast_packets"
 	HW_SCOPE=port
@@ -32,7 +33,7 @@ mana)
 	PFLAG=rx_db_per_packet PFLAG_DEFAULT=off PFLAG_MODES="off on"
 	PFLAGS="rx_db_per_packet=off"
 	C_NOWQE=dev_rx_discards_no_wqe C_TOO_LONG=dev_rx_truncated C_WQE_ERR=dev_tx_wqe_errors
-	C_TX_BYTES=dev_tx_bytes C_STOPS=stop_queue C_WAKES=wake_queue
+	C_TX_BYTES=dev_tx_bytes C_STOPS=stop_queue C_WAKES=wake_queue C_RXQ=rx_%d_packets
 	C_HW_TX="hc_tx_ucast_pkts hc_tx_mcast_pkts hc_tx_bcast_pkts"
 	C_HW_RX="hc_rx_ucast_pkts hc_rx_mcast_pkts hc_rx_bcast_pkts"
 	HW_SCOPE=device
@@ -61,6 +62,12 @@ assert_eq() {
 	[ "$2" = "$3" ] || fail "$1: expected '$2', got '$3'"
 	echo "  $1 = $3"
 }
+
+# debug: 1 on the debug kernel (KERNEL_VARIANT=debug), 0 otherwise; tests scale their packet
+# counts and waits by it. (No subshell: a process costs a tenth of a second in the TCG VM.)
+debug=0
+# shellcheck disable=SC2034 # (for the tests)
+[ "${KERNEL_VARIANT:-normal}" != debug ] || debug=1
 
 # one_family_on_debug: on the debug kernel and the kernel transport, ends the test as
 # skipped (exit 77) unless the family is mlx5. For tests of family-independent code (ports,
@@ -187,6 +194,21 @@ priv_flag() {
 	fi | sed -n "s/^$2 *: *//p"
 }
 
+# pflag_refused IFACE FLAG WITHOUT REASON [NETNS]: a device without WITHOUT (a capability)
+# refuses `ethtool --set-priv-flags IFACE FLAG on` (ethtool's message is printed). Fails if
+# ethtool accepts it, if FLAG is not off afterwards, or if the kernel log since mark_dmesg
+# lacks "IFACE: FLAG: REASON" (a grep pattern).
+pflag_refused() {
+	local ifc=$1 f=$2 ns=()
+	[ -n "${5:-}" ] && ns=(ip netns exec "$5")
+	if "${ns[@]}" ethtool --set-priv-flags "$ifc" "$f" on 2>/tmp/ethtool.err; then
+		fail "$f on was accepted by a device without $3"
+	fi
+	echo "  ethtool --set-priv-flags $ifc $f on: $(cat /tmp/ethtool.err)"
+	assert_eq "$ifc $f after the refusal" off "$(priv_flag "$ifc" "$f" "${5:-}")"
+	dmesg_since_mark | grep -q "$ifc: $f: $4" || fail "no reason for refusing $f in the log"
+}
+
 # wait_for DESCRIPTION COMMAND...: retries COMMAND for up to 5 s, 20 s on the debug kernel
 # (carrier changes go through the link watch work, counters settle as packets drain);
 # WAIT_TRIES=N for N tenths of a second instead (four times that on the debug kernel).
@@ -277,6 +299,15 @@ inject_knob() {
 	echo "$(dirname "$(model_counters_file "$@")")/inject"
 }
 
+# inject_pair [ARGS...]: setup_pair ARGS, then IA and IB, the fault-injection knobs of A and
+# of B (inject_knob). Fails where setup_pair does, or unless both knobs are writable.
+inject_pair() {
+	setup_pair "$@"
+	IA=$(inject_knob "$A")
+	IB=$(inject_knob "$B" peer)
+	[ -w "$IA" ] && [ -w "$IB" ] || fail "no inject knob at $IA / $IB"
+}
+
 # counters IFACE [NETNS]: IFACE's `ethtool -S` (what the driver reports, hardware counters
 # from the device's control interface included) followed by the device model's counters
 # (dev_*), in ethtool's format.
@@ -313,15 +344,23 @@ d, k = json.load(sys.stdin)[0]["stats64"], sys.argv[1].split(".")
 print(d[k[0]][k[1]])' "$2"
 }
 
-# stat IFACE NAME [NETNS]: one counter of counters().
-stat() {
+# file_field FILE KEY [DEFAULT]: the rest of FILE's first line whose first word is KEY, or
+# DEFAULT (nothing without one) if no line has it. Read by the shell: a process costs a
+# tenth of a second in the TCG VM.
+file_field() {
 	local k v
-	counters "$1" "${3:-}" >/tmp/stat.raw
 	while read -r k v; do
-		if [ "$k" = "$2:" ]; then
+		if [ "$k" = "$2" ]; then
 			echo "$v"
 			return
 		fi
-	done </tmp/stat.raw
+	done <"$1"
+	[ $# -lt 3 ] || echo "$3"
+}
+
+# stat IFACE NAME [NETNS]: one counter of counters() (nothing if IFACE has no NAME).
+stat() {
+	counters "$1" "${3:-}" >/tmp/stat.raw
+	file_field /tmp/stat.raw "$2:"
 }
 

@@ -64,15 +64,9 @@ fn_port() {
 
 # The model's counter NAME of port P (devd rewrites the file when it goes idle).
 model_counter() {
-	local f=${RSNIC_DEVD_DIR:-/nonexistent}/port$2/counters k v
+	local f=${RSNIC_DEVD_DIR:-/nonexistent}/port$2/counters
 	[ -r "$f" ] || fail "no model counters at $f"
-	while read -r k v; do
-		if [ "$k" = "$1:" ]; then
-			echo "$v"
-			return
-		fi
-	done <"$f"
-	echo 0
+	file_field "$f" "$1:" 0
 }
 
 # load_mlx5: insmod, both functions bound, an interface on each (IFS_MLX5, in function

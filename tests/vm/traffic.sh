@@ -16,14 +16,7 @@ snap() {
 # snap_get NAME COUNTER: COUNTER in snapshot NAME (0 if absent). Read by the shell: a
 # process costs a tenth of a second in the TCG VM, seconds on the debug kernel.
 snap_get() {
-	local k v
-	while read -r k v; do
-		if [ "$k" = "$2" ]; then
-			echo "$v"
-			return
-		fi
-	done <"/tmp/snap.$1"
-	echo 0
+	file_field "/tmp/snap.$1" "$2" 0
 }
 
 # delta NAME0 NAME1 COUNTER: COUNTER in snapshot NAME1 minus COUNTER in snapshot NAME0.
@@ -248,6 +241,93 @@ print(int(x) if f != "lost_percent" else "%.2f" % x)
 EOF
 }
 
+# ping_both: ping A -> B and B -> A over IPv4 and IPv6 (pair_up's addresses), 5 echoes each;
+# fails unless every echo is answered.
+ping_both() {
+	local v out
+	for v in "10.10.0.2 10.10.0.1" "fd00::2 fd00::1"; do
+		# shellcheck disable=SC2086 # two addresses
+		set -- $v
+		out=$(ping -c 5 -i 0.2 -W 2 "$1" 2>&1) || fail "ping $A -> $1: $(echo "$out" | tail -n 2)"
+		echo "$out" | grep -q ' 5 received' || fail "ping $A -> $1: $(echo "$out" | tail -n 2)"
+		out=$(ip netns exec peer ping -c 5 -i 0.2 -W 2 "$2" 2>&1) ||
+			fail "ping $B -> $2: $(echo "$out" | tail -n 2)"
+		echo "$out" | grep -q ' 5 received' || fail "ping $B -> $2: $(echo "$out" | tail -n 2)"
+		echo "  ping $A <-> $B ($1, $2): 5 of 5 both ways"
+	done
+}
+
+# vlan_pair: VLAN 10 over the pair: $A.10 with 10.10.10.1/24 and, in "peer", $B.10 with
+# 10.10.10.2/24, both up. Fails if either VLAN interface cannot be made.
+vlan_pair() {
+	ip link add link "$A" name "$A.10" type vlan id 10 || fail "no VLAN interface on $A"
+	ip netns exec peer ip link add link "$B" name "$B.10" type vlan id 10 || fail "no VLAN interface on $B"
+	ip addr add 10.10.10.1/24 dev "$A.10"
+	ip netns exec peer ip addr add 10.10.10.2/24 dev "$B.10"
+	ip link set "$A.10" up
+	ip netns exec peer ip link set "$B.10" up
+}
+
+# run_iperf CLIENT_NS SERVER_NS SERVER_ADDR NAME ARGS...: one iperf3 run of 3 s (ARGS added)
+# from CLIENT_NS to a server on SERVER_ADDR in SERVER_NS ("" for the initial namespace), its
+# JSON in /tmp/NAME.json. Fails if iperf3 does or takes over 60 s.
+run_iperf() {
+	local cns=() server_ns=$2 addr=$3 name=$4
+	[ -n "$1" ] && cns=(ip netns exec "$1")
+	shift 4
+	iperf_server "$addr" "$server_ns"
+	timeout 60 "${cns[@]}" iperf3 -c "$addr" -t 3 -J "$@" >"/tmp/$name.json" ||
+		fail "iperf3 $name failed: $(iperf_json "/tmp/$name.json" bps)"
+}
+
+# iperf_dir DIR NAME ARGS...: run_iperf in direction DIR of the pair: a_to_b from A to B
+# (10.10.0.2, in "peer"), b_to_a from B to A (10.10.0.1).
+iperf_dir() {
+	local dir=$1
+	shift
+	if [ "$dir" = a_to_b ]; then run_iperf "" peer 10.10.0.2 "$@"; else run_iperf peer "" 10.10.0.1 "$@"; fi
+}
+
+# dir_drops DIR: path_drops for the datagrams of direction DIR (a_to_b: B in "peer"
+# receives, A sends; b_to_a the other way).
+dir_drops() {
+	if [ "$1" = a_to_b ]; then path_drops peer "$B" "" "$A"; else path_drops "" "$A" peer "$B"; fi
+}
+
+# iperf_tcp DIR: iperf3 TCP in direction DIR (iperf_dir, its JSON in /tmp/tcp-DIR.json);
+# prints the rate and the retransmits. Fails if iperf3 does or if no data moved.
+iperf_tcp() {
+	local bps
+	iperf_dir "$1" "tcp-$1"
+	bps=$(iperf_json "/tmp/tcp-$1.json" bps)
+	echo "  TCP $1: $((bps / 1000)) kbit/s, retransmits $(iperf_json "/tmp/tcp-$1.json" retransmits)"
+	[ "$bps" -gt 0 ] 2>/dev/null || fail "TCP $1: no throughput ($bps)"
+}
+
+# iperf_both: in each direction TCP (iperf_tcp: TSO, TCP checksum offload), then UDP (UDP
+# checksum offload, 1400-byte datagrams at 4 Mbit/s) that may lose at most 1% uncounted
+# (udp_loss_check, the drops counted by dir_drops). Fails where those do.
+iperf_both() {
+	local dir bps d0
+	for dir in a_to_b b_to_a; do
+		iperf_tcp "$dir"
+		d0=$(dir_drops "$dir")
+		iperf_dir "$dir" "udp-$dir" -u -b 4M -l 1400
+		bps=$(iperf_json "/tmp/udp-$dir.json" bps)
+		udp_loss_check "$dir at 4 Mbit/s ($((bps / 1000)) kbit/s)" \
+			"$(iperf_json "/tmp/udp-$dir.json" lost)" "$(iperf_json "/tmp/udp-$dir.json" packets)" \
+			$(($(dir_drops "$dir") - d0))
+	done
+}
+
+# ethtool_sum IFACE NETNS PATTERN: the sum of IFACE's ethtool -S counters whose names match
+# the extended regular expression PATTERN (anchored); NETNS "" for the initial namespace.
+ethtool_sum() {
+	local ns=()
+	[ -n "$2" ] && ns=(ip netns exec "$2")
+	"${ns[@]}" ethtool -S "$1" | awk -v re="^($3):\$" '$1 ~ re { n += $2 } END { print n + 0 }'
+}
+
 # transfer_check FROM_NS TO_NS TO_ADDR MB: sends MB megabytes of random data over TCP with
 # socat from namespace FROM_NS ("" = init) to a listener at TO_ADDR (IPv4 or IPv6) in TO_NS,
 # compares sha256.
@@ -278,6 +358,49 @@ traffic_cleanup() {
 	ip netns del peer 2>/dev/null || true
 }
 trap traffic_cleanup EXIT
+
+# Sets of UDP flows from A to B and the RX queues of B they land on (74-rss, 76-ntuple).
+# flows_pair NQ: setup_pair and quiet_pair with NQ channels on B; sets NQ. Fails where those
+# do or if ethtool -L does.
+flows_pair() {
+	setup_pair
+	quiet_pair
+	ip netns exec peer ethtool -L "$B" combined "$1" || fail "ethtool -L $B combined $1"
+	NQ=$1
+}
+
+# send_udp_flows N BASE STEP DPORT WORD REPEAT: N UDP datagrams from A (10.10.0.1) to
+# 10.10.0.2:DPORT on B, one per flow, each carrying WORD REPEAT times: flow i from source
+# port BASE + (i * STEP mod 40000). Fails (python3's status) if a socket call does.
+send_udp_flows() {
+	python3 - "$@" <<'EOF'
+import socket, sys
+n, base, step, dport = (int(a) for a in sys.argv[1:5])
+payload = sys.argv[5].encode() * int(sys.argv[6])
+for i in range(n):
+    s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    s.bind(("10.10.0.1", base + (i * step) % 40000))
+    s.sendto(payload, ("10.10.0.2", dport))
+    s.close()
+EOF
+}
+
+# queue_counts COMMAND...: runs COMMAND (traffic from A to B) between snapshots s0a/s0b and
+# the settled ones (s1a/s1b, see settled) and prints how many packets each of B's NQ queues
+# received (C_RXQ), in queue order. Fails if the counters do not settle.
+queue_counts() {
+	local q out=
+	snap s0a "$A"
+	snap s0b "$B" peer
+	"$@"
+	wait_for "the flows to reach B" settled
+	for q in $(seq 0 $((NQ - 1))); do
+		# shellcheck disable=SC2059 # the format is C_RXQ
+		out="$out $(delta s0b s1b "$(printf "$C_RXQ" "$q")")"
+	done
+	echo "${out# }"
+}
 
 # pktgen_modes COUNT: pktgen from A to B (COUNT 64-byte UDP frames, burst 32, TX queue 0)
 # with the family's private flag ($PFLAG) set to each of $PFLAG_MODES on both ports (mlx5:

@@ -56,6 +56,16 @@ xdp_tools_or_fail() {
 	done
 }
 
+# xdp_pair [ARGS...]: the pair most XDP tests start from: the XDP tools must be there
+# (xdp_tools_or_fail), then setup_pair ARGS (insmod arguments) and quiet_pair; sets MAC_A
+# too (quiet_pair sets MAC_B). Fails where those do.
+xdp_pair() {
+	xdp_tools_or_fail
+	setup_pair "$@"
+	quiet_pair
+	read -r MAC_A <"/sys/class/net/$A/address"
+}
+
 # xdp_features IFACE [NETNS]: "xdp=F,... xsk=F,... zc_max_segs=N" (netlink dev-get).
 xdp_features() {
 	nsx "${2:-}" "$XDPCTL" features "$1"
@@ -197,6 +207,24 @@ check_capture() {
 	assert_eq "$1: sequence gaps" 0 "$(kv gaps "$CAP")"
 	assert_eq "$1: reordered frames" 0 "$(kv reordered "$CAP")"
 	assert_eq "$1: frames still encapsulated" 0 "$(kv encap "$CAP")"
+}
+
+# frames_from_a WHERE WHAT NAME [TIMEOUT]: NF test frames sent from A to B's MAC address
+# (send_frames), captured as NAME (cap_start, for up to TIMEOUT seconds, 60 by default)
+# where they must end: WHERE "b", at B (in "peer") as A sent them; "a", back at A with the
+# MAC addresses swapped (B's XDP program sent them back). Fails unless all NF arrive
+# intact and in order (check_capture WHAT NF). Needs MAC_A and MAC_B (xdp_pair).
+# shellcheck disable=SC2153 # MAC_B is quiet_pair's
+frames_from_a() {
+	local where=$1 what=$2 name=$3 tmo=${4:-60}
+	if [ "$where" = b ]; then
+		cap_start "$name" "$B" peer --count "$NF" --timeout "$tmo" --expect-dst "$MAC_B" --expect-src "$MAC_A"
+	else
+		cap_start "$name" "$A" "" --count "$NF" --timeout "$tmo" --expect-dst "$MAC_A" --expect-src "$MAC_B"
+	fi
+	send_frames "$A" "" --dst "$MAC_B" --count "$NF"
+	cap_wait "$name"
+	check_capture "$what" "$NF"
 }
 
 # no_kernel_reports: no warning, BUG or oops in dmesg since mark_dmesg.
