@@ -108,6 +108,15 @@ pub fn release(states: &mut [TxSt], id: u32) {
     *st = TxSt::Released;
 }
 
+/// After a recovery, packet `id` sent on the recovered SQ has come back by its completion.
+pub fn assert_sent_after_recovery(states: &[TxSt], id: u32) {
+    assert_eq!(
+        states[id as usize],
+        TxSt::Released,
+        "the SQ does not complete after recovery"
+    );
+}
+
 /// A receive buffer (the fuzzer plays the device: nothing is written into it).
 #[derive(Debug)]
 pub struct RxBuf {

@@ -33,7 +33,9 @@ use rsnic_testbed::fixtures::tcp4_frame;
 use rsnic_testbed::mem::{HostBuf, HostMemory};
 use rsnic_testbed::pair::{new_vec_sq, VecSq};
 
-use crate::env::{poke_cq, raw_cqe, release, Env, Mlx5Cq, Pkt, TxSt as St};
+use crate::env::{
+    assert_sent_after_recovery, poke_cq, raw_cqe, release, Env, Mlx5Cq, Pkt, TxSt as St,
+};
 use crate::Input;
 
 const SQN: u32 = 0x00_0abc;
@@ -345,11 +347,7 @@ impl crate::Harness for Harness {
         let next = ctr.wrapping_add(1);
         self.hw_cq().hw_owned(next, self.sq.cq().parity(next));
         self.poll();
-        assert_eq!(
-            self.states[id as usize],
-            St::Released,
-            "the SQ does not complete after recovery"
-        );
+        assert_sent_after_recovery(&self.states, id);
         assert!(self.sq.error().is_none());
         self.recover();
         assert!(self.env.maps.is_empty());

@@ -243,18 +243,31 @@ impl HwcHost {
         let wr = self.region(wq, HWC_MAX_MSG)?;
         let cr = self.region(cq, HWC_MAX_MSG)?;
         let who = self.mana();
-        let spec = req::WqObjSpec {
+        let spec = self.wq_obj_spec(i, wq_type, (wr, wq), (cr, cq), eq);
+        let r = self.request(|b| req::create_wq_obj(b, who, &spec))?;
+        req::parse_create_wq_obj(&r, who).map_err(CallError::Msg)
+    }
+
+    /// The CREATE_WQ_OBJ fields for `wq_type` on vport `i`: the WQ and the CQ as (region
+    /// handle, buffer), reporting to EQ `eq`, no moderation context.
+    pub fn wq_obj_spec(
+        &self,
+        i: usize,
+        wq_type: u32,
+        (wq_region, wq): (u64, &HostBuf),
+        (cq_region, cq): (u64, &HostBuf),
+        eq: u32,
+    ) -> req::WqObjSpec {
+        req::WqObjSpec {
             vport: self.info.vports[i].vport,
             wq_type,
-            wq_region: wr,
-            cq_region: cr,
+            wq_region,
+            cq_region,
             wq_size: wq.size() as u32,
             cq_size: cq.size() as u32,
             cq_moderation_ctx_id: 0,
             cq_parent_eq: eq,
-        };
-        let r = self.request(|b| req::create_wq_obj(b, who, &spec))?;
-        req::parse_create_wq_obj(&r, who).map_err(CallError::Msg)
+        }
     }
 
     /// A MANA request whose response is only the header.

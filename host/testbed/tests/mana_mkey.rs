@@ -28,6 +28,21 @@ fn pair(keys: Option<(u32, u32)>) -> ManaPair {
     p
 }
 
+/// A pair under `keys` that sends eight frames, of which none arrives (`what`: what the
+/// failure message says the frames were).
+fn eight_refused(keys: Option<(u32, u32)>, what: &str) -> ManaPair {
+    let mut p = pair(keys);
+    let f = frames(8);
+    assert_eq!(p.send_burst(&f), f.len());
+    let got = p.settle(64);
+    assert!(
+        got.is_empty(),
+        "{} frames {what} under a foreign key",
+        got.len()
+    );
+    p
+}
+
 #[test]
 fn sges_under_the_registered_key_carry_traffic() {
     let mut p = pair(None);
@@ -46,15 +61,7 @@ fn sges_under_the_registered_key_carry_traffic() {
 #[test]
 fn tx_sges_under_another_key_complete_with_an_error_and_send_nothing() {
     // Key 0: what rsnic put in every SGE before it used the registered one.
-    let mut p = pair(Some((0, MANA_MKEY)));
-    let f = frames(8);
-    assert_eq!(p.send_burst(&f), f.len());
-    let got = p.settle(64);
-    assert!(
-        got.is_empty(),
-        "{} frames crossed under a foreign key",
-        got.len()
-    );
+    let p = eight_refused(Some((0, MANA_MKEY)), "crossed");
     let t = p.dev(TX_PORT);
     assert_eq!(t.mkey_errors, 8);
     assert_eq!((t.tx_cqes, t.tx_err_cqes, t.hc_tx_err_gdma), (8, 8, 8));
@@ -69,15 +76,7 @@ fn tx_sges_under_another_key_complete_with_an_error_and_send_nothing() {
 
 #[test]
 fn rx_sges_under_another_key_are_not_written_and_complete_truncated() {
-    let mut p = pair(Some((MANA_MKEY, 0x1234)));
-    let f = frames(8);
-    assert_eq!(p.send_burst(&f), f.len());
-    let got = p.settle(64);
-    assert!(
-        got.is_empty(),
-        "{} frames written under a foreign key",
-        got.len()
-    );
+    let p = eight_refused(Some((MANA_MKEY, 0x1234)), "written");
     let r = p.dev(RX_PORT);
     // One WQE of one SGE per frame: each refused, consumed and completed.
     assert_eq!(r.mkey_errors, 8);

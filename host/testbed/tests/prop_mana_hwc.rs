@@ -160,16 +160,8 @@ impl World {
                 let eq = pick(&eqs, *w ^ *c).unwrap_or(0);
                 let port = usize::from(*p) % 2;
                 let who = h.mana();
-                let spec = req::WqObjSpec {
-                    vport: h.info.vports[port].vport,
-                    wq_type: if *rq { req::GDMA_RQ } else { req::GDMA_SQ },
-                    wq_region: wh,
-                    cq_region: ch,
-                    wq_size: wb.size() as u32,
-                    cq_size: cb.size() as u32,
-                    cq_moderation_ctx_id: 0,
-                    cq_parent_eq: eq,
-                };
+                let ty = if *rq { req::GDMA_RQ } else { req::GDMA_SQ };
+                let spec = h.wq_obj_spec(port, ty, (wh, &wb), (ch, &cb), eq);
                 let r = h.request(|b| req::create_wq_obj(b, who, &spec));
                 if answered(&r)? {
                     let o = req::parse_create_wq_obj(&r.unwrap(), who).unwrap();

@@ -88,11 +88,19 @@ trait Family: Sized {
     fn set_link(&mut self, port: usize, up: bool);
     fn set_pause(&mut self, port: usize, on: bool);
     fn sum(&self, port: usize) -> Sum;
-    fn ports(&self) -> usize;
+    /// Port by port: (WQEs posted on its SQ, TX completions polled on it) so far.
+    fn tx_tally(&self) -> Vec<(u64, u64)>;
+    fn ports(&self) -> usize {
+        self.tx_tally().len()
+    }
     /// WQEs posted on `port`'s SQ so far.
-    fn sent(&self, port: usize) -> u64;
+    fn sent(&self, port: usize) -> u64 {
+        self.tx_tally()[port].0
+    }
     /// TX completions polled on `port` so far.
-    fn tx_cqes(&self, port: usize) -> u64;
+    fn tx_cqes(&self, port: usize) -> u64 {
+        self.tx_tally()[port].1
+    }
 }
 
 // ---- mlx5 -------------------------------------------------------------------------------
@@ -326,16 +334,8 @@ impl Family for Mlx5 {
         }
     }
 
-    fn ports(&self) -> usize {
-        self.p.len()
-    }
-
-    fn sent(&self, port: usize) -> u64 {
-        self.p[port].sent
-    }
-
-    fn tx_cqes(&self, port: usize) -> u64 {
-        self.p[port].tx_cqes
+    fn tx_tally(&self) -> Vec<(u64, u64)> {
+        self.p.iter().map(|p| (p.sent, p.tx_cqes)).collect()
     }
 }
 
@@ -616,16 +616,8 @@ impl Family for Mana {
         }
     }
 
-    fn ports(&self) -> usize {
-        self.p.len()
-    }
-
-    fn sent(&self, port: usize) -> u64 {
-        self.p[port].sent
-    }
-
-    fn tx_cqes(&self, port: usize) -> u64 {
-        self.p[port].tx_cqes
+    fn tx_tally(&self) -> Vec<(u64, u64)> {
+        self.p.iter().map(|p| (p.sent, p.tx_cqes)).collect()
     }
 }
 

@@ -11,6 +11,16 @@ use rsnic_core::hwif::hw::{Coherent, Mmio};
 use rsnic_core::sim::pcie::{blocks, inbound_floor, PcieCounters};
 use sim_util::*;
 
+/// The counters `(in_tlps, in_bytes, out_tlps, out_bytes)`.
+fn pcie(in_tlps: u64, in_bytes: u64, out_tlps: u64, out_bytes: u64) -> PcieCounters {
+    PcieCounters {
+        in_tlps,
+        in_bytes,
+        out_tlps,
+        out_bytes,
+    }
+}
+
 #[test]
 fn primitive_rules() {
     let mut p = PcieCounters::default();
@@ -18,15 +28,7 @@ fn primitive_rules() {
     // Completions: [0x1010, 0x1210) touches 64-B blocks 0x40..=0x48 → 9;
     // [0x1210, 0x13f8) touches 0x48..=0x4f → 8. In: 1000 + 17 × 24 = 1408.
     p.dma_read(0x1010, 1000);
-    assert_eq!(
-        p,
-        PcieCounters {
-            in_tlps: 17,
-            in_bytes: 1408,
-            out_tlps: 2,
-            out_bytes: 48
-        }
-    );
+    assert_eq!(p, pcie(17, 1408, 2, 48));
     // A write of 600 bytes at 0x2080 touches 256-B blocks 0x20, 0x21, 0x22 → 3 TLPs,
     // 600 + 72 = 672 out.
     let mut p = PcieCounters::default();
@@ -61,15 +63,7 @@ fn one_send_then_another_with_an_armed_rx_cq() {
     //   TX CQE                       out 1 TLP 64+24 = 88
     //   in: 5 TLPs, 32+28+88+148 = 296; out: 4 TLPs, 24+24+24+88 = 160.
     let t = r.tb.counters(0).pcie;
-    assert_eq!(
-        t,
-        PcieCounters {
-            in_tlps: 5,
-            in_bytes: 296,
-            out_tlps: 4,
-            out_bytes: 160
-        }
-    );
+    assert_eq!(t, pcie(5, 296, 4, 160));
     // Port 1 (RX):
     //   RQ DBR read (nothing known yet) out 24, in 28
     //   RX WQE (stride 16 B)            out 24, in 16+24 = 40
@@ -77,15 +71,7 @@ fn one_send_then_another_with_an_armed_rx_cq() {
     //   RX CQE                          out 88
     //   in: 2 TLPs, 68; out: 4 TLPs, 24+24+124+88 = 260.
     let rx = r.tb.counters(1).pcie;
-    assert_eq!(
-        rx,
-        PcieCounters {
-            in_tlps: 2,
-            in_bytes: 68,
-            out_tlps: 4,
-            out_bytes: 260
-        }
-    );
+    assert_eq!(rx, pcie(2, 68, 4, 260));
 
     // Arm the RX CQ (one more inbound doorbell on port 1) and send the same again: the RQ
     // producer is cached (64 posted), so no RQ DBR read; the CQE raises one MSI-X (4+24).
@@ -98,27 +84,11 @@ fn one_send_then_another_with_an_armed_rx_cq() {
     r.tb.step();
     assert_eq!(r.tb.take_irqs(), vec![2]);
     let t = r.tb.counters(0).pcie;
-    assert_eq!(
-        t,
-        PcieCounters {
-            in_tlps: 10,
-            in_bytes: 592,
-            out_tlps: 8,
-            out_bytes: 320
-        }
-    );
+    assert_eq!(t, pcie(10, 592, 8, 320));
     // Port 1 adds: doorbell in 1/32; WQE read out 24, in 1/40; data out 124; CQE out 88;
     // MSI-X out 28. in: 2+2 = 4 TLPs, 68+72 = 140; out: 4+4 = 8 TLPs, 260+24+124+88+28 = 524.
     let rx = r.tb.counters(1).pcie;
-    assert_eq!(
-        rx,
-        PcieCounters {
-            in_tlps: 4,
-            in_bytes: 140,
-            out_tlps: 8,
-            out_bytes: 524
-        }
-    );
+    assert_eq!(rx, pcie(4, 140, 8, 524));
     let tot = r.tb.totals();
     assert_eq!(tot.pcie.in_bytes, 592 + 140);
     assert_eq!(tot.pcie.out_bytes, 320 + 524);
@@ -143,15 +113,7 @@ fn mpwqe_of_four_against_four_sends() {
     // in: doorbell 32 + DBR 28 + 4 × (WQE 88 + data 88) = 764 in 10 TLPs;
     // out: DBR req + 4 × (WQE req + data req) = 9 × 24 = 216, + CQE 88 = 304 in 10 TLPs.
     let sends = r.tb.counters(0).pcie;
-    assert_eq!(
-        sends,
-        PcieCounters {
-            in_tlps: 10,
-            in_bytes: 764,
-            out_tlps: 10,
-            out_bytes: 304
-        }
-    );
+    assert_eq!(sends, pcie(10, 764, 10, 304));
 
     // (b) One enhanced MPWQE: ctrl + eth + 4 dsegs = 6 DS = 96 B, 2 WQEBBs.
     let mut r = Rig::new(RigOpts::default());
@@ -169,15 +131,7 @@ fn mpwqe_of_four_against_four_sends() {
     //     + 4 × data 88 = 556 in 8 TLPs;
     // out: DBR + 2 WQE reads + 4 data reads = 7 × 24 = 168, + CQE 88 = 256 in 8 TLPs.
     let mpw = r.tb.counters(0).pcie;
-    assert_eq!(
-        mpw,
-        PcieCounters {
-            in_tlps: 8,
-            in_bytes: 556,
-            out_tlps: 8,
-            out_bytes: 256
-        }
-    );
+    assert_eq!(mpw, pcie(8, 556, 8, 256));
     // Floor for both: 4 × inbound_floor(64) = 4 × 88 = 352.
     assert_eq!(r.tb.counters(0).tx_floor_in_bytes, 352);
     assert_eq!(r.tb.counters(1).rx_packets, 4);

@@ -96,24 +96,11 @@ fn vlan_l2_and_traffic_type_tables_as_mlx5e_chains_them() {
     let ttc = table(&mut r, 2, 3);
     let tg = group(&mut r, ttc, 0, 1, &[(0x06, &[0xff, 0xff])]); // ethertype
     let ta = group(&mut r, ttc, 2, 2, &[]);
-    entry(
-        &mut r,
-        ttc,
-        tg,
-        0,
-        &[(0x06, &[0x08, 0x00])],
-        To::Tir(tirs[0]),
-    )
-    .ok();
-    entry(
-        &mut r,
-        ttc,
-        tg,
-        1,
-        &[(0x06, &[0x86, 0xdd])],
-        To::Tir(tirs[1]),
-    )
-    .ok();
+    // IPv4 to the first TIR, IPv6 to the second.
+    for (index, ethertype) in [[0x08, 0x00], [0x86, 0xdd]].iter().enumerate() {
+        let to = To::Tir(tirs[index]);
+        entry(&mut r, ttc, tg, index as u32, &[(0x06, ethertype)], to).ok();
+    }
     entry(&mut r, ttc, ta, 2, &[], To::Tir(tirs[2])).ok();
     let l2 = table(&mut r, 3, 2);
     let full = group(&mut r, l2, 0, 3, &[(0x08, &[0xff; 6])]); // dmac
