@@ -84,9 +84,11 @@ pub(crate) struct HwCounters {
     ieee: Ieee8023Counters,
 }
 
-type KSq = Sq<TxSkb, KCoherent, KVec<WqeInfo<TxSkb>>, KVec<FifoEntry<TxSkb>>, KVec<DmaEntry>>;
+/// An SQ of packets `P` on the module's memory.
+type KSqOf<P> = Sq<P, KCoherent, KVec<WqeInfo<P>>, KVec<FifoEntry<P>>, KVec<DmaEntry>>;
+type KSq = KSqOf<TxSkb>;
 type KRq = Rq<RxPage, KCoherent, KVec<Option<RxPage>>>;
-type KXdpSq = Sq<XdpTx, KCoherent, KVec<WqeInfo<XdpTx>>, KVec<FifoEntry<XdpTx>>, KVec<DmaEntry>>;
+type KXdpSq = KSqOf<XdpTx>;
 type KXskRq = Rq<XskBuf, KCoherent, KVec<Option<XskBuf>>>;
 type KEq = Eq<KCoherent>;
 
