@@ -125,40 +125,83 @@ pub enum Verdict {
     Redirected,
 }
 
+/// A registered `xdp_rxq_info`, boxed at a stable address and unregistered on drop: what
+/// [`XdpRxq`] and the XSK RQ's [`super::xsk::XskRxq`] hold, each registered with its own
+/// memory model.
+///
+/// # Invariants
+///
+/// The info was registered by the `reg` given to [`RxqInfo::register`] and stays at this
+/// address (boxed) until unregistered in `drop`.
+pub(crate) struct RxqInfo(Pin<KBox<Opaque<bindings::xdp_rxq_info>>>);
+
+// SAFETY: the info is written once at registration; afterwards it is only read, from any
+// CPU, by the XDP core.
+unsafe impl Send for RxqInfo {}
+// SAFETY: as for `Send`.
+unsafe impl Sync for RxqInfo {}
+
+impl RxqInfo {
+    /// Zeroes a boxed `xdp_rxq_info` and has `reg` register it: `reg` returns 0 when it did,
+    /// or a negative errno.
+    ///
+    /// # Safety
+    ///
+    /// `reg` registers the info it is given with `xdp_rxq_info_reg()` and a memory model, or
+    /// on error leaves nothing registered; whatever it hands the info to does not use it
+    /// after this value is dropped.
+    pub(crate) unsafe fn register(
+        reg: impl FnOnce(*mut bindings::xdp_rxq_info) -> core::ffi::c_int,
+    ) -> Result<Self> {
+        // SAFETY: `xdp_rxq_info` is a C struct of integers and pointers, for which all-zero
+        // bytes are a valid (unregistered) value.
+        let zeroed: bindings::xdp_rxq_info = unsafe { core::mem::zeroed() };
+        let info = KBox::pin(Opaque::new(zeroed), GFP_KERNEL)?;
+        to_result(reg(info.get()))?;
+        Ok(Self(info))
+    }
+
+    /// The registered info.
+    #[inline]
+    pub(crate) fn get(&self) -> *mut bindings::xdp_rxq_info {
+        self.0.get()
+    }
+}
+
+impl Drop for RxqInfo {
+    fn drop(&mut self) {
+        // SAFETY: registered in `register` (type invariant); unregistering also drops the
+        // memory model's hold on its pool.
+        unsafe { bindings::rsnic_helper_xdp_rxq_unreg(self.0.get()) }
+    }
+}
+
 /// An RX queue's `xdp_rxq_info`, registered with its page pool as memory model.
 /// Unregistered on drop.
 ///
 /// # Invariants
 ///
-/// `info` was registered by `xdp_rxq_info_reg()` with a page-pool memory model and stays at
-/// this address (boxed) until unregistered in `drop`.
+/// `info` was registered with a page-pool memory model.
 pub struct XdpRxq {
-    info: Pin<KBox<Opaque<bindings::xdp_rxq_info>>>,
+    info: RxqInfo,
 }
-
-// SAFETY: the info is written once at registration; afterwards it is only read, from any
-// CPU, by the XDP core.
-unsafe impl Send for XdpRxq {}
-// SAFETY: as for `Send`.
-unsafe impl Sync for XdpRxq {}
 
 impl XdpRxq {
     /// Registers RX queue `queue` of `dev`, whose buffers come from `pool`.
     pub fn new(dev: &Device, queue: u32, pool: &PagePool) -> Result<Self> {
-        // SAFETY: `xdp_rxq_info` is a C struct of integers and pointers, for which all-zero
-        // bytes are a valid (unregistered) value.
-        let zeroed: bindings::xdp_rxq_info = unsafe { core::mem::zeroed() };
-        let info = KBox::pin(Opaque::new(zeroed), GFP_KERNEL)?;
-        // SAFETY: `info` is zeroed, boxed (stable address) and ours; `dev` and `pool` are
-        // valid; on error the helper leaves nothing registered.
-        to_result(unsafe {
-            bindings::rsnic_helper_xdp_rxq_reg(
-                info.get(),
-                dev as *const Device as *mut bindings::net_device,
-                queue,
-                pool.as_raw(),
-            )
-        })?;
+        // SAFETY: the helper registers the zeroed, boxed info with the page-pool memory
+        // model and on error leaves nothing registered; `dev` and `pool` are valid, and the
+        // pool's memory model is dropped with the registration.
+        let info = unsafe {
+            RxqInfo::register(|info| {
+                bindings::rsnic_helper_xdp_rxq_reg(
+                    info,
+                    dev as *const Device as *mut bindings::net_device,
+                    queue,
+                    pool.as_raw(),
+                )
+            })
+        }?;
         Ok(Self { info })
     }
 
@@ -212,14 +255,6 @@ impl XdpRxq {
             bindings::xdp_action_XDP_DROP => Verdict::Drop(page),
             _ => Verdict::Aborted(page),
         }
-    }
-}
-
-impl Drop for XdpRxq {
-    fn drop(&mut self) {
-        // SAFETY: registered in `new` (type invariant); unregistering also drops the
-        // memory model's hold on the page pool.
-        unsafe { bindings::rsnic_helper_xdp_rxq_unreg(self.info.get()) }
     }
 }
 
