@@ -22,6 +22,7 @@ use super::super::bindings;
 use super::device::Device;
 use super::page_pool::{PagePool, RxPage};
 use super::skb::SkBuff;
+use super::xsk::XskPool;
 use core::ptr::NonNull;
 use kernel::{error::to_result, prelude::*, types::Opaque};
 
@@ -131,8 +132,8 @@ pub enum Verdict {
 ///
 /// # Invariants
 ///
-/// The info was registered by the `reg` given to [`RxqInfo::register`] and stays at this
-/// address (boxed) until unregistered in `drop`.
+/// The info was registered in [`RxqInfo::new`] and stays at this address (boxed) until
+/// unregistered in `drop`.
 pub(crate) struct RxqInfo(Pin<KBox<Opaque<bindings::xdp_rxq_info>>>);
 
 // SAFETY: the info is written once at registration; afterwards it is only read, from any
@@ -142,22 +143,28 @@ unsafe impl Send for RxqInfo {}
 unsafe impl Sync for RxqInfo {}
 
 impl RxqInfo {
-    /// Zeroes a boxed `xdp_rxq_info` and has `reg` register it: `reg` returns 0 when it did,
-    /// or a negative errno.
-    ///
-    /// # Safety
-    ///
-    /// `reg` registers the info it is given with `xdp_rxq_info_reg()` and a memory model, or
-    /// on error leaves nothing registered; whatever it hands the info to does not use it
-    /// after this value is dropped.
-    pub(crate) unsafe fn register(
-        reg: impl FnOnce(*mut bindings::xdp_rxq_info) -> core::ffi::c_int,
-    ) -> Result<Self> {
+    /// Registers RX queue `queue` of `dev` with memory model `model`.
+    pub(crate) fn new(dev: &Device, queue: u32, model: MemModel<'_>) -> Result<Self> {
         // SAFETY: `xdp_rxq_info` is a C struct of integers and pointers, for which all-zero
         // bytes are a valid (unregistered) value.
         let zeroed: bindings::xdp_rxq_info = unsafe { core::mem::zeroed() };
         let info = KBox::pin(Opaque::new(zeroed), GFP_KERNEL)?;
-        to_result(reg(info.get()))?;
+        let dev = dev as *const Device as *mut bindings::net_device;
+        // SAFETY: `info` is zeroed, boxed (stable address) and ours; `dev` and the pool are
+        // valid (an `XskPool` is registered: its type invariant); each helper registers
+        // `info` with its memory model or, on error, leaves nothing registered. An XSK pool
+        // keeps a pointer to `info`, which outlives the pool's use by this driver (the XSK
+        // RQ drops it when it stops).
+        to_result(unsafe {
+            match model {
+                MemModel::PagePool(pool) => {
+                    bindings::rsnic_helper_xdp_rxq_reg(info.get(), dev, queue, pool.as_raw())
+                }
+                MemModel::Xsk(pool) => {
+                    bindings::rsnic_helper_xsk_rxq_reg(info.get(), dev, queue, pool.as_raw())
+                }
+            }
+        })?;
         Ok(Self(info))
     }
 
@@ -168,9 +175,18 @@ impl RxqInfo {
     }
 }
 
+/// The memory model of an [`RxqInfo`]: where its queue's buffers come from.
+pub(crate) enum MemModel<'a> {
+    /// `MEM_TYPE_PAGE_POOL`: pages of this pool.
+    PagePool(&'a PagePool),
+    /// `MEM_TYPE_XSK_BUFF_POOL`: buffers of this XSK pool, which is given the info as its
+    /// RX queue info.
+    Xsk(&'a XskPool),
+}
+
 impl Drop for RxqInfo {
     fn drop(&mut self) {
-        // SAFETY: registered in `register` (type invariant); unregistering also drops the
+        // SAFETY: registered in `new` (type invariant); unregistering also drops the
         // memory model's hold on its pool.
         unsafe { bindings::rsnic_helper_xdp_rxq_unreg(self.0.get()) }
     }
@@ -189,19 +205,7 @@ pub struct XdpRxq {
 impl XdpRxq {
     /// Registers RX queue `queue` of `dev`, whose buffers come from `pool`.
     pub fn new(dev: &Device, queue: u32, pool: &PagePool) -> Result<Self> {
-        // SAFETY: the helper registers the zeroed, boxed info with the page-pool memory
-        // model and on error leaves nothing registered; `dev` and `pool` are valid, and the
-        // pool's memory model is dropped with the registration.
-        let info = unsafe {
-            RxqInfo::register(|info| {
-                bindings::rsnic_helper_xdp_rxq_reg(
-                    info,
-                    dev as *const Device as *mut bindings::net_device,
-                    queue,
-                    pool.as_raw(),
-                )
-            })
-        }?;
+        let info = RxqInfo::new(dev, queue, MemModel::PagePool(pool))?;
         Ok(Self { info })
     }
 

@@ -22,7 +22,7 @@ use super::super::dma::DmaDevice;
 use super::device::Device;
 use super::napi::{Napi, Poll};
 use super::skb::SkBuff;
-use super::xdp::{BpfProg, RxqInfo, XdpFrame};
+use super::xdp::{BpfProg, MemModel, RxqInfo, XdpFrame};
 use core::ptr::NonNull;
 use kernel::{error::to_result, prelude::*};
 
@@ -47,6 +47,11 @@ impl XskPool {
     /// `pool` is the pool of an `XDP_SETUP_XSK_POOL` call registering it with the driver.
     pub(crate) unsafe fn from_raw(pool: NonNull<bindings::xsk_buff_pool>) -> Self {
         Self(pool)
+    }
+
+    /// The pool.
+    pub(crate) fn as_raw(&self) -> *mut bindings::xsk_buff_pool {
+        self.0.as_ptr()
     }
 
     /// Whether `self` and `other` are the same pool.
@@ -237,20 +242,7 @@ pub struct XskRxq {
 impl XskRxq {
     /// Registers RX queue `queue` of `dev`, receiving into `pool`.
     pub fn new(dev: &Device, queue: u32, pool: &XskPool) -> Result<Self> {
-        // SAFETY: the helper registers the zeroed, boxed info with the XSK memory model and
-        // on error leaves nothing registered; `dev` is valid; the pool is registered (type
-        // invariant of `XskPool`) and keeps a pointer to the info, which outlives the pool's
-        // use by this driver (the XSK RQ drops it when it stops).
-        let info = unsafe {
-            RxqInfo::register(|info| {
-                bindings::rsnic_helper_xsk_rxq_reg(
-                    info,
-                    dev as *const Device as *mut bindings::net_device,
-                    queue,
-                    pool.0.as_ptr(),
-                )
-            })
-        }?;
+        let info = RxqInfo::new(dev, queue, MemModel::Xsk(pool))?;
         Ok(Self { _info: info })
     }
 
