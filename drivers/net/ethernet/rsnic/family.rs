@@ -685,21 +685,11 @@ pub(crate) trait Control: DataPath {
     /// state if the device has not put it there, for recovery: the device no longer touches
     /// the queue when this returns. Families that do not recover a queue return
     /// `EOPNOTSUPP`. Sleeps.
-    fn queue_to_reset(
-        _hw: &Arc<Function>,
-        _func: &Arc<Self::Func>,
-        _queues: &Self::Queues,
-        _sq: bool,
-    ) -> Result {
+    fn queue_to_reset(_func: &Arc<Self::Func>, _queues: &Self::Queues, _sq: bool) -> Result {
         Err(crate::kernel_ext::net::eopnotsupp())
     }
     /// Moves the queue [`Control::queue_to_reset`] reset back to ready. Sleeps.
-    fn queue_to_ready(
-        _hw: &Arc<Function>,
-        _func: &Arc<Self::Func>,
-        _queues: &Self::Queues,
-        _sq: bool,
-    ) -> Result {
+    fn queue_to_ready(_func: &Arc<Self::Func>, _queues: &Self::Queues, _sq: bool) -> Result {
         Err(crate::kernel_ext::net::eopnotsupp())
     }
 
@@ -728,7 +718,6 @@ pub(crate) trait Control: DataPath {
     /// Changes the moderation of the RX (`rx`) or TX CQs of a live channel whose device
     /// queues are `queues`, without re-creating them. Sleeps.
     fn modify_moderation(
-        _hw: &Arc<Function>,
         _func: &Arc<Self::Func>,
         _queues: &Self::Queues,
         _rx: bool,
@@ -743,12 +732,7 @@ pub(crate) trait Control: DataPath {
     const RX_VLAN_TOGGLE: bool = false;
     /// Turns VLAN stripping of the RQs among a live channel's device queues `queues` on
     /// (`strip`) or off, without re-creating them (none there: nothing to do). Sleeps.
-    fn apply_rx_vlan(
-        _hw: &Arc<Function>,
-        _func: &Arc<Self::Func>,
-        _queues: &Self::Queues,
-        _strip: bool,
-    ) -> Result {
+    fn apply_rx_vlan(_func: &Arc<Self::Func>, _queues: &Self::Queues, _strip: bool) -> Result {
         Err(crate::kernel_ext::net::eopnotsupp())
     }
 

@@ -489,13 +489,7 @@ impl Control for Mlx5 {
         frames: u16::MAX,
     };
 
-    fn modify_moderation(
-        _hw: &Arc<Function>,
-        func: &Arc<ctrl::Func>,
-        q: &Queues,
-        rx: bool,
-        m: Moderation,
-    ) -> Result {
+    fn modify_moderation(func: &Arc<ctrl::Func>, q: &Queues, rx: bool, m: Moderation) -> Result {
         // mlx5e changes the regular queues' CQs; the XSK RQ takes the RQ's place for RX.
         let cqs = if rx {
             [q.rx_cq, q.xsk_rq_cq]
@@ -510,12 +504,7 @@ impl Control for Mlx5 {
 
     const RX_VLAN_TOGGLE: bool = true;
 
-    fn apply_rx_vlan(
-        _hw: &Arc<Function>,
-        func: &Arc<ctrl::Func>,
-        q: &Queues,
-        strip: bool,
-    ) -> Result {
+    fn apply_rx_vlan(func: &Arc<ctrl::Func>, q: &Queues, strip: bool) -> Result {
         // mlx5e_modify_channels_vsd changes the regular RQs; the XSK RQ is one too.
         for rqn in [q.rq, q.xsk_rq].into_iter().flatten() {
             func.set_rq_vsd(rqn, !strip)?;
@@ -525,12 +514,12 @@ impl Control for Mlx5 {
 
     const QUEUE_RESET: bool = true;
 
-    fn queue_to_reset(_hw: &Arc<Function>, func: &Arc<ctrl::Func>, q: &Queues, sq: bool) -> Result {
+    fn queue_to_reset(func: &Arc<ctrl::Func>, q: &Queues, sq: bool) -> Result {
         let qn = if sq { q.sq } else { q.rq };
         func.queue_to_reset(sq, qn.ok_or(EINVAL)?)
     }
 
-    fn queue_to_ready(_hw: &Arc<Function>, func: &Arc<ctrl::Func>, q: &Queues, sq: bool) -> Result {
+    fn queue_to_ready(func: &Arc<ctrl::Func>, q: &Queues, sq: bool) -> Result {
         match (sq, q.sq, q.rq) {
             (true, Some(n), _) => func.ready_sq(n),
             (false, _, Some(n)) => func.ready_rq(n),
