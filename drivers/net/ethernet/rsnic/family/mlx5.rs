@@ -84,6 +84,20 @@ pub(crate) struct HwCounters {
     ieee: Ieee8023Counters,
 }
 
+/// The hardware counter rows `$first`, then for each `VportCounters` field its packets and
+/// bytes as mlx5e's `vport_stats_desc` names them (`<dir>_vport_<cast>_{packets,bytes}`).
+macro_rules! vport_rows {
+    ($($first:expr),*; $($field:ident: $dir:literal $cast:literal),*) => {
+        &[
+            $($first,)*
+            $(
+                (concat!($dir, "_vport_", $cast, "_packets"), |c| c.vport.$field.packets),
+                (concat!($dir, "_vport_", $cast, "_bytes"), |c| c.vport.$field.octets),
+            )*
+        ]
+    };
+}
+
 /// An SQ of packets `P` on the module's memory.
 type KSqOf<P> = Sq<P, KCoherent, KVec<WqeInfo<P>>, KVec<FifoEntry<P>>, KVec<DmaEntry>>;
 type KSq = KSqOf<TxSkb>;
@@ -182,28 +196,14 @@ impl Family for Mlx5 {
 
     // mlx5e's Q counter (`q_stats_desc`, QUERY_Q_COUNTER of the port's counter set, which
     // every RQ names), then its vport counters (`vport_stats_desc`, QUERY_VPORT_COUNTER).
-    const HW: &'static [(&'static str, Get<HwCounters>)] = &[
-        ("rx_out_of_buffer", |c| c.out_of_buffer),
-        ("rx_vport_unicast_packets", |c| c.vport.rx_unicast.packets),
-        ("rx_vport_unicast_bytes", |c| c.vport.rx_unicast.octets),
-        ("tx_vport_unicast_packets", |c| c.vport.tx_unicast.packets),
-        ("tx_vport_unicast_bytes", |c| c.vport.tx_unicast.octets),
-        ("rx_vport_multicast_packets", |c| {
-            c.vport.rx_multicast.packets
-        }),
-        ("rx_vport_multicast_bytes", |c| c.vport.rx_multicast.octets),
-        ("tx_vport_multicast_packets", |c| {
-            c.vport.tx_multicast.packets
-        }),
-        ("tx_vport_multicast_bytes", |c| c.vport.tx_multicast.octets),
-        ("rx_vport_broadcast_packets", |c| {
-            c.vport.rx_broadcast.packets
-        }),
-        ("rx_vport_broadcast_bytes", |c| c.vport.rx_broadcast.octets),
-        ("tx_vport_broadcast_packets", |c| {
-            c.vport.tx_broadcast.packets
-        }),
-        ("tx_vport_broadcast_bytes", |c| c.vport.tx_broadcast.octets),
+    const HW: &'static [(&'static str, Get<HwCounters>)] = vport_rows![
+        ("rx_out_of_buffer", |c| c.out_of_buffer);
+        rx_unicast: "rx" "unicast",
+        tx_unicast: "tx" "unicast",
+        rx_multicast: "rx" "multicast",
+        tx_multicast: "tx" "multicast",
+        rx_broadcast: "rx" "broadcast",
+        tx_broadcast: "tx" "broadcast"
     ];
 
     fn summary(s: &ChannelStats<Self>) -> Summary {
