@@ -424,6 +424,25 @@ macro_rules! datapath_common {
 }
 pub(crate) use datapath_common;
 
+/// Makes a family's bring-up error type `$t` (an enum with a `Kernel(Error)` variant) from
+/// a kernel error and from an allocation failure (`ENOMEM`), so that `?` takes both.
+macro_rules! kernel_error_from {
+    ($t:ty) => {
+        impl From<kernel::error::Error> for $t {
+            fn from(e: kernel::error::Error) -> Self {
+                Self::Kernel(e)
+            }
+        }
+
+        impl From<kernel::alloc::AllocError> for $t {
+            fn from(_: kernel::alloc::AllocError) -> Self {
+                Self::Kernel(kernel::error::code::ENOMEM)
+            }
+        }
+    };
+}
+pub(crate) use kernel_error_from;
+
 /// The control path of a family: bring-up and teardown through the device's control
 /// interface, the port's state, the channels' device queues, RSS and the hardware counters
 /// (process context; may sleep unless said otherwise).

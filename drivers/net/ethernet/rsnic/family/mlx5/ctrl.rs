@@ -765,17 +765,7 @@ pub(crate) enum BringupError {
     Kernel(Error),
 }
 
-impl From<Error> for BringupError {
-    fn from(e: Error) -> Self {
-        Self::Kernel(e)
-    }
-}
-
-impl From<kernel::alloc::AllocError> for BringupError {
-    fn from(_: kernel::alloc::AllocError) -> Self {
-        Self::Kernel(ENOMEM)
-    }
-}
+crate::family::kernel_error_from!(BringupError);
 
 /// The handler of a function's async vector.
 struct AsyncIrq(Arc<Func>);
