@@ -14,7 +14,7 @@ use crate::hwif::mlx5::cmd::fs::Tt;
 use crate::hwif::mlx5::cmd::{fs, res, FormatError};
 use crate::kernel_ext::sync::with_bh;
 use crate::ntuple::{Dest, Rule, MAX_RULES};
-use crate::rss::{Fields, Flow, RssChange, RssSpec, MAX_CONTEXTS};
+use crate::rss::{Flow, RssChange, RssSpec, MAX_CONTEXTS};
 use kernel::prelude::*;
 
 /// The receive side's objects, as mlx5e's `mlx5e_rss`, its TTC table and its ethtool
@@ -90,15 +90,12 @@ fn tt_flow(tt: Tt) -> Flow {
 /// `mlx5e_rss_get_tt_config` with the ethtool fields).
 fn tir_hash(tt: Tt, spec: &RssSpec<'_>) -> res::TirHash {
     let f = spec.fields(tt_flow(tt));
-    let sel = [
-        (Fields::SRC_IP, res::HASH_SEL_SRC_IP),
-        (Fields::DST_IP, res::HASH_SEL_DST_IP),
-        (Fields::SRC_PORT, res::HASH_SEL_L4_SPORT),
-        (Fields::DST_PORT, res::HASH_SEL_L4_DPORT),
-    ]
-    .iter()
-    .filter(|(x, _)| f.has(*x))
-    .fold(0, |m, (_, b)| m | b);
+    let sel = f.bits([
+        res::HASH_SEL_SRC_IP,
+        res::HASH_SEL_DST_IP,
+        res::HASH_SEL_L4_SPORT,
+        res::HASH_SEL_L4_DPORT,
+    ]);
     res::TirHash {
         key: *spec.key,
         l3_prot_type: tt.l3_prot_type(),
