@@ -91,59 +91,71 @@ impl Dir {
 
     /// Creates the read-only file `name` in this directory, showing `data`.
     pub fn show_file<T: Show>(self: &Arc<Self>, name: &CStr, data: T) -> Result<ShowFile<T>> {
-        let entry = KBox::new(
-            Entry {
-                show: show_entry::<T>,
-                data,
-            },
-            GFP_KERNEL,
-        )?;
-        let private = (&*entry as *const Entry<T>).cast_mut().cast::<c_void>();
-        // SAFETY: `name` is a valid C string, `self.dentry` the dentry of this live directory
-        // (or an error pointer, which debugfs accepts); `private` points to an `Entry` (with
-        // `show` first, as `rsnic_rust_debugfs_show` reads it) that stays valid until the
-        // entry is removed (`File::drop` removes it before freeing `entry`).
-        let dentry = unsafe {
-            bindings::rsnic_helper_debugfs_show_file(name.as_char_ptr(), self.dentry, private)
+        let entry = Entry {
+            show: show_entry::<T>,
+            data,
         };
         Ok(ShowFile {
-            _file: File {
-                dentry,
-                _entry: entry,
-                _dir: self.clone(),
-            },
+            _file: self.file(name, entry)?,
+        })
+    }
+
+    /// Creates the write-only file `name` in this directory, whose writes go to `data`.
+    pub fn store_file<T: Store>(self: &Arc<Self>, name: &CStr, data: T) -> Result<StoreFile<T>> {
+        let entry = StoreEntry {
+            store: store_entry::<T>,
+            data,
+        };
+        Ok(StoreFile {
+            _file: self.file(name, entry)?,
+        })
+    }
+
+    /// Creates file `name` in this directory with `entry` (boxed) as its private data.
+    fn file<E: FileEntry>(self: &Arc<Self>, name: &CStr, entry: E) -> Result<File<E>> {
+        let entry = KBox::new(entry, GFP_KERNEL)?;
+        let private = (&*entry as *const E).cast_mut().cast::<c_void>();
+        // SAFETY: `name` is a valid C string, `self.dentry` the dentry of this live directory
+        // (or an error pointer, which debugfs accepts); `private` points to an `E`, which the
+        // file's glue reads as `E::CREATE` makes it (`FileEntry`'s contract), and which stays
+        // valid until the entry is removed (`File::drop` removes it before freeing `entry`).
+        let dentry = unsafe { (E::CREATE)(name.as_char_ptr(), self.dentry, private) };
+        Ok(File {
+            dentry,
+            _entry: entry,
+            _dir: self.clone(),
         })
     }
 }
 
-impl Dir {
-    /// Creates the write-only file `name` in this directory, whose writes go to `data`.
-    pub fn store_file<T: Store>(self: &Arc<Self>, name: &CStr, data: T) -> Result<StoreFile<T>> {
-        let entry = KBox::new(
-            StoreEntry {
-                store: store_entry::<T>,
-                data,
-            },
-            GFP_KERNEL,
-        )?;
-        let private = (&*entry as *const StoreEntry<T>)
-            .cast_mut()
-            .cast::<c_void>();
-        // SAFETY: as in `show_file`: `name` is a valid C string, `self.dentry` this live
-        // directory's dentry (or an error pointer); `private` points to a `StoreEntry` (with
-        // `store` first, as `rsnic_rust_debugfs_store` reads it) that stays valid until the
-        // entry is removed (`File::drop` removes it before freeing `entry`).
-        let dentry = unsafe {
-            bindings::rsnic_helper_debugfs_store_file(name.as_char_ptr(), self.dentry, private)
-        };
-        Ok(StoreFile {
-            _file: File {
-                dentry,
-                _entry: entry,
-                _dir: self.clone(),
-            },
-        })
-    }
+/// A C helper that creates debugfs file `name` under `parent` with private data `private`.
+type CreateFn = unsafe extern "C" fn(
+    name: *const kernel::ffi::c_char,
+    parent: *mut bindings::dentry,
+    private: *mut c_void,
+) -> *mut bindings::dentry;
+
+/// The private data of a debugfs file, and the C helper that creates a file for it.
+///
+/// # Safety
+///
+/// [`FileEntry::CREATE`] makes a file whose glue reads its private data as `Self` (its
+/// operation first, as laid out by `#[repr(C)]`) for as long as the file exists.
+unsafe trait FileEntry {
+    /// The helper that creates a file for this private data.
+    const CREATE: CreateFn;
+}
+
+// SAFETY: `rsnic_helper_debugfs_show_file`'s glue (`rsnic_rust_debugfs_show`) reads the
+// private data's first field, the `show` of an `Entry`.
+unsafe impl<T: Show> FileEntry for Entry<T> {
+    const CREATE: CreateFn = bindings::rsnic_helper_debugfs_show_file;
+}
+
+// SAFETY: `rsnic_helper_debugfs_store_file`'s glue (`rsnic_rust_debugfs_store`) reads the
+// private data's first field, the `store` of a `StoreEntry`.
+unsafe impl<T: Store> FileEntry for StoreEntry<T> {
+    const CREATE: CreateFn = bindings::rsnic_helper_debugfs_store_file;
 }
 
 /// A store file's private data: its store operation first, then the object it feeds.

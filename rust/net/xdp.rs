@@ -22,6 +22,7 @@ use super::super::bindings;
 use super::device::Device;
 use super::page_pool::{PagePool, RxPage};
 use super::skb::SkBuff;
+use super::xsk::XskPool;
 use core::ptr::NonNull;
 use kernel::{error::to_result, prelude::*, types::Opaque};
 
@@ -125,40 +126,86 @@ pub enum Verdict {
     Redirected,
 }
 
+/// A registered `xdp_rxq_info`, boxed at a stable address and unregistered on drop: what
+/// [`XdpRxq`] and the XSK RQ's [`super::xsk::XskRxq`] hold, each registered with its own
+/// memory model.
+///
+/// # Invariants
+///
+/// The info was registered in [`RxqInfo::new`] and stays at this address (boxed) until
+/// unregistered in `drop`.
+pub(crate) struct RxqInfo(Pin<KBox<Opaque<bindings::xdp_rxq_info>>>);
+
+// SAFETY: the info is written once at registration; afterwards it is only read, from any
+// CPU, by the XDP core.
+unsafe impl Send for RxqInfo {}
+// SAFETY: as for `Send`.
+unsafe impl Sync for RxqInfo {}
+
+impl RxqInfo {
+    /// Registers RX queue `queue` of `dev` with memory model `model`.
+    pub(crate) fn new(dev: &Device, queue: u32, model: MemModel<'_>) -> Result<Self> {
+        // SAFETY: `xdp_rxq_info` is a C struct of integers and pointers, for which all-zero
+        // bytes are a valid (unregistered) value.
+        let zeroed: bindings::xdp_rxq_info = unsafe { core::mem::zeroed() };
+        let info = KBox::pin(Opaque::new(zeroed), GFP_KERNEL)?;
+        let dev = dev as *const Device as *mut bindings::net_device;
+        // SAFETY: `info` is zeroed, boxed (stable address) and ours; `dev` and the pool are
+        // valid (an `XskPool` is registered: its type invariant); each helper registers
+        // `info` with its memory model or, on error, leaves nothing registered. An XSK pool
+        // keeps a pointer to `info`, which outlives the pool's use by this driver (the XSK
+        // RQ drops it when it stops).
+        to_result(unsafe {
+            match model {
+                MemModel::PagePool(pool) => {
+                    bindings::rsnic_helper_xdp_rxq_reg(info.get(), dev, queue, pool.as_raw())
+                }
+                MemModel::Xsk(pool) => {
+                    bindings::rsnic_helper_xsk_rxq_reg(info.get(), dev, queue, pool.as_raw())
+                }
+            }
+        })?;
+        Ok(Self(info))
+    }
+
+    /// The registered info.
+    #[inline]
+    pub(crate) fn get(&self) -> *mut bindings::xdp_rxq_info {
+        self.0.get()
+    }
+}
+
+/// The memory model of an [`RxqInfo`]: where its queue's buffers come from.
+pub(crate) enum MemModel<'a> {
+    /// `MEM_TYPE_PAGE_POOL`: pages of this pool.
+    PagePool(&'a PagePool),
+    /// `MEM_TYPE_XSK_BUFF_POOL`: buffers of this XSK pool, which is given the info as its
+    /// RX queue info.
+    Xsk(&'a XskPool),
+}
+
+impl Drop for RxqInfo {
+    fn drop(&mut self) {
+        // SAFETY: registered in `new` (type invariant); unregistering also drops the
+        // memory model's hold on its pool.
+        unsafe { bindings::rsnic_helper_xdp_rxq_unreg(self.0.get()) }
+    }
+}
+
 /// An RX queue's `xdp_rxq_info`, registered with its page pool as memory model.
 /// Unregistered on drop.
 ///
 /// # Invariants
 ///
-/// `info` was registered by `xdp_rxq_info_reg()` with a page-pool memory model and stays at
-/// this address (boxed) until unregistered in `drop`.
+/// `info` was registered with a page-pool memory model.
 pub struct XdpRxq {
-    info: Pin<KBox<Opaque<bindings::xdp_rxq_info>>>,
+    info: RxqInfo,
 }
-
-// SAFETY: the info is written once at registration; afterwards it is only read, from any
-// CPU, by the XDP core.
-unsafe impl Send for XdpRxq {}
-// SAFETY: as for `Send`.
-unsafe impl Sync for XdpRxq {}
 
 impl XdpRxq {
     /// Registers RX queue `queue` of `dev`, whose buffers come from `pool`.
     pub fn new(dev: &Device, queue: u32, pool: &PagePool) -> Result<Self> {
-        // SAFETY: `xdp_rxq_info` is a C struct of integers and pointers, for which all-zero
-        // bytes are a valid (unregistered) value.
-        let zeroed: bindings::xdp_rxq_info = unsafe { core::mem::zeroed() };
-        let info = KBox::pin(Opaque::new(zeroed), GFP_KERNEL)?;
-        // SAFETY: `info` is zeroed, boxed (stable address) and ours; `dev` and `pool` are
-        // valid; on error the helper leaves nothing registered.
-        to_result(unsafe {
-            bindings::rsnic_helper_xdp_rxq_reg(
-                info.get(),
-                dev as *const Device as *mut bindings::net_device,
-                queue,
-                pool.as_raw(),
-            )
-        })?;
+        let info = RxqInfo::new(dev, queue, MemModel::PagePool(pool))?;
         Ok(Self { info })
     }
 
@@ -212,14 +259,6 @@ impl XdpRxq {
             bindings::xdp_action_XDP_DROP => Verdict::Drop(page),
             _ => Verdict::Aborted(page),
         }
-    }
-}
-
-impl Drop for XdpRxq {
-    fn drop(&mut self) {
-        // SAFETY: registered in `new` (type invariant); unregistering also drops the
-        // memory model's hold on the page pool.
-        unsafe { bindings::rsnic_helper_xdp_rxq_unreg(self.info.get()) }
     }
 }
 

@@ -22,9 +22,9 @@ use super::super::dma::DmaDevice;
 use super::device::Device;
 use super::napi::{Napi, Poll};
 use super::skb::SkBuff;
-use super::xdp::{BpfProg, XdpFrame};
+use super::xdp::{BpfProg, MemModel, RxqInfo, XdpFrame};
 use core::ptr::NonNull;
-use kernel::{error::to_result, prelude::*, types::Opaque};
+use kernel::{error::to_result, prelude::*};
 
 /// The XSK buffer pool of one queue, as the core handed it to the driver.
 ///
@@ -47,6 +47,11 @@ impl XskPool {
     /// `pool` is the pool of an `XDP_SETUP_XSK_POOL` call registering it with the driver.
     pub(crate) unsafe fn from_raw(pool: NonNull<bindings::xsk_buff_pool>) -> Self {
         Self(pool)
+    }
+
+    /// The pool.
+    pub(crate) fn as_raw(&self) -> *mut bindings::xsk_buff_pool {
+        self.0.as_ptr()
     }
 
     /// Whether `self` and `other` are the same pool.
@@ -229,38 +234,16 @@ pub enum XskVerdict {
 
 /// The `xdp_rxq_info` of an XSK RQ (memory model `MEM_TYPE_XSK_BUFF_POOL`), set as the
 /// pool's RX queue info. Unregistered on drop.
-///
-/// # Invariants
-///
-/// `info` is registered and boxed (stable address) until `drop`.
 pub struct XskRxq {
-    info: Pin<KBox<Opaque<bindings::xdp_rxq_info>>>,
+    /// Held for its registration, which the pool points at until this value drops.
+    _info: RxqInfo,
 }
-
-// SAFETY: written at registration only; read by the XDP core from any CPU afterwards.
-unsafe impl Send for XskRxq {}
-// SAFETY: as for `Send`.
-unsafe impl Sync for XskRxq {}
 
 impl XskRxq {
     /// Registers RX queue `queue` of `dev`, receiving into `pool`.
     pub fn new(dev: &Device, queue: u32, pool: &XskPool) -> Result<Self> {
-        // SAFETY: `xdp_rxq_info` is a C struct of integers and pointers, for which all-zero
-        // bytes are a valid (unregistered) value.
-        let zeroed: bindings::xdp_rxq_info = unsafe { core::mem::zeroed() };
-        let info = KBox::pin(Opaque::new(zeroed), GFP_KERNEL)?;
-        // SAFETY: `info` is zeroed, boxed and ours; `dev` is valid; the pool is registered
-        // (type invariant of `XskPool`) and keeps a pointer to `info`, which outlives the
-        // pool's use by this driver (the XSK RQ drops it when it stops).
-        to_result(unsafe {
-            bindings::rsnic_helper_xsk_rxq_reg(
-                info.get(),
-                dev as *const Device as *mut bindings::net_device,
-                queue,
-                pool.0.as_ptr(),
-            )
-        })?;
-        Ok(Self { info })
+        let info = RxqInfo::new(dev, queue, MemModel::Xsk(pool))?;
+        Ok(Self { _info: info })
     }
 
     /// Runs `prog` on `buf`, into which the device wrote `len` bytes (at most the pool's RX
@@ -310,12 +293,5 @@ impl XskRxq {
                 XskVerdict::Aborted
             }
         }
-    }
-}
-
-impl Drop for XskRxq {
-    fn drop(&mut self) {
-        // SAFETY: registered in `new` (type invariant).
-        unsafe { bindings::rsnic_helper_xdp_rxq_unreg(self.info.get()) }
     }
 }

@@ -270,9 +270,9 @@ impl<F: Family> Channel<F> {
     /// Turns VLAN stripping of the channel's RQs (the regular one and the AF_XDP zero-copy
     /// one, while it exists) on or off in place. Sleeps.
     pub(crate) fn set_rx_vlan(&self, strip: bool) -> Result {
-        let (hw, func) = (&self.shared.hw, &self.shared.func);
-        F::apply_rx_vlan(hw, func, &self.queues, strip)?;
-        F::apply_rx_vlan(hw, func, &self.xsk_queues.lock(), strip)
+        let func = &self.shared.func;
+        F::apply_rx_vlan(func, &self.queues, strip)?;
+        F::apply_rx_vlan(func, &self.xsk_queues.lock(), strip)
     }
 
     /// Replaces the attached XDP program by `prog` (same attach state: the channel keeps

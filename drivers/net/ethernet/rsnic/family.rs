@@ -424,6 +424,25 @@ macro_rules! datapath_common {
 }
 pub(crate) use datapath_common;
 
+/// Makes a family's bring-up error type `$t` (an enum with a `Kernel(Error)` variant) from
+/// a kernel error and from an allocation failure (`ENOMEM`), so that `?` takes both.
+macro_rules! kernel_error_from {
+    ($t:ty) => {
+        impl From<kernel::error::Error> for $t {
+            fn from(e: kernel::error::Error) -> Self {
+                Self::Kernel(e)
+            }
+        }
+
+        impl From<kernel::alloc::AllocError> for $t {
+            fn from(_: kernel::alloc::AllocError) -> Self {
+                Self::Kernel(kernel::error::code::ENOMEM)
+            }
+        }
+    };
+}
+pub(crate) use kernel_error_from;
+
 /// The control path of a family: bring-up and teardown through the device's control
 /// interface, the port's state, the channels' device queues, RSS and the hardware counters
 /// (process context; may sleep unless said otherwise).
@@ -685,21 +704,11 @@ pub(crate) trait Control: DataPath {
     /// state if the device has not put it there, for recovery: the device no longer touches
     /// the queue when this returns. Families that do not recover a queue return
     /// `EOPNOTSUPP`. Sleeps.
-    fn queue_to_reset(
-        _hw: &Arc<Function>,
-        _func: &Arc<Self::Func>,
-        _queues: &Self::Queues,
-        _sq: bool,
-    ) -> Result {
+    fn queue_to_reset(_func: &Arc<Self::Func>, _queues: &Self::Queues, _sq: bool) -> Result {
         Err(crate::kernel_ext::net::eopnotsupp())
     }
     /// Moves the queue [`Control::queue_to_reset`] reset back to ready. Sleeps.
-    fn queue_to_ready(
-        _hw: &Arc<Function>,
-        _func: &Arc<Self::Func>,
-        _queues: &Self::Queues,
-        _sq: bool,
-    ) -> Result {
+    fn queue_to_ready(_func: &Arc<Self::Func>, _queues: &Self::Queues, _sq: bool) -> Result {
         Err(crate::kernel_ext::net::eopnotsupp())
     }
 
@@ -728,7 +737,6 @@ pub(crate) trait Control: DataPath {
     /// Changes the moderation of the RX (`rx`) or TX CQs of a live channel whose device
     /// queues are `queues`, without re-creating them. Sleeps.
     fn modify_moderation(
-        _hw: &Arc<Function>,
         _func: &Arc<Self::Func>,
         _queues: &Self::Queues,
         _rx: bool,
@@ -743,12 +751,7 @@ pub(crate) trait Control: DataPath {
     const RX_VLAN_TOGGLE: bool = false;
     /// Turns VLAN stripping of the RQs among a live channel's device queues `queues` on
     /// (`strip`) or off, without re-creating them (none there: nothing to do). Sleeps.
-    fn apply_rx_vlan(
-        _hw: &Arc<Function>,
-        _func: &Arc<Self::Func>,
-        _queues: &Self::Queues,
-        _strip: bool,
-    ) -> Result {
+    fn apply_rx_vlan(_func: &Arc<Self::Func>, _queues: &Self::Queues, _strip: bool) -> Result {
         Err(crate::kernel_ext::net::eopnotsupp())
     }
 

@@ -112,15 +112,17 @@ impl Fields {
 
     /// The `RXH_*` bits of the fields.
     pub(crate) fn to_rxh(self) -> u32 {
-        [
-            (Self::SRC_IP, rxh::IP_SRC),
-            (Self::DST_IP, rxh::IP_DST),
-            (Self::SRC_PORT, rxh::L4_B_0_1),
-            (Self::DST_PORT, rxh::L4_B_2_3),
-        ]
-        .iter()
-        .filter(|(f, _)| self.has(*f))
-        .fold(0, |m, (_, b)| m | b)
+        self.bits([rxh::IP_SRC, rxh::IP_DST, rxh::L4_B_0_1, rxh::L4_B_2_3])
+    }
+
+    /// The fields in another encoding: the OR of the bits `map` gives for the source IP,
+    /// destination IP, source port and destination port, those present.
+    pub(crate) fn bits(self, map: [u32; 4]) -> u32 {
+        [Self::SRC_IP, Self::DST_IP, Self::SRC_PORT, Self::DST_PORT]
+            .iter()
+            .zip(map)
+            .filter(|(f, _)| self.has(**f))
+            .fold(0, |m, (_, b)| m | b)
     }
 }
 

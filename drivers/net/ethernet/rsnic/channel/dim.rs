@@ -29,9 +29,9 @@ fn moderate<F: Family>(
     rx: bool,
     m: Moderation,
 ) -> Result {
-    F::modify_moderation(&shared.hw, &shared.func, queues, rx, m)?;
+    F::modify_moderation(&shared.func, queues, rx, m)?;
     if rx {
-        F::modify_moderation(&shared.hw, &shared.func, &xsk.lock(), rx, m)?;
+        F::modify_moderation(&shared.func, &xsk.lock(), rx, m)?;
     }
     Ok(())
 }

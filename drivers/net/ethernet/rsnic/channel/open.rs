@@ -11,7 +11,7 @@ use crate::bus::Function;
 use crate::channel::dim::DimCqs;
 use crate::channel::shared::PortShared;
 use crate::channel::{Channel, RxSide, TxSide, XdpSqSide, XskFlags};
-use crate::family::env::{RxEnv, TxEnv};
+use crate::family::env::RxEnv;
 use crate::family::params::{ChannelParams, MAX_CHANNELS};
 use crate::family::stats::ChannelStats;
 use crate::family::stats::{ChAtomics, ChStats, Counters, XdpStats};
@@ -203,12 +203,7 @@ impl<F: Family> Channel<F> {
         let shared = &self.shared;
         let mut idle = self
             .with_tx(|tx, txq| {
-                let mut env = TxEnv {
-                    mmio: shared.hw.bar(),
-                    dma: &shared.dma,
-                    txq,
-                    closing: true,
-                };
+                let mut env = shared.closing_tx_env(txq);
                 F::tx_reap(&mut tx.sq, &mut env, |p| p.0.consume()).idle
             })
             .unwrap_or(true);
@@ -314,12 +309,7 @@ impl<F: Family> Channel<F> {
         }
         let tx = self.with_tx_slot(|slot, _| slot.take()).flatten();
         if let Some(mut tx) = tx {
-            let mut env = TxEnv {
-                mmio: self.shared.hw.bar(),
-                dma: &self.shared.dma,
-                txq,
-                closing: true,
-            };
+            let mut env = self.shared.closing_tx_env(txq);
             let pkts = F::tx_drain(&mut tx.sq, &mut env, |p| p.0.drop_any(DropReason::DevReady));
             final_stats.ch.tx_dropped += u64::from(pkts);
             txq.reset();

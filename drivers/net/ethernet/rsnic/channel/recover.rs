@@ -8,7 +8,7 @@
 
 use crate::channel::shared::Reopen;
 use crate::channel::{Channel, RECOVER_RX, RECOVER_TIMEOUT, RECOVER_TX};
-use crate::family::env::{RxEnv, TxEnv};
+use crate::family::env::RxEnv;
 use crate::family::{Family, QueueFault};
 use crate::kernel_ext::net::skb::DropReason;
 use crate::kernel_ext::sync::with_bh;
@@ -201,30 +201,22 @@ impl<F: Family> Channel<F> {
         ) else {
             return Err(ENXIO);
         };
-        let r = F::queue_to_reset(&self.shared.hw, &self.shared.func, &self.queues, true).and_then(
-            |()| {
-                let dropped = with_bh(|| {
-                    // The stack's transmit path is kept out (the queue is stopped too).
-                    let mut xmit = txq.lock();
-                    let tx = slot.get(&mut xmit)?.as_mut()?;
-                    let mut env = TxEnv {
-                        mmio: self.shared.hw.bar(),
-                        dma: &self.shared.dma,
-                        txq,
-                        closing: true,
-                    };
-                    let n =
-                        F::tx_drain(&mut tx.sq, &mut env, |p| p.0.drop_any(DropReason::DevReady));
-                    F::tx_reset(&mut tx.sq).then_some(n)
-                })
-                .ok_or(EIO)?;
-                self.counters
-                    .tx_dropped
-                    .fetch_add(u64::from(dropped), Ordering::Relaxed);
-                txq.reset();
-                F::queue_to_ready(&self.shared.hw, &self.shared.func, &self.queues, true)
-            },
-        );
+        let r = F::queue_to_reset(&self.shared.func, &self.queues, true).and_then(|()| {
+            let dropped = with_bh(|| {
+                // The stack's transmit path is kept out (the queue is stopped too).
+                let mut xmit = txq.lock();
+                let tx = slot.get(&mut xmit)?.as_mut()?;
+                let mut env = self.shared.closing_tx_env(txq);
+                let n = F::tx_drain(&mut tx.sq, &mut env, |p| p.0.drop_any(DropReason::DevReady));
+                F::tx_reset(&mut tx.sq).then_some(n)
+            })
+            .ok_or(EIO)?;
+            self.counters
+                .tx_dropped
+                .fetch_add(u64::from(dropped), Ordering::Relaxed);
+            txq.reset();
+            F::queue_to_ready(&self.shared.func, &self.queues, true)
+        });
         self.log_fault("sq", fault, &r);
         if r.is_ok() {
             self.counters.tx_recover.fetch_add(1, Ordering::Relaxed);
@@ -248,22 +240,21 @@ impl<F: Family> Channel<F> {
             self.request_reopen(Reopen::RqFault, Some(("rq", &fault)));
             return;
         }
-        let r = F::queue_to_reset(&self.shared.hw, &self.shared.func, &self.queues, false)
-            .and_then(|()| {
-                with_bh(|| {
-                    let mut s = self.rx.lock();
-                    let side = s.as_mut()?;
-                    let mut env = RxEnv {
-                        pool: &side.pool,
-                        mmio: self.shared.hw.bar(),
-                    };
-                    F::rx_discard(&mut side.rx, &mut env);
-                    F::rx_drain(&mut side.rx, &mut env);
-                    F::rx_reset(&mut side.rx, &mut env).then_some(())
-                })
-                .ok_or(EIO)?;
-                F::queue_to_ready(&self.shared.hw, &self.shared.func, &self.queues, false)
-            });
+        let r = F::queue_to_reset(&self.shared.func, &self.queues, false).and_then(|()| {
+            with_bh(|| {
+                let mut s = self.rx.lock();
+                let side = s.as_mut()?;
+                let mut env = RxEnv {
+                    pool: &side.pool,
+                    mmio: self.shared.hw.bar(),
+                };
+                F::rx_discard(&mut side.rx, &mut env);
+                F::rx_drain(&mut side.rx, &mut env);
+                F::rx_reset(&mut side.rx, &mut env).then_some(())
+            })
+            .ok_or(EIO)?;
+            F::queue_to_ready(&self.shared.func, &self.queues, false)
+        });
         self.log_fault("rq", &fault, &r);
         if r.is_ok() {
             self.counters.rx_recover.fetch_add(1, Ordering::Relaxed);

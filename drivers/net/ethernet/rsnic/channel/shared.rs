@@ -73,6 +73,18 @@ pub(crate) struct PortShared<F: Family> {
 }
 
 impl<F: Family> PortShared<F> {
+    /// The environment of a closing channel's regular SQ (its queue `txq` disabled, which
+    /// completions reaped during teardown or recovery do not wake) on the port's registers
+    /// and DMA device.
+    pub(crate) fn closing_tx_env<'a>(&'a self, txq: &'a TxQueue) -> TxEnv<'a> {
+        TxEnv {
+            mmio: self.hw.bar(),
+            dma: &self.dma,
+            txq,
+            closing: true,
+        }
+    }
+
     /// The environment of an XDP SQ of `kind` on the port's registers and DMA device, with
     /// the channel's page pool for XDP_TX (`pool`) and the SQ's stop flag (`full`).
     #[inline(always)]

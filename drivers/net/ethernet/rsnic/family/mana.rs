@@ -147,6 +147,27 @@ fn db_page(ctx: &OpenCtx<'_, Mana>) -> Result<u32> {
     Ok(ctx.func.db_page())
 }
 
+/// Creates an XSK work queue of type `wq_type` (`GDMA_SQ` or `GDMA_RQ`) of `n` basic units
+/// with its CQ, recorded in `slot` as soon as it exists (a failed open destroys it): its
+/// ring, its CQ, its id and the doorbell page. The CQ reports to the channel's EQ `eq`,
+/// like the others: one interrupt, one NAPI.
+fn xsk_wq(
+    ctx: &OpenCtx<'_, Mana>,
+    eq: Option<u32>,
+    slot: &mut Option<(u64, u32)>,
+    wq_type: u32,
+    n: u32,
+) -> Result<(KCoherent, Cq<KCoherent>, u32, u32)> {
+    let page = db_page(ctx)?;
+    let eq_id = eq.ok_or(EINVAL)?;
+    let cq_buf = KCoherent::alloc(ctx.dma, n as usize * 64)?;
+    let wq_buf = KCoherent::alloc(ctx.dma, (n * BU_SIZE) as usize)?;
+    let o = ctx.func.create_wq(wq_type, &wq_buf, &cq_buf, eq_id)?;
+    *slot = Some((o.handle, o.cq_id));
+    let cq = Cq::new(cq_buf, o.cq_id, n, page + DB_CQ).ok_or(EINVAL)?;
+    Ok((wq_buf, cq, o.wq_id, page))
+}
+
 impl Family for Mana {
     const NAME: &'static str = "mana";
     const FW_VERSION: &'static str = "sim-mana";
@@ -511,17 +532,10 @@ impl Control for Mana {
         if kind != XdpSqKind::Xsk {
             return Ok(None);
         }
-        let page = db_page(ctx)?;
-        let eq_id = q.eq.ok_or(EINVAL)?;
         let nsq = 1u32 << p.log_sq;
         let sq_size = nsq * BU_SIZE;
-        let cq_buf = KCoherent::alloc(ctx.dma, nsq as usize * 64)?;
-        let sq_buf = KCoherent::alloc(ctx.dma, sq_size as usize)?;
-        // The CQ reports to the channel's EQ, like the others: one interrupt, one NAPI.
-        let o = ctx.func.create_wq(GDMA_SQ, &sq_buf, &cq_buf, eq_id)?;
-        q.xsk_sq = Some((o.handle, o.cq_id));
-        let (sq_id, cq_id) = (o.wq_id, o.cq_id);
-        let cq = Cq::new(cq_buf, cq_id, nsq, page + DB_CQ).ok_or(EINVAL)?;
+        let (sq_buf, cq, sq_id, page) = xsk_wq(ctx, q.eq, &mut q.xsk_sq, GDMA_SQ, nsq)?;
+        let cq_id = cq.id();
         let sq = Sq::new(
             SqParams {
                 queue_size: sq_size,
@@ -547,16 +561,9 @@ impl Control for Mana {
         buf_size: u32,
         env: &mut XskRxEnv<'_>,
     ) -> Result<Option<(KXskRq, u32)>> {
-        let page = db_page(ctx)?;
-        let eq_id = q.eq.ok_or(EINVAL)?;
         let nrq = 1u32 << p.log_rq;
         let rq_size = nrq * BU_SIZE;
-        let cq_buf = KCoherent::alloc(ctx.dma, nrq as usize * 64)?;
-        let rq_buf = KCoherent::alloc(ctx.dma, rq_size as usize)?;
-        let o = ctx.func.create_wq(GDMA_RQ, &rq_buf, &cq_buf, eq_id)?;
-        q.xsk_rq = Some((o.handle, o.cq_id));
-        let (rq_id, cq_id) = (o.wq_id, o.cq_id);
-        let cq = Cq::new(cq_buf, cq_id, nrq, page + DB_CQ).ok_or(EINVAL)?;
+        let (rq_buf, cq, rq_id, page) = xsk_wq(ctx, q.eq, &mut q.xsk_rq, GDMA_RQ, nrq)?;
         let mut rq = Rq::new(
             RqParams {
                 queue_size: rq_size,

@@ -84,9 +84,25 @@ pub(crate) struct HwCounters {
     ieee: Ieee8023Counters,
 }
 
-type KSq = Sq<TxSkb, KCoherent, KVec<WqeInfo<TxSkb>>, KVec<FifoEntry<TxSkb>>, KVec<DmaEntry>>;
+/// The hardware counter rows `$first`, then for each `VportCounters` field its packets and
+/// bytes as mlx5e's `vport_stats_desc` names them (`<dir>_vport_<cast>_{packets,bytes}`).
+macro_rules! vport_rows {
+    ($($first:expr),*; $($field:ident: $dir:literal $cast:literal),*) => {
+        &[
+            $($first,)*
+            $(
+                (concat!($dir, "_vport_", $cast, "_packets"), |c| c.vport.$field.packets),
+                (concat!($dir, "_vport_", $cast, "_bytes"), |c| c.vport.$field.octets),
+            )*
+        ]
+    };
+}
+
+/// An SQ of packets `P` on the module's memory.
+type KSqOf<P> = Sq<P, KCoherent, KVec<WqeInfo<P>>, KVec<FifoEntry<P>>, KVec<DmaEntry>>;
+type KSq = KSqOf<TxSkb>;
 type KRq = Rq<RxPage, KCoherent, KVec<Option<RxPage>>>;
-type KXdpSq = Sq<XdpTx, KCoherent, KVec<WqeInfo<XdpTx>>, KVec<FifoEntry<XdpTx>>, KVec<DmaEntry>>;
+type KXdpSq = KSqOf<XdpTx>;
 type KXskRq = Rq<XskBuf, KCoherent, KVec<Option<XskBuf>>>;
 type KEq = Eq<KCoherent>;
 
@@ -180,28 +196,14 @@ impl Family for Mlx5 {
 
     // mlx5e's Q counter (`q_stats_desc`, QUERY_Q_COUNTER of the port's counter set, which
     // every RQ names), then its vport counters (`vport_stats_desc`, QUERY_VPORT_COUNTER).
-    const HW: &'static [(&'static str, Get<HwCounters>)] = &[
-        ("rx_out_of_buffer", |c| c.out_of_buffer),
-        ("rx_vport_unicast_packets", |c| c.vport.rx_unicast.packets),
-        ("rx_vport_unicast_bytes", |c| c.vport.rx_unicast.octets),
-        ("tx_vport_unicast_packets", |c| c.vport.tx_unicast.packets),
-        ("tx_vport_unicast_bytes", |c| c.vport.tx_unicast.octets),
-        ("rx_vport_multicast_packets", |c| {
-            c.vport.rx_multicast.packets
-        }),
-        ("rx_vport_multicast_bytes", |c| c.vport.rx_multicast.octets),
-        ("tx_vport_multicast_packets", |c| {
-            c.vport.tx_multicast.packets
-        }),
-        ("tx_vport_multicast_bytes", |c| c.vport.tx_multicast.octets),
-        ("rx_vport_broadcast_packets", |c| {
-            c.vport.rx_broadcast.packets
-        }),
-        ("rx_vport_broadcast_bytes", |c| c.vport.rx_broadcast.octets),
-        ("tx_vport_broadcast_packets", |c| {
-            c.vport.tx_broadcast.packets
-        }),
-        ("tx_vport_broadcast_bytes", |c| c.vport.tx_broadcast.octets),
+    const HW: &'static [(&'static str, Get<HwCounters>)] = vport_rows![
+        ("rx_out_of_buffer", |c| c.out_of_buffer);
+        rx_unicast: "rx" "unicast",
+        tx_unicast: "tx" "unicast",
+        rx_multicast: "rx" "multicast",
+        tx_multicast: "tx" "multicast",
+        rx_broadcast: "rx" "broadcast",
+        tx_broadcast: "tx" "broadcast"
     ];
 
     fn summary(s: &ChannelStats<Self>) -> Summary {
@@ -487,13 +489,7 @@ impl Control for Mlx5 {
         frames: u16::MAX,
     };
 
-    fn modify_moderation(
-        _hw: &Arc<Function>,
-        func: &Arc<ctrl::Func>,
-        q: &Queues,
-        rx: bool,
-        m: Moderation,
-    ) -> Result {
+    fn modify_moderation(func: &Arc<ctrl::Func>, q: &Queues, rx: bool, m: Moderation) -> Result {
         // mlx5e changes the regular queues' CQs; the XSK RQ takes the RQ's place for RX.
         let cqs = if rx {
             [q.rx_cq, q.xsk_rq_cq]
@@ -508,12 +504,7 @@ impl Control for Mlx5 {
 
     const RX_VLAN_TOGGLE: bool = true;
 
-    fn apply_rx_vlan(
-        _hw: &Arc<Function>,
-        func: &Arc<ctrl::Func>,
-        q: &Queues,
-        strip: bool,
-    ) -> Result {
+    fn apply_rx_vlan(func: &Arc<ctrl::Func>, q: &Queues, strip: bool) -> Result {
         // mlx5e_modify_channels_vsd changes the regular RQs; the XSK RQ is one too.
         for rqn in [q.rq, q.xsk_rq].into_iter().flatten() {
             func.set_rq_vsd(rqn, !strip)?;
@@ -523,12 +514,12 @@ impl Control for Mlx5 {
 
     const QUEUE_RESET: bool = true;
 
-    fn queue_to_reset(_hw: &Arc<Function>, func: &Arc<ctrl::Func>, q: &Queues, sq: bool) -> Result {
+    fn queue_to_reset(func: &Arc<ctrl::Func>, q: &Queues, sq: bool) -> Result {
         let qn = if sq { q.sq } else { q.rq };
         func.queue_to_reset(sq, qn.ok_or(EINVAL)?)
     }
 
-    fn queue_to_ready(_hw: &Arc<Function>, func: &Arc<ctrl::Func>, q: &Queues, sq: bool) -> Result {
+    fn queue_to_ready(func: &Arc<ctrl::Func>, q: &Queues, sq: bool) -> Result {
         match (sq, q.sq, q.rq) {
             (true, Some(n), _) => func.ready_sq(n),
             (false, _, Some(n)) => func.ready_rq(n),

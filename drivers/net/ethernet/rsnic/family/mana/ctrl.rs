@@ -569,17 +569,7 @@ pub(crate) enum ProbeFailure {
     Kernel(Error),
 }
 
-impl From<Error> for ProbeFailure {
-    fn from(e: Error) -> Self {
-        Self::Kernel(e)
-    }
-}
-
-impl From<kernel::alloc::AllocError> for ProbeFailure {
-    fn from(_: kernel::alloc::AllocError) -> Self {
-        Self::Kernel(ENOMEM)
-    }
-}
+crate::family::kernel_error_from!(ProbeFailure);
 
 impl Func {
     /// Port `port`'s function on `gdma` (its vport `port`, configured for transmission with

@@ -407,15 +407,12 @@ impl Func {
 
     /// The port's global pause, (rx, tx): a PFCC read, as `mlx5_query_port_pause`. Sleeps.
     pub(crate) fn query_pause(&self) -> Result<(bool, bool)> {
-        let len = vport::access_reg_len(vport::PFCC_LEN);
-        let out = self.cmd(len, len, vport::pfcc_query)?;
-        vport::parse_pfcc(&out).map_err(|_| {
-            pr_err!(
-                "port {}: PFCC read returned a malformed output\n",
-                self.port
-            );
-            EIO
-        })
+        self.read_reg(
+            vport::PFCC_LEN,
+            vport::pfcc_query,
+            vport::parse_pfcc,
+            format_args!("PFCC read"),
+        )
     }
 
     /// Sets the port's global pause: a PFCC write of `pprx` / `pptx`, as
@@ -441,15 +438,12 @@ impl Func {
 
     /// The port's PTYS register (Ethernet protocols), as `mlx5_query_port_ptys`. Sleeps.
     pub(crate) fn query_ptys(&self) -> Result<vport::Ptys> {
-        let len = vport::access_reg_len(vport::PTYS_LEN);
-        let out = self.cmd(len, len, vport::ptys_query)?;
-        vport::parse_ptys(&out).map_err(|_| {
-            pr_err!(
-                "port {}: PTYS read returned a malformed output\n",
-                self.port
-            );
-            EIO
-        })
+        self.read_reg(
+            vport::PTYS_LEN,
+            vport::ptys_query,
+            vport::parse_ptys,
+            format_args!("PTYS read"),
+        )
     }
 
     /// Sets the modes the port advertises (`admin`, PTYS legacy bits) and whether it
@@ -462,14 +456,28 @@ impl Func {
 
     /// A PPCNT read of counter group `grp`, parsed by `parse`. Sleeps.
     fn query_ppcnt<T>(&self, grp: u8, parse: fn(&[u8]) -> Result<T, FormatError>) -> Result<T> {
-        let len = vport::access_reg_len(vport::PPCNT_LEN);
-        let out = self.cmd(len, len, |b| vport::ppcnt_query(b, grp, false))?;
+        self.read_reg(
+            vport::PPCNT_LEN,
+            |b| vport::ppcnt_query(b, grp, false),
+            parse,
+            format_args!("PPCNT read of group {}", grp),
+        )
+    }
+
+    /// Reads a port register of `reg_len` bytes (ACCESS_REG): `query` builds the read,
+    /// `parse` reads the register; a malformed one is logged as `what`'s and is `EIO`.
+    /// Sleeps.
+    fn read_reg<T>(
+        &self,
+        reg_len: usize,
+        query: impl FnOnce(&mut [u8]) -> core::result::Result<usize, FormatError>,
+        parse: impl FnOnce(&[u8]) -> core::result::Result<T, FormatError>,
+        what: core::fmt::Arguments<'_>,
+    ) -> Result<T> {
+        let len = vport::access_reg_len(reg_len);
+        let out = self.cmd(len, len, query)?;
         parse(&out).map_err(|_| {
-            pr_err!(
-                "port {}: PPCNT read of group {} returned a malformed output\n",
-                self.port,
-                grp
-            );
+            pr_err!("port {}: {} returned a malformed output\n", self.port, what);
             EIO
         })
     }
@@ -757,17 +765,7 @@ pub(crate) enum BringupError {
     Kernel(Error),
 }
 
-impl From<Error> for BringupError {
-    fn from(e: Error) -> Self {
-        Self::Kernel(e)
-    }
-}
-
-impl From<kernel::alloc::AllocError> for BringupError {
-    fn from(_: kernel::alloc::AllocError) -> Self {
-        Self::Kernel(ENOMEM)
-    }
-}
+crate::family::kernel_error_from!(BringupError);
 
 /// The handler of a function's async vector.
 struct AsyncIrq(Arc<Func>);

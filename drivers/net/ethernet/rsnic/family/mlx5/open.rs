@@ -9,6 +9,7 @@
 //! `destroy`).
 
 use super::*;
+use crate::hwif::pkt::TxPacket;
 
 /// Opens channel `ctx`'s regular queues (EQ, CQs, SQ, RQ with its buffers posted): the
 /// family's [`Control::open`].
@@ -89,29 +90,14 @@ pub(super) fn channel(
         ),
     )?;
     func.ready_rq(rqn)?;
-    let sq = Sq::new(
-        SqParams {
-            log_sz: p.log_sq,
-            sqn,
-            lkey: func.lkey(),
-            db_offset: uar + BF_OFFSET,
-            dbr_off: 0,
-            min_inline: func.min_inline(),
-            // Without `wqe_vlan_insert` the tag goes into the inline header
-            // (MLX5E_SQ_STATE_VLAN_NEED_L2_INLINE).
-            vlan_need_l2_inline: !func.resources().caps.wqe_vlan_insert,
-            max_sq_wqebbs: 16,
-            mpwqe: p.pflags.has(Mlx5Flag::SkbTxMpwqe),
-            mpwqe_inline: false,
-        },
+    let sq = new_sq(
+        func,
+        (p.log_sq, sqn),
+        (p.pflags.has(Mlx5Flag::SkbTxMpwqe), false),
         sq_buf,
         dbr.clone(),
         tx_cq,
-        filled(nsq, WqeInfo::default)?,
-        filled(4 * nsq, FifoEntry::default)?,
-        filled(4 * nsq, DmaEntry::default)?,
-    )
-    .map_err(|_| EINVAL)?;
+    )?;
     let mut rq = Rq::new(
         rq_params,
         rq_buf,
@@ -183,12 +169,29 @@ pub(super) fn xdp_sq(
     // one regular send WQE per frame, NOP-padded at the fragment's end, completions
     // asked for by threshold, as mlx5e_xmit_xdp_frame. The ICO SQ posts NOPs only.
     let mpwqe = kind != XdpSqKind::Ico && p.pflags.has(Mlx5Flag::XdpTxMpwqe);
-    let sq = Sq::new(
+    let sq = new_sq(func, (log_sq, sqn), (mpwqe, mpwqe), sq_buf, dbr, cq)?;
+    Ok(Some(sq))
+}
+
+/// Builds the driver's side of SQ `sqn` of `2^log_sz` WQEBBs on `sq_buf`, its doorbell
+/// record at offset 0 of `dbr`, completing on `cq`: the parameters every SQ of a channel
+/// shares (the function's lkey, BlueFlame doorbell, inline mode), with `mpwqe` saying
+/// whether it uses Enhanced MPWQE sessions and whether those inline small frames.
+fn new_sq<P: TxPacket>(
+    func: &ctrl::Func,
+    (log_sz, sqn): (u8, u32),
+    (mpwqe, mpwqe_inline): (bool, bool),
+    sq_buf: KCoherent,
+    dbr: KCoherent,
+    cq: Cq<KCoherent>,
+) -> Result<KSqOf<P>> {
+    let n = 1usize << log_sz;
+    Sq::new(
         SqParams {
-            log_sz: log_sq,
+            log_sz,
             sqn,
             lkey: func.lkey(),
-            db_offset: uar + BF_OFFSET,
+            db_offset: func.uar_offset() + BF_OFFSET,
             dbr_off: 0,
             min_inline: func.min_inline(),
             // Without `wqe_vlan_insert` the tag goes into the inline header
@@ -196,7 +199,7 @@ pub(super) fn xdp_sq(
             vlan_need_l2_inline: !func.resources().caps.wqe_vlan_insert,
             max_sq_wqebbs: 16,
             mpwqe,
-            mpwqe_inline: mpwqe,
+            mpwqe_inline,
         },
         sq_buf,
         dbr,
@@ -205,8 +208,7 @@ pub(super) fn xdp_sq(
         filled(4 * n, FifoEntry::default)?,
         filled(4 * n, DmaEntry::default)?,
     )
-    .map_err(|_| EINVAL)?;
-    Ok(Some(sq))
+    .map_err(|_| EINVAL)
 }
 
 /// Opens the channel's XSK RQ with its CQ, buffers of `buf_size` bytes from the pool

@@ -53,15 +53,11 @@ impl Func {
     pub(crate) fn set_loopback(&self, on: bool) -> Result {
         self.rsnic_request(self.gdma.rsnic_caps().loopback, "internal loopback")?;
         let vport = self.vport.vport;
-        self.with_ctl(|ctl, env, mana| {
-            let who = ctl.caller(mana);
-            ctl.request(
-                env,
-                req::RSNIC_SET_LOOPBACK,
-                |b| req::set_loopback(b, who, vport, on),
-                |r| req::parse_general(r, req::RSNIC_SET_LOOPBACK, Some(who)),
-            )
-        })
+        self.mana_request(
+            req::RSNIC_SET_LOOPBACK,
+            |b, who| req::set_loopback(b, who, vport, on),
+            |r, who| req::parse_general(r, req::RSNIC_SET_LOOPBACK, Some(who)),
+        )
     }
 
     /// The vport's flow control per direction (RSNIC_SET_PAUSE: rsnic's request, the model's
@@ -70,15 +66,11 @@ impl Func {
     pub(crate) fn set_pause(&self, rx: bool, tx: bool) -> Result {
         self.rsnic_request(self.gdma.rsnic_caps().pause, "flow control")?;
         let vport = self.vport.vport;
-        self.with_ctl(|ctl, env, mana| {
-            let who = ctl.caller(mana);
-            ctl.request(
-                env,
-                req::RSNIC_SET_PAUSE,
-                |b| req::set_pause(b, who, vport, rx, tx),
-                |r| req::parse_general(r, req::RSNIC_SET_PAUSE, Some(who)),
-            )
-        })
+        self.mana_request(
+            req::RSNIC_SET_PAUSE,
+            |b, who| req::set_pause(b, who, vport, rx, tx),
+            |r, who| req::parse_general(r, req::RSNIC_SET_PAUSE, Some(who)),
+        )
     }
 
     /// The vport's flow control and PAUSE frame counters (RSNIC_QUERY_PAUSE, rsnic's).
@@ -86,28 +78,34 @@ impl Func {
     pub(crate) fn query_pause(&self) -> Result<req::PauseState> {
         self.rsnic_request(self.gdma.rsnic_caps().pause, "flow control")?;
         let vport = self.vport.vport;
-        self.with_ctl(|ctl, env, mana| {
-            let who = ctl.caller(mana);
-            ctl.request(
-                env,
-                req::RSNIC_QUERY_PAUSE,
-                |b| req::query_pause(b, who, vport),
-                |r| req::parse_query_pause(r, who),
-            )
-        })
+        self.mana_request(
+            req::RSNIC_QUERY_PAUSE,
+            |b, who| req::query_pause(b, who, vport),
+            req::parse_query_pause,
+        )
     }
 
     /// The device's counters (MANA_QUERY_GF_STAT for every counter, as `mana_query_gf_stats`
     /// asks): the function's, so the sums over all its vports. Sleeps.
     pub(crate) fn query_gf_stat(&self) -> Result<req::GfStats> {
+        self.mana_request(
+            req::MANA_QUERY_GF_STAT,
+            |b, who| req::query_gf_stat(b, who, req::GF_STAT_ALL),
+            req::parse_query_gf_stat,
+        )
+    }
+
+    /// Calls MANA request `code` as a fresh caller (a new `activity_id`): `build` writes
+    /// it, `parse` reads the response, both for that caller. Sleeps.
+    fn mana_request<T>(
+        &self,
+        code: u32,
+        build: impl FnOnce(&mut [u8], req::Caller) -> Result<usize, MsgError>,
+        parse: impl FnOnce(&[u8], req::Caller) -> Result<T, MsgError>,
+    ) -> Result<T> {
         self.with_ctl(|ctl, env, mana| {
             let who = ctl.caller(mana);
-            ctl.request(
-                env,
-                req::MANA_QUERY_GF_STAT,
-                |b| req::query_gf_stat(b, who, req::GF_STAT_ALL),
-                |r| req::parse_query_gf_stat(r, who),
-            )
+            ctl.request(env, code, |b| build(b, who), |r| parse(r, who))
         })
     }
 

@@ -14,7 +14,7 @@ use crate::hwif::mlx5::cmd::fs::Tt;
 use crate::hwif::mlx5::cmd::{fs, res, FormatError};
 use crate::kernel_ext::sync::with_bh;
 use crate::ntuple::{Dest, Rule, MAX_RULES};
-use crate::rss::{Fields, Flow, RssChange, RssSpec, MAX_CONTEXTS};
+use crate::rss::{Flow, RssChange, RssSpec, MAX_CONTEXTS};
 use kernel::prelude::*;
 
 /// The receive side's objects, as mlx5e's `mlx5e_rss`, its TTC table and its ethtool
@@ -90,15 +90,12 @@ fn tt_flow(tt: Tt) -> Flow {
 /// `mlx5e_rss_get_tt_config` with the ethtool fields).
 fn tir_hash(tt: Tt, spec: &RssSpec<'_>) -> res::TirHash {
     let f = spec.fields(tt_flow(tt));
-    let sel = [
-        (Fields::SRC_IP, res::HASH_SEL_SRC_IP),
-        (Fields::DST_IP, res::HASH_SEL_DST_IP),
-        (Fields::SRC_PORT, res::HASH_SEL_L4_SPORT),
-        (Fields::DST_PORT, res::HASH_SEL_L4_DPORT),
-    ]
-    .iter()
-    .filter(|(x, _)| f.has(*x))
-    .fold(0, |m, (_, b)| m | b);
+    let sel = f.bits([
+        res::HASH_SEL_SRC_IP,
+        res::HASH_SEL_DST_IP,
+        res::HASH_SEL_L4_SPORT,
+        res::HASH_SEL_L4_DPORT,
+    ]);
     res::TirHash {
         key: *spec.key,
         l3_prot_type: tt.l3_prot_type(),
@@ -213,7 +210,7 @@ impl Func {
                 rqtn: self.created(&out, res::parse_create_rqt)?,
                 tirs: [None; 6],
             };
-            if let Err(e) = self.ctx_tirs(&mut c, spec) {
+            if let Err(e) = self.hashed_tirs(c.rqtn, &mut c.tirs, spec) {
                 self.destroy_ctx(&c);
                 return Err(e);
             }
@@ -223,14 +220,15 @@ impl Func {
         self.update_in_place(c.rqtn, &c.tirs, &rqns, max, spec, change)
     }
 
-    /// A context's TIRs over its RQT, recorded as they are made.
-    fn ctx_tirs(&self, c: &mut Ctx, spec: &RssSpec<'_>) -> Result {
+    /// The hashed TIRs (one per [`Tt::HASHED`] traffic type) over RQT `rqtn`, recorded in
+    /// `tirs` as they are made: the main RSS's and each context's.
+    fn hashed_tirs(&self, rqtn: u32, tirs: &mut [Option<u32>; 6], spec: &RssSpec<'_>) -> Result {
         let td = self.res.td.unwrap_or(0);
-        for (&tt, slot) in Tt::HASHED.iter().zip(c.tirs.iter_mut()) {
+        for (&tt, slot) in Tt::HASHED.iter().zip(tirs.iter_mut()) {
             let h = tir_hash(tt, spec);
             let t = res::CreateTir {
                 transport_domain: td,
-                rqtn: c.rqtn,
+                rqtn,
                 key: h.key,
                 l3_prot_type: h.l3_prot_type,
                 l4_prot_type: h.l4_prot_type,
@@ -246,10 +244,16 @@ impl Func {
 
     /// Destroys a context's TIRs, then its RQT.
     fn destroy_ctx(&self, c: &Ctx) {
-        for &t in c.tirs.iter().flatten() {
+        self.destroy_hashed(c.rqtn, &c.tirs);
+    }
+
+    /// Destroys the hashed TIRs `tirs` that [`Self::hashed_tirs`] made, then their RQT
+    /// `rqtn`.
+    fn destroy_hashed(&self, rqtn: u32, tirs: &[Option<u32>]) {
+        for &t in tirs.iter().flatten() {
             self.destroy(|b| res::destroy_tir(b, t));
         }
-        self.destroy(|b| res::destroy_rqt(b, c.rqtn));
+        self.destroy(|b| res::destroy_rqt(b, rqtn));
     }
 
     /// Programs the ntuple rule at `loc` (mlx5e's `mlx5e_ethtool_flow_replace`): whatever
@@ -359,22 +363,7 @@ impl Func {
     /// The TIRs, the traffic-type table, its groups, entries and root (`mlx5e_rss_init`,
     /// `mlx5_create_ttc_table`), recorded in `r` as they are made.
     fn build_rss(&self, r: &mut Rss, spec: &RssSpec<'_>) -> Result {
-        let td = self.res.td.unwrap_or(0);
-        for (&tt, slot) in Tt::HASHED.iter().zip(r.tirs.iter_mut()) {
-            let h = tir_hash(tt, spec);
-            let t = res::CreateTir {
-                transport_domain: td,
-                rqtn: r.rqtn,
-                key: h.key,
-                l3_prot_type: h.l3_prot_type,
-                l4_prot_type: h.l4_prot_type,
-                selected_fields: h.selected_fields,
-            };
-            let out = self.cmd(res::CREATE_TIR_IN_LEN, res::SHORT_LEN, |b| {
-                res::create_tir(b, &t)
-            })?;
-            *slot = Some(self.created(&out, res::parse_create_tir)?);
-        }
+        self.hashed_tirs(r.rqtn, &mut r.tirs, spec)?;
         let out = self.cmd(fs::FT_CMD_LEN, res::SHORT_LEN, |b| {
             fs::create_flow_table(b, fs::TTC_LOG_SIZE, RULE_LEVEL + 2)
         })?;
@@ -415,7 +404,7 @@ impl Func {
             let rqtn = self.created(&out, res::parse_create_rqt)?;
             *rqt = Some((rqtn, rqn));
             let t = res::CreateTir {
-                transport_domain: td,
+                transport_domain: self.res.td.unwrap_or(0),
                 rqtn,
                 key: *spec.key,
                 l3_prot_type: 0,
@@ -517,9 +506,6 @@ impl Func {
         for &(t, _) in r.direct_rqt.iter().flatten() {
             self.destroy(|b| res::destroy_rqt(b, t));
         }
-        for &t in r.tirs.iter().flatten() {
-            self.destroy(|b| res::destroy_tir(b, t));
-        }
-        self.destroy(|b| res::destroy_rqt(b, r.rqtn));
+        self.destroy_hashed(r.rqtn, &r.tirs);
     }
 }
