@@ -110,7 +110,19 @@ WAIT_DIAG=nc_report WAIT_TRIES=200 wait_for "B received all $N messages" all_rec
 sleep 1
 got=$(grep -o "rsnic-netconsole [0-9]*$" /tmp/nc.log | awk '{print $2}')
 assert_eq "messages received twice" 0 "$(sort <<<"$got" | uniq -d | wc -l)"
-sort -n -C <<<"$got" || fail "messages out of order: $(tr '\n' ' ' <<<"$got" | head -c 300)"
+# Order. Netpoll sends a message itself when it gets the TX queue within a clock tick; if not
+# (the queue stopped under the transfer for longer, or refused in hard interrupt context) it
+# queues the message for its work, and the work takes it off that queue before it takes the
+# queue's xmit lock: a message printed on the other CPU in that window finds netpoll's queue
+# empty and is sent first (6.12's net/core/netpoll.c, queue_process against
+# __netpoll_send_skb's "don't get messages out of order" check). So a message may arrive
+# after the next one or two, a few times in a run (one such swap in 300 messages seen once);
+# any other order is a reordering of the driver's (an SQ's packets leave in order).
+inversions=$(awk '{ for (i = 1; i <= n; i++) if (seen[i] > $1) { inv++; if (seen[i] - $1 > 2) far++ } seen[++n] = $1 }
+	END { print inv + 0, far + 0 }' <<<"$got")
+[ "${inversions#* }" = 0 ] && [ "${inversions% *}" -le 3 ] ||
+	fail "messages out of order (${inversions% *} pairs, ${inversions#* } more than two apart): $(tr '\n' ' ' <<<"$got" | head -c 300)"
+[ "${inversions% *}" = 0 ] || echo "  ${inversions% *} message(s) overtaken by the next one or two (netpoll's deferred queue)"
 missing=$((N - $(wc -l <<<"$got")))
 [ "$missing" -le "$LOST" ] ||
 	fail "$missing messages missing, $LOST packets failed by the fault: $(nc_report)"
