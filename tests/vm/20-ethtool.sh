@@ -99,4 +99,17 @@ echo "  bad value refused: $(head -n1 /tmp/err)"
 assert_eq "$PFLAG unchanged by refused calls" "$PFLAG_DEFAULT" "$(priv_flag "$dev" "$PFLAG")"
 
 ethtool -S "$dev" | grep -q 'tx_queue_dropped: ' || fail "ethtool -S lacks tx_queue_dropped"
+# MANA's device counters: mana_ethtool.c's hc_* names, all of them, in its order.
+if [ "$RSNIC_FAMILY" = mana ]; then
+	hc="hc_rx_discards_no_wqe hc_rx_err_vport_disabled hc_rx_bytes hc_rx_ucast_pkts"
+	hc+=" hc_rx_ucast_bytes hc_rx_bcast_pkts hc_rx_bcast_bytes hc_rx_mcast_pkts hc_rx_mcast_bytes"
+	hc+=" hc_tx_err_gf_disabled hc_tx_err_vport_disabled hc_tx_err_inval_vportoffset_pkt"
+	hc+=" hc_tx_err_vlan_enforcement hc_tx_err_eth_type_enforcement hc_tx_err_sa_enforcement"
+	hc+=" hc_tx_err_sqpdid_enforcement hc_tx_err_cqpdid_enforcement hc_tx_err_mtu_violation"
+	hc+=" hc_tx_err_inval_oob hc_tx_err_gdma hc_tx_bytes hc_tx_ucast_pkts hc_tx_ucast_bytes"
+	hc+=" hc_tx_bcast_pkts hc_tx_bcast_bytes hc_tx_mcast_pkts hc_tx_mcast_bytes"
+	assert_eq "MANA's hc_* counters" "$hc" \
+		"$(ethtool -S "$dev" | sed -n 's/^ *\(hc_[a-z_]*\): .*/\1/p' | tr '\n' ' ' | sed 's/ $//')"
+	echo "  ethtool -S: the 27 hc_* counters of upstream mana, in its order"
+fi
 unload_rsnic

@@ -131,6 +131,10 @@ EOF
 		while [ "$rc" != 0 ] && [ "$run" -lt "$runs" ] && timing_only "$out"; do
 			run=$((run + 1))
 			echo "    (run $((run - 1)): $(misses "$out"); run $run)"
+			# Where the miss came from (pp_alloc_fail.py checks the rate three times: before
+			# the fault injection, under it, after its ethtool -G), so that a run that saw no
+			# traffic at all says at which step.
+			grep -E "ethtool -G change|line [0-9]+, in test_pp_alloc" "$out" | sed 's/^/      | /' || true
 			if (cd "$W/$(dirname "$t")" && timeout 240 python3 -u "./$(basename "$t").py") >"$out" 2>&1; then
 				rc=0
 			else

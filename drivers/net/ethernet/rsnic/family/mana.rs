@@ -199,7 +199,7 @@ impl Family for Mana {
 
     const ROWS: &'static [&'static [Row<ChannelStats<Self>>]] = &[SQ_ROWS, RQ_ROWS];
 
-    // MANA's hardware counters (`mana_ethtool_stats`' `hc_*`).
+    // MANA's hardware counters: `mana_eth_stats`' `hc_*`, all of them, in its order.
     const HW: &'static [(&'static str, Get<GfStats>)] = &[
         ("hc_rx_discards_no_wqe", |c| c.rx_discards_no_wqe),
         ("hc_rx_err_vport_disabled", |c| c.rx_err_vport_disabled),
@@ -210,6 +210,25 @@ impl Family for Mana {
         ("hc_rx_bcast_bytes", |c| c.hc_rx_bcast_bytes),
         ("hc_rx_mcast_pkts", |c| c.hc_rx_mcast_pkts),
         ("hc_rx_mcast_bytes", |c| c.hc_rx_mcast_bytes),
+        ("hc_tx_err_gf_disabled", |c| c.tx_err_gf_disabled),
+        ("hc_tx_err_vport_disabled", |c| c.tx_err_vport_disabled),
+        ("hc_tx_err_inval_vportoffset_pkt", |c| {
+            c.tx_err_inval_vport_offset_pkt
+        }),
+        ("hc_tx_err_vlan_enforcement", |c| c.tx_err_vlan_enforcement),
+        ("hc_tx_err_eth_type_enforcement", |c| {
+            c.tx_err_ethtype_enforcement
+        }),
+        ("hc_tx_err_sa_enforcement", |c| c.tx_err_sa_enforcement),
+        ("hc_tx_err_sqpdid_enforcement", |c| {
+            c.tx_err_sqpdid_enforcement
+        }),
+        ("hc_tx_err_cqpdid_enforcement", |c| {
+            c.tx_err_cqpdid_enforcement
+        }),
+        ("hc_tx_err_mtu_violation", |c| c.tx_err_mtu_violation),
+        ("hc_tx_err_inval_oob", |c| c.tx_err_inval_oob),
+        ("hc_tx_err_gdma", |c| c.tx_err_gdma),
         ("hc_tx_bytes", |c| c.hc_tx_bytes),
         ("hc_tx_ucast_pkts", |c| c.hc_tx_ucast_pkts),
         ("hc_tx_ucast_bytes", |c| c.hc_tx_ucast_bytes),
@@ -217,9 +236,6 @@ impl Family for Mana {
         ("hc_tx_bcast_bytes", |c| c.hc_tx_bcast_bytes),
         ("hc_tx_mcast_pkts", |c| c.hc_tx_mcast_pkts),
         ("hc_tx_mcast_bytes", |c| c.hc_tx_mcast_bytes),
-        ("hc_tx_err_inval_oob", |c| c.tx_err_inval_oob),
-        ("hc_tx_err_mtu_violation", |c| c.tx_err_mtu_violation),
-        ("hc_tx_err_gdma", |c| c.tx_err_gdma),
     ];
 
     fn summary(s: &ChannelStats<Self>) -> Summary {

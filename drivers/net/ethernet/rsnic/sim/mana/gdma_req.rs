@@ -29,8 +29,8 @@
 //! [`super::MAX_RSS`] RQ objects, each field changed only with its `update_*` flag; the hashed
 //! fields are fixed: TCP and UDP over IPv4 and IPv6 hash addresses and ports, other IP the
 //! addresses, as mana's `rx_hashtype` reports), MANA_FENCE_RQ (an RX_OBJECT_FENCE CQE on the RQ's
-//! CQ) and MANA_QUERY_GF_STAT (the sums over all ports of the counters the model keeps;
-//! `reported_stats` says which), and rsnic's own requests, for what MANA does not have (codes in a
+//! CQ) and MANA_QUERY_GF_STAT (the sums over all ports of its counters, every one asked for
+//! reported: those of errors the model never raises are 0), and rsnic's own requests, for what MANA does not have (codes in a
 //! range upstream does not use; advertised in MANA_QUERY_DEV_CONFIG's reserved u16 at 66 as
 //! [`super::RSNIC_CAPS`] while [`super::Device::set_rsnic_requests`] has them, the default; without
 //! them the field is 0 and the codes are unknown, as on a real MANA; an unknown vport is
@@ -644,18 +644,18 @@ where
             add(&mut c, 26, k.hc_tx_err_gdma);
         }
         // Field i of the response and its STATISTICS_FLAGS bit (the flags order the
-        // multicast and broadcast counters the other way round).
+        // multicast and broadcast counters the other way round). Every counter is reported
+        // when asked for, as the device reports them: the eight TX errors the model never
+        // raises (fields 9..16: a disabled GF or vport, a bad vport offset, the VLAN,
+        // EtherType, source-MAC, SQ and CQ protection-domain enforcements; the model
+        // enforces none of them) are 0.
         const FLAG: [u8; 27] = [
             0, 1, 2, 3, 4, 7, 8, 5, 6, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 24, 25,
             22, 23, 26,
         ];
-        // The counters the model keeps: those it adds above.
-        const KEPT: [usize; 19] = [
-            0, 1, 2, 3, 4, 5, 6, 7, 8, 17, 18, 19, 20, 21, 22, 23, 24, 25, 26,
-        ];
         let mut reported = 0u64;
-        for &i in KEPT.iter() {
-            let bit = 1u64 << FLAG[i];
+        for (i, &flag) in FLAG.iter().enumerate() {
+            let bit = 1u64 << flag;
             if req & bit != 0 {
                 reported |= bit;
                 put_le64(b, 8 + 8 * i, c[i]);
