@@ -150,21 +150,21 @@ impl RxqInfo {
         let zeroed: bindings::xdp_rxq_info = unsafe { core::mem::zeroed() };
         let info = KBox::pin(Opaque::new(zeroed), GFP_KERNEL)?;
         let dev = dev as *const Device as *mut bindings::net_device;
-        // SAFETY: `info` is zeroed, boxed (stable address) and ours; `dev` and the pool are
-        // valid (an `XskPool` is registered: its type invariant); each helper registers
-        // `info` with its memory model or, on error, leaves nothing registered. An XSK pool
-        // keeps a pointer to `info`, which outlives the pool's use by this driver (the XSK
-        // RQ drops it when it stops).
-        to_result(unsafe {
-            match model {
-                MemModel::PagePool(pool) => {
-                    bindings::rsnic_helper_xdp_rxq_reg(info.get(), dev, queue, pool.as_raw())
-                }
-                MemModel::Xsk(pool) => {
-                    bindings::rsnic_helper_xsk_rxq_reg(info.get(), dev, queue, pool.as_raw())
-                }
-            }
-        })?;
+        // Each helper registers `info` with its memory model or, on error, leaves nothing
+        // registered. An XSK pool keeps a pointer to `info`, which outlives the pool's use by
+        // this driver (the XSK RQ drops it when it stops).
+        let ret = match model {
+            // SAFETY: `info` is zeroed, boxed (stable address) and ours; `dev` and the page
+            // pool are valid for the call.
+            MemModel::PagePool(pool) => unsafe {
+                bindings::rsnic_helper_xdp_rxq_reg(info.get(), dev, queue, pool.as_raw())
+            },
+            // SAFETY: as above; the XSK pool is registered (an `XskPool`'s type invariant).
+            MemModel::Xsk(pool) => unsafe {
+                bindings::rsnic_helper_xsk_rxq_reg(info.get(), dev, queue, pool.as_raw())
+            },
+        };
+        to_result(ret)?;
         Ok(Self(info))
     }
 
