@@ -389,8 +389,8 @@ fn add_tx(a: &mut TxStats, b: TxStats) {
 
 fn add_rx(a: &mut RxStats, b: RxStats) {
     sum_stats!(RxStats, a, b; packets, bytes, rx_coalesced_err, rx_cqe_unknown_type,
-        rx_truncated, rx_dropped, cqes, cqe_bad, cq_overflow, cqe_discarded, wqes, doorbells,
-        polls, polls_with_work);
+        rx_truncated, rx_dropped, buff_alloc_err, cqes, cqe_bad, cq_overflow, cqe_discarded, wqes,
+        doorbells, polls, polls_with_work);
 }
 
 impl ManaPair {

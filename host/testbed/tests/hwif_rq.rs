@@ -218,11 +218,27 @@ fn allocation_failure_counts_and_retries() {
     let mut env = Env::new(&mem);
     env.rx_fail_after = Some(10);
     let mut rq = make_rq(&env, 4, 256, 1);
+    assert!(!rq.short());
     assert_eq!(rq.post(&mut env), 10);
     assert_eq!(rq.stats.buff_alloc_err, 1);
+    // The RQ says it is short, so that NAPI polls again (mlx5e's busy).
+    assert!(rq.short());
     env.rx_fail_after = None;
     assert_eq!(rq.post(&mut env), 6);
     assert_eq!(rq.outstanding(), 16);
+    assert!(!rq.short());
+    // An empty RQ whose first allocation fails posts nothing and stays short; a NAPI round
+    // (no CQE to read) posts the buffers once they can be had.
+    let mut rq = make_rq(&env, 4, 256, 1);
+    env.rx_fail_after = Some(0);
+    assert_eq!(rq.post(&mut env), 0);
+    assert!(rq.short() && rq.outstanding() == 0);
+    env.rx_fail_after = None;
+    let r = rq.napi_poll(64, &mut env, |_, _| {});
+    assert_eq!(
+        (r.work, r.posted, rq.outstanding(), rq.short()),
+        (0, 16, 16, false)
+    );
 }
 
 /// Writes a basic compressed session at CQ counter `c`: mini arrays at c+1 and c+8j, title

@@ -265,6 +265,48 @@ fn poll_refill_delivers_every_frame_and_refills_what_the_source_has() {
 }
 
 #[test]
+fn a_short_ring_is_topped_up_by_the_next_poll() {
+    let mut p = ManaPair::new(ManaConfig {
+        rq_wqes: 128,
+        sq_size: 512 * 32,
+        ..ManaConfig::default()
+    });
+    assert!(!p.rq.short());
+    // The ring runs short: the zero-copy poll delivers without a fresh buffer to post.
+    p.env.rx_alloc_limit = Some(128);
+    let frames: Vec<Frame> = (0..100).map(|i| Frame::linear(udp4(60, i))).collect();
+    assert_eq!(p.send_burst(&frames), 100);
+    p.run_device();
+    p.poll_tx(256);
+    while poll_refill(&mut p, 64).1 > 0 {}
+    assert_eq!(p.rq.posted(), 28);
+    assert!(p.rq.short());
+    // A regular poll while allocations fail: nothing posted, no doorbell, the failure
+    // counted, the ring still short (NAPI polls again).
+    let errs = p.drv_rx().buff_alloc_err;
+    let before = p.env.counts().rq_doorbells;
+    let (got, r) = p.poll_rx_full(64);
+    assert_eq!(
+        (got.len(), r.work, p.env.counts().rq_doorbells - before),
+        (0, 0, 0)
+    );
+    assert_eq!(p.drv_rx().buff_alloc_err, errs + 1);
+    assert!(p.rq.short());
+    // Buffers again: one poll with nothing to complete fills the ring, one doorbell.
+    p.env.rx_alloc_limit = None;
+    let (got, r) = p.poll_rx_full(64);
+    assert_eq!((got.len(), r.work, r.doorbells), (0, 0, 1));
+    assert_eq!(p.rq.posted(), 128);
+    assert!(!p.rq.short());
+    // A full ring's worth arrives whole.
+    let frames: Vec<Frame> = (100..228).map(|i| Frame::linear(udp4(60, i))).collect();
+    assert_eq!(p.send_burst(&frames), 128);
+    assert_eq!(p.settle(64).len(), 128);
+    assert_eq!(p.dev(RX_PORT).hc_rx_discards_no_wqe, 0);
+    assert_eq!(p.drv_rx().rx_dropped, 0);
+}
+
+#[test]
 fn queue_stops_and_wakes() {
     let mut p = ManaPair::new(ManaConfig {
         sq_size: 4096,

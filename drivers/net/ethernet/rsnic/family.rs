@@ -219,6 +219,11 @@ pub(crate) trait DataPath: Sized + Send + Sync + 'static {
         budget: u32,
         deliver: impl FnMut(RxPage, &RxMeta, RxFrags<'_, RxPage>),
     ) -> u32;
+    /// The RQ is short of buffers because an allocation failed while posting them: NAPI
+    /// must poll again (and is scheduled when a channel starts with it short), as mlx5e's
+    /// `mlx5e_post_rx_wqes` reports busy, for an RQ left empty with nothing to complete is
+    /// never refilled otherwise.
+    fn rx_short(rx: &Self::Rx) -> bool;
     /// Gives every posted RX buffer back.
     fn rx_drain(rx: &mut Self::Rx, env: &mut RxEnv<'_>);
     /// Arms the TX CQ (NAPI completed).
@@ -378,6 +383,11 @@ macro_rules! datapath_common {
         $crate::family::datapath_common!(@count
             rx_packets RxStats packets, rx_bytes RxStats bytes,
             tx_packets TxStats packets, tx_bytes TxStats bytes, tx_dropped TxStats dropped);
+
+        #[inline(always)]
+        fn rx_short(q: &Self::Rx) -> bool {
+            q.error().is_none() && q.short()
+        }
 
         #[inline(always)]
         fn xdp_sq_xmit(

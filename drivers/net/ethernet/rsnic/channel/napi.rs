@@ -82,6 +82,7 @@ impl<F: Family> Poll for Channel<F> {
         let mut tx_cqes = 0;
         let mut tx_fault = false;
         let mut rx_fault = false;
+        let mut rx_short = false;
         // A fault on a queue that is not reset in place (XDP, XSK, ICO).
         let mut reopen = None;
         // The TX completion walk, under the queue's xmit lock: once per poll.
@@ -211,6 +212,7 @@ impl<F: Family> Poll for Channel<F> {
                 }
             }
             rx_fault = F::rx_fault(rx).is_some();
+            rx_short = F::rx_short(rx);
         }
         if rx_fault {
             self.request_recovery(RECOVER_RX);
@@ -232,7 +234,8 @@ impl<F: Family> Poll for Channel<F> {
         if let Some(why) = reopen {
             self.request_reopen(why, None);
         }
-        if tx_busy || work >= budget as u32 {
+        // An RQ short of buffers (an allocation failed) is refilled by the next poll.
+        if tx_busy || rx_short || work >= budget as u32 {
             // NAPI polls again: give the CQs the doorbells the hardware needs meanwhile.
             self.with_tx(|tx, _| F::tx_continue(&mut tx.sq, tx_cqes, &mmio));
             if let Some(side) = self.rx.lock().as_mut() {

@@ -188,6 +188,13 @@ impl<F: Family> Channel<F> {
         let mmio = self.shared.hw.bar();
         with_bh(|| F::irq_start(&mut self.irq.lock(), &mmio));
         self.arm();
+        // An RQ the open could not fill (an allocation failed) gets the rest from NAPI, which
+        // no completion would schedule if it is empty.
+        with_bh(|| {
+            if self.rx.lock().as_ref().is_some_and(|s| F::rx_short(&s.rx)) {
+                self.napi.schedule();
+            }
+        });
     }
 
     /// Stops the channel's interrupt and NAPI (waiting for a running poll), so nothing wakes

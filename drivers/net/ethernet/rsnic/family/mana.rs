@@ -251,7 +251,7 @@ impl Family for Mana {
             rx_dropped: s.ch.rx_dropped + s.rx.rx_dropped + s.rx.rx_truncated,
             multicast: s.ch.rx_mcast,
             rx_errors: s.rx.rx_coalesced_err + s.rx.rx_cqe_unknown_type + s.rx.cqe_bad,
-            rx_alloc_fail: s.rx.rx_dropped,
+            rx_alloc_fail: s.rx.rx_dropped + s.rx.buff_alloc_err,
         }
     }
 }

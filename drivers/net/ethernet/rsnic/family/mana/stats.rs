@@ -64,6 +64,7 @@ counters! {
         rx_cqe_unknown_type [rx Global "rx_cqe_unknown_type"],
         rx_truncated [rx Global "rx_truncated", xsk_rx Global "rx_xsk_truncated"],
         rx_dropped [rx Global "rx_buff_alloc_err"],
+        buff_alloc_err [rx Global "rx_fill_alloc_err"],
         cqes [rx Global "rx_cqes", rx Rxq "cqes", xsk_rx Global "rx_xsk_cqes"],
         cqe_bad,
         cq_overflow,

@@ -209,11 +209,23 @@ impl<B: RxBuffer, C: Coherent, S: Slots<Option<B>>> Rq<B, C, S> {
 
     /// Fills every free WQE with a fresh buffer, then rings once if anything was posted
     /// (queue creation; upstream rings per WQE here, which changes nothing for the device).
-    /// Returns the number posted.
+    /// Returns the number posted. An allocation failure leaves the ring short
+    /// ([`Rq::short`]); [`Rq::poll`] tops it up.
     pub fn fill<E: Mmio + Barriers + RxBufProvider<B>>(&mut self, env: &mut E) -> u32 {
+        let n = self.top_up(env);
+        if n > 0 {
+            self.ring(env);
+        }
+        n
+    }
+
+    /// Posts a fresh buffer in every free WQE, without ringing, until the ring is full or an
+    /// allocation fails. Returns the number posted.
+    fn top_up<E: RxBufProvider<B>>(&mut self, env: &mut E) -> u32 {
         let mut n = 0;
-        while self.wq.used_bus() <= self.mask {
+        while self.short() {
             let Some(b) = env.alloc() else {
+                add(&mut self.stats.buff_alloc_err, 1);
                 break;
             };
             if let Err(b) = self.post_one(b, env) {
@@ -222,10 +234,16 @@ impl<B: RxBuffer, C: Coherent, S: Slots<Option<B>>> Rq<B, C, S> {
             }
             n += 1;
         }
-        if n > 0 {
-            self.ring(env);
-        }
         n
+    }
+
+    /// Some WQE of the ring holds no buffer: a fill met an allocation failure (a regular
+    /// poll keeps the ring full, re-posting the old buffer when a fresh one cannot be had).
+    /// NAPI must poll again, and each poll tops the ring up: a short ring receives less, and
+    /// an empty one with nothing to complete would never be refilled.
+    #[inline(always)]
+    pub fn short(&self) -> bool {
+        self.wq.used_bus() <= self.mask
     }
 
     /// Polls the RX CQ for up to `budget` CQEs (`mana_poll_rx_cq`), delivering received
@@ -369,12 +387,22 @@ impl<B: RxBuffer, C: Coherent, S: Slots<Option<B>>> Rq<B, C, S> {
         add(&mut self.stats.cqes, u64::from(r.work));
         if r.work > 0 {
             add(&mut self.stats.polls_with_work, 1);
-            if !self.p.ring_per_packet && !REFILL {
+        }
+        if REFILL {
+            if self.error.is_none() {
+                self.fill(env);
+            }
+        } else {
+            // A ring left short by a failed allocation gets its missing buffers here (one
+            // comparison per poll otherwise), under the poll's one doorbell.
+            let topped = if self.error.is_none() && self.short() {
+                self.top_up(env)
+            } else {
+                0
+            };
+            if (r.work > 0 && !self.p.ring_per_packet) || topped > 0 {
                 self.ring(env);
             }
-        }
-        if REFILL && self.error.is_none() {
-            self.fill(env);
         }
         r.doorbells = self.stats.doorbells.wrapping_sub(db0) as u32;
         r.error = self.error;

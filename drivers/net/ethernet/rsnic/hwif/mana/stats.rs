@@ -69,6 +69,9 @@ pub struct RxStats {
     pub rx_truncated: u64,
     /// Packets dropped because no fresh buffer was available (the old one is re-posted).
     pub rx_dropped: u64,
+    /// Fresh buffers a fill or top-up of the ring could not allocate (no packet is lost: the
+    /// WQE stays empty until a later poll fills it); rsnic-specific.
+    pub buff_alloc_err: u64,
     /// CQEs read; rsnic-specific.
     pub cqes: u64,
     /// CQEs that broke the protocol (wrong queue, bad length, nothing posted);

@@ -173,6 +173,8 @@ where
     cc: u16,
     cqd: Decomp,
     error: Option<RqError>,
+    /// The last refill stopped on an allocation failure ([`Rq::short`]).
+    short: bool,
     /// Counters.
     pub stats: RxStats,
 }
@@ -237,6 +239,7 @@ impl<B: RxBuffer, C: Coherent, S: Slots<Option<B>>> Rq<B, C, S> {
             cc: 0,
             cqd: Decomp::default(),
             error: None,
+            short: false,
             stats: RxStats::default(),
         })
     }
@@ -278,11 +281,21 @@ impl<B: RxBuffer, C: Coherent, S: Slots<Option<B>>> Rq<B, C, S> {
         &mut self.cq
     }
 
+    /// The last refill ([`Rq::post`]) stopped on an allocation failure, with WQEs still
+    /// missing: NAPI must poll again to post them (`mlx5e_post_rx_wqes` returns busy), as a
+    /// short ring receives less, and an empty one with nothing to complete would never be
+    /// refilled.
+    #[inline(always)]
+    pub fn short(&self) -> bool {
+        self.short
+    }
+
     /// Refills missing WQEs (`mlx5e_post_rx_wqes`) if at least `wqe_bulk` are missing, then
     /// writes the doorbell record once. A WQE is posted once each of its slots holds a
     /// buffer: only the empty ones get a new buffer (and their address written). Returns
-    /// the number posted.
+    /// the number posted; an allocation failure stops it and leaves [`Rq::short`] set.
     pub fn post<E: Barriers + RxBufProvider<B>>(&mut self, env: &mut E) -> u32 {
+        self.short = false;
         if self.error.is_some() {
             return 0;
         }
@@ -308,6 +321,7 @@ impl<B: RxBuffer, C: Coherent, S: Slots<Option<B>>> Rq<B, C, S> {
                 }
                 let Some(buf) = env.alloc() else {
                     add(&mut self.stats.buff_alloc_err, 1);
+                    self.short = true;
                     break 'wqes;
                 };
                 let addr = buf.dma_addr();
@@ -591,6 +605,7 @@ impl<B: RxBuffer, C: Coherent, S: Slots<Option<B>>> Rq<B, C, S> {
         self.wqe_ctr = 0;
         self.cc = 0;
         self.error = None;
+        self.short = false;
         self.dbr.write_be32(self.p.dbr_off, 0);
         Ok(())
     }
