@@ -385,24 +385,23 @@ impl<B: RxBuffer, C: Coherent, S: Slots<Option<B>>> Rq<B, C, S> {
             }
         }
         add(&mut self.stats.cqes, u64::from(r.work));
+        // A ring left short by a failed allocation gets its missing buffers here (one
+        // comparison per poll otherwise), under the poll's one doorbell.
+        let topped = if !REFILL && self.short() && self.error.is_none() {
+            self.top_up(env)
+        } else {
+            0
+        };
         if r.work > 0 {
             add(&mut self.stats.polls_with_work, 1);
-        }
-        if REFILL {
-            if self.error.is_none() {
-                self.fill(env);
-            }
-        } else {
-            // A ring left short by a failed allocation gets its missing buffers here (one
-            // comparison per poll otherwise), under the poll's one doorbell.
-            let topped = if self.error.is_none() && self.short() {
-                self.top_up(env)
-            } else {
-                0
-            };
-            if (r.work > 0 && !self.p.ring_per_packet) || topped > 0 {
+            if (!self.p.ring_per_packet || topped > 0) && !REFILL {
                 self.ring(env);
             }
+        } else if topped > 0 {
+            self.ring(env);
+        }
+        if REFILL && self.error.is_none() {
+            self.fill(env);
         }
         r.doorbells = self.stats.doorbells.wrapping_sub(db0) as u32;
         r.error = self.error;
