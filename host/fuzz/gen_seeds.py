@@ -426,6 +426,14 @@ def mana_rx_seeds():
     p += [15, 3] + mrx_cqe() + mrx_napi(64) + [15, 0]
     write(t, "hostile", p)
 
+    # The fill at creation fails at its first allocation: the ring is empty and short. A poll
+    # whose top-up fails too posts nothing and rings nothing; the next one fills the ring
+    # with one doorbell, and traffic goes on. Batched, then one doorbell per packet.
+    for name, cfg in (("short-fill", 0), ("short-fill-per-packet", 0x10)):
+        p = [cfg, 1 << 4] + mrx_poll(4, fail=1) + mrx_napi(4, fail=1) + mrx_poll(4)
+        p += mrx_cqe() + mrx_cqe(k=1) + mrx_napi(8) + mrx_cqe() + mrx_napi(8, fail=1)
+        write(t, name, p)
+
     # The CQ wraps several times (owner bits of later passes), tiny buffers.
     p = [3 << 2, 30, 0]
     for i in range(80):

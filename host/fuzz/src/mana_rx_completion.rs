@@ -24,8 +24,11 @@
 //! * every RQ doorbell carries this RQ's id, `wqe_cnt = 0` and `tail_ptr = head · 32`; after
 //!   every operation nothing posted is unannounced; batched mode: at most one RQ doorbell per
 //!   poll, exactly one when the poll read at least one CQE and the RQ is not in error, none
-//!   when it read nothing; per-packet mode: one per re-posted WQE; the poll's `doorbells`
-//!   and the counters match what was written;
+//!   when it read nothing unless it topped a short ring up; per-packet mode: one per
+//!   re-posted WQE, and one for a top-up; the poll's `doorbells` and the counters match what
+//!   was written;
+//! * only a short ring (`Rq::short`: a WQE without a buffer, after a failed allocation) is
+//!   topped up, by the next poll;
 //! * CQ doorbells name the CQ with `head mod (num << 3)`; a NAPI round arms the CQ exactly
 //!   when it did less than its budget;
 //! * at the end (drain, then a new RQ) every buffer came back, and the new RQ delivers a
@@ -188,6 +191,8 @@ impl Harness {
     /// Polls; returns the deliveries.
     fn poll(&mut self, budget: u32, napi: bool) -> u32 {
         let tail0 = self.rq.wq().tail();
+        let head0 = self.rq.wq().head();
+        let short0 = self.rq.short();
         let Self {
             rq, env, buf_size, ..
         } = self;
@@ -211,18 +216,32 @@ impl Harness {
         if self.was_error {
             assert_eq!(r.work, 0, "an RQ in error consumed CQEs");
         }
+        // Every WQE the poll consumed was re-posted (1 BU each); what it posted beyond them
+        // topped a short ring up.
         let reposts = self.rq.wq().tail().wrapping_sub(tail0);
+        let topped = self
+            .rq
+            .wq()
+            .head()
+            .wrapping_sub(head0)
+            .wrapping_sub(reposts);
+        assert!(topped == 0 || short0, "{topped} WQEs topped up in a full ring");
         let (dbs, arms) = self.take_writes();
         assert_eq!(dbs, r.doorbells, "RQ doorbells written vs reported");
         if self.rq_per_packet() {
             assert_eq!(
-                dbs, reposts,
-                "per-packet mode: one doorbell per re-posted WQE"
+                dbs,
+                reposts + u32::from(topped > 0),
+                "per-packet mode: one doorbell per re-posted WQE, one for a top-up"
             );
         } else {
             assert!(dbs <= 1, "{dbs} RQ doorbells in one poll");
             if r.work == 0 {
-                assert_eq!(dbs, 0, "an RQ doorbell for a poll that read nothing");
+                assert_eq!(
+                    dbs,
+                    u32::from(topped > 0),
+                    "an RQ doorbell for a poll that read nothing and posted nothing"
+                );
             } else if self.rq.error().is_none() {
                 assert_eq!(dbs, 1, "no RQ doorbell after a poll that read CQEs");
             }
