@@ -10,6 +10,7 @@
 
 mod mana_util;
 
+use mana_util::faulted;
 use rsnic_core::hwif::hw::Coherent;
 use rsnic_core::hwif::mana::fmt::{owner_check, Cqe, Owner, CQE_TX_OKAY, CQE_TX_VPORT_DISABLED};
 use rsnic_core::hwif::mana::gdma_req as req;
@@ -19,7 +20,6 @@ use rsnic_core::sim::mana::{
     CmdError, Fault, BAD_CQ_ID, BAD_OWNER_XOR, BAD_WQ_ID, STATUS_INTERNAL_ERROR,
 };
 use rsnic_testbed::mana_hwc::{CallError, HwcHost};
-use mana_util::faulted;
 use rsnic_testbed::mana_pair::{
     new_mana, numbered_frames as frames, ManaConfig, ManaPair, RQ_BAD_WQ_ID, RX_PORT, SQ_BAD_WQ_ID,
     TX_PORT,

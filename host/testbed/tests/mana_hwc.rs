@@ -352,7 +352,7 @@ fn device_refuses_malformed_requests_with_a_status() {
         (20, 0x07, STATUS_INVALID_PARAMETER), // request and expected-response codes differ
         (12, 48, STATUS_INVALID_PARAMETER),   // msg_size is not what was sent
         (0, 1, STATUS_INVALID_PARAMETER),     // hdr_type not standard
-        (8, 2, STATUS_REVISION_MISMATCH), // version 2 of a version-1 request
+        (8, 2, STATUS_REVISION_MISMATCH),     // version 2 of a version-1 request
         (34, 7, STATUS_NO_SUCH_DEVICE),       // unknown dev_id
         (40, 2, STATUS_INVALID_PARAMETER),    // vport index out of range
         (28, 63, STATUS_BUFFER_TOO_SMALL),    // expected response smaller than the response

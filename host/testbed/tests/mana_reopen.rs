@@ -9,11 +9,11 @@
 
 mod mana_util;
 
+use mana_util::faulted;
 use rsnic_core::hwif::mana::gdma_req as req;
 use rsnic_core::hwif::mana::hwc::HwcError;
 use rsnic_core::sim::mana::{Fault, STATUS_INTERNAL_ERROR};
 use rsnic_testbed::mana_hwc::CallError;
-use mana_util::faulted;
 use rsnic_testbed::mana_pair::{
     numbered_frames as frames, ManaConfig, ManaPair, Reopened, RQ_BAD_WQ_ID, RX_PORT, SQ_BAD_WQ_ID,
     TX_PORT,

@@ -20,13 +20,13 @@ use rsnic_core::hwif::mana::fmt::{
     CQE_TX_OKAY, DB_CQ, DB_RQ, DB_SQ,
 };
 use rsnic_core::sim::mana::{self, doorbell_offset};
-use rsnic_core::sim::mlx5::{self, api_uar_offset, RqConfig, SqConfig, SQ_DOORBELL};
+use rsnic_core::sim::mlx5::{self, api_uar_offset, RqConfig, SQ_DOORBELL};
 use rsnic_testbed::bus::{IrqLog, RegisterBus, Testbed};
 use rsnic_testbed::mana_pair::{new_mana, HostMana};
 use rsnic_testbed::mem::{HostBuf, HostMemory};
 use sim_util::{
-    cqe_byte_cnt, cqe_opcode, cqe_wqe_counter, ctrl, dseg, eseg, ipv4_hdr, new_cq, new_sq, udp4_frame, Cq, CQ_UPDATE,
-    OP_LSO, OP_MPSW, OP_SEND,
+    cqe_byte_cnt, cqe_opcode, cqe_wqe_counter, ctrl, dseg, eseg, ipv4_hdr, new_cq, new_sq,
+    udp4_frame, Cq, CQ_UPDATE, OP_LSO, OP_MPSW, OP_SEND,
 };
 
 /// Bytes of every RX buffer.
