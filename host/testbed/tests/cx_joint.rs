@@ -63,8 +63,99 @@ fn bring_up(tb: &mut Testbed, d: &mut Driver) -> (Bringup, Result<(), CmdError>)
     fwpages::bring_up(tb, &mut d.q, &d.f, &mut d.fw)
 }
 
+/// [`bring_up`], which must succeed: the resources it made.
+fn brought_up(tb: &mut Testbed, d: &mut Driver) -> Resources {
+    let (b, r) = bring_up(tb, d);
+    r.unwrap();
+    *b.resources()
+}
+
 fn tear_down(tb: &mut Testbed, d: &mut Driver, res: &Resources) -> Teardown {
     fwpages::tear_down(tb, &mut d.q, &d.f, res, &mut d.fw)
+}
+
+/// Runs one command on `d`, which must succeed: `build` writes the input into `len` zeroed
+/// bytes and returns the length it used. Returns the (short) output.
+fn exec_short(
+    tb: &mut Testbed,
+    d: &mut Driver,
+    len: usize,
+    build: impl FnOnce(&mut [u8]) -> usize,
+) -> [u8; res::SHORT_LEN] {
+    let mut inp = vec![0u8; len];
+    let n = build(&mut inp);
+    let mut out = [0u8; res::SHORT_LEN];
+    d.exec(tb, &inp[..n], &mut out).unwrap();
+    out
+}
+
+/// An EQ of 2^`log` EQEs made by the driver's CREATE_EQ on UAR page `uar`, vector `intr`,
+/// for the event types of `events`; its owner bytes are set to 1 first (init_eq_buf).
+/// Returns its ring and number.
+fn create_eq(
+    tb: &mut Testbed,
+    d: &mut Driver,
+    log: u8,
+    uar: u32,
+    intr: u16,
+    events: u64,
+) -> (HostBuf, u8) {
+    let ring = tb.mem.alloc(64 << log);
+    for i in 0..(1usize << log) {
+        ring.write(i * 64 + 63, &[1]);
+    }
+    let p = CreateEq {
+        log_eq_size: log,
+        uar_page: uar,
+        intr,
+        event_bitmask: events,
+        pas: Pas {
+            addr: ring.dma_addr(),
+            size: ring.size(),
+        },
+    };
+    let out = exec_short(tb, d, res::create_eq_len(&p), |b| {
+        res::create_eq(b, &p).unwrap()
+    });
+    (ring, res::parse_create_eq(&out).unwrap())
+}
+
+/// A CQ of 2^`log` CQEs made by the driver's CREATE_CQ on UAR page `uar`, completing to EQ
+/// `eqn`, with `moderation` if given; its owner bytes are invalid (0xf1) first. Returns its
+/// ring, a doorbell page of 64 bytes whose first record is the CQ's, and its number.
+fn create_cq(
+    tb: &mut Testbed,
+    d: &mut Driver,
+    log: u8,
+    uar: u32,
+    eqn: u8,
+    moderation: Option<&res::CqModeration>,
+) -> (HostBuf, HostBuf, u32) {
+    let ring = tb.mem.alloc(64 << log);
+    for i in 0..(1usize << log) {
+        ring.write(i * 64 + 63, &[0xf1]);
+    }
+    let dbr = tb.mem.alloc(64);
+    let p = res::CreateCq {
+        log_cq_size: log,
+        uar_page: uar,
+        c_eqn: eqn,
+        dbr_addr: dbr.dma_addr(),
+        cqe_comp_en: false,
+        mini_cqe_res_format: 0,
+        pas: Pas {
+            addr: ring.dma_addr(),
+            size: ring.size(),
+        },
+    };
+    let out = exec_short(tb, d, res::create_cq_len(&p), |b| {
+        let n = res::create_cq(b, &p).unwrap();
+        if let Some(m) = moderation {
+            res::set_create_cq_moderation(b, m).unwrap();
+        }
+        n
+    });
+    (ring, dbr, res::parse_create_cq(&out).unwrap())
 }
 
 #[test]
@@ -103,9 +194,7 @@ fn the_driver_reads_the_caps_the_device_was_given() {
     };
     let mut tb = Testbed::with_caps(2, caps);
     let mut d = Driver::new(&tb, 0);
-    let (b, r) = bring_up(&mut tb, &mut d);
-    r.unwrap();
-    let res = *b.resources();
+    let res = brought_up(&mut tb, &mut d);
     assert!(!res.caps.has_enhanced_mpwqe(), "no enhanced MPWQE");
     assert_eq!(res.min_inline_mode(), 1, "L2 headers inline");
     assert_eq!(tear_down(&mut tb, &mut d, &res).first_error(), None);
@@ -137,33 +226,11 @@ fn port_changes_arrive_on_the_event_queue() {
     let mut tb = Testbed::new();
     let mut d0 = Driver::new(&tb, 0);
     let mut d1 = Driver::new(&tb, 1);
-    let (b0, r) = bring_up(&mut tb, &mut d0);
-    r.unwrap();
-    let (_b1, r) = bring_up(&mut tb, &mut d1);
-    r.unwrap();
-    let uar = b0.resources().uar.unwrap();
+    let uar = brought_up(&mut tb, &mut d0).uar.unwrap();
+    brought_up(&mut tb, &mut d1);
     // An async EQ of 64 EQEs on port 0 for port-change events, vector 0.
     let log = 6;
-    let ring = tb.mem.alloc(64 << log);
-    // init_eq_buf: every owner byte starts at 1.
-    for i in 0..(1usize << log) {
-        ring.write(i * 64 + 63, &[1]);
-    }
-    let p = CreateEq {
-        log_eq_size: log,
-        uar_page: uar,
-        intr: 0,
-        event_bitmask: 1 << EVENT_TYPE_PORT_CHANGE,
-        pas: Pas {
-            addr: ring.dma_addr(),
-            size: ring.size(),
-        },
-    };
-    let mut inp = vec![0u8; res::create_eq_len(&p)];
-    let n = res::create_eq(&mut inp, &p).unwrap();
-    let mut out = [0u8; res::SHORT_LEN];
-    d0.exec(&mut tb, &inp[..n], &mut out).unwrap();
-    let eqn = res::parse_create_eq(&out).unwrap();
+    let (ring, eqn) = create_eq(&mut tb, &mut d0, log, uar, 0, 1 << EVENT_TYPE_PORT_CHANGE);
     let mut eq = Eq::new(ring, log, eqn, uar * 4096).unwrap();
     eq.update_ci(true, &d0.f, &d0.f);
     tb.take_irqs();
@@ -216,20 +283,16 @@ fn access_reg(
 
 #[test]
 fn the_driver_sets_pause_and_reads_pause_frames() {
-    use sim_util::{udp4_frame, Rig, RigOpts, CQ_UPDATE};
+    use sim_util::{udp4_frame, Rig, CQ_UPDATE};
     // Port 0 sends to port 1, whose RQ has nothing posted (sim_util's rig: queues through
     // the device host's API); both functions are brought up by the driver's commands.
-    let mut r = Rig::new(RigOpts {
-        rx_posted: 0,
-        ..RigOpts::default()
-    });
+    let mut r = Rig::with_rx_posted(0);
     let mut d0 = Driver::new(&r.tb, 0);
     let mut d1 = Driver::new(&r.tb, 1);
-    let (b0, res) = bring_up(&mut r.tb, &mut d0);
-    res.unwrap();
-    bring_up(&mut r.tb, &mut d1).1.unwrap();
+    let res0 = brought_up(&mut r.tb, &mut d0);
+    brought_up(&mut r.tb, &mut d1);
     // Port 0 has a memory key now: its data segments must name it.
-    r.lkey = b0.resources().mkey.unwrap();
+    r.lkey = res0.mkey.unwrap();
     let pfcc = |tb: &mut Testbed, d: &mut Driver| {
         let out = access_reg(tb, d, vport::PFCC_LEN, vport::pfcc_query).unwrap();
         vport::parse_pfcc(&out).unwrap()
@@ -275,8 +338,7 @@ fn the_driver_sets_pause_and_reads_pause_frames() {
     assert_eq!(ieee(&mut r.tb, &mut d1), vport::Ieee8023Counters::default());
     // A frame to the starved receiver: port 1 sends PAUSE, port 0 holds the WQE.
     let frame = udp4_frame(10, 3, 4);
-    let (_, c) = r.post_send(&frame, CQ_UPDATE);
-    r.ring(&c);
+    r.send(&frame, CQ_UPDATE);
     r.tb.step();
     assert!(r.tx_cq.poll().is_none(), "held");
     // Port 0 stops honouring PAUSE (`ethtool -A rx off`): the frame goes out (and is
@@ -339,51 +401,17 @@ fn the_driver_sets_pause_and_reads_pause_frames() {
 fn cq_moderation_from_the_driver_reaches_the_device() {
     let mut tb = Testbed::new();
     let mut d0 = Driver::new(&tb, 0);
-    let (b0, r) = bring_up(&mut tb, &mut d0);
-    r.unwrap();
-    let uar = b0.resources().uar.unwrap();
-    let ring = tb.mem.alloc(64 << 6);
-    let p = CreateEq {
-        log_eq_size: 6,
-        uar_page: uar,
-        intr: 1,
-        event_bitmask: 0,
-        pas: Pas {
-            addr: ring.dma_addr(),
-            size: ring.size(),
-        },
-    };
-    let mut inp = vec![0u8; res::create_eq_len(&p)];
-    let n = res::create_eq(&mut inp, &p).unwrap();
-    let mut out = [0u8; res::SHORT_LEN];
-    d0.exec(&mut tb, &inp[..n], &mut out).unwrap();
-    let eqn = res::parse_create_eq(&out).unwrap();
-    let cq_buf = tb.mem.alloc(64 << 6);
-    let dbr = tb.mem.alloc(8);
-    let p = res::CreateCq {
-        log_cq_size: 6,
-        uar_page: uar,
-        c_eqn: eqn,
-        dbr_addr: dbr.dma_addr(),
-        cqe_comp_en: false,
-        mini_cqe_res_format: 0,
-        pas: Pas {
-            addr: cq_buf.dma_addr(),
-            size: cq_buf.size(),
-        },
-    };
+    let uar = brought_up(&mut tb, &mut d0).uar.unwrap();
+    let (_eq_ring, eqn) = create_eq(&mut tb, &mut d0, 6, uar, 1, 0);
     let m = res::CqModeration {
         period: 100,
         max_count: 32,
     };
-    let mut inp = vec![0u8; res::create_cq_len(&p)];
-    let n = res::create_cq(&mut inp, &p).unwrap();
-    res::set_create_cq_moderation(&mut inp, &m).unwrap();
-    d0.exec(&mut tb, &inp[..n], &mut out).unwrap();
-    let cqn = res::parse_create_cq(&out).unwrap();
+    let (_cq_ring, _dbr, cqn) = create_cq(&mut tb, &mut d0, 6, uar, eqn, Some(&m));
     assert_eq!(tb.device().cq_moderation(cqn), Ok((100, 32, false)));
     // ethtool -C on a live channel: MODIFY_CQ, the CQ stays.
     let mut inp = vec![0u8; res::MODIFY_CQ_LEN];
+    let mut out = [0u8; res::SHORT_LEN];
     for (period, count) in [(4095, 65535), (0, 1)] {
         let m = res::CqModeration {
             period,
@@ -409,26 +437,9 @@ fn cq_moderation_from_the_driver_reaches_the_device() {
 /// armed.
 fn async_eq(tb: &mut Testbed, d: &mut Driver, uar: u32) -> Eq<HostBuf> {
     let log = 6;
-    let ring = tb.mem.alloc(64 << log);
-    // init_eq_buf before CREATE_EQ: the page request comes at once.
-    for i in 0..(1usize << log) {
-        ring.write(i * 64 + 63, &[1]);
-    }
-    let p = CreateEq {
-        log_eq_size: log,
-        uar_page: uar,
-        intr: 0,
-        event_bitmask: 1 << EVENT_TYPE_PORT_CHANGE | 1 << pages::EVENT_TYPE_PAGE_REQUEST,
-        pas: Pas {
-            addr: ring.dma_addr(),
-            size: ring.size(),
-        },
-    };
-    let mut inp = vec![0u8; res::create_eq_len(&p)];
-    let n = res::create_eq(&mut inp, &p).unwrap();
-    let mut out = [0u8; res::SHORT_LEN];
-    d.exec(tb, &inp[..n], &mut out).unwrap();
-    let eqn = res::parse_create_eq(&out).unwrap();
+    // init_eq_buf before CREATE_EQ (create_eq does): the page request comes at once.
+    let events = 1 << EVENT_TYPE_PORT_CHANGE | 1 << pages::EVENT_TYPE_PAGE_REQUEST;
+    let (ring, eqn) = create_eq(tb, d, log, uar, 0, events);
     let mut eq = Eq::created(ring, log, eqn, uar * 4096).unwrap();
     eq.update_ci(true, &d.f, &d.f);
     eq
@@ -438,9 +449,7 @@ fn async_eq(tb: &mut Testbed, d: &mut Driver, uar: u32) -> Eq<HostBuf> {
 fn the_driver_gives_the_firmware_its_pages_and_takes_every_one_back() {
     let mut tb = Testbed::new();
     let mut d = Driver::new(&tb, 0);
-    let (b, r) = bring_up(&mut tb, &mut d);
-    r.unwrap();
-    let res = *b.resources();
+    let res = brought_up(&mut tb, &mut d);
     assert!(res.pages_asked, "QUERY_PAGES was asked");
     // The boot and init pages, before INIT_HCA (which the model refuses without them).
     let startup = u64::from(BOOT_PAGES + INIT_PAGES);
@@ -476,7 +485,7 @@ fn the_driver_gives_the_firmware_its_pages_and_takes_every_one_back() {
     assert_eq!(tb.counters(0).fw_pages, 0);
     // And the function comes up again.
     let mut d = Driver::new(&tb, 0);
-    bring_up(&mut tb, &mut d).1.unwrap();
+    brought_up(&mut tb, &mut d);
     assert_eq!(tb.counters(0).fw_pages, startup);
 }
 
@@ -543,13 +552,10 @@ fn a_data_segment_without_the_functions_key_is_refused() {
     use sim_util::{udp4_frame, Rig, RigOpts, CQ_UPDATE};
     let mut r = Rig::new(RigOpts::default());
     let mut d0 = Driver::new(&r.tb, 0);
-    let (b0, res) = bring_up(&mut r.tb, &mut d0);
-    res.unwrap();
-    assert!(b0.resources().mkey.is_some());
+    assert!(brought_up(&mut r.tb, &mut d0).mkey.is_some());
     // lkey 0, what rsnic's data segments carried before it made a key.
     r.lkey = 0;
-    let (_, c) = r.post_send(&udp4_frame(10, 3, 4), CQ_UPDATE);
-    r.ring(&c);
+    r.send(&udp4_frame(10, 3, 4), CQ_UPDATE);
     r.tb.step();
     assert_eq!(r.tb.counters(0).tx_packets, 0, "nothing sent");
     assert_eq!(r.tb.counters(0).mkey_errors, 1);
@@ -558,50 +564,22 @@ fn a_data_segment_without_the_functions_key_is_refused() {
 #[test]
 fn the_ports_q_counter_counts_its_rqs_drops() {
     use rsnic_core::hwif::mlx5::cmd::mkey;
-    use sim_util::{udp4_frame, Rig, RigOpts, CQ_UPDATE};
+    use sim_util::{udp4_frame, Rig, CQ_UPDATE};
     // Port 0 sends (the rig's SQ); port 1's frames go to an RQ its driver made by CREATE_RQ
     // naming the port's Q counter, with no WQE posted; no PAUSE, so the frames are dropped.
-    let mut r = Rig::new(RigOpts {
-        rx_posted: 0,
-        ..RigOpts::default()
-    });
+    let mut r = Rig::with_rx_posted(0);
     for port in 0..2 {
         r.tb.device().set_pause(port, false).unwrap();
     }
     let mut d0 = Driver::new(&r.tb, 0);
-    let (b0, res) = bring_up(&mut r.tb, &mut d0);
-    res.unwrap();
-    r.lkey = b0.resources().mkey.unwrap();
+    r.lkey = brought_up(&mut r.tb, &mut d0).mkey.unwrap();
     let mut d1 = Driver::new(&r.tb, 1);
-    let (b1, res) = bring_up(&mut r.tb, &mut d1);
-    res.unwrap();
-    let res1 = *b1.resources();
+    let res1 = brought_up(&mut r.tb, &mut d1);
     let id = res1.q_counter.expect("ALLOC_Q_COUNTER at bring-up");
     let uar = res1.uar.unwrap();
     let eq = async_eq(&mut r.tb, &mut d1, uar);
     let log = 6;
-    let cq_buf = r.tb.mem.alloc(64 << log);
-    for i in 0..(1usize << log) {
-        cq_buf.write(i * 64 + 63, &[0xf1]);
-    }
-    let dbr = r.tb.mem.alloc(64);
-    let p = res::CreateCq {
-        log_cq_size: log,
-        uar_page: uar,
-        c_eqn: eq.eqn(),
-        dbr_addr: dbr.dma_addr(),
-        cqe_comp_en: false,
-        mini_cqe_res_format: 0,
-        pas: Pas {
-            addr: cq_buf.dma_addr(),
-            size: cq_buf.size(),
-        },
-    };
-    let mut inp = vec![0u8; res::create_cq_len(&p)];
-    let n = res::create_cq(&mut inp, &p).unwrap();
-    let mut out = [0u8; res::SHORT_LEN];
-    d1.exec(&mut r.tb, &inp[..n], &mut out).unwrap();
-    let cqn = res::parse_create_cq(&out).unwrap();
+    let (_cq_ring, dbr, cqn) = create_cq(&mut r.tb, &mut d1, log, uar, eq.eqn(), None);
     let wq = r.tb.mem.alloc(16 << log);
     let p = res::CreateRq {
         cqn,
@@ -619,9 +597,9 @@ fn the_ports_q_counter_counts_its_rqs_drops() {
             },
         },
     };
-    let mut inp = vec![0u8; res::create_rq_len(&p)];
-    let n = res::create_rq(&mut inp, &p).unwrap();
-    d1.exec(&mut r.tb, &inp[..n], &mut out).unwrap();
+    let out = exec_short(&mut r.tb, &mut d1, res::create_rq_len(&p), |b| {
+        res::create_rq(b, &p).unwrap()
+    });
     let rqn = res::parse_create_rq(&out).unwrap();
     let mut inp = vec![0u8; res::MODIFY_Q_IN_LEN];
     let n = res::modify_rq(&mut inp, rqn, res::QState::Rst, res::QState::Rdy).unwrap();
@@ -641,8 +619,7 @@ fn the_ports_q_counter_counts_its_rqs_drops() {
     }
     r.tb.device().set_rss(1, &[rqn]).unwrap();
     for k in 0..3 {
-        let (_, c) = r.post_send(&udp4_frame(10, k, 4), CQ_UPDATE);
-        r.ring(&c);
+        r.send(&udp4_frame(10, k, 4), CQ_UPDATE);
         r.tb.step();
     }
     assert_eq!(r.tb.counters(0).tx_packets, 3);

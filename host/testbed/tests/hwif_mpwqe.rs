@@ -7,13 +7,10 @@ mod hwif_common;
 use hwif_common::*;
 use rsnic_core::hwif::mlx5::sq::stop_room;
 use rsnic_core::hwif::mlx5::tx::{Gso, InlineMode, TxCsum, TxRejectReason, VlanTag};
-use rsnic_testbed::mem::HostMemory;
 
 #[test]
 fn session_start_add_close_and_ring() {
-    let mem = HostMemory::new();
-    let mut env = Env::new(&mem);
-    let mut sq = make_sq(&env, mpwqe_params(7, false));
+    let (mem, mut env, mut sq) = sq_env(mpwqe_params(7, false));
     assert_eq!(sq.stop_room(), stop_room(16) + stop_room(15));
     let mut addrs = Vec::new();
     for (i, len) in [100usize, 60, 1500].into_iter().enumerate() {
@@ -55,9 +52,7 @@ fn session_start_add_close_and_ring() {
 
 #[test]
 fn restart_on_eseg_mismatch() {
-    let mem = HostMemory::new();
-    let mut env = Env::new(&mem);
-    let mut sq = make_sq(&env, mpwqe_params(7, false));
+    let (mem, mut env, mut sq) = sq_env(mpwqe_params(7, false));
     env.log.borrow_mut().clear();
     let p = Pkt::new(&mem, 0, tcp4_frame(100, 0), vec![]);
     sq.xmit(p, true, &mut env).unwrap();
@@ -81,9 +76,7 @@ fn restart_on_eseg_mismatch() {
 
 #[test]
 fn full_session_closes_and_next_one_starts() {
-    let mem = HostMemory::new();
-    let mut env = Env::new(&mem);
-    let mut sq = make_sq(&env, mpwqe_params(7, false));
+    let (_, mut env, mut sq) = sq_env(mpwqe_params(7, false));
     for i in 0..60u32 {
         xmit_one(&mut sq, &mut env, i, 64, i != 59);
         if i == 57 {
@@ -112,9 +105,7 @@ fn full_session_closes_and_next_one_starts() {
 
 #[test]
 fn fallback_closes_session_without_ringing() {
-    let mem = HostMemory::new();
-    let mut env = Env::new(&mem);
-    let mut sq = make_sq(&env, mpwqe_params(7, false));
+    let (mem, mut env, mut sq) = sq_env(mpwqe_params(7, false));
     let mk_vlan = |id| {
         let mut p = Pkt::new(&mem, id, udp4_frame(80, 0), vec![]);
         p.vlan = Some(VlanTag {
@@ -196,19 +187,11 @@ fn fallback_closes_session_without_ringing() {
 
 #[test]
 fn dropped_packet_at_burst_end_still_rings_open_session() {
-    let mem = HostMemory::new();
-    let mut env = Env::new(&mem);
-    let mut sq = make_sq(&env, mpwqe_params(7, false));
+    let (_, mut env, mut sq) = sq_env(mpwqe_params(7, false));
     xmit_one(&mut sq, &mut env, 0, 70, true);
     // The last packet of the burst fails to map: the session must still reach the device.
     env.fail_map_at = Some(1);
-    let r = sq
-        .xmit(
-            Pkt::new(&mem, 1, tcp4_frame(70, 0), vec![]),
-            false,
-            &mut env,
-        )
-        .unwrap_err();
+    let r = reject_one(&mut sq, &mut env, 1, 70);
     assert_eq!(r.reason, TxRejectReason::MapError);
     assert!(!sq.session_open());
     assert_eq!(
@@ -221,9 +204,7 @@ fn dropped_packet_at_burst_end_still_rings_open_session() {
 
 #[test]
 fn session_start_pads_to_the_fragment_edge() {
-    let mem = HostMemory::new();
-    let mut env = Env::new(&mem);
-    let mut sq = make_sq(&env, mpwqe_params(7, false));
+    let (mem, mut env, mut sq) = sq_env(mpwqe_params(7, false));
     // 50 regular (non-linear) single-WQEBB packets, completed.
     for i in 0..50u32 {
         let p = Pkt::new(&mem, i, tcp4_frame(60, 0), vec![vec![0; 10]]);
@@ -252,9 +233,7 @@ fn session_start_pads_to_the_fragment_edge() {
 
 #[test]
 fn inline_switch_with_hysteresis() {
-    let mem = HostMemory::new();
-    let mut env = Env::new(&mem);
-    let mut sq = make_sq(&env, mpwqe_params(8, true));
+    let (mem, mut env, mut sq) = sq_env(mpwqe_params(8, true));
     // 130 packets outstanding, sent as dseg sessions (inline is off below 128).
     xmit_tcp(&mut sq, &mut env, 130, 60, |i| i != 129);
     assert!(!sq.inline_on());
@@ -303,9 +282,7 @@ fn inline_switch_with_hysteresis() {
 
 #[test]
 fn switching_mpwqe_needs_an_idle_sq() {
-    let mem = HostMemory::new();
-    let mut env = Env::new(&mem);
-    let mut sq = make_sq(&env, sq_params(7));
+    let (_, mut env, mut sq) = sq_env(sq_params(7));
     assert_eq!(sq.stop_room(), 31);
     xmit_one(&mut sq, &mut env, 0, 60, false);
     assert!(sq.set_mpwqe(true).is_err());
@@ -321,9 +298,7 @@ fn switching_mpwqe_needs_an_idle_sq() {
 
 #[test]
 fn burst_of_32_rings_once() {
-    let mem = HostMemory::new();
-    let mut env = Env::new(&mem);
-    let mut sq = make_sq(&env, mpwqe_params(7, false));
+    let (_, mut env, mut sq) = sq_env(mpwqe_params(7, false));
     env.log.borrow_mut().clear();
     xmit_tcp(&mut sq, &mut env, 32, 64, |i| i != 31);
     // One session of 32: ds = 34 -> 9 WQEBBs, one doorbell, one DBR write (pc = 9).
@@ -348,9 +323,7 @@ fn burst_of_32_rings_once() {
 /// restarted by a packet with other offloads included.
 #[test]
 fn session_counters_are_exact_when_the_burst_ends() {
-    let mem = HostMemory::new();
-    let mut env = Env::new(&mem);
-    let mut sq = make_sq(&env, mpwqe_params(7, false));
+    let (mem, mut env, mut sq) = sq_env(mpwqe_params(7, false));
     // Burst 1: two plain packets, then one with checksum offload (a second session).
     for (i, (len, partial)) in [(100usize, false), (60, false), (300, true)]
         .into_iter()

@@ -11,9 +11,7 @@ use rsnic_testbed::mem::HostMemory;
 
 #[test]
 fn linear_send_no_inline_and_doorbell_sequence() {
-    let mem = HostMemory::new();
-    let mut env = Env::new(&mem);
-    let mut sq = make_sq(&env, sq_params(6));
+    let (mem, mut env, mut sq) = sq_env(sq_params(6));
     let p = Pkt::new(&mem, 1, tcp4_frame(100, 1), vec![]);
     let addr = p.lin_addr;
     env.log.borrow_mut().clear();
@@ -58,11 +56,9 @@ fn linear_send_no_inline_and_doorbell_sequence() {
 
 #[test]
 fn nonlinear_l2_inline_with_checksum() {
-    let mem = HostMemory::new();
-    let mut env = Env::new(&mem);
     let mut p = sq_params(6);
     p.min_inline = InlineMode::L2;
-    let mut sq = make_sq(&env, p);
+    let (mem, mut env, mut sq) = sq_env(p);
     let lin = tcp4_frame(64, 7);
     let mut pkt = Pkt::new(
         &mem,
@@ -91,11 +87,9 @@ fn nonlinear_l2_inline_with_checksum() {
 
 #[test]
 fn vlan_inserted_into_inline_copy() {
-    let mem = HostMemory::new();
-    let mut env = Env::new(&mem);
     let mut p = sq_params(6);
     p.min_inline = InlineMode::L2;
-    let mut sq = make_sq(&env, p);
+    let (mem, mut env, mut sq) = sq_env(p);
     let f = udp4_frame(60, 3);
     let mut pkt = Pkt::new(&mem, 1, f.clone(), vec![]);
     pkt.vlan = Some(VlanTag {
@@ -120,9 +114,7 @@ fn vlan_inserted_into_inline_copy() {
 
 #[test]
 fn vlan_hw_insert_and_forced_l2_inline() {
-    let mem = HostMemory::new();
-    let mut env = Env::new(&mem);
-    let mut sq = make_sq(&env, sq_params(6));
+    let (mem, mut env, mut sq) = sq_env(sq_params(6));
     let mut pkt = Pkt::new(&mem, 1, udp4_frame(60, 3), vec![]);
     pkt.vlan = Some(VlanTag {
         tci: 0x0123,
@@ -158,9 +150,7 @@ fn vlan_hw_insert_and_forced_l2_inline() {
 
 #[test]
 fn gso_lso_wqe() {
-    let mem = HostMemory::new();
-    let mut env = Env::new(&mem);
-    let mut sq = make_sq(&env, sq_params(6));
+    let (mem, mut env, mut sq) = sq_env(sq_params(6));
     let lin = tcp4_frame(154, 9);
     let mut pkt = Pkt::new(&mem, 1, lin.clone(), vec![vec![5; 1000], vec![6; 1000]]);
     pkt.gso = Some(Gso { size: 700, segs: 3 });
@@ -231,9 +221,7 @@ fn inline_modes_ip_and_tcp_udp() {
 
 #[test]
 fn malformed_and_oversized_packets_are_handed_back() {
-    let mem = HostMemory::new();
-    let mut env = Env::new(&mem);
-    let mut sq = make_sq(&env, sq_params(6));
+    let (mem, mut env, mut sq) = sq_env(sq_params(6));
     // GSO without a transport header in the linear part.
     let mut p = Pkt::new(&mem, 1, tcp4_frame(60, 0)[..20].to_vec(), vec![vec![0; 40]]);
     p.gso = Some(Gso { size: 100, segs: 2 });
@@ -256,9 +244,7 @@ fn malformed_and_oversized_packets_are_handed_back() {
 #[test]
 fn nop_padding_at_fragment_and_ring_edge() {
     for log_sz in [6u8, 7] {
-        let mem = HostMemory::new();
-        let mut env = Env::new(&mem);
-        let mut sq = make_sq(&env, sq_params(log_sz));
+        let (mem, mut env, mut sq) = sq_env(sq_params(log_sz));
         // Walk pc to 63 with single-WQEBB packets, completing as we go.
         let mut id = 0;
         while sq.pc() < 63 {
@@ -299,9 +285,7 @@ fn nop_padding_at_fragment_and_ring_edge() {
 
 #[test]
 fn burst_of_32_rings_once() {
-    let mem = HostMemory::new();
-    let mut env = Env::new(&mem);
-    let mut sq = make_sq(&env, sq_params(7));
+    let (_, mut env, mut sq) = sq_env(sq_params(7));
     env.log.borrow_mut().clear();
     xmit_tcp(&mut sq, &mut env, 32, 100, |i| i != 31);
     let mmio = env.mmio_writes();
@@ -319,9 +303,7 @@ fn burst_of_32_rings_once() {
 
 #[test]
 fn stop_busy_and_wake() {
-    let mem = HostMemory::new();
-    let mut env = Env::new(&mem);
-    let mut sq = make_sq(&env, sq_params(6));
+    let (_, mut env, mut sq) = sq_env(sq_params(6));
     assert_eq!(sq.stop_room(), stop_room(16));
     let mut n = 0u32;
     while !env.stopped {
@@ -336,13 +318,7 @@ fn stop_busy_and_wake() {
         xmit_one(&mut sq, &mut env, n, 100, false);
         n += 1;
     }
-    let r = sq
-        .xmit(
-            Pkt::new(&mem, 999, tcp4_frame(100, 0), vec![]),
-            false,
-            &mut env,
-        )
-        .unwrap_err();
+    let r = reject_one(&mut sq, &mut env, 999, 100);
     assert_eq!((r.pkt.id, r.reason), (999, TxRejectReason::Busy));
     assert_eq!(sq.stats.busy, 1);
     assert_eq!(sq.stats.dropped, 0);
@@ -359,9 +335,7 @@ fn stop_busy_and_wake() {
 
 #[test]
 fn map_failure_unmaps_and_flushes() {
-    let mem = HostMemory::new();
-    let mut env = Env::new(&mem);
-    let mut sq = make_sq(&env, sq_params(6));
+    let (mem, mut env, mut sq) = sq_env(sq_params(6));
     xmit_one(&mut sq, &mut env, 1, 100, true);
     assert_eq!(env.mmio_writes().len(), 0);
     // Linear maps (call 1), frag 0 maps (call 2), frag 1 fails (call 3).

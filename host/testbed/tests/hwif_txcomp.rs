@@ -26,9 +26,7 @@ fn poll(sq: &mut TestSq, env: &mut Env) -> (Vec<u32>, rsnic_core::hwif::mlx5::sq
 
 #[test]
 fn one_cqe_releases_regular_mpwqe_and_nops() {
-    let mem = HostMemory::new();
-    let mut env = Env::new(&mem);
-    let mut sq = make_sq(&env, mpwqe_params(7, false));
+    let (mem, mut env, mut sq) = sq_env(mpwqe_params(7, false));
     let mut id = 0u32;
     let mut xmit = |sq: &mut TestSq, env: &mut Env, frag: bool, csum: bool, more: bool| {
         let frags = if frag { vec![vec![1u8; 50]] } else { vec![] };
@@ -97,16 +95,9 @@ fn one_cqe_releases_regular_mpwqe_and_nops() {
 
 #[test]
 fn budget_is_128_cqes() {
-    let mem = HostMemory::new();
-    let mut env = Env::new(&mem);
-    let mut sq = make_sq(&env, sq_params(8));
+    let (_, mut env, mut sq) = sq_env(sq_params(8));
     for i in 0..130u16 {
-        sq.xmit(
-            Pkt::new(&mem, i.into(), tcp4_frame(60, 0), vec![]),
-            false,
-            &mut env,
-        )
-        .unwrap();
+        xmit_one(&mut sq, &mut env, i.into(), 60, false);
         put(&sq, u32::from(i), tx_cqe(CQE_REQ, i, 0));
     }
     let (ids, r) = poll(&mut sq, &mut env);
@@ -120,9 +111,7 @@ fn budget_is_128_cqes() {
 
 #[test]
 fn error_cqe_puts_sq_in_error_then_drain_and_reset() {
-    let mem = HostMemory::new();
-    let mut env = Env::new(&mem);
-    let mut sq = make_sq(&env, sq_params(6));
+    let (_, mut env, mut sq) = sq_env(sq_params(6));
     xmit_tcp(&mut sq, &mut env, 5, 60, |_| false);
     let mut e = tx_cqe(CQE_REQ_ERR, 1, 0);
     e.set_syndrome(SYND_LOCAL_PROT, 0x42);
@@ -137,13 +126,7 @@ fn error_cqe_puts_sq_in_error_then_drain_and_reset() {
     assert_eq!(r.error, Some(want));
     assert_eq!(sq.stats.cqe_err, 1);
     // No more packets are accepted.
-    let rej = sq
-        .xmit(
-            Pkt::new(&mem, 9, tcp4_frame(60, 0), vec![]),
-            false,
-            &mut env,
-        )
-        .unwrap_err();
+    let rej = reject_one(&mut sq, &mut env, 9, 60);
     assert_eq!((rej.pkt.id, rej.reason), (9, TxRejectReason::SqError));
     // Drain hands back the rest exactly once.
     assert!(sq.reset().is_err());
@@ -204,9 +187,7 @@ fn hostile_wqe_counters_and_opcodes() {
 /// CQEs are discarded and the SQ is drained and reset, it works again.
 #[test]
 fn cqe_for_another_sq_stops_the_sq() {
-    let mem = HostMemory::new();
-    let mut env = Env::new(&mem);
-    let mut sq = make_sq(&env, sq_params(6));
+    let (_, mut env, mut sq) = sq_env(sq_params(6));
     xmit_tcp(&mut sq, &mut env, 2, 60, |_| false);
     let mut c = tx_cqe(CQE_REQ, 1, 0);
     c.set_sop_drop_qpn(SQN + 1);
@@ -317,9 +298,7 @@ fn counters_wrap_u16() {
     // runs the same checks over 640 (the CQ still wraps 10 times; the u16 wrap itself is
     // covered by the native run).
     const PKTS: u32 = if cfg!(miri) { 640 } else { 70_000 };
-    let mem = HostMemory::new();
-    let mut env = Env::new(&mem);
-    let mut sq = make_sq(&env, sq_params(6));
+    let (mem, mut env, mut sq) = sq_env(sq_params(6));
     let frame = tcp4_frame(60, 0);
     let pkt_buf = mem.alloc_from(&frame);
     let mut next = 0u32;

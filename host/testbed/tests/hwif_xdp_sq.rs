@@ -6,13 +6,10 @@
 mod hwif_common;
 
 use hwif_common::*;
-use rsnic_testbed::mem::HostMemory;
 
 #[test]
 fn frames_wait_for_the_flush_then_one_doorbell() {
-    let mem = HostMemory::new();
-    let mut env = Env::new(&mem);
-    let mut sq = make_sq(&env, mpwqe_params(7, true));
+    let (_, mut env, mut sq) = sq_env(mpwqe_params(7, true));
     env.log.borrow_mut().clear();
     xmit_tcp(&mut sq, &mut env, 32, 64, |_| true);
     assert!(env.mmio_writes().is_empty(), "no doorbell before the flush");
@@ -41,9 +38,7 @@ fn frames_wait_for_the_flush_then_one_doorbell() {
 
 #[test]
 fn flush_after_a_full_ring_announces_everything_posted() {
-    let mem = HostMemory::new();
-    let mut env = Env::new(&mem);
-    let mut sq = make_sq(&env, mpwqe_params(6, true));
+    let (mem, mut env, mut sq) = sq_env(mpwqe_params(6, true));
     env.log.borrow_mut().clear();
     let (mut posted, mut busy) = (0u64, 0u64);
     for i in 0..400u32 {

@@ -8,6 +8,9 @@
 //! the SQ until the queues are made again; an injected request failure comes back as an
 //! error status.
 
+mod mana_util;
+
+use mana_util::faulted;
 use rsnic_core::hwif::hw::Coherent;
 use rsnic_core::hwif::mana::fmt::{owner_check, Cqe, Owner, CQE_TX_OKAY, CQE_TX_VPORT_DISABLED};
 use rsnic_core::hwif::mana::gdma_req as req;
@@ -40,11 +43,7 @@ fn inject_refuses_tx_okay_and_types_out_of_range_and_unknown_ports() {
 
 #[test]
 fn tx_error_cqe_costs_that_packet_only_and_the_sq_goes_on() {
-    let mut p = ManaPair::new(ManaConfig::default());
-    assert!(p
-        .dev
-        .borrow_mut()
-        .inject(TX_PORT, Fault::TxErrCqe(CQE_TX_VPORT_DISABLED)));
+    let mut p = faulted(TX_PORT, Fault::TxErrCqe(CQE_TX_VPORT_DISABLED));
     assert_eq!(p.send_burst(&frames(8, 1)), 8);
     let rx = p.settle(64);
     // The first WQE the device executed failed; the other seven went out in order.
@@ -65,8 +64,7 @@ fn tx_error_cqe_costs_that_packet_only_and_the_sq_goes_on() {
 
 #[test]
 fn tx_cqe_of_a_type_the_driver_does_not_know_is_counted_apart() {
-    let mut p = ManaPair::new(ManaConfig::default());
-    assert!(p.dev.borrow_mut().inject(TX_PORT, Fault::TxErrCqe(50)));
+    let mut p = faulted(TX_PORT, Fault::TxErrCqe(50));
     assert_eq!(p.send_burst(&frames(4, 1)), 4);
     assert_eq!(p.settle(64).len(), 3);
     let d = p.drv_tx();
@@ -77,8 +75,7 @@ fn tx_cqe_of_a_type_the_driver_does_not_know_is_counted_apart() {
 
 #[test]
 fn a_dma_read_fault_costs_that_packet_only() {
-    let mut p = ManaPair::new(ManaConfig::default());
-    assert!(p.dev.borrow_mut().inject(TX_PORT, Fault::DmaReadFault));
+    let mut p = faulted(TX_PORT, Fault::DmaReadFault);
     assert_eq!(p.send_burst(&frames(4, 1)), 4);
     assert_eq!(numbers(&p.settle(64)), vec![1, 2, 3]);
     let (d, t) = (p.drv_tx(), p.dev(TX_PORT));
@@ -93,9 +90,8 @@ fn a_dma_read_fault_costs_that_packet_only() {
 
 #[test]
 fn rx_truncated_costs_that_packet_only_and_its_buffer_is_posted_again() {
-    let mut p = ManaPair::new(ManaConfig::default());
+    let mut p = faulted(RX_PORT, Fault::RxTruncated);
     let wqes = p.config().rq_wqes as usize;
-    assert!(p.dev.borrow_mut().inject(RX_PORT, Fault::RxTruncated));
     assert_eq!(p.send_burst(&frames(8, 1)), 8);
     let rx = p.settle(64);
     assert_eq!(numbers(&rx), (1..8).collect::<Vec<u8>>());
@@ -178,8 +174,7 @@ fn an_eqe_naming_a_foreign_cq_is_counted_and_not_dispatched() {
 
 #[test]
 fn tx_bad_sqn_names_another_wq_and_the_sq_stops() {
-    let mut p = ManaPair::new(ManaConfig::default());
-    assert!(p.dev.borrow_mut().inject(TX_PORT, Fault::TxBadWqId));
+    let mut p = faulted(TX_PORT, Fault::TxBadWqId);
     assert_eq!(p.send_burst(&frames(2, 1)), 2);
     // The frames went out; the first CQE names WQ BAD_WQ_ID and the SQ stops at it.
     assert_eq!(numbers(&p.settle(64)), vec![0, 1]);
@@ -199,8 +194,7 @@ fn tx_bad_sqn_names_another_wq_and_the_sq_stops() {
 
 #[test]
 fn rx_bad_rqn_names_another_wq_and_the_rq_stops() {
-    let mut p = ManaPair::new(ManaConfig::default());
-    assert!(p.dev.borrow_mut().inject(RX_PORT, Fault::RxBadWqId));
+    let mut p = faulted(RX_PORT, Fault::RxBadWqId);
     assert_eq!(p.send_burst(&frames(2, 1)), 2);
     assert!(p.settle(64).is_empty());
     assert_eq!(p.rq.error(), Some(RQ_BAD_WQ_ID));

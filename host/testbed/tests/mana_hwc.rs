@@ -338,39 +338,29 @@ fn device_refuses_malformed_requests_with_a_status() {
     r[4..8].copy_from_slice(&0x20099u32.to_le_bytes());
     r[20..24].copy_from_slice(&0x20099u32.to_le_bytes());
     assert_eq!(status(h.call(&r)), sim::STATUS_INVALID_DEVICE_REQUEST);
-    // Request and expected-response codes differ.
-    let mut r = good.clone();
-    r[20] = 0x07;
-    assert_eq!(status(h.call(&r)), sim::STATUS_INVALID_PARAMETER);
-    // msg_size is not what was sent.
-    let mut r = good.clone();
-    r[12] = 48;
-    assert_eq!(status(h.call(&r)), sim::STATUS_INVALID_PARAMETER);
     // Sent with a trailing byte (msg_size says so, the struct does not).
     let mut r = good.clone();
     r.push(0);
     r[12] = 45;
     assert_eq!(status(h.call(&r)), sim::STATUS_INVALID_PARAMETER);
-    // hdr_type not standard.
-    let mut r = good.clone();
-    r[0] = 1;
-    assert_eq!(status(h.call(&r)), sim::STATUS_INVALID_PARAMETER);
-    // Version 2 of a version-1 request.
-    let mut r = good.clone();
-    r[8] = 2;
-    assert_eq!(status(h.call(&r)), sim::STATUS_REVISION_MISMATCH);
-    // Unknown dev_id.
-    let mut r = good.clone();
-    r[34] = 7;
-    assert_eq!(status(h.call(&r)), sim::STATUS_NO_SUCH_DEVICE);
-    // vport index out of range.
-    let mut r = good.clone();
-    r[40] = 2;
-    assert_eq!(status(h.call(&r)), sim::STATUS_INVALID_PARAMETER);
-    // Expected response smaller than the response.
-    let mut r = good.clone();
-    r[28] = 63;
-    assert_eq!(status(h.call(&r)), sim::STATUS_BUFFER_TOO_SMALL);
+    // One byte changed: (offset, value, status).
+    use sim::{
+        STATUS_BUFFER_TOO_SMALL, STATUS_INVALID_PARAMETER, STATUS_NO_SUCH_DEVICE,
+        STATUS_REVISION_MISMATCH,
+    };
+    for (at, v, want) in [
+        (20, 0x07, STATUS_INVALID_PARAMETER), // request and expected-response codes differ
+        (12, 48, STATUS_INVALID_PARAMETER),   // msg_size is not what was sent
+        (0, 1, STATUS_INVALID_PARAMETER),     // hdr_type not standard
+        (8, 2, STATUS_REVISION_MISMATCH),     // version 2 of a version-1 request
+        (34, 7, STATUS_NO_SUCH_DEVICE),       // unknown dev_id
+        (40, 2, STATUS_INVALID_PARAMETER),    // vport index out of range
+        (28, 63, STATUS_BUFFER_TOO_SMALL),    // expected response smaller than the response
+    ] {
+        let mut r = good.clone();
+        r[at] = v;
+        assert_eq!(status(h.call(&r)), want, "byte {at} = {v:#x}");
+    }
     // Registered twice.
     let mana = h.info.mana;
     let reg = build(|b| {

@@ -7,6 +7,9 @@
 //! carry traffic. Every packet is accounted once: `accepted == delivered + dropped`, with
 //! the drop counters the chaos soak sums (`rsnic_testbed::chaos`).
 
+mod mana_util;
+
+use mana_util::faulted;
 use rsnic_core::hwif::mana::gdma_req as req;
 use rsnic_core::hwif::mana::hwc::HwcError;
 use rsnic_core::sim::mana::{Fault, STATUS_INTERNAL_ERROR};
@@ -73,9 +76,8 @@ fn back_in_service(p: &mut ManaPair, accepted: u64, delivered: u64) {
 
 #[test]
 fn a_corrupt_tx_cqe_reopens_and_the_packets_sent_are_the_receivers() {
-    let mut p = ManaPair::new(ManaConfig::default());
+    let mut p = faulted(TX_PORT, Fault::TxBadWqId);
     let posted = p.rq.posted();
-    assert!(p.dev.borrow_mut().inject(TX_PORT, Fault::TxBadWqId));
     assert_eq!(p.send_burst(&frames(8, 1)), 8);
     // All eight went out and arrived; the first TX CQE names no WQ: the SQ stops there and
     // consumes the other seven unread.
@@ -108,9 +110,8 @@ fn a_corrupt_tx_cqe_reopens_and_the_packets_sent_are_the_receivers() {
 
 #[test]
 fn a_corrupt_rx_cqe_reopens_and_the_frames_after_it_are_discarded() {
-    let mut p = ManaPair::new(ManaConfig::default());
+    let mut p = faulted(RX_PORT, Fault::RxBadWqId);
     let posted = p.rq.posted();
-    assert!(p.dev.borrow_mut().inject(RX_PORT, Fault::RxBadWqId));
     assert_eq!(p.send_burst(&frames(8, 1)), 8);
     // The first RX CQE names no WQ: the RQ stops there, its frame lost; the seven after it
     // are consumed unread.
@@ -143,9 +144,8 @@ fn a_corrupt_rx_cqe_reopens_and_the_frames_after_it_are_discarded() {
 /// A port whose SQs execute nothing: the watchdog finds the packets in flight and no lost
 /// interrupt, and the reopen drops them, none executed.
 fn held_back(fault: Fault, counted: u64) {
-    let mut p = ManaPair::new(ManaConfig::default());
+    let mut p = faulted(TX_PORT, fault);
     let posted = p.rq.posted();
-    assert!(p.dev.borrow_mut().inject(TX_PORT, fault));
     assert_eq!(p.send_burst(&frames(8, 1)), 8);
     assert!(p.settle(64).is_empty());
     assert_eq!(p.tx_in_flight(), 8);
@@ -186,8 +186,7 @@ fn a_stopped_sending_port_is_reopened_and_what_it_held_abandoned() {
 
 #[test]
 fn a_stopped_receiving_port_drops_what_arrives_until_the_reopen() {
-    let mut p = ManaPair::new(ManaConfig::default());
-    assert!(p.dev.borrow_mut().inject(RX_PORT, Fault::DevStop));
+    let mut p = faulted(RX_PORT, Fault::DevStop);
     assert_eq!(p.send_burst(&frames(8, 1)), 8);
     assert!(p.settle(64).is_empty());
     assert_eq!(p.tx_in_flight(), 0, "the sending port is not stopped");

@@ -447,6 +447,15 @@ fn small_rq_pair(pause: bool) -> ManaPair {
     p
 }
 
+/// A [`small_rq_pair`] with flow control on and a burst larger than its RQ (200 frames, 160
+/// under Miri) taken by its SQ: the pair and the frames.
+fn paused_burst() -> (ManaPair, Vec<Frame>) {
+    let f = frames(if cfg!(miri) { 160 } else { 200 });
+    let mut p = small_rq_pair(true);
+    assert_eq!(p.send_burst(&f), f.len());
+    (p, f)
+}
+
 /// WQEs the TX port executes before it pauses, with the RQ of `small_rq_pair` full and not
 /// refilled: the posted count must stay at `min(PAUSE_THRESHOLD, wqes / 2)` or above.
 fn before_pause() -> usize {
@@ -500,9 +509,7 @@ fn without_pause_the_same_burst_loses_packets_counted_as_no_wqe_discards() {
 
 #[test]
 fn a_paused_sq_waits_for_a_register_write_and_does_not_spin() {
-    let f = frames(if cfg!(miri) { 160 } else { 200 });
-    let mut p = small_rq_pair(true);
-    assert_eq!(p.send_burst(&f), f.len());
+    let (mut p, f) = paused_burst();
     p.env.flush_mmio();
     let step = |p: &mut ManaPair| {
         p.dev
@@ -546,9 +553,7 @@ fn a_receiver_short_of_buffers_holds_its_sender_only_so_long() {
     // every register write retries the paused SQ, which pauses again. Stall prevention:
     // after PAUSE_STORM pauses in a row the port transmits; the receiver uses the WQEs it
     // has and drops the rest, counted.
-    let f = frames(if cfg!(miri) { 160 } else { 200 });
-    let mut p = small_rq_pair(true);
-    assert_eq!(p.send_burst(&f), f.len());
+    let (mut p, f) = paused_burst();
     let paused_at = before_pause();
     assert_eq!(p.run_device(), paused_at);
     for _ in 1..PAUSE_STORM {

@@ -112,6 +112,19 @@ impl Ref {
             .any(|x| x.live && x.refs.contains(&(k, j)))
     }
 
+    /// Checks the answer `o` to a CREATE of kind `k` naming the objects `deps` (kind, pick):
+    /// OK exactly when all of them live, and then object `n` joins the reference naming them;
+    /// BAD_RESOURCE otherwise.
+    fn create(&mut self, o: &Out, k: usize, n: u32, deps: &[(usize, Option<usize>)]) {
+        if deps.iter().all(|&(dk, j)| self.live(dk, j)) {
+            assert_eq!(o.status(), 0);
+            let refs = deps.iter().map(|&(dk, j)| (dk, j.unwrap())).collect();
+            self.add(k, n, refs, 0);
+        } else {
+            assert_eq!(o.status(), 5);
+        }
+    }
+
     fn add(&mut self, k: usize, n: u32, refs: Vec<(usize, usize)>, state: u8) {
         // A number the device reuses names a new object: the old (dead) one keeps its place
         // (other objects' references are indices) under a number that never exists.
@@ -175,12 +188,7 @@ fn run(acts: &[Act]) {
                 let (u, un) = r.pick(UAR, 0);
                 let b = page(1);
                 let o = h.exec(&eq_in(4, un, 0, 0, b.dma_addr()), 16);
-                if r.live(UAR, u) {
-                    assert_eq!(o.status(), 0);
-                    r.add(EQ, getf(&o.b, 0x58, 8) as u32, vec![(UAR, u.unwrap())], 0);
-                } else {
-                    assert_eq!(o.status(), 5);
-                }
+                r.create(&o, EQ, getf(&o.b, 0x58, 8) as u32, &[(UAR, u)]);
             }
             Act::DestroyEq(i) => destroy(&mut h, &mut r, EQ, 0x302, *i),
             Act::Cq(i) => {
@@ -189,23 +197,13 @@ fn run(acts: &[Act]) {
                 let b = page(1);
                 let d = page(1);
                 let o = h.exec(&cq_in(4, un, en, false, b.dma_addr(), d.dma_addr()), 16);
-                if r.live(UAR, u) && r.live(EQ, e) {
-                    assert_eq!(o.status(), 0);
-                    r.add(CQ, o.obj(), vec![(UAR, u.unwrap()), (EQ, e.unwrap())], 0);
-                } else {
-                    assert_eq!(o.status(), 5);
-                }
+                r.create(&o, CQ, o.obj(), &[(UAR, u), (EQ, e)]);
             }
             Act::DestroyCq(i) => destroy(&mut h, &mut r, CQ, 0x401, *i),
             Act::Tis(i) => {
                 let (t, tn) = r.pick(TD, *i);
                 let o = h.exec(&tis_in(tn), 16);
-                if r.live(TD, t) {
-                    assert_eq!(o.status(), 0);
-                    r.add(TIS, o.obj(), vec![(TD, t.unwrap())], 0);
-                } else {
-                    assert_eq!(o.status(), 5);
-                }
+                r.create(&o, TIS, o.obj(), &[(TD, t)]);
             }
             Act::DestroyTis(i) => destroy(&mut h, &mut r, TIS, 0x914, *i),
             Act::Sq(c, t, p) => {
@@ -216,18 +214,7 @@ fn run(acts: &[Act]) {
                 let b = page(1);
                 let d = page(1);
                 let o = h.exec(&sq_in(cn, tn, pn, un, d.dma_addr(), 6, b.dma_addr()), 16);
-                if r.live(CQ, cj) && r.live(TIS, tj) && r.live(PD, pj) && r.live(UAR, uj) {
-                    assert_eq!(o.status(), 0);
-                    let refs = vec![
-                        (CQ, cj.unwrap()),
-                        (TIS, tj.unwrap()),
-                        (PD, pj.unwrap()),
-                        (UAR, uj.unwrap()),
-                    ];
-                    r.add(SQ, o.obj(), refs, 0);
-                } else {
-                    assert_eq!(o.status(), 5);
-                }
+                r.create(&o, SQ, o.obj(), &[(CQ, cj), (TIS, tj), (PD, pj), (UAR, uj)]);
             }
             Act::DestroySq(i) => destroy(&mut h, &mut r, SQ, 0x906, *i),
             Act::Rq(c, p) => {
@@ -236,12 +223,7 @@ fn run(acts: &[Act]) {
                 let b = page(1);
                 let d = page(1);
                 let o = h.exec(&rq_in(cn, pn, d.dma_addr(), 4, 6, b.dma_addr()), 16);
-                if r.live(CQ, cj) && r.live(PD, pj) {
-                    assert_eq!(o.status(), 0);
-                    r.add(RQ, o.obj(), vec![(CQ, cj.unwrap()), (PD, pj.unwrap())], 0);
-                } else {
-                    assert_eq!(o.status(), 5);
-                }
+                r.create(&o, RQ, o.obj(), &[(CQ, cj), (PD, pj)]);
             }
             Act::DestroyRq(i) => destroy(&mut h, &mut r, RQ, 0x90a, *i),
             Act::Modify(sq, i, cur, next) => {
@@ -269,25 +251,15 @@ fn run(acts: &[Act]) {
                 let picks: Vec<(Option<usize>, u32)> = is.iter().map(|&i| r.pick(RQ, i)).collect();
                 let ns: Vec<u32> = picks.iter().map(|p| p.1).collect();
                 let o = h.exec(&rqt_in(&ns), 16);
-                if picks.iter().all(|p| r.live(RQ, p.0)) {
-                    assert_eq!(o.status(), 0);
-                    let refs = picks.iter().map(|p| (RQ, p.0.unwrap())).collect();
-                    r.add(RQT, o.obj(), refs, 0);
-                } else {
-                    assert_eq!(o.status(), 5);
-                }
+                let deps: Vec<_> = picks.iter().map(|p| (RQ, p.0)).collect();
+                r.create(&o, RQT, o.obj(), &deps);
             }
             Act::DestroyRqt(i) => destroy(&mut h, &mut r, RQT, 0x918, *i),
             Act::Tir(i) => {
                 let (qj, qn) = r.pick(RQT, *i);
                 let (tj, tn) = r.pick(TD, 0);
                 let o = h.exec(&tir_in(qn, tn, &[7; 40]), 16);
-                if r.live(TD, tj) && r.live(RQT, qj) {
-                    assert_eq!(o.status(), 0);
-                    r.add(TIR, o.obj(), vec![(RQT, qj.unwrap()), (TD, tj.unwrap())], 0);
-                } else {
-                    assert_eq!(o.status(), 5);
-                }
+                r.create(&o, TIR, o.obj(), &[(RQT, qj), (TD, tj)]);
             }
             Act::DestroyTir(i) => destroy(&mut h, &mut r, TIR, 0x902, *i),
             Act::Teardown => {

@@ -21,8 +21,7 @@ fn owner_bit_flips_on_every_wrap() {
         ..RigOpts::default()
     });
     for i in 0..11u32 {
-        let (_, c) = r.post_send(&udp4_frame(30, i as u16, 1), CQ_UPDATE);
-        r.ring(&c);
+        r.send(&udp4_frame(30, i as u16, 1), CQ_UPDATE);
         r.tb.step();
         for cq in [&mut r.tx_cq, &mut r.rx_cq] {
             // Slot i & 3 holds a CQE whose owner is the pass parity (i >> 2) & 1.
@@ -45,8 +44,7 @@ fn cq_overrun_is_detected_through_set_ci() {
         ..RigOpts::default()
     });
     for i in 0..2 {
-        let (_, c) = r.post_send(&udp4_frame(30, i, 1), CQ_UPDATE);
-        r.ring(&c);
+        r.send(&udp4_frame(30, i, 1), CQ_UPDATE);
     }
     r.tb.step();
     assert_eq!(
@@ -58,8 +56,7 @@ fn cq_overrun_is_detected_through_set_ci() {
     r.tx_cq.poll().unwrap();
     r.tx_cq.update_ci();
     for i in 0..2 {
-        let (_, c) = r.post_send(&udp4_frame(30, i, 1), CQ_UPDATE);
-        r.ring(&c);
+        r.send(&udp4_frame(30, i, 1), CQ_UPDATE);
     }
     r.tb.step();
     let t = r.tb.counters(0);
@@ -98,13 +95,11 @@ fn arming_raises_exactly_one_interrupt() {
     arm(&r, 0, &r.tx_cq, 2);
     r.tb.step();
     assert!(r.tb.take_irqs().is_empty());
-    let (_, c) = r.post_send(&udp4_frame(30, 9, 1), CQ_UPDATE);
-    r.ring(&c);
+    r.send(&udp4_frame(30, 9, 1), CQ_UPDATE);
     r.tb.step();
     assert_eq!(r.tb.take_irqs(), vec![1]);
     // Not armed any more: another CQE raises nothing.
-    let (_, c) = r.post_send(&udp4_frame(30, 9, 1), CQ_UPDATE);
-    r.ring(&c);
+    r.send(&udp4_frame(30, 9, 1), CQ_UPDATE);
     r.tb.step();
     assert!(r.tb.take_irqs().is_empty());
     // Arming with a stale ci (CQEs not consumed) fires at once.
@@ -180,8 +175,7 @@ fn rx_cqe_compression_layout() {
     // at index 11 with the first pass owner.
     r.rx_cq.cc = 11;
     r.rx_cq.update_ci();
-    let (_, c) = r.post_send(&frames[0], 0);
-    r.ring(&c);
+    r.send(&frames[0], 0);
     r.tb.step();
     let one = r.rx_cq.poll().unwrap();
     assert_eq!((one[63] >> 2) & 3, 0, "a session of one is not compressed");

@@ -62,8 +62,7 @@ fn send_delivers_identical_bytes_with_rx_and_tx_cqes() {
 fn short_frame_is_padded_to_60_bytes() {
     let mut r = Rig::new(RigOpts::default());
     let frame: Vec<u8> = (0..42u8).collect();
-    let (_, c) = r.post_send(&frame, CQ_UPDATE);
-    r.ring(&c);
+    r.send(&frame, CQ_UPDATE);
     r.tb.step();
     let rx = r.rx_cq.poll().unwrap();
     assert_eq!(cqe_byte_cnt(&rx), 60);
@@ -307,15 +306,11 @@ fn wqe_not_fully_posted_is_local_length() {
 
 #[test]
 fn no_rx_wqe_drops_and_counts() {
-    let mut r = Rig::new(RigOpts {
-        rx_posted: 0,
-        ..RigOpts::default()
-    });
+    let mut r = Rig::with_rx_posted(0);
     // Without flow control a packet that finds no RX WQE is dropped and counted.
     r.tb.device().set_pause(0, false).unwrap();
     let frame = udp4_csum_frame(50, 3);
-    let (_, c) = r.post_send(&frame, CQ_UPDATE);
-    r.ring(&c);
+    r.send(&frame, CQ_UPDATE);
     r.tb.step();
     assert!(r.rx_cq.poll().is_none());
     assert_eq!(r.tb.counters(1).rx_out_of_buffer, 1);
@@ -323,8 +318,7 @@ fn no_rx_wqe_drops_and_counts() {
     assert!(r.tx_cq.poll().is_some(), "TX completes regardless");
     // Post one RX WQE: the device re-reads the record and uses it.
     r.post_rx(1);
-    let (_, c) = r.post_send(&frame, CQ_UPDATE);
-    r.ring(&c);
+    r.send(&frame, CQ_UPDATE);
     r.tb.step();
     let rx = r.rx_cq.poll().unwrap();
     assert_eq!(cqe_wqe_counter(&rx), 0);
@@ -334,10 +328,7 @@ fn no_rx_wqe_drops_and_counts() {
 
 #[test]
 fn flow_control_pauses_instead_of_dropping() {
-    let mut r = Rig::new(RigOpts {
-        rx_posted: 0,
-        ..RigOpts::default()
-    });
+    let mut r = Rig::with_rx_posted(0);
     // Flow control is on by default: with the peer's RQ empty the WQE stays posted.
     let frame = udp4_csum_frame(50, 3);
     let (_, c) = r.post_send(&frame, CQ_UPDATE);
@@ -386,17 +377,13 @@ fn pause_frames_follow_each_ports_direction() {
     // 802.3x per direction: the receiver short of buffers sends PAUSE only with its TX
     // pause on; the sender receives it whatever its own setting and waits only with its RX
     // pause on.
-    let mut r = Rig::new(RigOpts {
-        rx_posted: 0,
-        ..RigOpts::default()
-    });
+    let mut r = Rig::with_rx_posted(0);
     let frame = udp4_csum_frame(50, 3);
     // The receiver does not send PAUSE: the sender, although it would honour it, sends,
     // and the receiver drops.
     r.tb.device().set_pause_rx_tx(1, true, false).unwrap();
     assert_eq!(r.tb.device().pause_rx_tx(1), Some((true, false)));
-    let (_, c) = r.post_send(&frame, CQ_UPDATE);
-    r.ring(&c);
+    r.send(&frame, CQ_UPDATE);
     r.tb.step();
     assert!(r.tx_cq.poll().is_some(), "not held");
     assert_eq!(r.tb.counters(1).rx_out_of_buffer, 1);
@@ -421,8 +408,7 @@ fn pause_frames_follow_each_ports_direction() {
     // Both on again (set_pause sets both directions): held.
     r.tb.device().set_pause(0, true).unwrap();
     assert_eq!(r.tb.device().pause_rx_tx(0), Some((true, true)));
-    let (_, c) = r.post_send(&frame, CQ_UPDATE);
-    r.ring(&c);
+    r.send(&frame, CQ_UPDATE);
     r.tb.step();
     assert!(r.tx_cq.poll().is_none(), "held");
     assert_eq!((pause_frames(&r, 0), pause_frames(&r, 1)), ((2, 0), (0, 2)));
@@ -442,10 +428,7 @@ fn a_nop_executes_while_the_port_is_paused() {
     // The driver wakes its own NAPI with a NOP (AF_XDP wake-up: refill an RQ that is short of
     // buffers). Pause frames stop what goes on the wire, not a NOP: a paused NOP would wait
     // for the very buffers it is there to bring (a port in loopback deadlocks on itself).
-    let mut r = Rig::new(RigOpts {
-        rx_posted: 0,
-        ..RigOpts::default()
-    });
+    let mut r = Rig::with_rx_posted(0);
     let nop = ctrl(OP_NOP, 0, r.sqn, 1, CQ_UPDATE);
     r.post(&nop);
     r.ring(&nop);
@@ -458,8 +441,7 @@ fn a_nop_executes_while_the_port_is_paused() {
     assert_eq!(r.tb.counters(0).nop_wqes, 1);
     assert_eq!(r.tb.counters(0).tx_pause, 0);
     // A SEND behind it still waits.
-    let (_, c) = r.post_send(&udp4_csum_frame(50, 3), CQ_UPDATE);
-    r.ring(&c);
+    r.send(&udp4_csum_frame(50, 3), CQ_UPDATE);
     r.tb.step();
     assert!(r.tx_cq.poll().is_none(), "the SEND is paused");
     assert_eq!(r.tb.counters(0).tx_pause, 1);
@@ -472,13 +454,9 @@ fn a_receiver_short_of_buffers_holds_its_sender_only_so_long() {
     // AF_XDP socket that stopped filling its fill ring). Stall prevention: after PAUSE_STORM
     // pauses in a row the port transmits and the receiver uses what it has, then drops.
     use rsnic_core::sim::mlx5::PAUSE_STORM;
-    let mut r = Rig::new(RigOpts {
-        rx_posted: 1,
-        ..RigOpts::default()
-    });
+    let mut r = Rig::with_rx_posted(1);
     let frame = udp4_csum_frame(50, 3);
-    let (_, c) = r.post_send(&frame, CQ_UPDATE);
-    r.ring(&c);
+    r.send(&frame, CQ_UPDATE);
     for _ in 0..PAUSE_STORM {
         r.tb.step();
     }
@@ -497,8 +475,7 @@ fn a_receiver_short_of_buffers_holds_its_sender_only_so_long() {
     assert_eq!(r.tb.counters(0).pause_storms, 0);
     assert_eq!(pause_frames(&r, 1), (0, u64::from(PAUSE_STORM)));
     // Still short: the next frame is not paused but dropped for want of a buffer.
-    let (_, c) = r.post_send(&frame, CQ_UPDATE);
-    r.ring(&c);
+    r.send(&frame, CQ_UPDATE);
     r.tb.step();
     assert!(r.tx_cq.poll().is_some());
     assert_eq!(r.tb.counters(1).rx_out_of_buffer, 1);
@@ -506,8 +483,7 @@ fn a_receiver_short_of_buffers_holds_its_sender_only_so_long() {
     // The receiver posts again: pause is honoured from scratch.
     let rq_size = 1u32 << RigOpts::default().rq_log;
     r.post_rx(rq_size.min(128) as u16);
-    let (_, c) = r.post_send(&frame, CQ_UPDATE);
-    r.ring(&c);
+    r.send(&frame, CQ_UPDATE);
     r.tb.step();
     assert!(r.rx_cq.poll().is_some());
     assert_eq!(r.tb.counters(1).pause_storms, 1);
@@ -518,16 +494,14 @@ fn a_receiver_short_of_buffers_holds_its_sender_only_so_long() {
 fn link_down_drops_on_the_sender() {
     let mut r = Rig::new(RigOpts::default());
     r.tb.device().set_link(1, false).unwrap();
-    let (_, c) = r.post_send(&udp4_csum_frame(50, 3), CQ_UPDATE);
-    r.ring(&c);
+    r.send(&udp4_csum_frame(50, 3), CQ_UPDATE);
     r.tb.step();
     assert_eq!(r.tb.counters(0).tx_link_down_drops, 1);
     assert_eq!(r.tb.counters(0).tx_packets, 0);
     assert!(r.rx_cq.poll().is_none());
     assert!(r.tx_cq.poll().is_some());
     r.tb.device().set_link(1, true).unwrap();
-    let (_, c) = r.post_send(&udp4_csum_frame(50, 3), CQ_UPDATE);
-    r.ring(&c);
+    r.send(&udp4_csum_frame(50, 3), CQ_UPDATE);
     r.tb.step();
     assert!(r.rx_cq.poll().is_some());
 }
@@ -538,11 +512,9 @@ fn too_long_for_the_rx_buffer_is_resp_err_local_length() {
         rx_buf: 128,
         ..RigOpts::default()
     });
-    let (_, c) = r.post_send(&udp4_csum_frame(200, 3), 0);
-    r.ring(&c);
+    r.send(&udp4_csum_frame(200, 3), 0);
     let small = udp4_csum_frame(20, 3);
-    let (_, c) = r.post_send(&small, 0);
-    r.ring(&c);
+    r.send(&small, 0);
     r.tb.step();
     let e = r.rx_cq.poll().unwrap();
     assert_eq!(
@@ -617,21 +589,7 @@ fn lso_cuts_tcp_segments() {
     let payload: Vec<u8> = (0..2500u32).map(|i| (i * 13 + 1) as u8).collect();
     let mut hdr = vec![0x02, 0, 0, 0, 0, 1, 0x02, 0, 0, 0, 0, 2, 0x08, 0x00];
     let tot = (40 + payload.len()) as u16;
-    hdr.extend_from_slice(&[
-        0x45,
-        0,
-        (tot >> 8) as u8,
-        tot as u8,
-        0x10,
-        0x00,
-        0x40,
-        0,
-        64,
-        6,
-        0,
-        0,
-    ]);
-    hdr.extend_from_slice(&[10, 0, 0, 1, 10, 0, 0, 2]);
+    hdr.extend_from_slice(&ipv4_hdr(tot, 0x1000, 6, [10, 0, 0, 1], [10, 0, 0, 2]));
     hdr.extend_from_slice(&[0x04, 0xd2, 0x16, 0x2e]); // ports 1234 -> 5678
     hdr.extend_from_slice(&1000u32.to_be_bytes()); // seq
     hdr.extend_from_slice(&7u32.to_be_bytes()); // ack

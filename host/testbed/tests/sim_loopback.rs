@@ -20,13 +20,13 @@ use rsnic_core::hwif::mana::fmt::{
     CQE_TX_OKAY, DB_CQ, DB_RQ, DB_SQ,
 };
 use rsnic_core::sim::mana::{self, doorbell_offset};
-use rsnic_core::sim::mlx5::{self, api_uar_offset, RqConfig, SqConfig, SQ_DOORBELL};
+use rsnic_core::sim::mlx5::{self, api_uar_offset, RqConfig, SQ_DOORBELL};
 use rsnic_testbed::bus::{IrqLog, RegisterBus, Testbed};
 use rsnic_testbed::mana_pair::{new_mana, HostMana};
 use rsnic_testbed::mem::{HostBuf, HostMemory};
 use sim_util::{
-    cqe_byte_cnt, cqe_opcode, cqe_wqe_counter, ctrl, dseg, eseg, new_cq, udp4_frame, Cq, CQ_UPDATE,
-    OP_LSO, OP_MPSW, OP_SEND,
+    cqe_byte_cnt, cqe_opcode, cqe_wqe_counter, ctrl, dseg, eseg, ipv4_hdr, new_cq, new_sq,
+    udp4_frame, Cq, CQ_UPDATE, OP_LSO, OP_MPSW, OP_SEND,
 };
 
 /// Bytes of every RX buffer.
@@ -166,18 +166,7 @@ impl Family for Mlx5 {
         let mut p = Vec::new();
         for port in 0..ports {
             let tx_cq = new_cq(&tb, port, X_SQ_LOG, (port * 8) as u16, false);
-            let sq = tb.mem.alloc(64 << X_SQ_LOG);
-            let sq_dbr = tb.mem.alloc(8);
-            let sqn = tb
-                .device()
-                .create_sq(&SqConfig {
-                    port,
-                    buf: sq.dma_addr(),
-                    log_size: X_SQ_LOG,
-                    dbr: sq_dbr.dma_addr(),
-                    cqn: tx_cq.cqn,
-                })
-                .unwrap();
+            let (sq, sq_dbr, sqn) = new_sq(&tb, port, X_SQ_LOG, tx_cq.cqn);
             let mut rqs = Vec::new();
             let mut rqns = Vec::new();
             for i in 0..nrq {
@@ -833,15 +822,25 @@ fn a_looped_port_ignores_the_links_and_needs_no_peer<F: Family>() {
 /// Frames of the toggling tests (fewer under Miri).
 const TOGGLED: usize = if cfg!(miri) { 150 } else { 300 };
 
+/// The start of the toggling tests: two ports of one RQ of 128 WQEs, `posted` of them
+/// posted, `setup` done, then TOGGLED frames posted on port 0 (returned with the rig).
+fn toggling_start<F: Family>(posted: u32, setup: impl FnOnce(&mut F)) -> (F, Vec<Vec<u8>>) {
+    let mut r = F::new(2, 1, 128, posted);
+    setup(&mut r);
+    let f = frames(1, TOGGLED);
+    r.send(0, &f);
+    (r, f)
+}
+
 fn toggling_under_traffic_loses_nothing<F: Family>() {
     // One RQ of 128 per port, flow control on: the device never drops, although the
     // receivers poll only every third run and the destination flips after every run.
-    let mut r = F::new(2, 1, 128, 128);
-    // Both ends: port 1 sends PAUSE frames when short, port 0 honours them and pauses itself.
-    r.set_pause(0, true);
-    r.set_pause(1, true);
-    let f = frames(1, TOGGLED);
-    r.send(0, &f);
+    let (mut r, f) = toggling_start::<F>(128, |r| {
+        // Both ends: port 1 sends PAUSE frames when short, port 0 honours them and pauses
+        // itself.
+        r.set_pause(0, true);
+        r.set_pause(1, true);
+    });
     let (mut got0, mut got1) = (Vec::new(), Vec::new());
     let mut on = false;
     for run in 1.. {
@@ -879,10 +878,7 @@ fn toggling_under_traffic_loses_nothing<F: Family>() {
 
 fn toggling_without_flow_control_counts_what_it_drops<F: Family>() {
     // Half of the RQ posted, nobody polls until the end: both receivers run out.
-    let mut r = F::new(2, 1, 128, 64);
-    r.set_pause(0, false);
-    let f = frames(1, TOGGLED);
-    r.send(0, &f);
+    let (mut r, f) = toggling_start::<F>(64, |r| r.set_pause(0, false));
     let mut on = false;
     loop {
         let (_, more) = r.run_budget(25);
@@ -920,11 +916,10 @@ fn toggling_without_flow_control_counts_what_it_drops<F: Family>() {
 }
 
 fn a_port_pausing_itself_resumes_after_its_own_refill<F: Family>() {
-    let mut r = F::new(2, 1, 128, 128);
-    r.set_pause(0, true);
-    r.set_loopback(0, true);
-    let f = frames(1, TOGGLED);
-    r.send(0, &f);
+    let (mut r, f) = toggling_start::<F>(128, |r| {
+        r.set_pause(0, true);
+        r.set_loopback(0, true);
+    });
     // It sends until its own RQ holds fewer than min(64, 128 / 2) posted WQEs.
     let first = 128 - 64 + 1;
     assert_eq!(r.run(), first);
@@ -1005,18 +1000,23 @@ both_families!(
 
 // ---- family-specific --------------------------------------------------------------------
 
+/// `set_loopback` of a device model's host API `$d` (`$bad_port` its error for a port the
+/// device does not have): refused for such a port; a port of its own is switched alone.
+macro_rules! set_loopback_checks_the_port {
+    ($d:ident, $bad_port:expr) => {
+        assert_eq!($d.set_loopback(2, true), Err($bad_port));
+        assert_eq!($d.set_loopback(usize::MAX, false), Err($bad_port));
+        assert!(!$d.loopback(2) && !$d.loopback(usize::MAX));
+        $d.set_loopback(1, true).unwrap();
+        assert!($d.loopback(1) && !$d.loopback(0));
+    };
+}
+
 #[test]
 fn mlx5_set_loopback_checks_the_port() {
     let r = Mlx5::new(2, 1, 128, 0);
     let mut d = r.tb.device();
-    assert_eq!(d.set_loopback(2, true), Err(mlx5::CmdError::BadPort));
-    assert_eq!(
-        d.set_loopback(usize::MAX, false),
-        Err(mlx5::CmdError::BadPort)
-    );
-    assert!(!d.loopback(2) && !d.loopback(usize::MAX));
-    d.set_loopback(1, true).unwrap();
-    assert!(d.loopback(1) && !d.loopback(0));
+    set_loopback_checks_the_port!(d, mlx5::CmdError::BadPort);
     // The carrier the driver sees is the wire's.
     d.set_link(1, false).unwrap();
     assert!(d.loopback(1) && !d.link_up(1));
@@ -1025,14 +1025,7 @@ fn mlx5_set_loopback_checks_the_port() {
 #[test]
 fn mana_set_loopback_checks_the_port() {
     let mut d = new_mana(2);
-    assert_eq!(d.set_loopback(2, true), Err(mana::CmdError::BadPort));
-    assert_eq!(
-        d.set_loopback(usize::MAX, false),
-        Err(mana::CmdError::BadPort)
-    );
-    assert!(!d.loopback(2) && !d.loopback(usize::MAX));
-    d.set_loopback(1, true).unwrap();
-    assert!(d.loopback(1) && !d.loopback(0));
+    set_loopback_checks_the_port!(d, mana::CmdError::BadPort);
 }
 
 /// A TCP/IPv4 header of 54 bytes for an LSO of `payload` bytes (checksums left to the
@@ -1040,19 +1033,7 @@ fn mana_set_loopback_checks_the_port() {
 fn lso_packet(payload: usize) -> (Vec<u8>, Vec<u8>) {
     let mut hdr = vec![0x02, 0, 0, 0, 0, 1, 0x02, 0, 0, 0, 0, 2, 0x08, 0x00];
     let tot = (40 + payload) as u16;
-    hdr.extend_from_slice(&[
-        0x45,
-        0,
-        (tot >> 8) as u8,
-        tot as u8,
-        0x10,
-        0,
-        0x40,
-        0,
-        64,
-        6,
-    ]);
-    hdr.extend_from_slice(&[0, 0, 10, 0, 0, 1, 10, 0, 0, 2]);
+    hdr.extend_from_slice(&ipv4_hdr(tot, 0x1000, 6, [10, 0, 0, 1], [10, 0, 0, 2]));
     hdr.extend_from_slice(&[0x04, 0xd2, 0x16, 0x2e]);
     hdr.extend_from_slice(&1000u32.to_be_bytes());
     hdr.extend_from_slice(&7u32.to_be_bytes());

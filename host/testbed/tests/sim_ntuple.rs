@@ -90,6 +90,11 @@ impl Steer {
         g
     }
 
+    /// [`Steer::rule`] forwarding to RQ `q` (its direct TIR). Returns the group.
+    fn rule_to_rq(&mut self, loc: u32, m: &TupleMatch, q: usize) -> u32 {
+        self.rule(loc, m, self.direct[q])
+    }
+
     /// Deletes the rule at `loc` (its entry, then its group `g`).
     fn unrule(&mut self, loc: u32, g: u32) {
         let ft = self.rule_ft;
@@ -122,6 +127,11 @@ fn spread_of(s: &mut Steer, proto: u8, dp: u16) -> [u32; 4] {
     n
 }
 
+/// How many RQs the flows of [`spread_of`] reach.
+fn rqs_reached(s: &mut Steer, proto: u8, dp: u16) -> usize {
+    spread_of(s, proto, dp).iter().filter(|&&n| n > 0).count()
+}
+
 #[test]
 fn a_rule_moves_its_flow_to_its_queue_and_others_fall_through() {
     let mut s = Steer::new();
@@ -134,27 +144,14 @@ fn a_rule_moves_its_flow_to_its_queue_and_others_fall_through() {
         dport: Some(5001),
         ..Default::default()
     };
-    let d2 = s.direct[2];
-    let g = s.rule(0, &m, d2);
+    let g = s.rule_to_rq(0, &m, 2);
     assert_eq!(spread_of(&mut s, 17, 5001), [0, 0, 64, 0]);
     // The CQE of a direct TIR carries no hash.
     assert_eq!(s.r.send(&udp4(7, 5001)), Some((2, 0, 0)));
     // Another port, TCP to the same port, IPv6 UDP to it, not IP: not the rule's.
     assert_eq!(spread_of(&mut s, 17, 5002), spread_of(&mut s, 17, 5002));
-    assert!(
-        spread_of(&mut s, 17, 5002)
-            .iter()
-            .filter(|&&n| n > 0)
-            .count()
-            > 1
-    );
-    assert!(
-        spread_of(&mut s, 6, 5001)
-            .iter()
-            .filter(|&&n| n > 0)
-            .count()
-            > 1
-    );
+    assert!(rqs_reached(&mut s, 17, 5002) > 1);
+    assert!(rqs_reached(&mut s, 6, 5001) > 1);
     let six: Vec<usize> = (0..32u16)
         .filter_map(|sp| s.rq(&udp6_frame(A6, 1000 + sp, B6, 5001)))
         .collect();
@@ -168,7 +165,6 @@ fn a_rule_moves_its_flow_to_its_queue_and_others_fall_through() {
 #[test]
 fn rules_match_every_field_given_and_the_lowest_index_wins() {
     let mut s = Steer::new();
-    let (d0, d1, d3) = (s.direct[0], s.direct[1], s.direct[3]);
     // loc 3: tcp4 from A:1234 to B:80 → RQ 3; loc 7: tcp4 to port 80 → RQ 1.
     let full = TupleMatch {
         src: Some(v4(A)),
@@ -177,19 +173,19 @@ fn rules_match_every_field_given_and_the_lowest_index_wins() {
         dport: Some(80),
         ..Default::default()
     };
-    s.rule(3, &full, d3);
+    s.rule_to_rq(3, &full, 3);
     let port80 = TupleMatch {
         dport: Some(80),
         ..Default::default()
     };
-    let g7 = s.rule(7, &port80, d1);
+    let g7 = s.rule_to_rq(7, &port80, 1);
     assert_eq!(s.rq(&ip4_frame(6, A, 1234, B, 80)), Some(3));
     assert_eq!(s.rq(&ip4_frame(6, A, 1235, B, 80)), Some(1));
     assert_eq!(s.rq(&ip4_frame(6, B, 1234, B, 80)), Some(1));
     assert_eq!(s.rq(&ip4_frame(6, A, 1234, A, 80)), Some(1));
     // The same rule at a lower index than the full one takes its flow too.
     s.unrule(7, g7);
-    s.rule(1, &port80, d0);
+    s.rule_to_rq(1, &port80, 0);
     assert_eq!(s.rq(&ip4_frame(6, A, 1234, B, 80)), Some(0));
     // An IPv6 rule on the source address.
     let six = TupleMatch {
@@ -198,7 +194,7 @@ fn rules_match_every_field_given_and_the_lowest_index_wins() {
         src: Some(A6),
         ..Default::default()
     };
-    s.rule(9, &six, d3);
+    s.rule_to_rq(9, &six, 3);
     for sp in 0..16 {
         assert_eq!(s.rq(&udp6_frame(A6, 2000 + sp, B6, 9)), Some(3));
     }
@@ -321,8 +317,7 @@ fn the_drivers_teardown_order_is_accepted() {
         sport: Some(53),
         ..Default::default()
     };
-    let d3 = s.direct[3];
-    let g_q = s.rule(20, &four, d3);
+    let g_q = s.rule_to_rq(20, &four, 3);
     assert_eq!(s.rq(&udp6_frame(A6, 9, B6, 53)), Some(1));
     assert_eq!(s.rq(&udp4(53, 9)), Some(3));
     let (rule_ft, tt_ft) = (s.rule_ft, s.tt_ft);

@@ -52,8 +52,7 @@ fn one_send_then_another_with_an_armed_rx_cq() {
     let mut r = Rig::new(RigOpts::default());
     let frame = udp4_frame(58, 1, 2); // 100 bytes
     assert_eq!(frame.len(), 100);
-    let (_, c) = r.post_send(&frame, CQ_UPDATE);
-    r.ring(&c);
+    r.send(&frame, CQ_UPDATE);
     r.tb.step();
     // Port 0 (TX):
     //   doorbell write               in 1 TLP  8+24 = 32
@@ -79,8 +78,7 @@ fn one_send_then_another_with_an_armed_rx_cq() {
     b[..4].copy_from_slice(&1u32.to_be_bytes()); // ci = 1: the CQE already seen
     b[4..].copy_from_slice(&r.rx_cq.cqn.to_be_bytes());
     r.bus.write64(api_uar_offset(1) + 0x20, b);
-    let (_, c) = r.post_send(&frame, CQ_UPDATE);
-    r.ring(&c);
+    r.send(&frame, CQ_UPDATE);
     r.tb.step();
     assert_eq!(r.tb.take_irqs(), vec![2]);
     let t = r.tb.counters(0).pcie;

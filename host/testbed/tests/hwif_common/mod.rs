@@ -13,7 +13,7 @@ use rsnic_core::hwif::mlx5::cqe::{Cqe64, CQE_REQ};
 use rsnic_core::hwif::mlx5::rq::{RqParams, RxBufProvider, RxBuffer};
 use rsnic_core::hwif::mlx5::sq::{SqParams, BF_OFFSET};
 use rsnic_core::hwif::mlx5::tx::{
-    DmaEntry, DmaKind, Gso, InlineMode, TxCsum, TxDmaMap, TxPacket, TxQueue, VlanTag,
+    DmaEntry, DmaKind, Gso, InlineMode, TxCsum, TxDmaMap, TxPacket, TxQueue, TxReject, VlanTag,
 };
 #[allow(unused_imports)]
 pub use rsnic_testbed::fixtures::{tcp4_frame, udp4_frame, write_cqe};
@@ -363,6 +363,13 @@ pub fn xmit_one(sq: &mut TestSq, env: &mut Env, id: u32, len: usize, more: bool)
     sq.xmit(pkt, more, env).unwrap();
 }
 
+/// Offers linear TCP frame `id` of `len` bytes as the last of a burst; it must be refused,
+/// and the refusal (the packet handed back with the reason) is returned.
+pub fn reject_one(sq: &mut TestSq, env: &mut Env, id: u32, len: usize) -> TxReject<Pkt> {
+    let pkt = Pkt::new(&env.mem, id, tcp4_frame(len, 0), vec![]);
+    sq.xmit(pkt, false, env).unwrap_err()
+}
+
 /// An SQ with its ring, DBR and CQ logged into `env.log`.
 pub fn make_sq(env: &Env, p: SqParams) -> TestSq {
     let n = 1usize << p.log_sz;
@@ -373,6 +380,15 @@ pub fn make_sq(env: &Env, p: SqParams) -> TestSq {
     let cqdbr = LBuf::new(mem, 8, "cq_dbr", Some(env.log.clone()));
     let cq = Cq::new(cqbuf, cqdbr, 0, p.log_sz, 0x77, UAR).unwrap();
     new_vec_sq(p, wq, dbr, cq).unwrap()
+}
+
+/// A fresh host memory, an [`Env`] over it and an SQ of parameters `p` made by [`make_sq`]:
+/// the set-up of most SQ tests.
+pub fn sq_env(p: SqParams) -> (HostMemory, Env, TestSq) {
+    let mem = HostMemory::new();
+    let env = Env::new(&mem);
+    let sq = make_sq(&env, p);
+    (mem, env, sq)
 }
 
 pub fn make_rq(env: &Env, log_sz: u8, buf_size: u32, wqe_bulk: u16) -> TestRq {

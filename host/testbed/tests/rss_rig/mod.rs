@@ -4,7 +4,7 @@
 #![allow(dead_code)]
 
 use super::cx_fake_driver::*;
-use super::sim_util::{ctrl, dseg, eseg, OP_SEND};
+use super::sim_util::{ctrl, dseg, eseg, ipv4_hdr, OP_SEND};
 use rsnic_core::hwif::hw::{Coherent, Mmio};
 use rsnic_core::hwif::mlx5::cmd::fs::{self, Tt, TTC_GROUPS, TTC_LOG_SIZE};
 use rsnic_core::hwif::mlx5::cmd::{res, FormatError};
@@ -16,21 +16,7 @@ pub fn ip4_frame(proto: u8, src: [u8; 4], sp: u16, dst: [u8; 4], dp: u16) -> Vec
     let mut f = vec![0x02, 0, 0, 0, 0, 2, 0x02, 0, 0, 0, 0, 1, 0x08, 0x00];
     let l4 = if proto == 6 { 20 } else { 8 };
     let total = (20 + l4) as u16;
-    f.extend_from_slice(&[
-        0x45,
-        0,
-        (total >> 8) as u8,
-        total as u8,
-        0,
-        0,
-        0x40,
-        0,
-        64,
-        proto,
-    ]);
-    f.extend_from_slice(&[0, 0]);
-    f.extend_from_slice(&src);
-    f.extend_from_slice(&dst);
+    f.extend_from_slice(&ipv4_hdr(total, 0, proto, src, dst));
     f.extend_from_slice(&sp.to_be_bytes());
     f.extend_from_slice(&dp.to_be_bytes());
     if proto == 6 {

@@ -177,23 +177,28 @@ pub fn new_cq(tb: &Testbed, port: usize, log: u8, vector: u16, compress: bool) -
     }
 }
 
+/// An SQ of 2^`log` WQEBBs on `port` completing to `cqn`: its ring, doorbell record and
+/// number.
+pub fn new_sq(tb: &Testbed, port: usize, log: u8, cqn: u32) -> (HostBuf, HostBuf, u32) {
+    let ring = tb.mem.alloc(64 << log);
+    let dbr = tb.mem.alloc(8);
+    let cfg = SqConfig {
+        port,
+        buf: ring.dma_addr(),
+        log_size: log,
+        dbr: dbr.dma_addr(),
+        cqn,
+    };
+    let sqn = tb.device().create_sq(&cfg).unwrap();
+    (ring, dbr, sqn)
+}
+
 impl Rig {
     pub fn new(o: RigOpts) -> Self {
         let tb = Testbed::new();
         let bus = tb.bus();
         let tx_cq = new_cq(&tb, 0, o.tx_cq_log, 1, false);
-        let sq = tb.mem.alloc(64 << o.sq_log);
-        let sq_dbr = tb.mem.alloc(8);
-        let sqn = tb
-            .device()
-            .create_sq(&SqConfig {
-                port: 0,
-                buf: sq.dma_addr(),
-                log_size: o.sq_log,
-                dbr: sq_dbr.dma_addr(),
-                cqn: tx_cq.cqn,
-            })
-            .unwrap();
+        let (sq, sq_dbr, sqn) = new_sq(&tb, 0, o.sq_log, tx_cq.cqn);
         let rx_cq = new_cq(&tb, 1, o.rx_cq_log, 2, o.compress);
         let rq = tb.mem.alloc(16 << o.rq_log);
         let rq_dbr = tb.mem.alloc(8);
@@ -240,6 +245,15 @@ impl Rig {
         };
         rig.post_rx(o.rx_posted);
         rig
+    }
+
+    /// A rig of the default options but for `n` RX WQEs posted at creation (a receiver
+    /// short of buffers).
+    pub fn with_rx_posted(n: u16) -> Self {
+        Self::new(RigOpts {
+            rx_posted: n,
+            ..RigOpts::default()
+        })
     }
 
     /// Makes `n` more RX WQEs available: RQ DBR db[0] = BE32(wqe_ctr).
@@ -289,10 +303,32 @@ impl Rig {
         (idx, c)
     }
 
+    /// Posts a SEND of `data` ([`Rig::post_send`]) and rings its doorbell; returns its index.
+    pub fn send(&mut self, data: &[u8], fm: u8) -> u16 {
+        let (idx, c) = self.post_send(data, fm);
+        self.ring(&c);
+        idx
+    }
+
     /// Bytes of RX buffer `i` (ring index).
     pub fn rx_data(&self, i: usize, len: usize) -> Vec<u8> {
         self.rx_bufs[i % self.rx_bufs.len()].to_vec()[..len].to_vec()
     }
+}
+
+/// An IPv4 header without options: total length `total`, identification `id`, DF, TTL 64,
+/// protocol `proto`, checksum left 0.
+pub fn ipv4_hdr(total: u16, id: u16, proto: u8, src: [u8; 4], dst: [u8; 4]) -> [u8; 20] {
+    let mut h = [0u8; 20];
+    h[0] = 0x45;
+    h[2..4].copy_from_slice(&total.to_be_bytes());
+    h[4..6].copy_from_slice(&id.to_be_bytes());
+    h[6] = 0x40;
+    h[8] = 64;
+    h[9] = proto;
+    h[12..16].copy_from_slice(&src);
+    h[16..20].copy_from_slice(&dst);
+    h
 }
 
 /// A UDP/IPv4 frame with `payload` bytes (checksums left 0).
@@ -300,19 +336,7 @@ pub fn udp4_frame(payload: usize, sport: u16, dport: u16) -> Vec<u8> {
     let mut f = Vec::new();
     f.extend_from_slice(&[0x02, 0, 0, 0, 0, 0x02, 0x02, 0, 0, 0, 0, 0x01, 0x08, 0x00]);
     let total = (20 + 8 + payload) as u16;
-    f.extend_from_slice(&[
-        0x45,
-        0,
-        (total >> 8) as u8,
-        total as u8,
-        0x12,
-        0x34,
-        0x40,
-        0,
-        64,
-        17,
-    ]);
-    f.extend_from_slice(&[0, 0, 10, 0, 0, 1, 10, 0, 0, 2]);
+    f.extend_from_slice(&ipv4_hdr(total, 0x1234, 17, [10, 0, 0, 1], [10, 0, 0, 2]));
     let ulen = (8 + payload) as u16;
     f.extend_from_slice(&sport.to_be_bytes());
     f.extend_from_slice(&dport.to_be_bytes());
