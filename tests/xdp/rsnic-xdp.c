@@ -416,8 +416,8 @@ static void nl_put(struct nl_req *r, __u16 type, const void *data, __u16 len)
 }
 
 /*
- * Sends fd a request of generic netlink family type, command cmd, with one attribute (attr,
- * len bytes at data), and calls cb for each attribute of the answer; returns 0 or -errno.
+ * Sends on fd a request to generic netlink family type: command cmd with one attribute (attr,
+ * len bytes at data); calls cb for each attribute of the answer. Returns 0 or -errno.
  */
 static int nl_call(int fd, __u16 type, __u8 cmd, __u16 attr, const void *data, __u16 len,
 		   void (*cb)(const struct nlattr *, void *), void *arg)
