@@ -202,13 +202,24 @@ attribute() {
 }
 export -f cg attribute
 
+# run_cg BASE WHAT ENTRIES ARGS...: datapath_bench ARGS --packets PACKETS under callgrind
+# into BASE.callgrind (its figures in BASE.row), collection on only inside the bench's entry
+# points ENTRIES (comma-separated), then BASE.attr (attribute); WHAT names the run when it
+# fails.
+run_cg() {
+	local base=$1 what=$2 entries=$3 e es toggles=()
+	shift 3
+	IFS=, read -ra es <<<"$entries"
+	for e in "${es[@]}"; do toggles+=("--toggle-collect=*$e*"); done
+	cg "${toggles[@]}" --callgrind-out-file="$base.callgrind" \
+		"$BIN" "$@" --packets "$PACKETS" >"$base.row" 2>"$base.log" ||
+		{ echo "bench: $what failed, see $base.log" >&2; return 1; }
+	attribute "$base" "$entries"
+}
+export -f run_cg
+
 run_one() {
-	local path=$1 size=$2 burst=$3 base="$RUNS/$1-$2-$3"
-	cg --toggle-collect='*bench_driver_xmit*' --toggle-collect='*bench_driver_tx_poll*' \
-		--callgrind-out-file="$base.callgrind" \
-		"$BIN" --one "$path" "$size" "$burst" --packets "$PACKETS" >"$base.row" 2>"$base.log" ||
-		{ echo "bench: $path $size $burst failed, see $base.log" >&2; return 1; }
-	attribute "$base" bench_driver_xmit,bench_driver_tx_poll
+	run_cg "$RUNS/$1-$2-$3" "$1 $2 $3" bench_driver_xmit,bench_driver_tx_poll --one "$@"
 }
 export -f run_one
 export BIN RUNS PACKETS ATTR_PY
@@ -216,36 +227,20 @@ export BIN RUNS PACKETS ATTR_PY
 XDP_PATHS=(xdp_mpwqe xdp_mpwqe_inline)
 XDP_SIZE=64
 run_xdp() {
-	local path=$1 size=$2 burst=$3 base="$RUNS/$1-$2-$3"
-	cg --toggle-collect='*bench_xdp_xmit*' \
-		--toggle-collect='*bench_xdp_flush*' --toggle-collect='*bench_xdp_tx_poll*' \
-		--callgrind-out-file="$base.callgrind" \
-		"$BIN" --xdp "$path" "$size" "$burst" --packets "$PACKETS" >"$base.row" 2>"$base.log" ||
-		{ echo "bench: $path $size $burst failed, see $base.log" >&2; return 1; }
-	attribute "$base" bench_xdp_xmit,bench_xdp_flush,bench_xdp_tx_poll
+	run_cg "$RUNS/$1-$2-$3" "$1 $2 $3" bench_xdp_xmit,bench_xdp_flush,bench_xdp_tx_poll --xdp "$@"
 }
 export -f run_xdp
 
 MANA_PATHS=(rx_db_batched rx_db_per_packet)
 MANA_BUDGETS=(8 64 256)
 run_mana() {
-	local path=$1 budget=$2 base="$RUNS/mana-$1-$2"
-	cg --toggle-collect='*bench_mana_rx_poll*' \
-		--callgrind-out-file="$base.callgrind" \
-		"$BIN" --mana "$path" "$budget" --packets "$PACKETS" >"$base.row" 2>"$base.log" ||
-		{ echo "bench: mana $path $budget failed, see $base.log" >&2; return 1; }
-	attribute "$base" bench_mana_rx_poll
+	run_cg "$RUNS/mana-$1-$2" "mana $1 $2" bench_mana_rx_poll --mana "$@"
 }
 export -f run_mana
 
 MANA_TX_SIZE=64
 run_mana_tx() {
-	local size=$1 burst=$2 base="$RUNS/mana-tx-$1-$2"
-	cg --toggle-collect='*bench_mana_xmit*' --toggle-collect='*bench_mana_tx_poll*' \
-		--callgrind-out-file="$base.callgrind" \
-		"$BIN" --mana-tx "$size" "$burst" --packets "$PACKETS" >"$base.row" 2>"$base.log" ||
-		{ echo "bench: mana tx $size $burst failed, see $base.log" >&2; return 1; }
-	attribute "$base" bench_mana_xmit,bench_mana_tx_poll
+	run_cg "$RUNS/mana-tx-$1-$2" "mana tx $1 $2" bench_mana_xmit,bench_mana_tx_poll --mana-tx "$@"
 }
 export -f run_mana_tx
 
@@ -305,6 +300,28 @@ collect() {
 	echo "$row,$instr,$rxdb,$dg" >>"$CSV"
 }
 
+# path_row WIDTH BASE ENTRIES TAIL_FORMAT [TAIL...]: the row of run BASE (collected) in a
+# table of TX paths: the path in WIDTH columns, size, burst, the device-side figures per
+# packet, the instructions per packet (all, the driver's, the glue's), the inclusive
+# instructions per packet of each bench entry point of ENTRIES (comma-separated), then TAIL
+# as printf TAIL_FORMAT prints it.
+path_row() {
+	local width=$1 base=$2 e es per=() v p s b desc inb floor outb db cqe
+	IFS=, read -ra es <<<"$3"
+	shift 3
+	for e in "${es[@]}"; do
+		v=$(incl "$base.callgrind" "$e")
+		per+=("${v:-0}")
+	done
+	IFS=, read -r _ p s b desc inb floor outb db cqe <<<"$row"
+	printf "%-${width}s %5s %5s %9s %9s %9s %9s %8s %8s %9s %7s %7s" "$p" "$s" "$b" "$desc" \
+		"$inb" "$floor" "$outb" "$db" "$cqe" "$instr" "${dg%,*}" "${dg#*,}"
+	awk -v n="$PACKETS" 'BEGIN { for (i = 1; i < ARGC; i++) printf " %7.1f", ARGV[i] / n }' \
+		"${per[@]}"
+	# shellcheck disable=SC2059 # the caller's format
+	printf "$@"
+}
+
 CSV=$OUT/datapath.csv
 echo "family,path,pkt_size,burst,desc_bytes_per_pkt,inbound_bytes_per_pkt,inbound_floor_per_pkt,outbound_bytes_per_pkt,doorbells_per_pkt,cqes_per_pkt,instr_per_pkt,napi_budget,rx_doorbells_per_pkt,driver_instr_per_pkt,glue_instr_per_pkt" >"$CSV"
 printf '%-13s %5s %5s %9s %9s %9s %9s %8s %8s %9s %7s %7s %7s %7s %7s\n' \
@@ -315,15 +332,7 @@ for size in "${SIZES[@]}"; do
 		for path in "${PATHS[@]}"; do
 			base="$RUNS/$path-$size-$burst"
 			collect "$base"
-			x=$(incl "$base.callgrind" bench_driver_xmit)
-			c=$(incl "$base.callgrind" bench_driver_tx_poll)
-			IFS=, read -r _ p s b desc inb floor outb db cqe <<<"$row"
-			awk -v p="$p" -v s="$s" -v b="$b" -v d="$desc" -v i="$inb" -v f="$floor" \
-				-v o="$outb" -v db="$db" -v c="$cqe" -v t="$instr" -v x="${x:-0}" \
-				-v y="${c:-0}" -v n="$PACKETS" -v l="$inl" -v dg="$dg" 'BEGIN {
-				split(dg, a, ",")
-				printf "%-13s %5s %5s %9s %9s %9s %9s %8s %8s %9s %7s %7s %7.1f %7.1f %7s\n",
-					p, s, b, d, i, f, o, db, c, t, a[1], a[2], x / n, y / n, l }'
+			path_row 13 "$base" bench_driver_xmit,bench_driver_tx_poll ' %7s\n' "$inl"
 		done
 	done
 done
@@ -347,16 +356,8 @@ for burst in "${BURSTS[@]}"; do
 	for path in "${XDP_PATHS[@]}"; do
 		base="$RUNS/$path-$XDP_SIZE-$burst"
 		collect "$base"
-		x=$(incl "$base.callgrind" bench_xdp_xmit)
-		f=$(incl "$base.callgrind" bench_xdp_flush)
-		c=$(incl "$base.callgrind" bench_xdp_tx_poll)
-		IFS=, read -r _ p s b desc inb floor outb db cqe <<<"$row"
-		awk -v p="$p" -v s="$s" -v b="$b" -v d="$desc" -v i="$inb" -v fl="$floor" \
-			-v o="$outb" -v db="$db" -v c="$cqe" -v t="$instr" -v x="${x:-0}" -v f="${f:-0}" \
-			-v y="${c:-0}" -v n="$PACKETS" -v l="$inl" -v full="$full" -v dg="$dg" 'BEGIN {
-			split(dg, a, ",")
-			printf "%-17s %5s %5s %9s %9s %9s %9s %8s %8s %9s %7s %7s %7.1f %7.1f %7.1f %7s %5s\n",
-				p, s, b, d, i, fl, o, db, c, t, a[1], a[2], x / n, f / n, y / n, l, full }'
+		path_row 17 "$base" bench_xdp_xmit,bench_xdp_flush,bench_xdp_tx_poll ' %7s %5s\n' \
+			"$inl" "$full"
 	done
 done
 echo "(xdp: every frame posted with xmit_more, one flush per burst, no BQL; full: times the"
@@ -368,15 +369,7 @@ printf '%-17s %5s %5s %9s %9s %9s %9s %8s %8s %9s %7s %7s %7s %7s\n' \
 for burst in "${BURSTS[@]}"; do
 	base="$RUNS/mana-tx-$MANA_TX_SIZE-$burst"
 	collect "$base"
-	x=$(incl "$base.callgrind" bench_mana_xmit)
-	c=$(incl "$base.callgrind" bench_mana_tx_poll)
-	IFS=, read -r _ p s b desc inb floor outb db cqe <<<"$row"
-	awk -v p="$p" -v s="$s" -v b="$b" -v d="$desc" -v i="$inb" -v fl="$floor" \
-		-v o="$outb" -v db="$db" -v c="$cqe" -v t="$instr" -v x="${x:-0}" -v y="${c:-0}" \
-		-v n="$PACKETS" -v dg="$dg" 'BEGIN {
-		split(dg, a, ",")
-		printf "%-17s %5s %5s %9s %9s %9s %9s %8s %8s %9s %7s %7s %7.1f %7.1f\n",
-			p, s, b, d, i, fl, o, db, c, t, a[1], a[2], x / n, y / n }'
+	path_row 17 "$base" bench_mana_xmit,bench_mana_tx_poll '\n'
 done
 echo "(mana tx: the mlx5 rows' schedule on the MANA pair, an SQ of 1024 one-BU WQEs; compl:"
 echo " NAPI rounds of the TX CQ, Sq::napi_poll with budget 64, until one reads nothing)"

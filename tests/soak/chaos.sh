@@ -61,6 +61,17 @@ tcp_round() {
 	wait
 }
 
+# fault_hit WANT EFFECTS PORT FAULT: counts FAULT, injected into PORT ("a" or "b"): one more
+# in the caller's injected, and one more in the caller's map WANT (what the faults must have
+# caused) at PORT_EFFECT, EFFECT being what FAULT causes by the caller's map EFFECTS.
+fault_hit() {
+	local -n _want=$1 _effects=$2
+	local k=${3}_${_effects[$4]}
+	local n=${_want[$k]}
+	_want["$k"]=$((n + 1))
+	injected=$((injected + 1))
+}
+
 soak_mlx5() {
 	RSNIC_FAMILY=mlx5
 	setup_pair
@@ -81,8 +92,7 @@ soak_mlx5() {
 	end=$((SECONDS + DURATION))
 	while [ "$SECONDS" -lt "$end" ]; do
 		tcp_round "$rounds" "${FAULTS[@]}"
-		WANT[${P}_${KIND[$F]}]=$((WANT[${P}_${KIND[$F]}] + 1))
-		injected=$((injected + 1))
+		fault_hit WANT KIND "$P" "$F"
 		rounds=$((rounds + 1))
 	done
 	# Let the last recoveries finish, then count.
@@ -141,13 +151,11 @@ soak_mana() {
 		echo "$f" >"$k"
 		pktgen_run "$A" 2048 10.10.0.2 "$MAC_B" 32
 		wait_for "round $rounds: every packet received by B or counted dropped" pg_accounted
-		want[${p}_${COUNTER[$f]}]=$((want[${p}_${COUNTER[$f]}] + 1))
+		fault_hit want COUNTER "$p" "$f"
 		packets=$((packets + PG_SENT))
-		injected=$((injected + 1))
 		# A TCP transfer each way with one fault on a random port.
 		tcp_round "$rounds, TCP" "${tcp[@]}"
-		want[${P}_${COUNTER[$F]}]=$((want[${P}_${COUNTER[$F]}] + 1))
-		injected=$((injected + 1))
+		fault_hit want COUNTER "$P" "$F"
 		rounds=$((rounds + 1))
 	done
 	sleep 1

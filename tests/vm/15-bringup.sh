@@ -55,11 +55,13 @@ factory_macs() {
 	unload_rsnic
 }
 
-# failed_bringup KNOB=VALUE NAME LOGPAT: insmod with the device host failing NAME fails,
-# leaves no module and no interface, logs a bring-up failure matching LOGPAT (a case
-# pattern) and nothing about undoing it; then a normal load and removal work.
+# failed_bringup KNOB "CODE NAME" LOGPAT: insmod with the device host failing NAME (KNOB=CODE)
+# fails, leaves no module and no interface, logs a bring-up failure naming NAME(CODE)
+# followed by LOGPAT (a case pattern) and nothing about undoing it; then a normal load and
+# removal work.
 failed_bringup() {
-	local knob=$1 name=$2 pat=$3 msg
+	local code=${2%% *} name=${2#* } msg
+	local knob=$1=$code pat="*$name($code)$3"
 	mark_dmesg
 	if insmod "$RSNIC_KO" host=kernel family="$RSNIC_FAMILY" "$knob" 2>/tmp/insmod.err; then
 		fail "insmod with $name failing succeeded"
@@ -123,8 +125,7 @@ if [ "$RSNIC_FAMILY" = mana ]; then
 	reqs=("0x4 GDMA_REGISTER_DEVICE" "0xc GDMA_CREATE_QUEUE" "0x20008 MANA_QUERY_VPORT_CONFIG")
 	[ -n "$full" ] || reqs=("0x20008 MANA_QUERY_VPORT_CONFIG")
 	for r in "${reqs[@]}"; do
-		code=${r%% *} name=${r#* }
-		failed_bringup "sim_fail_req=$code" "$name" "*$name($code) failed: status 0xc000000d*"
+		failed_bringup sim_fail_req "$r" " failed: status 0xc000000d*"
 		dmesg_since_mark | grep "teardown:" && fail "a normal removal reported a teardown failure"
 	done
 
@@ -160,8 +161,7 @@ fi
 cmds=("0x104 ENABLE_HCA" "0x816 ALLOC_TRANSPORT_DOMAIN" "0x301 CREATE_EQ")
 [ -n "$full" ] || cmds=("0x301 CREATE_EQ")
 for cmd in "${cmds[@]}"; do
-	op=${cmd%% *} name=${cmd#* }
-	failed_bringup "sim_fail_cmd=$op" "$name" "*$name($op) op_mod(0x0) failed: status *syndrome (0x*"
+	failed_bringup sim_fail_cmd "$cmd" " op_mod(0x0) failed: status *syndrome (0x*"
 done
 
 # The carrier from port-change events: loopback with the peer down.

@@ -85,49 +85,55 @@ expect_feats default "${on[@]}" loopback=off rx-checksumming=on \
 all_on "all on, IPv4" 10.10.0.2 2
 all_on "all on, IPv6" fd00::2 1
 
+# feature_off FEATURE CHECK NAME=VALUE...: ethtool -K A FEATURE off, after which A's features
+# are as listed (expect_feats "FEATURE off"); then a transfer over IPv4 and one over IPv6
+# (xfer "FEATURE off, IPv4", ...), each followed by CHECK with that label.
+feature_off() {
+	local f=$1 check=$2 t ip addr mb
+	shift 2
+	set_feats "$f" off
+	expect_feats "$f off" "$@"
+	for t in "IPv4 10.10.0.2 2" "IPv6 fd00::2 1"; do
+		read -r ip addr mb <<<"$t"
+		xfer "$f off, $ip" "$addr" "$mb"
+		"$check" "$f off, $ip"
+	done
+}
+
 # tx-checksumming off: the core drops TSO/TSO6 (they need checksum offload); SG stays.
-set_feats tx off
-expect_feats "tx off" tx-checksum-ipv4=off tx-checksum-ipv6=off tx-tcp-segmentation=off \
+tx_off_checks() { # LABEL
+	assert_eq "$1: packets with device checksums" 0 "$X_CSUM"
+	assert_eq "$1: LSO WQEs" 0 "$X_LSO"
+	assert_eq "$1: LSO segments" 0 "$X_SEGS"
+}
+feature_off tx tx_off_checks tx-checksum-ipv4=off tx-checksum-ipv6=off tx-tcp-segmentation=off \
 	tx-tcp6-segmentation=off tx-scatter-gather=on generic-segmentation-offload=on
-for t in "IPv4 10.10.0.2 2" "IPv6 fd00::2 1"; do
-	read -r ip addr mb <<<"$t"
-	xfer "tx off, $ip" "$addr" "$mb"
-	assert_eq "tx off, $ip: packets with device checksums" 0 "$X_CSUM"
-	assert_eq "tx off, $ip: LSO WQEs" 0 "$X_LSO"
-	assert_eq "tx off, $ip: LSO segments" 0 "$X_SEGS"
-done
 set_feats tx on
 expect_feats "tx on" "${on[@]}"
 
 # tcp-segmentation-offload off: software GSO instead, whose segments keep their page
 # fragments and checksum requests.
-set_feats tso off
-expect_feats "tso off" tx-tcp-segmentation=off tx-tcp6-segmentation=off \
+tso_off_checks() { # LABEL
+	assert_eq "$1: LSO WQEs" 0 "$X_LSO"
+	assert_eq "$1: LSO segments" 0 "$X_SEGS"
+	[ "$X_CSUM" -gt 0 ] || fail "$1: no checksum computed by the device"
+	[ "$X_GATHER" -gt 0 ] || fail "$1: no GSO segment gathered from several buffers"
+}
+feature_off tso tso_off_checks tx-tcp-segmentation=off tx-tcp6-segmentation=off \
 	tx-checksum-ipv4=on tx-checksum-ipv6=on tx-scatter-gather=on generic-segmentation-offload=on
-for t in "IPv4 10.10.0.2 2" "IPv6 fd00::2 1"; do
-	read -r ip addr mb <<<"$t"
-	xfer "tso off, $ip" "$addr" "$mb"
-	assert_eq "tso off, $ip: LSO WQEs" 0 "$X_LSO"
-	assert_eq "tso off, $ip: LSO segments" 0 "$X_SEGS"
-	[ "$X_CSUM" -gt 0 ] || fail "tso off, $ip: no checksum computed by the device"
-	[ "$X_GATHER" -gt 0 ] || fail "tso off, $ip: no GSO segment gathered from several buffers"
-done
 set_feats tso on
 # "tso" names every tx-tcp*-segmentation feature, so the IPv4 ID mangling the core offers
 # comes on too: the transfers from here on run with it.
 expect_feats "tso on" "${on[@]}" tx-tcp-mangleid-segmentation=on
 
 # scatter-gather off: the core drops TSO and GSO (they need SG) and linearizes every skb.
-set_feats sg off
-expect_feats "sg off" tx-scatter-gather=off tx-tcp-segmentation=off tx-tcp6-segmentation=off \
+sg_off_checks() { # LABEL
+	assert_eq "$1: packets gathered from several buffers" 0 "$X_GATHER"
+	assert_eq "$1: LSO WQEs" 0 "$X_LSO"
+	[ "$X_CSUM" -gt 0 ] || fail "$1: no checksum computed by the device"
+}
+feature_off sg sg_off_checks tx-scatter-gather=off tx-tcp-segmentation=off tx-tcp6-segmentation=off \
 	generic-segmentation-offload=off tx-checksum-ipv4=on tx-checksum-ipv6=on
-for t in "IPv4 10.10.0.2 2" "IPv6 fd00::2 1"; do
-	read -r ip addr mb <<<"$t"
-	xfer "sg off, $ip" "$addr" "$mb"
-	assert_eq "sg off, $ip: packets gathered from several buffers" 0 "$X_GATHER"
-	assert_eq "sg off, $ip: LSO WQEs" 0 "$X_LSO"
-	[ "$X_CSUM" -gt 0 ] || fail "sg off, $ip: no checksum computed by the device"
-done
 # Back on: TSO and GSO were still wanted, so the core turns them on again.
 set_feats sg on
 expect_feats "sg on" "${on[@]}"

@@ -101,8 +101,21 @@ rx_checks() {
 	assert_eq "[$what] $P1 rx_packets" 0 "$(d "$P1" rx_packets)"
 }
 
-# rsnic -> rsnic, with bpf_redirect and then with a devmap.
+# redirected_frames NAME SENDER VIA AT SRC_IF: NF test frames, numbered on from seq0 (which
+# this advances), sent from SENDER to VIA's MAC address and captured as NAME at AT, where
+# they must arrive from SRC_IF's MAC address to AT's (as the redirecting program rewrote
+# them); returns when the capture has ended (CAP: its result).
 seq0=0
+redirected_frames() {
+	local name=$1 sender=$2 via=$3 at=$4 src_if=$5
+	cap_start "$name" "$at" "" --count "$NF" --seq0 "$seq0" --timeout 30 \
+		--expect-dst "${MAC[$at]}" --expect-src "${MAC[$src_if]}"
+	send_frames "$sender" "" --dst "${MAC[$via]}" --count "$NF" --seq0 "$seq0"
+	cap_wait "$name"
+	seq0=$((seq0 + NF))
+}
+
+# rsnic -> rsnic, with bpf_redirect and then with a devmap.
 for how in bpf_redirect devmap; do
 	extra=()
 	[ "$how" = bpf_redirect ] || extra=(--devmap --replace)
@@ -111,17 +124,13 @@ for how in bpf_redirect devmap; do
 	what="$P1 -> $P2 ($how) frames"
 	a0=$(prog_count "$P1" "" acted)
 	snap_all r0
-	cap_start rr "$P3" "" --count "$NF" --seq0 "$seq0" --timeout 30 \
-		--expect-dst "${MAC[$P3]}" --expect-src "${MAC[$P2]}"
-	send_frames "$P0" "" --dst "${MAC[$P1]}" --count "$NF" --seq0 "$seq0"
-	cap_wait rr
+	redirected_frames rr "$P0" "$P1" "$P3" "$P2"
 	wait_for "[$what] counters to settle" redirect_settled rsnic
 	check_capture "[$what] at $P3" "$NF"
 	rx_checks "$what" "$NF"
 	assert_eq "[$what] frames the program redirected" "$NF" $(($(prog_count "$P1" "" acted) - a0))
 	xmit_checks "$what" "$NF"
 	assert_eq "[$what] nothing lost" "$NF" "$(d "$P2" "$XC_XMIT")"
-	seq0=$((seq0 + NF))
 done
 # The flood (devmap).
 what="$P1 -> $P2 (devmap) flood"
@@ -143,17 +152,13 @@ what="vy -> $P2 frames"
 prog_counts vy ""
 a0=$PC_PACKETS r0=$PC_ACTED
 snap_all r0
-cap_start vr "$P3" "" --count "$NF" --seq0 "$seq0" --timeout 30 \
-	--expect-dst "${MAC[$P3]}" --expect-src "${MAC[$P2]}"
-send_frames vx "" --dst "${MAC[vy]}" --count "$NF" --seq0 "$seq0"
-cap_wait vr
+redirected_frames vr vx vy "$P3" "$P2"
 wait_for "[$what] vy's program to see every frame" xdp_veth_sent "$NF"
 wait_for "[$what] counters to settle" redirect_settled veth
 check_capture "[$what] at $P3" "$NF"
 assert_eq "[$what] frames vy's program redirected" "$NF" "$(($(prog_count vy "" acted) - r0))"
 xmit_checks "$what" "$NF"
 assert_eq "[$what] nothing lost" "$NF" "$(d "$P2" "$XC_XMIT")"
-seq0=$((seq0 + NF))
 what="vy -> $P2 flood"
 # veth drops what does not fit vy's ring (6.12): what vy's program redirected counts.
 r0=$(prog_count vy "" acted)
@@ -182,10 +187,7 @@ what="$P1 -> vy frames"
 a0=$(prog_count vx "" packets)
 x0=$(ethtool -S vy | awk '$1 == "tx_queue_0_xdp_xmit:" { print $2 }')
 snap_all r0
-cap_start rv vx "" --count "$NF" --seq0 "$seq0" --timeout 30 \
-	--expect-dst "${MAC[vx]}" --expect-src "${MAC[vy]}"
-send_frames "$P0" "" --dst "${MAC[$P1]}" --count "$NF" --seq0 "$seq0"
-cap_wait rv
+redirected_frames rv "$P0" "$P1" vx vy
 wait_for "[$what] counters to settle" redirect_settled rsnic
 check_capture "[$what] at vx" "$NF"
 rx_checks "$what" "$NF"

@@ -242,6 +242,24 @@ moved() {
 	deltas x0 x1 | awk '$2 != 0 { printf "%s%s %s", sep, $1, $2; sep = ", " } END { print "" }'
 }
 
+# run_alone BINARY MODE BP NAME: run_xsk of subtest NAME alone on the port, reset first,
+# between its counter snapshots x0 and x1 (moved) and after mark_dmesg.
+run_alone() {
+	reset_port
+	snap x0 "$A"
+	mark_dmesg
+	run_xsk "$1" "$2" "$A" "$3" "$4"
+	snap x1 "$A"
+}
+
+# show_failure NAME: what a failed run_alone left: the suite's messages of NAME, the port's
+# counters that moved, the kernel log of the run.
+show_failure() {
+	show_out "$1"
+	echo "    $A ethtool -S deltas: $(moved)"
+	dmesg_since_mark | sed 's/^/      dmesg| /' | head -n 20
+}
+
 # The packet, XDP and drop/error counters that moved between snapshots $1 and $2.
 traffic_counters() {
 	deltas "$1" "$2" | awk '$2 != 0 && ($1 ~ /^(tx|rx)_(packets|xdp_[a-z_]+)$/ ||
@@ -283,11 +301,7 @@ failed() {
 		fi
 		echo "    $name fails on rsnic: $main_msg; on veth ($SECS s): ${RES[$name]:-no result} $vmsg"
 	fi
-	reset_port
-	snap x0 "$A"
-	mark_dmesg
-	run_xsk "$X_MAIN" "$mode" "$A" "$bp" "$name"
-	snap x1 "$A"
+	run_alone "$X_MAIN" "$mode" "$bp" "$name"
 	if [ "${RES[$name]}" = PASS ]; then
 		result "$mode" "$bp" "$name" PASS-ALONE \
 			"failed in the suite's run ($main_msg), passes alone in $SECS s"
@@ -297,20 +311,14 @@ failed() {
 	fi
 	alone_msg=${MSG[$name]}
 	echo "    $name alone on $A ($SECS s): ${RES[$name]} $alone_msg"
-	show_out "$name"
-	echo "    $A ethtool -S deltas: $(moved)"
-	dmesg_since_mark | sed 's/^/      dmesg| /' | head -n 20
+	show_failure "$name"
 	# The statistics subtests' 1 ms settle is a timeout too (see the top).
 	local why="the suite's 3 s transfer timeout ran out"
 	case $name in
 	STAT_RX_FULL | STAT_FILL_EMPTY) TMO[$name]=1 why="the counter was not there 1 ms after the last packet" ;;
 	esac
 	if [ "${RES[$name]}" = FAIL ] && [ "${TMO[$name]}" = 1 ] && [ "$X_MAIN" != "$XR" ]; then
-		reset_port
-		snap x0 "$A"
-		mark_dmesg
-		run_xsk "$XR" "$mode" "$A" "$bp" "$name"
-		snap x1 "$A"
+		run_alone "$XR" "$mode" "$bp" "$name"
 		if [ "${RES[$name]}" = PASS ]; then
 			result "$mode" "$bp" "$name" PASS-RELAXED \
 				"$why; passes in $SECS s with the longer timeout and settle"
@@ -318,9 +326,7 @@ failed() {
 			return
 		fi
 		echo "    $name with the longer timeout ($SECS s): ${RES[$name]} ${MSG[$name]}"
-		show_out "$name"
-		echo "    $A ethtool -S deltas: $(moved)"
-		dmesg_since_mark | sed 's/^/      dmesg| /' | head -n 20
+		show_failure "$name"
 	fi
 	case ${RES[$name]} in
 	SKIP) result "$mode" "$bp" "$name" SKIP "${MSG[$name]} (alone; in the suite's run: $main_msg)" ;;

@@ -59,6 +59,19 @@ static void usage(void)
 	exit(2);
 }
 
+/*
+ * A MAC address option: --dst and --expect-dst set the same address (the one sent frames
+ * carry, or the one captured frames must carry; likewise --src and --expect-src), and the
+ * last one given says which (*given for a sender's, *expected, expect set, for a capture's).
+ */
+static void mac_opt(const char *arg, uint8_t *mac, int *given, int *expected, int expect)
+{
+	if (tf_parse_mac(arg, mac))
+		usage();
+	*given = !expect;
+	*expected = expect;
+}
+
 static double now(void)
 {
 	struct timespec ts;
@@ -126,17 +139,11 @@ int main(int argc, char **argv)
 		switch (opt) {
 		case O_DST:
 		case O_EDST:
-			if (tf_parse_mac(optarg, a.dst))
-				usage();
-			have_dst = opt == O_DST;
-			have_edst = opt == O_EDST;
+			mac_opt(optarg, a.dst, &have_dst, &have_edst, opt == O_EDST);
 			break;
 		case O_SRC:
 		case O_ESRC:
-			if (tf_parse_mac(optarg, a.src))
-				usage();
-			have_src = opt == O_SRC;
-			have_esrc = opt == O_ESRC;
+			mac_opt(optarg, a.src, &have_src, &have_esrc, opt == O_ESRC);
 			break;
 		case 'n': count = strtoull(optarg, NULL, 0); break;
 		case O_SEQ0: seq0 = strtoull(optarg, NULL, 0); break;

@@ -415,14 +415,26 @@ static void nl_put(struct nl_req *r, __u16 type, const void *data, __u16 len)
 	r->nh.nlmsg_len = NLMSG_ALIGN(r->nh.nlmsg_len) + NLA_ALIGN(a->nla_len);
 }
 
-/* Sends r on fd and calls cb for each attribute of the answer; returns 0 or -errno. */
-static int nl_call(int fd, struct nl_req *r, void (*cb)(const struct nlattr *, void *), void *arg)
+/*
+ * Sends on fd a request to generic netlink family type: command cmd with one attribute (attr,
+ * len bytes at data); calls cb for each attribute of the answer. Returns 0 or -errno.
+ */
+static int nl_call(int fd, __u16 type, __u8 cmd, __u16 attr, const void *data, __u16 len,
+		   void (*cb)(const struct nlattr *, void *), void *arg)
 {
 	static char buf[8192];
+	struct nl_req r;
 	struct nlmsghdr *nh;
 	ssize_t n;
 
-	if (send(fd, r, r->nh.nlmsg_len, 0) < 0)
+	memset(&r, 0, sizeof(r));
+	r.nh.nlmsg_len = NLMSG_LENGTH(GENL_HDRLEN);
+	r.nh.nlmsg_type = type;
+	r.nh.nlmsg_flags = NLM_F_REQUEST;
+	r.gh.cmd = cmd;
+	r.gh.version = 1;
+	nl_put(&r, attr, data, len);
+	if (send(fd, &r, r.nh.nlmsg_len, 0) < 0)
 		return -errno;
 	n = recv(fd, buf, sizeof(buf), 0);
 	if (n < 0)
@@ -500,31 +512,18 @@ static int cmd_features(const char *dev)
 	static const char *const xsk_names[] = { "tx-timestamp", "tx-checksum" };
 	__u32 ifindex = (__u32)ifindex_of(dev);
 	struct dev_features f = {};
-	struct nl_req r;
 	__u16 id = 0;
 	int fd, err;
 
 	fd = socket(AF_NETLINK, SOCK_RAW | SOCK_CLOEXEC, NETLINK_GENERIC);
 	if (fd < 0)
 		die_err(errno, "open a generic netlink socket%s%s", "", "");
-	memset(&r, 0, sizeof(r));
-	r.nh.nlmsg_len = NLMSG_LENGTH(GENL_HDRLEN);
-	r.nh.nlmsg_type = GENL_ID_CTRL;
-	r.nh.nlmsg_flags = NLM_F_REQUEST;
-	r.gh.cmd = CTRL_CMD_GETFAMILY;
-	r.gh.version = 1;
-	nl_put(&r, CTRL_ATTR_FAMILY_NAME, "netdev", sizeof("netdev"));
-	err = nl_call(fd, &r, family_id_cb, &id);
+	err = nl_call(fd, GENL_ID_CTRL, CTRL_CMD_GETFAMILY, CTRL_ATTR_FAMILY_NAME, "netdev",
+		      sizeof("netdev"), family_id_cb, &id);
 	if (err || !id)
 		die_err(err ? err : ENOENT, "find the netdev netlink family%s%s", "", "");
-	memset(&r, 0, sizeof(r));
-	r.nh.nlmsg_len = NLMSG_LENGTH(GENL_HDRLEN);
-	r.nh.nlmsg_type = id;
-	r.nh.nlmsg_flags = NLM_F_REQUEST;
-	r.gh.cmd = NETDEV_CMD_DEV_GET;
-	r.gh.version = 1;
-	nl_put(&r, NETDEV_A_DEV_IFINDEX, &ifindex, sizeof(ifindex));
-	err = nl_call(fd, &r, features_cb, &f);
+	err = nl_call(fd, id, NETDEV_CMD_DEV_GET, NETDEV_A_DEV_IFINDEX, &ifindex, sizeof(ifindex),
+		      features_cb, &f);
 	if (err)
 		die_err(err, "netdev dev-get for %s%s", dev, "");
 	close(fd);

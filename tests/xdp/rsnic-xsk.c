@@ -598,6 +598,14 @@ static void parse_ip(const char *s, uint8_t *ip)
 	}
 }
 
+/* A MAC address option: its address into mac, and *given set. */
+static void mac_opt(const char *arg, uint8_t *mac, int *given)
+{
+	if (tf_parse_mac(arg, mac))
+		usage();
+	*given = 1;
+}
+
 int main(int argc, char **argv)
 {
 	enum { O_NOWAKE = 256, O_RATE, O_SEQ0, O_DMAC, O_SMAC, O_SIP, O_DIP, O_VERIFY,
@@ -679,29 +687,13 @@ int main(int argc, char **argv)
 		case 'b': c.batch = (__u32)strtoul(optarg, NULL, 0); break;
 		case O_RATE: c.rate = atof(optarg); break;
 		case O_SEQ0: c.seq0 = strtoull(optarg, NULL, 0); break;
-		case O_DMAC:
-			if (tf_parse_mac(optarg, c.addrs.dst))
-				usage();
-			c.have_dst = 1;
-			break;
-		case O_SMAC:
-			if (tf_parse_mac(optarg, c.addrs.src))
-				usage();
-			have_smac = 1;
-			break;
+		case O_DMAC: mac_opt(optarg, c.addrs.dst, &c.have_dst); break;
+		case O_SMAC: mac_opt(optarg, c.addrs.src, &have_smac); break;
 		case O_SIP: parse_ip(optarg, c.addrs.ip_src); break;
 		case O_DIP: parse_ip(optarg, c.addrs.ip_dst); break;
 		case O_VERIFY: c.verify = 1; break;
-		case O_EDST:
-			if (tf_parse_mac(optarg, c.addrs.dst))
-				usage();
-			have_edst = 1;
-			break;
-		case O_ESRC:
-			if (tf_parse_mac(optarg, c.addrs.src))
-				usage();
-			have_esrc = 1;
-			break;
+		case O_EDST: mac_opt(optarg, c.addrs.dst, &have_edst); break;
+		case O_ESRC: mac_opt(optarg, c.addrs.src, &have_esrc); break;
 		case O_FRAMES: c.frames = (__u32)strtoul(optarg, NULL, 0); break;
 		case O_FSIZE: c.frame_size = (__u32)strtoul(optarg, NULL, 0); break;
 		case O_PROG: c.prog_path = optarg; break;
