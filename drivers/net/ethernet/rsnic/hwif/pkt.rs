@@ -3,7 +3,8 @@
 //! What a queue of either family needs from its caller, family-neutral: the packet to send
 //! ([`TxPacket`]), the DMA mapping of its data ([`TxDmaMap`], [`DmaEntry`]), the netdev TX
 //! queue with BQL ([`TxQueue`]), why a packet comes back ([`TxReject`]), and receive buffers
-//! ([`RxBuffer`], [`RxBufProvider`]), and the storage of a queue's bookkeeping ([`Slots`]).
+//! ([`RxBuffer`], [`RxBufProvider`]), and the storage of a queue's bookkeeping ([`Slots`]),
+//! with the dma FIFO both families' SQs keep in it ([`DmaRing`]).
 //! The kernel implements them over `sk_buff`, the DMA API and page_pool; the host over plain
 //! buffers.
 
@@ -110,6 +111,75 @@ pub trait TxDmaMap<P> {
     fn map_frag(&mut self, pkt: &P, index: usize) -> Option<DmaAddr>;
     /// Undoes one mapping.
     fn unmap(&mut self, entry: DmaEntry);
+}
+
+/// The dma FIFO of an SQ of either family: the mappings its packets keep beyond the one
+/// each packet's own entry holds, in posting order, each undone when its packet completes
+/// (or when a packet that is not sent is unwound). Over caller-provided `slots`, a power of
+/// two of them (each SQ checks their number against its size).
+pub struct DmaRing<D> {
+    slots: D,
+    /// Producer counter (free-running).
+    pc: u32,
+    /// Consumer counter (free-running).
+    cc: u32,
+    /// `slots.len() - 1`.
+    mask: u32,
+}
+
+impl<D: Slots<DmaEntry>> DmaRing<D> {
+    /// An empty FIFO over `slots`.
+    pub fn new(slots: D) -> Self {
+        let mask = (slots.len() as u32).wrapping_sub(1);
+        Self {
+            slots,
+            pc: 0,
+            cc: 0,
+            mask,
+        }
+    }
+
+    /// Appends `e`.
+    #[inline(always)]
+    pub fn push(&mut self, e: DmaEntry) {
+        if let Some(slot) = self.slots.get_mut((self.pc & self.mask) as usize) {
+            *slot = e;
+        }
+        self.pc = self.pc.wrapping_add(1);
+    }
+
+    /// Undoes and removes the `n` oldest mappings (their packet completed).
+    #[inline(always)]
+    pub fn pop<P, M: TxDmaMap<P>>(&mut self, n: u32, map: &mut M) {
+        for _ in 0..n {
+            if let Some(e) = self.slots.get((self.cc & self.mask) as usize) {
+                map.unmap(*e);
+            }
+            self.cc = self.cc.wrapping_add(1);
+        }
+    }
+
+    /// Undoes and removes every mapping left (a queue torn down).
+    pub fn drain<P, M: TxDmaMap<P>>(&mut self, map: &mut M) {
+        self.pop(self.pc.wrapping_sub(self.cc), map);
+    }
+
+    /// Undoes and removes the `n` newest mappings (a packet that is not sent, or a failed
+    /// WQE fill).
+    pub fn unwind<P, M: TxDmaMap<P>>(&mut self, n: u32, map: &mut M) {
+        for _ in 0..n {
+            self.pc = self.pc.wrapping_sub(1);
+            if let Some(e) = self.slots.get((self.pc & self.mask) as usize) {
+                map.unmap(*e);
+            }
+        }
+    }
+
+    /// Puts the counters of an empty FIFO back at 0 (an SQ reset after recovery).
+    pub fn reset(&mut self) {
+        self.pc = 0;
+        self.cc = 0;
+    }
 }
 
 /// The netdev TX queue the SQ feeds, with its byte queue limits.

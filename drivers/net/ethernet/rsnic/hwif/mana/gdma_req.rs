@@ -595,13 +595,33 @@ fn request(
     Ok(len)
 }
 
-/// Writes the bus addresses of pages `first..first + n` of the region at `base` as a
-/// list of `u64` at byte `at` of `b` (CREATE_DMA_REGION, DMA_REGION_ADD_PAGES).
-fn put_pages(b: &mut [u8], at: usize, base: u64, first: u32, n: usize) {
-    for i in 0..n {
-        let page = u64::from(first) + i as u64;
-        put_le64(b, at + 8 * i, base + page * u64::from(MANA_PAGE_SIZE));
+/// A GDMA request with a page list (CREATE_DMA_REGION, DMA_REGION_ADD_PAGES): [`start`]
+/// with `body` for `at` bytes, then the bus addresses of `pages` of the region at `base` as
+/// a list of `u64` from byte `at`. Returns (request length, pages listed); no page to list
+/// (none fit) is [`MsgError::BufferTooSmall`].
+fn page_list_request(
+    buf: &mut [u8],
+    code: u32,
+    resp_size: usize,
+    body: &[Put],
+    at: usize,
+    base: u64,
+    pages: core::ops::Range<u32>,
+) -> Result<(usize, u32), MsgError> {
+    let n = pages.len();
+    if n == 0 {
+        return Err(MsgError::BufferTooSmall);
     }
+    let len = at + 8 * n;
+    let b = start(buf, len, code, resp_size, Caller::GDMA, body)?;
+    for (i, page) in pages.enumerate() {
+        put_le64(
+            b,
+            at + 8 * i,
+            base + u64::from(page) * u64::from(MANA_PAGE_SIZE),
+        );
+    }
+    Ok((len, n as u32))
 }
 
 /// Checks a response to a request with `code` (see the module documentation) and returns

@@ -43,7 +43,8 @@ use crate::hwif::bytes::get_be16;
 use crate::hwif::hdr::{self, L4};
 use crate::hwif::hw::{Barriers, Coherent, Mmio};
 use crate::hwif::pkt::{
-    DmaEntry, DmaKind, Slots, TxCsum, TxDmaMap, TxPacket, TxQueue, TxReject, TxRejectReason,
+    DmaEntry, DmaKind, DmaRing, Slots, TxCsum, TxDmaMap, TxPacket, TxQueue, TxReject,
+    TxRejectReason,
 };
 
 /// Stop the queue when less than this many bytes are free (`mana_can_tx`: a maximum WQE).
@@ -139,14 +140,11 @@ where
     wq: Wq<C>,
     cq: Cq<C>,
     pending: F,
-    dma: D,
+    dma: DmaRing<D>,
     p: SqParams,
     pend_pc: u32,
     pend_cc: u32,
     pend_mask: u32,
-    dma_pc: u32,
-    dma_cc: u32,
-    dma_mask: u32,
     unrung: bool,
     error: Option<SqError>,
     /// The first 16 bytes of every one-BU WQE of the common packet (header with one SGE,
@@ -313,14 +311,11 @@ impl<P: TxPacket, C: Coherent, F: Slots<TxPending<P>>, D: Slots<DmaEntry>> Sq<P,
             wq,
             cq,
             pending,
-            dma,
+            dma: DmaRing::new(dma),
             p,
             pend_pc: 0,
             pend_cc: 0,
             pend_mask: (n - 1) as u32,
-            dma_pc: 0,
-            dma_cc: 0,
-            dma_mask: (2 * n - 1) as u32,
             unrung: false,
             error: None,
             fast_head: fast_head(&p),
@@ -401,21 +396,13 @@ impl<P: TxPacket, C: Coherent, F: Slots<TxPending<P>>, D: Slots<DmaEntry>> Sq<P,
         TxReject { pkt, reason }
     }
 
-    #[inline(always)]
-    fn push_dma(&mut self, e: DmaEntry) {
-        if let Some(s) = self.dma.get_mut((self.dma_pc & self.dma_mask) as usize) {
-            *s = e;
-        }
-        self.dma_pc = self.dma_pc.wrapping_add(1);
-    }
-
     /// Keeps a mapping of the packet being built: the first in `first` (its pending entry's),
     /// the others in the dma FIFO, counted in `ndma`.
     fn keep_dma(&mut self, first: &mut Option<DmaEntry>, ndma: &mut u32, e: DmaEntry) {
         if first.is_none() {
             *first = Some(e);
         } else {
-            self.push_dma(e);
+            self.dma.push(e);
             *ndma += 1;
         }
     }
@@ -423,28 +410,9 @@ impl<P: TxPacket, C: Coherent, F: Slots<TxPending<P>>, D: Slots<DmaEntry>> Sq<P,
     /// Undoes the mappings of a packet that is not sent: `first` and the last `n` dma FIFO
     /// pushes.
     fn unwind_pkt_dma<M: TxDmaMap<P>>(&mut self, first: Option<DmaEntry>, n: u32, map: &mut M) {
-        self.unwind_dma(n, map);
+        self.dma.unwind(n, map);
         if let Some(e) = first {
             map.unmap(e);
-        }
-    }
-
-    fn unwind_dma<M: TxDmaMap<P>>(&mut self, n: u32, map: &mut M) {
-        for _ in 0..n {
-            self.dma_pc = self.dma_pc.wrapping_sub(1);
-            if let Some(e) = self.dma.get((self.dma_pc & self.dma_mask) as usize) {
-                map.unmap(*e);
-            }
-        }
-    }
-
-    #[inline(always)]
-    fn pop_dma<M: TxDmaMap<P>>(&mut self, n: u32, map: &mut M) {
-        for _ in 0..n {
-            if let Some(e) = self.dma.get((self.dma_cc & self.dma_mask) as usize) {
-                map.unmap(*e);
-            }
-            self.dma_cc = self.dma_cc.wrapping_add(1);
         }
     }
 

@@ -34,7 +34,7 @@ use super::seg::{
 use super::stats::{add, TxStats};
 use super::tx::{DmaEntry, InlineMode, TxCsum, TxDmaMap, TxPacket, TxQueue};
 use crate::hwif::hw::{Barriers, Coherent, Mmio};
-use crate::hwif::pkt::Slots;
+use crate::hwif::pkt::{DmaRing, Slots};
 
 /// Smallest SQ log size (`MLX5E_PARAMS_MINIMUM_LOG_SQ_SIZE`).
 pub const SQ_LOG_SIZE_MIN: u8 = 6;
@@ -247,7 +247,7 @@ where
     cq: Cq<C>,
     wqe_info: W,
     pkt_fifo: F,
-    dma_fifo: D,
+    dma_fifo: DmaRing<D>,
     p: SqParams,
     mask: u16,
     pc: u16,
@@ -255,9 +255,6 @@ where
     pkt_pc: u16,
     pkt_cc: u16,
     pkt_mask: u16,
-    dma_pc: u32,
-    dma_cc: u32,
-    dma_mask: u32,
     stop_room: u16,
     max_mpw_wqebbs: u16,
     session: Option<Session>,
@@ -354,7 +351,7 @@ impl<P: TxPacket, C: Coherent, W: WqeInfos<P>, F: PktFifo<P>, D: DmaFifo> Sq<P, 
             cq,
             wqe_info,
             pkt_fifo,
-            dma_fifo,
+            dma_fifo: DmaRing::new(dma_fifo),
             p,
             mask: (n - 1) as u16,
             pc: 0,
@@ -362,9 +359,6 @@ impl<P: TxPacket, C: Coherent, W: WqeInfos<P>, F: PktFifo<P>, D: DmaFifo> Sq<P, 
             pkt_pc: 0,
             pkt_cc: 0,
             pkt_mask: (4 * n - 1) as u16,
-            dma_pc: 0,
-            dma_cc: 0,
-            dma_mask: (4 * n - 1) as u32,
             stop_room: 0,
             max_mpw_wqebbs,
             session: None,
@@ -545,37 +539,6 @@ impl<P: TxPacket, C: Coherent, W: WqeInfos<P>, F: PktFifo<P>, D: DmaFifo> Sq<P, 
         }
     }
 
-    #[inline(always)]
-    fn push_dma(&mut self, e: DmaEntry) {
-        if let Some(slot) = self
-            .dma_fifo
-            .get_mut((self.dma_pc & self.dma_mask) as usize)
-        {
-            *slot = e;
-        }
-        self.dma_pc = self.dma_pc.wrapping_add(1);
-    }
-
-    #[inline(always)]
-    fn pop_dma<M: TxDmaMap<P>>(&mut self, n: u32, map: &mut M) {
-        for _ in 0..n {
-            if let Some(e) = self.dma_fifo.get((self.dma_cc & self.dma_mask) as usize) {
-                map.unmap(*e);
-            }
-            self.dma_cc = self.dma_cc.wrapping_add(1);
-        }
-    }
-
-    /// Undoes the last `n` dma FIFO pushes (a failed WQE fill).
-    fn unwind_dma<M: TxDmaMap<P>>(&mut self, n: u32, map: &mut M) {
-        for _ in 0..n {
-            self.dma_pc = self.dma_pc.wrapping_sub(1);
-            if let Some(e) = self.dma_fifo.get((self.dma_pc & self.dma_mask) as usize) {
-                map.unmap(*e);
-            }
-        }
-    }
-
     /// Queues a session's packet with its mapping (`None`: inlined).
     #[inline(always)]
     fn push_pkt(&mut self, pkt: P, dma: Option<DmaEntry>) {
@@ -682,8 +645,7 @@ impl<P: TxPacket, C: Coherent, W: WqeInfos<P>, F: PktFifo<P>, D: DmaFifo> Sq<P, 
         self.unrung = None;
         self.pkt_pc = 0;
         self.pkt_cc = 0;
-        self.dma_pc = 0;
-        self.dma_cc = 0;
+        self.dma_fifo.reset();
         self.error = None;
         self.dbr.write_be32(self.p.dbr_off + 4, 0);
         Ok(())

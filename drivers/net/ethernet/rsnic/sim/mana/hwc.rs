@@ -31,6 +31,7 @@
 //! response is dropped and counted ([`super::HwcCounters::no_rx_wqe`]). CQ → EQE → MSI-X follow
 //! the arming rules of the data path.
 
+use super::engine::{eqe, slot};
 use super::gdma_req::{
     known, MAX_NUM_CQS, STATUS_BUFFER_TOO_SMALL, STATUS_INTERNAL_ERROR,
     STATUS_INVALID_DEVICE_REQUEST, STATUS_INVALID_PARAMETER, STATUS_REVISION_MISMATCH,
@@ -387,14 +388,8 @@ where
         ty: u32,
     ) {
         let e = &mut self.hwc.eq;
-        let idx = e.pi & (e.num - 1);
-        let owner = ((e.pi / e.num).wrapping_add(1)) & 7;
-        let mut b = [0u8; 16];
-        put_le32(&mut b, 0, details[0]);
-        put_le32(&mut b, 4, details[1]);
-        put_le32(&mut b, 8, details[2]);
-        put_le32(&mut b, 12, (ty & 0xff) | (owner << 29));
-        if mem.dma_write(e.buf + u64::from(idx) * 16, &b).is_err() {
+        let (addr, owner) = slot(e.buf, e.pi, e.num, 16);
+        if mem.dma_write(addr, &eqe(details, ty, owner)).is_err() {
             self.hwc.counters.dma_faults += 1;
             return;
         }
@@ -417,12 +412,11 @@ where
         is_sq: bool,
     ) {
         let c = &mut self.hwc.cq;
-        let idx = c.pi & (c.num - 1);
-        let owner = ((c.pi / c.num).wrapping_add(1)) & 7;
+        let (addr, owner) = slot(c.buf, c.pi, c.num, 64);
         let mut b = [0u8; 64];
         b[..32].copy_from_slice(data);
         put_le32(&mut b, 60, wq | (u32::from(is_sq) << 24) | (owner << 29));
-        if mem.dma_write(c.buf + u64::from(idx) * 64, &b).is_err() {
+        if mem.dma_write(addr, &b).is_err() {
             self.hwc.counters.dma_faults += 1;
             return;
         }

@@ -6,16 +6,16 @@
 //! and response checks are the parent module's.
 
 use super::{
-    check_resp, put_pages, request, start, Caller, DevId, MsgError, Put, ADD_PAGES_REQ_SIZE,
-    CREATE_DMA_REGION_REQ_SIZE, CREATE_DMA_REGION_RESP_SIZE, CREATE_QUEUE_REQ_SIZE,
-    CREATE_QUEUE_RESP_SIZE, DESTROY_DMA_REGION_REQ_SIZE, DISABLE_QUEUE_REQ_SIZE,
-    GDMA_CREATE_DMA_REGION, GDMA_CREATE_QUEUE, GDMA_DESTROY_DMA_REGION, GDMA_DEVICE_HWC,
-    GDMA_DEVICE_MANA, GDMA_DEV_LIST_SIZE, GDMA_DISABLE_QUEUE, GDMA_DMA_REGION_ADD_PAGES, GDMA_EQ,
-    GDMA_GENERATE_TEST_EQE, GDMA_INVALID_DMA_REGION, GDMA_LIST_DEVICES, GDMA_PROTOCOL_V1,
-    GDMA_QUERY_MAX_RESOURCES, GDMA_REGISTER_DEVICE, GDMA_VERIFY_VF_DRIVER_VERSION,
-    LIST_DEVICES_RESP_SIZE, MANA_PAGE_SIZE, OS_TYPE_LINUX, QUERY_MAX_RES_RESP_SIZE,
-    REGISTER_DEVICE_RESP_SIZE, RESP_HDR_SIZE, RSNIC_DRV_CAP_FLAGS1, TEST_EQE_REQ_SIZE,
-    VERIFY_VER_REQ_SIZE, VERIFY_VER_RESP_SIZE,
+    check_resp, page_list_request, request, start, Caller, DevId, MsgError, Put,
+    ADD_PAGES_REQ_SIZE, CREATE_DMA_REGION_REQ_SIZE, CREATE_DMA_REGION_RESP_SIZE,
+    CREATE_QUEUE_REQ_SIZE, CREATE_QUEUE_RESP_SIZE, DESTROY_DMA_REGION_REQ_SIZE,
+    DISABLE_QUEUE_REQ_SIZE, GDMA_CREATE_DMA_REGION, GDMA_CREATE_QUEUE, GDMA_DESTROY_DMA_REGION,
+    GDMA_DEVICE_HWC, GDMA_DEVICE_MANA, GDMA_DEV_LIST_SIZE, GDMA_DISABLE_QUEUE,
+    GDMA_DMA_REGION_ADD_PAGES, GDMA_EQ, GDMA_GENERATE_TEST_EQE, GDMA_INVALID_DMA_REGION,
+    GDMA_LIST_DEVICES, GDMA_PROTOCOL_V1, GDMA_QUERY_MAX_RESOURCES, GDMA_REGISTER_DEVICE,
+    GDMA_VERIFY_VF_DRIVER_VERSION, LIST_DEVICES_RESP_SIZE, MANA_PAGE_SIZE, OS_TYPE_LINUX,
+    QUERY_MAX_RES_RESP_SIZE, REGISTER_DEVICE_RESP_SIZE, RESP_HDR_SIZE, RSNIC_DRV_CAP_FLAGS1,
+    TEST_EQE_REQ_SIZE, VERIFY_VER_REQ_SIZE, VERIFY_VER_RESP_SIZE,
 };
 use crate::hwif::bytes::{le32, le64};
 
@@ -289,25 +289,20 @@ pub fn create_dma_region(buf: &mut [u8], base: u64, length: u32) -> Result<(usiz
         return Err(MsgError::BadArgument);
     }
     let pages = length / MANA_PAGE_SIZE;
-    let fit = region_pages_in_create(buf.len()).min(pages as usize);
-    if fit == 0 {
-        return Err(MsgError::BufferTooSmall);
-    }
-    let len = CREATE_DMA_REGION_REQ_SIZE + 8 * fit;
-    let b = start(
+    let fit = region_pages_in_create(buf.len()).min(pages as usize) as u32;
+    page_list_request(
         buf,
-        len,
         GDMA_CREATE_DMA_REGION,
         CREATE_DMA_REGION_RESP_SIZE,
-        Caller::GDMA,
         &[
             Put::U64(40, u64::from(length)),
             Put::U32(56, pages),
-            Put::U32(60, fit as u32),
+            Put::U32(60, fit),
         ],
-    )?;
-    put_pages(b, CREATE_DMA_REGION_REQ_SIZE, base, 0, fit);
-    Ok((len, fit as u32))
+        CREATE_DMA_REGION_REQ_SIZE,
+        base,
+        0..fit,
+    )
 }
 
 /// Parses the CREATE_DMA_REGION response: `dma_region_handle` at 32 (0 is refused, as
@@ -338,21 +333,16 @@ pub fn dma_region_add_pages(
     if first >= pages || base % u64::from(MANA_PAGE_SIZE) != 0 {
         return Err(MsgError::BadArgument);
     }
-    let fit = region_pages_in_add(buf.len()).min((pages - first) as usize);
-    if fit == 0 {
-        return Err(MsgError::BufferTooSmall);
-    }
-    let len = ADD_PAGES_REQ_SIZE + 8 * fit;
-    let b = start(
+    let fit = region_pages_in_add(buf.len()).min((pages - first) as usize) as u32;
+    page_list_request(
         buf,
-        len,
         GDMA_DMA_REGION_ADD_PAGES,
         RESP_HDR_SIZE,
-        Caller::GDMA,
-        &[Put::U64(40, handle), Put::U32(48, fit as u32)],
-    )?;
-    put_pages(b, ADD_PAGES_REQ_SIZE, base, first, fit);
-    Ok((len, fit as u32))
+        &[Put::U64(40, handle), Put::U32(48, fit)],
+        ADD_PAGES_REQ_SIZE,
+        base,
+        first..first + fit,
+    )
 }
 
 /// `struct gdma_destroy_dma_region_req`: dma_region_handle at 40.

@@ -30,7 +30,7 @@ impl<P: TxPacket, C: Coherent, F: Slots<TxPending<P>>, D: Slots<DmaEntry>> Sq<P,
             map.unmap(d);
         }
         let (bus, ndma, bytes) = (e.wqe_bu, e.num_dma, e.bytes);
-        self.pop_dma(u32::from(ndma), map);
+        self.dma.pop(u32::from(ndma), map);
         release(p);
         Some((u32::from(bus), bytes))
     }
@@ -142,8 +142,7 @@ impl<P: TxPacket, C: Coherent, F: Slots<TxPending<P>>, D: Slots<DmaEntry>> Sq<P,
                 by = by.wrapping_add(bytes);
             }
         }
-        let left = self.dma_pc.wrapping_sub(self.dma_cc);
-        self.pop_dma(left, map);
+        self.dma.drain(map);
         (pk, by)
     }
 }

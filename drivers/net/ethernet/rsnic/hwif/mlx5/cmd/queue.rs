@@ -300,29 +300,27 @@ impl<C: Coherent> CmdQueue<C> {
     /// [`CmdQueue::abandon`], and returns the [`CmdErrorKind::Timeout`] error naming it (an
     /// interface error if nothing was outstanding: `initializing` never cleared).
     pub fn time_out(&mut self) -> CmdError {
-        let e = match self.pending {
-            Some(p) => CmdError {
-                opcode: p.opcode,
-                op_mod: p.op_mod,
-                kind: CmdErrorKind::Timeout,
-            },
-            None => CmdError::iface(CmdErrorKind::Timeout),
-        };
-        self.abandon();
-        e
+        self.abandon_with(CmdErrorKind::Timeout)
     }
 
     /// Gives up on the outstanding command, if any, because the device is gone, as
     /// [`CmdQueue::abandon`] (the queue takes no more commands), and returns the
     /// [`CmdErrorKind::Gone`] error naming it.
     pub fn gone(&mut self) -> CmdError {
+        self.abandon_with(CmdErrorKind::Gone)
+    }
+
+    /// [`CmdQueue::abandon`], returning the error of `kind` that names the outstanding
+    /// command (an interface error if nothing was outstanding): what [`CmdQueue::time_out`]
+    /// and [`CmdQueue::gone`] share.
+    fn abandon_with(&mut self, kind: CmdErrorKind) -> CmdError {
         let e = match self.pending {
             Some(p) => CmdError {
                 opcode: p.opcode,
                 op_mod: p.op_mod,
-                kind: CmdErrorKind::Gone,
+                kind,
             },
-            None => CmdError::iface(CmdErrorKind::Gone),
+            None => CmdError::iface(kind),
         };
         self.abandon();
         e

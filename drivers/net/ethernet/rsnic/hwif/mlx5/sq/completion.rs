@@ -29,7 +29,7 @@ impl<P: TxPacket, C: Coherent, W: WqeInfos<P>, F: PktFifo<P>, D: DmaFifo> Sq<P, 
         let ndma = u32::from(wi.num_dma);
         let nfifo = wi.num_fifo_pkts;
         *wi = WqeInfo::default();
-        self.pop_dma(ndma, map);
+        self.dma_fifo.pop(ndma, map);
         if let Some(p) = pkt {
             release(p);
             return (nw, 1, nbytes);
@@ -148,8 +148,7 @@ impl<P: TxPacket, C: Coherent, W: WqeInfos<P>, F: PktFifo<P>, D: DmaFifo> Sq<P, 
         }
         // Anything still in the FIFOs (cannot happen with consistent bookkeeping).
         pk += self.pop_pkts(self.pkt_pc.wrapping_sub(self.pkt_cc), map, &mut release);
-        let left = self.dma_pc.wrapping_sub(self.dma_cc);
-        self.pop_dma(left, map);
+        self.dma_fifo.drain(map);
         (pk, by)
     }
 

@@ -149,7 +149,7 @@ impl<P: TxPacket, C: Coherent, W: WqeInfos<P>, F: PktFifo<P>, D: DmaFifo> Sq<P, 
         let Some(addr) = env.map_linear(&pkt, 0, attr.headlen) else {
             return Err(self.reject(pkt, TxRejectReason::MapError, xmit_more, env));
         };
-        self.push_dma(DmaEntry {
+        self.dma_fifo.push(DmaEntry {
             addr,
             len: attr.headlen,
             kind: DmaKind::Single,
@@ -251,7 +251,7 @@ impl<P: TxPacket, C: Coherent, W: WqeInfos<P>, F: PktFifo<P>, D: DmaFifo> Sq<P, 
             let Some(addr) = map.map_linear(pkt, u32::from(attr.ihs), attr.headlen) else {
                 return Err(TxRejectReason::MapError);
             };
-            self.push_dma(DmaEntry {
+            self.dma_fifo.push(DmaEntry {
                 addr,
                 len: attr.headlen,
                 kind: DmaKind::Single,
@@ -271,10 +271,10 @@ impl<P: TxPacket, C: Coherent, W: WqeInfos<P>, F: PktFifo<P>, D: DmaFifo> Sq<P, 
                 continue;
             }
             let Some(addr) = map.map_frag(pkt, i) else {
-                self.unwind_dma(num_dma, map);
+                self.dma_fifo.unwind(num_dma, map);
                 return Err(TxRejectReason::MapError);
             };
-            self.push_dma(DmaEntry {
+            self.dma_fifo.push(DmaEntry {
                 addr,
                 len,
                 kind: DmaKind::Page,

@@ -10,7 +10,7 @@ use super::{
     EQE_COMPLETION, MAX_QUEUES, RX_OBJECT_FENCE,
 };
 use crate::hwif::bytes::put_le32;
-use crate::hwif::hw::{BusMemory, InterruptSink};
+use crate::hwif::hw::{BusMemory, DmaAddr, InterruptSink};
 use crate::sim::mana::queues::EqCtx;
 
 /// Evaluates CQ and EQ arm requests: an event fires at once if entries are pending past the
@@ -82,6 +82,26 @@ fn cq_event<M: BusMemory, I: InterruptSink>(
     }
 }
 
+/// Where the entry at producer index `pi` of a ring of `num` (a power of two) entries of
+/// `size` bytes at `buf` goes, and the owner bits it carries: the pass count + 1, mod 8 (spec
+/// D.5). What the channel CQs and EQs and the HWC's share.
+pub(in crate::sim::mana) fn slot(buf: DmaAddr, pi: u32, num: u32, size: u64) -> (DmaAddr, u32) {
+    let idx = pi & (num - 1);
+    let owner = ((pi / num).wrapping_add(1)) & 7;
+    (buf.wrapping_add(u64::from(idx) * size), owner)
+}
+
+/// The 16 bytes of an EQE (`gdma_eqe`): the words `details`, then type `ty` (8 bits) and
+/// the `owner` bits (29..31) in the last dword.
+pub(in crate::sim::mana) fn eqe(details: [u32; 3], ty: u32, owner: u32) -> [u8; 16] {
+    let mut b = [0u8; 16];
+    put_le32(&mut b, 0, details[0]);
+    put_le32(&mut b, 4, details[1]);
+    put_le32(&mut b, 8, details[2]);
+    put_le32(&mut b, 12, (ty & 0xff) | (owner << 29));
+    b
+}
+
 /// Writes an EQE of type `ty` with the words `details` to `eq` (counted on `pt`). Returns
 /// true if the EQ was armed: it is disarmed now, and the caller raises its vector.
 fn write_eqe<M: BusMemory>(
@@ -94,14 +114,8 @@ fn write_eqe<M: BusMemory>(
     if !eq.used {
         return false;
     }
-    let idx = eq.pi & (eq.num - 1);
-    let owner = ((eq.pi / eq.num).wrapping_add(1)) & 7;
-    let mut b = [0u8; 16];
-    put_le32(&mut b, 0, details[0]);
-    put_le32(&mut b, 4, details[1]);
-    put_le32(&mut b, 8, details[2]);
-    put_le32(&mut b, 12, (ty & 0xff) | (owner << 29));
-    let addr = eq.buf.wrapping_add(u64::from(idx) * 16);
+    let (addr, owner) = slot(eq.buf, eq.pi, eq.num, 16);
+    let b = eqe(details, ty, owner);
     pt.counters.pcie.dma_write(addr, 16);
     if mem.dma_write(addr, &b).is_err() {
         pt.counters.dma_faults += 1;
@@ -196,8 +210,7 @@ pub(super) fn write_cqe<M: BusMemory, I: InterruptSink>(
     if !cq.used {
         return;
     }
-    let idx = cq.pi & (cq.num - 1);
-    let mut owner = ((cq.pi / cq.num).wrapping_add(1)) & 7;
+    let (addr, mut owner) = slot(cq.buf, cq.pi, cq.num, 64);
     // A corrupt TX CQE (injected): the owner count four passes away, neither this pass's
     // nor the next one's nor the previous one's, which the driver reads as an overflow.
     let bad_owner = is_sq && pt.faults.tx_bad_owner;
@@ -211,7 +224,6 @@ pub(super) fn write_cqe<M: BusMemory, I: InterruptSink>(
         60,
         (wq_num & 0x00ff_ffff) | (u32::from(is_sq) << 24) | (owner << 29),
     );
-    let addr = cq.buf.wrapping_add(u64::from(idx) * 64);
     pt.counters.pcie.cqe_write();
     if bus.mem.dma_write(addr, &b).is_err() {
         pt.counters.dma_faults += 1;

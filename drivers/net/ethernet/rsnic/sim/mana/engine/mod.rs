@@ -120,7 +120,7 @@ mod rq;
 mod sq;
 
 use cq::check_arms;
-pub(super) use cq::{eqe_to, rx_fence_cqe};
+pub(super) use cq::{eqe, eqe_to, rx_fence_cqe, slot};
 use rq::{cast, receive};
 use sq::exec_wqe;
 
