@@ -7,7 +7,6 @@
 
 mod common;
 
-use std::fs::File;
 use std::os::fd::AsFd;
 
 use common::vfio::*;
@@ -193,26 +192,18 @@ fn mlx5_identifying_registers_per_function() {
         assert_eq!(c.bar32_be(0x1fc), Ok(0), "fn{f}: no longer initializing");
         // mlx5_core's health poll reads the health buffer's byte fields (ioread8): a byte
         // or 16-bit read is that part of the register as it lies on the bus.
-        assert_eq!(
-            c.region_read(region::BAR0, 5, 1),
-            Ok(vec![5]),
-            "fn{f}: byte read"
-        );
-        assert_eq!(
-            c.region_read(region::BAR0, 4, 2),
-            Ok(vec![0, 5]),
-            "fn{f}: 16-bit read"
-        );
-        assert_eq!(
-            c.region_read(region::BAR0, 0x23d, 1),
-            Ok(vec![0]),
-            "health.synd"
-        );
-        assert_eq!(
-            c.region_read(region::BAR0, 5, 2),
-            Err(libc::EINVAL as u32),
-            "misaligned"
-        );
+        for (off, count, want, what) in [
+            (5, 1, Ok(vec![5]), "byte read"),
+            (4, 2, Ok(vec![0, 5]), "16-bit read"),
+            (0x23d, 1, Ok(vec![0]), "health.synd"),
+            (5, 2, Err(libc::EINVAL as u32), "misaligned"),
+        ] {
+            assert_eq!(
+                c.region_read(region::BAR0, off, count),
+                want,
+                "fn{f}: {what}"
+            );
+        }
         assert_eq!(
             c.region_write(region::BAR0, 0x18, &[1]),
             Err(libc::EINVAL as u32),
@@ -277,15 +268,7 @@ fn dma_map_and_msix_eventfds_carry_a_send_of_function_1() {
         c.dma_map(None, 0, 0xfffc_0000, 0x40000, proto::DMA_READ)
             .unwrap();
     }
-    let ev = File::from(rsnic_devd::sys::eventfd().unwrap());
-    c1.set_irqs(
-        irq::DATA_EVENTFD | irq::ACTION_TRIGGER,
-        irq::MSIX,
-        3,
-        1,
-        &[ev.as_fd()],
-    )
-    .unwrap();
+    let ev = c1.msix_eventfd(3);
     let sqn = sim::mlx5::SQN_BASE + 64;
     let cqn = sim::mlx5::CQN_BASE + 64;
     g.put(DATA, &[0x11; 64]);
@@ -380,15 +363,7 @@ fn device_reset_of_one_mlx5_function() {
         .unwrap();
     c0.region_write(region::CONFIG, 0x10, &0xfe00_0000u32.to_le_bytes())
         .unwrap();
-    let ev = File::from(rsnic_devd::sys::eventfd().unwrap());
-    c0.set_irqs(
-        irq::DATA_EVENTFD | irq::ACTION_TRIGGER,
-        irq::MSIX,
-        1,
-        1,
-        &[ev.as_fd()],
-    )
-    .unwrap();
+    let ev = c0.msix_eventfd(1);
     assert_eq!(c0.call(cmd::DEVICE_RESET, &[], &[]), Ok(vec![]));
     // fn0 is back at power-on: ready, its SQ gone, config space reset, no eventfd.
     assert_eq!(c0.bar32_be(0x1fc), Ok(0), "ready from power-on");

@@ -77,6 +77,32 @@ fn init_cq(buf: &HostBuf) {
     }
 }
 
+/// A hardware-owned CQ `name` of `2^log` entries on `port`, raising the vector of the same
+/// number: (cqn, doorbell record).
+fn new_cq(
+    dev: &mut HostMlx5,
+    mem: &Checked,
+    port: usize,
+    log: u8,
+    compress: bool,
+    name: &'static str,
+) -> (u32, HostBuf) {
+    let buf = mem.alloc(64 << log, true, name);
+    init_cq(&buf);
+    let dbr = mem.alloc(8, false, "cq dbr");
+    let cqn = dev
+        .create_cq(&CqConfig {
+            port,
+            buf: buf.dma_addr(),
+            log_size: log,
+            dbr: dbr.dma_addr(),
+            vector: port as u16,
+            compress,
+        })
+        .expect(name);
+    (cqn, dbr)
+}
+
 impl Harness {
     /// Builds a plausible WQE at the SQ's "driver" producer counter, or somewhere else.
     fn structured_wqe(&mut self, inp: &mut Input<'_>) {
@@ -398,20 +424,7 @@ impl crate::Harness for Harness {
             |len: usize, dev_writes: bool, name: &'static str| mem.alloc(len, dev_writes, name);
         let mut dev = new_mlx5(2);
 
-        let tx_cq_log = 2 + cfg % 5;
-        let tx_cq = alloc(64 << tx_cq_log, true, "tx cq");
-        init_cq(&tx_cq);
-        let tx_cq_dbr = alloc(8, false, "tx cq dbr");
-        let tx_cqn = dev
-            .create_cq(&CqConfig {
-                port: 0,
-                buf: tx_cq.dma_addr(),
-                log_size: tx_cq_log,
-                dbr: tx_cq_dbr.dma_addr(),
-                vector: 0,
-                compress: false,
-            })
-            .expect("tx cq");
+        let (tx_cqn, tx_cq_dbr) = new_cq(&mut dev, &mem, 0, 2 + cfg % 5, false, "tx cq");
         let mut mk_sq = |log: u8, name: &'static str| {
             let ring = alloc(64 << log, false, name);
             let dbr = alloc(8, false, "sq dbr");
@@ -435,19 +448,8 @@ impl crate::Harness for Harness {
         let sqs = [mk_sq(6, "sq0 ring"), mk_sq(cfg2 % 7, "sq1 ring")];
 
         let rx_cq_log = 2 + (cfg >> 3) % 5;
-        let rx_cq = alloc(64 << rx_cq_log, true, "rx cq");
-        init_cq(&rx_cq);
-        let rx_cq_dbr = alloc(8, false, "rx cq dbr");
-        let rx_cqn = dev
-            .create_cq(&CqConfig {
-                port: 1,
-                buf: rx_cq.dma_addr(),
-                log_size: rx_cq_log,
-                dbr: rx_cq_dbr.dma_addr(),
-                vector: 1,
-                compress: cfg & 0x80 != 0,
-            })
-            .expect("rx cq");
+        let compress = cfg & 0x80 != 0;
+        let (rx_cqn, rx_cq_dbr) = new_cq(&mut dev, &mem, 1, rx_cq_log, compress, "rx cq");
         let rq_log = 1 + (cfg2 >> 3) % 3;
         let rq_ring = alloc(16 << rq_log, false, "rq ring");
         let rq_dbr = alloc(8, false, "rq dbr");

@@ -235,21 +235,35 @@ impl Env {
         );
     }
 
+    /// Runs `f` with the next `n` RX buffer allocations failing; none fails after it.
+    pub fn failing_allocs<R>(&mut self, n: u32, f: impl FnOnce(&mut Self) -> R) -> R {
+        self.fail_allocs = n;
+        let r = f(self);
+        self.fail_allocs = 0;
+        r
+    }
+
     /// Buffers in the `Held` state, counted one by one.
     pub fn held_count(&self) -> usize {
         self.bufs.iter().filter(|s| **s == RxSt::Held).count()
     }
 
-    /// Buffer `b` is delivered with a packet of `len` bytes: the RQ must hold it, and the
-    /// length must fit a buffer of `buf_size`.
-    pub fn deliver(&mut self, b: RxBuf, len: u32, buf_size: u32) {
+    /// Buffer `b` leaves the RQ for state `to` (`verb` says how, in messages): the RQ must
+    /// hold it.
+    fn give_back(&mut self, b: RxBuf, to: RxSt, verb: &str) {
         let st = self
             .bufs
             .get_mut(b.id as usize)
-            .expect("delivered a buffer that was never allocated");
-        assert_eq!(*st, RxSt::Held, "buffer {} delivered but not held", b.id);
-        *st = RxSt::Delivered;
+            .unwrap_or_else(|| panic!("{verb} a buffer that was never allocated"));
+        assert_eq!(*st, RxSt::Held, "buffer {} {verb} but not held", b.id);
+        *st = to;
         self.held -= 1;
+    }
+
+    /// Buffer `b` is delivered with a packet of `len` bytes: the RQ must hold it, and the
+    /// length must fit a buffer of `buf_size`.
+    pub fn deliver(&mut self, b: RxBuf, len: u32, buf_size: u32) {
+        self.give_back(b, RxSt::Delivered, "delivered");
         assert!(
             (1..=buf_size).contains(&len),
             "delivered length {len} outside 1..={buf_size}"
@@ -340,13 +354,7 @@ impl RxBufProvider<RxBuf> for Env {
         Some(RxBuf { id })
     }
     fn recycle(&mut self, buf: RxBuf) {
-        let st = self
-            .bufs
-            .get_mut(buf.id as usize)
-            .expect("recycled a buffer that was never allocated");
-        assert_eq!(*st, RxSt::Held, "buffer {} recycled but not held", buf.id);
-        *st = RxSt::Recycled;
-        self.held -= 1;
+        self.give_back(buf, RxSt::Recycled, "recycled");
     }
 }
 

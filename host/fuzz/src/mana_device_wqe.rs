@@ -157,6 +157,27 @@ fn ring_write(ring: &HostBuf, size: u32, off: u32, bytes: &[u8]) {
     }
 }
 
+/// Size in bytes of a WQE with `oob` bytes of OOB and `nsge` SGEs: whole 32-byte BUs.
+fn wqe_size(oob: u32, nsge: u32) -> u32 {
+    (8 + oob + 16 * nsge).div_ceil(32) * 32
+}
+
+impl Wq {
+    /// Writes `bytes` at the producer, then moves the producer on by `advance` bytes.
+    fn push(&mut self, bytes: &[u8], advance: u32) {
+        ring_write(&self.ring, self.size, self.head, bytes);
+        self.head = self.head.wrapping_add(advance);
+    }
+
+    /// Writes the WQE built in `w`, whose header says `oob` and `nsge`, at the producer: as
+    /// much of its size as `w` holds, the producer moved on by the size clamped to
+    /// `32..=max` (a hostile driver's header need not match what it wrote).
+    fn push_wqe(&mut self, w: &[u8], oob: u32, nsge: u32, max: u32) {
+        let size = wqe_size(oob, nsge);
+        self.push(&w[..(size as usize).min(w.len())], size.clamp(32, max));
+    }
+}
+
 /// Size in bytes of the WQE whose header is at `off`, and whether the device accepts its
 /// structure (for an SQ: `num_sge` 1..=30, OOB 8 or 24, ≤ 512 bytes; RQ: 1..=15, OOB 0 or
 /// 8, ≤ 256 bytes). Spec D.2, read independently of the model.
@@ -166,7 +187,7 @@ fn wqe_at(ring: &HostBuf, size: u32, off: u32, tx: bool) -> (u32, bool) {
     let dw1 = le32(&h, 4);
     let nsge = dw1 & 0xff;
     let oob = ((dw1 >> 8) & 7) * 4;
-    let sz = (8 + oob + 16 * nsge).div_ceil(32) * 32;
+    let sz = wqe_size(oob, nsge);
     let ok = if tx {
         (1..=30).contains(&nsge) && (oob == 8 || oob == 24) && sz <= 512
     } else {
@@ -289,11 +310,7 @@ impl Harness {
             w[at + 8..at + 12].copy_from_slice(&0x77u32.to_le_bytes());
             w[at + 12..at + 16].copy_from_slice(&l.to_le_bytes());
         }
-        let size = (8 + oob + 16 * nsge).div_ceil(32) * 32;
-        let len = (size as usize).min(w.len());
-        let sq = &mut self.sqs[q];
-        ring_write(&sq.ring, sq.size, sq.head, &w[..len]);
-        sq.head = sq.head.wrapping_add(size.clamp(32, 512));
+        self.sqs[q].push_wqe(&w, oob, nsge, 512);
     }
 
     /// A plain 1-SGE RX WQE for RX buffer `k` at RQ `q`'s producer.
@@ -304,9 +321,7 @@ impl Harness {
         w[16..24].copy_from_slice(&b.dma_addr().to_le_bytes());
         w[24..28].copy_from_slice(&0x77u32.to_le_bytes());
         w[28..32].copy_from_slice(&(RX_BUF_SIZE as u32).to_le_bytes());
-        let rq = &mut self.rqs[q];
-        ring_write(&rq.ring, rq.size, rq.head, &w);
-        rq.head = rq.head.wrapping_add(32);
+        self.rqs[q].push(&w, 32);
     }
 
     /// An RX WQE, plausible or not, at an RQ's producer.
@@ -355,11 +370,7 @@ impl Harness {
             w[at..at + 8].copy_from_slice(&addr.to_le_bytes());
             w[at + 12..at + 16].copy_from_slice(&size.to_le_bytes());
         }
-        let size = (8 + oob + 16 * nsge).div_ceil(32) * 32;
-        let len = (size as usize).min(w.len());
-        let rq = &mut self.rqs[q];
-        ring_write(&rq.ring, rq.size, rq.head, &w[..len]);
-        rq.head = rq.head.wrapping_add(size.clamp(32, 256));
+        self.rqs[q].push_wqe(&w, oob, nsge, 256);
     }
 
     /// One register write, with the harness's own prediction of how the device classifies it
@@ -550,28 +561,16 @@ impl Harness {
         Some(v)
     }
 
+    /// The device's consumer offset of WQ `q`, and whether `q` is in error.
+    fn wq_state(&self, q: &Wq) -> (u32, bool) {
+        let consumer = self.dev.wq_consumer(q.id).expect("wq");
+        (consumer, self.dev.wq_in_error(q.id).expect("wq"))
+    }
+
     fn process(&mut self, inp: &mut Input<'_>) {
         let budget = usize::from(inp.u8());
-        let sq0: Vec<(u32, bool)> = self
-            .sqs
-            .iter()
-            .map(|q| {
-                (
-                    self.dev.wq_consumer(q.id).expect("sq"),
-                    self.dev.wq_in_error(q.id).expect("sq"),
-                )
-            })
-            .collect();
-        let rq0: Vec<(u32, bool)> = self
-            .rqs
-            .iter()
-            .map(|q| {
-                (
-                    self.dev.wq_consumer(q.id).expect("rq"),
-                    self.dev.wq_in_error(q.id).expect("rq"),
-                )
-            })
-            .collect();
+        let sq0: Vec<_> = self.sqs.iter().map(|q| self.wq_state(q)).collect();
+        let rq0: Vec<_> = self.rqs.iter().map(|q| self.wq_state(q)).collect();
         let cq0: Vec<u32> = self
             .cqs
             .iter()
@@ -605,8 +604,7 @@ impl Harness {
         assert_eq!(tx_cqes as usize, n, "TX WQEs executed != TX CQEs written");
         for (s, q) in self.sqs.iter().enumerate() {
             let (cons0, err0) = sq0[s];
-            let cons1 = self.dev.wq_consumer(q.id).expect("sq");
-            let err1 = self.dev.wq_in_error(q.id).expect("sq");
+            let (cons1, err1) = self.wq_state(q);
             if err0 {
                 assert!(err1, "an SQ left the error state");
                 assert_eq!(cons1, cons0, "an SQ in error executed WQEs");
@@ -657,8 +655,7 @@ impl Harness {
         // RX: never past the tail; one CQE per consumed WQE.
         for (r, q) in self.rqs.iter().enumerate() {
             let (cons0, err0) = rq0[r];
-            let cons1 = self.dev.wq_consumer(q.id).expect("rq");
-            let err1 = self.dev.wq_in_error(q.id).expect("rq");
+            let (cons1, err1) = self.wq_state(q);
             assert!(
                 cons1.wrapping_sub(cons0) <= q.tail.wrapping_sub(cons0),
                 "RQ {:#x} consumed past its last accepted doorbell",
@@ -872,9 +869,7 @@ impl crate::Harness for Harness {
                 let q = usize::from(inp.u8()) % self.sqs.len();
                 let mut b = [0u8; 32];
                 inp.fill(&mut b);
-                let sq = &mut self.sqs[q];
-                ring_write(&sq.ring, sq.size, sq.head, &b);
-                sq.head = sq.head.wrapping_add(32);
+                self.sqs[q].push(&b, 32);
             }
             5..=7 => self.ring(Kind::Sq, inp),
             8 | 9 => self.process(inp),

@@ -254,6 +254,11 @@ impl Harness {
         r.delivered
     }
 
+    /// Fills the RQ, its first `fail` buffer allocations failing.
+    fn fill(&mut self, fail: u32) {
+        self.env.failing_allocs(fail, |env| self.rq.fill(env));
+    }
+
     fn rq_per_packet(&self) -> bool {
         self.rq_mode
     }
@@ -372,9 +377,7 @@ impl crate::Harness for Harness {
             seen: Vec::new(),
             epoch: 0,
         };
-        h.env.fail_allocs = u32::from(inp.u8() >> 4);
-        h.rq.fill(&mut h.env);
-        h.env.fail_allocs = 0;
+        h.fill(u32::from(inp.u8() >> 4));
         h.check(true);
         h
     }
@@ -383,11 +386,7 @@ impl crate::Harness for Harness {
         self.was_error = self.rq.error().is_some();
         let op = inp.u8() % 16;
         match op {
-            0 | 1 => {
-                self.env.fail_allocs = u32::from(inp.u8() >> 5);
-                self.rq.fill(&mut self.env);
-                self.env.fail_allocs = 0;
-            }
+            0 | 1 => self.fill(u32::from(inp.u8() >> 5)),
             2..=6 => self.structured_cqe(inp),
             7 => {
                 let (slot, c) = raw_cqe(inp);

@@ -235,9 +235,8 @@ impl crate::Harness for Harness {
     fn op(&mut self, inp: &mut Input<'_>) {
         match inp.u8() % 16 {
             0 | 1 => {
-                self.env.fail_allocs = u32::from(inp.u8() >> 5);
-                self.rq.post(&mut self.env);
-                self.env.fail_allocs = 0;
+                let fail = u32::from(inp.u8() >> 5);
+                self.env.failing_allocs(fail, |env| self.rq.post(env));
             }
             2..=6 => self.structured_cqe(inp),
             7 => {

@@ -280,6 +280,33 @@ fn coherent(mem: &HostMemory, len: usize) -> HostBuf {
     mem.alloc(len)
 }
 
+/// A CQ of `2^log_sz` entries on `port` of `tb` (MSI-X `vector`, CQE compression as
+/// `compress`): created in the device, then the driver's CQ over it; (cqn, CQ). `what` names
+/// it in panics.
+pub fn new_cq(
+    tb: &Testbed,
+    port: usize,
+    log_sz: u8,
+    vector: u16,
+    compress: bool,
+    what: &str,
+) -> (u32, Cq<HostBuf>) {
+    let (buf, dbr) = (coherent(&tb.mem, 64 << log_sz), coherent(&tb.mem, 8));
+    let cqn = tb
+        .device()
+        .create_cq(&CqConfig {
+            port,
+            buf: buf.dma_addr(),
+            log_size: log_sz,
+            dbr: dbr.dma_addr(),
+            vector,
+            compress,
+        })
+        .unwrap_or_else(|e| panic!("create {what}: {e:?}"));
+    let cq = Cq::new(buf, dbr, 0, log_sz, cqn, api_uar_offset(port)).expect(what);
+    (cqn, cq)
+}
+
 impl Pair {
     /// Creates the queues on both ports, posts the RQ and sets RSS of the RX port to it.
     ///
@@ -309,27 +336,7 @@ impl Pair {
         let mut env = HostEnv::new(&mem, PairBar(tb.bus()), cfg.track_dma);
         let (sn, rn) = (1usize << cfg.sq_log_sz, 1usize << cfg.rq_log_sz);
 
-        let (tcq_buf, tcq_dbr) = (coherent(&mem, sn * 64), coherent(&mem, 8));
-        let tcqn = tb
-            .device()
-            .create_cq(&CqConfig {
-                port: TX_PORT,
-                buf: tcq_buf.dma_addr(),
-                log_size: cfg.sq_log_sz,
-                dbr: tcq_dbr.dma_addr(),
-                vector: 0,
-                compress: false,
-            })
-            .expect("create TX CQ");
-        let tcq = Cq::new(
-            tcq_buf,
-            tcq_dbr,
-            0,
-            cfg.sq_log_sz,
-            tcqn,
-            api_uar_offset(TX_PORT),
-        )
-        .expect("TX CQ");
+        let (tcqn, tcq) = new_cq(&tb, TX_PORT, cfg.sq_log_sz, 0, false, "TX CQ");
         let (wq, sq_dbr) = (coherent(&mem, sn * 64), coherent(&mem, 8));
         let sqn = tb
             .device()
@@ -347,27 +354,7 @@ impl Pair {
             .expect("create SQ");
         let sq = tx_sq(&cfg, cfg.sq_log_sz, sqn, wq, sq_dbr, tcq).expect("SQ");
 
-        let (rcq_buf, rcq_dbr) = (coherent(&mem, rn * 64), coherent(&mem, 8));
-        let rcqn = tb
-            .device()
-            .create_cq(&CqConfig {
-                port: RX_PORT,
-                buf: rcq_buf.dma_addr(),
-                log_size: cfg.rq_log_sz,
-                dbr: rcq_dbr.dma_addr(),
-                vector: 1,
-                compress: cfg.cqe_compress,
-            })
-            .expect("create RX CQ");
-        let rcq = Cq::new(
-            rcq_buf,
-            rcq_dbr,
-            0,
-            cfg.rq_log_sz,
-            rcqn,
-            api_uar_offset(RX_PORT),
-        )
-        .expect("RX CQ");
+        let (rcqn, rcq) = new_cq(&tb, RX_PORT, cfg.rq_log_sz, 1, cfg.cqe_compress, "RX CQ");
         let (rwq, rq_dbr) = (coherent(&mem, rn * 16), coherent(&mem, 8));
         let rqn = tb
             .device()

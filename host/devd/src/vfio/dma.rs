@@ -192,27 +192,30 @@ pub struct GuestMem<'a> {
     pub tables: Vec<&'a DmaTable>,
 }
 
-impl BusMemory for GuestMem<'_> {
-    fn dma_read(&self, addr: DmaAddr, dst: &mut [u8]) -> Result<(), DmaFault> {
-        if self.tables.iter().any(|t| t.read(addr, dst)) {
+impl GuestMem<'_> {
+    /// An access of `len` bytes at `addr`: done by the first table that maps it (`access`
+    /// says whether a table did), or a fault.
+    fn access(
+        &self,
+        addr: DmaAddr,
+        len: usize,
+        mut access: impl FnMut(&DmaTable) -> bool,
+    ) -> Result<(), DmaFault> {
+        if self.tables.iter().any(|t| access(t)) {
             Ok(())
         } else {
-            Err(DmaFault {
-                addr,
-                len: dst.len(),
-            })
+            Err(DmaFault { addr, len })
         }
+    }
+}
+
+impl BusMemory for GuestMem<'_> {
+    fn dma_read(&self, addr: DmaAddr, dst: &mut [u8]) -> Result<(), DmaFault> {
+        self.access(addr, dst.len(), |t| t.read(addr, dst))
     }
 
     fn dma_write(&self, addr: DmaAddr, src: &[u8]) -> Result<(), DmaFault> {
-        if self.tables.iter().any(|t| t.write(addr, src)) {
-            Ok(())
-        } else {
-            Err(DmaFault {
-                addr,
-                len: src.len(),
-            })
-        }
+        self.access(addr, src.len(), |t| t.write(addr, src))
     }
 }
 

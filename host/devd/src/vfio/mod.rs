@@ -690,12 +690,18 @@ impl VfioDevd {
         }
         let kind = self.funcs[f].kind();
         let short = || inval("payload too short");
+        // A GET_*_INFO request's argsz (its first field) must leave room for the `reply`.
+        let argsz_fits = |reply: u32| match proto::u32_at(&p, 0) {
+            None => Err(short()),
+            Some(argsz) if argsz < reply => Err((
+                libc::EINVAL,
+                format!("argsz below the reply's {reply} bytes"),
+            )),
+            Some(_) => Ok(()),
+        };
         match hdr.command {
             cmd::DEVICE_GET_INFO => {
-                let argsz = proto::u32_at(&p, 0).ok_or_else(short)?;
-                if argsz < 16 {
-                    return Err(inval("argsz below the reply's 16 bytes"));
-                }
+                argsz_fits(16)?;
                 Ok(Out::default()
                     .u32(16)
                     .u32(proto::DEVICE_FLAG_RESET | proto::DEVICE_FLAG_PCI)
@@ -704,13 +710,8 @@ impl VfioDevd {
                     .0)
             }
             cmd::DEVICE_GET_REGION_INFO => {
-                let (argsz, index) = (
-                    proto::u32_at(&p, 0).ok_or_else(short)?,
-                    proto::u32_at(&p, 8).ok_or_else(short)?,
-                );
-                if argsz < 32 {
-                    return Err(inval("argsz below the reply's 32 bytes"));
-                }
+                let index = proto::u32_at(&p, 8).ok_or_else(short)?;
+                argsz_fits(32)?;
                 let rw = region::FLAG_READ | region::FLAG_WRITE;
                 let (flags, size) = match index {
                     region::BAR0 => (rw, kind.bar0_size),
@@ -728,13 +729,8 @@ impl VfioDevd {
                     .0)
             }
             cmd::DEVICE_GET_IRQ_INFO => {
-                let (argsz, index) = (
-                    proto::u32_at(&p, 0).ok_or_else(short)?,
-                    proto::u32_at(&p, 8).ok_or_else(short)?,
-                );
-                if argsz < 16 {
-                    return Err(inval("argsz below the reply's 16 bytes"));
-                }
+                let index = proto::u32_at(&p, 8).ok_or_else(short)?;
+                argsz_fits(16)?;
                 let (flags, count) = match index {
                     irq::MSIX => (irq::INFO_EVENTFD, u32::from(kind.vectors)),
                     irq::INTX | irq::MSI | irq::ERR | irq::REQ => (irq::INFO_EVENTFD, 0),
@@ -759,11 +755,11 @@ impl VfioDevd {
                 }
                 let head = Out::default().u64(off).u32(index).u32(count as u32);
                 if write {
-                    self.region_write(f, index, off, &p[16..])?;
+                    self.region_access(f, index, off, BarOp::Write(&p[16..]))?;
                     Ok(head.0)
                 } else {
                     let mut data = vec![0u8; count];
-                    self.region_read(f, index, off, &mut data)?;
+                    self.region_access(f, index, off, BarOp::Read(&mut data))?;
                     Ok(head.bytes(&data).0)
                 }
             }
@@ -894,53 +890,38 @@ impl VfioDevd {
         Ok(())
     }
 
-    /// REGION_READ of config space or BAR0.
-    fn region_read(
+    /// REGION_READ or REGION_WRITE of config space or BAR0, as `op` says.
+    fn region_access(
         &mut self,
         f: usize,
         index: u32,
         off: u64,
-        data: &mut [u8],
+        op: BarOp<'_>,
     ) -> Result<(), (i32, String)> {
+        let (verb, len) = (op.verb(), op.len());
         match index {
             region::CONFIG => {
-                if self.funcs[f].config.read(off, data) {
+                let config = &mut self.funcs[f].config;
+                let done = match op {
+                    BarOp::Read(d) => config.read(off, d),
+                    BarOp::Write(d) => config.write(off, d),
+                };
+                if done {
                     Ok(())
                 } else {
-                    Err((libc::EINVAL, format!("config read {off:#x}+{}", data.len())))
-                }
-            }
-            region::BAR0 => self.bar_access(f, off, BarOp::Read(data)),
-            _ => Err((libc::EINVAL, format!("read of region {index}"))),
-        }
-    }
-
-    /// REGION_WRITE of config space or BAR0.
-    fn region_write(
-        &mut self,
-        f: usize,
-        index: u32,
-        off: u64,
-        data: &[u8],
-    ) -> Result<(), (i32, String)> {
-        match index {
-            region::CONFIG => {
-                if self.funcs[f].config.write(off, data) {
-                    Ok(())
-                } else {
-                    Err((
-                        libc::EINVAL,
-                        format!("config write {off:#x}+{}", data.len()),
-                    ))
+                    Err((libc::EINVAL, format!("config {verb} {off:#x}+{len}")))
                 }
             }
             region::BAR0 => {
-                self.bar_access(f, off, BarOp::Write(data))?;
-                // The write may have rung a doorbell: let the device act on it now.
-                self.work();
+                let write = matches!(op, BarOp::Write(_));
+                self.bar_access(f, off, op)?;
+                if write {
+                    // The write may have rung a doorbell: let the device act on it now.
+                    self.work();
+                }
                 Ok(())
             }
-            _ => Err((libc::EINVAL, format!("write of region {index}"))),
+            _ => Err((libc::EINVAL, format!("{verb} of region {index}"))),
         }
     }
 
@@ -1073,7 +1054,7 @@ pub fn listen(path: &Path) -> io::Result<UnixListener> {
     UnixListener::bind(path)
 }
 
-/// A BAR0 access.
+/// A region access (BAR0 or config space).
 enum BarOp<'a> {
     Read(&'a mut [u8]),
     Write(&'a [u8]),
@@ -1084,6 +1065,14 @@ impl BarOp<'_> {
         match self {
             BarOp::Read(d) => d.len(),
             BarOp::Write(d) => d.len(),
+        }
+    }
+
+    /// "read" or "write", for error messages.
+    fn verb(&self) -> &'static str {
+        match self {
+            BarOp::Read(_) => "read",
+            BarOp::Write(_) => "write",
         }
     }
 }

@@ -293,6 +293,15 @@ impl Client {
             .map(|r| assert!(r.is_empty()))
     }
 
+    /// A new eventfd, set (SET_IRQS) as the trigger of MSI-X vector `vector`.
+    pub fn msix_eventfd(&mut self, vector: u32) -> File {
+        let ev = File::from(sys::eventfd().unwrap());
+        let flags = proto::irq::DATA_EVENTFD | proto::irq::ACTION_TRIGGER;
+        self.set_irqs(flags, proto::irq::MSIX, vector, 1, &[ev.as_fd()])
+            .unwrap();
+        ev
+    }
+
     /// REGION_INFO of `index`: (flags, size).
     pub fn region_info(&mut self, index: u32) -> Result<(u32, u64), u32> {
         let p = out().u32(32).u32(0).u32(index).u32(0).u64(0).u64(0).0;

@@ -69,16 +69,15 @@ use std::process::ExitCode;
 
 use rsnic_core::hwif::hw::{Barriers, Coherent, DmaAddr, Mmio};
 use rsnic_core::hwif::mana::rq::RxPoll;
-use rsnic_core::hwif::mlx5::cq::Cq;
 use rsnic_core::hwif::mlx5::sq::{FifoEntry, Sq, SqParams, TxPoll, WqeInfo};
 use rsnic_core::hwif::mlx5::tx::{DmaEntry, InlineMode, TxDmaMap, TxPacket, TxQueue, TxReject};
-use rsnic_core::sim::mlx5::{api_uar_offset, CqConfig, SqConfig, SQ_DOORBELL};
+use rsnic_core::sim::mlx5::{api_uar_offset, SqConfig, SQ_DOORBELL};
 use rsnic_testbed::fixtures::Ipv4Frame;
 use rsnic_testbed::glue::TxBook;
 use rsnic_testbed::mana_pair::{self, ManaConfig, ManaEnv, ManaPair, ManaRq, ManaSq};
 use rsnic_testbed::mem::HostBuf;
 use rsnic_testbed::pair::{
-    new_vec_sq, HostEnv, HostSq, Pair, PairConfig, TxFrame, TxPkt, LKEY, TX_PORT,
+    new_cq, new_vec_sq, HostEnv, HostSq, Pair, PairConfig, TxFrame, TxPkt, LKEY, TX_PORT,
 };
 
 /// Packets sent before measuring.
@@ -670,20 +669,7 @@ fn bench_xdp_tx_poll(sq: &mut XdpSq, env: &mut XdpHostEnv<'_>, done: &mut Vec<Xd
 fn xdp_sq(p: &Pair, log_sz: u8, inline: bool) -> XdpSq {
     let mem = &p.tb.mem;
     let n = 1usize << log_sz;
-    let (cq_buf, cq_dbr) = (mem.alloc(n * 64), mem.alloc(8));
-    let cqn =
-        p.tb.device()
-            .create_cq(&CqConfig {
-                port: TX_PORT,
-                buf: cq_buf.dma_addr(),
-                log_size: log_sz,
-                dbr: cq_dbr.dma_addr(),
-                vector: 0,
-                compress: false,
-            })
-            .expect("create XDP CQ");
-    let uar = api_uar_offset(TX_PORT);
-    let cq = Cq::new(cq_buf, cq_dbr, 0, log_sz, cqn, uar).expect("XDP CQ");
+    let (cqn, cq) = new_cq(&p.tb, TX_PORT, log_sz, 0, false, "XDP CQ");
     let (wq, dbr) = (mem.alloc(n * 64), mem.alloc(8));
     let sqn =
         p.tb.device()
@@ -700,7 +686,7 @@ fn xdp_sq(p: &Pair, log_sz: u8, inline: bool) -> XdpSq {
             log_sz,
             sqn,
             lkey: LKEY,
-            db_offset: uar + SQ_DOORBELL,
+            db_offset: api_uar_offset(TX_PORT) + SQ_DOORBELL,
             dbr_off: 0,
             min_inline: InlineMode::None,
             vlan_need_l2_inline: false,
