@@ -219,19 +219,26 @@ fn poll_refill(p: &mut ManaPair, budget: u32) -> (Vec<Vec<u8>>, u32, u64) {
     (got.into_iter().map(|f| f.bytes).collect(), r.work, rung)
 }
 
-#[test]
-fn poll_refill_delivers_every_frame_and_refills_what_the_source_has() {
-    // The buffer source (an AF_XDP fill ring) is dry after the initial fill.
+/// A pair of 128-WQE RQs whose buffer source (an AF_XDP fill ring) is dry after the initial
+/// fill, with the 100 frames it returns received by the device and waiting in the RX CQ.
+fn dry_source_with_100_frames() -> (ManaPair, Vec<Frame>) {
     let mut p = ManaPair::new(ManaConfig {
         rq_wqes: 128,
         sq_size: 512 * 32,
         ..ManaConfig::default()
     });
+    assert!(!p.rq.short());
     p.env.rx_alloc_limit = Some(128);
     let frames: Vec<Frame> = (0..100).map(|i| Frame::linear(udp4(60, i))).collect();
     assert_eq!(p.send_burst(&frames), 100);
     p.run_device();
     p.poll_tx(256);
+    (p, frames)
+}
+
+#[test]
+fn poll_refill_delivers_every_frame_and_refills_what_the_source_has() {
+    let (mut p, frames) = dry_source_with_100_frames();
     let mut got = Vec::new();
     loop {
         let (g, work, rung) = poll_refill(&mut p, 64);
@@ -266,18 +273,8 @@ fn poll_refill_delivers_every_frame_and_refills_what_the_source_has() {
 
 #[test]
 fn a_short_ring_is_topped_up_by_the_next_poll() {
-    let mut p = ManaPair::new(ManaConfig {
-        rq_wqes: 128,
-        sq_size: 512 * 32,
-        ..ManaConfig::default()
-    });
-    assert!(!p.rq.short());
     // The ring runs short: the zero-copy poll delivers without a fresh buffer to post.
-    p.env.rx_alloc_limit = Some(128);
-    let frames: Vec<Frame> = (0..100).map(|i| Frame::linear(udp4(60, i))).collect();
-    assert_eq!(p.send_burst(&frames), 100);
-    p.run_device();
-    p.poll_tx(256);
+    let (mut p, _) = dry_source_with_100_frames();
     while poll_refill(&mut p, 64).1 > 0 {}
     assert_eq!(p.rq.posted(), 28);
     assert!(p.rq.short());
