@@ -22,8 +22,7 @@ grep -q "below the minimum" /tmp/err || fail "no extack message for a too small 
 expect_refused ethtool -G "$A" tx 16384
 expect_refused ethtool -G "$A" rx 100000
 ethtool -G "$A" rx 300
-assert_eq "rx ring rounded up to a power of two" 512 \
-	"$(ethtool -g "$A" | awk '/^Current/{p=1} p && /^RX:/{print $2; exit}')"
+assert_eq "rx ring rounded up to a power of two" 512 "$(ring_size "$A" RX)"
 
 # Changes under traffic.
 ip netns exec peer iperf3 -s -1 -B 10.10.0.2 >/dev/null &

@@ -120,8 +120,8 @@ ip link set "$A" promisc on
 ip link set "$A" up
 ip link set "$B" up
 wait_for "carrier on $A" eval '[ "$(carrier "$A")" = 1 ]'
-ring_rx=$(ethtool -g "$A" | awk '/^Current/ { c = 1 } c && $1 == "RX:" { print $2; exit }')
-ring_tx=$(ethtool -g "$A" | awk '/^Current/ { c = 1 } c && $1 == "TX:" { print $2; exit }')
+ring_rx=$(ring_size "$A" RX)
+ring_tx=$(ring_size "$A" TX)
 mtu0=$(cat "/sys/class/net/$A/mtu")
 
 # xdp_features, through the kernel's ynl (iproute2 6.1 does not show them).

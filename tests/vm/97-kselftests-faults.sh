@@ -46,12 +46,11 @@ stop_load() {
 trap stop_load EXIT
 setup_pair
 [ -d "$F" ] || fail "no $F (the test kernel has function error injection)"
-ring=$(ethtool -g "$A" | awk '/^RX:/ { n++; if (n == 2) print $2 }')
-iperf3 -s -D -B 10.10.0.1 --logfile /tmp/iperf3-resize.log
-wait_for "iperf3 server" listening 5201
+ring=$(ring_size "$A" RX)
+iperf_server 10.10.0.1
 ip netns exec peer iperf3 -c 10.10.0.1 -P 16 -t 86400 >/dev/null 2>&1 &
 LOAD=$!
-wait_for "traffic from B" eval '[ $(( $(rx_pkts) )) -gt 20000 ]'
+wait_for "traffic from B" eval '[ "$(rx_pkts)" -gt 20000 ]'
 fails0=$(ethtool_sum "$A" "" "rx_(buff|fill)_alloc_err")
 fail_alloc on
 for i in $(seq 1 $ROUNDS); do

@@ -185,6 +185,11 @@ channels_of() {
 	fi | awk -v s="$section" '$1 == s { p = 1 } p && /^Combined:/ { print $2; exit }'
 }
 
+# ring_size IFACE RX|TX: IFACE's current ring size in that direction (ethtool -g).
+ring_size() {
+	ethtool -g "$1" | awk -v d="$2:" '/^Current/ { c = 1 } c && $1 == d { print $2; exit }'
+}
+
 # priv_flag IFACE FLAG [NETNS]: "on" or "off" (ethtool pads the names to align the colons).
 priv_flag() {
 	if [ -n "${3:-}" ]; then
