@@ -39,7 +39,8 @@ base_packages=(
 	flex bison bc cpio kmod libelf-dev libssl-dev dwarves xz-utils rsync
 	ethtool iproute2 iputils-ping procps iperf3 python3
 )
-test_packages=(curl socat python3-yaml libbpf-dev libxdp-dev bpftool xdp-tools)
+# jq and mausezahn (netsniff-ng): the kernel's forwarding-library tests (tests/vm/83-kselftests-hw.sh)
+test_packages=(curl socat python3-yaml libbpf-dev libxdp-dev bpftool xdp-tools jq netsniff-ng)
 bench_packages=(valgrind libbpf-dev libxdp-dev)
 
 parts=("$@")
