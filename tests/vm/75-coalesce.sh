@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Interrupt moderation (ethtool -c / -C).
 #
-# mlx5 (CQ moderation, rsnic.rst "Interrupt moderation"): -c shows the defaults (0 us / 1
-# frame both ways, adaptive off); values beyond the CQ context's fields (usecs > 4095,
+# mlx5 (CQ moderation, rsnic.rst "Interrupt moderation"): -c shows mlx5e's defaults on a
+# device with cq_moderation and cq_period_mode_modify (DIM on both ways, at DIM's default
+# profile), on both ports; values beyond the CQ context's fields (usecs > 4095,
 # frames > 65535) are refused with a message and change nothing; adaptive-rx/tx (DIM)
 # start at DIM's default profile; settings survive ip link down/up and ethtool -L (the
 # channels' CQs are made anew with them). Under a paced pktgen load from A to B (one flow,
@@ -65,8 +66,14 @@ coal_is() {
 }
 
 ethtool -c "$A"
-coal_is "$A" "0 1 0 1"
-assert_eq "adaptive RX TX" "off off" "$(coal "$A" adaptive)"
+# The defaults: DIM on both ways at its default profile (event mode: RX 8 us / 256,
+# TX 8 us / 128, lib/dim/net_dim.c), as mlx5e_build_nic_params on such a device.
+for ns in "" peer; do
+	dev=$A
+	[ -n "$ns" ] && dev=$B
+	assert_eq "$dev: adaptive RX TX at load" "on on" "$(coal "$dev" adaptive "$ns")"
+	coal_is "$dev" "8 256 8 128" "$ns"
+done
 
 # Refusals, each with its reason, and nothing changed.
 expect_refused() { # PATTERN ETHTOOL-ARGS...
@@ -80,9 +87,12 @@ expect_refused "out of range" -C "$A" rx-usecs 4096
 expect_refused "out of range" -C "$A" tx-usecs 5000
 expect_refused "out of range" -C "$A" rx-frames 65536
 expect_refused "out of range" -C "$A" tx-frames 100000
+coal_is "$A" "8 256 8 128"
+# DIM off: the given values apply. On again, each direction starts at DIM's default
+# profile; values given with it are ignored.
+ethtool -C "$A" adaptive-rx off adaptive-tx off rx-usecs 0 rx-frames 1 tx-usecs 0 tx-frames 1
+assert_eq "adaptive RX TX" "off off" "$(coal "$A" adaptive)"
 coal_is "$A" "0 1 0 1"
-# DIM: on, each direction starts at DIM's default profile (event mode: RX 8 us / 256,
-# TX 8 us / 128, lib/dim/net_dim.c); values given with it are ignored; off, they apply.
 ethtool -C "$A" adaptive-rx on
 assert_eq "adaptive RX TX" "on off" "$(coal "$A" adaptive)"
 coal_is "$A" "8 256 0 1"
@@ -114,6 +124,8 @@ coal_is "$A" "0 1 0 1"
 # paced load (one packet per DELAY_NS, so that the device sees them one at a time).
 COUNT=${COAL_COUNT:-$([ "${KERNEL_VARIANT:-normal}" = debug ] && echo 1000 || echo 4000)}
 DELAY_NS=${COAL_DELAY_NS:-20000}
+# B's RX moderation is set by hand below: DIM off there.
+ip netns exec peer ethtool -C "$B" adaptive-rx off adaptive-tx off tx-usecs 0 tx-frames 1
 quiet_pair
 sleep 0.5
 

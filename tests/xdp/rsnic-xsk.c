@@ -566,13 +566,20 @@ static void report(const struct cfg *c, struct state *s)
 	struct xdp_statistics st = {};
 	socklen_t len = sizeof(st);
 	double secs = s->packets > 1 ? s->t_last - s->t_first : 0;
+	char head[2 * sizeof(s->chk.foreign_head) + 1] = "-";
+	uint32_t i, n = s->chk.foreign_len;
+
+	if (n > sizeof(s->chk.foreign_head))
+		n = sizeof(s->chk.foreign_head);
+	for (i = 0; i < n; i++)
+		snprintf(head + 2 * i, 3, "%02x", s->chk.foreign_head[i]);
 
 	if (getsockopt(s->fd, SOL_XDP, XDP_STATISTICS, &st, &len))
 		memset(&st, 0, sizeof(st));
 	printf("rsnic-xsk: mode=%s dev=%s queue=%u bind=%s need_wakeup=%s packets=%llu bytes=%llu "
 	       "seconds=%.3f pps=%.0f received=%llu submitted=%llu kicks=%llu frames=%llu mismatches=%llu "
 	       "gaps=%llu reordered=%llu foreign=%llu foreign_group=%llu foreign_type=0x%04x "
-	       "first_seq=%llu last_seq=%llu "
+	       "foreign_len=%u foreign_head=%s first_seq=%llu last_seq=%llu "
 	       "rx_dropped=%llu rx_invalid=%llu rx_ring_full=%llu fill_empty=%llu "
 	       "tx_invalid=%llu tx_ring_empty=%llu\n",
 	       mode_names[c->mode], c->dev, c->queue, bound_mode(s), c->need_wakeup ? "on" : "off",
@@ -583,7 +590,7 @@ static void report(const struct cfg *c, struct state *s)
 	       (unsigned long long)s->chk.mismatches, (unsigned long long)s->chk.gaps,
 	       (unsigned long long)s->chk.reordered, (unsigned long long)s->chk.foreign,
 	       (unsigned long long)s->chk.foreign_group, s->chk.foreign_type,
-	       (unsigned long long)s->chk.first_seq, (unsigned long long)s->chk.last_seq,
+	       s->chk.foreign_len, head, (unsigned long long)s->chk.first_seq, (unsigned long long)s->chk.last_seq,
 	       (unsigned long long)st.rx_dropped, (unsigned long long)st.rx_invalid_descs,
 	       (unsigned long long)st.rx_ring_full, (unsigned long long)st.rx_fill_ring_empty_descs,
 	       (unsigned long long)st.tx_invalid_descs, (unsigned long long)st.tx_ring_empty_descs);

@@ -173,6 +173,8 @@ struct tf_check {
 	uint64_t foreign_group; /* group-addressed (multicast, broadcast) non-test frames: the
 				 * stack's own control frames (IGMP, ND, ARP), not corruption */
 	uint32_t foreign_type;	/* EtherType of the first non-test frame (0: none) */
+	uint32_t foreign_len;	/* length of the first unicast non-test frame (0: none) */
+	uint8_t foreign_head[48]; /* its first bytes, for the report */
 	uint64_t first_seq, last_seq; /* of the first and the last test frame */
 	uint64_t next_seq;	     /* expected next (set with started = 1 to check from there) */
 	int started;
@@ -191,8 +193,11 @@ static inline void tf_check_frame(struct tf_check *c, const uint8_t *p, uint32_t
 	if (!tf_is_test(p, len)) {
 		if (len >= 1 && (p[0] & 1))
 			c->foreign_group++;
-		else
-			c->foreign++;
+		else if (!c->foreign++) {
+			c->foreign_len = len;
+			memcpy(c->foreign_head, p,
+			       len < sizeof(c->foreign_head) ? len : sizeof(c->foreign_head));
+		}
 		if (!c->foreign_type && len >= 14)
 			c->foreign_type = (uint32_t)p[12] << 8 | p[13];
 		return;

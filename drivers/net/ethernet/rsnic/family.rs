@@ -655,6 +655,12 @@ pub(crate) trait Control: DataPath {
         usecs: 0,
         frames: 0,
     };
+    /// The moderation a port starts with (`ethtool -c` after load), from the device's
+    /// capabilities as the upstream driver picks it. Without [`Control::COALESCE`]: one event
+    /// per completion, nothing adaptive.
+    fn default_coalesce(_func: &Self::Func) -> params::Coalesce {
+        params::Coalesce::NONE
+    }
     /// Changes the moderation of the RX (`rx`) or TX CQs of a live channel whose device
     /// queues are `queues`, without re-creating them. Sleeps.
     fn modify_moderation(

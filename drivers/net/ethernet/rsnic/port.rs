@@ -28,7 +28,7 @@ use crate::bus::Function;
 use crate::channel::shared::PortShared;
 use crate::channel::shared::PortWork;
 use crate::channel::{new_tx_slot, new_xdp_slot, Channel};
-use crate::family::params::{ChannelParams, Coalesce, MAX_CHANNELS};
+use crate::family::params::{ChannelParams, MAX_CHANNELS};
 use crate::family::stats::{ChAtomics, ChannelStats, Counters};
 use crate::family::Family;
 use crate::kernel_ext::net::device::Device;
@@ -106,6 +106,7 @@ impl<F: Family> Port<F> {
     #[inline(never)]
     pub(crate) fn new(hw: Arc<Function>, func: Arc<F::Func>, channels: u32) -> Result<Arc<Self>> {
         let pflags = F::default_pflags(&func);
+        let coal = F::default_coalesce(&func);
         // As many channels as asked, within what the port can have (its vectors, the
         // device's limits).
         let max_channels = F::max_channels(&hw, &func).clamp(1, MAX_CHANNELS as u32);
@@ -164,7 +165,7 @@ impl<F: Family> Port<F> {
             mtu: 1500,
             pflags,
             xdp: false,
-            coal: Coalesce::NONE,
+            coal,
             // NETIF_F_HW_VLAN_CTAG_RX is on at registration (both families).
             rx_vlan: true,
         };

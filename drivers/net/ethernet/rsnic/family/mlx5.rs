@@ -14,7 +14,9 @@
 
 use crate::bus::Function;
 use crate::family::env::{RxEnv, TxSkb};
-use crate::family::params::{priv_flags, ChannelParams, Moderation, PrivFlags, MAX_CHANNELS};
+use crate::family::params::{
+    priv_flags, ChannelParams, Coalesce, Moderation, PrivFlags, MAX_CHANNELS,
+};
 use crate::family::stats::{ChannelStats, Row};
 use crate::family::{
     filled, Control, DeviceLinkStats, Family, Get, OpenCtx, Opened, RingLimits, Summary,
@@ -488,6 +490,27 @@ impl Control for Mlx5 {
         usecs: res::MAX_CQ_PERIOD,
         frames: u16::MAX,
     };
+
+    // As mlx5e_build_nic_params: DIM on in both directions where the device moderates CQs
+    // and changes live ones, starting at DIM's default profile; otherwise 16 µs / 32
+    // completions, fixed. (mlx5e times RX periods from the CQE where the device offers it;
+    // rsnic's CQs always time from the event, cq_period_mode 0.)
+    fn default_coalesce(func: &ctrl::Func) -> Coalesce {
+        let dim = func.cq_moderation();
+        let pick = |rx| {
+            if dim {
+                Moderation::dim_default(rx, Self::COALESCE_MAX)
+            } else {
+                Coalesce::MLX5E_STATIC
+            }
+        };
+        Coalesce {
+            rx: pick(true),
+            tx: pick(false),
+            adaptive_rx: dim,
+            adaptive_tx: dim,
+        }
+    }
 
     fn modify_moderation(func: &Arc<ctrl::Func>, q: &Queues, rx: bool, m: Moderation) -> Result {
         // mlx5e changes the regular queues' CQs; the XSK RQ takes the RQ's place for RX.

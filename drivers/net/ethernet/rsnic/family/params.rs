@@ -162,9 +162,8 @@ pub(crate) struct Coalesce {
 }
 
 impl Coalesce {
-    /// No moderation: one event per completion, nothing adaptive: what every port starts
-    /// with (a family without coalescing, MANA, reports it as upstream mana; for ConnectX see
-    /// rsnic.rst, "Interrupt moderation", for why not mlx5e's DIM default yet).
+    /// No moderation: one event per completion, nothing adaptive (a family without
+    /// coalescing, such as MANA, as upstream mana).
     pub(crate) const NONE: Self = Self {
         rx: Moderation {
             usecs: 0,
@@ -176,6 +175,13 @@ impl Coalesce {
         },
         adaptive_rx: false,
         adaptive_tx: false,
+    };
+
+    /// mlx5e's fixed moderation where DIM is off (`MLX5E_PARAMS_DEFAULT_{RX,TX}_CQ_
+    /// MODERATION_USEC` 16 and `_PKTS` 32, en.h), both directions.
+    pub(crate) const MLX5E_STATIC: Moderation = Moderation {
+        usecs: 16,
+        frames: 32,
     };
 }
 

@@ -349,6 +349,12 @@ impl Func {
         })
     }
 
+    /// The device's CQs take a moderation that MODIFY_CQ may change on live CQs (caps
+    /// `cq_moderation` and `cq_period_mode_modify`): what mlx5e needs to turn DIM on.
+    pub(crate) fn cq_moderation(&self) -> bool {
+        self.res.caps.cq_moderation && self.res.caps.cq_period_mode_modify
+    }
+
     /// The minimum inline mode every TX WQE must honour (`mlx5_query_min_inline`: the caps,
     /// or the vport context when the caps defer to it).
     pub(crate) fn min_inline(&self) -> InlineMode {
