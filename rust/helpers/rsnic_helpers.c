@@ -684,6 +684,12 @@ void rsnic_helper_eth_mac_stats(struct ethtool_eth_mac_stats *stats, const u64 *
 	stats->FrameTooLongErrors = v[11];
 }
 
+/* The IEEE 802.3 PHY counter (SymbolErrorDuringCarrier, in a struct_group). */
+void rsnic_helper_eth_phy_stats(struct ethtool_eth_phy_stats *stats, u64 symbol_errors)
+{
+	stats->SymbolErrorDuringCarrier = symbol_errors;
+}
+
 /* The MAC control counters. */
 void rsnic_helper_eth_ctrl_stats(struct ethtool_eth_ctrl_stats *stats, u64 tx, u64 rx,
 				 u64 unsupported)

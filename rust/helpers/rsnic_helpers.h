@@ -143,6 +143,7 @@ void rsnic_helper_extack_msg(struct netlink_ext_ack *extack, const char *msg);
 /* ethtool pause statistics (the counters sit in a struct_group union) */
 void rsnic_helper_pause_stats(struct ethtool_pause_stats *stats, u64 tx_frames, u64 rx_frames);
 void rsnic_helper_eth_mac_stats(struct ethtool_eth_mac_stats *stats, const u64 *v);
+void rsnic_helper_eth_phy_stats(struct ethtool_eth_phy_stats *stats, u64 symbol_errors);
 void rsnic_helper_eth_ctrl_stats(struct ethtool_eth_ctrl_stats *stats, u64 tx, u64 rx,
 				 u64 unsupported);
 void rsnic_helper_rmon_stats(struct ethtool_rmon_stats *stats, const u64 *v, const u64 *hist,

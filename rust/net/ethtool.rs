@@ -358,6 +358,56 @@ pub struct CtrlStats {
     pub unsupported_opcodes: u64,
 }
 
+/// Forward error correction modes (`ETHTOOL_FEC_*` of `struct ethtool_fecparam`: `ethtool
+/// --show-fec`, `--set-fec`), one bit each.
+pub mod fec {
+    /// FEC is not supported (`ETHTOOL_FEC_NONE`).
+    pub const NONE: u32 = 1 << 0;
+    /// The device picks the mode (`ETHTOOL_FEC_AUTO`).
+    pub const AUTO: u32 = 1 << 1;
+    /// No FEC (`ETHTOOL_FEC_OFF`).
+    pub const OFF: u32 = 1 << 2;
+    /// Reed-Solomon FEC (`ETHTOOL_FEC_RS`).
+    pub const RS: u32 = 1 << 3;
+    /// BASE-R (FireCode) FEC (`ETHTOOL_FEC_BASER`).
+    pub const BASER: u32 = 1 << 4;
+    /// Low-latency Reed-Solomon FEC (`ETHTOOL_FEC_LLRS`).
+    pub const LLRS: u32 = 1 << 5;
+}
+
+/// The link's forward error correction (`struct ethtool_fecparam`), [`fec`] bits.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct FecParam {
+    /// The configured modes (`fec`).
+    pub fec: u32,
+    /// The mode running (`active_fec`).
+    pub active: u32,
+}
+
+/// The most lanes a FEC counter has (`ETHTOOL_MAX_LANES`).
+pub const FEC_MAX_LANES: usize = 8;
+
+/// One FEC counter (`struct ethtool_fec_stat`): its total, or its value per lane (the core
+/// adds those up); `None` is not reported.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct FecStat {
+    /// The total, for a device that counts no lanes.
+    pub total: Option<u64>,
+    /// Per lane, from lane 0 (the core reads them up to the first `None`).
+    pub lanes: [Option<u64>; FEC_MAX_LANES],
+}
+
+/// IEEE 802.3 FEC counters (`struct ethtool_fec_stats`: `ethtool -I --show-fec`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct FecStats {
+    /// `aFECCorrectedBlocks`.
+    pub corrected_blocks: FecStat,
+    /// `aFECUncorrectableBlocks`.
+    pub uncorrectable_blocks: FecStat,
+    /// Bits corrected by the FEC.
+    pub corrected_bits: FecStat,
+}
+
 /// The most size buckets an RMON histogram has (`ETHTOOL_RMON_HIST_MAX`).
 pub const RMON_HIST_MAX: usize = 10;
 
@@ -949,6 +999,31 @@ pub trait Operations: device::Operations {
         None
     }
 
+    /// `get_eth_phy_stats`: the IEEE 802.3 PHY counter `SymbolErrorDuringCarrier`
+    /// (`None`: not known). Process context, under RTNL; may sleep.
+    fn get_eth_phy_stats(_dev: &Device, _data: Borrowed<'_, Self>) -> Option<u64> {
+        None
+    }
+
+    /// `get_fecparam`: the link's FEC, configured and running. Process context, under RTNL;
+    /// may sleep.
+    fn get_fecparam(_dev: &Device, _data: Borrowed<'_, Self>) -> Result<FecParam> {
+        Err(super::eopnotsupp())
+    }
+
+    /// `set_fecparam`: the FEC modes to configure, [`fec`] bits (at least one: the core
+    /// refuses an empty set). 6.12's operation has no extack: explain a refusal in the
+    /// kernel log. Process context, under RTNL; may sleep.
+    fn set_fecparam(_dev: &Device, _data: Borrowed<'_, Self>, _fec: u32) -> Result {
+        Err(super::eopnotsupp())
+    }
+
+    /// `get_fec_stats`: the FEC counters (`None`: not known, nothing reported). Process
+    /// context, under RTNL; may sleep.
+    fn get_fec_stats(_dev: &Device, _data: Borrowed<'_, Self>) -> Option<FecStats> {
+        None
+    }
+
     /// The size buckets of the device's RMON histogram (with [`Self::get_rmon_stats`]).
     const RMON_RANGES: RmonRanges = RmonRanges::new(&[RmonRange::END]);
 
@@ -1196,6 +1271,18 @@ impl<T: Operations> Adapter<T> {
         }
         if T::HAS_GET_RMON_STATS {
             ops.get_rmon_stats = Some(Self::get_rmon_stats);
+        }
+        if T::HAS_GET_ETH_PHY_STATS {
+            ops.get_eth_phy_stats = Some(Self::get_eth_phy_stats);
+        }
+        if T::HAS_GET_FECPARAM {
+            ops.get_fecparam = Some(Self::get_fecparam);
+        }
+        if T::HAS_SET_FECPARAM {
+            ops.set_fecparam = Some(Self::set_fecparam);
+        }
+        if T::HAS_GET_FEC_STATS {
+            ops.get_fec_stats = Some(Self::get_fec_stats);
         }
         // Interrupt coalescing: reported if the driver can say what it is; changed only
         // with the parameters the driver supports.
@@ -1513,6 +1600,61 @@ impl<T: Operations> Adapter<T> {
             // `'static`, of `#[repr(transparent)]` entries, and ends in an all-zero entry
             // (checked by `RmonRanges::new`), as the core reads it.
             unsafe { *ranges = table.0.as_ptr().cast() };
+        }
+    }
+
+    callback! {
+        fn get_eth_phy_stats(dev => (dev, data), stats: *mut bindings::ethtool_eth_phy_stats) {
+            let Some(v) = T::get_eth_phy_stats(dev, data) else {
+                return;
+            };
+            // SAFETY: as for `get_eth_mac_stats`: a valid struct the core owns for the
+            // call; the helper writes the one counter only.
+            unsafe { bindings::rsnic_helper_eth_phy_stats(stats, v) };
+        }
+    }
+
+    callback! {
+        try fn get_fecparam(dev => (dev, data), p: *mut bindings::ethtool_fecparam) {
+            let v = T::get_fecparam(dev, data)?;
+            // SAFETY: the core passes a valid struct it owns exclusively for the call (the
+            // ioctl path's on its stack, netlink's on its own).
+            let p = unsafe { &mut *p };
+            p.fec = v.fec;
+            p.active_fec = v.active;
+        }
+    }
+
+    callback! {
+        try fn set_fecparam(dev => (dev, data), p: *mut bindings::ethtool_fecparam) {
+            // SAFETY: the core passes a valid struct for the call.
+            let fec = unsafe { (*p).fec };
+            T::set_fecparam(dev, data, fec)?;
+        }
+    }
+
+    callback! {
+        fn get_fec_stats(dev => (dev, data), stats: *mut bindings::ethtool_fec_stats) {
+            let Some(s) = T::get_fec_stats(dev, data) else {
+                return;
+            };
+            // SAFETY: the core passes a valid struct (every counter preset to "not set")
+            // that it owns exclusively for the call.
+            let out = unsafe { &mut *stats };
+            for (o, v) in [
+                (&mut out.corrected_blocks, s.corrected_blocks),
+                (&mut out.uncorrectable_blocks, s.uncorrectable_blocks),
+                (&mut out.corrected_bits, s.corrected_bits),
+            ] {
+                if let Some(t) = v.total {
+                    o.total = t;
+                }
+                for (l, x) in o.lanes.iter_mut().zip(v.lanes) {
+                    if let Some(x) = x {
+                        *l = x;
+                    }
+                }
+            }
         }
     }
 

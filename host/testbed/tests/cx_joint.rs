@@ -643,3 +643,118 @@ fn the_ports_q_counter_counts_its_rqs_drops() {
     d1.exec(&mut r.tb, &inp[..n], &mut [0u8; 16]).unwrap();
     assert_eq!(tear_down(&mut r.tb, &mut d1, &res1).first_error(), None);
 }
+
+#[test]
+fn the_driver_reads_and_sets_fec_as_mlx5e() {
+    use vport::{ethtool_fec as et, mode};
+    let r = sim_util::Rig::with_rx_posted(0);
+    let mut tb = r.tb;
+    let mut d0 = Driver::new(&tb, 0);
+    let mut d1 = Driver::new(&tb, 1);
+    let res0 = brought_up(&mut tb, &mut d0);
+    brought_up(&mut tb, &mut d1);
+    // The capabilities name PCAM; PCAM names PPLM, PPCNT and the statistical group, no
+    // per-lane FEC fields.
+    assert!(res0.caps.pcam_reg);
+    let out = access_reg(&mut tb, &mut d0, vport::PCAM_LEN, vport::pcam_query).unwrap();
+    let pcam = vport::parse_pcam(&out).unwrap();
+    assert_eq!(
+        pcam,
+        vport::Pcam {
+            pplm: true,
+            ppcnt: true,
+            ppcnt_statistical: true,
+            fec_50g_per_lane: false,
+            fec_100g_per_lane: false,
+        }
+    );
+    let pplm = |tb: &mut Testbed, d: &mut Driver| {
+        let out = access_reg(tb, d, vport::PPLM_LEN, vport::pplm_query).unwrap();
+        vport::parse_pplm(&out).unwrap()
+    };
+    // Auto at first: RS-FEC runs; what `ethtool --show-fec` shows (Configured: Auto,
+    // Active: RS) and offers (None, BaseR, RS).
+    let p = pplm(&mut tb, &mut d0);
+    assert_eq!(
+        (p.active, p.configured(), p.cap),
+        (1 << 2, 0, [0, 0, 0, 0, 7])
+    );
+    assert_eq!(vport::pplm_to_ethtool(p.active), et::RS);
+    assert_eq!(vport::pplm_to_ethtool(p.configured()), et::AUTO);
+    assert!(p.in_caps(1 << mode::NOFEC) && p.in_caps(1 << mode::FIRECODE));
+    assert!(!p.in_caps(1 << mode::LLRS_272_257_1));
+    // `--set-fec baser`: FireCode at 100G (the one speed that offers it), auto elsewhere.
+    let policy = vport::fec_policy(et::BASER, pcam.fec_50g_per_lane).unwrap();
+    assert_eq!(policy, 1 << mode::FIRECODE);
+    let new = p.with_policy(policy).unwrap();
+    assert_eq!(new.admin, [0, 0, 0, 0, 1 << 1]);
+    access_reg(&mut tb, &mut d0, vport::PPLM_LEN, |b| {
+        vport::pplm_set(b, &new)
+    })
+    .unwrap();
+    let p = pplm(&mut tb, &mut d0);
+    assert_eq!(vport::pplm_to_ethtool(p.active), et::BASER);
+    assert_eq!(vport::pplm_to_ethtool(p.configured()), et::BASER);
+    // `off`, then `auto` (all speeds auto) round-trip too.
+    for (ask, configured, active) in [(et::OFF, et::OFF, et::OFF), (et::AUTO, et::AUTO, et::RS)] {
+        let policy = vport::fec_policy(ask, false).unwrap();
+        let new = pplm(&mut tb, &mut d0).with_policy(policy).unwrap();
+        access_reg(&mut tb, &mut d0, vport::PPLM_LEN, |b| {
+            vport::pplm_set(b, &new)
+        })
+        .unwrap();
+        let p = pplm(&mut tb, &mut d0);
+        assert_eq!(
+            (
+                vport::pplm_to_ethtool(p.configured()),
+                vport::pplm_to_ethtool(p.active)
+            ),
+            (configured, active)
+        );
+    }
+    // mlx5e's refusals (EOPNOTSUPP): two modes, LLRS without the 50G-per-lane fields; a
+    // mode no speed offers is refused by `with_policy`.
+    assert!(vport::fec_policy(et::RS | et::BASER, false).is_err());
+    assert!(vport::fec_policy(et::AUTO | et::RS, false).is_err());
+    assert!(vport::fec_policy(et::LLRS, false).is_err());
+    let p = pplm(&mut tb, &mut d0);
+    assert!(p.with_policy(1 << mode::RS_544_514).is_none());
+    // The device refuses a mode the speed does not offer, whatever the driver asks.
+    let mut forced = p;
+    forced.admin[4] = 1 << 3;
+    let e = access_reg(&mut tb, &mut d0, vport::PPLM_LEN, |b| {
+        vport::pplm_set(b, &forced)
+    })
+    .unwrap_err();
+    assert_eq!(e.opcode, 0x805, "{e}");
+    assert_eq!(pplm(&mut tb, &mut d0), p, "unchanged");
+    // The lanes, and the FEC counters (0: the wire corrupts nothing), as the driver parses
+    // them; eth-phy's symbol errors too.
+    let out = access_reg(&mut tb, &mut d0, vport::PMLP_LEN, vport::pmlp_query).unwrap();
+    assert_eq!(vport::parse_pmlp(&out).unwrap(), 4);
+    let out = access_reg(&mut tb, &mut d0, vport::PPCNT_LEN, |b| {
+        vport::ppcnt_query(b, vport::PPCNT_PHYS, false)
+    })
+    .unwrap();
+    assert_eq!(
+        vport::parse_ppcnt_phys(&out).unwrap(),
+        vport::PhysCounters::default()
+    );
+    assert!(
+        vport::parse_ppcnt_corrected_bits(&out).is_err(),
+        "not group 0x16"
+    );
+    let out = access_reg(&mut tb, &mut d0, vport::PPCNT_LEN, |b| {
+        vport::ppcnt_query(b, vport::PPCNT_PHYS_STATISTICAL, false)
+    })
+    .unwrap();
+    assert_eq!(vport::parse_ppcnt_corrected_bits(&out).unwrap(), 0);
+    let out = access_reg(&mut tb, &mut d0, vport::PPCNT_LEN, |b| {
+        vport::ppcnt_query(b, vport::PPCNT_IEEE_802_3, false)
+    })
+    .unwrap();
+    assert_eq!(
+        vport::parse_ppcnt_ieee_802_3(&out).unwrap().symbol_errors,
+        0
+    );
+}

@@ -943,7 +943,7 @@ fn parse_access_reg_outputs() {
     put_be64(&mut out, reg + 0x58, 17); // a_in_range_length_errors (set bit 0x280)
     put_be64(&mut out, reg + 0x60, 18); // a_out_of_range_length_field
     put_be64(&mut out, reg + 0x68, 19); // a_frame_too_long_errors
-    put_be64(&mut out, reg + 0x70, 20); // a_symbol_error_during_carrier: not read
+    put_be64(&mut out, reg + 0x70, 20); // a_symbol_error_during_carrier (set bit 0x340)
     put_be64(&mut out, reg + 0x90, 0x1_0000_0008); // a_pause_mac_ctrl_frames_received
     put_be64(&mut out, reg + 0x98, 9); // a_pause_mac_ctrl_frames_transmitted (set bit 0x480)
     put_be64(&mut out, reg + 0xa0, 10); // reserved_at_4c0: not read
@@ -962,6 +962,7 @@ fn parse_access_reg_outputs() {
             in_range_len_errors: 17,
             out_of_range_len: 18,
             too_long_errors: 19,
+            symbol_errors: 20,
             mac_ctrl_tx: 5,
             mac_ctrl_rx: 6,
             unsupported_opcodes: 7,
@@ -1062,6 +1063,7 @@ fn general_caps_out() -> Vec<u8> {
             (0x2c, 0x16), // log_max_eq_sz (cap bit 0xe0, 8 bits) = 22
             (0x2f, 0x04), // log_max_eq (cap bit 0xfc, 4 bits) = 4
             (0x40, 0x40), // vport_counters (cap bit 0x181) = 1
+            (0x45, 0x20), // pcam_reg (cap bit 0x1aa) = 1
             (0x46, 0x01), // port_type (cap bit 0x1b6, 2 bits) = 1 Ethernet
             (0x47, 0x01), // num_ports (cap bit 0x1b8, 8 bits) = 1
             (0x4f, 0x01), // cqe_version (cap bit 0x1fc, 4 bits) = 1
@@ -1136,6 +1138,7 @@ fn parse_caps() {
         cq_moderation: true,
         cq_period_mode_modify: true,
         vport_counters: true,
+        pcam_reg: true,
         cqe_compression: true,
         cqe_compression_max_num: 64,
         log_max_current_uc_list: 2,
@@ -2021,4 +2024,87 @@ fn a_firmware_asking_for_too_many_pages_is_refused() {
     let (t, log) = tear_down(&mut r, &b);
     assert_eq!(log, vec![0x108, 0x105]);
     assert_eq!(t.first_error(), None);
+}
+
+#[test]
+fn fec_registers_golden() {
+    use vport::{ethtool_fec as et, Pplm};
+    // PCAM output: register_data at byte 0x10; pplm = register bit 0x9c (byte 0x13, 0x08),
+    // ppcnt = bit 0xb7 (byte 0x16, 0x01), ppcnt_statistical_group = bit 0x1bf (byte 0x37,
+    // 0x01), fec_50G_per_lane_in_pplm = bit 0x1a8 (byte 0x35, 0x80).
+    let out = sparse(16 + 0x50, &[(0x23, 0x08), (0x26, 0x01), (0x47, 0x01)]);
+    let p = vport::parse_pcam(&out).unwrap();
+    assert!(p.pplm && p.ppcnt && p.ppcnt_statistical);
+    assert!(!p.fec_50g_per_lane && !p.fec_100g_per_lane);
+    let out = sparse(16 + 0x50, &[(0x45, 0x80)]);
+    assert!(vport::parse_pcam(&out).unwrap().fec_50g_per_lane);
+    // A PCAM read asks feature group 0, register group 0 (no local port).
+    let mut inp = vec![0u8; 16 + 0x50];
+    let n = vport::pcam_query(&mut inp).unwrap();
+    assert_eq!(
+        (n, &inp[..4], &inp[0x0a..0x0c]),
+        (16 + 0x50, &[0x08, 0x05, 0, 0][..], &[0x50, 0x7f][..])
+    );
+    assert!(inp[16..].iter().all(|&b| b == 0));
+    // PPLM: fec_mode_active (bit 0x68, 24 bits) = RS-528 (bit 2); cap_100g (bit 0x90) = 7,
+    // cap_25g (bit 0x98) = 3, admin_25g (bit 0xb8) = 2.
+    let out = sparse(
+        16 + 0x50,
+        &[(0x1f, 0x04), (0x22, 0x70), (0x23, 0x30), (0x27, 0x20)],
+    );
+    let p = vport::parse_pplm(&out).unwrap();
+    assert_eq!(
+        p,
+        Pplm {
+            active: 4,
+            cap: [0, 3, 0, 0, 7],
+            admin: [0, 2, 0, 0, 0]
+        }
+    );
+    assert_eq!(p.configured(), 2, "the first speed set");
+    assert_eq!(vport::pplm_to_ethtool(p.active), et::RS);
+    assert_eq!(vport::pplm_to_ethtool(p.configured()), et::BASER);
+    assert_eq!(vport::pplm_to_ethtool(0), et::AUTO);
+    assert_eq!(vport::pplm_to_ethtool(1 << 7), et::RS, "RS-544");
+    assert_eq!(vport::pplm_to_ethtool(1 << 3), 0, "no ethtool name");
+    // RS at the speeds that offer it (25G and 100G), auto at the others.
+    let w = p.with_policy(4).unwrap();
+    assert_eq!(w.admin, [0, 0, 0, 0, 4]);
+    assert_eq!(p.with_policy(2).unwrap().admin, [0, 2, 0, 0, 2]);
+    assert_eq!(p.with_policy(0).unwrap().admin, [0; 5]);
+    assert_eq!(p.with_policy(1 << 9), None);
+    // The write: admin_100g (bit 0xb0, the high nibble of byte 0x10 + 0x16) = 4, op_mod 0.
+    let mut inp = vec![0u8; 16 + 0x50];
+    vport::pplm_set(&mut inp, &w).unwrap();
+    assert_eq!(
+        (inp[0x10 + 0x16], inp[0x10 + 0x17], inp[0x07]),
+        (0x40, 0, 0)
+    );
+    assert_eq!(inp[0x10 + 1], 1, "local_port 1");
+    // ethtool's bits to mlx5e's policy.
+    assert_eq!(vport::fec_policy(et::OFF, false), Ok(1));
+    assert_eq!(vport::fec_policy(et::BASER, false), Ok(2));
+    assert_eq!(vport::fec_policy(et::RS, false), Ok(4));
+    assert_eq!(vport::fec_policy(et::AUTO, false), Ok(0));
+    assert_eq!(vport::fec_policy(et::LLRS, true), Ok(1 << 9));
+    assert!(vport::fec_policy(et::LLRS, false).is_err());
+    assert!(vport::fec_policy(et::RS | et::OFF, true).is_err());
+    // PMLP width (bit 0x18) and the physical layer counters: rs_fec_corrected_blocks at
+    // register bit 0x400 (byte 0x80), fc lane 2 uncorrectable at bit 0x380 (byte 0x70).
+    assert_eq!(vport::parse_pmlp(&sparse(16 + 0x40, &[(0x13, 4)])), Ok(4));
+    let mut out = vec![0u8; 272];
+    out[0x10 + 3] = 0x12;
+    put_be64(&mut out, 0x10 + 0x80, 5);
+    put_be64(&mut out, 0x10 + 0x88, 6);
+    put_be64(&mut out, 0x10 + 0x70, 7);
+    put_be64(&mut out, 0x10 + 0x40, 8);
+    let c = vport::parse_ppcnt_phys(&out).unwrap();
+    assert_eq!((c.rs_corrected, c.rs_uncorrectable), (5, 6));
+    assert_eq!(
+        (c.fc_uncorrectable, c.fc_corrected),
+        ([0, 0, 7, 0], [8, 0, 0, 0])
+    );
+    out[0x10 + 3] = 0x16;
+    put_be64(&mut out, 0x10 + 0x20, 9); // phy_corrected_bits (bit 0x100)
+    assert_eq!(vport::parse_ppcnt_corrected_bits(&out), Ok(9));
 }

@@ -1287,3 +1287,135 @@ fn enable_hca_starts_the_function_counters_afresh() {
     assert_eq!(vport_tx(&mut h), 0, "the vport's counters too");
     assert_eq!(*h.tb.device().counters(1).unwrap(), other);
 }
+
+/// PPLM data (0x50 bytes): local_port 1, `fec_override_admin_100g` = `admin`.
+fn pplm(admin: u8) -> Vec<u8> {
+    let mut r = vec![0u8; 0x50];
+    put(&mut r, 0x8, 8, 1); // local_port
+    put(&mut r, 0xb0, 4, u64::from(admin)); // fec_override_admin_100g
+    r
+}
+
+/// Reads PPLM of function `h.port`: (fec_mode_active, cap_100g, admin_100g, the other
+/// legacy caps ORed).
+fn read_pplm(h: &mut Host) -> (u64, u64, u64, u64) {
+    let o = h.exec(&reg_in(0x5023, false, &pplm(0)), 16 + 0x50).ok();
+    let d = &o.b[16..];
+    let others = [0x9c, 0x98, 0x94, 0x8c]
+        .iter()
+        .fold(0, |a, &b| a | getf(d, b, 4));
+    (
+        getf(d, 0x68, 24),
+        getf(d, 0x90, 4),
+        getf(d, 0xb0, 4),
+        others,
+    )
+}
+
+#[test]
+fn pcam_pplm_and_the_physical_layer_counters() {
+    let mut h = Host::new(0);
+    h.port = 0;
+    h.bring_up();
+    h.port = 1;
+    h.bring_up();
+    h.port = 0;
+    // The general capabilities say PCAM exists (pcam_reg, cap bit 0x1aa).
+    let caps = h.exec(&cmd_in(0x100, 1, 16), 16 + 0x1000).ok();
+    assert_eq!(getf(&caps.b, 0x80 + 0x1aa, 1), 1, "pcam_reg");
+    // PCAM, feature group 0 / register group 0: PPLM (0x5023: bit 0x40 + 127 - 0x23) and
+    // PPCNT (bit 0x40 + 127 - 8) are listed, the statistical group too; no per-lane FEC.
+    let pcam = h.exec(&reg_in(0x507f, false, &[0u8; 0x50]), 16 + 0x50).ok();
+    let d = &pcam.b[16..];
+    assert_eq!(
+        (getf(d, 0x9c, 1), getf(d, 0xb7, 1), getf(d, 0x1bf, 1)),
+        (1, 1, 1)
+    );
+    assert_eq!((getf(d, 0x1a8, 1), getf(d, 0x188, 1)), (0, 0));
+    let mut other = vec![0u8; 0x50];
+    put(&mut other, 0x18, 8, 1); // access_reg_group 1
+    expect(
+        h.exec(&reg_in(0x507f, false, &other), 16 + 0x50),
+        ST_BAD_PARAM,
+        synd::PCAM_GROUP,
+    );
+    expect(
+        h.exec(&reg_in(0x507f, true, &[0u8; 0x50]), 16 + 0x50),
+        ST_BAD_PARAM,
+        synd::REG_READ_ONLY,
+    );
+    // PMLP: four lanes (100GBASE-CR4).
+    let mut pm = vec![0u8; 0x40];
+    put(&mut pm, 0x8, 8, 1);
+    let o = h.exec(&reg_in(0x5002, false, &pm), 16 + 0x40).ok();
+    assert_eq!(getf(&o.b[16..], 0x18, 8), 4);
+    // PPLM: 100G offers no FEC (bit 0), FireCode (1), RS-528 (2); the other speeds nothing.
+    // The link is up both ends (admin up after bring-up): auto runs RS-FEC (bit 2).
+    assert_eq!(read_pplm(&mut h), (1 << 2, 0x7, 0, 0));
+    // FireCode asked for: it runs; the answer is the new contents.
+    let o = h.exec(&reg_in(0x5023, true, &pplm(1 << 1)), 16 + 0x50).ok();
+    assert_eq!(getf(&o.b[16..], 0xb0, 4), 1 << 1);
+    assert_eq!(read_pplm(&mut h), (1 << 1, 0x7, 1 << 1, 0));
+    // Refused, changing nothing: two modes at once, a mode bit 100G does not offer (3), a
+    // mode at speeds that offer none (25G, 50G per lane), the RS bypass.
+    for bad in [
+        pplm(0x3),
+        pplm(1 << 3),
+        {
+            let mut r = pplm(0);
+            put(&mut r, 0x98 + 0x20, 4, 1 << 2); // fec_override_admin_25g
+            r
+        },
+        {
+            let mut r = pplm(1 << 2);
+            put(&mut r, 0x130, 16, 1 << 2); // fec_override_admin_50g_1x
+            r
+        },
+        {
+            let mut r = pplm(0);
+            put(&mut r, 0xa0, 4, 1); // rs_fec_correction_bypass_admin
+            r
+        },
+    ] {
+        expect(
+            h.exec(&reg_in(0x5023, true, &bad), 16 + 0x50),
+            ST_BAD_PARAM,
+            synd::PPLM_ADMIN,
+        );
+    }
+    assert_eq!(read_pplm(&mut h), (1 << 1, 0x7, 1 << 1, 0));
+    // The read-only fields a driver writes back (caps, active) are ignored.
+    let mut wb = pplm(1);
+    put(&mut wb, 0x68, 24, 1 << 2);
+    put(&mut wb, 0x90, 4, 0x7);
+    h.exec(&reg_in(0x5023, true, &wb), 16 + 0x50).ok();
+    assert_eq!(read_pplm(&mut h), (1, 0x7, 1, 0), "no FEC");
+    // Each port keeps its own: port 1 still runs auto (RS).
+    h.port = 1;
+    assert_eq!(read_pplm(&mut h), (1 << 2, 0x7, 0, 0));
+    // The link down (port 1's admin down): nothing runs on port 0.
+    h.exec(&reg_in(0x5006, true, &paos(2)), 32).ok();
+    h.port = 0;
+    assert_eq!(read_pplm(&mut h).0, 0, "no FEC mode while down");
+    h.port = 1;
+    h.exec(&reg_in(0x5006, true, &paos(1)), 32).ok();
+    h.port = 0;
+    assert_eq!(read_pplm(&mut h).0, 1);
+    // PPCNT's physical layer group (0x12) and its statistical group (0x16): the wire
+    // corrupts nothing, so every count is 0, and the group answered is the one asked.
+    for grp in [0x12u8, 0x16] {
+        let o = h
+            .exec(&reg_in(0x5008, false, &ppcnt(grp, false)), 16 + 256)
+            .ok();
+        assert_eq!(getf(&o.b[16..], 0x1a, 6), u64::from(grp));
+        assert!(
+            o.b[16 + 8..16 + 256].iter().all(|&b| b == 0),
+            "group {grp:#x}"
+        );
+    }
+    expect(
+        h.exec(&reg_in(0x5008, false, &ppcnt(0x17, false)), 16 + 256),
+        ST_BAD_PARAM,
+        synd::PPCNT_GROUP,
+    );
+}

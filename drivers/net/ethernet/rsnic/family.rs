@@ -533,6 +533,37 @@ pub(crate) trait Control: DataPath {
         Err(crate::kernel_ext::net::eopnotsupp())
     }
 
+    /// The port's IEEE 802.3 PHY counter `SymbolErrorDuringCarrier` (`ethtool -S <dev>
+    /// --groups eth-phy`), with the groups of [`Control::MAC_STATS`]. Sleeps.
+    fn query_phy_stats(_func: &Arc<Self::Func>) -> Result<u64> {
+        Err(crate::kernel_ext::net::eopnotsupp())
+    }
+
+    /// Whether the driver offers the link's forward error correction (`ethtool --show-fec`,
+    /// `--set-fec`, `-I --show-fec`: [`Control::query_fec`], [`Control::set_fec`],
+    /// [`Control::query_fec_stats`]); without it the operations are absent and ethtool
+    /// answers `EOPNOTSUPP`, as for upstream mana, which has none. ConnectX has them,
+    /// through PPLM.
+    const FEC: bool = false;
+    /// The link's FEC, configured and running. Sleeps.
+    fn query_fec(_func: &Arc<Self::Func>) -> Result<ethtool::FecParam> {
+        Err(crate::kernel_ext::net::eopnotsupp())
+    }
+    /// Configures the link's FEC as ethtool's bits `fec` ask (`ethtool::fec`); `dev` is the
+    /// port's netdev (its name for a refusal's message, whether it is up). Under RTNL;
+    /// sleeps.
+    fn set_fec(
+        _func: &Arc<Self::Func>,
+        _dev: &crate::kernel_ext::net::device::Device,
+        _fec: u32,
+    ) -> Result {
+        Err(crate::kernel_ext::net::eopnotsupp())
+    }
+    /// The FEC counters of the running mode (`None`: none to report). Sleeps.
+    fn query_fec_stats(_func: &Arc<Self::Func>) -> Result<Option<ethtool::FecStats>> {
+        Err(crate::kernel_ext::net::eopnotsupp())
+    }
+
     /// Creates a channel's device queues (recording each in `queues` as it is made, so a
     /// failure can destroy what exists) and its data-path structures, and posts RX buffers.
     fn open(

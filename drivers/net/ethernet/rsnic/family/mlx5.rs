@@ -23,7 +23,7 @@ use crate::family::{
 };
 use crate::hwif::hw::Coherent;
 use crate::hwif::mlx5::cmd::res;
-use crate::hwif::mlx5::cmd::vport::{Ieee8023Counters, VportCounters};
+use crate::hwif::mlx5::cmd::vport::{self, Ieee8023Counters, VportCounters};
 use crate::hwif::mlx5::cq::Cq;
 use crate::hwif::mlx5::eq::Eq;
 use crate::hwif::mlx5::rq::{Rq, RqParams, RxCompletion};
@@ -233,6 +233,15 @@ impl Family for Mlx5 {
         } else {
             PrivFlags::NONE
         }
+    }
+}
+
+/// PCAM of a port with PPLM (`mlx5e_get_fec_mode`'s checks: `pcam_reg` and PCAM's `pplm`),
+/// else `EOPNOTSUPP`. Sleeps.
+fn fec_pplm(func: &ctrl::Func) -> Result<vport::Pcam> {
+    match func.query_pcam()? {
+        Some(p) if p.pplm => Ok(p),
+        _ => Err(crate::kernel_ext::net::eopnotsupp()),
     }
 }
 
@@ -475,6 +484,88 @@ impl Control for Mlx5 {
             jabbers: c.jabbers,
             hist,
         })
+    }
+
+    // mlx5e_stats_eth_phy_get: the IEEE 802.3 group's a_symbol_error_during_carrier.
+    fn query_phy_stats(func: &Arc<ctrl::Func>) -> Result<u64> {
+        Ok(func.query_ieee_802_3()?.symbol_errors)
+    }
+
+    // FEC through PPLM, as mlx5e_get_fecparam / mlx5e_set_fecparam / mlx5e_get_fec_stats,
+    // on a device whose PCAM lists PPLM.
+    const FEC: bool = true;
+
+    fn query_fec(func: &Arc<ctrl::Func>) -> Result<ethtool::FecParam> {
+        fec_pplm(func)?;
+        let p = func.query_pplm()?;
+        let active = vport::pplm_to_ethtool(p.active);
+        if active == 0 {
+            // A running mode ethtool has no name for (mlx5e: EOPNOTSUPP).
+            return Err(crate::kernel_ext::net::eopnotsupp());
+        }
+        Ok(ethtool::FecParam {
+            fec: vport::pplm_to_ethtool(p.configured()),
+            active,
+        })
+    }
+
+    fn set_fec(
+        func: &Arc<ctrl::Func>,
+        dev: &crate::kernel_ext::net::device::Device,
+        fec: u32,
+    ) -> Result {
+        let pcam = fec_pplm(func)?;
+        // (6.12's set_fecparam has no extack: the reason goes to the kernel log.)
+        let refuse = |why: &str| {
+            pr_err!("{}: ethtool --set-fec: {}\n", dev.name(), why);
+            crate::kernel_ext::net::eopnotsupp()
+        };
+        let policy = vport::fec_policy(fec, pcam.fec_50g_per_lane).map_err(refuse)?;
+        let p = func.query_pplm()?;
+        let new = p
+            .with_policy(policy)
+            .ok_or_else(|| refuse("the port offers that FEC mode at no speed"))?;
+        func.set_pplm(&new)?;
+        // mlx5_toggle_port_link: the link retrains with the new mode if it was up.
+        if dev.is_running() {
+            let toggle = func.set_admin(false).and_then(|()| func.set_admin(true));
+            toggle.map_err(|e| ctrl::cmd_errno(&e))?;
+        }
+        Ok(())
+    }
+
+    fn query_fec_stats(func: &Arc<ctrl::Func>) -> Result<Option<ethtool::FecStats>> {
+        let Some(pcam) = func.query_pcam()? else {
+            return Ok(None);
+        };
+        if !pcam.pplm || !pcam.ppcnt_statistical {
+            return Ok(None);
+        }
+        // fec_active_mode: the lowest mode running; none (link down: 32) is not "no FEC".
+        let mode = func.query_pplm()?.active.trailing_zeros();
+        if mode == vport::mode::NOFEC {
+            return Ok(None);
+        }
+        let mut s = ethtool::FecStats::default();
+        s.corrected_bits.total = Some(func.query_corrected_bits()?);
+        match mode {
+            vport::mode::RS_528_514 | vport::mode::RS_544_514 | vport::mode::LLRS_272_257_1 => {
+                let c = func.query_phys()?;
+                s.corrected_blocks.total = Some(c.rs_corrected);
+                s.uncorrectable_blocks.total = Some(c.rs_uncorrectable);
+            }
+            vport::mode::FIRECODE => {
+                let c = func.query_phys()?;
+                // Per lane, as many as the port has (at most the four PPCNT counts).
+                let lanes = usize::from(func.query_lanes().unwrap_or(0)).min(4);
+                for i in 0..lanes {
+                    s.corrected_blocks.lanes[i] = Some(c.fc_corrected[i]);
+                    s.uncorrectable_blocks.lanes[i] = Some(c.fc_uncorrectable[i]);
+                }
+            }
+            _ => {}
+        }
+        Ok(Some(s))
     }
 
     fn open(

@@ -307,6 +307,31 @@ impl<F: Family> ethtool::Operations for PortOps<F> {
         F::query_rmon_stats(&port.shared.func).ok()
     }
 
+    const HAS_GET_ETH_PHY_STATS: bool = F::MAC_STATS;
+
+    fn get_eth_phy_stats(_dev: &Device, port: ArcBorrow<'_, Port<F>>) -> Option<u64> {
+        F::query_phy_stats(&port.shared.func).ok()
+    }
+
+    // Forward error correction, for the families that offer it (ConnectX): absent for the
+    // others (ethtool answers EOPNOTSUPP). Asked of the device every time, as mlx5e does.
+    const HAS_GET_FECPARAM: bool = F::FEC;
+    const HAS_SET_FECPARAM: bool = F::FEC;
+    const HAS_GET_FEC_STATS: bool = F::FEC;
+
+    fn get_fecparam(_dev: &Device, port: ArcBorrow<'_, Port<F>>) -> Result<ethtool::FecParam> {
+        F::query_fec(&port.shared.func)
+    }
+
+    fn set_fecparam(dev: &Device, port: ArcBorrow<'_, Port<F>>, fec: u32) -> Result {
+        F::set_fec(&port.shared.func, dev, fec)
+    }
+
+    fn get_fec_stats(_dev: &Device, port: ArcBorrow<'_, Port<F>>) -> Option<ethtool::FecStats> {
+        // A failure was logged by the family, with the command: nothing is reported.
+        F::query_fec_stats(&port.shared.func).ok().flatten()
+    }
+
     const COALESCE_PARAMS: u32 = if F::COALESCE {
         ethtool::COALESCE_USECS | ethtool::COALESCE_MAX_FRAMES | ethtool::COALESCE_USE_ADAPTIVE
     } else {

@@ -460,6 +460,61 @@ impl Func {
         Ok(())
     }
 
+    /// The port's capabilities (PCAM, as `mlx5_query_pcam_reg`), `None` on a device
+    /// without PCAM (`pcam_reg` 0 in its capabilities). Sleeps.
+    pub(crate) fn query_pcam(&self) -> Result<Option<vport::Pcam>> {
+        if !self.res.caps.pcam_reg {
+            return Ok(None);
+        }
+        self.read_reg(
+            vport::PCAM_LEN,
+            vport::pcam_query,
+            vport::parse_pcam,
+            format_args!("PCAM read"),
+        )
+        .map(Some)
+    }
+
+    /// The port's FEC (PPLM, as `mlx5e_get_fec_mode`). Sleeps.
+    pub(crate) fn query_pplm(&self) -> Result<vport::Pplm> {
+        self.read_reg(
+            vport::PPLM_LEN,
+            vport::pplm_query,
+            vport::parse_pplm,
+            format_args!("PPLM read"),
+        )
+    }
+
+    /// Sets the port's FEC admin fields (a PPLM write, as `mlx5e_set_fec_mode`). Sleeps.
+    pub(crate) fn set_pplm(&self, p: &vport::Pplm) -> Result {
+        let len = vport::access_reg_len(vport::PPLM_LEN);
+        self.cmd(len, len, |b| vport::pplm_set(b, p))?;
+        Ok(())
+    }
+
+    /// The port's lanes (PMLP `width`, as `fec_num_lanes`). Sleeps.
+    pub(crate) fn query_lanes(&self) -> Result<u8> {
+        self.read_reg(
+            vport::PMLP_LEN,
+            vport::pmlp_query,
+            vport::parse_pmlp,
+            format_args!("PMLP read"),
+        )
+    }
+
+    /// The FEC block counters (PPCNT physical layer group). Sleeps.
+    pub(crate) fn query_phys(&self) -> Result<vport::PhysCounters> {
+        self.query_ppcnt(vport::PPCNT_PHYS, vport::parse_ppcnt_phys)
+    }
+
+    /// The bits the FEC corrected (PPCNT physical layer statistical group). Sleeps.
+    pub(crate) fn query_corrected_bits(&self) -> Result<u64> {
+        self.query_ppcnt(
+            vport::PPCNT_PHYS_STATISTICAL,
+            vport::parse_ppcnt_corrected_bits,
+        )
+    }
+
     /// A PPCNT read of counter group `grp`, parsed by `parse`. Sleeps.
     fn query_ppcnt<T>(&self, grp: u8, parse: fn(&[u8]) -> Result<T, FormatError>) -> Result<T> {
         self.read_reg(

@@ -72,6 +72,8 @@ pub mod general {
     pub const LOG_MAX_EQ: Field = Field::new(0xfc, 4);
     /// `vport_counters`: bit 0x181, 1 bit.
     pub const VPORT_COUNTERS: Field = Field::new(0x181, 1);
+    /// `pcam_reg`: bit 0x1aa, 1 bit.
+    pub const PCAM_REG: Field = Field::new(0x1aa, 1);
     /// `port_type`: bit 0x1b6, 2 bits (1 = Ethernet).
     pub const PORT_TYPE: Field = Field::new(0x1b6, 2);
     /// `num_ports`: bit 0x1b8, 8 bits.
@@ -205,6 +207,8 @@ pub struct DevCaps {
     pub cq_period_mode_modify: bool,
     /// `vport_counters`.
     pub vport_counters: bool,
+    /// `pcam_reg`: PCAM lists the port's registers and features.
+    pub pcam_reg: bool,
     /// `cqe_compression`.
     pub cqe_compression: bool,
     /// `cqe_compression_max_num`.
@@ -333,6 +337,7 @@ pub fn parse_general_caps(out: &[u8], caps: &mut DevCaps) -> Result<(), FormatEr
     caps.cq_moderation = g(general::CQ_MODERATION) != 0;
     caps.cq_period_mode_modify = g(general::CQ_PERIOD_MODE_MODIFY) != 0;
     caps.vport_counters = g(general::VPORT_COUNTERS) != 0;
+    caps.pcam_reg = g(general::PCAM_REG) != 0;
     caps.cqe_compression = g(general::CQE_COMPRESSION) != 0;
     caps.cqe_compression_max_num = g(general::CQE_COMPRESSION_MAX_NUM) as u16;
     caps.log_max_current_uc_list = g(general::LOG_MAX_CURRENT_UC_LIST) as u8;

@@ -42,6 +42,7 @@ pub(in crate::sim::mlx5) fn general_caps(cap: &mut [u8], caps: &Caps) {
         CQ_PERIOD_START_FROM_CQE,
         VPORT_COUNTERS,
         NIC_FLOW_TABLE,
+        PCAM_REG,
         PORT_TYPE,
         NUM_PORTS,
         ETH_NET_OFFLOADS,

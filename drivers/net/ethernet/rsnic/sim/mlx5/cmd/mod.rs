@@ -18,6 +18,8 @@
 //! * [`fs`]: flow tables, groups, entries, the root (fs_cmd.c).
 //! * [`vport`]: the NIC vport context, vport state and counters, ACCESS_REG (PAOS, PPLR,
 //!   PFCC, PPCNT, PMTU, PTYS; vport.c, port.c).
+//! * [`port`]: ACCESS_REG of PCAM (the port's registers and features), PPLM (FEC) and PMLP
+//!   (lanes) (en/port.c, en_stats.c).
 //!
 //! # The command interface as the model implements it
 //!
@@ -164,7 +166,8 @@
 //! `pprx` and `pptx`, see "Flow control" above; the other fields read 0), PPCNT (read only,
 //! counting frames through the MAC: group 0 the IEEE 802.3 counters, see [`ieee`], 1 RFC
 //! 2863, 2 RFC 2819 with the size histogram, 0x10 per priority, 0x12 the physical layer's
-//! errors, all 0; `clr` restarts them after the answer; other groups are BAD_PARAM), PTYS (Ethernet only: one mode, 100GBASE-CR4, on
+//! errors and 0x16 its statistical counters, all 0; `clr` restarts them after the answer;
+//! other groups are BAD_PARAM), PCAM, PPLM (FEC) and PMLP (see [`port`]), PTYS (Ethernet only: one mode, 100GBASE-CR4, on
 //! direct-attach copper, running while the link is up; a write sets the advertised modes,
 //! which must be that mode, and `an_disable_admin`, which the port allows: else BAD_PARAM),
 //! local_port 1 (or 0), reads and writes both answer with the register's contents. QUERY_VPORT_COUNTER reports unicast / multicast /
@@ -222,6 +225,7 @@ pub mod fs;
 pub mod hca;
 pub mod mkey;
 pub mod pages;
+pub mod port;
 pub mod queue;
 pub mod res;
 pub mod rss;
@@ -314,6 +318,8 @@ pub(super) struct Func {
     pub(super) an_disabled: bool,
     /// The vport's address filter.
     pub(super) filter: VportFilter,
+    /// PPLM's `fec_override_admin_100g`: the FEC mode asked for (0: auto).
+    pub(super) fec_admin: u8,
 }
 
 impl Func {
@@ -355,6 +361,7 @@ impl Func {
         ptys_admin: ifc::reg::PTYS_100GBASE_CR4,
         an_disabled: false,
         filter: VportFilter::NONE,
+        fec_admin: 0,
     };
 
     /// The function as after power-on (a function-level reset): HCA disabled, no command

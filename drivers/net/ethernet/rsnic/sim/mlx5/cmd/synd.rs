@@ -199,7 +199,14 @@ pub const LOOPBACK_MODE: u32 = 0xa3;
 /// ACCESS_REG: inlen/outlen shorter than header + register (BAD_INPUT_LEN /
 /// BAD_OUTPUT_LEN).
 pub const REG_LENGTH: u32 = 0xa4;
-/// PPCNT: a counter group other than IEEE 802.3 (0) (BAD_PARAM).
+/// PPLM: an admin FEC field naming no mode or more than one, or a mode its speed does not
+/// offer, or the RS bypass (BAD_PARAM).
+pub const PPLM_ADMIN: u32 = 0xad;
+/// ACCESS_REG write of a read-only register (PCAM, PMLP) (BAD_PARAM).
+pub const REG_READ_ONLY: u32 = 0xae;
+/// PCAM: a feature or register group other than 0 (BAD_PARAM).
+pub const PCAM_GROUP: u32 = 0xaf;
+/// PPCNT: a counter group the model does not keep (BAD_PARAM).
 pub const PPCNT_GROUP: u32 = 0xa5;
 /// PMTU: an admin MTU above the port's maximum or below 64 (BAD_PARAM).
 pub const PMTU_MTU: u32 = 0xa6;

@@ -447,6 +447,9 @@ impl<M: BusMemory> Cx<'_, '_, M> {
     pub(super) fn access_reg(&mut self, op_mod: u32) -> CmdResult {
         use ifc::reg::*;
         let id = self.g(REGISTER_ID);
+        if let Some(r) = self.access_port_reg(id, op_mod) {
+            return r;
+        }
         let len = match id {
             PMTU => PMTU_LEN,
             PTYS => PTYS_LEN,
@@ -586,6 +589,9 @@ impl<M: BusMemory> Cx<'_, '_, M> {
             PPCNT_PER_PRIO => per_prio(pt, prio),
             // The physical layer: no symbol, FEC or lane errors on the simulated wire.
             PPCNT_PHYS => [0; ieee::COUNT_MAX],
+            // Its statistical group (`phys_layer_statistical_cntrs`): no corrected bits or
+            // symbol errors either (nor a bit count or time: the model keeps neither).
+            ifc::port::PPCNT_PHYS_STATISTICAL => [0; ieee::COUNT_MAX],
             _ => return Err(bad(synd::PPCNT_GROUP)),
         };
         if clr {

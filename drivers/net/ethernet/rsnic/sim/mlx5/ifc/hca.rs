@@ -45,6 +45,8 @@ pub mod gen_cap {
     pub const VPORT_COUNTERS: Fld = f(0x181, 1);
     /// `nic_flow_table`: bit 0x1a6 (1).
     pub const NIC_FLOW_TABLE: Fld = f(0x1a6, 1);
+    /// `pcam_reg`: bit 0x1aa (1): the port registers are listed in PCAM.
+    pub const PCAM_REG: Fld = f(0x1aa, 1);
     /// `port_type`: bit 0x1b6 (2); 1 = Ethernet.
     pub const PORT_TYPE: Fld = f(0x1b6, 2);
     /// `num_ports`: bit 0x1b8 (8).

@@ -19,12 +19,13 @@
 //! the handlers in [`super::cmd`] (and the driver's `hwif/mlx5/cmd/`): [`hca`] (with
 //! [`gen_cap`], [`ft_cap`], [`eth_cap`], [`adapter`]), [`pages`], [`mkey`] (with [`qcnt`]),
 //! `res.rs` ([`eq`], [`cq`], [`wq`], [`tis`], [`rqt`], [`tir`], [`eqe`]), [`fs`], [`vport`]
-//! (with [`reg`]).
+//! (with [`reg`]), [`port`].
 
 pub mod fs;
 pub mod hca;
 pub mod mkey;
 pub mod pages;
+pub mod port;
 mod res;
 pub mod vport;
 

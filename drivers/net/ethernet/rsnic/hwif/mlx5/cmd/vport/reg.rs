@@ -65,7 +65,7 @@ pub const fn access_reg_len(reg_len: usize) -> usize {
     ACCESS_REG_DATA + reg_len
 }
 
-fn access_reg(
+pub(super) fn access_reg(
     buf: &mut [u8],
     reg_id: u16,
     reg_len: usize,
@@ -275,6 +275,8 @@ pub mod ieee_802_3 {
     pub const OUT_OF_RANGE_LEN: usize = 0x300;
     /// `a_frame_too_long_errors`.
     pub const TOO_LONG_ERRORS: usize = 0x340;
+    /// `a_symbol_error_during_carrier`.
+    pub const SYMBOL_ERRORS: usize = 0x380;
     /// `a_mac_control_frames_transmitted`.
     pub const MAC_CTRL_TX: usize = 0x3c0;
     /// `a_mac_control_frames_received`.
@@ -342,6 +344,8 @@ pub struct Ieee8023Counters {
     pub out_of_range_len: u64,
     /// `a_frame_too_long_errors`.
     pub too_long_errors: u64,
+    /// `a_symbol_error_during_carrier` (ethtool's eth-phy `SymbolErrorDuringCarrier`).
+    pub symbol_errors: u64,
     /// `a_mac_control_frames_transmitted`.
     pub mac_ctrl_tx: u64,
     /// `a_mac_control_frames_received`.
@@ -356,7 +360,7 @@ pub struct Ieee8023Counters {
 
 /// The register data of a PPCNT read of group `grp`; a different group in the answer is
 /// [`FormatError::BadParam`] (not what was asked for).
-fn ppcnt_data(out: &[u8], grp: u8) -> Result<&[u8], FormatError> {
+pub(super) fn ppcnt_data(out: &[u8], grp: u8) -> Result<&[u8], FormatError> {
     let o = output(out, access_reg_len(PPCNT_LEN))?;
     let d = &o[ACCESS_REG_DATA..];
     if PPCNT_GRP.get8(d) != grp {
@@ -383,6 +387,7 @@ pub fn parse_ppcnt_ieee_802_3(out: &[u8]) -> Result<Ieee8023Counters, FormatErro
         in_range_len_errors: c(i::IN_RANGE_LEN_ERRORS),
         out_of_range_len: c(i::OUT_OF_RANGE_LEN),
         too_long_errors: c(i::TOO_LONG_ERRORS),
+        symbol_errors: c(i::SYMBOL_ERRORS),
         mac_ctrl_tx: c(i::MAC_CTRL_TX),
         mac_ctrl_rx: c(i::MAC_CTRL_RX),
         unsupported_opcodes: c(i::UNSUPPORTED_OPCODES),
