@@ -48,6 +48,7 @@ mlx5)
 	assert_eq "supported link modes" "$ALL_MODES" "$(modes 'Supported link modes')"
 	assert_eq "advertised link modes" "$ALL_MODES" "$(modes 'Advertised link modes')"
 	assert_eq "the partner's modes" "$ALL_MODES" "$(modes 'Link partner advertised link modes')"
+	assert_eq "the partner negotiated" Yes "$(field 'Link partner advertised auto-negotiation')"
 	assert_eq "port" "Direct Attach Copper" "$(field Port)"
 	assert_eq "autonegotiation" on "$(field Auto-negotiation)"
 	assert_eq "supports autonegotiation" Yes "$(field 'Supports auto-negotiation')"

@@ -445,6 +445,9 @@ fn the_two_ports_resolve_their_link_from_ptys() {
         assert_eq!((p1.admin, p1.an_disable_admin), b, "{why}");
         assert_eq!((p0.oper, p1.oper), (want, want), "{why}");
         assert_eq!((p0.lp_advertise, p1.lp_advertise), lp, "{why}");
+        // an_status: complete (1) where the partner's modes are known, else 0.
+        let an = (u8::from(lp.0 != 0), u8::from(lp.1 != 0));
+        assert_eq!((p0.an_status, p1.an_status), an, "{why}");
         let up = want != 0;
         let oper0 = r.tb.device().oper_up(0);
         let oper1 = r.tb.device().oper_up(1);
