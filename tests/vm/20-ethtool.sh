@@ -24,8 +24,9 @@ vfio) echo "$info" | grep -Eq '^bus-info: [0-9a-f]{4}:[0-9a-f]{2}:[0-9a-f]{2}\.[
 esac
 # Link settings: no speed or duplex without a carrier; with both ports up the link's, and on
 # ConnectX the modes, connector and autonegotiation the device's PTYS register gives (the
-# model: one mode, 100GBASE-CR4, on direct-attach copper) and the pause advertised (PFCC: on
-# both ways), as mlx5e shows them. MANA has no link modes to show: a 100 Gb/s "other" port.
+# model: five modes of direct-attach copper, 10 to 100 Gb/s, all advertised, so the pair
+# runs at 100 Gb/s) and the pause advertised (PFCC: on both ways), as mlx5e shows them. MANA
+# has no link modes to show: a 100 Gb/s "other" port.
 link=$(ethtool "$dev")
 echo "$link" | grep -q 'Speed: Unknown' || fail "a speed without a carrier: $(echo "$link" | grep Speed)"
 for i in "${ifs[@]}"; do ip link set "$i" up; done
@@ -35,19 +36,28 @@ echo "$link"
 echo "$link" | grep -q 'Speed: 100000Mb/s' || fail "speed not reported"
 echo "$link" | grep -q 'Duplex: Full' || fail "duplex not reported"
 field() { echo "$link" | sed -n "s/^[[:space:]]*$1:[[:space:]]*//p"; }
+# modes SECTION [OUTPUT]: the link modes of a section of `ethtool <dev>` (its continuation
+# lines too), on one line.
+modes() {
+	echo "${2:-$link}" | sed -n "/^[[:space:]]*$1:/,\$p" | sed -n '2,${/^\t[^ \t]/q};p' |
+		cut -d: -f2 | xargs
+}
+ALL_MODES="10000baseKR/Full 40000baseCR4/Full 25000baseCR/Full 50000baseCR2/Full 100000baseCR4/Full"
 case $RSNIC_FAMILY in
 mlx5)
-	assert_eq "supported link modes" "100000baseCR4/Full" "$(field 'Supported link modes')"
-	assert_eq "advertised link modes" "100000baseCR4/Full" "$(field 'Advertised link modes')"
+	assert_eq "supported link modes" "$ALL_MODES" "$(modes 'Supported link modes')"
+	assert_eq "advertised link modes" "$ALL_MODES" "$(modes 'Advertised link modes')"
+	assert_eq "the partner's modes" "$ALL_MODES" "$(modes 'Link partner advertised link modes')"
+	assert_eq "the partner negotiated" Yes "$(field 'Link partner advertised auto-negotiation')"
 	assert_eq "port" "Direct Attach Copper" "$(field Port)"
 	assert_eq "autonegotiation" on "$(field Auto-negotiation)"
 	assert_eq "supports autonegotiation" Yes "$(field 'Supports auto-negotiation')"
 	assert_eq "advertised pause" Symmetric "$(field 'Advertised pause frame use')"
 	# ethtool -s, as mlx5e: a speed the port cannot run is refused and changes nothing;
-	# its own speed without autonegotiation is taken (the link toggled, the carrier back),
-	# and autonegotiation comes back on.
+	# its fastest speed without autonegotiation is taken (the link toggled, the carrier back:
+	# the peer negotiates and advertises that mode), and autonegotiation comes back on.
 	mark_dmesg
-	if ethtool -s "$dev" speed 40000 autoneg off 2>/tmp/err; then fail "ethtool -s speed 40000 accepted"; fi
+	if ethtool -s "$dev" speed 20000 autoneg off 2>/tmp/err; then fail "ethtool -s speed 20000 accepted"; fi
 	dmesg_since_mark | grep -q "Not supported link mode(s) requested" ||
 		fail "no reason in the log for the refused speed: $(cat /tmp/err)"
 	link=$(ethtool "$dev")
@@ -61,7 +71,8 @@ mlx5)
 	ethtool -s "$dev" autoneg on
 	link=$(ethtool "$dev")
 	assert_eq "autonegotiation back on" on "$(field Auto-negotiation)"
-	echo "  ethtool -s: speed 40000 refused, speed 100000 autoneg off and autoneg on taken"
+	assert_eq "every mode advertised again" "$ALL_MODES" "$(modes 'Advertised link modes')"
+	echo "  ethtool -s: speed 20000 refused, speed 100000 autoneg off and autoneg on taken"
 	;;
 mana)
 	assert_eq "port" Other "$(field Port)"
@@ -97,6 +108,60 @@ if ethtool --set-priv-flags "$dev" "$PFLAG" maybe 2>/tmp/err; then
 fi
 echo "  bad value refused: $(head -n1 /tmp/err)"
 assert_eq "$PFLAG unchanged by refused calls" "$PFLAG_DEFAULT" "$(priv_flag "$dev" "$PFLAG")"
+
+# ConnectX: the link the two ports resolve from their PTYS settings (rsnic.rst, "Ethtool"),
+# B in namespace "peer" so that the ping crosses the wire. Forced to different speeds, no
+# carrier on either end and no ping; to the same one, carrier, that speed on both and a
+# ping; negotiating with subsets of the modes, the fastest both advertise on both ends,
+# each seeing the other's modes; no common mode, no carrier.
+if [ "$RSNIC_FAMILY" = mlx5 ]; then
+	A=${ifs[0]} B=${ifs[1]}
+	pe() { ip netns exec peer "$@"; }
+	ip netns add peer
+	ip link set "$B" netns peer
+	ip addr add 10.10.0.1/24 dev "$A"
+	pe ip addr add 10.10.0.2/24 dev "$B"
+	ip link set "$A" up
+	pe ip link set "$B" up
+	carriers() { echo "$(carrier "$A") $(pe cat "/sys/class/net/$B/carrier" 2>/dev/null || echo 0)"; }
+	speeds() { echo "$(ethtool "$A" | sed -n 's/^[[:space:]]*Speed: //p') $(pe ethtool "$B" | sed -n 's/^[[:space:]]*Speed: //p')"; }
+	# resolved WHAT SPEED: both carriers on, both ends at SPEED Mb/s, a ping through.
+	resolved() {
+		wait_for "carrier on both ends ($1)" eval '[ "$(carriers)" = "1 1" ]'
+		assert_eq "speed on both ends ($1)" "$2Mb/s $2Mb/s" "$(speeds)"
+		ping -c 3 -i 0.2 -W 2 10.10.0.2 >/dev/null || fail "no ping ($1)"
+	}
+	# unresolved WHAT: both carriers off, no speed, no ping.
+	unresolved() {
+		wait_for "carrier off on both ends ($1)" eval '[ "$(carriers)" = "0 0" ]'
+		assert_eq "no speed ($1)" "Unknown! Unknown!" "$(speeds)"
+		if ping -c 2 -i 0.2 -W 1 10.10.0.2 >/dev/null 2>&1; then fail "a ping without a link ($1)"; fi
+	}
+	resolved "both negotiating every mode" 100000
+	ethtool -s "$A" speed 40000 autoneg off
+	pe ethtool -s "$B" speed 25000 autoneg off
+	unresolved "forced to 40000 and 25000"
+	pe ethtool -s "$B" speed 40000 autoneg off
+	resolved "both forced to 40000" 40000
+	# Link modes (ethtool bits): 10000baseKR 0x80000, 40000baseCR4 0x1000000, 25000baseCR
+	# 0x80000000, 50000baseCR2 0x400000000, 100000baseCR4 0x4000000000.
+	ethtool -s "$A" autoneg on advertise 0x480080000
+	pe ethtool -s "$B" autoneg on advertise 0x4081080000
+	resolved "advertising 10G, 25G, 50G against 10G, 25G, 40G, 100G" 25000
+	link=$(ethtool "$A")
+	assert_eq "A's partner modes" "10000baseKR/Full 40000baseCR4/Full 25000baseCR/Full 100000baseCR4/Full" \
+		"$(modes 'Link partner advertised link modes')"
+	pe ethtool -s "$B" advertise 0x4001000000
+	unresolved "advertising 10G, 25G, 50G against 40G, 100G"
+	ethtool -s "$A" autoneg on advertise 0x4000000000
+	resolved "advertising 100G against 40G, 100G" 100000
+	ethtool -s "$A" autoneg on
+	pe ethtool -s "$B" autoneg on
+	resolved "both negotiating every mode again" 100000
+	echo "  link resolution: forced 40000/25000 down, 40000/40000 up, advertised subsets up at 25000, none in common down"
+	ip netns del peer
+	wait_for "$B back" ip link show "$B"
+fi
 
 ethtool -S "$dev" | grep -q 'tx_queue_dropped: ' || fail "ethtool -S lacks tx_queue_dropped"
 # MANA's device counters: mana_ethtool.c's hc_* names, all of them, in its order.

@@ -15,7 +15,7 @@ use rsnic_core::hwif::mlx5::cmd::pages;
 use rsnic_core::hwif::mlx5::cmd::res::{self, CreateEq, EVENT_TYPE_PORT_CHANGE};
 use rsnic_core::hwif::mlx5::cmd::seq::{Bringup, Progress, Resources, Teardown, SEQ_OUT_LEN};
 use rsnic_core::hwif::mlx5::cmd::vport::{self, PORT_DOWN, PORT_UP};
-use rsnic_core::hwif::mlx5::cmd::{CmdError, CmdPoll, CmdQueue, Pas};
+use rsnic_core::hwif::mlx5::cmd::{CmdError, CmdErrorKind, CmdPoll, CmdQueue, Pas};
 use rsnic_core::hwif::mlx5::eq::{Eq, Event};
 use rsnic_core::sim::mlx5::cmd::{BOOT_PAGES, INIT_PAGES, REGULAR_PAGES};
 use rsnic_core::sim::mlx5::{Caps, FUNC_BAR_SIZE};
@@ -267,6 +267,10 @@ fn port_changes_arrive_on_the_event_queue() {
     assert_eq!(eq.stats().unknown, 0);
 }
 
+/// The model port's legacy PTYS modes: 10GBASE-CR (12), 40GBASE-CR4 (6), 25GBASE-CR (27),
+/// 50GBASE-CR2 (30), 100GBASE-CR4 (20).
+const CX_MODES: u32 = (1 << 12) | (1 << 6) | (1 << 27) | (1 << 30) | (1 << 20);
+
 /// Runs the ACCESS_REG command `build` writes (a register of `reg_len` bytes) on `d`.
 fn access_reg(
     tb: &mut Testbed,
@@ -306,16 +310,17 @@ fn the_driver_sets_pause_and_reads_pause_frames() {
     };
     // ConnectX ships with global pause on both ways.
     assert_eq!(pfcc(&mut r.tb, &mut d0), (true, true));
-    // The driver's PTYS read of the model: one 100GBASE-CR4 mode (bit 20), direct-attach
-    // copper (7), autonegotiation on.
+    // The driver's PTYS read of the model: five modes, all advertised, direct-attach
+    // copper (7), autonegotiation on, the link at 100GBASE-CR4 (bit 20).
     let out = access_reg(&mut r.tb, &mut d0, vport::PTYS_LEN, vport::ptys_query).unwrap();
     let p = vport::parse_ptys(&out).unwrap();
     assert_eq!(
-        (p.cap, p.admin, p.connector, p.an_disable_admin),
-        (1 << 20, 1 << 20, 7, false)
+        (p.cap, p.admin, p.oper, p.connector, p.an_disable_admin),
+        (CX_MODES, CX_MODES, 1 << 20, 7, false)
     );
-    // The driver turns autonegotiation off with the port's mode; a mode the port cannot run
-    // (40GBASE-CR4, bit 6) is refused and changes nothing.
+    // The driver turns autonegotiation off with the fastest mode (the peer negotiates and
+    // advertises it: the link stays up); a mode the port cannot run (100GBASE-SR4, bit 21)
+    // is refused and changes nothing.
     let ptys = |tb: &mut Testbed, d: &mut Driver| {
         let out = access_reg(tb, d, vport::PTYS_LEN, vport::ptys_query).unwrap();
         vport::parse_ptys(&out).unwrap()
@@ -330,11 +335,12 @@ fn the_driver_sets_pause_and_reads_pause_frames() {
         (1 << 20, true, true)
     );
     let e = access_reg(&mut r.tb, &mut d0, vport::PTYS_LEN, |b| {
-        vport::ptys_set(b, 1 << 6, false)
+        vport::ptys_set(b, 1 << 21, false)
     })
     .unwrap_err();
     assert_eq!(e.opcode, 0x805, "{e}");
     assert_eq!(ptys(&mut r.tb, &mut d0), p);
+    assert!(r.tb.device().oper_up(0));
     assert_eq!(ieee(&mut r.tb, &mut d1), vport::Ieee8023Counters::default());
     // A frame to the starved receiver: port 1 sends PAUSE, port 0 holds the WQE.
     let frame = udp4_frame(10, 3, 4);
@@ -394,6 +400,138 @@ fn the_driver_sets_pause_and_reads_pause_frames() {
     let mut other = vec![0u8; vport::access_reg_len(vport::PPCNT_LEN)];
     other[16 + 3] = 1; // grp 1 in the answer
     assert!(vport::parse_ppcnt_ieee_802_3(&other).is_err());
+    assert_eq!(r.tb.device().bad_mmio(), 0);
+}
+
+#[test]
+fn the_two_ports_resolve_their_link_from_ptys() {
+    use sim_util::{udp4_frame, Rig, CQ_UPDATE};
+    const G100: u32 = 1 << 20;
+    const G50: u32 = 1 << 30;
+    const G40: u32 = 1 << 6;
+    const G25: u32 = 1 << 27;
+    const G10: u32 = 1 << 12;
+    // Port 1's RQ full: no PAUSE holds port 0's frames.
+    let mut r = Rig::with_rx_posted(64);
+    let mut d0 = Driver::new(&r.tb, 0);
+    let mut d1 = Driver::new(&r.tb, 1);
+    r.lkey = brought_up(&mut r.tb, &mut d0).mkey.unwrap();
+    brought_up(&mut r.tb, &mut d1);
+    let ptys = |tb: &mut Testbed, d: &mut Driver| {
+        let out = access_reg(tb, d, vport::PTYS_LEN, vport::ptys_query).unwrap();
+        vport::parse_ptys(&out).unwrap()
+    };
+    let set = |tb: &mut Testbed, d: &mut Driver, admin: u32, an_off: bool| {
+        access_reg(tb, d, vport::PTYS_LEN, |b| {
+            vport::ptys_set(b, admin, an_off)
+        })
+        .map(|_| ())
+    };
+    // One case: port 0's and port 1's (eth_proto_admin, an_disable_admin), the mode both
+    // must report running (0: no link) and the partner modes each reports.
+    type Case = ((u32, bool), (u32, bool), u32, (u32, u32));
+    // Sets port 0 then port 1 and checks the mode, the operational state, the partner's
+    // modes and the PORT_CHANGE events: each end hears an odd number of them when its state
+    // changed (setting one end first may pass through the other state), an even one when
+    // it did not.
+    let (mut events, mut was_up) = ([0u64; 2], true);
+    let mut step = |r: &mut Rig, d0: &mut Driver, d1: &mut Driver, (a, b, want, lp): Case| {
+        set(&mut r.tb, d0, a.0, a.1).unwrap();
+        set(&mut r.tb, d1, b.0, b.1).unwrap();
+        r.tb.step();
+        let (p0, p1) = (ptys(&mut r.tb, d0), ptys(&mut r.tb, d1));
+        let why = format!("{a:x?} vs {b:x?}");
+        assert_eq!((p0.admin, p0.an_disable_admin), a, "{why}");
+        assert_eq!((p1.admin, p1.an_disable_admin), b, "{why}");
+        assert_eq!((p0.oper, p1.oper), (want, want), "{why}");
+        assert_eq!((p0.lp_advertise, p1.lp_advertise), lp, "{why}");
+        // an_status: complete (1) where the partner's modes are known, else 0.
+        let an = (u8::from(lp.0 != 0), u8::from(lp.1 != 0));
+        assert_eq!((p0.an_status, p1.an_status), an, "{why}");
+        let up = want != 0;
+        let oper0 = r.tb.device().oper_up(0);
+        let oper1 = r.tb.device().oper_up(1);
+        assert_eq!((oper0, oper1), (up, up), "{why}");
+        let now = [r.tb.counters(0).port_events, r.tb.counters(1).port_events];
+        let odd = |p: usize| (now[p] - events[p]) % 2 == 1;
+        let changed = up != was_up;
+        assert_eq!(
+            (odd(0), odd(1)),
+            (changed, changed),
+            "{why}: {events:?} {now:?}"
+        );
+        (events, was_up) = (now, up);
+    };
+    let negotiating: [Case; 3] = [
+        // Both negotiate, all modes: the fastest, each seeing the other's modes.
+        (
+            (CX_MODES, false),
+            (CX_MODES, false),
+            G100,
+            (CX_MODES, CX_MODES),
+        ),
+        // Port 0 advertises 25G and 10G: the pair settles at 25G.
+        (
+            (G25 | G10, false),
+            (CX_MODES, false),
+            G25,
+            (CX_MODES, G25 | G10),
+        ),
+        // Nothing in common: no link on either end.
+        ((G25 | G10, false), (G100 | G40, false), 0, (0, 0)),
+    ];
+    for c in negotiating {
+        step(&mut r, &mut d0, &mut d1, c);
+    }
+    // A frame sent now is dropped at port 0 as over a link that is down: port 1's MAC
+    // (PPCNT) sees nothing.
+    let mac_rx = |tb: &mut Testbed, d: &mut Driver| {
+        let out = access_reg(tb, d, vport::PPCNT_LEN, |b| {
+            vport::ppcnt_query(b, vport::PPCNT_IEEE_802_3, false)
+        })
+        .unwrap();
+        vport::parse_ppcnt_ieee_802_3(&out).unwrap().frames_rx
+    };
+    let drops = r.tb.counters(0).tx_link_down_drops;
+    r.send(&udp4_frame(10, 3, 4), CQ_UPDATE);
+    r.tb.step();
+    assert!(r.tx_cq.poll().is_some(), "the WQE completes");
+    assert_eq!(r.tb.counters(0).tx_link_down_drops, drops + 1);
+    assert_eq!(mac_rx(&mut r.tb, &mut d1), 0);
+    let forced: [Case; 5] = [
+        // Both forced: different speeds, no link; the same one, up, no partner modes.
+        ((G40, true), (G50, true), 0, (0, 0)),
+        ((G40, true), (G40, true), G40, (0, 0)),
+        // One forced, the other negotiating: up when the negotiating end advertises the
+        // forced mode (parallel detection), down when it does not.
+        ((G40, true), (CX_MODES, false), G40, (0, 0)),
+        ((G40, true), (G100 | G50, false), 0, (0, 0)),
+        // A forced port given several modes runs the fastest.
+        ((G25 | G10, true), (G25, true), G25, (0, 0)),
+    ];
+    for c in forced {
+        step(&mut r, &mut d0, &mut d1, c);
+    }
+    // Up again: the frame reaches port 1.
+    r.send(&udp4_frame(10, 3, 4), CQ_UPDATE);
+    r.tb.step();
+    assert!(r.tx_cq.poll().is_some());
+    assert_eq!(mac_rx(&mut r.tb, &mut d1), 1);
+    assert_eq!(r.tb.counters(0).tx_link_down_drops, drops + 1);
+    // Refused, changing nothing: a mode the port cannot run (100GBASE-SR4), no mode.
+    for bad in [1 << 21, G25 | (1 << 21), 0] {
+        let e = set(&mut r.tb, &mut d0, bad, false).unwrap_err();
+        assert_eq!(e.opcode, 0x805, "{e}");
+        assert!(
+            matches!(e.kind, CmdErrorKind::Status { status: 3, .. }),
+            "BAD_PARAM: {e}"
+        );
+    }
+    let p0 = ptys(&mut r.tb, &mut d0);
+    assert_eq!(
+        (p0.admin, p0.an_disable_admin, p0.oper),
+        (G25 | G10, true, G25)
+    );
     assert_eq!(r.tb.device().bad_mmio(), 0);
 }
 

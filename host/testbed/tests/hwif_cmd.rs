@@ -886,8 +886,12 @@ fn golden_access_reg() {
 fn parse_ptys_output() {
     // register_data at byte 0x10: an_disable_admin (bit 0x1), an_disable_cap (bit 0x2),
     // proto_mask (bit 0x1d) = 4, eth_proto_capability at byte 0xc, _admin at 0x18, _oper at
-    // 0x24, connector_type (bit 0x17c, 4 bits) in byte 0x2f, lp_advertise at byte 0x30.
-    let mut out = sparse(16 + 64, &[(0x10, 0x60), (0x13, 0x04), (0x3f, 0x07)]);
+    // 0x24, connector_type (bit 0x17c, 4 bits) in byte 0x2f, lp_advertise at byte 0x30,
+    // an_status (bit 0x20, 4 bits) the high nibble of byte 4.
+    let mut out = sparse(
+        16 + 64,
+        &[(0x10, 0x60), (0x13, 0x04), (0x14, 0x10), (0x3f, 0x07)],
+    );
     out[0x1c..0x20].copy_from_slice(&0x0030_0040u32.to_be_bytes());
     out[0x28..0x2c].copy_from_slice(&0x0010_0000u32.to_be_bytes());
     out[0x34..0x38].copy_from_slice(&0x0010_0000u32.to_be_bytes());
@@ -902,6 +906,7 @@ fn parse_ptys_output() {
             oper: 0x0010_0000,
             connector: 7,
             lp_advertise: 0x40,
+            an_status: vport::AN_COMPLETE,
         })
     );
     assert!(vport::parse_ptys(&out[..79]).is_err());

@@ -6,7 +6,7 @@
 //! Upstream counterpart: `en_ethtool.c` (`mlx5e_ethtool_get_link_ksettings`,
 //! `mlx5e_build_ptys2ethtool_map`) and `port.c` (`mlx5_port_ptys2speed`).
 
-use crate::hwif::mlx5::cmd::vport::Ptys;
+use crate::hwif::mlx5::cmd::vport::{self, Ptys};
 use crate::kernel_ext::net::ethtool::{Connector, LinkMode, LinkRequest, LinkSettings};
 
 /// The legacy PTYS Ethernet modes (`enum mlx5e_link_mode`: bit, the ethtool link mode
@@ -111,6 +111,10 @@ pub(super) fn fill(
         if p.lp_advertise & m != 0 {
             ks.add_lp_advertising(mode);
         }
+    }
+    // The partner negotiated (mlx5e: `an_status` MLX5_AN_COMPLETE).
+    if p.an_status == vport::AN_COMPLETE {
+        ks.add_lp_advertising(LinkMode::AUTONEG);
     }
     ks.add_supported(LinkMode::PAUSE);
     if rx_pause {

@@ -145,7 +145,8 @@ where
 
     /// Sets a port's administrative link state (what PAOS admin_status also sets; the
     /// device host's side of the wire). A port's operational state is up when its own and
-    /// its peer's administrative states are up (in loopback: its own); changes are reported
+    /// its peer's administrative states are up and their link modes resolve ([`cmd::link`])
+    /// (in loopback: its own); changes are reported
     /// as PORT_CHANGE events. Frames a port loops back ignore it.
     pub fn set_link(&mut self, port: usize, up: bool) -> Result<(), CmdError> {
         self.tables().port_mut(port)?.link_up = up;
@@ -205,8 +206,8 @@ where
         self.ports.get(port).is_some_and(|p| p.link_up)
     }
 
-    /// A port's operational state: its administrative state and its peer's are up (in
-    /// loopback: its own is up).
+    /// A port's operational state: its administrative state and its peer's are up and
+    /// their link modes resolve ([`cmd::link`]) (in loopback: its own is up).
     pub fn oper_up(&self, port: usize) -> bool {
         cmd::oper_up(&self.ports, port)
     }

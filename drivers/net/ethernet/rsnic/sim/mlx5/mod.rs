@@ -30,7 +30,9 @@
 //! in pairs: port 2k ↔ port 2k+1. A packet sent on a port's SQ arrives at the peer port. A
 //! port without a peer (the last one of an odd count) drops what it sends. Each port has a
 //! link state ([`Device::set_link`], up after creation): a packet is dropped and counted in
-//! [`PortCounters::tx_link_down_drops`] of the sending port when either end is down.
+//! [`PortCounters::tx_link_down_drops`] of the sending port when either end is down, or when
+//! the two ports' link modes (PTYS) resolve to none ([`cmd::link`]: autonegotiation picks
+//! the fastest mode both advertise, forced ports must force the same one).
 //!
 //! **Loopback** ([`Device::set_loopback`], off after creation; what `ethtool -K <dev> loopback
 //! on`, `NETIF_F_LOOPBACK`, asks for). A port in loopback delivers every frame it transmits

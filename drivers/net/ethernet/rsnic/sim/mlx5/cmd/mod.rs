@@ -167,9 +167,10 @@
 //! counting frames through the MAC: group 0 the IEEE 802.3 counters, see [`ieee`], 1 RFC
 //! 2863, 2 RFC 2819 with the size histogram, 0x10 per priority, 0x12 the physical layer's
 //! errors and 0x16 its statistical counters, all 0; `clr` restarts them after the answer;
-//! other groups are BAD_PARAM), PCAM, PPLM (FEC) and PMLP (see [`port`]), PTYS (Ethernet only: one mode, 100GBASE-CR4, on
-//! direct-attach copper, running while the link is up; a write sets the advertised modes,
-//! which must be that mode, and `an_disable_admin`, which the port allows: else BAD_PARAM),
+//! other groups are BAD_PARAM), PCAM, PPLM (FEC) and PMLP (see [`port`]), PTYS (Ethernet
+//! only: five modes of direct-attach copper, 10 to 100 Gb/s; the running mode is the one the
+//! two ports resolve, see [`link`]; a write sets the advertised modes, which must be some of
+//! the port's, and `an_disable_admin`, which the port allows: else BAD_PARAM),
 //! local_port 1 (or 0), reads and writes both answer with the register's contents. QUERY_VPORT_COUNTER reports unicast / multicast /
 //! broadcast packets and octets by destination address, received errors (too long + DMA
 //! faults), transmit errors (rejected WQEs) and local loopback; `clear` restarts them.
@@ -223,6 +224,7 @@
 
 pub mod fs;
 pub mod hca;
+pub mod link;
 pub mod mkey;
 pub mod pages;
 pub mod port;
@@ -312,7 +314,7 @@ pub(super) struct Func {
     pub(super) qcnt_oob: [u32; Q_COUNTERS],
     /// PMTU's admin MTU.
     pub(super) port_mtu: u16,
-    /// PTYS's `eth_proto_admin`: the modes the port advertises (a subset of its one mode).
+    /// PTYS's `eth_proto_admin`: the modes the port advertises (a subset of [`link::CAP`]).
     pub(super) ptys_admin: u32,
     /// PTYS's `an_disable_admin`: autonegotiation turned off.
     pub(super) an_disabled: bool,
@@ -358,7 +360,7 @@ impl Func {
         qcnt_base: [0; Q_COUNTERS],
         qcnt_oob: [0; Q_COUNTERS],
         port_mtu: 1522,
-        ptys_admin: ifc::reg::PTYS_100GBASE_CR4,
+        ptys_admin: link::CAP,
         an_disabled: false,
         filter: VportFilter::NONE,
         fec_admin: 0,

@@ -9,7 +9,7 @@
 //! port.c, en_stats.c; layouts `nic_vport_context`, `query_vport_counter_out`, the `pddr`
 //! / `ppcnt_reg` / `pfcc_reg` / `paos_reg` registers of mlx5_ifc.h.
 
-use super::{bad, synd, CmdResult, Cx, Func};
+use super::{bad, link, synd, CmdResult, Cx, Func};
 use crate::hwif::bytes::put_be64;
 use crate::hwif::hw::BusMemory;
 use crate::sim::mlx5::ifc::{self, get, set, status};
@@ -194,8 +194,9 @@ impl VportFilter {
     };
 }
 
-/// A port's operational state: its administrative state and its peer's are up (its own
-/// only when it loops back; a port without a peer is down).
+/// A port's operational state: its administrative state and its peer's are up and their
+/// PTYS settings resolve to a mode ([`link::resolve`]) (its own only when it loops back; a
+/// port without a peer is down).
 pub(in crate::sim::mlx5) fn oper_up(ports: &[crate::sim::mlx5::Port], p: usize) -> bool {
     let Some(pt) = ports.get(p) else {
         return false;
@@ -203,7 +204,7 @@ pub(in crate::sim::mlx5) fn oper_up(ports: &[crate::sim::mlx5::Port], p: usize) 
     if pt.loopback {
         return pt.link_up;
     }
-    pt.link_up && ports.get(p ^ 1).is_some_and(|q| q.link_up)
+    pt.link_up && ports.get(p ^ 1).is_some_and(|q| q.link_up) && link::resolve(ports, p) != 0
 }
 
 /// The IEEE 802.3 counters of `pt` since PPCNT last cleared them (see [`ieee`]).
@@ -483,15 +484,12 @@ impl<M: BusMemory> Cx<'_, '_, M> {
                     }
                     self.port().func.port_mtu = mtu as u16;
                 }
-                // The modes to advertise, within the one the port runs (100GBASE-CR4), and
-                // whether to negotiate (the port can run without): taken at once (the model's
-                // link has no training to redo).
+                // The modes to advertise, some of the port's, and whether to negotiate (the
+                // port can run without): taken at once, the link resolved again with the
+                // peer's (the model's link has no training to redo; see `link`).
                 PTYS => {
                     let admin = get(r, PTYS_ETH_ADMIN);
-                    if get(r, PTYS_PROTO_MASK) & 4 == 0
-                        || admin == 0
-                        || admin & !PTYS_100GBASE_CR4 != 0
-                    {
+                    if get(r, PTYS_PROTO_MASK) & 4 == 0 || admin == 0 || admin & !link::CAP != 0 {
                         return Err(bad(synd::PTYS_ADMIN));
                     }
                     let f = &mut self.port().func;
@@ -529,6 +527,8 @@ impl<M: BusMemory> Cx<'_, '_, M> {
         // Both directions answer with the register's (new) contents.
         let p = self.p;
         let oper = oper_up(self.t.ports, p);
+        let resolved = link::resolve(self.t.ports, p);
+        let lp = link::lp_advertise(self.t.ports, p, oper);
         // PANIC: `p` indexes a port (see `Cx::port`).
         let pt = &self.t.ports[p];
         let o = match self.out.get_mut(DATA..DATA + len) {
@@ -543,14 +543,21 @@ impl<M: BusMemory> Cx<'_, '_, M> {
                 set(o, PMTU_OPER, u32::from(pt.func.port_mtu));
             }
             PTYS => {
-                // Ethernet (proto_mask 4), one 100GBASE-CR4 mode: capable, advertised,
-                // and running while the port is up.
+                // Ethernet (proto_mask 4): the port's modes, those advertised, and while the
+                // port is up the one the pair resolved (with the partner's advertised modes
+                // when both negotiated).
                 set(o, PTYS_PROTO_MASK, 4);
                 set(o, PTYS_AN_DISABLE_CAP, 1);
                 set(o, PTYS_AN_DISABLE_ADMIN, u32::from(pt.func.an_disabled));
-                set(o, PTYS_ETH_CAP, PTYS_100GBASE_CR4);
+                set(o, PTYS_ETH_CAP, link::CAP);
                 set(o, PTYS_ETH_ADMIN, pt.func.ptys_admin);
-                set(o, PTYS_ETH_OPER, if oper { PTYS_100GBASE_CR4 } else { 0 });
+                set(o, PTYS_ETH_OPER, if oper { resolved } else { 0 });
+                set(o, PTYS_LP_ADVERTISE, lp);
+                set(
+                    o,
+                    PTYS_AN_STATUS,
+                    if lp != 0 { link::AN_COMPLETE } else { 0 },
+                );
                 // Direct-attach copper (MLX5E_PORT_DA).
                 set(o, PTYS_CONNECTOR, 7);
             }

@@ -413,7 +413,8 @@ fn err_cqe(op: u8, synd: u8, vendor: u8, wqe_opcode: u8, qpn: u32, wc: u16) -> [
 /// see "Flow control" in the module documentation): the pause quantum is the engine run. A
 /// NOP (the driver's wake-up of its own NAPI, e.g. to refill an RQ that is short of buffers)
 /// puts nothing on the wire and is never held, or a port in loopback would wait for the
-/// buffers the NOP is there to bring. Returns true if the SQ is held.
+/// buffers the NOP is there to bring. No PAUSE crosses a link whose modes resolve to none
+/// (the frame will be dropped, see [`deliver`]). Returns true if the SQ is held.
 fn paused<M: BusMemory>(
     ports: &mut [Port],
     queues: &mut [QueueSet],
@@ -423,6 +424,9 @@ fn paused<M: BusMemory>(
     pool: &[u8],
     mem: &M,
 ) -> bool {
+    if super::cmd::link::resolve(ports, p) == 0 {
+        return false;
+    }
     let held = wire::hold(
         ports,
         p,
@@ -477,7 +481,9 @@ fn receiver_has_room<M: BusMemory>(
 }
 
 /// Transmits a frame from port `src`: to the peer port over the wire, or to `src`'s own
-/// receive side in loopback ([`wire::rx_port`]).
+/// receive side in loopback ([`wire::rx_port`]). Over a wire whose two ports' PTYS settings
+/// resolve to no common mode the link is down: dropped as [`wire::route`] drops it when an
+/// end is down.
 fn deliver<M: BusMemory, I: InterruptSink>(
     ports: &mut [Port],
     queues: &mut [QueueSet],
@@ -485,6 +491,12 @@ fn deliver<M: BusMemory, I: InterruptSink>(
     frame: &[u8],
     io: &mut Io<'_, M, I>,
 ) {
+    if super::cmd::link::resolve(ports, src) == 0 {
+        if let Some(sp) = ports.get_mut(src) {
+            wire::WirePort::count(sp, wire::WireEvent::LinkDown);
+        }
+        return;
+    }
     let Some(dst) = wire::route(ports, src, frame.len()) else {
         return;
     };

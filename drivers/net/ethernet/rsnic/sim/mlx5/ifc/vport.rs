@@ -108,8 +108,10 @@ pub mod reg {
     pub const PTYS_ETH_OPER: Fld = f(0x120, 0x20);
     /// `ptys_reg.connector_type`: bit 0x17c (4).
     pub const PTYS_CONNECTOR: Fld = f(0x17c, 4);
-    /// The legacy Ethernet link mode the model's port runs: `MLX5E_100GBASE_CR4` (bit 20).
-    pub const PTYS_100GBASE_CR4: u32 = 1 << 20;
+    /// `ptys_reg.an_status`: bit 0x20 (4).
+    pub const PTYS_AN_STATUS: Fld = f(0x20, 4);
+    /// `ptys_reg.eth_proto_lp_advertise`: bit 0x180 (32).
+    pub const PTYS_LP_ADVERTISE: Fld = f(0x180, 0x20);
     /// `access_register_in.register_id`: bit 0x50 (16).
     pub const REGISTER_ID: Fld = f(0x50, 0x10);
     /// `access_register_in.argument`: bit 0x60 (32).

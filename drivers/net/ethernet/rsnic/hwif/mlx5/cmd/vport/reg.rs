@@ -168,6 +168,10 @@ pub const PTYS_AN_DISABLE_CAP: Field = Field::new(0x2, 1);
 pub const PTYS_PROTO_MASK: Field = Field::new(0x1d, 3);
 /// `proto_mask` of the Ethernet protocols (`MLX5_PTYS_EN`).
 pub const PTYS_EN: u64 = 4;
+/// `ptys_reg.an_status`: bit 0x20, 4 bits (`enum mlx5_an_status`).
+pub const PTYS_AN_STATUS: Field = Field::new(0x20, 4);
+/// `an_status` of a completed negotiation (`MLX5_AN_COMPLETE`).
+pub const AN_COMPLETE: u8 = 1;
 /// `ptys_reg.eth_proto_capability`: bit 0x60, 32 bits (the legacy `MLX5E_*` mode bits).
 pub const PTYS_ETH_CAP: Field = Field::new(0x60, 32);
 /// `ptys_reg.eth_proto_admin`: bit 0xc0, 32 bits (the modes advertised).
@@ -213,6 +217,8 @@ pub struct Ptys {
     pub connector: u8,
     /// The link partner's modes (`eth_proto_lp_advertise`).
     pub lp_advertise: u32,
+    /// The negotiation's outcome (`an_status`; [`AN_COMPLETE`]: it completed).
+    pub an_status: u8,
 }
 
 /// Parses a PTYS read; an answer for other protocols than Ethernet is
@@ -231,6 +237,7 @@ pub fn parse_ptys(out: &[u8]) -> Result<Ptys, FormatError> {
         oper: PTYS_ETH_OPER.get32(d),
         connector: PTYS_CONNECTOR.get8(d),
         lp_advertise: PTYS_LP_ADVERTISE.get32(d),
+        an_status: PTYS_AN_STATUS.get8(d),
     })
 }
 
