@@ -16,13 +16,18 @@
 //! `devlink_unregister()` returns the core calls none of the instance's operations. A
 //! [`HealthReporter`] holds a reference to its port, so it is destroyed before the port is
 //! unregistered.
+//!
+//! Every devlink function used here is exported to modules (`EXPORT_SYMBOL_GPL`: the
+//! health reporter's create, destroy, report and priv, the `devlink_fmsg_*` builders);
+//! only `devlink_alloc()` and the port's attributes and sizes need C helpers
+//! (`rsnic_helpers.c`).
 
 use super::bindings;
-use core::{marker::PhantomData, ptr::NonNull};
+use core::{marker::PhantomData, pin::Pin, ptr::NonNull};
 use kernel::{
     error::to_result,
     prelude::*,
-    sync::{Arc, UniqueArc},
+    sync::{Arc, Mutex, UniqueArc},
     types::Opaque,
 };
 
@@ -510,6 +515,9 @@ pub struct HealthReporter<T: HealthOps> {
     rep: NonNull<bindings::devlink_health_reporter>,
     data: KBox<T>,
     port: Arc<Port>,
+    /// Held around `devlink_health_report()`, which updates the reporter's state and
+    /// counters without a lock of its own: one report of the reporter at a time.
+    report_lock: Pin<KBox<Mutex<()>>>,
 }
 
 // SAFETY: the reporter is used through the devlink core's functions, which may be called
@@ -524,6 +532,10 @@ impl<T: HealthOps> HealthReporter<T> {
     /// grace_period` changes it) and auto-recover and auto-dump on. Takes the instance lock.
     pub fn create(port: &Arc<Port>, grace_period_ms: u64, data: T) -> Result<Self> {
         let data = KBox::new(data, GFP_KERNEL)?;
+        let report_lock = KBox::pin_init(
+            kernel::new_mutex!((), "rsnic::HealthReporter::report"),
+            GFP_KERNEL,
+        )?;
         let p: *const T = &*data;
         // SAFETY: the port is registered (`Port`'s invariant) and outlives the reporter (a
         // reference is kept); the op table is a `'static` constant; `p` stays valid until
@@ -542,6 +554,7 @@ impl<T: HealthOps> HealthReporter<T> {
             rep,
             data,
             port: port.clone(),
+            report_lock,
         })
     }
 
@@ -549,12 +562,17 @@ impl<T: HealthOps> HealthReporter<T> {
     /// (see the type's documentation for what the core does with it). Returns what the
     /// recovery returned, `ECANCELED` if the core did not try one, `Ok` if it worked. Takes
     /// the instance lock: the caller must hold no lock `T::recover`, `T::diagnose` or
-    /// `T::dump` takes, nor one a holder of the instance lock waits for. Sleeps.
+    /// `T::dump` takes, nor one a holder of the instance lock waits for. Reports of one
+    /// reporter are serialized (the core's report updates its counters without a lock).
+    /// Sleeps.
     pub fn report(&self, msg: &CStr, ctx: &T::Context) -> Result {
         let c: *const T::Context = ctx;
+        let _one_at_a_time = self.report_lock.lock();
         // SAFETY: `self.rep` is live (type invariant); `msg` is NUL-terminated and only
         // read during the call; the core hands `c` only to this reporter's `recover` and
-        // `dump` during the call, while `ctx` is borrowed.
+        // `dump` during the call, while `ctx` is borrowed. No other report of the reporter
+        // runs meanwhile (`report_lock`); the core's own accesses to the state (`devlink
+        // health` commands) are under the instance lock, as in C.
         to_result(unsafe {
             bindings::devlink_health_report(
                 self.rep.as_ptr(),

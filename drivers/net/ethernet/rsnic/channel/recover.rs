@@ -132,14 +132,19 @@ impl<F: Family> Channel<F> {
             return;
         }
         let req = this.recover_req.load(Ordering::Acquire);
+        let mut tx_canceled = false;
         if req & RECOVER_TIMEOUT != 0 {
             this.recover_req
                 .fetch_and(!RECOVER_TIMEOUT, Ordering::AcqRel);
-            Self::report(this, FaultKind::TxTimeout, None);
-        } else if req & RECOVER_TX != 0 {
-            // (The timeout's recovery covers an SQ fault too.)
+            tx_canceled = !Self::report(this, FaultKind::TxTimeout, None);
+        }
+        // An SQ fault the timeout's recovery did not cover (it resets a faulted SQ, but not
+        // after finding a lost interrupt); none if the tx reporter just refused to recover.
+        if req & RECOVER_TX != 0 && !tx_canceled {
             match this.with_tx(|t, _| F::tx_fault(&t.sq)).flatten() {
-                Some(f) => Self::report(this, FaultKind::Sq, Some(&f)),
+                Some(f) => {
+                    Self::report(this, FaultKind::Sq, Some(&f));
+                }
                 None => {
                     this.recover_req.fetch_and(!RECOVER_TX, Ordering::AcqRel);
                 }
@@ -147,7 +152,9 @@ impl<F: Family> Channel<F> {
         }
         if req & RECOVER_RX != 0 {
             match with_bh(|| this.rx.lock().as_ref().and_then(|r| F::rx_fault(&r.rx))) {
-                Some(f) => Self::report(this, FaultKind::Rq, Some(&f)),
+                Some(f) => {
+                    Self::report(this, FaultKind::Rq, Some(&f));
+                }
                 None => {
                     this.recover_req.fetch_and(!RECOVER_RX, Ordering::AcqRel);
                 }
@@ -159,8 +166,8 @@ impl<F: Family> Channel<F> {
     /// from it; recovers directly if the port has none. A fault the reporter does not
     /// recover (`ECANCELED`) is logged and its queue stays stopped (the request bit stays
     /// set, so NAPI does not ask again) until `devlink health recover` reopens the
-    /// channels.
-    fn report(this: &Arc<Self>, kind: FaultKind, f: Option<&QueueFault>) {
+    /// channels. Returns `false` for such a fault.
+    fn report(this: &Arc<Self>, kind: FaultKind, f: Option<&QueueFault>) -> bool {
         let fault = Fault {
             ch: this.clone(),
             kind,
@@ -168,7 +175,7 @@ impl<F: Family> Channel<F> {
         let health = this.shared.health.lock().clone();
         let Some(health) = health else {
             let _ = fault.recover();
-            return;
+            return true;
         };
         let q = if kind == FaultKind::Rq { "rq" } else { "sq" };
         let msg = match f {
@@ -195,7 +202,9 @@ impl<F: Family> Channel<F> {
                 f.map_or("transmit timeout", |f| f.what),
                 if fault.is_rx() { "rx" } else { "tx" }
             );
+            return false;
         }
+        true
     }
 
     /// The state the device reports for the SQ (`sq`) or RQ, where the family can ask
