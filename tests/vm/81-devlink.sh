@@ -14,8 +14,9 @@
 # traffic goes on. A fault within the grace period is counted and not recovered: the
 # reporter stays in error and the queue stopped until `devlink health recover`, which
 # reopens the channels. `devlink health diagnose` lists every channel's SQ (tx) or RQ
-# (rx); `devlink health dump show` shows the queues; `devlink health recover` of a healthy
-# reporter does nothing and succeeds.
+# (rx); `devlink health dump show` shows the dump kept from the first error (the faulted
+# queue, ConnectX: its device state ERR), then a fresh one of every queue (ConnectX: RDY);
+# `devlink health recover` of a healthy reporter does nothing and succeeds.
 set -eu
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/traffic.sh"
@@ -96,12 +97,19 @@ rep() {
 	health_rep "$@"
 }
 
-# diag PORT NAME KEY: the number of queues in array KEY (SQs, RQs) of `devlink health
-# diagnose` of reporter NAME of PORT, and the fields every entry must have.
+# diag PORT NAME KEY QN: the number of queues in array KEY (SQs, RQs) of `devlink health
+# diagnose` of reporter NAME of PORT, each checked by queues_of.
 diag() {
-	devlink -j health diagnose "$1" reporter "$2" | python3 -c '
+	devlink -j health diagnose "$1" reporter "$2" | queues_of "$3" "$4"
+}
+
+# queues_of KEY QN [HW]: the number of queues in array KEY (SQs, RQs) of the fmsg JSON on
+# stdin; fails unless each has every field (QN: sqn or rqn) and, with HW, the device's
+# state HW ("HW state", a dump's on ConnectX).
+queues_of() {
+	python3 -c '
 import json, sys
-key, qn = sys.argv[1], sys.argv[2]
+key, qn, hw = sys.argv[1], sys.argv[2], sys.argv[3]
 def find(o):
     if isinstance(o, dict):
         for k, v in o.items():
@@ -125,10 +133,14 @@ for q in qs:
             sys.exit(key + ": no " + f + " in " + json.dumps(q))
     if "cqn" not in q["CQ"] or "ci" not in q["CQ"]:
         sys.exit(key + ": no cqn/ci in " + json.dumps(q))
-print(len(qs))' "$3" "$4"
+    if hw and q.get("HW state") != hw:
+        sys.exit(key + ": HW state is not " + hw + " in " + json.dumps(q))
+print(len(qs))' "$1" "$2" "${3:-}"
 }
 
-inject_pair
+# The faults are injected through the in-kernel device host's knob; on the vfio-user
+# transport (no knob) the reporters are checked without faults.
+if [ "$RSNIC_TRANSPORT" = kernel ]; then inject_pair; else setup_pair; fi
 dl_ports_ab
 echo "  A: $PA, B: $PB"
 devlink health show | sed 's/^/    /'
@@ -149,6 +161,8 @@ devlink health diagnose "$PA" reporter tx | head -n 12 | sed 's/^/    /'
 devlink health recover "$PA" reporter tx || fail "devlink health recover of a healthy reporter"
 assert_eq "recover of a healthy reporter: recoveries" 0 "$(rep "$PA" tx recover)"
 
+# Faults (the in-kernel device host's knob), up to the dump they leave.
+if [ "$RSNIC_TRANSPORT" = kernel ]; then
 case $RSNIC_FAMILY in
 mlx5) TX_FAULT=tx_err RX_FAULT=rx_err TX_CTR=tx_recover RX_CTR=rx_recover ;;
 mana) TX_FAULT=tx_bad_sqn RX_FAULT=rx_bad_rqn TX_CTR=ch_reopen RX_CTR=ch_reopen ;;
@@ -201,9 +215,20 @@ transfer_check "" peer 10.10.0.2 1
 devlink health set "$PA" reporter tx grace_period 500
 echo "  within the grace period: not recovered until devlink health recover"
 
-# Dump: the queues as the device and the driver see them.
-devlink health dump show "$PA" reporter tx >/tmp/dump.txt || fail "devlink health dump show"
-sed 's/^/    /' /tmp/dump.txt | head -n 10
+# Dump: the core kept the one it took at the reporter's first error, of the faulted queue
+# only (on ConnectX with the device's state of the SQ then: ERR after the error CQE); once
+# cleared, a dump is taken of every open channel's queue (ConnectX: all RDY).
+devlink health dump show "$PA" reporter tx | sed 's/^/    /' | head -n 8
+case $RSNIC_FAMILY in mlx5) HW_FAULT=ERR HW_OK=RDY ;; mana) HW_FAULT='' HW_OK='' ;; esac
+assert_eq "the dump kept from the first tx error: SQs" 1 \
+	"$(devlink -j health dump show "$PA" reporter tx | queues_of SQs sqn "$HW_FAULT")"
+fi # the faults
+case $RSNIC_FAMILY in mlx5) HW_OK=RDY ;; mana) HW_OK='' ;; esac
 devlink health dump clear "$PA" reporter tx
+assert_eq "a fresh tx dump: SQs" "$ch" \
+	"$(devlink -j health dump show "$PA" reporter tx | queues_of SQs sqn "$HW_OK")"
+devlink health dump clear "$PB" reporter rx
+assert_eq "a fresh rx dump of B: RQs" "$(channels_of "$B" "" peer)" \
+	"$(devlink -j health dump show "$PB" reporter rx | queues_of RQs rqn "$HW_OK")"
 
 teardown_pair
