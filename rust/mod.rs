@@ -9,7 +9,7 @@
 //!
 //! * [`bindings`] — generated at build time from `rust/bindings/rsnic_bindings.h`.
 //! * [`debugfs`] — read-only debugfs files whose contents Rust code writes.
-//! * [`devlink`] — a devlink instance per device, its info, its ports.
+//! * [`devlink`] — a devlink instance per device, its info, its ports, their health reporters.
 //! * [`dma`] — a DMA-capable parent device, coherent buffers, streaming mappings, and the
 //!   simulated device's view of host memory.
 //! * [`net`] — net_device registration and operations, ethtool operations, `SkBuff`.

@@ -17,8 +17,11 @@
 #                       it through RDY -> ERR -> RST -> RDY; B does not poll in a loop
 #                       meanwhile or after (the CQ re-arm loop, host-tested in hwif_rq.rs);
 #   drop_irqs, tx_stall the TX watchdog's two recoveries (see below);
-#   cmd_fail            a recovery whose command fails, retried by the watchdog.
-# Each fault is logged once, naming the queue and the syndrome. Malformed knob writes are
+#   cmd_fail            a recovery whose command fails: the tx reporter stays in error, the
+#                       watchdog's timeout is reported and not recovered, and `devlink
+#                       health recover` brings the queue back (reopening the channels).
+# Each fault is logged once, naming the queue and the syndrome, and each is reported to the
+# port's devlink health reporter (tx or rx), whose recovery is the one above. Malformed knob writes are
 # refused with EINVAL. MANA has no in-place queue reset (its stopped queues are recovered by
 # reopening the channels: 69-reopen), so the test is ConnectX's; MANA's faults are
 # 68-mana-faults' and 69-reopen's.
@@ -29,6 +32,12 @@ set -eu
 [ "$RSNIC_FAMILY" = mlx5 ] || skip "ConnectX's queue recovery (MANA's faults: 68-mana-faults)"
 # The TX watchdog after 5 s instead of mlx5e's 15 (tx_timeout_ms): the cases below wait for it.
 inject_pair tx_timeout_ms=5000
+# The faults below come one after the other, faster than the reporters' grace period (500
+# ms, mlx5e's), within which devlink does not recover a second fault (ECANCELED; 81-devlink
+# checks that): this test checks each recovery, so both ports' reporters get none.
+dl_ports_ab
+health_grace "$PA" 0
+health_grace "$PB" 0
 
 for bad in " " "bogus" "tx_err 0x1ff" "tx_err 1 2" "rx_bad_wqe_counter 3" "drop_irqs" "drop_irqs -1"; do
 	if printf '%s\n' "$bad" >"$IA" 2>/dev/null; then fail "the knob accepted '$bad'"; fi
@@ -140,24 +149,47 @@ assert_eq "tx_stall: lost interrupts found" 0 "$(delta t0a t1a ch_eq_rearm)"
 assert_eq "tx_stall: SQ resets" 0 "$(delta t0a t1a tx_recover)"
 assert_eq "tx_stall: channel reopens" 1 "$(delta t0a t1a ch_reopen)"
 
-# A recovery whose command fails (MODIFY_SQ, 0x905) is logged and leaves the queue stopped;
-# the watchdog tries again 5 s later and recovers it once the command works.
+# Every recovery so far went through the ports' devlink health reporters: A's tx reporter
+# counts its SQ resets and its recovered timeouts, B's rx reporter its RQ resets, one error
+# each.
+for c in error recover; do
+	assert_eq "A's tx reporter: $c = tx_recover + tx_timeout_recovered" \
+		$(($(stat "$A" tx_recover) + $(stat "$A" tx_timeout_recovered))) "$(health_rep "$PA" tx "$c")"
+	assert_eq "B's rx reporter: $c = rx_recover" "$(stat "$B" rx_recover peer)" "$(health_rep "$PB" rx "$c")"
+done
+
+# A recovery whose command fails (MODIFY_SQ, 0x905) is logged and leaves the queue stopped
+# and A's tx reporter in error. As with mlx5e's reporters, devlink recovers nothing
+# automatically while a reporter is in error: the TX watchdog's timeout (5 s later, and
+# every 5 s while the queue stays stopped) is reported, counted as an error and not
+# recovered. `devlink health recover` reopens the channels; the queue is back.
 snap t0a "$A"
+E0=$(health_rep "$PA" tx error)
+R0=$(health_rep "$PA" tx recover)
 mark_dmesg
 echo "cmd_fail 0x905" >"$IA"
 echo "tx_err" >"$IA"
 ping -c 1 -W 1 10.10.0.2 >/dev/null || true
 wait_for "a failed recovery logged" eval 'dmesg_since_mark | grep -q "sq0: .*recovery failed"'
 echo "cmd_fail 0" >"$IA"
-for _ in $(seq 400); do
-	[ "$(stat "$A" tx_timeout_recovered)" -gt "$TR" ] && break
-	sleep 0.1
-done
+assert_eq "cmd_fail: tx reporter state" error "$(health_rep "$PA" tx state)"
+wait_for "cmd_fail: the transmit timeout reported, not recovered" \
+	eval 'dmesg_since_mark | grep -q "sq0: transmit timeout: not recovered"'
 snap t1a "$A"
-assert_eq "cmd_fail: transmit timeouts" 1 "$(delta t0a t1a tx_timeout)"
-assert_eq "cmd_fail: recovered by the watchdog" 1 "$(delta t0a t1a tx_timeout_recovered)"
-assert_eq "cmd_fail: SQ resets" 1 "$(delta t0a t1a tx_recover)"
-dmesg_since_mark | grep -E "sq0: " | head -n 3
+[ "$(delta t0a t1a tx_timeout)" -ge 1 ] || fail "cmd_fail: no transmit timeout"
+assert_eq "cmd_fail: timeouts recovered" 0 "$(delta t0a t1a tx_timeout_recovered)"
+assert_eq "cmd_fail: SQ resets" 0 "$(delta t0a t1a tx_recover)"
+[ "$(health_rep "$PA" tx error)" -ge $((E0 + 2)) ] ||
+	fail "cmd_fail: tx reporter errors $(health_rep "$PA" tx error), expected at least $((E0 + 2))"
+assert_eq "cmd_fail: tx reporter recoveries" "$R0" "$(health_rep "$PA" tx recover)"
+if ping -c 1 -W 1 10.10.0.2 >/dev/null; then fail "cmd_fail: A's queue works before the recover"; fi
+devlink health recover "$PA" reporter tx
+assert_eq "cmd_fail: tx reporter state after devlink health recover" healthy "$(health_rep "$PA" tx state)"
+assert_eq "cmd_fail: tx reporter recoveries" $((R0 + 1)) "$(health_rep "$PA" tx recover)"
+wait_for "cmd_fail: the channels reopened" \
+	eval 'dmesg_since_mark | grep -q "devlink health recover: reopening the channels"'
+wait_for "cmd_fail: A's queue is back" eval 'ping -c 1 -W 1 10.10.0.2 >/dev/null'
+dmesg_since_mark | grep -E "sq0: |reopening" | head -n 4
 ethtool -L "$A" combined "$combined"
 
 # Everything works as before, both ways.

@@ -23,6 +23,14 @@ trap traffic_cleanup EXIT
 
 # The TX watchdog after 5 s instead of 15 (tx_timeout_ms): five cases wait for it.
 inject_pair tx_timeout_ms=5000
+# Each fault below that stops a regular queue is reported to the port's devlink health
+# reporter, whose recovery asks for the reopen. They come one after the other, faster than
+# the reporters' grace period (500 ms, mlx5e's), within which devlink would not recover a
+# second one (81-devlink checks that): this test checks each reopen, so both ports'
+# reporters get no grace period.
+dl_ports_ab
+health_grace "$PA" 0
+health_grace "$PB" 0
 quiet_pair
 
 # reopened IFACE NETNS N: IFACE's ch_reopen reached N.

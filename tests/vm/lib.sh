@@ -369,3 +369,39 @@ stat() {
 	file_field /tmp/stat.raw "$2:"
 }
 
+
+# dl_port IFACE: the devlink port of IFACE (in this namespace), e.g. platform/rsnic-sim.0/0.
+dl_port() {
+	local l
+	l=$(devlink port show | grep -E " netdev $1( |$)" | head -n 1)
+	echo "${l%%: *}"
+}
+
+# dl_ports_ab: PA and PB, the devlink ports of A and B after setup_pair (B's netdev is in
+# namespace "peer", so `devlink port show` does not name it: the other rsnic port).
+dl_ports_ab() {
+	local l
+	PA=$(dl_port "$A")
+	l=$(devlink port show | grep -vF "$PA: " | head -n 1)
+	PB=${l%%: *}
+	[ -n "$PA" ] && [ -n "$PB" ] || fail "devlink ports of $A / $B not found"
+}
+
+# health_rep PORT NAME FIELD: FIELD (state, error, recover, grace_period) of devlink health
+# reporter NAME of devlink port PORT, from `devlink -j health show`.
+health_rep() {
+	devlink -j health show "$1" reporter "$2" | python3 -c '
+import json, sys
+for reps in json.load(sys.stdin)["health"].values():
+    for r in reps:
+        if r.get("reporter") == sys.argv[1]:
+            print(r[sys.argv[2]])
+            sys.exit(0)
+sys.exit(1)' "$2" "$3"
+}
+
+# health_grace PORT MS: sets the grace period of PORT's tx and rx reporters to MS ms.
+health_grace() {
+	devlink health set "$1" reporter tx grace_period "$2"
+	devlink health set "$1" reporter rx grace_period "$2"
+}

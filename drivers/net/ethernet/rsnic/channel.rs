@@ -30,7 +30,7 @@
 pub(crate) mod dim;
 mod napi;
 mod open;
-mod recover;
+pub(crate) mod recover;
 mod rx;
 pub(crate) mod shared;
 mod stats;

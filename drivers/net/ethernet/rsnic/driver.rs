@@ -42,6 +42,9 @@ struct Bound<F: Family> {
     ports: KVec<Registration<PortOps<F>>>,
     /// The device's devlink instance (`devlink.rs`); its ports are the netdevs'.
     devlink: Option<crate::kernel_ext::devlink::Instance>,
+    /// The ports with devlink health reporters (which hold their port: taken away before
+    /// the ports are unregistered).
+    health: KVec<Arc<Port<F>>>,
 }
 
 impl<F: Family> Bound<F> {
@@ -52,6 +55,7 @@ impl<F: Family> Bound<F> {
             funcs: KVec::new(),
             ports: KVec::new(),
             devlink: None,
+            health: KVec::new(),
         };
         for hw in funcs {
             // Probe: bring the function up through the device's control interface. Its
@@ -68,6 +72,7 @@ impl<F: Family> Bound<F> {
             }
         }
         b.ports.reserve(b.funcs.len(), GFP_KERNEL)?;
+        b.health.reserve(b.funcs.len(), GFP_KERNEL)?;
         if let Some((hw, func)) = b.funcs.first() {
             b.devlink = Some(crate::devlink::register::<F>(hw, func, asic)?);
         }
@@ -79,14 +84,20 @@ impl<F: Family> Bound<F> {
                 None => None,
             };
             let reg = Registration::<PortOps<F>>::register_with_devlink_port(
-                port,
+                port.clone(),
                 &config,
                 Some(hw.dma()),
-                dl_port,
+                dl_port.clone(),
             )?;
             // The function's events reach the port now.
             F::func_attach(hw, func, Some(reg.device()));
             b.ports.push(reg, GFP_KERNEL)?;
+            // Its devlink health reporters (`tx`, `rx`), once the netdev is there (listed
+            // in `b.health` first, so that a failure from here on takes them away).
+            if let (Some(dl_port), Some(reg)) = (&dl_port, b.ports.last()) {
+                b.health.push(port.clone(), GFP_KERNEL)?;
+                port.health_on(dl_port, reg.device());
+            }
         }
         Ok(b)
     }
@@ -147,6 +158,12 @@ impl<F: Family> Drop for Bound<F> {
         for (hw, func) in self.funcs.iter() {
             F::func_attach(hw, func, None);
         }
+        // The health reporters go before their ports (they hold them); a recovery under way
+        // keeps them until its report returns, and the unregistration below waits for it.
+        for port in self.health.iter() {
+            port.health_off();
+        }
+        drop(core::mem::take(&mut self.health));
         // Unregister (closing channels), then tear the functions down through the control
         // interface.
         drop(core::mem::take(&mut self.ports));

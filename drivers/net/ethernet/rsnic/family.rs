@@ -152,6 +152,23 @@ impl QueueFault {
     }
 }
 
+/// A queue as `devlink health diagnose` shows it: the driver's view of its ring and CQ.
+#[derive(Clone, Copy, Default, Debug)]
+pub(crate) struct QueueDiag {
+    /// The queue's number on the device (SQN, RQN; MANA: the WQ id), if the ring knows it.
+    pub(crate) qn: Option<u32>,
+    /// Ring size (ConnectX: WQEBBs of an SQ, WQEs of an RQ; MANA: bytes).
+    pub(crate) size: u32,
+    /// Producer counter (free-running; MANA: in 32-byte units).
+    pub(crate) pc: u32,
+    /// Consumer counter (as `pc`).
+    pub(crate) cc: u32,
+    /// The CQ's number on the device.
+    pub(crate) cqn: u32,
+    /// The CQ's consumer counter (CQEs consumed).
+    pub(crate) cq_cc: u32,
+}
+
 /// The queues of a channel, just opened.
 pub(crate) struct Opened<F: DataPath> {
     /// The SQ with its TX CQ (goes to the port's TX slot).
@@ -330,6 +347,14 @@ pub(crate) trait DataPath: Sized + Send + Sync + 'static {
     /// The fault that stopped the RQ, if any (see [`DataPath::tx_fault`]).
     fn rx_fault(_rx: &Self::Rx) -> Option<QueueFault> {
         None
+    }
+    /// The regular SQ as `devlink health diagnose` shows it.
+    fn tx_diag(_sq: &Self::Sq) -> QueueDiag {
+        QueueDiag::default()
+    }
+    /// The regular RQ as `devlink health diagnose` shows it.
+    fn rx_diag(_rx: &Self::Rx) -> QueueDiag {
+        QueueDiag::default()
     }
     /// Whether an XDP SQ (XDP_TX, redirect, XSK or ICO) stopped on a fault. No family
     /// resets these queues one by one (mlx5e does not either): the port's channels are
@@ -658,6 +683,16 @@ pub(crate) trait Control: DataPath {
     /// `EOPNOTSUPP`. Sleeps.
     fn queue_to_reset(_func: &Arc<Self::Func>, _queues: &Self::Queues, _sq: bool) -> Result {
         Err(crate::kernel_ext::net::eopnotsupp())
+    }
+    /// The state the device reports for the channel's SQ (`sq`) or RQ, for `devlink health
+    /// dump` (ConnectX: QUERY_SQ / QUERY_RQ); `None` where the family cannot ask (MANA has
+    /// no such request). Sleeps.
+    fn query_queue_state(
+        _func: &Arc<Self::Func>,
+        _queues: &Self::Queues,
+        _sq: bool,
+    ) -> Option<&'static str> {
+        None
     }
     /// Moves the queue [`Control::queue_to_reset`] reset back to ready. Sleeps.
     fn queue_to_ready(_func: &Arc<Self::Func>, _queues: &Self::Queues, _sq: bool) -> Result {

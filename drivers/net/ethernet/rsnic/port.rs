@@ -15,9 +15,11 @@
 //! mlx5e spreads it: `netdev` (`en_main.c`'s `mlx5e_netdev_ops`), `xmit` (`en_tx.c`,
 //! `en/xdp.c`), `ethtool` (`en_ethtool.c`), `steering` (`en/rx_res.c`, `en/rss.c`,
 //! `en_fs_ethtool.c`), `xdp` (`mlx5e_xdp_set`, `en/xsk/pool.c`), `work` (the channels'
-//! reopen after a fault, the hardware counters' read).
+//! reopen after a fault, the hardware counters' read), `health` (`en/reporter_tx.c`,
+//! `en/reporter_rx.c`: the devlink health reporters).
 
 pub(crate) mod ethtool;
+mod health;
 pub(crate) mod netdev;
 mod steering;
 mod work;
@@ -150,6 +152,7 @@ impl<F: Family> Port<F> {
                 wq,
                 port_work: PortWork::new()?,
                 port_wq,
+                health: KBox::pin_init(new_mutex!(None, "rsnic::PortShared::health"), GFP_KERNEL)?,
             },
             GFP_KERNEL,
         )?;

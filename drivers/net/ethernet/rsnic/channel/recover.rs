@@ -4,25 +4,91 @@
 //! interrupt found by the TX watchdog, or a reopen of the port's channels when no queue
 //! reset covers the fault.
 //!
-//! Upstream counterpart: `en/reporter_tx.c`, `en/reporter_rx.c`.
+//! The recovery work reports each fault to the port's devlink health reporter (`tx` for
+//! the SQ and the TX watchdog, `rx` for the RQ; [`HealthReport`]), without holding the
+//! channel's recovery lock: the devlink core takes its instance lock and calls the
+//! reporter's recover operation, which is [`Fault::recover`] (and takes the recovery lock).
+//! A report the core does not recover (`ECANCELED`: the reporter is in error, or within
+//! its grace period) leaves the queue stopped until `devlink health recover`. Without
+//! reporters the work recovers directly, as mlx5e's `mlx5e_health_report` does.
+//!
+//! Upstream counterpart: `en/reporter_tx.c`, `en/reporter_rx.c`, `en/health.c`.
 
 use crate::channel::shared::Reopen;
 use crate::channel::{Channel, RECOVER_RX, RECOVER_TIMEOUT, RECOVER_TX};
 use crate::family::env::RxEnv;
-use crate::family::{Family, QueueFault};
+use crate::family::{Family, QueueDiag, QueueFault};
 use crate::kernel_ext::net::skb::DropReason;
 use crate::kernel_ext::sync::with_bh;
 use core::sync::atomic::Ordering;
 use kernel::prelude::*;
+use kernel::str::CString;
 use kernel::sync::Arc;
 use kernel::workqueue::WorkItem;
+use kernel::{c_str, fmt};
 
 impl<F: Family> WorkItem for Channel<F> {
     type Pointer = Arc<Channel<F>>;
 
     fn run(this: Arc<Channel<F>>) {
-        this.recover();
+        Channel::recover(&this);
     }
+}
+
+/// What a channel's fault stopped, and so what its recovery does.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum FaultKind {
+    /// The SQ stopped on a fault (an error CQE, a CQE that broke the protocol).
+    Sq,
+    /// The TX watchdog fired on the channel's queue.
+    TxTimeout,
+    /// The RQ stopped on a fault.
+    Rq,
+}
+
+/// A fault the recovery work reports ([`HealthReport::report`]): the report's context,
+/// which the reporter's recover operation recovers from.
+pub(crate) struct Fault<F: Family> {
+    /// The channel whose queue stopped.
+    pub(crate) ch: Arc<Channel<F>>,
+    /// What stopped.
+    pub(crate) kind: FaultKind,
+}
+
+impl<F: Family> Fault<F> {
+    /// Whether the fault is the `rx` reporter's (else the `tx` reporter's).
+    pub(crate) fn is_rx(&self) -> bool {
+        self.kind == FaultKind::Rq
+    }
+
+    /// Recovers from the fault as the recovery work did before reporters (the reporter's
+    /// recover operation): the SQ or RQ reset in place, the TX watchdog's lost-interrupt
+    /// check, or the reopen of the channels. Nothing once the channel is closing. Takes
+    /// the channel's recovery lock; sleeps.
+    pub(crate) fn recover(&self) -> Result {
+        let ch = &self.ch;
+        let closing = ch.recover_lock.lock();
+        if *closing {
+            return Ok(());
+        }
+        match self.kind {
+            FaultKind::TxTimeout => ch.recover_timeout(),
+            FaultKind::Sq => ch.recover_tx(),
+            FaultKind::Rq => ch.recover_rx(),
+        }
+    }
+}
+
+/// A channel's SQ or RQ as `devlink health diagnose` shows it.
+pub(crate) struct QueueState {
+    /// The ring and its CQ.
+    pub(crate) q: QueueDiag,
+    /// The fault the queue stopped on, if any.
+    pub(crate) fault: Option<QueueFault>,
+    /// A recovery is asked for and has not brought the queue back yet.
+    pub(crate) recovering: bool,
+    /// The stack's TX queue is stopped (SQ only).
+    pub(crate) stopped: bool,
 }
 
 impl<F: Family> Channel<F> {
@@ -57,25 +123,120 @@ impl<F: Family> Channel<F> {
         }
     }
 
-    /// The recovery work: brings back the queues NAPI found stopped on a fault, as mlx5e's
-    /// error-CQE recovery does (`mlx5e_tx_reporter_err_cqe_recover`, RQ recovery). Process
-    /// context; sleeps (commands).
-    fn recover(&self) {
-        let closing = self.recover_lock.lock();
-        if *closing {
+    /// The recovery work: reports the faults NAPI and the TX watchdog found, whose
+    /// recovery brings the queues back, as mlx5e's error-CQE and timeout work do
+    /// (`mlx5e_reporter_tx_err_cqe`, `mlx5e_reporter_tx_timeout`,
+    /// `mlx5e_reporter_rq_cqe_err`). Process context; sleeps (commands, the devlink lock).
+    fn recover(this: &Arc<Self>) {
+        if *this.recover_lock.lock() {
             return;
         }
-        let req = self.recover_req.load(Ordering::Acquire);
+        let req = this.recover_req.load(Ordering::Acquire);
+        let mut tx_canceled = false;
         if req & RECOVER_TIMEOUT != 0 {
-            self.recover_timeout();
+            this.recover_req
+                .fetch_and(!RECOVER_TIMEOUT, Ordering::AcqRel);
+            tx_canceled = !Self::report(this, FaultKind::TxTimeout, None);
         }
-        if req & RECOVER_TX != 0 {
-            self.recover_tx();
+        // An SQ fault the timeout's recovery did not cover (it resets a faulted SQ, but not
+        // after finding a lost interrupt); none if the tx reporter just refused to recover.
+        if req & RECOVER_TX != 0 && !tx_canceled {
+            match this.with_tx(|t, _| F::tx_fault(&t.sq)).flatten() {
+                Some(f) => {
+                    Self::report(this, FaultKind::Sq, Some(&f));
+                }
+                None => {
+                    this.recover_req.fetch_and(!RECOVER_TX, Ordering::AcqRel);
+                }
+            }
         }
         if req & RECOVER_RX != 0 {
-            self.recover_rx();
+            match with_bh(|| this.rx.lock().as_ref().and_then(|r| F::rx_fault(&r.rx))) {
+                Some(f) => {
+                    Self::report(this, FaultKind::Rq, Some(&f));
+                }
+                None => {
+                    this.recover_req.fetch_and(!RECOVER_RX, Ordering::AcqRel);
+                }
+            }
         }
-        drop(closing);
+    }
+
+    /// Reports a fault of `kind` (`f`: the queue's) to the port's reporter, which recovers
+    /// from it; recovers directly if the port has none. A fault the reporter does not
+    /// recover (`ECANCELED`) is logged and its queue stays stopped (the request bit stays
+    /// set, so NAPI does not ask again) until `devlink health recover` reopens the
+    /// channels. Returns `false` for such a fault.
+    fn report(this: &Arc<Self>, kind: FaultKind, f: Option<&QueueFault>) -> bool {
+        let fault = Fault {
+            ch: this.clone(),
+            kind,
+        };
+        let health = this.shared.health.lock().clone();
+        let Some(health) = health else {
+            let _ = fault.recover();
+            return true;
+        };
+        let q = if kind == FaultKind::Rq { "rq" } else { "sq" };
+        let msg = match f {
+            Some(f) => CString::try_from_fmt(fmt!(
+                "{}{}: {} (syndrome {:#04x}, wqe_counter {})",
+                q,
+                this.index,
+                f.what,
+                f.syndrome,
+                f.wqe_counter
+            )),
+            None => CString::try_from_fmt(fmt!("{}{}: transmit timeout", q, this.index)),
+        };
+        let r = match &msg {
+            Ok(m) => health.report(m, &fault),
+            Err(_) => health.report(c_str!("queue fault"), &fault),
+        };
+        if r == Err(crate::kernel_ext::devlink::ecanceled()) {
+            pr_err!(
+                "{}: {}{}: {}: not recovered (the {} reporter is in error or within its grace period): the queue stays stopped until `devlink health recover`\n",
+                this.dev.name(),
+                q,
+                this.index,
+                f.map_or("transmit timeout", |f| f.what),
+                if fault.is_rx() { "rx" } else { "tx" }
+            );
+            return false;
+        }
+        true
+    }
+
+    /// The state the device reports for the SQ (`sq`) or RQ, where the family can ask
+    /// ([`crate::family::Control::query_queue_state`]). Sleeps.
+    pub(crate) fn hw_state(&self, sq: bool) -> Option<&'static str> {
+        F::query_queue_state(&self.shared.func, &self.queues, sq)
+    }
+
+    /// The SQ's state for `devlink health diagnose` (`None` if the channel has no SQ).
+    pub(crate) fn tx_state(&self) -> Option<QueueState> {
+        let recovering = self.recover_req.load(Ordering::Acquire) & RECOVER_TX != 0;
+        self.with_tx(|t, txq| QueueState {
+            q: F::tx_diag(&t.sq),
+            fault: F::tx_fault(&t.sq),
+            recovering,
+            stopped: txq.is_stopped(),
+        })
+    }
+
+    /// The RQ's state for `devlink health diagnose` (`None` if the channel has no RQ).
+    pub(crate) fn rx_state(&self) -> Option<QueueState> {
+        let recovering = self.recover_req.load(Ordering::Acquire) & RECOVER_RX != 0;
+        let mut s = with_bh(|| {
+            self.rx.lock().as_ref().map(|r| QueueState {
+                q: F::rx_diag(&r.rx),
+                fault: F::rx_fault(&r.rx),
+                recovering,
+                stopped: false,
+            })
+        })?;
+        s.q.qn = s.q.qn.or(Some(self.rqn));
+        Some(s)
     }
 
     /// `ndo_tx_timeout` of the channel's queue (the watchdog's timer, every xmit lock
@@ -92,9 +253,7 @@ impl<F: Family> Channel<F> {
     /// reset is known to cure (a hung engine, a corrupt CQE the CQ holds on to), and the
     /// channels are reopened, as mlx5e does (`mlx5e_safe_reopen_channels`): every queue and
     /// CQ is made again.
-    fn recover_timeout(&self) {
-        self.recover_req
-            .fetch_and(!RECOVER_TIMEOUT, Ordering::AcqRel);
+    fn recover_timeout(&self) -> Result {
         let mmio = self.shared.hw.bar();
         let eqes = with_bh(|| F::irq_recover(&mut self.irq.lock(), &mmio));
         if eqes > 0 {
@@ -109,16 +268,15 @@ impl<F: Family> Channel<F> {
                 eqes
             );
             with_bh(|| self.napi.schedule());
-            return;
+            return Ok(());
         }
         let fault = self.with_tx(|t, _| F::tx_fault(&t.sq)).flatten();
         match fault {
             Some(f) if F::QUEUE_RESET => {
-                if self.reset_sq(&f).is_ok() {
-                    self.counters
-                        .tx_timeout_recovered
-                        .fetch_add(1, Ordering::Relaxed);
-                }
+                self.reset_sq(&f)?;
+                self.counters
+                    .tx_timeout_recovered
+                    .fetch_add(1, Ordering::Relaxed);
             }
             // The reopen brings the SQ back, faulted or stuck (a fault already asked for it).
             Some(f) => {
@@ -134,6 +292,7 @@ impl<F: Family> Channel<F> {
                 self.request_reopen(Reopen::TxTimeout, None);
             }
         }
+        Ok(())
     }
 
     /// Logs a fault and the step of its recovery that failed, if one did (once per
@@ -177,17 +336,19 @@ impl<F: Family> Channel<F> {
     /// flight dropped and counted, producer and consumer state and the doorbell record
     /// reset, BQL reset, the SQ to RDY, the queue woken. The queue has been stopped since
     /// NAPI found the fault.
-    fn recover_tx(&self) {
+    fn recover_tx(&self) -> Result {
         match self.with_tx(|t, _| F::tx_fault(&t.sq)).flatten() {
-            // A failed reset is logged; the queue stays stopped (the watchdog tries again).
-            Some(fault) if F::QUEUE_RESET => {
-                let _ = self.reset_sq(&fault);
-            }
+            // A failed reset is logged; the queue stays stopped (the reporter in error).
+            Some(fault) if F::QUEUE_RESET => self.reset_sq(&fault),
             // The reopen closes this channel: nothing more to do here, and the request bit
             // stays set, so that later polls do not queue this again.
-            Some(fault) => self.request_reopen(Reopen::SqFault, Some(("sq", &fault))),
+            Some(fault) => {
+                self.request_reopen(Reopen::SqFault, Some(("sq", &fault)));
+                Ok(())
+            }
             None => {
                 self.recover_req.fetch_and(!RECOVER_TX, Ordering::AcqRel);
+                Ok(())
             }
         }
     }
@@ -229,16 +390,16 @@ impl<F: Family> Channel<F> {
     /// RQ recovery: the RQ to RST (through ERR if the device has not stopped it), the CQEs
     /// written meanwhile discarded, every posted buffer back to the page pool, the RQ reset
     /// and refilled, then RDY, and NAPI scheduled.
-    fn recover_rx(&self) {
+    fn recover_rx(&self) -> Result {
         let Some(fault) = with_bh(|| self.rx.lock().as_ref().and_then(|r| F::rx_fault(&r.rx)))
         else {
             self.recover_req.fetch_and(!RECOVER_RX, Ordering::AcqRel);
-            return;
+            return Ok(());
         };
         if !F::QUEUE_RESET {
             // As for the SQ: the request bit stays set until the reopen closes the channel.
             self.request_reopen(Reopen::RqFault, Some(("rq", &fault)));
-            return;
+            return Ok(());
         }
         let r = F::queue_to_reset(&self.shared.func, &self.queues, false).and_then(|()| {
             with_bh(|| {
@@ -261,5 +422,6 @@ impl<F: Family> Channel<F> {
             self.recover_req.fetch_and(!RECOVER_RX, Ordering::AcqRel);
             with_bh(|| self.napi.schedule());
         }
+        r
     }
 }

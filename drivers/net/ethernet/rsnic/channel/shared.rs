@@ -12,6 +12,7 @@
 //! (`mlx5e_xmit_xdp_frame`).
 
 use crate::bus::{Bar, Function};
+use crate::channel::recover::Fault;
 use crate::channel::{TxSide, TxSlot, XdpSlot, XdpSqSide};
 use crate::family::env::{TxEnv, TxSkb};
 use crate::family::stats::ChAtomics;
@@ -26,8 +27,10 @@ use crate::kernel_ext::net::xdp::XdpFrame;
 use crate::kernel_ext::sync::with_rtnl;
 use crate::kernel_ext::wq::OwnedQueue;
 use crate::xdp::{XdpEnv, XdpSqKind, XdpTx};
+use core::pin::Pin;
 use core::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 use kernel::prelude::*;
+use kernel::str::CStr;
 use kernel::sync::{Arc, Mutex};
 use kernel::types::ARef;
 use kernel::workqueue::{Work, WorkItem};
@@ -70,6 +73,25 @@ pub(crate) struct PortShared<F: Family> {
     pub(crate) port_work: Arc<PortWork>,
     /// Where [`PortShared::port_work`] runs (it closes channels, so not on `wq`).
     pub(crate) port_wq: OwnedQueue,
+    /// The port's devlink health reporters, where the channels' recovery reports its
+    /// faults (none before the port's netdev is registered and after it is torn down, or if
+    /// they could not be made: the recovery then runs without them, as mlx5e's).
+    pub(crate) health: HealthSlot<F>,
+}
+
+/// Where a port keeps its reporters ([`PortShared::health`]).
+pub(crate) type HealthSlot<F> = Pin<KBox<Mutex<Option<Arc<dyn HealthReport<F>>>>>>;
+
+/// The port's devlink health reporters as the channels' recovery reaches them
+/// ([`PortShared::health`]; the port implements it, so that the channels need not know the
+/// port's type).
+pub(crate) trait HealthReport<F: Family>: Send + Sync {
+    /// Reports `fault`, described by `msg`, on the port's `tx` or `rx` reporter
+    /// ([`Fault::reporter`]), whose recovery is `fault.recover()`. Returns what the devlink
+    /// core returned: the recovery's result, or `ECANCELED` if it did not recover (the
+    /// reporter in error, or within its grace period). Takes the devlink instance lock:
+    /// the caller holds no lock of the channel's. Sleeps.
+    fn report(&self, msg: &CStr, fault: &Fault<F>) -> Result;
 }
 
 impl<F: Family> PortShared<F> {
@@ -280,6 +302,9 @@ pub(crate) enum Reopen {
     XdpSqFault,
     /// The XSK RQ stopped on a fault.
     XskRqFault,
+    /// `devlink health recover` of the port's `tx` or `rx` reporter (a recovery without a
+    /// fault to recover from: every channel is made again, as mlx5e's).
+    Devlink,
 }
 
 impl Reopen {
@@ -290,6 +315,7 @@ impl Reopen {
             Self::TxTimeout,
             Self::XdpSqFault,
             Self::XskRqFault,
+            Self::Devlink,
         ]
         .into_iter()
         .find(|r| *r as u32 == v)
@@ -302,6 +328,7 @@ impl Reopen {
             Self::TxTimeout => "transmit timeout, no lost interrupt",
             Self::XdpSqFault => "XDP SQ fault",
             Self::XskRqFault => "XSK RQ fault",
+            Self::Devlink => "devlink health recover",
         }
     }
 }

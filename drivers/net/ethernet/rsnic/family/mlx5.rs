@@ -633,6 +633,16 @@ impl Control for Mlx5 {
         func.queue_to_reset(sq, qn.ok_or(EINVAL)?)
     }
 
+    fn query_queue_state(func: &Arc<ctrl::Func>, q: &Queues, sq: bool) -> Option<&'static str> {
+        let qn = if sq { q.sq } else { q.rq };
+        Some(match func.query_queue_state(sq, qn?) {
+            Ok(res::QState::Rst) => "RST",
+            Ok(res::QState::Rdy) => "RDY",
+            Ok(res::QState::Err) => "ERR",
+            Err(_) => "query failed",
+        })
+    }
+
     fn queue_to_ready(func: &Arc<ctrl::Func>, q: &Queues, sq: bool) -> Result {
         match (sq, q.sq, q.rq) {
             (true, Some(n), _) => func.ready_sq(n),

@@ -10,7 +10,7 @@
 use crate::bus::Bar;
 use crate::family::env::{RxEnv, TxEnv, TxSkb};
 use crate::family::mana::{meta, KRq, KSq, KXskRq, KXskSq, Mana};
-use crate::family::{DataPath, QueueFault, RxMeta, TxReaped};
+use crate::family::{DataPath, QueueDiag, QueueFault, RxMeta, TxReaped};
 use crate::hwif::mana::cq::Eq;
 use crate::hwif::mana::rq::{RqError, RxCompletion};
 use crate::hwif::mana::sq::{SqError, TX_POLL_MAX};
@@ -124,6 +124,28 @@ impl DataPath for Mana {
     // error the device reports (error CQEs complete their WQE and the queue goes on). The
     // family has no in-place reset (`QUEUE_RESET` is false): the port's channels are
     // reopened, which destroys and re-creates every WQ object through the HWC.
+    fn tx_diag(sq: &KSq) -> QueueDiag {
+        QueueDiag {
+            qn: Some(sq.id()),
+            size: sq.wq().size(),
+            pc: sq.wq().head(),
+            cc: sq.wq().tail(),
+            cqn: sq.cq().id(),
+            cq_cc: sq.cq().head(),
+        }
+    }
+
+    fn rx_diag(rq: &KRq) -> QueueDiag {
+        QueueDiag {
+            qn: Some(rq.id()),
+            size: rq.wq().size(),
+            pc: rq.wq().head(),
+            cc: rq.wq().tail(),
+            cqn: rq.cq().id(),
+            cq_cc: rq.cq().head(),
+        }
+    }
+
     fn tx_fault(sq: &KSq) -> Option<QueueFault> {
         sq.error().map(|e| match e {
             SqError::WrongQueue { is_sq, .. } => QueueFault::found(if is_sq {

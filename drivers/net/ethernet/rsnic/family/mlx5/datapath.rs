@@ -10,7 +10,7 @@
 use crate::bus::Bar;
 use crate::family::env::{RxEnv, TxEnv, TxSkb};
 use crate::family::mlx5::{hash_type, KEq, KRq, KSq, KXdpSq, KXskRq, Mlx5, COMP_EQ_BUDGET};
-use crate::family::{DataPath, QueueFault, RxMeta, TxReaped};
+use crate::family::{DataPath, QueueDiag, QueueFault, RxMeta, TxReaped};
 use crate::hwif::mlx5::cq::CQ_DB_REQ_NOT;
 use crate::hwif::mlx5::rq::{RqError, RxCompletion};
 use crate::hwif::mlx5::sq::SqError;
@@ -113,6 +113,29 @@ impl DataPath for Mlx5 {
             },
             SqError::BadSqn { .. } => QueueFault::found("CQE naming another SQ"),
         })
+    }
+
+    fn tx_diag(sq: &KSq) -> QueueDiag {
+        QueueDiag {
+            qn: Some(sq.sqn()),
+            size: u32::from(sq.size()),
+            pc: u32::from(sq.pc()),
+            cc: u32::from(sq.cc()),
+            cqn: sq.cq().cqn(),
+            cq_cc: sq.cq().cc(),
+        }
+    }
+
+    fn rx_diag(rq: &KRq) -> QueueDiag {
+        // The RQ's number is the channel's (the ring does not keep it).
+        QueueDiag {
+            qn: None,
+            size: u32::from(rq.size()),
+            pc: u32::from(rq.wqe_ctr()),
+            cc: u32::from(rq.cc()),
+            cqn: rq.cq().cqn(),
+            cq_cc: rq.cq().cc(),
+        }
     }
 
     fn tx_reset(sq: &mut KSq) -> bool {

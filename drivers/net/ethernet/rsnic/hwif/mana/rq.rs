@@ -147,6 +147,10 @@ impl<B: RxBuffer, C: Coherent, S: Slots<Option<B>>> Rq<B, C, S> {
     pub fn wq(&self) -> &Wq<C> {
         &self.wq
     }
+    /// The RQ's WQ id on the device.
+    pub fn id(&self) -> u32 {
+        self.p.rq_id
+    }
     /// The completion queue.
     pub fn cq(&self) -> &Cq<C> {
         &self.cq

@@ -327,6 +327,10 @@ impl<P: TxPacket, C: Coherent, F: Slots<TxPending<P>>, D: Slots<DmaEntry>> Sq<P,
     pub fn wq(&self) -> &Wq<C> {
         &self.wq
     }
+    /// The SQ's WQ id on the device.
+    pub fn id(&self) -> u32 {
+        self.p.sq_id
+    }
     /// The completion queue.
     pub fn cq(&self) -> &Cq<C> {
         &self.cq

@@ -399,6 +399,10 @@ impl<P: TxPacket, C: Coherent, W: WqeInfos<P>, F: PktFifo<P>, D: DmaFifo> Sq<P, 
     pub fn size(&self) -> u16 {
         self.mask + 1
     }
+    /// The SQ's number on the device.
+    pub fn sqn(&self) -> u32 {
+        self.p.sqn
+    }
     /// Current stop room.
     pub fn stop_room(&self) -> u16 {
         self.stop_room

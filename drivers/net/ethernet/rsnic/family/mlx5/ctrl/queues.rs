@@ -182,11 +182,9 @@ impl Func {
         Ok(())
     }
 
-    /// Moves an SQ (`sq`) or RQ to RST for recovery (mlx5e's `mlx5e_tx_reporter_err_cqe_recover`
-    /// and RQ recovery): QUERY_SQ/RQ for its state; RDY (the driver found the fault, the
-    /// device did not stop the queue) goes to ERR first; then ERR -> RST. The device no
-    /// longer touches the queue's ring when this returns. Sleeps.
-    pub(crate) fn queue_to_reset(&self, sq: bool, qn: u32) -> Result {
+    /// The state the device reports for an SQ (`sq`) or RQ (QUERY_SQ / QUERY_RQ), for
+    /// `devlink health dump`. Sleeps.
+    pub(crate) fn query_queue_state(&self, sq: bool, qn: u32) -> Result<res::QState> {
         let out = self.cmd(res::SHORT_LEN, res::QUERY_Q_OUT_LEN, |b| {
             if sq {
                 res::query_sq(b, qn)
@@ -194,6 +192,14 @@ impl Func {
                 res::query_rq(b, qn)
             }
         })?;
+        res::parse_query_q_state(&out).map_err(|_| EIO)
+    }
+
+    /// Moves an SQ (`sq`) or RQ to RST for recovery (mlx5e's `mlx5e_tx_reporter_err_cqe_recover`
+    /// and RQ recovery): QUERY_SQ/RQ for its state; RDY (the driver found the fault, the
+    /// device did not stop the queue) goes to ERR first; then ERR -> RST. The device no
+    /// longer touches the queue's ring when this returns. Sleeps.
+    pub(crate) fn queue_to_reset(&self, sq: bool, qn: u32) -> Result {
         let modify = |cur, next| {
             self.cmd(res::MODIFY_Q_IN_LEN, res::OUT_LEN, |b| {
                 if sq {
@@ -204,7 +210,7 @@ impl Func {
             })
             .map(|_| ())
         };
-        match res::parse_query_q_state(&out).map_err(|_| EIO)? {
+        match self.query_queue_state(sq, qn)? {
             res::QState::Rst => return Ok(()),
             res::QState::Rdy => modify(res::QState::Rdy, res::QState::Err)?,
             res::QState::Err => {}
