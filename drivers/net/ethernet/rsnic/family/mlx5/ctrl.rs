@@ -108,6 +108,9 @@ pub(crate) fn cmd_errno(e: &CmdError) -> Error {
         CmdErrorKind::Timeout => crate::kernel_ext::net::etimedout(),
         CmdErrorKind::Gone => ENODEV,
         CmdErrorKind::TooManyPages { .. } => ENOMEM,
+        CmdErrorKind::Unsupported
+        | CmdErrorKind::MissingCap(_)
+        | CmdErrorKind::CapTooSmall { .. } => crate::kernel_ext::net::eopnotsupp(),
         _ => EIO,
     }
 }
