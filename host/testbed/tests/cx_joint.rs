@@ -714,3 +714,37 @@ fn the_ports_q_counter_counts_its_rqs_drops() {
     d1.exec(&mut r.tb, &inp[..n], &mut [0u8; 16]).unwrap();
     assert_eq!(tear_down(&mut r.tb, &mut d1, &res1).first_error(), None);
 }
+
+#[test]
+fn the_ports_mtu_follows_the_drivers_pmtu_writes_within_its_maximum() {
+    // A port whose largest frame is 4000 bytes of netdev MTU (4022 with L2 header, tag and
+    // FCS).
+    let caps = Caps {
+        port_max_mtu: 4022,
+        ..Caps::FULL
+    };
+    let mut tb = Testbed::with_caps(2, caps);
+    let mut d = Driver::new(&tb, 0);
+    let res = brought_up(&mut tb, &mut d);
+    let pmtu = |tb: &mut Testbed, d: &mut Driver| {
+        let out = access_reg(tb, d, vport::PMTU_LEN, vport::pmtu_query).unwrap();
+        vport::parse_pmtu(&out).unwrap()
+    };
+    let p = pmtu(&mut tb, &mut d);
+    assert_eq!(p.max, 4022);
+    // The netdev's bound, as mlx5e_set_netdev_mtu_boundaries computes it.
+    assert_eq!(vport::hw_to_sw_mtu(u32::from(p.max)), 4000);
+    // mlx5e_set_mtu of 3000: the admin MTU, and the port runs it.
+    let hw = vport::sw_to_hw_mtu(3000) as u16;
+    access_reg(&mut tb, &mut d, vport::PMTU_LEN, |b| vport::pmtu_set(b, hw)).unwrap();
+    let p = pmtu(&mut tb, &mut d);
+    assert_eq!((p.admin, p.oper), (3022, 3022));
+    // Above the port's maximum: refused (BAD_PARAM), nothing changes.
+    let e = access_reg(&mut tb, &mut d, vport::PMTU_LEN, |b| {
+        vport::pmtu_set(b, 4023)
+    })
+    .expect_err("above max_mtu");
+    assert_eq!(e.status().map(|(s, _)| s), Some(0x03), "{e}");
+    assert_eq!(pmtu(&mut tb, &mut d).oper, 3022);
+    assert_eq!(tear_down(&mut tb, &mut d, &res).first_error(), None);
+}

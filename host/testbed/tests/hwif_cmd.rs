@@ -1154,6 +1154,63 @@ fn golden_set_hca_cap_writes_the_current_caps_back_with_mlx5_cores_settings() {
 }
 
 #[test]
+fn golden_pmtu() {
+    // ACCESS_REG (0x805) write (op_mod 0) of PMTU (0x5003), local_port 1, admin_mtu 1522
+    // (register bit 0x40).
+    let want = sparse(
+        32,
+        &[
+            (0x00, 0x08),
+            (0x01, 0x05),
+            (0x0a, 0x50),
+            (0x0b, 0x03),
+            (0x11, 0x01),
+            (0x18, 0x05),
+            (0x19, 0xf2),
+        ],
+    );
+    assert_eq!(build(|b| vport::pmtu_set(b, 1522)), want);
+    // The read: op_mod 1, nothing but the port.
+    let want = sparse(
+        32,
+        &[
+            (0x00, 0x08),
+            (0x01, 0x05),
+            (0x07, 0x01),
+            (0x0a, 0x50),
+            (0x0b, 0x03),
+            (0x11, 0x01),
+        ],
+    );
+    assert_eq!(build(vport::pmtu_query), want);
+    // max_mtu 9732 (bit 0x20), admin 1522, oper 1500.
+    let out = sparse(
+        32,
+        &[
+            (0x14, 0x26),
+            (0x15, 0x04),
+            (0x18, 0x05),
+            (0x19, 0xf2),
+            (0x1c, 0x05),
+            (0x1d, 0xdc),
+        ],
+    );
+    assert_eq!(
+        vport::parse_pmtu(&out),
+        Ok(vport::Pmtu {
+            max: 9732,
+            admin: 1522,
+            oper: 1500
+        })
+    );
+    assert!(vport::parse_pmtu(&out[..31]).is_err());
+    assert_eq!(
+        (vport::hw_to_sw_mtu(9732), vport::sw_to_hw_mtu(1500)),
+        (9710, 1522)
+    );
+}
+
+#[test]
 fn golden_query_adapter() {
     let want = sparse(16, &[(0x00, 0x01), (0x01, 0x01)]); // opcode 0x101
     assert_eq!(build(hca::query_adapter), want);

@@ -340,6 +340,14 @@ impl Control for Mlx5 {
         Some(func.resources().vport.mac)
     }
 
+    fn max_mtu(func: &ctrl::Func) -> u32 {
+        func.max_mtu()
+    }
+
+    fn apply_mtu(_hw: &Arc<Function>, func: &Arc<ctrl::Func>, mtu: u32) -> Result {
+        func.set_mtu(mtu)
+    }
+
     const RX_FILTER: bool = true;
 
     fn set_rx_mode(func: &Arc<ctrl::Func>, mode: &RxMode) {

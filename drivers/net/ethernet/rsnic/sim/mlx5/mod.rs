@@ -424,6 +424,9 @@ pub struct Caps {
     /// The largest send WQE in bytes (`max_wqe_sz_sq`), a multiple of 64 from 64 to 1024
     /// (the 6-bit DS count's 16 WQEBBs): a larger WQE gets an error CQE (bad DS count).
     pub max_wqe_sz_sq: u16,
+    /// The port's largest MTU (PMTU `max_mtu`, the hardware's: frame without FCS plus the
+    /// FCS), from 1522 to [`cmd::PORT_MAX_MTU`]: a PMTU write above it is refused.
+    pub port_max_mtu: u16,
 }
 
 impl Caps {
@@ -437,6 +440,7 @@ impl Caps {
         log_max_eq_sz: 22,
         log_max_rqt_size: 8,
         max_wqe_sz_sq: 1024,
+        port_max_mtu: cmd::PORT_MAX_MTU as u16,
     };
 
     fn sane(&self) -> bool {
@@ -447,6 +451,7 @@ impl Caps {
             && (1usize << self.log_max_rqt_size) <= MAX_RQT_SIZE
             && (64..=1024).contains(&self.max_wqe_sz_sq)
             && self.max_wqe_sz_sq % 64 == 0
+            && (1522..=cmd::PORT_MAX_MTU).contains(&u32::from(self.port_max_mtu))
     }
 }
 

@@ -10,10 +10,13 @@
 //! (`mlx5_modify_nic_vport_mac_list`, `mlx5_modify_nic_vport_promisc`) and what mlx5e puts in
 //! it ([`VportLists`], en_fs.c `mlx5e_vport_context_update`).
 //!
-//! The ACCESS_REG commands are in module `reg`, re-exported here.
+//! The ACCESS_REG commands are in module `reg`, PMTU (the port's MTU) in `pmtu`, both
+//! re-exported here.
 
+mod pmtu;
 mod reg;
 
+pub use pmtu::*;
 pub use reg::*;
 
 use super::{build, fits, op, output, put_mac, start, Field, FormatError};

@@ -65,7 +65,7 @@ pub const fn access_reg_len(reg_len: usize) -> usize {
     ACCESS_REG_DATA + reg_len
 }
 
-fn access_reg(
+pub(super) fn access_reg(
     buf: &mut [u8],
     reg_id: u16,
     reg_len: usize,
