@@ -1780,6 +1780,19 @@ fn tear_down(r: &mut Rig, b: &Bringup) -> (Teardown, Vec<u16>) {
 fn bring_up_and_teardown_in_main_c_order() {
     let mut r = rig_with(FakeBar::default(), 16);
     r.bar.init_polls.set(3);
+    r.bar.pre_init_polls.set(2);
+    // Pre-initializing: the queue's address waits for the firmware (wait_fw_init before
+    // mlx5_cmd_enable).
+    let mut pre = Bringup::new();
+    let mut out = vec![0u8; SEQ_OUT_LEN];
+    for _ in 0..2 {
+        assert_eq!(
+            pre.poll(&mut r.q, &r.bar, &NoBarriers, &mut out),
+            Ok(Progress::Pending)
+        );
+        assert_eq!(pre.step(), Step::WaitPreInit);
+        assert_eq!(r.bar.cmdq_addr(), None);
+    }
     let (b, res, log) = bring_up(&mut r, None);
     assert_eq!(res, Ok(()));
     assert_eq!(b.step(), Step::Done);

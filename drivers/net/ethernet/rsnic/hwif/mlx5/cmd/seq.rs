@@ -6,7 +6,9 @@
 //!
 //! Bring-up ([`Bringup`]), in main.c order:
 //!
-//! 1. `mlx5_cmd_enable` ([`Step::CmdEnable`]) and `wait_fw_init` ([`Step::WaitInit`]);
+//! 1. `mlx5_function_enable`'s `wait_fw_init` "pre-initializing" ([`Step::WaitPreInit`]:
+//!    the firmware accepts the initialization segment's configuration), `mlx5_cmd_enable`
+//!    ([`Step::CmdEnable`]) and `wait_fw_init` "initializing" ([`Step::WaitInit`]);
 //! 2. `mlx5_core_enable_hca` (ENABLE_HCA);
 //! 3. `mlx5_core_set_issi` (QUERY_ISSI, then SET_ISSI 1 when supported);
 //! 4. `mlx5_satisfy_startup_pages(dev, 1)`: QUERY_PAGES boot; when the firmware wants
@@ -33,9 +35,6 @@
 //! ([`CmdErrorKind::TooManyPages`]). A negative count at start-up (the firmware has pages
 //! to spare) needs nothing given.
 //!
-//! The pre-initialization `wait_fw_init` before `mlx5_cmd_enable` is left out: the device
-//! this driver meets clears `initializing` once the queue address is written.
-//!
 //! Teardown ([`Teardown`]) undoes exactly what a (possibly failed) bring-up did, in
 //! `mlx5_unload` / `mlx5_function_close` / `mlx5_function_disable` order: DEALLOC_Q_COUNTER,
 //! DESTROY_MKEY, DEALLOC_TRANSPORT_DOMAIN, DEALLOC_PD, DEALLOC_UAR, TEARDOWN_HCA, then
@@ -49,7 +48,7 @@
 use super::hca::{self, DevCaps, Issi, CAP_ETHERNET_OFFLOADS, CAP_GENERAL, ISSI_1, PSID_LEN};
 use super::mkey;
 use super::pages::{self, MAX_FW_PAGES};
-use super::queue::{CmdError, CmdErrorKind, CmdPoll, CmdQueue};
+use super::queue::{fw_initializing, CmdError, CmdErrorKind, CmdPoll, CmdQueue};
 use super::vport::{self, NicVportContext};
 use super::{op, res, FormatError};
 use crate::hwif::hw::{Barriers, Coherent, Mmio};
@@ -75,6 +74,8 @@ pub const MKEY_VARIANT: u8 = 0x5a;
 /// Bring-up steps, in order.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Step {
+    /// Wait for `initializing` to clear before writing the command queue address.
+    WaitPreInit,
     /// Write the command queue address.
     CmdEnable,
     /// Wait for `initializing` to clear.
@@ -208,7 +209,7 @@ impl Bringup {
     /// A bring-up at its first step.
     pub fn new() -> Self {
         Self {
-            step: Step::CmdEnable,
+            step: Step::WaitPreInit,
             posted: None,
             res: Resources::default(),
             want: 0,
@@ -287,7 +288,8 @@ impl Bringup {
                 vport::query_nic_vport_context(inp)?,
                 vport::QUERY_NIC_VPORT_CONTEXT_OUT_LEN,
             ),
-            Step::CmdEnable
+            Step::WaitPreInit
+            | Step::CmdEnable
             | Step::WaitInit
             | Step::GiveBootPages
             | Step::GiveInitPages
@@ -418,7 +420,8 @@ impl Bringup {
                 self.res.vport = vport::parse_query_nic_vport_context(out).map_err(&bad)?;
                 Step::Done
             }
-            s @ (Step::CmdEnable
+            s @ (Step::WaitPreInit
+            | Step::CmdEnable
             | Step::WaitInit
             | Step::GiveBootPages
             | Step::GiveInitPages
@@ -451,6 +454,12 @@ impl Bringup {
         loop {
             match self.step {
                 Step::Done => return Ok(Progress::Done),
+                Step::WaitPreInit => {
+                    if fw_initializing(mmio) {
+                        return Ok(Progress::Pending);
+                    }
+                    self.step = Step::CmdEnable;
+                }
                 Step::CmdEnable => {
                     q.enable(mmio, bar)?;
                     self.step = Step::WaitInit;
