@@ -753,6 +753,13 @@ pub(crate) trait Family: Control {
         Err(crate::kernel_ext::net::eopnotsupp())
     }
 
+    /// A fixed identity of the board for `devlink dev info` (its devlink name and value),
+    /// if the device reported one: ConnectX's PSID (QUERY_ADAPTER) as `fw.psid`, as mlx5's
+    /// `mlx5_devlink_info_get`.
+    fn board_id(_func: &Self::Func) -> Option<(&'static CStr, CString)> {
+        None
+    }
+
     /// The private flags a new port starts with, given what the device can do.
     fn default_pflags(_func: &Self::Func) -> PrivFlags<Self::PrivFlag> {
         Self::DEFAULT_PFLAGS
