@@ -75,8 +75,8 @@ impl<F: Family> Bound<F> {
             let config = port_config::<F>(func);
             let port = Port::<F>::new(hw.clone(), func.clone(), channels)?;
             // The device learns the port's MTU before the netdev exists (mlx5e_nic_enable's
-            // mlx5e_set_dev_port_mtu).
-            F::apply_mtu(hw, func, crate::port::DEFAULT_MTU)?;
+            // mlx5e_set_dev_port_mtu, whose failure it ignores: the family logged it).
+            let _ = F::apply_mtu(hw, func, crate::port::DEFAULT_MTU);
             let dl_port = match &b.devlink {
                 Some(dl) => Some(crate::devlink::port(dl, i)?),
                 None => None,

@@ -256,15 +256,26 @@ impl Func {
             run_cmd(&mut q, &bar, &inp[..n], &mut out).map_err(BringupError::Cmd)?;
             tisn = Some(res::parse_create_tis(&out).map_err(bad_format)?);
             // mlx5e_set_netdev_mtu_boundaries: the port's largest MTU, less the L2 overhead,
-            // bounds the netdev's (rsnic's own bound is its RX buffers').
+            // bounds the netdev's (rsnic's own bound is its RX buffers'). A failed read is
+            // logged and leaves rsnic's bound (mlx5_query_port_max_mtu ignores errors).
             let mut inp = [0u8; vport::access_reg_len(vport::PMTU_LEN)];
             let mut out = [0u8; vport::access_reg_len(vport::PMTU_LEN)];
             let n = vport::pmtu_query(&mut inp).map_err(bad_format)?;
-            run_cmd(&mut q, &bar, &inp[..n], &mut out).map_err(BringupError::Cmd)?;
-            let pmtu = vport::parse_pmtu(&out).map_err(bad_format)?;
-            max_mtu = max_mtu.min(vport::hw_to_sw_mtu(u32::from(pmtu.max)));
-            if max_mtu < crate::family::MIN_MTU {
-                return Err(bad_format(FormatError::BadParam));
+            match run_cmd(&mut q, &bar, &inp[..n], &mut out).and_then(|_| {
+                vport::parse_pmtu(&out).map_err(|_| CmdError::iface(CmdErrorKind::BadOutput))
+            }) {
+                Ok(p) => {
+                    let port_max = vport::hw_to_sw_mtu(u32::from(p.max));
+                    if port_max >= crate::family::MIN_MTU {
+                        max_mtu = max_mtu.min(port_max);
+                    } else {
+                        pr_warn!("port {}: PMTU max_mtu {} ignored\n", port, p.max);
+                    }
+                }
+                Err(e) if e.kind == CmdErrorKind::Gone || e.kind == CmdErrorKind::Timeout => {
+                    return Err(BringupError::Cmd(e))
+                }
+                Err(e) => pr_warn!("port {}: PMTU read: {}\n", port, e),
             }
             // The control work's queue: without it, what was made is undone too.
             wq = Some(OwnedQueue::new(c_str!("rsnic-ctl"), port as i32)?);
@@ -272,8 +283,12 @@ impl Func {
         });
         if let Err(e) = r {
             let mut first = None;
+            if let Some(tisn) = tisn {
+                first = destroy_obj(&mut q, &bar, |b| res::destroy_tis(b, tisn)).err();
+            }
             if let Some(eq) = eq {
-                first = destroy_obj(&mut q, &bar, |b| res::destroy_eq(b, eq.eqn())).err();
+                let r = destroy_obj(&mut q, &bar, |b| res::destroy_eq(b, eq.eqn()));
+                first = first.or(r.err());
             }
             let te = first.or(tear_down(&mut q, &bar, &res, &mut fw, port));
             if let Some(te) = te {
