@@ -83,6 +83,15 @@ pub fn sim_min_inline() -> u8 {
     unsafe { bindings::rsnic_helper_param_sim_min_inline() }.min(3) as u8
 }
 
+/// `sim_max_mtu`: the largest port MTU (hardware bytes) simulated ConnectX devices report,
+/// `None` for the model's own (0, or a value the model does not take: refused at load by
+/// the device host).
+pub fn sim_max_mtu() -> Option<u16> {
+    // SAFETY: as for every scalar parameter (`param!`).
+    let v = unsafe { bindings::rsnic_helper_param_sim_max_mtu() };
+    Some(u16::try_from(v).unwrap_or(u16::MAX)).filter(|&v| v != 0)
+}
+
 param! {
     /// `sim_rsnic_requests`: whether simulated MANA devices implement and advertise rsnic's own
     /// HWC requests (loopback, pause).

@@ -804,6 +804,16 @@ unsigned int rsnic_helper_param_sim_min_inline(void)
 	return sim_min_inline;
 }
 
+static unsigned int sim_max_mtu;
+module_param(sim_max_mtu, uint, 0444);
+MODULE_PARM_DESC(sim_max_mtu,
+		 "Device host: the largest port MTU simulated ConnectX devices report (PMTU max_mtu, in hardware bytes: the netdev MTU plus 22), 1522 to 9732; 0 (default) for 9732");
+
+unsigned int rsnic_helper_param_sim_max_mtu(void)
+{
+	return sim_max_mtu;
+}
+
 static bool sim_rsnic_requests = true;
 module_param(sim_rsnic_requests, bool, 0444);
 MODULE_PARM_DESC(sim_rsnic_requests,

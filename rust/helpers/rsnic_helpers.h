@@ -260,6 +260,8 @@ bool rsnic_helper_param_sim_cqe_compression(void);
 /* The device host's `sim_min_inline` parameter: a minimum inline mode, 0..3. */
 bool rsnic_helper_param_sim_rsnic_requests(void);
 unsigned int rsnic_helper_param_sim_min_inline(void);
+/* The device host's `sim_max_mtu` parameter: a port's PMTU max_mtu, 0 for the model's. */
+unsigned int rsnic_helper_param_sim_max_mtu(void);
 /* The `host` parameter: a NUL-terminated string, fixed after load (0444). */
 const char *rsnic_helper_param_host(void);
 

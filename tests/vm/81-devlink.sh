@@ -67,7 +67,12 @@ check() {
 		fw=$(printf '%s\n' "$info" | awk '/running:/ { r = 1; next } r && $1 ~ /^fw\./ { print $2; exit }')
 		[ -n "$fw" ] || fail "$handle: no running firmware version"
 		case $RSNIC_FAMILY in
-		mlx5) [[ $fw =~ ^[0-9]+\.[0-9]+\.[0-9]{4}$ ]] || fail "$handle: fw.version '$fw'" ;;
+		mlx5)
+			[[ $fw =~ ^[0-9]+\.[0-9]+\.[0-9]{4}$ ]] || fail "$handle: fw.version '$fw'"
+			# The board's PSID (QUERY_ADAPTER), fixed, as mlx5's fw.psid: the model's.
+			printf '%s\n' "$info" | grep -qE '^ +fw\.psid RSNIC00000001$' ||
+				fail "$handle: no fixed fw.psid RSNIC00000001"
+			;;
 		mana) [[ $fw =~ ^[0-9]+$ ]] || fail "$handle: fw.gdma_protocol '$fw'" ;;
 		esac
 	done

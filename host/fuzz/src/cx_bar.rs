@@ -7,7 +7,7 @@ use std::cell::{Cell, RefCell};
 
 use rsnic_core::hwif::hw::{DmaAddr, Mmio};
 
-/// BAR0 with `cmdif_rev` 5, 32 entries of 64 bytes, ready as soon as the address is written.
+/// BAR0 with `cmdif_rev` 5, 32 entries of 64 bytes, firmware ready from power-on.
 #[derive(Default)]
 pub struct CxBar {
     addr_h: Cell<u32>,
@@ -44,13 +44,8 @@ impl Mmio for CxBar {
         match offset {
             0x004 => 5 << 16,
             0x014 => (5 << 4) | 6,
-            0x1fc => {
-                if self.addr_l.get().is_some() {
-                    0
-                } else {
-                    1 << 31
-                }
-            }
+            // Ready from power-on: `initializing` reads clear before and after the address.
+            0x1fc => 0,
             _ => 0,
         }
     }

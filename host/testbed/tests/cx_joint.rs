@@ -201,6 +201,77 @@ fn the_driver_reads_the_caps_the_device_was_given() {
 }
 
 #[test]
+fn the_driver_sets_the_general_caps_as_mlx5_core_and_reads_the_board_id() {
+    use rsnic_core::hwif::mlx5::cmd::hca;
+    let mut tb = Testbed::new();
+    let mut d = Driver::new(&tb, 0);
+    let res = brought_up(&mut tb, &mut d);
+    // The model's maximum log_max_qp is 0 (it has no QPs): SET_HCA_CAP asked for that, and
+    // the current caps read after INIT_HCA say what the device took.
+    assert_eq!(res.max_caps.log_max_qp, 0);
+    let mut inp = [0u8; hca::QUERY_HCA_CAP_IN_LEN];
+    let mut out = vec![0u8; hca::QUERY_HCA_CAP_OUT_LEN];
+    let n = hca::query_hca_cap(&mut inp, hca::CAP_GENERAL).unwrap();
+    d.exec(&mut tb, &inp[..n], &mut out).unwrap();
+    // pkey_table_size 0 (128 entries), cmdif_checksum 0, log_uar_page_sz 0 (4 KiB).
+    assert_eq!(&out[0x10 + 0x32..0x10 + 0x34], &[0, 0]);
+    assert_eq!(out[0x10 + 0x42] & 0xc0, 0);
+    assert_eq!(&out[0x10 + 0x92..0x10 + 0x94], &[0, 0]);
+    // The caps the data path sizes itself by.
+    assert!(res.caps.nic_flow_table && res.caps.vlan_cap);
+    assert_eq!(res.caps.max_sq_wqebbs(), 16);
+    assert_eq!(&res.psid[..13], b"RSNIC00000001");
+    assert_eq!(tear_down(&mut tb, &mut d, &res).first_error(), None);
+}
+
+#[test]
+fn a_device_with_a_small_send_wqe_is_refused_and_left_clean() {
+    use rsnic_core::hwif::mlx5::cmd::CmdErrorKind;
+    for (sz, ok) in [(640u16, false), (704, true)] {
+        let caps = Caps {
+            max_wqe_sz_sq: sz,
+            ..Caps::FULL
+        };
+        let mut tb = Testbed::with_caps(2, caps);
+        let mut d = Driver::new(&tb, 0);
+        let (b, r) = bring_up(&mut tb, &mut d);
+        let res = *b.resources();
+        if ok {
+            r.unwrap();
+            assert_eq!(res.caps.max_sq_wqebbs(), 11);
+        } else {
+            let e = r.expect_err("refused");
+            assert_eq!(
+                e.kind,
+                CmdErrorKind::CapTooSmall {
+                    cap: "max_wqe_sz_sq",
+                    have: 640,
+                    need: 704
+                }
+            );
+            assert_eq!(
+                e.to_string(),
+                "QUERY_HCA_CAP(0x100) op_mod(0x1) failed: capability max_wqe_sz_sq is 640, \
+                 needed 704"
+            );
+            // Nothing was allocated after the caps were read.
+            assert_eq!(
+                (res.uar, res.pd, res.td, res.mkey),
+                (None, None, None, None)
+            );
+        }
+        let t = tear_down(&mut tb, &mut d, &res);
+        assert_eq!(t.first_error(), None);
+        // Every firmware page back, the function disabled: it comes up again.
+        assert!(d.fw.held.is_empty());
+        assert_eq!(tb.counters(0).fw_pages, 0);
+        let mut d = Driver::new(&tb, 0);
+        let (_, r) = bring_up(&mut tb, &mut d);
+        assert_eq!(r.is_ok(), ok);
+    }
+}
+
+#[test]
 fn a_failed_command_stops_the_bring_up_with_its_opcode() {
     for opcode in [0x104u16, 0x100, 0x102, 0x802, 0x816] {
         let mut tb = Testbed::new();
@@ -895,4 +966,38 @@ fn the_driver_reads_and_sets_fec_as_mlx5e() {
         vport::parse_ppcnt_ieee_802_3(&out).unwrap().symbol_errors,
         0
     );
+}
+
+#[test]
+fn the_ports_mtu_follows_the_drivers_pmtu_writes_within_its_maximum() {
+    // A port whose largest frame is 4000 bytes of netdev MTU (4022 with L2 header, tag and
+    // FCS).
+    let caps = Caps {
+        port_max_mtu: 4022,
+        ..Caps::FULL
+    };
+    let mut tb = Testbed::with_caps(2, caps);
+    let mut d = Driver::new(&tb, 0);
+    let res = brought_up(&mut tb, &mut d);
+    let pmtu = |tb: &mut Testbed, d: &mut Driver| {
+        let out = access_reg(tb, d, vport::PMTU_LEN, vport::pmtu_query).unwrap();
+        vport::parse_pmtu(&out).unwrap()
+    };
+    let p = pmtu(&mut tb, &mut d);
+    assert_eq!(p.max, 4022);
+    // The netdev's bound, as mlx5e_set_netdev_mtu_boundaries computes it.
+    assert_eq!(vport::hw_to_sw_mtu(u32::from(p.max)), 4000);
+    // mlx5e_set_mtu of 3000: the admin MTU, and the port runs it.
+    let hw = vport::sw_to_hw_mtu(3000) as u16;
+    access_reg(&mut tb, &mut d, vport::PMTU_LEN, |b| vport::pmtu_set(b, hw)).unwrap();
+    let p = pmtu(&mut tb, &mut d);
+    assert_eq!((p.admin, p.oper), (3022, 3022));
+    // Above the port's maximum: refused (BAD_PARAM), nothing changes.
+    let e = access_reg(&mut tb, &mut d, vport::PMTU_LEN, |b| {
+        vport::pmtu_set(b, 4023)
+    })
+    .expect_err("above max_mtu");
+    assert_eq!(e.status().map(|(s, _)| s), Some(0x03), "{e}");
+    assert_eq!(pmtu(&mut tb, &mut d).oper, 3022);
+    assert_eq!(tear_down(&mut tb, &mut d, &res).first_error(), None);
 }

@@ -1066,8 +1066,10 @@ fn general_caps_out() -> Vec<u8> {
             (0x29, 0x18), // log_max_cq_sz (cap bit 0xc8, 8 bits) = 24
             (0x2b, 0x0a), // log_max_cq (cap bit 0xdb, 5 bits) = 10
             (0x2c, 0x16), // log_max_eq_sz (cap bit 0xe0, 8 bits) = 22
+            (0x23, 0x14), // log_max_qp (cap bit 0x9b, 5 bits) = 20
             (0x2f, 0x04), // log_max_eq (cap bit 0xfc, 4 bits) = 4
             (0x40, 0x40), // vport_counters (cap bit 0x181) = 1
+            (0x44, 0x02), // nic_flow_table (cap bit 0x1a6) = 1
             (0x45, 0x20), // pcam_reg (cap bit 0x1aa) = 1
             (0x46, 0x01), // port_type (cap bit 0x1b6, 2 bits) = 1 Ethernet
             (0x47, 0x01), // num_ports (cap bit 0x1b8, 8 bits) = 1
@@ -1077,6 +1079,7 @@ fn general_caps_out() -> Vec<u8> {
             (0x54, 0x30),
             (0x59, 0x02), // uar_sz (cap bit 0x24a, 6 bits) = 2
             (0x5b, 0x0c), // log_pg_sz (cap bit 0x258, 8 bits) = 12
+            (0x62, 0x04), // max_wqe_sz_sq (cap bit 0x290, 16 bits) = 1024
             (0x74, 0x10), // log_max_transport_domain (cap bit 0x323, 5 bits) = 16
             (0x75, 0x12), // log_max_pd (cap bit 0x32b, 5 bits) = 18
             (0x7c, 0x0b), // log_max_rq (cap bit 0x363, 5 bits) = 11
@@ -1114,6 +1117,117 @@ fn eth_caps_out(enhanced_mpwqe: bool) -> Vec<u8> {
     v
 }
 
+/// QUERY_ADAPTER output, hand-built: the PSID at byte 0x100.
+fn adapter_out() -> Vec<u8> {
+    let mut v = out_hdr(0x110, 0, 0);
+    v[0x100..0x10d].copy_from_slice(b"MT_0000000001");
+    v
+}
+
+fn got_psid(b: &Bringup) -> [u8; 16] {
+    b.resources().psid
+}
+
+#[test]
+fn golden_set_hca_cap_writes_the_current_caps_back_with_mlx5_cores_settings() {
+    let mut cur = general_caps_out();
+    // Settable fields the device has other values in: pkey_table_size (cap bit 0x190, 16
+    // bits) = 3, cmdif_checksum (cap bit 0x210, 2 bits) = 3, log_uar_page_sz (cap bit
+    // 0x490, 16 bits) = 4, log_max_qp = 20.
+    cur[0x10 + 0x33] = 0x03;
+    cur[0x10 + 0x42] |= 0xc0;
+    cur[0x10 + 0x93] = 0x04;
+    let mut max = DevCaps::default();
+    hca::parse_general_caps(&general_caps_out(), &mut max).unwrap();
+    let mut inp = vec![0u8; hca::SET_HCA_CAP_IN_LEN];
+    assert_eq!(
+        hca::set_general_caps(&mut inp, &cur, &max),
+        Ok(hca::SET_HCA_CAP_IN_LEN)
+    );
+    // opcode 0x109 SET_HCA_CAP, op_mod GENERAL_DEVICE << 1 = 0.
+    assert_eq!(&inp[..8], &[0x01, 0x09, 0, 0, 0, 0, 0, 0]);
+    let mut want = cur.clone();
+    want[..16].copy_from_slice(&inp[..16]);
+    want[0x10 + 0x33] = 0; // 128 P_Keys
+    want[0x10 + 0x42] &= !0xc0; // no command checksums
+    want[0x10 + 0x93] = 0; // 4 KiB UAR pages
+    want[0x23] = 18; // log_max_qp: the profile's 2^18, under the maximum of 2^20
+    assert_eq!(inp, want);
+    // A maximum below the profile's is what is set.
+    max.log_max_qp = 5;
+    hca::set_general_caps(&mut inp, &cur, &max).unwrap();
+    assert_eq!(inp[0x23], 5);
+    assert!(hca::set_general_caps(&mut inp, &cur[..4000], &max).is_err());
+}
+
+#[test]
+fn golden_pmtu() {
+    // ACCESS_REG (0x805) write (op_mod 0) of PMTU (0x5003), local_port 1, admin_mtu 1522
+    // (register bit 0x40).
+    let want = sparse(
+        32,
+        &[
+            (0x00, 0x08),
+            (0x01, 0x05),
+            (0x0a, 0x50),
+            (0x0b, 0x03),
+            (0x11, 0x01),
+            (0x18, 0x05),
+            (0x19, 0xf2),
+        ],
+    );
+    assert_eq!(build(|b| vport::pmtu_set(b, 1522)), want);
+    // The read: op_mod 1, nothing but the port.
+    let want = sparse(
+        32,
+        &[
+            (0x00, 0x08),
+            (0x01, 0x05),
+            (0x07, 0x01),
+            (0x0a, 0x50),
+            (0x0b, 0x03),
+            (0x11, 0x01),
+        ],
+    );
+    assert_eq!(build(vport::pmtu_query), want);
+    // max_mtu 9732 (bit 0x20), admin 1522, oper 1500.
+    let out = sparse(
+        32,
+        &[
+            (0x14, 0x26),
+            (0x15, 0x04),
+            (0x18, 0x05),
+            (0x19, 0xf2),
+            (0x1c, 0x05),
+            (0x1d, 0xdc),
+        ],
+    );
+    assert_eq!(
+        vport::parse_pmtu(&out),
+        Ok(vport::Pmtu {
+            max: 9732,
+            admin: 1522,
+            oper: 1500
+        })
+    );
+    assert!(vport::parse_pmtu(&out[..31]).is_err());
+    assert_eq!(
+        (vport::hw_to_sw_mtu(9732), vport::sw_to_hw_mtu(1500)),
+        (9710, 1522)
+    );
+}
+
+#[test]
+fn golden_query_adapter() {
+    let want = sparse(16, &[(0x00, 0x01), (0x01, 0x01)]); // opcode 0x101
+    assert_eq!(build(hca::query_adapter), want);
+    assert_eq!(
+        hca::parse_query_adapter(&adapter_out()),
+        Ok(*b"MT_0000000001\0\0\0")
+    );
+    assert!(hca::parse_query_adapter(&adapter_out()[..0x100]).is_err());
+}
+
 #[test]
 fn parse_caps() {
     let mut caps = DevCaps::default();
@@ -1148,6 +1262,9 @@ fn parse_caps() {
         cqe_compression_max_num: 64,
         log_max_current_uc_list: 2,
         log_max_current_mc_list: 4,
+        log_max_qp: 20,
+        nic_flow_table: true,
+        max_wqe_sz_sq: 1024,
         csum_cap: true,
         vlan_cap: true,
         wqe_vlan_insert: true,
@@ -1387,7 +1504,7 @@ fn long_outputs_come_back_through_a_mailbox_chain() {
         assert_eq!(r.q.mailboxes().read_u8(o + 573), cmd.token, "token");
     }
     complete(&r.mem, &r.bar, &cmd, &general_caps_out(), 0);
-    let mut out = vec![0u8; SEQ_OUT_LEN];
+    let mut out = vec![0u8; hca::QUERY_HCA_CAP_OUT_LEN];
     assert_eq!(r.q.poll(&NoBarriers, &mut out), Ok(CmdPoll::Done(4112)));
     assert_eq!(out, general_caps_out());
     let mut caps = DevCaps::default();
@@ -1604,8 +1721,9 @@ fn run_device_answer(r: &Rig, cmd: &cx_fake_device::Cmd, log: &mut Vec<u16>) {
     log.push(opc);
     let out = match (opc, cmd.op_mod()) {
         (0x10a, _) => sparse(112, &[(0x6f, 0x03)]), // ISSI 0 and 1 supported
-        (0x100, 0x01) => general_caps_out(),
+        (0x100, 0x00 | 0x01) => general_caps_out(),
         (0x100, 0x03) => eth_caps_out(true),
+        (0x101, _) => adapter_out(),
         (0x802, _) => sparse(16, &[(0x0b, 0x08)]), // uar 8
         (0x800, _) => sparse(16, &[(0x0b, 0x01)]), // pd 1
         (0x816, _) => sparse(16, &[(0x0b, 0x02)]), // td 2
@@ -1670,18 +1788,36 @@ fn tear_down(r: &mut Rig, b: &Bringup) -> (Teardown, Vec<u16>) {
 fn bring_up_and_teardown_in_main_c_order() {
     let mut r = rig_with(FakeBar::default(), 16);
     r.bar.init_polls.set(3);
+    r.bar.pre_init_polls.set(2);
+    // Pre-initializing: the queue's address waits for the firmware (wait_fw_init before
+    // mlx5_cmd_enable).
+    let mut pre = Bringup::new();
+    let mut out = vec![0u8; SEQ_OUT_LEN];
+    for _ in 0..2 {
+        assert_eq!(
+            pre.poll(&mut r.q, &r.bar, &NoBarriers, &mut out),
+            Ok(Progress::Pending)
+        );
+        assert_eq!(pre.step(), Step::WaitPreInit);
+        assert_eq!(r.bar.cmdq_addr(), None);
+    }
     let (b, res, log) = bring_up(&mut r, None);
     assert_eq!(res, Ok(()));
     assert_eq!(b.step(), Step::Done);
-    // QUERY_PAGES boot (none wanted) after SET_ISSI, QUERY_PAGES init (3, given) before
-    // INIT_HCA, CREATE_MKEY and ALLOC_Q_COUNTER after the transport domain.
+    // QUERY_PAGES boot (none wanted) after SET_ISSI; the general caps, maximum and current,
+    // and SET_HCA_CAP; QUERY_PAGES init (3, given) before INIT_HCA; the current general and
+    // Ethernet caps and QUERY_ADAPTER after it; CREATE_MKEY and ALLOC_Q_COUNTER after the
+    // transport domain.
     assert_eq!(
         log,
         vec![
-            0x104, 0x10a, 0x10b, 0x107, 0x100, 0x100, 0x107, 0x108, 0x102, 0x802, 0x800, 0x816,
-            0x200, 0x771, 0x754
+            0x104, 0x10a, 0x10b, 0x107, 0x100, 0x100, 0x109, 0x107, 0x108, 0x102, 0x100, 0x100,
+            0x101, 0x802, 0x800, 0x816, 0x200, 0x771, 0x754
         ]
     );
+    assert_eq!(&got_psid(&b), b"MT_0000000001\0\0\0");
+    assert_eq!(b.resources().max_caps.log_max_qp, 20);
+    assert_eq!(b.resources().caps.max_sq_wqebbs(), 16);
     let got = b.resources();
     assert!(got.hca_enabled && got.hca_initialized);
     assert_eq!(got.issi, 1);
@@ -1871,7 +2007,7 @@ fn stateful_answer(
         (0x102, _) => st.initialized = true,
         (0x103, _) => st.initialized = false,
         (0x10a, _) => out[0x6f] = 0x03,
-        (0x100, 0x01) => out = general_caps_out(),
+        (0x100, 0x00 | 0x01) => out = general_caps_out(),
         (0x100, _) => out = eth_caps_out(false),
         (op @ (0x802 | 0x800 | 0x816 | 0x200 | 0x771), _) => {
             st.next += 1;
@@ -1919,7 +2055,7 @@ proptest::proptest! {
 
     #[test]
     fn teardown_undoes_any_partial_bring_up(
-        fail_at in 0usize..18,
+        fail_at in 0usize..22,
         status in 1u8..0x52,
         delivery in proptest::prop_oneof![proptest::strategy::Just(0u8), 1u8..0x11],
         delays in proptest::collection::vec(0u8..3, 32),
@@ -1952,11 +2088,11 @@ proptest::proptest! {
                 n += 1;
             }
         }
-        // Fourteen commands in a full bring-up: a failure index beyond them never fires.
-        // ALLOC_Q_COUNTER (the 13th) refused by status leaves the port without a counter,
+        // Eighteen commands in a full bring-up: a failure index beyond them never fires.
+        // ALLOC_Q_COUNTER (the 17th) refused by status leaves the port without a counter,
         // as mlx5e does; a delivery error there fails the bring-up.
-        let qcnt_refused = fail_at == 12 && delivery == 0;
-        proptest::prop_assert_eq!(failed, fail_at < 14 && !qcnt_refused);
+        let qcnt_refused = fail_at == 16 && delivery == 0;
+        proptest::prop_assert_eq!(failed, fail_at < 18 && !qcnt_refused);
         let mut t = Teardown::new(b.resources());
         let mut small = [0u8; 16];
         for _ in 0..200 {
@@ -2112,4 +2248,111 @@ fn fec_registers_golden() {
     out[0x10 + 3] = 0x16;
     put_be64(&mut out, 0x10 + 0x20, 9); // phy_corrected_bits (bit 0x100)
     assert_eq!(vport::parse_ppcnt_corrected_bits(&out), Ok(9));
+}
+
+/// Brings up against the responder with `patch` applied to each output (by opcode and
+/// op_mod): the error the bring-up stopped with and the teardown's opcodes.
+fn bring_up_patched(patch: impl Fn(u16, u16, &mut Vec<u8>)) -> (CmdError, Vec<u16>) {
+    let mut r = rig_with(FakeBar::default(), 16);
+    let mut b = Bringup::new();
+    let mut out = vec![0u8; SEQ_OUT_LEN];
+    let mut log = Vec::new();
+    for _ in 0..200 {
+        match b.poll(&mut r.q, &r.bar, &NoBarriers, &mut out) {
+            Ok(Progress::Pending) => {}
+            Ok(Progress::GivePages(_)) => {
+                b.pages_given();
+                continue;
+            }
+            Ok(p) => panic!("bring-up: {p:?}"),
+            Err(e) => {
+                let (t, tlog) = tear_down(&mut r, &b);
+                assert_eq!(t.first_error(), None);
+                return (e, tlog);
+            }
+        }
+        let Some(cmd) = take(&r.mem, &r.bar) else {
+            continue;
+        };
+        let mut o = match (cmd.opcode(), cmd.op_mod()) {
+            (0x100, 0x00 | 0x01) => general_caps_out(),
+            (0x100, 0x03) => eth_caps_out(true),
+            (0x10a, _) => sparse(112, &[(0x6f, 0x03)]),
+            (0x101, _) => adapter_out(),
+            (0x802, _) => sparse(16, &[(0x0b, 0x08)]),
+            (0x800, _) => sparse(16, &[(0x0b, 0x01)]),
+            (0x816, _) => sparse(16, &[(0x0b, 0x02)]),
+            (0x200, _) => sparse(16, &[(0x0b, 0x21)]),
+            (0x771, _) => sparse(16, &[(0x0b, 0x01)]),
+            _ => out_hdr(cmd.outlen, 0, 0),
+        };
+        patch(cmd.opcode(), cmd.op_mod(), &mut o);
+        log.push(cmd.opcode());
+        complete(&r.mem, &r.bar, &cmd, &o, 0);
+    }
+    panic!("the bring-up did not fail: {log:x?}");
+}
+
+#[test]
+fn a_device_without_a_capability_mlx5e_needs_is_refused_by_name() {
+    // (opcode, op_mod, byte, mask cleared) → the capability named, the op_mod reported.
+    let cases: [(u16, u16, usize, u8, &str, u16); 5] = [
+        (0x100, 0x01, 0x44, 0x02, "nic_flow_table", 0x01),
+        (0x100, 0x03, 0x10, 0x80, "csum_cap", 0x03),
+        (0x100, 0x03, 0x11, 0x1f, "max_lso_cap", 0x03),
+        (0x100, 0x03, 0x10, 0x40, "vlan_cap", 0x03),
+        (0x100, 0x03, 0x12, 0x0f, "rss_ind_tbl_cap", 0x03),
+    ];
+    for (opc, op_mod, byte, mask, name, rep_mod) in cases {
+        let (e, tlog) = bring_up_patched(|o, m, v| {
+            if (o, m) == (opc, op_mod) {
+                v[byte] &= !mask;
+            }
+        });
+        assert_eq!(e.kind, CmdErrorKind::MissingCap(name));
+        assert_eq!((e.opcode, e.op_mod), (0x100, rep_mod), "{name}");
+        assert_eq!(
+            e.to_string(),
+            format!("QUERY_HCA_CAP(0x100) op_mod(0x{rep_mod:x}) failed: missing {name} capability")
+        );
+        if op_mod == 0x01 {
+            // Found before SET_HCA_CAP: nothing but the HCA to undo.
+            assert_eq!(tlog, vec![0x108, 0x105], "{name}");
+        } else {
+            // Found after INIT_HCA: the HCA is torn down, its pages taken back.
+            assert_eq!(tlog, vec![0x103, 0x108, 0x105], "{name}");
+        }
+    }
+}
+
+#[test]
+fn a_send_wqe_smaller_than_the_largest_tx_wqe_is_refused() {
+    use rsnic_core::hwif::mlx5::seg::MAX_TX_WQEBBS;
+    // MLX5E_MAX_TX_WQEBBS without IPsec: (2 + 23 + 17 + 1) DS in 4-DS blocks.
+    assert_eq!(MAX_TX_WQEBBS, 11);
+    for (sz, ok) in [(704u16, true), (640, false), (0, false)] {
+        let (e, tlog) = bring_up_patched(|o, m, v| {
+            if o == 0x100 && m <= 1 {
+                v[0x62..0x64].copy_from_slice(&sz.to_be_bytes());
+            }
+            // Stop a good bring-up at its last command.
+            if o == 0x754 {
+                v[0] = 0x03;
+            }
+        });
+        if ok {
+            assert_eq!(e.opcode, 0x754, "{sz}: {e}");
+        } else {
+            assert_eq!(
+                e.kind,
+                CmdErrorKind::CapTooSmall {
+                    cap: "max_wqe_sz_sq",
+                    have: u32::from(sz),
+                    need: 704
+                }
+            );
+            assert_eq!((e.opcode, e.op_mod), (0x100, 0x01));
+            assert_eq!(tlog, vec![0x103, 0x108, 0x105]);
+        }
+    }
 }

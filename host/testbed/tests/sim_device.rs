@@ -273,6 +273,43 @@ fn zero_ds_is_local_length() {
 }
 
 #[test]
+fn a_wqe_larger_than_max_wqe_sz_sq_is_local_length() {
+    // A 2-WQEBB SEND (ctrl, eth, 1 DS of inline continuation, 3 dsegs: 6 DS, 96 bytes).
+    let build = |r: &Rig| {
+        let frame = udp4_csum_frame(300, 77);
+        let buf = r.tb.mem.alloc_from(&frame[18..]);
+        let mut w = Vec::new();
+        w.extend_from_slice(&ctrl(OP_SEND, 0, r.sqn, 6, CQ_UPDATE));
+        w.extend_from_slice(&eseg(0, 0, 18, [frame[0], frame[1]]));
+        w.extend_from_slice(&frame[2..18]);
+        let len = (frame.len() - 18) as u32;
+        for (i, n) in [100, 7, len - 107].into_iter().enumerate() {
+            let off = [0u64, 100, 107][i];
+            w.extend_from_slice(&dseg(n, 7, buf.dma_addr() + off));
+        }
+        (w, frame.len(), buf)
+    };
+    // A device whose send WQEs are one WQEBB refuses it.
+    let r = Rig::new(RigOpts {
+        max_wqe_sz_sq: 64,
+        ..RigOpts::default()
+    });
+    let (w, _, _buf) = build(&r);
+    expect_error(r, &w, 0x01, OP_SEND);
+    // Two WQEBBs take it.
+    let mut r = Rig::new(RigOpts {
+        max_wqe_sz_sq: 128,
+        ..RigOpts::default()
+    });
+    let (w, len, _buf) = build(&r);
+    r.post(&w);
+    r.ring(w[..16].try_into().unwrap());
+    assert_eq!(r.tb.step(), 1);
+    assert_eq!(cqe_opcode(&r.tx_cq.poll().unwrap()), 0);
+    assert_eq!(cqe_byte_cnt(&r.rx_cq.poll().unwrap()), len as u32);
+}
+
+#[test]
 fn zero_byte_count_is_local_length() {
     let r = Rig::new(RigOpts::default());
     let buf = r.tb.mem.alloc(64);
@@ -722,6 +759,7 @@ fn garbage_descriptors_and_records_never_panic_and_counters_balance() {
             rx_buf: 256,
             compress: round % 2 == 1,
             rx_posted: (round % 9) as u16,
+            ..RigOpts::default()
         });
         let data = r.tb.mem.alloc(4096);
         let mut executed = 0;

@@ -6,7 +6,9 @@
 //!
 //! `devlink dev info` shows, besides the driver's name (the devlink core's, from the
 //! device's driver), a fixed `asic.id` (a PCI function's vendor:device, or the simulated
-//! device's model) and the firmware version the device reported at bring-up
+//! device's model), the board's identity where the device reported one
+//! ([`Family::board_id`]: ConnectX's PSID as a fixed `fw.psid`, as mlx5), and the firmware
+//! version the device reported at bring-up
 //! ([`Family::fw_version`]: ConnectX's initialization segment `fw_rev` as `fw.version`,
 //! MANA's GDMA protocol version as `fw.gdma_protocol`). Driver wiring only (`driver.rs`
 //! calls it): the unsafe part is `kernel_ext::devlink`.
@@ -22,11 +24,16 @@ struct DevInfo {
     asic: CString,
     /// The firmware version's name and value (running), if the device reported one.
     fw: Option<(&'static CStr, CString)>,
+    /// The board's identity (fixed: ConnectX's `fw.psid`), if the device reported one.
+    board: Option<(&'static CStr, CString)>,
 }
 
 impl devlink::Operations for DevInfo {
     fn info_get(&self, req: &mut InfoReq<'_>) -> Result {
         req.fixed(c_str!("asic.id"), &self.asic)?;
+        if let Some((name, v)) = &self.board {
+            req.fixed(name, v)?;
+        }
         if let Some((name, v)) = &self.fw {
             req.running(name, v)?;
         }
@@ -42,7 +49,8 @@ pub(crate) fn register<F: Family>(
     asic: CString,
 ) -> Result<Instance> {
     let fw = F::fw_version(hw, func).ok();
-    Instance::register(hw.dma(), DevInfo { asic, fw })
+    let board = F::board_id(func);
+    Instance::register(hw.dma(), DevInfo { asic, fw, board })
 }
 
 /// The devlink port of the device's port `index` (its netdev's, registered with it).

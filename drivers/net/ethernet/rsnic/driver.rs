@@ -27,7 +27,7 @@ use crate::kernel_ext::pci::{
 };
 use crate::kernel_ext::{dma::SimDriver, net::device::Registration, params};
 use crate::port::netdev::PortOps;
-use crate::port::{Port, MAX_MTU, MIN_MTU};
+use crate::port::{Port, MIN_MTU};
 use core::sync::atomic::{AtomicU32, AtomicUsize, Ordering};
 use kernel::{c_str, fmt, prelude::*, str::CString, sync::Arc};
 
@@ -79,6 +79,9 @@ impl<F: Family> Bound<F> {
         for (i, (hw, func)) in b.funcs.iter().enumerate() {
             let config = port_config::<F>(func);
             let port = Port::<F>::new(hw.clone(), func.clone(), channels)?;
+            // The device learns the port's MTU before the netdev exists (mlx5e_nic_enable's
+            // mlx5e_set_dev_port_mtu, whose failure it ignores: the family logged it).
+            let _ = F::apply_mtu(hw, func, crate::port::DEFAULT_MTU);
             let dl_port = match &b.devlink {
                 Some(dl) => Some(crate::devlink::port(dl, i)?),
                 None => None,
@@ -109,7 +112,7 @@ fn port_config<F: Family>(func: &F::Func) -> crate::kernel_ext::net::device::Con
         tx_queues: MAX_CHANNELS as u32,
         rx_queues: MAX_CHANNELS as u32,
         min_mtu: MIN_MTU,
-        max_mtu: MAX_MTU,
+        max_mtu: F::max_mtu(func),
         // The data paths build gather lists, checksum and LSO WQEs; the devices execute
         // them and verify received checksums.
         offloads: crate::kernel_ext::net::device::Offloads {

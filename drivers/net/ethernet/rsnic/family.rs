@@ -199,6 +199,14 @@ pub(crate) struct OpenCtx<'a, F: Control> {
 /// A counter getter of `ethtool -S` (control path only).
 pub(crate) type Get<T> = fn(&T) -> u64;
 
+/// Smallest MTU a port accepts.
+pub(crate) const MIN_MTU: u32 = 68;
+/// Largest MTU a port accepts (its RX buffers' bound; a family's device may allow less,
+/// [`Control::max_mtu`]).
+pub(crate) const MAX_MTU: u32 = 9600;
+/// A new port's MTU.
+pub(crate) const DEFAULT_MTU: u32 = 1500;
+
 /// The data path of a family: its queues and what NAPI and the transmit path do with them
 /// (per packet; everything monomorphised).
 pub(crate) trait DataPath: Sized + Send + Sync + 'static {
@@ -450,6 +458,17 @@ pub(crate) trait Control: DataPath {
     /// The permanent MAC address the function reported (`None`: a random one).
     fn permanent_mac(_func: &Self::Func) -> Option<[u8; 6]> {
         None
+    }
+    /// The largest MTU the port takes: rsnic's own [`MAX_MTU`] unless the device's port
+    /// allows less (ConnectX: PMTU's `max_mtu`, as mlx5e).
+    fn max_mtu(_func: &Self::Func) -> u32 {
+        MAX_MTU
+    }
+    /// Tells the device the port's MTU (under RTNL, at probe with the default and before
+    /// every change: ConnectX's PMTU and vport context, as `mlx5e_set_dev_port_mtu`). A
+    /// failure fails the change. Nothing by default (MANA: the adapter MTU is fixed). Sleeps.
+    fn apply_mtu(_hw: &Arc<Function>, _func: &Arc<Self::Func>, _mtu: u32) -> Result {
+        Ok(())
     }
 
     /// Whether the device filters received frames by the stack's addresses and flags
@@ -804,6 +823,13 @@ pub(crate) trait Family: Control {
     /// devlink name and its value. Sleeps.
     fn fw_version(_hw: &Arc<Function>, _func: &Self::Func) -> Result<(&'static CStr, CString)> {
         Err(crate::kernel_ext::net::eopnotsupp())
+    }
+
+    /// A fixed identity of the board for `devlink dev info` (its devlink name and value),
+    /// if the device reported one: ConnectX's PSID (QUERY_ADAPTER) as `fw.psid`, as mlx5's
+    /// `mlx5_devlink_info_get`.
+    fn board_id(_func: &Self::Func) -> Option<(&'static CStr, CString)> {
+        None
     }
 
     /// The private flags a new port starts with, given what the device can do.

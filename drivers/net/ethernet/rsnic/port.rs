@@ -49,9 +49,7 @@ use kernel::{c_str, new_mutex, new_spinlock};
 /// Driver version reported by `ethtool -i`.
 pub(crate) const DRV_VERSION: &str = "0.2.0";
 
-/// Smallest and largest MTU a port accepts.
-pub(crate) const MIN_MTU: u32 = 68;
-pub(crate) const MAX_MTU: u32 = 9600;
+pub(crate) use crate::family::{DEFAULT_MTU, MIN_MTU};
 
 /// Configuration and live channels, changed under RTNL.
 struct PortState<F: Family> {
@@ -165,7 +163,7 @@ impl<F: Family> Port<F> {
             count: channels.clamp(1, MAX_CHANNELS as u32),
             log_sq: F::SQ_RING.default,
             log_rq: F::RQ_RING.default,
-            mtu: 1500,
+            mtu: DEFAULT_MTU,
             pflags,
             xdp: false,
             coal,

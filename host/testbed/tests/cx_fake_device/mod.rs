@@ -50,6 +50,9 @@ pub struct FakeBar {
     pub addr_l: Cell<Option<u32>>,
     /// Reads of `initializing` that still return bit 31 after the address was written.
     pub init_polls: Cell<u32>,
+    /// Reads of `initializing` that return bit 31 before the address is written (firmware
+    /// still booting); then it reads clear until the address is written.
+    pub pre_init_polls: Cell<u32>,
     pub writes: RefCell<Vec<Write>>,
 }
 
@@ -62,6 +65,7 @@ impl Default for FakeBar {
             addr_h: Cell::new(0),
             addr_l: Cell::new(None),
             init_polls: Cell::new(0),
+            pre_init_polls: Cell::new(0),
             writes: RefCell::new(Vec::new()),
         }
     }
@@ -102,7 +106,12 @@ impl Mmio for FakeBar {
             0x014 => (self.addr_l.get().unwrap_or(0) & !0xfff) | self.geometry,
             0x1fc => {
                 if self.addr_l.get().is_none() {
-                    1 << 31
+                    if self.pre_init_polls.get() > 0 {
+                        self.pre_init_polls.set(self.pre_init_polls.get() - 1);
+                        1 << 31
+                    } else {
+                        0
+                    }
                 } else if self.init_polls.get() > 0 {
                     self.init_polls.set(self.init_polls.get() - 1);
                     1 << 31

@@ -6,7 +6,7 @@
 
 use rsnic_core::hwif::hw::{Coherent, Mmio};
 pub use rsnic_core::sim::mlx5::api_uar_offset;
-use rsnic_core::sim::mlx5::{CqConfig, RqConfig, SqConfig};
+use rsnic_core::sim::mlx5::{Caps, CqConfig, RqConfig, SqConfig};
 use rsnic_testbed::bus::{RegisterBus, Testbed};
 use rsnic_testbed::mem::HostBuf;
 
@@ -110,6 +110,8 @@ pub struct RigOpts {
     pub compress: bool,
     /// RX WQEs posted at creation.
     pub rx_posted: u16,
+    /// The device's `max_wqe_sz_sq` ([`Caps::max_wqe_sz_sq`]).
+    pub max_wqe_sz_sq: u16,
 }
 
 impl Default for RigOpts {
@@ -122,6 +124,7 @@ impl Default for RigOpts {
             rx_buf: 2048,
             compress: false,
             rx_posted: 64,
+            max_wqe_sz_sq: Caps::FULL.max_wqe_sz_sq,
         }
     }
 }
@@ -195,7 +198,13 @@ pub fn new_sq(tb: &Testbed, port: usize, log: u8, cqn: u32) -> (HostBuf, HostBuf
 
 impl Rig {
     pub fn new(o: RigOpts) -> Self {
-        let tb = Testbed::new();
+        let tb = Testbed::with_caps(
+            2,
+            Caps {
+                max_wqe_sz_sq: o.max_wqe_sz_sq,
+                ..Caps::FULL
+            },
+        );
         let bus = tb.bus();
         let tx_cq = new_cq(&tb, 0, o.tx_cq_log, 1, false);
         let (sq, sq_dbr, sqn) = new_sq(&tb, 0, o.sq_log, tx_cq.cqn);

@@ -177,6 +177,19 @@ impl Family for Mlx5 {
         Ok((c_str!("fw.version"), v))
     }
 
+    fn board_id(func: &Self::Func) -> Option<(&'static CStr, CString)> {
+        // The PSID is NUL-padded ASCII; a device that reported none has no board id.
+        let psid = &func.resources().psid;
+        let n = psid.iter().position(|&b| b == 0).unwrap_or(psid.len());
+        let id = psid
+            .get(..n)
+            .filter(|s| !s.is_empty() && s.iter().all(u8::is_ascii_graphic))?;
+        let id = core::str::from_utf8(id).ok()?;
+        CString::try_from_fmt(fmt!("{}", id))
+            .ok()
+            .map(|v| (c_str!("fw.psid"), v))
+    }
+
     // The SQ must hold the stop room of a full MPWQE session plus a largest WQE (60
     // WQEBBs), so at least 64 WQEBBs.
     const SQ_RING: RingLimits = RingLimits {
@@ -349,6 +362,14 @@ impl Control for Mlx5 {
 
     fn permanent_mac(func: &ctrl::Func) -> Option<[u8; 6]> {
         Some(func.resources().vport.mac)
+    }
+
+    fn max_mtu(func: &ctrl::Func) -> u32 {
+        func.max_mtu()
+    }
+
+    fn apply_mtu(_hw: &Arc<Function>, func: &Arc<ctrl::Func>, mtu: u32) -> Result {
+        func.set_mtu(mtu)
     }
 
     const RX_FILTER: bool = true;

@@ -185,7 +185,13 @@ impl<F: Family> device::Operations for PortOps<F> {
             );
             return Err(EINVAL);
         }
-        port.reconfigure(dev, |p| p.mtu = new_mtu)
+        // The device first (mlx5e's preactivate mlx5e_set_dev_port_mtu), then the channels;
+        // a failed reconfiguration gives the device the old MTU back.
+        let old = dev.mtu();
+        F::apply_mtu(&port.shared.hw, &port.shared.func, new_mtu)?;
+        port.reconfigure(dev, |p| p.mtu = new_mtu).inspect_err(|_| {
+            let _ = F::apply_mtu(&port.shared.hw, &port.shared.func, old);
+        })
     }
 
     fn set_rx_mode(_dev: &Device, port: ArcBorrow<'_, Port<F>>, mode: &RxMode) {

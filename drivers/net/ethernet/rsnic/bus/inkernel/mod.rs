@@ -170,6 +170,8 @@ impl Model {
                     mpwqe: params::sim_mpwqe(),
                     min_inline: params::sim_min_inline(),
                     cqe_compression: params::sim_cqe_compression(),
+                    port_max_mtu: params::sim_max_mtu()
+                        .unwrap_or(sim::mlx5::Caps::FULL.port_max_mtu),
                     ..sim::mlx5::Caps::FULL
                 };
                 let mut m = sim::mlx5::Device::with_caps(p, q, s, caps).map_err(|_| EINVAL)?;

@@ -108,6 +108,9 @@ pub(crate) fn cmd_errno(e: &CmdError) -> Error {
         CmdErrorKind::Timeout => crate::kernel_ext::net::etimedout(),
         CmdErrorKind::Gone => ENODEV,
         CmdErrorKind::TooManyPages { .. } => ENOMEM,
+        CmdErrorKind::Unsupported
+        | CmdErrorKind::MissingCap(_)
+        | CmdErrorKind::CapTooSmall { .. } => crate::kernel_ext::net::eopnotsupp(),
         _ => EIO,
     }
 }
@@ -146,6 +149,8 @@ pub(crate) struct Func {
     stopping: AtomicBool,
     /// The TIS every SQ of the port sends through.
     tisn: u32,
+    /// The largest netdev MTU the port takes (from PMTU's `max_mtu`, at most rsnic's own).
+    max_mtu: u32,
     /// The RSS objects (while channels are open).
     #[pin]
     rss: Mutex<Option<Rss>>,
@@ -241,6 +246,7 @@ impl Func {
         let mut eq = None;
         let mut tisn = None;
         let mut wq = None;
+        let mut max_mtu = crate::family::MAX_MTU;
         let r = r.and_then(|()| {
             eq = Some(create_async_eq(&mut q, &bar, dma, &res)?);
             // mlx5e_create_tises: the TIS of the port's SQs, in its transport domain.
@@ -249,14 +255,40 @@ impl Func {
             let n = res::create_tis(&mut inp, res.td.unwrap_or(0)).map_err(bad_format)?;
             run_cmd(&mut q, &bar, &inp[..n], &mut out).map_err(BringupError::Cmd)?;
             tisn = Some(res::parse_create_tis(&out).map_err(bad_format)?);
+            // mlx5e_set_netdev_mtu_boundaries: the port's largest MTU, less the L2 overhead,
+            // bounds the netdev's (rsnic's own bound is its RX buffers'). A failed read is
+            // logged and leaves rsnic's bound (mlx5_query_port_max_mtu ignores errors).
+            let mut inp = [0u8; vport::access_reg_len(vport::PMTU_LEN)];
+            let mut out = [0u8; vport::access_reg_len(vport::PMTU_LEN)];
+            let n = vport::pmtu_query(&mut inp).map_err(bad_format)?;
+            match run_cmd(&mut q, &bar, &inp[..n], &mut out).and_then(|_| {
+                vport::parse_pmtu(&out).map_err(|_| CmdError::iface(CmdErrorKind::BadOutput))
+            }) {
+                Ok(p) => {
+                    let port_max = vport::hw_to_sw_mtu(u32::from(p.max));
+                    if port_max >= crate::family::MIN_MTU {
+                        max_mtu = max_mtu.min(port_max);
+                    } else {
+                        pr_warn!("port {}: PMTU max_mtu {} ignored\n", port, p.max);
+                    }
+                }
+                Err(e) if e.kind == CmdErrorKind::Gone || e.kind == CmdErrorKind::Timeout => {
+                    return Err(BringupError::Cmd(e))
+                }
+                Err(e) => pr_warn!("port {}: PMTU read: {}\n", port, e),
+            }
             // The control work's queue: without it, what was made is undone too.
             wq = Some(OwnedQueue::new(c_str!("rsnic-ctl"), port as i32)?);
             Ok(())
         });
         if let Err(e) = r {
             let mut first = None;
+            if let Some(tisn) = tisn {
+                first = destroy_obj(&mut q, &bar, |b| res::destroy_tis(b, tisn)).err();
+            }
             if let Some(eq) = eq {
-                first = destroy_obj(&mut q, &bar, |b| res::destroy_eq(b, eq.eqn())).err();
+                let r = destroy_obj(&mut q, &bar, |b| res::destroy_eq(b, eq.eqn()));
+                first = first.or(r.err());
             }
             let te = first.or(tear_down(&mut q, &bar, &res, &mut fw, port));
             if let Some(te) = te {
@@ -281,6 +313,7 @@ impl Func {
                 wq,
                 stopping: AtomicBool::new(false),
                 tisn,
+                max_mtu,
                 rss <- new_mutex!(None, "rsnic::mlx5::Func::rss"),
                 rx <- new_spinlock!(RxMode::new(res.vport.mac), "rsnic::mlx5::Func::rx"),
                 rx_due: AtomicBool::new(false),
@@ -408,6 +441,42 @@ impl Func {
     pub(crate) fn set_loopback(&self, on: bool) -> Result {
         let len = vport::access_reg_len(vport::PPLR_LEN);
         self.cmd(len, len, |b| vport::pplr_set_loopback(b, on))?;
+        Ok(())
+    }
+
+    /// The largest netdev MTU the port takes: the port's PMTU `max_mtu` less the L2 overhead
+    /// (`mlx5e_set_netdev_mtu_boundaries`), at most rsnic's own [`crate::family::MAX_MTU`].
+    pub(crate) fn max_mtu(&self) -> u32 {
+        self.max_mtu
+    }
+
+    /// Sets the port's MTU to netdev MTU `mtu`, as `mlx5e_set_dev_port_mtu`: the port's
+    /// administrative MTU (PMTU write, `mlx5_set_port_mtu`), the vport context's
+    /// (MODIFY_NIC_VPORT_CONTEXT, whose failure mlx5e ignores: logged), then the port's
+    /// operational MTU read back (PMTU), logged when the port runs another. Sleeps.
+    pub(crate) fn set_mtu(&self, mtu: u32) -> Result {
+        let hw = u16::try_from(vport::sw_to_hw_mtu(mtu)).map_err(|_| EINVAL)?;
+        let len = vport::access_reg_len(vport::PMTU_LEN);
+        self.cmd(len, len, |b| vport::pmtu_set(b, hw))?;
+        let _ = self.cmd(
+            vport::MODIFY_NIC_VPORT_CONTEXT_IN_LEN,
+            vport::MODIFY_NIC_VPORT_CONTEXT_OUT_LEN,
+            |b| vport::modify_nic_vport_mtu(b, hw),
+        );
+        let p = self.read_reg(
+            vport::PMTU_LEN,
+            vport::pmtu_query,
+            vport::parse_pmtu,
+            format_args!("PMTU read"),
+        )?;
+        if p.oper != hw {
+            pr_warn!(
+                "port {}: port MTU {} is different than netdev mtu {}\n",
+                self.port,
+                vport::hw_to_sw_mtu(u32::from(p.oper)),
+                mtu
+            );
+        }
         Ok(())
     }
 

@@ -197,7 +197,9 @@ fn new_sq<P: TxPacket>(
             // Without `wqe_vlan_insert` the tag goes into the inline header
             // (MLX5E_SQ_STATE_VLAN_NEED_L2_INLINE).
             vlan_need_l2_inline: !func.resources().caps.wqe_vlan_insert,
-            max_sq_wqebbs: 16,
+            // The device's largest send WQE (`mlx5e_get_max_sq_wqebbs`), checked at
+            // bring-up to hold the largest WQE the data path builds.
+            max_sq_wqebbs: func.resources().caps.max_sq_wqebbs(),
             mpwqe,
             mpwqe_inline,
         },

@@ -24,6 +24,14 @@ pub const TX_WQE_EMPTY_DS_COUNT: u16 = 2;
 pub const INL_HDR_START_SZ: usize = 2;
 /// Maximum DS units of inline header (`MLX5E_MAX_TX_INLINE_DS`).
 pub const MAX_TX_INLINE_DS: u16 = 23;
+/// Page fragments an skb may carry (`MAX_SKB_FRAGS`, the kernel's default of 17).
+pub const MAX_SKB_FRAGS: u16 = 17;
+/// The largest TX WQE the data path builds, in WQEBBs (`MLX5E_MAX_TX_WQEBBS` without
+/// IPsec: ctrl and eth segments, the longest inline header, the linear part and every
+/// fragment): a device whose `max_wqe_sz_sq` is smaller is refused, as mlx5e's
+/// `mlx5e_attach_netdev` refuses it.
+pub const MAX_TX_WQEBBS: u16 =
+    (TX_WQE_EMPTY_DS_COUNT + MAX_TX_INLINE_DS + MAX_SKB_FRAGS + 1).div_ceil(WQEBB_NUM_DS);
 /// Maximum inline header bytes (eth seg start + inline DS), VLAN insertion included.
 pub const MAX_TX_INLINE_BYTES: usize = INL_HDR_START_SZ + MAX_TX_INLINE_DS as usize * SEND_WQE_DS;
 /// Bytes of the eth seg that TX offloads touch and MPWQE compares (`MLX5E_ACCEL_ESEG_LEN`).

@@ -423,6 +423,12 @@ pub struct Caps {
     pub log_max_eq_sz: u8,
     /// log2 of the largest RQ table, at most log2([`MAX_RQT_SIZE`]).
     pub log_max_rqt_size: u8,
+    /// The largest send WQE in bytes (`max_wqe_sz_sq`), a multiple of 64 from 64 to 1024
+    /// (the 6-bit DS count's 16 WQEBBs): a larger WQE gets an error CQE (bad DS count).
+    pub max_wqe_sz_sq: u16,
+    /// The port's largest MTU (PMTU `max_mtu`, the hardware's: frame without FCS plus the
+    /// FCS), from 1522 to [`cmd::PORT_MAX_MTU`]: a PMTU write above it is refused.
+    pub port_max_mtu: u16,
 }
 
 impl Caps {
@@ -435,6 +441,8 @@ impl Caps {
         log_max_wq_sz: 15,
         log_max_eq_sz: 22,
         log_max_rqt_size: 8,
+        max_wqe_sz_sq: 1024,
+        port_max_mtu: cmd::PORT_MAX_MTU as u16,
     };
 
     fn sane(&self) -> bool {
@@ -443,6 +451,9 @@ impl Caps {
             && self.log_max_wq_sz <= 15
             && (1..=22).contains(&self.log_max_eq_sz)
             && (1usize << self.log_max_rqt_size) <= MAX_RQT_SIZE
+            && (64..=1024).contains(&self.max_wqe_sz_sq)
+            && self.max_wqe_sz_sq % 64 == 0
+            && (1522..=cmd::PORT_MAX_MTU).contains(&u32::from(self.port_max_mtu))
     }
 }
 
@@ -742,6 +753,7 @@ where
             irq,
             pool: &*pool,
             mpwqe: self.caps.mpwqe,
+            max_wqe_sz: usize::from(self.caps.max_wqe_sz_sq),
             now: self.now,
         };
         let r = engine::run(

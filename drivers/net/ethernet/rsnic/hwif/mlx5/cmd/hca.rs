@@ -2,10 +2,15 @@
 
 //! Function-level commands: ENABLE_HCA / DISABLE_HCA (main.c `mlx5_core_enable_hca`),
 //! QUERY_ISSI / SET_ISSI (`mlx5_core_set_issi`), QUERY_HCA_CAP (fw.c `mlx5_core_get_caps_mode`
-//! for the general and Ethernet-offload capabilities), INIT_HCA / TEARDOWN_HCA (fw.c
-//! `mlx5_cmd_init_hca`, `mlx5_cmd_teardown_hca`).
+//! for the general and Ethernet-offload capabilities, maximum and current), SET_HCA_CAP of the
+//! general capabilities (main.c `handle_hca_cap`), QUERY_ADAPTER (fw.c
+//! `mlx5_query_board_id`), INIT_HCA / TEARDOWN_HCA (fw.c `mlx5_cmd_init_hca`,
+//! `mlx5_cmd_teardown_hca`), and the capabilities the Ethernet function needs (dev.c
+//! `mlx5_eth_supported`, en_main.c `mlx5e_attach_netdev`).
 
-use super::{build, fits, op, output, Field, FormatError};
+use super::queue::CmdErrorKind;
+use super::{build, fits, op, output, start, Field, FormatError};
+use crate::hwif::mlx5::seg::{MAX_TX_WQEBBS, SEND_WQE_BB, SEND_WQE_MAX_WQEBBS};
 
 /// `enable_hca_in` / `disable_hca_in` length.
 pub const ENABLE_HCA_IN_LEN: usize = 16;
@@ -23,6 +28,19 @@ pub const SET_ISSI_OUT_LEN: usize = 16;
 pub const QUERY_HCA_CAP_IN_LEN: usize = 16;
 /// `query_hca_cap_out` length: 16-byte header + `hca_cap_union` (0x8000 bits).
 pub const QUERY_HCA_CAP_OUT_LEN: usize = 16 + 4096;
+/// `set_hca_cap_in` length: 16-byte header + `hca_cap_union`.
+pub const SET_HCA_CAP_IN_LEN: usize = 16 + 4096;
+/// `set_hca_cap_out` length.
+pub const SET_HCA_CAP_OUT_LEN: usize = 16;
+/// `query_adapter_in` length.
+pub const QUERY_ADAPTER_IN_LEN: usize = 16;
+/// `query_adapter_out` length (0x880 bits: the header and `query_adapter_struct`).
+pub const QUERY_ADAPTER_OUT_LEN: usize = 0x110;
+/// `query_adapter_out.query_adapter_struct.vsd_contd_psid`: byte 0x100, 16 bytes (the
+/// board's PSID, mlx5's `board_id`).
+pub const QUERY_ADAPTER_PSID: usize = 0x100;
+/// Length of the PSID.
+pub const PSID_LEN: usize = 16;
 /// `init_hca_in` length (0x100 bits).
 pub const INIT_HCA_IN_LEN: usize = 32;
 /// `init_hca_out` length.
@@ -58,6 +76,12 @@ pub const HCA_CAP_OPMOD_GET_CUR: u16 = 1;
 pub const CAP_GENERAL: u16 = 0;
 /// Capability type: Ethernet offload caps (`MLX5_CAP_ETHERNET_OFFLOADS`).
 pub const CAP_ETHERNET_OFFLOADS: u16 = 1;
+/// The largest `log_max_qp` mlx5_core's profile asks for (`handle_hca_cap`: at most 2^18
+/// QPs, fewer when the device's maximum is lower).
+pub const PROFILE_LOG_MAX_QP: u8 = 18;
+/// `pkey_table_size` for 128 entries (`to_fw_pkey_sz(dev, 128)`), what `handle_hca_cap`
+/// sets.
+pub const PKEY_TABLE_SIZE_128: u8 = 0;
 
 /// Fields of `struct mlx5_ifc_cmd_hca_cap_bits` (bit offsets inside the capability).
 pub mod general {
@@ -118,6 +142,18 @@ pub mod general {
     pub const CQE_COMPRESSION: Field = Field::new(0x5bf, 1);
     /// `cqe_compression_max_num`: bit 0x5d0, 16 bits.
     pub const CQE_COMPRESSION_MAX_NUM: Field = Field::new(0x5d0, 16);
+    /// `log_max_qp`: bit 0x9b, 5 bits (settable, up to the maximum).
+    pub const LOG_MAX_QP: Field = Field::new(0x9b, 5);
+    /// `pkey_table_size`: bit 0x190, 16 bits (settable).
+    pub const PKEY_TABLE_SIZE: Field = Field::new(0x190, 16);
+    /// `nic_flow_table`: bit 0x1a6, 1 bit.
+    pub const NIC_FLOW_TABLE: Field = Field::new(0x1a6, 1);
+    /// `cmdif_checksum`: bit 0x210, 2 bits (settable).
+    pub const CMDIF_CHECKSUM: Field = Field::new(0x210, 2);
+    /// `max_wqe_sz_sq`: bit 0x290, 16 bits (bytes).
+    pub const MAX_WQE_SZ_SQ: Field = Field::new(0x290, 16);
+    /// `log_uar_page_sz`: bit 0x490, 16 bits (settable: log2 of the UAR page in 4 KiB).
+    pub const LOG_UAR_PAGE_SZ: Field = Field::new(0x490, 16);
 }
 
 /// Fields of `struct mlx5_ifc_per_protocol_networking_offload_caps_bits` (bit offsets inside
@@ -217,6 +253,12 @@ pub struct DevCaps {
     pub log_max_current_uc_list: u8,
     /// `log_max_current_mc_list`: the vport's MC address list holds `2^` this.
     pub log_max_current_mc_list: u8,
+    /// `log_max_qp`.
+    pub log_max_qp: u8,
+    /// `nic_flow_table`: the NIC receive flow tables exist.
+    pub nic_flow_table: bool,
+    /// `max_wqe_sz_sq`: the largest send WQE, in bytes.
+    pub max_wqe_sz_sq: u16,
     /// Ethernet `csum_cap`.
     pub csum_cap: bool,
     /// Ethernet `vlan_cap`.
@@ -253,6 +295,59 @@ impl DevCaps {
     /// Enhanced multi-packet send WQEs are supported (`MLX5_CAP_ETH(enhanced_multi_pkt_send_wqe)`).
     pub fn has_enhanced_mpwqe(&self) -> bool {
         self.enhanced_multi_pkt_send_wqe
+    }
+
+    /// The largest send WQE in WQEBBs (`mlx5e_get_max_sq_wqebbs`: `max_wqe_sz_sq` in
+    /// 64-byte blocks, at most `MLX5_SEND_WQE_MAX_WQEBBS`): every SQ's WQEs, MPWQE sessions
+    /// included, stay within it.
+    pub fn max_sq_wqebbs(&self) -> u16 {
+        (self.max_wqe_sz_sq / SEND_WQE_BB as u16).min(SEND_WQE_MAX_WQEBBS)
+    }
+
+    /// The general capabilities the Ethernet function needs (`mlx5_eth_supported`'s, in its
+    /// order): `Err` names the first one missing.
+    pub fn check_general(&self) -> Result<(), CmdErrorKind> {
+        if self.port_type != PORT_TYPE_ETH {
+            return Err(CmdErrorKind::Unsupported);
+        }
+        if !self.eth_net_offloads {
+            return Err(CmdErrorKind::MissingCap("eth_net_offloads"));
+        }
+        if !self.nic_flow_table {
+            return Err(CmdErrorKind::MissingCap("nic_flow_table"));
+        }
+        Ok(())
+    }
+
+    /// The Ethernet offload capabilities the function needs (`mlx5_eth_supported`'s), and a
+    /// send WQE large enough for the largest WQE the data path builds (`mlx5e_attach_netdev`:
+    /// `max_wqe_sz_sq` of at least `MLX5E_MAX_TX_WQEBBS`): `Err` names the first one
+    /// missing. The second value is the capability type the field belongs to.
+    pub fn check_eth(&self) -> Result<(), (u16, CmdErrorKind)> {
+        let eth = |name| Err((CAP_ETHERNET_OFFLOADS, CmdErrorKind::MissingCap(name)));
+        if !self.csum_cap {
+            return eth("csum_cap");
+        }
+        if self.max_lso_cap == 0 {
+            return eth("max_lso_cap");
+        }
+        if !self.vlan_cap {
+            return eth("vlan_cap");
+        }
+        if self.rss_ind_tbl_cap == 0 {
+            return eth("rss_ind_tbl_cap");
+        }
+        if self.max_sq_wqebbs() < MAX_TX_WQEBBS {
+            return Err((
+                CAP_GENERAL,
+                CmdErrorKind::CapTooSmall {
+                    cap: "max_wqe_sz_sq",
+                    have: u32::from(self.max_wqe_sz_sq),
+                    need: u32::from(MAX_TX_WQEBBS) * SEND_WQE_BB as u32,
+                },
+            ));
+        }
+        Ok(())
     }
 }
 
@@ -310,6 +405,65 @@ pub fn query_hca_cap(buf: &mut [u8], cap_type: u16) -> Result<usize, FormatError
     build(buf, QUERY_HCA_CAP_IN_LEN, op::QUERY_HCA_CAP, op_mod, &[])
 }
 
+/// QUERY_HCA_CAP of `cap_type`, maximum values (`HCA_CAP_OPMOD_GET_MAX`):
+/// `op_mod = cap_type << 1`.
+pub fn query_hca_cap_max(buf: &mut [u8], cap_type: u16) -> Result<usize, FormatError> {
+    fits(u64::from(cap_type), 15)?;
+    build(
+        buf,
+        QUERY_HCA_CAP_IN_LEN,
+        op::QUERY_HCA_CAP,
+        cap_type << 1,
+        &[],
+    )
+}
+
+/// SET_HCA_CAP of the general capabilities, as main.c's `handle_hca_cap`: the current
+/// capabilities (`cur`, a QUERY_HCA_CAP(`CAP_GENERAL`, current) output) written back with
+/// what the driver sets: a 128-entry P_Key table, `log_max_qp` at most 2^18 and within the
+/// device's maximum (`max`), no command checksums, 4 KiB UAR pages (rsnic's doorbells are
+/// 4 KiB apart whatever the kernel's page size). The rest is the device's as it was.
+pub fn set_general_caps(buf: &mut [u8], cur: &[u8], max: &DevCaps) -> Result<usize, FormatError> {
+    let cur = output(cur, QUERY_HCA_CAP_OUT_LEN)?;
+    let b = start(
+        buf,
+        SET_HCA_CAP_IN_LEN,
+        op::SET_HCA_CAP,
+        CAP_GENERAL << 1,
+        &[],
+    )?;
+    let cap = CAP_BASE / 8;
+    for (d, s) in b.iter_mut().zip(cur).skip(cap) {
+        *d = *s;
+    }
+    let s = |b: &mut [u8], f: Field, v: u64| f.at(CAP_BASE).set(b, v);
+    s(b, general::PKEY_TABLE_SIZE, u64::from(PKEY_TABLE_SIZE_128));
+    s(
+        b,
+        general::LOG_MAX_QP,
+        u64::from(max.log_max_qp.min(PROFILE_LOG_MAX_QP)),
+    );
+    s(b, general::CMDIF_CHECKSUM, 0);
+    s(b, general::LOG_UAR_PAGE_SZ, 0);
+    Ok(SET_HCA_CAP_IN_LEN)
+}
+
+/// QUERY_ADAPTER.
+pub fn query_adapter(buf: &mut [u8]) -> Result<usize, FormatError> {
+    build(buf, QUERY_ADAPTER_IN_LEN, op::QUERY_ADAPTER, 0, &[])
+}
+
+/// The PSID of a QUERY_ADAPTER output (`mlx5_query_board_id`: mlx5's `board_id`, which
+/// devlink info reports as `board.id`), NUL-padded.
+pub fn parse_query_adapter(out: &[u8]) -> Result<[u8; PSID_LEN], FormatError> {
+    let o = output(out, QUERY_ADAPTER_OUT_LEN)?;
+    let mut psid = [0u8; PSID_LEN];
+    for (d, s) in psid.iter_mut().zip(o.iter().skip(QUERY_ADAPTER_PSID)) {
+        *d = *s;
+    }
+    Ok(psid)
+}
+
 /// Reads the general capabilities of a QUERY_HCA_CAP(`CAP_GENERAL`) output into `caps`.
 pub fn parse_general_caps(out: &[u8], caps: &mut DevCaps) -> Result<(), FormatError> {
     let o = output(out, QUERY_HCA_CAP_OUT_LEN)?;
@@ -342,6 +496,9 @@ pub fn parse_general_caps(out: &[u8], caps: &mut DevCaps) -> Result<(), FormatEr
     caps.cqe_compression_max_num = g(general::CQE_COMPRESSION_MAX_NUM) as u16;
     caps.log_max_current_uc_list = g(general::LOG_MAX_CURRENT_UC_LIST) as u8;
     caps.log_max_current_mc_list = g(general::LOG_MAX_CURRENT_MC_LIST) as u8;
+    caps.log_max_qp = g(general::LOG_MAX_QP) as u8;
+    caps.nic_flow_table = g(general::NIC_FLOW_TABLE) != 0;
+    caps.max_wqe_sz_sq = g(general::MAX_WQE_SZ_SQ) as u16;
     Ok(())
 }
 

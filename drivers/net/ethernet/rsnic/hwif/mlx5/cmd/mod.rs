@@ -73,6 +73,7 @@ codes! {
     /// The upstream name of an opcode (`mlx5_command_str`), for error messages.
     pub fn opcode_name, else "unknown command opcode";
     QUERY_HCA_CAP = 0x100,
+    QUERY_ADAPTER = 0x101,
     INIT_HCA = 0x102,
     TEARDOWN_HCA = 0x103,
     ENABLE_HCA = 0x104,
@@ -81,6 +82,7 @@ codes! {
     SET_ISSI = 0x10b,
     QUERY_PAGES = 0x107,
     MANAGE_PAGES = 0x108,
+    SET_HCA_CAP = 0x109,
     CREATE_MKEY = 0x200,
     DESTROY_MKEY = 0x202,
     CREATE_EQ = 0x301,

@@ -164,6 +164,13 @@ pub fn fw_rev<M: Mmio>(mmio: &M) -> (u16, u16, u16) {
     ((r & 0xffff) as u16, (r >> 16) as u16, (s & 0xffff) as u16)
 }
 
+/// Whether the firmware is still initializing (`initializing`, bit 31 of the
+/// initialization segment's word at 0x1fc): main.c's `wait_fw_init` waits for it to clear
+/// before the command queue's address is written ("pre-initializing") and after.
+pub fn fw_initializing<M: Mmio>(mmio: &M) -> bool {
+    mmio.read32(ISEG_INITIALIZING) >> 31 != 0
+}
+
 /// Reads the health counter (it advances while firmware runs; health.c polls it).
 pub fn health_counter<M: Mmio>(mmio: &M) -> u32 {
     mmio.read32(ISEG_HEALTH_COUNTER)

@@ -6,16 +6,24 @@
 //!
 //! Bring-up ([`Bringup`]), in main.c order:
 //!
-//! 1. `mlx5_cmd_enable` ([`Step::CmdEnable`]) and `wait_fw_init` ([`Step::WaitInit`]);
+//! 1. `mlx5_function_enable`'s `wait_fw_init` "pre-initializing" ([`Step::WaitPreInit`]:
+//!    the firmware accepts the initialization segment's configuration), `mlx5_cmd_enable`
+//!    ([`Step::CmdEnable`]) and `wait_fw_init` "initializing" ([`Step::WaitInit`]);
 //! 2. `mlx5_core_enable_hca` (ENABLE_HCA);
 //! 3. `mlx5_core_set_issi` (QUERY_ISSI, then SET_ISSI 1 when supported);
 //! 4. `mlx5_satisfy_startup_pages(dev, 1)`: QUERY_PAGES boot; when the firmware wants
 //!    pages the poll returns [`Progress::GivePages`], the caller gives them (MANAGE_PAGES
 //!    GIVE, see [`super::pages`]) and resumes with [`Bringup::pages_given`];
-//! 5. `set_hca_cap` / `mlx5_query_hca_caps`, reduced to reading the current general and
-//!    Ethernet caps (QUERY_HCA_CAP twice; rsnic changes no caps);
+//! 5. `set_hca_cap`'s `handle_hca_cap`: the general caps, maximum and current
+//!    (QUERY_HCA_CAP twice; an Ethernet port with Ethernet offloads and NIC flow tables is
+//!    required), written back with what mlx5_core sets (SET_HCA_CAP, see
+//!    [`hca::set_general_caps`]);
 //! 6. `mlx5_satisfy_startup_pages(dev, 0)`: QUERY_PAGES init, given the same way;
-//! 7. `mlx5_cmd_init_hca` (INIT_HCA);
+//! 7. `mlx5_cmd_init_hca` (INIT_HCA), then `mlx5_query_hca_caps`: the current general and
+//!    Ethernet caps again (QUERY_HCA_CAP twice), checked as `mlx5_eth_supported` and
+//!    `mlx5e_attach_netdev` check them ([`DevCaps::check_eth`]: a missing capability fails
+//!    the bring-up with [`CmdErrorKind::MissingCap`] or [`CmdErrorKind::CapTooSmall`]),
+//!    and `mlx5_query_board_id` (QUERY_ADAPTER: the PSID);
 //! 8. `mlx5_load`'s UAR (`mlx5_get_uars_page`: ALLOC_UAR) and `mlx5e_create_mdev_resources`
 //!    (ALLOC_PD, ALLOC_TRANSPORT_DOMAIN, CREATE_MKEY: the PA key every data segment names);
 //! 9. `mlx5e_create_q_counters` (ALLOC_Q_COUNTER; a failure leaves the port without
@@ -27,9 +35,6 @@
 //! ([`CmdErrorKind::TooManyPages`]). A negative count at start-up (the firmware has pages
 //! to spare) needs nothing given.
 //!
-//! The pre-initialization `wait_fw_init` before `mlx5_cmd_enable` is left out: the device
-//! this driver meets clears `initializing` once the queue address is written.
-//!
 //! Teardown ([`Teardown`]) undoes exactly what a (possibly failed) bring-up did, in
 //! `mlx5_unload` / `mlx5_function_close` / `mlx5_function_disable` order: DEALLOC_Q_COUNTER,
 //! DESTROY_MKEY, DEALLOC_TRANSPORT_DOMAIN, DEALLOC_PD, DEALLOC_UAR, TEARDOWN_HCA, then
@@ -40,22 +45,26 @@
 //! TEARDOWN_HCA (main.c: "skip cleanup": the pages are not reclaimed from a firmware that
 //! may still use them).
 
-use super::hca::{self, DevCaps, Issi, CAP_ETHERNET_OFFLOADS, CAP_GENERAL, ISSI_1, PORT_TYPE_ETH};
+use super::hca::{self, DevCaps, Issi, CAP_ETHERNET_OFFLOADS, CAP_GENERAL, ISSI_1, PSID_LEN};
 use super::mkey;
 use super::pages::{self, MAX_FW_PAGES};
-use super::queue::{CmdError, CmdErrorKind, CmdPoll, CmdQueue};
+use super::queue::{fw_initializing, CmdError, CmdErrorKind, CmdPoll, CmdQueue};
 use super::vport::{self, NicVportContext};
 use super::{op, res, FormatError};
 use crate::hwif::hw::{Barriers, Coherent, Mmio};
 
-/// Output buffer a bring-up or teardown poll needs (the longest output: QUERY_HCA_CAP).
-pub const SEQ_OUT_LEN: usize = hca::QUERY_HCA_CAP_OUT_LEN;
+/// The longest output of the bring-up (QUERY_HCA_CAP).
+const SEQ_CMD_OUT_LEN: usize = hca::QUERY_HCA_CAP_OUT_LEN;
+/// Buffer a bring-up or teardown poll needs: the longest output (QUERY_HCA_CAP's), then
+/// the longest input (SET_HCA_CAP's, built from the QUERY_HCA_CAP output before it).
+pub const SEQ_OUT_LEN: usize = SEQ_CMD_OUT_LEN + hca::SET_HCA_CAP_IN_LEN;
 /// UAR pages in a function's BAR window (1 MiB of 4 KiB pages). Page 0 holds the
 /// initialization segment, so ALLOC_UAR must give an index in `1..UAR_PAGES`; anything
 /// else is refused as a malformed output (the doorbells would land outside the window or
 /// on the command registers).
 pub const UAR_PAGES: u32 = 256;
-/// Longest input of the sequences (CREATE_MKEY).
+/// Longest input of the teardown (CREATE_MKEY's, the longest the bring-up builds besides
+/// SET_HCA_CAP).
 const SEQ_IN_LEN: usize = mkey::CREATE_MKEY_IN_LEN;
 /// The variant byte of the data path's memory key (`mkc.mkey_7_0`, the key's low byte,
 /// chosen by the driver: mlx5e leaves it 0; rsnic's is not 0, so a segment that carried
@@ -65,6 +74,8 @@ pub const MKEY_VARIANT: u8 = 0x5a;
 /// Bring-up steps, in order.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Step {
+    /// Wait for `initializing` to clear before writing the command queue address.
+    WaitPreInit,
     /// Write the command queue address.
     CmdEnable,
     /// Wait for `initializing` to clear.
@@ -79,16 +90,24 @@ pub enum Step {
     QueryBootPages,
     /// The caller gives the boot pages.
     GiveBootPages,
-    /// QUERY_HCA_CAP, general.
+    /// QUERY_HCA_CAP, general, maximum.
+    QueryGeneralCapsMax,
+    /// QUERY_HCA_CAP, general, current (before SET_HCA_CAP).
     QueryGeneralCaps,
-    /// QUERY_HCA_CAP, Ethernet offloads.
-    QueryEthCaps,
+    /// SET_HCA_CAP, general.
+    SetGeneralCaps,
     /// QUERY_PAGES init.
     QueryInitPages,
     /// The caller gives the init pages.
     GiveInitPages,
     /// INIT_HCA.
     InitHca,
+    /// QUERY_HCA_CAP, general, current (what SET_HCA_CAP left).
+    QueryCurCaps,
+    /// QUERY_HCA_CAP, Ethernet offloads, current.
+    QueryEthCaps,
+    /// QUERY_ADAPTER.
+    QueryAdapter,
     /// ALLOC_UAR.
     AllocUar,
     /// ALLOC_PD.
@@ -116,6 +135,10 @@ pub struct Resources {
     pub issi: u16,
     /// Current capabilities.
     pub caps: DevCaps,
+    /// Maximum general capabilities (what SET_HCA_CAP may set).
+    pub max_caps: DevCaps,
+    /// The board's PSID (QUERY_ADAPTER), NUL-padded.
+    pub psid: [u8; PSID_LEN],
     /// UAR page index (ALLOC_UAR).
     pub uar: Option<u32>,
     /// Protection domain.
@@ -161,7 +184,8 @@ pub enum Progress {
 #[derive(Debug, Clone)]
 pub struct Bringup {
     step: Step,
-    posted: bool,
+    /// The outstanding command's opcode and op_mod, once posted.
+    posted: Option<(u16, u16)>,
     res: Resources,
     /// Pages the firmware asked for at the current give step.
     want: u32,
@@ -185,8 +209,8 @@ impl Bringup {
     /// A bring-up at its first step.
     pub fn new() -> Self {
         Self {
-            step: Step::CmdEnable,
-            posted: false,
+            step: Step::WaitPreInit,
+            posted: None,
             res: Resources::default(),
             want: 0,
         }
@@ -196,7 +220,7 @@ impl Bringup {
     /// Does nothing at any other step.
     pub fn pages_given(&mut self) {
         self.step = match self.step {
-            Step::GiveBootPages => Step::QueryGeneralCaps,
+            Step::GiveBootPages => Step::QueryGeneralCapsMax,
             Step::GiveInitPages => Step::InitHca,
             s => s,
         };
@@ -214,8 +238,14 @@ impl Bringup {
         &self.res
     }
 
-    /// Builds the input of a command step; returns (length, output length).
-    fn build(&self, step: Step, inp: &mut [u8]) -> Result<(usize, usize), FormatError> {
+    /// Builds the input of a command step; returns (length, output length). `prev` is the
+    /// output of the step before (SET_HCA_CAP writes the current caps back).
+    fn build(
+        &self,
+        step: Step,
+        inp: &mut [u8],
+        prev: &[u8],
+    ) -> Result<(usize, usize), FormatError> {
         Ok(match step {
             Step::EnableHca => (hca::enable_hca(inp)?, hca::ENABLE_HCA_OUT_LEN),
             Step::QueryIssi => (hca::query_issi(inp)?, hca::QUERY_ISSI_OUT_LEN),
@@ -228,10 +258,19 @@ impl Bringup {
                 pages::query_pages(inp, pages::QUERY_INIT)?,
                 pages::QUERY_PAGES_LEN,
             ),
-            Step::QueryGeneralCaps => (
+            Step::QueryGeneralCapsMax => (
+                hca::query_hca_cap_max(inp, CAP_GENERAL)?,
+                hca::QUERY_HCA_CAP_OUT_LEN,
+            ),
+            Step::QueryGeneralCaps | Step::QueryCurCaps => (
                 hca::query_hca_cap(inp, CAP_GENERAL)?,
                 hca::QUERY_HCA_CAP_OUT_LEN,
             ),
+            Step::SetGeneralCaps => (
+                hca::set_general_caps(inp, prev, &self.res.max_caps)?,
+                hca::SET_HCA_CAP_OUT_LEN,
+            ),
+            Step::QueryAdapter => (hca::query_adapter(inp)?, hca::QUERY_ADAPTER_OUT_LEN),
             Step::QueryEthCaps => (
                 hca::query_hca_cap(inp, CAP_ETHERNET_OFFLOADS)?,
                 hca::QUERY_HCA_CAP_OUT_LEN,
@@ -249,7 +288,8 @@ impl Bringup {
                 vport::query_nic_vport_context(inp)?,
                 vport::QUERY_NIC_VPORT_CONTEXT_OUT_LEN,
             ),
-            Step::CmdEnable
+            Step::WaitPreInit
+            | Step::CmdEnable
             | Step::WaitInit
             | Step::GiveBootPages
             | Step::GiveInitPages
@@ -304,29 +344,50 @@ impl Bringup {
                         Step::GiveInitPages
                     }
                 } else if boot {
-                    Step::QueryGeneralCaps
+                    Step::QueryGeneralCapsMax
                 } else {
                     Step::InitHca
                 }
             }
-            Step::QueryGeneralCaps => {
-                hca::parse_general_caps(out, &mut self.res.caps).map_err(&bad)?;
-                if self.res.caps.port_type != PORT_TYPE_ETH || !self.res.caps.eth_net_offloads {
-                    return Err(CmdError {
-                        opcode,
-                        op_mod,
-                        kind: CmdErrorKind::Unsupported,
-                    });
-                }
-                Step::QueryEthCaps
+            Step::QueryGeneralCapsMax => {
+                hca::parse_general_caps(out, &mut self.res.max_caps).map_err(&bad)?;
+                Step::QueryGeneralCaps
             }
+            Step::QueryGeneralCaps | Step::QueryCurCaps => {
+                hca::parse_general_caps(out, &mut self.res.caps).map_err(&bad)?;
+                // mlx5_eth_supported's general caps: without them there is no Ethernet
+                // function to bring up.
+                self.res.caps.check_general().map_err(|kind| CmdError {
+                    opcode,
+                    op_mod,
+                    kind,
+                })?;
+                if self.step == Step::QueryGeneralCaps {
+                    Step::SetGeneralCaps
+                } else {
+                    Step::QueryEthCaps
+                }
+            }
+            Step::SetGeneralCaps => Step::QueryInitPages,
             Step::QueryEthCaps => {
                 hca::parse_eth_caps(out, &mut self.res.caps).map_err(&bad)?;
-                Step::QueryInitPages
+                self.res
+                    .caps
+                    .check_eth()
+                    .map_err(|(cap_type, kind)| CmdError {
+                        opcode,
+                        op_mod: cap_type << 1 | hca::HCA_CAP_OPMOD_GET_CUR,
+                        kind,
+                    })?;
+                Step::QueryAdapter
+            }
+            Step::QueryAdapter => {
+                self.res.psid = hca::parse_query_adapter(out).map_err(&bad)?;
+                Step::AllocUar
             }
             Step::InitHca => {
                 self.res.hca_initialized = true;
-                Step::AllocUar
+                Step::QueryCurCaps
             }
             Step::AllocUar => {
                 let uar = res::parse_alloc_uar(out).map_err(&bad)?;
@@ -359,7 +420,8 @@ impl Bringup {
                 self.res.vport = vport::parse_query_nic_vport_context(out).map_err(&bad)?;
                 Step::Done
             }
-            s @ (Step::CmdEnable
+            s @ (Step::WaitPreInit
+            | Step::CmdEnable
             | Step::WaitInit
             | Step::GiveBootPages
             | Step::GiveInitPages
@@ -368,19 +430,36 @@ impl Bringup {
         Ok(())
     }
 
-    /// Advances as far as possible without waiting. `out` must hold [`SEQ_OUT_LEN`] bytes.
-    /// On an error the sequence stops where it is: tear down with
+    /// Advances as far as possible without waiting. `buf` must hold [`SEQ_OUT_LEN`] bytes
+    /// (the outputs, then the inputs), and the caller leaves it alone between polls. On an
+    /// error the sequence stops where it is: tear down with
     /// `Teardown::new(self.resources())`.
     pub fn poll<C: Coherent, M: Mmio, B: Barriers>(
         &mut self,
         q: &mut CmdQueue<C>,
         mmio: &M,
         bar: &B,
-        out: &mut [u8],
+        buf: &mut [u8],
     ) -> Result<Progress, CmdError> {
+        let have = buf.len();
+        let Some((out, inp)) = buf
+            .get_mut(..SEQ_OUT_LEN)
+            .map(|b| b.split_at_mut(SEQ_CMD_OUT_LEN))
+        else {
+            return Err(CmdError::iface(CmdErrorKind::BadLength {
+                inlen: hca::SET_HCA_CAP_IN_LEN,
+                outlen: have,
+            }));
+        };
         loop {
             match self.step {
                 Step::Done => return Ok(Progress::Done),
+                Step::WaitPreInit => {
+                    if fw_initializing(mmio) {
+                        return Ok(Progress::Pending);
+                    }
+                    self.step = Step::CmdEnable;
+                }
                 Step::CmdEnable => {
                     q.enable(mmio, bar)?;
                     self.step = Step::WaitInit;
@@ -395,23 +474,28 @@ impl Bringup {
                     return Ok(Progress::GivePages(self.want));
                 }
                 step => {
-                    let mut inp = [0u8; SEQ_IN_LEN];
-                    let (n, outlen) = self.build(step, &mut inp).map_err(|_| {
-                        CmdError::iface(CmdErrorKind::BadLength {
-                            inlen: SEQ_IN_LEN,
-                            outlen: out.len(),
-                        })
-                    })?;
-                    let opcode = u16::from_be_bytes([inp[0], inp[1]]);
-                    let op_mod = u16::from_be_bytes([inp[6], inp[7]]);
-                    if !self.posted {
-                        q.post(&inp[..n], outlen, mmio, bar)?;
-                        self.posted = true;
-                    }
+                    // Built once, when posted: the input of SET_HCA_CAP is the output of
+                    // the QUERY_HCA_CAP just completed, which the poll overwrites.
+                    let (opcode, op_mod) = match self.posted {
+                        Some(p) => p,
+                        None => {
+                            let (n, outlen) = self.build(step, inp, out).map_err(|_| {
+                                CmdError::iface(CmdErrorKind::BadLength {
+                                    inlen: inp.len(),
+                                    outlen: out.len(),
+                                })
+                            })?;
+                            let opcode = u16::from_be_bytes([inp[0], inp[1]]);
+                            let op_mod = u16::from_be_bytes([inp[6], inp[7]]);
+                            q.post(&inp[..n], outlen, mmio, bar)?;
+                            self.posted = Some((opcode, op_mod));
+                            (opcode, op_mod)
+                        }
+                    };
                     match q.poll(bar, out) {
                         Ok(CmdPoll::Pending) => return Ok(Progress::Pending),
                         Ok(CmdPoll::Done(len)) => {
-                            self.posted = false;
+                            self.posted = None;
                             self.complete(&out[..len], opcode, op_mod)?;
                         }
                         Err(e)
@@ -420,13 +504,13 @@ impl Bringup {
                         {
                             // mlx5e_create_q_counters: "alloc queue counter failed", and
                             // the port goes on without.
-                            self.posted = false;
+                            self.posted = None;
                             self.res.q_counter = None;
                             self.step = Step::QueryVport;
                         }
                         Err(e) => {
                             if e.kind != CmdErrorKind::OutputBufferTooSmall {
-                                self.posted = false;
+                                self.posted = None;
                             }
                             return Err(e);
                         }

@@ -11,12 +11,15 @@
 //! it ([`VportLists`], en_fs.c `mlx5e_vport_context_update`).
 //!
 //! The ACCESS_REG commands are in module `reg`, those of FEC (PCAM, PPLM, PMLP, PPCNT's
-//! physical layer groups) in module `fec`; both re-exported here.
+//! physical layer groups) in module `fec`, PMTU (the port's MTU) in `pmtu`; all re-exported
+//! here.
 
 mod fec;
+mod pmtu;
 mod reg;
 
 pub use fec::*;
+pub use pmtu::*;
 pub use reg::*;
 
 use super::{build, fits, op, output, put_mac, start, Field, FormatError};

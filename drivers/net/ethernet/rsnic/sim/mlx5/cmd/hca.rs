@@ -72,7 +72,7 @@ pub(in crate::sim::mlx5) fn general_caps(cap: &mut [u8], caps: &Caps) {
     set(cap, LOG_MAX_MSG, 20);
     set(cap, MAX_TC, 0);
     set(cap, LOG_PG_SZ, 12);
-    set(cap, MAX_WQE_SZ_SQ, 1024);
+    set(cap, MAX_WQE_SZ_SQ, u32::from(caps.max_wqe_sz_sq));
     set(cap, MAX_WQE_SZ_RQ, 256);
     set(cap, LOG_MAX_RQT_SIZE, u32::from(caps.log_max_rqt_size));
     set(cap, LOG_MAX_TIS_PER_SQ, 0);

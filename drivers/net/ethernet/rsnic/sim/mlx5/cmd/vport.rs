@@ -24,7 +24,8 @@ pub const MC_LIST: usize = 16;
 /// The VLAN list of the NIC vport context (`log_max_vlan_list` 3).
 pub const VLAN_LIST: usize = 8;
 
-/// The port's largest MTU (PMTU `max_mtu`): the largest frame without FCS plus the FCS.
+/// The largest port MTU the model has (PMTU `max_mtu` of [`crate::sim::mlx5::Caps::FULL`]):
+/// the largest frame without FCS plus the FCS.
 pub const PORT_MAX_MTU: u32 = crate::sim::mlx5::MAX_FRAME as u32 + 4;
 
 /// PPCNT group 0, the IEEE 802.3 counters (`eth_802_3_cntrs_grp_data_layout`): the index of
@@ -479,7 +480,7 @@ impl<M: BusMemory> Cx<'_, '_, M> {
             match id {
                 PMTU => {
                     let mtu = get(r, PMTU_ADMIN);
-                    if !(64..=PORT_MAX_MTU).contains(&mtu) {
+                    if !(64..=u32::from(self.caps.port_max_mtu)).contains(&mtu) {
                         return Err(bad(synd::PMTU_MTU));
                     }
                     self.port().func.port_mtu = mtu as u16;
@@ -538,7 +539,7 @@ impl<M: BusMemory> Cx<'_, '_, M> {
         set(o, LOCAL_PORT, 1);
         match id {
             PMTU => {
-                set(o, PMTU_MAX, PORT_MAX_MTU);
+                set(o, PMTU_MAX, u32::from(self.caps.port_max_mtu));
                 set(o, PMTU_ADMIN, u32::from(pt.func.port_mtu));
                 set(o, PMTU_OPER, u32::from(pt.func.port_mtu));
             }

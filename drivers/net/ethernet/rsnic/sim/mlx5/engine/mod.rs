@@ -24,8 +24,9 @@
 //! CQEs; the driver resets it with [`super::Device::reset_sq`]):
 //! opcode ∈ {NOP, SEND, LSO, ENHANCED_MPSW}; opmod 0; WQE index == the device's consumer
 //! counter; SQN == this SQ; DS ≥ 1 (≥ 2 for SEND/LSO, ≥ 3 for MPWQE; the 6-bit field bounds
-//! it to 63 DS = 16 WQEBBs); the whole WQE posted (`num_wqebbs ≤ pc − cc`) and not crossing
-//! the end of the ring (stricter than hardware, which wraps: it catches a driver that forgot
+//! it to 63 DS = 16 WQEBBs) and `16 * DS` at most the caps' `max_wqe_sz_sq`
+//! ([`super::Caps`]); the whole WQE posted (`num_wqebbs ≤ pc − cc`) and not crossing the end
+//! of the ring (stricter than hardware, which wraps: it catches a driver that forgot
 //! the NOP edge padding); the inline header (`inline_hdr.sz` bytes from byte 30 of the WQE)
 //! inside the WQE; SEND has mss 0, LSO mss ≠ 0 and an inline header; MPWQE has no inline header
 //! and mss 0; data segments have a non-zero byte count, inline segments a non-zero length that
@@ -157,6 +158,8 @@ pub(super) struct Io<'a, M, I> {
     pub(super) pool: &'a [u8],
     /// The device executes ENHANCED_MPSW WQEs ([`super::Caps::mpwqe`]).
     pub(super) mpwqe: bool,
+    /// The largest send WQE in bytes ([`super::Caps::max_wqe_sz_sq`]).
+    pub(super) max_wqe_sz: usize,
     /// The clock of CQ moderation ([`super::Device::set_clock`]), nanoseconds.
     pub(super) now: u64,
 }

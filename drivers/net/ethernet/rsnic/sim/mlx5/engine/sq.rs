@@ -256,7 +256,7 @@ pub(super) fn exec_wqe<M: BusMemory, I: InterruptSink>(
         return Err(fail(WqeError::BadSqn));
     }
     let ds = (w1 & 0x3f) as usize;
-    if ds < min_ds {
+    if ds < min_ds || ds * DS > io.max_wqe_sz {
         return Err(fail(WqeError::BadDsCount));
     }
     let fm_ce_se = wqe[11];

@@ -143,6 +143,19 @@ pub enum CmdErrorKind {
     BadOutput,
     /// The device lacks something the driver needs (an Ethernet port, Ethernet offloads).
     Unsupported,
+    /// The device lacks a capability the Ethernet function needs (`mlx5_eth_supported`'s
+    /// "Missing ... capability"), named.
+    MissingCap(&'static str),
+    /// A capability is below what the driver needs (`mlx5e_attach_netdev`'s
+    /// `max_wqe_sz_sq` check).
+    CapTooSmall {
+        /// The capability's name.
+        cap: &'static str,
+        /// Its value.
+        have: u32,
+        /// The least the driver works with.
+        need: u32,
+    },
     /// The device did not complete the command (or leave `initializing`) within the
     /// caller's timeout.
     Timeout,
@@ -273,6 +286,10 @@ impl fmt::Display for CmdError {
             ),
             CmdErrorKind::BadOutput => f.write_str("malformed output"),
             CmdErrorKind::Unsupported => f.write_str("device lacks a required capability"),
+            CmdErrorKind::MissingCap(cap) => write!(f, "missing {cap} capability"),
+            CmdErrorKind::CapTooSmall { cap, have, need } => {
+                write!(f, "capability {cap} is {have}, needed {need}")
+            }
             CmdErrorKind::Timeout => f.write_str("timed out"),
             CmdErrorKind::Gone => f.write_str("the device is gone"),
             CmdErrorKind::TooManyPages { asked, cap } => write!(
