@@ -10,6 +10,13 @@
 #                     (up to 100 more), on both ports; the TX histogram is XFAIL where the
 #                     device has none (ConnectX, as mlx5e; MANA has no RMON group at all,
 #                     as upstream mana, so both directions are XFAIL there)
+#   ethtool.sh        link modes (ConnectX only: MANA, as upstream mana, cannot set them, so
+#                     it is not run there): every speed forced on both ends, different forced
+#                     speeds (no link), forced against autonegotiation, subsets advertised,
+#                     the highest common speed chosen. The library waits WAIT_TIME (5 s)
+#                     after a link comes up and up to WAIT_TIMEOUT (20 s) for one that does
+#                     not, for a real PHY's link training; the model's link resolves at once,
+#                     so it runs with 1 s and 5 s.
 #
 # Every "TEST:" line a script prints must be "[ OK ]" or "[XFAIL]", and the XFAILs must be
 # the ones named above; its exit status must be 0.
@@ -57,10 +64,15 @@ mlx5)
 	# mlx5e's ten RX buckets, each checked on both ports.
 	n=$(grep -cE "^TEST: rx-pkts[0-9]+to[0-9]+ on ($A|$B) .*\[ OK \]" /tmp/hw.ethtool_rmon.sh || true)
 	assert_eq "RX histogram buckets passed (10 per port)" 20 "$n"
+	WAIT_TIME=1 WAIT_TIMEOUT=5 hw_run ethtool.sh ""
+	# The model's five speeds, each forced on both ends and against autonegotiation.
+	n=$(grep -cE "^TEST: force speed [0-9]+ (on both ends|vs. autoneg) .*\[ OK \]" /tmp/hw.ethtool.sh || true)
+	assert_eq "forced-speed tests passed (5 speeds, 2 ways)" 10 "$n"
 	;;
 mana)
 	hw_run ethtool_rmon.sh "does not support (rx|tx) histogram counters"
 	assert_eq "XFAILs of ethtool_rmon.sh (no RMON group: rx and tx on each port)" 4 "$RESULTS"
+	echo "  ethtool.sh: not run: MANA cannot set link modes (ethtool -s), as upstream mana"
 	;;
 esac
 
