@@ -341,8 +341,11 @@ impl Control for Mana {
         Some(1 + ch as usize % (n - 1))
     }
 
-    // The vport's limits (QUERY_VPORT_CONFIG's max_num_sq and max_num_rq), at most
-    // MAX_CHANNELS.
+    // As mana_probe_port / mana_init_port: the vport's limits (QUERY_VPORT_CONFIG's
+    // max_num_sq and max_num_rq), at most MAX_CHANNELS (MANA_MAX_NUM_QUEUES). Upstream's
+    // gc->max_num_queues also stops at the online CPUs and the usable vectors less the
+    // HWC's; rsnic's channels share vectors (`channel_vector`), as its ConnectX channels
+    // are not bound to CPUs, so neither cuts the count.
     fn max_channels(_hw: &Function, func: &ctrl::Func) -> u32 {
         let v = func.vport();
         (MAX_CHANNELS as u32)
