@@ -1,13 +1,26 @@
 #!/usr/bin/env bash
 # ethtool -l/-L and -g/-G: values out of range are refused with a message; channel, ring
 # and MTU changes under an iperf3 stream keep it alive; afterwards ndo_get_stats64, netlink qstats
-# (per queue + base) and ethtool -S agree.
+# (per queue + base) and ethtool -S agree. The channel maximum is the device's (rsnic.rst,
+# "ethtool -l/-L"): at that count UDP flows each way cross every queue of both ports.
 set -eu
 . "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/traffic.sh"
+
+# The device's limit, from what both device hosts give a port: ConnectX 64 CQs and SQs
+# (log_max_cq, log_max_sq 6) for channels of 4 CQs and 3 SQs (with XDP), within its 63
+# completion vectors and 63 EQs; MANA 32 CQs a vport (QUERY_MAX_RESOURCES's max_cq, 32 a
+# port) for channels of 2, within the vport's max_num_sq and max_num_rq (32).
+case $RSNIC_FAMILY in
+mlx5) MAXQ=16 ;;
+mana) MAXQ=16 ;;
+esac
 
 setup_pair
 ethtool -l "$A"
-assert_eq "max combined" 8 "$(channels_of "$A" max)"
+assert_eq "max combined" "$MAXQ" "$(channels_of "$A" max)"
+assert_eq "netdev queues (allocated for the maximum)" "numtxqueues $MAXQ numrxqueues $MAXQ" \
+	"$(ip -d link show "$A" | grep -o 'numtxqueues [0-9]* numrxqueues [0-9]*')"
 ethtool -g "$A"
 
 # Refusals, each with the reason.
@@ -15,7 +28,7 @@ expect_refused() {
 	if "$@" 2>/tmp/err; then fail "accepted: $*"; fi
 	echo "  refused: $* -> $(tr '\n' ' ' </tmp/err)"
 }
-expect_refused ethtool -L "$A" combined 9
+expect_refused ethtool -L "$A" combined $((MAXQ + 1))
 expect_refused ethtool -L "$A" combined 0
 expect_refused ethtool -G "$A" rx 32
 grep -q "below the minimum" /tmp/err || fail "no extack message for a too small ring"
@@ -66,4 +79,54 @@ wait_for "stats64, qstats and ethtool -S to agree" agree
 assert_eq "qstats reports the live TX queues" 2 "$nq"
 set -- $queues
 [ "$1" -le "${s64%% *}" ] || fail "queue TX packets exceed the device total"
+
+# The maximum on both ports: 512 UDP flows from A reach every RX queue of B (the default
+# indirection table spreads over all channels) and leave through every TX queue of A (each
+# socket's random TX hash picks the queue); and the other way round.
+echo "-- combined $MAXQ on both ports"
+quiet_pair
+ethtool -L "$A" combined "$MAXQ"
+ip netns exec peer ethtool -L "$B" combined "$MAXQ"
+assert_eq "current combined" "$MAXQ" "$(channels_of "$A" cur)"
+NQ=$MAXQ
+C_TXQ=${C_RXQ/rx/tx}
+per_queue() { # SNAP0 SNAP1 FORMAT: the FORMAT counter's delta of each queue
+	local q out=
+	for q in $(seq 0 $((NQ - 1))); do
+		# shellcheck disable=SC2059 # the format is a counter name
+		out="$out $(delta "$1" "$2" "$(printf "$3" "$q")")"
+	done
+	echo "${out# }"
+}
+nonzero() { tr ' ' '\n' | grep -vc '^0$' || true; }
+queue_counts send_udp_flows 512 20000 1 9 max 4 >/dev/null
+rx=$(per_queue s0b s1b "$C_RXQ")
+tx=$(per_queue s0a s1a "$C_TXQ")
+echo "  A -> B: B's RX queues: $rx"
+echo "  A -> B: A's TX queues: $tx"
+assert_eq "B's RX queues that received" "$MAXQ" "$(echo "$rx" | nonzero)"
+assert_eq "A's TX queues that sent" "$MAXQ" "$(echo "$tx" | nonzero)"
+snap s0a "$A"
+snap s0b "$B" peer
+ip netns exec peer python3 - <<'PY'
+import socket
+for i in range(512):
+    s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    s.bind(("10.10.0.2", 20000 + i))
+    s.sendto(b"max" * 4, ("10.10.0.1", 9))
+    s.close()
+PY
+# (settled looks at A -> B only.)
+reached_a() {
+	snap s1a "$A"
+	snap s1b "$B" peer
+	[ "$(delta s0a s1a rx_packets)" -ge 512 ]
+}
+wait_for "the flows to reach A" reached_a
+rx=$(per_queue s0a s1a "$C_RXQ")
+tx=$(per_queue s0b s1b "$C_TXQ")
+echo "  B -> A: A's RX queues: $rx"
+echo "  B -> A: B's TX queues: $tx"
+assert_eq "A's RX queues that received" "$MAXQ" "$(echo "$rx" | nonzero)"
+assert_eq "B's TX queues that sent" "$MAXQ" "$(echo "$tx" | nonzero)"
 teardown_pair

@@ -77,7 +77,7 @@ impl<F: Family> Bound<F> {
             b.devlink = Some(crate::devlink::register::<F>(hw, func, asic)?);
         }
         for (i, (hw, func)) in b.funcs.iter().enumerate() {
-            let config = port_config::<F>(func);
+            let config = port_config::<F>(hw, func);
             let port = Port::<F>::new(hw.clone(), func.clone(), channels)?;
             // The device learns the port's MTU before the netdev exists (mlx5e_nic_enable's
             // mlx5e_set_dev_port_mtu, whose failure it ignores: the family logged it).
@@ -106,11 +106,14 @@ impl<F: Family> Bound<F> {
     }
 }
 
-/// How the netdev of port `func` is registered.
-fn port_config<F: Family>(func: &F::Func) -> crate::kernel_ext::net::device::Config {
+/// How the netdev of port `func` (of function `hw`) is registered: with a queue per channel
+/// the port may have (as mana's `alloc_etherdev_mq(.., max_num_queues)`; mlx5e allocates its
+/// netdev with the profile's maximum).
+fn port_config<F: Family>(hw: &Function, func: &F::Func) -> crate::kernel_ext::net::device::Config {
+    let queues = Port::<F>::max_channels_of(hw, func);
     crate::kernel_ext::net::device::Config {
-        tx_queues: MAX_CHANNELS as u32,
-        rx_queues: MAX_CHANNELS as u32,
+        tx_queues: queues,
+        rx_queues: queues,
         min_mtu: MIN_MTU,
         max_mtu: F::max_mtu(func),
         // The data paths build gather lists, checksum and LSO WQEs; the devices execute
@@ -211,7 +214,10 @@ fn family_name(kind: Kind) -> &'static str {
     }
 }
 
-/// Channels per port: as mlx5e, min(online CPUs, [`DEFAULT_MAX_CHANNELS`]).
+/// Channels per port: min(online CPUs, [`DEFAULT_MAX_CHANNELS`]), within the port's
+/// maximum. Upstream opens one per online CPU up to the maximum (mlx5e: min(its maximum,
+/// `MLX5E_MAX_NUM_CHANNELS` / 2); mana: `max_num_queues`, at most the online CPUs); rsnic
+/// stops at 4 because its maximum is not cut by the CPUs (the device models run on them).
 fn default_channels() -> u32 {
     params::online_cpus().clamp(1, DEFAULT_MAX_CHANNELS)
 }
@@ -268,8 +274,9 @@ fn min_bar0(kind: Kind) -> usize {
 /// The MSI-X vectors a real function of `kind` asks for (at least, at most). MANA as
 /// upstream's `mana_gd_setup_irqs`: one per online CPU (at most 64) and the HWC's, at least
 /// 2; the vports share them. ConnectX: the control vector (the async EQ) and one per
-/// channel (a port has at most [`MAX_CHANNELS`], fewer if fewer are given: `ethtool -l`'s
-/// maximum follows).
+/// channel (a port has at most [`MAX_CHANNELS`]; the function's table may hold fewer, and
+/// `ethtool -l`'s maximum follows what is given). mlx5_core asks one per online CPU and
+/// the control one; rsnic's channels are not bound to CPUs, so it asks for its bound.
 fn msix_range(kind: Kind) -> (u32, u32) {
     match kind {
         Kind::Mana => (2, (params::online_cpus().clamp(1, 64) + 1).max(2)),

@@ -96,12 +96,18 @@ pub(crate) struct Port<F: Family> {
     hw_counters: SpinLock<F::HwCounters>,
     /// Final counters of closed channels, per queue.
     #[pin]
-    /// (On the heap: a `ChannelStats` is several hundred bytes, too many for the stack
-    /// times eight.)
+    /// (On the heap, one per possible channel: a `ChannelStats` is several hundred bytes.)
     totals: SpinLock<KVec<ChannelStats<F>>>,
 }
 
 impl<F: Family> Port<F> {
+    /// Most channels the port of function `hw`, brought up as `func`, can have: what its
+    /// device allows ([`Family::max_channels`]), within [`MAX_CHANNELS`]. Its netdev has
+    /// this many queues.
+    pub(crate) fn max_channels_of(hw: &Function, func: &F::Func) -> u32 {
+        F::max_channels(hw, func).clamp(1, MAX_CHANNELS as u32)
+    }
+
     /// The port of function `hw`, brought up as `func`.
     #[inline(never)]
     pub(crate) fn new(hw: Arc<Function>, func: Arc<F::Func>, channels: u32) -> Result<Arc<Self>> {
@@ -109,16 +115,19 @@ impl<F: Family> Port<F> {
         let coal = F::default_coalesce(&func);
         // As many channels as asked, within what the port can have (its vectors, the
         // device's limits).
-        let max_channels = F::max_channels(&hw, &func).clamp(1, MAX_CHANNELS as u32);
+        let max_channels = Self::max_channels_of(&hw, &func);
         let channels = channels.clamp(1, max_channels);
         let rss = RssConfig::new(F::rss_table_size(&func), channels, F::RSS_FIELDS);
         // The port's number on its device (a MANA function's vports share its index).
         let port_no = hw.index() + F::port_index(&func);
         let bus_info = hw.bus_info(F::port_index(&func))?;
         let dma = hw.dma().clone();
-        let mut txs = KVec::with_capacity(MAX_CHANNELS, GFP_KERNEL)?;
-        let mut xdp_txs = KVec::with_capacity(MAX_CHANNELS, GFP_KERNEL)?;
-        for _ in 0..MAX_CHANNELS {
+        // TX slots and totals for every channel the port may have, made here: a change of
+        // the channel count allocates none.
+        let slots = max_channels as usize;
+        let mut txs = KVec::with_capacity(slots, GFP_KERNEL)?;
+        let mut xdp_txs = KVec::with_capacity(slots, GFP_KERNEL)?;
+        for _ in 0..slots {
             txs.push(new_tx_slot::<F>(), GFP_KERNEL)?;
             xdp_txs.push(new_xdp_slot::<F>()?, GFP_KERNEL)?;
         }
@@ -154,13 +163,13 @@ impl<F: Family> Port<F> {
             },
             GFP_KERNEL,
         )?;
-        let mut totals = KVec::with_capacity(MAX_CHANNELS, GFP_KERNEL)?;
-        for _ in 0..MAX_CHANNELS {
+        let mut totals = KVec::with_capacity(slots, GFP_KERNEL)?;
+        for _ in 0..slots {
             totals.push(ChannelStats::default(), GFP_KERNEL)?;
         }
         let steer = Steering::new::<F>()?;
         let params = ChannelParams {
-            count: channels.clamp(1, MAX_CHANNELS as u32),
+            count: channels,
             log_sq: F::SQ_RING.default,
             log_rq: F::RQ_RING.default,
             mtu: DEFAULT_MTU,
@@ -293,7 +302,7 @@ impl<F: Family> Port<F> {
         }
         // Queues beyond the channels are started too, as mlx5e starts them all: the stack
         // sends nothing there, and a queue left stopped would trip the TX watchdog.
-        for i in p.count..MAX_CHANNELS as u32 {
+        for i in p.count..self.max_channels {
             if let Some(txq) = dev.tx_queue(i) {
                 txq.start();
             }
@@ -426,7 +435,7 @@ impl<F: Family> Port<F> {
     /// Device totals: every queue, plus what no queue took.
     fn sum_stats(&self) -> ChannelStats<F> {
         let mut sum = ChannelStats::<F>::default();
-        for i in 0..MAX_CHANNELS {
+        for i in 0..self.max_channels as usize {
             sum.accumulate(&self.queue_stats(i));
         }
         self.finish_sum(&mut sum);

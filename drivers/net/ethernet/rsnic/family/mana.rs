@@ -341,13 +341,18 @@ impl Control for Mana {
         Some(1 + ch as usize % (n - 1))
     }
 
-    // The vport's limits (QUERY_VPORT_CONFIG's max_num_sq and max_num_rq), at most
-    // MAX_CHANNELS.
+    // As mana_probe_port / mana_init_port: the vport's limits (QUERY_VPORT_CONFIG's
+    // max_num_sq and max_num_rq) and the device's (QUERY_MAX_RESOURCES, as upstream's
+    // gc->max_num_queues: here the vport's share, for the CQs and EQs a channel takes), at
+    // most MAX_CHANNELS (MANA_MAX_NUM_QUEUES). gc->max_num_queues also stops at the online
+    // CPUs and the usable vectors less the HWC's; rsnic's channels share vectors
+    // (`channel_vector`) and are not bound to CPUs, so neither cuts the count.
     fn max_channels(_hw: &Function, func: &ctrl::Func) -> u32 {
         let v = func.vport();
         (MAX_CHANNELS as u32)
             .min(v.max_num_sq)
             .min(v.max_num_rq)
+            .min(func.resource_channels())
             .max(1)
     }
 

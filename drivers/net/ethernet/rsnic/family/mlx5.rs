@@ -333,8 +333,30 @@ impl Control for Mlx5 {
         (v < hw.num_vectors()).then_some(v)
     }
 
-    fn max_channels(hw: &Function, _func: &ctrl::Func) -> u32 {
-        (hw.num_vectors().saturating_sub(1)).min(MAX_CHANNELS) as u32
+    // As mlx5e_get_max_num_channels: the function's completion vectors (all but the control
+    // EQ's; mlx5_core's `get_num_eqs` also stops at the device's EQs less the async ones,
+    // rsnic's one) and the RQ table (log_max_rqt_size), at most MAX_CHANNELS (mlx5e: 256).
+    // And what a real ConnectX never lacks but the device may say it has fewer of: CQs, SQs
+    // and RQs (log_max_cq, log_max_sq, log_max_rq) for every channel with an XDP program
+    // (4 CQs: TX, RX, redirect SQ, XDP_TX SQ; 3 SQs; 1 RQ), so that attaching a program
+    // never runs out. AF_XDP queues take 3 CQs, 2 SQs and an RQ more each; a bind the
+    // device has no room for is refused with the device's error.
+    fn max_channels(hw: &Function, func: &ctrl::Func) -> u32 {
+        let c = &func.resources().caps;
+        let objs = |log: u8| 1usize << log.min(24);
+        let eqs = if c.max_num_eqs != 0 {
+            usize::from(c.max_num_eqs)
+        } else {
+            objs(c.log_max_eq)
+        };
+        hw.num_vectors()
+            .saturating_sub(1)
+            .min(eqs.saturating_sub(1))
+            .min(objs(c.log_max_rqt_size))
+            .min(objs(c.log_max_cq) / 4)
+            .min(objs(c.log_max_sq) / 3)
+            .min(objs(c.log_max_rq))
+            .min(MAX_CHANNELS) as u32
     }
 
     fn tear_down(hw: &Arc<Function>, func: &ctrl::Func) {

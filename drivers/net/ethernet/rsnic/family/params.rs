@@ -257,5 +257,10 @@ pub(crate) struct RxLayout {
     pub(crate) segs: u32,
 }
 
-/// Most channels per port; channel `c` interrupts on its function's vector `c`.
-pub(crate) const MAX_CHANNELS: usize = 8;
+/// The compile-time bound on a port's channels: what the per-channel arrays are sized by.
+/// A port's own maximum (`ethtool -l`'s) comes from its device
+/// ([`crate::family::Family::max_channels`]) and is at most this: upstream mana's
+/// `MANA_MAX_NUM_QUEUES` (64). mlx5e's `MLX5E_MAX_NUM_CHANNELS` is 256, but its channels
+/// are bounded by the function's completion vectors first (one per channel), and both device
+/// hosts give a ConnectX function 64 vectors, one of them the control EQ's.
+pub(crate) const MAX_CHANNELS: usize = 64;

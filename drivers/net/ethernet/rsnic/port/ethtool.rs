@@ -7,7 +7,7 @@
 //! Upstream counterpart: `en_ethtool.c` (and `en_fs_ethtool.c` for the ntuple rules).
 
 use crate::channel::dim::dim_default;
-use crate::family::params::{Coalesce, Moderation, PrivFlag, PrivFlags, MAX_CHANNELS};
+use crate::family::params::{Coalesce, Moderation, PrivFlag, PrivFlags};
 use crate::family::stats::{ChannelStats, Scope};
 use crate::family::Family;
 use crate::kernel_ext::net::device::Device;
@@ -414,7 +414,7 @@ impl<F: Family> ethtool::Operations for PortOps<F> {
             next += n * len;
         }
         let mut sum = ChannelStats::<F>::default();
-        for i in 0..MAX_CHANNELS {
+        for i in 0..port.max_channels as usize {
             let s = port.queue_stats(i);
             if i < n {
                 for (k, (_, scope)) in QUEUE_SCOPES.into_iter().enumerate() {

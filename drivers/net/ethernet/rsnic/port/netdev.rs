@@ -6,7 +6,7 @@
 //! Upstream counterpart: `en_main.c` (`mlx5e_netdev_ops`).
 
 use crate::channel::shared::PortWorkTarget;
-use crate::family::params::{max_xdp_mtu, xsk_geometry, MAX_CHANNELS};
+use crate::family::params::{max_xdp_mtu, xsk_geometry};
 use crate::family::stats::ChannelStats;
 use crate::family::{Family, Summary};
 use crate::hwif::xsk;
@@ -273,7 +273,7 @@ impl<F: Family> device::Operations for PortOps<F> {
     }
 
     fn queue_stats(_dev: &Device, port: ArcBorrow<'_, Port<F>>, index: u32) -> QueueStats {
-        if index as usize >= MAX_CHANNELS {
+        if index >= port.max_channels {
             return QueueStats::default();
         }
         to_queue_stats(&port.queue_stats(index as usize))
@@ -283,7 +283,7 @@ impl<F: Family> device::Operations for PortOps<F> {
         // Queues beyond the live ones (closed by a channel-count change) are the base.
         let n = port.channel_count() as usize;
         let mut base = ChannelStats::<F>::default();
-        for i in n..MAX_CHANNELS {
+        for i in n..port.max_channels as usize {
             base.accumulate(&port.queue_stats(i));
         }
         to_queue_stats(&base)

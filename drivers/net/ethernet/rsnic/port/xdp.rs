@@ -69,7 +69,7 @@ impl<F: Family> Port<F> {
             return Err(crate::kernel_ext::net::eopnotsupp());
         }
         let qi = q as usize;
-        if qi >= MAX_CHANNELS {
+        if qi >= MAX_CHANNELS || q >= self.max_channels {
             return Err(EINVAL);
         }
         let mut st = self.state.lock();

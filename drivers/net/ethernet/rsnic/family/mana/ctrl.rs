@@ -62,6 +62,12 @@ pub(crate) const REQ_TIMEOUT_MS: u32 = 5_000;
 /// RQ objects a device has at most: an RQ and an XSK RQ per channel of each port.
 const RQ_OBJS: usize = 2 * MAX_CHANNELS * MAX_VPORTS;
 
+/// The device's own EQs, made at probe: one per online CPU, at most [`MAX_CHANNELS`] (as
+/// upstream's `mana_gd_query_max_resources` wants them).
+fn device_eqs() -> usize {
+    params::online_cpus().clamp(1, MAX_CHANNELS as u32) as usize
+}
+
 /// What the driver tells VERIFY_VF_DRIVER_VERSION about the OS.
 const OS: req::OsInfo<'static> = req::OsInfo {
     major: 6,
@@ -433,7 +439,7 @@ impl Gdma {
             resp: KCoherent::alloc(dma, HWC_MAX_MSG)?,
         };
         let hwc = Hwc::new(bufs, regs).map_err(|_| ProbeFailure::Kernel(EINVAL))?;
-        let neqs = params::online_cpus().clamp(1, MAX_CHANNELS as u32) as usize;
+        let neqs = device_eqs();
         let mut eqs = KVec::with_capacity(neqs, GFP_KERNEL)?;
         for _ in 0..neqs {
             let ring = KCoherent::alloc(dma, EQ_SIZE as usize)?;
@@ -634,6 +640,21 @@ impl Func {
     /// carries it (guest physical addresses of the device's protection domain).
     pub(crate) fn gpa_mkey(&self) -> u32 {
         self.gdma.info.reg.gpa_mkey
+    }
+
+    /// Most channels the device has room for on this vport: its share (the device's limits
+    /// over its vports) of QUERY_MAX_RESOURCES's SQs, RQs, CQs and EQs, as a channel takes
+    /// an SQ, an RQ, two CQs (one per direction) and an EQ, after the device's own EQs.
+    /// Upstream's `mana_gd_query_max_resources` compares its queue count with each limit
+    /// whole (its vports share EQs, and it counts a queue per CQ).
+    pub(crate) fn resource_channels(&self) -> u32 {
+        let m = &self.gdma.info.max;
+        let vports = (self.gdma.info.num_vports as u32).max(1);
+        let eqs = m.max_eq.saturating_sub(device_eqs() as u32);
+        (m.max_sq / vports)
+            .min(m.max_rq / vports)
+            .min(m.max_cq / vports / 2)
+            .min(eqs / vports)
     }
 
     /// MSI-X vectors the device can use (`num_msix_usable`: the function's, bounded by
