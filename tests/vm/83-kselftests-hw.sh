@@ -38,9 +38,10 @@ A=${ifs[0]} B=${ifs[1]}
 # exit, a TEST line that is neither OK nor XFAIL, or an XFAIL whose line does not match
 # XFAIL_RE ("" allows none). Sets RESULTS to the number of TEST lines.
 hw_run() {
-	local s=$1 xre=$2 out=/tmp/hw.$1 rc=0 bad
+	local s=$1 xre=$2 out=/tmp/hw.$1 rc=0 bad t0=$SECONDS
 	echo "  -- $s"
 	(cd "$HW" && timeout 900 "./$s" "$A" "$B") >"$out" 2>&1 || rc=$?
+	echo "     ($((SECONDS - t0)) s)"
 	grep -E "^TEST: " "$out" | sed 's/^/     /' || true
 	RESULTS=$(grep -c "^TEST: " "$out" || true)
 	[ "$rc" = 0 ] || { tail -n 30 "$out" >&2; fail "$s exited with $rc"; }
