@@ -66,6 +66,14 @@ accounted_diag() {
 	for c in $DROPS; do printf '; A %s +%s' "$c" "$(delta p0a p1a "$c")"; done
 	for c in $B_DROPS; do printf '; B %s +%s' "$c" "$(delta p0b p1b "$c")"; done
 	printf '; A tx_packets +%s, device tx +%s\n' "$(delta p0a p1a tx_packets)" "$(delta p0a p1a dev_tx_packets)"
+	# Every counter that moved (per queue too: which TX queue sent a frame pktgen's queue 0
+	# did not, which multicast or broadcast counter B's device moved), and B's stack's
+	# protocol counters, for a wait that never closed.
+	echo "  A's counters that moved:"
+	deltas p0a p1a | awk '$2 != 0 { print "    " $1, $2 }'
+	echo "  B's counters that moved:"
+	deltas p0b p1b | awk '$2 != 0 { print "    " $1, $2 }'
+	ip netns exec peer cat /proc/net/snmp | sed 's/^/    B snmp: /'
 }
 # pg_case KNOB COMMAND: arms COMMAND, runs pktgen (N packets, queue 0) and waits until every
 # packet it handed over (PG_SENT: pktgen finishes a burst of 32 that crosses N, so up to 31
