@@ -573,13 +573,14 @@ impl<T: HealthOps> HealthReporter<T> {
         // `dump` during the call, while `ctx` is borrowed. No other report of the reporter
         // runs meanwhile (`report_lock`); the core's own accesses to the state (`devlink
         // health` commands) are under the instance lock, as in C.
-        to_result(unsafe {
+        let ret = unsafe {
             bindings::devlink_health_report(
                 self.rep.as_ptr(),
                 msg.as_char_ptr(),
                 c.cast_mut().cast(),
             )
-        })
+        };
+        to_result(ret)
     }
 
     /// The reporter's data.

@@ -100,12 +100,19 @@ per_queue() { # SNAP0 SNAP1 FORMAT: the FORMAT counter's delta of each queue
 }
 nonzero() { tr ' ' '\n' | grep -vc '^0$' || true; }
 queue_counts send_udp_flows 512 20000 1 9 max 4 >/dev/null
-rx=$(per_queue s0b s1b "$C_RXQ")
-tx=$(per_queue s0a s1a "$C_TXQ")
-echo "  A -> B: B's RX queues: $rx"
-echo "  A -> B: A's TX queues: $tx"
-assert_eq "B's RX queues that received" "$MAXQ" "$(echo "$rx" | nonzero)"
-assert_eq "A's TX queues that sent" "$MAXQ" "$(echo "$tx" | nonzero)"
+# all_queues_used WAY RX TX: WAY is "X -> Y"; RX and TX name the snapshots (a or b: s0a/s1a,
+# s0b/s1b) of the receiver and the sender: every one of the MAXQ RX queues received and every
+# TX queue sent.
+all_queues_used() {
+	local rx tx to=${1#* -> } from=${1%% -> *}
+	rx=$(per_queue "s0$2" "s1$2" "$C_RXQ")
+	tx=$(per_queue "s0$3" "s1$3" "$C_TXQ")
+	echo "  $1: $to's RX queues: $rx"
+	echo "  $1: $from's TX queues: $tx"
+	assert_eq "$to's RX queues that received" "$MAXQ" "$(echo "$rx" | nonzero)"
+	assert_eq "$from's TX queues that sent" "$MAXQ" "$(echo "$tx" | nonzero)"
+}
+all_queues_used "A -> B" b a
 snap s0a "$A"
 snap s0b "$B" peer
 ip netns exec peer python3 - <<'PY'
@@ -123,10 +130,5 @@ reached_a() {
 	[ "$(delta s0a s1a rx_packets)" -ge 512 ]
 }
 wait_for "the flows to reach A" reached_a
-rx=$(per_queue s0a s1a "$C_RXQ")
-tx=$(per_queue s0b s1b "$C_TXQ")
-echo "  B -> A: A's RX queues: $rx"
-echo "  B -> A: B's TX queues: $tx"
-assert_eq "A's RX queues that received" "$MAXQ" "$(echo "$rx" | nonzero)"
-assert_eq "B's TX queues that sent" "$MAXQ" "$(echo "$tx" | nonzero)"
+all_queues_used "B -> A" a b
 teardown_pair
