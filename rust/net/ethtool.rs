@@ -276,6 +276,44 @@ impl ExtAck {
     }
 }
 
+/// What `ethtool -m` learns first (`struct ethtool_modinfo`): the layout of the cable
+/// module's EEPROM and its length.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ModuleInfo {
+    /// One of [`module_layout`].
+    pub layout: u32,
+    /// Bytes of the EEPROM in that layout.
+    pub len: u32,
+}
+
+/// EEPROM layouts of a cable module (`ETH_MODULE_SFF_*`).
+pub mod module_layout {
+    use super::bindings;
+    /// SFF-8079 (SFP without diagnostics), 256 bytes.
+    pub const SFF_8079: u32 = bindings::ETH_MODULE_SFF_8079;
+    /// SFF-8472 (SFP with diagnostics), 512 bytes.
+    pub const SFF_8472: u32 = bindings::ETH_MODULE_SFF_8472;
+    /// SFF-8436 (QSFP), 256 bytes.
+    pub const SFF_8436: u32 = bindings::ETH_MODULE_SFF_8436;
+    /// SFF-8636 (QSFP28, QSFP+), 640 bytes.
+    pub const SFF_8636: u32 = bindings::ETH_MODULE_SFF_8636;
+}
+
+/// Where a read of a module's EEPROM page goes (`struct ethtool_module_eeprom` without its
+/// data): the core has checked that the read stays in one 256-byte page (an upper page:
+/// from byte 128).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ModulePage {
+    /// Byte offset in the page.
+    pub offset: u32,
+    /// Page number.
+    pub page: u8,
+    /// Bank number.
+    pub bank: u8,
+    /// I2C address of the module's memory.
+    pub i2c_address: u8,
+}
+
 /// Channel counts (`ethtool -l`): rsnic has only combined channels.
 #[derive(Debug, Clone, Copy, Default)]
 pub struct Channels {
@@ -1024,6 +1062,35 @@ pub trait Operations: device::Operations {
         None
     }
 
+    /// `get_module_info`: the cable module's EEPROM layout and length (`ethtool -m`).
+    /// Process context, under RTNL; may sleep.
+    fn get_module_info(_dev: &Device, _data: Borrowed<'_, Self>) -> Result<ModuleInfo> {
+        Err(super::eopnotsupp())
+    }
+
+    /// `get_module_eeprom`: fills `buf` from byte `offset` of the EEPROM in the layout of
+    /// [`Self::get_module_info`] (the ioctl path). Process context, under RTNL; may sleep.
+    fn get_module_eeprom(
+        _dev: &Device,
+        _data: Borrowed<'_, Self>,
+        _offset: u32,
+        _buf: &mut [u8],
+    ) -> Result {
+        Err(super::eopnotsupp())
+    }
+
+    /// `get_module_eeprom_by_page`: reads `buf.len()` bytes of one page (the netlink
+    /// path) and returns how many it read. Process context, under RTNL; may sleep.
+    fn get_module_eeprom_by_page(
+        _dev: &Device,
+        _data: Borrowed<'_, Self>,
+        _page: &ModulePage,
+        _buf: &mut [u8],
+        _extack: &mut ExtAck,
+    ) -> Result<usize> {
+        Err(super::eopnotsupp())
+    }
+
     /// The size buckets of the device's RMON histogram (with [`Self::get_rmon_stats`]).
     const RMON_RANGES: RmonRanges = RmonRanges::new(&[RmonRange::END]);
 
@@ -1283,6 +1350,15 @@ impl<T: Operations> Adapter<T> {
         }
         if T::HAS_GET_FEC_STATS {
             ops.get_fec_stats = Some(Self::get_fec_stats);
+        }
+        if T::HAS_GET_MODULE_INFO {
+            ops.get_module_info = Some(Self::get_module_info);
+        }
+        if T::HAS_GET_MODULE_EEPROM {
+            ops.get_module_eeprom = Some(Self::get_module_eeprom);
+        }
+        if T::HAS_GET_MODULE_EEPROM_BY_PAGE {
+            ops.get_module_eeprom_by_page = Some(Self::get_module_eeprom_by_page);
         }
         // Interrupt coalescing: reported if the driver can say what it is; changed only
         // with the parameters the driver supports.
@@ -1654,6 +1730,62 @@ impl<T: Operations> Adapter<T> {
                         *l = x;
                     }
                 }
+            }
+        }
+    }
+
+    callback! {
+        try fn get_module_info(dev => (dev, data), info: *mut bindings::ethtool_modinfo) {
+            let m = T::get_module_info(dev, data)?;
+            // SAFETY: the core passes a valid struct it owns exclusively for the call.
+            let info = unsafe { &mut *info };
+            info.type_ = m.layout;
+            info.eeprom_len = m.len;
+        }
+    }
+
+    callback! {
+        try fn get_module_eeprom(
+            dev => (dev, data),
+            ee: *mut bindings::ethtool_eeprom,
+            buf: *mut u8,
+        ) {
+            // SAFETY: the core passes a valid request it owns for the call, and `buf` of
+            // `ee->len` bytes (checked against the module's length from
+            // `get_module_info`), written by nobody else meanwhile.
+            let (offset, out) = unsafe {
+                let len = (*ee).len as usize;
+                ((*ee).offset, core::slice::from_raw_parts_mut(buf, len))
+            };
+            T::get_module_eeprom(dev, data, offset, out)?;
+        }
+    }
+
+    callback! {
+        fn get_module_eeprom_by_page(
+            dev => (dev, data),
+            req: *const bindings::ethtool_module_eeprom,
+            extack: *mut bindings::netlink_ext_ack,
+        ) -> c_int {
+            // SAFETY: the core passes a valid request for the call whose `data` holds
+            // `length` bytes it allocated for this read, written by nobody else meanwhile.
+            let (page, out) = unsafe {
+                let r = &*req;
+                (
+                    ModulePage {
+                        offset: r.offset,
+                        page: r.page,
+                        bank: r.bank,
+                        i2c_address: r.i2c_address,
+                    },
+                    core::slice::from_raw_parts_mut(r.data, r.length as usize),
+                )
+            };
+            let mut ack = ExtAck::from_raw(extack);
+            match T::get_module_eeprom_by_page(dev, data, &page, out, &mut ack) {
+                // (At most the page's 256 bytes.)
+                Ok(n) => n.min(out.len()) as c_int,
+                Err(e) => e.to_errno(),
             }
         }
     }

@@ -19,6 +19,7 @@
 #   - the kernel's drivers/net ping.py, stats.py and queues.py pass (tests/vm/ksft.sh);
 #   - rmmod leaves no interface and gives every firmware page back (dev_fw_pages 0), and a
 #     second insmod binds and comes up again;
+#   - ethtool -m decodes the model's cable module (PMLP, MCIA) as for rsnic;
 #   - mlx5_core logs no error, warning or timeout.
 # rsnic.rst, "What the kernel's mlx5 driver found in the model", lists where the two
 # disagreed.
@@ -46,6 +47,8 @@ load_mlx5
 echo "  ${FNS[*]}: ${IFS_MLX5[*]}"
 for i in "${IFS_MLX5[@]}"; do
 	assert_eq "$i: driver" mlx5_core "$(ethtool -i "$i" | sed -n 's/^driver: //p')"
+	# The cable module, through PMLP and MCIA, as rsnic reads it (88-module-eeprom).
+	check_cable_module "$i" "$i"
 done
 for p in $(seq 0 $((ports - 1))); do
 	v=$(model_counter dev_fw_pages "$p")

@@ -405,3 +405,25 @@ health_grace() {
 	devlink health set "$1" reporter tx grace_period "$2"
 	devlink health set "$1" reporter rx grace_period "$2"
 }
+
+# check_cable_module WHO IFACE [NETNS]: ethtool -m of IFACE decodes the ConnectX model's
+# cable module, a QSFP28 passive copper cable of 1 m for 100GBASE-CR4 (88-module-eeprom for
+# rsnic, 99-upstream-mlx5 for the kernel's mlx5e). WHO names IFACE in the messages.
+check_cable_module() {
+	local who=$1 dev=$2 ns=() out=/tmp/module.out
+	[ -n "${3:-}" ] && ns=(ip netns exec "$3")
+	"${ns[@]}" ethtool -m "$dev" >"$out" 2>&1 || fail "ethtool -m $dev: $(cat "$out")"
+	_mfield() {
+		awk -F' : ' -v n="$1" '{ k = $1; gsub(/^[ \t]+|[ \t]+$/, "", k) }
+			k == n { v = $2; sub(/^[ \t]+/, "", v); sub(/[ \t]+$/, "", v); print v; exit }' "$out"
+	}
+	assert_eq "$who: identifier" "0x11 (QSFP28)" "$(_mfield Identifier)"
+	assert_eq "$who: connector" "0x23 (No separable connector)" "$(_mfield Connector)"
+	assert_eq "$who: vendor name" "RSNIC MODEL" "$(_mfield 'Vendor name')"
+	assert_eq "$who: vendor PN" "RSNIC-QSFP28-1M" "$(_mfield 'Vendor PN')"
+	assert_eq "$who: vendor SN" "RS0000000000001" "$(_mfield 'Vendor SN')"
+	assert_eq "$who: copper length" "1m" "$(_mfield 'Length (Copper or Active cable)')"
+	assert_eq "$who: technology" "0xa0 (Copper cable, unequalized)" "$(_mfield 'Transmitter technology')"
+	grep -q "100G Base-CR4 or 25G Base-CR CA-L" "$out" ||
+		fail "$who: no 100GBASE-CR4 compliance in: $(cat "$out")"
+}

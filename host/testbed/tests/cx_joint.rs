@@ -1001,3 +1001,139 @@ fn the_ports_mtu_follows_the_drivers_pmtu_writes_within_its_maximum() {
     assert_eq!(pmtu(&mut tb, &mut d).oper, 3022);
     assert_eq!(tear_down(&mut tb, &mut d, &res).first_error(), None);
 }
+
+#[test]
+fn the_driver_reads_the_ports_cable_module_as_mlx5e() {
+    use rsnic_core::sim::mlx5::cmd::module as sim_module;
+    use vport::{module_id, EepromLayout, MciaRead, MCIA_LEN};
+    let r = sim_util::Rig::with_rx_posted(0);
+    let mut tb = r.tb;
+    let mut d = Driver::new(&tb, 0);
+    let res = brought_up(&mut tb, &mut d);
+    // The module of lane 0.
+    let out = access_reg(&mut tb, &mut d, vport::PMLP_LEN, vport::pmlp_query).unwrap();
+    let module = vport::parse_pmlp_module(&out).unwrap();
+    assert_eq!(module, 0);
+    // The MCIA input at mlx5_ifc.h's offsets (the register data after the ACCESS_REG
+    // header): module byte 1, i2c address byte 4, page byte 5, offset bytes 6-7, size 10-11.
+    let read = MciaRead {
+        module: 0,
+        i2c_address: 0x50,
+        page: 2,
+        offset: 0x90,
+        size: 60,
+    };
+    let mut inp = vec![0u8; vport::access_reg_len(MCIA_LEN)];
+    vport::mcia_query(&mut inp, &read).unwrap();
+    let reg = &inp[vport::ACCESS_REG_DATA..];
+    assert_eq!(
+        &reg[..12],
+        &[0, 0, 0, 0, 0x50, 2, 0, 0x90, 0, 0, 0, 48],
+        "size cut to 48"
+    );
+    assert_eq!(u16::from_be_bytes([inp[0], inp[1]]), 0x805, "ACCESS_REG");
+    assert_eq!(
+        u16::from_be_bytes([inp[6], inp[7]]),
+        1,
+        "op_mod 1: read (mlx5: !write)"
+    );
+    assert_eq!(u16::from_be_bytes([inp[10], inp[11]]), 0x9014, "MCIA");
+    // A read of `size` bytes at `offset` of page 0 at address 0x50, of module `module`.
+    let at = |module: u8, offset: u16, size: u16| MciaRead {
+        module,
+        i2c_address: 0x50,
+        page: 0,
+        offset,
+        size,
+    };
+    let mcia = |tb: &mut Testbed, d: &mut Driver, r: MciaRead| {
+        access_reg(tb, d, MCIA_LEN, |b| vport::mcia_query(b, &r)).map(|out| {
+            let mut data = vec![0u8; usize::from(r.size)];
+            let st = vport::parse_mcia(&out, &mut data).unwrap();
+            (st, data)
+        })
+    };
+    // Identifier and revision: a QSFP28, SFF-8636 (640 bytes as ethtool reads it).
+    let (st, id) = mcia(&mut tb, &mut d, at(0, 0, 2)).unwrap();
+    assert_eq!((st, id.as_slice()), (0, &[0x11, 0x08][..]));
+    let layout = EepromLayout::of(id[0], id[1]).unwrap();
+    assert_eq!((layout, layout.bytes()), (EepromLayout::Sff8636, 640));
+    assert_eq!(
+        EepromLayout::of(module_id::QSFP_PLUS, 2),
+        Some(EepromLayout::Sff8436)
+    );
+    assert_eq!(
+        EepromLayout::of(module_id::SFP, 0),
+        Some(EepromLayout::Sff8472)
+    );
+    assert_eq!(EepromLayout::of(0x18, 0), None, "QSFP-DD: not mlx5e's");
+    // Page 0 in the reads mlx5e makes (48 bytes, never across the page).
+    let mut page0 = Vec::new();
+    let mut off = 0;
+    while off < 256 {
+        let r = MciaRead::flat(0, id[0], off, 640 - off).unwrap();
+        assert_eq!(
+            (r.i2c_address, r.page, usize::from(r.offset)),
+            (0x50, 0, off)
+        );
+        let (st, data) = mcia(&mut tb, &mut d, r).unwrap();
+        assert_eq!(st, 0);
+        off += data.len();
+        page0.extend(data);
+    }
+    assert_eq!(page0.len(), 256, "the last read cut at the page's end");
+    assert_eq!(page0.as_slice(), &sim_module::EEPROM[..]);
+    // SFF-8636 at hand-written offsets: identifier again in upper page 00h, no separable
+    // connector, extended compliance 100GBASE-CR4 (SFF-8024 0x0b), 1 m of copper, the
+    // vendor's name, flat memory, and both check codes.
+    assert_eq!(
+        (
+            page0[2] & 0x04,
+            page0[128],
+            page0[130],
+            page0[131],
+            page0[146],
+            page0[192]
+        ),
+        (0x04, 0x11, 0x23, 0x80, 1, 0x0b)
+    );
+    assert_eq!(&page0[148..164], b"RSNIC MODEL     ");
+    let sum = |a: usize, b: usize| page0[a..b].iter().map(|&x| u32::from(x)).sum::<u32>() as u8;
+    assert_eq!(page0[191], sum(128, 191), "CC_BASE");
+    assert_eq!(page0[223], sum(192, 223), "CC_EXT");
+    // Flat offsets past 256 are upper pages 1..3 from byte 128 (mlx5's addressing); the
+    // flat-memory module answers them with page 00h.
+    let r = MciaRead::flat(0, id[0], 400, 100).unwrap();
+    assert_eq!((r.page, r.offset, r.size), (2, 144, 48));
+    let (st, data) = mcia(&mut tb, &mut d, r).unwrap();
+    assert_eq!((st, data.as_slice()), (0, &page0[144..192]));
+    let r = MciaRead::flat(0, module_id::SFP, 300, 10).unwrap();
+    assert_eq!((r.i2c_address, r.page, r.offset, r.size), (0x51, 0, 44, 10));
+    // The device's refusals: more than 12 dwords, across the page's end, another module,
+    // a write (BAD_PARAM); another I2C address answers status 9.
+    for bad in [at(0, 250, 8), at(1, 0, 4)] {
+        let e = mcia(&mut tb, &mut d, bad).expect_err("refused");
+        assert_eq!(e.status().map(|(s, _)| s), Some(0x03), "{e}");
+    }
+    let mut big = vec![0u8; vport::access_reg_len(MCIA_LEN)];
+    vport::mcia_query(&mut big, &read).unwrap();
+    big[vport::ACCESS_REG_DATA + 11] = 49;
+    let mut out = vec![0u8; big.len()];
+    let e = d.exec(&mut tb, &big, &mut out).expect_err("49 bytes");
+    assert_eq!(e.status().map(|(s, _)| s), Some(0x03), "{e}");
+    big[vport::ACCESS_REG_DATA + 11] = 4;
+    big[6..8].copy_from_slice(&0u16.to_be_bytes());
+    let e = d.exec(&mut tb, &big, &mut out).expect_err("a write");
+    assert_eq!(e.status().map(|(s, _)| s), Some(0x03), "{e}");
+    let (st, _) = mcia(
+        &mut tb,
+        &mut d,
+        MciaRead {
+            i2c_address: 0x51,
+            ..at(0, 0, 4)
+        },
+    )
+    .unwrap();
+    assert_eq!(st, 9);
+    assert_eq!(tear_down(&mut tb, &mut d, &res).first_error(), None);
+}

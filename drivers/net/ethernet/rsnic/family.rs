@@ -608,6 +608,30 @@ pub(crate) trait Control: DataPath {
         Err(crate::kernel_ext::net::eopnotsupp())
     }
 
+    /// Whether the driver reads the port's cable module (`ethtool -m`:
+    /// [`Control::module_info`], [`Control::module_eeprom`], [`Control::module_page`]);
+    /// without it the operations are absent and ethtool answers `EOPNOTSUPP`, as for
+    /// upstream mana. ConnectX reads it through PMLP and MCIA.
+    const MODULE: bool = false;
+    /// The module's EEPROM layout and length. Sleeps.
+    fn module_info(_func: &Arc<Self::Func>) -> Result<ethtool::ModuleInfo> {
+        Err(crate::kernel_ext::net::eopnotsupp())
+    }
+    /// Fills `buf` from flat offset `offset` of the module's EEPROM. Sleeps.
+    fn module_eeprom(_func: &Arc<Self::Func>, _offset: u32, _buf: &mut [u8]) -> Result {
+        Err(crate::kernel_ext::net::eopnotsupp())
+    }
+    /// Reads `buf.len()` bytes of one page of the module's EEPROM; returns the bytes read.
+    /// Sleeps.
+    fn module_page(
+        _func: &Arc<Self::Func>,
+        _page: &ethtool::ModulePage,
+        _buf: &mut [u8],
+        _extack: &mut ethtool::ExtAck,
+    ) -> Result<usize> {
+        Err(crate::kernel_ext::net::eopnotsupp())
+    }
+
     /// Creates a channel's device queues (recording each in `queues` as it is made, so a
     /// failure can destroy what exists) and its data-path structures, and posts RX buffers.
     fn open(

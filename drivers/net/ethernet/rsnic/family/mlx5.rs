@@ -577,6 +577,25 @@ impl Control for Mlx5 {
         Ok(())
     }
 
+    const MODULE: bool = true;
+
+    fn module_info(func: &Arc<ctrl::Func>) -> Result<ethtool::ModuleInfo> {
+        ctrl::module::module_info(func)
+    }
+
+    fn module_eeprom(func: &Arc<ctrl::Func>, offset: u32, buf: &mut [u8]) -> Result {
+        ctrl::module::module_eeprom(func, offset, buf)
+    }
+
+    fn module_page(
+        func: &Arc<ctrl::Func>,
+        page: &ethtool::ModulePage,
+        buf: &mut [u8],
+        extack: &mut ethtool::ExtAck,
+    ) -> Result<usize> {
+        ctrl::module::module_page(func, page, buf, extack)
+    }
+
     fn query_fec_stats(func: &Arc<ctrl::Func>) -> Result<Option<ethtool::FecStats>> {
         let Some(pcam) = func.query_pcam()? else {
             return Ok(None);

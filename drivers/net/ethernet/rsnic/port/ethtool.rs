@@ -332,6 +332,35 @@ impl<F: Family> ethtool::Operations for PortOps<F> {
         F::query_fec_stats(&port.shared.func).ok().flatten()
     }
 
+    // The cable module (`ethtool -m`), for the families that read it (ConnectX); absent for
+    // the others. Read from the device every time, as mlx5e does.
+    const HAS_GET_MODULE_INFO: bool = F::MODULE;
+    const HAS_GET_MODULE_EEPROM: bool = F::MODULE;
+    const HAS_GET_MODULE_EEPROM_BY_PAGE: bool = F::MODULE;
+
+    fn get_module_info(_dev: &Device, port: ArcBorrow<'_, Port<F>>) -> Result<ethtool::ModuleInfo> {
+        F::module_info(&port.shared.func)
+    }
+
+    fn get_module_eeprom(
+        _dev: &Device,
+        port: ArcBorrow<'_, Port<F>>,
+        offset: u32,
+        buf: &mut [u8],
+    ) -> Result {
+        F::module_eeprom(&port.shared.func, offset, buf)
+    }
+
+    fn get_module_eeprom_by_page(
+        _dev: &Device,
+        port: ArcBorrow<'_, Port<F>>,
+        page: &ethtool::ModulePage,
+        buf: &mut [u8],
+        extack: &mut ethtool::ExtAck,
+    ) -> Result<usize> {
+        F::module_page(&port.shared.func, page, buf, extack)
+    }
+
     const COALESCE_PARAMS: u32 = if F::COALESCE {
         ethtool::COALESCE_USECS | ethtool::COALESCE_MAX_FRAMES | ethtool::COALESCE_USE_ADAPTIVE
     } else {

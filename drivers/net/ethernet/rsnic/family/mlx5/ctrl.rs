@@ -41,6 +41,7 @@
 //! command), `rss` (RQT, TIRs, flow tables, contexts, ntuple rules), `rx_mode` (`en_fs.c`).
 
 mod fw_pages;
+pub(super) mod module;
 mod queues;
 pub(super) mod rss;
 mod rx_mode;

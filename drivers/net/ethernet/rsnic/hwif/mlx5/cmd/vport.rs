@@ -15,10 +15,12 @@
 //! here.
 
 mod fec;
+mod module;
 mod pmtu;
 mod reg;
 
 pub use fec::*;
+pub use module::*;
 pub use pmtu::*;
 pub use reg::*;
 

@@ -226,6 +226,7 @@ pub mod fs;
 pub mod hca;
 pub mod link;
 pub mod mkey;
+pub mod module;
 pub mod pages;
 pub mod port;
 pub mod queue;

@@ -250,3 +250,9 @@ pub const FT_MODIFY_FIELDS: u32 = 0xcd;
 /// MODIFY_NIC_VPORT_CONTEXT: an address list longer than the capability allows
 /// (BAD_PARAM) or than the input (BAD_INPUT_LEN).
 pub const ADDRESS_LIST: u32 = 0xce;
+/// MCIA: a module other than the port's (0) (BAD_PARAM).
+pub const MCIA_MODULE: u32 = 0xe0;
+/// MCIA: a read crossing the end of the 256-byte page (BAD_PARAM).
+pub const MCIA_RANGE: u32 = 0xe1;
+/// MCIA: more than 48 bytes (12 dwords) at once (BAD_PARAM).
+pub const MCIA_SIZE: u32 = 0xe2;

@@ -452,6 +452,9 @@ impl<M: BusMemory> Cx<'_, '_, M> {
         if let Some(r) = self.access_port_reg(id, op_mod) {
             return r;
         }
+        if let Some(r) = self.access_module_reg(id, op_mod) {
+            return r;
+        }
         let len = match id {
             PMTU => PMTU_LEN,
             PTYS => PTYS_LEN,

@@ -24,6 +24,7 @@
 pub mod fs;
 pub mod hca;
 pub mod mkey;
+pub mod module;
 pub mod pages;
 pub mod port;
 mod res;

@@ -311,7 +311,7 @@ pub fn parse_ppcnt_corrected_bits(out: &[u8]) -> Result<u64, FormatError> {
 }
 
 /// The register data of an ACCESS_REG output for a register of `len` bytes.
-fn reg_data(out: &[u8], len: usize) -> Result<&[u8], FormatError> {
+pub(super) fn reg_data(out: &[u8], len: usize) -> Result<&[u8], FormatError> {
     let o = super::output(out, access_reg_len(len))?;
     o.get(super::ACCESS_REG_DATA..).ok_or(FormatError::BadParam)
 }
