@@ -323,16 +323,32 @@ impl DmaMapping {
     }
 }
 
-/// A DMA-coherent buffer, zeroed at allocation, freed on drop.
+/// One `dma_alloc_coherent()` allocation of a [`CoherentBuffer`].
+struct Chunk {
+    cpu: NonNull<u8>,
+    dma: u64,
+}
+
+/// A DMA-coherent buffer, zeroed at allocation, freed on drop: one allocation
+/// ([`CoherentBuffer::alloc`]) or one per page ([`CoherentBuffer::alloc_pages`], as mlx5's
+/// `mlx5_frag_buf_alloc_node` allocates queue buffers, so that a large ring needs no
+/// physically contiguous memory). Either way the buffer is read and written by offset as
+/// one range of `size` bytes.
 ///
 /// # Invariants
 ///
-/// `cpu` is the kernel address of `size` bytes allocated with `dma_alloc_coherent()` on
-/// `dev`, at bus address `dma`.
+/// Each of `chunks` is `chunk_alloc` bytes allocated with `dma_alloc_coherent()` on `dev`
+/// (kernel address `cpu`, bus address `dma`). Byte `off < size` of the buffer is byte
+/// `off & mask` of chunk `off >> shift`, which exists, and `off & mask < chunk_alloc`: either
+/// one chunk of `size` bytes (`shift` such that every offset below `size` maps to chunk 0,
+/// `mask` all ones below it), or chunks of `PAGE_SIZE` bytes (`shift` = `PAGE_SHIFT`), as
+/// many as cover `size`.
 pub struct CoherentBuffer {
     dev: Arc<DmaDevice>,
-    cpu: NonNull<u8>,
-    dma: u64,
+    chunks: KVec<Chunk>,
+    chunk_alloc: usize,
+    shift: u32,
+    mask: usize,
     size: usize,
 }
 
@@ -342,26 +358,73 @@ unsafe impl Send for CoherentBuffer {}
 unsafe impl Sync for CoherentBuffer {}
 
 impl CoherentBuffer {
-    /// Allocates `size` bytes (zeroed) of coherent memory for `dev`.
+    /// Allocates `size` bytes (zeroed) of coherent memory for `dev`, in one piece.
     pub fn alloc(dev: &Arc<DmaDevice>, size: usize) -> Result<Self> {
-        if size == 0 {
+        if size == 0 || size > isize::MAX as usize {
             return Err(EINVAL);
         }
+        let mut b = Self {
+            dev: dev.clone(),
+            chunks: KVec::with_capacity(1, GFP_KERNEL)?,
+            chunk_alloc: size,
+            // `size <= isize::MAX`: every offset below it has the top bit clear.
+            shift: usize::BITS - 1,
+            mask: usize::MAX >> 1,
+            size,
+        };
+        b.add_chunk()?;
+        Ok(b)
+    }
+
+    /// Allocates `size` bytes (zeroed) of coherent memory for `dev` as separate pages of
+    /// `PAGE_SIZE` bytes (the last one whole too), each its own `dma_alloc_coherent()`. The
+    /// pages' bus addresses: [`CoherentBuffer::dma_at`]. A failure frees what was allocated.
+    pub fn alloc_pages(dev: &Arc<DmaDevice>, size: usize) -> Result<Self> {
+        if size == 0 || size > isize::MAX as usize {
+            return Err(EINVAL);
+        }
+        let n = size.div_ceil(kernel::page::PAGE_SIZE);
+        let mut b = Self {
+            dev: dev.clone(),
+            chunks: KVec::with_capacity(n, GFP_KERNEL)?,
+            chunk_alloc: kernel::page::PAGE_SIZE,
+            shift: kernel::page::PAGE_SHIFT as u32,
+            mask: kernel::page::PAGE_SIZE - 1,
+            size,
+        };
+        for _ in 0..n {
+            // On an error `b` is dropped, which frees the chunks made so far.
+            b.add_chunk()?;
+        }
+        Ok(b)
+    }
+
+    /// Allocates one more chunk of `chunk_alloc` bytes (capacity reserved by the caller).
+    fn add_chunk(&mut self) -> Result {
         let mut dma = 0;
         // SAFETY: the device is set up for DMA; `dma` is a valid out-pointer.
-        let cpu = unsafe { bindings::rsnic_helper_dma_alloc_coherent(dev.raw(), size, &mut dma) };
+        let cpu = unsafe {
+            bindings::rsnic_helper_dma_alloc_coherent(self.dev.raw(), self.chunk_alloc, &mut dma)
+        };
         let cpu = NonNull::new(cpu.cast::<u8>()).ok_or(ENOMEM)?;
-        Ok(Self {
-            dev: dev.clone(),
-            cpu,
-            dma,
-            size,
-        })
+        if let Err(e) = self.chunks.push(Chunk { cpu, dma }, GFP_KERNEL) {
+            // SAFETY: just allocated with these parameters and recorded nowhere.
+            unsafe {
+                bindings::rsnic_helper_dma_free_coherent(
+                    self.dev.raw(),
+                    self.chunk_alloc,
+                    cpu.as_ptr().cast(),
+                    dma,
+                )
+            };
+            return Err(e.into());
+        }
+        Ok(())
     }
 
     /// Bus address of byte 0.
     pub fn dma_addr(&self) -> u64 {
-        self.dma
+        self.chunks.first().map_or(0, |c| c.dma)
     }
 
     /// Size in bytes.
@@ -369,8 +432,36 @@ impl CoherentBuffer {
         self.size
     }
 
+    /// Bytes of each separately allocated piece: `size` for [`CoherentBuffer::alloc`],
+    /// `PAGE_SIZE` for [`CoherentBuffer::alloc_pages`]. The bytes of one piece are
+    /// contiguous on the bus.
+    pub fn chunk_size(&self) -> usize {
+        self.chunk_alloc
+    }
+
+    /// Bus address of byte `off` (below `size`); the bytes after it up to the end of its
+    /// piece ([`CoherentBuffer::chunk_size`]) follow it on the bus. `None` beyond the buffer.
+    pub fn dma_at(&self, off: usize) -> Option<u64> {
+        if off >= self.size {
+            return None;
+        }
+        let c = self.chunks.get(off >> self.shift)?;
+        Some(c.dma + (off & self.mask) as u64)
+    }
+
     fn in_bounds(&self, off: usize, len: usize) -> bool {
         off.checked_add(len).is_some_and(|end| end <= self.size)
+    }
+
+    /// Kernel address of byte `off` and how many of the following `len` bytes lie in the
+    /// same piece (at least 1 when `off` is in bounds and `len` is not 0); `None` beyond the
+    /// pieces.
+    #[inline(always)]
+    fn span(&self, off: usize, len: usize) -> Option<(*mut u8, usize)> {
+        let c = self.chunks.get(off >> self.shift)?;
+        let within = off & self.mask;
+        let room = self.chunk_alloc.checked_sub(within)?;
+        Some((c.cpu.as_ptr().wrapping_add(within), len.min(room)))
     }
 
     /// Copies `src` into the buffer at `off`; an access out of bounds is refused (false).
@@ -378,8 +469,17 @@ impl CoherentBuffer {
         if !self.in_bounds(off, src.len()) {
             return false;
         }
-        // SAFETY: in bounds of the allocation (checked), which lives as long as `self`.
-        unsafe { copy_to_shared(self.cpu.as_ptr().add(off), src) };
+        let mut done = 0;
+        while done < src.len() {
+            // In bounds (checked), so the piece exists and `n >= 1` (type invariant).
+            let Some((p, n)) = self.span(off + done, src.len() - done) else {
+                return false;
+            };
+            // SAFETY: `p` is byte `within` of a live piece of `chunk_alloc` bytes and `n` is
+            // at most the bytes left in it (`span`); `done + n <= src.len()`.
+            unsafe { copy_to_shared(p, &src[done..done + n]) };
+            done += n;
+        }
         true
     }
 
@@ -389,22 +489,33 @@ impl CoherentBuffer {
         if !self.in_bounds(off, dst.len()) {
             return false;
         }
-        // SAFETY: in bounds of the allocation (checked), which lives as long as `self`.
-        unsafe { copy_from_shared(dst, self.cpu.as_ptr().add(off)) };
+        let mut done = 0;
+        while done < dst.len() {
+            // As in `write`: never `None` in bounds.
+            let Some((p, n)) = self.span(off + done, dst.len() - done) else {
+                return false;
+            };
+            // SAFETY: as in `write`.
+            unsafe { copy_from_shared(&mut dst[done..done + n], p) };
+            done += n;
+        }
         true
     }
 }
 
 impl Drop for CoherentBuffer {
     fn drop(&mut self) {
-        // SAFETY: allocated in `alloc` with these parameters (type invariant).
-        unsafe {
-            bindings::rsnic_helper_dma_free_coherent(
-                self.dev.raw(),
-                self.size,
-                self.cpu.as_ptr().cast(),
-                self.dma,
-            )
+        for c in self.chunks.iter() {
+            // SAFETY: allocated in `add_chunk` with these parameters (type invariant), freed
+            // once (the buffer is being dropped).
+            unsafe {
+                bindings::rsnic_helper_dma_free_coherent(
+                    self.dev.raw(),
+                    self.chunk_alloc,
+                    c.cpu.as_ptr().cast(),
+                    c.dma,
+                )
+            }
         }
     }
 }

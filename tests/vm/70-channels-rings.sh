@@ -60,6 +60,14 @@ done
 wait "$cli" || { cat /tmp/iperf.out; fail "iperf3 did not survive the changes"; }
 wait "$srv" || true
 grep -E "sender|receiver" /tmp/iperf.out
+if [ "$RSNIC_FAMILY" = mlx5 ]; then
+	# Every ConnectX ring is allocated page by page and named page by page in its create
+	# command (rsnic.rst, "Queue memory"): the rings above span many pages, which the device
+	# took from page lists rather than as one contiguous range.
+	pl=$(stat "$A" dev_pas_list_pages)
+	echo "  ring pages the device took from page lists: ${pl:-none}"
+	[ "${pl:-0}" -gt 0 ] || fail "no ring of $A came to the device in a page list"
+fi
 
 # Counters agree: ndo_get_stats64 (sysfs), netlink qstats at device scope, ethtool -S; and
 # the live queues' qstats never exceed the device totals (the rest is the base).

@@ -74,10 +74,7 @@ fn build(sel: u8, inp: &mut Input<'_>) -> (Vec<u8>, usize, u8) {
                 dbr_addr: 0x1000,
                 cqe_comp_en: inp.bool(),
                 mini_cqe_res_format: 0,
-                pas: Pas {
-                    addr: 0x10_0000,
-                    size: npages * 4096,
-                },
+                pas: Pas::contiguous(0x10_0000, npages * 4096),
             };
             (res::create_cq(&mut b, &p).unwrap(), 16)
         }
@@ -94,10 +91,7 @@ fn build(sel: u8, inp: &mut Input<'_>) -> (Vec<u8>, usize, u8) {
                     uar_page: 8,
                     intr: 0,
                     event_bitmask: 1 << 9,
-                    pas: Pas {
-                        addr: 0x20_0000,
-                        size: 4096,
-                    },
+                    pas: Pas::contiguous(0x20_0000, 4096),
                 },
             )
             .unwrap(),

@@ -109,10 +109,7 @@ fn create_eq(
         uar_page: uar,
         intr,
         event_bitmask: events,
-        pas: Pas {
-            addr: ring.dma_addr(),
-            size: ring.size(),
-        },
+        pas: Pas::contiguous(ring.dma_addr(), ring.size()),
     };
     let out = exec_short(tb, d, res::create_eq_len(&p), |b| {
         res::create_eq(b, &p).unwrap()
@@ -143,10 +140,7 @@ fn create_cq(
         dbr_addr: dbr.dma_addr(),
         cqe_comp_en: false,
         mini_cqe_res_format: 0,
-        pas: Pas {
-            addr: ring.dma_addr(),
-            size: ring.size(),
-        },
+        pas: Pas::contiguous(ring.dma_addr(), ring.size()),
     };
     let out = exec_short(tb, d, res::create_cq_len(&p), |b| {
         let n = res::create_cq(b, &p).unwrap();
@@ -800,10 +794,7 @@ fn the_ports_q_counter_counts_its_rqs_drops() {
             dbr_addr: dbr.dma_addr() + 8,
             log_wq_stride: 4,
             log_wq_sz: log,
-            pas: Pas {
-                addr: wq.dma_addr(),
-                size: wq.size(),
-            },
+            pas: Pas::contiguous(wq.dma_addr(), wq.size()),
         },
     };
     let out = exec_short(&mut r.tb, &mut d1, res::create_rq_len(&p), |b| {

@@ -142,10 +142,7 @@ fn golden_create_destroy_eq() {
         uar_page: 8,
         intr: 3,
         event_bitmask: 1 << 9,
-        pas: Pas {
-            addr: A,
-            size: 128 * 64,
-        },
+        pas: Pas::contiguous(A, 128 * 64),
     };
     let mut want = sparse(
         0x110 + 16,
@@ -174,21 +171,91 @@ fn golden_create_destroy_eq() {
     // A misaligned ring, or one too small for the EQ, is refused.
     let mut b = vec![0u8; 4096];
     let bad = res::CreateEq {
-        pas: Pas {
-            addr: A + 64,
-            size: 8192,
-        },
+        pas: Pas::contiguous(A + 64, 8192),
         ..p
     };
     assert_eq!(res::create_eq(&mut b, &bad), Err(FormatError::BadParam));
     let small = res::CreateEq {
-        pas: Pas {
-            addr: A,
-            size: 4096,
-        },
+        pas: Pas::contiguous(A, 4096),
         ..p
     };
     assert_eq!(res::create_eq(&mut b, &small), Err(FormatError::BadParam));
+}
+
+/// A ring allocated page by page (`mlx5_frag_buf`): the PAS lists every page in order,
+/// whatever the addresses; a list of the wrong length or with an unaligned page is refused.
+#[test]
+fn golden_pas_page_list() {
+    // Four scattered pages, out of address order, one above 4 GiB.
+    let pages = [A + 0x5000, A, 0x1_2345_6000, A + 0x2000];
+    let p = res::CreateCq {
+        log_cq_size: 8,
+        uar_page: 8,
+        c_eqn: 2,
+        dbr_addr: DBR,
+        cqe_comp_en: false,
+        mini_cqe_res_format: 0,
+        pas: Pas::list(&pages, 256 * 64),
+    };
+    assert_eq!(res::create_cq_len(&p), 0x110 + 4 * 8);
+    let got = build(|b| res::create_cq(b, &p));
+    assert_eq!(got.len(), 0x130);
+    // Everything before the list is what the contiguous form writes.
+    let flat = res::CreateCq {
+        pas: Pas::contiguous(A, 256 * 64),
+        ..p
+    };
+    let flat = build(|b| res::create_cq(b, &flat));
+    assert_eq!(got[..0x110], flat[..0x110]);
+    assert_eq!(got[0x1c], 0x08, "cqc.log_cq_size");
+    assert_eq!(
+        flat[0x118..0x120],
+        (A + 0x1000).to_be_bytes()[..],
+        "contiguous: pas[1]"
+    );
+    let want: Vec<u8> = pages.iter().flat_map(|a| a.to_be_bytes()).collect();
+    assert_eq!(
+        got[0x110..],
+        want[..],
+        "pas[0..4] (bit 0x880), in the list's order"
+    );
+    assert_eq!(flat[0x110..0x118], A.to_be_bytes()[..]);
+    // The same for an SQ's work queue (wq.pas at the same offset).
+    let sq = res::CreateSq {
+        cqn: 1,
+        tisn: 2,
+        min_wqe_inline_mode: 0,
+        wq: res::Wq {
+            pd: 1,
+            uar_page: 8,
+            dbr_addr: DBR,
+            log_wq_stride: res::SQ_LOG_WQ_STRIDE,
+            log_wq_sz: 8,
+            pas: Pas::list(&pages, 256 * 64),
+        },
+    };
+    let got = build(|b| res::create_sq(b, &sq));
+    assert_eq!(got[0x110..], want[..]);
+    let mut b = vec![0u8; 4096];
+    // One page short, one too many.
+    let short = res::CreateCq {
+        pas: Pas::list(&pages[..3], 256 * 64),
+        ..p
+    };
+    assert_eq!(res::create_cq(&mut b, &short), Err(FormatError::BadParam));
+    let five = [pages[0], pages[1], pages[2], pages[3], A + 0x9000];
+    let long = res::CreateCq {
+        pas: Pas::list(&five, 256 * 64),
+        ..p
+    };
+    assert_eq!(res::create_cq(&mut b, &long), Err(FormatError::BadParam));
+    // A page not 4 KiB aligned.
+    let odd = [A + 0x5000, A + 0x800, A + 0x8000, A + 0x2000];
+    let odd = res::CreateCq {
+        pas: Pas::list(&odd, 256 * 64),
+        ..p
+    };
+    assert_eq!(res::create_cq(&mut b, &odd), Err(FormatError::BadParam));
 }
 
 #[test]
@@ -200,10 +267,7 @@ fn golden_create_destroy_cq() {
         dbr_addr: DBR,
         cqe_comp_en: true,
         mini_cqe_res_format: 0,
-        pas: Pas {
-            addr: A,
-            size: 4096,
-        },
+        pas: Pas::contiguous(A, 4096),
     };
     let mut want = sparse(
         0x118,
@@ -245,10 +309,7 @@ fn golden_cq_moderation() {
         dbr_addr: DBR,
         cqe_comp_en: false,
         mini_cqe_res_format: 0,
-        pas: Pas {
-            addr: A,
-            size: 4096,
-        },
+        pas: Pas::contiguous(A, 4096),
     };
     let m = res::CqModeration {
         period: 0x123,
@@ -337,10 +398,7 @@ fn golden_create_sq() {
             dbr_addr: DBR,
             log_wq_stride: 6,
             log_wq_sz: 7,
-            pas: Pas {
-                addr: A,
-                size: 8192,
-            },
+            pas: Pas::contiguous(A, 8192),
         },
     };
     let mut want = sparse(
@@ -391,10 +449,7 @@ fn golden_create_rq() {
             dbr_addr: DBR,
             log_wq_stride: 4,
             log_wq_sz: 8,
-            pas: Pas {
-                addr: A,
-                size: 4096,
-            },
+            pas: Pas::contiguous(A, 4096),
         },
     };
     let mut want = sparse(
@@ -1435,10 +1490,7 @@ fn long_inputs_go_through_a_mailbox_chain() {
         dbr_addr: DBR,
         cqe_comp_en: false,
         mini_cqe_res_format: 0,
-        pas: Pas {
-            addr: A,
-            size: 8192 * 64,
-        },
+        pas: Pas::contiguous(A, 8192 * 64),
     };
     let mut inp = vec![0u8; res::create_cq_len(&p)];
     let n = res::create_cq(&mut inp, &p).unwrap();

@@ -304,6 +304,11 @@ fn eq_in_a_page_list_through_commands() {
     i[0x118..0x120].copy_from_slice(&b.to_be_bytes());
     let o = h.exec(&i, 16).ok();
     let eqn = getf(&o.b, 0x58, 8) as u32;
+    assert_eq!(
+        h.tb.counters(0).pas_list_pages,
+        2,
+        "two pages taken from a page list"
+    );
     let eq = Eq {
         eqn,
         buf: p0.clone(),
@@ -335,6 +340,11 @@ fn eq_in_a_page_list_through_commands() {
         i[0x110 + 8 * k..0x118 + 8 * k].copy_from_slice(&a.to_be_bytes());
     }
     expect(h.exec(&i, 16), ST_NO_RESOURCES, synd::PAS_POOL);
+    assert_eq!(
+        h.tb.counters(0).pas_list_pages,
+        2,
+        "a refused list counts nothing"
+    );
 }
 
 #[test]

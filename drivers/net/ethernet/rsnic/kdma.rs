@@ -20,6 +20,36 @@ impl KCoherent {
             GFP_KERNEL,
         )?))
     }
+
+    /// Allocates `size` zeroed bytes of coherent memory on `dma` page by page (one
+    /// allocation per `PAGE_SIZE`), for a queue buffer the device finds through a page list
+    /// ([`KCoherent::page_list`]): no physically contiguous memory beyond a page is needed.
+    pub(crate) fn alloc_pages(dma: &Arc<DmaDevice>, size: usize) -> Result<Self> {
+        Ok(Self(Arc::new(
+            CoherentBuffer::alloc_pages(dma, size)?,
+            GFP_KERNEL,
+        )?))
+    }
+
+    /// Bus addresses of the buffer's `page`-byte pages in order (`page` a power of two that
+    /// divides the buffer's pieces, e.g. the 4 KiB of a ConnectX PAS entry); EINVAL for a
+    /// page that would straddle two pieces or start unaligned.
+    pub(crate) fn page_list(&self, page: usize) -> Result<KVec<u64>> {
+        let b = &self.0;
+        if page == 0 || !page.is_power_of_two() || b.chunk_size() % page != 0 {
+            return Err(EINVAL);
+        }
+        let n = b.size().div_ceil(page);
+        let mut v = KVec::with_capacity(n, GFP_KERNEL)?;
+        for i in 0..n {
+            let a = b.dma_at(i * page).ok_or(EINVAL)?;
+            if a % page as u64 != 0 {
+                return Err(EINVAL);
+            }
+            v.push(a, GFP_KERNEL)?;
+        }
+        Ok(v)
+    }
 }
 
 impl Coherent for KCoherent {

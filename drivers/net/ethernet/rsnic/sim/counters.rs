@@ -110,6 +110,9 @@ const MLX5: &[Counter<mlx5::PortCounters>] = &[
     ("dev_dma_faults", |c| c.dma_faults),
     // Queues the driver had the device create (channel opens, AF_XDP queues).
     ("dev_queues_created", |c| c.queues_created),
+    // Pages of those queues the driver gave in page lists, not as one contiguous range
+    // (tests/vm/70-channels-rings.sh).
+    ("dev_pas_list_pages", |c| c.pas_list_pages),
 ];
 
 /// MANA.

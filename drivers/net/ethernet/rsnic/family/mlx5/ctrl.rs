@@ -48,6 +48,7 @@ mod rx_mode;
 
 use fw_pages::FwPages;
 use queues::eq_ring;
+pub(crate) use queues::queue_buf;
 use rss::Rss;
 
 use crate::bus::{Bar, Function, IrqHandler, IrqKey};
@@ -814,15 +815,13 @@ fn create_async_eq(
     let bad = bad_format;
     let uar = r.uar.ok_or(BringupError::Kernel(EINVAL))?;
     let ring = eq_ring(dma, ASYNC_EQ_LOG)?;
+    let pages = queues::pas_list(&ring)?;
     let p = CreateEq {
         log_eq_size: ASYNC_EQ_LOG,
         uar_page: uar,
         intr: ASYNC_INTR as u16,
         event_bitmask: 1 << EVENT_TYPE_PORT_CHANGE | 1 << pages::EVENT_TYPE_PAGE_REQUEST,
-        pas: Pas {
-            addr: ring.dma_addr(),
-            size: ring.size(),
-        },
+        pas: Pas::list(&pages, ring.size()),
     };
     let mut inp = KVec::from_elem(0u8, res::create_eq_len(&p), GFP_KERNEL).map_err(|_| ENOMEM)?;
     let mut out = [0u8; res::SHORT_LEN];

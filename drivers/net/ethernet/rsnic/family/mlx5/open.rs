@@ -10,6 +10,7 @@
 
 use super::*;
 use crate::hwif::pkt::TxPacket;
+use ctrl::queue_buf;
 
 /// Opens channel `ctx`'s regular queues (EQ, CQs, SQ, RQ with its buffers posted): the
 /// family's [`Control::open`].
@@ -31,9 +32,9 @@ pub(super) fn channel(
     let dbr = KCoherent::alloc(dma, 64)?;
     let nsq = 1usize << p.log_sq;
     let nrq = 1usize << p.log_rq;
-    let tx_cq_buf = KCoherent::alloc(dma, nsq * 64)?;
-    let rx_cq_buf = KCoherent::alloc(dma, nrq * 64)?;
-    let sq_buf = KCoherent::alloc(dma, nsq * 64)?;
+    let tx_cq_buf = queue_buf(dma, nsq * 64)?;
+    let rx_cq_buf = queue_buf(dma, nrq * 64)?;
+    let sq_buf = queue_buf(dma, nsq * 64)?;
     let layout = p.rx_layout(Mlx5::RX_SCATTER);
     let rq_params = RqParams {
         log_sz: p.log_rq,
@@ -44,7 +45,7 @@ pub(super) fn channel(
         dbr_off: 8,
         wqe_bulk: 8,
     };
-    let rq_buf = KCoherent::alloc(dma, nrq << rq_params.log_stride())?;
+    let rq_buf = queue_buf(dma, nrq << rq_params.log_stride())?;
     let dbr_addr = dbr.dma_addr();
 
     // Device queues by command, CQs before the queues that complete on them (the CQ
@@ -144,8 +145,8 @@ pub(super) fn xdp_sq(
         p.log_sq
     };
     let n = 1usize << log_sq;
-    let cq_buf = KCoherent::alloc(ctx.dma, n * 64)?;
-    let sq_buf = KCoherent::alloc(ctx.dma, n * 64)?;
+    let cq_buf = queue_buf(ctx.dma, n * 64)?;
+    let sq_buf = queue_buf(ctx.dma, n * 64)?;
     // XDP SQs complete with the TX moderation, as mlx5e's; the ICO SQ's wake-ups with
     // none.
     let moder = if kind == XdpSqKind::Ico {
@@ -228,8 +229,8 @@ pub(super) fn xsk_rq(
     // Doorbell records: RQ at 0, CQ at 16.
     let dbr = KCoherent::alloc(ctx.dma, 64)?;
     let n = 1usize << p.log_rq;
-    let cq_buf = KCoherent::alloc(ctx.dma, n * 64)?;
-    let rq_buf = KCoherent::alloc(ctx.dma, n * 16)?;
+    let cq_buf = queue_buf(ctx.dma, n * 64)?;
+    let rq_buf = queue_buf(ctx.dma, n * 16)?;
     let cqn = rec(
         &mut q.xsk_rq_cq,
         func.create_cq(

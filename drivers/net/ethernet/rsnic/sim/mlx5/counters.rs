@@ -146,6 +146,9 @@ pub struct PortCounters {
     /// Queues created by command (CREATE_EQ, CREATE_CQ, CREATE_SQ, CREATE_RQ that
     /// succeeded): what a driver's channel opens cost the device.
     pub queues_created: u64,
+    /// Pages of queues created with a page list that is not one contiguous range (the
+    /// entries they took from the device's page-list pool, [`super::pas`]).
+    pub pas_list_pages: u64,
     /// Commands answered with a status other than OK.
     pub cmd_errors: u64,
     /// Command entries answered with a delivery error.
@@ -245,6 +248,7 @@ impl PortCounters {
         dma_faults: 0,
         commands: 0,
         queues_created: 0,
+        pas_list_pages: 0,
         cmd_errors: 0,
         cmd_delivery_errors: 0,
         eq_doorbells: 0,
@@ -320,6 +324,7 @@ impl PortCounters {
             dma_faults,
             commands,
             queues_created,
+            pas_list_pages,
             cmd_errors,
             cmd_delivery_errors,
             eq_doorbells,

@@ -19,8 +19,12 @@
 
 use crate::hwif::hw::{BusMemory, DmaAddr, DmaFault};
 
-/// Entries of the page-list pool (8192 pages: 32 MiB of queue memory in 4 KiB pages).
-pub const POOL_PAGES: usize = 8192;
+/// Entries of the page-list pool (65536 pages: 256 MiB of queue memory in 4 KiB pages, the
+/// most a `u16` first entry reaches). rsnic's driver gives every ring in pages: 16
+/// channels of a port at the largest rings (8192 entries) with XDP, 4 CQs and 3 SQs of 128
+/// pages and an RQ of 32 or more each, take 16 * 928 = 14848 entries or more, so the pool
+/// is sized for two such ports; a real ConnectX has no such bound.
+pub const POOL_PAGES: usize = 65536;
 /// Longest page list one queue may have (the rest of a longer queue must be contiguous).
 pub const MAX_LIST_PAGES: usize = 2048;
 /// Bytes of the bitmap at the start of the pool.

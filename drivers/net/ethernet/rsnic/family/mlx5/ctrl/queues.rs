@@ -11,19 +11,34 @@
 use crate::family::mlx5::ctrl::{Func, COMP_EQ_LOG};
 use crate::hwif::hw::Coherent;
 use crate::hwif::mlx5::cmd::res::CreateEq;
-use crate::hwif::mlx5::cmd::{res, Pas};
+use crate::hwif::mlx5::cmd::{res, Pas, PAS_PAGE};
 use crate::kdma::KCoherent;
 use crate::kernel_ext::dma::DmaDevice;
 use kernel::prelude::*;
 use kernel::sync::Arc;
 
-/// A ring of EQEs with every owner bit at 1 (`init_eq_buf`: hardware owned).
+/// A ring of EQEs with every owner bit at 1 (`init_eq_buf`: hardware owned), page by page
+/// ([`queue_buf`]).
 pub(super) fn eq_ring(dma: &Arc<DmaDevice>, log: u8) -> Result<KCoherent> {
-    let ring = KCoherent::alloc(dma, 64 << log)?;
+    let ring = queue_buf(dma, 64 << log)?;
     for i in 0..(1usize << log) {
         ring.write(i * 64 + 63, &[1]);
     }
     Ok(ring)
+}
+
+/// A queue buffer (EQ, CQ, SQ or RQ ring) of `size` bytes, allocated page by page as
+/// mlx5_core's `mlx5_frag_buf_alloc_node` does (every ring, whatever its size): the device
+/// finds it through the page list of its create command ([`pas_list`]), so a ring needs no
+/// physically contiguous memory beyond a page.
+pub(crate) fn queue_buf(dma: &Arc<DmaDevice>, size: usize) -> Result<KCoherent> {
+    KCoherent::alloc_pages(dma, size)
+}
+
+/// The 4 KiB page addresses of `buf` for a create command's PAS list
+/// (`mlx5_fill_page_frag_array`, `log_page_size` 0).
+pub(super) fn pas_list(buf: &KCoherent) -> Result<KVec<u64>> {
+    buf.page_list(PAS_PAGE)
 }
 
 impl Func {
@@ -35,15 +50,13 @@ impl Func {
         intr: u16,
     ) -> Result<(u8, KCoherent)> {
         let ring = eq_ring(dma, COMP_EQ_LOG)?;
+        let pages = pas_list(&ring)?;
         let p = CreateEq {
             log_eq_size: COMP_EQ_LOG,
             uar_page: self.res.uar.unwrap_or(0),
             intr,
             event_bitmask: 0,
-            pas: Pas {
-                addr: ring.dma_addr(),
-                size: ring.size(),
-            },
+            pas: Pas::list(&pages, ring.size()),
         };
         let out = self.cmd(res::create_eq_len(&p), res::SHORT_LEN, |b| {
             res::create_eq(b, &p)
@@ -64,6 +77,7 @@ impl Func {
         compress: bool,
         moder: res::CqModeration,
     ) -> Result<u32> {
+        let pages = pas_list(buf)?;
         let p = res::CreateCq {
             log_cq_size: log,
             uar_page: self.res.uar.unwrap_or(0),
@@ -75,10 +89,7 @@ impl Func {
             } else {
                 0
             },
-            pas: Pas {
-                addr: buf.dma_addr(),
-                size: buf.size(),
-            },
+            pas: Pas::list(&pages, buf.size()),
         };
         let out = self.cmd(res::create_cq_len(&p), res::SHORT_LEN, |b| {
             let n = res::create_cq(b, &p)?;
@@ -99,6 +110,7 @@ impl Func {
     /// CREATE_SQ (in RST) of `2^log` WQEBBs in `buf` completing on `cqn`, through the port's
     /// TIS; [`Func::ready_sq`] moves it to RDY.
     pub(crate) fn create_sq(&self, buf: &KCoherent, log: u8, dbr: u64, cqn: u32) -> Result<u32> {
+        let pages = pas_list(buf)?;
         let p = res::CreateSq {
             cqn,
             tisn: self.tisn,
@@ -111,10 +123,7 @@ impl Func {
                 dbr_addr: dbr,
                 log_wq_stride: res::SQ_LOG_WQ_STRIDE,
                 log_wq_sz: log,
-                pas: Pas {
-                    addr: buf.dma_addr(),
-                    size: buf.size(),
-                },
+                pas: Pas::list(&pages, buf.size()),
             },
         };
         let out = self.cmd(res::create_sq_len(&p), res::SHORT_LEN, |b| {
@@ -142,6 +151,7 @@ impl Func {
         cqn: u32,
         vsd: bool,
     ) -> Result<u32> {
+        let pages = pas_list(buf)?;
         let p = res::CreateRq {
             cqn,
             vsd,
@@ -153,10 +163,7 @@ impl Func {
                 dbr_addr: dbr,
                 log_wq_stride: log_stride,
                 log_wq_sz: log,
-                pas: Pas {
-                    addr: buf.dma_addr(),
-                    size: buf.size(),
-                },
+                pas: Pas::list(&pages, buf.size()),
             },
         };
         let out = self.cmd(res::create_rq_len(&p), res::SHORT_LEN, |b| {

@@ -250,20 +250,48 @@ pub(crate) fn obj_out(out: &[u8]) -> Result<u32, FormatError> {
     Ok(hdr::OBJ_NUM.get32(output(out, hdr::LEN)?))
 }
 
-/// The physical address list (`cmd_pas` entries: BE64 addresses of 4 KiB pages) of a
-/// contiguous DMA buffer, as `mlx5_fill_page_array` writes it with `log_page_size = 0`.
+/// The physical address list (`cmd_pas` entries: BE64 addresses of 4 KiB pages) of a queue
+/// buffer, as `mlx5_fill_page_frag_array` writes it with `log_page_size = 0`: one entry per
+/// 4 KiB of the buffer, in order.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Pas {
-    /// Bus address of the buffer; must be 4 KiB aligned (`page_offset` 0).
-    pub addr: u64,
+pub struct Pas<'a> {
     /// Size of the buffer in bytes.
     pub size: usize,
+    /// Where its pages are.
+    pub pages: PasPages<'a>,
+}
+
+/// Where the 4 KiB pages of a [`Pas`] buffer are.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PasPages<'a> {
+    /// One contiguous range from this bus address (4 KiB aligned): page `i` at
+    /// `addr + i * 4096` (`mlx5_fill_page_array` of a single-fragment buffer).
+    Contiguous(u64),
+    /// Each page's bus address (4 KiB aligned), one per [`Pas::npages`]: a buffer allocated
+    /// page by page (`mlx5_frag_buf`).
+    List(&'a [u64]),
 }
 
 /// Page size of PAS entries (`MLX5_ADAPTER_PAGE_SIZE`).
 pub const PAS_PAGE: usize = 4096;
 
-impl Pas {
+impl<'a> Pas<'a> {
+    /// A contiguous buffer of `size` bytes at bus address `addr`.
+    pub const fn contiguous(addr: u64, size: usize) -> Self {
+        Self {
+            size,
+            pages: PasPages::Contiguous(addr),
+        }
+    }
+
+    /// A buffer of `size` bytes in the 4 KiB pages at `pages` (one per [`Pas::npages`]).
+    pub const fn list(pages: &'a [u64], size: usize) -> Self {
+        Self {
+            size,
+            pages: PasPages::List(pages),
+        }
+    }
+
     /// Number of 4 KiB pages (entries).
     pub const fn npages(&self) -> usize {
         if self.size == 0 {
@@ -273,13 +301,28 @@ impl Pas {
         }
     }
 
-    /// Writes the entries at byte `off` of `b` (which must hold them).
+    /// Bus address of page `i` (below [`Pas::npages`]); `None` if the list has no such
+    /// entry.
+    fn page(&self, i: usize) -> Option<u64> {
+        match self.pages {
+            PasPages::Contiguous(a) => a.checked_add((i * PAS_PAGE) as u64),
+            PasPages::List(l) => l.get(i).copied(),
+        }
+    }
+
+    /// Writes the entries at byte `off` of `b` (which must hold them). Refused: a page not
+    /// 4 KiB aligned, a list whose length is not [`Pas::npages`].
     pub(crate) fn write(&self, b: &mut [u8], off: usize) -> Result<(), FormatError> {
-        if self.addr & (PAS_PAGE as u64 - 1) != 0 {
-            return Err(FormatError::BadParam);
+        if let PasPages::List(l) = self.pages {
+            if l.len() != self.npages() {
+                return Err(FormatError::BadParam);
+            }
         }
         for i in 0..self.npages() {
-            let a = self.addr + (i * PAS_PAGE) as u64;
+            let a = self.page(i).ok_or(FormatError::BadParam)?;
+            if a & (PAS_PAGE as u64 - 1) != 0 {
+                return Err(FormatError::BadParam);
+            }
             let o = off + i * 8;
             b.get_mut(o..o + 8)
                 .ok_or(FormatError::BadParam)?

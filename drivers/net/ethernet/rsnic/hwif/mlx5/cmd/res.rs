@@ -97,7 +97,7 @@ pub const EVENT_TYPE_PORT_CHANGE: u8 = 0x09;
 
 /// Parameters of CREATE_EQ.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct CreateEq {
+pub struct CreateEq<'a> {
     /// log2 of the number of 64-byte EQEs.
     pub log_eq_size: u8,
     /// UAR page whose doorbells serve this EQ.
@@ -107,16 +107,16 @@ pub struct CreateEq {
     /// `event_bitmask[0]`: bit t routes events of type t (completions need no bit).
     pub event_bitmask: u64,
     /// The EQE ring.
-    pub pas: Pas,
+    pub pas: Pas<'a>,
 }
 
 /// Input length of CREATE_EQ for `p`.
-pub fn create_eq_len(p: &CreateEq) -> usize {
+pub fn create_eq_len(p: &CreateEq<'_>) -> usize {
     with_pas_len(p.pas.npages())
 }
 
 /// CREATE_EQ.
-pub fn create_eq(buf: &mut [u8], p: &CreateEq) -> Result<usize, FormatError> {
+pub fn create_eq(buf: &mut [u8], p: &CreateEq<'_>) -> Result<usize, FormatError> {
     fits(u64::from(p.log_eq_size), 5)?;
     fits(u64::from(p.uar_page), 24)?;
     fits(u64::from(p.intr), 12)?;
@@ -178,7 +178,7 @@ pub const CQC_DBR_ADDR: Field = Field::new(0x1c0, 64).at(CQC);
 
 /// Parameters of CREATE_CQ.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct CreateCq {
+pub struct CreateCq<'a> {
     /// log2 of the number of 64-byte CQEs.
     pub log_cq_size: u8,
     /// UAR page of the CQ's arm doorbell.
@@ -192,7 +192,7 @@ pub struct CreateCq {
     /// `mini_cqe_res_format` (0: hash + byte count; [`MINI_CQE_FORMAT_CSUM`]).
     pub mini_cqe_res_format: u8,
     /// The CQE ring.
-    pub pas: Pas,
+    pub pas: Pas<'a>,
 }
 
 /// `mini_cqe_res_format` CSUM (`MLX5_CQE_FORMAT_CSUM`): each mini CQE carries the packet's
@@ -200,12 +200,12 @@ pub struct CreateCq {
 pub const MINI_CQE_FORMAT_CSUM: u8 = 1;
 
 /// Input length of CREATE_CQ for `p`.
-pub fn create_cq_len(p: &CreateCq) -> usize {
+pub fn create_cq_len(p: &CreateCq<'_>) -> usize {
     with_pas_len(p.pas.npages())
 }
 
 /// CREATE_CQ with 64-byte CQEs.
-pub fn create_cq(buf: &mut [u8], p: &CreateCq) -> Result<usize, FormatError> {
+pub fn create_cq(buf: &mut [u8], p: &CreateCq<'_>) -> Result<usize, FormatError> {
     fits(u64::from(p.log_cq_size), 5)?;
     fits(u64::from(p.uar_page), 24)?;
     fits(u64::from(p.mini_cqe_res_format), 2)?;
@@ -426,7 +426,7 @@ impl QState {
 
 /// The work queue part of CREATE_SQ / CREATE_RQ.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Wq {
+pub struct Wq<'a> {
     /// Protection domain.
     pub pd: u32,
     /// UAR page of the doorbell (SQ; 0 for RQs).
@@ -438,10 +438,10 @@ pub struct Wq {
     /// log2 of the number of strides.
     pub log_wq_sz: u8,
     /// The ring.
-    pub pas: Pas,
+    pub pas: Pas<'a>,
 }
 
-fn write_wq(b: &mut [u8], w: &Wq) -> Result<(), FormatError> {
+fn write_wq(b: &mut [u8], w: &Wq<'_>) -> Result<(), FormatError> {
     fits(u64::from(w.pd), 24)?;
     fits(u64::from(w.uar_page), 24)?;
     fits(u64::from(w.log_wq_stride), 4)?;
@@ -466,7 +466,7 @@ fn write_wq(b: &mut [u8], w: &Wq) -> Result<(), FormatError> {
 
 /// Parameters of CREATE_SQ.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct CreateSq {
+pub struct CreateSq<'a> {
     /// Completion queue.
     pub cqn: u32,
     /// The TIS the SQ sends through.
@@ -475,16 +475,16 @@ pub struct CreateSq {
     /// decides).
     pub min_wqe_inline_mode: u8,
     /// The work queue (`log_wq_stride` must be [`SQ_LOG_WQ_STRIDE`]).
-    pub wq: Wq,
+    pub wq: Wq<'a>,
 }
 
 /// Input length of CREATE_SQ for `p`.
-pub fn create_sq_len(p: &CreateSq) -> usize {
+pub fn create_sq_len(p: &CreateSq<'_>) -> usize {
     with_pas_len(p.wq.pas.npages())
 }
 
 /// CREATE_SQ in state RST with `flush_in_error_en` (mlx5e_create_sq).
-pub fn create_sq(buf: &mut [u8], p: &CreateSq) -> Result<usize, FormatError> {
+pub fn create_sq(buf: &mut [u8], p: &CreateSq<'_>) -> Result<usize, FormatError> {
     fits(u64::from(p.cqn), 24)?;
     fits(u64::from(p.tisn), 24)?;
     fits(u64::from(p.min_wqe_inline_mode), 3)?;
@@ -517,7 +517,7 @@ pub fn parse_create_sq(out: &[u8]) -> Result<u32, FormatError> {
 
 /// Parameters of CREATE_RQ.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct CreateRq {
+pub struct CreateRq<'a> {
     /// Completion queue.
     pub cqn: u32,
     /// The Q counter set that counts the RQ's drops for want of a WQE (ALLOC_Q_COUNTER's
@@ -527,16 +527,16 @@ pub struct CreateRq {
     /// off, mlx5e's `vlan_strip_disable`); clear, it strips an outer C-tag into the CQE.
     pub vsd: bool,
     /// The work queue (`log_wq_stride` 4..=8; `uar_page` unused).
-    pub wq: Wq,
+    pub wq: Wq<'a>,
 }
 
 /// Input length of CREATE_RQ for `p`.
-pub fn create_rq_len(p: &CreateRq) -> usize {
+pub fn create_rq_len(p: &CreateRq<'_>) -> usize {
     with_pas_len(p.wq.pas.npages())
 }
 
 /// CREATE_RQ (cyclic, memory RQ) in state RST with `flush_in_error_en` (mlx5e_create_rq).
-pub fn create_rq(buf: &mut [u8], p: &CreateRq) -> Result<usize, FormatError> {
+pub fn create_rq(buf: &mut [u8], p: &CreateRq<'_>) -> Result<usize, FormatError> {
     fits(u64::from(p.cqn), 24)?;
     if !(4..=8).contains(&p.wq.log_wq_stride) {
         return Err(FormatError::BadParam);

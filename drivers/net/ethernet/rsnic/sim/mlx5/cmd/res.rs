@@ -193,6 +193,9 @@ impl<M: BusMemory> Cx<'_, '_, M> {
                 return Err((status::BAD_INPUT_LEN, synd::PAS_TOO_SHORT));
             }
         }
+        // Counted here, at the list's acceptance (a create that fails later gives the
+        // entries back but was still a list the device read).
+        self.port().counters.pas_list_pages += n as u64;
         Ok(ring)
     }
 
