@@ -881,22 +881,22 @@ fn the_driver_reads_and_sets_fec_as_mlx5e() {
         let out = access_reg(tb, d, vport::PPLM_LEN, vport::pplm_query).unwrap();
         vport::parse_pplm(&out).unwrap()
     };
-    // Auto at first: RS-FEC runs; what `ethtool --show-fec` shows (Configured: Auto,
-    // Active: RS) and offers (None, BaseR, RS).
+    // Auto at first: RS-FEC runs at 100G; what `ethtool --show-fec` shows (Configured:
+    // Auto, Active: RS) and offers (None, BaseR, RS; 10G/40G no RS, 56G nothing).
     let p = pplm(&mut tb, &mut d0);
     assert_eq!(
         (p.active, p.configured(), p.cap),
-        (1 << 2, 0, [0, 0, 0, 0, 7])
+        (1 << 2, 0, [3, 7, 7, 0, 7])
     );
     assert_eq!(vport::pplm_to_ethtool(p.active), et::RS);
     assert_eq!(vport::pplm_to_ethtool(p.configured()), et::AUTO);
     assert!(p.in_caps(1 << mode::NOFEC) && p.in_caps(1 << mode::FIRECODE));
     assert!(!p.in_caps(1 << mode::LLRS_272_257_1));
-    // `--set-fec baser`: FireCode at 100G (the one speed that offers it), auto elsewhere.
+    // `--set-fec baser`: FireCode at every speed that offers it (all but 56G: auto).
     let policy = vport::fec_policy(et::BASER, pcam.fec_50g_per_lane).unwrap();
     assert_eq!(policy, 1 << mode::FIRECODE);
     let new = p.with_policy(policy).unwrap();
-    assert_eq!(new.admin, [0, 0, 0, 0, 1 << 1]);
+    assert_eq!(new.admin, [2, 2, 2, 0, 2]);
     access_reg(&mut tb, &mut d0, vport::PPLM_LEN, |b| {
         vport::pplm_set(b, &new)
     })
@@ -966,6 +966,41 @@ fn the_driver_reads_and_sets_fec_as_mlx5e() {
         vport::parse_ppcnt_ieee_802_3(&out).unwrap().symbol_errors,
         0
     );
+    // The FEC and the lanes follow the speed the link resolves to: with `--set-fec rs`
+    // (RS at 25G, 50G and 100G, auto at 10G/40G) and both ends forced to each speed, the
+    // driver reads RS (RS) at 25G (one lane) and 50G (two), and at 40G (four lanes) what
+    // auto runs there, no FEC (Off).
+    let new = pplm(&mut tb, &mut d0)
+        .with_policy(vport::fec_policy(et::RS, false).unwrap())
+        .unwrap();
+    assert_eq!(new.admin, [0, 4, 4, 0, 4]);
+    access_reg(&mut tb, &mut d0, vport::PPLM_LEN, |b| {
+        vport::pplm_set(b, &new)
+    })
+    .unwrap();
+    for (mode, lanes, active) in [
+        (1u32 << 27, 1, et::RS),
+        (1 << 30, 2, et::RS),
+        (1 << 6, 4, et::OFF),
+    ] {
+        for d in [&mut d0, &mut d1] {
+            access_reg(&mut tb, d, vport::PTYS_LEN, |b| {
+                vport::ptys_set(b, mode, true)
+            })
+            .unwrap();
+        }
+        let p = pplm(&mut tb, &mut d0);
+        let out = access_reg(&mut tb, &mut d0, vport::PMLP_LEN, vport::pmlp_query).unwrap();
+        assert_eq!(
+            (
+                vport::parse_pmlp(&out).unwrap(),
+                vport::pplm_to_ethtool(p.active),
+                vport::pplm_to_ethtool(p.configured())
+            ),
+            (lanes, active, et::RS),
+            "{mode:#x}"
+        );
+    }
 }
 
 #[test]
