@@ -1004,6 +1004,55 @@ fn the_driver_reads_and_sets_fec_as_mlx5e() {
 }
 
 #[test]
+fn the_driver_reads_why_the_link_is_down() {
+    use vport::link_ext::*;
+    let r = sim_util::Rig::with_rx_posted(0);
+    let mut tb = r.tb;
+    let mut d0 = Driver::new(&tb, 0);
+    let mut d1 = Driver::new(&tb, 1);
+    brought_up(&mut tb, &mut d0);
+    brought_up(&mut tb, &mut d1);
+    // What `ethtool <dev>` would show after "Link detected: no" on each port.
+    let reasons = |tb: &mut Testbed, d0: &mut Driver, d1: &mut Driver| {
+        [d0, d1].map(|d| {
+            let out = access_reg(tb, d, vport::PDDR_LEN, vport::pddr_query).unwrap();
+            vport::link_ext_state(vport::parse_pddr(&out).unwrap())
+        })
+    };
+    let ptys = |tb: &mut Testbed, d: &mut Driver, admin: u32, an_off: bool| {
+        access_reg(tb, d, vport::PTYS_LEN, |b| {
+            vport::ptys_set(b, admin, an_off)
+        })
+        .unwrap();
+    };
+    let paos = |tb: &mut Testbed, d: &mut Driver, st: u8| {
+        access_reg(tb, d, vport::PAOS_LEN, |b| vport::paos_set_admin(b, st)).unwrap();
+    };
+    // Up: nothing to say.
+    assert_eq!(reasons(&mut tb, &mut d0, &mut d1), [None, None]);
+    // ethtool_extended_state.sh's autoneg: port 0 up alone (port 1 down).
+    paos(&mut tb, &mut d1, vport::PORT_DOWN);
+    assert_eq!(
+        reasons(&mut tb, &mut d0, &mut d1),
+        [Some((AUTONEG, AN_NO_PARTNER)), None]
+    );
+    // Its autoneg_force_mode: both up, forced to different speeds.
+    paos(&mut tb, &mut d1, vport::PORT_UP);
+    ptys(&mut tb, &mut d0, 1 << 20, true);
+    ptys(&mut tb, &mut d1, 1 << 27, true);
+    let force = Some((AUTONEG, AN_NO_PARTNER_FORCE));
+    assert_eq!(reasons(&mut tb, &mut d0, &mut d1), [force, force]);
+    // Both negotiating, nothing in common.
+    ptys(&mut tb, &mut d0, 1 << 20, false);
+    ptys(&mut tb, &mut d1, 1 << 27, false);
+    let no_hcd = Some((AUTONEG, AN_NO_HCD));
+    assert_eq!(reasons(&mut tb, &mut d0, &mut d1), [no_hcd, no_hcd]);
+    // A common mode: up again.
+    ptys(&mut tb, &mut d0, CX_MODES, false);
+    assert_eq!(reasons(&mut tb, &mut d0, &mut d1), [None, None]);
+}
+
+#[test]
 fn the_ports_mtu_follows_the_drivers_pmtu_writes_within_its_maximum() {
     // A port whose largest frame is 4000 bytes of netdev MTU (4022 with L2 header, tag and
     // FCS).
