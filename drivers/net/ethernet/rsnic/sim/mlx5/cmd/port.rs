@@ -58,8 +58,8 @@ fn port_mode(ports: &[crate::sim::mlx5::Port], p: usize) -> Option<link::Mode> {
 }
 
 impl<M: BusMemory> Cx<'_, '_, M> {
-    /// ACCESS_REG of PCAM, PPLM or PMLP (`None` for another register: [`Self::access_reg`]
-    /// handles it).
+    /// ACCESS_REG of PCAM, PPLM, PMLP or PDDR (`None` for another register:
+    /// [`Self::access_reg`] handles it).
     pub(super) fn access_port_reg(&mut self, id: u32, op_mod: u32) -> Option<CmdResult> {
         let len = match id {
             PCAM => PCAM_LEN,
