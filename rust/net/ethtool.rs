@@ -396,6 +396,18 @@ pub struct CtrlStats {
     pub unsupported_opcodes: u64,
 }
 
+/// Why the link is down (`struct ethtool_link_ext_state_info`: `ethtool <dev>` shows it as
+/// "Link detected: no (State, Substate)").
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct LinkExtState {
+    /// The state, an `enum ethtool_link_ext_state` value of uapi ethtool.h (0 autoneg, 1
+    /// link training failure, ..., 4 no cable, ...).
+    pub state: u8,
+    /// Its substate, a value of the state's `enum ethtool_link_ext_substate_*` (0: none
+    /// known, not reported).
+    pub substate: u8,
+}
+
 /// Forward error correction modes (`ETHTOOL_FEC_*` of `struct ethtool_fecparam`: `ethtool
 /// --show-fec`, `--set-fec`), one bit each.
 pub mod fec {
@@ -927,6 +939,12 @@ pub trait Operations: device::Operations {
         Err(super::eopnotsupp())
     }
 
+    /// `get_link_ext_state`: why the link is down (`None`: nothing to say; the core then
+    /// reports no reason, `-ENODATA`). Process context, under RTNL; may sleep.
+    fn get_link_ext_state(_dev: &Device, _data: Borrowed<'_, Self>) -> Option<LinkExtState> {
+        None
+    }
+
     /// `get_priv_flags`: the current private flags, one bit per [`Self::PRIV_FLAGS`] entry.
     fn get_priv_flags(_dev: &Device, _data: Borrowed<'_, Self>) -> u32 {
         0
@@ -1299,6 +1317,9 @@ impl<T: Operations> Adapter<T> {
         };
         if T::HAS_SET_LINK_KSETTINGS {
             ops.set_link_ksettings = Some(Self::set_link_ksettings);
+        }
+        if T::HAS_GET_LINK_EXT_STATE {
+            ops.get_link_ext_state = Some(Self::get_link_ext_state);
         }
         ops.get_priv_flags = Some(Self::get_priv_flags);
         ops.set_priv_flags = if T::HAS_SET_PRIV_FLAGS {
@@ -1687,6 +1708,24 @@ impl<T: Operations> Adapter<T> {
             // SAFETY: as for `get_eth_mac_stats`: a valid struct the core owns for the
             // call; the helper writes the one counter only.
             unsafe { bindings::rsnic_helper_eth_phy_stats(stats, v) };
+        }
+    }
+
+    callback! {
+        fn get_link_ext_state(
+            dev => (dev, data),
+            info: *mut bindings::ethtool_link_ext_state_info,
+        ) -> c_int {
+            let Some(v) = T::get_link_ext_state(dev, data) else {
+                return -(bindings::ENODATA as c_int);
+            };
+            // SAFETY: the core passes its reply data's struct (`linkstate_get_link_ext_state`),
+            // valid and owned exclusively by this call.
+            let info = unsafe { &mut *info };
+            info.link_ext_state = v.state.into();
+            // `__link_ext_substate` is the `u32` view of the substate union the core reads.
+            info.__bindgen_anon_1.__link_ext_substate = v.substate.into();
+            0
         }
     }
 

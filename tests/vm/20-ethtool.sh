@@ -113,7 +113,9 @@ assert_eq "$PFLAG unchanged by refused calls" "$PFLAG_DEFAULT" "$(priv_flag "$de
 # B in namespace "peer" so that the ping crosses the wire. Forced to different speeds, no
 # carrier on either end and no ping; to the same one, carrier, that speed on both and a
 # ping; negotiating with subsets of the modes, the fastest both advertise on both ends,
-# each seeing the other's modes; no common mode, no carrier.
+# each seeing the other's modes; no common mode, no carrier. While the link is down each end
+# says why, from the device's PDDR as mlx5e (rsnic.rst, "Why the link is down"): forced to
+# different speeds "No partner detected during force mode", no common mode "No HCD".
 if [ "$RSNIC_FAMILY" = mlx5 ]; then
 	A=${ifs[0]} B=${ifs[1]}
 	pe() { ip netns exec peer "$@"; }
@@ -137,10 +139,19 @@ if [ "$RSNIC_FAMILY" = mlx5 ]; then
 		assert_eq "no speed ($1)" "Unknown! Unknown!" "$(speeds)"
 		if ping -c 2 -i 0.2 -W 1 10.10.0.2 >/dev/null 2>&1; then fail "a ping without a link ($1)"; fi
 	}
+	# detected: "Link detected" of both ends, with the reason ethtool shows.
+	detected() {
+		echo "$(ethtool "$A" | sed -n 's/^[[:space:]]*Link detected: //p'), $(pe ethtool "$B" |
+			sed -n 's/^[[:space:]]*Link detected: //p')"
+	}
 	resolved "both negotiating every mode" 100000
+	assert_eq "link detected (no reason while up)" "yes, yes" "$(detected)"
 	ethtool -s "$A" speed 40000 autoneg off
 	pe ethtool -s "$B" speed 25000 autoneg off
 	unresolved "forced to 40000 and 25000"
+	assert_eq "why the link is down (forced to 40000 and 25000)" \
+		"no (Autoneg, No partner detected during force mode), no (Autoneg, No partner detected during force mode)" \
+		"$(detected)"
 	pe ethtool -s "$B" speed 40000 autoneg off
 	resolved "both forced to 40000" 40000
 	# Link modes (ethtool bits): 10000baseKR 0x80000, 40000baseCR4 0x1000000, 25000baseCR
@@ -153,6 +164,8 @@ if [ "$RSNIC_FAMILY" = mlx5 ]; then
 		"$(modes 'Link partner advertised link modes')"
 	pe ethtool -s "$B" advertise 0x4001000000
 	unresolved "advertising 10G, 25G, 50G against 40G, 100G"
+	assert_eq "why the link is down (no common mode)" \
+		"no (Autoneg, No HCD), no (Autoneg, No HCD)" "$(detected)"
 	ethtool -s "$A" autoneg on advertise 0x4000000000
 	resolved "advertising 100G against 40G, 100G" 100000
 	ethtool -s "$A" autoneg on

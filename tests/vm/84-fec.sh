@@ -11,6 +11,10 @@
 # (EOPNOTSUPP, as mlx5e) and change nothing; -I --show-fec prints the block counters of
 # the running mode (0: the model's wire corrupts nothing), per lane (4) under BASE-R; the
 # eth-phy group shows SymbolErrorDuringCarrier 0. B's FEC is its own (unchanged by A's).
+# The FEC and the lanes follow the speed the link runs (PPLM's per-speed fields, PMLP's
+# width): with both ends forced to 25G, 50G and 40G, --show-fec shows Auto with RS active at
+# 25G and 50G (25G lanes) and no FEC (Off) at 40G, and after --set-fec baser BASE-R active,
+# counted per lane: one at 25G (25GBASE-CR), two at 50G (50GBASE-CR2), four at 40G.
 #
 # MANA: upstream mana has no FEC operation and no eth-phy group, and neither has rsnic:
 # --show-fec, --set-fec and -I --show-fec answer "Operation not supported" and eth-phy is
@@ -105,5 +109,25 @@ done
 
 # eth-phy: the IEEE 802.3 group's symbol errors.
 assert_eq "eth-phy" "eth-phy-SymbolErrorDuringCarrier: 0" "$(phy_group "$A" | sed 's/^\s*//')"
+
+# The FEC at the speed the link runs: both ends forced to each speed (the model's state goes
+# with the module at the end, so nothing is put back).
+for step in "25000 rs 1" "50000 rs 2" "40000 off 4"; do
+	read -r speed active lanes <<<"$step"
+	ethtool -s "$A" speed "$speed" autoneg off
+	ip netns exec peer ethtool -s "$B" speed "$speed" autoneg off
+	wait_for "carrier on $A at $speed Mb/s" carrier_on
+	assert_eq "A at $speed Mb/s (configured active)" "auto $active" "$(fec_of "$A")"
+	ethtool --set-fec "$A" encoding baser
+	wait_for "carrier on $A at $speed Mb/s after --set-fec baser" carrier_on
+	assert_eq "A at $speed Mb/s after --set-fec baser" "baser baser" "$(fec_of "$A")"
+	ethtool -I --show-fec "$A" >/tmp/fec.stats 2>&1 || fail "-I --show-fec: $(cat /tmp/fec.stats)"
+	assert_eq "BASE-R at $speed Mb/s: lanes of the corrected and uncorrectable blocks" \
+		$((2 * lanes)) "$(grep -c '^ *Lane [0-7]: 0$' /tmp/fec.stats)"
+	ethtool --set-fec "$A" encoding auto
+	wait_for "carrier on $A at $speed Mb/s after --set-fec auto" carrier_on
+done
+wait_for "ping both ways at 40000 Mb/s" pings
+echo "  ping both ways at 40000 Mb/s"
 
 teardown_pair

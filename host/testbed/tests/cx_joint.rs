@@ -872,22 +872,22 @@ fn the_driver_reads_and_sets_fec_as_mlx5e() {
         let out = access_reg(tb, d, vport::PPLM_LEN, vport::pplm_query).unwrap();
         vport::parse_pplm(&out).unwrap()
     };
-    // Auto at first: RS-FEC runs; what `ethtool --show-fec` shows (Configured: Auto,
-    // Active: RS) and offers (None, BaseR, RS).
+    // Auto at first: RS-FEC runs at 100G; what `ethtool --show-fec` shows (Configured:
+    // Auto, Active: RS) and offers (None, BaseR, RS; 10G/40G no RS, 56G nothing).
     let p = pplm(&mut tb, &mut d0);
     assert_eq!(
         (p.active, p.configured(), p.cap),
-        (1 << 2, 0, [0, 0, 0, 0, 7])
+        (1 << 2, 0, [3, 7, 7, 0, 7])
     );
     assert_eq!(vport::pplm_to_ethtool(p.active), et::RS);
     assert_eq!(vport::pplm_to_ethtool(p.configured()), et::AUTO);
     assert!(p.in_caps(1 << mode::NOFEC) && p.in_caps(1 << mode::FIRECODE));
     assert!(!p.in_caps(1 << mode::LLRS_272_257_1));
-    // `--set-fec baser`: FireCode at 100G (the one speed that offers it), auto elsewhere.
+    // `--set-fec baser`: FireCode at every speed that offers it (all but 56G: auto).
     let policy = vport::fec_policy(et::BASER, pcam.fec_50g_per_lane).unwrap();
     assert_eq!(policy, 1 << mode::FIRECODE);
     let new = p.with_policy(policy).unwrap();
-    assert_eq!(new.admin, [0, 0, 0, 0, 1 << 1]);
+    assert_eq!(new.admin, [2, 2, 2, 0, 2]);
     access_reg(&mut tb, &mut d0, vport::PPLM_LEN, |b| {
         vport::pplm_set(b, &new)
     })
@@ -957,6 +957,90 @@ fn the_driver_reads_and_sets_fec_as_mlx5e() {
         vport::parse_ppcnt_ieee_802_3(&out).unwrap().symbol_errors,
         0
     );
+    // The FEC and the lanes follow the speed the link resolves to: with `--set-fec rs`
+    // (RS at 25G, 50G and 100G, auto at 10G/40G) and both ends forced to each speed, the
+    // driver reads RS (RS) at 25G (one lane) and 50G (two), and at 40G (four lanes) what
+    // auto runs there, no FEC (Off).
+    let new = pplm(&mut tb, &mut d0)
+        .with_policy(vport::fec_policy(et::RS, false).unwrap())
+        .unwrap();
+    assert_eq!(new.admin, [0, 4, 4, 0, 4]);
+    access_reg(&mut tb, &mut d0, vport::PPLM_LEN, |b| {
+        vport::pplm_set(b, &new)
+    })
+    .unwrap();
+    for (mode, lanes, active) in [
+        (1u32 << 27, 1, et::RS),
+        (1 << 30, 2, et::RS),
+        (1 << 6, 4, et::OFF),
+    ] {
+        for d in [&mut d0, &mut d1] {
+            access_reg(&mut tb, d, vport::PTYS_LEN, |b| {
+                vport::ptys_set(b, mode, true)
+            })
+            .unwrap();
+        }
+        let p = pplm(&mut tb, &mut d0);
+        let out = access_reg(&mut tb, &mut d0, vport::PMLP_LEN, vport::pmlp_query).unwrap();
+        assert_eq!(
+            (
+                vport::parse_pmlp(&out).unwrap(),
+                vport::pplm_to_ethtool(p.active),
+                vport::pplm_to_ethtool(p.configured())
+            ),
+            (lanes, active, et::RS),
+            "{mode:#x}"
+        );
+    }
+}
+
+#[test]
+fn the_driver_reads_why_the_link_is_down() {
+    use vport::link_ext::*;
+    let r = sim_util::Rig::with_rx_posted(0);
+    let mut tb = r.tb;
+    let mut d0 = Driver::new(&tb, 0);
+    let mut d1 = Driver::new(&tb, 1);
+    brought_up(&mut tb, &mut d0);
+    brought_up(&mut tb, &mut d1);
+    // What `ethtool <dev>` would show after "Link detected: no" on each port.
+    let reasons = |tb: &mut Testbed, d0: &mut Driver, d1: &mut Driver| {
+        [d0, d1].map(|d| {
+            let out = access_reg(tb, d, vport::PDDR_LEN, vport::pddr_query).unwrap();
+            vport::link_ext_state(vport::parse_pddr(&out).unwrap())
+        })
+    };
+    let ptys = |tb: &mut Testbed, d: &mut Driver, admin: u32, an_off: bool| {
+        access_reg(tb, d, vport::PTYS_LEN, |b| {
+            vport::ptys_set(b, admin, an_off)
+        })
+        .unwrap();
+    };
+    let paos = |tb: &mut Testbed, d: &mut Driver, st: u8| {
+        access_reg(tb, d, vport::PAOS_LEN, |b| vport::paos_set_admin(b, st)).unwrap();
+    };
+    // Up: nothing to say.
+    assert_eq!(reasons(&mut tb, &mut d0, &mut d1), [None, None]);
+    // ethtool_extended_state.sh's autoneg: port 0 up alone (port 1 down).
+    paos(&mut tb, &mut d1, vport::PORT_DOWN);
+    assert_eq!(
+        reasons(&mut tb, &mut d0, &mut d1),
+        [Some((AUTONEG, AN_NO_PARTNER)), None]
+    );
+    // Its autoneg_force_mode: both up, forced to different speeds.
+    paos(&mut tb, &mut d1, vport::PORT_UP);
+    ptys(&mut tb, &mut d0, 1 << 20, true);
+    ptys(&mut tb, &mut d1, 1 << 27, true);
+    let force = Some((AUTONEG, AN_NO_PARTNER_FORCE));
+    assert_eq!(reasons(&mut tb, &mut d0, &mut d1), [force, force]);
+    // Both negotiating, nothing in common.
+    ptys(&mut tb, &mut d0, 1 << 20, false);
+    ptys(&mut tb, &mut d1, 1 << 27, false);
+    let no_hcd = Some((AUTONEG, AN_NO_HCD));
+    assert_eq!(reasons(&mut tb, &mut d0, &mut d1), [no_hcd, no_hcd]);
+    // A common mode: up again.
+    ptys(&mut tb, &mut d0, CX_MODES, false);
+    assert_eq!(reasons(&mut tb, &mut d0, &mut d1), [None, None]);
 }
 
 #[test]

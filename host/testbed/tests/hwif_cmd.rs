@@ -938,6 +938,57 @@ fn golden_access_reg() {
 }
 
 #[test]
+fn golden_pddr_and_the_link_down_reasons() {
+    // PDDR read (0x5031), 256-byte register: local_port 1, page_select (bit 0x38, byte 7)
+    // 1 the troubleshooting page, group_opcode (bit 0x50) 0 monitor.
+    let want = access_reg(16 + 256, true, 0x5031, &[(0x17, 0x01)]);
+    assert_eq!(build(vport::pddr_query), want);
+    let mut b = [0u8; 16 + 256];
+    assert!(vport::pddr_query(&mut b[..16 + 255]).is_err());
+    // The answer: monitor_opcode (bit 0x70, 16 bits) in register bytes 14..16.
+    let out = |page: u8, opcode: u16| {
+        let [hi, lo] = opcode.to_be_bytes();
+        sparse(16 + 256, &[(0x11, 1), (0x17, page), (0x1e, hi), (0x1f, lo)])
+    };
+    assert_eq!(vport::parse_pddr(&out(1, 36)), Ok(36));
+    assert_eq!(vport::parse_pddr(&out(1, 1024)), Ok(1024));
+    assert_eq!(
+        vport::parse_pddr(&out(0, 36)),
+        Err(FormatError::BadParam),
+        "not the page asked"
+    );
+    assert!(vport::parse_pddr(&out(1, 2)[..16 + 255]).is_err());
+    // mlx5e_link_ext_state_opcode_map, a few of each state (uapi values: autoneg 0, link
+    // training 1, logical mismatch 2, signal integrity 3, no cable 4, cable 5, EEPROM 6,
+    // calibration 7, power budget 8, overheat 9).
+    use vport::link_ext::*;
+    for (op, want) in [
+        (2, Some((AUTONEG, AN_NO_PARTNER))),
+        (36, Some((AUTONEG, AN_NO_PARTNER_FORCE))),
+        (39, Some((AUTONEG, AN_NO_HCD))),
+        (38, Some((AUTONEG, 5))),
+        (8, Some((LINK_TRAINING_FAILURE, 0))),
+        (14, Some((LINK_TRAINING_FAILURE, 4))),
+        (13, Some((LINK_LOGICAL_MISMATCH, 5))),
+        (42, Some((BAD_SIGNAL_INTEGRITY, 2))),
+        (1024, Some((NO_CABLE, 0))),
+        (20, Some((CABLE_ISSUE, 1))),
+        (1031, Some((CABLE_ISSUE, 0))),
+        (1027, Some((EEPROM_ISSUE, 0))),
+        (23, Some((CALIBRATION_FAILURE, 0))),
+        (1032, Some((POWER_BUDGET_EXCEEDED, 0))),
+        (1030, Some((OVERHEAT, 0))),
+        // Nothing to say, and opcodes mlx5e does not map.
+        (0, None),
+        (1, None),
+        (1026, None),
+        (0xffff, None),
+    ] {
+        assert_eq!(vport::link_ext_state(op), want, "opcode {op}");
+    }
+}
+
+#[test]
 fn parse_ptys_output() {
     // register_data at byte 0x10: an_disable_admin (bit 0x1), an_disable_cap (bit 0x2),
     // proto_mask (bit 0x1d) = 4, eth_proto_capability at byte 0xc, _admin at 0x18, _oper at

@@ -8,7 +8,7 @@ mod sim_util;
 
 use cx_fake_driver::*;
 use rsnic_core::hwif::hw::{Coherent, Mmio};
-use rsnic_core::sim::mlx5::cmd::synd;
+use rsnic_core::sim::mlx5::cmd::{link, synd};
 use rsnic_core::sim::mlx5::Caps;
 use sim_util::{ctrl, dseg, eseg, udp4_frame, CQ_UPDATE, OP_MPSW, OP_SEND};
 
@@ -1296,14 +1296,12 @@ fn pplm(admin: u8) -> Vec<u8> {
     r
 }
 
-/// Reads PPLM of function `h.port`: (fec_mode_active, cap_100g, admin_100g, the other
-/// legacy caps ORed).
-fn read_pplm(h: &mut Host) -> (u64, u64, u64, u64) {
+/// Reads PPLM of function `h.port`: (fec_mode_active, cap_100g, admin_100g, the caps of
+/// 10G/40G, 25G, 50G, 56G).
+fn read_pplm(h: &mut Host) -> (u64, u64, u64, [u64; 4]) {
     let o = h.exec(&reg_in(0x5023, false, &pplm(0)), 16 + 0x50).ok();
     let d = &o.b[16..];
-    let others = [0x9c, 0x98, 0x94, 0x8c]
-        .iter()
-        .fold(0, |a, &b| a | getf(d, b, 4));
+    let others = [0x9c, 0x98, 0x94, 0x8c].map(|b| getf(d, b, 4));
     (
         getf(d, 0x68, 24),
         getf(d, 0x90, 4),
@@ -1311,6 +1309,9 @@ fn read_pplm(h: &mut Host) -> (u64, u64, u64, u64) {
         others,
     )
 }
+
+/// The caps of 10G/40G (no FEC, FireCode), 25G and 50G (those and RS), 56G (none).
+const OTHER_CAPS: [u64; 4] = [0x3, 0x7, 0x7, 0];
 
 #[test]
 fn pcam_pplm_and_the_physical_layer_counters() {
@@ -1323,13 +1324,19 @@ fn pcam_pplm_and_the_physical_layer_counters() {
     // The general capabilities say PCAM exists (pcam_reg, cap bit 0x1aa).
     let caps = h.exec(&cmd_in(0x100, 1, 16), 16 + 0x1000).ok();
     assert_eq!(getf(&caps.b, 0x80 + 0x1aa, 1), 1, "pcam_reg");
-    // PCAM, feature group 0 / register group 0: PPLM (0x5023: bit 0x40 + 127 - 0x23) and
-    // PPCNT (bit 0x40 + 127 - 8) are listed, the statistical group too; no per-lane FEC.
+    // PCAM, feature group 0 / register group 0: PPLM (0x5023: bit 0x40 + 127 - 0x23),
+    // PPCNT (bit 0x40 + 127 - 8) and PDDR (0x5031: bit 0x40 + 127 - 0x31) are listed, the
+    // statistical group too; no per-lane FEC.
     let pcam = h.exec(&reg_in(0x507f, false, &[0u8; 0x50]), 16 + 0x50).ok();
     let d = &pcam.b[16..];
     assert_eq!(
-        (getf(d, 0x9c, 1), getf(d, 0xb7, 1), getf(d, 0x1bf, 1)),
-        (1, 1, 1)
+        (
+            getf(d, 0x9c, 1),
+            getf(d, 0xb7, 1),
+            getf(d, 0x8e, 1),
+            getf(d, 0x1bf, 1)
+        ),
+        (1, 1, 1, 1)
     );
     assert_eq!((getf(d, 0x1a8, 1), getf(d, 0x188, 1)), (0, 0));
     let mut other = vec![0u8; 0x50];
@@ -1349,21 +1356,27 @@ fn pcam_pplm_and_the_physical_layer_counters() {
     put(&mut pm, 0x8, 8, 1);
     let o = h.exec(&reg_in(0x5002, false, &pm), 16 + 0x40).ok();
     assert_eq!(getf(&o.b[16..], 0x18, 8), 4);
-    // PPLM: 100G offers no FEC (bit 0), FireCode (1), RS-528 (2); the other speeds nothing.
-    // The link is up both ends (admin up after bring-up): auto runs RS-FEC (bit 2).
-    assert_eq!(read_pplm(&mut h), (1 << 2, 0x7, 0, 0));
+    // PPLM: 100G offers no FEC (bit 0), FireCode (1), RS-528 (2), and so do 25G and 50G;
+    // 10G/40G no RS, 56G nothing. The link is up both ends at 100G (admin up after
+    // bring-up): auto runs RS-FEC (bit 2).
+    assert_eq!(read_pplm(&mut h), (1 << 2, 0x7, 0, OTHER_CAPS));
     // FireCode asked for: it runs; the answer is the new contents.
     let o = h.exec(&reg_in(0x5023, true, &pplm(1 << 1)), 16 + 0x50).ok();
     assert_eq!(getf(&o.b[16..], 0xb0, 4), 1 << 1);
-    assert_eq!(read_pplm(&mut h), (1 << 1, 0x7, 1 << 1, 0));
-    // Refused, changing nothing: two modes at once, a mode bit 100G does not offer (3), a
-    // mode at speeds that offer none (25G, 50G per lane), the RS bypass.
+    assert_eq!(read_pplm(&mut h), (1 << 1, 0x7, 1 << 1, OTHER_CAPS));
+    // Refused, changing nothing: two modes at once, a mode bit 100G does not offer (3), RS
+    // at 10G/40G, a mode at speeds that offer none (56G, 50G per lane), the RS bypass.
     for bad in [
         pplm(0x3),
         pplm(1 << 3),
         {
             let mut r = pplm(0);
-            put(&mut r, 0x98 + 0x20, 4, 1 << 2); // fec_override_admin_25g
+            put(&mut r, 0xbc, 4, 1 << 2); // fec_override_admin_10g_40g
+            r
+        },
+        {
+            let mut r = pplm(0);
+            put(&mut r, 0xac, 4, 1); // fec_override_admin_56g
             r
         },
         {
@@ -1383,16 +1396,16 @@ fn pcam_pplm_and_the_physical_layer_counters() {
             synd::PPLM_ADMIN,
         );
     }
-    assert_eq!(read_pplm(&mut h), (1 << 1, 0x7, 1 << 1, 0));
+    assert_eq!(read_pplm(&mut h), (1 << 1, 0x7, 1 << 1, OTHER_CAPS));
     // The read-only fields a driver writes back (caps, active) are ignored.
     let mut wb = pplm(1);
     put(&mut wb, 0x68, 24, 1 << 2);
     put(&mut wb, 0x90, 4, 0x7);
     h.exec(&reg_in(0x5023, true, &wb), 16 + 0x50).ok();
-    assert_eq!(read_pplm(&mut h), (1, 0x7, 1, 0), "no FEC");
+    assert_eq!(read_pplm(&mut h), (1, 0x7, 1, OTHER_CAPS), "no FEC");
     // Each port keeps its own: port 1 still runs auto (RS).
     h.port = 1;
-    assert_eq!(read_pplm(&mut h), (1 << 2, 0x7, 0, 0));
+    assert_eq!(read_pplm(&mut h), (1 << 2, 0x7, 0, OTHER_CAPS));
     // The link down (port 1's admin down): nothing runs on port 0.
     h.exec(&reg_in(0x5006, true, &paos(2)), 32).ok();
     h.port = 0;
@@ -1417,5 +1430,241 @@ fn pcam_pplm_and_the_physical_layer_counters() {
         h.exec(&reg_in(0x5008, false, &ppcnt(0x17, false)), 16 + 256),
         ST_BAD_PARAM,
         synd::PPCNT_GROUP,
+    );
+}
+
+/// PTYS write data: Ethernet (proto_mask 4), the modes `admin` advertised, autonegotiation
+/// off with `an_off`.
+fn ptys(admin: u32, an_off: bool) -> Vec<u8> {
+    let mut r = vec![0u8; 0x40];
+    put(&mut r, 0x8, 8, 1); // local_port
+    put(&mut r, 0x1, 1, u64::from(an_off)); // an_disable_admin
+    put(&mut r, 0x1d, 3, 4); // proto_mask
+    put(&mut r, 0xc0, 32, u64::from(admin)); // eth_proto_admin
+    r
+}
+
+/// PDDR data as mlx5e's `query_port_status_opcode` builds it: local port 1, the
+/// troubleshooting page (page_select 1), its monitor group (group_opcode 0).
+fn pddr() -> Vec<u8> {
+    let mut r = vec![0u8; 0x100];
+    put(&mut r, 0x8, 8, 1); // local_port
+    put(&mut r, 0x38, 8, 1); // page_select
+    r
+}
+
+/// PDDR's answer for function `h.port` (the 256 register bytes).
+fn read_pddr(h: &mut Host) -> Vec<u8> {
+    let o = h.exec(&reg_in(0x5031, false, &pddr()), 16 + 0x100).ok();
+    o.b[16..16 + 0x100].to_vec()
+}
+
+/// PDDR's troubleshooting status opcode of ports 0 and 1.
+fn opcodes(h: &mut Host) -> (u64, u64) {
+    let keep = h.port;
+    let mut op = [0u64; 2];
+    for (p, o) in op.iter_mut().enumerate() {
+        h.port = p;
+        *o = getf(&read_pddr(h), 0x70, 16); // monitor_opcode
+    }
+    h.port = keep;
+    (op[0], op[1])
+}
+
+const G100: u32 = 1 << 20;
+const G50: u32 = 1 << 30;
+const G40: u32 = 1 << 6;
+const G25: u32 = 1 << 27;
+const G10: u32 = 1 << 12;
+
+#[test]
+fn pddr_says_why_the_link_is_down() {
+    let mut h = Host::new(0);
+    for p in [1, 0] {
+        h.port = p;
+        h.bring_up();
+    }
+    let set = |h: &mut Host, p: usize, admin: u32, an_off: bool| {
+        h.port = p;
+        h.exec(&reg_in(0x5004, true, &ptys(admin, an_off)), 16 + 0x40)
+            .ok();
+        h.port = 0;
+    };
+    let admin = |h: &mut Host, p: usize, up: bool| {
+        h.port = p;
+        h.exec(&reg_in(0x5006, true, &paos(if up { 1 } else { 2 })), 32)
+            .ok();
+        h.port = 0;
+    };
+    // The link is up: the page says nothing. Golden bytes: local_port 1 (byte 1),
+    // page_select 1 (byte 7), the rest 0.
+    let mut want = vec![0u8; 0x100];
+    want[1] = 1;
+    want[7] = 1;
+    assert_eq!(read_pddr(&mut h), want);
+    // Port 1 disabled: port 0, negotiating, hears no partner (opcode 2 in monitor_opcode,
+    // bytes 14..16 of the register); port 1, disabled, has nothing to say.
+    admin(&mut h, 1, false);
+    want[15] = 2;
+    assert_eq!(read_pddr(&mut h), want);
+    assert_eq!(opcodes(&mut h), (2, 0));
+    // Port 0 forced to 100G, still alone: no partner in force mode (36).
+    set(&mut h, 0, G100, true);
+    assert_eq!(opcodes(&mut h), (36, 0));
+    // Port 1 back, forced to 40G: both forced at different speeds, 36 on both ends.
+    admin(&mut h, 1, true);
+    set(&mut h, 1, G40, true);
+    assert_eq!(opcodes(&mut h), (36, 36));
+    // The same forced speed: up, nothing to say.
+    set(&mut h, 1, G100, true);
+    assert!(h.tb.device().oper_up(0));
+    assert_eq!(opcodes(&mut h), (0, 0));
+    // Both negotiate, nothing in common: no highest common denominator (39).
+    set(&mut h, 0, G25 | G10, false);
+    set(&mut h, 1, G100 | G40, false);
+    assert_eq!(opcodes(&mut h), (39, 39));
+    // Port 0 negotiates 100G and 50G, port 1 forced to 40G: no negotiating partner for
+    // port 0 (2), no partner at 40G for port 1 (36).
+    set(&mut h, 0, G100 | G50, false);
+    set(&mut h, 1, G40, true);
+    assert_eq!(opcodes(&mut h), (2, 36));
+    // Port 0 disabled: 0 on it; port 1, forced, alone: 36.
+    admin(&mut h, 0, false);
+    assert_eq!(opcodes(&mut h), (0, 36));
+    admin(&mut h, 0, true);
+    // Port 0 in loopback runs with itself: up, nothing to say.
+    let mut lb = vec![0u8; 8];
+    put(&mut lb, 0x8, 8, 1);
+    put(&mut lb, 0x38, 8, 2); // lb_en: phy local
+    h.exec(&reg_in(0x5018, true, &lb), 16 + 8).ok();
+    assert_eq!(opcodes(&mut h).0, 0);
+    // Refused: another page (0, 3), another port number type (pnat 1), another group
+    // (1), local port 2, a write (read-only), a register shorter than PDDR either way.
+    for (bit, len, v, syn) in [
+        (0x38, 8, 0, synd::PDDR_PAGE),
+        (0x38, 8, 3, synd::PDDR_PAGE),
+        (0x10, 2, 1, synd::PDDR_PAGE),
+        (0x50, 16, 1, synd::PDDR_GROUP),
+        (0x8, 8, 2, synd::LOCAL_PORT),
+    ] {
+        let mut r = pddr();
+        put(&mut r, bit, len, v);
+        expect(
+            h.exec(&reg_in(0x5031, false, &r), 16 + 0x100),
+            ST_BAD_PARAM,
+            syn,
+        );
+    }
+    expect(
+        h.exec(&reg_in(0x5031, true, &pddr()), 16 + 0x100),
+        ST_BAD_PARAM,
+        synd::REG_READ_ONLY,
+    );
+    expect(
+        h.exec(&reg_in(0x5031, false, &pddr()[..0x80]), 16 + 0x100),
+        ST_BAD_IN_LEN,
+        synd::REG_LENGTH,
+    );
+    expect(
+        h.exec(&reg_in(0x5031, false, &pddr()), 16 + 0x80),
+        ST_BAD_OUT_LEN,
+        synd::REG_LENGTH,
+    );
+}
+
+/// PMLP `width` and PPLM (fec_mode_active, the legacy admin fields) of function `h.port`.
+fn lanes_and_fec(h: &mut Host) -> (u64, u64, [u64; 5]) {
+    let mut pm = vec![0u8; 0x40];
+    put(&mut pm, 0x8, 8, 1);
+    let o = h.exec(&reg_in(0x5002, false, &pm), 16 + 0x40).ok();
+    let width = getf(&o.b[16..], 0x18, 8);
+    let o = h.exec(&reg_in(0x5023, false, &pplm(0)), 16 + 0x50).ok();
+    let d = &o.b[16..];
+    // fec_override_admin_ 10g_40g, 25g, 50g, 56g, 100g.
+    let admin = [0xbc, 0xb8, 0xb4, 0xac, 0xb0].map(|b| getf(d, b, 4));
+    (width, getf(d, 0x68, 24), admin)
+}
+
+#[test]
+fn lanes_and_fec_follow_the_speed_the_link_runs() {
+    let mut h = Host::new(0);
+    for p in [1, 0] {
+        h.port = p;
+        h.bring_up();
+    }
+    let set = |h: &mut Host, p: usize, admin: u32, an_off: bool| {
+        h.port = p;
+        h.exec(&reg_in(0x5004, true, &ptys(admin, an_off)), 16 + 0x40)
+            .ok();
+    };
+    // Each speed forced on both ends: its lanes on both, and what auto runs there (RS-FEC,
+    // bit 2, on 25G lanes; no FEC, bit 0, at 10G and 40G).
+    for (mode, lanes, auto) in [
+        (G100, 4, 1 << 2),
+        (G50, 2, 1 << 2),
+        (G40, 4, 1),
+        (G25, 1, 1 << 2),
+        (G10, 1, 1),
+    ] {
+        set(&mut h, 0, mode, true);
+        set(&mut h, 1, mode, true);
+        for p in [0, 1] {
+            h.port = p;
+            assert_eq!(
+                lanes_and_fec(&mut h),
+                (lanes, auto, [0; 5]),
+                "{mode:#x} port {p}"
+            );
+        }
+    }
+    // As mlx5e's --set-fec baser: FireCode in every field that offers it (all but 56G).
+    h.port = 0;
+    let mut w = pplm(1 << 1);
+    for b in [0xbc, 0xb8, 0xb4] {
+        put(&mut w, b, 4, 1 << 1);
+    }
+    h.exec(&reg_in(0x5023, true, &w), 16 + 0x50).ok();
+    let baser = [2, 2, 2, 0, 2];
+    assert_eq!(lanes_and_fec(&mut h), (1, 1 << 1, baser), "10G: FireCode");
+    // Negotiated at 25G (port 0 advertises 25G and 10G, port 1 everything): 25G's field.
+    set(&mut h, 0, G25 | G10, false);
+    set(&mut h, 1, link::CAP, false);
+    h.port = 0;
+    assert_eq!(lanes_and_fec(&mut h), (1, 1 << 1, baser));
+    h.port = 1;
+    assert_eq!(lanes_and_fec(&mut h), (1, 1 << 2, [0; 5]), "port 1: auto");
+    // Port 0: RS at 25G, none at 50G; at 25G RS runs, at 50G none.
+    h.port = 0;
+    let mut w = pplm(0);
+    put(&mut w, 0xb8, 4, 1 << 2);
+    put(&mut w, 0xb4, 4, 1);
+    h.exec(&reg_in(0x5023, true, &w), 16 + 0x50).ok();
+    assert_eq!(lanes_and_fec(&mut h), (1, 1 << 2, [0, 4, 1, 0, 0]));
+    set(&mut h, 0, G50, false);
+    h.port = 0;
+    assert_eq!(lanes_and_fec(&mut h), (2, 1, [0, 4, 1, 0, 0]));
+    // At 100G (auto there): RS.
+    set(&mut h, 0, link::CAP, false);
+    h.port = 0;
+    assert_eq!(lanes_and_fec(&mut h), (4, 1 << 2, [0, 4, 1, 0, 0]));
+    // The link down (port 0 advertises only 40G, port 1 forced to 25G): nothing runs;
+    // each port's lanes are those of the fastest mode it offers.
+    set(&mut h, 0, G40, false);
+    set(&mut h, 1, G25, true);
+    for (p, lanes) in [(0, 4), (1, 1)] {
+        h.port = p;
+        let (w, active, _) = lanes_and_fec(&mut h);
+        assert_eq!((w, active), (lanes, 0), "port {p}");
+    }
+    // The per-speed tables the model's link module gives.
+    for (&(bit, mbps), lanes) in link::MODES.iter().zip([4, 2, 4, 1, 1]) {
+        let m = link::mode(bit).unwrap();
+        assert_eq!(m.lanes, lanes, "{mbps}");
+        assert_ne!(m.fec_cap & m.fec_auto, 0, "{mbps}: auto is one it offers");
+    }
+    assert_eq!(link::mode(21), None, "100GBASE-SR4 is not the port's");
+    assert_eq!(
+        (0..5).map(link::fec_cap).collect::<Vec<_>>(),
+        [3, 7, 7, 0, 7]
     );
 }

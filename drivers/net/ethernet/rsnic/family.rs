@@ -561,6 +561,18 @@ pub(crate) trait Control: DataPath {
         Err(crate::kernel_ext::net::eopnotsupp())
     }
 
+    /// Whether the driver says why the link is down (`ethtool <dev>`'s "Link detected: no
+    /// (reason)": [`Control::link_down_reason`]); without it the operation is absent and
+    /// ethtool shows no reason, as for upstream mana, which has none. ConnectX has it,
+    /// through PDDR.
+    const LINK_EXT_STATE: bool = false;
+    /// Why the link is down, asked only while the carrier is off: ethtool's extended link
+    /// state ([`ethtool::LinkExtState`]), `None` when the device gives none or the query
+    /// failed (ethtool then shows no reason). Sleeps.
+    fn link_down_reason(_func: &Arc<Self::Func>) -> Option<ethtool::LinkExtState> {
+        None
+    }
+
     /// Whether the device counts the port's MAC traffic as the standard counter groups
     /// show it (`ethtool -S <dev> --groups eth-mac eth-ctrl rmon`: [`Control::query_mac_stats`],
     /// [`Control::query_rmon_stats`]); without it those groups are empty, as for a driver

@@ -454,6 +454,16 @@ impl Control for Mlx5 {
         Ok(())
     }
 
+    // As mlx5e_get_link_ext_state: PDDR's troubleshooting status opcode, mapped as
+    // mlx5e_link_ext_state_opcode_map (0, an unmapped opcode or a failed read: no reason).
+    const LINK_EXT_STATE: bool = true;
+
+    fn link_down_reason(func: &Arc<ctrl::Func>) -> Option<ethtool::LinkExtState> {
+        let opcode = func.query_link_down_reason().ok()?;
+        let (state, substate) = vport::link_ext_state(opcode)?;
+        Some(ethtool::LinkExtState { state, substate })
+    }
+
     // As mlx5e_ethtool_set_link_ksettings: the modes asked for (those advertised with
     // autonegotiation, those of the speed without), within the port's; a PTYS write if
     // anything changes, then the port's link toggled if it was up (mlx5_toggle_port_link).

@@ -145,6 +145,20 @@ impl<F: Family> ethtool::Operations for PortOps<F> {
         F::link_settings(&port.shared.func, dev.carrier_ok(), ks)
     }
 
+    // Why the link is down, for the families that can say (ConnectX); asked of the device
+    // only while the carrier is off, as mlx5e (with the carrier on there is nothing to say).
+    const HAS_GET_LINK_EXT_STATE: bool = F::LINK_EXT_STATE;
+
+    fn get_link_ext_state(
+        dev: &Device,
+        port: ArcBorrow<'_, Port<F>>,
+    ) -> Option<ethtool::LinkExtState> {
+        if dev.carrier_ok() {
+            return None;
+        }
+        F::link_down_reason(&port.shared.func)
+    }
+
     const HAS_SET_LINK_KSETTINGS: bool = F::LINK_SET;
 
     fn set_link_ksettings(

@@ -492,6 +492,17 @@ impl Func {
         )
     }
 
+    /// The port's troubleshooting status opcode (PDDR's troubleshooting page, monitor group;
+    /// 0: nothing to say), as mlx5e's `query_port_status_opcode`. Sleeps.
+    pub(crate) fn query_link_down_reason(&self) -> Result<u16> {
+        self.read_reg(
+            vport::PDDR_LEN,
+            vport::pddr_query,
+            vport::parse_pddr,
+            format_args!("PDDR read"),
+        )
+    }
+
     /// Sets the port's global pause: a PFCC write of `pprx` / `pptx`, as
     /// `mlx5_set_port_pause` (the device keeps it: it is the port's state, untouched by
     /// queue or channel changes). Sleeps.

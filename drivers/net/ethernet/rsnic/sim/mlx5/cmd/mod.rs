@@ -18,8 +18,8 @@
 //! * [`fs`]: flow tables, groups, entries, the root (fs_cmd.c).
 //! * [`vport`]: the NIC vport context, vport state and counters, ACCESS_REG (PAOS, PPLR,
 //!   PFCC, PPCNT, PMTU, PTYS; vport.c, port.c).
-//! * [`port`]: ACCESS_REG of PCAM (the port's registers and features), PPLM (FEC) and PMLP
-//!   (lanes) (en/port.c, en_stats.c).
+//! * [`port`]: ACCESS_REG of PCAM (the port's registers and features), PPLM (FEC), PMLP
+//!   (lanes) and PDDR (why the link is down) (en/port.c, en_stats.c, en_ethtool.c).
 //!
 //! # The command interface as the model implements it
 //!
@@ -167,7 +167,7 @@
 //! counting frames through the MAC: group 0 the IEEE 802.3 counters, see [`ieee`], 1 RFC
 //! 2863, 2 RFC 2819 with the size histogram, 0x10 per priority, 0x12 the physical layer's
 //! errors and 0x16 its statistical counters, all 0; `clr` restarts them after the answer;
-//! other groups are BAD_PARAM), PCAM, PPLM (FEC) and PMLP (see [`port`]), PTYS (Ethernet
+//! other groups are BAD_PARAM), PCAM, PPLM (FEC), PMLP and PDDR (see [`port`]), PTYS (Ethernet
 //! only: five modes of direct-attach copper, 10 to 100 Gb/s; the running mode is the one the
 //! two ports resolve, see [`link`]; a write sets the advertised modes, which must be some of
 //! the port's, and `an_disable_admin`, which the port allows: else BAD_PARAM),
@@ -321,8 +321,9 @@ pub(super) struct Func {
     pub(super) an_disabled: bool,
     /// The vport's address filter.
     pub(super) filter: VportFilter,
-    /// PPLM's `fec_override_admin_100g`: the FEC mode asked for (0: auto).
-    pub(super) fec_admin: u8,
+    /// PPLM's legacy `fec_override_admin_*` (10G/40G, 25G, 50G, 56G, 100G): the FEC mode
+    /// asked for at each speed (0: auto).
+    pub(super) fec_admin: [u8; 5],
 }
 
 impl Func {
@@ -364,7 +365,7 @@ impl Func {
         ptys_admin: link::CAP,
         an_disabled: false,
         filter: VportFilter::NONE,
-        fec_admin: 0,
+        fec_admin: [0; 5],
     };
 
     /// The function as after power-on (a function-level reset): HCA disabled, no command

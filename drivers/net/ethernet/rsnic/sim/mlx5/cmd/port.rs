@@ -1,35 +1,38 @@
 // SPDX-License-Identifier: GPL-2.0
 
-//! The device's half of the port capability and FEC registers, through ACCESS_REG (the
-//! other port registers are in [`super::vport`]): PCAM, the registers and features the
-//! port has (what mlx5_core reads at init, `mlx5_query_pcam_reg`); PPLM, the FEC the port
-//! offers and runs (`mlx5e_get_fec_mode`, `mlx5e_set_fec_mode`); PMLP, its lanes
-//! (`fec_num_lanes`). Layouts in [`crate::sim::mlx5::ifc::port`].
+//! The device's half of the port capability, FEC and diagnostics registers, through
+//! ACCESS_REG (the other port registers are in [`super::vport`]): PCAM, the registers and
+//! features the port has (what mlx5_core reads at init, `mlx5_query_pcam_reg`); PPLM, the
+//! FEC the port offers and runs (`mlx5e_get_fec_mode`, `mlx5e_set_fec_mode`); PMLP, its
+//! lanes (`fec_num_lanes`); PDDR's troubleshooting page, why its link is down
+//! (`query_port_status_opcode` of mlx5e's `get_link_ext_state`). Layouts in
+//! [`crate::sim::mlx5::ifc::port`].
 //!
-//! The port runs one mode, 100GBASE-CR4 (4 lanes of 25G), so PPLM offers FEC in the 100G
-//! field only: no FEC, FireCode (BASE-R) and RS-FEC (528,514), the modes mlx5e knows for a
-//! link of 25G lanes; every other speed's field offers nothing (cap 0), and PCAM has no
-//! 50G- or 100G-per-lane FEC fields. The admin field of 100G is 0 (auto: the port picks
-//! RS-FEC, which 100GBASE-CR4 requires, IEEE 802.3 Clause 91) or one mode of the cap; a
-//! write of anything else, of a mode in another speed's field, or of the RS bypass, is
-//! refused (BAD_PARAM, [`super::synd::PPLM_ADMIN`]). `fec_mode_active` is the mode running
-//! while the port is up, 0 while it is down. Each port keeps its own setting: the model's
-//! wire does not make both ends agree (a link with different modes at each end still
-//! comes up).
+//! The port's lanes and FEC follow the mode its link runs ([`link::Mode`]): PMLP `width`
+//! is that mode's lanes (while the link is down, those of the fastest mode the port
+//! advertises, the one it trains at first), and PPLM offers FEC in the legacy per-speed
+//! fields of the port's speeds: 10G/40G no FEC and FireCode (BASE-R); 25G, 50G and 100G
+//! (25G lanes) those and RS-FEC (528,514); 56G nothing; PCAM has no 50G- or 100G-per-lane
+//! FEC fields. Each field's admin is 0 (auto) or one mode of its cap; a write of anything
+//! else, of a mode in a field that offers none, or of the RS bypass, is refused (BAD_PARAM,
+//! [`super::synd::PPLM_ADMIN`]). `fec_mode_active` is, while the link is up, the admin
+//! mode of the running speed's field, or that speed's auto choice (RS-FEC on 25G lanes,
+//! none at 10G and 40G: [`link::Mode::fec_auto`]); 0 while it is down. Each port keeps its
+//! own setting: the model's wire does not make both ends agree (a link with different modes
+//! at each end still comes up).
+//!
+//! PDDR answers only what mlx5e asks: the troubleshooting page (`page_select` 1) of local
+//! port 1 with the monitor group (0), whose status opcode is [`link::down_reason`] (0 while
+//! the link is up or the port disabled); another page, `pnat` or group is BAD_PARAM, and
+//! so is a write (PDDR is read-only).
 
-use super::{bad, synd, CmdResult, Cx};
+use super::{bad, link, synd, CmdResult, Cx};
 use crate::hwif::hw::BusMemory;
 use crate::sim::mlx5::ifc::{self, get, port::*, set, status};
 
-/// The FEC modes the port offers at 100G (`fec_override_cap_100g`).
-pub const FEC_CAP_100G: u32 = FEC_NONE | FEC_FIRECODE | FEC_RS_528;
-
-/// The lanes of the port's one mode, 100GBASE-CR4 (PMLP `width`).
-pub const LANES: u32 = 4;
-
 /// The registers of 0x5000..=0x507f the model implements (PCAM's
 /// `port_access_reg_cap_mask`).
-const REGS: [u32; 9] = [
+const REGS: [u32; 10] = [
     PMLP,
     ifc::reg::PMTU,
     ifc::reg::PTYS,
@@ -38,27 +41,31 @@ const REGS: [u32; 9] = [
     ifc::reg::PPCNT,
     ifc::reg::PPLR,
     PPLM,
+    PDDR,
     PCAM,
 ];
 
-/// The FEC mode a port with admin field `admin` (0: auto) runs, as a `fec_mode_active`
-/// bit.
-pub(in crate::sim::mlx5) fn active_fec(admin: u8) -> u32 {
-    if admin == 0 {
-        FEC_RS_528
-    } else {
-        u32::from(admin)
-    }
+/// The [`link::Mode`] port `p` runs, or while its link is down the one it trains at first
+/// (the fastest it advertises).
+fn port_mode(ports: &[crate::sim::mlx5::Port], p: usize) -> Option<link::Mode> {
+    let m = match link::resolve(ports, p) {
+        0 => ports
+            .get(p)
+            .map_or(0, |pt| link::fastest(pt.func.ptys_admin)),
+        m => m,
+    };
+    link::mode(m.trailing_zeros())
 }
 
 impl<M: BusMemory> Cx<'_, '_, M> {
-    /// ACCESS_REG of PCAM, PPLM or PMLP (`None` for another register: [`Self::access_reg`]
-    /// handles it).
+    /// ACCESS_REG of PCAM, PPLM, PMLP or PDDR (`None` for another register:
+    /// [`Self::access_reg`] handles it).
     pub(super) fn access_port_reg(&mut self, id: u32, op_mod: u32) -> Option<CmdResult> {
         let len = match id {
             PCAM => PCAM_LEN,
             PPLM => PPLM_LEN,
             PMLP => PMLP_LEN,
+            PDDR => PDDR_LEN,
             _ => return None,
         };
         Some(self.port_reg(id, len, op_mod))
@@ -80,7 +87,7 @@ impl<M: BusMemory> Cx<'_, '_, M> {
         let (group, reg_group) = (get(r, PCAM_FEATURE_GROUP), get(r, PCAM_ACCESS_REG_GROUP));
         if op_mod == OP_WRITE {
             if id != PPLM {
-                // PCAM is read-only; the port's lanes are fixed.
+                // PCAM and PDDR are read-only; the port's lanes follow its mode.
                 return Err(bad(synd::REG_READ_ONLY));
             }
             let admin = pplm_admin(r)?;
@@ -88,9 +95,18 @@ impl<M: BusMemory> Cx<'_, '_, M> {
         } else if id == PCAM && (group != 0 || reg_group != 0) {
             // Only the groups of 6.12 (enhanced features, registers 0x5000..0x507f).
             return Err(bad(synd::PCAM_GROUP));
+        } else if id == PDDR {
+            if get(r, PDDR_PAGE_SELECT) != PDDR_PAGE_TROUBLESHOOTING || get(r, PDDR_PNAT) != 0 {
+                return Err(bad(synd::PDDR_PAGE));
+            }
+            if get(r, PDDR_GROUP_OPCODE) != 0 {
+                return Err(bad(synd::PDDR_GROUP));
+            }
         }
         let p = self.p;
         let oper = super::vport::oper_up(self.t.ports, p);
+        let mode = port_mode(self.t.ports, p);
+        let reason = link::down_reason(self.t.ports, p);
         let admin = self.port().func.fec_admin;
         let Some(o) = self.out.get_mut(DATA..DATA + len) else {
             return Ok(());
@@ -104,42 +120,46 @@ impl<M: BusMemory> Cx<'_, '_, M> {
             }
             PPLM => {
                 set(o, LOCAL_PORT, 1);
-                if let Some(&c) = PPLM_CAP.get(PPLM_100G) {
-                    set(o, c, FEC_CAP_100G);
+                for (i, (&c, &a)) in PPLM_CAP.iter().zip(PPLM_ADMIN.iter()).enumerate() {
+                    set(o, c, link::fec_cap(i));
+                    set(o, a, u32::from(admin.get(i).copied().unwrap_or(0)));
                 }
-                if let Some(&a) = PPLM_ADMIN.get(PPLM_100G) {
-                    set(o, a, u32::from(admin));
-                }
-                set(
-                    o,
-                    PPLM_FEC_MODE_ACTIVE,
-                    if oper { active_fec(admin) } else { 0 },
-                );
+                // The running speed's admin mode, or its auto choice.
+                let active = match mode {
+                    Some(m) if oper => match admin.get(m.pplm).copied().unwrap_or(0) {
+                        0 => m.fec_auto,
+                        a => u32::from(a),
+                    },
+                    _ => 0,
+                };
+                set(o, PPLM_FEC_MODE_ACTIVE, active);
+            }
+            PDDR => {
+                set(o, LOCAL_PORT, 1);
+                set(o, PDDR_PAGE_SELECT, PDDR_PAGE_TROUBLESHOOTING);
+                set(o, PDDR_MONITOR_OPCODE, reason);
             }
             _ => {
                 set(o, LOCAL_PORT, 1);
-                set(o, PMLP_WIDTH, LANES);
+                set(o, PMLP_WIDTH, mode.map_or(0, |m| m.lanes));
             }
         }
         Ok(())
     }
 }
 
-/// The 100G admin field of a PPLM write `r`, if the port can take it: 0 (auto) or one mode
-/// of [`FEC_CAP_100G`], and every other speed's field and the RS bypass 0 (they offer
-/// nothing). The read-only fields (caps, active mode) are ignored, as mlx5e writes back
-/// what it read.
-fn pplm_admin(r: &[u8]) -> Result<u8, (u8, u32)> {
-    let mut admin = 0;
-    for (i, &f) in PPLM_ADMIN.iter().enumerate() {
+/// The legacy admin fields of a PPLM write `r`, if the port can take them: each 0 (auto)
+/// or one mode its speed offers ([`link::fec_cap`]), and every per-lane field and the RS
+/// bypass 0 (the port has none). The read-only fields (caps, active mode) are ignored, as
+/// mlx5e writes back what it read.
+fn pplm_admin(r: &[u8]) -> Result<[u8; PPLM_ADMIN.len()], (u8, u32)> {
+    let mut admin = [0u8; PPLM_ADMIN.len()];
+    for (i, (&f, a)) in PPLM_ADMIN.iter().zip(admin.iter_mut()).enumerate() {
         let v = get(r, f);
-        let cap = if i == PPLM_100G { FEC_CAP_100G } else { 0 };
-        if v != 0 && (!v.is_power_of_two() || v & !cap != 0) {
+        if v != 0 && (!v.is_power_of_two() || v & !link::fec_cap(i) != 0) {
             return Err(bad(synd::PPLM_ADMIN));
         }
-        if i == PPLM_100G {
-            admin = v as u8;
-        }
+        *a = v as u8;
     }
     let others = PPLM_ADMIN_PER_LANE.iter().any(|&f| get(r, f) != 0);
     if others || get(r, PPLM_RS_BYPASS_ADMIN) != 0 {

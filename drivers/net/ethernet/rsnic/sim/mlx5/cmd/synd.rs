@@ -202,10 +202,14 @@ pub const REG_LENGTH: u32 = 0xa4;
 /// PPLM: an admin FEC field naming no mode or more than one, or a mode its speed does not
 /// offer, or the RS bypass (BAD_PARAM).
 pub const PPLM_ADMIN: u32 = 0xad;
-/// ACCESS_REG write of a read-only register (PCAM, PMLP) (BAD_PARAM).
+/// ACCESS_REG write of a read-only register (PCAM, PMLP, PDDR) (BAD_PARAM).
 pub const REG_READ_ONLY: u32 = 0xae;
 /// PCAM: a feature or register group other than 0 (BAD_PARAM).
 pub const PCAM_GROUP: u32 = 0xaf;
+/// PDDR: a page other than the troubleshooting page (1), or `pnat` not 0 (BAD_PARAM).
+pub const PDDR_PAGE: u32 = 0xa8;
+/// PDDR: a troubleshooting group other than monitor (0) (BAD_PARAM).
+pub const PDDR_GROUP: u32 = 0xa9;
 /// PPCNT: a counter group the model does not keep (BAD_PARAM).
 pub const PPCNT_GROUP: u32 = 0xa5;
 /// PMTU: an admin MTU above the port's maximum or below 64 (BAD_PARAM).

@@ -2,7 +2,8 @@
 
 //! The model's layouts of the port capability and FEC registers (the handler:
 //! `cmd/port.rs`), from mlx5_ifc.h: `pcam_reg` (with `pcam_regs_5000_to_507f` and
-//! `pcam_enhanced_features`), `pplm_reg`, `pmlp_reg`; the register ids of driver.h; the
+//! `pcam_enhanced_features`), `pplm_reg`, `pmlp_reg`, `pddr_reg` (with
+//! `pddr_troubleshooting_page`); the register ids of driver.h; the
 //! PPCNT physical layer statistical group (`phys_layer_statistical_cntrs`) of device.h. Bit
 //! offsets are inside the register (the ACCESS_REG data).
 
@@ -14,6 +15,8 @@ pub const PMLP: u32 = 0x5002;
 pub const PPLM: u32 = 0x5023;
 /// `MLX5_REG_PCAM` (port capabilities mask).
 pub const PCAM: u32 = 0x507f;
+/// `MLX5_REG_PDDR` (port diagnostics database).
+pub const PDDR: u32 = 0x5031;
 
 /// `pcam_reg` size in bytes (0x280 bits).
 pub const PCAM_LEN: usize = 0x50;
@@ -21,6 +24,22 @@ pub const PCAM_LEN: usize = 0x50;
 pub const PPLM_LEN: usize = 0x50;
 /// `pmlp_reg` size in bytes (0x200 bits).
 pub const PMLP_LEN: usize = 0x40;
+/// `pddr_reg` size in bytes (0x800 bits).
+pub const PDDR_LEN: usize = 0x100;
+
+/// `pddr_reg.pnat`: bit 0x10 (2); 0 = `local_port` is the local port number.
+pub const PDDR_PNAT: Fld = f(0x10, 2);
+/// `pddr_reg.page_select`: bit 0x38 (8).
+pub const PDDR_PAGE_SELECT: Fld = f(0x38, 8);
+/// `page_select` of the troubleshooting page
+/// (`MLX5_PDDR_REG_PAGE_SELECT_TROUBLESHOOTING_INFO_PAGE`).
+pub const PDDR_PAGE_TROUBLESHOOTING: u32 = 1;
+/// `pddr_troubleshooting_page.group_opcode`: bit 0x40 + 0x10 (16); 0 =
+/// `MLX5_PDDR_REG_TRBLSH_GROUP_OPCODE_MONITOR`.
+pub const PDDR_GROUP_OPCODE: Fld = f(0x50, 0x10);
+/// `pddr_troubleshooting_page.status_opcode.pddr_monitor_opcode.monitor_opcode`: bit
+/// 0x40 + 0x30 (16).
+pub const PDDR_MONITOR_OPCODE: Fld = f(0x70, 0x10);
 
 /// `pcam_reg.feature_group`: bit 0x8 (8); 0 = `MLX5_PCAM_FEATURE_ENHANCED_FEATURES`.
 pub const PCAM_FEATURE_GROUP: Fld = f(0x8, 8);
@@ -62,8 +81,7 @@ pub const PPLM_ADMIN_PER_LANE: [Fld; 8] = [
     f(0x230, 0x10),
     f(0x220, 0x10),
 ];
-/// Index in [`PPLM_CAP`] / [`PPLM_ADMIN`] of 100G (`MLX5E_FEC_SUPPORTED_LINK_MODES_100G`),
-/// the speed the model's port runs (100GBASE-CR4).
+/// Index in [`PPLM_CAP`] / [`PPLM_ADMIN`] of 100G (`MLX5E_FEC_SUPPORTED_LINK_MODES_100G`).
 pub const PPLM_100G: usize = 4;
 /// FEC mode bit of no FEC (`1 << MLX5E_FEC_NOFEC`).
 pub const FEC_NONE: u32 = 1 << 0;

@@ -1,9 +1,10 @@
 // SPDX-License-Identifier: GPL-2.0
 
-//! ACCESS_REG and the port registers rsnic reads and writes through it: PAOS, PPLR, PFCC and
-//! PPCNT (upstream port.c `mlx5_access_reg`, `mlx5_set_port_admin_status`,
+//! ACCESS_REG and the port registers rsnic reads and writes through it: PAOS, PPLR, PFCC,
+//! PPCNT and PDDR (upstream port.c `mlx5_access_reg`, `mlx5_set_port_admin_status`,
 //! `mlx5_query_port_oper_status`, `mlx5_set_port_pause`, `mlx5_query_port_pause`; en_stats.c
-//! `mlx5e_stats_get_ieee`). Re-exported by the parent module.
+//! `mlx5e_stats_get_ieee`; en_ethtool.c `query_port_status_opcode` and
+//! `mlx5e_link_ext_state_opcode_map`). Re-exported by the parent module.
 
 use crate::hwif::mlx5::cmd::{fits, op, output, start, Field, FormatError};
 
@@ -434,4 +435,132 @@ pub fn parse_ppcnt_rfc_2819(out: &[u8]) -> Result<Rfc2819Counters, FormatError> 
         jabbers: c(r::JABBERS),
         hist,
     })
+}
+
+// ---------------------------------------------------------------------------------------
+// PDDR: why the link is down
+
+/// Register id of PDDR, the port diagnostics database (`MLX5_REG_PDDR`).
+pub const REG_PDDR: u16 = 0x5031;
+/// `pddr_reg` length (0x800 bits).
+pub const PDDR_LEN: usize = 0x100;
+/// `pddr_reg.page_select`: bit 0x38, 8 bits.
+pub const PDDR_PAGE_SELECT: Field = Field::new(0x38, 8);
+/// `page_select` of the troubleshooting page
+/// (`MLX5_PDDR_REG_PAGE_SELECT_TROUBLESHOOTING_INFO_PAGE`).
+pub const PDDR_PAGE_TROUBLESHOOTING: u64 = 1;
+/// `pddr_troubleshooting_page.group_opcode` (page data at bit 0x40): bit 0x50, 16 bits
+/// (`MLX5_PDDR_REG_TRBLSH_GROUP_OPCODE_MONITOR` = 0).
+pub const PDDR_GROUP_OPCODE: Field = Field::new(0x50, 16);
+/// `pddr_troubleshooting_page.status_opcode.pddr_monitor_opcode.monitor_opcode`: bit
+/// 0x70, 16 bits.
+pub const PDDR_MONITOR_OPCODE: Field = Field::new(0x70, 16);
+
+/// PDDR read of the troubleshooting page's monitor group of local port 1, as
+/// `query_port_status_opcode`.
+pub fn pddr_query(buf: &mut [u8]) -> Result<usize, FormatError> {
+    let d = access_reg(buf, REG_PDDR, PDDR_LEN, ACCESS_REG_READ)?;
+    PDDR_PAGE_SELECT.set(d, PDDR_PAGE_TROUBLESHOOTING);
+    PDDR_GROUP_OPCODE.set(d, 0);
+    Ok(access_reg_len(PDDR_LEN))
+}
+
+/// Parses a PDDR read: the troubleshooting status opcode (0: none). An answer for another
+/// page than the one asked is [`FormatError::BadParam`].
+pub fn parse_pddr(out: &[u8]) -> Result<u16, FormatError> {
+    let o = output(out, access_reg_len(PDDR_LEN))?;
+    let d = &o[ACCESS_REG_DATA..];
+    if PDDR_PAGE_SELECT.get(d) != PDDR_PAGE_TROUBLESHOOTING {
+        return Err(FormatError::BadParam);
+    }
+    Ok(PDDR_MONITOR_OPCODE.get(d) as u16)
+}
+
+/// ethtool's extended link states (`enum ethtool_link_ext_state` of uapi ethtool.h) and
+/// the substates mlx5e reports with them (`enum ethtool_link_ext_substate_*`; 0: none).
+pub mod link_ext {
+    /// `ETHTOOL_LINK_EXT_STATE_AUTONEG`.
+    pub const AUTONEG: u8 = 0;
+    /// `ETHTOOL_LINK_EXT_STATE_LINK_TRAINING_FAILURE`.
+    pub const LINK_TRAINING_FAILURE: u8 = 1;
+    /// `ETHTOOL_LINK_EXT_STATE_LINK_LOGICAL_MISMATCH`.
+    pub const LINK_LOGICAL_MISMATCH: u8 = 2;
+    /// `ETHTOOL_LINK_EXT_STATE_BAD_SIGNAL_INTEGRITY`.
+    pub const BAD_SIGNAL_INTEGRITY: u8 = 3;
+    /// `ETHTOOL_LINK_EXT_STATE_NO_CABLE`.
+    pub const NO_CABLE: u8 = 4;
+    /// `ETHTOOL_LINK_EXT_STATE_CABLE_ISSUE`.
+    pub const CABLE_ISSUE: u8 = 5;
+    /// `ETHTOOL_LINK_EXT_STATE_EEPROM_ISSUE`.
+    pub const EEPROM_ISSUE: u8 = 6;
+    /// `ETHTOOL_LINK_EXT_STATE_CALIBRATION_FAILURE`.
+    pub const CALIBRATION_FAILURE: u8 = 7;
+    /// `ETHTOOL_LINK_EXT_STATE_POWER_BUDGET_EXCEEDED`.
+    pub const POWER_BUDGET_EXCEEDED: u8 = 8;
+    /// `ETHTOOL_LINK_EXT_STATE_OVERHEAT`.
+    pub const OVERHEAT: u8 = 9;
+    /// `ETHTOOL_LINK_EXT_SUBSTATE_AN_NO_PARTNER_DETECTED`.
+    pub const AN_NO_PARTNER: u8 = 1;
+    /// `ETHTOOL_LINK_EXT_SUBSTATE_AN_NO_PARTNER_DETECTED_FORCE_MODE`.
+    pub const AN_NO_PARTNER_FORCE: u8 = 4;
+    /// `ETHTOOL_LINK_EXT_SUBSTATE_AN_NO_HCD`.
+    pub const AN_NO_HCD: u8 = 6;
+}
+
+/// PDDR status opcodes and the (state, substate) ethtool reports for each, as mlx5e's
+/// `mlx5e_link_ext_state_opcode_map`.
+const LINK_EXT_MAP: &[(u16, u8, u8)] = {
+    use link_ext::*;
+    &[
+        // Autonegotiation: no partner, ack not received, next page exchange failed, no
+        // partner in force mode, FEC mismatch during override, no common mode.
+        (2, AUTONEG, 1),
+        (3, AUTONEG, 2),
+        (4, AUTONEG, 3),
+        (36, AUTONEG, 4),
+        (38, AUTONEG, 5),
+        (39, AUTONEG, 6),
+        // Link training: KR frame lock, KR link inhibit timeout, partner not ready,
+        // (no substate), remote fault.
+        (5, LINK_TRAINING_FAILURE, 1),
+        (6, LINK_TRAINING_FAILURE, 2),
+        (7, LINK_TRAINING_FAILURE, 3),
+        (8, LINK_TRAINING_FAILURE, 0),
+        (14, LINK_TRAINING_FAILURE, 4),
+        // PCS / FEC: block lock, AM lock, align status, FC-FEC lock, RS-FEC lock.
+        (9, LINK_LOGICAL_MISMATCH, 1),
+        (10, LINK_LOGICAL_MISMATCH, 2),
+        (11, LINK_LOGICAL_MISMATCH, 3),
+        (12, LINK_LOGICAL_MISMATCH, 4),
+        (13, LINK_LOGICAL_MISMATCH, 5),
+        // Signal integrity: (none), many physical errors, unsupported rate.
+        (15, BAD_SIGNAL_INTEGRITY, 0),
+        (17, BAD_SIGNAL_INTEGRITY, 1),
+        (42, BAD_SIGNAL_INTEGRITY, 2),
+        (1024, NO_CABLE, 0),
+        // Cable: unsupported cable, or none given.
+        (16, CABLE_ISSUE, 1),
+        (20, CABLE_ISSUE, 1),
+        (29, CABLE_ISSUE, 1),
+        (1025, CABLE_ISSUE, 1),
+        (1029, CABLE_ISSUE, 1),
+        (1031, CABLE_ISSUE, 0),
+        (1027, EEPROM_ISSUE, 0),
+        (23, CALIBRATION_FAILURE, 0),
+        (1032, POWER_BUDGET_EXCEEDED, 0),
+        (1030, OVERHEAT, 0),
+    ]
+};
+
+/// The extended link state (state, substate; [`link_ext`]) mlx5e reports for PDDR status
+/// opcode `opcode`; `None` for 0 (nothing to say) or an opcode it does not map (ethtool then
+/// shows no reason).
+pub fn link_ext_state(opcode: u16) -> Option<(u8, u8)> {
+    if opcode == 0 {
+        return None;
+    }
+    LINK_EXT_MAP
+        .iter()
+        .find(|&&(op, _, _)| op == opcode)
+        .map(|&(_, state, sub)| (state, sub))
 }
