@@ -165,6 +165,8 @@ fn commands_complete_by_eqe_in_events_mode_and_by_polling_around_it() {
     let res = d.bring_up(&mut tb);
     // main.c's sequence and the command EQ's own CREATE_EQ completed by polling: no EQE.
     assert_eq!(d.q.event_stats().by_eqe, 0);
+    assert_eq!(tb.counters(0).cmd_eqes, 0);
+    let commands = tb.counters(0).commands;
     assert_eq!(d.cmd_eq.as_ref().unwrap().stats().eqes, 0);
     assert_eq!(d.q.mode(), CmdMode::Events);
     // The async EQ (no command events) and commands after it: each completed by its EQE,
@@ -189,6 +191,9 @@ fn commands_complete_by_eqe_in_events_mode_and_by_polling_around_it() {
     let eqs = *d.cmd_eq.as_ref().unwrap().stats();
     // Past the 32 EQEs of the ring: the consumer index wrapped.
     assert_eq!((eqs.cmd_completions, eqs.eqes, eqs.bogus_cmd), (n, n, 0));
+    // The device wrote one command EQE per command it ran.
+    let c = tb.counters(0);
+    assert_eq!((c.commands - commands, c.cmd_eqes), (n, n));
     // Teardown in polling mode: its commands (the command EQ's DESTROY_EQ first) have no
     // EQE and need none.
     let posted = d.q.posted();
@@ -197,6 +202,7 @@ fn commands_complete_by_eqe_in_events_mode_and_by_polling_around_it() {
     assert_eq!(d.q.event_stats().by_eqe, n);
     assert_eq!(d.q.mode(), CmdMode::Polling);
     assert!(tb.take_irqs().is_empty(), "no EQ left to raise a vector");
+    assert_eq!(tb.counters(0).cmd_eqes, n, "none for the polled teardown");
     assert_eq!(tb.counters(0).eqes_lost, 0);
 }
 

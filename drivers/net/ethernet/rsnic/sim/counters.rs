@@ -110,6 +110,9 @@ const MLX5: &[Counter<mlx5::PortCounters>] = &[
     ("dev_dma_faults", |c| c.dma_faults),
     // Queues the driver had the device create (channel opens, AF_XDP queues).
     ("dev_queues_created", |c| c.queues_created),
+    // Commands executed, and the command completion EQEs written for them (events mode).
+    ("dev_commands", |c| c.commands),
+    ("dev_cmd_eqes", |c| c.cmd_eqes),
 ];
 
 /// MANA.
