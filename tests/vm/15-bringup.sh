@@ -186,20 +186,6 @@ unload_rsnic
 fi
 
 # Commands in events mode: one command completion EQE per command, none found by polling.
-# cmd_counts IFACE: "<dev_commands> <dev_cmd_eqes>" of the model (its device idle).
-cmd_counts() {
-	local -a lines
-	local l n=0 e=0
-	sleep 0.3
-	mapfile -t lines <"$(model_counters_file "$1")"
-	for l in "${lines[@]}"; do
-		case $l in
-		*" dev_commands: "*) n=${l##*: } ;;
-		*" dev_cmd_eqes: "*) e=${l##*: } ;;
-		esac
-	done
-	echo "$n $e"
-}
 load_rsnic
 mapfile -t ifs < <(rsnic_ifaces)
 a=${ifs[0]}
