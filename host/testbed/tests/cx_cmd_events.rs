@@ -272,6 +272,7 @@ fn an_eqe_for_an_entry_the_device_owns_is_not_trusted() {
     assert!(d.poll_cmd_eq(), "the forged EQE names the entry");
     let (r, note) = d.q.poll_event(true, &d.f, &mut out);
     assert_eq!(r, Ok(CmdPoll::Pending), "the ownership bit is the device's");
+    assert!(d.q.device_owns());
     assert_eq!(note, EventNote::EarlyEqe);
     assert_eq!(d.cmd_eq.as_ref().unwrap().stats().bogus_cmd, 1);
     // The command still completes (its own EQE went to the slot the forgery took: the
@@ -280,6 +281,7 @@ fn an_eqe_for_an_entry_the_device_owns_is_not_trusted() {
     let eqe = d.poll_cmd_eq();
     let (r, note) = d.q.poll_event(eqe, &d.f, &mut out);
     assert_eq!(r, Ok(CmdPoll::Done(res::SHORT_LEN)));
+    assert!(!d.q.device_owns(), "nothing outstanding");
     res::parse_alloc_pd(&out).unwrap();
     assert_eq!(note, EventNote::LostEqe);
     assert_eq!(d.q.event_stats().early_eqe, 1);

@@ -13,9 +13,10 @@
 //! ([`wait_events`], `wait_func`) then checks the entry's ownership bit, which decides: an
 //! EQE for an entry the device still owns is not trusted. A wait that sees no EQE within
 //! [`EQE_WAIT_MS`] polls the EQ (`mlx5_cmd_eq_recover`: an interrupt may be lost) and the
-//! ownership bit (an EQE may be lost), checks that the device is still there, and waits
-//! again until the command's timeout; a completion found without its EQE is counted and
-//! logged. Teardown switches back to polling (`mlx5_cmd_use_polling`) before the command
+//! ownership bit (an EQE may be lost: a command found done gives its EQE one more
+//! [`EQE_WAIT_MS`], as the device writes the entry first), checks that the device is still
+//! there, and waits again until the command's timeout; a completion found without its EQE
+//! is counted and logged. Teardown switches back to polling (`mlx5_cmd_use_polling`) before the command
 //! EQ's DESTROY_EQ, as `destroy_async_eqs`.
 
 use super::{queues::eq_ring, BringupError, CmdIf, ASYNC_INTR, CMD_TIMEOUT_MS};
@@ -204,6 +205,14 @@ pub(super) fn wait_events(
         if !eqe {
             ev.poll_eq();
             eqe = ev.done.try_wait();
+        }
+        if !eqe && !q.device_owns() {
+            // Done, but its EQE is not here: the device writes the entry before the EQE,
+            // so the EQE gets one more wait before it counts as lost.
+            eqe = ev.done.wait_timeout_ms(EQE_WAIT_MS) || {
+                ev.poll_eq();
+                ev.done.try_wait()
+            };
         }
         let (r, note) = q.poll_event(eqe, bar, out);
         let st = *q.event_stats();

@@ -359,6 +359,12 @@ impl<C: Coherent> CmdQueue<C> {
         self.mode = CmdMode::Polling;
     }
 
+    /// Whether the device still owns the outstanding command's entry (its ownership bit),
+    /// without finishing the command: false when nothing is outstanding.
+    pub fn device_owns(&self) -> bool {
+        self.pending.is_some() && self.page.read_u8(entry::STATUS_OWN) & CMD_OWNER_HW != 0
+    }
+
     /// One events-mode step for the outstanding command, as [`CmdQueue::poll`] (whose
     /// ownership check decides): `eqe` says whether a completion EQE naming the entry came
     /// since the command was posted or since the previous step. A command finished with
