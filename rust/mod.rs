@@ -13,7 +13,7 @@
 //! * [`dma`] — a DMA-capable parent device, coherent buffers, streaming mappings, and the
 //!   simulated device's view of host memory.
 //! * [`net`] — net_device registration and operations, ethtool operations, `SkBuff`.
-//! * [`sync`] — memory barriers for device-shared memory, bottom-half guard.
+//! * [`sync`] — memory barriers for device-shared memory, bottom-half guard, a completion.
 //! * [`wq`] — a workqueue of one's own, flushed and destroyed by its owner.
 //! * [`timer`] — a one-shot high-resolution timer that hands its owner to a handler, and the
 //!   monotonic clock.

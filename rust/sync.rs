@@ -1,11 +1,14 @@
 // SPDX-License-Identifier: GPL-2.0
 
-//! Memory barriers for device-shared memory, bottom-half control and the transmit context.
+//! Memory barriers for device-shared memory, bottom-half control, the transmit context, and
+//! a completion to wait on with a timeout.
 //!
 //! C headers: [`include/asm-generic/barrier.h`](srctree/include/asm-generic/barrier.h),
-//! [`include/linux/bottom_half.h`](srctree/include/linux/bottom_half.h).
+//! [`include/linux/bottom_half.h`](srctree/include/linux/bottom_half.h),
+//! [`include/linux/completion.h`](srctree/include/linux/completion.h).
 
 use super::bindings;
+use kernel::{init::PinInit, prelude::*, types::Opaque};
 
 /// `dma_wmb()`: earlier writes to coherent memory are visible to the device before later ones.
 #[inline]
@@ -171,5 +174,66 @@ pub fn xmit_context() -> XmitContext {
         0 => XmitContext::Normal,
         1 => XmitContext::IrqsOff,
         _ => XmitContext::HardIrq,
+    }
+}
+
+/// A completion (`struct completion`): one side waits, with a timeout and not interrupted by
+/// signals ([`Completion::wait_timeout_ms`], as `wait_for_completion_timeout()`), another
+/// signals it from any context, an interrupt handler included ([`Completion::complete`]).
+/// Each `complete` lets one wait (or [`Completion::try_wait`]) through; one made before the
+/// wait is not lost. [`Completion::reinit`] forgets those not waited for.
+///
+/// # Invariants
+///
+/// `inner` was initialised by `init_completion()` at its final (pinned) address.
+#[pin_data]
+pub struct Completion {
+    #[pin]
+    inner: Opaque<bindings::completion>,
+}
+
+// SAFETY: a completion is made to be signalled and waited on from any CPU and task; its
+// state is behind its own wait-queue spinlock.
+unsafe impl Send for Completion {}
+// SAFETY: as for `Send`: every operation takes `&self` and locks internally.
+unsafe impl Sync for Completion {}
+
+impl Completion {
+    /// A completion not completed.
+    pub fn new() -> impl PinInit<Self> {
+        pin_init!(Self {
+            inner <- Opaque::ffi_init(|p: *mut bindings::completion| {
+                // SAFETY: `p` points to the field's memory at its final (pinned) address;
+                // `init_completion()` initialises all of it.
+                unsafe { bindings::rsnic_helper_init_completion(p) }
+            }),
+        })
+    }
+
+    /// `complete()`: lets one waiter through (now or at its next wait). Any context.
+    pub fn complete(&self) {
+        // SAFETY: `inner` is initialised (type invariant) and lives as long as `self`.
+        unsafe { bindings::rsnic_helper_complete(self.inner.get()) }
+    }
+
+    /// `reinit_completion()`: forgets the completions not waited for (before the event
+    /// waited for is started, so that a stale one cannot end its wait).
+    pub fn reinit(&self) {
+        // SAFETY: `inner` is initialised (type invariant) and lives as long as `self`.
+        unsafe { bindings::rsnic_helper_reinit_completion(self.inner.get()) }
+    }
+
+    /// `wait_for_completion_timeout()` of `ms` milliseconds, not interruptible: true if a
+    /// completion let it through, false if the time ran out. Process context; sleeps.
+    pub fn wait_timeout_ms(&self, ms: u32) -> bool {
+        // SAFETY: `inner` is initialised (type invariant) and lives as long as `self`;
+        // callers are in process context, where sleeping is allowed.
+        unsafe { bindings::rsnic_helper_wait_for_completion_timeout_ms(self.inner.get(), ms) }
+    }
+
+    /// `try_wait_for_completion()`: takes a completion if there is one, without sleeping.
+    pub fn try_wait(&self) -> bool {
+        // SAFETY: `inner` is initialised (type invariant) and lives as long as `self`.
+        unsafe { bindings::rsnic_helper_try_wait_for_completion(self.inner.get()) }
     }
 }

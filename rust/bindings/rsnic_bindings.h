@@ -21,6 +21,7 @@
 #include <linux/debugfs.h>
 #include <linux/seq_file.h>
 #include <linux/hrtimer.h>
+#include <linux/completion.h>
 #include <linux/pci.h>
 #include <linux/interrupt.h>
 #include <net/devlink.h>

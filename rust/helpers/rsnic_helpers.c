@@ -22,6 +22,8 @@
 #include <linux/preempt.h>
 #include <linux/workqueue.h>
 #include <linux/hrtimer.h>
+#include <linux/completion.h>
+#include <linux/jiffies.h>
 #include <linux/dim.h>
 #include <linux/ktime.h>
 #include <linux/timekeeping.h>
@@ -565,6 +567,31 @@ void rsnic_helper_timer_cancel(struct rsnic_timer *t)
 int rsnic_helper_timer_try_to_cancel(struct rsnic_timer *t)
 {
 	return hrtimer_try_to_cancel(&t->timer);
+}
+
+void rsnic_helper_init_completion(struct completion *c)
+{
+	init_completion(c);
+}
+
+void rsnic_helper_reinit_completion(struct completion *c)
+{
+	reinit_completion(c);
+}
+
+void rsnic_helper_complete(struct completion *c)
+{
+	complete(c);
+}
+
+bool rsnic_helper_wait_for_completion_timeout_ms(struct completion *c, unsigned int ms)
+{
+	return wait_for_completion_timeout(c, msecs_to_jiffies(ms)) != 0;
+}
+
+bool rsnic_helper_try_wait_for_completion(struct completion *c)
+{
+	return try_wait_for_completion(c);
 }
 
 u64 rsnic_helper_ktime_get_ns(void)

@@ -127,6 +127,15 @@ void rsnic_helper_timer_cancel(struct rsnic_timer *t);
 int rsnic_helper_timer_try_to_cancel(struct rsnic_timer *t);
 u64 rsnic_helper_ktime_get_ns(void);
 
+/* Completions (rust/sync.rs) */
+struct completion;
+void rsnic_helper_init_completion(struct completion *c);
+void rsnic_helper_reinit_completion(struct completion *c);
+void rsnic_helper_complete(struct completion *c);
+/* wait_for_completion_timeout() of `ms` milliseconds: true if completed. */
+bool rsnic_helper_wait_for_completion_timeout_ms(struct completion *c, unsigned int ms);
+bool rsnic_helper_try_wait_for_completion(struct completion *c);
+
 /* Dynamic interrupt moderation (rust/net/dim.rs) */
 void rsnic_helper_dim_init(struct dim *dim, void (*work)(struct work_struct *w));
 void rsnic_helper_dim_restart(struct dim *dim);

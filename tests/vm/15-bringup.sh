@@ -16,6 +16,10 @@
 #     loopback` the PPLR register: when ACCESS_REG fails, the error reaches the user and the
 #     log names it;
 #   - a failing teardown command (DISABLE_HCA) is reported at rmmod, which still completes;
+#   - after bring-up, commands complete in events mode: the device writes a command
+#     completion EQE for each (the model's dev_cmd_eqes grows with dev_commands, one each,
+#     over ethtool -S, ip link up/down and an MTU change), and none is logged as found by
+#     polling instead;
 #   - a device without enhanced MPWQE in its capabilities (sim_mpwqe=0) starts with skb_tx_mpwqe
 #     off, refuses to turn it on (EOPNOTSUPP, the reason in the log), and carries traffic.
 # MANA: the device is brought up over its hardware channel (SMC ESTABLISH_HWC, the HWC,
@@ -180,6 +184,26 @@ wait_for "$a carrier with loopback off" eval '[ "$(carrier "$a")" = 0 ]'
 echo "  $a carrier after loopback off = 0"
 unload_rsnic
 fi
+
+# Commands in events mode: one command completion EQE per command, none found by polling.
+load_rsnic
+mapfile -t ifs < <(rsnic_ifaces)
+a=${ifs[0]}
+mark_dmesg
+read -r n0 e0 < <(cmd_counts "$a")
+ethtool -S "$a" >/dev/null
+ip link set "$a" up
+ip link set "$a" mtu 2000
+ip link set "$a" down
+ip link set "$a" mtu 1500
+read -r n1 e1 < <(cmd_counts "$a")
+[ $((n1 - n0)) -ge 10 ] || fail "only $((n1 - n0)) commands ran"
+assert_eq "command EQEs for the $((n1 - n0)) commands" $((n1 - n0)) $((e1 - e0))
+echo "  $((n1 - n0)) commands, $((e1 - e0)) command completion EQEs"
+if dmesg_since_mark | grep -E "without its command EQE|while the device still owns it"; then
+	fail "a command completion not by its EQE"
+fi
+unload_rsnic
 
 # A failed admin-state command at ndo_open.
 load_rsnic sim_fail_cmd=0x805

@@ -332,6 +332,23 @@ counters() {
 	printf '%s\n' "${lines[@]}"
 }
 
+# cmd_counts IFACE [NETNS]: "<dev_commands> <dev_cmd_eqes>" of IFACE's ConnectX port in the
+# model (commands executed, command completion EQEs written for them in events mode), read
+# once the device went idle (the vfio transport's file is rewritten then).
+cmd_counts() {
+	local -a lines
+	local l n=0 e=0
+	sleep 0.3
+	mapfile -t lines <"$(model_counters_file "$1" "${2:-}")"
+	for l in "${lines[@]}"; do
+		case $l in
+		*" dev_commands: "*) n=${l##*: } ;;
+		*" dev_cmd_eqes: "*) e=${l##*: } ;;
+		esac
+	done
+	echo "$n $e"
+}
+
 # sum_of "NAME ..." < counters: the sum of the named counters.
 sum_of() {
 	awk -v names=" $1 " 'index(names, " " substr($1, 1, length($1) - 1) " ") { n += $2 }

@@ -113,6 +113,9 @@ const MLX5: &[Counter<mlx5::PortCounters>] = &[
     // Pages of those queues the driver gave in page lists, not as one contiguous range
     // (tests/vm/70-channels-rings.sh).
     ("dev_pas_list_pages", |c| c.pas_list_pages),
+    // Commands executed, and the command completion EQEs written for them (events mode).
+    ("dev_commands", |c| c.commands),
+    ("dev_cmd_eqes", |c| c.cmd_eqes),
 ];
 
 /// MANA.

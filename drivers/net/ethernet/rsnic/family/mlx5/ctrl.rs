@@ -6,9 +6,12 @@
 //! and its asynchronous event queue, whose port-change events set the carrier.
 //!
 //! The device completes a command when its engine runs (the command doorbell queues the
-//! engine's work, as any register write does); the caller sleeps a millisecond between polls,
-//! as `mlx5_cmd_invoke` in polling mode does. One command is outstanding at a time: the
-//! queue is behind a mutex.
+//! engine's work, as any register write does). Until the command EQ exists (main.c's
+//! sequence, the command EQ's own CREATE_EQ) and again from before its DESTROY_EQ (the
+//! teardown), the caller polls the entry's ownership bit, sleeping between polls, as
+//! `mlx5_cmd_invoke` in polling mode does; in between, commands complete in events mode:
+//! the caller sleeps until the command EQ's handler sees the completion EQE
+//! ([`cmd_events`]). One command is outstanding at a time: the queue is behind a mutex.
 //!
 //! Events, as mlx5e handles `MLX5_EVENT_TYPE_PORT_CHANGE`: the function's async EQ raises its
 //! vector ([`ASYNC_INTR`]); the handler ([`Func::irq`], interrupt-like context) consumes the
@@ -36,16 +39,18 @@
 //! table (an entry per address, the all-multicast and promiscuous catch-alls).
 //!
 //! Upstream counterpart: `main.c` (bring-up and teardown), `cmd.c` (the command queue in
-//! polling mode), `eq.c` (the async EQ) and `en/port.c`, `vport.c` (port and vport
+//! polling and events mode), `eq.c` (the command and async EQs) and `en/port.c`, `vport.c` (port and vport
 //! queries). Its parts: `fw_pages` (`pagealloc.c`), `queues` (the channels' queues by
 //! command), `rss` (RQT, TIRs, flow tables, contexts, ntuple rules), `rx_mode` (`en_fs.c`).
 
+mod cmd_events;
 mod fw_pages;
 pub(super) mod module;
 mod queues;
 pub(super) mod rss;
 mod rx_mode;
 
+use cmd_events::CmdEvents;
 use fw_pages::FwPages;
 use queues::eq_ring;
 pub(crate) use queues::queue_buf;
@@ -53,6 +58,7 @@ use rss::Rss;
 
 use crate::bus::{Bar, Function, IrqHandler, IrqKey};
 use crate::hwif::hw::Coherent;
+use crate::hwif::mlx5::cmd::queue::CmdMode;
 use crate::hwif::mlx5::cmd::{
     mkey, op, pages,
     queue::{CMDQ_PAGE_SIZE, MBOX_STRIDE},
@@ -117,6 +123,16 @@ pub(crate) fn cmd_errno(e: &CmdError) -> Error {
     }
 }
 
+/// The command queue and, in events mode, its command EQ.
+pub(crate) struct CmdIf {
+    q: CmdQueue<KCoherent>,
+    /// The command EQ and its handler's wake-up (from bring-up's switch to events mode to
+    /// teardown's switch back).
+    ev: Option<Arc<CmdEvents>>,
+    /// The port, for messages.
+    port: usize,
+}
+
 /// The async EQ and the netdev whose carrier its events set.
 struct Events {
     eq: Option<Eq<KCoherent>>,
@@ -128,7 +144,7 @@ struct Events {
 #[pin_data]
 pub(crate) struct Func {
     #[pin]
-    cmd: Mutex<CmdQueue<KCoherent>>,
+    cmd: Mutex<CmdIf>,
     res: Resources,
     hw: Arc<Function>,
     port: usize,
@@ -221,25 +237,29 @@ impl Func {
     pub(crate) fn bring_up(hw: &Arc<Function>) -> core::result::Result<Arc<Self>, BringupError> {
         let (dma, port) = (hw.dma(), hw.index());
         let alloc = |size| KCoherent::alloc(dma, size).map_err(BringupError::Kernel);
-        let mut q = CmdQueue::new(alloc(CMDQ_PAGE_SIZE)?, alloc(MBOX_SLOTS * MBOX_STRIDE)?)
-            .map_err(BringupError::Cmd)?;
+        let mut q = CmdIf {
+            q: CmdQueue::new(alloc(CMDQ_PAGE_SIZE)?, alloc(MBOX_SLOTS * MBOX_STRIDE)?)
+                .map_err(BringupError::Cmd)?,
+            ev: None,
+            port,
+        };
         let mut out = KVec::from_elem(0u8, SEQ_OUT_LEN, GFP_KERNEL).map_err(|_| ENOMEM)?;
         let bar = hw.bar();
         let mut b = Bringup::new();
         let mut wait = PollWait::new();
         let mut fw = FwPages::new();
         let r = loop {
-            match b.poll(&mut q, &bar, &bar, &mut out) {
+            match b.poll(&mut q.q, &bar, &bar, &mut out) {
                 Ok(Progress::Done) => break Ok(()),
                 Ok(Progress::GivePages(n)) => match fw.give(&mut q, &bar, dma, n) {
                     Ok(()) => b.pages_given(),
                     Err(e) => break Err(e),
                 },
                 Ok(Progress::Pending) if gone(&bar, &wait) => {
-                    break Err(BringupError::Cmd(q.gone()))
+                    break Err(BringupError::Cmd(q.q.gone()))
                 }
                 Ok(Progress::Pending) if wait.sleep(CMD_TIMEOUT_MS) => {}
-                Ok(Progress::Pending) => break Err(BringupError::Cmd(q.time_out())),
+                Ok(Progress::Pending) => break Err(BringupError::Cmd(q.q.time_out())),
                 Ok(Progress::Reclaim) => break Err(BringupError::Kernel(EINVAL)),
                 Err(e) => break Err(BringupError::Cmd(e)),
             }
@@ -250,6 +270,8 @@ impl Func {
         let mut wq = None;
         let mut max_mtu = crate::family::MAX_MTU;
         let r = r.and_then(|()| {
+            // create_async_eqs: the command EQ first, then events mode for the rest.
+            cmd_events::use_events(&mut q, hw, res.uar.ok_or(BringupError::Kernel(EINVAL))?)?;
             eq = Some(create_async_eq(&mut q, &bar, dma, &res)?);
             // mlx5e_create_tises: the TIS of the port's SQs, in its transport domain.
             let mut inp = [0u8; res::CREATE_TIS_IN_LEN];
@@ -292,6 +314,8 @@ impl Func {
                 let r = destroy_obj(&mut q, &bar, |b| res::destroy_eq(b, eq.eqn()));
                 first = first.or(r.err());
             }
+            let r = cmd_events::use_polling(&mut q, hw, &bar);
+            first = first.or(r.err());
             let te = first.or(tear_down(&mut q, &bar, &res, &mut fw, port));
             if let Some(te) = te {
                 pr_warn!("port {}: undoing a failed bring-up: {}\n", port, te);
@@ -718,8 +742,9 @@ impl Func {
         }
     }
 
-    /// Tears the function down: stops the carrier work, destroys the async EQ, then runs
-    /// main.c's unload order. The first failed command is returned (the others still ran).
+    /// Tears the function down: stops the carrier work, destroys the async EQ, switches the
+    /// command queue back to polling and destroys the command EQ, then runs main.c's unload
+    /// order. The first failed command is returned (the others still ran).
     /// The caller has routed the async vector away. Sleeps.
     pub(crate) fn tear_down(&self) -> Option<CmdError> {
         self.stopping.store(true, Ordering::Release);
@@ -747,33 +772,43 @@ impl Func {
             // The ring is freed only now that the device has stopped writing it.
             drop(eq);
         }
+        // destroy_async_eqs: polling mode, then the command EQ goes.
+        record(cmd_events::use_polling(&mut q, &self.hw, &bar));
         let t = tear_down(&mut q, &bar, &self.res, &mut fw, self.port);
         first.or(t)
     }
 }
 
-/// Runs one command on `q` to completion, sleeping between polls.
-fn run_cmd(
-    q: &mut CmdQueue<KCoherent>,
-    bar: &Bar<'_>,
-    input: &[u8],
-    out: &mut [u8],
-) -> Result<usize, CmdError> {
+/// Runs one command on `q` to completion: in polling mode sleeping between polls of the
+/// ownership bit, in events mode sleeping until its completion EQE ([`cmd_events`]).
+fn run_cmd(q: &mut CmdIf, bar: &Bar<'_>, input: &[u8], out: &mut [u8]) -> Result<usize, CmdError> {
+    let opcode = input
+        .get(0..2)
+        .map_or(0, |b| u16::from_be_bytes([b[0], b[1]]));
     // A device that is gone answers nothing: the command fails at once (as mlx5's in the
     // internal error state), naming itself.
     if bar.is_gone() {
-        q.abandon();
+        q.q.abandon();
         return Err(CmdError {
-            opcode: input
-                .get(0..2)
-                .map_or(0, |b| u16::from_be_bytes([b[0], b[1]])),
+            opcode,
             op_mod: input
                 .get(6..8)
                 .map_or(0, |b| u16::from_be_bytes([b[0], b[1]])),
             kind: CmdErrorKind::Gone,
         });
     }
-    q.post(input, out.len(), bar, bar)?;
+    let ev = match q.q.mode() {
+        CmdMode::Events => q.ev.as_deref(),
+        CmdMode::Polling => None,
+    };
+    if let Some(ev) = ev {
+        ev.rearm_wait();
+    }
+    q.q.post(input, out.len(), bar, bar)?;
+    if let Some(ev) = ev {
+        return cmd_events::wait_events(&mut q.q, ev, q.port, opcode, bar, out);
+    }
+    let q = &mut q.q;
     let mut wait = PollWait::new();
     loop {
         if let CmdPoll::Done(n) = q.poll(bar, out)? {
@@ -806,7 +841,7 @@ fn bad_format(_: crate::hwif::mlx5::cmd::FormatError) -> BringupError {
 
 /// Runs a DESTROY_* command `build` writes, on `q`.
 fn destroy_obj(
-    q: &mut CmdQueue<KCoherent>,
+    q: &mut CmdIf,
     bar: &Bar<'_>,
     build: impl FnOnce(&mut [u8]) -> core::result::Result<usize, crate::hwif::mlx5::cmd::FormatError>,
 ) -> Result<(), CmdError> {
@@ -818,7 +853,7 @@ fn destroy_obj(
 
 /// Creates the function's async EQ (port-change events on vector [`ASYNC_INTR`]), armed.
 fn create_async_eq(
-    q: &mut CmdQueue<KCoherent>,
+    q: &mut CmdIf,
     bar: &Bar<'_>,
     dma: &Arc<DmaDevice>,
     r: &Resources,
@@ -850,7 +885,7 @@ fn create_async_eq(
 /// pages are taken back after TEARDOWN_HCA and every page of `fw` is freed at the end
 /// (kept only when the firmware refused TEARDOWN_HCA).
 fn tear_down(
-    q: &mut CmdQueue<KCoherent>,
+    q: &mut CmdIf,
     bar: &Bar<'_>,
     res: &Resources,
     fw: &mut FwPages,
@@ -862,10 +897,10 @@ fn tear_down(
     let mut reclaim_err = None;
     // Nothing is posted to a device that is gone: the queue refuses, the teardown ends.
     if bar.is_gone() {
-        q.abandon();
+        q.q.abandon();
     }
     let err = loop {
-        match t.poll(q, bar, bar, &mut out) {
+        match t.poll(&mut q.q, bar, bar, &mut out) {
             Progress::Done => break None,
             Progress::Reclaim => {
                 if let Err(e) = fw.reclaim(q, bar, port) {
@@ -880,9 +915,9 @@ fn tear_down(
                 }
                 t.reclaimed();
             }
-            _ if gone(bar, &wait) => break Some(q.gone()),
+            _ if gone(bar, &wait) => break Some(q.q.gone()),
             // The rest cannot be posted on an abandoned queue.
-            _ if !wait.sleep(CMD_TIMEOUT_MS) => break Some(q.time_out()),
+            _ if !wait.sleep(CMD_TIMEOUT_MS) => break Some(q.q.time_out()),
             _ => {}
         }
     };

@@ -16,7 +16,9 @@
 //!   runs; EQEs for unknown CQs are counted (`"Completion event for bogus CQ"`).
 //!
 //! Nothing in an EQE is trusted: unknown event types are counted and skipped, the CQ number
-//! is handed to the caller for a bounds check, the port number is masked to its 4 bits.
+//! is handed to the caller for a bounds check, the port number is masked to its 4 bits, a
+//! command completion's entry bitmask is handed to the caller, who checks it against the
+//! entries it rang (`mlx5_cmd_comp_handler`) and the entry's ownership bit.
 
 use super::cq::{Cq, QueueSetupError};
 use crate::hwif::hw::{Barriers, Coherent, Mmio};
@@ -46,6 +48,8 @@ pub mod off {
     pub const DATA: usize = 0x20;
     /// `data.comp.cqn` (BE32, low 24 bits): `mlx5_eqe_comp.reserved[6]` then `cqn`.
     pub const COMP_CQN: usize = DATA + 24;
+    /// `data.cmd.vector` (BE32, `mlx5_eqe_cmd`): bit i for command entry i.
+    pub const CMD_VECTOR: usize = DATA;
     /// `data.port.port` (`mlx5_eqe_port_state.reserved0[8]` then `port`): port number in
     /// bits 7:4.
     pub const PORT: usize = DATA + 8;
@@ -59,6 +63,9 @@ pub mod off {
 pub const EVENT_TYPE_COMP: u8 = 0x00;
 /// Event type: port change (`MLX5_EVENT_TYPE_PORT_CHANGE`).
 pub const EVENT_TYPE_PORT_CHANGE: u8 = 0x09;
+/// Event type: command completion (`MLX5_EVENT_TYPE_CMD`), posted for completed command
+/// entries to an EQ whose `event_bitmask` has this bit (mlx5_core's command EQ, events mode).
+pub const EVENT_TYPE_CMD: u8 = 0x0a;
 /// Port-change sub type: down (`MLX5_PORT_CHANGE_SUBTYPE_DOWN`).
 pub const PORT_CHANGE_SUBTYPE_DOWN: u8 = 1;
 /// Port-change sub type: active (`MLX5_PORT_CHANGE_SUBTYPE_ACTIVE`).
@@ -86,6 +93,13 @@ pub enum Event {
         /// Pages to give; negative: pages to take back.
         pages: i32,
     },
+    /// Command entries completed (`MLX5_EVENT_TYPE_CMD`, `data.cmd.vector`): bit i for
+    /// entry i. Not yet checked: the caller matches it against the entries it rang and
+    /// trusts only their ownership bits.
+    Cmd {
+        /// The entries' bitmask.
+        vector: u32,
+    },
 }
 
 impl Event {
@@ -98,7 +112,7 @@ impl Event {
                 PORT_CHANGE_SUBTYPE_DOWN => Some(false),
                 _ => None,
             },
-            Event::Completion { .. } | Event::PageRequest { .. } => None,
+            Event::Completion { .. } | Event::PageRequest { .. } | Event::Cmd { .. } => None,
         }
     }
 }
@@ -114,10 +128,15 @@ pub struct EqStats {
     pub port_changes: u64,
     /// Page request EQEs.
     pub page_requests: u64,
+    /// Command completion EQEs.
+    pub cmd_completions: u64,
     /// EQEs of a type this driver does not handle (skipped).
     pub unknown: u64,
     /// Completion EQEs naming a CQ the driver does not know.
     pub bogus_cqn: u64,
+    /// Command completion EQEs naming entries the driver did not ring, and EQEs of other
+    /// types on the command EQ ([`Eq::poll_cmd`]): ignored.
+    pub bogus_cmd: u64,
     /// Doorbell writes.
     pub doorbells: u64,
 }
@@ -241,6 +260,12 @@ impl<C: Coherent> Eq<C> {
                         port: (e[off::PORT] >> 4) & 0xf,
                     });
                 }
+                EVENT_TYPE_CMD => {
+                    self.stats.cmd_completions = self.stats.cmd_completions.wrapping_add(1);
+                    let v = off::CMD_VECTOR;
+                    let vector = u32::from_be_bytes([e[v], e[v + 1], e[v + 2], e[v + 3]]);
+                    return Some(Event::Cmd { vector });
+                }
                 crate::hwif::mlx5::cmd::pages::EVENT_TYPE_PAGE_REQUEST => {
                     self.stats.page_requests = self.stats.page_requests.wrapping_add(1);
                     if let Some((func_id, pages)) =
@@ -280,7 +305,7 @@ impl<C: Coherent> Eq<C> {
 
     /// [`Eq::poll`] for a completion EQ: every completion EQE whose CQ `cqs` knows advances
     /// that CQ's arm sequence number (`++cq->arm_sn`) and is then passed to `comp`;
-    /// completion EQEs for unknown CQs are counted; port changes go to `port`.
+    /// completion EQEs for unknown CQs are counted; other events go to `port`.
     pub fn poll_completions<D, T, M, B, H, P>(
         &mut self,
         budget: u32,
@@ -311,12 +336,58 @@ impl<C: Coherent> Eq<C> {
                         self.note_bogus_cqn();
                     }
                 }
-                Event::PortChange { .. } | Event::PageRequest { .. } => port(ev),
+                Event::PortChange { .. } | Event::PageRequest { .. } | Event::Cmd { .. } => {
+                    port(ev)
+                }
             }
             n += 1;
         }
         self.update_ci(true, mmio, bar);
         n
+    }
+}
+
+/// What one [`Eq::poll_cmd`] found on the command EQ.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct CmdEqes {
+    /// EQEs consumed.
+    pub eqes: u32,
+    /// Some EQE named the entry the driver rings (`entry_bit`): its waiter is to be woken,
+    /// and to check the entry's ownership bit.
+    pub entry: bool,
+}
+
+impl<C: Coherent> Eq<C> {
+    /// One interrupt of the command EQ (`mlx5_eq_async_int` handing `MLX5_EVENT_TYPE_CMD`
+    /// to `mlx5_cmd_comp_handler`): consumes up to `budget` EQEs, then writes the consumer
+    /// index and re-arms. Only the bits of `entry_bit` (the entries the driver rings) count:
+    /// an EQE with other bits, or of another type (the EQ asked for command events only),
+    /// is counted in [`EqStats::bogus_cmd`] and otherwise ignored.
+    pub fn poll_cmd<M: Mmio, B: Barriers>(
+        &mut self,
+        budget: u32,
+        entry_bit: u32,
+        mmio: &M,
+        bar: &B,
+    ) -> CmdEqes {
+        let mut r = CmdEqes::default();
+        while r.eqes < budget {
+            let Some(ev) = self.next(bar) else {
+                break;
+            };
+            r.eqes += 1;
+            match ev {
+                Event::Cmd { vector } => {
+                    r.entry |= vector & entry_bit != 0;
+                    if vector & !entry_bit != 0 || vector == 0 {
+                        self.stats.bogus_cmd = self.stats.bogus_cmd.wrapping_add(1);
+                    }
+                }
+                _ => self.stats.bogus_cmd = self.stats.bogus_cmd.wrapping_add(1),
+            }
+        }
+        self.update_ci(true, mmio, bar);
+        r
     }
 }
 

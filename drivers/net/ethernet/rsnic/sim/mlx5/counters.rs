@@ -157,6 +157,9 @@ pub struct PortCounters {
     pub eq_doorbells: u64,
     /// EQEs written.
     pub eqes: u64,
+    /// Command completion EQEs written (`MLX5_EVENT_TYPE_CMD`, events mode), among
+    /// [`PortCounters::eqes`].
+    pub cmd_eqes: u64,
     /// EQ overruns detected (the EQ is in error from then on).
     pub eq_overruns: u64,
     /// EQEs not written because their EQ is in error.
@@ -253,6 +256,7 @@ impl PortCounters {
         cmd_delivery_errors: 0,
         eq_doorbells: 0,
         eqes: 0,
+        cmd_eqes: 0,
         eq_overruns: 0,
         eqes_lost: 0,
         port_events: 0,
@@ -329,6 +333,7 @@ impl PortCounters {
             cmd_delivery_errors,
             eq_doorbells,
             eqes,
+            cmd_eqes,
             eq_overruns,
             eqes_lost,
             port_events,

@@ -26,7 +26,8 @@ use super::ifc::eqe;
 use super::{make_qn, EqCtx, PortCounters, Tables, CQN_BASE, MAX_QUEUES, MAX_VECTORS};
 use crate::hwif::hw::{BusMemory, InterruptSink};
 
-/// Writes one EQE to EQ `slot` of port `p`; raises the EQ's vector if it is armed.
+/// Writes one EQE to EQ `slot` of port `p`; raises the EQ's vector if it is armed. Returns
+/// whether the EQE was written.
 fn post<M: BusMemory, I: InterruptSink>(
     t: &mut Tables<'_>,
     p: usize,
@@ -34,22 +35,22 @@ fn post<M: BusMemory, I: InterruptSink>(
     mut e: [u8; eqe::SIZE],
     mem: &M,
     irq: &mut I,
-) {
+) -> bool {
     let Some(pt) = t.ports.get_mut(p) else {
-        return;
+        return false;
     };
     let Some(row) = t.queues.get_mut(p * MAX_QUEUES + slot) else {
-        return;
+        return false;
     };
     let c: &mut PortCounters = &mut pt.counters;
     let lose = &mut pt.faults.drop_irqs;
     let eq = &mut row.eq;
     if !eq.used {
-        return;
+        return false;
     }
     if eq.error {
         c.eqes_lost += 1;
-        return;
+        return false;
     }
     let size = 1u32 << eq.log_size;
     if eq.pi.wrapping_sub(eq.ci) & 0xff_ffff >= size {
@@ -57,7 +58,7 @@ fn post<M: BusMemory, I: InterruptSink>(
         eq.error = true;
         c.eq_overruns += 1;
         c.eqes_lost += 1;
-        return;
+        return false;
     }
     let idx = eq.pi;
     // eq.c next_eqe_sw: software owns the EQE at index i when owner == (i >> log_size) & 1.
@@ -71,11 +72,12 @@ fn post<M: BusMemory, I: InterruptSink>(
     if addr.map_or(true, |a| mem.dma_write(a, &e).is_err()) {
         c.dma_faults += 1;
         eq.error = true;
-        return;
+        return false;
     }
     eq.pi = eq.pi.wrapping_add(1) & 0xff_ffff;
     c.eqes += 1;
     check_arm(eq, p, c, lose, irq);
+    true
 }
 
 /// Whether EQ `slot` of port `p` exists and asked for the events `wants` picks.
@@ -86,6 +88,7 @@ fn subscribed(t: &Tables<'_>, p: usize, slot: usize, wants: fn(&EqCtx) -> bool) 
 }
 
 /// Writes EQE `e` to every EQ of port `p` that asked for its events ([`subscribed`]).
+/// Returns how many were written.
 fn broadcast<M: BusMemory, I: InterruptSink>(
     t: &mut Tables<'_>,
     p: usize,
@@ -93,12 +96,14 @@ fn broadcast<M: BusMemory, I: InterruptSink>(
     e: [u8; eqe::SIZE],
     mem: &M,
     irq: &mut I,
-) {
+) -> u64 {
+    let mut n = 0;
     for slot in 0..MAX_QUEUES {
-        if subscribed(t, p, slot, wants) {
-            post(t, p, slot, e, mem, irq);
+        if subscribed(t, p, slot, wants) && post(t, p, slot, e, mem, irq) {
+            n += 1;
         }
     }
+    n
 }
 
 /// Raises an armed EQ's vector if EQEs lie beyond its consumer index, then disarms it.
@@ -224,7 +229,10 @@ pub(super) fn cmd_events<M: BusMemory, I: InterruptSink>(t: &mut Tables<'_>, mem
         let mut e = [0u8; eqe::SIZE];
         e[eqe::TYPE] = eqe::TYPE_CMD;
         e[eqe::CMD_VECTOR..eqe::CMD_VECTOR + 4].copy_from_slice(&done.to_be_bytes());
-        broadcast(t, p, |eq| eq.cmd_events, e, mem, irq);
+        let n = broadcast(t, p, |eq| eq.cmd_events, e, mem, irq);
+        if let Some(pt) = t.ports.get_mut(p) {
+            pt.counters.cmd_eqes += n;
+        }
     }
 }
 

@@ -6,10 +6,10 @@
 //! Upstream counterpart: `pagealloc.c`.
 
 use crate::bus::Bar;
-use crate::family::mlx5::ctrl::{bad_format, run_cmd, BringupError, Func};
+use crate::family::mlx5::ctrl::{bad_format, run_cmd, BringupError, CmdIf, Func};
 use crate::hwif::hw::Coherent;
 use crate::hwif::mlx5::cmd::pages::{BATCH_PAGES, FW_PAGE_SIZE, MAX_FW_PAGES};
-use crate::hwif::mlx5::cmd::{op, pages, res, CmdError, CmdErrorKind, CmdQueue};
+use crate::hwif::mlx5::cmd::{op, pages, res, CmdError, CmdErrorKind};
 use crate::kdma::KCoherent;
 use crate::kernel_ext::dma::DmaDevice;
 use kernel::prelude::*;
@@ -37,7 +37,7 @@ impl FwPages {
     /// batch the firmware refused is freed; what it took before stays given.
     pub(super) fn give(
         &mut self,
-        q: &mut CmdQueue<KCoherent>,
+        q: &mut CmdIf,
         bar: &Bar<'_>,
         dma: &Arc<DmaDevice>,
         n: u32,
@@ -101,7 +101,7 @@ impl FwPages {
     /// never gave is not freed (it is not the driver's) and is reported.
     fn take(
         &mut self,
-        q: &mut CmdQueue<KCoherent>,
+        q: &mut CmdIf,
         bar: &Bar<'_>,
         port: usize,
         n: u32,
@@ -151,7 +151,7 @@ impl FwPages {
     /// pages, or returns none, or a command fails (returned).
     pub(super) fn reclaim(
         &mut self,
-        q: &mut CmdQueue<KCoherent>,
+        q: &mut CmdIf,
         bar: &Bar<'_>,
         port: usize,
     ) -> core::result::Result<(), BringupError> {

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 
-//! The ConnectX command queue as the driver drives it (mlx5/core/cmd.c, polling mode).
+//! The ConnectX command queue as the driver drives it (mlx5/core/cmd.c, polling and events
+//! mode).
 //!
 //! * [`CmdQueue::enable`] mirrors `mlx5_cmd_enable`: check `cmdif_rev` (5, `CMD_IF_REV`),
 //!   read `log_cmdq_size`/`log_cmdq_stride` from `cmdq_addr_l_sz`, write the queue page's
@@ -14,6 +15,14 @@
 //!   `mlx5_copy_from_msg`: the ownership bit, `rmb()`, the delivery status
 //!   (`status_own >> 1`), the token, block numbers and tokens of the output mailboxes, then
 //!   the status and syndrome of the output header (`cmd_status_to_err`).
+//! * [`CmdQueue::use_events`] / [`CmdQueue::use_polling`] mirror `mlx5_cmd_use_events` /
+//!   `mlx5_cmd_use_polling`: in events mode the caller waits for the command completion EQE
+//!   (`MLX5_EVENT_TYPE_CMD` naming [`CMD_ENTRY_BIT`]) instead of polling, and
+//!   [`CmdQueue::poll_event`] is the step after a wake (`mlx5_cmd_comp_handler`) or after a
+//!   wait that saw no EQE (the timeout path of `wait_func`, which recovers a lost EQE). The
+//!   ownership bit stays the truth: an EQE for an entry the device still owns is not
+//!   trusted, a completion found without its EQE is taken; both are counted
+//!   ([`CmdEventStats`]).
 //!
 //! Nothing here sleeps or allocates: one command is outstanding at a time (entry 0), the
 //! mailboxes live in a caller-allocated coherent buffer of 1024-byte slots (the alignment
@@ -110,6 +119,46 @@ pub mod block {
     pub const SIG: usize = 575;
 }
 
+/// The bit of the entry rsnic posts on (entry 0: one command at a time) in a command
+/// completion EQE's `vector`.
+pub const CMD_ENTRY_BIT: u32 = 1;
+
+/// How the driver learns that a command completed (cmd.c's `cmd->mode`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CmdMode {
+    /// By polling the entry's ownership bit (from `mlx5_cmd_enable` until the command EQ
+    /// exists, and again from before it is destroyed).
+    Polling,
+    /// By the command completion EQE on the command EQ, then the ownership bit.
+    Events,
+}
+
+/// Counts of events-mode completions ([`CmdQueue::poll_event`]).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct CmdEventStats {
+    /// Commands that finished after their completion EQE came.
+    pub by_eqe: u64,
+    /// Commands found finished by the fallback poll with no EQE for them (a lost EQE,
+    /// `wait_func_handle_exec_timeout`'s "recovered after timeout").
+    pub lost_eqe: u64,
+    /// Completion EQEs for the entry while its ownership bit was still the device's (a
+    /// device bug: not trusted, the command is waited for further).
+    pub early_eqe: u64,
+}
+
+/// What one [`CmdQueue::poll_event`] step saw, besides its result.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum EventNote {
+    /// Nothing to report: the command finished after its EQE, or is still the device's
+    /// without one.
+    None,
+    /// The command finished without its EQE (counted in [`CmdEventStats::lost_eqe`]).
+    LostEqe,
+    /// An EQE came for the entry the device still owns (counted in
+    /// [`CmdEventStats::early_eqe`]).
+    EarlyEqe,
+}
+
 /// Result of one [`CmdQueue::poll`] step.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum CmdPoll {
@@ -154,6 +203,8 @@ pub struct CmdQueue<C: Coherent> {
     token: u8,
     pending: Option<Pending>,
     posted: u64,
+    mode: CmdMode,
+    ev: CmdEventStats,
 }
 
 /// Reads the firmware version from the initialization segment: (major, minor, subminor), as
@@ -207,6 +258,8 @@ impl<C: Coherent> CmdQueue<C> {
             token: 0,
             pending: None,
             posted: 0,
+            mode: CmdMode::Polling,
+            ev: CmdEventStats::default(),
         })
     }
 
@@ -277,6 +330,71 @@ impl<C: Coherent> CmdQueue<C> {
     /// Commands posted so far.
     pub fn posted(&self) -> u64 {
         self.posted
+    }
+
+    /// How completions are learnt.
+    pub fn mode(&self) -> CmdMode {
+        self.mode
+    }
+
+    /// Counts of events-mode completions.
+    pub fn event_stats(&self) -> &CmdEventStats {
+        &self.ev
+    }
+
+    /// `mlx5_cmd_use_events`: from now on the caller waits for each command's completion
+    /// EQE (its command EQ exists and its handler runs). Not while a command is outstanding
+    /// ([`CmdErrorKind::Busy`]): mlx5 switches with every entry held.
+    pub fn use_events(&mut self) -> Result<(), CmdError> {
+        if self.pending.is_some() {
+            return Err(CmdError::iface(CmdErrorKind::Busy));
+        }
+        self.mode = CmdMode::Events;
+        Ok(())
+    }
+
+    /// `mlx5_cmd_use_polling`: back to polling the ownership bit (before the command EQ is
+    /// destroyed). An outstanding command is finished by polling.
+    pub fn use_polling(&mut self) {
+        self.mode = CmdMode::Polling;
+    }
+
+    /// Whether the device still owns the outstanding command's entry (its ownership bit),
+    /// without finishing the command: false when nothing is outstanding.
+    pub fn device_owns(&self) -> bool {
+        self.pending.is_some() && self.page.read_u8(entry::STATUS_OWN) & CMD_OWNER_HW != 0
+    }
+
+    /// One events-mode step for the outstanding command, as [`CmdQueue::poll`] (whose
+    /// ownership check decides): `eqe` says whether a completion EQE naming the entry came
+    /// since the command was posted or since the previous step. A command finished with
+    /// `eqe` false had its EQE lost; `eqe` with the entry still the device's is an EQE that
+    /// is not trusted. Both are counted and reported in the [`EventNote`].
+    pub fn poll_event<B: Barriers>(
+        &mut self,
+        eqe: bool,
+        bar: &B,
+        out: &mut [u8],
+    ) -> (Result<CmdPoll, CmdError>, EventNote) {
+        let was_busy = self.pending.is_some();
+        let r = self.poll(bar, out);
+        let finished = was_busy && self.pending.is_none();
+        let note = match (finished, eqe) {
+            (true, true) => {
+                self.ev.by_eqe = self.ev.by_eqe.wrapping_add(1);
+                EventNote::None
+            }
+            (true, false) => {
+                self.ev.lost_eqe = self.ev.lost_eqe.wrapping_add(1);
+                EventNote::LostEqe
+            }
+            (false, true) if matches!(r, Ok(CmdPoll::Pending)) => {
+                self.ev.early_eqe = self.ev.early_eqe.wrapping_add(1);
+                EventNote::EarlyEqe
+            }
+            _ => EventNote::None,
+        };
+        (r, note)
     }
 
     /// Longest input plus output (beyond the inline bytes) this queue's mailboxes carry, in

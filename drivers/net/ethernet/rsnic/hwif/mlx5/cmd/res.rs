@@ -94,6 +94,9 @@ pub const EQ_NUMBER: Field = Field::new(0x58, 8);
 
 /// Event type bit of port-change events in `event_bitmask` (`MLX5_EVENT_TYPE_PORT_CHANGE`).
 pub const EVENT_TYPE_PORT_CHANGE: u8 = 0x09;
+/// Event type bit of command completions in `event_bitmask` (`MLX5_EVENT_TYPE_CMD`): the
+/// command EQ's only bit.
+pub const EVENT_TYPE_CMD: u8 = crate::hwif::mlx5::eq::EVENT_TYPE_CMD;
 
 /// Parameters of CREATE_EQ.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
