@@ -105,7 +105,8 @@ impl Func {
     /// `mlx5e_vlan_rx_add_cvid` / `mlx5e_fs_vlan_rx_kill_vid`: recorded, and its VLAN table
     /// entry set or deleted while the channels are open. More VIDs than the table has
     /// entries for ([`fs::VLAN_VIDS`]) are refused with `ENOSPC`, and a VID whose entry the
-    /// device refuses is forgotten again (the stack then fails the VLAN device), as mlx5e.
+    /// device refuses is forgotten again (the stack then fails the VLAN device), as mlx5e;
+    /// a kill always succeeds (a failed deletion is logged), as mlx5e's.
     pub(crate) fn vlan_rx_vid(&self, vid: u16, add: bool) -> Result {
         if vid >= 4096 {
             return Err(EINVAL);
@@ -128,10 +129,18 @@ impl Func {
         let promisc = with_bh(|| self.rx.lock().promisc);
         if let Some(r) = rss.as_mut() {
             if let Err(e) = self.sync_vlan(&mut r.vlan, r.l2.ft, &v, promisc) {
-                if add {
-                    v.set(vid, false);
-                    let _ = self.sync_vlan(&mut r.vlan, r.l2.ft, &v, promisc);
+                if !add {
+                    // As mlx5e's kill: the VID is forgotten whatever the device said.
+                    pr_err!(
+                        "port {}: VLAN {}: the VLAN table: {:?}\n",
+                        self.port,
+                        vid,
+                        e
+                    );
+                    return Ok(());
                 }
+                v.set(vid, false);
+                let _ = self.sync_vlan(&mut r.vlan, r.l2.ft, &v, promisc);
                 return Err(e);
             }
         }
