@@ -19,7 +19,7 @@ use kernel::prelude::*;
 
 /// The receive side's objects, as mlx5e's `mlx5e_rss`, its TTC table and its ethtool
 /// steering: the RQT, an indirect TIR per hashed traffic type ([`Tt::HASHED`]), the
-/// traffic-type flow table that sends each type to its TIR (level 1), a direct TIR per
+/// traffic-type flow table that sends each type to its TIR (level 3), a direct TIR per
 /// channel over the channel's direct RQT (one entry, the channel's RQ: mlx5e's
 /// `rx_res->channels[ix].direct_rqt`, which `mlx5e_rx_res_xsk_update` points at the XSK RQ
 /// and back), the L2 table ahead of it (level 2, [`L2`]), the VLAN table ahead of that
