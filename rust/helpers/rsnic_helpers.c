@@ -223,6 +223,22 @@ bool rsnic_helper_features_rx_vlan(u64 features)
 	return features & NETIF_F_HW_VLAN_CTAG_RX;
 }
 
+/*
+ * 802.1Q VLAN filtering by the device (NETIF_F_HW_VLAN_CTAG_FILTER): on, changeable with
+ * ethtool -K rx-vlan-filter (as mlx5e); the stack hands each VLAN id over through
+ * ndo_vlan_rx_add_vid / ndo_vlan_rx_kill_vid.
+ */
+void rsnic_helper_set_vlan_filter(struct net_device *dev)
+{
+	dev->hw_features |= NETIF_F_HW_VLAN_CTAG_FILTER;
+	dev->features |= NETIF_F_HW_VLAN_CTAG_FILTER;
+}
+
+bool rsnic_helper_features_vlan_filter(u64 features)
+{
+	return features & NETIF_F_HW_VLAN_CTAG_FILTER;
+}
+
 bool rsnic_helper_features_ntuple(u64 features)
 {
 	return features & NETIF_F_NTUPLE;

@@ -51,6 +51,8 @@ bool rsnic_helper_is_valid_ether_addr(const u8 *addr);
 void rsnic_helper_eth_hw_addr_set_locked(struct net_device *dev, const u8 *addr);
 void rsnic_helper_set_vlan_offloads(struct net_device *dev, bool changeable);
 bool rsnic_helper_features_rx_vlan(u64 features);
+void rsnic_helper_set_vlan_filter(struct net_device *dev);
+bool rsnic_helper_features_vlan_filter(u64 features);
 void rsnic_helper_netif_tx_stop_queue(struct netdev_queue *txq);
 void rsnic_helper_netif_tx_start_queue(struct netdev_queue *txq);
 bool rsnic_helper_netif_xmit_stopped(const struct netdev_queue *txq);

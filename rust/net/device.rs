@@ -17,6 +17,9 @@ use super::skb::SkBuff;
 use super::xdp::{BpfProg, XdpFrames};
 use super::xsk::XskPool;
 use core::{ffi::c_void, marker::PhantomData, ptr::NonNull};
+
+/// `ETH_P_8021Q`, the protocol of the VLAN ids `ndo_vlan_rx_add_vid` hands over.
+const ETH_P_8021Q: u16 = 0x8100;
 use kernel::{
     error::{from_result, to_result},
     prelude::*,
@@ -396,6 +399,20 @@ pub trait Operations: Sized + 'static {
         Ok(())
     }
 
+    /// `ndo_vlan_rx_add_vid` (under RTNL, may sleep): the stack wants frames tagged with
+    /// 802.1Q VLAN id `vid` (0..4095) received (a VLAN device on top, or VID 0 at up).
+    /// Called only while the device has `NETIF_F_HW_VLAN_CTAG_FILTER`
+    /// ([`Offloads::vlan_filter`]); an error fails what the stack was doing (the VLAN
+    /// device is not created).
+    fn vlan_rx_add_vid(_dev: &Device, _data: Borrowed<'_, Self>, _vid: u16) -> Result {
+        Err(super::eopnotsupp())
+    }
+
+    /// `ndo_vlan_rx_kill_vid` (under RTNL, may sleep): VLAN id `vid` is no longer wanted.
+    fn vlan_rx_kill_vid(_dev: &Device, _data: Borrowed<'_, Self>, _vid: u16) -> Result {
+        Err(super::eopnotsupp())
+    }
+
     /// `ndo_tx_timeout`: TX queue `queue` has been stopped for longer than the device's
     /// watchdog timeout ([`Config::watchdog_timeo_ms`]). Called from the netdev watchdog's
     /// timer (softirq) with every TX queue's xmit lock held: it must not sleep nor take
@@ -470,6 +487,10 @@ pub struct Offloads {
     /// 802.1Q tag offloads: the device inserts the tag of a transmitted skb and strips that
     /// of a received frame into its completion (`NETIF_F_HW_VLAN_CTAG_TX | _RX`).
     pub vlan: VlanOffload,
+    /// The device drops 802.1Q frames of VLAN ids the stack did not list
+    /// (`NETIF_F_HW_VLAN_CTAG_FILTER`; on by default, changeable; the driver implements
+    /// [`Operations::vlan_rx_add_vid`] and [`Operations::vlan_rx_kill_vid`]).
+    pub vlan_filter: bool,
 }
 
 /// How a device offers the 802.1Q tag offloads ([`Offloads::vlan`]).
@@ -498,6 +519,8 @@ pub struct Features {
     pub rx_hash: bool,
     /// `NETIF_F_HW_VLAN_CTAG_RX`: the device strips received frames' 802.1Q tags.
     pub rx_vlan: bool,
+    /// `NETIF_F_HW_VLAN_CTAG_FILTER`: the device filters 802.1Q frames by VLAN id.
+    pub vlan_filter: bool,
 }
 
 /// Splits a callback's `net_device` into the device and a borrow of the driver data.
@@ -600,6 +623,16 @@ impl<T: Operations + ethtool::Operations> Adapter<T> {
         };
         ops.ndo_set_rx_mode = if T::HAS_SET_RX_MODE {
             Some(Self::ndo_set_rx_mode)
+        } else {
+            None
+        };
+        ops.ndo_vlan_rx_add_vid = if T::HAS_VLAN_RX_ADD_VID {
+            Some(Self::ndo_vlan_rx_add_vid)
+        } else {
+            None
+        };
+        ops.ndo_vlan_rx_kill_vid = if T::HAS_VLAN_RX_KILL_VID {
+            Some(Self::ndo_vlan_rx_kill_vid)
         } else {
             None
         };
@@ -787,6 +820,8 @@ impl<T: Operations + ethtool::Operations> Adapter<T> {
             let rx_hash = unsafe { bindings::rsnic_helper_features_rxhash(features) };
             // SAFETY: a pure bit test.
             let rx_vlan = unsafe { bindings::rsnic_helper_features_rx_vlan(features) };
+            // SAFETY: a pure bit test.
+            let vlan_filter = unsafe { bindings::rsnic_helper_features_vlan_filter(features) };
             T::set_features(
                 dev,
                 data,
@@ -796,8 +831,48 @@ impl<T: Operations + ethtool::Operations> Adapter<T> {
                     ntuple,
                     rx_hash,
                     rx_vlan,
+                    vlan_filter,
                 },
             )?;
+            Ok(0)
+        })
+    }
+
+    /// # Safety
+    ///
+    /// Called by the kernel for a device registered for `T` (see [`split`]).
+    unsafe extern "C" fn ndo_vlan_rx_add_vid(
+        dev: *mut bindings::net_device,
+        proto: bindings::__be16,
+        vid: u16,
+    ) -> core::ffi::c_int {
+        from_result(|| {
+            // SAFETY: called by the kernel for a device registered for `T`.
+            let (dev, data) = unsafe { Self::split(dev) };
+            // Only 802.1Q ids reach a device without NETIF_F_HW_VLAN_STAG_FILTER.
+            if u16::from_be(proto) != ETH_P_8021Q {
+                return Err(super::eopnotsupp());
+            }
+            T::vlan_rx_add_vid(dev, data, vid)?;
+            Ok(0)
+        })
+    }
+
+    /// # Safety
+    ///
+    /// Called by the kernel for a device registered for `T` (see [`split`]).
+    unsafe extern "C" fn ndo_vlan_rx_kill_vid(
+        dev: *mut bindings::net_device,
+        proto: bindings::__be16,
+        vid: u16,
+    ) -> core::ffi::c_int {
+        from_result(|| {
+            // SAFETY: called by the kernel for a device registered for `T`.
+            let (dev, data) = unsafe { Self::split(dev) };
+            if u16::from_be(proto) != ETH_P_8021Q {
+                return Err(super::eopnotsupp());
+            }
+            T::vlan_rx_kill_vid(dev, data, vid)?;
             Ok(0)
         })
     }
@@ -1086,6 +1161,9 @@ impl<T: Operations + ethtool::Operations> Registration<T> {
             }
             if o.vlan != VlanOffload::None {
                 bindings::rsnic_helper_set_vlan_offloads(ptr, o.vlan == VlanOffload::Changeable);
+            }
+            if o.vlan_filter {
+                bindings::rsnic_helper_set_vlan_filter(ptr);
             }
             if config.xdp_features != 0 {
                 bindings::rsnic_helper_set_xdp_features(ptr, config.xdp_features);

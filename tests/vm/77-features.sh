@@ -189,8 +189,10 @@ tested="tx-checksum-ipv4 tx-checksum-ipv6 tx-scatter-gather tx-tcp-segmentation
 	tx-tcp6-segmentation loopback"
 # Tested elsewhere: rx-checksumming by 66-rx-csum.sh; ntuple-filters (ConnectX's flow
 # steering) by its own test; receive-hashing by 18-rxhash.sh; rx-vlan-offload and
-# tx-vlan-offload (changeable on ConnectX, fixed on MANA) by 78-vlan.sh.
+# tx-vlan-offload (changeable on ConnectX, fixed on MANA) by 78-vlan.sh; rx-vlan-filter
+# (ConnectX only, as mlx5e) by 78-vlan.sh too.
 elsewhere="rx-checksumming ntuple-filters receive-hashing rx-vlan-offload tx-vlan-offload"
+[ "$RSNIC_FAMILY" = mlx5 ] && elsewhere="$elsewhere rx-vlan-filter"
 # The core's, on every device (register_netdevice): software GSO and GRO, GRO of frag
 # lists and of forwarded UDP, the non-temporal copy from user space, and the permission to
 # let TSO rewrite IPv4 IDs (tx-tcp-mangleid-segmentation: the device numbers the segments'

@@ -12,9 +12,12 @@
 # RQs) and `ethtool -K A txvlan off`: the pings still arrive, B's driver gets every byte of
 # the wire frames with their tags (dev_rx_bytes = rx_bytes, nothing stripped: the tag was
 # on the wire, and B's stack found it in the data), and A's stack tags in software
-# (nothing inserted by the device). Back on, B's RQs strip again.
+# (nothing inserted by the device). Back on, B's RQs strip again. rx-vlan-filter (as
+# mlx5e: on by default, changeable): frames B sends on a VLAN A has no interface for are
+# dropped by A's device (its VLAN flow table: dev_rx_steering_drops) and never reach A's
+# driver; with the filter off, or A promiscuous, they reach A's driver.
 #
-# MANA (as mana): both offloads on and fixed; the device strips the tag and reports its VLAN
+# MANA (as mana): no VLAN filter (rx-vlan-filter off [fixed]); both offloads on and fixed; the device strips the tag and reports its VLAN
 # id in the RX CQE (dev_rx_vlan_stripped; rsnic must give it back to the stack or nothing
 # reaches the VLAN interface), and every tagged frame leaves in the long packet format whose
 # OOB carries the tag for the device to insert (tx_long_pkt_fmt).
@@ -55,6 +58,9 @@ while IFS=: read -r k v; do feat[$k]=${v# }; done </tmp/78-feats
 for f in rx-vlan-offload tx-vlan-offload; do
 	assert_eq "$A $f" "$want_feat" "${feat[$f]:-absent}"
 done
+# VLAN filtering by the device: on and changeable on ConnectX (mlx5e), none on MANA (mana).
+if [ "$RSNIC_FAMILY" = mlx5 ]; then want_feat=on; else want_feat="off [fixed]"; fi
+assert_eq "$A rx-vlan-filter" "$want_feat" "${feat[rx-vlan-filter]:-absent}"
 
 # pings WHAT SMALL BACK LARGE: SMALL pings from A to B, BACK from B to A, LARGE of 1400
 # bytes from A (each answered); sets N, the tagged frames each end sent.
@@ -151,6 +157,53 @@ ethtool -K "$A" txvlan on || fail "ethtool -K $A txvlan on"
 phase "back on" 5 0 1
 at_least "B: tags its RQs stripped again" $N "${dB[dev_rx_vlan_stripped]}"
 at_least "A: tags the device inserted again" $N "${dA[dev_tx_vlan_inserted]}"
+
+# rx-vlan-filter (mlx5e's VLAN flow table, on by default): B sends on VLAN 20, which A has
+# no interface for. Filtering on, A's device drops every such frame in its flow tables
+# (dev_rx_steering_drops) and A's driver sees none (rx_packets); off, or with A
+# promiscuous, they reach A's driver (its stack then drops them: no VLAN 20 there) and
+# the device drops none. VLAN 10 kept working above with filtering on (its id listed).
+ip netns exec peer ip -b - <<-EOF || fail "no VLAN 20 interface on $B"
+	link add link $B name $B.20 type vlan id 20
+	link set $B.20 addrgenmode none
+	addr add 10.20.20.2/24 dev $B.20
+	link set $B.20 up
+	neigh replace 10.20.20.1 lladdr $MAC_A dev $B.20 nud permanent
+EOF
+# vid20 WHAT WANT: B pings 10.20.20.1 five times over VLAN 20 (no answer comes), between
+# snapshots of A; WANT "dropped": A's device dropped all five and A's driver got nothing,
+# "delivered": A's driver got all five and the device dropped none.
+vid20() {
+	local n=5 got drop
+	snap v0 "$A"
+	ip netns exec peer ping -c $n -i 0.02 -W 0.2 10.20.20.1 >/dev/null 2>&1 || :
+	v_settled() {
+		snap v1 "$A"
+		[ $(($(delta v0 v1 dev_rx_steering_drops) + $(delta v0 v1 rx_packets))) -ge $n ]
+	}
+	WAIT_DIAG="deltas v0 v1" wait_for "A's counters of VLAN 20 ($1)" v_settled
+	got=$(delta v0 v1 rx_packets) drop=$(delta v0 v1 dev_rx_steering_drops)
+	echo "  VLAN 20, $1: A's driver got $got, A's device dropped $drop"
+	if [ "$2" = dropped ]; then
+		assert_eq "VLAN 20 ($1): frames A's device dropped" $n "$drop"
+		assert_eq "VLAN 20 ($1): frames A's driver got" 0 "$got"
+	else
+		assert_eq "VLAN 20 ($1): frames A's driver got" $n "$got"
+		assert_eq "VLAN 20 ($1): frames A's device dropped" 0 "$drop"
+	fi
+}
+vid20 "rx-vlan-filter on" dropped
+ethtool -K "$A" rx-vlan-filter off || fail "ethtool -K $A rx-vlan-filter off"
+vid20 "rx-vlan-filter off" delivered
+ethtool -K "$A" rx-vlan-filter on || fail "ethtool -K $A rx-vlan-filter on"
+vid20 "rx-vlan-filter on again" dropped
+# The flags reach the device from the driver's control work: a moment after the change.
+ip link set "$A" promisc on
+sleep 0.3
+vid20 "promiscuous" delivered
+ip link set "$A" promisc off
+sleep 0.3
+vid20 "promiscuous off" dropped
 
 ip link del "$A.10"
 teardown_pair

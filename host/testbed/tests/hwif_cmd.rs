@@ -1204,6 +1204,16 @@ fn general_caps_out() -> Vec<u8> {
     )
 }
 
+/// QUERY_HCA_CAP(FLOW_TABLE) output, hand-built: `flow_table_properties_nic_receive` at
+/// byte 0x50 (the capability's bit 0x200): ft_support, log_max_ft_size 16, max_ft_level
+/// 63, log_max_ft_num 6, log_max_flow 6 (the model's).
+fn ft_caps_out() -> Vec<u8> {
+    sparse(
+        4112,
+        &[(0x50, 0x80), (0x54, 16), (0x57, 63), (0x5f, 6), (0x67, 6)],
+    )
+}
+
 /// QUERY_HCA_CAP(ETHERNET_OFFLOADS) output, hand-built.
 fn eth_caps_out(enhanced_mpwqe: bool) -> Vec<u8> {
     let mut v = sparse(
@@ -1379,6 +1389,8 @@ fn parse_caps() {
         multi_pkt_send_wqe: 2,
         enhanced_multi_pkt_send_wqe: true,
         rss_ind_tbl_cap: 8,
+        // Not in these outputs: the flow table caps (cx_vlan.rs).
+        ..DevCaps::default()
     };
     assert_eq!(caps, want);
     assert!(caps.has_enhanced_mpwqe());
@@ -1826,6 +1838,7 @@ fn run_device_answer(r: &Rig, cmd: &cx_fake_device::Cmd, log: &mut Vec<u16>) {
         (0x10a, _) => sparse(112, &[(0x6f, 0x03)]), // ISSI 0 and 1 supported
         (0x100, 0x00 | 0x01) => general_caps_out(),
         (0x100, 0x03) => eth_caps_out(true),
+        (0x100, 0x0f) => ft_caps_out(),
         (0x101, _) => adapter_out(),
         (0x802, _) => sparse(16, &[(0x0b, 0x08)]), // uar 8
         (0x800, _) => sparse(16, &[(0x0b, 0x01)]), // pd 1
@@ -1908,16 +1921,17 @@ fn bring_up_and_teardown_in_main_c_order() {
     assert_eq!(res, Ok(()));
     assert_eq!(b.step(), Step::Done);
     // QUERY_PAGES boot (none wanted) after SET_ISSI; the general caps, maximum and current,
-    // and SET_HCA_CAP; QUERY_PAGES init (3, given) before INIT_HCA; the current general and
-    // Ethernet caps and QUERY_ADAPTER after it; CREATE_MKEY and ALLOC_Q_COUNTER after the
-    // transport domain.
+    // and SET_HCA_CAP; QUERY_PAGES init (3, given) before INIT_HCA; the current general,
+    // Ethernet and flow table caps and QUERY_ADAPTER after it; CREATE_MKEY and
+    // ALLOC_Q_COUNTER after the transport domain.
     assert_eq!(
         log,
         vec![
             0x104, 0x10a, 0x10b, 0x107, 0x100, 0x100, 0x109, 0x107, 0x108, 0x102, 0x100, 0x100,
-            0x101, 0x802, 0x800, 0x816, 0x200, 0x771, 0x754
+            0x100, 0x101, 0x802, 0x800, 0x816, 0x200, 0x771, 0x754
         ]
     );
+    assert_eq!(b.resources().caps.max_ft_level, 63);
     assert_eq!(&got_psid(&b), b"MT_0000000001\0\0\0");
     assert_eq!(b.resources().max_caps.log_max_qp, 20);
     assert_eq!(b.resources().caps.max_sq_wqebbs(), 16);
@@ -2111,6 +2125,7 @@ fn stateful_answer(
         (0x103, _) => st.initialized = false,
         (0x10a, _) => out[0x6f] = 0x03,
         (0x100, 0x00 | 0x01) => out = general_caps_out(),
+        (0x100, 0x0f) => out = ft_caps_out(),
         (0x100, _) => out = eth_caps_out(false),
         (op @ (0x802 | 0x800 | 0x816 | 0x200 | 0x771), _) => {
             st.next += 1;
@@ -2191,11 +2206,11 @@ proptest::proptest! {
                 n += 1;
             }
         }
-        // Eighteen commands in a full bring-up: a failure index beyond them never fires.
-        // ALLOC_Q_COUNTER (the 17th) refused by status leaves the port without a counter,
+        // Nineteen commands in a full bring-up: a failure index beyond them never fires.
+        // ALLOC_Q_COUNTER (the 18th) refused by status leaves the port without a counter,
         // as mlx5e does; a delivery error there fails the bring-up.
-        let qcnt_refused = fail_at == 16 && delivery == 0;
-        proptest::prop_assert_eq!(failed, fail_at < 18 && !qcnt_refused);
+        let qcnt_refused = fail_at == 17 && delivery == 0;
+        proptest::prop_assert_eq!(failed, fail_at < 19 && !qcnt_refused);
         let mut t = Teardown::new(b.resources());
         let mut small = [0u8; 16];
         for _ in 0..200 {
@@ -2380,6 +2395,7 @@ fn bring_up_patched(patch: impl Fn(u16, u16, &mut Vec<u8>)) -> (CmdError, Vec<u1
         let mut o = match (cmd.opcode(), cmd.op_mod()) {
             (0x100, 0x00 | 0x01) => general_caps_out(),
             (0x100, 0x03) => eth_caps_out(true),
+            (0x100, 0x0f) => ft_caps_out(),
             (0x10a, _) => sparse(112, &[(0x6f, 0x03)]),
             (0x101, _) => adapter_out(),
             (0x802, _) => sparse(16, &[(0x0b, 0x08)]),
@@ -2399,12 +2415,13 @@ fn bring_up_patched(patch: impl Fn(u16, u16, &mut Vec<u8>)) -> (CmdError, Vec<u1
 #[test]
 fn a_device_without_a_capability_mlx5e_needs_is_refused_by_name() {
     // (opcode, op_mod, byte, mask cleared) → the capability named, the op_mod reported.
-    let cases: [(u16, u16, usize, u8, &str, u16); 5] = [
+    let cases: [(u16, u16, usize, u8, &str, u16); 6] = [
         (0x100, 0x01, 0x44, 0x02, "nic_flow_table", 0x01),
         (0x100, 0x03, 0x10, 0x80, "csum_cap", 0x03),
         (0x100, 0x03, 0x11, 0x1f, "max_lso_cap", 0x03),
         (0x100, 0x03, 0x10, 0x40, "vlan_cap", 0x03),
         (0x100, 0x03, 0x12, 0x0f, "rss_ind_tbl_cap", 0x03),
+        (0x100, 0x0f, 0x50, 0x80, "ft_support", 0x0f),
     ];
     for (opc, op_mod, byte, mask, name, rep_mod) in cases {
         let (e, tlog) = bring_up_patched(|o, m, v| {
@@ -2425,6 +2442,39 @@ fn a_device_without_a_capability_mlx5e_needs_is_refused_by_name() {
             // Found after INIT_HCA: the HCA is torn down, its pages taken back.
             assert_eq!(tlog, vec![0x103, 0x108, 0x105], "{name}");
         }
+    }
+}
+
+#[test]
+fn a_device_with_fewer_than_three_flow_table_levels_is_refused() {
+    // mlx5_eth_supported: "max_ft_level < 3".
+    for (level, ok) in [(3u8, true), (2, false), (0, false)] {
+        let (e, tlog) = bring_up_patched(|o, m, v| {
+            if (o, m) == (0x100, 0x0f) {
+                v[0x57] = level;
+            }
+            if o == 0x754 {
+                v[0] = 0x03;
+            }
+        });
+        if ok {
+            assert_eq!(e.opcode, 0x754, "{level}: {e}");
+            continue;
+        }
+        assert_eq!(
+            e.kind,
+            CmdErrorKind::CapTooSmall {
+                cap: "max_ft_level",
+                have: u32::from(level),
+                need: 3
+            }
+        );
+        assert_eq!((e.opcode, e.op_mod), (0x100, 0x0f));
+        assert_eq!(
+            e.to_string(),
+            format!("QUERY_HCA_CAP(0x100) op_mod(0xf) failed: capability max_ft_level is {level}, needed 3")
+        );
+        assert_eq!(tlog, vec![0x103, 0x108, 0x105]);
     }
 }
 

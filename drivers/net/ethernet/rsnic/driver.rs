@@ -137,6 +137,9 @@ fn port_config<F: Family>(hw: &Function, func: &F::Func) -> crate::kernel_ext::n
             } else {
                 crate::kernel_ext::net::device::VlanOffload::Fixed
             },
+            // VLAN filtering by the device: ConnectX's VLAN flow table, as mlx5e; none on
+            // MANA, as mana.
+            vlan_filter: F::VLAN_FILTER,
         },
         // Native XDP (drop, pass, tx, redirect) on every RX queue, frames redirected from
         // other devices (ndo_xdp_xmit), and AF_XDP zero-copy where the family has it.

@@ -480,6 +480,19 @@ pub(crate) trait Control: DataPath {
     /// lock held): the family keeps `mode` and programs the device from process context.
     /// Nothing by default (MANA: upstream mana has no `ndo_set_rx_mode`).
     fn set_rx_mode(_func: &Arc<Self::Func>, _mode: &RxMode) {}
+    /// Whether the device filters 802.1Q frames by the stack's VLAN ids
+    /// (`NETIF_F_HW_VLAN_CTAG_FILTER`, on by default and changeable, as mlx5e's). Without it
+    /// (MANA, as upstream mana) the device takes every VLAN.
+    const VLAN_FILTER: bool = false;
+    /// `ndo_vlan_rx_add_vid` (`add`) / `ndo_vlan_rx_kill_vid` of 802.1Q id `vid` (under
+    /// RTNL): the family records it and programs its device, or refuses.
+    fn vlan_rx_vid(_func: &Arc<Self::Func>, _vid: u16, _add: bool) -> Result {
+        Err(crate::kernel_ext::net::eopnotsupp())
+    }
+    /// `rx-vlan-filter` turned on or off (`ndo_set_features`, under RTNL; only a change).
+    fn set_vlan_filter(_func: &Arc<Self::Func>, _on: bool) -> Result {
+        Ok(())
+    }
     /// `ndo_set_mac_address` (under RTNL): commits the address and programs the device, or
     /// refuses. By default `EOPNOTSUPP`, what the core answers for upstream mana, which has
     /// no `ndo_set_mac_address`.

@@ -404,6 +404,16 @@ impl Control for Mlx5 {
         func.set_mac(change)
     }
 
+    const VLAN_FILTER: bool = true;
+
+    fn vlan_rx_vid(func: &Arc<ctrl::Func>, vid: u16, add: bool) -> Result {
+        func.vlan_rx_vid(vid, add)
+    }
+
+    fn set_vlan_filter(func: &Arc<ctrl::Func>, on: bool) -> Result {
+        func.set_vlan_filter(on)
+    }
+
     fn refuse_pflags(func: &ctrl::Func, flags: PrivFlags<Mlx5Flag>) -> Option<&'static str> {
         // As mlx5e's set_pflag_skb_tx_mpwqe / set_pflag_xdp_tx_mpwqe (EOPNOTSUPP).
         if !func.resources().caps.has_enhanced_mpwqe() {

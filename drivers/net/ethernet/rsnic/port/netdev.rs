@@ -198,6 +198,14 @@ impl<F: Family> device::Operations for PortOps<F> {
         F::set_rx_mode(&port.shared.func, mode);
     }
 
+    fn vlan_rx_add_vid(_dev: &Device, port: ArcBorrow<'_, Port<F>>, vid: u16) -> Result {
+        F::vlan_rx_vid(&port.shared.func, vid, true)
+    }
+
+    fn vlan_rx_kill_vid(_dev: &Device, port: ArcBorrow<'_, Port<F>>, vid: u16) -> Result {
+        F::vlan_rx_vid(&port.shared.func, vid, false)
+    }
+
     fn set_mac_address(
         _dev: &Device,
         port: ArcBorrow<'_, Port<F>>,
@@ -214,6 +222,9 @@ impl<F: Family> device::Operations for PortOps<F> {
         }
         if F::RX_VLAN_TOGGLE {
             port.set_rx_vlan(f.rx_vlan)?;
+        }
+        if F::VLAN_FILTER {
+            F::set_vlan_filter(&port.shared.func, f.vlan_filter)?;
         }
         // Read by NAPI per packet; take effect from the next packet on.
         port.shared.rx_csum.store(f.rx_csum, Ordering::Relaxed);

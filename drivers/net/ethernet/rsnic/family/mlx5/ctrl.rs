@@ -178,6 +178,9 @@ pub(crate) struct Func {
     rx: SpinLock<RxMode>,
     /// The receive filter is to be programmed (by the control work).
     rx_due: AtomicBool,
+    /// The stack's VLAN ids and the VLAN filter feature. Locked after `rss`.
+    #[pin]
+    vlans: Mutex<rx_mode::Vlans>,
 }
 
 kernel::impl_has_work! {
@@ -343,6 +346,7 @@ impl Func {
                 rss <- new_mutex!(None, "rsnic::mlx5::Func::rss"),
                 rx <- new_spinlock!(RxMode::new(res.vport.mac), "rsnic::mlx5::Func::rx"),
                 rx_due: AtomicBool::new(false),
+                vlans <- new_mutex!(rx_mode::Vlans::new(), "rsnic::mlx5::Func::vlans"),
             }),
             GFP_KERNEL,
         )

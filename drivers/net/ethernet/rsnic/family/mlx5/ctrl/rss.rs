@@ -7,7 +7,7 @@
 //! Upstream counterpart: `en/rss.c`, `en/rx_res.c`, `en/rqt.c`, `en/tir.c`,
 //! `lib/fs_ttc.c`, `en_fs_ethtool.c`.
 
-use crate::family::mlx5::ctrl::rx_mode::L2;
+use crate::family::mlx5::ctrl::rx_mode::{VlanTable, L2};
 use crate::family::mlx5::ctrl::Func;
 use crate::family::params::MAX_CHANNELS;
 use crate::hwif::mlx5::cmd::fs::Tt;
@@ -19,11 +19,12 @@ use kernel::prelude::*;
 
 /// The receive side's objects, as mlx5e's `mlx5e_rss`, its TTC table and its ethtool
 /// steering: the RQT, an indirect TIR per hashed traffic type ([`Tt::HASHED`]), the
-/// traffic-type flow table that sends each type to its TIR (level 1), a direct TIR per
+/// traffic-type flow table that sends each type to its TIR (level 3), a direct TIR per
 /// channel over the channel's direct RQT (one entry, the channel's RQ: mlx5e's
 /// `rx_res->channels[ix].direct_rqt`, which `mlx5e_rx_res_xsk_update` points at the XSK RQ
-/// and back), the L2 table ahead of it (level 1, [`L2`]), the rule table ahead of that
-/// (level 0, the root; misses go on to the L2 table) with the ntuple rules, and the
+/// and back), the L2 table ahead of it (level 2, [`L2`]), the VLAN table ahead of that
+/// (level 1, [`VlanTable`]), the rule table ahead of that (level 0, the root; misses go on
+/// to the VLAN table) with the ntuple rules, and the
 /// additional RSS contexts. Only what exists is recorded: a creation that fails half way
 /// destroys exactly that.
 pub(super) struct Rss {
@@ -50,6 +51,8 @@ pub(super) struct Rss {
     ctxs: [Option<Ctx>; MAX_CONTEXTS],
     /// The L2 table.
     pub(super) l2: L2,
+    /// The VLAN table.
+    pub(super) vlan: VlanTable,
 }
 
 /// An additional RSS context's objects (mlx5e's `mlx5e_rss` of a context): its RQT and a
@@ -64,8 +67,13 @@ struct Ctx {
 /// log2 of the rule table's flow indices ([`MAX_RULES`]).
 const RULE_LOG_SIZE: u8 = 5;
 
-/// Level of the rule table; the L2 table's is one more, the traffic-type table's two more.
+/// Level of the rule table; the VLAN table's is one more, the L2 table's two more, the
+/// traffic-type table's three more (mlx5e's `MLX5E_VLAN_FT_LEVEL`, `_L2_`, `_TTC_` after
+/// its ethtool priority): within `max_ft_level`, which bring-up requires to be at least
+/// [`crate::hwif::mlx5::cmd::hca::MIN_FT_LEVEL`].
 const RULE_LEVEL: u8 = 0;
+const _: () = assert!(RULE_LEVEL + 3 <= crate::hwif::mlx5::cmd::hca::MIN_FT_LEVEL);
+const _: () = assert!(RULE_LOG_SIZE <= fs::MAX_LOG_SIZE);
 
 const _: () = assert!(1 << RULE_LOG_SIZE == MAX_RULES);
 
@@ -350,6 +358,7 @@ impl Func {
             rules: [None; MAX_RULES],
             ctxs: [None; MAX_CONTEXTS],
             l2: L2::NONE,
+            vlan: VlanTable::NONE,
         };
         match self.build_rss(&mut r, spec) {
             Ok(()) => Ok(r),
@@ -365,7 +374,7 @@ impl Func {
     fn build_rss(&self, r: &mut Rss, spec: &RssSpec<'_>) -> Result {
         self.hashed_tirs(r.rqtn, &mut r.tirs, spec)?;
         let out = self.cmd(fs::FT_CMD_LEN, res::SHORT_LEN, |b| {
-            fs::create_flow_table(b, fs::TTC_LOG_SIZE, RULE_LEVEL + 2)
+            fs::create_flow_table(b, fs::TTC_LOG_SIZE, RULE_LEVEL + 3)
         })?;
         let ft = self.created(&out, fs::parse_create_flow_table)?;
         r.ft = Some(ft);
@@ -419,7 +428,7 @@ impl Func {
         // The L2 table ahead of the traffic-type table (mlx5e_create_l2_table), with the
         // entries of what the stack asks for now.
         let out = self.cmd(fs::FT_CMD_LEN, res::SHORT_LEN, |b| {
-            fs::create_flow_table(b, fs::L2_LOG_SIZE, RULE_LEVEL + 1)
+            fs::create_flow_table(b, fs::L2_LOG_SIZE, RULE_LEVEL + 2)
         })?;
         let l2 = self.created(&out, fs::parse_create_flow_table)?;
         r.l2.ft = Some(l2);
@@ -434,10 +443,31 @@ impl Func {
             // As mlx5e's L2 rules: logged, the port opens; the next change tries again.
             pr_err!("port {}: the L2 table: {:?}\n", self.port, e);
         }
-        // The rule table ahead of the L2 table (as fs_core chains the ethtool priorities to
-        // the next), empty until rules come.
+        // The VLAN table ahead of the L2 table (mlx5e_fs_create_vlan_table), with the
+        // entries of the VLAN ids the stack listed, the filter feature and the promiscuous
+        // flag.
         let out = self.cmd(fs::FT_CMD_LEN, res::SHORT_LEN, |b| {
-            fs::create_flow_table_miss(b, RULE_LOG_SIZE, RULE_LEVEL, l2)
+            fs::create_flow_table(b, fs::VLAN_LOG_SIZE, RULE_LEVEL + 1)
+        })?;
+        let vlan = self.created(&out, fs::parse_create_flow_table)?;
+        r.vlan.ft = Some(vlan);
+        for (&(start, end, m), slot) in fs::VLAN_GROUPS.iter().zip(r.vlan.groups.iter_mut()) {
+            let out = self.cmd(fs::CREATE_FG_IN_LEN, res::SHORT_LEN, |b| {
+                fs::create_flow_group_vlan(b, vlan, start, end, m)
+            })?;
+            *slot = Some(self.created(&out, fs::parse_create_flow_group)?);
+        }
+        {
+            let v = self.vlans.lock();
+            if let Err(e) = self.sync_vlan(&mut r.vlan, Some(l2), &v, want.promisc) {
+                // As the L2 table's: logged, the port opens; the next change tries again.
+                pr_err!("port {}: the VLAN table: {:?}\n", self.port, e);
+            }
+        }
+        // The rule table ahead of the VLAN table (as fs_core chains the ethtool priorities
+        // to the next), empty until rules come.
+        let out = self.cmd(fs::FT_CMD_LEN, res::SHORT_LEN, |b| {
+            fs::create_flow_table_miss(b, RULE_LOG_SIZE, RULE_LEVEL, vlan)
         })?;
         let rule_ft = self.created(&out, fs::parse_create_flow_table)?;
         r.rule_ft = Some(rule_ft);
@@ -467,6 +497,27 @@ impl Func {
                 }
             }
             run(&|b| fs::destroy_flow_table(b, ft));
+        }
+        // The VLAN table's entries forward to the L2 table: they go first.
+        if let Some(vt) = r.vlan.ft {
+            for (i, slot) in r.vlan.slots.iter().enumerate() {
+                if let (Some(_), Ok(index)) = (slot, u32::try_from(i)) {
+                    run(&|b| fs::delete_fte(b, vt, index));
+                }
+            }
+            for (on, index) in [
+                (r.vlan.untagged, fs::VLAN_UNTAGGED_INDEX),
+                (r.vlan.any_ctag, fs::VLAN_ANY_CTAG_INDEX),
+                (r.vlan.any_stag, fs::VLAN_ANY_STAG_INDEX),
+            ] {
+                if on {
+                    run(&|b| fs::delete_fte(b, vt, index));
+                }
+            }
+            for &g in r.vlan.groups.iter().flatten() {
+                run(&|b| fs::destroy_flow_group(b, vt, g));
+            }
+            run(&|b| fs::destroy_flow_table(b, vt));
         }
         // The L2 table's entries forward to the traffic-type table: they go first.
         if let Some(l2) = r.l2.ft {

@@ -2,9 +2,11 @@
 
 //! Receive filtering of a ConnectX port: the stack's addresses and flags, recorded in atomic
 //! context and programmed from the control work into the vport (MODIFY_NIC_VPORT_CONTEXT)
-//! and the L2 flow table.
+//! and the L2 flow table; the stack's VLAN ids and the VLAN filter feature, programmed
+//! into the VLAN flow table in front of the L2 table.
 //!
-//! Upstream counterpart: `en_fs.c` (`mlx5e_set_rx_mode_work`, the L2 table).
+//! Upstream counterpart: `en_fs.c` (`mlx5e_set_rx_mode_work`, the L2 table, the VLAN
+//! table: `mlx5e_fs_vlan_rx_add_vid`, `mlx5e_enable_cvlan_filter`).
 
 use crate::family::mlx5::ctrl::Func;
 use crate::hwif::mlx5::cmd::{fs, res, vport};
@@ -36,7 +38,208 @@ impl L2 {
     };
 }
 
+/// The VLAN table (mlx5e's `fs->vlan`): frames by their tag on to the L2 table; what
+/// misses is dropped. Its groups are [`fs::VLAN_GROUPS`]; `slots` holds the VID of each
+/// C-VID index that has an entry.
+#[derive(Clone, Copy)]
+pub(super) struct VlanTable {
+    pub(super) ft: Option<u32>,
+    pub(super) groups: [Option<u32>; 3],
+    pub(super) slots: [Option<u16>; fs::VLAN_VIDS],
+    pub(super) untagged: bool,
+    pub(super) any_ctag: bool,
+    pub(super) any_stag: bool,
+}
+
+impl VlanTable {
+    pub(super) const NONE: Self = Self {
+        ft: None,
+        groups: [None; 3],
+        slots: [None; fs::VLAN_VIDS],
+        untagged: false,
+        any_ctag: false,
+        any_stag: false,
+    };
+}
+
+/// What the stack asks of the VLAN table: the C-VIDs it listed (`ndo_vlan_rx_add_vid`,
+/// mlx5e's `active_cvlans`) and whether `rx-vlan-filter` is on (mlx5e's
+/// `!cvlan_filter_disabled`). Kept while the channels are closed.
+pub(crate) struct Vlans {
+    vids: [u64; 64],
+    filter: bool,
+}
+
+impl Vlans {
+    /// No VID, filtering on (mlx5e's default).
+    pub(crate) const fn new() -> Self {
+        Self {
+            vids: [0; 64],
+            filter: true,
+        }
+    }
+
+    fn has(&self, vid: u16) -> bool {
+        self.vids
+            .get(usize::from(vid / 64))
+            .is_some_and(|w| w & (1 << (vid % 64)) != 0)
+    }
+
+    fn set(&mut self, vid: u16, on: bool) {
+        if let Some(w) = self.vids.get_mut(usize::from(vid / 64)) {
+            if on {
+                *w |= 1 << (vid % 64);
+            } else {
+                *w &= !(1 << (vid % 64));
+            }
+        }
+    }
+
+    fn count(&self) -> usize {
+        self.vids.iter().map(|w| w.count_ones() as usize).sum()
+    }
+}
+
 impl Func {
+    /// `ndo_vlan_rx_add_vid` / `ndo_vlan_rx_kill_vid` of C-VID `vid` (under RTNL), as
+    /// `mlx5e_vlan_rx_add_cvid` / `mlx5e_fs_vlan_rx_kill_vid`: recorded, and its VLAN table
+    /// entry set or deleted while the channels are open. More VIDs than the table has
+    /// entries for ([`fs::VLAN_VIDS`]) are refused with `ENOSPC`, and a VID whose entry the
+    /// device refuses is forgotten again (the stack then fails the VLAN device), as mlx5e;
+    /// a kill always succeeds (a failed deletion is logged), as mlx5e's.
+    pub(crate) fn vlan_rx_vid(&self, vid: u16, add: bool) -> Result {
+        if vid >= 4096 {
+            return Err(EINVAL);
+        }
+        let mut rss = self.rss.lock();
+        let mut v = self.vlans.lock();
+        if v.has(vid) == add {
+            return Ok(());
+        }
+        if add && v.count() >= fs::VLAN_VIDS {
+            pr_warn!(
+                "port {}: VLAN {}: the VLAN table holds {} VLAN ids\n",
+                self.port,
+                vid,
+                fs::VLAN_VIDS
+            );
+            return Err(ENOSPC);
+        }
+        v.set(vid, add);
+        let promisc = with_bh(|| self.rx.lock().promisc);
+        if let Some(r) = rss.as_mut() {
+            if let Err(e) = self.sync_vlan(&mut r.vlan, r.l2.ft, &v, promisc) {
+                if !add {
+                    // As mlx5e's kill: the VID is forgotten whatever the device said.
+                    pr_err!(
+                        "port {}: VLAN {}: the VLAN table: {:?}\n",
+                        self.port,
+                        vid,
+                        e
+                    );
+                    return Ok(());
+                }
+                v.set(vid, false);
+                let _ = self.sync_vlan(&mut r.vlan, r.l2.ft, &v, promisc);
+                return Err(e);
+            }
+        }
+        Ok(())
+    }
+
+    /// `rx-vlan-filter` on or off (`ndo_set_features`, under RTNL), as mlx5e's
+    /// `set_feature_cvlan_filter`: off adds the any-C-VID entry (every C-tagged frame on to
+    /// the L2 table), on deletes it (unless the port is promiscuous, which keeps it).
+    pub(crate) fn set_vlan_filter(&self, on: bool) -> Result {
+        let mut rss = self.rss.lock();
+        let mut v = self.vlans.lock();
+        if v.filter == on {
+            return Ok(());
+        }
+        v.filter = on;
+        let promisc = with_bh(|| self.rx.lock().promisc);
+        if let Some(r) = rss.as_mut() {
+            self.sync_vlan(&mut r.vlan, r.l2.ft, &v, promisc)?;
+        }
+        Ok(())
+    }
+
+    /// Makes the VLAN table's entries those `want` and `promisc` ask for, forwarding to
+    /// the L2 table `l2`: the untagged and any-S-tag entries always, one per listed C-VID,
+    /// any C-tag while filtering is off or the port promiscuous
+    /// ([`fs::want_any_ctag`]). Catch-alls first, deletions last, as [`Func::sync_l2`].
+    /// Sleeps.
+    pub(super) fn sync_vlan(
+        &self,
+        t: &mut VlanTable,
+        l2: Option<u32>,
+        want: &Vlans,
+        promisc: bool,
+    ) -> Result {
+        let (Some(ft), Some(l2), [Some(g_vid), Some(g_ctag), Some(g_stag)]) = (t.ft, l2, t.groups)
+        else {
+            return Err(EINVAL);
+        };
+        let set = |g: u32, r: fs::VlanRule| {
+            self.cmd(fs::SET_FTE_IN_LEN, res::OUT_LEN, |b| {
+                fs::set_fte_vlan(b, ft, g, r, l2)
+            })
+            .map(|_| ())
+        };
+        let del = |index: u32| {
+            self.cmd(fs::FT_CMD_LEN, res::OUT_LEN, |b| {
+                fs::delete_fte(b, ft, index)
+            })
+            .map(|_| ())
+        };
+        let any_ctag = fs::want_any_ctag(want.filter, promisc);
+        if !t.untagged {
+            set(g_ctag, fs::VlanRule::Untagged)?;
+            t.untagged = true;
+        }
+        if !t.any_stag {
+            set(g_stag, fs::VlanRule::AnyStag)?;
+            t.any_stag = true;
+        }
+        if any_ctag && !t.any_ctag {
+            set(g_ctag, fs::VlanRule::AnyCtag)?;
+            t.any_ctag = true;
+        }
+        for (i, slot) in t.slots.iter_mut().enumerate() {
+            if let Some(vid) = *slot {
+                if !want.has(vid) {
+                    del(u32::try_from(i).map_err(|_| EINVAL)?)?;
+                    *slot = None;
+                }
+            }
+        }
+        for (w, &bits) in want.vids.iter().enumerate() {
+            let mut bits = bits;
+            while bits != 0 {
+                let vid =
+                    u16::try_from(w * 64 + bits.trailing_zeros() as usize).map_err(|_| EINVAL)?;
+                bits &= bits - 1;
+                if t.slots.contains(&Some(vid)) {
+                    continue;
+                }
+                let Some(i) = t.slots.iter().position(|s| s.is_none()) else {
+                    // `vlan_rx_vid` keeps at most as many VIDs as there are slots.
+                    return Err(ENOSPC);
+                };
+                let index = u32::try_from(i).map_err(|_| EINVAL)?;
+                set(g_vid, fs::VlanRule::Vid(vid, index))?;
+                if let Some(s) = t.slots.get_mut(i) {
+                    *s = Some(vid);
+                }
+            }
+        }
+        if !any_ctag && t.any_ctag {
+            del(fs::VLAN_ANY_CTAG_INDEX)?;
+            t.any_ctag = false;
+        }
+        Ok(())
+    }
+
     /// Records the stack's receive filter (`ndo_set_rx_mode`: atomic context) and queues the
     /// control work that programs it.
     pub(crate) fn set_rx_mode(self: &Arc<Self>, mode: &RxMode) {
@@ -70,6 +273,11 @@ impl Func {
                     if let Err(e) = self.sync_l2(&mut r.l2, ttc, &want) {
                         pr_err!("port {}: the L2 table: {:?}\n", self.port, e);
                     }
+                }
+                // Promiscuous lets every VLAN through (the any-C-VID entry).
+                let v = self.vlans.lock();
+                if let Err(e) = self.sync_vlan(&mut r.vlan, r.l2.ft, &v, want.promisc) {
+                    pr_err!("port {}: the VLAN table: {:?}\n", self.port, e);
                 }
             }
         }

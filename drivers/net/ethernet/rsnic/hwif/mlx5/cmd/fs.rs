@@ -667,3 +667,165 @@ impl L2Rules {
         self.full.get(..self.len).unwrap_or_default()
     }
 }
+
+// ---------------------------------------------------------------------------------------
+// The VLAN table (en_fs.c `mlx5e_create_vlan_table`, `__mlx5e_add_vlan_rule`)
+
+/// `fte_match_set_lyr_2_4.first_vid`: bit 0x74, 12 bits.
+pub const MATCH_FIRST_VID: Field = Field::new(0x74, 12);
+/// `fte_match_set_lyr_2_4.cvlan_tag`: bit 0x90, 1 bit (the first tag is 802.1Q; with the
+/// mask set and the value 0, the frame carries no tag at all, as mlx5e's untagged rule).
+pub const MATCH_CVLAN_TAG: Field = Field::new(0x90, 1);
+/// `fte_match_set_lyr_2_4.svlan_tag`: bit 0x91, 1 bit (the first tag is 802.1ad).
+pub const MATCH_SVLAN_TAG: Field = Field::new(0x91, 1);
+/// log2 of the VLAN table's flow indices.
+pub const VLAN_LOG_SIZE: u8 = 5;
+/// C-VIDs the VLAN table holds entries for (mlx5e's group holds all 4096; rsnic's fewer,
+/// for the flow entries a device has, `log_max_flow`: 64 on the model).
+pub const VLAN_VIDS: usize = 28;
+/// The untagged entry's flow index.
+pub const VLAN_UNTAGGED_INDEX: u32 = VLAN_VIDS as u32;
+/// The any-C-VID entry's flow index (filtering off, or promiscuous).
+pub const VLAN_ANY_CTAG_INDEX: u32 = VLAN_VIDS as u32 + 1;
+/// The any-S-VID entry's flow index.
+pub const VLAN_ANY_STAG_INDEX: u32 = VLAN_VIDS as u32 + 2;
+/// The largest table rsnic creates, log2 of its flow indices (what `log_max_ft_size` must
+/// allow).
+pub const MAX_LOG_SIZE: u8 = 5;
+/// The flow tables rsnic creates per port (the ntuple rules', VLAN, L2, traffic type).
+pub const TABLES: u32 = 4;
+const _: () = assert!(VLAN_ANY_STAG_INDEX < 1 << VLAN_LOG_SIZE);
+const _: () = assert!(VLAN_LOG_SIZE <= MAX_LOG_SIZE && L2_LOG_SIZE <= MAX_LOG_SIZE);
+const _: () = assert!(TTC_LOG_SIZE <= MAX_LOG_SIZE);
+
+/// What a VLAN table group's entries match (`__mlx5e_create_vlan_table_groups`'s criteria).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum VlanMatch {
+    /// `cvlan_tag` and `first_vid`: a C-tag of one VID.
+    CtagVid,
+    /// `cvlan_tag` alone: untagged (value 0) or any C-tag (value 1).
+    Ctag,
+    /// `svlan_tag` alone: any S-tag.
+    Stag,
+}
+
+/// The VLAN table's groups, by flow index: (start, end, criteria). mlx5e's groups 0, 2 and
+/// 3 (C-tag and VID, C-tag, S-tag; its S-VID group and trap group are not made: rsnic has
+/// no S-VID filter and no traps).
+pub const VLAN_GROUPS: [(u32, u32, VlanMatch); 3] = [
+    (0, VLAN_VIDS as u32 - 1, VlanMatch::CtagVid),
+    (VLAN_UNTAGGED_INDEX, VLAN_ANY_CTAG_INDEX, VlanMatch::Ctag),
+    (VLAN_ANY_STAG_INDEX, VLAN_ANY_STAG_INDEX, VlanMatch::Stag),
+];
+
+/// Writes the VLAN fields of `m` at the match parameter at byte `at` of `b`: the criteria
+/// (all ones) when `vid` is `None`, else the values (the tag bit set, except for
+/// untagged, and the VID).
+fn vlan_fields(b: &mut [u8], at: usize, m: VlanMatch, value: Option<(bool, u16)>) {
+    let bit = at * 8;
+    let tag = match m {
+        VlanMatch::CtagVid | VlanMatch::Ctag => MATCH_CVLAN_TAG,
+        VlanMatch::Stag => MATCH_SVLAN_TAG,
+    };
+    match value {
+        None => {
+            tag.at(bit).set(b, 1);
+            if m == VlanMatch::CtagVid {
+                MATCH_FIRST_VID.at(bit).set(b, 0xfff);
+            }
+        }
+        Some((tagged, vid)) => {
+            tag.at(bit).set(b, u64::from(tagged));
+            if m == VlanMatch::CtagVid {
+                MATCH_FIRST_VID.at(bit).set(b, u64::from(vid));
+            }
+        }
+    }
+}
+
+/// CREATE_FLOW_GROUP of flow indices `start..=end` of table `table_id` whose entries match
+/// `m`'s VLAN fields (outer headers).
+pub fn create_flow_group_vlan(
+    buf: &mut [u8],
+    table_id: u32,
+    start_index: u32,
+    end_index: u32,
+    m: VlanMatch,
+) -> Result<usize, FormatError> {
+    let n = create_flow_group(buf, table_id, start_index, end_index, Criteria::default())?;
+    let b = built(buf, n)?;
+    FG_CRITERIA_ENABLE.set(b, u64::from(CRITERIA_OUTER_HEADERS));
+    vlan_fields(b, FG_CRITERIA / 8, m, None);
+    Ok(n)
+}
+
+/// A VLAN table entry (`mlx5e_vlan_rule_type` without the S-VID one).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum VlanRule {
+    /// No tag (`MLX5E_VLAN_RULE_TYPE_UNTAGGED`).
+    Untagged,
+    /// Any C-tag (`MLX5E_VLAN_RULE_TYPE_ANY_CTAG_VID`).
+    AnyCtag,
+    /// Any S-tag (`MLX5E_VLAN_RULE_TYPE_ANY_STAG_VID`).
+    AnyStag,
+    /// A C-tag of this VID at this slot of the VID group
+    /// (`MLX5E_VLAN_RULE_TYPE_MATCH_CTAG_VID`).
+    Vid(u16, u32),
+}
+
+impl VlanRule {
+    /// The entry's flow index.
+    pub const fn index(self) -> u32 {
+        match self {
+            VlanRule::Untagged => VLAN_UNTAGGED_INDEX,
+            VlanRule::AnyCtag => VLAN_ANY_CTAG_INDEX,
+            VlanRule::AnyStag => VLAN_ANY_STAG_INDEX,
+            VlanRule::Vid(_, slot) => slot,
+        }
+    }
+
+    /// The index in [`VLAN_GROUPS`] of the entry's group.
+    pub const fn group(self) -> usize {
+        match self {
+            VlanRule::Vid(..) => 0,
+            VlanRule::Untagged | VlanRule::AnyCtag => 1,
+            VlanRule::AnyStag => 2,
+        }
+    }
+}
+
+/// SET_FLOW_TABLE_ENTRY (a new entry) of VLAN rule `r` in group `group_id` of table
+/// `table_id`: the frames it matches go on to flow table `dest_table` (the L2 table).
+pub fn set_fte_vlan(
+    buf: &mut [u8],
+    table_id: u32,
+    group_id: u32,
+    r: VlanRule,
+    dest_table: u32,
+) -> Result<usize, FormatError> {
+    let (m, value) = match r {
+        VlanRule::Untagged => (VlanMatch::Ctag, (false, 0)),
+        VlanRule::AnyCtag => (VlanMatch::Ctag, (true, 0)),
+        VlanRule::AnyStag => (VlanMatch::Stag, (true, 0)),
+        VlanRule::Vid(vid, slot) => {
+            if usize::try_from(slot).map_or(true, |s| s >= VLAN_VIDS) {
+                return Err(FormatError::BadParam);
+            }
+            fits(u64::from(vid), 12)?;
+            (VlanMatch::CtagVid, (true, vid))
+        }
+    };
+    let b = set_fte_fwd_unmatched(buf, table_id, group_id, r.index(), dest_table)?;
+    DEST_TYPE.set(b, u64::from(DEST_TYPE_FLOW_TABLE));
+    vlan_fields(b, FC_MATCH_VALUE / 8, m, Some(value));
+    Ok(b.len())
+}
+
+/// Which VLAN table entries are wanted: untagged always; a C-VID entry per VID the stack
+/// listed (`ndo_vlan_rx_add_vid`); any C-tag while filtering is off
+/// (`NETIF_F_HW_VLAN_CTAG_FILTER` off, mlx5e's `cvlan_filter_disabled`) or the port is
+/// promiscuous; any S-tag always (rsnic has no S-VID filter, so the stack never lists
+/// S-VIDs).
+pub fn want_any_ctag(filter: bool, promisc: bool) -> bool {
+    !filter || promisc
+}

@@ -76,6 +76,12 @@ pub const HCA_CAP_OPMOD_GET_CUR: u16 = 1;
 pub const CAP_GENERAL: u16 = 0;
 /// Capability type: Ethernet offload caps (`MLX5_CAP_ETHERNET_OFFLOADS`).
 pub const CAP_ETHERNET_OFFLOADS: u16 = 1;
+/// Capability type: flow table caps (`MLX5_CAP_FLOW_TABLE`, `flow_table_nic_cap`).
+pub const CAP_FLOW_TABLE: u16 = 7;
+/// The deepest flow table level mlx5e's NIC RX namespace needs (`mlx5_eth_supported`:
+/// `max_ft_level` of at least 3); rsnic's tables use levels 0 to 3 (the ntuple rule table,
+/// VLAN, L2, traffic type).
+pub const MIN_FT_LEVEL: u8 = 3;
 /// The largest `log_max_qp` mlx5_core's profile asks for (`handle_hca_cap`: at most 2^18
 /// QPs, fewer when the device's maximum is lower).
 pub const PROFILE_LOG_MAX_QP: u8 = 18;
@@ -178,6 +184,24 @@ pub mod eth {
     pub const ENHANCED_MULTI_PKT_SEND_WQE: Field = Field::new(0x1a, 1);
 }
 
+/// Fields of `flow_table_nic_cap`'s `flow_table_properties_nic_receive`
+/// (`flow_table_prop_layout`, at bit 0x200 of the capability; offsets inside the capability).
+pub mod ft {
+    use super::Field;
+    /// Bit of `flow_table_properties_nic_receive` in `flow_table_nic_cap`.
+    pub const NIC_RX: usize = 0x200;
+    /// `ft_support`: bit 0x0 of the properties, 1 bit.
+    pub const FT_SUPPORT: Field = Field::new(0x0, 1).at(NIC_RX);
+    /// `log_max_ft_size`: bit 0x22, 6 bits.
+    pub const LOG_MAX_FT_SIZE: Field = Field::new(0x22, 6).at(NIC_RX);
+    /// `max_ft_level`: bit 0x38, 8 bits.
+    pub const MAX_FT_LEVEL: Field = Field::new(0x38, 8).at(NIC_RX);
+    /// `log_max_ft_num`: bit 0x78, 8 bits.
+    pub const LOG_MAX_FT_NUM: Field = Field::new(0x78, 8).at(NIC_RX);
+    /// `log_max_flow`: bit 0xb8, 8 bits.
+    pub const LOG_MAX_FLOW: Field = Field::new(0xb8, 8).at(NIC_RX);
+}
+
 /// `wqe_inline_mode` capability: L2 headers must be inlined (`MLX5_CAP_INLINE_MODE_L2`).
 pub const CAP_INLINE_MODE_L2: u8 = 0;
 /// `wqe_inline_mode` capability: the vport context says (`MLX5_CAP_INLINE_MODE_VPORT_CONTEXT`).
@@ -276,6 +300,16 @@ pub struct DevCaps {
     pub enhanced_multi_pkt_send_wqe: bool,
     /// Ethernet `rss_ind_tbl_cap`.
     pub rss_ind_tbl_cap: u8,
+    /// NIC RX `ft_support`: NIC receive flow tables can be created.
+    pub ft_support: bool,
+    /// NIC RX `max_ft_level`: the deepest level a table may have.
+    pub max_ft_level: u8,
+    /// NIC RX `log_max_ft_size`: a table holds at most `2^` this flow indices.
+    pub log_max_ft_size: u8,
+    /// NIC RX `log_max_ft_num`: at most `2^` this tables.
+    pub log_max_ft_num: u8,
+    /// NIC RX `log_max_flow`: at most `2^` this flow table entries.
+    pub log_max_flow: u8,
 }
 
 /// `port_type` of an Ethernet function.
@@ -351,6 +385,63 @@ impl DevCaps {
     }
 }
 
+impl DevCaps {
+    /// The NIC RX flow table capabilities the function needs: `ft_support` (fs_core's
+    /// `init_root_ns`: without it there is no NIC RX namespace, and mlx5e no steering) and
+    /// `max_ft_level` of at least [`MIN_FT_LEVEL`] (`mlx5_eth_supported`); and room for
+    /// rsnic's tables (`log_max_ft_size` for the largest, `log_max_ft_num` for four):
+    /// `Err` names the first one missing or too small.
+    pub fn check_flow_table(&self, largest_log: u8, tables: u32) -> Result<(), CmdErrorKind> {
+        if !self.ft_support {
+            return Err(CmdErrorKind::MissingCap("ft_support"));
+        }
+        if self.max_ft_level < MIN_FT_LEVEL {
+            return Err(CmdErrorKind::CapTooSmall {
+                cap: "max_ft_level",
+                have: u32::from(self.max_ft_level),
+                need: u32::from(MIN_FT_LEVEL),
+            });
+        }
+        if self.log_max_ft_size < largest_log {
+            return Err(CmdErrorKind::CapTooSmall {
+                cap: "log_max_ft_size",
+                have: u32::from(self.log_max_ft_size),
+                need: u32::from(largest_log),
+            });
+        }
+        let num = 1u64
+            .checked_shl(u32::from(self.log_max_ft_num))
+            .unwrap_or(u64::MAX);
+        if num < u64::from(tables) {
+            return Err(CmdErrorKind::CapTooSmall {
+                cap: "log_max_ft_num",
+                have: u32::from(self.log_max_ft_num),
+                need: u64::BITS - u64::from(tables.saturating_sub(1)).leading_zeros(),
+            });
+        }
+        Ok(())
+    }
+
+    /// The flow table entries the device holds (`2^log_max_flow`, at most `u32::MAX`).
+    pub fn max_flows(&self) -> u32 {
+        1u32.checked_shl(u32::from(self.log_max_flow))
+            .unwrap_or(u32::MAX)
+    }
+}
+
+/// Reads the NIC RX flow table capabilities of a QUERY_HCA_CAP(`CAP_FLOW_TABLE`) output
+/// into `caps`.
+pub fn parse_flow_table_caps(out: &[u8], caps: &mut DevCaps) -> Result<(), FormatError> {
+    let o = output(out, QUERY_HCA_CAP_OUT_LEN)?;
+    let g = |f: Field| f.at(CAP_BASE).get(o);
+    caps.ft_support = g(ft::FT_SUPPORT) != 0;
+    caps.log_max_ft_size = g(ft::LOG_MAX_FT_SIZE) as u8;
+    caps.max_ft_level = g(ft::MAX_FT_LEVEL) as u8;
+    caps.log_max_ft_num = g(ft::LOG_MAX_FT_NUM) as u8;
+    caps.log_max_flow = g(ft::LOG_MAX_FLOW) as u8;
+    Ok(())
+}
+
 /// ENABLE_HCA for function 0.
 pub fn enable_hca(buf: &mut [u8]) -> Result<usize, FormatError> {
     build(buf, ENABLE_HCA_IN_LEN, op::ENABLE_HCA, 0, &[])
@@ -397,7 +488,7 @@ pub fn set_issi(buf: &mut [u8], issi: u16) -> Result<usize, FormatError> {
     build(buf, SET_ISSI_IN_LEN, op::SET_ISSI, 0, &f)
 }
 
-/// QUERY_HCA_CAP of `cap_type` (`CAP_GENERAL`, `CAP_ETHERNET_OFFLOADS`), current values:
+/// QUERY_HCA_CAP of `cap_type` (`CAP_GENERAL`, `CAP_ETHERNET_OFFLOADS`, `CAP_FLOW_TABLE`), current values:
 /// `op_mod = (cap_type << 1) | HCA_CAP_OPMOD_GET_CUR`.
 pub fn query_hca_cap(buf: &mut [u8], cap_type: u16) -> Result<usize, FormatError> {
     fits(u64::from(cap_type), 15)?;

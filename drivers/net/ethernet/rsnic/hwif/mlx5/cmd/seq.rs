@@ -19,10 +19,11 @@
 //!    required), written back with what mlx5_core sets (SET_HCA_CAP, see
 //!    [`hca::set_general_caps`]);
 //! 6. `mlx5_satisfy_startup_pages(dev, 0)`: QUERY_PAGES init, given the same way;
-//! 7. `mlx5_cmd_init_hca` (INIT_HCA), then `mlx5_query_hca_caps`: the current general and
-//!    Ethernet caps again (QUERY_HCA_CAP twice), checked as `mlx5_eth_supported` and
-//!    `mlx5e_attach_netdev` check them ([`DevCaps::check_eth`]: a missing capability fails
-//!    the bring-up with [`CmdErrorKind::MissingCap`] or [`CmdErrorKind::CapTooSmall`]),
+//! 7. `mlx5_cmd_init_hca` (INIT_HCA), then `mlx5_query_hca_caps`: the current general,
+//!    Ethernet and flow table caps (QUERY_HCA_CAP three times), checked as
+//!    `mlx5_eth_supported` and `mlx5e_attach_netdev` check them ([`DevCaps::check_eth`],
+//!    [`DevCaps::check_flow_table`]: a missing capability fails the bring-up with
+//!    [`CmdErrorKind::MissingCap`] or [`CmdErrorKind::CapTooSmall`]),
 //!    and `mlx5_query_board_id` (QUERY_ADAPTER: the PSID);
 //! 8. `mlx5_load`'s UAR (`mlx5_get_uars_page`: ALLOC_UAR) and `mlx5e_create_mdev_resources`
 //!    (ALLOC_PD, ALLOC_TRANSPORT_DOMAIN, CREATE_MKEY: the PA key every data segment names);
@@ -45,7 +46,9 @@
 //! TEARDOWN_HCA (main.c: "skip cleanup": the pages are not reclaimed from a firmware that
 //! may still use them).
 
-use super::hca::{self, DevCaps, Issi, CAP_ETHERNET_OFFLOADS, CAP_GENERAL, ISSI_1, PSID_LEN};
+use super::hca::{
+    self, DevCaps, Issi, CAP_ETHERNET_OFFLOADS, CAP_FLOW_TABLE, CAP_GENERAL, ISSI_1, PSID_LEN,
+};
 use super::mkey;
 use super::pages::{self, MAX_FW_PAGES};
 use super::queue::{fw_initializing, CmdError, CmdErrorKind, CmdPoll, CmdQueue};
@@ -106,6 +109,8 @@ pub enum Step {
     QueryCurCaps,
     /// QUERY_HCA_CAP, Ethernet offloads, current.
     QueryEthCaps,
+    /// QUERY_HCA_CAP, flow table, current.
+    QueryFlowTableCaps,
     /// QUERY_ADAPTER.
     QueryAdapter,
     /// ALLOC_UAR.
@@ -275,6 +280,10 @@ impl Bringup {
                 hca::query_hca_cap(inp, CAP_ETHERNET_OFFLOADS)?,
                 hca::QUERY_HCA_CAP_OUT_LEN,
             ),
+            Step::QueryFlowTableCaps => (
+                hca::query_hca_cap(inp, CAP_FLOW_TABLE)?,
+                hca::QUERY_HCA_CAP_OUT_LEN,
+            ),
             Step::InitHca => (hca::init_hca(inp)?, hca::INIT_HCA_OUT_LEN),
             Step::AllocUar => (res::alloc_uar(inp)?, res::OUT_LEN),
             Step::AllocPd => (res::alloc_pd(inp)?, res::OUT_LEN),
@@ -377,6 +386,20 @@ impl Bringup {
                     .map_err(|(cap_type, kind)| CmdError {
                         opcode,
                         op_mod: cap_type << 1 | hca::HCA_CAP_OPMOD_GET_CUR,
+                        kind,
+                    })?;
+                Step::QueryFlowTableCaps
+            }
+            Step::QueryFlowTableCaps => {
+                hca::parse_flow_table_caps(out, &mut self.res.caps).map_err(&bad)?;
+                // mlx5_eth_supported's max_ft_level, fs_core's ft_support, and room for
+                // rsnic's tables.
+                self.res
+                    .caps
+                    .check_flow_table(super::fs::MAX_LOG_SIZE, super::fs::TABLES)
+                    .map_err(|kind| CmdError {
+                        opcode,
+                        op_mod,
                         kind,
                     })?;
                 Step::QueryAdapter
