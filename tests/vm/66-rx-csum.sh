@@ -17,11 +17,22 @@ set -eu
 trap traffic_cleanup EXIT
 
 setup_pair
+mark_dmesg
 rxq=$([ "$RSNIC_FAMILY" = mana ] && echo rx_ || echo rx)
 # sum_queues SNAP0 SNAP1 NAME: the delta of NAME summed over B's per-queue counters.
 sum_queues() {
 	deltas "$1" "$2" | awk -v re="^${rxq}[0-9]+_$3\$" '$1 ~ re { s += $2 } END { print s + 0 }'
 }
+# no_csum_fault NAME: a CHECKSUM_COMPLETE sum the stack found wrong on a good packet is a
+# "hw csum failure" in the kernel log (netdev_rx_csum_fault); the stack then verifies in
+# software and delivers the packet all the same, so intact data alone would not show it.
+no_csum_fault() {
+	if dmesg_since_mark | grep -q 'hw csum failure'; then
+		fail "$1: a CHECKSUM_COMPLETE sum the stack found wrong: $(dmesg_since_mark | grep -m1 'hw csum failure')"
+	fi
+	echo "  $1: no hw csum failure in the kernel log"
+}
+
 # verdicts NAME SNAP0 SNAP1: sets pk, co, un, no, dr to B's rx_packets and checksum
 # verdicts between the snapshots and checks that they add up, in the totals and per queue.
 verdicts() {
@@ -64,6 +75,7 @@ for mode in on off on; do
 		assert_eq "rx off: nothing goes up CHECKSUM_COMPLETE" 0 "$co"
 	fi
 done
+no_csum_fault "TCP"
 [ "$RSNIC_FAMILY" = mlx5 ] || exit 0
 
 # udp_csum_errors: Udp InCsumErrors of B's namespace (/proc/net/snmp, found by its name).
@@ -151,6 +163,7 @@ EOF
 
 udp_round "default flags"
 [ "$co" -ge 41 ] || fail "default flags: only $co packets went up CHECKSUM_COMPLETE"
+no_csum_fault "UDP"
 
 ip netns exec peer ethtool --set-priv-flags "$B" rx_no_csum_complete on
 assert_eq "rx_no_csum_complete" "rx_no_csum_complete: on" \

@@ -11,8 +11,10 @@
 # rx_bytes + 4 x stripped, exactly). `ethtool -K B rxvlan off` (MODIFY_RQ vsd on the live
 # RQs) and `ethtool -K A txvlan off`: the pings still arrive, B's driver gets every byte of
 # the wire frames with their tags (dev_rx_bytes = rx_bytes, nothing stripped: the tag was
-# on the wire, and B's stack found it in the data), and A's stack tags in software
-# (nothing inserted by the device). Back on, B's RQs strip again.
+# on the wire, and B's stack found it in the data; B's driver hands them up
+# CHECKSUM_COMPLETE with the tag's bytes added to the CQE's sum, which the stack accepts: no
+# "hw csum failure" in the kernel log), and A's stack tags in software (nothing inserted by
+# the device). Back on, B's RQs strip again.
 #
 # MANA (as mana): both offloads on and fixed; the device strips the tag and reports its VLAN
 # id in the RX CQE (dev_rx_vlan_stripped; rsnic must give it back to the stack or nothing
@@ -91,7 +93,7 @@ b_settled() {
 # last ones, a$K and b$K, are the next one's first: nothing crosses the quiet pair in
 # between); sets dA[COUNTER] and dB[COUNTER], the deltas of the counters named in $WATCH.
 declare -A dA dB
-WATCH="dev_rx_vlan_stripped dev_tx_vlan_inserted dev_rx_bytes rx_bytes tx_long_pkt_fmt"
+WATCH="dev_rx_vlan_stripped dev_tx_vlan_inserted dev_rx_bytes rx_bytes tx_long_pkt_fmt rx_csum_complete"
 phase() {
 	pings "$@"
 	WAIT_DIAG="deltas b$K b$((K + 1))" wait_for "B's device and driver agree on what B received ($1)" b_settled
@@ -112,6 +114,7 @@ phase() {
 		"B device bytes ${dB[dev_rx_bytes]} driver ${dB[rx_bytes]}"
 }
 K=0
+mark_dmesg
 snap a0 "$A"
 snap b0 "$B" peer
 # at_least WHAT MIN VALUE
@@ -143,6 +146,10 @@ assert_eq "A: tags the device inserted (the stack tags)" 0 "${dA[dev_tx_vlan_ins
 [ "${dB[dev_rx_bytes]}" = "${dB[rx_bytes]}" ] ||
 	fail "B's driver got ${dB[rx_bytes]} bytes of the ${dB[dev_rx_bytes]} on the wire"
 at_least "B: bytes received (the tags in the data)" $((N * 46)) "${dB[rx_bytes]}"
+# The pings went up CHECKSUM_COMPLETE with the tag in the data: the driver added the tag's
+# bytes to the device's sum (mlx5e_skb_csum_fixup); a wrong sum would be a "hw csum
+# failure" in the kernel log (netdev_rx_csum_fault), checked at the end.
+at_least "B: CHECKSUM_COMPLETE with the tag in the data" $N "${dB[rx_csum_complete]}"
 at_least "A: tags its RQs still stripped" $N "${dA[dev_rx_vlan_stripped]}"
 at_least "B: tags the device still inserted" $N "${dB[dev_tx_vlan_inserted]}"
 
@@ -151,6 +158,9 @@ ethtool -K "$A" txvlan on || fail "ethtool -K $A txvlan on"
 phase "back on" 5 0 1
 at_least "B: tags its RQs stripped again" $N "${dB[dev_rx_vlan_stripped]}"
 at_least "A: tags the device inserted again" $N "${dA[dev_tx_vlan_inserted]}"
+if dmesg_since_mark | grep -q 'hw csum failure'; then
+	fail "a CHECKSUM_COMPLETE sum the stack found wrong: $(dmesg_since_mark | grep -m1 'hw csum failure')"
+fi
 
 ip link del "$A.10"
 teardown_pair
