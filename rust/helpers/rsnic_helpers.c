@@ -517,15 +517,22 @@ bool rsnic_helper_rx_add_frag(struct page_pool *pool, struct sk_buff *skb, struc
 	return true;
 }
 
-bool rsnic_helper_skb_rx_finish(struct sk_buff *skb, struct net_device *dev, bool csum_ok,
-				u32 hash, int hash_type, u16 queue)
+bool rsnic_helper_skb_rx_finish(struct sk_buff *skb, struct net_device *dev, u8 ip_summed,
+				u32 csum, u32 hash, int hash_type, u16 queue)
 {
-	skb->ip_summed = csum_ok ? CHECKSUM_UNNECESSARY : CHECKSUM_NONE;
+	/* csum: CHECKSUM_COMPLETE's sum; 0 (what build_skb left) with the other two. */
+	skb->ip_summed = ip_summed;
+	skb->csum = (__force __wsum)csum;
 	if (hash_type)
 		skb_set_hash(skb, hash, hash_type == 2 ? PKT_HASH_TYPE_L4 : PKT_HASH_TYPE_L3);
 	skb_record_rx_queue(skb, queue);
 	skb->protocol = eth_type_trans(skb, dev);
 	return skb->pkt_type == PACKET_MULTICAST || skb->pkt_type == PACKET_BROADCAST;
+}
+
+u32 rsnic_helper_skb_checksum(const struct sk_buff *skb, unsigned int off, unsigned int len)
+{
+	return (__force u32)skb_checksum(skb, off, len, 0);
 }
 
 void rsnic_helper_skb_vlan_put_tag(struct sk_buff *skb, u16 tci)

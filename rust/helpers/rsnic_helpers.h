@@ -109,8 +109,9 @@ struct sk_buff *rsnic_helper_rx_build_skb(struct page_pool *pool, struct page *p
 					  unsigned int offset, unsigned int len,
 					  unsigned int truesize);
 void rsnic_helper_skb_vlan_put_tag(struct sk_buff *skb, u16 tci);
-bool rsnic_helper_skb_rx_finish(struct sk_buff *skb, struct net_device *dev, bool csum_ok,
-				u32 hash, int hash_type, u16 queue);
+bool rsnic_helper_skb_rx_finish(struct sk_buff *skb, struct net_device *dev, u8 ip_summed,
+				u32 csum, u32 hash, int hash_type, u16 queue);
+u32 rsnic_helper_skb_checksum(const struct sk_buff *skb, unsigned int off, unsigned int len);
 void rsnic_helper_napi_gro_receive(struct napi_struct *napi, struct sk_buff *skb);
 
 /* Workqueues */

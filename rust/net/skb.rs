@@ -43,6 +43,18 @@ impl DropReason {
     }
 }
 
+/// The checksum status a received packet goes up with (`skb->ip_summed`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum RxCsum {
+    /// `CHECKSUM_NONE`: the stack verifies the checksums.
+    None,
+    /// `CHECKSUM_UNNECESSARY`: the device verified them.
+    Unnecessary,
+    /// `CHECKSUM_COMPLETE` with the ones' complement sum (RFC 1071, of big-endian 16-bit
+    /// words, not inverted) of the packet after its Ethernet header.
+    Complete(u16),
+}
+
 /// One owned reference to a `struct sk_buff`.
 ///
 /// # Invariants
@@ -232,25 +244,55 @@ impl SkBuff {
     /// Returns whether the frame went to a group address (`PACKET_MULTICAST` or
     /// `PACKET_BROADCAST`, as `mlx5e_skb_is_multicast`).
     #[must_use]
+    #[inline]
     pub fn rx_finish(
         &mut self,
         dev: &super::device::Device,
-        csum_ok: bool,
+        csum: RxCsum,
         hash: u32,
         hash_type: u8,
         queue: u16,
     ) -> bool {
-        // SAFETY: the skb is valid and exclusively ours; `dev` is a valid device.
+        let (ip_summed, wsum) = match csum {
+            RxCsum::None => (bindings::CHECKSUM_NONE, 0),
+            RxCsum::Unnecessary => (bindings::CHECKSUM_UNNECESSARY, 0),
+            // A `__wsum` holds the sum as the words lie in memory: the big-endian sum's
+            // bytes in memory order (what `csum_unfold` of a `__sum16` read from the wire
+            // gives).
+            RxCsum::Complete(sum) => (bindings::CHECKSUM_COMPLETE, u32::from(sum.to_be())),
+        };
+        // SAFETY: the skb is valid and exclusively ours; `dev` is a valid device. Its data
+        // holds at least the Ethernet header `eth_type_trans` pulls (every received frame
+        // the drivers build an skb of has one). `csum` is any value: the stack only
+        // compares it with the sum it computes.
         unsafe {
             bindings::rsnic_helper_skb_rx_finish(
                 self.0.as_ptr(),
                 dev as *const super::device::Device as *mut bindings::net_device,
-                csum_ok,
+                ip_summed as u8,
+                wsum,
                 hash,
                 i32::from(hash_type),
                 queue,
             )
         }
+    }
+
+    /// The ones' complement sum of bytes `off..off + len` of the packet, linear part and
+    /// fragments, as big-endian 16-bit words counted from `off` (`skb_checksum`, not
+    /// inverted). `None` if they do not lie inside the packet.
+    pub fn checksum(&self, off: u32, len: u32) -> Option<u16> {
+        if off.checked_add(len)? > self.len() {
+            return None;
+        }
+        // SAFETY: the skb is valid and we hold `&self`, so neither its data nor its
+        // fragments change meanwhile; `off + len` lies within `skb->len` (checked), which
+        // is what `skb_checksum` reads.
+        let w = unsafe { bindings::rsnic_helper_skb_checksum(self.0.as_ptr(), off, len) };
+        let w = (w & 0xffff) + (w >> 16);
+        let w = (w & 0xffff) + (w >> 16);
+        // The `__wsum` is the sum of the words as they lie in memory.
+        Some(u16::from_be(w as u16))
     }
 
     /// Gives the skb the 802.1Q tag `tci` that the device stripped from the received frame

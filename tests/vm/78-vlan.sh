@@ -11,11 +11,13 @@
 # rx_bytes + 4 x stripped, exactly). `ethtool -K B rxvlan off` (MODIFY_RQ vsd on the live
 # RQs) and `ethtool -K A txvlan off`: the pings still arrive, B's driver gets every byte of
 # the wire frames with their tags (dev_rx_bytes = rx_bytes, nothing stripped: the tag was
-# on the wire, and B's stack found it in the data), and A's stack tags in software
-# (nothing inserted by the device). Back on, B's RQs strip again. rx-vlan-filter (as
-# mlx5e: on by default, changeable): frames B sends on a VLAN A has no interface for are
-# dropped by A's device (its VLAN flow table: dev_rx_steering_drops) and never reach A's
-# driver; with the filter off, or A promiscuous, they reach A's driver.
+# on the wire, and B's stack found it in the data; B's driver hands them up
+# CHECKSUM_COMPLETE with the tag's bytes added to the CQE's sum, which the stack accepts: no
+# "hw csum failure" in the kernel log), and A's stack tags in software (nothing inserted by
+# the device). Back on, B's RQs strip again. rx-vlan-filter (as mlx5e: on by default,
+# changeable): frames B sends on a VLAN A has no interface for are dropped by A's device
+# (its VLAN flow table: dev_rx_steering_drops) and never reach A's driver; with the filter
+# off, or A promiscuous, they reach A's driver.
 #
 # MANA (as mana): no VLAN filter (rx-vlan-filter off [fixed]); both offloads on and fixed; the device strips the tag and reports its VLAN
 # id in the RX CQE (dev_rx_vlan_stripped; rsnic must give it back to the stack or nothing
@@ -97,7 +99,7 @@ b_settled() {
 # last ones, a$K and b$K, are the next one's first: nothing crosses the quiet pair in
 # between); sets dA[COUNTER] and dB[COUNTER], the deltas of the counters named in $WATCH.
 declare -A dA dB
-WATCH="dev_rx_vlan_stripped dev_tx_vlan_inserted dev_rx_bytes rx_bytes tx_long_pkt_fmt"
+WATCH="dev_rx_vlan_stripped dev_tx_vlan_inserted dev_rx_bytes rx_bytes tx_long_pkt_fmt rx_csum_complete"
 phase() {
 	pings "$@"
 	WAIT_DIAG="deltas b$K b$((K + 1))" wait_for "B's device and driver agree on what B received ($1)" b_settled
@@ -118,6 +120,7 @@ phase() {
 		"B device bytes ${dB[dev_rx_bytes]} driver ${dB[rx_bytes]}"
 }
 K=0
+mark_dmesg
 snap a0 "$A"
 snap b0 "$B" peer
 # at_least WHAT MIN VALUE
@@ -149,6 +152,10 @@ assert_eq "A: tags the device inserted (the stack tags)" 0 "${dA[dev_tx_vlan_ins
 [ "${dB[dev_rx_bytes]}" = "${dB[rx_bytes]}" ] ||
 	fail "B's driver got ${dB[rx_bytes]} bytes of the ${dB[dev_rx_bytes]} on the wire"
 at_least "B: bytes received (the tags in the data)" $((N * 46)) "${dB[rx_bytes]}"
+# The pings went up CHECKSUM_COMPLETE with the tag in the data: the driver added the tag's
+# bytes to the device's sum (mlx5e_skb_csum_fixup); a wrong sum would be a "hw csum
+# failure" in the kernel log (netdev_rx_csum_fault), checked at the end.
+at_least "B: CHECKSUM_COMPLETE with the tag in the data" $N "${dB[rx_csum_complete]}"
 at_least "A: tags its RQs still stripped" $N "${dA[dev_rx_vlan_stripped]}"
 at_least "B: tags the device still inserted" $N "${dB[dev_tx_vlan_inserted]}"
 
@@ -157,6 +164,9 @@ ethtool -K "$A" txvlan on || fail "ethtool -K $A txvlan on"
 phase "back on" 5 0 1
 at_least "B: tags its RQs stripped again" $N "${dB[dev_rx_vlan_stripped]}"
 at_least "A: tags the device inserted again" $N "${dA[dev_tx_vlan_inserted]}"
+if dmesg_since_mark | grep -q 'hw csum failure'; then
+	fail "a CHECKSUM_COMPLETE sum the stack found wrong: $(dmesg_since_mark | grep -m1 'hw csum failure')"
+fi
 
 # rx-vlan-filter (mlx5e's VLAN flow table, on by default): B sends on VLAN 20, which A has
 # no interface for. Filtering on, A's device drops every such frame in its flow tables
@@ -197,12 +207,23 @@ ethtool -K "$A" rx-vlan-filter off || fail "ethtool -K $A rx-vlan-filter off"
 vid20 "rx-vlan-filter off" delivered
 ethtool -K "$A" rx-vlan-filter on || fail "ethtool -K $A rx-vlan-filter on"
 vid20 "rx-vlan-filter on again" dropped
-# The flags reach the device from the driver's control work: a moment after the change.
+# The flags reach the device from the driver's control work, a moment after the change:
+# single pings over VLAN 20 until one arrives as WANT says ("delivered": A's driver got it;
+# "dropped": A's device dropped it), before the five are counted.
+vid20_reached() {
+	local c=rx_packets
+	[ "$1" = dropped ] && c=dev_rx_steering_drops
+	snap w0 "$A"
+	ip netns exec peer ping -c 1 -W 0.2 10.20.20.1 >/dev/null 2>&1 || :
+	sleep 0.1
+	snap w1 "$A"
+	[ "$(delta w0 w1 "$c")" -ge 1 ]
+}
 ip link set "$A" promisc on
-sleep 0.3
+wait_for "A promiscuous in its device" vid20_reached delivered
 vid20 "promiscuous" delivered
 ip link set "$A" promisc off
-sleep 0.3
+wait_for "A's promiscuous mode off in its device" vid20_reached dropped
 vid20 "promiscuous off" dropped
 
 ip link del "$A.10"

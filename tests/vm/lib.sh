@@ -22,7 +22,7 @@ RSNIC_FAMILY=${RSNIC_FAMILY:-mlx5}
 case $RSNIC_FAMILY in
 mlx5)
 	PFLAG=skb_tx_mpwqe PFLAG_DEFAULT=on PFLAG_MODES="on off"
-	PFLAGS="rx_cqe_compress=off xdp_tx_mpwqe=on skb_tx_mpwqe=on"
+	PFLAGS="rx_cqe_compress=off rx_no_csum_complete=off xdp_tx_mpwqe=on skb_tx_mpwqe=on"
 	C_NOWQE=dev_rx_out_of_buffer C_TOO_LONG=dev_rx_too_long C_WQE_ERR=dev_wqe_errors
 	C_TX_BYTES=dev_tx_bytes C_STOPS=tx_queue_stopped C_WAKES=tx_queue_wake C_RXQ=rx%d_packets
 	C_HW_TX="tx_vport_unicast_packets tx_vport_multicast_packets tx_vport_broadcast_packets"

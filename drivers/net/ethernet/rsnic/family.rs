@@ -68,6 +68,10 @@ pub(crate) struct RxMeta {
     pub(crate) len: u32,
     /// The device verified the L3 and L4 checksums (`CHECKSUM_UNNECESSARY`).
     pub(crate) csum_ok: bool,
+    /// The device's ones' complement sum of the IP datagram (ConnectX's CQE `check_sum`),
+    /// for `CHECKSUM_COMPLETE` ([`crate::hwif::csum::complete`]); `None` from a device that
+    /// gives none (MANA).
+    pub(crate) sum: Option<u16>,
     /// RSS hash.
     pub(crate) hash: u32,
     /// Hash type: 0 none, 1 L3, 2 L4.
@@ -839,6 +843,10 @@ pub(crate) trait Family: Control {
     const FW_VERSION: &'static str;
     /// Private flags at load.
     const DEFAULT_PFLAGS: PrivFlags<Self::PrivFlag>;
+    /// The private flag that stops received packets going up `CHECKSUM_COMPLETE` from the
+    /// device's sum ([`RxMeta::sum`]), for families whose devices give one (mlx5e's
+    /// `rx_no_csum_complete`). The channels read it as they go: changing it reopens nothing.
+    const NO_CSUM_COMPLETE: Option<Self::PrivFlag> = None;
     /// SQ ring limits.
     const SQ_RING: RingLimits;
     /// RQ ring limits.

@@ -30,7 +30,7 @@ use crate::bus::Function;
 use crate::channel::shared::PortShared;
 use crate::channel::shared::PortWork;
 use crate::channel::{new_tx_slot, new_xdp_slot, Channel};
-use crate::family::params::{ChannelParams, MAX_CHANNELS};
+use crate::family::params::{ChannelParams, PrivFlags, MAX_CHANNELS};
 use crate::family::stats::{ChAtomics, ChannelStats, Counters};
 use crate::family::Family;
 use crate::kernel_ext::net::device::Device;
@@ -45,6 +45,12 @@ use kernel::prelude::*;
 use kernel::str::CString;
 use kernel::sync::{Arc, Mutex, SpinLock};
 use kernel::{c_str, new_mutex, new_spinlock};
+
+/// Whether received packets may go up `CHECKSUM_COMPLETE` under the private flags `flags`:
+/// the family's devices give a sum and its [`Family::NO_CSUM_COMPLETE`] flag is off.
+pub(crate) fn csum_complete<F: Family>(flags: PrivFlags<F::PrivFlag>) -> bool {
+    F::NO_CSUM_COMPLETE.is_some_and(|f| !flags.has(f))
+}
 
 /// Driver version reported by `ethtool -i`.
 pub(crate) const DRV_VERSION: &str = "0.2.0";
@@ -154,6 +160,7 @@ impl<F: Family> Port<F> {
                 // The device registers with NETIF_F_RXCSUM and NETIF_F_RXHASH on (driver.rs:
                 // offloads).
                 rx_csum: AtomicBool::new(true),
+                rx_csum_complete: AtomicBool::new(csum_complete::<F>(pflags)),
                 rx_hash: AtomicBool::new(true),
                 xsk_active: AtomicBool::new(false),
                 wq,

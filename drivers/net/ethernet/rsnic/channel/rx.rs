@@ -9,10 +9,11 @@
 use crate::channel::{Channel, XdpSqSide};
 use crate::family::stats::{ChStats, XdpStats};
 use crate::family::{Family, RxMeta};
+use crate::hwif::csum::{self, Tail};
 use crate::hwif::pkt::{RxFrags, TxRejectReason};
 use crate::kernel_ext::net::napi::Napi;
 use crate::kernel_ext::net::page_pool::{PagePool, RxPage};
-use crate::kernel_ext::net::skb::DropReason;
+use crate::kernel_ext::net::skb::{DropReason, RxCsum, SkBuff};
 use crate::kernel_ext::net::xdp::{BpfProg, Verdict, XdpRxq};
 use crate::xdp::{XdpSqKind, XdpTx};
 use core::sync::atomic::Ordering;
@@ -44,15 +45,18 @@ impl<F: Family> XdpRx<'_, F> {
                 self.xdp.pass += 1;
                 // Checksum status and hash no longer describe a frame the program changed
                 // (mlx5e keeps them; we keep them only when the frame kept its length and
-                // place).
+                // place). Never CHECKSUM_COMPLETE under a program, which may have changed
+                // the bytes the sum covers (mlx5e's MLX5E_RQ_STATE_NO_CSUM_COMPLETE with
+                // an XDP program): the device's verdict at most.
                 let intact = off == self.pool.offset() && len == m.len;
+                let m = RxMeta { sum: None, ..*m };
                 self.ch.deliver(
                     self.napi,
                     self.pool,
                     page,
                     off,
                     len,
-                    m,
+                    &m,
                     intact,
                     self.counts,
                     RxFrags::none(),
@@ -148,13 +152,13 @@ impl<F: Family> Channel<F> {
                         return;
                     }
                 }
-                let (csum_ok, (hash, hash_type)) = if meta_valid {
-                    (self.csum_ok(m, counts), self.hash_of(m))
+                let (csum, (hash, hash_type)) = if meta_valid {
+                    (self.rx_csum(m, &skb, counts), self.hash_of(m))
                 } else {
                     counts.rx_csum_none += 1;
-                    (false, (0, 0))
+                    (RxCsum::None, (0, 0))
                 };
-                if skb.rx_finish(&self.dev, csum_ok, hash, hash_type, self.index as u16) {
+                if skb.rx_finish(&self.dev, csum, hash, hash_type, self.index as u16) {
                     counts.rx_mcast += 1;
                 }
                 // A tag the device stripped stays the packet's whatever XDP did to the rest.
@@ -178,16 +182,51 @@ impl<F: Family> Channel<F> {
         }
     }
 
-    /// Whether a packet goes up `CHECKSUM_UNNECESSARY`: the device verified it and the
-    /// user left `rx` checksumming on. Counts the verdict.
+    /// The checksum status a packet in `skb` (not yet through `eth_type_trans`) goes up
+    /// with, as mlx5e's `mlx5e_handle_csum`: none when the user turned `rx` checksumming
+    /// off; `CHECKSUM_COMPLETE` from the device's sum where [`csum::complete`] allows and
+    /// the port lets it (its `rx_no_csum_complete` flag off); else the device's verdict.
+    /// Counts it.
     #[inline(always)]
-    pub(super) fn csum_ok(&self, m: &RxMeta, counts: &mut ChStats) -> bool {
-        let ok = m.csum_ok && self.shared.rx_csum.load(Ordering::Relaxed);
-        if ok {
+    fn rx_csum(&self, m: &RxMeta, skb: &SkBuff, counts: &mut ChStats) -> RxCsum {
+        if !self.shared.rx_csum.load(Ordering::Relaxed) {
+            counts.rx_csum_none += 1;
+            return RxCsum::None;
+        }
+        if let Some(sum) = m.sum {
+            if self.shared.rx_csum_complete.load(Ordering::Relaxed) {
+                let tail = |off, n| skb.checksum(off, n).unwrap_or(0);
+                if let Some((s, t)) = csum::complete(skb.linear(), skb.len(), sum, tail) {
+                    counts.rx_csum_complete += 1;
+                    match t {
+                        Tail::None => {}
+                        Tail::Fast => counts.rx_csum_complete_tail += 1,
+                        Tail::Slow => counts.rx_csum_complete_tail_slow += 1,
+                    }
+                    return RxCsum::Complete(s);
+                }
+            }
+        }
+        if m.csum_ok {
             counts.rx_csum_unnecessary += 1;
+            RxCsum::Unnecessary
         } else {
             counts.rx_csum_none += 1;
+            RxCsum::None
         }
-        ok
+    }
+
+    /// The device's verdict, for packets that never go up `CHECKSUM_COMPLETE` (AF_XDP
+    /// zero-copy queues run a program): `CHECKSUM_UNNECESSARY` if the device verified the
+    /// packet and the user left `rx` checksumming on, else `CHECKSUM_NONE`. Counts it.
+    #[inline(always)]
+    pub(super) fn csum_verdict(&self, m: &RxMeta, counts: &mut ChStats) -> RxCsum {
+        if m.csum_ok && self.shared.rx_csum.load(Ordering::Relaxed) {
+            counts.rx_csum_unnecessary += 1;
+            RxCsum::Unnecessary
+        } else {
+            counts.rx_csum_none += 1;
+            RxCsum::None
+        }
     }
 }

@@ -58,6 +58,11 @@ pub(crate) struct PortShared<F: Family> {
     /// passed on to the stack (`CHECKSUM_UNNECESSARY`); when off, every packet goes up
     /// `CHECKSUM_NONE` and the stack verifies it, as mlx5e does.
     pub(crate) rx_csum: AtomicBool,
+    /// Received packets go up `CHECKSUM_COMPLETE` from the device's sum where mlx5e's
+    /// conditions allow: the family's devices give one and its
+    /// [`crate::family::Family::NO_CSUM_COMPLETE`] flag is off (mlx5e's
+    /// `MLX5E_RQ_STATE_NO_CSUM_COMPLETE` clear). Packets an XDP program saw never do.
+    pub(crate) rx_csum_complete: AtomicBool,
     /// `NETIF_F_RXHASH` (`ethtool -K <dev> rxhash on|off`): the device's RSS hash is set on
     /// received packets; when off none is (the stack computes its own when it needs one).
     pub(crate) rx_hash: AtomicBool,

@@ -441,9 +441,9 @@ impl<F: Family> Channel<F> {
                 XskVerdict::Drop | XskVerdict::Aborted => stats.xdp_drop += 1,
                 XskVerdict::Pass(Some(mut skb)) => {
                     stats.pass += 1;
-                    let csum_ok = self.csum_ok(m, counts);
+                    let csum = self.csum_verdict(m, counts);
                     let (hash, hash_type) = self.hash_of(m);
-                    if skb.rx_finish(dev, csum_ok, hash, hash_type, queue) {
+                    if skb.rx_finish(dev, csum, hash, hash_type, queue) {
                         counts.rx_mcast += 1;
                     }
                     if let Some(t) = m.vlan {

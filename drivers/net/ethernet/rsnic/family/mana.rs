@@ -128,6 +128,8 @@ fn meta(c: &RxCompletion) -> RxMeta {
         len: c.len,
         // As mana_rx_skb: the IP header and the L4 checksum verified.
         csum_ok: c.csum_unnecessary(),
+        // As mana_rx_skb: CHECKSUM_UNNECESSARY or CHECKSUM_NONE, the device gives no sum.
+        sum: None,
         hash: c.hash,
         hash_type: if c.hashtype & NDIS_HASH_L4 != 0 {
             2

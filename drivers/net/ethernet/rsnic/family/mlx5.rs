@@ -59,6 +59,10 @@ priv_flags! {
     pub(crate) enum Mlx5Flag {
         /// Basic CQE compression on the RX CQs (`MLX5E_PFLAG_RX_CQE_COMPRESS`).
         RxCqeCompress = "rx_cqe_compress",
+        /// Received packets go up with the device's checksum verdict
+        /// (`CHECKSUM_UNNECESSARY`) instead of `CHECKSUM_COMPLETE` from the CQE's sum
+        /// (`MLX5E_PFLAG_RX_NO_CSUM_COMPLETE`; off at load).
+        RxNoCsumComplete = "rx_no_csum_complete",
         /// Enhanced MPWQE on the XDP SQs (XDP_TX, `ndo_xdp_xmit`, XSK TX;
         /// `MLX5E_PFLAG_XDP_TX_MPWQE`).
         XdpTxMpwqe = "xdp_tx_mpwqe",
@@ -168,6 +172,7 @@ impl Family for Mlx5 {
     const NAME: &'static str = "mlx5";
     const FW_VERSION: &'static str = "sim-mlx5";
     const DEFAULT_PFLAGS: PrivFlags<Mlx5Flag> = PFLAGS_MPWQE;
+    const NO_CSUM_COMPLETE: Option<Mlx5Flag> = Some(Mlx5Flag::RxNoCsumComplete);
 
     /// The initialization segment's `fw_rev`, as mlx5's `devlink dev info` (`fw.version`,
     /// major.minor.subminor).

@@ -258,6 +258,24 @@ counters! {
         rx_csum_unnecessary [Global "rx_csum_unnecessary", Rxq "csum_unnecessary"],
         /// Packets handed to the stack `CHECKSUM_NONE` (mlx5e `rx_csum_none`).
         rx_csum_none [Global "rx_csum_none", Rxq "csum_none"],
+        /// Packets handed to the stack `CHECKSUM_COMPLETE` (mlx5e `rx_csum_complete`); only
+        /// families whose devices give a sum ([`crate::family::Family::NO_CSUM_COMPLETE`]).
+        rx_csum_complete [
+            Global "rx_csum_complete" if F::NO_CSUM_COMPLETE.is_some(),
+            Rxq "csum_complete" if F::NO_CSUM_COMPLETE.is_some(),
+        ],
+        /// Of those, packets with at most 8 bytes after the IP datagram, added to the sum
+        /// (mlx5e `rx_csum_complete_tail`).
+        rx_csum_complete_tail [
+            Global "rx_csum_complete_tail" if F::NO_CSUM_COMPLETE.is_some(),
+            Rxq "csum_complete_tail" if F::NO_CSUM_COMPLETE.is_some(),
+        ],
+        /// Of those, packets with more bytes after the IP datagram (mlx5e
+        /// `rx_csum_complete_tail_slow`).
+        rx_csum_complete_tail_slow [
+            Global "rx_csum_complete_tail_slow" if F::NO_CSUM_COMPLETE.is_some(),
+            Rxq "csum_complete_tail_slow" if F::NO_CSUM_COMPLETE.is_some(),
+        ],
         /// CQ arms of the channel's CQs.
         arms [Ch "arm"],
         /// SQ recoveries (mlx5e `tx<N>_recover`).

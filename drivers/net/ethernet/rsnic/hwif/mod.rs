@@ -10,6 +10,7 @@
 //! on byte slices that the device models (`sim/`) share with it.
 
 pub mod bytes;
+pub mod csum;
 pub mod hdr;
 pub mod hw;
 pub mod mana;

@@ -181,7 +181,15 @@ impl<F: Family> ethtool::Operations for PortOps<F> {
             pr_err!("{}: {}\n", dev.name(), why);
             return Err(crate::kernel_ext::net::eopnotsupp());
         }
-        port.reconfigure(dev, |p| p.pflags = flags)?;
+        // The flag the data path reads as it goes (mlx5e flips its RQs' state bit) is not
+        // a channel parameter: it reopens nothing.
+        let live = F::NO_CSUM_COMPLETE.map_or(0, |f| f.bit());
+        port.reconfigure(dev, |p| {
+            p.pflags = PrivFlags::from_ethtool(flags.ethtool() & !live)
+        })?;
+        port.shared
+            .rx_csum_complete
+            .store(crate::port::csum_complete::<F>(flags), Ordering::Relaxed);
         port.pflags.store(flags.ethtool(), Ordering::Relaxed);
         Ok(())
     }

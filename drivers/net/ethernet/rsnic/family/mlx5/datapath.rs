@@ -28,6 +28,7 @@ fn meta(c: &RxCompletion) -> RxMeta {
         len: c.len,
         // hds_ip_ext: bit 1 L3_OK, bit 2 L4_OK.
         csum_ok: c.hds_ip_ext & 0x6 == 0x6,
+        sum: Some(c.csum),
         hash: c.hash,
         hash_type: hash_type(c),
         // A tag the device stripped (`cqe_has_vlan`), as mlx5e_build_rx_skb.

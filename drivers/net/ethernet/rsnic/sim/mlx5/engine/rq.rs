@@ -318,7 +318,15 @@ fn rx_cqe(frame: &[u8], h: &pkt::Headers, hash: u32, hash_type: u8, wc: u16) -> 
     let mut c = [0u8; 64];
     put(&mut c, 12, &hash.to_be_bytes());
     c[16] = hash_type;
-    let csum = pkt::fold(pkt::sum16(frame.get(h.l2_len..).unwrap_or(&[]), 0));
+    // check_sum: the ones' complement sum (not inverted) of the IP datagram, from its header
+    // to the end its length field gives: neither the L2 header with its VLAN tags nor the
+    // padding or trailer after the datagram, which mlx5e adds itself
+    // (`mlx5e_skb_csum_fixup`); a frame that is not IP: every byte after the L2 header.
+    let covered = match h.l3 {
+        L3::Ipv4 | L3::Ipv6 => frame.get(h.l3_off..h.l3_end),
+        L3::None => frame.get(h.l2_len..),
+    };
+    let csum = pkt::fold(pkt::sum16(covered.unwrap_or(&[]), 0));
     put(&mut c, 20, &csum.to_be_bytes());
     let (l3_ok, l4_ok) = pkt::verify_checksums(frame, h);
     c[28] = L2_OK | if l3_ok { L3_OK } else { 0 } | if l4_ok { L4_OK } else { 0 };
