@@ -12,7 +12,7 @@ use rsnic_core::hwif::hw::Coherent;
 use rsnic_core::hwif::mlx5::cmd::queue::{CmdMode, EventNote, CMD_ENTRY_BIT};
 use rsnic_core::hwif::mlx5::cmd::res::{self, CreateEq, EVENT_TYPE_CMD, EVENT_TYPE_PORT_CHANGE};
 use rsnic_core::hwif::mlx5::cmd::seq::Resources;
-use rsnic_core::hwif::mlx5::cmd::{CmdError, CmdPoll, CmdQueue, Pas};
+use rsnic_core::hwif::mlx5::cmd::{CmdError, CmdPoll, CmdQueue, Pas, PasPages};
 use rsnic_core::hwif::mlx5::eq::{Eq, EQ_POLLING_BUDGET};
 use rsnic_core::sim::mlx5::Fault;
 use rsnic_testbed::bus::Testbed;
@@ -114,8 +114,8 @@ impl Driver {
             intr: 0,
             event_bitmask: events,
             pas: Pas {
-                addr: ring.dma_addr(),
                 size: ring.size(),
+                pages: PasPages::Contiguous(ring.dma_addr()),
             },
         };
         let out = self.exec_short(tb, |b| {

@@ -118,15 +118,13 @@ pub(super) fn use_events(
         GFP_KERNEL,
     )?;
     let ring = eq_ring(hw.dma(), CMD_EQ_LOG)?;
+    let pages = super::queues::pas_list(&ring)?;
     let p = CreateEq {
         log_eq_size: CMD_EQ_LOG,
         uar_page: uar,
         intr: ASYNC_INTR as u16,
         event_bitmask: 1 << EVENT_TYPE_CMD,
-        pas: Pas {
-            addr: ring.dma_addr(),
-            size: ring.size(),
-        },
+        pas: Pas::list(&pages, ring.size()),
     };
     let mut inp = KVec::from_elem(0u8, res::create_eq_len(&p), GFP_KERNEL).map_err(|_| ENOMEM)?;
     let mut out = [0u8; res::SHORT_LEN];
