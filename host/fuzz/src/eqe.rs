@@ -115,11 +115,13 @@ impl Harness for EqeHarness {
                 let c = after.completions - before.completions;
                 let p = after.port_changes - before.port_changes;
                 let g = after.page_requests - before.page_requests;
+                let m = after.cmd_completions - before.cmd_completions;
                 let u = after.unknown - before.unknown;
-                assert_eq!(c + p + g + u, eqes);
-                // Port changes and page requests both go to the asynchronous handler.
-                assert_eq!(p + g, ports);
-                assert_eq!(u64::from(n), c + p + g);
+                assert_eq!(c + p + g + m + u, eqes);
+                // Port changes, page requests and command completions all go to the
+                // asynchronous handler.
+                assert_eq!(p + g + m, ports);
+                assert_eq!(u64::from(n), c + p + g + m);
                 assert_eq!(c, comps + (after.bogus_cqn - before.bogus_cqn));
                 let sn1: u32 = self.cqs.iter().map(|c| u32::from(c.arm_sn())).sum();
                 // arm_sn is a u8 per CQ: compare modulo 256 per CQ via the total while small.
