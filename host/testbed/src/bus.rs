@@ -178,6 +178,12 @@ impl Testbed {
             .unwrap_or_default()
     }
 
+    /// The VLAN list port `port`'s driver wrote into its vport context.
+    pub fn vport_vlans(&self, port: usize) -> Vec<u16> {
+        let (l, n) = self.dev.borrow().vport_vlans(port);
+        l[..n.min(l.len())].to_vec()
+    }
+
     /// Counters summed over the device.
     pub fn totals(&self) -> PortCounters {
         self.dev.borrow().totals()

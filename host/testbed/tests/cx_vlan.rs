@@ -14,7 +14,7 @@ mod sim_util;
 use cx_fake_driver::*;
 use rsnic_core::hwif::mlx5::cmd::fs::{self, Tt, VlanRule};
 use rsnic_core::hwif::mlx5::cmd::hca::{self, DevCaps};
-use rsnic_core::hwif::mlx5::cmd::{CmdErrorKind, FormatError};
+use rsnic_core::hwif::mlx5::cmd::{vport, CmdErrorKind, FormatError};
 use rss_rig::*;
 
 /// Port 1's permanent MAC in the test bed.
@@ -339,4 +339,46 @@ fn the_vlan_table_fits_the_models_entries() {
     // own and broadcast, within the device's entries.
     let entries = fs::VLAN_VIDS + 3 + Tt::ALL.len() + 2;
     assert!(entries <= caps.max_flows() as usize, "{entries} entries");
+}
+
+#[test]
+fn the_vport_vlan_list_as_mlx5e_writes_it() {
+    // MODIFY_NIC_VPORT_CONTEXT at mlx5_ifc.h's offsets: field_select.addresses_list (bit
+    // 0x7d of the input), the context at bit 0x800: allowed_list_type 2 (bit 0x785),
+    // allowed_list_size (bit 0x794), then one 8-byte vlan_layout per VID from byte 0x200
+    // with the VID in the low 12 bits of its first word.
+    let mut b = vec![0u8; vport::modify_nic_vport_mac_list_len(2)];
+    let n = vport::modify_nic_vport_vlans(&mut b, &[10, 4095]).unwrap();
+    assert_eq!(n, b.len());
+    assert_eq!(bits(&b, 0, 16), 0x755, "MODIFY_NIC_VPORT_CONTEXT");
+    assert_eq!(bits(&b, 0x7d, 1), 1);
+    assert_eq!(bits(&b, 0x800 + 0x785, 3), 2);
+    assert_eq!(bits(&b, 0x800 + 0x794, 12), 2);
+    assert_eq!(
+        &b[0x200..0x210],
+        &[0, 0, 0, 10, 0, 0, 0, 0, 0, 0, 0x0f, 0xff, 0, 0, 0, 0]
+    );
+    assert_eq!(
+        vport::modify_nic_vport_vlans(&mut b, &[4096]),
+        Err(FormatError::BadParam)
+    );
+    // The model records it and filters nothing by it (a VF's VLAN list is for the
+    // e-switch manager, which in 6.12 reads none): VID 20, not listed, still reaches the
+    // flow tables, whose VLAN table decides.
+    let mut r = Rig::new();
+    let c = Chain::new(&mut r);
+    let len = vport::modify_nic_vport_mac_list_len(1);
+    assert_eq!(
+        cmd(&mut r, len, |b| vport::modify_nic_vport_vlans(b, &[10])).status(),
+        0
+    );
+    assert_eq!(r.h.tb.vport_vlans(1), vec![10]);
+    c.set(&mut r, VlanRule::Untagged);
+    c.set(&mut r, VlanRule::AnyCtag);
+    assert_eq!(
+        probe(&mut r, Some((0x8100, 20))),
+        (true, 0),
+        "not listed, delivered"
+    );
+    assert_eq!(r.h.tb.counters(1).rx_vport_filtered, 0);
 }

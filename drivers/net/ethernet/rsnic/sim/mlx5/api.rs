@@ -201,6 +201,16 @@ where
         self.ports.get(port).is_some_and(|p| p.loopback)
     }
 
+    /// The VLAN list a port's driver wrote into its NIC vport context (recorded only; see
+    /// [`cmd::VLAN_LIST`]): the list and how many of its entries are set (0 for a port that
+    /// does not exist).
+    pub fn vport_vlans(&self, port: usize) -> ([u16; cmd::VLAN_LIST], usize) {
+        self.ports.get(port).map_or(([0; cmd::VLAN_LIST], 0), |p| {
+            let f = &p.func.filter;
+            (f.vlans, usize::from(f.vlans_len))
+        })
+    }
+
     /// A port's administrative link state (false for a port that does not exist).
     pub fn link_up(&self, port: usize) -> bool {
         self.ports.get(port).is_some_and(|p| p.link_up)

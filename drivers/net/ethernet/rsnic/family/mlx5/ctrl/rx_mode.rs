@@ -126,6 +126,7 @@ impl Func {
             return Err(ENOSPC);
         }
         v.set(vid, add);
+        self.update_vport_vlans(&v);
         let promisc = with_bh(|| self.rx.lock().promisc);
         if let Some(r) = rss.as_mut() {
             if let Err(e) = self.sync_vlan(&mut r.vlan, r.l2.ft, &v, promisc) {
@@ -140,11 +141,41 @@ impl Func {
                     return Ok(());
                 }
                 v.set(vid, false);
+                self.update_vport_vlans(&v);
                 let _ = self.sync_vlan(&mut r.vlan, r.l2.ft, &v, promisc);
                 return Err(e);
             }
         }
         Ok(())
+    }
+
+    /// Writes the listed C-VIDs into the vport's VLAN list (MODIFY_NIC_VPORT_CONTEXT), as
+    /// mlx5e's `mlx5e_vport_context_update_vlans` does at each VID added or killed: the
+    /// lowest first, cut at the capability (`log_max_vlan_list`) with a warning. On a VF
+    /// the list is for the e-switch manager (6.12's filters nothing by it); a failure is
+    /// logged by the command and changes nothing else, as mlx5e ignores it. Sleeps.
+    fn update_vport_vlans(&self, v: &Vlans) {
+        let max = 1usize << self.res.caps.log_max_vlan_list.min(12);
+        let count = v.count();
+        if count > max {
+            pr_warn!(
+                "port {}: {} VLAN ids, the vport's VLAN list holds {}: some left out
+",
+                self.port,
+                count,
+                max
+            );
+        }
+        let mut vids = KVec::new();
+        for vid in (0..4096u16).filter(|&x| v.has(x)).take(max) {
+            if vids.push(vid, GFP_KERNEL).is_err() {
+                return;
+            }
+        }
+        let len = vport::modify_nic_vport_mac_list_len(vids.len());
+        let _ = self.cmd(len, vport::MODIFY_NIC_VPORT_CONTEXT_OUT_LEN, |b| {
+            vport::modify_nic_vport_vlans(b, &vids)
+        });
     }
 
     /// `rx-vlan-filter` on or off (`ndo_set_features`, under RTNL), as mlx5e's

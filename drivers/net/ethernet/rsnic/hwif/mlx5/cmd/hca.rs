@@ -138,6 +138,8 @@ pub mod general {
     pub const LOG_MAX_RQT_SIZE: Field = Field::new(0x393, 5);
     /// `log_max_wq_sz`: bit 0x3db, 5 bits.
     pub const LOG_MAX_WQ_SZ: Field = Field::new(0x3db, 5);
+    /// `log_max_vlan_list`: bit 0x3eb, 5 bits.
+    pub const LOG_MAX_VLAN_LIST: Field = Field::new(0x3eb, 5);
     /// `log_max_current_mc_list`: bit 0x3f3, 5 bits.
     pub const LOG_MAX_CURRENT_MC_LIST: Field = Field::new(0x3f3, 5);
     /// `log_max_current_uc_list`: bit 0x3fb, 5 bits.
@@ -277,6 +279,8 @@ pub struct DevCaps {
     pub log_max_current_uc_list: u8,
     /// `log_max_current_mc_list`: the vport's MC address list holds `2^` this.
     pub log_max_current_mc_list: u8,
+    /// `log_max_vlan_list`: the vport's VLAN list holds `2^` this.
+    pub log_max_vlan_list: u8,
     /// `log_max_qp`.
     pub log_max_qp: u8,
     /// `nic_flow_table`: the NIC receive flow tables exist.
@@ -587,6 +591,7 @@ pub fn parse_general_caps(out: &[u8], caps: &mut DevCaps) -> Result<(), FormatEr
     caps.cqe_compression_max_num = g(general::CQE_COMPRESSION_MAX_NUM) as u16;
     caps.log_max_current_uc_list = g(general::LOG_MAX_CURRENT_UC_LIST) as u8;
     caps.log_max_current_mc_list = g(general::LOG_MAX_CURRENT_MC_LIST) as u8;
+    caps.log_max_vlan_list = g(general::LOG_MAX_VLAN_LIST) as u8;
     caps.log_max_qp = g(general::LOG_MAX_QP) as u8;
     caps.nic_flow_table = g(general::NIC_FLOW_TABLE) != 0;
     caps.max_wqe_sz_sq = g(general::MAX_WQE_SZ_SQ) as u16;

@@ -74,6 +74,8 @@ pub const NVC_ADDRESSES: usize = 0x800;
 pub const LIST_TYPE_UC: u8 = 0;
 /// `MLX5_NVPRT_LIST_TYPE_MC`.
 pub const LIST_TYPE_MC: u8 = 1;
+/// `MLX5_NVPRT_LIST_TYPE_VLAN`.
+pub const LIST_TYPE_VLAN: u8 = 2;
 
 /// Byte offset of the MAC in a nic_vport_context that starts at bit `nvc`.
 const fn mac_offset(nvc: usize) -> usize {
@@ -175,6 +177,37 @@ pub fn modify_nic_vport_mac_list(
     for (i, a) in addrs.iter().enumerate() {
         let at = base + 8 * i + 2;
         put_mac(b, at, a)?;
+    }
+    Ok(len)
+}
+
+/// MODIFY_NIC_VPORT_CONTEXT: the vport's VLAN list becomes `vids` (`field_select.
+/// addresses_list`, list type [`LIST_TYPE_VLAN`], one 8-byte `vlan_layout` per VID with the
+/// VID in bits 11..0 of its first word, as `mlx5_modify_nic_vport_vlans`). The caller
+/// bounds the list by `log_max_vlan_list`; a VID above 4095 or a list over the field's 12
+/// bits is [`FormatError::BadParam`].
+pub fn modify_nic_vport_vlans(buf: &mut [u8], vids: &[u16]) -> Result<usize, FormatError> {
+    let n = vids.len();
+    fits(n as u64, 12)?;
+    if vids.iter().any(|&v| v >= 4096) {
+        return Err(FormatError::BadParam);
+    }
+    let len = modify_nic_vport_mac_list_len(n);
+    let f = [
+        (FIELD_SELECT_ADDRESSES_LIST, 1),
+        (
+            NVC_ALLOWED_LIST_TYPE.at(MODIFY_NVC),
+            u64::from(LIST_TYPE_VLAN),
+        ),
+        (NVC_ALLOWED_LIST_SIZE.at(MODIFY_NVC), n as u64),
+    ];
+    let b = start(buf, len, op::MODIFY_NIC_VPORT_CONTEXT, 0, &f)?;
+    let base = (MODIFY_NVC + NVC_ADDRESSES) / 8;
+    for (i, &v) in vids.iter().enumerate() {
+        let at = base + 8 * i + 2;
+        b.get_mut(at..at + 2)
+            .ok_or(FormatError::BadParam)?
+            .copy_from_slice(&v.to_be_bytes());
     }
     Ok(len)
 }

@@ -173,8 +173,9 @@ pub(in crate::sim::mlx5) struct VportFilter {
     pub(in crate::sim::mlx5) promisc_uc: bool,
     pub(in crate::sim::mlx5) promisc_mc: bool,
     pub(in crate::sim::mlx5) promisc_all: bool,
-    /// The VLAN list was programmed: a C-tagged frame passes only with a listed VID.
-    pub(in crate::sim::mlx5) vlans_set: bool,
+    /// The VLAN list the driver wrote, recorded and filtering nothing: on a VF it is for
+    /// the e-switch manager, and 6.12's (eswitch.c) arms only UC, MC and promiscuous
+    /// change events, so a VF receives every VID whatever its list.
     pub(in crate::sim::mlx5) vlans: [u16; VLAN_LIST],
     pub(in crate::sim::mlx5) vlans_len: u8,
 }
@@ -189,7 +190,6 @@ impl VportFilter {
         promisc_uc: false,
         promisc_mc: false,
         promisc_all: false,
-        vlans_set: false,
         vlans: [0; VLAN_LIST],
         vlans_len: 0,
     };
@@ -304,7 +304,7 @@ fn per_prio(pt: &crate::sim::mlx5::Port, prio: u32) -> [u64; ieee::COUNT_MAX] {
 impl Func {
     /// Whether the vport lets a frame with destination `dmac` through to the function
     /// (its UC / MC lists, broadcast, the promiscuous flags; everything while no driver
-    /// programmed them).
+    /// programmed them; the VLAN list filters nothing, see [`VportFilter::vlans`]).
     pub(in crate::sim::mlx5) fn vport_accepts(&self, dmac: &[u8]) -> bool {
         let f = &self.filter;
         if !f.active || f.promisc_all {
@@ -313,21 +313,6 @@ impl Func {
         let Some(d) = dmac.get(..6) else {
             return false;
         };
-        // A C-tagged frame (802.1Q after the MACs) needs its VID on the VLAN list, once the
-        // driver programmed one.
-        if f.vlans_set && dmac.get(12..14) == Some(&[0x81, 0x00][..]) {
-            let vid = dmac
-                .get(14..16)
-                .map_or(0, |t| u16::from_be_bytes([t[0], t[1]]) & 0xfff);
-            if !f
-                .vlans
-                .iter()
-                .take(usize::from(f.vlans_len))
-                .any(|&v| v == vid)
-            {
-                return false;
-            }
-        }
         if d.iter().all(|&b| b == 0xff) {
             return true;
         }
@@ -392,9 +377,9 @@ impl<M: BusMemory> Cx<'_, '_, M> {
                     }
                     *e = u16::from_be_bytes([b[2], b[3]]) & 0xfff;
                 }
+                // Recorded only (see `VportFilter::vlans`): the address filter stays as
+                // it was.
                 let f = &mut self.port().func.filter;
-                f.active = true;
-                f.vlans_set = true;
                 f.vlans = vl;
                 f.vlans_len = n as u8;
             } else {
