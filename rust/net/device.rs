@@ -846,16 +846,8 @@ impl<T: Operations + ethtool::Operations> Adapter<T> {
         proto: bindings::__be16,
         vid: u16,
     ) -> core::ffi::c_int {
-        from_result(|| {
-            // SAFETY: called by the kernel for a device registered for `T`.
-            let (dev, data) = unsafe { Self::split(dev) };
-            // Only 802.1Q ids reach a device without NETIF_F_HW_VLAN_STAG_FILTER.
-            if u16::from_be(proto) != ETH_P_8021Q {
-                return Err(super::eopnotsupp());
-            }
-            T::vlan_rx_add_vid(dev, data, vid)?;
-            Ok(0)
-        })
+        // SAFETY: forwarded from the caller.
+        unsafe { Self::vlan_vid(dev, proto, vid, T::vlan_rx_add_vid) }
     }
 
     /// # Safety
@@ -866,13 +858,29 @@ impl<T: Operations + ethtool::Operations> Adapter<T> {
         proto: bindings::__be16,
         vid: u16,
     ) -> core::ffi::c_int {
+        // SAFETY: forwarded from the caller.
+        unsafe { Self::vlan_vid(dev, proto, vid, T::vlan_rx_kill_vid) }
+    }
+
+    /// `op` (the add or the kill) of an 802.1Q VLAN id; another protocol's is refused: only
+    /// 802.1Q ids reach a device without NETIF_F_HW_VLAN_STAG_FILTER.
+    ///
+    /// # Safety
+    ///
+    /// Called by the kernel for a device registered for `T` (see [`split`]).
+    unsafe fn vlan_vid(
+        dev: *mut bindings::net_device,
+        proto: bindings::__be16,
+        vid: u16,
+        op: impl FnOnce(&Device, Borrowed<'_, T>, u16) -> Result,
+    ) -> core::ffi::c_int {
         from_result(|| {
             // SAFETY: called by the kernel for a device registered for `T`.
             let (dev, data) = unsafe { Self::split(dev) };
             if u16::from_be(proto) != ETH_P_8021Q {
                 return Err(super::eopnotsupp());
             }
-            T::vlan_rx_kill_vid(dev, data, vid)?;
+            op(dev, data, vid)?;
             Ok(0)
         })
     }

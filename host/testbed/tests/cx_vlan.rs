@@ -195,28 +195,7 @@ struct Chain {
 
 impl Chain {
     fn new(r: &mut Rig) -> Self {
-        let rqns = r.rqns();
-        let rqt = r.h.exec(&rqt_in(&rqns[..1]), 16).ok().obj();
-        let tir = r.tir(rqt, &[7; 40], 0, 0, 3);
-        let ttc = cmd(r, fs::FT_CMD_LEN, |b| {
-            fs::create_flow_table(b, fs::TTC_LOG_SIZE, 3)
-        })
-        .obj();
-        let mut tg = Vec::new();
-        for (s, e, c) in fs::TTC_GROUPS {
-            tg.push(
-                cmd(r, fs::CREATE_FG_IN_LEN, |b| {
-                    fs::create_flow_group(b, ttc, s, e, c)
-                })
-                .obj(),
-            );
-        }
-        for tt in Tt::ALL {
-            let g = tg[tt.group()];
-            cmd(r, fs::SET_FTE_IN_LEN, |b| {
-                fs::set_fte_fwd_tir(b, ttc, g, tt.flow_index(), &tt.match_value(), tir)
-            });
-        }
+        let ttc = one_tir_ttc(r, 3);
         let l2 = cmd(r, fs::FT_CMD_LEN, |b| {
             fs::create_flow_table(b, fs::L2_LOG_SIZE, 2)
         })

@@ -1477,17 +1477,29 @@ const G40: u32 = 1 << 6;
 const G25: u32 = 1 << 27;
 const G10: u32 = 1 << 12;
 
-#[test]
-fn pddr_says_why_the_link_is_down() {
+/// Both ports of a device brought up (port 0 current).
+fn both_up() -> Host {
     let mut h = Host::new(0);
     for p in [1, 0] {
         h.port = p;
         h.bring_up();
     }
+    h
+}
+
+/// A PTYS write on port `p`: modes `admin`, autonegotiation off if `an_off`; port `p` is
+/// current afterwards.
+fn set_ptys(h: &mut Host, p: usize, admin: u32, an_off: bool) {
+    h.port = p;
+    h.exec(&reg_in(0x5004, true, &ptys(admin, an_off)), 16 + 0x40)
+        .ok();
+}
+
+#[test]
+fn pddr_says_why_the_link_is_down() {
+    let mut h = both_up();
     let set = |h: &mut Host, p: usize, admin: u32, an_off: bool| {
-        h.port = p;
-        h.exec(&reg_in(0x5004, true, &ptys(admin, an_off)), 16 + 0x40)
-            .ok();
+        set_ptys(h, p, admin, an_off);
         h.port = 0;
     };
     let admin = |h: &mut Host, p: usize, up: bool| {
@@ -1587,16 +1599,8 @@ fn lanes_and_fec(h: &mut Host) -> (u64, u64, [u64; 5]) {
 
 #[test]
 fn lanes_and_fec_follow_the_speed_the_link_runs() {
-    let mut h = Host::new(0);
-    for p in [1, 0] {
-        h.port = p;
-        h.bring_up();
-    }
-    let set = |h: &mut Host, p: usize, admin: u32, an_off: bool| {
-        h.port = p;
-        h.exec(&reg_in(0x5004, true, &ptys(admin, an_off)), 16 + 0x40)
-            .ok();
-    };
+    let mut h = both_up();
+    let set = set_ptys;
     // Each speed forced on both ends: its lanes on both, and what auto runs there (RS-FEC,
     // bit 2, on 25G lanes; no FEC, bit 0, at 10G and 40G).
     for (mode, lanes, auto) in [

@@ -373,3 +373,37 @@ pub fn rss_tir(r: &mut Rig, rqtn: u32, tt: Tt) -> u32 {
     let o = r.h.exec(&build(&|b| res::create_tir(b, &t)), 16).ok();
     res::parse_create_tir(&o.b).unwrap()
 }
+
+/// A traffic-type table at `level` whose every traffic type goes to one TIR over the first
+/// RQ (no hashing), built with the driver's builders: what the receive filtering tests put
+/// behind their L2 and VLAN tables. Returns the table.
+pub fn one_tir_ttc(r: &mut Rig, level: u8) -> u32 {
+    let rqns = r.rqns();
+    let rqt = r.h.exec(&rqt_in(&rqns[..1]), 16).ok().obj();
+    let tir = r.tir(rqt, &[7; 40], 0, 0, 3);
+    let ttc = fs::parse_create_flow_table(
+        &r.h.exec(
+            &build(&|b| fs::create_flow_table(b, TTC_LOG_SIZE, level)),
+            16,
+        )
+        .ok()
+        .b,
+    )
+    .unwrap();
+    let mut tg = Vec::new();
+    for (s, e, c) in TTC_GROUPS {
+        let o =
+            r.h.exec(&build(&|b| fs::create_flow_group(b, ttc, s, e, c)), 16)
+                .ok();
+        tg.push(fs::parse_create_flow_group(&o.b).unwrap());
+    }
+    for tt in Tt::ALL {
+        let g = tg[tt.group()];
+        r.h.exec(
+            &build(&|b| fs::set_fte_fwd_tir(b, ttc, g, tt.flow_index(), &tt.match_value(), tir)),
+            16,
+        )
+        .ok();
+    }
+    ttc
+}
