@@ -123,7 +123,13 @@ mlx5)
 			[ "$(delta x0b x1b rx_xdp_tx_xmit)" = "$(delta x0b x1b dev_rx_packets)" ] &&
 				[ "$(delta x0b x1b dev_tx_packets)" = "$(delta x0b x1b rx_xdp_tx_xmit)" ]
 		}
-		wait_for "XDP_TX after the reopen: every frame bounced" bounced
+		# (What each side counted, for a wait that never closed.)
+		bounce_diag() {
+			echo "  B: dev_rx_packets +$(delta x0b x1b dev_rx_packets), rx_packets +$(delta x0b x1b rx_packets), rx_xdp_tx_xmit +$(delta x0b x1b rx_xdp_tx_xmit), dev_tx_packets +$(delta x0b x1b dev_tx_packets); A: dev_tx_packets +$(delta x0a x1a dev_tx_packets); pktgen handed over $PG_SENT"
+			echo "  B's counters that moved:"
+			deltas x0b x1b | awk '$2 != 0 { print "    " $1, $2 }'
+		}
+		WAIT_DIAG=bounce_diag wait_for "XDP_TX after the reopen: every frame bounced" bounced
 		assert_eq "XDP_TX after the reopen: frames B's device delivered" "$PG_SENT" \
 			"$(delta x0b x1b dev_rx_packets)"
 		assert_eq "XDP_TX after the reopen: lost" 0 \
