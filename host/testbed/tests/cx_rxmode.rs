@@ -21,14 +21,6 @@ const GROUP: [u8; 6] = [0x01, 0x00, 0x5e, 0x01, 0x02, 0x03];
 const OTHER: [u8; 6] = [0x01, 0x00, 0x5e, 0x01, 0x02, 0x04];
 const FOREIGN: [u8; 6] = [0x02, 0, 0, 0, 0x99, 0x01];
 
-/// Reads `len` bits at bit `bit` of `b` (big-endian bit order, as mlx5_ifc.h).
-fn bits(b: &[u8], bit: usize, len: usize) -> u64 {
-    (0..len).fold(0, |v, i| {
-        let p = bit + i;
-        (v << 1) | u64::from(b[p / 8] >> (7 - p % 8) & 1)
-    })
-}
-
 #[test]
 fn vport_commands_at_the_headers_offsets() {
     let mut b = vec![0u8; 0x400];

@@ -20,14 +20,6 @@ use rss_rig::*;
 /// Port 1's permanent MAC in the test bed.
 const PERM: [u8; 6] = [0x02, 0, 0, 0, 0, 2];
 
-/// Reads `len` bits at bit `bit` of `b` (big-endian bit order, as mlx5_ifc.h).
-fn bits(b: &[u8], bit: usize, len: usize) -> u64 {
-    (0..len).fold(0, |v, i| {
-        let p = bit + i;
-        (v << 1) | u64::from(b[p / 8] >> (7 - p % 8) & 1)
-    })
-}
-
 #[test]
 fn flow_table_caps_at_the_headers_offsets() {
     // QUERY_HCA_CAP of type 7, current: op_mod (7 << 1) | 1.

@@ -407,3 +407,11 @@ pub fn one_tir_ttc(r: &mut Rig, level: u8) -> u32 {
     }
     ttc
 }
+
+/// Reads `len` bits at bit `bit` of `b` (big-endian bit order, as mlx5_ifc.h).
+pub fn bits(b: &[u8], bit: usize, len: usize) -> u64 {
+    (0..len).fold(0, |v, i| {
+        let p = bit + i;
+        (v << 1) | u64::from(b[p / 8] >> (7 - p % 8) & 1)
+    })
+}
