@@ -568,11 +568,12 @@ impl<T: HealthOps> HealthReporter<T> {
     pub fn report(&self, msg: &CStr, ctx: &T::Context) -> Result {
         let c: *const T::Context = ctx;
         let _one_at_a_time = self.report_lock.lock();
-        // SAFETY: `self.rep` is live (type invariant); `msg` is NUL-terminated and only
-        // read during the call; the core hands `c` only to this reporter's `recover` and
-        // `dump` during the call, while `ctx` is borrowed. No other report of the reporter
-        // runs meanwhile (`report_lock`); the core's own accesses to the state (`devlink
-        // health` commands) are under the instance lock, as in C.
+        // The core hands `c` only to this reporter's `recover` and `dump` during the call,
+        // while `ctx` is borrowed. No other report of the reporter runs meanwhile
+        // (`report_lock`); the core's own accesses to the state (`devlink health`
+        // commands) are under the instance lock, as in C.
+        // SAFETY: `self.rep` is live (type invariant), `msg` NUL-terminated and read only
+        // during the call, `c` valid for the call (above).
         let ret = unsafe {
             bindings::devlink_health_report(
                 self.rep.as_ptr(),

@@ -72,6 +72,16 @@ impl HostMemory {
         HostBuf { region }
     }
 
+    /// Allocates an EQ ring of 2^`log` 64-byte EQEs with every owner byte 1, as mlx5's
+    /// `init_eq_buf` leaves it (the device's first pass writes owner 0).
+    pub fn alloc_eq(&self, log: u8) -> HostBuf {
+        let buf = self.alloc(64 << log);
+        for i in 0..(1usize << log) {
+            buf.write(i * 64 + 63, &[1]);
+        }
+        buf
+    }
+
     /// Allocates a buffer holding a copy of `bytes`.
     pub fn alloc_from(&self, bytes: &[u8]) -> HostBuf {
         let buf = self.alloc(bytes.len());

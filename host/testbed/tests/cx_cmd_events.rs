@@ -12,7 +12,7 @@ use rsnic_core::hwif::hw::Coherent;
 use rsnic_core::hwif::mlx5::cmd::queue::{CmdMode, EventNote, CMD_ENTRY_BIT};
 use rsnic_core::hwif::mlx5::cmd::res::{self, CreateEq, EVENT_TYPE_CMD, EVENT_TYPE_PORT_CHANGE};
 use rsnic_core::hwif::mlx5::cmd::seq::Resources;
-use rsnic_core::hwif::mlx5::cmd::{CmdError, CmdPoll, CmdQueue, Pas, PasPages};
+use rsnic_core::hwif::mlx5::cmd::{CmdError, CmdPoll, CmdQueue, Pas};
 use rsnic_core::hwif::mlx5::eq::{Eq, EQ_POLLING_BUDGET};
 use rsnic_core::sim::mlx5::Fault;
 use rsnic_testbed::bus::Testbed;
@@ -104,19 +104,13 @@ impl Driver {
     /// CREATE_EQ of 2^`log` EQEs on vector 0 for `events`, its ring initialised first
     /// (init_eq_buf); armed.
     fn create_eq(&mut self, tb: &mut Testbed, uar: u32, log: u8, events: u64) -> Eq<HostBuf> {
-        let ring = tb.mem.alloc(64 << log);
-        for i in 0..(1usize << log) {
-            ring.write(i * 64 + 63, &[1]);
-        }
+        let ring = tb.mem.alloc_eq(log);
         let p = CreateEq {
             log_eq_size: log,
             uar_page: uar,
             intr: 0,
             event_bitmask: events,
-            pas: Pas {
-                size: ring.size(),
-                pages: PasPages::Contiguous(ring.dma_addr()),
-            },
+            pas: Pas::contiguous(ring.dma_addr(), ring.size()),
         };
         let out = self.exec_short(tb, |b| {
             res::create_eq(&mut b[..res::create_eq_len(&p)], &p).unwrap()

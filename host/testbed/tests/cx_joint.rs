@@ -100,10 +100,7 @@ fn create_eq(
     intr: u16,
     events: u64,
 ) -> (HostBuf, u8) {
-    let ring = tb.mem.alloc(64 << log);
-    for i in 0..(1usize << log) {
-        ring.write(i * 64 + 63, &[1]);
-    }
+    let ring = tb.mem.alloc_eq(log);
     let p = CreateEq {
         log_eq_size: log,
         uar_page: uar,

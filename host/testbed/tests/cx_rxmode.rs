@@ -9,7 +9,6 @@ mod cx_fake_driver;
 mod rss_rig;
 mod sim_util;
 
-use cx_fake_driver::*;
 use rsnic_core::hwif::mlx5::cmd::fs::{self, L2Rules, RxFilter};
 use rsnic_core::hwif::mlx5::cmd::{vport, FormatError};
 use rss_rig::*;
@@ -156,16 +155,6 @@ struct Steer {
     groups: [u32; 3],
     ttc: u32,
     set: Vec<u32>,
-}
-
-fn cmd(
-    r: &mut Rig,
-    len: usize,
-    build: impl FnOnce(&mut [u8]) -> Result<usize, FormatError>,
-) -> Out {
-    let mut b = vec![0u8; len];
-    let n = build(&mut b).unwrap();
-    r.h.exec(&b[..n], 16).ok()
 }
 
 impl Steer {

@@ -11,7 +11,6 @@ mod cx_fake_driver;
 mod rss_rig;
 mod sim_util;
 
-use cx_fake_driver::*;
 use rsnic_core::hwif::mlx5::cmd::fs::{self, Tt, VlanRule};
 use rsnic_core::hwif::mlx5::cmd::hca::{self, DevCaps};
 use rsnic_core::hwif::mlx5::cmd::{vport, CmdErrorKind, FormatError};
@@ -165,16 +164,6 @@ fn vlan_commands_at_the_headers_offsets() {
     assert!(!fs::want_any_ctag(true, false));
     assert!(fs::want_any_ctag(false, false));
     assert!(fs::want_any_ctag(true, true));
-}
-
-fn cmd(
-    r: &mut Rig,
-    len: usize,
-    build: impl FnOnce(&mut [u8]) -> Result<usize, FormatError>,
-) -> Out {
-    let mut b = vec![0u8; len];
-    let n = build(&mut b).unwrap();
-    r.h.exec(&b[..n], 16).ok()
 }
 
 /// The driver's chain on port 1 (rss.rs): TTC (level 3) to one TIR, L2 (level 2) with the

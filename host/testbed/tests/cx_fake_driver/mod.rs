@@ -392,10 +392,7 @@ impl Host {
     /// CREATE_EQ of 2^log EQEs on `uar`, vector `intr`, `mask` = event_bitmask[0]. The
     /// buffer has every owner byte 1, as eq.c init_eq_buf leaves it.
     pub fn create_eq(&mut self, log: u8, uar: u32, intr: u16, mask: u64) -> Result<Eq, Out> {
-        let buf = self.tb.mem.alloc(64 << log);
-        for i in 0..(1usize << log) {
-            buf.write(i * 64 + 63, &[1]);
-        }
+        let buf = self.tb.mem.alloc_eq(log);
         let o = self.exec(&eq_in(log, uar, intr, mask, buf.dma_addr()), 16);
         if o.status() != 0 {
             return Err(o);

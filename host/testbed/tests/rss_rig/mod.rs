@@ -415,3 +415,14 @@ pub fn bits(b: &[u8], bit: usize, len: usize) -> u64 {
         (v << 1) | u64::from(b[p / 8] >> (7 - p % 8) & 1)
     })
 }
+
+/// Runs the command `build` writes into a buffer of `len` bytes on `r`; it must succeed.
+pub fn cmd(
+    r: &mut Rig,
+    len: usize,
+    build: impl FnOnce(&mut [u8]) -> Result<usize, FormatError>,
+) -> Out {
+    let mut b = vec![0u8; len];
+    let n = build(&mut b).unwrap();
+    r.h.exec(&b[..n], 16).ok()
+}
